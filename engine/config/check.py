@@ -1,0 +1,52 @@
+"""Validate any Switchman configuration file from its text (used by the CLI and the editor)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+from switchman.engine.config.builtin import builtin_models_values, builtin_routing_values
+from switchman.engine.config.models_file import check_models_text
+from switchman.engine.config.paths import WORKSPACE_DIR
+from switchman.engine.config.problems import Problem, sort_problems
+from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.config.routing_file import check_routing_text, check_workspace_text
+
+
+class FileKind(StrEnum):
+    """The three kinds of configuration file."""
+
+    MODELS = "models"
+    ROUTING = "routing"
+    WORKSPACE = "workspace"
+
+
+def file_kind(path: str | Path) -> FileKind | None:
+    """Guess a file's kind from its name and place; None if it is not a Switchman file."""
+    p = Path(path)
+    if p.name in ("models.yaml", "models.yml"):
+        return FileKind.MODELS
+    if p.name in ("routing.yaml", "routing.yml"):
+        return FileKind.WORKSPACE if p.parent.name == WORKSPACE_DIR else FileKind.ROUTING
+    return None
+
+
+def workspace_folder_of(path: str | Path) -> str:
+    """The workspace folder a ``.switchman/routing.yaml`` belongs to."""
+    return str(Path(path).resolve().parent.parent)
+
+
+def check_text(kind: FileKind, text: str, path: str, registry: ModelRegistry) -> list[Problem]:
+    """Every problem in ``text`` read as a file of ``kind``, in file order.
+
+    ``registry`` is the model registry routing files are checked against; a
+    models.yaml is checked on its own (merged over the built-in registry).
+    """
+    problems: list[Problem]
+    if kind is FileKind.MODELS:
+        _, problems = check_models_text(text, path, builtin_models_values())
+    elif kind is FileKind.ROUTING:
+        _, problems = check_routing_text(text, path, registry, builtin_routing_values(registry))
+    else:
+        _, problems = check_workspace_text(text, path, registry, workspace_folder_of(path))
+    return sort_problems(problems)

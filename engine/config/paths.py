@@ -1,0 +1,43 @@
+"""Where configuration and data live."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import platformdirs
+
+CONFIG_DIR_ENV = "SWITCHMAN_CONFIG_DIR"
+DATA_DIR_ENV = "SWITCHMAN_DATA_DIR"
+WORKSPACE_DIR = ".switchman"
+
+
+def config_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    """The user's Switchman config folder (``SWITCHMAN_CONFIG_DIR`` overrides it)."""
+    override = environ.get(CONFIG_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_config_dir("switchman", appauthor=False))
+
+
+def data_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    """The folder for machine state such as the database (``SWITCHMAN_DATA_DIR`` overrides)."""
+    override = environ.get(DATA_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_data_dir("switchman", appauthor=False))
+
+
+def workspace_routing_file(folder: str | Path) -> Path:
+    """The routing file a workspace may carry."""
+    return Path(folder) / WORKSPACE_DIR / "routing.yaml"
+
+
+def find_workspace(start: Path) -> Path:
+    """The nearest folder at or above ``start`` with a ``.switchman`` folder, else ``start``."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / WORKSPACE_DIR).is_dir():
+            return folder
+    return start

@@ -1,0 +1,212 @@
+"""routing.yaml (user level) and .switchman/routing.yaml (workspace level) semantics."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from switchman.engine.config import schema as s
+from switchman.engine.config.policy import (
+    DisagreementSettings,
+    PatternSettings,
+    RoutingPolicy,
+    Rule,
+    Tiers,
+    WorkspacePolicy,
+)
+from switchman.engine.config.problems import Code, Problem, Severity
+from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.config.walker import Path, Walker
+from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
+from switchman.engine.routing.predicates import ALWAYS, build_predicate, implies
+
+
+def check_routing_text(
+    text: str, path: str, registry: ModelRegistry, base: Mapping[str, Any] | None = None
+) -> tuple[RoutingPolicy | None, list[Problem]]:
+    """Validate a user routing.yaml.
+
+    ``base`` holds the built-in policy's validated values: top-level keys the
+    file leaves out keep those. Returns the policy (None if the file has
+    errors) and every problem found.
+    """
+    doc = parse_yaml(text, path)
+    if doc.problems:
+        return None, doc.problems
+    walker = Walker(doc, registry.resolve, registry.names())
+    raw = _walk_root(walker, doc, s.ROUTING_FILE)
+    _check_schema_version(walker, raw)
+    values = {**(base or {}), **raw}
+    rules = _rules(walker, values.get("rules", []), ("rules",), raw_paths="rules" in raw)
+    tiers = _tiers(walker, values.get("tiers"), ("tiers",))
+    workspaces = tuple(
+        _workspace(walker, folder, block, ("workspaces", folder))
+        for folder, block in raw.get("workspaces", {}).items()
+        if _workspace_path_ok(walker, folder)
+    )
+    if "global_default" not in values:
+        walker.report(walker.range_at(()), Code.MISSING_KEY,
+                      "routing.yaml needs a 'global_default' model.")
+    if _has_errors(walker.problems):
+        return None, walker.problems
+    policy = RoutingPolicy(
+        global_default=values["global_default"],
+        tiers=tiers,
+        pattern=_pattern(values.get("pattern")) or PatternSettings(),
+        disagreement=DisagreementSettings(**values.get("pattern_disagreement", {})),
+        rules=rules,
+        workspaces=workspaces,
+    )
+    return policy, walker.problems
+
+
+def check_workspace_text(
+    text: str, path: str, registry: ModelRegistry, folder: str
+) -> tuple[WorkspacePolicy | None, list[Problem]]:
+    """Validate a workspace's ``.switchman/routing.yaml`` (untrusted input)."""
+    doc = parse_yaml(text, path)
+    if doc.problems:
+        return None, doc.problems
+    walker = Walker(doc, registry.resolve, registry.names())
+    raw = _walk_root(walker, doc, s.WORKSPACE_FILE)
+    _check_schema_version(walker, raw)
+    block = _workspace(walker, folder, raw, ())
+    if _has_errors(walker.problems):
+        return None, walker.problems
+    return block, walker.problems
+
+
+def routing_defaults_values(text: str, registry: ModelRegistry) -> dict[str, Any]:
+    """The built-in routing.yaml's validated values, used as ``base`` for a user file.
+
+    Empty when the built-in policy does not fit ``registry`` (for example when
+    the user turned the built-in models off); the user file must then say
+    everything itself.
+    """
+    doc = parse_yaml(text, "<builtin routing.yaml>")
+    walker = Walker(doc, registry.resolve, registry.names())
+    raw = _walk_root(walker, doc, s.ROUTING_FILE)
+    return {} if walker.problems or doc.problems else raw
+
+
+def _has_errors(problems: list[Problem]) -> bool:
+    return any(p.severity is Severity.ERROR for p in problems)
+
+
+def _walk_root(walker: Walker, doc: YamlDocument, spec: s.Obj) -> dict[str, Any]:
+    if doc.root is None:
+        return {}
+    value = walker.walk(doc.root, spec, ())
+    return value if isinstance(value, dict) else {}
+
+
+def _check_schema_version(walker: Walker, raw: Mapping[str, Any]) -> None:
+    version = raw.get("schema_version")
+    if version is not None and version not in s.SUPPORTED_SCHEMA_VERSIONS:
+        supported = ", ".join(map(str, s.SUPPORTED_SCHEMA_VERSIONS))
+        walker.report(walker.range_at(("schema_version",)), Code.SCHEMA_VERSION,
+                      f"schema_version {version} is not supported by this Switchman "
+                      f"(supported: {supported}). Upgrade Switchman or use version 1.")
+
+
+def _workspace_path_ok(walker: Walker, folder: str) -> bool:
+    if folder.startswith("~") or os.path.isabs(folder):
+        return True
+    walker.report(walker.range_at(("workspaces", folder), key=True), Code.INVALID_WORKSPACE_PATH,
+                  f"Workspace '{folder}' must be an absolute path (or start with ~).")
+    return False
+
+
+def _workspace(walker: Walker, folder: str, raw: Mapping[str, Any], path: Path) -> WorkspacePolicy:
+    return WorkspacePolicy(
+        path=folder,
+        default=raw.get("default"),
+        pattern=_pattern(raw.get("pattern")),
+        tiers=_tiers(walker, raw.get("tiers"), (*path, "tiers")),
+        rules=_rules(walker, raw.get("rules", []), (*path, "rules")),
+    )
+
+
+def _pattern(raw: Mapping[str, Any] | None) -> PatternSettings | None:
+    if raw is None:
+        return None
+    return PatternSettings(**raw)
+
+
+def _tiers(walker: Walker, raw: Mapping[str, Any] | None, path: Path) -> Tiers | None:
+    if not raw:
+        return None
+    missing = [t for t in s.TIER_NAMES if t not in raw]
+    if missing:
+        if path in walker.values:  # only report on tiers written in this file
+            walker.report(walker.range_at(path, key=True), Code.PARTIAL_TIERS,
+                          f"tiers must name all of fast, balanced and deep (missing: "
+                          f"{', '.join(missing)}). Copy the global mapping for tiers you do not "
+                          "want to change.", data={"missing": missing})
+        return None
+    return Tiers(raw["fast"], raw["balanced"], raw["deep"])
+
+
+def _rules(
+    walker: Walker, raw: list[dict[str, Any]], path: Path, *, raw_paths: bool = True
+) -> tuple[Rule, ...]:
+    """Build rules; report duplicate names and shadowed rules."""
+    rules: list[Rule] = []
+    comparable: list[Rule] = []  # rules without problems, for shadowing checks
+    names: dict[str, int] = {}
+    for index, item in enumerate(raw):
+        rule = _rule(walker, item, (*path, index), index, located=raw_paths)
+        if rule is None:
+            continue
+        if not rule.synthetic_name:
+            if rule.name in names and raw_paths:
+                walker.report(walker.range_at((*path, index, "name")), Code.DUPLICATE_RULE_NAME,
+                              f"Another rule above is already named '{rule.name}'; rule names "
+                              "must be unique so traces can name them.")
+            names.setdefault(rule.name, index)
+        if raw_paths and not walker.tainted((*path, index)):
+            _check_shadowing(walker, comparable, rule, (*path, index))
+            comparable.append(rule)
+        rules.append(rule)
+    return tuple(rules)
+
+
+def _rule(
+    walker: Walker, item: Mapping[str, Any], path: Path, index: int, *, located: bool
+) -> Rule | None:
+    if "use" not in item:
+        return None
+    when = item.get("when") or {}
+    node = walker.values.get(path)
+    name = item.get("name")
+    return Rule(
+        name=name if name else f"rule_{index + 1}",
+        use=item["use"],
+        when=build_predicate(when) if when else ALWAYS,
+        synthetic_name=not name,
+        source=walker.doc.path if located else "<builtin routing.yaml>",
+        line=node.start[0] if node is not None and located else 0,
+    )
+
+
+def _check_shadowing(walker: Walker, earlier: list[Rule], rule: Rule, path: Path) -> None:
+    for prior in earlier:
+        if not implies(prior.when, rule.when):
+            continue
+        if prior.when == ALWAYS:
+            why = f"rule '{prior.name}' above has no conditions, so it matches every turn"
+        elif prior.when == rule.when:
+            why = f"rule '{prior.name}' above has the same conditions"
+        else:
+            why = f"whenever this rule matches, rule '{prior.name}' above matches too"
+        if prior.use == rule.use:
+            effect = "This rule can never be chosen."
+        else:
+            effect = (f"This rule is only reached when {prior.use} is rejected (unavailable or "
+                      "lacking a capability). Move it above if it should win.")
+        walker.report(walker.range_at((*path, "name")) if (*path, "name") in walker.values
+                      else walker.range_at(path), Code.SHADOWED_RULE, f"Shadowed: {why}. {effect}",
+                      Severity.WARNING, data={"shadowed_by": prior.name, "shadowed_by_line":
+                                              prior.line})
+        return

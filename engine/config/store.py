@@ -1,0 +1,203 @@
+"""The live configuration: read fresh on every use, cached by file signature.
+
+Each call stats the files (microseconds) and re-validates only a file whose
+modification time or size changed, or whose dependencies changed (a routing
+file depends on the model registry). A file that turns invalid keeps its last
+valid version in force (or the built-in one if it never was valid) and emits
+one ``routing.policy_invalid`` event per broken version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from switchman.engine.clock import Clock, SystemClock
+from switchman.engine.config.builtin import (
+    builtin_models_values,
+    builtin_policy,
+    builtin_registry,
+    builtin_routing_values,
+)
+from switchman.engine.config.models_file import check_models_text
+from switchman.engine.config.paths import config_dir, workspace_routing_file
+from switchman.engine.config.policy import (
+    EffectivePolicy,
+    RoutingPolicy,
+    WorkspacePolicy,
+    effective_policy,
+)
+from switchman.engine.config.problems import Code, Problem, Range, Severity
+from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.config.routing_file import check_routing_text, check_workspace_text
+from switchman.engine.events import EventBus, PolicyInvalid
+
+T = TypeVar("T")
+Checker = Callable[[str, str], tuple[Any, list[Problem]]]
+
+IN_FORCE_FILE = "file"
+IN_FORCE_LAST_GOOD = "last-known-good"
+IN_FORCE_BUILTIN = "built-in"
+
+
+@dataclass
+class _Slot(Generic[T]):
+    """The cached state of one file."""
+
+    path: Path
+    signature: tuple[int, int] | None = None
+    deps: object = None
+    current: T | None = None
+    good: T | None = None
+    problems: list[Problem] = field(default_factory=list)
+    in_force: str = IN_FORCE_BUILTIN
+    loaded: bool = False
+
+
+def _signature(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _read(path: Path) -> tuple[str | None, Problem | None]:
+    try:
+        return path.read_text("utf-8"), None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = "is not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else f"cannot be " \
+            f"read ({exc.strerror or exc})"
+        problem = Problem(str(path), Range.at(0, 0, 0), Severity.ERROR, Code.YAML_SYNTAX,
+                          f"The file {reason}.")
+        return None, problem
+
+
+class ConfigStore:
+    """The user's models.yaml and routing.yaml, and each workspace's routing file."""
+
+    def __init__(
+        self,
+        directory: Path | None = None,
+        *,
+        bus: EventBus | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.directory = directory if directory is not None else config_dir()
+        self.bus = bus
+        self.clock = clock or SystemClock()
+        self._models: _Slot[ModelRegistry] = _Slot(self.directory / "models.yaml")
+        self._routing: _Slot[RoutingPolicy] = _Slot(self.directory / "routing.yaml")
+        self._workspaces: dict[str, _Slot[WorkspacePolicy]] = {}
+
+    @property
+    def models_path(self) -> Path:
+        """The user's models.yaml (it may not exist)."""
+        return self._models.path
+
+    @property
+    def routing_path(self) -> Path:
+        """The user's routing.yaml (it may not exist)."""
+        return self._routing.path
+
+    def registry(self) -> ModelRegistry:
+        """The model registry in force."""
+        checker: Checker = lambda text, path: check_models_text(  # noqa: E731
+            text, path, builtin_models_values())
+        value = self._refresh(self._models, checker, None)
+        return value if value is not None else builtin_registry()
+
+    def policy(self) -> RoutingPolicy:
+        """The user-level routing policy in force."""
+        registry = self.registry()
+
+        def checker(text: str, path: str) -> tuple[Any, list[Problem]]:
+            return check_routing_text(text, path, registry, builtin_routing_values(registry))
+
+        value = self._refresh(self._routing, checker, registry)
+        if value is not None:
+            return value
+        fallback = builtin_policy(registry)
+        if fallback is None:  # the registry lacks the built-in models: keep only a floor
+            fallback = RoutingPolicy(global_default=next(iter(registry.models), ""))
+        return fallback
+
+    def workspace(self, folder: str | None) -> WorkspacePolicy | None:
+        """The workspace's own ``.switchman/routing.yaml`` policy, if it has a usable one."""
+        if folder is None:
+            return None
+        registry = self.registry()
+        slot = self._workspaces.get(folder)
+        if slot is None:
+            slot = self._workspaces[folder] = _Slot(workspace_routing_file(folder))
+
+        def checker(text: str, path: str) -> tuple[Any, list[Problem]]:
+            return check_workspace_text(text, path, registry, folder)
+
+        return self._refresh(slot, checker, registry)
+
+    def effective(self, folder: str | None) -> EffectivePolicy:
+        """The policy that routes turns in ``folder`` (global plus workspace overlays)."""
+        return effective_policy(self.policy(), folder, self.workspace(folder))
+
+    def problems(self, folder: str | None = None) -> list[Problem]:
+        """The current problems of every file in use (after refreshing them)."""
+        self.policy()
+        slots: list[_Slot[Any]] = [self._models, self._routing]
+        if folder is not None:
+            self.workspace(folder)
+            slots.append(self._workspaces[folder])
+        return [p for slot in slots for p in slot.problems]
+
+    def in_force(self, folder: str | None = None) -> dict[str, str]:
+        """For each existing file: whether it, its last good version, or the built-in is used."""
+        self.problems(folder)
+        slots: list[_Slot[Any]] = [self._models, self._routing]
+        if folder is not None:
+            slots.append(self._workspaces[folder])
+        return {str(s.path): s.in_force for s in slots if s.signature is not None}
+
+    def reload(self) -> None:
+        """Forget every cache so the next use re-reads all files (``/rules reload``)."""
+        for slot in (self._models, self._routing, *self._workspaces.values()):
+            slot.signature = None
+            slot.loaded = False
+
+    def _refresh(self, slot: _Slot[T], checker: Checker, deps: object) -> T | None:
+        signature = _signature(slot.path)
+        if slot.loaded and slot.signature == signature and slot.deps is deps:
+            return slot.current
+        slot.loaded, slot.signature, slot.deps = True, signature, deps
+        if signature is None:
+            slot.current, slot.problems, slot.in_force = None, [], IN_FORCE_BUILTIN
+            return None
+        text, unreadable = _read(slot.path)
+        value, problems = (None, [unreadable]) if text is None else checker(text, str(slot.path))
+        slot.problems = [p for p in problems if p is not None]
+        if value is not None:
+            slot.current = slot.good = value
+            slot.in_force = IN_FORCE_FILE
+            return value
+        slot.current = slot.good
+        slot.in_force = IN_FORCE_LAST_GOOD if slot.good is not None else IN_FORCE_BUILTIN
+        self._announce_invalid(slot)
+        return slot.current
+
+    def _announce_invalid(self, slot: _Slot[Any]) -> None:
+        if self.bus is None:
+            return
+        errors = [p for p in slot.problems if p.severity is Severity.ERROR]
+        self.bus.emit(PolicyInvalid(timestamp=self.clock.now(), file=str(slot.path),
+                                    problems=errors, in_force=slot.in_force))
+
+
+def describe_in_force(in_force: str) -> str:
+    """A phrase for status lines: what is used while a file is broken."""
+    return {
+        IN_FORCE_FILE: "in use",
+        IN_FORCE_LAST_GOOD: "invalid — the last valid version is in use",
+        IN_FORCE_BUILTIN: "invalid — the built-in defaults are in use",
+    }[in_force]
+

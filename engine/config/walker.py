@@ -1,0 +1,369 @@
+"""Check a YAML tree against a :mod:`schema` declaration, collecting every problem.
+
+The walk turns nodes into plain Python values (dicts, lists, str, int, float,
+bool). Values that fail their declaration are left out, so later semantic
+checks only see well-typed data; every failure becomes a located
+:class:`Problem`. Paths such as ``("rules", 3, "use")`` map back to nodes so
+semantic checks can locate their own problems.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import yaml
+
+from switchman.engine.config import schema as s
+from switchman.engine.config.problems import Code, Problem, Range, Severity
+from switchman.engine.config.yamldoc import YamlDocument, YamlNode
+from switchman.engine.userregex import RegexError, compile_regex
+
+Path = tuple[str | int, ...]
+ModelResolver = Callable[[str], str | None]
+
+NODE_BUDGET = 200_000
+_CONSTRUCT = yaml.constructor.SafeConstructor()
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_ENV_VAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_HHMM = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)\Z")
+
+
+class _Invalid:
+    """Marks a value that failed validation and was left out."""
+
+    def __repr__(self) -> str:
+        return "INVALID"
+
+
+INVALID: Any = _Invalid()
+
+
+def closest(word: str, candidates: Sequence[str], n: int = 3) -> list[str]:
+    """The candidates that look most like ``word`` (for 'did you mean' hints)."""
+    return difflib.get_close_matches(word, list(candidates), n=n, cutoff=0.5)
+
+
+class Walker:
+    """One validation pass over one document."""
+
+    def __init__(
+        self,
+        doc: YamlDocument,
+        resolve_model: ModelResolver | None = None,
+        model_names: Sequence[str] = (),
+    ) -> None:
+        self.doc = doc
+        self.resolve_model = resolve_model
+        self.model_names = model_names
+        self.problems: list[Problem] = []
+        self.values: dict[Path, YamlNode] = {}
+        self.keys: dict[Path, YamlNode] = {}
+        self.bad_paths: set[Path] = set()
+        self._path: Path = ()
+        self._budget = NODE_BUDGET
+
+    # -- locating and reporting -------------------------------------------------
+
+    def range_at(self, path: Path, *, key: bool = False) -> Range:
+        """The range of the value (or key) at ``path``; falls back to its parent."""
+        table = self.keys if key else self.values
+        probe = path
+        while probe:
+            node = table.get(probe) or self.values.get(probe)
+            if node is not None:
+                return self.doc.range_of(node)
+            probe = probe[:-1]
+        root = self.doc.root
+        return self.doc.range_of(root) if root is not None else Range.at(0, 0, 0)
+
+    def report(
+        self,
+        rng: Range,
+        code: Code,
+        message: str,
+        severity: Severity = Severity.ERROR,
+        data: dict[str, Any] | None = None,
+    ) -> None:
+        """Record a problem."""
+        self.problems.append(self.doc.problem(rng, code, message, severity, data))
+
+    def tainted(self, path: Path) -> bool:
+        """Whether a problem was found at or below ``path`` during the walk."""
+        n = len(path)
+        return any(bad[:n] == path for bad in self.bad_paths)
+
+    def _bad(self, node: YamlNode, code: Code, message: str, **data: Any) -> Any:
+        self.bad_paths.add(self._path)
+        self.report(self.doc.range_of(node), code, message, data=data or None)
+        return INVALID
+
+    # -- the walk ----------------------------------------------------------------
+
+    def walk(self, node: YamlNode, spec: s.Spec, path: Path) -> Any:
+        """Validate ``node`` against ``spec``; return its plain value or INVALID."""
+        self._budget -= 1
+        if self._budget < 0:
+            if self._budget == -1:
+                self._bad(node, Code.TOO_COMPLEX, "The file is too large or too repetitive to "
+                          "check (check aliases that expand many times).")
+            return INVALID
+        self.values[path] = node
+        self._path = path
+        if isinstance(spec, s.Ref):
+            spec = s.DEFINITIONS[spec.name]
+        if isinstance(spec, s.Obj):
+            return self._object(node, spec, path)
+        if isinstance(spec, s.MapOf):
+            return self._map(node, spec, path)
+        if isinstance(spec, s.ListOf):
+            return self._list(node, spec, path)
+        if isinstance(spec, s.TimeWindow):
+            return self._time_window(node)
+        if isinstance(spec, s.Scalar):
+            return self._scalar(node, spec, path)
+        raise TypeError(f"unknown spec {spec!r}")  # pragma: no cover - programming error
+
+    def _object(self, node: YamlNode, spec: s.Obj, path: Path) -> Any:
+        if node.is_null:
+            return {}
+        if node.kind != "mapping":
+            return self._bad(node, Code.INVALID_TYPE,
+                             f"{_label(spec, path)} must be a mapping of keys, "
+                             f"found {_describe(node)}.")
+        result: dict[str, Any] = {}
+        seen: set[str] = set()
+        for key_node, value_node in node.pairs:
+            key = self._key(key_node, seen, spec)
+            if key is None:
+                continue
+            child = (*path, key)
+            self.keys[child] = key_node
+            self._path = child
+            field = spec.fields.get(key)
+            if field is None:
+                self._unknown_key(key_node, key, spec)
+                continue
+            value = self.walk(value_node, field.spec, child)
+            if value is not INVALID:
+                result[key] = value
+        self._path = path
+        for key, field in spec.fields.items():
+            if field.required and key not in seen:
+                rng = self.range_at(path, key=True) if path else self.doc.range_of(node)
+                self.report(rng, Code.MISSING_KEY,
+                            f"{_label(spec, path)} needs a '{key}' key: "
+                            f"{field.spec.description}")
+        return result
+
+    def _key(self, key_node: YamlNode, seen: set[str], spec: s.Obj) -> str | None:
+        if key_node.kind != "scalar" or key_node.is_null:
+            self._bad(key_node, Code.INVALID_TYPE, f"Keys must be plain text, found "
+                      f"{_describe(key_node)}.")
+            return None
+        key = key_node.text
+        if key == "<<":
+            self._bad(key_node, Code.UNKNOWN_KEY, "YAML merge keys (<<) are not supported here; "
+                      "write the keys out.")
+            return None
+        if key in seen:
+            self._bad(key_node, Code.DUPLICATE_KEY, f"'{key}' appears twice in this mapping; "
+                      "only one can count.")
+            return None
+        seen.add(key)
+        return key
+
+    def _unknown_key(self, key_node: YamlNode, key: str, spec: s.Obj) -> None:
+        special = spec.special.get(key)
+        if special is not None:
+            self.report(self.doc.range_of(key_node), special.code, special.message,
+                        special.severity)
+            return
+        suggestions = closest(key, list(spec.fields))
+        what = "condition" if spec.unknown_code is Code.UNKNOWN_PREDICATE else "key"
+        where = f" in {spec.title}" if spec.title else ""
+        hint = f" Did you mean '{suggestions[0]}'?" if suggestions else ""
+        known = ", ".join(spec.fields)
+        self._bad(key_node, spec.unknown_code,
+                  f"Unknown {what} '{key}'{where}.{hint} Known: {known}.",
+                  suggestions=suggestions)
+
+    def _map(self, node: YamlNode, spec: s.MapOf, path: Path) -> Any:
+        if node.is_null:
+            return {}
+        if node.kind != "mapping":
+            return self._bad(node, Code.INVALID_TYPE,
+                             f"{_label(spec, path)} must be a mapping, found {_describe(node)}.")
+        result: dict[str, Any] = {}
+        seen: set[str] = set()
+        for key_node, value_node in node.pairs:
+            key = self._key(key_node, seen, s.Obj())
+            if key is None or not self._map_key_ok(key_node, key, spec.key):
+                continue
+            child = (*path, key)
+            self.keys[child] = key_node
+            value = self.walk(value_node, spec.value, child)
+            if value is not INVALID:
+                result[key] = value
+        return result
+
+    def _map_key_ok(self, key_node: YamlNode, key: str, spec: s.Scalar) -> bool:
+        if spec.format == "model-id" and not _is_model_id(key):
+            self._bad(key_node, Code.INVALID_MODEL_ID,
+                      f"Model id '{key}' must look like 'provider:name', "
+                      "e.g. 'ollama:qwen2.5-coder'.")
+            return False
+        return True
+
+    def _list(self, node: YamlNode, spec: s.ListOf, path: Path) -> Any:
+        if node.kind != "sequence":
+            if spec.single_ok and node.kind == "scalar" and not node.is_null:
+                item = self.walk(node, spec.item, (*path, 0))
+                return INVALID if item is INVALID else [item]
+            return self._bad(node, Code.INVALID_TYPE,
+                             f"{_label(spec, path)} must be a list, found {_describe(node)}.")
+        if len(node.items) < spec.min_items:
+            self.report(self.doc.range_of(node), spec.empty_code,
+                        f"{_label(spec, path)} needs at least {spec.min_items} "
+                        f"item{'s' if spec.min_items > 1 else ''}.", spec.empty_severity)
+            if spec.empty_severity is Severity.ERROR:
+                return INVALID
+        values = [self.walk(item, spec.item, (*path, i)) for i, item in enumerate(node.items)]
+        return [v for v in values if v is not INVALID]
+
+    def _time_window(self, node: YamlNode) -> Any:
+        items = node.items if node.kind == "sequence" else []
+        if len(items) != 2 or any(i.kind != "scalar" for i in items):
+            return self._bad(node, Code.INVALID_TIME_WINDOW,
+                             "A time window is two times, e.g. [\"09:00\", \"17:30\"].")
+        minutes = []
+        for item in items:
+            match = _HHMM.match(item.text.strip())
+            if match is None:
+                return self._bad(item, Code.INVALID_TIME_WINDOW,
+                                 f"'{item.text}' is not a time of day; use 24-hour HH:MM.")
+            minutes.append(int(match.group(1)) * 60 + int(match.group(2)))
+        if minutes[0] == minutes[1]:
+            return self._bad(node, Code.INVALID_TIME_WINDOW,
+                             "The window starts and ends at the same time, so it is empty.")
+        return (minutes[0], minutes[1])
+
+    def _scalar(self, node: YamlNode, spec: s.Scalar, path: Path) -> Any:
+        if node.is_null and spec.nullable:
+            return None
+        if node.kind != "scalar" or node.is_null:
+            return self._bad(node, Code.INVALID_TYPE,
+                             f"{_label(spec, path)} must be {_article(spec.type)}, "
+                             f"found {_describe(node)}.")
+        value = self._convert(node, spec, path)
+        if value is INVALID:
+            return INVALID
+        return self._check_value(node, spec, path, value)
+
+    def _convert(self, node: YamlNode, spec: s.Scalar, path: Path) -> Any:
+        kind = spec.type
+        if kind == "string":
+            return node.text
+        if kind == "boolean" and node.tag == _BOOL:
+            return _CONSTRUCT.construct_yaml_bool(yaml.ScalarNode(node.tag, node.text))
+        if kind == "integer" and node.tag == _INT:
+            return _CONSTRUCT.construct_yaml_int(yaml.ScalarNode(node.tag, node.text))
+        if kind == "number" and node.tag in (_INT, _FLOAT):
+            number = float(_CONSTRUCT.construct_yaml_float(yaml.ScalarNode(node.tag, node.text)))
+            if not math.isfinite(number):
+                return self._bad(node, Code.OUT_OF_RANGE,
+                                 f"{_label(spec, path)} must be a finite number.")
+            return number
+        return self._bad(node, Code.INVALID_TYPE,
+                         f"{_label(spec, path)} must be {_article(kind)}, found {_describe(node)}.")
+
+    def _check_value(self, node: YamlNode, spec: s.Scalar, path: Path, value: Any) -> Any:
+        if spec.type in ("integer", "number"):
+            low, high = spec.minimum, spec.maximum
+            if (low is not None and value < low) or (high is not None and value > high):
+                return self._bad(node, Code.OUT_OF_RANGE,
+                                 f"{_label(spec, path)} must be {_bounds(low, high)}; "
+                                 f"found {node.text}.")
+        if spec.enum and value not in spec.enum:
+            return self._bad(node, Code.INVALID_VALUE,
+                             f"{_label(spec, path)} must be one of {', '.join(spec.enum)}; "
+                             f"found '{value}'.", suggestions=closest(str(value), spec.enum))
+        if spec.format is not None:
+            return self._check_format(node, spec, path, value)
+        return value
+
+    def _check_format(self, node: YamlNode, spec: s.Scalar, path: Path, value: Any) -> Any:
+        fmt = spec.format
+        if fmt == "regex":
+            try:
+                compile_regex(value)
+            except RegexError as exc:
+                return self._bad(node, Code.INVALID_REGEX, f"Invalid regular expression: {exc}.")
+        elif fmt == "model" and self.resolve_model is not None:
+            return self._model(node, value)
+        elif fmt == "env-var" and not _ENV_VAR.match(value):
+            return self._bad(node, Code.INVALID_VALUE,
+                             f"'{value}' is not an environment variable name.")
+        elif fmt == "url" and not value.startswith(("http://", "https://")):
+            return self._bad(node, Code.INVALID_VALUE,
+                             f"'{value}' is not an http:// or https:// URL.")
+        return value
+
+    def _model(self, node: YamlNode, name: str) -> Any:
+        assert self.resolve_model is not None
+        resolved = self.resolve_model(name)
+        if resolved is not None:
+            return resolved
+        suggestions = closest(name, self.model_names)
+        hint = f" Did you mean '{suggestions[0]}'?" if suggestions else ""
+        return self._bad(node, Code.UNKNOWN_MODEL,
+                         f"Unknown model '{name}'.{hint} Models come from models.yaml "
+                         "(run 'switchman models' to list them).", suggestions=suggestions)
+
+
+def _is_model_id(key: str) -> bool:
+    provider, sep, name = key.partition(":")
+    return bool(sep and provider.strip() and name.strip())
+
+
+def _label(spec: s.Spec, path: Path) -> str:
+    for part in reversed(path):
+        if isinstance(part, str):
+            return f"'{part}'"
+    title = getattr(spec, "title", "")
+    return f"'{title}'" if title else "This value"
+
+
+def _article(kind: str) -> str:
+    return {"integer": "a whole number", "number": "a number", "boolean": "true or false",
+            "string": "text"}.get(kind, kind)
+
+
+def _bounds(low: float | None, high: float | None) -> str:
+    def fmt(x: float) -> str:
+        return str(int(x)) if float(x).is_integer() else str(x)
+
+    if low is not None and high is not None:
+        return f"between {fmt(low)} and {fmt(high)}"
+    if low is not None:
+        return f"at least {fmt(low)}"
+    return f"at most {fmt(high)}" if high is not None else "valid"
+
+
+def _describe(node: YamlNode) -> str:
+    if node.kind == "mapping":
+        return "a mapping"
+    if node.kind == "sequence":
+        return "a list"
+    if node.is_null:
+        return "nothing (null)"
+    if node.tag == _BOOL:
+        return f"the boolean {node.text}"
+    if node.tag in (_INT, _FLOAT):
+        return f"the number {node.text}"
+    return f"the text '{node.text}'"

@@ -1,0 +1,35 @@
+"""API keys: whether one is present, and reading it at call time.
+
+A key is only ever held in memory for the duration of a provider call; it is
+never put into a record, event, log line or message. Configuration names a
+key *source* (an environment variable or a file), never a key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from switchman.engine.config.registry import ProviderSpec
+
+
+def read_key(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) -> str | None:
+    """The provider's API key, or None when it needs one and none is set."""
+    if provider.api_key_env:
+        value = environ.get(provider.api_key_env, "").strip()
+        if value:
+            return value
+    if provider.api_key_file:
+        try:
+            value = Path(provider.api_key_file).expanduser().read_text("utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            value = ""
+        if value:
+            return value
+    return None
+
+
+def key_present(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether calls to ``provider`` can be made: a key is set, or none is needed."""
+    return not provider.needs_key or read_key(provider, environ) is not None

@@ -1,0 +1,314 @@
+"""Routing-policy unit tests: ``switchman rules test FILE``.
+
+A test file names the policy under test and lists cases, each a message plus
+the state routing would see, and the expected outcome. The format is
+documented in docs/policy-tests.md; the file is itself validated with the same
+machinery as routing.yaml, so mistakes in it get located problems too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from switchman.engine.availability import Unavailability
+from switchman.engine.clock import Clock
+from switchman.engine.config import schema as s
+from switchman.engine.config.builtin import (
+    builtin_models_values,
+    builtin_policy,
+    builtin_registry,
+    builtin_routing_values,
+    builtin_text,
+)
+from switchman.engine.config.models_file import check_models_text
+from switchman.engine.config.policy import RoutingPolicy, WorkspacePolicy, effective_policy
+from switchman.engine.config.problems import Problem, has_errors
+from switchman.engine.config.registry import ModelRegistry, ProviderSpec
+from switchman.engine.config.routing_file import check_routing_text, check_workspace_text
+from switchman.engine.config.walker import Walker
+from switchman.engine.config.yamldoc import parse_yaml
+from switchman.engine.errors import RoutingError
+from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
+from switchman.engine.routing.chain import PolicyChain, RouteRequest
+from switchman.engine.routing.context import TurnContext
+from switchman.engine.routing.decision import CHAIN_ORDER, RouteDecided
+from switchman.engine.routing.overrides import parse_override
+from switchman.engine.routing.validation import CandidateValidator
+
+_STRINGS = s.ListOf("", item=s.Scalar(), single_ok=True)
+
+CONTEXT = s.Obj("The turn's state.", title="context", fields={
+    "has_images": s.Field(s.Scalar("", "boolean")),
+    "estimated_input_tokens": s.Field(s.Scalar("", "integer", minimum=0)),
+    "files_touched": s.Field(_STRINGS),
+    "cost_today_usd": s.Field(s.Scalar("", "number", minimum=0)),
+    "local_time": s.Field(s.Scalar("Local time, HH:MM.")),
+    "has_tool_calls_in_history": s.Field(s.Scalar("", "boolean")),
+    "skills_matching": s.Field(_STRINGS),
+    "has_tool_definitions": s.Field(s.Scalar("", "boolean")),
+    "has_system_prompt": s.Field(s.Scalar("", "boolean")),
+    "requires_structured_output": s.Field(s.Scalar("", "boolean")),
+})
+
+CHAIN_STEP = s.Obj("A partial chain entry.", title="chain step", fields={
+    "policy": s.Field(s.Scalar("", enum=tuple(p.value for p in CHAIN_ORDER))),
+    "verdict": s.Field(s.Scalar("", enum=("not_applicable", "deferred", "rejected", "chose"))),
+    "model": s.Field(s.Scalar()),
+    "validation_failure": s.Field(s.Scalar()),
+    "rule": s.Field(s.Scalar()),
+})
+
+EXPECT = s.Obj("What should happen.", title="expect", fields={
+    "model": s.Field(s.Scalar("The chosen model (id or alias).")),
+    "error": s.Field(s.Scalar("", enum=("no_model_available", "unknown_alias", "empty_message",
+                                        "unknown_model"))),
+    "policy": s.Field(s.Scalar("", enum=tuple(p.value for p in CHAIN_ORDER))),
+    "rule": s.Field(s.Scalar("The winning rule's name.")),
+    "chain": s.Field(s.ListOf("Leading chain entries, in order.", item=CHAIN_STEP)),
+    "banners": s.Field(_STRINGS),
+})
+
+CASE = s.Obj("One test case.", title="case", fields={
+    "name": s.Field(s.Scalar(), required=True),
+    "message": s.Field(s.Scalar(), required=True),
+    "workspace": s.Field(s.Scalar("The workspace folder.")),
+    "sticky": s.Field(s.Scalar("The session's sticky model.")),
+    "delegate_tier": s.Field(s.Scalar("", enum=s.TIER_NAMES)),
+    "context": s.Field(CONTEXT),
+    "unavailable": s.Field(_STRINGS),
+    "configured": s.Field(_STRINGS),
+    "pattern": s.Field(s.Obj("A canned pattern recommendation.", title="pattern", fields={
+        "model": s.Field(s.Scalar(), required=True),
+        "confidence": s.Field(s.Scalar("", "number", minimum=0, maximum=1), required=True),
+        "sample_size": s.Field(s.Scalar("", "integer", minimum=0), required=True),
+    })),
+    "expect": s.Field(EXPECT, required=True),
+})
+
+TEST_FILE = s.Obj("A routing policy test file.", title="policy test file", fields={
+    "routing": s.Field(s.Scalar("routing.yaml to test, relative to this file.")),
+    "models": s.Field(s.Scalar("models.yaml to use, relative to this file.")),
+    "workspace_routing": s.Field(s.Scalar("A workspace .switchman/routing.yaml to overlay.")),
+    "cases": s.Field(s.ListOf("", item=CASE, min_items=1), required=True),
+})
+
+
+class CaseResult(msgspec.Struct):
+    """The outcome of one case."""
+
+    name: str
+    passed: bool
+    decision: RouteDecided | None
+    error: dict[str, str] | None
+    failures: list[str] = []
+
+
+class PolicyUnderTest(msgspec.Struct):
+    """The configuration the cases run against (or the problems that stopped loading it)."""
+
+    registry: Any
+    policy: Any
+    workspace_file: Any
+    problems: list[Problem]
+
+
+class _StaticClock:
+    """A clock fixed at one instant, so test output is reproducible."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._now = clock.now()
+
+    def now(self) -> Any:
+        return self._now
+
+    def local_time(self) -> time:
+        return time(12, 0)
+
+    def monotonic(self) -> float:
+        return 0.0
+
+
+def load_test_file(path: Path) -> tuple[dict[str, Any], list[Problem]]:
+    """Parse and validate a test file; returns its values and any problems."""
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FileNotFoundError(f"cannot read {path}: {exc}") from exc
+    doc = parse_yaml(text, str(path))
+    if doc.problems or doc.root is None:
+        return {}, doc.problems
+    walker = Walker(doc)
+    raw = walker.walk(doc.root, TEST_FILE, ())
+    return (raw if isinstance(raw, dict) else {}), walker.problems
+
+
+def load_policy(base: Path, raw: Mapping[str, Any]) -> PolicyUnderTest:
+    """The registry, routing policy and workspace overlay a test file points at."""
+    problems: list[Problem] = []
+    registry: ModelRegistry | None = builtin_registry()
+    if "models" in raw:
+        path = base / raw["models"]
+        registry, found = check_models_text(_read(path), str(path), builtin_models_values())
+        problems += found
+    if registry is None:
+        return PolicyUnderTest(None, None, None, problems)
+    policy: RoutingPolicy | None = builtin_policy(registry)
+    if "routing" in raw:
+        path = base / raw["routing"]
+        policy, found = check_routing_text(_read(path), str(path), registry,
+                                           builtin_routing_values(registry))
+        problems += found
+    workspace_file: WorkspacePolicy | None = None
+    if "workspace_routing" in raw:
+        path = base / raw["workspace_routing"]
+        workspace_file, found = check_workspace_text(_read(path), str(path), registry, "")
+        problems += found
+    return PolicyUnderTest(registry, policy, workspace_file, problems)
+
+
+def _read(path: Path) -> str:
+    return path.read_text("utf-8")
+
+
+def run_cases(under_test: PolicyUnderTest, cases: Sequence[Mapping[str, Any]],
+              clock: Clock) -> list[CaseResult]:
+    """Run every case; a case never raises, it fails with a reason."""
+    if has_errors(under_test.problems) or under_test.policy is None:
+        raise ValueError("the policy under test has errors")
+    return [_run_case(under_test, case, _StaticClock(clock)) for case in cases]
+
+
+def _run_case(under_test: PolicyUnderTest, case: Mapping[str, Any], clock: Clock) -> CaseResult:
+    registry: ModelRegistry = under_test.registry
+    expect = case["expect"]
+    try:
+        text, override = parse_override(case["message"], registry)
+        sticky = _resolve(registry, case.get("sticky"))
+        request = RouteRequest(context=_context(case, text), turn_id=f"test-{case['name']}",
+                               override=override, sticky_model=sticky,
+                               delegate_tier=case.get("delegate_tier"))
+        decision = _chain(under_test, case, clock).decide(request)
+    except RoutingError as exc:
+        decision = getattr(exc, "decision", None)
+        error = {"code": exc.code, "message": str(exc)}
+        failures = _check_error(expect, exc.code)
+        if decision is not None and "chain" in expect:
+            failures += _check_chain(expect["chain"], decision, registry)
+        return CaseResult(case["name"], not failures, decision, error, failures)
+    failures = _check_decision(expect, decision, registry)
+    return CaseResult(case["name"], not failures, decision, None, failures)
+
+
+def _resolve(registry: ModelRegistry, name: str | None) -> str | None:
+    if name is None:
+        return None
+    return registry.resolve(name) or name
+
+
+def _context(case: Mapping[str, Any], message: str) -> TurnContext:
+    ctx = dict(case.get("context", {}))
+    if "local_time" in ctx:
+        hh, _, mm = str(ctx["local_time"]).partition(":")
+        ctx["local_time"] = time(int(hh), int(mm or 0))
+    if "cost_today_usd" in ctx:
+        ctx["cost_today_usd"] = Decimal(str(ctx["cost_today_usd"]))
+    ctx.setdefault("has_tool_definitions", True)
+    ctx.setdefault("has_system_prompt", True)
+    return TurnContext(
+        message=message,
+        workspace_path=case.get("workspace"),
+        files_touched=tuple(ctx.pop("files_touched", ())),
+        skills_matching=frozenset(ctx.pop("skills_matching", ())),
+        **ctx,
+    )
+
+
+def _chain(under_test: PolicyUnderTest, case: Mapping[str, Any], clock: Clock) -> PolicyChain:
+    registry: ModelRegistry = under_test.registry
+    down = set(case.get("unavailable", ()))
+    down_models = {registry.resolve(d) or d for d in down if registry.resolve(d) or ":" in d}
+    configured = set(case.get("configured", registry.providers))
+
+    def availability(provider: str, model: str) -> Unavailability | None:
+        if provider in down:
+            return Unavailability("provider", provider, model,
+                                  f"all {provider} models temporarily unavailable")
+        if model in down_models:
+            return Unavailability("model", provider, model, f"{model} model-specific outage")
+        return None
+
+    def is_configured(provider: ProviderSpec) -> bool:
+        return provider.name in configured
+
+    validator = CandidateValidator(registry, is_configured, availability)
+    folder = case.get("workspace")
+    policy = effective_policy(under_test.policy, folder, under_test.workspace_file)
+    return PolicyChain(registry, policy, validator, clock, _pattern_store(registry, case))
+
+
+def _pattern_store(registry: ModelRegistry, case: Mapping[str, Any]) -> FixedPatternStore:
+    raw = case.get("pattern")
+    if raw is None:
+        return FixedPatternStore(None)
+    model = registry.resolve(raw["model"]) or raw["model"]
+    rec = PatternRecommendation(model, raw["confidence"], raw["confidence"], raw["sample_size"], [])
+    return FixedPatternStore(rec)
+
+
+def _check_error(expect: Mapping[str, Any], code: str) -> list[str]:
+    wanted = expect.get("error")
+    if wanted is None:
+        return [f"expected a decision, got error {code}"]
+    return [] if wanted == code else [f"expected error {wanted}, got {code}"]
+
+
+def _check_decision(expect: Mapping[str, Any], decision: RouteDecided,
+                    registry: ModelRegistry) -> list[str]:
+    failures = []
+    winner = decision.winner
+    if "error" in expect:
+        failures.append(f"expected error {expect['error']}, got {decision.chosen_model}")
+    if "model" in expect:
+        wanted = registry.resolve(expect["model"]) or expect["model"]
+        if decision.chosen_model != wanted:
+            failures.append(f"expected model {wanted}, got {decision.chosen_model}")
+    if "policy" in expect and winner is not None and winner.policy != expect["policy"]:
+        failures.append(f"expected policy {expect['policy']}, got {winner.policy}")
+    if "rule" in expect and (winner is None or winner.rule_name != expect["rule"]):
+        failures.append(f"expected rule {expect['rule']!r}, got "
+                        f"{winner.rule_name if winner else None!r}")
+    if "chain" in expect:
+        failures += _check_chain(expect["chain"], decision, registry)
+    for banner in expect.get("banners", ()):
+        if banner not in decision.banners:
+            failures.append(f"expected banner {banner!r}, got {decision.banners}")
+    return failures
+
+
+def _check_chain(steps: Sequence[Mapping[str, Any]], decision: RouteDecided,
+                 registry: ModelRegistry) -> list[str]:
+    failures = []
+    for index, step in enumerate(steps):
+        if index >= len(decision.chain):
+            failures.append(f"chain has {len(decision.chain)} entries, expected at least "
+                            f"{len(steps)}")
+            break
+        actual = decision.chain[index]
+        got = {"policy": actual.policy.value, "verdict": actual.verdict.value,
+               "model": actual.candidate_model, "rule": actual.rule_name,
+               "validation_failure": actual.validation_failure and actual.validation_failure.value}
+        for key, wanted in step.items():
+            if key == "model":
+                wanted = registry.resolve(wanted) or wanted
+            if got[key] != wanted:
+                failures.append(f"chain[{index + 1}].{key}: expected {wanted}, got {got[key]}")
+    return failures
+
+
+__all__ = ["CaseResult", "builtin_text", "load_policy", "load_test_file", "run_cases"]

@@ -1,0 +1,1 @@
+"""Routing: predicates, the policy chain, validation, overrides and explanations."""

@@ -1,0 +1,251 @@
+"""The policy chain (spec §4.1): seven slots in fixed order, first valid candidate wins.
+
+1. PER_MESSAGE_OVERRIDE   ``@alias`` at the start of the message
+2. MANUAL_STICKY          the session's model set with ``/model``
+3. CONFIGURED_RULES       routing.yaml rules, first match whose model validates
+4. PATTERN_RECOMMENDATION the pattern store, above its confidence and sample gates
+5. DELEGATE_REQUEST       the requested tier, only when routing a delegated worker
+6. WORKSPACE_DEFAULT      the workspace's default model
+7. GLOBAL_DEFAULT         the global default model
+
+Every candidate is validated (configured, available, capable). The chain
+records one evaluation per policy that ran (each matched rule counts as one);
+after a winner, the pattern store is still consulted so that a confident
+disagreement is recorded as ``deferred``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import msgspec
+
+from switchman.engine.clock import Clock
+from switchman.engine.config.policy import EffectivePolicy
+from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.config.schema import TIER_NAMES
+from switchman.engine.errors import NoModelAvailable
+from switchman.engine.patterns import PatternRecommendation, PatternStore
+from switchman.engine.routing.context import TurnContext
+from switchman.engine.routing.decision import (
+    Policy,
+    PolicyEvaluation,
+    RouteDecided,
+    Verdict,
+)
+from switchman.engine.routing.explain import chosen_label, fallthrough_banners, no_model_message
+from switchman.engine.routing.overrides import Override
+from switchman.engine.routing.predicates import CostTodayExceeds
+from switchman.engine.routing.validation import CandidateValidator
+
+NA = Verdict.NOT_APPLICABLE
+
+
+@dataclass(frozen=True)
+class RouteRequest:
+    """Everything the chain needs for one decision."""
+
+    context: TurnContext
+    turn_id: str = ""
+    session_id: str | None = None
+    override: Override | None = None
+    sticky_model: str | None = None
+    delegate_tier: str | None = None
+
+
+class PolicyChain:
+    """Runs the seven policies for one workspace's effective policy."""
+
+    def __init__(
+        self,
+        registry: ModelRegistry,
+        policy: EffectivePolicy,
+        validator: CandidateValidator,
+        clock: Clock,
+        patterns: PatternStore | None = None,
+    ) -> None:
+        self.registry = registry
+        self.policy = policy
+        self.validator = validator
+        self.clock = clock
+        self.patterns = patterns
+
+    def decide(self, request: RouteRequest) -> RouteDecided:
+        """The decision for ``request``; raises :class:`NoModelAvailable` if nothing validates."""
+        started = self.clock.monotonic()
+        chain: list[PolicyEvaluation] = []
+        suggestion = self._recommendation(request.context)
+        winner: int | None = None
+        for slot in self._slots(request, suggestion):
+            chain.append(slot)
+            if slot.verdict is Verdict.CHOSE:
+                winner = len(chain) - 1
+                break
+        if winner is not None and chain[winner].policy in _BEFORE_PATTERN:
+            deferred = self._deferred(suggestion, chain[winner])
+            if deferred is not None:
+                chain.append(deferred)
+        decision = RouteDecided(
+            timestamp=self.clock.now(),
+            session_id=request.session_id,
+            turn_id=request.turn_id,
+            chain=chain,
+            winner_index=winner,
+            chosen_model=None if winner is None else chain[winner].candidate_model,
+            elapsed_ms=round((self.clock.monotonic() - started) * 1000, 3),
+            workspace=request.context.workspace_path,
+        )
+        if winner is None:
+            raise NoModelAvailable(decision, no_model_message(decision, self.registry))
+        banners = fallthrough_banners(decision) + self._budget_banner(request, chain[winner])
+        return decision if not banners else _with_banners(decision, banners)
+
+    # -- slots ---------------------------------------------------------------------
+
+    def _slots(
+        self, request: RouteRequest, suggestion: PatternRecommendation | None
+    ) -> Iterator[PolicyEvaluation]:
+        ctx = request.context
+        yield self._override(request.override, ctx)
+        yield self._sticky(request.sticky_model, ctx)
+        yield from self._rules(ctx)
+        yield self._pattern(suggestion, ctx)
+        yield from self._delegate(request.delegate_tier, ctx)
+        yield self._default(Policy.WORKSPACE_DEFAULT, self.policy.workspace_default, ctx,
+                            "no workspace default configured")
+        yield self._default(Policy.GLOBAL_DEFAULT, self.policy.global_default, ctx,
+                            "no global default configured")
+
+    def _try(self, policy: Policy, model: str, ctx: TurnContext, reason: str,
+             **extra: object) -> PolicyEvaluation:
+        rejection = self.validator.validate(model, ctx)
+        if rejection is None:
+            return PolicyEvaluation(policy=policy, verdict=Verdict.CHOSE, candidate_model=model,
+                                    reason=reason, **extra)  # type: ignore[arg-type]
+        return PolicyEvaluation(policy=policy, verdict=Verdict.REJECTED, candidate_model=model,
+                                reason=f"{reason} → {model} rejected: {rejection.detail}",
+                                validation_failure=rejection.failure,
+                                outage_scope=rejection.outage_scope,
+                                **extra)  # type: ignore[arg-type]
+
+    def _override(self, override: Override | None, ctx: TurnContext) -> PolicyEvaluation:
+        if override is None:
+            return _na(Policy.PER_MESSAGE_OVERRIDE, "no @model token in message")
+        return self._try(Policy.PER_MESSAGE_OVERRIDE, override.model, ctx,
+                         f'override "@{override.token}"')
+
+    def _sticky(self, sticky: str | None, ctx: TurnContext) -> PolicyEvaluation:
+        if sticky is None:
+            return _na(Policy.MANUAL_STICKY, "no sticky model set")
+        return self._try(Policy.MANUAL_STICKY, sticky, ctx, "sticky model set with /model")
+
+    def _rules(self, ctx: TurnContext) -> Iterator[PolicyEvaluation]:
+        rules = self.policy.rules
+        matched = False
+        for rule in rules:
+            if not rule.when.matches(ctx):
+                continue
+            matched = True
+            evaluation = self._try(Policy.CONFIGURED_RULES, rule.use, ctx,
+                                   f'rule "{rule.name}" matched', rule_name=rule.name)
+            yield evaluation
+            if evaluation.verdict is Verdict.CHOSE:
+                return
+        if not matched:
+            reason = f"no rule matched ({len(rules)} checked)" if rules else "no rules configured"
+            yield _na(Policy.CONFIGURED_RULES, reason)
+
+    def _recommendation(self, ctx: TurnContext) -> PatternRecommendation | None:
+        if self.patterns is None:
+            return None
+        return self.patterns.recommend(ctx, self.policy.pattern)
+
+    def _pattern(self, rec: PatternRecommendation | None, ctx: TurnContext) -> PolicyEvaluation:
+        policy = Policy.PATTERN_RECOMMENDATION
+        if rec is None:
+            return _na(policy, "no similar past turns")
+        settings = self.policy.pattern
+        extra = {"confidence": rec.confidence, "pattern_alternatives": rec.alternatives}
+        described = f"suggested {rec.model} (confidence {rec.confidence:.2f}, " \
+                    f"{rec.sample_size} samples)"
+        if rec.sample_size < settings.min_sample_size:
+            return PolicyEvaluation(policy=policy, verdict=NA, candidate_model=None,
+                                    reason=f"{described}: insufficient samples "
+                                           f"(min_sample_size {settings.min_sample_size})",
+                                    **extra)  # type: ignore[arg-type]
+        if rec.confidence < settings.min_confidence:
+            return PolicyEvaluation(policy=policy, verdict=NA, candidate_model=None,
+                                    reason=f"{described}: below min_confidence "
+                                           f"{settings.min_confidence}",
+                                    **extra)  # type: ignore[arg-type]
+        return self._try(policy, rec.model, ctx, described, **extra)
+
+    def _deferred(
+        self, rec: PatternRecommendation | None, winner: PolicyEvaluation
+    ) -> PolicyEvaluation | None:
+        settings = self.policy.pattern
+        if rec is None or rec.sample_size < settings.min_sample_size \
+                or rec.confidence < settings.min_confidence:
+            return None
+        return PolicyEvaluation(
+            policy=Policy.PATTERN_RECOMMENDATION, verdict=Verdict.DEFERRED,
+            candidate_model=rec.model,
+            reason=f"suggested {rec.model} (confidence {rec.confidence:.2f}, {rec.sample_size} "
+                   f"samples) — outranked by {chosen_label(winner)}",
+            confidence=rec.confidence, pattern_alternatives=rec.alternatives)
+
+    def _delegate(self, tier: str | None, ctx: TurnContext) -> Iterator[PolicyEvaluation]:
+        if tier is None:
+            yield _na(Policy.DELEGATE_REQUEST, "not a delegated worker turn")
+            return
+        if tier not in TIER_NAMES:
+            yield _na(Policy.DELEGATE_REQUEST, f"unknown tier '{tier}'")
+            return
+        for step in TIER_NAMES[TIER_NAMES.index(tier):]:
+            model = self.resolve_tier(step)
+            if model is None:
+                yield _na(Policy.DELEGATE_REQUEST, f"tier {step} has no model")
+                continue
+            upgraded = "" if step == tier else f" (upgraded from {tier})"
+            evaluation = self._try(Policy.DELEGATE_REQUEST, model, ctx,
+                                   f"tier {step} resolves to {model}{upgraded}")
+            yield evaluation
+            if evaluation.verdict is Verdict.CHOSE:
+                return
+
+    def resolve_tier(self, tier: str) -> str | None:
+        """The model for ``tier``: workspace tiers, then global tiers, then the registry."""
+        tiers = self.policy.tiers
+        model = tiers.get(tier) if tiers is not None else None
+        return model or self.registry.model_for_tier(tier)
+
+    def _default(self, policy: Policy, model: str | None, ctx: TurnContext,
+                 missing: str) -> PolicyEvaluation:
+        if not model:
+            return _na(policy, missing)
+        label = "workspace default" if policy is Policy.WORKSPACE_DEFAULT else "global default"
+        return self._try(policy, model, ctx, label)
+
+    def _budget_banner(self, request: RouteRequest, winner: PolicyEvaluation) -> list[str]:
+        if winner.policy is not Policy.CONFIGURED_RULES:
+            return []
+        rule = next((r for r in self.policy.rules if r.name == winner.rule_name), None)
+        limits = [p.usd for p in (rule.when.conjuncts() if rule else ())
+                  if isinstance(p, CostTodayExceeds)]
+        if not limits:
+            return []
+        spent = request.context.cost_today_usd
+        return [f"Daily budget ${max(limits):.2f} exceeded (${spent:.2f} today). "
+                f'Routing per "{winner.rule_name}" rule.']
+
+
+_BEFORE_PATTERN = (Policy.PER_MESSAGE_OVERRIDE, Policy.MANUAL_STICKY, Policy.CONFIGURED_RULES)
+
+
+def _na(policy: Policy, reason: str) -> PolicyEvaluation:
+    return PolicyEvaluation(policy=policy, verdict=NA, candidate_model=None, reason=reason)
+
+
+def _with_banners(decision: RouteDecided, banners: list[str]) -> RouteDecided:
+    return msgspec.structs.replace(decision, banners=banners)

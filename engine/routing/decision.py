@@ -1,0 +1,90 @@
+"""The ``route.decided`` record (spec §7.1): one per routing decision."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import msgspec
+
+from switchman.engine.events import Event
+
+
+class Policy(StrEnum):
+    """The seven slots of the policy chain, in order."""
+
+    PER_MESSAGE_OVERRIDE = "PER_MESSAGE_OVERRIDE"
+    MANUAL_STICKY = "MANUAL_STICKY"
+    CONFIGURED_RULES = "CONFIGURED_RULES"
+    PATTERN_RECOMMENDATION = "PATTERN_RECOMMENDATION"
+    DELEGATE_REQUEST = "DELEGATE_REQUEST"
+    WORKSPACE_DEFAULT = "WORKSPACE_DEFAULT"
+    GLOBAL_DEFAULT = "GLOBAL_DEFAULT"
+
+
+CHAIN_ORDER = tuple(Policy)
+
+
+class Verdict(StrEnum):
+    """What one policy's evaluation came to."""
+
+    NOT_APPLICABLE = "not_applicable"
+    DEFERRED = "deferred"
+    REJECTED = "rejected"
+    CHOSE = "chose"
+
+
+class ValidationFailure(StrEnum):
+    """Why a candidate model was rejected."""
+
+    NOT_CONFIGURED = "not_configured"
+    PROVIDER_UNAVAILABLE = "provider_unavailable"
+    NO_VISION_SUPPORT = "no_vision_support"
+    EXCEEDS_CONTEXT_WINDOW = "exceeds_context_window"
+    NO_TOOL_SUPPORT = "no_tool_support"
+    NO_SYSTEM_PROMPT_SUPPORT = "no_system_prompt_support"
+    NO_STRUCTURED_OUTPUT_SUPPORT = "no_structured_output_support"
+    UNKNOWN_MODEL = "unknown_model"
+
+
+class ModelOption(msgspec.Struct, frozen=True):
+    """A model the pattern store scored."""
+
+    model: str
+    score: float
+    sample_size: int
+
+
+class PolicyEvaluation(msgspec.Struct, frozen=True, kw_only=True):
+    """One policy's contribution to a decision."""
+
+    policy: Policy
+    verdict: Verdict
+    candidate_model: str | None
+    reason: str
+    rule_name: str | None = None
+    confidence: float | None = None
+    pattern_alternatives: list[ModelOption] | None = None
+    validation_failure: ValidationFailure | None = None
+    outage_scope: str | None = None
+    """Set with ``provider_unavailable``: ``model`` or ``provider`` (which outage)."""
+
+
+class RouteDecided(Event, frozen=True, kw_only=True, tag="route.decided"):
+    """The single record that answers "why this model?" for one turn.
+
+    When nothing validates, ``chosen_model`` and ``winner_index`` are None and
+    the turn does not start; the record still explains what was tried.
+    """
+
+    turn_id: str
+    chain: list[PolicyEvaluation]
+    winner_index: int | None
+    chosen_model: str | None
+    elapsed_ms: float
+    workspace: str | None = None
+    banners: list[str] = []
+
+    @property
+    def winner(self) -> PolicyEvaluation | None:
+        """The evaluation that chose the model."""
+        return None if self.winner_index is None else self.chain[self.winner_index]

@@ -1,0 +1,149 @@
+"""Human-readable renderings of a ``route.decided`` record ("why this model?")."""
+
+from __future__ import annotations
+
+from switchman.engine.availability import model_banner, provider_banner
+from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.routing.decision import (
+    Policy,
+    PolicyEvaluation,
+    RouteDecided,
+    ValidationFailure,
+    Verdict,
+)
+
+_LABELS = {
+    Policy.PER_MESSAGE_OVERRIDE: "override",
+    Policy.MANUAL_STICKY: "sticky model",
+    Policy.CONFIGURED_RULES: "rule",
+    Policy.PATTERN_RECOMMENDATION: "pattern recommendation",
+    Policy.DELEGATE_REQUEST: "delegation tier",
+    Policy.WORKSPACE_DEFAULT: "workspace default",
+    Policy.GLOBAL_DEFAULT: "global default",
+}
+
+_SHORT_FAILURE = {
+    ValidationFailure.NOT_CONFIGURED: "no API key",
+    ValidationFailure.PROVIDER_UNAVAILABLE: "unavailable",
+    ValidationFailure.NO_VISION_SUPPORT: "no vision",
+    ValidationFailure.EXCEEDS_CONTEXT_WINDOW: "context window too small",
+    ValidationFailure.NO_TOOL_SUPPORT: "no tool support",
+    ValidationFailure.NO_SYSTEM_PROMPT_SUPPORT: "no system prompt support",
+    ValidationFailure.NO_STRUCTURED_OUTPUT_SUPPORT: "no structured output",
+    ValidationFailure.UNKNOWN_MODEL: "not in the registry",
+}
+
+
+def chosen_label(evaluation: PolicyEvaluation) -> str:
+    """What made the choice, e.g. ``rule "fast for commits"`` or ``workspace default``."""
+    if evaluation.policy is Policy.CONFIGURED_RULES and evaluation.rule_name:
+        return f'rule "{evaluation.rule_name}"'
+    if evaluation.policy is Policy.PER_MESSAGE_OVERRIDE:
+        return evaluation.reason
+    return _LABELS[evaluation.policy]
+
+
+def short_reason(decision: RouteDecided) -> str:
+    """A badge-sized reason: ``rule: fast for commits``, ``sticky model``, ..."""
+    winner = decision.winner
+    if winner is None:
+        return "no model available"
+    if winner.policy is Policy.CONFIGURED_RULES and winner.rule_name:
+        return f"rule: {winner.rule_name}"
+    if winner.policy is Policy.PER_MESSAGE_OVERRIDE:
+        return winner.reason.replace('override "', "override ").rstrip('"')
+    return _LABELS[winner.policy]
+
+
+def render(decision: RouteDecided) -> str:
+    """The full "why this model?" view, laid out like spec §7.3."""
+    when = decision.timestamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+    session = f" · session {decision.session_id}" if decision.session_id else ""
+    lines = [f"Turn {decision.turn_id or '-'}{session} · {when}"]
+    winner = decision.winner
+    if winner is None:
+        lines.append("Chose: nothing — no model available; the turn did not start")
+    else:
+        lines.append(f"Chose: {decision.chosen_model} ({chosen_label(winner)})")
+    lines += ["", "Chain:"]
+    for number, evaluation in enumerate(decision.chain, start=1):
+        lines.extend(_chain_lines(number, evaluation))
+    if decision.banners:
+        lines += ["", *decision.banners]
+    return "\n".join(lines)
+
+
+def _chain_lines(number: int, evaluation: PolicyEvaluation) -> list[str]:
+    head = f"  [{number}] {evaluation.policy.value:<24} {evaluation.verdict.value:<15}"
+    reason = evaluation.reason
+    if evaluation.verdict is Verdict.CHOSE and evaluation.candidate_model:
+        reason = f"{evaluation.candidate_model} ({reason})"
+    if evaluation.validation_failure is not None:
+        reason = f"{reason} [{evaluation.validation_failure.value}]"
+    return [head + reason]
+
+
+def fallthrough_banners(decision: RouteDecided) -> list[str]:
+    """Banners for candidates rejected as unavailable before the winner (§4.5)."""
+    winner = decision.winner
+    if winner is None:
+        return []
+    target = f"{decision.chosen_model}"
+    banners: list[str] = []
+    for evaluation in decision.chain[: decision.winner_index]:
+        if evaluation.validation_failure is not ValidationFailure.PROVIDER_UNAVAILABLE:
+            continue
+        model = evaluation.candidate_model or ""
+        if evaluation.outage_scope == "provider":
+            provider = model.partition(":")[0]
+            text = (f"{provider_banner(provider)[:-1]}. Routing fell through to {target} "
+                    f"({chosen_label(winner)}).")
+        else:
+            text = f"{model_banner(model)} Routing fell through to {target}."
+        if text not in banners:
+            banners.append(text)
+    return banners
+
+
+def no_model_message(decision: RouteDecided, registry: ModelRegistry) -> str:
+    """The hard-failure text shown when nothing validates (§4.7, §8)."""
+    tried: dict[str, ValidationFailure] = {}
+    for evaluation in decision.chain:
+        if evaluation.candidate_model and evaluation.validation_failure:
+            tried.setdefault(evaluation.candidate_model, evaluation.validation_failure)
+    lines = ["No model available for this turn."]
+    if not tried:
+        lines.append("No policy proposed a model: set a global_default in routing.yaml.")
+        return "\n".join(lines)
+    providers = {m.partition(":")[0] for m in tried}
+    down = [e for e in decision.chain if e.outage_scope == "provider"]
+    if len(providers) == 1 and down and all(
+            f is ValidationFailure.PROVIDER_UNAVAILABLE for f in tried.values()):
+        provider = next(iter(providers))
+        others = sorted(p for p in registry.providers if p != provider)
+        lines.append(provider_banner(provider))
+        lines.append(f"Tried: {', '.join(tried)} — all on {provider}.")
+        if others:
+            lines.append(f"Run /model <id> to choose a model from another provider "
+                         f"({', '.join(others)}), or wait for recovery.")
+        else:
+            lines.append("Wait for the provider to recover.")
+        return "\n".join(lines)
+    listed = ", ".join(f"{m} ({_SHORT_FAILURE[f]})" for m, f in tried.items())
+    lines.append(f"Tried: {listed}")
+    if all(f is ValidationFailure.NOT_CONFIGURED for f in tried.values()):
+        lines.append(_key_hint(tried, registry))
+    else:
+        lines.append("Run /model <id> to choose explicitly, or /rules check.")
+    return "\n".join(lines)
+
+
+def _key_hint(tried: dict[str, ValidationFailure], registry: ModelRegistry) -> str:
+    sources = []
+    for model in tried:
+        provider = registry.provider_of(model)
+        source = provider and (provider.api_key_env or provider.api_key_file)
+        if source and source not in sources:
+            sources.append(source)
+    keys = " or ".join(sources) or "an API key"
+    return f"Set {keys} (see 'switchman models'), or run /model <id> with a configured model."

@@ -1,0 +1,47 @@
+"""``@alias`` per-message overrides (spec §11).
+
+An override is ``@name`` at the very start of the message followed by
+whitespace (or nothing). The token is removed before the message is routed or
+sent. ``\\@name`` at the start sends a literal ``@name`` (the backslash is
+removed). ``Email me @haiku`` is not an override.
+"""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.config.walker import closest
+from switchman.engine.errors import EmptyMessage, UnknownAlias
+
+_OVERRIDE = re.compile(r"@([^\s@]+)(?:\s+|\Z)")
+
+
+class Override(msgspec.Struct, frozen=True):
+    """A parsed ``@alias`` override."""
+
+    token: str
+    model: str
+
+
+def parse_override(message: str, registry: ModelRegistry) -> tuple[str, Override | None]:
+    """Split ``message`` into the text to send and its override, if any.
+
+    Raises :class:`UnknownAlias` for an unknown name and :class:`EmptyMessage`
+    when nothing follows the token; in both cases no turn may start.
+    """
+    if message.startswith("\\@"):
+        return message[1:], None
+    match = _OVERRIDE.match(message)
+    if match is None:
+        return message, None
+    token = match.group(1)
+    model = registry.resolve(token)
+    if model is None:
+        raise UnknownAlias(token, closest(token, list(registry.aliases)))
+    rest = message[match.end():]
+    if not rest.strip():
+        raise EmptyMessage(token)
+    return rest, Override(token, model)

@@ -1,0 +1,132 @@
+"""The skill-description index read by ``skills_matching_message_includes``.
+
+A skill is a Markdown file under a workspace's ``.switchman/skills/`` or the
+user's ``skills/`` config folder, starting with YAML front matter::
+
+    ---
+    name: system_design
+    description: Architecture reviews, service boundaries and data flow design.
+    ---
+
+Only the front matter is read, never the body, and no model is called.
+
+Scoring a message against a skill (0 to 1):
+
+* 1.0 when the skill's name appears in the message as a phrase (``_`` and
+  ``-`` in the name count as spaces, case ignored);
+* otherwise the share of the description's keywords found in the message,
+  counting at most six keywords: ``found / min(keywords, 6)``. Keywords are
+  words of three or more letters that are not common English words; a
+  trailing "s", "es", "ing" or "ed" is ignored when comparing.
+
+A skill matches when its score is at least 0.34: at least two keywords of
+a longer description, or the whole of a one- or two-word one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import msgspec
+
+from switchman.engine.config.yamldoc import parse_yaml
+
+MATCH_THRESHOLD = 0.34
+MAX_KEYWORDS = 6
+_MAX_FRONT_MATTER_LINES = 200
+_WORD = re.compile(r"[a-z][a-z0-9]{2,}")
+_STOPWORDS = frozenset(
+    "the and for with that this from into your you are was were will can not but all any "
+    "use used using how what when where which who why its our out has have had about over "
+    "such than then them they their there these those also only just more most some very "
+    "each other like make made does did done should would could may might must".split()
+)
+
+
+class Skill(msgspec.Struct, frozen=True):
+    """A skill's name and description, as indexed."""
+
+    name: str
+    description: str
+    path: str
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def keywords(text: str) -> frozenset[str]:
+    """The stemmed keywords of ``text``."""
+    return frozenset(_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS)
+
+
+def score(skill: Skill, message: str) -> float:
+    """How well ``message`` matches ``skill`` (see the module docstring)."""
+    phrase = re.sub(r"[_\-\s]+", " ", skill.name.lower()).strip()
+    flat = re.sub(r"[_\-\s]+", " ", message.lower())
+    if phrase and re.search(rf"(?<![a-z0-9]){re.escape(phrase)}(?![a-z0-9])", flat):
+        return 1.0
+    wanted = keywords(skill.description)
+    if not wanted:
+        return 0.0
+    found = len(wanted & keywords(message))
+    return min(1.0, found / min(len(wanted), MAX_KEYWORDS))
+
+
+def read_front_matter(path: Path) -> Skill | None:
+    """The skill declared by ``path``'s front matter, or None if it has none."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            if handle.readline().strip() != "---":
+                return None
+            lines = []
+            for _ in range(_MAX_FRONT_MATTER_LINES):
+                line = handle.readline()
+                if not line or line.strip() == "---":
+                    break
+                lines.append(line)
+    except (OSError, UnicodeDecodeError):
+        return None
+    doc = parse_yaml("".join(lines), str(path))
+    root = doc.root
+    if root is None or root.kind != "mapping":
+        return None
+    name, description = root.get("name"), root.get("description")
+    if name is None or name.kind != "scalar" or not name.text.strip():
+        return None
+    text = description.text if description is not None and description.kind == "scalar" else ""
+    return Skill(name.text.strip(), text.strip(), str(path))
+
+
+class SkillIndex:
+    """Skills from several folders; later folders do not override earlier names."""
+
+    def __init__(self, skills: Iterable[Skill] = ()) -> None:
+        self.skills: dict[str, Skill] = {}
+        for skill in skills:
+            self.skills.setdefault(skill.name, skill)
+
+    @classmethod
+    def build(cls, folders: Iterable[Path]) -> SkillIndex:
+        """Index every ``*.md`` file (recursively) in ``folders`` that exist."""
+        found: list[Skill] = []
+        for folder in folders:
+            if folder.is_dir():
+                for path in sorted(folder.rglob("*.md")):
+                    skill = read_front_matter(path)
+                    if skill is not None:
+                        found.append(skill)
+        return cls(found)
+
+    def scores(self, message: str) -> dict[str, float]:
+        """Every skill's score for ``message``."""
+        return {name: score(skill, message) for name, skill in self.skills.items()}
+
+    def matching(self, message: str) -> frozenset[str]:
+        """Names of the skills that match ``message``."""
+        return frozenset(n for n, s in self.scores(message).items() if s >= MATCH_THRESHOLD)

@@ -1,0 +1,83 @@
+"""The ``switchman`` command line: argument parsing and dispatch only."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from switchman.engine import __version__
+from switchman.server import commands
+
+
+def _workspace_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workspace", metavar="DIR",
+                        help="workspace folder (default: the nearest folder with .switchman/, "
+                             "else the current folder)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="switchman",
+        description="Per-turn AI model routing for your editor.",
+    )
+    parser.add_argument("--version", action="version", version=f"switchman {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    rules = sub.add_parser("rules", help="check, show and test routing policies")
+    rules_sub = rules.add_subparsers(dest="rules_command", required=True, metavar="ACTION")
+    check = rules_sub.add_parser("check", help="validate routing.yaml / models.yaml files")
+    check.add_argument("files", nargs="*", metavar="FILE",
+                       help="files to check (default: your config files and the workspace's)")
+    check.add_argument("--json", action="store_true", help="print LSP-shaped diagnostics")
+    _workspace_arg(check)
+    show = rules_sub.add_parser("show", help="print the active rules, in evaluation order")
+    show.add_argument("--json", action="store_true")
+    _workspace_arg(show)
+    test = rules_sub.add_parser("test", help="run routing-policy unit tests")
+    test.add_argument("file", metavar="FILE")
+    test.add_argument("--json", action="store_true")
+
+    route = sub.add_parser("route", help="dry-run routing for a message (no provider called)")
+    route.add_argument("message")
+    _workspace_arg(route)
+    route.add_argument("--sticky", metavar="MODEL", help="pretend this sticky model is set")
+    route.add_argument("--assume-configured", action="store_true",
+                       help="treat every provider as having an API key")
+    route.add_argument("--unavailable", action="append", default=[], metavar="MODEL|PROVIDER",
+                       help="pretend this model or provider is unavailable (repeatable)")
+    route.add_argument("--tokens", type=int, metavar="N", help="estimated input tokens")
+    route.add_argument("--images", action="store_true", help="the message carries images")
+    route.add_argument("--cost-today", type=float, metavar="USD", help="today's spend so far")
+    route.add_argument("--files", metavar="PATHS", help="comma-separated files touched by tools")
+    route.add_argument("--json", action="store_true")
+
+    models = sub.add_parser("models", help="list the models and whether their keys are set")
+    models.add_argument("--json", action="store_true")
+
+    serve = sub.add_parser("serve", help="run the language server (started by your editor)")
+    serve.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``switchman`` console script."""
+    args = build_parser().parse_args(argv)
+    handler = {
+        ("rules", "check"): commands.rules_check,
+        ("rules", "show"): commands.rules_show,
+        ("rules", "test"): commands.rules_test,
+        ("route", None): commands.route,
+        ("models", None): commands.models,
+        ("serve", None): commands.serve,
+    }[(args.command, getattr(args, "rules_command", None))]
+    try:
+        return handler(args)
+    except BrokenPipeError:  # e.g. piped into `head`
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

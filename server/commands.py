@@ -1,0 +1,279 @@
+"""What each ``switchman`` sub-command does: call the engine, print the result."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from switchman.engine.availability import Unavailability
+from switchman.engine.clock import SystemClock
+from switchman.engine.config.check import FileKind, check_text, file_kind
+from switchman.engine.config.paths import find_workspace, workspace_routing_file
+from switchman.engine.config.problems import Problem, Severity, sort_problems
+from switchman.engine.config.registry import ModelRegistry, ProviderSpec
+from switchman.engine.config.store import ConfigStore
+from switchman.engine.errors import NoModelAvailable, RoutingError
+from switchman.engine.keys import key_present
+from switchman.engine.policytest import load_policy, load_test_file, run_cases
+from switchman.engine.router import Router
+from switchman.engine.routing.chain import RouteRequest
+from switchman.engine.routing.context import TurnContext
+from switchman.engine.routing.explain import render
+from switchman.engine.routing.predicates import describe
+from switchman.engine.skills import SkillIndex
+from switchman.engine.tokens import estimate_text
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(msgspec.json.format(_ENCODER.encode(value), indent=2).decode() + "\n")
+
+
+def _workspace(args: argparse.Namespace) -> Path:
+    return Path(args.workspace).resolve() if args.workspace else find_workspace(Path.cwd())
+
+
+# -- rules check ---------------------------------------------------------------------
+
+
+def rules_check(args: argparse.Namespace) -> int:
+    """Validate configuration files; exit 1 when any has an error."""
+    store = ConfigStore()
+    targets = [Path(f) for f in args.files] or _default_targets(store, _workspace(args))
+    problems: list[Problem] = []
+    for path in targets:
+        problems += _check_file(path, store.registry())
+    problems = sort_problems(problems)
+    if args.json:
+        _print_json(problems)
+    else:
+        _print_problems(problems, targets)
+    return 1 if any(p.severity is Severity.ERROR for p in problems) else 0
+
+
+def _default_targets(store: ConfigStore, workspace: Path) -> list[Path]:
+    candidates = [store.models_path, store.routing_path, workspace_routing_file(workspace)]
+    return [p for p in candidates if p.exists()]
+
+
+def _check_file(path: Path, registry: ModelRegistry) -> list[Problem]:
+    kind = file_kind(path) or FileKind.ROUTING
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        from switchman.engine.config.problems import Code, Range
+
+        return [Problem(str(path), Range.at(0, 0, 0), Severity.ERROR, Code.YAML_SYNTAX,
+                        f"Cannot read the file: {exc}.")]
+    if kind is not FileKind.MODELS:
+        registry = _registry_beside(path, registry)
+    return check_text(kind, text, str(path), registry)
+
+
+def _registry_beside(path: Path, registry: ModelRegistry) -> ModelRegistry:
+    """A routing file is checked against the models.yaml next to it, if there is one."""
+    sibling = path.with_name("models.yaml")
+    if file_kind(path) is FileKind.ROUTING and sibling.exists():
+        return ConfigStore(path.parent).registry()
+    return registry
+
+
+def _print_problems(problems: list[Problem], targets: list[Path]) -> None:
+    if not targets:
+        print("No configuration files found; the built-in defaults are in use. ok")
+        return
+    for p in problems:
+        if p.severity is Severity.HINT:
+            continue
+        start = p.range.start
+        print(f"{p.file}:{start.line + 1}:{start.character + 1}: {p.severity.value} "
+              f"[{p.code.value}] {p.message}")
+    errors = sum(p.severity is Severity.ERROR for p in problems)
+    warnings = sum(p.severity is Severity.WARNING for p in problems)
+    checked = ", ".join(str(t) for t in targets)
+    if not errors and not warnings:
+        print(f"ok: {checked}")
+    else:
+        print(f"{errors} error(s), {warnings} warning(s) in {checked}")
+
+
+# -- rules show ----------------------------------------------------------------------
+
+
+def rules_show(args: argparse.Namespace) -> int:
+    """Print the rules in evaluation order, with synthetic names."""
+    store = ConfigStore()
+    folder = str(_workspace(args))
+    policy = store.effective(folder)
+    rows = [{"name": r.name, "synthetic_name": r.synthetic_name, "when": describe(r.when),
+             "use": r.use, "source": r.source, "line": r.line + 1} for r in policy.rules]
+    if args.json:
+        _print_json({"workspace": folder, "rules": rows,
+                     "workspace_default": policy.workspace_default,
+                     "global_default": policy.global_default, "tiers": policy.tiers})
+        return 0
+    print(f"Rules for {folder} (first match whose model validates wins):")
+    for number, row in enumerate(rows, start=1):
+        print(f"  {number}. {row['name']}: {row['when']} -> {row['use']}   "
+              f"({row['source']}:{row['line']})")
+    if not rows:
+        print("  (no rules)")
+    print(f"Workspace default: {policy.workspace_default or '-'}")
+    print(f"Global default:    {policy.global_default}")
+    for problem in store.problems(folder):
+        if problem.severity is Severity.ERROR:
+            print(f"Note: {problem.file} has errors; an earlier or built-in version is in use "
+                  "(run 'switchman rules check').")
+            break
+    return 0
+
+
+# -- rules test ----------------------------------------------------------------------
+
+
+def rules_test(args: argparse.Namespace) -> int:
+    """Run a policy test file; exit 1 if any case fails (2 if the files are invalid)."""
+    path = Path(args.file)
+    try:
+        raw, problems = load_test_file(path)
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    under_test = load_policy(path.parent, raw) if not problems else None
+    problems += under_test.problems if under_test else []
+    if any(p.severity is Severity.ERROR for p in problems) or under_test is None:
+        _print_problems(sort_problems(problems), [path])
+        return 2
+    results = run_cases(under_test, raw["cases"], SystemClock())
+    if args.json:
+        _print_json([{"name": r.name, "passed": r.passed, "decision": r.decision,
+                      "error": r.error, "failures": r.failures} for r in results])
+    else:
+        for r in results:
+            status = "PASS" if r.passed else "FAIL"
+            print(f"{status}  {r.name}")
+            for failure in r.failures:
+                print(f"      {failure}")
+        passed = sum(r.passed for r in results)
+        print(f"{passed} passed, {len(results) - passed} failed")
+    return 0 if all(r.passed for r in results) else 1
+
+
+# -- route ---------------------------------------------------------------------------
+
+
+def route(args: argparse.Namespace) -> int:
+    """Dry-run routing: print the decision and its chain; no provider is called."""
+    folder = str(_workspace(args))
+    store = ConfigStore()
+    clock = SystemClock()
+    router = Router(store, clock=clock, configured=_configured(args),
+                    availability=_pretend_unavailable(args.unavailable, store.registry()))
+    try:
+        text, override = router.parse(args.message)
+        sticky = router.resolve_model(args.sticky) if args.sticky else None
+        context = _route_context(args, text, folder, store)
+        decision = router.decide(RouteRequest(context=context, turn_id="dry-run",
+                                              override=override, sticky_model=sticky))
+    except NoModelAvailable as failure:
+        return _report_failure(args, str(failure), failure.decision)
+    except RoutingError as error:
+        return _report_failure(args, str(error), None, code=error.code)
+    if args.json:
+        _print_json({"message": text, "decision": decision, "error": None})
+    else:
+        print(render(decision))
+    return 0
+
+
+def _report_failure(args: argparse.Namespace, message: str, decision: Any,
+                    code: str = "no_model_available") -> int:
+    if args.json:
+        _print_json({"message": None, "decision": decision,
+                     "error": {"code": code, "message": message}})
+    else:
+        if decision is not None:
+            print(render(decision))
+            print()
+        print(message)
+    return 1
+
+
+def _configured(args: argparse.Namespace) -> Any:
+    if args.assume_configured:
+        return lambda provider: True
+    return lambda provider: key_present(provider, os.environ)
+
+
+def _pretend_unavailable(names: list[str], registry: ModelRegistry) -> Any:
+    down = {registry.resolve(n) or n for n in names}
+
+    def check(provider: str, model: str) -> Unavailability | None:
+        if provider in down:
+            return Unavailability("provider", provider, model,
+                                  f"all {provider} models temporarily unavailable (--unavailable)")
+        if model in down:
+            return Unavailability("model", provider, model,
+                                  f"{model} model-specific outage (--unavailable)")
+        return None
+
+    return check
+
+
+def _route_context(args: argparse.Namespace, text: str, folder: str,
+                   store: ConfigStore) -> TurnContext:
+    skills = SkillIndex.build([Path(folder) / ".switchman" / "skills",
+                               store.directory / "skills"])
+    files = tuple(f.strip() for f in (args.files or "").split(",") if f.strip())
+    return TurnContext(
+        message=text,
+        has_images=args.images,
+        estimated_input_tokens=args.tokens if args.tokens is not None else estimate_text(text),
+        has_tool_definitions=True,
+        has_system_prompt=True,
+        files_touched=files,
+        workspace_path=folder,
+        local_time=SystemClock().local_time(),
+        cost_today_usd=Decimal(str(args.cost_today or 0)),
+        skills_matching=skills.matching(text),
+    )
+
+
+# -- models --------------------------------------------------------------------------
+
+
+def models(args: argparse.Namespace) -> int:
+    """List the registry's models with their aliases, tier and key status."""
+    registry = ConfigStore().registry()
+    rows = []
+    for model in registry.models.values():
+        provider: ProviderSpec = registry.providers[model.provider]
+        rows.append({"id": model.id, "aliases": list(model.aliases), "tier": model.tier,
+                     "provider": model.provider, "configured": key_present(provider),
+                     "key_source": provider.api_key_env or provider.api_key_file,
+                     "capabilities": model.capabilities, "pricing": model.pricing})
+    if args.json:
+        _print_json(rows)
+        return 0
+    for row in rows:
+        key = "key set" if row["configured"] else f"no key ({row['key_source']})"
+        aliases = ", ".join(row["aliases"]) or "-"
+        print(f"{row['id']:<32} {row['tier'] or '-':<9} {aliases:<18} {key}")
+    return 0
+
+
+# -- serve ---------------------------------------------------------------------------
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Run the language server."""
+    from switchman.server.app import run  # imported lazily: pygls is only needed here
+
+    return run(tcp=args.tcp)

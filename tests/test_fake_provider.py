@@ -30,7 +30,10 @@ from tests.support.fake_provider import (
 
 ANTHROPIC_KEY = "sk-ant-fake-key"
 OPENAI_KEY = "sk-openai-fake-key"
-PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg=="
+PNG_B64 = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4"
+    "nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg=="
+)
 WAIT = 5.0
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,20 +59,34 @@ def openai_client(fake: FakeProvider, **options: Any) -> openai.AsyncOpenAI:
     return openai.AsyncOpenAI(base_url=fake.openai_base_url, api_key=OPENAI_KEY, **options)
 
 
-async def anthropic_text(client: anthropic.AsyncAnthropic, prompt: str = "hi") -> list[str]:
-    """Stream a one-message conversation and collect the text deltas."""
+async def anthropic_text(
+    client: anthropic.AsyncAnthropic, prompt: str = "hi", sink: list[str] | None = None
+) -> list[str]:
+    """Stream a one-message conversation and collect the text deltas.
+
+    Deltas are also appended to ``sink`` as they arrive, so a caller still sees
+    what was received when the stream fails part-way.
+    """
+    received = [] if sink is None else sink
     async with client.messages.stream(
         model="claude-test", max_tokens=100, messages=[{"role": "user", "content": prompt}]
     ) as stream:
-        return [text async for text in stream.text_stream]
+        async for text in stream.text_stream:
+            received.append(text)
+    return received
 
 
-async def openai_text(client: openai.AsyncOpenAI, prompt: str = "hi") -> list[str]:
+async def openai_text(
+    client: openai.AsyncOpenAI, prompt: str = "hi", sink: list[str] | None = None
+) -> list[str]:
     """Stream a one-message chat completion and collect the content deltas."""
+    received = [] if sink is None else sink
     stream = await client.chat.completions.create(
         model="gpt-test", messages=[{"role": "user", "content": prompt}], stream=True
     )
-    return [c.choices[0].delta.content or "" async for c in stream if c.choices]
+    async for chunk in stream:
+        received.extend(c.delta.content for c in chunk.choices if c.delta.content)
+    return received
 
 
 # ---------------------------------------------------------------------------
@@ -118,7 +135,11 @@ async def test_anthropic_records_request_headers_system_and_image(fake: FakeProv
                     "content": [
                         {
                             "type": "image",
-                            "source": {"type": "base64", "media_type": "image/png", "data": PNG_B64},
+                            "source": {
+                                "type": "base64",
+                                "media_type": "image/png",
+                                "data": PNG_B64,
+                            },
                         },
                         {"type": "text", "text": "What is this?"},
                     ],
@@ -162,7 +183,11 @@ async def test_anthropic_streams_tool_call_after_text(fake: FakeProvider) -> Non
     assert text.type == "text"
     assert text.text == "Let me check."
     assert tool.type == "tool_use"
-    assert (tool.id, tool.name, tool.input) == ("toolu_123", "get_weather", {"city": "Paris", "days": [1, 2]})
+    assert (tool.id, tool.name, tool.input) == (
+        "toolu_123",
+        "get_weather",
+        {"city": "Paris", "days": [1, 2]},
+    )
     assert fake.requests[0].body["tools"][0]["name"] == "get_weather"
 
 
@@ -238,11 +263,7 @@ async def test_anthropic_in_stream_error_event(fake: FakeProvider) -> None:
     received: list[str] = []
     async with anthropic_client(fake) as client:
         with pytest.raises(anthropic.APIStatusError) as caught:
-            async with client.messages.stream(
-                model="claude-test", max_tokens=10, messages=[{"role": "user", "content": "x"}]
-            ) as stream:
-                async for text in stream.text_stream:
-                    received.append(text)
+            await anthropic_text(client, sink=received)
     # The HTTP status was 200, so the SDK raises the generic APIStatusError.
     assert type(caught.value) is anthropic.APIStatusError
     assert caught.value.status_code == 200
@@ -256,11 +277,7 @@ async def test_anthropic_disconnect_mid_stream(fake: FakeProvider) -> None:
     async with anthropic_client(fake) as client:
         # anthropic 2.x does not wrap transport errors raised while iterating a stream.
         with pytest.raises(httpx2.RemoteProtocolError):
-            async with client.messages.stream(
-                model="claude-test", max_tokens=10, messages=[{"role": "user", "content": "x"}]
-            ) as stream:
-                async for text in stream.text_stream:
-                    received.append(text)
+            await anthropic_text(client, sink=received)
     assert received == ["one", "two"]
 
 
@@ -335,11 +352,16 @@ async def test_anthropic_connection_refused_is_api_connection_error() -> None:
 
 
 async def test_openai_streams_text_with_usage_chunk(fake: FakeProvider) -> None:
-    fake.script_text("Hel", "lo", usage=Usage(input_tokens=7, output_tokens=2, cache_read_input_tokens=3))
+    fake.script_text(
+        "Hel", "lo", usage=Usage(input_tokens=7, output_tokens=2, cache_read_input_tokens=3)
+    )
     async with openai_client(fake) as client:
         stream = await client.chat.completions.create(
             model="gpt-test",
-            messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}],
+            messages=[
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "hi"},
+            ],
             stream=True,
             stream_options={"include_usage": True},
         )
@@ -347,7 +369,9 @@ async def test_openai_streams_text_with_usage_chunk(fake: FakeProvider) -> None:
 
     texts = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
     assert texts == ["Hel", "lo"]
-    finish = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+    finish = [
+        c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason
+    ]
     assert finish == ["stop"]
     *content_chunks, usage_chunk = chunks
     assert all(c.usage is None for c in content_chunks)
@@ -490,13 +514,9 @@ async def test_openai_disconnect_mid_stream(fake: FakeProvider) -> None:
     fake.script_disconnect("one", "two", after_chunks=1)
     received: list[str] = []
     async with openai_client(fake) as client:
-        stream = await client.chat.completions.create(
-            model="gpt-test", messages=[{"role": "user", "content": "hi"}], stream=True
-        )
         # openai 3.x wraps transport errors during iteration in APIConnectionError.
         with pytest.raises(openai.APIConnectionError) as caught:
-            async for chunk in stream:
-                received.extend(c.delta.content for c in chunk.choices if c.delta.content)
+            await openai_text(client, sink=received)
     assert isinstance(caught.value.__cause__, httpx2.RemoteProtocolError)
     assert received == ["one"]
 
@@ -516,7 +536,7 @@ async def test_openai_stall_cancelled_by_asyncio_timeout(fake: FakeProvider) -> 
         with pytest.raises(TimeoutError):
             async with asyncio.timeout(0.3):
                 await openai_text(client)
-    assert stall.reached.is_set()
+    assert await stall.wait_reached_async(WAIT)
     assert await stall.wait_client_gone_async(WAIT)
 
 
@@ -566,7 +586,11 @@ def test_wait_for_requests_times_out(fake: FakeProvider) -> None:
 
 async def test_control_api_scripts_and_records(fake: FakeProvider) -> None:
     steps = [
-        {"kind": "text", "chunks": ["from ", "json"], "usage": {"input_tokens": 1, "output_tokens": 2}},
+        {
+            "kind": "text",
+            "chunks": ["from ", "json"],
+            "usage": {"input_tokens": 1, "output_tokens": 2},
+        },
         {"kind": "tool_call", "name": "lookup", "input": {"q": 1}, "id": "toolu_j"},
         {"kind": "error", "status": 401, "message": "bad key"},
     ]
@@ -616,9 +640,9 @@ def test_parse_step_formats() -> None:
 
 async def test_stop_does_not_hang_with_stalled_and_idle_connections() -> None:
     provider = FakeProvider().start()
-    stall = provider.script_stall("a", after_chunks=1)
     async with anthropic_client(provider) as client:
         assert await anthropic_text(client, "idle keep-alive connection") != []
+        stall = provider.script_stall("a", after_chunks=1)
         task = asyncio.create_task(anthropic_text(client))
         assert await stall.wait_reached_async(WAIT)
         await asyncio.wait_for(asyncio.to_thread(provider.stop), WAIT)

@@ -10,9 +10,7 @@ import argparse
 import os
 import signal
 import sys
-import threading
 from pathlib import Path
-from types import FrameType
 
 from .provider import FakeProvider
 
@@ -37,27 +35,20 @@ def write_port_file(path: Path, port: int) -> None:
     os.replace(tmp, path)
 
 
-def install_stop_signals(done: threading.Event) -> None:
-    """Make SIGTERM and SIGINT set ``done``."""
-
-    def _handler(signum: int, frame: FrameType | None) -> None:
-        done.set()
-
-    signal.signal(signal.SIGTERM, _handler)
-    signal.signal(signal.SIGINT, _handler)
+STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the fake provider until a stop signal arrives."""
+    """Run the fake provider until SIGTERM or SIGINT arrives."""
     args = parse_args(argv)
-    done = threading.Event()
-    install_stop_signals(done)
+    # Block the stop signals before any thread starts (threads inherit the mask),
+    # so they are only ever consumed by sigwait() in this thread.
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     with FakeProvider(host=args.host, port=args.port) as provider:
         if args.port_file is not None:
             write_port_file(args.port_file, provider.port)
         print(f"FAKE_PROVIDER_PORT={provider.port}", flush=True)
-        while not done.wait(1.0):
-            pass
+        signal.sigwait(STOP_SIGNALS)
     return 0
 
 

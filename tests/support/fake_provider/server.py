@@ -244,7 +244,7 @@ class ModelExchange:
             self._complete(reply, ctx)
 
     def _stall(self, stall: Stall) -> bool:
-        """Stall before any header; on give-up close the connection."""
+        """Stall until released; if the client or server gives up, drop the connection."""
         state = self.state
         released = wait_for_release(stall, self.handler.connection, state.stopping, state.stalls)
         if not released:

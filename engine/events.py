@@ -11,7 +11,6 @@ from collections.abc import Callable
 from datetime import datetime
 
 import msgspec
-
 from switchman.engine.config.problems import Problem
 
 

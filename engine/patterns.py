@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import msgspec
-
 from switchman.engine.config.policy import PatternSettings
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.decision import ModelOption
@@ -70,13 +69,13 @@ def score_neighbors(
         cost[n.primary_model] += n.avg_cost_usd * samples
     if not weight:
         return None
-    avg_cost = {m: cost[m] / weight[m] for m in weight}
+    avg_cost = {m: cost[m] / samples for m, samples in weight.items()}
     high, low = max(avg_cost.values()), min(avg_cost.values())
     options = []
-    for model in weight:
+    for model, samples in weight.items():
         efficiency = 0.0 if high == low else (high - avg_cost[model]) / (high - low)
-        score = (1 - cost_weight) * (success[model] / weight[model]) + cost_weight * efficiency
-        options.append(ModelOption(model, round(score, 6), weight[model]))
+        score = (1 - cost_weight) * (success[model] / samples) + cost_weight * efficiency
+        options.append(ModelOption(model, round(score, 6), samples))
     options.sort(key=lambda o: (-o.score, o.model))
     top = options[0]
     runner_up = options[1].score if len(options) > 1 else 0.0

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-
 from switchman.engine.availability import Unavailability
 from switchman.engine.clock import Clock
 from switchman.engine.config import schema as s
@@ -195,12 +194,12 @@ def _run_case(under_test: PolicyUnderTest, case: Mapping[str, Any], clock: Clock
                                delegate_tier=case.get("delegate_tier"))
         decision = _chain(under_test, case, clock).decide(request)
     except RoutingError as exc:
-        decision = getattr(exc, "decision", None)
+        failed: RouteDecided | None = getattr(exc, "decision", None)
         error = {"code": exc.code, "message": str(exc)}
         failures = _check_error(expect, exc.code)
-        if decision is not None and "chain" in expect:
-            failures += _check_chain(expect["chain"], decision, registry)
-        return CaseResult(case["name"], not failures, decision, error, failures)
+        if failed is not None and "chain" in expect:
+            failures += _check_chain(expect["chain"], failed, registry)
+        return CaseResult(case["name"], not failures, failed, error, failures)
     failures = _check_decision(expect, decision, registry)
     return CaseResult(case["name"], not failures, decision, None, failures)
 
@@ -303,9 +302,8 @@ def _check_chain(steps: Sequence[Mapping[str, Any]], decision: RouteDecided,
         got = {"policy": actual.policy.value, "verdict": actual.verdict.value,
                "model": actual.candidate_model, "rule": actual.rule_name,
                "validation_failure": actual.validation_failure and actual.validation_failure.value}
-        for key, wanted in step.items():
-            if key == "model":
-                wanted = registry.resolve(wanted) or wanted
+        for key, value in step.items():
+            wanted = (registry.resolve(value) or value) if key == "model" else value
             if got[key] != wanted:
                 failures.append(f"chain[{index + 1}].{key}: expected {wanted}, got {got[key]}")
     return failures

@@ -18,7 +18,11 @@ from switchman.engine.patterns import PatternStore
 from switchman.engine.routing.chain import PolicyChain, RouteRequest
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.routing.overrides import Override, parse_override
-from switchman.engine.routing.validation import AvailabilityCheck, CandidateValidator, ConfiguredCheck
+from switchman.engine.routing.validation import (
+    AvailabilityCheck,
+    CandidateValidator,
+    ConfiguredCheck,
+)
 
 
 class Router:

@@ -30,19 +30,20 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import msgspec
-
 from switchman.engine.config.yamldoc import parse_yaml
 
 MATCH_THRESHOLD = 0.34
 MAX_KEYWORDS = 6
 _MAX_FRONT_MATTER_LINES = 200
 _WORD = re.compile(r"[a-z][a-z0-9]{2,}")
-_STOPWORDS = frozenset(
-    "the and for with that this from into your you are was were will can not but all any "
-    "use used using how what when where which who why its our out has have had about over "
-    "such than then them they their there these those also only just more most some very "
-    "each other like make made does did done should would could may might must".split()
-)
+_STOPWORDS = frozenset((
+    "the", "and", "for", "with", "that", "this", "from", "into", "your", "you", "are", "was",
+    "were", "will", "can", "not", "but", "all", "any", "use", "used", "using", "how", "what",
+    "when", "where", "which", "who", "why", "its", "our", "out", "has", "have", "had", "about",
+    "over", "such", "than", "then", "them", "they", "their", "there", "these", "those", "also",
+    "only", "just", "more", "most", "some", "very", "each", "other", "like", "make", "made",
+    "does", "did", "done", "should", "would", "could", "may", "might", "must",
+))
 
 
 class Skill(msgspec.Struct, frozen=True):

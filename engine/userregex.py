@@ -54,3 +54,35 @@ def _explain(exc: Exception) -> str:
         if reason.startswith(prefix):
             hint = text
     return f"{reason} ({hint}; patterns run on RE2, which never backtracks)" if hint else reason
+
+
+class PatternSet:
+    """Many patterns matched against one text in a single RE2 pass."""
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        self.patterns = patterns
+        self._set: object | None = None
+        try:
+            compiled = re2.Set.SearchSet(_OPTIONS)
+            for pattern in patterns:
+                compiled.Add(pattern)
+            compiled.Compile()
+            self._set = compiled
+        except (re2.error, ValueError, TypeError):
+            self._set = None
+
+    def hits(self, text: str) -> frozenset[str] | None:
+        """The patterns that occur in ``text``; None if the set could not be used."""
+        if self._set is None:
+            return None
+        try:
+            indices = self._set.Match(text)  # type: ignore[attr-defined]
+        except (re2.error, ValueError, TypeError):
+            return None
+        return frozenset(self.patterns[i] for i in indices or ())  # None when nothing matched
+
+
+@lru_cache(maxsize=64)
+def pattern_set(patterns: tuple[str, ...]) -> PatternSet:
+    """A cached :class:`PatternSet` for ``patterns`` (each already valid on its own)."""
+    return PatternSet(patterns)

@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-
 from switchman.engine.availability import Unavailability
 from switchman.engine.clock import SystemClock
 from switchman.engine.config.check import FileKind, check_text, file_kind
 from switchman.engine.config.paths import find_workspace, workspace_routing_file
-from switchman.engine.config.problems import Problem, Severity, sort_problems
+from switchman.engine.config.problems import Code, Problem, Range, Severity, sort_problems
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.errors import NoModelAvailable, RoutingError
@@ -68,8 +67,6 @@ def _check_file(path: Path, registry: ModelRegistry) -> list[Problem]:
     try:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        from switchman.engine.config.problems import Code, Range
-
         return [Problem(str(path), Range.at(0, 0, 0), Severity.ERROR, Code.YAML_SYNTAX,
                         f"Cannot read the file: {exc}.")]
     if kind is not FileKind.MODELS:
@@ -252,7 +249,7 @@ def _route_context(args: argparse.Namespace, text: str, folder: str,
 def models(args: argparse.Namespace) -> int:
     """List the registry's models with their aliases, tier and key status."""
     registry = ConfigStore().registry()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for model in registry.models.values():
         provider: ProviderSpec = registry.providers[model.provider]
         rows.append({"id": model.id, "aliases": list(model.aliases), "tier": model.tier,
@@ -274,6 +271,6 @@ def models(args: argparse.Namespace) -> int:
 
 def serve(args: argparse.Namespace) -> int:
     """Run the language server."""
-    from switchman.server.app import run  # imported lazily: pygls is only needed here
+    from switchman.server.app import run  # noqa: PLC0415 - pygls is only imported to serve
 
     return run(tcp=args.tcp)

@@ -53,7 +53,8 @@ def builtin_values(text: str) -> Raw:
     """The validated values of the built-in models.yaml."""
     doc = parse_yaml(text, "<builtin models.yaml>")
     walker = Walker(doc)
-    assert doc.root is not None and not doc.problems
+    assert doc.root is not None
+    assert not doc.problems
     value = walker.walk(doc.root, s.MODELS_FILE, ())
     if walker.problems:
         raise AssertionError(f"built-in models.yaml is invalid: {walker.problems}")
@@ -105,7 +106,7 @@ def _model(
     provider = raw.get("provider") or model_id.partition(":")[0]
     if provider not in providers:
         located = ("models", model_id, "provider")
-        rng = walker.range_at(located) if located in walker.values else walker.range_at(
+        rng = walker.range_at(located) if walker.node_at(located) else walker.range_at(
             ("models", model_id), key=True)
         walker.report(rng, Code.UNKNOWN_PROVIDER,
                       f"Model '{model_id}' uses provider '{provider}', which is not defined. "

@@ -6,7 +6,6 @@ import os
 from dataclasses import dataclass, field
 
 import msgspec
-
 from switchman.engine.config.schema import TIER_NAMES
 from switchman.engine.routing.predicates import ALWAYS, Predicate, describe
 
@@ -52,6 +51,8 @@ class Rule:
     """The file the rule came from."""
     line: int = 0
     """0-based line of the rule in its file."""
+    message_patterns: tuple[str, ...] = ()
+    """The ``message_matches`` patterns in ``when`` (matched in one pass per turn)."""
 
     def summary(self) -> str:
         """``name: condition -> model`` on one line."""
@@ -81,8 +82,8 @@ class RoutingPolicy:
 
     global_default: str
     tiers: Tiers | None = None
-    pattern: PatternSettings = PatternSettings()
-    disagreement: DisagreementSettings = DisagreementSettings()
+    pattern: PatternSettings = field(default_factory=PatternSettings)
+    disagreement: DisagreementSettings = field(default_factory=DisagreementSettings)
     rules: tuple[Rule, ...] = ()
     workspaces: tuple[WorkspacePolicy, ...] = ()
 

@@ -75,7 +75,7 @@ class Code(StrEnum):
     UNNAMED_RULE = "unnamed-rule"
 
 
-class Problem(msgspec.Struct, frozen=True, omit_defaults=True):
+class Problem(msgspec.Struct, frozen=True):
     """One thing wrong with a configuration file, located precisely.
 
     ``data`` carries machine-readable hints for editors (for example the

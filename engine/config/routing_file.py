@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from itertools import combinations
 from typing import Any
 
 from switchman.engine.config import schema as s
@@ -19,7 +20,13 @@ from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.walker import Path, Walker
 from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
-from switchman.engine.routing.predicates import ALWAYS, build_predicate, implies
+from switchman.engine.routing.predicates import (
+    ALWAYS,
+    build_predicate,
+    implies,
+    message_patterns,
+    shadow_key,
+)
 
 
 def check_routing_text(
@@ -139,7 +146,7 @@ def _tiers(walker: Walker, raw: Mapping[str, Any] | None, path: Path) -> Tiers |
         return None
     missing = [t for t in s.TIER_NAMES if t not in raw]
     if missing:
-        if path in walker.values:  # only report on tiers written in this file
+        if walker.node_at(path) is not None:  # only report on tiers written in this file
             walker.report(walker.range_at(path, key=True), Code.PARTIAL_TIERS,
                           f"tiers must name all of fast, balanced and deep (missing: "
                           f"{', '.join(missing)}). Copy the global mapping for tiers you do not "
@@ -153,7 +160,7 @@ def _rules(
 ) -> tuple[Rule, ...]:
     """Build rules; report duplicate names and shadowed rules."""
     rules: list[Rule] = []
-    comparable: list[Rule] = []  # rules without problems, for shadowing checks
+    shadows = _ShadowIndex()  # rules without problems, for shadowing checks
     names: dict[str, int] = {}
     for index, item in enumerate(raw):
         rule = _rule(walker, item, (*path, index), index, located=raw_paths)
@@ -166,8 +173,7 @@ def _rules(
                               "must be unique so traces can name them.")
             names.setdefault(rule.name, index)
         if raw_paths and not walker.tainted((*path, index)):
-            _check_shadowing(walker, comparable, rule, (*path, index))
-            comparable.append(rule)
+            _check_shadowing(walker, shadows, rule, (*path, index))
         rules.append(rule)
     return tuple(rules)
 
@@ -178,35 +184,66 @@ def _rule(
     if "use" not in item:
         return None
     when = item.get("when") or {}
-    node = walker.values.get(path)
+    node = walker.node_at(path) if located else None
     name = item.get("name")
+    predicate = build_predicate(when) if when else ALWAYS
     return Rule(
         name=name if name else f"rule_{index + 1}",
         use=item["use"],
-        when=build_predicate(when) if when else ALWAYS,
+        when=predicate,
+        message_patterns=message_patterns(predicate),
         synthetic_name=not name,
         source=walker.doc.path if located else "<builtin routing.yaml>",
-        line=node.start[0] if node is not None and located else 0,
+        line=node.start[0] if node is not None else 0,
     )
 
 
-def _check_shadowing(walker: Walker, earlier: list[Rule], rule: Rule, path: Path) -> None:
-    for prior in earlier:
-        if not implies(prior.when, rule.when):
-            continue
-        if prior.when == ALWAYS:
-            why = f"rule '{prior.name}' above has no conditions, so it matches every turn"
-        elif prior.when == rule.when:
-            why = f"rule '{prior.name}' above has the same conditions"
-        else:
-            why = f"whenever this rule matches, rule '{prior.name}' above matches too"
-        if prior.use == rule.use:
-            effect = "This rule can never be chosen."
-        else:
-            effect = (f"This rule is only reached when {prior.use} is rejected (unavailable or "
-                      "lacking a capability). Move it above if it should win.")
-        walker.report(walker.range_at((*path, "name")) if (*path, "name") in walker.values
-                      else walker.range_at(path), Code.SHADOWED_RULE, f"Shadowed: {why}. {effect}",
-                      Severity.WARNING, data={"shadowed_by": prior.name, "shadowed_by_line":
-                                              prior.line})
+class _ShadowIndex:
+    """Earlier rules, indexed so a later rule only meets the ones that could shadow it."""
+
+    MAX_SUBSET_BITS = 12
+
+    def __init__(self) -> None:
+        self._buckets: dict[tuple[frozenset[Any], frozenset[Any]], list[tuple[int, Rule]]] = {}
+        self._count = 0
+
+    def add(self, rule: Rule) -> Rule | None:
+        """Index ``rule``; return the first earlier rule that shadows it, if any."""
+        exact, kinds = key = shadow_key(rule.when)
+        found = [(i, prior) for candidate in self._keys(exact, kinds)
+                 for i, prior in self._buckets.get(candidate, ()) if implies(prior.when, rule.when)]
+        self._buckets.setdefault(key, []).append((self._count, rule))
+        self._count += 1
+        return min(found, key=lambda item: item[0])[1] if found else None
+
+    def _keys(self, exact: frozenset[Any], kinds: frozenset[Any]) -> list[
+            tuple[frozenset[Any], frozenset[Any]]]:
+        if len(exact) + len(kinds) > self.MAX_SUBSET_BITS:  # absurd rules: only the cheap cases
+            return [(frozenset(), frozenset()), (exact, kinds)]
+        return [(frozenset(a), frozenset(b)) for a in _subsets(exact) for b in _subsets(kinds)]
+
+
+def _subsets(items: frozenset[Any]) -> list[tuple[Any, ...]]:
+    ordered = list(items)
+    return [c for n in range(len(ordered) + 1) for c in combinations(ordered, n)]
+
+
+def _check_shadowing(walker: Walker, index: _ShadowIndex, rule: Rule, path: Path) -> None:
+    prior = index.add(rule)
+    if prior is None:
         return
+    if prior.when == ALWAYS:
+        why = f"rule '{prior.name}' above has no conditions, so it matches every turn"
+    elif prior.when == rule.when:
+        why = f"rule '{prior.name}' above has the same conditions"
+    else:
+        why = f"whenever this rule matches, rule '{prior.name}' above matches too"
+    if prior.use == rule.use:
+        effect = "This rule can never be chosen."
+    else:
+        effect = (f"This rule is only reached when {prior.use} is rejected (unavailable or "
+                  "lacking a capability). Move it above if it should win.")
+    anchor = next((q for q in ((*path, "name"), (*path, "when")) if walker.node_at(q)), path)
+    walker.report(walker.range_at(anchor), Code.SHADOWED_RULE, f"Shadowed: {why}. {effect}",
+                  Severity.WARNING, data={"shadowed_by": prior.name,
+                                          "shadowed_by_line": prior.line})

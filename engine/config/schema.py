@@ -91,6 +91,11 @@ class Obj(Spec):
     unknown_code: Code = Code.UNKNOWN_KEY
     special: Mapping[str, SpecialKey] = field(default_factory=dict)
     title: str = ""
+    required: tuple[str, ...] = field(init=False, default=())
+
+    def __post_init__(self) -> None:
+        required = tuple(k for k, f in self.fields.items() if f.required)
+        object.__setattr__(self, "required", required)
 
 
 @dataclass(frozen=True)

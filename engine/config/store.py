@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from switchman.engine.clock import Clock, SystemClock
 from switchman.engine.config.builtin import (
@@ -161,7 +161,8 @@ class ConfigStore:
 
     def reload(self) -> None:
         """Forget every cache so the next use re-reads all files (``/rules reload``)."""
-        for slot in (self._models, self._routing, *self._workspaces.values()):
+        slots: list[_Slot[Any]] = [self._models, self._routing, *self._workspaces.values()]
+        for slot in slots:
             slot.signature = None
             slot.loaded = False
 
@@ -177,9 +178,9 @@ class ConfigStore:
         value, problems = (None, [unreadable]) if text is None else checker(text, str(slot.path))
         slot.problems = [p for p in problems if p is not None]
         if value is not None:
-            slot.current = slot.good = value
+            slot.current = slot.good = cast("T", value)
             slot.in_force = IN_FORCE_FILE
-            return value
+            return slot.current
         slot.current = slot.good
         slot.in_force = IN_FORCE_LAST_GOOD if slot.good is not None else IN_FORCE_BUILTIN
         self._announce_invalid(slot)

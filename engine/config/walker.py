@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import yaml
-
 from switchman.engine.config import schema as s
 from switchman.engine.config.problems import Code, Problem, Range, Severity
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode
@@ -30,6 +29,7 @@ _CONSTRUCT = yaml.constructor.SafeConstructor()
 _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"
 _BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
 _ENV_VAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _HHMM = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)\Z")
 
@@ -62,20 +62,33 @@ class Walker:
         self.resolve_model = resolve_model
         self.model_names = model_names
         self.problems: list[Problem] = []
-        self.values: dict[Path, YamlNode] = {}
-        self.keys: dict[Path, YamlNode] = {}
         self.bad_paths: set[Path] = set()
         self._path: Path = ()
         self._budget = NODE_BUDGET
 
     # -- locating and reporting -------------------------------------------------
 
+    def node_at(self, path: Path, *, key: bool = False) -> YamlNode | None:
+        """The value node (or, with ``key``, the key node) at ``path``, if it exists."""
+        node = self.doc.root
+        key_node: YamlNode | None = None
+        for part in path:
+            if node is None:
+                return None
+            if isinstance(part, str) and node.kind == "mapping":
+                key_node = node.key_node(part)
+                node = node.get(part)
+            elif isinstance(part, int) and node.kind == "sequence":
+                key_node, node = None, node.items[part] if part < len(node.items) else None
+            elif not (part == 0 and node.kind == "scalar"):  # a lone value read as a list
+                return None
+        return key_node if key else node
+
     def range_at(self, path: Path, *, key: bool = False) -> Range:
         """The range of the value (or key) at ``path``; falls back to its parent."""
-        table = self.keys if key else self.values
         probe = path
         while probe:
-            node = table.get(probe) or self.values.get(probe)
+            node = self.node_at(probe, key=key) or self.node_at(probe)
             if node is not None:
                 return self.doc.range_of(node)
             probe = probe[:-1]
@@ -113,20 +126,21 @@ class Walker:
                 self._bad(node, Code.TOO_COMPLEX, "The file is too large or too repetitive to "
                           "check (check aliases that expand many times).")
             return INVALID
-        self.values[path] = node
         self._path = path
-        if isinstance(spec, s.Ref):
-            spec = s.DEFINITIONS[spec.name]
-        if isinstance(spec, s.Obj):
-            return self._object(node, spec, path)
-        if isinstance(spec, s.MapOf):
-            return self._map(node, spec, path)
-        if isinstance(spec, s.ListOf):
-            return self._list(node, spec, path)
-        if isinstance(spec, s.TimeWindow):
+        kind = type(spec)
+        if kind is s.Ref:
+            spec = s.DEFINITIONS[spec.name]  # type: ignore[attr-defined]
+            kind = type(spec)
+        if kind is s.Scalar:
+            return self._scalar(node, spec, path)  # type: ignore[arg-type]
+        if kind is s.Obj:
+            return self._object(node, spec, path)  # type: ignore[arg-type]
+        if kind is s.ListOf:
+            return self._list(node, spec, path)  # type: ignore[arg-type]
+        if kind is s.MapOf:
+            return self._map(node, spec, path)  # type: ignore[arg-type]
+        if kind is s.TimeWindow:
             return self._time_window(node)
-        if isinstance(spec, s.Scalar):
-            return self._scalar(node, spec, path)
         raise TypeError(f"unknown spec {spec!r}")  # pragma: no cover - programming error
 
     def _object(self, node: YamlNode, spec: s.Obj, path: Path) -> Any:
@@ -138,14 +152,16 @@ class Walker:
                              f"found {_describe(node)}.")
         result: dict[str, Any] = {}
         seen: set[str] = set()
+        fields = spec.fields
         for key_node, value_node in node.pairs:
-            key = self._key(key_node, seen, spec)
-            if key is None:
+            key = key_node.text
+            if key_node.kind != "scalar" or key_node.tag == _NULL or key == "<<" or key in seen:
+                self._key_problem(key_node)
                 continue
+            seen.add(key)
             child = (*path, key)
-            self.keys[child] = key_node
             self._path = child
-            field = spec.fields.get(key)
+            field = fields.get(key)
             if field is None:
                 self._unknown_key(key_node, key, spec)
                 continue
@@ -153,30 +169,25 @@ class Walker:
             if value is not INVALID:
                 result[key] = value
         self._path = path
-        for key, field in spec.fields.items():
-            if field.required and key not in seen:
+        for key in spec.required:
+            if key not in seen:
                 rng = self.range_at(path, key=True) if path else self.doc.range_of(node)
                 self.report(rng, Code.MISSING_KEY,
                             f"{_label(spec, path)} needs a '{key}' key: "
-                            f"{field.spec.description}")
+                            f"{fields[key].spec.description}")
         return result
 
-    def _key(self, key_node: YamlNode, seen: set[str], spec: s.Obj) -> str | None:
+    def _key_problem(self, key_node: YamlNode) -> None:
+        """Report a key that is not plain text, a merge key, or a repeated key."""
         if key_node.kind != "scalar" or key_node.is_null:
             self._bad(key_node, Code.INVALID_TYPE, f"Keys must be plain text, found "
                       f"{_describe(key_node)}.")
-            return None
-        key = key_node.text
-        if key == "<<":
+        elif key_node.text == "<<":
             self._bad(key_node, Code.UNKNOWN_KEY, "YAML merge keys (<<) are not supported here; "
                       "write the keys out.")
-            return None
-        if key in seen:
-            self._bad(key_node, Code.DUPLICATE_KEY, f"'{key}' appears twice in this mapping; "
-                      "only one can count.")
-            return None
-        seen.add(key)
-        return key
+        else:
+            self._bad(key_node, Code.DUPLICATE_KEY, f"'{key_node.text}' appears twice in this "
+                      "mapping; only one can count.")
 
     def _unknown_key(self, key_node: YamlNode, key: str, spec: s.Obj) -> None:
         special = spec.special.get(key)
@@ -202,11 +213,14 @@ class Walker:
         result: dict[str, Any] = {}
         seen: set[str] = set()
         for key_node, value_node in node.pairs:
-            key = self._key(key_node, seen, s.Obj())
-            if key is None or not self._map_key_ok(key_node, key, spec.key):
+            key = key_node.text
+            if key_node.kind != "scalar" or key_node.tag == _NULL or key == "<<" or key in seen:
+                self._key_problem(key_node)
+                continue
+            seen.add(key)
+            if not self._map_key_ok(key_node, key, spec.key):
                 continue
             child = (*path, key)
-            self.keys[child] = key_node
             value = self.walk(value_node, spec.value, child)
             if value is not INVALID:
                 result[key] = value
@@ -332,11 +346,13 @@ def _is_model_id(key: str) -> bool:
 
 
 def _label(spec: s.Spec, path: Path) -> str:
-    for part in reversed(path):
-        if isinstance(part, str):
-            return f"'{part}'"
     title = getattr(spec, "title", "")
-    return f"'{title}'" if title else "This value"
+    if path and isinstance(path[-1], str):
+        return f"'{path[-1]}'"
+    if title:
+        return f"This {title}"
+    named = next((part for part in reversed(path) if isinstance(part, str)), None)
+    return f"An item of '{named}'" if named else "This value"
 
 
 def _article(kind: str) -> str:

@@ -12,13 +12,11 @@ them to the UTF-16 offsets that LSP ranges use.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import yaml
-from yaml import events as ev
-
 from switchman.engine.config.problems import Code, Position, Problem, Range, Severity
+from yaml import events as ev
 
 try:  # the C event parser is much faster; fall back to pure Python without libyaml
     from yaml import CSafeLoader as _Loader
@@ -27,24 +25,31 @@ except ImportError:  # pragma: no cover - depends on the platform build of PyYAM
 
 MAX_DEPTH = 64
 _RESOLVER = yaml.resolver.Resolver()
+_NO_PAIRS: list[Any] = []  # shared, never mutated: scalars have no children
+_NO_ITEMS: list[Any] = []
 _STR_TAG = "tag:yaml.org,2002:str"
 
 NodeKind = Literal["scalar", "mapping", "sequence"]
 
 
-@dataclass(eq=False, slots=True)
 class YamlNode:
-    """A node with its position. Mappings hold ``(key, value)`` pairs in order."""
+    """A node with its position. Mappings hold ``(key, value)`` pairs in order.
 
-    kind: NodeKind
-    start: tuple[int, int]
-    end: tuple[int, int]
-    tag: str = _STR_TAG
-    text: str = ""
-    plain: bool = False
-    flow: bool = False
-    pairs: list[tuple[YamlNode, YamlNode]] = field(default_factory=list)
-    items: list[YamlNode] = field(default_factory=list)
+    Positions are ``(line, code-point column)``; ``flow`` marks ``[...]``/``{...}``.
+    """
+
+    __slots__ = ("end", "flow", "items", "kind", "pairs", "start", "tag", "text")
+
+    def __init__(self, kind: NodeKind, start: tuple[int, int], end: tuple[int, int],
+                 tag: str = _STR_TAG, text: str = "", flow: bool = False) -> None:
+        self.kind = kind
+        self.start = start
+        self.end = end
+        self.tag = tag
+        self.text = text
+        self.flow = flow
+        self.pairs: list[tuple[YamlNode, YamlNode]] = _NO_PAIRS
+        self.items: list[YamlNode] = _NO_ITEMS
 
     @property
     def is_null(self) -> bool:
@@ -168,119 +173,106 @@ def _syntax_problem(doc: YamlDocument, exc: yaml.MarkedYAMLError) -> Problem:
     return doc.problem(rng, Code.YAML_SYNTAX, f"YAML syntax error: {what}{context}.")
 
 
+def _pos(mark: Any) -> tuple[int, int]:
+    return (mark.line, mark.column) if mark is not None else (0, 0)
+
+
+# Plain scalars starting with anything else are always strings (YAML 1.1 core resolvers).
+_MAYBE_TYPED = frozenset("0123456789-+.~nNtTfFyYoO")
+
+
 def _resolve_tag(event: ev.ScalarEvent) -> str:
     if event.tag not in (None, "!"):
         return str(event.tag)
-    plain = event.implicit[0] and not event.style
-    if not plain:
+    if event.style or not event.implicit[0]:
         return _STR_TAG
-    return str(_RESOLVER.resolve(yaml.ScalarNode, event.value, (True, False)))
-
-
-class _Composer:
-    """Builds :class:`YamlNode` trees from a libyaml event stream, iteratively."""
-
-    def __init__(self) -> None:
-        self.stack: list[YamlNode] = []
-        self.pending_key: list[YamlNode | None] = []
-        self.anchors: dict[str, YamlNode] = {}
-        self.open_anchors: set[str] = set()
-        self.anchor_of: dict[int, str] = {}
-        self.root: YamlNode | None = None
-        self.documents = 0
-
-    def attach(self, node: YamlNode) -> None:
-        if not self.stack:
-            self.root = node
-            return
-        parent = self.stack[-1]
-        if parent.kind == "sequence":
-            parent.items.append(node)
-        elif self.pending_key[-1] is None:
-            self.pending_key[-1] = node
-        else:
-            key = self.pending_key[-1]
-            assert key is not None
-            parent.pairs.append((key, node))
-            self.pending_key[-1] = None
-
-    def scalar(self, event: ev.ScalarEvent) -> None:
-        node = YamlNode(
-            "scalar",
-            (event.start_mark.line, event.start_mark.column),
-            (event.end_mark.line, event.end_mark.column),
-            tag=_resolve_tag(event),
-            text=event.value,
-            plain=not event.style,
-        )
-        self.remember(event.anchor, node)
-        self.attach(node)
-
-    def start(self, event: ev.CollectionStartEvent, kind: NodeKind) -> None:
-        if len(self.stack) >= MAX_DEPTH:
-            raise _TooDeep(event.start_mark)
-        node = YamlNode(
-            kind,
-            (event.start_mark.line, event.start_mark.column),
-            (event.end_mark.line, event.end_mark.column),
-            flow=bool(event.flow_style),
-        )
-        self.attach(node)
-        if event.anchor:
-            self.open_anchors.add(event.anchor)
-            self.remember(event.anchor, node)
-        self.stack.append(node)
-        self.pending_key.append(None)
-
-    def end(self, event: ev.CollectionEndEvent) -> None:
-        node = self.stack.pop()
-        self.pending_key.pop()
-        node.end = (event.end_mark.line, event.end_mark.column)
-        anchor = self.anchor_of.get(id(node))
-        if anchor:
-            self.open_anchors.discard(anchor)
-
-    def alias(self, event: ev.AliasEvent) -> None:
-        anchor = str(event.anchor)
-        if anchor in self.open_anchors:
-            raise _RecursiveAlias(event.start_mark, anchor)
-        target = self.anchors.get(anchor)
-        if target is None:
-            raise yaml.composer.ComposerError(
-                None, None, f"found undefined alias {anchor!r}", event.start_mark
-            )
-        self.attach(target)
-
-    def remember(self, anchor: str | None, node: YamlNode) -> None:
-        if anchor:
-            self.anchors[anchor] = node
-            self.anchor_of[id(node)] = anchor
-
-    def document(self, event: ev.DocumentStartEvent) -> None:
-        self.documents += 1
-        if self.documents > 1:
-            raise yaml.composer.ComposerError(
-                None,
-                None,
-                "found a second document; a configuration file holds one document",
-                event.start_mark,
-            )
+    value = event.value
+    if value and value[0] not in _MAYBE_TYPED:
+        return _STR_TAG
+    return str(_RESOLVER.resolve(yaml.ScalarNode, value, (True, False)))  # type: ignore[no-untyped-call]
 
 
 def _compose(text: str) -> YamlNode | None:
-    composer = _Composer()
-    for event in yaml.parse(text, Loader=_Loader):
-        kind = type(event)
-        if kind is ev.ScalarEvent:
-            composer.scalar(event)  # type: ignore[arg-type]
-        elif kind is ev.MappingStartEvent:
-            composer.start(event, "mapping")  # type: ignore[arg-type]
-        elif kind is ev.SequenceStartEvent:
-            composer.start(event, "sequence")  # type: ignore[arg-type]
-        elif kind is ev.MappingEndEvent or kind is ev.SequenceEndEvent:
-            composer.end(event)  # type: ignore[arg-type]
-        elif kind is ev.AliasEvent:
-            composer.alias(event)  # type: ignore[arg-type]
-        elif kind is ev.DocumentStartEvent:
-            composer.document(event)  # type: ignore[arg-type]
-    return composer.root
+    """Build the node tree from libyaml's event stream, iteratively.
+
+    One flat loop with local variables: this is the hot path when a large
+    routing file is re-validated on every keystroke.
+    """
+    loader = _Loader(text)
+    stack: list[YamlNode] = []
+    pending: list[YamlNode | None] = []  # per open mapping: a key waiting for its value
+    anchors: dict[str, YamlNode] = {}
+    open_anchors: dict[int, str] = {}  # id(collection) -> anchor, while it is being built
+    root: YamlNode | None = None
+    documents = 0
+    get_event = loader.get_event
+    try:
+        while (event := get_event()) is not None:
+            kind = type(event)
+            if kind is ev.ScalarEvent:
+                start, end = event.start_mark, event.end_mark
+                node = YamlNode("scalar", (start.line, start.column), (end.line, end.column),
+                                _resolve_tag(event), event.value)
+                if event.anchor:
+                    anchors[event.anchor] = node
+            elif kind is ev.MappingStartEvent or kind is ev.SequenceStartEvent:
+                if len(stack) >= MAX_DEPTH:
+                    raise _TooDeep(event.start_mark)
+                node = _collection(event, kind is ev.MappingStartEvent)
+                if event.anchor:
+                    anchors[event.anchor] = node
+                    open_anchors[id(node)] = event.anchor
+            elif kind is ev.MappingEndEvent or kind is ev.SequenceEndEvent:
+                done = stack.pop()
+                pending.pop()
+                done.end = _pos(event.end_mark)
+                open_anchors.pop(id(done), None)
+                continue
+            elif kind is ev.AliasEvent:
+                node = _alias(event, anchors, open_anchors)
+            elif kind is ev.DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    raise yaml.composer.ComposerError(
+                        None, None,
+                        "found a second document; a configuration file holds one document",
+                        event.start_mark)  # type: ignore[arg-type]
+                continue
+            else:
+                continue
+            if not stack:
+                root = node
+            elif stack[-1].kind == "sequence":
+                stack[-1].items.append(node)
+            elif pending[-1] is None:
+                pending[-1] = node
+            else:
+                stack[-1].pairs.append((pending[-1], node))  # type: ignore[arg-type]
+                pending[-1] = None
+            if node.kind != "scalar" and kind is not ev.AliasEvent:
+                stack.append(node)
+                pending.append(None)
+    finally:
+        loader.dispose()
+    return root
+
+
+def _collection(event: Any, mapping: bool) -> YamlNode:
+    node = YamlNode("mapping" if mapping else "sequence", _pos(event.start_mark),
+                    _pos(event.end_mark), flow=bool(event.flow_style))
+    if mapping:
+        node.pairs = []
+    else:
+        node.items = []
+    return node
+
+
+def _alias(event: Any, anchors: dict[str, YamlNode], open_anchors: dict[int, str]) -> YamlNode:
+    anchor = str(event.anchor)
+    if anchor in open_anchors.values():
+        raise _RecursiveAlias(event.start_mark, anchor)
+    target = anchors.get(anchor)
+    if target is None:
+        raise yaml.composer.ComposerError(
+            None, None, f"found undefined alias {anchor!r}", event.start_mark)  # type: ignore[arg-type]
+    return target

@@ -17,10 +17,9 @@ disagreement is recorded as ``deferred``.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import msgspec
-
 from switchman.engine.clock import Clock
 from switchman.engine.config.policy import EffectivePolicy
 from switchman.engine.config.registry import ModelRegistry
@@ -38,6 +37,7 @@ from switchman.engine.routing.explain import chosen_label, fallthrough_banners, 
 from switchman.engine.routing.overrides import Override
 from switchman.engine.routing.predicates import CostTodayExceeds
 from switchman.engine.routing.validation import CandidateValidator
+from switchman.engine.userregex import pattern_set
 
 NA = Verdict.NOT_APPLICABLE
 
@@ -74,6 +74,7 @@ class PolicyChain:
     def decide(self, request: RouteRequest) -> RouteDecided:
         """The decision for ``request``; raises :class:`NoModelAvailable` if nothing validates."""
         started = self.clock.monotonic()
+        request = self._with_pattern_hits(request)
         chain: list[PolicyEvaluation] = []
         suggestion = self._recommendation(request.context)
         winner: int | None = None
@@ -100,6 +101,15 @@ class PolicyChain:
             raise NoModelAvailable(decision, no_model_message(decision, self.registry))
         banners = fallthrough_banners(decision) + self._budget_banner(request, chain[winner])
         return decision if not banners else _with_banners(decision, banners)
+
+    def _with_pattern_hits(self, request: RouteRequest) -> RouteRequest:
+        """Match every rule's message pattern in one RE2 pass, up front."""
+        patterns = tuple(dict.fromkeys(p for r in self.policy.rules for p in r.message_patterns))
+        if not patterns or request.context.message_hits is not None:
+            return request
+        hits = pattern_set(patterns).hits(request.context.message)
+        context = msgspec.structs.replace(request.context, message_hits=hits)
+        return replace(request, context=context)
 
     # -- slots ---------------------------------------------------------------------
 

@@ -29,6 +29,9 @@ class TurnContext(msgspec.Struct, frozen=True, kw_only=True):
     local_time: time | None = None
     cost_today_usd: Decimal = Decimal(0)
     skills_matching: frozenset[str] = frozenset()
+    message_hits: frozenset[str] | None = None
+    """Set by the chain: the rule patterns known to occur in ``message`` (one RE2 pass);
+    None means each ``message_matches`` searches the message itself."""
 
     def extensions(self) -> frozenset[str]:
         """Lower-case extensions (with the dot) of every touched file."""

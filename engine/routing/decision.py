@@ -5,7 +5,6 @@ from __future__ import annotations
 from enum import StrEnum
 
 import msgspec
-
 from switchman.engine.events import Event
 
 
@@ -82,7 +81,7 @@ class RouteDecided(Event, frozen=True, kw_only=True, tag="route.decided"):
     chosen_model: str | None
     elapsed_ms: float
     workspace: str | None = None
-    banners: list[str] = []
+    banners: list[str] = msgspec.field(default_factory=list)
 
     @property
     def winner(self) -> PolicyEvaluation | None:

@@ -11,12 +11,11 @@ from __future__ import annotations
 import re
 
 import msgspec
-
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.walker import closest
 from switchman.engine.errors import EmptyMessage, UnknownAlias
 
-_OVERRIDE = re.compile(r"@([^\s@]+)(?:\s+|\Z)")
+_OVERRIDE = re.compile(r"@([\w.:/+-]+)(?:\s+|\Z)")
 
 
 class Override(msgspec.Struct, frozen=True):

@@ -49,6 +49,8 @@ class MessageMatches(Predicate):
     key = "message_matches"
 
     def test(self, ctx: TurnContext) -> bool:
+        if ctx.message_hits is not None:
+            return self.pattern in ctx.message_hits
         return self.regex.search(ctx.message) is not None
 
 
@@ -189,30 +191,49 @@ def _extension(text: str) -> str:
     return text if text.startswith(".") else "." + text
 
 
+_BUILDERS: dict[str, Any] = {
+    "message_matches": lambda v: MessageMatches(v, compile_regex(v)),
+    "message_contains_any": lambda v: MessageContainsAny(frozenset(s.lower() for s in v)),
+    "estimated_input_tokens_gt": TokensAbove,
+    "estimated_input_tokens_lt": TokensBelow,
+    "has_images": HasImages,
+    "has_tool_calls_in_history": HasToolCallsInHistory,
+    "skills_matching_message_includes": lambda v: SkillsMatching(frozenset(v)),
+    "file_extensions_in_context": lambda v: FileExtensions(frozenset(map(_extension, v))),
+    "workspace_path_matches": lambda v: WorkspacePathMatches(v, compile_regex(v)),
+    "time_of_day_between": lambda v: TimeOfDayBetween(v[0], v[1]),
+    "cost_today_exceeds_usd": lambda v: CostTodayExceeds(Decimal(str(v))),
+    "any_of": lambda v: AnyOf(tuple(build_predicate(i) for i in v)),
+    "all_of": lambda v: AllOf(tuple(build_predicate(i) for i in v)),
+    "not": lambda v: Not(build_predicate(v)),
+}
+
+
 def _leaf(key: str, value: Any) -> Predicate:
-    builders: dict[str, Any] = {
-        "message_matches": lambda v: MessageMatches(v, compile_regex(v)),
-        "message_contains_any": lambda v: MessageContainsAny(frozenset(s.lower() for s in v)),
-        "estimated_input_tokens_gt": TokensAbove,
-        "estimated_input_tokens_lt": TokensBelow,
-        "has_images": HasImages,
-        "has_tool_calls_in_history": HasToolCallsInHistory,
-        "skills_matching_message_includes": lambda v: SkillsMatching(frozenset(v)),
-        "file_extensions_in_context": lambda v: FileExtensions(frozenset(map(_extension, v))),
-        "workspace_path_matches": lambda v: WorkspacePathMatches(v, compile_regex(v)),
-        "time_of_day_between": lambda v: TimeOfDayBetween(v[0], v[1]),
-        "cost_today_exceeds_usd": lambda v: CostTodayExceeds(Decimal(str(v))),
-        "any_of": lambda v: AnyOf(tuple(build_predicate(i) for i in v)),
-        "all_of": lambda v: AllOf(tuple(build_predicate(i) for i in v)),
-        "not": lambda v: Not(build_predicate(v)),
-    }
-    return builders[key](value)  # type: ignore[no-any-return]
+    return _BUILDERS[key](value)  # type: ignore[no-any-return]
 
 
 def build_predicate(when: Mapping[str, Any]) -> Predicate:
     """The predicate for a validated ``when`` block (keys combine with all_of)."""
     parts = tuple(_leaf(key, value) for key, value in when.items())
     return parts[0] if len(parts) == 1 else AllOf(parts)
+
+
+ORDERED_KINDS: tuple[type[Predicate], ...] = (
+    TokensAbove, TokensBelow, CostTodayExceeds, MessageContainsAny, FileExtensions, SkillsMatching)
+"""Conjunct kinds that can imply a different value of their own kind (thresholds, sets)."""
+
+
+def shadow_key(pred: Predicate) -> tuple[frozenset[Predicate], frozenset[type[Predicate]]]:
+    """What an earlier rule needs a later one to contain for :func:`implies` to hold.
+
+    Conjuncts outside :data:`ORDERED_KINDS` only imply an identical conjunct;
+    ordered ones only imply conjuncts of their own kind.
+    """
+    parts = pred.conjuncts()
+    exact = frozenset(p for p in parts if not isinstance(p, ORDERED_KINDS))
+    kinds = frozenset(type(p) for p in parts if isinstance(p, ORDERED_KINDS))
+    return exact, kinds
 
 
 def implies(earlier: Predicate, later: Predicate) -> bool:
@@ -236,10 +257,25 @@ def _conjunct_implies(earlier: Predicate, later: Predicate) -> bool:
             return bool(b >= a)
         case TokensBelow(a), TokensBelow(b):
             return b <= a
-        case (MessageContainsAny(a), MessageContainsAny(b)) | (FileExtensions(a), FileExtensions(b)) \
-                | (SkillsMatching(a), SkillsMatching(b)):
+        case (
+            (MessageContainsAny(a), MessageContainsAny(b))
+            | (FileExtensions(a), FileExtensions(b))
+            | (SkillsMatching(a), SkillsMatching(b))
+        ):
             return b <= a
     return False
+
+
+def message_patterns(pred: Predicate) -> tuple[str, ...]:
+    """Every ``message_matches`` pattern inside ``pred``, in order."""
+    match pred:
+        case MessageMatches(pattern):
+            return (pattern,)
+        case AnyOf(items) | AllOf(items):
+            return tuple(p for item in items for p in message_patterns(item))
+        case Not(item):
+            return message_patterns(item)
+    return ()
 
 
 def describe(pred: Predicate) -> str:

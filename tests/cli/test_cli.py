@@ -1,0 +1,207 @@
+"""The ``switchman`` CLI: rules check / show / test, route, models."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from switchman.server.cli import main
+
+POLICY_DIR = Path(__file__).parent.parent / "policy"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(list(args))
+    return code, capsys.readouterr().out
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
+    code, out = run(capsys, *args, "--json")
+    return code, json.loads(out)
+
+
+# -- rules test ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(POLICY_DIR.glob("*.test.yaml")), ids=lambda p: p.name)
+def test_spec_worked_examples_pass(path: Path, capsys: pytest.CaptureFixture[str],
+                                   config_dir: Path) -> None:
+    code, results = run_json(capsys, "rules", "test", str(path))
+    assert [r["failures"] for r in results if not r["passed"]] == []
+    assert code == 0
+    for result in results:
+        assert set(result) >= {"name", "passed", "decision", "error"}
+        if result["decision"] is not None:
+            assert result["decision"]["type"] == "route.decided"
+
+
+def test_a_failing_case_exits_1_and_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             config_dir: Path) -> None:
+    shutil.copy(POLICY_DIR / "section8.routing.yaml", tmp_path)
+    test_file = tmp_path / "t.test.yaml"
+    test_file.write_text("routing: section8.routing.yaml\ncases:\n  - name: wrong\n"
+                         "    message: /commit x\n    expect: {model: opus}\n", "utf-8")
+    code, out = run(capsys, "rules", "test", str(test_file))
+    assert code == 1
+    assert "FAIL  wrong" in out
+    assert "expected model anthropic:claude-opus-4-7, got anthropic:claude-haiku-4-5" in out
+    assert out.strip().endswith("0 passed, 1 failed")
+
+
+def test_an_invalid_test_file_gets_located_problems(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    test_file = tmp_path / "t.test.yaml"
+    test_file.write_text("cases:\n  - name: x\n    mesage: hi\n    expect: {model: opus}\n")
+    code, out = run(capsys, "rules", "test", str(test_file))
+    assert code == 2
+    assert f"{test_file}:3:5: error [unknown-key]" in out
+
+
+# -- rules check ---------------------------------------------------------------------
+
+
+def test_check_json_prints_lsp_shaped_diagnostics(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str],
+                                                  config_dir: Path) -> None:
+    path = tmp_path / "routing.yaml"
+    path.write_text("global_default: opsu\n", "utf-8")
+    code, diagnostics = run_json(capsys, "rules", "check", str(path))
+    assert code == 1
+    assert diagnostics == [{
+        "file": str(path),
+        "range": {"start": {"line": 0, "character": 16}, "end": {"line": 0, "character": 20}},
+        "severity": "error",
+        "code": "unknown-model",
+        "message": diagnostics[0]["message"],
+        "source": "switchman",
+        "data": {"suggestions": ["opus"]},
+    }]
+
+
+def test_check_defaults_to_user_and_workspace_files(tmp_path: Path, config_dir: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    (config_dir / "routing.yaml").write_text("global_default: haiku\n", "utf-8")
+    workspace = tmp_path / "proj"
+    (workspace / ".switchman").mkdir(parents=True)
+    (workspace / ".switchman" / "routing.yaml").write_text("base_url: http://x\n", "utf-8")
+    code, out = run(capsys, "rules", "check", "--workspace", str(workspace))
+    assert code == 0  # a warning does not fail the check
+    assert "warning [untrusted-setting]" in out
+    assert str(config_dir / "routing.yaml") in out
+
+
+def test_check_of_clean_files_says_ok(tmp_path: Path, config_dir: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    path = config_dir / "models.yaml"
+    path.write_text("models:\n  ollama:qwen2.5-coder: {aliases: [qwen]}\n", "utf-8")
+    code, out = run(capsys, "rules", "check", str(path))
+    assert (code, out.strip()) == (0, f"ok: {path}")
+
+
+def test_routing_file_is_checked_against_the_models_file_beside_it(
+        tmp_path: Path, config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "models.yaml").write_text("models:\n  ollama:qwen: {aliases: [qwen]}\n")
+    (tmp_path / "routing.yaml").write_text("global_default: qwen\n")
+    code, _ = run(capsys, "rules", "check", str(tmp_path / "routing.yaml"))
+    assert code == 0
+
+
+# -- rules show ----------------------------------------------------------------------
+
+
+def test_show_lists_rules_with_synthetic_names(tmp_path: Path, config_dir: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    (config_dir / "routing.yaml").write_text(
+        "rules:\n  - when: {has_images: true}\n    use: opus\n  - name: sql\n"
+        "    when: {file_extensions_in_context: [sql]}\n    use: gpt-5\n", "utf-8")
+    code, shown = run_json(capsys, "rules", "show", "--workspace", str(tmp_path))
+    assert code == 0
+    assert [(r["name"], r["synthetic_name"], r["when"]) for r in shown["rules"]] == [
+        ("rule_1", True, "has_images true"),
+        ("sql", False, "file_extensions_in_context [.sql]"),
+    ]
+    code, out = run(capsys, "rules", "show", "--workspace", str(tmp_path))
+    assert "1. rule_1: has_images true -> anthropic:claude-opus-4-7" in out
+
+
+# -- route ---------------------------------------------------------------------------
+
+
+def test_route_prints_the_decision_and_chain(config_dir: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "route", "write a commit message", "--assume-configured")
+    assert code == 0
+    assert 'Chose: anthropic:claude-haiku-4-5 (rule "fast for commits")' in out
+    code, result = run_json(capsys, "route", "@opus hello", "--assume-configured")
+    assert result["message"] == "hello"
+    assert result["decision"]["chosen_model"] == "anthropic:claude-opus-4-7"
+
+
+def test_route_without_keys_is_not_configured(config_dir: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    code, result = run_json(capsys, "route", "hello")
+    assert code == 1
+    assert result["error"]["code"] == "no_model_available"
+    chain = result["decision"]["chain"]
+    assert chain[-1]["validation_failure"] == "not_configured"
+
+
+def test_route_with_a_key_in_the_environment(config_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    code, result = run_json(capsys, "route", "hello", "--sticky", "gpt-5")
+    assert (code, result["decision"]["chosen_model"]) == (0, "openai:gpt-5")
+    assert "sk-test-not-real" not in json.dumps(result)
+
+
+def test_route_unknown_alias(config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, result = run_json(capsys, "route", "@nope hi", "--assume-configured")
+    assert code == 1
+    assert result["error"]["code"] == "unknown_alias"
+    assert result["decision"] is None
+
+
+def test_route_simulated_outage_and_context(config_dir: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    code, result = run_json(capsys, "route", "the architecture", "--assume-configured",
+                            "--unavailable", "anthropic")
+    assert code == 1
+    assert "Run /model <id> to choose a model from another provider (ollama, openai)" in \
+        result["error"]["message"]
+    code, result = run_json(capsys, "route", "the architecture", "--assume-configured",
+                            "--unavailable", "opus")
+    assert result["decision"]["chosen_model"] == "anthropic:claude-sonnet-4-6"
+    code, result = run_json(capsys, "route", "big", "--assume-configured", "--tokens", "190000")
+    assert result["decision"]["winner_index"] is not None
+    assert result["decision"]["chain"][2]["rule_name"] == "long context"
+
+
+# -- models --------------------------------------------------------------------------
+
+
+def test_models_lists_key_status(config_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "secret-value")
+    code, rows = run_json(capsys, "models")
+    status = {r["id"]: r["configured"] for r in rows}
+    assert status["anthropic:claude-opus-4-7"] is True
+    assert status["openai:gpt-5"] is False
+    assert "secret-value" not in json.dumps(rows)
+
+
+# -- the installed console script ----------------------------------------------------
+
+
+def test_console_script_runs(config_dir: Path) -> None:
+    exe = Path(sys.executable).with_name("switchman")
+    result = subprocess.run([str(exe), "route", "fix the commit message", "--assume-configured"],
+                            capture_output=True, text=True, env=dict(os.environ), check=False)
+    assert result.returncode == 0, result.stderr
+    assert "CONFIGURED_RULES" in result.stdout

@@ -1,0 +1,312 @@
+"""The policy chain: order, validation, fall-through, records (spec §4, §7, §9)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from switchman.engine.availability import AvailabilityTracker, ErrorClass
+from switchman.engine.clock import ManualClock
+from switchman.engine.config.policy import PatternSettings, effective_policy
+from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.config.routing_file import check_routing_text
+from switchman.engine.config.store import ConfigStore
+from switchman.engine.errors import NoModelAvailable
+from switchman.engine.events import Event, EventBus
+from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
+from switchman.engine.router import Router
+from switchman.engine.routing.chain import PolicyChain, RouteRequest
+from switchman.engine.routing.context import TurnContext
+from switchman.engine.routing.decision import Policy, RouteDecided, ValidationFailure, Verdict
+from switchman.engine.routing.explain import render, short_reason
+from switchman.engine.routing.overrides import parse_override
+from switchman.engine.routing.validation import CandidateValidator
+
+OPUS, SONNET, HAIKU = ("anthropic:claude-opus-4-7", "anthropic:claude-sonnet-4-6",
+                       "anthropic:claude-haiku-4-5")
+GPT5 = "openai:gpt-5"
+
+POLICY = """
+global_default: haiku
+rules:
+  - name: fast for commits
+    when: {message_matches: "^/commit"}
+    use: haiku
+  - name: deep for architecture
+    when: {message_matches: architecture}
+    use: opus
+  - name: images
+    when: {has_images: true}
+    use: sonnet
+workspaces:
+  /code/app:
+    default: sonnet
+"""
+
+
+class Harness:
+    """A chain over a routing policy, with a real availability tracker."""
+
+    def __init__(self, registry: ModelRegistry, text: str = POLICY) -> None:
+        policy, problems = check_routing_text(text, "routing.yaml", registry)
+        assert policy is not None, problems
+        self.registry = registry
+        self.policy = policy
+        self.clock = ManualClock()
+        self.tracker = AvailabilityTracker(self.clock)
+        self.configured = {"anthropic", "openai", "ollama"}
+        self.patterns: PatternRecommendation | None = None
+        self.pattern_settings = PatternSettings()
+
+    def decide(self, message: str, *, workspace: str | None = "/code/app",
+               sticky: str | None = None, tier: str | None = None,
+               **ctx: object) -> RouteDecided:
+        text, override = parse_override(message, self.registry)
+        effective = replace(effective_policy(self.policy, workspace, None),
+                            pattern=self.pattern_settings)
+        validator = CandidateValidator(self.registry, lambda p: p.name in self.configured,
+                                       self.tracker.check)
+        chain = PolicyChain(self.registry, effective, validator, self.clock,
+                            FixedPatternStore(self.patterns))
+        context = TurnContext(message=text, workspace_path=workspace, **ctx)  # type: ignore[arg-type]
+        return chain.decide(RouteRequest(context=context, turn_id="t1", session_id="s1",
+                                         override=override, sticky_model=sticky,
+                                         delegate_tier=tier))
+
+
+@pytest.fixture
+def h(registry: ModelRegistry) -> Harness:
+    return Harness(registry)
+
+
+def verdicts(decision: RouteDecided) -> list[tuple[str, str]]:
+    return [(e.policy.value, e.verdict.value) for e in decision.chain]
+
+
+def test_rule_wins_when_it_validates(h: Harness) -> None:
+    decision = h.decide("/commit fix the auth bug")
+    assert decision.chosen_model == HAIKU
+    assert verdicts(decision) == [("PER_MESSAGE_OVERRIDE", "not_applicable"),
+                                  ("MANUAL_STICKY", "not_applicable"),
+                                  ("CONFIGURED_RULES", "chose")]
+    assert decision.winner is not None and decision.winner.rule_name == "fast for commits"
+    assert short_reason(decision) == "rule: fast for commits"
+
+
+def test_override_beats_sticky_and_does_not_change_it(h: Harness) -> None:
+    decision = h.decide("@opus what's a quick name?", sticky=SONNET)
+    assert decision.chosen_model == OPUS
+    assert decision.chain[0].reason == 'override "@opus"'
+    assert len(decision.chain) == 1
+
+
+def test_sticky_opts_out_of_rules(h: Harness) -> None:
+    decision = h.decide("/commit x", sticky=SONNET)
+    assert decision.chosen_model == SONNET
+    assert verdicts(decision)[-1] == ("MANUAL_STICKY", "chose")
+
+
+def test_no_rule_falls_to_workspace_default_then_global(h: Harness) -> None:
+    assert h.decide("hello").chosen_model == SONNET
+    decision = h.decide("hello", workspace="/elsewhere")
+    assert decision.chosen_model == HAIKU
+    assert [e.policy for e in decision.chain] == list(Policy)
+    assert decision.chain[4].verdict is Verdict.NOT_APPLICABLE  # slot 5 outside delegation
+
+
+def test_capability_rejection_is_recorded_and_chain_continues(registry: ModelRegistry) -> None:
+    h = Harness(_with_local_model(registry), "global_default: opus\nrules:\n  - name: small\n"
+                "    when: {has_images: true}\n    use: local\n")
+    decision = h.decide("look at this", has_images=True, workspace=None)
+    rejected = decision.chain[2]
+    assert rejected.verdict is Verdict.REJECTED
+    assert rejected.validation_failure is ValidationFailure.NO_VISION_SUPPORT
+    assert decision.chosen_model == OPUS
+
+
+def test_tool_capability_is_only_required_when_tools_are_sent(registry: ModelRegistry) -> None:
+    h = Harness(_with_local_model(registry), "global_default: opus\nrules:\n  - name: local\n"
+                "    use: local\n")
+    with_tools = h.decide("hi", has_tool_definitions=True, workspace=None)
+    assert with_tools.chain[2].validation_failure is ValidationFailure.NO_TOOL_SUPPORT
+    assert with_tools.chosen_model == OPUS
+    assert h.decide("hi", workspace=None).chosen_model == "ollama:tiny"
+
+
+def _with_local_model(registry: ModelRegistry) -> ModelRegistry:
+    from switchman.engine.config.registry import Capabilities, ModelSpec
+
+    tiny = ModelSpec(id="ollama:tiny", provider="ollama", api_model="tiny", display_name="tiny",
+                     aliases=("local",),
+                     capabilities=Capabilities(max_context_tokens=8000, supports_tools=False))
+    return ModelRegistry(registry.providers, [*registry.models.values(), tiny])
+
+
+def test_context_window_is_checked(registry: ModelRegistry) -> None:
+    h = Harness(registry, "global_default: gpt-5\nrules:\n  - when: {message_matches: arch}\n"
+                          "    use: opus\n")
+    decision = h.decide("architecture", estimated_input_tokens=250_000)
+    assert decision.chain[2].validation_failure is ValidationFailure.EXCEEDS_CONTEXT_WINDOW
+    assert decision.chosen_model == GPT5
+
+
+def test_not_configured_provider_is_rejected(h: Harness) -> None:
+    h.configured = {"openai"}
+    with pytest.raises(NoModelAvailable) as caught:
+        h.decide("architecture")
+    failures = {e.validation_failure for e in caught.value.decision.chain if e.validation_failure}
+    assert failures == {ValidationFailure.NOT_CONFIGURED}
+    assert "Set ANTHROPIC_API_KEY" in str(caught.value)
+
+
+def test_model_outage_falls_through_with_a_banner(h: Harness) -> None:
+    for _ in range(5):
+        h.tracker.record_failure("anthropic", OPUS, ErrorClass.SERVER)
+    decision = h.decide("Walk me through the architecture of this codebase")
+    assert decision.chain[2].validation_failure is ValidationFailure.PROVIDER_UNAVAILABLE
+    assert decision.chain[2].outage_scope == "model"
+    assert decision.chosen_model == SONNET
+    assert decision.banners == [f"{OPUS} currently unavailable. Routing fell through to {SONNET}."]
+
+
+def test_auth_error_makes_the_next_decision_reject_the_provider(h: Harness) -> None:
+    h.tracker.record_failure("anthropic", HAIKU, ErrorClass.AUTH)
+    h.policy = check_routing_text("global_default: haiku\nrules:\n  - use: opus\n"
+                                  "workspaces:\n  /code/app: {default: sonnet}\n",
+                                  "routing.yaml", h.registry)[0]  # type: ignore[assignment]
+    h.configured = {"anthropic"}
+    with pytest.raises(NoModelAvailable) as caught:
+        h.decide("hello")
+    decision = caught.value.decision
+    assert [e.verdict for e in decision.chain if e.candidate_model] == [Verdict.REJECTED] * 3
+    assert all(e.outage_scope == "provider" for e in decision.chain if e.candidate_model)
+    message = str(caught.value)
+    assert message.splitlines()[:3] == [
+        "No model available for this turn.",
+        "anthropic provider currently unavailable.",
+        f"Tried: {OPUS}, {SONNET}, {HAIKU} — all on anthropic.",
+    ]
+    assert "another provider (ollama, openai)" in message
+    assert decision.chosen_model is None and decision.winner_index is None
+
+
+def test_provider_outage_banner_names_the_fallback_policy(h: Harness) -> None:
+    h.tracker.record_failure("anthropic", OPUS, ErrorClass.AUTH)
+    h.policy = check_routing_text("global_default: gpt-5\nrules:\n  - use: opus\n",
+                                  "routing.yaml", h.registry)[0]  # type: ignore[assignment]
+    decision = h.decide("hello", workspace=None)
+    assert decision.chosen_model == GPT5
+    assert decision.banners == [
+        f"anthropic provider currently unavailable. Routing fell through to {GPT5} "
+        "(global default)."]
+
+
+def test_rule_fallback_by_a_second_rule(h: Harness) -> None:
+    h.policy = check_routing_text(
+        "global_default: haiku\nrules:\n  - name: deep\n    when: {message_matches: arch}\n"
+        "    use: opus\n  - name: deep (fallback)\n    when: {message_matches: arch}\n"
+        "    use: sonnet\n", "routing.yaml", h.registry)[0]  # type: ignore[assignment]
+    h.tracker.record_failure("anthropic", OPUS, ErrorClass.AUTH)
+    h.tracker.record_success("anthropic", SONNET)  # provider healthy again...
+    for _ in range(5):  # ...but opus itself is down
+        h.tracker.record_failure("anthropic", OPUS, ErrorClass.OVERLOADED)
+    decision = h.decide("arch review")
+    assert [e.rule_name for e in decision.chain[2:]] == ["deep", "deep (fallback)"]
+    assert decision.chosen_model == SONNET
+
+
+def test_pattern_recommendation_when_no_rule_matches(h: Harness) -> None:
+    h.patterns = PatternRecommendation(SONNET, 0.9, 0.78, 12, [])
+    decision = h.decide("hello", workspace=None)
+    assert decision.winner is not None
+    assert decision.winner.policy is Policy.PATTERN_RECOMMENDATION
+    assert decision.winner.confidence == 0.78
+
+
+def test_pattern_below_the_gates_is_not_applicable(h: Harness) -> None:
+    h.patterns = PatternRecommendation(SONNET, 0.9, 0.78, 3, [])
+    decision = h.decide("hello", workspace=None)
+    assert decision.chain[3].verdict is Verdict.NOT_APPLICABLE
+    assert "insufficient samples" in decision.chain[3].reason
+    h.patterns = PatternRecommendation(SONNET, 0.9, 0.01, 30, [])
+    assert "below min_confidence" in h.decide("hello", workspace=None).chain[3].reason
+
+
+def test_pattern_disagreement_is_recorded_as_deferred(h: Harness) -> None:
+    h.patterns = PatternRecommendation(SONNET, 0.9, 0.87, 23, [])
+    decision = h.decide("/commit fix the auth bug")
+    assert decision.chosen_model == HAIKU
+    last = decision.chain[-1]
+    assert (last.policy, last.verdict, last.candidate_model) == (
+        Policy.PATTERN_RECOMMENDATION, Verdict.DEFERRED, SONNET)
+    assert 'outranked by rule "fast for commits"' in last.reason
+    assert decision.winner_index == 2
+
+
+def test_delegation_tier_resolves_and_upgrades(h: Harness) -> None:
+    decision = h.decide("rename foo", workspace=None, tier="fast")
+    assert decision.chosen_model == HAIKU
+    assert decision.winner is not None and decision.winner.policy is Policy.DELEGATE_REQUEST
+    h.configured = {"anthropic"}
+    h.tracker.record_failure("anthropic", HAIKU, ErrorClass.SERVER)
+    for _ in range(4):
+        h.tracker.record_failure("anthropic", HAIKU, ErrorClass.SERVER)
+    upgraded = h.decide("rename foo", workspace=None, tier="fast")
+    assert upgraded.chosen_model == SONNET
+    assert "upgraded from fast" in upgraded.chain[-1].reason
+
+
+def test_one_route_decided_per_decision_even_when_failing(config_dir: Path) -> None:
+    bus = EventBus()
+    seen: list[Event] = []
+    bus.subscribe(seen.append)
+    clock = ManualClock()
+    router = Router(ConfigStore(config_dir), clock=clock, configured=lambda p: True,
+                    availability=AvailabilityTracker(clock), bus=bus)
+    router.decide(RouteRequest(context=TurnContext(message="hi"), turn_id="a"))
+    with pytest.raises(NoModelAvailable):
+        Router(ConfigStore(config_dir), clock=clock, configured=lambda p: False,
+               availability=AvailabilityTracker(clock), bus=bus).decide(
+            RouteRequest(context=TurnContext(message="hi"), turn_id="b"))
+    decided = [e for e in seen if isinstance(e, RouteDecided)]
+    assert [d.turn_id for d in decided] == ["a", "b"]
+    assert len(decided[1].chain) == 7
+
+
+def test_route_decided_has_the_spec_field_names(h: Harness) -> None:
+    record = msgspec.to_builtins(h.decide("/commit x"))
+    assert {"type", "timestamp", "session_id", "turn_id", "chain", "winner_index",
+            "chosen_model", "elapsed_ms"} <= set(record)
+    assert record["type"] == "route.decided"
+    assert set(record["chain"][0]) >= {"policy", "verdict", "candidate_model", "reason",
+                                       "rule_name", "confidence", "pattern_alternatives",
+                                       "validation_failure"}
+
+
+def test_render_lays_out_the_chain(h: Harness) -> None:
+    for _ in range(5):
+        h.tracker.record_failure("anthropic", OPUS, ErrorClass.SERVER)
+    text = render(h.decide("architecture"))
+    lines = text.splitlines()
+    assert lines[0].startswith("Turn t1 · session s1 · ")
+    assert lines[1] == f"Chose: {SONNET} (workspace default)"
+    assert lines[3] == "Chain:"
+    assert lines[4].split() == ["[1]", "PER_MESSAGE_OVERRIDE", "not_applicable", "no", "@model",
+                                "token", "in", "message"]
+    assert "[3] CONFIGURED_RULES" in lines[6] and "rejected" in lines[6]
+    assert lines[-1] == f"{OPUS} currently unavailable. Routing fell through to {SONNET}."
+
+
+def test_budget_rule_banner(h: Harness) -> None:
+    from decimal import Decimal
+
+    h.policy = check_routing_text(
+        'global_default: opus\nrules:\n  - name: budget circuit breaker\n'
+        '    when: {cost_today_exceeds_usd: 5.00}\n    use: haiku\n', "routing.yaml",
+        h.registry)[0]  # type: ignore[assignment]
+    decision = h.decide("hi", workspace=None, cost_today_usd=Decimal("5.42"))
+    assert decision.banners == ['Daily budget $5.00 exceeded ($5.42 today). Routing per '
+                                '"budget circuit breaker" rule.']

@@ -1,0 +1,212 @@
+"""Every problem code appears, located at the offending key or value."""
+
+from __future__ import annotations
+
+import pytest
+
+from switchman.engine.config.builtin import builtin_registry
+from switchman.engine.config.check import FileKind, check_text, file_kind
+from switchman.engine.config.problems import Code, Position, Problem, Range, Severity
+from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.config.routing_file import check_routing_text
+from tests.conftest import span
+
+ROUTING = FileKind.ROUTING
+WORKSPACE = FileKind.WORKSPACE
+MODELS = FileKind.MODELS
+
+
+def problems(kind: FileKind, text: str) -> list[Problem]:
+    path = {ROUTING: "routing.yaml", WORKSPACE: "/ws/.switchman/routing.yaml",
+            MODELS: "models.yaml"}[kind]
+    return check_text(kind, text, path, builtin_registry())
+
+
+def only(found: list[Problem], code: Code) -> Problem:
+    matching = [p for p in found if p.code is code]
+    assert len(matching) == 1, found
+    return matching[0]
+
+
+# (kind, text, code, needle, occurrence) — the problem must underline `needle`.
+LOCATED = [
+    (ROUTING, "rules:\n  - nmae: x\n    use: opus\n", Code.UNKNOWN_KEY, "nmae", 1),
+    (ROUTING, "schema_version: 3\n", Code.SCHEMA_VERSION, "3", 1),
+    (ROUTING, "rules:\n  - when: {estimated_input_tokens_gt: lots}\n    use: opus\n",
+     Code.INVALID_TYPE, "lots", 1),
+    (ROUTING, "global_default: [opus]\n", Code.INVALID_TYPE, "[opus]", 1),
+    (ROUTING, "rules:\n  - use: opsu\n", Code.UNKNOWN_MODEL, "opsu", 1),
+    (ROUTING, "global_default: anthropic:claude-sonet-4-6\n", Code.UNKNOWN_MODEL,
+     "anthropic:claude-sonet-4-6", 1),
+    (ROUTING, "rules:\n  - when: {mesage_matches: x}\n    use: opus\n", Code.UNKNOWN_PREDICATE,
+     "mesage_matches", 1),
+    (ROUTING, 'rules:\n  - when: {message_matches: "(a)\\\\1"}\n    use: opus\n',
+     Code.INVALID_REGEX, '"(a)\\\\1"', 1),
+    (ROUTING, "rules:\n  - when: {workspace_path_matches: '(?=x)'}\n    use: opus\n",
+     Code.INVALID_REGEX, "'(?=x)'", 1),
+    (ROUTING, "rules:\n  - name: same\n    use: opus\n  - name: same\n    when: {has_images: "
+     "true}\n    use: haiku\n", Code.DUPLICATE_RULE_NAME, "same", 2),
+    (ROUTING, "tiers:\n  fast: haiku\n  balanced: sonnet\n", Code.PARTIAL_TIERS, "tiers", 1),
+    (ROUTING, "workspaces:\n  /code/x:\n    tiers: {fast: haiku}\n", Code.PARTIAL_TIERS, "tiers", 1),
+    (ROUTING, "pattern: {cost_weight: 1.5}\n", Code.OUT_OF_RANGE, "1.5", 1),
+    (ROUTING, "pattern: {min_sample_size: 0}\n", Code.OUT_OF_RANGE, "0", 1),
+    (ROUTING, "pattern: {min_confidence: -0.1}\n", Code.OUT_OF_RANGE, "-0.1", 1),
+    (ROUTING, 'rules:\n  - when: {time_of_day_between: ["25:00", "06:00"]}\n    use: opus\n',
+     Code.INVALID_TIME_WINDOW, '"25:00"', 1),
+    (ROUTING, "rules:\n  - when: {time_of_day_between: [09:00]}\n    use: opus\n",
+     Code.INVALID_TIME_WINDOW, "[09:00]", 1),
+    (ROUTING, "rules:\n  - when: {has_images: true}\n    use: opus\n  - when: {has_images: true}"
+     "\n    use: haiku\n", Code.SHADOWED_RULE, "{has_images: true}", 2),
+    (ROUTING, "rules:\n  - use: opus\n  - name: never\n    when: {has_images: true}\n"
+     "    use: haiku\n", Code.SHADOWED_RULE, "never", 1),
+    (ROUTING, "rules:\n  - use: opus\n    fallback: [sonnet]\n", Code.UNKNOWN_KEY, "fallback", 1),
+    (ROUTING, "a: 1\na: 2\n", Code.DUPLICATE_KEY, "a", 2),
+    (ROUTING, "workspaces:\n  relative/dir: {default: opus}\n", Code.INVALID_WORKSPACE_PATH,
+     "relative/dir", 1),
+    (ROUTING, "rules:\n  - when: {any_of: []}\n    use: opus\n", Code.EMPTY_COMBINATOR, "[]", 1),
+    (ROUTING, "rules:\n  - when: {has_images: true}\n", Code.MISSING_KEY, "when", 1),
+    (WORKSPACE, "default: opus\nbase_url: http://evil.example\n", Code.UNTRUSTED_SETTING,
+     "base_url", 1),
+    (WORKSPACE, "providers:\n  evil: {api: openai}\n", Code.UNTRUSTED_SETTING, "providers", 1),
+    (WORKSPACE, "api_key_env: MY_KEY\n", Code.UNTRUSTED_SETTING, "api_key_env", 1),
+    (WORKSPACE, "global_default: opus\n", Code.UNKNOWN_KEY, "global_default", 1),
+    (MODELS, "models:\n  ollama:qwen:\n    aliases: [haiku]\n", Code.DUPLICATE_ALIAS, "haiku", 1),
+    (MODELS, "models:\n  ollama:a: {aliases: [q]}\n  ollama:b: {aliases: [q]}\n",
+     Code.DUPLICATE_ALIAS, "q", 2),
+    (MODELS, "models:\n  nope:model: {}\n", Code.UNKNOWN_PROVIDER, "nope:model", 1),
+    (MODELS, "models:\n  no-colon: {}\n", Code.INVALID_MODEL_ID, "no-colon", 1),
+    (MODELS, "providers:\n  p: {api: grpc}\n", Code.INVALID_VALUE, "grpc", 1),
+    (MODELS, "providers:\n  p: {api: openai, api_key: sk-secret}\n", Code.UNTRUSTED_SETTING,
+     "api_key", 1),
+    (MODELS, "models:\n  ollama:x: {capabilities: {max_context_tokens: 0}}\n",
+     Code.OUT_OF_RANGE, "0", 1),
+    (MODELS, "schema_version: 9\n", Code.SCHEMA_VERSION, "9", 1),
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "code", "needle", "occurrence"), LOCATED)
+def test_problem_is_located_at_the_offending_text(
+    kind: FileKind, text: str, code: Code, needle: str, occurrence: int
+) -> None:
+    problem = only(problems(kind, text), code)
+    assert problem.range.start == span(text, needle, occurrence).start
+    if code is not Code.MISSING_KEY:
+        assert problem.range == span(text, needle, occurrence)
+    assert problem.message
+    assert problem.source == "switchman"
+
+
+def test_yaml_syntax_error_is_located() -> None:
+    found = problems(ROUTING, "rules:\n  - name: x\n   use: [opus\n")
+    problem = only(found, Code.YAML_SYNTAX)
+    assert problem.range.start.line in (2, 3)
+    assert problem.severity is Severity.ERROR
+
+
+def test_every_problem_is_reported_not_just_the_first() -> None:
+    text = (
+        "schema_version: 2\n"
+        "global_default: opsu\n"
+        "pattern: {cost_weight: 2}\n"
+        "rules:\n"
+        "  - when: {mesage_matches: x}\n"
+        "    use: haiku\n"
+    )
+    codes = {p.code for p in problems(ROUTING, text)}
+    assert {Code.SCHEMA_VERSION, Code.UNKNOWN_MODEL, Code.OUT_OF_RANGE,
+            Code.UNKNOWN_PREDICATE} <= codes
+
+
+def test_columns_are_utf16_code_units_on_non_ascii_lines() -> None:
+    # Each emoji is one code point but two UTF-16 code units.
+    text = 'rules: [{name: "😀😀 café", use: opsu}]\n'
+    problem = only(problems(ROUTING, text), Code.UNKNOWN_MODEL)
+    code_points = text.index("opsu")
+    assert problem.range == Range(Position(0, code_points + 2), Position(0, code_points + 6))
+
+
+def test_unknown_model_suggests_the_closest_id() -> None:
+    problem = only(problems(ROUTING, "global_default: anthropic:claude-opsu-4-7\n"),
+                   Code.UNKNOWN_MODEL)
+    assert problem.data is not None
+    assert problem.data["suggestions"][0] == "anthropic:claude-opus-4-7"
+    assert "Did you mean 'anthropic:claude-opus-4-7'" in problem.message
+
+
+def test_untrusted_setting_is_a_warning_and_the_rest_still_applies(
+        registry: ModelRegistry) -> None:
+    from switchman.engine.config.routing_file import check_workspace_text
+
+    text = "default: gpt-5\nbase_url: http://evil.example\nproviders: {x: {api: openai}}\n"
+    block, found = check_workspace_text(text, "/ws/.switchman/routing.yaml", registry, "/ws")
+    assert block is not None
+    assert block.default == "openai:gpt-5"
+    assert {p.severity for p in found} == {Severity.WARNING}
+
+
+def test_shadowing_by_a_stricter_threshold_is_detected() -> None:
+    text = ("rules:\n  - name: big\n    when: {estimated_input_tokens_gt: 1000}\n    use: opus\n"
+            "  - name: bigger\n    when: {estimated_input_tokens_gt: 5000, has_images: true}\n"
+            "    use: gpt-5\n")
+    problem = only(problems(ROUTING, text), Code.SHADOWED_RULE)
+    assert problem.severity is Severity.WARNING
+    assert problem.range == span(text, "bigger")
+    assert "'big'" in problem.message
+
+
+def test_rules_with_different_conditions_are_not_shadowed() -> None:
+    text = ("rules:\n  - when: {message_matches: a}\n    use: opus\n"
+            "  - when: {message_matches: b}\n    use: haiku\n")
+    assert problems(ROUTING, text) == []
+
+
+def test_invalid_rule_is_not_treated_as_an_empty_condition() -> None:
+    text = ("rules:\n  - when: {mesage_matches: x}\n    use: opus\n"
+            "  - when: {has_images: true}\n    use: haiku\n")
+    codes = [p.code for p in problems(ROUTING, text)]
+    assert codes == [Code.UNKNOWN_PREDICATE]
+
+
+def test_aliases_are_accepted_where_a_model_is_expected(registry: ModelRegistry) -> None:
+    policy, found = check_routing_text("global_default: haiku\n", "routing.yaml", registry)
+    assert found == []
+    assert policy is not None
+    assert policy.global_default == "anthropic:claude-haiku-4-5"
+
+
+def test_file_kind_is_taken_from_name_and_place() -> None:
+    assert file_kind("/home/u/.config/switchman/models.yaml") is FileKind.MODELS
+    assert file_kind("/home/u/.config/switchman/routing.yaml") is FileKind.ROUTING
+    assert file_kind("/code/x/.switchman/routing.yaml") is FileKind.WORKSPACE
+    assert file_kind("/code/x/other.yaml") is None
+
+
+def test_deeply_nested_input_is_refused_without_crashing() -> None:
+    text = "rules: " + "[" * 5000 + "]" * 5000 + "\n"
+    assert only(problems(ROUTING, text), Code.TOO_COMPLEX).severity is Severity.ERROR
+
+
+def test_recursive_alias_is_a_syntax_problem() -> None:
+    assert only(problems(ROUTING, "rules: &r [*r]\n"), Code.YAML_SYNTAX)
+
+
+def test_alias_bombs_are_bounded() -> None:
+    # Each level doubles: walking the final condition naively would visit 2**30 nodes.
+    lines = ["x0: &a0 {message_matches: x}"]
+    for i in range(1, 31):
+        lines.append(f"x{i}: &a{i} {{any_of: [*a{i - 1}, *a{i - 1}]}}")
+    text = "\n".join(lines) + "\nrules:\n  - when: *a30\n    use: opus\n"
+    found = problems(ROUTING, text)
+    assert any(p.code is Code.TOO_COMPLEX for p in found)
+
+
+def test_yaml_sexagesimal_times_are_read_as_text() -> None:
+    text = "rules:\n  - when: {time_of_day_between: [22:00, 06:00]}\n    use: haiku\n"
+    assert problems(ROUTING, text) == []
+
+
+def test_builtin_files_are_valid() -> None:
+    from switchman.engine.config.builtin import builtin_text
+
+    assert problems(MODELS, builtin_text("models.yaml")) == []
+    assert problems(ROUTING, builtin_text("routing.yaml")) == []

@@ -1,0 +1,162 @@
+"""Overrides, the sticky model, pattern scoring, skills and token estimates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from switchman.engine.config.policy import PatternSettings
+from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.errors import EmptyMessage, UnknownAlias
+from switchman.engine.patterns import InMemoryPatternStore, PatternNeighbor, score_neighbors
+from switchman.engine.routing.context import TurnContext
+from switchman.engine.routing.overrides import parse_override
+from switchman.engine.routing.sticky import PendingSwap, StickyModel, SwapOutcome, pending_banner
+from switchman.engine.skills import SkillIndex, read_front_matter
+from switchman.engine.tokens import TOKENS_PER_IMAGE, estimate_text, estimate_turn
+
+HAIKU = "anthropic:claude-haiku-4-5"
+
+
+# -- @alias overrides ----------------------------------------------------------------
+
+def test_override_at_start_is_stripped(registry: ModelRegistry) -> None:
+    text, override = parse_override("@haiku  what's a good name?", registry)
+    assert text == "what's a good name?"
+    assert override is not None
+    assert (override.token, override.model) == ("haiku", HAIKU)
+
+
+def test_full_model_ids_work_too(registry: ModelRegistry) -> None:
+    _, override = parse_override(f"@{HAIKU} hi", registry)
+    assert override is not None and override.model == HAIKU
+
+
+@pytest.mark.parametrize("message", ["Email me @haiku tomorrow", "@haiku, hi", "hello"])
+def test_not_an_override(registry: ModelRegistry, message: str) -> None:
+    assert parse_override(message, registry) == (message, None)
+
+
+def test_escaped_at_is_sent_literally(registry: ModelRegistry) -> None:
+    assert parse_override("\\@haiku is a model name", registry) == ("@haiku is a model name", None)
+
+
+def test_unknown_alias_is_an_error_with_suggestions(registry: ModelRegistry) -> None:
+    with pytest.raises(UnknownAlias) as caught:
+        parse_override("@haikuu do it", registry)
+    assert caught.value.suggestions == ["haiku"]
+    assert "@haikuu" in str(caught.value)
+
+
+def test_nothing_after_the_alias_is_an_error(registry: ModelRegistry) -> None:
+    with pytest.raises(EmptyMessage):
+        parse_override("@haiku   ", registry)
+
+
+# -- sticky model ----------------------------------------------------------------------
+
+def test_sticky_set_and_clear_between_turns() -> None:
+    sticky = StickyModel()
+    assert sticky.request("m1") is SwapOutcome.APPLIED
+    assert sticky.request("m1") is SwapOutcome.UNCHANGED
+    assert sticky.request(None) is SwapOutcome.CLEARED
+    assert sticky.active is None
+
+
+def test_swaps_during_a_turn_are_queued_and_last_write_wins() -> None:
+    sticky = StickyModel("sonnet")
+    assert sticky.begin_turn() == "sonnet"
+    assert sticky.request("opus") is SwapOutcome.QUEUED
+    assert sticky.request("haiku") is SwapOutcome.QUEUED
+    assert sticky.pending == PendingSwap("haiku")
+    assert pending_banner(sticky.pending) == "Model swap pending: haiku. Applies to next turn."
+    assert sticky.active == "sonnet"  # the turn in flight keeps its model
+    sticky.end_turn()
+    assert sticky.active == "haiku"
+    assert sticky.pending is None
+
+
+def test_queued_clear_applies_at_the_boundary() -> None:
+    sticky = StickyModel("sonnet")
+    sticky.begin_turn()
+    assert sticky.request(None) is SwapOutcome.QUEUED
+    sticky.end_turn()
+    assert sticky.active is None
+
+
+# -- pattern scoring (§5.5) ------------------------------------------------------------
+
+def test_scoring_blends_success_and_cost() -> None:
+    neighbors = [PatternNeighbor("sonnet", 1.0, 10, 0.10), PatternNeighbor("haiku", 0.8, 10, 0.02)]
+    rec = score_neighbors(neighbors, cost_weight=0.05)
+    assert rec is not None
+    # sonnet: 0.95 * 1.0 + 0.05 * 0 = 0.95; haiku: 0.95 * 0.8 + 0.05 * 1 = 0.81
+    assert rec.model == "sonnet"
+    assert rec.score == pytest.approx(0.95)
+    assert rec.alternatives[0].score == pytest.approx(0.81)
+    assert rec.confidence == pytest.approx((0.95 - 0.81) / 0.95, abs=1e-6)
+    assert rec.sample_size == 10
+
+
+def test_sample_size_weights_the_success_mean() -> None:
+    rec = score_neighbors([PatternNeighbor("a", 1.0, 50, 1.0), PatternNeighbor("a", 0.0, 1, 1.0)],
+                          cost_weight=0.0)
+    assert rec is not None and rec.score == pytest.approx(50 / 51, abs=1e-6)
+
+
+def test_equal_costs_zero_the_cost_term() -> None:
+    rec = score_neighbors([PatternNeighbor("a", 0.5, 1, 0.1), PatternNeighbor("b", 0.4, 1, 0.1)],
+                          cost_weight=1.0)
+    assert rec is not None
+    assert rec.score == 0.0
+    assert rec.confidence == 0.0
+
+
+def test_in_memory_store_finds_similar_turns() -> None:
+    store = InMemoryPatternStore()
+    for _ in range(6):
+        store.add("write unit tests for the parser", "sonnet", 1.0, 0.05)
+    store.add("write unit tests for the lexer", "haiku", 0.2, 0.01)
+    store.add("deploy to production", "opus", 1.0, 0.5)
+    rec = store.recommend(TurnContext(message="write unit tests for the tokenizer"),
+                          PatternSettings())
+    assert rec is not None and rec.model == "sonnet"
+    assert rec.sample_size == 6
+    assert store.recommend(TurnContext(message="zzz"), PatternSettings()) is None
+
+
+# -- skills ------------------------------------------------------------------------------
+
+def _skill(folder: Path, name: str, text: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.md").write_text(text, "utf-8")
+
+
+def test_skill_index_reads_front_matter_only(tmp_path: Path) -> None:
+    skills = tmp_path / "skills"
+    _skill(skills, "design", "---\nname: system_design\ndescription: Architecture reviews, "
+           "service boundaries and data flow design.\n---\nBODY mentions kubernetes\n")
+    _skill(skills, "sql", "---\nname: sql_tuning\ndescription: Slow queries and indexes.\n---\n")
+    _skill(skills, "none", "no front matter here\n")
+    index = SkillIndex.build([skills, tmp_path / "missing"])
+    assert set(index.skills) == {"system_design", "sql_tuning"}
+    assert index.matching("please review our service boundaries") == {"system_design"}
+    assert index.matching("the queries are slow, add indexes?") == {"sql_tuning"}
+    assert index.matching("a System Design question") == {"system_design"}
+    assert index.matching("kubernetes") == frozenset()  # bodies are not indexed
+
+
+def test_front_matter_must_name_the_skill(tmp_path: Path) -> None:
+    path = tmp_path / "x.md"
+    path.write_text("---\ndescription: nameless\n---\n", "utf-8")
+    assert read_front_matter(path) is None
+
+
+# -- token estimates ---------------------------------------------------------------------
+
+def test_token_estimates() -> None:
+    assert estimate_text("") == 0
+    assert estimate_text("abcd") == 1
+    assert estimate_text("abcde") == 2
+    assert estimate_turn(["abcd"], images=2) == 1 + 4 + 2 * TOKENS_PER_IMAGE

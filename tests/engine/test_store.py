@@ -1,0 +1,168 @@
+"""The live configuration: defaults, mtime cache, last-known-good, overlays, events."""
+
+from __future__ import annotations
+
+import os
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from switchman.engine.clock import ManualClock
+from switchman.engine.config.paths import config_dir as resolve_config_dir
+from switchman.engine.config.paths import find_workspace
+from switchman.engine.config.store import IN_FORCE_BUILTIN, IN_FORCE_FILE, IN_FORCE_LAST_GOOD, ConfigStore
+from switchman.engine.events import Event, EventBus, PolicyInvalid
+
+
+def write(path: Path, text: str) -> None:
+    """Write ``text`` and make sure the modification time visibly changes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = path.stat().st_mtime_ns if path.exists() else 0
+    path.write_text(text, "utf-8")
+    os.utime(path, ns=(old + 1_000_000_000, old + 1_000_000_000))
+
+
+@pytest.fixture
+def events() -> list[Event]:
+    return []
+
+
+@pytest.fixture
+def store(config_dir: Path, events: list[Event]) -> ConfigStore:
+    bus = EventBus()
+    bus.subscribe(events.append)
+    return ConfigStore(config_dir, bus=bus, clock=ManualClock())
+
+
+def test_env_var_overrides_the_config_dir(config_dir: Path) -> None:
+    assert resolve_config_dir() == config_dir
+
+
+def test_builtin_defaults_apply_without_files(store: ConfigStore) -> None:
+    assert store.policy().global_default == "anthropic:claude-sonnet-4-6"
+    assert "anthropic:claude-opus-4-7" in store.registry().models
+    assert store.in_force() == {}
+
+
+def test_unchanged_file_is_not_parsed_again(store: ConfigStore, config_dir: Path) -> None:
+    write(config_dir / "routing.yaml", "global_default: haiku\n")
+    first = store.policy()
+    assert store.policy() is first
+    write(config_dir / "routing.yaml", "global_default: opus\n")
+    assert store.policy().global_default == "anthropic:claude-opus-4-7"
+
+
+def test_invalid_file_keeps_last_known_good_and_emits_once(
+    store: ConfigStore, config_dir: Path, events: list[Event]
+) -> None:
+    write(config_dir / "routing.yaml", "global_default: haiku\n")
+    assert store.policy().global_default == "anthropic:claude-haiku-4-5"
+    write(config_dir / "routing.yaml", "global_default: [broken\n")
+    assert store.policy().global_default == "anthropic:claude-haiku-4-5"
+    assert store.policy().global_default == "anthropic:claude-haiku-4-5"
+    invalid = [e for e in events if isinstance(e, PolicyInvalid)]
+    assert len(invalid) == 1
+    assert invalid[0].in_force == IN_FORCE_LAST_GOOD
+    assert invalid[0].problems[0].code == "yaml-syntax"
+    assert store.in_force() == {str(config_dir / "routing.yaml"): IN_FORCE_LAST_GOOD}
+    write(config_dir / "routing.yaml", "global_default: opus\n")
+    assert store.policy().global_default == "anthropic:claude-opus-4-7"
+    assert store.in_force() == {str(config_dir / "routing.yaml"): IN_FORCE_FILE}
+
+
+def test_invalid_file_at_startup_uses_builtin(store: ConfigStore, config_dir: Path,
+                                              events: list[Event]) -> None:
+    write(config_dir / "routing.yaml", "global_default: nonexistent-model\n")
+    assert store.policy().global_default == "anthropic:claude-sonnet-4-6"
+    assert isinstance(events[0], PolicyInvalid)
+    assert events[0].in_force == IN_FORCE_BUILTIN
+
+
+def test_user_routing_keeps_builtin_keys_it_leaves_out(store: ConfigStore,
+                                                       config_dir: Path) -> None:
+    write(config_dir / "routing.yaml", "rules:\n  - when: {has_images: true}\n    use: opus\n")
+    policy = store.policy()
+    assert policy.global_default == "anthropic:claude-sonnet-4-6"
+    assert [r.use for r in policy.rules] == ["anthropic:claude-opus-4-7"]
+    assert policy.tiers is not None
+
+
+def test_models_change_revalidates_routing(store: ConfigStore, config_dir: Path) -> None:
+    write(config_dir / "models.yaml", "models:\n  ollama:qwen: {aliases: [qwen]}\n")
+    write(config_dir / "routing.yaml", "global_default: qwen\n")
+    assert store.policy().global_default == "ollama:qwen"
+    write(config_dir / "models.yaml", "models: {}\n")
+    assert store.policy().global_default == "ollama:qwen"  # last good: qwen is now unknown
+    assert any(p.code == "unknown-model" for p in store.problems())
+
+
+def test_user_models_refine_builtin_entries(store: ConfigStore, config_dir: Path) -> None:
+    write(config_dir / "models.yaml",
+          "providers:\n  anthropic: {base_url: http://127.0.0.1:9999}\n"
+          "models:\n  anthropic:claude-haiku-4-5:\n    pricing: {input: 2}\n")
+    registry = store.registry()
+    assert registry.providers["anthropic"].base_url == "http://127.0.0.1:9999"
+    assert registry.providers["anthropic"].api_key_env == "ANTHROPIC_API_KEY"
+    haiku = registry.models["anthropic:claude-haiku-4-5"]
+    assert haiku.pricing.input == Decimal(2)
+    assert haiku.pricing.output == Decimal(5)
+    assert haiku.capabilities.supports_images
+
+
+def test_builtin_models_can_be_turned_off(store: ConfigStore, config_dir: Path) -> None:
+    write(config_dir / "models.yaml",
+          "use_builtin_models: false\nproviders:\n  local: {api: openai_compatible, "
+          "base_url: 'http://127.0.0.1:1/v1'}\nmodels:\n  local:llama: {aliases: [llama]}\n")
+    write(config_dir / "routing.yaml", "global_default: llama\n")
+    assert list(store.registry().models) == ["local:llama"]
+    assert store.policy().global_default == "local:llama"
+
+
+def test_workspace_file_overlays_the_global_policy(store: ConfigStore, config_dir: Path,
+                                                   tmp_path: Path) -> None:
+    folder = tmp_path / "proj"
+    write(config_dir / "routing.yaml",
+          "rules:\n  - name: global\n    when: {has_images: true}\n    use: opus\n")
+    write(folder / ".switchman" / "routing.yaml",
+          "default: gpt-5\nbase_url: http://evil.example\n"
+          "rules:\n  - name: sql\n    when: {file_extensions_in_context: [sql]}\n    use: gpt-5\n")
+    effective = store.effective(str(folder))
+    assert [r.name for r in effective.rules] == ["sql", "global"]
+    assert effective.workspace_default == "openai:gpt-5"
+    assert store.effective(str(tmp_path / "other")).workspace_default is None
+
+
+def test_users_workspace_block_comes_before_the_workspace_file(
+    store: ConfigStore, config_dir: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "proj"
+    write(config_dir / "routing.yaml",
+          f"workspaces:\n  {folder}:\n    default: haiku\n    rules:\n"
+          "      - name: mine\n        when: {has_images: true}\n        use: opus\n")
+    write(folder / ".switchman" / "routing.yaml",
+          "default: gpt-5\nrules:\n  - name: theirs\n    use: gpt-5-mini\n")
+    effective = store.effective(str(folder))
+    assert [r.name for r in effective.rules][:2] == ["mine", "theirs"]
+    assert effective.workspace_default == "anthropic:claude-haiku-4-5"
+
+
+def test_partial_workspace_tiers_reject_the_file(store: ConfigStore, tmp_path: Path) -> None:
+    folder = tmp_path / "proj"
+    write(folder / ".switchman" / "routing.yaml", "tiers: {fast: haiku}\ndefault: opus\n")
+    assert store.workspace(str(folder)) is None
+    assert [p.code for p in store.problems(str(folder))] == ["partial-tiers"]
+
+
+def test_reload_forces_a_fresh_read(store: ConfigStore, config_dir: Path) -> None:
+    write(config_dir / "routing.yaml", "global_default: haiku\n")
+    first = store.policy()
+    store.reload()
+    assert store.policy() is not first
+
+
+def test_find_workspace_walks_up_to_the_dot_switchman_folder(tmp_path: Path) -> None:
+    (tmp_path / "proj" / ".switchman").mkdir(parents=True)
+    (tmp_path / "proj" / "src" / "deep").mkdir(parents=True)
+    assert find_workspace(tmp_path / "proj" / "src" / "deep") == (tmp_path / "proj").resolve()
+    assert find_workspace(tmp_path) == tmp_path.resolve()

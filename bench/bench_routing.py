@@ -85,7 +85,8 @@ def bench_decision(runs: int) -> tuple[float, float, float]:
         request = RouteRequest(context=TurnContext(message=message, workspace_path=folder),
                                turn_id="bench")
         decision = router.decide(request)
-        assert decision.winner is not None and decision.winner.rule_name == "last"
+        assert decision.winner is not None
+        assert decision.winner.rule_name == "last"
         return percentiles(measure(lambda: router.decide(request), runs))
 
 

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from switchman.engine.config.builtin import builtin_registry
 from switchman.engine.config.problems import Position, Range
 from switchman.engine.config.registry import ModelRegistry
 
 
 @pytest.fixture
-def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty Switchman config dir, selected through SWITCHMAN_CONFIG_DIR."""
     folder = tmp_path / "config"
     folder.mkdir()
@@ -21,7 +19,7 @@ def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     monkeypatch.setenv("SWITCHMAN_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    yield folder
+    return folder
 
 
 @pytest.fixture

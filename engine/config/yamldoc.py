@@ -12,6 +12,7 @@ them to the UTF-16 offsets that LSP ranges use.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 import yaml
@@ -192,7 +193,7 @@ def _resolve_tag(event: ev.ScalarEvent) -> str:
     return str(_RESOLVER.resolve(yaml.ScalarNode, value, (True, False)))  # type: ignore[no-untyped-call]
 
 
-def _compose(text: str) -> YamlNode | None:
+def _compose(text: str) -> YamlNode | None:  # noqa: PLR0915 - one flat loop on purpose
     """Build the node tree from libyaml's event stream, iteratively.
 
     One flat loop with local variables: this is the hot path when a large
@@ -205,7 +206,7 @@ def _compose(text: str) -> YamlNode | None:
     open_anchors: dict[int, str] = {}  # id(collection) -> anchor, while it is being built
     root: YamlNode | None = None
     documents = 0
-    get_event = loader.get_event
+    get_event: Callable[[], Any] = loader.get_event
     try:
         while (event := get_event()) is not None:
             kind = type(event)
@@ -236,7 +237,7 @@ def _compose(text: str) -> YamlNode | None:
                     raise yaml.composer.ComposerError(
                         None, None,
                         "found a second document; a configuration file holds one document",
-                        event.start_mark)  # type: ignore[arg-type]
+                        event.start_mark)
                 continue
             else:
                 continue
@@ -247,7 +248,7 @@ def _compose(text: str) -> YamlNode | None:
             elif pending[-1] is None:
                 pending[-1] = node
             else:
-                stack[-1].pairs.append((pending[-1], node))  # type: ignore[arg-type]
+                stack[-1].pairs.append((pending[-1], node))
                 pending[-1] = None
             if node.kind != "scalar" and kind is not ev.AliasEvent:
                 stack.append(node)
@@ -274,5 +275,5 @@ def _alias(event: Any, anchors: dict[str, YamlNode], open_anchors: dict[int, str
     target = anchors.get(anchor)
     if target is None:
         raise yaml.composer.ComposerError(
-            None, None, f"found undefined alias {anchor!r}", event.start_mark)  # type: ignore[arg-type]
+            None, None, f"found undefined alias {anchor!r}", event.start_mark)
     return target

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from switchman.server.cli import main
 
 POLICY_DIR = Path(__file__).parent.parent / "policy"
@@ -175,8 +174,8 @@ def test_route_simulated_outage_and_context(config_dir: Path,
     assert code == 1
     assert "Run /model <id> to choose a model from another provider (ollama, openai)" in \
         result["error"]["message"]
-    code, result = run_json(capsys, "route", "the architecture", "--assume-configured",
-                            "--unavailable", "opus")
+    _, result = run_json(capsys, "route", "the architecture", "--assume-configured",
+                         "--unavailable", "opus")
     assert result["decision"]["chosen_model"] == "anthropic:claude-sonnet-4-6"
     code, result = run_json(capsys, "route", "big", "--assume-configured", "--tokens", "190000")
     assert result["decision"]["winner_index"] is not None
@@ -190,6 +189,7 @@ def test_models_lists_key_status(config_dir: Path, monkeypatch: pytest.MonkeyPat
                                  capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "secret-value")
     code, rows = run_json(capsys, "models")
+    assert code == 0
     status = {r["id"]: r["configured"] for r in rows}
     assert status["anthropic:claude-opus-4-7"] is True
     assert status["openai:gpt-5"] is False

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 
 import msgspec
 import pytest
-
 from switchman.engine.availability import AvailabilityTracker, ErrorClass
 from switchman.engine.clock import ManualClock
 from switchman.engine.config.policy import PatternSettings, effective_policy
-from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.config.registry import Capabilities, ModelRegistry, ModelSpec
 from switchman.engine.config.routing_file import check_routing_text
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.errors import NoModelAvailable
@@ -137,8 +137,6 @@ def test_tool_capability_is_only_required_when_tools_are_sent(registry: ModelReg
 
 
 def _with_local_model(registry: ModelRegistry) -> ModelRegistry:
-    from switchman.engine.config.registry import Capabilities, ModelSpec
-
     tiny = ModelSpec(id="ollama:tiny", provider="ollama", api_model="tiny", display_name="tiny",
                      aliases=("local",),
                      capabilities=Capabilities(max_context_tokens=8000, supports_tools=False))
@@ -301,8 +299,6 @@ def test_render_lays_out_the_chain(h: Harness) -> None:
 
 
 def test_budget_rule_banner(h: Harness) -> None:
-    from decimal import Decimal
-
     h.policy = check_routing_text(
         'global_default: opus\nrules:\n  - name: budget circuit breaker\n'
         '    when: {cost_today_exceeds_usd: 5.00}\n    use: haiku\n', "routing.yaml",

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-
-from switchman.engine.config.builtin import builtin_registry
+from switchman.engine.config.builtin import builtin_registry, builtin_text
 from switchman.engine.config.check import FileKind, check_text, file_kind
 from switchman.engine.config.problems import Code, Position, Problem, Range, Severity
 from switchman.engine.config.registry import ModelRegistry
-from switchman.engine.config.routing_file import check_routing_text
+from switchman.engine.config.routing_file import check_routing_text, check_workspace_text
+
 from tests.conftest import span
 
 ROUTING = FileKind.ROUTING
@@ -44,10 +44,11 @@ LOCATED = [
      Code.INVALID_REGEX, '"(a)\\\\1"', 1),
     (ROUTING, "rules:\n  - when: {workspace_path_matches: '(?=x)'}\n    use: opus\n",
      Code.INVALID_REGEX, "'(?=x)'", 1),
-    (ROUTING, "rules:\n  - name: same\n    use: opus\n  - name: same\n    when: {has_images: "
-     "true}\n    use: haiku\n", Code.DUPLICATE_RULE_NAME, "same", 2),
+    (ROUTING, "rules:\n  - name: same\n    use: opus\n  - name: same\n"
+     "    when: {has_images: true}\n    use: haiku\n", Code.DUPLICATE_RULE_NAME, "same", 2),
     (ROUTING, "tiers:\n  fast: haiku\n  balanced: sonnet\n", Code.PARTIAL_TIERS, "tiers", 1),
-    (ROUTING, "workspaces:\n  /code/x:\n    tiers: {fast: haiku}\n", Code.PARTIAL_TIERS, "tiers", 1),
+    (ROUTING, "workspaces:\n  /code/x:\n    tiers: {fast: haiku}\n", Code.PARTIAL_TIERS,
+     "tiers", 1),
     (ROUTING, "pattern: {cost_weight: 1.5}\n", Code.OUT_OF_RANGE, "1.5", 1),
     (ROUTING, "pattern: {min_sample_size: 0}\n", Code.OUT_OF_RANGE, "0", 1),
     (ROUTING, "pattern: {min_confidence: -0.1}\n", Code.OUT_OF_RANGE, "-0.1", 1),
@@ -135,8 +136,6 @@ def test_unknown_model_suggests_the_closest_id() -> None:
 
 def test_untrusted_setting_is_a_warning_and_the_rest_still_applies(
         registry: ModelRegistry) -> None:
-    from switchman.engine.config.routing_file import check_workspace_text
-
     text = "default: gpt-5\nbase_url: http://evil.example\nproviders: {x: {api: openai}}\n"
     block, found = check_workspace_text(text, "/ws/.switchman/routing.yaml", registry, "/ws")
     assert block is not None
@@ -206,7 +205,5 @@ def test_yaml_sexagesimal_times_are_read_as_text() -> None:
 
 
 def test_builtin_files_are_valid() -> None:
-    from switchman.engine.config.builtin import builtin_text
-
     assert problems(MODELS, builtin_text("models.yaml")) == []
     assert problems(ROUTING, builtin_text("routing.yaml")) == []

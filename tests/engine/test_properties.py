@@ -9,7 +9,6 @@ from typing import Any
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from switchman.engine.availability import Unavailability
 from switchman.engine.clock import ManualClock
 from switchman.engine.config import schema as s
@@ -23,6 +22,7 @@ from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.decision import Verdict
 from switchman.engine.routing.predicates import build_predicate
 from switchman.engine.routing.validation import CandidateValidator
+from switchman.engine.userregex import compile_regex, pattern_set
 
 REGISTRY = builtin_registry()
 KEYS = sorted({*s.ROUTING_FILE.fields, *s.WORKSPACE_FILE.fields, *s.MODELS_FILE.fields,
@@ -157,7 +157,5 @@ PATTERNS = ["^/commit", "(?i)arch", "needle-[0-9]+$", "a|b", "x{2,}", "\\bword\\
        st.text(alphabet=st.sampled_from(list("abx/ commitARCHneedl-0123é😀word\n")), max_size=60))
 def test_one_pass_pattern_set_agrees_with_separate_searches(patterns: list[str],
                                                             text: str) -> None:
-    from switchman.engine.userregex import compile_regex, pattern_set
-
     hits = pattern_set(tuple(patterns)).hits(text)
     assert hits == {p for p in patterns if compile_regex(p).search(text) is not None}

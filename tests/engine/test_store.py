@@ -7,11 +7,15 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-
 from switchman.engine.clock import ManualClock
 from switchman.engine.config.paths import config_dir as resolve_config_dir
 from switchman.engine.config.paths import find_workspace
-from switchman.engine.config.store import IN_FORCE_BUILTIN, IN_FORCE_FILE, IN_FORCE_LAST_GOOD, ConfigStore
+from switchman.engine.config.store import (
+    IN_FORCE_BUILTIN,
+    IN_FORCE_FILE,
+    IN_FORCE_LAST_GOOD,
+    ConfigStore,
+)
 from switchman.engine.events import Event, EventBus, PolicyInvalid
 
 

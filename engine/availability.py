@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 import msgspec
+
 from switchman.engine.clock import Clock
 from switchman.engine.events import EventBus, ProviderRecovered, ProviderUnavailable
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 import msgspec
+
 from switchman.engine.config.problems import Problem
 
 

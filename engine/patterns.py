@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import msgspec
+
 from switchman.engine.config.policy import PatternSettings
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.decision import ModelOption

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+
 from switchman.engine.availability import Unavailability
 from switchman.engine.clock import Clock
 from switchman.engine.config import schema as s

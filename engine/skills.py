@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import msgspec
+
 from switchman.engine.config.yamldoc import parse_yaml
 
 MATCH_THRESHOLD = 0.34

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+
 from switchman.engine.availability import Unavailability
 from switchman.engine.clock import SystemClock
 from switchman.engine.config.check import FileKind, check_text, file_kind

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from switchman.engine.config.builtin import builtin_registry
 from switchman.engine.config.problems import Position, Range
 from switchman.engine.config.registry import ModelRegistry

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 
 import msgspec
+
 from switchman.engine.config.schema import TIER_NAMES
 from switchman.engine.routing.predicates import ALWAYS, Predicate, describe
 

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import yaml
-from switchman.engine.config.problems import Code, Position, Problem, Range, Severity
 from yaml import events as ev
+
+from switchman.engine.config.problems import Code, Position, Problem, Range, Severity
 
 try:  # the C event parser is much faster; fall back to pure Python without libyaml
     from yaml import CSafeLoader as _Loader

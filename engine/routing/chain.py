@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import msgspec
+
 from switchman.engine.clock import Clock
 from switchman.engine.config.policy import EffectivePolicy
 from switchman.engine.config.registry import ModelRegistry

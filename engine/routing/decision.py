@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 import msgspec
+
 from switchman.engine.events import Event
 
 

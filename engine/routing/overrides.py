@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 import msgspec
+
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.walker import closest
 from switchman.engine.errors import EmptyMessage, UnknownAlias

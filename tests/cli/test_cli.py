@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from switchman.server.cli import main
 
 POLICY_DIR = Path(__file__).parent.parent / "policy"

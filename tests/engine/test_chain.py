@@ -8,6 +8,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+
 from switchman.engine.availability import AvailabilityTracker, ErrorClass
 from switchman.engine.clock import ManualClock
 from switchman.engine.config.policy import PatternSettings, effective_policy

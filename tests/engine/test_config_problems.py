@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+
 from switchman.engine.config.builtin import builtin_registry, builtin_text
 from switchman.engine.config.check import FileKind, check_text, file_kind
 from switchman.engine.config.problems import Code, Position, Problem, Range, Severity
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.routing_file import check_routing_text, check_workspace_text
-
 from tests.conftest import span
 
 ROUTING = FileKind.ROUTING

@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.predicates import ALWAYS, build_predicate, describe, implies
 

@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from switchman.engine.availability import Unavailability
 from switchman.engine.clock import ManualClock
 from switchman.engine.config import schema as s

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from switchman.engine.config.policy import PatternSettings
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.errors import EmptyMessage, UnknownAlias

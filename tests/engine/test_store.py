@@ -7,6 +7,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+
 from switchman.engine.clock import ManualClock
 from switchman.engine.config.paths import config_dir as resolve_config_dir
 from switchman.engine.config.paths import find_workspace

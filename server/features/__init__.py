@@ -1,0 +1,17 @@
+"""Language-server features, one package per capability.
+
+Each feature package exposes ``register(server)``, which attaches its handlers
+to the server with ``@server.feature(...)``. :data:`FEATURES` lists them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from switchman.server.app import SwitchmanServer
+
+Register = Callable[["SwitchmanServer"], None]
+
+FEATURES: list[Register] = []

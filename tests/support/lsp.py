@@ -1,0 +1,109 @@
+"""Driving the real ``switchman serve`` subprocess from tests.
+
+:class:`SwitchmanClient` is pytest-lsp's client with plain-dict params and a
+record of every notification, so tests can wait for a condition over
+everything received (no notification is missed because a wait started late)
+and never sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections import defaultdict
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import register_lsp_features
+
+from switchman.server.wire import plain_params_converter
+
+CLIENTS = ["visual-studio-code", "neovim"]
+"""The editors whose capabilities end-to-end tests are parametrised over."""
+
+SERVER_COMMAND = [sys.executable, "-m", "switchman.server.cli", "serve"]
+TIMEOUT = 20.0
+
+
+class SwitchmanClient(LanguageClient):
+    """A test client that records every notification it receives."""
+
+    def __init__(self) -> None:
+        super().__init__(converter_factory=plain_params_converter)
+        self.received: dict[str, list[Any]] = defaultdict(list)
+        self._changed = asyncio.Condition()
+        register_lsp_features(self)
+
+    def record(self, method: str, params: Any) -> None:
+        """Store a notification and wake waiters."""
+        self.received[method].append(params)
+        asyncio.get_running_loop().create_task(self._notify())
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def wait_until(self, check: Callable[[], Any], timeout: float = TIMEOUT) -> Any:
+        """Wait until ``check()`` returns something truthy; return it."""
+        async with asyncio.timeout(timeout):
+            async with self._changed:
+                while not (result := check()):
+                    await self._changed.wait()
+                return result
+
+    async def wait_for(self, method: str, where: Callable[[Any], bool] = lambda p: True,
+                       timeout: float = TIMEOUT) -> Any:
+        """The first recorded ``method`` notification whose params satisfy ``where``."""
+        return await self.wait_until(
+            lambda: next((p for p in self.received[method] if where(p)), None), timeout)
+
+    async def request(self, method: str, params: Any) -> Any:
+        """Send a custom request and return its result (raises on an error response)."""
+        return await asyncio.wait_for(self.protocol.send_request_async(method, params), TIMEOUT)
+
+    def listen(self, *methods: str) -> None:
+        """Record notifications of these methods."""
+        for method in methods:
+            self.feature(method)(lambda params, m=method: self.record(m, params))
+
+
+def server_env(config_dir: Path, data_dir: Path, extra: dict[str, str] | None = None) -> dict[
+        str, str]:
+    """The environment for a server under test: isolated folders, no real keys."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.endswith("_API_KEY") and not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env.update(SWITCHMAN_CONFIG_DIR=str(config_dir), SWITCHMAN_DATA_DIR=str(data_dir),
+               PYTHONUNBUFFERED="1")
+    env.update(extra or {})
+    return env
+
+
+@asynccontextmanager
+async def running_server(
+    capabilities: str,
+    env: dict[str, str],
+    workspaces: list[Path] | None = None,
+    listen: tuple[str, ...] = (),
+    initialization_options: Any = None,
+) -> AsyncIterator[SwitchmanClient]:
+    """Start ``switchman serve``, initialise it as ``capabilities``' editor, and stop it after."""
+    client = SwitchmanClient()
+    client.listen(*listen)
+    await client.start_io(*SERVER_COMMAND, env=env)
+    folders = [types.WorkspaceFolder(uri=w.as_uri(), name=w.name) for w in workspaces or []]
+    try:
+        await client.initialize_session(types.InitializeParams(
+            capabilities=client_capabilities(capabilities),
+            workspace_folders=folders or None,
+            root_uri=folders[0].uri if folders else None,
+            initialization_options=initialization_options,
+        ))
+        yield client
+        await client.shutdown_session()
+    finally:
+        await client.stop()

@@ -6,11 +6,12 @@ from enum import StrEnum
 from pathlib import Path
 
 from switchman.engine.config.builtin import builtin_models_values, builtin_routing_values
-from switchman.engine.config.models_file import check_models_text
+from switchman.engine.config.models_file import check_models_doc
 from switchman.engine.config.paths import WORKSPACE_DIR
 from switchman.engine.config.problems import Problem, sort_problems
 from switchman.engine.config.registry import ModelRegistry
-from switchman.engine.config.routing_file import check_routing_text, check_workspace_text
+from switchman.engine.config.routing_file import check_routing_doc, check_workspace_doc
+from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
 
 
 class FileKind(StrEnum):
@@ -42,11 +43,16 @@ def check_text(kind: FileKind, text: str, path: str, registry: ModelRegistry) ->
     ``registry`` is the model registry routing files are checked against; a
     models.yaml is checked on its own (merged over the built-in registry).
     """
+    return check_doc(kind, parse_yaml(text, path), registry)
+
+
+def check_doc(kind: FileKind, doc: YamlDocument, registry: ModelRegistry) -> list[Problem]:
+    """:func:`check_text` for an already parsed document."""
     problems: list[Problem]
     if kind is FileKind.MODELS:
-        _, problems = check_models_text(text, path, builtin_models_values())
+        _, problems = check_models_doc(doc, builtin_models_values())
     elif kind is FileKind.ROUTING:
-        _, problems = check_routing_text(text, path, registry, builtin_routing_values(registry))
+        _, problems = check_routing_doc(doc, registry, builtin_routing_values(registry))
     else:
-        _, problems = check_workspace_text(text, path, registry, workspace_folder_of(path))
+        _, problems = check_workspace_doc(doc, registry, workspace_folder_of(doc.path))
     return sort_problems(problems)

@@ -17,7 +17,7 @@ from switchman.engine.config.registry import (
     ProviderSpec,
 )
 from switchman.engine.config.walker import Walker
-from switchman.engine.config.yamldoc import parse_yaml
+from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
 
 Raw = dict[str, Any]
 
@@ -29,7 +29,13 @@ def check_models_text(
 
     Returns the registry (None when the file has errors) and every problem.
     """
-    doc = parse_yaml(text, path)
+    return check_models_doc(parse_yaml(text, path), builtin)
+
+
+def check_models_doc(
+    doc: YamlDocument, builtin: Mapping[str, Any] | None
+) -> tuple[ModelRegistry | None, list[Problem]]:
+    """:func:`check_models_text` for an already parsed document."""
     if doc.problems:
         return None, doc.problems
     walker = Walker(doc)

@@ -38,7 +38,13 @@ def check_routing_text(
     file leaves out keep those. Returns the policy (None if the file has
     errors) and every problem found.
     """
-    doc = parse_yaml(text, path)
+    return check_routing_doc(parse_yaml(text, path), registry, base)
+
+
+def check_routing_doc(
+    doc: YamlDocument, registry: ModelRegistry, base: Mapping[str, Any] | None = None
+) -> tuple[RoutingPolicy | None, list[Problem]]:
+    """:func:`check_routing_text` for an already parsed document."""
     if doc.problems:
         return None, doc.problems
     walker = Walker(doc, registry.resolve, registry.names())
@@ -72,7 +78,13 @@ def check_workspace_text(
     text: str, path: str, registry: ModelRegistry, folder: str
 ) -> tuple[WorkspacePolicy | None, list[Problem]]:
     """Validate a workspace's ``.switchman/routing.yaml`` (untrusted input)."""
-    doc = parse_yaml(text, path)
+    return check_workspace_doc(parse_yaml(text, path), registry, folder)
+
+
+def check_workspace_doc(
+    doc: YamlDocument, registry: ModelRegistry, folder: str
+) -> tuple[WorkspacePolicy | None, list[Problem]]:
+    """:func:`check_workspace_text` for an already parsed document."""
     if doc.problems:
         return None, doc.problems
     walker = Walker(doc, registry.resolve, registry.names())

@@ -34,24 +34,55 @@ _STR_TAG = "tag:yaml.org,2002:str"
 NodeKind = Literal["scalar", "mapping", "sequence"]
 
 
+class LineShift:
+    """How many lines below its parse position a reused subtree now sits.
+
+    Every node of a subtree parsed on its own (see :mod:`chunked`) shares one
+    shift, so moving the subtree after an edit above it is one assignment.
+    """
+
+    __slots__ = ("lines",)
+
+    def __init__(self, lines: int = 0) -> None:
+        self.lines = lines
+
+
+NO_SHIFT = LineShift()
+"""The shift of nodes parsed from a whole document; never changed."""
+
+
 class YamlNode:
     """A node with its position. Mappings hold ``(key, value)`` pairs in order.
 
     Positions are ``(line, code-point column)``; ``flow`` marks ``[...]``/``{...}``.
     """
 
-    __slots__ = ("end", "flow", "items", "kind", "pairs", "start", "tag", "text")
+    __slots__ = ("_end", "_start", "flow", "items", "kind", "pairs", "shift", "tag", "text")
 
     def __init__(self, kind: NodeKind, start: tuple[int, int], end: tuple[int, int],
-                 tag: str = _STR_TAG, text: str = "", flow: bool = False) -> None:
+                 tag: str = _STR_TAG, text: str = "", flow: bool = False,
+                 shift: LineShift = NO_SHIFT) -> None:
         self.kind = kind
-        self.start = start
-        self.end = end
+        self._start = start
+        self._end = end
         self.tag = tag
         self.text = text
         self.flow = flow
+        self.shift = shift
         self.pairs: list[tuple[YamlNode, YamlNode]] = _NO_PAIRS
         self.items: list[YamlNode] = _NO_ITEMS
+
+    @property
+    def start(self) -> tuple[int, int]:
+        """Where the node starts: ``(line, code-point column)``."""
+        line, col = self._start
+        return (line + self.shift.lines, col)
+
+    @property
+    def end(self) -> tuple[int, int]:
+        """Where the node ends (for block collections: where the next token starts)."""
+        line, col = self._end
+        return (line + self.shift.lines, col)
 
     @property
     def is_null(self) -> bool:
@@ -194,7 +225,21 @@ def _resolve_tag(event: ev.ScalarEvent) -> str:
     return str(_RESOLVER.resolve(yaml.ScalarNode, value, (True, False)))  # type: ignore[no-untyped-call]
 
 
-def _compose(text: str) -> YamlNode | None:  # noqa: PLR0915 - one flat loop on purpose
+class NotSelfContained(Exception):
+    """A part of a document uses anchors or aliases, so it cannot be parsed on its own."""
+
+
+def compose_part(text: str, shift: LineShift, max_depth: int) -> YamlNode | None:
+    """Parse one self-contained part of a larger document (see :mod:`chunked`).
+
+    Nodes get ``shift``; nesting beyond ``max_depth`` levels, anchors and aliases
+    raise, as does any syntax error: the caller then parses the whole document.
+    """
+    return _compose(text, max_depth, shift, self_contained=True)
+
+
+def _compose(text: str, max_depth: int = MAX_DEPTH, shift: LineShift = NO_SHIFT,  # noqa: PLR0915
+             *, self_contained: bool = False) -> YamlNode | None:
     """Build the node tree from libyaml's event stream, iteratively.
 
     One flat loop with local variables: this is the hot path when a large
@@ -214,23 +259,29 @@ def _compose(text: str) -> YamlNode | None:  # noqa: PLR0915 - one flat loop on 
             if kind is ev.ScalarEvent:
                 start, end = event.start_mark, event.end_mark
                 node = YamlNode("scalar", (start.line, start.column), (end.line, end.column),
-                                _resolve_tag(event), event.value)
+                                _resolve_tag(event), event.value, False, shift)
                 if event.anchor:
+                    if self_contained:
+                        raise NotSelfContained
                     anchors[event.anchor] = node
             elif kind is ev.MappingStartEvent or kind is ev.SequenceStartEvent:
-                if len(stack) >= MAX_DEPTH:
+                if len(stack) >= max_depth:
                     raise _TooDeep(event.start_mark)
-                node = _collection(event, kind is ev.MappingStartEvent)
+                node = _collection(event, kind is ev.MappingStartEvent, shift)
                 if event.anchor:
+                    if self_contained:
+                        raise NotSelfContained
                     anchors[event.anchor] = node
                     open_anchors[id(node)] = event.anchor
             elif kind is ev.MappingEndEvent or kind is ev.SequenceEndEvent:
                 done = stack.pop()
                 pending.pop()
-                done.end = _pos(event.end_mark)
+                done._end = _pos(event.end_mark)
                 open_anchors.pop(id(done), None)
                 continue
             elif kind is ev.AliasEvent:
+                if self_contained:
+                    raise NotSelfContained
                 node = _alias(event, anchors, open_anchors)
             elif kind is ev.DocumentStartEvent:
                 documents += 1
@@ -259,9 +310,9 @@ def _compose(text: str) -> YamlNode | None:  # noqa: PLR0915 - one flat loop on 
     return root
 
 
-def _collection(event: Any, mapping: bool) -> YamlNode:
+def _collection(event: Any, mapping: bool, shift: LineShift) -> YamlNode:
     node = YamlNode("mapping" if mapping else "sequence", _pos(event.start_mark),
-                    _pos(event.end_mark), flow=bool(event.flow_style))
+                    _pos(event.end_mark), flow=bool(event.flow_style), shift=shift)
     if mapping:
         node.pairs = []
     else:

@@ -1,0 +1,232 @@
+"""Re-parsing a large routing file after an edit: only the rules that changed.
+
+A long routing file is mostly its top-level ``rules:`` list. While a file is
+edited, :class:`ChunkedParser` splits the text where list items start, parses
+each item on its own and keeps the trees; the next parse re-uses the tree of
+every item whose text did not change, moved to its new line through a
+:class:`LineShift`. The stitched tree is the tree :func:`parse_yaml` builds
+for the whole text, position for position (a property test checks this), so
+validation cannot tell the difference.
+
+Whenever the split might not be exact (anchors or aliases, several documents,
+unusual line breaks, a layout it does not recognise, any syntax error) the
+whole text is parsed instead, which also reports problems exactly as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from switchman.engine.config.yamldoc import (
+    MAX_DEPTH,
+    LineShift,
+    YamlDocument,
+    YamlNode,
+    compose_part,
+    parse_yaml,
+)
+
+_RULES_REST = re.compile(r"[ \t]*(?:#[^\n]*)?(?:\n|$)")
+_UNSAFE_STARTS = ("---", "...", "%")
+_UNSAFE_CHARS = ("\x85", "\u2028", "\u2029")
+_ITEM = re.compile(r"( *)-(?: |$)")
+_MIN_ITEMS = 8  # below this a whole parse is as fast
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Where the parts of a text start: head, one chunk per rule, tail."""
+
+    lines: list[str]
+    item_starts: list[int]
+    block_end: int
+    indent: int
+
+    def text(self, start: int, end: int) -> str:
+        return "\n".join(self.lines[start:end])
+
+
+class _Part:
+    """One parsed part: its root and the shift that places it in the document."""
+
+    __slots__ = ("root", "shift")
+
+    def __init__(self, root: YamlNode | None, shift: LineShift) -> None:
+        self.root = root
+        self.shift = shift
+
+
+class ChunkedParser:
+    """Parses successive versions of one document, re-using unchanged rules.
+
+    A tree returned by :meth:`parse` stays valid until the next call: nodes
+    shared with the next version move with it.
+    """
+
+    def __init__(self) -> None:
+        self._parts: dict[str, list[_Part]] = {}
+
+    def parse(self, text: str, path: str) -> YamlDocument:
+        """The document for ``text``, as :func:`parse_yaml` would return it."""
+        plan = _plan(text)
+        if plan is not None:
+            root = self._stitched(plan)
+            if root is not None:
+                doc = YamlDocument(path, text)
+                doc.root = root
+                return doc
+        return parse_yaml(text, path)
+
+    def _stitched(self, plan: _Plan) -> YamlNode | None:
+        old, new = self._parts, dict[str, list[_Part]]()
+        try:
+            return _stitch(plan, lambda text, line, depth: _take(old, new, text, line, depth))
+        except Exception:  # any doubt: the caller parses the whole text
+            return None
+        finally:
+            if len(new) + len(old) <= 2 * len(plan.item_starts) + 16:
+                for text, parts in old.items():
+                    new.setdefault(text, []).extend(parts)
+            self._parts = new
+
+
+def _take(old: dict[str, list[_Part]], new: dict[str, list[_Part]], text: str, line: int,
+          depth: int) -> _Part:
+    """The part for ``text`` placed at ``line``: re-used if unchanged, else parsed."""
+    spare = old.get(text)
+    if spare:
+        part = spare.pop()
+        part.shift.lines = line
+    else:
+        shift = LineShift(line)
+        part = _Part(compose_part(text, shift, depth), shift)
+    new.setdefault(text, []).append(part)
+    return part
+
+
+def _plan(text: str) -> _Plan | None:
+    """Split points for ``text``, or None when it should be parsed whole."""
+    if _unsafe(text):
+        return None
+    at = _rules_line(text)
+    if at is None:
+        return None
+    lines = text.split("\n")
+    first = text.count("\n", 0, at) + 1
+    while first < len(lines) and _is_filler(lines[first]):
+        first += 1
+    item = _ITEM.match(lines[first]) if first < len(lines) else None
+    if item is None:
+        return None
+    return _items(lines, first, len(item.group(1)))
+
+
+def _unsafe(text: str) -> bool:
+    """Whether ``text`` has document markers, directives or line breaks other than \\n."""
+    if any(text.startswith(s) or f"\n{s}" in text for s in _UNSAFE_STARTS):
+        return True
+    return any(c in text for c in _UNSAFE_CHARS) or text.count("\r") != text.count("\r\n")
+
+
+def _rules_line(text: str) -> int | None:
+    """The offset of the one top-level ``rules:`` line with nothing after the colon."""
+    found = [0] if text.startswith("rules:") else []
+    at = text.find("\nrules:")
+    while at != -1 and len(found) < 2:
+        found.append(at + 1)
+        at = text.find("\nrules:", at + 1)
+    if len(found) != 1 or not _RULES_REST.match(text, found[0] + len("rules:")):
+        return None
+    return found[0]
+
+
+def _is_filler(line: str) -> bool:
+    stripped = line.strip()
+    return not stripped or stripped.startswith("#")
+
+
+def _items(lines: list[str], first: int, indent: int) -> _Plan | None:
+    """Find the items of the list whose first dash is at ``(first, indent)``."""
+    starts = [first]
+    dash = " " * indent + "-"
+    for number in range(first + 1, len(lines)):
+        line = lines[number]
+        if line.startswith(dash) and (len(line) == indent + 1 or line[indent + 1] == " "):
+            starts.append(number)
+            continue
+        stripped = line.lstrip(" ")
+        if not stripped or stripped[0] == "#" or len(line) - len(stripped) > indent:
+            continue
+        if len(line) - len(stripped) == 0 and stripped[0] != "-":
+            return _Plan(lines, starts, number, indent) if len(starts) >= _MIN_ITEMS else None
+        return None  # a line the split cannot place with certainty
+    return _Plan(lines, starts, len(lines), indent) if len(starts) >= _MIN_ITEMS else None
+
+
+_Taker = Callable[[str, int, int], _Part]
+"""Parses (or re-uses) the part with this text, placed at this line, nested this deep."""
+
+
+def _stitch(plan: _Plan, take: _Taker) -> YamlNode | None:
+    """Parse (or re-use) every part and assemble the whole document's tree."""
+    starts = plan.item_starts
+    head = take(plan.text(0, starts[0]), 0, MAX_DEPTH).root
+    bounds = [*starts[1:], plan.block_end]
+    # An item sits two levels deep in the document but one level deep on its own.
+    items = [take(plan.text(a, b), a, MAX_DEPTH - 1) for a, b in zip(starts, bounds, strict=True)]
+    tail = take(plan.text(plan.block_end, len(plan.lines)), plan.block_end, MAX_DEPTH).root \
+        if plan.block_end < len(plan.lines) else None
+    if not _head_ok(head) or not all(_item_ok(p.root, plan.indent) for p in items):
+        return None
+    if tail is not None and (tail.kind != "mapping" or tail.flow or tail.start[1] != 0):
+        return None
+    if tail is None and plan.block_end < len(plan.lines):
+        return None
+    assert head is not None
+    last = items[-1].root
+    assert last is not None
+    stream_end = tail.end if tail is not None else last.end
+    after_list = tail.start if tail is not None else stream_end
+    nodes: list[YamlNode] = []
+    for part, following in zip(items, [*((s, plan.indent) for s in starts[1:]), after_list],
+                               strict=True):
+        assert part.root is not None
+        node = part.root.items[0]
+        _close_spine(node, following)
+        nodes.append(node)
+    sequence = YamlNode("sequence", (starts[0], plan.indent), after_list)
+    sequence.items = nodes
+    root = YamlNode("mapping", head.start, stream_end)
+    rules_key = head.pairs[-1][0]
+    root.pairs = [*head.pairs[:-1], (rules_key, sequence), *(tail.pairs if tail else ())]
+    return root
+
+
+def _head_ok(head: YamlNode | None) -> bool:
+    if head is None or head.kind != "mapping" or head.flow or not head.pairs:
+        return False
+    key, value = head.pairs[-1]
+    return key.text == "rules" and key.start[1] == 0 and value.is_null and value.text == ""
+
+
+def _item_ok(root: YamlNode | None, indent: int) -> bool:
+    return (root is not None and root.kind == "sequence" and not root.flow
+            and len(root.items) == 1 and root.start[1] == indent)
+
+
+def _close_spine(node: YamlNode, following: tuple[int, int]) -> None:
+    """Block collections that run to an item's end end where the next token starts.
+
+    Parsed alone, they end at the end of the item's own text instead; this
+    sets what the whole-document parse records.
+    """
+    while node.kind != "scalar" and not node.flow:
+        node._end = (following[0] - node.shift.lines, following[1])
+        if node.kind == "mapping" and node.pairs:
+            node = node.pairs[-1][1]
+        elif node.kind == "sequence" and node.items:
+            node = node.items[-1]
+        else:
+            return

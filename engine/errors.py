@@ -4,11 +4,16 @@
 
     SwitchmanError
     ├── ConfigError              a configuration file cannot be used
-    └── RoutingError             a turn cannot be routed
-        ├── UnknownAlias         ``@name`` at the start of a message names no model
-        ├── UnknownModel         a model id or alias (e.g. for /model) names no model
-        ├── EmptyMessage         nothing left to send after stripping an override
-        └── NoModelAvailable     every policy in the chain was empty or rejected
+    ├── RoutingError             a turn cannot be routed
+    │   ├── UnknownAlias         ``@name`` at the start of a message names no model
+    │   ├── UnknownModel         a model id or alias (e.g. for /model) names no model
+    │   ├── EmptyMessage         nothing left to send after stripping an override
+    │   └── NoModelAvailable     every policy in the chain was empty or rejected
+    └── SessionError             a session request cannot be carried out
+        ├── UnknownWorkspace     not an open workspace folder
+        ├── UnknownSession       no such session
+        ├── UnknownTurn          no such turn
+        └── TurnInProgress       the session is busy with another turn
 
 Provider errors live in ``switchman.engine.providers.errors``.
 """
@@ -84,3 +89,50 @@ class NoModelAvailable(RoutingError):
     def __init__(self, decision: RouteDecided, message: str) -> None:
         self.decision = decision
         super().__init__(message)
+
+
+class SessionError(SwitchmanError):
+    """A request about sessions that cannot be carried out."""
+
+    code = "session_error"
+
+
+class UnknownWorkspace(SessionError):
+    """The workspace is not one of the editor's open folders."""
+
+    code = "unknown_workspace"
+
+    def __init__(self, workspace: str) -> None:
+        self.workspace = workspace
+        super().__init__(f"'{workspace}' is not an open workspace folder.")
+
+
+class UnknownSession(SessionError):
+    """No session has this id."""
+
+    code = "unknown_session"
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"No session '{session_id}'.")
+
+
+class UnknownTurn(SessionError):
+    """No turn has this id."""
+
+    code = "unknown_turn"
+
+    def __init__(self, turn_id: str) -> None:
+        self.turn_id = turn_id
+        super().__init__(f"No turn '{turn_id}'.")
+
+
+class TurnInProgress(SessionError):
+    """The session is already running a turn."""
+
+    code = "turn_in_progress"
+
+    def __init__(self, turn_id: str) -> None:
+        self.turn_id = turn_id
+        super().__init__("A turn is already running in this session; wait for it to finish "
+                         "or cancel it.")

@@ -8,6 +8,7 @@ key *source* (an environment variable or a file), never a key.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -33,3 +34,18 @@ def read_key(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) ->
 def key_present(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) -> bool:
     """Whether calls to ``provider`` can be made: a key is set, or none is needed."""
     return not provider.needs_key or read_key(provider, environ) is not None
+
+
+_TOKEN_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,}|[A-Za-z0-9_\-]{32,})\b")
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """``text`` with every known secret and anything key-shaped masked.
+
+    Provider error messages sometimes quote the key they refused; they pass
+    through here before they reach a log, the database or the editor.
+    """
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "[redacted]")
+    return _TOKEN_LIKE.sub("[redacted]", text)

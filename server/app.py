@@ -4,18 +4,29 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from switchman.engine import __version__
+from switchman.engine.service import Switchman
+from switchman.server.notifier import EditorNotifier
 from switchman.server.wire import plain_params_converter
 
 log = logging.getLogger(__name__)
 
+InitializeHook = Callable[[types.InitializeParams], None]
+
 
 class SwitchmanServer(LanguageServer):
-    """pygls' LanguageServer with Switchman's converter and name."""
+    """pygls' LanguageServer holding the engine (:class:`Switchman`).
+
+    Several features need to react to ``initialize``; pygls allows one handler
+    per method, so the workspaces feature registers it and calls every function
+    in :attr:`initialize_hooks`.
+    """
 
     def __init__(self) -> None:
         super().__init__(
@@ -24,6 +35,9 @@ class SwitchmanServer(LanguageServer):
             converter_factory=plain_params_converter,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
+        self.switchman = Switchman(EditorNotifier(self))
+        self.initialize_hooks: list[InitializeHook] = []
+        self.initialization_options: dict[str, Any] = {}
 
 
 def build_server() -> SwitchmanServer:

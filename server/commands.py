@@ -17,6 +17,7 @@ from switchman.engine.config.check import FileKind, check_text, file_kind
 from switchman.engine.config.paths import find_workspace, workspace_routing_file
 from switchman.engine.config.problems import Code, Problem, Range, Severity, sort_problems
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
+from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.errors import NoModelAvailable, RoutingError
 from switchman.engine.keys import key_present
@@ -84,22 +85,7 @@ def _registry_beside(path: Path, registry: ModelRegistry) -> ModelRegistry:
 
 
 def _print_problems(problems: list[Problem], targets: list[Path]) -> None:
-    if not targets:
-        print("No configuration files found; the built-in defaults are in use. ok")
-        return
-    for p in problems:
-        if p.severity is Severity.HINT:
-            continue
-        start = p.range.start
-        print(f"{p.file}:{start.line + 1}:{start.character + 1}: {p.severity.value} "
-              f"[{p.code.value}] {p.message}")
-    errors = sum(p.severity is Severity.ERROR for p in problems)
-    warnings = sum(p.severity is Severity.WARNING for p in problems)
-    checked = ", ".join(str(t) for t in targets)
-    if not errors and not warnings:
-        print(f"ok: {checked}")
-    else:
-        print(f"{errors} error(s), {warnings} warning(s) in {checked}")
+    print(format_problems(problems, [str(t) for t in targets]))
 
 
 # -- rules show ----------------------------------------------------------------------
@@ -117,14 +103,7 @@ def rules_show(args: argparse.Namespace) -> int:
                      "workspace_default": policy.workspace_default,
                      "global_default": policy.global_default, "tiers": policy.tiers})
         return 0
-    print(f"Rules for {folder} (first match whose model validates wins):")
-    for number, row in enumerate(rows, start=1):
-        print(f"  {number}. {row['name']}: {row['when']} -> {row['use']}   "
-              f"({row['source']}:{row['line']})")
-    if not rows:
-        print("  (no rules)")
-    print(f"Workspace default: {policy.workspace_default or '-'}")
-    print(f"Global default:    {policy.global_default}")
+    print(format_rules(folder, policy))
     for problem in store.problems(folder):
         if problem.severity is Severity.ERROR:
             print(f"Note: {problem.file} has errors; an earlier or built-in version is in use "

@@ -25,7 +25,7 @@ def plain_params_converter() -> cattrs.Converter:
     pygls turns the params of methods it does not know into namedtuples; our
     handlers validate plain data with msgspec instead.
     """
-    converter = default_converter()
+    converter: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]
     converter.register_structure_hook(JsonRPCRequestMessage, lambda obj, cls: cls(**obj))
     converter.register_structure_hook(JsonRPCNotification, lambda obj, cls: cls(**obj))
     converter.register_structure_hook(JsonRPCResponseMessage, lambda obj, cls: cls(**obj))

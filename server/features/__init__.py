@@ -14,4 +14,11 @@ if TYPE_CHECKING:
 
 Register = Callable[["SwitchmanServer"], None]
 
-FEATURES: list[Register] = []
+def _all() -> list[Register]:
+    from switchman.server.features import chat, explain, models, sessions, workspaces  # noqa: PLC0415
+
+    return [workspaces.register, chat.register, models.register, explain.register,
+            sessions.register]
+
+
+FEATURES: list[Register] = _all()

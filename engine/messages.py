@@ -1,0 +1,88 @@
+"""The canonical conversation format shared by sessions, storage and providers."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+import msgspec
+
+
+class TextBlock(msgspec.Struct, frozen=True, tag="text", tag_field="type"):
+    """Plain text."""
+
+    text: str
+
+
+class ImageBlock(msgspec.Struct, frozen=True, tag="image", tag_field="type"):
+    """An image, base64-encoded."""
+
+    media_type: str
+    data: str
+
+
+class ToolUseBlock(msgspec.Struct, frozen=True, tag="tool_use", tag_field="type"):
+    """The model asks for a tool call."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class ToolResultBlock(msgspec.Struct, frozen=True, tag="tool_result", tag_field="type"):
+    """The answer to a tool call."""
+
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+Block = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock
+Role = Literal["user", "assistant", "tool"]
+
+
+class Message(msgspec.Struct, kw_only=True):
+    """One message of a session's transcript."""
+
+    id: str
+    session_id: str
+    turn_id: str | None
+    role: Role
+    content: list[Block]
+    created_at: datetime
+    model: str | None = None
+
+    def text(self) -> str:
+        """The concatenated text blocks."""
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    def tool_uses(self) -> list[ToolUseBlock]:
+        """The tool calls this message makes."""
+        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+
+class Usage(msgspec.Struct, frozen=True):
+    """Tokens used by one or more LLM calls."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.input_tokens + other.input_tokens,
+                     self.output_tokens + other.output_tokens,
+                     self.cache_read_tokens + other.cache_read_tokens,
+                     self.cache_write_tokens + other.cache_write_tokens)
+
+
+_MILLION = Decimal(1_000_000)
+
+
+def cost_of(usage: Usage, pricing: Any) -> Decimal:
+    """The cost in US dollars of ``usage`` at ``pricing`` (per-million prices)."""
+    total = (usage.input_tokens * pricing.input + usage.output_tokens * pricing.output
+             + usage.cache_read_tokens * pricing.cache_read
+             + usage.cache_write_tokens * pricing.cache_write)
+    return (Decimal(total) / _MILLION).quantize(Decimal("0.000001"))

@@ -1,0 +1,170 @@
+"""The Anthropic Messages API through the official ``anthropic`` SDK (async, streaming)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from switchman.engine.availability import ErrorClass
+from switchman.engine.config.registry import ProviderSpec
+from switchman.engine.keys import redact
+from switchman.engine.messages import (
+    Block,
+    ImageBlock,
+    Message,
+    TextBlock,
+    ToolUseBlock,
+    Usage,
+)
+from switchman.engine.providers.base import (
+    Finished,
+    ProviderRequest,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    normalize_history,
+)
+from switchman.engine.providers.errors import ProviderError, class_for_status, retry_after_seconds
+
+CONNECT_TIMEOUT = 10.0
+
+
+class AnthropicAdapter:
+    """Streams calls to one Anthropic-compatible endpoint with one key."""
+
+    def __init__(self, provider: ProviderSpec, key: str | None) -> None:
+        self._sdk = importlib.import_module("anthropic")
+        self._key = key or ""
+        self._client = self._sdk.AsyncAnthropic(
+            api_key=self._key or "missing",
+            base_url=provider.base_url,
+            max_retries=0,  # Switchman owns retries (see sessions.turn)
+            timeout=self._sdk.Timeout(provider.timeout_seconds, connect=CONNECT_TIMEOUT),
+        )
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+        """Yield text and tool calls as they arrive, then the final result."""
+        try:
+            async with self._client.messages.stream(**self._arguments(request)) as stream:
+                async for event in stream:
+                    converted = _event(event)
+                    if converted is not None:
+                        yield converted
+                final = await stream.get_final_message()
+        except Exception as exc:
+            raise self._classify(exc, request.model_id) from None
+        yield Finished(_stop_reason(final.stop_reason), _usage(final.usage),
+                       [b for b in map(_block, final.content) if b is not None])
+
+    def _arguments(self, request: ProviderRequest) -> dict[str, Any]:
+        arguments: dict[str, Any] = {
+            "model": request.api_model,
+            "max_tokens": request.max_output_tokens,
+            "messages": to_anthropic(request.messages),
+        }
+        if request.system:
+            arguments["system"] = request.system
+        if request.tools:
+            arguments["tools"] = [{"name": t.name, "description": t.description,
+                                   "input_schema": t.input_schema} for t in request.tools]
+        return arguments
+
+    def _classify(self, exc: Exception, model: str) -> ProviderError:
+        sdk = self._sdk
+        detail = redact(_detail(exc), [self._key])
+        if isinstance(exc, sdk.APIStatusError):
+            error_type = getattr(exc, "type", None) or _body_type(exc)
+            return ProviderError(class_for_status(exc.status_code, error_type), detail,
+                                 model=model, status=exc.status_code if exc.status_code != 200
+                                 else None, retry_after=retry_after_seconds(exc.response.headers))
+        if isinstance(exc, sdk.APITimeoutError) or _is_timeout(exc):
+            return ProviderError(ErrorClass.TIMEOUT, detail, model=model)
+        if isinstance(exc, sdk.APIConnectionError) or _is_transport(exc):
+            return ProviderError(ErrorClass.NETWORK, detail, model=model)
+        raise exc
+
+
+def to_anthropic(messages: list[Message]) -> list[dict[str, Any]]:
+    """Canonical messages as Anthropic ``messages`` (tool results go in user turns)."""
+    out: list[dict[str, Any]] = []
+    for message in normalize_history(messages):
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = [b for b in map(_content, message.content) if b is not None]
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return out
+
+
+def _content(block: Block) -> dict[str, Any] | None:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text} if block.text else None
+    if isinstance(block, ImageBlock):
+        return {"type": "image", "source": {"type": "base64", "media_type": block.media_type,
+                                            "data": block.data}}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return {"type": "tool_result", "tool_use_id": block.tool_use_id, "content": block.content,
+            "is_error": block.is_error}
+
+
+def _event(event: Any) -> StreamEvent | None:
+    kind = getattr(event, "type", None)
+    if kind == "text":
+        return TextDelta(event.text) if event.text else None
+    if kind == "content_block_stop" and getattr(event.content_block, "type", "") == "tool_use":
+        block = event.content_block
+        return ToolCall(block.id, block.name, dict(block.input or {}))
+    return None
+
+
+def _block(block: Any) -> Block | None:
+    if block.type == "text":
+        return TextBlock(block.text)
+    if block.type == "tool_use":
+        return ToolUseBlock(block.id, block.name, dict(block.input or {}))
+    return None  # thinking and other blocks are not kept
+
+
+def _usage(usage: Any) -> Usage:
+    return Usage(
+        input_tokens=usage.input_tokens or 0,
+        output_tokens=usage.output_tokens or 0,
+        cache_read_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
+        cache_write_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
+    )
+
+
+def _stop_reason(reason: str | None) -> str:
+    return {"tool_use": "tool_use", "max_tokens": "max_tokens"}.get(reason or "", "end_turn")
+
+
+def _body_type(exc: Any) -> str | None:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            return error.get("type")
+    return None
+
+
+def _detail(exc: Exception) -> str:
+    message = getattr(exc, "message", None) or str(exc)
+    return str(message).strip()[:500]
+
+
+def _is_timeout(exc: Exception) -> bool:
+    # The SDK does not wrap transport errors raised while a stream is being read.
+    return any(cls.__name__ in ("TimeoutException", "ReadTimeout", "ConnectTimeout",
+                                "WriteTimeout", "PoolTimeout") for cls in type(exc).__mro__)
+
+
+def _is_transport(exc: Exception) -> bool:
+    return any(cls.__name__ in ("TransportError", "NetworkError", "RemoteProtocolError",
+                                "ReadError", "ConnectError", "ProtocolError")
+               and cls.__module__.startswith(("httpx", "httpcore"))
+               for cls in type(exc).__mro__)

@@ -1,0 +1,84 @@
+"""The adapter interface: a canonical request in, a stream of canonical events out."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+import msgspec
+
+from switchman.engine.messages import Block, Message, ToolResultBlock, ToolUseBlock, Usage
+
+
+class ToolSpec(msgspec.Struct, frozen=True):
+    """A tool the model may call."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class ProviderRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """One LLM call."""
+
+    model_id: str
+    api_model: str
+    messages: list[Message]
+    system: str | None = None
+    tools: list[ToolSpec] = []
+    max_output_tokens: int = 4096
+
+
+class TextDelta(msgspec.Struct, frozen=True):
+    """More answer text."""
+
+    text: str
+
+
+class ToolCall(msgspec.Struct, frozen=True):
+    """A complete tool call requested by the model."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class Finished(msgspec.Struct, frozen=True):
+    """The call ended: why, what it used, and the assembled assistant content."""
+
+    stop_reason: str
+    usage: Usage
+    content: list[Block]
+
+
+StreamEvent = TextDelta | ToolCall | Finished
+
+
+class ProviderAdapter(Protocol):
+    """Anything that can stream one LLM call."""
+
+    def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+        """Yield text deltas and tool calls, then one :class:`Finished`."""
+        ...
+
+
+def normalize_history(messages: list[Message]) -> list[Message]:
+    """Make a stored transcript acceptable to providers.
+
+    A turn that was cancelled or interrupted may have left a tool call with no
+    result; such calls are answered with an error result so every tool call is
+    followed by its result, as both APIs require.
+    """
+    answered = {b.tool_use_id for m in messages for b in m.content
+                if isinstance(b, ToolResultBlock)}
+    out: list[Message] = []
+    for message in messages:
+        out.append(message)
+        missing = [b for b in message.content
+                   if isinstance(b, ToolUseBlock) and b.id not in answered]
+        if missing and message.role == "assistant":
+            results: list[Block] = [ToolResultBlock(b.id, "The tool call did not complete.",
+                                                    is_error=True) for b in missing]
+            out.append(msgspec.structs.replace(message, id=message.id + "-synthetic",
+                                               role="tool", content=results))
+    return out

@@ -1,0 +1,84 @@
+"""Provider failures, classified for the availability tracker and explained for people.
+
+::
+
+    ProviderError                 a call to a provider failed
+      .error_class                auth | rate_limit | overloaded | server | network | timeout
+                                  | bad_request
+      .retryable                  worth another attempt (before any output was streamed)
+"""
+
+from __future__ import annotations
+
+from switchman.engine.availability import ErrorClass
+from switchman.engine.errors import SwitchmanError
+
+_RETRYABLE = {ErrorClass.RATE_LIMIT, ErrorClass.OVERLOADED, ErrorClass.SERVER,
+              ErrorClass.NETWORK, ErrorClass.TIMEOUT}
+
+_EXPLANATIONS = {
+    ErrorClass.AUTH: "the API key was refused — check it",
+    ErrorClass.RATE_LIMIT: "rate limited",
+    ErrorClass.OVERLOADED: "the provider is overloaded",
+    ErrorClass.SERVER: "server error",
+    ErrorClass.NETWORK: "could not reach the provider (network error)",
+    ErrorClass.TIMEOUT: "the provider did not answer in time",
+    ErrorClass.BAD_REQUEST: "the provider rejected the request",
+}
+
+
+class ProviderError(SwitchmanError):
+    """A failed provider call. The message never contains an API key."""
+
+    code = "provider_error"
+
+    def __init__(
+        self,
+        error_class: ErrorClass,
+        detail: str,
+        *,
+        model: str = "",
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        self.error_class = error_class
+        self.detail = detail
+        self.model = model
+        self.status = status
+        self.retry_after = retry_after
+        status_text = f" ({status})" if status else ""
+        super().__init__(f"{model or 'provider'}: {_EXPLANATIONS[error_class]}{status_text}"
+                         + (f": {detail}" if detail else ""))
+
+    @property
+    def retryable(self) -> bool:
+        """Whether another attempt may succeed."""
+        return self.error_class in _RETRYABLE
+
+
+def class_for_status(status: int, error_type: str | None = None) -> ErrorClass:
+    """The error class of an HTTP status (and the provider's error type, if any)."""
+    if status in (401, 403):
+        return ErrorClass.AUTH
+    if status == 429:
+        return ErrorClass.RATE_LIMIT
+    if status in (503, 529) or error_type == "overloaded_error":
+        return ErrorClass.OVERLOADED
+    if status >= 500 or (status == 200 and error_type != "invalid_request_error"):
+        return ErrorClass.SERVER  # 200: an error event inside a stream
+    return ErrorClass.BAD_REQUEST
+
+
+def retry_after_seconds(headers: object) -> float | None:
+    """The server's requested wait, from ``retry-after-ms`` or ``retry-after``."""
+    get = getattr(headers, "get", None)
+    if get is None:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = get(name)
+        if value is not None:
+            try:
+                return max(0.0, float(value) / scale)
+            except ValueError:
+                continue
+    return None

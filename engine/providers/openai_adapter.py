@@ -1,0 +1,195 @@
+"""OpenAI Chat Completions (streaming, with usage) through the official ``openai`` SDK.
+
+The same adapter serves OpenAI-compatible local servers (Ollama, vLLM, LM
+Studio, llama.cpp) through the provider's ``base_url``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from switchman.engine.availability import ErrorClass
+from switchman.engine.config.registry import ApiKind, ProviderSpec
+from switchman.engine.keys import redact
+from switchman.engine.messages import (
+    Block,
+    ImageBlock,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+from switchman.engine.providers.base import (
+    Finished,
+    ProviderRequest,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    normalize_history,
+)
+from switchman.engine.providers.errors import ProviderError, class_for_status, retry_after_seconds
+
+CONNECT_TIMEOUT = 10.0
+
+
+class _PendingCall:
+    """A tool call whose arguments are still arriving."""
+
+    def __init__(self) -> None:
+        self.id = ""
+        self.name = ""
+        self.arguments = ""
+
+    def finish(self) -> ToolCall:
+        try:
+            parsed = json.loads(self.arguments or "{}")
+        except json.JSONDecodeError:
+            parsed = {"_invalid_arguments": self.arguments}
+        return ToolCall(self.id, self.name, parsed if isinstance(parsed, dict) else
+                        {"_invalid_arguments": self.arguments})
+
+
+class OpenAIAdapter:
+    """Streams calls to one OpenAI or OpenAI-compatible endpoint."""
+
+    def __init__(self, provider: ProviderSpec, key: str | None) -> None:
+        self._sdk = importlib.import_module("openai")
+        self._key = key or ""
+        self._compatible = provider.api is ApiKind.OPENAI_COMPATIBLE
+        self._client = self._sdk.AsyncOpenAI(
+            api_key=self._key or "not-needed",  # local servers ignore it; the SDK wants one
+            base_url=provider.base_url,
+            max_retries=0,  # Switchman owns retries (see sessions.turn)
+            timeout=self._sdk.Timeout(provider.timeout_seconds, connect=CONNECT_TIMEOUT),
+        )
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+        """Yield text and tool calls as they arrive, then the final result."""
+        text: list[str] = []
+        calls: dict[int, _PendingCall] = {}
+        finish = "stop"
+        usage = Usage()
+        try:
+            stream = await self._client.chat.completions.create(**self._arguments(request))
+            async for chunk in stream:
+                if chunk.usage is not None:
+                    usage = _usage(chunk.usage)
+                for choice in chunk.choices or ():
+                    for event in self._choice(choice, text, calls):
+                        yield event
+                    finish = choice.finish_reason or finish
+        except Exception as exc:
+            raise self._classify(exc, request.model_id) from None
+        finished_calls = [c.finish() for _, c in sorted(calls.items())]
+        for call in finished_calls:
+            yield call
+        content: list[Block] = [TextBlock("".join(text))] if text else []
+        content += [ToolUseBlock(c.id, c.name, c.input) for c in finished_calls]
+        stop = "tool_use" if finished_calls else _stop_reason(finish)
+        yield Finished(stop, usage, content)
+
+    def _choice(self, choice: Any, text: list[str], calls: dict[int, _PendingCall]) -> list[
+            StreamEvent]:
+        delta = choice.delta
+        events: list[StreamEvent] = []
+        if delta is None:
+            return events
+        if delta.content:
+            text.append(delta.content)
+            events.append(TextDelta(delta.content))
+        for part in delta.tool_calls or ():
+            pending = calls.setdefault(part.index or 0, _PendingCall())
+            pending.id = part.id or pending.id
+            if part.function is not None:
+                pending.name = part.function.name or pending.name
+                pending.arguments += part.function.arguments or ""
+        return events
+
+    def _arguments(self, request: ProviderRequest) -> dict[str, Any]:
+        arguments: dict[str, Any] = {
+            "model": request.api_model,
+            "messages": to_openai(request.messages, request.system),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        # Local servers differ on the newer field; OpenAI's own models need it.
+        limit = "max_tokens" if self._compatible else "max_completion_tokens"
+        arguments[limit] = request.max_output_tokens
+        if request.tools:
+            arguments["tools"] = [{"type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": t.input_schema}}
+                for t in request.tools]
+        return arguments
+
+    def _classify(self, exc: Exception, model: str) -> ProviderError:
+        sdk = self._sdk
+        detail = redact(_detail(exc), [self._key])
+        if isinstance(exc, sdk.APIStatusError):
+            body = exc.body if isinstance(exc.body, dict) else {}
+            return ProviderError(class_for_status(exc.status_code, body.get("type")), detail,
+                                 model=model, status=exc.status_code,
+                                 retry_after=retry_after_seconds(exc.response.headers))
+        if isinstance(exc, sdk.APITimeoutError):
+            return ProviderError(ErrorClass.TIMEOUT, detail, model=model)
+        if isinstance(exc, sdk.APIConnectionError):
+            return ProviderError(ErrorClass.NETWORK, detail, model=model)
+        if isinstance(exc, sdk.APIError):  # an error object inside the stream
+            return ProviderError(ErrorClass.SERVER, detail, model=model)
+        raise exc
+
+
+def to_openai(messages: list[Message], system: str | None) -> list[dict[str, Any]]:
+    """Canonical messages as Chat Completions ``messages``."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in normalize_history(messages):
+        if message.role == "tool":
+            out += [{"role": "tool", "tool_call_id": b.tool_use_id, "content": b.content}
+                    for b in message.content if isinstance(b, ToolResultBlock)]
+        elif message.role == "assistant":
+            out.append(_assistant(message))
+        else:
+            out.append({"role": "user", "content": _user_content(message.content)})
+    return out
+
+
+def _assistant(message: Message) -> dict[str, Any]:
+    entry: dict[str, Any] = {"role": "assistant", "content": message.text() or None}
+    uses = message.tool_uses()
+    if uses:
+        entry["tool_calls"] = [{"id": u.id, "type": "function", "function": {
+            "name": u.name, "arguments": json.dumps(u.input)}} for u in uses]
+    return entry
+
+
+def _user_content(blocks: list[Block]) -> str | list[dict[str, Any]]:
+    if all(isinstance(b, TextBlock) for b in blocks):
+        return "".join(b.text for b in blocks if isinstance(b, TextBlock))
+    parts: list[dict[str, Any]] = []
+    for block in blocks:
+        if isinstance(block, TextBlock):
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageBlock):
+            parts.append({"type": "image_url", "image_url": {
+                "url": f"data:{block.media_type};base64,{block.data}"}})
+    return parts
+
+
+def _usage(usage: Any) -> Usage:
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+    prompt = usage.prompt_tokens or 0
+    return Usage(input_tokens=max(prompt - cached, 0), output_tokens=usage.completion_tokens or 0,
+                 cache_read_tokens=cached)
+
+
+def _stop_reason(finish: str) -> str:
+    return {"length": "max_tokens", "tool_calls": "tool_use"}.get(finish, "end_turn")
+
+
+def _detail(exc: Exception) -> str:
+    message = getattr(exc, "message", None) or str(exc)
+    return str(message).strip()[:500]

@@ -1,0 +1,106 @@
+"""The composition root of the daemon: one object that owns the engine's parts.
+
+The language server creates one :class:`Switchman` and adapts its methods to
+LSP; tests create one directly. Nothing here knows about LSP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from switchman.engine.availability import AvailabilityTracker
+from switchman.engine.clock import Clock, SystemClock
+from switchman.engine.config.paths import config_dir, data_dir
+from switchman.engine.config.store import ConfigStore
+from switchman.engine.events import (
+    Event,
+    EventBus,
+    PolicyInvalid,
+    ProviderRecovered,
+    ProviderUnavailable,
+)
+from switchman.engine.keys import key_present
+from switchman.engine.messages import ImageBlock
+from switchman.engine.providers.factory import AdapterFactory
+from switchman.engine.router import Router
+from switchman.engine.sessions import commands
+from switchman.engine.sessions.manager import SessionManager, SessionObserver
+from switchman.engine.sessions.records import TurnResult
+from switchman.engine.sessions.views import SessionViews
+from switchman.engine.store.database import connect
+from switchman.engine.store.repository import SessionStore
+
+log = logging.getLogger(__name__)
+DATABASE_NAME = "switchman.db"
+AVAILABILITY_TICK_SECONDS = 30.0
+
+
+class Switchman:
+    """Configuration, routing, availability, storage and sessions, wired together."""
+
+    def __init__(
+        self,
+        observer: SessionObserver,
+        *,
+        config_folder: Path | None = None,
+        data_folder: Path | None = None,
+        clock: Clock | None = None,
+        environ: Mapping[str, str] = os.environ,
+    ) -> None:
+        self.clock = clock or SystemClock()
+        self.bus = EventBus()
+        self.config = ConfigStore(config_folder or config_dir(environ), bus=self.bus,
+                                  clock=self.clock)
+        self.availability = AvailabilityTracker(self.clock, self.bus)
+        self.store = SessionStore(connect((data_folder or data_dir(environ)) / DATABASE_NAME))
+        interrupted = self.store.interrupt_running(self.clock.now())
+        if interrupted:
+            log.warning("marked %d turn(s) left running by a previous daemon as interrupted",
+                        interrupted)
+        self.router = Router(self.config, clock=self.clock,
+                             configured=lambda provider: key_present(provider, environ),
+                             availability=self.availability)
+        self.sessions = SessionManager(
+            store=self.store, router=self.router, config=self.config,
+            availability=self.availability, adapters=AdapterFactory(environ), clock=self.clock,
+            observer=observer)
+        self.views = SessionViews(self.sessions)
+        self.bus.subscribe(self._on_event)
+        self._ticker: asyncio.Task[None] | None = None
+
+    async def chat(self, workspace: str, session_id: str | None, message: str,
+                   images: list[ImageBlock] | None = None) -> TurnResult:
+        """A chat message: a slash command, or a turn."""
+        if commands.command_name(message) is not None:
+            live = self.sessions.live(workspace, session_id)
+            return await commands.run(self.sessions, self.views, live, message)
+        return await self.sessions.chat(workspace, session_id, message, images)
+
+    def start_background(self) -> None:
+        """Start periodic work (outage auto-clear) on the running event loop."""
+        if self._ticker is None:
+            self._ticker = asyncio.get_running_loop().create_task(self._tick())
+
+    async def stop_background(self) -> None:
+        """Stop periodic work."""
+        if self._ticker is not None:
+            self._ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ticker
+            self._ticker = None
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(AVAILABILITY_TICK_SECONDS)
+            self.availability.tick()
+
+    def _on_event(self, event: Event) -> None:
+        """Keep session-independent events and tell every workspace its status changed."""
+        if isinstance(event, PolicyInvalid | ProviderUnavailable | ProviderRecovered):
+            self.store.add_event(event)
+            self.sessions.for_each_workspace(self.sessions.observer.status_changed)

@@ -1,0 +1,105 @@
+"""Slash commands typed in chat (spec §10). They are answered by Switchman, never a model.
+
+Only the commands below are intercepted; any other message starting with
+``/`` (such as ``/commit fix the bug``) is an ordinary message, so rules can
+match it.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from switchman.engine.config.report import format_problems, format_rules
+from switchman.engine.config.store import ConfigStore
+from switchman.engine.errors import UnknownModel
+from switchman.engine.routing.explain import render
+from switchman.engine.sessions.records import ChatDelta, CostBreakdown, ErrorInfo, TurnResult
+
+if TYPE_CHECKING:
+    from switchman.engine.sessions.manager import LiveSession, SessionManager
+    from switchman.engine.sessions.views import SessionViews
+
+COMMANDS = ("/model", "/rules", "/cost", "/help")
+
+HELP = """Commands:
+  /model <id or alias>   use this model for the session (skips your rules)
+  /model -               clear the sticky model; routing follows your rules again
+  /model show            the active and sticky model, and why the last turn used its model
+  /rules check           validate routing.yaml and models.yaml
+  /rules show            the active rules, in the order they are tried
+  /rules reload          re-read the configuration files now
+  /cost                  this session's cost by model, and today's total
+Start a message with @alias (e.g. @haiku) to use a model for that message only."""
+
+
+def command_name(message: str) -> str | None:
+    """The slash command ``message`` invokes, or None for an ordinary message."""
+    words = message.strip().split()
+    return words[0] if words and words[0] in COMMANDS else None
+
+
+async def run(manager: SessionManager, views: SessionViews, live: LiveSession,
+              message: str) -> TurnResult:
+    """Answer a slash command in the chat stream."""
+    words = message.strip().split()
+    name, args = words[0], words[1:]
+    try:
+        text = _dispatch(manager, views, live, name, args)
+        error = None
+    except UnknownModel as exc:
+        text, error = str(exc), ErrorInfo(exc.code, str(exc))
+    manager.observer.delta(ChatDelta(live.id, None, "command_output", text=text))
+    return TurnResult(kind="command", session_id=live.id, turn_id=None,
+                      status="failed" if error else "completed", model=None, text=text,
+                      error=error, summary=name)
+
+
+def _dispatch(manager: SessionManager, views: SessionViews, live: LiveSession, name: str,
+              args: list[str]) -> str:
+    if name == "/model":
+        return _model(manager, views, live, args)
+    if name == "/rules":
+        return _rules(manager.config, str(live.folder), args)
+    if name == "/cost":
+        return _cost(views.cost(live.id), manager.cost_today())
+    return HELP
+
+
+def _model(manager: SessionManager, views: SessionViews, live: LiveSession,
+           args: list[str]) -> str:
+    if not args or args[0] == "show":
+        decision = views.last_decision(live.id)
+        head = (f"Active model: {live.last_model or 'none yet'}\n"
+                f"Sticky model: {live.sticky.active or 'none (routing follows your rules)'}")
+        if live.sticky.pending is not None:
+            head += f"\nPending: {live.sticky.pending.model or 'clear'} (applies to next turn)"
+        return head + ("\n\n" + render(decision) if decision else "\n\nNo turns yet.")
+    target = None if args[0] == "-" else " ".join(args)
+    return manager.set_model(live.workspace, live.id, target).message
+
+
+def _rules(config: ConfigStore, folder: str, args: list[str]) -> str:
+    action = args[0] if args else "show"
+    if action == "reload":
+        config.reload()
+        policy = config.effective(folder)
+        problems = config.problems(folder)
+        suffix = "" if not problems else f" ({len(problems)} problem(s); run /rules check)"
+        return f"Reloaded: {len(policy.rules)} rules active{suffix}."
+    if action == "check":
+        files = list(config.in_force(folder))
+        return format_problems(config.problems(folder), files)
+    if action == "show":
+        return format_rules(folder, config.effective(folder))
+    return "Usage: /rules check | /rules show | /rules reload"
+
+
+def _cost(cost: CostBreakdown, today: Decimal) -> str:
+    lines = [f"This session: ${cost.total_usd:.4f}"]
+    lines += [f"  {c.model}: ${c.cost_usd:.4f} ({c.turns} turn(s), {c.input_tokens} in / "
+              f"{c.output_tokens} out tokens)" for c in cost.by_model]
+    if cost.workers:
+        lines.append(f"  workers: ${cost.workers_usd:.4f} ({len(cost.workers)} delegations)")
+    lines.append(f"Today, all sessions: ${today:.4f}")
+    return "\n".join(lines)

@@ -1,0 +1,228 @@
+"""Records that sessions hand to the outside world (and that the protocol carries)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+import msgspec
+
+from switchman.engine.messages import Usage
+from switchman.engine.routing.decision import RouteDecided
+
+TurnStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
+
+
+class ErrorInfo(msgspec.Struct, frozen=True):
+    """A machine code and a message for people."""
+
+    code: str
+    message: str
+
+
+class PendingSwapInfo(msgspec.Struct, frozen=True):
+    """A sticky-model change waiting for the running turn to end (None: clear it)."""
+
+    model: str | None
+
+
+class SessionInfo(msgspec.Struct, kw_only=True):
+    """A session as listed and shown."""
+
+    id: str
+    workspace: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    sticky_model: str | None
+    pending_swap: PendingSwapInfo | None = None
+    last_model: str | None = None
+    turn_count: int = 0
+    cost_usd: Decimal = Decimal(0)
+    is_worker: bool = False
+    parent_session_id: str | None = None
+    parent_tool_use_id: str | None = None
+    workers: list[SessionInfo] = msgspec.field(default_factory=list)
+
+
+class TurnInfo(msgspec.Struct, kw_only=True):
+    """One turn and what it cost."""
+
+    id: str
+    session_id: str
+    index: int
+    status: TurnStatus
+    model: str | None
+    started_at: datetime
+    ended_at: datetime | None = None
+    usage: Usage = Usage()
+    cost_usd: Decimal = Decimal(0)
+    llm_calls: int = 0
+    tool_calls: int = 0
+    error: ErrorInfo | None = None
+    summary: str = ""
+    decision: RouteDecided | None = None
+
+
+class ToolActivity(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A tool call shown while it runs and when it ends."""
+
+    id: str
+    name: str
+    status: Literal["running", "done", "error"]
+    input: dict[str, Any] | None = None
+    summary: str | None = None
+
+
+DeltaKind = Literal["text", "tool_call", "tool_result", "command_output", "notice"]
+
+
+class ChatDelta(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A piece of streamed output."""
+
+    session_id: str
+    turn_id: str | None
+    kind: DeltaKind
+    text: str | None = None
+    tool: ToolActivity | None = None
+
+
+class TurnResult(msgspec.Struct, kw_only=True):
+    """The outcome of ``switchman/chat``: a finished turn, or a command's answer."""
+
+    kind: Literal["turn", "command"]
+    session_id: str
+    turn_id: str | None
+    status: Literal["completed", "cancelled", "failed"]
+    model: str | None
+    text: str
+    usage: Usage = Usage()
+    cost_usd: Decimal = Decimal(0)
+    error: ErrorInfo | None = None
+    summary: str = ""
+    banners: list[str] = msgspec.field(default_factory=list)
+
+
+class RouteNotice(msgspec.Struct, frozen=True):
+    """Sent once at the start of a turn."""
+
+    session_id: str
+    turn_id: str
+    model: str | None
+    summary: str
+    banners: list[str]
+    decision: RouteDecided
+
+
+class SwapResult(msgspec.Struct, frozen=True):
+    """The outcome of setting or clearing a sticky model."""
+
+    outcome: Literal["applied", "cleared", "queued", "unchanged"]
+    session_id: str
+    sticky_model: str | None
+    pending_swap: PendingSwapInfo | None
+    message: str
+
+
+class StatusSnapshot(msgspec.Struct, frozen=True):
+    """What a workspace's status bar shows."""
+
+    workspace: str
+    session_id: str | None
+    active_model: str | None
+    sticky_model: str | None
+    pending_swap: PendingSwapInfo | None
+    turn_in_flight: bool
+    banners: list[str]
+    cost_today_usd: Decimal
+    config_errors: int
+
+
+class ModelCost(msgspec.Struct, frozen=True):
+    """Spend on one model."""
+
+    model: str
+    cost_usd: Decimal
+    turns: int
+    input_tokens: int
+    output_tokens: int
+
+
+class WorkerCost(msgspec.Struct, frozen=True):
+    """Spend of one worker session."""
+
+    session_id: str
+    parent_tool_use_id: str | None
+    model: str | None
+    cost_usd: Decimal
+    turns: int
+
+
+class CostBreakdown(msgspec.Struct, frozen=True):
+    """A session's spend by model, planner and workers."""
+
+    total_usd: Decimal
+    by_model: list[ModelCost]
+    planner_usd: Decimal
+    workers_usd: Decimal
+    workers: list[WorkerCost]
+
+
+class ModelInfo(msgspec.Struct, frozen=True):
+    """A model as offered to the user (status bar, model picker)."""
+
+    id: str
+    display_name: str
+    provider: str
+    aliases: list[str]
+    tier: str | None
+    can_delegate: bool
+    configured: bool
+    availability: str
+    capabilities: Any
+    pricing: Any
+
+
+class ModelList(msgspec.Struct, frozen=True):
+    """The answer to ``switchman/models``."""
+
+    sticky_model: str | None
+    models: list[ModelInfo]
+
+
+class Explanation(msgspec.Struct, frozen=True):
+    """"Why this model?" for one turn."""
+
+    turn_id: str | None
+    decision: RouteDecided | None
+    summary: str
+    text: str | None
+
+
+class Preview(msgspec.Struct, frozen=True):
+    """Where a draft would go, without sending it."""
+
+    model: str | None
+    summary: str
+    message: str
+    decision: RouteDecided | None
+    text: str | None
+    error: ErrorInfo | None
+    command: str | None
+
+
+class SessionList(msgspec.Struct, frozen=True):
+    """The answer to ``switchman/sessions``."""
+
+    current_session_id: str | None
+    sessions: list[SessionInfo]
+
+
+class SessionDetail(msgspec.Struct, frozen=True):
+    """The answer to ``switchman/session``."""
+
+    session: SessionInfo
+    messages: list[Any]
+    turns: list[TurnInfo]
+    cost: CostBreakdown

@@ -1,0 +1,267 @@
+"""Running one turn: LLM calls on the locked model, tool calls, retries, cancellation.
+
+The model chosen at turn start serves every call of the turn (spec §3.2).
+
+Retries have one owner: this module. The SDKs are created with
+``max_retries=0``; a failed call that is worth retrying (rate limit,
+overload, 5xx, network, timeout) is tried again at most ``retries`` times, and
+only while no output has been streamed (a retry after output would repeat
+text). Every failed attempt is reported to the availability tracker, and
+retrying stops as soon as the model is marked unavailable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from switchman.engine.availability import AvailabilityTracker, ErrorClass
+from switchman.engine.clock import Clock
+from switchman.engine.config.registry import ModelSpec, ProviderSpec
+from switchman.engine.ids import new_id
+from switchman.engine.messages import (
+    Block,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+    cost_of,
+)
+from switchman.engine.providers.base import (
+    Finished,
+    ProviderAdapter,
+    ProviderRequest,
+    TextDelta,
+    ToolCall,
+)
+from switchman.engine.providers.errors import ProviderError
+from switchman.engine.sessions.records import (
+    ChatDelta,
+    ErrorInfo,
+    ToolActivity,
+    TurnInfo,
+    TurnResult,
+)
+from switchman.engine.store.repository import SessionStore
+from switchman.engine.tools.workspace import WorkspaceTools
+
+log = logging.getLogger(__name__)
+
+MAX_TOOL_STEPS = 25
+MAX_OUTPUT_TOKENS = 8192
+CHECKPOINT_SECONDS = 0.5
+RETRIES_ENV = "SWITCHMAN_RETRIES"
+RETRY_BASE_ENV = "SWITCHMAN_RETRY_BASE_SECONDS"
+MAX_RETRY_WAIT_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently a failed call is retried."""
+
+    retries: int = 2
+    base_seconds: float = 0.5
+
+    @classmethod
+    def from_environment(cls) -> RetryPolicy:
+        """The policy, with ``SWITCHMAN_RETRIES`` / ``SWITCHMAN_RETRY_BASE_SECONDS`` applied."""
+        return cls(int(os.environ.get(RETRIES_ENV, cls.retries)),
+                   float(os.environ.get(RETRY_BASE_ENV, cls.base_seconds)))
+
+    def delay(self, attempt: int, error: ProviderError) -> float | None:
+        """Seconds to wait before retry ``attempt`` (0-based); None: do not retry."""
+        if not error.retryable or attempt >= self.retries:
+            return None
+        wait = error.retry_after if error.retry_after is not None \
+            else self.base_seconds * 2 ** attempt
+        return wait if wait <= MAX_RETRY_WAIT_SECONDS else None
+
+
+@dataclass
+class TurnSetup:
+    """What a turn runs with, fixed at its start."""
+
+    turn: TurnInfo
+    model: ModelSpec
+    provider: ProviderSpec
+    adapter: ProviderAdapter
+    tools: WorkspaceTools
+    system: str
+    history: list[Message]
+    """The transcript so far, ending with this turn's user message; grows as the turn runs."""
+    banners: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Progress:
+    usage: Usage = field(default_factory=Usage)
+    cost: Decimal = Decimal(0)
+    text: list[str] = field(default_factory=list)
+    """All text streamed during the turn."""
+    current: list[str] = field(default_factory=list)
+    """Text streamed by the LLM call in progress."""
+    llm_calls: int = 0
+    tool_calls: int = 0
+    touched: list[str] = field(default_factory=list)
+    draft: Message | None = None
+    """The assistant message being streamed (kept durable by checkpoints)."""
+
+
+Emit = Callable[[ChatDelta], None]
+
+
+class TurnRunner:
+    """Runs turns for the session manager."""
+
+    def __init__(self, store: SessionStore, availability: AvailabilityTracker, clock: Clock,
+                 emit: Emit, retry: RetryPolicy | None = None) -> None:
+        self.store = store
+        self.availability = availability
+        self.clock = clock
+        self.emit = emit
+        self.retry = retry or RetryPolicy.from_environment()
+
+    async def run(self, setup: TurnSetup) -> TurnResult:
+        """Run the turn to its end; never raises (cancellation included)."""
+        progress = _Progress()
+        status, error = "completed", None
+        try:
+            await self._loop(setup, progress)
+        except asyncio.CancelledError:
+            status = "cancelled"
+        except ProviderError as exc:
+            status, error = "failed", ErrorInfo(
+                "provider_error", f"{exc}. Your message is saved; send it again to retry.")
+        except Exception as exc:  # a bug must not lose the turn or hang the editor
+            log.exception("turn %s failed", setup.turn.id)
+            status, error = "failed", ErrorInfo("internal_error",
+                                                f"Switchman failed during this turn: {exc}")
+        return self._finish(setup, progress, status, error)
+
+    async def _loop(self, setup: TurnSetup, progress: _Progress) -> None:
+        for _ in range(MAX_TOOL_STEPS):
+            finished = await self._call(setup, progress)
+            calls = [b for b in finished.content if isinstance(b, ToolUseBlock)]
+            if finished.stop_reason != "tool_use" or not calls:
+                return
+            await self._run_tools(setup, progress, calls)
+        self._notice(setup, f"Stopped after {MAX_TOOL_STEPS} tool steps in one turn.")
+
+    async def _call(self, setup: TurnSetup, progress: _Progress) -> Finished:
+        request = ProviderRequest(
+            model_id=setup.model.id, api_model=setup.model.api_model, messages=setup.history,
+            system=setup.system, tools=setup.tools.definitions(),
+            max_output_tokens=min(setup.model.capabilities.max_output_tokens, MAX_OUTPUT_TOKENS))
+        attempt = 0
+        while True:
+            started = len(progress.text)
+            try:
+                return await self._stream(setup, progress, request)
+            except ProviderError as exc:
+                self.availability.record_failure(setup.provider.name, setup.model.id,
+                                                 exc.error_class)
+                wait = self.retry.delay(attempt, exc)
+                down = self.availability.check(setup.provider.name, setup.model.id)
+                if wait is None or down is not None or len(progress.text) != started:
+                    raise
+                self._notice(setup, f"{exc}. Retrying ({attempt + 1}/{self.retry.retries})…")
+                await asyncio.sleep(wait)
+                attempt += 1
+
+    async def _stream(self, setup: TurnSetup, progress: _Progress,
+                      request: ProviderRequest) -> Finished:
+        progress.draft = Message(id=new_id(), session_id=setup.turn.session_id,
+                                 turn_id=setup.turn.id, role="assistant", content=[],
+                                 created_at=self.clock.now(), model=setup.model.id)
+        progress.current = []
+        last_checkpoint = self.clock.monotonic()
+        progress.llm_calls += 1
+        async for event in setup.adapter.stream(request):
+            if isinstance(event, TextDelta):
+                progress.current.append(event.text)
+                progress.text.append(event.text)
+                self.emit(ChatDelta(setup.turn.session_id, setup.turn.id, "text", text=event.text))
+                if self.clock.monotonic() - last_checkpoint >= CHECKPOINT_SECONDS:
+                    self._checkpoint(progress)
+                    last_checkpoint = self.clock.monotonic()
+            elif isinstance(event, ToolCall):
+                self.emit(ChatDelta(setup.turn.session_id, setup.turn.id, "tool_call",
+                                    tool=ToolActivity(event.id, event.name, "running",
+                                                      input=event.input)))
+            elif isinstance(event, Finished):
+                self.availability.record_success(setup.provider.name, setup.model.id)
+                self._account(setup, progress, event)
+                return event
+        raise ProviderError(ErrorClass.SERVER, "the stream ended without a final message",
+                            model=setup.model.id)
+
+    def _account(self, setup: TurnSetup, progress: _Progress, finished: Finished) -> None:
+        """Keep the assistant message and charge the call to the ledger."""
+        draft = progress.draft
+        assert draft is not None
+        draft.content = list(finished.content)
+        self.store.add_message(draft)
+        setup.history.append(draft)
+        progress.draft = None
+        cost = cost_of(finished.usage, setup.model.pricing)
+        progress.usage = progress.usage + finished.usage
+        progress.cost += cost
+        self.store.add_cost(self.clock.now(), setup.turn.session_id, setup.turn.id, setup.model.id,
+                            finished.usage, cost)
+
+    def _checkpoint(self, progress: _Progress) -> None:
+        """Save the text the current call streamed so far, so a crash keeps it."""
+        if progress.draft is not None:
+            progress.draft.content = [TextBlock("".join(progress.current))]
+            self.store.add_message(progress.draft)
+
+    async def _run_tools(self, setup: TurnSetup, progress: _Progress, calls: list[Any]) -> None:
+        results: list[Block] = []
+        touched: list[str] = []
+        try:
+            for call in calls:
+                outcome = await setup.tools.run(call.name, call.input)
+                progress.tool_calls += 1
+                touched += outcome.touched
+                results.append(ToolResultBlock(call.id, outcome.content, outcome.is_error))
+                self.emit(ChatDelta(setup.turn.session_id, setup.turn.id, "tool_result",
+                                    tool=ToolActivity(call.id, call.name,
+                                                      "error" if outcome.is_error else "done",
+                                                      summary=outcome.summary)))
+        finally:  # also when cancelled: every call gets its result before anything else
+            answered = {r.tool_use_id for r in results if isinstance(r, ToolResultBlock)}
+            results += [ToolResultBlock(c.id, "Cancelled.", is_error=True) for c in calls
+                        if c.id not in answered]
+            message = Message(id=new_id(), session_id=setup.turn.session_id,
+                              turn_id=setup.turn.id, role="tool", content=results,
+                              created_at=self.clock.now())
+            self.store.add_message(message, touched)
+            setup.history.append(message)
+            progress.touched += touched
+
+    def _notice(self, setup: TurnSetup, text: str) -> None:
+        self.emit(ChatDelta(setup.turn.session_id, setup.turn.id, "notice", text=text))
+
+    def _finish(self, setup: TurnSetup, progress: _Progress, status: str,
+                error: ErrorInfo | None) -> TurnResult:
+        if progress.draft is not None and progress.current:  # keep a partial answer
+            self._checkpoint(progress)
+            setup.history.append(progress.draft)
+        turn = setup.turn
+        turn.status = status  # type: ignore[assignment]
+        turn.ended_at = self.clock.now()
+        turn.usage, turn.cost_usd = progress.usage, progress.cost
+        turn.llm_calls, turn.tool_calls, turn.error = progress.llm_calls, progress.tool_calls, error
+        self.store.finish_turn(turn)
+        return TurnResult(kind="turn", session_id=turn.session_id, turn_id=turn.id,
+                          status=status,  # type: ignore[arg-type]
+                          model=setup.model.id, text="".join(progress.text), usage=progress.usage,
+                          cost_usd=progress.cost, error=error, summary=turn.summary,
+                          banners=setup.banners)
+

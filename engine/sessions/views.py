@@ -1,0 +1,171 @@
+"""Read-only answers about sessions and routing: status, models, explain, preview, listings."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import msgspec
+
+from switchman.engine.config.problems import Severity
+from switchman.engine.config.store import IN_FORCE_FILE
+from switchman.engine.errors import NoModelAvailable, RoutingError, UnknownSession, UnknownTurn
+from switchman.engine.keys import key_present
+from switchman.engine.messages import ImageBlock, Message
+from switchman.engine.routing.chain import RouteRequest
+from switchman.engine.routing.decision import RouteDecided
+from switchman.engine.routing.explain import render, short_reason
+from switchman.engine.sessions import commands
+from switchman.engine.sessions.manager import SessionManager
+from switchman.engine.sessions.records import (
+    CostBreakdown,
+    ErrorInfo,
+    Explanation,
+    ModelInfo,
+    ModelList,
+    PendingSwapInfo,
+    Preview,
+    SessionDetail,
+    SessionList,
+    StatusSnapshot,
+)
+
+
+class SessionViews:
+    """Queries over the session manager's state and the store."""
+
+    def __init__(self, manager: SessionManager) -> None:
+        self.manager = manager
+
+    def status(self, workspace: str) -> StatusSnapshot:
+        """What the workspace's status bar shows now."""
+        m = self.manager
+        uri = m.workspace(workspace)
+        session_id = m.store.current_session(uri)
+        live = m.load(session_id) if session_id else None
+        running = live.running if live else None
+        pending = live.sticky.pending if live else None
+        problems = m.config.problems(str(m.workspaces[uri]))
+        errors = sum(p.severity is Severity.ERROR for p in problems)
+        banners = m.availability.banners() + self._config_banners(uri)
+        return StatusSnapshot(
+            workspace=uri, session_id=session_id,
+            active_model=running.model if running else (live.last_model if live else None),
+            sticky_model=live.sticky.active if live else None,
+            pending_swap=PendingSwapInfo(pending.model) if pending else None,
+            turn_in_flight=running is not None, banners=banners,
+            cost_today_usd=Decimal(str(m.cost_today())), config_errors=errors)
+
+    def _config_banners(self, uri: str) -> list[str]:
+        in_force = self.manager.config.in_force(str(self.manager.workspaces[uri]))
+        return [f"{path} has errors; its last valid version is in use." if state != "built-in"
+                else f"{path} has errors; the built-in defaults are in use."
+                for path, state in in_force.items() if state != IN_FORCE_FILE]
+
+    def models(self, workspace: str) -> ModelList:
+        """Every model with whether it can be used now."""
+        m = self.manager
+        live = m.live(workspace)
+        registry = m.router.registry()
+        models = []
+        for model in registry.models.values():
+            provider = registry.providers[model.provider]
+            models.append(ModelInfo(
+                id=model.id, display_name=model.display_name, provider=model.provider,
+                aliases=list(model.aliases), tier=model.tier, can_delegate=model.can_delegate,
+                configured=key_present(provider),
+                availability=self._availability(model.provider, model.id),
+                capabilities=model.capabilities, pricing=model.pricing))
+        return ModelList(live.sticky.active, models)
+
+    def _availability(self, provider: str, model: str) -> str:
+        tracker = self.manager.availability
+        worst = max(tracker.health(provider), tracker.health(provider, model),
+                    key=["healthy", "degraded", "unavailable"].index)
+        return str(worst)
+
+    def explain(self, workspace: str | None, session_id: str | None,
+                turn_id: str | None) -> Explanation:
+        """The decision of a turn (default: the session's last one), rendered."""
+        store = self.manager.store
+        if turn_id is not None:
+            turn = store.turn(turn_id)
+            if turn is None:
+                raise UnknownTurn(turn_id)
+        else:
+            session = self.manager.live(workspace or "", session_id) if workspace \
+                else self.manager.load(session_id or "")
+            turn = store.last_turn(session.id)
+        if turn is None or turn.decision is None:
+            return Explanation(None, None, "no turns yet", None)
+        return Explanation(turn.id, turn.decision, short_reason(turn.decision),
+                           render(turn.decision))
+
+    def preview(self, workspace: str, session_id: str | None, message: str,
+                has_images: bool) -> Preview:
+        """Route a draft without sending it or recording anything."""
+        m = self.manager
+        live = m.live(workspace, session_id)
+        command = commands.command_name(message)
+        if command is not None:
+            return Preview(None, f"command {command}", message, None, None, None, command)
+        try:
+            text, override = m.router.parse(message)
+            context = m.turn_context(live, text, int(has_images))
+            decision = m.router.chain(str(live.folder)).decide(RouteRequest(
+                context=context, turn_id="preview", session_id=live.id, override=override,
+                sticky_model=live.sticky.pending.model if live.sticky.pending
+                else live.sticky.active))
+        except NoModelAvailable as failure:
+            return Preview(None, "no model available", message, failure.decision,
+                           render(failure.decision), ErrorInfo(failure.code, str(failure)), None)
+        except RoutingError as error:
+            return Preview(None, error.code, message, None, None,
+                           ErrorInfo(error.code, str(error)), None)
+        return Preview(decision.chosen_model, short_reason(decision), text, decision,
+                       render(decision), None, None)
+
+    def sessions(self, workspace: str, include_workers: bool) -> SessionList:
+        """The workspace's sessions, newest first."""
+        uri = self.manager.workspace(workspace)
+        store = self.manager.store
+        sessions = store.sessions(uri, include_workers=include_workers)
+        for info in sessions:
+            live = self.manager.loaded(info.id)
+            if live is not None and live.sticky.pending is not None:
+                info.pending_swap = PendingSwapInfo(live.sticky.pending.model)
+        return SessionList(store.current_session(uri), sessions)
+
+    def session(self, session_id: str) -> SessionDetail:
+        """One session's transcript, turns and costs."""
+        store = self.manager.store
+        info = self.manager.info(session_id)
+        info.workers = store.workers(session_id)
+        return SessionDetail(info, [transcript_entry(m) for m in store.messages(session_id)],
+                             store.turns(session_id), self.cost(session_id))
+
+    def cost(self, session_id: str) -> CostBreakdown:
+        """A session's spend by model, planner and workers."""
+        store = self.manager.store
+        info = store.session(session_id)
+        if info is None:
+            raise UnknownSession(session_id)
+        by_model = store.costs_by_model(session_id)
+        planner = sum((c.cost_usd for c in by_model), Decimal(0))
+        workers = store.worker_costs(session_id)
+        worker_total = sum((w.cost_usd for w in workers), Decimal(0))
+        return CostBreakdown(info.cost_usd, by_model, planner, worker_total, workers)
+
+    def last_decision(self, session_id: str) -> RouteDecided | None:
+        """The latest turn's decision in a session."""
+        turn = self.manager.store.last_turn(session_id)
+        return turn.decision if turn else None
+
+
+def transcript_entry(message: Message) -> dict[str, Any]:
+    """A message for transcripts: images keep their type but not their data."""
+    entry = msgspec.to_builtins(message)
+    entry["content"] = [{"type": "image", "media_type": b.media_type}
+                        if isinstance(b, ImageBlock) else msgspec.to_builtins(b)
+                        for b in message.content]
+    return entry  # type: ignore[no-any-return]

@@ -1,0 +1,1 @@
+"""Durable state in embedded SQLite: sessions, transcripts, turns, events, the cost ledger."""

@@ -1,0 +1,117 @@
+"""The embedded SQLite database: connection settings and schema migrations.
+
+WAL journaling with ``synchronous=NORMAL``: a committed transaction survives
+the daemon being killed (the write-ahead log is in the operating system's
+hands); only a power loss can lose the most recent commits. Each write that
+must survive a crash (a user's message, a turn's start) is its own commit.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+
+_MIGRATIONS = {
+    1: """
+    CREATE TABLE workspaces (
+        uri TEXT PRIMARY KEY,
+        current_session_id TEXT
+    );
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        workspace TEXT NOT NULL,
+        title TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        sticky_model TEXT,
+        is_worker INTEGER NOT NULL DEFAULT 0,
+        parent_session_id TEXT,
+        parent_tool_use_id TEXT
+    );
+    CREATE INDEX sessions_by_workspace ON sessions (workspace, updated_at);
+    CREATE INDEX sessions_by_parent ON sessions (parent_session_id);
+    CREATE TABLE turns (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        idx INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        model TEXT,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_micros INTEGER NOT NULL DEFAULT 0,
+        llm_calls INTEGER NOT NULL DEFAULT 0,
+        tool_calls INTEGER NOT NULL DEFAULT 0,
+        error_code TEXT,
+        error_message TEXT,
+        summary TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX turns_by_session ON turns (session_id, idx);
+    CREATE TABLE messages (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        turn_id TEXT,
+        role TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        model TEXT,
+        content TEXT NOT NULL,
+        touched TEXT NOT NULL DEFAULT '[]'
+    );
+    CREATE INDEX messages_by_session ON messages (session_id, id);
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        ts TEXT NOT NULL,
+        type TEXT NOT NULL,
+        session_id TEXT,
+        turn_id TEXT,
+        payload TEXT NOT NULL
+    );
+    CREATE INDEX events_by_turn ON events (turn_id, type);
+    CREATE INDEX events_by_session ON events (session_id, id);
+    CREATE TABLE cost_ledger (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        ts TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        turn_id TEXT,
+        model TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cache_read_tokens INTEGER NOT NULL,
+        cache_write_tokens INTEGER NOT NULL,
+        cost_micros INTEGER NOT NULL
+    );
+    CREATE INDEX cost_by_time ON cost_ledger (ts);
+    CREATE INDEX cost_by_session ON cost_ledger (session_id);
+    """,
+}
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating if needed) the database at ``path`` and bring its schema up to date."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    connection.row_factory = sqlite3.Row
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=NORMAL")
+    connection.execute("PRAGMA foreign_keys=ON")
+    connection.execute("PRAGMA busy_timeout=5000")
+    _migrate(connection)
+    return connection
+
+
+def _migrate(connection: sqlite3.Connection) -> None:
+    version = connection.execute("PRAGMA user_version").fetchone()[0]
+    for target in range(version + 1, SCHEMA_VERSION + 1):
+        # One script, one transaction: a migration applies completely or not at all.
+        script = f"BEGIN;\n{_MIGRATIONS[target]}\nPRAGMA user_version={target};\nCOMMIT;"
+        try:
+            connection.executescript(script)
+        except sqlite3.Error:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise

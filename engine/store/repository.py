@@ -1,0 +1,287 @@
+"""Reading and writing sessions, messages, turns, events and costs."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import msgspec
+
+from switchman.engine.events import Event
+from switchman.engine.messages import Block, Message, Usage
+from switchman.engine.routing.decision import RouteDecided
+from switchman.engine.sessions.records import (
+    ErrorInfo,
+    ModelCost,
+    SessionInfo,
+    TurnInfo,
+    WorkerCost,
+)
+
+_BLOCKS = msgspec.json.Decoder(list[Block])
+_MESSAGE_ENCODER = msgspec.json.Encoder()
+_DECISION = msgspec.json.Decoder(RouteDecided)
+_MICROS = Decimal(1_000_000)
+INTERRUPTED_MESSAGE = ("Switchman stopped while this turn was running (the daemon exited or "
+                       "was killed). The messages above were saved; send your message again to "
+                       "continue.")
+
+
+def _ts(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _dt(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
+
+
+def to_micros(amount: Decimal) -> int:
+    """US dollars as whole micro-dollars (exact sums in SQL)."""
+    return int((amount * _MICROS).to_integral_value())
+
+
+def from_micros(micros: int) -> Decimal:
+    """Whole micro-dollars as US dollars."""
+    return (Decimal(micros) / _MICROS).quantize(Decimal("0.000001")).normalize() \
+        if micros else Decimal(0)
+
+
+class SessionStore:
+    """All durable state, on one SQLite connection used from the event loop."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.db = connection
+
+    # -- workspaces --------------------------------------------------------------------
+
+    def current_session(self, workspace: str) -> str | None:
+        """The id of the workspace's current session, if any."""
+        row = self.db.execute("SELECT current_session_id FROM workspaces WHERE uri = ?",
+                              (workspace,)).fetchone()
+        return row[0] if row else None
+
+    def set_current_session(self, workspace: str, session_id: str) -> None:
+        """Make ``session_id`` the workspace's current session."""
+        self.db.execute("INSERT INTO workspaces (uri, current_session_id) VALUES (?, ?) "
+                        "ON CONFLICT (uri) DO UPDATE SET current_session_id = excluded."
+                        "current_session_id", (workspace, session_id))
+
+    # -- sessions ----------------------------------------------------------------------
+
+    def create_session(self, session_id: str, workspace: str, now: datetime, *,
+                       sticky_model: str | None = None, parent_session_id: str | None = None,
+                       parent_tool_use_id: str | None = None) -> None:
+        """Record a new session."""
+        self.db.execute(
+            "INSERT INTO sessions (id, workspace, created_at, updated_at, sticky_model, "
+            "is_worker, parent_session_id, parent_tool_use_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (session_id, workspace, _ts(now), _ts(now), sticky_model,
+             int(parent_session_id is not None), parent_session_id, parent_tool_use_id))
+
+    def session(self, session_id: str) -> SessionInfo | None:
+        """One session with its totals (workers not attached)."""
+        row = self.db.execute(_SESSION_QUERY + " WHERE s.id = ? GROUP BY s.id",
+                              (session_id,)).fetchone()
+        return _session(row) if row else None
+
+    def sessions(self, workspace: str, *, include_workers: bool) -> list[SessionInfo]:
+        """The workspace's top-level sessions, newest first, workers nested if asked."""
+        rows = self.db.execute(_SESSION_QUERY + " WHERE s.workspace = ? AND s.is_worker = 0 "
+                               "GROUP BY s.id ORDER BY s.updated_at DESC, s.id DESC",
+                               (workspace,)).fetchall()
+        sessions = [_session(r) for r in rows]
+        if include_workers:
+            for session in sessions:
+                session.workers = self.workers(session.id)
+        return sessions
+
+    def workers(self, session_id: str) -> list[SessionInfo]:
+        """The worker sessions a session spawned, oldest first, nested recursively."""
+        rows = self.db.execute(_SESSION_QUERY + " WHERE s.parent_session_id = ? GROUP BY s.id "
+                               "ORDER BY s.created_at, s.id", (session_id,)).fetchall()
+        workers = [_session(r) for r in rows]
+        for worker in workers:
+            worker.workers = self.workers(worker.id)
+        return workers
+
+    def set_sticky(self, session_id: str, model: str | None) -> None:
+        """Persist a session's sticky model."""
+        self.db.execute("UPDATE sessions SET sticky_model = ? WHERE id = ?", (model, session_id))
+
+    def touch(self, session_id: str, now: datetime, title: str | None = None) -> None:
+        """Mark the session as updated (and give it a title if it has none)."""
+        self.db.execute("UPDATE sessions SET updated_at = ?, title = CASE WHEN title = '' AND ? "
+                        "IS NOT NULL THEN ? ELSE title END WHERE id = ?",
+                        (_ts(now), title, title, session_id))
+
+    # -- messages ----------------------------------------------------------------------
+
+    def add_message(self, message: Message, touched: list[str] | None = None) -> None:
+        """Store a message (durable once this returns)."""
+        self.db.execute(
+            "INSERT INTO messages (id, session_id, turn_id, role, created_at, model, content, "
+            "touched) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+            "content = excluded.content, touched = excluded.touched",
+            (message.id, message.session_id, message.turn_id, message.role,
+             _ts(message.created_at), message.model,
+             _MESSAGE_ENCODER.encode(message.content).decode(), json.dumps(touched or [])))
+
+    def messages(self, session_id: str) -> list[Message]:
+        """The session's transcript, in order."""
+        rows = self.db.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY id",
+                               (session_id,)).fetchall()
+        return [Message(id=r["id"], session_id=r["session_id"], turn_id=r["turn_id"],
+                        role=r["role"], created_at=_dt(r["created_at"]) or datetime.now(UTC),
+                        model=r["model"], content=_BLOCKS.decode(r["content"])) for r in rows]
+
+    def touched_paths(self, session_id: str) -> list[str]:
+        """Every path the session's tools touched."""
+        rows = self.db.execute("SELECT touched FROM messages WHERE session_id = ? AND touched "
+                               "!= '[]'", (session_id,)).fetchall()
+        return [path for r in rows for path in json.loads(r[0])]
+
+    # -- turns -------------------------------------------------------------------------
+
+    def begin_turn(self, turn: TurnInfo, user_message: Message, decision: RouteDecided) -> None:
+        """Durably record a turn's start: its user message, the turn and its route.decided."""
+        with self.db:  # one transaction
+            self.db.execute("BEGIN")
+            self.add_message(user_message)
+            self.db.execute(
+                "INSERT INTO turns (id, session_id, idx, status, model, started_at, summary) "
+                "VALUES (?, ?, ?, 'running', ?, ?, ?)",
+                (turn.id, turn.session_id, turn.index, turn.model, _ts(turn.started_at),
+                 turn.summary))
+            self.add_event(decision, turn.id)
+
+    def finish_turn(self, turn: TurnInfo) -> None:
+        """Record how a turn ended."""
+        self.db.execute(
+            "UPDATE turns SET status = ?, ended_at = ?, input_tokens = ?, output_tokens = ?, "
+            "cache_read_tokens = ?, cache_write_tokens = ?, cost_micros = ?, llm_calls = ?, "
+            "tool_calls = ?, error_code = ?, error_message = ? WHERE id = ?",
+            (turn.status, _ts(turn.ended_at) if turn.ended_at else None, turn.usage.input_tokens,
+             turn.usage.output_tokens, turn.usage.cache_read_tokens,
+             turn.usage.cache_write_tokens, to_micros(turn.cost_usd), turn.llm_calls,
+             turn.tool_calls, turn.error.code if turn.error else None,
+             turn.error.message if turn.error else None, turn.id))
+
+    def turns(self, session_id: str) -> list[TurnInfo]:
+        """The session's turns in order, each with its decision."""
+        rows = self.db.execute("SELECT * FROM turns WHERE session_id = ? ORDER BY idx",
+                               (session_id,)).fetchall()
+        return [self._turn(r) for r in rows]
+
+    def turn(self, turn_id: str) -> TurnInfo | None:
+        """One turn."""
+        row = self.db.execute("SELECT * FROM turns WHERE id = ?", (turn_id,)).fetchone()
+        return self._turn(row) if row else None
+
+    def last_turn(self, session_id: str) -> TurnInfo | None:
+        """The session's latest turn."""
+        row = self.db.execute("SELECT * FROM turns WHERE session_id = ? ORDER BY idx DESC "
+                              "LIMIT 1", (session_id,)).fetchone()
+        return self._turn(row) if row else None
+
+    def interrupt_running(self, now: datetime) -> int:
+        """Mark turns left running by a previous daemon as interrupted; returns how many."""
+        cursor = self.db.execute(
+            "UPDATE turns SET status = 'interrupted', ended_at = ?, error_code = 'interrupted', "
+            "error_message = ? WHERE status = 'running'", (_ts(now), INTERRUPTED_MESSAGE))
+        return cursor.rowcount
+
+    def _turn(self, row: sqlite3.Row) -> TurnInfo:
+        error = ErrorInfo(row["error_code"], row["error_message"] or "") \
+            if row["error_code"] else None
+        return TurnInfo(
+            id=row["id"], session_id=row["session_id"], index=row["idx"], status=row["status"],
+            model=row["model"], started_at=_dt(row["started_at"]) or datetime.now(UTC),
+            ended_at=_dt(row["ended_at"]),
+            usage=Usage(row["input_tokens"], row["output_tokens"], row["cache_read_tokens"],
+                        row["cache_write_tokens"]),
+            cost_usd=from_micros(row["cost_micros"]), llm_calls=row["llm_calls"],
+            tool_calls=row["tool_calls"], error=error, summary=row["summary"],
+            decision=self.decision(row["id"]))
+
+    # -- events ------------------------------------------------------------------------
+
+    def add_event(self, event: Event, turn_id: str | None = None) -> None:
+        """Store an event (for example ``route.decided``)."""
+        payload = msgspec.json.encode(event).decode()
+        kind = json.loads(payload)["type"]
+        self.db.execute("INSERT INTO events (ts, type, session_id, turn_id, payload) VALUES "
+                        "(?, ?, ?, ?, ?)", (_ts(event.timestamp), kind, event.session_id,
+                                            turn_id, payload))
+
+    def decision(self, turn_id: str) -> RouteDecided | None:
+        """The ``route.decided`` record of a turn."""
+        row = self.db.execute("SELECT payload FROM events WHERE turn_id = ? AND type = "
+                              "'route.decided' ORDER BY id LIMIT 1", (turn_id,)).fetchone()
+        return _DECISION.decode(row[0]) if row else None
+
+    def events(self, session_id: str | None = None, kind: str | None = None) -> list[
+            dict[str, Any]]:
+        """Stored events (optionally of one session and type), oldest first."""
+        query, params = "SELECT payload FROM events WHERE 1 = 1", list[str]()
+        if session_id is not None:
+            query, params = query + " AND session_id = ?", [*params, session_id]
+        if kind is not None:
+            query, params = query + " AND type = ?", [*params, kind]
+        rows = self.db.execute(query + " ORDER BY id", params).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    # -- costs -------------------------------------------------------------------------
+
+    def add_cost(self, now: datetime, session_id: str, turn_id: str | None, model: str,
+                 usage: Usage, cost: Decimal) -> None:
+        """Record one LLM call's usage and cost."""
+        self.db.execute(
+            "INSERT INTO cost_ledger (ts, session_id, turn_id, model, input_tokens, "
+            "output_tokens, cache_read_tokens, cache_write_tokens, cost_micros) VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (_ts(now), session_id, turn_id, model, usage.input_tokens, usage.output_tokens,
+             usage.cache_read_tokens, usage.cache_write_tokens, to_micros(cost)))
+
+    def cost_since(self, since: datetime) -> Decimal:
+        """Total spend across all sessions since ``since``."""
+        row = self.db.execute("SELECT COALESCE(SUM(cost_micros), 0) FROM cost_ledger WHERE "
+                              "ts >= ?", (_ts(since),)).fetchone()
+        return from_micros(row[0])
+
+    def costs_by_model(self, session_id: str) -> list[ModelCost]:
+        """A session's own spend per model (workers excluded)."""
+        rows = self.db.execute(
+            "SELECT model, SUM(cost_micros), COUNT(DISTINCT turn_id), SUM(input_tokens), "
+            "SUM(output_tokens) FROM cost_ledger WHERE session_id = ? GROUP BY model ORDER BY "
+            "SUM(cost_micros) DESC", (session_id,)).fetchall()
+        return [ModelCost(r[0], from_micros(r[1]), r[2], r[3], r[4]) for r in rows]
+
+    def worker_costs(self, session_id: str) -> list[WorkerCost]:
+        """Spend per worker session (recursively including their own workers)."""
+        return [WorkerCost(w.id, w.parent_tool_use_id, w.last_model, w.cost_usd, w.turn_count)
+                for w in self.workers(session_id)]
+
+
+_SESSION_QUERY = """
+SELECT s.*, COUNT(DISTINCT t.id) AS turn_count,
+       (SELECT model FROM turns WHERE session_id = s.id ORDER BY idx DESC LIMIT 1) AS last_model,
+       (SELECT COALESCE(SUM(c.cost_micros), 0) FROM cost_ledger c WHERE c.session_id IN (
+            WITH RECURSIVE tree(id) AS (SELECT s.id UNION ALL SELECT w.id FROM sessions w
+                                        JOIN tree ON w.parent_session_id = tree.id)
+            SELECT id FROM tree)) AS cost_micros
+FROM sessions s LEFT JOIN turns t ON t.session_id = s.id
+"""
+
+
+def _session(row: sqlite3.Row) -> SessionInfo:
+    return SessionInfo(
+        id=row["id"], workspace=row["workspace"], title=row["title"],
+        created_at=_dt(row["created_at"]) or datetime.now(UTC),
+        updated_at=_dt(row["updated_at"]) or datetime.now(UTC),
+        sticky_model=row["sticky_model"], last_model=row["last_model"],
+        turn_count=row["turn_count"], cost_usd=from_micros(row["cost_micros"]),
+        is_worker=bool(row["is_worker"]), parent_session_id=row["parent_session_id"],
+        parent_tool_use_id=row["parent_tool_use_id"])

@@ -1,0 +1,1 @@
+"""Tools a model may call during a turn."""

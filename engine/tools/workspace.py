@@ -1,0 +1,192 @@
+"""Read-only tools the model may call, confined to the session's workspace folder.
+
+Every path is resolved (symlinks included) and refused unless it lies inside
+the workspace, so no tool can read outside it. Output is capped so one call
+cannot flood the context window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from switchman.engine.providers.base import ToolSpec
+from switchman.engine.userregex import RegexError, compile_regex
+
+MAX_READ_BYTES = 256 * 1024
+MAX_READ_LINES = 2000
+MAX_LIST_ENTRIES = 500
+MAX_GREP_MATCHES = 200
+MAX_GREP_FILE_BYTES = 1024 * 1024
+SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
+                          ".mypy_cache", ".ruff_cache", ".pytest_cache", "dist", "build"})
+
+
+class ToolOutcome(msgspec.Struct, frozen=True):
+    """What a tool call produced."""
+
+    content: str
+    is_error: bool = False
+    summary: str = ""
+    touched: list[str] = []
+    """Workspace-relative paths the call read or listed (for file_extensions_in_context)."""
+
+
+class ToolRefused(Exception):
+    """The call was not allowed (bad arguments, a path outside the workspace)."""
+
+
+_PATH = {"type": "string", "description": "Path relative to the workspace root."}
+
+DEFINITIONS = [
+    ToolSpec("read_file", "Read a text file from the workspace, optionally a range of lines.", {
+        "type": "object",
+        "properties": {"path": _PATH,
+                       "start_line": {"type": "integer", "description": "First line (1-based)."},
+                       "end_line": {"type": "integer", "description": "Last line (inclusive)."}},
+        "required": ["path"]}),
+    ToolSpec("list_files", "List files under a folder of the workspace (recursive).", {
+        "type": "object",
+        "properties": {"path": {**_PATH, "description": "Folder to list (default: the root)."},
+                       "glob": {"type": "string", "description": "Only names matching, e.g. *.py"}},
+    }),
+    ToolSpec("grep", "Search the workspace's text files with a regular expression (RE2).", {
+        "type": "object",
+        "properties": {"pattern": {"type": "string", "description": "RE2 regular expression."},
+                       "path": {**_PATH, "description": "Folder or file to search (default: "
+                                                        "the root)."},
+                       "glob": {"type": "string", "description": "Only files matching, e.g. *.ts"}},
+        "required": ["pattern"]}),
+]
+
+
+class WorkspaceTools:
+    """The read tools for one workspace folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(os.path.realpath(root))
+
+    @staticmethod
+    def definitions() -> list[ToolSpec]:
+        """The tool definitions sent to the model."""
+        return list(DEFINITIONS)
+
+    async def run(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """Run one tool call; failures become error results, never exceptions."""
+        handler: Callable[[dict[str, Any]], ToolOutcome] | None = {
+            "read_file": self._read_file, "list_files": self._list_files, "grep": self._grep,
+        }.get(name)
+        if handler is None:
+            return ToolOutcome(f"Unknown tool '{name}'.", is_error=True, summary="unknown tool")
+        try:
+            return await asyncio.to_thread(handler, arguments)
+        except ToolRefused as refusal:
+            return ToolOutcome(str(refusal), is_error=True, summary=str(refusal))
+        except OSError as exc:
+            return ToolOutcome(f"{exc.strerror or exc}", is_error=True, summary="error")
+
+    # -- path confinement ----------------------------------------------------------
+
+    def resolve(self, raw: object, default: str | None = None) -> Path:
+        """The real path of ``raw`` inside the workspace, or :class:`ToolRefused`."""
+        if raw is None and default is not None:
+            raw = default
+        if not isinstance(raw, str) or not raw.strip():
+            raise ToolRefused("A 'path' argument (text) is required.")
+        candidate = Path(os.path.realpath(self.root / raw.strip()))
+        if candidate != self.root and self.root not in candidate.parents:
+            raise ToolRefused(f"'{raw}' is outside the workspace; only files under "
+                              f"{self.root} can be read.")
+        return candidate
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the workspace root, with forward slashes."""
+        return path.relative_to(self.root).as_posix() or "."
+
+    # -- tools ---------------------------------------------------------------------
+
+    def _read_file(self, args: dict[str, Any]) -> ToolOutcome:
+        path = self.resolve(args.get("path"))
+        if not path.is_file():
+            raise ToolRefused(f"'{args.get('path')}' is not a file.")
+        data = path.read_bytes()[: MAX_READ_BYTES + 1]
+        if b"\0" in data[:8192]:
+            raise ToolRefused(f"'{self.relative(path)}' is a binary file.")
+        lines = data[:MAX_READ_BYTES].decode("utf-8", "replace").splitlines()
+        start = max(int(args.get("start_line") or 1), 1)
+        end = min(int(args.get("end_line") or len(lines)), start + MAX_READ_LINES - 1)
+        chosen = lines[start - 1:end]
+        truncated = end < len(lines) or len(data) > MAX_READ_BYTES
+        text = "\n".join(chosen) + ("\n[… truncated]" if truncated else "")
+        rel = self.relative(path)
+        return ToolOutcome(text, summary=f"{rel}: {len(chosen)} lines", touched=[rel])
+
+    def _list_files(self, args: dict[str, Any]) -> ToolOutcome:
+        folder = self.resolve(args.get("path"), default=".")
+        if not folder.is_dir():
+            raise ToolRefused(f"'{args.get('path')}' is not a folder.")
+        glob = args.get("glob")
+        found: list[str] = []
+        for path in self._walk(folder):
+            if glob and not fnmatch.fnmatch(path.name, str(glob)):
+                continue
+            found.append(self.relative(path))
+            if len(found) >= MAX_LIST_ENTRIES:
+                break
+        more = "\n[… more files not shown]" if len(found) >= MAX_LIST_ENTRIES else ""
+        return ToolOutcome("\n".join(found) + more or "(no files)",
+                           summary=f"{len(found)} files", touched=found)
+
+    def _grep(self, args: dict[str, Any]) -> ToolOutcome:
+        try:
+            regex = compile_regex(str(args.get("pattern") or ""))
+        except RegexError as exc:
+            raise ToolRefused(f"Invalid pattern: {exc}") from None
+        where = self.resolve(args.get("path"), default=".")
+        files = [where] if where.is_file() else self._walk(where)
+        glob = args.get("glob")
+        hits: list[str] = []
+        touched: list[str] = []
+        for path in files:
+            if glob and not fnmatch.fnmatch(path.name, str(glob)):
+                continue
+            matched = self._grep_file(path, regex, hits)
+            if matched:
+                touched.append(self.relative(path))
+            if len(hits) >= MAX_GREP_MATCHES:
+                break
+        return ToolOutcome("\n".join(hits) or "(no matches)",
+                           summary=f"{len(hits)} matches in {len(touched)} files", touched=touched)
+
+    def _grep_file(self, path: Path, regex: Any, hits: list[str]) -> bool:
+        try:
+            if path.stat().st_size > MAX_GREP_FILE_BYTES:
+                return False
+            data = path.read_bytes()
+        except OSError:
+            return False
+        if b"\0" in data[:8192]:
+            return False
+        matched = False
+        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
+            if regex.search(line) is not None:
+                hits.append(f"{self.relative(path)}:{number}: {line[:300]}")
+                matched = True
+                if len(hits) >= MAX_GREP_MATCHES:
+                    break
+        return matched
+
+    def _walk(self, folder: Path) -> Iterator[Path]:
+        for current, dirs, files in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+            for name in sorted(files):
+                path = Path(current) / name
+                real = Path(os.path.realpath(path))
+                if real == self.root or self.root in real.parents:  # no symlinks out
+                    yield path

@@ -1,0 +1,63 @@
+"""Engine errors as JSON-RPC errors: a numeric code and a stable ``data.code``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import msgspec
+from pygls.exceptions import JsonRpcException
+
+from switchman.engine.errors import (
+    EmptyMessage,
+    NoModelAvailable,
+    SwitchmanError,
+    TurnInProgress,
+    UnknownAlias,
+    UnknownModel,
+    UnknownSession,
+    UnknownTurn,
+    UnknownWorkspace,
+)
+from switchman.engine.routing.explain import render
+
+CODES: dict[type[SwitchmanError], int] = {
+    UnknownWorkspace: 1001,
+    UnknownSession: 1002,
+    UnknownAlias: 1003,
+    UnknownModel: 1004,
+    EmptyMessage: 1005,
+    NoModelAvailable: 1006,
+    TurnInProgress: 1007,
+    UnknownTurn: 1008,
+}
+
+
+def rpc_error(error: SwitchmanError) -> JsonRpcException:
+    """The JSON-RPC error the editor receives for ``error``."""
+    data: dict[str, Any] = {"code": error.code}
+    if isinstance(error, UnknownAlias):
+        data.update(token=error.token, suggestions=error.suggestions)
+    elif isinstance(error, UnknownModel):
+        data.update(name=error.name, suggestions=error.suggestions)
+    elif isinstance(error, NoModelAvailable):
+        data.update(decision=msgspec.to_builtins(error.decision), text=render(error.decision))
+    elif isinstance(error, TurnInProgress):
+        data.update(turn_id=error.turn_id)
+    return JsonRpcException(message=str(error), code=CODES.get(type(error), -32603), data=data)
+
+
+def invalid_params(detail: str) -> JsonRpcException:
+    """The error for params that do not match the method's shape."""
+    return JsonRpcException(message=f"Invalid params: {detail}", code=-32602,
+                            data={"code": "invalid_params", "detail": detail})
+
+
+@contextmanager
+def as_rpc_errors() -> Iterator[None]:
+    """Turn engine errors raised inside the block into JSON-RPC errors."""
+    try:
+        yield
+    except SwitchmanError as error:
+        raise rpc_error(error) from None

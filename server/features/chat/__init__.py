@@ -1,0 +1,39 @@
+"""Chat: send a message (streamed), cancel a turn, start a new session."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from switchman.engine.messages import ImageBlock
+from switchman.server import methods
+from switchman.server.errors import as_rpc_errors
+from switchman.server.params import CancelParams, ChatParams, WorkspaceParams, decode
+from switchman.server.wire import to_wire
+
+if TYPE_CHECKING:
+    from switchman.server.app import SwitchmanServer
+
+
+def register(server: SwitchmanServer) -> None:
+    """Register ``switchman/chat``, ``switchman/cancel`` and ``switchman/newSession``."""
+    engine = server.switchman
+
+    @server.feature(methods.CHAT)
+    async def chat(params: Any) -> Any:
+        p = decode(params, ChatParams)
+        images = [ImageBlock(i.media_type, i.data) for i in p.images]
+        with as_rpc_errors():
+            return to_wire(await engine.chat(p.workspace, p.session_id, p.message, images))
+
+    @server.feature(methods.CANCEL)
+    async def cancel(params: Any) -> Any:
+        p = decode(params, CancelParams)
+        with as_rpc_errors():
+            cancelled, status = await engine.sessions.cancel(p.turn_id)
+        return {"cancelled": cancelled, "status": status}
+
+    @server.feature(methods.NEW_SESSION)
+    def new_session(params: Any) -> Any:
+        p = decode(params, WorkspaceParams)
+        with as_rpc_errors():
+            return {"session": to_wire(engine.sessions.new_session(p.workspace))}

@@ -1,0 +1,32 @@
+"""Explaining routing: "why this model?" for a turn, and a dry-run preview of a draft."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from switchman.server import methods
+from switchman.server.errors import as_rpc_errors, invalid_params
+from switchman.server.params import ExplainParams, PreviewParams, decode
+from switchman.server.wire import to_wire
+
+if TYPE_CHECKING:
+    from switchman.server.app import SwitchmanServer
+
+
+def register(server: SwitchmanServer) -> None:
+    """Register ``switchman/explain`` and ``switchman/preview``."""
+    views = server.switchman.views
+
+    @server.feature(methods.EXPLAIN)
+    def explain(params: Any) -> Any:
+        p = decode(params, ExplainParams)
+        if not (p.workspace or p.session_id or p.turn_id):
+            raise invalid_params("give a workspace, a session_id or a turn_id")
+        with as_rpc_errors():
+            return to_wire(views.explain(p.workspace, p.session_id, p.turn_id))
+
+    @server.feature(methods.PREVIEW)
+    def preview(params: Any) -> Any:
+        p = decode(params, PreviewParams)
+        with as_rpc_errors():
+            return to_wire(views.preview(p.workspace, p.session_id, p.message, p.has_images))

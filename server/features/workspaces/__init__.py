@@ -1,0 +1,42 @@
+"""Workspace folders: from ``initialize`` and ``workspace/didChangeWorkspaceFolders``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+if TYPE_CHECKING:
+    from switchman.server.app import SwitchmanServer
+
+
+def register(server: SwitchmanServer) -> None:
+    """Track the editor's folders, run initialize hooks, and start background work."""
+    sessions = server.switchman.sessions
+
+    @server.feature(types.INITIALIZE)
+    def initialize(params: types.InitializeParams) -> None:
+        options = params.initialization_options
+        server.initialization_options = options if isinstance(options, dict) else {}
+        for folder in params.workspace_folders or []:
+            sessions.open_workspace(folder.uri)
+        if not params.workspace_folders and params.root_uri:
+            sessions.open_workspace(params.root_uri)
+        for hook in server.initialize_hooks:
+            hook(params)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(params: types.InitializedParams) -> None:
+        server.switchman.start_background()
+        sessions.for_each_workspace(sessions.observer.status_changed)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def folders_changed(params: types.DidChangeWorkspaceFoldersParams) -> None:
+        for gone in params.event.removed:
+            sessions.close_workspace(gone.uri)
+        for added in params.event.added:
+            sessions.observer.status_changed(sessions.open_workspace(added.uri))
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(params: None) -> None:
+        await server.switchman.stop_background()

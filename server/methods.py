@@ -1,0 +1,15 @@
+"""Wire names of Switchman's custom LSP methods (documented in docs/protocol.md)."""
+
+CHAT = "switchman/chat"
+CANCEL = "switchman/cancel"
+SET_MODEL = "switchman/setModel"
+MODELS = "switchman/models"
+EXPLAIN = "switchman/explain"
+PREVIEW = "switchman/preview"
+SESSIONS = "switchman/sessions"
+SESSION = "switchman/session"
+NEW_SESSION = "switchman/newSession"
+
+CHAT_DELTA = "switchman/chatDelta"
+ROUTE_DECIDED = "switchman/routeDecided"
+STATUS = "switchman/status"

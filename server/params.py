@@ -1,0 +1,67 @@
+"""The shapes of custom request params; decoding turns mistakes into ``invalid_params``."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+
+from switchman.server.errors import invalid_params
+
+T = TypeVar("T")
+
+
+class Image(msgspec.Struct, frozen=True):
+    media_type: str
+    data: str
+
+
+class ChatParams(msgspec.Struct, frozen=True):
+    workspace: str
+    message: str
+    session_id: str | None = None
+    images: list[Image] = []
+
+
+class CancelParams(msgspec.Struct, frozen=True):
+    turn_id: str
+
+
+class SetModelParams(msgspec.Struct, frozen=True):
+    workspace: str
+    model: str | None
+    session_id: str | None = None
+
+
+class WorkspaceParams(msgspec.Struct, frozen=True):
+    workspace: str
+
+
+class ExplainParams(msgspec.Struct, frozen=True):
+    workspace: str | None = None
+    session_id: str | None = None
+    turn_id: str | None = None
+
+
+class PreviewParams(msgspec.Struct, frozen=True):
+    workspace: str
+    message: str
+    session_id: str | None = None
+    has_images: bool = False
+
+
+class SessionsParams(msgspec.Struct, frozen=True):
+    workspace: str
+    include_workers: bool = False
+
+
+class SessionParams(msgspec.Struct, frozen=True):
+    session_id: str
+
+
+def decode(params: Any, shape: type[T]) -> T:
+    """``params`` (plain JSON data) as ``shape``, or an ``invalid_params`` error."""
+    try:
+        return msgspec.convert(params if params is not None else {}, shape)
+    except msgspec.ValidationError as exc:
+        raise invalid_params(str(exc)) from None

@@ -1,0 +1,183 @@
+"""switchman/chat end to end: streaming, routing notices, tools, cancel, failures."""
+
+from __future__ import annotations
+
+import asyncio
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from switchman.server import methods
+from tests.lsp.conftest import Daemon, deltas
+from tests.support.fake_provider import FakeProvider, Usage
+from tests.support.lsp import SwitchmanClient
+
+HAIKU, SONNET, OPUS = ("anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-6",
+                       "anthropic:claude-opus-4-7")
+
+
+async def chat(client: SwitchmanClient, daemon: Daemon, message: str, **extra: Any) -> Any:
+    return await client.request(methods.CHAT, {"workspace": daemon.uri, "message": message,
+                                               **extra})
+
+
+async def test_a_turn_streams_and_resolves_with_its_outcome(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    fake.script_text("Hel", "lo ", "there", usage=Usage(input_tokens=1000, output_tokens=200))
+    result = await chat(client, daemon, "write a commit message for the login fix")
+    assert result["kind"] == "turn"
+    assert result["status"] == "completed"
+    assert result["model"] == HAIKU  # built-in rule "fast for commits"
+    assert result["text"] == "Hello there"
+    assert result["usage"]["input_tokens"] == 1000
+    assert Decimal(result["cost_usd"]) == Decimal("0.002")  # 1000 * $1/M + 200 * $5/M
+    assert result["summary"] == "rule: fast for commits"
+    texts = [d["text"] for d in deltas(client, result["turn_id"])]
+    assert texts == ["Hel", "lo ", "there"]
+    notices = [n for n in client.received[methods.ROUTE_DECIDED]
+               if n["turn_id"] == result["turn_id"]]
+    assert len(notices) == 1
+    assert notices[0]["decision"]["chosen_model"] == HAIKU
+    sent = fake.requests[0]
+    assert sent.model == "claude-haiku-4-5"
+    assert "coding assistant" in str(sent.body["system"])
+    assert {t["name"] for t in sent.body["tools"]} == {"read_file", "list_files", "grep"}
+
+
+async def test_override_and_unknown_alias(client: SwitchmanClient, daemon: Daemon,
+                                          fake: FakeProvider) -> None:
+    fake.script_text("short answer")
+    result = await chat(client, daemon, "@opus   what's a good name?")
+    assert result["model"] == OPUS
+    assert result["summary"] == "override @opus"
+    assert fake.requests[0].body["messages"][0]["content"][0]["text"] == "what's a good name?"
+    with pytest.raises(JsonRpcException) as caught:
+        await chat(client, daemon, "@opsu hello")
+    assert caught.value.code == 1003
+    assert caught.value.data["code"] == "unknown_alias"
+    assert caught.value.data["suggestions"] == ["opus"]
+    assert len(fake.requests) == 1  # nothing was sent
+
+
+async def test_tool_calls_read_the_workspace(client: SwitchmanClient, daemon: Daemon,
+                                             fake: FakeProvider) -> None:
+    fake.script_tool_call("read_file", {"path": "src/app.py"}, id="toolu_1",
+                          text=["Let me read it."])
+    fake.script_text("It returns 42.")
+    result = await chat(client, daemon, "what does main return?")
+    assert result["status"] == "completed"
+    assert result["text"] == "Let me read it.It returns 42."
+    call = deltas(client, result["turn_id"], "tool_call")[0]["tool"]
+    assert (call["name"], call["input"], call["status"]) == ("read_file",
+                                                             {"path": "src/app.py"}, "running")
+    done = deltas(client, result["turn_id"], "tool_result")[0]["tool"]
+    assert done["status"] == "done"
+    second = fake.requests[1].body["messages"]
+    assert "return 42" in str(second)  # the tool result went back to the model
+    assert fake.requests[1].model == fake.requests[0].model  # the turn stays on its model
+
+
+async def test_tools_cannot_leave_the_workspace(client: SwitchmanClient, daemon: Daemon,
+                                                fake: FakeProvider) -> None:
+    (daemon.workspace.parent / "secret.txt").write_text("hunter2")
+    fake.script_tool_call("read_file", {"path": "../secret.txt"}, id="toolu_x")
+    fake.script_text("I could not read it.")
+    result = await chat(client, daemon, "read ../secret.txt")
+    assert deltas(client, result["turn_id"], "tool_result")[0]["tool"]["status"] == "error"
+    assert "hunter2" not in str(fake.requests[1].body)
+    assert "outside the workspace" in str(fake.requests[1].body)
+
+
+async def test_touched_files_feed_the_next_routing_decision(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    daemon.write_routing("rules:\n  - name: python work\n"
+                         "    when: {file_extensions_in_context: [py], "
+                         "has_tool_calls_in_history: true}\n    use: opus\n")
+    fake.script_tool_call("list_files", {}, id="toolu_l")
+    fake.script_text("There is one file.")
+    first = await chat(client, daemon, "what files are there?")
+    assert first["model"] == SONNET  # global default: nothing touched yet
+    fake.script_text("ok")
+    second = await chat(client, daemon, "and now?")
+    assert second["model"] == OPUS
+    assert second["summary"] == "rule: python work"
+
+
+async def test_images_reach_the_provider(client: SwitchmanClient, daemon: Daemon,
+                                         fake: FakeProvider) -> None:
+    fake.script_text("A red square.")
+    result = await chat(client, daemon, "what is this?",
+                        images=[{"media_type": "image/png", "data": "iVBORw0KGgo="}])
+    assert result["status"] == "completed"
+    assert "iVBORw0KGgo=" in str(fake.requests[0].body["messages"])
+
+
+async def test_cancel_by_turn_id_keeps_the_partial_text(client: SwitchmanClient, daemon: Daemon,
+                                                        fake: FakeProvider) -> None:
+    stall = fake.script_stall("partial ", "never", after_chunks=1)
+    pending = asyncio.ensure_future(chat(client, daemon, "explain everything"))
+    assert await stall.wait_reached_async()
+    first = await client.wait_for(methods.CHAT_DELTA, lambda d: d["kind"] == "text")
+    answer = await client.request(methods.CANCEL, {"turn_id": first["turn_id"]})
+    assert answer == {"cancelled": True, "status": "cancelled"}
+    result = await pending
+    assert (result["status"], result["text"]) == ("cancelled", "partial ")
+    detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
+    assert detail["turns"][-1]["status"] == "cancelled"
+    assert detail["messages"][-1]["content"] == [{"type": "text", "text": "partial "}]
+    fake.release_stalls()
+
+
+async def test_cancel_request_resolves_the_chat_as_cancelled(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    stall = fake.script_stall("so far", after_chunks=1)
+    future = asyncio.ensure_future(client.protocol.send_request_async(
+        methods.CHAT, {"workspace": daemon.uri, "message": "long story please"},
+        msg_id="chat-to-cancel"))
+    assert await stall.wait_reached_async()
+    await client.wait_for(methods.CHAT_DELTA, lambda d: d["kind"] == "text")
+    client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="chat-to-cancel"))
+    result = await asyncio.wait_for(future, 20)
+    assert result["status"] == "cancelled"
+    assert result["text"] == "so far"
+    fake.release_stalls()
+
+
+async def test_a_disconnect_fails_the_turn_and_keeps_the_message(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    fake.script_disconnect("half an ans", after_chunks=1)
+    result = await chat(client, daemon, "please explain the retry loop", )
+    assert result["status"] == "failed"
+    assert result["error"]["code"] == "provider_error"
+    assert "network error" in result["error"]["message"]
+    assert "Your message is saved" in result["error"]["message"]
+    assert result["text"] == "half an ans"
+    detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
+    user = [m for m in detail["messages"] if m["role"] == "user"]
+    assert user[-1]["content"] == [{"type": "text", "text": "please explain the retry loop"}]
+    assert detail["turns"][-1]["status"] == "failed"
+    assert len(client.received[methods.ROUTE_DECIDED]) == 1
+
+
+async def test_a_second_message_during_a_turn_is_refused(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    stall = fake.script_stall("x", after_chunks=1)
+    pending = asyncio.ensure_future(chat(client, daemon, "first"))
+    assert await stall.wait_reached_async()
+    with pytest.raises(JsonRpcException) as caught:
+        await chat(client, daemon, "second")
+    assert caught.value.data["code"] == "turn_in_progress"
+    fake.release_stalls()
+    assert (await pending)["status"] == "completed"
+
+
+async def test_bad_params_are_invalid_params(client: SwitchmanClient) -> None:
+    with pytest.raises(JsonRpcException) as caught:
+        await client.request(methods.CHAT, {"message": 3})
+    assert caught.value.code == -32602
+    with pytest.raises(JsonRpcException) as caught:
+        await client.request(methods.CHAT, {"workspace": "file:///nowhere", "message": "hi"})
+    assert caught.value.data["code"] == "unknown_workspace"

@@ -1,0 +1,193 @@
+"""The provider adapters, through the real SDKs, against the fake provider server."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from switchman.engine.availability import ErrorClass
+from switchman.engine.config.registry import ApiKind, ProviderSpec
+from switchman.engine.messages import ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from switchman.engine.providers.base import (
+    Finished,
+    ProviderAdapter,
+    ProviderRequest,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolSpec,
+)
+from switchman.engine.providers.errors import ProviderError
+from switchman.engine.providers.factory import AdapterFactory
+from tests.support.fake_provider import FakeProvider, Usage
+
+KEY = "sk-test-0123456789abcdef"
+APIS = [ApiKind.ANTHROPIC, ApiKind.OPENAI, ApiKind.OPENAI_COMPATIBLE]
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeProvider]:
+    with FakeProvider() as server:
+        yield server
+
+
+def adapter_for(api: ApiKind, fake: FakeProvider) -> ProviderAdapter:
+    base = fake.anthropic_base_url if api is ApiKind.ANTHROPIC else fake.openai_base_url
+    spec = ProviderSpec(name="p", api=api, api_key_env="TEST_KEY", base_url=base,
+                        timeout_seconds=10)
+    return AdapterFactory({"TEST_KEY": KEY}).adapter(spec)
+
+
+def user(text: str, *blocks: object) -> Message:
+    content = [TextBlock(text), *blocks]
+    return Message(id="m1", session_id="s", turn_id="t", role="user",
+                   content=content, created_at=datetime.now(UTC))  # type: ignore[arg-type]
+
+
+def request(*messages: Message, **extra: object) -> ProviderRequest:
+    return ProviderRequest(model_id="p:model-x", api_model="model-x",
+                           messages=list(messages) or [user("hello")], **extra)  # type: ignore[arg-type]
+
+
+async def collect(adapter: ProviderAdapter, req: ProviderRequest) -> list[StreamEvent]:
+    return [event async for event in adapter.stream(req)]
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_streams_text_and_usage(api: ApiKind, fake: FakeProvider) -> None:
+    fake.script_text("Hel", "lo", usage=Usage(input_tokens=12, output_tokens=3))
+    events = await collect(adapter_for(api, fake), request(system="be brief"))
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hel", "lo"]
+    final = events[-1]
+    assert isinstance(final, Finished)
+    assert final.stop_reason == "end_turn"
+    assert final.usage.input_tokens == 12
+    assert final.usage.output_tokens == 3
+    assert final.content == [TextBlock("Hello")]
+    body = fake.requests[0].body
+    assert body["model"] == "model-x"
+    assert body["stream"] is True
+    if api is ApiKind.ANTHROPIC:
+        assert body["system"] == "be brief"
+    else:
+        assert body["messages"][0] == {"role": "system", "content": "be brief"}
+        assert body["stream_options"] == {"include_usage": True}
+    assert fake.requests[0].headers["authorization"] == f"Bearer {KEY}"
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_streams_a_tool_call(api: ApiKind, fake: FakeProvider) -> None:
+    fake.script_tool_call("read_file", {"path": "src/a.py"}, id="call_1", text=["Let me look."])
+    tools = [ToolSpec("read_file", "Read a file", {"type": "object",
+                                                   "properties": {"path": {"type": "string"}}})]
+    events = await collect(adapter_for(api, fake), request(tools=tools))
+    calls = [e for e in events if isinstance(e, ToolCall)]
+    assert calls == [ToolCall("call_1", "read_file", {"path": "src/a.py"})]
+    final = events[-1]
+    assert isinstance(final, Finished)
+    assert final.stop_reason == "tool_use"
+    assert ToolUseBlock("call_1", "read_file", {"path": "src/a.py"}) in final.content
+    body = fake.requests[0].body
+    names = ([t["name"] for t in body["tools"]] if api is ApiKind.ANTHROPIC
+             else [t["function"]["name"] for t in body["tools"]])
+    assert names == ["read_file"]
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_history_with_tool_results_and_images(api: ApiKind, fake: FakeProvider) -> None:
+    fake.script_text("done")
+    now = datetime.now(UTC)
+    history = [
+        user("look", ImageBlock("image/png", "aGVsbG8=")),
+        Message(id="a", session_id="s", turn_id="t", role="assistant", created_at=now,
+                content=[ToolUseBlock("c1", "read_file", {"path": "x"})]),
+        Message(id="r", session_id="s", turn_id="t", role="tool", created_at=now,
+                content=[ToolResultBlock("c1", "file text")]),
+    ]
+    await collect(adapter_for(api, fake), request(*history))
+    sent = str(fake.requests[0].body["messages"])
+    assert "aGVsbG8=" in sent
+    assert "file text" in sent
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_dangling_tool_calls_get_an_error_result(api: ApiKind, fake: FakeProvider) -> None:
+    fake.script_text("ok")
+    now = datetime.now(UTC)
+    history = [user("a"), Message(id="a", session_id="s", turn_id="t", role="assistant",
+                                  created_at=now,
+                                  content=[ToolUseBlock("c9", "grep", {"pattern": "x"})]),
+               user("b")]
+    await collect(adapter_for(api, fake), request(*history))
+    assert "The tool call did not complete." in str(fake.requests[0].body["messages"])
+
+
+STATUSES = [(401, ErrorClass.AUTH), (403, ErrorClass.AUTH), (429, ErrorClass.RATE_LIMIT),
+            (500, ErrorClass.SERVER), (529, ErrorClass.OVERLOADED), (400, ErrorClass.BAD_REQUEST)]
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize(("status", "error_class"), STATUSES)
+async def test_error_statuses_are_classified(api: ApiKind, status: int, error_class: ErrorClass,
+                                             fake: FakeProvider) -> None:
+    fake.script_error(status, f"nope, key {KEY} refused", retry_after=2 if status == 429 else None)
+    with pytest.raises(ProviderError) as caught:
+        await collect(adapter_for(api, fake), request())
+    error = caught.value
+    assert error.error_class is error_class
+    assert error.status == status
+    assert KEY not in str(error)
+    if status == 429:
+        assert error.retry_after == 2.0
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_disconnect_mid_stream_is_a_network_error(api: ApiKind, fake: FakeProvider) -> None:
+    fake.script_disconnect("one", "two", after_chunks=1)
+    seen: list[str] = []
+
+    async def consume() -> None:
+        async for event in adapter_for(api, fake).stream(request()):
+            if isinstance(event, TextDelta):
+                seen.append(event.text)
+
+    with pytest.raises(ProviderError) as caught:
+        await consume()
+    assert caught.value.error_class is ErrorClass.NETWORK
+    assert seen == ["one"]
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_error_inside_the_stream(api: ApiKind, fake: FakeProvider) -> None:
+    fake.script_stream_error("a", after_chunks=1, error_type="overloaded_error")
+    with pytest.raises(ProviderError) as caught:
+        await collect(adapter_for(api, fake), request())
+    assert caught.value.error_class in (ErrorClass.OVERLOADED, ErrorClass.SERVER)
+    assert caught.value.retryable
+
+
+async def test_connection_refused_is_a_network_error() -> None:
+    spec = ProviderSpec(name="p", api=ApiKind.OPENAI_COMPATIBLE, base_url="http://127.0.0.1:9/v1")
+    with pytest.raises(ProviderError) as caught:
+        await collect(AdapterFactory({}).adapter(spec), request())
+    assert caught.value.error_class is ErrorClass.NETWORK
+
+
+def test_adapters_are_cached_per_key() -> None:
+    spec = ProviderSpec(name="p", api=ApiKind.OPENAI, api_key_env="K")
+    environ = {"K": "one"}
+    factory = AdapterFactory(environ)
+    first = factory.adapter(spec)
+    assert factory.adapter(spec) is first
+    environ["K"] = "two"
+    assert factory.adapter(spec) is not first
+
+
+def test_sdks_are_not_imported_until_a_provider_is_used() -> None:
+    code = ("import sys, switchman.server.app, switchman.engine.providers.factory; "
+            "assert 'anthropic' not in sys.modules and 'openai' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)

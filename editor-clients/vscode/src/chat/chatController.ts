@@ -1,0 +1,273 @@
+/**
+ * The chat panel's extension side: sends messages, forwards the daemon's stream to the webview and
+ * reloads the transcript from `switchman/session` whenever the webview (re)starts.
+ */
+
+import type { Disposable, Folder, StatusSource, SwitchmanConnection, WorkspaceFolders } from '../common/host';
+import { sameWorkspace } from '../common/host';
+import { requestFailure } from '../protocol/errors';
+import { Notifications, Requests } from '../protocol/methods';
+import * as params from '../protocol/params';
+import type {
+  CancelResult, ChatDeltaParams, ChatResult, ExplainResult, NewSessionResult, PreviewResult, RouteDecidedParams,
+  SessionDetail, SessionsResult,
+} from '../protocol/types';
+import type { ChatSettings } from '../server/settings';
+import type { ChatEvent, FromWebview, ToWebview } from './messages';
+import { previewFailure, previewView } from './preview';
+import { transcriptEntries } from './transcript';
+
+interface PendingTurn {
+  localId: string;
+  workspace: string;
+  sessionId: string | null;
+  turnId: string | null;
+  abort: AbortController;
+}
+
+export interface ChatControllerHooks {
+  openSettings(): void;
+  restartServer(): void;
+}
+
+export class ChatController implements Disposable {
+  private workspace: string | undefined;
+  private readonly sessions = new Map<string, string>();
+  private pending: PendingTurn | undefined;
+  /** Events of the last exchange, replayed after a reload so a running answer is not lost. */
+  private live: { workspace: string; events: ChatEvent[]; turns: Set<string> } | undefined;
+  private post: ((message: ToWebview) => void) | undefined;
+  private previewSeq = 0;
+  private readonly subscriptions: Disposable[];
+  private localSeq = 0;
+
+  constructor(
+    private readonly connection: SwitchmanConnection,
+    private readonly folders: WorkspaceFolders,
+    statuses: StatusSource,
+    private readonly settings: () => ChatSettings,
+    private readonly hooks: ChatControllerHooks,
+  ) {
+    this.subscriptions = [
+      connection.onNotification<RouteDecidedParams>(Notifications.routeDecided, (p) => this.onRouteDecided(p)),
+      connection.onNotification<ChatDeltaParams>(Notifications.chatDelta, (p) => this.onDelta(p)),
+      connection.onDidChangeState((state) => this.onConnectionState(state)),
+      statuses.onDidChange((status) => this.onStatus(status.workspace, status.session_id)),
+      folders.onDidChange(() => void this.reload()),
+    ];
+  }
+
+  /** The webview is up: `post` reaches it until {@link detach}. */
+  attach(post: (message: ToWebview) => void): void {
+    this.post = post;
+  }
+
+  detach(): void {
+    this.post = undefined;
+  }
+
+  /** The folder the chat talks to. */
+  get currentFolder(): Folder | undefined {
+    const all = this.folders.all();
+    return all.find((f) => this.workspace && sameWorkspace(f.uri, this.workspace)) ?? this.folders.active() ?? all[0];
+  }
+
+  get busy(): boolean {
+    return this.pending !== undefined;
+  }
+
+  async handle(message: FromWebview): Promise<void> {
+    switch (message.type) {
+      case 'ready': return this.reload();
+      case 'send': return this.send(message.text);
+      case 'cancel': return this.cancel();
+      case 'draft': return this.preview(message.text);
+      case 'explain': return this.explain(message.turnId);
+      case 'newChat': return this.newChat();
+      case 'selectWorkspace':
+        this.workspace = message.uri;
+        return this.reload();
+      case 'openSettings': return this.hooks.openSettings();
+      case 'restartServer': return this.hooks.restartServer();
+      case 'toggleExplanation': return;
+    }
+  }
+
+  /** Send a message (or slash command) exactly as typed; the daemon interprets `@alias` and `/commands`. */
+  async send(text: string): Promise<void> {
+    const folder = this.currentFolder;
+    if (!folder || this.pending || !text.trim()) return;
+    const localId = `local-${Date.now().toString(36)}-${++this.localSeq}`;
+    const pending: PendingTurn = { localId, workspace: folder.uri, sessionId: null, turnId: null, abort: new AbortController() };
+    this.pending = pending;
+    this.live = { workspace: folder.uri, events: [], turns: new Set() };
+    this.emit({ type: 'userSent', localId, text });
+    try {
+      pending.sessionId = await this.ensureSession(folder.uri);
+      const result = await this.connection.request<ChatResult>(
+        Requests.chat, params.chatParams(folder.uri, text, pending.sessionId), pending.abort.signal);
+      this.sessions.set(folder.uri, result.session_id);
+      this.emit({ type: 'result', localId, result });
+    } catch (error) {
+      this.emit({ type: 'failed', localId, failure: requestFailure(error) });
+    } finally {
+      if (this.pending === pending) this.pending = undefined;
+    }
+  }
+
+  /** Stop the running answer: `switchman/cancel` once the turn is known, else cancel the request. */
+  async cancel(): Promise<void> {
+    const pending = this.pending;
+    if (!pending) return;
+    if (!pending.turnId) {
+      pending.abort.abort();
+      return;
+    }
+    try {
+      await this.connection.request<CancelResult>(Requests.cancel, params.cancelParams(pending.turnId));
+    } catch {
+      pending.abort.abort();
+    }
+  }
+
+  async newChat(): Promise<void> {
+    const folder = this.currentFolder;
+    if (!folder || this.pending) return;
+    try {
+      const result = await this.connection.request<NewSessionResult>(Requests.newSession, params.newSessionParams(folder.uri));
+      this.sessions.set(folder.uri, result.session.id);
+      this.live = undefined;
+      this.postToView({ type: 'reset', folders: this.folders.all(), workspace: folder.uri, sessionId: result.session.id, entries: [] });
+    } catch (error) {
+      this.emit({ type: 'failed', localId: `local-new-${++this.localSeq}`, failure: requestFailure(error) });
+    }
+  }
+
+  async explain(turnId: string): Promise<void> {
+    const folder = this.currentFolder;
+    if (!folder) return;
+    try {
+      const result = await this.connection.request<ExplainResult>(Requests.explain, params.explainParams({
+        workspace: folder.uri, sessionId: this.sessions.get(folder.uri), turnId }));
+      this.postToView({ type: 'explanation', turnId, text: result.text ?? 'No routing decision was recorded for this turn.' });
+    } catch (error) {
+      this.postToView({ type: 'explanation', turnId, text: requestFailure(error).message });
+    }
+  }
+
+  /** Where the draft would go; answers for older drafts are dropped. */
+  async preview(draft: string): Promise<void> {
+    const folder = this.currentFolder;
+    const seq = ++this.previewSeq;
+    if (!folder || !draft.trim() || !this.settings().routePreview || this.connection.state !== 'running') {
+      this.postToView({ type: 'preview', preview: null });
+      return;
+    }
+    let view;
+    try {
+      const result = await this.connection.request<PreviewResult>(
+        Requests.preview, params.previewParams(folder.uri, draft, this.sessions.get(folder.uri)));
+      view = previewView(draft, result);
+    } catch (error) {
+      view = previewFailure(draft, requestFailure(error));
+    }
+    if (seq === this.previewSeq) this.postToView({ type: 'preview', preview: view });
+  }
+
+  /** Fetch the current session's transcript and replace the webview's state with it. */
+  async reload(): Promise<void> {
+    const settings = this.settings();
+    this.postToView({ type: 'settings', routePreview: settings.routePreview, previewDelayMs: settings.previewDelayMs });
+    this.postToView({ type: 'connection', connected: this.connection.state === 'running' });
+    const folder = this.currentFolder;
+    const folders = this.folders.all();
+    if (!folder || this.connection.state !== 'running') {
+      this.postToView({ type: 'reset', folders, workspace: folder?.uri ?? null, sessionId: null, entries: [] });
+      return;
+    }
+    const live = this.live && sameWorkspace(this.live.workspace, folder.uri) ? this.live : undefined;
+    let sessionId: string | null = null;
+    let entries: ReturnType<typeof transcriptEntries> = [];
+    try {
+      sessionId = await this.currentSession(folder.uri);
+      if (sessionId) {
+        const detail = await this.connection.request<SessionDetail>(Requests.session, params.sessionParams(sessionId));
+        entries = transcriptEntries(detail, live?.turns);
+      }
+    } catch {
+      entries = [];
+    }
+    this.postToView({ type: 'reset', folders, workspace: folder.uri, sessionId, entries });
+    for (const event of live?.events ?? []) this.postToView({ type: 'event', event });
+  }
+
+  settingsChanged(): void {
+    const settings = this.settings();
+    this.postToView({ type: 'settings', routePreview: settings.routePreview, previewDelayMs: settings.previewDelayMs });
+  }
+
+  dispose(): void {
+    for (const subscription of this.subscriptions) subscription.dispose();
+    this.pending?.abort.abort();
+  }
+
+  private async ensureSession(workspace: string): Promise<string> {
+    const known = await this.currentSession(workspace);
+    if (known) return known;
+    const created = await this.connection.request<NewSessionResult>(Requests.newSession, params.newSessionParams(workspace));
+    this.sessions.set(workspace, created.session.id);
+    return created.session.id;
+  }
+
+  private async currentSession(workspace: string): Promise<string | null> {
+    const known = this.sessions.get(workspace);
+    if (known) return known;
+    const result = await this.connection.request<SessionsResult>(Requests.sessions, params.sessionsParams(workspace, false));
+    if (result.current_session_id) this.sessions.set(workspace, result.current_session_id);
+    return result.current_session_id;
+  }
+
+  private onRouteDecided(p: RouteDecidedParams): void {
+    const pending = this.pending;
+    if (!pending || (pending.sessionId && pending.sessionId !== p.session_id)) return;
+    pending.turnId = p.turn_id;
+    this.live?.turns.add(p.turn_id);
+    this.emit({ type: 'routeDecided', params: p });
+  }
+
+  private onDelta(p: ChatDeltaParams): void {
+    if (p.turn_id ? this.live?.turns.has(p.turn_id) : this.pending?.sessionId === p.session_id) {
+      this.emit({ type: 'delta', params: p });
+    }
+  }
+
+  private onStatus(workspace: string, sessionId: string | null): void {
+    const folder = this.folders.all().find((f) => sameWorkspace(f.uri, workspace));
+    if (!folder || !sessionId || this.sessions.get(folder.uri) === sessionId) return;
+    const previous = this.sessions.get(folder.uri);
+    this.sessions.set(folder.uri, sessionId);
+    // The current session changed elsewhere (e.g. a new session from the Sessions view): show it.
+    if (previous && !this.pending && this.currentFolder && sameWorkspace(this.currentFolder.uri, folder.uri)) {
+      this.live = undefined;
+      void this.reload();
+    }
+  }
+
+  private onConnectionState(state: SwitchmanConnection['state']): void {
+    if (state === 'running') {
+      this.sessions.clear();
+      void this.reload();
+    } else {
+      this.postToView({ type: 'connection', connected: false });
+    }
+  }
+
+  private emit(event: ChatEvent): void {
+    this.live?.events.push(event);
+    this.postToView({ type: 'event', event });
+  }
+
+  private postToView(message: ToWebview): void {
+    this.post?.(message);
+  }
+}

@@ -1,0 +1,131 @@
+/** The chat view's state and the `{type: ...}` messages between the extension and the webview. */
+
+import type { Folder } from '../common/host';
+import type { RequestFailure } from '../protocol/errors';
+import type { ChatDeltaParams, ChatResult, ErrorInfo, RouteDecidedParams, ToolActivity, TurnStatus } from '../protocol/types';
+
+export type Entry = UserEntry | TurnEntry | CommandEntry | ErrorEntry;
+
+export interface UserEntry {
+  kind: 'user';
+  id: string;
+  text: string;
+}
+
+export interface TurnEntry {
+  kind: 'turn';
+  /** The turn id. */
+  id: string;
+  model: string | null;
+  summary: string | null;
+  banners: string[];
+  /** Markdown, as streamed. */
+  text: string;
+  status: TurnStatus;
+  error: ErrorInfo | null;
+  costUsd: string | null;
+  tools: ToolActivity[];
+  notices: string[];
+  /** The full "why this model?" text, once asked for. */
+  explanation: string | null;
+  explanationOpen: boolean;
+}
+
+export interface CommandEntry {
+  kind: 'command';
+  id: string;
+  text: string;
+}
+
+export interface ErrorEntry {
+  kind: 'error';
+  id: string;
+  code: string;
+  message: string;
+}
+
+export interface PreviewView {
+  /** The draft this preview is for (older answers are dropped). */
+  draft: string;
+  /** `→ claude-haiku-4-5 · rule: fast for commits`, `command /model`, or an error. */
+  text: string;
+  tone: 'route' | 'command' | 'error';
+  /** The full explanation, for the tooltip. */
+  detail: string | null;
+}
+
+export interface ChatState {
+  folders: Folder[];
+  workspace: string | null;
+  sessionId: string | null;
+  entries: Entry[];
+  /** The message being answered, if any. */
+  pending: { localId: string; text: string; turnId: string | null } | null;
+  preview: PreviewView | null;
+  connected: boolean;
+  routePreview: boolean;
+  previewDelayMs: number;
+}
+
+/** What happens in a chat, in order; the extension forwards these and replays them after a reload. */
+export type ChatEvent =
+  | { type: 'userSent'; localId: string; text: string }
+  | { type: 'routeDecided'; params: RouteDecidedParams }
+  | { type: 'delta'; params: ChatDeltaParams }
+  | { type: 'result'; localId: string; result: ChatResult }
+  | { type: 'failed'; localId: string; failure: RequestFailure };
+
+export type ToWebview =
+  | { type: 'reset'; folders: Folder[]; workspace: string | null; sessionId: string | null; entries: Entry[] }
+  | { type: 'event'; event: ChatEvent }
+  | { type: 'preview'; preview: PreviewView | null }
+  | { type: 'explanation'; turnId: string; text: string }
+  | { type: 'connection'; connected: boolean }
+  | { type: 'settings'; routePreview: boolean; previewDelayMs: number };
+
+export type FromWebview =
+  | { type: 'ready' }
+  | { type: 'send'; text: string }
+  | { type: 'cancel' }
+  | { type: 'draft'; text: string }
+  | { type: 'explain'; turnId: string }
+  | { type: 'toggleExplanation'; turnId: string }
+  | { type: 'newChat' }
+  | { type: 'selectWorkspace'; uri: string }
+  | { type: 'openSettings' }
+  | { type: 'restartServer' };
+
+export function initialChatState(): ChatState {
+  return {
+    folders: [],
+    workspace: null,
+    sessionId: null,
+    entries: [],
+    pending: null,
+    preview: null,
+    connected: false,
+    routePreview: true,
+    previewDelayMs: 250,
+  };
+}
+
+const FROM_WEBVIEW_TYPES = new Set<FromWebview['type']>([
+  'ready', 'send', 'cancel', 'draft', 'explain', 'toggleExplanation', 'newChat', 'selectWorkspace',
+  'openSettings', 'restartServer',
+]);
+
+/** Messages from the webview are untrusted input: accept only the known shapes. */
+export function parseFromWebview(value: unknown): FromWebview | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const message = value as Record<string, unknown>;
+  if (!FROM_WEBVIEW_TYPES.has(message.type as FromWebview['type'])) return undefined;
+  for (const key of ['text', 'turnId', 'uri']) {
+    if (key in message && typeof message[key] !== 'string') return undefined;
+  }
+  const needs: Partial<Record<FromWebview['type'], string>> = {
+    send: 'text', draft: 'text', explain: 'turnId', toggleExplanation: 'turnId', selectWorkspace: 'uri',
+  };
+  const required = needs[message.type as FromWebview['type']];
+  if (required && typeof message[required] !== 'string') return undefined;
+  return message as unknown as FromWebview;
+}

@@ -1,0 +1,116 @@
+/** The chat view's state machine: every message from the extension folds into a new state (pure). */
+
+import type { ChatDeltaParams, ChatResult, RouteDecidedParams } from '../protocol/types';
+import type { ChatEvent, ChatState, Entry, ToWebview, TurnEntry } from './messages';
+
+export function reduce(state: ChatState, message: ToWebview): ChatState {
+  switch (message.type) {
+    case 'reset':
+      return { ...state, folders: message.folders, workspace: message.workspace, sessionId: message.sessionId,
+        entries: message.entries, pending: null, preview: null };
+    case 'event':
+      return applyEvent(state, message.event);
+    case 'preview':
+      return { ...state, preview: message.preview };
+    case 'explanation':
+      return updateTurn(state, message.turnId, (t) => ({ ...t, explanation: message.text, explanationOpen: true }));
+    case 'connection':
+      return { ...state, connected: message.connected, pending: message.connected ? state.pending : null };
+    case 'settings':
+      return { ...state, routePreview: message.routePreview, previewDelayMs: message.previewDelayMs,
+        preview: message.routePreview ? state.preview : null };
+  }
+}
+
+/** Open or close a turn's explanation (the webview's own toggle). */
+export function toggleExplanation(state: ChatState, turnId: string): ChatState {
+  return updateTurn(state, turnId, (t) => ({ ...t, explanationOpen: !t.explanationOpen }));
+}
+
+export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
+  switch (event.type) {
+    case 'userSent':
+      return { ...state, preview: null, pending: { localId: event.localId, text: event.text, turnId: null },
+        entries: [...state.entries, { kind: 'user', id: event.localId, text: event.text }] };
+    case 'routeDecided':
+      return routeDecided(state, event.params);
+    case 'delta':
+      return delta(state, event.params);
+    case 'result':
+      return result(state, event.localId, event.result);
+    case 'failed':
+      return { ...state, pending: state.pending?.localId === event.localId ? null : state.pending,
+        entries: [...state.entries, { kind: 'error', id: `${event.localId}:error`, ...event.failure }] };
+  }
+}
+
+function routeDecided(state: ChatState, params: RouteDecidedParams): ChatState {
+  const pending = state.pending ? { ...state.pending, turnId: params.turn_id } : null;
+  const existing = findTurn(state.entries, params.turn_id);
+  if (existing) {
+    return { ...updateTurn(state, params.turn_id, (t) => ({ ...t, model: params.model, summary: params.summary,
+      banners: params.banners })), pending, sessionId: params.session_id };
+  }
+  const turn: TurnEntry = {
+    kind: 'turn', id: params.turn_id, model: params.model, summary: params.summary, banners: params.banners,
+    text: '', status: 'running', error: null, costUsd: null, tools: [], notices: [], explanation: null,
+    explanationOpen: false,
+  };
+  return { ...state, pending, sessionId: params.session_id, entries: [...state.entries, turn] };
+}
+
+function delta(state: ChatState, params: ChatDeltaParams): ChatState {
+  if (!params.turn_id) return state; // command output arrives again in the chat result
+  return updateTurn(state, params.turn_id, (turn) => {
+    switch (params.kind) {
+      case 'text':
+        return { ...turn, text: turn.text + (params.text ?? '') };
+      case 'notice':
+        return { ...turn, notices: [...turn.notices, params.text ?? ''] };
+      case 'tool_call':
+      case 'tool_result':
+        return params.tool ? { ...turn, tools: upsertTool(turn.tools, params.tool) } : turn;
+      default:
+        return turn;
+    }
+  });
+}
+
+function upsertTool(tools: TurnEntry['tools'], tool: NonNullable<ChatDeltaParams['tool']>): TurnEntry['tools'] {
+  const index = tools.findIndex((t) => t.id === tool.id);
+  if (index < 0) return [...tools, tool];
+  return tools.map((t, i) => (i === index ? { ...t, ...tool, input: tool.input ?? t.input } : t));
+}
+
+function result(state: ChatState, localId: string, outcome: ChatResult): ChatState {
+  const pending = state.pending?.localId === localId ? null : state.pending;
+  const base = { ...state, pending, sessionId: outcome.session_id };
+  if (outcome.kind === 'command' || !outcome.turn_id) {
+    return { ...base, entries: [...state.entries, { kind: 'command', id: `${localId}:command`, text: outcome.text }] };
+  }
+  const finished = (turn: TurnEntry): TurnEntry => ({
+    ...turn, status: outcome.status, text: outcome.text, error: outcome.error, costUsd: outcome.cost_usd,
+    model: outcome.model ?? turn.model, summary: outcome.summary ?? turn.summary,
+    banners: outcome.banners.length > 0 ? outcome.banners : turn.banners,
+  });
+  if (findTurn(state.entries, outcome.turn_id)) return { ...updateTurn(base, outcome.turn_id, finished) };
+  const blank: TurnEntry = {
+    kind: 'turn', id: outcome.turn_id, model: null, summary: null, banners: [], text: '', status: 'running',
+    error: null, costUsd: null, tools: [], notices: [], explanation: null, explanationOpen: false,
+  };
+  return { ...base, entries: [...state.entries, finished(blank)] };
+}
+
+function findTurn(entries: Entry[], turnId: string): TurnEntry | undefined {
+  return entries.find((e): e is TurnEntry => e.kind === 'turn' && e.id === turnId);
+}
+
+function updateTurn(state: ChatState, turnId: string, change: (turn: TurnEntry) => TurnEntry): ChatState {
+  let changed = false;
+  const entries = state.entries.map((e) => {
+    if (e.kind !== 'turn' || e.id !== turnId) return e;
+    changed = true;
+    return change(e);
+  });
+  return changed ? { ...state, entries } : state;
+}

@@ -1,0 +1,111 @@
+/** A stored session (`switchman/session`) as chat entries and as a read-only Markdown transcript. */
+
+import { formatUsd, plural } from '../common/format';
+import type { ContentBlock, Message, SessionDetail, ToolActivity, Turn } from '../protocol/types';
+import type { Entry, TurnEntry } from './messages';
+
+/** Chat entries for a session, leaving out turns the extension is replaying live. */
+export function transcriptEntries(detail: SessionDetail, skipTurns: ReadonlySet<string> = new Set()): Entry[] {
+  const entries: Entry[] = [];
+  for (const turn of sortedTurns(detail)) {
+    if (skipTurns.has(turn.id)) continue;
+    const messages = detail.messages.filter((m) => m.turn_id === turn.id);
+    for (const message of messages.filter((m) => m.role === 'user')) {
+      entries.push({ kind: 'user', id: message.id, text: blocksText(message.content) });
+    }
+    entries.push(turnEntry(turn, messages));
+  }
+  return entries;
+}
+
+function turnEntry(turn: Turn, messages: Message[]): TurnEntry {
+  const answers = messages.filter((m) => m.role === 'assistant');
+  return {
+    kind: 'turn',
+    id: turn.id,
+    model: turn.model,
+    summary: turn.summary,
+    banners: turn.decision?.banners ?? [],
+    text: answers.map((m) => blocksText(m.content)).filter(Boolean).join('\n\n'),
+    status: turn.status,
+    error: turn.error,
+    costUsd: turn.cost_usd,
+    tools: toolActivity(messages),
+    notices: [],
+    explanation: null,
+    explanationOpen: false,
+  };
+}
+
+function sortedTurns(detail: SessionDetail): Turn[] {
+  return [...detail.turns].sort((a, b) => a.index - b.index);
+}
+
+export function blocksText(blocks: ContentBlock[]): string {
+  return blocks.map((b) => (b.type === 'text' ? b.text : b.type === 'image' ? `[image: ${b.media_type}]` : ''))
+    .filter(Boolean).join('\n\n');
+}
+
+function toolActivity(messages: Message[]): ToolActivity[] {
+  const tools = new Map<string, ToolActivity>();
+  for (const block of messages.flatMap((m) => m.content)) {
+    if (block.type === 'tool_use') {
+      tools.set(block.id, { id: block.id, name: block.name, input: block.input, status: 'done' });
+    } else if (block.type === 'tool_result' && block.is_error) {
+      const tool = tools.get(block.tool_use_id);
+      if (tool) tool.status = 'error';
+    }
+  }
+  return [...tools.values()];
+}
+
+/** The read-only transcript opened from the Sessions view: per-turn model and cost. */
+export function transcriptMarkdown(detail: SessionDetail): string {
+  const { session, cost } = detail;
+  const lines = [`# ${session.title || 'Untitled session'}`, ''];
+  lines.push(`Session \`${session.id}\`${session.is_worker ? ' (worker)' : ''} · started ${session.created_at} · `
+    + `${plural(session.turn_count, 'turn')} · total ${formatUsd(cost.total_usd)}`);
+  if (cost.workers.length > 0) {
+    lines.push('', `Planner ${formatUsd(cost.planner_usd)} · workers ${formatUsd(cost.workers_usd)} `
+      + `(${plural(cost.workers.length, 'worker')})`);
+  }
+  if (session.sticky_model) lines.push('', `Sticky model: \`${session.sticky_model}\``);
+  if (cost.by_model.length > 0) {
+    lines.push('', '| model | turns | cost | input tokens | output tokens |', '|---|---:|---:|---:|---:|');
+    for (const row of cost.by_model) {
+      lines.push(`| \`${row.model}\` | ${row.turns} | ${formatUsd(row.cost_usd)} | ${row.input_tokens} | ${row.output_tokens} |`);
+    }
+  }
+  for (const turn of sortedTurns(detail)) lines.push('', ...turnMarkdown(turn, detail.messages));
+  return `${lines.join('\n')}\n`;
+}
+
+function turnMarkdown(turn: Turn, all: Message[]): string[] {
+  const messages = all.filter((m) => m.turn_id === turn.id);
+  const lines = ['---', '', `## Turn ${turn.index} · ${turn.model ?? 'no model'} · ${formatUsd(turn.cost_usd)} · ${turn.status}`];
+  if (turn.summary) lines.push('', `_Why: ${turn.summary}_`);
+  if (turn.usage) lines.push('', `${turn.usage.input_tokens} input / ${turn.usage.output_tokens} output tokens`);
+  for (const message of messages) {
+    const who = message.role === 'user' ? 'You' : message.role === 'tool' ? 'Tool' : message.model ?? turn.model ?? 'Assistant';
+    const body = messageMarkdown(message.content);
+    if (body) lines.push('', `**${who}:**`, '', body);
+  }
+  if (turn.error) lines.push('', `> **${turn.status}:** ${turn.error.message}`);
+  return lines;
+}
+
+function messageMarkdown(blocks: ContentBlock[]): string {
+  return blocks.map((block) => {
+    switch (block.type) {
+      case 'text': return block.text;
+      case 'image': return `_[image: ${block.media_type}]_`;
+      case 'tool_use': return `\`${block.name}\` ${'`'}${JSON.stringify(block.input)}${'`'}`;
+      case 'tool_result': return `${block.is_error ? '⚠ ' : ''}\`result\`: ${firstLine(block.content)}`;
+    }
+  }).filter(Boolean).join('\n\n');
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n', 1)[0];
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}

@@ -1,0 +1,75 @@
+/** Every command the extension contributes, as one table of small handlers. */
+
+import * as vscode from 'vscode';
+import type { ChatController } from './chat/chatController';
+import type { ChatViewProvider } from './chat/chatView';
+import { sameWorkspace, type Folder, type WorkspaceFolders } from './common/host';
+import type { ModelCommands } from './models/modelCommands';
+import { SlashCommands } from './protocol/methods';
+import type { SwitchmanClient } from './server/switchmanClient';
+import { showDocument, SwitchmanDocuments } from './sessions/documents';
+import type { SessionsTree } from './sessions/sessionsTree';
+
+export interface CommandTargets {
+  client: SwitchmanClient;
+  chat: ChatController;
+  chatView: ChatViewProvider;
+  models: ModelCommands;
+  sessions: SessionsTree;
+  folders: WorkspaceFolders;
+  output: vscode.OutputChannel;
+}
+
+type Handler = (...args: unknown[]) => unknown;
+
+export function commandTable(t: CommandTargets): Record<string, Handler> {
+  const withFolder = (run: (folder: Folder) => unknown): Handler => async (uri?: unknown) => {
+    const folder = await chooseFolder(t.folders, typeof uri === 'string' ? uri : undefined);
+    return folder ? run(folder) : undefined;
+  };
+  return {
+    'switchman.openChat': () => t.chatView.reveal(),
+    'switchman.newChat': async () => {
+      await t.chatView.reveal();
+      await t.chat.newChat();
+    },
+    'switchman.setModel': withFolder((folder) => t.models.pick(folder)),
+    'switchman.clearModel': withFolder((folder) => t.models.set(folder, null)),
+    'switchman.whyThisModel': withFolder((folder) => showDocument(SwitchmanDocuments.explanationUri(folder.uri))),
+    'switchman.checkRules': async () => {
+      await t.chatView.reveal();
+      if (t.chat.busy) {
+        void vscode.window.showInformationMessage('Switchman: wait for the running answer to finish, then check the rules.');
+        return;
+      }
+      await t.chat.send(SlashCommands.rulesCheck);
+    },
+    'switchman.restartServer': () => t.client.restart(),
+    'switchman.showOutput': () => t.output.show(true),
+    'switchman.refreshSessions': () => t.sessions.refresh(),
+    'switchman.openSession': (sessionId: unknown, fileName: unknown) => {
+      if (typeof sessionId !== 'string') return;
+      return showDocument(SwitchmanDocuments.transcriptUri(sessionId, typeof fileName === 'string' ? fileName : 'session.md'));
+    },
+  };
+}
+
+export function registerCommands(table: Record<string, Handler>): vscode.Disposable[] {
+  return Object.entries(table).map(([id, handler]) => vscode.commands.registerCommand(id, handler));
+}
+
+/** The folder named by a status bar item, else the active editor's, else ask when there are several. */
+async function chooseFolder(folders: WorkspaceFolders, uri?: string): Promise<Folder | undefined> {
+  const all = folders.all();
+  const named = uri ? all.find((f) => sameWorkspace(f.uri, uri)) : undefined;
+  if (named) return named;
+  if (all.length === 0) {
+    void vscode.window.showWarningMessage('Switchman: open a folder first. Chats and models belong to a workspace folder.');
+    return undefined;
+  }
+  if (all.length > 1 && !vscode.window.activeTextEditor) {
+    const picked = await vscode.window.showWorkspaceFolderPick({ placeHolder: 'Which workspace folder?' });
+    return picked ? { uri: picked.uri.toString(), name: picked.name } : undefined;
+  }
+  return folders.active();
+}

@@ -1,0 +1,57 @@
+/** Entry point: creates the objects and wires them together. No logic lives here. */
+
+import * as vscode from 'vscode';
+import { ChatController } from './chat/chatController';
+import { ChatViewProvider } from './chat/chatView';
+import { commandTable, registerCommands } from './commands';
+import { ModelCatalog } from './models/modelCatalog';
+import { ModelCommands } from './models/modelCommands';
+import { reportStartFailure } from './server/startFailure';
+import { readChatSettings, readServerSettings, RESTART_SETTINGS } from './server/settings';
+import { SwitchmanClient } from './server/switchmanClient';
+import { DOCUMENT_SCHEME, SwitchmanDocuments } from './sessions/documents';
+import { SessionsTree } from './sessions/sessionsTree';
+import { StatusBar } from './status/statusBar';
+import { StatusStore } from './status/statusStore';
+import { createStatusItem, launchHost, settingsReader, vscodeFolders } from './vscodeHost';
+
+let client: SwitchmanClient | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel('Switchman');
+  const settings = settingsReader();
+  client = new SwitchmanClient(output, () => readServerSettings(settings), launchHost(),
+    (failure) => reportStartFailure(failure, output));
+  const statuses = new StatusStore(client);
+  const catalog = new ModelCatalog(client);
+  const chat = new ChatController(client, vscodeFolders, statuses, () => readChatSettings(settings), {
+    openSettings: () => void vscode.commands.executeCommand('workbench.action.openSettings', 'switchman.'),
+    restartServer: () => void vscode.commands.executeCommand('switchman.restartServer'),
+  });
+  const chatView = new ChatViewProvider(context.extensionUri, chat);
+  const sessions = new SessionsTree(client, vscodeFolders, statuses);
+  const models = new ModelCommands(client, catalog);
+  const statusBar = new StatusBar(vscodeFolders, statuses, client, catalog, createStatusItem);
+
+  context.subscriptions.push(
+    output, client, statuses, catalog, chat, chatView, sessions, statusBar,
+    vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chatView),
+    vscode.window.registerTreeDataProvider('switchman.sessions', sessions),
+    vscode.workspace.registerTextDocumentContentProvider(DOCUMENT_SCHEME, new SwitchmanDocuments(client)),
+    ...registerCommands(commandTable({ client, chat, chatView, models, sessions, folders: vscodeFolders, output })),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (RESTART_SETTINGS.some((key) => event.affectsConfiguration(key))) void client?.restart();
+      if (event.affectsConfiguration('switchman.chat')) chat.settingsChanged();
+    }),
+    client.onDidChangeState((state) => {
+      const first = vscodeFolders.active();
+      if (state === 'running' && first) void catalog.fetch(first.uri).catch(() => undefined);
+    }),
+  );
+  await client.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.stop();
+  client = undefined;
+}

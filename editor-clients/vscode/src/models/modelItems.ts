@@ -1,0 +1,60 @@
+/** The QuickPick of models: `switchman/models` in, items out (pure; the picker maps them to VS Code). */
+
+import { formatUsd } from '../common/format';
+import type { ModelInfo, ModelsResult } from '../protocol/types';
+
+export type ModelPickItem =
+  | { kind: 'separator'; label: string }
+  | { kind: 'model'; label: string; description: string; detail: string; model: string | null; current: boolean };
+
+const AVAILABILITY: Record<ModelInfo['availability'], string> = {
+  healthy: '$(check) available',
+  degraded: '$(warning) degraded (recent failures)',
+  unavailable: '$(error) unavailable right now',
+};
+
+export function modelPickItems(result: ModelsResult): ModelPickItem[] {
+  const items: ModelPickItem[] = [clearItem(result.sticky_model)];
+  let provider = '';
+  for (const model of result.models) {
+    if (model.provider !== provider) {
+      provider = model.provider;
+      items.push({ kind: 'separator', label: provider });
+    }
+    items.push(modelItem(model, result.sticky_model === model.id));
+  }
+  return items;
+}
+
+function clearItem(sticky: string | null): ModelPickItem {
+  return {
+    kind: 'model',
+    label: '$(circle-slash) Follow my routing rules',
+    description: sticky ? 'clear the sticky model' : 'current',
+    detail: 'Each message goes to the model your rules choose.',
+    model: null,
+    current: sticky === null,
+  };
+}
+
+function modelItem(model: ModelInfo, current: boolean): ModelPickItem {
+  const aliases = model.aliases.map((a) => `@${a}`).join(' ');
+  return {
+    kind: 'model',
+    label: `${current ? '$(pinned) ' : ''}${model.display_name}`,
+    description: [model.id, aliases, current ? 'sticky' : ''].filter(Boolean).join('  '),
+    detail: modelDetail(model),
+    model: model.id,
+    current,
+  };
+}
+
+export function modelDetail(model: ModelInfo): string {
+  const parts: string[] = [];
+  parts.push(model.configured ? AVAILABILITY[model.availability] : '$(key) not configured: set the provider\'s API key');
+  if (model.tier) parts.push(`tier ${model.tier}`);
+  if (model.pricing) {
+    parts.push(`${formatUsd(model.pricing.input)} in / ${formatUsd(model.pricing.output)} out per 1M tokens`);
+  }
+  return parts.join(' · ');
+}

@@ -1,0 +1,37 @@
+/** Wire names of Switchman's custom LSP methods (docs/protocol.md). The only place they are spelled. */
+
+export const Requests = {
+  chat: 'switchman/chat',
+  cancel: 'switchman/cancel',
+  setModel: 'switchman/setModel',
+  models: 'switchman/models',
+  explain: 'switchman/explain',
+  preview: 'switchman/preview',
+  sessions: 'switchman/sessions',
+  session: 'switchman/session',
+  newSession: 'switchman/newSession',
+} as const;
+
+export const Notifications = {
+  routeDecided: 'switchman/routeDecided',
+  chatDelta: 'switchman/chatDelta',
+  status: 'switchman/status',
+} as const;
+
+/** `data.code` of the JSON-RPC errors the daemon answers with. */
+export const ErrorCodes = {
+  invalidParams: 'invalid_params',
+  unknownWorkspace: 'unknown_workspace',
+  unknownSession: 'unknown_session',
+  unknownAlias: 'unknown_alias',
+  unknownModel: 'unknown_model',
+  emptyMessage: 'empty_message',
+  noModelAvailable: 'no_model_available',
+  turnInProgress: 'turn_in_progress',
+  unknownTurn: 'unknown_turn',
+} as const;
+
+/** Slash commands the extension sends on the user's behalf. */
+export const SlashCommands = {
+  rulesCheck: '/rules check',
+} as const;

@@ -1,0 +1,51 @@
+/** Builders of the params of every custom request: the only code that shapes them. */
+
+import type { WorkspaceUri } from './types';
+
+export function chatParams(workspace: WorkspaceUri, message: string, sessionId?: string | null) {
+  return { workspace, message, ...(sessionId ? { session_id: sessionId } : {}) };
+}
+
+export function cancelParams(turnId: string) {
+  return { turn_id: turnId };
+}
+
+/** `model: null` clears the sticky model. */
+export function setModelParams(workspace: WorkspaceUri, model: string | null, sessionId?: string | null) {
+  return { workspace, model, ...(sessionId ? { session_id: sessionId } : {}) };
+}
+
+export function modelsParams(workspace: WorkspaceUri) {
+  return { workspace };
+}
+
+export function explainParams(target: { workspace?: WorkspaceUri; sessionId?: string | null; turnId?: string | null }) {
+  if (!target.workspace && !target.sessionId) {
+    throw new Error('explain needs a workspace or a session');
+  }
+  return {
+    ...(target.workspace ? { workspace: target.workspace } : {}),
+    ...(target.sessionId ? { session_id: target.sessionId } : {}),
+    ...(target.turnId ? { turn_id: target.turnId } : {}),
+  };
+}
+
+export function previewParams(workspace: WorkspaceUri, message: string, sessionId?: string | null) {
+  return { workspace, message, has_images: false, ...(sessionId ? { session_id: sessionId } : {}) };
+}
+
+export function sessionsParams(workspace: WorkspaceUri, includeWorkers = true) {
+  return { workspace, include_workers: includeWorkers };
+}
+
+export function sessionParams(sessionId: string) {
+  return { session_id: sessionId };
+}
+
+export function newSessionParams(workspace: WorkspaceUri) {
+  return { workspace };
+}
+
+export function initializationOptions(diagnosticsDebounceMs: number) {
+  return { diagnostics_debounce_ms: diagnosticsDebounceMs };
+}

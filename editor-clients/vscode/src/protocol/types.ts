@@ -1,0 +1,223 @@
+/** The records of docs/protocol.md, as TypeScript types. Field names follow the wire (snake_case). */
+
+export type WorkspaceUri = string;
+export type Money = string;
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+}
+
+export interface PolicyEvaluation {
+  policy: string;
+  verdict: 'not_applicable' | 'deferred' | 'rejected' | 'chose';
+  candidate_model: string | null;
+  reason: string;
+  rule_name: string | null;
+  validation_failure: string | null;
+  outage_scope: string | null;
+}
+
+export interface RouteDecision {
+  type: 'route.decided';
+  timestamp: string;
+  session_id: string;
+  turn_id: string;
+  chain: PolicyEvaluation[];
+  winner_index: number | null;
+  chosen_model: string | null;
+  banners: string[];
+}
+
+export interface PendingSwap {
+  model: string | null;
+}
+
+export interface Session {
+  id: string;
+  workspace: WorkspaceUri;
+  title: string;
+  created_at: string;
+  updated_at: string;
+  sticky_model: string | null;
+  pending_swap: PendingSwap | null;
+  last_model: string | null;
+  turn_count: number;
+  cost_usd: Money;
+  is_worker: boolean;
+  parent_session_id: string | null;
+  parent_tool_use_id: string | null;
+  workers?: Session[];
+}
+
+export type TurnStatus = 'running' | 'completed' | 'cancelled' | 'failed' | 'interrupted';
+
+export interface ErrorInfo {
+  code: string;
+  message: string;
+}
+
+export interface Turn {
+  id: string;
+  session_id: string;
+  index: number;
+  status: TurnStatus;
+  model: string | null;
+  started_at: string;
+  ended_at: string | null;
+  usage: Usage | null;
+  cost_usd: Money;
+  llm_calls: number;
+  tool_calls: number;
+  error: ErrorInfo | null;
+  summary: string | null;
+  decision: RouteDecision | null;
+}
+
+export type ContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'image'; media_type: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: 'tool_result'; tool_use_id: string; content: string; is_error: boolean };
+
+export interface Message {
+  id: string;
+  session_id: string;
+  turn_id: string | null;
+  role: 'user' | 'assistant' | 'tool';
+  created_at: string;
+  model: string | null;
+  content: ContentBlock[];
+}
+
+export interface ChatResult {
+  kind: 'turn' | 'command';
+  session_id: string;
+  turn_id: string | null;
+  status: TurnStatus;
+  model: string | null;
+  text: string;
+  usage: Usage | null;
+  cost_usd: Money;
+  error: ErrorInfo | null;
+  summary: string | null;
+  banners: string[];
+}
+
+export interface CancelResult {
+  cancelled: boolean;
+  status: TurnStatus;
+}
+
+export interface SetModelResult {
+  outcome: 'applied' | 'cleared' | 'queued' | 'unchanged';
+  session_id: string;
+  sticky_model: string | null;
+  pending_swap: PendingSwap | null;
+  message: string;
+}
+
+export interface ModelInfo {
+  id: string;
+  display_name: string;
+  provider: string;
+  aliases: string[];
+  tier: string | null;
+  can_delegate: boolean;
+  configured: boolean;
+  availability: 'healthy' | 'degraded' | 'unavailable';
+  pricing?: { input: Money; output: Money; cache_read: Money; cache_write: Money } | null;
+}
+
+export interface ModelsResult {
+  sticky_model: string | null;
+  models: ModelInfo[];
+}
+
+export interface ExplainResult {
+  turn_id: string | null;
+  decision: RouteDecision | null;
+  summary: string | null;
+  text: string | null;
+}
+
+export interface PreviewResult {
+  model: string | null;
+  summary: string | null;
+  message: string;
+  decision: RouteDecision | null;
+  text: string | null;
+  error: ErrorInfo | null;
+  command: string | null;
+}
+
+export interface SessionsResult {
+  current_session_id: string | null;
+  sessions: Session[];
+}
+
+export interface WorkerCost {
+  session_id: string;
+  parent_tool_use_id: string | null;
+  model: string | null;
+  cost_usd: Money;
+  turns: number;
+}
+
+export interface SessionCost {
+  total_usd: Money;
+  by_model: { model: string; cost_usd: Money; turns: number; input_tokens: number; output_tokens: number }[];
+  planner_usd: Money;
+  workers_usd: Money;
+  workers: WorkerCost[];
+}
+
+export interface SessionDetail {
+  session: Session;
+  messages: Message[];
+  turns: Turn[];
+  cost: SessionCost;
+}
+
+export interface NewSessionResult {
+  session: Session;
+}
+
+export interface RouteDecidedParams {
+  session_id: string;
+  turn_id: string;
+  model: string | null;
+  summary: string | null;
+  banners: string[];
+  decision: RouteDecision | null;
+}
+
+export interface ToolActivity {
+  id: string;
+  name: string;
+  input?: unknown;
+  status: 'running' | 'done' | 'error';
+  summary?: string;
+}
+
+export interface ChatDeltaParams {
+  session_id: string;
+  turn_id: string | null;
+  kind: 'text' | 'tool_call' | 'tool_result' | 'command_output' | 'notice';
+  text?: string;
+  tool?: ToolActivity;
+}
+
+export interface StatusParams {
+  workspace: WorkspaceUri;
+  session_id: string | null;
+  active_model: string | null;
+  sticky_model: string | null;
+  pending_swap: PendingSwap | null;
+  turn_in_flight: boolean;
+  banners: string[];
+  cost_today_usd: Money;
+  config_errors: number;
+}

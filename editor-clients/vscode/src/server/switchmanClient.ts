@@ -1,0 +1,168 @@
+/** The one class that owns the `LanguageClient`: starts, stops and restarts `switchman serve`. */
+
+import * as vscode from 'vscode';
+import {
+  LanguageClient, RevealOutputChannelOn, State, type LanguageClientOptions, type ServerOptions,
+} from 'vscode-languageclient/node';
+import { Emitter, type ConnectionState, type Disposable, type SwitchmanConnection } from '../common/host';
+import { Notifications } from '../protocol/methods';
+import { initializationOptions } from '../protocol/params';
+import { configDocumentSelector, userConfigDir } from './configFiles';
+import { isLaunchProblem, planLaunch, type LaunchHost, type LaunchProblem } from './launch';
+import type { ServerSettings } from './settings';
+
+export interface StartFailure extends LaunchProblem {
+  /** The command line that was tried, when one was. */
+  command?: string;
+}
+
+export class SwitchmanClient implements SwitchmanConnection, vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private current: ConnectionState = 'stopped';
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly stateChanged = new Emitter<ConnectionState>();
+  private readonly notifications = new Map<string, Emitter<unknown>>();
+
+  constructor(
+    private readonly output: vscode.OutputChannel,
+    private readonly settings: () => ServerSettings,
+    private readonly host: LaunchHost,
+    private readonly onStartFailure: (failure: StartFailure) => void,
+  ) {}
+
+  get state(): ConnectionState {
+    return this.current;
+  }
+
+  start(): Promise<void> {
+    return this.serially(() => this.doStart());
+  }
+
+  stop(): Promise<void> {
+    return this.serially(() => this.doStop());
+  }
+
+  restart(): Promise<void> {
+    return this.serially(async () => {
+      await this.doStop();
+      await this.doStart();
+    });
+  }
+
+  async request<R>(method: string, params: unknown, signal?: AbortSignal): Promise<R> {
+    const client = this.client;
+    if (!client || this.current !== 'running') {
+      throw new Error('The Switchman daemon is not running. Run "Switchman: Restart Server" or check the Switchman output.');
+    }
+    if (!signal) return client.sendRequest<R>(method, params);
+    const source = new vscode.CancellationTokenSource();
+    const abort = () => source.cancel();
+    signal.addEventListener('abort', abort);
+    try {
+      return await client.sendRequest<R>(method, params, source.token);
+    } finally {
+      signal.removeEventListener('abort', abort);
+      source.dispose();
+    }
+  }
+
+  onNotification<P>(method: string, handler: (params: P) => void): Disposable {
+    return this.emitter(method).event(handler as (params: unknown) => void);
+  }
+
+  onDidChangeState(listener: (state: ConnectionState) => void): Disposable {
+    return this.stateChanged.event(listener);
+  }
+
+  dispose(): void {
+    void this.stop();
+  }
+
+  private async doStart(): Promise<void> {
+    const settings = this.settings();
+    const plan = planLaunch(settings, this.host);
+    if (isLaunchProblem(plan)) {
+      this.output.appendLine(`[switchman] ${plan.message}`);
+      this.setState('failed');
+      this.onStartFailure(plan);
+      return;
+    }
+    this.output.appendLine(`[switchman] starting ${plan.display}`);
+    const client = this.createClient(plan, settings);
+    this.client = client;
+    this.setState('starting');
+    try {
+      await client.start();
+      this.setState('running');
+    } catch (error) {
+      this.client = undefined;
+      this.setState('failed');
+      await client.dispose().catch(() => undefined);
+      this.onStartFailure({
+        message: `The Switchman daemon did not start (${errorText(error)}). See the Switchman output for what it printed.`,
+        setting: settings.pythonPath ? 'switchman.pythonPath' : 'switchman.serverCommand',
+        command: plan.display,
+      });
+    }
+  }
+
+  private async doStop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop(5000);
+      } catch (error) {
+        this.output.appendLine(`[switchman] stopping the daemon: ${errorText(error)}`);
+      }
+    }
+    this.setState('stopped');
+  }
+
+  private createClient(plan: { command: string; args: string[]; env: Record<string, string> }, settings: ServerSettings) {
+    const serverOptions: ServerOptions = { command: plan.command, args: plan.args, options: { env: plan.env } };
+    const configDir = userConfigDir(plan.env, this.host.homeDir, this.host.platform);
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: configDocumentSelector(configDir),
+      outputChannel: this.output,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: initializationOptions(settings.diagnosticsDebounceMs),
+      connectionOptions: { maxRestartCount: 4 },
+    };
+    const client = new LanguageClient('switchman', 'Switchman', serverOptions, clientOptions);
+    for (const method of Object.values(Notifications)) {
+      client.onNotification(method, (params: unknown) => this.emitter(method).fire(params));
+    }
+    client.onDidChangeState((event) => {
+      if (this.client !== client) return;
+      if (event.newState === State.Running) this.setState('running');
+      else if (event.newState === State.Stopped) this.setState('stopped');
+    });
+    return client;
+  }
+
+  private emitter(method: string): Emitter<unknown> {
+    let emitter = this.notifications.get(method);
+    if (!emitter) {
+      emitter = new Emitter<unknown>();
+      this.notifications.set(method, emitter);
+    }
+    return emitter;
+  }
+
+  private setState(state: ConnectionState): void {
+    if (state === this.current) return;
+    this.current = state;
+    this.stateChanged.fire(state);
+  }
+
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work, work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

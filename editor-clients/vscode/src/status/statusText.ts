@@ -1,0 +1,91 @@
+/** What a workspace's status bar item says: `switchman/status` in, text / tooltip / colour out. */
+
+import { formatUsd, plural, shortModelName } from '../common/format';
+import type { ConnectionState } from '../common/host';
+import type { ModelInfo, StatusParams } from '../protocol/types';
+
+export interface StatusView {
+  text: string;
+  /** Markdown. */
+  tooltip: string;
+  background: 'warning' | 'error' | undefined;
+  command: 'switchman.setModel' | 'switchman.restartServer' | 'switchman.showOutput';
+  accessibilityLabel: string;
+}
+
+export interface StatusContext {
+  folderName: string;
+  /** More than one folder is open: prefix the folder's name. */
+  multiRoot: boolean;
+  connection: ConnectionState;
+  models?: Map<string, ModelInfo>;
+}
+
+export function statusView(status: StatusParams | undefined, context: StatusContext): StatusView {
+  if (context.connection === 'failed' || context.connection === 'stopped') return stoppedView(context);
+  if (!status) return startingView(context);
+  const name = (id: string | null) => (id ? shortModelName(id, context.models) : 'auto');
+  const shown = status.sticky_model ?? status.active_model;
+  let text = `${statusIcon(status)} ${prefix(context)}${name(shown)}`;
+  if (status.pending_swap) text += ` → ${name(status.pending_swap.model)}`;
+  if (status.banners.length > 0 || status.config_errors > 0) text += ' $(warning)';
+  return {
+    text,
+    tooltip: statusTooltip(status, context),
+    background: status.config_errors > 0 ? 'error' : status.banners.length > 0 ? 'warning' : undefined,
+    command: 'switchman.setModel',
+    accessibilityLabel: `Switchman model for ${context.folderName}: ${name(shown)}`,
+  };
+}
+
+function statusIcon(status: StatusParams): string {
+  if (status.turn_in_flight) return '$(loading~spin)';
+  return status.sticky_model ? '$(pinned)' : '$(hubot)';
+}
+
+function prefix(context: StatusContext): string {
+  return context.multiRoot ? `${context.folderName}: ` : '';
+}
+
+export function statusTooltip(status: StatusParams, context: StatusContext): string {
+  const lines = [`**Switchman** — ${context.folderName}`, ''];
+  if (status.sticky_model) {
+    lines.push(`Sticky model: \`${status.sticky_model}\` (your rules are skipped)`);
+  } else {
+    lines.push('Sticky model: none — routing follows your rules');
+  }
+  if (status.active_model) {
+    lines.push(`${status.turn_in_flight ? 'Answering now' : 'Last turn'}: \`${status.active_model}\``);
+  }
+  if (status.pending_swap) {
+    const next = status.pending_swap.model ? `\`${status.pending_swap.model}\`` : 'your rules';
+    lines.push(`Pending: switches to ${next} when the running turn ends`);
+  }
+  lines.push(`Spent today: ${formatUsd(status.cost_today_usd)}`);
+  for (const banner of status.banners) lines.push(`$(warning) ${banner}`);
+  if (status.config_errors > 0) {
+    lines.push(`$(error) ${plural(status.config_errors, 'error')} in the configuration files; the last valid version is in use`);
+  }
+  lines.push('', 'Click to choose a model.');
+  return lines.join('  \n');
+}
+
+function startingView(context: StatusContext): StatusView {
+  return {
+    text: `$(loading~spin) ${prefix(context)}Switchman`,
+    tooltip: '**Switchman** — starting the daemon…',
+    background: undefined,
+    command: 'switchman.showOutput',
+    accessibilityLabel: 'Switchman is starting',
+  };
+}
+
+function stoppedView(context: StatusContext): StatusView {
+  return {
+    text: `$(error) ${prefix(context)}Switchman`,
+    tooltip: '**Switchman** — the daemon is not running. Click to restart it; see the Switchman output for details.',
+    background: 'error',
+    command: 'switchman.restartServer',
+    accessibilityLabel: 'Switchman daemon is not running',
+  };
+}

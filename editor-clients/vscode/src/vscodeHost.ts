@@ -1,0 +1,64 @@
+/** The VS Code implementations of the small interfaces in common/host.ts. */
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as vscode from 'vscode';
+import type { Disposable, Folder, WorkspaceFolders } from './common/host';
+import type { LaunchHost } from './server/launch';
+import type { SettingsReader } from './server/settings';
+import type { StatusItem } from './status/statusBar';
+import type { StatusView } from './status/statusText';
+
+export function settingsReader(): SettingsReader {
+  return { get: <T>(key: string, fallback: T) => vscode.workspace.getConfiguration('switchman').get<T>(key, fallback) };
+}
+
+export function launchHost(): LaunchHost {
+  return {
+    env: process.env,
+    homeDir: os.homedir(),
+    platform: process.platform,
+    isExecutable(file) {
+      try {
+        fs.accessSync(file, fs.constants.X_OK);
+        return fs.statSync(file).isFile();
+      } catch {
+        return false;
+      }
+    },
+  };
+}
+
+function toFolder(folder: vscode.WorkspaceFolder): Folder {
+  return { uri: folder.uri.toString(), name: folder.name };
+}
+
+export const vscodeFolders: WorkspaceFolders = {
+  all: () => (vscode.workspace.workspaceFolders ?? []).map(toFolder),
+  active() {
+    const editor = vscode.window.activeTextEditor;
+    const owner = editor ? vscode.workspace.getWorkspaceFolder(editor.document.uri) : undefined;
+    const folder = owner ?? vscode.workspace.workspaceFolders?.[0];
+    return folder ? toFolder(folder) : undefined;
+  },
+  onDidChange(listener): Disposable {
+    return vscode.workspace.onDidChangeWorkspaceFolders(() => listener());
+  },
+};
+
+/** A VS Code status bar item for one folder. */
+export function createStatusItem(folder: Folder, index: number): StatusItem {
+  const item = vscode.window.createStatusBarItem(`switchman.status.${index}`, vscode.StatusBarAlignment.Right, 100 - index);
+  item.name = `Switchman (${folder.name})`;
+  item.show();
+  return {
+    update(view: StatusView, current: Folder) {
+      item.text = view.text;
+      item.tooltip = new vscode.MarkdownString(view.tooltip, true);
+      item.backgroundColor = view.background ? new vscode.ThemeColor(`statusBarItem.${view.background}Background`) : undefined;
+      item.command = { command: view.command, title: 'Switchman', arguments: [current.uri] };
+      item.accessibilityInformation = { label: view.accessibilityLabel };
+    },
+    dispose: () => item.dispose(),
+  };
+}

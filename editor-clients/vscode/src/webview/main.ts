@@ -1,0 +1,121 @@
+/** The chat webview: renders the state, persists it with setState, talks `{type: ...}` messages. */
+
+import type { ChatState, FromWebview, ToWebview } from '../chat/messages';
+import { initialChatState } from '../chat/messages';
+import { reduce, toggleExplanation } from '../chat/reducer';
+import { NOT_SENT } from '../protocol/errors';
+import { el, TranscriptView } from './render';
+
+interface VsCodeApi {
+  postMessage(message: FromWebview): void;
+  getState(): Persisted | undefined;
+  setState(state: Persisted): void;
+}
+interface Persisted {
+  chat: ChatState;
+  draft: string;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const input = $<HTMLTextAreaElement>('input');
+const transcript = $<HTMLElement>('transcript');
+const persisted = vscode.getState();
+let state: ChatState = persisted?.chat ? { ...initialChatState(), ...persisted.chat, pending: persisted.chat.pending } : initialChatState();
+input.value = persisted?.draft ?? '';
+let previewTimer: ReturnType<typeof setTimeout> | undefined;
+
+const view = new TranscriptView(transcript, (turnId) => {
+  const turn = state.entries.find((e) => e.kind === 'turn' && e.id === turnId);
+  if (turn && turn.kind === 'turn' && turn.explanation) update(toggleExplanation(state, turnId));
+  else vscode.postMessage({ type: 'explain', turnId });
+});
+
+function update(next: ChatState): void {
+  const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+  state = next;
+  vscode.setState({ chat: state, draft: input.value });
+  render();
+  if (atBottom) transcript.scrollTop = transcript.scrollHeight;
+}
+
+function render(): void {
+  view.render(state.entries);
+  $('empty').hidden = state.entries.length > 0;
+  $('offline').hidden = state.connected;
+  $('send').hidden = state.pending !== null;
+  $('stop').hidden = state.pending === null;
+  ($('send') as HTMLButtonElement).disabled = !state.connected;
+  renderFolders();
+  renderPreview();
+  $('session').textContent = state.sessionId ? `session ${state.sessionId.slice(-6)}` : '';
+}
+
+function renderFolders(): void {
+  const select = $<HTMLSelectElement>('workspace');
+  select.hidden = state.folders.length < 2;
+  const options = state.folders.map((f) => el('option', { value: f.uri }, [f.name]) as HTMLOptionElement);
+  if (select.options.length !== options.length || Array.from(select.options).some((o, i) => o.value !== options[i].value)) {
+    select.replaceChildren(...options);
+  }
+  if (state.workspace) select.value = state.workspace;
+}
+
+function renderPreview(): void {
+  const preview = $('preview');
+  const current = state.routePreview && state.preview && state.preview.draft === input.value && input.value.trim() ? state.preview : null;
+  preview.textContent = current ? current.text : '';
+  preview.className = `preview ${current ? current.tone : ''}`;
+  preview.title = current?.detail ?? '';
+}
+
+function send(): void {
+  const text = input.value;
+  if (!text.trim() || state.pending || !state.connected) return;
+  vscode.postMessage({ type: 'send', text });
+  input.value = '';
+  update({ ...state, preview: null });
+}
+
+function draftChanged(): void {
+  vscode.setState({ chat: state, draft: input.value });
+  renderPreview();
+  if (previewTimer) clearTimeout(previewTimer);
+  if (!state.routePreview) return;
+  const text = input.value;
+  previewTimer = setTimeout(() => vscode.postMessage({ type: 'draft', text }), state.previewDelayMs);
+}
+
+window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
+  const message = event.data;
+  const before = state.pending;
+  update(reduce(state, message));
+  // A message that was refused (unknown @alias, no model available…) comes back to the input to fix.
+  if (message.type === 'event' && message.event.type === 'failed' && NOT_SENT.has(message.event.failure.code)
+      && before && !input.value) {
+    input.value = before.text;
+    draftChanged();
+  }
+});
+
+input.addEventListener('input', draftChanged);
+input.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    send();
+  }
+});
+$('send').addEventListener('click', send);
+$('stop').addEventListener('click', () => vscode.postMessage({ type: 'cancel' }));
+$('new-chat').addEventListener('click', () => vscode.postMessage({ type: 'newChat' }));
+$('restart').addEventListener('click', () => vscode.postMessage({ type: 'restartServer' }));
+$('settings').addEventListener('click', () => vscode.postMessage({ type: 'openSettings' }));
+$<HTMLSelectElement>('workspace').addEventListener('change', (event) => {
+  vscode.postMessage({ type: 'selectWorkspace', uri: (event.target as HTMLSelectElement).value });
+});
+
+render();
+transcript.scrollTop = transcript.scrollHeight;
+vscode.postMessage({ type: 'ready' });
+if (input.value) draftChanged();

@@ -1,0 +1,99 @@
+/** DOM rendering of the chat transcript. Entries are re-rendered only when they change. */
+
+import MarkdownIt from 'markdown-it';
+import { formatUsd, shortModelName } from '../common/format';
+import type { Entry, TurnEntry } from '../chat/messages';
+
+/**
+ * Answers are untrusted text: raw HTML is escaped (html: false) and markdown-it refuses
+ * javascript:, vbscript:, file: and most data: links; the page's CSP blocks inline scripts too.
+ */
+const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
+
+export function renderMarkdown(text: string): string {
+  return markdown.render(text);
+}
+
+export class TranscriptView {
+  private readonly rendered = new Map<string, { element: HTMLElement; signature: string }>();
+
+  constructor(private readonly container: HTMLElement, private readonly onBadge: (turnId: string) => void) {}
+
+  render(entries: Entry[]): void {
+    const keep = new Set<string>();
+    let previous: Element | null = null;
+    for (const entry of entries) {
+      const key = `${entry.kind}:${entry.id}`;
+      keep.add(key);
+      const element = this.elementFor(key, entry);
+      const expected: Element | null = previous ? previous.nextElementSibling : this.container.firstElementChild;
+      if (expected !== element) this.container.insertBefore(element, expected);
+      previous = element;
+    }
+    for (const [key, { element }] of this.rendered) {
+      if (!keep.has(key)) {
+        element.remove();
+        this.rendered.delete(key);
+      }
+    }
+  }
+
+  private elementFor(key: string, entry: Entry): HTMLElement {
+    const signature = JSON.stringify(entry);
+    const known = this.rendered.get(key);
+    if (known && known.signature === signature) return known.element;
+    const element = this.build(entry);
+    known?.element.replaceWith(element);
+    this.rendered.set(key, { element, signature });
+    return element;
+  }
+
+  private build(entry: Entry): HTMLElement {
+    switch (entry.kind) {
+      case 'user':
+        return el('div', { class: 'entry user' }, [el('div', { class: 'who' }, ['You']), el('div', { class: 'body plain' }, [entry.text])]);
+      case 'command':
+        return el('div', { class: 'entry command' }, [el('pre', {}, [entry.text])]);
+      case 'error':
+        return el('div', { class: 'entry error', role: 'alert' }, [
+          el('div', { class: 'error-code' }, [entry.code]), el('div', { class: 'body plain' }, [entry.message])]);
+      case 'turn':
+        return this.buildTurn(entry);
+    }
+  }
+
+  private buildTurn(turn: TurnEntry): HTMLElement {
+    const badgeText = `${turn.model ? shortModelName(turn.model) : 'no model'}${turn.summary ? ` · ${turn.summary}` : ''}`;
+    const badge = el('button', { class: 'route-badge', title: 'Why this model? Click for the full routing chain',
+      'aria-expanded': String(turn.explanationOpen), 'data-turn': turn.id }, [badgeText]);
+    badge.addEventListener('click', () => this.onBadge(turn.id));
+    const children: (Node | string)[] = [el('div', { class: 'turn-head' }, [badge, status(turn)])];
+    if (turn.explanationOpen && turn.explanation) children.push(el('pre', { class: 'explanation' }, [turn.explanation]));
+    for (const banner of turn.banners) children.push(el('div', { class: 'banner' }, [`⚠ ${banner}`]));
+    for (const tool of turn.tools) {
+      children.push(el('div', { class: `tool ${tool.status}` }, [`🔧 ${tool.name} — ${tool.status}${tool.summary ? `: ${tool.summary}` : ''}`]));
+    }
+    for (const notice of turn.notices) children.push(el('div', { class: 'notice' }, [notice]));
+    const body = el('div', { class: 'body markdown' });
+    body.innerHTML = renderMarkdown(turn.text); // sanitised by markdown-it (html: false)
+    if (turn.status === 'running') body.appendChild(el('span', { class: 'cursor', 'aria-hidden': 'true' }, ['▍']));
+    children.push(body);
+    if (turn.error) children.push(el('div', { class: 'failure', role: 'alert' }, [turn.error.message]));
+    return el('div', { class: `entry turn ${turn.status}`, 'data-turn': turn.id, 'data-status': turn.status }, children);
+  }
+}
+
+function status(turn: TurnEntry): HTMLElement {
+  const parts: string[] = [];
+  if (turn.status === 'running') parts.push('answering…');
+  else if (turn.status !== 'completed') parts.push(turn.status);
+  if (turn.costUsd !== null && turn.status !== 'running') parts.push(formatUsd(turn.costUsd));
+  return el('span', { class: 'turn-status' }, [parts.join(' · ')]);
+}
+
+export function el(tag: string, attributes: Record<string, string> = {}, children: (Node | string)[] = []): HTMLElement {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, value);
+  for (const child of children) element.append(child);
+  return element;
+}

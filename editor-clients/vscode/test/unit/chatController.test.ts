@@ -1,0 +1,141 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ChatController } from '../../src/chat/chatController';
+import type { ToWebview } from '../../src/chat/messages';
+import { Notifications, Requests } from '../../src/protocol/methods';
+import type { ChatResult, SessionDetail } from '../../src/protocol/types';
+import { FakeConnection, FakeFolders, FakeStatuses, status, until } from './fakes';
+
+const WS = 'file:///home/me/app';
+const route = { session_id: 'S1', turn_id: 'T1', model: 'anthropic:claude-haiku-4-5', summary: 'rule: fast for commits', banners: [], decision: null };
+const result: ChatResult = { kind: 'turn', session_id: 'S1', turn_id: 'T1', status: 'completed', model: route.model, text: 'Hello',
+  usage: null, cost_usd: '0.001', error: null, summary: route.summary, banners: [] };
+
+function setup() {
+  const connection = new FakeConnection();
+  const statuses = new FakeStatuses();
+  const posted: ToWebview[] = [];
+  const controller = new ChatController(connection, new FakeFolders([{ uri: WS, name: 'app' }]), statuses,
+    () => ({ routePreview: true, previewDelayMs: 0 }), { openSettings: () => undefined, restartServer: () => undefined });
+  controller.attach((m) => posted.push(m));
+  connection.answer(Requests.sessions, () => ({ current_session_id: 'S1', sessions: [] }));
+  const events = () => posted.flatMap((m) => (m.type === 'event' ? [m.event.type] : []));
+  return { connection, statuses, posted, controller, events };
+}
+
+/** A chat answer the test releases when it wants. */
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('ChatController', () => {
+  it('sends the message as typed and forwards the stream of its turn', async () => {
+    const { connection, controller, events } = setup();
+    const answer = deferred<ChatResult>();
+    connection.answer(Requests.chat, () => answer.promise);
+    const sending = controller.send('@haiku write a commit message');
+    await until(() => connection.sent(Requests.chat).length === 1);
+    assert.deepEqual(connection.sent(Requests.chat)[0], { workspace: WS, message: '@haiku write a commit message', session_id: 'S1' });
+    connection.notify(Notifications.routeDecided, route);
+    connection.notify(Notifications.chatDelta, { session_id: 'S1', turn_id: 'T1', kind: 'text', text: 'Hel' });
+    connection.notify(Notifications.chatDelta, { session_id: 'S9', turn_id: 'T9', kind: 'text', text: 'other session' });
+    answer.resolve(result);
+    await sending;
+    assert.deepEqual(events(), ['userSent', 'routeDecided', 'delta', 'result']);
+    assert.equal(controller.busy, false);
+  });
+
+  it('creates a session first when the workspace has none', async () => {
+    const { connection, controller } = setup();
+    connection.answer(Requests.sessions, () => ({ current_session_id: null, sessions: [] }));
+    connection.answer(Requests.newSession, () => ({ session: { id: 'S7' } }));
+    connection.answer(Requests.chat, () => ({ ...result, session_id: 'S7' }));
+    await controller.send('hi');
+    assert.equal(connection.sent(Requests.chat)[0].session_id, 'S7');
+  });
+
+  it('reports a JSON-RPC error as a failed event with its data.code', async () => {
+    const { connection, controller, posted } = setup();
+    connection.answer(Requests.chat, () => {
+      throw Object.assign(new Error('No model available for this turn.'), { data: { code: 'no_model_available' } });
+    });
+    await controller.send('hi');
+    const last = posted.at(-1);
+    assert.ok(last?.type === 'event' && last.event.type === 'failed');
+    assert.deepEqual(last.event.failure, { code: 'no_model_available', message: 'No model available for this turn.' });
+  });
+
+  it('cancels with switchman/cancel once the turn is known, else by aborting the request', async () => {
+    const { connection, controller } = setup();
+    const answer = deferred<ChatResult>();
+    let aborted = false;
+    connection.answer(Requests.chat, (_p, signal) => {
+      signal?.addEventListener('abort', () => (aborted = true));
+      return answer.promise;
+    });
+    connection.answer(Requests.cancel, () => ({ cancelled: true, status: 'cancelled' }));
+    const sending = controller.send('long answer please');
+    await until(() => connection.sent(Requests.chat).length === 1);
+    await controller.cancel();
+    assert.ok(aborted, 'request not aborted before the turn was known');
+    connection.notify(Notifications.routeDecided, route);
+    await controller.cancel();
+    assert.deepEqual(connection.sent(Requests.cancel), [{ turn_id: 'T1' }]);
+    answer.resolve({ ...result, status: 'cancelled' });
+    await sending;
+  });
+
+  it('reloads the transcript for a restarted webview and replays the running turn', async () => {
+    const { connection, controller, posted } = setup();
+    const detail: SessionDetail = { session: {} as never, turns: [{ id: 'T0', index: 1, status: 'completed' } as never,
+      { id: 'T1', index: 2, status: 'running' } as never], messages: [], cost: {} as never };
+    connection.answer(Requests.session, () => detail);
+    const answer = deferred<ChatResult>();
+    connection.answer(Requests.chat, () => answer.promise);
+    const sending = controller.send('hi');
+    await until(() => connection.sent(Requests.chat).length === 1);
+    connection.notify(Notifications.routeDecided, route);
+    posted.length = 0;
+    await controller.handle({ type: 'ready' });
+    const reset = posted.find((m) => m.type === 'reset');
+    assert.ok(reset?.type === 'reset');
+    assert.deepEqual(reset.entries.map((e) => e.id), ['T0'], 'the live turn comes from the replay, not the transcript');
+    assert.deepEqual(posted.slice(posted.indexOf(reset) + 1).map((m) => (m.type === 'event' ? m.event.type : m.type)),
+      ['userSent', 'routeDecided']);
+    answer.resolve(result);
+    await sending;
+  });
+
+  it('previews drafts and drops answers to older drafts', async () => {
+    const { connection, controller, posted } = setup();
+    const first = deferred<unknown>();
+    connection.answer(Requests.preview, (p) => (p.message === 'old' ? first.promise
+      : { model: 'anthropic:claude-haiku-4-5', summary: 'rule: fast for commits', message: p.message, decision: null, text: null, error: null, command: null }));
+    const old = controller.preview('old');
+    await controller.preview('new draft');
+    first.resolve({ model: 'x:y', summary: 'stale', message: 'old', decision: null, text: null, error: null, command: null });
+    await old;
+    const previews = posted.flatMap((m) => (m.type === 'preview' && m.preview ? [m.preview.text] : []));
+    assert.deepEqual(previews, ['→ claude-haiku-4-5 · rule: fast for commits']);
+  });
+
+  it('starts a new chat with an empty transcript', async () => {
+    const { connection, controller, posted } = setup();
+    connection.answer(Requests.newSession, () => ({ session: { id: 'S2' } }));
+    await controller.newChat();
+    assert.deepEqual(connection.sent(Requests.newSession), [{ workspace: WS }]);
+    assert.deepEqual(posted.at(-1), { type: 'reset', folders: [{ uri: WS, name: 'app' }], workspace: WS, sessionId: 'S2', entries: [] });
+  });
+
+  it('follows the current session when it changes elsewhere', async () => {
+    const { connection, controller, statuses, posted } = setup();
+    connection.answer(Requests.session, () => ({ session: {}, turns: [], messages: [], cost: {} }));
+    await controller.handle({ type: 'ready' });
+    posted.length = 0;
+    statuses.push(status({ workspace: WS, session_id: 'S5' }));
+    await until(() => posted.some((m) => m.type === 'reset'));
+    assert.equal(connection.sent(Requests.session).at(-1).session_id, 'S5');
+  });
+});

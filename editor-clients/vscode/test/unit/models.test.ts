@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { modelDetail, modelPickItems } from '../../src/models/modelItems';
+import type { ModelInfo } from '../../src/protocol/types';
+
+function model(overrides: Partial<ModelInfo>): ModelInfo {
+  return { id: 'anthropic:claude-opus-4-7', display_name: 'Claude Opus 4.7', provider: 'anthropic', aliases: ['opus'],
+    tier: 'deep', can_delegate: true, configured: true, availability: 'healthy',
+    pricing: { input: '5.00', output: '25.00', cache_read: '0.50', cache_write: '6.25' }, ...overrides };
+}
+
+describe('modelPickItems', () => {
+  const models = [
+    model({}),
+    model({ id: 'anthropic:claude-haiku-4-5', display_name: 'Claude Haiku 4.5', aliases: ['haiku'], availability: 'degraded' }),
+    model({ id: 'openai:gpt-5', display_name: 'GPT-5', provider: 'openai', aliases: ['gpt-5', 'gpt5'], configured: false }),
+  ];
+
+  it('starts with the entry that clears the sticky model, then models grouped by provider', () => {
+    const items = modelPickItems({ sticky_model: null, models });
+    assert.deepEqual(items.map((i) => (i.kind === 'separator' ? `--${i.label}` : i.model)),
+      [null, '--anthropic', 'anthropic:claude-opus-4-7', 'anthropic:claude-haiku-4-5', '--openai', 'openai:gpt-5']);
+    const clear = items[0];
+    assert.ok(clear.kind === 'model' && clear.current && clear.description === 'current');
+  });
+
+  it('marks the sticky model and offers to clear it', () => {
+    const items = modelPickItems({ sticky_model: 'anthropic:claude-haiku-4-5', models });
+    const haiku = items.find((i) => i.kind === 'model' && i.model === 'anthropic:claude-haiku-4-5');
+    assert.ok(haiku && haiku.kind === 'model');
+    assert.equal(haiku.label, '$(pinned) Claude Haiku 4.5');
+    assert.match(haiku.description, /@haiku/);
+    assert.ok(haiku.current);
+    const clear = items[0];
+    assert.ok(clear.kind === 'model' && !clear.current && clear.description === 'clear the sticky model');
+  });
+
+  it('shows configured and availability state with prices', () => {
+    assert.equal(modelDetail(models[0]), '$(check) available · tier deep · $5.00 in / $25.00 out per 1M tokens');
+    assert.match(modelDetail(models[1]), /^\$\(warning\) degraded/);
+    assert.match(modelDetail(models[2]), /^\$\(key\) not configured/);
+    assert.match(modelDetail(model({ availability: 'unavailable' })), /unavailable right now/);
+  });
+});

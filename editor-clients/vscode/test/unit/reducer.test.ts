@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { initialChatState, parseFromWebview, type ChatState, type ToWebview, type TurnEntry } from '../../src/chat/messages';
+import { reduce, toggleExplanation } from '../../src/chat/reducer';
+import type { ChatResult } from '../../src/protocol/types';
+
+const route = { session_id: 'S1', turn_id: 'T1', model: 'anthropic:claude-haiku-4-5', summary: 'rule: fast for commits',
+  banners: [], decision: null };
+const text = (t: string): ToWebview => ({ type: 'event', event: { type: 'delta', params: { session_id: 'S1', turn_id: 'T1', kind: 'text', text: t } } });
+const finished: ChatResult = { kind: 'turn', session_id: 'S1', turn_id: 'T1', status: 'completed', model: 'anthropic:claude-haiku-4-5',
+  text: 'Hello **there**', usage: null, cost_usd: '0.0029', error: null, summary: 'rule: fast for commits', banners: [] };
+
+function run(...messages: ToWebview[]): ChatState {
+  return messages.reduce(reduce, { ...initialChatState(), connected: true });
+}
+
+function turn(state: ChatState): TurnEntry {
+  const found = state.entries.find((e): e is TurnEntry => e.kind === 'turn');
+  assert.ok(found, 'no turn entry');
+  return found;
+}
+
+describe('chat reducer', () => {
+  it('streams a turn: user message, badge, text deltas, final result', () => {
+    const sent = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: 'commit msg' } });
+    assert.deepEqual(sent.pending, { localId: 'L1', text: 'commit msg', turnId: null });
+    const routed = reduce(sent, { type: 'event', event: { type: 'routeDecided', params: route } });
+    assert.equal(turn(routed).status, 'running');
+    assert.equal(routed.pending?.turnId, 'T1');
+    assert.equal(routed.sessionId, 'S1');
+    const streaming = [text('Hello '), text('**there**')].reduce(reduce, routed);
+    assert.equal(turn(streaming).text, 'Hello **there**');
+    const done = reduce(streaming, { type: 'event', event: { type: 'result', localId: 'L1', result: finished } });
+    assert.equal(done.pending, null);
+    assert.equal(turn(done).status, 'completed');
+    assert.equal(turn(done).costUsd, '0.0029');
+    assert.deepEqual(done.entries.map((e) => e.kind), ['user', 'turn']);
+  });
+
+  it('keeps a failed turn\'s error message', () => {
+    const failed = run(
+      { type: 'event', event: { type: 'userSent', localId: 'L1', text: 'hi' } },
+      { type: 'event', event: { type: 'routeDecided', params: route } },
+      { type: 'event', event: { type: 'result', localId: 'L1', result: { ...finished, status: 'failed', text: '',
+        error: { code: 'provider_error', message: 'anthropic: server error (500)' } } } },
+    );
+    assert.equal(turn(failed).status, 'failed');
+    assert.equal(turn(failed).error?.message, 'anthropic: server error (500)');
+  });
+
+  it('shows a JSON-RPC error plainly and frees the input', () => {
+    const state = run(
+      { type: 'event', event: { type: 'userSent', localId: 'L1', text: '@nosuch hi' } },
+      { type: 'event', event: { type: 'failed', localId: 'L1', failure: { code: 'unknown_alias', message: 'Unknown model alias \'@nosuch\'.' } } },
+    );
+    assert.equal(state.pending, null);
+    assert.deepEqual(state.entries.at(-1), { kind: 'error', id: 'L1:error', code: 'unknown_alias', message: 'Unknown model alias \'@nosuch\'.' });
+  });
+
+  it('records a slash command\'s answer from the chat result, ignoring its duplicate delta', () => {
+    const state = run(
+      { type: 'event', event: { type: 'userSent', localId: 'L1', text: '/rules check' } },
+      { type: 'event', event: { type: 'delta', params: { session_id: 'S1', turn_id: null, kind: 'command_output', text: 'ok' } } },
+      { type: 'event', event: { type: 'result', localId: 'L1', result: { ...finished, kind: 'command', turn_id: null, model: null, text: 'ok: routing.yaml' } } },
+    );
+    assert.deepEqual(state.entries.map((e) => e.kind), ['user', 'command']);
+    assert.equal(state.entries[1].kind === 'command' && state.entries[1].text, 'ok: routing.yaml');
+  });
+
+  it('tracks tool calls and notices', () => {
+    const delta = (params: object): ToWebview => ({ type: 'event', event: { type: 'delta', params: { session_id: 'S1', turn_id: 'T1', ...params } as never } });
+    const state = run(
+      { type: 'event', event: { type: 'routeDecided', params: route } },
+      delta({ kind: 'tool_call', tool: { id: 'toolu_1', name: 'read_file', input: { path: 'a.py' }, status: 'running' } }),
+      delta({ kind: 'tool_result', tool: { id: 'toolu_1', name: 'read_file', status: 'done', summary: '120 lines' } }),
+      delta({ kind: 'notice', text: 'Retrying after a rate limit…' }),
+    );
+    assert.deepEqual(turn(state).tools, [{ id: 'toolu_1', name: 'read_file', input: { path: 'a.py' }, status: 'done', summary: '120 lines' }]);
+    assert.deepEqual(turn(state).notices, ['Retrying after a rate limit…']);
+  });
+
+  it('creates the turn from the result when no routeDecided was seen', () => {
+    const state = run({ type: 'event', event: { type: 'result', localId: 'L9', result: finished } });
+    assert.equal(turn(state).text, 'Hello **there**');
+    assert.equal(turn(state).model, 'anthropic:claude-haiku-4-5');
+  });
+
+  it('opens the explanation when it arrives and toggles it after', () => {
+    const routed = run({ type: 'event', event: { type: 'routeDecided', params: route } });
+    const explained = reduce(routed, { type: 'explanation', turnId: 'T1', text: 'Chain:\n  [1] …' });
+    assert.equal(turn(explained).explanationOpen, true);
+    assert.equal(turn(toggleExplanation(explained, 'T1')).explanationOpen, false);
+  });
+
+  it('replaces everything on reset and clears a pending message when the daemon goes away', () => {
+    const sent = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: 'hi' } });
+    assert.equal(reduce(sent, { type: 'connection', connected: false }).pending, null);
+    const reset = reduce(sent, { type: 'reset', folders: [], workspace: 'file:///w', sessionId: 'S2', entries: [] });
+    assert.deepEqual([reset.entries, reset.sessionId, reset.pending], [[], 'S2', null]);
+  });
+
+  it('drops the preview when route preview is turned off', () => {
+    const withPreview = run({ type: 'preview', preview: { draft: 'x', text: '→ haiku', tone: 'route', detail: null } });
+    assert.equal(reduce(withPreview, { type: 'settings', routePreview: false, previewDelayMs: 250 }).preview, null);
+  });
+});
+
+describe('parseFromWebview', () => {
+  it('accepts known messages and rejects anything else', () => {
+    assert.deepEqual(parseFromWebview({ type: 'send', text: 'hi' }), { type: 'send', text: 'hi' });
+    assert.deepEqual(parseFromWebview({ type: 'ready' }), { type: 'ready' });
+    assert.equal(parseFromWebview({ type: 'send' }), undefined);
+    assert.equal(parseFromWebview({ type: 'send', text: 42 }), undefined);
+    assert.equal(parseFromWebview({ type: 'eval', code: 'x' }), undefined);
+    assert.equal(parseFromWebview('ready'), undefined);
+    assert.equal(parseFromWebview(null), undefined);
+  });
+});

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { transcriptEntries, transcriptMarkdown } from '../../src/chat/transcript';
+import type { SessionDetail } from '../../src/protocol/types';
+import { relativeTime, sessionItemView, transcriptFileName } from '../../src/sessions/sessionItems';
+
+const session = {
+  id: 'S1', workspace: 'file:///w', title: 'write a commit message', created_at: '2026-05-08T14:20:00Z',
+  updated_at: '2026-05-08T14:23:19Z', sticky_model: null, pending_swap: null, last_model: 'anthropic:claude-haiku-4-5',
+  turn_count: 2, cost_usd: '0.0412', is_worker: false, parent_session_id: null, parent_tool_use_id: null, workers: [],
+};
+const turn = (id: string, index: number, extra = {}) => ({
+  id, session_id: 'S1', index, status: 'completed' as const, model: 'anthropic:claude-haiku-4-5', started_at: '', ended_at: '',
+  usage: { input_tokens: 10, output_tokens: 3, cache_read_tokens: 0, cache_write_tokens: 0 }, cost_usd: '0.0029',
+  llm_calls: 1, tool_calls: 0, error: null, summary: 'rule: fast for commits', decision: null, ...extra,
+});
+const detail: SessionDetail = {
+  session,
+  turns: [turn('T2', 2, { status: 'failed', error: { code: 'provider_error', message: 'server error (500)' } }), turn('T1', 1)],
+  messages: [
+    { id: 'M1', session_id: 'S1', turn_id: 'T1', role: 'user', created_at: '', model: null, content: [{ type: 'text', text: 'commit msg' }] },
+    { id: 'M2', session_id: 'S1', turn_id: 'T1', role: 'assistant', created_at: '', model: 'anthropic:claude-haiku-4-5',
+      content: [{ type: 'text', text: 'Reading.' }, { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'a.py' } }] },
+    { id: 'M3', session_id: 'S1', turn_id: 'T1', role: 'tool', created_at: '', model: null,
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'boom', is_error: true }] },
+    { id: 'M4', session_id: 'S1', turn_id: 'T1', role: 'assistant', created_at: '', model: 'anthropic:claude-haiku-4-5', content: [{ type: 'text', text: 'Fix: typo' }] },
+    { id: 'M5', session_id: 'S1', turn_id: 'T2', role: 'user', created_at: '', model: null, content: [{ type: 'text', text: 'again' }] },
+  ],
+  cost: { total_usd: '0.0412', by_model: [{ model: 'anthropic:claude-haiku-4-5', cost_usd: '0.0058', turns: 2, input_tokens: 20, output_tokens: 6 }],
+    planner_usd: '0.0412', workers_usd: '0', workers: [] },
+};
+
+describe('transcriptEntries', () => {
+  it('rebuilds the chat in turn order with answers, tools and failures', () => {
+    const entries = transcriptEntries(detail);
+    assert.deepEqual(entries.map((e) => `${e.kind}:${e.id}`), ['user:M1', 'turn:T1', 'user:M5', 'turn:T2']);
+    const first = entries[1];
+    assert.ok(first.kind === 'turn');
+    assert.equal(first.text, 'Reading.\n\nFix: typo');
+    assert.deepEqual(first.tools.map((t) => [t.name, t.status]), [['read_file', 'error']]);
+    const second = entries[3];
+    assert.ok(second.kind === 'turn' && second.status === 'failed' && second.error?.message === 'server error (500)');
+  });
+
+  it('leaves out the turns being replayed live', () => {
+    assert.deepEqual(transcriptEntries(detail, new Set(['T2'])).map((e) => e.id), ['M1', 'T1']);
+  });
+});
+
+describe('transcriptMarkdown', () => {
+  it('lists every turn with its model, cost and reason', () => {
+    const text = transcriptMarkdown(detail);
+    assert.match(text, /^# write a commit message/);
+    assert.match(text, /## Turn 1 · anthropic:claude-haiku-4-5 · \$0\.0029 · completed/);
+    assert.match(text, /_Why: rule: fast for commits_/);
+    assert.match(text, /## Turn 2 .* failed[\s\S]*server error \(500\)/);
+    assert.match(text, /\| `anthropic:claude-haiku-4-5` \| 2 \| \$0\.0058 \| 20 \| 6 \|/);
+    assert.ok(text.indexOf('Turn 1') < text.indexOf('Turn 2'));
+  });
+});
+
+describe('session items', () => {
+  it('describe a session with its model, cost and age', () => {
+    const view = sessionItemView(session, true, new Date('2026-05-08T14:33:19Z'));
+    assert.equal(view.label, 'write a commit message');
+    assert.equal(view.description, 'current · claude-haiku-4-5 · $0.041 · 10 min ago');
+    assert.equal(view.icon, 'star-full');
+    assert.equal(view.hasChildren, false);
+    const planner = sessionItemView({ ...session, workers: [{ ...session, id: 'W1', is_worker: true }] }, false);
+    assert.ok(planner.hasChildren);
+    assert.equal(sessionItemView({ ...session, title: '', last_model: null }, false).label, 'New chat');
+  });
+
+  it('name transcript tabs safely', () => {
+    assert.equal(transcriptFileName({ ...session, title: 'fix a/b: "x"' }), 'fix a b x.md');
+    assert.equal(relativeTime('2026-05-08T12:00:00Z', new Date('2026-05-09T12:00:00Z')), '1 d ago');
+  });
+});

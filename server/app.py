@@ -5,15 +5,19 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from switchman.engine import __version__
-from switchman.engine.service import Switchman
+from switchman.server.errors import EXPECTED_CODES
 from switchman.server.notifier import EditorNotifier
 from switchman.server.wire import plain_params_converter
+
+if TYPE_CHECKING:
+    from switchman.engine.service import Switchman
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +30,10 @@ class SwitchmanServer(LanguageServer):
     Several features need to react to ``initialize``; pygls allows one handler
     per method, so the workspaces feature registers it and calls every function
     in :attr:`initialize_hooks`.
+
+    The engine is created on first use, which the ``initialized`` handler
+    triggers: its imports and database setup then happen after the editor has
+    its ``initialize`` answer, keeping start-up fast.
     """
 
     def __init__(self) -> None:
@@ -35,9 +43,22 @@ class SwitchmanServer(LanguageServer):
             converter_factory=plain_params_converter,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
-        self.switchman = Switchman(EditorNotifier(self))
+        self._switchman: Switchman | None = None
         self.initialize_hooks: list[InitializeHook] = []
         self.initialization_options: dict[str, Any] = {}
+        self.workspace_folders: list[str] = []
+        """Folder URIs from ``initialize``, opened when the engine starts."""
+
+    @property
+    def switchman(self) -> Switchman:
+        """The engine, created (with the announced folders opened) on first use."""
+        if self._switchman is None:
+            from switchman.engine.service import Switchman  # noqa: PLC0415 - see class doc
+
+            self._switchman = Switchman(EditorNotifier(self))
+            for folder in self.workspace_folders:
+                self._switchman.sessions.open_workspace(folder)
+        return self._switchman
 
 
 def build_server() -> SwitchmanServer:
@@ -56,6 +77,13 @@ def _configure_logging() -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("pygls", "httpx", "httpx2", "httpcore", "httpcore2", "anthropic", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_hide_expected_errors)
+
+
+def _hide_expected_errors(record: logging.LogRecord) -> bool:
+    """Drop pygls' tracebacks for errors we answer on purpose (unknown alias, …)."""
+    error = record.exc_info[1] if record.exc_info else None
+    return not (isinstance(error, JsonRpcException) and error.code in EXPECTED_CODES)
 
 
 def run(tcp: str | None = None) -> int:

@@ -7,7 +7,6 @@ import sys
 from collections.abc import Sequence
 
 from switchman.engine import __version__
-from switchman.server import commands
 
 
 def _workspace_arg(parser: argparse.ArgumentParser) -> None:
@@ -65,13 +64,18 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``switchman`` console script."""
     args = build_parser().parse_args(argv)
+    if args.command == "serve":  # the editor's hot path: skip the CLI-only imports
+        from switchman.server.app import run  # noqa: PLC0415
+
+        return run(tcp=args.tcp)
+    from switchman.server import commands  # noqa: PLC0415
+
     handler = {
         ("rules", "check"): commands.rules_check,
         ("rules", "show"): commands.rules_show,
         ("rules", "test"): commands.rules_test,
         ("route", None): commands.route,
         ("models", None): commands.models,
-        ("serve", None): commands.serve,
     }[(args.command, getattr(args, "rules_command", None))]
     try:
         return handler(args)

@@ -244,13 +244,3 @@ def models(args: argparse.Namespace) -> int:
         aliases = ", ".join(row["aliases"]) or "-"
         print(f"{row['id']:<32} {row['tier'] or '-':<9} {aliases:<18} {key}")
     return 0
-
-
-# -- serve ---------------------------------------------------------------------------
-
-
-def serve(args: argparse.Namespace) -> int:
-    """Run the language server."""
-    from switchman.server.app import run  # noqa: PLC0415 - pygls is only imported to serve
-
-    return run(tcp=args.tcp)

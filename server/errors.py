@@ -34,6 +34,10 @@ CODES: dict[type[SwitchmanError], int] = {
 }
 
 
+EXPECTED_CODES = frozenset({*CODES.values(), -32602})
+"""Error codes that answer a user's mistake, not a bug (not worth a traceback in logs)."""
+
+
 def rpc_error(error: SwitchmanError) -> JsonRpcException:
     """The JSON-RPC error the editor receives for ``error``."""
     data: dict[str, Any] = {"code": error.code}

@@ -6,8 +6,6 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-import platformdirs
-
 CONFIG_DIR_ENV = "SWITCHMAN_CONFIG_DIR"
 DATA_DIR_ENV = "SWITCHMAN_DATA_DIR"
 WORKSPACE_DIR = ".switchman"
@@ -18,6 +16,8 @@ def config_dir(environ: Mapping[str, str] = os.environ) -> Path:
     override = environ.get(CONFIG_DIR_ENV)
     if override:
         return Path(override).expanduser()
+    import platformdirs  # noqa: PLC0415 - slow to import; not needed when overridden
+
     return Path(platformdirs.user_config_dir("switchman", appauthor=False))
 
 
@@ -26,6 +26,8 @@ def data_dir(environ: Mapping[str, str] = os.environ) -> Path:
     override = environ.get(DATA_DIR_ENV)
     if override:
         return Path(override).expanduser()
+    import platformdirs  # noqa: PLC0415 - slow to import; not needed when overridden
+
     return Path(platformdirs.user_data_dir("switchman", appauthor=False))
 
 

@@ -96,10 +96,15 @@ def _rules(config: ConfigStore, folder: str, args: list[str]) -> str:
 
 
 def _cost(cost: CostBreakdown, today: Decimal) -> str:
-    lines = [f"This session: ${cost.total_usd:.4f}"]
-    lines += [f"  {c.model}: ${c.cost_usd:.4f} ({c.turns} turn(s), {c.input_tokens} in / "
+    lines = [f"This session: {usd(cost.total_usd)}"]
+    lines += [f"  {c.model}: {usd(c.cost_usd)} ({c.turns} turn(s), {c.input_tokens} in / "
               f"{c.output_tokens} out tokens)" for c in cost.by_model]
     if cost.workers:
-        lines.append(f"  workers: ${cost.workers_usd:.4f} ({len(cost.workers)} delegations)")
-    lines.append(f"Today, all sessions: ${today:.4f}")
+        lines.append(f"  workers: {usd(cost.workers_usd)} ({len(cost.workers)} delegations)")
+    lines.append(f"Today, all sessions: {usd(today)}")
     return "\n".join(lines)
+
+
+def usd(amount: Decimal) -> str:
+    """Dollars with four decimals, or six for amounts under a cent (so they do not show as 0)."""
+    return f"${amount:.6f}" if 0 < amount < Decimal("0.01") else f"${amount:.4f}"

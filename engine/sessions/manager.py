@@ -99,6 +99,18 @@ class LiveSession:
     turn_count: int = 0
     ended: dict[str, str] = field(default_factory=dict)
     """Status of turns that ended while this daemon ran, by turn id."""
+    history_tokens: int = 0
+    """Estimated tokens of ``history`` (kept up to date as messages are added)."""
+    has_tool_calls: bool = False
+    """Whether an assistant message in ``history`` called a tool."""
+
+    def remember(self, messages: list[Message]) -> None:
+        """Add messages to the history, updating the running estimates."""
+        self.history.extend(messages)
+        images = sum(isinstance(b, ImageBlock) for m in messages for b in m.content)
+        self.history_tokens += estimate_turn(_message_texts(messages), images)
+        self.has_tool_calls = self.has_tool_calls or any(
+            m.role == "assistant" and m.tool_uses() for m in messages)
 
 
 def workspace_uri(raw: str) -> str:
@@ -144,6 +156,8 @@ class SessionManager:
 
     def workspace(self, raw: str) -> str:
         """The URI of an open workspace; raises :class:`UnknownWorkspace`."""
+        if raw in self.workspaces:  # already in normal form: skip path resolution
+            return raw
         uri = workspace_uri(raw) if raw else ""
         if uri not in self.workspaces:
             raise UnknownWorkspace(raw)
@@ -198,11 +212,12 @@ class SessionManager:
         folder = folder_of(info.workspace)
         live = LiveSession(
             id=session_id, workspace=info.workspace, folder=folder,
-            sticky=StickyModel(info.sticky_model), history=self.store.messages(session_id),
+            sticky=StickyModel(info.sticky_model), history=[],
             touched=self.store.touched_paths(session_id),
             skills=SkillIndex.build([folder / ".switchman" / "skills",
                                      self.config.directory / "skills"]),
             last_model=info.last_model, turn_count=info.turn_count)
+        live.remember(self.store.messages(session_id))
         self._live[session_id] = live
         return live
 
@@ -219,16 +234,18 @@ class SessionManager:
             raise EmptyMessage(override.token if override else "")
         self.store.set_current_session(live.workspace, live.id)
         setup = self._start(live, text, images or [], override)
-        task = asyncio.get_running_loop().create_task(self.runner.run(setup))
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(self.runner.run(setup))
         live.running = RunningTurn(setup.turn.id, setup.model.id, task)
-        self.observer.status_changed(live.workspace)
+        # After the turn's task has sent its request: status is not on the latency path.
+        loop.call_soon(self.observer.status_changed, live.workspace)
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:  # the editor cancelled the chat request itself
             task.cancel()
             return await task
         finally:
-            self._end(live, setup.turn, task)
+            self._end(live, setup, task)
 
     def _start(self, live: LiveSession, text: str, images: list[ImageBlock],
                override: Override | None) -> TurnSetup:
@@ -260,7 +277,7 @@ class SessionManager:
         self.store.begin_turn(turn, user, decision)  # durable before any provider call
         self.store.touch(live.id, now, title=text.strip().splitlines()[0][:TITLE_LENGTH]
                          if text.strip() else "(image)")
-        live.history.append(user)
+        live.remember([user])
         live.turn_count += 1
         live.last_model = model.id
         self.observer.route_decided(RouteNotice(live.id, turn_id, model.id, turn.summary,
@@ -271,11 +288,10 @@ class SessionManager:
                          system=system_prompt(live.folder, model.id, tools.definitions()),
                          history=list(live.history), banners=decision.banners)
 
-    def _end(self, live: LiveSession, turn: TurnInfo, task: asyncio.Task[TurnResult]) -> None:
+    def _end(self, live: LiveSession, setup: TurnSetup, task: asyncio.Task[TurnResult]) -> None:
         if task.done() and not task.cancelled():
-            result = task.result()
-            live.ended[turn.id] = result.status
-        live.history = self.store.messages(live.id)
+            live.ended[setup.turn.id] = task.result().status
+        live.remember(setup.history[len(live.history):])  # what the turn added
         live.touched = self.store.touched_paths(live.id)
         live.running = None
         applied_before = live.sticky.active
@@ -286,20 +302,14 @@ class SessionManager:
 
     def turn_context(self, live: LiveSession, text: str, images: int) -> TurnContext:
         """What routing knows about a turn of ``live`` with ``text``."""
-        tools = WorkspaceTools.definitions()
-        prompt = system_prompt(live.folder, "model", tools)
-        history_text = [b.text if isinstance(b, TextBlock) else json.dumps(getattr(b, "input", ""))
-                        for m in live.history for b in m.content]
         return TurnContext(
             message=text,
             has_images=images > 0,
-            estimated_input_tokens=estimate_turn(
-                [prompt, json.dumps([t.input_schema for t in tools]), *history_text, text],
-                images),
+            estimated_input_tokens=_FIXED_TOKENS + live.history_tokens
+            + estimate_turn([text], images),
             has_tool_definitions=True,
             has_system_prompt=True,
-            has_tool_calls_in_history=any(m.role == "assistant" and m.tool_uses()
-                                          for m in live.history),
+            has_tool_calls_in_history=live.has_tool_calls,
             files_touched=tuple(live.touched),
             workspace_path=str(live.folder),
             local_time=self.clock.local_time(),
@@ -355,6 +365,18 @@ class SessionManager:
         """Call ``action`` with every open workspace's URI."""
         for uri in list(self.workspaces):
             action(uri)
+
+
+def _message_texts(messages: list[Message]) -> list[str]:
+    return [b.text if isinstance(b, TextBlock) else getattr(b, "content", None)
+            or json.dumps(getattr(b, "input", "")) for m in messages for b in m.content
+            if not isinstance(b, ImageBlock)]
+
+
+# The system prompt and tool definitions every turn sends (estimated once).
+_FIXED_TOKENS = estimate_turn([system_prompt(Path("/" + "x" * 40), "provider:model-name",
+                                             WorkspaceTools.definitions()),
+                               json.dumps([t.input_schema for t in WorkspaceTools.definitions()])])
 
 
 def _swap_message(outcome: SwapOutcome, model: str | None, pending: object) -> str:

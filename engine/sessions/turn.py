@@ -180,16 +180,18 @@ class TurnRunner:
                                  turn_id=setup.turn.id, role="assistant", content=[],
                                  created_at=self.clock.now(), model=setup.model.id)
         progress.current = []
-        last_checkpoint = self.clock.monotonic()
+        last_checkpoint: float | None = None  # the first text is saved at once
         progress.llm_calls += 1
         async for event in setup.adapter.stream(request):
             if isinstance(event, TextDelta):
                 progress.current.append(event.text)
                 progress.text.append(event.text)
-                self.emit(ChatDelta(setup.turn.session_id, setup.turn.id, "text", text=event.text))
-                if self.clock.monotonic() - last_checkpoint >= CHECKPOINT_SECONDS:
+                # Saved before it is shown, so what the user saw survives a crash.
+                if last_checkpoint is None or \
+                        self.clock.monotonic() - last_checkpoint >= CHECKPOINT_SECONDS:
                     self._checkpoint(progress)
                     last_checkpoint = self.clock.monotonic()
+                self.emit(ChatDelta(setup.turn.session_id, setup.turn.id, "text", text=event.text))
             elif isinstance(event, ToolCall):
                 self.emit(ChatDelta(setup.turn.session_id, setup.turn.id, "tool_call",
                                     tool=ToolActivity(event.id, event.name, "running",

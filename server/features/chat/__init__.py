@@ -16,24 +16,24 @@ if TYPE_CHECKING:
 
 def register(server: SwitchmanServer) -> None:
     """Register ``switchman/chat``, ``switchman/cancel`` and ``switchman/newSession``."""
-    engine = server.switchman
 
     @server.feature(methods.CHAT)
     async def chat(params: Any) -> Any:
         p = decode(params, ChatParams)
         images = [ImageBlock(i.media_type, i.data) for i in p.images]
         with as_rpc_errors():
-            return to_wire(await engine.chat(p.workspace, p.session_id, p.message, images))
+            result = await server.switchman.chat(p.workspace, p.session_id, p.message, images)
+        return to_wire(result)
 
     @server.feature(methods.CANCEL)
     async def cancel(params: Any) -> Any:
         p = decode(params, CancelParams)
         with as_rpc_errors():
-            cancelled, status = await engine.sessions.cancel(p.turn_id)
+            cancelled, status = await server.switchman.sessions.cancel(p.turn_id)
         return {"cancelled": cancelled, "status": status}
 
     @server.feature(methods.NEW_SESSION)
     def new_session(params: Any) -> Any:
         p = decode(params, WorkspaceParams)
         with as_rpc_errors():
-            return {"session": to_wire(engine.sessions.new_session(p.workspace))}
+            return {"session": to_wire(server.switchman.sessions.new_session(p.workspace))}

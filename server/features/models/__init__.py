@@ -15,16 +15,16 @@ if TYPE_CHECKING:
 
 def register(server: SwitchmanServer) -> None:
     """Register ``switchman/models`` and ``switchman/setModel``."""
-    engine = server.switchman
 
     @server.feature(methods.MODELS)
     def models(params: Any) -> Any:
         p = decode(params, WorkspaceParams)
         with as_rpc_errors():
-            return to_wire(engine.views.models(p.workspace))
+            return to_wire(server.switchman.views.models(p.workspace))
 
     @server.feature(methods.SET_MODEL)
     def set_model(params: Any) -> Any:
         p = decode(params, SetModelParams)
         with as_rpc_errors():
-            return to_wire(engine.sessions.set_model(p.workspace, p.session_id, p.model))
+            return to_wire(server.switchman.sessions.set_model(p.workspace, p.session_id,
+                                                               p.model))

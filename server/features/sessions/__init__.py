@@ -15,13 +15,12 @@ if TYPE_CHECKING:
 
 def register(server: SwitchmanServer) -> None:
     """Register ``switchman/sessions`` and ``switchman/session``."""
-    views = server.switchman.views
 
     @server.feature(methods.SESSIONS)
     def sessions(params: Any) -> Any:
         p = decode(params, SessionsParams)
         with as_rpc_errors():
-            listing = to_wire(views.sessions(p.workspace, p.include_workers))
+            listing = to_wire(server.switchman.views.sessions(p.workspace, p.include_workers))
         if not p.include_workers:
             for session in listing["sessions"]:
                 session.pop("workers", None)
@@ -31,4 +30,4 @@ def register(server: SwitchmanServer) -> None:
     def session(params: Any) -> Any:
         p = decode(params, SessionParams)
         with as_rpc_errors():
-            return to_wire(views.session(p.session_id))
+            return to_wire(server.switchman.views.session(p.session_id))

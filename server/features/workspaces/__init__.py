@@ -12,26 +12,26 @@ if TYPE_CHECKING:
 
 def register(server: SwitchmanServer) -> None:
     """Track the editor's folders, run initialize hooks, and start background work."""
-    sessions = server.switchman.sessions
 
     @server.feature(types.INITIALIZE)
     def initialize(params: types.InitializeParams) -> None:
         options = params.initialization_options
         server.initialization_options = options if isinstance(options, dict) else {}
-        for folder in params.workspace_folders or []:
-            sessions.open_workspace(folder.uri)
-        if not params.workspace_folders and params.root_uri:
-            sessions.open_workspace(params.root_uri)
+        folders = [f.uri for f in params.workspace_folders or []]
+        server.workspace_folders = folders or ([params.root_uri] if params.root_uri else [])
         for hook in server.initialize_hooks:
             hook(params)
 
     @server.feature(types.INITIALIZED)
     def initialized(params: types.InitializedParams) -> None:
-        server.switchman.start_background()
-        sessions.for_each_workspace(sessions.observer.status_changed)
+        engine = server.switchman  # created here, after the editor has its initialize answer
+        engine.start_background()
+        engine.sessions.for_each_workspace(engine.sessions.observer.status_changed)
+        engine.prepare_providers()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def folders_changed(params: types.DidChangeWorkspaceFoldersParams) -> None:
+        sessions = server.switchman.sessions
         for gone in params.event.removed:
             sessions.close_workspace(gone.uri)
         for added in params.event.added:

@@ -1,0 +1,224 @@
+"""Slash commands, sessions, explain / preview, crash recovery, secrets, multi-root."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from switchman.server import methods
+from tests.lsp.conftest import ANTHROPIC_KEY, LISTEN, OPENAI_KEY, Daemon
+from tests.support.fake_provider import FakeProvider
+from tests.support.lsp import (
+    CLIENTS,
+    SERVER_COMMAND,
+    SwitchmanClient,
+    client_capabilities,
+    running_server,
+)
+
+HAIKU, SONNET, OPUS = ("anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-6",
+                       "anthropic:claude-opus-4-7")
+
+
+async def chat(client: SwitchmanClient, daemon: Daemon, message: str, **extra: Any) -> Any:
+    return await client.request(methods.CHAT, {"workspace": daemon.uri, "message": message,
+                                               **extra})
+
+
+# -- slash commands ---------------------------------------------------------------------
+
+
+async def test_model_commands(client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    result = await chat(client, daemon, "/model opus")
+    assert result["kind"] == "command"
+    assert result["turn_id"] is None
+    assert result["text"] == f"Sticky model set: {OPUS}. Your rules are skipped until you run " \
+                             "/model -."
+    streamed = await client.wait_for(methods.CHAT_DELTA, lambda d: d["kind"] == "command_output")
+    assert streamed["text"] == result["text"]
+    fake.script_text("ok")
+    await chat(client, daemon, "hello")
+    shown = (await chat(client, daemon, "/model show"))["text"]
+    assert f"Active model: {OPUS}" in shown
+    assert f"Sticky model: {OPUS}" in shown
+    assert "[2] MANUAL_STICKY" in shown
+    cleared = await chat(client, daemon, "/model -")
+    assert cleared["text"] == "Sticky model cleared; routing follows your rules again."
+    failed = await chat(client, daemon, "/model opsu")
+    assert failed["status"] == "failed"
+    assert failed["error"]["code"] == "unknown_model"
+    assert len(fake.requests) == 1  # commands never reach a model
+
+
+async def test_rules_and_cost_commands(client: SwitchmanClient, daemon: Daemon,
+                                       fake: FakeProvider) -> None:
+    daemon.write_routing("rules:\n  - name: sql\n    when: {file_extensions_in_context: [sql]}\n"
+                         "    use: gpt-5\n")
+    shown = (await chat(client, daemon, "/rules show"))["text"]
+    assert "1. sql: file_extensions_in_context [.sql] -> openai:gpt-5" in shown
+    checked = (await chat(client, daemon, "/rules check"))["text"]
+    assert checked.startswith("ok: ")
+    daemon.write_routing("rules:\n  - use: opsu\n")
+    broken = (await chat(client, daemon, "/rules check"))["text"]
+    assert "error [unknown-model]" in broken
+    reloaded = (await chat(client, daemon, "/rules reload"))["text"]
+    assert reloaded.startswith("Reloaded: ")
+    fake.script_text("answer")
+    await chat(client, daemon, "/commit fix the login bug")  # not a command: a routed turn
+    cost = (await chat(client, daemon, "/cost"))["text"]
+    assert cost.splitlines()[0].startswith("This session: $0.0000")
+    assert SONNET in cost  # the broken file left the last valid rules (no commit rule) in force
+    assert "Today, all sessions: $" in cost
+    help_text = (await chat(client, daemon, "/help"))["text"]
+    assert "/rules reload" in help_text
+
+
+# -- sessions, explain, preview ------------------------------------------------------------
+
+
+async def test_sessions_explain_and_preview(client: SwitchmanClient, daemon: Daemon,
+                                           fake: FakeProvider) -> None:
+    fake.script_text("done")
+    first = await chat(client, daemon, "write a commit message for the retry fix")
+    listing = await client.request(methods.SESSIONS, {"workspace": daemon.uri})
+    assert listing["current_session_id"] == first["session_id"]
+    session = listing["sessions"][0]
+    assert session["title"] == "write a commit message for the retry fix"
+    assert session["turn_count"] == 1
+    assert "workers" not in session
+    detail = await client.request(methods.SESSION, {"session_id": first["session_id"]})
+    assert [m["role"] for m in detail["messages"]] == ["user", "assistant"]
+    turn = detail["turns"][0]
+    assert (turn["status"], turn["model"], turn["summary"]) == ("completed", HAIKU,
+                                                               "rule: fast for commits")
+    assert turn["decision"]["chosen_model"] == HAIKU
+    assert detail["cost"]["by_model"][0]["model"] == HAIKU
+    explained = await client.request(methods.EXPLAIN, {"workspace": daemon.uri})
+    assert explained["turn_id"] == first["turn_id"]
+    assert f'Chose: {HAIKU} (rule "fast for commits")' in explained["text"]
+    preview = await client.request(methods.PREVIEW, {"workspace": daemon.uri,
+                                                     "message": "@opus review this"})
+    assert (preview["model"], preview["message"], preview["error"]) == (OPUS, "review this", None)
+    bad = await client.request(methods.PREVIEW, {"workspace": daemon.uri, "message": "@nope x"})
+    assert bad["error"]["code"] == "unknown_alias"
+    command = await client.request(methods.PREVIEW, {"workspace": daemon.uri,
+                                                     "message": "/model show"})
+    assert command["command"] == "/model"
+    assert len(fake.requests) == 1  # previews call no provider
+    assert len(client.received[methods.ROUTE_DECIDED]) == 1  # and record no decision
+
+
+async def test_new_session_inherits_the_sticky_model(client: SwitchmanClient,
+                                                     daemon: Daemon) -> None:
+    await client.request(methods.SET_MODEL, {"workspace": daemon.uri, "model": "haiku"})
+    old = (await client.request(methods.SESSIONS, {"workspace": daemon.uri}))
+    created = await client.request(methods.NEW_SESSION, {"workspace": daemon.uri})
+    assert created["session"]["sticky_model"] == HAIKU
+    assert created["session"]["id"] != old["current_session_id"]
+    listing = await client.request(methods.SESSIONS, {"workspace": daemon.uri})
+    assert listing["current_session_id"] == created["session"]["id"]
+    with pytest.raises(JsonRpcException) as caught:
+        await client.request(methods.SESSION, {"session_id": "nope"})
+    assert caught.value.data["code"] == "unknown_session"
+
+
+# -- crash recovery ------------------------------------------------------------------------
+
+
+async def start(editor: str, daemon: Daemon) -> SwitchmanClient:
+    client = SwitchmanClient()
+    client.listen(*LISTEN)
+    await client.start_io(*SERVER_COMMAND, env=daemon.env)
+    await client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities(editor),
+        workspace_folders=[types.WorkspaceFolder(uri=daemon.uri, name="project")]))
+    return client
+
+
+@pytest.mark.parametrize("editor", CLIENTS)
+async def test_kill_9_mid_stream_keeps_the_transcript(editor: str, daemon: Daemon,
+                                                      fake: FakeProvider) -> None:
+    client = await start(editor, daemon)
+    await client.request(methods.SET_MODEL, {"workspace": daemon.uri, "model": "sonnet"})
+    fake.script_text("first answer")
+    first = await chat(client, daemon, "first question")
+    stall = fake.script_stall("partial out", "put", after_chunks=1)
+    pending = asyncio.ensure_future(chat(client, daemon, "second question"))
+    assert await stall.wait_reached_async()
+    await client.wait_for(methods.CHAT_DELTA, lambda d: d.get("text") == "partial out")
+    process = client._server
+    assert process is not None
+    process.kill()  # SIGKILL: no chance to clean up
+    await process.wait()
+    pending.cancel()
+    await client.stop()
+    fake.release_stalls()
+
+    restarted = await start(editor, daemon)
+    try:
+        detail = await restarted.request(methods.SESSION, {"session_id": first["session_id"]})
+    finally:
+        await restarted.shutdown_session()
+        await restarted.stop()
+    texts = [(m["role"], m["content"][0].get("text")) for m in detail["messages"]]
+    assert texts == [("user", "first question"), ("assistant", "first answer"),
+                     ("user", "second question"), ("assistant", "partial out")]
+    statuses = [t["status"] for t in detail["turns"]]
+    assert statuses == ["completed", "interrupted"]
+    assert "stopped while this turn was running" in detail["turns"][1]["error"]["message"]
+    assert detail["session"]["sticky_model"] == SONNET
+
+
+# -- secrets -------------------------------------------------------------------------------
+
+
+async def test_api_keys_never_leave_the_daemon(client: SwitchmanClient, daemon: Daemon,
+                                               fake: FakeProvider,
+                                               capfd: pytest.CaptureFixture[str]) -> None:
+    fake.script_error(401, f"Incorrect API key provided: {ANTHROPIC_KEY}")
+    failed = await chat(client, daemon, "hello")
+    fake.script_text("fine")
+    await chat(client, daemon, "@gpt-5 hello")
+    detail = await client.request(methods.SESSION, {"session_id": failed["session_id"]})
+    listing = await client.request(methods.MODELS, {"workspace": daemon.uri})
+    seen = repr([failed, detail, listing, dict(client.received)])
+    logs = capfd.readouterr()
+    database = b"".join(p.read_bytes() for p in Path(daemon.data).glob("switchman.db*"))
+    for key in (ANTHROPIC_KEY, OPENAI_KEY):
+        assert key not in seen
+        assert key not in logs.out + logs.err
+        assert key.encode() not in database
+    assert "[redacted]" in failed["error"]["message"]
+
+
+# -- multi-root workspaces -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("editor", CLIENTS)
+async def test_workspace_folders_come_and_go(editor: str, daemon: Daemon, tmp_path: Path,
+                                             fake: FakeProvider) -> None:
+    second = tmp_path / "second"
+    second.mkdir()
+    async with running_server(editor, daemon.env, workspaces=[daemon.workspace, second],
+                              listen=LISTEN) as client:
+        fake.script_text("hi from two")
+        result = await client.request(methods.CHAT, {"workspace": second.as_uri(),
+                                                     "message": "hello"})
+        assert result["status"] == "completed"
+        third = tmp_path / "third"
+        third.mkdir()
+        client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=third.as_uri(), name="third")],
+                removed=[types.WorkspaceFolder(uri=daemon.uri, name="project")])))
+        await client.wait_for(methods.STATUS, lambda s: s["workspace"] == third.as_uri())
+        with pytest.raises(JsonRpcException) as caught:
+            await client.request(methods.CHAT, {"workspace": daemon.uri, "message": "hi"})
+        assert caught.value.data["code"] == "unknown_workspace"
+        sessions = await client.request(methods.SESSIONS, {"workspace": second.as_uri()})
+        assert len(sessions["sessions"]) == 1

@@ -1,0 +1,343 @@
+--- The chat of a workspace: send messages with `switchman/chat`, stream the answer from
+--- `switchman/chatDelta`, show the route badge from `switchman/routeDecided`.
+local client = require('switchman.client')
+local config = require('switchman.config')
+local models = require('switchman.models')
+local protocol = require('switchman.protocol')
+local render = require('switchman.render')
+local View = require('switchman.chat.view')
+local workspace = require('switchman.workspace')
+
+local M = {}
+
+local chats = {} -- root -> Chat
+
+local Chat = {}
+Chat.__index = Chat
+
+--- True (and the user told) while a turn of this chat is waiting for its answer.
+function Chat:still_running()
+  if self.turn then
+    vim.notify('Switchman: a turn is still running; wait for it or cancel it (:Switchman cancel).', vim.log.levels.WARN)
+  end
+  return self.turn ~= nil
+end
+
+--- Send a message (or slash command) to the workspace's current session.
+function Chat:send(text)
+  text = vim.trim(text or '')
+  if text == '' then
+    return false
+  end
+  if self:still_running() then
+    return false
+  end
+  self.view:gap()
+  self.view:append(render.user(text))
+  self.turn = { streamed = '', answered = false }
+  local params = { workspace = workspace.uri(self.root), message = text }
+  self.turn.request_id = client.request(self.root, protocol.request.chat, params, function(err, result)
+    self:finish(err, result)
+  end)
+  return true
+end
+
+--- Send what is in the input area.
+function Chat:submit()
+  if self:still_running() then
+    return false
+  end
+  local text = self.view:take_input()
+  self.view:show_preview(nil)
+  return self:send(text)
+end
+
+function Chat:answer_heading(turn, model, summary, banners)
+  self.view:gap()
+  self.view:append(render.answer(self.root, model, summary, banners))
+  turn.answered = true
+end
+
+--- `switchman/routeDecided`: the first one after sending names our turn.
+function Chat:route_decided(params)
+  if not self.turn or self.turn.turn_id then
+    return
+  end
+  self.turn.turn_id = params.turn_id
+  self:answer_heading(self.turn, params.model, params.summary, params.banners)
+end
+
+--- `switchman/chatDelta` of our turn.
+function Chat:delta(params)
+  if not self.turn or not self.turn.turn_id or params.turn_id ~= self.turn.turn_id then
+    return
+  end
+  if params.kind == protocol.delta.text then
+    self.turn.streamed = self.turn.streamed .. (params.text or '')
+    self.view:stream(params.text or '')
+  elseif params.kind == protocol.delta.tool_call then
+    self.view:append({ render.tool_call(params.tool or {}) })
+  elseif params.kind == protocol.delta.tool_result then
+    self.view:append({ render.tool_result(params.tool or {}) })
+  elseif params.kind == protocol.delta.notice then
+    self.view:append(render.notice(params.text or ''))
+  end
+end
+
+--- The answer to `switchman/chat`: the outcome of the turn, a command's output, or an error.
+function Chat:finish(err, result)
+  local turn = self.turn or { streamed = '', answered = false }
+  self.turn = nil
+  if err then
+    self.view:append(render.rpc_error(err))
+    return
+  end
+  self.session_id = result.session_id
+  if result.kind == 'command' then
+    self:answer_heading(turn, nil, result.summary)
+    self.view:append(render.lines(result.text or ''))
+    return
+  end
+  if not turn.answered then
+    self:answer_heading(turn, result.model, result.summary, result.banners)
+  end
+  local text = result.text ~= vim.NIL and result.text or ''
+  if #text > #turn.streamed and text:sub(1, #turn.streamed) == turn.streamed then
+    self.view:stream(text:sub(#turn.streamed + 1))
+  end
+  self.last_turn_id = result.turn_id
+  self.view:append(render.outcome(self.root, result))
+end
+
+--- Cancel the running turn (`switchman/cancel`, or `$/cancelRequest` before it has an id).
+function Chat:cancel()
+  local turn = self.turn
+  if not turn then
+    vim.notify('Switchman: no turn is running.', vim.log.levels.INFO)
+    return false
+  end
+  if not turn.turn_id then
+    client.cancel_request(self.root, turn.request_id)
+    return true
+  end
+  client.request(self.root, protocol.request.cancel, { turn_id = turn.turn_id }, function(err)
+    if err then
+      vim.notify(client.error_message(err), vim.log.levels.WARN)
+    end
+  end)
+  return true
+end
+
+--- The daemon went away: a running turn will never be answered.
+function Chat:daemon_stopped()
+  if self.turn then
+    self.turn = nil
+    self.view:append(render.failure('The Switchman daemon stopped during this turn. :Switchman restart starts it again.'))
+  end
+end
+
+--- Start a new session in the workspace; `on_done(session)` after it is the current one.
+function M.start_session(root, on_done)
+  client.request(root, protocol.request.new_session, { workspace = workspace.uri(root) }, function(err, result)
+    if err then
+      return vim.notify(client.error_message(err), vim.log.levels.ERROR)
+    end
+    on_done(result.session)
+  end)
+end
+
+--- Start a new session and clear the chat.
+function Chat:new_session()
+  if self:still_running() then
+    return
+  end
+  M.start_session(self.root, function(session)
+    self.session_id = session.id
+    self.view:clear()
+    self.view:append({ { 'New session ' .. session.id, hl = 'SwitchmanFooter' } })
+  end)
+end
+
+--- Show the workspace's current session in an empty chat.
+function Chat:load_history()
+  local uri = workspace.uri(self.root)
+  client.request(self.root, protocol.request.sessions, { workspace = uri }, function(err, result)
+    local current = not err and result and result.current_session_id
+    if not current or current == vim.NIL then
+      return
+    end
+    client.request(self.root, protocol.request.session, { session_id = current }, function(e, detail)
+      if e or not detail or not self.view.empty or self.turn then
+        return
+      end
+      self.session_id = current
+      self.view:append(render.history(self.root, detail))
+    end)
+  end)
+end
+
+--- Ask where the draft would route and show it beside the input (debounced).
+function Chat:preview_later()
+  self.preview_seq = (self.preview_seq or 0) + 1
+  local seq = self.preview_seq
+  vim.defer_fn(function()
+    if seq ~= self.preview_seq or not self.view:valid() then
+      return
+    end
+    local draft = vim.trim(self.view:draft())
+    if draft == '' or not client.get(self.root) then
+      return self.view:show_preview(nil)
+    end
+    local params = { workspace = workspace.uri(self.root), message = draft, has_images = false }
+    client.request(self.root, protocol.request.preview, params, function(err, result)
+      if seq == self.preview_seq and self.view:valid() then
+        self.view:show_preview(M.preview_text(self.root, err, result))
+      end
+    end)
+  end, 300)
+end
+
+--- The text shown for a preview answer.
+function M.preview_text(root, err, result)
+  if err then
+    return client.error_message(err)
+  elseif result.command and result.command ~= vim.NIL then
+    return 'command ' .. result.command
+  elseif result.error and result.error ~= vim.NIL then
+    return result.error.message
+  end
+  return render.badge(root, result.model, result.summary)
+end
+
+local ACTIONS = {
+  send = { input = true, fn = function(chat)
+    chat:submit()
+  end },
+  cancel = { fn = function(chat)
+    chat:cancel()
+  end },
+  close = { fn = function(chat)
+    chat.view:hide()
+  end },
+  why = { fn = function(chat)
+    require('switchman.explain').why(chat.root)
+  end },
+  model = { fn = function(chat)
+    models.pick(chat.root)
+  end },
+  new_session = { fn = function(chat)
+    chat:new_session()
+  end },
+  focus_input = { transcript = true, fn = function(chat)
+    chat.view:show()
+  end },
+}
+
+local function map_action(chat, bufnr, name, modes)
+  local action = ACTIONS[name]
+  for mode, lhs in pairs(modes) do
+    for _, key in ipairs(type(lhs) == 'table' and lhs or { lhs }) do
+      vim.keymap.set(mode, key, function()
+        action.fn(chat)
+      end, { buffer = bufnr, nowait = true, silent = true, desc = 'Switchman chat: ' .. name:gsub('_', ' ') })
+    end
+  end
+end
+
+local function set_keymaps(chat)
+  for name, modes in pairs(config.options.chat.keymaps or {}) do
+    local action = ACTIONS[name]
+    if action and modes then
+      if not action.transcript then
+        map_action(chat, chat.view.input, name, modes)
+      end
+      if not action.input then
+        map_action(chat, chat.view.transcript, name, modes)
+      end
+    end
+  end
+end
+
+local function new_chat(root)
+  local chat = setmetatable({ root = root, view = View.new(root) }, Chat)
+  set_keymaps(chat)
+  if config.options.chat.preview then
+    vim.api.nvim_buf_attach(chat.view.input, false, {
+      on_lines = function()
+        chat:preview_later()
+      end,
+    })
+  end
+  return chat
+end
+
+--- The chat of a workspace root (created when `create` is true).
+function M.get(root, create)
+  local chat = chats[root]
+  if chat and not chat.view:valid() then
+    chat, chats[root] = nil, nil
+  end
+  if not chat and create then
+    chat = new_chat(root)
+    chats[root] = chat
+    chat.fresh = true
+  end
+  return chat
+end
+
+--- `:Switchman new`: a new session, shown in the chat if one is open.
+function M.new_session(root)
+  local chat = M.get(root)
+  if chat then
+    return chat:new_session()
+  end
+  M.start_session(root, function(session)
+    vim.notify('Switchman: new session ' .. session.id, vim.log.levels.INFO)
+  end)
+end
+
+--- Open (or focus) the chat of a workspace root; a message given is sent at once.
+function M.open(root, message)
+  local _, problem = client.ensure(root)
+  if problem then
+    return vim.notify(problem, vim.log.levels.ERROR)
+  end
+  local chat = M.get(root, true)
+  chat.view:show()
+  if chat.fresh then
+    chat.fresh = false
+    models.fetch(root)
+    if config.options.chat.load_history then
+      chat:load_history()
+    end
+  end
+  if message and vim.trim(message) ~= '' then
+    chat:send(message)
+  elseif config.options.chat.start_insert then
+    vim.cmd('startinsert')
+  end
+  return chat
+end
+
+client.on(protocol.notification.route_decided, function(root, params)
+  local chat = chats[root]
+  if chat then
+    chat:route_decided(params)
+  end
+end)
+
+client.on(protocol.notification.chat_delta, function(root, params)
+  local chat = chats[root]
+  if chat then
+    chat:delta(params)
+  end
+end)
+
+client.on('exit', function(root)
+  local chat = chats[root]
+  if chat then
+    chat:daemon_stopped()
+  end
+end)
+
+return M

@@ -1,0 +1,182 @@
+--- The chat's two buffers (a read-only transcript and an input area) and their windows.
+local config = require('switchman.config')
+local ui = require('switchman.ui')
+
+local View = {}
+View.__index = View
+
+local preview_ns = vim.api.nvim_create_namespace('switchman_preview')
+
+local function buffer(name, filetype, root)
+  local bufnr = vim.fn.bufnr(name)
+  if bufnr == -1 then
+    bufnr = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_name(bufnr, name)
+  end
+  vim.bo[bufnr].buftype = 'nofile'
+  vim.bo[bufnr].bufhidden = 'hide'
+  vim.bo[bufnr].swapfile = false
+  vim.bo[bufnr].filetype = filetype
+  vim.bo[bufnr].syntax = 'markdown'
+  vim.api.nvim_buf_set_var(bufnr, 'switchman_root', root)
+  return bufnr
+end
+
+--- The chat view of a workspace root.
+function View.new(root)
+  local self = setmetatable({ root = root, open_line = false, followed_row = 1 }, View)
+  self.transcript = buffer('switchman://chat/' .. root, 'switchman_chat', root)
+  self.input = buffer('switchman://chat-input/' .. root, 'switchman_input', root)
+  vim.bo[self.transcript].modifiable = false
+  self.empty = true
+  return self
+end
+
+--- True while both buffers exist.
+function View:valid()
+  return vim.api.nvim_buf_is_valid(self.transcript) and vim.api.nvim_buf_is_valid(self.input)
+end
+
+--- Keep windows that show the end of the transcript at its end.
+function View:follow()
+  local last = vim.api.nvim_buf_line_count(self.transcript)
+  for _, win in ipairs(vim.fn.win_findbuf(self.transcript)) do
+    local row = vim.api.nvim_win_get_cursor(win)[1]
+    if win ~= vim.api.nvim_get_current_win() or row >= self.followed_row or row == last then
+      vim.api.nvim_win_set_cursor(win, { last, 0 })
+    end
+  end
+  self.followed_row = last
+end
+
+--- Add render entries as new lines at the end of the transcript.
+function View:append(entries)
+  local first = self.empty and 0 or -1
+  ui.put(self.transcript, first, self.empty and 1 or -1, entries)
+  self.empty, self.open_line = false, false
+  self:follow()
+end
+
+--- Add a blank line unless the transcript is empty (between messages).
+function View:gap()
+  if not self.empty then
+    self:append({ { '' } })
+  end
+end
+
+--- Append streamed answer text (it may contain newlines) to the current answer.
+function View:stream(text)
+  local pieces = vim.split(text, '\n', { plain = true })
+  local last = vim.api.nvim_buf_line_count(self.transcript) - 1
+  if self.open_line then
+    pieces[1] = vim.api.nvim_buf_get_lines(self.transcript, last, last + 1, false)[1] .. pieces[1]
+    ui.put(self.transcript, last, last + 1, pieces)
+  else
+    ui.put(self.transcript, self.empty and 0 or -1, self.empty and 1 or -1, pieces)
+  end
+  self.empty, self.open_line = false, true
+  self:follow()
+end
+
+--- Remove everything from the transcript.
+function View:clear()
+  vim.api.nvim_buf_clear_namespace(self.transcript, ui.ns, 0, -1)
+  ui.put(self.transcript, 0, -1, { '' })
+  self.empty, self.open_line = true, false
+end
+
+--- The transcript text (for tests and `:Switchman chat` users who yank it).
+function View:text()
+  return table.concat(vim.api.nvim_buf_get_lines(self.transcript, 0, -1, false), '\n')
+end
+
+--- The input area's text, and the input cleared.
+function View:take_input()
+  local lines = vim.api.nvim_buf_get_lines(self.input, 0, -1, false)
+  vim.api.nvim_buf_set_lines(self.input, 0, -1, false, { '' })
+  return vim.trim(table.concat(lines, '\n'))
+end
+
+--- The input area's text, unchanged.
+function View:draft()
+  return table.concat(vim.api.nvim_buf_get_lines(self.input, 0, -1, false), '\n')
+end
+
+--- Show where the draft would route, at the end of the input's first line.
+function View:show_preview(text)
+  vim.api.nvim_buf_clear_namespace(self.input, preview_ns, 0, -1)
+  if text and text ~= '' then
+    vim.api.nvim_buf_set_extmark(self.input, preview_ns, 0, 0, {
+      virt_text = { { '→ ' .. text, 'SwitchmanPreview' } },
+      virt_text_pos = 'eol',
+    })
+  end
+end
+
+local OPEN = {
+  right = 'botright vsplit',
+  left = 'topleft vsplit',
+  below = 'botright split',
+  above = 'topleft split',
+  tab = 'tabnew',
+}
+
+local function size(value, total)
+  return value <= 1 and math.floor(total * value) or value
+end
+
+local function window_options(win)
+  vim.wo[win].wrap = true
+  vim.wo[win].linebreak = true
+  vim.wo[win].number = false
+  vim.wo[win].relativenumber = false
+  vim.wo[win].signcolumn = 'no'
+  vim.wo[win].foldenable = false
+end
+
+--- Open the chat's windows in this tab (or focus them); the cursor ends in the input.
+function View:show()
+  local o = config.options.chat
+  local transcript_win = vim.fn.win_findbuf(self.transcript)[1]
+  if not transcript_win or vim.api.nvim_win_get_tabpage(transcript_win) ~= vim.api.nvim_get_current_tabpage() then
+    local position = OPEN[o.position] and o.position or 'right'
+    vim.cmd(OPEN[position])
+    transcript_win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(transcript_win, self.transcript)
+    if position == 'left' or position == 'right' then
+      vim.api.nvim_win_set_width(transcript_win, size(o.size, vim.o.columns))
+    elseif position ~= 'tab' then
+      vim.api.nvim_win_set_height(transcript_win, size(o.size, vim.o.lines))
+    end
+    window_options(transcript_win)
+  end
+  local input_win = vim.fn.win_findbuf(self.input)[1]
+  if not input_win then
+    vim.api.nvim_set_current_win(transcript_win)
+    vim.cmd('belowright split')
+    input_win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(input_win, self.input)
+    vim.api.nvim_win_set_height(input_win, o.input_height)
+    window_options(input_win)
+    vim.wo[input_win].winfixheight = true
+  end
+  vim.api.nvim_set_current_win(input_win)
+  self.followed_row = vim.api.nvim_buf_line_count(self.transcript)
+  vim.api.nvim_win_set_cursor(transcript_win, { self.followed_row, 0 })
+  return input_win
+end
+
+--- Close the chat's windows (the buffers and a running turn carry on).
+function View:hide()
+  for _, bufnr in ipairs({ self.input, self.transcript }) do
+    for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do
+      if #vim.api.nvim_list_wins() > 1 then
+        vim.api.nvim_win_close(win, false)
+      else
+        vim.api.nvim_win_set_buf(win, vim.api.nvim_create_buf(true, false))
+      end
+    end
+  end
+end
+
+return View

@@ -1,0 +1,280 @@
+--- One LSP client (one `switchman serve`) per workspace root.
+---
+--- Neovim 0.7 has only `vim.lsp.start_client` + `vim.lsp.buf_attach_client`;
+--- newer versions use `vim.lsp.start`. Other modules subscribe to the daemon's
+--- notifications with `on(method, fn)` and send requests with `request()`.
+local config = require('switchman.config')
+local protocol = require('switchman.protocol')
+local workspace = require('switchman.workspace')
+
+local M = {}
+
+local by_root = {} -- root -> client id
+local roots = {} -- client id -> root
+local stopping = {} -- client id -> true while we stop it on purpose
+local listeners = {} -- notification method -> { fn(root, params) }
+local has_011 = vim.fn.has('nvim-0.11') == 1
+
+--- Call a client method the way this Neovim expects (`client:m()` from 0.11, `client.m()` before).
+function M.call(client, name, ...)
+  if has_011 then
+    return client[name](client, ...)
+  end
+  return client[name](...)
+end
+
+--- Run `fn(root, params)` for every `method` notification from any Switchman client;
+--- method 'exit' runs `fn(root, { code, signal, expected })` when a daemon stops.
+function M.on(method, fn)
+  listeners[method] = listeners[method] or {}
+  table.insert(listeners[method], fn)
+end
+
+local function dispatch(method)
+  return function(_, params, ctx)
+    for _, fn in ipairs(listeners[method] or {}) do
+      fn(roots[ctx.client_id], params or {})
+    end
+  end
+end
+
+local function handlers()
+  local h = {}
+  for _, method in pairs(protocol.notification) do
+    h[method] = dispatch(method)
+  end
+  return h
+end
+
+--- The live client of a workspace root, or nil.
+function M.get(root)
+  local id = by_root[root]
+  local client = id and vim.lsp.get_client_by_id(id)
+  if client and not M.call(client, 'is_stopped') then
+    return client
+  end
+  by_root[root] = nil
+  return nil
+end
+
+--- Every live Switchman client as { root = client }.
+function M.all()
+  local out = {}
+  for root in pairs(by_root) do
+    out[root] = M.get(root)
+  end
+  return out
+end
+
+--- The root a client id serves.
+function M.root_of(client_id)
+  return roots[client_id]
+end
+
+local function on_exit(code, signal, client_id)
+  local root = roots[client_id]
+  if root and by_root[root] == client_id then
+    by_root[root] = nil
+  end
+  local expected = stopping[client_id]
+  stopping[client_id] = nil
+  vim.schedule(function()
+    for _, fn in ipairs(listeners.exit or {}) do
+      fn(root, { code = code, signal = signal, expected = expected })
+    end
+    if not expected and code ~= 0 then
+      vim.notify(
+        ('Switchman: the daemon for %s exited (code %d, signal %d). :Switchman restart starts it again; '
+          .. ':checkhealth switchman and :lua vim.cmd.edit(vim.lsp.get_log_path()) tell more.'):format(
+          root or '?',
+          code or -1,
+          signal or 0
+        ),
+        vim.log.levels.ERROR
+      )
+    end
+  end)
+end
+
+local function env()
+  local extra = vim.deepcopy(config.options.cmd_env or {})
+  if config.options.config_dir then
+    extra.SWITCHMAN_CONFIG_DIR = workspace.config_dir()
+  end
+  return next(extra) and extra or nil
+end
+
+local function client_config(root)
+  return {
+    name = protocol.client_name,
+    cmd = config.server_cmd(),
+    cmd_env = env(),
+    root_dir = root,
+    workspace_folders = { { uri = workspace.uri(root), name = root } },
+    init_options = config.options.init_options,
+    capabilities = config.options.capabilities or vim.lsp.protocol.make_client_capabilities(),
+    handlers = handlers(),
+    on_exit = on_exit,
+    on_attach = function(client, bufnr)
+      if config.options.on_attach then
+        config.options.on_attach(client, bufnr)
+      end
+    end,
+  }
+end
+
+--- Why the daemon cannot start, or nil when its command is executable.
+function M.cannot_start()
+  local cmd = config.server_cmd()
+  if vim.fn.executable(cmd[1]) == 1 then
+    return nil
+  end
+  return ('Switchman: cannot start the daemon: `%s` is not an executable on your PATH. '
+    .. 'Install Switchman (`pip install switchman`) or point the plugin at it with '
+    .. "require('switchman').setup({ cmd = { '/path/to/switchman', 'serve' } }) "
+    .. "or setup({ python = '/path/to/python' }). :checkhealth switchman tells more."):format(cmd[1])
+end
+
+local function spawn(root, bufnr)
+  local cfg = client_config(root)
+  local never_reuse = function()
+    return false
+  end
+  if vim.lsp.start and bufnr then
+    return vim.lsp.start(cfg, { bufnr = bufnr, reuse_client = never_reuse })
+  elseif vim.lsp.start and has_011 then
+    return vim.lsp.start(cfg, { attach = false, reuse_client = never_reuse })
+  end
+  local id = vim.lsp.start_client(cfg)
+  if id and bufnr then
+    vim.lsp.buf_attach_client(bufnr, id)
+  end
+  return id
+end
+
+--- The client for `root`, started if needed; `bufnr` (optional) is attached to it.
+--- Returns client, or nil and a message for the user.
+function M.ensure(root, bufnr)
+  local client = M.get(root)
+  if client then
+    if bufnr and not vim.lsp.buf_is_attached(bufnr, client.id) then
+      vim.lsp.buf_attach_client(bufnr, client.id)
+    end
+    return client
+  end
+  local problem = M.cannot_start()
+  if problem then
+    return nil, problem
+  end
+  local id = spawn(root, bufnr)
+  if not id then
+    return nil, 'Switchman: the daemon did not start; see :checkhealth switchman and the LSP log.'
+  end
+  by_root[root], roots[id] = id, root
+  return vim.lsp.get_client_by_id(id)
+end
+
+--- The message to show for a JSON-RPC error (the daemon writes `message` for the user).
+function M.error_message(err)
+  if type(err) == 'table' then
+    return err.message or vim.inspect(err)
+  end
+  return tostring(err)
+end
+
+--- Send `method` to the workspace's daemon; `on_done(err, result)` runs on the main loop.
+--- Returns the request id (for cancelling), or nil when the daemon could not be reached.
+function M.request(root, method, params, on_done)
+  local client, problem = M.ensure(root)
+  if not client then
+    on_done({ message = problem }, nil)
+    return nil
+  end
+  local ok, id = M.call(client, 'request', method, params, function(err, result)
+    on_done(err, result)
+  end)
+  if not ok then
+    on_done({ message = 'Switchman: the daemon has stopped; :Switchman restart starts it again.' }, nil)
+    return nil
+  end
+  return id
+end
+
+--- Send `method` and wait up to `timeout_ms` for the answer; returns err, result.
+function M.request_sync(root, method, params, timeout_ms)
+  local done, err, result = false, nil, nil
+  M.request(root, method, params, function(e, r)
+    done, err, result = true, e, r
+  end)
+  if not vim.wait(timeout_ms or 10000, function()
+    return done
+  end, 10) then
+    return { message = ('Switchman: no answer to %s within %d ms.'):format(method, timeout_ms or 10000) }, nil
+  end
+  return err, result
+end
+
+--- Cancel a request with `$/cancelRequest`.
+function M.cancel_request(root, request_id)
+  local client = M.get(root)
+  if client and request_id then
+    M.call(client, 'cancel_request', request_id)
+  end
+end
+
+--- Attach a configuration buffer: a workspace file to its workspace's client, the user's
+--- files to any running client (they are not part of a workspace), else to one rooted at
+--- the config folder.
+function M.attach(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local kind = workspace.config_kind(name)
+  if not kind then
+    return nil
+  end
+  local root = kind == 'workspace' and workspace.root_for_path(name) or next(M.all()) or workspace.config_dir()
+  local client, problem = M.ensure(root, bufnr)
+  if not client then
+    vim.notify(problem, vim.log.levels.ERROR)
+    return nil
+  end
+  vim.api.nvim_buf_set_var(bufnr, 'switchman_root', root)
+  return client
+end
+
+--- Stop the client of `root` (every client when nil); returns the stopped clients.
+function M.stop(root)
+  local stopped = {}
+  for r, client in pairs(M.all()) do
+    if root == nil or r == root then
+      stopping[client.id] = true
+      M.call(client, 'stop')
+      by_root[r] = nil
+      stopped[r] = client
+    end
+  end
+  return stopped
+end
+
+--- Stop and start again the clients (and re-attach their buffers); true when all stopped in time.
+function M.restart()
+  local stopped = M.stop()
+  local all_stopped = vim.wait(5000, function()
+    for _, client in pairs(stopped) do
+      if not M.call(client, 'is_stopped') then
+        return false
+      end
+    end
+    return true
+  end, 20)
+  for root, client in pairs(stopped) do
+    M.ensure(root)
+    for bufnr in pairs(client.attached_buffers or {}) do
+      if vim.api.nvim_buf_is_loaded(bufnr) then
+        M.ensure(root, bufnr)
+      end
+    end
+  end
+  return all_stopped
+end
+
+return M

@@ -1,0 +1,139 @@
+--- `:Switchman {subcommand} [args]`, defined from one table with descriptions.
+local M = {}
+
+local function root()
+  return require('switchman.workspace').root_for_buf(0)
+end
+
+local function chat_of(r)
+  return require('switchman.chat').get(r)
+end
+
+--- Subcommands in the order `:Switchman` (without arguments) lists them.
+M.list = {
+  {
+    name = 'chat',
+    desc = 'Open the chat of this workspace (text after it is sent as a message)',
+    run = function(args)
+      require('switchman.chat').open(root(), table.concat(args, ' '))
+    end,
+  },
+  {
+    name = 'model',
+    desc = 'Set the sticky model: pick one, name one (id or alias), or "-" to follow the rules again',
+    run = function(args)
+      local models, r = require('switchman.models'), root()
+      if #args == 0 then
+        return models.pick(r)
+      end
+      models.set(r, args[1] ~= '-' and args[1] or nil)
+    end,
+    complete = function()
+      return require('switchman.models').completions(root())
+    end,
+  },
+  {
+    name = 'why',
+    desc = 'Why this model? The routing chain of the last turn',
+    run = function()
+      require('switchman.explain').why(root())
+    end,
+  },
+  {
+    name = 'rules',
+    desc = 'Check the configuration and show the rules in evaluation order (or: check, show, reload)',
+    run = function(args)
+      require('switchman.explain').rules(root(), args[1])
+    end,
+    complete = function()
+      return require('switchman.explain').rules_actions
+    end,
+  },
+  {
+    name = 'sessions',
+    desc = "List this workspace's sessions and open one's transcript",
+    run = function()
+      require('switchman.sessions').pick(root())
+    end,
+  },
+  {
+    name = 'new',
+    desc = 'Start a new session in this workspace',
+    run = function()
+      require('switchman.chat').new_session(root())
+    end,
+  },
+  {
+    name = 'cancel',
+    desc = 'Cancel the running turn',
+    run = function()
+      local chat = chat_of(root())
+      if not chat then
+        return vim.notify('Switchman: no chat is open in this workspace.', vim.log.levels.INFO)
+      end
+      chat:cancel()
+    end,
+  },
+  {
+    name = 'status',
+    desc = "Show the workspace's model, session, cost today and notices",
+    run = function()
+      vim.notify(table.concat(require('switchman.status').describe(root()), '\n'), vim.log.levels.INFO)
+    end,
+  },
+  {
+    name = 'restart',
+    desc = 'Restart the Switchman daemon(s)',
+    run = function()
+      require('switchman.client').restart()
+    end,
+  },
+}
+
+M.by_name = {}
+for _, command in ipairs(M.list) do
+  M.by_name[command.name] = command
+end
+
+local function usage()
+  local lines = { 'Usage: :Switchman {subcommand}' }
+  for _, command in ipairs(M.list) do
+    table.insert(lines, ('  %-9s %s'):format(command.name, command.desc))
+  end
+  return table.concat(lines, '\n')
+end
+
+--- Run `:Switchman` with the user command's `opts` (`fargs`).
+function M.run(opts)
+  require('switchman')
+  local args = vim.deepcopy(opts.fargs or {})
+  local name = table.remove(args, 1)
+  if not name then
+    return vim.notify(usage(), vim.log.levels.INFO)
+  end
+  local command = M.by_name[name]
+  if not command then
+    return vim.notify(('Switchman: unknown subcommand %q.\n%s'):format(name, usage()), vim.log.levels.ERROR)
+  end
+  command.run(args)
+end
+
+--- Complete `:Switchman` arguments.
+function M.complete(arglead, cmdline)
+  require('switchman')
+  local words = vim.split(cmdline:gsub('^%s*%S+%s*', ''), '%s+')
+  local candidates
+  if #words <= 1 then
+    candidates = vim.tbl_map(function(c)
+      return c.name
+    end, M.list)
+  else
+    local command = M.by_name[words[1]]
+    candidates = command and command.complete and command.complete() or {}
+  end
+  return vim.tbl_filter(function(c)
+    return vim.startswith(c, arglead)
+  end, candidates)
+end
+
+return M

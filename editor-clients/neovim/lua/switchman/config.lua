@@ -1,0 +1,141 @@
+--- Options given to `require('switchman').setup()`, merged over the defaults.
+local M = {}
+
+--- The defaults; `:help switchman-setup` documents every key.
+M.defaults = {
+  -- The daemon: `switchman serve` from PATH unless `cmd` or `python` says otherwise.
+  cmd = { 'switchman', 'serve' },
+  -- A Python interpreter with Switchman installed; when set, the daemon runs as
+  -- `<python> -m switchman.server.cli serve` and `cmd` is ignored.
+  python = nil,
+  -- Extra environment variables for the daemon (API keys are better set in your shell).
+  cmd_env = nil,
+  -- Switchman's config folder; nil: $SWITCHMAN_CONFIG_DIR, else the platform's.
+  config_dir = nil,
+  -- Files or folders that mark a workspace root (searched upwards from the buffer).
+  root_markers = { '.switchman', '.git' },
+  -- Attach to routing.yaml / models.yaml buffers when they are opened.
+  autostart = true,
+  -- `initializationOptions` sent to the daemon.
+  init_options = nil,
+  -- Called as on_attach(client, bufnr) when a configuration buffer attaches.
+  on_attach = nil,
+  -- Client capabilities; nil: vim.lsp.protocol.make_client_capabilities().
+  capabilities = nil,
+  -- Global keymaps: false (none), true (the defaults below) or a table like them.
+  keymaps = false,
+  chat = {
+    -- Where the chat opens: 'right', 'left', 'below', 'above' or 'tab'.
+    position = 'right',
+    -- Width (or height, for 'below'/'above') as a fraction of the editor, or in columns.
+    size = 0.4,
+    -- Height of the input area, in lines.
+    input_height = 4,
+    -- Load the workspace's current session when the chat first opens.
+    load_history = true,
+    -- Show where the draft will route beside the input as you type.
+    preview = true,
+    -- Enter insert mode in the input area when the chat opens.
+    start_insert = false,
+    -- Buffer-local keys in the chat; set one to false to leave it unmapped.
+    keymaps = {
+      send = { n = { '<CR>', '<C-s>' }, i = '<C-s>' },
+      cancel = { n = '<C-c>', i = '<C-c>' },
+      close = { n = 'q' },
+      why = { n = 'gw' },
+      model = { n = 'gm' },
+      new_session = { n = 'gn' },
+      focus_input = { n = 'i' },
+    },
+  },
+  statusline = {
+    -- Shown before the model; '' for none.
+    prefix = 'Switchman: ',
+    -- Shown when no turn has run and no sticky model is set.
+    no_model = 'rules',
+    sticky = ' [sticky]',
+    pending = ' → ',
+    busy = ' …',
+    banner = ' ⚠ ',
+    config_errors = ' ✗ config',
+    -- Longest banner text shown (the rest is cut with '…').
+    max_banner = 40,
+  },
+  float = {
+    border = 'rounded',
+  },
+}
+
+--- The global keymaps `keymaps = true` sets.
+M.default_keymaps = {
+  chat = '<leader>sc',
+  model = '<leader>sm',
+  why = '<leader>sw',
+  sessions = '<leader>ss',
+  cancel = '<leader>sx',
+}
+
+M.options = vim.deepcopy(M.defaults)
+
+--- Merge user options over the defaults (deep; lists are replaced, not merged).
+function M.apply(opts)
+  opts = opts or {}
+  vim.validate({
+    cmd = { opts.cmd, 'table', true },
+    python = { opts.python, 'string', true },
+    cmd_env = { opts.cmd_env, 'table', true },
+    config_dir = { opts.config_dir, 'string', true },
+    root_markers = { opts.root_markers, 'table', true },
+    on_attach = { opts.on_attach, 'function', true },
+    chat = { opts.chat, 'table', true },
+    statusline = { opts.statusline, 'table', true },
+  })
+  M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
+  for _, list in ipairs({ 'cmd', 'root_markers' }) do
+    if opts[list] then
+      M.options[list] = opts[list]
+    end
+  end
+  return M.options
+end
+
+--- The command that starts the daemon.
+function M.server_cmd()
+  local o = M.options
+  if o.python then
+    return { o.python, '-m', 'switchman.server.cli', 'serve' }
+  end
+  return vim.deepcopy(o.cmd)
+end
+
+--- The command that prints the daemon's version (the server command up to `serve`).
+function M.version_cmd()
+  local cmd, out = M.server_cmd(), {}
+  for _, part in ipairs(cmd) do
+    if part == 'serve' then
+      break
+    end
+    table.insert(out, part)
+  end
+  table.insert(out, '--version')
+  return out
+end
+
+--- The global keymaps to set, as {name = lhs}.
+function M.keymaps()
+  local k = M.options.keymaps
+  if k == true then
+    return vim.deepcopy(M.default_keymaps)
+  elseif type(k) == 'table' then
+    local maps = {}
+    for name, lhs in pairs(k) do
+      if lhs then
+        maps[name] = lhs
+      end
+    end
+    return maps
+  end
+  return {}
+end
+
+return M

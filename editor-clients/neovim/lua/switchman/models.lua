@@ -1,0 +1,123 @@
+--- The model registry as the daemon reports it (`switchman/models`), short names for
+--- display, and choosing the sticky model (`switchman/setModel`).
+local client = require('switchman.client')
+local protocol = require('switchman.protocol')
+local workspace = require('switchman.workspace')
+
+local M = {}
+
+local cache = {} -- root -> last `switchman/models` result
+
+--- Fetch the models of a workspace; `on_done(err, result)`.
+function M.fetch(root, on_done)
+  client.request(root, protocol.request.models, { workspace = workspace.uri(root) }, function(err, result)
+    if result then
+      cache[root] = result
+    end
+    if on_done then
+      on_done(err, result)
+    end
+  end)
+end
+
+--- The cached model list of a workspace (may be nil until fetched).
+function M.cached(root)
+  return cache[root]
+end
+
+--- Forget what was cached (the daemon restarted, or the configuration changed).
+function M.forget(root)
+  cache[root] = nil
+end
+
+--- A short display name: the model's first alias, else its id without the provider.
+function M.short_name(root, id)
+  if not id then
+    return nil
+  end
+  for _, model in ipairs((cache[root] or {}).models or {}) do
+    if model.id == id and model.aliases and model.aliases[1] then
+      return model.aliases[1]
+    end
+  end
+  return (id:gsub('^[^:]+:', ''))
+end
+
+--- How a model reads in the picker: alias, id, and whether it can be used.
+function M.describe(model, sticky)
+  local state
+  if not model.configured then
+    state = 'no API key'
+  elseif model.availability ~= 'healthy' then
+    state = model.availability
+  else
+    state = 'ready'
+  end
+  local alias = model.aliases and model.aliases[1] or ''
+  return ('%s %-8s %-32s %-9s %s'):format(model.id == sticky and '●' or ' ', alias, model.id, model.tier or '', state)
+end
+
+local function report(err, result)
+  if err then
+    vim.notify(client.error_message(err), vim.log.levels.ERROR)
+  elseif result and result.message then
+    vim.notify(result.message, vim.log.levels.INFO)
+  end
+end
+
+--- Set (a model id or alias) or clear (nil) the sticky model of the workspace's current session.
+function M.set(root, model, on_done)
+  local params = { workspace = workspace.uri(root), model = model or vim.NIL }
+  client.request(root, protocol.request.set_model, params, function(err, result)
+    report(err, result)
+    if on_done then
+      on_done(err, result)
+    end
+  end)
+end
+
+local CLEAR = { clear = true }
+
+--- Pick the sticky model with `vim.ui.select` (first entry: follow the rules again).
+function M.pick(root)
+  M.fetch(root, function(err, result)
+    if err then
+      return report(err)
+    end
+    local items = { CLEAR }
+    vim.list_extend(items, result.models or {})
+    vim.ui.select(items, {
+      prompt = 'Switchman model for this session',
+      kind = 'switchman.model',
+      format_item = function(item)
+        if item.clear then
+          return (result.sticky_model and '  ' or '● ') .. 'Follow the rules (no sticky model)'
+        end
+        return M.describe(item, result.sticky_model)
+      end,
+    }, function(choice)
+      if choice then
+        M.set(root, not choice.clear and choice.id or nil)
+      end
+    end)
+  end)
+end
+
+--- Model ids and aliases for command-line completion (from the cache; fetched in the background).
+function M.completions(root)
+  local names = { '-' }
+  local result = cache[root]
+  if not result then
+    if client.get(root) then
+      M.fetch(root)
+    end
+    return names
+  end
+  for _, model in ipairs(result.models or {}) do
+    vim.list_extend(names, model.aliases or {})
+    table.insert(names, model.id)
+  end
+  return names
+end
+
+return M

@@ -1,0 +1,54 @@
+--- Wire names of the Switchman protocol (docs/protocol.md), kept in one place.
+local M = {}
+
+--- The LSP client name; also the server's `serverInfo.name`.
+M.client_name = 'switchman'
+
+--- Requests (client → server).
+M.request = {
+  chat = 'switchman/chat',
+  cancel = 'switchman/cancel',
+  set_model = 'switchman/setModel',
+  models = 'switchman/models',
+  explain = 'switchman/explain',
+  preview = 'switchman/preview',
+  sessions = 'switchman/sessions',
+  session = 'switchman/session',
+  new_session = 'switchman/newSession',
+}
+
+--- Notifications (server → client).
+M.notification = {
+  route_decided = 'switchman/routeDecided',
+  chat_delta = 'switchman/chatDelta',
+  status = 'switchman/status',
+}
+
+--- `data.code` of the JSON-RPC errors the daemon answers with.
+M.error = {
+  invalid_params = 'invalid_params',
+  unknown_workspace = 'unknown_workspace',
+  unknown_session = 'unknown_session',
+  unknown_alias = 'unknown_alias',
+  unknown_model = 'unknown_model',
+  empty_message = 'empty_message',
+  no_model_available = 'no_model_available',
+  turn_in_progress = 'turn_in_progress',
+  unknown_turn = 'unknown_turn',
+}
+
+--- Chat delta kinds.
+M.delta = {
+  text = 'text',
+  tool_call = 'tool_call',
+  tool_result = 'tool_result',
+  command_output = 'command_output',
+  notice = 'notice',
+}
+
+--- Slash commands the daemon answers itself (for completion in the chat input).
+M.slash_commands = {
+  '/model', '/model -', '/model show', '/rules check', '/rules show', '/rules reload', '/cost', '/help',
+}
+
+return M

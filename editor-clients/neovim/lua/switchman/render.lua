@@ -1,0 +1,254 @@
+--- Text for chats and transcripts: pure functions from protocol records to lines.
+---
+--- A line is `{ text, hl = group? }`; `badge = true` marks a header whose `[...]` part
+--- is highlighted as the route badge.
+local models = require('switchman.models')
+
+local M = {}
+
+local function present(v)
+  return v ~= nil and v ~= vim.NIL
+end
+
+local function split(text)
+  return vim.split(text or '', '\n', { plain = true })
+end
+
+--- `{ text, hl }` lines from a multi-line string.
+function M.lines(text, hl)
+  local out = {}
+  for _, line in ipairs(split(text)) do
+    table.insert(out, { line, hl = hl })
+  end
+  return out
+end
+
+--- The route badge, e.g. `[haiku · rule: fast for commits]`.
+function M.badge(root, model, summary)
+  local parts = {}
+  if present(model) then
+    table.insert(parts, models.short_name(root, model))
+  end
+  if present(summary) and summary ~= '' then
+    table.insert(parts, summary)
+  end
+  return '[' .. table.concat(parts, ' · ') .. ']'
+end
+
+local USER_HEADING = { '## You', hl = 'SwitchmanUser' }
+
+--- The user's message under its heading.
+function M.user(text)
+  local out = { USER_HEADING }
+  vim.list_extend(out, M.lines(text))
+  return out
+end
+
+--- The heading of an answer, with its badge and banners.
+function M.answer(root, model, summary, banners)
+  local out = { { '## Switchman ' .. M.badge(root, model, summary), badge = true } }
+  for _, banner in ipairs(present(banners) and banners or {}) do
+    table.insert(out, { '> ⚠ ' .. banner, hl = 'SwitchmanNotice' })
+  end
+  return out
+end
+
+local function clip(text, max)
+  return #text > max and (text:sub(1, max - 1) .. '…') or text
+end
+
+--- A tool's input as `key=value` pairs (JSON for nested values).
+local function tool_input(input)
+  if type(input) ~= 'table' or vim.tbl_isempty(input) then
+    return ''
+  end
+  local pairs_text = {}
+  for _, key in ipairs(vim.tbl_keys(input)) do
+    local value = input[key]
+    if type(value) == 'table' then
+      local ok, json = pcall(vim.json.encode, value)
+      value = ok and json:gsub('\\/', '/') or vim.inspect(value)
+    end
+    table.insert(pairs_text, key .. '=' .. tostring(value))
+  end
+  table.sort(pairs_text)
+  return ' ' .. clip(table.concat(pairs_text, ' '), 80)
+end
+
+--- A tool starting (`tool_call` delta or a stored `tool_use` block).
+function M.tool_call(tool)
+  return { '  ⚙ ' .. (tool.name or 'tool') .. tool_input(tool.input), hl = 'SwitchmanTool' }
+end
+
+--- A tool finishing (`tool_result` delta or a stored `tool_result` block).
+function M.tool_result(tool)
+  local failed = tool.status == 'error' or tool.is_error == true
+  local summary = present(tool.summary) and tool.summary or (failed and 'error' or 'done')
+  summary = split(summary)[1]
+  return { ('  %s %s: %s'):format(failed and '✗' or '✓', tool.name or 'tool', summary), hl = 'SwitchmanTool' }
+end
+
+--- A notice shown in passing (retries and the like).
+function M.notice(text)
+  return M.lines('> ' .. text, 'SwitchmanNotice')
+end
+
+--- A failure, shown as the daemon wrote it.
+function M.failure(message)
+  return M.lines('✗ ' .. (message or 'failed'), 'SwitchmanError')
+end
+
+local function tokens(usage)
+  return ('%d in / %d out tokens'):format(usage.input_tokens or 0, usage.output_tokens or 0)
+end
+
+--- The line after an answer: model, cost and tokens; plus the failure or cancellation.
+function M.outcome(root, result)
+  local out = {}
+  if result.status == 'failed' or result.status == 'interrupted' then
+    local err = present(result.error) and result.error or {}
+    vim.list_extend(out, M.failure(err.message or ('turn ' .. result.status)))
+  elseif result.status == 'cancelled' then
+    table.insert(out, { '(cancelled)', hl = 'SwitchmanNotice' })
+  end
+  local facts = {}
+  if present(result.model) then
+    table.insert(facts, models.short_name(root, result.model))
+  end
+  if present(result.cost_usd) then
+    table.insert(facts, '$' .. result.cost_usd)
+  end
+  if present(result.usage) then
+    table.insert(facts, tokens(result.usage))
+  end
+  table.insert(out, { '  ' .. table.concat(facts, ' · '), hl = 'SwitchmanFooter' })
+  return out
+end
+
+--- A JSON-RPC error answer to a chat, with the routing explanation when nothing could run.
+function M.rpc_error(err)
+  local out = M.failure(err.message)
+  local data = type(err.data) == 'table' and err.data or {}
+  if present(data.text) then
+    vim.list_extend(out, M.lines(data.text, 'SwitchmanFooter'))
+  end
+  return out
+end
+
+-- Stored transcripts ---------------------------------------------------------------
+
+local function tool_names(messages)
+  local names = {}
+  for _, message in ipairs(messages) do
+    for _, block in ipairs(message.content or {}) do
+      if block.type == 'tool_use' then
+        names[block.id] = block.name
+      end
+    end
+  end
+  return names
+end
+
+local function message_lines(message, names)
+  local out = {}
+  for _, block in ipairs(message.content or {}) do
+    if block.type == 'text' then
+      vim.list_extend(out, M.lines(block.text))
+    elseif block.type == 'image' then
+      table.insert(out, { '[image ' .. (block.media_type or '') .. ']', hl = 'SwitchmanTool' })
+    elseif block.type == 'tool_use' then
+      table.insert(out, M.tool_call(block))
+    elseif block.type == 'tool_result' then
+      local summary = split(block.content)[1]
+      table.insert(out, M.tool_result({ name = names[block.tool_use_id], summary = summary, is_error = block.is_error }))
+    end
+  end
+  return out
+end
+
+local function turns_by_id(turns)
+  local out = {}
+  for _, turn in ipairs(turns or {}) do
+    out[turn.id] = turn
+  end
+  return out
+end
+
+--- A session's turns as in the chat: each user message, then the answer with its badge.
+function M.history(root, detail)
+  local out, names, turns = {}, tool_names(detail.messages or {}), turns_by_id(detail.turns)
+  local answered = {}
+  for _, message in ipairs(detail.messages or {}) do
+    local turn = turns[message.turn_id]
+    if message.role == 'user' then
+      if #out > 0 then
+        table.insert(out, { '' })
+      end
+      table.insert(out, USER_HEADING)
+      vim.list_extend(out, message_lines(message, names))
+    else
+      if turn and not answered[turn.id] then
+        answered[turn.id] = true
+        table.insert(out, { '' })
+        vim.list_extend(out, M.answer(root, turn.model, turn.summary, turn.decision and turn.decision.banners))
+      end
+      vim.list_extend(out, message_lines(message, names))
+    end
+  end
+  return out
+end
+
+local function cost_lines(root, cost)
+  local out = {}
+  if not present(cost) then
+    return out
+  end
+  table.insert(out, { 'Cost by model:', hl = 'SwitchmanUser' })
+  for _, row in ipairs(cost.by_model or {}) do
+    table.insert(out, { ('  %-20s %3d turn%s  $%-10s %d in / %d out tokens'):format(models.short_name(root, row.model),
+      row.turns or 0, row.turns == 1 and ' ' or 's', row.cost_usd, row.input_tokens or 0, row.output_tokens or 0) })
+  end
+  for _, worker in ipairs(cost.workers or {}) do
+    table.insert(out, { ('  ↳ worker %s  %s  $%s  (%d turns)'):format(worker.session_id,
+      models.short_name(root, present(worker.model) and worker.model or nil) or '-', worker.cost_usd, worker.turns or 0) })
+  end
+  return out
+end
+
+local ROLE_LABEL = { user = 'You', assistant = 'Switchman', tool = 'Tool results' }
+
+--- A read-only transcript of a stored session: summary, cost by model, each turn.
+function M.transcript(root, detail)
+  local s = detail.session or {}
+  local sticky = present(s.sticky_model) and ('  ·  sticky: ' .. models.short_name(root, s.sticky_model)) or ''
+  local out = {
+    { '# ' .. ((present(s.title) and s.title ~= '') and s.title or 'Untitled session') },
+    { ('Session %s  ·  %s  ·  %d turns  ·  $%s%s'):format(s.id or '?', s.created_at or '', s.turn_count or 0,
+      s.cost_usd or '0', sticky), hl = 'SwitchmanFooter' },
+  }
+  if s.is_worker then
+    table.insert(out, { 'Worker of session ' .. tostring(s.parent_session_id), hl = 'SwitchmanFooter' })
+  end
+  table.insert(out, { '' })
+  vim.list_extend(out, cost_lines(root, detail.cost))
+  local names, turns = tool_names(detail.messages or {}), turns_by_id(detail.turns)
+  local current
+  for _, message in ipairs(detail.messages or {}) do
+    local turn = turns[message.turn_id]
+    if turn and turn.id ~= current then
+      current = turn.id
+      table.insert(out, { '' })
+      table.insert(out, { ('## Turn %d · %s · $%s · %s'):format(turn.index or 0, models.short_name(root, turn.model) or '-',
+        turn.cost_usd or '0', turn.status or '?') })
+      table.insert(out, { 'Why: ' .. (present(turn.summary) and turn.summary or '-'), hl = 'SwitchmanFooter' })
+      if present(turn.error) then
+        vim.list_extend(out, M.failure(turn.error.message))
+      end
+    end
+    table.insert(out, { '### ' .. (ROLE_LABEL[message.role] or message.role), hl = 'SwitchmanUser' })
+    vim.list_extend(out, message_lines(message, names))
+  end
+  return out
+end
+
+return M

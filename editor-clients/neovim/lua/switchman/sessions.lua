@@ -1,0 +1,74 @@
+--- The workspace's sessions (`switchman/sessions`, workers nested under their planner) and
+--- read-only transcripts (`switchman/session`) with per-turn model and cost.
+local client = require('switchman.client')
+local models = require('switchman.models')
+local protocol = require('switchman.protocol')
+local render = require('switchman.render')
+local ui = require('switchman.ui')
+local workspace = require('switchman.workspace')
+
+local M = {}
+
+--- Sessions and their workers as one list of { session, depth }, newest first.
+function M.flatten(sessions, depth, out)
+  out, depth = out or {}, depth or 0
+  for _, session in ipairs(sessions or {}) do
+    table.insert(out, { session = session, depth = depth })
+    M.flatten(session.workers, depth + 1, out)
+  end
+  return out
+end
+
+local function date(iso)
+  return type(iso) == 'string' and iso:sub(1, 16):gsub('T', ' ') or ''
+end
+
+--- One line of the session picker.
+function M.describe(root, item, current_id)
+  local s = item.session
+  local marker = s.id == current_id and '●' or ' '
+  local indent = string.rep('  ', item.depth) .. (item.depth > 0 and '↳ ' or '')
+  local last = s.last_model ~= vim.NIL and models.short_name(root, s.last_model) or '-'
+  local title = (s.title ~= vim.NIL and s.title ~= '') and s.title or 'Untitled'
+  return ('%s %s%s  %s  (%d turn%s · $%s · %s)'):format(marker, indent, date(s.updated_at), title, s.turn_count or 0,
+    s.turn_count == 1 and '' or 's', s.cost_usd or '0', last)
+end
+
+--- Open the read-only transcript of a session.
+function M.open(root, session_id)
+  client.request(root, protocol.request.session, { session_id = session_id }, function(err, detail)
+    if err then
+      return vim.notify(client.error_message(err), vim.log.levels.ERROR)
+    end
+    ui.scratch('switchman://session/' .. session_id, render.transcript(root, detail),
+      { root = root, filetype = 'switchman_transcript', split = 'tab split' })
+    vim.bo.syntax = 'markdown'
+  end)
+end
+
+--- Pick one of the workspace's sessions (workers included) and open its transcript.
+function M.pick(root)
+  local params = { workspace = workspace.uri(root), include_workers = true }
+  client.request(root, protocol.request.sessions, params, function(err, result)
+    if err then
+      return vim.notify(client.error_message(err), vim.log.levels.ERROR)
+    end
+    local items = M.flatten(result.sessions)
+    if #items == 0 then
+      return vim.notify('Switchman: no sessions in this workspace yet.', vim.log.levels.INFO)
+    end
+    vim.ui.select(items, {
+      prompt = 'Switchman sessions',
+      kind = 'switchman.session',
+      format_item = function(item)
+        return M.describe(root, item, result.current_session_id)
+      end,
+    }, function(choice)
+      if choice then
+        M.open(root, choice.session.id)
+      end
+    end)
+  end)
+end
+
+return M

@@ -1,0 +1,139 @@
+--- Buffers, floats and highlights shared by the chat, transcripts and reports.
+local config = require('switchman.config')
+
+local M = {}
+
+M.ns = vim.api.nvim_create_namespace('switchman')
+
+local HIGHLIGHTS = {
+  SwitchmanBadge = 'Special',
+  SwitchmanUser = 'Title',
+  SwitchmanTool = 'Comment',
+  SwitchmanNotice = 'WarningMsg',
+  SwitchmanError = 'ErrorMsg',
+  SwitchmanFooter = 'Comment',
+  SwitchmanPreview = 'NonText',
+}
+
+--- Link the plugin's highlight groups to standard ones (colorschemes may override them).
+function M.define_highlights()
+  for group, link in pairs(HIGHLIGHTS) do
+    vim.cmd(('highlight default link %s %s'):format(group, link))
+  end
+end
+
+M.define_highlights()
+
+local function highlight(bufnr, row, entry)
+  if entry.hl then
+    vim.api.nvim_buf_add_highlight(bufnr, M.ns, entry.hl, row, 0, -1)
+  end
+  if entry.badge then
+    local from = entry[1]:find('[', 1, true)
+    if from then
+      vim.api.nvim_buf_add_highlight(bufnr, M.ns, 'SwitchmanBadge', row, from - 1, -1)
+    end
+  end
+end
+
+--- Replace rows `first`..`last` (end-exclusive, -1: end) with render entries, highlighted.
+function M.put(bufnr, first, last, entries)
+  local texts = {}
+  for i, entry in ipairs(entries) do
+    texts[i] = type(entry) == 'string' and entry or entry[1]
+  end
+  local modifiable = vim.bo[bufnr].modifiable
+  vim.bo[bufnr].modifiable = true
+  vim.api.nvim_buf_set_lines(bufnr, first, last, false, texts)
+  vim.bo[bufnr].modifiable = modifiable
+  local row = first >= 0 and first or (vim.api.nvim_buf_line_count(bufnr) - #entries)
+  for i, entry in ipairs(entries) do
+    if type(entry) == 'table' then
+      highlight(bufnr, row + i - 1, entry)
+    end
+  end
+end
+
+local function scratch_buffer(name, filetype)
+  local bufnr = vim.fn.bufnr(name)
+  if bufnr == -1 or not vim.api.nvim_buf_is_valid(bufnr) then
+    bufnr = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_name(bufnr, name)
+  end
+  vim.bo[bufnr].buftype = 'nofile'
+  vim.bo[bufnr].bufhidden = 'hide'
+  vim.bo[bufnr].swapfile = false
+  vim.bo[bufnr].filetype = filetype or 'markdown'
+  return bufnr
+end
+
+--- Close the current window, or leave the buffer when it is the last window.
+function M.close_window()
+  if not pcall(vim.api.nvim_win_close, 0, false) then
+    vim.cmd('silent! bprevious')
+  end
+end
+
+local function close_with(bufnr, keys)
+  for _, lhs in ipairs(keys) do
+    vim.keymap.set('n', lhs, M.close_window, { buffer = bufnr, nowait = true, silent = true, desc = 'Close' })
+  end
+end
+
+--- A read-only scratch buffer `name` holding `entries`, shown in a split (reused if open).
+function M.scratch(name, entries, opts)
+  opts = opts or {}
+  local bufnr = scratch_buffer(name, opts.filetype)
+  vim.api.nvim_buf_clear_namespace(bufnr, M.ns, 0, -1)
+  vim.bo[bufnr].modifiable = true
+  M.put(bufnr, 0, -1, entries)
+  vim.bo[bufnr].modifiable = false
+  vim.bo[bufnr].modified = false
+  if opts.root then
+    vim.api.nvim_buf_set_var(bufnr, 'switchman_root', opts.root)
+  end
+  close_with(bufnr, { 'q' })
+  local win = vim.fn.bufwinid(bufnr)
+  if win == -1 then
+    vim.cmd(opts.split or 'botright split')
+    win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(win, bufnr)
+  end
+  vim.api.nvim_set_current_win(win)
+  vim.api.nvim_win_set_cursor(win, { 1, 0 })
+  return bufnr, win
+end
+
+--- A centred floating window showing `entries`; `q` or <Esc> closes it.
+function M.float(entries, opts)
+  opts = opts or {}
+  local bufnr = vim.api.nvim_create_buf(false, true)
+  vim.bo[bufnr].bufhidden = 'wipe'
+  vim.bo[bufnr].filetype = opts.filetype or 'markdown'
+  M.put(bufnr, 0, -1, entries)
+  vim.bo[bufnr].modifiable = false
+  local width = 20
+  for _, entry in ipairs(entries) do
+    width = math.max(width, vim.fn.strdisplaywidth(type(entry) == 'string' and entry or entry[1]))
+  end
+  width = math.min(width + 2, math.floor(vim.o.columns * 0.9))
+  local height = math.min(#entries, math.floor(vim.o.lines * 0.8))
+  local win_opts = {
+    relative = 'editor',
+    width = width,
+    height = math.max(height, 1),
+    row = math.floor((vim.o.lines - height) / 2) - 1,
+    col = math.floor((vim.o.columns - width) / 2),
+    style = 'minimal',
+    border = config.options.float.border,
+  }
+  if opts.title and vim.fn.has('nvim-0.9') == 1 then
+    win_opts.title = ' ' .. opts.title .. ' '
+  end
+  local win = vim.api.nvim_open_win(bufnr, true, win_opts)
+  vim.wo[win].wrap = true
+  close_with(bufnr, { 'q', '<Esc>' })
+  return bufnr, win
+end
+
+return M

@@ -1,0 +1,120 @@
+--- Where things are: the config folder, which buffers are Switchman configuration,
+--- and which workspace root a buffer belongs to. Works without `vim.fs` (Neovim 0.7).
+local config = require('switchman.config')
+
+local M = {}
+local uv = vim.loop
+local sep = package.config:sub(1, 1)
+
+--- `path` with `~` expanded, symlinks resolved and no trailing separator.
+function M.normalize(path)
+  path = vim.fn.fnamemodify(vim.fn.expand(path), ':p')
+  path = uv.fs_realpath(path) or path
+  if #path > 1 and path:sub(-1) == sep then
+    path = path:sub(1, -2)
+  end
+  return path
+end
+
+local function join(...)
+  return table.concat({ ... }, sep)
+end
+
+local function dirname(path)
+  return vim.fn.fnamemodify(path, ':h')
+end
+
+local function basename(path)
+  return vim.fn.fnamemodify(path, ':t')
+end
+
+--- The platform's config folder for Switchman (what the daemon's platformdirs picks).
+local function platform_config_dir()
+  if vim.fn.has('mac') == 1 then
+    return join(vim.env.HOME, 'Library', 'Application Support', 'switchman')
+  elseif vim.fn.has('win32') == 1 then
+    return join(vim.env.LOCALAPPDATA or join(vim.env.USERPROFILE, 'AppData', 'Local'), 'switchman')
+  end
+  local xdg = vim.env.XDG_CONFIG_HOME
+  if xdg and vim.trim(xdg) ~= '' then
+    return join(vim.trim(xdg), 'switchman')
+  end
+  return join(vim.env.HOME, '.config', 'switchman')
+end
+
+--- Switchman's config folder: the `config_dir` option, else $SWITCHMAN_CONFIG_DIR, else the platform's.
+function M.config_dir()
+  local chosen = config.options.config_dir
+  if not chosen or chosen == '' then
+    chosen = vim.env.SWITCHMAN_CONFIG_DIR
+  end
+  if not chosen or chosen == '' then
+    chosen = platform_config_dir()
+  end
+  return M.normalize(chosen)
+end
+
+--- 'routing' or 'models' (the user's files), 'workspace' (a `.switchman/routing.yaml`), or nil.
+function M.config_kind(path)
+  if not path or path == '' then
+    return nil
+  end
+  path = M.normalize(path)
+  local name = basename(path)
+  if dirname(path) == M.config_dir() and (name == 'routing.yaml' or name == 'models.yaml') then
+    return name == 'routing.yaml' and 'routing' or 'models'
+  end
+  if name == 'routing.yaml' and basename(dirname(path)) == '.switchman' then
+    return 'workspace'
+  end
+  return nil
+end
+
+--- The nearest folder at or above `dir` holding one of the root markers, or nil.
+local function find_marked(dir)
+  local markers = config.options.root_markers or {}
+  while dir and dir ~= '' do
+    for _, marker in ipairs(markers) do
+      if uv.fs_stat(join(dir, marker)) then
+        return dir
+      end
+    end
+    local parent = dirname(dir)
+    if parent == dir then
+      return nil
+    end
+    dir = parent
+  end
+  return nil
+end
+
+--- The workspace root for a file path (the folder above `.switchman` for a workspace file).
+function M.root_for_path(path)
+  path = M.normalize(path)
+  if M.config_kind(path) == 'workspace' then
+    return dirname(dirname(path))
+  end
+  local dir = vim.fn.isdirectory(path) == 1 and path or dirname(path)
+  return find_marked(dir) or M.normalize(vim.fn.getcwd())
+end
+
+--- The workspace root of a buffer: its own (chat and transcript buffers), its file's, else the cwd's.
+function M.root_for_buf(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local ok, own = pcall(vim.api.nvim_buf_get_var, bufnr, 'switchman_root')
+  if ok and own then
+    return own
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' or vim.bo[bufnr].buftype ~= '' or name:match('^%a[%w+.-]*://') then
+    return M.root_for_path(vim.fn.getcwd())
+  end
+  return M.root_for_path(name)
+end
+
+--- The `file://` URI the daemon knows a workspace by.
+function M.uri(root)
+  return vim.uri_from_fname(root)
+end
+
+return M

@@ -1,0 +1,54 @@
+-- switchman.nvim: load guard, the :Switchman entry point and autocommands. Everything
+-- else is loaded on first use from lua/switchman/.
+if vim.g.loaded_switchman == 1 then
+  return
+end
+if vim.fn.has('nvim-0.7') ~= 1 then
+  vim.api.nvim_echo({ { 'switchman.nvim needs Neovim 0.7 or newer', 'ErrorMsg' } }, true, {})
+  return
+end
+vim.g.loaded_switchman = 1
+
+vim.api.nvim_create_user_command('Switchman', function(opts)
+  require('switchman.commands').run(opts)
+end, {
+  nargs = '*',
+  desc = 'Switchman: chat, model, why, rules, sessions, new, cancel, status, restart',
+  complete = function(arglead, cmdline)
+    return require('switchman.commands').complete(arglead, cmdline)
+  end,
+})
+
+local group = vim.api.nvim_create_augroup('switchman', { clear = true })
+
+vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
+  group = group,
+  pattern = { 'routing.yaml', 'models.yaml' },
+  desc = 'Switchman: check routing.yaml / models.yaml as you edit',
+  callback = function(args)
+    require('switchman').attach(args.buf)
+  end,
+})
+
+-- Plugin managers that load on `ft = 'yaml'` replay FileType, not BufReadPost.
+vim.api.nvim_create_autocmd('FileType', {
+  group = group,
+  pattern = 'yaml',
+  desc = 'Switchman: check routing.yaml / models.yaml as you edit',
+  callback = function(args)
+    local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(args.buf), ':t')
+    if name == 'routing.yaml' or name == 'models.yaml' then
+      require('switchman').attach(args.buf)
+    end
+  end,
+})
+
+vim.api.nvim_create_autocmd('ColorScheme', {
+  group = group,
+  desc = 'Switchman: highlight groups',
+  callback = function()
+    if package.loaded['switchman.ui'] then
+      package.loaded['switchman.ui'].define_highlights()
+    end
+  end,
+})

@@ -1,0 +1,203 @@
+-- A tiny test runner for headless Neovim.
+--
+-- A test file returns a list of { name, fn } cases, run in order; the first failure stops
+-- the run. Neovim exits 0 only when every case passed, no Lua error happened anywhere
+-- (errors in LSP handlers and scheduled callbacks only show up in v:errmsg) and nothing
+-- timed out. Every wait has a timeout; a watchdog ends a run that hangs anyway.
+local H = {}
+
+H.TIMEOUT = 10000
+H.WATCHDOG = 60000
+H.notifications = {}
+
+function H.log(...)
+  local parts = {}
+  for i = 1, select('#', ...) do
+    local v = select(i, ...)
+    parts[i] = type(v) == 'string' and v or vim.inspect(v)
+  end
+  io.stderr:write(table.concat(parts, ' ') .. '\n')
+end
+
+--- Fail the current case with `message` (and what was seen) unless `cond` holds.
+function H.check(cond, message, seen)
+  if not cond then
+    error(message .. (seen ~= nil and ('\n  seen: ' .. vim.inspect(seen)) or ''), 2)
+  end
+  return cond
+end
+
+function H.eq(expected, actual, message)
+  H.check(vim.deep_equal(expected, actual), (message or 'values differ') .. '\n  expected: ' .. vim.inspect(expected),
+    actual)
+end
+
+--- Wait until `fn()` returns something truthy (at most `timeout` ms); return it. `seen()` is
+--- shown on timeout.
+function H.wait_for(what, fn, timeout, seen)
+  local result
+  local ok = vim.wait(timeout or H.TIMEOUT, function()
+    result = fn()
+    return result
+  end, 20)
+  if not ok then
+    error(('timed out after %d ms waiting for %s%s'):format(timeout or H.TIMEOUT, what,
+      seen and ('\n  seen: ' .. vim.inspect(seen())) or ''), 2)
+  end
+  return result
+end
+
+function H.lines(bufnr)
+  return vim.api.nvim_buf_get_lines(bufnr or 0, 0, -1, false)
+end
+
+function H.text(bufnr)
+  return table.concat(H.lines(bufnr), '\n')
+end
+
+--- Wait until buffer `bufnr` contains `needle` (plain text).
+function H.wait_text(bufnr, needle, timeout)
+  return H.wait_for(('%q in buffer %d'):format(needle, bufnr), function()
+    return H.text(bufnr):find(needle, 1, true)
+  end, timeout, function()
+    return H.lines(bufnr)
+  end)
+end
+
+--- Type keys as the user would (mappings apply).
+function H.feed(keys)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'mtx', false)
+end
+
+--- A request to the fake provider's control API (`/_fake/...`); returns status, decoded body.
+function H.fake(method, path, body)
+  local url = assert(vim.env.SWITCHMAN_FAKE_URL, 'SWITCHMAN_FAKE_URL is not set')
+  local host, port = url:match('^http://([^:/]+):(%d+)')
+  local payload = body ~= nil and vim.json.encode(body) or ''
+  local request = table.concat({
+    method .. ' ' .. path .. ' HTTP/1.1', 'Host: ' .. host, 'Content-Type: application/json',
+    'Content-Length: ' .. #payload, 'Connection: close', '', payload,
+  }, '\r\n')
+  local chunks, done, failure = {}, false, nil
+  local tcp = vim.loop.new_tcp()
+  tcp:connect(host, tonumber(port), function(err)
+    if err then
+      failure, done = err, true
+      return
+    end
+    tcp:write(request)
+    tcp:read_start(function(read_err, data)
+      if read_err or not data then
+        failure, done = read_err, true
+        tcp:close()
+      else
+        table.insert(chunks, data)
+      end
+    end)
+  end)
+  H.wait_for('the fake provider to answer ' .. path, function()
+    return done
+  end, 5000)
+  H.check(not failure, 'fake provider request failed: ' .. tostring(failure))
+  local response = table.concat(chunks)
+  local status = tonumber(response:match('^HTTP/1%.%d (%d+)'))
+  local json = response:match('\r\n\r\n(.*)$')
+  H.check(status == 200, ('fake provider %s %s answered %s'):format(method, path, tostring(status)), response)
+  return status, (json and json ~= '') and vim.json.decode(json) or nil
+end
+
+--- Queue replies in the fake provider.
+function H.script(steps)
+  return H.fake('POST', '/_fake/script', steps)
+end
+
+--- Replace vim.ui.select with one that picks the first item `pick(item, label)` accepts.
+function H.stub_select(pick)
+  local seen = {}
+  vim.ui.select = function(items, opts, on_choice)
+    for _, item in ipairs(items) do
+      table.insert(seen, opts.format_item and opts.format_item(item) or tostring(item))
+    end
+    for i, item in ipairs(items) do
+      if pick(item, seen[i]) then
+        return on_choice(item, i)
+      end
+    end
+    on_choice(nil, nil)
+  end
+  return seen
+end
+
+--- Every running LSP client (`get_clients` from 0.10, `get_active_clients` before).
+function H.clients()
+  return (vim.lsp.get_clients or vim.lsp.get_active_clients)()
+end
+
+--- The LSP clients attached to a buffer.
+function H.buf_clients(bufnr)
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients({ bufnr = bufnr })
+  end
+  return vim.tbl_values(vim.lsp.buf_get_clients(bufnr))
+end
+
+local function stop_clients()
+  for _, client in ipairs(H.clients()) do
+    vim.lsp.stop_client(client.id)
+  end
+  vim.wait(3000, function()
+    return #H.clients() == 0
+  end, 20)
+end
+
+local function finish(failed)
+  stop_clients()
+  if failed then
+    vim.cmd('cquit 1')
+  else
+    vim.cmd('qall!')
+  end
+end
+
+--- Run the cases of the test file at `path` and exit Neovim with the outcome.
+function H.main(path)
+  local startup_error = vim.v.errmsg
+  vim.v.errmsg = ''
+  vim.notify = function(message, level)
+    table.insert(H.notifications, { message = message, level = level })
+    H.log(('  notify[%s]: %s'):format(level or '-', message))
+  end
+  local watchdog = vim.loop.new_timer()
+  watchdog:start(H.WATCHDOG, 0, vim.schedule_wrap(function()
+    H.log(('FAIL: the run took longer than %d ms'):format(H.WATCHDOG))
+    vim.cmd('cquit 3')
+  end))
+  local failed = false
+  if startup_error ~= '' then
+    H.log('FAIL: an error happened during startup: ' .. startup_error)
+    failed = true
+  end
+  local ok, cases = xpcall(dofile, debug.traceback, path)
+  if not ok then
+    H.log('FAIL: cannot load ' .. path .. ': ' .. cases)
+    return finish(true)
+  end
+  for _, case in ipairs(failed and {} or cases) do
+    local started = vim.loop.hrtime()
+    local passed, err = xpcall(case[2], debug.traceback)
+    if passed and vim.v.errmsg ~= '' then
+      passed, err = false, 'a Lua error happened in a callback: ' .. vim.v.errmsg
+    end
+    local ms = (vim.loop.hrtime() - started) / 1e6
+    if not passed then
+      H.log(('FAIL %s (%.0f ms)\n%s'):format(case[1], ms, err))
+      failed = true
+      break
+    end
+    H.log(('ok   %s (%.0f ms)'):format(case[1], ms))
+  end
+  watchdog:stop()
+  finish(failed)
+end
+
+return H

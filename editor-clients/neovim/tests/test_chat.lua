@@ -1,0 +1,158 @@
+-- :Switchman chat: streamed answers, the route badge, tools, cancel and failures.
+local H = require('harness')
+local chat_module = require('switchman.chat')
+local workspace = require('switchman.workspace')
+
+local root = workspace.normalize(vim.env.SWITCHMAN_TEST_WORKSPACE)
+local chat
+
+local function transcript()
+  return chat.view.transcript
+end
+
+--- Type a message into the input area and press <C-s>, as a user would.
+local function type_and_send(message)
+  vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.input)[1])
+  vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, vim.split(message, '\n', { plain = true }))
+  H.feed('<C-s>')
+end
+
+local function wait_idle()
+  H.wait_for('the turn to end', function()
+    return chat.turn == nil
+  end, nil, function()
+    return H.lines(transcript())
+  end)
+end
+
+return {
+  {
+    ':Switchman chat opens a transcript and an input area',
+    function()
+      vim.cmd('Switchman chat')
+      chat = H.check(chat_module.get(root), 'a chat for the workspace')
+      H.eq(chat.view.input, vim.api.nvim_get_current_buf(), 'the cursor is in the input area')
+      H.check(#vim.fn.win_findbuf(transcript()) == 1, 'the transcript is shown')
+      H.eq('nofile', vim.bo[transcript()].buftype, 'a scratch buffer')
+      H.eq(false, vim.bo[transcript()].modifiable, 'the transcript is read-only')
+    end,
+  },
+  {
+    'an answer streams into the buffer under its route badge (the stream stalls half-way)',
+    function()
+      H.script({ { kind = 'text', chunks = { 'Hel', 'lo, ', 'world' }, fault = { kind = 'stall', after_chunks = 1 } } })
+      type_and_send('write a commit message for the login fix')
+      H.wait_text(transcript(), '## Switchman [haiku · rule: fast for commits]')
+      H.wait_text(transcript(), 'Hel')
+      H.check(chat.turn ~= nil, 'the turn is still running while the first chunk shows')
+      H.check(not H.text(transcript()):find('world', 1, true), 'the rest has not arrived yet', H.lines(transcript()))
+      H.eq({ '' }, H.lines(chat.view.input), 'the input was cleared')
+      H.check(H.text(transcript()):find('## You\nwrite a commit message for the login fix', 1, true),
+        'the message is in the transcript', H.lines(transcript()))
+    end,
+  },
+  {
+    ':Switchman cancel stops the turn and keeps what was streamed',
+    function()
+      vim.cmd('Switchman cancel')
+      H.wait_text(transcript(), '(cancelled)')
+      wait_idle()
+      local lines = H.lines(transcript())
+      H.check(vim.tbl_contains(lines, 'Hel'), 'the partial answer stays', lines)
+      H.fake('POST', '/_fake/release')
+    end,
+  },
+  {
+    'a full answer streams in chunk by chunk, with newlines, and ends with model and cost',
+    function()
+      H.script({ { kind = 'text', chunks = { 'First line\nsec', 'ond line', '\nthird' } } })
+      type_and_send('hello there')
+      H.wait_text(transcript(), 'third')
+      wait_idle()
+      local text = H.text(transcript())
+      H.check(text:find('## Switchman [sonnet · global default]\nFirst line\nsecond line\nthird\n', 1, true),
+        'the answer under its badge', H.lines(transcript()))
+      local last = H.lines(transcript())[#H.lines(transcript())]
+      H.check(last:match('^  sonnet · %$[%d.]+ · %d+ in / %d+ out tokens$'), 'a footer with model, cost, tokens', last)
+    end,
+  },
+  {
+    'tool activity shows as lines between the text',
+    function()
+      H.script({
+        { kind = 'tool_call', text = { 'Let me read it.' }, tool_calls = { { name = 'read_file', id = 'toolu_1',
+          input = { path = 'src/app.py' } } } },
+        { kind = 'text', chunks = { 'It returns 42.' } },
+      })
+      type_and_send('what does main return?')
+      H.wait_text(transcript(), 'It returns 42.')
+      wait_idle()
+      local text = H.text(transcript())
+      H.check(text:find('Let me read it.\n  ⚙ read_file path=src/app.py\n  ✓ read_file: src/app.py: 2 lines\n', 1, true),
+        'the tool call and its result', H.lines(transcript()))
+      H.check(text:find('\nIt returns 42.\n', 1, true), 'text after a tool starts on its own line', H.lines(transcript()))
+    end,
+  },
+  {
+    "a failed turn shows the daemon's message plainly, after the retry notices",
+    function()
+      local error_step = { kind = 'error', status = 500, message = 'upstream exploded' }
+      H.script({ error_step, error_step, error_step })
+      type_and_send('hello again')
+      H.wait_text(transcript(), '✗ anthropic:claude-sonnet-4-6: server error (500)')
+      wait_idle()
+      local text = H.text(transcript())
+      H.check(text:find('> anthropic:claude-sonnet-4-6: server error (500)', 1, true), 'retry notices',
+        H.lines(transcript()))
+      H.check(text:find('send it again to retry', 1, true), 'the whole message', H.lines(transcript()))
+    end,
+  },
+  {
+    'a JSON-RPC error (unknown @alias) is shown as the daemon wrote it',
+    function()
+      type_and_send('@nope hi')
+      H.wait_text(transcript(), "✗ Unknown model alias '@nope'. The message was not sent. Did you mean @opus?")
+      wait_idle()
+    end,
+  },
+  {
+    'a slash command answers in the chat without a model',
+    function()
+      type_and_send('/rules show')
+      H.wait_text(transcript(), '## Switchman [/rules]')
+      H.wait_text(transcript(), '1. fast for commits')
+      wait_idle()
+    end,
+  },
+  {
+    'the input shows where the draft would route before sending',
+    function()
+      vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.input)[1])
+      H.feed('Sreview the architecture of the auth service<Esc>')
+      local preview = H.wait_for('the routing preview', function()
+        local ns = vim.api.nvim_create_namespace('switchman_preview')
+        local marks = vim.api.nvim_buf_get_extmarks(chat.view.input, ns, 0, -1, { details = true })
+        for _, mark in ipairs(marks) do
+          local virt = mark[4].virt_text
+          if virt and virt[1][1]:find('opus', 1, true) then
+            return virt[1][1]
+          end
+        end
+      end)
+      H.eq('→ [opus · rule: deep for architecture]', preview)
+      vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, { '' })
+    end,
+  },
+  {
+    'q closes the chat; :Switchman chat brings the same conversation back',
+    function()
+      local before = H.lines(transcript())
+      vim.api.nvim_set_current_win(vim.fn.win_findbuf(transcript())[1])
+      H.feed('q')
+      H.eq({}, vim.fn.win_findbuf(transcript()), 'the chat windows are closed')
+      vim.cmd('Switchman chat')
+      H.eq(before, H.lines(transcript()), 'the same transcript')
+      H.check(vim.api.nvim_get_current_buf() == chat.view.input, 'the cursor is in the input again')
+    end,
+  },
+}

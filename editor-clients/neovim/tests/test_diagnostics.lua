@@ -1,0 +1,139 @@
+-- routing.yaml / models.yaml buffers attach to the daemon, which publishes diagnostics.
+local H = require('harness')
+local client = require('switchman.client')
+
+local config_dir = vim.env.SWITCHMAN_CONFIG_DIR
+local project = vim.env.SWITCHMAN_TEST_WORKSPACE
+
+local BROKEN = {
+  'rules:',
+  '  - name: fast',
+  '    when: {message_matches: "commit"}',
+  '    use: nosuchmodel',
+}
+
+local function write(path, lines)
+  vim.fn.mkdir(vim.fn.fnamemodify(path, ':h'), 'p')
+  vim.fn.writefile(lines, path)
+end
+
+local function diagnostics(bufnr)
+  return vim.diagnostic.get(bufnr)
+end
+
+local function wait_unknown_model(bufnr)
+  local found = H.wait_for('the unknown-model diagnostic', function()
+    local all = diagnostics(bufnr)
+    return #all == 1 and all[1].message:find('nosuchmodel', 1, true) and all[1]
+  end, nil, function()
+    return diagnostics(bufnr)
+  end)
+  H.eq(1, #diagnostics(bufnr), 'one diagnostic')
+  H.eq({ 3, 9, 3, 20 }, { found.lnum, found.col, found.end_lnum, found.end_col }, 'at `nosuchmodel` (0-based)')
+  H.eq(vim.diagnostic.severity.ERROR, found.severity, 'an error')
+  H.eq('switchman', found.source, 'from switchman')
+  H.check(found.message:find("Unknown model 'nosuchmodel'", 1, true), 'says what is wrong', found.message)
+  return found
+end
+
+local function workspace_clients()
+  local names = {}
+  for root in pairs(client.all()) do
+    table.insert(names, root)
+  end
+  table.sort(names)
+  return names
+end
+
+return {
+  {
+    'a broken routing.yaml shows the diagnostic at the right line',
+    function()
+      local path = config_dir .. '/routing.yaml'
+      write(path, BROKEN)
+      vim.cmd('edit ' .. vim.fn.fnameescape(path))
+      wait_unknown_model(vim.api.nvim_get_current_buf())
+    end,
+  },
+  {
+    'the diagnostic clears when the line is fixed (unsaved edit)',
+    function()
+      local bufnr = vim.api.nvim_get_current_buf()
+      vim.api.nvim_buf_set_lines(bufnr, 3, 4, false, { '    use: haiku' })
+      H.wait_for('the diagnostics to clear', function()
+        return #diagnostics(bufnr) == 0
+      end, nil, function()
+        return diagnostics(bufnr)
+      end)
+    end,
+  },
+  {
+    'breaking it again by typing brings the diagnostic back',
+    function()
+      local bufnr = vim.api.nvim_get_current_buf()
+      vim.api.nvim_win_set_cursor(0, { 4, 9 })
+      H.feed('Cnosuchmodel<Esc>')
+      wait_unknown_model(bufnr)
+      vim.cmd('silent write')
+    end,
+  },
+  {
+    "a workspace's .switchman/routing.yaml gets its own client, rooted at the workspace",
+    function()
+      local path = project .. '/.switchman/routing.yaml'
+      write(path, BROKEN)
+      vim.cmd('edit ' .. vim.fn.fnameescape(path))
+      local bufnr = vim.api.nvim_get_current_buf()
+      wait_unknown_model(bufnr)
+      local expected = { vim.fn.resolve(config_dir), vim.fn.resolve(project) }
+      table.sort(expected)
+      H.eq(expected, workspace_clients(), 'one client per root')
+      H.eq(vim.fn.resolve(project), vim.b.switchman_root, 'the buffer belongs to the workspace')
+    end,
+  },
+  {
+    "the user's models.yaml attaches to a running client instead of starting another",
+    function()
+      vim.cmd('edit ' .. vim.fn.fnameescape(config_dir .. '/models.yaml'))
+      local bufnr = vim.api.nvim_get_current_buf()
+      H.wait_for('models.yaml to attach', function()
+        return #H.buf_clients(bufnr) == 1
+      end)
+      H.eq(2, #workspace_clients(), 'still two clients')
+      vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, { 'providers: 42' })
+      H.wait_for('a models.yaml diagnostic on line 1', function()
+        local d = diagnostics(bufnr)[1]
+        return d and d.lnum == 0
+      end, nil, function()
+        return diagnostics(bufnr)
+      end)
+    end,
+  },
+  {
+    ':Switchman restart starts the daemons again and re-attaches the buffers',
+    function()
+      local before = vim.tbl_map(function(c)
+        return c.id
+      end, vim.tbl_values(client.all()))
+      vim.cmd('Switchman restart')
+      local path = project .. '/.switchman/routing.yaml'
+      vim.cmd('edit ' .. vim.fn.fnameescape(path))
+      local bufnr = vim.api.nvim_get_current_buf()
+      H.wait_for('a new client to attach', function()
+        local attached = H.buf_clients(bufnr)[1]
+        return attached and not vim.tbl_contains(before, attached.id)
+      end)
+      wait_unknown_model(bufnr)
+      H.eq(2, #workspace_clients(), 'still one client per root')
+    end,
+  },
+  {
+    'other yaml files are left alone',
+    function()
+      local path = project .. '/config.yaml'
+      write(path, { 'a: 1' })
+      vim.cmd('edit ' .. vim.fn.fnameescape(path))
+      H.eq(0, #H.buf_clients(0), 'no client attached')
+    end,
+  },
+}

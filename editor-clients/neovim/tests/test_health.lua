@@ -1,0 +1,64 @@
+-- :checkhealth switchman finds the daemon, its version and its Python; and says what to do
+-- when the daemon is missing.
+local H = require('harness')
+local config = require('switchman.config')
+
+local function checkhealth()
+  vim.cmd('checkhealth switchman')
+  local lines = H.lines(0)
+  vim.cmd('bwipeout!')
+  return lines, table.concat(lines, '\n')
+end
+
+local function has_line(lines, pattern)
+  for _, line in ipairs(lines) do
+    if line:find(pattern) then
+      return line
+    end
+  end
+  return nil
+end
+
+return {
+  {
+    ':checkhealth switchman reports OK for the daemon, its version and its Python',
+    function()
+      local lines, text = checkhealth()
+      H.check(not text:find('ERROR', 1, true), 'no errors', lines)
+      H.check(has_line(lines, 'OK:? daemon found: .*switchman'), 'the daemon is found', lines)
+      H.check(has_line(lines, 'OK:? version: switchman %d+%.%d+%.%d+'), 'its version', lines)
+      H.check(has_line(lines, 'OK:? Python 3%.%d+'), 'its Python', lines)
+      H.check(has_line(lines, 'OK:? Neovim %d+%.%d+%.%d+: clients start with vim%.lsp%.start'), 'the LSP API',
+        lines)
+    end,
+  },
+  {
+    'a running daemon is listed',
+    function()
+      vim.cmd('Switchman status')
+      vim.cmd('Switchman chat')
+      H.wait_for('the daemon to report its status', function()
+        return require('switchman').status()
+      end)
+      local lines = checkhealth()
+      H.check(has_line(lines, 'daemon running for ' .. vim.pesc(vim.fn.resolve(vim.env.SWITCHMAN_TEST_WORKSPACE))),
+        'the running daemon', lines)
+    end,
+  },
+  {
+    'a missing daemon is an ERROR with what to do; :Switchman chat says so too',
+    function()
+      require('switchman.client').stop()
+      config.apply({ cmd = { '/nonexistent/switchman', 'serve' } })
+      local lines, text = checkhealth()
+      H.check(has_line(lines, 'ERROR:? `/nonexistent/switchman` not found'), 'the error', lines)
+      H.check(text:find('pip install switchman', 1, true), 'how to install it', lines)
+      H.notifications = {}
+      vim.cmd('Switchman chat')
+      local n = H.notifications[1] or {}
+      H.eq(vim.log.levels.ERROR, n.level, 'an error notification')
+      H.check(n.message:find('cannot start the daemon', 1, true) and n.message:find('setup', 1, true),
+        'an actionable message', n.message)
+    end,
+  },
+}

@@ -1,0 +1,185 @@
+-- :Switchman model / why / rules / sessions / new, and what statusline() shows.
+local H = require('harness')
+local switchman = require('switchman')
+local workspace = require('switchman.workspace')
+
+local root = workspace.normalize(vim.env.SWITCHMAN_TEST_WORKSPACE)
+
+local function wait_statusline(expected)
+  return H.wait_for(('statusline() == %q'):format(expected), function()
+    return switchman.statusline() == expected
+  end, nil, function()
+    return switchman.statusline()
+  end)
+end
+
+local function chat()
+  return require('switchman.chat').get(root)
+end
+
+local function wait_idle()
+  H.wait_for('the turn to end', function()
+    return chat().turn == nil
+  end)
+end
+
+local function last_notification()
+  return (H.notifications[#H.notifications] or {}).message
+end
+
+return {
+  {
+    'statusline() is empty until the daemon runs for the workspace',
+    function()
+      H.eq('', switchman.statusline())
+    end,
+  },
+  {
+    ':Switchman model <alias> sets the sticky model and the statusline shows it',
+    function()
+      vim.cmd('Switchman model sonnet')
+      wait_statusline('Switchman: sonnet [sticky]')
+      H.check(last_notification():find('Sticky model set: anthropic:claude-sonnet-4-6', 1, true), 'the daemon says so',
+        H.notifications)
+    end,
+  },
+  {
+    ':Switchman model (no argument) picks from the models with their state',
+    function()
+      local labels = H.stub_select(function(item)
+        return item.id == 'anthropic:claude-opus-4-7'
+      end)
+      vim.cmd('Switchman model')
+      wait_statusline('Switchman: opus [sticky]')
+      H.check(labels[1]:find('Follow the rules', 1, true), 'first: follow the rules again', labels)
+      H.check(labels[3]:find('● sonnet', 1, true) and labels[3]:find('ready', 1, true),
+        'the sticky model is marked; configured and healthy reads "ready"', labels)
+    end,
+  },
+  {
+    'an unknown model is refused with the daemon\'s message',
+    function()
+      vim.cmd('Switchman model opsu')
+      H.wait_for('an error notification', function()
+        local n = H.notifications[#H.notifications]
+        return n and n.level == vim.log.levels.ERROR and n.message:find('opsu', 1, true)
+      end, nil, function()
+        return H.notifications
+      end)
+      wait_statusline('Switchman: opus [sticky]')
+    end,
+  },
+  {
+    ':Switchman model - clears it; the statusline follows the rules again',
+    function()
+      vim.cmd('Switchman model -')
+      wait_statusline('Switchman: rules')
+    end,
+  },
+  {
+    'after a turn the statusline shows the model that took it',
+    function()
+      require('switchman.chat').open(root, 'write a commit message for the login fix')
+      wait_idle()
+      wait_statusline('Switchman: haiku')
+    end,
+  },
+  {
+    'a model chosen during a turn shows as a pending swap, then applies',
+    function()
+      H.script({ { kind = 'text', chunks = { 'a', 'b' }, fault = { kind = 'stall', after_chunks = 1 } } })
+      chat():send('hello there')
+      wait_statusline('Switchman: sonnet …')
+      vim.cmd('Switchman model opus')
+      wait_statusline('Switchman: sonnet → opus …')
+      H.fake('POST', '/_fake/release')
+      wait_idle()
+      wait_statusline('Switchman: opus [sticky]')
+      vim.cmd('Switchman model -')
+      wait_statusline('Switchman: sonnet')
+    end,
+  },
+  {
+    'an outage shows as a banner in the statusline',
+    function()
+      H.script({ { kind = 'error', status = 401, message = 'invalid x-api-key', error_type = 'authentication_error' } })
+      chat():send('hello again')
+      wait_idle()
+      local line = H.wait_for('a banner', function()
+        local s = switchman.statusline()
+        return s:find(' ⚠ ', 1, true) and s
+      end, nil, function()
+        return switchman.status()
+      end)
+      H.check(line:find('anthropic', 1, true), 'names the provider', line)
+    end,
+  },
+  {
+    ':Switchman why shows the routing chain of the last turn in a float',
+    function()
+      vim.cmd('Switchman why')
+      local win = H.wait_for('a floating window', function()
+        local w = vim.api.nvim_get_current_win()
+        return vim.api.nvim_win_get_config(w).relative ~= '' and w
+      end)
+      local text = H.text(vim.api.nvim_win_get_buf(win))
+      H.check(text:find('Chain:', 1, true) and text:find('MANUAL_STICKY', 1, true), 'the chain', text)
+      H.feed('q')
+      H.check(not vim.api.nvim_win_is_valid(win), 'q closes it')
+    end,
+  },
+  {
+    ':Switchman rules shows /rules check and /rules show',
+    function()
+      vim.cmd('Switchman rules')
+      local bufnr = H.wait_for('the rules buffer', function()
+        local b = vim.fn.bufnr('switchman://rules/' .. root)
+        return b ~= -1 and vim.api.nvim_buf_line_count(b) > 3 and b
+      end)
+      local text = H.text(bufnr)
+      H.check(text:find('## /rules check\nok', 1, true), 'the check passed', text)
+      H.check(text:find('## /rules show', 1, true) and text:find('fast for commits', 1, true), 'the rules', text)
+      vim.cmd('close')
+    end,
+  },
+  {
+    ':Switchman sessions lists sessions and opens a transcript with per-turn model and cost',
+    function()
+      local labels = H.stub_select(function()
+        return true
+      end)
+      vim.cmd('Switchman sessions')
+      local bufnr = H.wait_for('the transcript', function()
+        local b = vim.api.nvim_get_current_buf()
+        return vim.api.nvim_buf_get_name(b):find('switchman://session/', 1, true) and b
+      end, nil, function()
+        return labels
+      end)
+      H.check(labels[1]:find('● ', 1, true) and labels[1]:find('write a commit message', 1, true), 'the session', labels)
+      local text = H.text(bufnr)
+      H.check(text:find('## Turn 1 · haiku · $', 1, true), 'turn 1 with its model and cost', text)
+      H.check(text:find('Why: rule: fast for commits', 1, true), 'and why', text)
+      H.check(text:find('Cost by model:', 1, true), 'cost by model', text)
+      H.check(text:find('✗ anthropic:claude-sonnet-4-6: ', 1, true), 'the failed turn', text)
+      H.eq(false, vim.bo[bufnr].modifiable, 'read-only')
+      vim.cmd('tabclose')
+    end,
+  },
+  {
+    ':Switchman new starts a new session and clears the chat',
+    function()
+      vim.cmd('Switchman new')
+      H.wait_text(chat().view.transcript, 'New session ')
+      H.eq(1, #H.lines(chat().view.transcript), 'only the new-session line')
+      local labels = H.stub_select(function()
+        return false
+      end)
+      vim.cmd('Switchman sessions')
+      H.wait_for('two sessions', function()
+        return #labels == 2
+      end, nil, function()
+        return labels
+      end)
+    end,
+  },
+}

@@ -1,0 +1,153 @@
+"""The Neovim plugin in a real headless Neovim, against the real daemon and the fake provider.
+
+Each ``editor-clients/neovim/tests/test_*.lua`` file is one run of ``nvim --headless``
+with only the plugin on the runtimepath (``tests/minimal_init.lua``), in isolated HOME and
+XDG folders. The Lua harness (``tests/harness.lua``) exits non-zero on a failed check, a
+Lua error anywhere (also inside LSP handlers) or a timeout; this module asserts exit code 0
+and shows Neovim's output (and the LSP log) when it is not.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support.fake_provider import FakeProvider
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "editor-clients" / "neovim"
+MINIMAL_INIT = PLUGIN / "tests" / "minimal_init.lua"
+INSTALL_HINT = "apt-get install neovim"
+RUN_TIMEOUT = 90.0
+DROPPED_ENV = ("ANTHROPIC_", "OPENAI_", "XDG_", "NVIM", "VIM", "MYVIMRC", "SWITCHMAN_")
+
+
+def nvim_binary() -> str:
+    """The Neovim to test with ($SWITCHMAN_TEST_NVIM, else `nvim` on PATH); fails if missing."""
+    found = os.environ.get("SWITCHMAN_TEST_NVIM") or shutil.which("nvim")
+    if not found:
+        pytest.fail(f"Neovim is not installed, and these tests run the plugin in a real Neovim. "
+                    f"Install it with: {INSTALL_HINT}", pytrace=False)
+    return found
+
+
+def daemon_command() -> Path:
+    """The `switchman` script of the Python running the tests (the venv's)."""
+    script = Path(sys.executable).parent / "switchman"
+    if not script.exists():
+        pytest.fail(f"{script} is missing: install Switchman into this Python first (make test does)",
+                    pytrace=False)
+    return script
+
+
+@dataclass
+class NeovimRun:
+    """Folders and environment for one headless Neovim against the daemon."""
+
+    nvim: str
+    home: Path
+    config: Path
+    workspace: Path
+    env: dict[str, str]
+
+    def run(self, script: str) -> subprocess.CompletedProcess[str]:
+        """Run one Lua test file; fail the test with Neovim's output unless it exits 0."""
+        command = [self.nvim, "--headless", "-u", str(MINIMAL_INIT), "-i", "NONE", "-n",
+                   "-c", f"lua require('harness').main('{PLUGIN / 'tests' / script}')"]
+        try:
+            done = subprocess.run(command, cwd=self.workspace, env=self.env, text=True,
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired as timeout:
+            pytest.fail(f"{script}: Neovim did not exit within {RUN_TIMEOUT:.0f} s\n"
+                        f"{_text(timeout.output)}{self.lsp_log()}", pytrace=False)
+        if done.returncode != 0:
+            pytest.fail(f"{script}: Neovim exited with {done.returncode}\n{done.stdout}"
+                        f"{self.lsp_log()}", pytrace=False)
+        print(done.stdout)  # shown with -s, and by pytest when a later assertion fails
+        return done
+
+    def lsp_log(self) -> str:
+        """The tail of Neovim's LSP log (the daemon's stderr lands there)."""
+        logs = [p for p in self.home.rglob("lsp.log") if p.is_file()]
+        tails = [f"\n--- {p} (last 60 lines) ---\n" + "\n".join(
+            p.read_text("utf-8", "replace").splitlines()[-60:]) for p in logs]
+        return "".join(tails)
+
+
+def _text(output: str | bytes | None) -> str:
+    if isinstance(output, bytes):
+        return output.decode("utf-8", "replace")
+    return output or ""
+
+
+def models_yaml(fake: FakeProvider) -> str:
+    """A models.yaml sending both built-in providers to the fake server."""
+    return (f"providers:\n"
+            f"  anthropic: {{base_url: '{fake.anthropic_base_url}'}}\n"
+            f"  openai: {{base_url: '{fake.openai_base_url}'}}\n")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeProvider]:
+    with FakeProvider() as server:
+        yield server
+
+
+@pytest.fixture
+def neovim(tmp_path: Path, fake: FakeProvider) -> NeovimRun:
+    """Isolated HOME/XDG, Switchman config and data folders, and a small workspace."""
+    nvim = nvim_binary()
+    home, config, data = tmp_path / "home", tmp_path / "switchman-config", tmp_path / "data"
+    workspace = tmp_path / "project"
+    for folder in (home, config, data, workspace / "src"):
+        folder.mkdir(parents=True)
+    (config / "models.yaml").write_text(models_yaml(fake), "utf-8")
+    (workspace / "src" / "app.py").write_text("def main():\n    return 42\n", "utf-8")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(DROPPED_ENV) and not k.endswith("_API_KEY")}
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        SWITCHMAN_CONFIG_DIR=str(config),
+        SWITCHMAN_DATA_DIR=str(data),
+        ANTHROPIC_API_KEY="test-key",
+        OPENAI_API_KEY="test-key",
+        SWITCHMAN_RETRY_BASE_SECONDS="0",
+        SWITCHMAN_TEST_SERVER=str(daemon_command()),
+        SWITCHMAN_TEST_WORKSPACE=str(workspace),
+        SWITCHMAN_FAKE_URL=fake.base_url,
+    )
+    return NeovimRun(nvim, home, config, workspace, env)
+
+
+def test_broken_routing_yaml_shows_a_diagnostic_at_its_line_and_it_clears(
+        neovim: NeovimRun) -> None:
+    neovim.run("test_diagnostics.lua")
+
+
+def test_chat_streams_into_the_buffer_with_the_route_badge(neovim: NeovimRun) -> None:
+    neovim.run("test_chat.lua")
+
+
+def test_model_command_changes_the_statusline(neovim: NeovimRun) -> None:
+    neovim.run("test_model.lua")
+
+
+def test_checkhealth_reports_ok(neovim: NeovimRun) -> None:
+    neovim.run("test_health.lua")
+
+
+def test_a_lua_error_in_a_callback_fails_the_run(neovim: NeovimRun) -> None:
+    with pytest.raises(pytest.fail.Exception, match="a Lua error happened in a callback"):
+        neovim.run("harness_selftest.lua")

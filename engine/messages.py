@@ -78,6 +78,9 @@ class Usage(msgspec.Struct, frozen=True):
 
 
 _MILLION = Decimal(1_000_000)
+USD_PLACES = Decimal("0.000001")
+ZERO_USD = Decimal("0.000000")
+"""Money is a Decimal with six places (micro-dollars) everywhere it is stored or sent."""
 
 
 def cost_of(usage: Usage, pricing: Any) -> Decimal:
@@ -85,4 +88,4 @@ def cost_of(usage: Usage, pricing: Any) -> Decimal:
     total = (usage.input_tokens * pricing.input + usage.output_tokens * pricing.output
              + usage.cache_read_tokens * pricing.cache_read
              + usage.cache_write_tokens * pricing.cache_write)
-    return (Decimal(total) / _MILLION).quantize(Decimal("0.000001"))
+    return (Decimal(total) / _MILLION).quantize(USD_PLACES)

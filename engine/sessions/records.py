@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from switchman.engine.messages import Usage
+from switchman.engine.messages import ZERO_USD, Usage
 from switchman.engine.routing.decision import RouteDecided
 
 TurnStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
@@ -39,7 +39,7 @@ class SessionInfo(msgspec.Struct, kw_only=True):
     pending_swap: PendingSwapInfo | None = None
     last_model: str | None = None
     turn_count: int = 0
-    cost_usd: Decimal = Decimal(0)
+    cost_usd: Decimal = ZERO_USD
     is_worker: bool = False
     parent_session_id: str | None = None
     parent_tool_use_id: str | None = None
@@ -57,7 +57,7 @@ class TurnInfo(msgspec.Struct, kw_only=True):
     started_at: datetime
     ended_at: datetime | None = None
     usage: Usage = Usage()
-    cost_usd: Decimal = Decimal(0)
+    cost_usd: Decimal = ZERO_USD
     llm_calls: int = 0
     tool_calls: int = 0
     error: ErrorInfo | None = None
@@ -98,7 +98,7 @@ class TurnResult(msgspec.Struct, kw_only=True):
     model: str | None
     text: str
     usage: Usage = Usage()
-    cost_usd: Decimal = Decimal(0)
+    cost_usd: Decimal = ZERO_USD
     error: ErrorInfo | None = None
     summary: str = ""
     banners: list[str] = msgspec.field(default_factory=list)

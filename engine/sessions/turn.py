@@ -25,6 +25,7 @@ from switchman.engine.clock import Clock
 from switchman.engine.config.registry import ModelSpec, ProviderSpec
 from switchman.engine.ids import new_id
 from switchman.engine.messages import (
+    ZERO_USD,
     Block,
     Message,
     TextBlock,
@@ -101,7 +102,7 @@ class TurnSetup:
 @dataclass
 class _Progress:
     usage: Usage = field(default_factory=Usage)
-    cost: Decimal = Decimal(0)
+    cost: Decimal = ZERO_USD
     text: list[str] = field(default_factory=list)
     """All text streamed during the turn."""
     current: list[str] = field(default_factory=list)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 import msgspec
@@ -11,7 +10,7 @@ from switchman.engine.config.problems import Severity
 from switchman.engine.config.store import IN_FORCE_FILE
 from switchman.engine.errors import NoModelAvailable, RoutingError, UnknownSession, UnknownTurn
 from switchman.engine.keys import key_present
-from switchman.engine.messages import ImageBlock, Message
+from switchman.engine.messages import ZERO_USD, ImageBlock, Message
 from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.routing.explain import render, short_reason
@@ -54,7 +53,7 @@ class SessionViews:
             sticky_model=live.sticky.active if live else None,
             pending_swap=PendingSwapInfo(pending.model) if pending else None,
             turn_in_flight=running is not None, banners=banners,
-            cost_today_usd=Decimal(str(m.cost_today())), config_errors=errors)
+            cost_today_usd=m.cost_today(), config_errors=errors)
 
     def _config_banners(self, uri: str) -> list[str]:
         in_force = self.manager.config.in_force(str(self.manager.workspaces[uri]))
@@ -151,9 +150,9 @@ class SessionViews:
         if info is None:
             raise UnknownSession(session_id)
         by_model = store.costs_by_model(session_id)
-        planner = sum((c.cost_usd for c in by_model), Decimal(0))
+        planner = sum((c.cost_usd for c in by_model), ZERO_USD)
         workers = store.worker_costs(session_id)
-        worker_total = sum((w.cost_usd for w in workers), Decimal(0))
+        worker_total = sum((w.cost_usd for w in workers), ZERO_USD)
         return CostBreakdown(info.cost_usd, by_model, planner, worker_total, workers)
 
     def last_decision(self, session_id: str) -> RouteDecided | None:

@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 
 from switchman.engine.events import Event
-from switchman.engine.messages import Block, Message, Usage
+from switchman.engine.messages import USD_PLACES, Block, Message, Usage
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.sessions.records import (
     ErrorInfo,
@@ -44,9 +44,8 @@ def to_micros(amount: Decimal) -> int:
 
 
 def from_micros(micros: int) -> Decimal:
-    """Whole micro-dollars as US dollars."""
-    return (Decimal(micros) / _MICROS).quantize(Decimal("0.000001")).normalize() \
-        if micros else Decimal(0)
+    """Whole micro-dollars as US dollars (six decimal places)."""
+    return (Decimal(micros) / _MICROS).quantize(USD_PLACES)
 
 
 class SessionStore:

@@ -10,7 +10,7 @@ from pygls.exceptions import JsonRpcException
 
 from switchman.server import methods
 from tests.lsp.conftest import Daemon, deltas
-from tests.support.fake_provider import FakeProvider
+from tests.support.fake_provider import FakeProvider, Usage
 from tests.support.lsp import CLIENTS, SwitchmanClient, running_server
 
 HAIKU, SONNET, OPUS = ("anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-6",
@@ -30,7 +30,7 @@ async def test_status_is_sent_after_initialized(client: SwitchmanClient, daemon:
     status = await client.wait_for(methods.STATUS, lambda s: s["workspace"] == daemon.uri)
     assert status["sticky_model"] is None
     assert status["turn_in_flight"] is False
-    assert status["cost_today_usd"] == "0"
+    assert status["cost_today_usd"] == "0.000000"
     assert status["config_errors"] == 0
 
 
@@ -147,3 +147,19 @@ async def test_without_keys_no_model_is_available(editor: str, daemon: Daemon) -
     assert error.data["decision"]["chosen_model"] is None
     assert "Set ANTHROPIC_API_KEY" in error.message
     assert error.data["text"].startswith("Turn ")
+
+
+async def test_todays_spend_feeds_the_budget_condition(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    daemon.write_routing("global_default: sonnet\nrules:\n  - name: budget cap\n"
+                         "    when: {cost_today_exceeds_usd: 0.01}\n    use: haiku\n")
+    fake.script_text("expensive", usage=Usage(input_tokens=5000, output_tokens=1000))
+    first = await chat(client, daemon, "hello")
+    assert first["model"] == SONNET
+    assert first["cost_usd"] == "0.030000"  # 5000 * $3/M + 1000 * $15/M
+    status = await client.wait_for(methods.STATUS, lambda s: s["cost_today_usd"] == "0.030000")
+    assert status["workspace"] == daemon.uri
+    second = await chat(client, daemon, "hello again")
+    assert (second["model"], second["summary"]) == (HAIKU, "rule: budget cap")
+    assert second["banners"] == ['Daily budget $0.01 exceeded ($0.03 today). Routing per '
+                                 '"budget cap" rule.']

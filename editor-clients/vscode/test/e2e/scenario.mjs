@@ -1,0 +1,226 @@
+// What a user does in VS Code with the extension, step by step, checked in the real UI.
+import { chromium } from 'playwright-core';
+import { join } from 'node:path';
+import { log, until } from './support.mjs';
+
+const STATUS_ITEM = '[id="switchman.switchman.switchman.status.0"]';
+const TIMEOUT = 30000;
+
+export async function runScenario({ url, workspace, fake, artifacts, chromium: executablePath, env }) {
+  const browser = await chromium.launch({
+    executablePath,
+    headless: true,
+    env,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+      '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-default-apps', '--disable-extensions',
+      '--no-default-browser-check', '--metrics-recording-only',
+      // no DNS at all: chromium would otherwise look up Google's update and autofill hosts
+      '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  page.setDefaultTimeout(TIMEOUT);
+  const external = [];
+  page.on('request', (request) => {
+    // Webview resources use *.vscode-resource.vscode-cdn.net URLs that VS Code's service worker answers locally.
+    const local = /^(http|ws):\/\/127\.0\.0\.1[:/]|^(data|blob|vscode-[a-z-]+):|^https:\/\/[^/]+\.vscode-resource\.vscode-cdn\.net\//;
+    if (!local.test(request.url())) external.push(request.url());
+  });
+  const ui = new Workbench(page, artifacts);
+  try {
+    await page.goto(`${url}/?folder=${encodeURIComponent(workspace)}`);
+    await page.locator('.monaco-workbench').waitFor();
+    log('workbench visible');
+    await statusBarShowsDaemon(ui);
+    await brokenRoutingFileIsFlagged(ui);
+    const chat = await openChat(ui);
+    await draftPreviewShowsRoute(ui, chat);
+    await answerStreamsIntoThePanel(ui, chat, fake);
+    await badgeExplainsTheChoice(ui, chat);
+    await refusedMessageIsShownPlainly(ui, chat);
+    await stopCancelsTheAnswer(ui, chat, fake);
+    await transcriptSurvivesAReload(ui);
+    await statusBarPickerSetsTheModel(ui);
+    await sessionsViewOpensTheTranscript(ui);
+    await newChatStartsEmpty(ui);
+    if (external.length > 0) throw new Error(`the page tried to reach other hosts: ${external.slice(0, 5).join(', ')}`);
+  } catch (error) {
+    await ui.shot('failure').catch(() => undefined);
+    throw error;
+  } finally {
+    await browser.close();
+  }
+}
+
+class Workbench {
+  constructor(page, artifacts) {
+    this.page = page;
+    this.artifacts = artifacts;
+    this.count = 0;
+  }
+
+  async shot(name) {
+    const file = join(this.artifacts, `${String(++this.count).padStart(2, '0')}-${name}.png`);
+    await this.page.screenshot({ path: file });
+    log('screenshot', file);
+  }
+
+  /** Run a command from the palette by its title. */
+  async command(title) {
+    await this.page.keyboard.press('F1');
+    const input = this.page.locator('.quick-input-widget input.input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(`>${title}`);
+    await this.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+    await this.page.keyboard.press('Enter');
+    await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+  }
+
+  statusItem() {
+    return this.page.locator(STATUS_ITEM);
+  }
+
+  chatFrame() {
+    return this.page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+  }
+}
+
+async function statusBarShowsDaemon(ui) {
+  // The workspace's routing.yaml is broken: the item names the model ("auto") and warns.
+  await ui.statusItem().filter({ hasText: 'auto' }).waitFor();
+  const label = await ui.statusItem().getAttribute('aria-label');
+  log('status bar item:', JSON.stringify(await ui.statusItem().innerText()), 'aria-label:', label);
+  await ui.statusItem().locator('.codicon-warning').waitFor();
+}
+
+async function brokenRoutingFileIsFlagged(ui) {
+  await ui.page.keyboard.press('F1');
+  const input = ui.page.locator('.quick-input-widget input.input');
+  await input.fill('.switchman/routing.yaml');
+  await ui.page.locator('.quick-input-list .monaco-list-row', { hasText: 'routing.yaml' }).first().waitFor();
+  await ui.page.keyboard.press('Enter');
+  const squiggle = ui.page.locator('.monaco-editor .squiggly-error').first();
+  await squiggle.waitFor();
+  log('error squiggle in .switchman/routing.yaml');
+  // The squiggle sits under the text layer: hover the misspelled word itself.
+  await ui.page.locator('.monaco-editor .view-lines span span', { hasText: 'opsu' }).last().hover();
+  const hover = ui.page.locator('.monaco-hover', { hasText: "Unknown model 'opsu'" });
+  await hover.first().waitFor();
+  log('hover:', (await hover.first().innerText()).split('\n')[0]);
+  await ui.shot('routing-yaml-diagnostic');
+  await ui.page.keyboard.press('Escape');
+}
+
+async function openChat(ui) {
+  await ui.command('Switchman: Open Chat');
+  const chat = ui.chatFrame();
+  await chat.locator('#input').waitFor();
+  await chat.locator('#send:not([disabled])').waitFor();
+  log('chat panel open');
+  return chat;
+}
+
+async function draftPreviewShowsRoute(ui, chat) {
+  await chat.locator('#input').fill('write a commit message for the login fix');
+  await chat.locator('#preview', { hasText: '→ claude-haiku-4-5 · rule: fast for commits' }).waitFor();
+  log('preview:', await chat.locator('#preview').innerText());
+}
+
+async function answerStreamsIntoThePanel(ui, chat, fake) {
+  await fake.script([{ kind: 'stall', after_chunks: 2,
+    chunks: ['**Fix login check**\n\n', 'Compare the password too, ', 'not only the user name:\n\n```python\nreturn check(user, password)\n```\n'] }]);
+  await chat.locator('#input').press('Enter');
+  const turn = chat.locator('.entry.turn').last();
+  await turn.locator('.route-badge', { hasText: 'claude-haiku-4-5 · rule: fast for commits' }).waitFor();
+  await fake.waitForStalls(1);
+  // Half an answer is on screen, rendered as Markdown, while the turn is still running.
+  await chat.locator('.entry.turn[data-status="running"] .markdown strong', { hasText: 'Fix login check' }).waitFor();
+  await chat.locator('#stop').waitFor({ state: 'visible' });
+  log('partial answer streamed:', JSON.stringify(await turn.locator('.markdown').innerText()));
+  await ui.shot('chat-streaming');
+  await fake.release();
+  await chat.locator('.entry.turn[data-status="completed"] .markdown code', { hasText: 'return check(user, password)' }).waitFor();
+  await chat.locator('#send').waitFor({ state: 'visible' });
+  log('answer complete');
+}
+
+async function badgeExplainsTheChoice(ui, chat) {
+  await chat.locator('.entry.turn').last().locator('.route-badge').click();
+  const explanation = chat.locator('.entry.turn').last().locator('.explanation');
+  await explanation.filter({ hasText: 'Chain:' }).waitFor();
+  await explanation.filter({ hasText: 'CONFIGURED_RULES' }).waitFor();
+  log('explanation:', (await explanation.innerText()).split('\n').slice(0, 2).join(' | '));
+  await ui.shot('chat-why-this-model');
+}
+
+async function refusedMessageIsShownPlainly(ui, chat) {
+  await chat.locator('#input').fill('@nosuch hello');
+  await chat.locator('#preview.error', { hasText: 'Unknown model alias' }).waitFor();
+  await chat.locator('#input').press('Enter');
+  const error = chat.locator('.entry.error').last();
+  await error.filter({ hasText: 'unknown_alias' }).waitFor();
+  await error.filter({ hasText: "Unknown model alias '@nosuch'" }).waitFor();
+  // Nothing was sent: the text comes back to the input to be fixed.
+  await until('the refused text back in the input', async () => (await chat.locator('#input').inputValue()) === '@nosuch hello');
+  await chat.locator('#input').fill('');
+  log('refused message shown:', (await error.innerText()).replace(/\s+/g, ' '));
+}
+
+async function stopCancelsTheAnswer(ui, chat, fake) {
+  await fake.script([{ kind: 'stall', chunks: ['Once upon a time', ' there was a very long story'], after_chunks: 1 }]);
+  await chat.locator('#input').fill('tell me a long story');
+  await chat.locator('#input').press('Enter');
+  await fake.waitForStalls(2);
+  await chat.locator('.entry.turn[data-status="running"]', { hasText: 'Once upon a time' }).waitFor();
+  await chat.locator('#stop').click();
+  await chat.locator('.entry.turn[data-status="cancelled"]', { hasText: 'Once upon a time' }).waitFor();
+  await fake.release();
+  log('Stop cancelled the running answer');
+}
+
+async function transcriptSurvivesAReload(ui) {
+  await ui.command('Developer: Reload Webviews');
+  const chat = ui.chatFrame();
+  await chat.locator('.entry.turn[data-status="completed"] .route-badge', { hasText: 'fast for commits' }).waitFor();
+  await chat.locator('.entry.turn[data-status="cancelled"]').waitFor();
+  log('transcript restored after reloading the webview');
+}
+
+async function statusBarPickerSetsTheModel(ui) {
+  await ui.statusItem().click();
+  const rows = ui.page.locator('.quick-input-list .monaco-list-row');
+  await rows.filter({ hasText: 'Follow my routing rules' }).first().waitFor();
+  await rows.filter({ hasText: 'Claude Opus 4.7' }).first().waitFor();
+  await rows.filter({ hasText: 'available' }).first().waitFor();
+  await ui.shot('status-bar-model-picker');
+  await ui.page.locator('.quick-input-widget input.input').fill('opus');
+  await rows.filter({ hasText: 'Claude Opus 4.7' }).first().click();
+  await ui.statusItem().filter({ hasText: 'opus' }).waitFor();
+  await ui.statusItem().locator('.codicon-pinned').waitFor();
+  log('status bar after picking Opus:', JSON.stringify(await ui.statusItem().innerText()));
+  await ui.shot('status-bar-sticky-model');
+  await ui.command('Switchman: Clear Sticky Model');
+  await ui.statusItem().locator('.codicon-hubot').waitFor();
+  log('status bar after clearing:', JSON.stringify(await ui.statusItem().innerText()));
+}
+
+async function sessionsViewOpensTheTranscript(ui) {
+  const sessions = ui.page.locator('.pane', { has: ui.page.locator('.pane-header', { hasText: 'Sessions' }) });
+  const header = sessions.locator('.pane-header');
+  if ((await header.getAttribute('aria-expanded')) === 'false') await header.click();
+  const row = sessions.locator('.monaco-list-row', { hasText: 'write a commit message for the login fix' });
+  await row.first().waitFor();
+  await row.first().click();
+  const editor = ui.page.locator('.monaco-editor .view-lines', { hasText: 'Turn 1 · anthropic:claude-haiku-4-5' });
+  await editor.first().waitFor();
+  log('transcript opened from the Sessions view');
+  await ui.shot('sessions-transcript');
+}
+
+async function newChatStartsEmpty(ui) {
+  await ui.command('Switchman: Open Chat');
+  const chat = ui.chatFrame();
+  await chat.locator('#new-chat').click();
+  await chat.locator('#empty').waitFor({ state: 'visible' });
+  await until('an empty transcript', async () => (await chat.locator('.entry').count()) === 0);
+  log('New chat started an empty session');
+}

@@ -42,8 +42,8 @@ def daemon_command() -> Path:
     """The `switchman` script of the Python running the tests (the venv's)."""
     script = Path(sys.executable).parent / "switchman"
     if not script.exists():
-        pytest.fail(f"{script} is missing: install Switchman into this Python first (make test does)",
-                    pytrace=False)
+        pytest.fail(f"{script} is missing: install Switchman into this Python first "
+                    "(make test does)", pytrace=False)
     return script
 
 

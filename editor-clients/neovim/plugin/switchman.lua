@@ -26,7 +26,7 @@ vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
   pattern = { 'routing.yaml', 'models.yaml' },
   desc = 'Switchman: check routing.yaml / models.yaml as you edit',
   callback = function(args)
-    require('switchman').attach(args.buf)
+    require('switchman').autostart(args.buf)
   end,
 })
 
@@ -38,7 +38,7 @@ vim.api.nvim_create_autocmd('FileType', {
   callback = function(args)
     local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(args.buf), ':t')
     if name == 'routing.yaml' or name == 'models.yaml' then
-      require('switchman').attach(args.buf)
+      require('switchman').autostart(args.buf)
     end
   end,
 })

@@ -145,9 +145,14 @@ local function stop_clients()
   for _, client in ipairs(H.clients()) do
     vim.lsp.stop_client(client.id)
   end
-  vim.wait(3000, function()
+  local stopped = vim.wait(3000, function()
     return #H.clients() == 0
   end, 20)
+  if not stopped then
+    H.log('warning: LSP clients still running at exit: ' .. vim.inspect(vim.tbl_map(function(c)
+      return { id = c.id, name = c.name, stopped = c.is_stopped and true }
+    end, H.clients())))
+  end
 end
 
 local function finish(failed)

@@ -155,4 +155,25 @@ return {
       H.check(vim.api.nvim_get_current_buf() == chat.view.input, 'the cursor is in the input again')
     end,
   },
+  {
+    "a new chat view (e.g. after restarting Neovim) shows the session's history",
+    function()
+      local old = { chat.view.transcript, chat.view.input }
+      vim.cmd('only')
+      for _, bufnr in ipairs(old) do
+        vim.api.nvim_buf_delete(bufnr, { force = true })
+      end
+      vim.cmd('Switchman chat')
+      chat = chat_module.get(root)
+      H.check(chat.view.transcript ~= old[1], 'a new transcript buffer')
+      H.wait_text(transcript(), 'It returns 42.')
+      local text = H.text(transcript())
+      H.check(text:find('## You\nwrite a commit message for the login fix\n\n## Switchman [haiku · rule: fast for commits]\nHel\n(cancelled)', 1, true),
+        'the cancelled turn', H.lines(transcript()))
+      H.check(text:find('  ⚙ read_file path=src/app.py\n  ✓ read_file: 2 lines of output\n', 1, true), 'tool activity',
+        H.lines(transcript()))
+      H.check(text:find('## You\nhello again\n\n## Switchman [sonnet · global default]\n✗ anthropic:claude-sonnet-4-6: server error (500)',
+        1, true), 'the failed turn', H.lines(transcript()))
+    end,
+  },
 }

@@ -133,8 +133,8 @@ return {
     function()
       vim.cmd('Switchman rules')
       local bufnr = H.wait_for('the rules buffer', function()
-        local b = vim.fn.bufnr('switchman://rules/' .. root)
-        return b ~= -1 and vim.api.nvim_buf_line_count(b) > 3 and b
+        local b = require('switchman.ui').find_buffer('switchman://rules/' .. vim.fn.fnamemodify(root, ':t'))
+        return b and vim.api.nvim_buf_line_count(b) > 3 and b
       end)
       local text = H.text(bufnr)
       H.check(text:find('## /rules check\nok', 1, true), 'the check passed', text)

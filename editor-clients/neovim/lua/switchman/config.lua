@@ -36,7 +36,7 @@ M.defaults = {
     -- Show where the draft will route beside the input as you type.
     preview = true,
     -- Enter insert mode in the input area when the chat opens.
-    start_insert = false,
+    start_insert = true,
     -- Buffer-local keys in the chat; set one to false to leave it unmapped.
     keymaps = {
       send = { n = { '<CR>', '<C-s>' }, i = '<C-s>' },

@@ -65,7 +65,7 @@ function M.rules(root, action)
         vim.list_extend(entries, render.lines(answer.text or ''))
       end
     end
-    ui.scratch('switchman://rules/' .. root, entries, { root = root, filetype = 'switchman_rules' })
+    ui.scratch('switchman://rules/' .. vim.fn.fnamemodify(root, ':t'), entries, { root = root, filetype = 'switchman_rules' })
   end)
 end
 

@@ -28,18 +28,25 @@ function M.setup(opts)
   if config.options.autostart then
     for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
       if vim.api.nvim_buf_is_loaded(bufnr) then
-        M.attach(bufnr)
+        M.autostart(bufnr)
       end
     end
   end
 end
 
---- Attach a buffer to Switchman when it is one of its configuration files (autostart).
+--- Attach a buffer to Switchman when it is one of its configuration files; returns the client.
 function M.attach(bufnr)
-  if not config.options.autostart or not vim.api.nvim_buf_is_valid(bufnr) then
+  if not vim.api.nvim_buf_is_valid(bufnr) then
     return nil
   end
   return require('switchman.client').attach(bufnr)
+end
+
+--- A configuration file was opened: attach it unless `autostart` is off (plugin/switchman.lua).
+function M.autostart(bufnr)
+  if config.options.autostart then
+    return M.attach(bufnr)
+  end
 end
 
 --- The statusline text for the current buffer's workspace, e.g. `Switchman: sonnet [sticky]`.

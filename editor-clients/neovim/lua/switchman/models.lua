@@ -43,8 +43,10 @@ function M.short_name(root, id)
   return (id:gsub('^[^:]+:', ''))
 end
 
---- How a model reads in the picker: alias, id, and whether it can be used.
-function M.describe(model, sticky)
+--- How a model reads in the picker: alias, id, tier and whether it can be used. `widths`
+--- ({ alias, id }) aligns the columns.
+function M.describe(model, sticky, widths)
+  widths = widths or { alias = 8, id = 30 }
   local state
   if not model.configured then
     state = 'no API key'
@@ -54,7 +56,17 @@ function M.describe(model, sticky)
     state = 'ready'
   end
   local alias = model.aliases and model.aliases[1] or ''
-  return ('%s %-8s %-32s %-9s %s'):format(model.id == sticky and '●' or ' ', alias, model.id, model.tier or '', state)
+  local line = ('%s %-' .. widths.alias .. 's  %-' .. widths.id .. 's  %-9s %s')
+  return line:format(model.id == sticky and '●' or ' ', alias, model.id, model.tier or '', state)
+end
+
+local function column_widths(list)
+  local widths = { alias = 1, id = 1 }
+  for _, model in ipairs(list) do
+    widths.alias = math.max(widths.alias, #((model.aliases or {})[1] or ''))
+    widths.id = math.max(widths.id, #model.id)
+  end
+  return widths
 end
 
 local function report(err, result)
@@ -86,14 +98,16 @@ function M.pick(root)
     end
     local items = { CLEAR }
     vim.list_extend(items, result.models or {})
+    local widths = column_widths(result.models or {})
+    local sticky = result.sticky_model ~= vim.NIL and result.sticky_model or nil
     vim.ui.select(items, {
       prompt = 'Switchman model for this session',
       kind = 'switchman.model',
       format_item = function(item)
         if item.clear then
-          return (result.sticky_model and '  ' or '● ') .. 'Follow the rules (no sticky model)'
+          return (sticky and '  ' or '● ') .. 'Follow the rules (no sticky model)'
         end
-        return M.describe(item, result.sticky_model)
+        return M.describe(item, sticky, widths)
       end,
     }, function(choice)
       if choice then

@@ -149,6 +149,15 @@ local function tool_names(messages)
   return names
 end
 
+--- A stored tool output in a few words: its only line, or how many lines it had.
+local function output_summary(content)
+  local lines = split(type(content) == 'string' and vim.trim(content) or '')
+  if #lines > 1 then
+    return ('%d lines of output'):format(#lines)
+  end
+  return clip(lines[1], 60)
+end
+
 local function message_lines(message, names)
   local out = {}
   for _, block in ipairs(message.content or {}) do
@@ -159,8 +168,8 @@ local function message_lines(message, names)
     elseif block.type == 'tool_use' then
       table.insert(out, M.tool_call(block))
     elseif block.type == 'tool_result' then
-      local summary = split(block.content)[1]
-      table.insert(out, M.tool_result({ name = names[block.tool_use_id], summary = summary, is_error = block.is_error }))
+      table.insert(out, M.tool_result({ name = names[block.tool_use_id], summary = output_summary(block.content),
+        is_error = block.is_error }))
     end
   end
   return out
@@ -174,27 +183,44 @@ local function turns_by_id(turns)
   return out
 end
 
---- A session's turns as in the chat: each user message, then the answer with its badge.
+--- A session's turns as in the chat: each message, the answer under its badge, the outcome.
 function M.history(root, detail)
   local out, names, turns = {}, tool_names(detail.messages or {}), turns_by_id(detail.turns)
-  local answered = {}
+  local open -- { turn, headed } of the turn being listed
+  local function heading()
+    if open and not open.headed then
+      open.headed = true
+      table.insert(out, { '' })
+      local t = open.turn
+      vim.list_extend(out, M.answer(root, t.model, t.summary, t.decision and t.decision.banners))
+    end
+  end
+  local function close()
+    heading()
+    if open then
+      vim.list_extend(out, M.outcome(root, open.turn))
+    end
+    open = nil
+  end
   for _, message in ipairs(detail.messages or {}) do
     local turn = turns[message.turn_id]
     if message.role == 'user' then
+      close()
       if #out > 0 then
         table.insert(out, { '' })
       end
       table.insert(out, USER_HEADING)
-      vim.list_extend(out, message_lines(message, names))
-    else
-      if turn and not answered[turn.id] then
-        answered[turn.id] = true
-        table.insert(out, { '' })
-        vim.list_extend(out, M.answer(root, turn.model, turn.summary, turn.decision and turn.decision.banners))
-      end
-      vim.list_extend(out, message_lines(message, names))
+      open = turn and { turn = turn, headed = false } or nil
+    elseif turn and (not open or open.turn ~= turn) then
+      close()
+      open = { turn = turn, headed = false }
     end
+    if message.role ~= 'user' then
+      heading()
+    end
+    vim.list_extend(out, message_lines(message, names))
   end
+  close()
   return out
 end
 

@@ -42,7 +42,7 @@ function M.open(root, session_id)
     end
     ui.scratch('switchman://session/' .. session_id, render.transcript(root, detail),
       { root = root, filetype = 'switchman_transcript', split = 'tab split' })
-    vim.bo.syntax = 'markdown'
+    ui.markdown(vim.api.nvim_get_current_buf())
   end)
 end
 

@@ -12,7 +12,7 @@ local HIGHLIGHTS = {
   SwitchmanNotice = 'WarningMsg',
   SwitchmanError = 'ErrorMsg',
   SwitchmanFooter = 'Comment',
-  SwitchmanPreview = 'NonText',
+  SwitchmanPreview = 'Comment',
 }
 
 --- Link the plugin's highlight groups to standard ones (colorschemes may override them).
@@ -54,9 +54,28 @@ function M.put(bufnr, first, last, entries)
   end
 end
 
+--- Highlight a buffer as Markdown (Vim's syntax), without flagging `snake_case` words as
+--- errors as markdown.vim does.
+function M.markdown(bufnr)
+  vim.bo[bufnr].syntax = 'markdown'
+  vim.api.nvim_buf_call(bufnr, function()
+    vim.cmd([[silent! syntax match SwitchmanWordUnderscore "\w\@<=_\w\@="]])
+  end)
+end
+
+--- The buffer named exactly `name`, or nil.
+function M.find_buffer(name)
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(bufnr) == name then
+      return bufnr
+    end
+  end
+  return nil
+end
+
 local function scratch_buffer(name, filetype)
-  local bufnr = vim.fn.bufnr(name)
-  if bufnr == -1 or not vim.api.nvim_buf_is_valid(bufnr) then
+  local bufnr = M.find_buffer(name)
+  if not bufnr then
     bufnr = vim.api.nvim_create_buf(false, true)
     vim.api.nvim_buf_set_name(bufnr, name)
   end

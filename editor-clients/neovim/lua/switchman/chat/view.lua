@@ -8,8 +8,8 @@ View.__index = View
 local preview_ns = vim.api.nvim_create_namespace('switchman_preview')
 
 local function buffer(name, filetype, root)
-  local bufnr = vim.fn.bufnr(name)
-  if bufnr == -1 then
+  local bufnr = ui.find_buffer(name)
+  if not bufnr then
     bufnr = vim.api.nvim_create_buf(false, true)
     vim.api.nvim_buf_set_name(bufnr, name)
   end
@@ -17,18 +17,36 @@ local function buffer(name, filetype, root)
   vim.bo[bufnr].bufhidden = 'hide'
   vim.bo[bufnr].swapfile = false
   vim.bo[bufnr].filetype = filetype
-  vim.bo[bufnr].syntax = 'markdown'
+  ui.markdown(bufnr)
   vim.api.nvim_buf_set_var(bufnr, 'switchman_root', root)
   return bufnr
+end
+
+--- A short buffer name for a root's chat: its folder name, numbered if another root has it.
+local function unique_name(kind, root)
+  local base = ('switchman://%s/%s'):format(kind, vim.fn.fnamemodify(root, ':t'))
+  local name, n = base, 1
+  local bufnr = ui.find_buffer(name)
+  while bufnr do
+    local ok, owner = pcall(vim.api.nvim_buf_get_var, bufnr, 'switchman_root')
+    if ok and owner == root then
+      break
+    end
+    n = n + 1
+    name = base .. '-' .. n
+    bufnr = ui.find_buffer(name)
+  end
+  return name
 end
 
 --- The chat view of a workspace root.
 function View.new(root)
   local self = setmetatable({ root = root, open_line = false, followed_row = 1 }, View)
-  self.transcript = buffer('switchman://chat/' .. root, 'switchman_chat', root)
-  self.input = buffer('switchman://chat-input/' .. root, 'switchman_input', root)
+  self.transcript = buffer(unique_name('chat', root), 'switchman_chat', root)
+  self.input = buffer(unique_name('input', root), 'switchman_input', root)
   vim.bo[self.transcript].modifiable = false
   self.empty = true
+  self:show_preview(nil)
   return self
 end
 
@@ -51,6 +69,9 @@ end
 
 --- Add render entries as new lines at the end of the transcript.
 function View:append(entries)
+  if #entries == 0 then
+    return
+  end
   local first = self.empty and 0 or -1
   ui.put(self.transcript, first, self.empty and 1 or -1, entries)
   self.empty, self.open_line = false, false
@@ -102,12 +123,18 @@ function View:draft()
   return table.concat(vim.api.nvim_buf_get_lines(self.input, 0, -1, false), '\n')
 end
 
---- Show where the draft would route, at the end of the input's first line.
+View.placeholder = 'Message Switchman · <C-s> sends · @alias routes one message · /help'
+
+--- Show where the draft would route at the end of the input's first line (a hint when empty).
 function View:show_preview(text)
   vim.api.nvim_buf_clear_namespace(self.input, preview_ns, 0, -1)
-  if text and text ~= '' then
+  local hint = text and text ~= '' and ('→ ' .. text) or nil
+  if not hint and vim.trim(self:draft()) == '' then
+    hint = View.placeholder
+  end
+  if hint then
     vim.api.nvim_buf_set_extmark(self.input, preview_ns, 0, 0, {
-      virt_text = { { '→ ' .. text, 'SwitchmanPreview' } },
+      virt_text = { { hint, 'SwitchmanPreview' } },
       virt_text_pos = 'eol',
     })
   end

@@ -232,7 +232,6 @@ class SessionManager:
         text, override = self.router.parse(message)
         if not text.strip() and not images:
             raise EmptyMessage(override.token if override else "")
-        self.store.set_current_session(live.workspace, live.id)
         setup = self._start(live, text, images or [], override)
         loop = asyncio.get_running_loop()
         task = loop.create_task(self.runner.run(setup))
@@ -274,9 +273,9 @@ class SessionManager:
         turn = TurnInfo(id=turn_id, session_id=live.id, index=live.turn_count + 1,
                         status="running", model=model.id, started_at=now,
                         summary=short_reason(decision), decision=decision)
-        self.store.begin_turn(turn, user, decision)  # durable before any provider call
-        self.store.touch(live.id, now, title=text.strip().splitlines()[0][:TITLE_LENGTH]
-                         if text.strip() else "(image)")
+        title = text.strip().splitlines()[0][:TITLE_LENGTH] if text.strip() else "(image)"
+        # Durable before any provider call.
+        self.store.begin_turn(turn, user, decision, workspace=live.workspace, title=title)
         live.remember([user])
         live.turn_count += 1
         live.last_model = model.id

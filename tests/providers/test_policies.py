@@ -1,0 +1,75 @@
+"""Retry policy, key redaction and history normalisation."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from switchman.engine.availability import ErrorClass
+from switchman.engine.keys import redact
+from switchman.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from switchman.engine.providers.base import normalize_history
+from switchman.engine.providers.errors import ProviderError, class_for_status
+from switchman.engine.sessions.turn import RetryPolicy
+
+
+def error(error_class: ErrorClass, retry_after: float | None = None) -> ProviderError:
+    return ProviderError(error_class, "x", model="m", retry_after=retry_after)
+
+
+def test_retries_back_off_and_stop() -> None:
+    policy = RetryPolicy(retries=2, base_seconds=0.5)
+    assert policy.delay(0, error(ErrorClass.SERVER)) == 0.5
+    assert policy.delay(1, error(ErrorClass.SERVER)) == 1.0
+    assert policy.delay(2, error(ErrorClass.SERVER)) is None
+
+
+def test_the_providers_wait_is_honoured_unless_too_long() -> None:
+    policy = RetryPolicy()
+    assert policy.delay(0, error(ErrorClass.RATE_LIMIT, retry_after=3)) == 3
+    assert policy.delay(0, error(ErrorClass.RATE_LIMIT, retry_after=600)) is None
+
+
+@pytest.mark.parametrize("error_class", [ErrorClass.AUTH, ErrorClass.BAD_REQUEST])
+def test_permanent_errors_are_not_retried(error_class: ErrorClass) -> None:
+    assert RetryPolicy().delay(0, error(error_class)) is None
+
+
+def test_policy_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SWITCHMAN_RETRIES", "0")
+    monkeypatch.setenv("SWITCHMAN_RETRY_BASE_SECONDS", "0.1")
+    assert RetryPolicy.from_environment() == RetryPolicy(0, 0.1)
+
+
+@pytest.mark.parametrize(("status", "kind", "expected"), [
+    (401, None, ErrorClass.AUTH), (429, None, ErrorClass.RATE_LIMIT),
+    (529, None, ErrorClass.OVERLOADED), (503, None, ErrorClass.OVERLOADED),
+    (500, None, ErrorClass.SERVER), (404, None, ErrorClass.BAD_REQUEST),
+    (200, "overloaded_error", ErrorClass.OVERLOADED), (200, "api_error", ErrorClass.SERVER),
+])
+def test_status_classification(status: int, kind: str | None, expected: ErrorClass) -> None:
+    assert class_for_status(status, kind) is expected
+
+
+def test_redaction_masks_known_and_key_shaped_secrets() -> None:
+    text = "Incorrect API key provided: sk-proj-abcdefgh12345678. Also my-secret-value."
+    cleaned = redact(text, ["my-secret-value"])
+    assert "sk-proj-abcdefgh12345678" not in cleaned
+    assert "my-secret-value" not in cleaned
+    assert cleaned.startswith("Incorrect API key provided: [redacted]")
+
+
+def test_dangling_tool_calls_are_answered() -> None:
+    now = datetime.now(UTC)
+    history = [
+        Message(id="1", session_id="s", turn_id="t", role="user", content=[TextBlock("hi")],
+                created_at=now),
+        Message(id="2", session_id="s", turn_id="t", role="assistant", created_at=now,
+                content=[ToolUseBlock("a", "grep", {}), ToolUseBlock("b", "grep", {})]),
+        Message(id="3", session_id="s", turn_id="t", role="tool", created_at=now,
+                content=[ToolResultBlock("a", "ok")]),
+    ]
+    fixed = normalize_history(history)
+    assert [m.role for m in fixed] == ["user", "assistant", "tool", "tool"]
+    assert fixed[2].content == [ToolResultBlock("b", "The tool call did not complete.", True)]

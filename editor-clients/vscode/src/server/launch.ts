@@ -43,8 +43,9 @@ export function planLaunch(settings: ServerSettings, host: LaunchHost): LaunchPl
   const command = expandHome(settings.serverCommand, host.homeDir);
   const found = findExecutable(command, env, host);
   if (!found) {
+    const where = isPath(command) ? 'was not found (or is not executable)' : 'was not found on PATH';
     return {
-      message: `The Switchman daemon "${settings.serverCommand}" was not found on PATH. `
+      message: `The Switchman daemon "${settings.serverCommand}" ${where}. `
         + 'Install Switchman (pip install switchman), or set switchman.serverCommand to the full path '
         + 'of the switchman program, or switchman.pythonPath to a Python that has it installed.',
       setting: 'switchman.serverCommand',
@@ -79,7 +80,7 @@ export function expandHome(value: string, homeDir: string): string {
 
 /** An absolute or relative path is checked as is; a bare name is looked up on PATH. */
 export function findExecutable(command: string, env: Record<string, string>, host: LaunchHost): string | undefined {
-  if (command.includes('/') || command.includes('\\')) {
+  if (isPath(command)) {
     return host.isExecutable(command) ? command : undefined;
   }
   const separator = host.platform === 'win32' ? ';' : ':';
@@ -92,4 +93,8 @@ export function findExecutable(command: string, env: Record<string, string>, hos
     }
   }
   return undefined;
+}
+
+function isPath(command: string): boolean {
+  return command.includes('/') || command.includes('\\');
 }

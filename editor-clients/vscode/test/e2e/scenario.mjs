@@ -38,10 +38,13 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await badgeExplainsTheChoice(ui, chat);
     await refusedMessageIsShownPlainly(ui, chat);
     await stopCancelsTheAnswer(ui, chat, fake);
+    await commandsAnswer(ui, chat);
     await transcriptSurvivesAReload(ui);
     await statusBarPickerSetsTheModel(ui);
     await sessionsViewOpensTheTranscript(ui);
     await newChatStartsEmpty(ui);
+    await providerFailuresAreShownPlainly(ui, fake);
+    await daemonThatCannotStartSaysHowToFix(ui);
     if (external.length > 0) throw new Error(`the page tried to reach other hosts: ${external.slice(0, 5).join(', ')}`);
   } catch (error) {
     await ui.shot('failure').catch(() => undefined);
@@ -177,6 +180,17 @@ async function stopCancelsTheAnswer(ui, chat, fake) {
   log('Stop cancelled the running answer');
 }
 
+async function commandsAnswer(ui, chat) {
+  await ui.command('Switchman: Check Rules');
+  const output = chat.locator('.entry.command').last();
+  await output.waitFor();
+  log('/rules check answered in the panel:', JSON.stringify((await output.innerText()).split('\n')[0]));
+  await ui.command('Switchman: Why This Model?');
+  await ui.page.locator('.monaco-editor .view-lines', { hasText: 'Chain:' }).first().waitFor();
+  await ui.page.locator('.tab', { hasText: 'Why this model' }).first().waitFor();
+  log('"Why This Model?" opened the explanation of the last turn');
+}
+
 async function transcriptSurvivesAReload(ui) {
   await ui.command('Developer: Reload Webviews');
   const chat = ui.chatFrame();
@@ -223,4 +237,37 @@ async function newChatStartsEmpty(ui) {
   await chat.locator('#empty').waitFor({ state: 'visible' });
   await until('an empty transcript', async () => (await chat.locator('.entry').count()) === 0);
   log('New chat started an empty session');
+}
+
+async function providerFailuresAreShownPlainly(ui, fake) {
+  const chat = ui.chatFrame();
+  await fake.script([{ kind: 'error', status: 401, message: 'bad key' }]);
+  await chat.locator('#input').fill('hello');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.entry.turn[data-status="failed"] .failure', { hasText: 'the API key was refused' }).waitFor();
+  // The provider is now marked down: the next message cannot be routed at all (JSON-RPC error 1006).
+  await chat.locator('#input').fill('hello again');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.entry.error', { hasText: 'no_model_available' }).filter({ hasText: 'No model available' }).waitFor();
+  // The outage banner is in the status bar item's tooltip.
+  await ui.statusItem().hover();
+  await ui.page.locator('.monaco-hover', { hasText: 'currently unavailable' }).first().waitFor();
+  log('failed turn and no_model_available shown:', (await chat.locator('.entry.error').last().innerText()).split('\n').slice(0, 2).join(' | '));
+  await ui.shot('chat-failures');
+}
+
+async function daemonThatCannotStartSaysHowToFix(ui) {
+  // Changing a server setting restarts the daemon; a wrong command must say how to fix it.
+  await ui.command('Preferences: Open User Settings');
+  await ui.page.locator('.settings-editor').waitFor();
+  await ui.page.keyboard.type('switchman.serverCommand');
+  const setting = ui.page.locator('.settings-editor .setting-item-contents', { hasText: 'Server Command' }).first();
+  await setting.locator('input').fill('/nonexistent/switchman');
+  const toast = ui.page.locator('.notifications-toasts .notification-toast', { hasText: '"/nonexistent/switchman" was not found' });
+  await toast.waitFor();
+  await ui.statusItem().locator('.codicon-error').waitFor();
+  await ui.shot('daemon-start-failure');
+  await toast.locator('.monaco-button', { hasText: 'Open Settings' }).click();
+  await ui.page.locator('.settings-editor .setting-item-contents', { hasText: 'Server Command' }).first().waitFor();
+  log('start failure explained; "Open Settings" shows switchman.serverCommand');
 }

@@ -29,6 +29,9 @@ describe('planLaunch', () => {
     assert.ok(isLaunchProblem(missing));
     assert.equal(missing.setting, 'switchman.serverCommand');
     assert.match(missing.message, /not found on PATH.*pip install switchman/);
+    const badPath = planLaunch({ ...defaults, serverCommand: '/opt/nope/switchman' }, host([]));
+    assert.ok(isLaunchProblem(badPath));
+    assert.match(badPath.message, /"\/opt\/nope\/switchman" was not found \(or is not executable\)/);
     const badPython = planLaunch({ ...defaults, pythonPath: '/nope/python' }, host([]));
     assert.ok(isLaunchProblem(badPython) && badPython.setting === 'switchman.pythonPath');
   });

@@ -74,11 +74,11 @@ class NeovimRun:
         print(done.stdout)  # shown with -s, and by pytest when a later assertion fails
         return done
 
-    def lsp_log(self) -> str:
-        """The tail of Neovim's LSP log (the daemon's stderr lands there)."""
+    def lsp_log(self, limit: int = 6000) -> str:
+        """The end of Neovim's LSP log (the daemon's stderr lands there)."""
         logs = [p for p in self.home.rglob("lsp.log") if p.is_file()]
-        tails = [f"\n--- {p} (last 60 lines) ---\n" + "\n".join(
-            p.read_text("utf-8", "replace").splitlines()[-60:]) for p in logs]
+        tails = [f"\n--- {p} (last {limit} characters) ---\n"
+                 + p.read_text("utf-8", "replace")[-limit:] for p in logs]
         return "".join(tails)
 
 
@@ -146,6 +146,10 @@ def test_model_command_changes_the_statusline(neovim: NeovimRun) -> None:
 
 def test_checkhealth_reports_ok(neovim: NeovimRun) -> None:
     neovim.run("test_health.lua")
+
+
+def test_pure_parts_statusline_rendering_sessions_paths(neovim: NeovimRun) -> None:
+    neovim.run("test_units.lua")
 
 
 def test_a_lua_error_in_a_callback_fails_the_run(neovim: NeovimRun) -> None:

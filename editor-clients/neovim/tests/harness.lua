@@ -133,6 +133,25 @@ function H.clients()
   return (vim.lsp.get_clients or vim.lsp.get_active_clients)()
 end
 
+--- Process ids of this Neovim's child processes whose command line contains `needle` (Linux).
+function H.child_pids(needle)
+  local pids = {}
+  local self_pid = vim.fn.getpid()
+  for _, task in ipairs(vim.fn.glob('/proc/' .. self_pid .. '/task/*/children', false, true)) do
+    for pid in table.concat(vim.fn.readfile(task), ' '):gmatch('%d+') do
+      local file = io.open('/proc/' .. pid .. '/cmdline', 'rb')
+      local cmdline = file and file:read('*a'):gsub('%z', ' ') or ''
+      if file then
+        file:close()
+      end
+      if cmdline:find(needle, 1, true) then
+        table.insert(pids, tonumber(pid))
+      end
+    end
+  end
+  return pids
+end
+
 --- The LSP clients attached to a buffer.
 function H.buf_clients(bufnr)
   if vim.lsp.get_clients then

@@ -176,4 +176,33 @@ return {
         1, true), 'the failed turn', H.lines(transcript()))
     end,
   },
+  {
+    'the daemon dying mid-turn is shown plainly; the next :Switchman chat starts it again',
+    function()
+      H.script({ { kind = 'text', chunks = { 'partial', 'never' }, fault = { kind = 'stall', after_chunks = 1 } } })
+      type_and_send('this turn will not finish')
+      H.wait_text(transcript(), 'partial')
+      local pids = H.child_pids('switchman serve')
+      H.eq(1, #pids, 'one daemon')
+      H.notifications = {}
+      vim.loop.kill(pids[1], 'sigkill')
+      H.wait_text(transcript(), '✗ The Switchman daemon stopped during this turn.')
+      H.check(chat.turn == nil, 'the chat is free again')
+      H.wait_for('an error notification', function()
+        for _, n in ipairs(H.notifications) do
+          if n.level == vim.log.levels.ERROR and n.message:find('Switchman: the daemon for ', 1, true) then
+            return true
+          end
+        end
+      end, nil, function()
+        return H.notifications
+      end)
+      H.eq('', require('switchman').statusline(), 'no status without a daemon')
+      H.fake('POST', '/_fake/release')
+      vim.cmd('Switchman chat')
+      type_and_send('are you back?')
+      H.wait_text(transcript(), 'Echo: are you back?')
+      wait_idle()
+    end,
+  },
 }

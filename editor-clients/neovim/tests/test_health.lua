@@ -61,4 +61,22 @@ return {
         'an actionable message', n.message)
     end,
   },
+  {
+    'the help file has valid tags and :help finds the commands',
+    function()
+      local plugin = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h')
+      local copy = vim.fn.tempname()
+      vim.fn.mkdir(copy .. '/doc', 'p')
+      vim.fn.writefile(vim.fn.readfile(plugin .. '/doc/switchman.txt'), copy .. '/doc/switchman.txt')
+      vim.cmd('helptags ' .. vim.fn.fnameescape(copy .. '/doc'))
+      H.eq('', vim.v.errmsg, 'no duplicate or broken tags')
+      vim.opt.runtimepath:append(copy)
+      for _, tag in ipairs({ 'switchman', 'switchman-setup', ':Switchman-model', 'switchman.statusline()',
+        'switchman-chat-keys', 'switchman-health' }) do
+        vim.cmd('help ' .. vim.fn.escape(tag, ' '))
+        H.check(vim.api.nvim_buf_get_name(0):find('switchman.txt$'), ':help ' .. tag)
+        vim.cmd('helpclose')
+      end
+    end,
+  },
 }

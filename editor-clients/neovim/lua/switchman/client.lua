@@ -82,15 +82,18 @@ local function on_exit(code, signal, client_id)
     for _, fn in ipairs(listeners.exit or {}) do
       fn(root, { code = code, signal = signal, expected = expected })
     end
-    if not expected and code ~= 0 then
+    if not expected then
+      local crashed = code ~= 0 or (signal or 0) ~= 0
       vim.notify(
-        ('Switchman: the daemon for %s exited (code %d, signal %d). :Switchman restart starts it again; '
-          .. ':checkhealth switchman and :lua vim.cmd.edit(vim.lsp.get_log_path()) tell more.'):format(
+        ('Switchman: the daemon for %s %s (code %d, signal %d). :Switchman restart starts it again; '
+          .. ':checkhealth switchman and the LSP log (%s) tell more.'):format(
           root or '?',
+          crashed and 'exited unexpectedly' or 'stopped',
           code or -1,
-          signal or 0
+          signal or 0,
+          vim.lsp.get_log_path()
         ),
-        vim.log.levels.ERROR
+        crashed and vim.log.levels.ERROR or vim.log.levels.INFO
       )
     end
   end)

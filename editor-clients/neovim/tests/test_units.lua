@@ -1,0 +1,117 @@
+-- The pure parts, without a daemon: statusline text, rendering, session nesting, paths.
+local H = require('harness')
+local config = require('switchman.config')
+local render = require('switchman.render')
+local sessions = require('switchman.sessions')
+local status = require('switchman.status')
+local workspace = require('switchman.workspace')
+
+local ROOT = '/nowhere'
+local HAIKU, SONNET, OPUS = 'anthropic:claude-haiku-4-5', 'anthropic:claude-sonnet-4-6', 'anthropic:claude-opus-4-7'
+
+local function record(fields)
+  return vim.tbl_extend('force', { active_model = nil, sticky_model = nil, pending_swap = nil, turn_in_flight = false,
+    banners = {}, config_errors = 0 }, fields)
+end
+
+local function session(id, workers)
+  return { id = id, title = 'task ' .. id, updated_at = '2026-05-08T14:23:19.004Z', turn_count = 1, cost_usd = '0.01',
+    last_model = HAIKU, workers = workers or {} }
+end
+
+return {
+  {
+    'statusline text for each state of the status notification',
+    function()
+      H.eq('Switchman: rules', status.format(ROOT, record({})))
+      H.eq('Switchman: claude-haiku-4-5', status.format(ROOT, record({ active_model = HAIKU })), 'no aliases cached')
+      H.eq('Switchman: claude-sonnet-4-6 [sticky]', status.format(ROOT, record({ active_model = HAIKU,
+        sticky_model = SONNET })), 'the sticky model wins over the last one')
+      H.eq('Switchman: claude-haiku-4-5 → claude-opus-4-7 …', status.format(ROOT, record({ active_model = HAIKU,
+        pending_swap = { model = OPUS }, turn_in_flight = true })))
+      H.eq('Switchman: claude-sonnet-4-6 [sticky] → rules', status.format(ROOT, record({ sticky_model = SONNET,
+        pending_swap = { model = vim.NIL } })), 'a pending clear')
+      H.eq('Switchman: rules ✗ config', status.format(ROOT, record({ config_errors = 2 })))
+      H.eq('Switchman: claude-haiku-4-5 ⚠ anthropic:claude-opus-4-7 currently una… (+1)', status.format(ROOT,
+        record({ active_model = HAIKU, banners = { 'anthropic:claude-opus-4-7 currently unavailable.', 'b' } })))
+    end,
+  },
+  {
+    'statusline pieces come from setup()',
+    function()
+      config.apply({ statusline = { prefix = '', sticky = '*' } })
+      H.eq('claude-sonnet-4-6*', status.format(ROOT, record({ sticky_model = SONNET })))
+      config.apply({})
+    end,
+  },
+  {
+    'the route badge and the outcome line',
+    function()
+      H.eq('[claude-haiku-4-5 · rule: fast for commits]', render.badge(ROOT, HAIKU, 'rule: fast for commits'))
+      H.eq('[/rules]', render.badge(ROOT, nil, '/rules'))
+      local failed = render.outcome(ROOT, { status = 'failed', model = SONNET, cost_usd = '0',
+        error = { code = 'provider_error', message = 'anthropic: server error (500)\nsend it again' },
+        usage = { input_tokens = 0, output_tokens = 0 } })
+      H.eq({ '✗ anthropic: server error (500)', 'send it again', '  claude-sonnet-4-6 · $0 · 0 in / 0 out tokens' },
+        vim.tbl_map(function(l)
+          return l[1]
+        end, failed))
+    end,
+  },
+  {
+    'a no-model-available error shows the explanation the daemon rendered',
+    function()
+      local lines = render.rpc_error({ code = 1006, message = 'No model available for this message.',
+        data = { code = 'no_model_available', text = 'Chain:\n  [1] ...' } })
+      H.eq({ '✗ No model available for this message.', 'Chain:', '  [1] ...' }, vim.tbl_map(function(l)
+        return l[1]
+      end, lines))
+    end,
+  },
+  {
+    'sessions: workers are nested under their planner',
+    function()
+      local flat = sessions.flatten({ session('b', { session('b1'), session('b2', { session('b2a') }) }), session('a') })
+      H.eq({ 'b:0', 'b1:1', 'b2:1', 'b2a:2', 'a:0' }, vim.tbl_map(function(item)
+        return item.session.id .. ':' .. item.depth
+      end, flat))
+      H.eq('  ↳ 2026-05-08 14:23  task b1  (1 turn · $0.01 · claude-haiku-4-5)', sessions.describe(ROOT, flat[2], 'a'):sub(3))
+      H.check(sessions.describe(ROOT, flat[5], 'a'):find('^● '), 'the current session is marked')
+    end,
+  },
+  {
+    'the daemon and version commands',
+    function()
+      H.eq({ 'switchman', '--version' }, config.version_cmd())
+      config.apply({ cmd = { 'uvx', 'switchman', 'serve', '--log-level', 'debug' } })
+      H.eq({ 'uvx', 'switchman', '--version' }, config.version_cmd())
+      config.apply({ python = '/opt/py/bin/python3' })
+      H.eq({ '/opt/py/bin/python3', '-m', 'switchman.server.cli', 'serve' }, config.server_cmd())
+      config.apply({})
+    end,
+  },
+  {
+    'which files are Switchman configuration, and the workspace of each',
+    function()
+      local base = vim.fn.tempname()
+      local cfg, project = base .. '/cfg', base .. '/project'
+      vim.fn.mkdir(cfg, 'p')
+      vim.fn.mkdir(project .. '/.switchman', 'p')
+      vim.fn.mkdir(project .. '/src/deep', 'p')
+      config.apply({ config_dir = cfg })
+      H.eq('routing', workspace.config_kind(cfg .. '/routing.yaml'))
+      H.eq('models', workspace.config_kind(cfg .. '/models.yaml'))
+      H.eq('workspace', workspace.config_kind(project .. '/.switchman/routing.yaml'))
+      H.eq(nil, workspace.config_kind(project .. '/routing.yaml'))
+      H.eq(nil, workspace.config_kind(project .. '/.switchman/models.yaml'))
+      H.eq(workspace.normalize(project), workspace.root_for_path(project .. '/.switchman/routing.yaml'))
+      H.eq(workspace.normalize(project), workspace.root_for_path(project .. '/src/deep/x.py'), 'found by marker')
+      config.apply({})
+      vim.env.XDG_CONFIG_HOME = base .. '/xdg'
+      local saved = vim.env.SWITCHMAN_CONFIG_DIR
+      vim.env.SWITCHMAN_CONFIG_DIR = nil
+      H.eq(base .. '/xdg/switchman', workspace.config_dir(), 'the platform folder (Linux)')
+      vim.env.SWITCHMAN_CONFIG_DIR = saved
+    end,
+  },
+}

@@ -125,6 +125,19 @@ return {
     end,
   },
   {
+    '<C-x><C-u> in the input completes @aliases and slash commands',
+    function()
+      vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.input)[1])
+      H.feed('S@son<C-x><C-u><Esc>')
+      H.eq({ '@sonnet' }, H.lines(chat.view.input))
+      H.feed('S/rules ch<C-x><C-u><Esc>')
+      H.eq({ '/rules check' }, H.lines(chat.view.input))
+      H.feed('S/model hai<C-x><C-u><Esc>')
+      H.eq({ '/model haiku' }, H.lines(chat.view.input))
+      vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, { '' })
+    end,
+  },
+  {
     'the input shows where the draft would route before sending',
     function()
       vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.input)[1])

@@ -258,8 +258,44 @@ local function set_keymaps(chat)
   end
 end
 
+local function completion_items(root, prefix)
+  local items = {}
+  local function add(word, menu)
+    if vim.startswith(word, prefix) then
+      table.insert(items, { word = word, menu = menu })
+    end
+  end
+  local known = (models.cached(root) or {}).models or {}
+  if prefix:match('^@') then
+    for _, model in ipairs(known) do
+      for _, alias in ipairs(model.aliases or {}) do
+        add('@' .. alias, model.id)
+      end
+    end
+    return items
+  end
+  for _, command in ipairs(protocol.slash_commands) do
+    add(command)
+  end
+  for _, model in ipairs(known) do
+    add('/model ' .. ((model.aliases or {})[1] or model.id), model.id)
+  end
+  return items
+end
+
+--- 'completefunc' of the chat input: `@alias` and slash commands at the start of a message.
+function M.complete(findstart, base)
+  local before = vim.api.nvim_get_current_line():sub(1, vim.api.nvim_win_get_cursor(0)[2])
+  if findstart == 1 then
+    local start = before:match('^%s*()/') or before:match('^%s*()@%S*$')
+    return start and start - 1 or -3
+  end
+  return completion_items(vim.b.switchman_root, base)
+end
+
 local function new_chat(root)
   local chat = setmetatable({ root = root, view = View.new(root) }, Chat)
+  vim.bo[chat.view.input].completefunc = "v:lua.require'switchman.chat'.complete"
   set_keymaps(chat)
   if config.options.chat.preview then
     vim.api.nvim_buf_attach(chat.view.input, false, {

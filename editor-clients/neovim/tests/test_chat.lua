@@ -63,6 +63,19 @@ return {
     end,
   },
   {
+    'cancelling before the turn has an id sends $/cancelRequest; the turn still ends cancelled',
+    function()
+      H.script({ { kind = 'text', chunks = { 'x', 'y' }, fault = { kind = 'stall', after_chunks = 1 } } })
+      type_and_send('cancel me at once')
+      H.check(chat.turn and not chat.turn.turn_id, 'no routeDecided handled yet')
+      vim.cmd('Switchman cancel')
+      wait_idle()
+      H.check(H.text(transcript()):find('## You\ncancel me at once\n\n## Switchman [sonnet · global default]\n', 1, true)
+        and H.lines(transcript())[#H.lines(transcript()) - 1] == '(cancelled)', 'cancelled', H.lines(transcript()))
+      H.fake('POST', '/_fake/release')
+    end,
+  },
+  {
     'a full answer streams in chunk by chunk, with newlines, and ends with model and cost',
     function()
       H.script({ { kind = 'text', chunks = { 'First line\nsec', 'ond line', '\nthird' } } })

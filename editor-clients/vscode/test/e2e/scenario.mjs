@@ -61,9 +61,11 @@ class Workbench {
     this.count = 0;
   }
 
-  async shot(name) {
+  /** A screenshot kept with the run's artifacts: the page, one element (a locator) or a `{ clip }`. */
+  async shot(name, target = {}) {
     const file = join(this.artifacts, `${String(++this.count).padStart(2, '0')}-${name}.png`);
-    await this.page.screenshot({ path: file });
+    if (typeof target.screenshot === 'function') await target.screenshot({ path: file });
+    else await this.page.screenshot({ path: file, ...target });
     log('screenshot', file);
   }
 
@@ -110,6 +112,8 @@ async function brokenRoutingFileIsFlagged(ui) {
   await hover.first().waitFor();
   log('hover:', (await hover.first().innerText()).split('\n')[0]);
   await ui.shot('routing-yaml-diagnostic');
+  const editor = await ui.page.locator('.part.editor').boundingBox();
+  await ui.shot('routing-yaml-hover', { clip: { x: editor.x, y: editor.y, width: Math.min(editor.width, 920), height: 200 } });
   await ui.page.keyboard.press('Escape');
 }
 
@@ -206,6 +210,7 @@ async function statusBarPickerSetsTheModel(ui) {
   await rows.filter({ hasText: 'Claude Opus 4.7' }).first().waitFor();
   await rows.filter({ hasText: 'available' }).first().waitFor();
   await ui.shot('status-bar-model-picker');
+  await ui.shot('model-picker', ui.page.locator('.quick-input-widget'));
   await ui.page.locator('.quick-input-widget input.input').fill('opus');
   await rows.filter({ hasText: 'Claude Opus 4.7' }).first().click();
   await ui.statusItem().filter({ hasText: 'opus' }).waitFor();

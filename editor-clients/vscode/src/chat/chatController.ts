@@ -185,6 +185,7 @@ export class ChatController implements Disposable {
       this.postToView({ type: 'reset', folders, workspace: folder?.uri ?? null, sessionId: null, entries: [] });
       return;
     }
+    this.workspace = folder.uri; // the panel shows this folder until the user picks another
     const live = this.live && sameWorkspace(this.live.workspace, folder.uri) ? this.live : undefined;
     let sessionId: string | null = null;
     let entries: ReturnType<typeof transcriptEntries> = [];

@@ -121,6 +121,19 @@ describe('ChatController', () => {
     assert.deepEqual(previews, ['→ claude-haiku-4-5 · rule: fast for commits']);
   });
 
+  it('keeps talking to the folder it shows, whatever editor becomes active', async () => {
+    const connection = new FakeConnection();
+    const folders = new FakeFolders([{ uri: WS, name: 'app' }, { uri: 'file:///home/me/lib', name: 'lib' }]);
+    const controller = new ChatController(connection, folders, new FakeStatuses(),
+      () => ({ routePreview: true, previewDelayMs: 0 }), { openSettings: () => undefined, restartServer: () => undefined });
+    connection.answer(Requests.sessions, () => ({ current_session_id: null, sessions: [] }));
+    await controller.handle({ type: 'ready' });
+    folders.active = () => folders.folders[1];
+    assert.equal(controller.currentFolder?.name, 'app');
+    await controller.handle({ type: 'selectWorkspace', uri: 'file:///home/me/lib' });
+    assert.equal(controller.currentFolder?.name, 'lib');
+  });
+
   it('starts a new chat with an empty transcript', async () => {
     const { connection, controller, posted } = setup();
     connection.answer(Requests.newSession, () => ({ session: { id: 'S2' } }));

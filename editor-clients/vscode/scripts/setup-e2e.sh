@@ -118,12 +118,12 @@ package_extension() {
 main() {
   check_node
   npm_env
-  mkdir -p "$E2E"
   if $DEPS_ONLY; then
     step "npm ci (extension)" install_extension_deps
     return
   fi
   check_system
+  mkdir -p "$E2E"
   step "npm ci (extension)" install_extension_deps
   step "code-server $CODE_SERVER_VERSION" install_code_server
   step "build + package .vsix" package_extension

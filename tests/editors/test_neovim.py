@@ -51,7 +51,6 @@ def daemon_command() -> Path:
 class NeovimRun:
     """Folders and environment for one headless Neovim against the daemon."""
 
-    nvim: str
     home: Path
     config: Path
     workspace: Path
@@ -59,7 +58,7 @@ class NeovimRun:
 
     def run(self, script: str) -> subprocess.CompletedProcess[str]:
         """Run one Lua test file; fail the test with Neovim's output unless it exits 0."""
-        command = [self.nvim, "--headless", "-u", str(MINIMAL_INIT), "-i", "NONE", "-n",
+        command = [nvim_binary(), "--headless", "-u", str(MINIMAL_INIT), "-i", "NONE", "-n",
                    "-c", f"lua require('harness').main('{PLUGIN / 'tests' / script}')"]
         try:
             done = subprocess.run(command, cwd=self.workspace, env=self.env, text=True,
@@ -104,7 +103,6 @@ def fake() -> Iterator[FakeProvider]:
 @pytest.fixture
 def neovim(tmp_path: Path, fake: FakeProvider) -> NeovimRun:
     """Isolated HOME/XDG, Switchman config and data folders, and a small workspace."""
-    nvim = nvim_binary()
     home, config, data = tmp_path / "home", tmp_path / "switchman-config", tmp_path / "data"
     workspace = tmp_path / "project"
     for folder in (home, config, data, workspace / "src"):
@@ -128,7 +126,7 @@ def neovim(tmp_path: Path, fake: FakeProvider) -> NeovimRun:
         SWITCHMAN_TEST_WORKSPACE=str(workspace),
         SWITCHMAN_FAKE_URL=fake.base_url,
     )
-    return NeovimRun(nvim, home, config, workspace, env)
+    return NeovimRun(home, config, workspace, env)
 
 
 def test_broken_routing_yaml_shows_a_diagnostic_at_its_line_and_it_clears(

@@ -34,10 +34,12 @@ function Chat:send(text)
   end
   self.view:gap()
   self.view:append(render.user(text))
-  self.turn = { streamed = '', answered = false }
+  local turn = { streamed = '', answered = false }
+  self.turn = turn
   local params = { workspace = workspace.uri(self.root), message = text }
-  self.turn.request_id = client.request(self.root, protocol.request.chat, params, function(err, result)
-    self:finish(err, result)
+  -- on_done may run at once (the daemon cannot start): then `turn` is already finished.
+  turn.request_id = client.request(self.root, protocol.request.chat, params, function(err, result)
+    self:finish(turn, err, result)
   end)
   return true
 end
@@ -85,8 +87,10 @@ function Chat:delta(params)
 end
 
 --- The answer to `switchman/chat`: the outcome of the turn, a command's output, or an error.
-function Chat:finish(err, result)
-  local turn = self.turn or { streamed = '', answered = false }
+function Chat:finish(turn, err, result)
+  if self.turn ~= turn then
+    return -- given up on (the daemon stopped)
+  end
   self.turn = nil
   if err then
     self.view:append(render.rpc_error(err))
@@ -132,7 +136,7 @@ end
 function Chat:daemon_stopped()
   if self.turn then
     self.turn = nil
-    self.view:append(render.failure('The Switchman daemon stopped during this turn. :Switchman restart starts it again.'))
+    self.view:append(render.failure('The Switchman daemon stopped during this turn; sending again starts it.'))
   end
 end
 

@@ -25,6 +25,10 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     const local = /^(http|ws):\/\/127\.0\.0\.1[:/]|^(data|blob|vscode-[a-z-]+):|^https:\/\/[^/]+\.vscode-resource\.vscode-cdn\.net\//;
     if (!local.test(request.url())) external.push(request.url());
   });
+  const consoleErrors = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push({ text: message.text(), url: message.location().url ?? '' });
+  });
   const ui = new Workbench(page, artifacts);
   try {
     await page.goto(`${url}/?folder=${encodeURIComponent(workspace)}`);
@@ -45,6 +49,10 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await newChatStartsEmpty(ui);
     await providerFailuresAreShownPlainly(ui, fake);
     await daemonThatCannotStartSaysHowToFix(ui);
+    // CSP violations anywhere, or errors raised by the chat webview's script, fail the run.
+    const ours = consoleErrors.filter((e) => /Content Security Policy/.test(e.text) || /switchman\.switchman|webview\.js/.test(e.url));
+    if (ours.length > 0) throw new Error(`console errors from the extension:\n${ours.map((e) => `${e.text} (${e.url})`).join('\n')}`);
+    log(`console errors: ${consoleErrors.length}, none from the extension's webview`);
     if (external.length > 0) throw new Error(`the page tried to reach other hosts: ${external.slice(0, 5).join(', ')}`);
   } catch (error) {
     await ui.shot('failure').catch(() => undefined);

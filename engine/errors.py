@@ -76,9 +76,10 @@ class EmptyMessage(RoutingError):
 
     code = "empty_message"
 
-    def __init__(self, token: str) -> None:
+    def __init__(self, token: str = "") -> None:
         self.token = token
-        super().__init__(f"Nothing to send after '@{token}'. Type your message after the alias.")
+        super().__init__(f"Nothing to send after '@{token}'. Type your message after the alias."
+                         if token else "Nothing to send: the message is empty.")
 
 
 class NoModelAvailable(RoutingError):

@@ -231,7 +231,7 @@ class SessionManager:
             raise TurnInProgress(live.running.turn_id)
         text, override = self.router.parse(message)
         if not text.strip() and not images:
-            raise EmptyMessage(override.token if override else "")
+            raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
         setup = self._start(live, text, images or [], override)
         loop = asyncio.get_running_loop()
         task = loop.create_task(self.runner.run(setup))

@@ -173,7 +173,11 @@ async def test_a_second_message_during_a_turn_is_refused(
     assert (await pending)["status"] == "completed"
 
 
-async def test_bad_params_are_invalid_params(client: SwitchmanClient) -> None:
+async def test_bad_params_are_invalid_params(client: SwitchmanClient, daemon: Daemon) -> None:
+    with pytest.raises(JsonRpcException) as caught:
+        await chat(client, daemon, "   ")
+    assert caught.value.data["code"] == "empty_message"
+    assert caught.value.message == "Nothing to send: the message is empty."
     with pytest.raises(JsonRpcException) as caught:
         await client.request(methods.CHAT, {"message": 3})
     assert caught.value.code == -32602

@@ -22,3 +22,7 @@ def _all() -> list[Register]:
 
 
 FEATURES: list[Register] = _all()
+
+from switchman.server.features import config_editing  # noqa: E402 - registered after the others
+
+FEATURES.append(config_editing.register)

@@ -19,14 +19,14 @@ from typing import Any
 
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
-from pytest_lsp.client import register_lsp_features
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from switchman.server.wire import plain_params_converter
 
 CLIENTS = ["visual-studio-code", "neovim"]
 """The editors whose capabilities end-to-end tests are parametrised over."""
 
-SERVER_COMMAND = [sys.executable, "-m", "switchman.server.cli", "serve"]
+SERVER_COMMAND = [sys.executable, "-m", "switchman.server"]
 TIMEOUT = 20.0
 
 
@@ -37,7 +37,9 @@ class SwitchmanClient(LanguageClient):
         super().__init__(converter_factory=plain_params_converter)
         self.received: dict[str, list[Any]] = defaultdict(list)
         self._changed = asyncio.Condition()
-        register_lsp_features(self)
+        self.initialize_result: types.InitializeResult | None = None
+        register_lsp_features(self, {**DEFAULT_CLIENT_FEATURES,
+                                     types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _on_diagnostics})
 
     def record(self, method: str, params: Any) -> None:
         """Store a notification and wake waiters."""
@@ -64,12 +66,28 @@ class SwitchmanClient(LanguageClient):
 
     async def request(self, method: str, params: Any) -> Any:
         """Send a custom request and return its result (raises on an error response)."""
-        return await asyncio.wait_for(self.protocol.send_request_async(method, params), TIMEOUT)
+        return await asyncio.wait_for(
+            self.protocol.send_request_async(method, params),  # type: ignore[no-untyped-call]
+            TIMEOUT)
+
+    @property
+    def position_encoding(self) -> str:
+        """The position encoding the server chose (UTF-16 unless it said otherwise)."""
+        result = self.initialize_result
+        chosen = result.capabilities.position_encoding if result is not None else None
+        chosen = chosen or types.PositionEncodingKind.Utf16
+        return str(getattr(chosen, "value", chosen))
 
     def listen(self, *methods: str) -> None:
         """Record notifications of these methods."""
         for method in methods:
             self.feature(method)(lambda params, m=method: self.record(m, params))
+
+
+def _on_diagnostics(client: SwitchmanClient, params: types.PublishDiagnosticsParams) -> None:
+    """Keep pytest-lsp's ``client.diagnostics``; also record the notification, waking waiters."""
+    client.diagnostics[params.uri] = params.diagnostics
+    client.record(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
 
 
 def server_env(config_dir: Path, data_dir: Path, extra: dict[str, str] | None = None) -> dict[
@@ -97,7 +115,7 @@ async def running_server(
     await client.start_io(*SERVER_COMMAND, env=env)
     folders = [types.WorkspaceFolder(uri=w.as_uri(), name=w.name) for w in workspaces or []]
     try:
-        await client.initialize_session(types.InitializeParams(
+        client.initialize_result = await client.initialize_session(types.InitializeParams(
             capabilities=client_capabilities(capabilities),
             workspace_folders=folders or None,
             root_uri=folders[0].uri if folders else None,
@@ -106,4 +124,8 @@ async def running_server(
         yield client
         await client.shutdown_session()
     finally:
-        await client.stop()
+        process = client._server
+        failed = sys.exc_info()[0] is not None or client.error is not None
+        if failed and process is not None and process.returncode is None:
+            process.kill()  # a failed test must not wait forever for a server never told to exit
+        await client.stop()  # type: ignore[no-untyped-call]

@@ -1,0 +1,186 @@
+"""Configuration files open in an editor, checked from their unsaved text.
+
+Switchman checks its own files only: ``models.yaml`` and ``routing.yaml`` in
+the user's config folder and any workspace's ``.switchman/routing.yaml``.
+Other files that happen to share those names belong to other tools and are
+left alone.
+
+Routing files are checked against the ``models.yaml`` being edited beside them
+while it is open (its last valid text while it has errors), otherwise against
+the one on disk, so deleting a model in one buffer flags its uses in another
+before anything is saved.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from switchman.engine.config.advice import advise
+from switchman.engine.config.builtin import builtin_models_values, builtin_routing_values
+from switchman.engine.config.check import FileKind, check_doc
+from switchman.engine.config.chunked import ChunkedParser
+from switchman.engine.config.models_file import check_models_doc
+from switchman.engine.config.paths import WORKSPACE_DIR
+from switchman.engine.config.policy import RoutingPolicy, Tiers
+from switchman.engine.config.problems import Problem, sort_problems
+from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.config.routing_file import check_routing_doc
+from switchman.engine.config.schema import TIER_NAMES
+from switchman.engine.config.store import ConfigStore
+from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
+
+MODELS_FILE = "models.yaml"
+ROUTING_FILE = "routing.yaml"
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One checked version of a document."""
+
+    text: str
+    doc: YamlDocument
+    problems: list[Problem]
+    registry: ModelRegistry
+
+
+@dataclass
+class _Open:
+    """An open document: its latest text and how it was last checked."""
+
+    kind: FileKind
+    text: str
+    parser: ChunkedParser = field(default_factory=ChunkedParser)
+    analysis: Analysis | None = None
+
+
+class ConfigDocuments:
+    """The Switchman configuration files open in the editor."""
+
+    def __init__(self, directory: Path, environ: Mapping[str, str] = os.environ) -> None:
+        self.directory = directory.expanduser().resolve()
+        self.environ = environ
+        self._store = ConfigStore(self.directory)
+        self._open: dict[Path, _Open] = {}
+        self._models: tuple[str, ModelRegistry | None] | None = None
+        self._models_good: ModelRegistry | None = None
+
+    # -- which files ------------------------------------------------------------
+
+    def kind_of(self, path: str | Path) -> FileKind | None:
+        """The kind of a file Switchman checks; None for every other file."""
+        resolved = Path(path).expanduser().resolve()
+        if resolved.parent == self.directory:
+            return {MODELS_FILE: FileKind.MODELS, ROUTING_FILE: FileKind.ROUTING}.get(
+                resolved.name)
+        if resolved.name == ROUTING_FILE and resolved.parent.name == WORKSPACE_DIR:
+            return FileKind.WORKSPACE
+        return None
+
+    @property
+    def models_path(self) -> Path:
+        """The user's models.yaml."""
+        return self.directory / MODELS_FILE
+
+    # -- the editor's buffers ------------------------------------------------------
+
+    def update(self, path: str | Path, text: str) -> list[Path]:
+        """Record a document's new text (on open or change); return the documents to re-check."""
+        resolved = Path(path).expanduser().resolve()
+        kind = self.kind_of(resolved)
+        if kind is None:
+            return []
+        entry = self._open.get(resolved)
+        if entry is None:
+            self._open[resolved] = _Open(kind, text)
+        else:
+            entry.text = text
+        return [resolved, *self._dependents(resolved)]
+
+    def close(self, path: str | Path) -> list[Path]:
+        """Forget a closed document; return the open documents to re-check."""
+        resolved = Path(path).expanduser().resolve()
+        if self._open.pop(resolved, None) is None:
+            return []
+        if resolved == self.models_path:
+            self._models = self._models_good = None
+        return self._dependents(resolved)
+
+    def is_open(self, path: str | Path) -> bool:
+        """Whether a checked document is open at ``path``."""
+        return Path(path).expanduser().resolve() in self._open
+
+    def text(self, path: str | Path) -> str | None:
+        """The latest text of an open document."""
+        entry = self._open.get(Path(path).expanduser().resolve())
+        return entry.text if entry else None
+
+    def _dependents(self, path: Path) -> list[Path]:
+        if path != self.models_path:
+            return []
+        return [p for p, entry in self._open.items() if entry.kind is not FileKind.MODELS]
+
+    # -- checking ------------------------------------------------------------------
+
+    def check(self, path: str | Path) -> Analysis | None:
+        """Check an open document's latest text (re-used while text and registry are unchanged)."""
+        resolved = Path(path).expanduser().resolve()
+        entry = self._open.get(resolved)
+        if entry is None:
+            return None
+        registry = self.registry()
+        last = entry.analysis
+        if last is not None and last.text == entry.text and last.registry is registry:
+            return last
+        doc = entry.parser.parse(entry.text, str(resolved))
+        problems = check_doc(entry.kind, doc, registry)
+        problems += advise(entry.kind, doc, registry, self.environ)
+        entry.analysis = Analysis(entry.text, doc, sort_problems(problems), registry)
+        return entry.analysis
+
+    def registry(self) -> ModelRegistry:
+        """The model registry routing files are checked against (see the module docstring)."""
+        models = self._open.get(self.models_path)
+        if models is None:
+            return self._store.registry()
+        if self._models is None or self._models[0] != models.text:
+            registry, _ = check_models_doc(parse_yaml(models.text, str(self.models_path)),
+                                           builtin_models_values())
+            self._models = (models.text, registry)
+            self._models_good = registry or self._models_good
+        return self._models[1] or self._models_good or self._store.registry()
+
+    def global_policy(self) -> RoutingPolicy | None:
+        """The user's routing policy: the open routing.yaml when it is valid, else the store's."""
+        registry = self.registry()
+        routing = self._open.get(self.directory / ROUTING_FILE)
+        if routing is not None:
+            policy, _ = check_routing_doc(parse_yaml(routing.text, ROUTING_FILE), registry,
+                                          builtin_routing_values(registry))
+            if policy is not None:
+                return policy
+        return self._store.policy()
+
+    def global_tiers(self, kind: FileKind) -> dict[str, str]:
+        """The tier mapping a partial ``tiers`` block should be completed from.
+
+        For the user's routing.yaml that is the built-in mapping; for a
+        workspace it is the user's global one.
+        """
+        registry = self.registry()
+        tiers: Tiers | Mapping[str, str] | None
+        if kind is FileKind.ROUTING:
+            tiers = builtin_routing_values(registry).get("tiers")
+        else:
+            policy = self.global_policy()
+            tiers = policy.tiers if policy is not None else None
+        found = {t: _tier(tiers, t) or registry.model_for_tier(t) for t in TIER_NAMES}
+        return {t: model for t, model in found.items() if model}
+
+
+def _tier(tiers: Tiers | Mapping[str, str] | None, name: str) -> str | None:
+    if isinstance(tiers, Tiers):
+        return tiers.get(name)
+    return tiers.get(name) if tiers else None

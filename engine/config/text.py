@@ -1,0 +1,76 @@
+"""Positions in text as editors count them, and plain text edits.
+
+The engine locates everything with LSP positions (0-based lines, UTF-16
+code-unit columns, see :mod:`problems`); Python strings index code points.
+These helpers convert between the two and apply edits the way an editor does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from switchman.engine.config.problems import Position, Range
+
+
+class TextEdit(msgspec.Struct, frozen=True):
+    """Replace the text in ``range`` with ``new_text``."""
+
+    range: Range
+    new_text: str
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` as LSP counts them (a final newline starts an empty line)."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def utf16_len(text: str) -> int:
+    """How many UTF-16 code units ``text`` takes."""
+    return len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
+
+
+def to_utf16(line: str, column: int) -> int:
+    """The UTF-16 column of code-point ``column`` on ``line``."""
+    return column if line.isascii() else utf16_len(line[:column])
+
+
+def from_utf16(line: str, character: int) -> int:
+    """The code-point column of UTF-16 ``character`` on ``line`` (clamped to the line)."""
+    if line.isascii():
+        return min(character, len(line))
+    units = 0
+    for index, char in enumerate(line):
+        if units >= character:
+            return index
+        units += 2 if ord(char) > 0xFFFF else 1
+    return len(line)
+
+
+def position_at(lines: list[str], line: int, column: int) -> Position:
+    """The LSP position of code-point ``column`` on ``line``."""
+    text = lines[line] if 0 <= line < len(lines) else ""
+    return Position(line, to_utf16(text, column))
+
+
+def offset_at(text: str, position: Position) -> int:
+    """The code-point offset into ``text`` of an LSP position (clamped to the text)."""
+    lines = text.split("\n")
+    line = min(max(position.line, 0), len(lines) - 1)
+    start = sum(len(item) + 1 for item in lines[:line])
+    return start + from_utf16(lines[line], position.character)
+
+
+def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
+    """``text`` with every edit applied; like LSP, all ranges refer to the original text."""
+    spans = sorted(((offset_at(text, e.range.start), offset_at(text, e.range.end), e.new_text)
+                    for e in edits), key=lambda span: (span[0], span[1]), reverse=True)
+    for start, end, new_text in spans:
+        text = text[:start] + new_text + text[end:]
+    return text
+
+
+def line_range(lines: list[str], line: int) -> Range:
+    """The whole of ``line``, without its line break."""
+    return Range(Position(line, 0), position_at(lines, line, len(lines[line])))

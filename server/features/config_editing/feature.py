@@ -1,0 +1,134 @@
+"""Live checking of Switchman's configuration files in the editor.
+
+Diagnostics are computed from the editor's unsaved text after a short pause
+in typing (150 ms unless ``SWITCHMAN_DIAGNOSTICS_DELAY_MS`` or the
+``diagnosticsDelayMs`` initialization option says otherwise). A newer change
+cancels a check that has not started yet, so only the latest text is checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from switchman.engine.config.check import FileKind
+from switchman.engine.config.editing import Analysis, ConfigDocuments
+from switchman.engine.config.text import split_lines
+from switchman.server.features.config_editing.convert import Positions, lsp_diagnostic
+
+if TYPE_CHECKING:
+    from switchman.server.app import SwitchmanServer
+
+log = logging.getLogger(__name__)
+
+DELAY_ENV = "SWITCHMAN_DIAGNOSTICS_DELAY_MS"
+DELAY_OPTION = "diagnosticsDelayMs"
+DEFAULT_DELAY_MS = 150.0
+
+
+class ConfigEditing:
+    """Open configuration documents and their diagnostics."""
+
+    def __init__(self, server: SwitchmanServer, documents: ConfigDocuments) -> None:
+        self.server = server
+        self.documents = documents
+        self._uris: dict[Path, str] = {}
+        self._pending: dict[Path, asyncio.Task[None]] = {}
+
+    # -- documents -------------------------------------------------------------------
+
+    def path_of(self, uri: str) -> Path | None:
+        """The file behind ``uri`` when it is a configuration file Switchman checks."""
+        path = to_fs_path(uri)
+        if path is None or self.documents.kind_of(path) is None:
+            return None
+        return Path(path).expanduser().resolve()
+
+    def kind_of(self, uri: str) -> FileKind | None:
+        """The configuration kind of the document at ``uri``, if Switchman checks it."""
+        path = self.path_of(uri)
+        return self.documents.kind_of(path) if path is not None else None
+
+    def updated(self, uri: str) -> None:
+        """A document was opened or changed: schedule checks of it and of what depends on it."""
+        path = self.path_of(uri)
+        if path is None:
+            return
+        self._uris[path] = uri
+        text = self.server.workspace.get_text_document(uri).source
+        self._schedule(self.documents.update(path, text))
+
+    def closed(self, uri: str) -> None:
+        """A document was closed: clear its diagnostics and re-check what depended on it."""
+        path = self.path_of(uri)
+        if path is None:
+            return
+        self._cancel(path)
+        self._uris.pop(path, None)
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        self._schedule(self.documents.close(path))
+
+    def analysis(self, uri: str) -> Analysis | None:
+        """The latest checked version of an open document."""
+        path = self.path_of(uri)
+        return self.documents.check(path) if path is not None else None
+
+    def positions(self, text: str) -> Positions:
+        """Position conversion for ``text`` in the encoding agreed with the client."""
+        encoding = self.server.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        return Positions(split_lines(text), getattr(encoding, "value", encoding))
+
+    # -- diagnostics -----------------------------------------------------------------
+
+    def _schedule(self, paths: list[Path]) -> None:
+        for path in paths:
+            self._cancel(path)
+            self._pending[path] = asyncio.get_running_loop().create_task(self._publish_later(path))
+
+    def _cancel(self, path: Path) -> None:
+        task = self._pending.pop(path, None)
+        if task is not None:
+            task.cancel()
+
+    async def _publish_later(self, path: Path) -> None:
+        await asyncio.sleep(self._delay_seconds())
+        self._pending.pop(path, None)
+        try:
+            self._publish(path)
+        except Exception:  # a bug in checking must never take the daemon down
+            log.exception("checking %s failed", path)
+
+    def _publish(self, path: Path) -> None:
+        uri = self._uris.get(path)
+        analysis = self.documents.check(path)
+        if uri is None or analysis is None:
+            return
+        positions = self.positions(analysis.text)
+        related = self._supports_related_information()
+        diagnostics = [lsp_diagnostic(p, positions, uri, related) for p in analysis.problems]
+        version = self.server.workspace.get_text_document(uri).version
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+
+    def _delay_seconds(self) -> float:
+        configured = os.environ.get(DELAY_ENV)
+        if configured is None:
+            options = getattr(self.server, "initialization_options", None)
+            configured = options.get(DELAY_OPTION) if isinstance(options, dict) else None
+        try:
+            milliseconds = float(configured if configured is not None else DEFAULT_DELAY_MS)
+            return max(0.0, milliseconds) / 1000
+        except (TypeError, ValueError):
+            return DEFAULT_DELAY_MS / 1000
+
+    def _supports_related_information(self) -> bool:
+        publish = self.server.client_capabilities.text_document
+        publish_caps = publish.publish_diagnostics if publish else None
+        return bool(publish_caps and publish_caps.related_information)

@@ -97,6 +97,8 @@ class ConfigDocuments:
             self._open[resolved] = _Open(kind, text)
         else:
             entry.text = text
+        if resolved == self.models_path:
+            self.registry()  # every valid version counts as the last valid one
         return [resolved, *self._dependents(resolved)]
 
     def close(self, path: str | Path) -> list[Path]:

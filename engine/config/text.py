@@ -74,3 +74,42 @@ def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
 def line_range(lines: list[str], line: int) -> Range:
     """The whole of ``line``, without its line break."""
     return Range(Position(line, 0), position_at(lines, line, len(lines[line])))
+
+
+def snippet_to_plain(snippet: str) -> str:
+    """An LSP snippet as plain text: placeholders keep their default, choices their first."""
+    out: list[str] = []
+    at = 0
+    while at < len(snippet):
+        char = snippet[at]
+        if char == "\\" and at + 1 < len(snippet):
+            out.append(snippet[at + 1])
+            at += 2
+        elif char == "$" and at + 1 < len(snippet) and snippet[at + 1] == "{":
+            close = _matching_brace(snippet, at + 1)
+            inner = snippet[at + 2:close]
+            body = inner.partition(":")[2] if ":" in inner else ""
+            if "|" in inner and not body:
+                body = inner.split("|")[1].split(",")[0]
+            out.append(snippet_to_plain(body))
+            at = close + 1
+        elif char == "$" and at + 1 < len(snippet) and snippet[at + 1].isdigit():
+            at += 2
+            while at < len(snippet) and snippet[at].isdigit():
+                at += 1
+        else:
+            out.append(char)
+            at += 1
+    return "".join(out)
+
+
+def _matching_brace(text: str, start: int) -> int:
+    depth = 0
+    for index in range(start, len(text)):
+        if text[index] == "{":
+            depth += 1
+        elif text[index] == "}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return len(text) - 1

@@ -34,3 +34,23 @@ def register(server: SwitchmanServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
         editing.closed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION,
+                    types.CompletionOptions(trigger_characters=[" "]))
+    def completion(params: types.CompletionParams) -> types.CompletionList:
+        items = editing.completion(params.text_document.uri, params.position)
+        return types.CompletionList(is_incomplete=False, items=items)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(params: types.HoverParams) -> types.Hover | None:
+        return editing.hover(params.text_document.uri, params.position)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+    def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
+        return editing.code_actions(params.text_document.uri, params.range)
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def document_symbol(params: types.DocumentSymbolParams) -> (
+            list[types.DocumentSymbol] | list[types.SymbolInformation]):
+        return editing.symbols(params.text_document.uri)

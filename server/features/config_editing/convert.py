@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from switchman.engine.config.completion import Candidate, CandidateKind
+from switchman.engine.config.fixes import Fix
+from switchman.engine.config.hover import Hover
+from switchman.engine.config.outline import Symbol, SymbolKind
 from switchman.engine.config.problems import Position, Problem, Range, Severity
-from switchman.engine.config.text import from_utf16, to_utf16
+from switchman.engine.config.text import TextEdit, from_utf16, to_utf16
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -86,3 +90,107 @@ def _related(problem: Problem, positions: Positions,
     return [types.DiagnosticRelatedInformation(
         location=types.Location(uri=uri, range=positions.lsp_range(rng)),
         message=f"rule '{data.get('shadowed_by')}' matches first")]
+
+
+_COMPLETION_KINDS = {
+    CandidateKind.KEY: types.CompletionItemKind.Property,
+    CandidateKind.CONDITION: types.CompletionItemKind.Function,
+    CandidateKind.MODEL: types.CompletionItemKind.Value,
+    CandidateKind.ALIAS: types.CompletionItemKind.Reference,
+    CandidateKind.VALUE: types.CompletionItemKind.EnumMember,
+    CandidateKind.FOLDER: types.CompletionItemKind.Folder,
+}
+
+_SYMBOL_KINDS = {
+    SymbolKind.SETTING: types.SymbolKind.Property,
+    SymbolKind.RULES: types.SymbolKind.Array,
+    SymbolKind.RULE: types.SymbolKind.Event,
+    SymbolKind.WORKSPACES: types.SymbolKind.Namespace,
+    SymbolKind.WORKSPACE: types.SymbolKind.Module,
+    SymbolKind.TIERS: types.SymbolKind.Enum,
+    SymbolKind.TIER: types.SymbolKind.EnumMember,
+    SymbolKind.PROVIDERS: types.SymbolKind.Namespace,
+    SymbolKind.PROVIDER: types.SymbolKind.Interface,
+    SymbolKind.MODELS: types.SymbolKind.Namespace,
+    SymbolKind.MODEL: types.SymbolKind.Class,
+}
+
+
+def lsp_completion(candidate: Candidate, positions: Positions, snippets: bool,
+                   markdown: bool) -> types.CompletionItem:
+    """A completion candidate as an LSP completion item replacing the token at the cursor."""
+    return types.CompletionItem(
+        label=candidate.label,
+        kind=_COMPLETION_KINDS[candidate.kind],
+        detail=candidate.detail or None,
+        documentation=lsp_markup(candidate.documentation, markdown)
+        if candidate.documentation else None,
+        sort_text=candidate.sort,
+        filter_text=candidate.label,
+        insert_text_format=types.InsertTextFormat.Snippet if snippets
+        else types.InsertTextFormat.PlainText,
+        text_edit=types.TextEdit(range=positions.lsp_range(candidate.range),
+                                 new_text=candidate.snippet if snippets else candidate.plain),
+    )
+
+
+def lsp_markup(text: str, markdown: bool) -> types.MarkupContent:
+    """Markdown, or the same text as plain text for clients that cannot render it."""
+    if markdown:
+        return types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
+    return types.MarkupContent(kind=types.MarkupKind.PlainText,
+                               value=text.replace("**", "").replace("`", ""))
+
+
+def lsp_hover(hover: Hover, positions: Positions, markdown: bool) -> types.Hover:
+    """A hover with its range."""
+    return types.Hover(contents=lsp_markup(hover.markdown, markdown),
+                       range=positions.lsp_range(hover.range))
+
+
+def lsp_text_edit(edit: TextEdit, positions: Positions) -> types.TextEdit:
+    """A text edit in the client's position encoding."""
+    return types.TextEdit(range=positions.lsp_range(edit.range), new_text=edit.new_text)
+
+
+def lsp_code_action(fix: Fix, positions: Positions, uri: str, version: int | None,
+                    document_changes: bool, related: bool) -> types.CodeAction:
+    """A quick fix as a code action carrying its workspace edit."""
+    edits = [lsp_text_edit(e, positions) for e in fix.edits]
+    if document_changes:
+        edit = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
+            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+            edits=list(edits))])
+    else:
+        edit = types.WorkspaceEdit(changes={uri: edits})
+    return types.CodeAction(
+        title=fix.title,
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[lsp_diagnostic(fix.problem, positions, uri, related)],
+        is_preferred=fix.preferred,
+        edit=edit,
+    )
+
+
+def lsp_document_symbol(symbol: Symbol, positions: Positions) -> types.DocumentSymbol:
+    """An outline entry with its children."""
+    return types.DocumentSymbol(
+        name=symbol.name,
+        kind=_SYMBOL_KINDS[symbol.kind],
+        detail=symbol.detail or None,
+        range=positions.lsp_range(symbol.range),
+        selection_range=positions.lsp_range(symbol.selection_range),
+        children=[lsp_document_symbol(c, positions) for c in symbol.children],
+    )
+
+
+def lsp_symbol_information(symbols: list[Symbol], positions: Positions, uri: str,
+                           container: str | None = None) -> list[types.SymbolInformation]:
+    """The outline flattened, for clients without hierarchical symbols."""
+    flat = []
+    for symbol in symbols:
+        flat.append(types.SymbolInformation(
+            name=symbol.name, kind=_SYMBOL_KINDS[symbol.kind], container_name=container,
+            location=types.Location(uri=uri, range=positions.lsp_range(symbol.range))))
+        flat += lsp_symbol_information(symbol.children, positions, uri, symbol.name)
+    return flat

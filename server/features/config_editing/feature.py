@@ -15,12 +15,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls.capabilities import get_capability
 from pygls.uris import to_fs_path
 
 from switchman.engine.config.check import FileKind
+from switchman.engine.config.completion import complete
 from switchman.engine.config.editing import Analysis, ConfigDocuments
+from switchman.engine.config.fixes import FixContext, fixes
+from switchman.engine.config.hover import hover
+from switchman.engine.config.outline import outline
 from switchman.engine.config.text import split_lines
-from switchman.server.features.config_editing.convert import Positions, lsp_diagnostic
+from switchman.server.features.config_editing.convert import (
+    Positions,
+    lsp_code_action,
+    lsp_completion,
+    lsp_diagnostic,
+    lsp_document_symbol,
+    lsp_hover,
+    lsp_symbol_information,
+)
 
 if TYPE_CHECKING:
     from switchman.server.app import SwitchmanServer
@@ -85,6 +98,67 @@ class ConfigEditing:
         encoding = self.server.workspace.position_encoding or types.PositionEncodingKind.Utf16
         return Positions(split_lines(text), getattr(encoding, "value", encoding))
 
+    # -- language features -------------------------------------------------------------
+
+    def completion(self, uri: str, position: types.Position) -> list[types.CompletionItem]:
+        """Completion items at ``position``."""
+        kind = self.kind_of(uri)
+        if kind is None:
+            return []
+        text = self.server.workspace.get_text_document(uri).source
+        positions = self.positions(text)
+        candidates = complete(kind, text, positions.engine_position(position),
+                              self.documents.registry(), self.documents.environ, self._folders())
+        snippets = self._capability("text_document.completion.completion_item.snippet_support")
+        markdown = self._markdown("text_document.completion.completion_item.documentation_format")
+        return [lsp_completion(c, positions, snippets, markdown) for c in candidates]
+
+    def hover(self, uri: str, position: types.Position) -> types.Hover | None:
+        """The hover at ``position``."""
+        kind, analysis = self.kind_of(uri), self.analysis(uri)
+        if kind is None or analysis is None:
+            return None
+        positions = self.positions(analysis.text)
+        found = hover(kind, analysis.doc, positions.engine_position(position),
+                      analysis.registry, self.documents.environ)
+        markdown = self._markdown("text_document.hover.content_format")
+        return lsp_hover(found, positions, markdown) if found else None
+
+    def code_actions(self, uri: str, rng: types.Range) -> list[types.CodeAction]:
+        """Quick fixes for the problems touching ``rng``."""
+        kind, analysis = self.kind_of(uri), self.analysis(uri)
+        if kind is None or analysis is None:
+            return []
+        positions = self.positions(analysis.text)
+        context = FixContext(kind, self.documents.global_tiers(kind))
+        found = fixes(analysis.doc, analysis.problems, positions.engine_range(rng), context)
+        version = self.server.workspace.get_text_document(uri).version
+        changes = self._capability("workspace.workspace_edit.document_changes")
+        related = self._supports_related_information()
+        return [lsp_code_action(f, positions, uri, version, changes, related) for f in found]
+
+    def symbols(self, uri: str) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
+        """The document's outline, nested when the client can show nesting."""
+        kind, analysis = self.kind_of(uri), self.analysis(uri)
+        if kind is None or analysis is None:
+            return []
+        positions = self.positions(analysis.text)
+        found = outline(kind, analysis.doc)
+        if self._capability("text_document.document_symbol.hierarchical_document_symbol_support"):
+            return [lsp_document_symbol(symbol, positions) for symbol in found]
+        return lsp_symbol_information(found, positions, uri)
+
+    def _folders(self) -> list[str]:
+        paths = (to_fs_path(folder.uri) for folder in self.server.workspace.folders.values())
+        return [path for path in paths if path]
+
+    def _capability(self, name: str) -> bool:
+        return bool(get_capability(self.server.client_capabilities, name, False))
+
+    def _markdown(self, name: str) -> bool:
+        formats = get_capability(self.server.client_capabilities, name, None)
+        return formats is not None and types.MarkupKind.Markdown in formats
+
     # -- diagnostics -----------------------------------------------------------------
 
     def _schedule(self, paths: list[Path]) -> None:
@@ -129,6 +203,4 @@ class ConfigEditing:
             return DEFAULT_DELAY_MS / 1000
 
     def _supports_related_information(self) -> bool:
-        publish = self.server.client_capabilities.text_document
-        publish_caps = publish.publish_diagnostics if publish else None
-        return bool(publish_caps and publish_caps.related_information)
+        return self._capability("text_document.publish_diagnostics.related_information")

@@ -1,0 +1,202 @@
+"""Quick fixes for configuration problems, as plain text edits.
+
+* ``unknown-model``: replace the name with one of the closest known ones;
+* ``partial-tiers``: add the missing tiers, copied from the global mapping;
+* ``unnamed-rule``: give the rule a name;
+* ``shadowed-rule``: move the rule above the one that shadows it.
+
+Every edit keeps the file's layout (block or flow style, indentation, quotes),
+so applying it leaves a file that checks clean of the fixed problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import msgspec
+
+from switchman.engine.config.check import FileKind
+from switchman.engine.config.nodes import last_position, rule_lists
+from switchman.engine.config.problems import Code, Position, Problem, Range
+from switchman.engine.config.schema import TIER_NAMES
+from switchman.engine.config.text import TextEdit, from_utf16
+from switchman.engine.config.yamldoc import YamlDocument, YamlNode
+
+
+class Fix(msgspec.Struct, frozen=True):
+    """One code action: a title and the edits that carry it out."""
+
+    title: str
+    problem: Problem
+    edits: list[TextEdit]
+    preferred: bool = False
+
+
+class FixContext(msgspec.Struct, frozen=True):
+    """What fixes need besides the document."""
+
+    kind: FileKind
+    global_tiers: Mapping[str, str]
+    """The tier mapping a partial ``tiers`` block is completed from."""
+
+
+Fixer = Callable[[YamlDocument, Problem, FixContext], list[Fix]]
+
+
+def fixes(doc: YamlDocument, problems: list[Problem], rng: Range,
+          context: FixContext) -> list[Fix]:
+    """The fixes for every problem that touches ``rng``."""
+    found: list[Fix] = []
+    for problem in problems:
+        fixer = _FIXERS.get(problem.code)
+        if fixer is not None and _touches(problem.range, rng):
+            found += fixer(doc, problem, context)
+    return found
+
+
+def _touches(a: Range, b: Range) -> bool:
+    return not (_before(a.end, b.start) or _before(b.end, a.start))
+
+
+def _before(a: Position, b: Position) -> bool:
+    return (a.line, a.character) < (b.line, b.character)
+
+
+# -- unknown-model ---------------------------------------------------------------------
+
+
+def _replace_model(doc: YamlDocument, problem: Problem, context: FixContext) -> list[Fix]:
+    suggestions = (problem.data or {}).get("suggestions") or []
+    start = problem.range.start
+    line = doc.lines[start.line] if start.line < len(doc.lines) else ""
+    first = line[from_utf16(line, start.character):][:1]
+    quote = first if first in ("'", '"') else ""
+    return [Fix(f"Replace with '{suggestion}'", problem,
+                [TextEdit(problem.range, f"{quote}{suggestion}{quote}")], preferred=index == 0)
+            for index, suggestion in enumerate(suggestions[:3])]
+
+
+# -- partial-tiers ---------------------------------------------------------------------
+
+
+def _fill_tiers(doc: YamlDocument, problem: Problem, context: FixContext) -> list[Fix]:
+    missing = [t for t in (problem.data or {}).get("missing", []) if t in TIER_NAMES]
+    if not missing or any(t not in context.global_tiers for t in missing):
+        return []
+    tiers = next((value for key, value in _tiers_blocks(doc.root)
+                  if doc.range_of(key) == problem.range), None)
+    if tiers is None or tiers.kind != "mapping" or not tiers.pairs:
+        return []
+    pairs = [(t, context.global_tiers[t]) for t in missing]
+    edit = _append_flow(doc, tiers, pairs) if tiers.flow else _append_block(doc, tiers, pairs)
+    listed = ", ".join(f"{t}: {m}" for t, m in pairs)
+    return [Fix(f"Add the missing tiers from the global mapping ({listed})", problem, [edit],
+                preferred=True)]
+
+
+def _tiers_blocks(root: YamlNode | None) -> list[tuple[YamlNode, YamlNode]]:
+    if root is None or root.kind != "mapping":
+        return []
+    found = [(k, v) for k, v in root.pairs if k.text == "tiers"]
+    workspaces = root.get("workspaces")
+    if workspaces is not None and workspaces.kind == "mapping":
+        found += [(k, v) for _, block in workspaces.pairs if block.kind == "mapping"
+                  for k, v in block.pairs if k.text == "tiers"]
+    return found
+
+
+def _append_flow(doc: YamlDocument, mapping: YamlNode, pairs: list[tuple[str, str]]) -> TextEdit:
+    line, col = mapping.end
+    at = doc.position(line, col - 1)  # just before the closing brace
+    text = "".join(f", {tier}: {model}" for tier, model in pairs)
+    return TextEdit(Range(at, at), text)
+
+
+def _append_block(doc: YamlDocument, mapping: YamlNode, pairs: list[tuple[str, str]]) -> TextEdit:
+    indent = " " * mapping.pairs[0][0].start[1]
+    line, col = last_position(mapping)
+    if col == 0 and line > 0:  # a block scalar ends at the start of the next line
+        line, col = line - 1, len(doc.lines[line - 1])
+    at = doc.position(line, len(doc.lines[line].rstrip("\r")) if line < len(doc.lines) else col)
+    text = "".join(f"\n{indent}{tier}: {model}" for tier, model in pairs)
+    return TextEdit(Range(at, at), text)
+
+
+# -- unnamed-rule ----------------------------------------------------------------------
+
+
+def _add_name(doc: YamlDocument, problem: Problem, context: FixContext) -> list[Fix]:
+    name = (problem.data or {}).get("suggested_name")
+    rule = next((item for _, rules in rule_lists(context.kind, doc.root) for item in rules.items
+                 if item.kind == "mapping" and doc.range_of(item) == problem.range), None)
+    if not isinstance(name, str) or rule is None or not rule.pairs:
+        return []
+    line, col = rule.start
+    if rule.flow:
+        at = doc.position(line, col + 1)
+        edit = TextEdit(Range(at, at), f"name: {name}, ")
+    else:
+        at = doc.position(line, col)
+        edit = TextEdit(Range(at, at), f"name: {name}\n{' ' * col}")
+    return [Fix(f"Name this rule '{name}'", problem, [edit], preferred=True)]
+
+
+# -- shadowed-rule ---------------------------------------------------------------------
+
+
+def _move_above(doc: YamlDocument, problem: Problem, context: FixContext) -> list[Fix]:
+    data = problem.data or {}
+    target_line = data.get("shadowed_by_line")
+    for _, rules in rule_lists(context.kind, doc.root):
+        blocks = _item_blocks(doc, rules)
+        if blocks is None:
+            continue
+        starts = [rules.items[i].start[0] for i in range(len(rules.items))]
+        moving = next((i for i, (a, b) in enumerate(blocks)
+                       if a <= problem.range.start.line < b), None)
+        above = next((i for i, line in enumerate(starts) if line == target_line), None)
+        if moving is not None and above is not None and above < moving:
+            edits = _move_lines(doc, blocks[moving], blocks[above][0])
+            title = f"Move this rule above '{data.get('shadowed_by')}'"
+            return [Fix(title, problem, edits, preferred=True)]
+    return []
+
+
+def _item_blocks(doc: YamlDocument, rules: YamlNode) -> list[tuple[int, int]] | None:
+    """For each item of a block list: the lines it owns (comments right above it included)."""
+    if rules.flow or not rules.items:
+        return None
+    starts = []
+    for item in rules.items:
+        line, col = item.start
+        if item.flow or doc.lines[line][:col].strip() != "-":
+            return None
+        while line > 0 and doc.lines[line - 1].strip().startswith("#"):
+            line -= 1
+        starts.append(line)
+    if starts != sorted(set(starts)):
+        return None
+    last_line, last_col = last_position(rules.items[-1])
+    end = last_line if last_col == 0 else last_line + 1
+    return list(zip(starts, [*starts[1:], max(end, starts[-1] + 1)], strict=True))
+
+
+def _move_lines(doc: YamlDocument, block: tuple[int, int], to_line: int) -> list[TextEdit]:
+    """Edits that move lines ``block`` (start, end) to just above line ``to_line``."""
+    start, end = block
+    lines = doc.lines
+    moved = "\n".join(lines[start:end]) + "\n"
+    insert = TextEdit(Range(Position(to_line, 0), Position(to_line, 0)), moved)
+    if end < len(lines):
+        return [insert, TextEdit(Range(Position(start, 0), Position(end, 0)), "")]
+    # The block runs to the end of a file without a final newline: take the break before it.
+    previous = doc.position(start - 1, len(lines[start - 1]))
+    return [insert, TextEdit(Range(previous, doc.position(end - 1, len(lines[end - 1]))), "")]
+
+
+_FIXERS: dict[Code, Fixer] = {
+    Code.UNKNOWN_MODEL: _replace_model,
+    Code.PARTIAL_TIERS: _fill_tiers,
+    Code.UNNAMED_RULE: _add_name,
+    Code.SHADOWED_RULE: _move_above,
+}

@@ -1,0 +1,166 @@
+"""What the editor shows when the pointer rests on part of a configuration file.
+
+* a condition (``message_matches`` …): what it reads, and when;
+* any other key: its description;
+* a model id or alias: provider, capabilities, context window, price and
+  whether the provider's key is set;
+* a rule's name: which slot of the routing chain it feeds, and in what order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+
+import msgspec
+
+from switchman.engine.config import schema as s
+from switchman.engine.config.check import FileKind
+from switchman.engine.config.cursor import Cursor, locate
+from switchman.engine.config.declarations import field_at, is_rule, spec_at
+from switchman.engine.config.nodes import rule_lists, scalar_text
+from switchman.engine.config.problems import Position, Range
+from switchman.engine.config.registry import ModelRegistry, Pricing, ProviderSpec
+from switchman.engine.config.text import from_utf16, position_at, snippet_to_plain, split_lines
+from switchman.engine.config.yamldoc import YamlDocument
+from switchman.engine.keys import key_present
+from switchman.engine.routing.decision import Policy
+
+_CHECKED = ("Checked for every turn when it is routed, before any model is called "
+            f"(chain slot 3, {Policy.CONFIGURED_RULES.value}).")
+_CAPABILITIES = (("supports_images", "images"), ("supports_tools", "tools"),
+                 ("supports_system_prompt", "system prompt"),
+                 ("supports_structured_output", "structured output"),
+                 ("supports_thinking", "extended thinking"))
+
+
+class Hover(msgspec.Struct, frozen=True):
+    """Markdown to show, and the text it is about."""
+
+    markdown: str
+    range: Range
+
+
+def hover(kind: FileKind, doc: YamlDocument, position: Position, registry: ModelRegistry,
+          environ: Mapping[str, str]) -> Hover | None:
+    """The hover for ``position`` (UTF-16) in the checked document ``doc``."""
+    lines = split_lines(doc.text)
+    if not 0 <= position.line < len(lines):
+        return None
+    cursor = locate(lines, position.line, from_utf16(lines[position.line], position.character))
+    if cursor is None or not cursor.word:
+        return None
+    text = _text_for(kind, doc, cursor, registry, environ)
+    if text is None:
+        return None
+    return Hover(text, Range(position_at(lines, cursor.line, cursor.start),
+                             position_at(lines, cursor.line, cursor.end)))
+
+
+def _text_for(kind: FileKind, doc: YamlDocument, cursor: Cursor, registry: ModelRegistry,
+              environ: Mapping[str, str]) -> str | None:
+    if cursor.role == "key":
+        holder = spec_at(kind, cursor.path)
+        if isinstance(holder, s.MapOf) and holder.key.format == "model-id":
+            return describe_model(registry, cursor.word, environ)
+        declared = field_at(kind, cursor.path, cursor.word)
+        return _key_text(cursor.word, declared) if declared else None
+    if cursor.role != "value" or cursor.key is None:
+        return None
+    if cursor.key == "name" and is_rule(cursor.path):
+        return _rule_text(kind, doc, cursor, registry)
+    spec = spec_at(kind, (*cursor.path, cursor.key))
+    if isinstance(spec, s.Scalar) and spec.format == "model":
+        return describe_model(registry, cursor.word, environ)
+    return None
+
+
+def _key_text(key: str, declared: s.Field) -> str:
+    if declared.reads is None:
+        return f"**{key}**\n\n{declared.spec.description}"
+    shape = f"\n\nValue: `{snippet_to_plain(declared.snippet).strip()}`" if declared.snippet \
+        else ""
+    return (f"**{key}** — condition\n\n{declared.spec.description}\n\n"
+            f"**Reads:** {declared.reads}\n\n**When:** {_CHECKED}{shape}")
+
+
+def describe_model(registry: ModelRegistry, name: str, environ: Mapping[str, str]) -> str:
+    """Markdown about a model id or alias: provider, key, capabilities, window, price."""
+    model_id = registry.resolve(name)
+    model = registry.get(model_id) if model_id else None
+    if model is None:
+        return f"**{name}** is not a known model. Models come from models.yaml."
+    provider = registry.providers.get(model.provider)
+    lines = [f"**{model.display_name}** `{model.id}`"]
+    if name.strip() != model.id:
+        lines.append(f"`{name.strip()}` is an alias of `{model.id}`.")
+    if provider is not None:
+        lines.append(f"- Provider: {provider.name} ({provider.api.value} API); "
+                     f"{_key_status(provider, environ)}")
+    about = [f"aliases: {', '.join(model.aliases)}" if model.aliases else "no aliases",
+             f"tier: {model.tier}" if model.tier else "no tier",
+             "can delegate" if model.can_delegate else "does not delegate"]
+    lines.append(f"- {'; '.join(about)}")
+    caps = model.capabilities
+    lines.append(f"- Context window: {caps.max_context_tokens:,} tokens "
+                 f"(replies up to {caps.max_output_tokens:,})")
+    able = [label for attr, label in _CAPABILITIES if getattr(caps, attr)]
+    lines.append(f"- Capabilities: {', '.join(able) or 'text only'}")
+    lines.append(f"- {_price(model.pricing)}")
+    return "\n".join(lines)
+
+
+def _key_status(provider: ProviderSpec, environ: Mapping[str, str]) -> str:
+    if not provider.needs_key:
+        return "needs no API key"
+    env, file = provider.api_key_env, provider.api_key_file
+    source = f"`{env}`" if env else f"key file `{file}`"
+    if key_present(provider, environ):
+        return f"API key from {source} is set"
+    return f"**no API key**: set {source}"
+
+
+def _price(pricing: Pricing) -> str:
+    if pricing.is_free:
+        return "Price: none set (cost is counted as $0)"
+    parts = [f"input {_usd(pricing.input)}", f"output {_usd(pricing.output)}"]
+    if pricing.cache_read:
+        parts.append(f"cache read {_usd(pricing.cache_read)}")
+    if pricing.cache_write:
+        parts.append(f"cache write {_usd(pricing.cache_write)}")
+    return f"Price per million tokens: {', '.join(parts)}"
+
+
+def _usd(amount: Decimal) -> str:
+    return f"${amount:,.2f}" if amount >= Decimal("0.01") else f"${amount.normalize()}"
+
+
+def _rule_text(kind: FileKind, doc: YamlDocument, cursor: Cursor,
+               registry: ModelRegistry) -> str:
+    index = cursor.path[-1]
+    assert isinstance(index, int)
+    lines = [f"**Rule '{cursor.word}'**"]
+    rules = dict(rule_lists(kind, doc.root)).get(tuple(str(p) for p in cursor.path[:-1]))
+    if rules is not None and index < len(rules.items):
+        use = scalar_text(rules.items[index], "use")
+        resolved = registry.resolve(use) if use else None
+        if use:
+            lines[0] += f" → `{resolved or use}`"
+        lines.append(f"Feeds **{Policy.CONFIGURED_RULES.value}** (slot 3 of the routing "
+                     "chain): the first rule whose conditions match and whose model passes "
+                     "validation chooses the model for the turn.")
+        lines.append(f"Rule {index + 1} of {len(rules.items)} in {_where(kind, cursor.path)}.")
+    lines.append(_ORDER)
+    return "\n\n".join(lines)
+
+
+_ORDER = ("Order for a turn: the rules of your routing.yaml's `workspaces:` block for the "
+          "folder, then the workspace's `.switchman/routing.yaml`, then your global rules.")
+
+
+def _where(kind: FileKind, path: tuple[str | int, ...]) -> str:
+    if kind is FileKind.WORKSPACE:
+        return "this workspace's `.switchman/routing.yaml` (runs before your global rules)"
+    if path[0] == "workspaces":
+        return f"your `workspaces:` block for `{path[1]}` (runs first for turns in that folder)"
+    return "your global rules (they run after any workspace's rules)"

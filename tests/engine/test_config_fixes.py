@@ -1,0 +1,122 @@
+"""Quick fixes: applying each one leaves a file that checks clean of the problem."""
+
+from __future__ import annotations
+
+import pytest
+
+from switchman.engine.config.advice import advise
+from switchman.engine.config.builtin import builtin_registry
+from switchman.engine.config.check import FileKind, check_doc
+from switchman.engine.config.fixes import Fix, FixContext, fixes
+from switchman.engine.config.problems import Code, Problem, Range, Severity
+from switchman.engine.config.text import apply_edits
+from switchman.engine.config.yamldoc import parse_yaml
+
+ROUTING, WORKSPACE = FileKind.ROUTING, FileKind.WORKSPACE
+GLOBAL_TIERS = {"fast": "anthropic:claude-haiku-4-5", "balanced": "anthropic:claude-sonnet-4-6",
+                "deep": "anthropic:claude-opus-4-7"}
+ENV = {"ANTHROPIC_API_KEY": "set", "OPENAI_API_KEY": "set"}
+PATHS = {ROUTING: "routing.yaml", WORKSPACE: "/ws/.switchman/routing.yaml"}
+
+
+def problems_in(kind: FileKind, text: str) -> list[Problem]:
+    doc = parse_yaml(text, PATHS[kind])
+    registry = builtin_registry()
+    return check_doc(kind, doc, registry) + advise(kind, doc, registry, ENV)
+
+
+def fixes_for(kind: FileKind, text: str, code: Code) -> list[Fix]:
+    doc = parse_yaml(text, PATHS[kind])
+    found = [p for p in problems_in(kind, text) if p.code is code]
+    assert found, f"no {code} in {text!r}"
+    return fixes(doc, found, found[0].range, FixContext(kind, GLOBAL_TIERS))
+
+
+def apply_first(kind: FileKind, text: str, code: Code, *, gone: bool = True) -> tuple[Fix, str]:
+    found = fixes_for(kind, text, code)
+    assert found, f"no fix for {code}"
+    fixed = apply_edits(text, found[0].edits)
+    after = problems_in(kind, fixed)
+    assert not [p for p in after if p.severity is Severity.ERROR], (fixed, after)
+    assert not gone or code not in {p.code for p in after}, (fixed, after)
+    return found[0], fixed
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("global_default: opsu\n", "global_default: opus\n"),
+    ('rules:\n  - name: a\n    use: "opsu"\n', 'rules:\n  - name: a\n    use: "opus"\n'),
+    ("rules: [{name: a, use: anthropic:claude-opsu-4-7}]\n",
+     "rules: [{name: a, use: anthropic:claude-opus-4-7}]\n"),
+])
+def test_unknown_model_is_replaced_with_the_closest(text: str, expected: str) -> None:
+    fix, fixed = apply_first(ROUTING, text, Code.UNKNOWN_MODEL)
+    assert fixed == expected
+    assert fix.preferred
+
+
+@pytest.mark.parametrize(("kind", "text", "expected"), [
+    (ROUTING, "tiers:\n  fast: haiku\n  balanced: sonnet  # mine\nrules: []\n",
+     "tiers:\n  fast: haiku\n  balanced: sonnet  # mine\n  deep: anthropic:claude-opus-4-7\n"
+     "rules: []\n"),
+    (ROUTING, "tiers: {fast: haiku}\n",
+     "tiers: {fast: haiku, balanced: anthropic:claude-sonnet-4-6, "
+     "deep: anthropic:claude-opus-4-7}\n"),
+    (ROUTING, "workspaces:\n  /code/x:\n    tiers:\n      deep: opus",
+     "workspaces:\n  /code/x:\n    tiers:\n      deep: opus\n"
+     "      fast: anthropic:claude-haiku-4-5\n      balanced: anthropic:claude-sonnet-4-6"),
+    (WORKSPACE, "tiers:\n    fast: haiku\n", "tiers:\n    fast: haiku\n"
+     "    balanced: anthropic:claude-sonnet-4-6\n    deep: anthropic:claude-opus-4-7\n"),
+])
+def test_a_partial_tiers_block_is_filled_from_the_global_mapping(kind: FileKind, text: str,
+                                                                 expected: str) -> None:
+    _, fixed = apply_first(kind, text, Code.PARTIAL_TIERS)
+    assert fixed == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("rules:\n  - when: {has_images: true}\n    use: opus\n",
+     "rules:\n  - name: opus for has_images\n    when: {has_images: true}\n    use: opus\n"),
+    ("rules:\n  - {use: haiku}\n", "rules:\n  - {name: haiku for every turn, use: haiku}\n"),
+    ("rules:\n  - name: haiku for every turn\n    use: haiku\n    when: {has_images: false}\n"
+     "  - use: haiku\n",
+     "rules:\n  - name: haiku for every turn\n    use: haiku\n    when: {has_images: false}\n"
+     "  - name: haiku for every turn 2\n    use: haiku\n"),
+])
+def test_an_unnamed_rule_gets_a_name(text: str, expected: str) -> None:
+    _, fixed = apply_first(ROUTING, text, Code.UNNAMED_RULE)
+    assert fixed == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("rules:\n  - name: broad\n    when: {has_images: true}\n    use: opus\n"
+     "  # pictures of code\n  - name: narrow\n    when: {has_images: true, message_matches: x}\n"
+     "    use: haiku\n",
+     "rules:\n  # pictures of code\n  - name: narrow\n"
+     "    when: {has_images: true, message_matches: x}\n    use: haiku\n"
+     "  - name: broad\n    when: {has_images: true}\n    use: opus\n"),
+    ("rules:\n- name: all\n  use: opus\n- name: sql\n  when: {file_extensions_in_context: [sql]}\n"
+     "  use: haiku",
+     "rules:\n- name: sql\n  when: {file_extensions_in_context: [sql]}\n  use: haiku\n"
+     "- name: all\n  use: opus"),
+])
+def test_a_shadowed_rule_moves_above_the_rule_that_shadows_it(text: str, expected: str) -> None:
+    fix, fixed = apply_first(ROUTING, text, Code.SHADOWED_RULE)
+    assert fixed == expected
+    assert fix.title.startswith("Move this rule above")
+
+
+def test_fixes_only_for_problems_at_the_requested_range() -> None:
+    text = "global_default: opsu\ntiers: {fast: haiku}\n"
+    doc = parse_yaml(text, "routing.yaml")
+    found = problems_in(ROUTING, text)
+    on_tiers = fixes(doc, found, Range.at(1, 2, 2), FixContext(ROUTING, GLOBAL_TIERS))
+    assert [f.problem.code for f in on_tiers] == [Code.PARTIAL_TIERS]
+
+
+def test_moving_one_of_two_identical_rules_swaps_them() -> None:
+    # Identical conditions shadow each other whichever comes first: the move swaps which
+    # model is tried first, and the other rule becomes the fallback.
+    text = ("rules:\n  - name: first\n    when: {has_images: true}\n    use: opus\n"
+            "  - name: fallback\n    when: {has_images: true}\n    use: sonnet\n")
+    _, fixed = apply_first(ROUTING, text, Code.SHADOWED_RULE, gone=False)
+    assert fixed.index("fallback") < fixed.index("first")

@@ -1,0 +1,154 @@
+"""The outline, the advice warnings and the open-documents registry, on the engine side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from switchman.engine.config.advice import advise
+from switchman.engine.config.builtin import builtin_models_values, builtin_registry
+from switchman.engine.config.check import FileKind
+from switchman.engine.config.editing import ConfigDocuments
+from switchman.engine.config.models_file import check_models_text
+from switchman.engine.config.outline import Symbol, SymbolKind, outline
+from switchman.engine.config.problems import Code, Problem, Severity
+from switchman.engine.config.yamldoc import parse_yaml
+from tests.conftest import range_from_str, span
+
+ROUTING_TEXT = """\
+global_default: sonnet
+tiers:
+  fast: haiku
+  balanced: sonnet
+  deep: opus
+rules:
+  - name: commits
+    when: {message_matches: commit}
+    use: haiku
+  - use: opus
+workspaces:
+  ~/code/app:
+    default: gpt-5
+    rules:
+      - name: sql
+        use: gpt-5
+"""
+
+
+def tree(symbols: list[Symbol]) -> list[object]:
+    return [(s.name, s.kind.value, s.detail, [tree(s.children)] if s.children else [])
+            for s in symbols]
+
+
+def test_outline_of_a_routing_file() -> None:
+    symbols = outline(FileKind.ROUTING, parse_yaml(ROUTING_TEXT, "routing.yaml"))
+    assert tree(symbols) == [
+        ("global_default", "setting", "sonnet", []),
+        ("tiers", "tiers", "", [[("fast", "tier", "haiku", []), ("balanced", "tier", "sonnet", []),
+                                 ("deep", "tier", "opus", [])]]),
+        ("rules", "rules", "2 rules", [[("commits", "rule", "→ haiku", []),
+                                        ("rule_2", "rule", "→ opus", [])]]),
+        ("workspaces", "workspaces", "", [[("~/code/app", "workspace", "", [[
+            ("default", "setting", "gpt-5", []),
+            ("rules", "rules", "1 rule", [[("sql", "rule", "→ gpt-5", [])]])]])]]),
+    ]
+    commits = symbols[2].children[0]
+    assert commits.range == range_from_str("6:4-8:14")
+    assert commits.selection_range == span(ROUTING_TEXT, "commits")
+    assert symbols[2].children[1].selection_range == range_from_str("9:4-9:13")
+
+
+def test_outline_of_models_yaml() -> None:
+    text = ("providers:\n  local: {api: openai_compatible, base_url: 'http://127.0.0.1:1/v1'}\n"
+            "models:\n  local:coder:\n    aliases: [coder, c]\n")
+    symbols = outline(FileKind.MODELS, parse_yaml(text, "models.yaml"))
+    assert tree(symbols) == [
+        ("providers", "providers", "", [[("local", "provider", "openai_compatible API", [])]]),
+        ("models", "models", "", [[("local:coder", "model", "coder, c", [])]]),
+    ]
+    assert symbols[1].children[0].kind is SymbolKind.MODEL
+
+
+def test_no_outline_for_broken_yaml() -> None:
+    assert outline(FileKind.ROUTING, parse_yaml("rules: [\n", "routing.yaml")) == []
+
+
+def advice(text: str, environ: dict[str, str] | None = None) -> list[Problem]:
+    return advise(FileKind.ROUTING, parse_yaml(text, "routing.yaml"), builtin_registry(),
+                  environ if environ is not None else {"ANTHROPIC_API_KEY": "x",
+                                                       "OPENAI_API_KEY": "y"})
+
+
+def test_rules_whose_provider_has_no_key_are_flagged_at_their_model() -> None:
+    text = "rules:\n  - name: a\n    use: gpt-5\n  - name: b\n    use: haiku\n"
+    [problem] = advice(text, {"ANTHROPIC_API_KEY": "x"})
+    assert (problem.code, problem.severity) == (Code.MISSING_API_KEY, Severity.WARNING)
+    assert problem.range == span(text, "gpt-5")
+    assert "OPENAI_API_KEY" in problem.message
+
+
+def test_image_rules_need_a_vision_model_only_when_images_are_certain() -> None:
+    registry, _ = check_models_text(
+        "models:\n  anthropic:claude-haiku-4-5: {capabilities: {supports_images: false}}\n",
+        "models.yaml", builtin_models_values())
+    assert registry is not None
+    text = ("rules:\n  - name: a\n    when: {all_of: [{has_images: true}]}\n    use: haiku\n"
+            "  - name: b\n    when: {any_of: [{has_images: true}, {message_matches: x}]}\n"
+            "    use: haiku\n")
+    found = advise(FileKind.ROUTING, parse_yaml(text, "routing.yaml"), registry,
+                   {"ANTHROPIC_API_KEY": "x"})
+    assert [(p.code, p.range) for p in found] == [(Code.NO_VISION_MODEL, span(text, "haiku"))]
+
+
+def test_budget_rules_without_any_prices_are_flagged() -> None:
+    registry, _ = check_models_text(
+        "use_builtin_models: false\nproviders: {p: {api: openai_compatible}}\n"
+        "models: {p:m: {}}\n", "models.yaml", None)
+    assert registry is not None
+    text = "rules:\n  - name: a\n    when: {not: {cost_today_exceeds_usd: 2}}\n    use: p:m\n"
+    [problem] = advise(FileKind.ROUTING, parse_yaml(text, "routing.yaml"), registry, {})
+    assert problem.code is Code.NO_COST_TRACKING
+    assert problem.range == span(text, "cost_today_exceeds_usd")
+
+
+def test_unnamed_rules_get_a_hint_with_a_suggested_name() -> None:
+    [problem] = advice("rules:\n  - use: haiku\n    when: {has_images: true}\n")
+    assert (problem.code, problem.severity) == (Code.UNNAMED_RULE, Severity.HINT)
+    assert problem.data == {"synthetic_name": "rule_1", "suggested_name": "haiku for has_images"}
+
+
+def test_alias_bombs_do_not_stall_advice() -> None:
+    lines = ["x0: &a0 {message_matches: x}"]
+    lines += [f"x{i}: &a{i} {{all_of: [*a{i - 1}, *a{i - 1}]}}" for i in range(1, 40)]
+    text = "\n".join(lines) + "\nrules:\n  - name: r\n    when: *a39\n    use: opus\n"
+    assert advice(text) == []
+
+
+def test_routing_files_are_checked_against_the_unsaved_models_yaml(tmp_path: Path) -> None:
+    documents = ConfigDocuments(tmp_path, {"ANTHROPIC_API_KEY": "x"})
+    routing, models = tmp_path / "routing.yaml", tmp_path / "models.yaml"
+    documents.update(models, "models:\n  ollama:qwen: {aliases: [qwen]}\n")
+    assert documents.update(routing, "global_default: qwen\n") == [routing]
+    analysis = documents.check(routing)
+    assert analysis is not None and analysis.problems == []
+    assert documents.update(models, "models: {}\n") == [models, routing]
+    analysis = documents.check(routing)
+    assert analysis is not None
+    assert [p.code for p in analysis.problems] == [Code.UNKNOWN_MODEL]
+    # While models.yaml is broken, its last valid version counts.
+    documents.update(models, "models:\n  ollama:qwen: {aliases: [qwen]}\n")
+    documents.update(models, "models: [\n")
+    analysis = documents.check(routing)
+    assert analysis is not None and analysis.problems == []
+    assert documents.close(models) == [routing]
+
+
+def test_only_switchmans_own_files_are_checked(tmp_path: Path) -> None:
+    documents = ConfigDocuments(tmp_path / "config", {})
+    assert documents.kind_of(tmp_path / "config" / "routing.yaml") is FileKind.ROUTING
+    assert documents.kind_of(tmp_path / "config" / "models.yaml") is FileKind.MODELS
+    assert documents.kind_of(tmp_path / "repo" / ".switchman" / "routing.yaml") \
+        is FileKind.WORKSPACE
+    assert documents.kind_of(tmp_path / "repo" / "routing.yaml") is None
+    assert documents.kind_of(tmp_path / "repo" / "models.yaml") is None
+    assert documents.kind_of(tmp_path / "config" / "other.yaml") is None
+    assert documents.update(tmp_path / "repo" / "routing.yaml", "x: 1") == []

@@ -1,0 +1,189 @@
+"""Completion, hover, quick fixes and the outline for config files, end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from tests.support.editing import Editor, code_points, editing, with_code
+from tests.support.lsp import CLIENTS
+
+RULES = """\
+global_default: sonnet
+rules:
+  - name: commits
+    when: {message_matches: commit}
+    use: haiku
+"""
+
+
+def doc(uri: str) -> types.TextDocumentIdentifier:
+    return types.TextDocumentIdentifier(uri=uri)
+
+
+def offset(editor: Editor, uri: str, position: types.Position) -> int:
+    lines = editor.texts[uri].split("\n")
+    return sum(len(line) + 1 for line in lines[:position.line]) + code_points(
+        lines[position.line], position.character, editor.encoding)
+
+
+def apply(editor: Editor, uri: str, edits: list[types.TextEdit]) -> str:
+    """The document's text with ``edits`` applied, as an editor would."""
+    text = editor.texts[uri]
+    spans = sorted(((offset(editor, uri, e.range.start), offset(editor, uri, e.range.end),
+                     e.new_text) for e in edits), reverse=True)
+    for start, end, new_text in spans:
+        text = text[:start] + new_text + text[end:]
+    return text
+
+
+def edits_of(action: types.CodeAction, uri: str) -> list[types.TextEdit]:
+    assert action.edit is not None
+    if action.edit.document_changes:
+        [change] = action.edit.document_changes
+        assert isinstance(change, types.TextDocumentEdit)
+        assert change.text_document.uri == uri
+        return [e for e in change.edits if isinstance(e, types.TextEdit)]
+    assert action.edit.changes is not None
+    return list(action.edit.changes[uri])
+
+
+async def complete_at(editor: Editor, uri: str, needle: str, after: int = 0) -> list[
+        types.CompletionItem]:
+    """Completion with the cursor ``after`` characters into the first ``needle``."""
+    at = editor.texts[uri].index(needle) + after
+    start = editor.range_at(uri, at, at).start
+    result = await editor.client.text_document_completion_async(types.CompletionParams(
+        text_document=doc(uri), position=start))
+    assert isinstance(result, types.CompletionList)
+    return list(result.items)
+
+
+@pytest.mark.parametrize("editor_name", CLIENTS)
+async def test_completion_of_keys_conditions_models_and_tiers(editor_name: str,
+                                                              tmp_path: Path) -> None:
+    async with editing(editor_name, tmp_path) as editor:
+        uri = editor.uri("routing")
+        text = ("global_default: sonnet\ntiers:\n  fast: haiku\n  \nrules:\n  - name: a\n"
+                "    when:\n      \n    use: op\n")
+        editor.open(uri, text)
+        top = await complete_at(editor, uri, "tiers")
+        assert {"schema_version", "pattern", "workspaces"} <= {i.label for i in top}
+        assert "global_default" not in {i.label for i in top}
+
+        tiers = await complete_at(editor, uri, "  \nrules", 2)
+        assert [i.label for i in tiers] == ["balanced", "deep"]
+
+        conditions = {i.label: i for i in await complete_at(editor, uri, "      \n    use", 6)}
+        assert len(conditions) == 14
+        matches = conditions["message_matches"]
+        assert matches.insert_text_format == types.InsertTextFormat.Snippet
+        assert isinstance(matches.text_edit, types.TextEdit)
+        assert matches.text_edit.new_text == 'message_matches: "${1:pattern}"'
+        assert matches.kind == types.CompletionItemKind.Function
+        assert isinstance(matches.documentation, types.MarkupContent)
+        assert "**Reads:**" in matches.documentation.value
+
+        models = {i.label: i for i in await complete_at(editor, uri, "use: op", 7)}
+        assert {"opus", "anthropic:claude-opus-4-7", "textonly", "ollama:textonly"} <= set(models)
+        opus = models["opus"].text_edit
+        assert isinstance(opus, types.TextEdit)
+        at = editor.texts[uri].index("op\n")
+        assert opus.range == editor.range_at(uri, at, at + 2)
+
+
+@pytest.mark.parametrize("editor_name", CLIENTS)
+async def test_hover_on_conditions_models_and_rule_names(editor_name: str,
+                                                         tmp_path: Path) -> None:
+    async with editing(editor_name, tmp_path) as editor:
+        uri = editor.uri("routing")
+        editor.open(uri, RULES)
+
+        async def hover(needle: str) -> types.Hover:
+            position = editor.range_of(uri, needle).start
+            found = await editor.client.text_document_hover_async(types.HoverParams(
+                text_document=doc(uri), position=position))
+            assert found is not None
+            return found
+
+        condition = await hover("message_matches")
+        assert isinstance(condition.contents, types.MarkupContent)
+        assert condition.contents.kind == types.MarkupKind.Markdown
+        assert "**Reads:** The new user message of this turn" in condition.contents.value
+        assert condition.range == editor.range_of(uri, "message_matches")
+
+        model = await hover("haiku")
+        assert isinstance(model.contents, types.MarkupContent)
+        assert "`haiku` is an alias of `anthropic:claude-haiku-4-5`" in model.contents.value
+        assert "`ANTHROPIC_API_KEY` is set" in model.contents.value
+        assert "input $1.00, output $5.00" in model.contents.value
+
+        rule = await hover("commits")
+        assert isinstance(rule.contents, types.MarkupContent)
+        assert "Feeds **CONFIGURED_RULES**" in rule.contents.value
+        assert "Rule 1 of 1 in your global rules" in rule.contents.value
+
+
+FIXES = [
+    ("routing", "global_default: opsu\n", "unknown-model"),
+    ("routing", "tiers:\n  fast: haiku\n", "partial-tiers"),
+    ("workspace", "tiers: {deep: opus}\n", "partial-tiers"),
+    ("routing", "rules:\n  - when: {has_images: true}\n    use: 🚀\n", "unknown-model"),
+    ("routing", "rules:\n  - when: {message_matches: \"é\"}\n    use: opus\n", "unnamed-rule"),
+    ("routing", "rules:\n  - name: all\n    use: opus\n  - name: images\n"
+     "    when: {has_images: true}\n    use: sonnet\n", "shadowed-rule"),
+]
+
+
+@pytest.mark.parametrize("editor_name", CLIENTS)
+async def test_each_quick_fix_leaves_a_valid_file(editor_name: str, tmp_path: Path) -> None:
+    async with editing(editor_name, tmp_path) as editor:
+        for kind, text, code in FIXES:
+            uri = editor.uri(kind)
+            editor.open(uri, text.replace("🚀", "opsu"))
+            [problem] = with_code(await editor.diagnostics(uri), code)
+            actions = await editor.client.text_document_code_action_async(
+                types.CodeActionParams(text_document=doc(uri), range=problem.range,
+                                       context=types.CodeActionContext(diagnostics=[problem])))
+            assert actions, code
+            action = actions[0]
+            assert isinstance(action, types.CodeAction)
+            assert action.kind == types.CodeActionKind.QuickFix
+            assert action.is_preferred
+            assert action.diagnostics is not None and action.diagnostics[0].code == code
+            fixed = apply(editor, uri, edits_of(action, uri))
+            editor.replace_all(uri, fixed)
+            after = await editor.diagnostics(uri)
+            assert not [d for d in after if d.severity == types.DiagnosticSeverity.Error], fixed
+            assert not with_code(after, code), fixed
+            editor.close(uri)
+
+
+@pytest.mark.parametrize("editor_name", CLIENTS)
+async def test_the_outline_lists_rules_workspaces_and_tiers(editor_name: str,
+                                                            tmp_path: Path) -> None:
+    async with editing(editor_name, tmp_path) as editor:
+        uri = editor.uri("routing")
+        editor.open(uri, RULES + "tiers: {fast: haiku, balanced: sonnet, deep: opus}\n"
+                    "workspaces:\n  /code/app:\n    rules:\n      - use: opus\n")
+        symbols = await editor.client.text_document_document_symbol_async(
+            types.DocumentSymbolParams(text_document=doc(uri)))
+        assert symbols
+        if isinstance(symbols[0], types.DocumentSymbol):  # VS Code: nested symbols
+            names = {s.name: s for s in symbols if isinstance(s, types.DocumentSymbol)}
+            assert list(names) == ["global_default", "rules", "tiers", "workspaces"]
+            assert [c.name for c in names["rules"].children or []] == ["commits"]
+            assert [c.name for c in names["tiers"].children or []] == ["fast", "balanced", "deep"]
+            [app] = names["workspaces"].children or []
+            assert [c.name for c in app.children or []] == ["rules"]
+            assert names["rules"].children[0].selection_range == editor.range_of(  # type: ignore[index]
+                uri, "commits")
+        else:  # Neovim's declared capabilities: a flat list with containers
+            flat = [(s.name, s.container_name) for s in symbols
+                    if isinstance(s, types.SymbolInformation)]
+            assert ("commits", "rules") in flat
+            assert ("deep", "tiers") in flat
+            assert ("rule_1", "rules") in flat
+            assert ("/code/app", "workspaces") in flat

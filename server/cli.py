@@ -55,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     models = sub.add_parser("models", help="list the models and whether their keys are set")
     models.add_argument("--json", action="store_true")
 
+    schema = sub.add_parser("schema", help="print the JSON Schema of a configuration file")
+    schema.add_argument("kind", choices=["routing", "workspace", "models"],
+                        help="routing.yaml, a workspace's .switchman/routing.yaml, or models.yaml")
+    schema.add_argument("--output", metavar="FILE", help="write it to FILE instead")
+
     serve = sub.add_parser("serve", help="run the language server (started by your editor)")
     serve.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
@@ -76,6 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("rules", "test"): commands.rules_test,
         ("route", None): commands.route,
         ("models", None): commands.models,
+        ("schema", None): commands.schema,
     }[(args.command, getattr(args, "rules_command", None))]
     try:
         return handler(args)

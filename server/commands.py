@@ -14,6 +14,7 @@ import msgspec
 from switchman.engine.availability import Unavailability
 from switchman.engine.clock import SystemClock
 from switchman.engine.config.check import FileKind, check_text, file_kind
+from switchman.engine.config.jsonschema import schema_text
 from switchman.engine.config.paths import find_workspace, workspace_routing_file
 from switchman.engine.config.problems import Code, Problem, Range, Severity, sort_problems
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
@@ -221,6 +222,19 @@ def _route_context(args: argparse.Namespace, text: str, folder: str,
         cost_today_usd=Decimal(str(args.cost_today or 0)),
         skills_matching=skills.matching(text),
     )
+
+
+# -- schema --------------------------------------------------------------------------
+
+
+def schema(args: argparse.Namespace) -> int:
+    """Print (or write) the JSON Schema of one kind of configuration file."""
+    text = schema_text(FileKind(args.kind))
+    if args.output:
+        Path(args.output).write_text(text, "utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
 
 
 # -- models --------------------------------------------------------------------------

@@ -1,6 +1,9 @@
 """Daemon benchmarks (figures go to docs/performance.md). Run from the repository root:
 
-    .venv/bin/python bench/bench_daemon.py
+    PYTHONPATH=. .venv/bin/python bench/bench_daemon.py
+
+The fake provider runs in its own process, so that neither path's client
+competes with it for a Python interpreter.
 
 1. Time to first delta: from sending a message to the first streamed text, through
    ``switchman serve`` (JSON-RPC over stdio, routing, durable writes, the real SDK)
@@ -15,10 +18,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import anthropic
@@ -26,9 +32,26 @@ from lsprotocol import types
 from pytest_lsp import client_capabilities
 
 from switchman.server import methods
-from tests.lsp.conftest import models_yaml
-from tests.support.fake_provider import FakeProvider
 from tests.support.lsp import SERVER_COMMAND, SwitchmanClient, server_env
+
+
+@contextlib.contextmanager
+def fake_provider(folder: Path) -> Iterator[str]:
+    """The fake provider in a separate process; yields its base URL."""
+    port_file = folder / "port"
+    process = subprocess.Popen([sys.executable, "-m", "tests.support.fake_provider", "--port",
+                                "0", "--port-file", str(port_file)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not port_file.exists() or not port_file.read_text().strip():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the fake provider did not start")
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port_file.read_text().strip()}"
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 def summary(samples: list[float]) -> tuple[float, float]:
@@ -83,17 +106,17 @@ def rss_mb(pid: int) -> float:
 
 async def main(runs: int, spawns: int) -> None:
     """Run the benchmarks and print a Markdown table."""
-    with FakeProvider() as fake, tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, fake_provider(Path(tmp)) as base_url:
         root = Path(tmp)
         for name in ("config", "data", "workspace"):
             (root / name).mkdir()
-        (root / "config" / "models.yaml").write_text(models_yaml(fake))
+        (root / "config" / "models.yaml").write_text(
+            f"providers:\n  anthropic: {{base_url: '{base_url}'}}\n")
         (root / "config" / "routing.yaml").write_text("global_default: sonnet\nrules: []\n")
         env = server_env(root / "config", root / "data", {"ANTHROPIC_API_KEY": "bench"})
         workspace = root / "workspace"
 
-        sdk = anthropic.AsyncAnthropic(api_key="bench", base_url=fake.anthropic_base_url,
-                                       max_retries=0)
+        sdk = anthropic.AsyncAnthropic(api_key="bench", base_url=base_url, max_retries=0)
         startup = []
         for _ in range(spawns):
             probe, seconds = await start_daemon(env, workspace)

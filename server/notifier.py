@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -15,12 +16,17 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+STATUS_COALESCE_SECONDS = 0.05
+"""Status changes within this window are sent as one notification (turn start and
+end, repeated /model, several outage events), off the turn's hot path."""
+
 
 class EditorNotifier:
     """The engine's :class:`SessionObserver`, speaking LSP notifications."""
 
     def __init__(self, server: SwitchmanServer) -> None:
         self.server = server
+        self._pending: dict[str, asyncio.TimerHandle] = {}
 
     def route_decided(self, notice: RouteNotice) -> None:
         """Tell the editor which model took the turn and why."""
@@ -31,7 +37,19 @@ class EditorNotifier:
         self.server.protocol.notify(methods.CHAT_DELTA, to_wire(delta))
 
     def status_changed(self, workspace: str) -> None:
-        """Send the workspace's current status."""
+        """Send the workspace's status shortly (coalescing changes that come together)."""
+        if workspace in self._pending:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on the event loop (start-up): send now
+            self._send_status(workspace)
+            return
+        self._pending[workspace] = loop.call_later(STATUS_COALESCE_SECONDS, self._send_status,
+                                                   workspace)
+
+    def _send_status(self, workspace: str) -> None:
+        self._pending.pop(workspace, None)
         try:
             status = self.server.switchman.views.status(workspace)
         except SwitchmanError:  # the workspace was closed meanwhile

@@ -233,11 +233,9 @@ class SessionManager:
         if not text.strip() and not images:
             raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
         setup = self._start(live, text, images or [], override)
-        loop = asyncio.get_running_loop()
-        task = loop.create_task(self.runner.run(setup))
+        task = asyncio.get_running_loop().create_task(self.runner.run(setup))
         live.running = RunningTurn(setup.turn.id, setup.model.id, task)
-        # After the turn's task has sent its request: status is not on the latency path.
-        loop.call_soon(self.observer.status_changed, live.workspace)
+        self.observer.status_changed(live.workspace)
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:  # the editor cancelled the chat request itself

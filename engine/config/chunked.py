@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from switchman.engine.config.yamldoc import (
     MAX_DEPTH,
     LineShift,
+    NodeMemo,
     YamlDocument,
     YamlNode,
     compose_part,
@@ -67,29 +68,39 @@ class ChunkedParser:
 
     def __init__(self) -> None:
         self._parts: dict[str, list[_Part]] = {}
+        self._memo = NodeMemo()
 
     def parse(self, text: str, path: str) -> YamlDocument:
-        """The document for ``text``, as :func:`parse_yaml` would return it."""
+        """The document for ``text``, as :func:`parse_yaml` would return it.
+
+        Its :attr:`YamlDocument.memo` carries results about nodes that the
+        previous version shares.
+        """
+        self._memo.roll()
         plan = _plan(text)
+        doc: YamlDocument | None = None
         if plan is not None:
             root = self._stitched(plan)
             if root is not None:
                 doc = YamlDocument(path, text)
                 doc.root = root
-                return doc
-        return parse_yaml(text, path)
+        if doc is None:
+            doc = parse_yaml(text, path)
+        doc.memo = self._memo
+        return doc
 
     def _stitched(self, plan: _Plan) -> YamlNode | None:
         old, new = self._parts, dict[str, list[_Part]]()
         try:
-            return _stitch(plan, lambda text, line, depth: _take(old, new, text, line, depth))
+            root = _stitch(plan, lambda text, line, depth: _take(old, new, text, line, depth))
         except Exception:  # any doubt: the caller parses the whole text
-            return None
-        finally:
-            if len(new) + len(old) <= 2 * len(plan.item_starts) + 16:
-                for text, parts in old.items():
-                    new.setdefault(text, []).extend(parts)
-            self._parts = new
+            root = None
+        if root is None and len(new) + len(old) <= 2 * len(plan.item_starts) + 16:
+            # Keep the last good version's parts for when the syntax error is fixed.
+            for text, parts in old.items():
+                new.setdefault(text, []).extend(parts)
+        self._parts = new
+        return root
 
 
 def _take(old: dict[str, list[_Part]], new: dict[str, list[_Part]], text: str, line: int,

@@ -22,6 +22,7 @@ from switchman.engine.config.walker import Path, Walker
 from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
 from switchman.engine.routing.predicates import (
     ALWAYS,
+    Predicate,
     build_predicate,
     implies,
     message_patterns,
@@ -195,19 +196,34 @@ def _rule(
 ) -> Rule | None:
     if "use" not in item:
         return None
-    when = item.get("when") or {}
     node = walker.node_at(path) if located else None
     name = item.get("name")
-    predicate = build_predicate(when) if when else ALWAYS
+    predicate, patterns = _condition(walker, item)
     return Rule(
         name=name if name else f"rule_{index + 1}",
         use=item["use"],
         when=predicate,
-        message_patterns=message_patterns(predicate),
+        message_patterns=patterns,
         synthetic_name=not name,
         source=walker.doc.path if located else "<builtin routing.yaml>",
         line=node.start[0] if node is not None else 0,
     )
+
+
+def _condition(walker: Walker, item: Mapping[str, Any]) -> tuple[Predicate, tuple[str, ...]]:
+    """The rule's predicate and its message patterns (re-used while the item is unchanged)."""
+    memo = walker.doc.memo
+    known = memo.get(item, _condition, None) if memo is not None else None
+    if known is None:
+        when = item.get("when") or {}
+        predicate = build_predicate(when) if when else ALWAYS
+        known = (predicate, message_patterns(predicate))
+        if memo is not None:
+            memo.put(item, _condition, None, known)
+    return known
+
+
+ShadowKey = tuple[frozenset[Any], frozenset[Any]]
 
 
 class _ShadowIndex:
@@ -219,20 +235,26 @@ class _ShadowIndex:
         self._buckets: dict[tuple[frozenset[Any], frozenset[Any]], list[tuple[int, Rule]]] = {}
         self._count = 0
 
-    def add(self, rule: Rule) -> Rule | None:
-        """Index ``rule``; return the first earlier rule that shadows it, if any."""
-        exact, kinds = key = shadow_key(rule.when)
-        found = [(i, prior) for candidate in self._keys(exact, kinds)
+    def add(self, rule: Rule, keys: tuple[ShadowKey, list[ShadowKey]] | None = None) -> Rule | None:
+        """Index ``rule``; return the first earlier rule that shadows it, if any.
+
+        ``keys`` are :meth:`keys_for` the rule's condition, if already known.
+        """
+        key, candidates = keys or self.keys_for(rule.when)
+        found = [(i, prior) for candidate in candidates
                  for i, prior in self._buckets.get(candidate, ()) if implies(prior.when, rule.when)]
         self._buckets.setdefault(key, []).append((self._count, rule))
         self._count += 1
         return min(found, key=lambda item: item[0])[1] if found else None
 
-    def _keys(self, exact: frozenset[Any], kinds: frozenset[Any]) -> list[
-            tuple[frozenset[Any], frozenset[Any]]]:
-        if len(exact) + len(kinds) > self.MAX_SUBSET_BITS:  # absurd rules: only the cheap cases
-            return [(frozenset(), frozenset()), (exact, kinds)]
-        return [(frozenset(a), frozenset(b)) for a in _subsets(exact) for b in _subsets(kinds)]
+    @classmethod
+    def keys_for(cls, when: Predicate) -> tuple[ShadowKey, list[ShadowKey]]:
+        """A condition's own bucket, and the buckets of earlier rules that could shadow it."""
+        exact, kinds = key = shadow_key(when)
+        if len(exact) + len(kinds) > cls.MAX_SUBSET_BITS:  # absurd rules: only the cheap cases
+            return key, [(frozenset(), frozenset()), (exact, kinds)]
+        return key, [(frozenset(a), frozenset(b)) for a in _subsets(exact)
+                     for b in _subsets(kinds)]
 
 
 def _subsets(items: frozenset[Any]) -> list[tuple[Any, ...]]:
@@ -241,7 +263,13 @@ def _subsets(items: frozenset[Any]) -> list[tuple[Any, ...]]:
 
 
 def _check_shadowing(walker: Walker, index: _ShadowIndex, rule: Rule, path: Path) -> None:
-    prior = index.add(rule)
+    memo = walker.doc.memo
+    keys = memo.get(rule.when, _ShadowIndex, None) if memo is not None else None
+    if keys is None:
+        keys = _ShadowIndex.keys_for(rule.when)
+        if memo is not None:
+            memo.put(rule.when, _ShadowIndex, None, keys)
+    prior = index.add(rule, keys)
     if prior is None:
         return
     if prior.when == ALWAYS:

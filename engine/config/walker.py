@@ -62,6 +62,8 @@ class Walker:
         self.doc = doc
         self.resolve_model = resolve_model
         self.model_names = model_names
+        self.context: object = getattr(resolve_model, "__self__", resolve_model)
+        """What values depend on besides the nodes (the registry), for :attr:`doc.memo`."""
         self.problems: list[Problem] = []
         self.bad_paths: set[Path] = set()
         self._path: Path = ()
@@ -248,8 +250,30 @@ class Walker:
                         f"item{'s' if spec.min_items > 1 else ''}.", spec.empty_severity)
             if spec.empty_severity is Severity.ERROR:
                 return INVALID
-        values = [self.walk(item, spec.item, (*path, i)) for i, item in enumerate(node.items)]
+        if self.doc.memo is not None and type(spec.item) is s.Obj:
+            values = [self._remembered(item, spec.item, (*path, i))
+                      for i, item in enumerate(node.items)]
+        else:
+            values = [self.walk(item, spec.item, (*path, i)) for i, item in enumerate(node.items)]
         return [v for v in values if v is not INVALID]
+
+    def _remembered(self, node: YamlNode, spec: s.Obj, path: Path) -> Any:
+        """:meth:`walk` for a list item, re-using the value of an unchanged, valid item.
+
+        Only items without problems are remembered, so nothing located (which
+        moves with edits above) is ever re-used.
+        """
+        assert self.doc.memo is not None
+        known = self.doc.memo.get(node, spec, self.context)
+        if known is not None and self._budget >= known[1]:  # else the walk would run out
+            value, walked = known
+            self._budget -= walked
+            return value
+        problems, budget = len(self.problems), self._budget
+        value = self.walk(node, spec, path)
+        if len(self.problems) == problems and value is not INVALID:
+            self.doc.memo.put(node, spec, self.context, (value, budget - self._budget))
+        return value
 
     def _time_window(self, node: YamlNode) -> Any:
         items = node.items if node.kind == "sequence" else []

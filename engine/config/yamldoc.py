@@ -104,6 +104,42 @@ class YamlNode:
         return None
 
 
+class NodeMemo:
+    """Results worked out from unchanged nodes, kept across versions of one edited document.
+
+    Entries are keyed by the identity of a node (or of a value derived from
+    one, which is never changed) and hold it, so nothing else can take its id
+    while the entry lives, and the context they were computed in (such as the
+    model registry); a different context misses. :meth:`roll` starts a new
+    version: entries the previous version did not use are dropped.
+    """
+
+    def __init__(self) -> None:
+        self._old: dict[tuple[int, int], tuple[object, object, Any]] = {}
+        self._new: dict[tuple[int, int], tuple[object, object, Any]] = {}
+
+    def get(self, node: object, what: object, context: object) -> Any:
+        """The result for ``(node, what)`` computed in ``context``, or None.
+
+        ``what`` names the kind of result; it must outlive the memo (a declaration
+        or a function).
+        """
+        key = (id(node), id(what))
+        entry = self._new.get(key) or self._old.get(key)
+        if entry is None or entry[0] is not node or entry[1] is not context:
+            return None
+        self._new[key] = entry
+        return entry[2]
+
+    def put(self, node: object, what: object, context: object, result: Any) -> None:
+        """Remember a result for ``(node, what)`` in ``context``."""
+        self._new[(id(node), id(what))] = (node, context, result)
+
+    def roll(self) -> None:
+        """Start the next version."""
+        self._old, self._new = self._new, {}
+
+
 class YamlDocument:
     """The parsed tree of one file plus the problems found while parsing."""
 
@@ -113,6 +149,8 @@ class YamlDocument:
         self.lines = text.split("\n")
         self.root: YamlNode | None = None
         self.problems: list[Problem] = []
+        self.memo: NodeMemo | None = None
+        """Set for documents being edited: checks may re-use work on unchanged nodes."""
 
     def utf16_col(self, line: int, col: int) -> int:
         """Convert a code-point column on ``line`` to a UTF-16 offset."""

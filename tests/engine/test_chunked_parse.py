@@ -7,7 +7,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from switchman.engine.config.builtin import (
+    builtin_models_values,
+    builtin_registry,
+    builtin_routing_values,
+)
 from switchman.engine.config.chunked import ChunkedParser
+from switchman.engine.config.models_file import check_models_text
+from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.config.routing_file import check_routing_doc, check_routing_text
 from switchman.engine.config.yamldoc import YamlNode, parse_yaml
 
 HEADS = [
@@ -98,6 +106,28 @@ def test_chunked_parse_equals_whole_parse_across_edits(data: st.DataObject) -> N
     for _ in range(4):
         text = data.draw(edits(text))
         same_as_whole_parse(parser, text)
+
+
+def other_registry() -> ModelRegistry:
+    registry, problems = check_models_text(
+        "models:\n  anthropic:claude-haiku-4-5: {aliases: [x, y]}\n", "models.yaml",
+        builtin_models_values())
+    assert registry is not None, problems
+    return registry
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_checking_with_remembered_rules_equals_checking_from_scratch(data: st.DataObject) -> None:
+    registries = [builtin_registry(), other_registry()]
+    parser = ChunkedParser()
+    text = data.draw(documents())
+    for _ in range(4):
+        registry = data.draw(st.sampled_from(registries))
+        base = builtin_routing_values(registry)
+        remembered = check_routing_doc(parser.parse(text, "routing.yaml"), registry, base)
+        assert remembered == check_routing_text(text, "routing.yaml", registry, base)
+        text = data.draw(edits(text))
 
 
 def test_unchanged_rules_are_reused_and_moved() -> None:

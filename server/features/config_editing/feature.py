@@ -34,6 +34,7 @@ from switchman.server.features.config_editing.convert import (
     lsp_hover,
     lsp_symbol_information,
 )
+from switchman.server.features.config_editing.idle_gc import IdleCollector
 
 if TYPE_CHECKING:
     from switchman.server.app import SwitchmanServer
@@ -53,6 +54,8 @@ class ConfigEditing:
         self.documents = documents
         self._uris: dict[Path, str] = {}
         self._pending: dict[Path, asyncio.Task[None]] = {}
+        self._collector = IdleCollector()
+        self._published: set[Path] = set()
 
     # -- documents -------------------------------------------------------------------
 
@@ -84,6 +87,7 @@ class ConfigEditing:
             return
         self._cancel(path)
         self._uris.pop(path, None)
+        self._published.discard(path)
         self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         self._schedule(self.documents.close(path))
@@ -174,10 +178,13 @@ class ConfigEditing:
     async def _publish_later(self, path: Path) -> None:
         await asyncio.sleep(self._delay_seconds())
         self._pending.pop(path, None)
+        opened = path not in self._published
         try:
             self._publish(path)
         except Exception:  # a bug in checking must never take the daemon down
             log.exception("checking %s failed", path)
+        self._published.add(path)
+        self._collector.busy(settle_now=opened)
 
     def _publish(self, path: Path) -> None:
         uri = self._uris.get(path)

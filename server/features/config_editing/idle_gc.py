@@ -1,0 +1,49 @@
+"""Keeping garbage collection out of the way of typing.
+
+A full collection scans every live object; with a long routing file open that
+takes 15-20 ms, which doubles an edit's latency when it strikes in the middle
+of a check. So once the daemon has been idle for a moment after publishing
+diagnostics, it collects and freezes what survives (``gc.freeze``): later
+collections then only scan objects created since. A document that was just
+opened is settled at once, since the user reads before typing. Frozen objects are still
+freed by reference counting as usual; every few minutes everything is
+unfrozen and collected in full, so cyclic garbage cannot pile up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import time
+from collections.abc import Callable
+
+IDLE_SECONDS = 1.0
+REFRESH_SECONDS = 300.0
+
+
+class IdleCollector:
+    """Runs the garbage collector when the daemon is idle."""
+
+    def __init__(self, idle: float = IDLE_SECONDS, refresh: float = REFRESH_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.idle = idle
+        self.refresh = refresh
+        self.clock = clock
+        self._timer: asyncio.TimerHandle | None = None
+        self._last_full = clock()
+
+    def busy(self, *, settle_now: bool = False) -> None:
+        """Work just finished: collect once nothing else happened for a moment (or next)."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = asyncio.get_running_loop().call_later(
+            0 if settle_now else self.idle, self.collect)
+
+    def collect(self) -> None:
+        """Collect garbage now and freeze the survivors (unfreezing all now and then)."""
+        self._timer = None
+        if self.clock() - self._last_full >= self.refresh:
+            gc.unfreeze()
+            self._last_full = self.clock()
+        gc.collect()
+        gc.freeze()

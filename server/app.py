@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from switchman.engine import __version__
 from switchman.server.errors import EXPECTED_CODES
@@ -22,6 +23,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 InitializeHook = Callable[[types.InitializeParams], None]
+
+
+class SwitchmanProtocol(LanguageServerProtocol):
+    """pygls' protocol, silent once the editor has sent ``exit``.
+
+    A turn may still be finishing when the editor exits; its last notifications
+    must not be written to a closed stream (which pygls would report as errors).
+    """
+
+    closing = False
+
+    def _send_data(self, data: Any) -> None:
+        if not self.closing:
+            super()._send_data(data)
 
 
 class SwitchmanServer(LanguageServer):
@@ -40,9 +55,11 @@ class SwitchmanServer(LanguageServer):
         super().__init__(
             name="switchman",
             version=__version__,
+            protocol_cls=SwitchmanProtocol,
             converter_factory=plain_params_converter,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
+        self.shutdown_requested = False
         self._switchman: Switchman | None = None
         self.initialize_hooks: list[InitializeHook] = []
         self.initialization_options: dict[str, Any] = {}
@@ -95,4 +112,5 @@ def run(tcp: str | None = None) -> int:
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
         server.start_io()
-    return 0
+    # The LSP exit code: 0 after a proper shutdown request, 1 otherwise.
+    return 0 if server.shutdown_requested else 1

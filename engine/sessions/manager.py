@@ -338,6 +338,12 @@ class SessionManager:
             raise UnknownTurn(turn_id)
         return False, stored.status
 
+    def cancel_all(self) -> None:
+        """Cancel every running turn (each saves what it streamed and ends ``cancelled``)."""
+        for live in self._live.values():
+            if live.running is not None:
+                live.running.task.cancel()
+
     # -- sticky model --------------------------------------------------------------------
 
     def set_model(self, workspace: str, session_id: str | None, model: str | None) -> SwapResult:

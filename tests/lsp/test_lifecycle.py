@@ -1,11 +1,17 @@
-"""The daemon starts, initialises and shuts down cleanly under both editors' capabilities."""
+"""The daemon starts, shuts down cleanly, and exits quietly even in the middle of a turn."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 
+from switchman.server import methods
+from tests.lsp.conftest import Daemon
+from tests.lsp.test_sessions_and_commands import start
+from tests.support.fake_provider import FakeProvider
 from tests.support.lsp import CLIENTS, running_server, server_env
 
 
@@ -14,3 +20,38 @@ async def test_initialize_and_shutdown(editor: str, tmp_path: Path) -> None:
     env = server_env(tmp_path / "config", tmp_path / "data")
     async with running_server(editor, env, workspaces=[tmp_path]) as client:
         assert client.error is None
+    assert client._server is not None
+    assert client._server.returncode == 0
+
+
+@pytest.mark.parametrize("editor", CLIENTS)
+async def test_exit_during_a_turn_is_quiet_and_keeps_the_answer(
+        editor: str, daemon: Daemon, fake: FakeProvider,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    client = await start(editor, daemon)
+    stall = fake.script_stall("half", after_chunks=1)
+    pending = asyncio.ensure_future(client.request(
+        methods.CHAT, {"workspace": daemon.uri, "message": "tell me everything"}))
+    assert await stall.wait_reached_async()
+    await client.wait_for(methods.CHAT_DELTA, lambda d: d.get("text") == "half")
+    client.protocol.notify(types.EXIT, None)  # no shutdown first
+    process = client._server
+    assert process is not None
+    assert await asyncio.wait_for(process.wait(), 20) == 1  # LSP: exit without shutdown
+    pending.cancel()
+    await client.stop()
+    fake.release_stalls()
+    logs = capfd.readouterr().err
+    assert "closed file" not in logs
+    assert "Traceback" not in logs
+
+    restarted = await start(editor, daemon)
+    try:
+        listing = await restarted.request(methods.SESSIONS, {"workspace": daemon.uri})
+        detail = await restarted.request(methods.SESSION,
+                                         {"session_id": listing["current_session_id"]})
+    finally:
+        await restarted.shutdown_session()
+        await restarted.stop()
+    assert detail["turns"][0]["status"] in ("cancelled", "interrupted")
+    assert detail["messages"][-1]["content"] == [{"type": "text", "text": "half"}]

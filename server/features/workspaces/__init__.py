@@ -39,4 +39,10 @@ def register(server: SwitchmanServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(params: None) -> None:
+        server.shutdown_requested = True
         await server.switchman.stop_background()
+
+    @server.feature(types.EXIT)
+    def exit_(params: None) -> None:
+        server.protocol.closing = True  # type: ignore[attr-defined]
+        server.switchman.sessions.cancel_all()  # running turns save what they have

@@ -159,4 +159,4 @@ PATTERNS = ["^/commit", "(?i)arch", "needle-[0-9]+$", "a|b", "x{2,}", "\\bword\\
 def test_one_pass_pattern_set_agrees_with_separate_searches(patterns: list[str],
                                                             text: str) -> None:
     hits = pattern_set(tuple(patterns)).hits(text)
-    assert hits == {p for p in patterns if compile_regex(p).search(text) is not None}
+    assert hits == frozenset(p for p in patterns if compile_regex(p).search(text) is not None)

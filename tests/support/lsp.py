@@ -23,6 +23,9 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from switchman.server.wire import plain_params_converter
 
+__all__ = ["CLIENTS", "SERVER_COMMAND", "TIMEOUT", "SwitchmanClient", "client_capabilities",
+           "running_server", "server_env"]
+
 CLIENTS = ["visual-studio-code", "neovim"]
 """The editors whose capabilities end-to-end tests are parametrised over."""
 

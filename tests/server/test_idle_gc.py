@@ -1,0 +1,44 @@
+"""The daemon collects garbage when idle, freezing survivors so collections stay cheap."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+
+import pytest
+
+from switchman.server.features.config_editing.idle_gc import IdleCollector
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    recorded: list[str] = []
+    monkeypatch.setattr(gc, "freeze", lambda: recorded.append("freeze"))
+    monkeypatch.setattr(gc, "unfreeze", lambda: recorded.append("unfreeze"))
+    def collect(*_: int) -> int:
+        recorded.append("collect")
+        return 0
+
+    monkeypatch.setattr(gc, "collect", collect)
+    return recorded
+
+
+async def test_collects_once_after_a_pause_and_freezes_new_documents_at_once(
+        calls: list[str]) -> None:
+    now = [0.0]
+    collector = IdleCollector(idle=0.01, refresh=100.0, clock=lambda: now[0])
+    collector.busy(settle_now=True)
+    assert calls == ["freeze"]
+    collector.busy()
+    collector.busy()  # a second burst of work postpones the collection
+    await asyncio.sleep(0.05)
+    assert calls == ["freeze", "collect", "freeze"]
+
+
+def test_everything_is_unfrozen_and_collected_now_and_then(calls: list[str]) -> None:
+    now = [0.0]
+    collector = IdleCollector(idle=1.0, refresh=300.0, clock=lambda: now[0])
+    collector.collect()
+    now[0] = 301.0
+    collector.collect()
+    assert calls == ["collect", "freeze", "unfreeze", "collect", "freeze"]

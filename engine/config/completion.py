@@ -53,8 +53,13 @@ class Candidate(msgspec.Struct, frozen=True):
 
 
 def complete(kind: FileKind, text: str, position: Position, registry: ModelRegistry,
-             environ: Mapping[str, str], folders: Sequence[str] = ()) -> list[Candidate]:
-    """Every candidate at ``position`` (UTF-16) in ``text``."""
+             environ: Mapping[str, str], folders: Sequence[str] = (), *,
+             values_only: bool = False) -> list[Candidate]:
+    """Every candidate at ``position`` (UTF-16) in ``text``.
+
+    ``values_only`` is for completion the editor started by itself after a
+    space: then only a key's value is worth offering (not keys while indenting).
+    """
     lines = split_lines(text)
     if not 0 <= position.line < len(lines):
         return []
@@ -66,6 +71,8 @@ def complete(kind: FileKind, text: str, position: Position, registry: ModelRegis
     offers = _Offers(registry, environ, rng)
     if cursor.role == "value" and cursor.key is not None:
         return offers.values(spec_at(kind, (*cursor.path, cursor.key)))
+    if values_only:
+        return []
     holder = spec_at(kind, cursor.path)
     if cursor.role == "item" or isinstance(holder, s.Scalar):
         return offers.values(holder)

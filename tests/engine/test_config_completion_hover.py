@@ -105,6 +105,16 @@ def test_a_model_candidate_replaces_the_whole_word_and_explains_the_model() -> N
     assert "200,000 tokens" in sonnet.documentation
 
 
+def test_a_space_typed_by_the_user_only_brings_up_values() -> None:
+    text = "rules:\n  - use: \n    \n"
+    registry = builtin_registry()
+    after_use = complete(ROUTING, text, Position(1, 9), registry, ENV, values_only=True)
+    assert "opus" in [c.label for c in after_use]
+    indenting = complete(ROUTING, text, Position(2, 4), registry, ENV, values_only=True)
+    assert indenting == []
+    assert complete(ROUTING, text, Position(2, 4), registry, ENV)  # when asked for: keys
+
+
 def test_tier_names_and_other_choices() -> None:
     assert labels(ROUTING, "tiers:\n  fast: haiku\n  ¦\n") == ["balanced", "deep"]
     assert labels(MODELS, "models:\n  ollama:x:\n    tier: ¦\n") == ["fast", "balanced", "deep"]

@@ -15,6 +15,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     recorded: list[str] = []
     monkeypatch.setattr(gc, "freeze", lambda: recorded.append("freeze"))
     monkeypatch.setattr(gc, "unfreeze", lambda: recorded.append("unfreeze"))
+
     def collect(*_: int) -> int:
         recorded.append("collect")
         return 0
@@ -24,14 +25,21 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 async def test_collects_once_after_a_pause_and_freezes_new_documents_at_once(
-        calls: list[str]) -> None:
-    now = [0.0]
-    collector = IdleCollector(idle=0.01, refresh=100.0, clock=lambda: now[0])
+        calls: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    collector = IdleCollector(idle=0.01, refresh=100.0, clock=lambda: 0.0)
+    collected = asyncio.Event()
+    collect = collector.collect
+
+    def collect_and_tell() -> None:
+        collect()
+        collected.set()
+
+    monkeypatch.setattr(collector, "collect", collect_and_tell)
     collector.busy(settle_now=True)
     assert calls == ["freeze"]
     collector.busy()
-    collector.busy()  # a second burst of work postpones the collection
-    await asyncio.sleep(0.05)
+    collector.busy()  # more work postpones the collection; only one runs
+    await asyncio.wait_for(collected.wait(), 5)
     assert calls == ["freeze", "collect", "freeze"]
 
 

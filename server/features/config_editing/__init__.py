@@ -38,7 +38,8 @@ def register(server: SwitchmanServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_COMPLETION,
                     types.CompletionOptions(trigger_characters=[" "]))
     def completion(params: types.CompletionParams) -> types.CompletionList:
-        items = editing.completion(params.text_document.uri, params.position)
+        after_space = params.context is not None and params.context.trigger_character == " "
+        items = editing.completion(params.text_document.uri, params.position, after_space)
         return types.CompletionList(is_incomplete=False, items=items)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -104,15 +106,17 @@ class ConfigEditing:
 
     # -- language features -------------------------------------------------------------
 
-    def completion(self, uri: str, position: types.Position) -> list[types.CompletionItem]:
-        """Completion items at ``position``."""
+    def completion(self, uri: str, position: types.Position,
+                   after_space: bool = False) -> list[types.CompletionItem]:
+        """Completion items at ``position`` (only values when typing a space triggered it)."""
         kind = self.kind_of(uri)
         if kind is None:
             return []
         text = self.server.workspace.get_text_document(uri).source
         positions = self.positions(text)
         candidates = complete(kind, text, positions.engine_position(position),
-                              self.documents.registry(), self.documents.environ, self._folders())
+                              self.documents.registry(), self.documents.environ, self._folders(),
+                              values_only=after_space)
         snippets = self._capability("text_document.completion.completion_item.snippet_support")
         markdown = self._markdown("text_document.completion.completion_item.documentation_format")
         return [lsp_completion(c, positions, snippets, markdown) for c in candidates]
@@ -199,15 +203,20 @@ class ConfigEditing:
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
 
     def _delay_seconds(self) -> float:
-        configured = os.environ.get(DELAY_ENV)
-        if configured is None:
-            options = getattr(self.server, "initialization_options", None)
-            configured = options.get(DELAY_OPTION) if isinstance(options, dict) else None
-        try:
-            milliseconds = float(configured if configured is not None else DEFAULT_DELAY_MS)
-            return max(0.0, milliseconds) / 1000
-        except (TypeError, ValueError):
-            return DEFAULT_DELAY_MS / 1000
+        return diagnostics_delay(os.environ, self.server.initialization_options)
 
     def _supports_related_information(self) -> bool:
         return self._capability("text_document.publish_diagnostics.related_information")
+
+
+def diagnostics_delay(environ: Mapping[str, str], options: Mapping[str, Any]) -> float:
+    """Seconds to wait after a change before checking: the env var, the option, or 150 ms."""
+    configured = environ.get(DELAY_ENV)
+    value: Any = configured if configured is not None else options.get(DELAY_OPTION)
+    try:
+        milliseconds = float(value if value is not None else DEFAULT_DELAY_MS)
+    except (TypeError, ValueError):
+        milliseconds = DEFAULT_DELAY_MS
+    if not math.isfinite(milliseconds):
+        milliseconds = DEFAULT_DELAY_MS
+    return max(0.0, milliseconds) / 1000

@@ -182,3 +182,26 @@ async def test_quick_changes_are_checked_once_after_the_pause(tmp_path: Path) ->
         published = editor.client.received[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
         versions = [p.version for p in published if p.uri == uri]
         assert versions == [5]
+
+
+@pytest.mark.parametrize("editor_name", CLIENTS)
+async def test_a_shadowed_rule_points_at_the_rule_that_shadows_it(editor_name: str,
+                                                                  tmp_path: Path) -> None:
+    async with editing(editor_name, tmp_path) as editor:
+        uri = editor.uri("routing")
+        text = ("rules:\n  - name: all images\n    when: {has_images: true}\n    use: opus\n"
+                "  - name: big images\n    when: {has_images: true, estimated_input_tokens_gt: 9}\n"
+                "    use: opus\n")
+        editor.open(uri, text)
+        [problem] = with_code(await editor.diagnostics(uri), "shadowed-rule")
+        assert problem.range == editor.range_of(uri, "big images")
+        assert problem.data == {"shadowed_by": "all images", "shadowed_by_line": 1}
+        caps = editor.client.capabilities
+        assert caps is not None and caps.text_document is not None
+        publish = caps.text_document.publish_diagnostics
+        if publish is not None and publish.related_information:
+            [related] = problem.related_information or []
+            assert related.location.uri == uri
+            assert related.location.range == editor.range_of(uri, "- name: all images")
+        else:
+            assert problem.related_information is None

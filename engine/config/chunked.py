@@ -50,13 +50,15 @@ class _Plan:
 
 
 class _Part:
-    """One parsed part: its root and the shift that places it in the document."""
+    """One parsed part: its root, the shift that places it, and where its blocks end alone."""
 
-    __slots__ = ("root", "shift")
+    __slots__ = ("natural_ends", "root", "shift")
 
     def __init__(self, root: YamlNode | None, shift: LineShift) -> None:
         self.root = root
         self.shift = shift
+        item = root.items[0] if root is not None and root.items else None
+        self.natural_ends = [(node, node._end) for node in _spine(item)] if item else []
 
 
 class ChunkedParser:
@@ -198,21 +200,30 @@ def _stitch(plan: _Plan, take: _Taker) -> YamlNode | None:
     assert head is not None
     last = items[-1].root
     assert last is not None
-    stream_end = tail.end if tail is not None else last.end
-    after_list = tail.start if tail is not None else stream_end
+    after_list = tail.start if tail is not None else last.end
+    stream_end = tail.end if tail is not None else _stream_end(plan.lines)
     nodes: list[YamlNode] = []
-    for part, following in zip(items, [*((s, plan.indent) for s in starts[1:]), after_list],
-                               strict=True):
+    # Blocks that run to an item's end close where the next token starts: the next
+    # item's dash, or the tail's first key. The last item before the end of the
+    # text closes exactly as it did when parsed alone.
+    following: list[tuple[int, int] | None] = [(line, plan.indent) for line in starts[1:]]
+    following.append(tail.start if tail is not None else None)
+    for part, closing in zip(items, following, strict=True):
         assert part.root is not None
-        node = part.root.items[0]
-        _close_spine(node, following)
-        nodes.append(node)
+        _close_spine(part, closing)
+        nodes.append(part.root.items[0])
     sequence = YamlNode("sequence", (starts[0], plan.indent), after_list)
     sequence.items = nodes
     root = YamlNode("mapping", head.start, stream_end)
     rules_key = head.pairs[-1][0]
     root.pairs = [*head.pairs[:-1], (rules_key, sequence), *(tail.pairs if tail else ())]
     return root
+
+
+def _stream_end(lines: list[str]) -> tuple[int, int]:
+    """Where libyaml ends the stream: it moves to a new line if the text does not end in one."""
+    last = len(lines) - 1
+    return (last + 1, 0) if lines[last] else (last, 0)
 
 
 def _head_ok(head: YamlNode | None) -> bool:
@@ -227,17 +238,26 @@ def _item_ok(root: YamlNode | None, indent: int) -> bool:
             and len(root.items) == 1 and root.start[1] == indent)
 
 
-def _close_spine(node: YamlNode, following: tuple[int, int]) -> None:
-    """Block collections that run to an item's end end where the next token starts.
+def _close_spine(part: _Part, following: tuple[int, int] | None) -> None:
+    """Set where the item's trailing block collections end in the whole document.
 
-    Parsed alone, they end at the end of the item's own text instead; this
-    sets what the whole-document parse records.
+    Parsed alone they end at the end of the item's own text; in the document,
+    where the next token starts (``following``), or as parsed when nothing follows.
     """
+    for node, natural in part.natural_ends:
+        node._end = natural if following is None else (
+            following[0] - node.shift.lines, following[1])
+
+
+def _spine(node: YamlNode) -> list[YamlNode]:
+    """The block collections that run to the end of ``node``: it, its last child, …"""
+    found = []
     while node.kind != "scalar" and not node.flow:
-        node._end = (following[0] - node.shift.lines, following[1])
+        found.append(node)
         if node.kind == "mapping" and node.pairs:
             node = node.pairs[-1][1]
         elif node.kind == "sequence" and node.items:
             node = node.items[-1]
         else:
-            return
+            break
+    return found

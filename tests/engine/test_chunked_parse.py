@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -82,8 +83,8 @@ def documents(draw: st.DrawFn) -> str:
     items = ["\n".join(indent + line if line else line for line in t.format(i=i).split("\n"))
              for i, t in enumerate(templates)]
     tail = draw(st.sampled_from(TAILS))
-    text = "\n".join([*head, "rules:", *items, tail])
-    return text if draw(st.booleans()) else text.rstrip("\n")
+    text = "\n".join([*head, "rules:", *items, tail]).rstrip("\n")
+    return text + draw(st.sampled_from(["", "\n", " ", "\n ", "\n   # end", "\n\n"]))
 
 
 @st.composite
@@ -128,6 +129,16 @@ def test_checking_with_remembered_rules_equals_checking_from_scratch(data: st.Da
         remembered = check_routing_doc(parser.parse(text, "routing.yaml"), registry, base)
         assert remembered == check_routing_text(text, "routing.yaml", registry, base)
         text = data.draw(edits(text))
+
+
+@pytest.mark.parametrize("ending", ["", "\n", " ", "\n ", "\n     # end", "\n\n"])
+@pytest.mark.parametrize("indent", [0, 2])
+def test_the_end_of_the_text_is_where_a_whole_parse_puts_it(ending: str, indent: int) -> None:
+    rules = "".join(f"{' ' * indent}- name: r{i}\n{' ' * indent}  use: opus\n"
+                    for i in range(10))
+    for tail in ("", "tiers: {fast: haiku}\n"):
+        text = (f"rules:\n{rules}{tail}").rstrip("\n") + ending
+        same_as_whole_parse(ChunkedParser(), text)
 
 
 def test_unchanged_rules_are_reused_and_moved() -> None:

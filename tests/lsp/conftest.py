@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pygls.exceptions import JsonRpcException
 
 from switchman.server import methods
 from tests.support.fake_provider import FakeProvider
@@ -71,7 +73,13 @@ async def client(request: pytest.FixtureRequest, daemon: Daemon) -> AsyncIterato
         yield started
 
 
-def deltas(client: SwitchmanClient, turn_id: str, kind: str = "text") -> list[dict[str, object]]:
+def error_data(error: JsonRpcException) -> dict[str, Any]:
+    """The ``data`` of a JSON-RPC error (our errors always carry one)."""
+    assert isinstance(error.data, dict)
+    return error.data
+
+
+def deltas(client: SwitchmanClient, turn_id: str, kind: str = "text") -> list[dict[str, Any]]:
     """The chat deltas of one turn, of one kind."""
     return [d for d in client.received[methods.CHAT_DELTA]
             if d["turn_id"] == turn_id and d["kind"] == kind]

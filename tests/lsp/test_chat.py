@@ -10,7 +10,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from switchman.server import methods
-from tests.lsp.conftest import Daemon, deltas
+from tests.lsp.conftest import Daemon, deltas, error_data
 from tests.support.fake_provider import FakeProvider, Usage
 from tests.support.lsp import SwitchmanClient
 
@@ -56,8 +56,8 @@ async def test_override_and_unknown_alias(client: SwitchmanClient, daemon: Daemo
     with pytest.raises(JsonRpcException) as caught:
         await chat(client, daemon, "@opsu hello")
     assert caught.value.code == 1003
-    assert caught.value.data["code"] == "unknown_alias"
-    assert caught.value.data["suggestions"] == ["opus"]
+    assert error_data(caught.value)["code"] == "unknown_alias"
+    assert error_data(caught.value)["suggestions"] == ["opus"]
     assert len(fake.requests) == 1  # nothing was sent
 
 
@@ -133,7 +133,7 @@ async def test_cancel_by_turn_id_keeps_the_partial_text(client: SwitchmanClient,
 async def test_cancel_request_resolves_the_chat_as_cancelled(
         client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
     stall = fake.script_stall("so far", after_chunks=1)
-    future = asyncio.ensure_future(client.protocol.send_request_async(
+    future = asyncio.ensure_future(client.protocol.send_request_async(  # type: ignore[no-untyped-call]
         methods.CHAT, {"workspace": daemon.uri, "message": "long story please"},
         msg_id="chat-to-cancel"))
     assert await stall.wait_reached_async()
@@ -168,7 +168,7 @@ async def test_a_second_message_during_a_turn_is_refused(
     assert await stall.wait_reached_async()
     with pytest.raises(JsonRpcException) as caught:
         await chat(client, daemon, "second")
-    assert caught.value.data["code"] == "turn_in_progress"
+    assert error_data(caught.value)["code"] == "turn_in_progress"
     fake.release_stalls()
     assert (await pending)["status"] == "completed"
 
@@ -176,11 +176,11 @@ async def test_a_second_message_during_a_turn_is_refused(
 async def test_bad_params_are_invalid_params(client: SwitchmanClient, daemon: Daemon) -> None:
     with pytest.raises(JsonRpcException) as caught:
         await chat(client, daemon, "   ")
-    assert caught.value.data["code"] == "empty_message"
+    assert error_data(caught.value)["code"] == "empty_message"
     assert caught.value.message == "Nothing to send: the message is empty."
     with pytest.raises(JsonRpcException) as caught:
         await client.request(methods.CHAT, {"message": 3})
     assert caught.value.code == -32602
     with pytest.raises(JsonRpcException) as caught:
         await client.request(methods.CHAT, {"workspace": "file:///nowhere", "message": "hi"})
-    assert caught.value.data["code"] == "unknown_workspace"
+    assert error_data(caught.value)["code"] == "unknown_workspace"

@@ -9,7 +9,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from switchman.server import methods
-from tests.lsp.conftest import Daemon, deltas
+from tests.lsp.conftest import Daemon, deltas, error_data
 from tests.support.fake_provider import FakeProvider, Usage
 from tests.support.lsp import CLIENTS, SwitchmanClient, running_server
 
@@ -83,7 +83,7 @@ async def test_unknown_model_for_set_model(client: SwitchmanClient, daemon: Daem
     with pytest.raises(JsonRpcException) as caught:
         await client.request(methods.SET_MODEL, {"workspace": daemon.uri, "model": "opsu"})
     assert caught.value.code == 1004
-    assert caught.value.data["suggestions"][0] == "opus"
+    assert error_data(caught.value)["suggestions"][0] == "opus"
 
 
 async def test_auth_error_makes_the_provider_unavailable_and_routing_falls_through(
@@ -143,10 +143,10 @@ async def test_without_keys_no_model_is_available(editor: str, daemon: Daemon) -
             await client.request(methods.CHAT, {"workspace": daemon.uri, "message": "hello"})
     error = caught.value
     assert error.code == 1006
-    assert error.data["code"] == "no_model_available"
-    assert error.data["decision"]["chosen_model"] is None
+    assert error_data(error)["code"] == "no_model_available"
+    assert error_data(error)["decision"]["chosen_model"] is None
     assert "Set ANTHROPIC_API_KEY" in error.message
-    assert error.data["text"].startswith("Turn ")
+    assert error_data(error)["text"].startswith("Turn ")
 
 
 async def test_todays_spend_feeds_the_budget_condition(

@@ -11,7 +11,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from switchman.server import methods
-from tests.lsp.conftest import ANTHROPIC_KEY, LISTEN, OPENAI_KEY, Daemon
+from tests.lsp.conftest import ANTHROPIC_KEY, LISTEN, OPENAI_KEY, Daemon, error_data
 from tests.support.fake_provider import FakeProvider
 from tests.support.lsp import (
     CLIENTS,
@@ -124,7 +124,7 @@ async def test_new_session_inherits_the_sticky_model(client: SwitchmanClient,
     assert listing["current_session_id"] == created["session"]["id"]
     with pytest.raises(JsonRpcException) as caught:
         await client.request(methods.SESSION, {"session_id": "nope"})
-    assert caught.value.data["code"] == "unknown_session"
+    assert error_data(caught.value)["code"] == "unknown_session"
 
 
 # -- crash recovery ------------------------------------------------------------------------
@@ -219,6 +219,6 @@ async def test_workspace_folders_come_and_go(editor: str, daemon: Daemon, tmp_pa
         await client.wait_for(methods.STATUS, lambda s: s["workspace"] == third.as_uri())
         with pytest.raises(JsonRpcException) as caught:
             await client.request(methods.CHAT, {"workspace": daemon.uri, "message": "hi"})
-        assert caught.value.data["code"] == "unknown_workspace"
+        assert error_data(caught.value)["code"] == "unknown_workspace"
         sessions = await client.request(methods.SESSIONS, {"workspace": second.as_uri()})
         assert len(sessions["sessions"]) == 1

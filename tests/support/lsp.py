@@ -67,6 +67,10 @@ class SwitchmanClient(LanguageClient):
         return await self.wait_until(
             lambda: next((p for p in self.received[method] if where(p)), None), timeout)
 
+    async def stop(self) -> None:
+        """Stop the client (and the server process, if it is still running)."""
+        await super().stop()  # type: ignore[no-untyped-call]
+
     async def request(self, method: str, params: Any) -> Any:
         """Send a custom request and return its result (raises on an error response)."""
         return await asyncio.wait_for(
@@ -131,4 +135,4 @@ async def running_server(
         failed = sys.exc_info()[0] is not None or client.error is not None
         if failed and process is not None and process.returncode is None:
             process.kill()  # a failed test must not wait forever for a server never told to exit
-        await client.stop()  # type: ignore[no-untyped-call]
+        await client.stop()

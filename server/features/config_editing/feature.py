@@ -2,7 +2,7 @@
 
 Diagnostics are computed from the editor's unsaved text after a short pause
 in typing (150 ms unless ``SWITCHMAN_DIAGNOSTICS_DELAY_MS`` or the
-``diagnosticsDelayMs`` initialization option says otherwise). A newer change
+``diagnostics_debounce_ms`` initialization option says otherwise). A newer change
 cancels a check that has not started yet, so only the latest text is checked.
 """
 
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DELAY_ENV = "SWITCHMAN_DIAGNOSTICS_DELAY_MS"
-DELAY_OPTION = "diagnosticsDelayMs"
+DELAY_OPTION = "diagnostics_debounce_ms"
 DEFAULT_DELAY_MS = 150.0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from switchman.engine.config.builtin import builtin_registry
 from switchman.engine.config.problems import Position, Range
 from switchman.engine.config.registry import ModelRegistry
+from tests.support.fake_provider import FakeProvider
 
 
 @pytest.fixture
@@ -21,6 +23,20 @@ def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     return folder
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeProvider]:
+    """A fake model provider on 127.0.0.1 (Anthropic and OpenAI wire formats)."""
+    with FakeProvider() as server:
+        yield server
+
+
+def models_yaml(fake: FakeProvider) -> str:
+    """A models.yaml sending both built-in providers to the fake server."""
+    return (f"providers:\n"
+            f"  anthropic: {{base_url: '{fake.anthropic_base_url}', timeout_seconds: 20}}\n"
+            f"  openai: {{base_url: '{fake.openai_base_url}', timeout_seconds: 20}}\n")
 
 
 @pytest.fixture

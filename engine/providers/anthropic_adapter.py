@@ -25,7 +25,12 @@ from switchman.engine.providers.base import (
     ToolCall,
     normalize_history,
 )
-from switchman.engine.providers.errors import ProviderError, class_for_status, retry_after_seconds
+from switchman.engine.providers.errors import (
+    ProviderError,
+    class_for_status,
+    error_detail,
+    retry_after_seconds,
+)
 
 CONNECT_TIMEOUT = 10.0
 
@@ -72,7 +77,7 @@ class AnthropicAdapter:
 
     def _classify(self, exc: Exception, model: str) -> ProviderError:
         sdk = self._sdk
-        detail = redact(_detail(exc), [self._key])
+        detail = redact(error_detail(exc), [self._key])
         if isinstance(exc, sdk.APIStatusError):
             error_type = getattr(exc, "type", None) or _body_type(exc)
             return ProviderError(class_for_status(exc.status_code, error_type), detail,
@@ -151,10 +156,6 @@ def _body_type(exc: Any) -> str | None:
             return error.get("type")
     return None
 
-
-def _detail(exc: Exception) -> str:
-    message = getattr(exc, "message", None) or str(exc)
-    return str(message).strip()[:500]
 
 
 def _is_timeout(exc: Exception) -> bool:

@@ -56,6 +56,12 @@ class ProviderError(SwitchmanError):
         return self.error_class in _RETRYABLE
 
 
+def error_detail(exc: Exception) -> str:
+    """The SDK's own message for a failure, trimmed (callers redact keys from it)."""
+    message = getattr(exc, "message", None) or str(exc)
+    return str(message).strip()[:500]
+
+
 def class_for_status(status: int, error_type: str | None = None) -> ErrorClass:
     """The error class of an HTTP status (and the provider's error type, if any)."""
     if status in (401, 403):

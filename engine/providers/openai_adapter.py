@@ -31,7 +31,12 @@ from switchman.engine.providers.base import (
     ToolCall,
     normalize_history,
 )
-from switchman.engine.providers.errors import ProviderError, class_for_status, retry_after_seconds
+from switchman.engine.providers.errors import (
+    ProviderError,
+    class_for_status,
+    error_detail,
+    retry_after_seconds,
+)
 
 CONNECT_TIMEOUT = 10.0
 
@@ -127,7 +132,7 @@ class OpenAIAdapter:
 
     def _classify(self, exc: Exception, model: str) -> ProviderError:
         sdk = self._sdk
-        detail = redact(_detail(exc), [self._key])
+        detail = redact(error_detail(exc), [self._key])
         if isinstance(exc, sdk.APIStatusError):
             body = exc.body if isinstance(exc.body, dict) else {}
             return ProviderError(class_for_status(exc.status_code, body.get("type")), detail,
@@ -189,7 +194,3 @@ def _usage(usage: Any) -> Usage:
 def _stop_reason(finish: str) -> str:
     return {"length": "max_tokens", "tool_calls": "tool_use"}.get(finish, "end_turn")
 
-
-def _detail(exc: Exception) -> str:
-    message = getattr(exc, "message", None) or str(exc)
-    return str(message).strip()[:500]

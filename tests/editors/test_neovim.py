@@ -13,12 +13,12 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import models_yaml
 from tests.support.fake_provider import FakeProvider
 
 REPO = Path(__file__).resolve().parents[2]
@@ -85,19 +85,6 @@ def _text(output: str | bytes | None) -> str:
     if isinstance(output, bytes):
         return output.decode("utf-8", "replace")
     return output or ""
-
-
-def models_yaml(fake: FakeProvider) -> str:
-    """A models.yaml sending both built-in providers to the fake server."""
-    return (f"providers:\n"
-            f"  anthropic: {{base_url: '{fake.anthropic_base_url}'}}\n"
-            f"  openai: {{base_url: '{fake.openai_base_url}'}}\n")
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider() as server:
-        yield server
 
 
 @pytest.fixture

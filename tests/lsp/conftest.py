@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +11,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from switchman.server import methods
+from tests.conftest import models_yaml
 from tests.support.fake_provider import FakeProvider
 from tests.support.lsp import CLIENTS, SwitchmanClient, running_server, server_env
 
@@ -36,19 +37,6 @@ class Daemon:
     def write_routing(self, text: str) -> None:
         """Replace the user's routing.yaml."""
         (self.config / "routing.yaml").write_text(text, "utf-8")
-
-
-def models_yaml(fake: FakeProvider) -> str:
-    """A models.yaml sending both built-in providers to the fake server."""
-    return (f"providers:\n"
-            f"  anthropic: {{base_url: '{fake.anthropic_base_url}', timeout_seconds: 20}}\n"
-            f"  openai: {{base_url: '{fake.openai_base_url}', timeout_seconds: 20}}\n")
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider() as server:
-        yield server
 
 
 @pytest.fixture

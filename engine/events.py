@@ -52,6 +52,24 @@ class ProviderRecovered(Event, frozen=True, kw_only=True, tag="routing.provider_
     """``success`` or ``idle`` (auto-cleared after five quiet minutes)."""
 
 
+class RouteOverridden(Event, frozen=True, kw_only=True, tag="route.overridden"):
+    """The user accepted a pattern suggestion (``/route override``): the turn ran again on it."""
+
+    turn_id: str
+    """The new turn, run on the suggested model."""
+    original_turn_id: str
+    from_model: str
+    to_model: str
+
+
+class PatternOverrideDismissed(Event, frozen=True, kw_only=True,
+                               tag="pattern.override_dismissed"):
+    """The user dismissed a pattern suggestion (``/route ignore``)."""
+
+    turn_id: str
+    suggested_model: str
+
+
 Listener = Callable[[Event], None]
 
 

@@ -28,6 +28,7 @@ from switchman.engine.events import (
 )
 from switchman.engine.keys import key_present
 from switchman.engine.messages import ImageBlock
+from switchman.engine.patterns import PatternStore
 from switchman.engine.providers.factory import AdapterFactory
 from switchman.engine.router import Router
 from switchman.engine.sessions import commands
@@ -53,6 +54,7 @@ class Switchman:
         data_folder: Path | None = None,
         clock: Clock | None = None,
         environ: Mapping[str, str] = os.environ,
+        patterns: PatternStore | None = None,
     ) -> None:
         self.clock = clock or SystemClock()
         self.bus = EventBus()
@@ -66,7 +68,7 @@ class Switchman:
                         interrupted)
         self.router = Router(self.config, clock=self.clock,
                              configured=lambda provider: key_present(provider, environ),
-                             availability=self.availability)
+                             availability=self.availability, patterns=patterns)
         self.sessions = SessionManager(
             store=self.store, router=self.router, config=self.config,
             availability=self.availability, adapters=AdapterFactory(environ), clock=self.clock,

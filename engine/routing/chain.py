@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import msgspec
 
 from switchman.engine.clock import Clock
-from switchman.engine.config.policy import EffectivePolicy
+from switchman.engine.config.policy import DisagreementSettings, EffectivePolicy
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.schema import TIER_NAMES
 from switchman.engine.errors import NoModelAvailable
@@ -101,6 +101,9 @@ class PolicyChain:
         if winner is None:
             raise NoModelAvailable(decision, no_model_message(decision, self.registry))
         banners = fallthrough_banners(decision) + self._budget_banner(request, chain[winner])
+        surfaced = surfaced_suggestion(decision, self.policy.disagreement)
+        if surfaced is not None:
+            banners.append(disagreement_banner(decision, surfaced))
         return decision if not banners else _with_banners(decision, banners)
 
     def _with_pattern_hits(self, request: RouteRequest) -> RouteRequest:
@@ -177,7 +180,8 @@ class PolicyChain:
         if rec is None:
             return _na(policy, "no similar past turns")
         settings = self.policy.pattern
-        extra = {"confidence": rec.confidence, "pattern_alternatives": rec.alternatives}
+        extra = {"confidence": rec.confidence, "sample_size": rec.sample_size,
+                 "pattern_alternatives": rec.alternatives}
         described = f"suggested {rec.model} (confidence {rec.confidence:.2f}, " \
                     f"{rec.sample_size} samples)"
         if rec.sample_size < settings.min_sample_size:
@@ -204,7 +208,8 @@ class PolicyChain:
             candidate_model=rec.model,
             reason=f"suggested {rec.model} (confidence {rec.confidence:.2f}, {rec.sample_size} "
                    f"samples) — outranked by {chosen_label(winner)}",
-            confidence=rec.confidence, pattern_alternatives=rec.alternatives)
+            confidence=rec.confidence, sample_size=rec.sample_size,
+            pattern_alternatives=rec.alternatives)
 
     def _delegate(self, tier: str | None, ctx: TurnContext) -> Iterator[PolicyEvaluation]:
         if tier is None:
@@ -252,6 +257,34 @@ class PolicyChain:
 
 
 _BEFORE_PATTERN = (Policy.PER_MESSAGE_OVERRIDE, Policy.MANUAL_STICKY, Policy.CONFIGURED_RULES)
+
+
+def surfaced_suggestion(decision: RouteDecided,
+                        settings: DisagreementSettings) -> PolicyEvaluation | None:
+    """The pattern suggestion to show the user (spec §5.6), if surfacing is on and it is
+    confident and well supported enough to disagree with the winner."""
+    if not settings.surface:
+        return None
+    deferred = next((e for e in decision.chain if e.policy is Policy.PATTERN_RECOMMENDATION
+                     and e.verdict is Verdict.DEFERRED), None)
+    if deferred is None or deferred.candidate_model == decision.chosen_model:
+        return None
+    if (deferred.confidence or 0) < settings.min_confidence \
+            or (deferred.sample_size or 0) < settings.min_sample_size:
+        return None
+    return deferred
+
+
+def disagreement_banner(decision: RouteDecided, suggestion: PolicyEvaluation) -> str:
+    """The notice offering ``/route override`` and ``/route ignore``."""
+    winner = decision.winner
+    assert winner is not None
+    return (f"→ Routing to {decision.chosen_model} per {chosen_label(winner)}\n"
+            f"Pattern store suggests {suggestion.candidate_model} (confidence "
+            f"{suggestion.confidence:.2f}, {suggestion.sample_size} similar tasks)\n"
+            f"/route override to use {suggestion.candidate_model} for this turn\n"
+            "/route ignore to dismiss")
+
 
 
 def _na(policy: Policy, reason: str) -> PolicyEvaluation:

@@ -63,6 +63,8 @@ class PolicyEvaluation(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
     rule_name: str | None = None
     confidence: float | None = None
+    sample_size: int | None = None
+    """For PATTERN_RECOMMENDATION: how many past turns support the suggestion."""
     pattern_alternatives: list[ModelOption] | None = None
     validation_failure: ValidationFailure | None = None
     outage_scope: str | None = None

@@ -13,14 +13,19 @@ from typing import TYPE_CHECKING
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.errors import UnknownModel
+from switchman.engine.events import PatternOverrideDismissed, RouteOverridden
+from switchman.engine.messages import ImageBlock
+from switchman.engine.routing.chain import surfaced_suggestion
+from switchman.engine.routing.decision import PolicyEvaluation
 from switchman.engine.routing.explain import render
+from switchman.engine.routing.overrides import Override
 from switchman.engine.sessions.records import ChatDelta, CostBreakdown, ErrorInfo, TurnResult
 
 if TYPE_CHECKING:
     from switchman.engine.sessions.manager import LiveSession, SessionManager
     from switchman.engine.sessions.views import SessionViews
 
-COMMANDS = ("/model", "/rules", "/cost", "/help")
+COMMANDS = ("/model", "/rules", "/cost", "/route", "/help")
 
 HELP = """Commands:
   /model <id or alias>   use this model for the session (skips your rules)
@@ -30,6 +35,8 @@ HELP = """Commands:
   /rules show            the active rules, in the order they are tried
   /rules reload          re-read the configuration files now
   /cost                  this session's cost by model, and today's total
+  /route override        run the last message again on the model the pattern store suggested
+  /route ignore          dismiss that suggestion
 Start a message with @alias (e.g. @haiku) to use a model for that message only."""
 
 
@@ -44,6 +51,11 @@ async def run(manager: SessionManager, views: SessionViews, live: LiveSession,
     """Answer a slash command in the chat stream."""
     words = message.strip().split()
     name, args = words[0], words[1:]
+    if name == "/route" and args[:1] == ["override"]:
+        rerun = await route_override(manager, live)
+        if rerun is not None:
+            return rerun
+        args = ["none"]
     try:
         text = _dispatch(manager, views, live, name, args)
         error = None
@@ -63,6 +75,8 @@ def _dispatch(manager: SessionManager, views: SessionViews, live: LiveSession, n
         return _rules(manager.config, str(live.folder), args)
     if name == "/cost":
         return _cost(views.cost(live.id), manager.cost_today())
+    if name == "/route":
+        return _route(manager, live, args)
     return HELP
 
 
@@ -108,3 +122,41 @@ def _cost(cost: CostBreakdown, today: Decimal) -> str:
 def usd(amount: Decimal) -> str:
     """Dollars with four decimals, or six for amounts under a cent (so they do not show as 0)."""
     return f"${amount:.6f}" if 0 < amount < Decimal("0.01") else f"${amount:.4f}"
+
+
+def pending_suggestion(manager: SessionManager, live: LiveSession) -> PolicyEvaluation | None:
+    """The pattern suggestion shown with the session's last turn, if any."""
+    turn = manager.store.last_turn(live.id)
+    if turn is None or turn.decision is None:
+        return None
+    settings = manager.config.effective(str(live.folder)).disagreement
+    return surfaced_suggestion(turn.decision, settings)
+
+
+async def route_override(manager: SessionManager, live: LiveSession) -> TurnResult | None:
+    """Run the last message again on the suggested model (None if nothing was suggested)."""
+    suggestion = pending_suggestion(manager, live)
+    last = manager.store.last_turn(live.id)
+    user = next((m for m in reversed(live.history) if m.role == "user"), None)
+    if suggestion is None or last is None or user is None or not suggestion.candidate_model:
+        return None
+    model = suggestion.candidate_model
+    manager.store.add_event(RouteOverridden(
+        timestamp=manager.clock.now(), session_id=live.id, turn_id=last.id,
+        original_turn_id=last.id, from_model=last.model or "", to_model=model))
+    images = [b for b in user.content if isinstance(b, ImageBlock)]
+    token = next(iter(manager.router.registry().models[model].aliases), model)
+    return await manager.run_turn(live, user.text(), images, Override(token, model))
+
+
+def _route(manager: SessionManager, live: LiveSession, args: list[str]) -> str:
+    suggestion = pending_suggestion(manager, live)
+    if suggestion is None or not args or args[0] not in ("ignore", "override"):
+        return ("There is no pattern suggestion to act on. Suggestions are shown when "
+                "pattern_disagreement.surface is on in routing.yaml.")
+    turn = manager.store.last_turn(live.id)
+    assert turn is not None
+    manager.store.add_event(PatternOverrideDismissed(
+        timestamp=manager.clock.now(), session_id=live.id, turn_id=turn.id,
+        suggested_model=suggestion.candidate_model or ""))
+    return f"Dismissed the suggestion to use {suggestion.candidate_model}."

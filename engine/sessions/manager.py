@@ -227,12 +227,17 @@ class SessionManager:
                    images: list[ImageBlock] | None = None) -> TurnResult:
         """Route and run one turn; cancellation yields a ``cancelled`` result, not an error."""
         live = self.live(workspace, session_id)
-        if live.running is not None:
-            raise TurnInProgress(live.running.turn_id)
         text, override = self.router.parse(message)
         if not text.strip() and not images:
             raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
-        setup = self._start(live, text, images or [], override)
+        return await self.run_turn(live, text, images or [], override)
+
+    async def run_turn(self, live: LiveSession, text: str, images: list[ImageBlock],
+                       override: Override | None) -> TurnResult:
+        """Route (``override`` first) and run one turn of ``live``."""
+        if live.running is not None:
+            raise TurnInProgress(live.running.turn_id)
+        setup = self._start(live, text, images, override)
         task = asyncio.get_running_loop().create_task(self.runner.run(setup))
         live.running = RunningTurn(setup.turn.id, setup.model.id, task)
         self.observer.status_changed(live.workspace)

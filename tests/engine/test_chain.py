@@ -307,3 +307,22 @@ def test_budget_rule_banner(h: Harness) -> None:
     decision = h.decide("hi", workspace=None, cost_today_usd=Decimal("5.42"))
     assert decision.banners == ['Daily budget $5.00 exceeded ($5.42 today). Routing per '
                                 '"budget circuit breaker" rule.']
+
+
+def test_a_confident_disagreeing_pattern_is_surfaced_when_enabled(registry: ModelRegistry) -> None:
+    text = ("global_default: sonnet\npattern_disagreement: {surface: true}\nrules:\n"
+            "  - name: fast for commits\n"
+            "    when: {message_matches: '^/commit'}\n    use: haiku\n")
+    h = Harness(registry, text)
+    h.patterns = PatternRecommendation(SONNET, 0.9, 0.87, 23, [])
+    decision = h.decide("/commit fix the auth bug", workspace=None)
+    assert decision.banners == [
+        f'→ Routing to {HAIKU} per rule "fast for commits"\n'
+        f"Pattern store suggests {SONNET} (confidence 0.87, 23 similar tasks)\n"
+        f"/route override to use {SONNET} for this turn\n/route ignore to dismiss"]
+    h.patterns = PatternRecommendation(SONNET, 0.9, 0.87, 19, [])  # below min_sample_size 20
+    assert h.decide("/commit fix the auth bug", workspace=None).banners == []
+    h.policy = check_routing_text(text.replace("surface: true", "surface: false"),
+                                  "routing.yaml", registry)[0]  # type: ignore[assignment]
+    h.patterns = PatternRecommendation(SONNET, 0.9, 0.87, 23, [])
+    assert h.decide("/commit fix the auth bug", workspace=None).banners == []

@@ -1,0 +1,88 @@
+"""/route override and /route ignore (spec §5.6 and §10), through the engine's service."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
+from switchman.engine.service import Switchman
+from switchman.engine.sessions.records import ChatDelta, RouteNotice
+from tests.conftest import models_yaml
+from tests.support.fake_provider import FakeProvider
+
+HAIKU, SONNET = "anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-6"
+POLICY = ("pattern_disagreement: {surface: true}\nrules:\n  - name: fast for commits\n"
+          "    when: {message_matches: '^/commit'}\n    use: haiku\n")
+
+
+class Recorder:
+    """Collects what the engine reports."""
+
+    def __init__(self) -> None:
+        self.notices: list[RouteNotice] = []
+        self.deltas: list[ChatDelta] = []
+
+    def route_decided(self, notice: RouteNotice) -> None:
+        self.notices.append(notice)
+
+    def delta(self, delta: ChatDelta) -> None:
+        self.deltas.append(delta)
+
+    def status_changed(self, workspace: str) -> None:
+        """Status is not under test here."""
+
+
+@pytest.fixture
+def engine(tmp_path: Path, fake: FakeProvider) -> tuple[Switchman, Recorder, str]:
+    for name in ("config", "data", "workspace"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "config" / "models.yaml").write_text(models_yaml(fake))
+    (tmp_path / "config" / "routing.yaml").write_text(POLICY)
+    recorder = Recorder()
+    store = FixedPatternStore(PatternRecommendation(SONNET, 0.9, 0.87, 23, []))
+    service = Switchman(recorder, config_folder=tmp_path / "config",
+                        data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
+                        patterns=store)
+    workspace = service.sessions.open_workspace(str(tmp_path / "workspace"))
+    return service, recorder, workspace
+
+
+async def test_override_runs_the_last_message_on_the_suggested_model(
+        engine: tuple[Switchman, Recorder, str], fake: FakeProvider) -> None:
+    service, recorder, workspace = engine
+    fake.script_text("short")
+    first = await service.chat(workspace, None, "/commit fix the auth bug")
+    assert first.model == HAIKU
+    assert "/route override" in first.banners[0]
+    fake.script_text("a better commit message")
+    again = await service.chat(workspace, None, "/route override")
+    assert (again.kind, again.model, again.text) == ("turn", SONNET, "a better commit message")
+    assert fake.requests[1].body["messages"][-1]["content"][0]["text"] == \
+        "/commit fix the auth bug"
+    overridden = service.store.events(kind="route.overridden")
+    assert [(e["from_model"], e["to_model"]) for e in overridden] == [(HAIKU, SONNET)]
+    assert len(recorder.notices) == 2  # one route.decided per turn, the re-run included
+
+
+async def test_ignore_records_the_dismissal(engine: tuple[Switchman, Recorder, str],
+                                           fake: FakeProvider) -> None:
+    service, _, workspace = engine
+    fake.script_text("ok")
+    await service.chat(workspace, None, "/commit fix the auth bug")
+    answer = await service.chat(workspace, None, "/route ignore")
+    assert answer.kind == "command"
+    assert answer.text == f"Dismissed the suggestion to use {SONNET}."
+    assert [e["suggested_model"] for e in service.store.events(
+        kind="pattern.override_dismissed")] == [SONNET]
+    assert len(fake.requests) == 1
+
+
+async def test_without_a_suggestion_there_is_nothing_to_override(
+        engine: tuple[Switchman, Recorder, str], fake: FakeProvider) -> None:
+    service, _, workspace = engine
+    answer = await service.chat(workspace, None, "/route override")
+    assert answer.kind == "command"
+    assert answer.text.startswith("There is no pattern suggestion to act on.")
+    assert fake.requests == []

@@ -73,7 +73,8 @@ function M.find_buffer(name)
   return nil
 end
 
-local function scratch_buffer(name, filetype)
+--- A named scratch buffer (reused if it exists): not a file, kept when hidden, no swap file.
+function M.scratch_buffer(name, filetype)
   local bufnr = M.find_buffer(name)
   if not bufnr then
     bufnr = vim.api.nvim_create_buf(false, true)
@@ -102,7 +103,7 @@ end
 --- A read-only scratch buffer `name` holding `entries`, shown in a split (reused if open).
 function M.scratch(name, entries, opts)
   opts = opts or {}
-  local bufnr = scratch_buffer(name, opts.filetype)
+  local bufnr = M.scratch_buffer(name, opts.filetype)
   vim.api.nvim_buf_clear_namespace(bufnr, M.ns, 0, -1)
   vim.bo[bufnr].modifiable = true
   M.put(bufnr, 0, -1, entries)

@@ -8,15 +8,7 @@ View.__index = View
 local preview_ns = vim.api.nvim_create_namespace('switchman_preview')
 
 local function buffer(name, filetype, root)
-  local bufnr = ui.find_buffer(name)
-  if not bufnr then
-    bufnr = vim.api.nvim_create_buf(false, true)
-    vim.api.nvim_buf_set_name(bufnr, name)
-  end
-  vim.bo[bufnr].buftype = 'nofile'
-  vim.bo[bufnr].bufhidden = 'hide'
-  vim.bo[bufnr].swapfile = false
-  vim.bo[bufnr].filetype = filetype
+  local bufnr = ui.scratch_buffer(name, filetype)
   ui.markdown(bufnr)
   vim.api.nvim_buf_set_var(bufnr, 'switchman_root', root)
   return bufnr

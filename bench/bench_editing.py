@@ -38,6 +38,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench_routing import three_thousand_lines  # the same file as the re-validation bench
+
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 SCHEMA = REPO / "engine" / "config" / "schemas" / "routing.schema.json"
@@ -51,22 +53,6 @@ Arrival = tuple[float, dict[str, Any]]
 Edit = tuple[int, int, int, int, str]
 """Start line, start character, end line, end character, new text."""
 """When diagnostics arrived (perf_counter seconds) and their params."""
-
-
-def three_thousand_lines(schema_line: str) -> str:
-    """The routing file of the re-validation benchmark, with a schema modeline on top."""
-    rule = (
-        "  - name: rule {i}\n"
-        "    when:\n"
-        "      any_of:\n"
-        '        - message_matches: "(?i)(foo|bar){i}[a-z]+"\n'
-        '        - message_contains_any: ["x{i}", "y{i}"]\n'
-        "      estimated_input_tokens_gt: {i}\n"
-        "    use: anthropic:claude-haiku-4-5\n"
-    )
-    head = (f"{schema_line}\nschema_version: 1\n"
-            "global_default: anthropic:claude-sonnet-4-6\nrules:\n")
-    return head + "".join(rule.format(i=i) for i in range(2996 // 7))
 
 
 # -- a minimal LSP client over stdio -----------------------------------------------------

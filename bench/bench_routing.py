@@ -39,8 +39,8 @@ def hundred_rules() -> str:
     return "\n".join(lines) + "\n"
 
 
-def three_thousand_lines() -> str:
-    """A realistic routing.yaml of about 3,000 lines."""
+def three_thousand_lines(header: str = "") -> str:
+    """A realistic routing.yaml of about 3,000 lines (after an optional header line)."""
     rule = (
         "  - name: rule {i}\n"
         "    when:\n"
@@ -50,7 +50,8 @@ def three_thousand_lines() -> str:
         "      estimated_input_tokens_gt: {i}\n"
         "    use: anthropic:claude-haiku-4-5\n"
     )
-    head = "schema_version: 1\nglobal_default: anthropic:claude-sonnet-4-6\nrules:\n"
+    head = f"{header}\n" if header else ""
+    head += "schema_version: 1\nglobal_default: anthropic:claude-sonnet-4-6\nrules:\n"
     return head + "".join(rule.format(i=i) for i in range(2997 // 7))
 
 

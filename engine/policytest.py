@@ -9,6 +9,7 @@ machinery as routing.yaml, so mistakes in it get located problems too.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import time
 from decimal import Decimal
 from pathlib import Path
@@ -24,7 +25,6 @@ from switchman.engine.config.builtin import (
     builtin_policy,
     builtin_registry,
     builtin_routing_values,
-    builtin_text,
 )
 from switchman.engine.config.models_file import check_models_text
 from switchman.engine.config.policy import RoutingPolicy, WorkspacePolicy, effective_policy
@@ -109,7 +109,8 @@ class CaseResult(msgspec.Struct):
     failures: list[str] = []
 
 
-class PolicyUnderTest(msgspec.Struct):
+@dataclass
+class PolicyUnderTest:
     """The configuration the cases run against (or the problems that stopped loading it)."""
 
     registry: Any
@@ -309,5 +310,3 @@ def _check_chain(steps: Sequence[Mapping[str, Any]], decision: RouteDecided,
                 failures.append(f"chain[{index + 1}].{key}: expected {wanted}, got {got[key]}")
     return failures
 
-
-__all__ = ["CaseResult", "builtin_text", "load_policy", "load_test_file", "run_cases"]

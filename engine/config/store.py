@@ -144,20 +144,21 @@ class ConfigStore:
 
     def problems(self, folder: str | None = None) -> list[Problem]:
         """The current problems of every file in use (after refreshing them)."""
+        return self.state(folder)[0]
+
+    def in_force(self, folder: str | None = None) -> dict[str, str]:
+        """For each existing file: whether it, its last good version, or the built-in is used."""
+        return self.state(folder)[1]
+
+    def state(self, folder: str | None = None) -> tuple[list[Problem], dict[str, str]]:
+        """Both :meth:`problems` and :meth:`in_force`, from one refresh of the files."""
         self.policy()
         slots: list[_Slot[Any]] = [self._models, self._routing]
         if folder is not None:
             self.workspace(folder)
             slots.append(self._workspaces[folder])
-        return [p for slot in slots for p in slot.problems]
-
-    def in_force(self, folder: str | None = None) -> dict[str, str]:
-        """For each existing file: whether it, its last good version, or the built-in is used."""
-        self.problems(folder)
-        slots: list[_Slot[Any]] = [self._models, self._routing]
-        if folder is not None:
-            slots.append(self._workspaces[folder])
-        return {str(s.path): s.in_force for s in slots if s.signature is not None}
+        problems = [p for slot in slots for p in slot.problems]
+        return problems, {str(s.path): s.in_force for s in slots if s.signature is not None}
 
     def reload(self) -> None:
         """Forget every cache so the next use re-reads all files (``/rules reload``)."""
@@ -192,13 +193,4 @@ class ConfigStore:
         errors = [p for p in slot.problems if p.severity is Severity.ERROR]
         self.bus.emit(PolicyInvalid(timestamp=self.clock.now(), file=str(slot.path),
                                     problems=errors, in_force=slot.in_force))
-
-
-def describe_in_force(in_force: str) -> str:
-    """A phrase for status lines: what is used while a file is broken."""
-    return {
-        IN_FORCE_FILE: "in use",
-        IN_FORCE_LAST_GOOD: "invalid — the last valid version is in use",
-        IN_FORCE_BUILTIN: "invalid — the built-in defaults are in use",
-    }[in_force]
 

@@ -294,7 +294,7 @@ class SessionManager:
         if task.done() and not task.cancelled():
             live.ended[setup.turn.id] = task.result().status
         live.remember(setup.history[len(live.history):])  # what the turn added
-        live.touched = self.store.touched_paths(live.id)
+        live.touched += setup.touched
         live.running = None
         applied_before = live.sticky.active
         live.sticky.end_turn()
@@ -364,10 +364,6 @@ class SessionManager:
                           sticky_model=live.sticky.active,
                           pending_swap=PendingSwapInfo(pending.model) if pending else None,
                           message=_swap_message(outcome, target, pending))
-
-    def live_sessions(self) -> list[LiveSession]:
-        """Sessions loaded in memory."""
-        return list(self._live.values())
 
     def for_each_workspace(self, action: Callable[[str], None]) -> None:
         """Call ``action`` with every open workspace's URI."""

@@ -97,6 +97,8 @@ class TurnSetup:
     history: list[Message]
     """The transcript so far, ending with this turn's user message; grows as the turn runs."""
     banners: list[str] = field(default_factory=list)
+    touched: list[str] = field(default_factory=list)
+    """Paths this turn's tools touched."""
 
 
 @dataclass
@@ -109,7 +111,6 @@ class _Progress:
     """Text streamed by the LLM call in progress."""
     llm_calls: int = 0
     tool_calls: int = 0
-    touched: list[str] = field(default_factory=list)
     draft: Message | None = None
     """The assistant message being streamed (kept durable by checkpoints)."""
 
@@ -246,7 +247,7 @@ class TurnRunner:
                               created_at=self.clock.now())
             self.store.add_message(message, touched)
             setup.history.append(message)
-            progress.touched += touched
+            setup.touched += touched
 
     def _notice(self, setup: TurnSetup, text: str) -> None:
         self.emit(ChatDelta(setup.turn.session_id, setup.turn.id, "notice", text=text))

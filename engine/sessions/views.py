@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 
 from switchman.engine.config.problems import Severity
-from switchman.engine.config.store import IN_FORCE_FILE
+from switchman.engine.config.store import IN_FORCE_BUILTIN, IN_FORCE_FILE
 from switchman.engine.errors import NoModelAvailable, RoutingError, UnknownSession, UnknownTurn
 from switchman.engine.keys import key_present
 from switchman.engine.messages import ZERO_USD, ImageBlock, Message
@@ -44,9 +44,9 @@ class SessionViews:
         live = m.load(session_id) if session_id else None
         running = live.running if live else None
         pending = live.sticky.pending if live else None
-        problems = m.config.problems(str(m.workspaces[uri]))
+        problems, in_force = m.config.state(str(m.workspaces[uri]))
         errors = sum(p.severity is Severity.ERROR for p in problems)
-        banners = m.availability.banners() + self._config_banners(uri)
+        banners = m.availability.banners() + _config_banners(in_force)
         return StatusSnapshot(
             workspace=uri, session_id=session_id,
             active_model=running.model if running else (live.last_model if live else None),
@@ -54,12 +54,6 @@ class SessionViews:
             pending_swap=PendingSwapInfo(pending.model) if pending else None,
             turn_in_flight=running is not None, banners=banners,
             cost_today_usd=m.cost_today(), config_errors=errors)
-
-    def _config_banners(self, uri: str) -> list[str]:
-        in_force = self.manager.config.in_force(str(self.manager.workspaces[uri]))
-        return [f"{path} has errors; its last valid version is in use." if state != "built-in"
-                else f"{path} has errors; the built-in defaults are in use."
-                for path, state in in_force.items() if state != IN_FORCE_FILE]
 
     def models(self, workspace: str) -> ModelList:
         """Every model with whether it can be used now."""
@@ -159,6 +153,12 @@ class SessionViews:
         """The latest turn's decision in a session."""
         turn = self.manager.store.last_turn(session_id)
         return turn.decision if turn else None
+
+
+def _config_banners(in_force: dict[str, str]) -> list[str]:
+    return [f"{path} has errors; the built-in defaults are in use." if state == IN_FORCE_BUILTIN
+            else f"{path} has errors; its last valid version is in use."
+            for path, state in in_force.items() if state != IN_FORCE_FILE]
 
 
 def transcript_entry(message: Message) -> dict[str, Any]:

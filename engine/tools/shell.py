@@ -118,11 +118,17 @@ class CommandRunner:
 
     async def run(self, command: str, timeout: int) -> ToolOutcome:
         """Run ``command``; kills its process group on timeout or cancellation."""
-        process = await asyncio.create_subprocess_exec(
+        spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
             "/bin/sh", "-c", command, cwd=self.folder, env=self.environment,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True))
         output = CappedOutput()
+        try:
+            process = await asyncio.shield(spawn)
+        except asyncio.CancelledError:  # cancelled while starting: it may already run
+            process = await spawn
+            await _stop_group(process, asyncio.ensure_future(_read(process, output)))
+            raise
         reader = asyncio.get_running_loop().create_task(_read(process, output))
         try:
             await asyncio.wait_for(asyncio.shield(process.wait()), timeout)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,8 +62,10 @@ class ToolServices:
 
     policy: ApprovalPolicy
     applier: EditApplier
-    environment: dict[str, str]
-    """The environment commands run with (API-key variables already removed)."""
+    environ: Mapping[str, str]
+    """The daemon's environment; commands get it without API-key variables."""
+    key_variables: Callable[[], Iterable[str]] = tuple
+    """The variables configured providers read keys from (removed from commands' env)."""
     open_text: TextSource | None = None
 
 
@@ -133,7 +136,9 @@ class Toolbox:
             "run_command", f"Run `{command}`", command=command, cwd=folder))
         if not answer.allowed:
             return _denied(answer, "command")
-        runner = shell.CommandRunner(self.reads.root, self.services.environment)
+        environment = shell.child_environment(self.services.environ,
+                                              self.services.key_variables())
+        runner = shell.CommandRunner(self.reads.root, environment)
         return await runner.run(command, timeout)
 
     def _request(self, tool: str, title: str, **detail: Any) -> ApprovalRequest:

@@ -55,10 +55,12 @@ def trust(tmp_path: Path) -> TrustStore:
 
 def make_toolbox(project: Path, approver: ScriptedApprover, trust: TrustStore, *,
                  is_worker: bool = False, skills: SkillIndex | None = None,
-                 environment: dict[str, str] | None = None) -> Toolbox:
+                 environ: dict[str, str] | None = None, key_variables: tuple[str, ...] = ()
+                 ) -> Toolbox:
     """A toolbox for ``project`` writing to the disk directly."""
     services = ToolServices(ApprovalPolicy(trust, approver), DiskApplier(),
-                            environment if environment is not None else {"PATH": "/usr/bin:/bin"})
+                            environ if environ is not None else {"PATH": "/usr/bin:/bin"},
+                            lambda: key_variables)
     context = ToolContext(project.as_uri(), project, "session-1", "turn-1", is_worker=is_worker)
     return Toolbox(context, services, skills)
 

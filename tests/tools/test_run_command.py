@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from switchman.engine.tools.approval import ApprovalAnswer, ToolClass, TrustStore
-from switchman.engine.tools.shell import HEAD_BYTES, TAIL_BYTES, CappedOutput, child_environment
+from switchman.engine.tools.shell import HEAD_BYTES, TAIL_BYTES, CappedOutput
 from switchman.engine.tools.toolbox import Toolbox
 from tests.tools.conftest import ScriptedApprover, make_toolbox
 
@@ -96,8 +96,8 @@ async def test_api_keys_are_not_in_the_childs_environment(
         project: Path, approver: ScriptedApprover, trust: TrustStore) -> None:
     environ = {"PATH": os.environ["PATH"], "HOME": "/home/u", "MY_PROVIDER_KEY": "canary-1",
                "GROQ_API_KEY": "canary-2", "ANTHROPIC_API_KEY": "canary-3"}
-    tools = make_toolbox(project, approver, trust,
-                         environment=child_environment(environ, ["MY_PROVIDER_KEY"]))
+    tools = make_toolbox(project, approver, trust, environ=environ,
+                         key_variables=("MY_PROVIDER_KEY",))
     outcome = await tools.run("run_command", {"command": "env"})
     assert "HOME=/home/u" in outcome.content
     assert "canary" not in outcome.content

@@ -32,11 +32,23 @@ from switchman.engine.patterns import PatternStore
 from switchman.engine.providers.factory import AdapterFactory
 from switchman.engine.router import Router
 from switchman.engine.sessions import commands
-from switchman.engine.sessions.manager import SessionManager, SessionObserver
+from switchman.engine.sessions.manager import SessionManager, SessionObserver, workspace_uri
 from switchman.engine.sessions.records import TurnResult
 from switchman.engine.sessions.views import SessionViews
 from switchman.engine.store.database import connect
 from switchman.engine.store.repository import SessionStore
+from switchman.engine.tools.approval import (
+    ApprovalPolicy,
+    Approver,
+    DenyAll,
+    TrustEntry,
+    TrustList,
+    TrustRevoked,
+    TrustStore,
+)
+from switchman.engine.tools.changes import DiskApplier, EditApplier
+from switchman.engine.tools.edits import TextSource
+from switchman.engine.tools.toolbox import ToolServices
 
 log = logging.getLogger(__name__)
 DATABASE_NAME = "switchman.db"
@@ -55,13 +67,18 @@ class Switchman:
         clock: Clock | None = None,
         environ: Mapping[str, str] = os.environ,
         patterns: PatternStore | None = None,
+        approver: Approver | None = None,
+        applier: EditApplier | None = None,
+        open_text: TextSource | None = None,
     ) -> None:
         self.clock = clock or SystemClock()
         self.bus = EventBus()
         self.config = ConfigStore(config_folder or config_dir(environ), bus=self.bus,
                                   clock=self.clock)
         self.availability = AvailabilityTracker(self.clock, self.bus)
-        self.store = SessionStore(connect((data_folder or data_dir(environ)) / DATABASE_NAME))
+        data = data_folder or data_dir(environ)
+        self.store = SessionStore(connect(data / DATABASE_NAME))
+        self.trust = TrustStore(data)
         interrupted = self.store.interrupt_running(self.clock.now())
         if interrupted:
             log.warning("marked %d turn(s) left running by a previous daemon as interrupted",
@@ -72,7 +89,9 @@ class Switchman:
         self.sessions = SessionManager(
             store=self.store, router=self.router, config=self.config,
             availability=self.availability, adapters=AdapterFactory(environ), clock=self.clock,
-            observer=observer)
+            observer=observer, tools=ToolServices(
+                ApprovalPolicy(self.trust, approver or DenyAll()), applier or DiskApplier(),
+                environ, self._key_variables, open_text))
         self.views = SessionViews(self.sessions)
         self.bus.subscribe(self._on_event)
         self._ticker: asyncio.Task[None] | None = None
@@ -85,6 +104,24 @@ class Switchman:
             live = self.sessions.live(workspace, session_id)
             return await commands.run(self.sessions, self.views, live, message)
         return await self.sessions.chat(workspace, session_id, message, images)
+
+    def trust_list(self, workspace: str | None = None) -> TrustList:
+        """The tools always allowed, in one workspace or in all of them."""
+        entries = self.trust.all()
+        if workspace is not None:
+            uri = workspace_uri(workspace)
+            entries = {uri: entries.get(uri, [])}
+        return TrustList([TrustEntry(w, t) for w, t in entries.items()])
+
+    def revoke_trust(self, workspace: str, tool: str | None = None) -> TrustRevoked:
+        """Stop always allowing ``tool`` (every tool when None) in ``workspace``."""
+        uri = workspace_uri(workspace)
+        return TrustRevoked(uri, self.trust.revoke(uri, tool))
+
+    def _key_variables(self) -> list[str]:
+        """The environment variables configured providers read API keys from."""
+        return [p.api_key_env for p in self.router.registry().providers.values()
+                if p.api_key_env]
 
     def prepare_providers(self) -> None:
         """Import the SDKs of configured providers in a worker thread, ahead of the first turn.

@@ -13,3 +13,9 @@ NEW_SESSION = "switchman/newSession"
 CHAT_DELTA = "switchman/chatDelta"
 ROUTE_DECIDED = "switchman/routeDecided"
 STATUS = "switchman/status"
+
+# Requests the server sends to the client.
+APPROVE = "switchman/approve"
+
+TRUST = "switchman/trust"
+REVOKE_TRUST = "switchman/revokeTrust"

@@ -65,3 +65,12 @@ def decode(params: Any, shape: type[T]) -> T:
         return msgspec.convert(params if params is not None else {}, shape)
     except msgspec.ValidationError as exc:
         raise invalid_params(str(exc)) from None
+
+
+class TrustParams(msgspec.Struct, frozen=True):
+    workspace: str | None = None
+
+
+class RevokeTrustParams(msgspec.Struct, frozen=True):
+    workspace: str
+    tool: str | None = None

@@ -20,12 +20,13 @@ from switchman.engine.routing.decision import PolicyEvaluation
 from switchman.engine.routing.explain import render
 from switchman.engine.routing.overrides import Override
 from switchman.engine.sessions.records import ChatDelta, CostBreakdown, ErrorInfo, TurnResult
+from switchman.engine.tools.approval import TrustStore
 
 if TYPE_CHECKING:
     from switchman.engine.sessions.manager import LiveSession, SessionManager
     from switchman.engine.sessions.views import SessionViews
 
-COMMANDS = ("/model", "/rules", "/cost", "/route", "/help")
+COMMANDS = ("/model", "/rules", "/cost", "/route", "/trust", "/help")
 
 HELP = """Commands:
   /model <id or alias>   use this model for the session (skips your rules)
@@ -37,6 +38,8 @@ HELP = """Commands:
   /cost                  this session's cost by model, and today's total
   /route override        run the last message again on the model the pattern store suggested
   /route ignore          dismiss that suggestion
+  /trust                 the tools that run without asking in this workspace
+  /trust revoke <tool>   ask again before <tool> runs (/trust revoke all: every tool)
 Start a message with @alias (e.g. @haiku) to use a model for that message only."""
 
 
@@ -77,6 +80,8 @@ def _dispatch(manager: SessionManager, views: SessionViews, live: LiveSession, n
         return _cost(views.cost(live.id), manager.cost_today())
     if name == "/route":
         return _route(manager, live, args)
+    if name == "/trust":
+        return _trust(manager.tools.policy.trust, live.workspace, args)
     return HELP
 
 
@@ -107,6 +112,22 @@ def _rules(config: ConfigStore, folder: str, args: list[str]) -> str:
     if action == "show":
         return format_rules(folder, config.effective(folder))
     return "Usage: /rules check | /rules show | /rules reload"
+
+
+def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:
+    if args[:1] == ["revoke"] and len(args) == 2:
+        revoked = trust.revoke(workspace, None if args[1] == "all" else args[1])
+        if not revoked:
+            return f"'{args[1]}' was not always allowed here; nothing changed."
+        return f"Switchman will ask again before: {', '.join(revoked)}."
+    if args:
+        return "Usage: /trust | /trust revoke <tool> | /trust revoke all"
+    tools = trust.trusted(workspace)
+    if not tools:
+        return ("No tool is always allowed in this workspace: file changes and commands ask "
+                "first.")
+    return (f"Always allowed in this workspace (no question asked): {', '.join(tools)}.\n"
+            f"Kept in {trust.path}. Revoke with /trust revoke <tool> or /trust revoke all.")
 
 
 def _cost(cost: CostBreakdown, today: Decimal) -> str:

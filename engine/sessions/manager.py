@@ -55,7 +55,7 @@ from switchman.engine.sessions.turn import TurnRunner, TurnSetup
 from switchman.engine.skills import SkillIndex
 from switchman.engine.store.repository import SessionStore
 from switchman.engine.tokens import estimate_turn
-from switchman.engine.tools.workspace import WorkspaceTools
+from switchman.engine.tools.toolbox import ALL_DEFINITIONS, Toolbox, ToolContext, ToolServices
 
 log = logging.getLogger(__name__)
 TITLE_LENGTH = 60
@@ -130,7 +130,8 @@ class SessionManager:
 
     def __init__(self, *, store: SessionStore, router: Router, config: ConfigStore,
                  availability: AvailabilityTracker, adapters: AdapterFactory, clock: Clock,
-                 observer: SessionObserver, runner: TurnRunner | None = None) -> None:
+                 observer: SessionObserver, tools: ToolServices,
+                 runner: TurnRunner | None = None) -> None:
         self.store = store
         self.router = router
         self.config = config
@@ -138,6 +139,7 @@ class SessionManager:
         self.adapters = adapters
         self.clock = clock
         self.observer = observer
+        self.tools = tools
         self.runner = runner or TurnRunner(store, availability, clock, observer.delta)
         self.workspaces: dict[str, Path] = {}
         self._live: dict[str, LiveSession] = {}
@@ -284,10 +286,12 @@ class SessionManager:
         live.last_model = model.id
         self.observer.route_decided(RouteNotice(live.id, turn_id, model.id, turn.summary,
                                                 decision.banners, decision))
-        tools = WorkspaceTools(live.folder)
+        tools = Toolbox(ToolContext(live.workspace, live.folder, live.id, turn_id), self.tools,
+                        live.skills)
         return TurnSetup(turn=turn, model=model, provider=provider,
                          adapter=self.adapters.adapter(provider), tools=tools,
-                         system=system_prompt(live.folder, model.id, tools.definitions()),
+                         system=system_prompt(live.folder, model.id, tools.definitions(),
+                                              live.skills),
                          history=list(live.history), banners=decision.banners)
 
     def _end(self, live: LiveSession, setup: TurnSetup, task: asyncio.Task[TurnResult]) -> None:
@@ -379,8 +383,8 @@ def _message_texts(messages: list[Message]) -> list[str]:
 
 # The system prompt and tool definitions every turn sends (estimated once).
 _FIXED_TOKENS = estimate_turn([system_prompt(Path("/" + "x" * 40), "provider:model-name",
-                                             WorkspaceTools.definitions()),
-                               json.dumps([t.input_schema for t in WorkspaceTools.definitions()])])
+                                             ALL_DEFINITIONS),
+                               json.dumps([t.input_schema for t in ALL_DEFINITIONS])])
 
 
 def _swap_message(outcome: SwapOutcome, model: str | None, pending: object) -> str:

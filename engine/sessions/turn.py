@@ -50,7 +50,7 @@ from switchman.engine.sessions.records import (
     TurnResult,
 )
 from switchman.engine.store.repository import SessionStore
-from switchman.engine.tools.workspace import WorkspaceTools
+from switchman.engine.tools.toolbox import Toolbox
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ class TurnSetup:
     model: ModelSpec
     provider: ProviderSpec
     adapter: ProviderAdapter
-    tools: WorkspaceTools
+    tools: Toolbox
     system: str
     history: list[Message]
     """The transcript so far, ending with this turn's user message; grows as the turn runs."""

@@ -93,6 +93,26 @@ class DenyAll:
         return ApprovalAnswer("deny", "no editor is attached to approve it")
 
 
+class TrustEntry(msgspec.Struct, frozen=True):
+    """The tools always allowed in one workspace."""
+
+    workspace: str
+    tools: list[str]
+
+
+class TrustList(msgspec.Struct, frozen=True):
+    """What ``switchman/trust`` answers."""
+
+    trusted: list[TrustEntry]
+
+
+class TrustRevoked(msgspec.Struct, frozen=True):
+    """What ``switchman/revokeTrust`` answers: the tools no longer always allowed."""
+
+    workspace: str
+    revoked: list[str]
+
+
 class TrustStore:
     """Tools the user always allows, per workspace, in ``<data folder>/trust.json``."""
 

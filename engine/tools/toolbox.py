@@ -41,6 +41,8 @@ TOOL_CLASSES: dict[str, ToolClass] = {
 }
 WORKER_EXCLUDED = frozenset({"memory_add", "memory_replace"})
 """Tools never offered to worker sessions (they would change durable memory)."""
+ALL_DEFINITIONS = [*workspace.DEFINITIONS, skill_tools.DEFINITION, *edits.DEFINITIONS,
+                   shell.DEFINITION, *memory.DEFINITIONS]
 _VERBS = {"create": "Create", "edit": "Edit", "delete": "Delete"}
 
 
@@ -82,9 +84,8 @@ class Toolbox:
 
     def definitions(self) -> list[ToolSpec]:
         """The tool definitions sent to the model."""
-        specs = [*workspace.DEFINITIONS, skill_tools.DEFINITION, *edits.DEFINITIONS,
-                 shell.DEFINITION, *memory.DEFINITIONS]
-        return [s for s in specs if not (self.context.is_worker and s.name in WORKER_EXCLUDED)]
+        worker = self.context.is_worker
+        return [s for s in ALL_DEFINITIONS if not (worker and s.name in WORKER_EXCLUDED)]
 
     async def run(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         """Run one call; every failure or refusal is an error result, never an exception."""

@@ -32,6 +32,7 @@ from switchman.engine.patterns import PatternStore
 from switchman.engine.providers.factory import AdapterFactory
 from switchman.engine.router import Router
 from switchman.engine.sessions import commands
+from switchman.engine.sessions.attachments import AttachmentRequest
 from switchman.engine.sessions.manager import SessionManager, SessionObserver, workspace_uri
 from switchman.engine.sessions.records import TurnResult
 from switchman.engine.sessions.views import SessionViews
@@ -98,12 +99,13 @@ class Switchman:
         self._environ = environ
 
     async def chat(self, workspace: str, session_id: str | None, message: str,
-                   images: list[ImageBlock] | None = None) -> TurnResult:
+                   images: list[ImageBlock] | None = None,
+                   attachments: list[AttachmentRequest] | None = None) -> TurnResult:
         """A chat message: a slash command, or a turn."""
         if commands.command_name(message) is not None:
             live = self.sessions.live(workspace, session_id)
             return await commands.run(self.sessions, self.views, live, message)
-        return await self.sessions.chat(workspace, session_id, message, images)
+        return await self.sessions.chat(workspace, session_id, message, images, attachments)
 
     def trust_list(self, workspace: str | None = None) -> TrustList:
         """The tools always allowed, in one workspace or in all of them."""

@@ -11,6 +11,7 @@ from pygls.exceptions import JsonRpcException
 
 from switchman.engine.errors import (
     EmptyMessage,
+    InvalidAttachment,
     NoModelAvailable,
     SwitchmanError,
     TurnInProgress,
@@ -31,6 +32,7 @@ CODES: dict[type[SwitchmanError], int] = {
     NoModelAvailable: 1006,
     TurnInProgress: 1007,
     UnknownTurn: 1008,
+    InvalidAttachment: 1010,
 }
 
 

@@ -6,6 +6,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from switchman.engine.sessions.attachments import AttachmentRequest
 from switchman.server.errors import invalid_params
 
 T = TypeVar("T")
@@ -21,6 +22,7 @@ class ChatParams(msgspec.Struct, frozen=True):
     message: str
     session_id: str | None = None
     images: list[Image] = []
+    attachments: list[AttachmentRequest] = []
 
 
 class CancelParams(msgspec.Struct, frozen=True):

@@ -32,7 +32,7 @@ from switchman.engine.errors import (
     UnknownWorkspace,
 )
 from switchman.engine.ids import new_id
-from switchman.engine.messages import Block, ImageBlock, Message, TextBlock
+from switchman.engine.messages import AttachmentBlock, Block, ImageBlock, Message, TextBlock
 from switchman.engine.providers.factory import AdapterFactory
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import RouteRequest
@@ -41,6 +41,11 @@ from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.routing.explain import short_reason
 from switchman.engine.routing.overrides import Override
 from switchman.engine.routing.sticky import StickyModel, SwapOutcome, pending_banner
+from switchman.engine.sessions.attachments import (
+    AttachmentRequest,
+    attachment_blocks,
+    inside_workspace,
+)
 from switchman.engine.sessions.prompt import system_prompt
 from switchman.engine.sessions.records import (
     ChatDelta,
@@ -226,20 +231,23 @@ class SessionManager:
     # -- turns ---------------------------------------------------------------------------
 
     async def chat(self, workspace: str, session_id: str | None, message: str,
-                   images: list[ImageBlock] | None = None) -> TurnResult:
+                   images: list[ImageBlock] | None = None,
+                   attachments: list[AttachmentRequest] | None = None) -> TurnResult:
         """Route and run one turn; cancellation yields a ``cancelled`` result, not an error."""
         live = self.live(workspace, session_id)
         text, override = self.router.parse(message)
-        if not text.strip() and not images:
+        attached = attachment_blocks(live.folder, attachments or [])
+        if not text.strip() and not images and not attached:
             raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
-        return await self.run_turn(live, text, images or [], override)
+        return await self.run_turn(live, text, images or [], override, attached)
 
     async def run_turn(self, live: LiveSession, text: str, images: list[ImageBlock],
-                       override: Override | None) -> TurnResult:
+                       override: Override | None,
+                       attachments: list[AttachmentBlock] | None = None) -> TurnResult:
         """Route (``override`` first) and run one turn of ``live``."""
         if live.running is not None:
             raise TurnInProgress(live.running.turn_id)
-        setup = self._start(live, text, images, override)
+        setup = self._start(live, text, images, override, attachments or [])
         task = asyncio.get_running_loop().create_task(self.runner.run(setup))
         live.running = RunningTurn(setup.turn.id, setup.model.id, task)
         self.observer.status_changed(live.workspace)
@@ -252,36 +260,42 @@ class SessionManager:
             self._end(live, setup, task)
 
     def _start(self, live: LiveSession, text: str, images: list[ImageBlock],
-               override: Override | None) -> TurnSetup:
+               override: Override | None, attachments: list[AttachmentBlock]) -> TurnSetup:
         turn_id = new_id()
         sticky = live.sticky.begin_turn()
         try:
             decision = self.router.decide(RouteRequest(
-                context=self.turn_context(live, text, len(images)), turn_id=turn_id,
+                context=self.turn_context(live, text, len(images), attachments),
+                turn_id=turn_id,
                 session_id=live.id, override=override, sticky_model=sticky))
         except NoModelAvailable as failure:
             live.sticky.end_turn()
             self.store.add_event(failure.decision)
             self.observer.status_changed(live.workspace)
             raise
-        return self._record_start(live, turn_id, text, images, decision)
+        return self._record_start(live, turn_id, text, [*attachments, *images], decision)
 
     def _record_start(self, live: LiveSession, turn_id: str, text: str,
-                      images: list[ImageBlock], decision: RouteDecided) -> TurnSetup:
+                      blocks: list[Block], decision: RouteDecided) -> TurnSetup:
         registry = self.router.registry()
         model = registry.models[decision.chosen_model or ""]
         provider = registry.providers[model.provider]
         now = self.clock.now()
-        content: list[Block] = [TextBlock(text), *images]
+        content: list[Block] = [TextBlock(text), *blocks]
         user = Message(id=new_id(), session_id=live.id, turn_id=turn_id, role="user",
                        content=content, created_at=now)
         turn = TurnInfo(id=turn_id, session_id=live.id, index=live.turn_count + 1,
                         status="running", model=model.id, started_at=now,
                         summary=short_reason(decision), decision=decision)
-        title = text.strip().splitlines()[0][:TITLE_LENGTH] if text.strip() else "(image)"
+        attached = [b.path for b in blocks if isinstance(b, AttachmentBlock)]
+        title = text.strip().splitlines()[0][:TITLE_LENGTH] if text.strip() else \
+            (attached[0] if attached else "(image)")
+        touched = inside_workspace([b for b in blocks if isinstance(b, AttachmentBlock)])
         # Durable before any provider call.
-        self.store.begin_turn(turn, user, decision, workspace=live.workspace, title=title)
+        self.store.begin_turn(turn, user, decision, workspace=live.workspace, title=title,
+                              touched=touched)
         live.remember([user])
+        live.touched += touched
         live.turn_count += 1
         live.last_model = model.id
         self.observer.route_decided(RouteNotice(live.id, turn_id, model.id, turn.summary,
@@ -306,17 +320,19 @@ class SessionManager:
             self.store.set_sticky(live.id, live.sticky.active)
         self.observer.status_changed(live.workspace)
 
-    def turn_context(self, live: LiveSession, text: str, images: int) -> TurnContext:
-        """What routing knows about a turn of ``live`` with ``text``."""
+    def turn_context(self, live: LiveSession, text: str, images: int,
+                     attachments: list[AttachmentBlock] | None = None) -> TurnContext:
+        """What routing knows about a turn of ``live`` with ``text`` (and what is attached)."""
+        attached = attachments or []
         return TurnContext(
             message=text,
             has_images=images > 0,
             estimated_input_tokens=_FIXED_TOKENS + live.history_tokens
-            + estimate_turn([text], images),
+            + estimate_turn([text, *(a.rendered() for a in attached)], images),
             has_tool_definitions=True,
             has_system_prompt=True,
             has_tool_calls_in_history=live.has_tool_calls,
-            files_touched=tuple(live.touched),
+            files_touched=(*live.touched, *inside_workspace(attached)),
             workspace_path=str(live.folder),
             local_time=self.clock.local_time(),
             cost_today_usd=self.cost_today(),
@@ -376,7 +392,8 @@ class SessionManager:
 
 
 def _message_texts(messages: list[Message]) -> list[str]:
-    return [b.text if isinstance(b, TextBlock) else getattr(b, "content", None)
+    return [b.text if isinstance(b, TextBlock) else b.rendered()
+            if isinstance(b, AttachmentBlock) else getattr(b, "content", None)
             or json.dumps(getattr(b, "input", "")) for m in messages for b in m.content
             if not isinstance(b, ImageBlock)]
 

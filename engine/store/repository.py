@@ -145,14 +145,14 @@ class SessionStore:
     # -- turns -------------------------------------------------------------------------
 
     def begin_turn(self, turn: TurnInfo, user_message: Message, decision: RouteDecided, *,
-                   workspace: str, title: str) -> None:
+                   workspace: str, title: str, touched: list[str] | None = None) -> None:
         """Durably record a turn's start in one transaction: its user message, the turn, its
         route.decided, and the session as the workspace's current, updated session."""
         with self.db:
             self.db.execute("BEGIN")
             self.set_current_session(workspace, turn.session_id)
             self.touch(turn.session_id, turn.started_at, title=title)
-            self.add_message(user_message)
+            self.add_message(user_message, touched)
             self.db.execute(
                 "INSERT INTO turns (id, session_id, idx, status, model, started_at, summary) "
                 "VALUES (?, ?, ?, 'running', ?, ?, ?)",

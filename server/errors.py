@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -11,6 +12,7 @@ from pygls.exceptions import JsonRpcException
 
 from switchman.engine.errors import (
     EmptyMessage,
+    InvalidText,
     NoModelAvailable,
     SwitchmanError,
     TurnInProgress,
@@ -22,6 +24,8 @@ from switchman.engine.errors import (
 )
 from switchman.engine.routing.explain import render
 
+log = logging.getLogger(__name__)
+
 CODES: dict[type[SwitchmanError], int] = {
     UnknownWorkspace: 1001,
     UnknownSession: 1002,
@@ -31,6 +35,7 @@ CODES: dict[type[SwitchmanError], int] = {
     NoModelAvailable: 1006,
     TurnInProgress: 1007,
     UnknownTurn: 1008,
+    InvalidText: 1009,
 }
 
 
@@ -65,3 +70,11 @@ def as_rpc_errors() -> Iterator[None]:
         yield
     except SwitchmanError as error:
         raise rpc_error(error) from None
+    except JsonRpcException:
+        raise
+    except Exception as error:  # a bug: the editor gets a plain message, the log the traceback
+        log.exception("request failed")
+        raise JsonRpcException(
+            message="Switchman could not carry out this request because of an internal error; "
+                    "nothing was changed. The daemon's log has the details.",
+            code=-32603, data={"code": "internal_error"}) from error

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import msgspec
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 
 from switchman.engine.errors import (
     EmptyMessage,
@@ -39,7 +39,7 @@ CODES: dict[type[SwitchmanError], int] = {
 }
 
 
-EXPECTED_CODES = frozenset({*CODES.values(), -32602})
+EXPECTED_CODES = frozenset({*CODES.values(), JsonRpcInvalidParams.CODE})
 """Error codes that answer a user's mistake, not a bug (not worth a traceback in logs)."""
 
 
@@ -54,13 +54,14 @@ def rpc_error(error: SwitchmanError) -> JsonRpcException:
         data.update(decision=msgspec.to_builtins(error.decision), text=render(error.decision))
     elif isinstance(error, TurnInProgress):
         data.update(turn_id=error.turn_id)
-    return JsonRpcException(message=str(error), code=CODES.get(type(error), -32603), data=data)
+    code = CODES.get(type(error), JsonRpcInternalError.CODE)
+    return JsonRpcException(message=str(error), code=code, data=data)
 
 
 def invalid_params(detail: str) -> JsonRpcException:
     """The error for params that do not match the method's shape."""
-    return JsonRpcException(message=f"Invalid params: {detail}", code=-32602,
-                            data={"code": "invalid_params", "detail": detail})
+    return JsonRpcInvalidParams(message=f"Invalid params: {detail}",
+                                data={"code": "invalid_params", "detail": detail})
 
 
 @contextmanager

@@ -10,6 +10,7 @@ until the turn ends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -153,22 +154,33 @@ class SessionManager:
 
     def open_workspace(self, raw: str) -> str:
         """Register an editor workspace folder; returns its URI."""
-        uri = workspace_uri(raw)
+        uri = self._uri(raw)
         self.workspaces[uri] = folder_of(uri)
         return uri
 
     def close_workspace(self, raw: str) -> None:
         """Forget a workspace folder the editor closed."""
-        self.workspaces.pop(workspace_uri(raw), None)
+        with contextlib.suppress(UnknownWorkspace):
+            self.workspaces.pop(self._uri(raw), None)
 
     def workspace(self, raw: str) -> str:
         """The URI of an open workspace; raises :class:`UnknownWorkspace`."""
         if raw in self.workspaces:  # already in normal form: skip path resolution
             return raw
-        uri = workspace_uri(raw) if raw else ""
+        uri = self._uri(raw)
         if uri not in self.workspaces:
             raise UnknownWorkspace(raw)
         return uri
+
+    @staticmethod
+    def _uri(raw: str) -> str:
+        """``raw`` as a workspace URI; raises :class:`UnknownWorkspace` if it is no local path."""
+        try:
+            if raw:
+                return workspace_uri(raw)
+        except (ValueError, OSError):  # a NUL byte, a lone surrogate, a path the OS refuses
+            pass
+        raise UnknownWorkspace(raw)
 
     # -- sessions ------------------------------------------------------------------------
 

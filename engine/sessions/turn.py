@@ -50,7 +50,7 @@ from switchman.engine.providers.base import (
     ToolCall,
     UsageReport,
 )
-from switchman.engine.providers.errors import ProviderError
+from switchman.engine.providers.errors import MAX_RETRY_WAIT_SECONDS, ProviderError
 from switchman.engine.sessions.records import (
     ChatDelta,
     ErrorInfo,
@@ -69,7 +69,6 @@ MAX_OUTPUT_TOKENS = 8192
 CHECKPOINT_SECONDS = 0.5
 RETRIES_ENV = "SWITCHMAN_RETRIES"
 RETRY_BASE_ENV = "SWITCHMAN_RETRY_BASE_SECONDS"
-MAX_RETRY_WAIT_SECONDS = 30.0
 
 
 @dataclass(frozen=True)

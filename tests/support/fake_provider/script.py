@@ -114,7 +114,7 @@ class Stall:
         """Await (without blocking the loop) until the server is stalling."""
         return await asyncio.to_thread(self.reached.wait, timeout)
 
-    async def wait_client_gone_async(self, timeout: float = 5.0) -> bool:
+    async def wait_client_gone_async(self, timeout: float = 20.0) -> bool:
         """Await until the server noticed the client went away while stalled."""
         return await asyncio.to_thread(self.client_gone.wait, timeout)
 

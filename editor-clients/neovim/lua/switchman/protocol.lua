@@ -15,6 +15,13 @@ M.request = {
   sessions = 'switchman/sessions',
   session = 'switchman/session',
   new_session = 'switchman/newSession',
+  trust = 'switchman/trust',
+  revoke_trust = 'switchman/revokeTrust',
+}
+
+--- Requests (server → client).
+M.server_request = {
+  approve = 'switchman/approve',
 }
 
 --- Notifications (server → client).
@@ -48,7 +55,7 @@ M.delta = {
 
 --- Slash commands the daemon answers itself (for completion in the chat input).
 M.slash_commands = {
-  '/model', '/model -', '/model show', '/rules check', '/rules show', '/rules reload', '/cost', '/help',
+  '/model', '/model -', '/model show', '/rules check', '/rules show', '/rules reload', '/cost', '/trust', '/trust revoke', '/help',
 }
 
 return M

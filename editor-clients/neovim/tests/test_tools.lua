@@ -99,4 +99,30 @@ return {
       H.eq(1, #vim.api.nvim_list_tabpages(), 'the diff tab was closed')
     end,
   },
+  {
+    ":'<,'>Switchman send attaches the selected lines (unsaved text included) to the next message",
+    function()
+      H.fake('POST', '/_fake/reset')
+      H.script({ { kind = 'text', chunks = { 'It returns one.' } } })
+      local buf = vim.fn.bufnr(file)
+      vim.api.nvim_buf_set_lines(buf, 1, 2, false, { '    return 1  # unsaved note' })
+      for _, win in ipairs(vim.api.nvim_list_wins()) do
+        if vim.api.nvim_win_get_buf(win) ~= buf and vim.api.nvim_win_get_buf(win) ~= chat.view.input
+          and vim.api.nvim_win_get_buf(win) ~= chat.view.transcript then
+          vim.api.nvim_win_set_buf(win, buf)
+          vim.api.nvim_set_current_win(win)
+          break
+        end
+      end
+      H.eq(buf, vim.api.nvim_get_current_buf(), 'the file is the current buffer')
+      vim.cmd('2,2Switchman send what does this line do?')
+      wait_idle()
+      local _, answer = H.fake('GET', '/_fake/requests')
+      local sent = vim.inspect(answer.requests[#answer.requests].body.messages)
+      H.check(sent:find('Attached selection src/tools_target.py (lines 2-2)', 1, true), 'the selection was attached', sent)
+      H.check(sent:find('# unsaved note', 1, true), 'with the unsaved text', sent)
+      H.check(H.text(chat.view.transcript):find('📎 src/tools_target.py (lines 2-2)', 1, true),
+        'the transcript shows the attachment', H.lines(chat.view.transcript))
+    end,
+  },
 }

@@ -76,6 +76,13 @@ local function tool_input(input)
 end
 
 --- A tool starting (`tool_call` delta or a stored `tool_use` block).
+--- One line naming an attachment: `  📎 src/app.py (lines 3-9)`.
+function M.attachment(attachment)
+  local path = vim.fn.fnamemodify(vim.uri_to_fname(attachment.uri), ':~:.')
+  local lines = attachment.start_line and (' (lines %d-%d)'):format(attachment.start_line, attachment.end_line) or ''
+  return ('  📎 %s%s'):format(path, lines)
+end
+
 function M.tool_call(tool)
   return { '  ⚙ ' .. (tool.name or 'tool') .. tool_input(tool.input), hl = 'SwitchmanTool' }
 end

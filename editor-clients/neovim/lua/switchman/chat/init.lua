@@ -34,14 +34,29 @@ function Chat:send(text)
   end
   self.view:gap()
   self.view:append(render.user(text))
+  local attachments = self.attachments or {}
+  self.attachments = nil
+  for _, attachment in ipairs(attachments) do
+    self.view:append({ render.attachment(attachment) })
+  end
   local turn = { streamed = '', answered = false }
   self.turn = turn
   local params = { workspace = workspace.uri(self.root), message = text }
+  if #attachments > 0 then
+    params.attachments = attachments
+  end
   -- on_done may run at once (the daemon cannot start): then `turn` is already finished.
   turn.request_id = client.request(self.root, protocol.request.chat, params, function(err, result)
     self:finish(turn, err, result)
   end)
   return true
+end
+
+--- Attach a file or a selection to the next message (`:Switchman send` / `:Switchman add`).
+function Chat:attach(attachment)
+  self.attachments = self.attachments or {}
+  table.insert(self.attachments, attachment)
+  vim.notify('Switchman: attached ' .. render.attachment(attachment):gsub('^%s*', ''), vim.log.levels.INFO)
 end
 
 --- Send what is in the input area.

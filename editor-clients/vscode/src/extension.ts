@@ -13,6 +13,10 @@ import { DOCUMENT_SCHEME, SwitchmanDocuments } from './sessions/documents';
 import { SessionsTree } from './sessions/sessionsTree';
 import { StatusBar } from './status/statusBar';
 import { StatusStore } from './status/statusStore';
+import { answerApproval } from './tools/approval';
+import { PROPOSAL_SCHEME, ProposalDocuments, VscodeApprovalHost } from './tools/approvalHost';
+import { ServerRequests } from './protocol/methods';
+import type { ApprovalRequest } from './protocol/types';
 import { createStatusItem, launchHost, settingsReader, vscodeFolders } from './vscodeHost';
 
 let client: SwitchmanClient | undefined;
@@ -32,12 +36,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const sessions = new SessionsTree(client, vscodeFolders, statuses);
   const models = new ModelCommands(client, catalog);
   const statusBar = new StatusBar(vscodeFolders, statuses, client, catalog, createStatusItem);
+  const proposals = new ProposalDocuments();
+  const approvals = new VscodeApprovalHost(proposals);
+  client.onRequest(ServerRequests.approve,
+    (params, signal) => answerApproval(approvals, params as ApprovalRequest, signal));
 
   context.subscriptions.push(
     output, client, statuses, catalog, chat, chatView, sessions, statusBar,
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chatView),
     vscode.window.registerTreeDataProvider('switchman.sessions', sessions),
     vscode.workspace.registerTextDocumentContentProvider(DOCUMENT_SCHEME, new SwitchmanDocuments(client)),
+    vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, proposals),
     ...registerCommands(commandTable({ client, chat, chatView, models, sessions, folders: vscodeFolders, output })),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (RESTART_SETTINGS.some((key) => event.affectsConfiguration(key))) void client?.restart();

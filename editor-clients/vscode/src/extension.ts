@@ -17,7 +17,7 @@ import { answerApproval } from './tools/approval';
 import { PROPOSAL_SCHEME, ProposalDocuments, VscodeApprovalHost } from './tools/approvalHost';
 import { ServerRequests } from './protocol/methods';
 import type { ApprovalRequest } from './protocol/types';
-import { createStatusItem, launchHost, settingsReader, vscodeFolders } from './vscodeHost';
+import { activeEditor, createStatusItem, launchHost, settingsReader, vscodeFolders } from './vscodeHost';
 
 let client: SwitchmanClient | undefined;
 
@@ -31,6 +31,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const chat = new ChatController(client, vscodeFolders, statuses, () => readChatSettings(settings), {
     openSettings: () => void vscode.commands.executeCommand('workbench.action.openSettings', 'switchman.'),
     restartServer: () => void vscode.commands.executeCommand('switchman.restartServer'),
+    activeEditor,
   });
   const chatView = new ChatViewProvider(context.extensionUri, chat);
   const sessions = new SessionsTree(client, vscodeFolders, statuses);

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { attachmentLabel, resolveTokens, selectionAttachment, type EditorContext } from '../../src/chat/attachments';
+import { chatParams } from '../../src/protocol/params';
 import type { ApprovalRequest } from '../../src/protocol/types';
 import { ALLOW_ONCE, alwaysLabel, answerApproval, DENY, type ApprovalHost } from '../../src/tools/approval';
 
@@ -47,5 +49,33 @@ describe('approval', () => {
     assert.deepEqual(await answerApproval(host(() => DENY).stub, EDIT, new AbortController().signal), { decision: 'deny' });
     assert.deepEqual(await answerApproval(host(() => undefined).stub, COMMAND, new AbortController().signal),
       { decision: 'deny', reason: 'the user dismissed the question' });
+  });
+});
+
+describe('attachments', () => {
+  const editor: EditorContext = {
+    uri: 'file:///w/src/app%20x.py', text: 'def main():\n    return 42\n',
+    selection: { text: '    return 42', startLine: 2, endLine: 2 },
+  };
+
+  it('#selection and #file attach from the active editor and leave the message', () => {
+    const { message, attachments } = resolveTokens('explain #selection in #file please', editor);
+    assert.equal(message, 'explain in please');
+    assert.deepEqual(attachments, [
+      { kind: 'selection', uri: editor.uri, text: '    return 42', start_line: 2, end_line: 2 },
+      { kind: 'file', uri: editor.uri, text: editor.text },
+    ]);
+    assert.deepEqual(resolveTokens('issue #123 and a#file', editor), { message: 'issue #123 and a#file', attachments: [] });
+  });
+
+  it('label attachments with the workspace-relative path and the lines', () => {
+    assert.equal(attachmentLabel(selectionAttachment(editor)!, 'file:///w'), '📎 src/app x.py (lines 2–2)');
+    assert.equal(attachmentLabel({ kind: 'file', uri: 'file:///elsewhere/b.ts' }, 'file:///w'), '📎 file:///elsewhere/b.ts');
+  });
+
+  it('put attachments in the chat params only when there are some', () => {
+    assert.deepEqual(chatParams('file:///w', 'hi'), { workspace: 'file:///w', message: 'hi' });
+    assert.deepEqual(chatParams('file:///w', 'hi', 'S1', [{ kind: 'file', uri: 'file:///w/a' }]),
+      { workspace: 'file:///w', message: 'hi', session_id: 'S1', attachments: [{ kind: 'file', uri: 'file:///w/a' }] });
   });
 });

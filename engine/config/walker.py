@@ -15,10 +15,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import yaml
-
 from switchman.engine.config import schema as s
 from switchman.engine.config.problems import Code, Problem, Range, Severity
+from switchman.engine.config.scalars import MAX_NUMBER_CHARS, yaml_bool, yaml_float, yaml_int
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode
 from switchman.engine.userregex import RegexError, compile_regex
 
@@ -26,11 +25,11 @@ Path = tuple[str | int, ...]
 ModelResolver = Callable[[str], str | None]
 
 NODE_BUDGET = 200_000
-_CONSTRUCT = yaml.constructor.SafeConstructor()
 _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"
 _BOOL = "tag:yaml.org,2002:bool"
 _NULL = "tag:yaml.org,2002:null"
+_STR_TAG = "tag:yaml.org,2002:str"
 _ENV_VAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _HHMM = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)\Z")
 
@@ -308,16 +307,22 @@ class Walker:
         kind = spec.type
         if kind == "string":
             return node.text
+        value: Any = None
         if kind == "boolean" and node.tag == _BOOL:
-            return _CONSTRUCT.construct_yaml_bool(yaml.ScalarNode(node.tag, node.text))
-        if kind == "integer" and node.tag == _INT:
-            return _CONSTRUCT.construct_yaml_int(yaml.ScalarNode(node.tag, node.text))
-        if kind == "number" and node.tag in (_INT, _FLOAT):
-            number = float(_CONSTRUCT.construct_yaml_float(yaml.ScalarNode(node.tag, node.text)))
-            if not math.isfinite(number):
+            value = yaml_bool(node.text)
+        elif kind == "integer" and node.tag == _INT:
+            value = yaml_int(node.text)
+        elif kind == "number" and node.tag in (_INT, _FLOAT):
+            value = yaml_float(node.text)
+            unbounded = spec.minimum is None and spec.maximum is None
+            if value is not None and (math.isnan(value) or (math.isinf(value) and unbounded)):
                 return self._bad(node, Code.OUT_OF_RANGE,
                                  f"{_label(spec, path)} must be a finite number.")
-            return number
+        if value is not None:
+            return value
+        if len(node.text) > MAX_NUMBER_CHARS and kind in ("integer", "number"):
+            return self._bad(node, Code.OUT_OF_RANGE, f"{_label(spec, path)} is far too long "
+                             f"to be {_article(kind)} ({len(node.text):,} characters).")
         return self._bad(node, Code.INVALID_TYPE,
                          f"{_label(spec, path)} must be {_article(kind)}, found {_describe(node)}.")
 
@@ -327,7 +332,7 @@ class Walker:
             if (low is not None and value < low) or (high is not None and value > high):
                 return self._bad(node, Code.OUT_OF_RANGE,
                                  f"{_label(spec, path)} must be {_bounds(low, high)}; "
-                                 f"found {node.text}.")
+                                 f"found {shorten(node.text)}.")
         if spec.enum and value not in spec.enum:
             return self._bad(node, Code.INVALID_VALUE,
                              f"{_label(spec, path)} must be one of {', '.join(spec.enum)}; "
@@ -404,7 +409,15 @@ def _describe(node: YamlNode) -> str:
     if node.is_null:
         return "nothing (null)"
     if node.tag == _BOOL:
-        return f"the boolean {node.text}"
-    if node.tag in (_INT, _FLOAT):
-        return f"the number {node.text}"
-    return f"the text '{node.text}'"
+        known = yaml_bool(node.text) is not None
+        return f"the boolean {node.text}" if known else f"'{shorten(node.text)}' tagged !!bool"
+    if node.tag in (_INT, _FLOAT) and yaml_float(node.text) is not None:
+        return f"the number {shorten(node.text)}"
+    if node.tag not in (_STR_TAG, _BOOL):
+        return f"'{shorten(node.text)}' tagged {node.tag.replace('tag:yaml.org,2002:', '!!')}"
+    return f"the text '{shorten(node.text)}'"
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters for a message (hostile values can be huge)."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"

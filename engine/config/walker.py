@@ -25,6 +25,8 @@ Path = tuple[str | int, ...]
 ModelResolver = Callable[[str], str | None]
 
 NODE_BUDGET = 200_000
+MAX_PROBLEMS = 200
+"""Problems shown per file; a hostile file can have one per line, and each costs time."""
 _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"
 _BOOL = "tag:yaml.org,2002:bool"
@@ -67,6 +69,7 @@ class Walker:
         self.bad_paths: set[Path] = set()
         self._path: Path = ()
         self._budget = NODE_BUDGET
+        self._found = 0  # every problem found, shown or not
 
     # -- locating and reporting -------------------------------------------------
 
@@ -105,8 +108,19 @@ class Walker:
         severity: Severity = Severity.ERROR,
         data: dict[str, Any] | None = None,
     ) -> None:
-        """Record a problem."""
-        self.problems.append(self.doc.problem(rng, code, message, severity, data))
+        """Record a problem (after :data:`MAX_PROBLEMS`, only that there were more)."""
+        self._found += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(self.doc.problem(rng, code, message, severity, data))
+        elif not self.saturated:
+            self.problems.append(self.doc.problem(
+                rng, Code.TOO_COMPLEX, f"More than {MAX_PROBLEMS} problems; the rest are not "
+                "shown. Fix these first."))
+
+    @property
+    def saturated(self) -> bool:
+        """Whether no more problems will be shown (so none need be worded)."""
+        return len(self.problems) > MAX_PROBLEMS
 
     def tainted(self, path: Path) -> bool:
         """Whether a problem was found at or below ``path`` during the walk."""
@@ -115,6 +129,9 @@ class Walker:
 
     def _bad(self, node: YamlNode, code: Code, message: str, **data: Any) -> Any:
         self.bad_paths.add(self._path)
+        if self.saturated:
+            self._found += 1
+            return INVALID
         self.report(self.doc.range_of(node), code, message, data=data or None)
         return INVALID
 
@@ -157,6 +174,7 @@ class Walker:
         fields = spec.fields
         for key_node, value_node in node.pairs:
             key = key_node.text
+            self._path = path  # a bad key taints this mapping, not the child walked last
             if key_node.kind != "scalar" or key_node.tag == _NULL or key == "<<" or key in seen:
                 self._key_problem(key_node)
                 continue
@@ -197,6 +215,9 @@ class Walker:
             self.report(self.doc.range_of(key_node), special.code, special.message,
                         special.severity)
             return
+        if self.saturated:
+            self._bad(key_node, spec.unknown_code, "")
+            return
         suggestions = closest(key, list(spec.fields))
         what = "condition" if spec.unknown_code is Code.UNKNOWN_PREDICATE else "key"
         where = f" in {spec.title}" if spec.title else ""
@@ -216,6 +237,7 @@ class Walker:
         seen: set[str] = set()
         for key_node, value_node in node.pairs:
             key = key_node.text
+            self._path = path  # a bad key taints this mapping, not the child walked last
             if key_node.kind != "scalar" or key_node.tag == _NULL or key == "<<" or key in seen:
                 self._key_problem(key_node)
                 continue
@@ -268,9 +290,9 @@ class Walker:
             value, walked = known
             self._budget -= walked
             return value
-        problems, budget = len(self.problems), self._budget
+        found, budget = self._found, self._budget
         value = self.walk(node, spec, path)
-        if len(self.problems) == problems and value is not INVALID:
+        if self._found == found and value is not INVALID:
             self.doc.memo.put(node, spec, self.context, (value, budget - self._budget))
         return value
 

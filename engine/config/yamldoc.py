@@ -26,6 +26,7 @@ from yaml import events as ev
 
 from switchman.engine.config.problems import Code, Position, Problem, Range, Severity
 from switchman.engine.config.text import split_lines
+from switchman.engine.files import MAX_CONFIG_BYTES
 
 try:  # the C event parser is much faster; fall back to pure Python without libyaml
     from yaml import CSafeLoader as _Loader
@@ -229,6 +230,11 @@ class _RecursiveAlias(Exception):
 def parse_yaml(text: str, path: str) -> YamlDocument:
     """Parse ``text``; syntax errors become problems, never exceptions."""
     doc = YamlDocument(path, text)
+    if len(text) > MAX_CONFIG_BYTES:  # an editor's text is not read through files.read_text
+        doc.problems.append(doc.problem(
+            Range.at(0, 0, 0), Code.TOO_COMPLEX, f"The text is longer than {MAX_CONFIG_BYTES:,} "
+            "characters; Switchman does not read configuration files this large."))
+        return doc
     readable = _readable(doc)
     try:
         doc.root = _compose(readable)

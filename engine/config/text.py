@@ -42,7 +42,7 @@ def line_starts(text: str) -> list[int]:
 
 def utf16_len(text: str) -> int:
     """How many UTF-16 code units ``text`` takes."""
-    return len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
+    return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def to_utf16(line: str, column: int) -> int:

@@ -8,12 +8,19 @@ the file parseable.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from hypothesis import currently_in_test_context
+from hypothesis.control import current_build_context
 
 from switchman.engine.config.builtin import builtin_registry
 from switchman.engine.config.check import FileKind, check_doc
 from switchman.engine.config.problems import Position, Problem, Range
-from switchman.engine.config.text import split_lines, utf16_len
+from switchman.engine.config.text import apply_edits, split_lines, utf16_len
 from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
 from switchman.engine.editing.advice import advise
 from switchman.engine.editing.chunked import ChunkedParser
@@ -70,10 +77,15 @@ def checked(kind: FileKind, text: str) -> tuple[YamlDocument, list[Problem]]:
     return doc, problems
 
 
+MAX_POSITIONS = 400
+"""Per text; a longer text is sampled evenly (every request on it is timed in bench/)."""
+
+
 def exercise(kind: FileKind, text: str, step: int = 1) -> None:
     """Every editor function on ``text`` at every ``step``-th position; see the module doc."""
     doc, problems = checked(kind, text)
     document = Document(text)
+    step = max(step, (sum(document.widths) + len(document.lines)) // MAX_POSITIONS)
     for symbol in _flat(outline(kind, doc)):
         document.check_range(symbol.range, "outline range")
         document.check_range(symbol.selection_range, "outline selection")
@@ -88,8 +100,6 @@ def exercise(kind: FileKind, text: str, step: int = 1) -> None:
 
 def verify_fixes(kind: FileKind, text: str, doc: YamlDocument, problems: list[Problem]) -> None:
     """Each fix offered on the whole text removes its problem and leaves the text parseable."""
-    from switchman.engine.config.text import apply_edits  # noqa: PLC0415 - test helper only
-
     document = Document(text)
     everything = Range(Position(0, 0), Position(len(document.lines), 0))
     for fix in fixes(doc, problems, everything, FixContext(kind, TIERS)):
@@ -116,3 +126,60 @@ def _flat(symbols: Iterable[Symbol]) -> Iterator[Symbol]:
     for symbol in symbols:
         yield symbol
         yield from _flat(symbol.children)
+
+
+# -- the regression corpus and the fuzz budget -------------------------------------------
+
+CORPUS = Path(__file__).parent.parent / "corpus" / "config"
+FUZZ_ENV = "SWITCHMAN_FUZZ"
+
+
+def fuzz_examples(default: int) -> int:
+    """How many examples a fuzz test runs: ``default`` in ``make test``, far more when
+    ``SWITCHMAN_FUZZ`` is set (to a multiplier, e.g. ``SWITCHMAN_FUZZ=50``)."""
+    factor = os.environ.get(FUZZ_ENV, "")
+    return default * max(int(factor), 1) if factor.isdigit() else default
+
+
+def corpus_entries() -> list[Path]:
+    """Every input that ever failed, in file-name order."""
+    return sorted(CORPUS.glob("*.json"))
+
+
+def replay(entry: Path) -> None:
+    """Hold one corpus entry to the promises of :func:`exercise` (every version, in order)."""
+    data = json.loads(entry.read_text("utf-8"))
+    kinds = list(FileKind) if data["kind"] == "all" else [FileKind(data["kind"])]
+    for kind in kinds:
+        exercise_versions(kind, data["versions"])
+
+
+def exercise_versions(kind: FileKind, versions: list[str], step: int = 1) -> None:
+    """:func:`exercise` on each version, and the chunked parse of the edits agreeing too."""
+    parser = ChunkedParser()
+    for text in versions:
+        exercise(kind, text, step)
+        doc = parser.parse(text, PATHS[kind])
+        assert sorted(map(_key, check_doc(kind, doc, REGISTRY))) == sorted(
+            map(_key, check_doc(kind, parse_yaml(text, PATHS[kind]), REGISTRY))), \
+            "re-using the previous version's rules changed the result"
+
+
+def record_failure(kind: FileKind, versions: list[str], why: str) -> None:
+    """Add a failing input to the corpus (only for Hypothesis' final, shrunk example)."""
+    context = current_build_context() if currently_in_test_context() else None
+    if context is None or not context.is_final:
+        return
+    body = json.dumps({"kind": kind.value, "versions": versions, "why": why}, indent=1)
+    name = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    CORPUS.mkdir(parents=True, exist_ok=True)
+    (CORPUS / f"found-{name}.json").write_text(body + "\n", "utf-8")
+
+
+def exercise_or_record(kind: FileKind, versions: list[str], step: int = 1) -> None:
+    """:func:`exercise_versions`, saving the input to the corpus if it fails."""
+    try:
+        exercise_versions(kind, versions, step)
+    except BaseException as exc:
+        record_failure(kind, versions, f"{type(exc).__name__}: {str(exc)[:200]}")
+        raise

@@ -18,6 +18,7 @@ from typing import Any
 from switchman.engine.config import schema as s
 from switchman.engine.config.problems import Code, Problem, Range, Severity
 from switchman.engine.config.scalars import MAX_NUMBER_CHARS, yaml_bool, yaml_float, yaml_int
+from switchman.engine.config.urls import url_problem
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode
 from switchman.engine.userregex import RegexError, compile_regex
 
@@ -25,8 +26,10 @@ Path = tuple[str | int, ...]
 ModelResolver = Callable[[str], str | None]
 
 NODE_BUDGET = 200_000
-MAX_PROBLEMS = 200
+MAX_PROBLEMS = 1000
 """Problems shown per file; a hostile file can have one per line, and each costs time."""
+MAX_SUGGESTIONS = 100
+"""Unknown keys per file that get a 'did you mean' (the search is the costly part)."""
 _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"
 _BOOL = "tag:yaml.org,2002:bool"
@@ -70,6 +73,7 @@ class Walker:
         self._path: Path = ()
         self._budget = NODE_BUDGET
         self._found = 0  # every problem found, shown or not
+        self._suggestions = MAX_SUGGESTIONS
 
     # -- locating and reporting -------------------------------------------------
 
@@ -115,7 +119,16 @@ class Walker:
         elif not self.saturated:
             self.problems.append(self.doc.problem(
                 rng, Code.TOO_COMPLEX, f"More than {MAX_PROBLEMS} problems; the rest are not "
-                "shown. Fix these first."))
+                "shown. Fix these first.", severity))
+        else:
+            self.hidden(severity)
+
+    def hidden(self, severity: Severity) -> None:
+        """Note a problem past :data:`MAX_PROBLEMS`: an error makes the notice an error."""
+        notice = self.problems[MAX_PROBLEMS]
+        if severity is Severity.ERROR and notice.severity is not Severity.ERROR:
+            self.problems[MAX_PROBLEMS] = self.doc.problem(
+                notice.range, notice.code, notice.message, Severity.ERROR)
 
     @property
     def saturated(self) -> bool:
@@ -131,6 +144,7 @@ class Walker:
         self.bad_paths.add(self._path)
         if self.saturated:
             self._found += 1
+            self.hidden(Severity.ERROR)
             return INVALID
         self.report(self.doc.range_of(node), code, message, data=data or None)
         return INVALID
@@ -218,7 +232,8 @@ class Walker:
         if self.saturated:
             self._bad(key_node, spec.unknown_code, "")
             return
-        suggestions = closest(key, list(spec.fields))
+        self._suggestions -= 1
+        suggestions = closest(key, list(spec.fields)) if self._suggestions >= 0 else []
         what = "condition" if spec.unknown_code is Code.UNKNOWN_PREDICATE else "key"
         where = f" in {spec.title}" if spec.title else ""
         hint = f" Did you mean '{suggestions[0]}'?" if suggestions else ""
@@ -375,9 +390,8 @@ class Walker:
         elif fmt == "env-var" and not _ENV_VAR.match(value):
             return self._bad(node, Code.INVALID_VALUE,
                              f"'{value}' is not an environment variable name.")
-        elif fmt == "url" and not value.startswith(("http://", "https://")):
-            return self._bad(node, Code.INVALID_VALUE,
-                             f"'{value}' is not an http:// or https:// URL.")
+        elif fmt == "url" and (problem := url_problem(value)) is not None:
+            return self._bad(node, Code.INVALID_VALUE, problem)
         return value
 
     def _model(self, node: YamlNode, name: str) -> Any:

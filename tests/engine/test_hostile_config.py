@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from switchman.engine.config.check import FileKind, check_text
 from switchman.engine.config.problems import Code, Position, Problem, Range, Severity
 from switchman.engine.config.scalars import yaml_bool, yaml_float, yaml_int
-from switchman.engine.config.walker import MAX_PROBLEMS
+from switchman.engine.config.walker import MAX_PROBLEMS, Walker
 from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.files import MAX_CONFIG_BYTES
 from tests.support.generators import LINE_ENDINGS, ODD_CHARACTERS, config_documents
@@ -157,3 +157,13 @@ ALPHABET = st.sampled_from([*ODD_CHARACTERS, *LINE_ENDINGS, " ", "  ", "a", "rul
 @given(st.lists(ALPHABET, max_size=30).map("".join), st.sampled_from(list(FileKind)))
 def test_arbitrary_text_with_every_line_break(text: str, kind: FileKind) -> None:
     exercise_or_record(kind, [text])
+
+
+def test_warnings_past_the_cap_keep_the_file_usable_and_an_error_does_not() -> None:
+    walker = Walker(parse_yaml("a: 1\n", "routing.yaml"))
+    for _ in range(MAX_PROBLEMS + 5):
+        walker.report(Range.at(0, 0, 1), Code.SHADOWED_RULE, "shadowed", Severity.WARNING)
+    assert walker.problems[-1].severity is Severity.WARNING
+    walker.report(Range.at(0, 0, 1), Code.UNKNOWN_KEY, "unknown")
+    assert len(walker.problems) == MAX_PROBLEMS + 1
+    assert walker.problems[-1].severity is Severity.ERROR

@@ -100,3 +100,21 @@ async def test_a_huge_file_is_read_only_up_to_the_cap(workspace: Path) -> None:
     (workspace / "huge.txt").write_bytes(b"line\n" * (MAX_READ_BYTES // 5 + 10))
     outcome = await WorkspaceTools(workspace).run("read_file", {"path": "huge.txt"})
     assert outcome.content.endswith("[… truncated]")
+
+
+@pytest.mark.parametrize(("name", "arguments", "expected"), [
+    ("read_file", {"path": "src/app.py", "start_line": "abc"}, "'start_line' must be a whole"),
+    ("read_file", {"path": "src/app.py", "end_line": 2.5}, "'end_line' must be a whole"),
+    ("read_file", {"path": "src/app.py", "start_line": True}, "'start_line' must be a whole"),
+    ("read_file", {"path": "src/\u0000app.py"}, "NUL"),
+    ("list_files", {"path": "src\u0000"}, "NUL"),
+    ("grep", {"pattern": "x", "path": "\u0000"}, "NUL"),
+    ("list_files", {"glob": ["*.py"]}, "'glob' must be text"),
+    ("grep", {"pattern": 5}, "'pattern' must be text"),
+    ("read_file", {"path": "src/app.py", "start_line": 10 ** 30}, "'start_line' must be a whole"),
+])
+async def test_malformed_arguments_are_error_results(
+        workspace: Path, name: str, arguments: dict[str, object], expected: str) -> None:
+    outcome = await WorkspaceTools(workspace).run(name, arguments)
+    assert outcome.is_error
+    assert expected in outcome.content

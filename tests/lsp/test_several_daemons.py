@@ -37,6 +37,16 @@ async def turns(client: SwitchmanClient, session_id: str) -> list[tuple[int, str
     return [(t["index"], t["status"]) for t in detail["turns"]]
 
 
+async def kill_9(client: SwitchmanClient, pending: asyncio.Future[Any]) -> None:
+    """SIGKILL the client's daemon: it gets no chance to clean up."""
+    process = client._server
+    assert process is not None
+    process.kill()
+    await process.wait()
+    pending.cancel()
+    await client.stop()
+
+
 async def stop(*clients: SwitchmanClient) -> None:
     for client in clients:
         await client.shutdown_session()
@@ -63,12 +73,7 @@ async def test_daemons_share_one_database_and_only_a_dead_ones_turns_end(
         assert await turns(third, shared) == [(1, "running")]
         assert await turns(third, own["id"]) == [(1, "running")]
 
-        process = first._server
-        assert process is not None
-        process.kill()  # kill -9: the first daemon cannot clean up
-        await process.wait()
-        running_first.cancel()
-        await first.stop()
+        await kill_9(first, running_first)
 
         # Its turn is interrupted when another daemon needs the session; the next turn is 2.
         fake.script_text("picked up")
@@ -94,12 +99,7 @@ async def test_a_daemon_started_after_a_crash_interrupts_the_dead_daemons_turn(
         _, survivor_session, _ = await stalled_turn(survivor, daemon, fake)
         own = (await doomed.request(methods.NEW_SESSION, {"workspace": daemon.uri}))["session"]
         pending, doomed_session, _ = await stalled_turn(doomed, daemon, fake, own["id"])
-        process = doomed._server
-        assert process is not None
-        process.kill()
-        await process.wait()
-        pending.cancel()
-        await doomed.stop()
+        await kill_9(doomed, pending)
 
         newcomer = await start("neovim", daemon)  # its start-up sweep
         assert await turns(newcomer, doomed_session) == [(1, "interrupted")]

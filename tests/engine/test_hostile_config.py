@@ -166,4 +166,4 @@ def test_warnings_past_the_cap_keep_the_file_usable_and_an_error_does_not() -> N
     assert walker.problems[-1].severity is Severity.WARNING
     walker.report(Range.at(0, 0, 1), Code.UNKNOWN_KEY, "unknown")
     assert len(walker.problems) == MAX_PROBLEMS + 1
-    assert walker.problems[-1].severity is Severity.ERROR
+    assert walker.problems[MAX_PROBLEMS].severity is Severity.ERROR

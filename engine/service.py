@@ -37,6 +37,7 @@ from switchman.engine.sessions.manager import SessionManager, SessionObserver, w
 from switchman.engine.sessions.records import TurnResult
 from switchman.engine.sessions.views import SessionViews
 from switchman.engine.store.database import connect
+from switchman.engine.store.ownership import DaemonLease
 from switchman.engine.store.repository import SessionStore
 from switchman.engine.tools.approval import (
     ApprovalPolicy,
@@ -78,12 +79,8 @@ class Switchman:
                                   clock=self.clock)
         self.availability = AvailabilityTracker(self.clock, self.bus)
         data = data_folder or data_dir(environ)
-        self.store = SessionStore(connect(data / DATABASE_NAME))
+        self.store = SessionStore(connect(data / DATABASE_NAME), DaemonLease(data))
         self.trust = TrustStore(data)
-        interrupted = self.store.interrupt_running(self.clock.now())
-        if interrupted:
-            log.warning("marked %d turn(s) left running by a previous daemon as interrupted",
-                        interrupted)
         self.router = Router(self.config, clock=self.clock,
                              configured=lambda provider: key_present(provider, environ),
                              availability=self.availability, patterns=patterns)
@@ -94,6 +91,7 @@ class Switchman:
                 ApprovalPolicy(self.trust, approver or DenyAll()), applier or DiskApplier(),
                 environ, self._key_variables, open_text))
         self.views = SessionViews(self.sessions)
+        self.interrupt_orphans()
         self.bus.subscribe(self._on_event)
         self._ticker: asyncio.Task[None] | None = None
         self._environ = environ
@@ -157,6 +155,16 @@ class Switchman:
         while True:
             await asyncio.sleep(AVAILABILITY_TICK_SECONDS)
             self.availability.tick()
+            self.interrupt_orphans()
+
+    def interrupt_orphans(self) -> None:
+        """Mark turns of daemons that died mid-turn as interrupted (other daemons' live turns
+        are left alone: several editor windows share one database)."""
+        interrupted = self.store.interrupt_orphans(self.clock.now())
+        if interrupted:
+            log.warning("marked %d turn(s) left running by a daemon that ended as interrupted",
+                        interrupted)
+            self.sessions.for_each_workspace(self.sessions.observer.status_changed)
 
     def _on_event(self, event: Event) -> None:
         """Keep session-independent events and tell every workspace its status changed."""

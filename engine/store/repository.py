@@ -145,12 +145,14 @@ class SessionStore:
     # -- turns -------------------------------------------------------------------------
 
     def begin_turn(self, turn: TurnInfo, user_message: Message, decision: RouteDecided, *,
-                   workspace: str, title: str) -> None:
+                   workspace: str, title: str, current: bool = True) -> None:
         """Durably record a turn's start in one transaction: its user message, the turn, its
-        route.decided, and the session as the workspace's current, updated session."""
+        route.decided, and the session as updated (and, if ``current``, as the workspace's
+        current session; a worker's never is)."""
         with self.db:
             self.db.execute("BEGIN")
-            self.set_current_session(workspace, turn.session_id)
+            if current:
+                self.set_current_session(workspace, turn.session_id)
             self.touch(turn.session_id, turn.started_at, title=title)
             self.add_message(user_message)
             self.db.execute(

@@ -26,16 +26,16 @@ def register(server: SwitchmanServer) -> None:
     def initialized(params: types.InitializedParams) -> None:
         engine = server.switchman  # created here, after the editor has its initialize answer
         engine.start_background()
-        engine.sessions.for_each_workspace(engine.sessions.observer.status_changed)
+        engine.announce_status()
         engine.prepare_providers()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def folders_changed(params: types.DidChangeWorkspaceFoldersParams) -> None:
-        sessions = server.switchman.sessions
+        engine = server.switchman
         for gone in params.event.removed:
-            sessions.close_workspace(gone.uri)
+            engine.close_workspace(gone.uri)
         for added in params.event.added:
-            sessions.observer.status_changed(sessions.open_workspace(added.uri))
+            engine.open_workspace(added.uri)
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(params: None) -> None:
@@ -45,4 +45,4 @@ def register(server: SwitchmanServer) -> None:
     @server.feature(types.EXIT)
     def exit_(params: None) -> None:
         server.protocol.closing = True  # type: ignore[attr-defined]
-        server.switchman.sessions.cancel_all()  # running turns save what they have
+        server.switchman.cancel_all()  # running turns save what they have

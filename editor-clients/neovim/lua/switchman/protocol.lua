@@ -22,6 +22,7 @@ M.notification = {
   route_decided = 'switchman/routeDecided',
   chat_delta = 'switchman/chatDelta',
   status = 'switchman/status',
+  delegation = 'switchman/delegation',
 }
 
 --- `data.code` of the JSON-RPC errors the daemon answers with.
@@ -48,7 +49,8 @@ M.delta = {
 
 --- Slash commands the daemon answers itself (for completion in the chat input).
 M.slash_commands = {
-  '/model', '/model -', '/model show', '/rules check', '/rules show', '/rules reload', '/cost', '/help',
+  '/model', '/model -', '/model show', '/rules check', '/rules show', '/rules reload', '/cost',
+  '/route override', '/route ignore', '/help',
 }
 
 return M

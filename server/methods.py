@@ -13,6 +13,7 @@ NEW_SESSION = "switchman/newSession"
 CHAT_DELTA = "switchman/chatDelta"
 ROUTE_DECIDED = "switchman/routeDecided"
 STATUS = "switchman/status"
+DELEGATION = "switchman/delegation"
 
 # Requests the server sends to the client.
 APPROVE = "switchman/approve"

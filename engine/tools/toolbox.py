@@ -13,7 +13,6 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from switchman.engine.ids import new_id
@@ -29,6 +28,7 @@ from switchman.engine.tools.approval import (
 from switchman.engine.tools.arguments import ToolOutcome, ToolRefused
 from switchman.engine.tools.changes import EditApplier, FileChange
 from switchman.engine.tools.edits import FileEdits, TextSource
+from switchman.engine.tools.registry import ToolContext
 
 log = logging.getLogger(__name__)
 
@@ -44,18 +44,6 @@ WORKER_EXCLUDED = frozenset({"memory_add", "memory_replace"})
 ALL_DEFINITIONS = [*workspace.DEFINITIONS, skill_tools.DEFINITION, *edits.DEFINITIONS,
                    shell.DEFINITION, *memory.DEFINITIONS]
 _VERBS = {"create": "Create", "edit": "Edit", "delete": "Delete"}
-
-
-@dataclass(frozen=True)
-class ToolContext:
-    """Whose tool calls these are."""
-
-    workspace: str
-    """The workspace URI (trust is kept per workspace)."""
-    folder: Path
-    session_id: str
-    turn_id: str
-    is_worker: bool = False
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from switchman.engine.tools.approval import (
     TrustStore,
 )
 from switchman.engine.tools.changes import DiskApplier
-from switchman.engine.tools.toolbox import Toolbox, ToolContext, ToolServices
+from switchman.engine.tools.registry import ToolContext
+from switchman.engine.tools.toolbox import Toolbox, ToolServices
 
 
 @dataclass
@@ -61,7 +62,8 @@ def make_toolbox(project: Path, approver: ScriptedApprover, trust: TrustStore, *
     services = ToolServices(ApprovalPolicy(trust, approver), DiskApplier(),
                             environ if environ is not None else {"PATH": "/usr/bin:/bin"},
                             lambda: key_variables)
-    context = ToolContext(project.as_uri(), project, "session-1", "turn-1", is_worker=is_worker)
+    context = ToolContext(project.as_uri(), project, "session-1", "turn-1", "test:model",
+                          is_worker=is_worker)
     return Toolbox(context, services, skills)
 
 

@@ -46,6 +46,7 @@ M.defaults = {
       model = { n = 'gm' },
       new_session = { n = 'gn' },
       focus_input = { n = 'i' },
+      yank_block = { n = 'gy' },
     },
   },
   statusline = {

@@ -228,6 +228,10 @@ function M.preview_text(root, err, result)
   return render.badge(root, result.model, result.summary)
 end
 
+local function buffer_lines(bufnr)
+  return vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+end
+
 local ACTIONS = {
   send = { input = true, fn = function(chat)
     chat:submit()
@@ -249,6 +253,16 @@ local ACTIONS = {
   end },
   focus_input = { transcript = true, fn = function(chat)
     chat.view:show()
+  end },
+  yank_block = { transcript = true, fn = function(chat)
+    local row = vim.api.nvim_win_get_cursor(0)[1]
+    local block = render.code_block_at(buffer_lines(chat.view.transcript), row)
+    if not block then
+      return vim.notify('Switchman: the cursor is not in a code block.', vim.log.levels.INFO)
+    end
+    vim.fn.setreg(vim.v.register, block.text, 'l')
+    vim.notify(('Switchman: yanked %d line(s) of %s'):format(#block.lines, block.lang ~= '' and block.lang or 'code'),
+      vim.log.levels.INFO)
   end },
 }
 

@@ -14,6 +14,7 @@ import { SessionsTree } from './sessions/sessionsTree';
 import { StatusBar } from './status/statusBar';
 import { StatusStore } from './status/statusStore';
 import { answerApproval } from './tools/approval';
+import { codeAction } from './tools/codeBlocks';
 import { PROPOSAL_SCHEME, ProposalDocuments, VscodeApprovalHost } from './tools/approvalHost';
 import { ServerRequests } from './protocol/methods';
 import type { ApprovalRequest } from './protocol/types';
@@ -26,19 +27,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const settings = settingsReader();
   client = new SwitchmanClient(output, () => readServerSettings(settings), launchHost(),
     (failure) => reportStartFailure(failure, output));
+  const proposals = new ProposalDocuments();
+  const approvals = new VscodeApprovalHost(proposals);
   const statuses = new StatusStore(client);
   const catalog = new ModelCatalog(client);
   const chat = new ChatController(client, vscodeFolders, statuses, () => readChatSettings(settings), {
     openSettings: () => void vscode.commands.executeCommand('workbench.action.openSettings', 'switchman.'),
     restartServer: () => void vscode.commands.executeCommand('switchman.restartServer'),
     activeEditor,
+    codeAction: (action, text) => codeAction(approvals, action, text),
   });
   const chatView = new ChatViewProvider(context.extensionUri, chat);
   const sessions = new SessionsTree(client, vscodeFolders, statuses);
   const models = new ModelCommands(client, catalog);
   const statusBar = new StatusBar(vscodeFolders, statuses, client, catalog, createStatusItem);
-  const proposals = new ProposalDocuments();
-  const approvals = new VscodeApprovalHost(proposals);
   client.onRequest(ServerRequests.approve,
     (params, signal) => answerApproval(approvals, params as ApprovalRequest, signal));
 

@@ -15,7 +15,7 @@ import type {
 import type { ChatSettings } from '../server/settings';
 import type { Attachment } from '../protocol/types';
 import { attachmentLabel, fileAttachment, resolveTokens, selectionAttachment, type EditorContext } from './attachments';
-import type { ChatEvent, FromWebview, ToWebview } from './messages';
+import type { ChatEvent, CodeAction, FromWebview, ToWebview } from './messages';
 import { previewFailure, previewView } from './preview';
 import { transcriptEntries } from './transcript';
 
@@ -32,6 +32,8 @@ export interface ChatControllerHooks {
   restartServer(): void;
   /** The active text editor, for `#file` / `#selection` and "Send Selection to Switchman". */
   activeEditor?(): EditorContext | undefined;
+  /** Copy, insert or apply a code block of an answer. */
+  codeAction?(action: CodeAction, text: string): Promise<void>;
 }
 
 export class ChatController implements Disposable {
@@ -95,6 +97,7 @@ export class ChatController implements Disposable {
         return this.reload();
       case 'openSettings': return this.hooks.openSettings();
       case 'restartServer': return this.hooks.restartServer();
+      case 'codeAction': return this.hooks.codeAction?.(message.action, message.text);
       case 'toggleExplanation': return;
     }
   }

@@ -93,7 +93,11 @@ export type FromWebview =
   | { type: 'newChat' }
   | { type: 'selectWorkspace'; uri: string }
   | { type: 'openSettings' }
-  | { type: 'restartServer' };
+  | { type: 'restartServer' }
+  | { type: 'codeAction'; action: CodeAction; text: string };
+
+/** What the buttons over a code block in an answer do. */
+export type CodeAction = 'copy' | 'insert' | 'apply';
 
 export function initialChatState(): ChatState {
   return {
@@ -111,7 +115,7 @@ export function initialChatState(): ChatState {
 
 const FROM_WEBVIEW_TYPES = new Set<FromWebview['type']>([
   'ready', 'send', 'cancel', 'draft', 'explain', 'toggleExplanation', 'newChat', 'selectWorkspace',
-  'openSettings', 'restartServer',
+  'openSettings', 'restartServer', 'codeAction',
 ]);
 
 /** Messages from the webview are untrusted input: accept only the known shapes. */
@@ -122,8 +126,9 @@ export function parseFromWebview(value: unknown): FromWebview | undefined {
   for (const key of ['text', 'turnId', 'uri']) {
     if (key in message && typeof message[key] !== 'string') return undefined;
   }
+  if (message.type === 'codeAction' && !['copy', 'insert', 'apply'].includes(message.action as string)) return undefined;
   const needs: Partial<Record<FromWebview['type'], string>> = {
-    send: 'text', draft: 'text', explain: 'turnId', toggleExplanation: 'turnId', selectWorkspace: 'uri',
+    codeAction: 'text', send: 'text', draft: 'text', explain: 'turnId', toggleExplanation: 'turnId', selectWorkspace: 'uri',
   };
   const required = needs[message.type as FromWebview['type']];
   if (required && typeof message[required] !== 'string') return undefined;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { attachmentLabel, resolveTokens, selectionAttachment, type EditorContext } from '../../src/chat/attachments';
+import { parseFromWebview } from '../../src/chat/messages';
 import { chatParams } from '../../src/protocol/params';
 import type { ApprovalRequest } from '../../src/protocol/types';
 import { ALLOW_ONCE, alwaysLabel, answerApproval, DENY, type ApprovalHost } from '../../src/tools/approval';
@@ -77,5 +78,14 @@ describe('attachments', () => {
     assert.deepEqual(chatParams('file:///w', 'hi'), { workspace: 'file:///w', message: 'hi' });
     assert.deepEqual(chatParams('file:///w', 'hi', 'S1', [{ kind: 'file', uri: 'file:///w/a' }]),
       { workspace: 'file:///w', message: 'hi', session_id: 'S1', attachments: [{ kind: 'file', uri: 'file:///w/a' }] });
+  });
+});
+
+describe('code blocks', () => {
+  it('accept a code action from the webview only with a known action and text', () => {
+    assert.deepEqual(parseFromWebview({ type: 'codeAction', action: 'insert', text: 'x = 1' }),
+      { type: 'codeAction', action: 'insert', text: 'x = 1' });
+    assert.equal(parseFromWebview({ type: 'codeAction', action: 'run', text: 'rm -rf /' }), undefined);
+    assert.equal(parseFromWebview({ type: 'codeAction', action: 'copy' }), undefined);
   });
 });

@@ -34,8 +34,14 @@ async def vscode(project: Daemon) -> AsyncIterator[tuple[SwitchmanClient, ToolEd
         yield client, ToolEditor(client)
 
 
+TURN_TIMEOUT = 90.0
+"""A turn here makes two or three provider calls and an approval round trip: on a loaded
+machine that takes longer than one request's usual bound."""
+
+
 async def chat(client: SwitchmanClient, daemon: Daemon, message: str) -> Any:
-    return await client.request(methods.CHAT, {"workspace": daemon.uri, "message": message})
+    return await asyncio.wait_for(client.protocol.send_request_async(  # type: ignore[no-untyped-call]
+        methods.CHAT, {"workspace": daemon.uri, "message": message}), TURN_TIMEOUT)
 
 
 def tool_result(fake: FakeProvider, request: int = 1) -> dict[str, Any]:

@@ -30,7 +30,8 @@ CLIENTS = ["visual-studio-code", "neovim"]
 """The editors whose capabilities end-to-end tests are parametrised over."""
 
 SERVER_COMMAND = [sys.executable, "-m", "switchman.server"]
-TIMEOUT = 20.0
+TIMEOUT = float(os.environ.get("SWITCHMAN_TEST_TIMEOUT", "20"))
+"""Seconds a request or wait may take (raise it with SWITCHMAN_TEST_TIMEOUT on a loaded machine)."""
 
 
 class SwitchmanClient(LanguageClient):

@@ -31,10 +31,10 @@ from switchman.engine.messages import ImageBlock
 from switchman.engine.patterns import PatternStore
 from switchman.engine.providers.factory import AdapterFactory
 from switchman.engine.router import Router
-from switchman.engine.sessions import commands
+from switchman.engine.sessions import slash_commands
 from switchman.engine.sessions.manager import SessionManager, SessionObserver
+from switchman.engine.sessions.queries import SessionQueries
 from switchman.engine.sessions.records import TurnResult
-from switchman.engine.sessions.views import SessionViews
 from switchman.engine.store.database import connect
 from switchman.engine.store.ownership import DaemonLease
 from switchman.engine.store.repository import SessionStore
@@ -71,7 +71,7 @@ class Switchman:
             store=self.store, router=self.router, config=self.config,
             availability=self.availability, adapters=AdapterFactory(environ), clock=self.clock,
             observer=observer)
-        self.views = SessionViews(self.sessions)
+        self.queries = SessionQueries(self.sessions)
         self.interrupt_orphans()
         self.bus.subscribe(self._on_event)
         self._ticker: asyncio.Task[None] | None = None
@@ -80,9 +80,9 @@ class Switchman:
     async def chat(self, workspace: str, session_id: str | None, message: str,
                    images: list[ImageBlock] | None = None) -> TurnResult:
         """A chat message: a slash command, or a turn."""
-        if commands.command_name(message) is not None:
+        if slash_commands.command_name(message) is not None:
             live = self.sessions.live(workspace, session_id)
-            return await commands.run(self.sessions, self.views, live, message)
+            return await slash_commands.run(self.sessions, self.queries, live, message)
         return await self.sessions.chat(workspace, session_id, message, images)
 
     def prepare_providers(self) -> None:

@@ -51,7 +51,7 @@ class EditorNotifier:
     def _send_status(self, workspace: str) -> None:
         self._pending.pop(workspace, None)
         try:
-            status = self.server.switchman.views.status(workspace)
+            status = self.server.switchman.queries.status(workspace)
         except SwitchmanError:  # the workspace was closed meanwhile
             log.debug("no status for %s", workspace)
             return

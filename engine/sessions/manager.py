@@ -106,6 +106,7 @@ class LiveSession:
     running: RunningTurn | None = None
     last_model: str | None = None
     turn_count: int = 0
+    """The index of the session's latest turn when it was loaded or last ran here."""
     ended: dict[str, str] = field(default_factory=dict)
     """Status of turns that ended while this daemon ran, by turn id."""
     history_tokens: int = 0
@@ -236,7 +237,7 @@ class SessionManager:
             touched=self.store.touched_paths(session_id),
             skills=SkillIndex.build([folder / ".switchman" / "skills",
                                      self.config.directory / "skills"]),
-            last_model=info.last_model, turn_count=info.turn_count)
+            last_model=info.last_model, turn_count=self.store.last_turn_index(session_id))
         live.remember(self.store.messages(session_id))
         if cached is not None:
             live.ended = cached.ended

@@ -20,7 +20,7 @@ def register(server: SwitchmanServer) -> None:
     def models(params: Any) -> Any:
         p = decode(params, WorkspaceParams)
         with as_rpc_errors():
-            return to_wire(server.switchman.views.models(p.workspace))
+            return to_wire(server.switchman.queries.models(p.workspace))
 
     @server.feature(methods.SET_MODEL)
     def set_model(params: Any) -> Any:

@@ -47,13 +47,18 @@ class FixContext(msgspec.Struct, frozen=True):
 Fixer = Callable[[YamlDocument, Problem, FixContext], list[Fix]]
 
 
+MAX_FIXED_PROBLEMS = 20
+"""Problems per request that get fixes: each fix is checked by re-checking the whole file."""
+
+
 def fixes(doc: YamlDocument, problems: list[Problem], rng: Range,
           context: FixContext) -> list[Fix]:
-    """The fixes for every problem that touches ``rng``."""
+    """The fixes for the problems that touch ``rng`` (the first :data:`MAX_FIXED_PROBLEMS`)."""
     found: list[Fix] = []
-    for problem in problems:
+    fixable = [p for p in problems if p.code in _FIXERS and _touches(p.range, rng)]
+    for problem in fixable[:MAX_FIXED_PROBLEMS]:
         fixer = _FIXERS.get(problem.code)
-        if fixer is not None and _touches(problem.range, rng):
+        if fixer is not None:
             found += [fix for fix in fixer(doc, problem, context)
                       if _works(doc.text, fix, problems, context)]
     return found

@@ -25,10 +25,11 @@ import argparse
 import random
 import time
 from collections.abc import Callable
+from functools import partial
 
 from switchman.engine.config.builtin import builtin_registry
 from switchman.engine.config.check import FileKind, check_doc
-from switchman.engine.config.problems import Position, Range
+from switchman.engine.config.problems import Position, Problem, Range
 from switchman.engine.config.text import split_lines
 from switchman.engine.editing.advice import advise
 from switchman.engine.editing.chunked import ChunkedParser
@@ -111,15 +112,15 @@ def measure(text: str, positions: int) -> dict[str, float]:
         check_doc(KIND, fresh, REGISTRY)
         advise(KIND, fresh, REGISTRY, ENVIRON)
 
-    def recheck(edited: str) -> list:  # type: ignore[type-arg]
+    def recheck(edited: str) -> list[Problem]:
         again = ChunkedParser().parse(edited, PATH)
         return check_doc(KIND, again, REGISTRY) + advise(KIND, again, REGISTRY, ENVIRON)
 
     lines = split_lines(text)
     spots = [Position(n, col) for n in range(0, len(lines), max(1, len(lines) // positions))
              for col in (0, len(lines[n]) // 2, len(lines[n]))][:3 * positions]
-    request = max((timed(lambda p=p: complete(KIND, text, p, REGISTRY, ENVIRON, []), 1) +
-                   timed(lambda p=p: hover(KIND, doc, p, REGISTRY, ENVIRON), 1)) / 2
+    request = max((timed(partial(complete, KIND, text, p, REGISTRY, ENVIRON, []), 1) +
+                   timed(partial(hover, KIND, doc, p, REGISTRY, ENVIRON), 1)) / 2
                   for p in spots)
     everything = Range(Position(0, 0), Position(len(lines), 0))
     context = FixContext(KIND, TIERS, recheck)

@@ -42,6 +42,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await badgeExplainsTheChoice(ui, chat);
     await refusedMessageIsShownPlainly(ui, chat);
     await stopCancelsTheAnswer(ui, chat, fake);
+    await delegationShowsAsALiveCard(ui, chat, fake);
     await commandsAnswer(ui, chat);
     await transcriptSurvivesAReload(ui);
     await statusBarPickerSetsTheModel(ui);
@@ -190,6 +191,37 @@ async function stopCancelsTheAnswer(ui, chat, fake) {
   await chat.locator('.entry.turn[data-status="cancelled"]', { hasText: 'Once upon a time' }).waitFor();
   await fake.release();
   log('Stop cancelled the running answer');
+}
+
+async function delegationShowsAsALiveCard(ui, chat, fake) {
+  // The planner (sonnet, the global default, may delegate) calls `delegate`; the worker's answer
+  // stalls half-way so the card is seen running; then the planner answers with the result.
+  await fake.script([
+    { kind: 'tool_call', name: 'delegate', id: 'toolu_e2e_delegate',
+      input: { tier: 'fast', task: 'List the functions in src/login.py', context: { mode: 'minimal' } } },
+    { kind: 'stall', after_chunks: 1, chunks: ['Reading src/login.py. ', 'It defines **login()** only.'] },
+    { kind: 'text', chunks: ['The worker found one function: `login()`.'] },
+  ]);
+  await chat.locator('#input').fill('plan the cleanup of src/login.py');
+  await chat.locator('#input').press('Enter');
+  const card = chat.locator('.entry.turn').last().locator('.delegation[data-tool-use="toolu_e2e_delegate"]');
+  await card.locator('.delegation-title', { hasText: 'Worker · fast · claude-haiku-4-5' }).waitFor();
+  await card.locator('.delegation-task', { hasText: 'List the functions in src/login.py' }).waitFor();
+  await fake.waitForStalls(3);
+  await chat.locator('.delegation[data-status="running"] .delegation-meta', { hasText: 'running · 1 turn' }).waitFor();
+  await card.locator('.delegation-stop').waitFor();
+  log('delegation card running:', JSON.stringify(await card.locator('.delegation-head').innerText()));
+  await ui.shot('chat-delegation-running', card);
+  await fake.release();
+  await chat.locator('.delegation[data-status="completed"] .delegation-meta', { hasText: 'done · 1 turn · $' }).waitFor();
+  await chat.locator('.entry.turn[data-status="completed"] .markdown code', { hasText: 'login()' }).waitFor();
+  if ((await card.locator('.delegation-stop').count()) !== 0) throw new Error('a finished worker still offers Stop');
+  // Expanding the card fetches the worker's own transcript (switchman/session of the worker session).
+  await card.locator('.delegation-toggle').click();
+  await card.locator('.delegation-transcript .worker-message.task', { hasText: 'List the functions in src/login.py' }).waitFor();
+  await card.locator('.delegation-transcript .worker-message.worker strong', { hasText: 'login()' }).waitFor();
+  log('worker transcript in the card:', JSON.stringify(await card.locator('.delegation-transcript').innerText()));
+  await ui.shot('chat-delegation-transcript', chat.locator('.entry.turn').last());
 }
 
 async function commandsAnswer(ui, chat) {

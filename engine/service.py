@@ -36,6 +36,7 @@ from switchman.engine.events import (
 from switchman.engine.keys import key_present
 from switchman.engine.messages import ImageBlock
 from switchman.engine.patterns import PatternStore
+from switchman.engine.providers.base import AdapterSource
 from switchman.engine.providers.factory import AdapterFactory
 from switchman.engine.router import Router
 from switchman.engine.sessions import commands
@@ -75,6 +76,7 @@ class Switchman:
         clock: Clock | None = None,
         environ: Mapping[str, str] = os.environ,
         patterns: PatternStore | None = None,
+        adapters: AdapterSource | None = None,
     ) -> None:
         self.clock = clock or SystemClock()
         self.bus = EventBus()
@@ -93,7 +95,8 @@ class Switchman:
         self.sessions = SessionManager(store=self.store, router=self.router, config=self.config,
                                        clock=self.clock, observer=observer,
                                        workspaces=self.workspaces)
-        self.lifecycle = TurnLifecycle(self.sessions, self.router, AdapterFactory(environ),
+        self.lifecycle = TurnLifecycle(self.sessions, self.router,
+                                       adapters or AdapterFactory(environ),
                                        TurnRunner(self.store, self.availability, self.clock))
         self.delegation = Delegation(self.sessions, self.lifecycle, self.config, self.clock)
         self.views = SessionViews(self.sessions, self.availability)

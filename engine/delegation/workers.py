@@ -112,7 +112,8 @@ class WorkerRun:
             tier=self.call.tier, system_prompt=self._prompt, allowed_tools=self.allowed,
             extra_tools=[ToolEntry(REQUEST_CONTEXT_SPEC, self._request_context,
                                    ends_turn=True)],
-            sink=self.progress, max_output_tokens=self.call.max_tokens)
+            sink=self.progress, max_output_tokens=self.call.max_tokens,
+            requires_structured_output=self.call.output_schema is not None)
         worker = self.delegation.sessions.new_worker(self.planner, role)
         self.progress.worker_session_id = worker.id
         seconds = self.call.timeout_seconds or \

@@ -23,7 +23,7 @@ from decimal import Decimal
 from switchman.engine.errors import NoModelAvailable, TurnInProgress, UnknownTurn
 from switchman.engine.ids import new_id
 from switchman.engine.messages import Block, ImageBlock, Message, TextBlock, Usage
-from switchman.engine.providers.factory import AdapterFactory
+from switchman.engine.providers.base import AdapterSource
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.decision import RouteDecided
@@ -74,7 +74,7 @@ class _EditorSink:
 class TurnLifecycle:
     """Starts, runs, ends and cancels the turns of every session."""
 
-    def __init__(self, sessions: SessionManager, router: Router, adapters: AdapterFactory,
+    def __init__(self, sessions: SessionManager, router: Router, adapters: AdapterSource,
                  runner: TurnRunner) -> None:
         self.sessions = sessions
         self.store = sessions.store

@@ -311,7 +311,10 @@ class TurnRunner:
         try:
             for call in calls:
                 task = side_by_side.get(call.id)
-                outcomes[call.id] = await task if task else await self._run_one(setup, call)
+                # Shielded: cancelling the turn must reach this task even though a call
+                # (a worker) ends normally when cancelled; _settle then cancels every call.
+                outcomes[call.id] = await asyncio.shield(task) if task \
+                    else await self._run_one(setup, call)
         finally:  # also when cancelled: every call gets its result before anything else
             await _settle(side_by_side, outcomes)
             self._record_results(setup, progress, calls, outcomes)

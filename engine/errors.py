@@ -3,7 +3,6 @@
 ::
 
     SwitchmanError
-    ├── ConfigError              a configuration file cannot be used
     ├── RoutingError             a turn cannot be routed
     │   ├── UnknownAlias         ``@name`` at the start of a message names no model
     │   ├── UnknownModel         a model id or alias (e.g. for /model) names no model
@@ -16,7 +15,9 @@
         ├── UnknownTurn          no such turn
         └── TurnInProgress       the session is busy with another turn
 
-Provider errors live in ``switchman.engine.providers.errors``.
+Provider errors live in ``switchman.engine.providers.errors``. Configuration
+problems are not exceptions: loading returns every problem found, located
+(``switchman.engine.config.problems``).
 """
 
 from __future__ import annotations
@@ -31,12 +32,6 @@ class SwitchmanError(Exception):
     """Base class of every error the engine raises on purpose."""
 
     code = "switchman_error"
-
-
-class ConfigError(SwitchmanError):
-    """A configuration file could not be used at all."""
-
-    code = "config_error"
 
 
 class RoutingError(SwitchmanError):

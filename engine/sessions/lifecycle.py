@@ -141,7 +141,7 @@ class TurnLifecycle:
         self.store.begin_turn(turn, user, decision, workspace=live.workspace, title=title,
                               current=not live.is_worker)
         live.remember([user])
-        live.turn_count += 1
+        live.turn_count = turn.index  # numbered by the database, across daemons
         live.last_model = model.id
         sink = self._sink(live)
         sink.route_decided(RouteNotice(live.id, turn_id, model.id, turn.summary,

@@ -121,9 +121,10 @@ class SessionManager:
 
     def load(self, session_id: str) -> LiveSession:
         """A session, loaded into memory on first use."""
-        live = self._live.get(session_id)
-        if live is not None:
-            return live
+        cached = self._live.get(session_id)
+        if cached is not None and (cached.running is not None
+                                   or self.store.last_turn_index(session_id) == cached.turn_count):
+            return cached  # else another daemon ran turns in it meanwhile: load it again
         info = self.store.session(session_id)
         if info is None:
             raise UnknownSession(session_id)
@@ -136,6 +137,8 @@ class SessionManager:
                                      self.config.directory / "skills"]),
             last_model=info.last_model, turn_count=info.turn_count)
         live.remember(self.store.messages(session_id))
+        if cached is not None:
+            live.ended, live.worker = cached.ended, cached.worker
         self._live[session_id] = live
         return live
 

@@ -3,6 +3,7 @@
 ::
 
     SwitchmanError
+    ├── UnreadableFile           a file is not a regular, small enough, UTF-8 file
     ├── RoutingError             a turn cannot be routed
     │   ├── UnknownAlias         ``@name`` at the start of a message names no model
     │   ├── UnknownModel         a model id or alias (e.g. for /model) names no model
@@ -32,6 +33,23 @@ class SwitchmanError(Exception):
     """Base class of every error the engine raises on purpose."""
 
     code = "switchman_error"
+
+
+class UnreadableFile(SwitchmanError):
+    """A file was not read: not a regular file, too large, unreadable or not UTF-8.
+
+    ``reason`` completes "the file ..."; ``line`` and ``column`` (0-based) locate
+    the first bad byte of a file that is not UTF-8.
+    """
+
+    code = "unreadable_file"
+
+    def __init__(self, path: str, reason: str, line: int = 0, column: int = 0) -> None:
+        self.path = path
+        self.reason = reason
+        self.line = line
+        self.column = column
+        super().__init__(f"{path} {reason}.")
 
 
 class RoutingError(SwitchmanError):

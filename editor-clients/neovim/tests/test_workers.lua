@@ -95,6 +95,22 @@ return {
     end,
   },
   {
+    "the planner's stored transcript shows the worker line with its recorded model, turns and cost",
+    function()
+      require('switchman.sessions').open(root, chat.session_id)
+      H.wait_for('the planner transcript', function()
+        return vim.api.nvim_buf_get_name(0):find('switchman://session/' .. chat.session_id, 1, true) ~= nil
+      end)
+      local bufnr = vim.api.nvim_get_current_buf()
+      H.wait_text(bufnr, '✓ worker fast · haiku · completed · 1 turn · $')
+      local text = H.text(bufnr)
+      local call, line = text:find('⚙ delegate', 1, true), text:find('✓ worker fast', 1, true)
+      local result = text:find('✓ delegate:', 1, true)
+      H.check(call and result and call < line and line < result, 'between the call and its result', H.lines(bufnr))
+      vim.cmd('tabclose')
+    end,
+  },
+  {
     ':Switchman workers stops a running worker; the planner carries on',
     function()
       vim.cmd('Switchman chat')

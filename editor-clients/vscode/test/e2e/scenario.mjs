@@ -222,6 +222,28 @@ async function delegationShowsAsALiveCard(ui, chat, fake) {
   await card.locator('.delegation-transcript .worker-message.worker strong', { hasText: 'login()' }).waitFor();
   log('worker transcript in the card:', JSON.stringify(await card.locator('.delegation-transcript').innerText()));
   await ui.shot('chat-delegation-transcript', chat.locator('.entry.turn').last());
+  await stopOnACardStopsOnlyThatWorker(ui, chat, fake);
+}
+
+async function stopOnACardStopsOnlyThatWorker(ui, chat, fake) {
+  await fake.script([
+    { kind: 'tool_call', name: 'delegate', id: 'toolu_e2e_stopped',
+      input: { tier: 'fast', task: 'Count the lines of src/login.py', context: { mode: 'minimal' } } },
+    { kind: 'stall', after_chunks: 1, chunks: ['Counting', ' lines: 2'] },
+    { kind: 'text', chunks: ['The worker was stopped; I will count them myself.'] },
+  ]);
+  await chat.locator('#input').fill('count the lines of src/login.py, via a worker');
+  await chat.locator('#input').press('Enter');
+  const card = chat.locator('.delegation[data-tool-use="toolu_e2e_stopped"]');
+  await fake.waitForStalls(4);
+  await card.locator('.delegation-stop').click();
+  await card.locator('.delegation-meta', { hasText: 'stopped' }).waitFor();
+  await card.locator('.delegation-note.error', { hasText: 'cancelled_by_user' }).waitFor();
+  // Only the worker stopped: the planner's turn goes on and completes with its own answer.
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'I will count them myself' }).waitFor();
+  await fake.release();
+  log('Stop on the card stopped only the worker:', JSON.stringify(await card.innerText()));
+  await ui.shot('chat-delegation-stopped', card);
 }
 
 async function commandsAnswer(ui, chat) {

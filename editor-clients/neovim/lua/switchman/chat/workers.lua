@@ -43,8 +43,10 @@ function M.line(root, update)
     update.status,
     ('%d turn%s'):format(turns, turns == 1 and '' or 's'),
     M.usd(update.cost_usd),
-    ('%.1fs'):format(tonumber(update.elapsed_seconds) or 0),
   }
+  if present(update.elapsed_seconds) then
+    table.insert(parts, ('%.1fs'):format(tonumber(update.elapsed_seconds) or 0))
+  end
   local text = '  ' .. table.concat(parts, ' · ') .. ' — ' .. clip(update.task, 60)
   if update.status == 'running' and present(update.activity) and update.activity ~= '' then
     text = text .. ' — ' .. clip(update.activity, 60)
@@ -52,6 +54,37 @@ function M.line(root, update)
     text = text .. ' — ' .. clip(update.error, 80)
   end
   return text
+end
+
+--- The worker lines of a stored session (`switchman/session`), by `delegate` tool-use id:
+--- each call's tier and task with its worker's recorded model, turns and cost.
+function M.stored(root, detail)
+  local calls, results, out = {}, {}, {}
+  for _, message in ipairs(detail.messages or {}) do
+    for _, block in ipairs(message.content or {}) do
+      if block.type == 'tool_use' and block.name == 'delegate' then
+        calls[block.id] = type(block.input) == 'table' and block.input or {}
+      elseif block.type == 'tool_result' then
+        results[block.tool_use_id] = block.is_error == true
+      end
+    end
+  end
+  local workers = {}
+  for _, worker in ipairs(present(detail.cost) and detail.cost.workers or {}) do
+    if present(worker.parent_tool_use_id) then
+      workers[worker.parent_tool_use_id] = worker
+    end
+  end
+  for id, input in pairs(calls) do
+    local worker = workers[id] or {}
+    local failed = results[id]
+    local update = {
+      tier = input.tier, task = input.task, model = worker.model, turns = worker.turns or 0,
+      cost_usd = worker.cost_usd or '0', status = failed == nil and 'cancelled' or failed and 'failed' or 'completed',
+    }
+    out[id] = { M.line(root, update), hl = HIGHLIGHT[update.status] }
+  end
+  return out
 end
 
 --- Show or update a delegation of the chat's running turn in its transcript.

@@ -168,6 +168,22 @@ return {
         cost_usd = '0', elapsed_seconds = 0, task = 't', activity = vim.NIL, error = 'no_model_available_for_tier' })
       H.eq('  ✗ worker deep · choosing a model · failed · 0 turns · $0.00 · 0.0s — t — no_model_available_for_tier',
         failed)
+      local stored = workers.stored(root, {
+        messages = {
+          { role = 'assistant', content = {
+            { type = 'tool_use', id = 'a', name = 'delegate', input = { tier = 'fast', task = 'one' } },
+            { type = 'tool_use', id = 'b', name = 'delegate', input = { tier = 'fast', task = 'two' } },
+            { type = 'tool_use', id = 'c', name = 'read_file', input = { path = 'x' } } } },
+          { role = 'tool', content = {
+            { type = 'tool_result', tool_use_id = 'a', content = 'done', is_error = false },
+            { type = 'tool_result', tool_use_id = 'b', content = 'delegate failed: cancelled_by_user', is_error = true } } },
+        },
+        cost = { workers = { { session_id = 'W', parent_tool_use_id = 'a', model = 'anthropic:claude-haiku-4-5',
+          cost_usd = '0.0004', turns = 1 } } },
+      })
+      H.eq('  ✓ worker fast · haiku · completed · 1 turn · $0.0004 — one', stored.a[1])
+      H.eq('  ■ worker fast · choosing a model · cancelled · 0 turns · $0.00 — two — cancelled_by_user', stored.b[1])
+      H.eq(nil, stored.c, 'only delegate calls')
     end,
   },
 }

@@ -10,6 +10,8 @@ import type { DelegationParams, DelegationStatus, Message, SessionDetail, TurnSt
 
 /** The tool a planner calls to hand a sub-task to a worker. */
 export const DELEGATE_TOOL = 'delegate';
+/** The failure of a delegation that was stopped (by Stop, or by cancelling the planner). */
+const CANCELLED_BY_USER = 'cancelled_by_user';
 
 export interface WorkerMessage {
   who: 'task' | 'worker' | 'tool';
@@ -104,6 +106,7 @@ export function storedDelegations(messages: readonly Message[], workers: readonl
     const input = (typeof block.input === 'object' && block.input !== null ? block.input : {}) as Record<string, unknown>;
     const worker = workers.find((w) => w.parent_tool_use_id === block.id);
     const result = results.get(block.id);
+    const failure = result?.isError ? failureOf(result.content) : null;
     cards.push({
       toolUseId: block.id,
       workerSessionId: worker?.session_id ?? null,
@@ -111,12 +114,12 @@ export function storedDelegations(messages: readonly Message[], workers: readonl
       tier: typeof input.tier === 'string' ? input.tier : '?',
       model: worker?.model ?? null,
       task: typeof input.task === 'string' ? input.task : '',
-      status: storedStatus(result, turnStatus),
+      status: storedStatus(result, turnStatus, failure),
       turns: worker?.turns ?? 0,
       costUsd: worker?.cost_usd ?? '0',
       elapsedSeconds: null,
       activity: null,
-      error: result?.isError ? firstLine(result.content) : null,
+      error: failure,
       detail: null,
       droppedTools: [],
       open: false,
@@ -127,7 +130,16 @@ export function storedDelegations(messages: readonly Message[], workers: readonl
   return cards;
 }
 
-function storedStatus(result: { isError: boolean } | undefined, turnStatus: TurnStatus): DelegationStatus {
+/** The planner is told `delegate failed: <error>` (then the partial output): keep the error. */
+function failureOf(content: string): string {
+  const line = firstLine(content);
+  const match = /^delegate failed: (.+)$/.exec(line);
+  return match ? match[1] : line;
+}
+
+function storedStatus(result: { isError: boolean } | undefined, turnStatus: TurnStatus,
+  failure: string | null): DelegationStatus {
+  if (failure === CANCELLED_BY_USER) return 'cancelled';
   if (result) return result.isError ? 'failed' : 'completed';
   return turnStatus === 'cancelled' ? 'cancelled' : turnStatus === 'running' ? 'running' : 'failed';
 }

@@ -47,6 +47,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await transcriptSurvivesAReload(ui);
     await statusBarPickerSetsTheModel(ui);
     await sessionsViewOpensTheTranscript(ui);
+    await workerSessionsShowOnlyWhenAskedFor(ui);
     await newChatStartsEmpty(ui);
     await providerFailuresAreShownPlainly(ui, fake);
     await daemonThatCannotStartSaysHowToFix(ui);
@@ -295,6 +296,32 @@ async function sessionsViewOpensTheTranscript(ui) {
   await editor.first().waitFor();
   log('transcript opened from the Sessions view');
   await ui.shot('sessions-transcript');
+}
+
+async function workerSessionsShowOnlyWhenAskedFor(ui) {
+  const sessions = ui.page.locator('.pane', { has: ui.page.locator('.pane-header', { hasText: 'Sessions' }) });
+  // The chat so far is one session (titled by its first message) whose planner delegated twice.
+  const planner = sessions.locator('.monaco-list-row', { hasText: 'write a commit message for the login fix' }).first();
+  await planner.waitFor();
+  const workers = sessions.locator('.monaco-list-row', { has: ui.page.locator('.codicon-person') });
+  if ((await workers.count()) !== 0 || (await planner.getAttribute('aria-expanded')) !== null) {
+    throw new Error('worker sessions are listed although switchman.showWorkerSessions is off');
+  }
+  await ui.command('Preferences: Open User Settings');
+  await ui.page.locator('.settings-editor').waitFor();
+  await ui.page.keyboard.type('switchman.showWorkerSessions');
+  const setting = ui.page.locator('.settings-editor .setting-item-contents', { hasText: 'Show Worker Sessions' }).first();
+  await setting.locator('.setting-value-checkbox').click();
+  await ui.command('View: Close Editor');
+  // The view refreshes on the setting: the planner now has its workers nested under it.
+  await until('the planner session to have children', async () => (await planner.getAttribute('aria-expanded')) !== null);
+  if ((await planner.getAttribute('aria-expanded')) === 'false') await planner.locator('.monaco-tl-twistie').click();
+  await workers.first().waitFor();
+  log('worker sessions under the planner:', await workers.count());
+  await ui.shot('sessions-workers', sessions);
+  await workers.first().click();
+  await ui.page.locator('.monaco-editor .view-lines', { hasText: '(worker)' }).first().waitFor();
+  log('a worker session opened its own transcript');
 }
 
 async function newChatStartsEmpty(ui) {

@@ -89,9 +89,11 @@ describe('delegation cards', () => {
         message('M1', 'user', [{ type: 'text', text: 'plan' }]),
         message('M2', 'assistant', [
           { type: 'tool_use', id: 'toolu_1', name: 'delegate', input: { tier: 'fast', task: 'List functions', context: { mode: 'minimal' } } },
-          { type: 'tool_use', id: 'toolu_2', name: 'delegate', input: { tier: 'deep', task: 'Review' } }]),
+          { type: 'tool_use', id: 'toolu_2', name: 'delegate', input: { tier: 'deep', task: 'Review' } },
+          { type: 'tool_use', id: 'toolu_3', name: 'delegate', input: { tier: 'fast', task: 'Count' } }]),
         message('M3', 'tool', [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'main()', is_error: false },
-          { type: 'tool_result', tool_use_id: 'toolu_2', content: 'timeout\nmore', is_error: true }]),
+          { type: 'tool_result', tool_use_id: 'toolu_2', content: 'delegate failed: timeout\nmore', is_error: true },
+          { type: 'tool_result', tool_use_id: 'toolu_3', content: 'delegate failed: cancelled_by_user', is_error: true }]),
         message('M4', 'assistant', [{ type: 'text', text: 'Done.' }]),
       ],
       cost: { total_usd: '0.01', by_model: [], planner_usd: '0.008', workers_usd: '0.002',
@@ -102,6 +104,7 @@ describe('delegation cards', () => {
     assert.deepEqual(turn.delegations?.map((c) => [c.toolUseId, c.tier, c.task, c.status, c.workerSessionId, c.model, c.costUsd, c.error]), [
       ['toolu_1', 'fast', 'List functions', 'completed', 'W1', 'anthropic:claude-haiku-4-5', '0.002', null],
       ['toolu_2', 'deep', 'Review', 'failed', null, null, '0', 'timeout'],
+      ['toolu_3', 'fast', 'Count', 'cancelled', null, null, '0', 'cancelled_by_user'],
     ]);
     assert.equal(storedDelegations(detail.messages.slice(0, 2), [], 'cancelled')[0].status, 'cancelled');
   });

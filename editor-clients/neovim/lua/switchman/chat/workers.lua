@@ -65,7 +65,9 @@ function M.stored(root, detail)
       if block.type == 'tool_use' and block.name == 'delegate' then
         calls[block.id] = type(block.input) == 'table' and block.input or {}
       elseif block.type == 'tool_result' then
-        results[block.tool_use_id] = block.is_error == true
+        -- the planner was told `delegate failed: <error>`; a stopped worker is `cancelled_by_user`
+        local failure = block.is_error == true and (tostring(block.content or ''):match('^delegate failed: ([%w_]+)') or 'failed')
+        results[block.tool_use_id] = failure or false
       end
     end
   end
@@ -77,10 +79,11 @@ function M.stored(root, detail)
   end
   for id, input in pairs(calls) do
     local worker = workers[id] or {}
-    local failed = results[id]
+    local failure = results[id]
+    local status = (failure == nil or failure == 'cancelled_by_user') and 'cancelled' or failure and 'failed' or 'completed'
     local update = {
       tier = input.tier, task = input.task, model = worker.model, turns = worker.turns or 0,
-      cost_usd = worker.cost_usd or '0', status = failed == nil and 'cancelled' or failed and 'failed' or 'completed',
+      cost_usd = worker.cost_usd or '0', status = status, error = failure or nil,
     }
     out[id] = { M.line(root, update), hl = HIGHLIGHT[update.status] }
   end

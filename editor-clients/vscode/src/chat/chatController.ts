@@ -268,7 +268,14 @@ export class ChatController implements Disposable {
   }
 
   private onDelegation(p: DelegationParams): void {
-    if (this.live?.turns.has(p.turn_id)) this.emit({ type: 'delegation', params: p });
+    const live = this.live;
+    if (!live?.turns.has(p.turn_id)) return;
+    // Each notification carries the whole state: a replay needs only the latest one per delegation, in its place.
+    const event: ChatEvent = { type: 'delegation', params: p };
+    const index = live.events.findIndex((e) => e.type === 'delegation' && e.params.tool_use_id === p.tool_use_id);
+    if (index < 0) live.events.push(event);
+    else live.events[index] = event;
+    this.postToView({ type: 'event', event });
   }
 
   private onStatus(workspace: string, sessionId: string | null): void {

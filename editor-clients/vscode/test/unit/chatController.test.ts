@@ -164,6 +164,12 @@ describe('ChatController', () => {
       input_tokens: 0, output_tokens: 0, cost_usd: '0', elapsed_seconds: 0, activity: null, error: null, detail: null, dropped_tools: [] };
     connection.notify(Notifications.delegation, delegation);
     connection.notify(Notifications.delegation, { ...delegation, turn_id: 'T9' }); // another turn: not ours
+    connection.notify(Notifications.delegation, { ...delegation, phase: 'progress', cost_usd: '0.001' });
+    // A reloaded webview gets the latest state of each delegation once.
+    posted.length = 0;
+    await controller.reload();
+    const replayed = posted.flatMap((m) => (m.type === 'event' && m.event.type === 'delegation' ? [m.event.params.cost_usd] : []));
+    assert.deepEqual(replayed, ['0.001']);
     connection.answer(Requests.session, () => ({ session: {}, turns: [], cost: {},
       messages: [{ id: 'A', session_id: 'W1', turn_id: 'WT1', role: 'assistant', created_at: '', model: null,
         content: [{ type: 'text', text: 'found main()' }] }] }));
@@ -178,6 +184,6 @@ describe('ChatController', () => {
     assert.equal(controller.busy, true, 'the planner turn carries on');
     answer.resolve(result);
     await sending;
-    assert.deepEqual(events(), ['userSent', 'routeDecided', 'delegation', 'result']);
+    assert.deepEqual(events(), ['userSent', 'routeDecided', 'delegation', 'result'], 'the replay, then the answer');
   });
 });

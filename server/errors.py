@@ -22,6 +22,7 @@ from switchman.engine.errors import (
     UnknownSession,
     UnknownTurn,
     UnknownWorkspace,
+    WorkerSession,
 )
 from switchman.engine.routing.explain import render
 
@@ -37,7 +38,8 @@ CODES: dict[type[SwitchmanError], int] = {
     TurnInProgress: 1007,
     UnknownTurn: 1008,
     InvalidText: 1009,
-    InvalidAttachment: 1010,
+    WorkerSession: 1010,
+    InvalidAttachment: 1011,
 }
 
 

@@ -30,8 +30,7 @@ CLIENTS = ["visual-studio-code", "neovim"]
 """The editors whose capabilities end-to-end tests are parametrised over."""
 
 SERVER_COMMAND = [sys.executable, "-m", "switchman.server"]
-TIMEOUT = float(os.environ.get("SWITCHMAN_TEST_TIMEOUT", "20"))
-"""Seconds a request or wait may take (raise it with SWITCHMAN_TEST_TIMEOUT on a loaded machine)."""
+TIMEOUT = 60.0  # a bound for failures, not a wait: the shared test machine is often loaded
 
 
 class SwitchmanClient(LanguageClient):

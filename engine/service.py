@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import os
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -59,7 +57,8 @@ class Switchman:
         self.clock = clock or SystemClock()
         self.bus = EventBus()
         self.config = ConfigStore(config_folder or config_dir(environ), bus=self.bus,
-                                  clock=self.clock)
+                                  clock=self.clock, background=True,
+                                  on_change=self._config_checked)
         self.availability = AvailabilityTracker(self.clock, self.bus)
         self.store = SessionStore(connect((data_folder or data_dir(environ)) / DATABASE_NAME))
         interrupted = self.store.interrupt_running(self.clock.now())
@@ -81,25 +80,12 @@ class Switchman:
     async def chat(self, workspace: str, session_id: str | None, message: str,
                    images: list[ImageBlock] | None = None) -> TurnResult:
         """A chat message: a slash command, or a turn."""
+        folder = self.sessions.workspaces[self.sessions.workspace(workspace)]
+        await self.config.settle(str(folder))  # route with the files as saved
         if commands.command_name(message) is not None:
             live = self.sessions.live(workspace, session_id)
             return await commands.run(self.sessions, self.views, live, message)
         return await self.sessions.chat(workspace, session_id, message, images)
-
-    def prepare_providers(self) -> None:
-        """Import the SDKs of configured providers in a worker thread, ahead of the first turn.
-
-        Importing an SDK takes most of a second; doing it now, off the event loop,
-        keeps it out of the first turn's latency without slowing start-up.
-        """
-        registry = self.router.registry()
-        apis = {p.api for p in registry.providers.values()
-                if any(m.provider == p.name for m in registry.models.values())
-                and key_present(p, self._environ)}
-        modules = sorted({"anthropic" if api.value == "anthropic" else "openai" for api in apis})
-        if modules:
-            threading.Thread(target=_import_all, args=(modules,), name="sdk-preload",
-                             daemon=True).start()
 
     def start_background(self) -> None:
         """Start periodic work (outage auto-clear) on the running event loop."""
@@ -113,11 +99,16 @@ class Switchman:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._ticker
             self._ticker = None
+        self.config.close()
 
     async def _tick(self) -> None:
         while True:
             await asyncio.sleep(AVAILABILITY_TICK_SECONDS)
             self.availability.tick()
+
+    def _config_checked(self) -> None:
+        """A changed configuration file was checked: what the status shows may differ."""
+        self.sessions.for_each_workspace(self.sessions.observer.status_changed)
 
     def _on_event(self, event: Event) -> None:
         """Keep session-independent events and tell every workspace its status changed."""
@@ -125,10 +116,3 @@ class Switchman:
             self.store.add_event(event)
             self.sessions.for_each_workspace(self.sessions.observer.status_changed)
 
-
-def _import_all(modules: list[str]) -> None:
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except ImportError:  # reported properly when a turn actually needs it
-            log.warning("could not import %s", module)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -22,7 +25,7 @@ from switchman.engine.providers.base import (
     ToolSpec,
 )
 from switchman.engine.providers.errors import ProviderError
-from switchman.engine.providers.factory import AdapterFactory
+from switchman.engine.providers.factory import AdapterFactory, DeferredAdapter
 from tests.support.fake_provider import FakeProvider, Usage
 
 KEY = "sk-test-0123456789abcdef"
@@ -191,3 +194,44 @@ def test_sdks_are_not_imported_until_a_provider_is_used() -> None:
     code = ("import sys, switchman.server.app, switchman.engine.providers.factory; "
             "assert 'anthropic' not in sys.modules and 'openai' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_sdk_is_imported_when_a_provider_first_streams_not_when_its_adapter_is_made(
+        tmp_path: Path) -> None:
+    code = f"""
+import asyncio, sys
+from pathlib import Path
+from switchman.engine.service import Switchman
+class Observer:
+    def route_decided(self, notice): pass
+    def delta(self, delta): pass
+    def status_changed(self, workspace): pass
+async def main():
+    engine = Switchman(Observer(), config_folder=Path({str(tmp_path)!r}),
+                       data_folder=Path({str(tmp_path)!r}),
+                       environ={{"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}})
+    engine.start_background()
+    registry = engine.router.registry()
+    adapter = engine.sessions.adapters.adapter(registry.providers["anthropic"])
+    await engine.stop_background()
+    assert "anthropic" not in sys.modules and "openai" not in sys.modules, "imported early"
+asyncio.run(main())
+"""
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+async def test_a_deferred_adapter_imports_on_a_worker_thread_once(fake: FakeProvider) -> None:
+    threads: list[str] = []
+
+    def create() -> ProviderAdapter:
+        threads.append(threading.current_thread().name)
+        return adapter_for(ApiKind.ANTHROPIC, fake)
+
+    deferred = DeferredAdapter(create)
+    fake.script_text("Hel", "lo")
+    fake.script_text("again")
+    first, second = await asyncio.gather(collect(deferred, request()), collect(deferred, request()))
+    texts = {"".join(e.text for e in events if isinstance(e, TextDelta)) for events in
+             (first, second)}
+    assert texts == {"Hello", "again"}
+    assert len(threads) == 1 and threads[0] != threading.main_thread().name

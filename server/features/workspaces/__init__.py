@@ -27,7 +27,6 @@ def register(server: SwitchmanServer) -> None:
         engine = server.switchman  # created here, after the editor has its initialize answer
         engine.start_background()
         engine.sessions.for_each_workspace(engine.sessions.observer.status_changed)
-        engine.prepare_providers()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def folders_changed(params: types.DidChangeWorkspaceFoldersParams) -> None:

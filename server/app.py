@@ -15,6 +15,7 @@ from pygls.protocol import LanguageServerProtocol
 from switchman.engine import __version__
 from switchman.server.errors import EXPECTED_CODES
 from switchman.server.notifier import EditorNotifier
+from switchman.server.stdio import serve_stdio, stdin_is_pipe
 from switchman.server.wire import plain_params_converter
 
 if TYPE_CHECKING:
@@ -110,7 +111,9 @@ def run(tcp: str | None = None) -> int:
     if tcp:
         host, _, port = tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))
-    else:
+    elif stdin_is_pipe():
+        serve_stdio(server)
+    else:  # a file or terminal on stdin (manual runs): pygls' own blocking I/O
         server.start_io()
     # The LSP exit code: 0 after a proper shutdown request, 1 otherwise.
     return 0 if server.shutdown_requested else 1

@@ -215,18 +215,25 @@ class ConfigEditing:
         self._collector.busy(settle_now=opened)
 
     async def _publish(self, path: Path) -> None:
-        analysis = await self.off_loop(self.documents.check, path)
         uri = self._uris.get(path)
-        if uri is None or analysis is None:
+        if uri is None:
             return
-        if analysis.text != self.server.workspace.get_text_document(uri).source:
-            return  # changed while it was checked: the newer text's check is scheduled
+        checked = await self.off_loop(self._diagnostics, path, uri)
+        document = self.server.workspace.get_text_document(uri)
+        if checked is None or checked[0] != document.source:
+            return  # closed, or changed while it was checked (the newer text's check is due)
+        self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=uri, diagnostics=checked[1], version=document.version))
+
+    def _diagnostics(self, path: Path, uri: str) -> tuple[str, list[types.Diagnostic]] | None:
+        """On the worker: check the document; its text and its problems as LSP diagnostics."""
+        analysis = self.documents.check(path)
+        if analysis is None:
+            return None
         positions = self.positions(analysis.text)
         related = self._supports_related_information()
-        diagnostics = [lsp_diagnostic(p, positions, uri, related) for p in analysis.problems]
-        version = self.server.workspace.get_text_document(uri).version
-        self.server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+        return analysis.text, [lsp_diagnostic(p, positions, uri, related)
+                               for p in analysis.problems]
 
     def _delay_seconds(self) -> float:
         return diagnostics_delay(os.environ, self.server.initialization_options)

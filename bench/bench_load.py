@@ -90,7 +90,8 @@ async def chat(client: SwitchmanClient, workspace: Path, session: str | None = N
     params: dict[str, Any] = {"workspace": workspace.as_uri(), "message": "stream please"}
     if session is not None:
         params["session_id"] = session
-    return await client.protocol.send_request_async(methods.CHAT, params)  # type: ignore[no-untyped-call]
+    request = client.protocol.send_request_async(methods.CHAT, params)  # type: ignore[no-untyped-call]
+    return await asyncio.wait_for(request, 60)
 
 
 async def save_during_stream(client: SwitchmanClient, deltas: Deltas, config: Path,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -39,6 +39,16 @@ class SwitchmanProtocol(LanguageServerProtocol):
         if not self.closing:
             super()._send_data(data)
 
+    def notify_json(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification whose params are plain JSON data already.
+
+        pygls passes every message through cattrs, which walks each value in
+        Python on the event loop; the engine's records are JSON-ready (msgspec)
+        and large diagnostic lists are converted on a worker thread, so they go
+        straight to the JSON encoder.
+        """
+        self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+
 
 class SwitchmanServer(LanguageServer):
     """pygls' LanguageServer holding the engine (:class:`Switchman`).
@@ -66,6 +76,10 @@ class SwitchmanServer(LanguageServer):
         self.initialization_options: dict[str, Any] = {}
         self.workspace_folders: list[str] = []
         """Folder URIs from ``initialize``, opened when the engine starts."""
+
+    def notify_json(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification with plain JSON params (:meth:`SwitchmanProtocol.notify_json`)."""
+        cast("SwitchmanProtocol", self.protocol).notify_json(method, params)
 
     @property
     def switchman(self) -> Switchman:

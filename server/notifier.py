@@ -30,11 +30,11 @@ class EditorNotifier:
 
     def route_decided(self, notice: RouteNotice) -> None:
         """Tell the editor which model took the turn and why."""
-        self.server.protocol.notify(methods.ROUTE_DECIDED, to_wire(notice))
+        self.server.notify_json(methods.ROUTE_DECIDED, to_wire(notice))
 
     def delta(self, delta: ChatDelta) -> None:
         """Stream a piece of output."""
-        self.server.protocol.notify(methods.CHAT_DELTA, to_wire(delta))
+        self.server.notify_json(methods.CHAT_DELTA, to_wire(delta))
 
     def status_changed(self, workspace: str) -> None:
         """Send the workspace's status shortly (coalescing changes that come together)."""
@@ -55,4 +55,4 @@ class EditorNotifier:
         except SwitchmanError:  # the workspace was closed meanwhile
             log.debug("no status for %s", workspace)
             return
-        self.server.protocol.notify(methods.STATUS, to_wire(status))
+        self.server.notify_json(methods.STATUS, to_wire(status))

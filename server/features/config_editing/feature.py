@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.protocol import default_converter
 from pygls.uris import to_fs_path
 
 from switchman.engine.config.check import FileKind
@@ -68,6 +69,8 @@ class ConfigEditing:
         self._collector = IdleCollector()
         self._published: set[Path] = set()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="config-check")
+        self._json = default_converter()  # type: ignore[no-untyped-call]
+        """The worker's own LSP-to-JSON converter (the server's stays on the loop)."""
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def off_loop(self, work: Callable[..., T], *args: Any) -> T:
@@ -222,18 +225,18 @@ class ConfigEditing:
         document = self.server.workspace.get_text_document(uri)
         if checked is None or checked[0] != document.source:
             return  # closed, or changed while it was checked (the newer text's check is due)
-        self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=uri, diagnostics=checked[1], version=document.version))
+        self.server.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {
+            "uri": uri, "diagnostics": checked[1], "version": document.version})
 
-    def _diagnostics(self, path: Path, uri: str) -> tuple[str, list[types.Diagnostic]] | None:
-        """On the worker: check the document; its text and its problems as LSP diagnostics."""
+    def _diagnostics(self, path: Path, uri: str) -> tuple[str, list[Any]] | None:
+        """On the worker: check the document; its text and its problems as LSP JSON."""
         analysis = self.documents.check(path)
         if analysis is None:
             return None
         positions = self.positions(analysis.text)
         related = self._supports_related_information()
-        return analysis.text, [lsp_diagnostic(p, positions, uri, related)
-                               for p in analysis.problems]
+        diagnostics = [lsp_diagnostic(p, positions, uri, related) for p in analysis.problems]
+        return analysis.text, self._json.unstructure(diagnostics, list[types.Diagnostic])
 
     def _delay_seconds(self) -> float:
         return diagnostics_delay(os.environ, self.server.initialization_options)

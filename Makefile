@@ -37,8 +37,13 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# Every benchmark, each figure beside its reference measured in the same run (a few minutes;
+# the editing one installs yaml-language-server into bench/node_modules on first use).
 bench: $(STAMP)
 	$(BIN)/python bench/bench_routing.py
+	PYTHONPATH=. $(BIN)/python bench/bench_daemon.py
+	PYTHONPATH=. $(BIN)/python bench/bench_load.py
+	$(BIN)/python bench/bench_editing.py --edits 300
 
 serve: $(STAMP)
 	$(BIN)/switchman serve

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import statistics
 import sys
@@ -31,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
-from lsprotocol import types
-
 from bench_daemon import fake_provider, start_daemon
 from bench_routing import mixed_rule, routing_file, three_thousand_lines
+from lsprotocol import types
+
 from switchman.server import methods
 from tests.support.lsp import SwitchmanClient, server_env
 
@@ -53,7 +54,7 @@ def script(base_url: str, replies: int, chunks: int, delay: float) -> None:
 
 def gaps(times: list[float]) -> list[float]:
     """Seconds between consecutive arrivals."""
-    return [b - a for a, b in zip(times, times[1:], strict=False)]
+    return [b - a for a, b in itertools.pairwise(times)]
 
 
 def p99(samples: list[float]) -> float:
@@ -106,7 +107,7 @@ async def save_during_stream(client: SwitchmanClient, deltas: Deltas, config: Pa
         script(base_url, 1, chunks, delay)
         before = len(deltas.times)
         turn = asyncio.ensure_future(chat(client, workspace))
-        await wait_for(lambda: len(deltas.times) > before and
+        await wait_for(lambda count=before: len(deltas.times) > count and
                        len(list(deltas.times.values())[-1]) >= 10)
         if save:
             uri = routing.as_uri()

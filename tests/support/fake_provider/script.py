@@ -19,10 +19,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-WAIT_TIMEOUT = 20.0
-"""How long waits for the provider to reach a point may take. Generous: a daemon's first
-turn imports its provider's SDK, which takes seconds on a loaded machine."""
-
 JSONDict = dict[str, Any]
 
 #: Anthropic ``error.type`` for each HTTP status the fake knows about.
@@ -110,15 +106,15 @@ class Stall:
     reached: threading.Event = field(default_factory=threading.Event, repr=False)
     client_gone: threading.Event = field(default_factory=threading.Event, repr=False)
 
-    def wait_reached(self, timeout: float = WAIT_TIMEOUT) -> bool:
+    def wait_reached(self, timeout: float = 20.0) -> bool:
         """Block until the server is stalling on this step."""
         return self.reached.wait(timeout)
 
-    async def wait_reached_async(self, timeout: float = WAIT_TIMEOUT) -> bool:
+    async def wait_reached_async(self, timeout: float = 20.0) -> bool:
         """Await (without blocking the loop) until the server is stalling."""
         return await asyncio.to_thread(self.reached.wait, timeout)
 
-    async def wait_client_gone_async(self, timeout: float = WAIT_TIMEOUT) -> bool:
+    async def wait_client_gone_async(self, timeout: float = 20.0) -> bool:
         """Await until the server noticed the client went away while stalled."""
         return await asyncio.to_thread(self.client_gone.wait, timeout)
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -86,6 +88,21 @@ class Switchman:
             return await commands.run(self.sessions, self.views, live, message)
         return await self.sessions.chat(workspace, session_id, message, images)
 
+    def prepare_providers(self) -> None:
+        """Import the SDKs of configured providers in a worker thread, ahead of the first turn.
+
+        Importing an SDK takes most of a second; doing it now, off the event loop,
+        keeps it out of the first turn's latency without slowing start-up.
+        """
+        registry = self.router.registry()
+        apis = {p.api for p in registry.providers.values()
+                if any(m.provider == p.name for m in registry.models.values())
+                and key_present(p, self._environ)}
+        modules = sorted({"anthropic" if api.value == "anthropic" else "openai" for api in apis})
+        if modules:
+            threading.Thread(target=_import_all, args=(modules,), name="sdk-preload",
+                             daemon=True).start()
+
     def start_background(self) -> None:
         """Start periodic work (outage auto-clear) on the running event loop."""
         if self._ticker is None:
@@ -125,3 +142,10 @@ class Switchman:
             self.store.add_event(event)
             self.sessions.for_each_workspace(self.sessions.observer.status_changed)
 
+
+def _import_all(modules: list[str]) -> None:
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:  # reported properly when a turn actually needs it
+            log.warning("could not import %s", module)

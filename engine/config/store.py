@@ -257,6 +257,8 @@ class ConfigStore:
     def _checked(self, slot: _Slot[Any], done: asyncio.Future[Checked]) -> None:
         """A worker-thread check finished: apply it on the loop and say so."""
         slot.checking = None
+        if done.cancelled():  # the store was closed
+            return
         try:
             self._apply(slot, done.result())
         except Exception:  # a bug in checking must not take the daemon down
@@ -281,6 +283,7 @@ class ConfigStore:
         """Stop the worker thread (checks in flight are abandoned)."""
         if self._worker is not None:
             self._worker.shutdown(wait=False, cancel_futures=True)
+            self._worker = None  # later uses (the last status at exit) check in place
 
     def _announce_invalid(self, slot: _Slot[Any]) -> None:
         if self.bus is None:

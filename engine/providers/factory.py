@@ -1,9 +1,10 @@
 """Adapters by provider, created on first use and reused while the key is unchanged.
 
-An adapter imports its provider's SDK, which takes most of a second and
-about 50 MiB; the daemon therefore imports nothing until a turn first streams
-from a provider of that kind, and then imports on a worker thread, so the
-event loop keeps serving the editor (and other turns) meanwhile.
+An adapter imports its provider's SDK, which takes most of a second (the
+daemon starts that import in the background at start-up); adapters are
+therefore created on a worker thread when they first stream, so a turn that
+starts before the import has finished waits for it without blocking the event
+loop, which keeps serving the editor and other turns.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ def register(server: SwitchmanServer) -> None:
         engine = server.switchman  # created here, after the editor has its initialize answer
         engine.start_background()
         engine.sessions.for_each_workspace(engine.sessions.observer.status_changed)
+        engine.prepare_providers()
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(params: None) -> None:

@@ -44,6 +44,8 @@ bench: $(STAMP)
 	PYTHONPATH=. $(BIN)/python bench/bench_daemon.py
 	PYTHONPATH=. $(BIN)/python bench/bench_load.py
 	$(BIN)/python bench/bench_editing.py --edits 300
+	PYTHONPATH=. $(BIN)/python bench/bench_delegation.py
+	PYTHONPATH=. $(BIN)/python bench/bench_hostile.py
 
 serve: $(STAMP)
 	$(BIN)/switchman serve

@@ -8,7 +8,6 @@ import sys
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -215,27 +214,14 @@ def test_sdks_are_not_imported_until_a_provider_is_used() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_the_sdk_is_imported_when_a_provider_first_streams_not_when_its_adapter_is_made(
-        tmp_path: Path) -> None:
-    code = f"""
-import asyncio, sys
-from pathlib import Path
-from switchman.engine.service import Switchman
-class Observer:
-    def route_decided(self, notice): pass
-    def delta(self, delta): pass
-    def status_changed(self, workspace): pass
-async def main():
-    engine = Switchman(Observer(), config_folder=Path({str(tmp_path)!r}),
-                       data_folder=Path({str(tmp_path)!r}),
-                       environ={{"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}})
-    engine.start_background()
-    registry = engine.router.registry()
-    adapter = engine.sessions.adapters.adapter(registry.providers["anthropic"])
-    await engine.stop_background()
-    assert "anthropic" not in sys.modules and "openai" not in sys.modules, "imported early"
-asyncio.run(main())
-"""
+def test_making_an_adapter_imports_no_sdk_and_blocks_nothing() -> None:
+    code = ("import sys\n"
+            "from switchman.engine.config.registry import ApiKind, ProviderSpec\n"
+            "from switchman.engine.providers.factory import AdapterFactory\n"
+            "factory = AdapterFactory({'K': 'k'})\n"
+            "for api in (ApiKind.ANTHROPIC, ApiKind.OPENAI):\n"
+            "    factory.adapter(ProviderSpec(name=api.value, api=api, api_key_env='K'))\n"
+            "assert 'anthropic' not in sys.modules and 'openai' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -11,6 +11,7 @@ messages are read as they arrive and writes are buffered by the transport.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import stat
 import sys
@@ -66,6 +67,7 @@ async def _serve(server: JsonRPCServer) -> None:
     try:
         await run_async(stop_event=server._stop_event or threading.Event(),
                         reader=reader, protocol=server.protocol,
+                        logger=logging.getLogger("pygls.server"),  # as pygls: same log filters
                         error_handler=server.report_server_error)
     except asyncio.IncompleteReadError:  # the editor closed stdin mid-message
         pass

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.clock import Clock, SystemClock
-from switchman.engine.config.paths import config_dir, data_dir
+from switchman.engine.config.paths import config_dir, data_dir, workspace_routing_file
 from switchman.engine.config.store import ConfigStore
+from switchman.engine.config.watch import ConfigPoll, poll_interval
 from switchman.engine.events import (
     Event,
     EventBus,
@@ -76,6 +77,7 @@ class Switchman:
         self.views = SessionViews(self.sessions)
         self.bus.subscribe(self._on_event)
         self._ticker: asyncio.Task[None] | None = None
+        self._config_poll: asyncio.Task[None] | None = None
         self._environ = environ
 
     async def chat(self, workspace: str, session_id: str | None, message: str,
@@ -106,13 +108,35 @@ class Switchman:
         if self._ticker is None:
             self._ticker = asyncio.get_running_loop().create_task(self._tick())
 
+    def config_changed(self) -> None:
+        """A configuration file was saved: send every workspace its status (valid or not)."""
+        self.sessions.for_each_workspace(self.sessions.observer.status_changed)
+
+    def watch_config(self, *, user_files: bool, workspace_files: bool) -> None:
+        """Poll the user's config files and/or each workspace's routing file for saved changes.
+
+        Used for what the editor does not watch for us (``workspace/didChangeWatchedFiles``).
+        """
+        if self._config_poll is not None or not (user_files or workspace_files):
+            return
+
+        def paths() -> list[Path]:
+            user = [self.config.models_path, self.config.routing_path] if user_files else []
+            folders = list(self.sessions.workspaces.values()) if workspace_files else []
+            return user + [workspace_routing_file(folder) for folder in folders]
+
+        poll = ConfigPoll(paths, self.config_changed)
+        self._config_poll = asyncio.get_running_loop().create_task(
+            poll.run(poll_interval(self._environ)))
+
     async def stop_background(self) -> None:
         """Stop periodic work."""
-        if self._ticker is not None:
-            self._ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._ticker
-            self._ticker = None
+        for task in (self._ticker, self._config_poll):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._ticker = self._config_poll = None
 
     async def _tick(self) -> None:
         while True:

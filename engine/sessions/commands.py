@@ -72,7 +72,10 @@ def _dispatch(manager: SessionManager, views: SessionViews, live: LiveSession, n
     if name == "/model":
         return _model(manager, views, live, args)
     if name == "/rules":
-        return _rules(manager.config, str(live.folder), args)
+        text = _rules(manager.config, str(live.folder), args)
+        # check and reload read the files again: the status may turn valid or invalid
+        manager.for_each_workspace(manager.observer.status_changed)
+        return text
     if name == "/cost":
         return _cost(views.cost(live.id), manager.cost_today())
     if name == "/route":

@@ -171,5 +171,5 @@ def test_a_missing_neovim_is_reported_with_how_to_install_it(
     # self-test above) reports this message instead of a confusing mismatch.
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("SWITCHMAN_TEST_NVIM", raising=False)
-    with pytest.raises(pytest.fail.Exception, match="Neovim is not installed.*apt-get install"):
+    with pytest.raises(pytest.fail.Exception, match=r"Neovim is not installed.*apt-get install"):
         system_nvim()

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from switchman.server.features import config_watch
+
 if TYPE_CHECKING:
     from switchman.server.app import SwitchmanServer
 
@@ -23,11 +25,12 @@ def register(server: SwitchmanServer) -> None:
             hook(params)
 
     @server.feature(types.INITIALIZED)
-    def initialized(params: types.InitializedParams) -> None:
+    async def initialized(params: types.InitializedParams) -> None:
         engine = server.switchman  # created here, after the editor has its initialize answer
         engine.start_background()
         engine.sessions.for_each_workspace(engine.sessions.observer.status_changed)
         engine.prepare_providers()
+        await config_watch.start(server)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def folders_changed(params: types.DidChangeWorkspaceFoldersParams) -> None:

@@ -91,6 +91,8 @@ class ConfigStore:
         self._models: _Slot[ModelRegistry] = _Slot(self.directory / "models.yaml")
         self._routing: _Slot[RoutingPolicy] = _Slot(self.directory / "routing.yaml")
         self._workspaces: dict[str, _Slot[WorkspacePolicy]] = {}
+        self._effective: dict[str | None, tuple[RoutingPolicy, WorkspacePolicy | None,
+                                                EffectivePolicy]] = {}
 
     @property
     def models_path(self) -> Path:
@@ -140,7 +142,12 @@ class ConfigStore:
 
     def effective(self, folder: str | None) -> EffectivePolicy:
         """The policy that routes turns in ``folder`` (global plus workspace overlays)."""
-        return effective_policy(self.policy(), folder, self.workspace(folder))
+        policy, workspace = self.policy(), self.workspace(folder)
+        known = self._effective.get(folder)
+        if known is None or known[0] is not policy or known[1] is not workspace:
+            known = self._effective[folder] = (policy, workspace,
+                                               effective_policy(policy, folder, workspace))
+        return known[2]  # the same object while nothing changed, so its rule index is kept
 
     def problems(self, folder: str | None = None) -> list[Problem]:
         """The current problems of every file in use (after refreshing them)."""

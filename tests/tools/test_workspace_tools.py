@@ -81,3 +81,21 @@ async def test_unknown_tool_and_bad_arguments(workspace: Path) -> None:
     assert (await tools.run("rm", {})).is_error
     assert (await tools.run("read_file", {})).is_error
     assert (await tools.run("read_file", {"path": "bin.dat"})).content.endswith("binary file.")
+
+
+@pytest.mark.parametrize(("name", "arguments", "expected"), [
+    ("read_file", {"path": "src/app.py", "start_line": "abc"}, "'start_line' must be a whole"),
+    ("read_file", {"path": "src/app.py", "end_line": 2.5}, "'end_line' must be a whole"),
+    ("read_file", {"path": "src/app.py", "start_line": True}, "'start_line' must be a whole"),
+    ("read_file", {"path": "src/\u0000app.py"}, "NUL"),
+    ("list_files", {"path": "src\u0000"}, "NUL"),
+    ("grep", {"pattern": "x", "path": "\u0000"}, "NUL"),
+    ("list_files", {"glob": ["*.py"]}, "'glob' must be text"),
+    ("grep", {"pattern": 5}, "'pattern' must be text"),
+    ("read_file", {"path": "src/app.py", "start_line": 10 ** 30}, "'start_line' must be a whole"),
+])
+async def test_malformed_arguments_are_error_results(
+        workspace: Path, name: str, arguments: dict[str, object], expected: str) -> None:
+    outcome = await WorkspaceTools(workspace).run(name, arguments)
+    assert outcome.is_error
+    assert expected in outcome.content

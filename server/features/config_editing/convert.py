@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from switchman.engine.config.completion import Candidate, CandidateKind
-from switchman.engine.config.fixes import Fix
-from switchman.engine.config.hover import Hover
-from switchman.engine.config.outline import Symbol, SymbolKind
 from switchman.engine.config.problems import Position, Problem, Range, Severity
 from switchman.engine.config.text import TextEdit, from_utf16, to_utf16
+from switchman.engine.editing.completion import Candidate, CandidateKind
+from switchman.engine.editing.fixes import Fix
+from switchman.engine.editing.hover import Hover
+from switchman.engine.editing.outline import Symbol, SymbolKind
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,

@@ -21,12 +21,12 @@ from pygls.capabilities import get_capability
 from pygls.uris import to_fs_path
 
 from switchman.engine.config.check import FileKind
-from switchman.engine.config.completion import complete
-from switchman.engine.config.editing import Analysis, ConfigDocuments
-from switchman.engine.config.fixes import FixContext, fixes
-from switchman.engine.config.hover import hover
-from switchman.engine.config.outline import outline
 from switchman.engine.config.text import split_lines
+from switchman.engine.editing.completion import complete
+from switchman.engine.editing.editing import Analysis, ConfigDocuments
+from switchman.engine.editing.fixes import FixContext, fixes
+from switchman.engine.editing.hover import hover
+from switchman.engine.editing.outline import outline
 from switchman.server.features.config_editing.convert import (
     Positions,
     lsp_code_action,

@@ -160,6 +160,11 @@ def test_pure_parts_statusline_rendering_sessions_paths(neovim: NeovimRun) -> No
     neovim.run("test_units.lua")
 
 
+def test_saved_config_turns_the_status_and_restart_recovers_from_a_crash(
+        neovim: NeovimRun) -> None:
+    neovim.run("test_recovery.lua")
+
+
 def test_a_lua_error_in_a_callback_fails_the_run(neovim: NeovimRun) -> None:
     with pytest.raises(pytest.fail.Exception, match="a Lua error happened in a callback"):
         neovim.run("harness_selftest.lua")

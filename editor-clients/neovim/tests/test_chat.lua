@@ -161,11 +161,11 @@ return {
         local lines = chat.view:preview_lines()
         return table.concat(lines, ' '):find('opus', 1, true) and lines
       end)
-      H.eq({ expected }, preview, 'one virtual line below the input')
+      H.eq(expected, table.concat(preview, ' '), 'below the input, nothing cut off')
       vim.api.nvim_win_set_width(win, 20)
       chat.view:show_preview(chat.view.preview)
       local narrow = chat.view:preview_lines()
-      H.check(#narrow > 1, 'wrapped in a narrow window', narrow)
+      H.check(#narrow > #preview, 'wrapped again in a narrower window', narrow)
       for _, line in ipairs(narrow) do
         H.check(vim.fn.strdisplaywidth(line) < 20, 'each line fits the window', narrow)
       end

@@ -8,6 +8,7 @@
     │   ├── UnknownAlias         ``@name`` at the start of a message names no model
     │   ├── UnknownModel         a model id or alias (e.g. for /model) names no model
     │   ├── EmptyMessage         nothing left to send after stripping an override
+    │   ├── InvalidText          the message is not valid Unicode (a lone surrogate)
     │   └── NoModelAvailable     every policy in the chain was empty or rejected
     └── SessionError             a session request cannot be carried out
         ├── UnknownWorkspace     not an open workspace folder
@@ -80,6 +81,27 @@ class EmptyMessage(RoutingError):
         self.token = token
         super().__init__(f"Nothing to send after '@{token}'. Type your message after the alias."
                          if token else "Nothing to send: the message is empty.")
+
+
+class InvalidText(RoutingError):
+    """The message holds a lone UTF-16 surrogate, which no file, database or API can store."""
+
+    code = "invalid_text"
+
+    def __init__(self, where: str, offset: int) -> None:
+        self.where = where
+        self.offset = offset
+        super().__init__(f"The {where} contains an invalid character (a lone UTF-16 surrogate) "
+                         f"at position {offset}; nothing was sent. Remove it (it often comes "
+                         "from a bad copy and paste) and send again.")
+
+
+def check_text(text: str, where: str = "message") -> None:
+    """Raise :class:`InvalidText` if ``text`` cannot be encoded as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidText(where, exc.start) from None
 
 
 class NoModelAvailable(RoutingError):

@@ -19,6 +19,7 @@ import yaml
 
 from switchman.engine.config import schema as s
 from switchman.engine.config.problems import Code, Problem, Range, Severity
+from switchman.engine.config.urls import url_problem
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode
 from switchman.engine.userregex import RegexError, compile_regex
 
@@ -348,9 +349,8 @@ class Walker:
         elif fmt == "env-var" and not _ENV_VAR.match(value):
             return self._bad(node, Code.INVALID_VALUE,
                              f"'{value}' is not an environment variable name.")
-        elif fmt == "url" and not value.startswith(("http://", "https://")):
-            return self._bad(node, Code.INVALID_VALUE,
-                             f"'{value}' is not an http:// or https:// URL.")
+        elif fmt == "url" and (problem := url_problem(value)) is not None:
+            return self._bad(node, Code.INVALID_VALUE, problem)
         return value
 
     def _model(self, node: YamlNode, name: str) -> Any:

@@ -99,7 +99,7 @@ class PolicyChain:
             workspace=request.context.workspace_path,
         )
         if winner is None:
-            raise NoModelAvailable(decision, no_model_message(decision, self.registry))
+            raise NoModelAvailable(decision, no_model_message(decision, self.validator))
         banners = fallthrough_banners(decision) + self._budget_banner(request, chain[winner])
         surfaced = surfaced_suggestion(decision, self.policy.disagreement)
         if surfaced is not None:

@@ -173,7 +173,7 @@ def test_route_simulated_outage_and_context(config_dir: Path,
     code, result = run_json(capsys, "route", "the architecture", "--assume-configured",
                             "--unavailable", "anthropic")
     assert code == 1
-    assert "Run /model <id> to choose a model from another provider (ollama, openai)" in \
+    assert "Run /model <id> to choose a model from openai, or wait for recovery." in \
         result["error"]["message"]
     _, result = run_json(capsys, "route", "the architecture", "--assume-configured",
                          "--unavailable", "opus")

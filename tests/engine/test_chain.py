@@ -188,8 +188,45 @@ def test_auth_error_makes_the_next_decision_reject_the_provider(h: Harness) -> N
         "anthropic provider currently unavailable.",
         f"Tried: {OPUS}, {SONNET}, {HAIKU} — all on anthropic.",
     ]
-    assert "another provider (ollama, openai)" in message
+    # Only providers a turn could use are suggested; the rest say what to set up.
+    assert message.splitlines()[3:] == ["To use other providers, set OPENAI_API_KEY for openai."]
     assert decision.chosen_model is None and decision.winner_index is None
+
+
+def test_provider_outage_suggests_only_usable_providers(h: Harness) -> None:
+    h.tracker.record_failure("anthropic", HAIKU, ErrorClass.AUTH)
+    message_with_openai = _no_model_message(h)
+    assert message_with_openai.splitlines()[3:] == [
+        "Run /model <id> to choose a model from openai, or wait for recovery."]
+    h.tracker.record_failure("openai", GPT5, ErrorClass.AUTH)
+    assert _no_model_message(h).splitlines()[3:] == ["Wait for the provider to recover."]
+
+
+def test_a_local_provider_is_suggested_with_its_server(registry: ModelRegistry) -> None:
+    local = ModelSpec(id="ollama:qwen3", provider="ollama", api_model="qwen3", display_name="Q",
+                      capabilities=Capabilities(max_context_tokens=200_000))
+    h = Harness(ModelRegistry(registry.providers, [*registry.models.values(), local]))
+    h.configured = {"anthropic", "ollama"}
+    h.tracker.record_failure("anthropic", HAIKU, ErrorClass.AUTH)
+    assert _no_model_message(h).splitlines()[3:] == [
+        "Run /model <id> to choose a model from ollama (if its server at "
+        "http://127.0.0.1:11434/v1 is running), or wait for recovery.",
+        "To use other providers, set OPENAI_API_KEY for openai."]
+
+
+def test_without_keys_the_message_names_what_to_set(h: Harness) -> None:
+    h.configured = set()
+    lines = _no_model_message(h).splitlines()
+    assert lines[2:] == ["Set ANTHROPIC_API_KEY (see 'switchman models').",
+                         "To use other providers, set OPENAI_API_KEY for openai."]
+
+
+def _no_model_message(h: Harness) -> str:
+    h.policy = check_routing_text("global_default: haiku\nrules:\n  - use: opus\n",
+                                  "routing.yaml", h.registry)[0]  # type: ignore[assignment]
+    with pytest.raises(NoModelAvailable) as caught:
+        h.decide("hello", workspace=None)
+    return str(caught.value)
 
 
 def test_provider_outage_banner_names_the_fallback_policy(h: Harness) -> None:

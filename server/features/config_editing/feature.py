@@ -110,9 +110,10 @@ class ConfigEditing:
                    after_space: bool = False) -> list[types.CompletionItem]:
         """Completion items at ``position`` (only values when typing a space triggered it)."""
         kind = self.kind_of(uri)
-        if kind is None:
+        document = self.server.workspace.text_documents.get(uri)
+        if kind is None or document is None:  # not open: never read it from disk here
             return []
-        text = self.server.workspace.get_text_document(uri).source
+        text = document.source
         positions = self.positions(text)
         candidates = complete(kind, text, positions.engine_position(position),
                               self.documents.registry(), self.documents.environ, self._folders(),

@@ -236,7 +236,8 @@ return {
       H.fake('POST', '/_fake/release')
       vim.cmd('Switchman chat')
       type_and_send('are you back?')
-      H.wait_text(transcript(), 'Echo: are you back?')
+      -- a fresh daemon imports the provider SDK on its first turn: slow on a loaded machine
+      H.wait_text(transcript(), 'Echo: are you back?', 30000)
       wait_idle()
     end,
   },

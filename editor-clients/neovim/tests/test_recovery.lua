@@ -122,7 +122,7 @@ return {
       end)
       vim.cmd('Switchman chat a quick question')
       local chat = require('switchman.chat').get(root)
-      H.wait_text(chat.view.transcript, '## Switchman [haiku · rule: quick]')
+      H.wait_text(chat.view.transcript, '## Switchman [haiku · rule: quick]', 30000)
     end,
   },
 }

@@ -3,7 +3,7 @@
 ::
 
     SwitchmanError
-    ├── ConfigError              a configuration file cannot be used
+    ├── UnreadableFile           a file is not a regular, small enough, UTF-8 file
     ├── RoutingError             a turn cannot be routed
     │   ├── UnknownAlias         ``@name`` at the start of a message names no model
     │   ├── UnknownModel         a model id or alias (e.g. for /model) names no model
@@ -16,7 +16,9 @@
         ├── UnknownTurn          no such turn
         └── TurnInProgress       the session is busy with another turn
 
-Provider errors live in ``switchman.engine.providers.errors``.
+Provider errors live in ``switchman.engine.providers.errors``. Configuration
+problems are not exceptions: loading returns every problem found, located
+(``switchman.engine.config.problems``).
 """
 
 from __future__ import annotations
@@ -33,10 +35,21 @@ class SwitchmanError(Exception):
     code = "switchman_error"
 
 
-class ConfigError(SwitchmanError):
-    """A configuration file could not be used at all."""
+class UnreadableFile(SwitchmanError):
+    """A file was not read: not a regular file, too large, unreadable or not UTF-8.
 
-    code = "config_error"
+    ``reason`` completes "the file ..."; ``line`` and ``column`` (0-based) locate
+    the first bad byte of a file that is not UTF-8.
+    """
+
+    code = "unreadable_file"
+
+    def __init__(self, path: str, reason: str, line: int = 0, column: int = 0) -> None:
+        self.path = path
+        self.reason = reason
+        self.line = line
+        self.column = column
+        super().__init__(f"{path} {reason}.")
 
 
 class RoutingError(SwitchmanError):

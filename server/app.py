@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -14,6 +13,7 @@ from pygls.lsp.server import LanguageServer
 from switchman.engine import __version__
 from switchman.engine.errors import SwitchmanError
 from switchman.server.errors import EXPECTED_CODES
+from switchman.server.features import FEATURES
 from switchman.server.notifier import EditorNotifier
 from switchman.server.protocol import UNREADABLE_FRAME_ERRORS, SwitchmanProtocol
 from switchman.server.wire import plain_params_converter
@@ -23,15 +23,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-InitializeHook = Callable[[types.InitializeParams], None]
-
-
 class SwitchmanServer(LanguageServer):
     """pygls' LanguageServer holding the engine (:class:`Switchman`).
-
-    Several features need to react to ``initialize``; pygls allows one handler
-    per method, so the workspaces feature registers it and calls every function
-    in :attr:`initialize_hooks`.
 
     The engine is created on first use, which the ``initialized`` handler
     triggers: its imports and database setup then happen after the editor has
@@ -48,7 +41,6 @@ class SwitchmanServer(LanguageServer):
         )
         self.shutdown_requested = False
         self._switchman: Switchman | None = None
-        self.initialize_hooks: list[InitializeHook] = []
         self.initialization_options: dict[str, Any] = {}
         self.workspace_folders: list[str] = []
         """Folder URIs from ``initialize``, opened when the engine starts."""
@@ -81,8 +73,6 @@ class SwitchmanServer(LanguageServer):
 
 def build_server() -> SwitchmanServer:
     """A server with every feature registered."""
-    from switchman.server.features import FEATURES  # noqa: PLC0415 - avoids an import cycle
-
     server = SwitchmanServer()
     for register in FEATURES:
         register(server)

@@ -18,7 +18,7 @@ from switchman.engine.config.policy import (
 from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.shadowing import ShadowIndex
-from switchman.engine.config.walker import Path, Walker
+from switchman.engine.config.walker import Path, Walker, shorten
 from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
 from switchman.engine.routing.predicates import (
     ALWAYS,
@@ -124,7 +124,7 @@ def _check_schema_version(walker: Walker, raw: Mapping[str, Any]) -> None:
     if version is not None and version not in s.SUPPORTED_SCHEMA_VERSIONS:
         supported = ", ".join(map(str, s.SUPPORTED_SCHEMA_VERSIONS))
         walker.report(walker.range_at(("schema_version",)), Code.SCHEMA_VERSION,
-                      f"schema_version {version} is not supported by this Switchman "
+                      f"schema_version {shorten(str(version))} is not supported by this Switchman "
                       f"(supported: {supported}). Upgrade Switchman or use version 1.")
 
 

@@ -222,9 +222,10 @@ class SessionManager:
 
     def load(self, session_id: str) -> LiveSession:
         """A session, loaded into memory on first use."""
-        live = self._live.get(session_id)
-        if live is not None:
-            return live
+        cached = self._live.get(session_id)
+        if cached is not None and (cached.running is not None
+                                   or self.store.last_turn_index(session_id) == cached.turn_count):
+            return cached  # else another daemon ran turns in it meanwhile: load it again
         info = self.store.session(session_id)
         if info is None:
             raise UnknownSession(session_id)
@@ -237,6 +238,8 @@ class SessionManager:
                                      self.config.directory / "skills"]),
             last_model=info.last_model, turn_count=info.turn_count)
         live.remember(self.store.messages(session_id))
+        if cached is not None:
+            live.ended = cached.ended
         self._live[session_id] = live
         return live
 
@@ -303,7 +306,7 @@ class SessionManager:
         # Durable before any provider call.
         self.store.begin_turn(turn, user, decision, workspace=live.workspace, title=title)
         live.remember([user])
-        live.turn_count += 1
+        live.turn_count = turn.index  # numbered by the database, across daemons
         live.last_model = model.id
         self.observer.route_decided(RouteNotice(live.id, turn_id, model.id, turn.summary,
                                                 decision.banners, decision))

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from switchman.engine.errors import UnreadableFile
+from switchman.engine.files import read_head
 from switchman.engine.providers.base import ToolSpec
 from switchman.engine.tools.arguments import (
     ToolOutcome,
@@ -111,16 +113,17 @@ class WorkspaceTools:
         path = self.resolve(args)
         start_line = whole_number_argument(args, "start_line")
         end_line = whole_number_argument(args, "end_line")
-        if not path.is_file():
-            raise ToolRefused(f"'{args.get('path')}' is not a file.")
-        data = path.read_bytes()[: MAX_READ_BYTES + 1]
+        try:
+            data, whole = read_head(path, MAX_READ_BYTES)
+        except UnreadableFile as exc:
+            raise ToolRefused(f"'{self.relative(path)}' {exc.reason}.") from None
         if b"\0" in data[:8192]:
             raise ToolRefused(f"'{self.relative(path)}' is a binary file.")
-        lines = data[:MAX_READ_BYTES].decode("utf-8", "replace").splitlines()
+        lines = data.decode("utf-8", "replace").splitlines()
         start = max(start_line or 1, 1)
         end = min(end_line or len(lines), start + MAX_READ_LINES - 1)
         chosen = lines[start - 1:end]
-        truncated = end < len(lines) or len(data) > MAX_READ_BYTES
+        truncated = end < len(lines) or not whole
         text = "\n".join(chosen) + ("\n[… truncated]" if truncated else "")
         rel = self.relative(path)
         return ToolOutcome(text, summary=f"{rel}: {len(chosen)} lines", touched=[rel])
@@ -164,10 +167,10 @@ class WorkspaceTools:
 
     def _grep_file(self, path: Path, regex: Any, hits: list[str]) -> bool:
         try:
-            if path.stat().st_size > MAX_GREP_FILE_BYTES:
-                return False
-            data = path.read_bytes()
-        except OSError:
+            data, whole = read_head(path, MAX_GREP_FILE_BYTES)
+        except UnreadableFile:  # FIFOs, devices, loops: nothing to search
+            return False
+        if not whole:
             return False
         if b"\0" in data[:8192]:
             return False

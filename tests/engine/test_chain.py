@@ -16,7 +16,6 @@ from switchman.engine.config.registry import Capabilities, ModelRegistry, ModelS
 from switchman.engine.config.routing_file import check_routing_text
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.errors import NoModelAvailable
-from switchman.engine.events import Event, EventBus
 from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import PolicyChain, RouteRequest
@@ -295,21 +294,18 @@ def test_delegation_tier_resolves_and_upgrades(h: Harness) -> None:
     assert "upgraded from fast" in upgraded.chain[-1].reason
 
 
-def test_one_route_decided_per_decision_even_when_failing(config_dir: Path) -> None:
-    bus = EventBus()
-    seen: list[Event] = []
-    bus.subscribe(seen.append)
+def test_a_failed_decision_is_a_route_decided_record_too(config_dir: Path) -> None:
     clock = ManualClock()
     router = Router(ConfigStore(config_dir), clock=clock, configured=lambda p: True,
-                    availability=AvailabilityTracker(clock), bus=bus)
-    router.decide(RouteRequest(context=TurnContext(message="hi"), turn_id="a"))
-    with pytest.raises(NoModelAvailable):
+                    availability=AvailabilityTracker(clock))
+    assert router.decide(RouteRequest(context=TurnContext(message="hi"), turn_id="a")).turn_id \
+        == "a"
+    with pytest.raises(NoModelAvailable) as caught:
         Router(ConfigStore(config_dir), clock=clock, configured=lambda p: False,
-               availability=AvailabilityTracker(clock), bus=bus).decide(
+               availability=AvailabilityTracker(clock)).decide(
             RouteRequest(context=TurnContext(message="hi"), turn_id="b"))
-    decided = [e for e in seen if isinstance(e, RouteDecided)]
-    assert [d.turn_id for d in decided] == ["a", "b"]
-    assert len(decided[1].chain) == 7
+    assert (caught.value.decision.turn_id, caught.value.decision.chosen_model) == ("b", None)
+    assert len(caught.value.decision.chain) == 7
 
 
 def test_route_decided_has_the_spec_field_names(h: Harness) -> None:

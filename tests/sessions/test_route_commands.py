@@ -8,30 +8,13 @@ import pytest
 
 from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
 from switchman.engine.service import Switchman
-from switchman.engine.sessions.records import ChatDelta, RouteNotice
 from tests.conftest import models_yaml
+from tests.sessions.conftest import Recorder
 from tests.support.fake_provider import FakeProvider
 
 HAIKU, SONNET = "anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-6"
 POLICY = ("pattern_disagreement: {surface: true}\nrules:\n  - name: fast for commits\n"
           "    when: {message_matches: '^/commit'}\n    use: haiku\n")
-
-
-class Recorder:
-    """Collects what the engine reports."""
-
-    def __init__(self) -> None:
-        self.notices: list[RouteNotice] = []
-        self.deltas: list[ChatDelta] = []
-
-    def route_decided(self, notice: RouteNotice) -> None:
-        self.notices.append(notice)
-
-    def delta(self, delta: ChatDelta) -> None:
-        self.deltas.append(delta)
-
-    def status_changed(self, workspace: str) -> None:
-        """Status is not under test here."""
 
 
 @pytest.fixture
@@ -45,7 +28,7 @@ def engine(tmp_path: Path, fake: FakeProvider) -> tuple[Switchman, Recorder, str
     service = Switchman(recorder, config_folder=tmp_path / "config",
                         data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
                         patterns=store)
-    workspace = service.sessions.open_workspace(str(tmp_path / "workspace"))
+    workspace = service.open_workspace(str(tmp_path / "workspace"))
     return service, recorder, workspace
 
 

@@ -29,7 +29,7 @@ def register(server: SwitchmanServer) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def files_changed(params: types.DidChangeWatchedFilesParams) -> None:
-        server.switchman.config_changed()
+        server.switchman.announce_status()
 
 
 async def start(server: SwitchmanServer) -> None:

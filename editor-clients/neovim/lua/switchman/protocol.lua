@@ -22,6 +22,7 @@ M.notification = {
   route_decided = 'switchman/routeDecided',
   chat_delta = 'switchman/chatDelta',
   status = 'switchman/status',
+  delegation = 'switchman/delegation',
 }
 
 --- `data.code` of the JSON-RPC errors the daemon answers with.

@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editor-clients" / "neovim"
 MINIMAL_INIT = PLUGIN / "tests" / "minimal_init.lua"
 INSTALL_HINT = "apt-get install neovim"
-RUN_TIMEOUT = 90.0
+RUN_TIMEOUT = 150.0
 DROPPED_ENV = ("ANTHROPIC_", "OPENAI_", "XDG_", "NVIM", "VIM", "MYVIMRC", "SWITCHMAN_")
 
 

@@ -130,7 +130,7 @@ class Switchman:
         check_text(message)
         for image in images or []:
             check_text(image.media_type + image.data, "image")
-        live = self.sessions.live(workspace, session_id)
+        live = self.sessions.for_messages(workspace, session_id)
         if commands.command_name(message) is not None:
             return await commands.run(self.sessions, self.lifecycle, self.views, live, message)
         text, override = self.router.parse(message)

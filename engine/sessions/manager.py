@@ -16,7 +16,7 @@ from typing import Protocol
 
 from switchman.engine.clock import Clock
 from switchman.engine.config.store import ConfigStore
-from switchman.engine.errors import UnknownSession
+from switchman.engine.errors import UnknownSession, WorkerSession
 from switchman.engine.events import SessionCreated
 from switchman.engine.ids import new_id
 from switchman.engine.router import Router
@@ -80,6 +80,13 @@ class SessionManager:
             raise UnknownSession(session_id)
         return live
 
+    def for_messages(self, workspace: str, session_id: str | None) -> LiveSession:
+        """:meth:`live`, refusing a worker session (workers take no messages or model swaps)."""
+        live = self.live(workspace, session_id)
+        if session_id is not None and (live.is_worker or self.store.is_worker(live.id)):
+            raise WorkerSession(live.id)
+        return live
+
     def new_session(self, workspace: str) -> SessionInfo:
         """Start a new current session, inheriting the current one's sticky model."""
         uri = self.workspaces.resolve(workspace)
@@ -90,9 +97,25 @@ class SessionManager:
         return self.info(live.id)
 
     def new_worker(self, planner: LiveSession, role: WorkerRole) -> LiveSession:
-        """A worker session of ``planner`` (same workspace), loaded and ready for its turn."""
-        live = self._create(planner.workspace, sticky=None, role=role)
-        live.worker = role
+        """A worker session of ``planner`` (same workspace), recorded and ready for its turn.
+
+        Built in memory rather than loaded: a new worker has no history, and it shares
+        the planner's workspace and skill index."""
+        session_id = new_id()
+        now = self.clock.now()
+        with self.store.db:  # the session and its session.created in one commit
+            self.store.db.execute("BEGIN")
+            self.store.create_session(session_id, planner.workspace, now,
+                                      parent_session_id=role.parent_session_id,
+                                      parent_tool_use_id=role.parent_tool_use_id)
+            self.store.add_event(SessionCreated(
+                timestamp=now, session_id=session_id, workspace=planner.workspace,
+                is_worker=True, parent_session_id=role.parent_session_id,
+                parent_tool_use_id=role.parent_tool_use_id))
+        live = LiveSession(id=session_id, workspace=planner.workspace, folder=planner.folder,
+                           sticky=StickyModel(None), history=[], touched=[],
+                           skills=planner.skills, worker=role)
+        self._live[session_id] = live
         return live
 
     def info(self, session_id: str) -> SessionInfo:
@@ -105,18 +128,12 @@ class SessionManager:
             info.pending_swap = PendingSwapInfo(live.sticky.pending.model)
         return info
 
-    def _create(self, uri: str, sticky: str | None, role: WorkerRole | None = None) -> LiveSession:
+    def _create(self, uri: str, sticky: str | None) -> LiveSession:
         session_id = new_id()
         now = self.clock.now()
-        parent, tool_use = (role.parent_session_id, role.parent_tool_use_id) if role \
-            else (None, None)
-        self.store.create_session(session_id, uri, now, sticky_model=sticky,
-                                  parent_session_id=parent, parent_tool_use_id=tool_use)
-        self.store.add_event(SessionCreated(timestamp=now, session_id=session_id, workspace=uri,
-                                            is_worker=role is not None, parent_session_id=parent,
-                                            parent_tool_use_id=tool_use))
-        if role is None:
-            self.store.set_current_session(uri, session_id)
+        self.store.create_session(session_id, uri, now, sticky_model=sticky)
+        self.store.add_event(SessionCreated(timestamp=now, session_id=session_id, workspace=uri))
+        self.store.set_current_session(uri, session_id)
         return self.load(session_id)
 
     def load(self, session_id: str) -> LiveSession:
@@ -176,7 +193,7 @@ class SessionManager:
 
     def set_model(self, workspace: str, session_id: str | None, model: str | None) -> SwapResult:
         """Set (or clear, with None) a session's sticky model; queued while a turn runs."""
-        live = self.live(workspace, session_id)
+        live = self.for_messages(workspace, session_id)
         target = self.router.resolve_model(model) if model is not None else None
         outcome = live.sticky.request(target)
         if outcome is not SwapOutcome.QUEUED:

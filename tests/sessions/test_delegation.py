@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from switchman.engine.availability import ErrorClass
+from switchman.engine.errors import WorkerSession
 from switchman.engine.messages import ToolResultBlock, Usage
 from switchman.engine.providers.base import ProviderRequest
 from switchman.engine.providers.errors import ProviderError
@@ -128,6 +129,9 @@ async def test_a_minimal_delegation_runs_a_worker_session(deleg: Engine,
     assert all(u.session_id == result.session_id for u in deleg.recorder.delegations)
     shown = await service.chat(deleg.workspace, None, "/cost")
     assert f"tu_a → {HAIKU}: $0.000500, 1 turn(s)" in shown.text
+    with pytest.raises(WorkerSession):  # a worker ran one task; it takes no messages
+        await service.chat(deleg.workspace, worker.id, "and another thing")
+    assert service.explain(deleg.workspace, worker.id, None).turn_id == detail.turns[0].id
 
 
 async def test_explicit_context_references_files_and_inlines_the_rest(

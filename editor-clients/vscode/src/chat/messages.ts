@@ -2,7 +2,10 @@
 
 import type { Folder } from '../common/host';
 import type { RequestFailure } from '../protocol/errors';
-import type { ChatDeltaParams, ChatResult, ErrorInfo, RouteDecidedParams, ToolActivity, TurnStatus } from '../protocol/types';
+import type {
+  ChatDeltaParams, ChatResult, DelegationParams, ErrorInfo, RouteDecidedParams, ToolActivity, TurnStatus,
+} from '../protocol/types';
+import type { DelegationCard, WorkerTranscript } from './delegations';
 
 export type Entry = UserEntry | TurnEntry | CommandEntry | ErrorEntry;
 
@@ -29,6 +32,8 @@ export interface TurnEntry {
   /** The full "why this model?" text, once asked for. */
   explanation: string | null;
   explanationOpen: boolean;
+  /** The turn's `delegate` calls, as cards (see delegations.ts). */
+  delegations?: DelegationCard[];
 }
 
 export interface CommandEntry {
@@ -73,7 +78,8 @@ export type ChatEvent =
   | { type: 'routeDecided'; params: RouteDecidedParams }
   | { type: 'delta'; params: ChatDeltaParams }
   | { type: 'result'; localId: string; result: ChatResult }
-  | { type: 'failed'; localId: string; failure: RequestFailure };
+  | { type: 'failed'; localId: string; failure: RequestFailure }
+  | { type: 'delegation'; params: DelegationParams };
 
 export type ToWebview =
   | { type: 'reset'; folders: Folder[]; workspace: string | null; sessionId: string | null; entries: Entry[] }
@@ -81,7 +87,8 @@ export type ToWebview =
   | { type: 'preview'; preview: PreviewView | null }
   | { type: 'explanation'; turnId: string; text: string }
   | { type: 'connection'; connected: boolean }
-  | { type: 'settings'; routePreview: boolean; previewDelayMs: number };
+  | { type: 'settings'; routePreview: boolean; previewDelayMs: number }
+  | { type: 'workerTranscript'; turnId: string; toolUseId: string; transcript: WorkerTranscript };
 
 export type FromWebview =
   | { type: 'ready' }
@@ -93,7 +100,9 @@ export type FromWebview =
   | { type: 'newChat' }
   | { type: 'selectWorkspace'; uri: string }
   | { type: 'openSettings' }
-  | { type: 'restartServer' };
+  | { type: 'restartServer' }
+  | { type: 'workerTranscript'; turnId: string; toolUseId: string; workerSessionId: string }
+  | { type: 'stopWorker'; workerTurnId: string };
 
 export function initialChatState(): ChatState {
   return {
@@ -111,7 +120,7 @@ export function initialChatState(): ChatState {
 
 const FROM_WEBVIEW_TYPES = new Set<FromWebview['type']>([
   'ready', 'send', 'cancel', 'draft', 'explain', 'toggleExplanation', 'newChat', 'selectWorkspace',
-  'openSettings', 'restartServer',
+  'openSettings', 'restartServer', 'workerTranscript', 'stopWorker',
 ]);
 
 /** Messages from the webview are untrusted input: accept only the known shapes. */
@@ -119,13 +128,15 @@ export function parseFromWebview(value: unknown): FromWebview | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const message = value as Record<string, unknown>;
   if (!FROM_WEBVIEW_TYPES.has(message.type as FromWebview['type'])) return undefined;
-  for (const key of ['text', 'turnId', 'uri']) {
+  for (const key of ['text', 'turnId', 'uri', 'toolUseId', 'workerSessionId', 'workerTurnId']) {
     if (key in message && typeof message[key] !== 'string') return undefined;
   }
-  const needs: Partial<Record<FromWebview['type'], string>> = {
-    send: 'text', draft: 'text', explain: 'turnId', toggleExplanation: 'turnId', selectWorkspace: 'uri',
+  const needs: Partial<Record<FromWebview['type'], string[]>> = {
+    send: ['text'], draft: ['text'], explain: ['turnId'], toggleExplanation: ['turnId'], selectWorkspace: ['uri'],
+    workerTranscript: ['turnId', 'toolUseId', 'workerSessionId'], stopWorker: ['workerTurnId'],
   };
-  const required = needs[message.type as FromWebview['type']];
-  if (required && typeof message[required] !== 'string') return undefined;
+  for (const required of needs[message.type as FromWebview['type']] ?? []) {
+    if (typeof message[required] !== 'string') return undefined;
+  }
   return message as unknown as FromWebview;
 }

@@ -152,7 +152,7 @@ class SessionManager:
             touched=self.store.touched_paths(session_id),
             skills=SkillIndex.build([folder / ".switchman" / "skills",
                                      self.config.directory / "skills"]),
-            last_model=info.last_model, turn_count=info.turn_count)
+            last_model=info.last_model, turn_count=self.store.last_turn_index(session_id))
         live.remember(self.store.messages(session_id))
         if cached is not None:
             live.ended, live.worker = cached.ended, cached.worker

@@ -162,6 +162,10 @@ async def test_explicit_context_references_files_and_inlines_the_rest(
     assert "line 1\n" not in task  # files are references, not inlined
     started = service.store.events(kind="delegate.started")[0]
     assert (started["context_mode"], started["context_reference_count"]) == ("explicit", 5)
+    # by default the worker gets the planner's tools; nothing was named, so nothing "dropped"
+    assert (started["allowed_tool_count"], started["dropped_tools"]) == (3, [])
+    assert [t.name for t in worker.tools] == ["read_file", "list_files", "grep",
+                                              "_request_context"]
 
 
 @pytest.mark.parametrize(("arguments", "problem"), [

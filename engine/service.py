@@ -22,8 +22,9 @@ from pathlib import Path
 
 from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.clock import Clock, SystemClock
-from switchman.engine.config.paths import config_dir, data_dir
+from switchman.engine.config.paths import config_dir, data_dir, workspace_routing_file
 from switchman.engine.config.store import ConfigStore
+from switchman.engine.config.watch import ConfigPoll, poll_interval
 from switchman.engine.delegation.workers import Delegation
 from switchman.engine.errors import EmptyMessage, check_text
 from switchman.engine.events import (
@@ -99,7 +100,8 @@ class Switchman:
         self.clock = clock or SystemClock()
         self.bus = EventBus()
         self.config = ConfigStore(config_folder or config_dir(environ), bus=self.bus,
-                                  clock=self.clock)
+                                  clock=self.clock, background=True,
+                                  on_change=self._config_checked)
         self.availability = AvailabilityTracker(self.clock, self.bus)
         data = data_folder or data_dir(environ)
         self.store = SessionStore(connect(data / DATABASE_NAME), DaemonLease(data))
@@ -123,6 +125,7 @@ class Switchman:
         self.interrupt_orphans()
         self.bus.subscribe(self._on_event)
         self._ticker: asyncio.Task[None] | None = None
+        self._config_poll: asyncio.Task[None] | None = None
         self._environ = environ
 
     # -- workspaces ----------------------------------------------------------------------
@@ -154,6 +157,7 @@ class Switchman:
         for attachment in attachments or []:
             check_text(attachment.uri + (attachment.text or ""), "attachment")
         live = self.sessions.for_messages(workspace, session_id)
+        await self.config.settle(str(live.folder))  # route with the files as saved
         if slash_commands.command_name(message) is not None:
             return await slash_commands.run(self.sessions, self.lifecycle, self.queries, live,
                                             message)
@@ -253,13 +257,32 @@ class Switchman:
         if self._ticker is None:
             self._ticker = asyncio.get_running_loop().create_task(self._tick())
 
+    def watch_config(self, *, user_files: bool, workspace_files: bool) -> None:
+        """Poll the user's config files and/or each workspace's routing file for saved changes.
+
+        Used for what the editor does not watch for us (``workspace/didChangeWatchedFiles``).
+        """
+        if self._config_poll is not None or not (user_files or workspace_files):
+            return
+
+        def paths() -> list[Path]:
+            user = [self.config.models_path, self.config.routing_path] if user_files else []
+            uris = list(self.workspaces) if workspace_files else []
+            return user + [workspace_routing_file(self.workspaces.folder(uri)) for uri in uris]
+
+        poll = ConfigPoll(paths, self.announce_status)
+        self._config_poll = asyncio.get_running_loop().create_task(
+            poll.run(poll_interval(self._environ)))
+
     async def stop_background(self) -> None:
         """Stop periodic work."""
-        if self._ticker is not None:
-            self._ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._ticker
-            self._ticker = None
+        for task in (self._ticker, self._config_poll):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._ticker = self._config_poll = None
+        self.config.close()
 
     async def _tick(self) -> None:
         while True:
@@ -275,6 +298,10 @@ class Switchman:
             log.warning("marked %d turn(s) left running by a daemon that ended as interrupted",
                         interrupted)
             self.announce_status()
+
+    def _config_checked(self) -> None:
+        """A changed configuration file was checked: what the status shows may differ."""
+        self.announce_status()
 
     def _on_event(self, event: Event) -> None:
         """Keep session-independent events and tell every workspace its status changed."""

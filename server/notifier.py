@@ -27,14 +27,15 @@ class EditorNotifier:
     def __init__(self, server: SwitchmanServer) -> None:
         self.server = server
         self._pending: dict[str, asyncio.TimerHandle] = {}
+        self._computing: str | None = None
 
     def route_decided(self, notice: RouteNotice) -> None:
         """Tell the editor which model took the turn and why."""
-        self.server.protocol.notify(methods.ROUTE_DECIDED, to_wire(notice))
+        self.server.notify_json(methods.ROUTE_DECIDED, to_wire(notice))
 
     def delta(self, delta: ChatDelta) -> None:
         """Stream a piece of output."""
-        self.server.protocol.notify(methods.CHAT_DELTA, to_wire(delta))
+        self.server.notify_json(methods.CHAT_DELTA, to_wire(delta))
 
     def delegation(self, update: DelegationUpdate) -> None:
         """Tell the editor a delegation started, progressed or ended."""
@@ -42,7 +43,9 @@ class EditorNotifier:
 
     def status_changed(self, workspace: str) -> None:
         """Send the workspace's status shortly (coalescing changes that come together)."""
-        if workspace in self._pending:
+        if workspace in self._pending or workspace == self._computing:
+            # computing a status re-reads changed config files, which announces them; the
+            # status being computed already shows that
             return
         try:
             loop = asyncio.get_running_loop()
@@ -54,9 +57,12 @@ class EditorNotifier:
 
     def _send_status(self, workspace: str) -> None:
         self._pending.pop(workspace, None)
+        self._computing = workspace
         try:
             status = self.server.switchman.status(workspace)
         except SwitchmanError:  # the workspace was closed meanwhile
             log.debug("no status for %s", workspace)
             return
-        self.server.protocol.notify(methods.STATUS, to_wire(status))
+        finally:
+            self._computing = None
+        self.server.notify_json(methods.STATUS, to_wire(status))

@@ -39,6 +39,9 @@ function Chat:send(text)
   for _, attachment in ipairs(attachments) do
     self.view:append({ render.attachment(attachment) })
   end
+  if not models.cached(self.root) then
+    models.fetch(self.root) -- answered before the turn's badge arrives: it shows the alias
+  end
   local turn = { streamed = '', answered = false }
   self.turn = turn
   local params = { workspace = workspace.uri(self.root), message = text }

@@ -216,8 +216,8 @@ class Switchman:
 
     def _toolbox(self, context: ToolContext, tools: ToolRegistry) -> None:
         """Offer a turn the workspace tools: reads, file changes, commands, memory, skills."""
-        skills = self.sessions.load(context.session_id).skills
-        tools.add_set(Toolbox(context, self.tool_services, skills))
+        live = self.sessions.loaded(context.session_id)  # never a reload mid-start
+        tools.add_set(Toolbox(context, self.tool_services, live.skills if live else None))
 
     def trust_list(self, workspace: str | None = None) -> TrustList:
         """The tools always allowed, in one workspace or in all of them."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import msgspec
 import numpy as np
@@ -103,8 +103,10 @@ class LearnedPatternStore:
     """Pattern rows per workspace in SQLite, k-NN in memory (implements ``PatternStore``)."""
 
     def __init__(self, connection: sqlite3.Connection, clock: Clock, *,
-                 max_rows: int = MAX_ROWS, background: bool = True) -> None:
+                 max_rows: int = MAX_ROWS, background: bool = True,
+                 fingerprinter: Callable[[TurnContext], Vector] = fingerprint) -> None:
         self.connection = connection
+        self.fingerprint = fingerprinter
         self.clock = clock
         self.max_rows = max_rows
         self.background = background
@@ -125,7 +127,7 @@ class LearnedPatternStore:
         space = self._workspace(_key(ctx))
         if not len(space.index):
             return []
-        positions, sims = space.index.nearest(fingerprint(ctx), k)
+        positions, sims = space.index.nearest(self.fingerprint(ctx), k)
         return [Neighbour(space.models[p], space.success[p], space.samples[p], space.cost[p],
                           round(s, 4))
                 for p, s in zip(positions.tolist(), sims.tolist(), strict=True)]
@@ -134,11 +136,7 @@ class LearnedPatternStore:
 
     def record(self, turn: TurnRecord) -> None:
         """Remember a turn that has ended (top-level or worker alike)."""
-        self.record_vector(turn, fingerprint(turn.context))
-
-    def record_vector(self, turn: TurnRecord, vector: Vector) -> None:
-        """:meth:`record` with a fingerprint computed already."""
-        codes, scale = encode(vector)
+        codes, scale = encode(self.fingerprint(turn.context))
         evidence = Evidence(status=turn.status, tool_errors=turn.tool_errors)
         row = db.PatternRow(
             workspace=_key(turn.context), turn_id=turn.turn_id, session_id=turn.session_id,

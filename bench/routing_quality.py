@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import json
 import random
 import statistics
@@ -208,7 +209,7 @@ def share_at(points: list[Point], target: float) -> float | None:
 def interpolated_share(points: list[Point], target: float) -> float | None:
     """Where the accuracy-vs-share curve (sorted by share) first crosses ``target``."""
     curve = sorted(points, key=lambda p: p.strong_share)
-    for low, high in zip(curve, curve[1:], strict=False):
+    for low, high in itertools.pairwise(curve):
         if low.accuracy < target <= high.accuracy:
             return low.strong_share + (target - low.accuracy) * (
                 high.strong_share - low.strong_share) / (high.accuracy - low.accuracy)

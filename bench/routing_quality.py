@@ -33,7 +33,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,26 +179,39 @@ def memoised(function: Callable[[TurnContext], Vector]) -> Callable[[TurnContext
     return cached
 
 
-def sweep(prompts: list[Prompt], args: argparse.Namespace) -> Iterator[tuple[Point, Replay]]:
-    """Every cost_weight of the sweep, each averaged over the shuffled orders."""
-    fingerprints = memoised(fingerprint)
+_FINGERPRINTS = memoised(fingerprint)
+
+
+def replay_once(prompts: list[Prompt], args: argparse.Namespace, cost_weight: float,
+                seed: int) -> tuple[float, float, list[float]]:
+    """One shuffled order at one cost_weight: (strong share, accuracy, decision seconds)."""
+    rng = random.Random(seed)
+    order = list(range(len(prompts)))
+    rng.shuffle(order)
+    explore = {s for s in range(len(order)) if rng.random() < args.explore}
     prices = {STRONG: args.strong_price, WEAK: args.weak_price}
-    for cost_weight in args.cost_weights:
-        shares, accuracies = [], []
-        with tempfile.TemporaryDirectory() as folder:
-            write_config(Path(folder), args, cost_weight)
-            for seed in range(args.orders):
-                rng = random.Random(seed)
-                order = list(range(len(prompts)))
-                rng.shuffle(order)
-                explore = {s for s in range(len(order)) if rng.random() < args.explore}
-                replay = Replay(Path(folder), fingerprints)
-                share, accuracy = replay.run(prompts, order, explore, prices)
-                shares.append(share)
-                accuracies.append(accuracy)
-                print(f"cost_weight {cost_weight} order {seed}: strong {share:.3f} "
-                      f"accuracy {accuracy:.4f}", file=sys.stderr, flush=True)
-        yield Point(cost_weight, statistics.mean(shares), statistics.mean(accuracies)), replay
+    with tempfile.TemporaryDirectory() as folder:
+        write_config(Path(folder), args, cost_weight)
+        replay = Replay(Path(folder), _FINGERPRINTS)
+        share, accuracy = replay.run(prompts, order, explore, prices)
+    print(f"cost_weight {cost_weight} order {seed}: strong {share:.3f} accuracy {accuracy:.4f}",
+          file=sys.stderr, flush=True)
+    return share, accuracy, replay.decision_seconds[-2000:]  # the store is fullest at the end
+
+
+def sweep(prompts: list[Prompt], args: argparse.Namespace) -> tuple[list[Point], list[float]]:
+    """Every cost_weight of the sweep, each averaged over the shuffled orders (in
+    ``--jobs`` processes); also the decision times of the last replay."""
+    tasks = [(w, seed) for w in args.cost_weights for seed in range(args.orders)]
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(replay_once, prompts, args, w, seed) for w, seed in tasks]
+        results = [f.result() for f in futures]
+    points = []
+    for w in args.cost_weights:
+        mine = [r for (weight, _), r in zip(tasks, results, strict=True) if weight == w]
+        points.append(Point(w, statistics.mean(r[0] for r in mine),
+                            statistics.mean(r[1] for r in mine)))
+    return points, results[-1][2]
 
 
 def share_at(points: list[Point], target: float) -> float | None:
@@ -260,6 +274,7 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--min-sample-size", type=int, default=2)
     parser.add_argument("--cost-weights", type=float, nargs="+",
                         default=[0.0, 0.02, 0.04, 0.05, 0.06, 0.08, 0.1, 0.15, 0.3])
+    parser.add_argument("--jobs", type=int, default=2, help="replays run in parallel")
     parser.add_argument("--limit", type=int, help="only the first N prompts (quick runs)")
     parser.add_argument("--plot", type=Path, help="write the curve as a PNG")
     return parser.parse_args(argv)
@@ -286,9 +301,7 @@ def main(argv: list[str] | None = None) -> None:
     strong = sum(p.strong_ok for p in prompts) / len(prompts)
     weak = sum(p.weak_ok for p in prompts) / len(prompts)
     target = 0.95 * strong
-    results = list(sweep(prompts, args))
-    points = [p for p, _ in results]
-    timings = results[-1][1].decision_seconds[-2000:]  # the store is fullest at the end
+    points, timings = sweep(prompts, args)
     summary = {
         "prompts": len(prompts), "excluded_file": str(exclude) if exclude else None,
         "strong_accuracy": round(strong, 4), "weak_accuracy": round(weak, 4),

@@ -27,6 +27,9 @@ from switchman.engine.events import (
     ProviderUnavailable,
 )
 from switchman.engine.keys import key_present
+from switchman.engine.learning import database as patterns_db
+from switchman.engine.learning.recorder import FeedbackResult, OutcomeRecorder
+from switchman.engine.learning.store import LearnedPatternStore
 from switchman.engine.messages import ImageBlock
 from switchman.engine.patterns import PatternStore
 from switchman.engine.providers.factory import AdapterFactory
@@ -66,9 +69,14 @@ class Switchman:
         if interrupted:
             log.warning("marked %d turn(s) left running by a previous daemon as interrupted",
                         interrupted)
+        folder = data_folder or data_dir(environ)
+        self.patterns = LearnedPatternStore(
+            patterns_db.connect(folder / patterns_db.FILE_NAME), self.clock)
+        self.learning = OutcomeRecorder(self.patterns)
         self.router = Router(self.config, clock=self.clock,
                              configured=lambda provider: key_present(provider, environ),
-                             availability=self.availability, patterns=patterns)
+                             availability=self.availability,
+                             patterns=self.patterns if patterns is None else patterns)
         self.sessions = SessionManager(
             store=self.store, router=self.router, config=self.config,
             availability=self.availability, adapters=AdapterFactory(environ), clock=self.clock,
@@ -85,6 +93,10 @@ class Switchman:
             live = self.sessions.live(workspace, session_id)
             return await commands.run(self.sessions, self.views, live, message)
         return await self.sessions.chat(workspace, session_id, message, images)
+
+    def feedback(self, turn_id: str, rating: str) -> FeedbackResult:
+        """👍 (``up``) or 👎 (``down``) on a turn; raises UnknownTurn if it was never recorded."""
+        return self.learning.feedback(turn_id, rating)
 
     def prepare_providers(self) -> None:
         """Import the SDKs of configured providers in a worker thread, ahead of the first turn.

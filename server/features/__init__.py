@@ -15,10 +15,17 @@ if TYPE_CHECKING:
 Register = Callable[["SwitchmanServer"], None]
 
 def _all() -> list[Register]:
-    from switchman.server.features import chat, explain, models, sessions, workspaces  # noqa: PLC0415
+    from switchman.server.features import (  # noqa: PLC0415
+        chat,
+        explain,
+        feedback,
+        models,
+        sessions,
+        workspaces,
+    )
 
     return [workspaces.register, chat.register, models.register, explain.register,
-            sessions.register]
+            sessions.register, feedback.register]
 
 
 FEATURES: list[Register] = _all()

@@ -49,7 +49,8 @@ def _clustered(rows: int, seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     centres = rng.standard_normal((50, 64)).astype(np.float32)
     data = centres[rng.integers(0, 50, rows)] + 0.6 * rng.standard_normal((rows, 64))
-    return (data / np.linalg.norm(data, axis=1, keepdims=True)).astype(np.float32)
+    unit: np.ndarray = (data / np.linalg.norm(data, axis=1, keepdims=True)).astype(np.float32)
+    return unit
 
 
 def test_exact_below_the_partition_limit() -> None:

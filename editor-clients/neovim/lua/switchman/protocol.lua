@@ -15,6 +15,7 @@ M.request = {
   sessions = 'switchman/sessions',
   session = 'switchman/session',
   new_session = 'switchman/newSession',
+  feedback = 'switchman/feedback',
 }
 
 --- Notifications (server → client).

@@ -2,6 +2,7 @@
 
 import type { Folder } from '../common/host';
 import type { RequestFailure } from '../protocol/errors';
+import type { Rating } from '../protocol/params';
 import type { ChatDeltaParams, ChatResult, ErrorInfo, RouteDecidedParams, ToolActivity, TurnStatus } from '../protocol/types';
 
 export type Entry = UserEntry | TurnEntry | CommandEntry | ErrorEntry;
@@ -29,6 +30,8 @@ export interface TurnEntry {
   /** The full "why this model?" text, once asked for. */
   explanation: string | null;
   explanationOpen: boolean;
+  /** The user's 👍 / 👎 on this answer, once the daemon has taken it. */
+  rating?: Rating;
 }
 
 export interface CommandEntry {
@@ -80,6 +83,7 @@ export type ToWebview =
   | { type: 'event'; event: ChatEvent }
   | { type: 'preview'; preview: PreviewView | null }
   | { type: 'explanation'; turnId: string; text: string }
+  | { type: 'rated'; turnId: string; rating: Rating }
   | { type: 'connection'; connected: boolean }
   | { type: 'settings'; routePreview: boolean; previewDelayMs: number };
 
@@ -90,6 +94,7 @@ export type FromWebview =
   | { type: 'draft'; text: string }
   | { type: 'explain'; turnId: string }
   | { type: 'toggleExplanation'; turnId: string }
+  | { type: 'feedback'; turnId: string; rating: Rating }
   | { type: 'newChat' }
   | { type: 'selectWorkspace'; uri: string }
   | { type: 'openSettings' }
@@ -111,7 +116,7 @@ export function initialChatState(): ChatState {
 
 const FROM_WEBVIEW_TYPES = new Set<FromWebview['type']>([
   'ready', 'send', 'cancel', 'draft', 'explain', 'toggleExplanation', 'newChat', 'selectWorkspace',
-  'openSettings', 'restartServer',
+  'openSettings', 'restartServer', 'feedback',
 ]);
 
 /** Messages from the webview are untrusted input: accept only the known shapes. */
@@ -125,6 +130,8 @@ export function parseFromWebview(value: unknown): FromWebview | undefined {
   const needs: Partial<Record<FromWebview['type'], string>> = {
     send: 'text', draft: 'text', explain: 'turnId', toggleExplanation: 'turnId', selectWorkspace: 'uri',
   };
+  if (message.type === 'feedback' && message.rating !== 'up' && message.rating !== 'down') return undefined;
+  needs.feedback = 'turnId';
   const required = needs[message.type as FromWebview['type']];
   if (required && typeof message[required] !== 'string') return undefined;
   return message as unknown as FromWebview;

@@ -30,7 +30,7 @@ const view = new TranscriptView(transcript, (turnId) => {
   const turn = state.entries.find((e) => e.kind === 'turn' && e.id === turnId);
   if (turn && turn.kind === 'turn' && turn.explanation) update(toggleExplanation(state, turnId));
   else vscode.postMessage({ type: 'explain', turnId });
-});
+}, (turnId, rating) => vscode.postMessage({ type: 'feedback', turnId, rating }));
 
 function update(next: ChatState): void {
   const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;

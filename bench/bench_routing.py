@@ -1,9 +1,16 @@
-"""Routing-engine benchmarks (run with `make bench`; figures go to docs/performance.md).
+"""Routing-engine benchmarks, each a ratio against a reference measured in the same run.
 
-1. Route decision with the parsed config cached: 100 rules with RE2 regexes,
-   an 8 KB message that matches none of them until the last, so every rule is
-   evaluated. Reports p50 / p99 over many decisions.
-2. Full re-parse and validation of a 3,000-line routing.yaml.
+Run with ``make bench`` (or ``.venv/bin/python bench/bench_routing.py``).
+
+1. Route decision, 8 KB message, config cached: 100 mixed rules (regexes,
+   keyword lists, any_of/not, thresholds) against 100 regex-only rules through
+   the same Router. No rule matches until the last, so every rule is evaluated.
+2. Route decision as the number of mixed rules grows (10 → 5,000), against 100.
+3. Route decision as the message grows (1 KB → 1 MB, 100 mixed rules), against 1 KB.
+4. Shadowing check: validating 1,000 keyword-list rules and 1,000 threshold
+   rules, against 1,000 regex rules (which never needed a comparison).
+5. Cold parse + validate of a 3,000-line routing.yaml, against PyYAML's C loader
+   reading the same text (which builds plain Python objects and checks nothing).
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import yaml
+
 from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.clock import SystemClock
 from switchman.engine.config.builtin import builtin_registry, builtin_routing_values
@@ -26,15 +35,36 @@ from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.context import TurnContext
 
 MODELS = ["opus", "sonnet", "haiku", "gpt-5", "gpt-5-mini"]
+HEAD = ["schema_version: 1", "global_default: sonnet", "rules:"]
 
 
-def hundred_rules() -> str:
-    """A routing.yaml with 100 regex rules (the last one matches the benchmark message)."""
-    lines = ["schema_version: 1", "global_default: sonnet", "rules:"]
-    for i in range(99):
-        lines += [f"  - name: rule {i}",
-                  f'    when: {{message_matches: "(?i)(deploy|migrat|refactor)-{i}[a-z]+\\\\b"}}',
-                  f"    use: {MODELS[i % len(MODELS)]}"]
+def regex_rule(i: int) -> list[str]:
+    """A rule with one RE2 regex that the benchmark message never matches."""
+    return [f"  - name: rule {i}",
+            f'    when: {{message_matches: "(?i)(deploy|migrat|refactor)-{i}[a-z]+\\\\b"}}',
+            f"    use: {MODELS[i % len(MODELS)]}"]
+
+
+def mixed_rule(i: int) -> list[str]:
+    """One of four rule shapes, none matching the benchmark message."""
+    use = f"    use: {MODELS[i % len(MODELS)]}"
+    shapes = [
+        regex_rule(i)[:2],
+        [f"  - name: rule {i}", f'    when: {{message_contains_any: ["kw{i}a", "Kw{i}b"]}}'],
+        [f"  - name: rule {i}", "    when:", "      any_of:",
+         f'        - message_matches: "ticket-{i}[0-9]+$"',
+         "        - not: {has_images: false}"],
+        [f"  - name: rule {i}", "    when:", f"      estimated_input_tokens_gt: {10**6 + i}",
+         f'      message_contains_any: ["plan{i}"]'],
+    ]
+    return [*shapes[i % 4], use]
+
+
+def routing_file(count: int, rule: Callable[[int], list[str]]) -> str:
+    """``count - 1`` non-matching rules, then one that matches the benchmark message."""
+    lines = list(HEAD)
+    for i in range(count - 1):
+        lines += rule(i)
     lines += ["  - name: last", '    when: {message_matches: "needle-[0-9]+$"}', "    use: haiku"]
     return "\n".join(lines) + "\n"
 
@@ -55,14 +85,14 @@ def three_thousand_lines(header: str = "") -> str:
     return head + "".join(rule.format(i=i) for i in range(2997 // 7))
 
 
-def percentiles(samples: list[float]) -> tuple[float, float, float]:
-    """p50, p99 and max, in milliseconds."""
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    """p50 and p99, in milliseconds."""
     ordered = sorted(samples)
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-    return statistics.median(ordered) * 1e3, p99 * 1e3, ordered[-1] * 1e3
+    return statistics.median(ordered) * 1e3, p99 * 1e3
 
 
-def measure(fn: Callable[[], object], runs: int, warmup: int = 20) -> list[float]:
+def measure(fn: Callable[[], object], runs: int, warmup: int = 5) -> list[float]:
     """Wall-clock seconds of ``runs`` calls after ``warmup`` unmeasured calls."""
     for _ in range(warmup):
         fn()
@@ -74,49 +104,97 @@ def measure(fn: Callable[[], object], runs: int, warmup: int = 20) -> list[float
     return samples
 
 
-def bench_decision(runs: int) -> tuple[float, float, float]:
-    """Route decisions through the full Router with the config file cached."""
-    with tempfile.TemporaryDirectory() as folder:
-        Path(folder, "routing.yaml").write_text(hundred_rules(), "utf-8")
-        clock = SystemClock()
-        router = Router(ConfigStore(Path(folder)), clock=clock, configured=lambda p: True,
-                        availability=AvailabilityTracker(clock))
-        message = ("lorem ipsum dolor sit amet " * 320)[:8 * 1024 - 10] + " needle-42"
-        assert len(message.encode()) >= 8 * 1024 - 16
-        request = RouteRequest(context=TurnContext(message=message, workspace_path=folder),
-                               turn_id="bench")
-        decision = router.decide(request)
-        assert decision.winner is not None
-        assert decision.winner.rule_name == "last"
-        return percentiles(measure(lambda: router.decide(request), runs))
+def message_of(size: int) -> str:
+    """A message of ``size`` bytes that only the last rule matches."""
+    return ("lorem ipsum dolor sit amet " * (size // 27 + 1))[:size - 10] + " needle-42"
 
 
-def bench_reparse(runs: int) -> tuple[float, float, float, int]:
-    """Parse and validate a 3,000-line routing.yaml from text, every time."""
-    text = three_thousand_lines()
+def decisions(folder: Path, text: str, message: str, runs: int) -> tuple[float, float]:
+    """p50 / p99 ms of route decisions through the Router with ``text`` as routing.yaml."""
+    Path(folder, "routing.yaml").write_text(text, "utf-8")
+    clock = SystemClock()
+    router = Router(ConfigStore(folder), clock=clock, configured=lambda p: True,
+                    availability=AvailabilityTracker(clock))
+    request = RouteRequest(context=TurnContext(message=message, workspace_path=str(folder)),
+                           turn_id="bench")
+    decision = router.decide(request)
+    assert decision.winner is not None
+    assert decision.winner.rule_name == "last", decision.winner
+    return percentiles(measure(lambda: router.decide(request), runs))
+
+
+def checks(text: str, runs: int) -> float:
+    """Median ms of validating ``text`` as a routing.yaml from scratch."""
     registry = builtin_registry()
     base = builtin_routing_values(registry)
     policy, problems = check_routing_text(text, "routing.yaml", registry, base)
     assert policy is not None, problems[:3]
-    samples = measure(lambda: check_routing_text(text, "routing.yaml", registry, base), runs, 3)
-    return (*percentiles(samples), text.count("\n"))
+    return percentiles(measure(lambda: check_routing_text(text, "routing.yaml", registry, base),
+                               runs, 1))[0]
+
+
+def keyword_rule(i: int) -> list[str]:
+    """A keyword-list rule (distinct keywords)."""
+    return [f"  - name: rule {i}", f'    when: {{message_contains_any: ["kw{i}", "alt{i}"]}}',
+            "    use: haiku"]
+
+
+def threshold_rule(i: int) -> list[str]:
+    """A threshold rule (descending, so none shadows another)."""
+    return [f"  - name: rule {i}", f"    when: {{estimated_input_tokens_gt: {5000 - i}}}",
+            "    use: haiku"]
+
+
+def row(what: str, figure: str, reference: str, ratio: float, goal: str) -> str:
+    """One Markdown table row."""
+    return f"| {what} | {figure} | {reference} | {ratio:.2f}x | {goal} |"
 
 
 def main() -> None:
-    """Run both benchmarks and print a Markdown table."""
+    """Run every routing benchmark and print a Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--decisions", type=int, default=5000)
-    parser.add_argument("--reparses", type=int, default=100)
+    parser.add_argument("--decisions", type=int, default=2000)
     args = parser.parse_args()
-    d50, d99, dmax = bench_decision(args.decisions)
-    r50, r99, rmax, lines = bench_reparse(args.reparses)
-    print(f"python {os.sys.version.split()[0]}, {os.cpu_count()} CPUs")  # type: ignore[attr-defined]
-    print("| benchmark | runs | p50 ms | p99 ms | max ms | goal |")
-    print("|---|---|---|---|---|---|")
-    print(f"| route decision, 100 RE2 rules, 8 KB message, config cached | {args.decisions} "
-          f"| {d50:.3f} | {d99:.3f} | {dmax:.3f} | p99 <= 1 ms |")
-    print(f"| re-parse + validate routing.yaml ({lines} lines) | {args.reparses} "
-          f"| {r50:.2f} | {r99:.2f} | {rmax:.2f} | <= 20 ms |")
+    runs = args.decisions
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        msg8k = message_of(8 * 1024)
+        regex = decisions(folder, routing_file(100, regex_rule), msg8k, runs)
+        mixed = decisions(folder, routing_file(100, mixed_rule), msg8k, runs)
+        rows.append(row("route decision, 100 mixed rules, 8 KB: p50 / p99 ms",
+                        f"{mixed[0]:.3f} / {mixed[1]:.3f}",
+                        f"100 regex-only rules: {regex[0]:.3f} / {regex[1]:.3f}",
+                        mixed[1] / regex[1], "p99 ≤ 0.3 ms; ≤ 1.5x (p99)"))
+        for count in (10, 1000, 5000):
+            scaled = decisions(folder, routing_file(count, mixed_rule), msg8k,
+                               max(20, runs * 100 // count // 4))
+            rows.append(row(f"route decision, {count:,} mixed rules, 8 KB: p50 ms",
+                            f"{scaled[0]:.3f}", f"100 mixed rules: {mixed[0]:.3f}",
+                            scaled[0] / mixed[0],
+                            "linear (5,000 ≤ 55x)" if count == 5000 else "linear"))
+        small = decisions(folder, routing_file(100, mixed_rule), message_of(1024), runs)
+        for size, label in ((64 * 1024, "64 KB"), (1024 * 1024, "1 MB")):
+            big = decisions(folder, routing_file(100, mixed_rule), message_of(size), 30)
+            rows.append(row(f"route decision, 100 mixed rules, {label} message: p50 ms",
+                            f"{big[0]:.3f}", f"1 KB message: {small[0]:.3f}",
+                            big[0] / small[0],
+                            f"linear ({size // 1024}x)" + ("; ≤ 5 ms" if size > 65536 else "")))
+    regexes = checks(routing_file(1000, regex_rule), 5)
+    for name, shape in (("keyword-list", keyword_rule), ("threshold", threshold_rule)):
+        ms = checks(routing_file(1000, shape), 5)
+        rows.append(row(f"validate 1,000 {name} rules (shadowing check): ms", f"{ms:.1f}",
+                        f"1,000 regex rules: {regexes:.1f}", ms / regexes, "near-linear (≈1x)"))
+    text = three_thousand_lines()
+    ours = checks(text, 20)
+    libyaml = percentiles(measure(lambda: yaml.load(text, Loader=yaml.CLoader), 20, 1))[0]
+    rows.append(row(f"cold parse + validate, {text.count(chr(10)):,} lines: ms", f"{ours:.1f}",
+                    f"PyYAML CLoader: {libyaml:.1f}", ours / libyaml, "≤ 2.5x"))
+    print(f"python {os.sys.version.split()[0]}, {os.cpu_count()} CPUs, "  # type: ignore[attr-defined]
+          f"load {os.getloadavg()[0]:.1f}\n")
+    print("| benchmark | figure | reference (same run) | ratio | goal |")
+    print("|---|---|---|---|---|")
+    print("\n".join(rows))
 
 
 if __name__ == "__main__":

@@ -3,11 +3,12 @@
 ::
 
     SwitchmanError
-    ├── ConfigError              a configuration file cannot be used
+    ├── UnreadableFile           a file is not a regular, small enough, UTF-8 file
     ├── RoutingError             a turn cannot be routed
     │   ├── UnknownAlias         ``@name`` at the start of a message names no model
     │   ├── UnknownModel         a model id or alias (e.g. for /model) names no model
     │   ├── EmptyMessage         nothing left to send after stripping an override
+    │   ├── InvalidText          the message is not valid Unicode (a lone surrogate)
     │   └── NoModelAvailable     every policy in the chain was empty or rejected
     └── SessionError             a session request cannot be carried out
         ├── UnknownWorkspace     not an open workspace folder
@@ -15,7 +16,9 @@
         ├── UnknownTurn          no such turn
         └── TurnInProgress       the session is busy with another turn
 
-Provider errors live in ``switchman.engine.providers.errors``.
+Provider errors live in ``switchman.engine.providers.errors``. Configuration
+problems are not exceptions: loading returns every problem found, located
+(``switchman.engine.config.problems``).
 """
 
 from __future__ import annotations
@@ -32,10 +35,21 @@ class SwitchmanError(Exception):
     code = "switchman_error"
 
 
-class ConfigError(SwitchmanError):
-    """A configuration file could not be used at all."""
+class UnreadableFile(SwitchmanError):
+    """A file was not read: not a regular file, too large, unreadable or not UTF-8.
 
-    code = "config_error"
+    ``reason`` completes "the file ..."; ``line`` and ``column`` (0-based) locate
+    the first bad byte of a file that is not UTF-8.
+    """
+
+    code = "unreadable_file"
+
+    def __init__(self, path: str, reason: str, line: int = 0, column: int = 0) -> None:
+        self.path = path
+        self.reason = reason
+        self.line = line
+        self.column = column
+        super().__init__(f"{path} {reason}.")
 
 
 class RoutingError(SwitchmanError):
@@ -80,6 +94,27 @@ class EmptyMessage(RoutingError):
         self.token = token
         super().__init__(f"Nothing to send after '@{token}'. Type your message after the alias."
                          if token else "Nothing to send: the message is empty.")
+
+
+class InvalidText(RoutingError):
+    """The message holds a lone UTF-16 surrogate, which no file, database or API can store."""
+
+    code = "invalid_text"
+
+    def __init__(self, where: str, offset: int) -> None:
+        self.where = where
+        self.offset = offset
+        super().__init__(f"The {where} contains an invalid character (a lone UTF-16 surrogate) "
+                         f"at position {offset}; nothing was sent. Remove it (it often comes "
+                         "from a bad copy and paste) and send again.")
+
+
+def check_text(text: str, where: str = "message") -> None:
+    """Raise :class:`InvalidText` if ``text`` cannot be encoded as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidText(where, exc.start) from None
 
 
 class NoModelAvailable(RoutingError):

@@ -13,6 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from switchman.engine.config.registry import ProviderSpec
+from switchman.engine.errors import UnreadableFile
+from switchman.engine.files import read_text
+
+MAX_KEY_FILE_BYTES = 64 * 1024
 
 
 def read_key(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) -> str | None:
@@ -23,8 +27,8 @@ def read_key(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) ->
             return value
     if provider.api_key_file:
         try:
-            value = Path(provider.api_key_file).expanduser().read_text("utf-8").strip()
-        except (OSError, UnicodeDecodeError):
+            value = read_text(Path(provider.api_key_file).expanduser(), MAX_KEY_FILE_BYTES).strip()
+        except UnreadableFile:  # counts as no key; its content is never shown anywhere
             value = ""
         if value:
             return value

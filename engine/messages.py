@@ -62,6 +62,18 @@ class Message(msgspec.Struct, kw_only=True):
         return [b for b in self.content if isinstance(b, ToolUseBlock)]
 
 
+def message_texts(messages: list[Message]) -> list[str]:
+    """The text of every non-image block (tool inputs as JSON), for size estimates."""
+    return [b.text if isinstance(b, TextBlock) else b.content if isinstance(b, ToolResultBlock)
+            else msgspec.json.encode(b.input).decode() for m in messages for b in m.content
+            if not isinstance(b, ImageBlock)]
+
+
+def image_count(messages: list[Message]) -> int:
+    """How many images ``messages`` hold."""
+    return sum(isinstance(b, ImageBlock) for m in messages for b in m.content)
+
+
 class Usage(msgspec.Struct, frozen=True):
     """Tokens used by one or more LLM calls."""
 

@@ -31,6 +31,7 @@ from switchman.engine.config.policy import RoutingPolicy, WorkspacePolicy, effec
 from switchman.engine.config.problems import Problem, has_errors
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.routing_file import check_routing_text, check_workspace_text
+from switchman.engine.config.store import read_config
 from switchman.engine.config.walker import Walker
 from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.errors import RoutingError
@@ -137,10 +138,9 @@ class _StaticClock:
 
 def load_test_file(path: Path) -> tuple[dict[str, Any], list[Problem]]:
     """Parse and validate a test file; returns its values and any problems."""
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FileNotFoundError(f"cannot read {path}: {exc}") from exc
+    text, unreadable = read_config(path)
+    if text is None:
+        return {}, [unreadable] if unreadable is not None else []
     doc = parse_yaml(text, str(path))
     if doc.problems or doc.root is None:
         return {}, doc.problems
@@ -155,26 +155,28 @@ def load_policy(base: Path, raw: Mapping[str, Any]) -> PolicyUnderTest:
     registry: ModelRegistry | None = builtin_registry()
     if "models" in raw:
         path = base / raw["models"]
-        registry, found = check_models_text(_read(path), str(path), builtin_models_values())
-        problems += found
+        text, unreadable = read_config(path)
+        registry, found = check_models_text(text, str(path), builtin_models_values()) \
+            if text is not None else (None, [unreadable])
+        problems += [p for p in found if p is not None]
     if registry is None:
         return PolicyUnderTest(None, None, None, problems)
     policy: RoutingPolicy | None = builtin_policy(registry)
     if "routing" in raw:
         path = base / raw["routing"]
-        policy, found = check_routing_text(_read(path), str(path), registry,
-                                           builtin_routing_values(registry))
-        problems += found
+        text, unreadable = read_config(path)
+        policy, found = check_routing_text(text, str(path), registry,
+                                           builtin_routing_values(registry)) \
+            if text is not None else (None, [unreadable])
+        problems += [p for p in found if p is not None]
     workspace_file: WorkspacePolicy | None = None
     if "workspace_routing" in raw:
         path = base / raw["workspace_routing"]
-        workspace_file, found = check_workspace_text(_read(path), str(path), registry, "")
-        problems += found
+        text, unreadable = read_config(path)
+        workspace_file, found = check_workspace_text(text, str(path), registry, "") \
+            if text is not None else (None, [unreadable])
+        problems += [p for p in found if p is not None]
     return PolicyUnderTest(registry, policy, workspace_file, problems)
-
-
-def _read(path: Path) -> str:
-    return path.read_text("utf-8")
 
 
 def run_cases(under_test: PolicyUnderTest, cases: Sequence[Mapping[str, Any]],

@@ -1,8 +1,9 @@
 """The routing entry point used by the CLI and the daemon.
 
 It ties the live configuration, availability, key checks and the pattern store
-to the policy chain, and publishes exactly one ``route.decided`` per decision
-(including failed ones) on the event bus.
+to the policy chain. Every decision, a failed one included, is a
+``route.decided`` record; the caller keeps it (the session manager stores it
+with the turn, or as an event when no model was available).
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ from switchman.engine.clock import Clock
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.config.walker import closest
-from switchman.engine.errors import NoModelAvailable, UnknownModel
-from switchman.engine.events import EventBus
+from switchman.engine.errors import UnknownModel
 from switchman.engine.patterns import PatternStore
 from switchman.engine.routing.chain import PolicyChain, RouteRequest
 from switchman.engine.routing.decision import RouteDecided
@@ -30,24 +30,22 @@ class Router:
 
     def __init__(
         self,
-        store: ConfigStore,
+        config: ConfigStore,
         *,
         clock: Clock,
         configured: ConfiguredCheck,
         availability: AvailabilityTracker | AvailabilityCheck,
         patterns: PatternStore | None = None,
-        bus: EventBus | None = None,
     ) -> None:
-        self.store = store
+        self.config = config
         self.clock = clock
         self.configured = configured
         self.availability = availability
         self.patterns = patterns
-        self.bus = bus
 
     def registry(self) -> ModelRegistry:
         """The model registry in force now."""
-        return self.store.registry()
+        return self.config.registry()
 
     def parse(self, message: str) -> tuple[str, Override | None]:
         """Split off a leading ``@alias``; raises for unknown aliases or empty messages."""
@@ -68,19 +66,9 @@ class Router:
         if isinstance(check, AvailabilityTracker):
             check = check.check
         validator = CandidateValidator(registry, self.configured, check)
-        return PolicyChain(registry, self.store.effective(folder), validator, self.clock,
+        return PolicyChain(registry, self.config.effective(folder), validator, self.clock,
                            self.patterns)
 
     def decide(self, request: RouteRequest) -> RouteDecided:
-        """Run the chain and publish the decision; raises :class:`NoModelAvailable`."""
-        try:
-            decision = self.chain(request.context.workspace_path).decide(request)
-        except NoModelAvailable as failure:
-            self._publish(failure.decision)
-            raise
-        self._publish(decision)
-        return decision
-
-    def _publish(self, decision: RouteDecided) -> None:
-        if self.bus is not None:
-            self.bus.emit(decision)
+        """Run the chain; raises :class:`NoModelAvailable` (carrying the failed decision)."""
+        return self.chain(request.context.workspace_path).decide(request)

@@ -39,6 +39,7 @@ from switchman.engine.sessions.manager import SessionManager, SessionObserver
 from switchman.engine.sessions.records import TurnResult
 from switchman.engine.sessions.views import SessionViews
 from switchman.engine.store.database import connect
+from switchman.engine.store.ownership import DaemonLease
 from switchman.engine.store.repository import SessionStore
 
 log = logging.getLogger(__name__)
@@ -64,14 +65,10 @@ class Switchman:
         self.config = ConfigStore(config_folder or config_dir(environ), bus=self.bus,
                                   clock=self.clock)
         self.availability = AvailabilityTracker(self.clock, self.bus)
-        self.store = SessionStore(connect((data_folder or data_dir(environ)) / DATABASE_NAME))
-        interrupted = self.store.interrupt_running(self.clock.now())
-        if interrupted:
-            log.warning("marked %d turn(s) left running by a previous daemon as interrupted",
-                        interrupted)
-        folder = data_folder or data_dir(environ)
+        data = data_folder or data_dir(environ)
+        self.store = SessionStore(connect(data / DATABASE_NAME), DaemonLease(data))
         self.patterns = LearnedPatternStore(
-            patterns_db.connect(folder / patterns_db.FILE_NAME), self.clock)
+            patterns_db.connect(data / patterns_db.FILE_NAME), self.clock)
         self.learning = OutcomeRecorder(self.patterns)
         self.router = Router(self.config, clock=self.clock,
                              configured=lambda provider: key_present(provider, environ),
@@ -82,6 +79,7 @@ class Switchman:
             availability=self.availability, adapters=AdapterFactory(environ), clock=self.clock,
             observer=observer)
         self.views = SessionViews(self.sessions)
+        self.interrupt_orphans()
         self.bus.subscribe(self._on_event)
         self._ticker: asyncio.Task[None] | None = None
         self._environ = environ
@@ -130,6 +128,16 @@ class Switchman:
         while True:
             await asyncio.sleep(AVAILABILITY_TICK_SECONDS)
             self.availability.tick()
+            self.interrupt_orphans()
+
+    def interrupt_orphans(self) -> None:
+        """Mark turns of daemons that died mid-turn as interrupted (other daemons' live turns
+        are left alone: several editor windows share one database)."""
+        interrupted = self.store.interrupt_orphans(self.clock.now())
+        if interrupted:
+            log.warning("marked %d turn(s) left running by a daemon that ended as interrupted",
+                        interrupted)
+            self.sessions.for_each_workspace(self.sessions.observer.status_changed)
 
     def _on_event(self, event: Event) -> None:
         """Keep session-independent events and tell every workspace its status changed."""

@@ -25,6 +25,7 @@ a longer description, or the whole of a one- or two-word one.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -32,10 +33,15 @@ from pathlib import Path
 import msgspec
 
 from switchman.engine.config.yamldoc import parse_yaml
+from switchman.engine.errors import UnreadableFile
+from switchman.engine.files import read_head
+
+log = logging.getLogger(__name__)
 
 MATCH_THRESHOLD = 0.34
 MAX_KEYWORDS = 6
 _MAX_FRONT_MATTER_LINES = 200
+_MAX_FRONT_MATTER_BYTES = 64 * 1024
 _WORD = re.compile(r"[a-z][a-z0-9]{2,}")
 _STOPWORDS = frozenset((
     "the", "and", "for", "with", "that", "this", "from", "into", "your", "you", "are", "was",
@@ -81,20 +87,18 @@ def score(skill: Skill, message: str) -> float:
 
 
 def read_front_matter(path: Path) -> Skill | None:
-    """The skill declared by ``path``'s front matter, or None if it has none."""
-    try:
-        with path.open(encoding="utf-8") as handle:
-            if handle.readline().strip() != "---":
-                return None
-            lines = []
-            for _ in range(_MAX_FRONT_MATTER_LINES):
-                line = handle.readline()
-                if not line or line.strip() == "---":
-                    break
-                lines.append(line)
-    except (OSError, UnicodeDecodeError):
+    """The skill declared by ``path``'s front matter, or None if it has none.
+
+    Raises :class:`UnreadableFile` when ``path`` is not a regular file (see
+    :mod:`switchman.engine.files`); only the first 64 KB are ever read.
+    """
+    head, _ = read_head(path, _MAX_FRONT_MATTER_BYTES)
+    lines = head.decode("utf-8-sig", "replace").splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
         return None
-    doc = parse_yaml("".join(lines), str(path))
+    lines = lines[1:_MAX_FRONT_MATTER_LINES + 1]
+    end = next((i for i, line in enumerate(lines) if line.strip() == "---"), len(lines))
+    doc = parse_yaml("".join(lines[:end]), str(path))
     root = doc.root
     if root is None or root.kind != "mapping":
         return None
@@ -120,7 +124,11 @@ class SkillIndex:
         for folder in folders:
             if folder.is_dir():
                 for path in sorted(folder.rglob("*.md")):
-                    skill = read_front_matter(path)
+                    try:
+                        skill = read_front_matter(path)
+                    except UnreadableFile as exc:  # a hostile repository must not stop the index
+                        log.warning("skill skipped: %s", exc)
+                        continue
                     if skill is not None:
                         found.append(skill)
         return cls(found)

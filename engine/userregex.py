@@ -7,14 +7,19 @@ syntax (backreferences, lookaround) is rejected; we explain that in the error.
 
 from __future__ import annotations
 
+import logging
 import re
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 
 import re2
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False
+_MIN_SET_MEMORY = 8 << 20  # RE2's default budget
+_SET_MEMORY_PER_PATTERN = 16 << 10
+"""A budget, not an allocation: 5,000 rule-sized patterns use about 25 MiB."""
+log = logging.getLogger(__name__)
 
 
 class CompiledRegex(Protocol):
@@ -57,32 +62,63 @@ def _explain(exc: Exception) -> str:
 
 
 class PatternSet:
-    """Many patterns matched against one text in a single RE2 pass."""
+    """Many patterns matched against one text in a single RE2 pass.
+
+    RE2 compiles a set within a memory budget (8 MiB by default, which a
+    set outgrows at about 1,450 patterns). The budget here grows with the
+    number of patterns, so thousands of rules still take one pass; should a
+    set fail to compile anyway, it is split in halves, and a pattern that fits
+    no set is searched on its own. Every pattern is always answered.
+    """
 
     def __init__(self, patterns: tuple[str, ...]) -> None:
         self.patterns = patterns
-        self._set: object | None = None
-        try:
-            compiled = re2.Set.SearchSet(_OPTIONS)
-            for pattern in patterns:
-                compiled.Add(pattern)
-            compiled.Compile()
-            self._set = compiled
-        except (re2.error, ValueError, TypeError):
-            self._set = None
+        self.sets: list[tuple[Any, tuple[str, ...]]] = []
+        """The compiled sets and the patterns each one holds, in order."""
+        self.alone: list[str] = []
+        """Patterns that fit in no set (searched one by one; empty in practice)."""
+        self._add(patterns)
 
-    def hits(self, text: str) -> frozenset[str] | None:
-        """The patterns that occur in ``text``; None if the set could not be used."""
-        if self._set is None:
-            return None
+    def _add(self, patterns: tuple[str, ...]) -> None:
         try:
-            indices = self._set.Match(text)  # type: ignore[attr-defined]
-        except (re2.error, ValueError, TypeError):
-            return None
-        return frozenset(self.patterns[i] for i in indices or ())  # None when nothing matched
+            self.sets.append((_compiled_set(patterns), patterns))
+        except re2.error:
+            if len(patterns) == 1:
+                log.warning("pattern %r fits in no RE2 set; it is searched on its own",
+                            patterns[0])
+                self.alone.append(patterns[0])
+                return
+            log.info("RE2 set of %d patterns did not compile; splitting it", len(patterns))
+            half = len(patterns) // 2
+            self._add(patterns[:half])
+            self._add(patterns[half:])
+
+    def hits(self, text: str) -> frozenset[str]:
+        """The patterns that occur in ``text``."""
+        encoded = text.encode("utf-8")  # once for every set
+        found = [members[i] for compiled, members in self.sets
+                 for i in compiled.Match(encoded) or ()]
+        found += [p for p in self.alone if compile_regex(p).search(text) is not None]
+        return frozenset(found)
+
+
+def _compiled_set(patterns: tuple[str, ...]) -> Any:
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = max(_MIN_SET_MEMORY, len(patterns) * _SET_MEMORY_PER_PATTERN)
+    compiled = re2.Set.SearchSet(options)
+    for pattern in patterns:
+        compiled.Add(pattern)
+    compiled.Compile()
+    return compiled
 
 
 @lru_cache(maxsize=64)
 def pattern_set(patterns: tuple[str, ...]) -> PatternSet:
     """A cached :class:`PatternSet` for ``patterns`` (each already valid on its own)."""
     return PatternSet(patterns)
+
+
+def keyword_pattern(keyword: str) -> str:
+    """The RE2 pattern finding ``keyword`` anywhere, ignoring case (so it joins a set)."""
+    return "(?i)" + str(re2.escape(keyword))

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import FeatureRequestError, JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 
 from switchman.engine import __version__
+from switchman.engine.errors import SwitchmanError
 from switchman.server.errors import EXPECTED_CODES
+from switchman.server.features import FEATURES
 from switchman.server.notifier import EditorNotifier
+from switchman.server.protocol import UNREADABLE_FRAME_ERRORS, SwitchmanProtocol
 from switchman.server.wire import plain_params_converter
 
 if TYPE_CHECKING:
@@ -22,29 +23,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-InitializeHook = Callable[[types.InitializeParams], None]
-
-
-class SwitchmanProtocol(LanguageServerProtocol):
-    """pygls' protocol, silent once the editor has sent ``exit``.
-
-    A turn may still be finishing when the editor exits; its last notifications
-    must not be written to a closed stream (which pygls would report as errors).
-    """
-
-    closing = False
-
-    def _send_data(self, data: Any) -> None:
-        if not self.closing:
-            super()._send_data(data)
-
-
 class SwitchmanServer(LanguageServer):
     """pygls' LanguageServer holding the engine (:class:`Switchman`).
-
-    Several features need to react to ``initialize``; pygls allows one handler
-    per method, so the workspaces feature registers it and calls every function
-    in :attr:`initialize_hooks`.
 
     The engine is created on first use, which the ``initialized`` handler
     triggers: its imports and database setup then happen after the editor has
@@ -61,7 +41,6 @@ class SwitchmanServer(LanguageServer):
         )
         self.shutdown_requested = False
         self._switchman: Switchman | None = None
-        self.initialize_hooks: list[InitializeHook] = []
         self.initialization_options: dict[str, Any] = {}
         self.workspace_folders: list[str] = []
         """Folder URIs from ``initialize``, opened when the engine starts."""
@@ -74,14 +53,26 @@ class SwitchmanServer(LanguageServer):
 
             self._switchman = Switchman(EditorNotifier(self))
             for folder in self.workspace_folders:
-                self._switchman.sessions.open_workspace(folder)
+                try:
+                    self._switchman.sessions.open_workspace(folder)
+                except SwitchmanError as error:  # the editor named a folder no path can have
+                    log.warning("workspace folder ignored: %s", error)
         return self._switchman
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Errors outside a request: logged here, never shown with their Python text.
+
+        pygls reports a frame it could not parse this way; that frame gets the
+        ``-32700`` answer JSON-RPC asks for.
+        """
+        if isinstance(error, UNREADABLE_FRAME_ERRORS):
+            self.protocol.parse_error(error)  # type: ignore[attr-defined]
+        elif source is not FeatureRequestError:  # a request's error is its response
+            log.error("%s: %s", getattr(source, "__name__", source), error)
 
 
 def build_server() -> SwitchmanServer:
     """A server with every feature registered."""
-    from switchman.server.features import FEATURES  # noqa: PLC0415 - avoids an import cycle
-
     server = SwitchmanServer()
     for register in FEATURES:
         register(server)
@@ -95,12 +86,18 @@ def _configure_logging() -> None:
     for noisy in ("pygls", "httpx", "httpx2", "httpcore", "httpcore2", "anthropic", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_hide_expected_errors)
+    logging.getLogger("pygls.server").addFilter(_hide_unreadable_frames)
 
 
 def _hide_expected_errors(record: logging.LogRecord) -> bool:
     """Drop pygls' tracebacks for errors we answer on purpose (unknown alias, …)."""
     error = record.exc_info[1] if record.exc_info else None
     return not (isinstance(error, JsonRpcException) and error.code in EXPECTED_CODES)
+
+
+def _hide_unreadable_frames(record: logging.LogRecord) -> bool:
+    """Drop pygls' traceback for a frame that is not JSON (answered and logged in one line)."""
+    return not (record.exc_info and isinstance(record.exc_info[1], UNREADABLE_FRAME_ERRORS))
 
 
 def run(tcp: str | None = None) -> int:

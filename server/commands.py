@@ -16,10 +16,10 @@ from switchman.engine.clock import SystemClock
 from switchman.engine.config.check import FileKind, check_text, file_kind
 from switchman.engine.config.jsonschema import schema_text
 from switchman.engine.config.paths import data_dir, find_workspace, workspace_routing_file
-from switchman.engine.config.problems import Code, Problem, Range, Severity, sort_problems
+from switchman.engine.config.problems import Problem, Severity, sort_problems
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.report import format_problems, format_rules
-from switchman.engine.config.store import ConfigStore
+from switchman.engine.config.store import ConfigStore, read_config
 from switchman.engine.errors import NoModelAvailable, RoutingError
 from switchman.engine.keys import key_present
 from switchman.engine.learning import database as patterns_db
@@ -65,16 +65,14 @@ def rules_check(args: argparse.Namespace) -> int:
 
 def _default_targets(store: ConfigStore, workspace: Path) -> list[Path]:
     candidates = [store.models_path, store.routing_path, workspace_routing_file(workspace)]
-    return [p for p in candidates if p.exists()]
+    return [p for p in candidates if os.path.lexists(p)]  # a broken link is reported too
 
 
 def _check_file(path: Path, registry: ModelRegistry) -> list[Problem]:
     kind = file_kind(path) or FileKind.ROUTING
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return [Problem(str(path), Range.at(0, 0, 0), Severity.ERROR, Code.YAML_SYNTAX,
-                        f"Cannot read the file: {exc}.")]
+    text, unreadable = read_config(path)
+    if text is None:
+        return [unreadable] if unreadable is not None else []
     if kind is not FileKind.MODELS:
         registry = _registry_beside(path, registry)
     return check_text(kind, text, str(path), registry)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import msgspec
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 
 from switchman.engine.errors import (
     EmptyMessage,
+    InvalidText,
     NoModelAvailable,
     SwitchmanError,
     TurnInProgress,
@@ -22,6 +24,8 @@ from switchman.engine.errors import (
 )
 from switchman.engine.routing.explain import render
 
+log = logging.getLogger(__name__)
+
 CODES: dict[type[SwitchmanError], int] = {
     UnknownWorkspace: 1001,
     UnknownSession: 1002,
@@ -31,10 +35,11 @@ CODES: dict[type[SwitchmanError], int] = {
     NoModelAvailable: 1006,
     TurnInProgress: 1007,
     UnknownTurn: 1008,
+    InvalidText: 1009,
 }
 
 
-EXPECTED_CODES = frozenset({*CODES.values(), -32602})
+EXPECTED_CODES = frozenset({*CODES.values(), JsonRpcInvalidParams.CODE})
 """Error codes that answer a user's mistake, not a bug (not worth a traceback in logs)."""
 
 
@@ -49,13 +54,14 @@ def rpc_error(error: SwitchmanError) -> JsonRpcException:
         data.update(decision=msgspec.to_builtins(error.decision), text=render(error.decision))
     elif isinstance(error, TurnInProgress):
         data.update(turn_id=error.turn_id)
-    return JsonRpcException(message=str(error), code=CODES.get(type(error), -32603), data=data)
+    code = CODES.get(type(error), JsonRpcInternalError.CODE)
+    return JsonRpcException(message=str(error), code=code, data=data)
 
 
 def invalid_params(detail: str) -> JsonRpcException:
     """The error for params that do not match the method's shape."""
-    return JsonRpcException(message=f"Invalid params: {detail}", code=-32602,
-                            data={"code": "invalid_params", "detail": detail})
+    return JsonRpcInvalidParams(message=f"Invalid params: {detail}",
+                                data={"code": "invalid_params", "detail": detail})
 
 
 @contextmanager
@@ -65,3 +71,11 @@ def as_rpc_errors() -> Iterator[None]:
         yield
     except SwitchmanError as error:
         raise rpc_error(error) from None
+    except JsonRpcException:
+        raise
+    except Exception as error:  # a bug: the editor gets a plain message, the log the traceback
+        log.exception("request failed")
+        raise JsonRpcException(
+            message="Switchman could not carry out this request because of an internal error; "
+                    "nothing was changed. The daemon's log has the details.",
+            code=-32603, data={"code": "internal_error"}) from error

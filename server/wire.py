@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import cattrs
 import msgspec
 from pygls.protocol import default_converter
@@ -26,7 +27,12 @@ def plain_params_converter() -> cattrs.Converter:
     handlers validate plain data with msgspec instead.
     """
     converter: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]
-    converter.register_structure_hook(JsonRPCRequestMessage, lambda obj, cls: cls(**obj))
-    converter.register_structure_hook(JsonRPCNotification, lambda obj, cls: cls(**obj))
-    converter.register_structure_hook(JsonRPCResponseMessage, lambda obj, cls: cls(**obj))
+    for message in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(message, _plain_message)
     return converter
+
+
+def _plain_message(data: dict[str, Any], cls: type[Any]) -> Any:
+    """A message whose params (or result) stay as sent; absent fields (params are optional in
+    JSON-RPC) and unknown ones (other clients' extensions) are fine."""
+    return cls(**{field.name: data.get(field.name) for field in attrs.fields(cls)})

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import msgspec
 
 from switchman.engine.config.schema import TIER_NAMES
 from switchman.engine.routing.predicates import ALWAYS, Predicate, describe
+from switchman.engine.routing.ruleindex import RuleIndex
 
 
 class PatternSettings(msgspec.Struct, frozen=True):
@@ -53,7 +55,8 @@ class Rule:
     line: int = 0
     """0-based line of the rule in its file."""
     message_patterns: tuple[str, ...] = ()
-    """The ``message_matches`` patterns in ``when`` (matched in one pass per turn)."""
+    """The RE2 patterns of ``when``'s ``message_matches`` and ``message_contains_any``
+    conditions (matched in one pass per turn)."""
 
     def summary(self) -> str:
         """``name: condition -> model`` on one line."""
@@ -113,6 +116,11 @@ class EffectivePolicy:
     disagreement: DisagreementSettings
     tiers: Tiers | None
     sources: tuple[str, ...] = field(default=())
+
+    @cached_property
+    def rule_index(self) -> RuleIndex:
+        """The rules indexed for routing (built once per policy)."""
+        return RuleIndex(self.rules)
 
 
 def effective_policy(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from itertools import combinations
 from typing import Any
 
 from switchman.engine.config import schema as s
@@ -18,15 +17,14 @@ from switchman.engine.config.policy import (
 )
 from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.registry import ModelRegistry
-from switchman.engine.config.walker import Path, Walker
+from switchman.engine.config.shadowing import ShadowIndex
+from switchman.engine.config.walker import Path, Walker, shorten
 from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
 from switchman.engine.routing.predicates import (
     ALWAYS,
     Predicate,
     build_predicate,
-    implies,
     message_patterns,
-    shadow_key,
 )
 
 
@@ -126,7 +124,7 @@ def _check_schema_version(walker: Walker, raw: Mapping[str, Any]) -> None:
     if version is not None and version not in s.SUPPORTED_SCHEMA_VERSIONS:
         supported = ", ".join(map(str, s.SUPPORTED_SCHEMA_VERSIONS))
         walker.report(walker.range_at(("schema_version",)), Code.SCHEMA_VERSION,
-                      f"schema_version {version} is not supported by this Switchman "
+                      f"schema_version {shorten(str(version))} is not supported by this Switchman "
                       f"(supported: {supported}). Upgrade Switchman or use version 1.")
 
 
@@ -173,7 +171,7 @@ def _rules(
 ) -> tuple[Rule, ...]:
     """Build rules; report duplicate names and shadowed rules."""
     rules: list[Rule] = []
-    shadows = _ShadowIndex()  # rules without problems, for shadowing checks
+    shadows = ShadowIndex()  # rules without problems, for shadowing checks
     names: dict[str, int] = {}
     for index, item in enumerate(raw):
         rule = _rule(walker, item, (*path, index), index, located=raw_paths)
@@ -223,52 +221,13 @@ def _condition(walker: Walker, item: Mapping[str, Any]) -> tuple[Predicate, tupl
     return known
 
 
-ShadowKey = tuple[frozenset[Any], frozenset[Any]]
-
-
-class _ShadowIndex:
-    """Earlier rules, indexed so a later rule only meets the ones that could shadow it."""
-
-    MAX_SUBSET_BITS = 12
-
-    def __init__(self) -> None:
-        self._buckets: dict[tuple[frozenset[Any], frozenset[Any]], list[tuple[int, Rule]]] = {}
-        self._count = 0
-
-    def add(self, rule: Rule, keys: tuple[ShadowKey, list[ShadowKey]] | None = None) -> Rule | None:
-        """Index ``rule``; return the first earlier rule that shadows it, if any.
-
-        ``keys`` are :meth:`keys_for` the rule's condition, if already known.
-        """
-        key, candidates = keys or self.keys_for(rule.when)
-        found = [(i, prior) for candidate in candidates
-                 for i, prior in self._buckets.get(candidate, ()) if implies(prior.when, rule.when)]
-        self._buckets.setdefault(key, []).append((self._count, rule))
-        self._count += 1
-        return min(found, key=lambda item: item[0])[1] if found else None
-
-    @classmethod
-    def keys_for(cls, when: Predicate) -> tuple[ShadowKey, list[ShadowKey]]:
-        """A condition's own bucket, and the buckets of earlier rules that could shadow it."""
-        exact, kinds = key = shadow_key(when)
-        if len(exact) + len(kinds) > cls.MAX_SUBSET_BITS:  # absurd rules: only the cheap cases
-            return key, [(frozenset(), frozenset()), (exact, kinds)]
-        return key, [(frozenset(a), frozenset(b)) for a in _subsets(exact)
-                     for b in _subsets(kinds)]
-
-
-def _subsets(items: frozenset[Any]) -> list[tuple[Any, ...]]:
-    ordered = list(items)
-    return [c for n in range(len(ordered) + 1) for c in combinations(ordered, n)]
-
-
-def _check_shadowing(walker: Walker, index: _ShadowIndex, rule: Rule, path: Path) -> None:
+def _check_shadowing(walker: Walker, index: ShadowIndex, rule: Rule, path: Path) -> None:
     memo = walker.doc.memo
-    keys = memo.get(rule.when, _ShadowIndex, None) if memo is not None else None
+    keys = memo.get(rule.when, ShadowIndex, None) if memo is not None else None
     if keys is None:
-        keys = _ShadowIndex.keys_for(rule.when)
+        keys = ShadowIndex.keys_for(rule.when)
         if memo is not None:
-            memo.put(rule.when, _ShadowIndex, None, keys)
+            memo.put(rule.when, ShadowIndex, None, keys)
     prior = index.add(rule, keys)
     if prior is None:
         return

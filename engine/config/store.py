@@ -9,6 +9,7 @@ one ``routing.policy_invalid`` event per broken version.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,9 @@ from switchman.engine.config.policy import (
 from switchman.engine.config.problems import Code, Problem, Range, Severity
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.routing_file import check_routing_text, check_workspace_text
+from switchman.engine.errors import UnreadableFile
 from switchman.engine.events import EventBus, PolicyInvalid
+from switchman.engine.files import read_text
 
 T = TypeVar("T")
 Checker = Callable[[str, str], tuple[Any, list[Problem]]]
@@ -57,22 +60,34 @@ class _Slot(Generic[T]):
 
 
 def _signature(path: Path) -> tuple[int, int] | None:
+    """When and how big ``path`` last changed; None when nothing is there at all.
+
+    A dangling symlink or a symlink loop is something: it gets the link's own
+    signature, so reading it reports the problem instead of silently using
+    the built-in configuration.
+    """
     try:
-        st = path.stat()
-    except OSError:
-        return None
+        st = os.stat(path)
+    except (OSError, ValueError):
+        try:
+            st = os.lstat(path)
+        except (OSError, ValueError):
+            return None
     return (st.st_mtime_ns, st.st_size)
 
 
-def _read(path: Path) -> tuple[str | None, Problem | None]:
+def read_config(path: Path) -> tuple[str | None, Problem | None]:
+    """A configuration file's text, or the problem that kept it from being read.
+
+    Only a regular UTF-8 file of at most :data:`files.MAX_CONFIG_BYTES` is read,
+    never blocking (see :mod:`switchman.engine.files`).
+    """
     try:
-        return path.read_text("utf-8"), None
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = "is not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else f"cannot be " \
-            f"read ({exc.strerror or exc})"
-        problem = Problem(str(path), Range.at(0, 0, 0), Severity.ERROR, Code.YAML_SYNTAX,
-                          f"The file {reason}.")
-        return None, problem
+        return read_text(path), None
+    except UnreadableFile as exc:
+        rng = Range.at(exc.line, exc.column, exc.column)
+        return None, Problem(str(path), rng, Severity.ERROR, Code.UNREADABLE_FILE,
+                             f"The file {exc.reason}.")
 
 
 class ConfigStore:
@@ -91,6 +106,8 @@ class ConfigStore:
         self._models: _Slot[ModelRegistry] = _Slot(self.directory / "models.yaml")
         self._routing: _Slot[RoutingPolicy] = _Slot(self.directory / "routing.yaml")
         self._workspaces: dict[str, _Slot[WorkspacePolicy]] = {}
+        self._effective: dict[str | None, tuple[RoutingPolicy, WorkspacePolicy | None,
+                                                EffectivePolicy]] = {}
 
     @property
     def models_path(self) -> Path:
@@ -140,7 +157,12 @@ class ConfigStore:
 
     def effective(self, folder: str | None) -> EffectivePolicy:
         """The policy that routes turns in ``folder`` (global plus workspace overlays)."""
-        return effective_policy(self.policy(), folder, self.workspace(folder))
+        policy, workspace = self.policy(), self.workspace(folder)
+        known = self._effective.get(folder)
+        if known is None or known[0] is not policy or known[1] is not workspace:
+            known = self._effective[folder] = (policy, workspace,
+                                               effective_policy(policy, folder, workspace))
+        return known[2]  # the same object while nothing changed, so its rule index is kept
 
     def problems(self, folder: str | None = None) -> list[Problem]:
         """The current problems of every file in use (after refreshing them)."""
@@ -175,7 +197,7 @@ class ConfigStore:
         if signature is None:
             slot.current, slot.problems, slot.in_force = None, [], IN_FORCE_BUILTIN
             return None
-        text, unreadable = _read(slot.path)
+        text, unreadable = read_config(slot.path)
         value, problems = (None, [unreadable]) if text is None else checker(text, str(slot.path))
         slot.problems = [p for p in problems if p is not None]
         if value is not None:

@@ -7,6 +7,7 @@ These helpers convert between the two and apply edits the way an editor does.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import msgspec
@@ -21,14 +22,27 @@ class TextEdit(msgspec.Struct, frozen=True):
     new_text: str
 
 
+_LINE_BREAK = re.compile("\r\n?|\n")
+
+
 def split_lines(text: str) -> list[str]:
-    """The lines of ``text`` as LSP counts them (a final newline starts an empty line)."""
-    return [line.removesuffix("\r") for line in text.split("\n")]
+    """The lines of ``text`` as LSP counts them: ``\n``, ``\r\n`` and ``\r`` end a line.
+
+    A final line break starts an empty last line.
+    """
+    if "\r" not in text:
+        return text.split("\n")
+    return _LINE_BREAK.split(text)
+
+
+def line_starts(text: str) -> list[int]:
+    """The code-point offset where each line (as :func:`split_lines` counts them) starts."""
+    return [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
 
 
 def utf16_len(text: str) -> int:
     """How many UTF-16 code units ``text`` takes."""
-    return len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
+    return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def to_utf16(line: str, column: int) -> int:
@@ -39,7 +53,7 @@ def to_utf16(line: str, column: int) -> int:
 def from_utf16(line: str, character: int) -> int:
     """The code-point column of UTF-16 ``character`` on ``line`` (clamped to the line)."""
     if line.isascii():
-        return min(character, len(line))
+        return min(max(character, 0), len(line))
     units = 0
     for index, char in enumerate(line):
         if units >= character:
@@ -56,10 +70,9 @@ def position_at(lines: list[str], line: int, column: int) -> Position:
 
 def offset_at(text: str, position: Position) -> int:
     """The code-point offset into ``text`` of an LSP position (clamped to the text)."""
-    lines = text.split("\n")
+    lines, starts = split_lines(text), line_starts(text)
     line = min(max(position.line, 0), len(lines) - 1)
-    start = sum(len(item) + 1 for item in lines[:line])
-    return start + from_utf16(lines[line], position.character)
+    return starts[line] + from_utf16(lines[line], position.character)
 
 
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:

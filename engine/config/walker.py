@@ -15,10 +15,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import yaml
-
 from switchman.engine.config import schema as s
 from switchman.engine.config.problems import Code, Problem, Range, Severity
+from switchman.engine.config.scalars import MAX_NUMBER_CHARS, yaml_bool, yaml_float, yaml_int
+from switchman.engine.config.urls import url_problem
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode
 from switchman.engine.userregex import RegexError, compile_regex
 
@@ -26,11 +26,15 @@ Path = tuple[str | int, ...]
 ModelResolver = Callable[[str], str | None]
 
 NODE_BUDGET = 200_000
-_CONSTRUCT = yaml.constructor.SafeConstructor()
+MAX_PROBLEMS = 1000
+"""Problems shown per file; a hostile file can have one per line, and each costs time."""
+MAX_SUGGESTIONS = 100
+"""Unknown keys per file that get a 'did you mean' (the search is the costly part)."""
 _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"
 _BOOL = "tag:yaml.org,2002:bool"
 _NULL = "tag:yaml.org,2002:null"
+_STR_TAG = "tag:yaml.org,2002:str"
 _ENV_VAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _HHMM = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)\Z")
 
@@ -68,6 +72,8 @@ class Walker:
         self.bad_paths: set[Path] = set()
         self._path: Path = ()
         self._budget = NODE_BUDGET
+        self._found = 0  # every problem found, shown or not
+        self._suggestions = MAX_SUGGESTIONS
 
     # -- locating and reporting -------------------------------------------------
 
@@ -106,8 +112,28 @@ class Walker:
         severity: Severity = Severity.ERROR,
         data: dict[str, Any] | None = None,
     ) -> None:
-        """Record a problem."""
-        self.problems.append(self.doc.problem(rng, code, message, severity, data))
+        """Record a problem (after :data:`MAX_PROBLEMS`, only that there were more)."""
+        self._found += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(self.doc.problem(rng, code, message, severity, data))
+        elif not self.saturated:
+            self.problems.append(self.doc.problem(
+                rng, Code.TOO_COMPLEX, f"More than {MAX_PROBLEMS} problems; the rest are not "
+                "shown. Fix these first.", severity))
+        else:
+            self.hidden(severity)
+
+    def hidden(self, severity: Severity) -> None:
+        """Note a problem past :data:`MAX_PROBLEMS`: an error makes the notice an error."""
+        notice = self.problems[MAX_PROBLEMS]
+        if severity is Severity.ERROR and notice.severity is not Severity.ERROR:
+            self.problems[MAX_PROBLEMS] = self.doc.problem(
+                notice.range, notice.code, notice.message, Severity.ERROR)
+
+    @property
+    def saturated(self) -> bool:
+        """Whether no more problems will be shown (so none need be worded)."""
+        return len(self.problems) > MAX_PROBLEMS
 
     def tainted(self, path: Path) -> bool:
         """Whether a problem was found at or below ``path`` during the walk."""
@@ -116,6 +142,10 @@ class Walker:
 
     def _bad(self, node: YamlNode, code: Code, message: str, **data: Any) -> Any:
         self.bad_paths.add(self._path)
+        if self.saturated:
+            self._found += 1
+            self.hidden(Severity.ERROR)
+            return INVALID
         self.report(self.doc.range_of(node), code, message, data=data or None)
         return INVALID
 
@@ -158,6 +188,7 @@ class Walker:
         fields = spec.fields
         for key_node, value_node in node.pairs:
             key = key_node.text
+            self._path = path  # a bad key taints this mapping, not the child walked last
             if key_node.kind != "scalar" or key_node.tag == _NULL or key == "<<" or key in seen:
                 self._key_problem(key_node)
                 continue
@@ -198,7 +229,11 @@ class Walker:
             self.report(self.doc.range_of(key_node), special.code, special.message,
                         special.severity)
             return
-        suggestions = closest(key, list(spec.fields))
+        if self.saturated:
+            self._bad(key_node, spec.unknown_code, "")
+            return
+        self._suggestions -= 1
+        suggestions = closest(key, list(spec.fields)) if self._suggestions >= 0 else []
         what = "condition" if spec.unknown_code is Code.UNKNOWN_PREDICATE else "key"
         where = f" in {spec.title}" if spec.title else ""
         hint = f" Did you mean '{suggestions[0]}'?" if suggestions else ""
@@ -217,6 +252,7 @@ class Walker:
         seen: set[str] = set()
         for key_node, value_node in node.pairs:
             key = key_node.text
+            self._path = path  # a bad key taints this mapping, not the child walked last
             if key_node.kind != "scalar" or key_node.tag == _NULL or key == "<<" or key in seen:
                 self._key_problem(key_node)
                 continue
@@ -269,9 +305,9 @@ class Walker:
             value, walked = known
             self._budget -= walked
             return value
-        problems, budget = len(self.problems), self._budget
+        found, budget = self._found, self._budget
         value = self.walk(node, spec, path)
-        if len(self.problems) == problems and value is not INVALID:
+        if self._found == found and value is not INVALID:
             self.doc.memo.put(node, spec, self.context, (value, budget - self._budget))
         return value
 
@@ -308,16 +344,22 @@ class Walker:
         kind = spec.type
         if kind == "string":
             return node.text
+        value: Any = None
         if kind == "boolean" and node.tag == _BOOL:
-            return _CONSTRUCT.construct_yaml_bool(yaml.ScalarNode(node.tag, node.text))
-        if kind == "integer" and node.tag == _INT:
-            return _CONSTRUCT.construct_yaml_int(yaml.ScalarNode(node.tag, node.text))
-        if kind == "number" and node.tag in (_INT, _FLOAT):
-            number = float(_CONSTRUCT.construct_yaml_float(yaml.ScalarNode(node.tag, node.text)))
-            if not math.isfinite(number):
+            value = yaml_bool(node.text)
+        elif kind == "integer" and node.tag == _INT:
+            value = yaml_int(node.text)
+        elif kind == "number" and node.tag in (_INT, _FLOAT):
+            value = yaml_float(node.text)
+            unbounded = spec.minimum is None and spec.maximum is None
+            if value is not None and (math.isnan(value) or (math.isinf(value) and unbounded)):
                 return self._bad(node, Code.OUT_OF_RANGE,
                                  f"{_label(spec, path)} must be a finite number.")
-            return number
+        if value is not None:
+            return value
+        if len(node.text) > MAX_NUMBER_CHARS and kind in ("integer", "number"):
+            return self._bad(node, Code.OUT_OF_RANGE, f"{_label(spec, path)} is far too long "
+                             f"to be {_article(kind)} ({len(node.text):,} characters).")
         return self._bad(node, Code.INVALID_TYPE,
                          f"{_label(spec, path)} must be {_article(kind)}, found {_describe(node)}.")
 
@@ -327,7 +369,7 @@ class Walker:
             if (low is not None and value < low) or (high is not None and value > high):
                 return self._bad(node, Code.OUT_OF_RANGE,
                                  f"{_label(spec, path)} must be {_bounds(low, high)}; "
-                                 f"found {node.text}.")
+                                 f"found {shorten(node.text)}.")
         if spec.enum and value not in spec.enum:
             return self._bad(node, Code.INVALID_VALUE,
                              f"{_label(spec, path)} must be one of {', '.join(spec.enum)}; "
@@ -348,9 +390,8 @@ class Walker:
         elif fmt == "env-var" and not _ENV_VAR.match(value):
             return self._bad(node, Code.INVALID_VALUE,
                              f"'{value}' is not an environment variable name.")
-        elif fmt == "url" and not value.startswith(("http://", "https://")):
-            return self._bad(node, Code.INVALID_VALUE,
-                             f"'{value}' is not an http:// or https:// URL.")
+        elif fmt == "url" and (problem := url_problem(value)) is not None:
+            return self._bad(node, Code.INVALID_VALUE, problem)
         return value
 
     def _model(self, node: YamlNode, name: str) -> Any:
@@ -404,7 +445,15 @@ def _describe(node: YamlNode) -> str:
     if node.is_null:
         return "nothing (null)"
     if node.tag == _BOOL:
-        return f"the boolean {node.text}"
-    if node.tag in (_INT, _FLOAT):
-        return f"the number {node.text}"
-    return f"the text '{node.text}'"
+        known = yaml_bool(node.text) is not None
+        return f"the boolean {node.text}" if known else f"'{shorten(node.text)}' tagged !!bool"
+    if node.tag in (_INT, _FLOAT) and yaml_float(node.text) is not None:
+        return f"the number {shorten(node.text)}"
+    if node.tag not in (_STR_TAG, _BOOL):
+        return f"'{shorten(node.text)}' tagged {node.tag.replace('tag:yaml.org,2002:', '!!')}"
+    return f"the text '{shorten(node.text)}'"
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters for a message (hostile values can be huge)."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"

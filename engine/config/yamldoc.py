@@ -7,11 +7,17 @@ and overflows the C stack on deeply nested input; instead we read libyaml's
 limit and an explicit check for recursive aliases.
 
 Columns from libyaml count code points; :meth:`YamlDocument.range_of` converts
-them to the UTF-16 offsets that LSP ranges use.
+them to the UTF-16 offsets that LSP ranges use. Lines are counted as editors
+count them (``\n``, ``\r\n`` and ``\r`` end a line): YAML 1.1 also breaks lines
+at U+0085, U+2028 and U+2029, which editors show inside a line, so those are read
+as spaces (with a warning) and every position stays where the editor shows it.
+A lone surrogate (possible in an editor's text, never in a file) cannot be given
+to libyaml at all; it is read as U+FFFD and reported.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -19,17 +25,26 @@ import yaml
 from yaml import events as ev
 
 from switchman.engine.config.problems import Code, Position, Problem, Range, Severity
+from switchman.engine.config.text import split_lines
+from switchman.engine.files import MAX_CONFIG_BYTES
 
 try:  # the C event parser is much faster; fall back to pure Python without libyaml
     from yaml import CSafeLoader as _Loader
+
+    _LIBYAML = True
 except ImportError:  # pragma: no cover - depends on the platform build of PyYAML
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+    _LIBYAML = False
 
 MAX_DEPTH = 64
 _RESOLVER = yaml.resolver.Resolver()
 _NO_PAIRS: list[Any] = []  # shared, never mutated: scalars have no children
 _NO_ITEMS: list[Any] = []
 _STR_TAG = "tag:yaml.org,2002:str"
+_YAML_ONLY_BREAKS = re.compile("[\x85\u2028\u2029]")
+_SURROGATES = re.compile("[\ud800-\udfff]")
+_MAX_REPORTED = 20  # characters of one kind reported; the rest are read the same way
 
 NodeKind = Literal["scalar", "mapping", "sequence"]
 
@@ -146,24 +161,32 @@ class YamlDocument:
     def __init__(self, path: str, text: str) -> None:
         self.path = path
         self.text = text
-        self.lines = text.split("\n")
+        self.lines = split_lines(text)
         self.root: YamlNode | None = None
         self.problems: list[Problem] = []
         self.memo: NodeMemo | None = None
         """Set for documents being edited: checks may re-use work on unchanged nodes."""
 
     def utf16_col(self, line: int, col: int) -> int:
-        """Convert a code-point column on ``line`` to a UTF-16 offset."""
-        if line >= len(self.lines):
-            return col
+        """Convert a code-point column on ``line`` to a UTF-16 offset (within the line)."""
+        if not 0 <= line < len(self.lines):
+            return 0
         text = self.lines[line]
+        col = min(max(col, 0), len(text))
         if text.isascii():
             return col
         prefix = text[:col]
         return col + sum(1 for ch in prefix if ord(ch) > 0xFFFF)
 
     def position(self, line: int, col: int) -> Position:
-        """An LSP position from a code-point (line, column)."""
+        """An LSP position from a code-point (line, column), clamped into the document.
+
+        Every range sent to an editor is built here, so a position libyaml reports
+        past the end of a line or of the text still lands inside the document.
+        """
+        if line >= len(self.lines):
+            line, col = len(self.lines) - 1, len(self.lines[-1])
+        line = max(line, 0)
         return Position(line, self.utf16_col(line, col))
 
     def range_of(self, node: YamlNode) -> Range:
@@ -207,8 +230,14 @@ class _RecursiveAlias(Exception):
 def parse_yaml(text: str, path: str) -> YamlDocument:
     """Parse ``text``; syntax errors become problems, never exceptions."""
     doc = YamlDocument(path, text)
+    if len(text) > MAX_CONFIG_BYTES:  # an editor's text is not read through files.read_text
+        doc.problems.append(doc.problem(
+            Range.at(0, 0, 0), Code.TOO_COMPLEX, f"The text is longer than {MAX_CONFIG_BYTES:,} "
+            "characters; Switchman does not read configuration files this large."))
+        return doc
+    readable = _readable(doc)
     try:
-        doc.root = _compose(text)
+        doc.root = _compose(readable)
     except _TooDeep as exc:
         rng = _mark_range(doc, exc.mark)
         doc.problems.append(
@@ -221,13 +250,50 @@ def parse_yaml(text: str, path: str) -> YamlDocument:
     except yaml.MarkedYAMLError as exc:
         doc.problems.append(_syntax_problem(doc, exc))
     except yaml.YAMLError as exc:  # reader errors (control characters) carry no mark
-        position = getattr(exc, "position", 0) or 0
-        line = text.count("\n", 0, position)
-        col = position - (text.rfind("\n", 0, position) + 1)
-        rng = Range(doc.position(line, col), doc.position(line, col + 1))
-        reason = getattr(exc, "reason", None) or str(exc)
+        reason = getattr(exc, "reason", None) or "unreadable text"
+        rng = _offset_range(doc, _reader_offset(readable, exc))
         doc.problems.append(doc.problem(rng, Code.YAML_SYNTAX, f"YAML syntax error: {reason}."))
     return doc
+
+
+def _readable(doc: YamlDocument) -> str:
+    """The text libyaml is given: same length, YAML-only line breaks and surrogates replaced."""
+    text = doc.text
+    if text.isascii():
+        return text
+    for match in list(_SURROGATES.finditer(text))[:_MAX_REPORTED]:
+        doc.problems.append(doc.problem(
+            _offset_range(doc, match.start()), Code.YAML_SYNTAX,
+            f"Invalid character U+{ord(match.group()):04X} (half of a UTF-16 pair); "
+            "it cannot be saved as UTF-8. Delete it."))
+    for match in list(_YAML_ONLY_BREAKS.finditer(text))[:_MAX_REPORTED]:
+        doc.problems.append(doc.problem(
+            _offset_range(doc, match.start()), Code.YAML_SYNTAX,
+            f"U+{ord(match.group()):04X} is a line break to YAML but not to editors; Switchman "
+            "reads it as a space. Use a plain line break or a space instead.",
+            Severity.WARNING))
+    text = _SURROGATES.sub("\ufffd", text)
+    return _YAML_ONLY_BREAKS.sub(" ", text)
+
+
+def _reader_offset(text: str, exc: yaml.YAMLError) -> int:
+    """The character offset of a reader error (libyaml reports a UTF-8 byte offset)."""
+    position = int(getattr(exc, "position", 0) or 0)
+    if text.isascii() or not _LIBYAML:  # the pure-Python reader counts characters
+        return position
+    return len(text.encode("utf-8")[:position].decode("utf-8", "ignore"))
+
+
+def _offset_range(doc: YamlDocument, offset: int) -> Range:
+    """One character at a code-point offset into the document's text."""
+    line, col = _line_and_column(doc.text, offset)
+    return Range(doc.position(line, col), doc.position(line, col + 1))
+
+
+def _line_and_column(text: str, offset: int) -> tuple[int, int]:
+    """Where a code-point offset falls, counting lines as editors do."""
+    lines = split_lines(text[:offset])
+    return len(lines) - 1, len(lines[-1])
 
 
 def _mark_range(doc: YamlDocument, mark: Any) -> Range:

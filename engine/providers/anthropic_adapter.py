@@ -23,6 +23,7 @@ from switchman.engine.providers.base import (
     StreamEvent,
     TextDelta,
     ToolCall,
+    UsageReport,
     normalize_history,
 )
 from switchman.engine.providers.errors import (
@@ -121,6 +122,8 @@ def _event(event: Any) -> StreamEvent | None:
     kind = getattr(event, "type", None)
     if kind == "text":
         return TextDelta(event.text) if event.text else None
+    if kind == "message_start":
+        return UsageReport(_usage(event.message.usage))
     if kind == "content_block_stop" and getattr(event.content_block, "type", "") == "tool_use":
         block = event.content_block
         return ToolCall(block.id, block.name, dict(block.input or {}))

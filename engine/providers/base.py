@@ -43,6 +43,13 @@ class ToolCall(msgspec.Struct, frozen=True):
     input: dict[str, Any]
 
 
+class UsageReport(msgspec.Struct, frozen=True):
+    """Usage the provider reported before the end (Anthropic sends input tokens at the start),
+    so a call cancelled midway is still charged for what it used."""
+
+    usage: Usage
+
+
 class Finished(msgspec.Struct, frozen=True):
     """The call ended: why, what it used, and the assembled assistant content."""
 
@@ -51,14 +58,14 @@ class Finished(msgspec.Struct, frozen=True):
     content: list[Block]
 
 
-StreamEvent = TextDelta | ToolCall | Finished
+StreamEvent = TextDelta | ToolCall | UsageReport | Finished
 
 
 class ProviderAdapter(Protocol):
     """Anything that can stream one LLM call."""
 
     def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
-        """Yield text deltas and tool calls, then one :class:`Finished`."""
+        """Yield text deltas, tool calls and usage reports, then one :class:`Finished`."""
         ...
 
 

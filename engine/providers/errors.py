@@ -13,6 +13,10 @@ from __future__ import annotations
 from switchman.engine.availability import ErrorClass
 from switchman.engine.errors import SwitchmanError
 
+MAX_RETRY_WAIT_SECONDS = 30.0
+"""The longest wait a turn accepts before a retry; a provider asking for more fails the call
+at once (with the wait in its message) rather than leave the editor silent for minutes."""
+
 _RETRYABLE = {ErrorClass.RATE_LIMIT, ErrorClass.OVERLOADED, ErrorClass.SERVER,
               ErrorClass.NETWORK, ErrorClass.TIMEOUT}
 
@@ -48,7 +52,14 @@ class ProviderError(SwitchmanError):
         self.retry_after = retry_after
         status_text = f" ({status})" if status else ""
         super().__init__(f"{model or 'provider'}: {_EXPLANATIONS[error_class]}{status_text}"
-                         + (f": {detail}" if detail else ""))
+                         + (f": {detail}" if detail else "") + self._wait_note())
+
+    def _wait_note(self) -> str:
+        if self.retry_after is None or self.retry_after <= MAX_RETRY_WAIT_SECONDS \
+                or self.error_class not in _RETRYABLE:
+            return ""
+        return (f" — the provider asked to wait {self.retry_after:.0f} s before trying again, "
+                f"longer than the {MAX_RETRY_WAIT_SECONDS:.0f} s Switchman waits within a turn")
 
     @property
     def retryable(self) -> bool:
@@ -57,9 +68,41 @@ class ProviderError(SwitchmanError):
 
 
 def error_detail(exc: Exception) -> str:
-    """The SDK's own message for a failure, trimmed (callers redact keys from it)."""
-    message = getattr(exc, "message", None) or str(exc)
-    return str(message).strip()[:500]
+    """The provider's own message for a failure, trimmed (callers redact keys from it).
+
+    The SDKs' messages for HTTP errors are ``Error code: 500 - {...}``, a Python
+    rendering of the response body; the message inside that body is what the
+    provider meant to say. Without one, the status (shown anyway) says enough.
+    """
+    body = getattr(exc, "body", None)
+    message = _body_message(body)
+    if message is None:
+        message = str(getattr(exc, "message", None) or exc)
+        if message.startswith("Error code:"):
+            message = ""
+    return " ".join(message.split())[:500]
+
+
+def _body_message(body: object) -> str | None:
+    """``error.message`` (or ``message``) of a JSON error body, as Anthropic and OpenAI send."""
+    if isinstance(body, dict):
+        inner = body.get("error")
+        if isinstance(inner, str):
+            return inner
+        found = (inner if isinstance(inner, dict) else body).get("message")
+        return found if isinstance(found, str) and found.strip() else None
+    return None
+
+
+def connection_failure(exc: BaseException) -> BaseException | None:
+    """The socket error behind ``exc`` when the transport raised it raw, else None.
+
+    Some transports open connections inside an anyio task group and raise a
+    one-member ``ExceptionGroup`` the SDK does not translate.
+    """
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc if isinstance(exc, OSError | OverflowError) else None
 
 
 def class_for_status(status: int, error_type: str | None = None) -> ErrorClass:

@@ -34,6 +34,7 @@ from switchman.engine.providers.base import (
 from switchman.engine.providers.errors import (
     ProviderError,
     class_for_status,
+    connection_failure,
     error_detail,
     retry_after_seconds,
 )
@@ -144,6 +145,8 @@ class OpenAIAdapter:
             return ProviderError(ErrorClass.NETWORK, detail, model=model)
         if isinstance(exc, sdk.APIError):  # an error object inside the stream
             return ProviderError(ErrorClass.SERVER, detail, model=model)
+        if (cause := connection_failure(exc)) is not None:
+            return ProviderError(ErrorClass.NETWORK, redact(str(cause), [self._key]), model=model)
         raise exc
 
 

@@ -99,7 +99,7 @@ class PolicyChain:
             workspace=request.context.workspace_path,
         )
         if winner is None:
-            raise NoModelAvailable(decision, no_model_message(decision, self.registry))
+            raise NoModelAvailable(decision, no_model_message(decision, self.validator))
         banners = fallthrough_banners(decision) + self._budget_banner(request, chain[winner])
         surfaced = surfaced_suggestion(decision, self.policy.disagreement)
         if surfaced is not None:
@@ -108,7 +108,7 @@ class PolicyChain:
 
     def _with_pattern_hits(self, request: RouteRequest) -> RouteRequest:
         """Match every rule's message pattern in one RE2 pass, up front."""
-        patterns = tuple(dict.fromkeys(p for r in self.policy.rules for p in r.message_patterns))
+        patterns = self.policy.rule_index.patterns
         if not patterns or request.context.message_hits is not None:
             return request
         hits = pattern_set(patterns).hits(request.context.message)
@@ -157,7 +157,7 @@ class PolicyChain:
     def _rules(self, ctx: TurnContext) -> Iterator[PolicyEvaluation]:
         rules = self.policy.rules
         matched = False
-        for rule in rules:
+        for rule in self.policy.rule_index.candidates(ctx.message_hits):
             if not rule.when.matches(ctx):
                 continue
             matched = True
@@ -246,7 +246,7 @@ class PolicyChain:
     def _budget_banner(self, request: RouteRequest, winner: PolicyEvaluation) -> list[str]:
         if winner.policy is not Policy.CONFIGURED_RULES:
             return []
-        rule = next((r for r in self.policy.rules if r.name == winner.rule_name), None)
+        rule = self.policy.rule_index.named(winner.rule_name or "")
         limits = [p.usd for p in (rule.when.conjuncts() if rule else ())
                   if isinstance(p, CostTodayExceeds)]
         if not limits:

@@ -11,6 +11,7 @@ from switchman.engine.routing.decision import (
     ValidationFailure,
     Verdict,
 )
+from switchman.engine.routing.validation import CandidateValidator
 
 _LABELS = {
     Policy.PER_MESSAGE_OVERRIDE: "override",
@@ -115,8 +116,12 @@ def fallthrough_banners(decision: RouteDecided) -> list[str]:
     return banners
 
 
-def no_model_message(decision: RouteDecided, registry: ModelRegistry) -> str:
-    """The hard-failure text shown when nothing validates (§4.7, §8)."""
+def no_model_message(decision: RouteDecided, validator: CandidateValidator) -> str:
+    """The hard-failure text shown when nothing validates (§4.7, §8).
+
+    It suggests only providers a turn could actually use now (a key set, no
+    outage) and says what to set up for the others.
+    """
     tried: dict[str, ValidationFailure] = {}
     for evaluation in decision.chain:
         if evaluation.candidate_model and evaluation.validation_failure:
@@ -130,19 +135,16 @@ def no_model_message(decision: RouteDecided, registry: ModelRegistry) -> str:
     if len(providers) == 1 and down and all(
             f is ValidationFailure.PROVIDER_UNAVAILABLE for f in tried.values()):
         provider = next(iter(providers))
-        others = sorted(p for p in registry.providers if p != provider)
         lines.append(provider_banner(provider))
         lines.append(f"Tried: {', '.join(tried)} — all on {provider}.")
-        if others:
-            lines.append(f"Run /model <id> to choose a model from another provider "
-                         f"({', '.join(others)}), or wait for recovery.")
-        else:
-            lines.append("Wait for the provider to recover.")
+        lines.extend(_alternatives(validator, exclude=providers, then="or wait for recovery")
+                     or ["Wait for the provider to recover."])
         return "\n".join(lines)
     listed = ", ".join(f"{m} ({_SHORT_FAILURE[f]})" for m, f in tried.items())
     lines.append(f"Tried: {listed}")
     if all(f is ValidationFailure.NOT_CONFIGURED for f in tried.values()):
-        lines.append(_key_hint(tried, registry))
+        lines.append(_key_hint(tried, validator.registry))
+        lines.extend(_alternatives(validator, exclude=providers))
     else:
         lines.append("Run /model <id> to choose explicitly, or /rules check.")
     return "\n".join(lines)
@@ -156,4 +158,31 @@ def _key_hint(tried: dict[str, ValidationFailure], registry: ModelRegistry) -> s
         if source and source not in sources:
             sources.append(source)
     keys = " or ".join(sources) or "an API key"
-    return f"Set {keys} (see 'switchman models'), or run /model <id> with a configured model."
+    return f"Set {keys} (see 'switchman models')."
+
+
+def _alternatives(validator: CandidateValidator, exclude: set[str], then: str = "") -> list[str]:
+    """Which other providers a turn could use now, and what the rest need set up."""
+    registry = validator.registry
+    usable: list[str] = []
+    setup: list[str] = []
+    for provider in sorted(registry.providers.values(), key=lambda p: p.name):
+        model = next((m.id for m in registry.models.values() if m.provider == provider.name),
+                     None)
+        if provider.name in exclude or model is None:
+            continue
+        if not validator.configured(provider):
+            if provider.needs_key:
+                setup.append(f"{provider.api_key_env or provider.api_key_file} for "
+                             f"{provider.name}")
+        elif (outage := validator.availability(provider.name, model)) is None \
+                or outage.scope != "provider":
+            usable.append(provider.name if provider.needs_key else
+                          f"{provider.name} (if its server at {provider.base_url} is running)")
+    lines = []
+    if usable:
+        lines.append(f"Run /model <id> to choose a model from {' or '.join(usable)}"
+                     f"{', ' + then if then else ''}.")
+    if setup:
+        lines.append(f"To use other providers, set {', '.join(setup)}.")
+    return lines

@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from switchman.engine.routing.context import TurnContext
-from switchman.engine.userregex import CompiledRegex, compile_regex
+from switchman.engine.userregex import CompiledRegex, compile_regex, keyword_pattern
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +57,13 @@ class MessageMatches(Predicate):
 @dataclass(frozen=True)
 class MessageContainsAny(Predicate):
     needles: frozenset[str]
+    patterns: tuple[str, ...] = field(compare=False, repr=False, hash=False, default=())
+    """One case-insensitive RE2 pattern per needle, so keyword lists join the one-pass set."""
     key = "message_contains_any"
 
     def test(self, ctx: TurnContext) -> bool:
+        if ctx.message_hits is not None:
+            return any(p in ctx.message_hits for p in self.patterns)
         text = ctx.message.lower()
         return any(n in text for n in self.needles)
 
@@ -193,7 +197,7 @@ def _extension(text: str) -> str:
 
 _BUILDERS: dict[str, Any] = {
     "message_matches": lambda v: MessageMatches(v, compile_regex(v)),
-    "message_contains_any": lambda v: MessageContainsAny(frozenset(s.lower() for s in v)),
+    "message_contains_any": lambda v: _contains_any(frozenset(s.lower() for s in v)),
     "estimated_input_tokens_gt": TokensAbove,
     "estimated_input_tokens_lt": TokensBelow,
     "has_images": HasImages,
@@ -207,6 +211,10 @@ _BUILDERS: dict[str, Any] = {
     "all_of": lambda v: AllOf(tuple(build_predicate(i) for i in v)),
     "not": lambda v: Not(build_predicate(v)),
 }
+
+
+def _contains_any(needles: frozenset[str]) -> MessageContainsAny:
+    return MessageContainsAny(needles, tuple(keyword_pattern(n) for n in sorted(needles)))
 
 
 def _leaf(key: str, value: Any) -> Predicate:
@@ -267,15 +275,36 @@ def _conjunct_implies(earlier: Predicate, later: Predicate) -> bool:
 
 
 def message_patterns(pred: Predicate) -> tuple[str, ...]:
-    """Every ``message_matches`` pattern inside ``pred``, in order."""
+    """Every RE2 pattern ``pred`` matches against the message (regexes and keywords), in order."""
     match pred:
         case MessageMatches(pattern):
             return (pattern,)
+        case MessageContainsAny():
+            return pred.patterns
         case AnyOf(items) | AllOf(items):
             return tuple(p for item in items for p in message_patterns(item))
         case Not(item):
             return message_patterns(item)
     return ()
+
+
+def message_gate(pred: Predicate) -> frozenset[str] | None:
+    """Message patterns of which at least one must occur for ``pred`` to hold (None: no such set).
+
+    A rule gated this way cannot match a message in which none of them was
+    found, so routing skips it without evaluating it.
+    """
+    match pred:
+        case MessageMatches(pattern):
+            return frozenset((pattern,))
+        case MessageContainsAny():
+            return frozenset(pred.patterns)
+        case AllOf(items):
+            return next((g for g in map(message_gate, items) if g is not None), None)
+        case AnyOf(items) if items:
+            gates = [message_gate(item) for item in items]
+            return None if None in gates else frozenset().union(*gates)  # type: ignore[arg-type]
+    return None
 
 
 def describe(pred: Predicate) -> str:

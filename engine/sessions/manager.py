@@ -10,6 +10,7 @@ until the turn ends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -30,9 +31,17 @@ from switchman.engine.errors import (
     UnknownSession,
     UnknownTurn,
     UnknownWorkspace,
+    check_text,
 )
 from switchman.engine.ids import new_id
-from switchman.engine.messages import Block, ImageBlock, Message, TextBlock
+from switchman.engine.messages import (
+    Block,
+    ImageBlock,
+    Message,
+    TextBlock,
+    image_count,
+    message_texts,
+)
 from switchman.engine.providers.factory import AdapterFactory
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import RouteRequest
@@ -107,8 +116,7 @@ class LiveSession:
     def remember(self, messages: list[Message]) -> None:
         """Add messages to the history, updating the running estimates."""
         self.history.extend(messages)
-        images = sum(isinstance(b, ImageBlock) for m in messages for b in m.content)
-        self.history_tokens += estimate_turn(_message_texts(messages), images)
+        self.history_tokens += estimate_turn(message_texts(messages), image_count(messages))
         self.has_tool_calls = self.has_tool_calls or any(
             m.role == "assistant" and m.tool_uses() for m in messages)
 
@@ -146,22 +154,33 @@ class SessionManager:
 
     def open_workspace(self, raw: str) -> str:
         """Register an editor workspace folder; returns its URI."""
-        uri = workspace_uri(raw)
+        uri = self._uri(raw)
         self.workspaces[uri] = folder_of(uri)
         return uri
 
     def close_workspace(self, raw: str) -> None:
         """Forget a workspace folder the editor closed."""
-        self.workspaces.pop(workspace_uri(raw), None)
+        with contextlib.suppress(UnknownWorkspace):
+            self.workspaces.pop(self._uri(raw), None)
 
     def workspace(self, raw: str) -> str:
         """The URI of an open workspace; raises :class:`UnknownWorkspace`."""
         if raw in self.workspaces:  # already in normal form: skip path resolution
             return raw
-        uri = workspace_uri(raw) if raw else ""
+        uri = self._uri(raw)
         if uri not in self.workspaces:
             raise UnknownWorkspace(raw)
         return uri
+
+    @staticmethod
+    def _uri(raw: str) -> str:
+        """``raw`` as a workspace URI; raises :class:`UnknownWorkspace` if it is no local path."""
+        try:
+            if raw:
+                return workspace_uri(raw)
+        except (ValueError, OSError):  # a NUL byte, a lone surrogate, a path the OS refuses
+            pass
+        raise UnknownWorkspace(raw)
 
     # -- sessions ------------------------------------------------------------------------
 
@@ -203,9 +222,10 @@ class SessionManager:
 
     def load(self, session_id: str) -> LiveSession:
         """A session, loaded into memory on first use."""
-        live = self._live.get(session_id)
-        if live is not None:
-            return live
+        cached = self._live.get(session_id)
+        if cached is not None and (cached.running is not None
+                                   or self.store.last_turn_index(session_id) == cached.turn_count):
+            return cached  # else another daemon ran turns in it meanwhile: load it again
         info = self.store.session(session_id)
         if info is None:
             raise UnknownSession(session_id)
@@ -218,6 +238,8 @@ class SessionManager:
                                      self.config.directory / "skills"]),
             last_model=info.last_model, turn_count=info.turn_count)
         live.remember(self.store.messages(session_id))
+        if cached is not None:
+            live.ended = cached.ended
         self._live[session_id] = live
         return live
 
@@ -226,6 +248,9 @@ class SessionManager:
     async def chat(self, workspace: str, session_id: str | None, message: str,
                    images: list[ImageBlock] | None = None) -> TurnResult:
         """Route and run one turn; cancellation yields a ``cancelled`` result, not an error."""
+        check_text(message)
+        for image in images or []:
+            check_text(image.media_type + image.data, "image")
         live = self.live(workspace, session_id)
         text, override = self.router.parse(message)
         if not text.strip() and not images:
@@ -257,12 +282,13 @@ class SessionManager:
             decision = self.router.decide(RouteRequest(
                 context=self.turn_context(live, text, len(images)), turn_id=turn_id,
                 session_id=live.id, override=override, sticky_model=sticky))
-        except NoModelAvailable as failure:
+            return self._record_start(live, turn_id, text, images, decision)
+        except BaseException as failure:  # the turn did not start: the session is as it was
             live.sticky.end_turn()
-            self.store.add_event(failure.decision)
+            if isinstance(failure, NoModelAvailable):
+                self.store.add_event(failure.decision)
             self.observer.status_changed(live.workspace)
             raise
-        return self._record_start(live, turn_id, text, images, decision)
 
     def _record_start(self, live: LiveSession, turn_id: str, text: str,
                       images: list[ImageBlock], decision: RouteDecided) -> TurnSetup:
@@ -280,7 +306,7 @@ class SessionManager:
         # Durable before any provider call.
         self.store.begin_turn(turn, user, decision, workspace=live.workspace, title=title)
         live.remember([user])
-        live.turn_count += 1
+        live.turn_count = turn.index  # numbered by the database, across daemons
         live.last_model = model.id
         self.observer.route_decided(RouteNotice(live.id, turn_id, model.id, turn.summary,
                                                 decision.banners, decision))
@@ -369,12 +395,6 @@ class SessionManager:
         """Call ``action`` with every open workspace's URI."""
         for uri in list(self.workspaces):
             action(uri)
-
-
-def _message_texts(messages: list[Message]) -> list[str]:
-    return [b.text if isinstance(b, TextBlock) else getattr(b, "content", None)
-            or json.dumps(getattr(b, "input", "")) for m in messages for b in m.content
-            if not isinstance(b, ImageBlock)]
 
 
 # The system prompt and tool definitions every turn sends (estimated once).

@@ -6,8 +6,14 @@ Retries have one owner: this module. The SDKs are created with
 ``max_retries=0``; a failed call that is worth retrying (rate limit,
 overload, 5xx, network, timeout) is tried again at most ``retries`` times, and
 only while no output has been streamed (a retry after output would repeat
-text). Every failed attempt is reported to the availability tracker, and
-retrying stops as soon as the model is marked unavailable.
+text). The availability tracker hears about the *call*, not each attempt: one
+failure when the call finally fails, so retries never multiply failures
+(spec §4.5: backoff inside one call changes no state).
+
+A call that ends without its final message (cancelled, or the connection
+lost) is still charged: the input tokens the provider reported when the
+stream started (or, if it reported none, the routing estimate of the
+request) and the output streamed so far (estimated from its text).
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from switchman.engine.messages import (
     ToolUseBlock,
     Usage,
     cost_of,
+    image_count,
+    message_texts,
 )
 from switchman.engine.providers.base import (
     Finished,
@@ -40,8 +48,9 @@ from switchman.engine.providers.base import (
     ProviderRequest,
     TextDelta,
     ToolCall,
+    UsageReport,
 )
-from switchman.engine.providers.errors import ProviderError
+from switchman.engine.providers.errors import MAX_RETRY_WAIT_SECONDS, ProviderError
 from switchman.engine.sessions.records import (
     ChatDelta,
     ErrorInfo,
@@ -50,6 +59,7 @@ from switchman.engine.sessions.records import (
     TurnResult,
 )
 from switchman.engine.store.repository import SessionStore
+from switchman.engine.tokens import estimate_text, estimate_turn
 from switchman.engine.tools.workspace import WorkspaceTools
 
 log = logging.getLogger(__name__)
@@ -59,7 +69,6 @@ MAX_OUTPUT_TOKENS = 8192
 CHECKPOINT_SECONDS = 0.5
 RETRIES_ENV = "SWITCHMAN_RETRIES"
 RETRY_BASE_ENV = "SWITCHMAN_RETRY_BASE_SECONDS"
-MAX_RETRY_WAIT_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -113,6 +122,8 @@ class _Progress:
     tool_calls: int = 0
     draft: Message | None = None
     """The assistant message being streamed (kept durable by checkpoints)."""
+    unfinished: Usage | None = None
+    """Usage known so far of a call still streaming (None when no call is in flight)."""
 
 
 Emit = Callable[[ChatDelta], None]
@@ -137,7 +148,9 @@ class TurnRunner:
             await self._loop(setup, progress)
         except asyncio.CancelledError:
             status = "cancelled"
+            self._charge_unfinished(setup, progress)
         except ProviderError as exc:
+            self._charge_unfinished(setup, progress)
             status, error = "failed", ErrorInfo(
                 "provider_error", f"{exc}. Your message is saved; send it again to retry.")
         except Exception as exc:  # a bug must not lose the turn or hang the editor
@@ -166,12 +179,12 @@ class TurnRunner:
             try:
                 return await self._stream(setup, progress, request)
             except ProviderError as exc:
-                self.availability.record_failure(setup.provider.name, setup.model.id,
-                                                 exc.error_class)
                 wait = self.retry.delay(attempt, exc)
-                down = self.availability.check(setup.provider.name, setup.model.id)
-                if wait is None or down is not None or len(progress.text) != started:
+                if wait is None or len(progress.text) != started:
+                    self.availability.record_failure(setup.provider.name, setup.model.id,
+                                                     exc.error_class)
                     raise
+                progress.unfinished = None  # a failed attempt before any output: not charged
                 self._notice(setup, f"{exc}. Retrying ({attempt + 1}/{self.retry.retries})…")
                 await asyncio.sleep(wait)
                 attempt += 1
@@ -184,8 +197,13 @@ class TurnRunner:
         progress.current = []
         last_checkpoint: float | None = None  # the first text is saved at once
         progress.llm_calls += 1
+        progress.unfinished = None  # nothing is charged until the provider answers
         async for event in setup.adapter.stream(request):
-            if isinstance(event, TextDelta):
+            if progress.unfinished is None:
+                progress.unfinished = Usage(input_tokens=_estimate_request(request))
+            if isinstance(event, UsageReport):
+                progress.unfinished = event.usage
+            elif isinstance(event, TextDelta):
                 progress.current.append(event.text)
                 progress.text.append(event.text)
                 # Saved before it is shown, so what the user saw survives a crash.
@@ -213,11 +231,25 @@ class TurnRunner:
         self.store.add_message(draft)
         setup.history.append(draft)
         progress.draft = None
-        cost = cost_of(finished.usage, setup.model.pricing)
-        progress.usage = progress.usage + finished.usage
+        progress.unfinished = None
+        self._charge(setup, progress, finished.usage)
+
+    def _charge(self, setup: TurnSetup, progress: _Progress, usage: Usage) -> None:
+        cost = cost_of(usage, setup.model.pricing)
+        progress.usage = progress.usage + usage
         progress.cost += cost
         self.store.add_cost(self.clock.now(), setup.turn.session_id, setup.turn.id, setup.model.id,
-                            finished.usage, cost)
+                            usage, cost)
+
+    def _charge_unfinished(self, setup: TurnSetup, progress: _Progress) -> None:
+        """Charge a call that ended without its final message for what it used so far."""
+        known, progress.unfinished = progress.unfinished, None
+        if known is None:
+            return
+        streamed = estimate_text("".join(progress.current)) if progress.draft else 0
+        self._charge(setup, progress, Usage(known.input_tokens,
+                                            max(known.output_tokens, streamed),
+                                            known.cache_read_tokens, known.cache_write_tokens))
 
     def _checkpoint(self, progress: _Progress) -> None:
         """Save the text the current call streamed so far, so a crash keeps it."""
@@ -269,3 +301,9 @@ class TurnRunner:
                           cost_usd=progress.cost, error=error, summary=turn.summary,
                           banners=setup.banners)
 
+
+
+def _estimate_request(request: ProviderRequest) -> int:
+    """The routing estimate of a request's input tokens (used until the provider reports)."""
+    texts = [request.system or "", *(t.description for t in request.tools)]
+    return estimate_turn(texts + message_texts(request.messages), image_count(request.messages))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _MIGRATIONS = {
     1: """
@@ -88,6 +88,16 @@ _MIGRATIONS = {
     CREATE INDEX cost_by_time ON cost_ledger (ts);
     CREATE INDEX cost_by_session ON cost_ledger (session_id);
     """,
+    # Running turns are owned by the daemon running them (see ownership.py), and the
+    # database itself allows one running turn per session. Turns left running by daemons
+    # from before owners existed cannot be told apart from live ones: they end here.
+    2: """
+    ALTER TABLE turns ADD COLUMN owner TEXT;
+    UPDATE turns SET status = 'interrupted', error_code = 'interrupted',
+        ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE status = 'running';
+    CREATE UNIQUE INDEX one_running_turn_per_session ON turns (session_id)
+        WHERE status = 'running';
+    """,
 }
 
 
@@ -96,22 +106,33 @@ def connect(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     connection.row_factory = sqlite3.Row
+    connection.execute("PRAGMA busy_timeout=5000")  # first: other daemons share the file
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.execute("PRAGMA foreign_keys=ON")
-    connection.execute("PRAGMA busy_timeout=5000")
     _migrate(connection)
     return connection
 
 
 def _migrate(connection: sqlite3.Connection) -> None:
-    version = connection.execute("PRAGMA user_version").fetchone()[0]
-    for target in range(version + 1, SCHEMA_VERSION + 1):
-        # One script, one transaction: a migration applies completely or not at all.
-        script = f"BEGIN;\n{_MIGRATIONS[target]}\nPRAGMA user_version={target};\nCOMMIT;"
+    for target in range(1, SCHEMA_VERSION + 1):
+        if _version(connection) >= target:
+            continue
+        # Several daemons may start at once on one database: the write lock taken up front
+        # lets one migrate while the others wait, then find the work done.
+        connection.execute("BEGIN IMMEDIATE")
         try:
-            connection.executescript(script)
-        except sqlite3.Error:
+            if _version(connection) < target:
+                for statement in _MIGRATIONS[target].split(";"):
+                    if statement.strip():
+                        connection.execute(statement)
+                connection.execute(f"PRAGMA user_version={target}")
+            connection.execute("COMMIT")
+        except BaseException:
             if connection.in_transaction:
-                connection.execute("ROLLBACK")
+                connection.execute("ROLLBACK")  # a migration applies completely or not at all
             raise
+
+
+def _version(connection: sqlite3.Connection) -> int:
+    return int(connection.execute("PRAGMA user_version").fetchone()[0])

@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 
+from switchman.engine.errors import TurnInProgress
 from switchman.engine.events import Event
 from switchman.engine.messages import USD_PLACES, Block, Message, Usage
 from switchman.engine.routing.decision import RouteDecided
@@ -20,6 +21,7 @@ from switchman.engine.sessions.records import (
     TurnInfo,
     WorkerCost,
 )
+from switchman.engine.store.ownership import Owners, SoleOwner
 
 _BLOCKS = msgspec.json.Decoder(list[Block])
 _MESSAGE_ENCODER = msgspec.json.Encoder()
@@ -51,8 +53,10 @@ def from_micros(micros: int) -> Decimal:
 class SessionStore:
     """All durable state, on one SQLite connection used from the event loop."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
+    def __init__(self, connection: sqlite3.Connection, owners: Owners | None = None) -> None:
         self.db = connection
+        self.owners: Owners = owners or SoleOwner()
+        """Who this process is among the daemons sharing the database (see ownership.py)."""
 
     # -- workspaces --------------------------------------------------------------------
 
@@ -147,17 +151,31 @@ class SessionStore:
     def begin_turn(self, turn: TurnInfo, user_message: Message, decision: RouteDecided, *,
                    workspace: str, title: str) -> None:
         """Durably record a turn's start in one transaction: its user message, the turn, its
-        route.decided, and the session as the workspace's current, updated session."""
+        route.decided, and the session as the workspace's current, updated session.
+
+        This is the session's turn lock, shared by every daemon on the database: it
+        raises :class:`TurnInProgress` while a live daemon runs a turn of the session
+        (a dead daemon's turn is marked interrupted instead), and numbers the turn
+        after the last one recorded (``turn.index``).
+        """
         with self.db:
-            self.db.execute("BEGIN")
+            self.db.execute("BEGIN IMMEDIATE")  # the check and the insert see the same state
+            running = self.db.execute("SELECT id, owner FROM turns WHERE session_id = ? AND "
+                                      "status = 'running'", (turn.session_id,)).fetchone()
+            if running is not None:
+                if self.owners.alive(running["owner"]):
+                    raise TurnInProgress(running["id"])
+                self._interrupt(running["owner"], turn.started_at, turn.session_id)
+            turn.index = self.db.execute("SELECT COALESCE(MAX(idx), 0) + 1 FROM turns WHERE "
+                                         "session_id = ?", (turn.session_id,)).fetchone()[0]
             self.set_current_session(workspace, turn.session_id)
             self.touch(turn.session_id, turn.started_at, title=title)
             self.add_message(user_message)
             self.db.execute(
-                "INSERT INTO turns (id, session_id, idx, status, model, started_at, summary) "
-                "VALUES (?, ?, ?, 'running', ?, ?, ?)",
+                "INSERT INTO turns (id, session_id, idx, status, model, started_at, summary, "
+                "owner) VALUES (?, ?, ?, 'running', ?, ?, ?, ?)",
                 (turn.id, turn.session_id, turn.index, turn.model, _ts(turn.started_at),
-                 turn.summary))
+                 turn.summary, self.owners.id))
             self.add_event(decision, turn.id)
 
     def finish_turn(self, turn: TurnInfo) -> None:
@@ -189,11 +207,23 @@ class SessionStore:
                               "LIMIT 1", (session_id,)).fetchone()
         return self._turn(row) if row else None
 
-    def interrupt_running(self, now: datetime) -> int:
-        """Mark turns left running by a previous daemon as interrupted; returns how many."""
+    def last_turn_index(self, session_id: str) -> int:
+        """The index of the session's latest turn (0 if none), whichever daemon ran it."""
+        row = self.db.execute("SELECT COALESCE(MAX(idx), 0) FROM turns WHERE session_id = ?",
+                              (session_id,)).fetchone()
+        return int(row[0])
+
+    def interrupt_orphans(self, now: datetime) -> int:
+        """Mark turns whose daemon has died as interrupted (never a live daemon's); how many."""
+        owners = [r[0] for r in self.db.execute(
+            "SELECT DISTINCT owner FROM turns WHERE status = 'running'").fetchall()]
+        return sum(self._interrupt(owner, now) for owner in owners if not self.owners.alive(owner))
+
+    def _interrupt(self, owner: str | None, now: datetime, session_id: str | None = None) -> int:
         cursor = self.db.execute(
             "UPDATE turns SET status = 'interrupted', ended_at = ?, error_code = 'interrupted', "
-            "error_message = ? WHERE status = 'running'", (_ts(now), INTERRUPTED_MESSAGE))
+            "error_message = ? WHERE status = 'running' AND owner IS ? AND (? IS NULL OR "
+            "session_id = ?)", (_ts(now), INTERRUPTED_MESSAGE, owner, session_id, session_id))
         return cursor.rowcount
 
     def _turn(self, row: sqlite3.Row) -> TurnInfo:

@@ -9,15 +9,26 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import logging
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
+from switchman.engine.errors import UnreadableFile
+from switchman.engine.files import read_head
 from switchman.engine.providers.base import ToolSpec
+from switchman.engine.tools.arguments import (
+    ToolOutcome,
+    ToolRefused,
+    path_argument,
+    text_argument,
+    whole_number_argument,
+)
 from switchman.engine.userregex import RegexError, compile_regex
+
+__all__ = ["DEFINITIONS", "ToolOutcome", "ToolRefused", "WorkspaceTools"]
+log = logging.getLogger(__name__)
 
 MAX_READ_BYTES = 256 * 1024
 MAX_READ_LINES = 2000
@@ -26,20 +37,6 @@ MAX_GREP_MATCHES = 200
 MAX_GREP_FILE_BYTES = 1024 * 1024
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
                           ".mypy_cache", ".ruff_cache", ".pytest_cache", "dist", "build"})
-
-
-class ToolOutcome(msgspec.Struct, frozen=True):
-    """What a tool call produced."""
-
-    content: str
-    is_error: bool = False
-    summary: str = ""
-    touched: list[str] = []
-    """Workspace-relative paths the call read or listed (for file_extensions_in_context)."""
-
-
-class ToolRefused(Exception):
-    """The call was not allowed (bad arguments, a path outside the workspace)."""
 
 
 _PATH = {"type": "string", "description": "Path relative to the workspace root."}
@@ -90,16 +87,17 @@ class WorkspaceTools:
             return ToolOutcome(str(refusal), is_error=True, summary=str(refusal))
         except OSError as exc:
             return ToolOutcome(f"{exc.strerror or exc}", is_error=True, summary="error")
+        except Exception:  # a bug in a tool must not end the turn; the model can go on
+            log.exception("tool %s failed", name)
+            return ToolOutcome(f"The tool '{name}' failed unexpectedly.", is_error=True,
+                               summary="failed")
 
     # -- path confinement ----------------------------------------------------------
 
-    def resolve(self, raw: object, default: str | None = None) -> Path:
-        """The real path of ``raw`` inside the workspace, or :class:`ToolRefused`."""
-        if raw is None and default is not None:
-            raw = default
-        if not isinstance(raw, str) or not raw.strip():
-            raise ToolRefused("A 'path' argument (text) is required.")
-        candidate = Path(os.path.realpath(self.root / raw.strip()))
+    def resolve(self, args: dict[str, Any], default: str | None = None) -> Path:
+        """The real path named by ``args["path"]`` inside the workspace, or :class:`ToolRefused`."""
+        raw = path_argument(args, default=default)
+        candidate = Path(os.path.realpath(self.root / raw))
         if candidate != self.root and self.root not in candidate.parents:
             raise ToolRefused(f"'{raw}' is outside the workspace; only files under "
                               f"{self.root} can be read.")
@@ -112,29 +110,32 @@ class WorkspaceTools:
     # -- tools ---------------------------------------------------------------------
 
     def _read_file(self, args: dict[str, Any]) -> ToolOutcome:
-        path = self.resolve(args.get("path"))
-        if not path.is_file():
-            raise ToolRefused(f"'{args.get('path')}' is not a file.")
-        data = path.read_bytes()[: MAX_READ_BYTES + 1]
+        path = self.resolve(args)
+        start_line = whole_number_argument(args, "start_line")
+        end_line = whole_number_argument(args, "end_line")
+        try:
+            data, whole = read_head(path, MAX_READ_BYTES)
+        except UnreadableFile as exc:
+            raise ToolRefused(f"'{self.relative(path)}' {exc.reason}.") from None
         if b"\0" in data[:8192]:
             raise ToolRefused(f"'{self.relative(path)}' is a binary file.")
-        lines = data[:MAX_READ_BYTES].decode("utf-8", "replace").splitlines()
-        start = max(int(args.get("start_line") or 1), 1)
-        end = min(int(args.get("end_line") or len(lines)), start + MAX_READ_LINES - 1)
+        lines = data.decode("utf-8", "replace").splitlines()
+        start = max(start_line or 1, 1)
+        end = min(end_line or len(lines), start + MAX_READ_LINES - 1)
         chosen = lines[start - 1:end]
-        truncated = end < len(lines) or len(data) > MAX_READ_BYTES
+        truncated = end < len(lines) or not whole
         text = "\n".join(chosen) + ("\n[… truncated]" if truncated else "")
         rel = self.relative(path)
         return ToolOutcome(text, summary=f"{rel}: {len(chosen)} lines", touched=[rel])
 
     def _list_files(self, args: dict[str, Any]) -> ToolOutcome:
-        folder = self.resolve(args.get("path"), default=".")
+        folder = self.resolve(args, default=".")
         if not folder.is_dir():
             raise ToolRefused(f"'{args.get('path')}' is not a folder.")
-        glob = args.get("glob")
+        glob = text_argument(args, "glob")
         found: list[str] = []
         for path in self._walk(folder):
-            if glob and not fnmatch.fnmatch(path.name, str(glob)):
+            if glob and not fnmatch.fnmatch(path.name, glob):
                 continue
             found.append(self.relative(path))
             if len(found) >= MAX_LIST_ENTRIES:
@@ -145,16 +146,16 @@ class WorkspaceTools:
 
     def _grep(self, args: dict[str, Any]) -> ToolOutcome:
         try:
-            regex = compile_regex(str(args.get("pattern") or ""))
+            regex = compile_regex(text_argument(args, "pattern", required=True) or "")
         except RegexError as exc:
             raise ToolRefused(f"Invalid pattern: {exc}") from None
-        where = self.resolve(args.get("path"), default=".")
+        where = self.resolve(args, default=".")
         files = [where] if where.is_file() else self._walk(where)
-        glob = args.get("glob")
+        glob = text_argument(args, "glob")
         hits: list[str] = []
         touched: list[str] = []
         for path in files:
-            if glob and not fnmatch.fnmatch(path.name, str(glob)):
+            if glob and not fnmatch.fnmatch(path.name, glob):
                 continue
             matched = self._grep_file(path, regex, hits)
             if matched:
@@ -166,10 +167,10 @@ class WorkspaceTools:
 
     def _grep_file(self, path: Path, regex: Any, hits: list[str]) -> bool:
         try:
-            if path.stat().st_size > MAX_GREP_FILE_BYTES:
-                return False
-            data = path.read_bytes()
-        except OSError:
+            data, whole = read_head(path, MAX_GREP_FILE_BYTES)
+        except UnreadableFile:  # FIFOs, devices, loops: nothing to search
+            return False
+        if not whole:
             return False
         if b"\0" in data[:8192]:
             return False

@@ -9,27 +9,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from switchman.server.features import (
+    chat,
+    config_editing,
+    explain,
+    feedback,
+    lifecycle,
+    models,
+    sessions,
+    workspace_folders,
+)
+
 if TYPE_CHECKING:
     from switchman.server.app import SwitchmanServer
 
 Register = Callable[["SwitchmanServer"], None]
 
-def _all() -> list[Register]:
-    from switchman.server.features import (  # noqa: PLC0415
-        chat,
-        explain,
-        feedback,
-        models,
-        sessions,
-        workspaces,
-    )
-
-    return [workspaces.register, chat.register, models.register, explain.register,
-            sessions.register, feedback.register]
-
-
-FEATURES: list[Register] = _all()
-
-from switchman.server.features import config_editing  # noqa: E402 - registered after the others
-
-FEATURES.append(config_editing.register)
+FEATURES: list[Register] = [lifecycle.register, workspace_folders.register, chat.register,
+                            models.register, explain.register, sessions.register,
+                            config_editing.register, feedback.register]

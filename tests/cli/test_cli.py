@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from switchman.server.cli import main
+from tests.support.hostile_files import REASONS, TRAPS, make_trap
 
 POLICY_DIR = Path(__file__).parent.parent / "policy"
 
@@ -173,7 +174,7 @@ def test_route_simulated_outage_and_context(config_dir: Path,
     code, result = run_json(capsys, "route", "the architecture", "--assume-configured",
                             "--unavailable", "anthropic")
     assert code == 1
-    assert "Run /model <id> to choose a model from another provider (ollama, openai)" in \
+    assert "Run /model <id> to choose a model from openai, or wait for recovery." in \
         result["error"]["message"]
     _, result = run_json(capsys, "route", "the architecture", "--assume-configured",
                          "--unavailable", "opus")
@@ -206,3 +207,42 @@ def test_console_script_runs(config_dir: Path) -> None:
                             capture_output=True, text=True, env=dict(os.environ), check=False)
     assert result.returncode == 0, result.stderr
     assert "CONFIGURED_RULES" in result.stdout
+
+
+# -- hostile files -------------------------------------------------------------------
+
+
+def test_check_reports_every_file_system_trap_and_never_hangs(tmp_path: Path) -> None:
+    paths = []
+    for trap in TRAPS:
+        (tmp_path / trap).mkdir()
+        paths.append(str(make_trap(tmp_path / trap / "routing.yaml", trap)))
+    exe = Path(sys.executable).with_name("switchman")
+    result = subprocess.run([str(exe), "rules", "check", *paths, "--json"], capture_output=True,
+                            text=True, env=_isolated(tmp_path), timeout=30, check=False)
+    assert result.returncode == 1, result.stderr
+    found = {Path(d["file"]).parent.name: d for d in json.loads(result.stdout)}
+    assert set(found) == set(TRAPS)
+    for trap, diagnostic in found.items():
+        assert diagnostic["code"] == "unreadable-file"
+        assert REASONS[trap] in diagnostic["message"]
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("trap", ["fifo", "dev-zero", "loop", "dangling"])
+def test_route_with_a_trapped_config_file_uses_the_built_in_policy(tmp_path: Path,
+                                                                   trap: str) -> None:
+    env = _isolated(tmp_path)
+    make_trap(Path(env["SWITCHMAN_CONFIG_DIR"]) / "routing.yaml", trap)
+    exe = Path(sys.executable).with_name("switchman")
+    result = subprocess.run([str(exe), "route", "fix the commit message", "--assume-configured"],
+                            capture_output=True, text=True, env=env, timeout=30, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "CONFIGURED_RULES" in result.stdout
+
+
+def _isolated(tmp_path: Path) -> dict[str, str]:
+    config = tmp_path / "config"
+    config.mkdir(exist_ok=True)
+    return {**os.environ, "SWITCHMAN_CONFIG_DIR": str(config),
+            "SWITCHMAN_DATA_DIR": str(tmp_path / "data")}

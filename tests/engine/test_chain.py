@@ -16,7 +16,6 @@ from switchman.engine.config.registry import Capabilities, ModelRegistry, ModelS
 from switchman.engine.config.routing_file import check_routing_text
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.errors import NoModelAvailable
-from switchman.engine.events import Event, EventBus
 from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import PolicyChain, RouteRequest
@@ -188,8 +187,45 @@ def test_auth_error_makes_the_next_decision_reject_the_provider(h: Harness) -> N
         "anthropic provider currently unavailable.",
         f"Tried: {OPUS}, {SONNET}, {HAIKU} — all on anthropic.",
     ]
-    assert "another provider (ollama, openai)" in message
+    # Only providers a turn could use are suggested; the rest say what to set up.
+    assert message.splitlines()[3:] == ["To use other providers, set OPENAI_API_KEY for openai."]
     assert decision.chosen_model is None and decision.winner_index is None
+
+
+def test_provider_outage_suggests_only_usable_providers(h: Harness) -> None:
+    h.tracker.record_failure("anthropic", HAIKU, ErrorClass.AUTH)
+    message_with_openai = _no_model_message(h)
+    assert message_with_openai.splitlines()[3:] == [
+        "Run /model <id> to choose a model from openai, or wait for recovery."]
+    h.tracker.record_failure("openai", GPT5, ErrorClass.AUTH)
+    assert _no_model_message(h).splitlines()[3:] == ["Wait for the provider to recover."]
+
+
+def test_a_local_provider_is_suggested_with_its_server(registry: ModelRegistry) -> None:
+    local = ModelSpec(id="ollama:qwen3", provider="ollama", api_model="qwen3", display_name="Q",
+                      capabilities=Capabilities(max_context_tokens=200_000))
+    h = Harness(ModelRegistry(registry.providers, [*registry.models.values(), local]))
+    h.configured = {"anthropic", "ollama"}
+    h.tracker.record_failure("anthropic", HAIKU, ErrorClass.AUTH)
+    assert _no_model_message(h).splitlines()[3:] == [
+        "Run /model <id> to choose a model from ollama (if its server at "
+        "http://127.0.0.1:11434/v1 is running), or wait for recovery.",
+        "To use other providers, set OPENAI_API_KEY for openai."]
+
+
+def test_without_keys_the_message_names_what_to_set(h: Harness) -> None:
+    h.configured = set()
+    lines = _no_model_message(h).splitlines()
+    assert lines[2:] == ["Set ANTHROPIC_API_KEY (see 'switchman models').",
+                         "To use other providers, set OPENAI_API_KEY for openai."]
+
+
+def _no_model_message(h: Harness) -> str:
+    h.policy = check_routing_text("global_default: haiku\nrules:\n  - use: opus\n",
+                                  "routing.yaml", h.registry)[0]  # type: ignore[assignment]
+    with pytest.raises(NoModelAvailable) as caught:
+        h.decide("hello", workspace=None)
+    return str(caught.value)
 
 
 def test_provider_outage_banner_names_the_fallback_policy(h: Harness) -> None:
@@ -258,21 +294,18 @@ def test_delegation_tier_resolves_and_upgrades(h: Harness) -> None:
     assert "upgraded from fast" in upgraded.chain[-1].reason
 
 
-def test_one_route_decided_per_decision_even_when_failing(config_dir: Path) -> None:
-    bus = EventBus()
-    seen: list[Event] = []
-    bus.subscribe(seen.append)
+def test_a_failed_decision_is_a_route_decided_record_too(config_dir: Path) -> None:
     clock = ManualClock()
     router = Router(ConfigStore(config_dir), clock=clock, configured=lambda p: True,
-                    availability=AvailabilityTracker(clock), bus=bus)
-    router.decide(RouteRequest(context=TurnContext(message="hi"), turn_id="a"))
-    with pytest.raises(NoModelAvailable):
+                    availability=AvailabilityTracker(clock))
+    assert router.decide(RouteRequest(context=TurnContext(message="hi"), turn_id="a")).turn_id \
+        == "a"
+    with pytest.raises(NoModelAvailable) as caught:
         Router(ConfigStore(config_dir), clock=clock, configured=lambda p: False,
-               availability=AvailabilityTracker(clock), bus=bus).decide(
+               availability=AvailabilityTracker(clock)).decide(
             RouteRequest(context=TurnContext(message="hi"), turn_id="b"))
-    decided = [e for e in seen if isinstance(e, RouteDecided)]
-    assert [d.turn_id for d in decided] == ["a", "b"]
-    assert len(decided[1].chain) == 7
+    assert (caught.value.decision.turn_id, caught.value.decision.chosen_model) == ("b", None)
+    assert len(caught.value.decision.chain) == 7
 
 
 def test_route_decided_has_the_spec_field_names(h: Harness) -> None:

@@ -13,11 +13,11 @@ from switchman.engine.config.builtin import (
     builtin_registry,
     builtin_routing_values,
 )
-from switchman.engine.config.chunked import ChunkedParser
 from switchman.engine.config.models_file import check_models_text
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.routing_file import check_routing_doc, check_routing_text
 from switchman.engine.config.yamldoc import YamlNode, parse_yaml
+from switchman.engine.editing.chunked import ChunkedParser
 
 HEADS = [
     "schema_version: 1",

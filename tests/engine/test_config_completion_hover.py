@@ -9,12 +9,12 @@ import pytest
 
 from switchman.engine.config.builtin import builtin_registry
 from switchman.engine.config.check import FileKind
-from switchman.engine.config.completion import Candidate, complete
-from switchman.engine.config.cursor import locate
-from switchman.engine.config.hover import Hover, hover
 from switchman.engine.config.problems import Position
 from switchman.engine.config.text import snippet_to_plain, to_utf16
 from switchman.engine.config.yamldoc import parse_yaml
+from switchman.engine.editing.completion import Candidate, complete
+from switchman.engine.editing.cursor import locate
+from switchman.engine.editing.hover import Hover, hover
 
 ROUTING, WORKSPACE, MODELS = FileKind.ROUTING, FileKind.WORKSPACE, FileKind.MODELS
 ENV = {"ANTHROPIC_API_KEY": "set"}

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from switchman.engine.config.advice import advise
 from switchman.engine.config.builtin import builtin_registry
 from switchman.engine.config.check import FileKind, check_doc
-from switchman.engine.config.fixes import Fix, FixContext, fixes
 from switchman.engine.config.problems import Code, Problem, Range, Severity
 from switchman.engine.config.text import apply_edits
 from switchman.engine.config.yamldoc import parse_yaml
+from switchman.engine.editing.advice import advise
+from switchman.engine.editing.fixes import Fix, FixContext, fixes
 
 ROUTING, WORKSPACE = FileKind.ROUTING, FileKind.WORKSPACE
 GLOBAL_TIERS = {"fast": "anthropic:claude-haiku-4-5", "balanced": "anthropic:claude-sonnet-4-6",

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from switchman.engine.config.advice import advise
 from switchman.engine.config.builtin import builtin_models_values, builtin_registry
 from switchman.engine.config.check import FileKind
-from switchman.engine.config.editing import ConfigDocuments
 from switchman.engine.config.models_file import check_models_text
-from switchman.engine.config.outline import Symbol, SymbolKind, outline
 from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.yamldoc import parse_yaml
+from switchman.engine.editing.advice import advise
+from switchman.engine.editing.editing import ConfigDocuments
+from switchman.engine.editing.outline import Symbol, SymbolKind, outline
 from tests.conftest import range_from_str, span
 
 ROUTING_TEXT = """\

@@ -207,3 +207,24 @@ def test_yaml_sexagesimal_times_are_read_as_text() -> None:
 def test_builtin_files_are_valid() -> None:
     assert problems(MODELS, builtin_text("models.yaml")) == []
     assert problems(ROUTING, builtin_text("routing.yaml")) == []
+
+
+@pytest.mark.parametrize(("url", "says"), [
+    ("http://127.0.0.1:99999/v1", "a port is a number from 1 to 65535"),
+    ("http://localhost:abc/v1", "a port is a number from 1 to 65535"),
+    ("http://[::1/v1", "is not a valid URL"),
+    ("http:///v1", "has no valid host name"),
+    ("http://my host/v1", "contains spaces"),
+    ("ftp://files.example/v1", "is not an http:// or https:// URL"),
+])
+def test_a_base_url_that_cannot_work_is_a_located_problem(url: str, says: str) -> None:
+    text = f"providers:\n  local:\n    api: openai_compatible\n    base_url: '{url}'\n"
+    problem = only(problems(MODELS, text), Code.INVALID_VALUE)
+    assert problem.range == span(text, f"'{url}'")
+    assert says in problem.message
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:11434/v1", "https://api.example.com",
+                                 "http://[::1]:8080/v1", "http://user@host:80/"])
+def test_usable_base_urls_pass(url: str) -> None:
+    assert problems(MODELS, f"providers:\n  local: {{api: openai, base_url: '{url}'}}\n") == []

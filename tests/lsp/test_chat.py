@@ -184,3 +184,15 @@ async def test_bad_params_are_invalid_params(client: SwitchmanClient, daemon: Da
     with pytest.raises(JsonRpcException) as caught:
         await client.request(methods.CHAT, {"workspace": "file:///nowhere", "message": "hi"})
     assert error_data(caught.value)["code"] == "unknown_workspace"
+
+
+async def test_a_message_with_a_lone_surrogate_gets_a_clear_error(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    with pytest.raises(JsonRpcException) as caught:
+        await chat(client, daemon, "pasted \ud800 text")
+    assert caught.value.code == 1009
+    assert error_data(caught.value) == {"code": "invalid_text"}
+    assert "Traceback" not in str(caught.value)
+    swap = await client.request(methods.SET_MODEL, {"workspace": daemon.uri, "model": "opus"})
+    assert swap["outcome"] == "applied"  # the session is not left "busy"
+    assert fake.requests == []

@@ -115,15 +115,17 @@ async def test_auth_error_makes_the_provider_unavailable_and_routing_falls_throu
 async def test_five_server_errors_make_the_model_unavailable(
         client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
     daemon.write_routing("global_default: gpt-5\nrules:\n  - name: sonnet\n    use: sonnet\n")
-    for _ in range(5):
+    for _ in range(15):
         fake.script_error(500, "boom", model="claude-sonnet-4-6")
-    first = await chat(client, daemon, "one")  # three attempts (two retries)
+    first = await chat(client, daemon, "one")  # three attempts (two retries): one failed call
     assert first["status"] == "failed"
     retries = [d for d in deltas(client, first["turn_id"], "notice") if "Retrying" in d["text"]]
     assert len(retries) == 2
-    second = await chat(client, daemon, "two")  # two more failures: the fifth marks it down
-    assert second["status"] == "failed"
-    assert len([r for r in fake.requests if r.model == "claude-sonnet-4-6"]) == 5
+    second = await chat(client, daemon, "two")
+    assert (second["status"], second["model"]) == ("failed", SONNET)  # retries are not failures
+    for n in range(3):  # the fifth failed call marks the model unavailable
+        assert (await chat(client, daemon, f"again {n}"))["status"] == "failed"
+    assert len([r for r in fake.requests if r.model == "claude-sonnet-4-6"]) == 15
     fake.script_text("hello from gpt", model="gpt-5")
     third = await chat(client, daemon, "three")
     assert third["model"] == GPT5
@@ -132,7 +134,7 @@ async def test_five_server_errors_make_the_model_unavailable(
         "provider_unavailable", "model")
     await client.wait_for(methods.STATUS, lambda s: s["active_model"] == GPT5 and any(
         f"{SONNET} currently unavailable." in b for b in s["banners"]))
-    assert len(decisions(client)) == 3
+    assert len(decisions(client)) == 6
 
 
 @pytest.mark.parametrize("editor", CLIENTS)

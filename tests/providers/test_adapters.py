@@ -141,8 +141,19 @@ async def test_error_statuses_are_classified(api: ApiKind, status: int, error_cl
     assert error.error_class is error_class
     assert error.status == status
     assert KEY not in str(error)
+    assert str(error).endswith(": nope, key [redacted] refused")  # the provider's words, no dict
     if status == 429:
         assert error.retry_after == 2.0
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_long_retry_after_is_explained(api: ApiKind, fake: FakeProvider) -> None:
+    fake.script_error(429, "slow down", retry_after=120)
+    with pytest.raises(ProviderError) as caught:
+        await collect(adapter_for(api, fake), request())
+    assert str(caught.value) == (
+        "p:model-x: rate limited (429): slow down — the provider asked to wait 120 s before "
+        "trying again, longer than the 30 s Switchman waits within a turn")
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -173,6 +184,14 @@ async def test_error_inside_the_stream(api: ApiKind, fake: FakeProvider) -> None
 async def test_connection_refused_is_a_network_error() -> None:
     spec = ProviderSpec(name="p", api=ApiKind.OPENAI_COMPATIBLE, base_url="http://127.0.0.1:9/v1")
     with pytest.raises(ProviderError) as caught:
+        await collect(AdapterFactory({}).adapter(spec), request())
+    assert caught.value.error_class is ErrorClass.NETWORK
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_port_no_socket_can_have_is_a_network_error(api: ApiKind) -> None:
+    spec = ProviderSpec(name="p", api=api, base_url="http://127.0.0.1:99999/v1")
+    with pytest.raises(ProviderError) as caught:  # not an ExceptionGroup from the transport
         await collect(AdapterFactory({}).adapter(spec), request())
     assert caught.value.error_class is ErrorClass.NETWORK
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
 import pytest
 
-from switchman.engine.tools.workspace import MAX_LIST_ENTRIES, WorkspaceTools
+from switchman.engine.tools.workspace import MAX_LIST_ENTRIES, MAX_READ_BYTES, WorkspaceTools
+from tests.support.hostile_files import REASONS, make_trap, within
 
 
 @pytest.fixture
@@ -81,3 +83,38 @@ async def test_unknown_tool_and_bad_arguments(workspace: Path) -> None:
     assert (await tools.run("rm", {})).is_error
     assert (await tools.run("read_file", {})).is_error
     assert (await tools.run("read_file", {"path": "bin.dat"})).content.endswith("binary file.")
+
+
+@pytest.mark.parametrize("trap", ["fifo", "loop", "folder"])
+async def test_file_system_traps_are_refused_without_blocking(workspace: Path, trap: str) -> None:
+    make_trap(workspace / "trap.txt", trap)
+    tools = WorkspaceTools(workspace)
+    outcome = within(2, lambda: asyncio.run(tools.run("read_file", {"path": "trap.txt"})))
+    assert outcome.is_error
+    assert REASONS[trap] in outcome.content
+    found = within(2, lambda: asyncio.run(tools.run("grep", {"pattern": "main"})))
+    assert "src/app.py:3" in found.content  # the rest of the workspace is still searched
+
+
+async def test_a_huge_file_is_read_only_up_to_the_cap(workspace: Path) -> None:
+    (workspace / "huge.txt").write_bytes(b"line\n" * (MAX_READ_BYTES // 5 + 10))
+    outcome = await WorkspaceTools(workspace).run("read_file", {"path": "huge.txt"})
+    assert outcome.content.endswith("[… truncated]")
+
+
+@pytest.mark.parametrize(("name", "arguments", "expected"), [
+    ("read_file", {"path": "src/app.py", "start_line": "abc"}, "'start_line' must be a whole"),
+    ("read_file", {"path": "src/app.py", "end_line": 2.5}, "'end_line' must be a whole"),
+    ("read_file", {"path": "src/app.py", "start_line": True}, "'start_line' must be a whole"),
+    ("read_file", {"path": "src/\u0000app.py"}, "NUL"),
+    ("list_files", {"path": "src\u0000"}, "NUL"),
+    ("grep", {"pattern": "x", "path": "\u0000"}, "NUL"),
+    ("list_files", {"glob": ["*.py"]}, "'glob' must be text"),
+    ("grep", {"pattern": 5}, "'pattern' must be text"),
+    ("read_file", {"path": "src/app.py", "start_line": 10 ** 30}, "'start_line' must be a whole"),
+])
+async def test_malformed_arguments_are_error_results(
+        workspace: Path, name: str, arguments: dict[str, object], expected: str) -> None:
+    outcome = await WorkspaceTools(workspace).run(name, arguments)
+    assert outcome.is_error
+    assert expected in outcome.content

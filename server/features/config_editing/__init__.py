@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from switchman.engine.config.editing import ConfigDocuments
 from switchman.engine.config.paths import config_dir
+from switchman.engine.editing.editing import ConfigDocuments
 from switchman.server.features.config_editing.feature import ConfigEditing
 
 if TYPE_CHECKING:

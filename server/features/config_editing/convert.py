@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from switchman.engine.config.completion import Candidate, CandidateKind
-from switchman.engine.config.fixes import Fix
-from switchman.engine.config.hover import Hover
-from switchman.engine.config.outline import Symbol, SymbolKind
 from switchman.engine.config.problems import Position, Problem, Range, Severity
 from switchman.engine.config.text import TextEdit, from_utf16, to_utf16
+from switchman.engine.editing.completion import Candidate, CandidateKind
+from switchman.engine.editing.fixes import Fix
+from switchman.engine.editing.hover import Hover
+from switchman.engine.editing.outline import Symbol, SymbolKind
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -42,7 +42,7 @@ class Positions:
         column = from_utf16(line, position.character)
         if self.encoding == types.PositionEncodingKind.Utf32:
             return types.Position(position.line, column)
-        return types.Position(position.line, len(line[:column].encode("utf-8")))
+        return types.Position(position.line, sum(_utf8_width(c) for c in line[:column]))
 
     def lsp_range(self, rng: Range) -> types.Range:
         """An engine range as the client counts it."""
@@ -56,12 +56,28 @@ class Positions:
         if self.encoding == types.PositionEncodingKind.Utf32:
             column = min(position.character, len(line))
         else:
-            column = len(line.encode("utf-8")[:position.character].decode("utf-8", "ignore"))
+            column = _utf8_column(line, position.character)
         return Position(position.line, to_utf16(line, column))
 
     def engine_range(self, rng: types.Range) -> Range:
         """A client range in the engine's UTF-16 columns."""
         return Range(self.engine_position(rng.start), self.engine_position(rng.end))
+
+
+def _utf8_width(char: str) -> int:
+    # by code point, so a lone surrogate (legal in an editor's text) counts as 3 bytes
+    point = ord(char)
+    return 1 if point < 0x80 else 2 if point < 0x800 else 3 if point < 0x10000 else 4
+
+
+def _utf8_column(line: str, offset: int) -> int:
+    """The code-point column at UTF-8 byte ``offset`` of ``line`` (inside a character: before)."""
+    used = 0
+    for column, char in enumerate(line):
+        used += _utf8_width(char)
+        if used > offset:
+            return column
+    return len(line)
 
 
 def lsp_diagnostic(problem: Problem, positions: Positions, uri: str,

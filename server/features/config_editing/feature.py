@@ -21,12 +21,12 @@ from pygls.capabilities import get_capability
 from pygls.uris import to_fs_path
 
 from switchman.engine.config.check import FileKind
-from switchman.engine.config.completion import complete
-from switchman.engine.config.editing import Analysis, ConfigDocuments
-from switchman.engine.config.fixes import FixContext, fixes
-from switchman.engine.config.hover import hover
-from switchman.engine.config.outline import outline
 from switchman.engine.config.text import split_lines
+from switchman.engine.editing.completion import complete
+from switchman.engine.editing.editing import Analysis, ConfigDocuments
+from switchman.engine.editing.fixes import FixContext, fixes
+from switchman.engine.editing.hover import hover
+from switchman.engine.editing.outline import outline
 from switchman.server.features.config_editing.convert import (
     Positions,
     lsp_code_action,
@@ -110,9 +110,10 @@ class ConfigEditing:
                    after_space: bool = False) -> list[types.CompletionItem]:
         """Completion items at ``position`` (only values when typing a space triggered it)."""
         kind = self.kind_of(uri)
-        if kind is None:
+        document = self.server.workspace.text_documents.get(uri)
+        if kind is None or document is None:  # not open: never read it from disk here
             return []
-        text = self.server.workspace.get_text_document(uri).source
+        text = document.source
         positions = self.positions(text)
         candidates = complete(kind, text, positions.engine_position(position),
                               self.documents.registry(), self.documents.environ, self._folders(),

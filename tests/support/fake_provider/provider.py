@@ -215,7 +215,7 @@ class FakeProvider:
         """A snapshot of every model request received so far."""
         return self.state.log.snapshot()
 
-    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
+    def wait_for_requests(self, count: int, timeout: float = 20.0) -> list[RecordedRequest]:
         """Block until ``count`` requests were received; TimeoutError otherwise."""
         records = self.state.log.wait_for(count, timeout)
         if records is None:
@@ -224,7 +224,7 @@ class FakeProvider:
         return records
 
     async def wait_for_requests_async(
-        self, count: int, timeout: float = 5.0
+        self, count: int, timeout: float = 20.0
     ) -> list[RecordedRequest]:
         """Like :meth:`wait_for_requests`, without blocking the event loop."""
         return await asyncio.to_thread(self.wait_for_requests, count, timeout)

@@ -106,15 +106,15 @@ class Stall:
     reached: threading.Event = field(default_factory=threading.Event, repr=False)
     client_gone: threading.Event = field(default_factory=threading.Event, repr=False)
 
-    def wait_reached(self, timeout: float = 5.0) -> bool:
+    def wait_reached(self, timeout: float = 20.0) -> bool:
         """Block until the server is stalling on this step."""
         return self.reached.wait(timeout)
 
-    async def wait_reached_async(self, timeout: float = 5.0) -> bool:
+    async def wait_reached_async(self, timeout: float = 20.0) -> bool:
         """Await (without blocking the loop) until the server is stalling."""
         return await asyncio.to_thread(self.reached.wait, timeout)
 
-    async def wait_client_gone_async(self, timeout: float = 5.0) -> bool:
+    async def wait_client_gone_async(self, timeout: float = 20.0) -> bool:
         """Await until the server noticed the client went away while stalled."""
         return await asyncio.to_thread(self.client_gone.wait, timeout)
 

@@ -49,7 +49,8 @@ M.delta = {
 
 --- Slash commands the daemon answers itself (for completion in the chat input).
 M.slash_commands = {
-  '/model', '/model -', '/model show', '/rules check', '/rules show', '/rules reload', '/cost', '/help',
+  '/model', '/model -', '/model show', '/rules check', '/rules show', '/rules reload', '/cost',
+  '/route override', '/route ignore', '/help',
 }
 
 return M

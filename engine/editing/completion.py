@@ -15,12 +15,12 @@ import msgspec
 
 from switchman.engine.config import schema as s
 from switchman.engine.config.check import FileKind
-from switchman.engine.config.cursor import Cursor, locate
 from switchman.engine.config.declarations import resolved, spec_at
-from switchman.engine.config.hover import describe_model
 from switchman.engine.config.problems import Position, Range
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.text import from_utf16, position_at, snippet_to_plain, split_lines
+from switchman.engine.editing.cursor import Cursor, locate
+from switchman.engine.editing.hover import describe_model
 
 
 class CandidateKind(StrEnum):

@@ -16,13 +16,13 @@ import msgspec
 
 from switchman.engine.config import schema as s
 from switchman.engine.config.check import FileKind
-from switchman.engine.config.cursor import Cursor, locate
 from switchman.engine.config.declarations import field_at, is_rule, spec_at
 from switchman.engine.config.nodes import rule_lists, scalar_text
 from switchman.engine.config.problems import Position, Range
 from switchman.engine.config.registry import ModelRegistry, Pricing, ProviderSpec
 from switchman.engine.config.text import from_utf16, position_at, snippet_to_plain, split_lines
 from switchman.engine.config.yamldoc import YamlDocument
+from switchman.engine.editing.cursor import Cursor, locate
 from switchman.engine.keys import key_present
 from switchman.engine.routing.decision import Policy
 

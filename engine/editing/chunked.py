@@ -32,6 +32,7 @@ from switchman.engine.config.yamldoc import (
 _RULES_REST = re.compile(r"[ \t]*(?:#[^\n]*)?(?:\n|$)")
 _UNSAFE_STARTS = ("---", "...", "%")
 _UNSAFE_CHARS = ("\x85", "\u2028", "\u2029")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _ITEM = re.compile(r"( *)-(?: |$)")
 _MIN_ITEMS = 8  # below this a whole parse is as fast
 

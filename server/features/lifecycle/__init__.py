@@ -1,4 +1,4 @@
-"""Workspace folders: from ``initialize`` and ``workspace/didChangeWorkspaceFolders``."""
+"""The session with the editor: ``initialize``, ``initialized``, ``shutdown`` and ``exit``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 
 def register(server: SwitchmanServer) -> None:
-    """Track the editor's folders, run initialize hooks, and start background work."""
+    """Remember what ``initialize`` announced, start the engine after it, stop it at the end."""
 
     @server.feature(types.INITIALIZE)
     def initialize(params: types.InitializeParams) -> None:
@@ -19,8 +19,6 @@ def register(server: SwitchmanServer) -> None:
         server.initialization_options = options if isinstance(options, dict) else {}
         folders = [f.uri for f in params.workspace_folders or []]
         server.workspace_folders = folders or ([params.root_uri] if params.root_uri else [])
-        for hook in server.initialize_hooks:
-            hook(params)
 
     @server.feature(types.INITIALIZED)
     def initialized(params: types.InitializedParams) -> None:
@@ -28,14 +26,6 @@ def register(server: SwitchmanServer) -> None:
         engine.start_background()
         engine.sessions.for_each_workspace(engine.sessions.observer.status_changed)
         engine.prepare_providers()
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    def folders_changed(params: types.DidChangeWorkspaceFoldersParams) -> None:
-        sessions = server.switchman.sessions
-        for gone in params.event.removed:
-            sessions.close_workspace(gone.uri)
-        for added in params.event.added:
-            sessions.observer.status_changed(sessions.open_workspace(added.uri))
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(params: None) -> None:

@@ -18,10 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from switchman.engine.config.advice import advise
 from switchman.engine.config.builtin import builtin_models_values, builtin_routing_values
 from switchman.engine.config.check import FileKind, check_doc
-from switchman.engine.config.chunked import ChunkedParser
 from switchman.engine.config.models_file import check_models_doc
 from switchman.engine.config.paths import WORKSPACE_DIR
 from switchman.engine.config.policy import RoutingPolicy, Tiers
@@ -31,6 +29,8 @@ from switchman.engine.config.routing_file import check_routing_doc
 from switchman.engine.config.schema import TIER_NAMES
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
+from switchman.engine.editing.advice import advise
+from switchman.engine.editing.chunked import ChunkedParser
 
 MODELS_FILE = "models.yaml"
 ROUTING_FILE = "routing.yaml"

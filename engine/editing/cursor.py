@@ -159,7 +159,7 @@ class _Scanner:
 
     def parent_at(self, column: int) -> _Frame:
         """The innermost open node a key starting at ``column`` would belong to."""
-        return next(f for f in reversed(self.stack) if f.col < column)
+        return next((f for f in reversed(self.stack) if f.col < column), self.root)
 
     def feed(self, line: _Line) -> tuple[_Frame, _Frame | None]:
         """Take one line; return the frame holding its key and the key's own frame."""
@@ -219,7 +219,8 @@ def _at_cursor(scanner: _Scanner, parsed: _Line | None, text: str, line: int,
     """Read the cursor's line (and feed it to ``scanner``, so later lines still count)."""
     if parsed is not None and column > (parsed.dashes[0] if parsed.dashes else parsed.content):
         holder, own = scanner.feed(parsed)
-        return holder, _cursor_on_line(holder, own, parsed, text, line, column)
+        cursor = _cursor_on_line(holder, own, parsed, text, line, column)
+        return (holder, cursor) if cursor is not None else None
     if text[:column].strip():  # inside a comment
         return None
     holder = scanner.parent_at(column)
@@ -229,7 +230,7 @@ def _at_cursor(scanner: _Scanner, parsed: _Line | None, text: str, line: int,
 
 
 def _cursor_on_line(holder: _Frame, own: _Frame | None, parsed: _Line, text: str, line: int,
-                    column: int) -> Cursor:
+                    column: int) -> Cursor | None:
     base = holder.path()
     if parsed.key is not None and column <= parsed.key_end:
         return Cursor(base, "key", parsed.key, parsed.key, line, parsed.content, parsed.key_end,
@@ -238,11 +239,14 @@ def _cursor_on_line(holder: _Frame, own: _Frame | None, parsed: _Line, text: str
         assert own is not None
         start = parsed.value
         if parsed.value_text[:1] in ("{", "["):
-            return _in_flow((*base, parsed.key), text, start, line, column)
+            # between the colon and the bracket nothing can be inserted
+            return _in_flow((*base, parsed.key), text, start, line, column) \
+                if column >= start else None
         return _scalar(Cursor((*base,), "value", parsed.key, "", line, start, start),
                        text, start, column)
     if parsed.value_text[:1] in ("{", "["):
-        return _in_flow(base, text, parsed.content, line, column)
+        return _in_flow(base, text, parsed.content, line, column) \
+            if column >= parsed.content else None
     cursor = Cursor(base, "key", None, "", line, parsed.content, parsed.content,
                     indent=parsed.content - parsed.indent)
     return _scalar(cursor, text, parsed.content, column)

@@ -1,0 +1,84 @@
+"""What every tool shares: its outcome, its refusal, and checked reading of its arguments.
+
+Models sometimes send arguments of the wrong type (``"start_line": "abc"``) or
+with control characters in a path. Each such mistake must come back to the
+model as an error result it can correct, never as an exception that ends the
+turn, so tools read their arguments only through the functions here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+MAX_WHOLE_NUMBER = 10**9
+
+
+class ToolOutcome(msgspec.Struct, frozen=True):
+    """What a tool call produced."""
+
+    content: str
+    is_error: bool = False
+    summary: str = ""
+    touched: list[str] = []
+    """Workspace-relative paths the call read, listed or changed (for routing)."""
+
+
+class ToolRefused(Exception):
+    """The call was not allowed (bad arguments, a path outside the workspace)."""
+
+
+def text_argument(args: dict[str, Any], name: str, *, required: bool = False,
+                  default: str | None = None) -> str | None:
+    """The text argument ``name``; :class:`ToolRefused` when it is missing or not text."""
+    value = args.get(name)
+    if value is None:
+        if required:
+            raise ToolRefused(f"A '{name}' argument (text) is required.")
+        return default
+    if not isinstance(value, str):
+        raise ToolRefused(f"'{name}' must be text, not {_json_type(value)}.")
+    return value
+
+
+def path_argument(args: dict[str, Any], name: str = "path", *,
+                  default: str | None = None) -> str:
+    """A path argument: non-empty text without NUL characters."""
+    value = text_argument(args, name, default=default)
+    if value is None or not value.strip():
+        raise ToolRefused(f"A '{name}' argument (text) is required.")
+    if "\0" in value:
+        raise ToolRefused(f"'{name}' contains a NUL character; paths cannot contain one.")
+    return value.strip()
+
+
+def whole_number_argument(args: dict[str, Any], name: str) -> int | None:
+    """An optional whole-number argument (digits in text are accepted too)."""
+    value = args.get(name)
+    if value is None:
+        return None
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value) < 12:
+        number = int(value.strip())
+    if number is None or abs(number) > MAX_WHOLE_NUMBER:
+        raise ToolRefused(f"'{name}' must be a whole number, not {value!r:.40}.")
+    return number
+
+
+def bool_argument(args: dict[str, Any], name: str, default: bool = False) -> bool:
+    """An optional true/false argument."""
+    value = args.get(name, default)
+    if not isinstance(value, bool):
+        raise ToolRefused(f"'{name}' must be true or false, not {value!r:.40}.")
+    return value
+
+
+def _json_type(value: object) -> str:
+    names = {bool: "a boolean", int: "a number", float: "a number", list: "a list",
+             dict: "an object"}
+    return names.get(type(value), type(value).__name__)

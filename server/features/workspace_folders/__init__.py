@@ -1,0 +1,26 @@
+"""Workspace folders the editor adds and removes (``workspace/didChangeWorkspaceFolders``)."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from switchman.engine.errors import UnknownWorkspace
+
+if TYPE_CHECKING:
+    from switchman.server.app import SwitchmanServer
+
+
+def register(server: SwitchmanServer) -> None:
+    """Open and close workspaces as the editor's folders change."""
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def folders_changed(params: types.DidChangeWorkspaceFoldersParams) -> None:
+        sessions = server.switchman.sessions
+        for gone in params.event.removed:
+            sessions.close_workspace(gone.uri)
+        for added in params.event.added:
+            with contextlib.suppress(UnknownWorkspace):  # a folder no local path can have
+                sessions.observer.status_changed(sessions.open_workspace(added.uri))

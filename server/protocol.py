@@ -1,0 +1,169 @@
+"""pygls' JSON-RPC protocol, hardened against whatever arrives on the wire.
+
+JSON-RPC promises an answer to every request. pygls structures a message while
+the JSON is still being parsed, and a frame it cannot structure (params given
+as a string, a hover without a position, an id that is an object) is logged
+and dropped: the editor waits forever. Here each frame is parsed as plain
+JSON first and structured once, at the top level, so every failure has a
+request id to answer:
+
+* a body that is not JSON (or too deeply nested to read): ``-32700``, id null;
+* a frame that is not a JSON-RPC message (no method, an id of the wrong type,
+  an array): ``-32600``;
+* a request whose params do not fit the method: ``-32602`` with a short
+  message naming the method (pygls' :class:`JsonRpcInvalidParams`).
+
+No Python exception text reaches the client: an unexpected error while handling
+a request is answered with a fixed ``-32603`` message and logged on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
+)
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+)
+
+log = logging.getLogger(__name__)
+
+UNREADABLE_FRAME_ERRORS = (json.JSONDecodeError, UnicodeDecodeError, RecursionError)
+"""What reading a frame's body can raise: pygls reports these through ``report_server_error``."""
+
+INTERNAL_ERROR_MESSAGE = ("Switchman failed to handle this request (an internal error); "
+                          "details are in its log.")
+
+
+class SwitchmanProtocol(LanguageServerProtocol):
+    """pygls' protocol: every request answered, nothing internal leaked, silent after ``exit``.
+
+    A turn may still be finishing when the editor exits; its last notifications
+    must not be written to a closed stream (which pygls would report as errors).
+    """
+
+    closing = False
+
+    def _send_data(self, data: Any) -> None:
+        if not self.closing:
+            super()._send_data(data)
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """Leave every JSON object plain; :meth:`handle_message` structures the whole frame.
+
+        pygls passes this as ``json.loads``' object hook, which sees nested objects
+        first; structuring there would also turn params that merely contain a
+        ``jsonrpc`` key into messages, and its failures could not be answered.
+        """
+        return data
+
+    def handle_message(self, message: Any) -> None:
+        """Check and structure one parsed frame, then hand it to pygls (never raises)."""
+        try:
+            structured = self._structure(message)
+        except JsonRpcException as error:
+            self._refuse(message, error)
+            return
+        if structured.__class__ is types.CancelNotification \
+                and not _valid_id(structured.params.id):  # cattrs lets a list through
+            log.warning("dropped $/cancelRequest: its id is not a string or an integer")
+            return
+        try:
+            super().handle_message(structured)
+        except Exception:  # a bug in dispatch must not end the I/O loop
+            log.exception("could not handle %s", _describe(message))
+            self._refuse(message, JsonRpcInternalError(INTERNAL_ERROR_MESSAGE))
+
+    def parse_error(self, error: BaseException) -> None:
+        """Answer a frame whose body could not be read as JSON."""
+        detail = "too deeply nested" if isinstance(error, RecursionError) else str(error)
+        log.warning("unreadable JSON-RPC frame: %s", detail)
+        self._send_error(None, JsonRpcParseError(f"Parse error: the frame is not valid JSON "
+                                                 f"({_shorten(detail)})."))
+
+    def _send_response(self, msg_id: Any, result: Any | None = None,
+                       error: types.ResponseError | None = None) -> None:
+        if error is not None and error.code == JsonRpcInternalError.CODE and not _ours(error):
+            # pygls puts the exception text and traceback here; those stay in our log.
+            error = types.ResponseError(code=error.code, message=INTERNAL_ERROR_MESSAGE,
+                                        data={"code": "internal_error"})
+        super()._send_response(msg_id, result, error)
+
+    # -- structuring ----------------------------------------------------------------------
+
+    def _structure(self, data: Any) -> Any:
+        """The frame as pygls' message objects; raises a JSON-RPC error for what is not one."""
+        if not isinstance(data, dict):
+            raise JsonRpcInvalidRequest("Invalid request: a JSON-RPC message must be an object.")
+        if data.get("jsonrpc") != self.VERSION:
+            raise JsonRpcInvalidRequest('Invalid request: "jsonrpc" must be "2.0".')
+        if "id" in data and not _valid_id(data["id"]):
+            raise JsonRpcInvalidRequest('Invalid request: "id" must be a string or an integer.')
+        method = data.get("method")
+        if "method" in data and not isinstance(method, str):
+            raise JsonRpcInvalidRequest('Invalid request: "method" must be a string.')
+        try:
+            return self._converter.structure(data, self._message_type(data))
+        except Exception as exc:  # cattrs reports shape mistakes in several exception types
+            log.warning("invalid params for %s: %s", _describe(data), _shorten(str(exc)))
+            raise JsonRpcInvalidParams(
+                f"Invalid params for {method or 'the response'}: they do not have the shape "
+                "this method takes.", data={"code": "invalid_params"}) from None
+
+    def _message_type(self, data: dict[str, Any]) -> Any:
+        method = data.get("method")
+        if "id" not in data:
+            return self.get_message_type(method or "") or JsonRPCNotification
+        if method is not None:
+            return self.get_message_type(method) or JsonRPCRequestMessage
+        if "error" in data:
+            return types.ResponseErrorMessage
+        return self._result_types.pop(data["id"], None) or JsonRPCResponseMessage
+
+    def _refuse(self, message: Any, error: JsonRpcException) -> None:
+        """Answer a frame that cannot be handled, if it is a request (a notification is dropped)."""
+        msg_id = message.get("id") if isinstance(message, dict) else None
+        is_request = isinstance(message, dict) and "method" in message and "id" in message
+        if not is_request and not isinstance(error, JsonRpcInvalidRequest):
+            log.warning("dropped %s: %s", _describe(message), error.message)
+            return
+        self._send_error(msg_id if _valid_id(msg_id) else None, error)
+
+    def _send_error(self, msg_id: Any, error: JsonRpcException) -> None:
+        # A plain dict: lsprotocol's types leave out a null id, which JSON-RPC requires here.
+        response: dict[str, Any] = {"code": error.code, "message": error.message}
+        if error.data is not None:
+            response["data"] = error.data
+        self._send_data({"jsonrpc": self.VERSION, "id": msg_id, "error": response})
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _ours(error: types.ResponseError) -> bool:
+    """Whether an internal error was raised on purpose by Switchman (it carries ``data.code``)."""
+    return isinstance(error.data, dict) and "traceback" not in error.data \
+        and isinstance(error.data.get("code"), str)
+
+
+def _describe(message: Any) -> str:
+    if isinstance(message, dict):
+        return f"{message.get('method', 'response')!s:.80} (id {message.get('id')!r:.40})"
+    return f"a {type(message).__name__} frame"
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -1,0 +1,112 @@
+"""Several daemons on one database: leases, the turn lock in the database, orphaned turns."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from switchman.engine.errors import TurnInProgress
+from switchman.engine.ids import new_id
+from switchman.engine.messages import Message, TextBlock
+from switchman.engine.routing.decision import RouteDecided
+from switchman.engine.sessions.records import TurnInfo
+from switchman.engine.store.database import connect
+from switchman.engine.store.ownership import DaemonLease
+from switchman.engine.store.repository import SessionStore
+
+NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+
+
+def daemon(data: Path) -> tuple[SessionStore, DaemonLease]:
+    """One daemon's view of the shared database: its own connection and lease."""
+    lease = DaemonLease(data)
+    return SessionStore(connect(data / "switchman.db"), lease), lease
+
+
+def start_turn(store: SessionStore, session_id: str) -> TurnInfo:
+    turn_id = new_id()
+    turn = TurnInfo(id=turn_id, session_id=session_id, index=0, status="running",
+                    model="anthropic:claude-haiku-4-5", started_at=NOW)
+    user = Message(id=new_id(), session_id=session_id, turn_id=turn_id, role="user",
+                   content=[TextBlock("hi")], created_at=NOW)
+    decision = RouteDecided(timestamp=NOW, session_id=session_id, turn_id=turn_id, chain=[],
+                            winner_index=None, chosen_model=None, elapsed_ms=0.0)
+    store.begin_turn(turn, user, decision, workspace="file:///w", title="hi")
+    return turn
+
+
+def statuses(store: SessionStore, session_id: str) -> list[tuple[int, str]]:
+    return [(t.index, t.status) for t in store.turns(session_id)]
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> str:
+    store, _ = daemon(tmp_path)
+    store.create_session("s1", "file:///w", NOW)
+    return "s1"
+
+
+def test_a_live_daemons_running_turn_locks_the_session_for_the_others(
+        tmp_path: Path, session: str) -> None:
+    first, _ = daemon(tmp_path)
+    second, _ = daemon(tmp_path)
+    running = start_turn(first, session)
+    with pytest.raises(TurnInProgress) as caught:
+        start_turn(second, session)
+    assert caught.value.turn_id == running.id
+    assert statuses(second, session) == [(1, "running")]  # nothing half-written
+
+
+def test_a_dead_daemons_turn_is_interrupted_and_the_next_turn_numbered_after_it(
+        tmp_path: Path, session: str) -> None:
+    first, first_lease = daemon(tmp_path)
+    second, _ = daemon(tmp_path)
+    start_turn(first, session)
+    first_lease.release()  # what the operating system does when the process dies
+    turn = start_turn(second, session)
+    assert turn.index == 2
+    assert statuses(second, session) == [(1, "interrupted"), (2, "running")]
+
+
+def test_starting_a_daemon_interrupts_only_dead_daemons_turns(tmp_path: Path) -> None:
+    alive, _ = daemon(tmp_path)
+    dead, dead_lease = daemon(tmp_path)
+    for store, session in ((alive, "a"), (dead, "d")):
+        store.create_session(session, "file:///w", NOW)
+        start_turn(store, session)
+    dead_lease.release()
+    newcomer, _ = daemon(tmp_path)
+    assert newcomer.interrupt_orphans(NOW) == 1
+    assert statuses(newcomer, "a") == [(1, "running")]
+    assert statuses(newcomer, "d") == [(1, "interrupted")]
+    assert sorted(p.stem for p in (tmp_path / "daemons").glob("*.lock")) == sorted(
+        [alive.owners.id, newcomer.owners.id])  # the dead daemon's lease file is tidied away
+
+
+def test_the_database_allows_one_running_turn_per_session(tmp_path: Path,
+                                                          session: str) -> None:
+    store, _ = daemon(tmp_path)
+    start_turn(store, session)
+    with pytest.raises(sqlite3.IntegrityError):
+        store.db.execute("INSERT INTO turns (id, session_id, idx, status, started_at) "
+                         "VALUES ('x', ?, 9, 'running', '')", (session,))
+
+
+def test_upgrading_a_database_ends_turns_left_running_before_owners(tmp_path: Path) -> None:
+    path = tmp_path / "switchman.db"
+    old = sqlite3.connect(path)
+    from switchman.engine.store.database import _MIGRATIONS  # noqa: PLC0415 - the v1 schema
+
+    old.executescript(_MIGRATIONS[1] + "PRAGMA user_version=1;")
+    old.executescript("INSERT INTO sessions (id, workspace, created_at, updated_at) VALUES "
+                      "('s', 'w', '', ''); INSERT INTO turns (id, session_id, idx, status, "
+                      "started_at) VALUES ('t1', 's', 1, 'running', ''), "
+                      "('t2', 's', 2, 'running', '');")
+    old.close()
+    upgraded = connect(path)
+    rows = upgraded.execute("SELECT status FROM turns ORDER BY idx").fetchall()
+    assert [r[0] for r in rows] == ["interrupted", "interrupted"]
+    assert upgraded.execute("PRAGMA user_version").fetchone()[0] == 2

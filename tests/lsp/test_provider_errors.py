@@ -1,0 +1,30 @@
+"""What the editor shows when a provider fails: the provider's words, and why no retry."""
+
+from __future__ import annotations
+
+from switchman.server import methods
+from tests.lsp.conftest import Daemon, deltas
+from tests.support.fake_provider import FakeProvider
+from tests.support.lsp import SwitchmanClient
+
+
+async def test_a_server_error_shows_the_providers_message(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    for _ in range(3):
+        fake.script_error(500, "The model backend is restarting")
+    result = await client.request(methods.CHAT, {"workspace": daemon.uri, "message": "hi"})
+    message = result["error"]["message"]
+    assert message == ("anthropic:claude-sonnet-4-6: server error (500): The model backend is "
+                       "restarting. Your message is saved; send it again to retry.")
+    for notice in deltas(client, result["turn_id"], "notice"):
+        assert "Error code" not in notice["text"] and "{" not in notice["text"]
+
+
+async def test_a_long_retry_after_fails_at_once_and_says_so(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    fake.script_error(429, "Too many requests", retry_after=120)
+    result = await client.request(methods.CHAT, {"workspace": daemon.uri, "message": "hi"})
+    assert result["status"] == "failed"
+    assert "the provider asked to wait 120 s before trying again, longer than the 30 s " \
+        "Switchman waits within a turn" in result["error"]["message"]
+    assert len(fake.requests) == 1  # no retry, no waiting

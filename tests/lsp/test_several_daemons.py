@@ -1,0 +1,110 @@
+"""Several real daemons on one data folder, as with several editor windows open at once."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from switchman.server import methods
+from tests.lsp.conftest import Daemon, error_data
+from tests.lsp.test_sessions_and_commands import start
+from tests.support.fake_provider import FakeProvider
+from tests.support.lsp import SwitchmanClient
+
+
+async def chat(client: SwitchmanClient, daemon: Daemon, message: str,
+               session_id: str | None = None) -> Any:
+    return await client.request(methods.CHAT, {"workspace": daemon.uri, "message": message,
+                                               "session_id": session_id})
+
+
+async def stalled_turn(client: SwitchmanClient, daemon: Daemon, fake: FakeProvider,
+                       session_id: str | None = None) -> tuple[asyncio.Future[Any], str, str]:
+    """Start a turn that stays running; returns the pending chat, its session and turn ids."""
+    stall = fake.script_stall("working", after_chunks=1)
+    pending = asyncio.ensure_future(chat(client, daemon, "a long job", session_id))
+    assert await stall.wait_reached_async()
+    delta = await client.wait_for(methods.CHAT_DELTA, lambda d: d.get("text") == "working"
+                                  and d["session_id"] == (session_id or d["session_id"]))
+    return pending, delta["session_id"], delta["turn_id"]
+
+
+async def turns(client: SwitchmanClient, session_id: str) -> list[tuple[int, str]]:
+    detail = await client.request(methods.SESSION, {"session_id": session_id})
+    return [(t["index"], t["status"]) for t in detail["turns"]]
+
+
+async def kill_9(client: SwitchmanClient, pending: asyncio.Future[Any]) -> None:
+    """SIGKILL the client's daemon: it gets no chance to clean up."""
+    process = client._server
+    assert process is not None
+    process.kill()
+    await process.wait()
+    pending.cancel()
+    await client.stop()
+
+
+async def stop(*clients: SwitchmanClient) -> None:
+    for client in clients:
+        await client.shutdown_session()
+        await client.stop()
+
+
+async def test_daemons_share_one_database_and_only_a_dead_ones_turns_end(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    first = await start("visual-studio-code", daemon)
+    second = await start("neovim", daemon)
+    try:
+        running_first, shared, first_turn = await stalled_turn(first, daemon, fake)
+
+        # The turn lock is in the database: another daemon cannot run a turn of that session.
+        with pytest.raises(JsonRpcException) as caught:
+            await chat(second, daemon, "me too", shared)
+        assert (caught.value.code, error_data(caught.value)["turn_id"]) == (1007, first_turn)
+
+        own = (await second.request(methods.NEW_SESSION, {"workspace": daemon.uri}))["session"]
+        running_second, _, _ = await stalled_turn(second, daemon, fake, own["id"])
+
+        # A daemon starting later leaves the live daemons' running turns alone.
+        third = await start("visual-studio-code", daemon)
+        assert await turns(third, shared) == [(1, "running")]
+        assert await turns(third, own["id"]) == [(1, "running")]
+
+        await kill_9(first, running_first)
+
+        # Its turn is interrupted when another daemon needs the session; the next turn is 2.
+        fake.script_text("picked up")
+        result = await chat(third, daemon, "carry on", shared)
+        assert result["status"] == "completed"
+        assert await turns(third, shared) == [(1, "interrupted"), (2, "completed")]
+        assert await turns(third, own["id"]) == [(1, "running")]  # the live daemon's turn
+
+        fake.release_stalls()
+        assert (await running_second)["status"] == "completed"
+        assert await turns(third, own["id"]) == [(1, "completed")]
+        await stop(third)
+    finally:
+        fake.release_stalls()
+        await stop(second)
+
+
+async def test_a_daemon_started_after_a_crash_interrupts_the_dead_daemons_turn(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    survivor = await start("neovim", daemon)
+    doomed = await start("visual-studio-code", daemon)
+    try:
+        _, survivor_session, _ = await stalled_turn(survivor, daemon, fake)
+        own = (await doomed.request(methods.NEW_SESSION, {"workspace": daemon.uri}))["session"]
+        pending, doomed_session, _ = await stalled_turn(doomed, daemon, fake, own["id"])
+        await kill_9(doomed, pending)
+
+        newcomer = await start("neovim", daemon)  # its start-up sweep
+        assert await turns(newcomer, doomed_session) == [(1, "interrupted")]
+        assert await turns(newcomer, survivor_session) == [(1, "running")]
+        await stop(newcomer)
+    finally:
+        fake.release_stalls()
+        await stop(survivor)

@@ -1,0 +1,31 @@
+"""A malformed tool argument is an error result the model can correct, never a failed turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from switchman.server import methods
+from tests.lsp.conftest import Daemon, deltas
+from tests.support.fake_provider import FakeProvider
+from tests.support.lsp import SwitchmanClient
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ({"path": "src/app.py", "start_line": "abc"}, "'start_line' must be a whole number"),
+    ({"path": "src/\u0000app.py"}, "NUL character"),
+])
+async def test_a_malformed_argument_goes_back_to_the_model(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider,
+        arguments: dict[str, Any], expected: str) -> None:
+    fake.script_tool_call("read_file", arguments, id="toolu_bad")
+    fake.script_text("Let me fix that.")
+    result = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                 "message": "read app.py"})
+    assert result["status"] == "completed"
+    assert result["text"] == "Let me fix that."
+    assert deltas(client, result["turn_id"], "tool_result")[0]["tool"]["status"] == "error"
+    returned = fake.requests[1].body["messages"][-1]["content"][0]
+    assert returned["is_error"] is True
+    assert expected in str(returned["content"])

@@ -1,0 +1,230 @@
+"""Hostile JSON-RPC frames against the real daemon: every request answered, nothing leaked.
+
+The fuzz test sends generated frames (garbage bodies, wrong shapes, junk params
+for every method the daemon serves, lone surrogates) and checks after each
+batch that every request got a response, that no response is an internal
+error or carries Python text, and that the daemon still serves. It runs
+``SWITCHMAN_FUZZ_EXAMPLES`` batches (100 by default; raise it for a longer run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from switchman.server import methods
+from tests.support.lsp import server_env
+from tests.support.rawrpc import RawDaemon, frame
+
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32602, -32603
+PYTHON_TEXT = ("Traceback", 'File "', "Error:", "Exception", "TypeError", "KeyError",
+               "ValueError", "AttributeError")
+
+
+@pytest.fixture(scope="module")
+def raw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawDaemon]:
+    root = tmp_path_factory.mktemp("wire")
+    config, data, workspace = root / "config", root / "data", root / "project"
+    for folder in (config, data, workspace):
+        folder.mkdir()
+    daemon = RawDaemon(server_env(config, data), root / "stderr.log")
+    daemon.initialize(workspace)
+    daemon.workspace = workspace  # type: ignore[attr-defined]
+    daemon.notify("textDocument/didOpen", {"textDocument": {
+        "uri": (config / "routing.yaml").as_uri(), "languageId": "yaml", "version": 1,
+        "text": "global_default: sonnet\nrules:\n  - name: short\n    use: haiku\n"}})
+    yield daemon
+    daemon.close()
+    assert "Traceback" not in daemon.stderr()
+
+
+def uri(raw: RawDaemon) -> str:
+    return Path(raw.workspace).as_uri()  # type: ignore[attr-defined]
+
+
+def assert_clean(response: dict[str, Any]) -> None:
+    """A response with no internal error and no Python text in it."""
+    error = response.get("error")
+    if error is None:
+        return
+    assert error["code"] != INTERNAL_ERROR, error
+    text = json.dumps(error)
+    assert not any(marker in text for marker in PYTHON_TEXT), error
+
+
+def assert_serving(raw: RawDaemon) -> None:
+    answer = raw.request(methods.MODELS, {"workspace": uri(raw)})
+    assert "result" in answer, answer
+
+
+# -- specific frames ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("params", ["a string", None, 7, [1, 2], {"workspace": 3}])
+def test_custom_method_with_wrong_params_is_invalid_params(raw: RawDaemon, params: Any) -> None:
+    answer = raw.request(methods.MODELS, params)
+    assert answer["error"]["code"] == INVALID_PARAMS
+    assert_clean(answer)
+
+
+def test_a_custom_request_without_params_is_answered(raw: RawDaemon) -> None:
+    msg_id = raw.new_id()
+    raw.send({"jsonrpc": "2.0", "id": msg_id, "method": methods.MODELS})
+    answer = raw.response(msg_id)
+    assert answer["error"]["code"] == INVALID_PARAMS
+    assert "workspace" in answer["error"]["message"]
+
+
+@pytest.mark.parametrize("params", [
+    "a string", None,
+    {"textDocument": {"uri": "file:///x/routing.yaml"}},  # no position
+    {"textDocument": {}, "position": {"line": 0, "character": 0}},
+    {"textDocument": {"uri": "file:///x/routing.yaml"}, "position": {"line": "0"}},
+])
+@pytest.mark.parametrize("method", ["textDocument/hover", "textDocument/completion"])
+def test_editor_requests_with_missing_fields_are_invalid_params(
+        raw: RawDaemon, method: str, params: Any) -> None:
+    answer = raw.request(method, params)
+    assert answer["error"]["code"] == INVALID_PARAMS
+    assert method in answer["error"]["message"]
+    assert_clean(answer)
+
+
+@pytest.mark.parametrize("trigger", [7, {"a": 1}, ["x"], True, "", "\ud800", "junk" * 50])
+@pytest.mark.parametrize("kind", [2, 99, "x"])
+def test_completion_with_a_junk_trigger_is_answered(
+        raw: RawDaemon, kind: Any, trigger: Any) -> None:
+    answer = raw.request("textDocument/completion", {
+        "textDocument": {"uri": uri(raw) + "/.switchman/routing.yaml"},
+        "position": {"line": 0, "character": 0},
+        "context": {"triggerKind": kind, "triggerCharacter": trigger}})
+    assert "result" in answer or answer["error"]["code"] == INVALID_PARAMS
+
+
+@pytest.mark.parametrize("body", [b"{not json", b'{"jsonrpc": "2.0", "id": 1, "method"',
+                                  b"\xff\xfe\x00", b"[" * 100_000, b""])
+def test_a_frame_that_is_not_json_gets_a_parse_error(raw: RawDaemon, body: bytes) -> None:
+    before = len(raw.responses())
+    raw.send_bytes(frame(body) if body else b"Content-Length: 0\r\n\r\n")
+    if body:
+        answer = raw.wait_until(lambda: raw.responses()[before:])[0]
+        assert (answer["id"], answer["error"]["code"]) == (None, PARSE_ERROR)
+        assert answer["error"]["message"].startswith("Parse error")
+    assert_serving(raw)
+
+
+@pytest.mark.parametrize("message", [
+    [1, 2], "text", 42,
+    {"jsonrpc": "1.0", "id": 900, "method": methods.MODELS},
+    {"jsonrpc": "2.0", "id": {"a": 1}, "method": methods.MODELS},
+    {"jsonrpc": "2.0", "id": 901, "method": 17},
+])
+def test_a_frame_that_is_no_message_gets_invalid_request(raw: RawDaemon, message: Any) -> None:
+    before = len(raw.responses())
+    raw.send(message)
+    answer = raw.wait_until(lambda: raw.responses()[before:])[0]
+    assert answer["error"]["code"] == INVALID_REQUEST
+    expected_id = message.get("id") if isinstance(message, dict) else None
+    assert answer["id"] == (expected_id if isinstance(expected_id, int) else None)
+    assert_serving(raw)
+
+
+def test_preview_for_a_workspace_path_with_a_nul_byte_is_unknown_workspace(
+        raw: RawDaemon) -> None:
+    for workspace in ("/tmp/a\x00b", "file:///tmp/a%00b", "/tmp/\ud800"):
+        answer = raw.request(methods.PREVIEW, {"workspace": workspace, "message": "hi"})
+        assert answer["error"]["data"]["code"] == "unknown_workspace"
+        assert_clean(answer)
+
+
+def test_params_holding_a_jsonrpc_key_are_not_taken_for_a_message(raw: RawDaemon) -> None:
+    answer = raw.request(methods.PREVIEW, {"workspace": uri(raw), "message": "hello",
+                                           "extra": {"jsonrpc": "2.0", "id": 1}})
+    assert "result" in answer, answer
+
+
+# -- generated frames -----------------------------------------------------------------
+
+EXAMPLES = int(os.environ.get("SWITCHMAN_FUZZ_EXAMPLES", "100"))
+REQUESTS = [methods.CHAT, methods.CANCEL, methods.SET_MODEL, methods.MODELS, methods.EXPLAIN,
+            methods.PREVIEW, methods.SESSIONS, methods.SESSION, methods.NEW_SESSION,
+            "textDocument/hover", "textDocument/completion", "textDocument/codeAction",
+            "textDocument/documentSymbol", "switchman/unknown", "$/unknown"]
+NOTIFICATIONS = ["textDocument/didOpen", "textDocument/didChange", "textDocument/didClose",
+                 "workspace/didChangeWorkspaceFolders", "$/cancelRequest",
+                 "workspace/didChangeWatchedFiles", "switchman/unknown"]
+
+any_text = st.text(st.characters(codec=None, exclude_categories=()), max_size=12)
+scalars = st.none() | st.booleans() | st.integers(-2**40, 2**40) | any_text \
+    | st.floats(allow_nan=False, allow_infinity=False)
+json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
+                           | st.dictionaries(any_text, inner, max_size=3), max_leaves=8)
+
+
+@st.composite
+def shaped_params(draw: st.DrawFn, workspace: str) -> Any:
+    """Params close to a real method's: the right keys with a few values replaced or dropped."""
+    doc = f"{workspace}/.switchman/routing.yaml"
+    shape: dict[str, Any] = {
+        "workspace": workspace, "message": "hello", "session_id": None, "turn_id": "t",
+        "model": "haiku", "textDocument": {"uri": doc, "version": 1, "text": "rules: []\n"},
+        "position": {"line": 0, "character": 3},
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}},
+        "context": {"triggerKind": 2, "triggerCharacter": " ", "diagnostics": []},
+        "contentChanges": [{"text": "x"}], "event": {"added": [], "removed": []}, "id": 1,
+        "images": [], "has_images": False, "include_workers": False}
+    for key in draw(st.lists(st.sampled_from(sorted(shape)), max_size=4)):
+        if draw(st.booleans()):
+            shape.pop(key, None)
+        else:
+            shape[key] = draw(json_values)
+    return shape
+
+
+@st.composite
+def hostile_frames(draw: st.DrawFn, workspace: str) -> list[tuple[bytes, int | None]]:
+    """A few frames, each with the request id that must be answered (None: no answer needed)."""
+    frames: list[tuple[bytes, int | None]] = []
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["request", "request", "notification", "garbage", "json"]))
+        params = draw(shaped_params(workspace) | json_values)
+        if kind == "request":
+            msg_id = draw(st.integers(10**6, 10**9))
+            message = {"jsonrpc": "2.0", "id": msg_id, "method": draw(st.sampled_from(REQUESTS)),
+                       "params": params}
+            frames.append((json.dumps(message).encode(), msg_id))
+        elif kind == "notification":
+            message = {"jsonrpc": "2.0", "method": draw(st.sampled_from(NOTIFICATIONS)),
+                       "params": params}
+            frames.append((json.dumps(message).encode(), None))
+        elif kind == "garbage":
+            frames.append((draw(st.binary(min_size=1, max_size=40)), None))
+        else:
+            frames.append((json.dumps(draw(json_values)).encode(), None))
+    return frames
+
+
+def test_generated_hostile_frames_are_all_answered(raw: RawDaemon) -> None:
+    seen: set[int] = set()
+
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(hostile_frames(uri(raw)))
+    def check(frames: list[tuple[bytes, int | None]]) -> None:
+        ids = [msg_id for _, msg_id in frames if msg_id is not None and msg_id not in seen]
+        seen.update(ids)
+        for body, _ in frames:
+            raw.send_bytes(frame(body))
+        for msg_id in ids:
+            assert_clean(raw.response(msg_id))
+        assert_serving(raw)
+
+    check()
+    assert raw.process.poll() is None

@@ -1,0 +1,60 @@
+"""Engine-level session tests: a :class:`Switchman` over the HTTP fake provider (real SDKs)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from switchman.engine.service import Switchman
+from switchman.engine.sessions.records import ChatDelta, RouteNotice
+from tests.conftest import models_yaml
+from tests.support.fake_provider import FakeProvider
+
+
+@dataclass
+class Recorder:
+    """Collects what the engine reports to the editor."""
+
+    notices: list[RouteNotice] = field(default_factory=list)
+    deltas: list[ChatDelta] = field(default_factory=list)
+    statuses: list[str] = field(default_factory=list)
+
+    def route_decided(self, notice: RouteNotice) -> None:
+        """Record a routing notice."""
+        self.notices.append(notice)
+
+    def delta(self, delta: ChatDelta) -> None:
+        """Record streamed output."""
+        self.deltas.append(delta)
+
+    def status_changed(self, workspace: str) -> None:
+        """Record that a workspace's status changed."""
+        self.statuses.append(workspace)
+
+
+@dataclass
+class Engine:
+    """A running engine, what it reported, and its workspace."""
+
+    service: Switchman
+    recorder: Recorder
+    workspace: str
+    folder: Path
+
+
+@pytest.fixture
+def engine(tmp_path: Path, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> Iterator[
+        Engine]:
+    monkeypatch.setenv("SWITCHMAN_RETRY_BASE_SECONDS", "0")
+    for name in ("config", "data", "workspace"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "config" / "models.yaml").write_text(models_yaml(fake))
+    recorder = Recorder()
+    service = Switchman(recorder, config_folder=tmp_path / "config",
+                        data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"})
+    workspace = service.sessions.open_workspace(str(tmp_path / "workspace"))
+    yield Engine(service, recorder, workspace, tmp_path / "workspace")
+    service.store.db.close()

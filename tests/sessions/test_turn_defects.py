@@ -1,0 +1,93 @@
+"""Turn-loop defects from trying the product (issue 8: items 5, 7 and 8)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from decimal import Decimal
+
+import pytest
+
+from switchman.engine.errors import InvalidText
+from tests.sessions.conftest import Engine
+from tests.support.fake_provider import FakeProvider, Reply, Stall, Usage
+
+SONNET = "anthropic:claude-sonnet-4-6"
+
+
+async def test_a_lone_surrogate_is_refused_and_leaves_the_session_as_it_was(
+        engine: Engine, fake: FakeProvider) -> None:
+    service = engine.service
+    with pytest.raises(InvalidText) as caught:
+        await service.chat(engine.workspace, None, "pasted \ud800 text")
+    assert "position 7" in str(caught.value)
+    swap = service.sessions.set_model(engine.workspace, None, "opus")
+    assert swap.outcome == "applied"  # not "queued": no turn is stuck in flight
+    assert fake.requests == []
+
+
+async def test_a_failure_while_recording_the_start_undoes_the_turn_start(
+        engine: Engine, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> None:
+    service = engine.service
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(service.store, "begin_turn", broken)
+    with pytest.raises(sqlite3.OperationalError):
+        await service.chat(engine.workspace, None, "hello")
+    monkeypatch.undo()
+    assert service.sessions.set_model(engine.workspace, None, "opus").outcome == "applied"
+    status = service.views.status(engine.workspace)
+    assert not status.turn_in_flight
+    fake.script_text("fine now")
+    assert (await service.chat(engine.workspace, None, "hello")).status == "completed"
+
+
+async def test_a_cancelled_turn_is_charged_for_what_it_used(engine: Engine,
+                                                            fake: FakeProvider) -> None:
+    service = engine.service
+    stall = Stall(after_chunks=2)
+    fake.script(Reply(text=("partial ", "answer ", "never sent"),
+                      usage=Usage(input_tokens=1200, output_tokens=300), fault=stall))
+    pending = asyncio.ensure_future(service.chat(engine.workspace, None, "@sonnet explain"))
+    assert await stall.wait_reached_async()
+    async with asyncio.timeout(5):  # yield to the turn until the second chunk is processed
+        while not any(d.kind == "text" and d.text == "answer " for d in engine.recorder.deltas):
+            await asyncio.sleep(0)
+    turn_id = engine.recorder.deltas[-1].turn_id
+    assert turn_id is not None
+    await service.sessions.cancel(turn_id)
+    result = await pending
+    fake.release_stalls()
+    # 1,200 input tokens from the stream's start; "partial answer " is ~4 output tokens.
+    assert result.status == "cancelled"
+    assert result.usage.input_tokens == 1200
+    assert result.usage.output_tokens == 4
+    expected = Decimal("0.003660")  # 1200 * $3/M + 4 * $15/M
+    assert result.cost_usd == expected
+    assert service.store.turn(turn_id).cost_usd == expected  # type: ignore[union-attr]
+    assert service.views.cost(result.session_id).total_usd == expected
+    assert service.sessions.cost_today() == expected
+
+
+async def test_retries_inside_one_call_count_as_one_failure(engine: Engine,
+                                                            fake: FakeProvider) -> None:
+    service = engine.service
+    for _ in range(3):  # first turn: the call and its two retries fail
+        fake.script_error(500, "boom")
+    for _ in range(2):  # second turn: two failures, then the retry succeeds
+        fake.script_error(500, "boom")
+    fake.script_text("recovered")
+    first = await service.chat(engine.workspace, None, "@sonnet one")
+    second = await service.chat(engine.workspace, None, "@sonnet two")
+    assert (first.status, second.status) == ("failed", "completed")
+    assert len(fake.requests) == 6
+    assert service.availability.check("anthropic", SONNET) is None
+    for _ in range(3):
+        fake.script_error(500, "boom")
+    third = await service.chat(engine.workspace, None, "@sonnet three")
+    assert third.status == "failed"
+    # 2 failed calls in all (5 failed HTTP requests before the fix would have made it unavailable)
+    assert service.availability.check("anthropic", SONNET) is None
+    assert str(service.availability.health("anthropic", SONNET)) == "degraded"

@@ -77,7 +77,7 @@ class Switchman:
         self.sessions = SessionManager(
             store=self.store, router=self.router, config=self.config,
             availability=self.availability, adapters=AdapterFactory(environ), clock=self.clock,
-            observer=observer)
+            observer=observer, learning=self.learning)
         self.views = SessionViews(self.sessions)
         self.interrupt_orphans()
         self.bus.subscribe(self._on_event)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from switchman.engine.sessions.manager import LiveSession, SessionManager
     from switchman.engine.sessions.views import SessionViews
 
-COMMANDS = ("/model", "/rules", "/cost", "/route", "/help")
+COMMANDS = ("/model", "/rules", "/cost", "/route", "/patterns", "/help")
 
 HELP = """Commands:
   /model <id or alias>   use this model for the session (skips your rules)
@@ -37,6 +37,7 @@ HELP = """Commands:
   /cost                  this session's cost by model, and today's total
   /route override        run the last message again on the model the pattern store suggested
   /route ignore          dismiss that suggestion
+  /patterns              what the pattern store remembers for this workspace
 Start a message with @alias (e.g. @haiku) to use a model for that message only."""
 
 
@@ -77,6 +78,8 @@ def _dispatch(manager: SessionManager, views: SessionViews, live: LiveSession, n
         return _cost(views.cost(live.id), manager.cost_today())
     if name == "/route":
         return _route(manager, live, args)
+    if name == "/patterns" and manager.learning is not None:
+        return manager.learning.stats_text(str(live.folder))
     return HELP
 
 
@@ -144,6 +147,8 @@ async def route_override(manager: SessionManager, live: LiveSession) -> TurnResu
     manager.store.add_event(RouteOverridden(
         timestamp=manager.clock.now(), session_id=live.id, turn_id=last.id,
         original_turn_id=last.id, from_model=last.model or "", to_model=model))
+    if manager.learning is not None:
+        manager.learning.suggestion_answered(last.id, accepted=True)
     images = [b for b in user.content if isinstance(b, ImageBlock)]
     token = next(iter(manager.router.registry().models[model].aliases), model)
     return await manager.run_turn(live, user.text(), images, Override(token, model))
@@ -159,4 +164,6 @@ def _route(manager: SessionManager, live: LiveSession, args: list[str]) -> str:
     manager.store.add_event(PatternOverrideDismissed(
         timestamp=manager.clock.now(), session_id=live.id, turn_id=turn.id,
         suggested_model=suggestion.candidate_model or ""))
+    if manager.learning is not None:
+        manager.learning.suggestion_answered(turn.id, accepted=False)
     return f"Dismissed the suggestion to use {suggestion.candidate_model}."

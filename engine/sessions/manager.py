@@ -34,6 +34,7 @@ from switchman.engine.errors import (
     check_text,
 )
 from switchman.engine.ids import new_id
+from switchman.engine.learning.recorder import OutcomeRecorder
 from switchman.engine.messages import (
     Block,
     ImageBlock,
@@ -138,7 +139,8 @@ class SessionManager:
 
     def __init__(self, *, store: SessionStore, router: Router, config: ConfigStore,
                  availability: AvailabilityTracker, adapters: AdapterFactory, clock: Clock,
-                 observer: SessionObserver, runner: TurnRunner | None = None) -> None:
+                 observer: SessionObserver, runner: TurnRunner | None = None,
+                 learning: OutcomeRecorder | None = None) -> None:
         self.store = store
         self.router = router
         self.config = config
@@ -149,6 +151,9 @@ class SessionManager:
         self.runner = runner or TurnRunner(store, availability, clock, observer.delta)
         self.workspaces: dict[str, Path] = {}
         self._live: dict[str, LiveSession] = {}
+        self.learning = learning
+        self._routed: dict[str, TurnContext] = {}
+        """What routing knew about each running turn, for the pattern store at its end."""
 
     # -- workspaces ----------------------------------------------------------------------
 
@@ -255,6 +260,8 @@ class SessionManager:
         text, override = self.router.parse(message)
         if not text.strip() and not images:
             raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
+        if self.learning is not None:
+            self.learning.message_sent(live.id, text, override.model if override else None)
         return await self.run_turn(live, text, images or [], override)
 
     async def run_turn(self, live: LiveSession, text: str, images: list[ImageBlock],
@@ -279,11 +286,13 @@ class SessionManager:
         turn_id = new_id()
         sticky = live.sticky.begin_turn()
         try:
+            context = self._routed[turn_id] = self.turn_context(live, text, len(images))
             decision = self.router.decide(RouteRequest(
-                context=self.turn_context(live, text, len(images)), turn_id=turn_id,
+                context=context, turn_id=turn_id,
                 session_id=live.id, override=override, sticky_model=sticky))
             return self._record_start(live, turn_id, text, images, decision)
         except BaseException as failure:  # the turn did not start: the session is as it was
+            self._routed.pop(turn_id, None)
             live.sticky.end_turn()
             if isinstance(failure, NoModelAvailable):
                 self.store.add_event(failure.decision)
@@ -317,9 +326,16 @@ class SessionManager:
                          history=list(live.history), banners=decision.banners)
 
     def _end(self, live: LiveSession, setup: TurnSetup, task: asyncio.Task[TurnResult]) -> None:
+        context = self._routed.pop(setup.turn.id, None)
+        added = setup.history[len(live.history):]
         if task.done() and not task.cancelled():
-            live.ended[setup.turn.id] = task.result().status
-        live.remember(setup.history[len(live.history):])  # what the turn added
+            result = task.result()
+            live.ended[setup.turn.id] = result.status
+            if self.learning is not None and context is not None:
+                self.learning.turn_ended(context, turn_id=setup.turn.id, session_id=live.id,
+                                         model=setup.model.id, status=result.status,
+                                         cost_usd=result.cost_usd, added=added)
+        live.remember(added)  # what the turn added
         live.touched += setup.touched
         live.running = None
         applied_before = live.sticky.active
@@ -382,6 +398,10 @@ class SessionManager:
         live = self.live(workspace, session_id)
         target = self.router.resolve_model(model) if model is not None else None
         outcome = live.sticky.request(target)
+        changed = target is not None and target != live.last_model
+        if self.learning is not None and changed and live.running is None:
+            last = self.store.last_turn(live.id)
+            self.learning.model_changed(last.id if last else None)
         if outcome is not SwapOutcome.QUEUED:
             self.store.set_sticky(live.id, live.sticky.active)
         pending = live.sticky.pending

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from decimal import Decimal
 
 import msgspec
 
 from switchman.engine.config.problems import Problem
+from switchman.engine.delegation.contract import DelegateUsageSummary, InsufficientContextRequest
+from switchman.engine.messages import Usage
 
 
 class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -68,6 +71,71 @@ class PatternOverrideDismissed(Event, frozen=True, kw_only=True,
 
     turn_id: str
     suggested_model: str
+
+
+class SessionCreated(Event, frozen=True, kw_only=True, tag="session.created"):
+    """A session was created (a worker's carries its planner)."""
+
+    workspace: str
+    is_worker: bool = False
+    parent_session_id: str | None = None
+    parent_tool_use_id: str | None = None
+
+
+class SessionEnded(Event, frozen=True, kw_only=True, tag="session.ended"):
+    """A worker session finished its task (top-level sessions never end; they are left)."""
+
+    disposition: str
+    """``completed``, ``failed`` or ``cancelled``."""
+    is_worker: bool = True
+
+
+class LlmCallCompleted(Event, frozen=True, kw_only=True, tag="llm.call_completed"):
+    """One LLM call and what it cost (also for calls cut off by a cancel)."""
+
+    turn_id: str
+    model: str
+    usage: Usage
+    cost_usd: Decimal
+    is_worker: bool = False
+    parent_session_id: str | None = None
+
+
+class DelegateStarted(Event, frozen=True, kw_only=True, tag="delegate.started"):
+    """A planner's ``delegate`` call started a worker (``session_id`` is the planner's)."""
+
+    tool_use_id: str
+    worker_session_id: str
+    tier: str
+    resolved_model: str
+    context_mode: str
+    context_reference_count: int
+    task_size_tokens: int
+    allowed_tool_count: int
+    dropped_tools: list[str]
+
+
+class DelegateCompleted(Event, frozen=True, kw_only=True, tag="delegate.completed"):
+    """A worker finished its task."""
+
+    tool_use_id: str
+    worker_session_id: str
+    success: bool
+    usage_summary: DelegateUsageSummary
+    worker_total_cost_usd: Decimal
+
+
+class DelegateFailed(Event, frozen=True, kw_only=True, tag="delegate.failed"):
+    """A delegation failed (``failure_mode`` from spec 001 §4.4, or ``timeout``)."""
+
+    tool_use_id: str
+    worker_session_id: str
+    failure_mode: str
+    error: str
+    usage_summary: DelegateUsageSummary
+    worker_total_cost_usd: Decimal
+    detail: str | None = None
+    insufficient_context_request: InsufficientContextRequest | None = None
 
 
 Listener = Callable[[Event], None]

@@ -1,7 +1,12 @@
-"""The composition root of the daemon: one object that owns the engine's parts.
+"""The composition root of the daemon and the one API the language server calls.
 
-The language server creates one :class:`Switchman` and adapts its methods to
-LSP; tests create one directly. Nothing here knows about LSP.
+The language server creates one :class:`Switchman` and adapts each request to
+one of its methods; tests create one directly. Nothing here knows about LSP.
+
+Parts, wired here: the workspace registry, the session manager (finding and
+creating sessions, workers included), the turn lifecycle (routing, running,
+ending and cancelling turns), delegation (the ``delegate`` tool and its
+workers) and the read-only views.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.clock import Clock, SystemClock
 from switchman.engine.config.paths import config_dir, data_dir
 from switchman.engine.config.store import ConfigStore
+from switchman.engine.delegation.workers import Delegation
+from switchman.engine.errors import EmptyMessage, check_text
 from switchman.engine.events import (
     Event,
     EventBus,
@@ -28,16 +35,31 @@ from switchman.engine.events import (
 )
 from switchman.engine.keys import key_present
 from switchman.engine.learning import database as patterns_db
+from switchman.engine.learning.hooks import learn_from_turns
 from switchman.engine.learning.recorder import FeedbackResult, OutcomeRecorder
 from switchman.engine.learning.store import LearnedPatternStore
 from switchman.engine.messages import ImageBlock
 from switchman.engine.patterns import PatternStore
+from switchman.engine.providers.base import AdapterSource
 from switchman.engine.providers.factory import AdapterFactory
 from switchman.engine.router import Router
 from switchman.engine.sessions import commands
+from switchman.engine.sessions.lifecycle import TurnLifecycle
 from switchman.engine.sessions.manager import SessionManager, SessionObserver
-from switchman.engine.sessions.records import TurnResult
+from switchman.engine.sessions.records import (
+    Explanation,
+    ModelList,
+    Preview,
+    SessionDetail,
+    SessionInfo,
+    SessionList,
+    StatusSnapshot,
+    SwapResult,
+    TurnResult,
+)
+from switchman.engine.sessions.turn import TurnRunner
 from switchman.engine.sessions.views import SessionViews
+from switchman.engine.sessions.workspaces import WorkspaceRegistry
 from switchman.engine.store.database import connect
 from switchman.engine.store.ownership import DaemonLease
 from switchman.engine.store.repository import SessionStore
@@ -59,6 +81,7 @@ class Switchman:
         clock: Clock | None = None,
         environ: Mapping[str, str] = os.environ,
         patterns: PatternStore | None = None,
+        adapters: AdapterSource | None = None,
     ) -> None:
         self.clock = clock or SystemClock()
         self.bus = EventBus()
@@ -74,23 +97,99 @@ class Switchman:
                              configured=lambda provider: key_present(provider, environ),
                              availability=self.availability,
                              patterns=self.patterns if patterns is None else patterns)
-        self.sessions = SessionManager(
-            store=self.store, router=self.router, config=self.config,
-            availability=self.availability, adapters=AdapterFactory(environ), clock=self.clock,
-            observer=observer, learning=self.learning)
-        self.views = SessionViews(self.sessions)
+        self.workspaces = WorkspaceRegistry()
+        self.sessions = SessionManager(store=self.store, router=self.router, config=self.config,
+                                       clock=self.clock, observer=observer,
+                                       workspaces=self.workspaces)
+        self.lifecycle = TurnLifecycle(self.sessions, self.router,
+                                       adapters or AdapterFactory(environ),
+                                       TurnRunner(self.store, self.availability, self.clock))
+        self.delegation = Delegation(self.sessions, self.lifecycle, self.config, self.clock)
+        learn_from_turns(self.learning, self.sessions, self.lifecycle)
+        self.views = SessionViews(self.sessions, self.availability)
         self.interrupt_orphans()
         self.bus.subscribe(self._on_event)
         self._ticker: asyncio.Task[None] | None = None
         self._environ = environ
 
+    # -- workspaces ----------------------------------------------------------------------
+
+    def open_workspace(self, folder: str) -> str:
+        """Register an editor folder (URI or path); returns its URI and announces its status."""
+        uri = self.workspaces.open(folder)
+        self.sessions.observer.status_changed(uri)
+        return uri
+
+    def close_workspace(self, folder: str) -> None:
+        """Forget a folder the editor closed."""
+        self.workspaces.close(folder)
+
+    def announce_status(self) -> None:
+        """Send every open workspace's status (after start-up or a configuration change)."""
+        for uri in self.workspaces:
+            self.sessions.observer.status_changed(uri)
+
+    # -- chat ----------------------------------------------------------------------------
+
     async def chat(self, workspace: str, session_id: str | None, message: str,
                    images: list[ImageBlock] | None = None) -> TurnResult:
-        """A chat message: a slash command, or a turn."""
+        """A chat message: a slash command, or a turn (cancelled turns end normally)."""
+        check_text(message)
+        for image in images or []:
+            check_text(image.media_type + image.data, "image")
+        live = self.sessions.live(workspace, session_id)
         if commands.command_name(message) is not None:
-            live = self.sessions.live(workspace, session_id)
-            return await commands.run(self.sessions, self.views, live, message)
-        return await self.sessions.chat(workspace, session_id, message, images)
+            return await commands.run(self.sessions, self.lifecycle, self.views, live, message)
+        text, override = self.router.parse(message)
+        if not text.strip() and not images:
+            raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
+        self.learning.message_sent(live.id, text, override.model if override else None)
+        return (await self.lifecycle.run(live, text, images or [], override)).result
+
+    async def cancel(self, turn_id: str) -> tuple[bool, str]:
+        """Cancel a running turn (a worker's turn cancels only that worker); returns
+        (whether it was running, its final status)."""
+        return await self.lifecycle.cancel(turn_id)
+
+    def cancel_all(self) -> None:
+        """Cancel every running turn; each keeps what it streamed."""
+        self.lifecycle.cancel_all()
+
+    def new_session(self, workspace: str) -> SessionInfo:
+        """Start a new current session in ``workspace``."""
+        return self.sessions.new_session(workspace)
+
+    def set_model(self, workspace: str, session_id: str | None, model: str | None) -> SwapResult:
+        """Set or clear (None) the sticky model; queued while a turn runs."""
+        return self.sessions.set_model(workspace, session_id, model)
+
+    # -- answers -------------------------------------------------------------------------
+
+    def status(self, workspace: str) -> StatusSnapshot:
+        """What the workspace's status bar shows now."""
+        return self.views.status(workspace)
+
+    def models(self, workspace: str) -> ModelList:
+        """Every model and whether it can be used now."""
+        return self.views.models(workspace)
+
+    def explain(self, workspace: str | None, session_id: str | None,
+                turn_id: str | None) -> Explanation:
+        """"Why this model?" for a turn (default: the session's last)."""
+        return self.views.explain(workspace, session_id, turn_id)
+
+    def preview(self, workspace: str, session_id: str | None, message: str,
+                has_images: bool) -> Preview:
+        """Where a draft would go, without sending it."""
+        return self.views.preview(workspace, session_id, message, has_images)
+
+    def session_list(self, workspace: str, include_workers: bool) -> SessionList:
+        """The workspace's sessions, newest first (workers nested if asked)."""
+        return self.views.sessions(workspace, include_workers)
+
+    def session(self, session_id: str) -> SessionDetail:
+        """One session's transcript, turns and costs (a worker's too)."""
+        return self.views.session(session_id)
 
     def feedback(self, turn_id: str, rating: str) -> FeedbackResult:
         """👍 (``up``) or 👎 (``down``) on a turn; raises UnknownTurn if it was never recorded."""
@@ -137,13 +236,13 @@ class Switchman:
         if interrupted:
             log.warning("marked %d turn(s) left running by a daemon that ended as interrupted",
                         interrupted)
-            self.sessions.for_each_workspace(self.sessions.observer.status_changed)
+            self.announce_status()
 
     def _on_event(self, event: Event) -> None:
         """Keep session-independent events and tell every workspace its status changed."""
         if isinstance(event, PolicyInvalid | ProviderUnavailable | ProviderRecovered):
             self.store.add_event(event)
-            self.sessions.for_each_workspace(self.sessions.observer.status_changed)
+            self.announce_status()
 
 
 def _import_all(modules: list[str]) -> None:

@@ -54,7 +54,7 @@ class SwitchmanServer(LanguageServer):
             self._switchman = Switchman(EditorNotifier(self))
             for folder in self.workspace_folders:
                 try:
-                    self._switchman.sessions.open_workspace(folder)
+                    self._switchman.open_workspace(folder)
                 except SwitchmanError as error:  # the editor named a folder no path can have
                     log.warning("workspace folder ignored: %s", error)
         return self._switchman

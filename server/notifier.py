@@ -7,7 +7,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from switchman.engine.errors import SwitchmanError
-from switchman.engine.sessions.records import ChatDelta, RouteNotice
+from switchman.engine.sessions.records import ChatDelta, DelegationUpdate, RouteNotice
 from switchman.server import methods
 from switchman.server.wire import to_wire
 
@@ -36,6 +36,10 @@ class EditorNotifier:
         """Stream a piece of output."""
         self.server.protocol.notify(methods.CHAT_DELTA, to_wire(delta))
 
+    def delegation(self, update: DelegationUpdate) -> None:
+        """Tell the editor a delegation started, progressed or ended."""
+        self.server.protocol.notify(methods.DELEGATION, to_wire(update))
+
     def status_changed(self, workspace: str) -> None:
         """Send the workspace's status shortly (coalescing changes that come together)."""
         if workspace in self._pending:
@@ -51,7 +55,7 @@ class EditorNotifier:
     def _send_status(self, workspace: str) -> None:
         self._pending.pop(workspace, None)
         try:
-            status = self.server.switchman.views.status(workspace)
+            status = self.server.switchman.status(workspace)
         except SwitchmanError:  # the workspace was closed meanwhile
             log.debug("no status for %s", workspace)
             return

@@ -30,6 +30,14 @@ class DisagreementSettings(msgspec.Struct, frozen=True):
     min_sample_size: int = 20
 
 
+class DelegationSettings(msgspec.Struct, frozen=True):
+    """Whether planners may hand sub-tasks to workers, and how many at once."""
+
+    enabled: bool = True
+    max_concurrent_workers: int = 3
+    timeout_seconds: float = 600.0
+
+
 class Tiers(msgspec.Struct, frozen=True):
     """The model each delegation tier resolves to."""
 
@@ -88,6 +96,7 @@ class RoutingPolicy:
     tiers: Tiers | None = None
     pattern: PatternSettings = field(default_factory=PatternSettings)
     disagreement: DisagreementSettings = field(default_factory=DisagreementSettings)
+    delegation: DelegationSettings = field(default_factory=DelegationSettings)
     rules: tuple[Rule, ...] = ()
     workspaces: tuple[WorkspacePolicy, ...] = ()
 
@@ -116,6 +125,7 @@ class EffectivePolicy:
     disagreement: DisagreementSettings
     tiers: Tiers | None
     sources: tuple[str, ...] = field(default=())
+    delegation: DelegationSettings = field(default_factory=DelegationSettings)
 
     @cached_property
     def rule_index(self) -> RuleIndex:
@@ -144,4 +154,5 @@ def effective_policy(
         disagreement=policy.disagreement,
         tiers=tiers if isinstance(tiers, Tiers) else policy.tiers,
         sources=tuple(layer.path for layer in layers),
+        delegation=policy.delegation,
     )

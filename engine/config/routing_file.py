@@ -8,6 +8,7 @@ from typing import Any
 
 from switchman.engine.config import schema as s
 from switchman.engine.config.policy import (
+    DelegationSettings,
     DisagreementSettings,
     PatternSettings,
     RoutingPolicy,
@@ -67,6 +68,7 @@ def check_routing_doc(
         tiers=tiers,
         pattern=_pattern(values.get("pattern")) or PatternSettings(),
         disagreement=DisagreementSettings(**values.get("pattern_disagreement", {})),
+        delegation=DelegationSettings(**values.get("delegation", {})),
         rules=rules,
         workspaces=workspaces,
     )

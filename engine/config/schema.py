@@ -276,6 +276,22 @@ PATTERN_DISAGREEMENT = Obj(
     title="pattern_disagreement",
 )
 
+DELEGATION = Obj(
+    "Delegation: planners (models with can_delegate) hand sub-tasks to workers on a tier's "
+    "model with the delegate tool.",
+    fields={
+        "enabled": Field(Scalar("Offer the delegate tool at all (default true). Set false to "
+                                "turn delegation off everywhere.", "boolean")),
+        "max_concurrent_workers": Field(Scalar("How many workers one planner turn runs at once "
+                                               "(default 3).", "integer", minimum=1,
+                                               maximum=16)),
+        "timeout_seconds": Field(Scalar("Stop a worker after this many seconds unless the "
+                                        "planner gives its own timeout (default 600).", "number",
+                                        minimum=1, maximum=3600)),
+    },
+    title="delegation",
+)
+
 _RULES = ListOf("Routing rules, tried top to bottom; the first match whose model validates wins.",
                 item=RULE)
 
@@ -313,6 +329,7 @@ ROUTING_FILE = Obj(
         "tiers": Field(TIERS),
         "pattern": Field(PATTERN),
         "pattern_disagreement": Field(PATTERN_DISAGREEMENT),
+        "delegation": Field(DELEGATION),
         "rules": Field(_RULES),
         "workspaces": Field(MapOf("Per-workspace settings, keyed by absolute folder path "
                                   "(~ allowed).", value=WORKSPACE_BLOCK,

@@ -41,26 +41,34 @@ class OutcomeRecorder:
 
     def __init__(self, store: LearnedPatternStore) -> None:
         self.store = store
+        self._delegations: dict[str, list[bool]] = {}
+        """Workers' success flags by planner turn, until the planner's turn is recorded."""
 
     def turn_ended(self, context: TurnContext, *, turn_id: str, session_id: str, model: str,
                    status: str, cost_usd: Decimal, added: Iterable[Message] = (),
                    is_worker: bool = False, planner_turn_id: str | None = None) -> None:
-        """Record a turn that ended (top-level and worker alike)."""
+        """Record a turn that ended (top-level and worker alike).
+
+        A worker ends before its planner's turn does, so its success (its turn
+        completed) waits here until the planner's row exists."""
         errors = sum(1 for m in added for b in m.content
                      if isinstance(b, ToolResultBlock) and b.is_error)
         self._safely(self.store.record, TurnRecord(
             context=context, turn_id=turn_id, session_id=session_id, model=model,
             status=status, cost_usd=float(cost_usd), tool_errors=errors, is_worker=is_worker,
             planner_turn_id=planner_turn_id))
+        if is_worker and planner_turn_id is not None:
+            self._delegations.setdefault(planner_turn_id, []).append(status == "completed")
+        for success in self._delegations.pop(turn_id, []):
+            self.delegation_ended(turn_id, success)
 
     def message_sent(self, session_id: str, text: str, override_model: str | None) -> None:
         """A new message in a session: evidence about the session's previous turn."""
         self._safely(self.store.observe_message, session_id, text, override_model)
 
-    def model_changed(self, last_turn_id: str | None) -> None:
+    def model_changed(self, session_id: str) -> None:
         """``/model`` right after a turn counts against that turn's model."""
-        if last_turn_id is not None:
-            self._safely(self.store.set_next_action, last_turn_id, NextAction.MODEL_CHANGED)
+        self._safely(self.store.model_changed, session_id)
 
     def suggestion_answered(self, turn_id: str, accepted: bool) -> None:
         """``/route override`` (accepted) or ``/route ignore`` on the turn's suggestion."""

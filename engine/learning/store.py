@@ -166,6 +166,13 @@ class LearnedPatternStore:
                                  rerouted_to)
             self._update(previous, next_action=action)
 
+    def model_changed(self, session_id: str) -> None:
+        """The session's model was changed before its next message."""
+        with self._lock:
+            previous = db.last_of_session(self.connection, session_id)
+            if previous is not None and previous.evidence.next_action is None:
+                self._update(previous, next_action=NextAction.MODEL_CHANGED)
+
     def set_next_action(self, turn_id: str, action: NextAction) -> None:
         """Record the user's next action after ``turn_id`` (``/model``, ``/route …``)."""
         with self._lock:

@@ -69,6 +69,14 @@ class ProviderAdapter(Protocol):
         ...
 
 
+class AdapterSource(Protocol):
+    """Where turns get the adapter for a provider (the SDK factory, or a test's fake)."""
+
+    def adapter(self, provider: Any) -> ProviderAdapter:
+        """The adapter for ``provider`` (a :class:`ProviderSpec`)."""
+        ...
+
+
 def normalize_history(messages: list[Message]) -> list[Message]:
     """Make a stored transcript acceptable to providers.
 

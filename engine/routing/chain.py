@@ -41,6 +41,7 @@ from switchman.engine.routing.validation import CandidateValidator
 from switchman.engine.userregex import pattern_set
 
 NA = Verdict.NOT_APPLICABLE
+DELEGATE_REQUEST_IN_FLIGHT = "delegate_request_in_flight"
 
 
 @dataclass(frozen=True)
@@ -124,8 +125,15 @@ class PolicyChain:
         yield self._override(request.override, ctx)
         yield self._sticky(request.sticky_model, ctx)
         yield from self._rules(ctx)
+        if request.delegate_tier is not None:  # a worker: the planner's tier decides (001 §11)
+            yield self._deferred_in_delegation(suggestion)
+            yield from self._delegate(request.delegate_tier, ctx)
+            for policy in (Policy.WORKSPACE_DEFAULT, Policy.GLOBAL_DEFAULT):
+                yield _na(policy, "not used for delegated workers: no model of the requested "
+                                  "tier or above could be used")
+            return
         yield self._pattern(suggestion, ctx)
-        yield from self._delegate(request.delegate_tier, ctx)
+        yield from self._delegate(None, ctx)
         yield self._default(Policy.WORKSPACE_DEFAULT, self.policy.workspace_default, ctx,
                             "no workspace default configured")
         yield self._default(Policy.GLOBAL_DEFAULT, self.policy.global_default, ctx,
@@ -195,6 +203,16 @@ class PolicyChain:
                                            f"{settings.min_confidence}",
                                     **extra)  # type: ignore[arg-type]
         return self._try(policy, rec.model, ctx, described, **extra)
+
+    def _deferred_in_delegation(self, rec: PatternRecommendation | None) -> PolicyEvaluation:
+        """Slot 4 inside a worker: a recommendation is kept in the trace but never chosen,
+        so learned patterns cannot override the planner's tier (spec 001 §11)."""
+        if rec is None:
+            return _na(Policy.PATTERN_RECOMMENDATION, "no similar past turns")
+        return PolicyEvaluation(policy=Policy.PATTERN_RECOMMENDATION, verdict=Verdict.DEFERRED,
+                                candidate_model=rec.model, reason=DELEGATE_REQUEST_IN_FLIGHT,
+                                confidence=rec.confidence, sample_size=rec.sample_size,
+                                pattern_alternatives=rec.alternatives)
 
     def _deferred(
         self, rec: PatternRecommendation | None, winner: PolicyEvaluation

@@ -22,7 +22,9 @@ from switchman.engine.routing.overrides import Override
 from switchman.engine.sessions.records import ChatDelta, CostBreakdown, ErrorInfo, TurnResult
 
 if TYPE_CHECKING:
-    from switchman.engine.sessions.manager import LiveSession, SessionManager
+    from switchman.engine.sessions.lifecycle import TurnLifecycle
+    from switchman.engine.sessions.live import LiveSession
+    from switchman.engine.sessions.manager import SessionManager
     from switchman.engine.sessions.views import SessionViews
 
 COMMANDS = ("/model", "/rules", "/cost", "/route", "/patterns", "/help")
@@ -47,13 +49,13 @@ def command_name(message: str) -> str | None:
     return words[0] if words and words[0] in COMMANDS else None
 
 
-async def run(manager: SessionManager, views: SessionViews, live: LiveSession,
-              message: str) -> TurnResult:
+async def run(manager: SessionManager, lifecycle: TurnLifecycle, views: SessionViews,
+              live: LiveSession, message: str) -> TurnResult:
     """Answer a slash command in the chat stream."""
     words = message.strip().split()
     name, args = words[0], words[1:]
     if name == "/route" and args[:1] == ["override"]:
-        rerun = await route_override(manager, live)
+        rerun = await route_override(manager, lifecycle, live)
         if rerun is not None:
             return rerun
         args = ["none"]
@@ -117,7 +119,10 @@ def _cost(cost: CostBreakdown, today: Decimal) -> str:
     lines += [f"  {c.model}: {usd(c.cost_usd)} ({c.turns} turn(s), {c.input_tokens} in / "
               f"{c.output_tokens} out tokens)" for c in cost.by_model]
     if cost.workers:
-        lines.append(f"  workers: {usd(cost.workers_usd)} ({len(cost.workers)} delegations)")
+        lines.append(f"  planner: {usd(cost.planner_usd)}")
+        lines.append(f"  workers: {usd(cost.workers_usd)} ({len(cost.workers)} delegation(s))")
+        lines += [f"    {w.parent_tool_use_id or w.session_id} → {w.model or 'no model'}: "
+                  f"{usd(w.cost_usd)}, {w.turns} turn(s)" for w in cost.workers]
     lines.append(f"Today, all sessions: {usd(today)}")
     return "\n".join(lines)
 
@@ -136,7 +141,8 @@ def pending_suggestion(manager: SessionManager, live: LiveSession) -> PolicyEval
     return surfaced_suggestion(turn.decision, settings)
 
 
-async def route_override(manager: SessionManager, live: LiveSession) -> TurnResult | None:
+async def route_override(manager: SessionManager, lifecycle: TurnLifecycle,
+                         live: LiveSession) -> TurnResult | None:
     """Run the last message again on the suggested model (None if nothing was suggested)."""
     suggestion = pending_suggestion(manager, live)
     last = manager.store.last_turn(live.id)
@@ -151,7 +157,8 @@ async def route_override(manager: SessionManager, live: LiveSession) -> TurnResu
         manager.learning.suggestion_answered(last.id, accepted=True)
     images = [b for b in user.content if isinstance(b, ImageBlock)]
     token = next(iter(manager.router.registry().models[model].aliases), model)
-    return await manager.run_turn(live, user.text(), images, Override(token, model))
+    outcome = await lifecycle.run(live, user.text(), images, Override(token, model))
+    return outcome.result
 
 
 def _route(manager: SessionManager, live: LiveSession, args: list[str]) -> str:

@@ -1,74 +1,43 @@
-"""Chat sessions per workspace folder: starting turns, cancelling them, sticky models.
+"""Chat sessions per workspace folder: finding, creating and loading them; sticky models.
 
 Each workspace has a *current* session (the one the chat panel and status bar
-show); a message without a session id goes there. Turns are routed at their
-start, recorded durably before any provider is called, and run as tasks so
-they can be cancelled; a sticky-model change requested mid-turn is queued
-until the turn ends.
+show); a message without a session id goes there. A worker session (spec 001
+§5) is created here too, by the same code as any other session, with its
+planner recorded; it is never a workspace's current session.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-import logging
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, time
 from decimal import Decimal
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import unquote, urlparse
 
-from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.clock import Clock
 from switchman.engine.config.store import ConfigStore
-from switchman.engine.errors import (
-    EmptyMessage,
-    NoModelAvailable,
-    TurnInProgress,
-    UnknownSession,
-    UnknownTurn,
-    UnknownWorkspace,
-    check_text,
-)
+from switchman.engine.errors import UnknownSession
+from switchman.engine.events import SessionCreated
 from switchman.engine.ids import new_id
 from switchman.engine.learning.recorder import OutcomeRecorder
-from switchman.engine.messages import (
-    Block,
-    ImageBlock,
-    Message,
-    TextBlock,
-    image_count,
-    message_texts,
-)
-from switchman.engine.providers.factory import AdapterFactory
 from switchman.engine.router import Router
-from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.context import TurnContext
-from switchman.engine.routing.decision import RouteDecided
-from switchman.engine.routing.explain import short_reason
-from switchman.engine.routing.overrides import Override
 from switchman.engine.routing.sticky import StickyModel, SwapOutcome, pending_banner
+from switchman.engine.sessions.live import LiveSession, WorkerRole
 from switchman.engine.sessions.prompt import system_prompt
 from switchman.engine.sessions.records import (
     ChatDelta,
+    DelegationUpdate,
     PendingSwapInfo,
     RouteNotice,
     SessionInfo,
     SwapResult,
-    TurnInfo,
-    TurnResult,
 )
-from switchman.engine.sessions.turn import TurnRunner, TurnSetup
+from switchman.engine.sessions.workspaces import WorkspaceRegistry, folder_of
 from switchman.engine.skills import SkillIndex
 from switchman.engine.store.repository import SessionStore
 from switchman.engine.tokens import estimate_turn
 from switchman.engine.tools.workspace import WorkspaceTools
-
-log = logging.getLogger(__name__)
-TITLE_LENGTH = 60
 
 
 class SessionObserver(Protocol):
@@ -83,115 +52,29 @@ class SessionObserver(Protocol):
     def status_changed(self, workspace: str) -> None:
         """Something the workspace's status shows changed."""
 
-
-@dataclass
-class RunningTurn:
-    """A turn in flight."""
-
-    turn_id: str
-    model: str
-    task: asyncio.Task[TurnResult]
-
-
-@dataclass
-class LiveSession:
-    """A session loaded in memory."""
-
-    id: str
-    workspace: str
-    folder: Path
-    sticky: StickyModel
-    history: list[Message]
-    touched: list[str]
-    skills: SkillIndex
-    running: RunningTurn | None = None
-    last_model: str | None = None
-    turn_count: int = 0
-    ended: dict[str, str] = field(default_factory=dict)
-    """Status of turns that ended while this daemon ran, by turn id."""
-    history_tokens: int = 0
-    """Estimated tokens of ``history`` (kept up to date as messages are added)."""
-    has_tool_calls: bool = False
-    """Whether an assistant message in ``history`` called a tool."""
-
-    def remember(self, messages: list[Message]) -> None:
-        """Add messages to the history, updating the running estimates."""
-        self.history.extend(messages)
-        self.history_tokens += estimate_turn(message_texts(messages), image_count(messages))
-        self.has_tool_calls = self.has_tool_calls or any(
-            m.role == "assistant" and m.tool_uses() for m in messages)
-
-
-def workspace_uri(raw: str) -> str:
-    """A workspace given as a ``file://`` URI or an absolute path, as a URI."""
-    if raw.startswith("file://"):
-        return Path(unquote(urlparse(raw).path)).resolve().as_uri()
-    return Path(raw).expanduser().resolve().as_uri()
-
-
-def folder_of(uri: str) -> Path:
-    """The local folder of a ``file://`` URI."""
-    return Path(unquote(urlparse(uri).path))
+    def delegation(self, update: DelegationUpdate) -> None:
+        """A delegation started, made progress or ended."""
 
 
 class SessionManager:
     """All sessions of all open workspaces."""
 
     def __init__(self, *, store: SessionStore, router: Router, config: ConfigStore,
-                 availability: AvailabilityTracker, adapters: AdapterFactory, clock: Clock,
-                 observer: SessionObserver, runner: TurnRunner | None = None,
-                 learning: OutcomeRecorder | None = None) -> None:
+                 clock: Clock, observer: SessionObserver,
+                 workspaces: WorkspaceRegistry | None = None) -> None:
         self.store = store
         self.router = router
         self.config = config
-        self.availability = availability
-        self.adapters = adapters
         self.clock = clock
         self.observer = observer
-        self.runner = runner or TurnRunner(store, availability, clock, observer.delta)
-        self.workspaces: dict[str, Path] = {}
+        self.learning: OutcomeRecorder | None = None
+        """Set by the learning wiring; slash commands and /model report to it."""
+        self.workspaces = workspaces or WorkspaceRegistry()
         self._live: dict[str, LiveSession] = {}
-        self.learning = learning
-        self._routed: dict[str, TurnContext] = {}
-        """What routing knew about each running turn, for the pattern store at its end."""
-
-    # -- workspaces ----------------------------------------------------------------------
-
-    def open_workspace(self, raw: str) -> str:
-        """Register an editor workspace folder; returns its URI."""
-        uri = self._uri(raw)
-        self.workspaces[uri] = folder_of(uri)
-        return uri
-
-    def close_workspace(self, raw: str) -> None:
-        """Forget a workspace folder the editor closed."""
-        with contextlib.suppress(UnknownWorkspace):
-            self.workspaces.pop(self._uri(raw), None)
-
-    def workspace(self, raw: str) -> str:
-        """The URI of an open workspace; raises :class:`UnknownWorkspace`."""
-        if raw in self.workspaces:  # already in normal form: skip path resolution
-            return raw
-        uri = self._uri(raw)
-        if uri not in self.workspaces:
-            raise UnknownWorkspace(raw)
-        return uri
-
-    @staticmethod
-    def _uri(raw: str) -> str:
-        """``raw`` as a workspace URI; raises :class:`UnknownWorkspace` if it is no local path."""
-        try:
-            if raw:
-                return workspace_uri(raw)
-        except (ValueError, OSError):  # a NUL byte, a lone surrogate, a path the OS refuses
-            pass
-        raise UnknownWorkspace(raw)
-
-    # -- sessions ------------------------------------------------------------------------
 
     def live(self, workspace: str, session_id: str | None = None) -> LiveSession:
         """The session to use: the given one, or the workspace's current one (created if none)."""
-        uri = self.workspace(workspace)
+        uri = self.workspaces.resolve(workspace)
         session_id = session_id or self.store.current_session(uri)
         if session_id is None:
             return self._create(uri, sticky=None)
@@ -202,12 +85,18 @@ class SessionManager:
 
     def new_session(self, workspace: str) -> SessionInfo:
         """Start a new current session, inheriting the current one's sticky model."""
-        uri = self.workspace(workspace)
+        uri = self.workspaces.resolve(workspace)
         current = self.store.current_session(uri)
         sticky = self.load(current).sticky.active if current else None
         live = self._create(uri, sticky=sticky)
         self.observer.status_changed(uri)
         return self.info(live.id)
+
+    def new_worker(self, planner: LiveSession, role: WorkerRole) -> LiveSession:
+        """A worker session of ``planner`` (same workspace), loaded and ready for its turn."""
+        live = self._create(planner.workspace, sticky=None, role=role)
+        live.worker = role
+        return live
 
     def info(self, session_id: str) -> SessionInfo:
         """A session's record, with its pending swap."""
@@ -219,10 +108,18 @@ class SessionManager:
             info.pending_swap = PendingSwapInfo(live.sticky.pending.model)
         return info
 
-    def _create(self, uri: str, sticky: str | None) -> LiveSession:
+    def _create(self, uri: str, sticky: str | None, role: WorkerRole | None = None) -> LiveSession:
         session_id = new_id()
-        self.store.create_session(session_id, uri, self.clock.now(), sticky_model=sticky)
-        self.store.set_current_session(uri, session_id)
+        now = self.clock.now()
+        parent, tool_use = (role.parent_session_id, role.parent_tool_use_id) if role \
+            else (None, None)
+        self.store.create_session(session_id, uri, now, sticky_model=sticky,
+                                  parent_session_id=parent, parent_tool_use_id=tool_use)
+        self.store.add_event(SessionCreated(timestamp=now, session_id=session_id, workspace=uri,
+                                            is_worker=role is not None, parent_session_id=parent,
+                                            parent_tool_use_id=tool_use))
+        if role is None:
+            self.store.set_current_session(uri, session_id)
         return self.load(session_id)
 
     def load(self, session_id: str) -> LiveSession:
@@ -244,108 +141,21 @@ class SessionManager:
             last_model=info.last_model, turn_count=info.turn_count)
         live.remember(self.store.messages(session_id))
         if cached is not None:
-            live.ended = cached.ended
+            live.ended, live.worker = cached.ended, cached.worker
         self._live[session_id] = live
         return live
 
-    # -- turns ---------------------------------------------------------------------------
+    def loaded(self, session_id: str) -> LiveSession | None:
+        """The session if it is already in memory."""
+        return self._live.get(session_id)
 
-    async def chat(self, workspace: str, session_id: str | None, message: str,
-                   images: list[ImageBlock] | None = None) -> TurnResult:
-        """Route and run one turn; cancellation yields a ``cancelled`` result, not an error."""
-        check_text(message)
-        for image in images or []:
-            check_text(image.media_type + image.data, "image")
-        live = self.live(workspace, session_id)
-        text, override = self.router.parse(message)
-        if not text.strip() and not images:
-            raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
-        if self.learning is not None:
-            self.learning.message_sent(live.id, text, override.model if override else None)
-        return await self.run_turn(live, text, images or [], override)
-
-    async def run_turn(self, live: LiveSession, text: str, images: list[ImageBlock],
-                       override: Override | None) -> TurnResult:
-        """Route (``override`` first) and run one turn of ``live``."""
-        if live.running is not None:
-            raise TurnInProgress(live.running.turn_id)
-        setup = self._start(live, text, images, override)
-        task = asyncio.get_running_loop().create_task(self.runner.run(setup))
-        live.running = RunningTurn(setup.turn.id, setup.model.id, task)
-        self.observer.status_changed(live.workspace)
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:  # the editor cancelled the chat request itself
-            task.cancel()
-            return await task
-        finally:
-            self._end(live, setup, task)
-
-    def _start(self, live: LiveSession, text: str, images: list[ImageBlock],
-               override: Override | None) -> TurnSetup:
-        turn_id = new_id()
-        sticky = live.sticky.begin_turn()
-        try:
-            context = self._routed[turn_id] = self.turn_context(live, text, len(images))
-            decision = self.router.decide(RouteRequest(
-                context=context, turn_id=turn_id,
-                session_id=live.id, override=override, sticky_model=sticky))
-            return self._record_start(live, turn_id, text, images, decision)
-        except BaseException as failure:  # the turn did not start: the session is as it was
-            self._routed.pop(turn_id, None)
-            live.sticky.end_turn()
-            if isinstance(failure, NoModelAvailable):
-                self.store.add_event(failure.decision)
-            self.observer.status_changed(live.workspace)
-            raise
-
-    def _record_start(self, live: LiveSession, turn_id: str, text: str,
-                      images: list[ImageBlock], decision: RouteDecided) -> TurnSetup:
-        registry = self.router.registry()
-        model = registry.models[decision.chosen_model or ""]
-        provider = registry.providers[model.provider]
-        now = self.clock.now()
-        content: list[Block] = [TextBlock(text), *images]
-        user = Message(id=new_id(), session_id=live.id, turn_id=turn_id, role="user",
-                       content=content, created_at=now)
-        turn = TurnInfo(id=turn_id, session_id=live.id, index=live.turn_count + 1,
-                        status="running", model=model.id, started_at=now,
-                        summary=short_reason(decision), decision=decision)
-        title = text.strip().splitlines()[0][:TITLE_LENGTH] if text.strip() else "(image)"
-        # Durable before any provider call.
-        self.store.begin_turn(turn, user, decision, workspace=live.workspace, title=title)
-        live.remember([user])
-        live.turn_count = turn.index  # numbered by the database, across daemons
-        live.last_model = model.id
-        self.observer.route_decided(RouteNotice(live.id, turn_id, model.id, turn.summary,
-                                                decision.banners, decision))
-        tools = WorkspaceTools(live.folder)
-        return TurnSetup(turn=turn, model=model, provider=provider,
-                         adapter=self.adapters.adapter(provider), tools=tools,
-                         system=system_prompt(live.folder, model.id, tools.definitions()),
-                         history=list(live.history), banners=decision.banners)
-
-    def _end(self, live: LiveSession, setup: TurnSetup, task: asyncio.Task[TurnResult]) -> None:
-        context = self._routed.pop(setup.turn.id, None)
-        added = setup.history[len(live.history):]
-        if task.done() and not task.cancelled():
-            result = task.result()
-            live.ended[setup.turn.id] = result.status
-            if self.learning is not None and context is not None:
-                self.learning.turn_ended(context, turn_id=setup.turn.id, session_id=live.id,
-                                         model=setup.model.id, status=result.status,
-                                         cost_usd=result.cost_usd, added=added)
-        live.remember(added)  # what the turn added
-        live.touched += setup.touched
-        live.running = None
-        applied_before = live.sticky.active
-        live.sticky.end_turn()
-        if live.sticky.active != applied_before:
-            self.store.set_sticky(live.id, live.sticky.active)
-        self.observer.status_changed(live.workspace)
+    def all_loaded(self) -> list[LiveSession]:
+        """Every session in memory."""
+        return list(self._live.values())
 
     def turn_context(self, live: LiveSession, text: str, images: int) -> TurnContext:
         """What routing knows about a turn of ``live`` with ``text``."""
+        worker = live.worker
         return TurnContext(
             message=text,
             has_images=images > 0,
@@ -353,6 +163,7 @@ class SessionManager:
             + estimate_turn([text], images),
             has_tool_definitions=True,
             has_system_prompt=True,
+            requires_structured_output=worker.requires_structured_output if worker else False,
             has_tool_calls_in_history=live.has_tool_calls,
             files_touched=tuple(live.touched),
             workspace_path=str(live.folder),
@@ -361,47 +172,19 @@ class SessionManager:
             skills_matching=live.skills.matching(text),
         )
 
-    def loaded(self, session_id: str) -> LiveSession | None:
-        """The session if it is already in memory."""
-        return self._live.get(session_id)
-
     def cost_today(self) -> Decimal:
         """Spend across all sessions since 00:00 UTC."""
         now = self.clock.now().astimezone(UTC)
         return self.store.cost_since(datetime.combine(now.date(), time(0), tzinfo=UTC))
-
-    async def cancel(self, turn_id: str) -> tuple[bool, str]:
-        """Cancel a running turn; returns (whether it was running, its final status)."""
-        for live in self._live.values():
-            running = live.running
-            if running is not None and running.turn_id == turn_id:
-                running.task.cancel()
-                result = await asyncio.shield(running.task)
-                return True, result.status
-            if turn_id in live.ended:
-                return False, live.ended[turn_id]
-        stored = self.store.turn(turn_id)
-        if stored is None:
-            raise UnknownTurn(turn_id)
-        return False, stored.status
-
-    def cancel_all(self) -> None:
-        """Cancel every running turn (each saves what it streamed and ends ``cancelled``)."""
-        for live in self._live.values():
-            if live.running is not None:
-                live.running.task.cancel()
-
-    # -- sticky model --------------------------------------------------------------------
 
     def set_model(self, workspace: str, session_id: str | None, model: str | None) -> SwapResult:
         """Set (or clear, with None) a session's sticky model; queued while a turn runs."""
         live = self.live(workspace, session_id)
         target = self.router.resolve_model(model) if model is not None else None
         outcome = live.sticky.request(target)
-        changed = target is not None and target != live.last_model
-        if self.learning is not None and changed and live.running is None:
-            last = self.store.last_turn(live.id)
-            self.learning.model_changed(last.id if last else None)
+        if self.learning is not None and target not in (None, live.last_model) \
+                and live.running is None:  # an immediate /model change judges the last turn
+            self.learning.model_changed(live.id)
         if outcome is not SwapOutcome.QUEUED:
             self.store.set_sticky(live.id, live.sticky.active)
         pending = live.sticky.pending
@@ -410,11 +193,6 @@ class SessionManager:
                           sticky_model=live.sticky.active,
                           pending_swap=PendingSwapInfo(pending.model) if pending else None,
                           message=_swap_message(outcome, target, pending))
-
-    def for_each_workspace(self, action: Callable[[str], None]) -> None:
-        """Call ``action`` with every open workspace's URI."""
-        for uri in list(self.workspaces):
-            action(uri)
 
 
 # The system prompt and tool definitions every turn sends (estimated once).

@@ -226,3 +226,32 @@ class SessionDetail(msgspec.Struct, frozen=True):
     messages: list[Any]
     turns: list[TurnInfo]
     cost: CostBreakdown
+
+
+class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
+    """A delegation as the editor shows it: sent when it starts, as it progresses, and
+    when it ends (``switchman/delegation``)."""
+
+    phase: Literal["started", "progress", "ended"]
+    session_id: str
+    """The planner's session."""
+    turn_id: str
+    """The planner's turn."""
+    tool_use_id: str
+    worker_session_id: str
+    worker_turn_id: str | None
+    tier: str
+    model: str | None
+    task: str
+    status: Literal["running", "completed", "failed", "cancelled"]
+    turns: int
+    llm_calls: int
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: Decimal
+    elapsed_seconds: float
+    activity: str | None
+    error: str | None
+    detail: str | None
+    dropped_tools: list[str]

@@ -1,6 +1,9 @@
 """Running one turn: LLM calls on the locked model, tool calls, retries, cancellation.
 
 The model chosen at turn start serves every call of the turn (spec §3.2).
+:meth:`TurnRunner.run` is given a :class:`TurnSetup` fixed at the turn's start
+and *returns* a :class:`TurnOutcome` with what the turn added to the
+transcript; it never mutates the session.
 
 Retries have one owner: this module. The SDKs are created with
 ``max_retries=0``; a failed call that is worth retrying (rate limit,
@@ -14,6 +17,10 @@ A call that ends without its final message (cancelled, or the connection
 lost) is still charged: the input tokens the provider reported when the
 stream started (or, if it reported none, the routing estimate of the
 request) and the output streamed so far (estimated from its text).
+
+Tool calls of one assistant message run in order, except tools marked
+``concurrent`` (``delegate``), which run side by side; results go back in
+call order. Cancelling the turn cancels them all, and each still answers.
 """
 
 from __future__ import annotations
@@ -21,14 +28,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Literal
 
 from switchman.engine.availability import AvailabilityTracker, ErrorClass
 from switchman.engine.clock import Clock
 from switchman.engine.config.registry import ModelSpec, ProviderSpec
+from switchman.engine.events import LlmCallCompleted
 from switchman.engine.ids import new_id
 from switchman.engine.messages import (
     ZERO_USD,
@@ -51,6 +58,7 @@ from switchman.engine.providers.base import (
     UsageReport,
 )
 from switchman.engine.providers.errors import MAX_RETRY_WAIT_SECONDS, ProviderError
+from switchman.engine.sessions.live import TurnSink
 from switchman.engine.sessions.records import (
     ChatDelta,
     ErrorInfo,
@@ -60,7 +68,8 @@ from switchman.engine.sessions.records import (
 )
 from switchman.engine.store.repository import SessionStore
 from switchman.engine.tokens import estimate_text, estimate_turn
-from switchman.engine.tools.workspace import WorkspaceTools
+from switchman.engine.tools.arguments import ToolOutcome
+from switchman.engine.tools.registry import ToolCallRequest, ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +78,8 @@ MAX_OUTPUT_TOKENS = 8192
 CHECKPOINT_SECONDS = 0.5
 RETRIES_ENV = "SWITCHMAN_RETRIES"
 RETRY_BASE_ENV = "SWITCHMAN_RETRY_BASE_SECONDS"
+
+StopReason = Literal["end_turn", "max_tokens", "ended_by_tool", "step_limit", "none"]
 
 
 @dataclass(frozen=True)
@@ -93,7 +104,7 @@ class RetryPolicy:
         return wait if wait <= MAX_RETRY_WAIT_SECONDS else None
 
 
-@dataclass
+@dataclass(frozen=True)
 class TurnSetup:
     """What a turn runs with, fixed at its start."""
 
@@ -101,17 +112,35 @@ class TurnSetup:
     model: ModelSpec
     provider: ProviderSpec
     adapter: ProviderAdapter
-    tools: WorkspaceTools
+    tools: ToolRegistry
     system: str
-    history: list[Message]
-    """The transcript so far, ending with this turn's user message; grows as the turn runs."""
-    banners: list[str] = field(default_factory=list)
-    touched: list[str] = field(default_factory=list)
+    history: tuple[Message, ...]
+    """The transcript so far, ending with this turn's user message."""
+    sink: TurnSink
+    banners: tuple[str, ...] = ()
+    is_worker: bool = False
+    parent_session_id: str | None = None
+    output_budget: int | None = None
+    """A cap on output tokens over all the turn's calls (a worker's ``max_tokens``)."""
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    """How a turn ended and what it added."""
+
+    result: TurnResult
+    added: list[Message]
+    """Messages the turn added to the transcript (assistant and tool messages)."""
+    touched: list[str]
     """Paths this turn's tools touched."""
+    stop_reason: StopReason
+    """Why the last LLM call stopped (``none`` if it never finished)."""
+    tool_calls: int
 
 
 @dataclass
 class _Progress:
+    transcript: list[Message]
     usage: Usage = field(default_factory=Usage)
     cost: Decimal = ZERO_USD
     text: list[str] = field(default_factory=list)
@@ -120,29 +149,27 @@ class _Progress:
     """Text streamed by the LLM call in progress."""
     llm_calls: int = 0
     tool_calls: int = 0
+    touched: list[str] = field(default_factory=list)
     draft: Message | None = None
     """The assistant message being streamed (kept durable by checkpoints)."""
     unfinished: Usage | None = None
     """Usage known so far of a call still streaming (None when no call is in flight)."""
-
-
-Emit = Callable[[ChatDelta], None]
+    stop_reason: StopReason = "none"
 
 
 class TurnRunner:
-    """Runs turns for the session manager."""
+    """Runs turns for the session lifecycle."""
 
     def __init__(self, store: SessionStore, availability: AvailabilityTracker, clock: Clock,
-                 emit: Emit, retry: RetryPolicy | None = None) -> None:
+                 retry: RetryPolicy | None = None) -> None:
         self.store = store
         self.availability = availability
         self.clock = clock
-        self.emit = emit
         self.retry = retry or RetryPolicy.from_environment()
 
-    async def run(self, setup: TurnSetup) -> TurnResult:
+    async def run(self, setup: TurnSetup) -> TurnOutcome:
         """Run the turn to its end; never raises (cancellation included)."""
-        progress = _Progress()
+        progress = _Progress(transcript=list(setup.history))
         status, error = "completed", None
         try:
             await self._loop(setup, progress)
@@ -162,17 +189,28 @@ class TurnRunner:
     async def _loop(self, setup: TurnSetup, progress: _Progress) -> None:
         for _ in range(MAX_TOOL_STEPS):
             finished = await self._call(setup, progress)
+            progress.stop_reason = "max_tokens" if finished.stop_reason == "max_tokens" \
+                else "end_turn"
             calls = [b for b in finished.content if isinstance(b, ToolUseBlock)]
             if finished.stop_reason != "tool_use" or not calls:
                 return
-            await self._run_tools(setup, progress, calls)
+            if await self._run_tools(setup, progress, calls):
+                progress.stop_reason = "ended_by_tool"
+                return
+        progress.stop_reason = "step_limit"
         self._notice(setup, f"Stopped after {MAX_TOOL_STEPS} tool steps in one turn.")
+
+    def _max_output(self, setup: TurnSetup, progress: _Progress) -> int:
+        limit = min(setup.model.capabilities.max_output_tokens, MAX_OUTPUT_TOKENS)
+        if setup.output_budget is not None:
+            limit = min(limit, max(setup.output_budget - progress.usage.output_tokens, 1))
+        return limit
 
     async def _call(self, setup: TurnSetup, progress: _Progress) -> Finished:
         request = ProviderRequest(
-            model_id=setup.model.id, api_model=setup.model.api_model, messages=setup.history,
-            system=setup.system, tools=setup.tools.definitions(),
-            max_output_tokens=min(setup.model.capabilities.max_output_tokens, MAX_OUTPUT_TOKENS))
+            model_id=setup.model.id, api_model=setup.model.api_model,
+            messages=list(progress.transcript), system=setup.system,
+            tools=setup.tools.definitions(), max_output_tokens=self._max_output(setup, progress))
         attempt = 0
         while True:
             started = len(progress.text)
@@ -211,11 +249,12 @@ class TurnRunner:
                         self.clock.monotonic() - last_checkpoint >= CHECKPOINT_SECONDS:
                     self._checkpoint(progress)
                     last_checkpoint = self.clock.monotonic()
-                self.emit(ChatDelta(setup.turn.session_id, setup.turn.id, "text", text=event.text))
+                setup.sink.delta(ChatDelta(setup.turn.session_id, setup.turn.id, "text",
+                                           text=event.text))
             elif isinstance(event, ToolCall):
-                self.emit(ChatDelta(setup.turn.session_id, setup.turn.id, "tool_call",
-                                    tool=ToolActivity(event.id, event.name, "running",
-                                                      input=event.input)))
+                setup.sink.delta(ChatDelta(setup.turn.session_id, setup.turn.id, "tool_call",
+                                           tool=ToolActivity(event.id, event.name, "running",
+                                                             input=event.input)))
             elif isinstance(event, Finished):
                 self.availability.record_success(setup.provider.name, setup.model.id)
                 self._account(setup, progress, event)
@@ -229,7 +268,7 @@ class TurnRunner:
         assert draft is not None
         draft.content = list(finished.content)
         self.store.add_message(draft)
-        setup.history.append(draft)
+        progress.transcript.append(draft)
         progress.draft = None
         progress.unfinished = None
         self._charge(setup, progress, finished.usage)
@@ -238,8 +277,14 @@ class TurnRunner:
         cost = cost_of(usage, setup.model.pricing)
         progress.usage = progress.usage + usage
         progress.cost += cost
-        self.store.add_cost(self.clock.now(), setup.turn.session_id, setup.turn.id, setup.model.id,
-                            usage, cost)
+        turn = setup.turn
+        now = self.clock.now()
+        self.store.add_cost(now, turn.session_id, turn.id, setup.model.id, usage, cost)
+        self.store.add_event(LlmCallCompleted(
+            timestamp=now, session_id=turn.session_id, turn_id=turn.id, model=setup.model.id,
+            usage=usage, cost_usd=cost, is_worker=setup.is_worker,
+            parent_session_id=setup.parent_session_id), turn.id)
+        setup.sink.charged(usage, cost)
 
     def _charge_unfinished(self, setup: TurnSetup, progress: _Progress) -> None:
         """Charge a call that ended without its final message for what it used so far."""
@@ -257,50 +302,85 @@ class TurnRunner:
             progress.draft.content = [TextBlock("".join(progress.current))]
             self.store.add_message(progress.draft)
 
-    async def _run_tools(self, setup: TurnSetup, progress: _Progress, calls: list[Any]) -> None:
-        results: list[Block] = []
-        touched: list[str] = []
+    async def _run_tools(self, setup: TurnSetup, progress: _Progress,
+                         calls: list[ToolUseBlock]) -> bool:
+        """Run one message's tool calls; True if a tool ended the turn."""
+        outcomes: dict[str, ToolOutcome] = {}
+        side_by_side = {c.id: asyncio.create_task(self._run_one(setup, c)) for c in calls
+                        if (entry := setup.tools.get(c.name)) is not None and entry.concurrent}
         try:
             for call in calls:
-                outcome = await setup.tools.run(call.name, call.input)
-                progress.tool_calls += 1
-                touched += outcome.touched
-                results.append(ToolResultBlock(call.id, outcome.content, outcome.is_error))
-                self.emit(ChatDelta(setup.turn.session_id, setup.turn.id, "tool_result",
-                                    tool=ToolActivity(call.id, call.name,
-                                                      "error" if outcome.is_error else "done",
-                                                      summary=outcome.summary)))
+                task = side_by_side.get(call.id)
+                # Shielded: cancelling the turn must reach this task even though a call
+                # (a worker) ends normally when cancelled; _settle then cancels every call.
+                outcomes[call.id] = await asyncio.shield(task) if task \
+                    else await self._run_one(setup, call)
         finally:  # also when cancelled: every call gets its result before anything else
-            answered = {r.tool_use_id for r in results if isinstance(r, ToolResultBlock)}
-            results += [ToolResultBlock(c.id, "Cancelled.", is_error=True) for c in calls
-                        if c.id not in answered]
-            message = Message(id=new_id(), session_id=setup.turn.session_id,
-                              turn_id=setup.turn.id, role="tool", content=results,
-                              created_at=self.clock.now())
-            self.store.add_message(message, touched)
-            setup.history.append(message)
-            setup.touched += touched
+            await _settle(side_by_side, outcomes)
+            self._record_results(setup, progress, calls, outcomes)
+        return any((entry := setup.tools.get(c.name)) is not None and entry.ends_turn
+                   and not outcomes[c.id].is_error for c in calls if c.id in outcomes)
+
+    async def _run_one(self, setup: TurnSetup, call: ToolUseBlock) -> ToolOutcome:
+        outcome = await setup.tools.run(ToolCallRequest(call.id, call.name, call.input))
+        setup.sink.delta(ChatDelta(setup.turn.session_id, setup.turn.id, "tool_result",
+                                   tool=ToolActivity(call.id, call.name,
+                                                     "error" if outcome.is_error else "done",
+                                                     summary=outcome.summary)))
+        return outcome
+
+    def _record_results(self, setup: TurnSetup, progress: _Progress, calls: list[ToolUseBlock],
+                        outcomes: dict[str, ToolOutcome]) -> None:
+        results: list[Block] = []
+        touched: list[str] = []
+        for call in calls:
+            outcome = outcomes.get(call.id)
+            if outcome is None:
+                results.append(ToolResultBlock(call.id, "Cancelled.", is_error=True))
+                continue
+            progress.tool_calls += 1
+            touched += outcome.touched
+            results.append(ToolResultBlock(call.id, outcome.content, outcome.is_error))
+        message = Message(id=new_id(), session_id=setup.turn.session_id, turn_id=setup.turn.id,
+                          role="tool", content=results, created_at=self.clock.now())
+        self.store.add_message(message, touched)
+        progress.transcript.append(message)
+        progress.touched += touched
 
     def _notice(self, setup: TurnSetup, text: str) -> None:
-        self.emit(ChatDelta(setup.turn.session_id, setup.turn.id, "notice", text=text))
+        setup.sink.delta(ChatDelta(setup.turn.session_id, setup.turn.id, "notice", text=text))
 
     def _finish(self, setup: TurnSetup, progress: _Progress, status: str,
-                error: ErrorInfo | None) -> TurnResult:
+                error: ErrorInfo | None) -> TurnOutcome:
         if progress.draft is not None and progress.current:  # keep a partial answer
             self._checkpoint(progress)
-            setup.history.append(progress.draft)
+            progress.transcript.append(progress.draft)
         turn = setup.turn
         turn.status = status  # type: ignore[assignment]
         turn.ended_at = self.clock.now()
         turn.usage, turn.cost_usd = progress.usage, progress.cost
         turn.llm_calls, turn.tool_calls, turn.error = progress.llm_calls, progress.tool_calls, error
         self.store.finish_turn(turn)
-        return TurnResult(kind="turn", session_id=turn.session_id, turn_id=turn.id,
-                          status=status,  # type: ignore[arg-type]
-                          model=setup.model.id, text="".join(progress.text), usage=progress.usage,
-                          cost_usd=progress.cost, error=error, summary=turn.summary,
-                          banners=setup.banners)
+        result = TurnResult(kind="turn", session_id=turn.session_id, turn_id=turn.id,
+                            status=status,  # type: ignore[arg-type]
+                            model=setup.model.id, text="".join(progress.text),
+                            usage=progress.usage, cost_usd=progress.cost, error=error,
+                            summary=turn.summary, banners=list(setup.banners))
+        return TurnOutcome(result, progress.transcript[len(setup.history):], progress.touched,
+                           progress.stop_reason, progress.tool_calls)
 
+
+async def _settle(tasks: dict[str, asyncio.Task[ToolOutcome]],
+                  outcomes: dict[str, ToolOutcome]) -> None:
+    """Cancel side-by-side calls still running, wait for each to answer, keep what they said."""
+    running = [t for t in tasks.values() if not t.done()]
+    for task in running:
+        task.cancel()
+    if running:
+        await asyncio.wait(running)
+    for call_id, task in tasks.items():
+        if call_id not in outcomes and not task.cancelled() and task.exception() is None:
+            outcomes[call_id] = task.result()
 
 
 def _estimate_request(request: ProviderRequest) -> int:

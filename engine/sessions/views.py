@@ -6,6 +6,7 @@ from typing import Any
 
 import msgspec
 
+from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.config.problems import Severity
 from switchman.engine.config.store import IN_FORCE_BUILTIN, IN_FORCE_FILE
 from switchman.engine.errors import NoModelAvailable, RoutingError, UnknownSession, UnknownTurn
@@ -33,20 +34,21 @@ from switchman.engine.sessions.records import (
 class SessionViews:
     """Queries over the session manager's state and the store."""
 
-    def __init__(self, manager: SessionManager) -> None:
+    def __init__(self, manager: SessionManager, availability: AvailabilityTracker) -> None:
         self.manager = manager
+        self.availability = availability
 
     def status(self, workspace: str) -> StatusSnapshot:
         """What the workspace's status bar shows now."""
         m = self.manager
-        uri = m.workspace(workspace)
+        uri = m.workspaces.resolve(workspace)
         session_id = m.store.current_session(uri)
         live = m.load(session_id) if session_id else None
         running = live.running if live else None
         pending = live.sticky.pending if live else None
-        problems, in_force = m.config.state(str(m.workspaces[uri]))
+        problems, in_force = m.config.state(str(m.workspaces.folder(uri)))
         errors = sum(p.severity is Severity.ERROR for p in problems)
-        banners = m.availability.banners() + _config_banners(in_force)
+        banners = self.availability.banners() + _config_banners(in_force)
         return StatusSnapshot(
             workspace=uri, session_id=session_id,
             active_model=running.model if running else (live.last_model if live else None),
@@ -72,7 +74,7 @@ class SessionViews:
         return ModelList(live.sticky.active, models)
 
     def _availability(self, provider: str, model: str) -> str:
-        tracker = self.manager.availability
+        tracker = self.availability
         worst = max(tracker.health(provider), tracker.health(provider, model),
                     key=["healthy", "degraded", "unavailable"].index)
         return str(worst)
@@ -120,7 +122,7 @@ class SessionViews:
 
     def sessions(self, workspace: str, include_workers: bool) -> SessionList:
         """The workspace's sessions, newest first."""
-        uri = self.manager.workspace(workspace)
+        uri = self.manager.workspaces.resolve(workspace)
         store = self.manager.store
         sessions = store.sessions(uri, include_workers=include_workers)
         for info in sessions:

@@ -149,9 +149,10 @@ class SessionStore:
     # -- turns -------------------------------------------------------------------------
 
     def begin_turn(self, turn: TurnInfo, user_message: Message, decision: RouteDecided, *,
-                   workspace: str, title: str) -> None:
+                   workspace: str, title: str, current: bool = True) -> None:
         """Durably record a turn's start in one transaction: its user message, the turn, its
-        route.decided, and the session as the workspace's current, updated session.
+        route.decided, and the session as updated (and, if ``current``, as the workspace's
+        current session; a worker's never is).
 
         This is the session's turn lock, shared by every daemon on the database: it
         raises :class:`TurnInProgress` while a live daemon runs a turn of the session
@@ -168,7 +169,8 @@ class SessionStore:
                 self._interrupt(running["owner"], turn.started_at, turn.session_id)
             turn.index = self.db.execute("SELECT COALESCE(MAX(idx), 0) + 1 FROM turns WHERE "
                                          "session_id = ?", (turn.session_id,)).fetchone()[0]
-            self.set_current_session(workspace, turn.session_id)
+            if current:
+                self.set_current_session(workspace, turn.session_id)
             self.touch(turn.session_id, turn.started_at, title=title)
             self.add_message(user_message)
             self.db.execute(

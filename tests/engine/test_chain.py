@@ -294,6 +294,25 @@ def test_delegation_tier_resolves_and_upgrades(h: Harness) -> None:
     assert "upgraded from fast" in upgraded.chain[-1].reason
 
 
+def test_inside_a_worker_a_confident_pattern_defers_to_the_tier(h: Harness) -> None:
+    h.patterns = PatternRecommendation(OPUS, 0.9, 0.95, 40, [])
+    decision = h.decide("rename foo", workspace=None, tier="fast")
+    assert decision.chosen_model == HAIKU  # outside a worker the pattern would have won
+    pattern = decision.chain[3]
+    assert (pattern.policy, pattern.verdict, pattern.candidate_model, pattern.reason) == (
+        Policy.PATTERN_RECOMMENDATION, Verdict.DEFERRED, OPUS, "delegate_request_in_flight")
+    assert h.decide("rename foo", workspace=None).chosen_model == OPUS
+
+
+def test_a_worker_never_falls_back_to_the_defaults(h: Harness) -> None:
+    h.configured = set()
+    with pytest.raises(NoModelAvailable) as caught:
+        h.decide("rename foo", workspace=None, tier="deep")
+    policies = [(e.policy, e.verdict) for e in caught.value.decision.chain]
+    assert policies[-2:] == [(Policy.WORKSPACE_DEFAULT, Verdict.NOT_APPLICABLE),
+                             (Policy.GLOBAL_DEFAULT, Verdict.NOT_APPLICABLE)]
+
+
 def test_a_failed_decision_is_a_route_decided_record_too(config_dir: Path) -> None:
     clock = ManualClock()
     router = Router(ConfigStore(config_dir), clock=clock, configured=lambda p: True,

@@ -43,7 +43,7 @@ def hover_at(kind: FileKind, marked: str) -> Hover | None:
 
 def test_top_level_keys_of_each_file() -> None:
     assert labels(ROUTING, "¦") == ["schema_version", "global_default", "tiers", "pattern",
-                                    "pattern_disagreement", "rules", "workspaces"]
+                                    "pattern_disagreement", "delegation", "rules", "workspaces"]
     assert labels(WORKSPACE, "default: opus\n¦") == ["schema_version", "pattern", "tiers",
                                                      "rules"]
     assert labels(MODELS, "¦") == ["schema_version", "use_builtin_models", "providers",
@@ -52,7 +52,7 @@ def test_top_level_keys_of_each_file() -> None:
 
 def test_keys_already_written_are_not_offered_again() -> None:
     assert labels(ROUTING, "global_default: opus\nru¦\ntiers: {}\n") == [
-        "schema_version", "pattern", "pattern_disagreement", "rules", "workspaces"]
+        "schema_version", "pattern", "pattern_disagreement", "delegation", "rules", "workspaces"]
 
 
 def test_rule_keys_below_a_rule_and_on_a_new_item() -> None:

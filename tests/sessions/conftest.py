@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from switchman.engine.service import Switchman
-from switchman.engine.sessions.records import ChatDelta, RouteNotice
+from switchman.engine.sessions.records import ChatDelta, DelegationUpdate, RouteNotice
 from tests.conftest import models_yaml
 from tests.support.fake_provider import FakeProvider
 
@@ -21,6 +21,7 @@ class Recorder:
     notices: list[RouteNotice] = field(default_factory=list)
     deltas: list[ChatDelta] = field(default_factory=list)
     statuses: list[str] = field(default_factory=list)
+    delegations: list[DelegationUpdate] = field(default_factory=list)
 
     def route_decided(self, notice: RouteNotice) -> None:
         """Record a routing notice."""
@@ -33,6 +34,10 @@ class Recorder:
     def status_changed(self, workspace: str) -> None:
         """Record that a workspace's status changed."""
         self.statuses.append(workspace)
+
+    def delegation(self, update: DelegationUpdate) -> None:
+        """Record a delegation's progress."""
+        self.delegations.append(update)
 
 
 @dataclass
@@ -55,6 +60,6 @@ def engine(tmp_path: Path, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) 
     recorder = Recorder()
     service = Switchman(recorder, config_folder=tmp_path / "config",
                         data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"})
-    workspace = service.sessions.open_workspace(str(tmp_path / "workspace"))
+    workspace = service.open_workspace(str(tmp_path / "workspace"))
     yield Engine(service, recorder, workspace, tmp_path / "workspace")
     service.store.db.close()

@@ -57,7 +57,7 @@ async def test_a_cancelled_turn_is_charged_for_what_it_used(engine: Engine,
             await asyncio.sleep(0)
     turn_id = engine.recorder.deltas[-1].turn_id
     assert turn_id is not None
-    await service.sessions.cancel(turn_id)
+    await service.cancel(turn_id)
     result = await pending
     fake.release_stalls()
     # 1,200 input tokens from the stream's start; "partial answer " is ~4 output tokens.

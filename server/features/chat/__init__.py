@@ -29,11 +29,11 @@ def register(server: SwitchmanServer) -> None:
     async def cancel(params: Any) -> Any:
         p = decode(params, CancelParams)
         with as_rpc_errors():
-            cancelled, status = await server.switchman.sessions.cancel(p.turn_id)
+            cancelled, status = await server.switchman.cancel(p.turn_id)
         return {"cancelled": cancelled, "status": status}
 
     @server.feature(methods.NEW_SESSION)
     def new_session(params: Any) -> Any:
         p = decode(params, WorkspaceParams)
         with as_rpc_errors():
-            return {"session": to_wire(server.switchman.sessions.new_session(p.workspace))}
+            return {"session": to_wire(server.switchman.new_session(p.workspace))}

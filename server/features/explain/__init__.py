@@ -22,11 +22,11 @@ def register(server: SwitchmanServer) -> None:
         if not (p.workspace or p.session_id or p.turn_id):
             raise invalid_params("give a workspace, a session_id or a turn_id")
         with as_rpc_errors():
-            return to_wire(server.switchman.views.explain(p.workspace, p.session_id, p.turn_id))
+            return to_wire(server.switchman.explain(p.workspace, p.session_id, p.turn_id))
 
     @server.feature(methods.PREVIEW)
     def preview(params: Any) -> Any:
         p = decode(params, PreviewParams)
         with as_rpc_errors():
-            return to_wire(server.switchman.views.preview(p.workspace, p.session_id, p.message,
-                                                          p.has_images))
+            return to_wire(server.switchman.preview(p.workspace, p.session_id, p.message,
+                                                    p.has_images))

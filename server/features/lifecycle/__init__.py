@@ -24,7 +24,7 @@ def register(server: SwitchmanServer) -> None:
     def initialized(params: types.InitializedParams) -> None:
         engine = server.switchman  # created here, after the editor has its initialize answer
         engine.start_background()
-        engine.sessions.for_each_workspace(engine.sessions.observer.status_changed)
+        engine.announce_status()
         engine.prepare_providers()
 
     @server.feature(types.SHUTDOWN)
@@ -35,4 +35,4 @@ def register(server: SwitchmanServer) -> None:
     @server.feature(types.EXIT)
     def exit_(params: None) -> None:
         server.protocol.closing = True  # type: ignore[attr-defined]
-        server.switchman.sessions.cancel_all()  # running turns save what they have
+        server.switchman.cancel_all()  # running turns save what they have

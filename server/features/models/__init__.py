@@ -20,11 +20,10 @@ def register(server: SwitchmanServer) -> None:
     def models(params: Any) -> Any:
         p = decode(params, WorkspaceParams)
         with as_rpc_errors():
-            return to_wire(server.switchman.views.models(p.workspace))
+            return to_wire(server.switchman.models(p.workspace))
 
     @server.feature(methods.SET_MODEL)
     def set_model(params: Any) -> Any:
         p = decode(params, SetModelParams)
         with as_rpc_errors():
-            return to_wire(server.switchman.sessions.set_model(p.workspace, p.session_id,
-                                                               p.model))
+            return to_wire(server.switchman.set_model(p.workspace, p.session_id, p.model))

@@ -20,7 +20,8 @@ def register(server: SwitchmanServer) -> None:
     def sessions(params: Any) -> Any:
         p = decode(params, SessionsParams)
         with as_rpc_errors():
-            listing = to_wire(server.switchman.views.sessions(p.workspace, p.include_workers))
+            listing = to_wire(server.switchman.session_list(p.workspace,
+                                                                p.include_workers))
         if not p.include_workers:
             for session in listing["sessions"]:
                 session.pop("workers", None)
@@ -30,4 +31,4 @@ def register(server: SwitchmanServer) -> None:
     def session(params: Any) -> Any:
         p = decode(params, SessionParams)
         with as_rpc_errors():
-            return to_wire(server.switchman.views.session(p.session_id))
+            return to_wire(server.switchman.session(p.session_id))

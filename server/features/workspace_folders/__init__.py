@@ -18,9 +18,9 @@ def register(server: SwitchmanServer) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def folders_changed(params: types.DidChangeWorkspaceFoldersParams) -> None:
-        sessions = server.switchman.sessions
+        engine = server.switchman
         for gone in params.event.removed:
-            sessions.close_workspace(gone.uri)
+            engine.close_workspace(gone.uri)
         for added in params.event.added:
             with contextlib.suppress(UnknownWorkspace):  # a folder no local path can have
-                sessions.observer.status_changed(sessions.open_workspace(added.uri))
+                engine.open_workspace(added.uri)

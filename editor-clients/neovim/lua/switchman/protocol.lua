@@ -23,6 +23,7 @@ M.notification = {
   route_decided = 'switchman/routeDecided',
   chat_delta = 'switchman/chatDelta',
   status = 'switchman/status',
+  delegation = 'switchman/delegation',
 }
 
 --- `data.code` of the JSON-RPC errors the daemon answers with.
@@ -50,7 +51,7 @@ M.delta = {
 --- Slash commands the daemon answers itself (for completion in the chat input).
 M.slash_commands = {
   '/model', '/model -', '/model show', '/rules check', '/rules show', '/rules reload', '/cost',
-  '/route override', '/route ignore', '/help',
+  '/route override', '/route ignore', '/patterns', '/help',
 }
 
 return M

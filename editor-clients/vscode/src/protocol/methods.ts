@@ -17,6 +17,7 @@ export const Notifications = {
   routeDecided: 'switchman/routeDecided',
   chatDelta: 'switchman/chatDelta',
   status: 'switchman/status',
+  delegation: 'switchman/delegation',
 } as const;
 
 /** `data.code` of the JSON-RPC errors the daemon answers with. */

@@ -1,0 +1,1 @@
+"""Delegation (spec 000 §6, 001): planners hand sub-tasks to worker sessions."""

@@ -1,0 +1,195 @@
+"""What one delegation is doing: the worker's output as progress, its events, its result.
+
+:class:`WorkerProgress` is the worker turn's sink (instead of the editor's chat
+stream): it counts the worker's calls, tokens and cost, tells the editor
+about the delegation (``started``, throttled ``progress``, ``ended``), and
+records ``delegate.started`` / ``delegate.completed`` / ``delegate.failed``
+and the worker's ``session.ended``.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from switchman.engine.clock import Clock
+from switchman.engine.delegation.contract import (
+    DelegateCall,
+    DelegateResult,
+    DelegateUsageSummary,
+    FailureMode,
+    InsufficientContextRequest,
+    validate_output,
+)
+from switchman.engine.delegation.handoff import Handoff
+from switchman.engine.events import DelegateCompleted, DelegateFailed, DelegateStarted, SessionEnded
+from switchman.engine.messages import ZERO_USD, Usage
+from switchman.engine.sessions.manager import SessionManager
+from switchman.engine.sessions.records import ChatDelta, DelegationUpdate, RouteNotice
+from switchman.engine.sessions.turn import TurnOutcome
+from switchman.engine.tokens import estimate_text
+from switchman.engine.tools.registry import ToolContext
+
+PROGRESS_INTERVAL_SECONDS = 0.25
+"""Text progress is sent at most this often (tool calls and charges always)."""
+ACTIVITY_CHARS = 120
+
+
+class WorkerProgress:
+    """Counts, reports and records one delegation."""
+
+    def __init__(self, sessions: SessionManager, clock: Clock, planner: ToolContext,
+                 tool_use_id: str, call: DelegateCall, handoff: Handoff, dropped: list[str],
+                 allowed_tool_count: int) -> None:
+        self.sessions = sessions
+        self.clock = clock
+        self.planner = planner
+        self.tool_use_id = tool_use_id
+        self.call = call
+        self.handoff = handoff
+        self.dropped = dropped
+        self.allowed_tool_count = allowed_tool_count
+        self.worker_session_id = ""
+        self.worker_turn_id: str | None = None
+        self.model: str | None = None
+        self.usage = Usage()
+        self.cost = ZERO_USD
+        self.turns = self.llm_calls = self.tool_calls = 0
+        self.activity: str | None = None
+        self.detail: str | None = None
+        self.mode: FailureMode = "worker_error"
+        self._started = clock.monotonic()
+        self._sent = 0.0
+        self._text = ""
+
+    # -- the worker turn's sink ------------------------------------------------------
+
+    def route_decided(self, notice: RouteNotice) -> None:
+        """The worker's turn was routed: the delegation has started."""
+        self.model, self.worker_turn_id = notice.model, notice.turn_id
+        self.turns += 1
+        self.sessions.store.add_event(DelegateStarted(
+            timestamp=self.clock.now(), session_id=self.planner.session_id,
+            tool_use_id=self.tool_use_id, worker_session_id=self.worker_session_id,
+            tier=self.call.tier, resolved_model=notice.model or "",
+            context_mode=self.call.context.mode,
+            context_reference_count=self.handoff.reference_count,
+            task_size_tokens=estimate_text(self.call.task),
+            allowed_tool_count=self.allowed_tool_count, dropped_tools=self.dropped),
+            self.planner.turn_id)
+        self._send("started", "running")
+
+    def delta(self, delta: ChatDelta) -> None:
+        """Worker output becomes the delegation's latest activity."""
+        if delta.kind == "text" and delta.text:
+            self._text = (self._text + delta.text)[-ACTIVITY_CHARS:]
+            self.activity = self._text.strip().splitlines()[-1] if self._text.strip() else None
+            if self.clock.monotonic() - self._sent < PROGRESS_INTERVAL_SECONDS:
+                return
+        elif delta.tool is not None:
+            self._text = ""
+            if delta.kind == "tool_result":
+                self.tool_calls += 1
+                self.activity = f"{delta.tool.name}: {delta.tool.summary or delta.tool.status}"
+            else:
+                self.activity = f"calling {delta.tool.name}"
+        elif delta.kind == "notice":
+            self.activity = delta.text
+        self._send("progress", "running")
+
+    def charged(self, usage: Usage, cost: Decimal) -> None:
+        """One worker call was charged."""
+        self.usage, self.cost = self.usage + usage, self.cost + cost
+        self.llm_calls += 1
+        self._send("progress", "running")
+
+    # -- the result --------------------------------------------------------------------
+
+    def result_of(self, outcome: TurnOutcome, timed_out: bool, planner_cancelled: bool,
+                  requested: InsufficientContextRequest | None,
+                  seconds: float) -> DelegateResult:
+        """The result of a worker turn that ran (spec 001 §4.4's failure table)."""
+        last = next((m for m in reversed(outcome.added) if m.role == "assistant"), None)
+        text = last.text() if last is not None else ""
+        status = outcome.result.status
+        if timed_out:
+            self.detail = f"the worker did not finish within {seconds:g} seconds"
+            return self.failed("timeout", "timeout", text)
+        if status == "cancelled":
+            self.detail = "the planner's turn was cancelled" if planner_cancelled \
+                else "the user stopped this worker"
+            return self.failed("cancelled_by_user", "cancelled_by_user", text)
+        if status == "failed":
+            message = outcome.result.error.message if outcome.result.error else "failed"
+            return self.failed("worker_error", f"worker_error: {message}", text)
+        if requested is not None:
+            return self.failed("insufficient_context", "insufficient_context", requested)
+        if outcome.stop_reason == "max_tokens":
+            self.detail = f"the worker reached max_tokens ({self.call.max_tokens or 'model limit'})"
+            return self.failed("max_tokens_exceeded", "max_tokens_exceeded", text)
+        if outcome.stop_reason == "step_limit":
+            return self.failed("worker_error", "worker_error: too many tool steps", text)
+        if self.call.output_schema is not None:
+            value, problem = validate_output(text, self.call.output_schema)
+            if problem is not None:
+                self.detail = problem
+                return self.failed("output_schema_validation_failed",
+                                   "output_schema_validation_failed", text)
+            return self._result(True, value, None)
+        return self._result(True, text, None)
+
+    def failed(self, mode: FailureMode, error: str,
+               output: str | InsufficientContextRequest) -> DelegateResult:
+        """A failed result (``mode`` is recorded on ``delegate.failed``)."""
+        self.mode = mode
+        return self._result(False, output, error)
+
+    def _result(self, success: bool, output: object, error: str | None) -> DelegateResult:
+        summary = DelegateUsageSummary(
+            model=self.model or "", turn_count=self.turns, input_tokens=self.usage.input_tokens,
+            output_tokens=self.usage.output_tokens, cost_usd=self.cost,
+            wall_time_seconds=round(self.clock.monotonic() - self._started, 3),
+            tool_call_count=self.tool_calls)
+        return DelegateResult(success=success, output=output,  # type: ignore[arg-type]
+                              error=error, usage_summary=summary,
+                              worker_session_id=self.worker_session_id)
+
+    def ended(self, result: DelegateResult) -> None:
+        """Record how the delegation ended and tell the editor."""
+        store, now = self.sessions.store, self.clock.now()
+        summary = result.usage_summary
+        if result.success:
+            store.add_event(DelegateCompleted(
+                timestamp=now, session_id=self.planner.session_id, tool_use_id=self.tool_use_id,
+                worker_session_id=self.worker_session_id, success=True, usage_summary=summary,
+                worker_total_cost_usd=summary.cost_usd), self.planner.turn_id)
+        else:
+            request = result.output if isinstance(result.output, InsufficientContextRequest) \
+                else None
+            store.add_event(DelegateFailed(
+                timestamp=now, session_id=self.planner.session_id, tool_use_id=self.tool_use_id,
+                worker_session_id=self.worker_session_id, failure_mode=self.mode,
+                error=result.error or "", usage_summary=summary,
+                worker_total_cost_usd=summary.cost_usd, detail=self.detail,
+                insufficient_context_request=request), self.planner.turn_id)
+        if self.worker_session_id:
+            disposition = "completed" if result.success else \
+                "cancelled" if self.mode == "cancelled_by_user" else "failed"
+            store.add_event(SessionEnded(timestamp=now, session_id=self.worker_session_id,
+                                         disposition=disposition, is_worker=True))
+        self._send("ended", "completed" if result.success else
+                   "cancelled" if self.mode == "cancelled_by_user" else "failed",
+                   result.error)
+
+    def _send(self, phase: str, status: str, error: str | None = None) -> None:
+        self._sent = self.clock.monotonic()
+        self.sessions.observer.delegation(DelegationUpdate(
+            phase=phase, session_id=self.planner.session_id,  # type: ignore[arg-type]
+            turn_id=self.planner.turn_id, tool_use_id=self.tool_use_id,
+            worker_session_id=self.worker_session_id, worker_turn_id=self.worker_turn_id,
+            tier=self.call.tier, model=self.model, task=self.call.task,
+            status=status,  # type: ignore[arg-type]
+            turns=self.turns, llm_calls=self.llm_calls, tool_calls=self.tool_calls,
+            input_tokens=self.usage.input_tokens, output_tokens=self.usage.output_tokens,
+            cost_usd=self.cost, elapsed_seconds=round(self._sent - self._started, 3),
+            activity=self.activity, error=error, detail=self.detail if error else None,
+            dropped_tools=self.dropped))

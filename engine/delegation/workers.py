@@ -1,0 +1,163 @@
+"""Running delegations: the ``delegate`` tool, worker sessions, results, events, progress.
+
+The ``delegate`` tool is offered to a turn when delegation is on, the turn's
+model ``can_delegate`` and the session is not a worker (spec 001 §3); it is
+decided per turn, so a model change re-decides it. Each call creates a worker
+session through :class:`SessionManager` and runs its one turn through
+:class:`TurnLifecycle`, exactly like a user's turn — routed with the tier in
+slot 5, recorded, cancellable. Calls of one message run side by side, at
+most ``max_concurrent_workers`` at once per planner turn.
+
+Cancelling the planner's turn cancels its tool calls, so every running
+worker ends ``cancelled`` with it (``cancelled_by_user``). Cancelling one
+worker's turn (its own turn id) fails only that delegation; the planner
+goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from functools import partial
+
+import msgspec
+
+from switchman.engine.clock import Clock
+from switchman.engine.config.store import ConfigStore
+from switchman.engine.delegation.contract import (
+    DELEGATE_SPEC,
+    FORBIDDEN_FOR_WORKERS,
+    REQUEST_CONTEXT_SPEC,
+    ArgumentProblem,
+    DelegateCall,
+    DelegateResult,
+    InsufficientContextRequest,
+    parse_call,
+    parse_context_request,
+)
+from switchman.engine.delegation.handoff import Handoff, prepare, worker_prompt
+from switchman.engine.delegation.progress import WorkerProgress
+from switchman.engine.errors import NoModelAvailable
+from switchman.engine.sessions.lifecycle import TurnLifecycle
+from switchman.engine.sessions.live import LiveSession, WorkerRole
+from switchman.engine.sessions.manager import SessionManager
+from switchman.engine.tools.arguments import ToolOutcome
+from switchman.engine.tools.registry import ToolCallRequest, ToolContext, ToolEntry, ToolRegistry
+
+
+class Delegation:
+    """Offers ``delegate`` to planners and runs their workers."""
+
+    def __init__(self, sessions: SessionManager, lifecycle: TurnLifecycle,
+                 config: ConfigStore, clock: Clock) -> None:
+        self.sessions = sessions
+        self.lifecycle = lifecycle
+        self.config = config
+        self.clock = clock
+        lifecycle.tool_sources.append(self.offer)
+
+    def offer(self, context: ToolContext, tools: ToolRegistry) -> None:
+        """Add ``delegate`` to a turn's tools if this session and model may delegate."""
+        settings = self.config.effective(str(context.folder)).delegation
+        model = self.config.registry().get(context.model)
+        if context.is_worker or not settings.enabled or model is None or not model.can_delegate:
+            return
+        limit = asyncio.Semaphore(settings.max_concurrent_workers)  # per planner turn
+        tools.add(ToolEntry(DELEGATE_SPEC, partial(self._delegate, context, tools, limit),
+                            concurrent=True))
+
+    async def _delegate(self, context: ToolContext, planner_tools: ToolRegistry,
+                        limit: asyncio.Semaphore, call: ToolCallRequest) -> ToolOutcome:
+        planner = self.sessions.load(context.session_id)
+        if planner.is_worker:  # never offered to workers; refuse if it ever is
+            return _refused("workers cannot delegate")
+        try:
+            spec = parse_call(call.arguments)
+            handoff = prepare(spec, planner.folder, self.sessions.store.messages(planner.id))
+        except ArgumentProblem as problem:
+            return _refused(str(problem))
+        async with limit:
+            run = WorkerRun(self, planner, context, call.id, spec, handoff,
+                            planner_tools.names())
+            return await run.run()
+
+    def default_timeout(self, folder: str) -> float:
+        """The wall-clock limit for workers whose planner gave none."""
+        return self.config.effective(folder).delegation.timeout_seconds
+
+
+class WorkerRun:
+    """One ``delegate`` call: the worker session, its turn, and the result."""
+
+    def __init__(self, delegation: Delegation, planner: LiveSession, context: ToolContext,
+                 tool_use_id: str, call: DelegateCall, handoff: Handoff,
+                 planner_tools: list[str]) -> None:
+        self.delegation = delegation
+        self.planner = planner
+        self.call = call
+        self.handoff = handoff
+        wanted = call.allowed_tools if call.allowed_tools is not None else planner_tools
+        self.dropped = [n for n in wanted if n in FORBIDDEN_FOR_WORKERS]
+        self.allowed = frozenset(n for n in wanted
+                                 if n in planner_tools and n not in FORBIDDEN_FOR_WORKERS)
+        self.requested: InsufficientContextRequest | None = None
+        self.progress = WorkerProgress(delegation.sessions, delegation.clock, context,
+                                       tool_use_id, call, handoff, self.dropped,
+                                       len(wanted))
+
+    async def run(self) -> ToolOutcome:
+        """Run the worker to its end and turn how it ended into the planner's tool result."""
+        role = WorkerRole(
+            parent_session_id=self.planner.id, parent_tool_use_id=self.progress.tool_use_id,
+            tier=self.call.tier, system_prompt=self._prompt, allowed_tools=self.allowed,
+            extra_tools=[ToolEntry(REQUEST_CONTEXT_SPEC, self._request_context,
+                                   ends_turn=True)],
+            sink=self.progress, max_output_tokens=self.call.max_tokens,
+            requires_structured_output=self.call.output_schema is not None)
+        worker = self.delegation.sessions.new_worker(self.planner, role)
+        self.progress.worker_session_id = worker.id
+        seconds = self.call.timeout_seconds or \
+            self.delegation.default_timeout(str(self.planner.folder))
+        deadline = asyncio.timeout(seconds)
+        try:
+            async with deadline:
+                outcome = await self.delegation.lifecycle.run(worker, self.handoff.message, [],
+                                                              None)
+        except NoModelAvailable as failure:
+            return self._finish(self.progress.failed(
+                "no_model_available_for_tier", f"no model available for tier "
+                f"{self.call.tier}: {failure}", ""))
+        current = asyncio.current_task()
+        planner_cancelled = current is not None and current.cancelling() > 0
+        result = self.progress.result_of(outcome, deadline.expired(), planner_cancelled,
+                                         self.requested, seconds)
+        return self._finish(result)
+
+    def _finish(self, result: DelegateResult) -> ToolOutcome:
+        self.progress.ended(result)
+        if result.success:
+            output = result.output if isinstance(result.output, str) \
+                else json.dumps(msgspec.to_builtins(result.output))
+            return ToolOutcome(output, summary=f"{self.call.tier} worker done")
+        detail = result.output if isinstance(result.output, str) \
+            else json.dumps(msgspec.to_builtins(result.output))
+        text = f"delegate failed: {result.error}" + (f"\n\n{detail}" if detail else "")
+        return ToolOutcome(text, is_error=True, summary=(result.error or "failed")[:80])
+
+    def _prompt(self, model: str, tools: list[str]) -> str:
+        return worker_prompt(model, "Your task:\n" + self.call.task + "\n\n"
+                             + self.handoff.summary, tools, self.call.output_schema)
+
+    async def _request_context(self, call: ToolCallRequest) -> ToolOutcome:
+        try:
+            self.requested = parse_context_request(call.arguments)
+        except ArgumentProblem as problem:
+            return ToolOutcome(str(problem), is_error=True, summary="invalid request")
+        return ToolOutcome("Request sent to the planner; your work ends here.",
+                           summary="asked the planner for context")
+
+
+def _refused(detail: str) -> ToolOutcome:
+    return ToolOutcome(f"delegate refused: {detail}. Nothing was started; correct the call and "
+                       "try again.", is_error=True, summary=detail[:80])
+

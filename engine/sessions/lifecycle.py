@@ -1,0 +1,219 @@
+"""The life of a turn: route, record the start, run, end — for top-level and worker sessions.
+
+Every turn goes through :meth:`TurnLifecycle.run`: a user's message, a
+``/route override`` re-run and a delegated worker's task alike. The turn is
+routed (the worker's tier enters slot 5), recorded durably before any
+provider is called, run as its own task (so it can be cancelled), and ended:
+the session remembers what the turn added, a queued sticky swap lands, and
+the turn-ended hooks run.
+
+The tools a turn is offered are built per turn from the registered tool
+sources, so a model change (a sticky swap, an ``@alias`` turn) re-decides
+which tools — ``delegate`` among them — the model sees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+
+from switchman.engine.errors import NoModelAvailable, TurnInProgress, UnknownTurn
+from switchman.engine.ids import new_id
+from switchman.engine.messages import Block, ImageBlock, Message, TextBlock, Usage
+from switchman.engine.providers.base import AdapterSource
+from switchman.engine.router import Router
+from switchman.engine.routing.chain import RouteRequest
+from switchman.engine.routing.decision import RouteDecided
+from switchman.engine.routing.explain import short_reason
+from switchman.engine.routing.overrides import Override
+from switchman.engine.sessions.live import LiveSession, RunningTurn, TurnSink
+from switchman.engine.sessions.manager import SessionManager, SessionObserver
+from switchman.engine.sessions.prompt import system_prompt
+from switchman.engine.sessions.records import ChatDelta, RouteNotice, TurnInfo
+from switchman.engine.sessions.turn import TurnOutcome, TurnRunner, TurnSetup
+from switchman.engine.tools.registry import ToolContext, ToolRegistry
+from switchman.engine.tools.workspace import WorkspaceTools
+
+log = logging.getLogger(__name__)
+TITLE_LENGTH = 60
+
+ToolSource = Callable[[ToolContext, ToolRegistry], None]
+"""Adds tools to a turn's registry (given who runs the turn, on which model)."""
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    """What a turn-ended hook is told."""
+
+    session: LiveSession
+    outcome: TurnOutcome
+
+
+TurnEndedHook = Callable[[TurnEnded], None]
+
+
+class _EditorSink:
+    """A top-level session's turn output goes to the editor."""
+
+    def __init__(self, observer: SessionObserver) -> None:
+        self.observer = observer
+
+    def route_decided(self, notice: RouteNotice) -> None:
+        self.observer.route_decided(notice)
+
+    def delta(self, delta: ChatDelta) -> None:
+        self.observer.delta(delta)
+
+    def charged(self, usage: Usage, cost: Decimal) -> None:
+        """The editor reads costs from the turn's result and the status."""
+
+
+class TurnLifecycle:
+    """Starts, runs, ends and cancels the turns of every session."""
+
+    def __init__(self, sessions: SessionManager, router: Router, adapters: AdapterSource,
+                 runner: TurnRunner) -> None:
+        self.sessions = sessions
+        self.store = sessions.store
+        self.router = router
+        self.adapters = adapters
+        self.runner = runner
+        self.clock = sessions.clock
+        self._editor = _EditorSink(sessions.observer)
+        self.tool_sources: list[ToolSource] = [
+            lambda context, tools: tools.add_set(WorkspaceTools(context.folder))]
+        """Called in order for every turn; later sources may add, replace or remove tools."""
+        self.turn_ended: list[TurnEndedHook] = []
+        """Called after every turn (top-level and worker) with how it ended."""
+
+    async def run(self, live: LiveSession, text: str, images: list[ImageBlock],
+                  override: Override | None) -> TurnOutcome:
+        """Route (``override`` first) and run one turn of ``live``; cancelling the caller
+        cancels the turn, which still ends normally (``cancelled``)."""
+        if live.running is not None:
+            raise TurnInProgress(live.running.turn_id)
+        setup = self._start(live, text, images, override)
+        task = asyncio.get_running_loop().create_task(self.runner.run(setup))
+        live.running = RunningTurn(setup.turn.id, setup.model.id, task)
+        self._status(live)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:  # the caller was cancelled: so is the turn
+            task.cancel()
+            return await task
+        finally:
+            self._end(live, setup, task)
+
+    def _start(self, live: LiveSession, text: str, images: list[ImageBlock],
+               override: Override | None) -> TurnSetup:
+        turn_id = new_id()
+        sticky = live.sticky.begin_turn()
+        try:
+            worker = live.worker
+            context = self.sessions.turn_context(live, text, len(images))
+            decision = self.router.decide(RouteRequest(
+                context=context, turn_id=turn_id, session_id=live.id, override=override,
+                sticky_model=sticky, delegate_tier=worker.tier if worker else None))
+            return self._record_start(live, turn_id, text, images, decision)
+        except BaseException as failure:  # the turn did not start: the session is as it was
+            live.sticky.end_turn()
+            if isinstance(failure, NoModelAvailable):
+                self.store.add_event(failure.decision)
+            self._status(live)
+            raise
+
+    def _record_start(self, live: LiveSession, turn_id: str, text: str,
+                      images: list[ImageBlock], decision: RouteDecided) -> TurnSetup:
+        registry = self.router.registry()
+        model = registry.models[decision.chosen_model or ""]
+        now = self.clock.now()
+        content: list[Block] = [TextBlock(text), *images]
+        user = Message(id=new_id(), session_id=live.id, turn_id=turn_id, role="user",
+                       content=content, created_at=now)
+        turn = TurnInfo(id=turn_id, session_id=live.id, index=live.turn_count + 1,
+                        status="running", model=model.id, started_at=now,
+                        summary=short_reason(decision), decision=decision)
+        title = text.strip().splitlines()[0][:TITLE_LENGTH] if text.strip() else "(image)"
+        # Durable before any provider call.
+        self.store.begin_turn(turn, user, decision, workspace=live.workspace, title=title,
+                              current=not live.is_worker)
+        live.remember([user])
+        live.turn_count = turn.index  # numbered by the database, across daemons
+        live.last_model = model.id
+        sink = self._sink(live)
+        sink.route_decided(RouteNotice(live.id, turn_id, model.id, turn.summary,
+                                       decision.banners, decision))
+        tools = self.tools_for(live, turn_id, model.id)
+        worker = live.worker
+        system = worker.system_prompt(model.id, tools.names()) if worker else \
+            system_prompt(live.folder, model.id, tools.definitions())
+        provider = registry.providers[model.provider]
+        return TurnSetup(turn=turn, model=model, provider=provider,
+                         adapter=self.adapters.adapter(provider), tools=tools, system=system,
+                         history=tuple(live.history), sink=sink,
+                         banners=tuple(decision.banners), is_worker=live.is_worker,
+                         parent_session_id=worker.parent_session_id if worker else None,
+                         output_budget=worker.max_output_tokens if worker else None)
+
+    def tools_for(self, live: LiveSession, turn_id: str, model: str) -> ToolRegistry:
+        """The tools a turn of ``live`` on ``model`` is offered."""
+        context = ToolContext(workspace=live.workspace, folder=live.folder, session_id=live.id,
+                              turn_id=turn_id, model=model, is_worker=live.is_worker)
+        tools = ToolRegistry()
+        for source in self.tool_sources:
+            source(context, tools)
+        if live.worker is not None:  # only what the planner allowed, plus worker-only tools
+            tools.keep(live.worker.allowed_tools)
+            for entry in live.worker.extra_tools:
+                tools.add(entry)
+        return tools
+
+    def _sink(self, live: LiveSession) -> TurnSink:
+        return live.worker.sink if live.worker is not None else self._editor
+
+    def _end(self, live: LiveSession, setup: TurnSetup, task: asyncio.Task[TurnOutcome]) -> None:
+        outcome = task.result() if task.done() and not task.cancelled() else None
+        if outcome is not None:
+            live.ended[setup.turn.id] = outcome.result.status
+            live.remember(outcome.added)
+            live.touched += outcome.touched
+        live.running = None
+        applied_before = live.sticky.active
+        live.sticky.end_turn()
+        if live.sticky.active != applied_before:
+            self.store.set_sticky(live.id, live.sticky.active)
+        self._status(live)
+        if outcome is not None:
+            for hook in list(self.turn_ended):
+                try:
+                    hook(TurnEnded(live, outcome))
+                except Exception:  # a hook must not break the turn it observes
+                    log.exception("turn-ended hook failed")
+
+    def _status(self, live: LiveSession) -> None:
+        if not live.is_worker:
+            self.sessions.observer.status_changed(live.workspace)
+
+    async def cancel(self, turn_id: str) -> tuple[bool, str]:
+        """Cancel a running turn; returns (whether it was running, its final status)."""
+        for live in self.sessions.all_loaded():
+            running = live.running
+            if running is not None and running.turn_id == turn_id:
+                running.task.cancel()
+                outcome = await asyncio.shield(running.task)
+                return True, outcome.result.status
+            if turn_id in live.ended:
+                return False, live.ended[turn_id]
+        stored = self.store.turn(turn_id)
+        if stored is None:
+            raise UnknownTurn(turn_id)
+        return False, stored.status
+
+    def cancel_all(self) -> None:
+        """Cancel every running turn (each saves what it streamed and ends ``cancelled``)."""
+        for live in self.sessions.all_loaded():
+            if live.running is not None and not live.is_worker:  # workers go with planners
+                live.running.task.cancel()

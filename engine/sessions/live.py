@@ -1,0 +1,97 @@
+"""A session loaded in memory, and what makes a session a worker."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from switchman.engine.messages import Message, Usage, image_count, message_texts
+from switchman.engine.routing.sticky import StickyModel
+from switchman.engine.sessions.records import ChatDelta, RouteNotice
+from switchman.engine.skills import SkillIndex
+from switchman.engine.tokens import estimate_turn
+from switchman.engine.tools.registry import ToolEntry
+
+if TYPE_CHECKING:
+    from switchman.engine.sessions.turn import TurnOutcome
+
+
+class TurnSink(Protocol):
+    """Where a turn's notices, output and charges go."""
+
+    def route_decided(self, notice: RouteNotice) -> None:
+        """The turn was routed."""
+
+    def delta(self, delta: ChatDelta) -> None:
+        """Streamed output."""
+
+    def charged(self, usage: Usage, cost: Decimal) -> None:
+        """One LLM call was charged."""
+
+
+@dataclass
+class RunningTurn:
+    """A turn in flight."""
+
+    turn_id: str
+    model: str
+    task: asyncio.Task[TurnOutcome]
+
+
+@dataclass
+class WorkerRole:
+    """What makes a session a worker (spec 001 §5): its planner, and the handoff its
+    turn runs with. A worker is otherwise a session like any other."""
+
+    parent_session_id: str
+    parent_tool_use_id: str
+    tier: str
+    system_prompt: Callable[[str, list[str]], str]
+    """The worker prompt for (model id, tool names), built when the model is known."""
+    allowed_tools: frozenset[str]
+    """The planner's tools the worker may use (already intersected and filtered)."""
+    extra_tools: list[ToolEntry]
+    """Tools only workers have (``_request_context``)."""
+    sink: TurnSink
+    max_output_tokens: int | None = None
+    """The planner's cap on the worker's output, over all its calls."""
+    requires_structured_output: bool = False
+
+
+@dataclass
+class LiveSession:
+    """A session loaded in memory."""
+
+    id: str
+    workspace: str
+    folder: Path
+    sticky: StickyModel
+    history: list[Message]
+    touched: list[str]
+    skills: SkillIndex
+    running: RunningTurn | None = None
+    last_model: str | None = None
+    turn_count: int = 0
+    ended: dict[str, str] = field(default_factory=dict)
+    """Status of turns that ended while this daemon ran, by turn id."""
+    history_tokens: int = 0
+    """Estimated tokens of ``history`` (kept up to date as messages are added)."""
+    has_tool_calls: bool = False
+    """Whether an assistant message in ``history`` called a tool."""
+    worker: WorkerRole | None = None
+
+    @property
+    def is_worker(self) -> bool:
+        """Whether this session runs a delegated sub-task."""
+        return self.worker is not None
+
+    def remember(self, messages: list[Message]) -> None:
+        """Add messages to the history, updating the running estimates."""
+        self.history.extend(messages)
+        self.history_tokens += estimate_turn(message_texts(messages), image_count(messages))
+        self.has_tool_calls = self.has_tool_calls or any(
+            m.role == "assistant" and m.tool_uses() for m in messages)

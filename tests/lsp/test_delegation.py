@@ -1,0 +1,267 @@
+"""Delegation end to end: the real daemon over LSP, the real SDKs, the HTTP fake provider
+scripted so the planner calls ``delegate`` (spec 000 §6, 001)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from switchman.server import methods
+from tests.lsp.conftest import LISTEN, Daemon
+from tests.lsp.test_sessions_and_commands import start
+from tests.support.fake_provider import FakeProvider, Reply, Stall, ToolCall, Usage
+from tests.support.lsp import SwitchmanClient, running_server
+
+OPUS_API, HAIKU_API = "claude-opus-4-7", "claude-haiku-4-5"
+HAIKU = "anthropic:claude-haiku-4-5"
+
+
+@pytest.fixture
+async def vscode(daemon: Daemon) -> AsyncIterator[SwitchmanClient]:
+    """One editor is enough where the editor's capabilities play no part."""
+    async with running_server("visual-studio-code", daemon.env, workspaces=[daemon.workspace],
+                              listen=LISTEN) as started:
+        yield started
+
+
+async def chat(client: SwitchmanClient, daemon: Daemon, message: str) -> Any:
+    return await client.request(methods.CHAT, {"workspace": daemon.uri, "message": message})
+
+
+def delegate(call_id: str, **arguments: Any) -> ToolCall:
+    arguments.setdefault("tier", "fast")
+    arguments.setdefault("task", f"sub-task {call_id}")
+    arguments.setdefault("context", {"mode": "minimal"})
+    return ToolCall("delegate", arguments, id=call_id)
+
+
+def tool_results(detail: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {b["tool_use_id"]: b for m in detail["messages"] for b in m["content"]
+            if b["type"] == "tool_result"}
+
+
+def updates(client: SwitchmanClient, call_id: str) -> list[dict[str, Any]]:
+    return [u for u in client.received[methods.DELEGATION] if u["tool_use_id"] == call_id]
+
+
+async def test_explicit_delegation_end_to_end(client: SwitchmanClient, daemon: Daemon,
+                                              fake: FakeProvider) -> None:
+    (daemon.workspace / "src" / "auth.py").write_text("".join(f"line {n}\n" for n in range(60)))
+    fake.script_text("We decided on JWT.", model=OPUS_API)
+    first = await chat(client, daemon, "@opus which token format?")
+    detail = await client.request(methods.SESSION, {"session_id": first["session_id"]})
+    message_id = detail["messages"][-1]["id"]
+    fake.script_tool_call("grep", {"pattern": "line 5"}, id="toolu_grep", model=OPUS_API,
+                          usage=Usage(input_tokens=2000, output_tokens=100))
+    fake.script_tool_calls([delegate("toolu_w", task="Refactor authenticate()", context={
+        "mode": "explicit", "include": [
+            {"type": "file", "path": "src/auth.py"},
+            {"type": "file_range", "path": "src/auth.py", "lines": [10, 20]},
+            {"type": "tool_result", "tool_use_id": "toolu_grep"},
+            {"type": "message", "message_id": message_id},
+            {"type": "inline", "label": "decision", "text": "tokens last one hour"}]})],
+        model=OPUS_API, usage=Usage(input_tokens=3000, output_tokens=200))
+    fake.script_tool_call("read_file", {"path": "src/auth.py", "start_line": 10,
+                                        "end_line": 20}, id="toolu_r", model=HAIKU_API,
+                          usage=Usage(input_tokens=800, output_tokens=40))
+    fake.script_text("authenticate() now verifies the JWT.", model=HAIKU_API,
+                     usage=Usage(input_tokens=1200, output_tokens=60))
+    fake.script_text("Done: the worker refactored it.", model=OPUS_API,
+                     usage=Usage(input_tokens=4000, output_tokens=80))
+    result = await chat(client, daemon, "@opus refactor authenticate")
+    assert (result["status"], result["text"]) == ("completed", "Done: the worker refactored it.")
+    worker_calls = [r for r in fake.requests if r.model == HAIKU_API]
+    assert len(worker_calls) == 2
+    task = worker_calls[0].body["messages"][0]["content"][0]["text"]
+    assert task.startswith("Refactor authenticate()")
+    assert "src/auth.py:6: line 5" in task and "We decided on JWT." in task
+    assert "tokens last one hour" in task and "line 30" not in task
+    system = str(worker_calls[0].body["system"])
+    assert "lines 10-20 of src/auth.py" in system and "- file src/auth.py" in system
+    assert {t["name"] for t in worker_calls[0].body["tools"]} == {
+        "read_file", "list_files", "grep", "_request_context"}
+    assert "line 12" in str(worker_calls[1].body["messages"])  # the worker read the range
+    # the planner got the worker's answer as the tool result
+    detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
+    assert tool_results(detail)["toolu_w"]["content"] == "authenticate() now verifies the JWT."
+    # notifications: started, progress, ended — all for the planner's turn
+    seen = updates(client, "toolu_w")
+    assert seen[0]["phase"] == "started" and seen[0]["model"] == HAIKU
+    assert seen[-1]["phase"] == "ended" and seen[-1]["status"] == "completed"
+    assert {u["turn_id"] for u in seen} == {result["turn_id"]}
+    assert seen[-1]["tool_calls"] == 1 and seen[-1]["llm_calls"] == 2
+    # the worker is listed under its planner and has its own transcript
+    listing = await client.request(methods.SESSIONS, {"workspace": daemon.uri,
+                                                      "include_workers": True})
+    planner = next(s for s in listing["sessions"] if s["id"] == result["session_id"])
+    (worker,) = planner["workers"]
+    assert (worker["is_worker"], worker["parent_tool_use_id"]) == (True, "toolu_w")
+    worker_detail = await client.request(methods.SESSION, {"session_id": worker["id"]})
+    assert worker_detail["turns"][0]["decision"]["chain"][4]["verdict"] == "chose"
+    assert worker_detail["messages"][-1]["content"][0]["text"] == \
+        "authenticate() now verifies the JWT."
+    # cost roll-up, exact: haiku 800/40 + 1200/60 at $1/$5 per M; opus at $5/$25 per M
+    worker_cost = "0.002500"
+    assert seen[-1]["cost_usd"] == worker_cost
+    assert detail["cost"]["workers_usd"] == worker_cost
+    assert detail["cost"]["workers"][0]["parent_tool_use_id"] == "toolu_w"
+    # planner: turn 1 (10 in / 1 out default usage) + 2000/100 + 3000/200 + 4000/80
+    assert result["cost_usd"] == "0.054500"  # this turn's own calls only
+    planner_total = float(detail["cost"]["planner_usd"])
+    assert float(detail["cost"]["total_usd"]) == pytest.approx(planner_total + 0.0025)
+    shown = await chat(client, daemon, "/cost")
+    assert f"toolu_w → {HAIKU}: $0.002500, 1 turn(s)" in shown["text"]
+    status = await client.wait_for(methods.STATUS, lambda s: s["cost_today_usd"] ==
+                                   detail["cost"]["total_usd"])
+    assert status["turn_in_flight"] is False
+
+
+async def test_fan_out_of_three_with_a_cap_of_two(vscode: SwitchmanClient, daemon: Daemon,
+                                                  fake: FakeProvider) -> None:
+    daemon.write_routing("global_default: opus\ndelegation: {max_concurrent_workers: 2}\n")
+    fake.script_tool_calls([delegate(f"toolu_{n}", task=f"task {n}") for n in (1, 2, 3)],
+                           model=OPUS_API)
+    stalls = [Stall(after_chunks=1), Stall(after_chunks=1)]
+    for stall in stalls:
+        fake.script(Reply(text=("working ", "done"), fault=stall), model=HAIKU_API)
+    fake.script_text("third done", model=HAIKU_API)
+    fake.script_text("all three done", model=OPUS_API)
+    pending = asyncio.ensure_future(chat(vscode, daemon, "fan out"))
+    for stall in stalls:
+        assert await stall.wait_reached_async()
+    assert len([r for r in fake.requests if r.model == HAIKU_API]) == 2  # the cap holds
+    assert len({u["tool_use_id"] for u in vscode.received[methods.DELEGATION]}) == 2
+    fake.release_stalls()
+    result = await pending
+    assert result["text"] == "all three done"
+    detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
+    tool_message = next(m for m in detail["messages"] if m["role"] == "tool")
+    assert [b["tool_use_id"] for b in tool_message["content"]] == ["toolu_1", "toolu_2",
+                                                                  "toolu_3"]
+    assert sorted(b["content"] for b in tool_message["content"]) == [
+        "third done", "working done", "working done"]
+
+
+async def test_failure_modes_and_dropped_tools(vscode: SwitchmanClient, daemon: Daemon,
+                                               fake: FakeProvider) -> None:
+    daemon.write_routing("global_default: opus\ndelegation: {max_concurrent_workers: 1}\n")
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    fake.script_tool_calls([
+        delegate("toolu_drop", allowed_tools=["delegate", "read_file"]),
+        delegate("toolu_err"), delegate("toolu_max", max_tokens=3),
+        delegate("toolu_ctx"), delegate("toolu_schema", output_schema=schema),
+        delegate("toolu_slow", timeout_seconds=1)], model=OPUS_API)
+    fake.script_text("read only", model=HAIKU_API)
+    fake.script_error(400, "this request is malformed", model=HAIKU_API)
+    fake.script_text("trunc", model=HAIKU_API, stop_reason="max_tokens")
+    fake.script_tool_call("_request_context", {"missing": [
+        {"type": "decision", "ref": "expiry", "hint": "to set the TTL"}],
+        "summary": "Need the expiry policy."}, id="toolu_q", model=HAIKU_API)
+    fake.script_text("no json here", model=HAIKU_API)
+    slow = fake.script_stall("still ", "going", after_chunks=1, model=HAIKU_API)
+    fake.script_text("I will handle these myself.", model=OPUS_API)
+    result = await chat(vscode, daemon, "@opus delegate everything")
+    assert result["status"] == "completed"
+    fake.release_stalls()
+    assert slow.reached.is_set()
+    detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
+    answers = tool_results(detail)
+    assert answers["toolu_drop"]["content"] == "read only"
+    assert [t["name"] for t in fake.requests[1].body["tools"]] == ["read_file",
+                                                                    "_request_context"]
+    expected = {
+        "toolu_err": "delegate failed: worker_error: ",
+        "toolu_max": "delegate failed: max_tokens_exceeded\n\ntrunc",
+        "toolu_ctx": "delegate failed: insufficient_context\n\n",
+        "toolu_schema": "delegate failed: output_schema_validation_failed\n\nno json here",
+        "toolu_slow": "delegate failed: timeout\n\nstill ",
+    }
+    for call_id, start_text in expected.items():
+        assert answers[call_id]["is_error"] and answers[call_id]["content"].startswith(
+            start_text), call_id
+    request = json.loads(answers["toolu_ctx"]["content"].split("\n\n", 1)[1])
+    assert request["summary"] == "Need the expiry policy."
+    ended = {u["tool_use_id"]: u for u in vscode.received[methods.DELEGATION]
+             if u["phase"] == "ended"}
+    assert ended["toolu_drop"]["dropped_tools"] == ["delegate"]
+    assert ended["toolu_slow"]["error"] == "timeout"
+    assert ended["toolu_max"]["error"] == "max_tokens_exceeded"
+    max_request = next(r for r in fake.requests if r.model == HAIKU_API
+                       and r.body.get("max_tokens") == 3)
+    assert max_request is not None
+
+
+async def test_stopping_one_worker_and_cancelling_the_planner(
+        vscode: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    fake.script_tool_calls([delegate("toolu_a"), delegate("toolu_b")], model=OPUS_API)
+    first, second = Stall(after_chunks=1), Stall(after_chunks=1)
+    fake.script(Reply(text=("a ", "never"), fault=first), model=HAIKU_API)
+    fake.script(Reply(text=("b ", "never"), fault=second), model=HAIKU_API)
+    fake.script_text("carried on without a", model=OPUS_API)
+    pending = asyncio.ensure_future(chat(vscode, daemon, "@opus two workers"))
+    assert await first.wait_reached_async() and await second.wait_reached_async()
+    started = await vscode.wait_until(lambda: len(s := [
+        u for u in vscode.received[methods.DELEGATION] if u["phase"] == "started"]) == 2 and s)
+    one = next(u for u in started if u["worker_turn_id"])
+    answer = await vscode.request(methods.CANCEL, {"turn_id": one["worker_turn_id"]})
+    assert answer == {"cancelled": True, "status": "cancelled"}
+    fake.release_stalls()
+    result = await pending
+    assert (result["status"], result["text"]) == ("completed", "carried on without a")
+    ended = {u["tool_use_id"]: u for u in vscode.received[methods.DELEGATION]
+             if u["phase"] == "ended"}
+    assert ended[one["tool_use_id"]]["error"] == "cancelled_by_user"
+    assert ended[one["tool_use_id"]]["detail"] == "the user stopped this worker"
+
+    # cancelling the planner cancels every worker in flight
+    fake.script_tool_calls([delegate("toolu_c"), delegate("toolu_d")], model=OPUS_API)
+    stalls = [Stall(after_chunks=1), Stall(after_chunks=1)]
+    for stall in stalls:
+        fake.script(Reply(text=("x ", "never"), fault=stall), model=HAIKU_API)
+    pending = asyncio.ensure_future(chat(vscode, daemon, "@opus two more"))
+    for stall in stalls:
+        assert await stall.wait_reached_async()
+    planner = await vscode.wait_for(methods.DELEGATION, lambda u: u["tool_use_id"] == "toolu_c")
+    answer = await vscode.request(methods.CANCEL, {"turn_id": planner["turn_id"]})
+    assert answer == {"cancelled": True, "status": "cancelled"}
+    assert (await pending)["status"] == "cancelled"
+    fake.release_stalls()
+    ended = await vscode.wait_until(lambda: len(e := [
+        u for u in updates(vscode, "toolu_c") + updates(vscode, "toolu_d")
+        if u["phase"] == "ended"]) == 2 and e)
+    assert [(u["status"], u["error"]) for u in ended] == [("cancelled", "cancelled_by_user")] * 2
+
+
+async def test_kill_9_during_a_worker_leaves_both_interrupted(daemon: Daemon,
+                                                              fake: FakeProvider) -> None:
+    client = await start("neovim", daemon)
+    fake.script_tool_calls([delegate("toolu_k")], model=OPUS_API)
+    stall = fake.script_stall("worker output ", "never", after_chunks=1, model=HAIKU_API)
+    pending = asyncio.ensure_future(chat(client, daemon, "@opus delegate and die"))
+    assert await stall.wait_reached_async()
+    update = await client.wait_for(methods.DELEGATION, lambda u: u["phase"] == "started")
+    process = client._server
+    assert process is not None
+    process.kill()
+    await process.wait()
+    pending.cancel()
+    await client.stop()
+    fake.release_stalls()
+    restarted = await start("neovim", daemon)
+    try:
+        planner = await restarted.request(methods.SESSION, {"session_id": update["session_id"]})
+        worker = await restarted.request(methods.SESSION,
+                                         {"session_id": update["worker_session_id"]})
+    finally:
+        await restarted.shutdown_session()
+        await restarted.stop()
+    assert [t["status"] for t in planner["turns"]] == ["interrupted"]
+    assert [t["status"] for t in worker["turns"]] == ["interrupted"]
+    with sqlite3.connect(daemon.data / "switchman.db") as db:
+        running = db.execute("SELECT COUNT(*) FROM turns WHERE status = 'running'").fetchone()
+    assert running == (0,)

@@ -1,0 +1,332 @@
+"""Delegation through the engine with the in-memory adapter: gating, handoff, results,
+fan-out, failure modes, cancellation and cost (spec 000 §6, 001)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from switchman.engine.availability import ErrorClass
+from switchman.engine.messages import ToolResultBlock, Usage
+from switchman.engine.providers.base import ProviderRequest
+from switchman.engine.providers.errors import ProviderError
+from switchman.engine.service import Switchman
+from tests.sessions.conftest import Engine, Recorder
+from tests.support.scripted_adapter import ScriptedAdapter, ScriptedReply
+
+OPUS, HAIKU, SONNET = ("anthropic:claude-opus-4-7", "anthropic:claude-haiku-4-5",
+                       "anthropic:claude-sonnet-4-6")
+
+
+@pytest.fixture
+def adapter() -> ScriptedAdapter:
+    return ScriptedAdapter()
+
+
+@pytest.fixture
+def deleg(tmp_path: Path, adapter: ScriptedAdapter) -> Iterator[Engine]:
+    for name in ("config", "data", "workspace"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "workspace" / "auth.py").write_text("".join(f"line {n}\n" for n in range(1, 50)))
+    recorder = Recorder()
+    service = Switchman(recorder, config_folder=tmp_path / "config",
+                        data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
+                        adapters=adapter)
+    workspace = service.open_workspace(str(tmp_path / "workspace"))
+    yield Engine(service, recorder, workspace, tmp_path / "workspace")
+    service.store.db.close()
+
+
+def delegate(call_id: str, **arguments: Any) -> tuple[str, str, dict[str, Any]]:
+    arguments.setdefault("tier", "fast")
+    arguments.setdefault("task", "a mechanical task")
+    arguments.setdefault("context", {"mode": "minimal"})
+    return call_id, "delegate", arguments
+
+
+def tool_names(request: ProviderRequest) -> list[str]:
+    return [t.name for t in request.tools]
+
+
+def results(engine: Engine, session_id: str) -> dict[str, ToolResultBlock]:
+    return {b.tool_use_id: b for m in engine.service.store.messages(session_id)
+            for b in m.content if isinstance(b, ToolResultBlock)}
+
+
+async def test_planner_models_that_can_delegate_are_offered_the_tool(
+        deleg: Engine, adapter: ScriptedAdapter) -> None:
+    service = deleg.service
+    await service.chat(deleg.workspace, None, "@opus plan it")
+    await service.chat(deleg.workspace, None, "@haiku plan it")  # fast: can_delegate false
+    service.set_model(deleg.workspace, None, "haiku")
+    await service.chat(deleg.workspace, None, "plan it")
+    service.set_model(deleg.workspace, None, "sonnet")  # back to a model that may delegate
+    await service.chat(deleg.workspace, None, "plan it")
+    offered = ["delegate" in tool_names(r) for r in adapter.requests]
+    assert offered == [True, False, False, True]
+
+
+async def test_the_global_switch_turns_delegation_off(deleg: Engine,
+                                                      adapter: ScriptedAdapter) -> None:
+    (deleg.folder.parent / "config" / "routing.yaml").write_text(
+        "global_default: opus\ndelegation: {enabled: false}\n")
+    await deleg.service.chat(deleg.workspace, None, "plan it")
+    assert "delegate" not in tool_names(adapter.requests[0])
+
+
+async def test_a_minimal_delegation_runs_a_worker_session(deleg: Engine,
+                                                          adapter: ScriptedAdapter) -> None:
+    service = deleg.service
+    adapter.calls(delegate("tu_a", task="Convert 2024-01-02 to RFC 2822",
+                           allowed_tools=["read_file", "delegate", "memory_add"]),
+                  model=OPUS, usage=Usage(1000, 100))
+    adapter.text("Tue, 02 Jan 2024", model=HAIKU, usage=Usage(400, 20))
+    adapter.text("Done: Tue, 02 Jan 2024", model=OPUS, usage=Usage(1200, 50))
+    result = await service.chat(deleg.workspace, None, "@opus convert the date")
+    assert (result.status, result.text) == ("completed", "Done: Tue, 02 Jan 2024")
+    worker_request = adapter.requests[1]
+    assert worker_request.model_id == HAIKU
+    assert tool_names(worker_request) == ["read_file", "_request_context"]
+    assert "You are a worker" in (worker_request.system or "")
+    assert f"running on model {HAIKU}" in (worker_request.system or "")
+    assert [m.text() for m in worker_request.messages] == ["Convert 2024-01-02 to RFC 2822"]
+    assert results(deleg, result.session_id)["tu_a"].content == "Tue, 02 Jan 2024"
+    # the worker is a session of its own, nested under the planner
+    (worker,) = service.session_list(deleg.workspace, include_workers=True).sessions[0].workers
+    assert (worker.is_worker, worker.parent_session_id, worker.parent_tool_use_id) == (
+        True, result.session_id, "tu_a")
+    detail = service.session(worker.id)
+    assert detail.turns[0].decision is not None
+    assert detail.turns[0].decision.winner.policy == "DELEGATE_REQUEST"  # type: ignore[union-attr]
+    events = service.store.events(result.session_id)
+    started = next(e for e in events if e["type"] == "delegate.started")
+    assert (started["resolved_model"], started["allowed_tool_count"], started["dropped_tools"],
+            started["context_mode"]) == (HAIKU, 3, ["delegate", "memory_add"], "minimal")
+    completed = next(e for e in events if e["type"] == "delegate.completed")
+    assert completed["usage_summary"]["cost_usd"] == "0.000500"  # 400 * $1/M + 20 * $5/M
+    assert completed["usage_summary"]["turn_count"] == 1
+    worker_events = {e["type"] for e in service.store.events(worker.id)}
+    assert {"session.created", "session.ended", "route.decided", "llm.call_completed"} <= \
+        worker_events
+    calls = service.store.events(kind="llm.call_completed")
+    assert [c["is_worker"] for c in calls] == [False, True, False]
+    # cost: the planner's turn is its own; the session totals include the worker
+    planner_own = Decimal("0.007500") + Decimal("0.007250")  # opus: 1000/100, 1200/50
+    assert result.cost_usd == planner_own
+    cost = service.views.cost(result.session_id)
+    assert (cost.planner_usd, cost.workers_usd, cost.total_usd) == (
+        planner_own, Decimal("0.000500"), planner_own + Decimal("0.000500"))
+    assert service.sessions.cost_today() == cost.total_usd
+    phases = [(u.phase, u.status) for u in deleg.recorder.delegations]
+    assert phases[0] == ("started", "running") and phases[-1] == ("ended", "completed")
+    assert all(u.session_id == result.session_id for u in deleg.recorder.delegations)
+    shown = await service.chat(deleg.workspace, None, "/cost")
+    assert f"tu_a → {HAIKU}: $0.000500, 1 turn(s)" in shown.text
+
+
+async def test_explicit_context_references_files_and_inlines_the_rest(
+        deleg: Engine, adapter: ScriptedAdapter) -> None:
+    service = deleg.service
+    adapter.text("earlier answer", model=OPUS)
+    first = await service.chat(deleg.workspace, None, "@opus remember: we use JWT")
+    message_id = service.store.messages(first.session_id)[-1].id
+    adapter.calls(("tu_read", "grep", {"pattern": "line 4"}), model=OPUS)
+    adapter.calls(delegate("tu_b", task="Refactor authenticate()", context={
+        "mode": "explicit", "include": [
+            {"type": "file", "path": "auth.py"},
+            {"type": "file_range", "path": "auth.py", "lines": [40, 45]},
+            {"type": "tool_result", "tool_use_id": "tu_read"},
+            {"type": "message", "message_id": message_id},
+            {"type": "inline", "label": "decision", "text": "tokens expire after 1 h"}]}),
+        model=OPUS)
+    adapter.text("refactored", model=HAIKU)
+    adapter.text("ok", model=OPUS)
+    await service.chat(deleg.workspace, None, "@opus go on")
+    worker = next(r for r in adapter.requests if r.model_id == HAIKU)
+    system, task = worker.system or "", worker.messages[0].text()
+    assert "- file auth.py (read it with read_file)" in system
+    assert "lines 40-45 of auth.py" in system
+    assert "auth.py:4: line 4" in task  # the grep result, inlined
+    assert "earlier answer" in task  # the message, inlined
+    assert "## Note from the planner: decision\ntokens expire after 1 h" in task
+    assert "line 1\n" not in task  # files are references, not inlined
+    started = service.store.events(kind="delegate.started")[0]
+    assert (started["context_mode"], started["context_reference_count"]) == ("explicit", 5)
+
+
+@pytest.mark.parametrize(("arguments", "problem"), [
+    ({"tier": "huge", "task": "x", "context": {"mode": "minimal"}}, "'tier' must be one of"),
+    ({"tier": "fast", "task": " ", "context": {"mode": "minimal"}}, "'task' must be"),
+    ({"tier": "fast", "task": "x"}, "'context' is required"),
+    ({"tier": "fast", "task": "x", "context": {"mode": "explicit", "include": [
+        {"type": "tool_result", "tool_use_id": "tu_nope"}]}}, "no tool result with tool_use_id"),
+    ({"tier": "fast", "task": "x", "context": {"mode": "explicit", "include": [
+        {"type": "file", "path": "../outside.txt"}]}}, "outside the workspace"),
+    ({"tier": "fast", "task": "x", "context": {"mode": "minimal"}, "timeout_seconds": -1},
+     "'timeout_seconds' must be"),
+    ({"tier": "fast", "task": "x", "context": {"mode": "minimal"},
+      "output_schema": {"type": "nonsense"}}, "not a valid JSON Schema"),
+])
+async def test_a_bad_argument_is_an_error_result_the_planner_can_correct(
+        deleg: Engine, adapter: ScriptedAdapter, arguments: dict[str, Any], problem: str) -> None:
+    adapter.calls(("tu_bad", "delegate", arguments), model=OPUS)
+    adapter.text("I will fix my call", model=OPUS)
+    result = await deleg.service.chat(deleg.workspace, None, "@opus do it")
+    assert result.status == "completed"
+    answer = results(deleg, result.session_id)["tu_bad"]
+    assert answer.is_error and problem in answer.content
+    assert [r.model_id for r in adapter.requests] == [OPUS, OPUS]  # no worker started
+
+
+async def test_fan_out_runs_concurrently_up_to_the_cap_and_answers_in_call_order(
+        deleg: Engine, adapter: ScriptedAdapter) -> None:
+    (deleg.folder.parent / "config" / "routing.yaml").write_text(
+        "global_default: opus\ndelegation: {max_concurrent_workers: 2}\n")
+    adapter.calls(*(delegate(f"tu_{n}", task=f"task {n}") for n in (1, 2, 3)), model=OPUS)
+    gates = {n: asyncio.Event() for n in (1, 2, 3)}
+    replies = {n: adapter.text(f"result {n}", "!", model=HAIKU, match=f"task {n}", gate=gates[n])
+               for n in (1, 2, 3)}
+    adapter.text("all done", model=OPUS)
+    pending = asyncio.create_task(deleg.service.chat(deleg.workspace, None, "@opus fan out"))
+    await replies[1].reached.wait()
+    await replies[2].reached.wait()
+    assert not replies[3].reached.is_set()  # the cap holds the third back
+    gates[2].set()
+    await replies[3].reached.wait()  # a slot freed up
+    gates[1].set()
+    gates[3].set()
+    result = await pending
+    answers = results(deleg, result.session_id)
+    tool_message = next(m for m in deleg.service.store.messages(result.session_id)
+                        if m.role == "tool")
+    assert [b.tool_use_id for b in tool_message.content] == ["tu_1", "tu_2", "tu_3"]  # type: ignore[union-attr]
+    assert [answers[f"tu_{n}"].content for n in (1, 2, 3)] == ["result 1!", "result 2!",
+                                                               "result 3!"]
+
+
+async def test_workers_never_get_delegate_even_when_allowed(deleg: Engine,
+                                                            adapter: ScriptedAdapter) -> None:
+    adapter.calls(delegate("tu_r", tier="deep", task="task r", allowed_tools=["delegate"]),
+                  model=OPUS)
+    adapter.text("deep work", model=OPUS, match="task r")
+    adapter.text("ok", model=OPUS)
+    await deleg.service.chat(deleg.workspace, None, "@opus go")
+    worker = adapter.requests[1]
+    assert worker.messages[0].text() == "task r"
+    assert worker.model_id == OPUS and tool_names(worker) == ["_request_context"]
+    started = deleg.service.store.events(kind="delegate.started")[0]
+    assert started["dropped_tools"] == ["delegate"]
+
+
+def failure(engine: Engine, session_id: str, call_id: str) -> tuple[str, str]:
+    answer = results(engine, session_id)[call_id]
+    event = next(e for e in engine.service.store.events(kind="delegate.failed")
+                 if e["tool_use_id"] == call_id)
+    assert answer.is_error
+    return event["failure_mode"], answer.content
+
+
+async def test_failure_modes(deleg: Engine, adapter: ScriptedAdapter) -> None:
+    service = deleg.service
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    adapter.calls(delegate("tu_err", task="task err"), delegate("tu_max", task="task max",
+                                                                max_tokens=5),
+                  delegate("tu_ctx", task="task ctx"),
+                  delegate("tu_schema", task="task schema", output_schema=schema),
+                  delegate("tu_json", task="task json", output_schema=schema), model=OPUS)
+    adapter.script(ScriptedReply(model=HAIKU, match="task err", error=ProviderError(
+        ErrorClass.BAD_REQUEST, "model refused", model=HAIKU)))
+    adapter.text("truncat", model=HAIKU, match="task max", stop_reason="max_tokens")
+    adapter.calls(("tu_q", "_request_context", {
+        "missing": [{"type": "file", "ref": "src/jwt.ts", "hint": "to see the signing"}],
+        "summary": "Need the JWT code."}), model=HAIKU, match="task ctx")
+    adapter.text("not json", model=HAIKU, match="task schema")
+    adapter.text('```json\n{"n": 3}\n```', model=HAIKU, match="task json")
+    adapter.text("handled", model=OPUS)
+    result = await service.chat(deleg.workspace, None, "@opus try everything")
+    sid = result.session_id
+    mode, text = failure(deleg, sid, "tu_err")
+    assert mode == "worker_error" and "delegate failed: worker_error: " in text
+    assert failure(deleg, sid, "tu_max") == ("max_tokens_exceeded",
+                                             "delegate failed: max_tokens_exceeded\n\ntruncat")
+    mode, text = failure(deleg, sid, "tu_ctx")
+    assert mode == "insufficient_context"
+    assert json.loads(text.split("\n\n", 1)[1]) == {"missing": [
+        {"type": "file", "ref": "src/jwt.ts", "hint": "to see the signing"}],
+        "summary": "Need the JWT code."}
+    request = next(e for e in service.store.events(kind="delegate.failed")
+                   if e["tool_use_id"] == "tu_ctx")["insufficient_context_request"]
+    assert request["summary"] == "Need the JWT code."
+    assert failure(deleg, sid, "tu_schema") == (
+        "output_schema_validation_failed", "delegate failed: output_schema_validation_failed"
+        "\n\nnot json")
+    assert json.loads(results(deleg, sid)["tu_json"].content) == {"n": 3}
+    max_request = next(r for r in adapter.requests if "task max" in r.messages[0].text())
+    assert max_request.max_output_tokens == 5
+
+
+async def test_no_model_for_the_tier(deleg: Engine, adapter: ScriptedAdapter) -> None:
+    (deleg.folder.parent / "config" / "routing.yaml").write_text(
+        "global_default: opus\ntiers: {fast: gpt-5-mini, balanced: gpt-5, deep: gpt-5}\n")
+    adapter.calls(delegate("tu_none"), model=OPUS)
+    adapter.text("I'll do it myself", model=OPUS)
+    result = await deleg.service.chat(deleg.workspace, None, "@opus go")
+    mode, text = failure(deleg, result.session_id, "tu_none")
+    assert mode == "no_model_available_for_tier"
+    assert text.startswith("delegate failed: no model available for tier fast")
+    assert [r.model_id for r in adapter.requests] == [OPUS, OPUS]
+
+
+async def test_a_worker_that_runs_too_long_times_out(deleg: Engine,
+                                                     adapter: ScriptedAdapter) -> None:
+    adapter.calls(delegate("tu_slow", timeout_seconds=0.2), model=OPUS)
+    adapter.text("partial", "never", model=HAIKU, gate=asyncio.Event())
+    adapter.text("moving on", model=OPUS)
+    result = await deleg.service.chat(deleg.workspace, None, "@opus go")
+    assert failure(deleg, result.session_id, "tu_slow") == (
+        "timeout", "delegate failed: timeout\n\npartial")
+    worker = deleg.service.store.events(kind="delegate.failed")[0]["worker_session_id"]
+    assert deleg.service.session(worker).turns[0].status == "cancelled"
+
+
+async def test_stopping_one_worker_fails_only_that_delegation(
+        deleg: Engine, adapter: ScriptedAdapter) -> None:
+    adapter.calls(delegate("tu_1", task="task 1"), delegate("tu_2", task="task 2"), model=OPUS)
+    stuck = adapter.text("stuck", "never", model=HAIKU, match="task 1", gate=asyncio.Event())
+    adapter.text("fine", model=HAIKU, match="task 2")
+    adapter.text("one failed, one worked", model=OPUS)
+    pending = asyncio.create_task(deleg.service.chat(deleg.workspace, None, "@opus go"))
+    await stuck.reached.wait()
+    started = next(u for u in deleg.recorder.delegations
+                   if u.tool_use_id == "tu_1" and u.worker_turn_id)
+    assert await deleg.service.cancel(started.worker_turn_id or "") == (True, "cancelled")
+    result = await pending
+    assert (result.status, result.text) == ("completed", "one failed, one worked")
+    assert failure(deleg, result.session_id, "tu_1")[0] == "cancelled_by_user"
+    assert results(deleg, result.session_id)["tu_2"].content == "fine"
+
+
+async def test_cancelling_the_planner_cancels_every_worker(deleg: Engine,
+                                                           adapter: ScriptedAdapter) -> None:
+    adapter.calls(delegate("tu_1", task="task 1"), delegate("tu_2", task="task 2"), model=OPUS)
+    first = adapter.text("a", "b", model=HAIKU, match="task 1", gate=asyncio.Event())
+    second = adapter.text("c", "d", model=HAIKU, match="task 2", gate=asyncio.Event())
+    pending = asyncio.create_task(deleg.service.chat(deleg.workspace, None, "@opus go"))
+    await first.reached.wait()
+    await second.reached.wait()
+    planner_turn = deleg.recorder.delegations[0].turn_id
+    assert await deleg.service.cancel(planner_turn) == (True, "cancelled")
+    result = await pending
+    assert result.status == "cancelled"
+    failed = deleg.service.store.events(kind="delegate.failed")
+    assert sorted((e["tool_use_id"], e["failure_mode"]) for e in failed) == [
+        ("tu_1", "cancelled_by_user"), ("tu_2", "cancelled_by_user")]
+    for event in failed:
+        assert deleg.service.session(event["worker_session_id"]).turns[0].status == "cancelled"
+    assert len(adapter.requests) == 3  # the planner made no further call

@@ -108,6 +108,10 @@ class ConfigStore:
         self._workspaces: dict[str, _Slot[WorkspacePolicy]] = {}
         self._effective: dict[str | None, tuple[RoutingPolicy, WorkspacePolicy | None,
                                                 EffectivePolicy]] = {}
+        self._builtin: tuple[ModelRegistry, RoutingPolicy] | None = None
+        """The built-in policy for the registry it was built for (parsing it takes ~5 ms,
+        and with no routing.yaml it is asked for several times per turn)."""
+        self._builtin_registry: ModelRegistry | None = None
 
     @property
     def models_path(self) -> Path:
@@ -124,7 +128,11 @@ class ConfigStore:
         checker: Checker = lambda text, path: check_models_text(  # noqa: E731
             text, path, builtin_models_values())
         value = self._refresh(self._models, checker, None)
-        return value if value is not None else builtin_registry()
+        if value is not None:
+            return value
+        if self._builtin_registry is None:
+            self._builtin_registry = builtin_registry()
+        return self._builtin_registry
 
     def policy(self) -> RoutingPolicy:
         """The user-level routing policy in force."""
@@ -136,9 +144,12 @@ class ConfigStore:
         value = self._refresh(self._routing, checker, registry)
         if value is not None:
             return value
+        if self._builtin is not None and self._builtin[0] is registry:
+            return self._builtin[1]
         fallback = builtin_policy(registry)
         if fallback is None:  # the registry lacks the built-in models: keep only a floor
             fallback = RoutingPolicy(global_default=next(iter(registry.models), ""))
+        self._builtin = (registry, fallback)
         return fallback
 
     def workspace(self, folder: str | None) -> WorkspacePolicy | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,8 +36,12 @@ class Handoff:
     reference_count: int
 
 
-def prepare(call: DelegateCall, folder: Path, transcript: list[Message]) -> Handoff:
-    """Resolve ``call``'s context against the planner's workspace and transcript."""
+def prepare(call: DelegateCall, folder: Path,
+            read_transcript: Callable[[], list[Message]]) -> Handoff:
+    """Resolve ``call``'s context against the planner's workspace and transcript (read only
+    if an include needs it: it includes the turn in progress, so it comes from the store)."""
+    needs = any(isinstance(i, ToolResultInclude | MessageInclude) for i in call.context.include)
+    transcript = read_transcript() if needs else []
     references: list[str] = []
     inlined: list[str] = []
     for item in call.context.include:

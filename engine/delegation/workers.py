@@ -73,7 +73,8 @@ class Delegation:
             return _refused("workers cannot delegate")
         try:
             spec = parse_call(call.arguments)
-            handoff = prepare(spec, planner.folder, self.sessions.store.messages(planner.id))
+            handoff = prepare(spec, planner.folder,
+                              lambda: self.sessions.store.messages(planner.id))
         except ArgumentProblem as problem:
             return _refused(str(problem))
         async with limit:

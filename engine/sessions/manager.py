@@ -93,9 +93,25 @@ class SessionManager:
         return self.info(live.id)
 
     def new_worker(self, planner: LiveSession, role: WorkerRole) -> LiveSession:
-        """A worker session of ``planner`` (same workspace), loaded and ready for its turn."""
-        live = self._create(planner.workspace, sticky=None, role=role)
-        live.worker = role
+        """A worker session of ``planner`` (same workspace), recorded and ready for its turn.
+
+        Built in memory rather than loaded: a new worker has no history, and it shares
+        the planner's workspace and skill index."""
+        session_id = new_id()
+        now = self.clock.now()
+        with self.store.db:  # the session and its session.created in one commit
+            self.store.db.execute("BEGIN")
+            self.store.create_session(session_id, planner.workspace, now,
+                                      parent_session_id=role.parent_session_id,
+                                      parent_tool_use_id=role.parent_tool_use_id)
+            self.store.add_event(SessionCreated(
+                timestamp=now, session_id=session_id, workspace=planner.workspace,
+                is_worker=True, parent_session_id=role.parent_session_id,
+                parent_tool_use_id=role.parent_tool_use_id))
+        live = LiveSession(id=session_id, workspace=planner.workspace, folder=planner.folder,
+                           sticky=StickyModel(None), history=[], touched=[],
+                           skills=planner.skills, worker=role)
+        self._live[session_id] = live
         return live
 
     def info(self, session_id: str) -> SessionInfo:
@@ -108,18 +124,12 @@ class SessionManager:
             info.pending_swap = PendingSwapInfo(live.sticky.pending.model)
         return info
 
-    def _create(self, uri: str, sticky: str | None, role: WorkerRole | None = None) -> LiveSession:
+    def _create(self, uri: str, sticky: str | None) -> LiveSession:
         session_id = new_id()
         now = self.clock.now()
-        parent, tool_use = (role.parent_session_id, role.parent_tool_use_id) if role \
-            else (None, None)
-        self.store.create_session(session_id, uri, now, sticky_model=sticky,
-                                  parent_session_id=parent, parent_tool_use_id=tool_use)
-        self.store.add_event(SessionCreated(timestamp=now, session_id=session_id, workspace=uri,
-                                            is_worker=role is not None, parent_session_id=parent,
-                                            parent_tool_use_id=tool_use))
-        if role is None:
-            self.store.set_current_session(uri, session_id)
+        self.store.create_session(session_id, uri, now, sticky_model=sticky)
+        self.store.add_event(SessionCreated(timestamp=now, session_id=session_id, workspace=uri))
+        self.store.set_current_session(uri, session_id)
         return self.load(session_id)
 
     def load(self, session_id: str) -> LiveSession:

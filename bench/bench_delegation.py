@@ -104,7 +104,7 @@ async def workload_cost(fake: FakeProvider, delegated: bool) -> Decimal:
         result = await service.chat(workspace, None, "@opus refactor the three auth providers "
                                                      "to share the token check")
         assert result.status == "completed", result.error
-        total = service.views.cost(result.session_id).total_usd
+        total = service.queries.cost(result.session_id).total_usd
         service.store.db.close()
         return total
 

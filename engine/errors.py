@@ -14,6 +14,7 @@
         ├── UnknownWorkspace     not an open workspace folder
         ├── UnknownSession       no such session
         ├── UnknownTurn          no such turn
+        ├── WorkerSession        a worker session cannot take messages
         └── TurnInProgress       the session is busy with another turn
 
 Provider errors live in ``switchman.engine.providers.errors``. Configuration
@@ -161,6 +162,18 @@ class UnknownTurn(SessionError):
     def __init__(self, turn_id: str) -> None:
         self.turn_id = turn_id
         super().__init__(f"No turn '{turn_id}'.")
+
+
+class WorkerSession(SessionError):
+    """A worker session was named where only a top-level session can be used."""
+
+    code = "worker_session"
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"Session '{session_id}' is a worker: it ran one task delegated by its "
+                         "planner and cannot take messages. Open its planner's session to "
+                         "continue.")
 
 
 class TurnInProgress(SessionError):

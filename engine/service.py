@@ -6,7 +6,7 @@ one of its methods; tests create one directly. Nothing here knows about LSP.
 Parts, wired here: the workspace registry, the session manager (finding and
 creating sessions, workers included), the turn lifecycle (routing, running,
 ending and cancelling turns), delegation (the ``delegate`` tool and its
-workers) and the read-only views.
+workers) and the read-only queries.
 """
 
 from __future__ import annotations
@@ -43,9 +43,10 @@ from switchman.engine.patterns import PatternStore
 from switchman.engine.providers.base import AdapterSource
 from switchman.engine.providers.factory import AdapterFactory
 from switchman.engine.router import Router
-from switchman.engine.sessions import commands
+from switchman.engine.sessions import slash_commands
 from switchman.engine.sessions.lifecycle import TurnLifecycle
 from switchman.engine.sessions.manager import SessionManager, SessionObserver
+from switchman.engine.sessions.queries import SessionQueries
 from switchman.engine.sessions.records import (
     Explanation,
     ModelList,
@@ -58,7 +59,6 @@ from switchman.engine.sessions.records import (
     TurnResult,
 )
 from switchman.engine.sessions.turn import TurnRunner
-from switchman.engine.sessions.views import SessionViews
 from switchman.engine.sessions.workspaces import WorkspaceRegistry
 from switchman.engine.store.database import connect
 from switchman.engine.store.ownership import DaemonLease
@@ -105,8 +105,8 @@ class Switchman:
                                        adapters or AdapterFactory(environ),
                                        TurnRunner(self.store, self.availability, self.clock))
         self.delegation = Delegation(self.sessions, self.lifecycle, self.config, self.clock)
+        self.queries = SessionQueries(self.sessions, self.availability)
         learn_from_turns(self.learning, self.sessions, self.lifecycle)
-        self.views = SessionViews(self.sessions, self.availability)
         self.interrupt_orphans()
         self.bus.subscribe(self._on_event)
         self._ticker: asyncio.Task[None] | None = None
@@ -137,9 +137,10 @@ class Switchman:
         check_text(message)
         for image in images or []:
             check_text(image.media_type + image.data, "image")
-        live = self.sessions.live(workspace, session_id)
-        if commands.command_name(message) is not None:
-            return await commands.run(self.sessions, self.lifecycle, self.views, live, message)
+        live = self.sessions.for_messages(workspace, session_id)
+        if slash_commands.command_name(message) is not None:
+            return await slash_commands.run(self.sessions, self.lifecycle, self.queries, live,
+                                            message)
         text, override = self.router.parse(message)
         if not text.strip() and not images:
             raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
@@ -167,29 +168,29 @@ class Switchman:
 
     def status(self, workspace: str) -> StatusSnapshot:
         """What the workspace's status bar shows now."""
-        return self.views.status(workspace)
+        return self.queries.status(workspace)
 
     def models(self, workspace: str) -> ModelList:
         """Every model and whether it can be used now."""
-        return self.views.models(workspace)
+        return self.queries.models(workspace)
 
     def explain(self, workspace: str | None, session_id: str | None,
                 turn_id: str | None) -> Explanation:
         """"Why this model?" for a turn (default: the session's last)."""
-        return self.views.explain(workspace, session_id, turn_id)
+        return self.queries.explain(workspace, session_id, turn_id)
 
     def preview(self, workspace: str, session_id: str | None, message: str,
                 has_images: bool) -> Preview:
         """Where a draft would go, without sending it."""
-        return self.views.preview(workspace, session_id, message, has_images)
+        return self.queries.preview(workspace, session_id, message, has_images)
 
     def session_list(self, workspace: str, include_workers: bool) -> SessionList:
         """The workspace's sessions, newest first (workers nested if asked)."""
-        return self.views.sessions(workspace, include_workers)
+        return self.queries.sessions(workspace, include_workers)
 
     def session(self, session_id: str) -> SessionDetail:
         """One session's transcript, turns and costs (a worker's too)."""
-        return self.views.session(session_id)
+        return self.queries.session(session_id)
 
     def feedback(self, turn_id: str, rating: str) -> FeedbackResult:
         """👍 (``up``) or 👎 (``down``) on a turn; raises UnknownTurn if it was never recorded."""

@@ -83,18 +83,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from switchman.server.app import run  # noqa: PLC0415
 
         return run(tcp=args.tcp)
-    from switchman.server import commands  # noqa: PLC0415
+    from switchman.server import subcommands  # noqa: PLC0415
 
     handler = {
-        ("rules", "check"): commands.rules_check,
-        ("rules", "show"): commands.rules_show,
-        ("rules", "test"): commands.rules_test,
-        ("route", None): commands.route,
-        ("models", None): commands.models,
-        ("schema", None): commands.schema,
-        ("patterns", "stats"): commands.patterns_stats,
-        ("patterns", "forget"): commands.patterns_forget,
-        ("patterns", "export"): commands.patterns_export,
+        ("rules", "check"): subcommands.rules_check,
+        ("rules", "show"): subcommands.rules_show,
+        ("rules", "test"): subcommands.rules_test,
+        ("route", None): subcommands.route,
+        ("models", None): subcommands.models,
+        ("schema", None): subcommands.schema,
+        ("patterns", "stats"): subcommands.patterns_stats,
+        ("patterns", "forget"): subcommands.patterns_forget,
+        ("patterns", "export"): subcommands.patterns_export,
     }[(args.command, getattr(args, "rules_command", None) or getattr(args, "patterns_command",
                                                                      None))]
     try:

@@ -21,6 +21,7 @@ from switchman.engine.errors import (
     UnknownSession,
     UnknownTurn,
     UnknownWorkspace,
+    WorkerSession,
 )
 from switchman.engine.routing.explain import render
 
@@ -36,6 +37,7 @@ CODES: dict[type[SwitchmanError], int] = {
     TurnInProgress: 1007,
     UnknownTurn: 1008,
     InvalidText: 1009,
+    WorkerSession: 1010,
 }
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from switchman.engine import errors
-from switchman.engine.sessions import commands
+from switchman.engine.sessions import slash_commands
 from switchman.server import methods
 from switchman.server.app import build_server
 
@@ -62,7 +62,8 @@ def test_both_clients_use_exactly_the_servers_method_names() -> None:
 
 def server_slash_commands() -> set[str]:
     """Every form ``/help`` lists (``/model``, ``/model -``, ``/rules check``, …) and ``/help``."""
-    return set(re.findall(r"^  (/\w+(?: (?:-|\w+))?)", commands.HELP, re.MULTILINE)) | {"/help"}
+    forms = re.findall(r"^  (/\w+(?: (?:-|\w+))?)", slash_commands.HELP, re.MULTILINE)
+    return {*forms, "/help"}
 
 
 def client_slash_commands(source: str) -> set[str]:
@@ -73,7 +74,7 @@ def test_the_clients_send_only_slash_commands_the_server_answers() -> None:
     for source in (client_sources(VSCODE, ".ts"), client_sources(NEOVIM, ".lua")):
         sent = client_slash_commands(source)
         assert sent, "no slash command found: has the client's source moved?"
-        assert sent <= server_slash_commands() | set(commands.COMMANDS)
+        assert sent <= server_slash_commands() | set(slash_commands.COMMANDS)
 
 
 def test_neovim_completes_every_slash_command() -> None:

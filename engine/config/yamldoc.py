@@ -172,7 +172,8 @@ class YamlDocument:
         if not 0 <= line < len(self.lines):
             return 0
         text = self.lines[line]
-        col = min(max(col, 0), len(text))
+        if not 0 <= col <= len(text):
+            col = min(max(col, 0), len(text))
         if text.isascii():
             return col
         prefix = text[:col]
@@ -184,9 +185,15 @@ class YamlDocument:
         Every range sent to an editor is built here, so a position libyaml reports
         past the end of a line or of the text still lands inside the document.
         """
-        if line >= len(self.lines):
-            line, col = len(self.lines) - 1, len(self.lines[-1])
-        line = max(line, 0)
+        lines = self.lines
+        if 0 <= line < len(lines):
+            text = lines[line]
+            if 0 <= col <= len(text) and text.isascii():  # the common case, kept cheap
+                return Position(line, col)
+        elif line >= len(lines):
+            line, col = len(lines) - 1, len(lines[-1])
+        else:
+            line = 0
         return Position(line, self.utf16_col(line, col))
 
     def range_of(self, node: YamlNode) -> Range:

@@ -97,8 +97,12 @@ class WorkerRun:
         self.planner = planner
         self.call = call
         self.handoff = handoff
-        wanted = call.allowed_tools if call.allowed_tools is not None else planner_tools
-        self.dropped = [n for n in wanted if n in FORBIDDEN_FOR_WORKERS]
+        # Only tools the planner *named* count as dropped (spec 001 §5.6); by default the
+        # worker gets the planner's tools, less the ones no worker ever has.
+        named = call.allowed_tools is not None
+        wanted = call.allowed_tools if call.allowed_tools is not None else \
+            [n for n in planner_tools if n not in FORBIDDEN_FOR_WORKERS]
+        self.dropped = [n for n in wanted if n in FORBIDDEN_FOR_WORKERS] if named else []
         self.allowed = frozenset(n for n in wanted
                                  if n in planner_tools and n not in FORBIDDEN_FOR_WORKERS)
         self.requested: InsufficientContextRequest | None = None

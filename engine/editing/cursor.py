@@ -10,6 +10,7 @@ cursor's own line. That is enough to know which declaration of
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -157,10 +158,6 @@ class _Scanner:
             self.skip_deeper_than = None
         return False
 
-    def parent_at(self, column: int) -> _Frame:
-        """The innermost open node a key starting at ``column`` would belong to."""
-        return next((f for f in reversed(self.stack) if f.col < column), self.root)
-
     def feed(self, line: _Line) -> tuple[_Frame, _Frame | None]:
         """Take one line; return the frame holding its key and the key's own frame."""
         first = line.dashes[0] if line.dashes else line.content
@@ -188,25 +185,61 @@ class _Scanner:
             self.open_flow = max(0, _open_brackets(line.value_text))
 
 
+@dataclass
+class _Scan:
+    """One pass over every line of a text, kept for the requests that follow on it.
+
+    Per line: whether it continues a multi-line value, its structure, the open
+    nodes before it, and the frames feeding it gave. The cursor's own line is
+    read exactly as every other line is, so one pass serves every position.
+    """
+
+    skipped: list[bool] = field(default_factory=list)
+    parsed: list[_Line | None] = field(default_factory=list)
+    before: list[tuple[_Frame, ...]] = field(default_factory=list)
+    fed: list[tuple[_Frame, _Frame | None] | None] = field(default_factory=list)
+
+
+_SCANS: dict[tuple[str, ...], _Scan] = {}
+_MAX_SCANS = 4  # hover and completion on the one or two documents being edited
+_SCANS_LOCK = threading.Lock()
+
+
+def _scan(lines: list[str]) -> _Scan:
+    key = tuple(lines)
+    with _SCANS_LOCK:  # requests may be served from worker threads
+        found = _SCANS.get(key)
+    if found is not None:
+        return found
+    scan, scanner = _Scan(), _Scanner()
+    for text in lines:
+        skipped = scanner.skipping(text)
+        parsed = None if skipped else parse_line(text)
+        scan.skipped.append(skipped)
+        scan.parsed.append(parsed)
+        scan.before.append(tuple(scanner.stack))
+        scan.fed.append(scanner.feed(parsed) if parsed is not None else None)
+    with _SCANS_LOCK:
+        while len(_SCANS) >= _MAX_SCANS:
+            _SCANS.pop(next(iter(_SCANS)))
+        _SCANS[key] = scan
+    return scan
+
+
 def locate(lines: list[str], line: int, column: int) -> Cursor | None:
-    """The cursor at code-point ``column`` of ``line``; None where nothing can be offered."""
+    """The cursor at code-point ``column`` of ``line``; None where nothing can be offered.
+
+    The lines are scanned once per text (see :class:`_Scan`), so requests at
+    many positions of a large file each cost only their own line.
+    """
     if not 0 <= line < len(lines):
         return None
-    scanner = _Scanner()
-    found: tuple[_Frame, Cursor] | None = None
-    for number, text in enumerate(lines):
-        if scanner.skipping(text):
-            if number == line:
-                return None
-            continue
-        parsed = parse_line(text)
-        if number == line:
-            found = _at_cursor(scanner, parsed, text, line, column)
-            if found is None:
-                return None
-        elif parsed is not None:
-            scanner.feed(parsed)
-    assert found is not None
+    scan = _scan(lines)
+    if scan.skipped[line]:
+        return None
+    found = _at_cursor(scan, line, lines[line], column)
+    if found is None:
+        return None
     holder, cursor = found
     if cursor.flow:
         return cursor
@@ -214,18 +247,18 @@ def locate(lines: list[str], line: int, column: int) -> Cursor | None:
     return replace(cursor, siblings=frozenset(siblings))
 
 
-def _at_cursor(scanner: _Scanner, parsed: _Line | None, text: str, line: int,
-               column: int) -> tuple[_Frame, Cursor] | None:
-    """Read the cursor's line (and feed it to ``scanner``, so later lines still count)."""
-    if parsed is not None and column > (parsed.dashes[0] if parsed.dashes else parsed.content):
-        holder, own = scanner.feed(parsed)
+def _at_cursor(scan: _Scan, line: int, text: str, column: int) -> tuple[_Frame, Cursor] | None:
+    """Read the cursor's line against the open nodes around it."""
+    parsed, fed = scan.parsed[line], scan.fed[line]
+    if parsed is not None and fed is not None and \
+            column > (parsed.dashes[0] if parsed.dashes else parsed.content):
+        holder, own = fed
         cursor = _cursor_on_line(holder, own, parsed, text, line, column)
         return (holder, cursor) if cursor is not None else None
     if text[:column].strip():  # inside a comment
         return None
-    holder = scanner.parent_at(column)
-    if parsed is not None:
-        scanner.feed(parsed)
+    holder = next((f for f in reversed(scan.before[line]) if f.col < column),
+                  scan.before[line][0])
     return holder, Cursor(holder.path(), "key", None, "", line, column, column)
 
 

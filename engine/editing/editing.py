@@ -31,6 +31,7 @@ from switchman.engine.config.store import ConfigStore
 from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
 from switchman.engine.editing.advice import advise
 from switchman.engine.editing.chunked import ChunkedParser
+from switchman.engine.editing.fixes import FixContext
 
 MODELS_FILE = "models.yaml"
 ROUTING_FILE = "routing.yaml"
@@ -54,6 +55,8 @@ class _Open:
     text: str
     parser: ChunkedParser = field(default_factory=ChunkedParser)
     analysis: Analysis | None = None
+    trial_parser: ChunkedParser = field(default_factory=ChunkedParser)
+    """For texts a quick fix would produce; kept apart so the document's own memo stays."""
 
 
 class ConfigDocuments:
@@ -137,10 +140,28 @@ class ConfigDocuments:
         if last is not None and last.text == entry.text and last.registry is registry:
             return last
         doc = entry.parser.parse(entry.text, str(resolved))
-        problems = check_doc(entry.kind, doc, registry)
-        problems += advise(entry.kind, doc, registry, self.environ)
-        entry.analysis = Analysis(entry.text, doc, sort_problems(problems), registry)
+        entry.analysis = Analysis(entry.text, doc, self._problems(entry.kind, doc, registry),
+                                  registry)
         return entry.analysis
+
+    def fix_context(self, path: str | Path) -> FixContext | None:
+        """What quick fixes for an open document need, including how to check a fix's result."""
+        resolved = Path(path).expanduser().resolve()
+        entry = self._open.get(resolved)
+        if entry is None:
+            return None
+        registry = self.registry()
+
+        def recheck(text: str) -> list[Problem]:
+            doc = entry.trial_parser.parse(text, str(resolved))
+            return self._problems(entry.kind, doc, registry)
+
+        return FixContext(entry.kind, self.global_tiers(entry.kind), recheck)
+
+    def _problems(self, kind: FileKind, doc: YamlDocument,
+                  registry: ModelRegistry) -> list[Problem]:
+        problems = check_doc(kind, doc, registry) + advise(kind, doc, registry, self.environ)
+        return sort_problems(problems)
 
     def registry(self) -> ModelRegistry:
         """The model registry routing files are checked against (see the module docstring)."""

@@ -5,8 +5,10 @@
 * ``unnamed-rule``: give the rule a name;
 * ``shadowed-rule``: move the rule above the one that shadows it.
 
-Every edit keeps the file's layout (block or flow style, indentation, quotes),
-so applying it leaves a file that checks clean of the fixed problem.
+Every edit keeps the file's layout (block or flow style, indentation, quotes).
+That a fix works is checked when it is built, not hoped: with a
+:attr:`FixContext.recheck`, a fix is offered only if the edited text parses and
+has fewer problems like the one it fixes.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from switchman.engine.config.check import FileKind
 from switchman.engine.config.nodes import last_position, rule_lists
 from switchman.engine.config.problems import Code, Position, Problem, Range
 from switchman.engine.config.schema import TIER_NAMES
-from switchman.engine.config.text import TextEdit, from_utf16
+from switchman.engine.config.text import TextEdit, apply_edits, from_utf16
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode
 
 
@@ -38,20 +40,46 @@ class FixContext(msgspec.Struct, frozen=True):
     kind: FileKind
     global_tiers: Mapping[str, str]
     """The tier mapping a partial ``tiers`` block is completed from."""
+    recheck: Callable[[str], list[Problem]] | None = None
+    """Every problem of an edited text, checked exactly as the document's own were."""
 
 
 Fixer = Callable[[YamlDocument, Problem, FixContext], list[Fix]]
 
 
+MAX_FIXED_PROBLEMS = 20
+"""Problems per request that get fixes: each fix is checked by re-checking the whole file."""
+
+
 def fixes(doc: YamlDocument, problems: list[Problem], rng: Range,
           context: FixContext) -> list[Fix]:
-    """The fixes for every problem that touches ``rng``."""
+    """The fixes for the problems that touch ``rng`` (the first :data:`MAX_FIXED_PROBLEMS`)."""
     found: list[Fix] = []
-    for problem in problems:
+    fixable = [p for p in problems if p.code in _FIXERS and _touches(p.range, rng)]
+    for problem in fixable[:MAX_FIXED_PROBLEMS]:
         fixer = _FIXERS.get(problem.code)
-        if fixer is not None and _touches(problem.range, rng):
-            found += fixer(doc, problem, context)
+        if fixer is not None:
+            found += [fix for fix in fixer(doc, problem, context)
+                      if _works(doc.text, fix, problems, context)]
     return found
+
+
+def _works(text: str, fix: Fix, problems: list[Problem], context: FixContext) -> bool:
+    """Whether applying ``fix`` keeps the text parseable and removes its problem."""
+    if context.recheck is None:
+        return True
+    after = context.recheck(apply_edits(text, fix.edits))
+    if any(p.code in _UNPARSEABLE and p.is_error for p in after):
+        return False
+    return _count(after, fix.problem) < _count(problems, fix.problem)
+
+
+_UNPARSEABLE = (Code.YAML_SYNTAX, Code.TOO_COMPLEX)
+
+
+def _count(problems: list[Problem], like: Problem) -> int:
+    # Problems move with the edit, so they are told apart by what they say, not where.
+    return sum(p.code is like.code and p.message == like.message for p in problems)
 
 
 def _touches(a: Range, b: Range) -> bool:

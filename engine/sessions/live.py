@@ -76,6 +76,7 @@ class LiveSession:
     running: RunningTurn | None = None
     last_model: str | None = None
     turn_count: int = 0
+    """The index of the session's latest turn when it was loaded or last ran here."""
     ended: dict[str, str] = field(default_factory=dict)
     """Status of turns that ended while this daemon ran, by turn id."""
     history_tokens: int = 0

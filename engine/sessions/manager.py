@@ -16,7 +16,7 @@ from typing import Protocol
 
 from switchman.engine.clock import Clock
 from switchman.engine.config.store import ConfigStore
-from switchman.engine.errors import UnknownSession
+from switchman.engine.errors import UnknownSession, WorkerSession
 from switchman.engine.events import SessionCreated
 from switchman.engine.ids import new_id
 from switchman.engine.learning.recorder import OutcomeRecorder
@@ -81,6 +81,13 @@ class SessionManager:
         live = self.load(session_id)
         if live.workspace != uri:
             raise UnknownSession(session_id)
+        return live
+
+    def for_messages(self, workspace: str, session_id: str | None) -> LiveSession:
+        """:meth:`live`, refusing a worker session (workers take no messages or model swaps)."""
+        live = self.live(workspace, session_id)
+        if session_id is not None and (live.is_worker or self.store.is_worker(live.id)):
+            raise WorkerSession(live.id)
         return live
 
     def new_session(self, workspace: str) -> SessionInfo:
@@ -148,7 +155,7 @@ class SessionManager:
             touched=self.store.touched_paths(session_id),
             skills=SkillIndex.build([folder / ".switchman" / "skills",
                                      self.config.directory / "skills"]),
-            last_model=info.last_model, turn_count=info.turn_count)
+            last_model=info.last_model, turn_count=self.store.last_turn_index(session_id))
         live.remember(self.store.messages(session_id))
         if cached is not None:
             live.ended, live.worker = cached.ended, cached.worker
@@ -189,7 +196,7 @@ class SessionManager:
 
     def set_model(self, workspace: str, session_id: str | None, model: str | None) -> SwapResult:
         """Set (or clear, with None) a session's sticky model; queued while a turn runs."""
-        live = self.live(workspace, session_id)
+        live = self.for_messages(workspace, session_id)
         target = self.router.resolve_model(model) if model is not None else None
         outcome = live.sticky.request(target)
         if self.learning is not None and target not in (None, live.last_model) \

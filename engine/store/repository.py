@@ -110,6 +110,12 @@ class SessionStore:
             worker.workers = self.workers(worker.id)
         return workers
 
+    def is_worker(self, session_id: str) -> bool:
+        """Whether the session is a worker (spec 001 §5)."""
+        row = self.db.execute("SELECT is_worker FROM sessions WHERE id = ?",
+                              (session_id,)).fetchone()
+        return bool(row and row[0])
+
     def set_sticky(self, session_id: str, model: str | None) -> None:
         """Persist a session's sticky model."""
         self.db.execute("UPDATE sessions SET sticky_model = ? WHERE id = ?", (model, session_id))

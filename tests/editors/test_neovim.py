@@ -125,6 +125,10 @@ def test_chat_streams_into_the_buffer_with_the_route_badge(neovim: NeovimRun) ->
     neovim.run("test_chat.lua")
 
 
+def test_delegations_show_live_and_workers_open_and_stop(neovim: NeovimRun) -> None:
+    neovim.run("test_workers.lua")
+
+
 def test_model_command_changes_the_statusline(neovim: NeovimRun) -> None:
     neovim.run("test_model.lua")
 

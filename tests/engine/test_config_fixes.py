@@ -120,3 +120,36 @@ def test_moving_one_of_two_identical_rules_swaps_them() -> None:
             "  - name: fallback\n    when: {has_images: true}\n    use: sonnet\n")
     _, fixed = apply_first(ROUTING, text, Code.SHADOWED_RULE, gone=False)
     assert fixed.index("fallback") < fixed.index("first")
+
+
+# -- fixes are checked when built -------------------------------------------------------
+
+# Found by the fuzz harness: with two rules named 'b', moving the shadowed rule above
+# "the rule named b" moves it above the wrong one and the warning stays.
+TWO_RULES_NAMED_B = ("global_default: opus\nrules:\n  - when: {has_images: true}\n    use: opsu\n"
+                     "  - name: b\n    use: haiku\n  - name: c\n    whe: {has_images: true}\n"
+                     "    use: opus\n  - name: b\n    use: haiku\n")
+
+
+def test_a_fix_that_would_leave_its_problem_is_not_offered() -> None:
+    doc = parse_yaml(TWO_RULES_NAMED_B, PATHS[ROUTING])
+    found = [p for p in problems_in(ROUTING, TWO_RULES_NAMED_B) if p.code is Code.SHADOWED_RULE]
+    everything = Range(found[0].range.start, found[-1].range.end)
+    unchecked = fixes(doc, found, everything, FixContext(ROUTING, GLOBAL_TIERS))
+    broken = [f for f in unchecked
+              if sum(p.message == f.problem.message
+                     for p in problems_in(ROUTING, apply_edits(TWO_RULES_NAMED_B, f.edits)))
+              >= sum(p.message == f.problem.message for p in found)]
+    assert broken, "the example no longer has a fix that does not work"
+    checked = fixes(doc, found, everything,
+                    FixContext(ROUTING, GLOBAL_TIERS, lambda text: problems_in(ROUTING, text)))
+    assert [f.title for f in checked] == [f.title for f in unchecked if f not in broken]
+
+
+def test_a_fix_that_would_break_the_yaml_is_not_offered() -> None:
+    text = "global_default: opus\nrules:\n  - {when: {has_images: true}, use: opsu}\n"
+    doc = parse_yaml(text, PATHS[ROUTING])
+    found = [p for p in problems_in(ROUTING, text) if p.code is Code.UNKNOWN_MODEL]
+    offered = fixes(doc, found, found[0].range, FixContext(
+        ROUTING, GLOBAL_TIERS, lambda edited: problems_in(ROUTING, edited + "\n  - [")))
+    assert offered == []  # every result "fails to parse", so nothing is offered

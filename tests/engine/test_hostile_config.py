@@ -3,7 +3,7 @@
 The regression corpus (tests/corpus/config/) holds every input that ever made a
 check or an editor function raise, put a range outside the document, or offer a
 fix that did not fix; each is replayed here. The property tests generate at the
-scalar level and record what they find into the corpus (see docs/testing.md).
+scalar level and record what they find into the corpus (see the README's test section).
 """
 
 from __future__ import annotations

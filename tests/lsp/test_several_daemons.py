@@ -85,6 +85,14 @@ async def test_daemons_share_one_database_and_only_a_dead_ones_turns_end(
         fake.release_stalls()
         assert (await running_second)["status"] == "completed"
         assert await turns(third, own["id"]) == [(1, "completed")]
+
+        # The second daemon had the session in memory from before: it continues from the
+        # whole transcript, the third daemon's turn included, and numbers its turn 3.
+        fake.script_text("all caught up")
+        assert (await chat(second, daemon, "and now?", shared))["status"] == "completed"
+        assert "picked up" in str(fake.requests[-1].body["messages"])
+        assert await turns(third, shared) == [(1, "interrupted"), (2, "completed"),
+                                              (3, "completed")]
         await stop(third)
     finally:
         fake.release_stalls()

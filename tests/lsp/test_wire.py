@@ -144,6 +144,29 @@ def test_preview_for_a_workspace_path_with_a_nul_byte_is_unknown_workspace(
         assert_clean(answer)
 
 
+@pytest.mark.parametrize("params", [{"id": [1, 2]}, {"id": {"a": 1}}, {"id": None}, {}, "x", None])
+def test_a_malformed_cancel_notification_is_dropped(raw: RawDaemon, params: Any) -> None:
+    """Found by the fuzz test: an id pygls cannot look up used to raise in its dispatch."""
+    raw.notify("$/cancelRequest", params)
+    assert_serving(raw)
+    assert "Traceback" not in raw.stderr()
+
+
+def test_editor_requests_on_a_document_with_a_lone_surrogate_are_answered(
+        raw: RawDaemon, tmp_path: Path) -> None:
+    doc = (tmp_path / ".switchman" / "routing.yaml").as_uri()
+    raw.notify("textDocument/didOpen", {"textDocument": {
+        "uri": doc, "languageId": "yaml", "version": 1,
+        "text": "rules:\n  - name: pasted \ud800 text\n    use: haiku\n"}})
+    for line, character in ((0, 2), (1, 10), (1, 17), (2, 6)):
+        where = {"textDocument": {"uri": doc}, "position": {"line": line, "character": character}}
+        for method in ("textDocument/hover", "textDocument/completion"):
+            answer = raw.request(method, where)
+            assert "result" in answer, answer
+    answer = raw.request("textDocument/documentSymbol", {"textDocument": {"uri": doc}})
+    assert "result" in answer, answer
+
+
 def test_params_holding_a_jsonrpc_key_are_not_taken_for_a_message(raw: RawDaemon) -> None:
     answer = raw.request(methods.PREVIEW, {"workspace": uri(raw), "message": "hello",
                                            "extra": {"jsonrpc": "2.0", "id": 1}})

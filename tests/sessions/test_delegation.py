@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from switchman.engine.availability import ErrorClass
+from switchman.engine.errors import WorkerSession
 from switchman.engine.messages import ToolResultBlock, Usage
 from switchman.engine.providers.base import ProviderRequest
 from switchman.engine.providers.errors import ProviderError
@@ -119,7 +120,7 @@ async def test_a_minimal_delegation_runs_a_worker_session(deleg: Engine,
     # cost: the planner's turn is its own; the session totals include the worker
     planner_own = Decimal("0.007500") + Decimal("0.007250")  # opus: 1000/100, 1200/50
     assert result.cost_usd == planner_own
-    cost = service.views.cost(result.session_id)
+    cost = service.queries.cost(result.session_id)
     assert (cost.planner_usd, cost.workers_usd, cost.total_usd) == (
         planner_own, Decimal("0.000500"), planner_own + Decimal("0.000500"))
     assert service.sessions.cost_today() == cost.total_usd
@@ -128,6 +129,9 @@ async def test_a_minimal_delegation_runs_a_worker_session(deleg: Engine,
     assert all(u.session_id == result.session_id for u in deleg.recorder.delegations)
     shown = await service.chat(deleg.workspace, None, "/cost")
     assert f"tu_a → {HAIKU}: $0.000500, 1 turn(s)" in shown.text
+    with pytest.raises(WorkerSession):  # a worker ran one task; it takes no messages
+        await service.chat(deleg.workspace, worker.id, "and another thing")
+    assert service.explain(deleg.workspace, worker.id, None).turn_id == detail.turns[0].id
 
 
 async def test_explicit_context_references_files_and_inlines_the_rest(
@@ -158,6 +162,10 @@ async def test_explicit_context_references_files_and_inlines_the_rest(
     assert "line 1\n" not in task  # files are references, not inlined
     started = service.store.events(kind="delegate.started")[0]
     assert (started["context_mode"], started["context_reference_count"]) == ("explicit", 5)
+    # by default the worker gets the planner's tools; nothing was named, so nothing "dropped"
+    assert (started["allowed_tool_count"], started["dropped_tools"]) == (3, [])
+    assert [t.name for t in worker.tools] == ["read_file", "list_files", "grep",
+                                              "_request_context"]
 
 
 @pytest.mark.parametrize(("arguments", "problem"), [

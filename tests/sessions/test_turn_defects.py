@@ -38,7 +38,7 @@ async def test_a_failure_while_recording_the_start_undoes_the_turn_start(
         await service.chat(engine.workspace, None, "hello")
     monkeypatch.undo()
     assert service.sessions.set_model(engine.workspace, None, "opus").outcome == "applied"
-    status = service.views.status(engine.workspace)
+    status = service.queries.status(engine.workspace)
     assert not status.turn_in_flight
     fake.script_text("fine now")
     assert (await service.chat(engine.workspace, None, "hello")).status == "completed"
@@ -67,7 +67,7 @@ async def test_a_cancelled_turn_is_charged_for_what_it_used(engine: Engine,
     expected = Decimal("0.003660")  # 1200 * $3/M + 4 * $15/M
     assert result.cost_usd == expected
     assert service.store.turn(turn_id).cost_usd == expected  # type: ignore[union-attr]
-    assert service.views.cost(result.session_id).total_usd == expected
+    assert service.queries.cost(result.session_id).total_usd == expected
     assert service.sessions.cost_today() == expected
 
 

@@ -13,7 +13,7 @@ vim.api.nvim_create_user_command('Switchman', function(opts)
   require('switchman.commands').run(opts)
 end, {
   nargs = '*',
-  desc = 'Switchman: chat, model, why, rules, sessions, new, cancel, status, restart',
+  desc = 'Switchman: chat, model, why, rules, sessions, workers, new, cancel, status, restart',
   complete = function(arglead, cmdline)
     return require('switchman.commands').complete(arglead, cmdline)
   end,

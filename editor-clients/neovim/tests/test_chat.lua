@@ -43,7 +43,8 @@ return {
       H.script({ { kind = 'text', chunks = { 'Hel', 'lo, ', 'world' }, fault = { kind = 'stall', after_chunks = 1 } } })
       type_and_send('write a commit message for the login fix')
       H.wait_text(transcript(), '## Switchman [haiku · rule: fast for commits]')
-      H.wait_text(transcript(), 'Hel')
+      -- The daemon's first provider request imports the SDK: slow on a busy machine.
+      H.wait_text(transcript(), 'Hel', 40000)
       H.check(chat.turn ~= nil, 'the turn is still running while the first chunk shows')
       H.check(not H.text(transcript()):find('world', 1, true), 'the rest has not arrived yet', H.lines(transcript()))
       H.eq({ '' }, H.lines(chat.view.input), 'the input was cleared')
@@ -227,7 +228,7 @@ return {
       H.fake('POST', '/_fake/release')
       vim.cmd('Switchman chat')
       type_and_send('are you back?')
-      H.wait_text(transcript(), 'Echo: are you back?')
+      H.wait_text(transcript(), 'Echo: are you back?', 40000) -- a new daemon: the SDK is imported again
       wait_idle()
     end,
   },

@@ -7,7 +7,7 @@ import { commandTable, registerCommands } from './commands';
 import { ModelCatalog } from './models/modelCatalog';
 import { ModelCommands } from './models/modelCommands';
 import { reportStartFailure } from './server/startFailure';
-import { readChatSettings, readServerSettings, RESTART_SETTINGS } from './server/settings';
+import { readChatSettings, readServerSettings, readShowWorkerSessions, RESTART_SETTINGS } from './server/settings';
 import { SwitchmanClient } from './server/switchmanClient';
 import { DOCUMENT_SCHEME, SwitchmanDocuments } from './sessions/documents';
 import { SessionsTree } from './sessions/sessionsTree';
@@ -29,7 +29,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     restartServer: () => void vscode.commands.executeCommand('switchman.restartServer'),
   });
   const chatView = new ChatViewProvider(context.extensionUri, chat);
-  const sessions = new SessionsTree(client, vscodeFolders, statuses);
+  const sessions = new SessionsTree(client, vscodeFolders, statuses, () => readShowWorkerSessions(settings));
   const models = new ModelCommands(client, catalog);
   const statusBar = new StatusBar(vscodeFolders, statuses, client, catalog, createStatusItem);
 
@@ -42,6 +42,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (RESTART_SETTINGS.some((key) => event.affectsConfiguration(key))) void client?.restart();
       if (event.affectsConfiguration('switchman.chat')) chat.settingsChanged();
+      if (event.affectsConfiguration('switchman.showWorkerSessions')) sessions.refresh();
     }),
     client.onDidChangeState((state) => {
       const first = vscodeFolders.active();

@@ -24,7 +24,7 @@ from switchman.engine.config.check import FileKind
 from switchman.engine.config.text import split_lines
 from switchman.engine.editing.completion import complete
 from switchman.engine.editing.editing import Analysis, ConfigDocuments
-from switchman.engine.editing.fixes import FixContext, fixes
+from switchman.engine.editing.fixes import fixes
 from switchman.engine.editing.hover import hover
 from switchman.engine.editing.outline import outline
 from switchman.server.features.config_editing.convert import (
@@ -135,11 +135,11 @@ class ConfigEditing:
 
     def code_actions(self, uri: str, rng: types.Range) -> list[types.CodeAction]:
         """Quick fixes for the problems touching ``rng``."""
-        kind, analysis = self.kind_of(uri), self.analysis(uri)
-        if kind is None or analysis is None:
+        path, analysis = self.path_of(uri), self.analysis(uri)
+        context = self.documents.fix_context(path) if path is not None else None
+        if analysis is None or context is None:
             return []
         positions = self.positions(analysis.text)
-        context = FixContext(kind, self.documents.global_tiers(kind))
         found = fixes(analysis.doc, analysis.problems, positions.engine_range(rng), context)
         version = self.server.workspace.get_text_document(uri).version
         changes = self._capability("workspace.workspace_edit.document_changes")

@@ -61,9 +61,19 @@ M.list = {
   },
   {
     name = 'sessions',
-    desc = "List this workspace's sessions and open one's transcript",
+    desc = "List this workspace's sessions and open one's transcript ('sessions workers': with workers)",
+    run = function(args)
+      require('switchman.sessions').pick(root(), args[1] == 'workers' or nil)
+    end,
+    complete = function()
+      return { 'workers' }
+    end,
+  },
+  {
+    name = 'workers',
+    desc = "List the current session's workers: open one's transcript or stop it",
     run = function()
-      require('switchman.sessions').pick(root())
+      require('switchman.chat.workers').pick(root())
     end,
   },
   {

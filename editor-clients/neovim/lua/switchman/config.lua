@@ -24,6 +24,8 @@ M.defaults = {
   capabilities = nil,
   -- Global keymaps: false (none), true (the defaults below) or a table like them.
   keymaps = false,
+  -- List worker sessions (delegated sub-tasks) under their planner in `:Switchman sessions`.
+  show_worker_sessions = false,
   chat = {
     -- Where the chat opens: 'right', 'left', 'below', 'above' or 'tab'.
     position = 'right',
@@ -89,6 +91,7 @@ function M.apply(opts)
     config_dir = { opts.config_dir, 'string', true },
     root_markers = { opts.root_markers, 'table', true },
     on_attach = { opts.on_attach, 'function', true },
+    show_worker_sessions = { opts.show_worker_sessions, 'boolean', true },
     chat = { opts.chat, 'table', true },
     statusline = { opts.statusline, 'table', true },
   })

@@ -158,9 +158,12 @@ local function output_summary(content)
   return clip(lines[1], 60)
 end
 
-local function message_lines(message, names)
+local function message_lines(message, names, workers)
   local out = {}
   for _, block in ipairs(message.content or {}) do
+    if block.type == 'tool_result' and workers[block.tool_use_id] then
+      table.insert(out, workers[block.tool_use_id]) -- the worker's line, as the chat showed it live
+    end
     if block.type == 'text' then
       vim.list_extend(out, M.lines(block.text))
     elseif block.type == 'image' then
@@ -186,6 +189,7 @@ end
 --- A session's turns as in the chat: each message, the answer under its badge, the outcome.
 function M.history(root, detail)
   local out, names, turns = {}, tool_names(detail.messages or {}), turns_by_id(detail.turns)
+  local workers = require('switchman.chat.workers').stored(root, detail)
   local open -- { turn, headed } of the turn being listed
   local function heading()
     if open and not open.headed then
@@ -218,7 +222,7 @@ function M.history(root, detail)
     if message.role ~= 'user' then
       heading()
     end
-    vim.list_extend(out, message_lines(message, names))
+    vim.list_extend(out, message_lines(message, names, workers))
   end
   close()
   return out
@@ -258,6 +262,7 @@ function M.transcript(root, detail)
   table.insert(out, { '' })
   vim.list_extend(out, cost_lines(root, detail.cost))
   local names, turns = tool_names(detail.messages or {}), turns_by_id(detail.turns)
+  local workers = require('switchman.chat.workers').stored(root, detail)
   local current
   for _, message in ipairs(detail.messages or {}) do
     local turn = turns[message.turn_id]
@@ -272,7 +277,7 @@ function M.transcript(root, detail)
       end
     end
     table.insert(out, { '### ' .. (ROLE_LABEL[message.role] or message.role), hl = 'SwitchmanUser' })
-    vim.list_extend(out, message_lines(message, names))
+    vim.list_extend(out, message_lines(message, names, workers))
   end
   return out
 end

@@ -46,9 +46,13 @@ function M.open(root, session_id)
   end)
 end
 
---- Pick one of the workspace's sessions (workers included) and open its transcript.
-function M.pick(root)
-  local params = { workspace = workspace.uri(root), include_workers = true }
+--- Pick one of the workspace's sessions and open its transcript; workers are listed under
+--- their planner when `include_workers` (default: the `show_worker_sessions` option).
+function M.pick(root, include_workers)
+  if include_workers == nil then
+    include_workers = require('switchman.config').options.show_worker_sessions
+  end
+  local params = { workspace = workspace.uri(root), include_workers = include_workers }
   client.request(root, protocol.request.sessions, params, function(err, result)
     if err then
       return vim.notify(client.error_message(err), vim.log.levels.ERROR)

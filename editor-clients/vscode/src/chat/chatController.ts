@@ -10,9 +10,10 @@ import { Notifications, Requests } from '../protocol/methods';
 import * as params from '../protocol/params';
 import type { Rating } from '../protocol/params';
 import type {
-  CancelResult, ChatDeltaParams, ChatResult, ExplainResult, NewSessionResult, PreviewResult, RouteDecidedParams,
-  SessionDetail, SessionsResult,
+  CancelResult, ChatDeltaParams, ChatResult, DelegationParams, ExplainResult, NewSessionResult, PreviewResult,
+  RouteDecidedParams, SessionDetail, SessionsResult,
 } from '../protocol/types';
+import { workerTranscript } from './delegations';
 import type { ChatSettings } from '../server/settings';
 import type { ChatEvent, FromWebview, ToWebview } from './messages';
 import { previewFailure, previewView } from './preview';
@@ -52,6 +53,7 @@ export class ChatController implements Disposable {
     this.subscriptions = [
       connection.onNotification<RouteDecidedParams>(Notifications.routeDecided, (p) => this.onRouteDecided(p)),
       connection.onNotification<ChatDeltaParams>(Notifications.chatDelta, (p) => this.onDelta(p)),
+      connection.onNotification<DelegationParams>(Notifications.delegation, (p) => this.onDelegation(p)),
       connection.onDidChangeState((state) => this.onConnectionState(state)),
       statuses.onDidChange((status) => this.onStatus(status.workspace, status.session_id)),
       folders.onDidChange(() => void this.reload()),
@@ -92,6 +94,29 @@ export class ChatController implements Disposable {
       case 'openSettings': return this.hooks.openSettings();
       case 'restartServer': return this.hooks.restartServer();
       case 'toggleExplanation': return;
+      case 'workerTranscript': return this.workerTranscript(message.turnId, message.toolUseId, message.workerSessionId);
+      case 'stopWorker': return this.stopWorker(message.workerTurnId);
+    }
+  }
+
+  /** A delegation card was opened (or its worker ended while open): fetch the worker's transcript. */
+  async workerTranscript(turnId: string, toolUseId: string, workerSessionId: string): Promise<void> {
+    let transcript;
+    try {
+      const detail = await this.connection.request<SessionDetail>(Requests.session, params.sessionParams(workerSessionId));
+      transcript = workerTranscript(detail);
+    } catch (error) {
+      transcript = { loading: false, messages: [], error: requestFailure(error).message };
+    }
+    this.postToView({ type: 'workerTranscript', turnId, toolUseId, transcript });
+  }
+
+  /** Stop one worker: only it fails (`cancelled_by_user`); its planner carries on. */
+  async stopWorker(workerTurnId: string): Promise<void> {
+    try {
+      await this.connection.request<CancelResult>(Requests.cancel, params.cancelParams(workerTurnId));
+    } catch {
+      // The worker had already ended (unknown_turn after a restart): its card shows how it ended.
     }
   }
 
@@ -252,6 +277,17 @@ export class ChatController implements Disposable {
     if (p.turn_id ? this.live?.turns.has(p.turn_id) : this.pending?.sessionId === p.session_id) {
       this.emit({ type: 'delta', params: p });
     }
+  }
+
+  private onDelegation(p: DelegationParams): void {
+    const live = this.live;
+    if (!live?.turns.has(p.turn_id)) return;
+    // Each notification carries the whole state: a replay needs only the latest one per delegation, in its place.
+    const event: ChatEvent = { type: 'delegation', params: p };
+    const index = live.events.findIndex((e) => e.type === 'delegation' && e.params.tool_use_id === p.tool_use_id);
+    if (index < 0) live.events.push(event);
+    else live.events[index] = event;
+    this.postToView({ type: 'event', event });
   }
 
   private onStatus(workspace: string, sessionId: string | null): void {

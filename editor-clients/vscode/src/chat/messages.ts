@@ -3,7 +3,10 @@
 import type { Folder } from '../common/host';
 import type { RequestFailure } from '../protocol/errors';
 import type { Rating } from '../protocol/params';
-import type { ChatDeltaParams, ChatResult, ErrorInfo, RouteDecidedParams, ToolActivity, TurnStatus } from '../protocol/types';
+import type {
+  ChatDeltaParams, ChatResult, DelegationParams, ErrorInfo, RouteDecidedParams, ToolActivity, TurnStatus,
+} from '../protocol/types';
+import type { DelegationCard, WorkerTranscript } from './delegations';
 
 export type Entry = UserEntry | TurnEntry | CommandEntry | ErrorEntry;
 
@@ -30,6 +33,8 @@ export interface TurnEntry {
   /** The full "why this model?" text, once asked for. */
   explanation: string | null;
   explanationOpen: boolean;
+  /** The turn's `delegate` calls, as cards (see delegations.ts). */
+  delegations?: DelegationCard[];
   /** The user's 👍 / 👎 on this answer, once the daemon has taken it. */
   rating?: Rating;
 }
@@ -76,7 +81,8 @@ export type ChatEvent =
   | { type: 'routeDecided'; params: RouteDecidedParams }
   | { type: 'delta'; params: ChatDeltaParams }
   | { type: 'result'; localId: string; result: ChatResult }
-  | { type: 'failed'; localId: string; failure: RequestFailure };
+  | { type: 'failed'; localId: string; failure: RequestFailure }
+  | { type: 'delegation'; params: DelegationParams };
 
 export type ToWebview =
   | { type: 'reset'; folders: Folder[]; workspace: string | null; sessionId: string | null; entries: Entry[] }
@@ -85,7 +91,8 @@ export type ToWebview =
   | { type: 'explanation'; turnId: string; text: string }
   | { type: 'rated'; turnId: string; rating: Rating }
   | { type: 'connection'; connected: boolean }
-  | { type: 'settings'; routePreview: boolean; previewDelayMs: number };
+  | { type: 'settings'; routePreview: boolean; previewDelayMs: number }
+  | { type: 'workerTranscript'; turnId: string; toolUseId: string; transcript: WorkerTranscript };
 
 export type FromWebview =
   | { type: 'ready' }
@@ -98,7 +105,9 @@ export type FromWebview =
   | { type: 'newChat' }
   | { type: 'selectWorkspace'; uri: string }
   | { type: 'openSettings' }
-  | { type: 'restartServer' };
+  | { type: 'restartServer' }
+  | { type: 'workerTranscript'; turnId: string; toolUseId: string; workerSessionId: string }
+  | { type: 'stopWorker'; workerTurnId: string };
 
 export function initialChatState(): ChatState {
   return {
@@ -116,7 +125,7 @@ export function initialChatState(): ChatState {
 
 const FROM_WEBVIEW_TYPES = new Set<FromWebview['type']>([
   'ready', 'send', 'cancel', 'draft', 'explain', 'toggleExplanation', 'newChat', 'selectWorkspace',
-  'openSettings', 'restartServer', 'feedback',
+  'openSettings', 'restartServer', 'workerTranscript', 'stopWorker', 'feedback',
 ]);
 
 /** Messages from the webview are untrusted input: accept only the known shapes. */
@@ -124,15 +133,17 @@ export function parseFromWebview(value: unknown): FromWebview | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const message = value as Record<string, unknown>;
   if (!FROM_WEBVIEW_TYPES.has(message.type as FromWebview['type'])) return undefined;
-  for (const key of ['text', 'turnId', 'uri']) {
+  for (const key of ['text', 'turnId', 'uri', 'toolUseId', 'workerSessionId', 'workerTurnId']) {
     if (key in message && typeof message[key] !== 'string') return undefined;
   }
-  const needs: Partial<Record<FromWebview['type'], string>> = {
-    send: 'text', draft: 'text', explain: 'turnId', toggleExplanation: 'turnId', selectWorkspace: 'uri',
+  const needs: Partial<Record<FromWebview['type'], string[]>> = {
+    send: ['text'], draft: ['text'], explain: ['turnId'], toggleExplanation: ['turnId'], selectWorkspace: ['uri'],
+    workerTranscript: ['turnId', 'toolUseId', 'workerSessionId'], stopWorker: ['workerTurnId'],
+    feedback: ['turnId'],
   };
   if (message.type === 'feedback' && message.rating !== 'up' && message.rating !== 'down') return undefined;
-  needs.feedback = 'turnId';
-  const required = needs[message.type as FromWebview['type']];
-  if (required && typeof message[required] !== 'string') return undefined;
+  for (const required of needs[message.type as FromWebview['type']] ?? []) {
+    if (typeof message[required] !== 'string') return undefined;
+  }
   return message as unknown as FromWebview;
 }

@@ -1,6 +1,7 @@
 /** The chat view's state machine: every message from the extension folds into a new state (pure). */
 
 import type { ChatDeltaParams, ChatResult, RouteDecidedParams } from '../protocol/types';
+import { applyDelegation, toggleCard, updateCard } from './delegations';
 import type { ChatEvent, ChatState, Entry, ToWebview, TurnEntry } from './messages';
 
 export function reduce(state: ChatState, message: ToWebview): ChatState {
@@ -21,7 +22,21 @@ export function reduce(state: ChatState, message: ToWebview): ChatState {
     case 'settings':
       return { ...state, routePreview: message.routePreview, previewDelayMs: message.previewDelayMs,
         preview: message.routePreview ? state.preview : null };
+    case 'workerTranscript':
+      return updateTurn(state, message.turnId, (t) => ({ ...t,
+        delegations: updateCard(t.delegations ?? [], message.toolUseId, (c) => ({ ...c, transcript: message.transcript })) }));
   }
+}
+
+/** Expand or collapse a delegation card (the webview's own toggle). */
+export function toggleDelegation(state: ChatState, turnId: string, toolUseId: string): ChatState {
+  return updateTurn(state, turnId, (t) => ({ ...t, delegations: updateCard(t.delegations ?? [], toolUseId, toggleCard) }));
+}
+
+/** Stop was pressed on a card: show it as stopping until the worker ends. */
+export function markStopping(state: ChatState, turnId: string, toolUseId: string): ChatState {
+  return updateTurn(state, turnId, (t) => ({ ...t,
+    delegations: updateCard(t.delegations ?? [], toolUseId, (c) => ({ ...c, stopping: true })) }));
 }
 
 /** Open or close a turn's explanation (the webview's own toggle). */
@@ -43,6 +58,9 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
     case 'failed':
       return { ...state, pending: state.pending?.localId === event.localId ? null : state.pending,
         entries: [...state.entries, { kind: 'error', id: `${event.localId}:error`, ...event.failure }] };
+    case 'delegation':
+      return updateTurn(state, event.params.turn_id, (t) => ({ ...t,
+        delegations: applyDelegation(t.delegations ?? [], event.params) }));
   }
 }
 

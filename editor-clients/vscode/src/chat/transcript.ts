@@ -2,6 +2,7 @@
 
 import { formatUsd, plural } from '../common/format';
 import type { ContentBlock, Message, SessionDetail, ToolActivity, Turn } from '../protocol/types';
+import { storedDelegations } from './delegations';
 import type { Entry, TurnEntry } from './messages';
 
 /** Chat entries for a session, leaving out turns the extension is replaying live. */
@@ -13,7 +14,7 @@ export function transcriptEntries(detail: SessionDetail, skipTurns: ReadonlySet<
     for (const message of messages.filter((m) => m.role === 'user')) {
       entries.push({ kind: 'user', id: message.id, text: blocksText(message.content) });
     }
-    entries.push(turnEntry(turn, messages));
+    entries.push({ ...turnEntry(turn, messages), delegations: storedDelegations(messages, detail.cost.workers, turn.status) });
   }
   return entries;
 }

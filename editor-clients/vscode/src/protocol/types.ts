@@ -210,6 +210,34 @@ export interface ChatDeltaParams {
   tool?: ToolActivity;
 }
 
+export type DelegationStatus = 'running' | 'completed' | 'failed' | 'cancelled';
+
+/** `switchman/delegation`: a worker started, made progress or ended (one per `delegate` call). */
+export interface DelegationParams {
+  phase: 'started' | 'progress' | 'ended';
+  /** The planner's session and turn. */
+  session_id: string;
+  turn_id: string;
+  tool_use_id: string;
+  worker_session_id: string;
+  worker_turn_id: string | null;
+  tier: string;
+  model: string | null;
+  task: string;
+  status: DelegationStatus;
+  turns: number;
+  llm_calls: number;
+  tool_calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: Money;
+  elapsed_seconds: number;
+  activity: string | null;
+  error: string | null;
+  detail: string | null;
+  dropped_tools: string[];
+}
+
 export interface StatusParams {
   workspace: WorkspaceUri;
   session_id: string | null;

@@ -43,6 +43,11 @@ export function readChatSettings(settings: SettingsReader): ChatSettings {
   };
 }
 
+/** Whether the Sessions view lists worker sessions (delegated sub-tasks) under their planner. */
+export function readShowWorkerSessions(settings: SettingsReader): boolean {
+  return settings.get<boolean>('showWorkerSessions', false) === true;
+}
+
 function stringValues(record: Record<string, unknown>): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [key, value] of Object.entries(record ?? {})) {

@@ -22,6 +22,8 @@ export class SessionsTree implements vscode.TreeDataProvider<SessionNode>, Dispo
     private readonly connection: SwitchmanConnection,
     private readonly folders: WorkspaceFolders,
     statuses: StatusSource,
+    /** The `switchman.showWorkerSessions` setting: workers are hidden unless it is on. */
+    private readonly showWorkers: () => boolean = () => false,
   ) {
     this.subscriptions = [
       statuses.onDidChange(() => this.refreshSoon()),
@@ -75,7 +77,7 @@ export class SessionsTree implements vscode.TreeDataProvider<SessionNode>, Dispo
 
   private async sessionsOf(folder: Folder): Promise<SessionNode[]> {
     try {
-      const result = await this.connection.request<SessionsResult>(Requests.sessions, sessionsParams(folder.uri, true));
+      const result = await this.connection.request<SessionsResult>(Requests.sessions, sessionsParams(folder.uri, this.showWorkers()));
       return result.sessions.map((session) => ({
         kind: 'session', folder, session, current: session.id === result.current_session_id }));
     } catch (error) {

@@ -2,7 +2,8 @@
 
 import type { ChatState, FromWebview, ToWebview } from '../chat/messages';
 import { initialChatState } from '../chat/messages';
-import { reduce, toggleExplanation } from '../chat/reducer';
+import { needsTranscript, type DelegationCard } from '../chat/delegations';
+import { markStopping, reduce, toggleDelegation, toggleExplanation } from '../chat/reducer';
 import { NOT_SENT } from '../protocol/errors';
 import { el, TranscriptView } from './render';
 
@@ -30,7 +31,41 @@ const view = new TranscriptView(transcript, (turnId) => {
   const turn = state.entries.find((e) => e.kind === 'turn' && e.id === turnId);
   if (turn && turn.kind === 'turn' && turn.explanation) update(toggleExplanation(state, turnId));
   else vscode.postMessage({ type: 'explain', turnId });
+}, {
+  toggle(turnId, card) {
+    update(toggleDelegation(state, turnId, card.toolUseId));
+    fetchTranscripts(turnId, card.toolUseId);
+  },
+  stop(turnId, card) {
+    if (!card.workerTurnId) return;
+    update(markStopping(state, turnId, card.toolUseId));
+    vscode.postMessage({ type: 'stopWorker', workerTurnId: card.workerTurnId });
+  },
 }, (turnId, rating) => vscode.postMessage({ type: 'feedback', turnId, rating }));
+
+/** Ask for the worker transcript of open cards that need it (only `toolUseId`'s, if given). */
+function fetchTranscripts(turnId?: string, toolUseId?: string): void {
+  for (const entry of state.entries) {
+    if (entry.kind !== 'turn' || (turnId && entry.id !== turnId)) continue;
+    for (const card of entry.delegations ?? []) {
+      if ((!toolUseId || card.toolUseId === toolUseId) && needsTranscript(card) && card.workerSessionId) {
+        vscode.postMessage({ type: 'workerTranscript', turnId: entry.id, toolUseId: card.toolUseId,
+          workerSessionId: card.workerSessionId });
+      }
+    }
+  }
+}
+
+/** An open card whose worker just ended: reload its transcript (the worker's answer is now stored). */
+function refreshEnded(message: ToWebview): void {
+  if (message.type !== 'event' || message.event.type !== 'delegation' || message.event.params.phase !== 'ended') return;
+  const { turn_id: turnId, tool_use_id: toolUseId } = message.event.params;
+  const turn = state.entries.find((e) => e.kind === 'turn' && e.id === turnId);
+  const card: DelegationCard | undefined = turn?.kind === 'turn' ? turn.delegations?.find((c) => c.toolUseId === toolUseId) : undefined;
+  if (card?.open && card.workerSessionId) {
+    vscode.postMessage({ type: 'workerTranscript', turnId, toolUseId, workerSessionId: card.workerSessionId });
+  }
+}
 
 function update(next: ChatState): void {
   const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
@@ -91,6 +126,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const message = event.data;
   const before = state.pending;
   update(reduce(state, message));
+  refreshEnded(message);
   // A message that was refused (unknown @alias, no model available…) comes back to the input to fix.
   if (message.type === 'event' && message.event.type === 'failed' && NOT_SENT.has(message.event.failure.code)
       && before && !input.value) {

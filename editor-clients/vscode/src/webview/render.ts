@@ -4,6 +4,8 @@ import MarkdownIt from 'markdown-it';
 import { formatUsd, shortModelName } from '../common/format';
 import type { Entry, TurnEntry } from '../chat/messages';
 import type { Rating } from '../protocol/params';
+import { DELEGATE_TOOL } from '../chat/delegations';
+import { delegationCard, type CardActions } from './delegationCard';
 
 /**
  * Answers are untrusted text: raw HTML is escaped (html: false) and markdown-it refuses
@@ -19,6 +21,7 @@ export class TranscriptView {
   private readonly rendered = new Map<string, { element: HTMLElement; signature: string }>();
 
   constructor(private readonly container: HTMLElement, private readonly onBadge: (turnId: string) => void,
+    private readonly cards?: CardActions,
     private readonly onRate: (turnId: string, rating: Rating) => void = () => undefined) {}
 
   render(entries: Entry[]): void {
@@ -84,9 +87,13 @@ export class TranscriptView {
     const children: (Node | string)[] = [el('div', { class: 'turn-head' }, [badge, status(turn)])];
     if (turn.explanationOpen && turn.explanation) children.push(el('pre', { class: 'explanation' }, [turn.explanation]));
     for (const banner of turn.banners) children.push(el('div', { class: 'banner' }, [`⚠ ${banner}`]));
+    const cards = turn.delegations ?? [];
     for (const tool of turn.tools) {
+      // A delegate call is shown as its card below.
+      if (tool.name === DELEGATE_TOOL && cards.some((c) => c.toolUseId === tool.id)) continue;
       children.push(el('div', { class: `tool ${tool.status}` }, [`🔧 ${tool.name} — ${tool.status}${tool.summary ? `: ${tool.summary}` : ''}`]));
     }
+    if (this.cards) for (const card of cards) children.push(delegationCard(turn.id, card, this.cards));
     for (const notice of turn.notices) children.push(el('div', { class: 'notice' }, [notice]));
     const body = el('div', { class: 'body markdown' });
     body.innerHTML = renderMarkdown(turn.text); // sanitised by markdown-it (html: false)

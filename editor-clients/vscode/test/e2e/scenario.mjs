@@ -42,10 +42,12 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await badgeExplainsTheChoice(ui, chat);
     await refusedMessageIsShownPlainly(ui, chat);
     await stopCancelsTheAnswer(ui, chat, fake);
+    await delegationShowsAsALiveCard(ui, chat, fake);
     await commandsAnswer(ui, chat);
     await transcriptSurvivesAReload(ui);
     await statusBarPickerSetsTheModel(ui);
     await sessionsViewOpensTheTranscript(ui);
+    await workerSessionsShowOnlyWhenAskedFor(ui);
     await newChatStartsEmpty(ui);
     await providerFailuresAreShownPlainly(ui, fake);
     await daemonThatCannotStartSaysHowToFix(ui);
@@ -192,6 +194,59 @@ async function stopCancelsTheAnswer(ui, chat, fake) {
   log('Stop cancelled the running answer');
 }
 
+async function delegationShowsAsALiveCard(ui, chat, fake) {
+  // The planner (sonnet, the global default, may delegate) calls `delegate`; the worker's answer
+  // stalls half-way so the card is seen running; then the planner answers with the result.
+  await fake.script([
+    { kind: 'tool_call', name: 'delegate', id: 'toolu_e2e_delegate',
+      input: { tier: 'fast', task: 'List the functions in src/login.py', context: { mode: 'minimal' } } },
+    { kind: 'stall', after_chunks: 1, chunks: ['Reading src/login.py. ', 'It defines **login()** only.'] },
+    { kind: 'text', chunks: ['The worker found one function: `login()`.'] },
+  ]);
+  await chat.locator('#input').fill('plan the cleanup of src/login.py');
+  await chat.locator('#input').press('Enter');
+  const card = chat.locator('.entry.turn').last().locator('.delegation[data-tool-use="toolu_e2e_delegate"]');
+  await card.locator('.delegation-title', { hasText: 'Worker · fast · claude-haiku-4-5' }).waitFor();
+  await card.locator('.delegation-task', { hasText: 'List the functions in src/login.py' }).waitFor();
+  await fake.waitForStalls(3);
+  await chat.locator('.delegation[data-status="running"] .delegation-meta', { hasText: 'running · 1 turn' }).waitFor();
+  await card.locator('.delegation-stop').waitFor();
+  log('delegation card running:', JSON.stringify(await card.locator('.delegation-head').innerText()));
+  await ui.shot('chat-delegation-running', card);
+  await fake.release();
+  await chat.locator('.delegation[data-status="completed"] .delegation-meta', { hasText: 'done · 1 turn · $' }).waitFor();
+  await chat.locator('.entry.turn[data-status="completed"] .markdown code', { hasText: 'login()' }).waitFor();
+  if ((await card.locator('.delegation-stop').count()) !== 0) throw new Error('a finished worker still offers Stop');
+  // Expanding the card fetches the worker's own transcript (switchman/session of the worker session).
+  await card.locator('.delegation-toggle').click();
+  await card.locator('.delegation-transcript .worker-message.task', { hasText: 'List the functions in src/login.py' }).waitFor();
+  await card.locator('.delegation-transcript .worker-message.worker strong', { hasText: 'login()' }).waitFor();
+  log('worker transcript in the card:', JSON.stringify(await card.locator('.delegation-transcript').innerText()));
+  await ui.shot('chat-delegation-transcript', chat.locator('.entry.turn').last());
+  await stopOnACardStopsOnlyThatWorker(ui, chat, fake);
+}
+
+async function stopOnACardStopsOnlyThatWorker(ui, chat, fake) {
+  await fake.script([
+    { kind: 'tool_call', name: 'delegate', id: 'toolu_e2e_stopped',
+      input: { tier: 'fast', task: 'Count the lines of src/login.py', context: { mode: 'minimal' } } },
+    { kind: 'stall', after_chunks: 1, chunks: ['Counting', ' lines: 2'] },
+    { kind: 'text', chunks: ['The worker was stopped; I will count them myself.'] },
+  ]);
+  await chat.locator('#input').fill('count the lines of src/login.py, via a worker');
+  await chat.locator('#input').press('Enter');
+  const card = chat.locator('.delegation[data-tool-use="toolu_e2e_stopped"]');
+  await fake.waitForStalls(4);
+  await card.locator('.delegation-stop').click();
+  await card.locator('.delegation-meta', { hasText: 'stopped' }).waitFor();
+  await card.locator('.delegation-note.error', { hasText: 'cancelled_by_user' }).waitFor();
+  // Only the worker stopped: the planner's turn goes on and completes with its own answer.
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'I will count them myself' }).waitFor();
+  await fake.release();
+  log('Stop on the card stopped only the worker:', JSON.stringify(await card.innerText()));
+  await ui.shot('chat-delegation-stopped', card);
+}
+
 async function commandsAnswer(ui, chat) {
   await ui.command('Switchman: Check Rules');
   const output = chat.locator('.entry.command').last();
@@ -241,6 +296,32 @@ async function sessionsViewOpensTheTranscript(ui) {
   await editor.first().waitFor();
   log('transcript opened from the Sessions view');
   await ui.shot('sessions-transcript');
+}
+
+async function workerSessionsShowOnlyWhenAskedFor(ui) {
+  const sessions = ui.page.locator('.pane', { has: ui.page.locator('.pane-header', { hasText: 'Sessions' }) });
+  // The chat so far is one session (titled by its first message) whose planner delegated twice.
+  const planner = sessions.locator('.monaco-list-row', { hasText: 'write a commit message for the login fix' }).first();
+  await planner.waitFor();
+  const workers = sessions.locator('.monaco-list-row', { has: ui.page.locator('.codicon-person') });
+  if ((await workers.count()) !== 0 || (await planner.getAttribute('aria-expanded')) !== null) {
+    throw new Error('worker sessions are listed although switchman.showWorkerSessions is off');
+  }
+  await ui.command('Preferences: Open User Settings');
+  await ui.page.locator('.settings-editor').waitFor();
+  await ui.page.keyboard.type('switchman.showWorkerSessions');
+  const setting = ui.page.locator('.settings-editor .setting-item-contents', { hasText: 'Show Worker Sessions' }).first();
+  await setting.locator('.setting-value-checkbox').click();
+  await ui.command('View: Close Editor');
+  // The view refreshes on the setting: the planner now has its workers nested under it.
+  await until('the planner session to have children', async () => (await planner.getAttribute('aria-expanded')) !== null);
+  if ((await planner.getAttribute('aria-expanded')) === 'false') await planner.locator('.monaco-tl-twistie').click();
+  await workers.first().waitFor();
+  log('worker sessions under the planner:', await workers.count());
+  await ui.shot('sessions-workers', sessions);
+  await workers.first().click();
+  await ui.page.locator('.monaco-editor .view-lines', { hasText: '(worker)' }).first().waitFor();
+  log('a worker session opened its own transcript');
 }
 
 async function newChatStartsEmpty(ui) {

@@ -162,4 +162,39 @@ describe('ChatController', () => {
     await until(() => posted.some((m) => m.type === 'reset'));
     assert.equal(connection.sent(Requests.session).at(-1).session_id, 'S5');
   });
+
+  it('forwards the delegations of its turn, fetches a worker transcript and stops one worker by its turn id', async () => {
+    const { connection, controller, posted, events } = setup();
+    const answer = deferred<ChatResult>();
+    connection.answer(Requests.chat, () => answer.promise);
+    const sending = controller.send('plan the refactor');
+    await until(() => connection.sent(Requests.chat).length === 1);
+    connection.notify(Notifications.routeDecided, route);
+    const delegation = { phase: 'started', session_id: 'S1', turn_id: 'T1', tool_use_id: 'toolu_1', worker_session_id: 'W1',
+      worker_turn_id: 'WT1', tier: 'fast', model: null, task: 't', status: 'running', turns: 1, llm_calls: 0, tool_calls: 0,
+      input_tokens: 0, output_tokens: 0, cost_usd: '0', elapsed_seconds: 0, activity: null, error: null, detail: null, dropped_tools: [] };
+    connection.notify(Notifications.delegation, delegation);
+    connection.notify(Notifications.delegation, { ...delegation, turn_id: 'T9' }); // another turn: not ours
+    connection.notify(Notifications.delegation, { ...delegation, phase: 'progress', cost_usd: '0.001' });
+    // A reloaded webview gets the latest state of each delegation once.
+    posted.length = 0;
+    await controller.reload();
+    const replayed = posted.flatMap((m) => (m.type === 'event' && m.event.type === 'delegation' ? [m.event.params.cost_usd] : []));
+    assert.deepEqual(replayed, ['0.001']);
+    connection.answer(Requests.session, () => ({ session: {}, turns: [], cost: {},
+      messages: [{ id: 'A', session_id: 'W1', turn_id: 'WT1', role: 'assistant', created_at: '', model: null,
+        content: [{ type: 'text', text: 'found main()' }] }] }));
+    await controller.handle({ type: 'workerTranscript', turnId: 'T1', toolUseId: 'toolu_1', workerSessionId: 'W1' });
+    assert.deepEqual(connection.sent(Requests.session).at(-1), { session_id: 'W1' });
+    const loaded = posted.find((m) => m.type === 'workerTranscript');
+    assert.deepEqual(loaded, { type: 'workerTranscript', turnId: 'T1', toolUseId: 'toolu_1',
+      transcript: { loading: false, messages: [{ who: 'worker', text: 'found main()' }], error: null } });
+    connection.answer(Requests.cancel, () => ({ cancelled: true, status: 'cancelled' }));
+    await controller.handle({ type: 'stopWorker', workerTurnId: 'WT1' });
+    assert.deepEqual(connection.sent(Requests.cancel), [{ turn_id: 'WT1' }]);
+    assert.equal(controller.busy, true, 'the planner turn carries on');
+    answer.resolve(result);
+    await sending;
+    assert.deepEqual(events(), ['userSent', 'routeDecided', 'delegation', 'result'], 'the replay, then the answer');
+  });
 });

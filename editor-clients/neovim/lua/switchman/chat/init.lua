@@ -157,6 +157,7 @@ function Chat:new_session()
   end
   M.start_session(self.root, function(session)
     self.session_id = session.id
+    self.workers = nil -- their lines are gone with the transcript
     self.view:clear()
     self.view:append({ { 'New session ' .. session.id, hl = 'SwitchmanFooter' } })
   end)
@@ -396,6 +397,9 @@ client.on(protocol.notification.chat_delta, function(root, params)
     chat:delta(params)
   end
 end)
+
+-- Delegation lines and `:Switchman workers` (listens to `switchman/delegation`).
+require('switchman.chat.workers')
 
 client.on('exit', function(root)
   local chat = chats[root]

@@ -15,7 +15,7 @@ from switchman.engine.messages import ZERO_USD, ImageBlock, Message
 from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.routing.explain import render, short_reason
-from switchman.engine.sessions import commands
+from switchman.engine.sessions import slash_commands
 from switchman.engine.sessions.manager import SessionManager
 from switchman.engine.sessions.records import (
     CostBreakdown,
@@ -31,7 +31,7 @@ from switchman.engine.sessions.records import (
 )
 
 
-class SessionViews:
+class SessionQueries:
     """Queries over the session manager's state and the store."""
 
     def __init__(self, manager: SessionManager, availability: AvailabilityTracker) -> None:
@@ -101,7 +101,7 @@ class SessionViews:
         """Route a draft without sending it or recording anything."""
         m = self.manager
         live = m.live(workspace, session_id)
-        command = commands.command_name(message)
+        command = slash_commands.command_name(message)
         if command is not None:
             return Preview(None, f"command {command}", message, None, None, None, command)
         try:

@@ -50,11 +50,11 @@ def _workspace(args: argparse.Namespace) -> Path:
 
 def rules_check(args: argparse.Namespace) -> int:
     """Validate configuration files; exit 1 when any has an error."""
-    store = ConfigStore()
-    targets = [Path(f) for f in args.files] or _default_targets(store, _workspace(args))
+    config = ConfigStore()
+    targets = [Path(f) for f in args.files] or _default_targets(config, _workspace(args))
     problems: list[Problem] = []
     for path in targets:
-        problems += _check_file(path, store.registry())
+        problems += _check_file(path, config.registry())
     problems = sort_problems(problems)
     if args.json:
         _print_json(problems)
@@ -63,8 +63,8 @@ def rules_check(args: argparse.Namespace) -> int:
     return 1 if any(p.severity is Severity.ERROR for p in problems) else 0
 
 
-def _default_targets(store: ConfigStore, workspace: Path) -> list[Path]:
-    candidates = [store.models_path, store.routing_path, workspace_routing_file(workspace)]
+def _default_targets(config: ConfigStore, workspace: Path) -> list[Path]:
+    candidates = [config.models_path, config.routing_path, workspace_routing_file(workspace)]
     return [p for p in candidates if os.path.lexists(p)]  # a broken link is reported too
 
 
@@ -95,9 +95,9 @@ def _print_problems(problems: list[Problem], targets: list[Path]) -> None:
 
 def rules_show(args: argparse.Namespace) -> int:
     """Print the rules in evaluation order, with synthetic names."""
-    store = ConfigStore()
+    config = ConfigStore()
     folder = str(_workspace(args))
-    policy = store.effective(folder)
+    policy = config.effective(folder)
     rows = [{"name": r.name, "synthetic_name": r.synthetic_name, "when": describe(r.when),
              "use": r.use, "source": r.source, "line": r.line + 1} for r in policy.rules]
     if args.json:
@@ -106,7 +106,7 @@ def rules_show(args: argparse.Namespace) -> int:
                      "global_default": policy.global_default, "tiers": policy.tiers})
         return 0
     print(format_rules(folder, policy))
-    for problem in store.problems(folder):
+    for problem in config.problems(folder):
         if problem.severity is Severity.ERROR:
             print(f"Note: {problem.file} has errors; an earlier or built-in version is in use "
                   "(run 'switchman rules check').")
@@ -151,14 +151,14 @@ def rules_test(args: argparse.Namespace) -> int:
 def route(args: argparse.Namespace) -> int:
     """Dry-run routing: print the decision and its chain; no provider is called."""
     folder = str(_workspace(args))
-    store = ConfigStore()
+    config = ConfigStore()
     clock = SystemClock()
-    router = Router(store, clock=clock, configured=_configured(args),
-                    availability=_pretend_unavailable(args.unavailable, store.registry()))
+    router = Router(config, clock=clock, configured=_configured(args),
+                    availability=_pretend_unavailable(args.unavailable, config.registry()))
     try:
         text, override = router.parse(args.message)
         sticky = router.resolve_model(args.sticky) if args.sticky else None
-        context = _route_context(args, text, folder, store)
+        context = _route_context(args, text, folder, config)
         decision = router.decide(RouteRequest(context=context, turn_id="dry-run",
                                               override=override, sticky_model=sticky))
     except NoModelAvailable as failure:
@@ -207,9 +207,9 @@ def _pretend_unavailable(names: list[str], registry: ModelRegistry) -> Any:
 
 
 def _route_context(args: argparse.Namespace, text: str, folder: str,
-                   store: ConfigStore) -> TurnContext:
+                   config: ConfigStore) -> TurnContext:
     skills = SkillIndex.build([Path(folder) / ".switchman" / "skills",
-                               store.directory / "skills"])
+                               config.directory / "skills"])
     files = tuple(f.strip() for f in (args.files or "").split(",") if f.strip())
     return TurnContext(
         message=text,

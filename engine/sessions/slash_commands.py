@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from switchman.engine.sessions.lifecycle import TurnLifecycle
     from switchman.engine.sessions.live import LiveSession
     from switchman.engine.sessions.manager import SessionManager
-    from switchman.engine.sessions.views import SessionViews
+    from switchman.engine.sessions.queries import SessionQueries
 
 COMMANDS = ("/model", "/rules", "/cost", "/route", "/patterns", "/help")
 
@@ -49,7 +49,7 @@ def command_name(message: str) -> str | None:
     return words[0] if words and words[0] in COMMANDS else None
 
 
-async def run(manager: SessionManager, lifecycle: TurnLifecycle, views: SessionViews,
+async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: SessionQueries,
               live: LiveSession, message: str) -> TurnResult:
     """Answer a slash command in the chat stream."""
     words = message.strip().split()
@@ -60,7 +60,7 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, views: SessionV
             return rerun
         args = ["none"]
     try:
-        text = _dispatch(manager, views, live, name, args)
+        text = _dispatch(manager, queries, live, name, args)
         error = None
     except UnknownModel as exc:
         text, error = str(exc), ErrorInfo(exc.code, str(exc))
@@ -70,14 +70,14 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, views: SessionV
                       error=error, summary=name)
 
 
-def _dispatch(manager: SessionManager, views: SessionViews, live: LiveSession, name: str,
+def _dispatch(manager: SessionManager, queries: SessionQueries, live: LiveSession, name: str,
               args: list[str]) -> str:
     if name == "/model":
-        return _model(manager, views, live, args)
+        return _model(manager, queries, live, args)
     if name == "/rules":
         return _rules(manager.config, str(live.folder), args)
     if name == "/cost":
-        return _cost(views.cost(live.id), manager.cost_today())
+        return _cost(queries.cost(live.id), manager.cost_today())
     if name == "/route":
         return _route(manager, live, args)
     if name == "/patterns" and manager.learning is not None:
@@ -85,10 +85,10 @@ def _dispatch(manager: SessionManager, views: SessionViews, live: LiveSession, n
     return HELP
 
 
-def _model(manager: SessionManager, views: SessionViews, live: LiveSession,
+def _model(manager: SessionManager, queries: SessionQueries, live: LiveSession,
            args: list[str]) -> str:
     if not args or args[0] == "show":
-        decision = views.last_decision(live.id)
+        decision = queries.last_decision(live.id)
         head = (f"Active model: {live.last_model or 'none yet'}\n"
                 f"Sticky model: {live.sticky.active or 'none (routing follows your rules)'}")
         if live.sticky.pending is not None:

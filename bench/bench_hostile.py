@@ -1,0 +1,149 @@
+"""Hostile documents: checks and editor requests, each a ratio against a normal document.
+
+For each hostile text (keys up to the size cap, a line of 30,000 spaces, a
+mutated 3 KB file, a 200,000-character value, deep flow nesting, an alias
+fan-out, thousands of rules that shadow each other, a 10 MB file, YAML-only
+line breaks) the benchmark measures, in the same run:
+
+* the editor's check (chunked parse, schema and semantic checks, advice);
+* the outline;
+* the slowest single completion or hover over positions spread evenly through
+  the text (every request is one of these);
+* quick fixes for every problem in the text (each fix is verified by a recheck);
+
+and divides each by the same operation on a well-formed routing.yaml of the
+same size (rules of the usual shape), so a ratio near 1 means the hostile text
+costs no more than an ordinary one. Absolute figures are printed too: the aim
+is that no single check or request on any of these texts takes a second.
+
+Run: ``.venv/bin/python bench/bench_hostile.py`` (``--positions N``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from collections.abc import Callable
+from functools import partial
+
+from switchman.engine.config.builtin import builtin_registry
+from switchman.engine.config.check import FileKind, check_doc
+from switchman.engine.config.problems import Position, Problem, Range
+from switchman.engine.config.text import split_lines
+from switchman.engine.editing.advice import advise
+from switchman.engine.editing.chunked import ChunkedParser
+from switchman.engine.editing.completion import complete
+from switchman.engine.editing.fixes import FixContext, fixes
+from switchman.engine.editing.hover import hover
+from switchman.engine.editing.outline import outline
+from switchman.engine.files import MAX_CONFIG_BYTES
+
+REGISTRY = builtin_registry()
+ENVIRON = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}
+KIND = FileKind.ROUTING
+PATH = "/c/routing.yaml"
+TIERS = {"fast": "anthropic:claude-haiku-4-5", "balanced": "anthropic:claude-sonnet-4-6",
+         "deep": "anthropic:claude-opus-4-7"}
+BASE = ("schema_version: 1\nglobal_default: sonnet\ntiers: {fast: haiku, balanced: sonnet, "
+        "deep: opus}\nrules:\n")
+
+
+def normal(size: int) -> str:
+    """A well-formed routing.yaml of about ``size`` characters."""
+    rules = []
+    length, i = len(BASE), 0
+    while length < size:
+        rule = (f"  - name: rule {i}\n    when:\n      any_of:\n"
+                f"        - message_matches: \"(?i)deploy-{i}\"\n"
+                f"        - file_extensions_in_context: [sql, py{i}]\n    use: haiku\n")
+        rules.append(rule)
+        length += len(rule)
+        i += 1
+    return BASE + "".join(rules)
+
+
+def mutated(seed: int = 7) -> str:
+    """A 3 KB routing.yaml after 40 random single-token edits."""
+    rnd = random.Random(seed)
+    text = normal(3000)
+    tokens = ["\n", " ", "-", ":", "{", "[", "'", "#", "&a ", "*a", "!!int ", "0x", "\t",
+              "  - ", "use: opus\n", "\u2028", "\r"]
+    for _ in range(40):
+        at = rnd.randrange(len(text) + 1)
+        text = text[:at] + rnd.choice(tokens) + text[at:]
+    return text
+
+
+def hostile() -> dict[str, str]:
+    """The hostile texts, by name."""
+    keys = "".join(f"k{i}: 1\n" for i in range(MAX_CONFIG_BYTES // 9))
+    return {
+        "unknown keys up to the cap": keys[:MAX_CONFIG_BYTES],
+        "a line of 30,000 spaces": normal(3000) + " " * 30000 + "\n",
+        "mutated 3 KB file": mutated(),
+        "200,000-character value": "global_default: " + "x" * 200_000 + "\n",
+        "flow nesting 63 deep": "rules: " + "[" * 63 + "]" * 63 + "\n",
+        "alias fan-out": "a: &a [" + ", ".join(["x"] * 100) + "]\nb: &b [" +
+                         ", ".join(["*a"] * 100) + "]\nrules: [*b, *b, *b]\n",
+        "6,000 shadowing rules": "global_default: opus\nrules:\n" + "- {use: opus}\n" * 6000,
+        "10 MB file": "k: 1\n" * (2 * 1024 * 1024),
+        "U+2028 instead of newlines": normal(3000).replace("\n", "\u2028"),
+    }
+
+
+def timed(operation: Callable[[], object], repeat: int = 3) -> float:
+    """The fastest of ``repeat`` runs, in seconds."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        operation()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def measure(text: str, positions: int) -> dict[str, float]:
+    """Seconds for each operation on ``text``."""
+    doc = ChunkedParser().parse(text, PATH)
+    problems = check_doc(KIND, doc, REGISTRY) + advise(KIND, doc, REGISTRY, ENVIRON)
+
+    def check() -> None:
+        fresh = ChunkedParser().parse(text, PATH)
+        check_doc(KIND, fresh, REGISTRY)
+        advise(KIND, fresh, REGISTRY, ENVIRON)
+
+    def recheck(edited: str) -> list[Problem]:
+        again = ChunkedParser().parse(edited, PATH)
+        return check_doc(KIND, again, REGISTRY) + advise(KIND, again, REGISTRY, ENVIRON)
+
+    lines = split_lines(text)
+    spots = [Position(n, col) for n in range(0, len(lines), max(1, len(lines) // positions))
+             for col in (0, len(lines[n]) // 2, len(lines[n]))][:3 * positions]
+    request = max((timed(partial(complete, KIND, text, p, REGISTRY, ENVIRON, []), 1) +
+                   timed(partial(hover, KIND, doc, p, REGISTRY, ENVIRON), 1)) / 2
+                  for p in spots)
+    everything = Range(Position(0, 0), Position(len(lines), 0))
+    context = FixContext(KIND, TIERS, recheck)
+    return {"check": timed(check), "outline": timed(lambda: outline(KIND, doc)),
+            "slowest request": request,
+            "fixes": timed(lambda: fixes(doc, problems, everything, context), 1)}
+
+
+def main() -> None:
+    """Print each hostile text's figures and their ratios to a normal text of its size."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--positions", type=int, default=40)
+    args = parser.parse_args()
+    print(f"{'document':30} {'operation':16} {'hostile ms':>11} {'normal ms':>10} {'ratio':>7}")
+    for name, text in hostile().items():
+        reference = measure(normal(min(len(text), MAX_CONFIG_BYTES)), args.positions)
+        figures = measure(text, args.positions)
+        for operation, seconds in figures.items():
+            base = reference[operation]
+            ratio = seconds / base if base > 0 else float("nan")
+            print(f"{name:30} {operation:16} {seconds * 1000:11.1f} {base * 1000:10.1f} "
+                  f"{ratio:7.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,241 @@
+--- Delegations in the chat: one line per worker that updates in place while the worker runs
+--- (`switchman/delegation`), and `:Switchman workers` to list the current session's workers,
+--- open one's transcript or stop one (`switchman/cancel` with the worker's turn id).
+local client = require('switchman.client')
+local models = require('switchman.models')
+local protocol = require('switchman.protocol')
+local ui = require('switchman.ui')
+local workspace = require('switchman.workspace')
+
+local M = {}
+
+--- Where each worker's line is: an extmark per delegation, in its own namespace.
+local ns = vim.api.nvim_create_namespace('switchman_workers')
+
+local ICONS = { running = '⟳', completed = '✓', failed = '✗', cancelled = '■' }
+local HIGHLIGHT = {
+  running = 'SwitchmanTool', completed = 'SwitchmanTool', failed = 'SwitchmanError', cancelled = 'SwitchmanNotice',
+}
+
+local function present(v)
+  return v ~= nil and v ~= vim.NIL
+end
+
+local function clip(text, max)
+  text = (text or ''):gsub('%s+', ' ')
+  return vim.fn.strchars(text) > max and (vim.fn.strcharpart(text, 0, max - 1) .. '…') or text
+end
+
+--- `$0.0123` (four decimals below a cent, two above).
+function M.usd(amount)
+  local n = tonumber(amount) or 0
+  return n > 0 and n < 0.01 and ('$%.4f'):format(n) or ('$%.2f'):format(n)
+end
+
+--- The one line a delegation shows, e.g.
+--- `  ⟳ worker fast · haiku · running · 1 turn · $0.0004 · 1.2s — Rename foo — calling read_file`.
+function M.line(root, update)
+  local model = present(update.model) and models.short_name(root, update.model) or 'choosing a model'
+  local turns = tonumber(update.turns) or 0
+  local parts = {
+    ('%s worker %s'):format(ICONS[update.status] or '?', update.tier or '?'),
+    model,
+    update.status,
+    ('%d turn%s'):format(turns, turns == 1 and '' or 's'),
+    M.usd(update.cost_usd),
+  }
+  if present(update.elapsed_seconds) then
+    table.insert(parts, ('%.1fs'):format(tonumber(update.elapsed_seconds) or 0))
+  end
+  local text = '  ' .. table.concat(parts, ' · ') .. ' — ' .. clip(update.task, 60)
+  if update.status == 'running' and present(update.activity) and update.activity ~= '' then
+    text = text .. ' — ' .. clip(update.activity, 60)
+  elseif present(update.error) then
+    text = text .. ' — ' .. clip(update.error, 80)
+  end
+  return text
+end
+
+--- The worker lines of a stored session (`switchman/session`), by `delegate` tool-use id:
+--- each call's tier and task with its worker's recorded model, turns and cost.
+function M.stored(root, detail)
+  local calls, results, out = {}, {}, {}
+  for _, message in ipairs(detail.messages or {}) do
+    for _, block in ipairs(message.content or {}) do
+      if block.type == 'tool_use' and block.name == 'delegate' then
+        calls[block.id] = type(block.input) == 'table' and block.input or {}
+      elseif block.type == 'tool_result' then
+        -- the planner was told `delegate failed: <error>`; a stopped worker is `cancelled_by_user`
+        local failure = block.is_error == true and (tostring(block.content or ''):match('^delegate failed: ([%w_]+)') or 'failed')
+        results[block.tool_use_id] = failure or false
+      end
+    end
+  end
+  local workers = {}
+  for _, worker in ipairs(present(detail.cost) and detail.cost.workers or {}) do
+    if present(worker.parent_tool_use_id) then
+      workers[worker.parent_tool_use_id] = worker
+    end
+  end
+  for id, input in pairs(calls) do
+    local worker = workers[id] or {}
+    local failure = results[id]
+    local status = (failure == nil or failure == 'cancelled_by_user') and 'cancelled' or failure and 'failed' or 'completed'
+    local update = {
+      tier = input.tier, task = input.task, model = worker.model, turns = worker.turns or 0,
+      cost_usd = worker.cost_usd or '0', status = status, error = failure or nil,
+    }
+    out[id] = { M.line(root, update), hl = HIGHLIGHT[update.status] }
+  end
+  return out
+end
+
+--- Show or update a delegation of the chat's running turn in its transcript.
+function M.show(chat, update)
+  chat.workers = chat.workers or {}
+  local known = chat.workers[update.tool_use_id]
+  local entry = { M.line(chat.root, update), hl = HIGHLIGHT[update.status] or 'SwitchmanTool' }
+  local bufnr = chat.view.transcript
+  if not known then
+    chat.view:append({ entry })
+    local row = vim.api.nvim_buf_line_count(bufnr) - 1
+    local mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { right_gravity = false })
+    chat.workers[update.tool_use_id] = { update = update, mark = mark }
+    return
+  end
+  known.update = update
+  local pos = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, known.mark, {})
+  if not pos or not pos[1] then
+    return -- the line was cleared (new session)
+  end
+  local row = pos[1]
+  local old = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
+  local modifiable = vim.bo[bufnr].modifiable
+  vim.bo[bufnr].modifiable = true
+  -- set_text keeps the extmark (and any line the answer streams after it) where it is.
+  vim.api.nvim_buf_set_text(bufnr, row, 0, row, #old, { entry[1] })
+  vim.bo[bufnr].modifiable = modifiable
+  vim.api.nvim_buf_clear_namespace(bufnr, ns, row, row + 1)
+  known.mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { right_gravity = false })
+  vim.api.nvim_buf_add_highlight(bufnr, ns, entry.hl, row, 0, -1)
+end
+
+--- The delegations this Neovim saw live, by worker session id (for Stop).
+function M.live(chat)
+  local out = {}
+  for _, known in pairs(chat and chat.workers or {}) do
+    out[known.update.worker_session_id] = known.update
+  end
+  return out
+end
+
+--- Open a worker's transcript (`switchman/session` of the worker session).
+function M.open(root, worker_session_id)
+  require('switchman.sessions').open(root, worker_session_id)
+end
+
+--- Stop one worker: its planner carries on with a `cancelled_by_user` result.
+function M.stop(root, update)
+  if not present(update.worker_turn_id) then
+    return vim.notify('Switchman: this worker has not started a turn yet.', vim.log.levels.WARN)
+  end
+  client.request(root, protocol.request.cancel, { turn_id = update.worker_turn_id }, function(err, result)
+    if err then
+      return vim.notify(client.error_message(err), vim.log.levels.WARN)
+    end
+    if not result.cancelled then
+      vim.notify(('Switchman: the worker had already ended (%s).'):format(result.status), vim.log.levels.INFO)
+    end
+  end)
+end
+
+--- One row of the workers list: a stored worker session, or a live delegation.
+function M.describe(root, item)
+  local live = item.live
+  if live then
+    return M.line(root, live):gsub('^%s+', '')
+  end
+  local s = item.session
+  local model = present(s.last_model) and models.short_name(root, s.last_model) or '-'
+  local title = present(s.title) and s.title ~= '' and s.title or 'Worker session'
+  return ('worker · %s · %d turn%s · %s — %s'):format(model, s.turn_count or 0, s.turn_count == 1 and '' or 's',
+    M.usd(s.cost_usd), clip(title, 60))
+end
+
+--- The workers of `session_id` from a `switchman/sessions` answer, merged with the live ones
+--- (a running worker may not be listed yet).
+function M.items(sessions, session_id, live)
+  local items, seen = {}, {}
+  for _, session in ipairs(sessions or {}) do
+    if session.id == session_id then
+      for _, worker in ipairs(session.workers or {}) do
+        seen[worker.id] = true
+        table.insert(items, { session = worker, live = live[worker.id], id = worker.id })
+      end
+    end
+  end
+  for id, update in pairs(live) do
+    if not seen[id] and update.session_id == session_id then
+      table.insert(items, { live = update, id = id })
+    end
+  end
+  return items
+end
+
+local function act(root, item)
+  local running = item.live and item.live.status == 'running'
+  local actions = { 'Open transcript' }
+  if running then
+    table.insert(actions, 'Stop this worker')
+  end
+  vim.ui.select(actions, { prompt = 'Worker', kind = 'switchman.worker_action' }, function(choice)
+    if choice == 'Open transcript' then
+      M.open(root, item.id)
+    elseif choice == 'Stop this worker' then
+      M.stop(root, item.live)
+    end
+  end)
+end
+
+--- `:Switchman workers`: pick one of the current session's workers, then open or stop it.
+function M.pick(root)
+  local chat = require('switchman.chat').get(root)
+  local live = M.live(chat)
+  local params = { workspace = workspace.uri(root), include_workers = true }
+  client.request(root, protocol.request.sessions, params, function(err, result)
+    if err then
+      return vim.notify(client.error_message(err), vim.log.levels.ERROR)
+    end
+    local current = chat and chat.session_id or result.current_session_id
+    if chat and chat.turn and chat.turn.session_id then
+      current = chat.turn.session_id
+    end
+    local items = M.items(result.sessions, present(current) and current or nil, live)
+    if #items == 0 then
+      return vim.notify('Switchman: this session has no workers yet.', vim.log.levels.INFO)
+    end
+    vim.ui.select(items, {
+      prompt = 'Switchman workers',
+      kind = 'switchman.worker',
+      format_item = function(item)
+        return M.describe(root, item)
+      end,
+    }, function(choice)
+      if choice then
+        act(root, choice)
+      end
+    end)
+  end)
+end
+
+client.on(protocol.notification.delegation, function(root, update)
+  local chat = require('switchman.chat').get(root)
+  if chat and chat.turn and chat.turn.turn_id == update.turn_id then
+    chat.turn.session_id = update.session_id
+    M.show(chat, update)
+  elseif chat and chat.workers and chat.workers[update.tool_use_id] then
+    M.show(chat, update) -- the end of a delegation whose turn was just answered
+  end
+end)
+
+return M

@@ -1,0 +1,189 @@
+-- Delegation in the chat: a live line per worker, :Switchman workers (transcript, stop), and
+-- workers in the sessions picker. The planner (sonnet, the global default) is scripted to call
+-- `delegate`; the worker's reply stalls so its line can be seen while it runs.
+local H = require('harness')
+local chat_module = require('switchman.chat')
+local workers = require('switchman.chat.workers')
+local workspace = require('switchman.workspace')
+
+local root = workspace.normalize(vim.env.SWITCHMAN_TEST_WORKSPACE)
+local chat
+
+local function transcript()
+  return chat.view.transcript
+end
+
+local function send(message)
+  vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, { message })
+  chat:submit()
+end
+
+local function worker_lines()
+  return vim.tbl_filter(function(line)
+    return line:find(' worker fast · ', 1, true) ~= nil
+  end, H.lines(transcript()))
+end
+
+local function wait_idle()
+  H.wait_for('the turn to end', function()
+    return chat.turn == nil
+  end, nil, function()
+    return H.lines(transcript())
+  end)
+end
+
+--- The planner delegates one task; the worker's answer stalls after its first chunk.
+local function script_delegation(task, worker_chunks, final)
+  H.script({
+    { kind = 'tool_call', name = 'delegate', id = 'toolu_' .. task:gsub('%W', ''):sub(1, 12),
+      input = { tier = 'fast', task = task, context = { mode = 'minimal' } } },
+    { kind = 'text', chunks = worker_chunks, fault = { kind = 'stall', after_chunks = 1 } },
+    { kind = 'text', chunks = { final } },
+  })
+end
+
+local stalls = 0
+local function wait_stall()
+  stalls = stalls + 1
+  H.fake('GET', ('/_fake/state?wait_stalls=%d&timeout=20'):format(stalls))
+end
+
+return {
+  {
+    'a delegation shows as one worker line that updates in place until the worker ends',
+    function()
+      vim.cmd('Switchman chat')
+      chat = H.check(chat_module.get(root), 'a chat for the workspace')
+      script_delegation('List the functions in src/app.py', { 'Reading src/app.py', ' - found main()' },
+        'The worker found one function: main().')
+      send('plan the refactor of src/app.py')
+      -- The first provider request loads the SDK: slow on a busy machine.
+      H.wait_text(transcript(), '⟳ worker fast · haiku · running', 40000)
+      wait_stall()
+      H.eq(1, #worker_lines(), 'one line for the running worker', H.lines(transcript()))
+      H.check(worker_lines()[1]:find('List the functions in src/app.py', 1, true), 'the line names the task',
+        worker_lines())
+      H.fake('POST', '/_fake/release')
+      H.wait_text(transcript(), 'The worker found one function: main().')
+      wait_idle()
+      local lines = worker_lines()
+      H.eq(1, #lines, 'still one line for the worker, now finished', H.lines(transcript()))
+      H.check(lines[1]:find('✓ worker fast · haiku · completed · 1 turn · $', 1, true), 'completed with its cost',
+        lines)
+      local text = H.text(transcript())
+      local at_worker = text:find(' worker fast · ', 1, true)
+      H.check(at_worker < text:find('The worker found one function', 1, true), 'the worker line is inside the answer',
+        H.lines(transcript()))
+    end,
+  },
+  {
+    ':Switchman workers lists the worker and opens its transcript',
+    function()
+      local seen = H.stub_select(function(item, label)
+        return type(item) == 'table' and label:find('haiku', 1, true) or item == 'Open transcript'
+      end)
+      vim.cmd('Switchman workers')
+      H.wait_for('the worker transcript', function()
+        return vim.api.nvim_buf_get_name(0):find('switchman://session/', 1, true) ~= nil
+      end, nil, seen)
+      local bufnr = vim.api.nvim_get_current_buf()
+      H.wait_text(bufnr, 'found main()')
+      H.check(H.text(bufnr):find('List the functions in src/app.py', 1, true), "the worker's prompt is there",
+        H.lines(bufnr))
+      H.check(seen[1]:find('✓ worker fast · haiku · completed', 1, true), 'the list shows the worker live state', seen)
+      vim.cmd('close')
+    end,
+  },
+  {
+    "the planner's stored transcript shows the worker line with its recorded model, turns and cost",
+    function()
+      require('switchman.sessions').open(root, chat.session_id)
+      H.wait_for('the planner transcript', function()
+        return vim.api.nvim_buf_get_name(0):find('switchman://session/' .. chat.session_id, 1, true) ~= nil
+      end)
+      local bufnr = vim.api.nvim_get_current_buf()
+      H.wait_text(bufnr, '✓ worker fast · haiku · completed · 1 turn · $')
+      local text = H.text(bufnr)
+      local call, line = text:find('⚙ delegate', 1, true), text:find('✓ worker fast', 1, true)
+      local result = text:find('✓ delegate:', 1, true)
+      H.check(call and result and call < line and line < result, 'between the call and its result', H.lines(bufnr))
+      vim.cmd('tabclose')
+    end,
+  },
+  {
+    ':Switchman workers stops a running worker; the planner carries on',
+    function()
+      vim.cmd('Switchman chat')
+      script_delegation('Count the lines of src/app.py', { 'Counting', ' lines: 2' }, 'The worker was stopped.')
+      send('count the lines, via a worker')
+      H.wait_text(transcript(), '⟳ worker fast · haiku · running')
+      H.wait_text(transcript(), 'Count the lines of src/app.py')
+      wait_stall()
+      local seen = H.stub_select(function(item, label)
+        return (type(item) == 'table' and label:find('running', 1, true)) or item == 'Stop this worker'
+      end)
+      vim.cmd('Switchman workers')
+      H.wait_text(transcript(), '■ worker fast · haiku · cancelled')
+      H.wait_text(transcript(), 'The worker was stopped.')
+      wait_idle()
+      H.check(not H.text(transcript()):find('(cancelled)', 1, true), 'the planner turn itself was not cancelled',
+        H.lines(transcript()))
+      H.eq(2, #worker_lines(), 'one line per worker', { lines = H.lines(transcript()), seen = seen })
+      H.fake('POST', '/_fake/release')
+    end,
+  },
+  {
+    ':Switchman sessions workers lists workers under their planner; :Switchman sessions leaves them out',
+    function()
+      local seen = H.stub_select(function()
+        return false
+      end)
+      vim.cmd('Switchman sessions')
+      H.wait_for('the sessions list', function()
+        return #seen > 0
+      end)
+      H.check(not table.concat(seen, '\n'):find('↳', 1, true), 'no workers by default', seen)
+      seen = H.stub_select(function()
+        return false
+      end)
+      vim.cmd('Switchman sessions workers')
+      H.wait_for('the sessions list with workers', function()
+        return #seen > 0
+      end)
+      local workers_seen = vim.tbl_filter(function(label)
+        return label:find('↳', 1, true) ~= nil
+      end, seen)
+      H.eq(2, #workers_seen, 'both workers, nested', seen)
+    end,
+  },
+  {
+    'pure: the worker line names tier, model, status, turns, cost, time, task and activity',
+    function()
+      local line = workers.line(root, {
+        tier = 'fast', model = 'anthropic:claude-haiku-4-5', status = 'running', turns = 1, cost_usd = '0.00042',
+        elapsed_seconds = 1.24, task = 'Rename\nfoo', activity = 'calling read_file',
+      })
+      H.eq('  ⟳ worker fast · haiku · running · 1 turn · $0.0004 · 1.2s — Rename foo — calling read_file', line)
+      local failed = workers.line(root, { tier = 'deep', model = vim.NIL, status = 'failed', turns = 0,
+        cost_usd = '0', elapsed_seconds = 0, task = 't', activity = vim.NIL, error = 'no_model_available_for_tier' })
+      H.eq('  ✗ worker deep · choosing a model · failed · 0 turns · $0.00 · 0.0s — t — no_model_available_for_tier',
+        failed)
+      local stored = workers.stored(root, {
+        messages = {
+          { role = 'assistant', content = {
+            { type = 'tool_use', id = 'a', name = 'delegate', input = { tier = 'fast', task = 'one' } },
+            { type = 'tool_use', id = 'b', name = 'delegate', input = { tier = 'fast', task = 'two' } },
+            { type = 'tool_use', id = 'c', name = 'read_file', input = { path = 'x' } } } },
+          { role = 'tool', content = {
+            { type = 'tool_result', tool_use_id = 'a', content = 'done', is_error = false },
+            { type = 'tool_result', tool_use_id = 'b', content = 'delegate failed: cancelled_by_user', is_error = true } } },
+        },
+        cost = { workers = { { session_id = 'W', parent_tool_use_id = 'a', model = 'anthropic:claude-haiku-4-5',
+          cost_usd = '0.0004', turns = 1 } } },
+      })
+      H.eq('  ✓ worker fast · haiku · completed · 1 turn · $0.0004 — one', stored.a[1])
+      H.eq('  ■ worker fast · choosing a model · cancelled · 0 turns · $0.00 — two — cancelled_by_user', stored.b[1])
+      H.eq(nil, stored.c, 'only delegate calls')
+    end,
+  },
+}

@@ -1,0 +1,214 @@
+/**
+ * Delegation cards (pure): each `delegate` call of a planner's turn is a card inside its answer —
+ * tier, model, task, live status and cost — that expands to the worker's transcript.
+ * Live cards fold `switchman/delegation` notifications; a reloaded transcript rebuilds them from
+ * the stored `delegate` tool calls and the session's per-worker costs.
+ */
+
+import { formatUsd, plural, shortModelName } from '../common/format';
+import type { DelegationParams, DelegationStatus, Message, SessionDetail, TurnStatus, WorkerCost } from '../protocol/types';
+
+/** The tool a planner calls to hand a sub-task to a worker. */
+export const DELEGATE_TOOL = 'delegate';
+/** The failure of a delegation that was stopped (by Stop, or by cancelling the planner). */
+const CANCELLED_BY_USER = 'cancelled_by_user';
+
+export interface WorkerMessage {
+  who: 'task' | 'worker' | 'tool';
+  /** Markdown for the worker's own text; plain text otherwise. */
+  text: string;
+}
+
+export interface WorkerTranscript {
+  loading: boolean;
+  messages: WorkerMessage[];
+  error: string | null;
+}
+
+export interface DelegationCard {
+  toolUseId: string;
+  workerSessionId: string | null;
+  workerTurnId: string | null;
+  tier: string;
+  model: string | null;
+  task: string;
+  status: DelegationStatus;
+  turns: number;
+  costUsd: string;
+  elapsedSeconds: number | null;
+  activity: string | null;
+  error: string | null;
+  detail: string | null;
+  droppedTools: string[];
+  /** Expanded to show the worker's transcript. */
+  open: boolean;
+  transcript: WorkerTranscript | null;
+  /** Stop was pressed; the worker has not ended yet. */
+  stopping: boolean;
+}
+
+/** Fold one `switchman/delegation` notification into a turn's cards (order: first seen). */
+export function applyDelegation(cards: readonly DelegationCard[], update: DelegationParams): DelegationCard[] {
+  const index = cards.findIndex((c) => c.toolUseId === update.tool_use_id);
+  const previous = index >= 0 ? cards[index] : undefined;
+  const card: DelegationCard = {
+    toolUseId: update.tool_use_id,
+    workerSessionId: update.worker_session_id || previous?.workerSessionId || null,
+    workerTurnId: update.worker_turn_id ?? previous?.workerTurnId ?? null,
+    tier: update.tier,
+    model: update.model ?? previous?.model ?? null,
+    task: update.task,
+    status: update.status,
+    turns: update.turns,
+    costUsd: update.cost_usd,
+    elapsedSeconds: update.elapsed_seconds,
+    activity: update.activity,
+    error: update.error,
+    detail: update.detail,
+    droppedTools: update.dropped_tools,
+    open: previous?.open ?? false,
+    // An open transcript is fetched again when the worker ends (the extension asks for it).
+    transcript: previous?.transcript ?? null,
+    stopping: update.status === 'running' && (previous?.stopping ?? false),
+  };
+  if (index < 0) return [...cards, card];
+  return cards.map((c, i) => (i === index ? card : c));
+}
+
+/** Change one card of a list (no change when it is not there). */
+export function updateCard(cards: readonly DelegationCard[], toolUseId: string,
+  change: (card: DelegationCard) => DelegationCard): DelegationCard[] {
+  return cards.map((c) => (c.toolUseId === toolUseId ? change(c) : c));
+}
+
+/** Expand or collapse a card; expanding one whose transcript is not loaded marks it loading. */
+export function toggleCard(card: DelegationCard): DelegationCard {
+  if (card.open) return { ...card, open: false };
+  const transcript = card.transcript ?? { loading: true, messages: [], error: null };
+  return { ...card, open: true, transcript };
+}
+
+/** Whether opening this card (or its worker ending while open) needs the transcript fetched. */
+export function needsTranscript(card: DelegationCard): boolean {
+  return card.open && card.workerSessionId !== null && (card.transcript === null || card.transcript.loading);
+}
+
+/** The cards of a stored turn: its `delegate` calls, with the workers' recorded cost and model. */
+export function storedDelegations(messages: readonly Message[], workers: readonly WorkerCost[],
+  turnStatus: TurnStatus): DelegationCard[] {
+  const results = new Map<string, { content: string; isError: boolean }>();
+  for (const block of messages.flatMap((m) => m.content)) {
+    if (block.type === 'tool_result') results.set(block.tool_use_id, { content: block.content, isError: block.is_error });
+  }
+  const cards: DelegationCard[] = [];
+  for (const block of messages.flatMap((m) => m.content)) {
+    if (block.type !== 'tool_use' || block.name !== DELEGATE_TOOL) continue;
+    const input = (typeof block.input === 'object' && block.input !== null ? block.input : {}) as Record<string, unknown>;
+    const worker = workers.find((w) => w.parent_tool_use_id === block.id);
+    const result = results.get(block.id);
+    const failure = result?.isError ? failureOf(result.content) : null;
+    cards.push({
+      toolUseId: block.id,
+      workerSessionId: worker?.session_id ?? null,
+      workerTurnId: null,
+      tier: typeof input.tier === 'string' ? input.tier : '?',
+      model: worker?.model ?? null,
+      task: typeof input.task === 'string' ? input.task : '',
+      status: storedStatus(result, turnStatus, failure),
+      turns: worker?.turns ?? 0,
+      costUsd: worker?.cost_usd ?? '0',
+      elapsedSeconds: null,
+      activity: null,
+      error: failure,
+      detail: null,
+      droppedTools: [],
+      open: false,
+      transcript: null,
+      stopping: false,
+    });
+  }
+  return cards;
+}
+
+/** The planner is told `delegate failed: <error>` (then the partial output): keep the error. */
+function failureOf(content: string): string {
+  const line = firstLine(content);
+  const match = /^delegate failed: (.+)$/.exec(line);
+  return match ? match[1] : line;
+}
+
+function storedStatus(result: { isError: boolean } | undefined, turnStatus: TurnStatus,
+  failure: string | null): DelegationStatus {
+  if (failure === CANCELLED_BY_USER) return 'cancelled';
+  if (result) return result.isError ? 'failed' : 'completed';
+  return turnStatus === 'cancelled' ? 'cancelled' : turnStatus === 'running' ? 'running' : 'failed';
+}
+
+/** A worker session (`switchman/session`) as the card shows it: task, the worker's text, tools. */
+export function workerTranscript(detail: SessionDetail): WorkerTranscript {
+  const messages: WorkerMessage[] = [];
+  for (const message of detail.messages) {
+    for (const block of message.content) {
+      if (block.type === 'text' && block.text.trim()) {
+        messages.push({ who: message.role === 'user' ? 'task' : 'worker', text: block.text });
+      } else if (block.type === 'tool_use') {
+        messages.push({ who: 'tool', text: `${block.name} ${clip(JSON.stringify(block.input), 160)}` });
+      } else if (block.type === 'tool_result') {
+        messages.push({ who: 'tool', text: `${block.is_error ? '✗' : '✓'} ${firstLine(block.content)}` });
+      }
+    }
+  }
+  return { loading: false, messages, error: null };
+}
+
+export interface CardView {
+  /** `fast · haiku` */
+  title: string;
+  /** `running · 2 turns · $0.0012 · 3.4s` */
+  meta: string;
+  statusLabel: string;
+  task: string;
+  /** The latest activity while running; the error (and why) once failed. */
+  note: string | null;
+  noteTone: 'activity' | 'error' | null;
+  canStop: boolean;
+  toggleLabel: string;
+}
+
+const STATUS_LABELS: Record<DelegationStatus, string> = {
+  running: 'running', completed: 'done', failed: 'failed', cancelled: 'stopped',
+};
+
+/** What a card shows (the webview turns this into DOM). */
+export function cardView(card: DelegationCard): CardView {
+  const statusLabel = card.stopping ? 'stopping…' : STATUS_LABELS[card.status];
+  const meta = [statusLabel, plural(card.turns, 'turn'), formatUsd(card.costUsd)];
+  if (card.elapsedSeconds !== null) meta.push(`${card.elapsedSeconds.toFixed(1)}s`);
+  let note: string | null = null;
+  let noteTone: CardView['noteTone'] = null;
+  if (card.status === 'running' && card.activity) {
+    note = clip(card.activity, 160);
+    noteTone = 'activity';
+  } else if (card.error) {
+    note = card.detail ? `${card.error}: ${card.detail}` : card.error;
+    noteTone = 'error';
+  }
+  return {
+    title: `${card.tier} · ${card.model ? shortModelName(card.model) : 'choosing a model'}`,
+    meta: meta.join(' · '),
+    statusLabel,
+    task: card.task,
+    note,
+    noteTone,
+    canStop: card.status === 'running' && card.workerTurnId !== null && !card.stopping,
+    toggleLabel: card.open ? 'Hide worker transcript' : 'Show worker transcript',
+  };
+}
+
+function firstLine(text: string): string {
+  return clip(text.split('\n', 1)[0], 200);
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { applyDelegation, cardView, storedDelegations, toggleCard, workerTranscript, type DelegationCard } from '../../src/chat/delegations';
+import { initialChatState, parseFromWebview, type ChatState, type ToWebview, type TurnEntry } from '../../src/chat/messages';
+import { markStopping, reduce, toggleDelegation } from '../../src/chat/reducer';
+import { transcriptEntries } from '../../src/chat/transcript';
+import type { DelegationParams, Message, SessionDetail } from '../../src/protocol/types';
+import { readShowWorkerSessions } from '../../src/server/settings';
+
+const route = { session_id: 'S1', turn_id: 'T1', model: 'anthropic:claude-opus-4-7', summary: 'global default', banners: [], decision: null };
+const update = (extra: Partial<DelegationParams> = {}): DelegationParams => ({
+  phase: 'started', session_id: 'S1', turn_id: 'T1', tool_use_id: 'toolu_1', worker_session_id: 'W1', worker_turn_id: 'WT1',
+  tier: 'fast', model: 'anthropic:claude-haiku-4-5', task: 'List the functions in app.py', status: 'running', turns: 1,
+  llm_calls: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0, cost_usd: '0', elapsed_seconds: 0.01, activity: null,
+  error: null, detail: null, dropped_tools: [], ...extra,
+});
+const event = (params: DelegationParams): ToWebview => ({ type: 'event', event: { type: 'delegation', params } });
+
+function run(...messages: ToWebview[]): ChatState {
+  return messages.reduce(reduce, { ...initialChatState(), connected: true });
+}
+
+function cards(state: ChatState): DelegationCard[] {
+  const turn = state.entries.find((e): e is TurnEntry => e.kind === 'turn');
+  assert.ok(turn, 'no turn');
+  return turn.delegations ?? [];
+}
+
+describe('delegation cards', () => {
+  const routed: ToWebview = { type: 'event', event: { type: 'routeDecided', params: route } };
+
+  it('a card appears inside the planner turn and follows the worker live until it ends', () => {
+    const started = run(routed, event(update()));
+    assert.equal(cards(started).length, 1);
+    assert.equal(cards(started)[0].status, 'running');
+    const progressed = reduce(started, event(update({ phase: 'progress', llm_calls: 1, cost_usd: '0.00042', elapsed_seconds: 1.24,
+      activity: 'calling read_file' })));
+    const view = cardView(cards(progressed)[0]);
+    assert.equal(view.title, 'fast · claude-haiku-4-5');
+    assert.equal(view.meta, 'running · 1 turn · $0.00042 · 1.2s');
+    assert.equal(view.note, 'calling read_file');
+    assert.equal(view.canStop, true);
+    const ended = reduce(progressed, event(update({ phase: 'ended', status: 'completed', cost_usd: '0.0009', elapsed_seconds: 2 })));
+    assert.equal(cards(ended).length, 1, 'the same card, updated in place');
+    assert.deepEqual([cardView(cards(ended)[0]).meta, cardView(cards(ended)[0]).canStop], ['done · 1 turn · $0.0009 · 2.0s', false]);
+  });
+
+  it('several delegate calls are several cards, in the order they started; other turns are untouched', () => {
+    const state = run(routed, event(update()), event(update({ tool_use_id: 'toolu_2', worker_session_id: 'W2', tier: 'deep' })),
+      event(update({ turn_id: 'T9', tool_use_id: 'toolu_3' })), event(update({ phase: 'progress', cost_usd: '0.01' })));
+    assert.deepEqual(cards(state).map((c) => [c.toolUseId, c.tier, c.costUsd]), [['toolu_1', 'fast', '0.01'], ['toolu_2', 'deep', '0']]);
+  });
+
+  it('expanding loads the worker transcript; Stop shows stopping until the worker ends cancelled', () => {
+    let state = run(routed, event(update()));
+    state = toggleDelegation(state, 'T1', 'toolu_1');
+    assert.deepEqual([cards(state)[0].open, cards(state)[0].transcript?.loading], [true, true]);
+    state = reduce(state, { type: 'workerTranscript', turnId: 'T1', toolUseId: 'toolu_1',
+      transcript: { loading: false, messages: [{ who: 'worker', text: 'found main()' }], error: null } });
+    assert.equal(cards(state)[0].transcript?.messages[0].text, 'found main()');
+    state = markStopping(state, 'T1', 'toolu_1');
+    assert.deepEqual([cardView(cards(state)[0]).statusLabel, cardView(cards(state)[0]).canStop], ['stopping…', false]);
+    state = reduce(state, event(update({ phase: 'ended', status: 'cancelled', error: 'cancelled_by_user',
+      detail: 'the user stopped this worker' })));
+    const view = cardView(cards(state)[0]);
+    assert.deepEqual([view.statusLabel, view.note, view.noteTone], ['stopped', 'cancelled_by_user: the user stopped this worker', 'error']);
+    assert.equal(cards(state)[0].open, true, 'stays open');
+    assert.equal(toggleCard(cards(state)[0]).open, false);
+  });
+
+  it('a failed worker names its failure; a card without a model says so', () => {
+    const failed = applyDelegation([], update({ phase: 'ended', status: 'failed', model: null, worker_turn_id: null, turns: 0,
+      error: 'no_model_available_for_tier' }));
+    const view = cardView(failed[0]);
+    assert.equal(view.title, 'fast · choosing a model');
+    assert.equal(view.note, 'no_model_available_for_tier');
+    assert.equal(view.canStop, false);
+  });
+
+  it('rebuilds cards from a stored transcript: delegate calls, worker cost and model, outcome', () => {
+    const message = (id: string, role: Message['role'], content: Message['content']): Message => ({
+      id, session_id: 'S1', turn_id: 'T1', role, created_at: '', model: null, content });
+    const detail: SessionDetail = {
+      session: { id: 'S1', workspace: 'file:///w', title: 'plan', created_at: '', updated_at: '', sticky_model: null, pending_swap: null,
+        last_model: null, turn_count: 1, cost_usd: '0.01', is_worker: false, parent_session_id: null, parent_tool_use_id: null },
+      turns: [{ id: 'T1', session_id: 'S1', index: 1, status: 'completed', model: 'anthropic:claude-opus-4-7', started_at: '',
+        ended_at: '', usage: null, cost_usd: '0.01', llm_calls: 2, tool_calls: 2, error: null, summary: null, decision: null }],
+      messages: [
+        message('M1', 'user', [{ type: 'text', text: 'plan' }]),
+        message('M2', 'assistant', [
+          { type: 'tool_use', id: 'toolu_1', name: 'delegate', input: { tier: 'fast', task: 'List functions', context: { mode: 'minimal' } } },
+          { type: 'tool_use', id: 'toolu_2', name: 'delegate', input: { tier: 'deep', task: 'Review' } },
+          { type: 'tool_use', id: 'toolu_3', name: 'delegate', input: { tier: 'fast', task: 'Count' } }]),
+        message('M3', 'tool', [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'main()', is_error: false },
+          { type: 'tool_result', tool_use_id: 'toolu_2', content: 'delegate failed: timeout\nmore', is_error: true },
+          { type: 'tool_result', tool_use_id: 'toolu_3', content: 'delegate failed: cancelled_by_user', is_error: true }]),
+        message('M4', 'assistant', [{ type: 'text', text: 'Done.' }]),
+      ],
+      cost: { total_usd: '0.01', by_model: [], planner_usd: '0.008', workers_usd: '0.002',
+        workers: [{ session_id: 'W1', parent_tool_use_id: 'toolu_1', model: 'anthropic:claude-haiku-4-5', cost_usd: '0.002', turns: 1 }] },
+    };
+    const turn = transcriptEntries(detail).find((e): e is TurnEntry => e.kind === 'turn');
+    assert.ok(turn);
+    assert.deepEqual(turn.delegations?.map((c) => [c.toolUseId, c.tier, c.task, c.status, c.workerSessionId, c.model, c.costUsd, c.error]), [
+      ['toolu_1', 'fast', 'List functions', 'completed', 'W1', 'anthropic:claude-haiku-4-5', '0.002', null],
+      ['toolu_2', 'deep', 'Review', 'failed', null, null, '0', 'timeout'],
+      ['toolu_3', 'fast', 'Count', 'cancelled', null, null, '0', 'cancelled_by_user'],
+    ]);
+    assert.equal(storedDelegations(detail.messages.slice(0, 2), [], 'cancelled')[0].status, 'cancelled');
+  });
+
+  it('a worker session becomes the card transcript: task, worker text, tools', () => {
+    const detail = {
+      session: {} as SessionDetail['session'], turns: [], cost: {} as SessionDetail['cost'],
+      messages: [
+        { id: 'A', session_id: 'W1', turn_id: 'WT1', role: 'user', created_at: '', model: null, content: [{ type: 'text', text: 'List functions' }] },
+        { id: 'B', session_id: 'W1', turn_id: 'WT1', role: 'assistant', created_at: '', model: null,
+          content: [{ type: 'tool_use', id: 't', name: 'read_file', input: { path: 'app.py' } }] },
+        { id: 'C', session_id: 'W1', turn_id: 'WT1', role: 'tool', created_at: '', model: null,
+          content: [{ type: 'tool_result', tool_use_id: 't', content: 'def main()\n...', is_error: false }] },
+        { id: 'D', session_id: 'W1', turn_id: 'WT1', role: 'assistant', created_at: '', model: null, content: [{ type: 'text', text: '**main**' }] },
+      ],
+    } as SessionDetail;
+    assert.deepEqual(workerTranscript(detail).messages, [
+      { who: 'task', text: 'List functions' },
+      { who: 'tool', text: 'read_file {"path":"app.py"}' },
+      { who: 'tool', text: '✓ def main()' },
+      { who: 'worker', text: '**main**' },
+    ]);
+  });
+
+  it('accepts only well-formed worker messages from the webview', () => {
+    assert.deepEqual(parseFromWebview({ type: 'stopWorker', workerTurnId: 'WT1' }), { type: 'stopWorker', workerTurnId: 'WT1' });
+    assert.equal(parseFromWebview({ type: 'stopWorker' }), undefined);
+    assert.equal(parseFromWebview({ type: 'workerTranscript', turnId: 'T1', toolUseId: 'toolu_1' }), undefined);
+    assert.equal(parseFromWebview({ type: 'workerTranscript', turnId: 'T1', toolUseId: 3, workerSessionId: 'W1' }), undefined);
+    assert.ok(parseFromWebview({ type: 'workerTranscript', turnId: 'T1', toolUseId: 'toolu_1', workerSessionId: 'W1' }));
+  });
+
+  it('worker sessions are hidden from the Sessions view unless the setting is on', () => {
+    assert.equal(readShowWorkerSessions({ get: <T>(_key: string, fallback: T) => fallback }), false);
+    assert.equal(readShowWorkerSessions({ get: <T>() => true as T }), true);
+  });
+});

@@ -1,0 +1,55 @@
+"""A repository or config folder full of file-system traps never stalls the daemon.
+
+Each test lays a trap (a symlink to /dev/zero or /dev/stdin, a FIFO, a symlink
+loop) where the daemon reads configuration and skills, then asks it to route a
+draft: the answer must come within a second, and the trapped file must be
+reported as a configuration error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from switchman.server import methods
+from tests.support.hostile_files import make_trap
+from tests.support.lsp import running_server, server_env
+
+TRAPS = ["dev-zero", "dev-stdin", "fifo", "loop"]
+ANSWER_WITHIN = 1.0
+
+
+def lay(folder: Path, trap: str, files: tuple[str, ...]) -> None:
+    """``trap`` at each of ``files`` in ``folder``, and at a skill file beside them."""
+    (folder / "skills").mkdir(parents=True)
+    for name in (*files, "skills/trap.md"):
+        make_trap(folder / name, trap)
+    (folder / "skills" / "good.md").write_text(
+        "---\nname: sql_tuning\ndescription: Slow queries and indexes.\n---\n", "utf-8")
+
+
+@pytest.mark.parametrize("place", ["user config folder", "workspace"])
+@pytest.mark.parametrize("trap", TRAPS)
+async def test_the_daemon_answers_within_a_second_beside_a_trapped_file(
+        tmp_path: Path, trap: str, place: str) -> None:
+    config, data, workspace = tmp_path / "config", tmp_path / "data", tmp_path / "project"
+    for folder in (config, data, workspace):
+        folder.mkdir()
+    if place == "workspace":
+        lay(workspace / ".switchman", trap, ("routing.yaml",))
+    else:
+        lay(config, trap, ("routing.yaml", "models.yaml"))
+    env = server_env(config, data, {"ANTHROPIC_API_KEY": "sk-ant-test"})
+    async with running_server("visual-studio-code", env, workspaces=[workspace],
+                              listen=(methods.STATUS,)) as client:
+        preview = await asyncio.wait_for(client.request(methods.PREVIEW, {
+            "workspace": workspace.as_uri(), "message": "tune these slow queries"}),
+            ANSWER_WITHIN)
+        assert preview["model"], preview  # routed by the built-in policy meanwhile
+        again = await asyncio.wait_for(client.request(methods.MODELS, {
+            "workspace": workspace.as_uri()}), ANSWER_WITHIN)
+        assert again["models"]
+        status = await client.wait_for(methods.STATUS, lambda s: s["config_errors"] > 0)
+        assert status["workspace"] == workspace.as_uri()

@@ -1,0 +1,81 @@
+"""The turn loop with the in-memory adapter: what a turn returns, the tool sources a turn is
+built from, and the turn-ended hook (the extension points other features plug into)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from switchman.engine.providers.base import ToolSpec
+from switchman.engine.service import Switchman
+from switchman.engine.sessions.lifecycle import TurnEnded
+from switchman.engine.tools.arguments import ToolOutcome
+from switchman.engine.tools.registry import (
+    ToolCallRequest,
+    ToolContext,
+    ToolEntry,
+    ToolRegistry,
+)
+from tests.sessions.conftest import Recorder
+from tests.support.scripted_adapter import ScriptedAdapter
+
+SONNET = "anthropic:claude-sonnet-4-6"
+
+
+@pytest.fixture
+def adapter() -> ScriptedAdapter:
+    return ScriptedAdapter()
+
+
+@pytest.fixture
+def service(tmp_path: Path, adapter: ScriptedAdapter) -> Iterator[Switchman]:
+    for name in ("config", "data", "workspace"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "workspace" / "notes.md").write_text("remember the milk\n")
+    engine = Switchman(Recorder(), config_folder=tmp_path / "config",
+                       data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
+                       adapters=adapter)
+    engine.open_workspace(str(tmp_path / "workspace"))
+    yield engine
+    engine.store.db.close()
+
+
+async def test_a_turn_returns_what_it_added(service: Switchman, adapter: ScriptedAdapter) -> None:
+    ended: list[TurnEnded] = []
+    service.lifecycle.turn_ended.append(ended.append)
+    adapter.calls(("t1", "read_file", {"path": "notes.md"}))
+    adapter.text("You wanted milk.")
+    (workspace,) = list(service.workspaces)
+    result = await service.chat(workspace, None, "@sonnet what did I note?")
+    assert result.text == "You wanted milk."
+    (event,) = ended
+    assert [m.role for m in event.outcome.added] == ["assistant", "tool", "assistant"]
+    assert event.outcome.touched == ["notes.md"]
+    assert event.outcome.stop_reason == "end_turn"
+    assert event.session.history[-3:] == event.outcome.added  # the session remembered it
+    assert "remember the milk" in str(adapter.requests[1].messages)
+
+
+async def test_tool_sources_add_tools_the_loop_runs(service: Switchman,
+                                                    adapter: ScriptedAdapter) -> None:
+    seen: list[ToolContext] = []
+
+    async def clock(call: ToolCallRequest) -> ToolOutcome:
+        return ToolOutcome(f"it is noon ({call.arguments['zone']})", summary="noon")
+
+    def source(context: ToolContext, tools: ToolRegistry) -> None:
+        seen.append(context)
+        tools.add(ToolEntry(ToolSpec("clock", "The time.", {"type": "object"}), clock))
+
+    service.lifecycle.tool_sources.append(source)
+    adapter.calls(("t1", "clock", {"zone": "UTC"}), ("t2", "nope", {}))
+    adapter.text("Noon.")
+    (workspace,) = list(service.workspaces)
+    await service.chat(workspace, None, "@sonnet what time is it?")
+    assert "clock" in [t.name for t in adapter.requests[0].tools]
+    assert (seen[0].model, seen[0].is_worker) == (SONNET, False)
+    tool_message = adapter.requests[1].messages[-1]
+    assert getattr(tool_message.content[0], "content", "") == "it is noon (UTC)"
+    assert "Unknown tool 'nope'" in getattr(tool_message.content[1], "content", "")

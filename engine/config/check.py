@@ -7,7 +7,7 @@ from pathlib import Path
 
 from switchman.engine.config.builtin import builtin_models_values, builtin_routing_values
 from switchman.engine.config.models_file import check_models_doc
-from switchman.engine.config.paths import WORKSPACE_DIR
+from switchman.engine.config.paths import WORKSPACE_DIR, real_path
 from switchman.engine.config.problems import Problem, sort_problems
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.routing_file import check_routing_doc, check_workspace_doc
@@ -34,7 +34,7 @@ def file_kind(path: str | Path) -> FileKind | None:
 
 def workspace_folder_of(path: str | Path) -> str:
     """The workspace folder a ``.switchman/routing.yaml`` belongs to."""
-    return str(Path(path).resolve().parent.parent)
+    return str(real_path(path).parent.parent)
 
 
 def check_text(kind: FileKind, text: str, path: str, registry: ModelRegistry) -> list[Problem]:

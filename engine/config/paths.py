@@ -31,6 +31,19 @@ def data_dir(environ: Mapping[str, str] = os.environ) -> Path:
     return Path(platformdirs.user_data_dir("switchman", appauthor=False))
 
 
+def real_path(path: str | Path) -> Path:
+    """``path`` absolute with symlinks resolved, or just absolute where that is impossible.
+
+    ``Path.resolve`` raises on a symlink loop (and on a name with a NUL byte), and
+    a path from an editor or a repository may be either.
+    """
+    expanded = Path(path).expanduser()
+    try:
+        return expanded.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return Path(os.path.abspath(expanded))
+
+
 def workspace_routing_file(folder: str | Path) -> Path:
     """The routing file a workspace may carry."""
     return Path(folder) / WORKSPACE_DIR / "routing.yaml"

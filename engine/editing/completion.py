@@ -21,6 +21,7 @@ from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.text import from_utf16, position_at, snippet_to_plain, split_lines
 from switchman.engine.editing.cursor import Cursor, locate
 from switchman.engine.editing.hover import describe_model
+from switchman.engine.files import MAX_CONFIG_BYTES
 
 
 class CandidateKind(StrEnum):
@@ -60,6 +61,8 @@ def complete(kind: FileKind, text: str, position: Position, registry: ModelRegis
     ``values_only`` is for completion the editor started by itself after a
     space: then only a key's value is worth offering (not keys while indenting).
     """
+    if len(text) > MAX_CONFIG_BYTES:  # refused by every check; scanning it would stall
+        return []
     lines = split_lines(text)
     if not 0 <= position.line < len(lines):
         return []

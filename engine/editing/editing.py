@@ -21,7 +21,7 @@ from pathlib import Path
 from switchman.engine.config.builtin import builtin_models_values, builtin_routing_values
 from switchman.engine.config.check import FileKind, check_doc
 from switchman.engine.config.models_file import check_models_doc
-from switchman.engine.config.paths import WORKSPACE_DIR
+from switchman.engine.config.paths import WORKSPACE_DIR, real_path
 from switchman.engine.config.policy import RoutingPolicy, Tiers
 from switchman.engine.config.problems import Problem, sort_problems
 from switchman.engine.config.registry import ModelRegistry
@@ -63,7 +63,7 @@ class ConfigDocuments:
     """The Switchman configuration files open in the editor."""
 
     def __init__(self, directory: Path, environ: Mapping[str, str] = os.environ) -> None:
-        self.directory = directory.expanduser().resolve()
+        self.directory = real_path(directory)
         self.environ = environ
         self._store = ConfigStore(self.directory)
         self._open: dict[Path, _Open] = {}
@@ -74,7 +74,7 @@ class ConfigDocuments:
 
     def kind_of(self, path: str | Path) -> FileKind | None:
         """The kind of a file Switchman checks; None for every other file."""
-        resolved = Path(path).expanduser().resolve()
+        resolved = real_path(path)
         if resolved.parent == self.directory:
             return {MODELS_FILE: FileKind.MODELS, ROUTING_FILE: FileKind.ROUTING}.get(
                 resolved.name)
@@ -91,7 +91,7 @@ class ConfigDocuments:
 
     def update(self, path: str | Path, text: str) -> list[Path]:
         """Record a document's new text (on open or change); return the documents to re-check."""
-        resolved = Path(path).expanduser().resolve()
+        resolved = real_path(path)
         kind = self.kind_of(resolved)
         if kind is None:
             return []
@@ -106,7 +106,7 @@ class ConfigDocuments:
 
     def close(self, path: str | Path) -> list[Path]:
         """Forget a closed document; return the open documents to re-check."""
-        resolved = Path(path).expanduser().resolve()
+        resolved = real_path(path)
         if self._open.pop(resolved, None) is None:
             return []
         if resolved == self.models_path:
@@ -115,11 +115,11 @@ class ConfigDocuments:
 
     def is_open(self, path: str | Path) -> bool:
         """Whether a checked document is open at ``path``."""
-        return Path(path).expanduser().resolve() in self._open
+        return real_path(path) in self._open
 
     def text(self, path: str | Path) -> str | None:
         """The latest text of an open document."""
-        entry = self._open.get(Path(path).expanduser().resolve())
+        entry = self._open.get(real_path(path))
         return entry.text if entry else None
 
     def _dependents(self, path: Path) -> list[Path]:
@@ -131,7 +131,7 @@ class ConfigDocuments:
 
     def check(self, path: str | Path) -> Analysis | None:
         """Check an open document's latest text (re-used while text and registry are unchanged)."""
-        resolved = Path(path).expanduser().resolve()
+        resolved = real_path(path)
         entry = self._open.get(resolved)
         if entry is None:
             return None
@@ -146,7 +146,7 @@ class ConfigDocuments:
 
     def fix_context(self, path: str | Path) -> FixContext | None:
         """What quick fixes for an open document need, including how to check a fix's result."""
-        resolved = Path(path).expanduser().resolve()
+        resolved = real_path(path)
         entry = self._open.get(resolved)
         if entry is None:
             return None

@@ -23,6 +23,7 @@ from switchman.engine.config.registry import ModelRegistry, Pricing, ProviderSpe
 from switchman.engine.config.text import from_utf16, position_at, snippet_to_plain, split_lines
 from switchman.engine.config.yamldoc import YamlDocument
 from switchman.engine.editing.cursor import Cursor, locate
+from switchman.engine.files import MAX_CONFIG_BYTES
 from switchman.engine.keys import key_present
 from switchman.engine.routing.decision import Policy
 
@@ -44,6 +45,8 @@ class Hover(msgspec.Struct, frozen=True):
 def hover(kind: FileKind, doc: YamlDocument, position: Position, registry: ModelRegistry,
           environ: Mapping[str, str]) -> Hover | None:
     """The hover for ``position`` (UTF-16) in the checked document ``doc``."""
+    if len(doc.text) > MAX_CONFIG_BYTES:  # refused by every check; scanning it would stall
+        return None
     lines = split_lines(doc.text)
     if not 0 <= position.line < len(lines):
         return None

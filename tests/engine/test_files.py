@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from switchman.engine.config.check import FileKind
 from switchman.engine.config.problems import Code
 from switchman.engine.config.store import ConfigStore, read_config
+from switchman.engine.editing.editing import ConfigDocuments
 from switchman.engine.errors import UnreadableFile
 from switchman.engine.files import MAX_CONFIG_BYTES, read_head, read_text
 from switchman.engine.skills import SkillIndex
@@ -88,3 +90,14 @@ def test_a_trapped_skill_file_is_skipped_and_the_others_are_indexed(tmp_path: Pa
     make_trap(tmp_path / "bad.md", trap)
     index = within(2, lambda: SkillIndex.build([tmp_path]))
     assert set(index.skills) == {"sql_tuning"}
+
+
+def test_a_config_document_under_a_symlink_loop_is_handled_not_raised(tmp_path: Path) -> None:
+    make_trap(tmp_path / "loop", "loop")
+    documents = ConfigDocuments(tmp_path / "config")
+    path = tmp_path / "loop" / ".switchman" / "routing.yaml"
+    assert documents.kind_of(path) is FileKind.WORKSPACE
+    documents.update(path, "rules: [")
+    analysis = documents.check(path)
+    assert analysis is not None
+    assert [p.code for p in analysis.problems] == [Code.YAML_SYNTAX]

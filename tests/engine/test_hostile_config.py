@@ -19,6 +19,8 @@ from switchman.engine.config.problems import Code, Position, Problem, Range, Sev
 from switchman.engine.config.scalars import yaml_bool, yaml_float, yaml_int
 from switchman.engine.config.walker import MAX_PROBLEMS, Walker
 from switchman.engine.config.yamldoc import parse_yaml
+from switchman.engine.editing.completion import complete
+from switchman.engine.editing.hover import hover
 from switchman.engine.files import MAX_CONFIG_BYTES
 from tests.support.generators import LINE_ENDINGS, ODD_CHARACTERS, config_documents
 from tests.support.hostile import (
@@ -167,3 +169,11 @@ def test_warnings_past_the_cap_keep_the_file_usable_and_an_error_does_not() -> N
     walker.report(Range.at(0, 0, 1), Code.UNKNOWN_KEY, "unknown")
     assert len(walker.problems) == MAX_PROBLEMS + 1
     assert walker.problems[MAX_PROBLEMS].severity is Severity.ERROR
+
+
+def test_editor_requests_on_a_text_over_the_cap_answer_at_once() -> None:
+    text = "k: 1\n" * (2 * MAX_CONFIG_BYTES // 5)  # 512 KB: scanning it line by line took seconds
+    doc = parse_yaml(text, "routing.yaml")
+    middle = Position(text.count("\n") // 2, 1)
+    assert complete(ROUTING, text, middle, REGISTRY, {}) == []
+    assert hover(ROUTING, doc, middle, REGISTRY, {}) is None

@@ -21,6 +21,7 @@ from pygls.capabilities import get_capability
 from pygls.uris import to_fs_path
 
 from switchman.engine.config.check import FileKind
+from switchman.engine.config.paths import real_path
 from switchman.engine.config.text import split_lines
 from switchman.engine.editing.completion import complete
 from switchman.engine.editing.editing import Analysis, ConfigDocuments
@@ -66,7 +67,7 @@ class ConfigEditing:
         path = to_fs_path(uri)
         if path is None or self.documents.kind_of(path) is None:
             return None
-        return Path(path).expanduser().resolve()
+        return real_path(path)
 
     def kind_of(self, uri: str) -> FileKind | None:
         """The configuration kind of the document at ``uri``, if Switchman checks it."""

@@ -1,12 +1,13 @@
 # One command each: `make demo` (the main job), `make test` (everything), `make lint`, `make bench`.
-# Both set up a virtual environment in .venv on first use; nothing else is needed but python3 >= 3.11.
+# Both set up a virtual environment in .venv on first use; nothing else is needed but python3 >= 3.11
+# (make test also installs the system packages the editor tests use: scripts/system-deps.sh).
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench serve clean
+.PHONY: demo test system-deps lint typecheck pytest bench serve clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +20,12 @@ demo: $(STAMP)
 	$(BIN)/switchman route "write a commit message for the login fix" --assume-configured
 	$(BIN)/switchman route "review the architecture of the auth service" --assume-configured --unavailable anthropic:claude-opus-4-7
 
-# Every check there is: lint, types, unit + end-to-end tests.
-test: lint typecheck pytest
+# Every check there is: lint, types, unit + end-to-end tests (Neovim and VS Code included).
+test: system-deps lint typecheck pytest
+
+# Neovim, chromium, ripgrep, ... for the editor tests: installed with apt-get as root, else named.
+system-deps:
+	@bash scripts/system-deps.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check engine server tests bench
@@ -34,7 +39,7 @@ typecheck: $(STAMP)
 	MYPYPATH=.typecheck $(BIN)/mypy -p switchman.engine -p switchman.server
 	MYPYPATH=.typecheck $(BIN)/mypy tests bench
 
-pytest: $(STAMP)
+pytest: $(STAMP) system-deps
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

@@ -22,8 +22,9 @@ from pathlib import Path
 
 from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.clock import Clock, SystemClock
-from switchman.engine.config.paths import config_dir, data_dir
+from switchman.engine.config.paths import config_dir, data_dir, workspace_routing_file
 from switchman.engine.config.store import ConfigStore
+from switchman.engine.config.watch import ConfigPoll, poll_interval
 from switchman.engine.delegation.workers import Delegation
 from switchman.engine.errors import EmptyMessage, check_text
 from switchman.engine.events import (
@@ -110,6 +111,7 @@ class Switchman:
         self.interrupt_orphans()
         self.bus.subscribe(self._on_event)
         self._ticker: asyncio.Task[None] | None = None
+        self._config_poll: asyncio.Task[None] | None = None
         self._environ = environ
 
     # -- workspaces ----------------------------------------------------------------------
@@ -216,13 +218,31 @@ class Switchman:
         if self._ticker is None:
             self._ticker = asyncio.get_running_loop().create_task(self._tick())
 
+    def watch_config(self, *, user_files: bool, workspace_files: bool) -> None:
+        """Poll the user's config files and/or each workspace's routing file for saved changes.
+
+        Used for what the editor does not watch for us (``workspace/didChangeWatchedFiles``).
+        """
+        if self._config_poll is not None or not (user_files or workspace_files):
+            return
+
+        def paths() -> list[Path]:
+            user = [self.config.models_path, self.config.routing_path] if user_files else []
+            uris = list(self.workspaces) if workspace_files else []
+            return user + [workspace_routing_file(self.workspaces.folder(uri)) for uri in uris]
+
+        poll = ConfigPoll(paths, self.announce_status)
+        self._config_poll = asyncio.get_running_loop().create_task(
+            poll.run(poll_interval(self._environ)))
+
     async def stop_background(self) -> None:
         """Stop periodic work."""
-        if self._ticker is not None:
-            self._ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._ticker
-            self._ticker = None
+        for task in (self._ticker, self._config_poll):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._ticker = self._config_poll = None
 
     async def _tick(self) -> None:
         while True:

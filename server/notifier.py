@@ -27,6 +27,7 @@ class EditorNotifier:
     def __init__(self, server: SwitchmanServer) -> None:
         self.server = server
         self._pending: dict[str, asyncio.TimerHandle] = {}
+        self._computing: str | None = None
 
     def route_decided(self, notice: RouteNotice) -> None:
         """Tell the editor which model took the turn and why."""
@@ -42,7 +43,9 @@ class EditorNotifier:
 
     def status_changed(self, workspace: str) -> None:
         """Send the workspace's status shortly (coalescing changes that come together)."""
-        if workspace in self._pending:
+        if workspace in self._pending or workspace == self._computing:
+            # computing a status re-reads changed config files, which announces them; the
+            # status being computed already shows that
             return
         try:
             loop = asyncio.get_running_loop()
@@ -54,9 +57,12 @@ class EditorNotifier:
 
     def _send_status(self, workspace: str) -> None:
         self._pending.pop(workspace, None)
+        self._computing = workspace
         try:
             status = self.server.switchman.status(workspace)
         except SwitchmanError:  # the workspace was closed meanwhile
             log.debug("no status for %s", workspace)
             return
+        finally:
+            self._computing = None
         self.server.protocol.notify(methods.STATUS, to_wire(status))

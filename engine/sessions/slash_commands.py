@@ -75,7 +75,11 @@ def _dispatch(manager: SessionManager, queries: SessionQueries, live: LiveSessio
     if name == "/model":
         return _model(manager, queries, live, args)
     if name == "/rules":
-        return _rules(manager.config, str(live.folder), args)
+        text = _rules(manager.config, str(live.folder), args)
+        # check and reload read the files again: the status may turn valid or invalid
+        for workspace in manager.workspaces:
+            manager.observer.status_changed(workspace)
+        return text
     if name == "/cost":
         return _cost(queries.cost(live.id), manager.cost_today())
     if name == "/route":

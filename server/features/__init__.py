@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from switchman.server.features import (
     chat,
     config_editing,
+    config_watch,
     explain,
     feedback,
     lifecycle,
@@ -27,4 +28,4 @@ Register = Callable[["SwitchmanServer"], None]
 
 FEATURES: list[Register] = [lifecycle.register, workspace_folders.register, chat.register,
                             models.register, explain.register, sessions.register,
-                            config_editing.register, feedback.register]
+                            config_watch.register, config_editing.register, feedback.register]

@@ -42,7 +42,8 @@ class SwitchmanClient(LanguageClient):
         self._changed = asyncio.Condition()
         self.initialize_result: types.InitializeResult | None = None
         register_lsp_features(self, {**DEFAULT_CLIENT_FEATURES,
-                                     types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _on_diagnostics})
+                                     types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _on_diagnostics,
+                                     types.CLIENT_REGISTER_CAPABILITY: _on_register})
 
     def record(self, method: str, params: Any) -> None:
         """Store a notification and wake waiters."""
@@ -97,6 +98,11 @@ def _on_diagnostics(client: SwitchmanClient, params: types.PublishDiagnosticsPar
     client.record(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
 
 
+def _on_register(client: SwitchmanClient, params: types.RegistrationParams) -> None:
+    """Accept a dynamic registration (as editors do) and record it."""
+    client.record(types.CLIENT_REGISTER_CAPABILITY, params)
+
+
 def server_env(config_dir: Path, data_dir: Path, extra: dict[str, str] | None = None) -> dict[
         str, str]:
     """The environment for a server under test: isolated folders, no real keys."""
@@ -110,20 +116,24 @@ def server_env(config_dir: Path, data_dir: Path, extra: dict[str, str] | None = 
 
 @asynccontextmanager
 async def running_server(
-    capabilities: str,
+    capabilities: str | types.ClientCapabilities,
     env: dict[str, str],
     workspaces: list[Path] | None = None,
     listen: tuple[str, ...] = (),
     initialization_options: Any = None,
 ) -> AsyncIterator[SwitchmanClient]:
-    """Start ``switchman serve``, initialise it as ``capabilities``' editor, and stop it after."""
+    """Start ``switchman serve``, initialise it as ``capabilities``' editor, and stop it after.
+
+    ``capabilities`` names an editor known to pytest-lsp, or gives its capabilities.
+    """
     client = SwitchmanClient()
     client.listen(*listen)
     await client.start_io(*SERVER_COMMAND, env=env)
     folders = [types.WorkspaceFolder(uri=w.as_uri(), name=w.name) for w in workspaces or []]
     try:
         client.initialize_result = await client.initialize_session(types.InitializeParams(
-            capabilities=client_capabilities(capabilities),
+            capabilities=client_capabilities(capabilities) if isinstance(capabilities, str)
+            else capabilities,
             workspace_folders=folders or None,
             root_uri=folders[0].uri if folders else None,
             initialization_options=initialization_options,

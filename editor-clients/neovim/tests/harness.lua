@@ -6,8 +6,8 @@
 -- timed out. Every wait has a timeout; a watchdog ends a run that hangs anyway.
 local H = {}
 
-H.TIMEOUT = 10000
-H.WATCHDOG = 60000
+H.TIMEOUT = 20000 -- a bound, not a sleep: a fresh daemon's first turn imports the provider SDK
+H.WATCHDOG = 120000
 H.notifications = {}
 
 function H.log(...)

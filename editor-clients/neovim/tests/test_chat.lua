@@ -152,22 +152,31 @@ return {
     end,
   },
   {
-    'the input shows where the draft would route before sending',
+    'the input shows where the draft would route, below it and wrapped to its window',
     function()
-      vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.input)[1])
+      local win = vim.fn.win_findbuf(chat.view.input)[1]
+      vim.api.nvim_set_current_win(win)
       H.feed('Sreview the architecture of the auth service<Esc>')
+      local expected = '→ [opus · rule: deep for architecture]'
       local preview = H.wait_for('the routing preview', function()
-        local ns = vim.api.nvim_create_namespace('switchman_preview')
-        local marks = vim.api.nvim_buf_get_extmarks(chat.view.input, ns, 0, -1, { details = true })
-        for _, mark in ipairs(marks) do
-          local virt = mark[4].virt_text
-          if virt and virt[1][1]:find('opus', 1, true) then
-            return virt[1][1]
-          end
-        end
+        local lines = chat.view:preview_lines()
+        return table.concat(lines, ' '):find('opus', 1, true) and lines
       end)
-      H.eq('→ [opus · rule: deep for architecture]', preview)
+      H.eq(expected, table.concat(preview, ' '), 'below the input, nothing cut off')
+      vim.api.nvim_win_set_width(win, 20)
+      chat.view:show_preview(chat.view.preview)
+      local narrow = chat.view:preview_lines()
+      H.check(#narrow > #preview, 'wrapped again in a narrower window', narrow)
+      for _, line in ipairs(narrow) do
+        H.check(vim.fn.strdisplaywidth(line) < 20, 'each line fits the window', narrow)
+      end
+      H.eq(expected, table.concat(narrow, ' '), 'nothing is cut off')
       vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, { '' })
+      H.wait_for('the placeholder again', function()
+        return table.concat(chat.view:preview_lines(), ' '):find('Message Switchman', 1, true)
+      end, nil, function()
+        return chat.view:preview_lines()
+      end)
     end,
   },
   {
@@ -217,7 +226,7 @@ return {
       H.check(chat.turn == nil, 'the chat is free again')
       H.wait_for('an error notification', function()
         for _, n in ipairs(H.notifications) do
-          if n.level == vim.log.levels.ERROR and n.message:find('Switchman: the daemon for ', 1, true) then
+          if n.level == vim.log.levels.ERROR and n.message:find('Switchman: daemon for ', 1, true) then
             return true
           end
         end

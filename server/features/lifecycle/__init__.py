@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from switchman.server.features import config_watch
+
 if TYPE_CHECKING:
     from switchman.server.app import SwitchmanServer
 
@@ -21,11 +23,12 @@ def register(server: SwitchmanServer) -> None:
         server.workspace_folders = folders or ([params.root_uri] if params.root_uri else [])
 
     @server.feature(types.INITIALIZED)
-    def initialized(params: types.InitializedParams) -> None:
+    async def initialized(params: types.InitializedParams) -> None:
         engine = server.switchman  # created here, after the editor has its initialize answer
         engine.start_background()
         engine.announce_status()
         engine.prepare_providers()
+        await config_watch.start(server)
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(params: None) -> None:

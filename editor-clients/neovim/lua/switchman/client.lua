@@ -11,6 +11,7 @@ local M = {}
 
 local by_root = {} -- root -> client id
 local roots = {} -- client id -> root
+local known = {} -- root -> true once a client was started for it (kept after a crash)
 local stopping = {} -- client id -> true while we stop it on purpose
 local listeners = {} -- notification method -> { fn(root, params) }
 local has_011 = vim.fn.has('nvim-0.11') == 1
@@ -24,7 +25,8 @@ function M.call(client, name, ...)
 end
 
 --- Run `fn(root, params)` for every `method` notification from any Switchman client;
---- method 'exit' runs `fn(root, { code, signal, expected })` when a daemon stops.
+--- method 'exit' runs `fn(root, { code, signal, expected, replaced })` when a daemon stops
+--- (`replaced`: the root already has its next client).
 function M.on(method, fn)
   listeners[method] = listeners[method] or {}
   table.insert(listeners[method], fn)
@@ -71,6 +73,44 @@ function M.root_of(client_id)
   return roots[client_id]
 end
 
+--- The one line said when a daemon stops unexpectedly; it fits the command line, so typing
+--- is never interrupted by a hit-enter prompt (details: :checkhealth and the LSP log).
+function M.exit_message(root, code, signal)
+  local crashed = code ~= 0 or (signal or 0) ~= 0
+  local what = (signal or 0) ~= 0 and ('killed (signal %d)'):format(signal)
+    or crashed and ('exited with code %d'):format(code or -1) or 'stopped'
+  local template = 'Switchman: daemon for %s ' .. what .. '; :Switchman restart'
+  local name = vim.fn.fnamemodify(root or '?', ':t')
+  local room = math.max(vim.v.echospace or 0, vim.o.columns - 12) - vim.fn.strdisplaywidth(template:format(''))
+  if vim.fn.strdisplaywidth(name) > room then -- the folder name gives way, not the advice
+    name = vim.fn.strcharpart(name, 0, math.max(room - 1, 1)) .. '…'
+  end
+  return template:format(name), crashed
+end
+
+--- Neovim reports a non-zero exit itself ("Client … quit with exit code …") from a scheduled
+--- callback. A second message right after ours raises a hit-enter prompt mid-typing, and ours
+--- says what to do, so that one report is dropped (once; nothing else is touched).
+local function drop_builtin_exit_report(client_id)
+  local notify = vim.notify
+  local wrapper
+  local function restore()
+    if vim.notify == wrapper then
+      vim.notify = notify
+    end
+  end
+  wrapper = function(message, ...)
+    if type(message) == 'string' and message:match('^Client %S+ quit with exit code')
+      and (message:find('Client ' .. client_id .. ' ', 1, true)
+        or message:find('Client ' .. protocol.client_name .. ' ', 1, true)) then
+      return restore()
+    end
+    return notify(message, ...)
+  end
+  vim.notify = wrapper
+  vim.defer_fn(restore, 1000)
+end
+
 local function on_exit(code, signal, client_id)
   local root = roots[client_id]
   if root and by_root[root] == client_id then
@@ -78,23 +118,18 @@ local function on_exit(code, signal, client_id)
   end
   local expected = stopping[client_id]
   stopping[client_id] = nil
+  if not expected then
+    drop_builtin_exit_report(client_id)
+  end
   vim.schedule(function()
+    -- a restart may already have started this root's next client: its state stays
+    local replaced = root ~= nil and M.get(root) ~= nil
     for _, fn in ipairs(listeners.exit or {}) do
-      fn(root, { code = code, signal = signal, expected = expected })
+      fn(root, { code = code, signal = signal, expected = expected, replaced = replaced })
     end
     if not expected then
-      local crashed = code ~= 0 or (signal or 0) ~= 0
-      vim.notify(
-        ('Switchman: the daemon for %s %s (code %d, signal %d). :Switchman restart starts it again; '
-          .. ':checkhealth switchman and the LSP log (%s) tell more.'):format(
-          root or '?',
-          crashed and 'exited unexpectedly' or 'stopped',
-          code or -1,
-          signal or 0,
-          vim.lsp.get_log_path()
-        ),
-        crashed and vim.log.levels.ERROR or vim.log.levels.INFO
-      )
+      local message, crashed = M.exit_message(root, code, signal)
+      vim.notify(message, crashed and vim.log.levels.ERROR or vim.log.levels.INFO)
     end
   end)
 end
@@ -173,8 +208,27 @@ function M.ensure(root, bufnr)
   if not id then
     return nil, 'Switchman: the daemon did not start; see :checkhealth switchman and the LSP log.'
   end
-  by_root[root], roots[id] = id, root
+  by_root[root], roots[id], known[root] = id, root, true
+  M.reattach(root)
   return vim.lsp.get_client_by_id(id)
+end
+
+--- Attach the root's configuration buffers that are not attached to its client (after the
+--- daemon came back from a crash or a restart); attaching sends their current, maybe
+--- unsaved, text again.
+function M.reattach(root)
+  local client = M.get(root)
+  if not client then
+    return
+  end
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    local ok, owner = pcall(vim.api.nvim_buf_get_var, bufnr, 'switchman_root')
+    if ok and owner == root and vim.api.nvim_buf_is_loaded(bufnr)
+      and workspace.config_kind(vim.api.nvim_buf_get_name(bufnr))
+      and not vim.lsp.buf_is_attached(bufnr, client.id) then
+      vim.lsp.buf_attach_client(bufnr, client.id)
+    end
+  end
 end
 
 --- The message to show for a JSON-RPC error (the daemon writes `message` for the user).
@@ -258,7 +312,9 @@ function M.stop(root)
   return stopped
 end
 
---- Stop and start again the clients (and re-attach their buffers); true when all stopped in time.
+--- Stop the running clients and start a client again for every root that had one, also
+--- those whose daemon crashed; their configuration buffers are attached again. True when
+--- all stopped in time.
 function M.restart()
   local stopped = M.stop()
   local all_stopped = vim.wait(5000, function()
@@ -269,13 +325,13 @@ function M.restart()
     end
     return true
   end, 20)
-  for root, client in pairs(stopped) do
-    M.ensure(root)
-    for bufnr in pairs(client.attached_buffers or {}) do
-      if vim.api.nvim_buf_is_loaded(bufnr) then
-        M.ensure(root, bufnr)
-      end
-    end
+  local problem
+  for root in pairs(known) do
+    local _, cannot = M.ensure(root)
+    problem = problem or cannot
+  end
+  if problem then
+    vim.notify(problem, vim.log.levels.ERROR)
   end
   return all_stopped
 end

@@ -122,8 +122,10 @@ function M.describe(root)
 end
 
 client.on(protocol.notification.status, M.update)
-client.on('exit', function(root)
-  M.clear(root)
+client.on('exit', function(root, info)
+  if not info.replaced then
+    M.clear(root)
+  end
 end)
 
 return M

@@ -15,6 +15,7 @@ import type {
 } from '../protocol/types';
 import { workerTranscript } from './delegations';
 import type { ChatSettings } from '../server/settings';
+import { explanationMessage, explanationView } from './chain';
 import type { ChatEvent, FromWebview, ToWebview } from './messages';
 import { previewFailure, previewView } from './preview';
 import { transcriptEntries } from './transcript';
@@ -164,7 +165,8 @@ export class ChatController implements Disposable {
       const result = await this.connection.request<NewSessionResult>(Requests.newSession, params.newSessionParams(folder.uri));
       this.sessions.set(folder.uri, result.session.id);
       this.live = undefined;
-      this.postToView({ type: 'reset', folders: this.folders.all(), workspace: folder.uri, sessionId: result.session.id, entries: [] });
+      this.postToView({ type: 'reset', folders: this.folders.all(), workspace: folder.uri, sessionId: result.session.id,
+        sessionTitle: null, entries: [] });
     } catch (error) {
       this.emit({ type: 'failed', localId: `local-new-${++this.localSeq}`, failure: requestFailure(error) });
     }
@@ -176,9 +178,9 @@ export class ChatController implements Disposable {
     try {
       const result = await this.connection.request<ExplainResult>(Requests.explain, params.explainParams({
         workspace: folder.uri, sessionId: this.sessions.get(folder.uri), turnId }));
-      this.postToView({ type: 'explanation', turnId, text: result.text ?? 'No routing decision was recorded for this turn.' });
+      this.postToView({ type: 'explanation', turnId, explanation: explanationView(result) });
     } catch (error) {
-      this.postToView({ type: 'explanation', turnId, text: requestFailure(error).message });
+      this.postToView({ type: 'explanation', turnId, explanation: explanationMessage(requestFailure(error).message) });
     }
   }
 
@@ -219,23 +221,26 @@ export class ChatController implements Disposable {
     const folder = this.currentFolder;
     const folders = this.folders.all();
     if (!folder || this.connection.state !== 'running') {
-      this.postToView({ type: 'reset', folders, workspace: folder?.uri ?? null, sessionId: null, entries: [] });
+      this.postToView({ type: 'reset', folders, workspace: folder?.uri ?? null, sessionId: null, sessionTitle: null,
+        entries: [] });
       return;
     }
     this.workspace = folder.uri; // the panel shows this folder until the user picks another
     const live = this.live && sameWorkspace(this.live.workspace, folder.uri) ? this.live : undefined;
     let sessionId: string | null = null;
+    let sessionTitle: string | null = null;
     let entries: ReturnType<typeof transcriptEntries> = [];
     try {
       sessionId = await this.currentSession(folder.uri);
       if (sessionId) {
         const detail = await this.connection.request<SessionDetail>(Requests.session, params.sessionParams(sessionId));
         entries = transcriptEntries(detail, live?.turns);
+        sessionTitle = detail.session.title || null;
       }
     } catch {
       entries = [];
     }
-    this.postToView({ type: 'reset', folders, workspace: folder.uri, sessionId, entries });
+    this.postToView({ type: 'reset', folders, workspace: folder.uri, sessionId, sessionTitle, entries });
     for (const event of live?.events ?? []) this.postToView({ type: 'event', event });
   }
 

@@ -42,7 +42,7 @@ export function chatHtml(options: ChatHtmlOptions): string {
   </div>
   <footer class="composer">
     <div id="preview" class="preview" aria-live="polite"></div>
-    <textarea id="input" rows="3" placeholder="Message Switchman — Enter to send, Shift+Enter for a new line" aria-label="Message"></textarea>
+    <textarea id="input" rows="2" placeholder="Message Switchman — Enter to send, Shift+Enter for a new line" aria-label="Message"></textarea>
     <div class="actions">
       <button id="send" title="Send (Enter)">Send</button>
       <button id="stop" class="danger" title="Stop the answer (switchman/cancel)" hidden>Stop</button>

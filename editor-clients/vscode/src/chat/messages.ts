@@ -7,6 +7,7 @@ import type {
   ChatDeltaParams, ChatResult, DelegationParams, ErrorInfo, RouteDecidedParams, ToolActivity, TurnStatus,
 } from '../protocol/types';
 import type { DelegationCard, WorkerTranscript } from './delegations';
+import type { Explanation } from './chain';
 
 export type Entry = UserEntry | TurnEntry | CommandEntry | ErrorEntry;
 
@@ -30,8 +31,8 @@ export interface TurnEntry {
   costUsd: string | null;
   tools: ToolActivity[];
   notices: string[];
-  /** The full "why this model?" text, once asked for. */
-  explanation: string | null;
+  /** "Why this model?" (the routing chain), once asked for. */
+  explanation: Explanation | null;
   explanationOpen: boolean;
   /** The turn's `delegate` calls, as cards (see delegations.ts). */
   delegations?: DelegationCard[];
@@ -66,6 +67,8 @@ export interface ChatState {
   folders: Folder[];
   workspace: string | null;
   sessionId: string | null;
+  /** The session's title (the start of its first message), when the daemon gave one. */
+  sessionTitle: string | null;
   entries: Entry[];
   /** The message being answered, if any. */
   pending: { localId: string; text: string; turnId: string | null } | null;
@@ -85,10 +88,11 @@ export type ChatEvent =
   | { type: 'delegation'; params: DelegationParams };
 
 export type ToWebview =
-  | { type: 'reset'; folders: Folder[]; workspace: string | null; sessionId: string | null; entries: Entry[] }
+  | { type: 'reset'; folders: Folder[]; workspace: string | null; sessionId: string | null; sessionTitle: string | null;
+      entries: Entry[] }
   | { type: 'event'; event: ChatEvent }
   | { type: 'preview'; preview: PreviewView | null }
-  | { type: 'explanation'; turnId: string; text: string }
+  | { type: 'explanation'; turnId: string; explanation: Explanation }
   | { type: 'rated'; turnId: string; rating: Rating }
   | { type: 'connection'; connected: boolean }
   | { type: 'settings'; routePreview: boolean; previewDelayMs: number }
@@ -114,6 +118,7 @@ export function initialChatState(): ChatState {
     folders: [],
     workspace: null,
     sessionId: null,
+    sessionTitle: null,
     entries: [],
     pending: null,
     preview: null,
@@ -146,4 +151,14 @@ export function parseFromWebview(value: unknown): FromWebview | undefined {
     if (typeof message[required] !== 'string') return undefined;
   }
   return message as unknown as FromWebview;
+}
+
+const TITLE_LENGTH = 60;
+
+/** What the chat's header calls the session: its title, else its first message, else "New chat". */
+export function sessionTitle(state: Pick<ChatState, 'sessionId' | 'sessionTitle' | 'entries'>): string {
+  const firstMessage = state.entries.find((e): e is UserEntry => e.kind === 'user')?.text;
+  const title = (state.sessionTitle || firstMessage || '').trim().split('\n')[0].trim();
+  if (!title) return 'New chat';
+  return title.length > TITLE_LENGTH ? `${title.slice(0, TITLE_LENGTH - 1).trimEnd()}…` : title;
 }

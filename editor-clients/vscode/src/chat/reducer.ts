@@ -8,13 +8,13 @@ export function reduce(state: ChatState, message: ToWebview): ChatState {
   switch (message.type) {
     case 'reset':
       return { ...state, folders: message.folders, workspace: message.workspace, sessionId: message.sessionId,
-        entries: message.entries, pending: null, preview: null };
+        sessionTitle: message.sessionTitle, entries: message.entries, pending: null, preview: null };
     case 'event':
       return applyEvent(state, message.event);
     case 'preview':
       return { ...state, preview: message.preview };
     case 'explanation':
-      return updateTurn(state, message.turnId, (t) => ({ ...t, explanation: message.text, explanationOpen: true }));
+      return updateTurn(state, message.turnId, (t) => ({ ...t, explanation: message.explanation, explanationOpen: true }));
     case 'rated':
       return updateTurn(state, message.turnId, (t) => ({ ...t, rating: message.rating }));
     case 'connection':

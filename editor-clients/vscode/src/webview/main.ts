@@ -1,7 +1,7 @@
 /** The chat webview: renders the state, persists it with setState, talks `{type: ...}` messages. */
 
 import type { ChatState, FromWebview, ToWebview } from '../chat/messages';
-import { initialChatState } from '../chat/messages';
+import { initialChatState, sessionTitle } from '../chat/messages';
 import { needsTranscript, type DelegationCard } from '../chat/delegations';
 import { markStopping, reduce, toggleDelegation, toggleExplanation } from '../chat/reducer';
 import { NOT_SENT } from '../protocol/errors';
@@ -84,7 +84,9 @@ function render(): void {
   ($('send') as HTMLButtonElement).disabled = !state.connected;
   renderFolders();
   renderPreview();
-  $('session').textContent = state.sessionId ? `session ${state.sessionId.slice(-6)}` : '';
+  const title = sessionTitle(state);
+  $('session').textContent = title;
+  $('session').title = state.sessionId ? `${title}\nSession ${state.sessionId}` : title;
 }
 
 function renderFolders(): void {

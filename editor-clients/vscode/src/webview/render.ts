@@ -2,6 +2,7 @@
 
 import MarkdownIt from 'markdown-it';
 import { formatUsd, shortModelName } from '../common/format';
+import type { Explanation } from '../chat/chain';
 import type { Entry, TurnEntry } from '../chat/messages';
 import type { Rating } from '../protocol/params';
 import { DELEGATE_TOOL } from '../chat/delegations';
@@ -85,7 +86,7 @@ export class TranscriptView {
       'aria-expanded': String(turn.explanationOpen), 'data-turn': turn.id }, [badgeText]);
     badge.addEventListener('click', () => this.onBadge(turn.id));
     const children: (Node | string)[] = [el('div', { class: 'turn-head' }, [badge, status(turn)])];
-    if (turn.explanationOpen && turn.explanation) children.push(el('pre', { class: 'explanation' }, [turn.explanation]));
+    if (turn.explanationOpen && turn.explanation) children.push(explanationElement(turn.explanation));
     for (const banner of turn.banners) children.push(el('div', { class: 'banner' }, [`⚠ ${banner}`]));
     const cards = turn.delegations ?? [];
     for (const tool of turn.tools) {
@@ -103,6 +104,29 @@ export class TranscriptView {
     if (turn.status !== 'running') children.push(this.ratingButtons(turn));
     return el('div', { class: `entry turn ${turn.status}`, 'data-turn': turn.id, 'data-status': turn.status }, children);
   }
+}
+
+/**
+ * The routing chain as a two-column table (policy | verdict, model and reason): the second
+ * column wraps, so it reads at a sidebar's ~300 px where five columns would not fit.
+ */
+export function explanationElement(explanation: Explanation): HTMLElement {
+  const head = el('div', { class: 'explanation-head' }, [explanation.headline]);
+  if (explanation.rows.length === 0) return el('div', { class: 'explanation' }, [head]);
+  const rows = explanation.rows.map((row) => el('tr', { class: row.winner ? 'winner' : row.verdict }, [
+    el('th', { scope: 'row' }, [row.policy]),
+    el('td', {}, [
+      el('span', { class: `verdict ${row.verdict}` }, [row.verdictLabel]),
+      ...(row.model ? [' ', el('code', {}, [row.model])] : []),
+      el('div', { class: 'reason' }, [row.reason]),
+    ]),
+  ]));
+  const table = el('table', { class: 'chain' }, [
+    el('thead', {}, [el('tr', {}, [el('th', { scope: 'col' }, ['Policy']), el('th', { scope: 'col' }, ['Outcome'])])]),
+    el('tbody', {}, rows),
+  ]);
+  const full = el('details', {}, [el('summary', {}, ['Full text']), el('pre', {}, [explanation.text])]);
+  return el('div', { class: 'explanation' }, [head, table, full]);
 }
 
 function status(turn: TurnEntry): HTMLElement {

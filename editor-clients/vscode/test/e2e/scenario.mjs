@@ -1,10 +1,12 @@
 // What a user does in VS Code with the extension, step by step, checked in the real UI.
 import { chromium } from 'playwright-core';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { log, until } from './support.mjs';
 
 const STATUS_ITEM = '[id="switchman.switchman.switchman.status.0"]';
 const TIMEOUT = 30000;
+const FOCUS_CHAT = 'Control+Shift+Alt+S';
 
 export async function runScenario({ url, workspace, fake, artifacts, chromium: executablePath, env }) {
   const browser = await chromium.launch({
@@ -36,6 +38,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     log('workbench visible');
     await statusBarShowsDaemon(ui);
     await brokenRoutingFileIsFlagged(ui);
+    await savedFixTurnsTheStatusBack(ui, workspace);
     const chat = await openChat(ui);
     await draftPreviewShowsRoute(ui, chat);
     await answerStreamsIntoThePanel(ui, chat, fake);
@@ -127,12 +130,28 @@ async function brokenRoutingFileIsFlagged(ui) {
   await ui.page.keyboard.press('Escape');
 }
 
+async function savedFixTurnsTheStatusBack(ui, workspace) {
+  // VS Code watches the file for the daemon (workspace/didChangeWatchedFiles): no chat turn needed.
+  const file = join(workspace, '.switchman/routing.yaml');
+  const broken = readFileSync(file, 'utf8');
+  writeFileSync(file, broken.replace('use: opsu', 'use: opus'));
+  await ui.statusItem().locator('.codicon-warning').waitFor({ state: 'detached' });
+  log('status bar after saving the fix:', JSON.stringify(await ui.statusItem().innerText()));
+  writeFileSync(file, broken);
+  await ui.statusItem().locator('.codicon-warning').waitFor();
+  log('status bar after saving the broken file again:', JSON.stringify(await ui.statusItem().innerText()));
+}
+
 async function openChat(ui) {
-  await ui.command('Switchman: Open Chat');
+  await ui.page.keyboard.press(FOCUS_CHAT); // the keybinding focuses the chat
   const chat = ui.chatFrame();
   await chat.locator('#input').waitFor();
   await chat.locator('#send:not([disabled])').waitFor();
-  log('chat panel open');
+  // In the panel: the Explorer keeps the primary side bar.
+  await ui.page.locator('.part.panel .pane-header', { hasText: 'Chat' }).first().waitFor();
+  await ui.page.locator('.part.sidebar .composite.title', { hasText: 'Explorer' }).waitFor();
+  await chat.locator('#session', { hasText: 'New chat' }).waitFor();
+  log('chat open in the panel:', await chat.locator('#session').innerText());
   return chat;
 }
 
@@ -157,16 +176,29 @@ async function answerStreamsIntoThePanel(ui, chat, fake) {
   await fake.release();
   await chat.locator('.entry.turn[data-status="completed"] .markdown code', { hasText: 'return check(user, password)' }).waitFor();
   await chat.locator('#send').waitFor({ state: 'visible' });
-  log('answer complete');
+  await chat.locator('#session', { hasText: 'write a commit message for the login fix' }).waitFor();
+  log('answer complete; the header shows the session title');
 }
 
 async function badgeExplainsTheChoice(ui, chat) {
   await chat.locator('.entry.turn').last().locator('.route-badge').click();
   const explanation = chat.locator('.entry.turn').last().locator('.explanation');
-  await explanation.filter({ hasText: 'Chain:' }).waitFor();
-  await explanation.filter({ hasText: 'CONFIGURED_RULES' }).waitFor();
-  log('explanation:', (await explanation.innerText()).split('\n').slice(0, 2).join(' | '));
+  await explanation.locator('table.chain tr.winner', { hasText: 'Configured rule "fast for commits"' }).waitFor();
+  await explanation.locator('.explanation-head', { hasText: 'Chose claude-haiku-4-5' }).waitFor();
+  log('explanation:', (await explanation.locator('.explanation-head').innerText()),
+    `(${await explanation.locator('table.chain tbody tr').count()} rows)`);
   await ui.shot('chat-why-this-model');
+  // At a sidebar's ~300 px the table wraps inside the view instead of overflowing it.
+  const fits = await explanation.evaluate((element) => {
+    document.body.style.width = '300px';
+    const table = element.querySelector('table.chain');
+    const result = { table: table.scrollWidth, width: element.clientWidth };
+    return result;
+  });
+  await ui.shot('chat-why-this-model-300px', explanation);
+  await explanation.evaluate(() => { document.body.style.width = ''; });
+  if (fits.table > fits.width) throw new Error(`the chain table overflows at 300 px: ${JSON.stringify(fits)}`);
+  log('the chain table fits 300 px:', JSON.stringify(fits));
 }
 
 async function refusedMessageIsShownPlainly(ui, chat) {
@@ -325,10 +357,11 @@ async function workerSessionsShowOnlyWhenAskedFor(ui) {
 }
 
 async function newChatStartsEmpty(ui) {
-  await ui.command('Switchman: Open Chat');
+  await ui.page.keyboard.press(FOCUS_CHAT);
   const chat = ui.chatFrame();
   await chat.locator('#new-chat').click();
   await chat.locator('#empty').waitFor({ state: 'visible' });
+  await chat.locator('#session', { hasText: 'New chat' }).waitFor();
   await until('an empty transcript', async () => (await chat.locator('.entry').count()) === 0);
   log('New chat started an empty session');
 }

@@ -150,7 +150,8 @@ describe('ChatController', () => {
     connection.answer(Requests.newSession, () => ({ session: { id: 'S2' } }));
     await controller.newChat();
     assert.deepEqual(connection.sent(Requests.newSession), [{ workspace: WS }]);
-    assert.deepEqual(posted.at(-1), { type: 'reset', folders: [{ uri: WS, name: 'app' }], workspace: WS, sessionId: 'S2', entries: [] });
+    assert.deepEqual(posted.at(-1), { type: 'reset', folders: [{ uri: WS, name: 'app' }], workspace: WS, sessionId: 'S2',
+      sessionTitle: null, entries: [] });
   });
 
   it('follows the current session when it changes elsewhere', async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { initialChatState, parseFromWebview, type ChatState, type ToWebview, type TurnEntry } from '../../src/chat/messages';
+import { explanationMessage } from '../../src/chat/chain';
+import { initialChatState, parseFromWebview, sessionTitle, type ChatState, type ToWebview, type TurnEntry } from '../../src/chat/messages';
 import { reduce, toggleExplanation } from '../../src/chat/reducer';
 import type { ChatResult } from '../../src/protocol/types';
 
@@ -87,16 +88,29 @@ describe('chat reducer', () => {
 
   it('opens the explanation when it arrives and toggles it after', () => {
     const routed = run({ type: 'event', event: { type: 'routeDecided', params: route } });
-    const explained = reduce(routed, { type: 'explanation', turnId: 'T1', text: 'Chain:\n  [1] …' });
+    const explained = reduce(routed, { type: 'explanation', turnId: 'T1', explanation: explanationMessage('Chain:\n  [1] …') });
     assert.equal(turn(explained).explanationOpen, true);
+    assert.equal(turn(explained).explanation?.text, 'Chain:\n  [1] …');
     assert.equal(turn(toggleExplanation(explained, 'T1')).explanationOpen, false);
   });
 
   it('replaces everything on reset and clears a pending message when the daemon goes away', () => {
     const sent = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: 'hi' } });
     assert.equal(reduce(sent, { type: 'connection', connected: false }).pending, null);
-    const reset = reduce(sent, { type: 'reset', folders: [], workspace: 'file:///w', sessionId: 'S2', entries: [] });
-    assert.deepEqual([reset.entries, reset.sessionId, reset.pending], [[], 'S2', null]);
+    const reset = reduce(sent, { type: 'reset', folders: [], workspace: 'file:///w', sessionId: 'S2', sessionTitle: 'Fix login',
+      entries: [] });
+    assert.deepEqual([reset.entries, reset.sessionId, reset.sessionTitle, reset.pending], [[], 'S2', 'Fix login', null]);
+  });
+
+  it('titles the session by its title, else its first message, else "New chat"', () => {
+    const base = { sessionId: 'S1', sessionTitle: null, entries: [] };
+    assert.equal(sessionTitle(base), 'New chat');
+    assert.equal(sessionTitle({ ...base, sessionTitle: 'Refactor the login handler' }), 'Refactor the login handler');
+    const first = { kind: 'user' as const, id: 'L1', text: 'write a commit message\nfor the login fix' };
+    assert.equal(sessionTitle({ ...base, entries: [first] }), 'write a commit message');
+    const long = sessionTitle({ ...base, sessionTitle: 'x'.repeat(100) });
+    assert.equal(long.length, 60);
+    assert.ok(long.endsWith('…'));
   });
 
   it('marks a turn rated once the daemon took the feedback', () => {

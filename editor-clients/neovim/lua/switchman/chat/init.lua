@@ -34,6 +34,9 @@ function Chat:send(text)
   end
   self.view:gap()
   self.view:append(render.user(text))
+  if not models.cached(self.root) then
+    models.fetch(self.root) -- answered before the turn's badge arrives: it shows the alias
+  end
   local turn = { streamed = '', answered = false }
   self.turn = turn
   local params = { workspace = workspace.uri(self.root), message = text }

@@ -117,19 +117,71 @@ end
 
 View.placeholder = 'Message Switchman · <C-s> sends · @alias routes one message · /help'
 
---- Show where the draft would route at the end of the input's first line (a hint when empty).
+--- `text` as lines of at most `width` display cells, broken between words (inside a word
+--- only when it is longer than a line).
+function View.wrap(text, width)
+  width = math.max(width, 8)
+  local lines, line = {}, ''
+  for word in text:gmatch('%S+') do
+    while vim.fn.strdisplaywidth(word) > width do
+      if line ~= '' then
+        table.insert(lines, line)
+        line = ''
+      end
+      table.insert(lines, vim.fn.strcharpart(word, 0, width))
+      word = vim.fn.strcharpart(word, width)
+    end
+    local joined = line == '' and word or (line .. ' ' .. word)
+    if vim.fn.strdisplaywidth(joined) <= width then
+      line = joined
+    else
+      table.insert(lines, line)
+      line = word
+    end
+  end
+  if line ~= '' then
+    table.insert(lines, line)
+  end
+  return lines
+end
+
+--- The text width of the input's window (the editor's width while it is not shown).
+function View:input_width()
+  local win = vim.fn.win_findbuf(self.input)[1]
+  local width = win and vim.api.nvim_win_get_width(win) or vim.o.columns
+  return width - 1 -- the last cell stays free, so nothing is clipped
+end
+
+--- Show where the draft would route (a hint while it is empty) in virtual lines below the
+--- input, wrapped to the window: end-of-line text would be clipped in a narrow chat.
 function View:show_preview(text)
   vim.api.nvim_buf_clear_namespace(self.input, preview_ns, 0, -1)
+  self.preview = text
   local hint = text and text ~= '' and ('→ ' .. text) or nil
   if not hint and vim.trim(self:draft()) == '' then
     hint = View.placeholder
   end
-  if hint then
-    vim.api.nvim_buf_set_extmark(self.input, preview_ns, 0, 0, {
-      virt_text = { { hint, 'SwitchmanPreview' } },
-      virt_text_pos = 'eol',
-    })
+  if not hint then
+    return
   end
+  local virt_lines = vim.tbl_map(function(line)
+    return { { line, 'SwitchmanPreview' } }
+  end, View.wrap(hint, self:input_width()))
+  local last = vim.api.nvim_buf_line_count(self.input) - 1
+  vim.api.nvim_buf_set_extmark(self.input, preview_ns, last, 0, { virt_lines = virt_lines })
+end
+
+--- The preview's text as shown, one string per virtual line (for tests and :messages).
+function View:preview_lines()
+  local out = {}
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(self.input, preview_ns, 0, -1, { details = true })) do
+    for _, chunks in ipairs(mark[4].virt_lines or {}) do
+      table.insert(out, table.concat(vim.tbl_map(function(chunk)
+        return chunk[1]
+      end, chunks)))
+    end
+  end
+  return out
 end
 
 local OPEN = {
@@ -180,6 +232,7 @@ function View:show()
     vim.wo[input_win].winfixheight = true
   end
   vim.api.nvim_set_current_win(input_win)
+  self:show_preview(self.preview) -- wrapped to this window's width
   self.followed_row = vim.api.nvim_buf_line_count(self.transcript)
   vim.api.nvim_win_set_cursor(transcript_win, { self.followed_row, 0 })
   return input_win

@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+
+// `npm test` runs from the extension folder.
+const manifest = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8'));
+const contributes = manifest.contributes;
+
+describe('package.json contributions', () => {
+  it('puts the chat in a view container of the panel, leaving the primary side bar (Explorer) alone', () => {
+    const containers = contributes.viewsContainers;
+    assert.deepEqual(Object.keys(containers), ['panel']);
+    const views = contributes.views[containers.panel[0].id];
+    assert.deepEqual(views.map((v: { id: string }) => v.id), ['switchman.chat', 'switchman.sessions']);
+  });
+
+  it('binds a key to focus the chat', () => {
+    const binding = contributes.keybindings.find((k: { command: string }) => k.command === 'switchman.openChat');
+    assert.deepEqual([binding.key, binding.mac], ['ctrl+shift+alt+s', 'cmd+shift+alt+s']);
+  });
+});

@@ -1,0 +1,31 @@
+"""scripts/system-deps.sh: what `make test` installs (or names) before the editor tests run."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "system-deps.sh"
+
+
+def run_script(path: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the script with only ``path`` on PATH (so the tools it looks for are absent)."""
+    return subprocess.run(["/bin/bash", str(SCRIPT), *args], env={"PATH": path}, text=True,
+                          capture_output=True, check=False)
+
+
+def test_missing_packages_are_named_with_the_command_that_installs_them(tmp_path: Path) -> None:
+    done = run_script(str(tmp_path), "--check")
+    assert done.returncode == 3
+    assert "not installed: " in done.stderr
+    for package in ("ripgrep", "libkrb5-dev", "build-essential", "iproute2", "util-linux"):
+        assert package in done.stderr
+    assert "apt-get install -y --no-install-recommends " in done.stderr
+
+
+def test_the_makefile_test_target_runs_it_first() -> None:
+    makefile = (SCRIPT.parents[1] / "Makefile").read_text("utf-8")
+    assert "test: system-deps lint typecheck pytest" in makefile
+    assert "bash scripts/system-deps.sh" in makefile
+    ci = (SCRIPT.parents[1] / ".ci" / "run").read_text("utf-8")
+    assert "apt-get" not in ci  # one list of packages, in the script

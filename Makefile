@@ -42,8 +42,15 @@ typecheck: $(STAMP)
 pytest: $(STAMP) system-deps
 	$(BIN)/python -m pytest -q
 
+# Every benchmark, each figure beside its reference measured in the same run (a few minutes;
+# the editing one installs yaml-language-server into bench/node_modules on first use).
 bench: $(STAMP)
 	$(BIN)/python bench/bench_routing.py
+	PYTHONPATH=. $(BIN)/python bench/bench_daemon.py
+	PYTHONPATH=. $(BIN)/python bench/bench_load.py
+	$(BIN)/python bench/bench_editing.py --edits 300
+	PYTHONPATH=. $(BIN)/python bench/bench_delegation.py
+	PYTHONPATH=. $(BIN)/python bench/bench_hostile.py
 
 serve: $(STAMP)
 	$(BIN)/switchman serve

@@ -2,9 +2,9 @@
 
 Run with ``make bench`` (or ``.venv/bin/python bench/bench_routing.py``).
 
-1. Route decision, 8 KB message, config cached: 100 mixed rules (regexes,
-   keyword lists, any_of/not, thresholds) against 100 regex-only rules through
-   the same Router. No rule matches until the last, so every rule is evaluated.
+1. Route decision, 8 KB message, policy validated once: 100 mixed rules
+   (regexes, keyword lists, any_of/not, thresholds) against 100 regex-only
+   rules through the same policy chain. No rule matches until the last, so every rule is evaluated.
 2. Route decision as the number of mixed rules grows (10 → 5,000), against 100.
 3. Route decision as the message grows (1 KB → 1 MB, 100 mixed rules), against 1 KB.
 4. Shadowing check: validating 1,000 keyword-list rules and 1,000 threshold
@@ -16,6 +16,7 @@ Run with ``make bench`` (or ``.venv/bin/python bench/bench_routing.py``).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import tempfile
@@ -28,11 +29,12 @@ import yaml
 from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.clock import SystemClock
 from switchman.engine.config.builtin import builtin_registry, builtin_routing_values
+from switchman.engine.config.policy import RoutingPolicy, Rule, effective_policy
 from switchman.engine.config.routing_file import check_routing_text
-from switchman.engine.config.store import ConfigStore
-from switchman.engine.router import Router
-from switchman.engine.routing.chain import RouteRequest
+from switchman.engine.routing.chain import PolicyChain, RouteRequest
 from switchman.engine.routing.context import TurnContext
+from switchman.engine.routing.decision import RouteDecided
+from switchman.engine.routing.validation import CandidateValidator
 
 MODELS = ["opus", "sonnet", "haiku", "gpt-5", "gpt-5-mini"]
 HEAD = ["schema_version: 1", "global_default: sonnet", "rules:"]
@@ -60,13 +62,34 @@ def mixed_rule(i: int) -> list[str]:
     return [*shapes[i % 4], use]
 
 
-def routing_file(count: int, rule: Callable[[int], list[str]]) -> str:
-    """``count - 1`` non-matching rules, then one that matches the benchmark message."""
+def routing_file(count: int, rule: Callable[[int], list[str]], start: int = 0,
+                 last: bool = True) -> str:
+    """Non-matching rules ``start`` .. ``count - 2``, then (``last``) one that matches the
+    benchmark message."""
     lines = list(HEAD)
-    for i in range(count - 1):
+    for i in range(start, count - 1):
         lines += rule(i)
-    lines += ["  - name: last", '    when: {message_matches: "needle-[0-9]+$"}', "    use: haiku"]
+    if last:
+        lines += ["  - name: last", '    when: {message_matches: "needle-[0-9]+$"}',
+                  "    use: haiku"]
     return "\n".join(lines) + "\n"
+
+
+def policy_of(count: int, rule: Callable[[int], list[str]]) -> RoutingPolicy:
+    """The validated policy of :func:`routing_file`, built from files of at most 1,000 rules
+    (a configuration file is limited to 256 KB; the rules are simply concatenated)."""
+    registry = builtin_registry()
+    rules: list[Rule] = []
+    policy: RoutingPolicy | None = None
+    for start in range(0, count, 1000):
+        end = min(start + 1000, count)
+        text = routing_file(end, rule, start, last=end == count)
+        policy, problems = check_routing_text(text, "routing.yaml", registry,
+                                              builtin_routing_values(registry))
+        assert policy is not None, problems[:3]
+        rules += policy.rules
+    assert policy is not None
+    return dataclasses.replace(policy, rules=tuple(rules))
 
 
 def three_thousand_lines(header: str = "") -> str:
@@ -109,18 +132,24 @@ def message_of(size: int) -> str:
     return ("lorem ipsum dolor sit amet " * (size // 27 + 1))[:size - 10] + " needle-42"
 
 
-def decisions(folder: Path, text: str, message: str, runs: int) -> tuple[float, float]:
-    """p50 / p99 ms of route decisions through the Router with ``text`` as routing.yaml."""
-    Path(folder, "routing.yaml").write_text(text, "utf-8")
+def decisions(folder: Path, policy: RoutingPolicy, message: str, runs: int
+              ) -> tuple[float, float]:
+    """p50 / p99 ms of route decisions by the policy chain (the policy validated once, as
+    the daemon's store does while the file is unchanged)."""
+    registry = builtin_registry()
+    effective = effective_policy(policy, str(folder), None)
     clock = SystemClock()
-    router = Router(ConfigStore(folder), clock=clock, configured=lambda p: True,
-                    availability=AvailabilityTracker(clock))
+    validator = CandidateValidator(registry, lambda p: True, AvailabilityTracker(clock).check)
     request = RouteRequest(context=TurnContext(message=message, workspace_path=str(folder)),
                            turn_id="bench")
-    decision = router.decide(request)
+
+    def decide() -> RouteDecided:
+        return PolicyChain(registry, effective, validator, clock).decide(request)
+
+    decision = decide()
     assert decision.winner is not None
     assert decision.winner.rule_name == "last", decision.winner
-    return percentiles(measure(lambda: router.decide(request), runs))
+    return percentiles(measure(decide, runs))
 
 
 def checks(text: str, runs: int) -> float:
@@ -160,22 +189,22 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         msg8k = message_of(8 * 1024)
-        regex = decisions(folder, routing_file(100, regex_rule), msg8k, runs)
-        mixed = decisions(folder, routing_file(100, mixed_rule), msg8k, runs)
+        regex = decisions(folder, policy_of(100, regex_rule), msg8k, runs)
+        mixed = decisions(folder, policy_of(100, mixed_rule), msg8k, runs)
         rows.append(row("route decision, 100 mixed rules, 8 KB: p50 / p99 ms",
                         f"{mixed[0]:.3f} / {mixed[1]:.3f}",
                         f"100 regex-only rules: {regex[0]:.3f} / {regex[1]:.3f}",
                         mixed[1] / regex[1], "p99 ≤ 0.3 ms; ≤ 1.5x (p99)"))
         for count in (10, 1000, 5000):
-            scaled = decisions(folder, routing_file(count, mixed_rule), msg8k,
+            scaled = decisions(folder, policy_of(count, mixed_rule), msg8k,
                                max(20, runs * 100 // count // 4))
             rows.append(row(f"route decision, {count:,} mixed rules, 8 KB: p50 ms",
                             f"{scaled[0]:.3f}", f"100 mixed rules: {mixed[0]:.3f}",
                             scaled[0] / mixed[0],
                             "linear (5,000 ≤ 55x)" if count == 5000 else "linear"))
-        small = decisions(folder, routing_file(100, mixed_rule), message_of(1024), runs)
+        small = decisions(folder, policy_of(100, mixed_rule), message_of(1024), runs)
         for size, label in ((64 * 1024, "64 KB"), (1024 * 1024, "1 MB")):
-            big = decisions(folder, routing_file(100, mixed_rule), message_of(size), 30)
+            big = decisions(folder, policy_of(100, mixed_rule), message_of(size), 30)
             rows.append(row(f"route decision, 100 mixed rules, {label} message: p50 ms",
                             f"{big[0]:.3f}", f"1 KB message: {small[0]:.3f}",
                             big[0] / small[0],

@@ -87,7 +87,8 @@ class Switchman:
         self.clock = clock or SystemClock()
         self.bus = EventBus()
         self.config = ConfigStore(config_folder or config_dir(environ), bus=self.bus,
-                                  clock=self.clock)
+                                  clock=self.clock, background=True,
+                                  on_change=self._config_checked)
         self.availability = AvailabilityTracker(self.clock, self.bus)
         data = data_folder or data_dir(environ)
         self.store = SessionStore(connect(data / DATABASE_NAME), DaemonLease(data))
@@ -140,6 +141,7 @@ class Switchman:
         for image in images or []:
             check_text(image.media_type + image.data, "image")
         live = self.sessions.for_messages(workspace, session_id)
+        await self.config.settle(str(live.folder))  # route with the files as saved
         if slash_commands.command_name(message) is not None:
             return await slash_commands.run(self.sessions, self.lifecycle, self.queries, live,
                                             message)
@@ -243,6 +245,7 @@ class Switchman:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self._ticker = self._config_poll = None
+        self.config.close()
 
     async def _tick(self) -> None:
         while True:
@@ -258,6 +261,10 @@ class Switchman:
             log.warning("marked %d turn(s) left running by a daemon that ended as interrupted",
                         interrupted)
             self.announce_status()
+
+    def _config_checked(self) -> None:
+        """A changed configuration file was checked: what the status shows may differ."""
+        self.announce_status()
 
     def _on_event(self, event: Event) -> None:
         """Keep session-independent events and tell every workspace its status changed."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 from pygls.exceptions import FeatureRequestError, JsonRpcException
@@ -16,6 +16,7 @@ from switchman.server.errors import EXPECTED_CODES
 from switchman.server.features import FEATURES
 from switchman.server.notifier import EditorNotifier
 from switchman.server.protocol import UNREADABLE_FRAME_ERRORS, SwitchmanProtocol
+from switchman.server.stdio import serve_stdio, stdin_is_pipe
 from switchman.server.wire import plain_params_converter
 
 if TYPE_CHECKING:
@@ -44,6 +45,10 @@ class SwitchmanServer(LanguageServer):
         self.initialization_options: dict[str, Any] = {}
         self.workspace_folders: list[str] = []
         """Folder URIs from ``initialize``, opened when the engine starts."""
+
+    def notify_json(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification with plain JSON params (:meth:`SwitchmanProtocol.notify_json`)."""
+        cast("SwitchmanProtocol", self.protocol).notify_json(method, params)
 
     @property
     def switchman(self) -> Switchman:
@@ -107,7 +112,9 @@ def run(tcp: str | None = None) -> int:
     if tcp:
         host, _, port = tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))
-    else:
+    elif stdin_is_pipe():
+        serve_stdio(server)
+    else:  # a file or terminal on stdin (manual runs): pygls' own blocking I/O
         server.start_io()
     # The LSP exit code: 0 after a proper shutdown request, 1 otherwise.
     return 0 if server.shutdown_requested else 1

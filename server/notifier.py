@@ -31,11 +31,11 @@ class EditorNotifier:
 
     def route_decided(self, notice: RouteNotice) -> None:
         """Tell the editor which model took the turn and why."""
-        self.server.protocol.notify(methods.ROUTE_DECIDED, to_wire(notice))
+        self.server.notify_json(methods.ROUTE_DECIDED, to_wire(notice))
 
     def delta(self, delta: ChatDelta) -> None:
         """Stream a piece of output."""
-        self.server.protocol.notify(methods.CHAT_DELTA, to_wire(delta))
+        self.server.notify_json(methods.CHAT_DELTA, to_wire(delta))
 
     def delegation(self, update: DelegationUpdate) -> None:
         """Tell the editor a delegation started, progressed or ended."""
@@ -65,4 +65,4 @@ class EditorNotifier:
             return
         finally:
             self._computing = None
-        self.server.protocol.notify(methods.STATUS, to_wire(status))
+        self.server.notify_json(methods.STATUS, to_wire(status))

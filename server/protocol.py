@@ -60,6 +60,16 @@ class SwitchmanProtocol(LanguageServerProtocol):
         if not self.closing:
             super()._send_data(data)
 
+    def notify_json(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification whose params are plain JSON data already.
+
+        pygls passes every message through cattrs, which walks each value in
+        Python on the event loop; the engine's records are JSON-ready (msgspec)
+        and large diagnostic lists are converted on a worker thread, so they go
+        straight to the JSON encoder.
+        """
+        self._send_data({"jsonrpc": self.VERSION, "method": method, "params": params})
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         """Leave every JSON object plain; :meth:`handle_message` structures the whole frame.
 

@@ -5,12 +5,22 @@ modification time or size changed, or whose dependencies changed (a routing
 file depends on the model registry). A file that turns invalid keeps its last
 valid version in force (or the built-in one if it never was valid) and emits
 one ``routing.policy_invalid`` event per broken version.
+
+In the daemon (``background=True``) a changed file is never parsed on the
+event loop, which also streams chats: a 1,000-rule file takes a quarter of a
+second to check. The check runs on a worker thread and callers keep getting
+the last value until it is done; then the new value is applied on the loop,
+its events are emitted there and ``on_change`` is called. :meth:`settle`
+waits for those checks, so a turn is routed with the file as saved.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
@@ -43,6 +53,8 @@ Checker = Callable[[str, str], tuple[Any, list[Problem]]]
 IN_FORCE_FILE = "file"
 IN_FORCE_LAST_GOOD = "last-known-good"
 IN_FORCE_BUILTIN = "built-in"
+log = logging.getLogger(__name__)
+Checked = tuple[Any, list[Problem]]
 
 
 @dataclass
@@ -57,6 +69,8 @@ class _Slot(Generic[T]):
     problems: list[Problem] = field(default_factory=list)
     in_force: str = IN_FORCE_BUILTIN
     loaded: bool = False
+    checking: asyncio.Future[Checked] | None = None
+    """The check running on the worker thread (background mode), if any."""
 
 
 def _signature(path: Path) -> tuple[int, int] | None:
@@ -74,6 +88,14 @@ def _signature(path: Path) -> tuple[int, int] | None:
         except (OSError, ValueError):
             return None
     return (st.st_mtime_ns, st.st_size)
+
+
+def _check_file(path: Path, checker: Checker) -> Checked:
+    """Read and check one file (on the worker thread in background mode)."""
+    text, unreadable = read_config(path)
+    if unreadable is not None:
+        return None, [unreadable]
+    return checker(text or "", str(path))
 
 
 def read_config(path: Path) -> tuple[str | None, Problem | None]:
@@ -99,10 +121,14 @@ class ConfigStore:
         *,
         bus: EventBus | None = None,
         clock: Clock | None = None,
+        background: bool = False,
+        on_change: Callable[[], None] | None = None,
     ) -> None:
         self.directory = directory if directory is not None else config_dir()
         self.bus = bus
         self.clock = clock or SystemClock()
+        self.on_change = on_change
+        self._worker = ThreadPoolExecutor(1, "config-check") if background else None
         self._models: _Slot[ModelRegistry] = _Slot(self.directory / "models.yaml")
         self._routing: _Slot[RoutingPolicy] = _Slot(self.directory / "routing.yaml")
         self._workspaces: dict[str, _Slot[WorkspacePolicy]] = {}
@@ -185,13 +211,26 @@ class ConfigStore:
 
     def state(self, folder: str | None = None) -> tuple[list[Problem], dict[str, str]]:
         """Both :meth:`problems` and :meth:`in_force`, from one refresh of the files."""
+        slots = self._in_use(folder)
+        problems = [p for slot in slots for p in slot.problems]
+        return problems, {str(s.path): s.in_force for s in slots if s.signature is not None}
+
+    async def settle(self, folder: str | None = None) -> None:
+        """Wait until every file ``folder`` uses is checked in its current version.
+
+        Returns at once when nothing changed; the event loop keeps running meanwhile.
+        """
+        while checks := [s.checking for s in self._in_use(folder) if s.checking is not None]:
+            await asyncio.wait(checks)  # applying a registry may start the routing file's check
+
+    def _in_use(self, folder: str | None) -> list[_Slot[Any]]:
+        """Refresh the files ``folder`` uses; return their slots."""
         self.policy()
         slots: list[_Slot[Any]] = [self._models, self._routing]
         if folder is not None:
             self.workspace(folder)
             slots.append(self._workspaces[folder])
-        problems = [p for slot in slots for p in slot.problems]
-        return problems, {str(s.path): s.in_force for s in slots if s.signature is not None}
+        return slots
 
     def reload(self) -> None:
         """Forget every cache so the next use re-reads all files (``/rules reload``)."""
@@ -204,12 +243,43 @@ class ConfigStore:
         signature = _signature(slot.path)
         if slot.loaded and slot.signature == signature and slot.deps is deps:
             return slot.current
+        if slot.checking is not None:
+            return slot.current  # a check is running; its done callback looks again
         slot.loaded, slot.signature, slot.deps = True, signature, deps
         if signature is None:
             slot.current, slot.problems, slot.in_force = None, [], IN_FORCE_BUILTIN
             return None
-        text, unreadable = read_config(slot.path)
-        value, problems = (None, [unreadable]) if text is None else checker(text, str(slot.path))
+        loop = self._loop()
+        if loop is None:
+            return self._apply(slot, _check_file(slot.path, checker))
+        slot.checking = loop.run_in_executor(self._worker, _check_file, slot.path, checker)
+        slot.checking.add_done_callback(lambda done: self._checked(slot, done))
+        return slot.current
+
+    def _loop(self) -> asyncio.AbstractEventLoop | None:
+        """The running event loop when checks go to the worker thread, else None."""
+        if self._worker is None:
+            return None
+        try:
+            return asyncio.get_running_loop()
+        except RuntimeError:  # not on the loop (start-up, the CLI): check right here
+            return None
+
+    def _checked(self, slot: _Slot[Any], done: asyncio.Future[Checked]) -> None:
+        """A worker-thread check finished: apply it on the loop and say so."""
+        slot.checking = None
+        if done.cancelled():  # the store was closed
+            return
+        try:
+            self._apply(slot, done.result())
+        except Exception:  # a bug in checking must not take the daemon down
+            log.exception("checking %s failed", slot.path)
+            return
+        if self.on_change is not None:
+            self.on_change()
+
+    def _apply(self, slot: _Slot[T], checked: Checked) -> T | None:
+        value, problems = checked
         slot.problems = [p for p in problems if p is not None]
         if value is not None:
             slot.current = slot.good = cast("T", value)
@@ -219,6 +289,12 @@ class ConfigStore:
         slot.in_force = IN_FORCE_LAST_GOOD if slot.good is not None else IN_FORCE_BUILTIN
         self._announce_invalid(slot)
         return slot.current
+
+    def close(self) -> None:
+        """Stop the worker thread (checks in flight are abandoned)."""
+        if self._worker is not None:
+            self._worker.shutdown(wait=False, cancel_futures=True)
+            self._worker = None  # later uses (the last status at exit) check in place
 
     def _announce_invalid(self, slot: _Slot[Any]) -> None:
         if self.bus is None:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+import threading
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from switchman.engine.clock import ManualClock
+from switchman.engine.config import store as store_module
 from switchman.engine.config.paths import config_dir as resolve_config_dir
 from switchman.engine.config.paths import find_workspace
+from switchman.engine.config.routing_file import check_routing_text
 from switchman.engine.config.store import (
     IN_FORCE_BUILTIN,
     IN_FORCE_FILE,
@@ -171,3 +174,35 @@ def test_find_workspace_walks_up_to_the_dot_switchman_folder(tmp_path: Path) -> 
     (tmp_path / "proj" / "src" / "deep").mkdir(parents=True)
     assert find_workspace(tmp_path / "proj" / "src" / "deep") == (tmp_path / "proj").resolve()
     assert find_workspace(tmp_path) == tmp_path.resolve()
+
+
+async def test_in_the_daemon_a_changed_file_is_checked_off_the_event_loop(
+        config_dir: Path, events: list[Event], monkeypatch: pytest.MonkeyPatch) -> None:
+    threads: list[str] = []
+    original = check_routing_text
+
+    def recording(*args: object, **kwargs: object) -> object:
+        threads.append(threading.current_thread().name)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_module, "check_routing_text", recording)
+    changes: list[None] = []
+    bus = EventBus()
+    bus.subscribe(events.append)
+    live = ConfigStore(config_dir, bus=bus, clock=ManualClock(), background=True,
+                       on_change=lambda: changes.append(None))
+    write(config_dir / "routing.yaml", "global_default: anthropic:claude-haiku-4-5\n")
+    await live.settle()
+    assert live.policy().global_default == "anthropic:claude-haiku-4-5"
+
+    write(config_dir / "routing.yaml", "global_default: anthropic:claude-opus-4-7\n")
+    assert live.policy().global_default == "anthropic:claude-haiku-4-5"  # last value meanwhile
+    await live.settle()
+    assert live.policy().global_default == "anthropic:claude-opus-4-7"
+    write(config_dir / "routing.yaml", "global_default: [\n")
+    await live.settle()
+    assert live.in_force() == {str(config_dir / "routing.yaml"): IN_FORCE_LAST_GOOD}
+    assert [type(e) for e in events] == [PolicyInvalid]  # emitted on the loop, once
+    assert threads and all(name.startswith("config-check") for name in threads)
+    assert len(changes) >= 3
+    live.close()

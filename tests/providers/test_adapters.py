@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -22,7 +24,7 @@ from switchman.engine.providers.base import (
     ToolSpec,
 )
 from switchman.engine.providers.errors import ProviderError
-from switchman.engine.providers.factory import AdapterFactory
+from switchman.engine.providers.factory import AdapterFactory, DeferredAdapter
 from tests.support.fake_provider import FakeProvider, Usage
 
 KEY = "sk-test-0123456789abcdef"
@@ -210,3 +212,31 @@ def test_sdks_are_not_imported_until_a_provider_is_used() -> None:
     code = ("import sys, switchman.server.app, switchman.engine.providers.factory; "
             "assert 'anthropic' not in sys.modules and 'openai' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_making_an_adapter_imports_no_sdk_and_blocks_nothing() -> None:
+    code = ("import sys\n"
+            "from switchman.engine.config.registry import ApiKind, ProviderSpec\n"
+            "from switchman.engine.providers.factory import AdapterFactory\n"
+            "factory = AdapterFactory({'K': 'k'})\n"
+            "for api in (ApiKind.ANTHROPIC, ApiKind.OPENAI):\n"
+            "    factory.adapter(ProviderSpec(name=api.value, api=api, api_key_env='K'))\n"
+            "assert 'anthropic' not in sys.modules and 'openai' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+async def test_a_deferred_adapter_imports_on_a_worker_thread_once(fake: FakeProvider) -> None:
+    threads: list[str] = []
+
+    def create() -> ProviderAdapter:
+        threads.append(threading.current_thread().name)
+        return adapter_for(ApiKind.ANTHROPIC, fake)
+
+    deferred = DeferredAdapter(create)
+    fake.script_text("Hel", "lo")
+    fake.script_text("again")
+    first, second = await asyncio.gather(collect(deferred, request()), collect(deferred, request()))
+    texts = {"".join(e.text for e in events if isinstance(e, TextDelta)) for events in
+             (first, second)}
+    assert texts == {"Hello", "again"}
+    assert len(threads) == 1 and threads[0] != threading.main_thread().name

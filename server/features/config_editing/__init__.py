@@ -37,21 +37,21 @@ def register(server: SwitchmanServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION,
                     types.CompletionOptions(trigger_characters=[" "]))
-    def completion(params: types.CompletionParams) -> types.CompletionList:
+    async def completion(params: types.CompletionParams) -> types.CompletionList:
         after_space = params.context is not None and params.context.trigger_character == " "
-        items = editing.completion(params.text_document.uri, params.position, after_space)
+        items = await editing.completion(params.text_document.uri, params.position, after_space)
         return types.CompletionList(is_incomplete=False, items=items)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(params: types.HoverParams) -> types.Hover | None:
-        return editing.hover(params.text_document.uri, params.position)
+    async def hover(params: types.HoverParams) -> types.Hover | None:
+        return await editing.hover(params.text_document.uri, params.position)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
-    def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
-        return editing.code_actions(params.text_document.uri, params.range)
+    async def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
+        return await editing.code_actions(params.text_document.uri, params.range)
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def document_symbol(params: types.DocumentSymbolParams) -> (
+    async def document_symbol(params: types.DocumentSymbolParams) -> (
             list[types.DocumentSymbol] | list[types.SymbolInformation]):
-        return editing.symbols(params.text_document.uri)
+        return await editing.symbols(params.text_document.uri)

@@ -4,6 +4,13 @@ Diagnostics are computed from the editor's unsaved text after a short pause
 in typing (150 ms unless ``SWITCHMAN_DIAGNOSTICS_DELAY_MS`` or the
 ``diagnostics_debounce_ms`` initialization option says otherwise). A newer change
 cancels a check that has not started yet, so only the latest text is checked.
+
+Parsing and checking a long file takes tens of milliseconds (more on a first
+open), which must not delay the chat streams and requests the same event loop
+serves. So the open documents (:class:`ConfigDocuments`) belong to one worker
+thread: every call that reads or changes them runs there, in order, and the
+loop only converts the results to LSP. Diagnostics whose text has since
+changed are dropped; the newer text's check is already scheduled.
 """
 
 from __future__ import annotations
@@ -12,12 +19,14 @@ import asyncio
 import logging
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.protocol import default_converter
 from pygls.uris import to_fs_path
 
 from switchman.engine.config.check import FileKind
@@ -47,6 +56,7 @@ log = logging.getLogger(__name__)
 DELAY_ENV = "SWITCHMAN_DIAGNOSTICS_DELAY_MS"
 DELAY_OPTION = "diagnostics_debounce_ms"
 DEFAULT_DELAY_MS = 150.0
+T = TypeVar("T")
 
 
 class ConfigEditing:
@@ -59,6 +69,14 @@ class ConfigEditing:
         self._pending: dict[Path, asyncio.Task[None]] = {}
         self._collector = IdleCollector()
         self._published: set[Path] = set()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="config-check")
+        self._json = default_converter()  # type: ignore[no-untyped-call]
+        """The worker's own LSP-to-JSON converter (the server's stays on the loop)."""
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def off_loop(self, work: Callable[..., T], *args: Any) -> T:
+        """Run ``work(*args)`` on the documents' worker thread (see the module docstring)."""
+        return await asyncio.get_running_loop().run_in_executor(self._worker, work, *args)
 
     # -- documents -------------------------------------------------------------------
 
@@ -81,7 +99,7 @@ class ConfigEditing:
             return
         self._uris[path] = uri
         text = self.server.workspace.get_text_document(uri).source
-        self._schedule(self.documents.update(path, text))
+        self._start(self._recheck(self.documents.update, path, text))
 
     def closed(self, uri: str) -> None:
         """A document was closed: clear its diagnostics and re-check what depended on it."""
@@ -93,12 +111,20 @@ class ConfigEditing:
         self._published.discard(path)
         self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
-        self._schedule(self.documents.close(path))
+        self._start(self._recheck(self.documents.close, path))
 
-    def analysis(self, uri: str) -> Analysis | None:
+    async def analysis(self, uri: str) -> Analysis | None:
         """The latest checked version of an open document."""
         path = self.path_of(uri)
-        return self.documents.check(path) if path is not None else None
+        return await self.off_loop(self.documents.check, path) if path is not None else None
+
+    def _start(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)  # keep a reference until it is done
+        task.add_done_callback(self._tasks.discard)
+
+    async def _recheck(self, change: Callable[..., list[Path]], *args: Any) -> None:
+        self._schedule(await self.off_loop(change, *args))
 
     def positions(self, text: str) -> Positions:
         """Position conversion for ``text`` in the encoding agreed with the client."""
@@ -107,8 +133,8 @@ class ConfigEditing:
 
     # -- language features -------------------------------------------------------------
 
-    def completion(self, uri: str, position: types.Position,
-                   after_space: bool = False) -> list[types.CompletionItem]:
+    async def completion(self, uri: str, position: types.Position,
+                         after_space: bool = False) -> list[types.CompletionItem]:
         """Completion items at ``position`` (only values when typing a space triggered it)."""
         kind = self.kind_of(uri)
         document = self.server.workspace.text_documents.get(uri)
@@ -116,16 +142,16 @@ class ConfigEditing:
             return []
         text = document.source
         positions = self.positions(text)
-        candidates = complete(kind, text, positions.engine_position(position),
-                              self.documents.registry(), self.documents.environ, self._folders(),
-                              values_only=after_space)
+        registry = await self.off_loop(self.documents.registry)
+        candidates = complete(kind, text, positions.engine_position(position), registry,
+                              self.documents.environ, self._folders(), values_only=after_space)
         snippets = self._capability("text_document.completion.completion_item.snippet_support")
         markdown = self._markdown("text_document.completion.completion_item.documentation_format")
         return [lsp_completion(c, positions, snippets, markdown) for c in candidates]
 
-    def hover(self, uri: str, position: types.Position) -> types.Hover | None:
+    async def hover(self, uri: str, position: types.Position) -> types.Hover | None:
         """The hover at ``position``."""
-        kind, analysis = self.kind_of(uri), self.analysis(uri)
+        kind, analysis = self.kind_of(uri), await self.analysis(uri)
         if kind is None or analysis is None:
             return None
         positions = self.positions(analysis.text)
@@ -134,10 +160,10 @@ class ConfigEditing:
         markdown = self._markdown("text_document.hover.content_format")
         return lsp_hover(found, positions, markdown) if found else None
 
-    def code_actions(self, uri: str, rng: types.Range) -> list[types.CodeAction]:
+    async def code_actions(self, uri: str, rng: types.Range) -> list[types.CodeAction]:
         """Quick fixes for the problems touching ``rng``."""
-        path, analysis = self.path_of(uri), self.analysis(uri)
-        context = self.documents.fix_context(path) if path is not None else None
+        path, analysis = self.path_of(uri), await self.analysis(uri)
+        context = await self.off_loop(self.documents.fix_context, path) if path else None
         if analysis is None or context is None:
             return []
         positions = self.positions(analysis.text)
@@ -147,9 +173,10 @@ class ConfigEditing:
         related = self._supports_related_information()
         return [lsp_code_action(f, positions, uri, version, changes, related) for f in found]
 
-    def symbols(self, uri: str) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
+    async def symbols(self, uri: str
+                      ) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
         """The document's outline, nested when the client can show nesting."""
-        kind, analysis = self.kind_of(uri), self.analysis(uri)
+        kind, analysis = self.kind_of(uri), await self.analysis(uri)
         if kind is None or analysis is None:
             return []
         positions = self.positions(analysis.text)
@@ -186,23 +213,32 @@ class ConfigEditing:
         self._pending.pop(path, None)
         opened = path not in self._published
         try:
-            self._publish(path)
+            await self._publish(path)
         except Exception:  # a bug in checking must never take the daemon down
             log.exception("checking %s failed", path)
         self._published.add(path)
         self._collector.busy(settle_now=opened)
 
-    def _publish(self, path: Path) -> None:
+    async def _publish(self, path: Path) -> None:
         uri = self._uris.get(path)
-        analysis = self.documents.check(path)
-        if uri is None or analysis is None:
+        if uri is None:
             return
+        checked = await self.off_loop(self._diagnostics, path, uri)
+        document = self.server.workspace.get_text_document(uri)
+        if checked is None or checked[0] != document.source:
+            return  # closed, or changed while it was checked (the newer text's check is due)
+        self.server.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {
+            "uri": uri, "diagnostics": checked[1], "version": document.version})
+
+    def _diagnostics(self, path: Path, uri: str) -> tuple[str, list[Any]] | None:
+        """On the worker: check the document; its text and its problems as LSP JSON."""
+        analysis = self.documents.check(path)
+        if analysis is None:
+            return None
         positions = self.positions(analysis.text)
         related = self._supports_related_information()
         diagnostics = [lsp_diagnostic(p, positions, uri, related) for p in analysis.problems]
-        version = self.server.workspace.get_text_document(uri).version
-        self.server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+        return analysis.text, self._json.unstructure(diagnostics, list[types.Diagnostic])
 
     def _delay_seconds(self) -> float:
         return diagnostics_delay(os.environ, self.server.initialization_options)

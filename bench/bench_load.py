@@ -1,0 +1,275 @@
+"""The daemon under load, each figure against a reference measured in the same run.
+
+Run from the repository root: ``PYTHONPATH=. .venv/bin/python bench/bench_load.py``.
+The fake provider runs in its own process and streams every reply as
+``--chunks`` pieces ``--delay`` seconds apart, like a model.
+
+1. Saving a 1,000-rule routing.yaml during a chat: the largest gap between two
+   streamed deltas while the editor opens the new text, the file is written and
+   a routing preview reads the configuration, against the same stream with no
+   save.
+2. Twenty chats in five folders at once: the gaps between consecutive deltas of
+   every stream through ``switchman serve``, against the ``anthropic`` SDK
+   streaming the same twenty replies in one process. The added p99 is what the
+   daemon adds.
+3. routing.yaml diagnostics while those twenty stream (edits start with the
+   chats), against the same edits with no chat running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import statistics
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Any
+
+import anthropic
+from bench_daemon import fake_provider, start_daemon
+from bench_routing import mixed_rule, routing_file, three_thousand_lines
+from lsprotocol import types
+
+from switchman.server import methods
+from tests.support.lsp import SwitchmanClient, server_env
+
+FOLDERS = 5
+STREAMS = 20
+
+
+def script(base_url: str, replies: int, chunks: int, delay: float) -> None:
+    """Queue ``replies`` streamed replies on the fake provider."""
+    step = {"kind": "text", "chunks": [f"w{i} " for i in range(chunks)], "chunk_delay": delay}
+    request = urllib.request.Request(f"{base_url}/_fake/script", method="POST",
+                                     data=json.dumps([step] * replies).encode(),
+                                     headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(request, timeout=10).read()
+
+
+def gaps(times: list[float]) -> list[float]:
+    """Seconds between consecutive arrivals."""
+    return [b - a for a, b in itertools.pairwise(times)]
+
+
+def p99(samples: list[float]) -> float:
+    """The 99th percentile, in milliseconds."""
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1e3
+
+
+def on_notification(client: SwitchmanClient, method: str, handler: Any) -> None:
+    """Also call ``handler(params)`` for every recorded ``method`` notification."""
+    record = client.record
+
+    def recording(name: str, params: Any) -> None:
+        if name == method:
+            handler(params)
+        record(name, params)
+
+    client.record = recording  # type: ignore[assignment]
+
+
+class Deltas:
+    """Arrival times of ``switchman/chatDelta`` notifications, per turn."""
+
+    def __init__(self, client: SwitchmanClient) -> None:
+        self.times: dict[str, list[float]] = {}
+        on_notification(client, methods.CHAT_DELTA, self._arrived)
+
+    def _arrived(self, params: Any) -> None:
+        self.times.setdefault(params["turn_id"], []).append(time.perf_counter())
+
+
+async def chat(client: SwitchmanClient, workspace: Path, session: str | None = None) -> Any:
+    """One chat turn; returns its result."""
+    params: dict[str, Any] = {"workspace": workspace.as_uri(), "message": "stream please"}
+    if session is not None:
+        params["session_id"] = session
+    request = client.protocol.send_request_async(methods.CHAT, params)  # type: ignore[no-untyped-call]
+    return await asyncio.wait_for(request, 60)
+
+
+async def save_during_stream(client: SwitchmanClient, deltas: Deltas, config: Path,
+                             workspace: Path, base_url: str, chunks: int, delay: float
+                             ) -> tuple[float, float]:
+    """Largest delta gap (ms) of a stream without and with a save of a 1,000-rule file."""
+    routing = config / "routing.yaml"
+    text = routing_file(1000, mixed_rule).replace("global_default: sonnet",
+                                                  "global_default: anthropic:claude-sonnet-4-6")
+    largest = []
+    for save in (False, True):
+        script(base_url, 1, chunks, delay)
+        before = len(deltas.times)
+        turn = asyncio.ensure_future(chat(client, workspace))
+        await wait_for(lambda count=before: len(deltas.times) > count and
+                       len(list(deltas.times.values())[-1]) >= 10)
+        if save:
+            uri = routing.as_uri()
+            client.text_document_did_open(types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=text)))
+            routing.write_text(text)
+            client.text_document_did_save(types.DidSaveTextDocumentParams(
+                types.TextDocumentIdentifier(uri=uri)))
+            await client.protocol.send_request_async(  # type: ignore[no-untyped-call]
+                methods.PREVIEW, {"workspace": workspace.as_uri(), "message": "deploy"})
+        result = await turn
+        largest.append(max(gaps(deltas.times[result["turn_id"]])) * 1e3)
+    return largest[0], largest[1]
+
+
+async def wait_for(check: Any, timeout: float = 30) -> None:
+    """Poll ``check`` on the event loop until it holds (the client has no event for it)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met")
+        await asyncio.sleep(0.001)
+
+
+async def sdk_streams(base_url: str, chunks: int, delay: float) -> list[float]:
+    """Delta gaps of twenty concurrent streams made with the SDK directly."""
+    sdk = anthropic.AsyncAnthropic(api_key="bench", base_url=base_url, max_retries=0)
+    script(base_url, STREAMS, chunks, delay)
+
+    async def one() -> list[float]:
+        times = []
+        async with sdk.messages.stream(model="claude-sonnet-4-6", max_tokens=64, messages=[
+                {"role": "user", "content": "stream please"}]) as stream:
+            async for event in stream:
+                if event.type == "text":
+                    times.append(time.perf_counter())
+        return gaps(times)
+
+    results = await asyncio.gather(*(one() for _ in range(STREAMS)))
+    await sdk.close()
+    return [g for r in results for g in r]
+
+
+class Edits:
+    """didChange → publishDiagnostics latency on an open 3,000-line routing.yaml."""
+
+    def __init__(self, client: SwitchmanClient, uri: str) -> None:
+        self.client, self.uri, self.version = client, uri, 1
+        self.arrived: dict[int, float] = {}
+        self.event = asyncio.Event()
+        on_notification(client, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, self._published)
+
+    def _published(self, params: types.PublishDiagnosticsParams) -> None:
+        if params.uri == self.uri and params.version is not None:
+            self.arrived[params.version] = time.perf_counter()
+            self.event.set()
+
+    def open(self, text: str) -> Awaitable[float]:
+        """Open the document; the result is the time its diagnostics took."""
+        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=self.uri, language_id="yaml", version=1, text=text)))
+        return self._wait(1, time.perf_counter())
+
+    async def run(self, count: int) -> list[float]:
+        """Type a character into a rule and delete it again, ``count`` times."""
+        samples = []
+        for i in range(count):
+            line = 10 + (i * 7) % 2900
+            inserting = i % 2 == 0
+            change = types.TextDocumentContentChangePartial(
+                range=types.Range(types.Position(line, 4), types.Position(line, 4 if inserting
+                                                                            else 5)),
+                text="x" if inserting else "")
+            self.version += 1
+            start = time.perf_counter()
+            self.client.text_document_did_change(types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
+                [change]))
+            samples.append(await self._wait(self.version, start))
+        return samples
+
+    async def _wait(self, version: int, start: float) -> float:
+        while version not in self.arrived:
+            self.event.clear()
+            await asyncio.wait_for(self.event.wait(), 30)
+        return self.arrived[version] - start
+
+
+async def concurrent(client: SwitchmanClient, deltas: Deltas, folders: list[Path],
+                     base_url: str, chunks: int, delay: float, edits: Edits,
+                     count: int) -> tuple[list[float], list[float]]:
+    """Twenty chats at once in five folders, with edits starting at the same moment."""
+    sessions = []
+    for i in range(STREAMS):
+        folder = folders[i % FOLDERS]
+        reply = await client.request(methods.NEW_SESSION, {"workspace": folder.as_uri()})
+        sessions.append((folder, reply["session"]["id"]))
+    script(base_url, STREAMS, chunks, delay)
+    turns = [asyncio.ensure_future(chat(client, folder, session))
+             for folder, session in sessions]
+    diagnostics = await edits.run(count)
+    results = await asyncio.gather(*turns)
+    return [g for r in results for g in gaps(deltas.times[r["turn_id"]])], diagnostics
+
+
+async def main(chunks: int, delay: float, count: int) -> None:
+    """Run the load benchmarks and print a Markdown table."""
+    with tempfile.TemporaryDirectory() as tmp, fake_provider(Path(tmp)) as base_url:
+        root = Path(tmp)
+        config, data = root / "config", root / "data"
+        folders = [root / f"folder{i}" for i in range(FOLDERS)]
+        for folder in (config, data, *folders):
+            folder.mkdir()
+        (config / "models.yaml").write_text(
+            f"providers:\n  anthropic: {{base_url: '{base_url}'}}\n")
+        (config / "routing.yaml").write_text(
+            "global_default: anthropic:claude-sonnet-4-6\nrules: []\n")
+        env = server_env(config, data, {"ANTHROPIC_API_KEY": "bench",
+                                        "SWITCHMAN_DIAGNOSTICS_DELAY_MS": "0"})
+        client, _ = await start_daemon(env, folders[0])
+        for folder in folders[1:]:
+            client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(
+                types.WorkspaceFoldersChangeEvent(
+                    added=[types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name)],
+                    removed=[])))
+        deltas = Deltas(client)
+        script(base_url, 1, 5, 0)
+        await chat(client, folders[0])  # warm up: SDK import, connection
+        quiet, saving = await save_during_stream(client, deltas, config, folders[0], base_url,
+                                                 chunks, delay)
+        sdk = await sdk_streams(base_url, chunks, delay)
+        edits = Edits(client, (folders[1] / ".switchman" / "routing.yaml").as_uri())
+        (folders[1] / ".switchman").mkdir()
+        await edits.open(three_thousand_lines())
+        unloaded = await edits.run(count)
+        daemon, loaded = await concurrent(client, deltas, folders, base_url, chunks, delay,
+                                          edits, count)
+        await client.shutdown_session()
+        await client.stop()
+
+    print(f"python {sys.version.split()[0]}; streams of {chunks} deltas {delay * 1e3:.0f} ms "
+          "apart\n")
+    print("| benchmark | figure | reference (same run) | result | goal |")
+    print("|---|---|---|---|---|")
+    print(f"| saving a 1,000-rule routing.yaml during a stream: largest delta gap | "
+          f"{saving:.1f} ms | no save: {quiet:.1f} ms | {saving - quiet:+.1f} ms | ≤ 50 ms |")
+    print(f"| per-delta gap, {STREAMS} streams in {FOLDERS} folders through the daemon: p99 | "
+          f"{p99(daemon):.1f} ms | SDK, same {STREAMS} streams: {p99(sdk):.1f} ms | "
+          f"{p99(daemon) - p99(sdk):+.1f} ms added | ≤ 10 ms added |")
+    print(f"| didChange → diagnostics (3,000 lines) while they stream: p99 | "
+          f"{p99(loaded):.1f} ms | no chats: {p99(unloaded):.1f} ms | "
+          f"{p99(loaded) / p99(unloaded):.2f}x | ≤ 2x |")
+    print(f"\n(medians: delta gap daemon {statistics.median(daemon) * 1e3:.1f} ms, SDK "
+          f"{statistics.median(sdk) * 1e3:.1f} ms; diagnostics loaded "
+          f"{statistics.median(loaded) * 1e3:.1f} ms, unloaded "
+          f"{statistics.median(unloaded) * 1e3:.1f} ms)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--chunks", type=int, default=150)
+    parser.add_argument("--delay", type=float, default=0.012)
+    parser.add_argument("--edits", type=int, default=40)
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.chunks, arguments.delay, arguments.edits))

@@ -1,0 +1,96 @@
+"""stdin and stdout as asyncio pipes, so talking to the editor never blocks the event loop.
+
+pygls reads stdin through a thread pool (a thread hop per header line and per
+body) and writes stdout with a blocking ``write`` and ``flush``. Under load
+both stall the loop: each hop waits for the GIL behind whatever thread holds
+it, and a write blocks outright while the editor is slow to read and the
+pipe is full. Here both ends are non-blocking pipe transports on the loop:
+messages are read as they arrive and writes are buffered by the transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import stat
+import sys
+import threading
+from typing import TYPE_CHECKING, cast
+
+from pygls.io_ import run_async
+
+if TYPE_CHECKING:
+    from pygls.io_ import AsyncWriter
+    from pygls.server import JsonRPCServer
+
+READ_LIMIT = 64 * 1024 * 1024
+"""The longest header line the reader accepts (bodies are read by length)."""
+
+
+class PipeWriter:
+    """pygls' writer interface over a non-blocking stdout transport."""
+
+    def __init__(self, transport: asyncio.WriteTransport, closed: asyncio.Future[None]) -> None:
+        self._transport = transport
+        self._closed = closed
+
+    def write(self, data: bytes) -> None:
+        """Queue ``data``; the transport writes it as the pipe accepts it."""
+        if not self._transport.is_closing():
+            self._transport.write(data)
+
+    async def close(self) -> None:
+        """Flush what is queued, then close stdout."""
+        self._transport.close()
+        await self._closed
+
+
+class _StdoutProtocol(asyncio.Protocol):
+    def __init__(self, closed: asyncio.Future[None]) -> None:
+        self.closed = closed
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+async def _serve(server: JsonRPCServer) -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=READ_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    closed: asyncio.Future[None] = loop.create_future()
+    transport, _ = await loop.connect_write_pipe(lambda: _StdoutProtocol(closed),
+                                                 sys.stdout.buffer)
+    # pygls awaits close() and calls write() as it is: both shapes are handled at run time.
+    server.protocol.set_writer(cast("AsyncWriter", PipeWriter(transport, closed)))
+    try:
+        await run_async(stop_event=server._stop_event or threading.Event(),
+                        reader=reader, protocol=server.protocol,
+                        logger=logging.getLogger("pygls.server"),  # as pygls: same log filters
+                        error_handler=server.report_server_error)
+    except asyncio.IncompleteReadError:  # the editor closed stdin mid-message
+        pass
+    finally:
+        if not transport.is_closing():
+            transport.close()
+            await closed
+
+
+def stdin_is_pipe() -> bool:
+    """Whether stdin is a pipe or socket, as when an editor starts the daemon."""
+    mode = os.fstat(sys.stdin.fileno()).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def serve_stdio(server: JsonRPCServer) -> None:
+    """Serve JSON-RPC over stdin/stdout until the editor exits or closes the pipe."""
+    server._stop_event = threading.Event()  # as pygls' own start_io does
+    try:
+        asyncio.run(_serve(server))
+    except BrokenPipeError:
+        pass  # the editor went away
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()  # type: ignore[no-untyped-call]

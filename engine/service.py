@@ -35,6 +35,10 @@ from switchman.engine.events import (
     ProviderUnavailable,
 )
 from switchman.engine.keys import key_present
+from switchman.engine.learning import database as patterns_db
+from switchman.engine.learning.hooks import learn_from_turns
+from switchman.engine.learning.recorder import FeedbackResult, OutcomeRecorder
+from switchman.engine.learning.store import LearnedPatternStore
 from switchman.engine.messages import ImageBlock
 from switchman.engine.patterns import PatternStore
 from switchman.engine.providers.base import AdapterSource
@@ -105,10 +109,14 @@ class Switchman:
         self.availability = AvailabilityTracker(self.clock, self.bus)
         data = data_folder or data_dir(environ)
         self.store = SessionStore(connect(data / DATABASE_NAME), DaemonLease(data))
+        self.patterns = LearnedPatternStore(
+            patterns_db.connect(data / patterns_db.FILE_NAME), self.clock)
+        self.learning = OutcomeRecorder(self.patterns)
         self.trust = TrustStore(data)
         self.router = Router(self.config, clock=self.clock,
                              configured=lambda provider: key_present(provider, environ),
-                             availability=self.availability, patterns=patterns)
+                             availability=self.availability,
+                             patterns=self.patterns if patterns is None else patterns)
         self.workspaces = WorkspaceRegistry()
         self.sessions = SessionManager(store=self.store, router=self.router, config=self.config,
                                        clock=self.clock, observer=observer, trust=self.trust,
@@ -122,6 +130,7 @@ class Switchman:
         self.lifecycle.tool_sources[0] = self._toolbox  # in place of the read-only tools
         self.delegation = Delegation(self.sessions, self.lifecycle, self.config, self.clock)
         self.queries = SessionQueries(self.sessions, self.availability)
+        learn_from_turns(self.learning, self.sessions, self.lifecycle)
         self.interrupt_orphans()
         self.bus.subscribe(self._on_event)
         self._ticker: asyncio.Task[None] | None = None
@@ -165,7 +174,9 @@ class Switchman:
         attached = attachment_blocks(live.folder, attachments or [])
         if not text.strip() and not images and not attached:
             raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
-        return (await self.lifecycle.run(live, text, images or [], override, attached)).result
+        self.learning.message_sent(live.id, text, override.model if override else None)
+        return (await self.lifecycle.run(live, text, images or [], override,
+                                           attached)).result
 
     async def cancel(self, turn_id: str) -> tuple[bool, str]:
         """Cancel a running turn (a worker's turn cancels only that worker); returns
@@ -236,6 +247,9 @@ class Switchman:
         """The environment variables configured providers read API keys from."""
         return [p.api_key_env for p in self.router.registry().providers.values()
                 if p.api_key_env]
+    def feedback(self, turn_id: str, rating: str) -> FeedbackResult:
+        """👍 (``up``) or 👎 (``down``) on a turn; raises UnknownTurn if it was never recorded."""
+        return self.learning.feedback(turn_id, rating)
 
     def prepare_providers(self) -> None:
         """Import the SDKs of configured providers in a worker thread, ahead of the first turn.

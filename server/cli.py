@@ -60,6 +60,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="routing.yaml, a workspace's .switchman/routing.yaml, or models.yaml")
     schema.add_argument("--output", metavar="FILE", help="write it to FILE instead")
 
+    patterns = sub.add_parser("patterns", help="what the learned pattern store remembers")
+    patterns_sub = patterns.add_subparsers(dest="patterns_command", required=True,
+                                           metavar="ACTION")
+    stats = patterns_sub.add_parser("stats", help="turns remembered per workspace and model")
+    stats.add_argument("--json", action="store_true")
+    forget = patterns_sub.add_parser("forget", help="delete remembered turns")
+    forget.add_argument("--workspace", metavar="DIR",
+                        help="only this workspace folder's turns (default: all)")
+    patterns_sub.add_parser("export", help="print every row as JSON lines (no message text)")
+
     serve = sub.add_parser("serve", help="run the language server (started by your editor)")
     serve.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
@@ -82,7 +92,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("route", None): subcommands.route,
         ("models", None): subcommands.models,
         ("schema", None): subcommands.schema,
-    }[(args.command, getattr(args, "rules_command", None))]
+        ("patterns", "stats"): subcommands.patterns_stats,
+        ("patterns", "forget"): subcommands.patterns_forget,
+        ("patterns", "export"): subcommands.patterns_export,
+    }[(args.command, getattr(args, "rules_command", None) or getattr(args, "patterns_command",
+                                                                     None))]
     try:
         return handler(args)
     except BrokenPipeError:  # e.g. piped into `head`

@@ -9,6 +9,7 @@ PREVIEW = "switchman/preview"
 SESSIONS = "switchman/sessions"
 SESSION = "switchman/session"
 NEW_SESSION = "switchman/newSession"
+FEEDBACK = "switchman/feedback"
 
 CHAT_DELTA = "switchman/chatDelta"
 ROUTE_DECIDED = "switchman/routeDecided"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -23,6 +23,11 @@ class ChatParams(msgspec.Struct, frozen=True):
     session_id: str | None = None
     images: list[Image] = []
     attachments: list[AttachmentRequest] = []
+
+
+class FeedbackParams(msgspec.Struct, frozen=True):
+    turn_id: str
+    rating: Literal["up", "down"]
 
 
 class CancelParams(msgspec.Struct, frozen=True):

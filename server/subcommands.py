@@ -15,13 +15,16 @@ from switchman.engine.availability import Unavailability
 from switchman.engine.clock import SystemClock
 from switchman.engine.config.check import FileKind, check_text, file_kind
 from switchman.engine.config.jsonschema import schema_text
-from switchman.engine.config.paths import find_workspace, workspace_routing_file
+from switchman.engine.config.paths import data_dir, find_workspace, workspace_routing_file
 from switchman.engine.config.problems import Problem, Severity, sort_problems
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore, read_config
 from switchman.engine.errors import NoModelAvailable, RoutingError
 from switchman.engine.keys import key_present
+from switchman.engine.learning import database as patterns_db
+from switchman.engine.learning.report import format_stats
+from switchman.engine.learning.store import LearnedPatternStore
 from switchman.engine.policytest import load_policy, load_test_file, run_cases
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import RouteRequest
@@ -255,4 +258,40 @@ def models(args: argparse.Namespace) -> int:
         key = "key set" if row["configured"] else f"no key ({row['key_source']})"
         aliases = ", ".join(row["aliases"]) or "-"
         print(f"{row['id']:<32} {row['tier'] or '-':<9} {aliases:<18} {key}")
+    return 0
+
+
+# -- patterns ------------------------------------------------------------------------
+
+
+def _patterns() -> tuple[LearnedPatternStore, Path]:
+    path = data_dir() / patterns_db.FILE_NAME
+    return LearnedPatternStore(patterns_db.connect(path), SystemClock(), background=False), path
+
+
+def patterns_stats(args: argparse.Namespace) -> int:
+    """Turns remembered per workspace and model."""
+    store, path = _patterns()
+    stats = store.stats()
+    if args.json:
+        _print_json(stats)
+    else:
+        print(format_stats(stats, str(path)))
+    return 0
+
+
+def patterns_forget(args: argparse.Namespace) -> int:
+    """Delete remembered turns, of one workspace or all."""
+    store, _ = _patterns()
+    workspace = str(Path(args.workspace).resolve()) if args.workspace else None
+    count = store.forget(workspace)
+    print(f"Forgot {count} turn(s){f' of {workspace}' if workspace else ''}.")
+    return 0
+
+
+def patterns_export(args: argparse.Namespace) -> int:
+    """Every remembered turn as one JSON object per line."""
+    store, _ = _patterns()
+    for row in store.export():
+        sys.stdout.write(_ENCODER.encode(row).decode() + "\n")
     return 0

@@ -190,8 +190,8 @@ class PolicyChain:
         settings = self.policy.pattern
         extra = {"confidence": rec.confidence, "sample_size": rec.sample_size,
                  "pattern_alternatives": rec.alternatives}
-        described = f"suggested {rec.model} (confidence {rec.confidence:.2f}, " \
-                    f"{rec.sample_size} samples)"
+        described = f"suggested {rec.model} (score {rec.score:.3f}, confidence " \
+                    f"{rec.confidence:.2f}, {rec.sample_size} samples)"
         if rec.sample_size < settings.min_sample_size:
             return PolicyEvaluation(policy=policy, verdict=NA, candidate_model=None,
                                     reason=f"{described}: insufficient samples "

@@ -81,7 +81,17 @@ def _chain_lines(number: int, evaluation: PolicyEvaluation) -> list[str]:
         reason = f"{evaluation.candidate_model} ({reason})"
     if evaluation.validation_failure is not None:
         reason = f"{reason} [{evaluation.validation_failure.value}]"
-    return [head + reason]
+    return [head + reason, *_pattern_lines(evaluation)]
+
+
+def _pattern_lines(evaluation: PolicyEvaluation) -> list[str]:
+    """Slot 4's other candidates: each model's §5.5 score and how many past turns back it."""
+    alternatives = evaluation.pattern_alternatives
+    if evaluation.policy is not Policy.PATTERN_RECOMMENDATION or not alternatives:
+        return []
+    others = " · ".join(f"{o.model} {o.score:.3f} ({o.sample_size} samples)"
+                        for o in alternatives)
+    return [f"{'':>31}also scored: {others}"]
 
 
 def fallthrough_banners(decision: RouteDecided) -> list[str]:

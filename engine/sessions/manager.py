@@ -19,6 +19,7 @@ from switchman.engine.config.store import ConfigStore
 from switchman.engine.errors import UnknownSession, WorkerSession
 from switchman.engine.events import SessionCreated
 from switchman.engine.ids import new_id
+from switchman.engine.learning.recorder import OutcomeRecorder
 from switchman.engine.messages import AttachmentBlock
 from switchman.engine.router import Router
 from switchman.engine.routing.context import TurnContext
@@ -69,6 +70,8 @@ class SessionManager:
         self.config = config
         self.clock = clock
         self.observer = observer
+        self.learning: OutcomeRecorder | None = None
+        """Set by the learning wiring; slash commands and /model report to it."""
         self.workspaces = workspaces or WorkspaceRegistry()
         self.trust = trust
         """The tools always allowed per workspace (``/trust``)."""
@@ -203,6 +206,9 @@ class SessionManager:
         live = self.for_messages(workspace, session_id)
         target = self.router.resolve_model(model) if model is not None else None
         outcome = live.sticky.request(target)
+        if self.learning is not None and target not in (None, live.last_model) \
+                and live.running is None:  # an immediate /model change judges the last turn
+            self.learning.model_changed(live.id)
         if outcome is not SwapOutcome.QUEUED:
             self.store.set_sticky(live.id, live.sticky.active)
         pending = live.sticky.pending

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from switchman.engine.sessions.manager import SessionManager
     from switchman.engine.sessions.queries import SessionQueries
 
-COMMANDS = ("/model", "/rules", "/cost", "/route", "/trust", "/help")
+COMMANDS = ("/model", "/rules", "/cost", "/route", "/patterns", "/trust", "/help")
 
 HELP = """Commands:
   /model <id or alias>   use this model for the session (skips your rules)
@@ -40,6 +40,7 @@ HELP = """Commands:
   /cost                  this session's cost by model, and today's total
   /route override        run the last message again on the model the pattern store suggested
   /route ignore          dismiss that suggestion
+  /patterns              what the pattern store remembers for this workspace
   /trust                 the tools that run without asking in this workspace
   /trust revoke <tool>   ask again before <tool> runs (/trust revoke all: every tool)
 Start a message with @alias (e.g. @haiku) to use a model for that message only."""
@@ -86,6 +87,8 @@ def _dispatch(manager: SessionManager, queries: SessionQueries, live: LiveSessio
         return _cost(queries.cost(live.id), manager.cost_today())
     if name == "/route":
         return _route(manager, live, args)
+    if name == "/patterns" and manager.learning is not None:
+        return manager.learning.stats_text(str(live.folder))
     if name == "/trust":
         return _trust(manager.trust, live.workspace, args)
     return HELP
@@ -175,6 +178,8 @@ async def route_override(manager: SessionManager, lifecycle: TurnLifecycle,
     manager.store.add_event(RouteOverridden(
         timestamp=manager.clock.now(), session_id=live.id, turn_id=last.id,
         original_turn_id=last.id, from_model=last.model or "", to_model=model))
+    if manager.learning is not None:
+        manager.learning.suggestion_answered(last.id, accepted=True)
     images = [b for b in user.content if isinstance(b, ImageBlock)]
     token = next(iter(manager.router.registry().models[model].aliases), model)
     outcome = await lifecycle.run(live, user.text(), images, Override(token, model))
@@ -191,4 +196,6 @@ def _route(manager: SessionManager, live: LiveSession, args: list[str]) -> str:
     manager.store.add_event(PatternOverrideDismissed(
         timestamp=manager.clock.now(), session_id=live.id, turn_id=turn.id,
         suggested_model=suggestion.candidate_model or ""))
+    if manager.learning is not None:
+        manager.learning.suggestion_answered(turn.id, accepted=False)
     return f"Dismissed the suggestion to use {suggestion.candidate_model}."

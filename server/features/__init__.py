@@ -14,6 +14,7 @@ from switchman.server.features import (
     config_editing,
     config_watch,
     explain,
+    feedback,
     lifecycle,
     models,
     sessions,
@@ -28,4 +29,5 @@ Register = Callable[["SwitchmanServer"], None]
 
 FEATURES: list[Register] = [lifecycle.register, workspace_folders.register, chat.register,
                             models.register, explain.register, sessions.register,
-                            tools.register, config_watch.register, config_editing.register]
+                            tools.register, config_watch.register, config_editing.register,
+                            feedback.register]

@@ -14,6 +14,7 @@ import pytest
 
 from switchman.engine.availability import ErrorClass
 from switchman.engine.errors import WorkerSession
+from switchman.engine.learning import database
 from switchman.engine.messages import ToolResultBlock, Usage
 from switchman.engine.providers.base import ProviderRequest
 from switchman.engine.providers.errors import ProviderError
@@ -132,6 +133,12 @@ async def test_a_minimal_delegation_runs_a_worker_session(deleg: Engine,
     with pytest.raises(WorkerSession):  # a worker ran one task; it takes no messages
         await service.chat(deleg.workspace, worker.id, "and another thing")
     assert service.explain(deleg.workspace, worker.id, None).turn_id == detail.turns[0].id
+    # the pattern store has a row for each turn; the worker's success reached its planner
+    rows = {r.session_id: r for r in database.rows(service.patterns.connection)}
+    assert (rows[worker.id].model, rows[worker.id].is_worker) == (HAIKU, True)
+    planner_row = rows[result.session_id]
+    assert (planner_row.model, planner_row.is_worker) == (OPUS, False)
+    assert (planner_row.evidence.delegations, planner_row.evidence.delegations_failed) == (1, 0)
 
 
 async def test_explicit_context_references_files_and_inlines_the_rest(

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from switchman.engine.learning import database
+from switchman.engine.learning.evaluator import NextAction
 from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
 from switchman.engine.service import Switchman
 from tests.conftest import models_yaml
@@ -47,6 +49,10 @@ async def test_override_runs_the_last_message_on_the_suggested_model(
     overridden = service.store.events(kind="route.overridden")
     assert [(e["from_model"], e["to_model"]) for e in overridden] == [(HAIKU, SONNET)]
     assert len(recorder.notices) == 2  # one route.decided per turn, the re-run included
+    rows = {r.model: r for r in database.rows(service.patterns.connection)}
+    assert rows[HAIKU].evidence.next_action is NextAction.OVERRIDDEN  # 000 §5.7 feeds learning
+    assert rows[HAIKU].success == pytest.approx(0.1)
+    assert rows[SONNET].evidence.status == "completed"
 
 
 async def test_ignore_records_the_dismissal(engine: tuple[Switchman, Recorder, str],
@@ -60,6 +66,22 @@ async def test_ignore_records_the_dismissal(engine: tuple[Switchman, Recorder, s
     assert [e["suggested_model"] for e in service.store.events(
         kind="pattern.override_dismissed")] == [SONNET]
     assert len(fake.requests) == 1
+    [row] = database.rows(service.patterns.connection)
+    assert (row.model, row.evidence.next_action) == (HAIKU, NextAction.DISMISSED)
+    assert row.success == pytest.approx(0.9)
+
+
+async def test_a_resent_message_and_a_model_change_count_against_the_last_answer(
+        engine: tuple[Switchman, Recorder, str], fake: FakeProvider) -> None:
+    service, _, workspace = engine
+    for _ in range(2):
+        fake.script_text("meh")
+        await service.chat(workspace, None, "/commit fix the auth bug")
+    service.set_model(workspace, None, "sonnet")
+    first, second = database.rows(service.patterns.connection)
+    assert first.evidence.next_action is NextAction.RESENT
+    assert second.evidence.next_action is NextAction.MODEL_CHANGED
+    assert first.success == second.success == pytest.approx(0.1)
 
 
 async def test_without_a_suggestion_there_is_nothing_to_override(

@@ -50,6 +50,16 @@ M.list = {
     end,
   },
   {
+    name = 'feedback',
+    desc = 'Rate the last answer for the pattern store: up (good) or down (bad)',
+    run = function(args)
+      require('switchman.chat').feedback(root(), args[1])
+    end,
+    complete = function()
+      return { 'up', 'down' }
+    end,
+  },
+  {
     name = 'sessions',
     desc = "List this workspace's sessions and open one's transcript ('sessions workers': with workers)",
     run = function(args)

@@ -47,6 +47,8 @@ M.defaults = {
       why = { n = 'gw' },
       model = { n = 'gm' },
       new_session = { n = 'gn' },
+      thumbs_up = { n = 'g+' },
+      thumbs_down = { n = 'g-' },
       focus_input = { n = 'i' },
       yank_block = { n = 'gy' },
     },

@@ -15,6 +15,7 @@ M.request = {
   sessions = 'switchman/sessions',
   session = 'switchman/session',
   new_session = 'switchman/newSession',
+  feedback = 'switchman/feedback',
   trust = 'switchman/trust',
   revoke_trust = 'switchman/revokeTrust',
 }
@@ -57,7 +58,7 @@ M.delta = {
 --- Slash commands the daemon answers itself (for completion in the chat input).
 M.slash_commands = {
   '/model', '/model -', '/model show', '/rules check', '/rules show', '/rules reload', '/cost',
-  '/route override', '/route ignore', '/trust', '/trust revoke', '/help',
+  '/route override', '/route ignore', '/patterns', '/trust', '/trust revoke', '/help',
 }
 
 return M

@@ -8,6 +8,7 @@ import { sameWorkspace } from '../common/host';
 import { requestFailure } from '../protocol/errors';
 import { Notifications, Requests } from '../protocol/methods';
 import * as params from '../protocol/params';
+import type { Rating } from '../protocol/params';
 import type {
   CancelResult, ChatDeltaParams, ChatResult, DelegationParams, ExplainResult, NewSessionResult, PreviewResult,
   RouteDecidedParams, SessionDetail, SessionsResult,
@@ -94,6 +95,7 @@ export class ChatController implements Disposable {
       case 'cancel': return this.cancel();
       case 'draft': return this.preview(message.text);
       case 'explain': return this.explain(message.turnId);
+      case 'feedback': return this.feedback(message.turnId, message.rating);
       case 'newChat': return this.newChat();
       case 'selectWorkspace':
         this.workspace = message.uri;
@@ -203,6 +205,16 @@ export class ChatController implements Disposable {
       this.postToView({ type: 'explanation', turnId, explanation: explanationView(result) });
     } catch (error) {
       this.postToView({ type: 'explanation', turnId, explanation: explanationMessage(requestFailure(error).message) });
+    }
+  }
+
+  /** 👍 / 👎 on a turn; the button shows as pressed once the daemon has taken it. */
+  async feedback(turnId: string, rating: Rating): Promise<void> {
+    try {
+      await this.connection.request(Requests.feedback, params.feedbackParams(turnId, rating));
+      this.postToView({ type: 'rated', turnId, rating });
+    } catch (error) {
+      this.emit({ type: 'failed', localId: `local-feedback-${++this.localSeq}`, failure: requestFailure(error) });
     }
   }
 

@@ -2,6 +2,7 @@
 
 import type { Folder } from '../common/host';
 import type { RequestFailure } from '../protocol/errors';
+import type { Rating } from '../protocol/params';
 import type {
   ChatDeltaParams, ChatResult, DelegationParams, ErrorInfo, RouteDecidedParams, ToolActivity, TurnStatus,
 } from '../protocol/types';
@@ -35,6 +36,8 @@ export interface TurnEntry {
   explanationOpen: boolean;
   /** The turn's `delegate` calls, as cards (see delegations.ts). */
   delegations?: DelegationCard[];
+  /** The user's 👍 / 👎 on this answer, once the daemon has taken it. */
+  rating?: Rating;
 }
 
 export interface CommandEntry {
@@ -90,6 +93,7 @@ export type ToWebview =
   | { type: 'event'; event: ChatEvent }
   | { type: 'preview'; preview: PreviewView | null }
   | { type: 'explanation'; turnId: string; explanation: Explanation }
+  | { type: 'rated'; turnId: string; rating: Rating }
   | { type: 'connection'; connected: boolean }
   | { type: 'settings'; routePreview: boolean; previewDelayMs: number }
   | { type: 'workerTranscript'; turnId: string; toolUseId: string; transcript: WorkerTranscript };
@@ -101,6 +105,7 @@ export type FromWebview =
   | { type: 'draft'; text: string }
   | { type: 'explain'; turnId: string }
   | { type: 'toggleExplanation'; turnId: string }
+  | { type: 'feedback'; turnId: string; rating: Rating }
   | { type: 'newChat' }
   | { type: 'selectWorkspace'; uri: string }
   | { type: 'openSettings' }
@@ -129,7 +134,7 @@ export function initialChatState(): ChatState {
 
 const FROM_WEBVIEW_TYPES = new Set<FromWebview['type']>([
   'ready', 'send', 'cancel', 'draft', 'explain', 'toggleExplanation', 'newChat', 'selectWorkspace',
-  'openSettings', 'restartServer', 'workerTranscript', 'stopWorker', 'codeAction',
+  'openSettings', 'restartServer', 'workerTranscript', 'stopWorker', 'feedback', 'codeAction',
 ]);
 
 /** Messages from the webview are untrusted input: accept only the known shapes. */
@@ -143,8 +148,10 @@ export function parseFromWebview(value: unknown): FromWebview | undefined {
   if (message.type === 'codeAction' && !['copy', 'insert', 'apply'].includes(message.action as string)) return undefined;
   const needs: Partial<Record<FromWebview['type'], string[]>> = {
     send: ['text'], draft: ['text'], explain: ['turnId'], toggleExplanation: ['turnId'], selectWorkspace: ['uri'],
-    workerTranscript: ['turnId', 'toolUseId', 'workerSessionId'], stopWorker: ['workerTurnId'], codeAction: ['text'],
+    workerTranscript: ['turnId', 'toolUseId', 'workerSessionId'], stopWorker: ['workerTurnId'],
+    feedback: ['turnId'], codeAction: ['text'],
   };
+  if (message.type === 'feedback' && message.rating !== 'up' && message.rating !== 'down') return undefined;
   for (const required of needs[message.type as FromWebview['type']] ?? []) {
     if (typeof message[required] !== 'string') return undefined;
   }

@@ -15,6 +15,8 @@ export function reduce(state: ChatState, message: ToWebview): ChatState {
       return { ...state, preview: message.preview };
     case 'explanation':
       return updateTurn(state, message.turnId, (t) => ({ ...t, explanation: message.explanation, explanationOpen: true }));
+    case 'rated':
+      return updateTurn(state, message.turnId, (t) => ({ ...t, rating: message.rating }));
     case 'connection':
       return { ...state, connected: message.connected, pending: message.connected ? state.pending : null };
     case 'settings':

@@ -9,6 +9,13 @@ export function chatParams(workspace: WorkspaceUri, message: string, sessionId?:
   };
 }
 
+export type Rating = 'up' | 'down';
+
+/** 👍 / 👎 on a finished turn, for the pattern store. */
+export function feedbackParams(turnId: string, rating: Rating) {
+  return { turn_id: turnId, rating };
+}
+
 export function cancelParams(turnId: string) {
   return { turn_id: turnId };
 }

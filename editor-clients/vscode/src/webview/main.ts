@@ -41,7 +41,7 @@ const view = new TranscriptView(transcript, (turnId) => {
     update(markStopping(state, turnId, card.toolUseId));
     vscode.postMessage({ type: 'stopWorker', workerTurnId: card.workerTurnId });
   },
-});
+}, (turnId, rating) => vscode.postMessage({ type: 'feedback', turnId, rating }));
 
 /** Ask for the worker transcript of open cards that need it (only `toolUseId`'s, if given). */
 function fetchTranscripts(turnId?: string, toolUseId?: string): void {

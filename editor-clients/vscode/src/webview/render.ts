@@ -4,6 +4,7 @@ import MarkdownIt from 'markdown-it';
 import { formatUsd, shortModelName } from '../common/format';
 import type { Explanation } from '../chat/chain';
 import type { CodeAction, Entry, TurnEntry } from '../chat/messages';
+import type { Rating } from '../protocol/params';
 import { DELEGATE_TOOL } from '../chat/delegations';
 import { delegationCard, type CardActions } from './delegationCard';
 
@@ -21,7 +22,8 @@ export class TranscriptView {
   private readonly rendered = new Map<string, { element: HTMLElement; signature: string }>();
 
   constructor(private readonly container: HTMLElement, private readonly onBadge: (turnId: string) => void,
-    private readonly cards?: CardActions) {}
+    private readonly cards?: CardActions,
+    private readonly onRate: (turnId: string, rating: Rating) => void = () => undefined) {}
 
   render(entries: Entry[]): void {
     const keep = new Set<string>();
@@ -66,6 +68,18 @@ export class TranscriptView {
     }
   }
 
+  /** 👍 / 👎: teach the pattern store whether this answer was good. */
+  private ratingButtons(turn: TurnEntry): HTMLElement {
+    const buttons = (['up', 'down'] as const).map((rating) => {
+      const button = el('button', { class: `rate ${rating}`, 'data-rating': rating,
+        title: rating === 'up' ? 'Good answer' : 'Bad answer',
+        'aria-pressed': String(turn.rating === rating) }, [rating === 'up' ? '👍' : '👎']);
+      button.addEventListener('click', () => this.onRate(turn.id, rating));
+      return button;
+    });
+    return el('div', { class: 'rating', 'aria-label': 'Rate this answer' }, buttons);
+  }
+
   private buildTurn(turn: TurnEntry): HTMLElement {
     const badgeText = `${turn.model ? shortModelName(turn.model) : 'no model'}${turn.summary ? ` · ${turn.summary}` : ''}`;
     const badge = el('button', { class: 'route-badge', title: 'Why this model? Click for the full routing chain',
@@ -88,6 +102,7 @@ export class TranscriptView {
     if (turn.status === 'running') body.appendChild(el('span', { class: 'cursor', 'aria-hidden': 'true' }, ['▍']));
     children.push(body);
     if (turn.error) children.push(el('div', { class: 'failure', role: 'alert' }, [turn.error.message]));
+    if (turn.status !== 'running') children.push(this.ratingButtons(turn));
     return el('div', { class: `entry turn ${turn.status}`, 'data-turn': turn.id, 'data-status': turn.status }, children);
   }
 }

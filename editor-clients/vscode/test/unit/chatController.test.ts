@@ -47,6 +47,17 @@ describe('ChatController', () => {
     assert.equal(controller.busy, false);
   });
 
+  it('sends 👍/👎 with switchman/feedback and shows it once taken', async () => {
+    const { connection, controller, posted, events } = setup();
+    connection.answer(Requests.feedback, () => ({ turn_id: 'T1', rating: 'up', success: 1 }));
+    await controller.handle({ type: 'feedback', turnId: 'T1', rating: 'up' });
+    assert.deepEqual(connection.sent(Requests.feedback)[0], { turn_id: 'T1', rating: 'up' });
+    assert.deepEqual(posted.at(-1), { type: 'rated', turnId: 'T1', rating: 'up' });
+    connection.answer(Requests.feedback, () => { throw Object.assign(new Error('No turn'), { data: { code: 'unknown_turn' } }); });
+    await controller.handle({ type: 'feedback', turnId: 'T9', rating: 'down' });
+    assert.equal(events().at(-1), 'failed');
+  });
+
   it('creates a session first when the workspace has none', async () => {
     const { connection, controller } = setup();
     connection.answer(Requests.sessions, () => ({ current_session_id: null, sessions: [] }));

@@ -113,6 +113,14 @@ describe('chat reducer', () => {
     assert.ok(long.endsWith('…'));
   });
 
+  it('marks a turn rated once the daemon took the feedback', () => {
+    const done = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: 'hi' } },
+      { type: 'event', event: { type: 'routeDecided', params: route } },
+      { type: 'event', event: { type: 'result', localId: 'L1', result: finished } });
+    assert.equal(turn(done).rating, undefined);
+    assert.equal(turn(reduce(done, { type: 'rated', turnId: 'T1', rating: 'down' })).rating, 'down');
+  });
+
   it('drops the preview when route preview is turned off', () => {
     const withPreview = run({ type: 'preview', preview: { draft: 'x', text: '→ haiku', tone: 'route', detail: null } });
     assert.equal(reduce(withPreview, { type: 'settings', routePreview: false, previewDelayMs: 250 }).preview, null);
@@ -128,5 +136,9 @@ describe('parseFromWebview', () => {
     assert.equal(parseFromWebview({ type: 'eval', code: 'x' }), undefined);
     assert.equal(parseFromWebview('ready'), undefined);
     assert.equal(parseFromWebview(null), undefined);
+    assert.deepEqual(parseFromWebview({ type: 'feedback', turnId: 'T1', rating: 'up' }),
+      { type: 'feedback', turnId: 'T1', rating: 'up' });
+    assert.equal(parseFromWebview({ type: 'feedback', turnId: 'T1', rating: 'meh' }), undefined);
+    assert.equal(parseFromWebview({ type: 'feedback', rating: 'up' }), undefined);
   });
 });

@@ -255,6 +255,12 @@ local ACTIONS = {
   new_session = { fn = function(chat)
     chat:new_session()
   end },
+  thumbs_up = { fn = function(chat)
+    M.feedback(chat.root, 'up')
+  end },
+  thumbs_down = { fn = function(chat)
+    M.feedback(chat.root, 'down')
+  end },
   focus_input = { transcript = true, fn = function(chat)
     chat.view:show()
   end },
@@ -370,6 +376,24 @@ function M.new_session(root)
 end
 
 --- Open (or focus) the chat of a workspace root; a message given is sent at once.
+--- Rate the last answer of the workspace's chat (`switchman/feedback`): 'up' or 'down'.
+function M.feedback(root, rating)
+  if rating ~= 'up' and rating ~= 'down' then
+    return vim.notify('Switchman: feedback is "up" or "down".', vim.log.levels.ERROR)
+  end
+  local chat = chats[root]
+  if not chat or not chat.last_turn_id then
+    return vim.notify('Switchman: no answer to rate yet in this chat.', vim.log.levels.INFO)
+  end
+  client.request(root, protocol.request.feedback, { turn_id = chat.last_turn_id, rating = rating },
+    function(err)
+      if err then
+        return vim.notify(client.error_message(err), vim.log.levels.WARN)
+      end
+      vim.notify(('Switchman: noted %s for the last answer.'):format(rating == 'up' and '👍' or '👎'), vim.log.levels.INFO)
+    end)
+end
+
 function M.open(root, message)
   local _, problem = client.ensure(root)
   if problem then

@@ -1,0 +1,131 @@
+"""Slot 4's cost per decision with a full pattern store (100,000 turns in one workspace).
+
+Fills ``patterns.db`` with fingerprints of varied messages (one transaction),
+opens it as the daemon does after a restart, and measures in the same run:
+
+* the k-NN query alone (``LearnedPatternStore.neighbours``, K = 10);
+* a whole route decision through the Router with that store, against the same
+  decision with no pattern store (the reference), as a ratio.
+
+    python bench/bench_patterns.py [--rows 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import switchman.engine.learning  # noqa: F401  (single-threaded BLAS before numpy loads)
+from switchman.engine.clock import SystemClock
+from switchman.engine.config.policy import PatternSettings
+from switchman.engine.config.store import ConfigStore
+from switchman.engine.learning import database
+from switchman.engine.learning.evaluator import Evidence
+from switchman.engine.learning.fingerprint import fingerprint, message_hash
+from switchman.engine.learning.index import encode
+from switchman.engine.learning.store import LearnedPatternStore
+from switchman.engine.patterns import PatternStore
+from switchman.engine.router import Router
+from switchman.engine.routing.chain import RouteRequest
+from switchman.engine.routing.context import TurnContext
+
+WORKSPACE = "/bench/project"
+_VOCABULARY = ("parser refactor test commit docs sql query index cache deploy migrate api route "
+         "model token stream error retry auth login user session config yaml json schema "
+         "lint type async thread lock file path build release bug fix feature review")
+WORDS = _VOCABULARY.split()
+
+
+def message(rng: random.Random) -> str:
+    """A plausible request of 6-30 words."""
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 30)))
+
+
+def fill(path: Path, rows: int) -> float:
+    """Write ``rows`` turns straight into the database; returns seconds."""
+    rng = random.Random(0)
+    connection = database.connect(path)
+    started = time.perf_counter()
+    evidence = Evidence(status="completed")
+    with connection:
+        connection.execute("BEGIN")
+        for i in range(rows):
+            ctx = TurnContext(message=message(rng), workspace_path=WORKSPACE,
+                              estimated_input_tokens=rng.randint(100, 50_000))
+            codes, scale = encode(fingerprint(ctx))
+            database.insert(connection, database.PatternRow(
+                workspace=WORKSPACE, turn_id=f"t{i}", session_id=f"s{i % 500}",
+                model=rng.choice(["anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-6"]),
+                recorded_at="2026-11-23T00:00:00+00:00", cost_usd=rng.random() / 10,
+                message_hash=message_hash(ctx.message), codes=codes.tobytes(), scale=scale,
+                evidence=evidence, success=rng.random()))
+    connection.close()
+    return time.perf_counter() - started
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    """p50 and p99 in milliseconds."""
+    ordered = sorted(samples)
+    return ordered[len(ordered) // 2] * 1e3, ordered[int(len(ordered) * 0.99)] * 1e3
+
+
+def timed(fn: object, contexts: list[TurnContext]) -> list[float]:
+    """Seconds per call of ``fn(ctx)`` over ``contexts``."""
+    samples = []
+    for ctx in contexts:
+        started = time.perf_counter()
+        fn(ctx)  # type: ignore[operator]
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def router(folder: Path, patterns: PatternStore | None) -> Router:
+    """The Router the daemon builds, with or without a pattern store."""
+    return Router(ConfigStore(folder), clock=SystemClock(), configured=lambda p: True,
+                  availability=lambda model, provider: None, patterns=patterns)
+
+
+def main() -> None:
+    """Fill, reopen, measure; print a Markdown table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=2000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / database.FILE_NAME
+        fill_seconds = fill(path, args.rows)
+        started = time.perf_counter()
+        store = LearnedPatternStore(database.connect(path), SystemClock(), background=False)
+        rng = random.Random(1)
+        contexts = [TurnContext(message=message(rng), workspace_path=WORKSPACE,
+                                estimated_input_tokens=rng.randint(100, 50_000))
+                    for _ in range(args.queries)]
+        store.neighbours(contexts[0], 10)  # loads the workspace and trains the index
+        load_seconds = time.perf_counter() - started
+        query = percentiles(timed(lambda c: store.neighbours(c, 10), contexts))
+        fingerprints = percentiles(timed(fingerprint, contexts))
+        settings = PatternSettings()
+        recommend = percentiles(timed(lambda c: store.recommend(c, settings), contexts))
+        with_store, without = router(Path(folder), store), router(Path(folder), None)
+        decide = percentiles(timed(lambda c: with_store.decide(RouteRequest(context=c)),
+                                   contexts))
+        reference = percentiles(timed(lambda c: without.decide(RouteRequest(context=c)),
+                                      contexts))
+    print(f"{args.rows} rows: filled in {fill_seconds:.1f} s, opened and indexed in "
+          f"{load_seconds:.1f} s")
+    print("| measure | p50 ms | p99 ms |")
+    print("|---|---|---|")
+    for name, (p50, p99) in [("fingerprint", fingerprints), ("k-NN query (K=10)", query),
+                             ("recommend (fingerprint + query + §5.5 scoring)", recommend),
+                             ("route decision with the store", decide),
+                             ("route decision without a store (reference)", reference)]:
+        print(f"| {name} | {p50:.3f} | {p99:.3f} |")
+    print(f"| decision ratio with / without | {decide[0] / reference[0]:.2f} | "
+          f"{decide[1] / reference[1]:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

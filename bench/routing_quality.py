@@ -1,0 +1,331 @@
+"""Routing quality of the learned lane (slot 4) on per-prompt correctness data.
+
+Replays a CSV of prompts with one correctness column per model (RouteLLM's
+MMLU files have this shape) through the real engine: the Router and its
+policy chain, the learned pattern store, fingerprints and the §5.5 scoring.
+The weak model is the configured default and the strong one is available;
+for each prompt, in a shuffled order, the chain decides, the chosen model's
+correctness is fed back as explicit 👍/👎 feedback, and the store grows as it
+goes. Nothing about a prompt's outcome is known before it is routed.
+
+Exploration: a store that only ever sees the default model cannot learn
+that another one does better. A simulated user sends a random share of
+prompts to the strong model with ``@alias`` (``--explore``); those calls
+count as strong calls like any other.
+
+Each operating point (one ``cost_weight`` of the sweep) is the mean over
+``--orders`` shuffled orders. Output: JSON on stdout; ``--plot FILE`` draws
+accuracy against the share of strong calls (needs matplotlib).
+
+    python bench/routing_quality.py --data ../shared/data/routellm/mmlu/responses \\
+        --strong gpt-4-1106-preview --weak mistralai/Mixtral-8x7B-Instruct-v0.1 \\
+        --strong-price 24.7 --weak-price 0.24 --plot docs/images/routing_quality.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import switchman.engine.learning  # noqa: F401  (single-threaded BLAS before numpy loads)
+from switchman.engine.clock import SystemClock
+from switchman.engine.config.store import ConfigStore
+from switchman.engine.learning import database
+from switchman.engine.learning.fingerprint import Vector, fingerprint
+from switchman.engine.learning.store import LearnedPatternStore, TurnRecord
+from switchman.engine.router import Router
+from switchman.engine.routing.chain import RouteRequest
+from switchman.engine.routing.context import TurnContext
+from switchman.engine.routing.overrides import Override
+from switchman.engine.tokens import estimate_turn
+
+WORKSPACE = "/bench/workspace"
+STRONG, WEAK = "bench:strong", "bench:weak"
+TRUE = {"true", "1", "yes", "y", "t"}
+FALSE = {"false", "0", "no", "n", "f", ""}
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One row of the data: the prompt and whether each model answered it correctly."""
+
+    text: str
+    strong_ok: bool
+    weak_ok: bool
+
+
+@dataclass(frozen=True)
+class Point:
+    """One operating point, averaged over shuffled orders."""
+
+    cost_weight: float
+    strong_share: float
+    accuracy: float
+
+
+def read_prompts(data: Path, strong: str, weak: str, exclude: set[str]) -> list[Prompt]:
+    """Every row of the CSV file(s) at ``data``; other columns are ignored."""
+    files = sorted(data.rglob("*.csv")) if data.is_dir() else [data]
+    prompts = []
+    for path in files:
+        with path.open(newline="", encoding="utf-8") as handle:
+            for line, row in enumerate(csv.DictReader(handle), start=2):
+                if row.get("prompt") in exclude:
+                    continue
+                prompts.append(Prompt(row["prompt"], _bool(row, strong, path, line),
+                                      _bool(row, weak, path, line)))
+    return prompts
+
+
+def _bool(row: dict[str, str], column: str, path: Path, line: int) -> bool:
+    if column not in row:
+        raise SystemExit(f"{path}: no column {column!r} (columns: {', '.join(row)})")
+    value = (row[column] or "").strip().lower()
+    if value not in TRUE | FALSE:
+        raise SystemExit(f"{path}:{line}: {column} is {row[column]!r}, not a boolean")
+    return value in TRUE
+
+
+def excluded_prompts(path: Path | None) -> set[str]:
+    """Prompts listed in a JSON-lines file (``eval_prompt`` or ``prompt`` fields)."""
+    if path is None or not path.exists():
+        return set()
+    found = set()
+    for line in path.read_text("utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            found.add(record.get("eval_prompt") or record.get("prompt") or "")
+    return found
+
+
+def write_config(folder: Path, args: argparse.Namespace, cost_weight: float) -> None:
+    """A models.yaml with the two models and a routing.yaml with the weak one as default."""
+    model = ("  {id}:\n    aliases: [{alias}]\n    capabilities: {{max_context_tokens: 1000000}}\n"
+             "    pricing: {{input: {price}, output: {price}}}\n")
+    (folder / "models.yaml").write_text(
+        "schema_version: 1\nuse_builtin_models: false\n"
+        "providers:\n  bench: {api: openai_compatible, api_key_env: null,"
+        " base_url: 'http://127.0.0.1:9/v1'}\nmodels:\n"
+        + model.format(id=STRONG, alias="strong", price=args.strong_price)
+        + model.format(id=WEAK, alias="weak", price=args.weak_price), "utf-8")
+    (folder / "routing.yaml").write_text(
+        f"schema_version: 1\nglobal_default: {WEAK}\npattern:\n"
+        f"  cost_weight: {cost_weight}\n  min_confidence: {args.min_confidence}\n"
+        f"  min_sample_size: {args.min_sample_size}\n  neighbors: {args.neighbors}\n", "utf-8")
+
+
+class Replay:
+    """One pass over the prompts in one order, with one configuration."""
+
+    def __init__(self, folder: Path, fingerprints: Callable[[TurnContext], Vector]) -> None:
+        clock = SystemClock()
+        self.patterns = LearnedPatternStore(database.connect(":memory:"), clock,
+                                            background=False, fingerprinter=fingerprints)
+        self.router = Router(ConfigStore(folder), clock=clock, configured=lambda p: True,
+                             availability=lambda model, provider: None,
+                             patterns=self.patterns)
+        self.decision_seconds: list[float] = []
+
+    def run(self, prompts: list[Prompt], order: list[int], explore: set[int],
+            prices: dict[str, float]) -> tuple[float, float]:
+        """Route every prompt; returns (share of strong calls, accuracy)."""
+        strong = correct = 0
+        for step, i in enumerate(order):
+            prompt = prompts[i]
+            ctx = context(prompt.text)
+            turn_id = f"t{step}"
+            override = Override("strong", STRONG) if step in explore else None
+            started = time.perf_counter()
+            decision = self.router.decide(RouteRequest(context=ctx, turn_id=turn_id,
+                                                       session_id=f"s{step}", override=override))
+            self.decision_seconds.append(time.perf_counter() - started)
+            chosen = decision.chosen_model or WEAK
+            ok = prompt.strong_ok if chosen == STRONG else prompt.weak_ok
+            self.patterns.record(TurnRecord(
+                context=ctx, turn_id=turn_id, session_id=f"s{step}", model=chosen,
+                status="completed", cost_usd=prices[chosen] * ctx.estimated_input_tokens / 1e6))
+            self.patterns.feedback(turn_id, 1 if ok else -1)
+            strong += chosen == STRONG
+            correct += ok
+        return strong / len(order), correct / len(order)
+
+
+def context(text: str) -> TurnContext:
+    """What routing knows about a prompt sent on its own."""
+    return TurnContext(message=text, workspace_path=WORKSPACE,
+                       estimated_input_tokens=estimate_turn([text]))
+
+
+def memoised(function: Callable[[TurnContext], Vector]) -> Callable[[TurnContext], Vector]:
+    """The engine's fingerprint, computed once per prompt across all replays."""
+    cache: dict[TurnContext, Vector] = {}
+
+    def cached(ctx: TurnContext) -> Vector:
+        found = cache.get(ctx)
+        if found is None:
+            found = cache[ctx] = function(ctx)
+        return found
+    return cached
+
+
+_FINGERPRINTS = memoised(fingerprint)
+
+
+def replay_once(prompts: list[Prompt], args: argparse.Namespace, cost_weight: float,
+                seed: int) -> tuple[float, float, list[float]]:
+    """One shuffled order at one cost_weight: (strong share, accuracy, decision seconds)."""
+    rng = random.Random(seed)
+    order = list(range(len(prompts)))
+    rng.shuffle(order)
+    explore = {s for s in range(len(order)) if rng.random() < args.explore}
+    prices = {STRONG: args.strong_price, WEAK: args.weak_price}
+    with tempfile.TemporaryDirectory() as folder:
+        write_config(Path(folder), args, cost_weight)
+        replay = Replay(Path(folder), _FINGERPRINTS)
+        share, accuracy = replay.run(prompts, order, explore, prices)
+    print(f"cost_weight {cost_weight} order {seed}: strong {share:.3f} accuracy {accuracy:.4f}",
+          file=sys.stderr, flush=True)
+    return share, accuracy, replay.decision_seconds[-2000:]  # the store is fullest at the end
+
+
+def sweep(prompts: list[Prompt], args: argparse.Namespace) -> tuple[list[Point], list[float]]:
+    """Every cost_weight of the sweep, each averaged over the shuffled orders (in
+    ``--jobs`` processes); also the decision times of the last replay."""
+    tasks = [(w, seed) for w in args.cost_weights for seed in range(args.orders)]
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(replay_once, prompts, args, w, seed) for w, seed in tasks]
+        results = [f.result() for f in futures]
+    points = []
+    for w in args.cost_weights:
+        mine = [r for (weight, _), r in zip(tasks, results, strict=True) if weight == w]
+        points.append(Point(w, statistics.mean(r[0] for r in mine),
+                            statistics.mean(r[1] for r in mine)))
+    return points, results[-1][2]
+
+
+def share_at(points: list[Point], target: float) -> float | None:
+    """The smallest strong share among operating points whose accuracy reaches ``target``."""
+    reaching = [p.strong_share for p in points if p.accuracy >= target]
+    return min(reaching) if reaching else None
+
+
+def interpolated_share(points: list[Point], target: float) -> float | None:
+    """Where the accuracy-vs-share curve (sorted by share) first crosses ``target``."""
+    curve = sorted(points, key=lambda p: p.strong_share)
+    for low, high in itertools.pairwise(curve):
+        if low.accuracy < target <= high.accuracy:
+            return low.strong_share + (target - low.accuracy) * (
+                high.strong_share - low.strong_share) / (high.accuracy - low.accuracy)
+    return share_at(points, target)
+
+
+def percentile(samples: list[float], q: float) -> float:
+    """The ``q`` quantile of ``samples`` in milliseconds."""
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1e3
+
+
+def plot(path: Path, points: list[Point], strong: float, weak: float, target: float) -> None:
+    """Accuracy against the share of strong calls, with random routing for reference."""
+    import matplotlib  # noqa: PLC0415  (a bench-only dependency)
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    curve = sorted(points, key=lambda p: p.strong_share)
+    figure, axes = plt.subplots(figsize=(6.4, 4.4))
+    axes.plot([0, 1], [weak, strong], "--", color="grey", label="random routing")
+    axes.plot([p.strong_share for p in curve], [p.accuracy for p in curve], "o-",
+              label="learned patterns (slot 4)")
+    axes.axhline(target, color="tab:red", linewidth=0.8, label="95% of strong-only")
+    axes.set_xlabel("share of prompts sent to the strong model")
+    axes.set_ylabel("accuracy")
+    axes.legend(loc="lower right")
+    axes.grid(alpha=0.3)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, required=True, help="a CSV file or a folder of them")
+    parser.add_argument("--strong", required=True, help="column of the strong model")
+    parser.add_argument("--weak", required=True, help="column of the weak model")
+    parser.add_argument("--strong-price", type=float, default=24.7, help="$ per million tokens")
+    parser.add_argument("--weak-price", type=float, default=0.24, help="$ per million tokens")
+    parser.add_argument("--exclude", type=Path, help="JSON lines of prompts to leave out "
+                        "(default: contaminated_prompts.jsonl beside or above --data, if any)")
+    parser.add_argument("--orders", type=int, default=3, help="shuffled orders per point")
+    parser.add_argument("--explore", type=float, default=0.05,
+                        help="share of prompts a simulated user sends to the strong model")
+    parser.add_argument("--neighbors", type=int, default=50)
+    parser.add_argument("--min-confidence", type=float, default=0.05)
+    parser.add_argument("--min-sample-size", type=int, default=2)
+    parser.add_argument("--cost-weights", type=float, nargs="+",
+                        default=[0.0, 0.02, 0.04, 0.05, 0.06, 0.08, 0.1, 0.15, 0.3])
+    parser.add_argument("--jobs", type=int, default=2, help="replays run in parallel")
+    parser.add_argument("--limit", type=int, help="only the first N prompts (quick runs)")
+    parser.add_argument("--plot", type=Path, help="write the curve as a PNG")
+    return parser.parse_args(argv)
+
+
+def default_exclude(data: Path) -> Path | None:
+    """contaminated_prompts.jsonl in ``data``'s folder or one of its parents."""
+    for folder in [data if data.is_dir() else data.parent, *data.resolve().parents]:
+        candidate = folder / "contaminated_prompts.jsonl"
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the sweep and print the JSON summary."""
+    args = arguments(argv)
+    exclude = args.exclude or default_exclude(args.data)
+    prompts = read_prompts(args.data, args.strong, args.weak, excluded_prompts(exclude))
+    if args.limit:
+        prompts = prompts[: args.limit]
+    if not prompts:
+        raise SystemExit(f"{args.data}: no prompts")
+    strong = sum(p.strong_ok for p in prompts) / len(prompts)
+    weak = sum(p.weak_ok for p in prompts) / len(prompts)
+    target = 0.95 * strong
+    points, timings = sweep(prompts, args)
+    summary = {
+        "prompts": len(prompts), "excluded_file": str(exclude) if exclude else None,
+        "strong_accuracy": round(strong, 4), "weak_accuracy": round(weak, 4),
+        "target_accuracy": round(target, 4),
+        "strong_share_at_95": _round(share_at(points, target)),
+        "strong_share_at_95_interpolated": _round(interpolated_share(points, target)),
+        "random_strong_share_at_95": _round((target - weak) / (strong - weak)
+                                            if strong > weak else None),
+        "settings": {"neighbors": args.neighbors, "min_confidence": args.min_confidence,
+                     "min_sample_size": args.min_sample_size, "explore": args.explore,
+                     "orders": args.orders},
+        "decision_ms_p50": round(percentile(timings, 0.5), 3),
+        "decision_ms_p99": round(percentile(timings, 0.99), 3),
+        "curve": [{"cost_weight": p.cost_weight, "strong_share": round(p.strong_share, 4),
+                   "accuracy": round(p.accuracy, 4)} for p in points],
+    }
+    if args.plot:
+        plot(args.plot, points, strong, weak, target)
+    print(json.dumps(summary, indent=2))
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""The pattern database: one SQLite file beside the sessions database, ``patterns.db``.
+
+Its own file, so the pattern store can be exported, forgotten or rebuilt
+without touching transcripts, and so its writes never wait on a session's.
+Like the sessions database it uses WAL with ``synchronous=NORMAL``: a row
+survives the daemon being killed. No column holds message text.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+
+from switchman.engine.learning.evaluator import Evidence, NextAction
+
+SCHEMA_VERSION = 1
+FILE_NAME = "patterns.db"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pattern_turns (
+    id INTEGER PRIMARY KEY,
+    workspace TEXT NOT NULL,
+    turn_id TEXT NOT NULL UNIQUE,
+    session_id TEXT NOT NULL,
+    planner_turn_id TEXT,
+    is_worker INTEGER NOT NULL DEFAULT 0,
+    model TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    cost_usd REAL NOT NULL DEFAULT 0,
+    samples INTEGER NOT NULL DEFAULT 1,
+    message_hash TEXT NOT NULL,
+    fingerprint BLOB NOT NULL,
+    scale REAL NOT NULL,
+    status TEXT NOT NULL,
+    tool_errors INTEGER NOT NULL DEFAULT 0,
+    next_action TEXT,
+    feedback INTEGER,
+    delegations INTEGER NOT NULL DEFAULT 0,
+    delegations_failed INTEGER NOT NULL DEFAULT 0,
+    success REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pattern_turns_by_workspace ON pattern_turns (workspace, id);
+CREATE INDEX IF NOT EXISTS pattern_turns_by_session ON pattern_turns (session_id, id);
+"""
+
+
+class PatternRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One remembered turn: its fingerprint, model, cost and evidence (never its text)."""
+
+    workspace: str
+    turn_id: str
+    session_id: str
+    model: str
+    recorded_at: str
+    cost_usd: float
+    message_hash: str
+    codes: bytes
+    scale: float
+    evidence: Evidence
+    success: float
+    samples: int = 1
+    is_worker: bool = False
+    planner_turn_id: str | None = None
+    id: int = 0
+
+
+def connect(path: Path | str) -> sqlite3.Connection:
+    """Open (creating if needed) the pattern database; ``":memory:"`` for a throwaway one."""
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    connection.row_factory = sqlite3.Row
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=NORMAL")
+    connection.execute("PRAGMA busy_timeout=5000")
+    connection.executescript(_SCHEMA)
+    connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+    return connection
+
+
+def insert(connection: sqlite3.Connection, row: PatternRow) -> int:
+    """Store ``row`` (replacing an earlier row of the same turn); returns its id."""
+    e = row.evidence
+    cursor = connection.execute(
+        "INSERT OR REPLACE INTO pattern_turns (workspace, turn_id, session_id, planner_turn_id,"
+        " is_worker, model, recorded_at, cost_usd, samples, message_hash, fingerprint, scale,"
+        " status, tool_errors, next_action, feedback, delegations, delegations_failed, success)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (row.workspace, row.turn_id, row.session_id, row.planner_turn_id, int(row.is_worker),
+         row.model, row.recorded_at, row.cost_usd, row.samples, row.message_hash, row.codes,
+         row.scale, e.status, e.tool_errors, e.next_action, e.feedback, e.delegations,
+         e.delegations_failed, row.success))
+    return int(cursor.lastrowid or 0)
+
+
+def rows(connection: sqlite3.Connection, workspace: str | None = None) -> Iterator[PatternRow]:
+    """Every row, oldest first (of one workspace when given)."""
+    if workspace is None:
+        cursor = connection.execute("SELECT * FROM pattern_turns ORDER BY id")
+    else:
+        cursor = connection.execute(
+            "SELECT * FROM pattern_turns WHERE workspace = ? ORDER BY id", (workspace,))
+    for raw in cursor:
+        yield _row(raw)
+
+
+def by_turn(connection: sqlite3.Connection, turn_id: str) -> PatternRow | None:
+    """The row of ``turn_id``, if it was recorded."""
+    raw = connection.execute("SELECT * FROM pattern_turns WHERE turn_id = ?",
+                             (turn_id,)).fetchone()
+    return None if raw is None else _row(raw)
+
+
+def last_of_session(connection: sqlite3.Connection, session_id: str) -> PatternRow | None:
+    """The most recent row of a session."""
+    raw = connection.execute(
+        "SELECT * FROM pattern_turns WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+        (session_id,)).fetchone()
+    return None if raw is None else _row(raw)
+
+
+def update_evidence(connection: sqlite3.Connection, turn_id: str, evidence: Evidence,
+                    success: float) -> None:
+    """Replace a row's evidence and score (a late-arriving signal)."""
+    connection.execute(
+        "UPDATE pattern_turns SET status = ?, tool_errors = ?, next_action = ?, feedback = ?,"
+        " delegations = ?, delegations_failed = ?, success = ? WHERE turn_id = ?",
+        (evidence.status, evidence.tool_errors, evidence.next_action, evidence.feedback,
+         evidence.delegations, evidence.delegations_failed, success, turn_id))
+
+
+def delete_oldest(connection: sqlite3.Connection, workspace: str, count: int) -> None:
+    """Forget the ``count`` oldest rows of a workspace (retention)."""
+    connection.execute(
+        "DELETE FROM pattern_turns WHERE id IN (SELECT id FROM pattern_turns WHERE workspace = ?"
+        " ORDER BY id LIMIT ?)", (workspace, count))
+
+
+def delete_workspace(connection: sqlite3.Connection, workspace: str | None) -> int:
+    """Forget every row (of one workspace when given); returns how many."""
+    if workspace is None:
+        cursor = connection.execute("DELETE FROM pattern_turns")
+    else:
+        cursor = connection.execute("DELETE FROM pattern_turns WHERE workspace = ?",
+                                    (workspace,))
+    return cursor.rowcount
+
+
+def _row(raw: sqlite3.Row) -> PatternRow:
+    action = raw["next_action"]
+    evidence = Evidence(status=raw["status"], tool_errors=raw["tool_errors"],
+                        next_action=None if action is None else NextAction(action),
+                        feedback=raw["feedback"], delegations=raw["delegations"],
+                        delegations_failed=raw["delegations_failed"])
+    return PatternRow(
+        id=raw["id"], workspace=raw["workspace"], turn_id=raw["turn_id"],
+        session_id=raw["session_id"], planner_turn_id=raw["planner_turn_id"],
+        is_worker=bool(raw["is_worker"]), model=raw["model"], recorded_at=raw["recorded_at"],
+        cost_usd=raw["cost_usd"], samples=raw["samples"], message_hash=raw["message_hash"],
+        codes=raw["fingerprint"], scale=raw["scale"], evidence=evidence, success=raw["success"])

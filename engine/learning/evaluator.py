@@ -1,0 +1,94 @@
+"""How well did a turn go? The heuristic v1 rubric, as a pure function of evidence.
+
+Evidence arrives over time (spec 001 §12, late-arriving scores): the turn's
+own end, then the user's next action, explicit feedback, the planner's
+delegations. The store keeps the evidence, not just a number, and
+recomputes the score from it each time something new is known, so the rubric
+can change without losing what was observed.
+
+Rubric (documented for users in docs/routing.md):
+
+* how the turn ended: completed 0.7, cancelled 0.3, failed 0.0;
+* each tool call that returned an error: -0.1 (at most -0.3);
+* the user's next action: moving on to a different message +0.1, keeping the
+  model after a suggestion (``/route ignore``) +0.2; re-sending the same
+  message, re-sending it to another model with ``@alias``, ``/route override`` or changing the
+  model with ``/model`` right away caps the score at 0.1;
+* a planner's delegations: -0.3 times the share of workers that failed (only
+  the workers' success flags, never their scores: no double counting);
+* explicit feedback decides: 👍 is 1.0, 👎 is 0.0.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import msgspec
+
+BASE_SCORE = {"completed": 0.7, "cancelled": 0.3}
+TOOL_ERROR_PENALTY = 0.1
+MAX_TOOL_PENALTY = 0.3
+DELEGATION_PENALTY = 0.3
+REJECTED_CAP = 0.1
+
+
+class NextAction(enum.StrEnum):
+    """What the user did after a turn, as far as it says something about the answer."""
+
+    MOVED_ON = "moved_on"
+    """Sent a different message."""
+    DISMISSED = "dismissed"
+    """Kept this model against a pattern suggestion (``/route ignore``)."""
+    RESENT = "resent"
+    """Sent the same message again."""
+    REROUTED = "rerouted"
+    """Sent the same message again to a different model with ``@alias``."""
+    OVERRIDDEN = "overridden"
+    """Ran the turn again on the suggested model (``/route override``)."""
+    MODEL_CHANGED = "model_changed"
+    """Chose another model with ``/model`` before sending anything else."""
+
+
+POSITIVE = {NextAction.MOVED_ON: 0.1, NextAction.DISMISSED: 0.2}
+
+
+class Evidence(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything known about how one turn went."""
+
+    status: str
+    tool_errors: int = 0
+    next_action: NextAction | None = None
+    feedback: int | None = None
+    """+1 (👍), -1 (👎) or None."""
+    delegations: int = 0
+    delegations_failed: int = 0
+
+
+def success_score(evidence: Evidence) -> float:
+    """The turn's success score in [0, 1] under the v1 rubric."""
+    if evidence.feedback is not None:
+        return 1.0 if evidence.feedback > 0 else 0.0
+    score = BASE_SCORE.get(evidence.status, 0.0)
+    score -= min(MAX_TOOL_PENALTY, TOOL_ERROR_PENALTY * evidence.tool_errors)
+    if evidence.delegations:
+        score -= DELEGATION_PENALTY * evidence.delegations_failed / evidence.delegations
+    action = evidence.next_action
+    if action is not None and action not in POSITIVE:
+        score = min(score, REJECTED_CAP)
+    elif action is not None and evidence.status == "completed":
+        score += POSITIVE[action]
+    return round(min(1.0, max(0.0, score)), 6)
+
+
+def next_action(previous_hash: str, previous_model: str, message_hash: str,
+                rerouted_to: str | None) -> NextAction:
+    """Classify a new message against the turn before it in the same session.
+
+    The same message again counts against the previous answer, whether re-sent
+    as it was or with ``@alias`` naming another model (``rerouted_to``).
+    """
+    if message_hash != previous_hash:
+        return NextAction.MOVED_ON
+    if rerouted_to is not None and rerouted_to != previous_model:
+        return NextAction.REROUTED
+    return NextAction.RESENT

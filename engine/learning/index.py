@@ -1,0 +1,197 @@
+"""Nearest-neighbour search over fingerprints: an inverted-file (IVF) index in numpy.
+
+Rows are kept as int8 codes with one float scale each (a quarter of float32's
+memory: 100,000 fingerprints take about 50 MB). A query compares the
+fingerprint with a few hundred cell centroids, keeps the cells nearest to it
+and scores only their rows exactly, so its cost grows with the square root of
+the store instead of its size. Below ``EXACT_LIMIT`` rows every row is
+scored. Centroids come from spherical k-means over a sample and are trained
+again whenever the store has doubled since the last training; training can
+run on a thread so a daemon never waits for it (numpy releases the GIL).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import numpy.typing as npt
+
+from switchman.engine.learning.fingerprint import Vector
+
+EXACT_LIMIT = 4096
+"""Up to this many rows, a query scores every row (exact)."""
+CANDIDATES = 3000
+"""About how many rows a query scores once the index is partitioned."""
+KMEANS_ITERATIONS = 6
+SAMPLE_PER_CELL = 32
+
+Codes = npt.NDArray[np.int8]
+IntArray = npt.NDArray[np.int64]
+
+
+def encode(vector: Vector) -> tuple[Codes, float]:
+    """int8 codes and the scale that turns them back into ``vector`` (approximately)."""
+    peak = float(np.max(np.abs(vector))) if len(vector) else 0.0
+    scale = peak / 127 if peak else 1.0
+    return np.round(vector / scale).astype(np.int8), scale
+
+
+class VectorIndex:
+    """Fingerprints by position; cosine k-NN among them."""
+
+    def __init__(self, dimensions: int, *, background: bool = False) -> None:
+        self.dimensions = dimensions
+        self.background = background
+        self._codes: Codes = np.zeros((0, dimensions), np.int8)
+        self._scales = np.zeros(0, np.float32)
+        self._cells = np.zeros(0, np.int32)
+        self._centroids: npt.NDArray[np.float32] | None = None
+        self._trained_at = 0
+        self._size = 0
+        self._dropped = 0
+        self._lock = threading.Lock()
+        self._training: threading.Thread | None = None
+
+    def __len__(self) -> int:
+        return self._size
+
+    def add(self, vector: Vector) -> None:
+        """Append one fingerprint (position ``len(self)`` before the call)."""
+        codes, scale = encode(vector)
+        self.add_encoded(codes, scale)
+
+    def add_encoded(self, codes: Codes, scale: float) -> None:
+        """Append one fingerprint given as int8 codes and their scale."""
+        with self._lock:
+            self._grow(self._size + 1)
+            self._codes[self._size] = codes
+            self._scales[self._size] = scale
+            self._cells[self._size] = self._cell_of(codes.astype(np.float32))
+            self._size += 1
+        if self._size >= EXACT_LIMIT and self._size >= 2 * self._trained_at:
+            self._start_training()
+
+    def load(self, codes: Codes, scales: npt.NDArray[np.float32]) -> None:
+        """Append many encoded fingerprints at once (opening a store), then train once."""
+        with self._lock:
+            self._grow(self._size + len(scales))
+            end = self._size + len(scales)
+            self._codes[self._size: end] = codes
+            self._scales[self._size: end] = scales
+            self._cells[self._size: end] = -1
+            self._size = end
+        if self._size >= EXACT_LIMIT:
+            self._start_training()
+
+    def drop_oldest(self, count: int) -> None:
+        """Forget the first ``count`` positions (the retention limit was reached)."""
+        with self._lock:
+            keep = slice(count, self._size)
+            self._codes = self._codes[keep].copy()
+            self._scales = self._scales[keep].copy()
+            self._cells = self._cells[keep].copy()
+            self._size = len(self._scales)
+            self._dropped += count
+
+    def nearest(self, vector: Vector, k: int) -> tuple[IntArray, npt.NDArray[np.float32]]:
+        """Positions of the ``k`` most similar rows, most similar first, and their cosines."""
+        with self._lock:
+            rows = self._candidates(vector)
+            if not len(rows) or k <= 0:
+                return np.zeros(0, np.int64), np.zeros(0, np.float32)
+            sims = (self._codes[rows].astype(np.float32) @ vector) * self._scales[rows]
+        if len(rows) > k:
+            best = np.argpartition(-sims, k)[:k]
+            rows, sims = rows[best], sims[best]
+        order = np.argsort(-sims, kind="stable")
+        return rows[order], sims[order]
+
+    def wait_for_training(self) -> None:
+        """Block until a training on a thread has finished (tests and benchmarks)."""
+        thread = self._training
+        if thread is not None:
+            thread.join()
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _candidates(self, vector: Vector) -> IntArray:
+        size = self._size
+        if self._centroids is None or size <= EXACT_LIMIT:
+            return np.arange(size, dtype=np.int64)
+        cells = len(self._centroids)
+        probes = max(1, math.ceil(cells * CANDIDATES / size))
+        near = np.argpartition(-(self._centroids @ vector), min(probes, cells - 1))[:probes]
+        wanted = np.zeros(cells + 1, bool)  # cell -1 (not yet assigned) maps to the extra slot
+        wanted[near] = True
+        wanted[-1] = True
+        return np.flatnonzero(wanted[self._cells[:size]]).astype(np.int64)
+
+    def _cell_of(self, vector: Vector) -> int:
+        if self._centroids is None:
+            return -1
+        return int(np.argmax(self._centroids @ vector))
+
+    def _grow(self, needed: int) -> None:
+        capacity = len(self._scales)
+        if needed <= capacity:
+            return
+        capacity = max(needed, capacity * 2, 256)
+        codes = np.zeros((capacity, self.dimensions), np.int8)
+        codes[: self._size] = self._codes[: self._size]
+        self._codes = codes
+        self._scales = np.resize(self._scales, capacity)
+        self._cells = np.resize(self._cells, capacity)
+
+    def _start_training(self) -> None:
+        if self._training is not None and self._training.is_alive():
+            return
+        self._trained_at = self._size
+        if not self.background:
+            self._train()
+            return
+        self._training = threading.Thread(target=self._train, name="pattern-index", daemon=True)
+        self._training.start()
+
+    def _train(self) -> None:
+        with self._lock:
+            size, dropped = self._size, self._dropped
+            codes, scales = self._codes[:size].copy(), self._scales[:size].copy()
+        cells = max(16, min(1024, round(math.sqrt(size))))
+        rng = np.random.default_rng(size)
+        sample = rng.choice(size, min(size, cells * SAMPLE_PER_CELL), replace=False)
+        centroids = _kmeans(codes[sample].astype(np.float32) * scales[sample, None], cells, rng)
+        assigned = _assign(codes, scales, centroids)
+        with self._lock:
+            # Rows may have been dropped from the front or added at the end meanwhile.
+            gone = min(self._dropped - dropped, size)
+            kept = assigned[gone:]
+            self._cells[: len(kept)] = kept
+            if self._size > len(kept):
+                tail = slice(len(kept), self._size)
+                self._cells[tail] = _assign(self._codes[tail], self._scales[tail], centroids)
+            self._centroids = centroids
+
+
+def _kmeans(sample: npt.NDArray[np.float32], cells: int,
+            rng: np.random.Generator) -> npt.NDArray[np.float32]:
+    """Spherical k-means: unit centroids that maximise the cosine to their members."""
+    centroids = sample[rng.choice(len(sample), cells, replace=False)]
+    for _ in range(KMEANS_ITERATIONS):
+        labels = np.argmax(sample @ centroids.T, axis=1)
+        sums = np.zeros_like(centroids)
+        np.add.at(sums, labels, sample)
+        empty = ~sums.any(axis=1)
+        sums[empty] = centroids[empty]
+        centroids = sums / np.linalg.norm(sums, axis=1, keepdims=True)
+    return centroids.astype(np.float32)
+
+
+def _assign(codes: Codes, scales: npt.NDArray[np.float32],
+            centroids: npt.NDArray[np.float32]) -> npt.NDArray[np.int32]:
+    labels = np.empty(len(codes), np.int32)
+    for start in range(0, len(codes), 8192):  # bounded memory for the float copy
+        block = codes[start: start + 8192].astype(np.float32) * scales[start: start + 8192, None]
+        labels[start: start + 8192] = np.argmax(block @ centroids.T, axis=1)
+    return labels

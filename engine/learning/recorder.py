@@ -1,0 +1,98 @@
+"""What the sessions layer tells the pattern store, in the words of a session's life.
+
+:class:`OutcomeRecorder` is the one object the sessions layer and the
+language server talk to about learning: a turn ended, a new message was sent,
+the model was changed, a suggestion was accepted or dismissed, the user gave
+👍/👎. Each call becomes a row or a piece of late evidence in the store.
+Recording must never break a turn, so failures are logged, not raised
+(except for feedback, which the user asked for and must hear about).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from decimal import Decimal
+
+import msgspec
+
+from switchman.engine.errors import UnknownTurn
+from switchman.engine.learning import database
+from switchman.engine.learning.evaluator import NextAction
+from switchman.engine.learning.report import format_stats
+from switchman.engine.learning.store import LearnedPatternStore, TurnRecord
+from switchman.engine.messages import Message, ToolResultBlock
+from switchman.engine.routing.context import TurnContext
+
+log = logging.getLogger(__name__)
+
+
+class FeedbackResult(msgspec.Struct, frozen=True):
+    """The answer to ``switchman/feedback``."""
+
+    turn_id: str
+    rating: str
+    success: float
+    """The turn's success score now (1.0 after 👍, 0.0 after 👎)."""
+
+
+class OutcomeRecorder:
+    """Turns session events into pattern-store rows and evidence."""
+
+    def __init__(self, store: LearnedPatternStore) -> None:
+        self.store = store
+        self._delegations: dict[str, list[bool]] = {}
+        """Workers' success flags by planner turn, until the planner's turn is recorded."""
+
+    def turn_ended(self, context: TurnContext, *, turn_id: str, session_id: str, model: str,
+                   status: str, cost_usd: Decimal, added: Iterable[Message] = (),
+                   is_worker: bool = False, planner_turn_id: str | None = None) -> None:
+        """Record a turn that ended (top-level and worker alike).
+
+        A worker ends before its planner's turn does, so its success (its turn
+        completed) waits here until the planner's row exists."""
+        errors = sum(1 for m in added for b in m.content
+                     if isinstance(b, ToolResultBlock) and b.is_error)
+        self._safely(self.store.record, TurnRecord(
+            context=context, turn_id=turn_id, session_id=session_id, model=model,
+            status=status, cost_usd=float(cost_usd), tool_errors=errors, is_worker=is_worker,
+            planner_turn_id=planner_turn_id))
+        if is_worker and planner_turn_id is not None:
+            self._delegations.setdefault(planner_turn_id, []).append(status == "completed")
+        for success in self._delegations.pop(turn_id, []):
+            self.delegation_ended(turn_id, success)
+
+    def message_sent(self, session_id: str, text: str, override_model: str | None) -> None:
+        """A new message in a session: evidence about the session's previous turn."""
+        self._safely(self.store.observe_message, session_id, text, override_model)
+
+    def model_changed(self, session_id: str) -> None:
+        """``/model`` right after a turn counts against that turn's model."""
+        self._safely(self.store.model_changed, session_id)
+
+    def suggestion_answered(self, turn_id: str, accepted: bool) -> None:
+        """``/route override`` (accepted) or ``/route ignore`` on the turn's suggestion."""
+        action = NextAction.OVERRIDDEN if accepted else NextAction.DISMISSED
+        self._safely(self.store.set_next_action, turn_id, action)
+
+    def delegation_ended(self, planner_turn_id: str, success: bool) -> None:
+        """A worker finished: its success flag (only) reaches its planner's turn."""
+        self._safely(self.store.delegation_ended, planner_turn_id, success)
+
+    def feedback(self, turn_id: str, rating: str) -> FeedbackResult:
+        """Explicit 👍 (``up``) or 👎 (``down``) on a recorded turn; raises UnknownTurn."""
+        if not self.store.feedback(turn_id, 1 if rating == "up" else -1):
+            raise UnknownTurn(turn_id)
+        row = database.by_turn(self.store.connection, turn_id)
+        return FeedbackResult(turn_id, rating, row.success if row else 0.0)
+
+    def stats_text(self, workspace: str | None = None) -> str:
+        """The store's statistics as text (one workspace folder, or all)."""
+        stats = [s for s in self.store.stats() if workspace is None or s.workspace == workspace]
+        return format_stats(stats, "patterns.db")
+
+    def _safely(self, action: Callable[..., object], *args: object) -> None:
+        try:
+            action(*args)
+        except Exception:  # learning is best effort: the turn itself has ended fine
+            log.exception("could not record a pattern outcome")

@@ -1,0 +1,47 @@
+"""``switchman patterns stats | forget | export`` over the data folder's patterns.db."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from switchman.engine.clock import ManualClock
+from switchman.engine.learning import database
+from switchman.engine.learning.store import LearnedPatternStore, TurnRecord
+from switchman.engine.routing.context import TurnContext
+from switchman.server.cli import main
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SWITCHMAN_DATA_DIR", str(tmp_path))
+    store = LearnedPatternStore(database.connect(tmp_path / database.FILE_NAME), ManualClock(),
+                                background=False)
+    for i, (folder, model) in enumerate([(tmp_path / "a", "fast"), (tmp_path / "a", "deep"),
+                                         (tmp_path / "b", "fast")]):
+        store.record(TurnRecord(context=TurnContext(message=f"secret words {i}",
+                                                    workspace_path=str(folder)),
+                                turn_id=f"t{i}", session_id="s", model=model,
+                                status="completed"))
+    store.connection.close()
+    return tmp_path
+
+
+def test_stats_export_and_forget(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["patterns", "stats"]) == 0
+    text = capsys.readouterr().out
+    assert f"{data_dir / 'a'}: 2 turn(s)" in text and "deep: 1 turn(s), mean success 0.70" in text
+    assert main(["patterns", "stats", "--json"]) == 0
+    assert [s["turns"] for s in json.loads(capsys.readouterr().out)] == [2, 1]
+    assert main(["patterns", "export"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and "secret" not in "".join(lines)
+    assert json.loads(lines[0])["model"] == "fast"
+    assert main(["patterns", "forget", "--workspace", str(data_dir / "a")]) == 0
+    assert "Forgot 2 turn(s)" in capsys.readouterr().out
+    assert main(["patterns", "forget"]) == 0
+    assert "Forgot 1 turn(s)." in capsys.readouterr().out
+    main(["patterns", "stats"])
+    assert "No turns remembered yet" in capsys.readouterr().out

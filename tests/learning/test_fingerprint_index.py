@@ -1,0 +1,127 @@
+"""Fingerprints put similar requests together; the IVF index finds what brute force finds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from switchman.engine.learning import index as index_module
+from switchman.engine.learning.evaluator import Evidence, NextAction, next_action, success_score
+from switchman.engine.learning.fingerprint import DIMENSIONS, fingerprint, message_hash
+from switchman.engine.learning.index import VectorIndex
+from switchman.engine.routing.context import TurnContext
+
+
+def fp(message: str, **fields: object) -> np.ndarray:
+    return fingerprint(TurnContext(message=message, **fields))  # type: ignore[arg-type]
+
+
+def test_similar_requests_are_nearer_than_unrelated_ones() -> None:
+    a = fp("Refactor the parser in parse.py to handle edge cases")
+    b = fp("refactoring the parser so it handles the edge cases")
+    c = fp("What is the capital of France?")
+    assert a.shape == (DIMENSIONS,)
+    assert float(np.linalg.norm(a)) == pytest.approx(1.0, abs=1e-5)
+    assert float(a @ b) > 0.5 > float(a @ c)
+
+
+def test_structure_counts_beside_words() -> None:
+    plain = fp("fix the failing test")
+    same_files = fp("fix the failing test", files_touched=("a/b.py",))
+    other_files = fp("fix the failing test", files_touched=("x.sql",), has_images=True)
+    assert float(same_files @ fp("fix the failing test", files_touched=("c.py",))) \
+        > float(same_files @ other_files)
+    assert float(plain @ plain) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_fingerprints_are_stable_and_empty_messages_work() -> None:
+    assert np.array_equal(fp("same words"), fp("same words"))
+    assert float(np.linalg.norm(fp(""))) > 0  # structure alone still places the turn
+
+
+def test_message_hash_ignores_case_and_punctuation_only() -> None:
+    assert message_hash("Fix the bug!") == message_hash("fix the   bug")
+    assert message_hash("Fix the bug") != message_hash("Fix a bug")
+    assert "fix" not in message_hash("fix the bug")
+
+
+def _clustered(rows: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((50, 64)).astype(np.float32)
+    data = centres[rng.integers(0, 50, rows)] + 0.6 * rng.standard_normal((rows, 64))
+    unit: np.ndarray = (data / np.linalg.norm(data, axis=1, keepdims=True)).astype(np.float32)
+    return unit
+
+
+def test_exact_below_the_partition_limit() -> None:
+    data = _clustered(500)
+    index = VectorIndex(64)
+    for row in data:
+        index.add(row)
+    found, sims = index.nearest(data[7], 5)
+    expected = np.argsort(-(data @ data[7]))[:5]
+    assert list(found) == list(expected)
+    assert sims[0] == pytest.approx(1.0, abs=0.02)  # int8 codes: close, not exact
+
+
+def test_partitioned_index_keeps_recall(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_module, "EXACT_LIMIT", 256)
+    monkeypatch.setattr(index_module, "CANDIDATES", 600)
+    data = _clustered(3000, seed=1)
+    index = VectorIndex(64)
+    for row in data:
+        index.add(row)
+    assert index._centroids is not None  # trained: queries no longer scan every row
+    assert len(index._candidates(data[0])) < len(data)
+    recall = []
+    for q in range(0, 3000, 100):
+        found, _ = index.nearest(data[q], 10)
+        exact = set(np.argsort(-(data @ data[q]))[:10].tolist())
+        recall.append(len(exact & set(found.tolist())) / 10)
+    assert float(np.mean(recall)) >= 0.9
+
+
+def test_dropping_the_oldest_shifts_positions() -> None:
+    data = _clustered(50)
+    index = VectorIndex(64)
+    for row in data:
+        index.add(row)
+    index.drop_oldest(10)
+    found, _ = index.nearest(data[20], 1)
+    assert len(index) == 40 and found[0] == 10
+
+
+def test_background_training_gives_the_same_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_module, "EXACT_LIMIT", 256)
+    data = _clustered(1200, seed=2)
+    index = VectorIndex(64, background=True)
+    for row in data:
+        index.add(row)
+    index.wait_for_training()
+    found, _ = index.nearest(data[5], 1)
+    assert found[0] == 5
+
+
+@pytest.mark.parametrize(("evidence", "score"), [
+    (Evidence(status="completed"), 0.7),
+    (Evidence(status="cancelled"), 0.3),
+    (Evidence(status="failed"), 0.0),
+    (Evidence(status="completed", next_action=NextAction.MOVED_ON), 0.8),
+    (Evidence(status="completed", next_action=NextAction.DISMISSED), 0.9),
+    (Evidence(status="completed", next_action=NextAction.RESENT), 0.1),
+    (Evidence(status="completed", next_action=NextAction.OVERRIDDEN), 0.1),
+    (Evidence(status="completed", tool_errors=5), 0.4),
+    (Evidence(status="completed", delegations=4, delegations_failed=2), 0.55),
+    (Evidence(status="failed", feedback=1), 1.0),
+    (Evidence(status="completed", next_action=NextAction.MOVED_ON, feedback=-1), 0.0),
+])
+def test_rubric(evidence: Evidence, score: float) -> None:
+    assert success_score(evidence) == pytest.approx(score)
+
+
+def test_next_action_classification() -> None:
+    same = message_hash("fix it")
+    assert next_action(same, "m1", message_hash("Fix it!"), None) is NextAction.RESENT
+    assert next_action(same, "m1", same, "m2") is NextAction.REROUTED
+    assert next_action(same, "m1", same, "m1") is NextAction.RESENT
+    assert next_action(same, "m1", message_hash("now the docs"), "m2") is NextAction.MOVED_ON

@@ -1,0 +1,142 @@
+"""The durable pattern store: recording, late scores, recommending, retention, management."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from switchman.engine.clock import ManualClock
+from switchman.engine.config.policy import PatternSettings
+from switchman.engine.learning import database
+from switchman.engine.learning.evaluator import NextAction
+from switchman.engine.learning.store import LearnedPatternStore, TurnRecord
+from switchman.engine.routing.context import TurnContext
+
+WS = "/work/project"
+SETTINGS = PatternSettings(cost_weight=0.05, min_confidence=0.05, min_sample_size=2, neighbors=6)
+
+
+def open_store(path: Path | str = ":memory:", **options: int) -> LearnedPatternStore:
+    return LearnedPatternStore(database.connect(path), ManualClock(), background=False,
+                               **options)  # type: ignore[arg-type]
+
+
+def record(store: LearnedPatternStore, turn: str, message: str, model: str, *,
+           status: str = "completed", session: str | None = None, cost: float = 0.01,
+           workspace: str = WS) -> None:
+    store.record(TurnRecord(context=TurnContext(message=message, workspace_path=workspace),
+                            turn_id=turn, session_id=session or f"s-{turn}", model=model,
+                            status=status, cost_usd=cost))
+
+
+def teach(store: LearnedPatternStore) -> None:
+    """SQL questions go well on 'deep' and badly on 'fast'; docs questions go well on 'fast'."""
+    for i in range(4):
+        record(store, f"sql-deep-{i}", f"optimise this SQL join query number {i}", "deep",
+               cost=0.1)
+        record(store, f"sql-fast-{i}", f"optimise the SQL join query {i} please", "fast")
+        store.feedback(f"sql-fast-{i}", -1)
+        record(store, f"doc-fast-{i}", f"write the README docs section {i}", "fast")
+        store.feedback(f"doc-fast-{i}", 1)
+
+
+def test_recommends_from_similar_turns_with_spec_scoring() -> None:
+    store = open_store()
+    teach(store)
+    sql = store.recommend(TurnContext(message="optimise my SQL join query", workspace_path=WS),
+                          SETTINGS)
+    docs = store.recommend(TurnContext(message="write README docs", workspace_path=WS),
+                           SETTINGS)
+    assert sql is not None and sql.model == "deep"
+    # deep: success 0.7, cost efficiency 0 → 0.95 * 0.7; fast: 0 success, efficiency 1 → 0.05
+    assert sql.score == pytest.approx(0.665)
+    assert [o.model for o in sql.alternatives] == ["fast"]
+    assert sql.alternatives[0].score == pytest.approx(0.05)
+    assert docs is not None and docs.model == "fast"
+
+
+def test_other_workspaces_are_not_neighbours() -> None:
+    store = open_store()
+    teach(store)
+    elsewhere = TurnContext(message="optimise my SQL join query", workspace_path="/other")
+    assert store.recommend(elsewhere, SETTINGS) is None
+
+
+def test_rows_survive_reopening_and_keep_no_message_text(tmp_path: Path) -> None:
+    path = tmp_path / "patterns.db"
+    store = open_store(path)
+    teach(store)
+    store.feedback("doc-fast-0", -1)
+    store.connection.close()
+    reopened = open_store(path)
+    rec = reopened.recommend(TurnContext(message="optimise my SQL join", workspace_path=WS),
+                             SETTINGS)
+    assert rec is not None and rec.model == "deep"
+    row = database.by_turn(reopened.connection, "doc-fast-0")
+    assert row is not None and row.success == 0.0
+    reopened.connection.close()
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert b"README" not in raw and b"optimise" not in raw
+
+
+def test_next_message_scores_the_previous_turn() -> None:
+    store = open_store()
+    record(store, "t1", "explain this stack trace", "fast", session="s")
+    store.observe_message("s", "Explain this stack trace!", rerouted_to="deep")
+    record(store, "t2", "explain this stack trace", "deep", session="s")
+    store.observe_message("s", "thanks, now add a test", rerouted_to=None)
+    first = database.by_turn(store.connection, "t1")
+    second = database.by_turn(store.connection, "t2")
+    assert first is not None and first.evidence.next_action is NextAction.REROUTED
+    assert first.success == pytest.approx(0.1)
+    assert second is not None and second.evidence.next_action is NextAction.MOVED_ON
+    assert second.success == pytest.approx(0.8)
+
+
+def test_an_override_outranks_moving_on_but_not_the_reverse() -> None:
+    store = open_store()
+    record(store, "t1", "plan the migration", "fast")
+    store.set_next_action("t1", NextAction.MOVED_ON)
+    store.set_next_action("t1", NextAction.OVERRIDDEN)
+    store.set_next_action("t1", NextAction.DISMISSED)
+    row = database.by_turn(store.connection, "t1")
+    assert row is not None and row.evidence.next_action is NextAction.OVERRIDDEN
+
+
+def test_delegations_reach_the_planner_as_success_flags() -> None:
+    store = open_store()
+    record(store, "planner", "split the refactor", "deep")
+    store.delegation_ended("planner", success=True)
+    store.delegation_ended("planner", success=False)
+    row = database.by_turn(store.connection, "planner")
+    assert row is not None and (row.evidence.delegations, row.evidence.delegations_failed) \
+        == (2, 1)
+    assert row.success == pytest.approx(0.55)
+
+
+def test_feedback_on_an_unknown_turn_is_reported() -> None:
+    assert open_store().feedback("nope", 1) is False
+
+
+def test_retention_forgets_the_oldest_tenth() -> None:
+    store = open_store(max_rows=20)
+    for i in range(21):
+        record(store, f"t{i}", f"message number {i}", "fast")
+    kept = [row.turn_id for row in database.rows(store.connection, WS)]
+    assert len(kept) == 19 and kept[0] == "t2"
+    assert store.stats()[0].turns == 19
+
+
+def test_stats_forget_and_export() -> None:
+    store = open_store()
+    teach(store)
+    record(store, "x", "something else", "fast", workspace="/other")
+    stats = {s.workspace: s for s in store.stats()}
+    assert stats[WS].turns == 12 and stats[WS].by_model["deep"] == (4, 0.7)
+    exported = list(store.export())
+    assert len(exported) == 13 and "message_hash" in exported[0]
+    assert not any("SQL" in str(value) for row in exported for value in row.values())
+    assert store.forget("/other") == 1
+    assert store.forget() == 12
+    assert store.stats() == []

@@ -1,0 +1,81 @@
+"""Learning from outcomes end to end: recorded turns, 👍/👎, slot 4 firing, a restart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from switchman.server import methods
+from tests.lsp.conftest import LISTEN, Daemon, error_data
+from tests.support.fake_provider import FakeProvider
+from tests.support.lsp import CLIENTS, SwitchmanClient, running_server
+
+HAIKU, SONNET = "anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-6"
+ROUTING = """schema_version: 1
+global_default: haiku
+rules: []
+pattern: {cost_weight: 0.05, min_confidence: 0.05, min_sample_size: 3, neighbors: 10}
+"""
+
+
+async def chat(client: SwitchmanClient, daemon: Daemon, fake: FakeProvider,
+               message: str) -> Any:
+    fake.script_text("an answer")
+    return await client.request(methods.CHAT, {"workspace": daemon.uri, "message": message})
+
+
+async def rate(client: SwitchmanClient, turn_id: str, rating: str) -> Any:
+    return await client.request(methods.FEEDBACK, {"turn_id": turn_id, "rating": rating})
+
+
+def decision_of(client: SwitchmanClient, turn_id: str) -> dict[str, Any]:
+    notice = next(n for n in client.received[methods.ROUTE_DECIDED] if n["turn_id"] == turn_id)
+    decision: dict[str, Any] = notice["decision"]
+    return decision
+
+
+def winner(decision: dict[str, Any]) -> dict[str, Any]:
+    chosen: dict[str, Any] = decision["chain"][decision["winner_index"]]
+    return chosen
+
+
+@pytest.mark.parametrize("editor", CLIENTS)
+async def test_slot_4_learns_from_rated_turns_and_survives_a_restart(
+        editor: str, daemon: Daemon, fake: FakeProvider) -> None:
+    daemon.write_routing(ROUTING)
+    async with running_server(editor, daemon.env, workspaces=[daemon.workspace],
+                              listen=LISTEN) as client:
+        first = await chat(client, daemon, fake, "refactor the billing parser module")
+        assert first["model"] == HAIKU
+        assert winner(decision_of(client, first["turn_id"]))["reason"] == "global default"
+        await rate(client, first["turn_id"], "down")
+        for i in range(2):  # the user dislikes haiku's answers to this kind of request...
+            turn = await chat(client, daemon, fake, f"refactor the billing parser part {i}")
+            assert turn["model"] == HAIKU
+            assert (await rate(client, turn["turn_id"], "down"))["success"] == 0.0
+        for i in range(3):  # ...re-routes it to sonnet and likes that
+            turn = await chat(client, daemon, fake, f"@sonnet refactor the billing parser step {i}")
+            assert (await rate(client, turn["turn_id"], "up"))["success"] == 1.0
+        learned = await chat(client, daemon, fake, "refactor the billing parser again")
+        assert learned["model"] == SONNET
+        chosen = winner(decision_of(client, learned["turn_id"]))
+        assert chosen["policy"] == "PATTERN_RECOMMENDATION"
+        assert chosen["sample_size"] == 3 and chosen["confidence"] > 0.5
+        why = await client.request(methods.EXPLAIN, {"turn_id": learned["turn_id"]})
+        assert f"also scored: {HAIKU}" in why["text"]
+        stats = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                    "message": "/patterns"})
+        assert f"{SONNET}: 4 turn(s)" in stats["text"] and "refactor" not in stats["text"]
+        with pytest.raises(JsonRpcException) as caught:
+            await rate(client, "no-such-turn", "up")
+        assert error_data(caught.value)["code"] == "unknown_turn"
+
+    async with running_server(editor, daemon.env, workspaces=[daemon.workspace],
+                              listen=LISTEN) as restarted:
+        again = await chat(restarted, daemon, fake, "refactor the billing parser once more")
+        assert again["model"] == SONNET
+        assert winner(decision_of(restarted, again["turn_id"]))["policy"] \
+            == "PATTERN_RECOMMENDATION"
+    assert b"billing" not in (daemon.data / "patterns.db").read_bytes()

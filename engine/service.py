@@ -128,7 +128,8 @@ class Switchman:
             ApprovalPolicy(self.trust, approver or DenyAll()), applier or DiskApplier(), environ,
             self._key_variables, open_text)
         self.lifecycle.tool_sources[0] = self._toolbox  # in place of the read-only tools
-        self.delegation = Delegation(self.sessions, self.lifecycle, self.config, self.clock)
+        self.delegation = Delegation(self.sessions, self.lifecycle, self.config, self.clock,
+                                     self.tool_services.policy)
         self.queries = SessionQueries(self.sessions, self.availability)
         learn_from_turns(self.learning, self.sessions, self.lifecycle)
         self.interrupt_orphans()

@@ -29,7 +29,7 @@ FORBIDDEN_FOR_WORKERS = frozenset({
 
 FailureMode = Literal["worker_error", "max_tokens_exceeded", "insufficient_context",
                       "output_schema_validation_failed", "no_model_available_for_tier",
-                      "cancelled_by_user", "timeout", "invalid_arguments"]
+                      "cancelled_by_user", "timeout", "invalid_arguments", "approval_denied"]
 
 
 class ArgumentProblem(ValueError):

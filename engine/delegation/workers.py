@@ -12,6 +12,10 @@ Cancelling the planner's turn cancels its tool calls, so every running
 worker ends ``cancelled`` with it (``cancelled_by_user``). Cancelling one
 worker's turn (its own turn id) fails only that delegation; the planner
 goes on.
+
+A worker that may write or execute starts only once the user approves the
+delegation (:mod:`.approval`); a denial fails the call with
+``approval_denied`` and no worker session is created.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import msgspec
 
 from switchman.engine.clock import Clock
 from switchman.engine.config.store import ConfigStore
+from switchman.engine.delegation.approval import delegation_request
 from switchman.engine.delegation.contract import (
     DELEGATE_SPEC,
     FORBIDDEN_FOR_WORKERS,
@@ -41,6 +46,7 @@ from switchman.engine.errors import NoModelAvailable
 from switchman.engine.sessions.lifecycle import TurnLifecycle
 from switchman.engine.sessions.live import LiveSession, WorkerRole
 from switchman.engine.sessions.manager import SessionManager
+from switchman.engine.tools.approval import ApprovalPolicy
 from switchman.engine.tools.arguments import ToolOutcome
 from switchman.engine.tools.registry import ToolCallRequest, ToolContext, ToolEntry, ToolRegistry
 
@@ -49,8 +55,9 @@ class Delegation:
     """Offers ``delegate`` to planners and runs their workers."""
 
     def __init__(self, sessions: SessionManager, lifecycle: TurnLifecycle,
-                 config: ConfigStore, clock: Clock) -> None:
+                 config: ConfigStore, clock: Clock, policy: ApprovalPolicy) -> None:
         self.sessions = sessions
+        self.policy = policy
         self.lifecycle = lifecycle
         self.config = config
         self.clock = clock
@@ -95,6 +102,7 @@ class WorkerRun:
                  planner_tools: list[str]) -> None:
         self.delegation = delegation
         self.planner = planner
+        self.context = context
         self.call = call
         self.handoff = handoff
         # Only tools the planner *named* count as dropped (spec 001 §5.6); by default the
@@ -112,6 +120,9 @@ class WorkerRun:
 
     async def run(self) -> ToolOutcome:
         """Run the worker to its end and turn how it ended into the planner's tool result."""
+        refusal = await self._approval()
+        if refusal is not None:
+            return self._finish(refusal)
         role = WorkerRole(
             parent_session_id=self.planner.id, parent_tool_use_id=self.progress.tool_use_id,
             tier=self.call.tier, system_prompt=self._prompt, allowed_tools=self.allowed,
@@ -137,6 +148,21 @@ class WorkerRun:
         result = self.progress.result_of(outcome, deadline.expired(), planner_cancelled,
                                          self.requested, seconds)
         return self._finish(result)
+
+    async def _approval(self) -> DelegateResult | None:
+        """None when the worker may start (read-only, trusted or approved); else the failure."""
+        request = delegation_request(self.context, self.call, self.allowed)
+        if request is None:
+            return None
+        answer = await self.delegation.policy.decide(request)
+        if answer.allowed:
+            return None
+        reason = f" Their reason: {answer.reason}" if answer.reason else ""
+        self.progress.detail = answer.reason or "the user denied it"
+        return self.progress.failed(
+            "approval_denied", "approval_denied",
+            f"The user did not approve this delegation; no worker was started.{reason} "
+            "Do the task yourself, or delegate it with read-only allowed_tools.")
 
     def _finish(self, result: DelegateResult) -> ToolOutcome:
         self.progress.ended(result)

@@ -63,6 +63,12 @@ class ApprovalRequest(msgspec.Struct, frozen=True, kw_only=True):
     command: str | None = None
     cwd: str | None = None
     is_worker: bool = False
+    tier: str | None = None
+    """For ``delegate``: the tier the worker runs on."""
+    task: str | None = None
+    """For ``delegate``: the worker's instruction."""
+    worker_tools: list[str] | None = None
+    """For ``delegate``: the write and execute tools the worker will have."""
 
 
 class ApprovalAnswer(msgspec.Struct, frozen=True):

@@ -21,6 +21,7 @@ from switchman.engine.providers.errors import ProviderError
 from switchman.engine.service import Switchman
 from tests.sessions.conftest import Engine, Recorder
 from tests.support.scripted_adapter import ScriptedAdapter, ScriptedReply
+from tests.tools.conftest import ScriptedApprover
 
 OPUS, HAIKU, SONNET = ("anthropic:claude-opus-4-7", "anthropic:claude-haiku-4-5",
                        "anthropic:claude-sonnet-4-6")
@@ -32,14 +33,21 @@ def adapter() -> ScriptedAdapter:
 
 
 @pytest.fixture
-def deleg(tmp_path: Path, adapter: ScriptedAdapter) -> Iterator[Engine]:
+def approver() -> ScriptedApprover:
+    """The user: allows every delegation and tool call unless a test scripts otherwise."""
+    return ScriptedApprover()
+
+
+@pytest.fixture
+def deleg(tmp_path: Path, adapter: ScriptedAdapter,
+          approver: ScriptedApprover) -> Iterator[Engine]:
     for name in ("config", "data", "workspace"):
         (tmp_path / name).mkdir()
     (tmp_path / "workspace" / "auth.py").write_text("".join(f"line {n}\n" for n in range(1, 50)))
     recorder = Recorder()
     service = Switchman(recorder, config_folder=tmp_path / "config",
                         data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
-                        adapters=adapter)
+                        adapters=adapter, approver=approver)
     workspace = service.open_workspace(str(tmp_path / "workspace"))
     yield Engine(service, recorder, workspace, tmp_path / "workspace")
     service.store.db.close()

@@ -1,0 +1,44 @@
+"""Asking once before a delegation whose worker may change the workspace (spec 003, 001 §13).
+
+A worker that may write or execute — its tool set holds a tool classed
+*write* or *execute* — is approved by the user before it starts, through the
+same :class:`ApprovalPolicy` as any other tool: one ``switchman/approve``
+request for the tool ``delegate``, showing the tier, the task and the write
+and execute tools the worker will have. "Always" is remembered for
+``delegate`` in the workspace like any tool's trust. A read-only worker
+starts without asking. The worker's own calls still go through the policy
+one by one (with ``is_worker`` set, so their "always" is not remembered).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from switchman.engine.delegation.contract import DELEGATE, DelegateCall
+from switchman.engine.ids import new_id
+from switchman.engine.tools.approval import ApprovalRequest, ToolClass
+from switchman.engine.tools.registry import ToolContext
+from switchman.engine.tools.toolbox import TOOL_CLASSES
+
+
+def changing_tools(tools: Iterable[str]) -> list[str]:
+    """The write and execute tools among ``tools``, sorted (other tools are reads)."""
+    return sorted(n for n in tools if TOOL_CLASSES.get(n, ToolClass.READ) is not ToolClass.READ)
+
+
+def delegation_request(planner: ToolContext, call: DelegateCall,
+                       tools: Iterable[str]) -> ApprovalRequest | None:
+    """The approval request for starting a worker with ``tools``; None when it only reads."""
+    changing = changing_tools(tools)
+    if not changing:
+        return None
+    executes = any(TOOL_CLASSES[n] is ToolClass.EXECUTE for n in changing)
+    writes = any(TOOL_CLASSES[n] is ToolClass.WRITE for n in changing)
+    may = " and ".join(what for what, yes in (("change files", writes),
+                                              ("run commands", executes)) if yes)
+    return ApprovalRequest(
+        id=new_id(), workspace=planner.workspace, session_id=planner.session_id,
+        turn_id=planner.turn_id, tool=DELEGATE,
+        tool_class=ToolClass.EXECUTE if executes else ToolClass.WRITE,
+        title=f"Delegate to a {call.tier} worker that may {may}", tier=call.tier,
+        task=call.task, worker_tools=changing)

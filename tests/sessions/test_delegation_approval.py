@@ -1,0 +1,129 @@
+"""Approval before a delegation whose worker may write or execute (spec 003, 001 §13),
+through the engine with the in-memory adapter and a scripted user."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from switchman.engine.service import Switchman
+from switchman.engine.tools.approval import ApprovalAnswer
+from tests.sessions.conftest import Engine, Recorder
+from tests.sessions.test_delegation import HAIKU, OPUS, delegate, failure, results
+from tests.support.scripted_adapter import ScriptedAdapter
+from tests.tools.conftest import ScriptedApprover
+
+CHANGING = ["create_file", "delete_file", "edit_file", "run_command"]
+
+
+@pytest.fixture
+def adapter() -> ScriptedAdapter:
+    return ScriptedAdapter()
+
+
+@pytest.fixture
+def approver() -> ScriptedApprover:
+    return ScriptedApprover()
+
+
+def engine(tmp_path: Path, adapter: ScriptedAdapter, approver: ScriptedApprover | None) -> Engine:
+    """An engine whose user is ``approver`` (None: no editor attached)."""
+    for name in ("config", "data", "workspace"):
+        (tmp_path / name).mkdir(exist_ok=True)
+    (tmp_path / "workspace" / "app.py").write_text("x = 1\n")
+    recorder = Recorder()
+    service = Switchman(recorder, config_folder=tmp_path / "config",
+                        data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
+                        adapters=adapter, approver=approver)
+    workspace = service.open_workspace(str(tmp_path / "workspace"))
+    return Engine(service, recorder, workspace, tmp_path / "workspace")
+
+
+@pytest.fixture
+def deleg(tmp_path: Path, adapter: ScriptedAdapter,
+          approver: ScriptedApprover) -> Iterator[Engine]:
+    started = engine(tmp_path, adapter, approver)
+    yield started
+    started.service.store.db.close()
+
+
+async def test_a_worker_that_may_change_things_is_approved_once_before_it_starts(
+        deleg: Engine, adapter: ScriptedAdapter, approver: ScriptedApprover) -> None:
+    adapter.calls(delegate("tu_w", task="set x to 2"), model=OPUS)
+    adapter.calls(("tu_e", "edit_file", {"path": "app.py", "old_text": "x = 1",
+                                         "new_text": "x = 2"}), model=HAIKU)
+    adapter.text("edited", model=HAIKU)
+    adapter.text("done", model=OPUS)
+    result = await deleg.service.chat(deleg.workspace, None, "@opus set x")
+    asked, edit = approver.asked
+    assert (asked.tool, asked.tool_class, asked.tier, asked.task, asked.worker_tools) == (
+        "delegate", "execute", "fast", "set x to 2", CHANGING)
+    assert asked.title == "Delegate to a fast worker that may change files and run commands"
+    assert (asked.session_id, asked.is_worker) == (result.session_id, False)
+    # the worker's own call still goes through the planner's policy, as a worker's
+    assert (edit.tool, edit.is_worker) == ("edit_file", True)
+    assert (deleg.folder / "app.py").read_text() == "x = 2\n"
+    assert results(deleg, result.session_id)["tu_w"].content == "edited"
+
+
+async def test_a_denied_delegation_fails_and_starts_no_worker(
+        deleg: Engine, adapter: ScriptedAdapter, approver: ScriptedApprover) -> None:
+    approver.answers.append(ApprovalAnswer("deny", "I'd rather review it myself"))
+    adapter.calls(delegate("tu_d", task="rewrite app.py", allowed_tools=["edit_file"]),
+                  model=OPUS)
+    adapter.text("ok, I will do it", model=OPUS)
+    result = await deleg.service.chat(deleg.workspace, None, "@opus rewrite")
+    assert result.status == "completed"
+    assert [r.model_id for r in adapter.requests] == [OPUS, OPUS]  # no worker call
+    assert approver.asked[0].tool_class == "write"
+    assert approver.asked[0].title == "Delegate to a fast worker that may change files"
+    mode, text = failure(deleg, result.session_id, "tu_d")
+    assert mode == "approval_denied"
+    assert text.startswith("delegate failed: approval_denied\n\nThe user did not approve")
+    assert "Their reason: I'd rather review it myself" in text
+    event = deleg.service.store.events(kind="delegate.failed")[0]
+    assert (event["worker_session_id"], event["detail"]) == ("", "I'd rather review it myself")
+    listing = deleg.service.session_list(deleg.workspace, include_workers=True)
+    assert listing.sessions[0].workers == []
+
+
+async def test_read_only_delegations_do_not_ask(deleg: Engine, adapter: ScriptedAdapter,
+                                                approver: ScriptedApprover) -> None:
+    adapter.calls(delegate("tu_r", allowed_tools=["read_file", "grep", "list_files"]),
+                  model=OPUS)
+    adapter.text("found it", model=HAIKU)
+    adapter.text("thanks", model=OPUS)
+    result = await deleg.service.chat(deleg.workspace, None, "@opus look")
+    assert approver.asked == []
+    assert results(deleg, result.session_id)["tu_r"].content == "found it"
+
+
+async def test_always_is_remembered_for_delegation_in_the_workspace(
+        deleg: Engine, adapter: ScriptedAdapter, approver: ScriptedApprover) -> None:
+    approver.answers.append(ApprovalAnswer("allow_always"))
+    for n in (1, 2):
+        adapter.calls(delegate(f"tu_{n}", task=f"task {n}"), model=OPUS)
+        adapter.text(f"worker {n}", model=HAIKU, match=f"task {n}")
+        adapter.text(f"planner {n}", model=OPUS)
+        await deleg.service.chat(deleg.workspace, None, f"@opus go {n}")
+    assert [a.tool for a in approver.asked] == ["delegate"]  # the second did not ask
+    assert deleg.service.trust.trusted(deleg.workspace) == ["delegate"]
+
+
+async def test_without_an_editor_a_changing_delegation_is_denied(
+        tmp_path: Path, adapter: ScriptedAdapter) -> None:
+    started = engine(tmp_path, adapter, None)
+    service, workspace = started.service, started.workspace
+    adapter.calls(delegate("tu_x", allowed_tools=["run_command"]), model=OPUS)
+    adapter.text("fine", model=OPUS)
+    try:
+        result = await service.chat(workspace, None, "@opus go")
+        event = service.store.events(kind="delegate.failed")[0]
+        assert (event["failure_mode"], event["detail"]) == (
+            "approval_denied", "no editor is attached to approve it")
+        assert [r.model_id for r in adapter.requests] == [OPUS, OPUS]
+        assert result.status == "completed"
+    finally:
+        service.store.db.close()

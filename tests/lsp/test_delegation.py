@@ -14,6 +14,7 @@ import pytest
 from switchman.server import methods
 from tests.lsp.conftest import LISTEN, Daemon
 from tests.lsp.test_sessions_and_commands import start
+from tests.support.editor_tools import ToolEditor
 from tests.support.fake_provider import FakeProvider, Reply, Stall, ToolCall, Usage
 from tests.support.lsp import SwitchmanClient, running_server
 
@@ -22,11 +23,17 @@ HAIKU = "anthropic:claude-haiku-4-5"
 
 
 @pytest.fixture
-async def vscode(daemon: Daemon) -> AsyncIterator[SwitchmanClient]:
-    """One editor is enough where the editor's capabilities play no part."""
+async def vscode_editor(daemon: Daemon) -> AsyncIterator[tuple[SwitchmanClient, ToolEditor]]:
+    """One editor is enough where the editor's capabilities play no part; it allows the
+    delegations that ask (workers that may write or execute) unless a test scripts a denial."""
     async with running_server("visual-studio-code", daemon.env, workspaces=[daemon.workspace],
                               listen=LISTEN) as started:
-        yield started
+        yield started, ToolEditor(started)
+
+
+@pytest.fixture
+def vscode(vscode_editor: tuple[SwitchmanClient, ToolEditor]) -> SwitchmanClient:
+    return vscode_editor[0]
 
 
 async def chat(client: SwitchmanClient, daemon: Daemon, message: str) -> Any:
@@ -51,6 +58,7 @@ def updates(client: SwitchmanClient, call_id: str) -> list[dict[str, Any]]:
 
 async def test_explicit_delegation_end_to_end(client: SwitchmanClient, daemon: Daemon,
                                               fake: FakeProvider) -> None:
+    ToolEditor(client)  # allows the delegation (its worker may edit)
     (daemon.workspace / "src" / "auth.py").write_text("".join(f"line {n}\n" for n in range(60)))
     fake.script_text("We decided on JWT.", model=OPUS_API)
     first = await chat(client, daemon, "@opus which token format?")
@@ -241,6 +249,7 @@ async def test_stopping_one_worker_and_cancelling_the_planner(
 async def test_kill_9_during_a_worker_leaves_both_interrupted(daemon: Daemon,
                                                               fake: FakeProvider) -> None:
     client = await start("neovim", daemon)
+    ToolEditor(client)
     fake.script_tool_calls([delegate("toolu_k")], model=OPUS_API)
     stall = fake.script_stall("worker output ", "never", after_chunks=1, model=HAIKU_API)
     pending = asyncio.ensure_future(chat(client, daemon, "@opus delegate and die"))
@@ -266,3 +275,38 @@ async def test_kill_9_during_a_worker_leaves_both_interrupted(daemon: Daemon,
     with sqlite3.connect(daemon.data / "switchman.db") as db:
         running = db.execute("SELECT COUNT(*) FROM turns WHERE status = 'running'").fetchone()
     assert running == (0,)
+
+
+async def test_a_delegation_that_may_write_is_approved_in_the_editor(
+        vscode_editor: tuple[SwitchmanClient, ToolEditor], daemon: Daemon,
+        fake: FakeProvider) -> None:
+    vscode, editor = vscode_editor
+    editor.answers.append({"decision": "deny", "reason": "not that one"})
+    tools = ["read_file", "edit_file"]
+    fake.script_tool_calls([delegate("toolu_no", task="rewrite main", allowed_tools=tools)],
+                           model=OPUS_API)
+    fake.script_tool_calls([delegate("toolu_yes", task="rewrite main", allowed_tools=tools)],
+                           model=OPUS_API)
+    fake.script_text("rewritten", model=HAIKU_API)
+    fake.script_text("second try worked", model=OPUS_API)
+    result = await chat(vscode, daemon, "@opus rewrite main")
+    assert (result["status"], result["text"]) == ("completed", "second try worked")
+    denied, allowed = editor.approvals
+    assert (denied["tool"], denied["tool_class"], denied["tier"], denied["task"],
+            denied["worker_tools"], denied["is_worker"]) == (
+        "delegate", "write", "fast", "rewrite main", ["edit_file"], False)
+    assert denied["title"] == "Delegate to a fast worker that may change files"
+    assert (denied["session_id"], denied["turn_id"]) == (result["session_id"], result["turn_id"])
+    assert allowed["task"] == "rewrite main"
+    assert [r.model for r in fake.requests] == [OPUS_API, OPUS_API, HAIKU_API, OPUS_API]
+    detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
+    answers = tool_results(detail)
+    assert answers["toolu_no"]["is_error"]
+    assert answers["toolu_no"]["content"].startswith(
+        "delegate failed: approval_denied\n\nThe user did not approve this delegation")
+    assert "Their reason: not that one" in answers["toolu_no"]["content"]
+    assert answers["toolu_yes"]["content"] == "rewritten"
+    ended = {u["tool_use_id"]: u for u in vscode.received[methods.DELEGATION]
+             if u["phase"] == "ended"}
+    assert (ended["toolu_no"]["error"], ended["toolu_no"]["worker_session_id"]) == (
+        "approval_denied", "")

@@ -125,3 +125,38 @@ def test_next_action_classification() -> None:
     assert next_action(same, "m1", same, "m2") is NextAction.REROUTED
     assert next_action(same, "m1", same, "m1") is NextAction.RESENT
     assert next_action(same, "m1", message_hash("now the docs"), "m2") is NextAction.MOVED_ON
+
+
+def test_sketch_shortlist_keeps_recall_on_real_fingerprints(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fingerprints are 512 wide; candidates are first scored on a 64-wide sketch.
+
+    The shortlist must find what scoring every candidate exactly finds.
+    """
+    monkeypatch.setattr(index_module, "EXACT_LIMIT", 256)
+    monkeypatch.setattr(index_module, "CANDIDATES", 800)
+    monkeypatch.setattr(index_module, "RERANK", 64)
+    rng = np.random.default_rng(3)
+    vocabulary = [f"{stem}{suffix}" for stem in (
+        "parse", "refactor", "test", "commit", "doc", "query", "index", "cache", "deploy",
+        "migrate", "route", "token", "stream", "retry", "login", "session", "config", "schema",
+        "lint", "thread", "lock", "build", "release", "review", "render", "widget", "plot")
+        for suffix in ("", "er", "ing", "s", "ed")]
+    messages = [" ".join(rng.choice(vocabulary, rng.integers(4, 20))) for _ in range(3000)]
+    data = np.stack([fp(m, estimated_input_tokens=int(rng.integers(10, 9000)))
+                     for m in messages])
+    index = VectorIndex(DIMENSIONS)
+    for row in data:
+        index.add(row)
+    assert index._axes is not None and index._axes.shape == (DIMENSIONS, 64)
+    decoded = index._codes[:3000].astype(np.float32) * index._scales[:3000, None]
+    recall = []
+    for _ in range(60):
+        query = fp(" ".join(rng.choice(vocabulary, 10)))
+        candidates = index._candidates(query)
+        assert len(candidates) > 4 * 64  # the sketch really shortlists
+        found, _ = index.nearest(query, 10)
+        # What scoring every candidate exactly finds (the cells' own recall is tested above).
+        exact = set(candidates[np.argsort(-(decoded[candidates] @ query))[:10]].tolist())
+        recall.append(len(exact & set(found.tolist())) / 10)
+    assert float(np.mean(recall)) >= 0.95

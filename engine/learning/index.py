@@ -10,7 +10,12 @@ fingerprints (float32, ready to multiply: 100,000 rows take 25 MB), then the
 best ``RERANK`` of those exactly from their int8 codes. Converting a few
 thousand 512-byte rows to float on every query was what made it slow; the
 sketch keeps what tells neighbours apart (fingerprints of one workspace span
-few directions) at an eighth of the width. Below ``EXACT_LIMIT`` rows, and
+few directions) at an eighth of the width. A second copy of the sketches
+is kept sorted by cell, so a query reads its cells as a few contiguous
+blocks instead of gathering rows from all over memory; rows added since that
+copy was sorted are scored from the unsorted tail, and the copy is sorted
+again once the tail passes ``LAYOUT_SLACK`` rows or a sixteenth of the store.
+Below ``EXACT_LIMIT`` rows, and
 until the first training, every row is scored exactly.
 
 Centroids and principal axes come from one sample (spherical k-means and an
@@ -37,6 +42,8 @@ SKETCH_DIMENSIONS = 64
 """Width of the sketch a query scores candidates on before re-scoring the best exactly."""
 RERANK = 256
 """How many candidates (at least) a query re-scores exactly from their int8 codes."""
+LAYOUT_SLACK = 1024
+"""Rows added since the cell-sorted sketches were built that a query scans unsorted."""
 KMEANS_ITERATIONS = 6
 SAMPLE_PER_CELL = 32
 
@@ -65,6 +72,12 @@ class VectorIndex:
         self._centroids: Matrix | None = None
         self._axes: Matrix | None = None
         """Principal axes (``dimensions`` by sketch width); set with the centroids."""
+        # The sketches of positions [0, _sorted_end) ordered by cell; cell c's rows are
+        # _sorted_rows[_cell_starts[c]:_cell_starts[c + 1]].
+        self._sorted_rows = np.zeros(0, np.int64)
+        self._sorted_sketch: Matrix = np.zeros_like(self._sketch)
+        self._cell_starts = np.zeros(1, np.int64)
+        self._sorted_end = 0
         self._trained_at = 0
         self._size = 0
         self._dropped = 0
@@ -92,6 +105,8 @@ class VectorIndex:
             else:
                 self._cells[self._size] = -1
             self._size += 1
+            if self._size - self._sorted_end > max(LAYOUT_SLACK, self._size // 16):
+                self._sort_by_cell()
         if self._size >= EXACT_LIMIT and self._size >= 2 * self._trained_at:
             self._start_training()
 
@@ -108,6 +123,7 @@ class VectorIndex:
             else:
                 self._cells[self._size: end] = -1
             self._size = end
+            self._sort_by_cell()
         if self._size >= EXACT_LIMIT:
             self._start_training()
 
@@ -121,16 +137,17 @@ class VectorIndex:
             self._sketch = self._sketch[keep].copy()
             self._size = len(self._scales)
             self._dropped += count
+            self._sort_by_cell()
 
     def nearest(self, vector: Vector, k: int) -> tuple[IntArray, npt.NDArray[np.float32]]:
         """Positions of the ``k`` most similar rows, most similar first, and their cosines."""
         with self._lock:
-            rows = self._candidates(vector)
+            rows, sketch = self._candidates(vector)
             if not len(rows) or k <= 0:
                 return np.zeros(0, np.int64), np.zeros(0, np.float32)
             shortlist = max(RERANK, k)
-            if self._axes is not None and len(rows) > shortlist:
-                rough = self._sketch[rows] @ (vector @ self._axes)
+            if sketch is not None and self._axes is not None and len(rows) > shortlist:
+                rough = sketch @ (vector @ self._axes)
                 rows = rows[np.argpartition(-rough, shortlist - 1)[:shortlist]]
             sims = (self._codes[rows].astype(np.float32) @ vector) * self._scales[rows]
         if len(rows) > k:
@@ -147,16 +164,37 @@ class VectorIndex:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _candidates(self, vector: Vector) -> IntArray:
+    def _candidates(self, vector: Vector) -> tuple[IntArray, Matrix | None]:
+        """Rows in the cells nearest to ``vector`` and their sketches (None: score all)."""
         size = self._size
         if self._centroids is None or size <= EXACT_LIMIT:
-            return np.arange(size, dtype=np.int64)
+            return np.arange(size, dtype=np.int64), None
         cells = len(self._centroids)
         probes = max(1, math.ceil(cells * CANDIDATES / size))
         near = np.argpartition(-(self._centroids @ vector), min(probes, cells - 1))[:probes]
-        wanted = np.zeros(cells, bool)
-        wanted[near] = True
-        return np.flatnonzero(wanted[self._cells[:size]]).astype(np.int64)
+        starts, ends = self._cell_starts[near], self._cell_starts[near + 1]
+        rows = [self._sorted_rows[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+        sketches = [self._sorted_sketch[a:b]
+                    for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+        if size > self._sorted_end:  # rows added since the sort
+            wanted = np.zeros(cells, bool)
+            wanted[near] = True
+            tail = self._sorted_end + np.flatnonzero(wanted[self._cells[self._sorted_end:size]])
+            rows.append(tail.astype(np.int64))
+            sketches.append(self._sketch[tail])
+        return np.concatenate(rows), np.concatenate(sketches)
+
+    def _sort_by_cell(self) -> None:
+        """Rebuild the cell-sorted copy of the sketches (caller holds the lock)."""
+        if self._centroids is None:
+            return
+        size = self._size
+        order = np.argsort(self._cells[:size], kind="stable").astype(np.int64)
+        self._sorted_rows = order
+        self._sorted_sketch = self._sketch[order]
+        self._cell_starts = np.searchsorted(self._cells[:size][order],
+                                            np.arange(len(self._centroids) + 1)).astype(np.int64)
+        self._sorted_end = size
 
     def _grow(self, needed: int) -> None:
         capacity = len(self._scales)
@@ -204,6 +242,7 @@ class VectorIndex:
                 self._cells[tail], self._sketch[tail] = _place(
                     self._codes[tail], self._scales[tail], centroids, axes)
             self._centroids, self._axes = centroids, axes
+            self._sort_by_cell()
 
 
 def _kmeans(sample: npt.NDArray[np.float32], cells: int,

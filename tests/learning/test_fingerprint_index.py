@@ -72,7 +72,7 @@ def test_partitioned_index_keeps_recall(monkeypatch: pytest.MonkeyPatch) -> None
     for row in data:
         index.add(row)
     assert index._centroids is not None  # trained: queries no longer scan every row
-    assert len(index._candidates(data[0])) < len(data)
+    assert len(index._candidates(data[0])[0]) < len(data)
     recall = []
     for q in range(0, 3000, 100):
         found, _ = index.nearest(data[q], 10)
@@ -153,7 +153,7 @@ def test_sketch_shortlist_keeps_recall_on_real_fingerprints(
     recall = []
     for _ in range(60):
         query = fp(" ".join(rng.choice(vocabulary, 10)))
-        candidates = index._candidates(query)
+        candidates = index._candidates(query)[0]
         assert len(candidates) > 4 * 64  # the sketch really shortlists
         found, _ = index.nearest(query, 10)
         # What scoring every candidate exactly finds (the cells' own recall is tested above).

@@ -160,3 +160,25 @@ def test_sketch_shortlist_keeps_recall_on_real_fingerprints(
         exact = set(candidates[np.argsort(-(decoded[candidates] @ query))[:10]].tolist())
         recall.append(len(exact & set(found.tolist())) / 10)
     assert float(np.mean(recall)) >= 0.95
+
+
+def test_rows_added_after_sorting_are_found_before_and_after_the_next_sort(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_module, "EXACT_LIMIT", 256)
+    monkeypatch.setattr(index_module, "CANDIDATES", 300)
+    monkeypatch.setattr(index_module, "LAYOUT_SLACK", 64)
+    data = _clustered(2000, seed=4)
+    index = VectorIndex(64)
+    index.load(*_encoded(data[:1500]))
+    assert index._sorted_end == 1500
+    for position in range(1500, 2000):
+        index.add(data[position])
+        unsorted = index._sorted_end <= position
+        found, _ = index.nearest(data[position], 1)
+        assert found[0] == position, (position, unsorted)
+    assert 1500 < index._sorted_end < 2000  # sorted again on the way, a tail remains
+
+
+def _encoded(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    pairs = [index_module.encode(row) for row in data]
+    return np.stack([c for c, _ in pairs]), np.array([s for _, s in pairs], np.float32)

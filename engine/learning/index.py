@@ -142,12 +142,11 @@ class VectorIndex:
     def nearest(self, vector: Vector, k: int) -> tuple[IntArray, npt.NDArray[np.float32]]:
         """Positions of the ``k`` most similar rows, most similar first, and their cosines."""
         with self._lock:
-            rows, sketch = self._candidates(vector)
+            rows, rough = self._candidates(vector)
             if not len(rows) or k <= 0:
                 return np.zeros(0, np.int64), np.zeros(0, np.float32)
             shortlist = max(RERANK, k)
-            if sketch is not None and self._axes is not None and len(rows) > shortlist:
-                rough = sketch @ (vector @ self._axes)
+            if rough is not None and len(rows) > shortlist:
                 rows = rows[np.argpartition(-rough, shortlist - 1)[:shortlist]]
             sims = (self._codes[rows].astype(np.float32) @ vector) * self._scales[rows]
         if len(rows) > k:
@@ -164,25 +163,27 @@ class VectorIndex:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _candidates(self, vector: Vector) -> tuple[IntArray, Matrix | None]:
-        """Rows in the cells nearest to ``vector`` and their sketches (None: score all)."""
+    def _candidates(self, vector: Vector) -> tuple[IntArray, Vector | None]:
+        """Rows in the cells nearest to ``vector`` and their sketch scores (None: score all)."""
         size = self._size
-        if self._centroids is None or size <= EXACT_LIMIT:
+        if self._centroids is None or self._axes is None or size <= EXACT_LIMIT:
             return np.arange(size, dtype=np.int64), None
         cells = len(self._centroids)
         probes = max(1, math.ceil(cells * CANDIDATES / size))
         near = np.argpartition(-(self._centroids @ vector), min(probes, cells - 1))[:probes]
         starts, ends = self._cell_starts[near], self._cell_starts[near + 1]
-        rows = [self._sorted_rows[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
-        sketches = [self._sorted_sketch[a:b]
-                    for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+        projected = vector @ self._axes
+        rows, rough = [], []
+        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+            rows.append(self._sorted_rows[a:b])
+            rough.append(self._sorted_sketch[a:b] @ projected)  # a block: nothing is copied
         if size > self._sorted_end:  # rows added since the sort
             wanted = np.zeros(cells, bool)
             wanted[near] = True
             tail = self._sorted_end + np.flatnonzero(wanted[self._cells[self._sorted_end:size]])
             rows.append(tail.astype(np.int64))
-            sketches.append(self._sketch[tail])
-        return np.concatenate(rows), np.concatenate(sketches)
+            rough.append(self._sketch[tail] @ projected)
+        return np.concatenate(rows), np.concatenate(rough)
 
     def _sort_by_cell(self) -> None:
         """Rebuild the cell-sorted copy of the sketches (caller holds the lock)."""

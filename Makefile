@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]' 2>&1 | grep -v -i -e warning -e '^ ' || true
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	touch $(STAMP)
 
 # The main job: route a message with the built-in defaults and show the decision and its chain.

@@ -15,7 +15,8 @@
         ├── UnknownSession       no such session
         ├── UnknownTurn          no such turn
         ├── WorkerSession        a worker session cannot take messages
-        └── TurnInProgress       the session is busy with another turn
+        ├── TurnInProgress       the session is busy with another turn
+        └── InvalidAttachment    an attached file or selection cannot be used
 
 Provider errors live in ``switchman.engine.providers.errors``. Configuration
 problems are not exceptions: loading returns every problem found, located
@@ -185,3 +186,9 @@ class TurnInProgress(SessionError):
         self.turn_id = turn_id
         super().__init__("A turn is already running in this session; wait for it to finish "
                          "or cancel it.")
+
+
+class InvalidAttachment(SessionError):
+    """An attachment of a chat message cannot be used (not a file, outside the workspace, …)."""
+
+    code = "invalid_attachment"

@@ -38,7 +38,28 @@ class ToolResultBlock(msgspec.Struct, frozen=True, tag="tool_result", tag_field=
     is_error: bool = False
 
 
-Block = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock
+class AttachmentBlock(msgspec.Struct, frozen=True, tag="attachment", tag_field="type",
+                      kw_only=True):
+    """A file or a selection the user attached to a message (kept apart from its text)."""
+
+    kind: Literal["file", "selection"]
+    path: str
+    """Relative to the workspace when the file is inside it."""
+    text: str
+    start_line: int | None = None
+    end_line: int | None = None
+    truncated: bool = False
+
+    def rendered(self) -> str:
+        """The attachment as the model reads it."""
+        lines = f" (lines {self.start_line}-{self.end_line})" if self.start_line else ""
+        fence = "````" if "```" in self.text else "```"
+        note = "\n[… the rest was left out]" if self.truncated else ""
+        return (f"Attached {self.kind} {self.path}{lines}:\n{fence}\n{self.text}\n{fence}"
+                f"{note}")
+
+
+Block = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock | AttachmentBlock
 Role = Literal["user", "assistant", "tool"]
 
 
@@ -65,6 +86,7 @@ class Message(msgspec.Struct, kw_only=True):
 def message_texts(messages: list[Message]) -> list[str]:
     """The text of every non-image block (tool inputs as JSON), for size estimates."""
     return [b.text if isinstance(b, TextBlock) else b.content if isinstance(b, ToolResultBlock)
+            else b.rendered() if isinstance(b, AttachmentBlock)
             else msgspec.json.encode(b.input).decode() for m in messages for b in m.content
             if not isinstance(b, ImageBlock)]
 

@@ -45,6 +45,7 @@ from switchman.engine.providers.base import AdapterSource
 from switchman.engine.providers.factory import AdapterFactory
 from switchman.engine.router import Router
 from switchman.engine.sessions import slash_commands
+from switchman.engine.sessions.attachments import AttachmentRequest, attachment_blocks
 from switchman.engine.sessions.lifecycle import TurnLifecycle
 from switchman.engine.sessions.manager import SessionManager, SessionObserver
 from switchman.engine.sessions.queries import SessionQueries
@@ -60,10 +61,23 @@ from switchman.engine.sessions.records import (
     TurnResult,
 )
 from switchman.engine.sessions.turn import TurnRunner
-from switchman.engine.sessions.workspaces import WorkspaceRegistry
+from switchman.engine.sessions.workspaces import WorkspaceRegistry, workspace_uri
 from switchman.engine.store.database import connect
 from switchman.engine.store.ownership import DaemonLease
 from switchman.engine.store.repository import SessionStore
+from switchman.engine.tools.approval import (
+    ApprovalPolicy,
+    Approver,
+    DenyAll,
+    TrustEntry,
+    TrustList,
+    TrustRevoked,
+    TrustStore,
+)
+from switchman.engine.tools.changes import DiskApplier, EditApplier
+from switchman.engine.tools.edits import TextSource
+from switchman.engine.tools.registry import ToolContext, ToolRegistry
+from switchman.engine.tools.toolbox import Toolbox, ToolServices
 
 log = logging.getLogger(__name__)
 DATABASE_NAME = "switchman.db"
@@ -83,6 +97,9 @@ class Switchman:
         environ: Mapping[str, str] = os.environ,
         patterns: PatternStore | None = None,
         adapters: AdapterSource | None = None,
+        approver: Approver | None = None,
+        applier: EditApplier | None = None,
+        open_text: TextSource | None = None,
     ) -> None:
         self.clock = clock or SystemClock()
         self.bus = EventBus()
@@ -95,17 +112,22 @@ class Switchman:
         self.patterns = LearnedPatternStore(
             patterns_db.connect(data / patterns_db.FILE_NAME), self.clock)
         self.learning = OutcomeRecorder(self.patterns)
+        self.trust = TrustStore(data)
         self.router = Router(self.config, clock=self.clock,
                              configured=lambda provider: key_present(provider, environ),
                              availability=self.availability,
                              patterns=self.patterns if patterns is None else patterns)
         self.workspaces = WorkspaceRegistry()
         self.sessions = SessionManager(store=self.store, router=self.router, config=self.config,
-                                       clock=self.clock, observer=observer,
+                                       clock=self.clock, observer=observer, trust=self.trust,
                                        workspaces=self.workspaces)
         self.lifecycle = TurnLifecycle(self.sessions, self.router,
                                        adapters or AdapterFactory(environ),
                                        TurnRunner(self.store, self.availability, self.clock))
+        self.tool_services = ToolServices(
+            ApprovalPolicy(self.trust, approver or DenyAll()), applier or DiskApplier(), environ,
+            self._key_variables, open_text)
+        self.lifecycle.tool_sources[0] = self._toolbox  # in place of the read-only tools
         self.delegation = Delegation(self.sessions, self.lifecycle, self.config, self.clock)
         self.queries = SessionQueries(self.sessions, self.availability)
         learn_from_turns(self.learning, self.sessions, self.lifecycle)
@@ -135,21 +157,26 @@ class Switchman:
     # -- chat ----------------------------------------------------------------------------
 
     async def chat(self, workspace: str, session_id: str | None, message: str,
-                   images: list[ImageBlock] | None = None) -> TurnResult:
+                   images: list[ImageBlock] | None = None,
+                   attachments: list[AttachmentRequest] | None = None) -> TurnResult:
         """A chat message: a slash command, or a turn (cancelled turns end normally)."""
         check_text(message)
         for image in images or []:
             check_text(image.media_type + image.data, "image")
+        for attachment in attachments or []:
+            check_text(attachment.uri + (attachment.text or ""), "attachment")
         live = self.sessions.for_messages(workspace, session_id)
         await self.config.settle(str(live.folder))  # route with the files as saved
         if slash_commands.command_name(message) is not None:
             return await slash_commands.run(self.sessions, self.lifecycle, self.queries, live,
                                             message)
         text, override = self.router.parse(message)
-        if not text.strip() and not images:
+        attached = attachment_blocks(live.folder, attachments or [])
+        if not text.strip() and not images and not attached:
             raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
         self.learning.message_sent(live.id, text, override.model if override else None)
-        return (await self.lifecycle.run(live, text, images or [], override)).result
+        return (await self.lifecycle.run(live, text, images or [], override,
+                                           attached)).result
 
     async def cancel(self, turn_id: str) -> tuple[bool, str]:
         """Cancel a running turn (a worker's turn cancels only that worker); returns
@@ -196,6 +223,30 @@ class Switchman:
         """One session's transcript, turns and costs (a worker's too)."""
         return self.queries.session(session_id)
 
+    # -- tools ---------------------------------------------------------------------------
+
+    def _toolbox(self, context: ToolContext, tools: ToolRegistry) -> None:
+        """Offer a turn the workspace tools: reads, file changes, commands, memory, skills."""
+        live = self.sessions.loaded(context.session_id)  # never a reload mid-start
+        tools.add_set(Toolbox(context, self.tool_services, live.skills if live else None))
+
+    def trust_list(self, workspace: str | None = None) -> TrustList:
+        """The tools always allowed, in one workspace or in all of them."""
+        entries = self.trust.all()
+        if workspace is not None:
+            uri = workspace_uri(workspace)
+            entries = {uri: entries.get(uri, [])}
+        return TrustList([TrustEntry(w, t) for w, t in entries.items()])
+
+    def revoke_trust(self, workspace: str, tool: str | None = None) -> TrustRevoked:
+        """Stop always allowing ``tool`` (every tool when None) in ``workspace``."""
+        uri = workspace_uri(workspace)
+        return TrustRevoked(uri, self.trust.revoke(uri, tool))
+
+    def _key_variables(self) -> list[str]:
+        """The environment variables configured providers read API keys from."""
+        return [p.api_key_env for p in self.router.registry().providers.values()
+                if p.api_key_env]
     def feedback(self, turn_id: str, rating: str) -> FeedbackResult:
         """👍 (``up``) or 👎 (``down``) on a turn; raises UnknownTurn if it was never recorded."""
         return self.learning.feedback(turn_id, rating)

@@ -55,8 +55,15 @@ class SwitchmanServer(LanguageServer):
         """The engine, created (with the announced folders opened) on first use."""
         if self._switchman is None:
             from switchman.engine.service import Switchman  # noqa: PLC0415 - see class doc
+            from switchman.server.features.tools.bridge import (  # noqa: PLC0415
+                EditorApplier,
+                EditorApprover,
+                open_text,
+            )
 
-            self._switchman = Switchman(EditorNotifier(self))
+            self._switchman = Switchman(EditorNotifier(self), approver=EditorApprover(self),
+                                        applier=EditorApplier(self),
+                                        open_text=lambda path: open_text(self, path))
             for folder in self.workspace_folders:
                 try:
                     self._switchman.open_workspace(folder)

@@ -12,6 +12,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 
 from switchman.engine.errors import (
     EmptyMessage,
+    InvalidAttachment,
     InvalidText,
     NoModelAvailable,
     SwitchmanError,
@@ -38,6 +39,7 @@ CODES: dict[type[SwitchmanError], int] = {
     UnknownTurn: 1008,
     InvalidText: 1009,
     WorkerSession: 1010,
+    InvalidAttachment: 1011,
 }
 
 

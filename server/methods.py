@@ -15,3 +15,9 @@ CHAT_DELTA = "switchman/chatDelta"
 ROUTE_DECIDED = "switchman/routeDecided"
 STATUS = "switchman/status"
 DELEGATION = "switchman/delegation"
+
+# Requests the server sends to the client.
+APPROVE = "switchman/approve"
+
+TRUST = "switchman/trust"
+REVOKE_TRUST = "switchman/revokeTrust"

@@ -6,6 +6,7 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 
+from switchman.engine.sessions.attachments import AttachmentRequest
 from switchman.server.errors import invalid_params
 
 T = TypeVar("T")
@@ -21,6 +22,7 @@ class ChatParams(msgspec.Struct, frozen=True):
     message: str
     session_id: str | None = None
     images: list[Image] = []
+    attachments: list[AttachmentRequest] = []
 
 
 class FeedbackParams(msgspec.Struct, frozen=True):
@@ -70,3 +72,12 @@ def decode(params: Any, shape: type[T]) -> T:
         return msgspec.convert(params if params is not None else {}, shape)
     except msgspec.ValidationError as exc:
         raise invalid_params(str(exc)) from None
+
+
+class TrustParams(msgspec.Struct, frozen=True):
+    workspace: str | None = None
+
+
+class RevokeTrustParams(msgspec.Struct, frozen=True):
+    workspace: str
+    tool: str | None = None

@@ -7,7 +7,7 @@ import os
 import sys
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import msgspec
 
@@ -106,12 +106,17 @@ def rules_show(args: argparse.Namespace) -> int:
                      "global_default": policy.global_default, "tiers": policy.tiers})
         return 0
     print(format_rules(folder, policy))
+    _note_config_errors(config, folder, sys.stdout)
+    return 0
+
+
+def _note_config_errors(config: ConfigStore, folder: str, stream: TextIO) -> None:
+    """Say when a config file has errors, so a result from an older version is not a surprise."""
     for problem in config.problems(folder):
         if problem.severity is Severity.ERROR:
             print(f"Note: {problem.file} has errors; an earlier or built-in version is in use "
-                  "(run 'switchman rules check').")
+                  "(run 'switchman rules check').", file=stream)
             break
-    return 0
 
 
 # -- rules test ----------------------------------------------------------------------
@@ -165,6 +170,8 @@ def route(args: argparse.Namespace) -> int:
         return _report_failure(args, str(failure), failure.decision)
     except RoutingError as error:
         return _report_failure(args, str(error), None, code=error.code)
+    finally:
+        _note_config_errors(config, folder, sys.stderr)  # stderr keeps --json output clean
     if args.json:
         _print_json({"message": text, "decision": decision, "error": None})
     else:

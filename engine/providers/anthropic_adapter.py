@@ -10,6 +10,7 @@ from switchman.engine.availability import ErrorClass
 from switchman.engine.config.registry import ProviderSpec
 from switchman.engine.keys import redact
 from switchman.engine.messages import (
+    AttachmentBlock,
     Block,
     ImageBlock,
     Message,
@@ -114,6 +115,8 @@ def _content(block: Block) -> dict[str, Any] | None:
                                             "data": block.data}}
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if isinstance(block, AttachmentBlock):  # normally made text by normalize_history
+        return {"type": "text", "text": block.rendered()}
     return {"type": "tool_result", "tool_use_id": block.tool_use_id, "content": block.content,
             "is_error": block.is_error}
 

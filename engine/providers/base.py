@@ -7,7 +7,15 @@ from typing import Any, Protocol
 
 import msgspec
 
-from switchman.engine.messages import Block, Message, ToolResultBlock, ToolUseBlock, Usage
+from switchman.engine.messages import (
+    AttachmentBlock,
+    Block,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
 
 
 class ToolSpec(msgspec.Struct, frozen=True):
@@ -82,12 +90,16 @@ def normalize_history(messages: list[Message]) -> list[Message]:
 
     A turn that was cancelled or interrupted may have left a tool call with no
     result; such calls are answered with an error result so every tool call is
-    followed by its result, as both APIs require.
+    followed by its result, as both APIs require. Attachments become text.
     """
     answered = {b.tool_use_id for m in messages for b in m.content
                 if isinstance(b, ToolResultBlock)}
     out: list[Message] = []
     for message in messages:
+        if any(isinstance(b, AttachmentBlock) for b in message.content):
+            message = msgspec.structs.replace(message, content=[  # noqa: PLW2901
+                TextBlock(b.rendered()) if isinstance(b, AttachmentBlock) else b
+                for b in message.content])
         out.append(message)
         missing = [b for b in message.content
                    if isinstance(b, ToolUseBlock) and b.id not in answered]

@@ -22,13 +22,14 @@ from decimal import Decimal
 
 from switchman.engine.errors import NoModelAvailable, TurnInProgress, UnknownTurn
 from switchman.engine.ids import new_id
-from switchman.engine.messages import Block, ImageBlock, Message, TextBlock, Usage
+from switchman.engine.messages import AttachmentBlock, Block, ImageBlock, Message, TextBlock, Usage
 from switchman.engine.providers.base import AdapterSource
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.routing.explain import short_reason
 from switchman.engine.routing.overrides import Override
+from switchman.engine.sessions.attachments import inside_workspace
 from switchman.engine.sessions.live import LiveSession, RunningTurn, TurnSink
 from switchman.engine.sessions.manager import SessionManager, SessionObserver
 from switchman.engine.sessions.prompt import system_prompt
@@ -90,12 +91,13 @@ class TurnLifecycle:
         """Called after every turn (top-level and worker) with how it ended."""
 
     async def run(self, live: LiveSession, text: str, images: list[ImageBlock],
-                  override: Override | None) -> TurnOutcome:
+                  override: Override | None,
+                  attachments: list[AttachmentBlock] | None = None) -> TurnOutcome:
         """Route (``override`` first) and run one turn of ``live``; cancelling the caller
         cancels the turn, which still ends normally (``cancelled``)."""
         if live.running is not None:
             raise TurnInProgress(live.running.turn_id)
-        setup = self._start(live, text, images, override)
+        setup = self._start(live, text, images, override, attachments or [])
         task = asyncio.get_running_loop().create_task(self.runner.run(setup))
         live.running = RunningTurn(setup.turn.id, setup.model.id, task)
         self._status(live)
@@ -108,16 +110,16 @@ class TurnLifecycle:
             self._end(live, setup, task)
 
     def _start(self, live: LiveSession, text: str, images: list[ImageBlock],
-               override: Override | None) -> TurnSetup:
+               override: Override | None, attachments: list[AttachmentBlock]) -> TurnSetup:
         turn_id = new_id()
         sticky = live.sticky.begin_turn()
         try:
             worker = live.worker
-            context = self.sessions.turn_context(live, text, len(images))
+            context = self.sessions.turn_context(live, text, len(images), attachments)
             decision = self.router.decide(RouteRequest(
                 context=context, turn_id=turn_id, session_id=live.id, override=override,
                 sticky_model=sticky, delegate_tier=worker.tier if worker else None))
-            return self._record_start(live, turn_id, text, images, decision)
+            return self._record_start(live, turn_id, text, [*attachments, *images], decision)
         except BaseException as failure:  # the turn did not start: the session is as it was
             live.sticky.end_turn()
             if isinstance(failure, NoModelAvailable):
@@ -126,21 +128,25 @@ class TurnLifecycle:
             raise
 
     def _record_start(self, live: LiveSession, turn_id: str, text: str,
-                      images: list[ImageBlock], decision: RouteDecided) -> TurnSetup:
+                      blocks: list[Block], decision: RouteDecided) -> TurnSetup:
         registry = self.router.registry()
         model = registry.models[decision.chosen_model or ""]
         now = self.clock.now()
-        content: list[Block] = [TextBlock(text), *images]
+        content: list[Block] = [TextBlock(text), *blocks]
         user = Message(id=new_id(), session_id=live.id, turn_id=turn_id, role="user",
                        content=content, created_at=now)
         turn = TurnInfo(id=turn_id, session_id=live.id, index=live.turn_count + 1,
                         status="running", model=model.id, started_at=now,
                         summary=short_reason(decision), decision=decision)
-        title = text.strip().splitlines()[0][:TITLE_LENGTH] if text.strip() else "(image)"
+        attached = [b for b in blocks if isinstance(b, AttachmentBlock)]
+        title = text.strip().splitlines()[0][:TITLE_LENGTH] if text.strip() else \
+            (attached[0].path if attached else "(image)")
+        touched = inside_workspace(attached)
         # Durable before any provider call.
         self.store.begin_turn(turn, user, decision, workspace=live.workspace, title=title,
-                              current=not live.is_worker)
+                              current=not live.is_worker, touched=touched)
         live.remember([user])
+        live.touched += touched
         live.turn_count = turn.index  # numbered by the database, across daemons
         live.last_model = model.id
         sink = self._sink(live)
@@ -149,7 +155,7 @@ class TurnLifecycle:
         tools = self.tools_for(live, turn_id, model.id)
         worker = live.worker
         system = worker.system_prompt(model.id, tools.names()) if worker else \
-            system_prompt(live.folder, model.id, tools.definitions())
+            system_prompt(live.folder, model.id, tools.definitions(), live.skills)
         provider = registry.providers[model.provider]
         return TurnSetup(turn=turn, model=model, provider=provider,
                          adapter=self.adapters.adapter(provider), tools=tools, system=system,

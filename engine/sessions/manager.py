@@ -20,9 +20,11 @@ from switchman.engine.errors import UnknownSession, WorkerSession
 from switchman.engine.events import SessionCreated
 from switchman.engine.ids import new_id
 from switchman.engine.learning.recorder import OutcomeRecorder
+from switchman.engine.messages import AttachmentBlock
 from switchman.engine.router import Router
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.sticky import StickyModel, SwapOutcome, pending_banner
+from switchman.engine.sessions.attachments import inside_workspace
 from switchman.engine.sessions.live import LiveSession, WorkerRole
 from switchman.engine.sessions.prompt import system_prompt
 from switchman.engine.sessions.records import (
@@ -37,7 +39,8 @@ from switchman.engine.sessions.workspaces import WorkspaceRegistry, folder_of
 from switchman.engine.skills import SkillIndex
 from switchman.engine.store.repository import SessionStore
 from switchman.engine.tokens import estimate_turn
-from switchman.engine.tools.workspace import WorkspaceTools
+from switchman.engine.tools.approval import TrustStore
+from switchman.engine.tools.toolbox import ALL_DEFINITIONS
 
 
 class SessionObserver(Protocol):
@@ -61,7 +64,7 @@ class SessionManager:
 
     def __init__(self, *, store: SessionStore, router: Router, config: ConfigStore,
                  clock: Clock, observer: SessionObserver,
-                 workspaces: WorkspaceRegistry | None = None) -> None:
+                 trust: TrustStore, workspaces: WorkspaceRegistry | None = None) -> None:
         self.store = store
         self.router = router
         self.config = config
@@ -70,6 +73,8 @@ class SessionManager:
         self.learning: OutcomeRecorder | None = None
         """Set by the learning wiring; slash commands and /model report to it."""
         self.workspaces = workspaces or WorkspaceRegistry()
+        self.trust = trust
+        """The tools always allowed per workspace (``/trust``)."""
         self._live: dict[str, LiveSession] = {}
 
     def live(self, workspace: str, session_id: str | None = None) -> LiveSession:
@@ -170,19 +175,21 @@ class SessionManager:
         """Every session in memory."""
         return list(self._live.values())
 
-    def turn_context(self, live: LiveSession, text: str, images: int) -> TurnContext:
-        """What routing knows about a turn of ``live`` with ``text``."""
+    def turn_context(self, live: LiveSession, text: str, images: int,
+                     attachments: list[AttachmentBlock] | None = None) -> TurnContext:
+        """What routing knows about a turn of ``live`` with ``text`` (and what is attached)."""
+        attached = attachments or []
         worker = live.worker
         return TurnContext(
             message=text,
             has_images=images > 0,
             estimated_input_tokens=_FIXED_TOKENS + live.history_tokens
-            + estimate_turn([text], images),
+            + estimate_turn([text, *(a.rendered() for a in attached)], images),
             has_tool_definitions=True,
             has_system_prompt=True,
             requires_structured_output=worker.requires_structured_output if worker else False,
             has_tool_calls_in_history=live.has_tool_calls,
-            files_touched=tuple(live.touched),
+            files_touched=(*live.touched, *inside_workspace(attached)),
             workspace_path=str(live.folder),
             local_time=self.clock.local_time(),
             cost_today_usd=self.cost_today(),
@@ -214,8 +221,8 @@ class SessionManager:
 
 # The system prompt and tool definitions every turn sends (estimated once).
 _FIXED_TOKENS = estimate_turn([system_prompt(Path("/" + "x" * 40), "provider:model-name",
-                                             WorkspaceTools.definitions()),
-                               json.dumps([t.input_schema for t in WorkspaceTools.definitions()])])
+                                             ALL_DEFINITIONS),
+                               json.dumps([t.input_schema for t in ALL_DEFINITIONS])])
 
 
 def _swap_message(outcome: SwapOutcome, model: str | None, pending: object) -> str:

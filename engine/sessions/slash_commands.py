@@ -20,6 +20,7 @@ from switchman.engine.routing.decision import PolicyEvaluation
 from switchman.engine.routing.explain import render
 from switchman.engine.routing.overrides import Override
 from switchman.engine.sessions.records import ChatDelta, CostBreakdown, ErrorInfo, TurnResult
+from switchman.engine.tools.approval import TrustStore
 
 if TYPE_CHECKING:
     from switchman.engine.sessions.lifecycle import TurnLifecycle
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from switchman.engine.sessions.manager import SessionManager
     from switchman.engine.sessions.queries import SessionQueries
 
-COMMANDS = ("/model", "/rules", "/cost", "/route", "/patterns", "/help")
+COMMANDS = ("/model", "/rules", "/cost", "/route", "/patterns", "/trust", "/help")
 
 HELP = """Commands:
   /model <id or alias>   use this model for the session (skips your rules)
@@ -40,6 +41,8 @@ HELP = """Commands:
   /route override        run the last message again on the model the pattern store suggested
   /route ignore          dismiss that suggestion
   /patterns              what the pattern store remembers for this workspace
+  /trust                 the tools that run without asking in this workspace
+  /trust revoke <tool>   ask again before <tool> runs (/trust revoke all: every tool)
 Start a message with @alias (e.g. @haiku) to use a model for that message only."""
 
 
@@ -86,6 +89,8 @@ def _dispatch(manager: SessionManager, queries: SessionQueries, live: LiveSessio
         return _route(manager, live, args)
     if name == "/patterns" and manager.learning is not None:
         return manager.learning.stats_text(str(live.folder))
+    if name == "/trust":
+        return _trust(manager.trust, live.workspace, args)
     return HELP
 
 
@@ -116,6 +121,22 @@ def _rules(config: ConfigStore, folder: str, args: list[str]) -> str:
     if action == "show":
         return format_rules(folder, config.effective(folder))
     return "Usage: /rules check | /rules show | /rules reload"
+
+
+def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:
+    if args[:1] == ["revoke"] and len(args) == 2:
+        revoked = trust.revoke(workspace, None if args[1] == "all" else args[1])
+        if not revoked:
+            return f"'{args[1]}' was not always allowed here; nothing changed."
+        return f"Switchman will ask again before: {', '.join(revoked)}."
+    if args:
+        return "Usage: /trust | /trust revoke <tool> | /trust revoke all"
+    tools = trust.trusted(workspace)
+    if not tools:
+        return ("No tool is always allowed in this workspace: file changes and commands ask "
+                "first.")
+    return (f"Always allowed in this workspace (no question asked): {', '.join(tools)}.\n"
+            f"Kept in {trust.path}. Revoke with /trust revoke <tool> or /trust revoke all.")
 
 
 def _cost(cost: CostBreakdown, today: Decimal) -> str:

@@ -155,7 +155,8 @@ class SessionStore:
     # -- turns -------------------------------------------------------------------------
 
     def begin_turn(self, turn: TurnInfo, user_message: Message, decision: RouteDecided, *,
-                   workspace: str, title: str, current: bool = True) -> None:
+                   workspace: str, title: str, current: bool = True,
+                   touched: list[str] | None = None) -> None:
         """Durably record a turn's start in one transaction: its user message, the turn, its
         route.decided, and the session as updated (and, if ``current``, as the workspace's
         current session; a worker's never is).
@@ -178,7 +179,7 @@ class SessionStore:
             if current:
                 self.set_current_session(workspace, turn.session_id)
             self.touch(turn.session_id, turn.started_at, title=title)
-            self.add_message(user_message)
+            self.add_message(user_message, touched)
             self.db.execute(
                 "INSERT INTO turns (id, session_id, idx, status, model, started_at, summary, "
                 "owner) VALUES (?, ?, ?, 'running', ?, ?, ?, ?)",

@@ -25,9 +25,10 @@ from switchman.engine.tools.arguments import (
     text_argument,
     whole_number_argument,
 )
+from switchman.engine.tools.confinement import WorkspaceRoot
 from switchman.engine.userregex import RegexError, compile_regex
 
-__all__ = ["DEFINITIONS", "ToolOutcome", "ToolRefused", "WorkspaceTools"]
+__all__ = ["DEFINITIONS", "TOOL_NAMES", "ToolOutcome", "ToolRefused", "WorkspaceTools"]
 log = logging.getLogger(__name__)
 
 MAX_READ_BYTES = 256 * 1024
@@ -61,13 +62,15 @@ DEFINITIONS = [
                        "glob": {"type": "string", "description": "Only files matching, e.g. *.ts"}},
         "required": ["pattern"]}),
 ]
+TOOL_NAMES = frozenset(t.name for t in DEFINITIONS)
 
 
 class WorkspaceTools:
     """The read tools for one workspace folder."""
 
     def __init__(self, root: Path) -> None:
-        self.root = Path(os.path.realpath(root))
+        self.workspace = WorkspaceRoot(root)
+        self.root = self.workspace.root
 
     @staticmethod
     def definitions() -> list[ToolSpec]:
@@ -96,16 +99,11 @@ class WorkspaceTools:
 
     def resolve(self, args: dict[str, Any], default: str | None = None) -> Path:
         """The real path named by ``args["path"]`` inside the workspace, or :class:`ToolRefused`."""
-        raw = path_argument(args, default=default)
-        candidate = Path(os.path.realpath(self.root / raw))
-        if candidate != self.root and self.root not in candidate.parents:
-            raise ToolRefused(f"'{raw}' is outside the workspace; only files under "
-                              f"{self.root} can be read.")
-        return candidate
+        return self.workspace.resolve(path_argument(args, default=default))
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the workspace root, with forward slashes."""
-        return path.relative_to(self.root).as_posix() or "."
+        return self.workspace.relative(path)
 
     # -- tools ---------------------------------------------------------------------
 
@@ -188,6 +186,5 @@ class WorkspaceTools:
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
             for name in sorted(files):
                 path = Path(current) / name
-                real = Path(os.path.realpath(path))
-                if real == self.root or self.root in real.parents:  # no symlinks out
+                if self.workspace.contains(path):  # no symlinks out
                     yield path

@@ -18,6 +18,7 @@ from switchman.server.features import (
     lifecycle,
     models,
     sessions,
+    tools,
     workspace_folders,
 )
 
@@ -28,4 +29,5 @@ Register = Callable[["SwitchmanServer"], None]
 
 FEATURES: list[Register] = [lifecycle.register, workspace_folders.register, chat.register,
                             models.register, explain.register, sessions.register,
-                            config_watch.register, config_editing.register, feedback.register]
+                            tools.register, config_watch.register, config_editing.register,
+                            feedback.register]

@@ -239,6 +239,7 @@ def test_route_with_a_trapped_config_file_uses_the_built_in_policy(tmp_path: Pat
                             capture_output=True, text=True, env=env, timeout=30, check=False)
     assert result.returncode == 0, result.stderr
     assert "CONFIGURED_RULES" in result.stdout
+    assert "routing.yaml has errors" in result.stderr
 
 
 def _isolated(tmp_path: Path) -> dict[str, str]:

@@ -156,6 +156,10 @@ def test_model_command_changes_the_statusline(neovim: NeovimRun) -> None:
     neovim.run("test_model.lua")
 
 
+def test_an_edit_is_approved_in_a_diff_and_lands_in_the_buffer(neovim: NeovimRun) -> None:
+    neovim.run("test_tools.lua")
+
+
 def test_checkhealth_reports_ok(neovim: NeovimRun) -> None:
     neovim.run("test_health.lua")
 

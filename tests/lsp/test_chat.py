@@ -43,7 +43,9 @@ async def test_a_turn_streams_and_resolves_with_its_outcome(
     sent = fake.requests[0]
     assert sent.model == "claude-haiku-4-5"
     assert "coding assistant" in str(sent.body["system"])
-    assert {t["name"] for t in sent.body["tools"]} == {"read_file", "list_files", "grep"}
+    assert {t["name"] for t in sent.body["tools"]} == {
+        "read_file", "list_files", "grep", "skill_load", "edit_file", "create_file", "delete_file",
+        "run_command", "memory_add", "memory_replace"}
 
 
 async def test_override_and_unknown_alias(client: SwitchmanClient, daemon: Daemon,

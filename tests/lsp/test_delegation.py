@@ -83,8 +83,9 @@ async def test_explicit_delegation_end_to_end(client: SwitchmanClient, daemon: D
     assert "tokens last one hour" in task and "line 30" not in task
     system = str(worker_calls[0].body["system"])
     assert "lines 10-20 of src/auth.py" in system and "- file src/auth.py" in system
-    assert {t["name"] for t in worker_calls[0].body["tools"]} == {
-        "read_file", "list_files", "grep", "_request_context"}
+    assert {t["name"] for t in worker_calls[0].body["tools"]} == {  # never the memory tools
+        "read_file", "list_files", "grep", "skill_load", "edit_file", "create_file",
+        "delete_file", "run_command", "_request_context"}
     assert "line 12" in str(worker_calls[1].body["messages"])  # the worker read the range
     # the planner got the worker's answer as the tool result
     detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})

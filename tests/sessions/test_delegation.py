@@ -170,9 +170,11 @@ async def test_explicit_context_references_files_and_inlines_the_rest(
     started = service.store.events(kind="delegate.started")[0]
     assert (started["context_mode"], started["context_reference_count"]) == ("explicit", 5)
     # by default the worker gets the planner's tools; nothing was named, so nothing "dropped"
-    assert (started["allowed_tool_count"], started["dropped_tools"]) == (3, [])
-    assert [t.name for t in worker.tools] == ["read_file", "list_files", "grep",
-                                              "_request_context"]
+    # (the memory tools are never a worker's: spec 001 §5.4)
+    assert (started["allowed_tool_count"], started["dropped_tools"]) == (8, [])
+    assert [t.name for t in worker.tools] == [
+        "read_file", "list_files", "grep", "skill_load", "edit_file", "create_file",
+        "delete_file", "run_command", "_request_context"]
 
 
 @pytest.mark.parametrize(("arguments", "problem"), [

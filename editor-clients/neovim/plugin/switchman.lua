@@ -13,7 +13,8 @@ vim.api.nvim_create_user_command('Switchman', function(opts)
   require('switchman.commands').run(opts)
 end, {
   nargs = '*',
-  desc = 'Switchman: chat, model, why, rules, sessions, workers, new, cancel, status, restart',
+  range = true,
+  desc = 'Switchman: chat, model, why, rules, sessions, workers, new, cancel, status, send, add, restart',
   complete = function(arglead, cmdline)
     return require('switchman.commands').complete(arglead, cmdline)
   end,

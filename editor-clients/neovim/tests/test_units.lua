@@ -21,6 +21,18 @@ end
 
 return {
   {
+    'the code block under the cursor, for the yank mapping',
+    function()
+      local lines = { 'Try this:', '```python', 'def f():', '    return 2', '```', 'or', '```', 'x', '```' }
+      H.eq({ lines = { 'def f():', '    return 2' }, text = 'def f():\n    return 2', lang = 'python' },
+        render.code_block_at(lines, 3))
+      H.eq('python', render.code_block_at(lines, 2).lang, 'on the opening fence')
+      H.eq({ 'x' }, render.code_block_at(lines, 8).lines, 'a block without a language')
+      H.eq(nil, render.code_block_at(lines, 6), 'between blocks')
+      H.eq(nil, render.code_block_at(lines, 1), 'before any block')
+    end,
+  },
+  {
     'statusline text for each state of the status notification',
     function()
       H.eq('Switchman: rules', status.format(ROOT, record({})))

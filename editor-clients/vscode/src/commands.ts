@@ -44,6 +44,15 @@ export function commandTable(t: CommandTargets): Record<string, Handler> {
       }
       await t.chat.send(SlashCommands.rulesCheck);
     },
+    'switchman.sendSelection': async () => {
+      const label = t.chat.attachSelection();
+      if (!label) {
+        void vscode.window.showInformationMessage('Switchman: open a file in a workspace folder to send its selection.');
+        return;
+      }
+      await t.chatView.reveal();
+      void vscode.window.setStatusBarMessage(`Switchman: ${label} goes with your next message`, 5000);
+    },
     'switchman.restartServer': () => t.client.restart(),
     'switchman.showOutput': () => t.output.show(true),
     'switchman.refreshSessions': () => t.sessions.refresh(),

@@ -13,7 +13,12 @@ import { DOCUMENT_SCHEME, SwitchmanDocuments } from './sessions/documents';
 import { SessionsTree } from './sessions/sessionsTree';
 import { StatusBar } from './status/statusBar';
 import { StatusStore } from './status/statusStore';
-import { createStatusItem, launchHost, settingsReader, vscodeFolders } from './vscodeHost';
+import { answerApproval } from './tools/approval';
+import { codeAction } from './tools/codeBlocks';
+import { PROPOSAL_SCHEME, ProposalDocuments, VscodeApprovalHost } from './tools/approvalHost';
+import { ServerRequests } from './protocol/methods';
+import type { ApprovalRequest } from './protocol/types';
+import { activeEditor, createStatusItem, launchHost, settingsReader, vscodeFolders } from './vscodeHost';
 
 let client: SwitchmanClient | undefined;
 
@@ -22,22 +27,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const settings = settingsReader();
   client = new SwitchmanClient(output, () => readServerSettings(settings), launchHost(),
     (failure) => reportStartFailure(failure, output));
+  const proposals = new ProposalDocuments();
+  const approvals = new VscodeApprovalHost(proposals);
   const statuses = new StatusStore(client);
   const catalog = new ModelCatalog(client);
   const chat = new ChatController(client, vscodeFolders, statuses, () => readChatSettings(settings), {
     openSettings: () => void vscode.commands.executeCommand('workbench.action.openSettings', 'switchman.'),
     restartServer: () => void vscode.commands.executeCommand('switchman.restartServer'),
+    activeEditor,
+    codeAction: (action, text) => codeAction(approvals, action, text),
   });
   const chatView = new ChatViewProvider(context.extensionUri, chat);
   const sessions = new SessionsTree(client, vscodeFolders, statuses, () => readShowWorkerSessions(settings));
   const models = new ModelCommands(client, catalog);
   const statusBar = new StatusBar(vscodeFolders, statuses, client, catalog, createStatusItem);
+  client.onRequest(ServerRequests.approve,
+    (params, signal) => answerApproval(approvals, params as ApprovalRequest, signal));
 
   context.subscriptions.push(
     output, client, statuses, catalog, chat, chatView, sessions, statusBar,
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chatView),
     vscode.window.registerTreeDataProvider('switchman.sessions', sessions),
     vscode.workspace.registerTextDocumentContentProvider(DOCUMENT_SCHEME, new SwitchmanDocuments(client)),
+    vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, proposals),
     ...registerCommands(commandTable({ client, chat, chatView, models, sessions, folders: vscodeFolders, output })),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (RESTART_SETTINGS.some((key) => event.affectsConfiguration(key))) void client?.restart();

@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as vscode from 'vscode';
+import type { EditorContext } from './chat/attachments';
 import type { Disposable, Folder, WorkspaceFolders } from './common/host';
 import type { LaunchHost } from './server/launch';
 import type { SettingsReader } from './server/settings';
@@ -61,4 +62,18 @@ export function createStatusItem(folder: Folder, index: number): StatusItem {
     },
     dispose: () => item.dispose(),
   };
+}
+
+/** The active text editor's file, text and selection (1-based lines), for chat attachments. */
+export function activeEditor(): EditorContext | undefined {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.uri.scheme !== 'file') return undefined;
+  const { selection, document } = editor;
+  const context: EditorContext = { uri: document.uri.toString(), text: document.getText() };
+  if (!selection.isEmpty) {
+    const lastLine = selection.end.character === 0 && selection.end.line > selection.start.line
+      ? selection.end.line - 1 : selection.end.line;
+    context.selection = { text: document.getText(selection), startLine: selection.start.line + 1, endLine: lastLine + 1 };
+  }
+  return context;
 }

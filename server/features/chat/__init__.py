@@ -22,7 +22,8 @@ def register(server: SwitchmanServer) -> None:
         p = decode(params, ChatParams)
         images = [ImageBlock(i.media_type, i.data) for i in p.images]
         with as_rpc_errors():
-            result = await server.switchman.chat(p.workspace, p.session_id, p.message, images)
+            result = await server.switchman.chat(p.workspace, p.session_id, p.message, images,
+                                                 p.attachments)
         return to_wire(result)
 
     @server.feature(methods.CANCEL)

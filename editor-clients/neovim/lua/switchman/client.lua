@@ -45,6 +45,9 @@ local function handlers()
   for _, method in pairs(protocol.notification) do
     h[method] = dispatch(method)
   end
+  h[protocol.server_request.approve] = function(...)
+    return require('switchman.approval').handle(...)
+  end
   return h
 end
 

@@ -102,6 +102,23 @@ M.list = {
     end,
   },
   {
+    name = 'send',
+    desc = "Attach the selected lines (:'<,'>Switchman send) or the buffer to the next message; text after it is sent at once",
+    run = function(args, opts)
+      require('switchman.attach').selection(opts, table.concat(args, ' '))
+    end,
+  },
+  {
+    name = 'add',
+    desc = 'Attach a file (default: the current one) to the next chat message',
+    run = function(args)
+      require('switchman.attach').file(args[1])
+    end,
+    complete = function(arglead)
+      return vim.fn.getcompletion(arglead, 'file')
+    end,
+  },
+  {
     name = 'restart',
     desc = 'Restart the Switchman daemon(s)',
     run = function()
@@ -135,7 +152,7 @@ function M.run(opts)
   if not command then
     return vim.notify(('Switchman: unknown subcommand %q.\n%s'):format(name, usage()), vim.log.levels.ERROR)
   end
-  command.run(args)
+  command.run(args, opts)
 end
 
 --- Complete `:Switchman` arguments.

@@ -50,6 +50,7 @@ M.defaults = {
       thumbs_up = { n = 'g+' },
       thumbs_down = { n = 'g-' },
       focus_input = { n = 'i' },
+      yank_block = { n = 'gy' },
     },
   },
   statusline = {

@@ -16,6 +16,13 @@ M.request = {
   session = 'switchman/session',
   new_session = 'switchman/newSession',
   feedback = 'switchman/feedback',
+  trust = 'switchman/trust',
+  revoke_trust = 'switchman/revokeTrust',
+}
+
+--- Requests (server → client).
+M.server_request = {
+  approve = 'switchman/approve',
 }
 
 --- Notifications (server → client).
@@ -51,7 +58,7 @@ M.delta = {
 --- Slash commands the daemon answers itself (for completion in the chat input).
 M.slash_commands = {
   '/model', '/model -', '/model show', '/rules check', '/rules show', '/rules reload', '/cost',
-  '/route override', '/route ignore', '/patterns', '/help',
+  '/route override', '/route ignore', '/patterns', '/trust', '/trust revoke', '/help',
 }
 
 return M

@@ -76,6 +76,34 @@ local function tool_input(input)
 end
 
 --- A tool starting (`tool_call` delta or a stored `tool_use` block).
+--- The fenced code block around line `row` (1-based) of `lines`: { lines, text, lang }, or nil.
+function M.code_block_at(lines, row)
+  local open = nil
+  for i = 1, #lines do
+    local fence = lines[i]:match('^%s*(```+)')
+    if fence then
+      if open == nil then
+        open = i
+      else
+        if row > open and row < i or row == open or row == i then
+          local body = vim.list_slice(lines, open + 1, i - 1)
+          local lang = vim.trim(lines[open]:gsub('^%s*`+', ''))
+          return { lines = body, text = table.concat(body, '\n'), lang = lang }
+        end
+        open = nil
+      end
+    end
+  end
+  return nil
+end
+
+--- One line naming an attachment: `  📎 src/app.py (lines 3-9)`.
+function M.attachment(attachment)
+  local path = vim.fn.fnamemodify(vim.uri_to_fname(attachment.uri), ':~:.')
+  local lines = attachment.start_line and (' (lines %d-%d)'):format(attachment.start_line, attachment.end_line) or ''
+  return ('  📎 %s%s'):format(path, lines)
+end
+
 function M.tool_call(tool)
   return { '  ⚙ ' .. (tool.name or 'tool') .. tool_input(tool.input), hl = 'SwitchmanTool' }
 end

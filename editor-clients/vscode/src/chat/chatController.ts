@@ -15,8 +15,10 @@ import type {
 } from '../protocol/types';
 import { workerTranscript } from './delegations';
 import type { ChatSettings } from '../server/settings';
+import type { Attachment } from '../protocol/types';
+import { attachmentLabel, fileAttachment, resolveTokens, selectionAttachment, type EditorContext } from './attachments';
 import { explanationMessage, explanationView } from './chain';
-import type { ChatEvent, FromWebview, ToWebview } from './messages';
+import type { ChatEvent, CodeAction, FromWebview, ToWebview } from './messages';
 import { previewFailure, previewView } from './preview';
 import { transcriptEntries } from './transcript';
 
@@ -31,6 +33,10 @@ interface PendingTurn {
 export interface ChatControllerHooks {
   openSettings(): void;
   restartServer(): void;
+  /** The active text editor, for `#file` / `#selection` and "Send Selection to Switchman". */
+  activeEditor?(): EditorContext | undefined;
+  /** Copy, insert or apply a code block of an answer. */
+  codeAction?(action: CodeAction, text: string): Promise<void>;
 }
 
 export class ChatController implements Disposable {
@@ -43,6 +49,8 @@ export class ChatController implements Disposable {
   private previewSeq = 0;
   private readonly subscriptions: Disposable[];
   private localSeq = 0;
+  /** Attached with "Send Selection to Switchman", sent with the next message. */
+  private attachments: Attachment[] = [];
 
   constructor(
     private readonly connection: SwitchmanConnection,
@@ -94,6 +102,7 @@ export class ChatController implements Disposable {
         return this.reload();
       case 'openSettings': return this.hooks.openSettings();
       case 'restartServer': return this.hooks.restartServer();
+      case 'codeAction': return this.hooks.codeAction?.(message.action, message.text);
       case 'toggleExplanation': return;
       case 'workerTranscript': return this.workerTranscript(message.turnId, message.toolUseId, message.workerSessionId);
       case 'stopWorker': return this.stopWorker(message.workerTurnId);
@@ -125,15 +134,20 @@ export class ChatController implements Disposable {
   async send(text: string): Promise<void> {
     const folder = this.currentFolder;
     if (!folder || this.pending || !text.trim()) return;
+    const resolved = resolveTokens(text, this.hooks.activeEditor?.());
+    const attachments = [...this.attachments, ...resolved.attachments];
+    this.attachments = [];
     const localId = `local-${Date.now().toString(36)}-${++this.localSeq}`;
     const pending: PendingTurn = { localId, workspace: folder.uri, sessionId: null, turnId: null, abort: new AbortController() };
     this.pending = pending;
     this.live = { workspace: folder.uri, events: [], turns: new Set() };
-    this.emit({ type: 'userSent', localId, text });
+    const labels = attachments.map((a) => attachmentLabel(a, folder.uri));
+    this.emit({ type: 'userSent', localId, text: [text, ...labels].join('\n') });
     try {
       pending.sessionId = await this.ensureSession(folder.uri);
       const result = await this.connection.request<ChatResult>(
-        Requests.chat, params.chatParams(folder.uri, text, pending.sessionId), pending.abort.signal);
+        Requests.chat, params.chatParams(folder.uri, resolved.message || text, pending.sessionId, attachments),
+        pending.abort.signal);
       this.sessions.set(folder.uri, result.session_id);
       this.emit({ type: 'result', localId, result });
     } catch (error) {
@@ -141,6 +155,16 @@ export class ChatController implements Disposable {
     } finally {
       if (this.pending === pending) this.pending = undefined;
     }
+  }
+
+  /** Attach the active editor's selection (or its file) to the next message; returns its label. */
+  attachSelection(): string | undefined {
+    const editor = this.hooks.activeEditor?.();
+    const folder = this.currentFolder;
+    if (!editor || !folder) return undefined;
+    const attachment = selectionAttachment(editor) ?? fileAttachment(editor);
+    this.attachments.push(attachment);
+    return attachmentLabel(attachment, folder.uri);
   }
 
   /** Stop the running answer: `switchman/cancel` once the turn is known, else cancel the request. */

@@ -111,7 +111,11 @@ export type FromWebview =
   | { type: 'openSettings' }
   | { type: 'restartServer' }
   | { type: 'workerTranscript'; turnId: string; toolUseId: string; workerSessionId: string }
-  | { type: 'stopWorker'; workerTurnId: string };
+  | { type: 'stopWorker'; workerTurnId: string }
+  | { type: 'codeAction'; action: CodeAction; text: string };
+
+/** What the buttons over a code block in an answer do. */
+export type CodeAction = 'copy' | 'insert' | 'apply';
 
 export function initialChatState(): ChatState {
   return {
@@ -130,7 +134,7 @@ export function initialChatState(): ChatState {
 
 const FROM_WEBVIEW_TYPES = new Set<FromWebview['type']>([
   'ready', 'send', 'cancel', 'draft', 'explain', 'toggleExplanation', 'newChat', 'selectWorkspace',
-  'openSettings', 'restartServer', 'workerTranscript', 'stopWorker', 'feedback',
+  'openSettings', 'restartServer', 'workerTranscript', 'stopWorker', 'feedback', 'codeAction',
 ]);
 
 /** Messages from the webview are untrusted input: accept only the known shapes. */
@@ -141,10 +145,11 @@ export function parseFromWebview(value: unknown): FromWebview | undefined {
   for (const key of ['text', 'turnId', 'uri', 'toolUseId', 'workerSessionId', 'workerTurnId']) {
     if (key in message && typeof message[key] !== 'string') return undefined;
   }
+  if (message.type === 'codeAction' && !['copy', 'insert', 'apply'].includes(message.action as string)) return undefined;
   const needs: Partial<Record<FromWebview['type'], string[]>> = {
     send: ['text'], draft: ['text'], explain: ['turnId'], toggleExplanation: ['turnId'], selectWorkspace: ['uri'],
     workerTranscript: ['turnId', 'toolUseId', 'workerSessionId'], stopWorker: ['workerTurnId'],
-    feedback: ['turnId'],
+    feedback: ['turnId'], codeAction: ['text'],
   };
   if (message.type === 'feedback' && message.rating !== 'up' && message.rating !== 'down') return undefined;
   for (const required of needs[message.type as FromWebview['type']] ?? []) {

@@ -11,6 +11,13 @@ export const Requests = {
   session: 'switchman/session',
   newSession: 'switchman/newSession',
   feedback: 'switchman/feedback',
+  trust: 'switchman/trust',
+  revokeTrust: 'switchman/revokeTrust',
+} as const;
+
+/** Requests the daemon sends to the editor. */
+export const ServerRequests = {
+  approve: 'switchman/approve',
 } as const;
 
 export const Notifications = {
@@ -31,6 +38,7 @@ export const ErrorCodes = {
   noModelAvailable: 'no_model_available',
   turnInProgress: 'turn_in_progress',
   unknownTurn: 'unknown_turn',
+  invalidAttachment: 'invalid_attachment',
 } as const;
 
 /** Slash commands the extension sends on the user's behalf. */

@@ -1,9 +1,12 @@
 /** Builders of the params of every custom request: the only code that shapes them. */
 
-import type { WorkspaceUri } from './types';
+import type { Attachment, WorkspaceUri } from './types';
 
-export function chatParams(workspace: WorkspaceUri, message: string, sessionId?: string | null) {
-  return { workspace, message, ...(sessionId ? { session_id: sessionId } : {}) };
+export function chatParams(workspace: WorkspaceUri, message: string, sessionId?: string | null, attachments: Attachment[] = []) {
+  return {
+    workspace, message, ...(sessionId ? { session_id: sessionId } : {}),
+    ...(attachments.length ? { attachments } : {}),
+  };
 }
 
 export type Rating = 'up' | 'down';

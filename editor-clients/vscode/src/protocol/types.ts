@@ -249,3 +249,37 @@ export interface StatusParams {
   cost_today_usd: Money;
   config_errors: number;
 }
+
+/** `switchman/approve` params (server → client request). */
+export interface ApprovalRequest {
+  id: string;
+  workspace: string;
+  session_id: string;
+  turn_id: string;
+  tool: string;
+  tool_class: 'write' | 'execute';
+  title: string;
+  path?: string | null;
+  uri?: string | null;
+  original?: string | null;
+  proposed?: string | null;
+  diff?: string | null;
+  command?: string | null;
+  cwd?: string | null;
+  is_worker?: boolean;
+}
+
+/** The answer to `switchman/approve`. */
+export interface ApprovalAnswer {
+  decision: 'allow_once' | 'allow_always' | 'deny';
+  reason?: string;
+}
+
+/** An attachment of `switchman/chat`. */
+export interface Attachment {
+  kind: 'file' | 'selection';
+  uri: string;
+  text?: string;
+  start_line?: number;
+  end_line?: number;
+}

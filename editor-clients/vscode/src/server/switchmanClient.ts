@@ -11,6 +11,9 @@ import { configDocumentSelector, userConfigDir } from './configFiles';
 import { isLaunchProblem, planLaunch, type LaunchHost, type LaunchProblem } from './launch';
 import type { ServerSettings } from './settings';
 
+/** Answers one daemon → editor request; `signal` aborts when the daemon withdraws it. */
+export type RequestHandler = (params: unknown, signal: AbortSignal) => Promise<unknown>;
+
 export interface StartFailure extends LaunchProblem {
   /** The command line that was tried, when one was. */
   command?: string;
@@ -22,6 +25,7 @@ export class SwitchmanClient implements SwitchmanConnection, vscode.Disposable {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly stateChanged = new Emitter<ConnectionState>();
   private readonly notifications = new Map<string, Emitter<unknown>>();
+  private readonly requestHandlers = new Map<string, RequestHandler>();
 
   constructor(
     private readonly output: vscode.OutputChannel,
@@ -68,6 +72,11 @@ export class SwitchmanClient implements SwitchmanConnection, vscode.Disposable {
 
   onNotification<P>(method: string, handler: (params: P) => void): Disposable {
     return this.emitter(method).event(handler as (params: unknown) => void);
+  }
+
+  /** Answer the daemon's `method` requests (kept across restarts). */
+  onRequest(method: string, handler: RequestHandler): void {
+    this.requestHandlers.set(method, handler);
   }
 
   onDidChangeState(listener: (state: ConnectionState) => void): Disposable {
@@ -132,6 +141,13 @@ export class SwitchmanClient implements SwitchmanConnection, vscode.Disposable {
     const client = new LanguageClient('switchman', 'Switchman', serverOptions, clientOptions);
     for (const method of Object.values(Notifications)) {
       client.onNotification(method, (params: unknown) => this.emitter(method).fire(params));
+    }
+    for (const [method, handler] of this.requestHandlers) {
+      client.onRequest(method, (params: unknown, token: vscode.CancellationToken) => {
+        const abort = new AbortController();
+        token.onCancellationRequested(() => abort.abort());
+        return handler(params, abort.signal);
+      });
     }
     client.onDidChangeState((event) => {
       if (this.client !== client) return;

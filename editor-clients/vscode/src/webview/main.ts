@@ -144,6 +144,14 @@ input.addEventListener('keydown', (event) => {
     send();
   }
 });
+transcript.addEventListener('click', (event) => {
+  const button = (event.target as HTMLElement).closest<HTMLElement>('[data-code-action]');
+  const code = button?.nextElementSibling?.textContent;
+  const action = button?.dataset.codeAction;
+  if (code !== undefined && code !== null && (action === 'copy' || action === 'insert' || action === 'apply')) {
+    vscode.postMessage({ type: 'codeAction', action, text: code.replace(/\n$/, '') });
+  }
+});
 $('send').addEventListener('click', send);
 $('stop').addEventListener('click', () => vscode.postMessage({ type: 'cancel' }));
 $('new-chat').addEventListener('click', () => vscode.postMessage({ type: 'newChat' }));

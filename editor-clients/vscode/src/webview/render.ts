@@ -3,7 +3,7 @@
 import MarkdownIt from 'markdown-it';
 import { formatUsd, shortModelName } from '../common/format';
 import type { Explanation } from '../chat/chain';
-import type { Entry, TurnEntry } from '../chat/messages';
+import type { CodeAction, Entry, TurnEntry } from '../chat/messages';
 import type { Rating } from '../protocol/params';
 import { DELEGATE_TOOL } from '../chat/delegations';
 import { delegationCard, type CardActions } from './delegationCard';
@@ -98,11 +98,29 @@ export class TranscriptView {
     for (const notice of turn.notices) children.push(el('div', { class: 'notice' }, [notice]));
     const body = el('div', { class: 'body markdown' });
     body.innerHTML = renderMarkdown(turn.text); // sanitised by markdown-it (html: false)
+    if (turn.status !== 'running') addCodeActions(body);
     if (turn.status === 'running') body.appendChild(el('span', { class: 'cursor', 'aria-hidden': 'true' }, ['▍']));
     children.push(body);
     if (turn.error) children.push(el('div', { class: 'failure', role: 'alert' }, [turn.error.message]));
     if (turn.status !== 'running') children.push(this.ratingButtons(turn));
     return el('div', { class: `entry turn ${turn.status}`, 'data-turn': turn.id, 'data-status': turn.status }, children);
+  }
+}
+
+export const CODE_ACTIONS: { action: CodeAction; label: string; title: string }[] = [
+  { action: 'copy', label: 'Copy', title: 'Copy the code' },
+  { action: 'insert', label: 'Insert', title: 'Insert the code at the cursor of the active editor' },
+  { action: 'apply', label: 'Apply', title: 'Replace the selection (or the file) of the active editor, after showing the diff' },
+];
+
+/** A toolbar over every code block of a finished answer; clicks are handled by the page. */
+export function addCodeActions(body: HTMLElement): void {
+  for (const pre of Array.from(body.querySelectorAll('pre'))) {
+    const bar = el('div', { class: 'code-actions' });
+    for (const { action, label, title } of CODE_ACTIONS) {
+      bar.append(el('button', { class: 'code-action', 'data-code-action': action, title }, [label]));
+    }
+    pre.before(bar);
   }
 }
 

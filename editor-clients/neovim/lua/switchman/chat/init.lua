@@ -34,17 +34,32 @@ function Chat:send(text)
   end
   self.view:gap()
   self.view:append(render.user(text))
+  local attachments = self.attachments or {}
+  self.attachments = nil
+  for _, attachment in ipairs(attachments) do
+    self.view:append({ render.attachment(attachment) })
+  end
   if not models.cached(self.root) then
     models.fetch(self.root) -- answered before the turn's badge arrives: it shows the alias
   end
   local turn = { streamed = '', answered = false }
   self.turn = turn
   local params = { workspace = workspace.uri(self.root), message = text }
+  if #attachments > 0 then
+    params.attachments = attachments
+  end
   -- on_done may run at once (the daemon cannot start): then `turn` is already finished.
   turn.request_id = client.request(self.root, protocol.request.chat, params, function(err, result)
     self:finish(turn, err, result)
   end)
   return true
+end
+
+--- Attach a file or a selection to the next message (`:Switchman send` / `:Switchman add`).
+function Chat:attach(attachment)
+  self.attachments = self.attachments or {}
+  table.insert(self.attachments, attachment)
+  vim.notify('Switchman: attached ' .. render.attachment(attachment):gsub('^%s*', ''), vim.log.levels.INFO)
 end
 
 --- Send what is in the input area.
@@ -217,6 +232,10 @@ function M.preview_text(root, err, result)
   return render.badge(root, result.model, result.summary)
 end
 
+local function buffer_lines(bufnr)
+  return vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+end
+
 local ACTIONS = {
   send = { input = true, fn = function(chat)
     chat:submit()
@@ -244,6 +263,16 @@ local ACTIONS = {
   end },
   focus_input = { transcript = true, fn = function(chat)
     chat.view:show()
+  end },
+  yank_block = { transcript = true, fn = function(chat)
+    local row = vim.api.nvim_win_get_cursor(0)[1]
+    local block = render.code_block_at(buffer_lines(chat.view.transcript), row)
+    if not block then
+      return vim.notify('Switchman: the cursor is not in a code block.', vim.log.levels.INFO)
+    end
+    vim.fn.setreg(vim.v.register, block.text, 'l')
+    vim.notify(('Switchman: yanked %d line(s) of %s'):format(#block.lines, block.lang ~= '' and block.lang or 'code'),
+      vim.log.levels.INFO)
   end },
 }
 

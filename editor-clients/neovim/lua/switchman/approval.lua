@@ -1,0 +1,122 @@
+--- Answering `switchman/approve`: the daemon asks before a tool changes a file or runs a command.
+---
+--- A file change opens in a new tab as a diff (current text left, proposed right); a command is
+--- shown in the prompt. `vim.ui.select` offers the three answers; "Deny" then asks for an optional
+--- reason (the model sees it). Neovim answers server requests synchronously, so the handler waits
+--- (processing events, so the UI works) until the user has chosen.
+local M = {}
+
+M.choices = {
+  { decision = 'allow_once', label = 'Allow once' },
+  { decision = 'allow_always', label = 'Always allow %s in this workspace' },
+  { decision = 'deny', label = 'Deny' },
+}
+
+--- How long to wait for the user (the daemon gives up after its own timeout, 300 s by default).
+M.wait_ms = 10 * 60 * 1000
+
+local function scratch(lines, name, filetype)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].modifiable = false
+  pcall(vim.api.nvim_buf_set_name, buf, name)
+  if filetype and filetype ~= '' then
+    vim.bo[buf].filetype = filetype
+  end
+  return buf
+end
+
+local function split(text)
+  if text == nil or text == vim.NIL then
+    return {}
+  end
+  local lines = vim.split(text, '\n', { plain = true })
+  if lines[#lines] == '' then
+    table.remove(lines)
+  end
+  return lines
+end
+
+--- The filetype of `path` (for syntax in the diff), or '' when Neovim cannot tell.
+function M.filetype(path)
+  if not (vim.filetype and vim.filetype.match) then
+    return ''
+  end
+  local ok, found = pcall(vim.filetype.match, { filename = path }) -- 0.8+
+  if not ok then
+    local buf = vim.api.nvim_create_buf(false, true)
+    ok, found = pcall(vim.filetype.match, path, buf) -- 0.7
+    vim.api.nvim_buf_delete(buf, { force = true })
+  end
+  return (ok and type(found) == 'string') and found or ''
+end
+
+--- Open the change as a diff in a new tab; returns the tab to close afterwards.
+function M.show_diff(request)
+  local filetype = M.filetype(request.path)
+  vim.cmd('tabnew')
+  local tab = vim.api.nvim_get_current_tabpage()
+  local empty = vim.api.nvim_get_current_buf()
+  local left = scratch(split(request.original), ('switchman://%s/current/%s'):format(request.id, request.path), filetype)
+  vim.api.nvim_win_set_buf(0, left)
+  pcall(vim.api.nvim_buf_delete, empty, { force = true })
+  vim.cmd('diffthis')
+  vim.cmd('rightbelow vsplit')
+  local right = scratch(split(request.proposed), ('switchman://%s/proposed/%s'):format(request.id, request.path), filetype)
+  vim.api.nvim_win_set_buf(0, right)
+  vim.cmd('diffthis')
+  return tab
+end
+
+local function close(tab)
+  if tab and vim.api.nvim_tabpage_is_valid(tab) and #vim.api.nvim_list_tabpages() > 1 then
+    vim.cmd('tabclose ' .. vim.api.nvim_tabpage_get_number(tab))
+  end
+end
+
+local function prompt(request)
+  if request.command and request.command ~= vim.NIL then
+    return ('Switchman wants to run `%s` in %s'):format(request.command, request.cwd)
+  end
+  return ('Switchman: %s'):format(request.title)
+end
+
+--- Ask the user about `request`; calls `done({ decision = …, reason = … })` once.
+function M.ask(request, done)
+  local labels = {}
+  for _, choice in ipairs(M.choices) do
+    table.insert(labels, choice.label:format(request.tool))
+  end
+  vim.ui.select(labels, { prompt = prompt(request) }, function(_, index)
+    local choice = index and M.choices[index]
+    if not choice then
+      return done({ decision = 'deny', reason = 'the user dismissed the question' })
+    end
+    if choice.decision ~= 'deny' then
+      return done({ decision = choice.decision })
+    end
+    vim.ui.input({ prompt = 'Reason for the model (optional): ' }, function(reason)
+      done({ decision = 'deny', reason = (reason and reason ~= '') and reason or nil })
+    end)
+  end)
+end
+
+--- The `switchman/approve` request handler.
+function M.handle(_, request)
+  local tab = nil
+  if request.tool_class == 'write' and request.path and request.path ~= vim.NIL then
+    tab = M.show_diff(request)
+  end
+  local answer = nil
+  M.ask(request, function(result)
+    answer = result
+  end)
+  vim.wait(M.wait_ms, function()
+    return answer ~= nil
+  end, 50)
+  close(tab)
+  return answer or { decision = 'deny', reason = 'no answer' }
+end
+
+return M

@@ -1,0 +1,59 @@
+--- Attaching the selection or a file to the next chat message (`switchman/chat` `attachments`).
+---
+--- The text is taken from the buffer, so unsaved changes are what the model sees. The chat
+--- opens (without sending) so the user can write the message that goes with it.
+local M = {}
+
+local function chat_for(bufnr)
+  local root = require('switchman.workspace').root_for_buf(bufnr)
+  return require('switchman.chat').open(root), root
+end
+
+--- `:[range]Switchman send [message]`: the selected lines (or the whole buffer) of the current buffer.
+function M.selection(opts, message)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' then
+    return vim.notify('Switchman: this buffer has no file to attach.', vim.log.levels.WARN)
+  end
+  local ranged = opts and (opts.range or 0) > 0
+  local first, last = 1, vim.api.nvim_buf_line_count(bufnr)
+  if ranged then
+    first, last = opts.line1, opts.line2
+  end
+  local lines = vim.api.nvim_buf_get_lines(bufnr, first - 1, last, false)
+  local attachment = { kind = ranged and 'selection' or 'file', uri = vim.uri_from_fname(name),
+    text = table.concat(lines, '\n') }
+  if ranged then
+    attachment.start_line, attachment.end_line = first, last
+  end
+  local chat = chat_for(bufnr)
+  if not chat then
+    return
+  end
+  chat:attach(attachment)
+  if message and vim.trim(message) ~= '' then
+    chat:send(message)
+  end
+end
+
+--- `:Switchman add [file]`: a whole file (the buffer's text when it is loaded).
+function M.file(path)
+  local current = vim.api.nvim_get_current_buf()
+  local name = (path and path ~= '') and vim.fn.fnamemodify(vim.fn.expand(path), ':p')
+    or vim.api.nvim_buf_get_name(current)
+  if name == '' or vim.fn.filereadable(name) ~= 1 and vim.fn.bufloaded(name) ~= 1 then
+    return vim.notify(('Switchman: cannot attach %q: no such file.'):format(path or name), vim.log.levels.WARN)
+  end
+  local attachment = { kind = 'file', uri = vim.uri_from_fname(name) }
+  local bufnr = vim.fn.bufnr(name)
+  if bufnr > 0 and vim.api.nvim_buf_is_loaded(bufnr) then
+    attachment.text = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n')
+  end
+  local chat = chat_for(current)
+  if chat then
+    chat:attach(attachment)
+  end
+end
+
+return M

@@ -1,0 +1,128 @@
+-- Tools that change the workspace: the diff in a split, vim.ui.select, edits in the buffer.
+local H = require('harness')
+local chat_module = require('switchman.chat')
+local workspace = require('switchman.workspace')
+
+local root = workspace.normalize(vim.env.SWITCHMAN_TEST_WORKSPACE)
+local file = root .. '/src/tools_target.py'
+local chat
+
+local function send(message)
+  vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.input)[1])
+  vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, { message })
+  H.feed('<C-s>')
+end
+
+local function wait_idle()
+  H.wait_for('the turn to end', function()
+    return chat.turn == nil
+  end, 60000, function()
+    local _, state = H.fake('GET', '/_fake/state')
+    return { H.lines(chat.view.transcript), state }
+  end)
+end
+
+local function last_tool_result()
+  local _, answer = H.fake('GET', '/_fake/requests')
+  local body = answer.requests[#answer.requests].body
+  local content = body.messages[#body.messages].content[1]
+  return content
+end
+
+local function edit_step()
+  return {
+    kind = 'tool_call',
+    tool_calls = {
+      { name = 'edit_file', id = 'toolu_edit', input = { path = 'src/tools_target.py', old_text = 'return 1', new_text = 'return 2' } },
+    },
+  }
+end
+
+return {
+  {
+    'an approved edit shows as a diff, then lands in the buffer unsaved and undoable',
+    function()
+      vim.fn.mkdir(root .. '/src', 'p')
+      vim.fn.writefile({ 'def f():', '    return 1' }, file)
+      vim.cmd('Switchman chat')
+      chat = H.check(chat_module.get(root), 'a chat for the workspace')
+      H.fake('POST', '/_fake/reset')
+      H.script({ edit_step(), { kind = 'text', chunks = { 'Changed it.' } } })
+      local shown = nil
+      local seen = H.stub_select(function(_, label)
+        if label == 'Allow once' then
+          -- the diff tab is open while the question is asked
+          local names = {}
+          for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+            table.insert(names, vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win)))
+            H.check(vim.wo[win].diff, 'both sides are in diff mode')
+          end
+          shown = names
+          return true
+        end
+      end)
+      send('make f return 2')
+      wait_idle()
+      H.eq({ 'Allow once', 'Always allow edit_file in this workspace', 'Deny' }, seen, 'the three answers')
+      H.check(shown and #shown == 2 and shown[1]:find('/current/src/tools_target.py', 1, true)
+        and shown[2]:find('/proposed/src/tools_target.py', 1, true), 'current and proposed side by side', shown)
+      local buf = vim.fn.bufnr(file)
+      H.check(buf > 0, 'the file has a buffer')
+      H.eq({ 'def f():', '    return 2' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'the edit is in the buffer')
+      H.eq(true, vim.bo[buf].modified, 'and not saved')
+      H.eq({ 'def f():', '    return 1' }, vim.fn.readfile(file), 'the disk is unchanged')
+      vim.api.nvim_buf_call(buf, function()
+        vim.cmd('silent undo')
+      end)
+      H.eq({ 'def f():', '    return 1' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'undo takes it back')
+      H.eq(false, last_tool_result().is_error, 'the model was told it worked')
+    end,
+  },
+  {
+    'a denial with a reason reaches the model and changes nothing',
+    function()
+      H.fake('POST', '/_fake/reset')
+      H.script({ edit_step(), { kind = 'text', chunks = { 'Left it.' } } })
+      H.stub_select(function(_, label)
+        return label == 'Deny'
+      end)
+      vim.ui.input = function(_, on_confirm)
+        on_confirm('one is the right answer')
+      end
+      send('make f return 2 again')
+      wait_idle()
+      local result = last_tool_result()
+      H.eq(true, result.is_error, 'an error result')
+      H.check(vim.inspect(result.content):find('one is the right answer', 1, true), 'with the reason', result)
+      local buf = vim.fn.bufnr(file)
+      H.eq({ 'def f():', '    return 1' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'nothing changed')
+      H.eq(1, #vim.api.nvim_list_tabpages(), 'the diff tab was closed')
+    end,
+  },
+  {
+    ":'<,'>Switchman send attaches the selected lines (unsaved text included) to the next message",
+    function()
+      H.fake('POST', '/_fake/reset')
+      H.script({ { kind = 'text', chunks = { 'It returns one.' } } })
+      local buf = vim.fn.bufnr(file)
+      vim.api.nvim_buf_set_lines(buf, 1, 2, false, { '    return 1  # unsaved note' })
+      for _, win in ipairs(vim.api.nvim_list_wins()) do
+        if vim.api.nvim_win_get_buf(win) ~= buf and vim.api.nvim_win_get_buf(win) ~= chat.view.input
+          and vim.api.nvim_win_get_buf(win) ~= chat.view.transcript then
+          vim.api.nvim_win_set_buf(win, buf)
+          vim.api.nvim_set_current_win(win)
+          break
+        end
+      end
+      H.eq(buf, vim.api.nvim_get_current_buf(), 'the file is the current buffer')
+      vim.cmd('2,2Switchman send what does this line do?')
+      wait_idle()
+      local _, answer = H.fake('GET', '/_fake/requests')
+      local sent = vim.inspect(answer.requests[#answer.requests].body.messages)
+      H.check(sent:find('Attached selection src/tools_target.py (lines 2-2)', 1, true), 'the selection was attached', sent)
+      H.check(sent:find('# unsaved note', 1, true), 'with the unsaved text', sent)
+      H.check(H.text(chat.view.transcript):find('📎 src/tools_target.py (lines 2-2)', 1, true),
+        'the transcript shows the attachment', H.lines(chat.view.transcript))
+    end,
+  },
+}

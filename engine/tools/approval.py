@@ -1,0 +1,198 @@
+"""Asking the user before a tool changes the workspace or runs a command.
+
+Tools are classed *read*, *write* or *execute*. Reads never ask. Writes and
+executes ask the editor (an :class:`Approver`), showing what will happen: the
+diff of an edit, the command line and folder of a command. The answers:
+
+* ``allow_once`` — run this call;
+* ``allow_always`` — run it, and never ask again for this tool in this
+  workspace (kept in the :class:`TrustStore`, in Switchman's data folder —
+  never in the repository, so a cloned workspace cannot grant itself trust);
+* ``deny`` — do not run it; the optional reason goes back to the model.
+
+No answer within the timeout, or no editor to ask, is a denial. A worker
+session's "always" is used for that call only and not remembered (spec 001
+§13): the user approved a sub-task, not a workspace-wide policy.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import threading
+from enum import StrEnum
+from pathlib import Path
+from typing import Literal, Protocol
+
+import msgspec
+
+log = logging.getLogger(__name__)
+TRUST_FILE = "trust.json"
+DEFAULT_APPROVAL_TIMEOUT_SECONDS = 300.0
+
+
+class ToolClass(StrEnum):
+    """What a tool may do, which decides whether it asks first."""
+
+    READ = "read"
+    WRITE = "write"
+    EXECUTE = "execute"
+
+
+Decision = Literal["allow_once", "allow_always", "deny"]
+
+
+class ApprovalRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """What the editor shows the user before a write or execute call."""
+
+    id: str
+    workspace: str
+    session_id: str
+    turn_id: str
+    tool: str
+    tool_class: ToolClass
+    title: str
+    """One line: what will happen ("Edit src/app.py", "Run `make test`")."""
+    path: str | None = None
+    uri: str | None = None
+    original: str | None = None
+    proposed: str | None = None
+    diff: str | None = None
+    command: str | None = None
+    cwd: str | None = None
+    is_worker: bool = False
+
+
+class ApprovalAnswer(msgspec.Struct, frozen=True):
+    """The user's answer."""
+
+    decision: Decision
+    reason: str | None = None
+
+    @property
+    def allowed(self) -> bool:
+        """Whether the call may run."""
+        return self.decision != "deny"
+
+
+class Approver(Protocol):
+    """Asks the user (through the editor); answers ``deny`` when nobody can be asked."""
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """The user's answer to ``request``."""
+        ...
+
+
+class DenyAll:
+    """The approver when no editor is attached: every request is denied."""
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """Deny, saying why."""
+        return ApprovalAnswer("deny", "no editor is attached to approve it")
+
+
+class TrustEntry(msgspec.Struct, frozen=True):
+    """The tools always allowed in one workspace."""
+
+    workspace: str
+    tools: list[str]
+
+
+class TrustList(msgspec.Struct, frozen=True):
+    """What ``switchman/trust`` answers."""
+
+    trusted: list[TrustEntry]
+
+
+class TrustRevoked(msgspec.Struct, frozen=True):
+    """What ``switchman/revokeTrust`` answers: the tools no longer always allowed."""
+
+    workspace: str
+    revoked: list[str]
+
+
+class TrustStore:
+    """Tools the user always allows, per workspace, in ``<data folder>/trust.json``."""
+
+    def __init__(self, data_folder: Path) -> None:
+        self.path = data_folder / TRUST_FILE
+        self._lock = threading.Lock()
+
+    def trusted(self, workspace: str) -> list[str]:
+        """The tools always allowed in ``workspace``, sorted."""
+        return sorted(self._read().get(workspace, []))
+
+    def all(self) -> dict[str, list[str]]:
+        """Every workspace's always-allowed tools."""
+        return {w: sorted(t) for w, t in sorted(self._read().items()) if t}
+
+    def is_trusted(self, workspace: str, tool: str) -> bool:
+        """Whether ``tool`` runs without asking in ``workspace``."""
+        return tool in self._read().get(workspace, [])
+
+    def grant(self, workspace: str, tool: str) -> None:
+        """Always allow ``tool`` in ``workspace``."""
+        with self._lock:
+            data = self._read()
+            data[workspace] = sorted({*data.get(workspace, []), tool})
+            self._write(data)
+
+    def revoke(self, workspace: str, tool: str | None = None) -> list[str]:
+        """Stop trusting ``tool`` (every tool when None); returns the tools revoked."""
+        with self._lock:
+            data = self._read()
+            current = data.get(workspace, [])
+            revoked = [t for t in current if tool is None or t == tool]
+            remaining = [t for t in current if t not in revoked]
+            if remaining:
+                data[workspace] = remaining
+            else:
+                data.pop(workspace, None)
+            self._write(data)
+        return revoked
+
+    def _read(self) -> dict[str, list[str]]:
+        try:
+            raw = json.loads(self.path.read_text("utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:  # unreadable: trust nothing rather than fail
+            log.warning("ignoring %s: %s", self.path, exc)
+            return {}
+        if not isinstance(raw, dict):
+            return {}
+        return {str(w): [str(t) for t in tools if isinstance(t, str)]
+                for w, tools in raw.items() if isinstance(tools, list)}
+
+    def _write(self, data: dict[str, list[str]]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Written to a temporary file and renamed, so a crash never leaves half a file.
+        fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".trust-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, sort_keys=True)
+        os.replace(temp, self.path)
+
+
+class ApprovalPolicy:
+    """Decides whether one tool call may run: trusted, or asked and allowed."""
+
+    def __init__(self, trust: TrustStore, approver: Approver) -> None:
+        self.trust = trust
+        self.approver = approver
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """The answer for ``request`` (reads are always allowed)."""
+        if request.tool_class is ToolClass.READ:
+            return ApprovalAnswer("allow_once")
+        if self.trust.is_trusted(request.workspace, request.tool):
+            return ApprovalAnswer("allow_always")
+        try:
+            answer = await self.approver.ask(request)
+        except Exception:  # an editor that answers nonsense must not run anything
+            log.exception("approval request %s failed", request.id)
+            return ApprovalAnswer("deny", "the editor could not be asked")
+        if answer.decision == "allow_always" and not request.is_worker:
+            self.trust.grant(request.workspace, request.tool)
+        return answer

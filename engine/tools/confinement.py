@@ -1,0 +1,44 @@
+"""Keeping every tool inside its workspace folder.
+
+A path is resolved with every symlink followed and refused unless the real
+path lies under the workspace's real root, so neither ``../`` nor a symlink
+can lead a tool out. ``.git/`` internals are refused too: reading them can
+leak credentials (remote URLs), and writing them could plant hooks that run
+code the next time the user commits.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from switchman.engine.tools.arguments import ToolRefused
+
+PROTECTED_DIRS = frozenset({".git"})
+
+
+class WorkspaceRoot:
+    """One workspace folder, and the rule for which paths belong to it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.root = Path(os.path.realpath(folder))
+
+    def resolve(self, raw: str) -> Path:
+        """The real path of ``raw`` (relative to the root) inside the workspace."""
+        candidate = Path(os.path.realpath(self.root / raw))
+        if candidate != self.root and self.root not in candidate.parents:
+            raise ToolRefused(f"'{raw}' is outside the workspace; only files under "
+                              f"{self.root} can be used.")
+        if PROTECTED_DIRS.intersection(candidate.relative_to(self.root).parts):
+            raise ToolRefused(f"'{raw}' is inside .git/; Switchman's tools do not touch "
+                              "repository internals (use git through run_command).")
+        return candidate
+
+    def contains(self, path: Path) -> bool:
+        """Whether ``path`` (followed through symlinks) lies inside the workspace."""
+        real = Path(os.path.realpath(path))
+        return real == self.root or self.root in real.parents
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the root, with forward slashes."""
+        return path.relative_to(self.root).as_posix() or "."

@@ -1,0 +1,129 @@
+"""The write tools: ``edit_file``, ``create_file`` and ``delete_file``.
+
+Each turns its arguments into a :class:`FileChange` proposal (nothing is
+written here); the toolbox asks for approval and applies it. The file's
+current text comes from the editor when it has the file open (so unsaved
+changes are the base of the edit), otherwise from the disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from switchman.engine.providers.base import ToolSpec
+from switchman.engine.tools.arguments import (
+    ToolRefused,
+    bool_argument,
+    path_argument,
+    text_argument,
+)
+from switchman.engine.tools.changes import FileChange, file_uri, read_text, replacement
+from switchman.engine.tools.confinement import WorkspaceRoot
+
+MAX_EDIT_BYTES = 2 * 1024 * 1024
+TextSource = Callable[[Path], str | None]
+"""The editor's text of an open file (None when the editor does not have it open)."""
+
+_PATH = {"type": "string", "description": "Path relative to the workspace root."}
+
+DEFINITIONS = [
+    ToolSpec("edit_file", "Replace one exact, unique snippet of a workspace file. Read the file "
+             "first; old_text must match exactly once, whitespace included. The user approves "
+             "each change.", {
+                 "type": "object",
+                 "properties": {"path": _PATH,
+                                "old_text": {"type": "string",
+                                             "description": "The exact text to replace."},
+                                "new_text": {"type": "string",
+                                             "description": "The text to put in its place."}},
+                 "required": ["path", "old_text", "new_text"]}),
+    ToolSpec("create_file", "Create a new file in the workspace (folders are created as "
+             "needed). The user approves each change.", {
+                 "type": "object",
+                 "properties": {"path": _PATH,
+                                "content": {"type": "string", "description": "The file's text."},
+                                "overwrite": {"type": "boolean",
+                                              "description": "Replace the file if it exists."}},
+                 "required": ["path", "content"]}),
+    ToolSpec("delete_file", "Delete a file from the workspace. The user approves each change.", {
+        "type": "object", "properties": {"path": _PATH}, "required": ["path"]}),
+]
+
+
+class FileEdits:
+    """Proposes changes to the files of one workspace."""
+
+    def __init__(self, workspace: WorkspaceRoot, open_text: TextSource | None = None) -> None:
+        self.workspace = workspace
+        self.open_text = open_text or (lambda _path: None)
+
+    def propose(self, name: str, args: dict[str, Any]) -> FileChange:
+        """The change ``name`` would make; :class:`ToolRefused` when it cannot be made."""
+        if name == "edit_file":
+            return self._edit(args)
+        if name == "create_file":
+            return self._create(args)
+        return self._delete(args)
+
+    def current_text(self, path: Path) -> str:
+        """The file's text as the user sees it (the editor's buffer, else the disk)."""
+        text = self.open_text(path)
+        if text is not None:
+            return text
+        if not path.is_file():
+            raise ToolRefused(f"'{self.workspace.relative(path)}' is not a file.")
+        if path.stat().st_size > MAX_EDIT_BYTES:
+            raise ToolRefused(f"'{self.workspace.relative(path)}' is too large to edit here.")
+        try:
+            return read_text(path)
+        except UnicodeDecodeError:
+            raise ToolRefused(f"'{self.workspace.relative(path)}' is not a UTF-8 text "
+                              "file.") from None
+
+    def _edit(self, args: dict[str, Any]) -> FileChange:
+        path = self.workspace.resolve(path_argument(args))
+        old = text_argument(args, "old_text", required=True) or ""
+        new = text_argument(args, "new_text", required=True)
+        assert new is not None
+        if not old:
+            raise ToolRefused("'old_text' is empty; give the exact text to replace "
+                              "(use create_file for a new file).")
+        original = self.current_text(path)
+        rel = self.workspace.relative(path)
+        count = original.count(old)
+        if count == 0:
+            raise ToolRefused(f"'old_text' was not found in {rel}. Read the file again and "
+                              "copy the text exactly, whitespace and indentation included.")
+        if count > 1:
+            raise ToolRefused(f"'old_text' occurs {count} times in {rel}; include more "
+                              "surrounding lines so it matches exactly once.")
+        start = original.index(old)
+        proposed = original[:start] + new + original[start + len(old):]
+        return FileChange("edit", rel, file_uri(path), original, proposed,
+                          [replacement(original, start, start + len(old), new)])
+
+    def _create(self, args: dict[str, Any]) -> FileChange:
+        path = self.workspace.resolve(path_argument(args))
+        content = text_argument(args, "content", required=True)
+        assert content is not None
+        rel = self.workspace.relative(path)
+        if path.is_dir():
+            raise ToolRefused(f"'{rel}' is a folder.")
+        if path.exists() or self.open_text(path) is not None:
+            if not bool_argument(args, "overwrite"):
+                raise ToolRefused(f"'{rel}' already exists; use edit_file to change it, or "
+                                  "set overwrite to replace it.")
+            original = self.current_text(path)
+            return FileChange("edit", rel, file_uri(path), original, content,
+                              [replacement(original, 0, len(original), content)])
+        return FileChange("create", rel, file_uri(path), None, content)
+
+    def _delete(self, args: dict[str, Any]) -> FileChange:
+        path = self.workspace.resolve(path_argument(args))
+        rel = self.workspace.relative(path)
+        if path == self.workspace.root or path.is_dir():
+            raise ToolRefused(f"'{rel}' is a folder; delete_file deletes files only.")
+        original = self.current_text(path)
+        return FileChange("delete", rel, file_uri(path), original, None)

@@ -1,0 +1,103 @@
+"""Workspace memory: ``MEMORY.md`` and ``USER.md``, and the tools that write them.
+
+Both files live in the workspace's ``.switchman/`` folder: ``MEMORY.md`` for
+facts about the project worth keeping between sessions, ``USER.md`` for the
+user's preferences. Their text is put into the system prompt of every
+top-level turn, within a token budget (the end of an over-long file is left
+out, with a note saying so). ``memory_add`` and ``memory_replace`` change
+them; they are writes, so the user approves them like any edit, and they are
+never offered to worker sessions (spec 001 §5.4).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from switchman.engine.config.paths import WORKSPACE_DIR
+from switchman.engine.providers.base import ToolSpec
+from switchman.engine.tokens import CHARS_PER_TOKEN
+from switchman.engine.tools.arguments import ToolRefused, text_argument
+from switchman.engine.tools.changes import FileChange
+from switchman.engine.tools.edits import FileEdits
+
+MEMORY_FILES = {"memory": "MEMORY.md", "user": "USER.md"}
+MEMORY_BUDGET_TOKENS = 2000
+"""Tokens of memory (both files together) put into the system prompt."""
+MAX_ENTRY_CHARS = 2000
+
+_FILE = {"type": "string", "enum": list(MEMORY_FILES),
+         "description": "'memory' for facts about this project (MEMORY.md), 'user' for the "
+                        "user's preferences (USER.md)."}
+DEFINITIONS = [
+    ToolSpec("memory_add", "Remember something for later sessions in this workspace: adds one "
+             "entry to MEMORY.md or USER.md. Keep entries short and durable. The user approves "
+             "each change.", {
+                 "type": "object",
+                 "properties": {"file": _FILE,
+                                "text": {"type": "string", "description": "The entry."}},
+                 "required": ["file", "text"]}),
+    ToolSpec("memory_replace", "Correct or remove an entry of MEMORY.md or USER.md: replaces "
+             "one exact, unique snippet (an empty new_text removes it). The user approves each "
+             "change.", {
+                 "type": "object",
+                 "properties": {"file": _FILE,
+                                "old_text": {"type": "string"},
+                                "new_text": {"type": "string"}},
+                 "required": ["file", "old_text", "new_text"]}),
+]
+
+
+def memory_path(folder: Path, which: str) -> Path:
+    """Where a workspace keeps ``MEMORY.md`` (``memory``) or ``USER.md`` (``user``)."""
+    return folder / WORKSPACE_DIR / MEMORY_FILES[which]
+
+
+def compose_memory(folder: Path, budget_tokens: int = MEMORY_BUDGET_TOKENS) -> str:
+    """The memory section of the system prompt ("" when there is no memory)."""
+    budget = budget_tokens * CHARS_PER_TOKEN
+    parts: list[str] = []
+    for which, heading in (("user", "About the user (USER.md)"),
+                           ("memory", "Workspace memory (MEMORY.md)")):
+        text = _read(memory_path(folder, which))
+        if not text or budget <= 0:
+            continue
+        if len(text) > budget:
+            text = text[:budget].rsplit("\n", 1)[0] + \
+                f"\n[… the rest of {MEMORY_FILES[which]} is left out to save space]"
+        budget -= len(text)
+        parts.append(f"## {heading}\n{text}")
+    return "\n\n".join(parts)
+
+
+def _read(path: Path) -> str:
+    try:
+        if not path.is_file():
+            return ""
+        with path.open("r", encoding="utf-8", errors="replace") as handle:
+            return handle.read(MEMORY_BUDGET_TOKENS * CHARS_PER_TOKEN * 4).strip()
+    except OSError:
+        return ""
+
+
+def propose_memory_change(edits: FileEdits, name: str, args: dict[str, Any]) -> FileChange:
+    """The change ``memory_add`` / ``memory_replace`` would make."""
+    which = text_argument(args, "file", required=True)
+    if which not in MEMORY_FILES:
+        raise ToolRefused("'file' must be 'memory' or 'user'.")
+    relative = f"{WORKSPACE_DIR}/{MEMORY_FILES[which]}"
+    if name == "memory_replace":
+        return edits.propose("edit_file", {**args, "path": relative})
+    entry = " ".join((text_argument(args, "text", required=True) or "").split())
+    if not entry:
+        raise ToolRefused("'text' is empty.")
+    if len(entry) > MAX_ENTRY_CHARS:
+        raise ToolRefused(f"The entry is too long ({len(entry)} characters); keep it under "
+                          f"{MAX_ENTRY_CHARS}.")
+    path = edits.workspace.resolve(relative)
+    if not path.exists():
+        return edits.propose("create_file", {"path": relative, "content": f"- {entry}\n"})
+    original = edits.current_text(path)
+    separator = "" if not original or original.endswith("\n") else "\n"
+    return edits.propose("create_file", {"path": relative, "overwrite": True,
+                                         "content": f"{original}{separator}- {entry}\n"})

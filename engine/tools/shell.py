@@ -1,0 +1,174 @@
+"""The execute tool: ``run_command``, a shell command in the workspace folder.
+
+The command runs in its own process group (``start_new_session``), so on a
+timeout or a cancelled turn the whole group is killed, grandchildren
+included, and nothing is left running. Output (stdout and stderr together) is
+read as it comes and capped: the first and last parts are kept, because the
+start of a build log and its final error are what matter. The child's
+environment has every variable a configured provider reads its API key from
+removed, so a command cannot print or send the user's keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections import deque
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from switchman.engine.providers.base import ToolSpec
+from switchman.engine.tools.arguments import (
+    ToolOutcome,
+    ToolRefused,
+    text_argument,
+    whole_number_argument,
+)
+
+DEFAULT_TIMEOUT_SECONDS = 120
+MAX_TIMEOUT_SECONDS = 1800
+HEAD_BYTES = 8 * 1024
+TAIL_BYTES = 24 * 1024
+KILL_GRACE_SECONDS = 2.0
+LEFTOVER_GRACE_SECONDS = 0.5
+KEY_SUFFIXES = ("_API_KEY", "_API_TOKEN", "_ACCESS_TOKEN", "_SECRET_KEY")
+"""Variables with these endings are removed too, whatever the configuration says."""
+
+DEFINITION = ToolSpec(
+    "run_command",
+    "Run a shell command (sh -c) in the workspace folder and get its exit status and output "
+    "(stdout and stderr together; long output keeps its start and end). The user approves "
+    "each command.", {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command line."},
+            "timeout_seconds": {"type": "integer",
+                                "description": f"Stop after this many seconds (default "
+                                               f"{DEFAULT_TIMEOUT_SECONDS}, at most "
+                                               f"{MAX_TIMEOUT_SECONDS})."}},
+        "required": ["command"]})
+
+
+def child_environment(environ: Mapping[str, str], key_variables: Iterable[str]) -> dict[str, str]:
+    """``environ`` without the API-key variables (those named, and any key-shaped name)."""
+    named = set(key_variables)
+    return {k: v for k, v in environ.items()
+            if k not in named and not k.upper().endswith(KEY_SUFFIXES)}
+
+
+def command_arguments(args: dict[str, Any]) -> tuple[str, int]:
+    """The command line and timeout of a ``run_command`` call."""
+    command = text_argument(args, "command", required=True) or ""
+    if not command.strip():
+        raise ToolRefused("'command' is empty.")
+    if "\0" in command:
+        raise ToolRefused("'command' contains a NUL character.")
+    timeout = whole_number_argument(args, "timeout_seconds")
+    timeout = DEFAULT_TIMEOUT_SECONDS if timeout is None else timeout
+    if not 1 <= timeout <= MAX_TIMEOUT_SECONDS:
+        raise ToolRefused(f"'timeout_seconds' must be between 1 and {MAX_TIMEOUT_SECONDS}.")
+    return command, timeout
+
+
+class CappedOutput:
+    """Keeps the first ``head`` and the last ``tail`` bytes of a stream."""
+
+    def __init__(self, head: int = HEAD_BYTES, tail: int = TAIL_BYTES) -> None:
+        self.head_limit, self.tail_limit = head, tail
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self.tail_size = 0
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        """Take in more output."""
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail.append(chunk)
+            self.tail_size += len(chunk)
+        while self.tail and self.tail_size - len(self.tail[0]) >= self.tail_limit:
+            self.dropped += len(self.tail[0])
+            self.tail_size -= len(self.tail.popleft())
+        if self.tail_size > self.tail_limit:  # trim the oldest chunk to the limit
+            extra = self.tail_size - self.tail_limit
+            self.tail[0] = self.tail[0][extra:]
+            self.tail_size -= extra
+            self.dropped += extra
+
+    def text(self) -> str:
+        """The kept output, with a marker where bytes were left out."""
+        tail = b"".join(self.tail)
+        middle = f"\n[… {self.dropped} bytes of output left out …]\n".encode() \
+            if self.dropped else b""
+        return (bytes(self.head) + middle + tail).decode("utf-8", "replace")
+
+
+class CommandRunner:
+    """Runs commands in one folder with a cleaned environment."""
+
+    def __init__(self, folder: Path, environment: dict[str, str]) -> None:
+        self.folder = folder
+        self.environment = environment
+
+    async def run(self, command: str, timeout: int) -> ToolOutcome:
+        """Run ``command``; kills its process group on timeout or cancellation."""
+        spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+            "/bin/sh", "-c", command, cwd=self.folder, env=self.environment,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True))
+        output = CappedOutput()
+        try:
+            process = await asyncio.shield(spawn)
+        except asyncio.CancelledError:  # cancelled while starting: it may already run
+            process = await spawn
+            await _stop_group(process, asyncio.ensure_future(_read(process, output)))
+            raise
+        reader = asyncio.get_running_loop().create_task(_read(process, output))
+        try:
+            await asyncio.wait_for(asyncio.shield(process.wait()), timeout)
+        except TimeoutError:
+            await _stop_group(process, reader)
+            return ToolOutcome(f"Timed out after {timeout} s; the command and everything it "
+                               f"started were stopped.\nOutput so far:\n{output.text()}",
+                               is_error=True, summary=f"timed out after {timeout} s")
+        except asyncio.CancelledError:
+            await _stop_group(process, reader)
+            raise
+        # Processes left in the background would outlive the turn unseen: they are stopped.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(reader), LEFTOVER_GRACE_SECONDS)
+        await _stop_group(process, reader)
+        status = process.returncode or 0
+        lead = f"Exit status {status}." if status >= 0 else f"Killed by signal {-status}."
+        return ToolOutcome(f"{lead}\n{output.text()}", is_error=status != 0,
+                           summary=f"exit {status}")
+
+
+async def _read(process: asyncio.subprocess.Process, output: CappedOutput) -> None:
+    assert process.stdout is not None
+    while chunk := await process.stdout.read(65536):
+        output.add(chunk)
+
+
+def _signal_group(process: asyncio.subprocess.Process, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, sig)
+
+
+async def _stop_group(process: asyncio.subprocess.Process, reader: asyncio.Task[None]) -> None:
+    """Stop the command's whole process group: TERM, then KILL after a grace period."""
+    if not reader.done():
+        _signal_group(process, signal.SIGTERM)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(reader), KILL_GRACE_SECONDS)
+    _signal_group(process, signal.SIGKILL)  # whatever is left of the group, leader or not
+    await process.wait()
+    # A process that left the group (setsid) may still hold the pipe: stop reading then.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(reader, KILL_GRACE_SECONDS)

@@ -1,0 +1,152 @@
+"""Every tool a turn may call, with approval before writes and commands.
+
+:class:`Toolbox` is what the turn loop talks to: the definitions sent to the
+model and one ``run`` per call. It classes each tool (read / write /
+execute), asks the :class:`ApprovalPolicy` before anything that is not a read,
+applies approved file changes through the :class:`EditApplier`, and turns
+every failure into an error result the model can read and correct.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from switchman.engine.ids import new_id
+from switchman.engine.providers.base import ToolSpec
+from switchman.engine.skills import SkillIndex
+from switchman.engine.tools import edits, memory, shell, skill_tools, workspace
+from switchman.engine.tools.approval import (
+    ApprovalAnswer,
+    ApprovalPolicy,
+    ApprovalRequest,
+    ToolClass,
+)
+from switchman.engine.tools.arguments import ToolOutcome, ToolRefused
+from switchman.engine.tools.changes import EditApplier, FileChange
+from switchman.engine.tools.edits import FileEdits, TextSource
+from switchman.engine.tools.registry import ToolContext
+
+log = logging.getLogger(__name__)
+
+TOOL_CLASSES: dict[str, ToolClass] = {
+    "read_file": ToolClass.READ, "list_files": ToolClass.READ, "grep": ToolClass.READ,
+    "skill_load": ToolClass.READ,
+    "edit_file": ToolClass.WRITE, "create_file": ToolClass.WRITE, "delete_file": ToolClass.WRITE,
+    "memory_add": ToolClass.WRITE, "memory_replace": ToolClass.WRITE,
+    "run_command": ToolClass.EXECUTE,
+}
+WORKER_EXCLUDED = frozenset({"memory_add", "memory_replace"})
+"""Tools never offered to worker sessions (they would change durable memory)."""
+ALL_DEFINITIONS = [*workspace.DEFINITIONS, skill_tools.DEFINITION, *edits.DEFINITIONS,
+                   shell.DEFINITION, *memory.DEFINITIONS]
+_VERBS = {"create": "Create", "edit": "Edit", "delete": "Delete"}
+
+
+@dataclass(frozen=True)
+class ToolServices:
+    """Daemon-wide parts the tools use."""
+
+    policy: ApprovalPolicy
+    applier: EditApplier
+    environ: Mapping[str, str]
+    """The daemon's environment; commands get it without API-key variables."""
+    key_variables: Callable[[], Iterable[str]] = tuple
+    """The variables configured providers read keys from (removed from commands' env)."""
+    open_text: TextSource | None = None
+
+
+class Toolbox:
+    """The tools of one turn."""
+
+    def __init__(self, context: ToolContext, services: ToolServices,
+                 skills: SkillIndex | None = None) -> None:
+        self.context = context
+        self.services = services
+        self.skills = skills or SkillIndex()
+        self.reads = workspace.WorkspaceTools(context.folder)
+        self.edits = FileEdits(self.reads.workspace, services.open_text)
+
+    def definitions(self) -> list[ToolSpec]:
+        """The tool definitions sent to the model."""
+        worker = self.context.is_worker
+        return [s for s in ALL_DEFINITIONS if not (worker and s.name in WORKER_EXCLUDED)]
+
+    async def run(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """Run one call; every failure or refusal is an error result, never an exception."""
+        if name not in TOOL_CLASSES or not any(s.name == name for s in self.definitions()):
+            return ToolOutcome(f"Unknown tool '{name}'.", is_error=True, summary="unknown tool")
+        try:
+            if name in workspace.TOOL_NAMES:
+                return await self.reads.run(name, arguments)
+            if name == "skill_load":
+                return await asyncio.to_thread(skill_tools.load_skill, self.skills, arguments)
+            if name == "run_command":
+                return await self._run_command(arguments)
+            return await self._change(name, arguments)
+        except ToolRefused as refusal:
+            return ToolOutcome(str(refusal), is_error=True, summary=str(refusal)[:80])
+        except OSError as exc:
+            return ToolOutcome(f"{exc.strerror or exc}", is_error=True, summary="error")
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a bug in a tool must not end the turn; the model can go on
+            log.exception("tool %s failed", name)
+            return ToolOutcome(f"The tool '{name}' failed unexpectedly.", is_error=True,
+                               summary="failed")
+
+    async def _change(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        if name.startswith("memory_"):
+            change = await asyncio.to_thread(memory.propose_memory_change, self.edits, name,
+                                             arguments)
+        else:
+            change = await asyncio.to_thread(self.edits.propose, name, arguments)
+        answer = await self.services.policy.decide(self._request(
+            name, f"{_VERBS[change.kind]} {change.path}", path=change.path, uri=change.uri,
+            original=change.original, proposed=change.proposed, diff=change.diff()))
+        if not answer.allowed:
+            return _denied(answer, f"{change.kind} of {change.path}")
+        applied = await self.services.applier.apply(change)
+        if not applied.applied:
+            reason = f": {applied.reason}" if applied.reason else "."
+            return ToolOutcome(f"The editor refused the change to {change.path}{reason} "
+                               "Nothing was changed.", is_error=True,
+                               summary="refused by the editor", touched=[change.path])
+        return ToolOutcome(_applied_text(change), summary=f"{change.kind}d {change.path}",
+                           touched=[change.path])
+
+    async def _run_command(self, arguments: dict[str, Any]) -> ToolOutcome:
+        command, timeout = shell.command_arguments(arguments)
+        folder = str(self.reads.root)
+        answer = await self.services.policy.decide(self._request(
+            "run_command", f"Run `{command}`", command=command, cwd=folder))
+        if not answer.allowed:
+            return _denied(answer, "command")
+        environment = shell.child_environment(self.services.environ,
+                                              self.services.key_variables())
+        runner = shell.CommandRunner(self.reads.root, environment)
+        return await runner.run(command, timeout)
+
+    def _request(self, tool: str, title: str, **detail: Any) -> ApprovalRequest:
+        c = self.context
+        return ApprovalRequest(id=new_id(), workspace=c.workspace, session_id=c.session_id,
+                               turn_id=c.turn_id, tool=tool, tool_class=TOOL_CLASSES[tool],
+                               title=title, is_worker=c.is_worker, **detail)
+
+
+def _denied(answer: ApprovalAnswer, what: str) -> ToolOutcome:
+    reason = f" Their reason: {answer.reason}" if answer.reason else ""
+    return ToolOutcome(f"The user denied this {what}; it did not happen.{reason}",
+                       is_error=True, summary="denied")
+
+
+def _applied_text(change: FileChange) -> str:
+    where = "in the editor (the user can undo it; the file may not be saved yet)"
+    if change.kind == "delete":
+        return f"Deleted {change.path} {where}."
+    if change.kind == "create":
+        return f"Created {change.path} {where}."
+    return f"Edited {change.path} {where}."

@@ -1,0 +1,173 @@
+"""The tools' two questions to the editor: "may I?" and "apply this change".
+
+:class:`EditorApprover` sends the ``switchman/approve`` request (documented
+in docs/protocol.md) and waits for the user's answer, at most the approval
+timeout; no answer, an editor that cannot show the request, or an answer it
+cannot read is a denial. :class:`EditorApplier` turns an engine
+:class:`FileChange` into LSP ``workspace/applyEdit``, so the editor changes
+its buffers (unsaved, undoable) and its own watchers see the change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from lsprotocol import converters, types
+
+from switchman.engine.config.text import split_lines
+from switchman.engine.tools.approval import (
+    DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+    ApprovalAnswer,
+    ApprovalRequest,
+)
+from switchman.engine.tools.changes import Applied, FileChange
+from switchman.server import methods
+from switchman.server.features.config_editing.convert import Positions
+from switchman.server.wire import to_wire
+
+if TYPE_CHECKING:
+    from switchman.server.app import SwitchmanServer
+
+log = logging.getLogger(__name__)
+_CONVERTER = converters.get_converter()
+APPROVAL_TIMEOUT_ENV = "SWITCHMAN_APPROVAL_TIMEOUT_SECONDS"
+APPROVAL_TIMEOUT_OPTION = "approval_timeout_seconds"
+
+
+def approval_timeout(environ: dict[str, str] | os._Environ[str], options: dict[str, Any]) -> float:
+    """Seconds to wait for an answer: the editor's option, else the environment, else 300."""
+    for raw in (options.get(APPROVAL_TIMEOUT_OPTION), environ.get(APPROVAL_TIMEOUT_ENV)):
+        try:
+            value = float(raw) if raw is not None else None
+        except (TypeError, ValueError):
+            value = None
+        if value is not None and 0 < value <= 86400:
+            return value
+    return DEFAULT_APPROVAL_TIMEOUT_SECONDS
+
+
+class EditorApprover:
+    """Asks the user through the editor (``switchman/approve``)."""
+
+    def __init__(self, server: SwitchmanServer) -> None:
+        self.server = server
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """The user's answer; a denial when the editor does not answer in time."""
+        timeout = approval_timeout(os.environ, self.server.initialization_options)
+        pending = self.server.protocol.send_request_async(
+            methods.APPROVE, to_wire(request), msg_id=f"approve-{request.id}")
+        try:
+            reply = await asyncio.wait_for(pending, timeout)
+        except TimeoutError:
+            self._withdraw(request)
+            return ApprovalAnswer("deny", f"no answer within {timeout:g} seconds")
+        except asyncio.CancelledError:  # the turn was cancelled while the card was shown
+            self._withdraw(request)
+            raise
+        except Exception as exc:  # any error answer is a denial
+            log.info("approval request refused by the editor: %s", exc)
+            return ApprovalAnswer("deny", "the editor cannot show approval requests")
+        try:
+            return msgspec.convert(_plain(reply), ApprovalAnswer)
+        except msgspec.ValidationError:
+            return ApprovalAnswer("deny", "the editor's answer could not be read")
+
+    def _withdraw(self, request: ApprovalRequest) -> None:
+        """Tell the editor the question is no longer open (so it can remove its card)."""
+        self.server.protocol.notify(types.CANCEL_REQUEST,
+                                    types.CancelParams(id=f"approve-{request.id}"))
+
+
+class EditorApplier:
+    """Applies file changes with ``workspace/applyEdit``."""
+
+    def __init__(self, server: SwitchmanServer) -> None:
+        self.server = server
+
+    async def apply(self, change: FileChange) -> Applied:
+        """Ask the editor to apply ``change``; its refusal comes back with its reason."""
+        edit = self.workspace_edit(change)
+        if isinstance(edit, str):
+            return Applied(False, edit)
+        label = {"create": "Create", "edit": "Edit", "delete": "Delete"}[change.kind]
+        params = types.ApplyWorkspaceEditParams(
+            edit=_CONVERTER.structure(edit, types.WorkspaceEdit),
+            label=f"Switchman: {label} {change.path}")
+        try:
+            reply = _plain(await self.server.workspace_apply_edit_async(params))
+        except Exception as exc:  # an error answer is a refusal
+            return Applied(False, f"the editor answered with an error ({exc})")
+        if not isinstance(reply, dict) or not reply.get("applied"):
+            reason = reply.get("failureReason") if isinstance(reply, dict) else None
+            return Applied(False, str(reason or "the editor did not apply it"))
+        return Applied(True)
+
+    def workspace_edit(self, change: FileChange) -> dict[str, Any] | str:
+        """The LSP ``WorkspaceEdit`` for ``change``, or why the editor cannot take it."""
+        edits = [{"range": self._range(change, e.range), "newText": e.new_text}
+                 for e in change.edits]
+        if change.kind == "edit" and not self._supports("document_changes"):
+            return {"changes": {change.uri: edits}}
+        if change.kind != "edit" and change.kind not in self._resource_operations():
+            return f"the editor cannot {change.kind} files through the language server"
+        document = {"uri": change.uri, "version": None}
+        if change.kind == "delete":
+            return {"documentChanges": [{"kind": "delete", "uri": change.uri}]}
+        if change.kind == "create":
+            insert = {"range": _zero_range(), "newText": change.proposed or ""}
+            return {"documentChanges": [
+                {"kind": "create", "uri": change.uri,
+                 "options": {"overwrite": False, "ignoreIfExists": False}},
+                {"textDocument": document, "edits": [insert]}]}
+        return {"documentChanges": [{"textDocument": document, "edits": edits}]}
+
+    def _range(self, change: FileChange, rng: Any) -> dict[str, Any]:
+        encoding = self.server.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        converted = Positions(split_lines(change.original or ""), str(encoding)).lsp_range(rng)
+        return {"start": {"line": converted.start.line, "character": converted.start.character},
+                "end": {"line": converted.end.line, "character": converted.end.character}}
+
+    def _workspace_edit_capability(self) -> types.WorkspaceEditClientCapabilities | None:
+        workspace = self.server.client_capabilities.workspace
+        return workspace.workspace_edit if workspace is not None else None
+
+    def _supports(self, name: str) -> bool:
+        capability = self._workspace_edit_capability()
+        return bool(capability is not None and getattr(capability, name))
+
+    def _resource_operations(self) -> set[str]:
+        capability = self._workspace_edit_capability()
+        operations = capability.resource_operations if capability is not None else None
+        return {str(getattr(o, "value", o)) for o in operations or []}
+
+
+def open_text(server: SwitchmanServer, path: Path) -> str | None:
+    """The editor's text of ``path`` when it has sent it to the daemon (an open document)."""
+    document = server.workspace.text_documents.get(path.as_uri())
+    return document.source if document is not None else None
+
+
+def _plain(value: Any) -> Any:
+    """A reply as plain data (pygls may hand back attrs objects for known methods)."""
+    if isinstance(value, dict | list | str | int | float | bool) or value is None:
+        return value
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if hasattr(value, "__attrs_attrs__"):
+        return {_camel(a.name): _plain(getattr(value, a.name)) for a in value.__attrs_attrs__}
+    return value
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _zero_range() -> dict[str, Any]:
+    return {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}

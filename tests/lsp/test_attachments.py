@@ -1,0 +1,74 @@
+"""Files and selections attached to a chat message: sent to the model, counted for routing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from switchman.server import methods
+from tests.lsp.conftest import Daemon, error_data
+from tests.support.fake_provider import FakeProvider
+from tests.support.lsp import SwitchmanClient
+
+HAIKU, OPUS = "anthropic:claude-haiku-4-5", "anthropic:claude-opus-4-7"
+
+
+async def chat(client: SwitchmanClient, daemon: Daemon, message: str,
+               attachments: list[dict[str, Any]]) -> Any:
+    return await client.request(methods.CHAT, {"workspace": daemon.uri, "message": message,
+                                               "attachments": attachments})
+
+
+async def test_a_selection_and_a_file_reach_the_model_and_the_transcript(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    (daemon.workspace / "db").mkdir()
+    (daemon.workspace / "db" / "q.sql").write_text("SELECT * FROM users;\n", "utf-8")
+    daemon.write_routing("rules:\n  - name: sql\n    when: {file_extensions_in_context: [sql]}\n"
+                         "    use: haiku\n")
+    fake.script_text("It selects every user.")
+    selection = {"kind": "selection", "uri": (daemon.workspace / "src" / "app.py").as_uri(),
+                 "text": "    return 42  # unsaved", "start_line": 2, "end_line": 2}
+    result = await chat(client, daemon, "explain these", [
+        selection, {"uri": (daemon.workspace / "db" / "q.sql").as_uri()}])
+    assert result["model"] == HAIKU  # the attached .sql file counts in files_touched
+    assert result["summary"] == "rule: sql"
+    sent = str(fake.requests[0].body["messages"])
+    assert "Attached selection src/app.py (lines 2-2)" in sent
+    assert "return 42  # unsaved" in sent
+    assert "Attached file db/q.sql" in sent and "SELECT * FROM users;" in sent
+    detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
+    user = next(m for m in detail["messages"] if m["role"] == "user")
+    assert user["content"][0] == {"type": "text", "text": "explain these"}
+    assert [(b["type"], b["kind"], b["path"]) for b in user["content"][1:]] == [
+        ("attachment", "selection", "src/app.py"), ("attachment", "file", "db/q.sql")]
+
+
+async def test_attached_text_counts_in_estimated_input_tokens(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    daemon.write_routing("rules:\n  - name: big\n    when: {estimated_input_tokens_gt: 20000}\n"
+                         "    use: opus\n")
+    fake.script_text("short")
+    small = await chat(client, daemon, "hi", [])
+    fake.script_text("long")
+    big = await chat(client, daemon, "summarise", [{
+        "kind": "selection", "uri": (daemon.workspace / "src" / "app.py").as_uri(),
+        "text": "word " * 20000, "start_line": 1, "end_line": 400}])
+    assert small["model"] != OPUS
+    assert (big["model"], big["summary"]) == (OPUS, "rule: big")
+
+
+@pytest.mark.parametrize(("attachment", "expected"), [
+    ({"uri": "file:///etc/passwd"}, "outside the workspace"),
+    ({"uri": "https://example.com/x.py"}, "not a file URI"),
+    ({"uri": "file:///nowhere/x.py", "kind": "selection"}, "outside the workspace"),
+])
+async def test_an_unusable_attachment_is_a_clear_error(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider,
+        attachment: dict[str, Any], expected: str) -> None:
+    with pytest.raises(JsonRpcException) as caught:
+        await chat(client, daemon, "look", [attachment])
+    assert error_data(caught.value)["code"] == "invalid_attachment"
+    assert expected in caught.value.message
+    assert fake.requests == []

@@ -1,0 +1,278 @@
+"""Write and execute tools end to end: approval in the editor, edits through applyEdit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from switchman.server import methods
+from tests.conftest import models_yaml
+from tests.lsp.conftest import ANTHROPIC_KEY, LISTEN, OPENAI_KEY, Daemon, deltas
+from tests.support.editor_tools import NEVER, ToolEditor
+from tests.support.fake_provider import FakeProvider
+from tests.support.lsp import SwitchmanClient, running_server
+
+SOURCE = "# café\ndef main():\n    return 42\n"
+EDIT = {"path": "src/app.py", "old_text": "return 42", "new_text": "return 43"}
+
+
+@pytest.fixture
+def project(daemon: Daemon) -> Daemon:
+    (daemon.workspace / "src" / "app.py").write_text(SOURCE, "utf-8")
+    return daemon
+
+
+@pytest.fixture
+async def vscode(project: Daemon) -> AsyncIterator[tuple[SwitchmanClient, ToolEditor]]:
+    async with running_server("visual-studio-code", project.env, [project.workspace],
+                              LISTEN) as client:
+        yield client, ToolEditor(client)
+
+
+TURN_TIMEOUT = 90.0
+"""A turn here makes two or three provider calls and an approval round trip: on a loaded
+machine that takes longer than one request's usual bound."""
+
+
+async def chat(client: SwitchmanClient, daemon: Daemon, message: str) -> Any:
+    return await asyncio.wait_for(client.protocol.send_request_async(  # type: ignore[no-untyped-call]
+        methods.CHAT, {"workspace": daemon.uri, "message": message}), TURN_TIMEOUT)
+
+
+def tool_result(fake: FakeProvider, request: int = 1) -> dict[str, Any]:
+    """The tool result the model received in its ``request``-th call."""
+    result: dict[str, Any] = fake.requests[request].body["messages"][-1]["content"][0]
+    return result
+
+
+async def test_an_approved_edit_reaches_the_buffer_through_apply_edit(
+        client: SwitchmanClient, project: Daemon, fake: FakeProvider) -> None:
+    editor = ToolEditor(client)
+    fake.script_tool_call("edit_file", EDIT, id="toolu_e")
+    fake.script_text("Done.")
+    result = await chat(client, project, "make main return 43")
+    assert result["status"] == "completed"
+    request = editor.approvals[0]
+    assert (request["tool"], request["tool_class"], request["title"]) == (
+        "edit_file", "write", "Edit src/app.py")
+    assert (request["session_id"], request["turn_id"]) == (result["session_id"],
+                                                           result["turn_id"])
+    assert request["original"] == SOURCE
+    assert "-    return 42\n+    return 43\n" in request["diff"]
+    assert editor.buffer(project.workspace / "src" / "app.py") == SOURCE.replace("42", "43")
+    assert (project.workspace / "src" / "app.py").read_text("utf-8") == SOURCE  # unsaved
+    assert not tool_result(fake)["is_error"]
+    assert "Edited src/app.py in the editor" in str(tool_result(fake)["content"])
+    done = deltas(client, result["turn_id"], "tool_result")[0]["tool"]
+    assert done["status"] == "done"
+
+
+async def test_create_and_delete_are_resource_operations(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
+    client, editor = vscode
+    fake.script_tool_call("create_file", {"path": "docs/notes.md", "content": "# Notes\n"})
+    fake.script_tool_call("delete_file", {"path": "src/app.py"})
+    fake.script_text("Done.")
+    await chat(client, project, "add notes, remove app.py")
+    create, delete = editor.edits
+    assert create["documentChanges"][0] == {
+        "kind": "create", "uri": (project.workspace / "docs" / "notes.md").as_uri(),
+        "options": {"overwrite": False, "ignoreIfExists": False}}
+    assert editor.buffer(project.workspace / "docs" / "notes.md") == "# Notes\n"
+    assert delete == {"documentChanges": [{"kind": "delete",
+                                           "uri": (project.workspace / "src" / "app.py").as_uri()}]}
+    assert not (project.workspace / "src" / "app.py").exists()
+
+
+async def test_an_edit_the_editor_refuses_is_reported_to_the_model(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
+    client, editor = vscode
+    editor.refusal = "the file is read-only"
+    fake.script_tool_call("edit_file", EDIT)
+    fake.script_text("It could not be changed.")
+    result = await chat(client, project, "make main return 43")
+    assert result["status"] == "completed"
+    returned = tool_result(fake)
+    assert returned["is_error"] is True
+    assert "The editor refused the change to src/app.py: the file is read-only" in str(
+        returned["content"])
+
+
+async def test_a_denial_with_a_reason_reaches_the_model(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
+    client, editor = vscode
+    editor.answers.append({"decision": "deny", "reason": "keep 42, it is the answer"})
+    fake.script_tool_call("edit_file", EDIT)
+    fake.script_text("OK, I left it.")
+    result = await chat(client, project, "make main return 43")
+    assert result["status"] == "completed"
+    assert editor.edits == []
+    assert "keep 42, it is the answer" in str(tool_result(fake)["content"])
+    assert deltas(client, result["turn_id"], "tool_result")[0]["tool"]["summary"] == "denied"
+
+
+async def test_no_answer_in_time_is_a_denial(project: Daemon, fake: FakeProvider) -> None:
+    env = {**project.env, "SWITCHMAN_APPROVAL_TIMEOUT_SECONDS": "1"}
+    async with running_server("neovim", env, [project.workspace], LISTEN) as client:
+        editor = ToolEditor(client)
+        editor.answers.append(NEVER)
+        fake.script_tool_call("run_command", {"command": "touch ran"})
+        fake.script_text("Nobody answered.")
+        result = await chat(client, project, "touch a file")
+    assert result["status"] == "completed"
+    assert "no answer within 1 seconds" in str(tool_result(fake)["content"])
+    assert not (project.workspace / "ran").exists()
+
+
+async def test_always_is_kept_in_the_data_folder_listed_and_revocable(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
+    client, editor = vscode
+    editor.answers.append({"decision": "allow_always"})
+    fake.script_tool_call("run_command", {"command": "echo one"})
+    fake.script_tool_call("run_command", {"command": "echo two"})
+    fake.script_text("Ran both.")
+    await chat(client, project, "run two commands")
+    assert [a["command"] for a in editor.approvals] == ["echo one"]  # the second did not ask
+    assert "Exit status 0.\ntwo" in str(tool_result(fake, 2)["content"])
+    stored = json.loads((project.data / "trust.json").read_text())
+    assert stored == {project.uri: ["run_command"]}
+    assert not (project.workspace / ".switchman").exists()
+    listed = await client.request(methods.TRUST, {"workspace": project.uri})
+    assert listed == {"trusted": [{"workspace": project.uri, "tools": ["run_command"]}]}
+    shown = await chat(client, project, "/trust")
+    assert "Always allowed in this workspace (no question asked): run_command." in shown["text"]
+    revoked = await client.request(methods.REVOKE_TRUST, {"workspace": project.uri,
+                                                          "tool": "run_command"})
+    assert revoked == {"workspace": project.uri, "revoked": ["run_command"]}
+    fake.script_tool_call("run_command", {"command": "echo three"})
+    fake.script_text("Asked again.")
+    await chat(client, project, "once more")
+    assert [a["command"] for a in editor.approvals] == ["echo one", "echo three"]
+
+
+async def test_always_survives_a_restart_and_slash_trust_revokes_it(
+        project: Daemon, fake: FakeProvider) -> None:
+    (project.data / "trust.json").write_text(json.dumps({project.uri: ["edit_file"]}))
+    async with running_server("visual-studio-code", project.env, [project.workspace],
+                              LISTEN) as client:
+        editor = ToolEditor(client)
+        fake.script_tool_call("edit_file", EDIT)
+        fake.script_text("Edited.")
+        await chat(client, project, "edit it")
+        assert editor.approvals == []
+        assert len(editor.edits) == 1
+        answer = await chat(client, project, "/trust revoke all")
+        assert answer["text"] == "Switchman will ask again before: edit_file."
+    assert json.loads((project.data / "trust.json").read_text()) == {}
+
+
+async def test_a_workspace_file_cannot_grant_trust(project: Daemon, fake: FakeProvider) -> None:
+    switchman = project.workspace / ".switchman"
+    switchman.mkdir()
+    (switchman / "trust.json").write_text(json.dumps({project.uri: ["run_command"]}))
+    (switchman / "routing.yaml").write_text("trust: {run_command: always}\n"
+                                            "trusted_tools: [run_command]\n")
+    async with running_server("visual-studio-code", project.env, [project.workspace],
+                              LISTEN) as client:
+        editor = ToolEditor(client)
+        editor.answers.append({"decision": "deny"})
+        fake.script_tool_call("run_command", {"command": "touch ran"})
+        fake.script_text("Denied.")
+        await chat(client, project, "touch it")
+    assert len(editor.approvals) == 1
+    assert not (project.workspace / "ran").exists()
+
+
+@pytest.mark.parametrize(("tool", "arguments"), [
+    ("create_file", {"path": "../evil.txt", "content": "x"}),
+    ("edit_file", {"path": "escape/secret.txt", "old_text": "hunter2", "new_text": "x"}),
+    ("create_file", {"path": ".git/hooks/post-checkout", "content": "#!/bin/sh\n"}),
+    ("delete_file", {"path": "/etc/hostname"}),
+])
+async def test_confinement_attacks_are_refused_without_asking(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider,
+        tool: str, arguments: dict[str, Any]) -> None:
+    client, editor = vscode
+    (project.workspace.parent / "secret.txt").write_text("hunter2")
+    (project.workspace / "escape").symlink_to(project.workspace.parent)
+    (project.workspace / ".git").mkdir()
+    fake.script_tool_call(tool, arguments)
+    fake.script_text("Refused.")
+    await chat(client, project, "try it")
+    assert tool_result(fake)["is_error"] is True
+    assert editor.approvals == [] and editor.edits == []
+    assert (project.workspace.parent / "secret.txt").read_text() == "hunter2"
+    assert not (project.workspace.parent / "evil.txt").exists()
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a live (not zombie) process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def gone(pid: int) -> bool:
+    """Whether ``pid`` ends within 10 s (a kill is delivered asynchronously)."""
+    async with asyncio.timeout(10):
+        while running(pid):
+            await asyncio.sleep(0.02)
+    return True
+
+
+async def test_cancelling_a_turn_kills_the_commands_process_group(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
+    client, _ = vscode
+    fake.script_tool_call("run_command", {
+        "command": "sleep 300 & echo $! > pid.tmp; mv pid.tmp child.pid; wait"})
+    pending = asyncio.ensure_future(chat(client, project, "start a long job"))
+    await client.wait_for(methods.APPROVE)
+    marker = project.workspace / "child.pid"
+    async with asyncio.timeout(20):
+        while not marker.exists():
+            await asyncio.sleep(0.02)
+    child = int(marker.read_text())
+    call = await client.wait_for(methods.CHAT_DELTA, lambda d: d["kind"] == "tool_call")
+    answer = await client.request(methods.CANCEL, {"turn_id": call["turn_id"]})
+    assert answer == {"cancelled": True, "status": "cancelled"}
+    assert (await pending)["status"] == "cancelled"
+    assert await gone(child)
+
+
+async def test_a_command_timeout_kills_its_group(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
+    client, _ = vscode
+    fake.script_tool_call("run_command", {
+        "command": "sleep 300 & echo $! > child.pid; trap '' TERM; sleep 300",
+        "timeout_seconds": 1})
+    fake.script_text("It timed out.")
+    result = await chat(client, project, "run the slow thing")
+    assert result["status"] == "completed"
+    assert "Timed out after 1 s" in str(tool_result(fake)["content"])
+    assert await gone(int((project.workspace / "child.pid").read_text()))
+
+
+async def test_provider_keys_never_reach_a_command(project: Daemon, fake: FakeProvider) -> None:
+    (project.config / "models.yaml").write_text(
+        models_yaml(fake).replace("anthropic: {", "anthropic: {api_key_env: TEAM_CLAUDE_SECRET, "),
+        "utf-8")
+    canary = "canary-team-secret-0123456789"
+    env = {**project.env, "TEAM_CLAUDE_SECRET": canary}
+    async with running_server("visual-studio-code", env, [project.workspace], LISTEN) as client:
+        ToolEditor(client)
+        fake.script_tool_call("run_command", {"command": "env; echo done"})
+        fake.script_text("Printed.")
+        result = await chat(client, project, "print the environment")
+    assert result["status"] == "completed"
+    output = str(tool_result(fake)["content"])
+    assert output.rstrip().endswith("done")
+    for secret in (canary, ANTHROPIC_KEY, OPENAI_KEY):
+        assert secret not in output
+    assert "SWITCHMAN_DATA_DIR=" in output  # the rest of the environment is there

@@ -1,0 +1,113 @@
+"""Approval answers and trust; memory in the prompt and its tools; skill_load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from switchman.engine.skills import SkillIndex
+from switchman.engine.tools.approval import ApprovalAnswer, TrustStore
+from switchman.engine.tools.memory import compose_memory
+from switchman.engine.tools.skill_tools import skills_prompt
+from switchman.engine.tools.toolbox import Toolbox
+from tests.tools.conftest import ScriptedApprover, make_toolbox
+
+EDIT = {"path": "src/app.py", "old_text": "42", "new_text": "43"}
+
+
+async def test_reads_never_ask(toolbox: Toolbox, approver: ScriptedApprover) -> None:
+    assert not (await toolbox.run("read_file", {"path": "src/app.py"})).is_error
+    assert not (await toolbox.run("grep", {"pattern": "main"})).is_error
+    assert approver.asked == []
+
+
+async def test_always_is_remembered_per_workspace_and_revocable(
+        project: Path, approver: ScriptedApprover, trust: TrustStore, tmp_path: Path) -> None:
+    approver.answers.append(ApprovalAnswer("allow_always"))
+    tools = make_toolbox(project, approver, trust)
+    await tools.run("run_command", {"command": "true"})
+    await tools.run("run_command", {"command": "true"})
+    assert len(approver.asked) == 1  # the second call did not ask
+    assert TrustStore(tmp_path / "data").trusted(project.as_uri()) == ["run_command"]
+    assert not (project / ".switchman").exists()  # never in the repository
+    await tools.run("edit_file", EDIT)
+    assert approver.asked[-1].tool == "edit_file"  # trust is per tool
+    other = tmp_path / "other"
+    other.mkdir()
+    await make_toolbox(other, approver, trust).run("run_command", {"command": "true"})
+    assert approver.asked[-1].tool == "run_command"  # and per workspace
+    assert trust.revoke(project.as_uri()) == ["run_command"]
+    await tools.run("run_command", {"command": "true"})
+    assert len(approver.asked) == 4
+
+
+async def test_a_workers_always_is_not_remembered(
+        project: Path, approver: ScriptedApprover, trust: TrustStore) -> None:
+    approver.answers.append(ApprovalAnswer("allow_always"))
+    worker = make_toolbox(project, approver, trust, is_worker=True)
+    assert not (await worker.run("run_command", {"command": "true"})).is_error
+    assert trust.trusted(project.as_uri()) == []
+    assert approver.asked[0].is_worker
+
+
+def test_a_broken_trust_file_trusts_nothing(trust: TrustStore) -> None:
+    trust.path.parent.mkdir(parents=True)
+    trust.path.write_text("{not json")
+    assert trust.all() == {}
+    trust.grant("file:///w", "edit_file")
+    assert trust.all() == {"file:///w": ["edit_file"]}
+
+
+def test_memory_is_composed_within_the_budget(project: Path) -> None:
+    assert compose_memory(project) == ""
+    (project / ".switchman").mkdir()
+    (project / ".switchman" / "USER.md").write_text("- prefers tabs\n")
+    (project / ".switchman" / "MEMORY.md").write_text("".join(f"- fact {i}\n"
+                                                              for i in range(2000)))
+    composed = compose_memory(project, budget_tokens=100)
+    assert composed.startswith("## About the user (USER.md)\n- prefers tabs\n\n"
+                               "## Workspace memory (MEMORY.md)\n- fact 0\n")
+    assert composed.endswith("[… the rest of MEMORY.md is left out to save space]")
+    assert len(composed) < 100 * 4 + 200
+
+
+async def test_memory_tools_write_after_approval(toolbox: Toolbox, project: Path,
+                                                 approver: ScriptedApprover) -> None:
+    added = await toolbox.run("memory_add", {"file": "memory", "text": "Tests run with make"})
+    assert not added.is_error, added.content
+    await toolbox.run("memory_add", {"file": "memory", "text": "Python 3.11"})
+    memory = project / ".switchman" / "MEMORY.md"
+    assert memory.read_text() == "- Tests run with make\n- Python 3.11\n"
+    replaced = await toolbox.run("memory_replace", {"file": "memory", "old_text": "3.11",
+                                                    "new_text": "3.12"})
+    assert not replaced.is_error
+    assert memory.read_text() == "- Tests run with make\n- Python 3.12\n"
+    assert [r.tool for r in approver.asked] == ["memory_add", "memory_add", "memory_replace"]
+    bad = await toolbox.run("memory_add", {"file": "secrets", "text": "x"})
+    assert "'file' must be 'memory' or 'user'" in bad.content
+
+
+async def test_workers_have_no_memory_tools(project: Path, approver: ScriptedApprover,
+                                            trust: TrustStore) -> None:
+    worker = make_toolbox(project, approver, trust, is_worker=True)
+    names = {d.name for d in worker.definitions()}
+    assert "memory_add" not in names and "memory_replace" not in names
+    assert {"skill_load", "edit_file", "run_command"} <= names
+    refused = await worker.run("memory_add", {"file": "memory", "text": "x"})
+    assert refused.content == "Unknown tool 'memory_add'."
+
+
+async def test_skill_load_reads_only_indexed_skills(project: Path, approver: ScriptedApprover,
+                                                    trust: TrustStore) -> None:
+    skills = project / ".switchman" / "skills"
+    skills.mkdir(parents=True)
+    (skills / "review.md").write_text("---\nname: code_review\ndescription: Review code.\n---\n"
+                                      "Check the tests first.\n")
+    index = SkillIndex.build([skills])
+    tools = make_toolbox(project, approver, trust, skills=index)
+    loaded = await tools.run("skill_load", {"name": "code_review"})
+    assert "Check the tests first." in loaded.content
+    missing = await tools.run("skill_load", {"name": "../../src/app.py"})
+    assert missing.is_error
+    assert "Known skills: code_review" in missing.content
+    assert skills_prompt(index) == ("## Skills (load one with skill_load when it applies)\n"
+                                    "- code_review: Review code.")

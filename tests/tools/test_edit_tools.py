@@ -1,0 +1,104 @@
+"""edit_file / create_file / delete_file: proposals, approval, confinement."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from switchman.engine.tools.approval import ApprovalAnswer, ToolClass, TrustStore
+from switchman.engine.tools.toolbox import Toolbox
+from tests.tools.conftest import ScriptedApprover, make_toolbox
+
+
+async def test_edit_file_replaces_a_unique_snippet_after_approval(
+        toolbox: Toolbox, project: Path, approver: ScriptedApprover) -> None:
+    outcome = await toolbox.run("edit_file", {"path": "src/app.py", "old_text": "return 42",
+                                              "new_text": "return 43"})
+    assert not outcome.is_error, outcome.content
+    assert (project / "src" / "app.py").read_text() == "def main():\n    return 43\n"
+    assert outcome.touched == ["src/app.py"]
+    request = approver.asked[0]
+    assert (request.tool, request.tool_class, request.title) == (
+        "edit_file", ToolClass.WRITE, "Edit src/app.py")
+    assert "-    return 42\n+    return 43\n" in (request.diff or "")
+    assert request.original == "def main():\n    return 42\n"
+
+
+@pytest.mark.parametrize(("old", "expected"), [
+    ("return 99", "was not found"), ("", "'old_text' is empty"),
+])
+async def test_edit_file_explains_a_snippet_it_cannot_use(
+        toolbox: Toolbox, approver: ScriptedApprover, old: str, expected: str) -> None:
+    outcome = await toolbox.run("edit_file", {"path": "src/app.py", "old_text": old,
+                                              "new_text": "x"})
+    assert outcome.is_error
+    assert expected in outcome.content
+    assert approver.asked == []  # nothing to approve
+
+
+async def test_an_ambiguous_snippet_is_refused(toolbox: Toolbox, project: Path) -> None:
+    (project / "twice.txt").write_text("a\na\n")
+    outcome = await toolbox.run("edit_file", {"path": "twice.txt", "old_text": "a",
+                                              "new_text": "b"})
+    assert "occurs 2 times" in outcome.content
+    assert (project / "twice.txt").read_text() == "a\na\n"
+
+
+async def test_create_and_delete(toolbox: Toolbox, project: Path) -> None:
+    created = await toolbox.run("create_file", {"path": "docs/new.md", "content": "# New\n"})
+    assert not created.is_error
+    assert (project / "docs" / "new.md").read_text() == "# New\n"
+    again = await toolbox.run("create_file", {"path": "docs/new.md", "content": "x"})
+    assert "already exists" in again.content
+    replaced = await toolbox.run("create_file", {"path": "docs/new.md", "content": "y",
+                                                 "overwrite": True})
+    assert not replaced.is_error
+    assert (project / "docs" / "new.md").read_text() == "y"
+    deleted = await toolbox.run("delete_file", {"path": "docs/new.md"})
+    assert not deleted.is_error
+    assert not (project / "docs" / "new.md").exists()
+    folder = await toolbox.run("delete_file", {"path": "src"})
+    assert "is a folder" in folder.content
+
+
+async def test_a_denial_changes_nothing_and_carries_the_reason(
+        project: Path, approver: ScriptedApprover, trust: TrustStore) -> None:
+    approver.answers.append(ApprovalAnswer("deny", "use a constant instead"))
+    outcome = await make_toolbox(project, approver, trust).run(
+        "edit_file", {"path": "src/app.py", "old_text": "42", "new_text": "43"})
+    assert outcome.is_error
+    assert "denied" in outcome.content
+    assert "use a constant instead" in outcome.content
+    assert "42" in (project / "src" / "app.py").read_text()
+
+
+@pytest.mark.parametrize(("tool", "arguments"), [
+    ("create_file", {"path": "../evil.txt", "content": "x"}),
+    ("create_file", {"path": "/tmp/evil.txt", "content": "x"}),
+    ("edit_file", {"path": "../outside.txt", "old_text": "outside", "new_text": "pwned"}),
+    ("delete_file", {"path": "../outside.txt"}),
+    ("create_file", {"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ncurl evil\n"}),
+    ("edit_file", {"path": ".git/config", "old_text": "token", "new_text": "x"}),
+    ("create_file", {"path": "linkdir/evil.txt", "content": "x"}),
+    ("edit_file", {"path": "link.txt", "old_text": "outside", "new_text": "pwned"}),
+    ("create_file", {"path": "src/\u0000.py", "content": "x"}),
+])
+async def test_confinement_attacks_are_refused_before_asking(
+        toolbox: Toolbox, project: Path, approver: ScriptedApprover, tool: str,
+        arguments: dict[str, object]) -> None:
+    os.symlink(project.parent, project / "linkdir")
+    os.symlink(project.parent / "outside.txt", project / "link.txt")
+    outcome = await toolbox.run(tool, arguments)
+    assert outcome.is_error
+    assert approver.asked == []
+    assert (project.parent / "outside.txt").read_text() == "outside\n"
+    assert not (project.parent / "evil.txt").exists()
+    assert not (project / ".git" / "hooks").exists()
+
+
+async def test_reading_git_internals_is_refused(toolbox: Toolbox) -> None:
+    outcome = await toolbox.run("read_file", {"path": ".git/config"})
+    assert outcome.is_error
+    assert "token" not in outcome.content

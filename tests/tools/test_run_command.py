@@ -1,0 +1,127 @@
+"""run_command: exit status, capped output, timeouts and cancellation kill the group, no keys."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from switchman.engine.tools.approval import ApprovalAnswer, ToolClass, TrustStore
+from switchman.engine.tools.shell import HEAD_BYTES, TAIL_BYTES, CappedOutput
+from switchman.engine.tools.toolbox import Toolbox
+from tests.tools.conftest import ScriptedApprover, make_toolbox
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a running (not zombie) process."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+async def stopped(pid: int) -> bool:
+    """Whether ``pid`` ends within 5 s (a SIGKILL is delivered asynchronously)."""
+    async with asyncio.timeout(5):
+        while running(pid):
+            await asyncio.sleep(0.01)
+    return True
+
+
+async def test_exit_status_and_output(toolbox: Toolbox, approver: ScriptedApprover,
+                                      project: Path) -> None:
+    outcome = await toolbox.run("run_command", {"command": "echo hello; echo oops >&2; pwd"})
+    assert outcome.content.splitlines() == ["Exit status 0.", "hello", "oops", str(project)]
+    assert not outcome.is_error
+    request = approver.asked[0]
+    assert (request.tool_class, request.command, request.cwd) == (
+        ToolClass.EXECUTE, "echo hello; echo oops >&2; pwd", str(project))
+    failed = await toolbox.run("run_command", {"command": "exit 3"})
+    assert failed.is_error
+    assert failed.content.startswith("Exit status 3.")
+
+
+async def test_long_output_keeps_its_head_and_tail(toolbox: Toolbox) -> None:
+    outcome = await toolbox.run("run_command", {
+        "command": "echo FIRST; head -c 200000 /dev/zero | tr '\\0' x; echo; echo LAST"})
+    assert "FIRST" in outcome.content
+    assert outcome.content.rstrip().endswith("LAST")
+    assert "bytes of output left out" in outcome.content
+    assert len(outcome.content) < HEAD_BYTES + TAIL_BYTES + 200
+
+
+def test_capped_output_keeps_exact_head_and_tail() -> None:
+    output = CappedOutput(head=4, tail=6)
+    for chunk in (b"abc", b"defgh", b"ijklmnop", b"qr"):
+        output.add(chunk)
+    assert output.text() == "abcd\n[… 8 bytes of output left out …]\nmnopqr"
+
+
+async def test_a_timeout_kills_the_whole_process_group(toolbox: Toolbox, project: Path) -> None:
+    outcome = await toolbox.run("run_command", {
+        "command": "sleep 300 & echo $! > child.pid; trap '' TERM; sleep 300",
+        "timeout_seconds": 1})
+    assert outcome.is_error
+    assert "Timed out after 1 s" in outcome.content
+    child = int((project / "child.pid").read_text())
+    assert await stopped(child)
+
+
+async def test_finishing_stops_what_the_command_left_running(toolbox: Toolbox,
+                                                             project: Path) -> None:
+    outcome = await toolbox.run("run_command", {
+        "command": "sleep 300 >/dev/null 2>&1 & echo $! > child.pid; echo started"})
+    assert outcome.content.splitlines() == ["Exit status 0.", "started"]
+    assert await stopped(int((project / "child.pid").read_text()))
+
+
+async def test_cancelling_the_turn_kills_the_group(toolbox: Toolbox, project: Path) -> None:
+    marker = project / "child.pid"
+    task = asyncio.ensure_future(toolbox.run("run_command", {
+        "command": "sleep 300 & echo $! > child.pid.tmp; mv child.pid.tmp child.pid; wait"}))
+    while not marker.exists():  # the command wrote its child's pid: it is running
+        await asyncio.sleep(0.01)
+    child = int(marker.read_text())
+    assert running(child)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await stopped(child)
+
+
+async def test_api_keys_are_not_in_the_childs_environment(
+        project: Path, approver: ScriptedApprover, trust: TrustStore) -> None:
+    environ = {"PATH": os.environ["PATH"], "HOME": "/home/u", "MY_PROVIDER_KEY": "canary-1",
+               "GROQ_API_KEY": "canary-2", "ANTHROPIC_API_KEY": "canary-3"}
+    tools = make_toolbox(project, approver, trust, environ=environ,
+                         key_variables=("MY_PROVIDER_KEY",))
+    outcome = await tools.run("run_command", {"command": "env"})
+    assert "HOME=/home/u" in outcome.content
+    assert "canary" not in outcome.content
+
+
+async def test_a_denied_command_does_not_run(project: Path, approver: ScriptedApprover,
+                                             trust: TrustStore) -> None:
+    approver.answers.append(ApprovalAnswer("deny"))
+    outcome = await make_toolbox(project, approver, trust).run(
+        "run_command", {"command": "touch ran"})
+    assert outcome.is_error
+    assert "denied" in outcome.content
+    assert not (project / "ran").exists()
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ({"command": ""}, "'command' is empty"),
+    ({"command": ["ls"]}, "'command' must be text"),
+    ({"command": "ls", "timeout_seconds": "soon"}, "'timeout_seconds' must be a whole number"),
+    ({"command": "ls", "timeout_seconds": 0}, "between 1 and"),
+])
+async def test_bad_command_arguments(toolbox: Toolbox, approver: ScriptedApprover,
+                                     arguments: dict[str, object], expected: str) -> None:
+    outcome = await toolbox.run("run_command", arguments)
+    assert outcome.is_error
+    assert expected in outcome.content
+    assert approver.asked == []

@@ -70,6 +70,7 @@ def script_delegated(fake: FakeProvider) -> None:
     calls = [ToolCall("delegate", {"tier": "fast", "task": f"Move the shared token check in "
                                    f"auth/{name} into auth/common.py and rewrite {name} to use "
                                    "it. Answer with the new file.",
+                                   "allowed_tools": ["read_file"],  # read-only: no approval
                                    "context": {"mode": "explicit", "include": [
                                        {"type": "file", "path": f"auth/{name}"}]}},
                       id=f"toolu_{n}") for n, name in enumerate(FILES)]
@@ -130,7 +131,9 @@ async def step_gaps(runs: int, tool: str) -> list[float]:
         adapter = TimedAdapter()
         service, workspace = engine(Path(folder), adapters=adapter)
         arguments: dict[str, Any] = {"tier": "fast", "task": "Format this JSON: {}",
-                                     "context": {"mode": "minimal"}} if tool == "delegate" \
+                                     "context": {"mode": "minimal"},
+                                     # read-only, so no approval wait is measured
+                                     "allowed_tools": ["read_file"]} if tool == "delegate" \
             else {"path": "auth/github.py"}
         for run in range(runs):
             adapter.calls((f"toolu_{run}", tool, arguments), model="anthropic:claude-opus-4-7")

@@ -12,7 +12,7 @@ from pygls.uris import from_fs_path
 from pygls.workspace import Workspace
 
 from switchman.engine.editing.editing import ConfigDocuments
-from switchman.server.features.config_editing import feature
+from switchman.engine.editing.fixes import fixes as real_fixes
 from switchman.server.features.config_editing.feature import ConfigEditing
 
 SHADOWED = ("rules:\n  - name: all\n    use: opus\n  - name: images\n"
@@ -33,13 +33,12 @@ async def test_fixes_are_built_and_verified_on_the_config_worker(
     await editing.off_loop(editing.documents.update, editing.path_of(uri), SHADOWED)
 
     threads: list[str] = []
-    real_fixes = feature.fixes
 
     def recording_fixes(*args: object) -> object:
         threads.append(threading.current_thread().name)
         return real_fixes(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(feature, "fixes", recording_fixes)
+    monkeypatch.setattr(ConfigEditing.__module__ + ".fixes", recording_fixes)
     everything = types.Range(start=types.Position(0, 0), end=types.Position(6, 0))
     actions = await editing.code_actions(uri, everything)
 

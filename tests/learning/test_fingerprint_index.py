@@ -72,7 +72,7 @@ def test_partitioned_index_keeps_recall(monkeypatch: pytest.MonkeyPatch) -> None
     for row in data:
         index.add(row)
     assert index._centroids is not None  # trained: queries no longer scan every row
-    assert len(index._candidates(data[0])) < len(data)
+    assert len(index._candidates(data[0])[0]) < len(data)
     recall = []
     for q in range(0, 3000, 100):
         found, _ = index.nearest(data[q], 10)
@@ -125,3 +125,60 @@ def test_next_action_classification() -> None:
     assert next_action(same, "m1", same, "m2") is NextAction.REROUTED
     assert next_action(same, "m1", same, "m1") is NextAction.RESENT
     assert next_action(same, "m1", message_hash("now the docs"), "m2") is NextAction.MOVED_ON
+
+
+def test_sketch_shortlist_keeps_recall_on_real_fingerprints(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fingerprints are 512 wide; candidates are first scored on a 64-wide sketch.
+
+    The shortlist must find what scoring every candidate exactly finds.
+    """
+    monkeypatch.setattr(index_module, "EXACT_LIMIT", 256)
+    monkeypatch.setattr(index_module, "CANDIDATES", 800)
+    monkeypatch.setattr(index_module, "RERANK", 64)
+    rng = np.random.default_rng(3)
+    vocabulary = [f"{stem}{suffix}" for stem in (
+        "parse", "refactor", "test", "commit", "doc", "query", "index", "cache", "deploy",
+        "migrate", "route", "token", "stream", "retry", "login", "session", "config", "schema",
+        "lint", "thread", "lock", "build", "release", "review", "render", "widget", "plot")
+        for suffix in ("", "er", "ing", "s", "ed")]
+    messages = [" ".join(rng.choice(vocabulary, rng.integers(4, 20))) for _ in range(3000)]
+    data = np.stack([fp(m, estimated_input_tokens=int(rng.integers(10, 9000)))
+                     for m in messages])
+    index = VectorIndex(DIMENSIONS)
+    for row in data:
+        index.add(row)
+    assert index._axes is not None and index._axes.shape == (DIMENSIONS, 64)
+    decoded = index._codes[:3000].astype(np.float32) * index._scales[:3000, None]
+    recall = []
+    for _ in range(60):
+        query = fp(" ".join(rng.choice(vocabulary, 10)))
+        candidates = index._candidates(query)[0]
+        assert len(candidates) > 4 * 64  # the sketch really shortlists
+        found, _ = index.nearest(query, 10)
+        # What scoring every candidate exactly finds (the cells' own recall is tested above).
+        exact = set(candidates[np.argsort(-(decoded[candidates] @ query))[:10]].tolist())
+        recall.append(len(exact & set(found.tolist())) / 10)
+    assert float(np.mean(recall)) >= 0.95
+
+
+def test_rows_added_after_sorting_are_found_before_and_after_the_next_sort(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_module, "EXACT_LIMIT", 256)
+    monkeypatch.setattr(index_module, "CANDIDATES", 300)
+    monkeypatch.setattr(index_module, "LAYOUT_SLACK", 64)
+    data = _clustered(2000, seed=4)
+    index = VectorIndex(64)
+    index.load(*_encoded(data[:1500]))
+    assert index._sorted_end == 1500
+    for position in range(1500, 2000):
+        index.add(data[position])
+        unsorted = index._sorted_end <= position
+        found, _ = index.nearest(data[position], 1)
+        assert found[0] == position, (position, unsorted)
+    assert 1500 < index._sorted_end < 2000  # sorted again on the way, a tail remains
+
+
+def _encoded(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    pairs = [index_module.encode(row) for row in data]
+    return np.stack([c for c, _ in pairs]), np.array([s for _, s in pairs], np.float32)

@@ -184,6 +184,10 @@ class Switchman:
         (whether it was running, its final status)."""
         return await self.lifecycle.cancel(turn_id)
 
+    def turns_running(self) -> bool:
+        """Whether any turn (a worker's included) is in flight."""
+        return self.lifecycle.any_running()
+
     def cancel_all(self) -> None:
         """Cancel every running turn; each keeps what it streamed."""
         self.lifecycle.cancel_all()

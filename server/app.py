@@ -71,6 +71,10 @@ class SwitchmanServer(LanguageServer):
                     log.warning("workspace folder ignored: %s", error)
         return self._switchman
 
+    def turns_running(self) -> bool:
+        """Whether a chat turn is streaming (never starts the engine to find out)."""
+        return self._switchman is not None and self._switchman.turns_running()
+
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Errors outside a request: logged here, never shown with their Python text.
 

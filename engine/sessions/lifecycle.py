@@ -218,6 +218,10 @@ class TurnLifecycle:
             raise UnknownTurn(turn_id)
         return False, stored.status
 
+    def any_running(self) -> bool:
+        """Whether any session has a turn in flight."""
+        return any(live.running is not None for live in self.sessions.all_loaded())
+
     def cancel_all(self) -> None:
         """Cancel every running turn (each saves what it streamed and ends ``cancelled``)."""
         for live in self.sessions.all_loaded():

@@ -50,3 +50,27 @@ def test_everything_is_unfrozen_and_collected_now_and_then(calls: list[str]) -> 
     now[0] = 301.0
     collector.collect()
     assert calls == ["collect", "freeze", "unfreeze", "collect", "freeze"]
+
+
+async def test_no_collection_while_a_turn_is_running(
+        calls: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    running = [True]
+    collector = IdleCollector(idle=0.001, refresh=100.0, clock=lambda: 0.0,
+                              turn_running=lambda: running[0])
+    attempts: list[asyncio.Event] = [asyncio.Event(), asyncio.Event()]
+    collect = collector.collect
+
+    def collect_and_tell() -> None:
+        collect()
+        for attempt in attempts:
+            if not attempt.is_set():
+                attempt.set()
+                return
+
+    monkeypatch.setattr(collector, "collect", collect_and_tell)
+    collector.busy()
+    await asyncio.wait_for(attempts[0].wait(), 5)
+    assert calls == []  # a turn is streaming: the collection was put off, not run
+    running[0] = False
+    await asyncio.wait_for(attempts[1].wait(), 5)
+    assert calls == ["collect", "freeze"]  # tried again by itself, ran once the turn ended

@@ -79,3 +79,22 @@ async def test_tool_sources_add_tools_the_loop_runs(service: Switchman,
     tool_message = adapter.requests[1].messages[-1]
     assert getattr(tool_message.content[0], "content", "") == "it is noon (UTC)"
     assert "Unknown tool 'nope'" in getattr(tool_message.content[1], "content", "")
+
+
+async def test_turns_running_is_true_only_while_a_turn_is_in_flight(
+        service: Switchman, adapter: ScriptedAdapter) -> None:
+    during: list[bool] = []
+
+    async def probe(call: ToolCallRequest) -> ToolOutcome:
+        during.append(service.turns_running())
+        return ToolOutcome("probed", summary="probed")
+
+    service.lifecycle.tool_sources.append(lambda context, tools: tools.add(
+        ToolEntry(ToolSpec("probe", "Probe.", {"type": "object"}), probe)))
+    adapter.calls(("t1", "probe", {}))
+    adapter.text("Done.")
+    (workspace,) = list(service.workspaces)
+    assert not service.turns_running()
+    await service.chat(workspace, None, "@sonnet probe")
+    assert during == [True]  # the idle garbage collection waits for this
+    assert not service.turns_running()

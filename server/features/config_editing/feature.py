@@ -67,7 +67,7 @@ class ConfigEditing:
         self.documents = documents
         self._uris: dict[Path, str] = {}
         self._pending: dict[Path, asyncio.Task[None]] = {}
-        self._collector = IdleCollector()
+        self._collector = IdleCollector(turn_running=server.turns_running)
         self._published: set[Path] = set()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="config-check")
         self._json = default_converter()  # type: ignore[no-untyped-call]
@@ -161,14 +161,26 @@ class ConfigEditing:
         return lsp_hover(found, positions, markdown) if found else None
 
     async def code_actions(self, uri: str, rng: types.Range) -> list[types.CodeAction]:
-        """Quick fixes for the problems touching ``rng``."""
-        path, analysis = self.path_of(uri), await self.analysis(uri)
-        context = await self.off_loop(self.documents.fix_context, path) if path else None
+        """Quick fixes for the problems touching ``rng``.
+
+        Each fix is verified by re-checking the edited file, which for a long file takes
+        as long as a check: so all of it runs on the documents' worker thread.
+        """
+        path = self.path_of(uri)
+        document = self.server.workspace.text_documents.get(uri)
+        if path is None or document is None:
+            return []
+        return await self.off_loop(self._code_actions, path, uri, document.version, rng)
+
+    def _code_actions(self, path: Path, uri: str, version: int | None,
+                      rng: types.Range) -> list[types.CodeAction]:
+        """On the worker: the verified fixes for ``rng``, as LSP code actions."""
+        analysis = self.documents.check(path)
+        context = self.documents.fix_context(path)
         if analysis is None or context is None:
             return []
         positions = self.positions(analysis.text)
         found = fixes(analysis.doc, analysis.problems, positions.engine_range(rng), context)
-        version = self.server.workspace.get_text_document(uri).version
         changes = self._capability("workspace.workspace_edit.document_changes")
         related = self._supports_related_information()
         return [lsp_code_action(f, positions, uri, version, changes, related) for f in found]

@@ -10,6 +10,11 @@ collection: freezing costs next to nothing, collecting can wait for a pause.
 Frozen objects are still freed by reference counting as usual; every few
 minutes, when idle, everything is unfrozen and collected in full, so cyclic
 garbage cannot pile up.
+
+"Idle" includes the chat streams: a full collection runs on the event loop and
+takes 50-150 ms with a large configuration loaded, long enough to stall every
+stream's deltas. So while any turn is in flight the collection is put off and
+tried again a moment later; it runs once no turn is running.
 """
 
 from __future__ import annotations
@@ -27,10 +32,13 @@ class IdleCollector:
     """Runs the garbage collector when the daemon is idle."""
 
     def __init__(self, idle: float = IDLE_SECONDS, refresh: float = REFRESH_SECONDS,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 turn_running: Callable[[], bool] = lambda: False) -> None:
         self.idle = idle
         self.refresh = refresh
         self.clock = clock
+        self.turn_running = turn_running
+        """Whether a chat turn is streaming now (the collection waits until none is)."""
         self._timer: asyncio.TimerHandle | None = None
         self._last_full = clock()
 
@@ -41,13 +49,20 @@ class IdleCollector:
         """
         if settle_now:
             gc.freeze()
+        self._arm()
+
+    def _arm(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
         self._timer = asyncio.get_running_loop().call_later(self.idle, self.collect)
 
     def collect(self) -> None:
-        """Collect garbage now and freeze the survivors (unfreezing all now and then)."""
+        """Collect garbage and freeze the survivors (unfreezing all now and then); while a
+        turn is running, try again after another idle interval instead."""
         self._timer = None
+        if self.turn_running():
+            self._arm()
+            return
         if self.clock() - self._last_full >= self.refresh:
             gc.unfreeze()
             self._last_full = self.clock()

@@ -167,8 +167,10 @@ class Switchman:
         for attachment in attachments or []:
             check_text(attachment.uri + (attachment.text or ""), "attachment")
         live = self.sessions.for_messages(workspace, session_id)
-        await self.config.settle(str(live.folder))  # route with the files as saved
+        cancelled = await self._settle(str(live.folder))  # route with the files as saved
         if slash_commands.command_name(message) is not None:
+            if cancelled:
+                raise asyncio.CancelledError
             return await slash_commands.run(self.sessions, self.lifecycle, self.queries, live,
                                             message)
         text, override = self.router.parse(message)
@@ -177,7 +179,22 @@ class Switchman:
             raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
         self.learning.message_sent(live.id, text, override.model if override else None)
         return (await self.lifecycle.run(live, text, images or [], override,
-                                           attached)).result
+                                           attached, cancelled=cancelled)).result
+
+    async def _settle(self, folder: str) -> bool:
+        """Wait for the folder's config checks; True if the caller was cancelled meanwhile.
+
+        A message cancelled before its turn could start is still recorded, as a turn
+        that ends ``cancelled`` at once, so the editor's view and the history agree.
+        """
+        try:
+            await self.config.settle(folder)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            return True
+        return False
 
     async def cancel(self, turn_id: str) -> tuple[bool, str]:
         """Cancel a running turn (a worker's turn cancels only that worker); returns

@@ -19,6 +19,7 @@ a request is answered with a fixed ``-32603`` message and logged on stderr.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
@@ -95,6 +96,17 @@ class SwitchmanProtocol(LanguageServerProtocol):
         except Exception:  # a bug in dispatch must not end the I/O loop
             log.exception("could not handle %s", _describe(message))
             self._refuse(message, JsonRpcInternalError(INTERNAL_ERROR_MESSAGE))
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        """Cancel a request one loop turn later, so that its handler has started.
+
+        Frames that arrive together are dispatched in one loop turn: a chat request
+        and the ``$/cancelRequest`` the editor sent right after it would otherwise
+        cancel the handler before it ran, and the message would be neither recorded
+        nor answered as a ``cancelled`` turn. Once started, the handler turns the
+        cancellation into a turn that ends ``cancelled`` with what it kept.
+        """
+        asyncio.get_running_loop().call_soon(super()._handle_cancel_notification, msg_id)
 
     def parse_error(self, error: BaseException) -> None:
         """Answer a frame whose body could not be read as JSON."""

@@ -92,13 +92,18 @@ class TurnLifecycle:
 
     async def run(self, live: LiveSession, text: str, images: list[ImageBlock],
                   override: Override | None,
-                  attachments: list[AttachmentBlock] | None = None) -> TurnOutcome:
+                  attachments: list[AttachmentBlock] | None = None, *,
+                  cancelled: bool = False) -> TurnOutcome:
         """Route (``override`` first) and run one turn of ``live``; cancelling the caller
-        cancels the turn, which still ends normally (``cancelled``)."""
+        cancels the turn, which still ends normally (``cancelled``). ``cancelled``: the
+        caller was cancelled before it got here; the turn is recorded and cancelled."""
         if live.running is not None:
             raise TurnInProgress(live.running.turn_id)
         setup = self._start(live, text, images, override, attachments or [])
-        task = asyncio.get_running_loop().create_task(self.runner.run(setup))
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(self.runner.run(setup))
+        if cancelled:  # after the task's first step, which is already scheduled
+            loop.call_soon(task.cancel)
         live.running = RunningTurn(setup.turn.id, setup.model.id, task)
         self._status(live)
         try:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from switchman.server import methods
 from tests.lsp.conftest import Daemon, deltas, error_data
 from tests.support.fake_provider import FakeProvider, Usage
 from tests.support.lsp import SwitchmanClient
+from tests.support.rawrpc import RawDaemon, frame
 
 HAIKU, SONNET, OPUS = ("anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-6",
                        "anthropic:claude-opus-4-7")
@@ -198,3 +201,29 @@ async def test_a_message_with_a_lone_surrogate_gets_a_clear_error(
     swap = await client.request(methods.SET_MODEL, {"workspace": daemon.uri, "model": "opus"})
     assert swap["outcome"] == "applied"  # the session is not left "busy"
     assert fake.requests == []
+
+
+def test_a_cancel_sent_with_the_chat_request_still_ends_a_cancelled_turn(
+        daemon: Daemon, fake: FakeProvider, tmp_path: Path) -> None:
+    # An editor that cancels at once sends both frames in one write; the daemon reads
+    # them in one go. The chat must still be recorded and answered as a cancelled turn
+    # (not refused with RequestCancelled before its handler ever ran).
+    fake.script_stall("never", after_chunks=1)
+    raw = RawDaemon(daemon.env, tmp_path / "stderr.log")
+    try:
+        raw.initialize(daemon.workspace)
+        chat_id = raw.new_id()
+        chat_frame = frame(json.dumps({"jsonrpc": "2.0", "id": chat_id, "method": methods.CHAT,
+                                       "params": {"workspace": daemon.uri,
+                                                  "message": "cancel me at once"}}).encode())
+        cancel_frame = frame(json.dumps({"jsonrpc": "2.0", "method": "$/cancelRequest",
+                                         "params": {"id": chat_id}}).encode())
+        raw.send_bytes(chat_frame + cancel_frame)
+        answer = raw.response(chat_id)
+        assert "result" in answer, answer
+        assert answer["result"]["status"] == "cancelled"
+        listed = raw.request(methods.SESSIONS, {"workspace": daemon.uri})
+        assert listed["result"]["sessions"][0]["title"] == "cancel me at once"
+    finally:
+        fake.release_stalls()
+        raw.close()

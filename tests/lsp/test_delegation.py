@@ -310,3 +310,29 @@ async def test_a_delegation_that_may_write_is_approved_in_the_editor(
              if u["phase"] == "ended"}
     assert (ended["toolu_no"]["error"], ended["toolu_no"]["worker_session_id"]) == (
         "approval_denied", "")
+
+
+async def test_a_tier_with_no_usable_model_fails_the_delegation_only(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    # No OpenAI key, and every tier names an OpenAI model: the tier upgrade (fast ->
+    # balanced -> deep) finds nothing and the worker may not fall back to a default, so
+    # the call fails and the planner carries on.
+    daemon.write_routing("global_default: opus\n"
+                         "tiers: {fast: gpt-5-mini, balanced: gpt-5, deep: gpt-5}\n")
+    env = {k: v for k, v in daemon.env.items() if k != "OPENAI_API_KEY"}
+    fake.script_tool_calls([delegate("toolu_none", allowed_tools=["read_file"])],
+                           model=OPUS_API)
+    fake.script_text("I will do it myself.", model=OPUS_API)
+    async with running_server("visual-studio-code", env, workspaces=[daemon.workspace],
+                              listen=LISTEN) as client:
+        result = await chat(client, daemon, "@opus hand this off")
+        assert result["status"] == "completed"
+        detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
+        answer = tool_results(detail)["toolu_none"]
+        assert answer["is_error"], answer
+        assert answer["content"].startswith(
+            "delegate failed: no model available for tier fast")
+        ended = [u for u in updates(client, "toolu_none") if u["phase"] == "ended"]
+        assert ended[-1]["status"] == "failed"
+        assert ended[-1]["error"].startswith("no model available for tier fast")
+    assert [r.model for r in fake.requests] == [OPUS_API, OPUS_API]

@@ -36,7 +36,8 @@ end
 local function script_delegation(task, worker_chunks, final)
   H.script({
     { kind = 'tool_call', name = 'delegate', id = 'toolu_' .. task:gsub('%W', ''):sub(1, 12),
-      input = { tier = 'fast', task = task, context = { mode = 'minimal' } } },
+      -- read-only, so the delegation needs no approval (that prompt is tested over LSP)
+      input = { tier = 'fast', task = task, context = { mode = 'minimal' }, allowed_tools = { 'read_file' } } },
     { kind = 'text', chunks = worker_chunks, fault = { kind = 'stall', after_chunks = 1 } },
     { kind = 'text', chunks = { final } },
   })

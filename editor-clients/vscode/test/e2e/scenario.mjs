@@ -231,7 +231,8 @@ async function delegationShowsAsALiveCard(ui, chat, fake) {
   // stalls half-way so the card is seen running; then the planner answers with the result.
   await fake.script([
     { kind: 'tool_call', name: 'delegate', id: 'toolu_e2e_delegate',
-      input: { tier: 'fast', task: 'List the functions in src/login.py', context: { mode: 'minimal' } } },
+      input: { tier: 'fast', task: 'List the functions in src/login.py', context: { mode: 'minimal' },
+              allowed_tools: ['read_file'] } },  // read-only: no approval asked
     { kind: 'stall', after_chunks: 1, chunks: ['Reading src/login.py. ', 'It defines **login()** only.'] },
     { kind: 'text', chunks: ['The worker found one function: `login()`.'] },
   ]);
@@ -261,7 +262,8 @@ async function delegationShowsAsALiveCard(ui, chat, fake) {
 async function stopOnACardStopsOnlyThatWorker(ui, chat, fake) {
   await fake.script([
     { kind: 'tool_call', name: 'delegate', id: 'toolu_e2e_stopped',
-      input: { tier: 'fast', task: 'Count the lines of src/login.py', context: { mode: 'minimal' } } },
+      input: { tier: 'fast', task: 'Count the lines of src/login.py', context: { mode: 'minimal' },
+              allowed_tools: ['read_file'] } },  // read-only: no approval asked
     { kind: 'stall', after_chunks: 1, chunks: ['Counting', ' lines: 2'] },
     { kind: 'text', chunks: ['The worker was stopped; I will count them myself.'] },
   ]);

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +16,7 @@ from tests.lsp.conftest import ANTHROPIC_KEY, LISTEN, OPENAI_KEY, Daemon, deltas
 from tests.support.editor_tools import NEVER, ToolEditor
 from tests.support.fake_provider import FakeProvider
 from tests.support.lsp import SwitchmanClient, running_server
+from tests.support.processes import ended, read_fifo
 
 SOURCE = "# café\ndef main():\n    return 42\n"
 EDIT = {"path": "src/app.py", "old_text": "return 42", "new_text": "return 43"}
@@ -210,35 +211,21 @@ async def test_confinement_attacks_are_refused_without_asking(
     assert not (project.workspace.parent / "evil.txt").exists()
 
 
-def running(pid: int) -> bool:
-    """Whether ``pid`` is a live (not zombie) process."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 async def gone(pid: int) -> bool:
     """Whether ``pid`` ends within 10 s (a kill is delivered asynchronously)."""
-    async with asyncio.timeout(10):
-        while running(pid):
-            await asyncio.sleep(0.02)
-    return True
+    return await ended(pid, 10)
 
 
 async def test_cancelling_a_turn_kills_the_commands_process_group(
         vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
     client, _ = vscode
     fake.script_tool_call("run_command", {
-        "command": "sleep 300 & echo $! > pid.tmp; mv pid.tmp child.pid; wait"})
+        "command": "sleep 300 & echo $! > child.pid; wait"})
+    marker = project.workspace / "child.pid"
+    os.mkfifo(marker)
     pending = asyncio.ensure_future(chat(client, project, "start a long job"))
     await client.wait_for(methods.APPROVE)
-    marker = project.workspace / "child.pid"
-    async with asyncio.timeout(20):
-        while not marker.exists():
-            await asyncio.sleep(0.02)
-    child = int(marker.read_text())
+    child = int(await read_fifo(marker, 20))
     call = await client.wait_for(methods.CHAT_DELTA, lambda d: d["kind"] == "tool_call")
     answer = await client.request(methods.CANCEL, {"turn_id": call["turn_id"]})
     assert answer == {"cancelled": True, "status": "cancelled"}

@@ -11,24 +11,13 @@ import pytest
 from switchman.engine.tools.approval import ApprovalAnswer, ToolClass, TrustStore
 from switchman.engine.tools.shell import HEAD_BYTES, TAIL_BYTES, CappedOutput
 from switchman.engine.tools.toolbox import Toolbox
+from tests.support.processes import ended, read_fifo, running
 from tests.tools.conftest import ScriptedApprover, make_toolbox
-
-
-def running(pid: int) -> bool:
-    """Whether ``pid`` is a running (not zombie) process."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state != "Z"
 
 
 async def stopped(pid: int) -> bool:
     """Whether ``pid`` ends within 5 s (a SIGKILL is delivered asynchronously)."""
-    async with asyncio.timeout(5):
-        while running(pid):
-            await asyncio.sleep(0.01)
-    return True
+    return await ended(pid, 5)
 
 
 async def test_exit_status_and_output(toolbox: Toolbox, approver: ScriptedApprover,
@@ -80,11 +69,10 @@ async def test_finishing_stops_what_the_command_left_running(toolbox: Toolbox,
 
 async def test_cancelling_the_turn_kills_the_group(toolbox: Toolbox, project: Path) -> None:
     marker = project / "child.pid"
+    os.mkfifo(marker)
     task = asyncio.ensure_future(toolbox.run("run_command", {
-        "command": "sleep 300 & echo $! > child.pid.tmp; mv child.pid.tmp child.pid; wait"}))
-    while not marker.exists():  # the command wrote its child's pid: it is running
-        await asyncio.sleep(0.01)
-    child = int(marker.read_text())
+        "command": "sleep 300 & echo $! > child.pid; wait"}))
+    child = int(await read_fifo(marker, 20))  # the command wrote its child's pid: it is running
     assert running(child)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -50,7 +50,7 @@ export class VscodeApprovalHost implements ApprovalHost {
     this.documents.put(left, request.original ?? '');
     this.documents.put(right, request.proposed ?? '');
     await vscode.commands.executeCommand('vscode.diff', left, right, `Switchman: ${request.title} (proposed)`,
-      { preview: true });
+      { preview: false }); // a preview tab would replace the user's own preview tab (often the very file)
   }
 
   async closeDiff(request: ApprovalRequest): Promise<void> {

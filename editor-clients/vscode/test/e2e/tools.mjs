@@ -71,9 +71,9 @@ async function editApprovedInTheCardReachesTheBuffer(ui, chat, fake, workspace) 
   await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'now checks the password' }).waitFor();
   // The diff editor closes with the answer; the change is in the buffer, unsaved (the disk is as before).
   await ui.page.locator('.tab', { hasText: '(proposed)' }).waitFor({ state: 'detached' });
-  await ui.page.locator('.tab.dirty', { hasText: 'login.py' }).waitFor();
   await editorLine(ui, 'return check(user, password)').waitFor();
   if (readFileSync(join(workspace, LOGIN), 'utf8').includes('check(')) throw new Error('the edit was saved to disk');
+  await ui.page.locator('.tab.dirty', { hasText: 'login.py' }).waitFor();
   log('allowed edit applied to the open buffer, unsaved:', JSON.stringify(await done.locator('.approval-outcome').innerText()));
   await undoInLogin(ui);
   log('one undo took the change back');

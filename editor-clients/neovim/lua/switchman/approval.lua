@@ -97,7 +97,7 @@ function M.show_delegation(request)
   vim.cmd('tabnew')
   local tab = vim.api.nvim_get_current_tabpage()
   local empty = vim.api.nvim_get_current_buf()
-  local buf = scratch(M.delegation_lines(request), ('switchman://%s/delegation'):format(request.id), 'markdown')
+  local buf = scratch(M.delegation_lines(request), ('switchman://%s/delegation'):format(request.id))
   vim.api.nvim_win_set_buf(0, buf)
   pcall(vim.api.nvim_buf_delete, empty, { force = true })
   return tab

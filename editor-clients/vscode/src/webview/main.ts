@@ -149,7 +149,8 @@ input.addEventListener('keydown', (event) => {
 });
 transcript.addEventListener('click', (event) => {
   const button = (event.target as HTMLElement).closest<HTMLElement>('[data-code-action]');
-  const code = button?.nextElementSibling?.textContent;
+  // The buttons sit in a bar just before the code block's <pre> (the button's own sibling is the next button).
+  const code = button?.closest('.code-actions')?.nextElementSibling?.textContent;
   const action = button?.dataset.codeAction;
   if (code !== undefined && code !== null && (action === 'copy' || action === 'insert' || action === 'apply')) {
     const turnId = button?.closest<HTMLElement>('[data-turn]')?.dataset.turn;

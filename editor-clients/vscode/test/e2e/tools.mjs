@@ -132,6 +132,11 @@ async function applyAsksThroughTheDaemon(ui, chat, workspace) {
   const turn = chat.locator('.entry.turn[data-status="completed"]', { hasText: 'compares the user name' }).last();
   await turn.locator('[data-code-action="apply"]').click();
   const card = chat.locator('.approval[data-tool="apply_code"][data-outcome="pending"]');
+  const toast = ui.page.locator('.notifications-toasts .notification-toast', { hasText: 'Switchman' });
+  await until('the Apply card (or a message saying why not)', async () => {
+    if (await toast.count()) throw new Error(`Apply answered with a message: ${await toast.first().innerText()}`);
+    return (await card.count()) > 0;
+  });
   await card.locator('.approval-title', { hasText: `Apply the code block to ${LOGIN} (replacing the selection)` }).waitFor();
   await card.locator('.approval-diff .diff-add', { hasText: 'check(password)' }).waitFor();
   await card.locator('.approval-button.allow-once').click();

@@ -30,12 +30,12 @@ function editorLine(ui, text) {
   return ui.page.locator('.part.editor .monaco-editor:not(.original-in-monaco-diff-editor) .view-line', { hasText: text }).first();
 }
 
-/** Undo in the editor of login.py until its original line is back (and the tab is clean again). */
-async function undoInLogin(ui) {
+/** Undo in the editor of login.py until `changed` is gone and the original line is back (the tab clean again). */
+async function undoInLogin(ui, changed) {
   await ui.page.locator('.tab', { hasText: 'login.py' }).first().click();
   await editorLine(ui, 'def login').click();
   await until('the original line of login.py back after undo', async () => {
-    if (await editorLine(ui, ORIGINAL_LINE).count()) return true;
+    if (await editorLine(ui, ORIGINAL_LINE).count() && !(await editorLine(ui, changed).count())) return true;
     await ui.page.keyboard.press('Control+Z');
     return false;
   }, { intervalMs: 500 });
@@ -75,8 +75,8 @@ async function editApprovedInTheCardReachesTheBuffer(ui, chat, fake, workspace) 
   if (readFileSync(join(workspace, LOGIN), 'utf8').includes('check(')) throw new Error('the edit was saved to disk');
   await ui.page.locator('.tab.dirty', { hasText: 'login.py' }).waitFor();
   log('allowed edit applied to the open buffer, unsaved:', JSON.stringify(await done.locator('.approval-outcome').innerText()));
-  await undoInLogin(ui);
-  log('one undo took the change back');
+  await undoInLogin(ui, 'check(user, password)');
+  log('undo took the change back');
 }
 
 async function deniedCommandTellsTheModelWhy(ui, chat, fake) {
@@ -144,5 +144,5 @@ async function applyAsksThroughTheDaemon(ui, chat, workspace) {
   await editorLine(ui, 'return user == "admin" and check(password)').waitFor();
   if (readFileSync(join(workspace, LOGIN), 'utf8').includes('check(')) throw new Error('Apply saved the file');
   log('Apply went through the approval card and changed the buffer');
-  await undoInLogin(ui);
+  await undoInLogin(ui, 'check(password)');
 }

@@ -193,7 +193,7 @@ class ConfigDocuments:
         workspace it is the user's global one.
         """
         registry = self.registry()
-        tiers: Tiers | Mapping[str, str] | None
+        tiers: Tiers | Mapping[str, object] | None
         if kind is FileKind.ROUTING:
             tiers = builtin_routing_values(registry).get("tiers")
         else:
@@ -203,7 +203,14 @@ class ConfigDocuments:
         return {t: model for t, model in found.items() if model}
 
 
-def _tier(tiers: Tiers | Mapping[str, str] | None, name: str) -> str | None:
+def _tier(tiers: Tiers | Mapping[str, object] | None, name: str) -> str | None:
+    """The tier's models as YAML text: one model plainly, several as a flow list."""
     if isinstance(tiers, Tiers):
-        return tiers.get(name)
-    return tiers.get(name) if tiers else None
+        models: object = tiers.models(name)
+    else:
+        models = tiers.get(name) if tiers else None
+    if isinstance(models, str):
+        return models
+    if not isinstance(models, list | tuple) or not models:
+        return None
+    return str(models[0]) if len(models) == 1 else "[" + ", ".join(map(str, models)) + "]"

@@ -32,7 +32,8 @@ _CHECKED = ("Checked for every turn when it is routed, before any model is calle
 _CAPABILITIES = (("supports_images", "images"), ("supports_tools", "tools"),
                  ("supports_system_prompt", "system prompt"),
                  ("supports_structured_output", "structured output"),
-                 ("supports_thinking", "extended thinking"))
+                 ("supports_thinking", "extended thinking"),
+                 ("supports_reasoning_effort", "reasoning effort"))
 
 
 class Hover(msgspec.Struct, frozen=True):

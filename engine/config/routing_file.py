@@ -159,7 +159,10 @@ def _tiers(walker: Walker, registry: ModelRegistry, raw: Mapping[str, Any] | Non
            path: Path) -> Tiers | None:
     if not raw:
         return None
-    missing = [t for t in s.TIER_NAMES if t not in raw]
+    # A tier written but invalid is already reported where it is; only absent ones are missing.
+    missing = [t for t in s.TIER_NAMES if t not in raw and walker.node_at((*path, t)) is None]
+    if any(t not in raw for t in s.TIER_NAMES) and not missing:
+        return None
     if missing:
         if walker.node_at(path) is not None:  # only report on tiers written in this file
             walker.report(walker.range_at(path, key=True), Code.PARTIAL_TIERS,

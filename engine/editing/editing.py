@@ -199,11 +199,11 @@ class ConfigDocuments:
         else:
             policy = self.global_policy()
             tiers = policy.tiers if policy is not None else None
-        found = {t: _tier(tiers, t) or registry.model_for_tier(t) for t in TIER_NAMES}
+        found = {t: tier_text(tiers, t) or registry.model_for_tier(t) for t in TIER_NAMES}
         return {t: model for t, model in found.items() if model}
 
 
-def _tier(tiers: Tiers | Mapping[str, object] | None, name: str) -> str | None:
+def tier_text(tiers: Tiers | Mapping[str, object] | None, name: str) -> str | None:
     """The tier's models as YAML text: one model plainly, several as a flow list."""
     if isinstance(tiers, Tiers):
         models: object = tiers.models(name)

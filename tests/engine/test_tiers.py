@@ -19,6 +19,7 @@ from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.routing_file import check_routing_text, check_workspace_text
 from switchman.engine.delegation.contract import DELEGATE_SPEC, ArgumentProblem, parse_call
+from switchman.engine.editing.editing import tier_text
 from switchman.engine.routing.tiers import estimate_complexity, model_tier, resolve_effort
 from tests.engine.test_config_completion_hover import hover_at, labels
 
@@ -156,7 +157,7 @@ def test_complexity_estimate_thresholds() -> None:
     assert estimate_complexity(100, 6) == "large"
 
 
-def test_the_planners_tier() -> None:
+def test_the_plannerstier_text() -> None:
     reg = registry()
     policy, _ = check("global_default: sonnet\ntiers:\n  fast: [haiku, gpt-5]\n"
                       "  balanced: sonnet\n  deep: opus\n")
@@ -184,3 +185,21 @@ def test_delegate_takes_a_complexity() -> None:
     assert parse_call({**base, "complexity": "large"}).complexity == "large"
     with pytest.raises(ArgumentProblem, match="'complexity' must be one of trivial, small"):
         parse_call({**base, "complexity": "huge"})
+
+
+def test_hover_describes_a_model_in_a_tier_list() -> None:
+    for marked in ["tiers:\n  fast: [hai¦ku, opus]\n", "tiers:\n  fast:\n    - hai¦ku\n",
+                   "tiers:\n  complexity:\n    deep:\n      large: [gpt-5, op¦us]\n"]:
+        found = hover_at(FileKind.ROUTING, marked)
+        assert found is not None and "`anthropic:claude-" in found.markdown, marked
+
+
+def test_the_partial_tiers_fix_copies_lists() -> None:
+    # the quick fix for a partial tiers block writes the global tiers as YAML text
+    policy, _ = check("global_default: sonnet\ntiers:\n  fast: [haiku, gpt-5-mini]\n"
+                      "  balanced: sonnet\n  deep: opus\n")
+    assert policy is not None
+    assert tier_text(policy.tiers, "fast") == f"[{HAIKU}, {MINI}]"
+    assert tier_text(policy.tiers, "balanced") == SONNET
+    assert tier_text({"deep": [OPUS]}, "deep") == OPUS
+    assert tier_text(None, "deep") is None

@@ -45,6 +45,7 @@ from switchman.engine.config.routing_file import check_routing_text, check_works
 from switchman.engine.errors import UnreadableFile
 from switchman.engine.events import EventBus, PolicyInvalid
 from switchman.engine.files import entry_signature, read_text
+from switchman.engine.gcpause import run_paused
 
 T = TypeVar("T")
 Checker = Callable[[str, str], tuple[Any, list[Problem]]]
@@ -234,7 +235,8 @@ class ConfigStore:
         loop = self._loop()
         if loop is None:
             return self._apply(slot, _check_file(slot.path, checker))
-        slot.checking = loop.run_in_executor(self._worker, _check_file, slot.path, checker)
+        slot.checking = loop.run_in_executor(self._worker, run_paused, _check_file, slot.path,
+                                             checker)
         slot.checking.add_done_callback(lambda done: self._checked(slot, done))
         return slot.current
 

@@ -37,6 +37,7 @@ from switchman.engine.editing.editing import Analysis, ConfigDocuments
 from switchman.engine.editing.fixes import fixes
 from switchman.engine.editing.hover import hover
 from switchman.engine.editing.outline import outline
+from switchman.engine.gcpause import run_paused
 from switchman.server.features.config_editing.convert import (
     Positions,
     lsp_code_action,
@@ -75,8 +76,10 @@ class ConfigEditing:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def off_loop(self, work: Callable[..., T], *args: Any) -> T:
-        """Run ``work(*args)`` on the documents' worker thread (see the module docstring)."""
-        return await asyncio.get_running_loop().run_in_executor(self._worker, work, *args)
+        """Run ``work(*args)`` on the documents' worker thread (see the module docstring),
+        with automatic garbage collection paused (:mod:`switchman.engine.gcpause`)."""
+        return await asyncio.get_running_loop().run_in_executor(self._worker, run_paused,
+                                                                work, *args)
 
     # -- documents -------------------------------------------------------------------
 

@@ -143,6 +143,8 @@ class WorkerRun:
             return self._finish(self.progress.failed(
                 "no_model_available_for_tier", f"no model available for tier "
                 f"{self.call.tier}: {failure}", ""))
+        finally:  # the worker takes no more turns: only its stored record stays
+            self.delegation.sessions.release(worker.id)
         current = asyncio.current_task()
         planner_cancelled = current is not None and current.cancelling() > 0
         result = self.progress.result_of(outcome, deadline.expired(), planner_cancelled,

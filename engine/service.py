@@ -41,6 +41,7 @@ from switchman.engine.learning.recorder import FeedbackResult, OutcomeRecorder
 from switchman.engine.learning.store import LearnedPatternStore
 from switchman.engine.messages import ImageBlock
 from switchman.engine.patterns import PatternStore
+from switchman.engine.profiles.apply import visible_skills
 from switchman.engine.providers.base import AdapterSource
 from switchman.engine.providers.factory import AdapterFactory
 from switchman.engine.router import Router
@@ -53,6 +54,8 @@ from switchman.engine.sessions.records import (
     Explanation,
     ModelList,
     Preview,
+    ProfileList,
+    ProfileSwitch,
     SessionDetail,
     SessionInfo,
     SessionList,
@@ -217,7 +220,16 @@ class Switchman:
         """Set or clear (None) the sticky model; queued while a turn runs."""
         return self.sessions.set_model(workspace, session_id, model)
 
+    def set_profile(self, workspace: str, session_id: str | None,
+                    profile: str | None) -> ProfileSwitch:
+        """Choose (or clear, with None) the session's agent profile."""
+        return self.sessions.set_profile(workspace, session_id, profile)
+
     # -- answers -------------------------------------------------------------------------
+
+    def profiles(self, workspace: str, session_id: str | None) -> ProfileList:
+        """Every agent profile usable in ``workspace`` and the session's active one."""
+        return self.queries.profiles(workspace, session_id)
 
     def status(self, workspace: str) -> StatusSnapshot:
         """What the workspace's status bar shows now."""
@@ -250,7 +262,9 @@ class Switchman:
     def _toolbox(self, context: ToolContext, tools: ToolRegistry) -> None:
         """Offer a turn the workspace tools: reads, file changes, commands, memory, skills."""
         live = self.sessions.loaded(context.session_id)  # never a reload mid-start
-        tools.add_set(Toolbox(context, self.tool_services, live.skills if live else None))
+        skills = visible_skills(self.sessions.profile(live).profile, live.skills) \
+            if live is not None else None
+        tools.add_set(Toolbox(context, self.tool_services, skills))
 
     def trust_list(self, workspace: str | None = None) -> TrustList:
         """The tools always allowed, in one workspace or in all of them."""

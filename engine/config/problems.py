@@ -74,6 +74,8 @@ class Code(StrEnum):
     MISSING_API_KEY = "missing-api-key"
     NO_COST_TRACKING = "no-cost-tracking"
     UNNAMED_RULE = "unnamed-rule"
+    UNKNOWN_PROFILE = "unknown-profile"
+    NARROWED_PROFILE = "narrowed-profile"
 
 
 class Problem(msgspec.Struct, frozen=True):

@@ -27,10 +27,12 @@ from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.schema import TIER_NAMES
 from switchman.engine.errors import NoModelAvailable
 from switchman.engine.patterns import PatternRecommendation, PatternStore
+from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.decision import (
     Policy,
     PolicyEvaluation,
+    ProfileChoice,
     RouteDecided,
     Verdict,
 )
@@ -54,6 +56,9 @@ class RouteRequest:
     override: Override | None = None
     sticky_model: str | None = None
     delegate_tier: str | None = None
+    profile: ActiveProfile | None = None
+    """The session's agent profile: its model policy takes the default's place (a top-level
+    turn) or refines the tiers (a worker)."""
 
 
 class PolicyChain:
@@ -98,6 +103,8 @@ class PolicyChain:
             chosen_model=None if winner is None else chain[winner].candidate_model,
             elapsed_ms=round((self.clock.monotonic() - started) * 1000, 3),
             workspace=request.context.workspace_path,
+            profile=None if request.profile is None else ProfileChoice(
+                request.profile.name, request.profile.resolved_from),
         )
         if winner is None:
             raise NoModelAvailable(decision, no_model_message(decision, self.validator))
@@ -127,13 +134,15 @@ class PolicyChain:
         yield from self._rules(ctx)
         if request.delegate_tier is not None:  # a worker: the planner's tier decides (001 §11)
             yield self._deferred_in_delegation(suggestion)
-            yield from self._delegate(request.delegate_tier, ctx)
+            yield from self._profile_model(request.profile, ctx, Policy.DELEGATE_REQUEST)
+            yield from self._delegate(request.delegate_tier, ctx, request.profile)
             for policy in (Policy.WORKSPACE_DEFAULT, Policy.GLOBAL_DEFAULT):
                 yield _na(policy, "not used for delegated workers: no model of the requested "
                                   "tier or above could be used")
             return
         yield self._pattern(suggestion, ctx)
         yield from self._delegate(None, ctx)
+        yield from self._profile_model(request.profile, ctx, Policy.WORKSPACE_DEFAULT)
         yield self._default(Policy.WORKSPACE_DEFAULT, self.policy.workspace_default, ctx,
                             "no workspace default configured")
         yield self._default(Policy.GLOBAL_DEFAULT, self.policy.global_default, ctx,
@@ -229,7 +238,30 @@ class PolicyChain:
             confidence=rec.confidence, sample_size=rec.sample_size,
             pattern_alternatives=rec.alternatives)
 
-    def _delegate(self, tier: str | None, ctx: TurnContext) -> Iterator[PolicyEvaluation]:
+    def _profile_model(self, active: ActiveProfile | None, ctx: TurnContext,
+                       policy: Policy) -> Iterator[PolicyEvaluation]:
+        """The profile's default model (its ``model``, or its ``tier``'s), tried before the
+        workspace default; in a worker, before the requested tier (only for a ``model``)."""
+        if active is None:
+            return
+        model_policy = active.profile.model_policy
+        model, what = model_policy.model, "model"
+        if model is None and model_policy.tier is not None and policy is not \
+                Policy.DELEGATE_REQUEST:
+            model = self._tier_model(model_policy.tier, active)
+            what = f"tier {model_policy.tier}"
+        if model is None:
+            return
+        label = f'profile "{active.name}" (from {active.resolved_from}): default {what}'
+        yield self._try(policy, model, ctx, label)  # when rejected, the usual default follows
+
+    def _tier_model(self, tier: str, active: ActiveProfile | None) -> str | None:
+        """``tier``'s model: the profile's own tier models first, then the policy's."""
+        override = active.profile.model_policy.tiers.get(tier) if active is not None else None
+        return override or self.resolve_tier(tier)
+
+    def _delegate(self, tier: str | None, ctx: TurnContext,
+                  active: ActiveProfile | None = None) -> Iterator[PolicyEvaluation]:
         if tier is None:
             yield _na(Policy.DELEGATE_REQUEST, "not a delegated worker turn")
             return
@@ -237,7 +269,7 @@ class PolicyChain:
             yield _na(Policy.DELEGATE_REQUEST, f"unknown tier '{tier}'")
             return
         for step in TIER_NAMES[TIER_NAMES.index(tier):]:
-            model = self.resolve_tier(step)
+            model = self._tier_model(step, active)
             if model is None:
                 yield _na(Policy.DELEGATE_REQUEST, f"tier {step} has no model")
                 continue

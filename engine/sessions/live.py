@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from switchman.engine.messages import Message, Usage, image_count, message_texts
+from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.routing.sticky import StickyModel
 from switchman.engine.sessions.records import ChatDelta, RouteNotice
 from switchman.engine.skills import SkillIndex
@@ -60,6 +61,8 @@ class WorkerRole:
     max_output_tokens: int | None = None
     """The planner's cap on the worker's output, over all its calls."""
     requires_structured_output: bool = False
+    profile: ActiveProfile | None = None
+    """The profile the planner delegated to (``subagent`` unless it named one)."""
 
 
 @dataclass
@@ -84,6 +87,8 @@ class LiveSession:
     has_tool_calls: bool = False
     """Whether an assistant message in ``history`` called a tool."""
     worker: WorkerRole | None = None
+    profile: str | None = None
+    """The session's own profile choice (None: the workspace's or the global default)."""
 
     @property
     def is_worker(self) -> bool:

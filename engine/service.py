@@ -22,7 +22,12 @@ from pathlib import Path
 
 from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.clock import Clock, SystemClock
-from switchman.engine.config.paths import config_dir, data_dir, workspace_routing_file
+from switchman.engine.config.paths import (
+    config_dir,
+    data_dir,
+    workspace_profiles_file,
+    workspace_routing_file,
+)
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.config.watch import ConfigPoll, poll_interval
 from switchman.engine.delegation.workers import Delegation
@@ -220,15 +225,19 @@ class Switchman:
         """Set or clear (None) the sticky model; queued while a turn runs."""
         return self.sessions.set_model(workspace, session_id, model)
 
-    def set_profile(self, workspace: str, session_id: str | None,
-                    profile: str | None) -> ProfileSwitch:
-        """Choose (or clear, with None) the session's agent profile."""
+    async def set_profile(self, workspace: str, session_id: str | None,
+                          profile: str | None) -> ProfileSwitch:
+        """Choose (or clear, with None) the session's agent profile (from the profile files
+        as saved)."""
+        await self.config.settle(str(self.workspaces.folder(workspace)))
         return self.sessions.set_profile(workspace, session_id, profile)
 
     # -- answers -------------------------------------------------------------------------
 
-    def profiles(self, workspace: str, session_id: str | None) -> ProfileList:
-        """Every agent profile usable in ``workspace`` and the session's active one."""
+    async def profiles(self, workspace: str, session_id: str | None) -> ProfileList:
+        """Every agent profile usable in ``workspace`` and the session's active one (from the
+        profile files as saved)."""
+        await self.config.settle(str(self.workspaces.folder(workspace)))
         return self.queries.profiles(workspace, session_id)
 
     def status(self, workspace: str) -> StatusSnapshot:
@@ -316,9 +325,12 @@ class Switchman:
             return
 
         def paths() -> list[Path]:
-            user = [self.config.models_path, self.config.routing_path] if user_files else []
+            user = [self.config.models_path, self.config.routing_path,
+                    self.config.profiles_path] if user_files else []
             uris = list(self.workspaces) if workspace_files else []
-            return user + [workspace_routing_file(self.workspaces.folder(uri)) for uri in uris]
+            folders = [self.workspaces.folder(uri) for uri in uris]
+            return user + [workspace_routing_file(f) for f in folders] \
+                + [workspace_profiles_file(f) for f in folders]
 
         poll = ConfigPoll(paths, self.announce_status)
         self._config_poll = asyncio.get_running_loop().create_task(

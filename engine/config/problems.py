@@ -75,7 +75,6 @@ class Code(StrEnum):
     NO_COST_TRACKING = "no-cost-tracking"
     UNNAMED_RULE = "unnamed-rule"
     UNKNOWN_PROFILE = "unknown-profile"
-    NARROWED_PROFILE = "narrowed-profile"
 
 
 class Problem(msgspec.Struct, frozen=True):

@@ -36,7 +36,8 @@ HELP = """Commands:
   /model -               clear the sticky model; routing follows your rules again
   /model show            the active and sticky model, and why the last turn used its model
   /profile               the agent profiles, and the one this session uses
-  /profile <name>        use this profile in this session (/profile clear: the default)
+  /profile <name>        use this profile in this session (from its next turn)
+  /profile clear         go back to the workspace's or the global default profile
   /rules check           validate routing.yaml and models.yaml
   /rules show            the active rules, in the order they are tried
   /rules reload          re-read the configuration files now

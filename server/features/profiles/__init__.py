@@ -17,13 +17,14 @@ def register(server: SwitchmanServer) -> None:
     """Register ``switchman/profiles`` and ``switchman/setProfile``."""
 
     @server.feature(methods.PROFILES)
-    def profiles(params: Any) -> Any:
+    async def profiles(params: Any) -> Any:
         p = decode(params, ProfilesParams)
         with as_rpc_errors():
-            return to_wire(server.switchman.profiles(p.workspace, p.session_id))
+            return to_wire(await server.switchman.profiles(p.workspace, p.session_id))
 
     @server.feature(methods.SET_PROFILE)
-    def set_profile(params: Any) -> Any:
+    async def set_profile(params: Any) -> Any:
         p = decode(params, SetProfileParams)
         with as_rpc_errors():
-            return to_wire(server.switchman.set_profile(p.workspace, p.session_id, p.profile))
+            return to_wire(await server.switchman.set_profile(p.workspace, p.session_id,
+                                                              p.profile))

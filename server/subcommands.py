@@ -31,6 +31,7 @@ from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.explain import render
 from switchman.engine.routing.predicates import describe
+from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
 from switchman.engine.skills import SkillIndex
 from switchman.engine.tokens import estimate_text
 
@@ -165,7 +166,8 @@ def route(args: argparse.Namespace) -> int:
         sticky = router.resolve_model(args.sticky) if args.sticky else None
         context = _route_context(args, text, folder, config)
         decision = router.decide(RouteRequest(context=context, turn_id="dry-run",
-                                              override=override, sticky_model=sticky))
+                                              override=override, sticky_model=sticky,
+                                              **_delegation(args, router, config, context)))
     except NoModelAvailable as failure:
         return _report_failure(args, str(failure), failure.decision)
     except RoutingError as error:
@@ -177,6 +179,26 @@ def route(args: argparse.Namespace) -> int:
     else:
         print(render(decision))
     return 0
+
+
+def _delegation(args: argparse.Namespace, router: Router, config: ConfigStore,
+                context: TurnContext) -> dict[str, Any]:
+    """For ``--delegate-tier``: the worker's tier, complexity and tier floor, decided as a
+    real delegation decides them (the message is the task, ``--files`` its files)."""
+    if args.delegate_tier is None:
+        return {}
+    found: dict[str, Any] = {"delegate_tier": args.delegate_tier}
+    if args.complexity is not None:
+        found.update(complexity=args.complexity, complexity_source=GIVEN)
+    else:
+        found.update(complexity=estimate_complexity(estimate_text(context.message),
+                                                    len(context.files_touched)),
+                     complexity_source=ESTIMATED)
+    effective = config.effective(context.workspace_path)
+    if args.planner is not None and effective.delegation.tier_floor:
+        planner = router.resolve_model(args.planner)
+        found["tier_floor"] = model_tier(planner, effective.tiers, config.registry())
+    return found
 
 
 def _report_failure(args: argparse.Namespace, message: str, decision: Any,

@@ -12,6 +12,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 
 from switchman.engine.errors import (
     EmptyMessage,
+    InvalidApply,
     InvalidAttachment,
     InvalidText,
     NoModelAvailable,
@@ -41,7 +42,8 @@ CODES: dict[type[SwitchmanError], int] = {
     InvalidText: 1009,
     WorkerSession: 1010,
     InvalidAttachment: 1011,
-    UnknownProfile: 1012,
+    InvalidApply: 1012,
+    UnknownProfile: 1013,
 }
 
 

@@ -23,3 +23,4 @@ APPROVE = "switchman/approve"
 
 TRUST = "switchman/trust"
 REVOKE_TRUST = "switchman/revokeTrust"
+APPLY_CODE = "switchman/applyCode"

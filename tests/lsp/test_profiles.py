@@ -132,7 +132,7 @@ async def test_unknown_profile_is_an_error_naming_the_known_ones(vscode: Switchm
     with pytest.raises(JsonRpcException) as raised:
         await vscode.request(methods.SET_PROFILE, {"workspace": daemon.uri,
                                                    "profile": "reviewr"})
-    assert raised.value.code == 1012
+    assert raised.value.code == 1013
     data = error_data(raised.value)
     assert data["code"] == "unknown_profile" and data["name"] == "reviewr"
     assert "reviewer" in data["known"]

@@ -3,6 +3,7 @@ import { chromium } from 'playwright-core';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { log, until } from './support.mjs';
+import { toolSteps } from './tools.mjs';
 
 const STATUS_ITEM = '[id="switchman.switchman.switchman.status.0"]';
 const TIMEOUT = 30000;
@@ -46,6 +47,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await refusedMessageIsShownPlainly(ui, chat);
     await stopCancelsTheAnswer(ui, chat, fake);
     await delegationShowsAsALiveCard(ui, chat, fake);
+    await toolSteps(ui, chat, fake, workspace);
     await commandsAnswer(ui, chat);
     await transcriptSurvivesAReload(ui);
     await statusBarPickerSetsTheModel(ui);

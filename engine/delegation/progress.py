@@ -21,6 +21,7 @@ from switchman.engine.delegation.contract import (
     InsufficientContextRequest,
     validate_output,
 )
+from switchman.engine.delegation.envelope import HandoffEnvelope
 from switchman.engine.delegation.handoff import Handoff
 from switchman.engine.events import DelegateCompleted, DelegateFailed, DelegateStarted, SessionEnded
 from switchman.engine.messages import ZERO_USD, Usage
@@ -51,6 +52,8 @@ class WorkerProgress:
         self.dropped = dropped
         self.allowed_tool_count = allowed_tool_count
         self.worker_session_id = ""
+        self.envelope: HandoffEnvelope | None = None
+        """The handoff, once the request passed validation and approval."""
         self.worker_turn_id: str | None = None
         self.model: str | None = None
         self.usage = Usage()
@@ -86,7 +89,9 @@ class WorkerProgress:
             floor_applied=choice.floor_applied if choice else False,
             complexity=choice.complexity if choice else None,
             complexity_source=choice.complexity_source if choice else None,
-            reasoning_effort=choice.reasoning_effort if choice else None),
+            reasoning_effort=choice.reasoning_effort if choice else None,
+            profile=self.envelope.target.profile.name if self.envelope else None,
+            handoff=self.envelope),
             self.planner.turn_id)
         self._send("started", "running")
 
@@ -204,7 +209,9 @@ class WorkerProgress:
             input_tokens=self.usage.input_tokens, output_tokens=self.usage.output_tokens,
             cost_usd=self.cost, elapsed_seconds=round(self._sent - self._started, 3),
             activity=self.activity, error=error, detail=self.detail if error else None,
-            dropped_tools=self.dropped, **_tier_fields(self.choice)))
+            dropped_tools=self.dropped,
+            profile=self.envelope.target.profile.name if self.envelope else None,
+            handoff=self.envelope, **_tier_fields(self.choice)))
 
 
 def _tier_fields(choice: TierChoice | None) -> dict[str, Any]:

@@ -185,7 +185,7 @@ class PolicyChain:
     def _rules(self, ctx: TurnContext) -> Iterator[PolicyEvaluation]:
         rules = self.policy.rules
         matched = False
-        for rule in self.policy.rule_index.candidates(ctx.message_hits):
+        for rule in self.policy.rule_index.candidates(ctx):
             if not rule.when.matches(ctx):
                 continue
             matched = True

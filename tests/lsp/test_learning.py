@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from switchman.engine.learning import database
 from switchman.server import methods
 from tests.lsp.conftest import LISTEN, Daemon, error_data
 from tests.support.fake_provider import FakeProvider
@@ -79,3 +80,47 @@ async def test_slot_4_learns_from_rated_turns_and_survives_a_restart(
         assert winner(decision_of(restarted, again["turn_id"]))["policy"] \
             == "PATTERN_RECOMMENDATION"
     assert b"billing" not in (daemon.data / "patterns.db").read_bytes()
+
+
+DISAGREEING = """schema_version: 1
+global_default: haiku
+rules:
+  - name: cheap for invoices
+    when: {message_matches: 'invoice'}
+    use: haiku
+pattern: {cost_weight: 0.05, min_confidence: 0.05, min_sample_size: 3, neighbors: 10}
+pattern_disagreement: {surface: true, min_confidence: 0.5, min_sample_size: 3}
+"""
+
+
+@pytest.mark.parametrize("editor", CLIENTS[:1])
+async def test_a_learned_pattern_disagrees_with_a_rule_and_the_override_is_learned(
+        editor: str, daemon: Daemon, fake: FakeProvider) -> None:
+    """§5.7 on the real store: a rule outranks what the store learned, the suggestion
+    is surfaced, and `/route override` reruns on it and counts against the rule's model."""
+    daemon.write_routing(DISAGREEING)
+    async with running_server(editor, daemon.env, workspaces=[daemon.workspace],
+                              listen=LISTEN) as client:
+        for i in range(2):
+            turn = await chat(client, daemon, fake, f"refactor the billing parser part {i}")
+            await rate(client, turn["turn_id"], "down")
+        for i in range(3):
+            turn = await chat(client, daemon, fake, f"@sonnet refactor the billing parser step {i}")
+            await rate(client, turn["turn_id"], "up")
+        ruled = await chat(client, daemon, fake, "refactor the billing parser invoice code")
+        assert ruled["model"] == HAIKU
+        decision = decision_of(client, ruled["turn_id"])
+        assert winner(decision)["reason"] == 'rule "cheap for invoices" matched'
+        deferred = decision["chain"][-1]
+        assert (deferred["policy"], deferred["verdict"], deferred["candidate_model"]) == (
+            "PATTERN_RECOMMENDATION", "deferred", SONNET)
+        assert f"Pattern store suggests {SONNET}" in "\n".join(decision["banners"])
+        fake.script_text("the answer again")
+        rerun = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                    "message": "/route override"})
+        assert rerun["model"] == SONNET
+    connection = database.connect(daemon.data / database.FILE_NAME)
+    overridden = database.by_turn(connection, ruled["turn_id"])
+    assert overridden is not None and overridden.evidence.next_action == "overridden"
+    assert overridden.success <= 0.1  # the rule's model lost to the suggestion
+    assert database.by_turn(connection, rerun["turn_id"]) is not None

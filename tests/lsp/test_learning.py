@@ -5,13 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from switchman.engine.learning import database
 from switchman.server import methods
 from tests.lsp.conftest import LISTEN, Daemon, error_data
 from tests.support.fake_provider import FakeProvider
-from tests.support.lsp import CLIENTS, SwitchmanClient, running_server
+from tests.support.lsp import (
+    CLIENTS,
+    SERVER_COMMAND,
+    SwitchmanClient,
+    client_capabilities,
+    running_server,
+)
 
 HAIKU, SONNET = "anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-6"
 ROUTING = """schema_version: 1
@@ -124,3 +131,24 @@ async def test_a_learned_pattern_disagrees_with_a_rule_and_the_override_is_learn
     assert overridden is not None and overridden.evidence.next_action == "overridden"
     assert overridden.success <= 0.1  # the rule's model lost to the suggestion
     assert database.by_turn(connection, rerun["turn_id"]) is not None
+
+
+async def test_rows_and_ratings_survive_kill_9(daemon: Daemon, fake: FakeProvider) -> None:
+    """A turn's row and its 👍 are in patterns.db as soon as the requests return."""
+    daemon.write_routing(ROUTING)
+    client = SwitchmanClient()
+    client.listen(*LISTEN)
+    await client.start_io(*SERVER_COMMAND, env=daemon.env)
+    await client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities(CLIENTS[0]),
+        workspace_folders=[types.WorkspaceFolder(uri=daemon.uri, name="project")]))
+    turn = await chat(client, daemon, fake, "refactor the billing parser module")
+    await rate(client, turn["turn_id"], "up")
+    process = client._server
+    assert process is not None
+    process.kill()  # SIGKILL: no chance to flush or close anything
+    await process.wait()
+    await client.stop()
+    row = database.by_turn(database.connect(daemon.data / database.FILE_NAME), turn["turn_id"])
+    assert row is not None and row.model == HAIKU
+    assert row.evidence.feedback == 1 and row.success == 1.0

@@ -36,11 +36,11 @@ from switchman.engine.learning.fingerprint import Vector
 
 EXACT_LIMIT = 4096
 """Up to this many rows, a query scores every row (exact)."""
-CANDIDATES = 4000
+CANDIDATES = 3000
 """About how many rows a query scores once the index is partitioned."""
 SKETCH_DIMENSIONS = 96
 """Width of the sketch a query scores candidates on before re-scoring the best exactly."""
-RERANK = 512
+RERANK = 384
 """How many candidates (at least) a query re-scores exactly from their int8 codes."""
 LAYOUT_SLACK = 1024
 """Rows added since the cell-sorted sketches were built that a query scans unsorted."""

@@ -77,7 +77,8 @@ def test_a_workspace_profile_is_narrowed_to_the_users_with_located_warnings() ->
     assert by_name["reviewer"].tools == frozenset({"read_file"})
     assert by_name["locked"].tools == frozenset({"read_file"})
     assert by_name["locked"].approval is ApprovalMode.READ_ONLY
-    assert by_name["newcomer"].tools == frozenset({"grep"})  # bounded by the global default, reviewer
+    # a new name is bounded by the global default, reviewer
+    assert by_name["newcomer"].tools == frozenset({"grep"})
     assert by_name["inherits"].tools == frozenset({"read_file", "grep", "edit_file"})
     assert all(p.source == "workspace" for p in checked.profiles)
     warnings = [p for p in problems if p.code is Code.UNTRUSTED_SETTING]

@@ -10,7 +10,6 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Literal
 
-import jsonschema
 import msgspec
 
 from switchman.engine.config.schema import COMPLEXITY_LEVELS, TIER_NAMES
@@ -195,6 +194,8 @@ def _schema(raw: object) -> dict[str, Any] | None:
         return None
     if not isinstance(raw, dict):
         raise ArgumentProblem("'output_schema' must be a JSON Schema object")
+    import jsonschema  # noqa: PLC0415 - ~0.1 s to import; only delegations with a schema need it
+
     try:
         jsonschema.validators.validator_for(raw).check_schema(raw)
     except jsonschema.SchemaError as exc:
@@ -237,6 +238,8 @@ def validate_output(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]
         value = msgspec.json.decode(body)
     except msgspec.DecodeError as exc:
         return None, f"the output is not JSON ({exc})"
+    import jsonschema  # noqa: PLC0415 - see _schema
+
     error = jsonschema.exceptions.best_match(
         jsonschema.validators.validator_for(schema)(schema).iter_errors(value))
     if error is not None:

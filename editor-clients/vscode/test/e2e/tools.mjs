@@ -12,6 +12,7 @@ export async function toolSteps(ui, chat, fake, workspace) {
   await deniedCommandTellsTheModelWhy(ui, chat, fake);
   await selectionGoesWithTheMessage(ui, chat, fake);
   await applyAsksThroughTheDaemon(ui, chat, workspace);
+  await alwaysAllowedToolsCanBeRevoked(ui);
 }
 
 /** Open `path` from Quick Open and wait for its text. */
@@ -139,10 +140,29 @@ async function applyAsksThroughTheDaemon(ui, chat, workspace) {
   });
   await card.locator('.approval-title', { hasText: `Apply the code block to ${LOGIN} (replacing the selection)` }).waitFor();
   await card.locator('.approval-diff .diff-add', { hasText: 'check(password)' }).waitFor();
-  await card.locator('.approval-button.allow-once').click();
-  await chat.locator('.approval[data-tool="apply_code"][data-outcome="allowed_once"]').waitFor();
+  // "Always" for Apply: kept as the tool apply_code (revoked in the next step).
+  await card.locator('.approval-button.allow-always', { hasText: 'Always allow apply_code in this workspace' }).click();
+  await chat.locator('.approval[data-tool="apply_code"][data-outcome="allowed_always"] .approval-outcome',
+    { hasText: 'apply_code is always allowed here now' }).waitFor();
   await editorLine(ui, 'return user == "admin" and check(password)').waitFor();
   if (readFileSync(join(workspace, LOGIN), 'utf8').includes('check(')) throw new Error('Apply saved the file');
   log('Apply went through the approval card and changed the buffer');
   await undoInLogin(ui, 'check(password)');
+}
+
+async function alwaysAllowedToolsCanBeRevoked(ui) {
+  // Not ui.command(): the QuickPick of the command takes the palette's place at once.
+  await ui.page.keyboard.press('F1');
+  const input = ui.page.locator('.quick-input-widget input.input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill('>Switchman: Manage Always-Allowed Tools');
+  await ui.page.locator('.quick-input-list .monaco-list-row', { hasText: 'Manage Always-Allowed Tools' }).first().waitFor();
+  await ui.page.keyboard.press('Enter');
+  const row = ui.page.locator('.quick-input-list .monaco-list-row', { hasText: 'apply_code' }).first();
+  await row.waitFor();
+  await ui.shot('trust-quick-pick', ui.page.locator('.quick-input-widget'));
+  await row.locator('.quick-input-list-checkbox, input[type="checkbox"], .monaco-custom-toggle').first().click();
+  await ui.page.locator('.quick-input-widget .monaco-button', { hasText: 'OK' }).first().click();
+  await ui.page.locator('.notifications-toasts .notification-toast', { hasText: 'Switchman will ask again before: apply_code' }).waitFor();
+  log('"Manage Always-Allowed Tools" listed apply_code and revoked it');
 }

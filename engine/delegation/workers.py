@@ -41,7 +41,7 @@ from switchman.engine.delegation.contract import (
     parse_context_request,
 )
 from switchman.engine.delegation.handoff import Handoff, prepare, worker_prompt
-from switchman.engine.delegation.progress import WorkerProgress
+from switchman.engine.delegation.progress import DelegationSource, WorkerProgress
 from switchman.engine.errors import NoModelAvailable
 from switchman.engine.sessions.lifecycle import TurnLifecycle
 from switchman.engine.sessions.live import LiveSession, WorkerRole
@@ -99,7 +99,8 @@ class WorkerRun:
 
     def __init__(self, delegation: Delegation, planner: LiveSession, context: ToolContext,
                  tool_use_id: str, call: DelegateCall, handoff: Handoff,
-                 planner_tools: list[str]) -> None:
+                 planner_tools: list[str], source: DelegationSource = "planner",
+                 focus: str | None = None) -> None:
         self.delegation = delegation
         self.planner = planner
         self.context = context
@@ -116,13 +117,22 @@ class WorkerRun:
         self.requested: InsufficientContextRequest | None = None
         self.progress = WorkerProgress(delegation.sessions, delegation.clock, context,
                                        tool_use_id, call, handoff, self.dropped,
-                                       len(wanted))
+                                       len(wanted), source, focus)
 
     async def run(self) -> ToolOutcome:
         """Run the worker to its end and turn how it ended into the planner's tool result."""
+        return self._tool_outcome(await self.result())
+
+    async def result(self) -> DelegateResult:
+        """Run the worker to its end; how it ended (recorded, and sent to the editor)."""
+        result = await self._run()
+        self.progress.ended(result)
+        return result
+
+    async def _run(self) -> DelegateResult:
         refusal = await self._approval()
         if refusal is not None:
-            return self._finish(refusal)
+            return refusal
         role = WorkerRole(
             parent_session_id=self.planner.id, parent_tool_use_id=self.progress.tool_use_id,
             tier=self.call.tier, system_prompt=self._prompt, allowed_tools=self.allowed,
@@ -140,14 +150,13 @@ class WorkerRun:
                 outcome = await self.delegation.lifecycle.run(worker, self.handoff.message, [],
                                                               None)
         except NoModelAvailable as failure:
-            return self._finish(self.progress.failed(
+            return self.progress.failed(
                 "no_model_available_for_tier", f"no model available for tier "
-                f"{self.call.tier}: {failure}", ""))
+                f"{self.call.tier}: {failure}", "")
         current = asyncio.current_task()
         planner_cancelled = current is not None and current.cancelling() > 0
-        result = self.progress.result_of(outcome, deadline.expired(), planner_cancelled,
-                                         self.requested, seconds)
-        return self._finish(result)
+        return self.progress.result_of(outcome, deadline.expired(), planner_cancelled,
+                                       self.requested, seconds)
 
     async def _approval(self) -> DelegateResult | None:
         """None when the worker may start (read-only, trusted or approved); else the failure."""
@@ -164,8 +173,7 @@ class WorkerRun:
             f"The user did not approve this delegation; no worker was started.{reason} "
             "Do the task yourself, or delegate it with read-only allowed_tools.")
 
-    def _finish(self, result: DelegateResult) -> ToolOutcome:
-        self.progress.ended(result)
+    def _tool_outcome(self, result: DelegateResult) -> ToolOutcome:
         if result.success:
             output = result.output if isinstance(result.output, str) \
                 else json.dumps(msgspec.to_builtins(result.output))
@@ -177,7 +185,8 @@ class WorkerRun:
 
     def _prompt(self, model: str, tools: list[str]) -> str:
         return worker_prompt(model, "Your task:\n" + self.call.task + "\n\n"
-                             + self.handoff.summary, tools, self.call.output_schema)
+                             + self.handoff.summary, tools, self.call.output_schema,
+                             from_user=self.progress.source == "user")
 
     async def _request_context(self, call: ToolCallRequest) -> ToolOutcome:
         try:

@@ -34,7 +34,7 @@ from switchman.engine.delegation.focus import (
 from switchman.engine.delegation.handoff import Handoff
 from switchman.engine.delegation.workers import Delegation, WorkerRun
 from switchman.engine.ids import new_id
-from switchman.engine.messages import AttachmentBlock
+from switchman.engine.messages import ZERO_USD, AttachmentBlock
 from switchman.engine.sessions.live import LiveSession
 from switchman.engine.sessions.records import ChatDelta, ErrorInfo, TurnResult
 from switchman.engine.tools.registry import ToolContext
@@ -89,7 +89,7 @@ class UserDelegation:
             kind="command", session_id=live.id, turn_id=None,
             status="failed" if failed else "completed",
             model=usage.model or None if usage is not None else None, text=text,
-            cost_usd=usage.cost_usd if usage is not None else TurnResult.cost_usd,
+            cost_usd=usage.cost_usd if usage is not None else ZERO_USD,
             error=ErrorInfo(_code(result), text) if failed and result is not None else None,
             summary="/delegate")
 

@@ -104,6 +104,7 @@ async def test_ambiguous_references_get_one_question_and_no_worker(
         user: Engine, adapter: ScriptedAdapter, approver: ScriptedApprover) -> None:
     nothing = await user.service.chat(user.workspace, None, "delegate that")
     assert nothing.kind == "command" and nothing.text.startswith("What should the worker do?")
+    assert nothing.cost_usd == 0 and nothing.model is None
     adapter.text("ok", model=OPUS)
     await user.service.chat(user.workspace, None, "@opus please:\n- fix the login bug\n"
                                                   "- write release notes")

@@ -9,7 +9,7 @@ import type {
 import type { DelegationCard, WorkerTranscript } from './delegations';
 import type { Explanation } from './chain';
 
-export type Entry = UserEntry | TurnEntry | CommandEntry | ErrorEntry;
+export type Entry = UserEntry | TurnEntry | CommandEntry | ErrorEntry | DelegationEntry;
 
 export interface UserEntry {
   kind: 'user';
@@ -44,6 +44,14 @@ export interface CommandEntry {
   kind: 'command';
   id: string;
   text: string;
+}
+
+/** A worker the user started with `/delegate` (it belongs to no turn): its card alone. */
+export interface DelegationEntry {
+  kind: 'delegation';
+  /** The delegation's id (`tool_use_id`, `user_…`). */
+  id: string;
+  card: DelegationCard;
 }
 
 export interface ErrorEntry {

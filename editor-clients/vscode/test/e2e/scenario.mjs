@@ -46,6 +46,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await refusedMessageIsShownPlainly(ui, chat);
     await stopCancelsTheAnswer(ui, chat, fake);
     await delegationShowsAsALiveCard(ui, chat, fake);
+    await delegateSelectionFromTheEditorMenu(ui, chat, fake);
     await commandsAnswer(ui, chat);
     await transcriptSurvivesAReload(ui);
     await statusBarPickerSetsTheModel(ui);
@@ -279,6 +280,57 @@ async function stopOnACardStopsOnlyThatWorker(ui, chat, fake) {
   await fake.release();
   log('Stop on the card stopped only the worker:', JSON.stringify(await card.innerText()));
   await ui.shot('chat-delegation-stopped', card);
+}
+
+/** Right-click the selection and choose an item of the editor's context menu (the menu is retried until it shows). */
+async function contextMenuItem(ui, target, label) {
+  const item = ui.page.locator('.monaco-menu .action-item:not(.disabled) .action-label', { hasText: label }).first();
+  await until(`"${label}" in the editor context menu`, async () => {
+    if (!(await item.isVisible())) {
+      await ui.page.keyboard.press('Escape');
+      await target.click({ button: 'right' });
+      await item.waitFor({ timeout: 3000 });
+    }
+    return true;
+  });
+  await item.click();
+}
+
+async function delegateSelectionFromTheEditorMenu(ui, chat, fake) {
+  // The user selects code, chooses "Delegate Selection" in the editor's context menu and says what to do;
+  // the worker may edit files, so the delegation is approved first; its card and answer show in the chat.
+  await fake.script([{ kind: 'text', chunks: ['login() compares the user name ', 'with **admin** only.'] }]);
+  await ui.page.keyboard.press('F1');
+  const quickOpen = ui.page.locator('.quick-input-widget input.input');
+  await quickOpen.fill('src/login.py');
+  await ui.page.locator('.quick-input-list .monaco-list-row', { hasText: 'login.py' }).first().waitFor();
+  await ui.page.keyboard.press('Enter');
+  const code = ui.page.locator('.monaco-editor .view-lines', { hasText: 'def login(user, password):' }).first();
+  await code.waitFor();
+  await code.click();
+  await ui.page.keyboard.press('Control+A');
+  await contextMenuItem(ui, code, 'Delegate Selection');
+  const input = ui.page.locator('.quick-input-widget input.input');
+  await input.waitFor({ state: 'visible' });
+  await ui.page.locator('.quick-input-widget', { hasText: 'What should the worker do with the selection?' }).waitFor();
+  await input.fill('fast explain this');
+  await input.press('Enter');
+  const approval = ui.page.locator('.notifications-toasts .notification-toast', { hasText: 'Delegate to a fast worker' });
+  await approval.waitFor();
+  await ui.shot('delegate-selection-approval', approval);
+  await approval.locator('.monaco-button', { hasText: 'Allow once' }).click();
+  const card = chat.locator('.entry.delegated .delegation[data-status="completed"]');
+  await card.locator('.delegation-title', { hasText: 'Worker · fast · claude-haiku-4-5' }).waitFor();
+  await card.locator('.delegation-task', { hasText: 'explain this' }).waitFor();
+  await chat.locator('.entry.command', { hasText: 'login() compares the user name with **admin** only.' }).waitFor();
+  await chat.locator('.entry.user', { hasText: '/delegate fast explain this' }).filter({ hasText: 'src/login.py' }).waitFor();
+  const sent = (await fake.requests()).at(-1);
+  const first = sent.body.messages[0].content[0].text;
+  if (!first.startsWith('explain this\n\nAttached selection src/login.py (lines 1-2)')) {
+    throw new Error(`the worker was not given the selection: ${JSON.stringify(first.slice(0, 120))}`);
+  }
+  log('Delegate Selection: the worker answered', JSON.stringify(await chat.locator('.entry.command').last().innerText()));
+  await ui.shot('chat-delegate-selection', chat.locator('.entry.delegated').last());
 }
 
 async function commandsAnswer(ui, chat) {

@@ -106,4 +106,9 @@ export class FakeProvider {
   health() {
     return this.call('GET', '/_fake/health');
   }
+
+  /** The requests the daemon sent, oldest first (`{ model, body }` each). */
+  async requests() {
+    return (await this.call('GET', '/_fake/requests')).requests;
+  }
 }

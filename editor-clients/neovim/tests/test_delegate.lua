@@ -30,7 +30,7 @@ return {
       H.wait_text(chat.view.transcript, 'What should the worker do?', 40000)
       wait_idle()
       H.eq(0, #requests(), 'no model was called')
-      H.check(not H.text(chat.view.transcript):find(' worker ', 1, true), 'no worker line', H.lines(chat.view.transcript))
+      H.check(next(chat.workers or {}) == nil, 'no worker line', H.lines(chat.view.transcript))
     end,
   },
   {
@@ -40,7 +40,9 @@ return {
       local seen = H.stub_select(function(_, label)
         return label == 'Allow once'
       end)
-      vim.cmd('wincmd p') -- back to src/app.py
+      local source = vim.fn.win_findbuf(vim.fn.bufnr(root .. '/src/app.py'))[1]
+      H.check(source, 'src/app.py is still shown')
+      vim.api.nvim_set_current_win(source)
       H.check(vim.api.nvim_buf_get_name(0):find('src/app.py', 1, true), 'the source buffer is current')
       vim.cmd('1,2Switchman delegate fast explain this')
       H.wait_text(chat.view.transcript, 'main returns 42.', 40000)

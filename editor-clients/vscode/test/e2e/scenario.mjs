@@ -282,13 +282,20 @@ async function stopOnACardStopsOnlyThatWorker(ui, chat, fake) {
   await ui.shot('chat-delegation-stopped', card);
 }
 
-/** Right-click the selection and choose an item of the editor's context menu (the menu is retried until it shows). */
-async function contextMenuItem(ui, target, label) {
+/**
+ * Select all of the editor's text, right-click on the selected text and choose an item of the
+ * context menu; retried until the item shows (a right-click outside the selection would move the cursor).
+ */
+async function selectAllAndChoose(ui, editor, word, label) {
   const item = ui.page.locator('.monaco-menu .action-item:not(.disabled) .action-label', { hasText: label }).first();
+  const token = editor.locator('.view-lines span span', { hasText: word }).first();
   await until(`"${label}" in the editor context menu`, async () => {
     if (!(await item.isVisible())) {
       await ui.page.keyboard.press('Escape');
-      await target.click({ button: 'right' });
+      await token.click();
+      await ui.page.keyboard.press('Control+A');
+      await editor.locator('.selected-text').first().waitFor({ timeout: 3000 });
+      await token.click({ button: 'right' });
       await item.waitFor({ timeout: 3000 });
     }
     return true;
@@ -305,11 +312,9 @@ async function delegateSelectionFromTheEditorMenu(ui, chat, fake) {
   await quickOpen.fill('src/login.py');
   await ui.page.locator('.quick-input-list .monaco-list-row', { hasText: 'login.py' }).first().waitFor();
   await ui.page.keyboard.press('Enter');
-  const code = ui.page.locator('.monaco-editor .view-lines', { hasText: 'def login(user, password):' }).first();
-  await code.waitFor();
-  await code.click();
-  await ui.page.keyboard.press('Control+A');
-  await contextMenuItem(ui, code, 'Delegate Selection');
+  const editor = ui.page.locator('.monaco-editor', { has: ui.page.locator('.view-lines', { hasText: 'def login(user, password):' }) }).first();
+  await editor.waitFor();
+  await selectAllAndChoose(ui, editor, 'login', 'Delegate Selection');
   const input = ui.page.locator('.quick-input-widget input.input');
   await input.waitFor({ state: 'visible' });
   await ui.page.locator('.quick-input-widget', { hasText: 'What should the worker do with the selection?' }).waitFor();

@@ -119,6 +119,16 @@ class DelegateStarted(Event, frozen=True, kw_only=True, tag="delegate.started"):
     focus: str | None = None
     """For the user's delegations: where the task came from (``selection``, ``written``,
     ``latest_request``)."""
+    worker_tier: str | None = None
+    """The tier whose model the worker runs on (``tier`` is the one the planner asked for)."""
+    tier_floor: str | None = None
+    """The planner's tier when the tier floor is on."""
+    floor_applied: bool = False
+    """The floor lowered the requested tier to ``tier_floor``."""
+    complexity: str | None = None
+    complexity_source: str | None = None
+    """``given`` by the planner or ``estimated`` by Switchman."""
+    reasoning_effort: str | None = None
 
 
 class DelegateCompleted(Event, frozen=True, kw_only=True, tag="delegate.completed"):

@@ -38,8 +38,9 @@ from switchman.engine.errors import RoutingError
 from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
 from switchman.engine.routing.chain import PolicyChain, RouteRequest
 from switchman.engine.routing.context import TurnContext
-from switchman.engine.routing.decision import CHAIN_ORDER, RouteDecided
+from switchman.engine.routing.decision import CHAIN_ORDER, RouteDecided, TierChoice
 from switchman.engine.routing.overrides import parse_override
+from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
 from switchman.engine.routing.validation import CandidateValidator
 
 _STRINGS = s.ListOf("", item=s.Scalar(), single_ok=True)
@@ -63,6 +64,10 @@ CHAIN_STEP = s.Obj("A partial chain entry.", title="chain step", fields={
     "model": s.Field(s.Scalar()),
     "validation_failure": s.Field(s.Scalar()),
     "rule": s.Field(s.Scalar()),
+    "tier": s.Field(s.Scalar("For DELEGATE_REQUEST: the tier of this candidate.",
+                             enum=s.TIER_NAMES)),
+    "candidate": s.Field(s.Scalar("For DELEGATE_REQUEST: its place in the list, from 1.",
+                                  "integer", minimum=1)),
 })
 
 EXPECT = s.Obj("What should happen.", title="expect", fields={
@@ -73,6 +78,14 @@ EXPECT = s.Obj("What should happen.", title="expect", fields={
     "rule": s.Field(s.Scalar("The winning rule's name.")),
     "chain": s.Field(s.ListOf("Leading chain entries, in order.", item=CHAIN_STEP)),
     "banners": s.Field(_STRINGS),
+    "tier": s.Field(s.Scalar("The tier the worker runs in.", enum=s.TIER_NAMES)),
+    "tier_floor": s.Field(s.Scalar("The planner's tier applied as the floor ('none' when "
+                                   "the floor is off).", enum=(*s.TIER_NAMES, "none"))),
+    "floor_applied": s.Field(s.Scalar("The floor lowered the requested tier.", "boolean")),
+    "complexity": s.Field(s.Scalar("", enum=s.COMPLEXITY_LEVELS)),
+    "complexity_source": s.Field(s.Scalar("", enum=(GIVEN, ESTIMATED))),
+    "reasoning_effort": s.Field(s.Scalar("The effort sent to the provider ('none': not "
+                                         "sent).", enum=(*s.EFFORT_LEVELS, "none"))),
 })
 
 CASE = s.Obj("One test case.", title="case", fields={
@@ -81,6 +94,15 @@ CASE = s.Obj("One test case.", title="case", fields={
     "workspace": s.Field(s.Scalar("The workspace folder.")),
     "sticky": s.Field(s.Scalar("The session's sticky model.")),
     "delegate_tier": s.Field(s.Scalar("", enum=s.TIER_NAMES)),
+    "planner": s.Field(s.Scalar("The delegating planner's model (id or alias); its tier is "
+                                "the tier floor unless delegation.tier_floor is false.")),
+    "complexity": s.Field(s.Scalar("The complexity the planner gives.",
+                                   enum=s.COMPLEXITY_LEVELS)),
+    "task_size": s.Field(s.Obj("The task's size, to estimate its complexity.",
+                               title="task_size", fields={
+        "tokens": s.Field(s.Scalar("", "integer", minimum=0)),
+        "files": s.Field(s.Scalar("", "integer", minimum=0)),
+    })),
     "context": s.Field(CONTEXT),
     "unavailable": s.Field(_STRINGS),
     "configured": s.Field(_STRINGS),
@@ -193,10 +215,12 @@ def _run_case(under_test: PolicyUnderTest, case: Mapping[str, Any], clock: Clock
     try:
         text, override = parse_override(case["message"], registry)
         sticky = _resolve(registry, case.get("sticky"))
+        chain = _chain(under_test, case, clock)
         request = RouteRequest(context=_context(case, text), turn_id=f"test-{case['name']}",
                                override=override, sticky_model=sticky,
-                               delegate_tier=case.get("delegate_tier"))
-        decision = _chain(under_test, case, clock).decide(request)
+                               delegate_tier=case.get("delegate_tier"),
+                               **_delegation(registry, chain, case))
+        decision = chain.decide(request)
     except RoutingError as exc:
         failed: RouteDecided | None = getattr(exc, "decision", None)
         error = {"code": exc.code, "message": str(exc)}
@@ -206,6 +230,23 @@ def _run_case(under_test: PolicyUnderTest, case: Mapping[str, Any], clock: Clock
         return CaseResult(case["name"], not failures, failed, error, failures)
     failures = _check_decision(expect, decision, registry)
     return CaseResult(case["name"], not failures, decision, None, failures)
+
+
+def _delegation(registry: ModelRegistry, chain: PolicyChain,
+                case: Mapping[str, Any]) -> dict[str, Any]:
+    """A worker case's complexity (given, or estimated from ``task_size``) and tier floor,
+    decided the way a real delegation decides them."""
+    found: dict[str, Any] = {}
+    if "complexity" in case:
+        found.update(complexity=case["complexity"], complexity_source=GIVEN)
+    elif "task_size" in case:
+        size = case["task_size"]
+        found.update(complexity=estimate_complexity(size.get("tokens", 0), size.get("files", 0)),
+                     complexity_source=ESTIMATED)
+    planner = _resolve(registry, case.get("planner"))
+    if planner is not None and chain.policy.delegation.tier_floor:
+        found["tier_floor"] = model_tier(planner, chain.policy.tiers, registry)
+    return found
 
 
 def _resolve(registry: ModelRegistry, name: str | None) -> str | None:
@@ -288,10 +329,23 @@ def _check_decision(expect: Mapping[str, Any], decision: RouteDecided,
                         f"{winner.rule_name if winner else None!r}")
     if "chain" in expect:
         failures += _check_chain(expect["chain"], decision, registry)
+    failures += _check_tier_choice(expect, winner.tier_choice if winner else None)
     for banner in expect.get("banners", ()):
         if banner not in decision.banners:
             failures.append(f"expected banner {banner!r}, got {decision.banners}")
     return failures
+
+
+def _check_tier_choice(expect: Mapping[str, Any], choice: TierChoice | None) -> list[str]:
+    got: dict[str, Any] = {
+        "tier": choice.tier if choice else None,
+        "tier_floor": (choice.tier_floor or "none") if choice else None,
+        "floor_applied": choice.floor_applied if choice else None,
+        "complexity": choice.complexity if choice else None,
+        "complexity_source": choice.complexity_source if choice else None,
+        "reasoning_effort": (choice.reasoning_effort or "none") if choice else None}
+    return [f"expected {key} {expect[key]}, got {got[key]}" for key in got
+            if key in expect and expect[key] != got[key]]
 
 
 def _check_chain(steps: Sequence[Mapping[str, Any]], decision: RouteDecided,
@@ -305,7 +359,9 @@ def _check_chain(steps: Sequence[Mapping[str, Any]], decision: RouteDecided,
         actual = decision.chain[index]
         got = {"policy": actual.policy.value, "verdict": actual.verdict.value,
                "model": actual.candidate_model, "rule": actual.rule_name,
-               "validation_failure": actual.validation_failure and actual.validation_failure.value}
+               "validation_failure": actual.validation_failure and actual.validation_failure.value,
+               "tier": actual.tier_choice.tier if actual.tier_choice else None,
+               "candidate": actual.tier_choice.candidate if actual.tier_choice else None}
         for key, value in step.items():
             wanted = (registry.resolve(value) or value) if key == "model" else value
             if got[key] != wanted:

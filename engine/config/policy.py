@@ -31,23 +31,41 @@ class DisagreementSettings(msgspec.Struct, frozen=True):
 
 
 class DelegationSettings(msgspec.Struct, frozen=True):
-    """Whether planners may hand sub-tasks to workers, and how many at once."""
+    """Whether planners may hand sub-tasks to workers, how many at once, and whether a
+    worker's tier is capped at its planner's (the tier floor)."""
 
     enabled: bool = True
     max_concurrent_workers: int = 3
     timeout_seconds: float = 600.0
+    tier_floor: bool = True
 
 
 class Tiers(msgspec.Struct, frozen=True):
-    """The model each delegation tier resolves to."""
+    """The ordered models of each delegation tier, with optional overrides by task
+    complexity and a reasoning effort per tier."""
 
-    fast: str
-    balanced: str
-    deep: str
+    fast: tuple[str, ...]
+    balanced: tuple[str, ...]
+    deep: tuple[str, ...]
+    complexity: dict[str, dict[str, tuple[str, ...]]] = {}
+    """tier → complexity level → models; a level left out inherits the tier's list."""
+    effort: dict[str, str] = {}
+    """tier → ``low`` / ``medium`` / ``high``."""
+
+    def models(self, tier: str) -> tuple[str, ...]:
+        """The tier's ordered models (empty for an unknown tier name)."""
+        found: tuple[str, ...] = getattr(self, tier, ()) if tier in TIER_NAMES else ()
+        return found
 
     def get(self, tier: str) -> str | None:
-        """The model for ``tier``, or None for an unknown tier name."""
-        return getattr(self, tier, None) if tier in TIER_NAMES else None
+        """The tier's first model, or None for an unknown tier name."""
+        return next(iter(self.models(tier)), None)
+
+    def for_complexity(self, tier: str, complexity: str | None) -> tuple[str, ...] | None:
+        """The override list for ``complexity`` in ``tier``, or None to inherit."""
+        if complexity is None:
+            return None
+        return self.complexity.get(tier, {}).get(complexity)
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,7 @@ class Code(StrEnum):
     INVALID_REGEX = "invalid-regex"
     DUPLICATE_RULE_NAME = "duplicate-rule-name"
     PARTIAL_TIERS = "partial-tiers"
+    EFFORT_UNSUPPORTED = "effort-unsupported"
     OUT_OF_RANGE = "out-of-range"
     INVALID_TIME_WINDOW = "invalid-time-window"
     DUPLICATE_ALIAS = "duplicate-alias"

@@ -43,6 +43,8 @@ class Capabilities(msgspec.Struct, frozen=True):
     supports_system_prompt: bool = True
     supports_structured_output: bool = False
     supports_thinking: bool = False
+    supports_reasoning_effort: bool = False
+    """Takes a reasoning-effort setting (OpenAI ``reasoning_effort``, Anthropic thinking)."""
 
 
 class Pricing(msgspec.Struct, frozen=True):

@@ -52,9 +52,9 @@ def check_routing_doc(
     _check_schema_version(walker, raw)
     values = {**(base or {}), **raw}
     rules = _rules(walker, values.get("rules", []), ("rules",), raw_paths="rules" in raw)
-    tiers = _tiers(walker, values.get("tiers"), ("tiers",))
+    tiers = _tiers(walker, registry, values.get("tiers"), ("tiers",))
     workspaces = tuple(
-        _workspace(walker, folder, block, ("workspaces", folder))
+        _workspace(walker, registry, folder, block, ("workspaces", folder))
         for folder, block in raw.get("workspaces", {}).items()
         if _workspace_path_ok(walker, folder)
     )
@@ -91,7 +91,7 @@ def check_workspace_doc(
     walker = Walker(doc, registry.resolve, registry.names())
     raw = _walk_root(walker, doc, s.WORKSPACE_FILE)
     _check_schema_version(walker, raw)
-    block = _workspace(walker, folder, raw, ())
+    block = _workspace(walker, registry, folder, raw, ())
     if _has_errors(walker.problems):
         return None, walker.problems
     return block, walker.problems
@@ -138,12 +138,13 @@ def _workspace_path_ok(walker: Walker, folder: str) -> bool:
     return False
 
 
-def _workspace(walker: Walker, folder: str, raw: Mapping[str, Any], path: Path) -> WorkspacePolicy:
+def _workspace(walker: Walker, registry: ModelRegistry, folder: str, raw: Mapping[str, Any],
+               path: Path) -> WorkspacePolicy:
     return WorkspacePolicy(
         path=folder,
         default=raw.get("default"),
         pattern=_pattern(raw.get("pattern")),
-        tiers=_tiers(walker, raw.get("tiers"), (*path, "tiers")),
+        tiers=_tiers(walker, registry, raw.get("tiers"), (*path, "tiers")),
         rules=_rules(walker, raw.get("rules", []), (*path, "rules")),
     )
 
@@ -154,10 +155,14 @@ def _pattern(raw: Mapping[str, Any] | None) -> PatternSettings | None:
     return PatternSettings(**raw)
 
 
-def _tiers(walker: Walker, raw: Mapping[str, Any] | None, path: Path) -> Tiers | None:
+def _tiers(walker: Walker, registry: ModelRegistry, raw: Mapping[str, Any] | None,
+           path: Path) -> Tiers | None:
     if not raw:
         return None
-    missing = [t for t in s.TIER_NAMES if t not in raw]
+    # A tier written but invalid is already reported where it is; only absent ones are missing.
+    missing = [t for t in s.TIER_NAMES if t not in raw and walker.node_at((*path, t)) is None]
+    if any(t not in raw for t in s.TIER_NAMES) and not missing:
+        return None
     if missing:
         if walker.node_at(path) is not None:  # only report on tiers written in this file
             walker.report(walker.range_at(path, key=True), Code.PARTIAL_TIERS,
@@ -165,7 +170,32 @@ def _tiers(walker: Walker, raw: Mapping[str, Any] | None, path: Path) -> Tiers |
                           f"{', '.join(missing)}). Copy the global mapping for tiers you do not "
                           "want to change.", data={"missing": missing})
         return None
-    return Tiers(raw["fast"], raw["balanced"], raw["deep"])
+    tiers = Tiers(tuple(raw["fast"]), tuple(raw["balanced"]), tuple(raw["deep"]),
+                  complexity={tier: {level: tuple(models) for level, models in levels.items()}
+                              for tier, levels in raw.get("complexity", {}).items()},
+                  effort=dict(raw.get("effort", {})))
+    _check_effort(walker, registry, tiers, path)
+    return tiers
+
+
+def _check_effort(walker: Walker, registry: ModelRegistry, tiers: Tiers, path: Path) -> None:
+    """Warn where a tier's effort would be ignored: a model of the tier (or of one of its
+    complexity overrides) has no reasoning-effort setting."""
+    for tier, effort in tiers.effort.items():
+        where = (*path, "effort", tier)
+        if walker.node_at(where) is None:  # inherited from the built-in policy
+            continue
+        models = [*tiers.models(tier), *(m for ms in tiers.complexity.get(tier, {}).values()
+                                         for m in ms)]
+        lacking = [m for m in dict.fromkeys(models)
+                   if (spec := registry.get(m)) is not None
+                   and not spec.capabilities.supports_reasoning_effort]
+        if lacking:
+            walker.report(walker.range_at(where), Code.EFFORT_UNSUPPORTED,
+                          f"Reasoning effort '{effort}' is ignored for {', '.join(lacking)}: "
+                          "no reasoning-effort setting (capabilities.supports_reasoning_effort "
+                          "in models.yaml). Workers on the other models of the tier use it.",
+                          Severity.WARNING, data={"models": lacking})
 
 
 def _rules(

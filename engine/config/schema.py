@@ -17,6 +17,8 @@ ScalarType = Literal["string", "integer", "number", "boolean"]
 ScalarFormat = Literal["regex", "model", "provider", "env-var", "url", "path", "model-id"]
 
 TIER_NAMES = ("fast", "balanced", "deep")
+COMPLEXITY_LEVELS = ("trivial", "small", "medium", "large")
+EFFORT_LEVELS = ("low", "medium", "high")
 SUPPORTED_SCHEMA_VERSIONS = (1,)
 
 
@@ -239,12 +241,51 @@ RULE = Obj(
     title="rule",
 )
 
+_TIER_LIST = ("{what} Give one model or an ordered list: the first that can be used "
+              "(key set, available, capable enough) runs the worker; the others are fallbacks.")
+
+
+def _tier_models(description: str) -> ListOf:
+    return ListOf(description, item=_model("A model (id or alias)."), min_items=1,
+                  single_ok=True)
+
+
+_COMPLEXITY_LEVEL = ("Models for {level} tasks in this tier, in order (leave the level out to "
+                     "inherit the tier's list).")
+
+TIER_COMPLEXITY = Obj(
+    "Models of one tier by task complexity. A level you leave out inherits the tier's list.",
+    fields={level: Field(_tier_models(_COMPLEXITY_LEVEL.format(level=level)))
+            for level in COMPLEXITY_LEVELS},
+    title="complexity",
+)
+
+COMPLEXITY = Obj(
+    "Per-tier overrides by task complexity (trivial, small, medium, large). The planner "
+    "names the complexity in delegate(), or Switchman estimates it from the task.",
+    fields={tier: Field(TIER_COMPLEXITY) for tier in TIER_NAMES},
+    title="complexity",
+)
+
+EFFORT = Obj(
+    "Reasoning effort per tier, for models that support it (OpenAI reasoning effort, "
+    "Anthropic extended thinking); ignored for models without such a setting.",
+    fields={tier: Field(Scalar(f"Reasoning effort of {tier} workers.", enum=EFFORT_LEVELS))
+            for tier in TIER_NAMES},
+    title="effort",
+)
+
 TIERS = Obj(
-    "Which model each delegation tier uses. Give all three tiers or none.",
+    "Which models each delegation tier uses. Give all three tiers or none.",
     fields={
-        "fast": Field(_model("Cheap, quick model for mechanical sub-tasks.")),
-        "balanced": Field(_model("Capable model for most coding work.")),
-        "deep": Field(_model("The strongest model, for planning and hard reasoning.")),
+        "fast": Field(_tier_models(_TIER_LIST.format(
+            what="Cheap, quick models for mechanical sub-tasks."))),
+        "balanced": Field(_tier_models(_TIER_LIST.format(
+            what="Capable models for most coding work."))),
+        "deep": Field(_tier_models(_TIER_LIST.format(
+            what="The strongest models, for planning and hard reasoning."))),
+        "complexity": Field(COMPLEXITY),
+        "effort": Field(EFFORT),
     },
     title="tiers",
 )
@@ -288,6 +329,9 @@ DELEGATION = Obj(
         "timeout_seconds": Field(Scalar("Stop a worker after this many seconds unless the "
                                         "planner gives its own timeout (default 600).", "number",
                                         minimum=1, maximum=3600)),
+        "tier_floor": Field(Scalar("A worker's tier never exceeds its planner's: a balanced "
+                                   "planner asking for deep gets balanced (default true).",
+                                   "boolean")),
     },
     title="delegation",
 )
@@ -397,6 +441,10 @@ CAPABILITIES = Obj(
                                                    "boolean")),
         "supports_thinking": Field(Scalar("Produces extended reasoning (not checked by routing).",
                                           "boolean")),
+        "supports_reasoning_effort": Field(Scalar(
+            "Takes a reasoning-effort setting: OpenAI reasoning_effort, or Anthropic extended "
+            "thinking with a token budget (default false). Tier effort is ignored for models "
+            "without it.", "boolean")),
     },
     title="capabilities",
 )

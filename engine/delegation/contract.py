@@ -13,7 +13,7 @@ from typing import Any, Literal
 import jsonschema
 import msgspec
 
-from switchman.engine.config.schema import TIER_NAMES
+from switchman.engine.config.schema import COMPLEXITY_LEVELS, TIER_NAMES
 from switchman.engine.messages import ZERO_USD
 from switchman.engine.providers.base import ToolSpec
 
@@ -88,6 +88,8 @@ class DelegateCall(msgspec.Struct, frozen=True, kw_only=True):
     allowed_tools: list[str] | None = None
     max_tokens: int | None = None
     timeout_seconds: float | None = None
+    complexity: str | None = None
+    """The planner's estimate (trivial … large); None lets the engine estimate it."""
 
 
 class MissingItem(msgspec.Struct, frozen=True):
@@ -145,7 +147,17 @@ def parse_call(arguments: dict[str, Any]) -> DelegateCall:
         output_schema=_schema(arguments.get("output_schema")),
         allowed_tools=_names(arguments.get("allowed_tools")),
         max_tokens=_positive_int(arguments.get("max_tokens"), "max_tokens"),
-        timeout_seconds=_timeout(arguments.get("timeout_seconds")))
+        timeout_seconds=_timeout(arguments.get("timeout_seconds")),
+        complexity=_complexity(arguments.get("complexity")))
+
+
+def _complexity(raw: object) -> str | None:
+    if raw is None:
+        return None
+    if raw not in COMPLEXITY_LEVELS:
+        raise ArgumentProblem(f"'complexity' must be one of {', '.join(COMPLEXITY_LEVELS)} "
+                              f"(got {raw!r}), or left out to let Switchman estimate it")
+    return str(raw)
 
 
 def _context(raw: object) -> ContextSpec:
@@ -265,6 +277,9 @@ DELEGATE_SPEC = ToolSpec(DELEGATE, (
                        "A cap on the worker's output tokens."},
         "timeout_seconds": {"type": "number", "exclusiveMinimum": 0, "description":
                             "Stop the worker after this many seconds."},
+        "complexity": {"enum": list(COMPLEXITY_LEVELS), "description": (
+            "How hard the task is; a tier may use other models for some levels. Leave it "
+            "out to have it estimated from the task and context.")},
     },
     "required": ["tier", "task", "context"]})
 

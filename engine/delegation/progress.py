@@ -10,7 +10,7 @@ and the worker's ``session.ended``.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Literal
+from typing import Any, Literal
 
 from switchman.engine.clock import Clock
 from switchman.engine.delegation.contract import (
@@ -24,6 +24,7 @@ from switchman.engine.delegation.contract import (
 from switchman.engine.delegation.handoff import Handoff
 from switchman.engine.events import DelegateCompleted, DelegateFailed, DelegateStarted, SessionEnded
 from switchman.engine.messages import ZERO_USD, Usage
+from switchman.engine.routing.decision import TierChoice
 from switchman.engine.sessions.manager import SessionManager
 from switchman.engine.sessions.records import ChatDelta, DelegationUpdate, RouteNotice
 from switchman.engine.sessions.turn import TurnOutcome
@@ -65,6 +66,7 @@ class WorkerProgress:
         self.activity: str | None = None
         self.detail: str | None = None
         self.mode: FailureMode = "worker_error"
+        self.choice: TierChoice | None = None
         self._started = clock.monotonic()
         self._sent = 0.0
         self._text = ""
@@ -75,6 +77,9 @@ class WorkerProgress:
         """The worker's turn was routed: the delegation has started."""
         self.model, self.worker_turn_id = notice.model, notice.turn_id
         self.turns += 1
+        winner = notice.decision.winner
+        self.choice = winner.tier_choice if winner is not None else None
+        choice = self.choice
         self.sessions.store.add_event(DelegateStarted(
             timestamp=self.clock.now(), session_id=self.planner.session_id,
             tool_use_id=self.tool_use_id, worker_session_id=self.worker_session_id,
@@ -83,6 +88,12 @@ class WorkerProgress:
             context_reference_count=self.handoff.reference_count,
             task_size_tokens=estimate_text(self.call.task),
             allowed_tool_count=self.allowed_tool_count, dropped_tools=self.dropped,
+            worker_tier=choice.tier if choice else None,
+            tier_floor=choice.tier_floor if choice else None,
+            floor_applied=choice.floor_applied if choice else False,
+            complexity=choice.complexity if choice else None,
+            complexity_source=choice.complexity_source if choice else None,
+            reasoning_effort=choice.reasoning_effort if choice else None,
             source=self.source, focus=self.focus),
             self.planner_turn_id)
         self._send("started", "running")
@@ -201,4 +212,14 @@ class WorkerProgress:
             input_tokens=self.usage.input_tokens, output_tokens=self.usage.output_tokens,
             cost_usd=self.cost, elapsed_seconds=round(self._sent - self._started, 3),
             activity=self.activity, error=error, detail=self.detail if error else None,
-            dropped_tools=self.dropped, source=self.source))
+            dropped_tools=self.dropped, source=self.source, **_tier_fields(self.choice)))
+
+
+def _tier_fields(choice: TierChoice | None) -> dict[str, Any]:
+    """How the worker's tier was chosen, for the editor (empty until it is routed)."""
+    if choice is None:
+        return {}
+    return {"worker_tier": choice.tier, "tier_floor": choice.tier_floor,
+            "floor_applied": choice.floor_applied, "complexity": choice.complexity,
+            "complexity_source": choice.complexity_source,
+            "reasoning_effort": choice.reasoning_effort}

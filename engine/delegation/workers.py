@@ -36,6 +36,8 @@ from switchman.engine.delegation.contract import (
     ArgumentProblem,
     DelegateCall,
     DelegateResult,
+    FileInclude,
+    FileRangeInclude,
     InsufficientContextRequest,
     parse_call,
     parse_context_request,
@@ -43,9 +45,11 @@ from switchman.engine.delegation.contract import (
 from switchman.engine.delegation.handoff import Handoff, prepare, worker_prompt
 from switchman.engine.delegation.progress import DelegationSource, WorkerProgress
 from switchman.engine.errors import NoModelAvailable
+from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
 from switchman.engine.sessions.lifecycle import TurnLifecycle
 from switchman.engine.sessions.live import LiveSession, WorkerRole
 from switchman.engine.sessions.manager import SessionManager
+from switchman.engine.tokens import estimate_text
 from switchman.engine.tools.approval import ApprovalPolicy
 from switchman.engine.tools.arguments import ToolOutcome
 from switchman.engine.tools.registry import ToolCallRequest, ToolContext, ToolEntry, ToolRegistry
@@ -139,7 +143,8 @@ class WorkerRun:
             extra_tools=[ToolEntry(REQUEST_CONTEXT_SPEC, self._request_context,
                                    ends_turn=True)],
             sink=self.progress, max_output_tokens=self.call.max_tokens,
-            requires_structured_output=self.call.output_schema is not None)
+            requires_structured_output=self.call.output_schema is not None,
+            **self._tier_inputs())
         worker = self.delegation.sessions.new_worker(self.planner, role)
         self.progress.worker_session_id = worker.id
         seconds = self.call.timeout_seconds or \
@@ -153,10 +158,29 @@ class WorkerRun:
             return self.progress.failed(
                 "no_model_available_for_tier", f"no model available for tier "
                 f"{self.call.tier}: {failure}", "")
+        finally:  # the worker takes no more turns: only its stored record stays
+            self.delegation.sessions.release(worker.id)
         current = asyncio.current_task()
         planner_cancelled = current is not None and current.cancelling() > 0
         return self.progress.result_of(outcome, deadline.expired(), planner_cancelled,
                                        self.requested, seconds)
+
+    def _tier_inputs(self) -> dict[str, str | None]:
+        """The complexity (the planner's, else estimated from the task and its context) and
+        the tier floor (the planner's tier, when the floor is on) the worker is routed with."""
+        if self.call.complexity is not None:
+            complexity, source = self.call.complexity, GIVEN
+        else:
+            files = sum(isinstance(item, FileInclude | FileRangeInclude)
+                        for item in self.call.context.include)
+            complexity = estimate_complexity(estimate_text(self.handoff.message), files)
+            source = ESTIMATED
+        config = self.delegation.config
+        effective = config.effective(str(self.planner.folder))
+        # The floor protects against a planner overspending; a user who names a tier chose it.
+        floor = model_tier(self.context.model, effective.tiers, config.registry()) \
+            if effective.delegation.tier_floor and self.progress.source == "planner" else None
+        return {"complexity": complexity, "complexity_source": source, "tier_floor": floor}
 
     async def _approval(self) -> DelegateResult | None:
         """None when the worker may start (read-only, trusted or approved); else the failure."""

@@ -116,7 +116,9 @@ class _Offers:
         return found
 
     def values(self, spec: s.Spec | None) -> list[Candidate]:
-        """Candidates for a scalar value declared by ``spec``."""
+        """Candidates for a scalar value declared by ``spec`` (or an item of a list)."""
+        if isinstance(spec, s.ListOf):  # a list item, or the one bare value of a single_ok list
+            spec = resolved(spec.item)
         if not isinstance(spec, s.Scalar):
             return []
         if spec.format == "model":

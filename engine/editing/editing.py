@@ -193,17 +193,24 @@ class ConfigDocuments:
         workspace it is the user's global one.
         """
         registry = self.registry()
-        tiers: Tiers | Mapping[str, str] | None
+        tiers: Tiers | Mapping[str, object] | None
         if kind is FileKind.ROUTING:
             tiers = builtin_routing_values(registry).get("tiers")
         else:
             policy = self.global_policy()
             tiers = policy.tiers if policy is not None else None
-        found = {t: _tier(tiers, t) or registry.model_for_tier(t) for t in TIER_NAMES}
+        found = {t: tier_text(tiers, t) or registry.model_for_tier(t) for t in TIER_NAMES}
         return {t: model for t, model in found.items() if model}
 
 
-def _tier(tiers: Tiers | Mapping[str, str] | None, name: str) -> str | None:
+def tier_text(tiers: Tiers | Mapping[str, object] | None, name: str) -> str | None:
+    """The tier's models as YAML text: one model plainly, several as a flow list."""
     if isinstance(tiers, Tiers):
-        return tiers.get(name)
-    return tiers.get(name) if tiers else None
+        models: object = tiers.models(name)
+    else:
+        models = tiers.get(name) if tiers else None
+    if isinstance(models, str):
+        return models
+    if not isinstance(models, list | tuple) or not models:
+        return None
+    return str(models[0]) if len(models) == 1 else "[" + ", ".join(map(str, models)) + "]"

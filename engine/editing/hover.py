@@ -16,7 +16,7 @@ import msgspec
 
 from switchman.engine.config import schema as s
 from switchman.engine.config.check import FileKind
-from switchman.engine.config.declarations import field_at, is_rule, spec_at
+from switchman.engine.config.declarations import field_at, is_rule, resolved, spec_at
 from switchman.engine.config.nodes import rule_lists, scalar_text
 from switchman.engine.config.problems import Position, Range
 from switchman.engine.config.registry import ModelRegistry, Pricing, ProviderSpec
@@ -32,7 +32,8 @@ _CHECKED = ("Checked for every turn when it is routed, before any model is calle
 _CAPABILITIES = (("supports_images", "images"), ("supports_tools", "tools"),
                  ("supports_system_prompt", "system prompt"),
                  ("supports_structured_output", "structured output"),
-                 ("supports_thinking", "extended thinking"))
+                 ("supports_thinking", "extended thinking"),
+                 ("supports_reasoning_effort", "reasoning effort"))
 
 
 class Hover(msgspec.Struct, frozen=True):
@@ -64,15 +65,21 @@ def _text_for(kind: FileKind, doc: YamlDocument, cursor: Cursor, registry: Model
               environ: Mapping[str, str]) -> str | None:
     if cursor.role == "key":
         holder = spec_at(kind, cursor.path)
-        if isinstance(holder, s.MapOf) and holder.key.format == "model-id":
+        if (isinstance(holder, s.MapOf) and holder.key.format == "model-id") or \
+                (isinstance(holder, s.Scalar) and holder.format == "model"):  # `- haiku` item
             return describe_model(registry, cursor.word, environ)
         declared = field_at(kind, cursor.path, cursor.word)
         return _key_text(cursor.word, declared) if declared else None
-    if cursor.role != "value" or cursor.key is None:
+    if cursor.role == "item":  # a list item, e.g. one model of a tier's list
+        spec = spec_at(kind, cursor.path)
+    elif cursor.role != "value" or cursor.key is None:
         return None
-    if cursor.key == "name" and is_rule(cursor.path):
+    elif cursor.key == "name" and is_rule(cursor.path):
         return _rule_text(kind, doc, cursor, registry)
-    spec = spec_at(kind, (*cursor.path, cursor.key))
+    else:
+        spec = spec_at(kind, (*cursor.path, cursor.key))
+    if isinstance(spec, s.ListOf):  # an item, or the one bare value of a single_ok list
+        spec = resolved(spec.item)
     if isinstance(spec, s.Scalar) and spec.format == "model":
         return describe_model(registry, cursor.word, environ)
     return None

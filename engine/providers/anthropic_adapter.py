@@ -33,8 +33,11 @@ from switchman.engine.providers.errors import (
     error_detail,
     retry_after_seconds,
 )
+from switchman.engine.routing.tiers import thinking_budget
 
 CONNECT_TIMEOUT = 10.0
+THINKING_KEPT = 256
+"""Answers whose thinking blocks are remembered (see :meth:`AnthropicAdapter._remember`)."""
 
 
 class AnthropicAdapter:
@@ -49,6 +52,7 @@ class AnthropicAdapter:
             max_retries=0,  # Switchman owns retries (see sessions.turn)
             timeout=self._sdk.Timeout(provider.timeout_seconds, connect=CONNECT_TIMEOUT),
         )
+        self._thinking: dict[str, list[dict[str, Any]]] = {}
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Yield text and tool calls as they arrive, then the final result."""
@@ -61,6 +65,7 @@ class AnthropicAdapter:
                 final = await stream.get_final_message()
         except Exception as exc:
             raise self._classify(exc, request.model_id) from None
+        self._remember(final.content)
         yield Finished(_stop_reason(final.stop_reason), _usage(final.usage),
                        [b for b in map(_block, final.content) if b is not None])
 
@@ -68,14 +73,33 @@ class AnthropicAdapter:
         arguments: dict[str, Any] = {
             "model": request.api_model,
             "max_tokens": request.max_output_tokens,
-            "messages": to_anthropic(request.messages),
+            "messages": to_anthropic(request.messages, self._thinking),
         }
         if request.system:
             arguments["system"] = request.system
+        if request.reasoning_effort is not None:
+            # Thinking counts against max_tokens: the answer keeps its own allowance.
+            budget = thinking_budget(request.reasoning_effort)
+            arguments["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            arguments["max_tokens"] = request.max_output_tokens + budget
         if request.tools:
             arguments["tools"] = [{"name": t.name, "description": t.description,
                                    "input_schema": t.input_schema} for t in request.tools]
         return arguments
+
+    def _remember(self, content: list[Any]) -> None:
+        """Keep an answer's thinking blocks, keyed by its tool calls: with extended thinking
+        the API wants them back, unchanged, before those calls in the next request of the
+        tool loop. Transcripts do not store them, so they live here for the turn."""
+        thinking = [b.model_dump() for b in content
+                    if getattr(b, "type", "") in ("thinking", "redacted_thinking")]
+        if not thinking:
+            return
+        for block in content:
+            if getattr(block, "type", "") == "tool_use":
+                self._thinking[block.id] = thinking
+        while len(self._thinking) > THINKING_KEPT:
+            del self._thinking[next(iter(self._thinking))]
 
     def _classify(self, exc: Exception, model: str) -> ProviderError:
         sdk = self._sdk
@@ -92,12 +116,18 @@ class AnthropicAdapter:
         raise exc
 
 
-def to_anthropic(messages: list[Message]) -> list[dict[str, Any]]:
-    """Canonical messages as Anthropic ``messages`` (tool results go in user turns)."""
+def to_anthropic(messages: list[Message],
+                 thinking: dict[str, list[dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
+    """Canonical messages as Anthropic ``messages`` (tool results go in user turns);
+    ``thinking`` holds remembered thinking blocks by tool call id, put back first."""
     out: list[dict[str, Any]] = []
     for message in normalize_history(messages):
         role = "assistant" if message.role == "assistant" else "user"
         blocks = [b for b in map(_content, message.content) if b is not None]
+        kept = next((thinking[b.id] for b in message.content
+                     if isinstance(b, ToolUseBlock) and thinking and b.id in thinking), None)
+        if role == "assistant" and kept:
+            blocks = [*kept, *blocks]
         if not blocks:
             continue
         if out and out[-1]["role"] == role:

@@ -35,6 +35,8 @@ class ProviderRequest(msgspec.Struct, frozen=True, kw_only=True):
     system: str | None = None
     tools: list[ToolSpec] = []
     max_output_tokens: int = 4096
+    reasoning_effort: str | None = None
+    """``low`` / ``medium`` / ``high``, only for models that take it (see routing.tiers)."""
 
 
 class TextDelta(msgspec.Struct, frozen=True):

@@ -125,6 +125,8 @@ class OpenAIAdapter:
         # Local servers differ on the newer field; OpenAI's own models need it.
         limit = "max_tokens" if self._compatible else "max_completion_tokens"
         arguments[limit] = request.max_output_tokens
+        if request.reasoning_effort is not None:
+            arguments["reasoning_effort"] = request.reasoning_effort
         if request.tools:
             arguments["tools"] = [{"type": "function", "function": {
                 "name": t.name, "description": t.description, "parameters": t.input_schema}}

@@ -16,7 +16,7 @@ disagreement is recorded as ``deferred``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, replace
 
 import msgspec
@@ -32,11 +32,14 @@ from switchman.engine.routing.decision import (
     Policy,
     PolicyEvaluation,
     RouteDecided,
+    TierChoice,
+    ValidationFailure,
     Verdict,
 )
 from switchman.engine.routing.explain import chosen_label, fallthrough_banners, no_model_message
 from switchman.engine.routing.overrides import Override
 from switchman.engine.routing.predicates import CostTodayExceeds
+from switchman.engine.routing.tiers import model_tier, resolve_effort, tier_models, tier_rank
 from switchman.engine.routing.validation import CandidateValidator
 from switchman.engine.userregex import pattern_set
 
@@ -54,6 +57,12 @@ class RouteRequest:
     override: Override | None = None
     sticky_model: str | None = None
     delegate_tier: str | None = None
+    complexity: str | None = None
+    """For a worker: the task's complexity (trivial … large), if known."""
+    complexity_source: str | None = None
+    """``given`` by the planner or ``estimated`` from the task."""
+    tier_floor: str | None = None
+    """For a worker: its planner's tier when the tier floor is on (no tier above it)."""
 
 
 class PolicyChain:
@@ -127,13 +136,13 @@ class PolicyChain:
         yield from self._rules(ctx)
         if request.delegate_tier is not None:  # a worker: the planner's tier decides (001 §11)
             yield self._deferred_in_delegation(suggestion)
-            yield from self._delegate(request.delegate_tier, ctx)
+            yield from self._delegate(request, ctx)
             for policy in (Policy.WORKSPACE_DEFAULT, Policy.GLOBAL_DEFAULT):
                 yield _na(policy, "not used for delegated workers: no model of the requested "
                                   "tier or above could be used")
             return
         yield self._pattern(suggestion, ctx)
-        yield from self._delegate(None, ctx)
+        yield _na(Policy.DELEGATE_REQUEST, "not a delegated worker turn")
         yield self._default(Policy.WORKSPACE_DEFAULT, self.policy.workspace_default, ctx,
                             "no workspace default configured")
         yield self._default(Policy.GLOBAL_DEFAULT, self.policy.global_default, ctx,
@@ -229,30 +238,75 @@ class PolicyChain:
             confidence=rec.confidence, sample_size=rec.sample_size,
             pattern_alternatives=rec.alternatives)
 
-    def _delegate(self, tier: str | None, ctx: TurnContext) -> Iterator[PolicyEvaluation]:
-        if tier is None:
-            yield _na(Policy.DELEGATE_REQUEST, "not a delegated worker turn")
-            return
+    def _delegate(self, request: RouteRequest, ctx: TurnContext) -> Iterator[PolicyEvaluation]:
+        """The requested tier's candidates in order, capped at the planner's tier (the
+        floor), then the next tiers up to the floor (or deep) while none validates."""
+        tier = request.delegate_tier or ""
         if tier not in TIER_NAMES:
             yield _na(Policy.DELEGATE_REQUEST, f"unknown tier '{tier}'")
             return
-        for step in TIER_NAMES[TIER_NAMES.index(tier):]:
-            model = self.resolve_tier(step)
-            if model is None:
-                yield _na(Policy.DELEGATE_REQUEST, f"tier {step} has no model")
-                continue
-            upgraded = "" if step == tier else f" (upgraded from {tier})"
-            evaluation = self._try(Policy.DELEGATE_REQUEST, model, ctx,
-                                   f"tier {step} resolves to {model}{upgraded}")
+        floor = request.tier_floor if request.tier_floor in TIER_NAMES else None
+        start = tier
+        if floor is not None and tier_rank(tier) > tier_rank(floor):
+            start = floor
+        top = len(TIER_NAMES) if floor is None else tier_rank(floor) + 1
+        for step in TIER_NAMES[tier_rank(start):top]:
+            chosen = yield from self._tier_candidates(request, step, floor, ctx)
+            if chosen:
+                return
+        if floor is not None and top < len(TIER_NAMES):
+            yield _na(Policy.DELEGATE_REQUEST, f"tier floor: not upgrading above {floor}, the "
+                                               "planner's tier")
+
+    def _tier_candidates(self, request: RouteRequest, step: str, floor: str | None,
+                         ctx: TurnContext) -> Generator[PolicyEvaluation, None, bool]:
+        """Try one tier's models; returns (as the generator's value) whether one was chosen."""
+        tiers = self.policy.tiers
+        override = tiers.for_complexity(step, request.complexity) if tiers else None
+        models = override or tier_models(tiers, self.registry, step)
+        if not models:
+            yield _na(Policy.DELEGATE_REQUEST, f"tier {step} has no model")
+            return False
+        requested = request.delegate_tier or step
+        for position, model in enumerate(models, start=1):
+            choice = TierChoice(
+                requested_tier=requested, tier=step, candidate=position,
+                complexity=request.complexity, complexity_source=request.complexity_source,
+                complexity_override=override is not None, tier_floor=floor,
+                floor_applied=floor is not None and tier_rank(requested) > tier_rank(floor))
+            evaluation = self._tier_try(model, ctx, choice, len(models))
             yield evaluation
             if evaluation.verdict is Verdict.CHOSE:
-                return
+                return True
+        return False
+
+    def _tier_try(self, model: str, ctx: TurnContext, choice: TierChoice,
+                  count: int) -> PolicyEvaluation:
+        reason = _tier_reason(model, choice, count)
+        floor = choice.tier_floor
+        if floor is not None and choice.complexity_override \
+                and tier_rank(model_tier(model, self.policy.tiers, self.registry)) \
+                > tier_rank(floor):
+            return PolicyEvaluation(
+                policy=Policy.DELEGATE_REQUEST, verdict=Verdict.REJECTED, candidate_model=model,
+                reason=f"{reason} → {model} rejected: its tier is above {floor}, the planner's",
+                validation_failure=ValidationFailure.ABOVE_TIER_FLOOR, tier_choice=choice)
+        evaluation = self._try(Policy.DELEGATE_REQUEST, model, ctx, reason, tier_choice=choice)
+        if evaluation.verdict is not Verdict.CHOSE:
+            return evaluation
+        tiers = self.policy.tiers
+        wanted = tiers.effort.get(choice.tier) if tiers is not None else None
+        effort, note = resolve_effort(self.registry.get(model), wanted)
+        if effort is None and note is None:
+            return evaluation
+        choice = msgspec.structs.replace(choice, reasoning_effort=effort, effort_note=note)
+        extra = f"; reasoning effort {effort}" if effort else f"; {note}"
+        return msgspec.structs.replace(evaluation, tier_choice=choice,
+                                       reason=evaluation.reason + extra)
 
     def resolve_tier(self, tier: str) -> str | None:
-        """The model for ``tier``: workspace tiers, then global tiers, then the registry."""
-        tiers = self.policy.tiers
-        model = tiers.get(tier) if tiers is not None else None
-        return model or self.registry.model_for_tier(tier)
+        """The first model of ``tier``: workspace tiers, then global tiers, then the registry."""
+        return next(iter(tier_models(self.policy.tiers, self.registry, tier)), None)
 
     def _default(self, policy: Policy, model: str | None, ctx: TurnContext,
                  missing: str) -> PolicyEvaluation:
@@ -303,6 +357,22 @@ def disagreement_banner(decision: RouteDecided, suggestion: PolicyEvaluation) ->
             f"/route override to use {suggestion.candidate_model} for this turn\n"
             "/route ignore to dismiss")
 
+
+
+def _tier_reason(model: str, choice: TierChoice, count: int) -> str:
+    """E.g. ``tier balanced (capped from deep by the tier floor), complexity large
+    (estimated) → candidate 2 of 3: openai:gpt-5``."""
+    parts = [f"tier {choice.tier}"]
+    if choice.floor_applied:
+        parts.append(f" (capped from {choice.requested_tier} by the tier floor: the planner is "
+                     f"{choice.tier_floor})")
+    elif choice.tier != choice.requested_tier:
+        parts.append(f" (upgraded from {choice.requested_tier})")
+    if choice.complexity is not None:
+        used = "its list for" if choice.complexity_override else "no override for"
+        parts.append(f", {used} complexity {choice.complexity} ({choice.complexity_source})")
+    parts.append(f" → candidate {choice.candidate} of {count}: {model}")
+    return "".join(parts)
 
 
 def _na(policy: Policy, reason: str) -> PolicyEvaluation:

@@ -44,6 +44,7 @@ class ValidationFailure(StrEnum):
     NO_SYSTEM_PROMPT_SUPPORT = "no_system_prompt_support"
     NO_STRUCTURED_OUTPUT_SUPPORT = "no_structured_output_support"
     UNKNOWN_MODEL = "unknown_model"
+    ABOVE_TIER_FLOOR = "above_tier_floor"
 
 
 class ModelOption(msgspec.Struct, frozen=True):
@@ -52,6 +53,30 @@ class ModelOption(msgspec.Struct, frozen=True):
     model: str
     score: float
     sample_size: int
+
+
+class TierChoice(msgspec.Struct, frozen=True, kw_only=True):
+    """For DELEGATE_REQUEST: how the worker's tier and candidate were arrived at."""
+
+    requested_tier: str
+    """The tier the planner asked for."""
+    tier: str
+    """The tier this candidate belongs to (after the floor and any upgrade)."""
+    candidate: int
+    """The candidate's position in the tier's (or the complexity override's) list, from 1."""
+    complexity: str | None = None
+    complexity_source: str | None = None
+    """``given`` (the planner named it) or ``estimated`` (from the task's size and files)."""
+    complexity_override: bool = False
+    """The candidate comes from the tier's list for this complexity, not the tier's own."""
+    tier_floor: str | None = None
+    """The planner's tier when the tier floor is on: no worker tier above it."""
+    floor_applied: bool = False
+    """The floor lowered the requested tier."""
+    reasoning_effort: str | None = None
+    """The effort sent to the provider with the worker's calls."""
+    effort_note: str | None = None
+    """Why the tier's reasoning effort is not sent (the model has no such setting)."""
 
 
 class PolicyEvaluation(msgspec.Struct, frozen=True, kw_only=True):
@@ -69,6 +94,8 @@ class PolicyEvaluation(msgspec.Struct, frozen=True, kw_only=True):
     validation_failure: ValidationFailure | None = None
     outage_scope: str | None = None
     """Set with ``provider_unavailable``: ``model`` or ``provider`` (which outage)."""
+    tier_choice: TierChoice | None = None
+    """Set for DELEGATE_REQUEST candidates."""
 
 
 class RouteDecided(Event, frozen=True, kw_only=True, tag="route.decided"):

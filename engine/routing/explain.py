@@ -32,6 +32,7 @@ _SHORT_FAILURE = {
     ValidationFailure.NO_SYSTEM_PROMPT_SUPPORT: "no system prompt support",
     ValidationFailure.NO_STRUCTURED_OUTPUT_SUPPORT: "no structured output",
     ValidationFailure.UNKNOWN_MODEL: "not in the registry",
+    ValidationFailure.ABOVE_TIER_FLOOR: "above the planner's tier",
 }
 
 

@@ -72,6 +72,13 @@ class _EditorSink:
         """The editor reads costs from the turn's result and the status."""
 
 
+def _effort(decision: RouteDecided) -> str | None:
+    """The reasoning effort the routing decision settled on (delegated workers only)."""
+    winner = decision.winner
+    choice = winner.tier_choice if winner is not None else None
+    return choice.reasoning_effort if choice is not None else None
+
+
 class TurnLifecycle:
     """Starts, runs, ends and cancels the turns of every session."""
 
@@ -123,7 +130,10 @@ class TurnLifecycle:
             context = self.sessions.turn_context(live, text, len(images), attachments)
             decision = self.router.decide(RouteRequest(
                 context=context, turn_id=turn_id, session_id=live.id, override=override,
-                sticky_model=sticky, delegate_tier=worker.tier if worker else None))
+                sticky_model=sticky, delegate_tier=worker.tier if worker else None,
+                complexity=worker.complexity if worker else None,
+                complexity_source=worker.complexity_source if worker else None,
+                tier_floor=worker.tier_floor if worker else None))
             return self._record_start(live, turn_id, text, [*attachments, *images], decision)
         except BaseException as failure:  # the turn did not start: the session is as it was
             live.sticky.end_turn()
@@ -167,7 +177,8 @@ class TurnLifecycle:
                          history=tuple(live.history), sink=sink,
                          banners=tuple(decision.banners), is_worker=live.is_worker,
                          parent_session_id=worker.parent_session_id if worker else None,
-                         output_budget=worker.max_output_tokens if worker else None)
+                         output_budget=worker.max_output_tokens if worker else None,
+                         reasoning_effort=_effort(decision))
 
     def tools_for(self, live: LiveSession, turn_id: str, model: str) -> ToolRegistry:
         """The tools a turn of ``live`` on ``model`` is offered."""

@@ -60,6 +60,11 @@ class WorkerRole:
     max_output_tokens: int | None = None
     """The planner's cap on the worker's output, over all its calls."""
     requires_structured_output: bool = False
+    complexity: str | None = None
+    complexity_source: str | None = None
+    """``given`` (the planner named the complexity) or ``estimated``."""
+    tier_floor: str | None = None
+    """The planner's tier when the tier floor is on: the worker's tier never exceeds it."""
 
 
 @dataclass

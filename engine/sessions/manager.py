@@ -9,6 +9,7 @@ planner recorded; it is never a workspace's current session.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from datetime import UTC, datetime, time
 from decimal import Decimal
 from pathlib import Path
@@ -75,7 +76,8 @@ class SessionManager:
         self.workspaces = workspaces or WorkspaceRegistry()
         self.trust = trust
         """The tools always allowed per workspace (``/trust``)."""
-        self._live: dict[str, LiveSession] = {}
+        self._live: OrderedDict[str, LiveSession] = OrderedDict()
+        """Loaded sessions, least recently used first (see :meth:`_keep`)."""
 
     def live(self, workspace: str, session_id: str | None = None) -> LiveSession:
         """The session to use: the given one, or the workspace's current one (created if none)."""
@@ -123,8 +125,25 @@ class SessionManager:
         live = LiveSession(id=session_id, workspace=planner.workspace, folder=planner.folder,
                            sticky=StickyModel(None), history=[], touched=[],
                            skills=planner.skills, worker=role)
-        self._live[session_id] = live
+        self._keep(live)
         return live
+
+    def release(self, session_id: str) -> None:
+        """Forget a session's in-memory state once nothing runs in it (a finished worker:
+        it takes no more turns; its record stays in the store and loads again if asked)."""
+        live = self._live.get(session_id)
+        if live is not None and live.running is None:
+            del self._live[session_id]
+
+    def _keep(self, live: LiveSession) -> None:
+        """Hold ``live`` in memory, dropping the least recently used idle sessions beyond
+        :data:`MAX_IDLE_LOADED`: a daemon that runs for weeks must not keep every
+        transcript it ever loaded. A dropped session reloads from the store when used."""
+        self._live[live.id] = live
+        self._live.move_to_end(live.id)
+        idle = [s for s in self._live.values() if s.running is None]
+        for stale in idle[: max(0, len(idle) - MAX_IDLE_LOADED)]:
+            del self._live[stale.id]
 
     def info(self, session_id: str) -> SessionInfo:
         """A session's record, with its pending swap."""
@@ -149,6 +168,7 @@ class SessionManager:
         cached = self._live.get(session_id)
         if cached is not None and (cached.running is not None
                                    or self.store.last_turn_index(session_id) == cached.turn_count):
+            self._live.move_to_end(session_id)
             return cached  # else another daemon ran turns in it meanwhile: load it again
         info = self.store.session(session_id)
         if info is None:
@@ -164,7 +184,7 @@ class SessionManager:
         live.remember(self.store.messages(session_id))
         if cached is not None:
             live.ended, live.worker = cached.ended, cached.worker
-        self._live[session_id] = live
+        self._keep(live)
         return live
 
     def loaded(self, session_id: str) -> LiveSession | None:
@@ -218,6 +238,9 @@ class SessionManager:
                           pending_swap=PendingSwapInfo(pending.model) if pending else None,
                           message=_swap_message(outcome, target, pending))
 
+
+MAX_IDLE_LOADED = 64
+"""Idle sessions kept in memory; more are dropped least recently used first."""
 
 # The system prompt and tool definitions every turn sends (estimated once).
 _FIXED_TOKENS = estimate_turn([system_prompt(Path("/" + "x" * 40), "provider:model-name",

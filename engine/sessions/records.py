@@ -257,3 +257,12 @@ class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
     detail: str | None
     dropped_tools: list[str]
     source: Literal["planner", "user"] = "planner"
+    worker_tier: str | None = None
+    """The tier the worker runs in, once routed (``tier`` is the requested one)."""
+    tier_floor: str | None = None
+    """The planner's tier when the tier floor is on."""
+    floor_applied: bool = False
+    """The tier floor lowered the requested tier."""
+    complexity: str | None = None
+    complexity_source: str | None = None
+    reasoning_effort: str | None = None

@@ -122,6 +122,8 @@ class TurnSetup:
     parent_session_id: str | None = None
     output_budget: int | None = None
     """A cap on output tokens over all the turn's calls (a worker's ``max_tokens``)."""
+    reasoning_effort: str | None = None
+    """Sent with every call of the turn (a worker's tier effort, when its model takes one)."""
 
 
 @dataclass(frozen=True)
@@ -210,7 +212,8 @@ class TurnRunner:
         request = ProviderRequest(
             model_id=setup.model.id, api_model=setup.model.api_model,
             messages=list(progress.transcript), system=setup.system,
-            tools=setup.tools.definitions(), max_output_tokens=self._max_output(setup, progress))
+            tools=setup.tools.definitions(), max_output_tokens=self._max_output(setup, progress),
+            reasoning_effort=setup.reasoning_effort)
         attempt = 0
         while True:
             started = len(progress.text)

@@ -116,7 +116,8 @@ def test_a_space_typed_by_the_user_only_brings_up_values() -> None:
 
 
 def test_tier_names_and_other_choices() -> None:
-    assert labels(ROUTING, "tiers:\n  fast: haiku\n  ¦\n") == ["balanced", "deep"]
+    assert labels(ROUTING, "tiers:\n  fast: haiku\n  ¦\n") == ["balanced", "deep", "complexity",
+                                                               "effort"]
     assert labels(MODELS, "models:\n  ollama:x:\n    tier: ¦\n") == ["fast", "balanced", "deep"]
     assert labels(MODELS, "providers:\n  p:\n    api: ¦\n") == [
         "anthropic", "openai", "openai_compatible"]

@@ -74,7 +74,7 @@ async def test_completion_of_keys_conditions_models_and_tiers(editor_name: str,
         assert "global_default" not in {i.label for i in top}
 
         tiers = await complete_at(editor, uri, "  \nrules", 2)
-        assert [i.label for i in tiers] == ["balanced", "deep"]
+        assert [i.label for i in tiers] == ["balanced", "deep", "complexity", "effort"]
 
         conditions = {i.label: i for i in await complete_at(editor, uri, "      \n    use", 6)}
         assert len(conditions) == 14

@@ -356,3 +356,19 @@ async def test_cancelling_the_planner_cancels_every_worker(deleg: Engine,
     for event in failed:
         assert deleg.service.session(event["worker_session_id"]).turns[0].status == "cancelled"
     assert len(adapter.requests) == 3  # the planner made no further call
+
+
+async def test_a_finished_worker_is_dropped_from_memory_and_its_record_stays(
+        deleg: Engine, adapter: ScriptedAdapter) -> None:
+    service = deleg.service
+    adapter.calls(delegate("tu_a"), model=OPUS)
+    adapter.text("worker answer", model=HAIKU)
+    adapter.text("planner done", model=OPUS)
+    result = await service.chat(deleg.workspace, None, "@opus do it")
+    (worker,) = service.session_list(deleg.workspace, include_workers=True).sessions[0].workers
+    assert service.sessions.loaded(worker.id) is None
+    assert service.sessions.loaded(result.session_id) is not None
+    detail = service.session(worker.id)  # still readable, from the store
+    assert detail.turns[0].status == "completed"
+    with pytest.raises(WorkerSession):  # and still refused as a chat target after reloading
+        await service.chat(deleg.workspace, worker.id, "hello")

@@ -10,6 +10,7 @@ import pytest
 
 from switchman.engine.providers.base import ToolSpec
 from switchman.engine.service import Switchman
+from switchman.engine.sessions import manager
 from switchman.engine.sessions.lifecycle import TurnEnded
 from switchman.engine.tools.arguments import ToolOutcome
 from switchman.engine.tools.registry import (
@@ -98,3 +99,20 @@ async def test_turns_running_is_true_only_while_a_turn_is_in_flight(
     await service.chat(workspace, None, "@sonnet probe")
     assert during == [True]  # the idle garbage collection waits for this
     assert not service.turns_running()
+
+
+async def test_idle_sessions_beyond_the_cap_are_dropped_from_memory_and_reload(
+        service: Switchman, adapter: ScriptedAdapter, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(manager, "MAX_IDLE_LOADED", 2)
+    (workspace,) = list(service.workspaces)
+    first = await service.chat(workspace, None, "@sonnet the first chat")
+    ids = [first.session_id]
+    for n in range(3):
+        ids.append(service.new_session(workspace).id)
+        adapter.text(f"answer {n}")
+        await service.chat(workspace, ids[-1], f"chat {n}")
+    assert [service.sessions.loaded(i) is not None for i in ids] == [False, False, True, True]
+    adapter.text("still here")
+    again = await service.chat(workspace, ids[0], "and again")  # reloads with its history
+    assert again.session_id == ids[0]
+    assert "the first chat" in str(adapter.requests[-1].messages)

@@ -134,3 +134,14 @@ async def test_a_first_word_that_is_no_tier_starts_the_task(
     assert preview.command == "/delegate"
     await user.service.chat(user.workspace, None, "/delegate rename f to g")
     assert adapter.requests[0].messages[0].text() == "rename f to g"
+
+
+async def test_the_tier_floor_does_not_cap_the_users_own_choice(
+        user: Engine, adapter: ScriptedAdapter) -> None:
+    adapter.text("hi", model=HAIKU)
+    await user.service.chat(user.workspace, None, "@haiku hello")  # a fast model last
+    adapter.text("deep answer", model=OPUS)
+    result = await user.service.chat(user.workspace, None, "/delegate deep prove it")
+    assert (result.text, result.model) == ("deep answer", OPUS)
+    started = user.service.store.events(kind="delegate.started")[0]
+    assert (started["tier_floor"], started["floor_applied"]) == (None, False)

@@ -102,6 +102,12 @@ class AnthropicWire:
             Frame(sse({"type": "ping"}, "ping"), kind="preamble"),
         ]
         index = 0
+        if reply.thinking is not None:
+            deltas = [{"type": "thinking_delta", "thinking": reply.thinking},
+                      {"type": "signature_delta", "signature": f"sig-{ctx.seq}"}]
+            frames += _block_frames(index, {"type": "thinking", "thinking": "",
+                                            "signature": ""}, deltas)
+            index += 1
         if reply.text:
             frames += _text_block_frames(index, reply.text)
             index += 1

@@ -137,6 +137,8 @@ class Reply:
     stop_reason: str | None = None
     chunk_delay: float = 0.0
     fault: Fault | None = None
+    thinking: str | None = None
+    """Anthropic only: a thinking block (signed ``sig-<n>``) before the text."""
 
     def effective_usage(self) -> Usage:
         """The scripted usage, or a deterministic default."""

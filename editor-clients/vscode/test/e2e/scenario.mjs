@@ -103,6 +103,32 @@ class Workbench {
   }
 }
 
+/**
+ * Hover `target` until `hover` is visible: move away and back between attempts (a hover that
+ * started before layout or before the language server answered is not re-requested by
+ * itself), and with `keyboard` end with the editor's own Show Hover command on the word.
+ */
+async function showHover(ui, target, hover, { attempts = 4, keyboard = false } = {}) {
+  for (let attempt = 1; attempt <= attempts; attempt += 1) {
+    await ui.page.mouse.move(1, 1);
+    await target.hover();
+    try {
+      await hover.first().waitFor({ timeout: 8000 });
+      return;
+    } catch {
+      log(`hover not shown yet (attempt ${attempt})`);
+    }
+  }
+  if (!keyboard) {
+    await hover.first().waitFor();
+    return;
+  }
+  await target.click();
+  await ui.page.keyboard.press('Control+K');
+  await ui.page.keyboard.press('Control+I');
+  await hover.first().waitFor();
+}
+
 async function statusBarShowsDaemon(ui) {
   // The workspace's routing.yaml is broken: the item names the model ("auto") and warns.
   await ui.statusItem().filter({ hasText: 'auto' }).waitFor();
@@ -120,10 +146,12 @@ async function brokenRoutingFileIsFlagged(ui) {
   const squiggle = ui.page.locator('.monaco-editor .squiggly-error').first();
   await squiggle.waitFor();
   log('error squiggle in .switchman/routing.yaml');
-  // The squiggle sits under the text layer: hover the misspelled word itself.
-  await ui.page.locator('.monaco-editor .view-lines span span', { hasText: 'opsu' }).last().hover();
+  // The squiggle sits under the text layer: hover the misspelled word itself. On a loaded
+  // machine the first hover can land before the editor's layout settles, so hover again
+  // (and in the end ask for the hover from the keyboard) until it shows.
+  const word = ui.page.locator('.monaco-editor .view-lines span span', { hasText: 'opsu' }).last();
   const hover = ui.page.locator('.monaco-hover', { hasText: "Unknown model 'opsu'" });
-  await hover.first().waitFor();
+  await showHover(ui, word, hover, { keyboard: true });
   log('hover:', (await hover.first().innerText()).split('\n')[0]);
   await ui.shot('routing-yaml-diagnostic');
   const editor = await ui.page.locator('.part.editor').boundingBox();
@@ -436,8 +464,7 @@ async function providerFailuresAreShownPlainly(ui, fake) {
   await chat.locator('#input').press('Enter');
   await chat.locator('.entry.error', { hasText: 'no_model_available' }).filter({ hasText: 'No model available' }).waitFor();
   // The outage banner is in the status bar item's tooltip.
-  await ui.statusItem().hover();
-  await ui.page.locator('.monaco-hover', { hasText: 'currently unavailable' }).first().waitFor();
+  await showHover(ui, ui.statusItem(), ui.page.locator('.monaco-hover', { hasText: 'currently unavailable' }));
   log('failed turn and no_model_available shown:', (await chat.locator('.entry.error').last().innerText()).split('\n').slice(0, 2).join(' | '));
   await ui.shot('chat-failures');
 }

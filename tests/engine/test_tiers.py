@@ -1,0 +1,205 @@
+"""Tiers as ordered lists, complexity overrides, reasoning effort and the tier floor:
+the configuration side (validation, completion, hover, JSON Schema) and the engine
+functions the chain and delegation use."""
+
+from __future__ import annotations
+
+import pytest
+
+from switchman.engine.config.builtin import (
+    builtin_models_values,
+    builtin_registry,
+    builtin_routing_values,
+)
+from switchman.engine.config.check import FileKind
+from switchman.engine.config.jsonschema import json_schema
+from switchman.engine.config.models_file import check_models_text
+from switchman.engine.config.policy import RoutingPolicy
+from switchman.engine.config.problems import Code, Problem, Severity
+from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.config.routing_file import check_routing_text, check_workspace_text
+from switchman.engine.delegation.contract import DELEGATE_SPEC, ArgumentProblem, parse_call
+from switchman.engine.editing.editing import tier_text
+from switchman.engine.routing.tiers import estimate_complexity, model_tier, resolve_effort
+from tests.engine.test_config_completion_hover import hover_at, labels
+
+HAIKU, SONNET, OPUS = ("anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-6",
+                       "anthropic:claude-opus-4-7")
+MINI, GPT5 = "openai:gpt-5-mini", "openai:gpt-5"
+
+
+def registry() -> ModelRegistry:
+    return builtin_registry()
+
+
+def check(text: str) -> tuple[RoutingPolicy | None, list[Problem]]:
+    reg = registry()
+    return check_routing_text(text, "routing.yaml", reg, builtin_routing_values(reg))
+
+
+def with_models(text: str) -> ModelRegistry:
+    """The built-in registry with ``text`` (a models.yaml) merged over it."""
+    merged, problems = check_models_text(text, "models.yaml", builtin_models_values())
+    assert merged is not None, problems
+    return merged
+
+
+def test_a_tier_takes_an_ordered_list_or_one_model() -> None:
+    policy, problems = check("global_default: sonnet\ntiers:\n  fast: [haiku, gpt-5-mini]\n"
+                             "  balanced: sonnet\n  deep: [opus]\n")
+    assert problems == []
+    assert policy is not None and policy.tiers is not None
+    assert policy.tiers.models("fast") == (HAIKU, MINI)
+    assert policy.tiers.models("balanced") == (SONNET,)
+    assert policy.tiers.get("fast") == HAIKU
+
+
+def test_an_unknown_model_in_a_list_is_located_at_that_item() -> None:
+    text = "global_default: sonnet\ntiers:\n  fast: [haiku, gpt-5-mni]\n  balanced: sonnet\n" \
+           "  deep: opus\n"
+    policy, problems = check(text)
+    assert policy is None
+    [problem] = problems
+    assert problem.code is Code.UNKNOWN_MODEL
+    line = text.splitlines()[2]
+    assert (problem.range.start.line, problem.range.start.character) == (2, line.index("gpt"))
+    assert problem.range.end.character == line.index("]")
+    assert "gpt-5-mini" in problem.message
+
+
+def test_an_empty_tier_list_is_an_error() -> None:
+    _, problems = check("global_default: sonnet\ntiers:\n  fast: []\n  balanced: sonnet\n"
+                        "  deep: opus\n")
+    assert [p.code for p in problems] == [Code.INVALID_TYPE]
+
+
+def test_workspace_tiers_still_need_all_three() -> None:
+    reg = registry()
+    policy, problems = check_workspace_text("tiers:\n  fast: [gpt-5-mini, haiku]\n"
+                                            "  effort: {fast: low}\n", "ws.yaml", reg, "/w")
+    assert policy is None
+    assert [p.code for p in problems] == [Code.PARTIAL_TIERS]
+    policy, problems = check_workspace_text(
+        "tiers:\n  fast: [gpt-5-mini, haiku]\n  balanced: gpt-5\n  deep: opus\n"
+        "  complexity:\n    deep: {trivial: sonnet}\n", "ws.yaml", reg, "/w")
+    assert problems == []
+    assert policy is not None and policy.tiers is not None
+    assert policy.tiers.models("fast") == (MINI, HAIKU)
+    assert policy.tiers.for_complexity("deep", "trivial") == (SONNET,)
+    assert policy.tiers.for_complexity("deep", "large") is None  # inherits
+
+
+def test_complexity_levels_and_effort_values_are_checked() -> None:
+    text = "global_default: sonnet\ntiers:\n  fast: haiku\n  balanced: sonnet\n  deep: opus\n" \
+           "  complexity:\n    deep: {hard: opus}\n  effort: {deep: extreme}\n"
+    _, problems = check(text)
+    codes = sorted(p.code.value for p in problems)
+    assert codes == [Code.INVALID_VALUE.value, Code.UNKNOWN_KEY.value]
+    effort = next(p for p in problems if p.code is Code.INVALID_VALUE)
+    assert effort.range.start.line == 7
+    assert "low, medium, high" in effort.message
+
+
+def test_effort_on_a_model_without_the_setting_is_a_located_warning() -> None:
+    reg = with_models("models:\n  ollama:qwen2.5-coder:\n    aliases: [qwen]\n")
+    text = "global_default: sonnet\ntiers:\n  fast: [haiku, qwen]\n  balanced: sonnet\n" \
+           "  deep: opus\n  effort:\n    fast: low\n    deep: high\n"
+    policy, problems = check_routing_text(text, "routing.yaml", reg, builtin_routing_values(reg))
+    assert policy is not None  # a warning: the policy still applies
+    [warning] = problems
+    assert warning.code is Code.EFFORT_UNSUPPORTED
+    assert warning.severity is Severity.WARNING
+    assert warning.range.start.line == 6
+    assert "ollama:qwen2.5-coder" in warning.message and "haiku" not in warning.message
+
+
+def test_completion_offers_models_inside_a_tier_list() -> None:
+    for marked in ["tiers:\n  fast: [haiku, ¦]\n", "tiers:\n  fast:\n    - ¦\n",
+                   "tiers:\n  complexity:\n    deep:\n      large: ¦\n"]:
+        found = labels(FileKind.ROUTING, marked)
+        assert "sonnet" in found and OPUS in found, marked
+    assert labels(FileKind.ROUTING, "tiers:\n  effort:\n    deep: ¦\n") == ["low", "medium",
+                                                                           "high"]
+    assert labels(FileKind.ROUTING, "tiers:\n  complexity:\n    fast:\n      ¦\n") == [
+        "trivial", "small", "medium", "large"]
+    assert "tier_floor" in labels(FileKind.ROUTING, "delegation:\n  ¦\n")
+
+
+def test_hover_explains_the_new_keys() -> None:
+    for marked, words in [("tiers:\n  eff¦ort: {deep: high}\n", "Anthropic extended thinking"),
+                          ("tiers:\n  compl¦exity: {}\n", "trivial"),
+                          ("delegation:\n  tier_fl¦oor: false\n", "planner")]:
+        found = hover_at(FileKind.ROUTING, marked)
+        assert found is not None and words in found.markdown, marked
+
+
+def test_json_schema_accepts_one_model_or_a_list() -> None:
+    tiers = json_schema(FileKind.ROUTING)["properties"]["tiers"]
+    fast = tiers["properties"]["fast"]
+    assert [option.get("type") for option in fast["anyOf"]] == ["string", "array"]
+    assert fast["anyOf"][1]["minItems"] == 1
+    assert set(tiers["properties"]["complexity"]["properties"]["deep"]["properties"]) == {
+        "trivial", "small", "medium", "large"}
+    assert tiers["properties"]["effort"]["properties"]["deep"]["enum"] == ["low", "medium",
+                                                                          "high"]
+    delegation = json_schema(FileKind.ROUTING)["properties"]["delegation"]
+    assert delegation["properties"]["tier_floor"]["type"] == "boolean"
+
+
+def test_complexity_estimate_thresholds() -> None:
+    assert estimate_complexity(0, 0) == "trivial"
+    assert estimate_complexity(300, 0) == "trivial"
+    assert estimate_complexity(301, 0) == "small"
+    assert estimate_complexity(100, 1) == "small"
+    assert estimate_complexity(2_001, 0) == "medium"
+    assert estimate_complexity(100, 5) == "medium"
+    assert estimate_complexity(12_001, 0) == "large"
+    assert estimate_complexity(100, 6) == "large"
+
+
+def test_the_plannerstier_text() -> None:
+    reg = registry()
+    policy, _ = check("global_default: sonnet\ntiers:\n  fast: [haiku, gpt-5]\n"
+                      "  balanced: sonnet\n  deep: opus\n")
+    assert policy is not None
+    assert model_tier(GPT5, policy.tiers, reg) == "fast"  # the first list naming it
+    assert model_tier(OPUS, policy.tiers, reg) == "deep"
+    assert model_tier(MINI, policy.tiers, reg) == "fast"  # its models.yaml tier
+    assert model_tier(SONNET, None, reg) == "balanced"  # registry defaults
+
+
+def test_effort_resolution() -> None:
+    reg = registry()
+    assert resolve_effort(reg.get(OPUS), "high") == ("high", None)
+    assert resolve_effort(reg.get(OPUS), None) == (None, None)
+    merged = with_models("models:\n  ollama:qwen:\n    tier: fast\n")
+    effort, note = resolve_effort(merged.get("ollama:qwen"), "low")
+    assert effort is None and note is not None and "no reasoning-effort setting" in note
+
+
+def test_delegate_takes_a_complexity() -> None:
+    assert DELEGATE_SPEC.input_schema["properties"]["complexity"]["enum"] == [
+        "trivial", "small", "medium", "large"]
+    base = {"tier": "fast", "task": "rename x", "context": {"mode": "minimal"}}
+    assert parse_call(base).complexity is None
+    assert parse_call({**base, "complexity": "large"}).complexity == "large"
+    with pytest.raises(ArgumentProblem, match="'complexity' must be one of trivial, small"):
+        parse_call({**base, "complexity": "huge"})
+
+
+def test_hover_describes_a_model_in_a_tier_list() -> None:
+    for marked in ["tiers:\n  fast: [hai¦ku, opus]\n", "tiers:\n  fast:\n    - hai¦ku\n",
+                   "tiers:\n  complexity:\n    deep:\n      large: [gpt-5, op¦us]\n"]:
+        found = hover_at(FileKind.ROUTING, marked)
+        assert found is not None and "`anthropic:claude-" in found.markdown, marked
+
+
+def test_the_partial_tiers_fix_copies_lists() -> None:
+    # the quick fix for a partial tiers block writes the global tiers as YAML text
+    policy, _ = check("global_default: sonnet\ntiers:\n  fast: [haiku, gpt-5-mini]\n"
+                      "  balanced: sonnet\n  deep: opus\n")
+    assert policy is not None
+    assert tier_text(policy.tiers, "fast") == f"[{HAIKU}, {MINI}]"
+    assert tier_text(policy.tiers, "balanced") == SONNET
+    assert tier_text({"deep": [OPUS]}, "deep") == OPUS
+    assert tier_text(None, "deep") is None

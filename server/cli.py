@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from switchman.engine import __version__
+from switchman.engine.config.schema import COMPLEXITY_LEVELS, TIER_NAMES
 
 
 def _workspace_arg(parser: argparse.ArgumentParser) -> None:
@@ -50,6 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
     route.add_argument("--images", action="store_true", help="the message carries images")
     route.add_argument("--cost-today", type=float, metavar="USD", help="today's spend so far")
     route.add_argument("--files", metavar="PATHS", help="comma-separated files touched by tools")
+    route.add_argument("--delegate-tier", choices=TIER_NAMES, metavar="TIER",
+                       help="route the message as a delegated worker's task of this tier")
+    route.add_argument("--planner", metavar="MODEL",
+                       help="with --delegate-tier: the planner's model (sets the tier floor)")
+    route.add_argument("--complexity", choices=COMPLEXITY_LEVELS, metavar="LEVEL",
+                       help="with --delegate-tier: the complexity the planner gives "
+                            "(default: estimated from the message and --files)")
     route.add_argument("--json", action="store_true")
 
     models = sub.add_parser("models", help="list the models and whether their keys are set")

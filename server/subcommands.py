@@ -21,6 +21,7 @@ from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore, read_config
 from switchman.engine.errors import NoModelAvailable, RoutingError
+from switchman.engine.files import entry_signature
 from switchman.engine.keys import key_present
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.report import format_stats
@@ -31,6 +32,7 @@ from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.explain import render
 from switchman.engine.routing.predicates import describe
+from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
 from switchman.engine.skills import SkillIndex
 from switchman.engine.tokens import estimate_text
 
@@ -65,7 +67,8 @@ def rules_check(args: argparse.Namespace) -> int:
 
 def _default_targets(config: ConfigStore, workspace: Path) -> list[Path]:
     candidates = [config.models_path, config.routing_path, workspace_routing_file(workspace)]
-    return [p for p in candidates if os.path.lexists(p)]  # a broken link is reported too
+    # A broken link, or a path under a looping folder, is reported too.
+    return [p for p in candidates if entry_signature(p) is not None]
 
 
 def _check_file(path: Path, registry: ModelRegistry) -> list[Problem]:
@@ -165,7 +168,8 @@ def route(args: argparse.Namespace) -> int:
         sticky = router.resolve_model(args.sticky) if args.sticky else None
         context = _route_context(args, text, folder, config)
         decision = router.decide(RouteRequest(context=context, turn_id="dry-run",
-                                              override=override, sticky_model=sticky))
+                                              override=override, sticky_model=sticky,
+                                              **_delegation(args, router, config, context)))
     except NoModelAvailable as failure:
         return _report_failure(args, str(failure), failure.decision)
     except RoutingError as error:
@@ -177,6 +181,26 @@ def route(args: argparse.Namespace) -> int:
     else:
         print(render(decision))
     return 0
+
+
+def _delegation(args: argparse.Namespace, router: Router, config: ConfigStore,
+                context: TurnContext) -> dict[str, Any]:
+    """For ``--delegate-tier``: the worker's tier, complexity and tier floor, decided as a
+    real delegation decides them (the message is the task, ``--files`` its files)."""
+    if args.delegate_tier is None:
+        return {}
+    found: dict[str, Any] = {"delegate_tier": args.delegate_tier}
+    if args.complexity is not None:
+        found.update(complexity=args.complexity, complexity_source=GIVEN)
+    else:
+        found.update(complexity=estimate_complexity(estimate_text(context.message),
+                                                    len(context.files_touched)),
+                     complexity_source=ESTIMATED)
+    effective = config.effective(context.workspace_path)
+    if args.planner is not None and effective.delegation.tier_floor:
+        planner = router.resolve_model(args.planner)
+        found["tier_floor"] = model_tier(planner, effective.tiers, config.registry())
+    return found
 
 
 def _report_failure(args: argparse.Namespace, message: str, decision: Any,

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -45,7 +44,8 @@ from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.routing_file import check_routing_text, check_workspace_text
 from switchman.engine.errors import UnreadableFile
 from switchman.engine.events import EventBus, PolicyInvalid
-from switchman.engine.files import read_text
+from switchman.engine.files import entry_signature, read_text
+from switchman.engine.gcpause import run_paused
 
 T = TypeVar("T")
 Checker = Callable[[str, str], tuple[Any, list[Problem]]]
@@ -71,23 +71,6 @@ class _Slot(Generic[T]):
     loaded: bool = False
     checking: asyncio.Future[Checked] | None = None
     """The check running on the worker thread (background mode), if any."""
-
-
-def _signature(path: Path) -> tuple[int, int] | None:
-    """When and how big ``path`` last changed; None when nothing is there at all.
-
-    A dangling symlink or a symlink loop is something: it gets the link's own
-    signature, so reading it reports the problem instead of silently using
-    the built-in configuration.
-    """
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        try:
-            st = os.lstat(path)
-        except (OSError, ValueError):
-            return None
-    return (st.st_mtime_ns, st.st_size)
 
 
 def _check_file(path: Path, checker: Checker) -> Checked:
@@ -240,7 +223,7 @@ class ConfigStore:
             slot.loaded = False
 
     def _refresh(self, slot: _Slot[T], checker: Checker, deps: object) -> T | None:
-        signature = _signature(slot.path)
+        signature = entry_signature(slot.path)
         if slot.loaded and slot.signature == signature and slot.deps is deps:
             return slot.current
         if slot.checking is not None:
@@ -252,7 +235,8 @@ class ConfigStore:
         loop = self._loop()
         if loop is None:
             return self._apply(slot, _check_file(slot.path, checker))
-        slot.checking = loop.run_in_executor(self._worker, _check_file, slot.path, checker)
+        slot.checking = loop.run_in_executor(self._worker, run_paused, _check_file, slot.path,
+                                             checker)
         slot.checking.add_done_callback(lambda done: self._checked(slot, done))
         return slot.current
 

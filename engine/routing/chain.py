@@ -63,6 +63,8 @@ class RouteRequest:
     """``given`` by the planner or ``estimated`` from the task."""
     tier_floor: str | None = None
     """For a worker: its planner's tier when the tier floor is on (no tier above it)."""
+    reasoning_effort: str | None = None
+    """For a worker: an effort that replaces its tier's (an agent profile's, say)."""
 
 
 class PolicyChain:
@@ -274,14 +276,19 @@ class PolicyChain:
                 complexity=request.complexity, complexity_source=request.complexity_source,
                 complexity_override=override is not None, tier_floor=floor,
                 floor_applied=floor is not None and tier_rank(requested) > tier_rank(floor))
-            evaluation = self._tier_try(model, ctx, choice, len(models))
+            evaluation = self._tier_try(model, ctx, choice, len(models),
+                                        request.reasoning_effort or self._tier_effort(step))
             yield evaluation
             if evaluation.verdict is Verdict.CHOSE:
                 return True
         return False
 
-    def _tier_try(self, model: str, ctx: TurnContext, choice: TierChoice,
-                  count: int) -> PolicyEvaluation:
+    def _tier_effort(self, tier: str) -> str | None:
+        tiers = self.policy.tiers
+        return tiers.effort.get(tier) if tiers is not None else None
+
+    def _tier_try(self, model: str, ctx: TurnContext, choice: TierChoice, count: int,
+                  wanted_effort: str | None) -> PolicyEvaluation:
         reason = _tier_reason(model, choice, count)
         floor = choice.tier_floor
         if floor is not None and choice.complexity_override \
@@ -294,9 +301,7 @@ class PolicyChain:
         evaluation = self._try(Policy.DELEGATE_REQUEST, model, ctx, reason, tier_choice=choice)
         if evaluation.verdict is not Verdict.CHOSE:
             return evaluation
-        tiers = self.policy.tiers
-        wanted = tiers.effort.get(choice.tier) if tiers is not None else None
-        effort, note = resolve_effort(self.registry.get(model), wanted)
+        effort, note = resolve_effort(self.registry.get(model), wanted_effort)
         if effort is None and note is None:
             return evaluation
         choice = msgspec.structs.replace(choice, reasoning_effort=effort, effort_note=note)

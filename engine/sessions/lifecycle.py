@@ -133,7 +133,8 @@ class TurnLifecycle:
                 sticky_model=sticky, delegate_tier=worker.tier if worker else None,
                 complexity=worker.complexity if worker else None,
                 complexity_source=worker.complexity_source if worker else None,
-                tier_floor=worker.tier_floor if worker else None))
+                tier_floor=worker.tier_floor if worker else None,
+                reasoning_effort=worker.reasoning_effort if worker else None))
             return self._record_start(live, turn_id, text, [*attachments, *images], decision)
         except BaseException as failure:  # the turn did not start: the session is as it was
             live.sticky.end_turn()

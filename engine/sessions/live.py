@@ -65,6 +65,8 @@ class WorkerRole:
     """``given`` (the planner named the complexity) or ``estimated``."""
     tier_floor: str | None = None
     """The planner's tier when the tier floor is on: the worker's tier never exceeds it."""
+    reasoning_effort: str | None = None
+    """Replaces the tier's reasoning effort (for example a profile's); None keeps it."""
 
 
 @dataclass

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from switchman.engine.availability import AvailabilityTracker
+from switchman.engine.clock import ManualClock
 from switchman.engine.config.builtin import (
     builtin_models_values,
     builtin_registry,
@@ -14,13 +16,18 @@ from switchman.engine.config.builtin import (
 from switchman.engine.config.check import FileKind
 from switchman.engine.config.jsonschema import json_schema
 from switchman.engine.config.models_file import check_models_text
-from switchman.engine.config.policy import RoutingPolicy
+from switchman.engine.config.policy import RoutingPolicy, effective_policy
 from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.routing_file import check_routing_text, check_workspace_text
 from switchman.engine.delegation.contract import DELEGATE_SPEC, ArgumentProblem, parse_call
 from switchman.engine.editing.editing import tier_text
+from switchman.engine.routing.chain import PolicyChain, RouteRequest
+from switchman.engine.routing.context import TurnContext
+from switchman.engine.routing.decision import RouteDecided
+from switchman.engine.routing.explain import render
 from switchman.engine.routing.tiers import estimate_complexity, model_tier, resolve_effort
+from switchman.engine.routing.validation import CandidateValidator
 from tests.engine.test_config_completion_hover import hover_at, labels
 
 HAIKU, SONNET, OPUS = ("anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-6",
@@ -203,3 +210,38 @@ def test_the_partial_tiers_fix_copies_lists() -> None:
     assert tier_text(policy.tiers, "balanced") == SONNET
     assert tier_text({"deep": [OPUS]}, "deep") == OPUS
     assert tier_text(None, "deep") is None
+
+
+def worker_decision(routing: str, **request: object) -> RouteDecided:
+    reg = registry()
+    policy, problems = check(routing)
+    assert policy is not None, problems
+    clock = ManualClock()
+    validator = CandidateValidator(reg, lambda p: True, AvailabilityTracker(clock).check)
+    chain = PolicyChain(reg, effective_policy(policy, None, None), validator, clock)
+    return chain.decide(RouteRequest(context=TurnContext(message="do it"), turn_id="t",
+                                     **request))  # type: ignore[arg-type]
+
+
+def test_an_effort_given_with_the_request_replaces_the_tiers() -> None:
+    # the hook an agent profile uses: its own effort beats the tier's
+    routing = "global_default: sonnet\ntiers:\n  fast: haiku\n  balanced: sonnet\n" \
+              "  deep: opus\n  effort: {deep: high}\n"
+    tiers_own = worker_decision(routing, delegate_tier="deep")
+    assert tiers_own.winner is not None and tiers_own.winner.tier_choice is not None
+    assert tiers_own.winner.tier_choice.reasoning_effort == "high"
+    replaced = worker_decision(routing, delegate_tier="deep", reasoning_effort="low")
+    assert replaced.winner is not None and replaced.winner.tier_choice is not None
+    assert replaced.winner.tier_choice.reasoning_effort == "low"
+    assert "reasoning effort low" in replaced.winner.reason
+
+
+def test_why_this_model_explains_the_floor_and_the_candidates() -> None:
+    routing = "global_default: sonnet\ntiers:\n  fast: haiku\n  balanced: [sonnet, gpt-5]\n" \
+              "  deep: opus\n"
+    decision = worker_decision(routing, delegate_tier="deep", tier_floor="balanced",
+                               complexity="small", complexity_source="estimated")
+    text = render(decision)
+    assert "tier balanced (capped from deep by the tier floor: the planner is balanced)" in text
+    assert "no override for complexity small (estimated) → candidate 1 of 2: " \
+           f"{SONNET}" in text

@@ -16,7 +16,8 @@
         ├── UnknownTurn          no such turn
         ├── WorkerSession        a worker session cannot take messages
         ├── TurnInProgress       the session is busy with another turn
-        └── InvalidAttachment    an attached file or selection cannot be used
+        ├── InvalidAttachment    an attached file or selection cannot be used
+        └── InvalidApply         an Apply names a file or span that cannot be edited
 
 Provider errors live in ``switchman.engine.providers.errors``. Configuration
 problems are not exceptions: loading returns every problem found, located
@@ -192,3 +193,9 @@ class InvalidAttachment(SessionError):
     """An attachment of a chat message cannot be used (not a file, outside the workspace, …)."""
 
     code = "invalid_attachment"
+
+
+class InvalidApply(SessionError):
+    """An Apply (a code block put into a file) names a file or span that cannot be edited."""
+
+    code = "invalid_apply"

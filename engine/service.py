@@ -18,6 +18,7 @@ import logging
 import os
 import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from switchman.engine.availability import AvailabilityTracker
@@ -67,6 +68,7 @@ from switchman.engine.sessions.workspaces import WorkspaceRegistry, workspace_ur
 from switchman.engine.store.database import connect
 from switchman.engine.store.ownership import DaemonLease
 from switchman.engine.store.repository import SessionStore
+from switchman.engine.tools.apply_code import ApplyCodeRequest, ApplyCodeResult, apply_code
 from switchman.engine.tools.approval import (
     ApprovalPolicy,
     Approver,
@@ -270,6 +272,12 @@ class Switchman:
         """Stop always allowing ``tool`` (every tool when None) in ``workspace``."""
         uri = workspace_uri(workspace)
         return TrustRevoked(uri, self.trust.revoke(uri, tool))
+
+    async def apply_code(self, request: ApplyCodeRequest) -> ApplyCodeResult:
+        """Put a code block into a workspace file, asking first like an edit tool does."""
+        uri = self.workspaces.resolve(request.workspace)
+        return await apply_code(self.tool_services.policy, self.tool_services.applier,
+                                replace(request, workspace=uri), self.workspaces.folder(uri))
 
     def _key_variables(self) -> list[str]:
         """The environment variables configured providers read API keys from."""

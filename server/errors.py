@@ -12,6 +12,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 
 from switchman.engine.errors import (
     EmptyMessage,
+    InvalidApply,
     InvalidAttachment,
     InvalidText,
     NoModelAvailable,
@@ -40,6 +41,7 @@ CODES: dict[type[SwitchmanError], int] = {
     InvalidText: 1009,
     WorkerSession: 1010,
     InvalidAttachment: 1011,
+    InvalidApply: 1012,
 }
 
 

@@ -21,3 +21,4 @@ APPROVE = "switchman/approve"
 
 TRUST = "switchman/trust"
 REVOKE_TRUST = "switchman/revokeTrust"
+APPLY_CODE = "switchman/applyCode"

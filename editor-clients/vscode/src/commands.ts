@@ -9,6 +9,7 @@ import { SlashCommands } from './protocol/methods';
 import type { SwitchmanClient } from './server/switchmanClient';
 import { showDocument, SwitchmanDocuments } from './sessions/documents';
 import type { SessionsTree } from './sessions/sessionsTree';
+import type { TrustCommands } from './tools/trustCommands';
 
 export interface CommandTargets {
   client: SwitchmanClient;
@@ -18,6 +19,7 @@ export interface CommandTargets {
   sessions: SessionsTree;
   folders: WorkspaceFolders;
   output: vscode.OutputChannel;
+  trust: TrustCommands;
 }
 
 type Handler = (...args: unknown[]) => unknown;
@@ -70,6 +72,7 @@ export function commandTable(t: CommandTargets): Record<string, Handler> {
         void vscode.window.showInformationMessage('Switchman: select some text in a file of a workspace folder to delegate it.');
       }
     },
+    'switchman.manageTrust': () => t.trust.manage(),
     'switchman.restartServer': () => t.client.restart(),
     'switchman.showOutput': () => t.output.show(true),
     'switchman.refreshSessions': () => t.sessions.refresh(),

@@ -18,6 +18,7 @@ M.request = {
   feedback = 'switchman/feedback',
   trust = 'switchman/trust',
   revoke_trust = 'switchman/revokeTrust',
+  apply_code = 'switchman/applyCode',
 }
 
 --- Requests (server → client).

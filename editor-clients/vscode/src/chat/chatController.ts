@@ -15,7 +15,8 @@ import type {
 } from '../protocol/types';
 import { workerTranscript } from './delegations';
 import type { ChatSettings } from '../server/settings';
-import type { Attachment } from '../protocol/types';
+import type { ApprovalAnswer, Attachment } from '../protocol/types';
+import type { ApprovalCard } from '../tools/approval';
 import { attachmentLabel, fileAttachment, resolveTokens, selectionAttachment, type EditorContext } from './attachments';
 import { explanationMessage, explanationView } from './chain';
 import type { ChatEvent, CodeAction, FromWebview, ToWebview } from './messages';
@@ -35,8 +36,18 @@ export interface ChatControllerHooks {
   restartServer(): void;
   /** The active text editor, for `#file` / `#selection` and "Send Selection to Switchman". */
   activeEditor?(): EditorContext | undefined;
-  /** Copy, insert or apply a code block of an answer. */
-  codeAction?(action: CodeAction, text: string): Promise<void>;
+  /** Copy, insert or apply a code block of an answer (`turnId`: the answer's turn). */
+  codeAction?(action: CodeAction, text: string, turnId?: string): Promise<void>;
+  /** The `switchman/approve` questions, shown and answered as cards in the chat. */
+  approvals?: ApprovalSource;
+}
+
+/** What the chat needs of the approval questions (tools/approval.ts's ApprovalCenter). */
+export interface ApprovalSource {
+  all(): ApprovalCard[];
+  onDidChange(listener: (card: ApprovalCard) => void): Disposable;
+  answer(id: string, answer: ApprovalAnswer): void;
+  openDiff(id: string): Promise<void>;
 }
 
 export class ChatController implements Disposable {
@@ -66,6 +77,7 @@ export class ChatController implements Disposable {
       connection.onDidChangeState((state) => this.onConnectionState(state)),
       statuses.onDidChange((status) => this.onStatus(status.workspace, status.session_id)),
       folders.onDidChange(() => void this.reload()),
+      ...(hooks.approvals ? [hooks.approvals.onDidChange((card) => this.postToView({ type: 'approval', card }))] : []),
     ];
   }
 
@@ -102,7 +114,11 @@ export class ChatController implements Disposable {
         return this.reload();
       case 'openSettings': return this.hooks.openSettings();
       case 'restartServer': return this.hooks.restartServer();
-      case 'codeAction': return this.hooks.codeAction?.(message.action, message.text);
+      case 'codeAction': return this.hooks.codeAction?.(message.action, message.text, message.turnId);
+      case 'approvalAnswer':
+        return this.hooks.approvals?.answer(message.id, message.reason
+          ? { decision: message.decision, reason: message.reason } : { decision: message.decision });
+      case 'approvalDiff': return this.hooks.approvals?.openDiff(message.id);
       case 'toggleExplanation': return;
       case 'workerTranscript': return this.workerTranscript(message.turnId, message.toolUseId, message.workerSessionId);
       case 'stopWorker': return this.stopWorker(message.workerTurnId);
@@ -204,6 +220,7 @@ export class ChatController implements Disposable {
       this.live = undefined;
       this.postToView({ type: 'reset', folders: this.folders.all(), workspace: folder.uri, sessionId: result.session.id,
         sessionTitle: null, entries: [] });
+      this.replayApprovals([]);
     } catch (error) {
       this.emit({ type: 'failed', localId: `local-new-${++this.localSeq}`, failure: requestFailure(error) });
     }
@@ -279,6 +296,17 @@ export class ChatController implements Disposable {
     }
     this.postToView({ type: 'reset', folders, workspace: folder.uri, sessionId, sessionTitle, entries });
     for (const event of live?.events ?? []) this.postToView({ type: 'event', event });
+    this.replayApprovals(entries, live?.turns);
+  }
+
+  /** After a reset: the open questions, and the answered ones of the turns shown. */
+  private replayApprovals(entries: { kind: string; id: string }[], liveTurns?: Set<string>): void {
+    const shown = new Set(entries.filter((e) => e.kind === 'turn').map((e) => e.id));
+    for (const card of this.hooks.approvals?.all() ?? []) {
+      if (card.outcome === 'pending' || shown.has(card.turnId) || liveTurns?.has(card.turnId)) {
+        this.postToView({ type: 'approval', card });
+      }
+    }
   }
 
   settingsChanged(): void {

@@ -2,7 +2,8 @@
 
 import type { ChatDeltaParams, ChatResult, DelegationParams, RouteDecidedParams } from '../protocol/types';
 import { applyDelegation, toggleCard, updateCard, type DelegationCard } from './delegations';
-import type { ChatEvent, ChatState, DelegationEntry, Entry, ToWebview, TurnEntry } from './messages';
+import type { ApprovalCard } from '../tools/approval';
+import type { ApprovalEntry, ChatEvent, ChatState, DelegationEntry, Entry, ToWebview, TurnEntry } from './messages';
 
 export function reduce(state: ChatState, message: ToWebview): ChatState {
   switch (message.type) {
@@ -22,6 +23,8 @@ export function reduce(state: ChatState, message: ToWebview): ChatState {
     case 'settings':
       return { ...state, routePreview: message.routePreview, previewDelayMs: message.previewDelayMs,
         preview: message.routePreview ? state.preview : null };
+    case 'approval':
+      return upsertApproval(state, message.card);
     case 'workerTranscript':
       return changeCard(state, message.turnId, message.toolUseId, (c) => ({ ...c, transcript: message.transcript }));
   }
@@ -152,6 +155,14 @@ function result(state: ChatState, localId: string, outcome: ChatResult): ChatSta
     error: null, costUsd: null, tools: [], notices: [], explanation: null, explanationOpen: false,
   };
   return { ...base, entries: [...state.entries, finished(blank)] };
+}
+
+/** A new question goes at the end of the chat; an answered one keeps its place and shows its outcome. */
+function upsertApproval(state: ChatState, card: ApprovalCard): ChatState {
+  const known = state.entries.some((e) => e.kind === 'approval' && e.id === card.id);
+  const entry: ApprovalEntry = { kind: 'approval', id: card.id, card };
+  return { ...state, entries: known ? state.entries.map((e) => (e.kind === 'approval' && e.id === card.id ? entry : e))
+    : [...state.entries, entry] };
 }
 
 function findTurn(entries: Entry[], turnId: string): TurnEntry | undefined {

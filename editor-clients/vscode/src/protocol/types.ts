@@ -269,12 +269,35 @@ export interface ApprovalRequest {
   command?: string | null;
   cwd?: string | null;
   is_worker?: boolean;
+  /** For `delegate`: the worker's tier, its task, and the write/execute tools it will have. */
+  tier?: string | null;
+  task?: string | null;
+  worker_tools?: string[] | null;
 }
 
 /** The answer to `switchman/approve`. */
 export interface ApprovalAnswer {
   decision: 'allow_once' | 'allow_always' | 'deny';
   reason?: string;
+}
+
+/** `switchman/trust` result. */
+export interface TrustResult {
+  trusted: { workspace: string; tools: string[] }[];
+}
+
+/** `switchman/revokeTrust` result. */
+export interface RevokeTrustResult {
+  workspace: string;
+  revoked: string[];
+}
+
+/** `switchman/applyCode` result: the code block was put into the file, or why not. */
+export interface ApplyCodeResult {
+  applied: boolean;
+  decision: ApprovalAnswer['decision'];
+  path: string;
+  reason: string | null;
 }
 
 /** An attachment of `switchman/chat`. */

@@ -41,7 +41,10 @@ const view = new TranscriptView(transcript, (turnId) => {
     update(markStopping(state, turnId, card.toolUseId));
     vscode.postMessage({ type: 'stopWorker', workerTurnId: card.workerTurnId });
   },
-}, (turnId, rating) => vscode.postMessage({ type: 'feedback', turnId, rating }));
+}, (turnId, rating) => vscode.postMessage({ type: 'feedback', turnId, rating }), {
+  answer: (id, decision, reason) => vscode.postMessage({ type: 'approvalAnswer', id, decision, ...(reason ? { reason } : {}) }),
+  openDiff: (id) => vscode.postMessage({ type: 'approvalDiff', id }),
+});
 
 /** Ask for the worker transcript of open cards that need it (only `toolUseId`'s, if given). */
 function fetchTranscripts(turnId?: string, toolUseId?: string): void {
@@ -144,10 +147,12 @@ input.addEventListener('keydown', (event) => {
 });
 transcript.addEventListener('click', (event) => {
   const button = (event.target as HTMLElement).closest<HTMLElement>('[data-code-action]');
-  const code = button?.nextElementSibling?.textContent;
+  // The buttons sit in a bar just before the code block's <pre> (the button's own sibling is the next button).
+  const code = button?.closest('.code-actions')?.nextElementSibling?.textContent;
   const action = button?.dataset.codeAction;
   if (code !== undefined && code !== null && (action === 'copy' || action === 'insert' || action === 'apply')) {
-    vscode.postMessage({ type: 'codeAction', action, text: code.replace(/\n$/, '') });
+    const turnId = button?.closest<HTMLElement>('[data-turn]')?.dataset.turn;
+    vscode.postMessage({ type: 'codeAction', action, text: code.replace(/\n$/, ''), ...(turnId ? { turnId } : {}) });
   }
 });
 $('send').addEventListener('click', send);

@@ -3,6 +3,7 @@ import { chromium } from 'playwright-core';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { log, until } from './support.mjs';
+import { toolSteps } from './tools.mjs';
 
 const STATUS_ITEM = '[id="switchman.switchman.switchman.status.0"]';
 const TIMEOUT = 30000;
@@ -47,6 +48,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await stopCancelsTheAnswer(ui, chat, fake);
     await delegationShowsAsALiveCard(ui, chat, fake);
     await delegateSelectionFromTheEditorMenu(ui, chat, fake);
+    await toolSteps(ui, chat, fake, workspace);
     await commandsAnswer(ui, chat);
     await transcriptSurvivesAReload(ui);
     await statusBarPickerSetsTheModel(ui);
@@ -348,10 +350,11 @@ async function delegateSelectionFromTheEditorMenu(ui, chat, fake) {
   await ui.page.locator('.quick-input-widget', { hasText: 'What should the worker do with the selection?' }).waitFor();
   await input.fill('fast explain this');
   await input.press('Enter');
-  const approval = ui.page.locator('.notifications-toasts .notification-toast', { hasText: 'Delegate to a fast worker' });
-  await approval.waitFor();
+  const approval = chat.locator('.approval[data-tool="delegate"][data-outcome="pending"]');
+  await approval.locator('.approval-title', { hasText: 'Delegate to a fast worker' }).waitFor();
   await ui.shot('delegate-selection-approval', approval);
-  await approval.locator('.monaco-button', { hasText: 'Allow once' }).click();
+  await approval.locator('.approval-button.allow-once').click();
+  await chat.locator('.approval[data-tool="delegate"][data-outcome="allowed_once"]').waitFor();
   const card = chat.locator('.entry.delegated .delegation[data-status="completed"]');
   await card.locator('.delegation-title', { hasText: 'Worker · fast · claude-haiku-4-5' }).waitFor();
   await card.locator('.delegation-task', { hasText: 'explain this' }).waitFor();

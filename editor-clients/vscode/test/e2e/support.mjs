@@ -103,12 +103,12 @@ export class FakeProvider {
     return this.call('GET', `/_fake/state?wait_stalls=${count}&timeout=20`);
   }
 
-  health() {
-    return this.call('GET', '/_fake/health');
-  }
-
-  /** The requests the daemon sent, oldest first (`{ model, body }` each). */
+  /** The requests the fake received so far (their JSON bodies are what the model saw). */
   async requests() {
     return (await this.call('GET', '/_fake/requests')).requests;
+  }
+
+  health() {
+    return this.call('GET', '/_fake/health');
   }
 }

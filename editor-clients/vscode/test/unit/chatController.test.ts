@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ChatController } from '../../src/chat/chatController';
+import { ApprovalCenter } from '../../src/tools/approval';
 import type { ToWebview } from '../../src/chat/messages';
 import { Notifications, Requests } from '../../src/protocol/methods';
 import type { ChatResult, SessionDetail } from '../../src/protocol/types';
@@ -226,5 +227,28 @@ describe('ChatController', () => {
     editor.selection.text = '';
     assert.equal(await controller.delegateSelection(''), false, 'nothing selected: nothing sent');
     assert.equal(connection.sent(Requests.chat).length, 1);
+  });
+});
+
+describe('ChatController approvals', () => {
+  it('shows a question as a card, passes the card\'s answer on and shows open cards again after a reload', async () => {
+    const connection = new FakeConnection();
+    const center = new ApprovalCenter({ chatVisible: () => true, notify: () => undefined,
+      showDiff: async () => undefined, closeDiff: async () => undefined });
+    const posted: ToWebview[] = [];
+    const controller = new ChatController(connection, new FakeFolders([{ uri: WS, name: 'app' }]), new FakeStatuses(),
+      () => ({ routePreview: true, previewDelayMs: 0 }),
+      { openSettings: () => undefined, restartServer: () => undefined, approvals: center });
+    controller.attach((m) => posted.push(m));
+    connection.answer(Requests.sessions, () => ({ current_session_id: null, sessions: [] }));
+    const asked = center.ask({ id: 'A1', workspace: WS, session_id: 'S1', turn_id: 'T9', tool: 'run_command',
+      tool_class: 'execute', title: 'Run `ls`', command: 'ls', cwd: '/w' }, new AbortController().signal);
+    const cards = () => posted.flatMap((m) => (m.type === 'approval' ? [m.card.outcome] : []));
+    assert.deepEqual(cards(), ['pending']);
+    await controller.handle({ type: 'ready' });
+    assert.deepEqual(cards(), ['pending', 'pending']); // the reset would have lost it
+    await controller.handle({ type: 'approvalAnswer', id: 'A1', decision: 'deny', reason: 'not now' });
+    assert.deepEqual(await asked, { decision: 'deny', reason: 'not now' });
+    assert.deepEqual(cards(), ['pending', 'pending', 'denied']);
   });
 });

@@ -314,12 +314,14 @@ async function stopOnACardStopsOnlyThatWorker(ui, chat, fake) {
 
 /**
  * Select all of the editor's text, right-click on the selected text and choose an item of the
- * context menu; retried until the item shows (a right-click outside the selection would move the cursor).
+ * context menu, until `chosen` shows what the item does (a right-click outside the selection would
+ * move the cursor; a click landing while the menu still lays out is lost).
  */
-async function selectAllAndChoose(ui, editor, word, label) {
+async function selectAllAndChoose(ui, editor, word, label, chosen) {
   const item = ui.page.locator('.monaco-menu .action-item:not(.disabled) .action-label', { hasText: label }).first();
   const token = editor.locator('.view-lines span span', { hasText: word }).first();
-  await until(`"${label}" in the editor context menu`, async () => {
+  await until(`"${label}" chosen in the editor context menu`, async () => {
+    if (await chosen.isVisible()) return true;
     if (!(await item.isVisible())) {
       await ui.page.keyboard.press('Escape');
       await token.click();
@@ -328,9 +330,10 @@ async function selectAllAndChoose(ui, editor, word, label) {
       await token.click({ button: 'right' });
       await item.waitFor({ timeout: 3000 });
     }
+    await item.click();
+    await chosen.waitFor({ timeout: 3000 });
     return true;
   });
-  await item.click();
 }
 
 async function delegateSelectionFromTheEditorMenu(ui, chat, fake) {
@@ -344,10 +347,9 @@ async function delegateSelectionFromTheEditorMenu(ui, chat, fake) {
   await ui.page.keyboard.press('Enter');
   const editor = ui.page.locator('.monaco-editor', { has: ui.page.locator('.view-lines', { hasText: 'def login(user, password):' }) }).first();
   await editor.waitFor();
-  await selectAllAndChoose(ui, editor, 'login', 'Delegate Selection');
-  const input = ui.page.locator('.quick-input-widget input.input');
-  await input.waitFor({ state: 'visible' });
-  await ui.page.locator('.quick-input-widget', { hasText: 'What should the worker do with the selection?' }).waitFor();
+  const asked = ui.page.locator('.quick-input-widget', { hasText: 'What should the worker do with the selection?' });
+  await selectAllAndChoose(ui, editor, 'login', 'Delegate Selection', asked);
+  const input = asked.locator('input.input');
   await input.fill('fast explain this');
   await input.press('Enter');
   const approval = chat.locator('.approval[data-tool="delegate"][data-outcome="pending"]');

@@ -15,6 +15,7 @@
         ├── UnknownSession       no such session
         ├── UnknownTurn          no such turn
         ├── WorkerSession        a worker session cannot take messages
+        ├── UnknownProfile       no agent profile has that name
         ├── TurnInProgress       the session is busy with another turn
         ├── InvalidAttachment    an attached file or selection cannot be used
         └── InvalidApply         an Apply names a file or span that cannot be edited
@@ -176,6 +177,17 @@ class WorkerSession(SessionError):
         super().__init__(f"Session '{session_id}' is a worker: it ran one task delegated by its "
                          "planner and cannot take messages. Open its planner's session to "
                          "continue.")
+
+
+class UnknownProfile(SessionError):
+    """A profile name that no profile file or built-in profile defines."""
+
+    code = "unknown_profile"
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        self.name = name
+        self.known = known
+        super().__init__(f"No profile is called '{name}'. Known profiles: {', '.join(known)}.")
 
 
 class TurnInProgress(SessionError):

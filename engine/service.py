@@ -23,7 +23,12 @@ from pathlib import Path
 
 from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.clock import Clock, SystemClock
-from switchman.engine.config.paths import config_dir, data_dir, workspace_routing_file
+from switchman.engine.config.paths import (
+    config_dir,
+    data_dir,
+    workspace_profiles_file,
+    workspace_routing_file,
+)
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.config.watch import ConfigPoll, poll_interval
 from switchman.engine.delegation.by_user import UserDelegation
@@ -44,6 +49,7 @@ from switchman.engine.learning.recorder import FeedbackResult, OutcomeRecorder
 from switchman.engine.learning.store import LearnedPatternStore
 from switchman.engine.messages import ImageBlock
 from switchman.engine.patterns import PatternStore
+from switchman.engine.profiles.apply import visible_skills
 from switchman.engine.providers.base import AdapterSource
 from switchman.engine.providers.factory import AdapterFactory
 from switchman.engine.router import Router
@@ -56,6 +62,8 @@ from switchman.engine.sessions.records import (
     Explanation,
     ModelList,
     Preview,
+    ProfileList,
+    ProfileSwitch,
     SessionDetail,
     SessionInfo,
     SessionList,
@@ -225,7 +233,20 @@ class Switchman:
         """Set or clear (None) the sticky model; queued while a turn runs."""
         return self.sessions.set_model(workspace, session_id, model)
 
+    async def set_profile(self, workspace: str, session_id: str | None,
+                          profile: str | None) -> ProfileSwitch:
+        """Choose (or clear, with None) the session's agent profile (from the profile files
+        as saved)."""
+        await self.config.settle(str(self.workspaces.folder(workspace)))
+        return self.sessions.set_profile(workspace, session_id, profile)
+
     # -- answers -------------------------------------------------------------------------
+
+    async def profiles(self, workspace: str, session_id: str | None) -> ProfileList:
+        """Every agent profile usable in ``workspace`` and the session's active one (from the
+        profile files as saved)."""
+        await self.config.settle(str(self.workspaces.folder(workspace)))
+        return self.queries.profiles(workspace, session_id)
 
     def status(self, workspace: str) -> StatusSnapshot:
         """What the workspace's status bar shows now."""
@@ -258,7 +279,9 @@ class Switchman:
     def _toolbox(self, context: ToolContext, tools: ToolRegistry) -> None:
         """Offer a turn the workspace tools: reads, file changes, commands, memory, skills."""
         live = self.sessions.loaded(context.session_id)  # never a reload mid-start
-        tools.add_set(Toolbox(context, self.tool_services, live.skills if live else None))
+        skills = visible_skills(self.sessions.profile(live).profile, live.skills) \
+            if live is not None else None
+        tools.add_set(Toolbox(context, self.tool_services, skills))
 
     def trust_list(self, workspace: str | None = None) -> TrustList:
         """The tools always allowed, in one workspace or in all of them."""
@@ -316,9 +339,12 @@ class Switchman:
             return
 
         def paths() -> list[Path]:
-            user = [self.config.models_path, self.config.routing_path] if user_files else []
+            user = [self.config.models_path, self.config.routing_path,
+                    self.config.profiles_path] if user_files else []
             uris = list(self.workspaces) if workspace_files else []
-            return user + [workspace_routing_file(self.workspaces.folder(uri)) for uri in uris]
+            folders = [self.workspaces.folder(uri) for uri in uris]
+            return user + [workspace_routing_file(f) for f in folders] \
+                + [workspace_profiles_file(f) for f in folders]
 
         poll = ConfigPoll(paths, self.announce_status)
         self._config_poll = asyncio.get_running_loop().create_task(

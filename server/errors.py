@@ -20,6 +20,7 @@ from switchman.engine.errors import (
     TurnInProgress,
     UnknownAlias,
     UnknownModel,
+    UnknownProfile,
     UnknownSession,
     UnknownTurn,
     UnknownWorkspace,
@@ -42,6 +43,7 @@ CODES: dict[type[SwitchmanError], int] = {
     WorkerSession: 1010,
     InvalidAttachment: 1011,
     InvalidApply: 1012,
+    UnknownProfile: 1013,
 }
 
 
@@ -58,6 +60,8 @@ def rpc_error(error: SwitchmanError) -> JsonRpcException:
         data.update(name=error.name, suggestions=error.suggestions)
     elif isinstance(error, NoModelAvailable):
         data.update(decision=msgspec.to_builtins(error.decision), text=render(error.decision))
+    elif isinstance(error, UnknownProfile):
+        data.update(name=error.name, known=error.known)
     elif isinstance(error, TurnInProgress):
         data.update(turn_id=error.turn_id)
     code = CODES.get(type(error), JsonRpcInternalError.CODE)

@@ -10,6 +10,8 @@ SESSIONS = "switchman/sessions"
 SESSION = "switchman/session"
 NEW_SESSION = "switchman/newSession"
 FEEDBACK = "switchman/feedback"
+PROFILES = "switchman/profiles"
+SET_PROFILE = "switchman/setProfile"
 
 CHAT_DELTA = "switchman/chatDelta"
 ROUTE_DECIDED = "switchman/routeDecided"

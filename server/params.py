@@ -40,6 +40,17 @@ class SetModelParams(msgspec.Struct, frozen=True):
     session_id: str | None = None
 
 
+class ProfilesParams(msgspec.Struct, frozen=True):
+    workspace: str
+    session_id: str | None = None
+
+
+class SetProfileParams(msgspec.Struct, frozen=True):
+    workspace: str
+    profile: str | None
+    session_id: str | None = None
+
+
 class WorkspaceParams(msgspec.Struct, frozen=True):
     workspace: str
 

@@ -144,7 +144,7 @@ class WorkerRun:
                                    ends_turn=True)],
             sink=self.progress, max_output_tokens=self.call.max_tokens,
             requires_structured_output=self.call.output_schema is not None,
-            **self._tier_inputs())
+            profile=None, **self._tier_inputs())
         worker = self.delegation.sessions.new_worker(self.planner, role)
         self.progress.worker_session_id = worker.id
         seconds = self.call.timeout_seconds or \

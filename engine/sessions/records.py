@@ -9,7 +9,8 @@ from typing import Any, Literal
 import msgspec
 
 from switchman.engine.messages import ZERO_USD, Usage
-from switchman.engine.routing.decision import RouteDecided
+from switchman.engine.profiles.profile import ModelPolicy
+from switchman.engine.routing.decision import ProfileChoice, RouteDecided
 
 TurnStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
 
@@ -43,6 +44,9 @@ class SessionInfo(msgspec.Struct, kw_only=True):
     is_worker: bool = False
     parent_session_id: str | None = None
     parent_tool_use_id: str | None = None
+    profile: str | None = None
+    """The session's own profile choice (``/profile``); None: the workspace's or global
+    default applies. A worker's is the profile its planner delegated to."""
     workers: list[SessionInfo] = msgspec.field(default_factory=list)
 
 
@@ -137,6 +141,7 @@ class StatusSnapshot(msgspec.Struct, frozen=True):
     banners: list[str]
     cost_today_usd: Decimal
     config_errors: int
+    profile: ProfileChoice | None = None
 
 
 class ModelCost(msgspec.Struct, frozen=True):
@@ -226,6 +231,37 @@ class SessionDetail(msgspec.Struct, frozen=True):
     messages: list[Any]
     turns: list[TurnInfo]
     cost: CostBreakdown
+    handoff: Any = None
+    """A worker's handoff envelope (see :mod:`switchman.engine.delegation.envelope`)."""
+
+
+class ProfileInfo(msgspec.Struct, frozen=True):
+    """A profile as the profile picker shows it."""
+
+    name: str
+    description: str
+    source: str
+    tools: list[str]
+    """The tools its turns may use (approval mode applied), sorted."""
+    model_policy: ModelPolicy
+    approval: str
+    skills: list[str] | None
+
+
+class ProfileList(msgspec.Struct, frozen=True):
+    """The answer to ``switchman/profiles``."""
+
+    profiles: list[ProfileInfo]
+    active: ProfileChoice
+
+
+class ProfileSwitch(msgspec.Struct, frozen=True):
+    """The answer to ``switchman/setProfile``."""
+
+    outcome: Literal["applied", "cleared", "unchanged"]
+    session_id: str
+    profile: ProfileChoice
+    message: str
 
 
 class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):

@@ -114,6 +114,8 @@ return {
       H.eq('routing', workspace.config_kind(cfg .. '/routing.yaml'))
       H.eq('models', workspace.config_kind(cfg .. '/models.yaml'))
       H.eq('workspace', workspace.config_kind(project .. '/.switchman/routing.yaml'))
+      H.eq('profiles', workspace.config_kind(cfg .. '/profiles.yaml'))
+      H.eq('workspace-profiles', workspace.config_kind(project .. '/.switchman/profiles.yaml'))
       H.eq(nil, workspace.config_kind(project .. '/routing.yaml'))
       H.eq(nil, workspace.config_kind(project .. '/.switchman/models.yaml'))
       H.eq(workspace.normalize(project), workspace.root_for_path(project .. '/.switchman/routing.yaml'))

@@ -1,4 +1,4 @@
-"""Delegations the user starts: ``/delegate [tier] <task>`` and "delegate that" (spec 003).
+"""Delegations the user starts: ``/delegate [tier|profile] <task>`` and "delegate that" (spec 003).
 
 The user hands the focused task (:mod:`.focus`) to a worker directly. The
 worker is the same as a planner's: a worker session under the user's session,
@@ -35,6 +35,8 @@ from switchman.engine.delegation.handoff import Handoff
 from switchman.engine.delegation.workers import Delegation, WorkerRun
 from switchman.engine.ids import new_id
 from switchman.engine.messages import ZERO_USD, AttachmentBlock
+from switchman.engine.profiles.apply import allowed_tools
+from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.sessions.live import LiveSession
 from switchman.engine.sessions.records import ChatDelta, ErrorInfo, TurnResult
 from switchman.engine.tools.registry import ToolContext
@@ -49,35 +51,49 @@ class UserDelegation:
     def __init__(self, delegation: Delegation) -> None:
         self.delegation = delegation
 
-    def targets(self) -> tuple[str, ...]:
-        """The names ``/delegate``'s first word may be: the tiers."""
-        return TIER_NAMES
+    def targets(self, live: LiveSession) -> tuple[str, ...]:
+        """The names ``/delegate``'s first word may be: the tiers, then the workspace's
+        profiles (a tier wins over a profile of the same name)."""
+        return (*TIER_NAMES, *self.delegation.config.profiles(str(live.folder)).names())
+
+    def _target(self, live: LiveSession, name: str | None) -> tuple[str, ActiveProfile | None]:
+        """The worker's tier and profile for ``name`` (a tier, a profile, or None)."""
+        if name is None or name in TIER_NAMES:
+            return name or DEFAULT_TIER, None
+        profile = self.delegation.config.profiles(str(live.folder)).get(name)
+        if profile is None:  # listed by targets(): only a profile file saved meanwhile
+            return DEFAULT_TIER, None
+        # The user chose the profile for this worker, as a session chooses its own.
+        return profile.model_policy.tier or DEFAULT_TIER, ActiveProfile(profile, "session")
 
     async def run(self, live: LiveSession, message: str,
                   attachments: list[AttachmentBlock]) -> TurnResult:
         """Answer ``message`` (a ``/delegate`` command or phrase) in ``live``'s chat."""
-        command = parse_command(message, self.targets())
+        command = parse_command(message, self.targets(live))
         if command is None:  # the caller checked; kept for a clear failure if it did not
             return self._answer(live, "Usage: /delegate [tier] <task>", None)
         focus = focused_task(command, attachments, live.history, live.running is not None)
         if isinstance(focus, Clarification):
             return self._answer(live, focus.question, None)
-        tier = command.target or DEFAULT_TIER
-        result = await self._start(live, tier, focus)
+        tier, profile = self._target(live, command.target)
+        result = await self._start(live, tier, profile, focus)
         return self._answer(live, _result_text(result), result)
 
-    async def _start(self, live: LiveSession, tier: str, focus: FocusedTask) -> DelegateResult:
+    async def _start(self, live: LiveSession, tier: str, profile: ActiveProfile | None,
+                     focus: FocusedTask) -> DelegateResult:
         delegation_id = USER_DELEGATION_PREFIX + new_id()
         # The worker gets what a turn of this session would offer (less the planner-only tools).
         context = ToolContext(workspace=live.workspace, folder=live.folder, session_id=live.id,
                               turn_id=delegation_id, model=live.last_model or "")
         tools = [n for n in self.delegation.lifecycle.tools_for(live, delegation_id, "").names()
                  if n not in FORBIDDEN_FOR_WORKERS]
+        if profile is not None:  # ∩ the worker's profile: a read-only one needs no approval
+            tools = allowed_tools(profile.profile, tools)
         includes = [InlineInclude(text=a.rendered(), label=_label(a)) for a in focus.attachments]
         call = DelegateCall(tier=tier, task=focus.task, context=ContextSpec(
             mode="explicit" if includes else "minimal", include=list(includes)))
         run = WorkerRun(self.delegation, live, context, delegation_id, call, _handoff(focus),
-                        tools, source="user", focus=focus.focus)
+                        tools, source="user", focus=focus.focus, profile=profile)
         return await run.result()
 
     def _answer(self, live: LiveSession, text: str, result: DelegateResult | None) -> TurnResult:

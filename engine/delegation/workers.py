@@ -45,6 +45,7 @@ from switchman.engine.delegation.contract import (
 from switchman.engine.delegation.handoff import Handoff, prepare, worker_prompt
 from switchman.engine.delegation.progress import DelegationSource, WorkerProgress
 from switchman.engine.errors import NoModelAvailable
+from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
 from switchman.engine.sessions.lifecycle import TurnLifecycle
 from switchman.engine.sessions.live import LiveSession, WorkerRole
@@ -104,7 +105,7 @@ class WorkerRun:
     def __init__(self, delegation: Delegation, planner: LiveSession, context: ToolContext,
                  tool_use_id: str, call: DelegateCall, handoff: Handoff,
                  planner_tools: list[str], source: DelegationSource = "planner",
-                 focus: str | None = None) -> None:
+                 focus: str | None = None, profile: ActiveProfile | None = None) -> None:
         self.delegation = delegation
         self.planner = planner
         self.context = context
@@ -119,6 +120,7 @@ class WorkerRun:
         self.allowed = frozenset(n for n in wanted
                                  if n in planner_tools and n not in FORBIDDEN_FOR_WORKERS)
         self.requested: InsufficientContextRequest | None = None
+        self.profile = profile
         self.progress = WorkerProgress(delegation.sessions, delegation.clock, context,
                                        tool_use_id, call, handoff, self.dropped,
                                        len(wanted), source, focus)
@@ -144,7 +146,7 @@ class WorkerRun:
                                    ends_turn=True)],
             sink=self.progress, max_output_tokens=self.call.max_tokens,
             requires_structured_output=self.call.output_schema is not None,
-            profile=None, **self._tier_inputs())
+            profile=self.profile, **self._tier_inputs())
         worker = self.delegation.sessions.new_worker(self.planner, role)
         self.progress.worker_session_id = worker.id
         seconds = self.call.timeout_seconds or \

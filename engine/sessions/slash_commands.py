@@ -49,8 +49,9 @@ HELP = """Commands:
   /patterns              what the pattern store remembers for this workspace
   /trust                 the tools that run without asking in this workspace
   /trust revoke <tool>   ask again before <tool> runs (/trust revoke all: every tool)
-  /delegate [tier] <task>  hand a task to a worker (with a selection attached: that
-                         selection; with no task: your last request). "delegate that" too
+  /delegate [tier] <task>  hand a task to a worker (a tier or a profile first; with a
+                         selection attached: that selection; with no task: your last
+                         request). "delegate that" too
 Start a message with @alias (e.g. @haiku) to use a model for that message only."""
 
 

@@ -145,3 +145,21 @@ async def test_the_tier_floor_does_not_cap_the_users_own_choice(
     assert (result.text, result.model) == ("deep answer", OPUS)
     started = user.service.store.events(kind="delegate.started")[0]
     assert (started["tier_floor"], started["floor_applied"]) == (None, False)
+
+
+async def test_a_profile_named_first_runs_the_worker_with_it(
+        user: Engine, adapter: ScriptedAdapter, approver: ScriptedApprover) -> None:
+    (user.folder.parent / "config" / "profiles.yaml").write_text(
+        "profiles:\n  reviewer:\n    description: Reviews without editing\n"
+        "    system_prompt: You are a meticulous reviewer.\n"
+        "    tools: [read_file, grep]\n    model: haiku\n    approval: read_only\n")
+    adapter.text("looks fine", model=HAIKU)
+    result = await user.service.chat(user.workspace, None, "/delegate reviewer check app.py")
+    assert (result.text, result.model) == ("looks fine", HAIKU)
+    (request,) = adapter.requests
+    assert request.messages[0].text() == "check app.py"
+    assert sorted(t.name for t in request.tools) == ["_request_context", "grep", "read_file"]
+    assert "You are a meticulous reviewer." in (request.system or "")
+    assert approver.asked == []  # a read-only worker starts without asking
+    (worker,) = user.service.session_list(user.workspace, True).sessions[0].workers
+    assert worker.profile == "reviewer"

@@ -16,6 +16,7 @@ import msgspec
 
 from switchman.engine.config.problems import Problem
 from switchman.engine.delegation.contract import DelegateUsageSummary, InsufficientContextRequest
+from switchman.engine.delegation.envelope import HandoffEnvelope
 from switchman.engine.messages import Usage
 
 
@@ -129,6 +130,10 @@ class DelegateStarted(Event, frozen=True, kw_only=True, tag="delegate.started"):
     complexity_source: str | None = None
     """``given`` by the planner or ``estimated`` by Switchman."""
     reasoning_effort: str | None = None
+    profile: str | None = None
+    """The worker's agent profile."""
+    handoff: HandoffEnvelope | None = None
+    """The typed handoff envelope (spec 004)."""
 
 
 class DelegateCompleted(Event, frozen=True, kw_only=True, tag="delegate.completed"):

@@ -18,6 +18,7 @@ import msgspec
 from switchman.engine.config.schema import TIER_NAMES
 from switchman.engine.delegation.contract import (
     FORBIDDEN_FOR_WORKERS,
+    ArgumentProblem,
     ContextSpec,
     DelegateCall,
     DelegateResult,
@@ -35,7 +36,6 @@ from switchman.engine.delegation.handoff import Handoff
 from switchman.engine.delegation.workers import Delegation, WorkerRun
 from switchman.engine.ids import new_id
 from switchman.engine.messages import ZERO_USD, AttachmentBlock
-from switchman.engine.profiles.apply import allowed_tools
 from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.sessions.live import LiveSession
 from switchman.engine.sessions.records import ChatDelta, ErrorInfo, TurnResult
@@ -56,15 +56,17 @@ class UserDelegation:
         profiles (a tier wins over a profile of the same name)."""
         return (*TIER_NAMES, *self.delegation.config.profiles(str(live.folder)).names())
 
-    def _target(self, live: LiveSession, name: str | None) -> tuple[str, ActiveProfile | None]:
-        """The worker's tier and profile for ``name`` (a tier, a profile, or None)."""
+    def _target(self, live: LiveSession, name: str | None) -> tuple[str, ActiveProfile]:
+        """The worker's tier and profile for ``name``: a tier (with the generic ``subagent``
+        profile, as a planner's worker), or a profile (on its own tier, else balanced)."""
+        folder = str(live.folder)
         if name is None or name in TIER_NAMES:
-            return name or DEFAULT_TIER, None
-        profile = self.delegation.config.profiles(str(live.folder)).get(name)
-        if profile is None:  # listed by targets(): only a profile file saved meanwhile
-            return DEFAULT_TIER, None
-        # The user chose the profile for this worker, as a session chooses its own.
-        return profile.model_policy.tier or DEFAULT_TIER, ActiveProfile(profile, "session")
+            return name or DEFAULT_TIER, self.delegation.worker_profile(folder, None)
+        try:
+            profile = self.delegation.worker_profile(folder, name)
+        except ArgumentProblem:  # listed by targets(): only a profile file saved meanwhile
+            profile = self.delegation.worker_profile(folder, None)
+        return profile.profile.model_policy.tier or DEFAULT_TIER, profile
 
     async def run(self, live: LiveSession, message: str,
                   attachments: list[AttachmentBlock]) -> TurnResult:
@@ -79,7 +81,7 @@ class UserDelegation:
         result = await self._start(live, tier, profile, focus)
         return self._answer(live, _result_text(result), result)
 
-    async def _start(self, live: LiveSession, tier: str, profile: ActiveProfile | None,
+    async def _start(self, live: LiveSession, tier: str, profile: ActiveProfile,
                      focus: FocusedTask) -> DelegateResult:
         delegation_id = USER_DELEGATION_PREFIX + new_id()
         # The worker gets what a turn of this session would offer (less the planner-only tools).
@@ -87,13 +89,11 @@ class UserDelegation:
                               turn_id=delegation_id, model=live.last_model or "")
         tools = [n for n in self.delegation.lifecycle.tools_for(live, delegation_id, "").names()
                  if n not in FORBIDDEN_FOR_WORKERS]
-        if profile is not None:  # ∩ the worker's profile: a read-only one needs no approval
-            tools = allowed_tools(profile.profile, tools)
         includes = [InlineInclude(text=a.rendered(), label=_label(a)) for a in focus.attachments]
-        call = DelegateCall(tier=tier, task=focus.task, context=ContextSpec(
+        call = DelegateCall(tier=tier, task=focus.task, profile=profile.name, context=ContextSpec(
             mode="explicit" if includes else "minimal", include=list(includes)))
         run = WorkerRun(self.delegation, live, context, delegation_id, call, _handoff(focus),
-                        tools, source="user", focus=focus.focus, profile=profile)
+                        tools, profile, source="user", focus=focus.focus)
         return await run.result()
 
     def _answer(self, live: LiveSession, text: str, result: DelegateResult | None) -> TurnResult:

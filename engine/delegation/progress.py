@@ -21,6 +21,7 @@ from switchman.engine.delegation.contract import (
     InsufficientContextRequest,
     validate_output,
 )
+from switchman.engine.delegation.envelope import HandoffEnvelope
 from switchman.engine.delegation.handoff import Handoff
 from switchman.engine.events import DelegateCompleted, DelegateFailed, DelegateStarted, SessionEnded
 from switchman.engine.messages import ZERO_USD, Usage
@@ -58,6 +59,8 @@ class WorkerProgress:
         # The user's delegations belong to no planner turn (``/delegate`` is a command).
         self.planner_turn_id = planner.turn_id if source == "planner" else None
         self.worker_session_id = ""
+        self.envelope: HandoffEnvelope | None = None
+        """The handoff, once the request passed validation and approval."""
         self.worker_turn_id: str | None = None
         self.model: str | None = None
         self.usage = Usage()
@@ -94,7 +97,8 @@ class WorkerProgress:
             complexity=choice.complexity if choice else None,
             complexity_source=choice.complexity_source if choice else None,
             reasoning_effort=choice.reasoning_effort if choice else None,
-            source=self.source, focus=self.focus),
+            profile=self.envelope.target.profile.name if self.envelope else None,
+            handoff=self.envelope, source=self.source, focus=self.focus),
             self.planner_turn_id)
         self._send("started", "running")
 
@@ -212,7 +216,9 @@ class WorkerProgress:
             input_tokens=self.usage.input_tokens, output_tokens=self.usage.output_tokens,
             cost_usd=self.cost, elapsed_seconds=round(self._sent - self._started, 3),
             activity=self.activity, error=error, detail=self.detail if error else None,
-            dropped_tools=self.dropped, source=self.source, **_tier_fields(self.choice)))
+            dropped_tools=self.dropped,
+            profile=self.envelope.target.profile.name if self.envelope else None,
+            handoff=self.envelope, source=self.source, **_tier_fields(self.choice)))
 
 
 def _tier_fields(choice: TierChoice | None) -> dict[str, Any]:

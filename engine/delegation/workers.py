@@ -30,7 +30,6 @@ from switchman.engine.clock import Clock
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.delegation.approval import delegation_request
 from switchman.engine.delegation.contract import (
-    DELEGATE_SPEC,
     FORBIDDEN_FOR_WORKERS,
     REQUEST_CONTEXT_SPEC,
     ArgumentProblem,
@@ -39,13 +38,17 @@ from switchman.engine.delegation.contract import (
     FileInclude,
     FileRangeInclude,
     InsufficientContextRequest,
+    delegate_spec,
     parse_call,
     parse_context_request,
 )
+from switchman.engine.delegation.envelope import HandoffEnvelope, encode
 from switchman.engine.delegation.handoff import Handoff, prepare, worker_prompt
 from switchman.engine.delegation.progress import DelegationSource, WorkerProgress
+from switchman.engine.delegation.recording import handoff_envelope
 from switchman.engine.errors import NoModelAvailable
-from switchman.engine.profiles.profile import ActiveProfile
+from switchman.engine.profiles.apply import permitted
+from switchman.engine.profiles.profile import SUBAGENT_PROFILE, ActiveProfile
 from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
 from switchman.engine.sessions.lifecycle import TurnLifecycle
 from switchman.engine.sessions.live import LiveSession, WorkerRole
@@ -75,7 +78,9 @@ class Delegation:
         if context.is_worker or not settings.enabled or model is None or not model.can_delegate:
             return
         limit = asyncio.Semaphore(settings.max_concurrent_workers)  # per planner turn
-        tools.add(ToolEntry(DELEGATE_SPEC, partial(self._delegate, context, tools, limit),
+        profiles = self.config.profiles(str(context.folder))
+        spec = delegate_spec([(n, profiles.profiles[n].description) for n in profiles.names()])
+        tools.add(ToolEntry(spec, partial(self._delegate, context, tools, limit),
                             concurrent=True))
 
     async def _delegate(self, context: ToolContext, planner_tools: ToolRegistry,
@@ -85,14 +90,25 @@ class Delegation:
             return _refused("workers cannot delegate")
         try:
             spec = parse_call(call.arguments)
+            profile = self.worker_profile(str(planner.folder), spec.profile)
             handoff = prepare(spec, planner.folder,
                               lambda: self.sessions.store.messages(planner.id))
         except ArgumentProblem as problem:
             return _refused(str(problem))
         async with limit:
             run = WorkerRun(self, planner, context, call.id, spec, handoff,
-                            planner_tools.names())
+                            planner_tools.names(), profile)
             return await run.run()
+
+    def worker_profile(self, folder: str, name: str | None) -> ActiveProfile:
+        """The registered profile a worker runs with (``subagent`` when none is named);
+        raises :class:`ArgumentProblem` naming the registered ones — never a silent default."""
+        profiles = self.config.profiles(folder)
+        found = profiles.get(name or SUBAGENT_PROFILE)
+        if found is None:
+            raise ArgumentProblem(f"unknown profile '{name}'; the registered profiles are "
+                                  f"{', '.join(profiles.names())}")
+        return ActiveProfile(found, "session")
 
     def default_timeout(self, folder: str) -> float:
         """The wall-clock limit for workers whose planner gave none."""
@@ -104,9 +120,10 @@ class WorkerRun:
 
     def __init__(self, delegation: Delegation, planner: LiveSession, context: ToolContext,
                  tool_use_id: str, call: DelegateCall, handoff: Handoff,
-                 planner_tools: list[str], source: DelegationSource = "planner",
-                 focus: str | None = None, profile: ActiveProfile | None = None) -> None:
+                 planner_tools: list[str], profile: ActiveProfile,
+                 source: DelegationSource = "planner", focus: str | None = None) -> None:
         self.delegation = delegation
+        self.profile = profile
         self.planner = planner
         self.context = context
         self.call = call
@@ -117,10 +134,11 @@ class WorkerRun:
         wanted = call.allowed_tools if call.allowed_tools is not None else \
             [n for n in planner_tools if n not in FORBIDDEN_FOR_WORKERS]
         self.dropped = [n for n in wanted if n in FORBIDDEN_FOR_WORKERS] if named else []
+        # ∩ the planner's tools, and ∩ what the worker's profile permits
         self.allowed = frozenset(n for n in wanted
-                                 if n in planner_tools and n not in FORBIDDEN_FOR_WORKERS)
+                                 if n in planner_tools and n not in FORBIDDEN_FOR_WORKERS
+                                 and permitted(profile.profile, n))
         self.requested: InsufficientContextRequest | None = None
-        self.profile = profile
         self.progress = WorkerProgress(delegation.sessions, delegation.clock, context,
                                        tool_use_id, call, handoff, self.dropped,
                                        len(wanted), source, focus)
@@ -136,6 +154,7 @@ class WorkerRun:
         return result
 
     async def _run(self) -> DelegateResult:
+        approval_required = delegation_request(self.context, self.call, self.allowed) is not None
         refusal = await self._approval()
         if refusal is not None:
             return refusal
@@ -147,8 +166,11 @@ class WorkerRun:
             sink=self.progress, max_output_tokens=self.call.max_tokens,
             requires_structured_output=self.call.output_schema is not None,
             profile=self.profile, **self._tier_inputs())
+        envelope = self._envelope(approval_required)
         worker = self.delegation.sessions.new_worker(self.planner, role)
         self.progress.worker_session_id = worker.id
+        self.progress.envelope = envelope.with_target_session(worker.id)
+        self.delegation.sessions.store.set_handoff(worker.id, encode(self.progress.envelope))
         seconds = self.call.timeout_seconds or \
             self.delegation.default_timeout(str(self.planner.folder))
         deadline = asyncio.timeout(seconds)
@@ -198,6 +220,17 @@ class WorkerRun:
             "approval_denied", "approval_denied",
             f"The user did not approve this delegation; no worker was started.{reason} "
             "Do the task yourself, or delegate it with read-only allowed_tools.")
+
+    def _envelope(self, approval_required: bool) -> HandoffEnvelope:
+        folder = str(self.planner.folder)
+        return handoff_envelope(
+            self.delegation.sessions, self.planner, self.context, self.progress.tool_use_id,
+            self.call, self.profile, tools=self.allowed, dropped=self.dropped,
+            approval_required=approval_required,
+            timeout_seconds=self.call.timeout_seconds or self.delegation.default_timeout(folder),
+            max_concurrent_workers=self.delegation.config.effective(
+                folder).delegation.max_concurrent_workers,
+            reason="user_delegate" if self.progress.source == "user" else "planner_delegate")
 
     def _tool_outcome(self, result: DelegateResult) -> ToolOutcome:
         if result.success:

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from switchman.engine.delegation.envelope import HandoffEnvelope
 from switchman.engine.messages import ZERO_USD, Usage
 from switchman.engine.profiles.profile import ModelPolicy
 from switchman.engine.routing.decision import ProfileChoice, RouteDecided
@@ -231,8 +232,8 @@ class SessionDetail(msgspec.Struct, frozen=True):
     messages: list[Any]
     turns: list[TurnInfo]
     cost: CostBreakdown
-    handoff: Any = None
-    """A worker's handoff envelope (see :mod:`switchman.engine.delegation.envelope`)."""
+    handoff: HandoffEnvelope | None = None
+    """A worker's handoff envelope (null for other sessions)."""
 
 
 class ProfileInfo(msgspec.Struct, frozen=True):
@@ -302,3 +303,7 @@ class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
     complexity: str | None = None
     complexity_source: str | None = None
     reasoning_effort: str | None = None
+    profile: str | None = None
+    """The worker's agent profile (null when the call failed before the handoff)."""
+    handoff: HandoffEnvelope | None = None
+    """The typed handoff envelope, once the request passed validation and approval."""

@@ -7,6 +7,8 @@ model?", and a workspace profile that tries to widen the user's being narrowed.
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -190,3 +192,112 @@ async def test_a_workspace_profile_cannot_widen_the_users(vscode: SwitchmanClien
     fake.script_text("Done.", model=HAIKU_API)
     await chat(vscode, daemon, "please look over the parser")
     assert {t["name"] for t in last_request(fake).body["tools"]} == {"read_file"}
+
+
+DELEGATION_PROFILES = """\
+profiles:
+  scout:
+    description: Finds things in the code base
+    system_prompt: You scout the code and report paths.
+    tools: [read_file, list_files, run_command]
+    approval: read_only
+    tiers: {fast: sonnet}
+"""
+
+
+@pytest.fixture
+async def planner_editor(daemon: Daemon) -> AsyncIterator[SwitchmanClient]:
+    (daemon.config / "profiles.yaml").write_text(DELEGATION_PROFILES, "utf-8")
+    async with running_server("visual-studio-code", daemon.env, workspaces=[daemon.workspace],
+                              listen=LISTEN) as started:
+        yield started
+
+
+def tool_results(detail: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {b["tool_use_id"]: b for m in detail["messages"] for b in m["content"]
+            if b["type"] == "tool_result"}
+
+
+async def test_delegating_to_an_unknown_profile_fails_naming_the_registered_ones(
+        planner_editor: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    fake.script_tool_call("delegate", {"tier": "fast", "task": "find the parser",
+                                       "context": {"mode": "minimal"}, "profile": "scuot"},
+                          id="toolu_p", model=OPUS_API)
+    fake.script_text("I will do it myself.", model=OPUS_API)
+    result = await chat(planner_editor, daemon, "@opus find the parser")
+    assert result["status"] == "completed"
+    offered = next(t for t in fake.requests[0].body["tools"] if t["name"] == "delegate")
+    assert offered["input_schema"]["properties"]["profile"]["enum"] == [
+        "default", "scout", "subagent"]
+    assert "scout: Finds things in the code base" in \
+        offered["input_schema"]["properties"]["profile"]["description"]
+    detail = await planner_editor.request(methods.SESSION, {"session_id": result["session_id"]})
+    refused = tool_results(detail)["toolu_p"]
+    assert refused["is_error"] is True
+    assert "unknown profile 'scuot'; the registered profiles are default, scout, subagent" in \
+        refused["content"]
+    listing = await planner_editor.request(methods.SESSIONS, {"workspace": daemon.uri,
+                                                              "include_workers": True})
+    assert listing["sessions"][0]["workers"] == []  # no worker was started
+    assert not planner_editor.received[methods.DELEGATION]
+    assert [r.model for r in fake.requests] == [OPUS_API, OPUS_API]
+
+
+async def test_a_profiled_worker_runs_with_its_profile_and_its_handoff_is_recorded(
+        planner_editor: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    fake.script_tool_call("delegate", {
+        "tier": "fast", "task": "Find where the parser is defined.\nReport the path.",
+        "context": {"mode": "explicit", "include": [{"type": "file", "path": "src/app.py"}]},
+        "profile": "scout", "max_tokens": 500}, id="toolu_s", model=OPUS_API)
+    fake.script_text("src/app.py defines main().", model=SONNET_API)  # the profile's fast tier
+    fake.script_text("The parser lives in src/app.py.", model=OPUS_API)
+    result = await chat(planner_editor, daemon, "@opus where is the parser?")
+    assert result["text"] == "The parser lives in src/app.py."
+    worker_call = next(r for r in fake.requests if r.model == SONNET_API)
+    assert "You scout the code and report paths." in str(worker_call.body["system"])
+    # the planner's tools ∩ the profile's, read_only dropping run_command
+    assert {t["name"] for t in worker_call.body["tools"]} == {"read_file", "list_files",
+                                                             "_request_context"}
+    started = await planner_editor.wait_for(methods.DELEGATION,
+                                            lambda u: u["phase"] == "started")
+    envelope = started["handoff"]
+    assert started["profile"] == "scout"
+    worker_id = started["worker_session_id"]
+    assert envelope["reason"] == "planner_delegate"
+    assert envelope["intent"] == "Find where the parser is defined."
+    assert envelope["source"] == {"session_id": result["session_id"],
+                                  "turn_id": result["turn_id"], "tool_use_id": "toolu_s",
+                                  "model": "anthropic:claude-opus-4-7",
+                                  "profile": {"name": "default", "resolved_from": "global"}}
+    assert envelope["target"] == {"session_id": worker_id, "tier": "fast",
+                                  "profile": {"name": "scout", "resolved_from": "session"}}
+    assert envelope["input"]["context"] == {"mode": "explicit", "include": [
+        {"type": "file", "path": "src/app.py"}]}
+    assert envelope["capability_scope"] == {"tools": ["list_files", "read_file"],
+                                            "dropped_tools": [], "approval": "read_only",
+                                            "approval_required": False}
+    assert envelope["model_policy"]["tiers"]["fast"] == "anthropic:claude-sonnet-4-6"
+    assert envelope["model_policy"]["tier"] == "fast"
+    assert envelope["budget"]["max_tokens"] == 500
+    assert envelope["budget"]["timeout_seconds"] == 600
+    assert envelope["trace"]["trace_id"] == result["turn_id"]
+    assert envelope["trace"]["handoff_id"] == envelope["id"]
+    ended = await planner_editor.wait_for(methods.DELEGATION, lambda u: u["phase"] == "ended")
+    assert ended["handoff"] == envelope and ended["status"] == "completed"
+    # the worker's own record: its profile and the same envelope
+    worker = await planner_editor.request(methods.SESSION, {"session_id": worker_id})
+    assert worker["handoff"] == envelope
+    assert worker["session"]["profile"] == "scout"
+    assert worker["turns"][0]["decision"]["profile"] == {"name": "scout",
+                                                         "resolved_from": "session"}
+    planner = await planner_editor.request(methods.SESSION,
+                                           {"session_id": result["session_id"]})
+    assert planner["handoff"] is None
+    # and the delegate.started event carries it, durably
+    with sqlite3.connect(daemon.data / "switchman.db") as db:
+        (payload,) = db.execute("SELECT payload FROM events WHERE type = 'delegate.started'"
+                                ).fetchone()
+    recorded = json.loads(payload)
+    assert recorded["profile"] == "scout"
+    assert recorded["handoff"]["id"] == envelope["id"]
+    assert recorded["handoff"]["target"]["session_id"] == worker_id

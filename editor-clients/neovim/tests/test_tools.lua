@@ -208,4 +208,42 @@ return {
       H.eq(1, #vim.api.nvim_list_tabpages(), 'the tab was closed')
     end,
   },
+  {
+    ':Switchman trust lists what is always allowed and revokes the pick',
+    function()
+      local buf = vim.fn.bufnr(file)
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'def f():', '    return 1', '# end' })
+      vim.api.nvim_buf_set_mark(buf, '<', 2, 0, {})
+      vim.api.nvim_buf_set_mark(buf, '>', 2, 0, {})
+      local code_win = vim.fn.win_findbuf(buf)[1]
+      vim.api.nvim_set_current_win(code_win)
+      local transcript_win = vim.fn.win_findbuf(chat.view.transcript)[1]
+      vim.api.nvim_set_current_win(transcript_win)
+      for i, line in ipairs(H.lines(chat.view.transcript)) do
+        if line == '    return 3' then
+          vim.api.nvim_win_set_cursor(transcript_win, { i, 0 })
+        end
+      end
+      H.stub_select(function(_, label)
+        return vim.startswith(label, 'Always allow')
+      end)
+      H.feed('ga')
+      H.wait_for('the code applied', function()
+        return vim.api.nvim_buf_get_lines(buf, 1, 2, false)[1] == '    return 3'
+      end, 30000)
+      local client = require('switchman.client')
+      local _, trusted = client.request_sync(root, 'switchman/trust', { workspace = vim.uri_from_fname(root) })
+      H.eq({ 'apply_code' }, trusted.trusted[1].tools, '"always" was remembered')
+      vim.api.nvim_set_current_win(code_win)
+      local seen = H.stub_select(function(item)
+        return item.tool == 'apply_code'
+      end)
+      vim.cmd('Switchman trust')
+      H.wait_for('the trust revoked', function()
+        local _, now = client.request_sync(root, 'switchman/trust', { workspace = vim.uri_from_fname(root) })
+        return #now.trusted == 0 or #now.trusted[1].tools == 0
+      end, 30000)
+      H.eq({ 'Revoke apply_code (runs without asking)' }, seen, 'the list')
+    end,
+  },
 }

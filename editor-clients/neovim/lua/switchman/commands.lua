@@ -130,6 +130,13 @@ M.list = {
     end,
   },
   {
+    name = 'trust',
+    desc = 'List the tools that run without asking in this workspace and revoke one (or all)',
+    run = function()
+      require('switchman.trust').pick(root())
+    end,
+  },
+  {
     name = 'restart',
     desc = 'Restart the Switchman daemon(s)',
     run = function()

@@ -41,12 +41,14 @@ async def test_delegate_a_selection(client: SwitchmanClient, daemon: Daemon,
     assert seen[0]["phase"] == "started" and seen[-1]["status"] == "completed"
     assert {(u["source"], u["turn_id"], u["session_id"]) for u in seen} == {
         ("user", None, result["session_id"])}
+    assert seen[-1]["handoff"]["reason"] == "user_delegate"
     listing = await client.request(methods.SESSIONS, {"workspace": daemon.uri,
                                                       "include_workers": True})
     (worker,) = listing["sessions"][0]["workers"]
     assert worker["parent_tool_use_id"] == seen[0]["tool_use_id"]
     detail = await client.request(methods.SESSION, {"session_id": worker["id"]})
     assert detail["messages"][-1]["content"][0]["text"] == "main returns 42."
+    assert detail["handoff"]["source"]["tool_use_id"] == seen[0]["tool_use_id"]
 
 
 async def test_delegate_that_takes_the_last_request(client: SwitchmanClient, daemon: Daemon,

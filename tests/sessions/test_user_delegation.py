@@ -69,6 +69,11 @@ async def test_delegating_a_selection_hands_it_to_a_worker(
     assert (started["source"], started["focus"], started["tier"], started["context_mode"]) == (
         "user", "selection", "fast", "explicit")
     assert started["session_id"] == result.session_id
+    envelope = started["handoff"]
+    assert (envelope["reason"], envelope["target"]["profile"]["name"], envelope["input"]["task"]) == (
+        "user_delegate", "subagent", "explain this")
+    assert envelope["source"]["tool_use_id"] == envelope["trace"]["trace_id"]
+    assert envelope["source"]["tool_use_id"].startswith("user_")
     updates = user.recorder.delegations
     assert {(u.source, u.turn_id) for u in updates} == {("user", None)}
     assert updates[-1].status == "completed"
@@ -163,3 +168,7 @@ async def test_a_profile_named_first_runs_the_worker_with_it(
     assert approver.asked == []  # a read-only worker starts without asking
     (worker,) = user.service.session_list(user.workspace, True).sessions[0].workers
     assert worker.profile == "reviewer"
+    envelope = user.service.store.events(kind="delegate.started")[0]["handoff"]
+    assert (envelope["target"]["profile"]["name"], envelope["capability_scope"]["tools"],
+            envelope["capability_scope"]["approval_required"]) == (
+        "reviewer", ["grep", "read_file"], False)

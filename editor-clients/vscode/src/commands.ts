@@ -55,6 +55,23 @@ export function commandTable(t: CommandTargets): Record<string, Handler> {
       await t.chatView.reveal();
       void vscode.window.setStatusBarMessage(`Switchman: ${label} goes with your next message`, 5000);
     },
+    'switchman.delegateSelection': async () => {
+      if (t.chat.busy) {
+        void vscode.window.showInformationMessage('Switchman: wait for the running answer to finish, then delegate.');
+        return;
+      }
+      const instruction = await vscode.window.showInputBox({
+        title: 'Switchman: Delegate Selection',
+        prompt: 'What should the worker do with the selection? Leave empty if the selection itself is the task. '
+          + 'Start with a tier (fast, balanced, deep) to choose the worker\'s models.',
+        placeHolder: 'e.g. fast add docstrings',
+      });
+      if (instruction === undefined) return; // Escape: nothing is sent
+      await t.chatView.reveal();
+      if (!await t.chat.delegateSelection(instruction)) {
+        void vscode.window.showInformationMessage('Switchman: select some text in a file of a workspace folder to delegate it.');
+      }
+    },
     'switchman.manageTrust': () => t.trust.manage(),
     'switchman.restartServer': () => t.client.restart(),
     'switchman.showOutput': () => t.output.show(true),

@@ -109,6 +109,17 @@ M.list = {
     end,
   },
   {
+    name = 'delegate',
+    desc = "Hand a task to a worker: the selected lines (:'<,'>Switchman delegate [tier] [what to do]), "
+      .. 'the task written after it, or your last request',
+    run = function(args, opts)
+      require('switchman.attach').delegate(opts, args)
+    end,
+    complete = function()
+      return require('switchman.attach').delegate_targets()
+    end,
+  },
+  {
     name = 'add',
     desc = 'Attach a file (default: the current one) to the next chat message',
     run = function(args)

@@ -46,4 +46,5 @@ export const ErrorCodes = {
 /** Slash commands the extension sends on the user's behalf. */
 export const SlashCommands = {
   rulesCheck: '/rules check',
+  delegate: '/delegate',
 } as const;

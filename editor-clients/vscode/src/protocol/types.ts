@@ -212,12 +212,12 @@ export interface ChatDeltaParams {
 
 export type DelegationStatus = 'running' | 'completed' | 'failed' | 'cancelled';
 
-/** `switchman/delegation`: a worker started, made progress or ended (one per `delegate` call). */
+/** `switchman/delegation`: a worker started, made progress or ended (one per `delegate` call or `/delegate`). */
 export interface DelegationParams {
   phase: 'started' | 'progress' | 'ended';
-  /** The planner's session and turn. */
+  /** The planner's session and turn (null when the user delegated with `/delegate`). */
   session_id: string;
-  turn_id: string;
+  turn_id: string | null;
   tool_use_id: string;
   worker_session_id: string;
   worker_turn_id: string | null;
@@ -236,6 +236,8 @@ export interface DelegationParams {
   error: string | null;
   detail: string | null;
   dropped_tools: string[];
+  /** Who delegated: the planner's `delegate` call, or the user's `/delegate` (absent from older daemons). */
+  source?: 'planner' | 'user';
 }
 
 export interface StatusParams {

@@ -10,6 +10,7 @@ const ORIGINAL_LINE = 'return user == "admin"';
 export async function toolSteps(ui, chat, fake, workspace) {
   await editApprovedInTheCardReachesTheBuffer(ui, chat, fake, workspace);
   await deniedCommandTellsTheModelWhy(ui, chat, fake);
+  await writeDelegationShowsItsTaskAndTools(ui, chat, fake);
   await selectionGoesWithTheMessage(ui, chat, fake);
   await applyAsksThroughTheDaemon(ui, chat, workspace);
   await alwaysAllowedToolsCanBeRevoked(ui);
@@ -104,6 +105,24 @@ async function deniedCommandTellsTheModelWhy(ui, chat, fake) {
   const body = JSON.stringify(seen.body);
   if (!body.includes('The user denied this command')) throw new Error(`the model was not told of the denial: ${body.slice(0, 400)}`);
   log('the denial and its reason reached the model');
+}
+
+async function writeDelegationShowsItsTaskAndTools(ui, chat, fake) {
+  await fake.script([
+    { kind: 'tool_call', name: 'delegate', id: 'toolu_e2e_write_worker',
+      input: { tier: 'fast', task: 'Rename login to sign_in in src/login.py', context: { mode: 'minimal' },
+              allowed_tools: ['read_file', 'edit_file'] } },  // may write: asked before the worker starts
+    { kind: 'text', chunks: ['Then I will leave the name as it is.'] },
+  ]);
+  await send(chat, 'rename login, with a worker');
+  const card = chat.locator('.approval[data-tool="delegate"][data-outcome="pending"]');
+  await card.locator('.approval-task', { hasText: 'Rename login to sign_in in src/login.py' }).waitFor();
+  await card.locator('.approval-worker', { hasText: 'fast tier' }).filter({ hasText: 'edit_file' }).waitFor();
+  await ui.shot('chat-approval-delegation', card);
+  await card.locator('.approval-button.deny').click();
+  await chat.locator('.approval[data-tool="delegate"][data-outcome="denied"]').waitFor();
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'leave the name as it is' }).waitFor();
+  log('a write-capable delegation asked first, showing its task, tier and tools; denied, no worker ran');
 }
 
 async function selectionGoesWithTheMessage(ui, chat, fake) {

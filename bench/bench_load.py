@@ -5,9 +5,10 @@ The fake provider runs in its own process and streams every reply as
 ``--chunks`` pieces ``--delay`` seconds apart, like a model.
 
 1. Saving a 1,000-rule routing.yaml during a chat: the largest gap between two
-   streamed deltas while the editor opens the new text, the file is written and
-   a routing preview reads the configuration, against the same stream with no
-   save.
+   streamed deltas while the editor opens (then changes) the new text, the file
+   is written and a routing preview reads the configuration, against the same
+   stream with no save; five of each, alternating, so one stall of the shared
+   machine does not decide the figure (the median and the worst are printed).
 2. Twenty chats in five folders at once: the gaps between consecutive deltas of
    every stream through ``switchman serve``, against the ``anthropic`` SDK
    streaming the same twenty replies in one process. The added p99 is what the
@@ -96,31 +97,44 @@ async def chat(client: SwitchmanClient, workspace: Path, session: str | None = N
 
 
 async def save_during_stream(client: SwitchmanClient, deltas: Deltas, config: Path,
-                             workspace: Path, base_url: str, chunks: int, delay: float
-                             ) -> tuple[float, float]:
-    """Largest delta gap (ms) of a stream without and with a save of a 1,000-rule file."""
+                             workspace: Path, base_url: str, chunks: int, delay: float,
+                             rounds: int) -> tuple[list[float], list[float]]:
+    """Largest delta gap (ms) of streams without and with a save of a 1,000-rule file.
+
+    The two alternate, ``rounds`` times each, so that both see the same machine; each
+    save is a new text (its rules renamed), so each is checked in full, and the first
+    one also opens the document in the editor.
+    """
     routing = config / "routing.yaml"
-    text = routing_file(1000, mixed_rule).replace("global_default: sonnet",
-                                                  "global_default: anthropic:claude-sonnet-4-6")
-    largest = []
-    for save in (False, True):
-        script(base_url, 1, chunks, delay)
-        before = len(deltas.times)
-        turn = asyncio.ensure_future(chat(client, workspace))
-        await wait_for(lambda count=before: len(deltas.times) > count and
-                       len(list(deltas.times.values())[-1]) >= 10)
-        if save:
-            uri = routing.as_uri()
-            client.text_document_did_open(types.DidOpenTextDocumentParams(
-                types.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=text)))
-            routing.write_text(text)
-            client.text_document_did_save(types.DidSaveTextDocumentParams(
-                types.TextDocumentIdentifier(uri=uri)))
-            await client.protocol.send_request_async(  # type: ignore[no-untyped-call]
-                methods.PREVIEW, {"workspace": workspace.as_uri(), "message": "deploy"})
-        result = await turn
-        largest.append(max(gaps(deltas.times[result["turn_id"]])) * 1e3)
-    return largest[0], largest[1]
+    uri = routing.as_uri()
+    largest: dict[bool, list[float]] = {False: [], True: []}
+    for round_ in range(rounds):
+        for save in (False, True):
+            script(base_url, 1, chunks, delay)
+            before = len(deltas.times)
+            turn = asyncio.ensure_future(chat(client, workspace))
+            await wait_for(lambda count=before: len(deltas.times) > count and
+                           len(list(deltas.times.values())[-1]) >= 10)
+            if save:
+                text = routing_file(1000, mixed_rule).replace(
+                    "global_default: sonnet", "global_default: anthropic:claude-sonnet-4-6"
+                ).replace("name: rule ", f"name: r{round_} rule ")
+                if round_ == 0:
+                    client.text_document_did_open(types.DidOpenTextDocumentParams(
+                        types.TextDocumentItem(uri=uri, language_id="yaml", version=1,
+                                               text=text)))
+                else:
+                    client.text_document_did_change(types.DidChangeTextDocumentParams(
+                        types.VersionedTextDocumentIdentifier(uri=uri, version=round_ + 1),
+                        [types.TextDocumentContentChangeWholeDocument(text=text)]))
+                routing.write_text(text)
+                client.text_document_did_save(types.DidSaveTextDocumentParams(
+                    types.TextDocumentIdentifier(uri=uri)))
+                await client.protocol.send_request_async(  # type: ignore[no-untyped-call]
+                    methods.PREVIEW, {"workspace": workspace.as_uri(), "message": "deploy"})
+            result = await turn
+            largest[save].append(max(gaps(deltas.times[result["turn_id"]])) * 1e3)
+    return largest[False], largest[True]
 
 
 async def wait_for(check: Any, timeout: float = 30) -> None:
@@ -213,7 +227,7 @@ async def concurrent(client: SwitchmanClient, deltas: Deltas, folders: list[Path
     return [g for r in results for g in gaps(deltas.times[r["turn_id"]])], diagnostics
 
 
-async def main(chunks: int, delay: float, count: int) -> None:
+async def main(chunks: int, delay: float, count: int, saves: int) -> None:
     """Run the load benchmarks and print a Markdown table."""
     with tempfile.TemporaryDirectory() as tmp, fake_provider(Path(tmp)) as base_url:
         root = Path(tmp)
@@ -237,7 +251,7 @@ async def main(chunks: int, delay: float, count: int) -> None:
         script(base_url, 1, 5, 0)
         await chat(client, folders[0])  # warm up: SDK import, connection
         quiet, saving = await save_during_stream(client, deltas, config, folders[0], base_url,
-                                                 chunks, delay)
+                                                 chunks, delay, saves)
         sdk = await sdk_streams(base_url, chunks, delay)
         edits = Edits(client, (folders[1] / ".switchman" / "routing.yaml").as_uri())
         (folders[1] / ".switchman").mkdir()
@@ -252,8 +266,10 @@ async def main(chunks: int, delay: float, count: int) -> None:
           "apart\n")
     print("| benchmark | figure | reference (same run) | result | goal |")
     print("|---|---|---|---|---|")
-    print(f"| saving a 1,000-rule routing.yaml during a stream: largest delta gap | "
-          f"{saving:.1f} ms | no save: {quiet:.1f} ms | {saving - quiet:+.1f} ms | ≤ 50 ms |")
+    print(f"| saving a 1,000-rule routing.yaml during a stream: largest delta gap, median of "
+          f"{saves} (worst) | {statistics.median(saving):.1f} ({max(saving):.1f}) ms | "
+          f"no save: {statistics.median(quiet):.1f} ({max(quiet):.1f}) ms | "
+          f"{statistics.median(saving) - statistics.median(quiet):+.1f} ms | ≤ 50 ms |")
     print(f"| per-delta gap, {STREAMS} streams in {FOLDERS} folders through the daemon: p99 | "
           f"{p99(daemon):.1f} ms | SDK, same {STREAMS} streams: {p99(sdk):.1f} ms | "
           f"{p99(daemon) - p99(sdk):+.1f} ms added | ≤ 10 ms added |")
@@ -271,5 +287,7 @@ if __name__ == "__main__":
     parser.add_argument("--chunks", type=int, default=150)
     parser.add_argument("--delay", type=float, default=0.012)
     parser.add_argument("--edits", type=int, default=40)
+    parser.add_argument("--saves", type=int, default=5,
+                        help="streams with a save, alternating with as many without")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.chunks, arguments.delay, arguments.edits))
+    asyncio.run(main(arguments.chunks, arguments.delay, arguments.edits, arguments.saves))

@@ -1,22 +1,36 @@
 """Slot 4's cost per decision with a full pattern store (100,000 turns in one workspace).
 
-Fills ``patterns.db`` with fingerprints of varied messages (one transaction),
+Fills ``patterns.db`` with fingerprints of generated messages (one transaction),
 opens it as the daemon does after a restart, and measures in the same run:
 
 * the k-NN query alone (``LearnedPatternStore.neighbours``, K = 10);
 * a whole route decision through the Router with that store, against the same
-  decision with no pattern store (the reference), as a ratio.
+  decision with no pattern store (the reference), as a ratio;
+* the index's recall@10: how many of the 10 rows an exact scan of every row
+  finds (the reference) the index's answer holds, averaged over the queries.
 
-    python bench/bench_patterns.py [--rows 100000]
+``--text narrow`` draws every message from 40 programming words (the store's
+easiest case: few directions); ``--text varied`` (the default) from topics over
+a Zipf-distributed vocabulary of 20,000 words, which is harder for the cells
+and the sketch.
+
+    python bench/bench_patterns.py [--rows 100000] [--text varied|narrow]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import os
 import random
+import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
 
 import switchman.engine.learning  # noqa: F401  (single-threaded BLAS before numpy loads)
 from switchman.engine.clock import SystemClock
@@ -24,8 +38,8 @@ from switchman.engine.config.policy import PatternSettings
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.learning import database
 from switchman.engine.learning.evaluator import Evidence
-from switchman.engine.learning.fingerprint import fingerprint, message_hash
-from switchman.engine.learning.index import encode
+from switchman.engine.learning.fingerprint import DIMENSIONS, fingerprint, message_hash
+from switchman.engine.learning.index import Codes, VectorIndex, encode
 from switchman.engine.learning.store import LearnedPatternStore
 from switchman.engine.patterns import PatternStore
 from switchman.engine.router import Router
@@ -39,23 +53,47 @@ _VOCABULARY = ("parser refactor test commit docs sql query index cache deploy mi
 WORDS = _VOCABULARY.split()
 
 
-def message(rng: random.Random) -> str:
-    """A plausible request of 6-30 words."""
+def narrow_message(rng: random.Random) -> str:
+    """A plausible request of 6-30 words from a small programming vocabulary."""
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 30)))
 
 
-def fill(path: Path, rows: int) -> float:
-    """Write ``rows`` turns straight into the database; returns seconds."""
+class VariedText:
+    """Messages on 2,000 topics: half of each message's words from its topic's 40, the
+    rest from a Zipf-distributed vocabulary of 20,000 made-up words."""
+
+    def __init__(self, seed: int = 7) -> None:
+        rng = random.Random(seed)
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        self.words = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 10)))
+                      for _ in range(20_000)]
+        self.weights = list(itertools.accumulate(1 / (rank + 1) ** 1.1
+                                                 for rank in range(len(self.words))))
+        self.topics = [rng.sample(self.words, 40) for _ in range(2000)]
+
+    def __call__(self, rng: random.Random) -> str:
+        topic = rng.choice(self.topics)
+        length = rng.randint(5, 60)
+        common = rng.choices(self.words, cum_weights=self.weights, k=length - length // 2)
+        return " ".join(rng.sample(common + rng.choices(topic, k=length // 2), length))
+
+
+def fill(path: Path, rows: int, message: Callable[[random.Random], str]) -> tuple[float, Codes,
+                                                                                npt.NDArray[np.float32]]:
+    """Write ``rows`` turns straight into the database; returns seconds and their codes."""
     rng = random.Random(0)
     connection = database.connect(path)
     started = time.perf_counter()
     evidence = Evidence(status="completed")
+    all_codes = np.zeros((rows, DIMENSIONS), np.int8)
+    scales = np.zeros(rows, np.float32)
     with connection:
         connection.execute("BEGIN")
         for i in range(rows):
             ctx = TurnContext(message=message(rng), workspace_path=WORKSPACE,
                               estimated_input_tokens=rng.randint(100, 50_000))
             codes, scale = encode(fingerprint(ctx))
+            all_codes[i], scales[i] = codes, scale
             database.insert(connection, database.PatternRow(
                 workspace=WORKSPACE, turn_id=f"t{i}", session_id=f"s{i % 500}",
                 model=rng.choice(["anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-6"]),
@@ -63,7 +101,22 @@ def fill(path: Path, rows: int) -> float:
                 message_hash=message_hash(ctx.message), codes=codes.tobytes(), scale=scale,
                 evidence=evidence, success=rng.random()))
     connection.close()
-    return time.perf_counter() - started
+    return time.perf_counter() - started, all_codes, scales
+
+
+def recall(codes: Codes, scales: npt.NDArray[np.float32], contexts: list[TurnContext],
+           k: int = 10) -> tuple[float, float]:
+    """Mean and worst recall@k of the index (as the store builds it on opening) against
+    scoring every row exactly."""
+    index = VectorIndex(DIMENSIONS)
+    index.load(codes, scales)
+    found = []
+    for ctx in contexts:
+        vector = fingerprint(ctx)
+        approximate = set(index.nearest(vector, k)[0].tolist())
+        exact = set(index.exact_nearest(vector, k)[0].tolist())
+        found.append(len(approximate & exact) / k)
+    return statistics.mean(found), min(found)
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -93,10 +146,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=2000)
+    parser.add_argument("--text", choices=("varied", "narrow"), default="varied")
+    parser.add_argument("--recall-queries", type=int, default=300)
     args = parser.parse_args()
+    message = VariedText() if args.text == "varied" else narrow_message
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / database.FILE_NAME
-        fill_seconds = fill(path, args.rows)
+        fill_seconds, codes, scales = fill(path, args.rows, message)
         started = time.perf_counter()
         store = LearnedPatternStore(database.connect(path), SystemClock(), background=False)
         rng = random.Random(1)
@@ -114,8 +170,11 @@ def main() -> None:
                                    contexts))
         reference = percentiles(timed(lambda c: without.decide(RouteRequest(context=c)),
                                       contexts))
-    print(f"{args.rows} rows: filled in {fill_seconds:.1f} s, opened and indexed in "
-          f"{load_seconds:.1f} s")
+    mean_recall, worst_recall = recall(codes, scales, contexts[: args.recall_queries])
+    print(f"{args.rows} rows of {args.text} text: filled in {fill_seconds:.1f} s, opened and "
+          f"indexed in {load_seconds:.1f} s; load average {os.getloadavg()[0]:.1f}")
+    print(f"recall@10 against an exact scan ({args.recall_queries} queries): mean "
+          f"{mean_recall:.3f}, worst {worst_recall:.1f}")
     print("| measure | p50 ms | p99 ms |")
     print("|---|---|---|")
     for name, (p50, p99) in [("fingerprint", fingerprints), ("k-NN query (K=10)", query),

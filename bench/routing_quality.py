@@ -14,8 +14,17 @@ prompts to the strong model with ``@alias`` (``--explore``); those calls
 count as strong calls like any other.
 
 Each operating point (one ``cost_weight`` of the sweep) is the mean over
-``--orders`` shuffled orders. Output: JSON on stdout; ``--plot FILE`` draws
-accuracy against the share of strong calls (needs matplotlib).
+``--orders`` shuffled orders.
+
+Tuning discipline (``--split``): each prompt belongs, by a stable hash of its
+text, to the *validation* half or the *test* half. Settings are chosen by
+running ``--split validation`` only; the figure to report is one run of
+``--split test`` with those settings frozen. There is no separate training
+set: the learning is online, each prompt learning only from those routed
+before it in the same replay (which starts from an empty store).
+
+Output: JSON on stdout; ``--plot FILE`` draws accuracy against the share of
+strong calls (needs matplotlib).
 
     python bench/routing_quality.py --data ../shared/data/routellm/mmlu/responses \\
         --strong gpt-4-1106-preview --weak mistralai/Mixtral-8x7B-Instruct-v0.1 \\
@@ -26,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import itertools
 import json
 import random
@@ -95,6 +105,15 @@ def _bool(row: dict[str, str], column: str, path: Path, line: int) -> bool:
     if value not in TRUE | FALSE:
         raise SystemExit(f"{path}:{line}: {column} is {row[column]!r}, not a boolean")
     return value in TRUE
+
+
+def in_split(prompt: Prompt, split: str) -> bool:
+    """Whether ``prompt`` is in ``split`` (``all``, ``validation`` or ``test``): a stable
+    half of the prompts each, decided by a hash of the text alone."""
+    if split == "all":
+        return True
+    half = hashlib.blake2b(prompt.text.encode(), digest_size=4).digest()[0] % 2
+    return half == (0 if split == "validation" else 1)
 
 
 def excluded_prompts(path: Path | None) -> set[str]:
@@ -275,6 +294,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--cost-weights", type=float, nargs="+",
                         default=[0.0, 0.02, 0.04, 0.05, 0.06, 0.08, 0.1, 0.15, 0.3])
     parser.add_argument("--jobs", type=int, default=2, help="replays run in parallel")
+    parser.add_argument("--split", choices=("all", "validation", "test"), default="all",
+                        help="tune on validation, report test (halves by a hash of the prompt)")
     parser.add_argument("--limit", type=int, help="only the first N prompts (quick runs)")
     parser.add_argument("--plot", type=Path, help="write the curve as a PNG")
     return parser.parse_args(argv)
@@ -293,7 +314,8 @@ def main(argv: list[str] | None = None) -> None:
     """Run the sweep and print the JSON summary."""
     args = arguments(argv)
     exclude = args.exclude or default_exclude(args.data)
-    prompts = read_prompts(args.data, args.strong, args.weak, excluded_prompts(exclude))
+    prompts = [p for p in read_prompts(args.data, args.strong, args.weak,
+                                       excluded_prompts(exclude)) if in_split(p, args.split)]
     if args.limit:
         prompts = prompts[: args.limit]
     if not prompts:
@@ -303,7 +325,8 @@ def main(argv: list[str] | None = None) -> None:
     target = 0.95 * strong
     points, timings = sweep(prompts, args)
     summary = {
-        "prompts": len(prompts), "excluded_file": str(exclude) if exclude else None,
+        "prompts": len(prompts), "split": args.split,
+        "excluded_file": str(exclude) if exclude else None,
         "strong_accuracy": round(strong, 4), "weak_accuracy": round(weak, 4),
         "target_accuracy": round(target, 4),
         "strong_share_at_95": _round(share_at(points, target)),

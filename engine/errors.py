@@ -15,8 +15,10 @@
         ├── UnknownSession       no such session
         ├── UnknownTurn          no such turn
         ├── WorkerSession        a worker session cannot take messages
+        ├── UnknownProfile       no agent profile has that name
         ├── TurnInProgress       the session is busy with another turn
-        └── InvalidAttachment    an attached file or selection cannot be used
+        ├── InvalidAttachment    an attached file or selection cannot be used
+        └── InvalidApply         an Apply names a file or span that cannot be edited
 
 Provider errors live in ``switchman.engine.providers.errors``. Configuration
 problems are not exceptions: loading returns every problem found, located
@@ -177,6 +179,17 @@ class WorkerSession(SessionError):
                          "continue.")
 
 
+class UnknownProfile(SessionError):
+    """A profile name that no profile file or built-in profile defines."""
+
+    code = "unknown_profile"
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        self.name = name
+        self.known = known
+        super().__init__(f"No profile is called '{name}'. Known profiles: {', '.join(known)}.")
+
+
 class TurnInProgress(SessionError):
     """The session is already running a turn."""
 
@@ -192,3 +205,9 @@ class InvalidAttachment(SessionError):
     """An attachment of a chat message cannot be used (not a file, outside the workspace, …)."""
 
     code = "invalid_attachment"
+
+
+class InvalidApply(SessionError):
+    """An Apply (a code block put into a file) names a file or span that cannot be edited."""
+
+    code = "invalid_apply"

@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
+from typing import Literal
 
 import msgspec
 
 from switchman.engine.config.problems import Problem
 from switchman.engine.delegation.contract import DelegateUsageSummary, InsufficientContextRequest
+from switchman.engine.delegation.envelope import HandoffEnvelope
 from switchman.engine.messages import Usage
 
 
@@ -113,6 +115,11 @@ class DelegateStarted(Event, frozen=True, kw_only=True, tag="delegate.started"):
     task_size_tokens: int
     allowed_tool_count: int
     dropped_tools: list[str]
+    source: Literal["planner", "user"] = "planner"
+    """Who delegated: the planner's ``delegate`` call, or the user (``/delegate``)."""
+    focus: str | None = None
+    """For the user's delegations: where the task came from (``selection``, ``written``,
+    ``latest_request``)."""
     worker_tier: str | None = None
     """The tier whose model the worker runs on (``tier`` is the one the planner asked for)."""
     tier_floor: str | None = None
@@ -123,6 +130,10 @@ class DelegateStarted(Event, frozen=True, kw_only=True, tag="delegate.started"):
     complexity_source: str | None = None
     """``given`` by the planner or ``estimated`` by Switchman."""
     reasoning_effort: str | None = None
+    profile: str | None = None
+    """The worker's agent profile."""
+    handoff: HandoffEnvelope | None = None
+    """The typed handoff envelope (spec 004)."""
 
 
 class DelegateCompleted(Event, frozen=True, kw_only=True, tag="delegate.completed"):

@@ -26,6 +26,7 @@ MAX_CONFIG_BYTES = 256 * 1024
 _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
                | getattr(os, "O_CLOEXEC", 0))
 _CHUNK = 64 * 1024
+_UNDER_A_LOOP = (0, -1)
 
 
 def read_text(path: str | Path, limit: int = MAX_CONFIG_BYTES) -> str:
@@ -43,6 +44,27 @@ def read_text(path: str | Path, limit: int = MAX_CONFIG_BYTES) -> str:
 def read_head(path: str | Path, limit: int) -> tuple[bytes, bool]:
     """At most the first ``limit`` bytes of a regular file, and whether that is all of it."""
     return _read(Path(path), limit)
+
+
+def entry_signature(path: str | Path) -> tuple[int, int] | None:
+    """When and how big what is at ``path`` last changed; None when nothing is there.
+
+    A dangling symlink or a symlink loop is something (the link's own signature),
+    and so is a path under a folder that is a symlink loop (a fixed signature):
+    reading either then reports the problem instead of the file passing for absent.
+    """
+    try:
+        st = os.stat(path)
+    except ValueError:  # a NUL byte in the name
+        return None
+    except OSError:
+        try:
+            st = os.lstat(path)
+        except ValueError:
+            return None
+        except OSError as exc:
+            return _UNDER_A_LOOP if exc.errno == errno.ELOOP else None
+    return (st.st_mtime_ns, st.st_size)
 
 
 def decode_utf8(path: str, data: bytes) -> str:
@@ -91,7 +113,20 @@ def _stat(path: Path) -> os.stat_result:
         if exc.errno == errno.ENOENT and os.path.islink(path):
             raise UnreadableFile(str(path), "is a symbolic link to nothing (its target "
                                             "does not exist)") from None
+        if exc.errno == errno.ELOOP and (folder := _looping_folder(path)) is not None:
+            raise UnreadableFile(str(path), f"is inside {folder}, which is a symbolic link "
+                                            "loop") from None
         raise _refusal(path, exc) from None
+
+
+def _looping_folder(path: Path) -> Path | None:
+    """The outermost folder on ``path`` that cannot be resolved for a symlink loop."""
+    for folder in reversed(path.parents):
+        try:
+            os.stat(folder)
+        except OSError as exc:
+            return folder if exc.errno == errno.ELOOP else None
+    return None
 
 
 def _check_regular(path: Path, info: os.stat_result) -> None:

@@ -18,13 +18,21 @@ import logging
 import os
 import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.clock import Clock, SystemClock
-from switchman.engine.config.paths import config_dir, data_dir, workspace_routing_file
+from switchman.engine.config.paths import (
+    config_dir,
+    data_dir,
+    workspace_profiles_file,
+    workspace_routing_file,
+)
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.config.watch import ConfigPoll, poll_interval
+from switchman.engine.delegation.by_user import UserDelegation
+from switchman.engine.delegation.focus import is_delegate_message
 from switchman.engine.delegation.workers import Delegation
 from switchman.engine.errors import EmptyMessage, check_text
 from switchman.engine.events import (
@@ -41,6 +49,7 @@ from switchman.engine.learning.recorder import FeedbackResult, OutcomeRecorder
 from switchman.engine.learning.store import LearnedPatternStore
 from switchman.engine.messages import ImageBlock
 from switchman.engine.patterns import PatternStore
+from switchman.engine.profiles.apply import visible_skills
 from switchman.engine.providers.base import AdapterSource
 from switchman.engine.providers.factory import AdapterFactory
 from switchman.engine.router import Router
@@ -53,6 +62,8 @@ from switchman.engine.sessions.records import (
     Explanation,
     ModelList,
     Preview,
+    ProfileList,
+    ProfileSwitch,
     SessionDetail,
     SessionInfo,
     SessionList,
@@ -65,6 +76,7 @@ from switchman.engine.sessions.workspaces import WorkspaceRegistry, workspace_ur
 from switchman.engine.store.database import connect
 from switchman.engine.store.ownership import DaemonLease
 from switchman.engine.store.repository import SessionStore
+from switchman.engine.tools.apply_code import ApplyCodeRequest, ApplyCodeResult, apply_code
 from switchman.engine.tools.approval import (
     ApprovalPolicy,
     Approver,
@@ -130,6 +142,7 @@ class Switchman:
         self.lifecycle.tool_sources[0] = self._toolbox  # in place of the read-only tools
         self.delegation = Delegation(self.sessions, self.lifecycle, self.config, self.clock,
                                      self.tool_services.policy)
+        self.user_delegation = UserDelegation(self.delegation)
         self.queries = SessionQueries(self.sessions, self.availability)
         learn_from_turns(self.learning, self.sessions, self.lifecycle)
         self.interrupt_orphans()
@@ -171,6 +184,9 @@ class Switchman:
         if slash_commands.command_name(message) is not None:
             if cancelled:
                 raise asyncio.CancelledError
+            if is_delegate_message(message):
+                return await self.user_delegation.run(
+                    live, message, attachment_blocks(live.folder, attachments or []))
             return await slash_commands.run(self.sessions, self.lifecycle, self.queries, live,
                                             message)
         text, override = self.router.parse(message)
@@ -217,7 +233,20 @@ class Switchman:
         """Set or clear (None) the sticky model; queued while a turn runs."""
         return self.sessions.set_model(workspace, session_id, model)
 
+    async def set_profile(self, workspace: str, session_id: str | None,
+                          profile: str | None) -> ProfileSwitch:
+        """Choose (or clear, with None) the session's agent profile (from the profile files
+        as saved)."""
+        await self.config.settle(str(self.workspaces.folder(workspace)))
+        return self.sessions.set_profile(workspace, session_id, profile)
+
     # -- answers -------------------------------------------------------------------------
+
+    async def profiles(self, workspace: str, session_id: str | None) -> ProfileList:
+        """Every agent profile usable in ``workspace`` and the session's active one (from the
+        profile files as saved)."""
+        await self.config.settle(str(self.workspaces.folder(workspace)))
+        return self.queries.profiles(workspace, session_id)
 
     def status(self, workspace: str) -> StatusSnapshot:
         """What the workspace's status bar shows now."""
@@ -250,7 +279,9 @@ class Switchman:
     def _toolbox(self, context: ToolContext, tools: ToolRegistry) -> None:
         """Offer a turn the workspace tools: reads, file changes, commands, memory, skills."""
         live = self.sessions.loaded(context.session_id)  # never a reload mid-start
-        tools.add_set(Toolbox(context, self.tool_services, live.skills if live else None))
+        skills = visible_skills(self.sessions.profile(live).profile, live.skills) \
+            if live is not None else None
+        tools.add_set(Toolbox(context, self.tool_services, skills))
 
     def trust_list(self, workspace: str | None = None) -> TrustList:
         """The tools always allowed, in one workspace or in all of them."""
@@ -264,6 +295,12 @@ class Switchman:
         """Stop always allowing ``tool`` (every tool when None) in ``workspace``."""
         uri = workspace_uri(workspace)
         return TrustRevoked(uri, self.trust.revoke(uri, tool))
+
+    async def apply_code(self, request: ApplyCodeRequest) -> ApplyCodeResult:
+        """Put a code block into a workspace file, asking first like an edit tool does."""
+        uri = self.workspaces.resolve(request.workspace)
+        return await apply_code(self.tool_services.policy, self.tool_services.applier,
+                                replace(request, workspace=uri), self.workspaces.folder(uri))
 
     def _key_variables(self) -> list[str]:
         """The environment variables configured providers read API keys from."""
@@ -302,9 +339,12 @@ class Switchman:
             return
 
         def paths() -> list[Path]:
-            user = [self.config.models_path, self.config.routing_path] if user_files else []
+            user = [self.config.models_path, self.config.routing_path,
+                    self.config.profiles_path] if user_files else []
             uris = list(self.workspaces) if workspace_files else []
-            return user + [workspace_routing_file(self.workspaces.folder(uri)) for uri in uris]
+            folders = [self.workspaces.folder(uri) for uri in uris]
+            return user + [workspace_routing_file(f) for f in folders] \
+                + [workspace_profiles_file(f) for f in folders]
 
         poll = ConfigPoll(paths, self.announce_status)
         self._config_poll = asyncio.get_running_loop().create_task(

@@ -64,8 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--json", action="store_true")
 
     schema = sub.add_parser("schema", help="print the JSON Schema of a configuration file")
-    schema.add_argument("kind", choices=["routing", "workspace", "models"],
-                        help="routing.yaml, a workspace's .switchman/routing.yaml, or models.yaml")
+    schema.add_argument("kind", choices=["routing", "workspace", "models", "profiles",
+                                             "workspace-profiles"],
+                        help="routing.yaml, a workspace's .switchman/routing.yaml, models.yaml, "
+                             "profiles.yaml or a workspace's .switchman/profiles.yaml")
     schema.add_argument("--output", metavar="FILE", help="write it to FILE instead")
 
     patterns = sub.add_parser("patterns", help="what the learned pattern store remembers")

@@ -12,6 +12,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 
 from switchman.engine.errors import (
     EmptyMessage,
+    InvalidApply,
     InvalidAttachment,
     InvalidText,
     NoModelAvailable,
@@ -19,6 +20,7 @@ from switchman.engine.errors import (
     TurnInProgress,
     UnknownAlias,
     UnknownModel,
+    UnknownProfile,
     UnknownSession,
     UnknownTurn,
     UnknownWorkspace,
@@ -40,6 +42,8 @@ CODES: dict[type[SwitchmanError], int] = {
     InvalidText: 1009,
     WorkerSession: 1010,
     InvalidAttachment: 1011,
+    InvalidApply: 1012,
+    UnknownProfile: 1013,
 }
 
 
@@ -56,6 +60,8 @@ def rpc_error(error: SwitchmanError) -> JsonRpcException:
         data.update(name=error.name, suggestions=error.suggestions)
     elif isinstance(error, NoModelAvailable):
         data.update(decision=msgspec.to_builtins(error.decision), text=render(error.decision))
+    elif isinstance(error, UnknownProfile):
+        data.update(name=error.name, known=error.known)
     elif isinstance(error, TurnInProgress):
         data.update(turn_id=error.turn_id)
     code = CODES.get(type(error), JsonRpcInternalError.CODE)

@@ -10,6 +10,8 @@ SESSIONS = "switchman/sessions"
 SESSION = "switchman/session"
 NEW_SESSION = "switchman/newSession"
 FEEDBACK = "switchman/feedback"
+PROFILES = "switchman/profiles"
+SET_PROFILE = "switchman/setProfile"
 
 CHAT_DELTA = "switchman/chatDelta"
 ROUTE_DECIDED = "switchman/routeDecided"
@@ -21,3 +23,4 @@ APPROVE = "switchman/approve"
 
 TRUST = "switchman/trust"
 REVOKE_TRUST = "switchman/revokeTrust"
+APPLY_CODE = "switchman/applyCode"

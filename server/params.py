@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 
@@ -37,6 +37,17 @@ class CancelParams(msgspec.Struct, frozen=True):
 class SetModelParams(msgspec.Struct, frozen=True):
     workspace: str
     model: str | None
+    session_id: str | None = None
+
+
+class ProfilesParams(msgspec.Struct, frozen=True):
+    workspace: str
+    session_id: str | None = None
+
+
+class SetProfileParams(msgspec.Struct, frozen=True):
+    workspace: str
+    profile: str | None
     session_id: str | None = None
 
 
@@ -81,3 +92,24 @@ class TrustParams(msgspec.Struct, frozen=True):
 class RevokeTrustParams(msgspec.Struct, frozen=True):
     workspace: str
     tool: str | None = None
+
+
+class LspPosition(msgspec.Struct, frozen=True):
+    line: Annotated[int, msgspec.Meta(ge=0)]
+    character: Annotated[int, msgspec.Meta(ge=0)]
+
+
+class LspRange(msgspec.Struct, frozen=True):
+    start: LspPosition
+    end: LspPosition
+
+
+class ApplyCodeParams(msgspec.Struct, frozen=True):
+    workspace: str
+    uri: str
+    text: str
+    code: str
+    range: LspRange | None = None
+    session_id: str | None = None
+    turn_id: str | None = None
+

@@ -112,7 +112,7 @@ class SwitchmanProtocol(LanguageServerProtocol):
         """Answer a frame whose body could not be read as JSON."""
         detail = "too deeply nested" if isinstance(error, RecursionError) else str(error)
         log.warning("unreadable JSON-RPC frame: %s", detail)
-        self._send_error(None, JsonRpcParseError(f"Parse error: the frame is not valid JSON "
+        self.send_error(None, JsonRpcParseError(f"Parse error: the frame is not valid JSON "
                                                  f"({_shorten(detail)})."))
 
     def _send_response(self, msg_id: Any, result: Any | None = None,
@@ -161,9 +161,10 @@ class SwitchmanProtocol(LanguageServerProtocol):
         if not is_request and not isinstance(error, JsonRpcInvalidRequest):
             log.warning("dropped %s: %s", _describe(message), error.message)
             return
-        self._send_error(msg_id if _valid_id(msg_id) else None, error)
+        self.send_error(msg_id if _valid_id(msg_id) else None, error)
 
-    def _send_error(self, msg_id: Any, error: JsonRpcException) -> None:
+    def send_error(self, msg_id: Any, error: JsonRpcException) -> None:
+        """Answer ``msg_id`` (None when it cannot be known) with ``error``."""
         # A plain dict: lsprotocol's types leave out a null id, which JSON-RPC requires here.
         response: dict[str, Any] = {"code": error.code, "message": error.message}
         if error.data is not None:

@@ -11,21 +11,19 @@ messages are read as they arrive and writes are buffered by the transport.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import stat
 import sys
 import threading
 from typing import TYPE_CHECKING, cast
 
-from pygls.io_ import run_async
+from switchman.server.frames import MAX_HEADER_LINE, read_frames
 
 if TYPE_CHECKING:
     from pygls.io_ import AsyncWriter
     from pygls.server import JsonRPCServer
 
-READ_LIMIT = 64 * 1024 * 1024
-"""The longest header line the reader accepts (bodies are read by length)."""
+    from switchman.server.protocol import SwitchmanProtocol
 
 
 class PipeWriter:
@@ -57,7 +55,7 @@ class _StdoutProtocol(asyncio.Protocol):
 
 async def _serve(server: JsonRPCServer) -> None:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=READ_LIMIT)
+    reader = asyncio.StreamReader(limit=MAX_HEADER_LINE)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
     closed: asyncio.Future[None] = loop.create_future()
     transport, _ = await loop.connect_write_pipe(lambda: _StdoutProtocol(closed),
@@ -65,10 +63,8 @@ async def _serve(server: JsonRPCServer) -> None:
     # pygls awaits close() and calls write() as it is: both shapes are handled at run time.
     server.protocol.set_writer(cast("AsyncWriter", PipeWriter(transport, closed)))
     try:
-        await run_async(stop_event=server._stop_event or threading.Event(),
-                        reader=reader, protocol=server.protocol,
-                        logger=logging.getLogger("pygls.server"),  # as pygls: same log filters
-                        error_handler=server.report_server_error)
+        await read_frames(reader, cast("SwitchmanProtocol", server.protocol),
+                          server._stop_event or threading.Event())
     except asyncio.IncompleteReadError:  # the editor closed stdin mid-message
         pass
     finally:

@@ -21,6 +21,7 @@ from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore, read_config
 from switchman.engine.errors import NoModelAvailable, RoutingError
+from switchman.engine.files import entry_signature
 from switchman.engine.keys import key_present
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.report import format_stats
@@ -66,7 +67,8 @@ def rules_check(args: argparse.Namespace) -> int:
 
 def _default_targets(config: ConfigStore, workspace: Path) -> list[Path]:
     candidates = [config.models_path, config.routing_path, workspace_routing_file(workspace)]
-    return [p for p in candidates if os.path.lexists(p)]  # a broken link is reported too
+    # A broken link, or a path under a looping folder, is reported too.
+    return [p for p in candidates if entry_signature(p) is not None]
 
 
 def _check_file(path: Path, registry: ModelRegistry) -> list[Problem]:

@@ -9,17 +9,21 @@ from switchman.engine.config.builtin import builtin_models_values, builtin_routi
 from switchman.engine.config.models_file import check_models_doc
 from switchman.engine.config.paths import WORKSPACE_DIR, real_path
 from switchman.engine.config.problems import Problem, sort_problems
+from switchman.engine.config.profiles_file import check_profiles_doc
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.routing_file import check_routing_doc, check_workspace_doc
 from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
+from switchman.engine.profiles.profile import BUILTIN_SET, ProfileSet
 
 
 class FileKind(StrEnum):
-    """The three kinds of configuration file."""
+    """The kinds of configuration file."""
 
     MODELS = "models"
     ROUTING = "routing"
     WORKSPACE = "workspace"
+    PROFILES = "profiles"
+    WORKSPACE_PROFILES = "workspace-profiles"
 
 
 def file_kind(path: str | Path) -> FileKind | None:
@@ -29,6 +33,9 @@ def file_kind(path: str | Path) -> FileKind | None:
         return FileKind.MODELS
     if p.name in ("routing.yaml", "routing.yml"):
         return FileKind.WORKSPACE if p.parent.name == WORKSPACE_DIR else FileKind.ROUTING
+    if p.name in ("profiles.yaml", "profiles.yml"):
+        return FileKind.WORKSPACE_PROFILES if p.parent.name == WORKSPACE_DIR \
+            else FileKind.PROFILES
     return None
 
 
@@ -37,19 +44,26 @@ def workspace_folder_of(path: str | Path) -> str:
     return str(real_path(path).parent.parent)
 
 
-def check_text(kind: FileKind, text: str, path: str, registry: ModelRegistry) -> list[Problem]:
+def check_text(kind: FileKind, text: str, path: str, registry: ModelRegistry,
+               user_profiles: ProfileSet | None = None) -> list[Problem]:
     """Every problem in ``text`` read as a file of ``kind``, in file order.
 
     ``registry`` is the model registry routing files are checked against; a
     models.yaml is checked on its own (merged over the built-in registry).
+    ``user_profiles`` bound a workspace profiles file (default: the built-in ones).
     """
-    return check_doc(kind, parse_yaml(text, path), registry)
+    return check_doc(kind, parse_yaml(text, path), registry, user_profiles)
 
 
-def check_doc(kind: FileKind, doc: YamlDocument, registry: ModelRegistry) -> list[Problem]:
+def check_doc(kind: FileKind, doc: YamlDocument, registry: ModelRegistry,
+              user_profiles: ProfileSet | None = None) -> list[Problem]:
     """:func:`check_text` for an already parsed document."""
     problems: list[Problem]
-    if kind is FileKind.MODELS:
+    if kind is FileKind.PROFILES:
+        _, problems = check_profiles_doc(doc, registry)
+    elif kind is FileKind.WORKSPACE_PROFILES:
+        _, problems = check_profiles_doc(doc, registry, user_profiles or BUILTIN_SET)
+    elif kind is FileKind.MODELS:
         _, problems = check_models_doc(doc, builtin_models_values())
     elif kind is FileKind.ROUTING:
         _, problems = check_routing_doc(doc, registry, builtin_routing_values(registry))

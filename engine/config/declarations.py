@@ -6,11 +6,14 @@ from collections.abc import Sequence
 
 from switchman.engine.config import schema as s
 from switchman.engine.config.check import FileKind
+from switchman.engine.config.profiles_file import PROFILES_FILE, WORKSPACE_PROFILES_FILE
 
 ROOTS: dict[FileKind, s.Obj] = {
     FileKind.ROUTING: s.ROUTING_FILE,
     FileKind.WORKSPACE: s.WORKSPACE_FILE,
     FileKind.MODELS: s.MODELS_FILE,
+    FileKind.PROFILES: PROFILES_FILE,
+    FileKind.WORKSPACE_PROFILES: WORKSPACE_PROFILES_FILE,
 }
 
 

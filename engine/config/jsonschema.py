@@ -1,4 +1,4 @@
-"""JSON Schemas for routing.yaml, .switchman/routing.yaml and models.yaml.
+"""JSON Schemas for routing.yaml, models.yaml, profiles.yaml and the workspace's files.
 
 Generated from the declarations in :mod:`schema`, the ones the engine
 validates with, for editors that only know JSON Schema (yaml-language-server
@@ -25,7 +25,9 @@ from switchman.engine.config.problems import Severity
 DRAFT = "http://json-schema.org/draft-07/schema#"
 FILE_NAMES = {FileKind.ROUTING: "routing.schema.json",
               FileKind.WORKSPACE: "workspace.schema.json",
-              FileKind.MODELS: "models.schema.json"}
+              FileKind.MODELS: "models.schema.json",
+              FileKind.PROFILES: "profiles.schema.json",
+              FileKind.WORKSPACE_PROFILES: "workspace-profiles.schema.json"}
 _PATTERNS = {"env-var": r"^[A-Za-z_][A-Za-z0-9_]*$", "url": r"^https?://",
              "model-id": r"^[^:\s][^:]*:.*\S"}
 _TIME = r"^([01]?[0-9]|2[0-3]):[0-5][0-9]$"
@@ -40,7 +42,7 @@ def json_schema(kind: FileKind) -> dict[str, Any]:
                                 "description": root.description}
     document.update(_object(root))
     document["type"] = "object"
-    if kind is not FileKind.MODELS:
+    if kind in (FileKind.ROUTING, FileKind.WORKSPACE):
         document["definitions"] = {name: _object(spec) for name, spec in s.DEFINITIONS.items()}
     return document
 

@@ -14,7 +14,8 @@ _BOOL = "tag:yaml.org,2002:bool"
 
 def rule_lists(kind: FileKind, root: YamlNode | None) -> list[tuple[RulesPath, YamlNode]]:
     """Every block or flow list of rules in a routing or workspace file, in file order."""
-    if kind is FileKind.MODELS or root is None or root.kind != "mapping":
+    if kind not in (FileKind.ROUTING, FileKind.WORKSPACE) or root is None \
+            or root.kind != "mapping":
         return []
     found: list[tuple[RulesPath, YamlNode]] = []
     for key, value in root.pairs:

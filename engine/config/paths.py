@@ -49,6 +49,11 @@ def workspace_routing_file(folder: str | Path) -> Path:
     return Path(folder) / WORKSPACE_DIR / "routing.yaml"
 
 
+def workspace_profiles_file(folder: str | Path) -> Path:
+    """The profiles file a workspace may carry."""
+    return Path(folder) / WORKSPACE_DIR / "profiles.yaml"
+
+
 def find_workspace(start: Path) -> Path:
     """The nearest folder at or above ``start`` with a ``.switchman`` folder, else ``start``."""
     start = start.resolve()

@@ -75,6 +75,7 @@ class Code(StrEnum):
     MISSING_API_KEY = "missing-api-key"
     NO_COST_TRACKING = "no-cost-tracking"
     UNNAMED_RULE = "unnamed-rule"
+    UNKNOWN_PROFILE = "unknown-profile"
 
 
 class Problem(msgspec.Struct, frozen=True):

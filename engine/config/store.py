@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -33,7 +32,11 @@ from switchman.engine.config.builtin import (
     builtin_routing_values,
 )
 from switchman.engine.config.models_file import check_models_text
-from switchman.engine.config.paths import config_dir, workspace_routing_file
+from switchman.engine.config.paths import (
+    config_dir,
+    workspace_profiles_file,
+    workspace_routing_file,
+)
 from switchman.engine.config.policy import (
     EffectivePolicy,
     RoutingPolicy,
@@ -41,11 +44,14 @@ from switchman.engine.config.policy import (
     effective_policy,
 )
 from switchman.engine.config.problems import Code, Problem, Range, Severity
+from switchman.engine.config.profiles_file import ProfilesFile, check_profiles_text
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.routing_file import check_routing_text, check_workspace_text
 from switchman.engine.errors import UnreadableFile
 from switchman.engine.events import EventBus, PolicyInvalid
-from switchman.engine.files import read_text
+from switchman.engine.files import entry_signature, read_text
+from switchman.engine.gcpause import run_paused
+from switchman.engine.profiles.profile import BUILTIN_PROFILES, DEFAULT_PROFILE, ProfileSet
 
 T = TypeVar("T")
 Checker = Callable[[str, str], tuple[Any, list[Problem]]]
@@ -73,23 +79,6 @@ class _Slot(Generic[T]):
     """The check running on the worker thread (background mode), if any."""
 
 
-def _signature(path: Path) -> tuple[int, int] | None:
-    """When and how big ``path`` last changed; None when nothing is there at all.
-
-    A dangling symlink or a symlink loop is something: it gets the link's own
-    signature, so reading it reports the problem instead of silently using
-    the built-in configuration.
-    """
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        try:
-            st = os.lstat(path)
-        except (OSError, ValueError):
-            return None
-    return (st.st_mtime_ns, st.st_size)
-
-
 def _check_file(path: Path, checker: Checker) -> Checked:
     """Read and check one file (on the worker thread in background mode)."""
     text, unreadable = read_config(path)
@@ -113,7 +102,8 @@ def read_config(path: Path) -> tuple[str | None, Problem | None]:
 
 
 class ConfigStore:
-    """The user's models.yaml and routing.yaml, and each workspace's routing file."""
+    """The user's models.yaml, routing.yaml and profiles.yaml, and each workspace's routing
+    and profiles files."""
 
     def __init__(
         self,
@@ -132,6 +122,10 @@ class ConfigStore:
         self._models: _Slot[ModelRegistry] = _Slot(self.directory / "models.yaml")
         self._routing: _Slot[RoutingPolicy] = _Slot(self.directory / "routing.yaml")
         self._workspaces: dict[str, _Slot[WorkspacePolicy]] = {}
+        self._profiles: _Slot[ProfilesFile] = _Slot(self.directory / "profiles.yaml")
+        self._workspace_profiles: dict[str, _Slot[ProfilesFile]] = {}
+        self._user_set: tuple[ModelRegistry, ProfilesFile | None, ProfileSet] | None = None
+        self._profile_sets: dict[str, tuple[ProfileSet, ProfilesFile | None, ProfileSet]] = {}
         self._effective: dict[str | None, tuple[RoutingPolicy, WorkspacePolicy | None,
                                                 EffectivePolicy]] = {}
         self._builtin: tuple[ModelRegistry, RoutingPolicy] | None = None
@@ -148,6 +142,48 @@ class ConfigStore:
     def routing_path(self) -> Path:
         """The user's routing.yaml (it may not exist)."""
         return self._routing.path
+
+    @property
+    def profiles_path(self) -> Path:
+        """The user's profiles.yaml (it may not exist)."""
+        return self._profiles.path
+
+    def user_profiles(self) -> ProfileSet:
+        """The built-in profiles and the user's own, with the user's global default."""
+        registry = self.registry()
+
+        def checker(text: str, path: str) -> tuple[Any, list[Problem]]:
+            return check_profiles_text(text, path, registry)
+
+        value = self._refresh(self._profiles, checker, registry)
+        known = self._user_set
+        if known is None or known[0] is not registry or known[1] is not value:
+            layers = [BUILTIN_PROFILES, value.profiles if value else ()]
+            merged = ProfileSet.of(layers, (value.default if value else None) or DEFAULT_PROFILE)
+            known = self._user_set = (registry, value, merged)
+        return known[2]
+
+    def profiles(self, folder: str | None) -> ProfileSet:
+        """Every profile usable in ``folder``: built-in, the user's, the workspace's (narrowed
+        to the user's), with the global and workspace defaults."""
+        user = self.user_profiles()
+        if folder is None:
+            return user
+        slot = self._workspace_profiles.get(folder)
+        if slot is None:
+            slot = self._workspace_profiles[folder] = _Slot(workspace_profiles_file(folder))
+        registry = self.registry()
+
+        def checker(text: str, path: str) -> tuple[Any, list[Problem]]:
+            return check_profiles_text(text, path, registry, user)
+
+        value = self._refresh(slot, checker, user)
+        known = self._profile_sets.get(folder)
+        if known is None or known[0] is not user or known[1] is not value:
+            merged = user if value is None else ProfileSet.of(
+                [user.profiles.values(), value.profiles], user.global_default, value.default)
+            known = self._profile_sets[folder] = (user, value, merged)
+        return known[2]
 
     def registry(self) -> ModelRegistry:
         """The model registry in force."""
@@ -226,21 +262,24 @@ class ConfigStore:
     def _in_use(self, folder: str | None) -> list[_Slot[Any]]:
         """Refresh the files ``folder`` uses; return their slots."""
         self.policy()
-        slots: list[_Slot[Any]] = [self._models, self._routing]
+        self.profiles(folder)
+        slots: list[_Slot[Any]] = [self._models, self._routing, self._profiles]
         if folder is not None:
             self.workspace(folder)
-            slots.append(self._workspaces[folder])
+            slots += [self._workspaces[folder], self._workspace_profiles[folder]]
         return slots
 
     def reload(self) -> None:
         """Forget every cache so the next use re-reads all files (``/rules reload``)."""
-        slots: list[_Slot[Any]] = [self._models, self._routing, *self._workspaces.values()]
+        slots: list[_Slot[Any]] = [self._models, self._routing, self._profiles,
+                                   *self._workspaces.values(),
+                                   *self._workspace_profiles.values()]
         for slot in slots:
             slot.signature = None
             slot.loaded = False
 
     def _refresh(self, slot: _Slot[T], checker: Checker, deps: object) -> T | None:
-        signature = _signature(slot.path)
+        signature = entry_signature(slot.path)
         if slot.loaded and slot.signature == signature and slot.deps is deps:
             return slot.current
         if slot.checking is not None:
@@ -252,7 +291,8 @@ class ConfigStore:
         loop = self._loop()
         if loop is None:
             return self._apply(slot, _check_file(slot.path, checker))
-        slot.checking = loop.run_in_executor(self._worker, _check_file, slot.path, checker)
+        slot.checking = loop.run_in_executor(self._worker, run_paused, _check_file, slot.path,
+                                             checker)
         slot.checking.add_done_callback(lambda done: self._checked(slot, done))
         return slot.current
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Literal
 
-import jsonschema
 import msgspec
 
 from switchman.engine.config.schema import COMPLEXITY_LEVELS, TIER_NAMES
@@ -90,6 +89,8 @@ class DelegateCall(msgspec.Struct, frozen=True, kw_only=True):
     timeout_seconds: float | None = None
     complexity: str | None = None
     """The planner's estimate (trivial … large); None lets the engine estimate it."""
+    profile: str | None = None
+    """The registered agent profile the worker runs with (None: ``subagent``)."""
 
 
 class MissingItem(msgspec.Struct, frozen=True):
@@ -148,7 +149,16 @@ def parse_call(arguments: dict[str, Any]) -> DelegateCall:
         allowed_tools=_names(arguments.get("allowed_tools")),
         max_tokens=_positive_int(arguments.get("max_tokens"), "max_tokens"),
         timeout_seconds=_timeout(arguments.get("timeout_seconds")),
-        complexity=_complexity(arguments.get("complexity")))
+        complexity=_complexity(arguments.get("complexity")),
+        profile=_profile(arguments.get("profile")))
+
+
+def _profile(raw: object) -> str | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not raw.strip():
+        raise ArgumentProblem("'profile' must be the name of a registered profile")
+    return raw.strip()
 
 
 def _complexity(raw: object) -> str | None:
@@ -184,6 +194,8 @@ def _schema(raw: object) -> dict[str, Any] | None:
         return None
     if not isinstance(raw, dict):
         raise ArgumentProblem("'output_schema' must be a JSON Schema object")
+    import jsonschema  # noqa: PLC0415 - ~0.1 s to import; only delegations with a schema need it
+
     try:
         jsonschema.validators.validator_for(raw).check_schema(raw)
     except jsonschema.SchemaError as exc:
@@ -226,6 +238,8 @@ def validate_output(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]
         value = msgspec.json.decode(body)
     except msgspec.DecodeError as exc:
         return None, f"the output is not JSON ({exc})"
+    import jsonschema  # noqa: PLC0415 - see _schema
+
     error = jsonschema.exceptions.best_match(
         jsonschema.validators.validator_for(schema)(schema).iter_errors(value))
     if error is not None:
@@ -280,8 +294,23 @@ DELEGATE_SPEC = ToolSpec(DELEGATE, (
         "complexity": {"enum": list(COMPLEXITY_LEVELS), "description": (
             "How hard the task is; a tier may use other models for some levels. Leave it "
             "out to have it estimated from the task and context.")},
+        "profile": {"type": "string", "description": (
+            "The agent profile the worker runs with: its instructions, tools (within yours) "
+            "and model policy. Only registered profiles; default subagent.")},
     },
     "required": ["tier", "task", "context"]})
+
+
+def delegate_spec(profiles: list[tuple[str, str]]) -> ToolSpec:
+    """:data:`DELEGATE_SPEC` naming the profiles a worker may run with (name, description),
+    so the planner can choose one."""
+    listed = "; ".join(f"{name}: {about}" if about else name for name, about in profiles)
+    properties = dict(DELEGATE_SPEC.input_schema["properties"])
+    properties["profile"] = {
+        "enum": [name for name, _ in profiles],
+        "description": f"{properties['profile']['description']} Profiles: {listed}."}
+    return ToolSpec(DELEGATE_SPEC.name, DELEGATE_SPEC.description,
+                    {**DELEGATE_SPEC.input_schema, "properties": properties})
 
 REQUEST_CONTEXT_SPEC = ToolSpec(REQUEST_CONTEXT, (
     "End your work and ask the planner for what you are missing, instead of guessing. "

@@ -10,7 +10,7 @@ and the worker's ``session.ended``.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 from switchman.engine.clock import Clock
 from switchman.engine.delegation.contract import (
@@ -21,6 +21,7 @@ from switchman.engine.delegation.contract import (
     InsufficientContextRequest,
     validate_output,
 )
+from switchman.engine.delegation.envelope import HandoffEnvelope
 from switchman.engine.delegation.handoff import Handoff
 from switchman.engine.events import DelegateCompleted, DelegateFailed, DelegateStarted, SessionEnded
 from switchman.engine.messages import ZERO_USD, Usage
@@ -30,6 +31,8 @@ from switchman.engine.sessions.records import ChatDelta, DelegationUpdate, Route
 from switchman.engine.sessions.turn import TurnOutcome
 from switchman.engine.tokens import estimate_text
 from switchman.engine.tools.registry import ToolContext
+
+DelegationSource = Literal["planner", "user"]
 
 PROGRESS_INTERVAL_SECONDS = 0.25
 """Text progress is sent at most this often (tool calls and charges always)."""
@@ -41,7 +44,8 @@ class WorkerProgress:
 
     def __init__(self, sessions: SessionManager, clock: Clock, planner: ToolContext,
                  tool_use_id: str, call: DelegateCall, handoff: Handoff, dropped: list[str],
-                 allowed_tool_count: int) -> None:
+                 allowed_tool_count: int, source: DelegationSource = "planner",
+                 focus: str | None = None) -> None:
         self.sessions = sessions
         self.clock = clock
         self.planner = planner
@@ -50,7 +54,13 @@ class WorkerProgress:
         self.handoff = handoff
         self.dropped = dropped
         self.allowed_tool_count = allowed_tool_count
+        self.source: DelegationSource = source
+        self.focus = focus
+        # The user's delegations belong to no planner turn (``/delegate`` is a command).
+        self.planner_turn_id = planner.turn_id if source == "planner" else None
         self.worker_session_id = ""
+        self.envelope: HandoffEnvelope | None = None
+        """The handoff, once the request passed validation and approval."""
         self.worker_turn_id: str | None = None
         self.model: str | None = None
         self.usage = Usage()
@@ -86,8 +96,10 @@ class WorkerProgress:
             floor_applied=choice.floor_applied if choice else False,
             complexity=choice.complexity if choice else None,
             complexity_source=choice.complexity_source if choice else None,
-            reasoning_effort=choice.reasoning_effort if choice else None),
-            self.planner.turn_id)
+            reasoning_effort=choice.reasoning_effort if choice else None,
+            profile=self.envelope.target.profile.name if self.envelope else None,
+            handoff=self.envelope, source=self.source, focus=self.focus),
+            self.planner_turn_id)
         self._send("started", "running")
 
     def delta(self, delta: ChatDelta) -> None:
@@ -173,7 +185,7 @@ class WorkerProgress:
             store.add_event(DelegateCompleted(
                 timestamp=now, session_id=self.planner.session_id, tool_use_id=self.tool_use_id,
                 worker_session_id=self.worker_session_id, success=True, usage_summary=summary,
-                worker_total_cost_usd=summary.cost_usd), self.planner.turn_id)
+                worker_total_cost_usd=summary.cost_usd), self.planner_turn_id)
         else:
             request = result.output if isinstance(result.output, InsufficientContextRequest) \
                 else None
@@ -182,7 +194,7 @@ class WorkerProgress:
                 worker_session_id=self.worker_session_id, failure_mode=self.mode,
                 error=result.error or "", usage_summary=summary,
                 worker_total_cost_usd=summary.cost_usd, detail=self.detail,
-                insufficient_context_request=request), self.planner.turn_id)
+                insufficient_context_request=request), self.planner_turn_id)
         if self.worker_session_id:
             disposition = "completed" if result.success else \
                 "cancelled" if self.mode == "cancelled_by_user" else "failed"
@@ -196,7 +208,7 @@ class WorkerProgress:
         self._sent = self.clock.monotonic()
         self.sessions.observer.delegation(DelegationUpdate(
             phase=phase, session_id=self.planner.session_id,  # type: ignore[arg-type]
-            turn_id=self.planner.turn_id, tool_use_id=self.tool_use_id,
+            turn_id=self.planner_turn_id, tool_use_id=self.tool_use_id,
             worker_session_id=self.worker_session_id, worker_turn_id=self.worker_turn_id,
             tier=self.call.tier, model=self.model, task=self.call.task,
             status=status,  # type: ignore[arg-type]
@@ -204,7 +216,9 @@ class WorkerProgress:
             input_tokens=self.usage.input_tokens, output_tokens=self.usage.output_tokens,
             cost_usd=self.cost, elapsed_seconds=round(self._sent - self._started, 3),
             activity=self.activity, error=error, detail=self.detail if error else None,
-            dropped_tools=self.dropped, **_tier_fields(self.choice)))
+            dropped_tools=self.dropped,
+            profile=self.envelope.target.profile.name if self.envelope else None,
+            handoff=self.envelope, source=self.source, **_tier_fields(self.choice)))
 
 
 def _tier_fields(choice: TierChoice | None) -> dict[str, Any]:

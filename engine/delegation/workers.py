@@ -30,7 +30,6 @@ from switchman.engine.clock import Clock
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.delegation.approval import delegation_request
 from switchman.engine.delegation.contract import (
-    DELEGATE_SPEC,
     FORBIDDEN_FOR_WORKERS,
     REQUEST_CONTEXT_SPEC,
     ArgumentProblem,
@@ -39,12 +38,17 @@ from switchman.engine.delegation.contract import (
     FileInclude,
     FileRangeInclude,
     InsufficientContextRequest,
+    delegate_spec,
     parse_call,
     parse_context_request,
 )
+from switchman.engine.delegation.envelope import HandoffEnvelope, encode
 from switchman.engine.delegation.handoff import Handoff, prepare, worker_prompt
-from switchman.engine.delegation.progress import WorkerProgress
+from switchman.engine.delegation.progress import DelegationSource, WorkerProgress
+from switchman.engine.delegation.recording import handoff_envelope
 from switchman.engine.errors import NoModelAvailable
+from switchman.engine.profiles.apply import permitted
+from switchman.engine.profiles.profile import SUBAGENT_PROFILE, ActiveProfile
 from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
 from switchman.engine.sessions.lifecycle import TurnLifecycle
 from switchman.engine.sessions.live import LiveSession, WorkerRole
@@ -74,7 +78,9 @@ class Delegation:
         if context.is_worker or not settings.enabled or model is None or not model.can_delegate:
             return
         limit = asyncio.Semaphore(settings.max_concurrent_workers)  # per planner turn
-        tools.add(ToolEntry(DELEGATE_SPEC, partial(self._delegate, context, tools, limit),
+        profiles = self.config.profiles(str(context.folder))
+        spec = delegate_spec([(n, profiles.profiles[n].description) for n in profiles.names()])
+        tools.add(ToolEntry(spec, partial(self._delegate, context, tools, limit),
                             concurrent=True))
 
     async def _delegate(self, context: ToolContext, planner_tools: ToolRegistry,
@@ -84,14 +90,25 @@ class Delegation:
             return _refused("workers cannot delegate")
         try:
             spec = parse_call(call.arguments)
+            profile = self.worker_profile(str(planner.folder), spec.profile)
             handoff = prepare(spec, planner.folder,
                               lambda: self.sessions.store.messages(planner.id))
         except ArgumentProblem as problem:
             return _refused(str(problem))
         async with limit:
             run = WorkerRun(self, planner, context, call.id, spec, handoff,
-                            planner_tools.names())
+                            planner_tools.names(), profile)
             return await run.run()
+
+    def worker_profile(self, folder: str, name: str | None) -> ActiveProfile:
+        """The registered profile a worker runs with (``subagent`` when none is named);
+        raises :class:`ArgumentProblem` naming the registered ones — never a silent default."""
+        profiles = self.config.profiles(folder)
+        found = profiles.get(name or SUBAGENT_PROFILE)
+        if found is None:
+            raise ArgumentProblem(f"unknown profile '{name}'; the registered profiles are "
+                                  f"{', '.join(profiles.names())}")
+        return ActiveProfile(found, "session")
 
     def default_timeout(self, folder: str) -> float:
         """The wall-clock limit for workers whose planner gave none."""
@@ -103,8 +120,10 @@ class WorkerRun:
 
     def __init__(self, delegation: Delegation, planner: LiveSession, context: ToolContext,
                  tool_use_id: str, call: DelegateCall, handoff: Handoff,
-                 planner_tools: list[str]) -> None:
+                 planner_tools: list[str], profile: ActiveProfile,
+                 source: DelegationSource = "planner", focus: str | None = None) -> None:
         self.delegation = delegation
+        self.profile = profile
         self.planner = planner
         self.context = context
         self.call = call
@@ -115,18 +134,30 @@ class WorkerRun:
         wanted = call.allowed_tools if call.allowed_tools is not None else \
             [n for n in planner_tools if n not in FORBIDDEN_FOR_WORKERS]
         self.dropped = [n for n in wanted if n in FORBIDDEN_FOR_WORKERS] if named else []
+        # ∩ the planner's tools, and ∩ what the worker's profile permits
         self.allowed = frozenset(n for n in wanted
-                                 if n in planner_tools and n not in FORBIDDEN_FOR_WORKERS)
+                                 if n in planner_tools and n not in FORBIDDEN_FOR_WORKERS
+                                 and permitted(profile.profile, n))
         self.requested: InsufficientContextRequest | None = None
         self.progress = WorkerProgress(delegation.sessions, delegation.clock, context,
                                        tool_use_id, call, handoff, self.dropped,
-                                       len(wanted))
+                                       len(wanted), source, focus)
 
     async def run(self) -> ToolOutcome:
         """Run the worker to its end and turn how it ended into the planner's tool result."""
+        return self._tool_outcome(await self.result())
+
+    async def result(self) -> DelegateResult:
+        """Run the worker to its end; how it ended (recorded, and sent to the editor)."""
+        result = await self._run()
+        self.progress.ended(result)
+        return result
+
+    async def _run(self) -> DelegateResult:
+        approval_required = delegation_request(self.context, self.call, self.allowed) is not None
         refusal = await self._approval()
         if refusal is not None:
-            return self._finish(refusal)
+            return refusal
         role = WorkerRole(
             parent_session_id=self.planner.id, parent_tool_use_id=self.progress.tool_use_id,
             tier=self.call.tier, system_prompt=self._prompt, allowed_tools=self.allowed,
@@ -134,9 +165,13 @@ class WorkerRun:
                                    ends_turn=True)],
             sink=self.progress, max_output_tokens=self.call.max_tokens,
             requires_structured_output=self.call.output_schema is not None,
+            profile=self.profile, reasoning_effort=self.profile.profile.model_policy.effort,
             **self._tier_inputs())
+        envelope = self._envelope(approval_required)
         worker = self.delegation.sessions.new_worker(self.planner, role)
         self.progress.worker_session_id = worker.id
+        self.progress.envelope = envelope.with_target_session(worker.id)
+        self.delegation.sessions.store.set_handoff(worker.id, encode(self.progress.envelope))
         seconds = self.call.timeout_seconds or \
             self.delegation.default_timeout(str(self.planner.folder))
         deadline = asyncio.timeout(seconds)
@@ -145,16 +180,15 @@ class WorkerRun:
                 outcome = await self.delegation.lifecycle.run(worker, self.handoff.message, [],
                                                               None)
         except NoModelAvailable as failure:
-            return self._finish(self.progress.failed(
+            return self.progress.failed(
                 "no_model_available_for_tier", f"no model available for tier "
-                f"{self.call.tier}: {failure}", ""))
+                f"{self.call.tier}: {failure}", "")
         finally:  # the worker takes no more turns: only its stored record stays
             self.delegation.sessions.release(worker.id)
         current = asyncio.current_task()
         planner_cancelled = current is not None and current.cancelling() > 0
-        result = self.progress.result_of(outcome, deadline.expired(), planner_cancelled,
-                                         self.requested, seconds)
-        return self._finish(result)
+        return self.progress.result_of(outcome, deadline.expired(), planner_cancelled,
+                                       self.requested, seconds)
 
     def _tier_inputs(self) -> dict[str, str | None]:
         """The complexity (the planner's, else estimated from the task and its context) and
@@ -168,8 +202,9 @@ class WorkerRun:
             source = ESTIMATED
         config = self.delegation.config
         effective = config.effective(str(self.planner.folder))
+        # The floor protects against a planner overspending; a user who names a tier chose it.
         floor = model_tier(self.context.model, effective.tiers, config.registry()) \
-            if effective.delegation.tier_floor else None
+            if effective.delegation.tier_floor and self.progress.source == "planner" else None
         return {"complexity": complexity, "complexity_source": source, "tier_floor": floor}
 
     async def _approval(self) -> DelegateResult | None:
@@ -187,8 +222,18 @@ class WorkerRun:
             f"The user did not approve this delegation; no worker was started.{reason} "
             "Do the task yourself, or delegate it with read-only allowed_tools.")
 
-    def _finish(self, result: DelegateResult) -> ToolOutcome:
-        self.progress.ended(result)
+    def _envelope(self, approval_required: bool) -> HandoffEnvelope:
+        folder = str(self.planner.folder)
+        return handoff_envelope(
+            self.delegation.sessions, self.planner, self.context, self.progress.tool_use_id,
+            self.call, self.profile, tools=self.allowed, dropped=self.dropped,
+            approval_required=approval_required,
+            timeout_seconds=self.call.timeout_seconds or self.delegation.default_timeout(folder),
+            max_concurrent_workers=self.delegation.config.effective(
+                folder).delegation.max_concurrent_workers,
+            reason="user_delegate" if self.progress.source == "user" else "planner_delegate")
+
+    def _tool_outcome(self, result: DelegateResult) -> ToolOutcome:
         if result.success:
             output = result.output if isinstance(result.output, str) \
                 else json.dumps(msgspec.to_builtins(result.output))
@@ -200,7 +245,8 @@ class WorkerRun:
 
     def _prompt(self, model: str, tools: list[str]) -> str:
         return worker_prompt(model, "Your task:\n" + self.call.task + "\n\n"
-                             + self.handoff.summary, tools, self.call.output_schema)
+                             + self.handoff.summary, tools, self.call.output_schema,
+                             from_user=self.progress.source == "user")
 
     async def _request_context(self, call: ToolCallRequest) -> ToolOutcome:
         try:

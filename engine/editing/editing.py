@@ -35,6 +35,7 @@ from switchman.engine.editing.fixes import FixContext
 
 MODELS_FILE = "models.yaml"
 ROUTING_FILE = "routing.yaml"
+PROFILES_FILE = "profiles.yaml"
 
 
 @dataclass(frozen=True)
@@ -76,10 +77,11 @@ class ConfigDocuments:
         """The kind of a file Switchman checks; None for every other file."""
         resolved = real_path(path)
         if resolved.parent == self.directory:
-            return {MODELS_FILE: FileKind.MODELS, ROUTING_FILE: FileKind.ROUTING}.get(
-                resolved.name)
-        if resolved.name == ROUTING_FILE and resolved.parent.name == WORKSPACE_DIR:
-            return FileKind.WORKSPACE
+            return {MODELS_FILE: FileKind.MODELS, ROUTING_FILE: FileKind.ROUTING,
+                    PROFILES_FILE: FileKind.PROFILES}.get(resolved.name)
+        if resolved.parent.name == WORKSPACE_DIR:
+            return {ROUTING_FILE: FileKind.WORKSPACE,
+                    PROFILES_FILE: FileKind.WORKSPACE_PROFILES}.get(resolved.name)
         return None
 
     @property
@@ -160,7 +162,8 @@ class ConfigDocuments:
 
     def _problems(self, kind: FileKind, doc: YamlDocument,
                   registry: ModelRegistry) -> list[Problem]:
-        problems = check_doc(kind, doc, registry) + advise(kind, doc, registry, self.environ)
+        problems = check_doc(kind, doc, registry, self._store.user_profiles()) \
+            + advise(kind, doc, registry, self.environ)
         return sort_problems(problems)
 
     def registry(self) -> ModelRegistry:

@@ -36,11 +36,11 @@ from switchman.engine.learning.fingerprint import Vector
 
 EXACT_LIMIT = 4096
 """Up to this many rows, a query scores every row (exact)."""
-CANDIDATES = 3000
+CANDIDATES = 8000
 """About how many rows a query scores once the index is partitioned."""
-SKETCH_DIMENSIONS = 64
+SKETCH_DIMENSIONS = 96
 """Width of the sketch a query scores candidates on before re-scoring the best exactly."""
-RERANK = 256
+RERANK = 640
 """How many candidates (at least) a query re-scores exactly from their int8 codes."""
 LAYOUT_SLACK = 1024
 """Rows added since the cell-sorted sketches were built that a query scans unsorted."""
@@ -154,6 +154,20 @@ class VectorIndex:
             rows, sims = rows[best], sims[best]
         order = np.argsort(-sims, kind="stable")
         return rows[order], sims[order]
+
+    def exact_nearest(self, vector: Vector, k: int) -> tuple[IntArray, npt.NDArray[np.float32]]:
+        """What :meth:`nearest` approximates: every row scored from its codes (slow at scale;
+        for recall measurements)."""
+        with self._lock:
+            size = self._size
+            sims = np.empty(size, np.float32)
+            for start in range(0, size, 8192):  # bounded memory for the float copy
+                end = min(size, start + 8192)
+                sims[start:end] = (self._codes[start:end].astype(np.float32) @ vector
+                                   ) * self._scales[start:end]
+        best = np.argpartition(-sims, k)[:k] if size > k else np.arange(size)
+        order = best[np.argsort(-sims[best], kind="stable")]
+        return order.astype(np.int64), sims[order]
 
     def wait_for_training(self) -> None:
         """Block until a training on a thread has finished (tests and benchmarks)."""

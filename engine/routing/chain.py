@@ -27,10 +27,12 @@ from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.schema import TIER_NAMES
 from switchman.engine.errors import NoModelAvailable
 from switchman.engine.patterns import PatternRecommendation, PatternStore
+from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.decision import (
     Policy,
     PolicyEvaluation,
+    ProfileChoice,
     RouteDecided,
     TierChoice,
     ValidationFailure,
@@ -57,6 +59,9 @@ class RouteRequest:
     override: Override | None = None
     sticky_model: str | None = None
     delegate_tier: str | None = None
+    profile: ActiveProfile | None = None
+    """The session's agent profile: its model policy takes the default's place (a top-level
+    turn) or refines the tiers (a worker)."""
     complexity: str | None = None
     """For a worker: the task's complexity (trivial … large), if known."""
     complexity_source: str | None = None
@@ -109,6 +114,8 @@ class PolicyChain:
             chosen_model=None if winner is None else chain[winner].candidate_model,
             elapsed_ms=round((self.clock.monotonic() - started) * 1000, 3),
             workspace=request.context.workspace_path,
+            profile=None if request.profile is None else ProfileChoice(
+                request.profile.name, request.profile.resolved_from),
         )
         if winner is None:
             raise NoModelAvailable(decision, no_model_message(decision, self.validator))
@@ -138,6 +145,7 @@ class PolicyChain:
         yield from self._rules(ctx)
         if request.delegate_tier is not None:  # a worker: the planner's tier decides (001 §11)
             yield self._deferred_in_delegation(suggestion)
+            yield from self._profile_model(request, ctx, Policy.DELEGATE_REQUEST)
             yield from self._delegate(request, ctx)
             for policy in (Policy.WORKSPACE_DEFAULT, Policy.GLOBAL_DEFAULT):
                 yield _na(policy, "not used for delegated workers: no model of the requested "
@@ -145,6 +153,7 @@ class PolicyChain:
             return
         yield self._pattern(suggestion, ctx)
         yield _na(Policy.DELEGATE_REQUEST, "not a delegated worker turn")
+        yield from self._profile_model(request, ctx, Policy.WORKSPACE_DEFAULT)
         yield self._default(Policy.WORKSPACE_DEFAULT, self.policy.workspace_default, ctx,
                             "no workspace default configured")
         yield self._default(Policy.GLOBAL_DEFAULT, self.policy.global_default, ctx,
@@ -176,7 +185,7 @@ class PolicyChain:
     def _rules(self, ctx: TurnContext) -> Iterator[PolicyEvaluation]:
         rules = self.policy.rules
         matched = False
-        for rule in self.policy.rule_index.candidates(ctx.message_hits):
+        for rule in self.policy.rule_index.candidates(ctx):
             if not rule.when.matches(ctx):
                 continue
             matched = True
@@ -240,6 +249,44 @@ class PolicyChain:
             confidence=rec.confidence, sample_size=rec.sample_size,
             pattern_alternatives=rec.alternatives)
 
+    def _profile_model(self, request: RouteRequest, ctx: TurnContext,
+                       policy: Policy) -> Iterator[PolicyEvaluation]:
+        """The profile's default model (its ``model``, or its ``tier``'s), tried before the
+        workspace default; in a worker, before the requested tier (only for a ``model``, and
+        never above the tier floor)."""
+        active = request.profile
+        if active is None:
+            return
+        model_policy = active.profile.model_policy
+        model, what = model_policy.model, "model"
+        if model is None and model_policy.tier is not None and policy is not \
+                Policy.DELEGATE_REQUEST:
+            model = self._tier_model(model_policy.tier, active)
+            what = f"tier {model_policy.tier}"
+        if model is None:
+            return
+        label = f'profile "{active.name}" (from {active.resolved_from}): default {what}'
+        floor = request.tier_floor if request.tier_floor in TIER_NAMES else None
+        if policy is Policy.DELEGATE_REQUEST and self._above_floor(model, floor):
+            yield self._floor_rejection(model, floor, label)
+            return
+        yield self._try(policy, model, ctx, label)  # when rejected, the usual default follows
+
+    def _above_floor(self, model: str, floor: str | None) -> bool:
+        return floor is not None and \
+            tier_rank(model_tier(model, self.policy.tiers, self.registry)) > tier_rank(floor)
+
+    def _floor_rejection(self, model: str, floor: str | None, label: str) -> PolicyEvaluation:
+        return PolicyEvaluation(
+            policy=Policy.DELEGATE_REQUEST, verdict=Verdict.REJECTED, candidate_model=model,
+            reason=f"{label} → {model} rejected: its tier is above {floor}, the planner's",
+            validation_failure=ValidationFailure.ABOVE_TIER_FLOOR)
+
+    def _tier_model(self, tier: str, active: ActiveProfile | None) -> str | None:
+        """``tier``'s model: the profile's own tier models first, then the policy's."""
+        override = active.profile.model_policy.tiers.get(tier) if active is not None else None
+        return override or self.resolve_tier(tier)
+
     def _delegate(self, request: RouteRequest, ctx: TurnContext) -> Iterator[PolicyEvaluation]:
         """The requested tier's candidates in order, capped at the planner's tier (the
         floor), then the next tiers up to the floor (or deep) while none validates."""
@@ -266,6 +313,11 @@ class PolicyChain:
         tiers = self.policy.tiers
         override = tiers.for_complexity(step, request.complexity) if tiers else None
         models = override or tier_models(tiers, self.registry, step)
+        mine = request.profile.profile.model_policy.tiers.get(step) if request.profile else None
+        if mine is not None and self._above_floor(mine, floor):
+            yield self._floor_rejection(mine, floor, f"profile tier {step} model {mine}")
+        elif mine is not None:  # the worker profile's own model for this tier comes first
+            models = (mine, *(m for m in models if m != mine))
         if not models:
             yield _na(Policy.DELEGATE_REQUEST, f"tier {step} has no model")
             return False

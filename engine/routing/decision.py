@@ -98,6 +98,14 @@ class PolicyEvaluation(msgspec.Struct, frozen=True, kw_only=True):
     """Set for DELEGATE_REQUEST candidates."""
 
 
+class ProfileChoice(msgspec.Struct, frozen=True):
+    """The agent profile a turn ran with, and where it was chosen: ``session``
+    (``/profile``, or the planner for a worker), ``workspace`` or ``global``."""
+
+    name: str
+    resolved_from: str
+
+
 class RouteDecided(Event, frozen=True, kw_only=True, tag="route.decided"):
     """The single record that answers "why this model?" for one turn.
 
@@ -112,6 +120,7 @@ class RouteDecided(Event, frozen=True, kw_only=True, tag="route.decided"):
     elapsed_ms: float
     workspace: str | None = None
     banners: list[str] = msgspec.field(default_factory=list)
+    profile: ProfileChoice | None = None
 
     @property
     def winner(self) -> PolicyEvaluation | None:

@@ -67,6 +67,9 @@ def render(decision: RouteDecided) -> str:
         lines.append("Chose: nothing — no model available; the turn did not start")
     else:
         lines.append(f"Chose: {decision.chosen_model} ({chosen_label(winner)})")
+    if decision.profile is not None:
+        lines.append(f"Profile: {decision.profile.name} (resolved from "
+                     f"{decision.profile.resolved_from})")
     lines += ["", "Chain:"]
     for number, evaluation in enumerate(decision.chain, start=1):
         lines.extend(_chain_lines(number, evaluation))

@@ -288,11 +288,20 @@ def message_patterns(pred: Predicate) -> tuple[str, ...]:
     return ()
 
 
-def message_gate(pred: Predicate) -> frozenset[str] | None:
-    """Message patterns of which at least one must occur for ``pred`` to hold (None: no such set).
+GateTerm = str | Predicate
+"""One way a gated rule can become a candidate: a message pattern found in the one RE2
+pass, or a condition on the turn that reads no message pattern, evaluated once per
+decision however many rules share it."""
 
-    A rule gated this way cannot match a message in which none of them was
-    found, so routing skips it without evaluating it.
+
+def message_gate(pred: Predicate) -> frozenset[GateTerm] | None:
+    """Terms of which at least one must hold for ``pred`` to hold (None: no such set).
+
+    A term is a message pattern (it must occur) or a predicate without message
+    patterns (it must be true). A rule gated this way cannot match when no term
+    holds, so routing skips it without evaluating it: an ``any_of`` of a regex
+    and a condition such as ``not: {has_images: false}`` costs one evaluation of
+    that condition per decision, not one per rule.
     """
     match pred:
         case MessageMatches(pattern):
@@ -300,10 +309,18 @@ def message_gate(pred: Predicate) -> frozenset[str] | None:
         case MessageContainsAny():
             return frozenset(pred.patterns)
         case AllOf(items):
-            return next((g for g in map(message_gate, items) if g is not None), None)
+            gates = [g for g in map(message_gate, items) if g is not None]
+            # A gate of patterns alone is free to test (the RE2 pass found them or not).
+            return next((g for g in gates if all(isinstance(t, str) for t in g)),
+                        gates[0] if gates else None)
         case AnyOf(items) if items:
-            gates = [message_gate(item) for item in items]
-            return None if None in gates else frozenset().union(*gates)  # type: ignore[arg-type]
+            terms: set[GateTerm] = set()
+            for item in items:
+                gate = message_gate(item)
+                if gate is None and message_patterns(item):
+                    return None  # it may hold without any of its patterns occurring
+                terms |= gate if gate is not None else {item}
+            return frozenset(terms)
     return None
 
 

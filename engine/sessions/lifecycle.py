@@ -23,12 +23,15 @@ from decimal import Decimal
 from switchman.engine.errors import NoModelAvailable, TurnInProgress, UnknownTurn
 from switchman.engine.ids import new_id
 from switchman.engine.messages import AttachmentBlock, Block, ImageBlock, Message, TextBlock, Usage
+from switchman.engine.profiles.apply import allowed_tools, prompt_section, visible_skills
+from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.providers.base import AdapterSource
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.routing.explain import short_reason
 from switchman.engine.routing.overrides import Override
+from switchman.engine.routing.tiers import resolve_effort
 from switchman.engine.sessions.attachments import inside_workspace
 from switchman.engine.sessions.live import LiveSession, RunningTurn, TurnSink
 from switchman.engine.sessions.manager import SessionManager, SessionObserver
@@ -127,6 +130,7 @@ class TurnLifecycle:
         sticky = live.sticky.begin_turn()
         try:
             worker = live.worker
+            profile = self.sessions.profile(live)
             context = self.sessions.turn_context(live, text, len(images), attachments)
             decision = self.router.decide(RouteRequest(
                 context=context, turn_id=turn_id, session_id=live.id, override=override,
@@ -134,8 +138,10 @@ class TurnLifecycle:
                 complexity=worker.complexity if worker else None,
                 complexity_source=worker.complexity_source if worker else None,
                 tier_floor=worker.tier_floor if worker else None,
-                reasoning_effort=worker.reasoning_effort if worker else None))
-            return self._record_start(live, turn_id, text, [*attachments, *images], decision)
+                reasoning_effort=worker.reasoning_effort if worker else None,
+                profile=profile))
+            return self._record_start(live, turn_id, text, [*attachments, *images], decision,
+                                      profile)
         except BaseException as failure:  # the turn did not start: the session is as it was
             live.sticky.end_turn()
             if isinstance(failure, NoModelAvailable):
@@ -144,7 +150,8 @@ class TurnLifecycle:
             raise
 
     def _record_start(self, live: LiveSession, turn_id: str, text: str,
-                      blocks: list[Block], decision: RouteDecided) -> TurnSetup:
+                      blocks: list[Block], decision: RouteDecided,
+                      profile: ActiveProfile) -> TurnSetup:
         registry = self.router.registry()
         model = registry.models[decision.chosen_model or ""]
         now = self.clock.now()
@@ -168,10 +175,13 @@ class TurnLifecycle:
         sink = self._sink(live)
         sink.route_decided(RouteNotice(live.id, turn_id, model.id, turn.summary,
                                        decision.banners, decision))
-        tools = self.tools_for(live, turn_id, model.id)
+        tools = self.tools_for(live, turn_id, model.id, profile)
         worker = live.worker
         system = worker.system_prompt(model.id, tools.names()) if worker else \
-            system_prompt(live.folder, model.id, tools.definitions(), live.skills)
+            system_prompt(live.folder, model.id, tools.definitions(),
+                          visible_skills(profile.profile, live.skills))
+        section = prompt_section(profile.profile)
+        system = f"{system}\n\n{section}" if section else system
         provider = registry.providers[model.provider]
         return TurnSetup(turn=turn, model=model, provider=provider,
                          adapter=self.adapters.adapter(provider), tools=tools, system=system,
@@ -179,10 +189,12 @@ class TurnLifecycle:
                          banners=tuple(decision.banners), is_worker=live.is_worker,
                          parent_session_id=worker.parent_session_id if worker else None,
                          output_budget=worker.max_output_tokens if worker else None,
-                         reasoning_effort=_effort(decision))
+                         reasoning_effort=_effort(decision) if worker else resolve_effort(
+                             model, profile.profile.model_policy.effort)[0])
 
-    def tools_for(self, live: LiveSession, turn_id: str, model: str) -> ToolRegistry:
-        """The tools a turn of ``live`` on ``model`` is offered."""
+    def tools_for(self, live: LiveSession, turn_id: str, model: str,
+                  profile: ActiveProfile | None = None) -> ToolRegistry:
+        """The tools a turn of ``live`` on ``model`` is offered (within its profile's)."""
         context = ToolContext(workspace=live.workspace, folder=live.folder, session_id=live.id,
                               turn_id=turn_id, model=model, is_worker=live.is_worker)
         tools = ToolRegistry()
@@ -192,6 +204,8 @@ class TurnLifecycle:
             tools.keep(live.worker.allowed_tools)
             for entry in live.worker.extra_tools:
                 tools.add(entry)
+        active = profile or self.sessions.profile(live)
+        tools.keep(allowed_tools(active.profile, tools.names()))
         return tools
 
     def _sink(self, live: LiveSession) -> TurnSink:

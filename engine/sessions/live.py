@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from switchman.engine.messages import Message, Usage, image_count, message_texts
+from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.routing.sticky import StickyModel
 from switchman.engine.sessions.records import ChatDelta, RouteNotice
 from switchman.engine.skills import SkillIndex
@@ -67,6 +68,8 @@ class WorkerRole:
     """The planner's tier when the tier floor is on: the worker's tier never exceeds it."""
     reasoning_effort: str | None = None
     """Replaces the tier's reasoning effort (for example a profile's); None keeps it."""
+    profile: ActiveProfile | None = None
+    """The profile the planner delegated to (``subagent`` unless it named one)."""
 
 
 @dataclass
@@ -91,6 +94,8 @@ class LiveSession:
     has_tool_calls: bool = False
     """Whether an assistant message in ``history`` called a tool."""
     worker: WorkerRole | None = None
+    profile: str | None = None
+    """The session's own profile choice (None: the workspace's or the global default)."""
 
     @property
     def is_worker(self) -> bool:

@@ -17,13 +17,15 @@ from typing import Protocol
 
 from switchman.engine.clock import Clock
 from switchman.engine.config.store import ConfigStore
-from switchman.engine.errors import UnknownSession, WorkerSession
+from switchman.engine.errors import UnknownProfile, UnknownSession, WorkerSession
 from switchman.engine.events import SessionCreated
 from switchman.engine.ids import new_id
 from switchman.engine.learning.recorder import OutcomeRecorder
 from switchman.engine.messages import AttachmentBlock
+from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.router import Router
 from switchman.engine.routing.context import TurnContext
+from switchman.engine.routing.decision import ProfileChoice
 from switchman.engine.routing.sticky import StickyModel, SwapOutcome, pending_banner
 from switchman.engine.sessions.attachments import inside_workspace
 from switchman.engine.sessions.live import LiveSession, WorkerRole
@@ -32,6 +34,7 @@ from switchman.engine.sessions.records import (
     ChatDelta,
     DelegationUpdate,
     PendingSwapInfo,
+    ProfileSwitch,
     RouteNotice,
     SessionInfo,
     SwapResult,
@@ -124,7 +127,10 @@ class SessionManager:
                 parent_tool_use_id=role.parent_tool_use_id))
         live = LiveSession(id=session_id, workspace=planner.workspace, folder=planner.folder,
                            sticky=StickyModel(None), history=[], touched=[],
-                           skills=planner.skills, worker=role)
+                           skills=planner.skills, worker=role,
+                           profile=role.profile.name if role.profile else None)
+        if role.profile is not None:
+            self.store.set_profile(session_id, role.profile.name)
         self._keep(live)
         return live
 
@@ -180,7 +186,8 @@ class SessionManager:
             touched=self.store.touched_paths(session_id),
             skills=SkillIndex.build([folder / ".switchman" / "skills",
                                      self.config.directory / "skills"]),
-            last_model=info.last_model, turn_count=self.store.last_turn_index(session_id))
+            last_model=info.last_model, turn_count=self.store.last_turn_index(session_id),
+            profile=info.profile)
         live.remember(self.store.messages(session_id))
         if cached is not None:
             live.ended, live.worker = cached.ended, cached.worker
@@ -194,6 +201,41 @@ class SessionManager:
     def all_loaded(self) -> list[LiveSession]:
         """Every session in memory."""
         return list(self._live.values())
+
+    def profile(self, live: LiveSession) -> ActiveProfile:
+        """The profile ``live``'s turns run with: a worker's is fixed by its planner; else
+        the session's choice, then the workspace's default, then the global default."""
+        if live.worker is not None and live.worker.profile is not None:
+            return live.worker.profile
+        return self.config.profiles(str(live.folder)).resolve(live.profile)
+
+    def set_profile(self, workspace: str, session_id: str | None,
+                    name: str | None) -> ProfileSwitch:
+        """Choose the session's profile (None: clear the choice, so the defaults apply).
+
+        It applies from the session's next turn; a running turn keeps its profile.
+        """
+        live = self.for_messages(workspace, session_id)
+        profiles = self.config.profiles(str(live.folder))
+        if name is not None and profiles.get(name) is None:
+            raise UnknownProfile(name, profiles.names())
+        before = live.profile
+        live.profile = name
+        if before != name:
+            self.store.set_profile(live.id, name)
+        active = self.profile(live)
+        choice = ProfileChoice(active.name, active.resolved_from)
+        self.observer.status_changed(live.workspace)
+        if before == name:
+            return ProfileSwitch("unchanged", live.id, choice,
+                                 f"Profile unchanged: {active.name} (from "
+                                 f"{active.resolved_from}).")
+        if name is None:
+            return ProfileSwitch("cleared", live.id, choice,
+                                 f"Session profile cleared; using {active.name} (the "
+                                 f"{active.resolved_from} default).")
+        return ProfileSwitch("applied", live.id, choice,
+                             f"Profile set: {active.name}. It applies from the next turn.")
 
     def turn_context(self, live: LiveSession, text: str, images: int,
                      attachments: list[AttachmentBlock] | None = None) -> TurnContext:

@@ -9,11 +9,13 @@ import msgspec
 from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.config.problems import Severity
 from switchman.engine.config.store import IN_FORCE_BUILTIN, IN_FORCE_FILE
+from switchman.engine.delegation import envelope
 from switchman.engine.errors import NoModelAvailable, RoutingError, UnknownSession, UnknownTurn
 from switchman.engine.keys import key_present
 from switchman.engine.messages import ZERO_USD, ImageBlock, Message
+from switchman.engine.profiles.listing import profile_list
 from switchman.engine.routing.chain import RouteRequest
-from switchman.engine.routing.decision import RouteDecided
+from switchman.engine.routing.decision import ProfileChoice, RouteDecided
 from switchman.engine.routing.explain import render, short_reason
 from switchman.engine.sessions import slash_commands
 from switchman.engine.sessions.manager import SessionManager
@@ -25,6 +27,7 @@ from switchman.engine.sessions.records import (
     ModelList,
     PendingSwapInfo,
     Preview,
+    ProfileList,
     SessionDetail,
     SessionList,
     StatusSnapshot,
@@ -49,13 +52,22 @@ class SessionQueries:
         problems, in_force = m.config.state(str(m.workspaces.folder(uri)))
         errors = sum(p.severity is Severity.ERROR for p in problems)
         banners = self.availability.banners() + _config_banners(in_force)
+        active = m.profile(live) if live else \
+            m.config.profiles(str(m.workspaces.folder(uri))).resolve(None)
         return StatusSnapshot(
             workspace=uri, session_id=session_id,
             active_model=running.model if running else (live.last_model if live else None),
             sticky_model=live.sticky.active if live else None,
             pending_swap=PendingSwapInfo(pending.model) if pending else None,
             turn_in_flight=running is not None, banners=banners,
-            cost_today_usd=m.cost_today(), config_errors=errors)
+            cost_today_usd=m.cost_today(), config_errors=errors,
+            profile=ProfileChoice(active.name, active.resolved_from))
+
+    def profiles(self, workspace: str, session_id: str | None) -> ProfileList:
+        """Every profile usable in the workspace, and the session's active one."""
+        m = self.manager
+        live = m.live(workspace, session_id)
+        return profile_list(m.config.profiles(str(live.folder)), m.profile(live))
 
     def models(self, workspace: str) -> ModelList:
         """Every model with whether it can be used now."""
@@ -137,7 +149,8 @@ class SessionQueries:
         info = self.manager.info(session_id)
         info.workers = store.workers(session_id)
         return SessionDetail(info, [transcript_entry(m) for m in store.messages(session_id)],
-                             store.turns(session_id), self.cost(session_id))
+                             store.turns(session_id), self.cost(session_id),
+                             envelope.decode(store.handoff(session_id)))
 
     def cost(self, session_id: str) -> CostBreakdown:
         """A session's spend by model, planner and workers."""

@@ -8,8 +8,10 @@ from typing import Any, Literal
 
 import msgspec
 
+from switchman.engine.delegation.envelope import HandoffEnvelope
 from switchman.engine.messages import ZERO_USD, Usage
-from switchman.engine.routing.decision import RouteDecided
+from switchman.engine.profiles.profile import ModelPolicy
+from switchman.engine.routing.decision import ProfileChoice, RouteDecided
 
 TurnStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
 
@@ -43,6 +45,9 @@ class SessionInfo(msgspec.Struct, kw_only=True):
     is_worker: bool = False
     parent_session_id: str | None = None
     parent_tool_use_id: str | None = None
+    profile: str | None = None
+    """The session's own profile choice (``/profile``); None: the workspace's or global
+    default applies. A worker's is the profile its planner delegated to."""
     workers: list[SessionInfo] = msgspec.field(default_factory=list)
 
 
@@ -137,6 +142,7 @@ class StatusSnapshot(msgspec.Struct, frozen=True):
     banners: list[str]
     cost_today_usd: Decimal
     config_errors: int
+    profile: ProfileChoice | None = None
 
 
 class ModelCost(msgspec.Struct, frozen=True):
@@ -226,6 +232,37 @@ class SessionDetail(msgspec.Struct, frozen=True):
     messages: list[Any]
     turns: list[TurnInfo]
     cost: CostBreakdown
+    handoff: HandoffEnvelope | None = None
+    """A worker's handoff envelope (null for other sessions)."""
+
+
+class ProfileInfo(msgspec.Struct, frozen=True):
+    """A profile as the profile picker shows it."""
+
+    name: str
+    description: str
+    source: str
+    tools: list[str]
+    """The tools its turns may use (approval mode applied), sorted."""
+    model_policy: ModelPolicy
+    approval: str
+    skills: list[str] | None
+
+
+class ProfileList(msgspec.Struct, frozen=True):
+    """The answer to ``switchman/profiles``."""
+
+    profiles: list[ProfileInfo]
+    active: ProfileChoice
+
+
+class ProfileSwitch(msgspec.Struct, frozen=True):
+    """The answer to ``switchman/setProfile``."""
+
+    outcome: Literal["applied", "cleared", "unchanged"]
+    session_id: str
+    profile: ProfileChoice
+    message: str
 
 
 class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
@@ -235,9 +272,10 @@ class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
     phase: Literal["started", "progress", "ended"]
     session_id: str
     """The planner's session."""
-    turn_id: str
-    """The planner's turn."""
+    turn_id: str | None
+    """The planner's turn (None when the user delegated, with ``/delegate``)."""
     tool_use_id: str
+    """The planner's ``delegate`` call (for the user's delegations, an id of its own)."""
     worker_session_id: str
     worker_turn_id: str | None
     tier: str
@@ -255,6 +293,7 @@ class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
     error: str | None
     detail: str | None
     dropped_tools: list[str]
+    source: Literal["planner", "user"] = "planner"
     worker_tier: str | None = None
     """The tier the worker runs in, once routed (``tier`` is the requested one)."""
     tier_floor: str | None = None
@@ -264,3 +303,7 @@ class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
     complexity: str | None = None
     complexity_source: str | None = None
     reasoning_effort: str | None = None
+    profile: str | None = None
+    """The worker's agent profile (null when the call failed before the handoff)."""
+    handoff: HandoffEnvelope | None = None
+    """The typed handoff envelope, once the request passed validation and approval."""

@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING
 
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore
-from switchman.engine.errors import UnknownModel
+from switchman.engine.delegation.focus import COMMAND, is_delegate_message
+from switchman.engine.errors import UnknownModel, UnknownProfile
 from switchman.engine.events import PatternOverrideDismissed, RouteOverridden
 from switchman.engine.messages import ImageBlock
+from switchman.engine.profiles.listing import profile_text
 from switchman.engine.routing.chain import surfaced_suggestion
 from switchman.engine.routing.decision import PolicyEvaluation
 from switchman.engine.routing.explain import render
@@ -28,12 +30,16 @@ if TYPE_CHECKING:
     from switchman.engine.sessions.manager import SessionManager
     from switchman.engine.sessions.queries import SessionQueries
 
-COMMANDS = ("/model", "/rules", "/cost", "/route", "/patterns", "/trust", "/help")
+COMMANDS = ("/model", "/profile", "/rules", "/cost", "/route", "/patterns", "/trust", "/delegate",
+            "/help")
 
 HELP = """Commands:
   /model <id or alias>   use this model for the session (skips your rules)
   /model -               clear the sticky model; routing follows your rules again
   /model show            the active and sticky model, and why the last turn used its model
+  /profile               the agent profiles, and the one this session uses
+  /profile <name>        use this profile in this session (from its next turn)
+  /profile clear         go back to the workspace's or the global default profile
   /rules check           validate routing.yaml and models.yaml
   /rules show            the active rules, in the order they are tried
   /rules reload          re-read the configuration files now
@@ -43,11 +49,16 @@ HELP = """Commands:
   /patterns              what the pattern store remembers for this workspace
   /trust                 the tools that run without asking in this workspace
   /trust revoke <tool>   ask again before <tool> runs (/trust revoke all: every tool)
+  /delegate [tier] <task>  hand a task to a worker (a tier or a profile first; with a
+                         selection attached: that selection; with no task: your last
+                         request). "delegate that" too
 Start a message with @alias (e.g. @haiku) to use a model for that message only."""
 
 
 def command_name(message: str) -> str | None:
     """The slash command ``message`` invokes, or None for an ordinary message."""
+    if is_delegate_message(message):  # "delegate that" is the command in other words
+        return COMMAND
     words = message.strip().split()
     return words[0] if words and words[0] in COMMANDS else None
 
@@ -65,7 +76,7 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: Sessio
     try:
         text = _dispatch(manager, queries, live, name, args)
         error = None
-    except UnknownModel as exc:
+    except (UnknownModel, UnknownProfile) as exc:
         text, error = str(exc), ErrorInfo(exc.code, str(exc))
     manager.observer.delta(ChatDelta(live.id, None, "command_output", text=text))
     return TurnResult(kind="command", session_id=live.id, turn_id=None,
@@ -77,6 +88,8 @@ def _dispatch(manager: SessionManager, queries: SessionQueries, live: LiveSessio
               args: list[str]) -> str:
     if name == "/model":
         return _model(manager, queries, live, args)
+    if name == "/profile":
+        return _profile(manager, live, args)
     if name == "/rules":
         text = _rules(manager.config, str(live.folder), args)
         # check and reload read the files again: the status may turn valid or invalid
@@ -105,6 +118,15 @@ def _model(manager: SessionManager, queries: SessionQueries, live: LiveSession,
         return head + ("\n\n" + render(decision) if decision else "\n\nNo turns yet.")
     target = None if args[0] == "-" else " ".join(args)
     return manager.set_model(live.workspace, live.id, target).message
+
+
+def _profile(manager: SessionManager, live: LiveSession, args: list[str]) -> str:
+    if not args:
+        return profile_text(manager.config.profiles(str(live.folder)), manager.profile(live))
+    if len(args) > 1:
+        return "Usage: /profile | /profile <name> | /profile clear"
+    target = None if args[0] in ("clear", "-") else args[0]
+    return manager.set_profile(live.workspace, live.id, target).message
 
 
 def _rules(config: ConfigStore, folder: str, args: list[str]) -> str:

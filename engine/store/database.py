@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _MIGRATIONS = {
     1: """
@@ -97,6 +97,12 @@ _MIGRATIONS = {
         ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE status = 'running';
     CREATE UNIQUE INDEX one_running_turn_per_session ON turns (session_id)
         WHERE status = 'running';
+    """,
+    # Agent profiles: a session's own choice of profile (null: the workspace's or global
+    # default), and a worker's handoff envelope (JSON) as recorded when it started.
+    3: """
+    ALTER TABLE sessions ADD COLUMN profile TEXT;
+    ALTER TABLE sessions ADD COLUMN handoff TEXT;
     """,
 }
 

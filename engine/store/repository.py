@@ -116,6 +116,20 @@ class SessionStore:
                               (session_id,)).fetchone()
         return bool(row and row[0])
 
+    def set_profile(self, session_id: str, profile: str | None) -> None:
+        """Persist a session's own profile choice (None: follow the defaults)."""
+        self.db.execute("UPDATE sessions SET profile = ? WHERE id = ?", (profile, session_id))
+
+    def set_handoff(self, session_id: str, envelope: str) -> None:
+        """Keep a worker session's handoff envelope (JSON text)."""
+        self.db.execute("UPDATE sessions SET handoff = ? WHERE id = ?", (envelope, session_id))
+
+    def handoff(self, session_id: str) -> str | None:
+        """A worker session's handoff envelope (JSON text), if it has one."""
+        row = self.db.execute("SELECT handoff FROM sessions WHERE id = ?",
+                              (session_id,)).fetchone()
+        return row["handoff"] if row else None
+
     def set_sticky(self, session_id: str, model: str | None) -> None:
         """Persist a session's sticky model."""
         self.db.execute("UPDATE sessions SET sticky_model = ? WHERE id = ?", (model, session_id))
@@ -323,7 +337,7 @@ def _session(row: sqlite3.Row) -> SessionInfo:
         id=row["id"], workspace=row["workspace"], title=row["title"],
         created_at=_dt(row["created_at"]) or datetime.now(UTC),
         updated_at=_dt(row["updated_at"]) or datetime.now(UTC),
-        sticky_model=row["sticky_model"], last_model=row["last_model"],
+        sticky_model=row["sticky_model"], last_model=row["last_model"], profile=row["profile"],
         turn_count=row["turn_count"], cost_usd=from_micros(row["cost_micros"]),
         is_worker=bool(row["is_worker"]), parent_session_id=row["parent_session_id"],
         parent_tool_use_id=row["parent_tool_use_id"])

@@ -17,6 +17,7 @@ from switchman.server.features import (
     feedback,
     lifecycle,
     models,
+    profiles,
     sessions,
     tools,
     workspace_folders,
@@ -30,4 +31,4 @@ Register = Callable[["SwitchmanServer"], None]
 FEATURES: list[Register] = [lifecycle.register, workspace_folders.register, chat.register,
                             models.register, explain.register, sessions.register,
                             tools.register, config_watch.register, config_editing.register,
-                            feedback.register]
+                            feedback.register, profiles.register]

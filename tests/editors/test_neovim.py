@@ -152,12 +152,20 @@ def test_delegations_show_live_and_workers_open_and_stop(neovim: NeovimRun) -> N
     neovim.run("test_workers.lua")
 
 
+def test_delegate_a_selection_or_get_asked_what_to_delegate(neovim: NeovimRun) -> None:
+    neovim.run("test_delegate.lua")
+
+
 def test_model_command_changes_the_statusline(neovim: NeovimRun) -> None:
     neovim.run("test_model.lua")
 
 
 def test_an_edit_is_approved_in_a_diff_and_lands_in_the_buffer(neovim: NeovimRun) -> None:
     neovim.run("test_tools.lua")
+
+
+def test_thumbs_up_and_down_reach_the_pattern_store(neovim: NeovimRun) -> None:
+    neovim.run("test_feedback.lua")
 
 
 def test_checkhealth_reports_ok(neovim: NeovimRun) -> None:

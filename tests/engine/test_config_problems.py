@@ -14,11 +14,14 @@ from tests.conftest import span
 ROUTING = FileKind.ROUTING
 WORKSPACE = FileKind.WORKSPACE
 MODELS = FileKind.MODELS
+PROFILES = FileKind.PROFILES
+WS_PROFILES = FileKind.WORKSPACE_PROFILES
 
 
 def problems(kind: FileKind, text: str) -> list[Problem]:
     path = {ROUTING: "routing.yaml", WORKSPACE: "/ws/.switchman/routing.yaml",
-            MODELS: "models.yaml"}[kind]
+            MODELS: "models.yaml", PROFILES: "profiles.yaml",
+            WS_PROFILES: "/ws/.switchman/profiles.yaml"}[kind]
     return check_text(kind, text, path, builtin_registry())
 
 
@@ -82,6 +85,16 @@ LOCATED = [
     (MODELS, "models:\n  ollama:x: {capabilities: {max_context_tokens: 0}}\n",
      Code.OUT_OF_RANGE, "0", 1),
     (MODELS, "schema_version: 9\n", Code.SCHEMA_VERSION, "9", 1),
+    (PROFILES, "default: reviewr\nprofiles:\n  reviewer: {tools: [read_file]}\n",
+     Code.UNKNOWN_PROFILE, "reviewr", 1),
+    (PROFILES, "profiles:\n  r: {tools: [read_file, rm_rf]}\n", Code.INVALID_VALUE, "rm_rf", 1),
+    (PROFILES, "profiles:\n  r: {model: opsu}\n", Code.UNKNOWN_MODEL, "opsu", 1),
+    (PROFILES, "profiles:\n  r: {approval: never}\n", Code.INVALID_VALUE, "never", 1),
+    (PROFILES, "profiles:\n  r: {base_url: 'http://evil.example'}\n", Code.UNTRUSTED_SETTING,
+     "base_url", 1),
+    (WS_PROFILES, "profiles:\n  subagent: {api_key_env: MY_KEY}\n", Code.UNTRUSTED_SETTING,
+     "api_key_env", 1),
+    (WS_PROFILES, "default: nobody\n", Code.UNKNOWN_PROFILE, "nobody", 1),
 ]
 
 

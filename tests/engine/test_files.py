@@ -101,3 +101,22 @@ def test_a_config_document_under_a_symlink_loop_is_handled_not_raised(tmp_path: 
     analysis = documents.check(path)
     assert analysis is not None
     assert [p.code for p in analysis.problems] == [Code.YAML_SYNTAX]
+
+
+@pytest.mark.parametrize("looping", ["workspace .switchman", "user config folder"])
+def test_a_config_folder_that_is_a_symlink_loop_is_a_located_problem(
+        tmp_path: Path, looping: str) -> None:
+    """Such a folder used to pass for "no configuration": ``stat`` and ``lstat`` both fail."""
+    project, config = tmp_path / "project", tmp_path / "config"
+    project.mkdir()
+    folder = project / ".switchman" if looping == "workspace .switchman" else config
+    os.symlink(folder, folder)
+    store = ConfigStore(config)
+    problems, in_force = within(2, lambda: store.state(str(project)))
+    assert problems, "the looping folder was taken for an absent one"
+    for problem in problems:
+        assert problem.code is Code.UNREADABLE_FILE
+        assert Path(problem.file).parent == folder
+        assert problem.message == f"The file is inside {folder}, which is a symbolic link loop."
+    assert set(in_force.values()) == {"built-in"}
+    assert store.policy().global_default  # routing still works

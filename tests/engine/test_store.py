@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 from decimal import Decimal
@@ -179,10 +180,12 @@ def test_find_workspace_walks_up_to_the_dot_switchman_folder(tmp_path: Path) -> 
 async def test_in_the_daemon_a_changed_file_is_checked_off_the_event_loop(
         config_dir: Path, events: list[Event], monkeypatch: pytest.MonkeyPatch) -> None:
     threads: list[str] = []
+    collecting: list[bool] = []
     original = check_routing_text
 
     def recording(*args: object, **kwargs: object) -> object:
         threads.append(threading.current_thread().name)
+        collecting.append(gc.isenabled())
         return original(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(store_module, "check_routing_text", recording)
@@ -204,5 +207,6 @@ async def test_in_the_daemon_a_changed_file_is_checked_off_the_event_loop(
     assert live.in_force() == {str(config_dir / "routing.yaml"): IN_FORCE_LAST_GOOD}
     assert [type(e) for e in events] == [PolicyInvalid]  # emitted on the loop, once
     assert threads and all(name.startswith("config-check") for name in threads)
+    assert not any(collecting)  # its allocations cannot start a collection (engine/gcpause.py)
     assert len(changes) >= 3
     live.close()

@@ -13,7 +13,7 @@ from switchman.engine.ids import new_id
 from switchman.engine.messages import Message, TextBlock
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.sessions.records import TurnInfo
-from switchman.engine.store.database import connect
+from switchman.engine.store.database import SCHEMA_VERSION, connect
 from switchman.engine.store.ownership import DaemonLease
 from switchman.engine.store.repository import SessionStore
 
@@ -109,4 +109,4 @@ def test_upgrading_a_database_ends_turns_left_running_before_owners(tmp_path: Pa
     upgraded = connect(path)
     rows = upgraded.execute("SELECT status FROM turns ORDER BY idx").fetchall()
     assert [r[0] for r in rows] == ["interrupted", "interrupted"]
-    assert upgraded.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert upgraded.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

@@ -15,7 +15,8 @@ from tests.support.editing import Editor, editing, with_code
 from tests.support.lsp import CLIENTS
 
 KIND_NAMES = {FileKind.ROUTING: "routing", FileKind.WORKSPACE: "workspace",
-              FileKind.MODELS: "models"}
+              FileKind.MODELS: "models", FileKind.PROFILES: "profiles",
+              FileKind.WORKSPACE_PROFILES: "workspace-profiles"}
 
 NO_PRICES = ("use_builtin_models: false\n"
              "providers: {local: {api: openai_compatible, api_key_env: null, "

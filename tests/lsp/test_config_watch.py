@@ -124,7 +124,7 @@ async def test_vscode_is_asked_to_watch_the_config_folder_and_workspace_files(
         globs = [w["globPattern"] for w in registration.register_options["watchers"]]
         assert "**/.switchman/**" in globs
         assert [g for g in globs if isinstance(g, dict)] == [
-            {"baseUri": daemon.config.as_uri(), "pattern": "{routing,models}.yaml"}]
+            {"baseUri": daemon.config.as_uri(), "pattern": "{routing,models,profiles}.yaml"}]
 
 
 @pytest.mark.parametrize("command", ["/rules check", "/rules reload"])

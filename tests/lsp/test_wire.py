@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from switchman.server import methods
+from switchman.server.frames import MAX_FRAME_BYTES, MAX_HEADER_LINE
 from tests.support.lsp import server_env
 from tests.support.rawrpc import RawDaemon, frame
 
@@ -118,6 +119,51 @@ def test_a_frame_that_is_not_json_gets_a_parse_error(raw: RawDaemon, body: bytes
         assert (answer["id"], answer["error"]["code"]) == (None, PARSE_ERROR)
         assert answer["error"]["message"].startswith("Parse error")
     assert_serving(raw)
+
+
+def test_a_frame_over_the_size_cap_is_refused_and_skipped(raw: RawDaemon) -> None:
+    """Its body is read and dropped in pieces, never held; the next frame is served."""
+    before = len(raw.responses())
+    length = MAX_FRAME_BYTES + 1
+    raw.send_bytes(b"Content-Length: %d\r\n\r\n" % length)
+    answer = raw.wait_until(lambda: raw.responses()[before:])[0]
+    assert (answer["id"], answer["error"]["code"]) == (None, INVALID_REQUEST)
+    assert f"at most {MAX_FRAME_BYTES} bytes" in answer["error"]["message"]
+    chunk = b" " * (1024 * 1024)
+    for _ in range(length // len(chunk)):
+        raw.send_bytes(chunk)
+    raw.send_bytes(b" " * (length % len(chunk)))
+    assert_serving(raw)
+
+
+def test_an_over_long_header_line_gets_a_parse_error(raw: RawDaemon) -> None:
+    before = len(raw.responses())
+    raw.send_bytes(b"X-Padding: " + b"x" * (MAX_HEADER_LINE + 10) + b"\r\n")
+    answer = raw.wait_until(lambda: raw.responses()[before:])[0]
+    assert (answer["id"], answer["error"]["code"]) == (None, PARSE_ERROR)
+    raw.send_bytes(b"\r\n")  # ends that header block, which announced no body
+    assert_serving(raw)
+
+
+@pytest.mark.parametrize("digits", [b"9" * 15, b"9" * 5000])
+def test_a_huge_content_length_is_answered_at_once(tmp_path: Path, digits: bytes) -> None:
+    """A client announcing terabytes gets its answer before anything is read, and the
+    daemon does not end (pygls used to wait to buffer it all, or raise on 5,000 digits)."""
+    daemon = RawDaemon(server_env(tmp_path / "config", tmp_path / "data"),
+                       tmp_path / "stderr.log")
+    try:
+        (tmp_path / "project").mkdir()
+        daemon.initialize(tmp_path / "project")
+        before = len(daemon.responses())
+        daemon.send_bytes(b"Content-Length: " + digits + b"\r\n\r\n{}")
+        answer = daemon.wait_until(lambda: daemon.responses()[before:])[0]
+        assert (answer["id"], answer["error"]["code"]) == (None, INVALID_REQUEST)
+        assert "a length too large to read" in answer["error"]["message"]
+        assert daemon.process.poll() is None
+    finally:
+        daemon.process.kill()  # it is reading the announced body, as the client asked
+        daemon.close()
+    assert "Traceback" not in daemon.stderr()
 
 
 @pytest.mark.parametrize("message", [

@@ -1,7 +1,9 @@
-"""Quick fixes are verified by re-checking the file: that work stays off the event loop."""
+"""Quick fixes (verified by re-checking the file), completion, hover and the outline of a long
+file take tens of milliseconds or more: that work stays off the event loop."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,8 +21,8 @@ SHADOWED = ("rules:\n  - name: all\n    use: opus\n  - name: images\n"
             "    when: {has_images: true}\n    use: sonnet\n")
 
 
-async def test_fixes_are_built_and_verified_on_the_config_worker(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def opened(tmp_path: Path) -> tuple[ConfigEditing, str]:
+    """Config editing over an in-memory workspace holding routing.yaml, checked once."""
     path = tmp_path / "routing.yaml"
     uri = from_fs_path(str(path))
     assert uri is not None
@@ -31,6 +33,40 @@ async def test_fixes_are_built_and_verified_on_the_config_worker(
                              initialization_options={}, turns_running=lambda: False)
     editing = ConfigEditing(server, ConfigDocuments(tmp_path))  # type: ignore[arg-type]
     await editing.off_loop(editing.documents.update, editing.path_of(uri), SHADOWED)
+    return editing, uri
+
+
+def recording(monkeypatch: pytest.MonkeyPatch, name: str) -> list[str]:
+    """Record the thread on which the feature module's ``name`` function is called."""
+    threads: list[str] = []
+    module = sys.modules[ConfigEditing.__module__]
+    real = getattr(module, name)
+
+    def record(*args: object, **kwargs: object) -> object:
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, record)
+    return threads
+
+
+async def test_completion_hover_and_outline_run_on_the_config_worker(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Completion's cursor scan reads every line of a new version: on the loop, the first
+    request after an edit of a large file stalled every stream."""
+    editing, uri = await opened(tmp_path)
+    threads = {name: recording(monkeypatch, name) for name in ("complete", "hover", "outline")}
+    items = await editing.completion(uri, types.Position(1, 6))
+    found = await editing.hover(uri, types.Position(2, 6))
+    symbols = await editing.symbols(uri)
+    assert items and found is not None and symbols
+    for name, seen in threads.items():
+        assert seen and all(thread.startswith("config-check") for thread in seen), (name, seen)
+
+
+async def test_fixes_are_built_and_verified_on_the_config_worker(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    editing, uri = await opened(tmp_path)
 
     threads: list[str] = []
 

@@ -4,20 +4,31 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 
 import pytest
 
+from switchman.server.features.config_editing import idle_gc
 from switchman.server.features.config_editing.idle_gc import IdleCollector
 
 
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The collector's calls on this thread (a config check another test left running on a
+    worker thread freezes too, engine/gcpause.py; those are not the collector's)."""
     recorded: list[str] = []
-    monkeypatch.setattr(gc, "freeze", lambda: recorded.append("freeze"))
-    monkeypatch.setattr(gc, "unfreeze", lambda: recorded.append("unfreeze"))
+    here = threading.current_thread()
+
+    def record(name: str) -> None:
+        if threading.current_thread() is here:
+            recorded.append(name)
+
+    monkeypatch.setattr(gc, "freeze", lambda: record("freeze"))
+    monkeypatch.setattr(gc, "unfreeze", lambda: record("unfreeze"))
+    monkeypatch.setattr(idle_gc, "pausing", lambda: False)
 
     def collect(*_: int) -> int:
-        recorded.append("collect")
+        record("collect")
         return 0
 
     monkeypatch.setattr(gc, "collect", collect)
@@ -74,3 +85,16 @@ async def test_no_collection_while_a_turn_is_running(
     running[0] = False
     await asyncio.wait_for(attempts[1].wait(), 5)
     assert calls == ["collect", "freeze"]  # tried again by itself, ran once the turn ended
+
+
+async def test_no_collection_while_a_check_holds_collection_paused(
+        calls: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A collection then would scan everything the running check has built so far."""
+    paused = [True]
+    monkeypatch.setattr(idle_gc, "pausing", lambda: paused[0])
+    collector = IdleCollector(idle=1.0, refresh=100.0, clock=lambda: 0.0)
+    collector.collect()
+    assert calls == []
+    paused[0] = False
+    collector.collect()
+    assert calls == ["collect", "freeze"]

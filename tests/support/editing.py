@@ -67,6 +67,8 @@ class Editor:
         """The URI of the user's ``routing``/``models`` file or the workspace's file."""
         if kind == "workspace":
             return (self.workspace / ".switchman" / "routing.yaml").as_uri()
+        if kind == "workspace-profiles":
+            return (self.workspace / ".switchman" / "profiles.yaml").as_uri()
         return (self.config / f"{kind}.yaml").as_uri()
 
     def position(self, uri: str, line: int, code_point: int) -> types.Position:

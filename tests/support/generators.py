@@ -12,13 +12,13 @@ from collections.abc import Iterator
 
 from hypothesis import strategies as st
 
+from switchman.engine.config import declarations
 from switchman.engine.config import schema as s
 from switchman.engine.config.check import FileKind
 
 Leaf = tuple[tuple[str | int, ...], s.Spec]
 
-ROOTS = {FileKind.ROUTING: s.ROUTING_FILE, FileKind.WORKSPACE: s.WORKSPACE_FILE,
-         FileKind.MODELS: s.MODELS_FILE}
+ROOTS = declarations.ROOTS
 LINE_ENDINGS = ["\n", "\r\n", "\r", "\x85", "\u2028", "\u2029"]
 ODD_CHARACTERS = ["\ud800", "\udfff", "\ufeff", "\x00", "\x07", "\t", "\u00e9", "\U0001f600",
                   "\u200b", "#", ":", "- ", "{", "[", "&a ", "*a", "!", "|", ">", "'", '"', "%"]

@@ -32,7 +32,9 @@ from switchman.engine.editing.outline import Symbol, outline
 REGISTRY = builtin_registry()
 ENVIRON = {"ANTHROPIC_API_KEY": "k"}
 PATHS = {FileKind.ROUTING: "/c/routing.yaml", FileKind.MODELS: "/c/models.yaml",
-         FileKind.WORKSPACE: "/w/.switchman/routing.yaml"}
+         FileKind.WORKSPACE: "/w/.switchman/routing.yaml",
+         FileKind.PROFILES: "/c/profiles.yaml",
+         FileKind.WORKSPACE_PROFILES: "/w/.switchman/profiles.yaml"}
 TIERS = {"fast": "anthropic:claude-haiku-4-5", "balanced": "anthropic:claude-sonnet-4-6",
          "deep": "anthropic:claude-opus-4-7"}
 

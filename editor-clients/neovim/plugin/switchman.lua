@@ -14,7 +14,7 @@ vim.api.nvim_create_user_command('Switchman', function(opts)
 end, {
   nargs = '*',
   range = true,
-  desc = 'Switchman: chat, model, why, rules, sessions, workers, new, cancel, status, send, add, restart',
+  desc = 'Switchman: chat, model, why, rules, sessions, workers, new, cancel, status, send, delegate, add, restart',
   complete = function(arglead, cmdline)
     return require('switchman.commands').complete(arglead, cmdline)
   end,
@@ -24,7 +24,7 @@ local group = vim.api.nvim_create_augroup('switchman', { clear = true })
 
 vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
   group = group,
-  pattern = { 'routing.yaml', 'models.yaml' },
+  pattern = { 'routing.yaml', 'models.yaml', 'profiles.yaml' },
   desc = 'Switchman: check routing.yaml / models.yaml as you edit',
   callback = function(args)
     require('switchman').autostart(args.buf)
@@ -38,7 +38,7 @@ vim.api.nvim_create_autocmd('FileType', {
   desc = 'Switchman: check routing.yaml / models.yaml as you edit',
   callback = function(args)
     local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(args.buf), ':t')
-    if name == 'routing.yaml' or name == 'models.yaml' then
+    if name == 'routing.yaml' or name == 'models.yaml' or name == 'profiles.yaml' then
       require('switchman').autostart(args.buf)
     end
   end,

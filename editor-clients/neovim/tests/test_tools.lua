@@ -125,4 +125,125 @@ return {
         'the transcript shows the attachment', H.lines(chat.view.transcript))
     end,
   },
+  {
+    'ga applies the code block under the cursor to the selected lines, through the approval',
+    function()
+      H.fake('POST', '/_fake/reset')
+      H.script({ { kind = 'text', chunks = { 'Better:\n\n```python\n    return 3\n```\n' } } })
+      send('show me a better f')
+      wait_idle()
+      local buf = vim.fn.bufnr(file)
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'def f():', '    return 1', '# end' })
+      vim.api.nvim_buf_set_mark(buf, '<', 2, 0, {})
+      vim.api.nvim_buf_set_mark(buf, '>', 2, 0, {})
+      local code_win = vim.fn.win_findbuf(buf)[1]
+      H.check(code_win, 'the file is in a window')
+      vim.api.nvim_set_current_win(code_win)
+      local transcript_win = vim.fn.win_findbuf(chat.view.transcript)[1]
+      vim.api.nvim_set_current_win(transcript_win) -- the code window is now the previous one
+      local row = nil
+      for i, line in ipairs(H.lines(chat.view.transcript)) do
+        if line == '    return 3' then
+          row = i
+        end
+      end
+      H.check(row, 'the code block is in the transcript', H.lines(chat.view.transcript))
+      vim.api.nvim_win_set_cursor(transcript_win, { row, 0 })
+      local prompts = {}
+      local seen = H.stub_select(function(_, label)
+        return label == 'Allow once'
+      end)
+      local select = vim.ui.select
+      vim.ui.select = function(items, opts, on_choice)
+        table.insert(prompts, opts.prompt)
+        return select(items, opts, on_choice)
+      end
+      H.feed('ga')
+      H.wait_for('the code in the buffer', function()
+        return vim.api.nvim_buf_get_lines(buf, 1, 2, false)[1] == '    return 3'
+      end, 30000, function()
+        return { vim.api.nvim_buf_get_lines(buf, 0, -1, false), prompts }
+      end)
+      H.eq({ 'def f():', '    return 3', '# end' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false),
+        'only the selected line was replaced')
+      H.eq('Switchman: Apply the code block to src/tools_target.py (replacing the selection)', prompts[1],
+        'the daemon asked, like for an edit')
+      H.eq('Always allow apply_code in this workspace', seen[2], 'with its own trust')
+      H.eq(true, vim.bo[buf].modified, 'unsaved')
+      H.eq(1, #vim.api.nvim_list_tabpages(), 'the diff tab was closed')
+    end,
+  },
+  {
+    'a write-capable delegation asks first, showing its tier, task and worker tools',
+    function()
+      H.fake('POST', '/_fake/reset')
+      H.script({
+        { kind = 'tool_call', name = 'delegate', id = 'toolu_tools_delegate',
+          input = { tier = 'fast', task = 'Rename f to g\nin every file', context = { mode = 'minimal' },
+                    allowed_tools = { 'read_file', 'edit_file' } } },
+        { kind = 'text', chunks = { 'Not delegated.' } },
+      })
+      local prompt, shown = nil, nil
+      vim.ui.select = function(items, opts, on_choice)
+        prompt = opts.prompt
+        shown = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+        local deny = nil
+        for i, item in ipairs(items) do
+          if item == 'Deny' then
+            deny = i
+          end
+        end
+        on_choice(items[deny], deny)
+      end
+      vim.ui.input = function(_, on_confirm)
+        on_confirm('not now')
+      end
+      send('rename f everywhere, with a worker')
+      wait_idle()
+      H.eq('Switchman wants to delegate to a fast worker with edit_file: Rename f to g', prompt, 'the question')
+      H.eq({ 'Delegate to a worker on the fast tier.', 'The worker may use: edit_file', '', 'Task:', 'Rename f to g',
+        'in every file' }, shown, 'the whole task in a tab while asking')
+      H.check(vim.inspect(last_tool_result().content):find('not now', 1, true), 'the planner saw the reason',
+        last_tool_result())
+      H.eq(1, #vim.api.nvim_list_tabpages(), 'the tab was closed')
+    end,
+  },
+  {
+    ':Switchman trust lists what is always allowed and revokes the pick',
+    function()
+      local buf = vim.fn.bufnr(file)
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'def f():', '    return 1', '# end' })
+      vim.api.nvim_buf_set_mark(buf, '<', 2, 0, {})
+      vim.api.nvim_buf_set_mark(buf, '>', 2, 0, {})
+      local code_win = vim.fn.win_findbuf(buf)[1]
+      vim.api.nvim_set_current_win(code_win)
+      local transcript_win = vim.fn.win_findbuf(chat.view.transcript)[1]
+      vim.api.nvim_set_current_win(transcript_win)
+      for i, line in ipairs(H.lines(chat.view.transcript)) do
+        if line == '    return 3' then
+          vim.api.nvim_win_set_cursor(transcript_win, { i, 0 })
+        end
+      end
+      H.stub_select(function(_, label)
+        return vim.startswith(label, 'Always allow')
+      end)
+      H.feed('ga')
+      H.wait_for('the code applied', function()
+        return vim.api.nvim_buf_get_lines(buf, 1, 2, false)[1] == '    return 3'
+      end, 30000)
+      local client = require('switchman.client')
+      local _, trusted = client.request_sync(root, 'switchman/trust', { workspace = vim.uri_from_fname(root) })
+      H.eq({ 'apply_code' }, trusted.trusted[1].tools, '"always" was remembered')
+      vim.api.nvim_set_current_win(code_win)
+      local seen = H.stub_select(function(item)
+        return item.tool == 'apply_code'
+      end)
+      vim.cmd('Switchman trust')
+      H.wait_for('the trust revoked', function()
+        local _, now = client.request_sync(root, 'switchman/trust', { workspace = vim.uri_from_fname(root) })
+        return #now.trusted == 0 or #now.trusted[1].tools == 0
+      end, 30000)
+      H.eq({ 'Revoke apply_code (runs without asking)' }, seen, 'the list')
+    end,
+  },
 }

@@ -114,6 +114,8 @@ return {
       H.eq('routing', workspace.config_kind(cfg .. '/routing.yaml'))
       H.eq('models', workspace.config_kind(cfg .. '/models.yaml'))
       H.eq('workspace', workspace.config_kind(project .. '/.switchman/routing.yaml'))
+      H.eq('profiles', workspace.config_kind(cfg .. '/profiles.yaml'))
+      H.eq('workspace-profiles', workspace.config_kind(project .. '/.switchman/profiles.yaml'))
       H.eq(nil, workspace.config_kind(project .. '/routing.yaml'))
       H.eq(nil, workspace.config_kind(project .. '/.switchman/models.yaml'))
       H.eq(workspace.normalize(project), workspace.root_for_path(project .. '/.switchman/routing.yaml'))
@@ -124,6 +126,39 @@ return {
       vim.env.SWITCHMAN_CONFIG_DIR = nil
       H.eq(base .. '/xdg/switchman', workspace.config_dir(), 'the platform folder (Linux)')
       vim.env.SWITCHMAN_CONFIG_DIR = saved
+    end,
+  },
+  {
+    'Apply sends the selected lines, or the whole file; its outcome reads plainly',
+    function()
+      local apply = require('switchman.apply')
+      local buf = vim.api.nvim_create_buf(true, false)
+      vim.api.nvim_buf_set_name(buf, '/nowhere/src/a.py')
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'a', 'b', 'c' })
+      local whole = apply.params('/nowhere', buf, 'x = 1', 'T1')
+      H.eq({ 'a\nb\nc\n', 'x = 1\n', nil, 'T1' }, { whole.text, whole.code, whole.range, whole.turn_id },
+        'no selection: the whole file, ending with a line break like the file')
+      vim.api.nvim_buf_set_mark(buf, '<', 2, 0, {})
+      vim.api.nvim_buf_set_mark(buf, '>', 3, 0, {})
+      local lines = apply.params('/nowhere', buf, 'x = 1')
+      H.eq({ line = 1, character = 0 }, lines.range.start, 'from the start of the first selected line')
+      H.eq({ line = 2, character = 2147483647 }, lines.range['end'], 'to the end of the last')
+      H.eq('x = 1', lines.code)
+      H.eq({ 'Switchman: not applied to a.py (no)', vim.log.levels.INFO },
+        { apply.outcome({ applied = false, decision = 'deny', path = 'a.py', reason = 'no' }) })
+      vim.api.nvim_buf_delete(buf, { force = true })
+    end,
+  },
+  {
+    'the approval question names the command, or the delegation with its tools',
+    function()
+      local approval = require('switchman.approval')
+      H.eq('Switchman wants to run `make` in /w', approval.prompt({ tool = 'run_command', command = 'make', cwd = '/w' }))
+      H.eq('Switchman wants to delegate to a fast worker with edit_file, run_command: fix it (asked by a worker: '
+        .. '"always" is not remembered)', approval.prompt({ tool = 'delegate', tier = 'fast',
+          worker_tools = { 'edit_file', 'run_command' }, task = 'fix it\nthen test', command = vim.NIL, is_worker = true }))
+      H.eq({ 'Delegate to a worker on the fast tier.', 'The worker may use: edit_file', '', 'Task:', 'fix it' },
+        approval.delegation_lines({ tier = 'fast', worker_tools = { 'edit_file' }, task = 'fix it' }))
     end,
   },
 }

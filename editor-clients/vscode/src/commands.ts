@@ -9,6 +9,7 @@ import { SlashCommands } from './protocol/methods';
 import type { SwitchmanClient } from './server/switchmanClient';
 import { showDocument, SwitchmanDocuments } from './sessions/documents';
 import type { SessionsTree } from './sessions/sessionsTree';
+import type { TrustCommands } from './tools/trustCommands';
 
 export interface CommandTargets {
   client: SwitchmanClient;
@@ -18,6 +19,7 @@ export interface CommandTargets {
   sessions: SessionsTree;
   folders: WorkspaceFolders;
   output: vscode.OutputChannel;
+  trust: TrustCommands;
 }
 
 type Handler = (...args: unknown[]) => unknown;
@@ -53,6 +55,24 @@ export function commandTable(t: CommandTargets): Record<string, Handler> {
       await t.chatView.reveal();
       void vscode.window.setStatusBarMessage(`Switchman: ${label} goes with your next message`, 5000);
     },
+    'switchman.delegateSelection': async () => {
+      if (t.chat.busy) {
+        void vscode.window.showInformationMessage('Switchman: wait for the running answer to finish, then delegate.');
+        return;
+      }
+      const instruction = await vscode.window.showInputBox({
+        title: 'Switchman: Delegate Selection',
+        prompt: 'What should the worker do with the selection? Leave empty if the selection itself is the task. '
+          + 'Start with a tier (fast, balanced, deep) to choose the worker\'s models.',
+        placeHolder: 'e.g. fast add docstrings',
+      });
+      if (instruction === undefined) return; // Escape: nothing is sent
+      await t.chatView.reveal();
+      if (!await t.chat.delegateSelection(instruction)) {
+        void vscode.window.showInformationMessage('Switchman: select some text in a file of a workspace folder to delegate it.');
+      }
+    },
+    'switchman.manageTrust': () => t.trust.manage(),
     'switchman.restartServer': () => t.client.restart(),
     'switchman.showOutput': () => t.output.show(true),
     'switchman.refreshSessions': () => t.sessions.refresh(),

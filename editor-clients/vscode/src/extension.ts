@@ -13,7 +13,8 @@ import { DOCUMENT_SCHEME, SwitchmanDocuments } from './sessions/documents';
 import { SessionsTree } from './sessions/sessionsTree';
 import { StatusBar } from './status/statusBar';
 import { StatusStore } from './status/statusStore';
-import { answerApproval } from './tools/approval';
+import { ApprovalCenter } from './tools/approval';
+import { TrustCommands } from './tools/trustCommands';
 import { codeAction } from './tools/codeBlocks';
 import { PROPOSAL_SCHEME, ProposalDocuments, VscodeApprovalHost } from './tools/approvalHost';
 import { ServerRequests } from './protocol/methods';
@@ -27,30 +28,37 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const settings = settingsReader();
   client = new SwitchmanClient(output, () => readServerSettings(settings), launchHost(),
     (failure) => reportStartFailure(failure, output));
+  const connection = client;
   const proposals = new ProposalDocuments();
-  const approvals = new VscodeApprovalHost(proposals);
+  let chatView: ChatViewProvider | undefined;
+  const approvals = new ApprovalCenter(new VscodeApprovalHost(proposals, {
+    visible: () => chatView?.visible ?? false,
+    reveal: async () => chatView?.reveal(),
+  }));
   const statuses = new StatusStore(client);
   const catalog = new ModelCatalog(client);
   const chat = new ChatController(client, vscodeFolders, statuses, () => readChatSettings(settings), {
     openSettings: () => void vscode.commands.executeCommand('workbench.action.openSettings', 'switchman.'),
     restartServer: () => void vscode.commands.executeCommand('switchman.restartServer'),
     activeEditor,
-    codeAction: (action, text) => codeAction(approvals, action, text),
+    codeAction: (action, text, turnId) => codeAction(connection, action, text, turnId),
+    approvals,
   });
-  const chatView = new ChatViewProvider(context.extensionUri, chat);
+  chatView = new ChatViewProvider(context.extensionUri, chat);
   const sessions = new SessionsTree(client, vscodeFolders, statuses, () => readShowWorkerSessions(settings));
   const models = new ModelCommands(client, catalog);
   const statusBar = new StatusBar(vscodeFolders, statuses, client, catalog, createStatusItem);
   client.onRequest(ServerRequests.approve,
-    (params, signal) => answerApproval(approvals, params as ApprovalRequest, signal));
+    (params, signal) => approvals.ask(params as ApprovalRequest, signal));
+  const trust = new TrustCommands(client, vscodeFolders);
 
   context.subscriptions.push(
-    output, client, statuses, catalog, chat, chatView, sessions, statusBar,
+    output, client, statuses, catalog, chat, chatView, sessions, statusBar, approvals,
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chatView),
     vscode.window.registerTreeDataProvider('switchman.sessions', sessions),
     vscode.workspace.registerTextDocumentContentProvider(DOCUMENT_SCHEME, new SwitchmanDocuments(client)),
     vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, proposals),
-    ...registerCommands(commandTable({ client, chat, chatView, models, sessions, folders: vscodeFolders, output })),
+    ...registerCommands(commandTable({ client, chat, chatView, models, sessions, folders: vscodeFolders, output, trust })),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (RESTART_SETTINGS.some((key) => event.affectsConfiguration(key))) void client?.restart();
       if (event.affectsConfiguration('switchman.chat')) chat.settingsChanged();

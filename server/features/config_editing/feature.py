@@ -33,10 +33,11 @@ from switchman.engine.config.check import FileKind
 from switchman.engine.config.paths import real_path
 from switchman.engine.config.text import split_lines
 from switchman.engine.editing.completion import complete
-from switchman.engine.editing.editing import Analysis, ConfigDocuments
+from switchman.engine.editing.editing import ConfigDocuments
 from switchman.engine.editing.fixes import fixes
 from switchman.engine.editing.hover import hover
 from switchman.engine.editing.outline import outline
+from switchman.engine.gcpause import run_paused
 from switchman.server.features.config_editing.convert import (
     Positions,
     lsp_code_action,
@@ -75,8 +76,10 @@ class ConfigEditing:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def off_loop(self, work: Callable[..., T], *args: Any) -> T:
-        """Run ``work(*args)`` on the documents' worker thread (see the module docstring)."""
-        return await asyncio.get_running_loop().run_in_executor(self._worker, work, *args)
+        """Run ``work(*args)`` on the documents' worker thread (see the module docstring),
+        with automatic garbage collection paused (:mod:`switchman.engine.gcpause`)."""
+        return await asyncio.get_running_loop().run_in_executor(self._worker, run_paused,
+                                                                work, *args)
 
     # -- documents -------------------------------------------------------------------
 
@@ -113,11 +116,6 @@ class ConfigEditing:
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         self._start(self._recheck(self.documents.close, path))
 
-    async def analysis(self, uri: str) -> Analysis | None:
-        """The latest checked version of an open document."""
-        path = self.path_of(uri)
-        return await self.off_loop(self.documents.check, path) if path is not None else None
-
     def _start(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)  # keep a reference until it is done
@@ -135,29 +133,46 @@ class ConfigEditing:
 
     async def completion(self, uri: str, position: types.Position,
                          after_space: bool = False) -> list[types.CompletionItem]:
-        """Completion items at ``position`` (only values when typing a space triggered it)."""
+        """Completion items at ``position`` (only values when typing a space triggered it).
+
+        Reading the cursor scans the whole text once per version (the first request after
+        an edit of a long file pays it), so it runs on the documents' worker thread.
+        """
         kind = self.kind_of(uri)
         document = self.server.workspace.text_documents.get(uri)
         if kind is None or document is None:  # not open: never read it from disk here
             return []
-        text = document.source
-        positions = self.positions(text)
-        registry = await self.off_loop(self.documents.registry)
-        candidates = complete(kind, text, positions.engine_position(position), registry,
-                              self.documents.environ, self._folders(), values_only=after_space)
         snippets = self._capability("text_document.completion.completion_item.snippet_support")
         markdown = self._markdown("text_document.completion.completion_item.documentation_format")
+        return await self.off_loop(self._completion, kind, document.source, position,
+                                   self._folders(), after_space, snippets, markdown)
+
+    def _completion(self, kind: FileKind, text: str, position: types.Position,
+                    folders: list[str], after_space: bool, snippets: bool,
+                    markdown: bool) -> list[types.CompletionItem]:
+        """On the worker: the completion items, as LSP items."""
+        positions = self.positions(text)
+        candidates = complete(kind, text, positions.engine_position(position),
+                              self.documents.registry(), self.documents.environ, folders,
+                              values_only=after_space)
         return [lsp_completion(c, positions, snippets, markdown) for c in candidates]
 
     async def hover(self, uri: str, position: types.Position) -> types.Hover | None:
-        """The hover at ``position``."""
-        kind, analysis = self.kind_of(uri), await self.analysis(uri)
-        if kind is None or analysis is None:
+        """The hover at ``position`` (looked up on the documents' worker thread)."""
+        path, kind = self.path_of(uri), self.kind_of(uri)
+        if path is None or kind is None:
+            return None
+        markdown = self._markdown("text_document.hover.content_format")
+        return await self.off_loop(self._hover, path, kind, position, markdown)
+
+    def _hover(self, path: Path, kind: FileKind, position: types.Position,
+               markdown: bool) -> types.Hover | None:
+        analysis = self.documents.check(path)
+        if analysis is None:
             return None
         positions = self.positions(analysis.text)
         found = hover(kind, analysis.doc, positions.engine_position(position),
                       analysis.registry, self.documents.environ)
-        markdown = self._markdown("text_document.hover.content_format")
         return lsp_hover(found, positions, markdown) if found else None
 
     async def code_actions(self, uri: str, rng: types.Range) -> list[types.CodeAction]:
@@ -188,12 +203,22 @@ class ConfigEditing:
     async def symbols(self, uri: str
                       ) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
         """The document's outline, nested when the client can show nesting."""
-        kind, analysis = self.kind_of(uri), await self.analysis(uri)
-        if kind is None or analysis is None:
+        path, kind = self.path_of(uri), self.kind_of(uri)
+        if path is None or kind is None:
+            return []
+        nested = self._capability(
+            "text_document.document_symbol.hierarchical_document_symbol_support")
+        return await self.off_loop(self._symbols, path, kind, uri, nested)
+
+    def _symbols(self, path: Path, kind: FileKind, uri: str, nested: bool
+                 ) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
+        """On the worker: the outline of the latest checked version, as LSP symbols."""
+        analysis = self.documents.check(path)
+        if analysis is None:
             return []
         positions = self.positions(analysis.text)
         found = outline(kind, analysis.doc)
-        if self._capability("text_document.document_symbol.hierarchical_document_symbol_support"):
+        if nested:
             return [lsp_document_symbol(symbol, positions) for symbol in found]
         return lsp_symbol_information(found, positions, uri)
 

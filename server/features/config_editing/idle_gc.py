@@ -24,6 +24,8 @@ import gc
 import time
 from collections.abc import Callable
 
+from switchman.engine.gcpause import pausing
+
 IDLE_SECONDS = 1.0
 REFRESH_SECONDS = 300.0
 
@@ -60,7 +62,7 @@ class IdleCollector:
         """Collect garbage and freeze the survivors (unfreezing all now and then); while a
         turn is running, try again after another idle interval instead."""
         self._timer = None
-        if self.turn_running():
+        if self.turn_running() or pausing():  # a check would be scanned while it runs
             self._arm()
             return
         if self.clock() - self._last_full >= self.refresh:

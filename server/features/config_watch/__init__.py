@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REGISTRATION_ID = "switchman-config-files"
-USER_FILES = "{routing,models}.yaml"
-WORKSPACE_FILES = ("**/.switchman/**", "**/{routing,models}.yaml")
+USER_FILES = "{routing,models,profiles}.yaml"
+WORKSPACE_FILES = ("**/.switchman/**", "**/{routing,models,profiles}.yaml")
 
 
 def register(server: SwitchmanServer) -> None:

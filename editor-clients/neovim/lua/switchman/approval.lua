@@ -75,11 +75,51 @@ local function close(tab)
   end
 end
 
-local function prompt(request)
-  if request.command and request.command ~= vim.NIL then
-    return ('Switchman wants to run `%s` in %s'):format(request.command, request.cwd)
+local function given(value)
+  return value ~= nil and value ~= vim.NIL
+end
+
+--- A delegation's details: the tier, the write/execute tools the worker gets, and its whole task.
+function M.delegation_lines(request)
+  local tools = given(request.worker_tools) and table.concat(request.worker_tools, ', ') or ''
+  local lines = {
+    ('Delegate to a worker on the %s tier.'):format(given(request.tier) and request.tier or '?'),
+    'The worker may use: ' .. (tools ~= '' and tools or '(no write tools)'),
+    '',
+    'Task:',
+  }
+  vim.list_extend(lines, split(given(request.task) and request.task or ''))
+  return lines
+end
+
+--- Show a delegation's task and tools in a new tab; returns the tab to close afterwards.
+function M.show_delegation(request)
+  vim.cmd('tabnew')
+  local tab = vim.api.nvim_get_current_tabpage()
+  local empty = vim.api.nvim_get_current_buf()
+  local buf = scratch(M.delegation_lines(request), ('switchman://%s/delegation'):format(request.id))
+  vim.api.nvim_win_set_buf(0, buf)
+  pcall(vim.api.nvim_buf_delete, empty, { force = true })
+  return tab
+end
+
+--- The one-line question `vim.ui.select` shows.
+function M.prompt(request)
+  local text
+  if given(request.command) then
+    text = ('Switchman wants to run `%s` in %s'):format(request.command, request.cwd)
+  elseif request.tool == 'delegate' then
+    local tools = given(request.worker_tools) and table.concat(request.worker_tools, ', ') or ''
+    local task = vim.split(given(request.task) and request.task or '', '\n', { plain = true })[1]
+    text = ('Switchman wants to delegate to a %s worker with %s: %s'):format(
+      given(request.tier) and request.tier or '?', tools ~= '' and tools or 'no write tools', task)
+  else
+    text = ('Switchman: %s'):format(request.title)
   end
-  return ('Switchman: %s'):format(request.title)
+  if request.is_worker == true then
+    text = text .. ' (asked by a worker: "always" is not remembered)'
+  end
+  return text
 end
 
 --- Ask the user about `request`; calls `done({ decision = …, reason = … })` once.
@@ -88,7 +128,7 @@ function M.ask(request, done)
   for _, choice in ipairs(M.choices) do
     table.insert(labels, choice.label:format(request.tool))
   end
-  vim.ui.select(labels, { prompt = prompt(request) }, function(_, index)
+  vim.ui.select(labels, { prompt = M.prompt(request) }, function(_, index)
     local choice = index and M.choices[index]
     if not choice then
       return done({ decision = 'deny', reason = 'the user dismissed the question' })
@@ -105,7 +145,9 @@ end
 --- The `switchman/approve` request handler.
 function M.handle(_, request)
   local tab = nil
-  if request.tool_class == 'write' and request.path and request.path ~= vim.NIL then
+  if request.tool == 'delegate' then
+    tab = M.show_delegation(request)
+  elseif request.tool_class == 'write' and given(request.path) then
     tab = M.show_diff(request)
   end
   local answer = nil

@@ -291,7 +291,8 @@ function M.attach(bufnr)
   if not kind then
     return nil
   end
-  local root = kind == 'workspace' and workspace.root_for_path(name) or next(M.all()) or workspace.config_dir()
+  local in_workspace = kind == 'workspace' or kind == 'workspace-profiles'
+  local root = in_workspace and workspace.root_for_path(name) or next(M.all()) or workspace.config_dir()
   local client, problem = M.ensure(root, bufnr)
   if not client then
     vim.notify(problem, vim.log.levels.ERROR)

@@ -109,6 +109,17 @@ M.list = {
     end,
   },
   {
+    name = 'delegate',
+    desc = "Hand a task to a worker: the selected lines (:'<,'>Switchman delegate [tier] [what to do]), "
+      .. 'the task written after it, or your last request',
+    run = function(args, opts)
+      require('switchman.attach').delegate(opts, args)
+    end,
+    complete = function()
+      return require('switchman.attach').delegate_targets()
+    end,
+  },
+  {
     name = 'add',
     desc = 'Attach a file (default: the current one) to the next chat message',
     run = function(args)
@@ -116,6 +127,13 @@ M.list = {
     end,
     complete = function(arglead)
       return vim.fn.getcompletion(arglead, 'file')
+    end,
+  },
+  {
+    name = 'trust',
+    desc = 'List the tools that run without asking in this workspace and revoke one (or all)',
+    run = function()
+      require('switchman.trust').pick(root())
     end,
   },
   {

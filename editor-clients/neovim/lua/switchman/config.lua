@@ -51,6 +51,7 @@ M.defaults = {
       thumbs_down = { n = 'g-' },
       focus_input = { n = 'i' },
       yank_block = { n = 'gy' },
+      apply_block = { n = 'ga' },
     },
   },
   statusline = {

@@ -18,6 +18,7 @@ M.request = {
   feedback = 'switchman/feedback',
   trust = 'switchman/trust',
   revoke_trust = 'switchman/revokeTrust',
+  apply_code = 'switchman/applyCode',
 }
 
 --- Requests (server → client).
@@ -57,8 +58,8 @@ M.delta = {
 
 --- Slash commands the daemon answers itself (for completion in the chat input).
 M.slash_commands = {
-  '/model', '/model -', '/model show', '/rules check', '/rules show', '/rules reload', '/cost',
-  '/route override', '/route ignore', '/patterns', '/trust', '/trust revoke', '/help',
+  '/model', '/model -', '/model show', '/profile', '/profile clear', '/rules check', '/rules show', '/rules reload', '/cost',
+  '/route override', '/route ignore', '/patterns', '/trust', '/trust revoke', '/delegate', '/help',
 }
 
 return M

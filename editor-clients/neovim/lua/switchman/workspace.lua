@@ -54,18 +54,24 @@ function M.config_dir()
   return M.normalize(chosen)
 end
 
---- 'routing' or 'models' (the user's files), 'workspace' (a `.switchman/routing.yaml`), or nil.
+--- 'routing', 'models' or 'profiles' (the user's files), 'workspace' (a `.switchman/routing.yaml`),
+--- 'workspace-profiles' (a `.switchman/profiles.yaml`), or nil.
 function M.config_kind(path)
   if not path or path == '' then
     return nil
   end
   path = M.normalize(path)
   local name = basename(path)
-  if dirname(path) == M.config_dir() and (name == 'routing.yaml' or name == 'models.yaml') then
-    return name == 'routing.yaml' and 'routing' or 'models'
+  local user = { ['routing.yaml'] = 'routing', ['models.yaml'] = 'models', ['profiles.yaml'] = 'profiles' }
+  if dirname(path) == M.config_dir() and user[name] then
+    return user[name]
   end
-  if name == 'routing.yaml' and basename(dirname(path)) == '.switchman' then
-    return 'workspace'
+  if basename(dirname(path)) == '.switchman' then
+    if name == 'routing.yaml' then
+      return 'workspace'
+    elseif name == 'profiles.yaml' then
+      return 'workspace-profiles'
+    end
   end
   return nil
 end
@@ -91,7 +97,8 @@ end
 --- The workspace root for a file path (the folder above `.switchman` for a workspace file).
 function M.root_for_path(path)
   path = M.normalize(path)
-  if M.config_kind(path) == 'workspace' then
+  local kind = M.config_kind(path)
+  if kind == 'workspace' or kind == 'workspace-profiles' then
     return dirname(dirname(path))
   end
   local dir = vim.fn.isdirectory(path) == 1 and path or dirname(path)

@@ -6,7 +6,7 @@
 import type { Disposable, Folder, StatusSource, SwitchmanConnection, WorkspaceFolders } from '../common/host';
 import { sameWorkspace } from '../common/host';
 import { requestFailure } from '../protocol/errors';
-import { Notifications, Requests } from '../protocol/methods';
+import { Notifications, Requests, SlashCommands } from '../protocol/methods';
 import * as params from '../protocol/params';
 import type { Rating } from '../protocol/params';
 import type {
@@ -15,7 +15,8 @@ import type {
 } from '../protocol/types';
 import { workerTranscript } from './delegations';
 import type { ChatSettings } from '../server/settings';
-import type { Attachment } from '../protocol/types';
+import type { ApprovalAnswer, Attachment } from '../protocol/types';
+import type { ApprovalCard } from '../tools/approval';
 import { attachmentLabel, fileAttachment, resolveTokens, selectionAttachment, type EditorContext } from './attachments';
 import { explanationMessage, explanationView } from './chain';
 import type { ChatEvent, CodeAction, FromWebview, ToWebview } from './messages';
@@ -35,8 +36,18 @@ export interface ChatControllerHooks {
   restartServer(): void;
   /** The active text editor, for `#file` / `#selection` and "Send Selection to Switchman". */
   activeEditor?(): EditorContext | undefined;
-  /** Copy, insert or apply a code block of an answer. */
-  codeAction?(action: CodeAction, text: string): Promise<void>;
+  /** Copy, insert or apply a code block of an answer (`turnId`: the answer's turn). */
+  codeAction?(action: CodeAction, text: string, turnId?: string): Promise<void>;
+  /** The `switchman/approve` questions, shown and answered as cards in the chat. */
+  approvals?: ApprovalSource;
+}
+
+/** What the chat needs of the approval questions (tools/approval.ts's ApprovalCenter). */
+export interface ApprovalSource {
+  all(): ApprovalCard[];
+  onDidChange(listener: (card: ApprovalCard) => void): Disposable;
+  answer(id: string, answer: ApprovalAnswer): void;
+  openDiff(id: string): Promise<void>;
 }
 
 export class ChatController implements Disposable {
@@ -66,6 +77,7 @@ export class ChatController implements Disposable {
       connection.onDidChangeState((state) => this.onConnectionState(state)),
       statuses.onDidChange((status) => this.onStatus(status.workspace, status.session_id)),
       folders.onDidChange(() => void this.reload()),
+      ...(hooks.approvals ? [hooks.approvals.onDidChange((card) => this.postToView({ type: 'approval', card }))] : []),
     ];
   }
 
@@ -102,7 +114,11 @@ export class ChatController implements Disposable {
         return this.reload();
       case 'openSettings': return this.hooks.openSettings();
       case 'restartServer': return this.hooks.restartServer();
-      case 'codeAction': return this.hooks.codeAction?.(message.action, message.text);
+      case 'codeAction': return this.hooks.codeAction?.(message.action, message.text, message.turnId);
+      case 'approvalAnswer':
+        return this.hooks.approvals?.answer(message.id, message.reason
+          ? { decision: message.decision, reason: message.reason } : { decision: message.decision });
+      case 'approvalDiff': return this.hooks.approvals?.openDiff(message.id);
       case 'toggleExplanation': return;
       case 'workerTranscript': return this.workerTranscript(message.turnId, message.toolUseId, message.workerSessionId);
       case 'stopWorker': return this.stopWorker(message.workerTurnId);
@@ -157,6 +173,19 @@ export class ChatController implements Disposable {
     }
   }
 
+  /**
+   * "Delegate Selection": send `/delegate [instruction]` with the active editor's selection attached
+   * (the daemon hands it to a worker). False when there is no selection or a message is being answered.
+   */
+  async delegateSelection(instruction: string): Promise<boolean> {
+    const editor = this.hooks.activeEditor?.();
+    const selection = editor ? selectionAttachment(editor) : undefined;
+    if (!selection || this.pending || !this.currentFolder) return false;
+    this.attachments.push(selection);
+    await this.send([SlashCommands.delegate, instruction.trim()].filter((s) => s).join(' '));
+    return true;
+  }
+
   /** Attach the active editor's selection (or its file) to the next message; returns its label. */
   attachSelection(): string | undefined {
     const editor = this.hooks.activeEditor?.();
@@ -191,6 +220,7 @@ export class ChatController implements Disposable {
       this.live = undefined;
       this.postToView({ type: 'reset', folders: this.folders.all(), workspace: folder.uri, sessionId: result.session.id,
         sessionTitle: null, entries: [] });
+      this.replayApprovals([]);
     } catch (error) {
       this.emit({ type: 'failed', localId: `local-new-${++this.localSeq}`, failure: requestFailure(error) });
     }
@@ -266,6 +296,17 @@ export class ChatController implements Disposable {
     }
     this.postToView({ type: 'reset', folders, workspace: folder.uri, sessionId, sessionTitle, entries });
     for (const event of live?.events ?? []) this.postToView({ type: 'event', event });
+    this.replayApprovals(entries, live?.turns);
+  }
+
+  /** After a reset: the open questions, and the answered ones of the turns shown. */
+  private replayApprovals(entries: { kind: string; id: string }[], liveTurns?: Set<string>): void {
+    const shown = new Set(entries.filter((e) => e.kind === 'turn').map((e) => e.id));
+    for (const card of this.hooks.approvals?.all() ?? []) {
+      if (card.outcome === 'pending' || shown.has(card.turnId) || liveTurns?.has(card.turnId)) {
+        this.postToView({ type: 'approval', card });
+      }
+    }
   }
 
   settingsChanged(): void {
@@ -310,13 +351,21 @@ export class ChatController implements Disposable {
 
   private onDelegation(p: DelegationParams): void {
     const live = this.live;
-    if (!live?.turns.has(p.turn_id)) return;
+    if (!live || !(p.turn_id === null ? this.ownUserDelegation(p, live.events) : live.turns.has(p.turn_id))) return;
     // Each notification carries the whole state: a replay needs only the latest one per delegation, in its place.
     const event: ChatEvent = { type: 'delegation', params: p };
     const index = live.events.findIndex((e) => e.type === 'delegation' && e.params.tool_use_id === p.tool_use_id);
     if (index < 0) live.events.push(event);
     else live.events[index] = event;
     this.postToView({ type: 'event', event });
+  }
+
+  /** A `/delegate` of this chat: sent from here and still answering, or already shown. */
+  private ownUserDelegation(p: DelegationParams, events: ChatEvent[]): boolean {
+    const known = events.some((e) => e.type === 'delegation' && e.params.tool_use_id === p.tool_use_id);
+    const pending = this.pending;
+    // The session is null until the daemon names it (a workspace's first message creates it).
+    return known || (pending !== undefined && (pending.sessionId ?? p.session_id) === p.session_id);
   }
 
   private onStatus(workspace: string, sessionId: string | null): void {

@@ -38,6 +38,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     );
   }
 
+  /** Whether the chat panel is on screen. */
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
   /** Show the panel (creating the webview if needed). */
   async reveal(): Promise<void> {
     if (this.view) this.view.show(true);

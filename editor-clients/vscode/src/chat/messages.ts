@@ -8,8 +8,10 @@ import type {
 } from '../protocol/types';
 import type { DelegationCard, WorkerTranscript } from './delegations';
 import type { Explanation } from './chain';
+import type { ApprovalCard } from '../tools/approval';
+import type { ApprovalAnswer } from '../protocol/types';
 
-export type Entry = UserEntry | TurnEntry | CommandEntry | ErrorEntry;
+export type Entry = UserEntry | TurnEntry | CommandEntry | ErrorEntry | DelegationEntry | ApprovalEntry;
 
 export interface UserEntry {
   kind: 'user';
@@ -44,6 +46,21 @@ export interface CommandEntry {
   kind: 'command';
   id: string;
   text: string;
+}
+
+/** A worker the user started with `/delegate` (it belongs to no turn): its card alone. */
+export interface DelegationEntry {
+  kind: 'delegation';
+  /** The delegation's id (`tool_use_id`, `user_…`). */
+  id: string;
+  card: DelegationCard;
+}
+
+/** A `switchman/approve` question, answered in the chat (see tools/approval.ts). */
+export interface ApprovalEntry {
+  kind: 'approval';
+  id: string;
+  card: ApprovalCard;
 }
 
 export interface ErrorEntry {
@@ -96,7 +113,8 @@ export type ToWebview =
   | { type: 'rated'; turnId: string; rating: Rating }
   | { type: 'connection'; connected: boolean }
   | { type: 'settings'; routePreview: boolean; previewDelayMs: number }
-  | { type: 'workerTranscript'; turnId: string; toolUseId: string; transcript: WorkerTranscript };
+  | { type: 'workerTranscript'; turnId: string; toolUseId: string; transcript: WorkerTranscript }
+  | { type: 'approval'; card: ApprovalCard };
 
 export type FromWebview =
   | { type: 'ready' }
@@ -112,7 +130,9 @@ export type FromWebview =
   | { type: 'restartServer' }
   | { type: 'workerTranscript'; turnId: string; toolUseId: string; workerSessionId: string }
   | { type: 'stopWorker'; workerTurnId: string }
-  | { type: 'codeAction'; action: CodeAction; text: string };
+  | { type: 'codeAction'; action: CodeAction; text: string; turnId?: string }
+  | { type: 'approvalAnswer'; id: string; decision: ApprovalAnswer['decision']; reason?: string }
+  | { type: 'approvalDiff'; id: string };
 
 /** What the buttons over a code block in an answer do. */
 export type CodeAction = 'copy' | 'insert' | 'apply';
@@ -134,23 +154,26 @@ export function initialChatState(): ChatState {
 
 const FROM_WEBVIEW_TYPES = new Set<FromWebview['type']>([
   'ready', 'send', 'cancel', 'draft', 'explain', 'toggleExplanation', 'newChat', 'selectWorkspace',
-  'openSettings', 'restartServer', 'workerTranscript', 'stopWorker', 'feedback', 'codeAction',
+  'openSettings', 'restartServer', 'workerTranscript', 'stopWorker', 'feedback', 'codeAction', 'approvalAnswer',
+  'approvalDiff',
 ]);
+const DECISIONS = new Set(['allow_once', 'allow_always', 'deny']);
 
 /** Messages from the webview are untrusted input: accept only the known shapes. */
 export function parseFromWebview(value: unknown): FromWebview | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const message = value as Record<string, unknown>;
   if (!FROM_WEBVIEW_TYPES.has(message.type as FromWebview['type'])) return undefined;
-  for (const key of ['text', 'turnId', 'uri', 'toolUseId', 'workerSessionId', 'workerTurnId']) {
+  for (const key of ['text', 'turnId', 'uri', 'toolUseId', 'workerSessionId', 'workerTurnId', 'id', 'reason']) {
     if (key in message && typeof message[key] !== 'string') return undefined;
   }
   if (message.type === 'codeAction' && !['copy', 'insert', 'apply'].includes(message.action as string)) return undefined;
   const needs: Partial<Record<FromWebview['type'], string[]>> = {
     send: ['text'], draft: ['text'], explain: ['turnId'], toggleExplanation: ['turnId'], selectWorkspace: ['uri'],
     workerTranscript: ['turnId', 'toolUseId', 'workerSessionId'], stopWorker: ['workerTurnId'],
-    feedback: ['turnId'], codeAction: ['text'],
+    feedback: ['turnId'], codeAction: ['text'], approvalAnswer: ['id'], approvalDiff: ['id'],
   };
+  if (message.type === 'approvalAnswer' && !DECISIONS.has(message.decision as string)) return undefined;
   if (message.type === 'feedback' && message.rating !== 'up' && message.rating !== 'down') return undefined;
   for (const required of needs[message.type as FromWebview['type']] ?? []) {
     if (typeof message[required] !== 'string') return undefined;

@@ -13,6 +13,7 @@ export const Requests = {
   feedback: 'switchman/feedback',
   trust: 'switchman/trust',
   revokeTrust: 'switchman/revokeTrust',
+  applyCode: 'switchman/applyCode',
 } as const;
 
 /** Requests the daemon sends to the editor. */
@@ -39,9 +40,11 @@ export const ErrorCodes = {
   turnInProgress: 'turn_in_progress',
   unknownTurn: 'unknown_turn',
   invalidAttachment: 'invalid_attachment',
+  invalidApply: 'invalid_apply',
 } as const;
 
 /** Slash commands the extension sends on the user's behalf. */
 export const SlashCommands = {
   rulesCheck: '/rules check',
+  delegate: '/delegate',
 } as const;

@@ -59,3 +59,27 @@ export function newSessionParams(workspace: WorkspaceUri) {
 export function initializationOptions(diagnosticsDebounceMs: number) {
   return { diagnostics_debounce_ms: diagnosticsDebounceMs };
 }
+
+export function trustParams(workspace?: WorkspaceUri) {
+  return workspace ? { workspace } : {};
+}
+
+export function revokeTrustParams(workspace: WorkspaceUri, tool?: string) {
+  return { workspace, ...(tool ? { tool } : {}) };
+}
+
+/** A span of a document in LSP positions (0-based line, UTF-16 character). */
+export interface LspRange {
+  start: { line: number; character: number };
+  end: { line: number; character: number };
+}
+
+/** Put `code` into the document `uri` (whose current text is `text`) in place of `range`, or all of it. */
+export function applyCodeParams(target: { workspace: WorkspaceUri; uri: string; text: string; code: string;
+  range?: LspRange; turnId?: string }) {
+  return {
+    workspace: target.workspace, uri: target.uri, text: target.text, code: target.code,
+    ...(target.range ? { range: target.range } : {}),
+    ...(target.turnId ? { turn_id: target.turnId } : {}),
+  };
+}

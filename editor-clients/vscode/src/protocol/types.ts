@@ -212,12 +212,12 @@ export interface ChatDeltaParams {
 
 export type DelegationStatus = 'running' | 'completed' | 'failed' | 'cancelled';
 
-/** `switchman/delegation`: a worker started, made progress or ended (one per `delegate` call). */
+/** `switchman/delegation`: a worker started, made progress or ended (one per `delegate` call or `/delegate`). */
 export interface DelegationParams {
   phase: 'started' | 'progress' | 'ended';
-  /** The planner's session and turn. */
+  /** The planner's session and turn (null when the user delegated with `/delegate`). */
   session_id: string;
-  turn_id: string;
+  turn_id: string | null;
   tool_use_id: string;
   worker_session_id: string;
   worker_turn_id: string | null;
@@ -236,6 +236,8 @@ export interface DelegationParams {
   error: string | null;
   detail: string | null;
   dropped_tools: string[];
+  /** Who delegated: the planner's `delegate` call, or the user's `/delegate` (absent from older daemons). */
+  source?: 'planner' | 'user';
 }
 
 export interface StatusParams {
@@ -267,12 +269,35 @@ export interface ApprovalRequest {
   command?: string | null;
   cwd?: string | null;
   is_worker?: boolean;
+  /** For `delegate`: the worker's tier, its task, and the write/execute tools it will have. */
+  tier?: string | null;
+  task?: string | null;
+  worker_tools?: string[] | null;
 }
 
 /** The answer to `switchman/approve`. */
 export interface ApprovalAnswer {
   decision: 'allow_once' | 'allow_always' | 'deny';
   reason?: string;
+}
+
+/** `switchman/trust` result. */
+export interface TrustResult {
+  trusted: { workspace: string; tools: string[] }[];
+}
+
+/** `switchman/revokeTrust` result. */
+export interface RevokeTrustResult {
+  workspace: string;
+  revoked: string[];
+}
+
+/** `switchman/applyCode` result: the code block was put into the file, or why not. */
+export interface ApplyCodeResult {
+  applied: boolean;
+  decision: ApprovalAnswer['decision'];
+  path: string;
+  reason: string | null;
 }
 
 /** An attachment of `switchman/chat`. */

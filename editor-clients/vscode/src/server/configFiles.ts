@@ -3,8 +3,9 @@
 import * as path from 'node:path';
 
 export const CONFIG_DIR_ENV = 'SWITCHMAN_CONFIG_DIR';
-export const CONFIG_FILES = ['routing.yaml', 'models.yaml'];
+export const CONFIG_FILES = ['routing.yaml', 'models.yaml', 'profiles.yaml'];
 export const WORKSPACE_ROUTING_GLOB = '**/.switchman/routing.yaml';
+export const WORKSPACE_PROFILES_GLOB = '**/.switchman/profiles.yaml';
 
 export interface DocumentFilter {
   scheme: string;
@@ -20,11 +21,13 @@ export function userConfigDir(env: Record<string, string | undefined>, homeDir: 
   return path.join(env.XDG_CONFIG_HOME || path.join(homeDir, '.config'), 'switchman');
 }
 
-/** The user's routing.yaml and models.yaml, and any workspace's `.switchman/routing.yaml`. */
+/** The user's routing.yaml, models.yaml and profiles.yaml, and any workspace's `.switchman/routing.yaml`
+ * and `.switchman/profiles.yaml`. */
 export function configDocumentSelector(configDir: string): DocumentFilter[] {
   const folder = configDir.split(path.sep).join('/');
   return [
     ...CONFIG_FILES.map((name) => ({ scheme: 'file', pattern: `${folder}/${name}` })),
     { scheme: 'file', pattern: WORKSPACE_ROUTING_GLOB },
+    { scheme: 'file', pattern: WORKSPACE_PROFILES_GLOB },
   ];
 }

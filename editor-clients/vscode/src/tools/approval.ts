@@ -1,52 +1,164 @@
 /**
- * Answering `switchman/approve`: before a tool changes a file or runs a command, the user sees
- * what will happen (a file change in VS Code's diff editor, a command as text) and picks
- * Allow once / Always allow / Deny (with an optional reason the model sees).
+ * Answering `switchman/approve` with a card in the chat panel. Before a tool changes a file or runs
+ * a command the user sees what will happen — the diff of an edit (with a button for VS Code's diff
+ * editor), the command line and folder, or a delegation's task, tier and worker tools — and picks
+ * Allow once / Always allow / Deny (with an optional reason the model sees). The card stays in the
+ * chat with its outcome, including "no answer in time" when the daemon withdrew the question.
  */
 
-import type { ApprovalAnswer, ApprovalRequest } from '../protocol/types';
+import type { Disposable } from '../common/host';
+import { Emitter } from '../common/host';
+import type { ApplyCodeResult, ApprovalAnswer, ApprovalRequest } from '../protocol/types';
 
-export const ALLOW_ONCE = 'Allow once';
-export const DENY = 'Deny';
+export type ApprovalOutcome = 'pending' | 'allowed_once' | 'allowed_always' | 'denied' | 'withdrawn';
+
+/** What the chat panel shows for one question (plain data: it crosses into the webview). */
+export interface ApprovalCard {
+  id: string;
+  turnId: string;
+  tool: string;
+  kind: 'edit' | 'command' | 'delegation';
+  title: string;
+  /** For an edit: the unified diff, line by line. */
+  diff: string[];
+  canOpenDiff: boolean;
+  command: string | null;
+  cwd: string | null;
+  task: string | null;
+  tier: string | null;
+  workerTools: string[];
+  /** The "always" button's label; a worker's "always" covers one call only. */
+  alwaysLabel: string;
+  note: string | null;
+  outcome: ApprovalOutcome;
+  reason: string | null;
+}
 
 export function alwaysLabel(request: ApprovalRequest): string {
-  return `Always allow ${request.tool} here`;
+  return request.is_worker ? 'Allow (this worker call)' : `Always allow ${request.tool} in this workspace`;
+}
+
+/** The card for `request`, still waiting for an answer. */
+export function approvalCard(request: ApprovalRequest): ApprovalCard {
+  const kind = request.tool === 'delegate' ? 'delegation' : request.command ? 'command' : 'edit';
+  const diff = (request.diff ?? '').split('\n');
+  if (diff[diff.length - 1] === '') diff.pop();
+  let note: string | null = null;
+  if (request.is_worker) note = 'Asked by a worker: "always" is not remembered for worker calls.';
+  if (kind === 'edit' && request.proposed === null && request.original !== null) note = 'The file will be deleted.';
+  return {
+    id: request.id, turnId: request.turn_id, tool: request.tool, kind, title: request.title,
+    diff: kind === 'edit' ? diff : [],
+    canOpenDiff: kind === 'edit' && !!request.uri,
+    command: request.command ?? null, cwd: request.cwd ?? null,
+    task: request.task ?? null, tier: request.tier ?? null, workerTools: request.worker_tools ?? [],
+    alwaysLabel: alwaysLabel(request), note, outcome: 'pending', reason: null,
+  };
+}
+
+/** The card once answered (or withdrawn by the daemon). */
+export function answered(card: ApprovalCard, answer: ApprovalAnswer | 'withdrawn'): ApprovalCard {
+  if (answer === 'withdrawn') return { ...card, outcome: 'withdrawn', reason: null };
+  const outcome = answer.decision === 'allow_once' ? 'allowed_once' : answer.decision === 'allow_always' ? 'allowed_always' : 'denied';
+  return { ...card, outcome, reason: answer.reason ?? null };
+}
+
+/** One line saying how a question ended, for the card. */
+export function outcomeText(card: ApprovalCard): string {
+  switch (card.outcome) {
+    case 'pending': return 'Waiting for your answer…';
+    case 'allowed_once': return 'Allowed once.';
+    case 'allowed_always': return card.alwaysLabel.startsWith('Always') ? `Allowed; ${card.tool} is always allowed here now.` : 'Allowed.';
+    case 'denied': return card.reason ? `Denied: ${card.reason}` : 'Denied.';
+    case 'withdrawn': return 'No answer in time (or the turn was stopped): denied, nothing happened.';
+  }
+}
+
+/** Apply's outcome as a message (the card showed the question; this says what became of it). */
+export function applyOutcome(result: ApplyCodeResult): { text: string; warn: boolean } {
+  if (result.applied) return { text: `Switchman: applied to ${result.path} (unsaved; undo to take it back)`, warn: false };
+  if (result.decision === 'deny') return { text: `Switchman: not applied to ${result.path}${result.reason ? ` (${result.reason})` : ''}`, warn: false };
+  return { text: `Switchman: the editor did not apply the change to ${result.path}: ${result.reason ?? 'no reason given'}`, warn: true };
 }
 
 /** What the approval flow needs from VS Code (stubbed in unit tests). */
 export interface ApprovalHost {
-  /** Open the proposed change beside the current text. */
+  /** Whether the chat panel is on screen (its card can be seen). */
+  chatVisible(): boolean;
+  /** Tell the user a question waits in the chat (a notification that reveals it). */
+  notify(card: ApprovalCard): void;
+  /** Open the proposed change in VS Code's diff editor. */
   showDiff(request: ApprovalRequest): Promise<void>;
   /** Close what {@link showDiff} opened. */
   closeDiff(request: ApprovalRequest): Promise<void>;
-  /** Ask with buttons; undefined when dismissed or withdrawn. */
-  choose(message: string, detail: string, choices: string[], signal: AbortSignal): Promise<string | undefined>;
-  /** An optional reason for a denial (undefined: none). */
-  reason(signal: AbortSignal): Promise<string | undefined>;
 }
 
-/** The question shown for `request`. */
-export function approvalMessage(request: ApprovalRequest): { message: string; detail: string } {
-  if (request.command) {
-    return { message: `Switchman wants to run: ${request.command}`, detail: `in ${request.cwd ?? 'the workspace'}` };
+interface Open {
+  request: ApprovalRequest;
+  card: ApprovalCard;
+  resolve?: (answer: ApprovalAnswer) => void;
+}
+
+const KEEP_ANSWERED = 50;
+
+/** The questions of this window: open ones wait for a card's buttons, answered ones keep their outcome. */
+export class ApprovalCenter implements Disposable {
+  private readonly cards = new Map<string, Open>();
+  private readonly changed = new Emitter<ApprovalCard>();
+  readonly onDidChange = this.changed.event;
+
+  constructor(private readonly host: ApprovalHost) {}
+
+  /** Show `request` as a card and wait for the answer; the daemon withdrawing it (`signal`) is a denial. */
+  ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    const entry: Open = { request, card: approvalCard(request) };
+    this.cards.set(request.id, entry);
+    this.trim();
+    return new Promise<ApprovalAnswer>((resolve) => {
+      entry.resolve = resolve;
+      signal.addEventListener('abort', () => this.settle(request.id, 'withdrawn'));
+      this.changed.fire(entry.card);
+      if (!this.host.chatVisible()) this.host.notify(entry.card);
+    });
   }
-  return { message: `Switchman wants to: ${request.title}`, detail: 'The change is shown in the diff editor.' };
-}
 
-/** Ask the user about `request`; a dismissed question or a withdrawn request is a denial. */
-export async function answerApproval(host: ApprovalHost, request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
-  const showsDiff = request.tool_class === 'write' && request.uri !== null && request.uri !== undefined;
-  if (showsDiff) await host.showDiff(request);
-  try {
-    const { message, detail } = approvalMessage(request);
-    const always = alwaysLabel(request);
-    const picked = await host.choose(message, detail, [ALLOW_ONCE, always, DENY], signal);
-    if (picked === ALLOW_ONCE) return { decision: 'allow_once' };
-    if (picked === always) return { decision: 'allow_always' };
-    if (picked !== DENY) return { decision: 'deny', reason: signal.aborted ? undefined : 'the user dismissed the question' };
-    const reason = await host.reason(signal);
-    return reason ? { decision: 'deny', reason } : { decision: 'deny' };
-  } finally {
-    if (showsDiff) await host.closeDiff(request);
+  /** The user's answer from a card's buttons (ignored once the question is closed). */
+  answer(id: string, answer: ApprovalAnswer): void {
+    this.settle(id, answer);
+  }
+
+  /** Open an edit's full diff in VS Code's diff editor. */
+  async openDiff(id: string): Promise<void> {
+    const entry = this.cards.get(id);
+    if (entry?.card.canOpenDiff) await this.host.showDiff(entry.request);
+  }
+
+  /** Every card (open and answered), oldest first: the chat shows them again after a reload. */
+  all(): ApprovalCard[] {
+    return [...this.cards.values()].map((e) => e.card);
+  }
+
+  /** Whether a question is open. */
+  get waiting(): boolean {
+    return [...this.cards.values()].some((e) => e.card.outcome === 'pending');
+  }
+
+  dispose(): void {
+    for (const id of this.cards.keys()) this.settle(id, 'withdrawn');
+    this.changed.dispose();
+  }
+
+  private settle(id: string, answer: ApprovalAnswer | 'withdrawn'): void {
+    const entry = this.cards.get(id);
+    if (!entry || entry.card.outcome !== 'pending' || !entry.resolve) return;
+    entry.card = answered(entry.card, answer);
+    entry.resolve(answer === 'withdrawn' ? { decision: 'deny' } : answer);
+    this.changed.fire(entry.card);
+    if (entry.card.canOpenDiff) void this.host.closeDiff(entry.request);
+  }
+
+  private trim(): void {
+    const answeredIds = [...this.cards.values()].filter((e) => e.card.outcome !== 'pending').map((e) => e.card.id);
+    for (const id of answeredIds.slice(0, Math.max(0, answeredIds.length - KEEP_ANSWERED))) this.cards.delete(id);
   }
 }

@@ -1,10 +1,12 @@
-/** The VS Code side of approvals: the diff editor for proposed changes, buttons for the answer. */
+/** The VS Code side of approvals: the diff editor for proposed changes, and a notification that leads
+ * to the chat's card when the chat panel is hidden. */
 
 import * as vscode from 'vscode';
 import type { ApprovalRequest } from '../protocol/types';
-import type { ApprovalHost } from './approval';
+import type { ApprovalCard, ApprovalHost } from './approval';
 
 export const PROPOSAL_SCHEME = 'switchman-proposal';
+export const SHOW_IN_CHAT = 'Show in Chat';
 
 /** Serves the two sides of a proposed change to the diff editor. */
 export class ProposalDocuments implements vscode.TextDocumentContentProvider {
@@ -28,7 +30,19 @@ function sideUri(request: ApprovalRequest, side: 'current' | 'proposed'): vscode
 }
 
 export class VscodeApprovalHost implements ApprovalHost {
-  constructor(private readonly documents: ProposalDocuments) {}
+  constructor(private readonly documents: ProposalDocuments,
+    private readonly chat: { visible(): boolean; reveal(): Promise<void> }) {}
+
+  chatVisible(): boolean {
+    return this.chat.visible();
+  }
+
+  notify(card: ApprovalCard): void {
+    // The card in the chat is where the question is answered; this only leads there.
+    void vscode.window.showInformationMessage(`Switchman asks: ${card.title}`, SHOW_IN_CHAT).then((picked) => {
+      if (picked === SHOW_IN_CHAT) void this.chat.reveal();
+    });
+  }
 
   async showDiff(request: ApprovalRequest): Promise<void> {
     const left = sideUri(request, 'current');
@@ -36,7 +50,7 @@ export class VscodeApprovalHost implements ApprovalHost {
     this.documents.put(left, request.original ?? '');
     this.documents.put(right, request.proposed ?? '');
     await vscode.commands.executeCommand('vscode.diff', left, right, `Switchman: ${request.title} (proposed)`,
-      { preview: true, preserveFocus: true });
+      { preview: false }); // a preview tab would replace the user's own preview tab (often the very file)
   }
 
   async closeDiff(request: ApprovalRequest): Promise<void> {
@@ -50,26 +64,5 @@ export class VscodeApprovalHost implements ApprovalHost {
       }
     }
     this.documents.forget(prefix);
-  }
-
-  async choose(message: string, detail: string, choices: string[], signal: AbortSignal): Promise<string | undefined> {
-    const withdrawn = new Promise<undefined>((resolve) => signal.addEventListener('abort', () => resolve(undefined)));
-    const asked = vscode.window.showWarningMessage(message, { modal: false, detail }, ...choices);
-    return Promise.race([asked, withdrawn]);
-  }
-
-  async reason(signal: AbortSignal): Promise<string | undefined> {
-    const source = new vscode.CancellationTokenSource();
-    signal.addEventListener('abort', () => source.cancel());
-    try {
-      const text = await vscode.window.showInputBox({
-        title: 'Switchman: why not? (optional)',
-        prompt: 'The model sees your reason. Leave empty to just deny.',
-        ignoreFocusOut: true,
-      }, source.token);
-      return text?.trim() || undefined;
-    } finally {
-      source.dispose();
-    }
   }
 }

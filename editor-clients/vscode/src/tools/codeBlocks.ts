@@ -1,24 +1,20 @@
 /**
- * The Copy / Insert / Apply buttons over code blocks in answers. Apply shows the change in the
- * diff editor first and changes the buffer only when the user confirms (it stays unsaved and
- * undoable), like the changes the model's own tools make.
+ * The Copy / Insert / Apply buttons over code blocks in answers. Apply does not touch the buffer
+ * itself: it asks the daemon (`switchman/applyCode`), which shows the same approval card as the
+ * model's own edits (the diff, Allow once / Always / Deny) and applies the change through
+ * `workspace/applyEdit` — unsaved and undoable, like every Switchman edit.
  */
 
 import * as vscode from 'vscode';
+import type { SwitchmanConnection } from '../common/host';
 import type { CodeAction } from '../chat/messages';
-import type { ApprovalRequest } from '../protocol/types';
-import type { ApprovalHost } from './approval';
+import { requestFailure } from '../protocol/errors';
+import { Requests } from '../protocol/methods';
+import { applyCodeParams } from '../protocol/params';
+import type { ApplyCodeResult } from '../protocol/types';
+import { applyOutcome } from './approval';
 
-export const APPLY = 'Apply';
-
-/** `text` with `[start, end)` replaced by `code` (the whole text when nothing is selected). */
-export function applied(text: string, start: number, end: number, code: string): string {
-  return start === end ? code : text.slice(0, start) + code + text.slice(end);
-}
-
-let applySeq = 0;
-
-export async function codeAction(host: ApprovalHost, action: CodeAction, code: string): Promise<void> {
+export async function codeAction(connection: SwitchmanConnection, action: CodeAction, code: string, turnId?: string): Promise<void> {
   if (action === 'copy') {
     await vscode.env.clipboard.writeText(code);
     vscode.window.setStatusBarMessage('Switchman: code copied', 3000);
@@ -34,21 +30,23 @@ export async function codeAction(host: ApprovalHost, action: CodeAction, code: s
     return;
   }
   const document = editor.document;
-  const whole = new vscode.Range(document.positionAt(0), document.positionAt(document.getText().length));
-  const target = editor.selection.isEmpty ? whole : editor.selection;
-  const original = document.getText();
-  const proposed = applied(original, document.offsetAt(target.start), document.offsetAt(target.end), code);
-  const request: ApprovalRequest = {
-    id: `apply-${++applySeq}`, workspace: '', session_id: '', turn_id: '', tool: 'apply', tool_class: 'write',
-    title: `Apply the code to ${vscode.workspace.asRelativePath(document.uri)}`, path: vscode.workspace.asRelativePath(document.uri),
-    uri: document.uri.toString(), original, proposed,
+  const folder = vscode.workspace.getWorkspaceFolder(document.uri);
+  if (!folder || document.uri.scheme !== 'file') {
+    void vscode.window.showInformationMessage('Switchman: Apply works on files of a workspace folder; use Insert or Copy here.');
+    return;
+  }
+  const selection = editor.selection;
+  const range = selection.isEmpty ? undefined : {
+    start: { line: selection.start.line, character: selection.start.character },
+    end: { line: selection.end.line, character: selection.end.character },
   };
-  await host.showDiff(request);
   try {
-    const picked = await host.choose(`Switchman: ${request.title}?`, editor.selection.isEmpty
-      ? 'It replaces the whole file.' : 'It replaces the selection.', [APPLY], new AbortController().signal);
-    if (picked === APPLY) await editor.edit((edit) => edit.replace(target, code));
-  } finally {
-    await host.closeDiff(request);
+    const result = await connection.request<ApplyCodeResult>(Requests.applyCode, applyCodeParams({
+      workspace: folder.uri.toString(), uri: document.uri.toString(), text: document.getText(), code, range, turnId }));
+    const { text, warn } = applyOutcome(result);
+    if (warn) void vscode.window.showWarningMessage(text);
+    else vscode.window.setStatusBarMessage(text, 5000);
+  } catch (error) {
+    void vscode.window.showWarningMessage(`Switchman: ${requestFailure(error).message}`);
   }
 }

@@ -2,8 +2,8 @@
 
 import type { ChatState, FromWebview, ToWebview } from '../chat/messages';
 import { initialChatState, sessionTitle } from '../chat/messages';
-import { needsTranscript, type DelegationCard } from '../chat/delegations';
-import { markStopping, reduce, toggleDelegation, toggleExplanation } from '../chat/reducer';
+import { needsTranscript } from '../chat/delegations';
+import { allCards, markStopping, reduce, toggleDelegation, toggleExplanation } from '../chat/reducer';
 import { NOT_SENT } from '../protocol/errors';
 import { el, TranscriptView } from './render';
 
@@ -41,17 +41,18 @@ const view = new TranscriptView(transcript, (turnId) => {
     update(markStopping(state, turnId, card.toolUseId));
     vscode.postMessage({ type: 'stopWorker', workerTurnId: card.workerTurnId });
   },
-}, (turnId, rating) => vscode.postMessage({ type: 'feedback', turnId, rating }));
+}, (turnId, rating) => vscode.postMessage({ type: 'feedback', turnId, rating }), {
+  answer: (id, decision, reason) => vscode.postMessage({ type: 'approvalAnswer', id, decision, ...(reason ? { reason } : {}) }),
+  openDiff: (id) => vscode.postMessage({ type: 'approvalDiff', id }),
+});
 
 /** Ask for the worker transcript of open cards that need it (only `toolUseId`'s, if given). */
 function fetchTranscripts(turnId?: string, toolUseId?: string): void {
-  for (const entry of state.entries) {
-    if (entry.kind !== 'turn' || (turnId && entry.id !== turnId)) continue;
-    for (const card of entry.delegations ?? []) {
-      if ((!toolUseId || card.toolUseId === toolUseId) && needsTranscript(card) && card.workerSessionId) {
-        vscode.postMessage({ type: 'workerTranscript', turnId: entry.id, toolUseId: card.toolUseId,
-          workerSessionId: card.workerSessionId });
-      }
+  for (const { turnId: owner, card } of allCards(state)) {
+    if (turnId && owner !== turnId) continue;
+    if ((!toolUseId || card.toolUseId === toolUseId) && needsTranscript(card) && card.workerSessionId) {
+      vscode.postMessage({ type: 'workerTranscript', turnId: owner, toolUseId: card.toolUseId,
+        workerSessionId: card.workerSessionId });
     }
   }
 }
@@ -59,9 +60,9 @@ function fetchTranscripts(turnId?: string, toolUseId?: string): void {
 /** An open card whose worker just ended: reload its transcript (the worker's answer is now stored). */
 function refreshEnded(message: ToWebview): void {
   if (message.type !== 'event' || message.event.type !== 'delegation' || message.event.params.phase !== 'ended') return;
-  const { turn_id: turnId, tool_use_id: toolUseId } = message.event.params;
-  const turn = state.entries.find((e) => e.kind === 'turn' && e.id === turnId);
-  const card: DelegationCard | undefined = turn?.kind === 'turn' ? turn.delegations?.find((c) => c.toolUseId === toolUseId) : undefined;
+  const toolUseId = message.event.params.tool_use_id;
+  const turnId = message.event.params.turn_id ?? toolUseId; // a user's delegation is its own entry
+  const card = allCards(state).find((c) => c.turnId === turnId && c.card.toolUseId === toolUseId)?.card;
   if (card?.open && card.workerSessionId) {
     vscode.postMessage({ type: 'workerTranscript', turnId, toolUseId, workerSessionId: card.workerSessionId });
   }
@@ -146,10 +147,12 @@ input.addEventListener('keydown', (event) => {
 });
 transcript.addEventListener('click', (event) => {
   const button = (event.target as HTMLElement).closest<HTMLElement>('[data-code-action]');
-  const code = button?.nextElementSibling?.textContent;
+  // The buttons sit in a bar just before the code block's <pre> (the button's own sibling is the next button).
+  const code = button?.closest('.code-actions')?.nextElementSibling?.textContent;
   const action = button?.dataset.codeAction;
   if (code !== undefined && code !== null && (action === 'copy' || action === 'insert' || action === 'apply')) {
-    vscode.postMessage({ type: 'codeAction', action, text: code.replace(/\n$/, '') });
+    const turnId = button?.closest<HTMLElement>('[data-turn]')?.dataset.turn;
+    vscode.postMessage({ type: 'codeAction', action, text: code.replace(/\n$/, ''), ...(turnId ? { turnId } : {}) });
   }
 });
 $('send').addEventListener('click', send);

@@ -7,6 +7,7 @@ import type { CodeAction, Entry, TurnEntry } from '../chat/messages';
 import type { Rating } from '../protocol/params';
 import { DELEGATE_TOOL } from '../chat/delegations';
 import { delegationCard, type CardActions } from './delegationCard';
+import { approvalCardElement, type ApprovalActions } from './approvalCard';
 
 /**
  * Answers are untrusted text: raw HTML is escaped (html: false) and markdown-it refuses
@@ -23,7 +24,8 @@ export class TranscriptView {
 
   constructor(private readonly container: HTMLElement, private readonly onBadge: (turnId: string) => void,
     private readonly cards?: CardActions,
-    private readonly onRate: (turnId: string, rating: Rating) => void = () => undefined) {}
+    private readonly onRate: (turnId: string, rating: Rating) => void = () => undefined,
+    private readonly approvals?: ApprovalActions) {}
 
   render(entries: Entry[]): void {
     const keep = new Set<string>();
@@ -65,6 +67,11 @@ export class TranscriptView {
           el('div', { class: 'error-code' }, [entry.code]), el('div', { class: 'body plain' }, [entry.message])]);
       case 'turn':
         return this.buildTurn(entry);
+      case 'delegation': // a worker the user started with /delegate: the card is the whole entry
+        return el('div', { class: 'entry delegated', 'data-delegation': entry.id },
+          this.cards ? [delegationCard(entry.id, entry.card, this.cards)] : []);
+      case 'approval':
+        return this.approvals ? approvalCardElement(entry.card, this.approvals) : el('div', { class: 'entry' });
     }
   }
 
@@ -110,7 +117,7 @@ export class TranscriptView {
 export const CODE_ACTIONS: { action: CodeAction; label: string; title: string }[] = [
   { action: 'copy', label: 'Copy', title: 'Copy the code' },
   { action: 'insert', label: 'Insert', title: 'Insert the code at the cursor of the active editor' },
-  { action: 'apply', label: 'Apply', title: 'Replace the selection (or the file) of the active editor, after showing the diff' },
+  { action: 'apply', label: 'Apply', title: 'Replace the selection (or the whole file) of the active editor, after you approve the diff' },
 ];
 
 /** A toolbar over every code block of a finished answer; clicks are handled by the page. */

@@ -103,6 +103,11 @@ export class FakeProvider {
     return this.call('GET', `/_fake/state?wait_stalls=${count}&timeout=20`);
   }
 
+  /** The requests the fake received so far (their JSON bodies are what the model saw). */
+  async requests() {
+    return (await this.call('GET', '/_fake/requests')).requests;
+  }
+
   health() {
     return this.call('GET', '/_fake/health');
   }

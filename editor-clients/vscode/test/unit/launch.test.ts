@@ -61,11 +61,13 @@ describe('configuration files', () => {
     assert.equal(userConfigDir({}, '/Users/me', 'darwin'), '/Users/me/Library/Application Support/switchman');
   });
 
-  it('selects the two user files and every workspace routing.yaml', () => {
+  it('selects the three user files and every workspace routing.yaml and profiles.yaml', () => {
     assert.deepEqual(configDocumentSelector('/home/me/.config/switchman'), [
       { scheme: 'file', pattern: '/home/me/.config/switchman/routing.yaml' },
       { scheme: 'file', pattern: '/home/me/.config/switchman/models.yaml' },
+      { scheme: 'file', pattern: '/home/me/.config/switchman/profiles.yaml' },
       { scheme: 'file', pattern: '**/.switchman/routing.yaml' },
+      { scheme: 'file', pattern: '**/.switchman/profiles.yaml' },
     ]);
   });
 });

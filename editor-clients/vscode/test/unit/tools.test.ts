@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { attachmentLabel, resolveTokens, selectionAttachment, type EditorContext } from '../../src/chat/attachments';
 import { parseFromWebview } from '../../src/chat/messages';
-import { chatParams } from '../../src/protocol/params';
+import { applyCodeParams, chatParams, revokeTrustParams } from '../../src/protocol/params';
 import type { ApprovalRequest } from '../../src/protocol/types';
-import { ALLOW_ONCE, alwaysLabel, answerApproval, DENY, type ApprovalHost } from '../../src/tools/approval';
+import { answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, type ApprovalHost } from '../../src/tools/approval';
+import { trustItems } from '../../src/tools/trust';
 
 const EDIT: ApprovalRequest = {
   id: 'A1', workspace: 'file:///w', session_id: 'S1', turn_id: 'T1', tool: 'edit_file', tool_class: 'write',
@@ -15,41 +16,100 @@ const COMMAND: ApprovalRequest = {
   title: 'Run `make test`', command: 'make test', cwd: '/w',
 };
 
-function host(pick: (choices: string[]) => string | undefined, reason?: string) {
+const DELEGATE: ApprovalRequest = {
+  id: 'A3', workspace: 'file:///w', session_id: 'S1', turn_id: 'T1', tool: 'delegate', tool_class: 'execute',
+  title: 'Delegate to a fast worker', tier: 'fast', task: 'run the tests', worker_tools: ['edit_file', 'run_command'],
+};
+
+function host(visible = true) {
   const calls: string[] = [];
   const stub: ApprovalHost = {
+    chatVisible: () => visible,
+    notify: (card) => void calls.push(`notify ${card.id}`),
     showDiff: async (r) => void calls.push(`diff ${r.id}`),
     closeDiff: async (r) => void calls.push(`close ${r.id}`),
-    choose: async (message, _detail, choices) => {
-      calls.push(`ask ${message} [${choices.join('|')}]`);
-      return pick(choices);
-    },
-    reason: async () => reason,
   };
   return { stub, calls };
 }
 
-describe('approval', () => {
-  it('shows an edit as a diff, offers three answers and closes the diff after', async () => {
-    const { stub, calls } = host(() => ALLOW_ONCE);
-    assert.deepEqual(await answerApproval(stub, EDIT, new AbortController().signal), { decision: 'allow_once' });
-    assert.deepEqual(calls, [
-      'diff A1', 'ask Switchman wants to: Edit src/app.py [Allow once|Always allow edit_file here|Deny]', 'close A1']);
+describe('approval cards', () => {
+  it('show an edit as its diff, a command with its folder, a delegation with its task and tools', () => {
+    const edit = approvalCard({ ...EDIT, diff: '--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-a\n+b\n' });
+    assert.deepEqual([edit.kind, edit.diff, edit.canOpenDiff], ['edit', ['--- a/src/app.py', '+++ b/src/app.py', '@@ -1 +1 @@', '-a', '+b'], true]);
+    assert.equal(edit.alwaysLabel, 'Always allow edit_file in this workspace');
+    const command = approvalCard(COMMAND);
+    assert.deepEqual([command.kind, command.command, command.cwd, command.canOpenDiff], ['command', 'make test', '/w', false]);
+    const delegation = approvalCard(DELEGATE);
+    assert.deepEqual([delegation.kind, delegation.task, delegation.tier, delegation.workerTools],
+      ['delegation', 'run the tests', 'fast', ['edit_file', 'run_command']]);
+    const worker = approvalCard({ ...COMMAND, is_worker: true });
+    assert.equal(worker.alwaysLabel, 'Allow (this worker call)');
+    assert.match(worker.note ?? '', /not remembered/);
   });
 
-  it('asks about a command without a diff; always is its own answer', async () => {
-    const { stub, calls } = host((choices) => choices[1]);
-    assert.deepEqual(await answerApproval(stub, COMMAND, new AbortController().signal), { decision: 'allow_always' });
-    assert.deepEqual(calls, ['ask Switchman wants to run: make test [Allow once|Always allow run_command here|Deny]']);
-    assert.equal(alwaysLabel(COMMAND), 'Always allow run_command here');
+  it('say how the question ended', () => {
+    const card = approvalCard(COMMAND);
+    assert.equal(outcomeText(answered(card, { decision: 'deny', reason: 'not now' })), 'Denied: not now');
+    assert.equal(outcomeText(answered(card, { decision: 'allow_always' })), 'Allowed; run_command is always allowed here now.');
+    assert.match(outcomeText(answered(card, 'withdrawn')), /No answer in time/);
+  });
+});
+
+describe('approval center', () => {
+  it('waits for the card\'s answer, then shows the outcome and closes an opened diff', async () => {
+    const { stub, calls } = host();
+    const center = new ApprovalCenter(stub);
+    const seen: string[] = [];
+    center.onDidChange((card) => seen.push(`${card.id} ${card.outcome}`));
+    const asked = center.ask(EDIT, new AbortController().signal);
+    assert.equal(center.waiting, true);
+    await center.openDiff('A1');
+    center.answer('A1', { decision: 'deny', reason: 'use the helper' });
+    center.answer('A1', { decision: 'allow_once' }); // a second click changes nothing
+    assert.deepEqual(await asked, { decision: 'deny', reason: 'use the helper' });
+    assert.deepEqual(seen, ['A1 pending', 'A1 denied']);
+    assert.deepEqual(calls, ['diff A1', 'close A1']);
+    assert.deepEqual(center.all().map((c) => [c.outcome, c.reason]), [['denied', 'use the helper']]);
   });
 
-  it('a denial carries the reason; a dismissed question is a denial too', async () => {
-    assert.deepEqual(await answerApproval(host(() => DENY, 'use the helper').stub, EDIT, new AbortController().signal),
-      { decision: 'deny', reason: 'use the helper' });
-    assert.deepEqual(await answerApproval(host(() => DENY).stub, EDIT, new AbortController().signal), { decision: 'deny' });
-    assert.deepEqual(await answerApproval(host(() => undefined).stub, COMMAND, new AbortController().signal),
-      { decision: 'deny', reason: 'the user dismissed the question' });
+  it('notifies when the chat is hidden; the daemon withdrawing the question is a denial on the card', async () => {
+    const { stub, calls } = host(false);
+    const center = new ApprovalCenter(stub);
+    const withdraw = new AbortController();
+    const asked = center.ask(COMMAND, withdraw.signal);
+    assert.deepEqual(calls, ['notify A2']);
+    withdraw.abort();
+    assert.deepEqual(await asked, { decision: 'deny' });
+    assert.equal(center.all()[0].outcome, 'withdrawn');
+    assert.equal(center.waiting, false);
+  });
+});
+
+describe('apply and trust', () => {
+  it('say what became of an Apply', () => {
+    assert.deepEqual(applyOutcome({ applied: true, decision: 'allow_once', path: 'a.py', reason: null }),
+      { text: 'Switchman: applied to a.py (unsaved; undo to take it back)', warn: false });
+    assert.deepEqual(applyOutcome({ applied: false, decision: 'deny', path: 'a.py', reason: 'no' }),
+      { text: 'Switchman: not applied to a.py (no)', warn: false });
+    assert.equal(applyOutcome({ applied: false, decision: 'allow_once', path: 'a.py', reason: 'read-only' }).warn, true);
+  });
+
+  it('list always-allowed tools per folder, open folders first', () => {
+    const items = trustItems({ trusted: [
+      { workspace: 'file:///old', tools: ['run_command'] },
+      { workspace: 'file:///w', tools: ['apply_code', 'edit_file'] },
+    ] }, [{ uri: 'file:///w', name: 'w' }]);
+    assert.deepEqual(items.map((i) => [i.label, i.description]), [
+      ['apply_code', 'w'], ['edit_file', 'w'], ['run_command', '/old (not open)']]);
+    assert.deepEqual(revokeTrustParams('file:///w', 'edit_file'), { workspace: 'file:///w', tool: 'edit_file' });
+  });
+
+  it('send Apply with the selection as an LSP range and the answer\'s turn', () => {
+    const range = { start: { line: 1, character: 0 }, end: { line: 2, character: 4 } };
+    assert.deepEqual(applyCodeParams({ workspace: 'file:///w', uri: 'file:///w/a.py', text: 'x', code: 'y', range, turnId: 'T1' }),
+      { workspace: 'file:///w', uri: 'file:///w/a.py', text: 'x', code: 'y', range, turn_id: 'T1' });
+    assert.deepEqual(applyCodeParams({ workspace: 'file:///w', uri: 'file:///w/a.py', text: 'x', code: 'y' }),
+      { workspace: 'file:///w', uri: 'file:///w/a.py', text: 'x', code: 'y' });
   });
 });
 
@@ -87,5 +147,12 @@ describe('code blocks', () => {
       { type: 'codeAction', action: 'insert', text: 'x = 1' });
     assert.equal(parseFromWebview({ type: 'codeAction', action: 'run', text: 'rm -rf /' }), undefined);
     assert.equal(parseFromWebview({ type: 'codeAction', action: 'copy' }), undefined);
+  });
+
+  it('accept an approval answer only with a known decision', () => {
+    assert.deepEqual(parseFromWebview({ type: 'approvalAnswer', id: 'A1', decision: 'deny', reason: 'no' }),
+      { type: 'approvalAnswer', id: 'A1', decision: 'deny', reason: 'no' });
+    assert.equal(parseFromWebview({ type: 'approvalAnswer', id: 'A1', decision: 'yes' }), undefined);
+    assert.equal(parseFromWebview({ type: 'approvalAnswer', decision: 'deny' }), undefined);
   });
 });

@@ -274,6 +274,15 @@ local ACTIONS = {
     vim.notify(('Switchman: yanked %d line(s) of %s'):format(#block.lines, block.lang ~= '' and block.lang or 'code'),
       vim.log.levels.INFO)
   end },
+  apply_block = { transcript = true, fn = function(chat)
+    local row = vim.api.nvim_win_get_cursor(0)[1]
+    local block = render.code_block_at(buffer_lines(chat.view.transcript), row)
+    if not block then
+      return vim.notify('Switchman: the cursor is not in a code block.', vim.log.levels.INFO)
+    end
+    require('switchman.apply').apply(chat.root, block.text,
+      { [chat.view.transcript] = true, [chat.view.input] = true })
+  end },
 }
 
 local function map_action(chat, bufnr, name, modes)

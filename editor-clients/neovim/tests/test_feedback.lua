@@ -1,0 +1,101 @@
+-- 👍 / 👎 on the last answer (g+ / g- in the chat, :Switchman feedback): the daemon records it
+-- in the workspace's pattern store, which `switchman patterns export` reads back.
+local H = require('harness')
+local chat_module = require('switchman.chat')
+local workspace = require('switchman.workspace')
+
+local root = workspace.normalize(vim.env.SWITCHMAN_TEST_WORKSPACE)
+local chat
+local rated = {}
+
+local function send_and_wait(message)
+  vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.input)[1])
+  vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, { message })
+  H.feed('<C-s>')
+  H.wait_text(chat.view.transcript, 'Echo: ' .. message, 40000) -- the first turn imports the SDK
+  H.wait_for('the turn to end', function()
+    return chat.turn == nil
+  end)
+  return H.check(chat.last_turn_id, 'the answer has a turn id')
+end
+
+local function wait_notification(needle)
+  return H.wait_for(('a notification with %q'):format(needle), function()
+    for _, n in ipairs(H.notifications) do
+      if n.message:find(needle, 1, true) then
+        return n
+      end
+    end
+  end, nil, function()
+    return H.notifications
+  end)
+end
+
+--- The pattern store's rows by turn id, as the `switchman patterns export` CLI prints them.
+local function exported_rows()
+  local output = vim.fn.system({ vim.env.SWITCHMAN_TEST_SERVER, 'patterns', 'export' })
+  H.eq(0, vim.v.shell_error, 'switchman patterns export exits 0: ' .. output)
+  local rows = {}
+  for _, line in ipairs(vim.split(output, '\n', { trimempty = true })) do
+    local row = vim.json.decode(line)
+    rows[row.turn_id] = row
+  end
+  return rows
+end
+
+return {
+  {
+    'g+ before any answer says there is nothing to rate yet',
+    function()
+      vim.cmd('Switchman chat')
+      chat = H.check(chat_module.get(root), 'a chat for the workspace')
+      vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
+      H.feed('g+')
+      wait_notification('no answer to rate yet')
+    end,
+  },
+  {
+    'g+ in the transcript rates the last answer 👍 and the daemon says so',
+    function()
+      rated.up = send_and_wait('explain the login flow')
+      vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
+      H.notifications = {}
+      H.feed('g+')
+      wait_notification('noted 👍 for the last answer')
+    end,
+  },
+  {
+    'g- in the input area rates the next answer 👎',
+    function()
+      rated.down = send_and_wait('and the logout flow')
+      H.check(rated.down ~= rated.up, 'a new turn', rated)
+      vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.input)[1])
+      vim.cmd('stopinsert')
+      H.notifications = {}
+      H.feed('g-')
+      wait_notification('noted 👎 for the last answer')
+    end,
+  },
+  {
+    'the pattern store holds both ratings: success 1.0 after 👍, 0.0 after 👎',
+    function()
+      local rows = exported_rows()
+      local up, down = rows[rated.up], rows[rated.down]
+      H.check(up and down, 'both turns were recorded', rows)
+      H.eq(1, up.evidence.feedback, '👍 is stored as +1')
+      H.eq(1.0, up.success, 'a 👍 turn scores 1.0')
+      H.eq(-1, down.evidence.feedback, '👎 is stored as -1')
+      H.eq(0.0, down.success, 'a 👎 turn scores 0.0')
+      H.check(up.message_hash and not vim.inspect(rows):find('login flow', 1, true),
+        'only hashes, never the message text', up)
+    end,
+  },
+  {
+    ':Switchman feedback rejects anything but up or down',
+    function()
+      H.notifications = {}
+      vim.cmd('Switchman feedback maybe')
+      wait_notification('feedback is "up" or "down"')
+    end,
+  },
+}

@@ -1,0 +1,187 @@
+// The assistant changing the workspace, in the real UI: approval cards in the chat, Apply through
+// the daemon, and the selection as context. Each step leaves src/login.py as it found it.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { log, until } from './support.mjs';
+
+const LOGIN = 'src/login.py';
+const ORIGINAL_LINE = 'return user == "admin"';
+
+export async function toolSteps(ui, chat, fake, workspace) {
+  await editApprovedInTheCardReachesTheBuffer(ui, chat, fake, workspace);
+  await deniedCommandTellsTheModelWhy(ui, chat, fake);
+  await writeDelegationShowsItsTaskAndTools(ui, chat, fake);
+  await selectionGoesWithTheMessage(ui, chat, fake);
+  await applyAsksThroughTheDaemon(ui, chat, workspace);
+  await alwaysAllowedToolsCanBeRevoked(ui);
+}
+
+/** Open `path` from Quick Open and wait for its text. */
+async function openFile(ui, path, text) {
+  await ui.page.keyboard.press('Control+P');
+  const input = ui.page.locator('.quick-input-widget input.input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(path);
+  await ui.page.locator('.quick-input-list .monaco-list-row', { hasText: path.split('/').pop() }).first().waitFor();
+  await ui.page.keyboard.press('Enter');
+  await ui.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+  await editorLine(ui, text).waitFor();
+}
+
+function editorLine(ui, text) {
+  return ui.page.locator('.part.editor .monaco-editor:not(.original-in-monaco-diff-editor) .view-line', { hasText: text }).first();
+}
+
+/** Undo in the editor of login.py until `changed` is gone and the original line is back (the tab clean again). */
+async function undoInLogin(ui, changed) {
+  await ui.page.locator('.tab', { hasText: 'login.py' }).first().click();
+  await editorLine(ui, 'def login').click();
+  await until('the original line of login.py back after undo', async () => {
+    if (await editorLine(ui, ORIGINAL_LINE).count() && !(await editorLine(ui, changed).count())) return true;
+    await ui.page.keyboard.press('Control+Z');
+    return false;
+  }, { intervalMs: 500 });
+  await ui.page.locator('.tab.dirty', { hasText: 'login.py' }).waitFor({ state: 'detached' });
+}
+
+async function send(chat, text) {
+  await chat.locator('#input').fill(text);
+  await chat.locator('#input').press('Enter');
+}
+
+async function editApprovedInTheCardReachesTheBuffer(ui, chat, fake, workspace) {
+  await openFile(ui, LOGIN, ORIGINAL_LINE);
+  await fake.script([
+    { kind: 'tool_call', name: 'edit_file', id: 'toolu_e2e_edit',
+      input: { path: LOGIN, old_text: ORIGINAL_LINE, new_text: 'return check(user, password)' } },
+    { kind: 'text', chunks: ['login() now checks the password.'] },
+  ]);
+  await send(chat, 'make login check the password');
+  const card = chat.locator('.approval[data-tool="edit_file"][data-outcome="pending"]');
+  await card.locator('.approval-title', { hasText: `Edit ${LOGIN}` }).waitFor();
+  await card.locator('.approval-diff .diff-add', { hasText: 'return check(user, password)' }).waitFor();
+  await card.locator('.approval-diff .diff-del', { hasText: ORIGINAL_LINE }).waitFor();
+  await ui.shot('chat-approval-edit', card);
+  // The full diff in VS Code's diff editor, from the card.
+  await card.locator('.approval-open-diff').click();
+  await ui.page.locator('.monaco-diff-editor').first().waitFor();
+  await ui.page.locator('.tab', { hasText: '(proposed)' }).first().waitFor();
+  log('the edit card shows the diff; "Open diff" opened the diff editor');
+  await card.locator('.approval-button.allow-once').click();
+  const done = chat.locator('.approval[data-tool="edit_file"][data-outcome="allowed_once"]');
+  await done.locator('.approval-outcome', { hasText: 'Allowed once.' }).waitFor();
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'now checks the password' }).waitFor();
+  // The diff editor closes with the answer; the change is in the buffer, unsaved (the disk is as before).
+  await ui.page.locator('.tab', { hasText: '(proposed)' }).waitFor({ state: 'detached' });
+  await editorLine(ui, 'return check(user, password)').waitFor();
+  if (readFileSync(join(workspace, LOGIN), 'utf8').includes('check(')) throw new Error('the edit was saved to disk');
+  await ui.page.locator('.tab.dirty', { hasText: 'login.py' }).waitFor();
+  log('allowed edit applied to the open buffer, unsaved:', JSON.stringify(await done.locator('.approval-outcome').innerText()));
+  await undoInLogin(ui, 'check(user, password)');
+  log('undo took the change back');
+}
+
+async function deniedCommandTellsTheModelWhy(ui, chat, fake) {
+  const before = (await fake.requests()).length;
+  await fake.script([
+    { kind: 'tool_call', name: 'run_command', id: 'toolu_e2e_rm', input: { command: 'rm -rf build' } },
+    { kind: 'text', chunks: ['Understood, I left the build folder alone.'] },
+  ]);
+  await send(chat, 'clean the build folder');
+  const card = chat.locator('.approval[data-tool="run_command"][data-outcome="pending"]');
+  await card.locator('.approval-command', { hasText: 'rm -rf build' }).waitFor();
+  await card.locator('.approval-cwd', { hasText: 'in ' }).waitFor();
+  await card.locator('.approval-reason').fill('keep the build cache');
+  await ui.shot('chat-approval-command', card);
+  await card.locator('.approval-button.deny').click();
+  await chat.locator('.approval[data-tool="run_command"][data-outcome="denied"] .approval-outcome',
+    { hasText: 'Denied: keep the build cache' }).waitFor();
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'left the build folder alone' }).waitFor();
+  // The model's next request carried the denial and the reason as the tool's result.
+  const seen = await until('the denial in a provider request', async () => {
+    const requests = (await fake.requests()).slice(before);
+    return requests.find((r) => JSON.stringify(r.body).includes('keep the build cache'));
+  });
+  const body = JSON.stringify(seen.body);
+  if (!body.includes('The user denied this command')) throw new Error(`the model was not told of the denial: ${body.slice(0, 400)}`);
+  log('the denial and its reason reached the model');
+}
+
+async function writeDelegationShowsItsTaskAndTools(ui, chat, fake) {
+  await fake.script([
+    { kind: 'tool_call', name: 'delegate', id: 'toolu_e2e_write_worker',
+      input: { tier: 'fast', task: 'Rename login to sign_in in src/login.py', context: { mode: 'minimal' },
+              allowed_tools: ['read_file', 'edit_file'] } },  // may write: asked before the worker starts
+    { kind: 'text', chunks: ['Then I will leave the name as it is.'] },
+  ]);
+  await send(chat, 'rename login, with a worker');
+  const card = chat.locator('.approval[data-tool="delegate"][data-outcome="pending"]');
+  await card.locator('.approval-task', { hasText: 'Rename login to sign_in in src/login.py' }).waitFor();
+  await card.locator('.approval-worker', { hasText: 'fast tier' }).filter({ hasText: 'edit_file' }).waitFor();
+  await ui.shot('chat-approval-delegation', card);
+  await card.locator('.approval-button.deny').click();
+  await chat.locator('.approval[data-tool="delegate"][data-outcome="denied"]').waitFor();
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'leave the name as it is' }).waitFor();
+  log('a write-capable delegation asked first, showing its task, tier and tools; denied, no worker ran');
+}
+
+async function selectionGoesWithTheMessage(ui, chat, fake) {
+  const before = (await fake.requests()).length;
+  await ui.page.locator('.tab', { hasText: 'login.py' }).first().click();
+  await editorLine(ui, ORIGINAL_LINE).click();
+  await ui.page.keyboard.press('Home');
+  await ui.page.keyboard.press('Shift+End');
+  await ui.command('Switchman: Send Selection to Switchman');
+  await fake.script([{ kind: 'text', chunks: ['It only compares the user name. Check the password too:\n\n',
+    '```python\nreturn user == "admin" and check(password)\n```\n'] }]);
+  await send(chat, 'what does this line do?');
+  await chat.locator('.entry.user', { hasText: `📎 ${LOGIN} (lines 2–2)` }).waitFor();
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'compares the user name' }).waitFor();
+  const seen = await until('the selection in a provider request', async () => {
+    const requests = (await fake.requests()).slice(before);
+    return requests.find((r) => JSON.stringify(r.body).includes('what does this line do?'));
+  });
+  if (!JSON.stringify(seen.body).includes(ORIGINAL_LINE.replace(/"/g, '\\"'))) {
+    throw new Error(`the selection did not reach the provider: ${JSON.stringify(seen.body).slice(0, 400)}`);
+  }
+  log('the selected line went to the provider with the message');
+}
+
+async function applyAsksThroughTheDaemon(ui, chat, workspace) {
+  // Line 2 of login.py is still selected: Apply replaces it, after the same approval card.
+  const turn = chat.locator('.entry.turn[data-status="completed"]', { hasText: 'compares the user name' }).last();
+  await turn.locator('[data-code-action="apply"]').click();
+  const card = chat.locator('.approval[data-tool="apply_code"][data-outcome="pending"]');
+  const toast = ui.page.locator('.notifications-toasts .notification-toast', { hasText: 'Switchman' });
+  await until('the Apply card (or a message saying why not)', async () => {
+    if (await toast.count()) throw new Error(`Apply answered with a message: ${await toast.first().innerText()}`);
+    return (await card.count()) > 0;
+  });
+  await card.locator('.approval-title', { hasText: `Apply the code block to ${LOGIN} (replacing the selection)` }).waitFor();
+  await card.locator('.approval-diff .diff-add', { hasText: 'check(password)' }).waitFor();
+  // "Always" for Apply: kept as the tool apply_code (revoked in the next step).
+  await card.locator('.approval-button.allow-always', { hasText: 'Always allow apply_code in this workspace' }).click();
+  await chat.locator('.approval[data-tool="apply_code"][data-outcome="allowed_always"] .approval-outcome',
+    { hasText: 'apply_code is always allowed here now' }).waitFor();
+  await editorLine(ui, 'return user == "admin" and check(password)').waitFor();
+  if (readFileSync(join(workspace, LOGIN), 'utf8').includes('check(')) throw new Error('Apply saved the file');
+  log('Apply went through the approval card and changed the buffer');
+  await undoInLogin(ui, 'check(password)');
+}
+
+async function alwaysAllowedToolsCanBeRevoked(ui) {
+  // Not ui.command(): the QuickPick of the command takes the palette's place at once.
+  await ui.page.keyboard.press('F1');
+  const input = ui.page.locator('.quick-input-widget input.input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill('>Switchman: Manage Always-Allowed Tools');
+  await ui.page.locator('.quick-input-list .monaco-list-row', { hasText: 'Manage Always-Allowed Tools' }).first().waitFor();
+  await ui.page.keyboard.press('Enter');
+  const row = ui.page.locator('.quick-input-list .monaco-list-row', { hasText: 'apply_code' }).first();
+  await row.waitFor();
+  await ui.shot('trust-quick-pick', ui.page.locator('.quick-input-widget'));
+  await row.locator('.quick-input-list-checkbox, input[type="checkbox"], .monaco-custom-toggle').first().click();
+  await ui.page.locator('.quick-input-widget .monaco-button', { hasText: 'OK' }).first().click();
+  await ui.page.locator('.notifications-toasts .notification-toast', { hasText: 'Switchman will ask again before: apply_code' }).waitFor();
+  log('"Manage Always-Allowed Tools" listed apply_code and revoked it');
+}

@@ -1,0 +1,149 @@
+"""What an agent profile is, the built-in ones, and a set of profiles from every source.
+
+A profile bundles what Copilot custom agents, Claude Code subagents and Roo
+modes call an agent: a description, a system prompt, the tools it may use,
+the skills it sees, a model policy and an approval mode. Profiles come from
+three places — built in, the user's ``profiles.yaml`` and a workspace's
+``.switchman/profiles.yaml`` — and a later source replaces an earlier
+profile of the same name (a workspace profile only ever narrowed, see
+:mod:`switchman.engine.config.profiles_file`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+import msgspec
+
+DEFAULT_PROFILE = "default"
+SUBAGENT_PROFILE = "subagent"
+
+ProfileSource = Literal["builtin", "user", "workspace"]
+ResolvedFrom = Literal["session", "workspace", "global"]
+
+
+class ApprovalMode(StrEnum):
+    """How a profile's file changes and commands are approved."""
+
+    ASK = "ask"
+    """Writes and commands ask first (unless the user always allows the tool)."""
+    READ_ONLY = "read_only"
+    """No write or execute tool is offered at all."""
+
+    def at_most(self, ceiling: ApprovalMode) -> ApprovalMode:
+        """The stricter of this mode and ``ceiling``."""
+        return ApprovalMode.READ_ONLY if ApprovalMode.READ_ONLY in (self, ceiling) else self
+
+
+class ModelPolicy(msgspec.Struct, frozen=True):
+    """Which model a profile's turns prefer.
+
+    ``model`` (an id) or else ``tier`` names the profile's default; it takes
+    the place of the workspace and global defaults for the profile's turns
+    (rules, ``@alias`` and ``/model`` still come first). ``tiers`` overrides
+    single tiers for the profile's workers and its default ``tier``.
+    """
+
+    model: str | None = None
+    tier: str | None = None
+    tiers: dict[str, str] = {}
+    effort: str | None = None
+    """Reasoning effort (low, medium, high) for the profile's turns and workers, sent to
+    models that have such a setting; it replaces a tier's own effort."""
+
+    @property
+    def is_empty(self) -> bool:
+        """Whether the profile leaves model choice to the routing policy."""
+        return self.model is None and self.tier is None and not self.tiers \
+            and self.effort is None
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One agent profile (validated)."""
+
+    name: str
+    description: str = ""
+    system_prompt: str = ""
+    tools: frozenset[str] | None = None
+    """The tools the profile may use; None: every tool the turn would have."""
+    skills: frozenset[str] | None = None
+    """The skills the profile sees; None: every indexed skill."""
+    model_policy: ModelPolicy = field(default_factory=ModelPolicy)
+    approval: ApprovalMode = ApprovalMode.ASK
+    source: ProfileSource = "builtin"
+    file: str | None = None
+    line: int = 0
+    """Where the profile is written (0-based line), for messages."""
+
+    def allows(self, tool: str) -> bool:
+        """Whether the profile lets its turns use ``tool`` (approval aside)."""
+        return self.tools is None or tool in self.tools
+
+
+BUILTIN_PROFILES: tuple[Profile, ...] = (
+    Profile(DEFAULT_PROFILE, "The general coding assistant: every tool, your routing rules."),
+    Profile(SUBAGENT_PROFILE,
+            "A generic worker for delegated sub-tasks: does one focused task and reports back.",
+            system_prompt="Work on the one task you were given and report the result plainly."),
+)
+
+
+@dataclass(frozen=True)
+class ActiveProfile:
+    """The profile a session runs with, and where that choice came from."""
+
+    profile: Profile
+    resolved_from: ResolvedFrom
+
+    @property
+    def name(self) -> str:
+        """The profile's name."""
+        return self.profile.name
+
+
+@dataclass(frozen=True)
+class ProfileSet:
+    """Every profile available in one workspace, with the defaults that apply there."""
+
+    profiles: Mapping[str, Profile] = field(default_factory=dict)
+    global_default: str = DEFAULT_PROFILE
+    workspace_default: str | None = None
+
+    @classmethod
+    def of(cls, layers: Iterable[Iterable[Profile]], global_default: str = DEFAULT_PROFILE,
+           workspace_default: str | None = None) -> ProfileSet:
+        """Profiles from ``layers`` in order; later layers replace earlier names."""
+        merged: dict[str, Profile] = {}
+        for layer in layers:
+            for profile in layer:
+                merged[profile.name] = profile
+        return cls(merged, global_default, workspace_default)
+
+    def get(self, name: str) -> Profile | None:
+        """The profile called ``name``."""
+        return self.profiles.get(name)
+
+    def names(self) -> list[str]:
+        """Every profile name, sorted."""
+        return sorted(self.profiles)
+
+    def resolve(self, session_override: str | None) -> ActiveProfile:
+        """The profile in force: the session's choice, else the workspace's, else the global.
+
+        A name that no longer exists (its file changed) is skipped, so a session
+        never runs without a profile.
+        """
+        for name, origin in ((session_override, "session"),
+                             (self.workspace_default, "workspace"),
+                             (self.global_default, "global")):
+            found = self.profiles.get(name) if name else None
+            if found is not None:
+                return ActiveProfile(found, origin)  # type: ignore[arg-type]
+        return ActiveProfile(self.profiles.get(DEFAULT_PROFILE, BUILTIN_PROFILES[0]), "global")
+
+
+BUILTIN_SET = ProfileSet.of([BUILTIN_PROFILES])

@@ -1,0 +1,115 @@
+"""Apply (``switchman/applyCode``): a code block from an answer, put into a file through the
+same approval, trust and ``workspace/applyEdit`` as the edit tools."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from switchman.server import methods
+from tests.lsp.conftest import LISTEN, Daemon
+from tests.support.editor_tools import ToolEditor
+from tests.support.lsp import SwitchmanClient, running_server
+
+SOURCE = "# café\ndef main():\n    return 42\n"
+
+
+@pytest.fixture
+async def vscode(daemon: Daemon) -> AsyncIterator[tuple[SwitchmanClient, ToolEditor]]:
+    (daemon.workspace / "src" / "app.py").write_text(SOURCE, "utf-8")
+    async with running_server("visual-studio-code", daemon.env, [daemon.workspace],
+                              LISTEN) as client:
+        yield client, ToolEditor(client)
+
+
+async def apply(client: SwitchmanClient, daemon: Daemon, **params: Any) -> Any:
+    uri = (daemon.workspace / "src" / "app.py").as_uri()
+    return await client.protocol.send_request_async(  # type: ignore[no-untyped-call]
+        methods.APPLY_CODE, {"workspace": daemon.uri, "uri": uri, "text": SOURCE, **params})
+
+
+async def test_apply_replaces_the_selection_after_approval(
+        vscode: tuple[SwitchmanClient, ToolEditor], daemon: Daemon) -> None:
+    client, editor = vscode
+    # line 2, "42" (UTF-16 columns; the é on line 0 must not shift anything)
+    span = {"start": {"line": 2, "character": 11}, "end": {"line": 2, "character": 13}}
+    result = await apply(client, daemon, code="43", range=span, turn_id="t1")
+    assert result == {"applied": True, "decision": "allow_once", "path": "src/app.py",
+                      "reason": None}
+    request = editor.approvals[0]
+    assert (request["tool"], request["tool_class"], request["turn_id"]) == (
+        "apply_code", "write", "t1")
+    assert request["title"] == "Apply the code block to src/app.py (replacing the selection)"
+    assert "-    return 42\n+    return 43\n" in request["diff"]
+    assert editor.buffer(daemon.workspace / "src" / "app.py") == SOURCE.replace("42", "43")
+    assert (daemon.workspace / "src" / "app.py").read_text("utf-8") == SOURCE  # unsaved
+
+
+async def test_apply_without_a_range_replaces_the_whole_file(
+        vscode: tuple[SwitchmanClient, ToolEditor], daemon: Daemon) -> None:
+    client, editor = vscode
+    result = await apply(client, daemon, code="print('hi')\n")
+    assert result["applied"] is True
+    assert editor.approvals[0]["title"].endswith("(replacing the whole file)")
+    assert editor.buffer(daemon.workspace / "src" / "app.py") == "print('hi')\n"
+
+
+async def test_a_denied_apply_changes_nothing_and_says_why(
+        vscode: tuple[SwitchmanClient, ToolEditor], daemon: Daemon) -> None:
+    client, editor = vscode
+    editor.answers.append({"decision": "deny", "reason": "wrong file"})
+    result = await apply(client, daemon, code="x = 1\n")
+    assert result == {"applied": False, "decision": "deny", "path": "src/app.py",
+                      "reason": "wrong file"}
+    assert editor.edits == []
+
+
+async def test_always_allowing_apply_is_trust_of_its_own(
+        vscode: tuple[SwitchmanClient, ToolEditor], daemon: Daemon) -> None:
+    client, editor = vscode
+    editor.answers.append({"decision": "allow_always"})
+    await apply(client, daemon, code="a = 1\n")
+    second = await apply(client, daemon, code="b = 2\n")
+    assert (second["applied"], second["decision"]) == (True, "allow_always")
+    assert len(editor.approvals) == 1  # the second Apply did not ask
+    trusted = await client.protocol.send_request_async(  # type: ignore[no-untyped-call]
+        methods.TRUST, {"workspace": daemon.uri})
+    assert trusted["trusted"][0]["tools"] == ["apply_code"]  # not edit_file
+
+
+async def test_the_editors_refusal_comes_back(
+        vscode: tuple[SwitchmanClient, ToolEditor], daemon: Daemon) -> None:
+    client, editor = vscode
+    editor.refusal = "the file is read-only"
+    result = await apply(client, daemon, code="x = 1\n")
+    assert result == {"applied": False, "decision": "allow_once", "path": "src/app.py",
+                      "reason": "the file is read-only"}
+
+
+@pytest.mark.parametrize(("uri", "message"), [
+    ("file:///etc/passwd", "outside the workspace"),
+    ("untitled:Untitled-1", "is not a file URI"),
+])
+async def test_a_file_outside_the_workspace_is_refused_without_asking(
+        vscode: tuple[SwitchmanClient, ToolEditor], daemon: Daemon, uri: str,
+        message: str) -> None:
+    client, editor = vscode
+    with pytest.raises(JsonRpcException) as raised:
+        await client.protocol.send_request_async(  # type: ignore[no-untyped-call]
+            methods.APPLY_CODE, {"workspace": daemon.uri, "uri": uri, "text": "", "code": "x"})
+    assert message in raised.value.message
+    assert raised.value.code == 1012
+    assert editor.approvals == []
+
+
+async def test_a_negative_position_is_invalid_params(
+        vscode: tuple[SwitchmanClient, ToolEditor], daemon: Daemon) -> None:
+    client, editor = vscode
+    span = {"start": {"line": -1, "character": 0}, "end": {"line": 0, "character": 0}}
+    with pytest.raises(JsonRpcException) as raised:
+        await apply(client, daemon, code="x", range=span)
+    assert raised.value.code == -32602
+    assert editor.approvals == []

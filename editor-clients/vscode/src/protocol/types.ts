@@ -250,6 +250,39 @@ export interface StatusParams {
   banners: string[];
   cost_today_usd: Money;
   config_errors: number;
+  /** The agent profile in force and where it was chosen (absent from daemons without profiles). */
+  profile?: ActiveProfile | null;
+}
+
+/** Where the profile in force was chosen: the session, the workspace's default, or the global default. */
+export type ProfileSource = 'session' | 'workspace' | 'global';
+
+export interface ActiveProfile {
+  name: string;
+  resolved_from: ProfileSource;
+}
+
+export interface ProfileInfo {
+  name: string;
+  description: string;
+  source: 'builtin' | 'user' | 'workspace';
+  tools: string[];
+  model_policy: { model: string | null; tier: string | null; tiers?: Record<string, string> };
+  approval?: 'ask' | 'read_only';
+}
+
+/** `switchman/profiles` result. */
+export interface ProfilesResult {
+  profiles: ProfileInfo[];
+  active: ActiveProfile;
+}
+
+/** `switchman/setProfile` result. */
+export interface SetProfileResult {
+  outcome: 'applied' | 'cleared' | 'unchanged';
+  session_id: string;
+  profile: ActiveProfile;
+  message: string;
 }
 
 /** `switchman/approve` params (server → client request). */

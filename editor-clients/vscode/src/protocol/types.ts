@@ -179,6 +179,21 @@ export interface SessionDetail {
   messages: Message[];
   turns: Turn[];
   cost: SessionCost;
+  /** For a worker session: the typed handoff it started from (docs/protocol.md, "Handoff envelope"). */
+  handoff?: HandoffEnvelope | null;
+}
+
+/** What a planner (or the user, with `/delegate`) handed to a worker; only the fields the editor shows. */
+export interface HandoffEnvelope {
+  id: string;
+  reason: 'planner_delegate' | 'user_delegate';
+  intent: string;
+  source: { session_id: string; model: string; profile: { name: string; resolved_from: string } };
+  target: { session_id: string | null; tier: string; profile: { name: string; resolved_from: string } };
+  capability_scope: { tools: string[]; dropped_tools: string[]; approval: string; approval_required: boolean };
+  model_policy: { tier: string; profile_model: string | null; tiers: Record<string, string> };
+  budget: { max_tokens: number | null; timeout_seconds: number; planner_session_cost_usd: Money; cost_today_usd: Money };
+  input: { context: { mode: string; include?: unknown[] }; output_schema: unknown };
 }
 
 export interface NewSessionResult {

@@ -362,6 +362,10 @@ async function delegateSelectionFromTheEditorMenu(ui, chat, fake) {
   const card = chat.locator('.entry.delegated .delegation[data-status="completed"]');
   await card.locator('.delegation-title', { hasText: 'Worker · fast · claude-haiku-4-5' }).waitFor();
   await card.locator('.delegation-task', { hasText: 'explain this' }).waitFor();
+  // The worker's view starts with its handoff envelope: from you, to a fast subagent worker.
+  await card.locator('.delegation-toggle').click();
+  await card.locator('.handoff dd', { hasText: 'you (/delegate)' }).waitFor();
+  await card.locator('.handoff dd', { hasText: 'fast worker, profile subagent' }).waitFor();
   await chat.locator('.entry.command', { hasText: 'login() compares the user name with **admin** only.' }).waitFor();
   await chat.locator('.entry.user', { hasText: '/delegate fast explain this' }).filter({ hasText: 'src/login.py' }).waitFor();
   const sent = (await fake.requests()).at(-1);

@@ -57,8 +57,9 @@ export function createStatusItem(folder: Folder, index: number): StatusItem {
 
 /** The agent-profile item of a folder, next to its model item; shown once the daemon names a profile. */
 export function createProfileItem(folder: Folder, index: number): StatusItem {
-  // Right-aligned items with a higher priority sit further left: the profile reads just before the model.
-  const item = vscode.window.createStatusBarItem(`switchman.profile.${index}`, vscode.StatusBarAlignment.Right, 100.5 - index);
+  // Right-aligned items with a higher priority sit further left: just before the model (100), after
+  // the editor's own items (the language mode is 100.1).
+  const item = vscode.window.createStatusBarItem(`switchman.profile.${index}`, vscode.StatusBarAlignment.Right, 100.05 - index);
   item.name = `Switchman profile (${folder.name})`;
   return statusItem(item);
 }

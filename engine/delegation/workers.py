@@ -165,7 +165,8 @@ class WorkerRun:
                                    ends_turn=True)],
             sink=self.progress, max_output_tokens=self.call.max_tokens,
             requires_structured_output=self.call.output_schema is not None,
-            profile=self.profile, **self._tier_inputs())
+            profile=self.profile, reasoning_effort=self.profile.profile.model_policy.effort,
+            **self._tier_inputs())
         envelope = self._envelope(approval_required)
         worker = self.delegation.sessions.new_worker(self.planner, role)
         self.progress.worker_session_id = worker.id

@@ -198,6 +198,17 @@ def test_models_lists_key_status(config_dir: Path, monkeypatch: pytest.MonkeyPat
     assert "secret-value" not in json.dumps(rows)
 
 
+def test_check_reports_a_dot_switchman_folder_that_is_a_symlink_loop(
+        tmp_path: Path, config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It used to print "No configuration files found" (the path counted as absent)."""
+    workspace = tmp_path / "proj"
+    workspace.mkdir()
+    os.symlink(workspace / ".switchman", workspace / ".switchman")
+    code, out = run(capsys, "rules", "check", "--workspace", str(workspace))
+    assert code == 1
+    assert f"inside {workspace / '.switchman'}, which is a symbolic link loop" in out
+
+
 # -- the installed console script ----------------------------------------------------
 
 

@@ -70,8 +70,8 @@ async def test_delegating_a_selection_hands_it_to_a_worker(
         "user", "selection", "fast", "explicit")
     assert started["session_id"] == result.session_id
     envelope = started["handoff"]
-    assert (envelope["reason"], envelope["target"]["profile"]["name"], envelope["input"]["task"]) == (
-        "user_delegate", "subagent", "explain this")
+    assert (envelope["reason"], envelope["target"]["profile"]["name"],
+            envelope["input"]["task"]) == ("user_delegate", "subagent", "explain this")
     assert envelope["source"]["tool_use_id"] == envelope["trace"]["trace_id"]
     assert envelope["source"]["tool_use_id"].startswith("user_")
     updates = user.recorder.delegations

@@ -15,7 +15,12 @@ from switchman.engine.availability import Unavailability
 from switchman.engine.clock import SystemClock
 from switchman.engine.config.check import FileKind, check_text, file_kind
 from switchman.engine.config.jsonschema import schema_text
-from switchman.engine.config.paths import data_dir, find_workspace, workspace_routing_file
+from switchman.engine.config.paths import (
+    data_dir,
+    find_workspace,
+    workspace_profiles_file,
+    workspace_routing_file,
+)
 from switchman.engine.config.problems import Problem, Severity, sort_problems
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.report import format_problems, format_rules
@@ -56,7 +61,7 @@ def rules_check(args: argparse.Namespace) -> int:
     targets = [Path(f) for f in args.files] or _default_targets(config, _workspace(args))
     problems: list[Problem] = []
     for path in targets:
-        problems += _check_file(path, config.registry())
+        problems += _check_file(path, config)
     problems = sort_problems(problems)
     if args.json:
         _print_json(problems)
@@ -66,19 +71,22 @@ def rules_check(args: argparse.Namespace) -> int:
 
 
 def _default_targets(config: ConfigStore, workspace: Path) -> list[Path]:
-    candidates = [config.models_path, config.routing_path, workspace_routing_file(workspace)]
+    candidates = [config.models_path, config.routing_path, config.profiles_path,
+                  workspace_routing_file(workspace), workspace_profiles_file(workspace)]
     # A broken link, or a path under a looping folder, is reported too.
     return [p for p in candidates if entry_signature(p) is not None]
 
 
-def _check_file(path: Path, registry: ModelRegistry) -> list[Problem]:
+def _check_file(path: Path, config: ConfigStore) -> list[Problem]:
     kind = file_kind(path) or FileKind.ROUTING
     text, unreadable = read_config(path)
     if text is None:
         return [unreadable] if unreadable is not None else []
+    registry = config.registry()
     if kind is not FileKind.MODELS:
         registry = _registry_beside(path, registry)
-    return check_text(kind, text, str(path), registry)
+    # a workspace's profiles are bounded by the user's own
+    return check_text(kind, text, str(path), registry, config.user_profiles())
 
 
 def _registry_beside(path: Path, registry: ModelRegistry) -> ModelRegistry:

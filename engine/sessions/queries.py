@@ -122,7 +122,7 @@ class SessionQueries:
             decision = m.router.chain(str(live.folder)).decide(RouteRequest(
                 context=context, turn_id="preview", session_id=live.id, override=override,
                 sticky_model=live.sticky.pending.model if live.sticky.pending
-                else live.sticky.active))
+                else live.sticky.active, profile=m.profile(live)))
         except NoModelAvailable as failure:
             return Preview(None, "no model available", message, failure.decision,
                            render(failure.decision), ErrorInfo(failure.code, str(failure)), None)

@@ -98,6 +98,20 @@ def test_check_defaults_to_user_and_workspace_files(tmp_path: Path, config_dir: 
     assert str(config_dir / "routing.yaml") in out
 
 
+def test_check_includes_profile_files_and_bounds_a_workspaces_by_the_users(
+        tmp_path: Path, config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (config_dir / "profiles.yaml").write_text(
+        "default: reader\nprofiles:\n  reader: {tools: [read_file]}\n", "utf-8")
+    workspace = tmp_path / "proj"
+    (workspace / ".switchman").mkdir(parents=True)
+    (workspace / ".switchman" / "profiles.yaml").write_text(
+        "profiles:\n  reader: {tools: [read_file, run_command]}\n", "utf-8")
+    code, out = run(capsys, "rules", "check", "--workspace", str(workspace))
+    assert code == 0  # narrowing is a warning
+    assert "cannot add 'run_command': your profile 'reader' does not allow it" in out
+    assert str(workspace / ".switchman" / "profiles.yaml") + ":2:" in out
+
+
 def test_check_of_clean_files_says_ok(tmp_path: Path, config_dir: Path,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     path = config_dir / "models.yaml"

@@ -106,6 +106,10 @@ async def test_session_beats_workspace_beats_global(vscode: SwitchmanClient, dae
     assert switched["profile"] == {"name": "reviewer", "resolved_from": "session"}
     assert switched["session_id"] == first["session_id"]
     await vscode.wait_for(methods.STATUS, lambda s: s["profile"]["resolved_from"] == "session")
+    preview = await vscode.request(methods.PREVIEW, {"workspace": daemon.uri,
+                                                     "message": "please look over the parser"})
+    assert preview["model"] == "anthropic:claude-haiku-4-5"  # what the turn will use
+    assert preview["decision"]["profile"] == {"name": "reviewer", "resolved_from": "session"}
     fake.script_text("Reviewed.", model=HAIKU_API)
     third = await chat(vscode, daemon, "please look over the parser")
     assert third["model"] == "anthropic:claude-haiku-4-5"

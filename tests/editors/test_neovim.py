@@ -156,6 +156,10 @@ def test_delegate_a_selection_or_get_asked_what_to_delegate(neovim: NeovimRun) -
     neovim.run("test_delegate.lua")
 
 
+def test_profile_command_changes_the_statusline(neovim: NeovimRun) -> None:
+    neovim.run("test_profile.lua")
+
+
 def test_model_command_changes_the_statusline(neovim: NeovimRun) -> None:
     neovim.run("test_model.lua")
 

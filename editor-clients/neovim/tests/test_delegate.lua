@@ -58,4 +58,22 @@ return {
       H.check(first:find('return 42', 1, true), 'the selected text', first)
     end,
   },
+  {
+    "the worker's transcript starts with its handoff: from you, to a fast subagent worker",
+    function()
+      local _, known = next(chat.workers or {})
+      H.check(known and known.update.worker_session_id, 'the worker of the last test', chat.workers)
+      require('switchman.chat.workers').open(root, known.update.worker_session_id)
+      H.wait_for('the worker transcript', function()
+        return vim.api.nvim_buf_get_name(0):find('switchman://session/' .. known.update.worker_session_id, 1, true) ~= nil
+      end)
+      local bufnr = vim.api.nvim_get_current_buf()
+      H.wait_text(bufnr, '## Handoff')
+      local text = H.text(bufnr)
+      H.check(text:find('From:    you (/delegate), profile ', 1, true), 'from the user', H.lines(bufnr))
+      H.check(text:find('To:      fast worker, profile subagent (chosen)', 1, true), 'to a fast subagent worker',
+        H.lines(bufnr))
+      vim.cmd('tabclose')
+    end,
+  },
 }

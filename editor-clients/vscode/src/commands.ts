@@ -5,6 +5,7 @@ import type { ChatController } from './chat/chatController';
 import type { ChatViewProvider } from './chat/chatView';
 import { sameWorkspace, type Folder, type WorkspaceFolders } from './common/host';
 import type { ModelCommands } from './models/modelCommands';
+import type { ProfileCommands } from './profiles/profileCommands';
 import { SlashCommands } from './protocol/methods';
 import type { SwitchmanClient } from './server/switchmanClient';
 import { showDocument, SwitchmanDocuments } from './sessions/documents';
@@ -16,6 +17,7 @@ export interface CommandTargets {
   chat: ChatController;
   chatView: ChatViewProvider;
   models: ModelCommands;
+  profiles: ProfileCommands;
   sessions: SessionsTree;
   folders: WorkspaceFolders;
   output: vscode.OutputChannel;
@@ -37,6 +39,7 @@ export function commandTable(t: CommandTargets): Record<string, Handler> {
     },
     'switchman.setModel': withFolder((folder) => t.models.pick(folder)),
     'switchman.clearModel': withFolder((folder) => t.models.set(folder, null)),
+    'switchman.setProfile': withFolder((folder) => t.profiles.pick(folder)),
     'switchman.whyThisModel': withFolder((folder) => showDocument(SwitchmanDocuments.explanationUri(folder.uri))),
     'switchman.checkRules': async () => {
       await t.chatView.reveal();

@@ -37,9 +37,10 @@ function M.selection(opts, message)
   end
 end
 
---- The words `:Switchman delegate` completes first: the tiers.
+--- The words `:Switchman delegate` completes first: the tiers, then the profiles.
 function M.delegate_targets()
-  return { 'fast', 'balanced', 'deep' }
+  local root = require('switchman.workspace').root_for_buf(0)
+  return vim.list_extend({ 'fast', 'balanced', 'deep' }, require('switchman.profiles').completions(root))
 end
 
 --- `:[range]Switchman delegate [tier] [task]`: `/delegate` with the selected lines attached (with

@@ -33,6 +33,20 @@ M.list = {
     end,
   },
   {
+    name = 'profile',
+    desc = 'Set the agent profile of this session: pick one, name one, or "-" for the default',
+    run = function(args)
+      local profiles, r = require('switchman.profiles'), root()
+      if #args == 0 then
+        return profiles.pick(r)
+      end
+      profiles.set(r, args[1] ~= '-' and args[1] or nil)
+    end,
+    complete = function()
+      return require('switchman.profiles').completions(root())
+    end,
+  },
+  {
     name = 'why',
     desc = 'Why this model? The routing chain of the last turn',
     run = function()

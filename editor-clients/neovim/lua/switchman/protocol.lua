@@ -19,6 +19,8 @@ M.request = {
   trust = 'switchman/trust',
   revoke_trust = 'switchman/revokeTrust',
   apply_code = 'switchman/applyCode',
+  profiles = 'switchman/profiles',
+  set_profile = 'switchman/setProfile',
 }
 
 --- Requests (server → client).
@@ -45,6 +47,7 @@ M.error = {
   no_model_available = 'no_model_available',
   turn_in_progress = 'turn_in_progress',
   unknown_turn = 'unknown_turn',
+  unknown_profile = 'unknown_profile',
 }
 
 --- Chat delta kinds.

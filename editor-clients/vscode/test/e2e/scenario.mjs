@@ -6,6 +6,7 @@ import { log, until } from './support.mjs';
 import { toolSteps } from './tools.mjs';
 
 const STATUS_ITEM = '[id="switchman.switchman.switchman.status.0"]';
+const PROFILE_ITEM = '[id="switchman.switchman.switchman.profile.0"]';
 const TIMEOUT = 30000;
 const FOCUS_CHAT = 'Control+Shift+Alt+S';
 
@@ -52,6 +53,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await commandsAnswer(ui, chat);
     await transcriptSurvivesAReload(ui);
     await statusBarPickerSetsTheModel(ui);
+    await profileItemChoosesTheProfile(ui);
     await sessionsViewOpensTheTranscript(ui);
     await workerSessionsShowOnlyWhenAskedFor(ui);
     await newChatStartsEmpty(ui);
@@ -360,6 +362,10 @@ async function delegateSelectionFromTheEditorMenu(ui, chat, fake) {
   const card = chat.locator('.entry.delegated .delegation[data-status="completed"]');
   await card.locator('.delegation-title', { hasText: 'Worker · fast · claude-haiku-4-5' }).waitFor();
   await card.locator('.delegation-task', { hasText: 'explain this' }).waitFor();
+  // The worker's view starts with its handoff envelope: from you, to a fast subagent worker.
+  await card.locator('.delegation-toggle').click();
+  await card.locator('.handoff dd', { hasText: 'you (/delegate)' }).waitFor();
+  await card.locator('.handoff dd', { hasText: 'fast worker, profile subagent' }).waitFor();
   await chat.locator('.entry.command', { hasText: 'login() compares the user name with **admin** only.' }).waitFor();
   await chat.locator('.entry.user', { hasText: '/delegate fast explain this' }).filter({ hasText: 'src/login.py' }).waitFor();
   const sent = (await fake.requests()).at(-1);
@@ -407,6 +413,30 @@ async function statusBarPickerSetsTheModel(ui) {
   await ui.command('Switchman: Clear Sticky Model');
   await ui.statusItem().locator('.codicon-hubot').waitFor();
   log('status bar after clearing:', JSON.stringify(await ui.statusItem().innerText()));
+}
+
+async function profileItemChoosesTheProfile(ui) {
+  // Next to the model: the agent profile in force (the built-in default until one is chosen).
+  const item = ui.page.locator(PROFILE_ITEM);
+  await item.filter({ hasText: 'default' }).waitFor();
+  await item.click();
+  const rows = ui.page.locator('.quick-input-list .monaco-list-row');
+  await rows.filter({ hasText: 'subagent' }).first().waitFor();
+  await ui.shot('profile-picker', ui.page.locator('.quick-input-widget'));
+  await rows.filter({ hasText: 'subagent' }).first().click();
+  await item.filter({ hasText: 'subagent' }).waitFor();
+  log('profile item after choosing subagent:', JSON.stringify(await item.innerText()));
+  await ui.shot('status-bar-profile', { clip: await statusBarClip(ui) });
+  await item.click();
+  await rows.filter({ hasText: 'Use the default profile' }).first().click();
+  await item.filter({ hasText: 'default' }).waitFor();
+  log('profile item after going back to the default:', JSON.stringify(await item.innerText()));
+}
+
+/** The right half of the status bar, for a screenshot. */
+async function statusBarClip(ui) {
+  const bar = await ui.page.locator('.part.statusbar').boundingBox();
+  return { x: bar.x + bar.width / 2, y: bar.y, width: bar.width / 2, height: bar.height };
 }
 
 async function sessionsViewOpensTheTranscript(ui) {

@@ -54,6 +54,9 @@ class SessionQueries:
         banners = self.availability.banners() + _config_banners(in_force)
         active = m.profile(live) if live else \
             m.config.profiles(str(m.workspaces.folder(uri))).resolve(None)
+        if live is not None and live.profile is not None and active.resolved_from != "session":
+            banners.append(f"Profile '{live.profile}' chosen for this session no longer exists; "
+                           f"using {active.name} (the {active.resolved_from} default).")
         return StatusSnapshot(
             workspace=uri, session_id=session_id,
             active_model=running.model if running else (live.last_model if live else None),

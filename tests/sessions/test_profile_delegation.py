@@ -85,3 +85,20 @@ async def test_an_unknown_worker_profile_starts_nothing(deleg: Engine,  # noqa: 
         "solo, subagent" in block.content
     assert deleg.recorder.delegations == []
     assert [r.model_id for r in adapter.requests] == [OPUS, OPUS]
+
+
+async def test_a_session_whose_profile_was_removed_says_so_and_uses_the_default(
+        deleg: Engine) -> None:  # noqa: F811
+    write_profiles(deleg)
+    service = deleg.service
+    await service.set_profile(deleg.workspace, None, "solo")
+    chosen = service.status(deleg.workspace).profile
+    assert chosen is not None and chosen.resolved_from == "session"
+    (service.config.directory / "profiles.yaml").write_text("profiles: {}\n", "utf-8")
+    service.status(deleg.workspace)  # notices the saved file; it is checked off the loop
+    await service.config.settle(str(deleg.folder))
+    status = service.status(deleg.workspace)
+    assert status.profile is not None
+    assert (status.profile.name, status.profile.resolved_from) == ("default", "global")
+    assert "Profile 'solo' chosen for this session no longer exists; using default (the " \
+        "global default)." in status.banners

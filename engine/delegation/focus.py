@@ -37,8 +37,9 @@ _QUOTE_CHARS = 60
 _WORKER = r"(?:sub-?\s?agent|worker|helper agent)"
 _PHRASES = re.compile(
     r"^\s*(?:ok(?:ay)?[,.]?\s+)?(?:please\s+)?(?:"
-    rf"(?:delegate|hand\s+off|hand\s+over)\s+(?:that|this|it)"
-    rf"(?:\s+(?:off|over))?(?:\s+to\s+(?:a|an|the)\s+(?:(?P<tier1>fast|balanced|deep)\s+)?"
+    r"(?:delegate\s+(?:that|this|it)(?:\s+(?:off|over))?"
+    r"|hand\s+(?:(?:that|this|it)\s+(?:off|over)|(?:off|over)\s+(?:that|this|it)))"
+    rf"(?:\s+to\s+(?:a|an|the)\s+(?:(?P<tier1>fast|balanced|deep)\s+)?"
     rf"{_WORKER})?"
     rf"|(?:do|run|handle)\s+(?:that|this|it)\s+(?:via|with|through|using|in|by)\s+"
     rf"(?:a|an|the)\s+(?:(?P<tier2>fast|balanced|deep)\s+)?{_WORKER}"

@@ -10,7 +10,9 @@ from switchman.engine.config.check import FileKind
 from switchman.engine.config.problems import Code, Severity
 from switchman.engine.config.profiles_file import PROFILE_TOOLS, check_profiles_text
 from switchman.engine.config.store import ConfigStore
+from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.delegation.contract import DELEGATE
+from switchman.engine.editing.outline import SymbolKind, outline
 from switchman.engine.profiles.apply import allowed_tools, permitted, visible_skills
 from switchman.engine.profiles.profile import (
     BUILTIN_PROFILES,
@@ -135,3 +137,11 @@ def test_completion_and_hover_in_profile_files() -> None:
     assert "haiku" in labels(FileKind.WORKSPACE_PROFILES, "profiles:\n  r:\n    model: ¦\n")
     shown = hover_at(kind, "profiles:\n  r:\n    appr¦oval: ask\n")
     assert shown is not None and "read_only" in shown.markdown
+
+
+def test_the_outline_lists_each_profile() -> None:
+    text = "profiles:\n  r: {description: Reviews code}\n  s:\n    model: haiku\n"
+    [profiles] = outline(FileKind.PROFILES, parse_yaml(text, "profiles.yaml"))
+    assert profiles.kind is SymbolKind.PROFILES
+    assert [(c.name, c.kind, c.detail) for c in profiles.children] == [
+        ("r", SymbolKind.PROFILE, "Reviews code"), ("s", SymbolKind.PROFILE, "haiku")]

@@ -25,7 +25,7 @@ from switchman.engine.config.problems import Problem, Severity, sort_problems
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore, read_config
-from switchman.engine.errors import NoModelAvailable, RoutingError
+from switchman.engine.errors import NoModelAvailable, RoutingError, UnknownProfile
 from switchman.engine.files import entry_signature
 from switchman.engine.keys import key_present
 from switchman.engine.learning import database as patterns_db
@@ -175,8 +175,13 @@ def route(args: argparse.Namespace) -> int:
         text, override = router.parse(args.message)
         sticky = router.resolve_model(args.sticky) if args.sticky else None
         context = _route_context(args, text, folder, config)
+        profiles = config.profiles(folder)
+        if args.profile is not None and profiles.get(args.profile) is None:
+            return _report_failure(args, str(UnknownProfile(args.profile, profiles.names())),
+                                   None, code=UnknownProfile.code)
         decision = router.decide(RouteRequest(context=context, turn_id="dry-run",
                                               override=override, sticky_model=sticky,
+                                              profile=profiles.resolve(args.profile),
                                               **_delegation(args, router, config, context)))
     except NoModelAvailable as failure:
         return _report_failure(args, str(failure), failure.decision)

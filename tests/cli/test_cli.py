@@ -112,6 +112,21 @@ def test_check_includes_profile_files_and_bounds_a_workspaces_by_the_users(
     assert str(workspace / ".switchman" / "profiles.yaml") + ":2:" in out
 
 
+def test_route_with_a_profile_uses_its_default_model(config_dir: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    (config_dir / "profiles.yaml").write_text(
+        "profiles:\n  quick: {model: haiku}\n  deep: {tier: deep}\n", "utf-8")
+    code, result = run_json(capsys, "route", "hello", "--assume-configured", "--profile", "quick")
+    assert code == 0 and result["decision"]["chosen_model"] == "anthropic:claude-haiku-4-5"
+    assert result["decision"]["profile"] == {"name": "quick", "resolved_from": "session"}
+    code, out = run(capsys, "route", "hello", "--assume-configured", "--profile", "deep")
+    assert "Profile: deep (resolved from session)" in out
+    assert 'profile "deep" (from session): default tier deep' in out
+    code, result = run_json(capsys, "route", "hello", "--profile", "qiuck")
+    assert code == 1 and result["error"]["code"] == "unknown_profile"
+    assert "Known profiles: deep, default, quick, subagent" in result["error"]["message"]
+
+
 def test_check_of_clean_files_says_ok(tmp_path: Path, config_dir: Path,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     path = config_dir / "models.yaml"

@@ -102,3 +102,13 @@ async def test_a_session_whose_profile_was_removed_says_so_and_uses_the_default(
     assert (status.profile.name, status.profile.resolved_from) == ("default", "global")
     assert "Profile 'solo' chosen for this session no longer exists; using default (the " \
         "global default)." in status.banners
+
+
+async def test_a_new_session_keeps_the_current_ones_profile(deleg: Engine) -> None:  # noqa: F811
+    write_profiles(deleg)
+    service = deleg.service
+    first = await service.set_profile(deleg.workspace, None, "solo")
+    second = service.new_session(deleg.workspace)
+    assert second.id != first.session_id and second.profile == "solo"
+    chosen = service.status(deleg.workspace).profile
+    assert chosen is not None and (chosen.name, chosen.resolved_from) == ("solo", "session")

@@ -34,7 +34,7 @@ from switchman.engine.config.watch import ConfigPoll, poll_interval
 from switchman.engine.delegation.by_user import UserDelegation
 from switchman.engine.delegation.focus import is_delegate_message
 from switchman.engine.delegation.workers import Delegation
-from switchman.engine.errors import EmptyMessage, check_text
+from switchman.engine.errors import EmptyMessage, InvalidAttachment, check_text
 from switchman.engine.events import (
     Event,
     EventBus,
@@ -185,6 +185,9 @@ class Switchman:
             if cancelled:
                 raise asyncio.CancelledError
             if is_delegate_message(message):
+                if images:  # a worker's handoff is text: say so rather than drop them
+                    raise InvalidAttachment("Images cannot be handed to a worker; send them in "
+                                            "a message, or describe them in the task.")
                 return await self.user_delegation.run(
                     live, message, attachment_blocks(live.folder, attachments or []))
             return await slash_commands.run(self.sessions, self.lifecycle, self.queries, live,

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from switchman.engine.messages import Usage
+from switchman.engine.errors import InvalidAttachment
+from switchman.engine.messages import ImageBlock, Usage
 from switchman.engine.service import Switchman
 from switchman.engine.sessions.attachments import AttachmentRequest
 from switchman.engine.tools.approval import ApprovalAnswer
@@ -172,3 +173,11 @@ async def test_a_profile_named_first_runs_the_worker_with_it(
     assert (envelope["target"]["profile"]["name"], envelope["capability_scope"]["tools"],
             envelope["capability_scope"]["approval_required"]) == (
         "reviewer", ["grep", "read_file"], False)
+
+
+async def test_images_are_refused_rather_than_dropped(user: Engine,
+                                                      adapter: ScriptedAdapter) -> None:
+    with pytest.raises(InvalidAttachment, match="Images cannot be handed to a worker"):
+        await user.service.chat(user.workspace, None, "/delegate describe this",
+                                [ImageBlock("image/png", "iVBORw0KGgo=")])
+    assert adapter.requests == [] and user.recorder.delegations == []

@@ -6,7 +6,8 @@ one :class:`WorkerRun`, approval first when it may write or execute, the same
 events and ``switchman/delegation`` notifications — with ``source: user`` and
 no planner turn. The user's session gets no model turn: the message is answered
 like a command, with the worker's answer (or its failure, or one clarifying
-question when the task is ambiguous; then no worker runs).
+question when the task is ambiguous; then no worker runs). The command and the
+answer join the session's conversation, so the next turn's model sees them.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from switchman.engine.delegation.focus import (
 from switchman.engine.delegation.handoff import Handoff
 from switchman.engine.delegation.workers import Delegation, WorkerRun
 from switchman.engine.ids import new_id
-from switchman.engine.messages import ZERO_USD, AttachmentBlock
+from switchman.engine.messages import ZERO_USD, AttachmentBlock, Message, TextBlock
 from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.sessions.live import LiveSession
 from switchman.engine.sessions.records import ChatDelta, ErrorInfo, TurnResult
@@ -79,7 +80,28 @@ class UserDelegation:
             return self._answer(live, focus.question, None)
         tier, profile = self._target(live, command.target)
         result = await self._start(live, tier, profile, focus)
-        return self._answer(live, _result_text(result), result)
+        text = _result_text(result)
+        self._remember(live, message, attachments, text, result)
+        return self._answer(live, text, result)
+
+    def _remember(self, live: LiveSession, message: str, attachments: list[AttachmentBlock],
+                  text: str, result: DelegateResult) -> None:
+        """Keep the exchange in the session's conversation: the user's command and the
+        worker's answer, so the next model turn sees what the worker found (and the
+        transcript shows it after a reload). No turn is recorded: no model was routed."""
+        store, now = self.delegation.sessions.store, self.delegation.clock.now()
+        usage = result.usage_summary
+        exchange = [
+            Message(id=new_id(), session_id=live.id, turn_id=None, role="user",
+                    content=[TextBlock(message), *attachments], created_at=now),
+            Message(id=new_id(), session_id=live.id, turn_id=None, role="assistant",
+                    content=[TextBlock(text)], created_at=now,
+                    model=usage.model or None if usage is not None else None)]
+        with store.db:  # both or neither
+            store.db.execute("BEGIN")
+            for stored in exchange:
+                store.add_message(stored)
+        live.remember(exchange)
 
     async def _start(self, live: LiveSession, tier: str, profile: ActiveProfile,
                      focus: FocusedTask) -> DelegateResult:

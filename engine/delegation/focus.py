@@ -122,8 +122,10 @@ def focused_task(command: DelegateCommand, attachments: list[AttachmentBlock],
 
 
 def _latest_request(history: list[Message]) -> Message | None:
-    """The user's last message with words in it (tool results are not requests)."""
-    return next((m for m in reversed(history) if m.role == "user" and m.text().strip()), None)
+    """The user's last message with words in it (tool results are not requests, and
+    neither is an earlier delegation, which is kept in the history with its answer)."""
+    return next((m for m in reversed(history) if m.role == "user" and m.text().strip()
+                 and not is_delegate_message(m.text())), None)
 
 
 def _list_items(text: str) -> list[str]:

@@ -81,8 +81,10 @@ async def test_delegating_a_selection_hands_it_to_a_worker(
     (worker,) = user.service.session_list(user.workspace, True).sessions[0].workers
     assert worker.parent_tool_use_id == updates[0].tool_use_id
     assert worker.parent_tool_use_id.startswith("user_")
-    # the user's session has no turn and no message for it: it was a command
-    assert user.service.store.messages(result.session_id) == []
+    # the user's session has no turn for it (no model was routed), only the exchange
+    assert user.service.store.turns(result.session_id) == []
+    assert [(m.role, m.text()) for m in user.service.store.messages(result.session_id)] == [
+        ("user", "/delegate fast explain this"), ("assistant", "f returns 1.")]
 
 
 async def test_a_selection_alone_is_the_task(user: Engine, adapter: ScriptedAdapter) -> None:
@@ -181,3 +183,24 @@ async def test_images_are_refused_rather_than_dropped(user: Engine,
         await user.service.chat(user.workspace, None, "/delegate describe this",
                                 [ImageBlock("image/png", "iVBORw0KGgo=")])
     assert adapter.requests == [] and user.recorder.delegations == []
+
+
+async def test_the_workers_answer_joins_the_conversation_the_next_turn_sees(
+        user: Engine, adapter: ScriptedAdapter) -> None:
+    adapter.text("checked", model=OPUS)
+    await user.service.chat(user.workspace, None, "@opus check the weather in Oslo")
+    adapter.text("Oslo: rain all week", model=HAIKU)
+    done = await user.service.chat(user.workspace, None, "/delegate fast look up Oslo")
+    adapter.text("take an umbrella", model=OPUS)
+    await user.service.chat(user.workspace, None, "@opus so what should I pack?")
+    sent = [(m.role, m.text()) for m in adapter.requests[-1].messages]
+    assert sent[2:4] == [("user", "/delegate fast look up Oslo"),
+                         ("assistant", "Oslo: rain all week")]
+    # kept in the store too: the transcript shows it, and a reloaded session remembers it
+    stored = user.service.store.messages(done.session_id)
+    assert [(m.role, m.turn_id is None, m.model) for m in stored[2:4]] == [
+        ("user", True, None), ("assistant", True, HAIKU)]
+    # "delegate that" now means the request before, not the earlier delegation
+    adapter.text("again", model=HAIKU)
+    await user.service.chat(user.workspace, None, "delegate that")
+    assert adapter.requests[-1].messages[0].text() == "so what should I pack?"

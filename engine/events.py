@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
+from typing import Literal
 
 import msgspec
 
@@ -114,6 +115,11 @@ class DelegateStarted(Event, frozen=True, kw_only=True, tag="delegate.started"):
     task_size_tokens: int
     allowed_tool_count: int
     dropped_tools: list[str]
+    source: Literal["planner", "user"] = "planner"
+    """Who delegated: the planner's ``delegate`` call, or the user (``/delegate``)."""
+    focus: str | None = None
+    """For the user's delegations: where the task came from (``selection``, ``written``,
+    ``latest_request``)."""
     worker_tier: str | None = None
     """The tier whose model the worker runs on (``tier`` is the one the planner asked for)."""
     tier_floor: str | None = None

@@ -31,8 +31,10 @@ from switchman.engine.config.paths import (
 )
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.config.watch import ConfigPoll, poll_interval
+from switchman.engine.delegation.by_user import UserDelegation
+from switchman.engine.delegation.focus import is_delegate_message
 from switchman.engine.delegation.workers import Delegation
-from switchman.engine.errors import EmptyMessage, check_text
+from switchman.engine.errors import EmptyMessage, InvalidAttachment, check_text
 from switchman.engine.events import (
     Event,
     EventBus,
@@ -140,6 +142,7 @@ class Switchman:
         self.lifecycle.tool_sources[0] = self._toolbox  # in place of the read-only tools
         self.delegation = Delegation(self.sessions, self.lifecycle, self.config, self.clock,
                                      self.tool_services.policy)
+        self.user_delegation = UserDelegation(self.delegation)
         self.queries = SessionQueries(self.sessions, self.availability)
         learn_from_turns(self.learning, self.sessions, self.lifecycle)
         self.interrupt_orphans()
@@ -181,6 +184,12 @@ class Switchman:
         if slash_commands.command_name(message) is not None:
             if cancelled:
                 raise asyncio.CancelledError
+            if is_delegate_message(message):
+                if images:  # a worker's handoff is text: say so rather than drop them
+                    raise InvalidAttachment("Images cannot be handed to a worker; send them in "
+                                            "a message, or describe them in the task.")
+                return await self.user_delegation.run(
+                    live, message, attachment_blocks(live.folder, attachments or []))
             return await slash_commands.run(self.sessions, self.lifecycle, self.queries, live,
                                             message)
         text, override = self.router.parse(message)

@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     route.add_argument("--complexity", choices=COMPLEXITY_LEVELS, metavar="LEVEL",
                        help="with --delegate-tier: the complexity the planner gives "
                             "(default: estimated from the message and --files)")
+    route.add_argument("--profile", metavar="NAME",
+                       help="route as a session using this agent profile (default: the "
+                            "workspace's or global default profile)")
     route.add_argument("--json", action="store_true")
 
     models = sub.add_parser("models", help="list the models and whether their keys are set")

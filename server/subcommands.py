@@ -15,12 +15,17 @@ from switchman.engine.availability import Unavailability
 from switchman.engine.clock import SystemClock
 from switchman.engine.config.check import FileKind, check_text, file_kind
 from switchman.engine.config.jsonschema import schema_text
-from switchman.engine.config.paths import data_dir, find_workspace, workspace_routing_file
+from switchman.engine.config.paths import (
+    data_dir,
+    find_workspace,
+    workspace_profiles_file,
+    workspace_routing_file,
+)
 from switchman.engine.config.problems import Problem, Severity, sort_problems
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore, read_config
-from switchman.engine.errors import NoModelAvailable, RoutingError
+from switchman.engine.errors import NoModelAvailable, RoutingError, UnknownProfile
 from switchman.engine.files import entry_signature
 from switchman.engine.keys import key_present
 from switchman.engine.learning import database as patterns_db
@@ -56,7 +61,7 @@ def rules_check(args: argparse.Namespace) -> int:
     targets = [Path(f) for f in args.files] or _default_targets(config, _workspace(args))
     problems: list[Problem] = []
     for path in targets:
-        problems += _check_file(path, config.registry())
+        problems += _check_file(path, config)
     problems = sort_problems(problems)
     if args.json:
         _print_json(problems)
@@ -66,19 +71,22 @@ def rules_check(args: argparse.Namespace) -> int:
 
 
 def _default_targets(config: ConfigStore, workspace: Path) -> list[Path]:
-    candidates = [config.models_path, config.routing_path, workspace_routing_file(workspace)]
+    candidates = [config.models_path, config.routing_path, config.profiles_path,
+                  workspace_routing_file(workspace), workspace_profiles_file(workspace)]
     # A broken link, or a path under a looping folder, is reported too.
     return [p for p in candidates if entry_signature(p) is not None]
 
 
-def _check_file(path: Path, registry: ModelRegistry) -> list[Problem]:
+def _check_file(path: Path, config: ConfigStore) -> list[Problem]:
     kind = file_kind(path) or FileKind.ROUTING
     text, unreadable = read_config(path)
     if text is None:
         return [unreadable] if unreadable is not None else []
+    registry = config.registry()
     if kind is not FileKind.MODELS:
         registry = _registry_beside(path, registry)
-    return check_text(kind, text, str(path), registry)
+    # a workspace's profiles are bounded by the user's own
+    return check_text(kind, text, str(path), registry, config.user_profiles())
 
 
 def _registry_beside(path: Path, registry: ModelRegistry) -> ModelRegistry:
@@ -167,8 +175,13 @@ def route(args: argparse.Namespace) -> int:
         text, override = router.parse(args.message)
         sticky = router.resolve_model(args.sticky) if args.sticky else None
         context = _route_context(args, text, folder, config)
+        profiles = config.profiles(folder)
+        if args.profile is not None and profiles.get(args.profile) is None:
+            return _report_failure(args, str(UnknownProfile(args.profile, profiles.names())),
+                                   None, code=UnknownProfile.code)
         decision = router.decide(RouteRequest(context=context, turn_id="dry-run",
                                               override=override, sticky_model=sticky,
+                                              profile=profiles.resolve(args.profile),
                                               **_delegation(args, router, config, context)))
     except NoModelAvailable as failure:
         return _report_failure(args, str(failure), failure.decision)

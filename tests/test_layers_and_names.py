@@ -56,14 +56,9 @@ def test_the_servers_method_names_are_the_ones_it_serves() -> None:
     assert served == server_methods() - notifications - sent_to_the_client
 
 
-NOT_YET_IN_CLIENTS = {methods.PROFILES, methods.SET_PROFILE}
-"""Served and documented, while the editors' profile picker is being built (its own branch)."""
-
-
 def test_both_clients_use_exactly_the_servers_method_names() -> None:
     for source in (client_sources(VSCODE, ".ts"), client_sources(NEOVIM, ".lua")):
-        used = set(re.findall(r"""['"](switchman/\w+)['"]""", source))
-        assert server_methods() - NOT_YET_IN_CLIENTS <= used <= server_methods()
+        assert set(re.findall(r"""['"](switchman/\w+)['"]""", source)) == server_methods()
 
 
 def server_slash_commands() -> set[str]:

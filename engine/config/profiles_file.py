@@ -73,6 +73,10 @@ _PROFILE_FIELDS: Mapping[str, s.Field] = {
                              "delegated worker with this profile uses it when the planner "
                              "gives no tier.", enum=s.TIER_NAMES)),
     "tiers": s.Field(_PROFILE_TIERS),
+    "effort": s.Field(s.Scalar("Reasoning effort for the profile's turns and workers, sent to "
+                               "models with a reasoning-effort setting (OpenAI reasoning effort, "
+                               "Anthropic extended thinking); it replaces a tier's effort.",
+                               enum=s.EFFORT_LEVELS)),
     "approval": s.Field(s.Scalar("ask (default): file changes and commands ask first. "
                                  "read_only: no tool that changes files or runs commands.",
                                  enum=tuple(m.value for m in ApprovalMode))),
@@ -169,7 +173,8 @@ def _profile(walker: Walker, name: str, body: Mapping[str, Any],
         tools=frozenset(tools) if tools is not None else None,
         skills=frozenset(skills) if skills is not None else None,
         model_policy=ModelPolicy(model=body.get("model"), tier=body.get("tier"),
-                                 tiers=dict(body.get("tiers") or {})),
+                                 tiers=dict(body.get("tiers") or {}),
+                                 effort=body.get("effort")),
         approval=ApprovalMode(approval) if approval else ApprovalMode.ASK,
         source=source, file=walker.doc.path, line=key.start[0] if key is not None else 0)
 

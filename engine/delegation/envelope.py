@@ -85,6 +85,8 @@ class ModelPolicySnapshot(msgspec.Struct, frozen=True, kw_only=True):
     """The worker profile's own model, tried before the tier."""
     tiers: dict[str, str]
     """Each tier's model at this moment (the worker profile's overrides applied)."""
+    reasoning_effort: str | None = None
+    """The worker profile's effort, replacing the tier's (null: the tier's own)."""
 
 
 class BudgetContext(msgspec.Struct, frozen=True, kw_only=True):

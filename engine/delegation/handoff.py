@@ -98,21 +98,24 @@ def _message(transcript: list[Message], message_id: str) -> str:
 
 
 def worker_prompt(model: str, task_summary: str, tools: list[str],
-                  output_schema: dict[str, object] | None) -> str:
-    """The worker's system prompt (spec 000 §6.5, in our words)."""
+                  output_schema: dict[str, object] | None, *, from_user: bool = False) -> str:
+    """The worker's system prompt (spec 000 §6.5, in our words); ``from_user``: the user
+    delegated directly (``/delegate``), so there is no planner, and the user reads the answer."""
+    giver = "the user" if from_user else "the planner"
     schema = "" if output_schema is None else (
         "- Your final answer must be JSON only (no prose, no code fence) matching this "
         f"JSON Schema:\n{json.dumps(output_schema, indent=2)}\n")
-    return (
+    opening = "You are a worker: the user handed you one task directly. " if from_user else \
         'You are a worker: another agent (the "planner") gave you one sub-task. '
-        f"You are running on model {model}.\n\n"
+    return (
+        f"{opening}You are running on model {model}.\n\n"
         f"{task_summary}\n\n"
         "Guidelines:\n"
         "- Do only this task; do not pursue tangents.\n"
         "- If you need information you were not given, fetch it with your tools.\n"
-        "- You cannot ask the user anything. If you cannot finish without information only "
-        f"the planner has, call {REQUEST_CONTEXT} with what is missing; that ends your work.\n"
-        "- Be terse: the planner reads your final answer and uses it.\n"
+        "- You cannot ask questions while you work. If you cannot finish without information "
+        f"only {giver} has, call {REQUEST_CONTEXT} with what is missing; that ends your work.\n"
+        f"- Be terse: {giver} reads your final answer and uses it.\n"
         f"{schema}"
         "- Stop when the task is done; do not add a summary unless asked.\n\n"
         f"Available tools: {', '.join(tools) or 'none'}"

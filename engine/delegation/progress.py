@@ -10,7 +10,7 @@ and the worker's ``session.ended``.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 from switchman.engine.clock import Clock
 from switchman.engine.delegation.contract import (
@@ -32,6 +32,8 @@ from switchman.engine.sessions.turn import TurnOutcome
 from switchman.engine.tokens import estimate_text
 from switchman.engine.tools.registry import ToolContext
 
+DelegationSource = Literal["planner", "user"]
+
 PROGRESS_INTERVAL_SECONDS = 0.25
 """Text progress is sent at most this often (tool calls and charges always)."""
 ACTIVITY_CHARS = 120
@@ -42,7 +44,8 @@ class WorkerProgress:
 
     def __init__(self, sessions: SessionManager, clock: Clock, planner: ToolContext,
                  tool_use_id: str, call: DelegateCall, handoff: Handoff, dropped: list[str],
-                 allowed_tool_count: int) -> None:
+                 allowed_tool_count: int, source: DelegationSource = "planner",
+                 focus: str | None = None) -> None:
         self.sessions = sessions
         self.clock = clock
         self.planner = planner
@@ -51,6 +54,10 @@ class WorkerProgress:
         self.handoff = handoff
         self.dropped = dropped
         self.allowed_tool_count = allowed_tool_count
+        self.source: DelegationSource = source
+        self.focus = focus
+        # The user's delegations belong to no planner turn (``/delegate`` is a command).
+        self.planner_turn_id = planner.turn_id if source == "planner" else None
         self.worker_session_id = ""
         self.envelope: HandoffEnvelope | None = None
         """The handoff, once the request passed validation and approval."""
@@ -91,8 +98,8 @@ class WorkerProgress:
             complexity_source=choice.complexity_source if choice else None,
             reasoning_effort=choice.reasoning_effort if choice else None,
             profile=self.envelope.target.profile.name if self.envelope else None,
-            handoff=self.envelope),
-            self.planner.turn_id)
+            handoff=self.envelope, source=self.source, focus=self.focus),
+            self.planner_turn_id)
         self._send("started", "running")
 
     def delta(self, delta: ChatDelta) -> None:
@@ -178,7 +185,7 @@ class WorkerProgress:
             store.add_event(DelegateCompleted(
                 timestamp=now, session_id=self.planner.session_id, tool_use_id=self.tool_use_id,
                 worker_session_id=self.worker_session_id, success=True, usage_summary=summary,
-                worker_total_cost_usd=summary.cost_usd), self.planner.turn_id)
+                worker_total_cost_usd=summary.cost_usd), self.planner_turn_id)
         else:
             request = result.output if isinstance(result.output, InsufficientContextRequest) \
                 else None
@@ -187,7 +194,7 @@ class WorkerProgress:
                 worker_session_id=self.worker_session_id, failure_mode=self.mode,
                 error=result.error or "", usage_summary=summary,
                 worker_total_cost_usd=summary.cost_usd, detail=self.detail,
-                insufficient_context_request=request), self.planner.turn_id)
+                insufficient_context_request=request), self.planner_turn_id)
         if self.worker_session_id:
             disposition = "completed" if result.success else \
                 "cancelled" if self.mode == "cancelled_by_user" else "failed"
@@ -201,7 +208,7 @@ class WorkerProgress:
         self._sent = self.clock.monotonic()
         self.sessions.observer.delegation(DelegationUpdate(
             phase=phase, session_id=self.planner.session_id,  # type: ignore[arg-type]
-            turn_id=self.planner.turn_id, tool_use_id=self.tool_use_id,
+            turn_id=self.planner_turn_id, tool_use_id=self.tool_use_id,
             worker_session_id=self.worker_session_id, worker_turn_id=self.worker_turn_id,
             tier=self.call.tier, model=self.model, task=self.call.task,
             status=status,  # type: ignore[arg-type]
@@ -211,7 +218,7 @@ class WorkerProgress:
             activity=self.activity, error=error, detail=self.detail if error else None,
             dropped_tools=self.dropped,
             profile=self.envelope.target.profile.name if self.envelope else None,
-            handoff=self.envelope, **_tier_fields(self.choice)))
+            handoff=self.envelope, source=self.source, **_tier_fields(self.choice)))
 
 
 def _tier_fields(choice: TierChoice | None) -> dict[str, Any]:

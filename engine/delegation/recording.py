@@ -55,7 +55,7 @@ def handoff_envelope(sessions: SessionManager, planner: LiveSession, context: To
                                          approval=worker.profile.approval.value,
                                          approval_required=approval_required),
         model_policy=ModelPolicySnapshot(tier=call.tier, profile_model=policy.model,
-                                         tiers=tiers),
+                                         tiers=tiers, reasoning_effort=policy.effort),
         budget=BudgetContext(max_tokens=call.max_tokens, timeout_seconds=timeout_seconds,
                              max_concurrent_workers=max_concurrent_workers,
                              planner_session_cost_usd=info.cost_usd if info else ZERO_USD,

@@ -44,7 +44,7 @@ from switchman.engine.delegation.contract import (
 )
 from switchman.engine.delegation.envelope import HandoffEnvelope, encode
 from switchman.engine.delegation.handoff import Handoff, prepare, worker_prompt
-from switchman.engine.delegation.progress import WorkerProgress
+from switchman.engine.delegation.progress import DelegationSource, WorkerProgress
 from switchman.engine.delegation.recording import handoff_envelope
 from switchman.engine.errors import NoModelAvailable
 from switchman.engine.profiles.apply import permitted
@@ -120,7 +120,8 @@ class WorkerRun:
 
     def __init__(self, delegation: Delegation, planner: LiveSession, context: ToolContext,
                  tool_use_id: str, call: DelegateCall, handoff: Handoff,
-                 planner_tools: list[str], profile: ActiveProfile) -> None:
+                 planner_tools: list[str], profile: ActiveProfile,
+                 source: DelegationSource = "planner", focus: str | None = None) -> None:
         self.delegation = delegation
         self.profile = profile
         self.planner = planner
@@ -140,14 +141,23 @@ class WorkerRun:
         self.requested: InsufficientContextRequest | None = None
         self.progress = WorkerProgress(delegation.sessions, delegation.clock, context,
                                        tool_use_id, call, handoff, self.dropped,
-                                       len(wanted))
+                                       len(wanted), source, focus)
 
     async def run(self) -> ToolOutcome:
         """Run the worker to its end and turn how it ended into the planner's tool result."""
+        return self._tool_outcome(await self.result())
+
+    async def result(self) -> DelegateResult:
+        """Run the worker to its end; how it ended (recorded, and sent to the editor)."""
+        result = await self._run()
+        self.progress.ended(result)
+        return result
+
+    async def _run(self) -> DelegateResult:
         approval_required = delegation_request(self.context, self.call, self.allowed) is not None
         refusal = await self._approval()
         if refusal is not None:
-            return self._finish(refusal)
+            return refusal
         role = WorkerRole(
             parent_session_id=self.planner.id, parent_tool_use_id=self.progress.tool_use_id,
             tier=self.call.tier, system_prompt=self._prompt, allowed_tools=self.allowed,
@@ -155,7 +165,8 @@ class WorkerRun:
                                    ends_turn=True)],
             sink=self.progress, max_output_tokens=self.call.max_tokens,
             requires_structured_output=self.call.output_schema is not None,
-            profile=self.profile, **self._tier_inputs())
+            profile=self.profile, reasoning_effort=self.profile.profile.model_policy.effort,
+            **self._tier_inputs())
         envelope = self._envelope(approval_required)
         worker = self.delegation.sessions.new_worker(self.planner, role)
         self.progress.worker_session_id = worker.id
@@ -169,16 +180,15 @@ class WorkerRun:
                 outcome = await self.delegation.lifecycle.run(worker, self.handoff.message, [],
                                                               None)
         except NoModelAvailable as failure:
-            return self._finish(self.progress.failed(
+            return self.progress.failed(
                 "no_model_available_for_tier", f"no model available for tier "
-                f"{self.call.tier}: {failure}", ""))
+                f"{self.call.tier}: {failure}", "")
         finally:  # the worker takes no more turns: only its stored record stays
             self.delegation.sessions.release(worker.id)
         current = asyncio.current_task()
         planner_cancelled = current is not None and current.cancelling() > 0
-        result = self.progress.result_of(outcome, deadline.expired(), planner_cancelled,
-                                         self.requested, seconds)
-        return self._finish(result)
+        return self.progress.result_of(outcome, deadline.expired(), planner_cancelled,
+                                       self.requested, seconds)
 
     def _tier_inputs(self) -> dict[str, str | None]:
         """The complexity (the planner's, else estimated from the task and its context) and
@@ -192,8 +202,9 @@ class WorkerRun:
             source = ESTIMATED
         config = self.delegation.config
         effective = config.effective(str(self.planner.folder))
+        # The floor protects against a planner overspending; a user who names a tier chose it.
         floor = model_tier(self.context.model, effective.tiers, config.registry()) \
-            if effective.delegation.tier_floor else None
+            if effective.delegation.tier_floor and self.progress.source == "planner" else None
         return {"complexity": complexity, "complexity_source": source, "tier_floor": floor}
 
     async def _approval(self) -> DelegateResult | None:
@@ -219,10 +230,10 @@ class WorkerRun:
             approval_required=approval_required,
             timeout_seconds=self.call.timeout_seconds or self.delegation.default_timeout(folder),
             max_concurrent_workers=self.delegation.config.effective(
-                folder).delegation.max_concurrent_workers)
+                folder).delegation.max_concurrent_workers,
+            reason="user_delegate" if self.progress.source == "user" else "planner_delegate")
 
-    def _finish(self, result: DelegateResult) -> ToolOutcome:
-        self.progress.ended(result)
+    def _tool_outcome(self, result: DelegateResult) -> ToolOutcome:
         if result.success:
             output = result.output if isinstance(result.output, str) \
                 else json.dumps(msgspec.to_builtins(result.output))
@@ -234,7 +245,8 @@ class WorkerRun:
 
     def _prompt(self, model: str, tools: list[str]) -> str:
         return worker_prompt(model, "Your task:\n" + self.call.task + "\n\n"
-                             + self.handoff.summary, tools, self.call.output_schema)
+                             + self.handoff.summary, tools, self.call.output_schema,
+                             from_user=self.progress.source == "user")
 
     async def _request_context(self, call: ToolCallRequest) -> ToolOutcome:
         try:

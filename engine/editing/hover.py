@@ -51,7 +51,13 @@ def hover(kind: FileKind, doc: YamlDocument, position: Position, registry: Model
     lines = split_lines(doc.text)
     if not 0 <= position.line < len(lines):
         return None
-    cursor = locate(lines, position.line, from_utf16(lines[position.line], position.character))
+    line = lines[position.line]
+    column = from_utf16(line, position.character)
+    cursor = locate(lines, position.line, column)
+    if (cursor is None or not cursor.word) and column < len(line) and not line[column].isspace():
+        # On a word's first character the cursor reads as *before* it (where completion
+        # would start a new key); a hover there means the word itself.
+        cursor = locate(lines, position.line, column + 1)
     if cursor is None or not cursor.word:
         return None
     text = _text_for(kind, doc, cursor, registry, environ)

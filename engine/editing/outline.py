@@ -1,4 +1,5 @@
-"""The outline of a configuration file: rules, workspaces, tiers, providers and models."""
+"""The outline of a configuration file: rules, workspaces, tiers, providers, models and
+profiles."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ class SymbolKind(StrEnum):
     PROVIDER = "provider"
     MODELS = "models"
     MODEL = "model"
+    PROFILES = "profiles"
+    PROFILE = "profile"
 
 
 class Symbol(msgspec.Struct, frozen=True):
@@ -41,7 +44,7 @@ class Symbol(msgspec.Struct, frozen=True):
 
 _GROUPS = {"rules": SymbolKind.RULES, "tiers": SymbolKind.TIERS,
            "workspaces": SymbolKind.WORKSPACES, "providers": SymbolKind.PROVIDERS,
-           "models": SymbolKind.MODELS}
+           "models": SymbolKind.MODELS, "profiles": SymbolKind.PROFILES}
 
 
 def outline(kind: FileKind, doc: YamlDocument) -> list[Symbol]:
@@ -74,6 +77,9 @@ def _member(doc: YamlDocument, group: SymbolKind, key: YamlNode, value: YamlNode
         return _symbol(doc, key.text, SymbolKind.WORKSPACE, "", key, value, children)
     if group is SymbolKind.TIERS:
         return _symbol(doc, key.text, SymbolKind.TIER, value.text, key, value)
+    if group is SymbolKind.PROFILES:  # its description, else what it prefers
+        detail = _profile_detail(value) if value.kind == "mapping" else ""
+        return _symbol(doc, key.text, SymbolKind.PROFILE, detail, key, value)
     if group is SymbolKind.PROVIDERS:
         api = scalar_text(value, "api") if value.kind == "mapping" else None
         return _symbol(doc, key.text, SymbolKind.PROVIDER, f"{api} API" if api else "", key,
@@ -82,6 +88,14 @@ def _member(doc: YamlDocument, group: SymbolKind, key: YamlNode, value: YamlNode
     names = [a.text for a in aliases.items] if aliases is not None else []
     detail = ", ".join(names) if names else (aliases.text if aliases is not None else "")
     return _symbol(doc, key.text, SymbolKind.MODEL, detail, key, value)
+
+
+def _profile_detail(value: YamlNode) -> str:
+    for key in ("description", "model", "tier"):
+        text = scalar_text(value, key)
+        if text:
+            return text
+    return ""
 
 
 def _rule(doc: YamlDocument, index: int, item: YamlNode) -> Symbol:

@@ -50,11 +50,15 @@ class ModelPolicy(msgspec.Struct, frozen=True):
     model: str | None = None
     tier: str | None = None
     tiers: dict[str, str] = {}
+    effort: str | None = None
+    """Reasoning effort (low, medium, high) for the profile's turns and workers, sent to
+    models that have such a setting; it replaces a tier's own effort."""
 
     @property
     def is_empty(self) -> bool:
         """Whether the profile leaves model choice to the routing policy."""
-        return self.model is None and self.tier is None and not self.tiers
+        return self.model is None and self.tier is None and not self.tiers \
+            and self.effort is None
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.routing.explain import short_reason
 from switchman.engine.routing.overrides import Override
+from switchman.engine.routing.tiers import resolve_effort
 from switchman.engine.sessions.attachments import inside_workspace
 from switchman.engine.sessions.live import LiveSession, RunningTurn, TurnSink
 from switchman.engine.sessions.manager import SessionManager, SessionObserver
@@ -188,7 +189,8 @@ class TurnLifecycle:
                          banners=tuple(decision.banners), is_worker=live.is_worker,
                          parent_session_id=worker.parent_session_id if worker else None,
                          output_budget=worker.max_output_tokens if worker else None,
-                         reasoning_effort=_effort(decision))
+                         reasoning_effort=_effort(decision) if worker else resolve_effort(
+                             model, profile.profile.model_policy.effort)[0])
 
     def tools_for(self, live: LiveSession, turn_id: str, model: str,
                   profile: ActiveProfile | None = None) -> ToolRegistry:

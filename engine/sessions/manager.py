@@ -101,11 +101,15 @@ class SessionManager:
         return live
 
     def new_session(self, workspace: str) -> SessionInfo:
-        """Start a new current session, inheriting the current one's sticky model."""
+        """Start a new current session, inheriting the current one's sticky model and profile
+        choice (so what the status bar shows stays true)."""
         uri = self.workspaces.resolve(workspace)
         current = self.store.current_session(uri)
-        sticky = self.load(current).sticky.active if current else None
-        live = self._create(uri, sticky=sticky)
+        previous = self.load(current) if current else None
+        live = self._create(uri, sticky=previous.sticky.active if previous else None)
+        if previous is not None and previous.profile is not None:
+            live.profile = previous.profile
+            self.store.set_profile(live.id, previous.profile)
         self.observer.status_changed(uri)
         return self.info(live.id)
 

@@ -54,6 +54,9 @@ class SessionQueries:
         banners = self.availability.banners() + _config_banners(in_force)
         active = m.profile(live) if live else \
             m.config.profiles(str(m.workspaces.folder(uri))).resolve(None)
+        if live is not None and live.profile is not None and active.resolved_from != "session":
+            banners.append(f"Profile '{live.profile}' chosen for this session no longer exists; "
+                           f"using {active.name} (the {active.resolved_from} default).")
         return StatusSnapshot(
             workspace=uri, session_id=session_id,
             active_model=running.model if running else (live.last_model if live else None),
@@ -122,7 +125,7 @@ class SessionQueries:
             decision = m.router.chain(str(live.folder)).decide(RouteRequest(
                 context=context, turn_id="preview", session_id=live.id, override=override,
                 sticky_model=live.sticky.pending.model if live.sticky.pending
-                else live.sticky.active))
+                else live.sticky.active, profile=m.profile(live)))
         except NoModelAvailable as failure:
             return Preview(None, "no model available", message, failure.decision,
                            render(failure.decision), ErrorInfo(failure.code, str(failure)), None)

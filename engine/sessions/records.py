@@ -272,9 +272,10 @@ class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
     phase: Literal["started", "progress", "ended"]
     session_id: str
     """The planner's session."""
-    turn_id: str
-    """The planner's turn."""
+    turn_id: str | None
+    """The planner's turn (None when the user delegated, with ``/delegate``)."""
     tool_use_id: str
+    """The planner's ``delegate`` call (for the user's delegations, an id of its own)."""
     worker_session_id: str
     worker_turn_id: str | None
     tier: str
@@ -292,6 +293,7 @@ class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
     error: str | None
     detail: str | None
     dropped_tools: list[str]
+    source: Literal["planner", "user"] = "planner"
     worker_tier: str | None = None
     """The tier the worker runs in, once routed (``tier`` is the requested one)."""
     tier_floor: str | None = None

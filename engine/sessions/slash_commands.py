@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore
+from switchman.engine.delegation.focus import COMMAND, is_delegate_message
 from switchman.engine.errors import UnknownModel, UnknownProfile
 from switchman.engine.events import PatternOverrideDismissed, RouteOverridden
 from switchman.engine.messages import ImageBlock
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
     from switchman.engine.sessions.manager import SessionManager
     from switchman.engine.sessions.queries import SessionQueries
 
-COMMANDS = ("/model", "/profile", "/rules", "/cost", "/route", "/patterns", "/trust", "/help")
+COMMANDS = ("/model", "/profile", "/rules", "/cost", "/route", "/patterns", "/trust", "/delegate",
+            "/help")
 
 HELP = """Commands:
   /model <id or alias>   use this model for the session (skips your rules)
@@ -47,11 +49,16 @@ HELP = """Commands:
   /patterns              what the pattern store remembers for this workspace
   /trust                 the tools that run without asking in this workspace
   /trust revoke <tool>   ask again before <tool> runs (/trust revoke all: every tool)
+  /delegate [tier] <task>  hand a task to a worker (a tier or a profile first; with a
+                         selection attached: that selection; with no task: your last
+                         request). "delegate that" too
 Start a message with @alias (e.g. @haiku) to use a model for that message only."""
 
 
 def command_name(message: str) -> str | None:
     """The slash command ``message`` invokes, or None for an ordinary message."""
+    if is_delegate_message(message):  # "delegate that" is the command in other words
+        return COMMAND
     words = message.strip().split()
     return words[0] if words and words[0] in COMMANDS else None
 

@@ -98,6 +98,35 @@ def test_check_defaults_to_user_and_workspace_files(tmp_path: Path, config_dir: 
     assert str(config_dir / "routing.yaml") in out
 
 
+def test_check_includes_profile_files_and_bounds_a_workspaces_by_the_users(
+        tmp_path: Path, config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (config_dir / "profiles.yaml").write_text(
+        "default: reader\nprofiles:\n  reader: {tools: [read_file]}\n", "utf-8")
+    workspace = tmp_path / "proj"
+    (workspace / ".switchman").mkdir(parents=True)
+    (workspace / ".switchman" / "profiles.yaml").write_text(
+        "profiles:\n  reader: {tools: [read_file, run_command]}\n", "utf-8")
+    code, out = run(capsys, "rules", "check", "--workspace", str(workspace))
+    assert code == 0  # narrowing is a warning
+    assert "cannot add 'run_command': your profile 'reader' does not allow it" in out
+    assert str(workspace / ".switchman" / "profiles.yaml") + ":2:" in out
+
+
+def test_route_with_a_profile_uses_its_default_model(config_dir: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    (config_dir / "profiles.yaml").write_text(
+        "profiles:\n  quick: {model: haiku}\n  deep: {tier: deep}\n", "utf-8")
+    code, result = run_json(capsys, "route", "hello", "--assume-configured", "--profile", "quick")
+    assert code == 0 and result["decision"]["chosen_model"] == "anthropic:claude-haiku-4-5"
+    assert result["decision"]["profile"] == {"name": "quick", "resolved_from": "session"}
+    code, out = run(capsys, "route", "hello", "--assume-configured", "--profile", "deep")
+    assert "Profile: deep (resolved from session)" in out
+    assert 'profile "deep" (from session): default tier deep' in out
+    code, result = run_json(capsys, "route", "hello", "--profile", "qiuck")
+    assert code == 1 and result["error"]["code"] == "unknown_profile"
+    assert "Known profiles: deep, default, quick, subagent" in result["error"]["message"]
+
+
 def test_check_of_clean_files_says_ok(tmp_path: Path, config_dir: Path,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     path = config_dir / "models.yaml"
@@ -196,6 +225,17 @@ def test_models_lists_key_status(config_dir: Path, monkeypatch: pytest.MonkeyPat
     assert status["anthropic:claude-opus-4-7"] is True
     assert status["openai:gpt-5"] is False
     assert "secret-value" not in json.dumps(rows)
+
+
+def test_check_reports_a_dot_switchman_folder_that_is_a_symlink_loop(
+        tmp_path: Path, config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It used to print "No configuration files found" (the path counted as absent)."""
+    workspace = tmp_path / "proj"
+    workspace.mkdir()
+    os.symlink(workspace / ".switchman", workspace / ".switchman")
+    code, out = run(capsys, "rules", "check", "--workspace", str(workspace))
+    assert code == 1
+    assert f"inside {workspace / '.switchman'}, which is a symbolic link loop" in out
 
 
 # -- the installed console script ----------------------------------------------------

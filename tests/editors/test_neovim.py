@@ -152,6 +152,14 @@ def test_delegations_show_live_and_workers_open_and_stop(neovim: NeovimRun) -> N
     neovim.run("test_workers.lua")
 
 
+def test_delegate_a_selection_or_get_asked_what_to_delegate(neovim: NeovimRun) -> None:
+    neovim.run("test_delegate.lua")
+
+
+def test_profile_command_changes_the_statusline(neovim: NeovimRun) -> None:
+    neovim.run("test_profile.lua")
+
+
 def test_model_command_changes_the_statusline(neovim: NeovimRun) -> None:
     neovim.run("test_model.lua")
 

@@ -194,3 +194,9 @@ def test_hover_on_a_rule_name_says_which_slot_it_feeds(kind: FileKind, marked: s
 
 def test_no_hover_on_plain_values() -> None:
     assert hover_at(ROUTING, "rules:\n  - name: a\n    description: so¦me text\n") is None
+
+
+def test_hover_on_the_first_character_of_a_key() -> None:
+    for marked in ("¦global_default: sonnet\n", "rules:\n  - name: a\n    ¦use: opus\n"):
+        shown = hover_at(ROUTING, marked)
+        assert shown is not None, marked

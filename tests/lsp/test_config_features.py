@@ -187,3 +187,26 @@ async def test_the_outline_lists_rules_workspaces_and_tiers(editor_name: str,
             assert ("deep", "tiers") in flat
             assert ("rule_1", "rules") in flat
             assert ("/code/app", "workspaces") in flat
+
+
+@pytest.mark.parametrize("editor_name", CLIENTS)
+async def test_profile_files_get_completion_hover_and_diagnostics(editor_name: str,
+                                                                   tmp_path: Path) -> None:
+    async with editing(editor_name, tmp_path) as editor:
+        uri = editor.uri("workspace-profiles")
+        text = ("profiles:\n  reviewer:\n    tools: [read_file, ]\n    approval: \n"
+                "    model: hai\n    base_url: http://evil.example\n")
+        editor.open(uri, text)
+        tools = {i.label for i in await complete_at(editor, uri, ", ]", 2)}
+        assert {"grep", "run_command", "delegate"} <= tools
+        approval = [i.label for i in await complete_at(editor, uri, "approval: ", 10)]
+        assert approval == ["ask", "read_only"]
+        models = {i.label for i in await complete_at(editor, uri, "model: hai", 10)}
+        assert "haiku" in models
+        found = await editor.client.text_document_hover_async(types.HoverParams(
+            text_document=doc(uri), position=editor.range_of(uri, "approval").start))
+        assert found is not None and isinstance(found.contents, types.MarkupContent)
+        assert "read_only" in found.contents.value
+        problems = await editor.diagnostics(uri)
+        assert [(p.code, p.range) for p in problems if p.code == "untrusted-setting"] == [
+            ("untrusted-setting", editor.range_of(uri, "base_url"))]

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from switchman.engine.routing.tiers import THINKING_BUDGETS
 from switchman.server import methods
 from tests.lsp.conftest import LISTEN, Daemon, error_data
 from tests.support.fake_provider import FakeProvider
@@ -34,6 +35,7 @@ profiles:
     description: Plans larger changes
     system_prompt: You think in systems.
     tier: deep
+    effort: high
 """
 WORKSPACE_PROFILES = """\
 default: architect
@@ -69,7 +71,8 @@ async def test_session_beats_workspace_beats_global(vscode: SwitchmanClient, dae
     assert by_name["reviewer"]["source"] == "user" and by_name["default"]["source"] == "builtin"
     assert by_name["reviewer"]["tools"] == ["grep", "read_file"]
     assert by_name["reviewer"]["model_policy"] == {"model": "anthropic:claude-haiku-4-5",
-                                                   "tier": None, "tiers": {}}
+                                                   "tier": None, "tiers": {}, "effort": None}
+    assert by_name["architect"]["model_policy"]["effort"] == "high"
     # global default: the reviewer's prompt, tools and model
     fake.script_text("Looks fine.", model=HAIKU_API)
     first = await chat(vscode, daemon, "please look over the parser")
@@ -92,6 +95,10 @@ async def test_session_beats_workspace_beats_global(vscode: SwitchmanClient, dae
     second = await chat(vscode, daemon, "please look over the parser")
     assert second["model"] == "anthropic:claude-opus-4-7"  # tier deep
     assert "You think in systems." in str(last_request(fake).body["system"])
+    # the profile's effort reached Anthropic as an extended-thinking budget
+    assert last_request(fake).body["thinking"] == {"type": "enabled",
+                                                   "budget_tokens": THINKING_BUDGETS["high"]}
+    assert "thinking" not in fake.requests[0].body  # the reviewer sets no effort
     # the session's own choice beats both
     switched = await vscode.request(methods.SET_PROFILE, {"workspace": daemon.uri,
                                                          "profile": "reviewer"})
@@ -99,6 +106,10 @@ async def test_session_beats_workspace_beats_global(vscode: SwitchmanClient, dae
     assert switched["profile"] == {"name": "reviewer", "resolved_from": "session"}
     assert switched["session_id"] == first["session_id"]
     await vscode.wait_for(methods.STATUS, lambda s: s["profile"]["resolved_from"] == "session")
+    preview = await vscode.request(methods.PREVIEW, {"workspace": daemon.uri,
+                                                     "message": "please look over the parser"})
+    assert preview["model"] == "anthropic:claude-haiku-4-5"  # what the turn will use
+    assert preview["decision"]["profile"] == {"name": "reviewer", "resolved_from": "session"}
     fake.script_text("Reviewed.", model=HAIKU_API)
     third = await chat(vscode, daemon, "please look over the parser")
     assert third["model"] == "anthropic:claude-haiku-4-5"
@@ -202,6 +213,7 @@ profiles:
     tools: [read_file, list_files, run_command]
     approval: read_only
     tiers: {fast: sonnet}
+    effort: low
 """
 
 
@@ -255,6 +267,7 @@ async def test_a_profiled_worker_runs_with_its_profile_and_its_handoff_is_record
     assert result["text"] == "The parser lives in src/app.py."
     worker_call = next(r for r in fake.requests if r.model == SONNET_API)
     assert "You scout the code and report paths." in str(worker_call.body["system"])
+    assert worker_call.body["thinking"]["budget_tokens"] == THINKING_BUDGETS["low"]
     # the planner's tools ∩ the profile's, read_only dropping run_command
     assert {t["name"] for t in worker_call.body["tools"]} == {"read_file", "list_files",
                                                              "_request_context"}
@@ -278,6 +291,8 @@ async def test_a_profiled_worker_runs_with_its_profile_and_its_handoff_is_record
                                             "approval_required": False}
     assert envelope["model_policy"]["tiers"]["fast"] == "anthropic:claude-sonnet-4-6"
     assert envelope["model_policy"]["tier"] == "fast"
+    assert envelope["model_policy"]["reasoning_effort"] == "low"
+    assert started["reasoning_effort"] == "low"
     assert envelope["budget"]["max_tokens"] == 500
     assert envelope["budget"]["timeout_seconds"] == 600
     assert envelope["trace"]["trace_id"] == result["turn_id"]

@@ -346,6 +346,7 @@ async def test_cancelling_the_planner_cancels_every_worker(deleg: Engine,
     await first.reached.wait()
     await second.reached.wait()
     planner_turn = deleg.recorder.delegations[0].turn_id
+    assert planner_turn is not None
     assert await deleg.service.cancel(planner_turn) == (True, "cancelled")
     result = await pending
     assert result.status == "cancelled"

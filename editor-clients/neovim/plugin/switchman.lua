@@ -14,7 +14,7 @@ vim.api.nvim_create_user_command('Switchman', function(opts)
 end, {
   nargs = '*',
   range = true,
-  desc = 'Switchman: chat, model, why, rules, sessions, workers, new, cancel, status, send, add, restart',
+  desc = 'Switchman: chat, model, why, rules, sessions, workers, new, cancel, status, send, delegate, add, restart',
   complete = function(arglead, cmdline)
     return require('switchman.commands').complete(arglead, cmdline)
   end,

@@ -5,6 +5,7 @@ import type { ChatController } from './chat/chatController';
 import type { ChatViewProvider } from './chat/chatView';
 import { sameWorkspace, type Folder, type WorkspaceFolders } from './common/host';
 import type { ModelCommands } from './models/modelCommands';
+import type { ProfileCommands } from './profiles/profileCommands';
 import { SlashCommands } from './protocol/methods';
 import type { SwitchmanClient } from './server/switchmanClient';
 import { showDocument, SwitchmanDocuments } from './sessions/documents';
@@ -16,6 +17,7 @@ export interface CommandTargets {
   chat: ChatController;
   chatView: ChatViewProvider;
   models: ModelCommands;
+  profiles: ProfileCommands;
   sessions: SessionsTree;
   folders: WorkspaceFolders;
   output: vscode.OutputChannel;
@@ -37,6 +39,7 @@ export function commandTable(t: CommandTargets): Record<string, Handler> {
     },
     'switchman.setModel': withFolder((folder) => t.models.pick(folder)),
     'switchman.clearModel': withFolder((folder) => t.models.set(folder, null)),
+    'switchman.setProfile': withFolder((folder) => t.profiles.pick(folder)),
     'switchman.whyThisModel': withFolder((folder) => showDocument(SwitchmanDocuments.explanationUri(folder.uri))),
     'switchman.checkRules': async () => {
       await t.chatView.reveal();
@@ -54,6 +57,23 @@ export function commandTable(t: CommandTargets): Record<string, Handler> {
       }
       await t.chatView.reveal();
       void vscode.window.setStatusBarMessage(`Switchman: ${label} goes with your next message`, 5000);
+    },
+    'switchman.delegateSelection': async () => {
+      if (t.chat.busy) {
+        void vscode.window.showInformationMessage('Switchman: wait for the running answer to finish, then delegate.');
+        return;
+      }
+      const instruction = await vscode.window.showInputBox({
+        title: 'Switchman: Delegate Selection',
+        prompt: 'What should the worker do with the selection? Leave empty if the selection itself is the task. '
+          + 'Start with a tier (fast, balanced, deep) to choose the worker\'s models.',
+        placeHolder: 'e.g. fast add docstrings',
+      });
+      if (instruction === undefined) return; // Escape: nothing is sent
+      await t.chatView.reveal();
+      if (!await t.chat.delegateSelection(instruction)) {
+        void vscode.window.showInformationMessage('Switchman: select some text in a file of a workspace folder to delegate it.');
+      }
     },
     'switchman.manageTrust': () => t.trust.manage(),
     'switchman.restartServer': () => t.client.restart(),

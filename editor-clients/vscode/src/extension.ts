@@ -11,6 +11,8 @@ import { readChatSettings, readServerSettings, readShowWorkerSessions, RESTART_S
 import { SwitchmanClient } from './server/switchmanClient';
 import { DOCUMENT_SCHEME, SwitchmanDocuments } from './sessions/documents';
 import { SessionsTree } from './sessions/sessionsTree';
+import { ProfileCommands } from './profiles/profileCommands';
+import { profileStatusView } from './status/profileText';
 import { StatusBar } from './status/statusBar';
 import { StatusStore } from './status/statusStore';
 import { ApprovalCenter } from './tools/approval';
@@ -19,7 +21,7 @@ import { codeAction } from './tools/codeBlocks';
 import { PROPOSAL_SCHEME, ProposalDocuments, VscodeApprovalHost } from './tools/approvalHost';
 import { ServerRequests } from './protocol/methods';
 import type { ApprovalRequest } from './protocol/types';
-import { activeEditor, createStatusItem, launchHost, settingsReader, vscodeFolders } from './vscodeHost';
+import { activeEditor, createProfileItem, createStatusItem, launchHost, settingsReader, vscodeFolders } from './vscodeHost';
 
 let client: SwitchmanClient | undefined;
 
@@ -48,17 +50,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const sessions = new SessionsTree(client, vscodeFolders, statuses, () => readShowWorkerSessions(settings));
   const models = new ModelCommands(client, catalog);
   const statusBar = new StatusBar(vscodeFolders, statuses, client, catalog, createStatusItem);
+  const profiles = new ProfileCommands(client);
+  const profileBar = new StatusBar(vscodeFolders, statuses, client, catalog, createProfileItem, profileStatusView);
   client.onRequest(ServerRequests.approve,
     (params, signal) => approvals.ask(params as ApprovalRequest, signal));
   const trust = new TrustCommands(client, vscodeFolders);
 
   context.subscriptions.push(
-    output, client, statuses, catalog, chat, chatView, sessions, statusBar, approvals,
+    output, client, statuses, catalog, chat, chatView, sessions, statusBar, profileBar, approvals,
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chatView),
     vscode.window.registerTreeDataProvider('switchman.sessions', sessions),
     vscode.workspace.registerTextDocumentContentProvider(DOCUMENT_SCHEME, new SwitchmanDocuments(client)),
     vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, proposals),
-    ...registerCommands(commandTable({ client, chat, chatView, models, sessions, folders: vscodeFolders, output, trust })),
+    ...registerCommands(commandTable({ client, chat, chatView, models, profiles, sessions, folders: vscodeFolders, output, trust })),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (RESTART_SETTINGS.some((key) => event.affectsConfiguration(key))) void client?.restart();
       if (event.affectsConfiguration('switchman.chat')) chat.settingsChanged();

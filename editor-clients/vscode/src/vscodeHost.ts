@@ -52,13 +52,31 @@ export function createStatusItem(folder: Folder, index: number): StatusItem {
   const item = vscode.window.createStatusBarItem(`switchman.status.${index}`, vscode.StatusBarAlignment.Right, 100 - index);
   item.name = `Switchman (${folder.name})`;
   item.show();
+  return statusItem(item);
+}
+
+/** The agent-profile item of a folder, next to its model item; shown once the daemon names a profile. */
+export function createProfileItem(folder: Folder, index: number): StatusItem {
+  // Right-aligned items with a higher priority sit further left: just before the model (100), after
+  // the editor's own items (the language mode is 100.1).
+  const item = vscode.window.createStatusBarItem(`switchman.profile.${index}`, vscode.StatusBarAlignment.Right, 100.05 - index);
+  item.name = `Switchman profile (${folder.name})`;
+  return statusItem(item);
+}
+
+function statusItem(item: vscode.StatusBarItem): StatusItem {
   return {
     update(view: StatusView, current: Folder) {
+      if (!view.text) {
+        item.hide();
+        return;
+      }
       item.text = view.text;
       item.tooltip = new vscode.MarkdownString(view.tooltip, true);
       item.backgroundColor = view.background ? new vscode.ThemeColor(`statusBarItem.${view.background}Background`) : undefined;
       item.command = { command: view.command, title: 'Switchman', arguments: [current.uri] };
       item.accessibilityInformation = { label: view.accessibilityLabel };
+      item.show();
     },
     dispose: () => item.dispose(),
   };

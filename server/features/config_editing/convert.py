@@ -129,6 +129,8 @@ _SYMBOL_KINDS = {
     SymbolKind.PROVIDER: types.SymbolKind.Interface,
     SymbolKind.MODELS: types.SymbolKind.Namespace,
     SymbolKind.MODEL: types.SymbolKind.Class,
+    SymbolKind.PROFILES: types.SymbolKind.Namespace,
+    SymbolKind.PROFILE: types.SymbolKind.Object,
 }
 
 

@@ -37,6 +37,26 @@ function M.selection(opts, message)
   end
 end
 
+--- The words `:Switchman delegate` completes first: the tiers, then the profiles.
+function M.delegate_targets()
+  local root = require('switchman.workspace').root_for_buf(0)
+  return vim.list_extend({ 'fast', 'balanced', 'deep' }, require('switchman.profiles').completions(root))
+end
+
+--- `:[range]Switchman delegate [tier] [task]`: `/delegate` with the selected lines attached (with
+--- a range), else with the task written, else about the last request (the daemon decides, and
+--- asks one question when it cannot tell).
+function M.delegate(opts, words)
+  local message = vim.trim('/delegate ' .. table.concat(words or {}, ' '))
+  if opts and (opts.range or 0) > 0 then
+    return M.selection(opts, message)
+  end
+  local chat = chat_for(vim.api.nvim_get_current_buf())
+  if chat then
+    chat:send(message)
+  end
+end
+
 --- `:Switchman add [file]`: a whole file (the buffer's text when it is loaded).
 function M.file(path)
   local current = vim.api.nvim_get_current_buf()

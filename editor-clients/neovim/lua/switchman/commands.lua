@@ -33,6 +33,20 @@ M.list = {
     end,
   },
   {
+    name = 'profile',
+    desc = 'Set the agent profile of this session: pick one, name one, or "-" for the default',
+    run = function(args)
+      local profiles, r = require('switchman.profiles'), root()
+      if #args == 0 then
+        return profiles.pick(r)
+      end
+      profiles.set(r, args[1] ~= '-' and args[1] or nil)
+    end,
+    complete = function()
+      return require('switchman.profiles').completions(root())
+    end,
+  },
+  {
     name = 'why',
     desc = 'Why this model? The routing chain of the last turn',
     run = function()
@@ -106,6 +120,17 @@ M.list = {
     desc = "Attach the selected lines (:'<,'>Switchman send) or the buffer to the next message; text after it is sent at once",
     run = function(args, opts)
       require('switchman.attach').selection(opts, table.concat(args, ' '))
+    end,
+  },
+  {
+    name = 'delegate',
+    desc = "Hand a task to a worker: the selected lines (:'<,'>Switchman delegate [tier] [what to do]), "
+      .. 'the task written after it, or your last request',
+    run = function(args, opts)
+      require('switchman.attach').delegate(opts, args)
+    end,
+    complete = function()
+      return require('switchman.attach').delegate_targets()
     end,
   },
   {

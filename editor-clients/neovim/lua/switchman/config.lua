@@ -60,6 +60,8 @@ M.defaults = {
     -- Shown when no turn has run and no sticky model is set.
     no_model = 'rules',
     sticky = ' [sticky]',
+    -- The agent profile in force (%s: its name); false to leave it out.
+    profile = ' · %s',
     pending = ' → ',
     busy = ' …',
     banner = ' ⚠ ',

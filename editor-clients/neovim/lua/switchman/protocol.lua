@@ -19,6 +19,8 @@ M.request = {
   trust = 'switchman/trust',
   revoke_trust = 'switchman/revokeTrust',
   apply_code = 'switchman/applyCode',
+  profiles = 'switchman/profiles',
+  set_profile = 'switchman/setProfile',
 }
 
 --- Requests (server → client).
@@ -45,6 +47,7 @@ M.error = {
   no_model_available = 'no_model_available',
   turn_in_progress = 'turn_in_progress',
   unknown_turn = 'unknown_turn',
+  unknown_profile = 'unknown_profile',
 }
 
 --- Chat delta kinds.
@@ -59,7 +62,7 @@ M.delta = {
 --- Slash commands the daemon answers itself (for completion in the chat input).
 M.slash_commands = {
   '/model', '/model -', '/model show', '/profile', '/profile clear', '/rules check', '/rules show', '/rules reload', '/cost',
-  '/route override', '/route ignore', '/patterns', '/trust', '/trust revoke', '/help',
+  '/route override', '/route ignore', '/patterns', '/trust', '/trust revoke', '/delegate', '/help',
 }
 
 return M

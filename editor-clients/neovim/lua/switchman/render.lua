@@ -287,6 +287,10 @@ function M.transcript(root, detail)
   if s.is_worker then
     table.insert(out, { 'Worker of session ' .. tostring(s.parent_session_id), hl = 'SwitchmanFooter' })
   end
+  if present(detail.handoff) then
+    table.insert(out, { '' })
+    vim.list_extend(out, require('switchman.handoff').lines(root, detail.handoff))
+  end
   table.insert(out, { '' })
   vim.list_extend(out, cost_lines(root, detail.cost))
   local names, turns = tool_names(detail.messages or {}), turns_by_id(detail.turns)

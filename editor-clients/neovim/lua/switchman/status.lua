@@ -43,11 +43,28 @@ function M.clear(root)
   end
 end
 
+local function present(v)
+  return v ~= nil and v ~= vim.NIL
+end
+
 local function truncate(text, max)
   if vim.fn.strchars(text) <= max then
     return text
   end
   return vim.fn.strcharpart(text, 0, max - 1) .. '…'
+end
+
+--- The profile worth showing: any but the built-in `default` nobody chose (so a statusline
+--- without profiles reads as before).
+function M.shown_profile(s)
+  local p = type(s.profile) == 'table' and s.profile or nil
+  if not p or not present(p.name) then
+    return nil
+  end
+  if p.name == 'default' and p.resolved_from == 'global' then
+    return nil
+  end
+  return p.name
 end
 
 --- The statusline text for a status record.
@@ -56,6 +73,9 @@ function M.format(root, s)
   local name = s.sticky_model ~= vim.NIL and s.sticky_model or nil
   name = name or (s.active_model ~= vim.NIL and s.active_model or nil)
   local parts = { o.prefix, models.short_name(root, name) or o.no_model }
+  if o.profile and M.shown_profile(s) then
+    table.insert(parts, o.profile:format(s.profile.name))
+  end
   if s.sticky_model and s.sticky_model ~= vim.NIL then
     table.insert(parts, o.sticky)
   end
@@ -110,6 +130,7 @@ function M.describe(root)
     'Session:        ' .. show(s.session_id),
     'Active model:   ' .. show(s.active_model),
     'Sticky model:   ' .. show(s.sticky_model),
+    'Profile:        ' .. (type(s.profile) == 'table' and require('switchman.profiles').origin(s.profile) or '-'),
     'Pending swap:   ' .. pending,
     'Turn running:   ' .. (s.turn_in_flight and 'yes' or 'no'),
     'Cost today:     $' .. show(s.cost_today_usd),

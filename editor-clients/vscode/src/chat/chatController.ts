@@ -6,7 +6,7 @@
 import type { Disposable, Folder, StatusSource, SwitchmanConnection, WorkspaceFolders } from '../common/host';
 import { sameWorkspace } from '../common/host';
 import { requestFailure } from '../protocol/errors';
-import { Notifications, Requests } from '../protocol/methods';
+import { Notifications, Requests, SlashCommands } from '../protocol/methods';
 import * as params from '../protocol/params';
 import type { Rating } from '../protocol/params';
 import type {
@@ -171,6 +171,19 @@ export class ChatController implements Disposable {
     } finally {
       if (this.pending === pending) this.pending = undefined;
     }
+  }
+
+  /**
+   * "Delegate Selection": send `/delegate [instruction]` with the active editor's selection attached
+   * (the daemon hands it to a worker). False when there is no selection or a message is being answered.
+   */
+  async delegateSelection(instruction: string): Promise<boolean> {
+    const editor = this.hooks.activeEditor?.();
+    const selection = editor ? selectionAttachment(editor) : undefined;
+    if (!selection || this.pending || !this.currentFolder) return false;
+    this.attachments.push(selection);
+    await this.send([SlashCommands.delegate, instruction.trim()].filter((s) => s).join(' '));
+    return true;
   }
 
   /** Attach the active editor's selection (or its file) to the next message; returns its label. */
@@ -338,13 +351,21 @@ export class ChatController implements Disposable {
 
   private onDelegation(p: DelegationParams): void {
     const live = this.live;
-    if (!live?.turns.has(p.turn_id)) return;
+    if (!live || !(p.turn_id === null ? this.ownUserDelegation(p, live.events) : live.turns.has(p.turn_id))) return;
     // Each notification carries the whole state: a replay needs only the latest one per delegation, in its place.
     const event: ChatEvent = { type: 'delegation', params: p };
     const index = live.events.findIndex((e) => e.type === 'delegation' && e.params.tool_use_id === p.tool_use_id);
     if (index < 0) live.events.push(event);
     else live.events[index] = event;
     this.postToView({ type: 'event', event });
+  }
+
+  /** A `/delegate` of this chat: sent from here and still answering, or already shown. */
+  private ownUserDelegation(p: DelegationParams, events: ChatEvent[]): boolean {
+    const known = events.some((e) => e.type === 'delegation' && e.params.tool_use_id === p.tool_use_id);
+    const pending = this.pending;
+    // The session is null until the daemon names it (a workspace's first message creates it).
+    return known || (pending !== undefined && (pending.sessionId ?? p.session_id) === p.session_id);
   }
 
   private onStatus(workspace: string, sessionId: string | null): void {

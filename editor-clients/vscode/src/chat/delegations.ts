@@ -6,6 +6,7 @@
  */
 
 import { formatUsd, plural, shortModelName } from '../common/format';
+import { handoffLines, type HandoffLine } from './handoff';
 import type { DelegationParams, DelegationStatus, Message, SessionDetail, TurnStatus, WorkerCost } from '../protocol/types';
 
 /** The tool a planner calls to hand a sub-task to a worker. */
@@ -23,6 +24,8 @@ export interface WorkerTranscript {
   loading: boolean;
   messages: WorkerMessage[];
   error: string | null;
+  /** The handoff envelope: who handed over what, with which tools, models and limits. */
+  handoff?: HandoffLine[];
 }
 
 export interface DelegationCard {
@@ -158,7 +161,7 @@ export function workerTranscript(detail: SessionDetail): WorkerTranscript {
       }
     }
   }
-  return { loading: false, messages, error: null };
+  return { loading: false, messages, error: null, ...(detail.handoff ? { handoff: handoffLines(detail.handoff) } : {}) };
 }
 
 export interface CardView {

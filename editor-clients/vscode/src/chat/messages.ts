@@ -11,7 +11,7 @@ import type { Explanation } from './chain';
 import type { ApprovalCard } from '../tools/approval';
 import type { ApprovalAnswer } from '../protocol/types';
 
-export type Entry = UserEntry | TurnEntry | CommandEntry | ErrorEntry | ApprovalEntry;
+export type Entry = UserEntry | TurnEntry | CommandEntry | ErrorEntry | DelegationEntry | ApprovalEntry;
 
 export interface UserEntry {
   kind: 'user';
@@ -46,6 +46,14 @@ export interface CommandEntry {
   kind: 'command';
   id: string;
   text: string;
+}
+
+/** A worker the user started with `/delegate` (it belongs to no turn): its card alone. */
+export interface DelegationEntry {
+  kind: 'delegation';
+  /** The delegation's id (`tool_use_id`, `user_…`). */
+  id: string;
+  card: DelegationCard;
 }
 
 /** A `switchman/approve` question, answered in the chat (see tools/approval.ts). */

@@ -1,9 +1,9 @@
 /** The chat view's state machine: every message from the extension folds into a new state (pure). */
 
-import type { ChatDeltaParams, ChatResult, RouteDecidedParams } from '../protocol/types';
-import { applyDelegation, toggleCard, updateCard } from './delegations';
+import type { ChatDeltaParams, ChatResult, DelegationParams, RouteDecidedParams } from '../protocol/types';
+import { applyDelegation, toggleCard, updateCard, type DelegationCard } from './delegations';
 import type { ApprovalCard } from '../tools/approval';
-import type { ApprovalEntry, ChatEvent, ChatState, Entry, ToWebview, TurnEntry } from './messages';
+import type { ApprovalEntry, ChatEvent, ChatState, DelegationEntry, Entry, ToWebview, TurnEntry } from './messages';
 
 export function reduce(state: ChatState, message: ToWebview): ChatState {
   switch (message.type) {
@@ -26,20 +26,51 @@ export function reduce(state: ChatState, message: ToWebview): ChatState {
     case 'approval':
       return upsertApproval(state, message.card);
     case 'workerTranscript':
-      return updateTurn(state, message.turnId, (t) => ({ ...t,
-        delegations: updateCard(t.delegations ?? [], message.toolUseId, (c) => ({ ...c, transcript: message.transcript })) }));
+      return changeCard(state, message.turnId, message.toolUseId, (c) => ({ ...c, transcript: message.transcript }));
   }
 }
 
 /** Expand or collapse a delegation card (the webview's own toggle). */
 export function toggleDelegation(state: ChatState, turnId: string, toolUseId: string): ChatState {
-  return updateTurn(state, turnId, (t) => ({ ...t, delegations: updateCard(t.delegations ?? [], toolUseId, toggleCard) }));
+  return changeCard(state, turnId, toolUseId, toggleCard);
 }
 
 /** Stop was pressed on a card: show it as stopping until the worker ends. */
 export function markStopping(state: ChatState, turnId: string, toolUseId: string): ChatState {
-  return updateTurn(state, turnId, (t) => ({ ...t,
-    delegations: updateCard(t.delegations ?? [], toolUseId, (c) => ({ ...c, stopping: true })) }));
+  return changeCard(state, turnId, toolUseId, (c) => ({ ...c, stopping: true }));
+}
+
+/**
+ * Change one card: a planner's (in its turn) or a user's delegation (its own entry, whose cards
+ * use the delegation id as their turn id).
+ */
+function changeCard(state: ChatState, turnId: string, toolUseId: string,
+  change: (card: DelegationCard) => DelegationCard): ChatState {
+  const own = state.entries.some((e) => e.kind === 'delegation' && e.id === toolUseId);
+  if (own && turnId === toolUseId) {
+    return { ...state, entries: state.entries.map((e) => (e.kind === 'delegation' && e.id === toolUseId
+      ? { ...e, card: change(e.card) } : e)) };
+  }
+  return updateTurn(state, turnId, (t) => ({ ...t, delegations: updateCard(t.delegations ?? [], toolUseId, change) }));
+}
+
+/** Every delegation card of the chat, with the id its actions use as the turn id. */
+export function allCards(state: ChatState): { turnId: string; card: DelegationCard }[] {
+  return state.entries.flatMap((e) => {
+    if (e.kind === 'delegation') return [{ turnId: e.id, card: e.card }];
+    if (e.kind === 'turn') return (e.delegations ?? []).map((card) => ({ turnId: e.id, card }));
+    return [];
+  });
+}
+
+/** A delegation the user started: its entry is added when first seen and kept up to date. */
+function userDelegation(state: ChatState, params: DelegationParams): ChatState {
+  const index = state.entries.findIndex((e) => e.kind === 'delegation' && e.id === params.tool_use_id);
+  const previous = index >= 0 ? (state.entries[index] as DelegationEntry).card : undefined;
+  const [card] = applyDelegation(previous ? [previous] : [], params);
+  const entry: DelegationEntry = { kind: 'delegation', id: params.tool_use_id, card };
+  if (index < 0) return { ...state, entries: [...state.entries, entry] };
+  return { ...state, entries: state.entries.map((e, i) => (i === index ? entry : e)) };
 }
 
 /** Open or close a turn's explanation (the webview's own toggle). */
@@ -61,9 +92,11 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
     case 'failed':
       return { ...state, pending: state.pending?.localId === event.localId ? null : state.pending,
         entries: [...state.entries, { kind: 'error', id: `${event.localId}:error`, ...event.failure }] };
-    case 'delegation':
-      return updateTurn(state, event.params.turn_id, (t) => ({ ...t,
-        delegations: applyDelegation(t.delegations ?? [], event.params) }));
+    case 'delegation': {
+      const turnId = event.params.turn_id;
+      if (turnId === null) return userDelegation(state, event.params);
+      return updateTurn(state, turnId, (t) => ({ ...t, delegations: applyDelegation(t.delegations ?? [], event.params) }));
+    }
   }
 }
 

@@ -14,6 +14,8 @@ export const Requests = {
   trust: 'switchman/trust',
   revokeTrust: 'switchman/revokeTrust',
   applyCode: 'switchman/applyCode',
+  profiles: 'switchman/profiles',
+  setProfile: 'switchman/setProfile',
 } as const;
 
 /** Requests the daemon sends to the editor. */
@@ -41,9 +43,11 @@ export const ErrorCodes = {
   unknownTurn: 'unknown_turn',
   invalidAttachment: 'invalid_attachment',
   invalidApply: 'invalid_apply',
+  unknownProfile: 'unknown_profile',
 } as const;
 
 /** Slash commands the extension sends on the user's behalf. */
 export const SlashCommands = {
   rulesCheck: '/rules check',
+  delegate: '/delegate',
 } as const;

@@ -25,6 +25,15 @@ export function setModelParams(workspace: WorkspaceUri, model: string | null, se
   return { workspace, model, ...(sessionId ? { session_id: sessionId } : {}) };
 }
 
+export function profilesParams(workspace: WorkspaceUri) {
+  return { workspace };
+}
+
+/** `profile: null` clears the session's choice (the workspace's or the global default applies). */
+export function setProfileParams(workspace: WorkspaceUri, profile: string | null) {
+  return { workspace, profile };
+}
+
 export function modelsParams(workspace: WorkspaceUri) {
   return { workspace };
 }

@@ -179,6 +179,21 @@ export interface SessionDetail {
   messages: Message[];
   turns: Turn[];
   cost: SessionCost;
+  /** For a worker session: the typed handoff it started from (docs/protocol.md, "Handoff envelope"). */
+  handoff?: HandoffEnvelope | null;
+}
+
+/** What a planner (or the user, with `/delegate`) handed to a worker; only the fields the editor shows. */
+export interface HandoffEnvelope {
+  id: string;
+  reason: 'planner_delegate' | 'user_delegate';
+  intent: string;
+  source: { session_id: string; model: string; profile: { name: string; resolved_from: string } };
+  target: { session_id: string | null; tier: string; profile: { name: string; resolved_from: string } };
+  capability_scope: { tools: string[]; dropped_tools: string[]; approval: string; approval_required: boolean };
+  model_policy: { tier: string; profile_model: string | null; tiers: Record<string, string> };
+  budget: { max_tokens: number | null; timeout_seconds: number; planner_session_cost_usd: Money; cost_today_usd: Money };
+  input: { context: { mode: string; include?: unknown[] }; output_schema: unknown };
 }
 
 export interface NewSessionResult {
@@ -212,12 +227,12 @@ export interface ChatDeltaParams {
 
 export type DelegationStatus = 'running' | 'completed' | 'failed' | 'cancelled';
 
-/** `switchman/delegation`: a worker started, made progress or ended (one per `delegate` call). */
+/** `switchman/delegation`: a worker started, made progress or ended (one per `delegate` call or `/delegate`). */
 export interface DelegationParams {
   phase: 'started' | 'progress' | 'ended';
-  /** The planner's session and turn. */
+  /** The planner's session and turn (null when the user delegated with `/delegate`). */
   session_id: string;
-  turn_id: string;
+  turn_id: string | null;
   tool_use_id: string;
   worker_session_id: string;
   worker_turn_id: string | null;
@@ -236,6 +251,8 @@ export interface DelegationParams {
   error: string | null;
   detail: string | null;
   dropped_tools: string[];
+  /** Who delegated: the planner's `delegate` call, or the user's `/delegate` (absent from older daemons). */
+  source?: 'planner' | 'user';
 }
 
 export interface StatusParams {
@@ -248,6 +265,39 @@ export interface StatusParams {
   banners: string[];
   cost_today_usd: Money;
   config_errors: number;
+  /** The agent profile in force and where it was chosen (absent from daemons without profiles). */
+  profile?: ActiveProfile | null;
+}
+
+/** Where the profile in force was chosen: the session, the workspace's default, or the global default. */
+export type ProfileSource = 'session' | 'workspace' | 'global';
+
+export interface ActiveProfile {
+  name: string;
+  resolved_from: ProfileSource;
+}
+
+export interface ProfileInfo {
+  name: string;
+  description: string;
+  source: 'builtin' | 'user' | 'workspace';
+  tools: string[];
+  model_policy: { model: string | null; tier: string | null; tiers?: Record<string, string> };
+  approval?: 'ask' | 'read_only';
+}
+
+/** `switchman/profiles` result. */
+export interface ProfilesResult {
+  profiles: ProfileInfo[];
+  active: ActiveProfile;
+}
+
+/** `switchman/setProfile` result. */
+export interface SetProfileResult {
+  outcome: 'applied' | 'cleared' | 'unchanged';
+  session_id: string;
+  profile: ActiveProfile;
+  message: string;
 }
 
 /** `switchman/approve` params (server → client request). */

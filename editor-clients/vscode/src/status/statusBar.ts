@@ -3,7 +3,8 @@
 import type { Disposable, Folder, StatusSource, SwitchmanConnection, WorkspaceFolders } from '../common/host';
 import { normalizeUri } from '../common/host';
 import type { ModelCatalog } from '../models/modelCatalog';
-import { statusView, type StatusView } from './statusText';
+import type { StatusParams } from '../protocol/types';
+import { statusView, type StatusContext, type StatusView } from './statusText';
 
 /** A status bar item as this module needs it (VS Code's, or a stub in tests). */
 export interface StatusItem extends Disposable {
@@ -11,6 +12,9 @@ export interface StatusItem extends Disposable {
 }
 
 export type StatusItemFactory = (folder: Folder, index: number) => StatusItem;
+
+/** What an item shows for a folder's status (the model item's by default). */
+export type StatusViewOf = (status: StatusParams | undefined, context: StatusContext) => StatusView;
 
 export class StatusBar implements Disposable {
   private readonly items = new Map<string, { folder: Folder; item: StatusItem }>();
@@ -22,6 +26,7 @@ export class StatusBar implements Disposable {
     private readonly connection: SwitchmanConnection,
     private readonly catalog: ModelCatalog,
     private readonly createItem: StatusItemFactory,
+    private readonly viewOf: StatusViewOf = statusView,
   ) {
     this.subscriptions = [
       folders.onDidChange(() => this.syncFolders()),
@@ -52,7 +57,7 @@ export class StatusBar implements Disposable {
   render(): void {
     const multiRoot = this.items.size > 1;
     for (const { folder, item } of this.items.values()) {
-      const view = statusView(this.statuses.get(folder.uri), {
+      const view = this.viewOf(this.statuses.get(folder.uri), {
         folderName: folder.name, multiRoot, connection: this.connection.state, models: this.catalog.index });
       item.update(view, folder);
     }

@@ -9,7 +9,7 @@ export interface StatusView {
   /** Markdown. */
   tooltip: string;
   background: 'warning' | 'error' | undefined;
-  command: 'switchman.setModel' | 'switchman.restartServer' | 'switchman.showOutput';
+  command: 'switchman.setModel' | 'switchman.setProfile' | 'switchman.restartServer' | 'switchman.showOutput';
   accessibilityLabel: string;
 }
 

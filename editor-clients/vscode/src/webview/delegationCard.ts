@@ -1,6 +1,7 @@
 /** The DOM of a delegation card (its content comes from the pure `cardView`). */
 
 import { cardView, type DelegationCard } from '../chat/delegations';
+import type { HandoffLine } from '../chat/handoff';
 import { el, renderMarkdown } from './render';
 
 export interface CardActions {
@@ -40,6 +41,7 @@ function transcript(card: DelegationCard): HTMLElement {
   else if (loaded.error) box.append(el('div', { class: 'failure' }, [loaded.error]));
   else if (loaded.messages.length === 0) box.append(el('div', { class: 'notice' }, ['Nothing recorded yet.']));
   else {
+    if (loaded.handoff) box.append(handoffBlock(loaded.handoff));
     for (const message of loaded.messages) {
       const body = el('div', { class: `body ${message.who === 'worker' ? 'markdown' : 'plain'}` });
       if (message.who === 'worker') body.innerHTML = renderMarkdown(message.text); // sanitised (html: false)
@@ -49,4 +51,10 @@ function transcript(card: DelegationCard): HTMLElement {
     }
   }
   return box;
+}
+
+/** The handoff envelope, as a small definition list above the transcript. */
+function handoffBlock(lines: HandoffLine[]): HTMLElement {
+  const rows = lines.flatMap((line) => [el('dt', {}, [line.label]), el('dd', {}, [line.value])]);
+  return el('details', { class: 'handoff', open: '' }, [el('summary', {}, ['Handoff']), el('dl', {}, rows)]);
 }

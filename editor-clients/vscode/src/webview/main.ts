@@ -2,8 +2,8 @@
 
 import type { ChatState, FromWebview, ToWebview } from '../chat/messages';
 import { initialChatState, sessionTitle } from '../chat/messages';
-import { needsTranscript, type DelegationCard } from '../chat/delegations';
-import { markStopping, reduce, toggleDelegation, toggleExplanation } from '../chat/reducer';
+import { needsTranscript } from '../chat/delegations';
+import { allCards, markStopping, reduce, toggleDelegation, toggleExplanation } from '../chat/reducer';
 import { NOT_SENT } from '../protocol/errors';
 import { el, TranscriptView } from './render';
 
@@ -48,13 +48,11 @@ const view = new TranscriptView(transcript, (turnId) => {
 
 /** Ask for the worker transcript of open cards that need it (only `toolUseId`'s, if given). */
 function fetchTranscripts(turnId?: string, toolUseId?: string): void {
-  for (const entry of state.entries) {
-    if (entry.kind !== 'turn' || (turnId && entry.id !== turnId)) continue;
-    for (const card of entry.delegations ?? []) {
-      if ((!toolUseId || card.toolUseId === toolUseId) && needsTranscript(card) && card.workerSessionId) {
-        vscode.postMessage({ type: 'workerTranscript', turnId: entry.id, toolUseId: card.toolUseId,
-          workerSessionId: card.workerSessionId });
-      }
+  for (const { turnId: owner, card } of allCards(state)) {
+    if (turnId && owner !== turnId) continue;
+    if ((!toolUseId || card.toolUseId === toolUseId) && needsTranscript(card) && card.workerSessionId) {
+      vscode.postMessage({ type: 'workerTranscript', turnId: owner, toolUseId: card.toolUseId,
+        workerSessionId: card.workerSessionId });
     }
   }
 }
@@ -62,9 +60,9 @@ function fetchTranscripts(turnId?: string, toolUseId?: string): void {
 /** An open card whose worker just ended: reload its transcript (the worker's answer is now stored). */
 function refreshEnded(message: ToWebview): void {
   if (message.type !== 'event' || message.event.type !== 'delegation' || message.event.params.phase !== 'ended') return;
-  const { turn_id: turnId, tool_use_id: toolUseId } = message.event.params;
-  const turn = state.entries.find((e) => e.kind === 'turn' && e.id === turnId);
-  const card: DelegationCard | undefined = turn?.kind === 'turn' ? turn.delegations?.find((c) => c.toolUseId === toolUseId) : undefined;
+  const toolUseId = message.event.params.tool_use_id;
+  const turnId = message.event.params.turn_id ?? toolUseId; // a user's delegation is its own entry
+  const card = allCards(state).find((c) => c.turnId === turnId && c.card.toolUseId === toolUseId)?.card;
   if (card?.open && card.workerSessionId) {
     vscode.postMessage({ type: 'workerTranscript', turnId, toolUseId, workerSessionId: card.workerSessionId });
   }

@@ -67,6 +67,9 @@ export class TranscriptView {
           el('div', { class: 'error-code' }, [entry.code]), el('div', { class: 'body plain' }, [entry.message])]);
       case 'turn':
         return this.buildTurn(entry);
+      case 'delegation': // a worker the user started with /delegate: the card is the whole entry
+        return el('div', { class: 'entry delegated', 'data-delegation': entry.id },
+          this.cards ? [delegationCard(entry.id, entry.card, this.cards)] : []);
       case 'approval':
         return this.approvals ? approvalCardElement(entry.card, this.approvals) : el('div', { class: 'entry' });
     }

@@ -6,6 +6,7 @@ import { log, until } from './support.mjs';
 import { toolSteps } from './tools.mjs';
 
 const STATUS_ITEM = '[id="switchman.switchman.switchman.status.0"]';
+const PROFILE_ITEM = '[id="switchman.switchman.switchman.profile.0"]';
 const TIMEOUT = 30000;
 const FOCUS_CHAT = 'Control+Shift+Alt+S';
 
@@ -47,10 +48,12 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await refusedMessageIsShownPlainly(ui, chat);
     await stopCancelsTheAnswer(ui, chat, fake);
     await delegationShowsAsALiveCard(ui, chat, fake);
+    await delegateSelectionFromTheEditorMenu(ui, chat, fake);
     await toolSteps(ui, chat, fake, workspace);
     await commandsAnswer(ui, chat);
     await transcriptSurvivesAReload(ui);
     await statusBarPickerSetsTheModel(ui);
+    await profileItemChoosesTheProfile(ui);
     await sessionsViewOpensTheTranscript(ui);
     await workerSessionsShowOnlyWhenAskedFor(ui);
     await newChatStartsEmpty(ui);
@@ -311,6 +314,69 @@ async function stopOnACardStopsOnlyThatWorker(ui, chat, fake) {
   await ui.shot('chat-delegation-stopped', card);
 }
 
+/**
+ * Select all of the editor's text, right-click on the selected text and choose an item of the
+ * context menu, until `chosen` shows what the item does (a right-click outside the selection would
+ * move the cursor; a click landing while the menu still lays out is lost).
+ */
+async function selectAllAndChoose(ui, editor, word, label, chosen) {
+  const item = ui.page.locator('.monaco-menu .action-item:not(.disabled) .action-label', { hasText: label }).first();
+  const token = editor.locator('.view-lines span span', { hasText: word }).first();
+  await until(`"${label}" chosen in the editor context menu`, async () => {
+    if (await chosen.isVisible()) return true;
+    if (!(await item.isVisible())) {
+      await ui.page.keyboard.press('Escape');
+      await token.click();
+      await ui.page.keyboard.press('Control+A');
+      await editor.locator('.selected-text').first().waitFor({ timeout: 3000 });
+      await token.click({ button: 'right' });
+      await item.waitFor({ timeout: 3000 });
+    }
+    await item.click();
+    await chosen.waitFor({ timeout: 3000 });
+    return true;
+  });
+}
+
+async function delegateSelectionFromTheEditorMenu(ui, chat, fake) {
+  // The user selects code, chooses "Delegate Selection" in the editor's context menu and says what to do;
+  // the worker may edit files, so the delegation is approved first; its card and answer show in the chat.
+  await fake.script([{ kind: 'text', chunks: ['login() compares the user name ', 'with **admin** only.'] }]);
+  await ui.page.keyboard.press('F1');
+  const quickOpen = ui.page.locator('.quick-input-widget input.input');
+  await quickOpen.fill('src/login.py');
+  await ui.page.locator('.quick-input-list .monaco-list-row', { hasText: 'login.py' }).first().waitFor();
+  await ui.page.keyboard.press('Enter');
+  const editor = ui.page.locator('.monaco-editor', { has: ui.page.locator('.view-lines', { hasText: 'def login(user, password):' }) }).first();
+  await editor.waitFor();
+  const asked = ui.page.locator('.quick-input-widget', { hasText: 'What should the worker do with the selection?' });
+  await selectAllAndChoose(ui, editor, 'login', 'Delegate Selection', asked);
+  const input = asked.locator('input.input');
+  await input.fill('fast explain this');
+  await input.press('Enter');
+  const approval = chat.locator('.approval[data-tool="delegate"][data-outcome="pending"]');
+  await approval.locator('.approval-title', { hasText: 'Delegate to a fast worker' }).waitFor();
+  await ui.shot('delegate-selection-approval', approval);
+  await approval.locator('.approval-button.allow-once').click();
+  await chat.locator('.approval[data-tool="delegate"][data-outcome="allowed_once"]').waitFor();
+  const card = chat.locator('.entry.delegated .delegation[data-status="completed"]');
+  await card.locator('.delegation-title', { hasText: 'Worker · fast · claude-haiku-4-5' }).waitFor();
+  await card.locator('.delegation-task', { hasText: 'explain this' }).waitFor();
+  // The worker's view starts with its handoff envelope: from you, to a fast subagent worker.
+  await card.locator('.delegation-toggle').click();
+  await card.locator('.handoff dd', { hasText: 'you (/delegate)' }).waitFor();
+  await card.locator('.handoff dd', { hasText: 'fast worker, profile subagent' }).waitFor();
+  await chat.locator('.entry.command', { hasText: 'login() compares the user name with **admin** only.' }).waitFor();
+  await chat.locator('.entry.user', { hasText: '/delegate fast explain this' }).filter({ hasText: 'src/login.py' }).waitFor();
+  const sent = (await fake.requests()).at(-1);
+  const first = sent.body.messages[0].content[0].text;
+  if (!first.startsWith('explain this\n\nAttached selection src/login.py (lines 1-2)')) {
+    throw new Error(`the worker was not given the selection: ${JSON.stringify(first.slice(0, 120))}`);
+  }
+  log('Delegate Selection: the worker answered', JSON.stringify(await chat.locator('.entry.command').last().innerText()));
+  await ui.shot('chat-delegate-selection', chat.locator('.entry.delegated').last());
+}
+
 async function commandsAnswer(ui, chat) {
   await ui.command('Switchman: Check Rules');
   const output = chat.locator('.entry.command').last();
@@ -347,6 +413,30 @@ async function statusBarPickerSetsTheModel(ui) {
   await ui.command('Switchman: Clear Sticky Model');
   await ui.statusItem().locator('.codicon-hubot').waitFor();
   log('status bar after clearing:', JSON.stringify(await ui.statusItem().innerText()));
+}
+
+async function profileItemChoosesTheProfile(ui) {
+  // Next to the model: the agent profile in force (the built-in default until one is chosen).
+  const item = ui.page.locator(PROFILE_ITEM);
+  await item.filter({ hasText: 'default' }).waitFor();
+  await item.click();
+  const rows = ui.page.locator('.quick-input-list .monaco-list-row');
+  await rows.filter({ hasText: 'subagent' }).first().waitFor();
+  await ui.shot('profile-picker', ui.page.locator('.quick-input-widget'));
+  await rows.filter({ hasText: 'subagent' }).first().click();
+  await item.filter({ hasText: 'subagent' }).waitFor();
+  log('profile item after choosing subagent:', JSON.stringify(await item.innerText()));
+  await ui.shot('status-bar-profile', { clip: await statusBarClip(ui) });
+  await item.click();
+  await rows.filter({ hasText: 'Use the default profile' }).first().click();
+  await item.filter({ hasText: 'default' }).waitFor();
+  log('profile item after going back to the default:', JSON.stringify(await item.innerText()));
+}
+
+/** The right half of the status bar, for a screenshot. */
+async function statusBarClip(ui) {
+  const bar = await ui.page.locator('.part.statusbar').boundingBox();
+  return { x: bar.x + bar.width / 2, y: bar.y, width: bar.width / 2, height: bar.height };
 }
 
 async function sessionsViewOpensTheTranscript(ui) {

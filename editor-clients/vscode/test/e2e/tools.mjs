@@ -10,8 +10,10 @@ const ORIGINAL_LINE = 'return user == "admin"';
 export async function toolSteps(ui, chat, fake, workspace) {
   await editApprovedInTheCardReachesTheBuffer(ui, chat, fake, workspace);
   await deniedCommandTellsTheModelWhy(ui, chat, fake);
+  await writeDelegationShowsItsTaskAndTools(ui, chat, fake);
   await selectionGoesWithTheMessage(ui, chat, fake);
   await applyAsksThroughTheDaemon(ui, chat, workspace);
+  await alwaysAllowedToolsCanBeRevoked(ui);
 }
 
 /** Open `path` from Quick Open and wait for its text. */
@@ -105,6 +107,24 @@ async function deniedCommandTellsTheModelWhy(ui, chat, fake) {
   log('the denial and its reason reached the model');
 }
 
+async function writeDelegationShowsItsTaskAndTools(ui, chat, fake) {
+  await fake.script([
+    { kind: 'tool_call', name: 'delegate', id: 'toolu_e2e_write_worker',
+      input: { tier: 'fast', task: 'Rename login to sign_in in src/login.py', context: { mode: 'minimal' },
+              allowed_tools: ['read_file', 'edit_file'] } },  // may write: asked before the worker starts
+    { kind: 'text', chunks: ['Then I will leave the name as it is.'] },
+  ]);
+  await send(chat, 'rename login, with a worker');
+  const card = chat.locator('.approval[data-tool="delegate"][data-outcome="pending"]');
+  await card.locator('.approval-task', { hasText: 'Rename login to sign_in in src/login.py' }).waitFor();
+  await card.locator('.approval-worker', { hasText: 'fast tier' }).filter({ hasText: 'edit_file' }).waitFor();
+  await ui.shot('chat-approval-delegation', card);
+  await card.locator('.approval-button.deny').click();
+  await chat.locator('.approval[data-tool="delegate"][data-outcome="denied"]').waitFor();
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'leave the name as it is' }).waitFor();
+  log('a write-capable delegation asked first, showing its task, tier and tools; denied, no worker ran');
+}
+
 async function selectionGoesWithTheMessage(ui, chat, fake) {
   const before = (await fake.requests()).length;
   await ui.page.locator('.tab', { hasText: 'login.py' }).first().click();
@@ -139,10 +159,29 @@ async function applyAsksThroughTheDaemon(ui, chat, workspace) {
   });
   await card.locator('.approval-title', { hasText: `Apply the code block to ${LOGIN} (replacing the selection)` }).waitFor();
   await card.locator('.approval-diff .diff-add', { hasText: 'check(password)' }).waitFor();
-  await card.locator('.approval-button.allow-once').click();
-  await chat.locator('.approval[data-tool="apply_code"][data-outcome="allowed_once"]').waitFor();
+  // "Always" for Apply: kept as the tool apply_code (revoked in the next step).
+  await card.locator('.approval-button.allow-always', { hasText: 'Always allow apply_code in this workspace' }).click();
+  await chat.locator('.approval[data-tool="apply_code"][data-outcome="allowed_always"] .approval-outcome',
+    { hasText: 'apply_code is always allowed here now' }).waitFor();
   await editorLine(ui, 'return user == "admin" and check(password)').waitFor();
   if (readFileSync(join(workspace, LOGIN), 'utf8').includes('check(')) throw new Error('Apply saved the file');
   log('Apply went through the approval card and changed the buffer');
   await undoInLogin(ui, 'check(password)');
+}
+
+async function alwaysAllowedToolsCanBeRevoked(ui) {
+  // Not ui.command(): the QuickPick of the command takes the palette's place at once.
+  await ui.page.keyboard.press('F1');
+  const input = ui.page.locator('.quick-input-widget input.input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill('>Switchman: Manage Always-Allowed Tools');
+  await ui.page.locator('.quick-input-list .monaco-list-row', { hasText: 'Manage Always-Allowed Tools' }).first().waitFor();
+  await ui.page.keyboard.press('Enter');
+  const row = ui.page.locator('.quick-input-list .monaco-list-row', { hasText: 'apply_code' }).first();
+  await row.waitFor();
+  await ui.shot('trust-quick-pick', ui.page.locator('.quick-input-widget'));
+  await row.locator('.quick-input-list-checkbox, input[type="checkbox"], .monaco-custom-toggle').first().click();
+  await ui.page.locator('.quick-input-widget .monaco-button', { hasText: 'OK' }).first().click();
+  await ui.page.locator('.notifications-toasts .notification-toast', { hasText: 'Switchman will ask again before: apply_code' }).waitFor();
+  log('"Manage Always-Allowed Tools" listed apply_code and revoked it');
 }

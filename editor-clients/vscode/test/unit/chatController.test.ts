@@ -199,6 +199,35 @@ describe('ChatController', () => {
     await sending;
     assert.deepEqual(events(), ['userSent', 'routeDecided', 'delegation', 'result'], 'the replay, then the answer');
   });
+
+  it('"Delegate Selection" sends /delegate with the selection attached and shows the user\'s worker', async () => {
+    const { connection, posted } = setup();
+    const editor = { uri: `${WS}/src/app.py`, text: 'def main():\n    return 42\n',
+      selection: { text: 'return 42', startLine: 2, endLine: 2 } };
+    const controller = new ChatController(connection, new FakeFolders([{ uri: WS, name: 'app' }]), new FakeStatuses(),
+      () => ({ routePreview: true, previewDelayMs: 0 }),
+      { openSettings: () => undefined, restartServer: () => undefined, activeEditor: () => editor });
+    controller.attach((m) => posted.push(m));
+    const answer = deferred<ChatResult>();
+    connection.answer(Requests.chat, () => answer.promise);
+    const sending = controller.delegateSelection(' fast explain this ');
+    await until(() => connection.sent(Requests.chat).length === 1);
+    assert.deepEqual(connection.sent(Requests.chat)[0], { workspace: WS, message: '/delegate fast explain this', session_id: 'S1',
+      attachments: [{ kind: 'selection', uri: `${WS}/src/app.py`, text: 'return 42', start_line: 2, end_line: 2 }] });
+    const delegation = { phase: 'started', session_id: 'S1', turn_id: null, tool_use_id: 'user_1', worker_session_id: 'W1',
+      worker_turn_id: 'WT1', tier: 'fast', model: null, task: 'explain this', status: 'running', turns: 1, llm_calls: 0,
+      tool_calls: 0, input_tokens: 0, output_tokens: 0, cost_usd: '0', elapsed_seconds: 0, activity: null, error: null,
+      detail: null, dropped_tools: [], source: 'user' };
+    connection.notify(Notifications.delegation, delegation);
+    connection.notify(Notifications.delegation, { ...delegation, session_id: 'S9', tool_use_id: 'user_9' }); // not this chat
+    answer.resolve({ ...result, kind: 'command', turn_id: null, text: 'It returns 42.' });
+    assert.equal(await sending, true);
+    const shown = posted.flatMap((m) => (m.type === 'event' && m.event.type === 'delegation' ? [m.event.params.tool_use_id] : []));
+    assert.deepEqual(shown, ['user_1']);
+    editor.selection.text = '';
+    assert.equal(await controller.delegateSelection(''), false, 'nothing selected: nothing sent');
+    assert.equal(connection.sent(Requests.chat).length, 1);
+  });
 });
 
 describe('ChatController approvals', () => {

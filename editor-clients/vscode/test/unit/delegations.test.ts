@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { applyDelegation, cardView, storedDelegations, toggleCard, workerTranscript, type DelegationCard } from '../../src/chat/delegations';
 import { initialChatState, parseFromWebview, type ChatState, type ToWebview, type TurnEntry } from '../../src/chat/messages';
-import { markStopping, reduce, toggleDelegation } from '../../src/chat/reducer';
+import { allCards, markStopping, reduce, toggleDelegation } from '../../src/chat/reducer';
 import { transcriptEntries } from '../../src/chat/transcript';
 import type { DelegationParams, Message, SessionDetail } from '../../src/protocol/types';
 import { readShowWorkerSessions } from '../../src/server/settings';
@@ -49,6 +49,24 @@ describe('delegation cards', () => {
     const state = run(routed, event(update()), event(update({ tool_use_id: 'toolu_2', worker_session_id: 'W2', tier: 'deep' })),
       event(update({ turn_id: 'T9', tool_use_id: 'toolu_3' })), event(update({ phase: 'progress', cost_usd: '0.01' })));
     assert.deepEqual(cards(state).map((c) => [c.toolUseId, c.tier, c.costUsd]), [['toolu_1', 'fast', '0.01'], ['toolu_2', 'deep', '0']]);
+  });
+
+  it('a worker the user started with /delegate is an entry of its own, toggled and stopped like any card', () => {
+    const user = update({ turn_id: null, tool_use_id: 'user_1', source: 'user', task: 'explain this' });
+    let state = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: '/delegate fast explain this' } }, event(user));
+    const entry = state.entries[1];
+    assert.ok(entry.kind === 'delegation');
+    assert.deepEqual([entry.id, entry.card.task, entry.card.status], ['user_1', 'explain this', 'running']);
+    state = toggleDelegation(state, 'user_1', 'user_1');
+    state = reduce(state, { type: 'workerTranscript', turnId: 'user_1', toolUseId: 'user_1',
+      transcript: { loading: false, messages: [{ who: 'worker', text: 'it returns 42' }], error: null } });
+    state = markStopping(state, 'user_1', 'user_1');
+    state = reduce(state, event({ ...user, phase: 'progress', cost_usd: '0.002' }));
+    const card = state.entries.flatMap((e) => (e.kind === 'delegation' ? [e.card] : []));
+    assert.equal(card.length, 1, 'updated in place');
+    assert.deepEqual([card[0].open, card[0].transcript?.messages[0].text, card[0].stopping, card[0].costUsd],
+      [true, 'it returns 42', true, '0.002']);
+    assert.deepEqual(allCards(state).map((c) => [c.turnId, c.card.toolUseId]), [['user_1', 'user_1']]);
   });
 
   it('expanding loads the worker transcript; Stop shows stopping until the worker ends cancelled', () => {

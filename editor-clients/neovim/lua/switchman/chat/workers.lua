@@ -228,9 +228,20 @@ function M.pick(root)
   end)
 end
 
+--- A worker the user started with `/delegate` from this chat (it belongs to no turn): shown while
+--- the command is answered, in the chat's session.
+local function own_user_delegation(chat, update)
+  if update.source ~= 'user' or present(update.turn_id) or not chat.turn or chat.turn.turn_id then
+    return false
+  end
+  return not present(chat.session_id) or chat.session_id == update.session_id
+end
+
 client.on(protocol.notification.delegation, function(root, update)
   local chat = require('switchman.chat').get(root)
-  if chat and chat.turn and chat.turn.turn_id == update.turn_id then
+  if chat and own_user_delegation(chat, update) then
+    M.show(chat, update)
+  elseif chat and chat.turn and chat.turn.turn_id == update.turn_id then
     chat.turn.session_id = update.session_id
     M.show(chat, update)
   elseif chat and chat.workers and chat.workers[update.tool_use_id] then

@@ -1,0 +1,89 @@
+--- Agent profiles (`switchman/profiles`, `switchman/setProfile`): `:Switchman profile [name]`
+--- chooses the profile of the workspace's current session; the statusline shows the one in force.
+local client = require('switchman.client')
+local protocol = require('switchman.protocol')
+local workspace = require('switchman.workspace')
+
+local M = {}
+
+local names = {} -- root -> profile names of the last `switchman/profiles` answer (for completion)
+
+local FROM = { session = 'chosen for this session', workspace = "the workspace's default", global = 'the global default' }
+
+local function present(v)
+  return v ~= nil and v ~= vim.NIL
+end
+
+--- Fetch the workspace's profiles; `on_done(err, result)`.
+function M.fetch(root, on_done)
+  client.request(root, protocol.request.profiles, { workspace = workspace.uri(root) }, function(err, result)
+    if result and type(result.profiles) == 'table' then
+      names[root] = vim.tbl_map(function(p)
+        return p.name
+      end, result.profiles)
+    end
+    on_done(err, result)
+  end)
+end
+
+--- The profile names last seen for `root` (fetched in the background when unknown).
+function M.completions(root)
+  if not names[root] and client.get(root) then
+    M.fetch(root, function() end)
+  end
+  return names[root] or {}
+end
+
+--- How a profile reads in the picker: `● reviewer  [user]  Reviews code … · model: haiku · read-only`.
+function M.describe(profile, active)
+  local policy = type(profile.model_policy) == 'table' and profile.model_policy or {}
+  local model = present(policy.model) and policy.model or (present(policy.tier) and ('tier ' .. policy.tier))
+    or 'your rules'
+  local about = present(profile.description) and profile.description ~= '' and (profile.description .. ' · ') or ''
+  local approval = profile.approval == 'read_only' and ' · read-only' or ''
+  return ('%s %-12s [%s]  %smodel: %s%s'):format(profile.name == active and '●' or ' ', profile.name,
+    profile.source or '?', about, model, approval)
+end
+
+--- Where the profile in force was chosen, in words.
+function M.origin(active)
+  return ('%s (%s)'):format(active.name, FROM[active.resolved_from] or tostring(active.resolved_from))
+end
+
+--- Set (`name`) or clear (nil) the profile of the workspace's current session.
+function M.set(root, name)
+  local params = { workspace = workspace.uri(root), profile = name or vim.NIL }
+  client.request(root, protocol.request.set_profile, params, function(err, result)
+    if err then
+      return vim.notify(client.error_message(err), vim.log.levels.ERROR)
+    end
+    vim.notify('Switchman: ' .. result.message, vim.log.levels.INFO)
+  end)
+end
+
+--- `:Switchman profile` without a name: pick one with |vim.ui.select()|.
+function M.pick(root)
+  M.fetch(root, function(err, result)
+    if err then
+      return vim.notify(client.error_message(err), vim.log.levels.ERROR)
+    end
+    local active = result.active or {}
+    local items = vim.deepcopy(result.profiles or {})
+    if active.resolved_from == 'session' then
+      table.insert(items, 1, { clear = true })
+    end
+    vim.ui.select(items, {
+      prompt = 'Switchman profile (now: ' .. M.origin(active) .. ')',
+      kind = 'switchman.profile',
+      format_item = function(item)
+        return item.clear and '  Use the default profile (clear this session\'s choice)' or M.describe(item, active.name)
+      end,
+    }, function(choice)
+      if choice then
+        M.set(root, not choice.clear and choice.name or nil)
+      end
+    end)
+  end)
+end
+
+return M

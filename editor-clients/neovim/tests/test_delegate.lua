@@ -1,0 +1,79 @@
+-- `:Switchman delegate`: the user hands a task to a worker. With a range the selected lines go
+-- with `/delegate`; with nothing to delegate the daemon asks one question and no worker runs.
+local H = require('harness')
+local chat_module = require('switchman.chat')
+local workspace = require('switchman.workspace')
+
+local root = workspace.normalize(vim.env.SWITCHMAN_TEST_WORKSPACE)
+local chat
+
+local function wait_idle()
+  H.wait_for('the answer', function()
+    return chat.turn == nil
+  end, 60000, function()
+    return H.lines(chat.view.transcript)
+  end)
+end
+
+local function requests()
+  local _, answer = H.fake('GET', '/_fake/requests')
+  return answer.requests
+end
+
+return {
+  {
+    'with nothing selected and no request yet, the daemon asks what to delegate',
+    function()
+      vim.cmd('edit ' .. root .. '/src/app.py')
+      vim.cmd('Switchman delegate')
+      chat = H.check(chat_module.get(root), 'a chat for the workspace')
+      H.wait_text(chat.view.transcript, 'What should the worker do?', 40000)
+      wait_idle()
+      H.eq(0, #requests(), 'no model was called')
+      H.check(next(chat.workers or {}) == nil, 'no worker line', H.lines(chat.view.transcript))
+    end,
+  },
+  {
+    "the selected lines go to a fast worker, approved first; its line and answer show in the chat",
+    function()
+      H.script({ { kind = 'text', chunks = { 'main returns', ' 42.' } } })
+      local seen = H.stub_select(function(_, label)
+        return label == 'Allow once'
+      end)
+      local source = vim.fn.win_findbuf(vim.fn.bufnr(root .. '/src/app.py'))[1]
+      H.check(source, 'src/app.py is still shown')
+      vim.api.nvim_set_current_win(source)
+      H.check(vim.api.nvim_buf_get_name(0):find('src/app.py', 1, true), 'the source buffer is current')
+      vim.cmd('1,2Switchman delegate fast explain this')
+      H.wait_text(chat.view.transcript, 'main returns 42.', 40000)
+      wait_idle()
+      H.check(#seen > 0 and seen[1] == 'Allow once', 'the worker may edit, so the delegation was approved', seen)
+      local text = H.text(chat.view.transcript)
+      H.check(text:find('✓ worker fast · haiku · completed · 1 turn', 1, true), 'the worker line, completed',
+        H.lines(chat.view.transcript))
+      local body = requests()[1].body
+      local first = body.messages[1].content[1].text
+      H.check(first:find('explain this\n\nAttached selection src/app.py (lines 1-2):', 1, true), 'the task and selection',
+        first)
+      H.check(first:find('return 42', 1, true), 'the selected text', first)
+    end,
+  },
+  {
+    "the worker's transcript starts with its handoff: from you, to a fast subagent worker",
+    function()
+      local _, known = next(chat.workers or {})
+      H.check(known and known.update.worker_session_id, 'the worker of the last test', chat.workers)
+      require('switchman.chat.workers').open(root, known.update.worker_session_id)
+      H.wait_for('the worker transcript', function()
+        return vim.api.nvim_buf_get_name(0):find('switchman://session/' .. known.update.worker_session_id, 1, true) ~= nil
+      end)
+      local bufnr = vim.api.nvim_get_current_buf()
+      H.wait_text(bufnr, '## Handoff')
+      local text = H.text(bufnr)
+      H.check(text:find('From:    you (/delegate), profile ', 1, true), 'from the user', H.lines(bufnr))
+      H.check(text:find('To:      fast worker, profile subagent (chosen)', 1, true), 'to a fast subagent worker',
+        H.lines(bufnr))
+      vim.cmd('tabclose')
+    end,
+  },
+}

@@ -1,0 +1,67 @@
+-- :Switchman profile: pick or name the session's agent profile; the statusline shows it, and
+-- :Switchman delegate completes profile names.
+local H = require('harness')
+local switchman = require('switchman')
+local workspace = require('switchman.workspace')
+
+local root = workspace.normalize(vim.env.SWITCHMAN_TEST_WORKSPACE)
+
+local function wait_statusline(expected)
+  return H.wait_for(('statusline() == %q'):format(expected), function()
+    return switchman.statusline() == expected
+  end, 40000, function()
+    return switchman.statusline()
+  end)
+end
+
+local function last_notification()
+  return (H.notifications[#H.notifications] or {}).message
+end
+
+return {
+  {
+    'the built-in default profile nobody chose is not shown',
+    function()
+      vim.cmd('edit ' .. root .. '/src/app.py')
+      vim.cmd('Switchman chat')
+      wait_statusline('Switchman: rules')
+    end,
+  },
+  {
+    ':Switchman profile (no argument) picks a profile; the statusline shows it',
+    function()
+      local labels = H.stub_select(function(item)
+        return type(item) == 'table' and item.name == 'subagent'
+      end)
+      vim.cmd('Switchman profile')
+      wait_statusline('Switchman: rules · subagent')
+      H.check(labels[1]:find('● default', 1, true) and labels[1]:find('[builtin]', 1, true),
+        'the profile in force is marked, with where it comes from', labels)
+      H.check(last_notification():find('subagent', 1, true), 'the daemon says so', H.notifications)
+      local lines = require('switchman.status').describe(root)
+      H.check(vim.tbl_contains(lines, 'Profile:        subagent (chosen for this session)'), ':Switchman status names it',
+        lines)
+    end,
+  },
+  {
+    ':Switchman delegate completes tiers and profiles; an unknown profile is refused',
+    function()
+      local completions = vim.fn.getcompletion('Switchman delegate ', 'cmdline')
+      H.check(vim.tbl_contains(completions, 'fast') and vim.tbl_contains(completions, 'subagent'), 'tiers and profiles',
+        completions)
+      vim.cmd('Switchman profile nosuch')
+      H.wait_for('the refusal', function()
+        local last = last_notification() or ''
+        return last:find('nosuch', 1, true) ~= nil
+      end, nil, H.notifications)
+      H.eq('Switchman: rules · subagent', switchman.statusline(), 'nothing changed')
+    end,
+  },
+  {
+    ':Switchman profile - goes back to the default',
+    function()
+      vim.cmd('Switchman profile -')
+      wait_statusline('Switchman: rules')
+    end,
+  },
+}

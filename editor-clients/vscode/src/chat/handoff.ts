@@ -1,0 +1,45 @@
+/** The handoff envelope of a worker (spec 004) as a few labelled lines for the worker's view (pure). */
+
+import { formatUsd, shortModelName } from '../common/format';
+import type { HandoffEnvelope } from '../protocol/types';
+
+export interface HandoffLine {
+  label: string;
+  value: string;
+}
+
+const FROM: Record<string, string> = { session: 'chosen', workspace: 'workspace default', global: 'global default' };
+
+function profile(p: { name: string; resolved_from: string }): string {
+  return `${p.name} (${FROM[p.resolved_from] ?? p.resolved_from})`;
+}
+
+/** Who handed what to whom, with which tools, models and limits. */
+export function handoffLines(envelope: HandoffEnvelope): HandoffLine[] {
+  const scope = envelope.capability_scope;
+  const policy = envelope.model_policy;
+  const source = envelope.reason === 'user_delegate'
+    ? `you (/delegate), profile ${profile(envelope.source.profile)}`
+    : `planner on ${shortModelName(envelope.source.model)}, profile ${profile(envelope.source.profile)}`;
+  const models = Object.entries(policy.tiers).map(([tier, model]) => `${tier}: ${shortModelName(model)}`).join(', ');
+  const limits = [`timeout ${envelope.budget.timeout_seconds}s`];
+  if (envelope.budget.max_tokens !== null) limits.push(`max ${envelope.budget.max_tokens} output tokens`);
+  limits.push(`spent so far today ${formatUsd(envelope.budget.cost_today_usd)}`);
+  const lines: HandoffLine[] = [
+    { label: 'From', value: source },
+    { label: 'To', value: `${envelope.target.tier} worker, profile ${profile(envelope.target.profile)}` },
+    { label: 'Tools', value: `${scope.tools.join(', ') || 'none'}${scope.approval === 'read_only' ? ' (read-only)' : ''}`
+      + (scope.approval_required ? ' · approved by you' : '') },
+    { label: 'Models', value: policy.profile_model ? `${shortModelName(policy.profile_model)} first; ${models}` : models },
+    { label: 'Context', value: contextOf(envelope) },
+    { label: 'Limits', value: limits.join(' · ') },
+  ];
+  if (scope.dropped_tools.length > 0) lines.push({ label: 'Dropped', value: scope.dropped_tools.join(', ') });
+  return lines;
+}
+
+function contextOf(envelope: HandoffEnvelope): string {
+  const count = envelope.input.context.include?.length ?? 0;
+  const refs = envelope.input.context.mode === 'minimal' || count === 0 ? 'the task only' : `${count} reference(s)`;
+  return envelope.input.output_schema ? `${refs}; answers with JSON (a schema)` : refs;
+}

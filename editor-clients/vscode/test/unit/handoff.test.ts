@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { workerTranscript } from '../../src/chat/delegations';
+import { handoffLines } from '../../src/chat/handoff';
+import type { HandoffEnvelope, SessionDetail } from '../../src/protocol/types';
+
+const envelope: HandoffEnvelope = {
+  id: 'H1', reason: 'user_delegate', intent: 'explain this',
+  source: { session_id: 'S1', model: 'anthropic:claude-opus-4-7', profile: { name: 'default', resolved_from: 'global' } },
+  target: { session_id: 'W1', tier: 'fast', profile: { name: 'reviewer', resolved_from: 'session' } },
+  capability_scope: { tools: ['grep', 'read_file'], dropped_tools: [], approval: 'read_only', approval_required: false },
+  model_policy: { tier: 'fast', profile_model: 'anthropic:claude-haiku-4-5',
+    tiers: { fast: 'anthropic:claude-haiku-4-5', deep: 'anthropic:claude-opus-4-7' } },
+  budget: { max_tokens: null, timeout_seconds: 600, planner_session_cost_usd: '0.01', cost_today_usd: '0.25' },
+  input: { context: { mode: 'explicit', include: [{ type: 'inline' }] }, output_schema: null },
+};
+
+describe('handoff envelope in the worker view', () => {
+  it('says who handed what to whom, with which tools, models and limits', () => {
+    assert.deepEqual(handoffLines(envelope), [
+      { label: 'From', value: 'you (/delegate), profile default (global default)' },
+      { label: 'To', value: 'fast worker, profile reviewer (chosen)' },
+      { label: 'Tools', value: 'grep, read_file (read-only)' },
+      { label: 'Models', value: 'claude-haiku-4-5 first; fast: claude-haiku-4-5, deep: claude-opus-4-7' },
+      { label: 'Context', value: '1 reference(s)' },
+      { label: 'Limits', value: 'timeout 600s · spent so far today $0.25' },
+    ]);
+    const planner = handoffLines({ ...envelope, reason: 'planner_delegate',
+      capability_scope: { ...envelope.capability_scope, approval: 'ask', approval_required: true, dropped_tools: ['memory_add'] } });
+    assert.equal(planner[0].value, 'planner on claude-opus-4-7, profile default (global default)');
+    assert.equal(planner[2].value, 'grep, read_file · approved by you');
+    assert.deepEqual(planner.at(-1), { label: 'Dropped', value: 'memory_add' });
+  });
+
+  it('a worker session with an envelope brings it into the transcript; older ones do not', () => {
+    const detail = { session: {}, turns: [], cost: {}, messages: [], handoff: envelope } as unknown as SessionDetail;
+    assert.equal(workerTranscript(detail).handoff?.[1].value, 'fast worker, profile reviewer (chosen)');
+    assert.equal(workerTranscript({ ...detail, handoff: null }).handoff, undefined);
+  });
+});

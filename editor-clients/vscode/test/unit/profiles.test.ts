@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { profilePickItems } from '../../src/profiles/profileItems';
+import type { ProfilesResult } from '../../src/protocol/types';
+import { profileStatusView } from '../../src/status/profileText';
+import { status } from './fakes';
+
+const single = { folderName: 'app', multiRoot: false, connection: 'running' as const };
+const listing: ProfilesResult = {
+  profiles: [
+    { name: 'default', description: 'The general coding assistant', source: 'builtin', tools: ['edit_file', 'read_file'],
+      model_policy: { model: null, tier: null }, approval: 'ask' },
+    { name: 'reviewer', description: 'Reviews code without changing it', source: 'user', tools: ['grep', 'read_file'],
+      model_policy: { model: 'anthropic:claude-haiku-4-5', tier: null }, approval: 'read_only' },
+  ],
+  active: { name: 'reviewer', resolved_from: 'session' },
+};
+
+describe('agent profiles', () => {
+  it('the status item names the profile in force and where it was chosen', () => {
+    const view = profileStatusView(status({ profile: { name: 'reviewer', resolved_from: 'session' } }), single);
+    assert.equal(view.text, '$(person-filled) reviewer');
+    assert.equal(view.command, 'switchman.setProfile');
+    assert.match(view.tooltip, /reviewer — chosen for this session/);
+    const fallback = profileStatusView(status({ profile: { name: 'default', resolved_from: 'global' } }), single);
+    assert.deepEqual([fallback.text, /the global default/.test(fallback.tooltip)], ['$(person) default', true]);
+  });
+
+  it('the status item is hidden without a profile (older daemon) or without a daemon', () => {
+    assert.equal(profileStatusView(status(), single).text, '');
+    assert.equal(profileStatusView(undefined, single).text, '');
+    const stopped = profileStatusView(status({ profile: { name: 'default', resolved_from: 'global' } }),
+      { ...single, connection: 'stopped' });
+    assert.equal(stopped.text, '');
+  });
+
+  it('the picker lists every profile, marks the active one and offers to go back to the default', () => {
+    const items = profilePickItems(listing);
+    assert.deepEqual(items.map((i) => [i.label, i.profile, i.current]), [
+      ['$(discard) Use the default profile', null, false],
+      ['default', 'default', false],
+      ['$(check) reviewer', 'reviewer', true],
+    ]);
+    assert.equal(items[2].description, 'user · Reviews code without changing it');
+    assert.equal(items[2].detail, 'model: anthropic:claude-haiku-4-5 · tools: grep, read_file · read-only');
+    assert.equal(items[1].detail, 'model: your routing rules · tools: edit_file, read_file');
+    const defaulted = profilePickItems({ ...listing, active: { name: 'default', resolved_from: 'workspace' } });
+    assert.equal(defaulted[0].profile, 'default', 'nothing to clear when the session chose none');
+  });
+});

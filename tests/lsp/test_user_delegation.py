@@ -1,0 +1,86 @@
+"""``/delegate`` and "delegate that" end to end: the real daemon over LSP, the real SDKs
+and the HTTP fake provider (spec 003: the focused task, one question when ambiguous)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from switchman.server import methods
+from tests.lsp.conftest import Daemon
+from tests.support.editor_tools import ToolEditor
+from tests.support.fake_provider import FakeProvider, Usage
+from tests.support.lsp import SwitchmanClient
+
+HAIKU_API, OPUS_API = "claude-haiku-4-5", "claude-opus-4-7"
+HAIKU = "anthropic:claude-haiku-4-5"
+
+
+async def chat(client: SwitchmanClient, daemon: Daemon, message: str,
+               attachments: list[dict[str, Any]] | None = None) -> Any:
+    return await client.request(methods.CHAT, {"workspace": daemon.uri, "message": message,
+                                               "attachments": attachments or []})
+
+
+async def test_delegate_a_selection(client: SwitchmanClient, daemon: Daemon,
+                                    fake: FakeProvider) -> None:
+    editor = ToolEditor(client)  # the worker may edit, so the editor is asked first
+    fake.script_text("main returns 42.", model=HAIKU_API,
+                     usage=Usage(input_tokens=500, output_tokens=10))
+    selection = {"kind": "selection", "uri": (daemon.workspace / "src" / "app.py").as_uri(),
+                 "text": "def main():\n    return 42", "start_line": 1, "end_line": 2}
+    result = await chat(client, daemon, "/delegate fast explain this", [selection])
+    assert (result["kind"], result["status"], result["text"], result["model"]) == (
+        "command", "completed", "main returns 42.", HAIKU)
+    (request,) = fake.requests
+    sent = request.body["messages"][0]["content"][0]["text"]
+    assert sent.startswith("explain this\n\nAttached selection src/app.py (lines 1-2):")
+    (approval,) = editor.approvals
+    assert (approval["tool"], approval["tier"], approval["task"]) == (
+        "delegate", "fast", "explain this")
+    seen = client.received[methods.DELEGATION]
+    assert seen[0]["phase"] == "started" and seen[-1]["status"] == "completed"
+    assert {(u["source"], u["turn_id"], u["session_id"]) for u in seen} == {
+        ("user", None, result["session_id"])}
+    assert seen[-1]["handoff"]["reason"] == "user_delegate"
+    listing = await client.request(methods.SESSIONS, {"workspace": daemon.uri,
+                                                      "include_workers": True})
+    (worker,) = listing["sessions"][0]["workers"]
+    assert worker["parent_tool_use_id"] == seen[0]["tool_use_id"]
+    detail = await client.request(methods.SESSION, {"session_id": worker["id"]})
+    assert detail["messages"][-1]["content"][0]["text"] == "main returns 42."
+    assert detail["handoff"]["source"]["tool_use_id"] == seen[0]["tool_use_id"]
+
+
+async def test_delegate_that_takes_the_last_request(client: SwitchmanClient, daemon: Daemon,
+                                                    fake: FakeProvider) -> None:
+    ToolEditor(client)
+    fake.script_text("It is sunny.", model=OPUS_API)
+    fake.script_text("Dear Bob, …", model=OPUS_API)
+    await chat(client, daemon, "@opus check the weather in Oslo")
+    await chat(client, daemon, "@opus draft an email to Bob about the launch")
+    fake.script_text("Dear Bob, the launch is on.", model=HAIKU_API)
+    result = await chat(client, daemon, "do that via a fast sub-agent")
+    assert (result["status"], result["text"]) == ("completed", "Dear Bob, the launch is on.")
+    worker_request = fake.requests[-1]
+    assert worker_request.model == HAIKU_API
+    assert worker_request.body["messages"][0]["content"][0]["text"] == \
+        "draft an email to Bob about the launch"
+
+
+async def test_an_ambiguous_reference_gets_one_question(client: SwitchmanClient,
+                                                        daemon: Daemon,
+                                                        fake: FakeProvider) -> None:
+    first = await chat(client, daemon, "/delegate")
+    assert first["kind"] == "command"
+    assert first["text"].startswith("What should the worker do?")
+    fake.script_text("Sure.", model=OPUS_API)
+    await chat(client, daemon, "@opus two things:\n1. check the weather\n2. draft the email")
+    which = await chat(client, daemon, "delegate that")
+    assert which["text"].startswith("Delegate which one: “check the weather” or "
+                                    "“draft the email”?")
+    shown = [d["text"] for d in client.received[methods.CHAT_DELTA]
+             if d["kind"] == "command_output"]
+    assert shown[-1] == which["text"]
+    assert len(fake.requests) == 1  # no worker ran
+    assert methods.DELEGATION not in client.received or \
+        client.received[methods.DELEGATION] == []

@@ -1,0 +1,147 @@
+"""Agent profiles on the engine side: files, narrowing, resolution, what a profile permits,
+hot reload, and completion and hover in profile files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from switchman.engine.config.builtin import builtin_registry
+from switchman.engine.config.check import FileKind
+from switchman.engine.config.problems import Code, Severity
+from switchman.engine.config.profiles_file import PROFILE_TOOLS, check_profiles_text
+from switchman.engine.config.store import ConfigStore
+from switchman.engine.config.yamldoc import parse_yaml
+from switchman.engine.delegation.contract import DELEGATE
+from switchman.engine.editing.outline import SymbolKind, outline
+from switchman.engine.profiles.apply import allowed_tools, permitted, visible_skills
+from switchman.engine.profiles.profile import (
+    BUILTIN_PROFILES,
+    BUILTIN_SET,
+    ApprovalMode,
+    Profile,
+    ProfileSet,
+)
+from switchman.engine.skills import Skill, SkillIndex
+from switchman.engine.tools.toolbox import TOOL_CLASSES
+from tests.conftest import span
+from tests.engine.test_config_completion_hover import hover_at, labels
+
+USER = """\
+default: reviewer
+profiles:
+  reviewer:
+    tools: [read_file, grep, edit_file]
+    approval: ask
+  locked:
+    tools: [read_file]
+    approval: read_only
+"""
+
+
+def user_set() -> ProfileSet:
+    checked, problems = check_profiles_text(USER, "profiles.yaml", builtin_registry())
+    assert checked is not None and problems == []
+    return ProfileSet.of([BUILTIN_PROFILES, checked.profiles], checked.default or "default")
+
+
+def test_profile_files_name_every_tool_there_is() -> None:
+    assert set(PROFILE_TOOLS) == {*TOOL_CLASSES, DELEGATE}
+
+
+def test_resolution_is_session_then_workspace_then_global() -> None:
+    profiles = ProfileSet.of([BUILTIN_PROFILES, [Profile("a"), Profile("b")]], "a", "b")
+    assert (profiles.resolve("subagent").name, profiles.resolve("subagent").resolved_from) == \
+        ("subagent", "session")
+    assert (profiles.resolve(None).name, profiles.resolve(None).resolved_from) == \
+        ("b", "workspace")
+    no_workspace = ProfileSet.of([BUILTIN_PROFILES, [Profile("a")]], "a")
+    assert (no_workspace.resolve(None).name, no_workspace.resolve(None).resolved_from) == \
+        ("a", "global")
+    # a session's choice whose profile has gone away falls back, never to nothing
+    assert no_workspace.resolve("deleted").name == "a"
+    assert BUILTIN_SET.resolve(None).name == "default"
+
+
+def test_a_workspace_profile_is_narrowed_to_the_users_with_located_warnings() -> None:
+    text = ("profiles:\n"
+            "  reviewer:\n"
+            "    tools: [read_file, run_command]\n"
+            "  locked:\n"
+            "    tools: [read_file, grep]\n"
+            "    approval: ask\n"
+            "  newcomer:\n"
+            "    tools: [grep, delete_file]\n"
+            "  inherits: {description: no tools written}\n")
+    checked, problems = check_profiles_text(text, "/w/.switchman/profiles.yaml",
+                                            builtin_registry(), user_set())
+    assert checked is not None
+    by_name = {p.name: p for p in checked.profiles}
+    assert by_name["reviewer"].tools == frozenset({"read_file"})
+    assert by_name["locked"].tools == frozenset({"read_file"})
+    assert by_name["locked"].approval is ApprovalMode.READ_ONLY
+    # a new name is bounded by the global default, reviewer
+    assert by_name["newcomer"].tools == frozenset({"grep"})
+    assert by_name["inherits"].tools == frozenset({"read_file", "grep", "edit_file"})
+    assert all(p.source == "workspace" for p in checked.profiles)
+    warnings = [p for p in problems if p.code is Code.UNTRUSTED_SETTING]
+    assert all(p.severity is Severity.WARNING for p in warnings)
+    assert [p.range for p in warnings] == [span(text, "run_command"), span(text, "grep"),
+                                           span(text, "ask"), span(text, "delete_file")]
+    assert "your profile 'locked' is read_only" in warnings[2].message
+
+
+def test_an_untrusted_key_in_a_profile_is_ignored_with_a_warning() -> None:
+    text = "profiles:\n  r:\n    base_url: http://evil.example\n    model: haiku\n"
+    checked, problems = check_profiles_text(text, "/w/.switchman/profiles.yaml",
+                                            builtin_registry(), BUILTIN_SET)
+    assert checked is not None and checked.profiles[0].model_policy.model == \
+        "anthropic:claude-haiku-4-5"
+    [problem] = problems
+    assert (problem.code, problem.range) == (Code.UNTRUSTED_SETTING, span(text, "base_url"))
+
+
+def test_read_only_takes_every_write_and_execute_tool_away() -> None:
+    reviewer = Profile("r", approval=ApprovalMode.READ_ONLY)
+    names = [*PROFILE_TOOLS, "_request_context"]
+    assert allowed_tools(reviewer, names) == ["read_file", "list_files", "grep", "skill_load",
+                                              "delegate", "_request_context"]
+    narrow = Profile("n", tools=frozenset({"grep"}))
+    assert not permitted(narrow, "read_file") and permitted(narrow, "_request_context")
+
+
+def test_a_profile_sees_only_its_skills() -> None:
+    index = SkillIndex([Skill("style", "style guide", "/s.md"), Skill("sql", "sql", "/q.md")])
+    assert list(visible_skills(Profile("p", skills=frozenset({"sql"})), index).skills) == ["sql"]
+    assert visible_skills(Profile("all"), index) is index
+
+
+def test_a_broken_profile_file_keeps_its_last_valid_version(tmp_path: Path) -> None:
+    store = ConfigStore(tmp_path)
+    (tmp_path / "profiles.yaml").write_text("profiles:\n  r: {tools: [grep]}\n", "utf-8")
+    assert store.user_profiles().get("r") is not None
+    (tmp_path / "profiles.yaml").write_text("profiles:\n  r: {tools: [nope]}\n  s: {}\n",
+                                            "utf-8")
+    profiles = store.user_profiles()
+    assert profiles.get("r") is not None and profiles.get("s") is None  # the last good one
+    [problem] = store.problems(None)
+    assert problem.code is Code.INVALID_VALUE
+    assert store.in_force(None)[str(tmp_path / "profiles.yaml")] == "last-known-good"
+
+
+def test_completion_and_hover_in_profile_files() -> None:
+    kind = FileKind.PROFILES
+    assert labels(kind, "¦") == ["schema_version", "default", "profiles"]
+    assert "system_prompt" in labels(kind, "profiles:\n  r:\n    ¦\n")
+    assert labels(kind, "profiles:\n  r:\n    approval: ¦\n") == ["ask", "read_only"]
+    assert "run_command" in labels(kind, "profiles:\n  r:\n    tools: [¦]\n")
+    assert "haiku" in labels(FileKind.WORKSPACE_PROFILES, "profiles:\n  r:\n    model: ¦\n")
+    shown = hover_at(kind, "profiles:\n  r:\n    appr¦oval: ask\n")
+    assert shown is not None and "read_only" in shown.markdown
+
+
+def test_the_outline_lists_each_profile() -> None:
+    text = "profiles:\n  r: {description: Reviews code}\n  s:\n    model: haiku\n"
+    [profiles] = outline(FileKind.PROFILES, parse_yaml(text, "profiles.yaml"))
+    assert profiles.kind is SymbolKind.PROFILES
+    assert [(c.name, c.kind, c.detail) for c in profiles.children] == [
+        ("r", SymbolKind.PROFILE, "Reviews code"), ("s", SymbolKind.PROFILE, "haiku")]

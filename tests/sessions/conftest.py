@@ -12,6 +12,8 @@ from switchman.engine.service import Switchman
 from switchman.engine.sessions.records import ChatDelta, DelegationUpdate, RouteNotice
 from tests.conftest import models_yaml
 from tests.support.fake_provider import FakeProvider
+from tests.support.scripted_adapter import ScriptedAdapter
+from tests.tools.conftest import ScriptedApprover
 
 
 @dataclass
@@ -63,3 +65,31 @@ def engine(tmp_path: Path, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) 
     workspace = service.open_workspace(str(tmp_path / "workspace"))
     yield Engine(service, recorder, workspace, tmp_path / "workspace")
     service.store.db.close()
+
+
+@pytest.fixture
+def adapter() -> ScriptedAdapter:
+    """The in-memory provider: replies are scripted per test."""
+    return ScriptedAdapter()
+
+
+@pytest.fixture
+def approver() -> ScriptedApprover:
+    """The user: allows every delegation and tool call unless a test scripts otherwise."""
+    return ScriptedApprover()
+
+
+def scripted_engine(tmp_path: Path, adapter: ScriptedAdapter, approver: ScriptedApprover | None,
+                    files: dict[str, str]) -> Engine:
+    """An engine on the in-memory ``adapter`` whose user is ``approver`` (None: no editor
+    attached), with ``files`` in its workspace. The caller closes ``service.store.db``."""
+    for name in ("config", "data", "workspace"):
+        (tmp_path / name).mkdir(exist_ok=True)
+    for name, text in files.items():
+        (tmp_path / "workspace" / name).write_text(text)
+    recorder = Recorder()
+    service = Switchman(recorder, config_folder=tmp_path / "config",
+                        data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
+                        adapters=adapter, approver=approver)
+    workspace = service.open_workspace(str(tmp_path / "workspace"))
+    return Engine(service, recorder, workspace, tmp_path / "workspace")

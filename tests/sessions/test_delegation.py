@@ -18,8 +18,7 @@ from switchman.engine.learning import database
 from switchman.engine.messages import ToolResultBlock, Usage
 from switchman.engine.providers.base import ProviderRequest
 from switchman.engine.providers.errors import ProviderError
-from switchman.engine.service import Switchman
-from tests.sessions.conftest import Engine, Recorder
+from tests.sessions.conftest import Engine, scripted_engine
 from tests.support.scripted_adapter import ScriptedAdapter, ScriptedReply
 from tests.tools.conftest import ScriptedApprover
 
@@ -28,29 +27,12 @@ OPUS, HAIKU, SONNET = ("anthropic:claude-opus-4-7", "anthropic:claude-haiku-4-5"
 
 
 @pytest.fixture
-def adapter() -> ScriptedAdapter:
-    return ScriptedAdapter()
-
-
-@pytest.fixture
-def approver() -> ScriptedApprover:
-    """The user: allows every delegation and tool call unless a test scripts otherwise."""
-    return ScriptedApprover()
-
-
-@pytest.fixture
 def deleg(tmp_path: Path, adapter: ScriptedAdapter,
           approver: ScriptedApprover) -> Iterator[Engine]:
-    for name in ("config", "data", "workspace"):
-        (tmp_path / name).mkdir()
-    (tmp_path / "workspace" / "auth.py").write_text("".join(f"line {n}\n" for n in range(1, 50)))
-    recorder = Recorder()
-    service = Switchman(recorder, config_folder=tmp_path / "config",
-                        data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
-                        adapters=adapter, approver=approver)
-    workspace = service.open_workspace(str(tmp_path / "workspace"))
-    yield Engine(service, recorder, workspace, tmp_path / "workspace")
-    service.store.db.close()
+    started = scripted_engine(tmp_path, adapter, approver,
+                              {"auth.py": "".join(f"line {n}\n" for n in range(1, 50))})
+    yield started
+    started.service.store.db.close()
 
 
 def delegate(call_id: str, **arguments: Any) -> tuple[str, str, dict[str, Any]]:

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from switchman.engine.service import Switchman
 from switchman.engine.tools.approval import ApprovalAnswer
-from tests.sessions.conftest import Engine, Recorder
+from tests.sessions.conftest import Engine, scripted_engine
 from tests.sessions.test_delegation import HAIKU, OPUS, delegate, failure, results
 from tests.support.scripted_adapter import ScriptedAdapter
 from tests.tools.conftest import ScriptedApprover
@@ -18,27 +17,9 @@ from tests.tools.conftest import ScriptedApprover
 CHANGING = ["create_file", "delete_file", "edit_file", "run_command"]
 
 
-@pytest.fixture
-def adapter() -> ScriptedAdapter:
-    return ScriptedAdapter()
-
-
-@pytest.fixture
-def approver() -> ScriptedApprover:
-    return ScriptedApprover()
-
-
 def engine(tmp_path: Path, adapter: ScriptedAdapter, approver: ScriptedApprover | None) -> Engine:
     """An engine whose user is ``approver`` (None: no editor attached)."""
-    for name in ("config", "data", "workspace"):
-        (tmp_path / name).mkdir(exist_ok=True)
-    (tmp_path / "workspace" / "app.py").write_text("x = 1\n")
-    recorder = Recorder()
-    service = Switchman(recorder, config_folder=tmp_path / "config",
-                        data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
-                        adapters=adapter, approver=approver)
-    workspace = service.open_workspace(str(tmp_path / "workspace"))
-    return Engine(service, recorder, workspace, tmp_path / "workspace")
+    return scripted_engine(tmp_path, adapter, approver, {"app.py": "x = 1\n"})
 
 
 @pytest.fixture

@@ -10,9 +10,7 @@ from tests.sessions.conftest import Engine
 from tests.sessions.test_delegation import (
     HAIKU,
     OPUS,
-    adapter,  # noqa: F401 - fixtures
-    approver,  # noqa: F401
-    deleg,  # noqa: F401
+    deleg,  # noqa: F401 - a fixture (adapter and approver come from conftest)
     delegate,
     tool_names,
 )
@@ -36,7 +34,7 @@ def write_profiles(engine: Engine) -> None:
 
 
 async def test_a_workers_tools_stay_within_its_planners(deleg: Engine,  # noqa: F811
-                                                        adapter: ScriptedAdapter  # noqa: F811
+                                                        adapter: ScriptedAdapter
                                                         ) -> None:
     write_profiles(deleg)
     service = deleg.service
@@ -62,7 +60,7 @@ async def test_a_workers_tools_stay_within_its_planners(deleg: Engine,  # noqa: 
 
 
 async def test_a_profile_without_delegate_never_offers_it(deleg: Engine,  # noqa: F811
-                                                          adapter: ScriptedAdapter  # noqa: F811
+                                                          adapter: ScriptedAdapter
                                                           ) -> None:
     write_profiles(deleg)
     await deleg.service.set_profile(deleg.workspace, None, "solo")
@@ -72,7 +70,7 @@ async def test_a_profile_without_delegate_never_offers_it(deleg: Engine,  # noqa
 
 
 async def test_an_unknown_worker_profile_starts_nothing(deleg: Engine,  # noqa: F811
-                                                        adapter: ScriptedAdapter  # noqa: F811
+                                                        adapter: ScriptedAdapter
                                                         ) -> None:
     write_profiles(deleg)
     adapter.calls(delegate("tu_x", profile="ghost"), model=OPUS)

@@ -26,11 +26,6 @@ SONNET = "anthropic:claude-sonnet-4-6"
 
 
 @pytest.fixture
-def adapter() -> ScriptedAdapter:
-    return ScriptedAdapter()
-
-
-@pytest.fixture
 def service(tmp_path: Path, adapter: ScriptedAdapter) -> Iterator[Switchman]:
     for name in ("config", "data", "workspace"):
         (tmp_path / name).mkdir()

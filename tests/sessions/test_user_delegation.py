@@ -10,10 +10,9 @@ import pytest
 
 from switchman.engine.errors import InvalidAttachment
 from switchman.engine.messages import ImageBlock, Usage
-from switchman.engine.service import Switchman
 from switchman.engine.sessions.attachments import AttachmentRequest
 from switchman.engine.tools.approval import ApprovalAnswer
-from tests.sessions.conftest import Engine, Recorder
+from tests.sessions.conftest import Engine, scripted_engine
 from tests.support.scripted_adapter import ScriptedAdapter
 from tests.tools.conftest import ScriptedApprover
 
@@ -22,27 +21,11 @@ HAIKU, SONNET, OPUS = ("anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-
 
 
 @pytest.fixture
-def adapter() -> ScriptedAdapter:
-    return ScriptedAdapter()
-
-
-@pytest.fixture
-def approver() -> ScriptedApprover:
-    return ScriptedApprover()
-
-
-@pytest.fixture
 def user(tmp_path: Path, adapter: ScriptedAdapter, approver: ScriptedApprover) -> Iterator[Engine]:
-    for name in ("config", "data", "workspace"):
-        (tmp_path / name).mkdir()
-    (tmp_path / "workspace" / "app.py").write_text("def f():\n    return 1\n")
-    recorder = Recorder()
-    service = Switchman(recorder, config_folder=tmp_path / "config",
-                        data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
-                        adapters=adapter, approver=approver)
-    workspace = service.open_workspace(str(tmp_path / "workspace"))
-    yield Engine(service, recorder, workspace, tmp_path / "workspace")
-    service.store.db.close()
+    started = scripted_engine(tmp_path, adapter, approver,
+                              {"app.py": "def f():\n    return 1\n"})
+    yield started
+    started.service.store.db.close()
 
 
 def selection(engine: Engine, text: str) -> AttachmentRequest:

@@ -300,7 +300,7 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--orders", type=int, default=3, help="shuffled orders per point")
     parser.add_argument("--explore", type=float, default=0.05,
                         help="share of prompts a simulated user sends to the strong model")
-    parser.add_argument("--neighbors", type=int, default=25)
+    parser.add_argument("--neighbors", type=int, default=40)
     parser.add_argument("--neighborhood", choices=("nearest", "per_model"), default="per_model")
     parser.add_argument("--similarity-exponent", type=float, default=4.0)
     parser.add_argument("--feedback", choices=("chosen", "full"), default="chosen",

@@ -62,6 +62,11 @@ export class ChatController implements Disposable {
   private localSeq = 0;
   /** Attached with "Send Selection to Switchman", sent with the next message. */
   private attachments: Attachment[] = [];
+  /**
+   * The 👍 / 👎 the daemon took, by turn id: the transcript (`switchman/session`) does not carry
+   * them, so a reloaded or reopened chat shows them pressed again from here.
+   */
+  private readonly ratings = new Map<string, Rating>();
 
   constructor(
     private readonly connection: SwitchmanConnection,
@@ -242,6 +247,7 @@ export class ChatController implements Disposable {
   async feedback(turnId: string, rating: Rating): Promise<void> {
     try {
       await this.connection.request(Requests.feedback, params.feedbackParams(turnId, rating));
+      this.ratings.set(turnId, rating);
       this.postToView({ type: 'rated', turnId, rating });
     } catch (error) {
       this.emit({ type: 'failed', localId: `local-feedback-${++this.localSeq}`, failure: requestFailure(error) });
@@ -297,6 +303,15 @@ export class ChatController implements Disposable {
     this.postToView({ type: 'reset', folders, workspace: folder.uri, sessionId, sessionTitle, entries });
     for (const event of live?.events ?? []) this.postToView({ type: 'event', event });
     this.replayApprovals(entries, live?.turns);
+    this.replayRatings(entries, live?.turns);
+  }
+
+  /** After a reset: the ratings given in this window to the turns shown. */
+  private replayRatings(entries: { kind: string; id: string }[], liveTurns?: Set<string>): void {
+    const shown = new Set(entries.filter((e) => e.kind === 'turn').map((e) => e.id));
+    for (const [turnId, rating] of this.ratings) {
+      if (shown.has(turnId) || liveTurns?.has(turnId)) this.postToView({ type: 'rated', turnId, rating });
+    }
   }
 
   /** After a reset: the open questions, and the answered ones of the turns shown. */

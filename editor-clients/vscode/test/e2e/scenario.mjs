@@ -4,13 +4,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { log, until } from './support.mjs';
 import { toolSteps } from './tools.mjs';
+import { ratingsReachThePatternStore } from './feedback.mjs';
 
 const STATUS_ITEM = '[id="switchman.switchman.switchman.status.0"]';
 const PROFILE_ITEM = '[id="switchman.switchman.switchman.profile.0"]';
 const TIMEOUT = 30000;
 const FOCUS_CHAT = 'Control+Shift+Alt+S';
 
-export async function runScenario({ url, workspace, fake, artifacts, chromium: executablePath, env }) {
+export async function runScenario({ url, workspace, fake, artifacts, chromium: executablePath, env, store }) {
   const browser = await chromium.launch({
     executablePath,
     headless: true,
@@ -51,6 +52,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await delegateSelectionFromTheEditorMenu(ui, chat, fake);
     await toolSteps(ui, chat, fake, workspace);
     await commandsAnswer(ui, chat);
+    await ratingsReachThePatternStore(ui, chat, fake, store);
     await transcriptSurvivesAReload(ui);
     await statusBarPickerSetsTheModel(ui);
     await profileItemChoosesTheProfile(ui);

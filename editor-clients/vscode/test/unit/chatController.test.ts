@@ -59,6 +59,22 @@ describe('ChatController', () => {
     assert.equal(events().at(-1), 'failed');
   });
 
+  it('shows the ratings given in this window again when the chat is reloaded or reopened', async () => {
+    const { connection, controller, posted } = setup();
+    const detail: SessionDetail = { session: {} as never, turns: [{ id: 'T1', index: 1, status: 'completed' } as never,
+      { id: 'T2', index: 2, status: 'completed' } as never], messages: [], cost: {} as never };
+    connection.answer(Requests.session, () => detail);
+    connection.answer(Requests.feedback, (p) => ({ turn_id: p.turn_id, rating: p.rating, success: 1 }));
+    await controller.handle({ type: 'feedback', turnId: 'T1', rating: 'up' });
+    await controller.handle({ type: 'feedback', turnId: 'T1', rating: 'down' }); // changed its mind
+    await controller.handle({ type: 'feedback', turnId: 'T7', rating: 'up' }); // a turn of another session
+    posted.length = 0;
+    await controller.handle({ type: 'ready' });
+    const reset = posted.findIndex((m) => m.type === 'reset');
+    assert.ok(reset >= 0);
+    assert.deepEqual(posted.slice(reset + 1).filter((m) => m.type === 'rated'), [{ type: 'rated', turnId: 'T1', rating: 'down' }]);
+  });
+
   it('creates a session first when the workspace has none', async () => {
     const { connection, controller } = setup();
     connection.answer(Requests.sessions, () => ({ current_session_id: null, sessions: [] }));

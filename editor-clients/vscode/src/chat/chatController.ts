@@ -21,7 +21,7 @@ import { attachmentLabel, fileAttachment, resolveTokens, selectionAttachment, ty
 import { explanationMessage, explanationView } from './chain';
 import type { ChatEvent, CodeAction, FromWebview, ToWebview } from './messages';
 import { previewFailure, previewView } from './preview';
-import { transcriptEntries } from './transcript';
+import { keptInHistory, transcriptEntries } from './transcript';
 
 interface PendingTurn {
   localId: string;
@@ -286,7 +286,9 @@ export class ChatController implements Disposable {
       return;
     }
     this.workspace = folder.uri; // the panel shows this folder until the user picks another
-    const live = this.live && sameWorkspace(this.live.workspace, folder.uri) ? this.live : undefined;
+    const current = this.live && sameWorkspace(this.live.workspace, folder.uri) ? this.live : undefined;
+    // A finished `/delegate` is in the session's history: rebuilt from there, not replayed twice.
+    const live = current && !current.events.some((e) => e.type === 'result' && keptInHistory(e.result)) ? current : undefined;
     let sessionId: string | null = null;
     let sessionTitle: string | null = null;
     let entries: ReturnType<typeof transcriptEntries> = [];
@@ -294,7 +296,7 @@ export class ChatController implements Disposable {
       sessionId = await this.currentSession(folder.uri);
       if (sessionId) {
         const detail = await this.connection.request<SessionDetail>(Requests.session, params.sessionParams(sessionId));
-        entries = transcriptEntries(detail, live?.turns);
+        entries = transcriptEntries(detail, live ? replayedIds(live) : undefined);
         sessionTitle = detail.session.title || null;
       }
     } catch {
@@ -412,4 +414,10 @@ export class ChatController implements Disposable {
   private postToView(message: ToWebview): void {
     this.post?.(message);
   }
+}
+
+/** The turns and the user's delegations a replay shows: left out of the transcript it follows. */
+function replayedIds(live: { events: ChatEvent[]; turns: Set<string> }): Set<string> {
+  const delegations = live.events.flatMap((e) => (e.type === 'delegation' && e.params.turn_id === null ? [e.params.tool_use_id] : []));
+  return new Set([...live.turns, ...delegations]);
 }

@@ -246,6 +246,46 @@ describe('ChatController', () => {
   });
 });
 
+describe('ChatController reloading a chat with the user\'s own delegations', () => {
+  const delegation = { phase: 'started', session_id: 'S1', turn_id: null, tool_use_id: 'user_1', worker_session_id: 'W1',
+    worker_turn_id: 'WT1', tier: 'fast', model: null, task: 'explain this', status: 'running', turns: 1, llm_calls: 0,
+    tool_calls: 0, input_tokens: 0, output_tokens: 0, cost_usd: '0', elapsed_seconds: 0, activity: null, error: null,
+    detail: null, dropped_tools: [], source: 'user' };
+  const stored = { tool_use_id: 'user_1', worker_session_id: 'W1', source: 'user', started_at: '2026-05-08T14:20:00Z',
+    task: 'explain this', tier: 'fast', worker_tier: 'fast', tier_floor: null, floor_applied: false,
+    model: 'anthropic:claude-haiku-4-5', status: 'running', error: null, detail: null };
+  const message = (id: string, role: 'user' | 'assistant', text: string) => ({ id, session_id: 'S1', turn_id: null, role,
+    created_at: '2026-05-08T14:21:00Z', model: null, content: [{ type: 'text', text }] });
+
+  it('replays a running /delegate instead of its recorded card, and rebuilds a finished one from the history', async () => {
+    const { connection, controller, posted } = setup();
+    let detail = { session: {}, turns: [], messages: [] as unknown[], cost: { workers: [] }, delegations: [stored] };
+    connection.answer(Requests.session, () => detail);
+    const answer = deferred<ChatResult>();
+    connection.answer(Requests.chat, () => answer.promise);
+    const sending = controller.send('/delegate fast explain this');
+    await until(() => connection.sent(Requests.chat).length === 1);
+    connection.notify(Notifications.delegation, delegation);
+    posted.length = 0;
+    await controller.handle({ type: 'ready' });
+    const running = posted.find((m) => m.type === 'reset');
+    assert.ok(running?.type === 'reset');
+    assert.deepEqual(running.entries, [], 'the running worker comes from the replay, once');
+    assert.deepEqual(posted.flatMap((m) => (m.type === 'event' ? [m.event.type] : [])), ['userSent', 'delegation']);
+    answer.resolve({ ...result, kind: 'command', turn_id: null, model: 'anthropic:claude-haiku-4-5', text: 'It returns 42.',
+      summary: '/delegate' });
+    await sending;
+    detail = { ...detail, messages: [message('M1', 'user', '/delegate fast explain this'), message('M2', 'assistant', 'It returns 42.')],
+      delegations: [{ ...stored, status: 'completed' }] };
+    posted.length = 0;
+    await controller.handle({ type: 'ready' });
+    const finished = posted.find((m) => m.type === 'reset');
+    assert.ok(finished?.type === 'reset');
+    assert.deepEqual(finished.entries.map((e) => `${e.kind}:${e.id}`), ['user:M1', 'delegation:user_1', 'command:M2']);
+    assert.deepEqual(posted.filter((m) => m.type === 'event'), [], 'nothing replayed twice');
+  });
+});
+
 describe('ChatController approvals', () => {
   it('shows a question as a card, passes the card\'s answer on and shows open cards again after a reload', async () => {
     const connection = new FakeConnection();

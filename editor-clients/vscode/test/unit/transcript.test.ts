@@ -84,6 +84,16 @@ describe('the user\'s own delegations in a reloaded chat', () => {
   it('leaves out a delegation being replayed live', () => {
     assert.deepEqual(transcriptEntries(delegated, new Set(['user_2'])).map((e) => e.id).slice(-2), ['M5', 'M6']);
   });
+
+  it('are in the read-only transcript too, each worker with its tier, model, cost and outcome', () => {
+    const text = transcriptMarkdown(delegated);
+    const turn1 = text.indexOf('## Turn 1');
+    const command = text.indexOf('## You delegated\n\n**You:**\n\n/delegate fast explain this');
+    const worker = text.indexOf('_Worker · fast · claude-haiku-4-5 · done · 1 turn · $0.0004_');
+    const answer = text.indexOf('**Worker:**\n\nmain returns 42.');
+    assert.ok(turn1 >= 0 && turn1 < command && command < worker && worker < answer, text);
+    assert.match(text, /_Worker · fast · claude-haiku-4-5 · running · 0 turns · \$0\.00_\n$/);
+  });
 });
 
 describe('transcriptMarkdown', () => {

@@ -22,7 +22,7 @@ LATER = ("jsonschema", "anthropic", "openai", "numpy", "yaml", "re2", "sqlite3",
 
 def _loaded_after(setup: str, module: str) -> None:
     code = (f"import sys\n{setup}\n"
-            f"found = [m for m in sys.modules if m == {module!r} or m.startswith({module!r} + '.')]\n"
+            f"found = [m for m in sys.modules if (m + '.').startswith({module!r} + '.')]\n"
             f"assert not found, f'imported at start-up: {{found}}'\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -225,7 +225,7 @@ class LearnedPatternStore:
         """The turn's fingerprint (by default :func:`.fingerprint.fingerprint`)."""
         if self._fingerprinter is None:
             # numpy is imported when the store is first used, not with the engine: an idle
-            # daemon then stays about 17 MiB smaller
+            # daemon then stays 12-17 MiB smaller
             from switchman.engine.learning.fingerprint import fingerprint  # noqa: PLC0415
 
             self._fingerprinter = fingerprint
@@ -242,6 +242,7 @@ class LearnedPatternStore:
         from switchman.engine.learning.workspace_index import WorkspaceIndex  # noqa: PLC0415
 
         return WorkspaceIndex.loaded(list(db.rows(self.connection, key)), self.background)
+
 
 def _key(ctx: TurnContext) -> str:
     return ctx.workspace_path or ""

@@ -21,7 +21,7 @@ import { attachmentLabel, fileAttachment, resolveTokens, selectionAttachment, ty
 import { explanationMessage, explanationView } from './chain';
 import type { ChatEvent, CodeAction, FromWebview, ToWebview } from './messages';
 import { previewFailure, previewView } from './preview';
-import { transcriptEntries } from './transcript';
+import { keptInHistory, transcriptEntries } from './transcript';
 
 interface PendingTurn {
   localId: string;
@@ -62,6 +62,11 @@ export class ChatController implements Disposable {
   private localSeq = 0;
   /** Attached with "Send Selection to Switchman", sent with the next message. */
   private attachments: Attachment[] = [];
+  /**
+   * The 👍 / 👎 the daemon took, by turn id: the transcript (`switchman/session`) does not carry
+   * them, so a reloaded or reopened chat shows them pressed again from here.
+   */
+  private readonly ratings = new Map<string, Rating>();
 
   constructor(
     private readonly connection: SwitchmanConnection,
@@ -242,6 +247,7 @@ export class ChatController implements Disposable {
   async feedback(turnId: string, rating: Rating): Promise<void> {
     try {
       await this.connection.request(Requests.feedback, params.feedbackParams(turnId, rating));
+      this.ratings.set(turnId, rating);
       this.postToView({ type: 'rated', turnId, rating });
     } catch (error) {
       this.emit({ type: 'failed', localId: `local-feedback-${++this.localSeq}`, failure: requestFailure(error) });
@@ -280,7 +286,9 @@ export class ChatController implements Disposable {
       return;
     }
     this.workspace = folder.uri; // the panel shows this folder until the user picks another
-    const live = this.live && sameWorkspace(this.live.workspace, folder.uri) ? this.live : undefined;
+    const current = this.live && sameWorkspace(this.live.workspace, folder.uri) ? this.live : undefined;
+    // A finished `/delegate` is in the session's history: rebuilt from there, not replayed twice.
+    const live = current && !current.events.some((e) => e.type === 'result' && keptInHistory(e.result)) ? current : undefined;
     let sessionId: string | null = null;
     let sessionTitle: string | null = null;
     let entries: ReturnType<typeof transcriptEntries> = [];
@@ -288,7 +296,7 @@ export class ChatController implements Disposable {
       sessionId = await this.currentSession(folder.uri);
       if (sessionId) {
         const detail = await this.connection.request<SessionDetail>(Requests.session, params.sessionParams(sessionId));
-        entries = transcriptEntries(detail, live?.turns);
+        entries = transcriptEntries(detail, live ? replayedIds(live) : undefined);
         sessionTitle = detail.session.title || null;
       }
     } catch {
@@ -297,6 +305,15 @@ export class ChatController implements Disposable {
     this.postToView({ type: 'reset', folders, workspace: folder.uri, sessionId, sessionTitle, entries });
     for (const event of live?.events ?? []) this.postToView({ type: 'event', event });
     this.replayApprovals(entries, live?.turns);
+    this.replayRatings(entries, live?.turns);
+  }
+
+  /** After a reset: the ratings given in this window to the turns shown. */
+  private replayRatings(entries: { kind: string; id: string }[], liveTurns?: Set<string>): void {
+    const shown = new Set(entries.filter((e) => e.kind === 'turn').map((e) => e.id));
+    for (const [turnId, rating] of this.ratings) {
+      if (shown.has(turnId) || liveTurns?.has(turnId)) this.postToView({ type: 'rated', turnId, rating });
+    }
   }
 
   /** After a reset: the open questions, and the answered ones of the turns shown. */
@@ -397,4 +414,10 @@ export class ChatController implements Disposable {
   private postToView(message: ToWebview): void {
     this.post?.(message);
   }
+}
+
+/** The turns and the user's delegations a replay shows: left out of the transcript it follows. */
+function replayedIds(live: { events: ChatEvent[]; turns: Set<string> }): Set<string> {
+  const delegations = live.events.flatMap((e) => (e.type === 'delegation' && e.params.turn_id === null ? [e.params.tool_use_id] : []));
+  return new Set([...live.turns, ...delegations]);
 }

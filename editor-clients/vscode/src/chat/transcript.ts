@@ -1,22 +1,74 @@
 /** A stored session (`switchman/session`) as chat entries and as a read-only Markdown transcript. */
 
 import { formatUsd, plural } from '../common/format';
-import type { ContentBlock, Message, SessionDetail, ToolActivity, Turn } from '../protocol/types';
-import { storedDelegations } from './delegations';
+import { SlashCommands } from '../protocol/methods';
+import type { ChatResult, ContentBlock, DelegationRecord, Message, SessionDetail, ToolActivity, Turn } from '../protocol/types';
+import { recordedDelegation, storedDelegations } from './delegations';
 import type { Entry, TurnEntry } from './messages';
 
-/** Chat entries for a session, leaving out turns the extension is replaying live. */
-export function transcriptEntries(detail: SessionDetail, skipTurns: ReadonlySet<string> = new Set()): Entry[] {
+/**
+ * Chat entries for a session, in the order they happened, leaving out the turns and delegations
+ * (`skip`, by turn id or delegation id) the extension is replaying live. Messages outside any turn
+ * are the user's own delegations (`/delegate`): the command, the worker's card and its answer, as
+ * they were shown live.
+ */
+export function transcriptEntries(detail: SessionDetail, skip: ReadonlySet<string> = new Set()): Entry[] {
   const entries: Entry[] = [];
-  for (const turn of sortedTurns(detail)) {
-    if (skipTurns.has(turn.id)) continue;
-    const messages = detail.messages.filter((m) => m.turn_id === turn.id);
-    for (const message of messages.filter((m) => m.role === 'user')) {
-      entries.push({ kind: 'user', id: message.id, text: blocksText(message.content) });
+  const turns = new Map(detail.turns.map((t) => [t.id, t]));
+  const shown = new Set<string>();
+  const showTurn = (turn: Turn) => {
+    shown.add(turn.id);
+    if (!skip.has(turn.id)) entries.push(...turnEntries(detail, turn));
+  };
+  const delegations = (detail.delegations ?? []).filter((d) => d.source === 'user' && !skip.has(d.tool_use_id));
+  const workers = detail.cost?.workers ?? [];
+  for (const message of detail.messages) {
+    const turn = message.turn_id !== null ? turns.get(message.turn_id) : undefined;
+    if (turn) {
+      if (!shown.has(turn.id)) showTurn(turn);
+    } else if (message.turn_id === null) {
+      entries.push(exchangeEntry(message));
+      // The worker was recorded when it started, its command and answer when it ended.
+      const started = message.role === 'user' ? takeStartedBefore(delegations, message.created_at) : [];
+      entries.push(...started.map((d): Entry => ({ kind: 'delegation', id: d.tool_use_id, card: recordedDelegation(d, workers) })));
     }
-    entries.push({ ...turnEntry(turn, messages), delegations: storedDelegations(messages, detail.cost.workers, turn.status) });
   }
+  for (const turn of sortedTurns(detail)) if (!shown.has(turn.id)) showTurn(turn);
+  // Still running, or the daemon stopped before it answered: the card alone.
+  entries.push(...delegations.map((d): Entry => ({ kind: 'delegation', id: d.tool_use_id, card: recordedDelegation(d, workers) })));
   return entries;
+}
+
+function turnEntries(detail: SessionDetail, turn: Turn): Entry[] {
+  const messages = detail.messages.filter((m) => m.turn_id === turn.id);
+  const entries: Entry[] = messages.filter((m) => m.role === 'user')
+    .map((m): Entry => ({ kind: 'user', id: m.id, text: blocksText(m.content) }));
+  entries.push({ ...turnEntry(turn, messages),
+    delegations: storedDelegations(messages, detail.cost.workers, turn.status, detail.delegations) });
+  return entries;
+}
+
+/**
+ * Whether a chat answer was kept in the session's history: a `/delegate` that ran a worker (it has
+ * a model) or failed keeps the command and the answer (docs/delegation.md); a question back does not.
+ */
+export function keptInHistory(result: ChatResult): boolean {
+  return result.kind === 'command' && result.summary === SlashCommands.delegate
+    && (result.model !== null || result.status === 'failed');
+}
+
+/** A message of a `/delegate` exchange: the user's command, or the worker's answer shown as its output. */
+function exchangeEntry(message: Message): Entry {
+  const text = blocksText(message.content);
+  return message.role === 'user' ? { kind: 'user', id: message.id, text } : { kind: 'command', id: message.id, text };
+}
+
+/** Remove and return the delegations (oldest first) that started before `time`. */
+function takeStartedBefore(delegations: DelegationRecord[], time: string): DelegationRecord[] {
+  const limit = Date.parse(time);
+  const taken = delegations.filter((d) => Date.parse(d.started_at) <= limit);
+  for (const d of taken) delegations.splice(delegations.indexOf(d), 1);
+  return taken;
 }
 
 function turnEntry(turn: Turn, messages: Message[]): TurnEntry {

@@ -97,4 +97,23 @@ return {
         'the command, then the worker line, then its answer', H.lines(chat.view.transcript))
     end,
   },
+  {
+    "the session's transcript shows the /delegate under its own heading, with the worker line",
+    function()
+      H.check(chat.session_id, 'the reopened chat knows its session')
+      require('switchman.sessions').open(root, chat.session_id)
+      H.wait_for('the session transcript', function()
+        return vim.api.nvim_buf_get_name(0):find('switchman://session/' .. chat.session_id, 1, true) ~= nil
+      end)
+      local bufnr = vim.api.nvim_get_current_buf()
+      H.wait_text(bufnr, '## You delegated')
+      local text = H.text(bufnr)
+      local heading = text:find('## You delegated\n### You\n/delegate fast explain this\n', 1, true)
+      local line = text:find('  ✓ worker fast · haiku · completed · 1 turn · $', 1, true)
+      local answer = text:find('### Worker\nmain returns 42.', 1, true)
+      H.check(heading and line and answer and heading < line and line < answer, 'command, worker line, answer',
+        H.lines(bufnr))
+      vim.cmd('tabclose')
+    end,
+  },
 }

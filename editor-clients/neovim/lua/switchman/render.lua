@@ -326,10 +326,16 @@ function M.transcript(root, detail)
   vim.list_extend(out, cost_lines(root, detail.cost))
   local names, turns = tool_names(detail.messages or {}), turns_by_id(detail.turns)
   local workers = require('switchman.chat.workers').stored(root, detail)
+  local by_user = require('switchman.chat.workers').stored_by_user(root, detail)
   local current
   for _, message in ipairs(detail.messages or {}) do
     local turn = turns[message.turn_id]
-    if turn and turn.id ~= current then
+    local exchange = not present(message.turn_id)
+    if exchange and message.role == 'user' then -- the user's own /delegate: no turn of its own
+      current = nil
+      table.insert(out, { '' })
+      table.insert(out, { '## You delegated' })
+    elseif turn and turn.id ~= current then
       current = turn.id
       table.insert(out, { '' })
       table.insert(out, { ('## Turn %d · %s · $%s · %s'):format(turn.index or 0, models.short_name(root, turn.model) or '-',
@@ -339,8 +345,15 @@ function M.transcript(root, detail)
         vim.list_extend(out, M.failure(turn.error.message))
       end
     end
-    table.insert(out, { '### ' .. (ROLE_LABEL[message.role] or message.role), hl = 'SwitchmanUser' })
+    local label = exchange and message.role == 'assistant' and 'Worker' or ROLE_LABEL[message.role] or message.role
+    table.insert(out, { '### ' .. label, hl = 'SwitchmanUser' })
     vim.list_extend(out, message_lines(message, names, workers))
+    if exchange and message.role == 'user' then
+      vim.list_extend(out, started_before(by_user, message.created_at))
+    end
+  end
+  for _, delegation in ipairs(by_user) do
+    table.insert(out, delegation.line)
   end
   return out
 end

@@ -2,48 +2,69 @@
 
 import { formatUsd, plural } from '../common/format';
 import { SlashCommands } from '../protocol/methods';
-import type { ChatResult, ContentBlock, DelegationRecord, Message, SessionDetail, ToolActivity, Turn } from '../protocol/types';
-import { recordedDelegation, storedDelegations } from './delegations';
+import type {
+  ChatResult, ContentBlock, DelegationRecord, Message, SessionDetail, ToolActivity, Turn, WorkerCost,
+} from '../protocol/types';
+import { cardView, recordedDelegation, storedDelegations } from './delegations';
 import type { Entry, TurnEntry } from './messages';
+
+/** One step of a stored session, in the order it happened. */
+type Step =
+  | { kind: 'turn'; turn: Turn }
+  /** A message outside any turn: the user's `/delegate` (with the workers it started) or the answer. */
+  | { kind: 'exchange'; message: Message; started: DelegationRecord[] }
+  /** A user's delegation with no stored exchange yet: still running, or the daemon stopped first. */
+  | { kind: 'unanswered'; record: DelegationRecord };
+
+/**
+ * The session's turns and the user's own delegations (`/delegate`) in order, leaving out the turns
+ * and delegations in `skip`. A user's delegation is recorded when its worker starts, its command
+ * and answer (messages outside any turn) when it ends: it goes with the first command after it.
+ */
+function timeline(detail: SessionDetail, skip: ReadonlySet<string>): Step[] {
+  const steps: Step[] = [];
+  const turns = new Map(detail.turns.map((t) => [t.id, t]));
+  const seen = new Set<string>();
+  const addTurn = (turn: Turn) => {
+    seen.add(turn.id);
+    if (!skip.has(turn.id)) steps.push({ kind: 'turn', turn });
+  };
+  const delegations = (detail.delegations ?? []).filter((d) => d.source === 'user' && !skip.has(d.tool_use_id));
+  for (const message of detail.messages) {
+    const turn = message.turn_id !== null ? turns.get(message.turn_id) : undefined;
+    if (turn && !seen.has(turn.id)) addTurn(turn);
+    if (message.turn_id !== null) continue;
+    const started = message.role === 'user' ? takeStartedBefore(delegations, message.created_at) : [];
+    steps.push({ kind: 'exchange', message, started });
+  }
+  for (const turn of sortedTurns(detail)) if (!seen.has(turn.id)) addTurn(turn);
+  return [...steps, ...delegations.map((record): Step => ({ kind: 'unanswered', record }))];
+}
 
 /**
  * Chat entries for a session, in the order they happened, leaving out the turns and delegations
- * (`skip`, by turn id or delegation id) the extension is replaying live. Messages outside any turn
- * are the user's own delegations (`/delegate`): the command, the worker's card and its answer, as
- * they were shown live.
+ * (`skip`, by turn id or delegation id) the extension is replaying live. The user's own
+ * delegations come back as they were shown live: the command, the worker's card, its answer.
  */
 export function transcriptEntries(detail: SessionDetail, skip: ReadonlySet<string> = new Set()): Entry[] {
-  const entries: Entry[] = [];
-  const turns = new Map(detail.turns.map((t) => [t.id, t]));
-  const shown = new Set<string>();
-  const showTurn = (turn: Turn) => {
-    shown.add(turn.id);
-    if (!skip.has(turn.id)) entries.push(...turnEntries(detail, turn));
-  };
-  const delegations = (detail.delegations ?? []).filter((d) => d.source === 'user' && !skip.has(d.tool_use_id));
   const workers = detail.cost?.workers ?? [];
-  for (const message of detail.messages) {
-    const turn = message.turn_id !== null ? turns.get(message.turn_id) : undefined;
-    if (turn) {
-      if (!shown.has(turn.id)) showTurn(turn);
-    } else if (message.turn_id === null) {
-      entries.push(exchangeEntry(message));
-      // The worker was recorded when it started, its command and answer when it ended.
-      const started = message.role === 'user' ? takeStartedBefore(delegations, message.created_at) : [];
-      entries.push(...started.map((d): Entry => ({ kind: 'delegation', id: d.tool_use_id, card: recordedDelegation(d, workers) })));
+  const card = (record: DelegationRecord): Entry => ({ kind: 'delegation', id: record.tool_use_id,
+    card: recordedDelegation(record, workers) });
+  return timeline(detail, skip).flatMap((step): Entry[] => {
+    switch (step.kind) {
+      case 'turn': return turnEntries(detail, step.turn);
+      case 'exchange': return [exchangeEntry(step.message), ...step.started.map(card)];
+      case 'unanswered': return [card(step.record)];
     }
-  }
-  for (const turn of sortedTurns(detail)) if (!shown.has(turn.id)) showTurn(turn);
-  // Still running, or the daemon stopped before it answered: the card alone.
-  entries.push(...delegations.map((d): Entry => ({ kind: 'delegation', id: d.tool_use_id, card: recordedDelegation(d, workers) })));
-  return entries;
+  });
 }
 
 function turnEntries(detail: SessionDetail, turn: Turn): Entry[] {
   const messages = detail.messages.filter((m) => m.turn_id === turn.id);
   const entries: Entry[] = messages.filter((m) => m.role === 'user')
     .map((m): Entry => ({ kind: 'user', id: m.id, text: blocksText(m.content) }));
-  entries.push({ ...turnEntry(turn, messages),
+  const rating = detail.ratings?.[turn.id];
+  entries.push({ ...turnEntry(turn, messages), ...(rating ? { rating } : {}),
     delegations: storedDelegations(messages, detail.cost.workers, turn.status, detail.delegations) });
   return entries;
 }
@@ -129,8 +150,25 @@ export function transcriptMarkdown(detail: SessionDetail): string {
       lines.push(`| \`${row.model}\` | ${row.turns} | ${formatUsd(row.cost_usd)} | ${row.input_tokens} | ${row.output_tokens} |`);
     }
   }
-  for (const turn of sortedTurns(detail)) lines.push('', ...turnMarkdown(turn, detail.messages));
+  for (const step of timeline(detail, new Set())) {
+    if (step.kind === 'turn') lines.push('', ...turnMarkdown(step.turn, detail.messages));
+    else if (step.kind === 'exchange') lines.push('', ...exchangeMarkdown(step.message, step.started, cost.workers));
+    else lines.push('', ...workerMarkdown(step.record, cost.workers));
+  }
   return `${lines.join('\n')}\n`;
+}
+
+/** A `/delegate` command (with the workers it started) or the worker's answer to it. */
+function exchangeMarkdown(message: Message, started: DelegationRecord[], workers: readonly WorkerCost[]): string[] {
+  const body = messageMarkdown(message.content);
+  if (message.role !== 'user') return [`**Worker:**`, '', body];
+  return ['---', '', '## You delegated', '', `**You:**`, '', body, ...started.flatMap((r) => ['', ...workerMarkdown(r, workers)])];
+}
+
+/** One line for a user's worker: its tier (capped or not), model, cost and how it ended. */
+function workerMarkdown(record: DelegationRecord, workers: readonly WorkerCost[]): string[] {
+  const view = cardView(recordedDelegation(record, workers));
+  return [`_Worker · ${view.title} · ${view.meta}_`];
 }
 
 function turnMarkdown(turn: Turn, all: Message[]): string[] {

@@ -42,6 +42,11 @@ describe('transcriptEntries', () => {
     assert.ok(second.kind === 'turn' && second.status === 'failed' && second.error?.message === 'server error (500)');
   });
 
+  it('shows the ratings the daemon kept as pressed buttons', () => {
+    const entries = transcriptEntries({ ...detail, ratings: { T2: 'down' } });
+    assert.deepEqual(entries.flatMap((e) => (e.kind === 'turn' ? [[e.id, e.rating]] : [])), [['T1', undefined], ['T2', 'down']]);
+  });
+
   it('leaves out the turns being replayed live', () => {
     assert.deepEqual(transcriptEntries(detail, new Set(['T2'])).map((e) => e.id), ['M1', 'T1']);
   });
@@ -83,6 +88,16 @@ describe('the user\'s own delegations in a reloaded chat', () => {
 
   it('leaves out a delegation being replayed live', () => {
     assert.deepEqual(transcriptEntries(delegated, new Set(['user_2'])).map((e) => e.id).slice(-2), ['M5', 'M6']);
+  });
+
+  it('are in the read-only transcript too, each worker with its tier, model, cost and outcome', () => {
+    const text = transcriptMarkdown(delegated);
+    const turn1 = text.indexOf('## Turn 1');
+    const command = text.indexOf('## You delegated\n\n**You:**\n\n/delegate fast explain this');
+    const worker = text.indexOf('_Worker · fast · claude-haiku-4-5 · done · 1 turn · $0.0004_');
+    const answer = text.indexOf('**Worker:**\n\nmain returns 42.');
+    assert.ok(turn1 >= 0 && turn1 < command && command < worker && worker < answer, text);
+    assert.match(text, /_Worker · fast · claude-haiku-4-5 · running · 0 turns · \$0\.00_\n$/);
   });
 });
 

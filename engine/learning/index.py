@@ -68,9 +68,12 @@ def encode(vector: Vector) -> tuple[Codes, float]:
 class VectorIndex:
     """Fingerprints by position; cosine k-NN among them."""
 
-    def __init__(self, dimensions: int, *, background: bool = False) -> None:
+    def __init__(self, dimensions: int, *, background: bool = False,
+                 max_rows: int | None = None) -> None:
         self.dimensions = dimensions
         self.background = background
+        self.max_rows = max_rows
+        """Rows the owner keeps at most (its retention): growth never reserves more."""
         self._codes: Codes = np.zeros((0, dimensions), np.int8)
         self._scales = np.zeros(0, np.float32)
         self._cells = np.zeros(0, np.int32)
@@ -142,12 +145,14 @@ class VectorIndex:
     def drop_oldest(self, count: int) -> None:
         """Forget the first ``count`` positions (the retention limit was reached)."""
         with self._lock:
-            keep = slice(count, self._size)
-            self._codes = self._codes[keep].copy()
-            self._scales = self._scales[keep].copy()
-            self._cells = self._cells[keep].copy()
-            self._sketch = self._sketch[keep].copy()
-            self._size = len(self._scales)
+            count = min(count, self._size)
+            # Moved down in place: the arrays keep their capacity, so the next add does not
+            # reallocate (a full store drops a tenth and grows back, over and over).
+            kept = self._size - count
+            for array in (self._codes, self._scales, self._cells, self._sketch):
+                array[:kept] = array[count: self._size]
+            self._size = kept
+            self._sorted_end = min(self._sorted_end, kept)
             self._dropped += count
             self._sort_by_cell()
 
@@ -270,6 +275,8 @@ class VectorIndex:
         if needed <= capacity:
             return
         capacity = max(needed, capacity * 2, 256)
+        if self.max_rows is not None:
+            capacity = max(needed, min(capacity, self.max_rows + 1))
         codes = np.zeros((capacity, self.dimensions), np.int8)
         codes[: self._size] = self._codes[: self._size]
         self._codes = codes

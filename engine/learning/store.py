@@ -73,8 +73,8 @@ class WorkspaceStats(msgspec.Struct, frozen=True):
 class _Workspace:
     """One workspace's index and the scoring columns, by index position."""
 
-    def __init__(self, background: bool) -> None:
-        self.index = VectorIndex(DIMENSIONS, background=background)
+    def __init__(self, background: bool, max_rows: int) -> None:
+        self.index = VectorIndex(DIMENSIONS, background=background, max_rows=max_rows)
         self.turn_ids: list[str] = []
         self.models: list[str] = []
         self.success: list[float] = []
@@ -253,7 +253,7 @@ class LearnedPatternStore:
             return space
 
     def _load(self, key: str) -> _Workspace:
-        space = _Workspace(self.background)
+        space = _Workspace(self.background, self.max_rows)
         loaded = list(db.rows(self.connection, key))
         if loaded:
             codes = np.frombuffer(b"".join(r.codes for r in loaded), np.int8)

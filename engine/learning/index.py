@@ -8,7 +8,7 @@ cells by spherical k-means; a second copy of them is kept sorted by cell, so
 a cell is one contiguous block.
 
 A query projects the fingerprint onto the axes, scores the cell centroids
-(in sketch space: a ~1,000 × 96 product), and reads the cells nearest to it,
+(in sketch space: about 1,000 by 96 values), and reads the cells nearest to it,
 best first, until ``CANDIDATES`` rows have been read. That budget is in rows,
 not cells, so a query that lands among crowded cells costs no more than one
 among sparse ones (the tail of the query time is bounded). The candidates are
@@ -45,13 +45,11 @@ RERANK = 384
 """How many candidates (at least) a query re-scores exactly from their int8 codes."""
 LAYOUT_SLACK = 1024
 """Rows added since the cell-sorted sketches were built that a query scans unsorted."""
-BLOCK_GAP = 128
-"""Rows between two cells a query reads that it reads as well, to make one block of them."""
 CELLS_PER_ROOT = 3.2
 """Cells per square root of the store's size (about 1,000 at 100,000 rows)."""
 MAX_CELLS = 1024
-KMEANS_ITERATIONS = 10
-SAMPLE_PER_CELL = 40
+KMEANS_ITERATIONS = 8
+SAMPLE_PER_CELL = 16
 
 Codes = npt.NDArray[np.int8]
 IntArray = npt.NDArray[np.int64]
@@ -158,33 +156,22 @@ class VectorIndex:
 
     def nearest(self, vector: Vector, k: int) -> tuple[IntArray, npt.NDArray[np.float32]]:
         """Positions of the ``k`` most similar rows, most similar first, and their cosines."""
+        if k <= 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
         with self._lock:
-            rows, rough = self._candidates(vector)
-            if not len(rows) or k <= 0:
-                return np.zeros(0, np.int64), np.zeros(0, np.float32)
-            shortlist = max(RERANK, k)
-            if rough is not None and len(rows) > shortlist:
-                rows = rows[np.argpartition(rough, len(rows) - shortlist)[-shortlist:]]
-            sims = self._exact(rows, vector)
-        if len(rows) > k:
-            best = np.argpartition(sims, len(rows) - k)[-k:]
-            rows, sims = rows[best], sims[best]
-        order = np.argsort(-sims, kind="stable")
-        return rows[order], sims[order]
+            if self._centroids is None or self._axes is None or self._size <= EXACT_LIMIT:
+                rows, sims = np.arange(self._size, dtype=np.int64), self._scan(vector)
+            else:
+                rows = self._shortlist(vector, max(RERANK, k))
+                sims = self._exact(rows, vector)
+        return _best(rows, sims, k)
 
     def exact_nearest(self, vector: Vector, k: int) -> tuple[IntArray, npt.NDArray[np.float32]]:
         """What :meth:`nearest` approximates: every row scored from its codes (slow at scale;
         for recall measurements)."""
         with self._lock:
-            size = self._size
-            sims = np.empty(size, np.float32)
-            for start in range(0, size, 8192):  # bounded memory for the float copy
-                end = min(size, start + 8192)
-                sims[start:end] = (self._codes[start:end].astype(np.float32) @ vector
-                                   ) * self._scales[start:end]
-        best = np.argpartition(-sims, k)[:k] if size > k else np.arange(size)
-        order = best[np.argsort(-sims[best], kind="stable")]
-        return order.astype(np.int64), sims[order]
+            sims = self._scan(vector)
+        return _best(np.arange(len(sims), dtype=np.int64), sims, k)
 
     def wait_for_training(self) -> None:
         """Block until a training on a thread has finished (tests and benchmarks)."""
@@ -211,17 +198,37 @@ class VectorIndex:
         sims *= self._scales[rows]
         return sims
 
-    def _candidates(self, vector: Vector) -> tuple[IntArray, Vector | None]:
-        """Rows in the cells nearest to ``vector`` and their sketch scores (None: score all)."""
+    def _scan(self, vector: Vector) -> Vector:
+        """Cosines of every row (caller holds the lock): small stores, and a large one
+        until its first training has finished."""
         size = self._size
-        if self._centroids is None or self._axes is None or size <= EXACT_LIMIT:
-            return np.arange(size, dtype=np.int64), None
+        sims = np.empty(size, np.float32)
+        for start in range(0, size, 8192):  # bounded memory for the float copy
+            end = min(size, start + 8192)
+            sims[start:end] = (self._codes[start:end].astype(np.float32) @ vector
+                               ) * self._scales[start:end]
+        return sims
+
+    def _shortlist(self, vector: Vector, count: int) -> IntArray:
+        """The ``count`` candidates with the best sketch scores (caller holds the lock)."""
+        rows, rough = self._candidates(vector)
+        if len(rows) <= count:
+            return rows
+        best: IntArray = rows[np.argpartition(rough, len(rows) - count)[-count:]]
+        return best
+
+    def _candidates(self, vector: Vector) -> tuple[IntArray, Vector]:
+        """Rows in the cells nearest to ``vector`` and their sketch scores (trained only)."""
+        assert self._centroids is not None  # nearest checks before calling
+        assert self._axes is not None
+        size = self._size
         projected = vector @ self._axes
         near = self._cells_to_read(self._centroids @ projected)
         scores, read, rows = self._scores, 0, []
-        for a, b in self._blocks(near):
-            # A block of the sorted sketches: scored in place, into a buffer.
-            np.matmul(self._sorted_sketch[a:b], projected, out=scores[read: read + b - a])
+        for a, b in zip(self._cell_starts[near].tolist(), self._cell_starts[near + 1].tolist(),
+                        strict=True):
+            # Each cell is one block of the sorted sketches: scored in place, into a buffer.
+            self._sorted_sketch[a:b].dot(projected, out=scores[read: read + b - a])
             rows.append(self._sorted_rows[a:b])
             read += b - a
         rough = [scores[:read]]
@@ -235,26 +242,18 @@ class VectorIndex:
 
     def _cells_to_read(self, similarity: Vector) -> IntArray:
         """The cells nearest first, as many as it takes to read ``CANDIDATES`` rows."""
-        order = np.argsort(-similarity)
+        cells = len(similarity)
+        # Sort only the likeliest cells: several times as many as an average cell size
+        # needs; if even they hold too few rows, sort them all.
+        likely = min(cells, max(32, 4 * CANDIDATES * cells // max(1, self._sorted_end)))
+        order = np.argpartition(similarity, cells - likely)[cells - likely:]
+        order = order[np.argsort(-similarity[order])]
         read = np.cumsum(self._cell_sizes[order])
+        if read[-1] < CANDIDATES and likely < cells:
+            order = np.argsort(-similarity)
+            read = np.cumsum(self._cell_sizes[order])
         count = int(np.searchsorted(read, CANDIDATES)) + 1
         return order[:count]
-
-    def _blocks(self, cells: IntArray) -> list[list[int]]:
-        """The rows of ``cells`` as [start, end) blocks of the sorted sketches.
-
-        Cells a few rows apart are read as one block, gap included: a call costs about as
-        much as scoring a few hundred rows, and similar cells are neighbours in the layout.
-        """
-        spans = sorted(zip(self._cell_starts[cells].tolist(),
-                           self._cell_starts[cells + 1].tolist(), strict=True))
-        blocks = [list(spans[0])]
-        for start, end in spans[1:]:
-            if start - blocks[-1][1] <= BLOCK_GAP:
-                blocks[-1][1] = end
-            else:
-                blocks.append([start, end])
-        return blocks
 
     def _sort_by_cell(self) -> None:
         """Rebuild the cell-sorted copy of the sketches (caller holds the lock)."""
@@ -303,9 +302,10 @@ class VectorIndex:
         cells = max(16, min(MAX_CELLS, round(CELLS_PER_ROOT * math.sqrt(size))))
         rng = np.random.default_rng(size)
         sample = rng.choice(size, min(size, cells * SAMPLE_PER_CELL), replace=False)
-        vectors = codes[sample].astype(np.float32) * scales[sample, None]
+        vectors: Matrix = codes[sample].astype(np.float32) * scales[sample, None]
         axes = _principal_axes(vectors, self._sketch.shape[1])
-        centroids = _neighbours_adjacent(_kmeans(vectors @ axes, cells, rng), rng)
+        sketches: Matrix = vectors @ axes
+        centroids = _kmeans(sketches, cells, rng)
         assigned, sketch = _place(codes, scales, centroids, axes)
         with self._lock:
             # Rows may have been dropped from the front or added at the end meanwhile.
@@ -319,6 +319,15 @@ class VectorIndex:
                     self._codes[tail], self._scales[tail], centroids, axes)
             self._centroids, self._axes = centroids, axes
             self._sort_by_cell()
+
+
+def _best(rows: IntArray, sims: Vector, k: int) -> tuple[IntArray, Vector]:
+    """The ``k`` rows with the highest ``sims``, highest first (ties: lower position first)."""
+    if len(rows) > k:
+        best = np.argpartition(sims, len(rows) - k)[-k:]
+        rows, sims = rows[best], sims[best]
+    order = np.argsort(-sims, kind="stable")
+    return rows[order], sims[order]
 
 
 def _kmeans(sample: npt.NDArray[np.float32], cells: int,
@@ -336,18 +345,6 @@ def _kmeans(sample: npt.NDArray[np.float32], cells: int,
         sums[empty] = centroids[empty]
         centroids = sums / np.linalg.norm(sums, axis=1, keepdims=True)
     return centroids.astype(np.float32)
-
-
-def _neighbours_adjacent(centroids: Matrix, rng: np.random.Generator) -> Matrix:
-    """The centroids reordered so that similar cells are next to each other in the layout.
-
-    Cells are grouped by k-means on the centroids themselves; a query's nearest cells then
-    tend to share groups, so they are a few contiguous runs of rows (see ``_blocks``).
-    """
-    groups = max(1, round(math.sqrt(len(centroids))))
-    labels = np.argmax(centroids @ _kmeans(centroids, groups, rng).T, axis=1)
-    ordered: Matrix = np.ascontiguousarray(centroids[np.argsort(labels, kind="stable")])
-    return ordered
 
 
 def _principal_axes(sample: Matrix, width: int) -> Matrix:

@@ -48,8 +48,10 @@ LAYOUT_SLACK = 1024
 CELLS_PER_ROOT = 3.2
 """Cells per square root of the store's size (about 1,000 at 100,000 rows)."""
 MAX_CELLS = 1024
-KMEANS_ITERATIONS = 8
-SAMPLE_PER_CELL = 16
+KMEANS_ITERATIONS = 10
+SAMPLE_PER_CELL = 20
+MIN_SAMPLE = 20_000
+"""Training looks at this many rows at least (all of a smaller store)."""
 
 Codes = npt.NDArray[np.int8]
 IntArray = npt.NDArray[np.int64]
@@ -301,7 +303,8 @@ class VectorIndex:
             codes, scales = self._codes[:size].copy(), self._scales[:size].copy()
         cells = max(16, min(MAX_CELLS, round(CELLS_PER_ROOT * math.sqrt(size))))
         rng = np.random.default_rng(size)
-        sample = rng.choice(size, min(size, cells * SAMPLE_PER_CELL), replace=False)
+        sample = rng.choice(size, min(size, max(MIN_SAMPLE, cells * SAMPLE_PER_CELL)),
+                            replace=False)
         vectors: Matrix = codes[sample].astype(np.float32) * scales[sample, None]
         axes = _principal_axes(vectors, self._sketch.shape[1])
         sketches: Matrix = vectors @ axes

@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+import msgspec
+
 from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.clock import Clock, SystemClock
 from switchman.engine.config.paths import (
@@ -274,8 +276,10 @@ class Switchman:
         return self.queries.sessions(workspace, include_workers)
 
     def session(self, session_id: str) -> SessionDetail:
-        """One session's transcript, turns and costs (a worker's too)."""
-        return self.queries.session(session_id)
+        """One session's transcript, turns, costs and ratings (a worker's too)."""
+        detail = self.queries.session(session_id)
+        # The ratings live in the pattern store, beside what routing learns from them.
+        return msgspec.structs.replace(detail, ratings=self.learning.ratings(session_id))
 
     # -- tools ---------------------------------------------------------------------------
 

@@ -192,6 +192,12 @@ class LearnedPatternStore:
             self._update(row, feedback=1 if value > 0 else -1)
             return True
 
+    def feedback_of_session(self, session_id: str) -> dict[str, int]:
+        """The 👍 (+1) / 👎 (-1) given to a session's turns, by turn id (rows retention dropped
+        have none)."""
+        with self._lock:
+            return db.feedback_of_session(self.connection, session_id)
+
     def delegation_ended(self, planner_turn_id: str, success: bool) -> None:
         """A worker of ``planner_turn_id`` finished; only its success flag reaches the planner."""
         with self._lock:

@@ -240,3 +240,18 @@ async def test_a_deferred_adapter_imports_on_a_worker_thread_once(fake: FakeProv
              (first, second)}
     assert texts == {"Hello", "again"}
     assert len(threads) == 1 and threads[0] != threading.main_thread().name
+
+
+async def test_preparing_starts_the_one_creation_the_first_stream_uses(fake: FakeProvider) -> None:
+    created: list[ProviderAdapter] = []
+
+    def create() -> ProviderAdapter:
+        created.append(adapter_for(ApiKind.ANTHROPIC, fake))
+        return created[-1]
+
+    deferred = DeferredAdapter(create)
+    assert await asyncio.wrap_future(deferred.prepare()) is created[0]  # before any turn
+    fake.script_text("Hi")
+    events = await collect(deferred, request())
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hi"
+    assert len(created) == 1

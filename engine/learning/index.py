@@ -342,12 +342,22 @@ def _kmeans(sample: npt.NDArray[np.float32], cells: int,
     centroids = sample[rng.choice(len(sample), cells, replace=False)]
     for _ in range(KMEANS_ITERATIONS):
         labels = np.argmax(sample @ centroids.T, axis=1)
-        sums = np.zeros_like(centroids)
-        np.add.at(sums, labels, sample)
+        sums = _sums_by_label(sample, labels, cells)
         empty = ~sums.any(axis=1)
         sums[empty] = centroids[empty]
         centroids = sums / np.linalg.norm(sums, axis=1, keepdims=True)
     return centroids.astype(np.float32)
+
+
+def _sums_by_label(sample: Matrix, labels: npt.NDArray[np.intp], cells: int) -> Matrix:
+    """The sum of the rows of ``sample`` with each label (``np.add.at`` is ten times slower)."""
+    order = np.argsort(labels, kind="stable")
+    starts = np.searchsorted(labels[order], np.arange(cells))
+    present = starts < len(labels)
+    present[present] = labels[order][starts[present]] == np.arange(cells)[present]
+    sums = np.zeros((cells, sample.shape[1]), np.float32)
+    sums[present] = np.add.reduceat(sample[order], starts[present], axis=0)
+    return sums
 
 
 def _principal_axes(sample: Matrix, width: int) -> Matrix:
@@ -355,7 +365,8 @@ def _principal_axes(sample: Matrix, width: int) -> Matrix:
 
     Not centred: a query is scored by inner products, not by distances to the mean.
     """
-    values, vectors = np.linalg.eigh(sample.T.astype(np.float64) @ sample)
+    # The product in float32 (BLAS at twice the speed of float64); the eigenvectors in float64.
+    values, vectors = np.linalg.eigh((sample.T @ sample).astype(np.float64))
     order = np.argsort(values)[::-1][:width]
     axes: Matrix = np.ascontiguousarray(vectors[:, order], dtype=np.float32)
     return axes

@@ -3,9 +3,10 @@
 Each call stats the files (microseconds) and re-validates only a file whose
 modification time or size changed, or whose dependencies changed (a routing
 file depends on the model registry); after :meth:`settle`, the rest of that
-pass of the event loop (a turn's start) reuses the look it took. A file that turns invalid keeps its last
-valid version in force (or the built-in one if it never was valid) and emits
-one ``routing.policy_invalid`` event per broken version.
+pass of the event loop (a turn's start) reuses the look it took. A file that
+turns invalid keeps its last valid version in force (or the built-in one if it
+never was valid) and emits one ``routing.policy_invalid`` event per broken
+version.
 
 In the daemon (``background=True``) a changed file is never parsed on the
 event loop, which also streams chats: a 1,000-rule file takes a quarter of a

@@ -123,7 +123,7 @@ def _stream_snapshot_class() -> object:
     The SDK's stream evaluates ``ParsedMessage[ResponseFormatT]`` on each
     ``message_start``. pydantic caches parametrised classes only weakly and nothing
     else holds this one, so each garbage collection frees it and the next stream
-    rebuilds it: 1–5 ms before the first token, on about 40% of the daemon's turns
+    rebuilds it: 1 to 5 ms before the first token, on about 40% of the daemon's turns
     (it allocates far more than a lone SDK client, so it collects more often).
     """
     try:

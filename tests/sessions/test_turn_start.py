@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from switchman.engine.config import store as config_store
+from switchman.engine import files, tokens
 from switchman.engine.service import Switchman
 from tests.sessions.conftest import Recorder
 from tests.support.scripted_adapter import ScriptedAdapter
@@ -37,13 +37,13 @@ async def test_a_turn_looks_at_each_config_file_once_before_calling_the_model(
     workspace = str(tmp_path / "workspace")
     await service.chat(workspace, None, "warm up")  # the first turn checks every file
     looked: Counter[Path] = Counter()
-    signature = config_store.entry_signature
+    signature = files.entry_signature
 
     def counting(path: Path) -> tuple[int, int] | None:
         looked[path] += 1
         return signature(path)
 
-    monkeypatch.setattr(config_store, "entry_signature", counting)
+    monkeypatch.setattr("switchman.engine.config.store.entry_signature", counting)
     reply = adapter.text("hello", "there", gate=asyncio.Event())
     turn = asyncio.ensure_future(service.chat(workspace, None, "a question"))
     await reply.reached.wait()  # the provider has been called
@@ -53,3 +53,26 @@ async def test_a_turn_looks_at_each_config_file_once_before_calling_the_model(
     assert (tmp_path / "config" / "routing.yaml") in at_call
     assert (tmp_path / "workspace" / ".switchman" / "routing.yaml") in at_call
     assert max(at_call.values()) == 1, at_call
+
+
+async def test_a_turns_size_estimates_do_not_grow_with_the_history(
+        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session keeps its transcript's estimate as messages are added; a turn estimates
+    only what it adds (routing, and the charge of a call cut short), never the history."""
+    workspace = str(tmp_path / "workspace")
+    estimated: list[str] = []
+    estimate = tokens.estimate_text
+
+    def counting(text: str) -> int:
+        estimated.append(text)
+        return estimate(text)
+
+    monkeypatch.setattr(tokens, "estimate_text", counting)
+    counts = []
+    for turn in range(12):
+        adapter.calls(("c1", "read_file", {"path": f"notes-{turn}.md"}))
+        estimated.clear()
+        await service.chat(workspace, None, f"question {turn}")
+        counts.append(len(estimated))
+    assert counts[2] == counts[-1], counts  # 10 turns (40 messages) later: the same work

@@ -263,6 +263,10 @@ class TurnRunner:
                     last_checkpoint = self.clock.monotonic()
                 setup.sink.delta(ChatDelta(setup.turn.session_id, setup.turn.id, "text",
                                            text=event.text))
+                # A reply that arrived in one piece is read without waiting on I/O: yield,
+                # so this delta goes out now and other streams take their turn, rather
+                # than after the whole burst (the editor's writes leave once per pass).
+                await asyncio.sleep(0)
             elif isinstance(event, ToolCall):
                 setup.sink.delta(ChatDelta(setup.turn.session_id, setup.turn.id, "tool_call",
                                            tool=ToolActivity(event.id, event.name, "running",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from switchman.engine.config.builtin import builtin_models_values, builtin_routing_values
 from switchman.engine.config.models_file import check_models_doc
@@ -58,15 +59,19 @@ def check_text(kind: FileKind, text: str, path: str, registry: ModelRegistry,
 def check_doc(kind: FileKind, doc: YamlDocument, registry: ModelRegistry,
               user_profiles: ProfileSet | None = None) -> list[Problem]:
     """:func:`check_text` for an already parsed document."""
-    problems: list[Problem]
+    return sort_problems(check_value(kind, doc, registry, user_profiles)[1])
+
+
+def check_value(kind: FileKind, doc: YamlDocument, registry: ModelRegistry,
+                user_profiles: ProfileSet | None = None) -> tuple[Any, list[Problem]]:
+    """What the file's own loader returns for ``doc``: its value (None when it has errors)
+    and its problems in the order found (what the daemon's configuration store keeps)."""
     if kind is FileKind.PROFILES:
-        _, problems = check_profiles_doc(doc, registry)
-    elif kind is FileKind.WORKSPACE_PROFILES:
-        _, problems = check_profiles_doc(doc, registry, user_profiles or BUILTIN_SET)
-    elif kind is FileKind.MODELS:
-        _, problems = check_models_doc(doc, builtin_models_values())
-    elif kind is FileKind.ROUTING:
-        _, problems = check_routing_doc(doc, registry, builtin_routing_values(registry))
-    else:
-        _, problems = check_workspace_doc(doc, registry, workspace_folder_of(doc.path))
-    return sort_problems(problems)
+        return check_profiles_doc(doc, registry)
+    if kind is FileKind.WORKSPACE_PROFILES:
+        return check_profiles_doc(doc, registry, user_profiles or BUILTIN_SET)
+    if kind is FileKind.MODELS:
+        return check_models_doc(doc, builtin_models_values())
+    if kind is FileKind.ROUTING:
+        return check_routing_doc(doc, registry, builtin_routing_values(registry))
+    return check_workspace_doc(doc, registry, workspace_folder_of(doc.path))

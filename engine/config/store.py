@@ -10,10 +10,12 @@ version.
 
 In the daemon (``background=True``) a changed file is never parsed on the
 event loop, which also streams chats: a 1,000-rule file takes a quarter of a
-second to check. The check runs on a worker thread and callers keep getting
-the last value until it is done; then the new value is applied on the loop,
-its events are emitted there and ``on_change`` is called. :meth:`settle`
-waits for those checks, so a turn is routed with the file as saved.
+second to check. The check runs on the process's configuration worker thread
+(:mod:`switchman.engine.config.checking`, shared with the editor, whose check
+of the same text it reuses) and callers keep getting the last value until it
+is done; then the new value is applied on the loop, its events are emitted
+there and ``on_change`` is called. :meth:`settle` waits for those checks, so a
+turn is routed with the file as saved.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
@@ -33,6 +34,8 @@ from switchman.engine.config.builtin import (
     builtin_registry,
     builtin_routing_values,
 )
+from switchman.engine.config.check import FileKind
+from switchman.engine.config.checking import LAST_CHECKS, Checked, config_worker
 from switchman.engine.config.models_file import check_models_text
 from switchman.engine.config.paths import (
     config_dir,
@@ -62,7 +65,6 @@ IN_FORCE_FILE = "file"
 IN_FORCE_LAST_GOOD = "last-known-good"
 IN_FORCE_BUILTIN = "built-in"
 log = logging.getLogger(__name__)
-Checked = tuple[Any, list[Problem]]
 
 
 @dataclass
@@ -81,12 +83,14 @@ class _Slot(Generic[T]):
     """The check running on the worker thread (background mode), if any."""
 
 
-def _check_file(path: Path, checker: Checker) -> Checked:
-    """Read and check one file (on the worker thread in background mode)."""
+def _check_file(path: Path, kind: FileKind, context: object, checker: Checker) -> Checked:
+    """Read and check one file (on the worker thread in background mode), re-using the
+    latest check of the same text in the same context (the editor's, on a save)."""
     text, unreadable = read_config(path)
     if unreadable is not None:
         return None, [unreadable]
-    return checker(text or "", str(path))
+    return LAST_CHECKS.check(kind, str(path), text or "", context,
+                             lambda: checker(text or "", str(path)))
 
 
 def read_config(path: Path) -> tuple[str | None, Problem | None]:
@@ -120,7 +124,7 @@ class ConfigStore:
         self.bus = bus
         self.clock = clock or SystemClock()
         self.on_change = on_change
-        self._worker = ThreadPoolExecutor(1, "config-check") if background else None
+        self._worker = config_worker() if background else None
         self._models: _Slot[ModelRegistry] = _Slot(self.directory / "models.yaml")
         self._routing: _Slot[RoutingPolicy] = _Slot(self.directory / "routing.yaml")
         self._workspaces: dict[str, _Slot[WorkspacePolicy]] = {}
@@ -159,7 +163,7 @@ class ConfigStore:
         def checker(text: str, path: str) -> tuple[Any, list[Problem]]:
             return check_profiles_text(text, path, registry)
 
-        value = self._refresh(self._profiles, checker, registry)
+        value = self._refresh(self._profiles, checker, registry, FileKind.PROFILES, registry)
         known = self._user_set
         if known is None or known[0] is not registry or known[1] is not value:
             layers = [BUILTIN_PROFILES, value.profiles if value else ()]
@@ -181,7 +185,7 @@ class ConfigStore:
         def checker(text: str, path: str) -> tuple[Any, list[Problem]]:
             return check_profiles_text(text, path, registry, user)
 
-        value = self._refresh(slot, checker, user)
+        value = self._refresh(slot, checker, user, FileKind.WORKSPACE_PROFILES, (registry, user))
         known = self._profile_sets.get(folder)
         if known is None or known[0] is not user or known[1] is not value:
             merged = user if value is None else ProfileSet.of(
@@ -193,7 +197,7 @@ class ConfigStore:
         """The model registry in force."""
         checker: Checker = lambda text, path: check_models_text(  # noqa: E731
             text, path, builtin_models_values())
-        value = self._refresh(self._models, checker, None)
+        value = self._refresh(self._models, checker, None, FileKind.MODELS, None)
         if value is not None:
             return value
         if self._builtin_registry is None:
@@ -207,7 +211,7 @@ class ConfigStore:
         def checker(text: str, path: str) -> tuple[Any, list[Problem]]:
             return check_routing_text(text, path, registry, builtin_routing_values(registry))
 
-        value = self._refresh(self._routing, checker, registry)
+        value = self._refresh(self._routing, checker, registry, FileKind.ROUTING, registry)
         if value is not None:
             return value
         if self._builtin is not None and self._builtin[0] is registry:
@@ -230,7 +234,7 @@ class ConfigStore:
         def checker(text: str, path: str) -> tuple[Any, list[Problem]]:
             return check_workspace_text(text, path, registry, folder)
 
-        return self._refresh(slot, checker, registry)
+        return self._refresh(slot, checker, registry, FileKind.WORKSPACE, registry)
 
     def effective(self, folder: str | None) -> EffectivePolicy:
         """The policy that routes turns in ``folder`` (global plus workspace overlays)."""
@@ -283,13 +287,16 @@ class ConfigStore:
 
     def reload(self) -> None:
         """Forget every cache so the next use re-reads all files (``/rules reload``)."""
-        slots: list[_Slot[Any]] = [self._models, self._routing, self._profiles,
-                                   *self._workspaces.values(),
-                                   *self._workspace_profiles.values()]
-        for slot in slots:
+        for slot in self._slots():
             slot.signature = None
             slot.loaded = False
         self._looks = None
+        LAST_CHECKS.forget()
+
+    def _slots(self) -> list[_Slot[Any]]:
+        """Every file's slot."""
+        return [self._models, self._routing, self._profiles, *self._workspaces.values(),
+                *self._workspace_profiles.values()]
 
     def _look_afresh(self) -> None:
         """Start a new look at the files, kept until this pass of the event loop ends."""
@@ -309,7 +316,10 @@ class ConfigStore:
             looks[path] = entry_signature(path)
         return looks[path]
 
-    def _refresh(self, slot: _Slot[T], checker: Checker, deps: object) -> T | None:
+    def _refresh(self, slot: _Slot[T], checker: Checker, deps: object, kind: FileKind,
+                 context: object) -> T | None:
+        """The slot's value, checking its file again if it changed (``deps`` is what its value
+        depends on besides the file; ``context`` what its check reads, for :data:`LAST_CHECKS`)."""
         signature = self._signature(slot.path)
         if slot.loaded and slot.signature == signature and slot.deps is deps:
             return slot.current
@@ -321,9 +331,9 @@ class ConfigStore:
             return None
         loop = self._loop()
         if loop is None:
-            return self._apply(slot, _check_file(slot.path, checker))
+            return self._apply(slot, _check_file(slot.path, kind, context, checker))
         slot.checking = loop.run_in_executor(self._worker, run_paused, _check_file, slot.path,
-                                             checker)
+                                             kind, context, checker)
         slot.checking.add_done_callback(lambda done: self._checked(slot, done))
         return slot.current
 
@@ -362,10 +372,11 @@ class ConfigStore:
         return slot.current
 
     def close(self) -> None:
-        """Stop the worker thread (checks in flight are abandoned)."""
-        if self._worker is not None:
-            self._worker.shutdown(wait=False, cancel_futures=True)
-            self._worker = None  # later uses (the last status at exit) check in place
+        """Stop checking on the worker thread (checks in flight are abandoned)."""
+        self._worker = None  # later uses (the last status at exit) check in place
+        for slot in self._slots():
+            if slot.checking is not None:
+                slot.checking.cancel()
 
     def _announce_invalid(self, slot: _Slot[Any]) -> None:
         if self.bus is None:

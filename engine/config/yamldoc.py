@@ -151,8 +151,13 @@ class NodeMemo:
         self._new[(id(node), id(what))] = (node, context, result)
 
     def roll(self) -> None:
-        """Start the next version."""
-        self._old, self._new = self._new, {}
+        """Start the next version.
+
+        A version that used no entry (its check was re-used, see
+        :mod:`switchman.engine.config.checking`) passes the previous one's on.
+        """
+        if self._new:
+            self._old, self._new = self._new, {}
 
 
 class YamlDocument:

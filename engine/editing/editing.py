@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from switchman.engine.config.builtin import builtin_models_values, builtin_routing_values
-from switchman.engine.config.check import FileKind, check_doc
+from switchman.engine.config.check import FileKind, check_doc, check_value
+from switchman.engine.config.checking import LAST_CHECKS
 from switchman.engine.config.models_file import check_models_doc
 from switchman.engine.config.paths import WORKSPACE_DIR, real_path
 from switchman.engine.config.policy import RoutingPolicy, Tiers
@@ -142,8 +143,8 @@ class ConfigDocuments:
         if last is not None and last.text == entry.text and last.registry is registry:
             return last
         doc = entry.parser.parse(entry.text, str(resolved))
-        entry.analysis = Analysis(entry.text, doc, self._problems(entry.kind, doc, registry),
-                                  registry)
+        problems = self._checked(entry.kind, doc, entry.text, registry)
+        entry.analysis = Analysis(entry.text, doc, problems, registry)
         return entry.analysis
 
     def fix_context(self, path: str | Path) -> FixContext | None:
@@ -165,6 +166,21 @@ class ConfigDocuments:
         problems = check_doc(kind, doc, registry, self._store.user_profiles()) \
             + advise(kind, doc, registry, self.environ)
         return sort_problems(problems)
+
+    def _checked(self, kind: FileKind, doc: YamlDocument, text: str,
+                 registry: ModelRegistry) -> list[Problem]:
+        """:meth:`_problems` of a document's own text, through :data:`LAST_CHECKS`: a text the
+        daemon's store has just checked (a save) is not checked again, and the store re-uses
+        this check when the text is saved."""
+        profiles = self._store.user_profiles()
+        context: object = registry
+        if kind is FileKind.MODELS:
+            context = None
+        elif kind is FileKind.WORKSPACE_PROFILES:
+            context = (registry, profiles)
+        _, problems = LAST_CHECKS.check(kind, doc.path, text, context,
+                                        lambda: check_value(kind, doc, registry, profiles))
+        return sort_problems(problems + advise(kind, doc, registry, self.environ))
 
     def registry(self) -> ModelRegistry:
         """The model registry routing files are checked against (see the module docstring)."""

@@ -9,7 +9,7 @@ import msgspec
 from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.config.problems import Severity
 from switchman.engine.config.store import IN_FORCE_BUILTIN, IN_FORCE_FILE
-from switchman.engine.delegation import envelope
+from switchman.engine.delegation import envelope, history
 from switchman.engine.errors import NoModelAvailable, RoutingError, UnknownSession, UnknownTurn
 from switchman.engine.keys import key_present
 from switchman.engine.messages import ZERO_USD, ImageBlock, Message
@@ -151,9 +151,13 @@ class SessionQueries:
         store = self.manager.store
         info = self.manager.info(session_id)
         info.workers = store.workers(session_id)
+        started = store.events(session_id, history.STARTED)
+        ended = store.events(session_id, history.COMPLETED) + store.events(session_id,
+                                                                           history.FAILED)
         return SessionDetail(info, [transcript_entry(m) for m in store.messages(session_id)],
                              store.turns(session_id), self.cost(session_id),
-                             envelope.decode(store.handoff(session_id)))
+                             envelope.decode(store.handoff(session_id)),
+                             history.delegation_records(started, ended))
 
     def cost(self, session_id: str) -> CostBreakdown:
         """A session's spend by model, planner and workers."""

@@ -225,6 +225,33 @@ class SessionList(msgspec.Struct, frozen=True):
     sessions: list[SessionInfo]
 
 
+DelegationStatus = Literal["running", "completed", "failed", "cancelled"]
+
+
+class DelegationRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One delegation of a session, from its recorded events (``switchman/session``'s
+    ``delegations``): what an editor needs to rebuild the delegation's card."""
+
+    tool_use_id: str
+    """The planner's ``delegate`` call, or the user's delegation id (``user_…``)."""
+    worker_session_id: str
+    source: Literal["planner", "user"]
+    started_at: datetime
+    task: str
+    tier: str
+    """The tier asked for."""
+    worker_tier: str | None
+    """The tier the worker ran on (after the tier floor and any upgrade)."""
+    tier_floor: str | None
+    floor_applied: bool
+    """The tier floor lowered ``tier`` to ``worker_tier``."""
+    model: str | None
+    status: DelegationStatus
+    """``running`` also when the daemon stopped before the delegation ended."""
+    error: str | None = None
+    detail: str | None = None
+
+
 class SessionDetail(msgspec.Struct, frozen=True):
     """The answer to ``switchman/session``."""
 
@@ -234,6 +261,8 @@ class SessionDetail(msgspec.Struct, frozen=True):
     cost: CostBreakdown
     handoff: HandoffEnvelope | None = None
     """A worker's handoff envelope (null for other sessions)."""
+    delegations: list[DelegationRecord] = msgspec.field(default_factory=list)
+    """The session's delegations (its planner's and the user's own), oldest first."""
 
 
 class ProfileInfo(msgspec.Struct, frozen=True):

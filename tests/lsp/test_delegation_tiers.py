@@ -77,6 +77,14 @@ async def test_a_balanced_planner_asking_for_deep_gets_balanced(
         detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
         assert tool_results(detail)["toolu_deep"]["content"] == \
             "It terminates: the measure decreases."
+        # the history keeps the cap, so a reloaded chat shows the tier the worker ran on
+        (stored,) = detail["delegations"]
+        assert (stored["tool_use_id"], stored["source"], stored["status"]) == (
+            "toolu_deep", "planner", "completed")
+        assert (stored["tier"], stored["worker_tier"], stored["tier_floor"]) == (
+            "deep", "balanced", "balanced")
+        assert (stored["floor_applied"], stored["model"], stored["task"]) == (
+            True, SONNET, "prove it terminates")
     event = delegate_started(daemon, "toolu_deep")
     assert (event["tier"], event["worker_tier"], event["tier_floor"]) == (
         "deep", "balanced", "balanced")

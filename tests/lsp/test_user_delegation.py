@@ -49,6 +49,17 @@ async def test_delegate_a_selection(client: SwitchmanClient, daemon: Daemon,
     detail = await client.request(methods.SESSION, {"session_id": worker["id"]})
     assert detail["messages"][-1]["content"][0]["text"] == "main returns 42."
     assert detail["handoff"]["source"]["tool_use_id"] == seen[0]["tool_use_id"]
+    # The user's session keeps the delegation (it has no tool call), for a reloaded chat's card.
+    mine = await client.request(methods.SESSION, {"session_id": result["session_id"]})
+    (stored,) = mine["delegations"]
+    assert (stored["tool_use_id"], stored["worker_session_id"], stored["source"]) == (
+        seen[0]["tool_use_id"], worker["id"], "user")
+    assert (stored["tier"], stored["worker_tier"], stored["floor_applied"]) == ("fast", "fast",
+                                                                               False)
+    assert (stored["task"], stored["status"], stored["model"]) == ("explain this", "completed",
+                                                                   HAIKU)
+    user, answer = (m for m in mine["messages"] if m["turn_id"] is None)
+    assert user["created_at"] >= stored["started_at"] and answer["role"] == "assistant"
 
 
 async def test_delegate_that_takes_the_last_request(client: SwitchmanClient, daemon: Daemon,

@@ -7,12 +7,17 @@ import sys
 import threading
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from lsprotocol import types
 from pygls.uris import from_fs_path
 from pygls.workspace import Workspace
 
+from switchman.engine.config import check as check_module
+from switchman.engine.config import routing_file
+from switchman.engine.config.store import ConfigStore
+from switchman.engine.config.yamldoc import YamlDocument
 from switchman.engine.editing.editing import ConfigDocuments
 from switchman.engine.editing.fixes import fixes as real_fixes
 from switchman.server.features.config_editing.feature import ConfigEditing
@@ -80,3 +85,28 @@ async def test_fixes_are_built_and_verified_on_the_config_worker(
 
     assert [a.title for a in actions if a.kind == types.CodeActionKind.QuickFix]
     assert threads and all(name.startswith("config-check") for name in threads), threads
+
+
+async def test_the_store_and_the_editor_check_on_one_thread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two checks side by side (the editor's buffer, the store's saved file) left the loop a
+    third of the interpreter: every check in the process runs on one thread, in turn."""
+    threads: list[int] = []
+    real = routing_file.check_routing_doc
+
+    def recording(doc: YamlDocument, *args: Any) -> Any:
+        if doc.path.endswith("/routing.yaml"):  # not the built-in file, checked on the loop
+            threads.append(threading.get_ident())
+        return real(doc, *args)
+
+    monkeypatch.setattr(routing_file, "check_routing_doc", recording)
+    monkeypatch.setattr(check_module, "check_routing_doc", recording)
+    editing, uri = await opened(tmp_path)
+    await editing.symbols(uri)  # the editor checks its buffer
+    (tmp_path / "routing.yaml").write_text(SHADOWED.replace("all", "every"))
+    store = ConfigStore(tmp_path, background=True)
+    store.policy()
+    await store.settle()  # the store checks the saved file (a different text)
+    store.close()
+
+    assert len(threads) == 2 and threads[0] == threads[1] != threading.get_ident()

@@ -76,4 +76,44 @@ return {
       vim.cmd('tabclose')
     end,
   },
+  {
+    "reopening the chat rebuilds the /delegate: the command, its worker's line and the answer",
+    function()
+      vim.cmd('Switchman chat')
+      local old = { chat.view.transcript, chat.view.input }
+      vim.cmd('only')
+      for _, bufnr in ipairs(old) do
+        vim.api.nvim_buf_delete(bufnr, { force = true })
+      end
+      vim.cmd('Switchman chat')
+      chat = chat_module.get(root)
+      H.check(chat.view.transcript ~= old[1], 'a new transcript buffer')
+      H.wait_text(chat.view.transcript, 'main returns 42.')
+      local text = H.text(chat.view.transcript)
+      local command = text:find('## You\n/delegate fast explain this\n', 1, true)
+      local line = text:find('  ✓ worker fast · haiku · completed · 1 turn · $', 1, true)
+      local answer = text:find('## Switchman [/delegate]\nmain returns 42.', 1, true)
+      H.check(command and line and answer and command < line and line < answer,
+        'the command, then the worker line, then its answer', H.lines(chat.view.transcript))
+    end,
+  },
+  {
+    "the session's transcript shows the /delegate under its own heading, with the worker line",
+    function()
+      H.check(chat.session_id, 'the reopened chat knows its session')
+      require('switchman.sessions').open(root, chat.session_id)
+      H.wait_for('the session transcript', function()
+        return vim.api.nvim_buf_get_name(0):find('switchman://session/' .. chat.session_id, 1, true) ~= nil
+      end)
+      local bufnr = vim.api.nvim_get_current_buf()
+      H.wait_text(bufnr, '## You delegated')
+      local text = H.text(bufnr)
+      local heading = text:find('## You delegated\n### You\n/delegate fast explain this\n', 1, true)
+      local line = text:find('  ✓ worker fast · haiku · completed · 1 turn · $', 1, true)
+      local answer = text:find('### Worker\nmain returns 42.', 1, true)
+      H.check(heading and line and answer and heading < line and line < answer, 'command, worker line, answer',
+        H.lines(bufnr))
+      vim.cmd('tabclose')
+    end,
+  },
 }

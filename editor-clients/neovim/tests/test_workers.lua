@@ -20,7 +20,7 @@ end
 
 local function worker_lines()
   return vim.tbl_filter(function(line)
-    return line:find(' worker fast · ', 1, true) ~= nil
+    return line:match('^  %S+ worker ') ~= nil
   end, H.lines(transcript()))
 end
 
@@ -32,12 +32,13 @@ local function wait_idle()
   end)
 end
 
---- The planner delegates one task; the worker's answer stalls after its first chunk.
-local function script_delegation(task, worker_chunks, final)
+--- The planner delegates one task (on `tier`, default fast); the worker's answer stalls after its
+--- first chunk.
+local function script_delegation(task, worker_chunks, final, tier)
   H.script({
     { kind = 'tool_call', name = 'delegate', id = 'toolu_' .. task:gsub('%W', ''):sub(1, 12),
       -- read-only, so the delegation needs no approval (that prompt is tested over LSP)
-      input = { tier = 'fast', task = task, context = { mode = 'minimal' }, allowed_tools = { 'read_file' } } },
+      input = { tier = tier or 'fast', task = task, context = { mode = 'minimal' }, allowed_tools = { 'read_file' } } },
     { kind = 'text', chunks = worker_chunks, fault = { kind = 'stall', after_chunks = 1 } },
     { kind = 'text', chunks = { final } },
   })
@@ -115,16 +116,17 @@ return {
     ':Switchman workers stops a running worker; the planner carries on',
     function()
       vim.cmd('Switchman chat')
-      script_delegation('Count the lines of src/app.py', { 'Counting', ' lines: 2' }, 'The worker was stopped.')
+      -- The planner runs on sonnet (balanced): the tier floor caps this "deep" worker at balanced.
+      script_delegation('Count the lines of src/app.py', { 'Counting', ' lines: 2' }, 'The worker was stopped.', 'deep')
       send('count the lines, via a worker')
-      H.wait_text(transcript(), '⟳ worker fast · haiku · running')
+      H.wait_text(transcript(), '⟳ worker balanced (capped from deep) · sonnet · running')
       H.wait_text(transcript(), 'Count the lines of src/app.py')
       wait_stall()
       local seen = H.stub_select(function(item, label)
         return (type(item) == 'table' and label:find('running', 1, true)) or item == 'Stop this worker'
       end)
       vim.cmd('Switchman workers')
-      H.wait_text(transcript(), '■ worker fast · haiku · cancelled')
+      H.wait_text(transcript(), '■ worker balanced (capped from deep) · sonnet · cancelled')
       H.wait_text(transcript(), 'The worker was stopped.')
       wait_idle()
       H.check(not H.text(transcript()):find('(cancelled)', 1, true), 'the planner turn itself was not cancelled',
@@ -185,6 +187,17 @@ return {
       H.eq('  ✓ worker fast · haiku · completed · 1 turn · $0.0004 — one', stored.a[1])
       H.eq('  ■ worker fast · choosing a model · cancelled · 0 turns · $0.00 — two — cancelled_by_user', stored.b[1])
       H.eq(nil, stored.c, 'only delegate calls')
+      local capped = workers.stored(root, {
+        messages = { { role = 'assistant', content = {
+          { type = 'tool_use', id = 'd', name = 'delegate', input = { tier = 'deep', task = 'prove it' } } } },
+          { role = 'tool', content = { { type = 'tool_result', tool_use_id = 'd', content = 'ok', is_error = false } } } },
+        delegations = { { tool_use_id = 'd', source = 'planner', tier = 'deep', worker_tier = 'balanced',
+          floor_applied = true, model = 'anthropic:claude-sonnet-4-6', status = 'completed' } },
+      })
+      H.eq('  ✓ worker balanced (capped from deep) · sonnet · completed · 0 turns · $0.00 — prove it', capped.d[1],
+        'the tier the worker ran on, as the session recorded it')
+      H.eq('deep', workers.tier({ tier = 'deep' }), 'not routed yet: the tier asked for')
+      H.eq('fast', workers.tier({ tier = 'fast', worker_tier = 'fast', floor_applied = false }))
     end,
   },
 }

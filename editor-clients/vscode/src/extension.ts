@@ -21,7 +21,7 @@ import { codeAction } from './tools/codeBlocks';
 import { PROPOSAL_SCHEME, ProposalDocuments, VscodeApprovalHost } from './tools/approvalHost';
 import { ServerRequests } from './protocol/methods';
 import type { ApprovalRequest } from './protocol/types';
-import { activeEditor, createProfileItem, createStatusItem, launchHost, settingsReader, vscodeFolders } from './vscodeHost';
+import { activeEditor, createProfileItem, createStatusItem, launchHost, settingsReader, vscodeFolders, vscodePickerUi } from './vscodeHost';
 
 let client: SwitchmanClient | undefined;
 
@@ -48,9 +48,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   chatView = new ChatViewProvider(context.extensionUri, chat);
   const sessions = new SessionsTree(client, vscodeFolders, statuses, () => readShowWorkerSessions(settings));
-  const models = new ModelCommands(client, catalog);
+  const models = new ModelCommands(client, catalog, vscodePickerUi);
   const statusBar = new StatusBar(vscodeFolders, statuses, client, catalog, createStatusItem);
-  const profiles = new ProfileCommands(client);
+  const profiles = new ProfileCommands(client, vscodePickerUi);
   const profileBar = new StatusBar(vscodeFolders, statuses, client, catalog, createProfileItem, profileStatusView);
   client.onRequest(ServerRequests.approve,
     (params, signal) => approvals.ask(params as ApprovalRequest, signal));

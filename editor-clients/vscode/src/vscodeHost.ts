@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as vscode from 'vscode';
 import type { EditorContext } from './chat/attachments';
 import type { Disposable, Folder, WorkspaceFolders } from './common/host';
+import type { PickerEntry, PickerOptions, PickerUi } from './common/picker';
 import type { LaunchHost } from './server/launch';
 import type { SettingsReader } from './server/settings';
 import type { StatusItem } from './status/statusBar';
@@ -95,3 +96,42 @@ export function activeEditor(): EditorContext | undefined {
   }
   return context;
 }
+
+type PickerItem = vscode.QuickPickItem & { entry: PickerEntry<unknown> };
+
+function pickerItem(entry: PickerEntry<unknown>): PickerItem {
+  if (entry.kind === 'separator') return { label: entry.label, kind: vscode.QuickPickItemKind.Separator, entry };
+  return { label: entry.label, description: entry.description, detail: entry.detail, picked: entry.current, entry };
+}
+
+/** The model and profile pickers' QuickPick: shown busy at once, the current row active once loaded. */
+async function showPicker<T>(options: PickerOptions, entries: Promise<PickerEntry<T>[]>): Promise<PickerEntry<T> | undefined> {
+  const quickPick = vscode.window.createQuickPick<PickerItem>();
+  quickPick.title = options.title;
+  quickPick.placeholder = options.placeholder;
+  quickPick.matchOnDescription = true;
+  quickPick.matchOnDetail = options.matchOnDetail ?? false;
+  quickPick.busy = true;
+  quickPick.show();
+  try {
+    const items = (await entries).map(pickerItem);
+    quickPick.items = items;
+    quickPick.activeItems = items.filter((i) => i.picked);
+    quickPick.busy = false;
+    const choice = await new Promise<PickerItem | undefined>((resolve) => {
+      quickPick.onDidAccept(() => resolve(quickPick.selectedItems[0]));
+      quickPick.onDidHide(() => resolve(undefined));
+    });
+    return choice?.entry as PickerEntry<T> | undefined;
+  } finally {
+    quickPick.hide();
+    quickPick.dispose();
+  }
+}
+
+export const vscodePickerUi: PickerUi = {
+  pick: showPicker,
+  showError: (message) => void vscode.window.showErrorMessage(message),
+  showInfo: (message) => void vscode.window.showInformationMessage(message),
+  showStatus: (message) => void vscode.window.setStatusBarMessage(message, 5000),
+};

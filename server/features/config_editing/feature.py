@@ -9,7 +9,9 @@ Parsing and checking a long file takes tens of milliseconds (more on a first
 open), which must not delay the chat streams and requests the same event loop
 serves. So the open documents (:class:`ConfigDocuments`) belong to one worker
 thread: every call that reads or changes them runs there, in order, and the
-loop only converts the results to LSP. Diagnostics whose text has since
+loop only converts the results to LSP. It is the process's one configuration
+thread (:mod:`switchman.engine.config.checking`), which the daemon's store
+uses too, so a saved file's text is checked once. Diagnostics whose text has since
 changed are dropped; the newer text's check is already scheduled.
 """
 
@@ -20,7 +22,6 @@ import logging
 import math
 import os
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -30,6 +31,7 @@ from pygls.protocol import default_converter
 from pygls.uris import to_fs_path
 
 from switchman.engine.config.check import FileKind
+from switchman.engine.config.checking import config_worker
 from switchman.engine.config.paths import real_path
 from switchman.engine.config.text import split_lines
 from switchman.engine.editing.completion import complete
@@ -70,7 +72,6 @@ class ConfigEditing:
         self._pending: dict[Path, asyncio.Task[None]] = {}
         self._collector = IdleCollector(turn_running=server.turns_running)
         self._published: set[Path] = set()
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="config-check")
         self._json = default_converter()  # type: ignore[no-untyped-call]
         """The worker's own LSP-to-JSON converter (the server's stays on the loop)."""
         self._tasks: set[asyncio.Task[None]] = set()
@@ -78,7 +79,7 @@ class ConfigEditing:
     async def off_loop(self, work: Callable[..., T], *args: Any) -> T:
         """Run ``work(*args)`` on the documents' worker thread (see the module docstring),
         with automatic garbage collection paused (:mod:`switchman.engine.gcpause`)."""
-        return await asyncio.get_running_loop().run_in_executor(self._worker, run_paused,
+        return await asyncio.get_running_loop().run_in_executor(config_worker(), run_paused,
                                                                 work, *args)
 
     # -- documents -------------------------------------------------------------------

@@ -214,10 +214,30 @@ local function turns_by_id(turns)
   return out
 end
 
+--- An ISO 8601 UTC time (`2026-05-08T14:20:00.5Z`) in a form that sorts as text.
+local function sortable_time(iso)
+  local base, fraction = tostring(iso or ''):gsub('Z$', ''):match('^([^.]*)%.?(%d*)$')
+  return (base or '') .. '.' .. ((fraction or '') .. '000000'):sub(1, 6)
+end
+
+--- Remove and return the lines of the user's delegations that started before `time`.
+local function started_before(delegations, time)
+  local out, limit = {}, sortable_time(time)
+  for i = #delegations, 1, -1 do
+    if sortable_time(delegations[i].started_at) <= limit then
+      table.insert(out, 1, table.remove(delegations, i).line)
+    end
+  end
+  return out
+end
+
 --- A session's turns as in the chat: each message, the answer under its badge, the outcome.
+--- Messages outside any turn are the user's own delegations (`/delegate`): the command, its
+--- worker's line and the answer, as the chat showed them live.
 function M.history(root, detail)
   local out, names, turns = {}, tool_names(detail.messages or {}), turns_by_id(detail.turns)
   local workers = require('switchman.chat.workers').stored(root, detail)
+  local by_user = require('switchman.chat.workers').stored_by_user(root, detail)
   local open -- { turn, headed } of the turn being listed
   local function heading()
     if open and not open.headed then
@@ -247,12 +267,23 @@ function M.history(root, detail)
       close()
       open = { turn = turn, headed = false }
     end
-    if message.role ~= 'user' then
+    local exchange = not present(message.turn_id)
+    if exchange and message.role ~= 'user' then
+      table.insert(out, { '' })
+      vim.list_extend(out, M.answer(root, nil, '/delegate'))
+    elseif message.role ~= 'user' then
       heading()
     end
     vim.list_extend(out, message_lines(message, names, workers))
+    if exchange and message.role == 'user' then
+      -- the worker was recorded when it started, the command and its answer when it ended
+      vim.list_extend(out, started_before(by_user, message.created_at))
+    end
   end
   close()
+  for _, delegation in ipairs(by_user) do -- still running, or the daemon stopped before it answered
+    table.insert(out, delegation.line)
+  end
   return out
 end
 
@@ -295,10 +326,16 @@ function M.transcript(root, detail)
   vim.list_extend(out, cost_lines(root, detail.cost))
   local names, turns = tool_names(detail.messages or {}), turns_by_id(detail.turns)
   local workers = require('switchman.chat.workers').stored(root, detail)
+  local by_user = require('switchman.chat.workers').stored_by_user(root, detail)
   local current
   for _, message in ipairs(detail.messages or {}) do
     local turn = turns[message.turn_id]
-    if turn and turn.id ~= current then
+    local exchange = not present(message.turn_id)
+    if exchange and message.role == 'user' then -- the user's own /delegate: no turn of its own
+      current = nil
+      table.insert(out, { '' })
+      table.insert(out, { '## You delegated' })
+    elseif turn and turn.id ~= current then
       current = turn.id
       table.insert(out, { '' })
       table.insert(out, { ('## Turn %d · %s · $%s · %s'):format(turn.index or 0, models.short_name(root, turn.model) or '-',
@@ -308,8 +345,15 @@ function M.transcript(root, detail)
         vim.list_extend(out, M.failure(turn.error.message))
       end
     end
-    table.insert(out, { '### ' .. (ROLE_LABEL[message.role] or message.role), hl = 'SwitchmanUser' })
+    local label = exchange and message.role == 'assistant' and 'Worker' or ROLE_LABEL[message.role] or message.role
+    table.insert(out, { '### ' .. label, hl = 'SwitchmanUser' })
     vim.list_extend(out, message_lines(message, names, workers))
+    if exchange and message.role == 'user' then
+      vim.list_extend(out, started_before(by_user, message.created_at))
+    end
+  end
+  for _, delegation in ipairs(by_user) do
+    table.insert(out, delegation.line)
   end
   return out
 end

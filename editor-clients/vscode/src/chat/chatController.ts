@@ -21,6 +21,7 @@ import { attachmentLabel, fileAttachment, resolveTokens, selectionAttachment, ty
 import { explanationMessage, explanationView } from './chain';
 import type { ChatEvent, CodeAction, FromWebview, ToWebview } from './messages';
 import { previewFailure, previewView } from './preview';
+import { LiveExchange } from './liveExchange';
 import { transcriptEntries } from './transcript';
 
 interface PendingTurn {
@@ -55,13 +56,18 @@ export class ChatController implements Disposable {
   private readonly sessions = new Map<string, string>();
   private pending: PendingTurn | undefined;
   /** Events of the last exchange, replayed after a reload so a running answer is not lost. */
-  private live: { workspace: string; events: ChatEvent[]; turns: Set<string> } | undefined;
+  private live: LiveExchange | undefined;
   private post: ((message: ToWebview) => void) | undefined;
   private previewSeq = 0;
   private readonly subscriptions: Disposable[];
   private localSeq = 0;
   /** Attached with "Send Selection to Switchman", sent with the next message. */
   private attachments: Attachment[] = [];
+  /**
+   * The 👍 / 👎 the daemon took, by turn id: the transcript (`switchman/session`) does not carry
+   * them, so a reloaded or reopened chat shows them pressed again from here.
+   */
+  private readonly ratings = new Map<string, Rating>();
 
   constructor(
     private readonly connection: SwitchmanConnection,
@@ -156,7 +162,7 @@ export class ChatController implements Disposable {
     const localId = `local-${Date.now().toString(36)}-${++this.localSeq}`;
     const pending: PendingTurn = { localId, workspace: folder.uri, sessionId: null, turnId: null, abort: new AbortController() };
     this.pending = pending;
-    this.live = { workspace: folder.uri, events: [], turns: new Set() };
+    this.live = new LiveExchange(folder.uri);
     const labels = attachments.map((a) => attachmentLabel(a, folder.uri));
     this.emit({ type: 'userSent', localId, text: [text, ...labels].join('\n') });
     try {
@@ -220,7 +226,7 @@ export class ChatController implements Disposable {
       this.live = undefined;
       this.postToView({ type: 'reset', folders: this.folders.all(), workspace: folder.uri, sessionId: result.session.id,
         sessionTitle: null, entries: [] });
-      this.replayApprovals([]);
+      this.replayAfterReset([]);
     } catch (error) {
       this.emit({ type: 'failed', localId: `local-new-${++this.localSeq}`, failure: requestFailure(error) });
     }
@@ -242,6 +248,7 @@ export class ChatController implements Disposable {
   async feedback(turnId: string, rating: Rating): Promise<void> {
     try {
       await this.connection.request(Requests.feedback, params.feedbackParams(turnId, rating));
+      this.ratings.set(turnId, rating);
       this.postToView({ type: 'rated', turnId, rating });
     } catch (error) {
       this.emit({ type: 'failed', localId: `local-feedback-${++this.localSeq}`, failure: requestFailure(error) });
@@ -280,7 +287,7 @@ export class ChatController implements Disposable {
       return;
     }
     this.workspace = folder.uri; // the panel shows this folder until the user picks another
-    const live = this.live && sameWorkspace(this.live.workspace, folder.uri) ? this.live : undefined;
+    const live = this.live?.replaysIn(folder.uri) ? this.live : undefined;
     let sessionId: string | null = null;
     let sessionTitle: string | null = null;
     let entries: ReturnType<typeof transcriptEntries> = [];
@@ -288,7 +295,7 @@ export class ChatController implements Disposable {
       sessionId = await this.currentSession(folder.uri);
       if (sessionId) {
         const detail = await this.connection.request<SessionDetail>(Requests.session, params.sessionParams(sessionId));
-        entries = transcriptEntries(detail, live?.turns);
+        entries = transcriptEntries(detail, live?.shownIds());
         sessionTitle = detail.session.title || null;
       }
     } catch {
@@ -296,17 +303,17 @@ export class ChatController implements Disposable {
     }
     this.postToView({ type: 'reset', folders, workspace: folder.uri, sessionId, sessionTitle, entries });
     for (const event of live?.events ?? []) this.postToView({ type: 'event', event });
-    this.replayApprovals(entries, live?.turns);
+    this.replayAfterReset(entries, live?.turns);
   }
 
-  /** After a reset: the open questions, and the answered ones of the turns shown. */
-  private replayApprovals(entries: { kind: string; id: string }[], liveTurns?: Set<string>): void {
+  /** After a reset: the open questions; the answered ones and the ratings given here of the turns shown. */
+  private replayAfterReset(entries: { kind: string; id: string }[], liveTurns?: Set<string>): void {
     const shown = new Set(entries.filter((e) => e.kind === 'turn').map((e) => e.id));
+    const visible = (turnId: string) => shown.has(turnId) || liveTurns?.has(turnId) === true;
     for (const card of this.hooks.approvals?.all() ?? []) {
-      if (card.outcome === 'pending' || shown.has(card.turnId) || liveTurns?.has(card.turnId)) {
-        this.postToView({ type: 'approval', card });
-      }
+      if (card.outcome === 'pending' || visible(card.turnId)) this.postToView({ type: 'approval', card });
     }
+    for (const [turnId, rating] of this.ratings) if (visible(turnId)) this.postToView({ type: 'rated', turnId, rating });
   }
 
   settingsChanged(): void {
@@ -351,18 +358,13 @@ export class ChatController implements Disposable {
 
   private onDelegation(p: DelegationParams): void {
     const live = this.live;
-    if (!live || !(p.turn_id === null ? this.ownUserDelegation(p, live.events) : live.turns.has(p.turn_id))) return;
-    // Each notification carries the whole state: a replay needs only the latest one per delegation, in its place.
-    const event: ChatEvent = { type: 'delegation', params: p };
-    const index = live.events.findIndex((e) => e.type === 'delegation' && e.params.tool_use_id === p.tool_use_id);
-    if (index < 0) live.events.push(event);
-    else live.events[index] = event;
-    this.postToView({ type: 'event', event });
+    if (!live || !(p.turn_id === null ? this.ownUserDelegation(p, live) : live.turns.has(p.turn_id))) return;
+    this.postToView({ type: 'event', event: live.recordDelegation(p) });
   }
 
   /** A `/delegate` of this chat: sent from here and still answering, or already shown. */
-  private ownUserDelegation(p: DelegationParams, events: ChatEvent[]): boolean {
-    const known = events.some((e) => e.type === 'delegation' && e.params.tool_use_id === p.tool_use_id);
+  private ownUserDelegation(p: DelegationParams, live: LiveExchange): boolean {
+    const known = live.knowsDelegation(p.tool_use_id);
     const pending = this.pending;
     // The session is null until the daemon names it (a workspace's first message creates it).
     return known || (pending !== undefined && (pending.sessionId ?? p.session_id) === p.session_id);
@@ -390,7 +392,7 @@ export class ChatController implements Disposable {
   }
 
   private emit(event: ChatEvent): void {
-    this.live?.events.push(event);
+    this.live?.record(event);
     this.postToView({ type: 'event', event });
   }
 
@@ -398,3 +400,4 @@ export class ChatController implements Disposable {
     this.post?.(message);
   }
 }
+

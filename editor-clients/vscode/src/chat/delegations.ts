@@ -2,12 +2,15 @@
  * Delegation cards (pure): each `delegate` call of a planner's turn is a card inside its answer —
  * tier, model, task, live status and cost — that expands to the worker's transcript.
  * Live cards fold `switchman/delegation` notifications; a reloaded transcript rebuilds them from
- * the stored `delegate` tool calls and the session's per-worker costs.
+ * the stored `delegate` tool calls, the session's recorded delegations and its per-worker costs.
+ * A card shows the tier the worker runs on: when the tier floor capped the tier asked for, both.
  */
 
 import { formatUsd, plural, shortModelName } from '../common/format';
 import { handoffLines, type HandoffLine } from './handoff';
-import type { DelegationParams, DelegationStatus, Message, SessionDetail, TurnStatus, WorkerCost } from '../protocol/types';
+import type {
+  DelegationParams, DelegationRecord, DelegationStatus, Message, SessionDetail, TurnStatus, WorkerCost,
+} from '../protocol/types';
 
 /** The tool a planner calls to hand a sub-task to a worker. */
 export const DELEGATE_TOOL = 'delegate';
@@ -32,7 +35,12 @@ export interface DelegationCard {
   toolUseId: string;
   workerSessionId: string | null;
   workerTurnId: string | null;
+  /** The tier the worker runs on (the one asked for until the worker is routed). */
   tier: string;
+  /** The tier the planner (or the user) asked for. */
+  requestedTier: string;
+  /** The tier floor lowered `requestedTier` to `tier` (the planner's own tier). */
+  floorApplied: boolean;
   model: string | null;
   task: string;
   status: DelegationStatus;
@@ -58,7 +66,9 @@ export function applyDelegation(cards: readonly DelegationCard[], update: Delega
     toolUseId: update.tool_use_id,
     workerSessionId: update.worker_session_id || previous?.workerSessionId || null,
     workerTurnId: update.worker_turn_id ?? previous?.workerTurnId ?? null,
-    tier: update.tier,
+    tier: update.worker_tier ?? previous?.tier ?? update.tier,
+    requestedTier: update.tier,
+    floorApplied: update.floor_applied ?? previous?.floorApplied ?? false,
     model: update.model ?? previous?.model ?? null,
     task: update.task,
     status: update.status,
@@ -96,9 +106,12 @@ export function needsTranscript(card: DelegationCard): boolean {
   return card.open && card.workerSessionId !== null && (card.transcript === null || card.transcript.loading);
 }
 
-/** The cards of a stored turn: its `delegate` calls, with the workers' recorded cost and model. */
+/**
+ * The cards of a stored turn: its `delegate` calls, with what the session recorded of each (the tier
+ * after the floor, the model) and the workers' cost.
+ */
 export function storedDelegations(messages: readonly Message[], workers: readonly WorkerCost[],
-  turnStatus: TurnStatus): DelegationCard[] {
+  turnStatus: TurnStatus, records: readonly DelegationRecord[] = []): DelegationCard[] {
   const results = new Map<string, { content: string; isError: boolean }>();
   for (const block of messages.flatMap((m) => m.content)) {
     if (block.type === 'tool_result') results.set(block.tool_use_id, { content: block.content, isError: block.is_error });
@@ -108,29 +121,50 @@ export function storedDelegations(messages: readonly Message[], workers: readonl
     if (block.type !== 'tool_use' || block.name !== DELEGATE_TOOL) continue;
     const input = (typeof block.input === 'object' && block.input !== null ? block.input : {}) as Record<string, unknown>;
     const worker = workers.find((w) => w.parent_tool_use_id === block.id);
+    const record = records.find((r) => r.tool_use_id === block.id);
     const result = results.get(block.id);
     const failure = result?.isError ? failureOf(result.content) : null;
+    const requested = typeof input.tier === 'string' ? input.tier : '?';
     cards.push({
-      toolUseId: block.id,
-      workerSessionId: worker?.session_id ?? null,
-      workerTurnId: null,
-      tier: typeof input.tier === 'string' ? input.tier : '?',
-      model: worker?.model ?? null,
-      task: typeof input.task === 'string' ? input.task : '',
+      ...blankCard(block.id, requested, typeof input.task === 'string' ? input.task : ''),
+      ...(record ? recordedTier(record) : {}),
+      workerSessionId: worker?.session_id ?? record?.worker_session_id ?? null,
+      model: worker?.model ?? record?.model ?? null,
       status: storedStatus(result, turnStatus, failure),
       turns: worker?.turns ?? 0,
       costUsd: worker?.cost_usd ?? '0',
-      elapsedSeconds: null,
-      activity: null,
       error: failure,
-      detail: null,
-      droppedTools: [],
-      open: false,
-      transcript: null,
-      stopping: false,
     });
   }
   return cards;
+}
+
+/** The card of a delegation the user started (`/delegate`), rebuilt from the session's record of it. */
+export function recordedDelegation(record: DelegationRecord, workers: readonly WorkerCost[]): DelegationCard {
+  const worker = workers.find((w) => w.parent_tool_use_id === record.tool_use_id);
+  return {
+    ...blankCard(record.tool_use_id, record.tier, record.task),
+    ...recordedTier(record),
+    workerSessionId: record.worker_session_id || null,
+    model: worker?.model ?? record.model,
+    status: record.status,
+    turns: worker?.turns ?? 0,
+    costUsd: worker?.cost_usd ?? '0',
+    error: record.error,
+    detail: record.detail,
+  };
+}
+
+function recordedTier(record: DelegationRecord): Pick<DelegationCard, 'tier' | 'floorApplied'> {
+  return { tier: record.worker_tier ?? record.tier, floorApplied: record.floor_applied };
+}
+
+function blankCard(toolUseId: string, tier: string, task: string): DelegationCard {
+  return {
+    toolUseId, workerSessionId: null, workerTurnId: null, tier, requestedTier: tier, floorApplied: false, model: null,
+    task, status: 'completed', turns: 0, costUsd: '0', elapsedSeconds: null, activity: null, error: null, detail: null,
+    droppedTools: [], open: false, transcript: null, stopping: false,
+  };
 }
 
 /** The planner is told `delegate failed: <error>` (then the partial output): keep the error. */
@@ -165,8 +199,10 @@ export function workerTranscript(detail: SessionDetail): WorkerTranscript {
 }
 
 export interface CardView {
-  /** `fast · haiku` */
+  /** `fast · haiku`; `balanced (capped from deep) · sonnet` when the tier floor lowered the tier. */
   title: string;
+  /** Why the tier differs from the one asked for (a tooltip), when the floor capped it. */
+  tierNote: string | null;
   /** `running · 2 turns · $0.0012 · 3.4s` */
   meta: string;
   statusLabel: string;
@@ -196,8 +232,12 @@ export function cardView(card: DelegationCard): CardView {
     note = card.detail ? `${card.error}: ${card.detail}` : card.error;
     noteTone = 'error';
   }
+  const capped = card.floorApplied && card.tier !== card.requestedTier;
+  const tier = capped ? `${card.tier} (capped from ${card.requestedTier})` : card.tier;
   return {
-    title: `${card.tier} · ${card.model ? shortModelName(card.model) : 'choosing a model'}`,
+    title: `${tier} · ${card.model ? shortModelName(card.model) : 'choosing a model'}`,
+    tierNote: capped ? `Asked for ${card.requestedTier}; the tier floor keeps a worker at or below its planner's `
+      + `tier, ${card.tier}.` : null,
     meta: meta.join(' · '),
     statusLabel,
     task: card.task,

@@ -1,22 +1,94 @@
 /** A stored session (`switchman/session`) as chat entries and as a read-only Markdown transcript. */
 
 import { formatUsd, plural } from '../common/format';
-import type { ContentBlock, Message, SessionDetail, ToolActivity, Turn } from '../protocol/types';
-import { storedDelegations } from './delegations';
+import { SlashCommands } from '../protocol/methods';
+import type {
+  ChatResult, ContentBlock, DelegationRecord, Message, SessionDetail, ToolActivity, Turn, WorkerCost,
+} from '../protocol/types';
+import { cardView, recordedDelegation, storedDelegations } from './delegations';
 import type { Entry, TurnEntry } from './messages';
 
-/** Chat entries for a session, leaving out turns the extension is replaying live. */
-export function transcriptEntries(detail: SessionDetail, skipTurns: ReadonlySet<string> = new Set()): Entry[] {
-  const entries: Entry[] = [];
-  for (const turn of sortedTurns(detail)) {
-    if (skipTurns.has(turn.id)) continue;
-    const messages = detail.messages.filter((m) => m.turn_id === turn.id);
-    for (const message of messages.filter((m) => m.role === 'user')) {
-      entries.push({ kind: 'user', id: message.id, text: blocksText(message.content) });
-    }
-    entries.push({ ...turnEntry(turn, messages), delegations: storedDelegations(messages, detail.cost.workers, turn.status) });
+/** One step of a stored session, in the order it happened. */
+type Step =
+  | { kind: 'turn'; turn: Turn }
+  /** A message outside any turn: the user's `/delegate` (with the workers it started) or the answer. */
+  | { kind: 'exchange'; message: Message; started: DelegationRecord[] }
+  /** A user's delegation with no stored exchange yet: still running, or the daemon stopped first. */
+  | { kind: 'unanswered'; record: DelegationRecord };
+
+/**
+ * The session's turns and the user's own delegations (`/delegate`) in order, leaving out the turns
+ * and delegations in `skip`. A user's delegation is recorded when its worker starts, its command
+ * and answer (messages outside any turn) when it ends: it goes with the first command after it.
+ */
+function timeline(detail: SessionDetail, skip: ReadonlySet<string>): Step[] {
+  const steps: Step[] = [];
+  const turns = new Map(detail.turns.map((t) => [t.id, t]));
+  const seen = new Set<string>();
+  const addTurn = (turn: Turn) => {
+    seen.add(turn.id);
+    if (!skip.has(turn.id)) steps.push({ kind: 'turn', turn });
+  };
+  const delegations = (detail.delegations ?? []).filter((d) => d.source === 'user' && !skip.has(d.tool_use_id));
+  for (const message of detail.messages) {
+    const turn = message.turn_id !== null ? turns.get(message.turn_id) : undefined;
+    if (turn && !seen.has(turn.id)) addTurn(turn);
+    if (message.turn_id !== null) continue;
+    const started = message.role === 'user' ? takeStartedBefore(delegations, message.created_at) : [];
+    steps.push({ kind: 'exchange', message, started });
   }
+  for (const turn of sortedTurns(detail)) if (!seen.has(turn.id)) addTurn(turn);
+  return [...steps, ...delegations.map((record): Step => ({ kind: 'unanswered', record }))];
+}
+
+/**
+ * Chat entries for a session, in the order they happened, leaving out the turns and delegations
+ * (`skip`, by turn id or delegation id) the extension is replaying live. The user's own
+ * delegations come back as they were shown live: the command, the worker's card, its answer.
+ */
+export function transcriptEntries(detail: SessionDetail, skip: ReadonlySet<string> = new Set()): Entry[] {
+  const workers = detail.cost?.workers ?? [];
+  const card = (record: DelegationRecord): Entry => ({ kind: 'delegation', id: record.tool_use_id,
+    card: recordedDelegation(record, workers) });
+  return timeline(detail, skip).flatMap((step): Entry[] => {
+    switch (step.kind) {
+      case 'turn': return turnEntries(detail, step.turn);
+      case 'exchange': return [exchangeEntry(step.message), ...step.started.map(card)];
+      case 'unanswered': return [card(step.record)];
+    }
+  });
+}
+
+function turnEntries(detail: SessionDetail, turn: Turn): Entry[] {
+  const messages = detail.messages.filter((m) => m.turn_id === turn.id);
+  const entries: Entry[] = messages.filter((m) => m.role === 'user')
+    .map((m): Entry => ({ kind: 'user', id: m.id, text: blocksText(m.content) }));
+  entries.push({ ...turnEntry(turn, messages),
+    delegations: storedDelegations(messages, detail.cost.workers, turn.status, detail.delegations) });
   return entries;
+}
+
+/**
+ * Whether a chat answer was kept in the session's history: a `/delegate` that ran a worker (it has
+ * a model) or failed keeps the command and the answer (docs/delegation.md); a question back does not.
+ */
+export function keptInHistory(result: ChatResult): boolean {
+  return result.kind === 'command' && result.summary === SlashCommands.delegate
+    && (result.model !== null || result.status === 'failed');
+}
+
+/** A message of a `/delegate` exchange: the user's command, or the worker's answer shown as its output. */
+function exchangeEntry(message: Message): Entry {
+  const text = blocksText(message.content);
+  return message.role === 'user' ? { kind: 'user', id: message.id, text } : { kind: 'command', id: message.id, text };
+}
+
+/** Remove and return the delegations (oldest first) that started before `time`. */
+function takeStartedBefore(delegations: DelegationRecord[], time: string): DelegationRecord[] {
+  const limit = Date.parse(time);
+  const taken = delegations.filter((d) => Date.parse(d.started_at) <= limit);
+  for (const d of taken) delegations.splice(delegations.indexOf(d), 1);
+  return taken;
 }
 
 function turnEntry(turn: Turn, messages: Message[]): TurnEntry {
@@ -77,8 +149,25 @@ export function transcriptMarkdown(detail: SessionDetail): string {
       lines.push(`| \`${row.model}\` | ${row.turns} | ${formatUsd(row.cost_usd)} | ${row.input_tokens} | ${row.output_tokens} |`);
     }
   }
-  for (const turn of sortedTurns(detail)) lines.push('', ...turnMarkdown(turn, detail.messages));
+  for (const step of timeline(detail, new Set())) {
+    if (step.kind === 'turn') lines.push('', ...turnMarkdown(step.turn, detail.messages));
+    else if (step.kind === 'exchange') lines.push('', ...exchangeMarkdown(step.message, step.started, cost.workers));
+    else lines.push('', ...workerMarkdown(step.record, cost.workers));
+  }
   return `${lines.join('\n')}\n`;
+}
+
+/** A `/delegate` command (with the workers it started) or the worker's answer to it. */
+function exchangeMarkdown(message: Message, started: DelegationRecord[], workers: readonly WorkerCost[]): string[] {
+  const body = messageMarkdown(message.content);
+  if (message.role !== 'user') return [`**Worker:**`, '', body];
+  return ['---', '', '## You delegated', '', `**You:**`, '', body, ...started.flatMap((r) => ['', ...workerMarkdown(r, workers)])];
+}
+
+/** One line for a user's worker: its tier (capped or not), model, cost and how it ended. */
+function workerMarkdown(record: DelegationRecord, workers: readonly WorkerCost[]): string[] {
+  const view = cardView(recordedDelegation(record, workers));
+  return [`_Worker · ${view.title} · ${view.meta}_`];
 }
 
 function turnMarkdown(turn: Turn, all: Message[]): string[] {

@@ -1,11 +1,11 @@
 /** The QuickPick of models: `switchman/models` in, items out (pure; the picker maps them to VS Code). */
 
 import { formatUsd } from '../common/format';
+import type { PickerEntry } from '../common/picker';
 import type { ModelInfo, ModelsResult } from '../protocol/types';
 
-export type ModelPickItem =
-  | { kind: 'separator'; label: string }
-  | { kind: 'model'; label: string; description: string; detail: string; model: string | null; current: boolean };
+/** A model row (its value: the model id to pin, null to follow the routing rules) or a provider heading. */
+export type ModelPickItem = PickerEntry<string | null>;
 
 const AVAILABILITY: Record<ModelInfo['availability'], string> = {
   healthy: '$(check) available',
@@ -28,11 +28,11 @@ export function modelPickItems(result: ModelsResult): ModelPickItem[] {
 
 function clearItem(sticky: string | null): ModelPickItem {
   return {
-    kind: 'model',
+    kind: 'choice',
     label: '$(circle-slash) Follow my routing rules',
     description: sticky ? 'clear the sticky model' : 'current',
     detail: 'Each message goes to the model your rules choose.',
-    model: null,
+    value: null,
     current: sticky === null,
   };
 }
@@ -40,11 +40,11 @@ function clearItem(sticky: string | null): ModelPickItem {
 function modelItem(model: ModelInfo, current: boolean): ModelPickItem {
   const aliases = model.aliases.map((a) => `@${a}`).join(' ');
   return {
-    kind: 'model',
+    kind: 'choice',
     label: `${current ? '$(pinned) ' : ''}${model.display_name}`,
     description: [model.id, aliases, current ? 'sticky' : ''].filter(Boolean).join('  '),
     detail: modelDetail(model),
-    model: model.id,
+    value: model.id,
     current,
   };
 }

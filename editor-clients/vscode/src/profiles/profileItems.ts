@@ -1,15 +1,10 @@
 /** The agent-profile QuickPick's items (pure): every profile, the one in force marked, and "use the default". */
 
+import type { PickerChoice } from '../common/picker';
 import type { ActiveProfile, ProfileInfo, ProfileSource, ProfilesResult } from '../protocol/types';
 
-export interface ProfilePickItem {
-  label: string;
-  description?: string;
-  detail?: string;
-  /** The profile to set; null clears the session's choice. */
-  profile: string | null;
-  current: boolean;
-}
+/** A profile row; its value is the profile to set, null to clear the session's choice. */
+export type ProfilePickItem = PickerChoice<string | null>;
 
 const FROM: Record<ProfileSource, string> = {
   session: 'chosen for this session',
@@ -24,15 +19,16 @@ export function profileOrigin(active: ActiveProfile): string {
 
 export function profilePickItems(result: ProfilesResult): ProfilePickItem[] {
   const items = result.profiles.map((p): ProfilePickItem => ({
+    kind: 'choice',
     label: `${p.name === result.active.name ? '$(check) ' : ''}${p.name}`,
     description: [p.source, p.description].filter((s) => s).join(' · '),
     detail: profileDetail(p),
-    profile: p.name,
+    value: p.name,
     current: p.name === result.active.name,
   }));
   if (result.active.resolved_from === 'session') {
-    items.unshift({ label: '$(discard) Use the default profile', description: 'clear this session\'s choice',
-      profile: null, current: false });
+    items.unshift({ kind: 'choice', label: '$(discard) Use the default profile', description: 'clear this session\'s choice',
+      value: null, current: false });
   }
   return items;
 }

@@ -181,6 +181,28 @@ export interface SessionDetail {
   cost: SessionCost;
   /** For a worker session: the typed handoff it started from (docs/protocol.md, "Handoff envelope"). */
   handoff?: HandoffEnvelope | null;
+  /** The session's delegations from its history, oldest first (absent from older daemons). */
+  delegations?: DelegationRecord[];
+}
+
+/** A delegation as the session's history keeps it: enough to rebuild its card after a reload. */
+export interface DelegationRecord {
+  tool_use_id: string;
+  worker_session_id: string;
+  source: 'planner' | 'user';
+  started_at: string;
+  task: string;
+  /** The tier asked for. */
+  tier: string;
+  /** The tier the worker ran on, after the tier floor. */
+  worker_tier: string | null;
+  tier_floor: string | null;
+  floor_applied: boolean;
+  model: string | null;
+  /** `running` also when the daemon stopped before the delegation ended. */
+  status: DelegationStatus;
+  error: string | null;
+  detail: string | null;
 }
 
 /** What a planner (or the user, with `/delegate`) handed to a worker; only the fields the editor shows. */
@@ -253,6 +275,12 @@ export interface DelegationParams {
   dropped_tools: string[];
   /** Who delegated: the planner's `delegate` call, or the user's `/delegate` (absent from older daemons). */
   source?: 'planner' | 'user';
+  /** The tier the worker runs on once routed (`tier` is the one asked for). */
+  worker_tier?: string | null;
+  /** The planner's tier, when the tier floor is on. */
+  tier_floor?: string | null;
+  /** The tier floor lowered the tier asked for to `worker_tier`. */
+  floor_applied?: boolean;
 }
 
 export interface StatusParams {

@@ -13,7 +13,8 @@ export function delegationCard(turnId: string, card: DelegationCard, actions: Ca
   const view = cardView(card);
   const toggle = el('button', { class: 'delegation-toggle', 'aria-expanded': String(card.open), title: view.toggleLabel }, [
     el('span', { class: 'delegation-chevron', 'aria-hidden': 'true' }, [card.open ? '▾' : '▸']),
-    el('span', { class: 'delegation-title' }, [`Worker · ${view.title}`]),
+    el('span', { class: 'delegation-title', 'data-tier': card.tier, ...(view.tierNote ? { title: view.tierNote } : {}) },
+      [`Worker · ${view.title}`]),
     el('span', { class: 'delegation-meta' }, [view.meta]),
   ]);
   toggle.addEventListener('click', () => actions.toggle(turnId, card));

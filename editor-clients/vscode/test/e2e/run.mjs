@@ -168,7 +168,9 @@ async function main() {
     }, { timeoutMs: 60000, intervalMs: 200 });
     log('code-server up at', url);
 
-    await runScenario({ url, workspace: dirs.workspace, fake, artifacts: ARTIFACTS, chromium: CHROMIUM, env });
+    // The scenario reads the daemon's pattern store back with the `switchman` CLI, as a user would.
+    const store = { switchman: SWITCHMAN, data: dirs.data, env };
+    await runScenario({ url, workspace: dirs.workspace, fake, artifacts: ARTIFACTS, chromium: CHROMIUM, env, store });
     log('PASS');
   } finally {
     for (const child of processes.reverse()) await stopProcess(child);

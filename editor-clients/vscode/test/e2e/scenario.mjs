@@ -4,13 +4,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { log, until } from './support.mjs';
 import { toolSteps } from './tools.mjs';
+import { ratingsReachThePatternStore } from './feedback.mjs';
 
 const STATUS_ITEM = '[id="switchman.switchman.switchman.status.0"]';
 const PROFILE_ITEM = '[id="switchman.switchman.switchman.profile.0"]';
 const TIMEOUT = 30000;
 const FOCUS_CHAT = 'Control+Shift+Alt+S';
 
-export async function runScenario({ url, workspace, fake, artifacts, chromium: executablePath, env }) {
+export async function runScenario({ url, workspace, fake, artifacts, chromium: executablePath, env, store }) {
   const browser = await chromium.launch({
     executablePath,
     headless: true,
@@ -51,6 +52,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await delegateSelectionFromTheEditorMenu(ui, chat, fake);
     await toolSteps(ui, chat, fake, workspace);
     await commandsAnswer(ui, chat);
+    await ratingsReachThePatternStore(ui, chat, fake, store);
     await transcriptSurvivesAReload(ui);
     await statusBarPickerSetsTheModel(ui);
     await profileItemChoosesTheProfile(ui);
@@ -294,8 +296,9 @@ async function delegationShowsAsALiveCard(ui, chat, fake) {
 
 async function stopOnACardStopsOnlyThatWorker(ui, chat, fake) {
   await fake.script([
+    // The planner runs on sonnet (balanced): the tier floor caps this "deep" worker at balanced.
     { kind: 'tool_call', name: 'delegate', id: 'toolu_e2e_stopped',
-      input: { tier: 'fast', task: 'Count the lines of src/login.py', context: { mode: 'minimal' },
+      input: { tier: 'deep', task: 'Count the lines of src/login.py', context: { mode: 'minimal' },
               allowed_tools: ['read_file'] } },  // read-only: no approval asked
     { kind: 'stall', after_chunks: 1, chunks: ['Counting', ' lines: 2'] },
     { kind: 'text', chunks: ['The worker was stopped; I will count them myself.'] },
@@ -304,6 +307,8 @@ async function stopOnACardStopsOnlyThatWorker(ui, chat, fake) {
   await chat.locator('#input').press('Enter');
   const card = chat.locator('.delegation[data-tool-use="toolu_e2e_stopped"]');
   await fake.waitForStalls(4);
+  await card.locator('.delegation-title[data-tier="balanced"]', { hasText: 'Worker · balanced (capped from deep) · claude-sonnet-4-6' })
+    .waitFor();
   await card.locator('.delegation-stop').click();
   await card.locator('.delegation-meta', { hasText: 'stopped' }).waitFor();
   await card.locator('.delegation-note.error', { hasText: 'cancelled_by_user' }).waitFor();
@@ -393,7 +398,15 @@ async function transcriptSurvivesAReload(ui) {
   const chat = ui.chatFrame();
   await chat.locator('.entry.turn[data-status="completed"] .route-badge', { hasText: 'fast for commits' }).waitFor();
   await chat.locator('.entry.turn[data-status="cancelled"]').waitFor();
-  log('transcript restored after reloading the webview');
+  // The worker the user started with "Delegate Selection" (no turn of its own) is rebuilt from the history too,
+  // between its command and its answer; the planner's capped worker still says so.
+  const delegated = chat.locator('.entry.user', { hasText: '/delegate fast explain this' })
+    .locator('xpath=following-sibling::*[1][contains(@class, "delegated")]');
+  await delegated.locator('.delegation[data-status="completed"] .delegation-title', { hasText: 'Worker · fast · claude-haiku-4-5' }).waitFor();
+  await delegated.locator('xpath=following-sibling::*[1][contains(@class, "command")]')
+    .filter({ hasText: 'login() compares the user name' }).waitFor();
+  await chat.locator('.delegation[data-tool-use="toolu_e2e_stopped"] .delegation-title', { hasText: 'balanced (capped from deep)' }).waitFor();
+  log('transcript restored after reloading the webview, with the user\'s own delegation card');
 }
 
 async function statusBarPickerSetsTheModel(ui) {

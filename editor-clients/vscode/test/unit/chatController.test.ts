@@ -59,6 +59,22 @@ describe('ChatController', () => {
     assert.equal(events().at(-1), 'failed');
   });
 
+  it('shows the ratings given in this window again when the chat is reloaded or reopened', async () => {
+    const { connection, controller, posted } = setup();
+    const detail: SessionDetail = { session: {} as never, turns: [{ id: 'T1', index: 1, status: 'completed' } as never,
+      { id: 'T2', index: 2, status: 'completed' } as never], messages: [], cost: {} as never };
+    connection.answer(Requests.session, () => detail);
+    connection.answer(Requests.feedback, (p) => ({ turn_id: p.turn_id, rating: p.rating, success: 1 }));
+    await controller.handle({ type: 'feedback', turnId: 'T1', rating: 'up' });
+    await controller.handle({ type: 'feedback', turnId: 'T1', rating: 'down' }); // changed its mind
+    await controller.handle({ type: 'feedback', turnId: 'T7', rating: 'up' }); // a turn of another session
+    posted.length = 0;
+    await controller.handle({ type: 'ready' });
+    const reset = posted.findIndex((m) => m.type === 'reset');
+    assert.ok(reset >= 0);
+    assert.deepEqual(posted.slice(reset + 1).filter((m) => m.type === 'rated'), [{ type: 'rated', turnId: 'T1', rating: 'down' }]);
+  });
+
   it('creates a session first when the workspace has none', async () => {
     const { connection, controller } = setup();
     connection.answer(Requests.sessions, () => ({ current_session_id: null, sessions: [] }));
@@ -227,6 +243,46 @@ describe('ChatController', () => {
     editor.selection.text = '';
     assert.equal(await controller.delegateSelection(''), false, 'nothing selected: nothing sent');
     assert.equal(connection.sent(Requests.chat).length, 1);
+  });
+});
+
+describe('ChatController reloading a chat with the user\'s own delegations', () => {
+  const delegation = { phase: 'started', session_id: 'S1', turn_id: null, tool_use_id: 'user_1', worker_session_id: 'W1',
+    worker_turn_id: 'WT1', tier: 'fast', model: null, task: 'explain this', status: 'running', turns: 1, llm_calls: 0,
+    tool_calls: 0, input_tokens: 0, output_tokens: 0, cost_usd: '0', elapsed_seconds: 0, activity: null, error: null,
+    detail: null, dropped_tools: [], source: 'user' };
+  const stored = { tool_use_id: 'user_1', worker_session_id: 'W1', source: 'user', started_at: '2026-05-08T14:20:00Z',
+    task: 'explain this', tier: 'fast', worker_tier: 'fast', tier_floor: null, floor_applied: false,
+    model: 'anthropic:claude-haiku-4-5', status: 'running', error: null, detail: null };
+  const message = (id: string, role: 'user' | 'assistant', text: string) => ({ id, session_id: 'S1', turn_id: null, role,
+    created_at: '2026-05-08T14:21:00Z', model: null, content: [{ type: 'text', text }] });
+
+  it('replays a running /delegate instead of its recorded card, and rebuilds a finished one from the history', async () => {
+    const { connection, controller, posted } = setup();
+    let detail = { session: {}, turns: [], messages: [] as unknown[], cost: { workers: [] }, delegations: [stored] };
+    connection.answer(Requests.session, () => detail);
+    const answer = deferred<ChatResult>();
+    connection.answer(Requests.chat, () => answer.promise);
+    const sending = controller.send('/delegate fast explain this');
+    await until(() => connection.sent(Requests.chat).length === 1);
+    connection.notify(Notifications.delegation, delegation);
+    posted.length = 0;
+    await controller.handle({ type: 'ready' });
+    const running = posted.find((m) => m.type === 'reset');
+    assert.ok(running?.type === 'reset');
+    assert.deepEqual(running.entries, [], 'the running worker comes from the replay, once');
+    assert.deepEqual(posted.flatMap((m) => (m.type === 'event' ? [m.event.type] : [])), ['userSent', 'delegation']);
+    answer.resolve({ ...result, kind: 'command', turn_id: null, model: 'anthropic:claude-haiku-4-5', text: 'It returns 42.',
+      summary: '/delegate' });
+    await sending;
+    detail = { ...detail, messages: [message('M1', 'user', '/delegate fast explain this'), message('M2', 'assistant', 'It returns 42.')],
+      delegations: [{ ...stored, status: 'completed' }] };
+    posted.length = 0;
+    await controller.handle({ type: 'ready' });
+    const finished = posted.find((m) => m.type === 'reset');
+    assert.ok(finished?.type === 'reset');
+    assert.deepEqual(finished.entries.map((e) => `${e.kind}:${e.id}`), ['user:M1', 'delegation:user_1', 'command:M2']);
+    assert.deepEqual(posted.filter((m) => m.type === 'event'), [], 'nothing replayed twice');
   });
 });
 

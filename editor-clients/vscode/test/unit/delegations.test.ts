@@ -127,6 +127,33 @@ describe('delegation cards', () => {
     assert.equal(storedDelegations(detail.messages.slice(0, 2), [], 'cancelled')[0].status, 'cancelled');
   });
 
+  it('shows the tier the worker runs on, and that the tier floor capped the one asked for', () => {
+    const asked = run(routed, event(update({ tier: 'deep', model: null, status: 'running' })));
+    assert.equal(cardView(cards(asked)[0]).title, 'deep · choosing a model', 'not routed yet: the tier asked for');
+    const capped = reduce(asked, event(update({ tier: 'deep', worker_tier: 'balanced', tier_floor: 'balanced', floor_applied: true,
+      model: 'anthropic:claude-sonnet-4-6' })));
+    const view = cardView(cards(capped)[0]);
+    assert.equal(view.title, 'balanced (capped from deep) · claude-sonnet-4-6');
+    assert.match(view.tierNote ?? '', /Asked for deep; the tier floor .* balanced/);
+    const progressed = reduce(capped, event(update({ phase: 'progress', tier: 'deep', model: 'anthropic:claude-sonnet-4-6' })));
+    assert.equal(cardView(cards(progressed)[0]).title, 'balanced (capped from deep) · claude-sonnet-4-6',
+      'an update without the tier fields keeps what the worker was routed with');
+    const uncapped = run(routed, event(update({ worker_tier: 'fast', tier_floor: 'deep', floor_applied: false })));
+    assert.deepEqual([cardView(cards(uncapped)[0]).title, cardView(cards(uncapped)[0]).tierNote], ['fast · claude-haiku-4-5', null]);
+  });
+
+  it('a reloaded card keeps the capped tier from the session\'s record of the delegation', () => {
+    const messages: Message[] = [{ id: 'M1', session_id: 'S1', turn_id: 'T1', role: 'assistant', created_at: '', model: null,
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'delegate', input: { tier: 'deep', task: 'Prove it' } }] }];
+    const record = { tool_use_id: 'toolu_1', worker_session_id: 'W1', source: 'planner' as const, started_at: '2026-01-01T00:00:00Z',
+      task: 'Prove it', tier: 'deep', worker_tier: 'balanced', tier_floor: 'balanced', floor_applied: true,
+      model: 'anthropic:claude-sonnet-4-6', status: 'completed' as const, error: null, detail: null };
+    const [card] = storedDelegations(messages, [], 'completed', [record]);
+    assert.deepEqual([cardView(card).title, card.workerSessionId], ['balanced (capped from deep) · claude-sonnet-4-6', 'W1']);
+    const [old] = storedDelegations(messages, [], 'completed');
+    assert.equal(cardView(old).title, 'deep · choosing a model', 'an older daemon without records: the call\'s own tier');
+  });
+
   it('a worker session becomes the card transcript: task, worker text, tools', () => {
     const detail = {
       session: {} as SessionDetail['session'], turns: [], cost: {} as SessionDetail['cost'],

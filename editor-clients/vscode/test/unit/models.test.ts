@@ -18,21 +18,21 @@ describe('modelPickItems', () => {
 
   it('starts with the entry that clears the sticky model, then models grouped by provider', () => {
     const items = modelPickItems({ sticky_model: null, models });
-    assert.deepEqual(items.map((i) => (i.kind === 'separator' ? `--${i.label}` : i.model)),
+    assert.deepEqual(items.map((i) => (i.kind === 'separator' ? `--${i.label}` : i.value)),
       [null, '--anthropic', 'anthropic:claude-opus-4-7', 'anthropic:claude-haiku-4-5', '--openai', 'openai:gpt-5']);
     const clear = items[0];
-    assert.ok(clear.kind === 'model' && clear.current && clear.description === 'current');
+    assert.ok(clear.kind === 'choice' && clear.current && clear.description === 'current');
   });
 
   it('marks the sticky model and offers to clear it', () => {
     const items = modelPickItems({ sticky_model: 'anthropic:claude-haiku-4-5', models });
-    const haiku = items.find((i) => i.kind === 'model' && i.model === 'anthropic:claude-haiku-4-5');
-    assert.ok(haiku && haiku.kind === 'model');
+    const haiku = items.find((i) => i.kind === 'choice' && i.value === 'anthropic:claude-haiku-4-5');
+    assert.ok(haiku && haiku.kind === 'choice');
     assert.equal(haiku.label, '$(pinned) Claude Haiku 4.5');
-    assert.match(haiku.description, /@haiku/);
+    assert.match(haiku.description ?? '', /@haiku/);
     assert.ok(haiku.current);
     const clear = items[0];
-    assert.ok(clear.kind === 'model' && !clear.current && clear.description === 'clear the sticky model');
+    assert.ok(clear.kind === 'choice' && !clear.current && clear.description === 'clear the sticky model');
   });
 
   it('shows configured and availability state with prices', () => {

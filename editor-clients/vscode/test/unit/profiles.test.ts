@@ -36,7 +36,7 @@ describe('agent profiles', () => {
 
   it('the picker lists every profile, marks the active one and offers to go back to the default', () => {
     const items = profilePickItems(listing);
-    assert.deepEqual(items.map((i) => [i.label, i.profile, i.current]), [
+    assert.deepEqual(items.map((i) => [i.label, i.value, i.current]), [
       ['$(discard) Use the default profile', null, false],
       ['default', 'default', false],
       ['$(check) reviewer', 'reviewer', true],
@@ -45,6 +45,6 @@ describe('agent profiles', () => {
     assert.equal(items[2].detail, 'model: anthropic:claude-haiku-4-5 · tools: grep, read_file · read-only');
     assert.equal(items[1].detail, 'model: your routing rules · tools: edit_file, read_file');
     const defaulted = profilePickItems({ ...listing, active: { name: 'default', resolved_from: 'workspace' } });
-    assert.equal(defaulted[0].profile, 'default', 'nothing to clear when the session chose none');
+    assert.equal(defaulted[0].value, 'default', 'nothing to clear when the session chose none');
   });
 });

@@ -47,6 +47,55 @@ describe('transcriptEntries', () => {
   });
 });
 
+describe('the user\'s own delegations in a reloaded chat', () => {
+  const at = (seconds: number) => `2026-05-08T14:2${seconds}:00Z`;
+  const message = (id: string, role: 'user' | 'assistant', text: string, time: string, turnId: string | null = null) => ({
+    id, session_id: 'S1', turn_id: turnId, role, created_at: time, model: null, content: [{ type: 'text' as const, text }] });
+  const record = (id: string, started: string, extra = {}) => ({
+    tool_use_id: id, worker_session_id: `W-${id}`, source: 'user' as const, started_at: started, task: 'explain this',
+    tier: 'fast', worker_tier: 'fast', tier_floor: null, floor_applied: false, model: 'anthropic:claude-haiku-4-5',
+    status: 'completed' as const, error: null, detail: null, ...extra });
+  const delegated: SessionDetail = {
+    ...detail,
+    turns: [turn('T1', 1)],
+    messages: [
+      message('M1', 'user', 'commit msg', at(1), 'T1'), message('M2', 'assistant', 'Fix: typo', at(1), 'T1'),
+      // the command and the answer are stored when the worker ends; the worker was recorded when it started
+      message('M3', 'user', '/delegate fast explain this', at(3)), message('M4', 'assistant', 'main returns 42.', at(3)),
+      message('M5', 'user', '/delegate deep review', at(5)), message('M6', 'assistant', 'No worker was started: the delegation was not approved.', at(5)),
+    ],
+    delegations: [record('user_1', at(2)), record('user_2', at(6), { status: 'running', task: 'still going' }),
+      { ...record('toolu_9', at(1)), source: 'planner' as const }],
+    cost: { ...detail.cost, workers: [{ session_id: 'W-user_1', parent_tool_use_id: 'user_1', model: 'anthropic:claude-haiku-4-5',
+      cost_usd: '0.0004', turns: 1 }] },
+  };
+
+  it('comes back as it was shown live: the command, the worker\'s card, its answer', () => {
+    const entries = transcriptEntries(delegated);
+    assert.deepEqual(entries.map((e) => `${e.kind}:${e.id}`), ['user:M1', 'turn:T1', 'user:M3', 'delegation:user_1',
+      'command:M4', 'user:M5', 'command:M6', 'delegation:user_2']);
+    const card = entries[3];
+    assert.ok(card.kind === 'delegation');
+    assert.deepEqual([card.card.task, card.card.status, card.card.workerSessionId, card.card.costUsd, card.card.turns],
+      ['explain this', 'completed', 'W-user_1', '0.0004', 1]);
+    assert.equal(entries[7].kind === 'delegation' && entries[7].card.status, 'running', 'not answered yet: the card alone, last');
+  });
+
+  it('leaves out a delegation being replayed live', () => {
+    assert.deepEqual(transcriptEntries(delegated, new Set(['user_2'])).map((e) => e.id).slice(-2), ['M5', 'M6']);
+  });
+
+  it('are in the read-only transcript too, each worker with its tier, model, cost and outcome', () => {
+    const text = transcriptMarkdown(delegated);
+    const turn1 = text.indexOf('## Turn 1');
+    const command = text.indexOf('## You delegated\n\n**You:**\n\n/delegate fast explain this');
+    const worker = text.indexOf('_Worker · fast · claude-haiku-4-5 · done · 1 turn · $0.0004_');
+    const answer = text.indexOf('**Worker:**\n\nmain returns 42.');
+    assert.ok(turn1 >= 0 && turn1 < command && command < worker && worker < answer, text);
+    assert.match(text, /_Worker · fast · claude-haiku-4-5 · running · 0 turns · \$0\.00_\n$/);
+  });
+});
+
 describe('transcriptMarkdown', () => {
   it('lists every turn with its model, cost and reason', () => {
     const text = transcriptMarkdown(detail);

@@ -32,13 +32,24 @@ function M.usd(amount)
   return n > 0 and n < 0.01 and ('$%.4f'):format(n) or ('$%.2f'):format(n)
 end
 
+--- The tier a worker runs on (`worker_tier` once routed, else the one asked for), and the one asked
+--- for when the tier floor capped it: `balanced (capped from deep)`.
+function M.tier(update)
+  local asked = update.tier or '?'
+  local runs = present(update.worker_tier) and update.worker_tier or asked
+  if update.floor_applied == true and runs ~= asked then
+    return ('%s (capped from %s)'):format(runs, asked)
+  end
+  return runs
+end
+
 --- The one line a delegation shows, e.g.
 --- `  ⟳ worker fast · haiku · running · 1 turn · $0.0004 · 1.2s — Rename foo — calling read_file`.
 function M.line(root, update)
   local model = present(update.model) and models.short_name(root, update.model) or 'choosing a model'
   local turns = tonumber(update.turns) or 0
   local parts = {
-    ('%s worker %s'):format(ICONS[update.status] or '?', update.tier or '?'),
+    ('%s worker %s'):format(ICONS[update.status] or '?', M.tier(update)),
     model,
     update.status,
     ('%d turn%s'):format(turns, turns == 1 and '' or 's'),
@@ -56,8 +67,28 @@ function M.line(root, update)
   return text
 end
 
+--- The session's record of each delegation (`delegations` of `switchman/session`), by id.
+local function records(detail)
+  local out = {}
+  for _, record in ipairs(present(detail.delegations) and detail.delegations or {}) do
+    out[record.tool_use_id] = record
+  end
+  return out
+end
+
+local function workers_by_call(detail)
+  local out = {}
+  for _, worker in ipairs(present(detail.cost) and detail.cost.workers or {}) do
+    if present(worker.parent_tool_use_id) then
+      out[worker.parent_tool_use_id] = worker
+    end
+  end
+  return out
+end
+
 --- The worker lines of a stored session (`switchman/session`), by `delegate` tool-use id:
---- each call's tier and task with its worker's recorded model, turns and cost.
+--- each call's tier (after the tier floor, as recorded) and task with its worker's recorded
+--- model, turns and cost.
 function M.stored(root, detail)
   local calls, results, out = {}, {}, {}
   for _, message in ipairs(detail.messages or {}) do
@@ -71,21 +102,34 @@ function M.stored(root, detail)
       end
     end
   end
-  local workers = {}
-  for _, worker in ipairs(present(detail.cost) and detail.cost.workers or {}) do
-    if present(worker.parent_tool_use_id) then
-      workers[worker.parent_tool_use_id] = worker
-    end
-  end
+  local workers, recorded = workers_by_call(detail), records(detail)
   for id, input in pairs(calls) do
-    local worker = workers[id] or {}
+    local worker, record = workers[id] or {}, recorded[id] or {}
     local failure = results[id]
     local status = (failure == nil or failure == 'cancelled_by_user') and 'cancelled' or failure and 'failed' or 'completed'
     local update = {
-      tier = input.tier, task = input.task, model = worker.model, turns = worker.turns or 0,
+      tier = input.tier, worker_tier = record.worker_tier, floor_applied = record.floor_applied, task = input.task,
+      model = present(worker.model) and worker.model or record.model, turns = worker.turns or 0,
       cost_usd = worker.cost_usd or '0', status = status, error = failure or nil,
     }
     out[id] = { M.line(root, update), hl = HIGHLIGHT[update.status] }
+  end
+  return out
+end
+
+--- The user's own delegations (`/delegate`) of a stored session, oldest first, each as
+--- `{ started_at, line }`: they have no tool call, so the session's records are all there is.
+function M.stored_by_user(root, detail)
+  local workers, out = workers_by_call(detail), {}
+  for _, record in ipairs(present(detail.delegations) and detail.delegations or {}) do
+    if record.source == 'user' then
+      local worker = workers[record.tool_use_id] or {}
+      local update = vim.tbl_extend('force', record, {
+        model = present(worker.model) and worker.model or record.model, turns = worker.turns or 0,
+        cost_usd = worker.cost_usd or '0',
+      })
+      table.insert(out, { started_at = record.started_at, line = { M.line(root, update), hl = HIGHLIGHT[record.status] } })
+    end
   end
   return out
 end

@@ -1,0 +1,77 @@
+// 👍 / 👎 under an answer, in the real UI: the daemon stores the rating in the workspace's pattern
+// store (read back with `switchman patterns export`, as a user would), the button shows as pressed,
+// a changed mind replaces the rating, and the pressed buttons are still there after the chat reloads.
+import { spawnSync } from 'node:child_process';
+import { log, until } from './support.mjs';
+
+/**
+ * The pattern store's rows by turn id, from `switchman patterns export` on the daemon's data
+ * folder (one JSON object a line; only hashes and evidence, never the message text).
+ */
+function exportedRows(store) {
+  const done = spawnSync(store.switchman, ['patterns', 'export'], {
+    env: { ...store.env, SWITCHMAN_DATA_DIR: store.data }, encoding: 'utf8', timeout: 60000,
+  });
+  if (done.status !== 0) throw new Error(`switchman patterns export exited with ${done.status}:\n${done.stdout}\n${done.stderr}`);
+  const rows = new Map();
+  for (const line of done.stdout.split('\n').filter((l) => l.trim())) {
+    const row = JSON.parse(line);
+    rows.set(row.turn_id, row);
+  }
+  return rows;
+}
+
+/** Wait until the store holds `feedback` (+1 / -1) and the matching success for `turnId`. */
+async function storedRating(store, turnId, feedback) {
+  return until(`feedback ${feedback} for turn ${turnId} in the pattern store`, () => {
+    const row = exportedRows(store).get(turnId);
+    return row && row.evidence.feedback === feedback && row.success === (feedback > 0 ? 1 : 0) ? row : undefined;
+  }, { intervalMs: 500 });
+}
+
+async function answeredTurn(chat, fake, message, answer) {
+  await fake.script([{ kind: 'text', chunks: [answer] }]);
+  await chat.locator('#input').fill(message);
+  await chat.locator('#input').press('Enter');
+  const turn = chat.locator('.entry.turn[data-status="completed"]', { hasText: answer });
+  await turn.waitFor();
+  return { turn, id: await turn.getAttribute('data-turn') };
+}
+
+/** Press a rating button of `turn` and wait until the daemon took it (the button shows pressed). */
+async function rate(turn, rating) {
+  await turn.locator(`.rating .rate.${rating}`).click();
+  await pressed(turn, rating);
+}
+
+async function pressed(turn, rating) {
+  const other = rating === 'up' ? 'down' : 'up';
+  await turn.locator(`.rating .rate.${rating}[aria-pressed="true"]`).waitFor();
+  await turn.locator(`.rating .rate.${other}[aria-pressed="false"]`).waitFor();
+}
+
+export async function ratingsReachThePatternStore(ui, chat, fake, store) {
+  const good = await answeredTurn(chat, fake, 'how do I run the tests?', 'Run make test from the repository root.');
+  const bad = await answeredTurn(chat, fake, 'and how do I lint?', 'Linting is not possible here.');
+  if ((await good.turn.locator('.rating .rate[aria-pressed="true"]').count()) !== 0) {
+    throw new Error('an answer nobody rated shows a pressed rating button');
+  }
+  await rate(good.turn, 'up');
+  await rate(bad.turn, 'down');
+  await ui.shot('chat-ratings', chat.locator('.entry.turn').last());
+  const up = await storedRating(store, good.id, 1);
+  await storedRating(store, bad.id, -1);
+  if (JSON.stringify(up).includes('run the tests')) throw new Error('the pattern store holds the message text');
+  log('👍 and 👎 stored: success 1.0 and 0.0 for turns', good.id, bad.id);
+  // A changed mind: the second click replaces the rating in the store and in the buttons.
+  await rate(bad.turn, 'up');
+  await storedRating(store, bad.id, 1);
+  log('the changed rating replaced the stored one');
+  // The chat is rebuilt from the daemon's transcript: the pressed buttons come back with it.
+  await ui.command('Developer: Reload Webviews');
+  const reloaded = ui.chatFrame();
+  await pressed(reloaded.locator(`.entry.turn[data-turn="${good.id}"]`), 'up');
+  await pressed(reloaded.locator(`.entry.turn[data-turn="${bad.id}"]`), 'up');
+  log('ratings still shown after reloading the chat');
+  return reloaded;
+}

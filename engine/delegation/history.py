@@ -1,0 +1,57 @@
+"""A session's delegations as its history keeps them, for editors rebuilding their cards.
+
+The ``delegate.started`` / ``delegate.completed`` / ``delegate.failed`` events of a
+session (the planner's, or the user's own ``/delegate``) are folded into one
+:class:`~switchman.engine.sessions.records.DelegationRecord` each: the requested
+tier and the tier the worker ran on after the tier floor, the task, the model and
+how it ended. A planner's cards could be rebuilt from its ``delegate`` tool calls,
+but not the floor's effect; a user's delegation has no tool call at all, so
+without these its card could not come back after a reload.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from switchman.engine.events import DelegateFailed, DelegateStarted
+from switchman.engine.sessions.records import DelegationRecord, DelegationStatus
+
+CANCELLED_BY_USER = "cancelled_by_user"
+STARTED, COMPLETED, FAILED = "delegate.started", "delegate.completed", "delegate.failed"
+"""The stored event types this module reads."""
+
+
+def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]]) -> list[
+        DelegationRecord]:
+    """The delegations of ``started`` events (stored payloads, oldest first) with how each
+    ended (``delegate.completed`` / ``delegate.failed`` payloads); none ended: ``running``."""
+    endings = {str(e.get("tool_use_id")): e for e in ended}
+    records: dict[str, DelegationRecord] = {}
+    for payload in started:
+        event = msgspec.convert(payload, DelegateStarted)
+        first = records.get(event.tool_use_id)  # a worker routed again keeps its first start
+        status, error, detail = _ending(endings.get(event.tool_use_id))
+        records[event.tool_use_id] = DelegationRecord(
+            tool_use_id=event.tool_use_id, worker_session_id=event.worker_session_id,
+            source=event.source,
+            started_at=first.started_at if first is not None else event.timestamp,
+            task=event.handoff.input.task if event.handoff is not None else "",
+            tier=event.tier, worker_tier=event.worker_tier, tier_floor=event.tier_floor,
+            floor_applied=event.floor_applied, model=event.resolved_model or None,
+            status=status, error=error, detail=detail)
+    return list(records.values())
+
+
+def _ending(payload: dict[str, Any] | None) -> tuple[DelegationStatus, str | None, str | None]:
+    """(status, error, detail) of a delegation from its ending event, if any."""
+    if payload is None:
+        return "running", None, None
+    if payload.get("type") == COMPLETED:
+        return "completed", None, None
+    failed = msgspec.convert(payload, DelegateFailed)
+    if failed.failure_mode == CANCELLED_BY_USER:
+        return "cancelled", failed.failure_mode, failed.detail
+    return "failed", failed.error, failed.detail
+

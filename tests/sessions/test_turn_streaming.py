@@ -38,7 +38,7 @@ async def test_a_reply_that_arrived_at_once_lets_the_loop_run_between_its_deltas
     def delta(item: ChatDelta) -> None:
         log.append(f"delta {item.text}")
 
-    recorder.delta = delta  # type: ignore[method-assign]
+    recorder.delta = delta  # type: ignore[method-assign,assignment]
     loop = asyncio.get_running_loop()
     running = True
 

@@ -12,11 +12,12 @@ competes with it for a Python interpreter.
    provider, interleaved. The paired difference is what the daemon adds.
 2. Spawn → initialize result: ``switchman serve`` against a bare pygls 2 server
    started by the same interpreter, interleaved.
-3. Resident memory of the daemon with a key set: at the initialize result, idle a
-   few seconds later (the SDKs of providers with keys are imported in the background
-   by then), and after 50 sessions (one turn each).
-4. The first turn of a daemon sent right after initialize (it may wait for that
-   background import) against the warmed turns' p50 of the same run.
+3. Resident memory of the daemon with keys set: at the initialize result, idle a
+   few seconds later (the engine created; no SDK is imported until a chat is likely),
+   and after 50 sessions (one turn each).
+4. The first turn of a daemon sent right after initialize (a new session, then the
+   message: it may wait for the engine and the SDK import that the new session
+   started) against the warmed turns' p50 of the same run.
 """
 
 from __future__ import annotations
@@ -190,7 +191,7 @@ async def main(runs: int, spawns: int) -> None:
           f" | warmed turns' p50: {s50:.2f} ms | {first_turn * 1e3 - s50:+.0f} ms | — |")
     print(f"| resident memory, idle {IDLE_SECONDS:.0f} s after initialize, keys set | "
           f"{idle_rss:.1f} MiB | at initialize: {initialize_rss:.1f} MiB | "
-          f"{idle_rss - initialize_rss:+.1f} MiB (SDK import) | ≤ 60 MB |")
+          f"{idle_rss - initialize_rss:+.1f} MiB (the engine) | ≤ 60 MB |")
     print(f"| resident memory after 50 sessions (a turn each) | {sessions_rss:.1f} MiB | — | — "
           "| ≤ 120 MB |")
 

@@ -37,8 +37,8 @@ from switchman.engine.clock import SystemClock
 from switchman.engine.config.policy import PatternSettings
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.learning import database
-from switchman.engine.learning.evaluator import Evidence
-from switchman.engine.learning.fingerprint import DIMENSIONS, fingerprint, message_hash
+from switchman.engine.learning.evaluator import Evidence, message_hash
+from switchman.engine.learning.fingerprint import DIMENSIONS, fingerprint
 from switchman.engine.learning.index import Codes, VectorIndex, encode
 from switchman.engine.learning.store import LearnedPatternStore
 from switchman.engine.patterns import PatternStore

@@ -38,6 +38,16 @@ class ToolResultBlock(msgspec.Struct, frozen=True, tag="tool_result", tag_field=
     is_error: bool = False
 
 
+class AttachmentRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """An attachment as the editor describes it (read into an :class:`AttachmentBlock`)."""
+
+    uri: str
+    kind: Literal["file", "selection"] = "file"
+    text: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+
+
 class AttachmentBlock(msgspec.Struct, frozen=True, tag="attachment", tag_field="type",
                       kw_only=True):
     """A file or a selection the user attached to a message (kept apart from its text)."""

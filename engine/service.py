@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import os
-import threading
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+
+import msgspec
 
 from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.clock import Clock, SystemClock
@@ -47,14 +47,14 @@ from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.hooks import learn_from_turns
 from switchman.engine.learning.recorder import FeedbackResult, OutcomeRecorder
 from switchman.engine.learning.store import LearnedPatternStore
-from switchman.engine.messages import ImageBlock
+from switchman.engine.messages import AttachmentRequest, ImageBlock
 from switchman.engine.patterns import PatternStore
 from switchman.engine.profiles.apply import visible_skills
 from switchman.engine.providers.base import AdapterSource
 from switchman.engine.providers.factory import AdapterFactory
 from switchman.engine.router import Router
 from switchman.engine.sessions import slash_commands
-from switchman.engine.sessions.attachments import AttachmentRequest, attachment_blocks
+from switchman.engine.sessions.attachments import attachment_blocks
 from switchman.engine.sessions.lifecycle import TurnLifecycle
 from switchman.engine.sessions.manager import SessionManager, SessionObserver
 from switchman.engine.sessions.queries import SessionQueries
@@ -133,8 +133,10 @@ class Switchman:
         self.sessions = SessionManager(store=self.store, router=self.router, config=self.config,
                                        clock=self.clock, observer=observer, trust=self.trust,
                                        workspaces=self.workspaces)
-        self.lifecycle = TurnLifecycle(self.sessions, self.router,
-                                       adapters or AdapterFactory(environ),
+        factory = AdapterFactory(environ)
+        self._adapters = factory if adapters is None else None
+        """The SDK adapters, unless a test passed its own (:meth:`expect_turn`)."""
+        self.lifecycle = TurnLifecycle(self.sessions, self.router, adapters or factory,
                                        TurnRunner(self.store, self.availability, self.clock))
         self.tool_services = ToolServices(
             ApprovalPolicy(self.trust, approver or DenyAll()), applier or DiskApplier(), environ,
@@ -229,8 +231,11 @@ class Switchman:
         self.lifecycle.cancel_all()
 
     def new_session(self, workspace: str) -> SessionInfo:
-        """Start a new current session in ``workspace``."""
-        return self.sessions.new_session(workspace)
+        """Start a new current session in ``workspace`` (its SDK is got ready: a message
+        usually follows)."""
+        info = self.sessions.new_session(workspace)
+        self.expect_turn(self.queries.likely_model(workspace))
+        return info
 
     def set_model(self, workspace: str, session_id: str | None, model: str | None) -> SwapResult:
         """Set or clear (None) the sticky model; queued while a turn runs."""
@@ -266,16 +271,24 @@ class Switchman:
 
     def preview(self, workspace: str, session_id: str | None, message: str,
                 has_images: bool) -> Preview:
-        """Where a draft would go, without sending it."""
-        return self.queries.preview(workspace, session_id, message, has_images)
+        """Where a draft would go, without sending it (and that model's SDK is got ready: the
+        draft is being typed)."""
+        preview = self.queries.preview(workspace, session_id, message, has_images)
+        self.expect_turn(preview.model)
+        return preview
 
     def session_list(self, workspace: str, include_workers: bool) -> SessionList:
-        """The workspace's sessions, newest first (workers nested if asked)."""
-        return self.queries.sessions(workspace, include_workers)
+        """The workspace's sessions, newest first (workers nested if asked). The chat view
+        asks when it opens, so the SDK of the likely model is got ready."""
+        listing = self.queries.sessions(workspace, include_workers)
+        self.expect_turn(self.queries.likely_model(workspace))
+        return listing
 
     def session(self, session_id: str) -> SessionDetail:
-        """One session's transcript, turns and costs (a worker's too)."""
-        return self.queries.session(session_id)
+        """One session's transcript, turns, costs and ratings (a worker's too)."""
+        detail = self.queries.session(session_id)
+        # The ratings live in the pattern store, beside what routing learns from them.
+        return msgspec.structs.replace(detail, ratings=self.learning.ratings(session_id))
 
     # -- tools ---------------------------------------------------------------------------
 
@@ -313,20 +326,15 @@ class Switchman:
         """👍 (``up``) or 👎 (``down``) on a turn; raises UnknownTurn if it was never recorded."""
         return self.learning.feedback(turn_id, rating)
 
-    def prepare_providers(self) -> None:
-        """Import the SDKs of configured providers in a worker thread, ahead of the first turn.
-
-        Importing an SDK takes most of a second; doing it now, off the event loop,
-        keeps it out of the first turn's latency without slowing start-up.
-        """
-        registry = self.router.registry()
-        apis = {p.api for p in registry.providers.values()
-                if any(m.provider == p.name for m in registry.models.values())
-                and key_present(p, self._environ)}
-        modules = sorted({"anthropic" if api.value == "anthropic" else "openai" for api in apis})
-        if modules:
-            threading.Thread(target=_import_all, args=(modules,), name="sdk-preload",
-                             daemon=True).start()
+    def expect_turn(self, model: str | None) -> None:
+        """A turn on ``model`` is likely soon: create its provider's adapter (importing the
+        SDK) on a worker thread now, so that neither an idle daemon holds an SDK nor the turn
+        waits for the import (architecture.md, "Start-up")."""
+        if model is None or self._adapters is None:
+            return
+        provider = self.router.registry().provider_of(model)
+        if provider is not None and key_present(provider, self._environ):
+            self._adapters.prepare(provider)
 
     def start_background(self) -> None:
         """Start periodic work (outage auto-clear) on the running event loop."""
@@ -388,10 +396,3 @@ class Switchman:
             self.store.add_event(event)
             self.announce_status()
 
-
-def _import_all(modules: list[str]) -> None:
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except ImportError:  # reported properly when a turn actually needs it
-            log.warning("could not import %s", module)

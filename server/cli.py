@@ -7,7 +7,6 @@ import sys
 from collections.abc import Sequence
 
 from switchman.engine import __version__
-from switchman.engine.config.schema import COMPLEXITY_LEVELS, TIER_NAMES
 
 
 def _workspace_arg(parser: argparse.ArgumentParser) -> None:
@@ -18,6 +17,11 @@ def _workspace_arg(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser."""
+    from switchman.engine.config.schema import (  # noqa: PLC0415 - not for `switchman serve`
+        COMPLEXITY_LEVELS,
+        TIER_NAMES,
+    )
+
     parser = argparse.ArgumentParser(
         prog="switchman",
         description="Per-turn AI model routing for your editor.",
@@ -83,19 +87,26 @@ def build_parser() -> argparse.ArgumentParser:
                         help="only this workspace folder's turns (default: all)")
     patterns_sub.add_parser("export", help="print every row as JSON lines (no message text)")
 
-    serve = sub.add_parser("serve", help="run the language server (started by your editor)")
+    _serve_arguments(sub.add_parser("serve", help="run the language server (started by your "
+                                                  "editor)"))
+    return parser
+
+
+def _serve_arguments(serve: argparse.ArgumentParser) -> argparse.ArgumentParser:
     serve.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
-    return parser
+    return serve
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``switchman`` console script."""
-    args = build_parser().parse_args(argv)
-    if args.command == "serve":  # the editor's hot path: skip the CLI-only imports
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["serve"]:  # the editor's hot path: no other sub-command's parser or imports
+        serve = _serve_arguments(argparse.ArgumentParser(prog="switchman serve"))
         from switchman.server.app import run  # noqa: PLC0415
 
-        return run(tcp=args.tcp)
+        return run(tcp=serve.parse_args(argv[1:]).tcp)
+    args = build_parser().parse_args(argv)
     from switchman.server import subcommands  # noqa: PLC0415
 
     handler = {

@@ -26,7 +26,6 @@ from switchman.engine.errors import (
     UnknownWorkspace,
     WorkerSession,
 )
-from switchman.engine.routing.explain import render
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +58,9 @@ def rpc_error(error: SwitchmanError) -> JsonRpcException:
     elif isinstance(error, UnknownModel):
         data.update(name=error.name, suggestions=error.suggestions)
     elif isinstance(error, NoModelAvailable):
+        # Imported here: the routing modules are not needed to answer ``initialize``.
+        from switchman.engine.routing.explain import render  # noqa: PLC0415
+
         data.update(decision=msgspec.to_builtins(error.decision), text=render(error.decision))
     elif isinstance(error, UnknownProfile):
         data.update(name=error.name, known=error.known)

@@ -7,11 +7,11 @@ import logging
 from typing import TYPE_CHECKING
 
 from switchman.engine.errors import SwitchmanError
-from switchman.engine.sessions.records import ChatDelta, DelegationUpdate, RouteNotice
 from switchman.server import methods
 from switchman.server.wire import to_wire
 
 if TYPE_CHECKING:
+    from switchman.engine.sessions.records import ChatDelta, DelegationUpdate, RouteNotice
     from switchman.server.app import SwitchmanServer
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 
-from switchman.engine.sessions.attachments import AttachmentRequest
+from switchman.engine.messages import AttachmentRequest
 from switchman.server.errors import invalid_params
 
 T = TypeVar("T")

@@ -122,6 +122,14 @@ def last_of_session(connection: sqlite3.Connection, session_id: str) -> PatternR
     return None if raw is None else _row(raw)
 
 
+def feedback_of_session(connection: sqlite3.Connection, session_id: str) -> dict[str, int]:
+    """The explicit feedback (+1 / -1) given to a session's turns still stored, by turn id."""
+    rows = connection.execute(
+        "SELECT turn_id, feedback FROM pattern_turns WHERE session_id = ? AND feedback IS NOT NULL",
+        (session_id,)).fetchall()
+    return {str(turn_id): int(feedback) for turn_id, feedback in rows}
+
+
 def update_evidence(connection: sqlite3.Connection, turn_id: str, evidence: Evidence,
                     success: float) -> None:
     """Replace a row's evidence and score (a late-arriving signal)."""

@@ -22,6 +22,8 @@ Rubric (documented for users in docs/routing.md):
 from __future__ import annotations
 
 import enum
+import hashlib
+import re
 
 import msgspec
 
@@ -92,3 +94,12 @@ def next_action(previous_hash: str, previous_model: str, message_hash: str,
     if rerouted_to is not None and rerouted_to != previous_model:
         return NextAction.REROUTED
     return NextAction.RESENT
+
+
+_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def message_hash(text: str) -> str:
+    """A short digest of a message, equal for the same words in the same order."""
+    normalised = " ".join(_WORDS.findall(text.lower()))
+    return hashlib.blake2b(normalised.encode(), digest_size=12).hexdigest()

@@ -15,13 +15,12 @@ their messages plus the rest times the similarity of their structure:
 
 Everything is computed locally with stable hashes (CRC-32), so fingerprints
 are the same across processes and machines and no model or network is
-needed. The message itself is never kept; :func:`message_hash` identifies a
-re-sent message without storing it.
+needed. The message itself is never kept (``evaluator.message_hash`` identifies
+a re-sent message without storing it).
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import zlib
@@ -48,7 +47,6 @@ MAX_CHARS = 20_000
 
 Vector = npt.NDArray[np.float32]
 _WORD = re.compile(r"[^\W_]+|_+", re.UNICODE)
-_SPLIT = re.compile(r"[^\W_]+", re.UNICODE)
 # Multiplier of a 4-byte polynomial rolling hash, then a murmur-style finaliser.
 _P = np.uint32(16777619)
 _MIX = np.uint32(0x85EBCA6B)
@@ -59,12 +57,6 @@ def fingerprint(ctx: TurnContext) -> Vector:
     lexical = _unit(lexical_block(ctx.message)) * math.sqrt(LEXICAL_SHARE)
     structural = _unit(structural_block(ctx)) * math.sqrt(1 - LEXICAL_SHARE)
     return np.concatenate([lexical, structural]).astype(np.float32)
-
-
-def message_hash(text: str) -> str:
-    """A short digest of a message, equal for the same words in the same order."""
-    normalised = " ".join(_SPLIT.findall(text.lower()))
-    return hashlib.blake2b(normalised.encode(), digest_size=12).hexdigest()
 
 
 def lexical_block(text: str) -> Vector:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from decimal import Decimal
+from typing import Literal
 
 import msgspec
 
@@ -85,6 +86,16 @@ class OutcomeRecorder:
             raise UnknownTurn(turn_id)
         row = database.by_turn(self.store.connection, turn_id)
         return FeedbackResult(turn_id, rating, row.success if row else 0.0)
+
+    def ratings(self, session_id: str) -> dict[str, Literal["up", "down"]]:
+        """The 👍 (``up``) / 👎 (``down``) given to a session's turns, by turn id; none if the
+        store cannot be read (the transcript is shown without them)."""
+        try:
+            given = self.store.feedback_of_session(session_id)
+        except Exception:  # best effort, like recording: the transcript matters more
+            log.exception("could not read the ratings of a session")
+            return {}
+        return {turn_id: "up" if value > 0 else "down" for turn_id, value in given.items()}
 
     def stats_text(self, workspace: str | None = None) -> str:
         """The store's statistics as text (one workspace folder, or all)."""

@@ -14,9 +14,9 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import msgspec
-import numpy as np
 
 from switchman.engine.clock import Clock
 from switchman.engine.config.policy import PatternSettings
@@ -24,13 +24,16 @@ from switchman.engine.learning import database as db
 from switchman.engine.learning.evaluator import (
     Evidence,
     NextAction,
+    message_hash,
     next_action,
     success_score,
 )
-from switchman.engine.learning.fingerprint import DIMENSIONS, Vector, fingerprint, message_hash
-from switchman.engine.learning.index import VectorIndex, encode
 from switchman.engine.patterns import PatternNeighbor, PatternRecommendation, score_neighbors
 from switchman.engine.routing.context import TurnContext
+
+if TYPE_CHECKING:
+    from switchman.engine.learning.fingerprint import Vector
+    from switchman.engine.learning.workspace_index import WorkspaceIndex
 
 MAX_ROWS = 100_000
 
@@ -70,47 +73,18 @@ class WorkspaceStats(msgspec.Struct, frozen=True):
     newest: str | None
 
 
-class _Workspace:
-    """One workspace's index and the scoring columns, by index position."""
-
-    def __init__(self, background: bool) -> None:
-        self.index = VectorIndex(DIMENSIONS, background=background)
-        self.turn_ids: list[str] = []
-        self.models: list[str] = []
-        self.success: list[float] = []
-        self.samples: list[int] = []
-        self.cost: list[float] = []
-        self.position: dict[str, int] = {}
-
-    def append(self, row: db.PatternRow) -> None:
-        self.position[row.turn_id] = len(self.turn_ids)
-        self.turn_ids.append(row.turn_id)
-        self.models.append(row.model)
-        self.success.append(row.success)
-        self.samples.append(row.samples)
-        self.cost.append(row.cost_usd)
-
-    def drop_oldest(self, count: int) -> None:
-        self.index.drop_oldest(count)
-        self.turn_ids = self.turn_ids[count:]
-        self.models = self.models[count:]
-        self.success, self.samples, self.cost = (
-            self.success[count:], self.samples[count:], self.cost[count:])
-        self.position = {t: i for i, t in enumerate(self.turn_ids)}
-
-
 class LearnedPatternStore:
     """Pattern rows per workspace in SQLite, k-NN in memory (implements ``PatternStore``)."""
 
     def __init__(self, connection: sqlite3.Connection, clock: Clock, *,
                  max_rows: int = MAX_ROWS, background: bool = True,
-                 fingerprinter: Callable[[TurnContext], Vector] = fingerprint) -> None:
+                 fingerprinter: Callable[[TurnContext], Vector] | None = None) -> None:
         self.connection = connection
-        self.fingerprint = fingerprinter
+        self._fingerprinter = fingerprinter
         self.clock = clock
         self.max_rows = max_rows
         self.background = background
-        self._workspaces: dict[str, _Workspace] = {}
+        self._workspaces: dict[str, WorkspaceIndex] = {}
         self._lock = threading.RLock()
 
     # -- slot 4 ------------------------------------------------------------------------
@@ -136,6 +110,8 @@ class LearnedPatternStore:
 
     def record(self, turn: TurnRecord) -> None:
         """Remember a turn that has ended (top-level or worker alike)."""
+        from switchman.engine.learning.index import encode  # noqa: PLC0415 - see fingerprint()
+
         codes, scale = encode(self.fingerprint(turn.context))
         evidence = Evidence(status=turn.status, tool_errors=turn.tool_errors)
         row = db.PatternRow(
@@ -192,6 +168,12 @@ class LearnedPatternStore:
             self._update(row, feedback=1 if value > 0 else -1)
             return True
 
+    def feedback_of_session(self, session_id: str) -> dict[str, int]:
+        """The 👍 (+1) / 👎 (-1) given to a session's turns, by turn id (rows retention dropped
+        have none)."""
+        with self._lock:
+            return db.feedback_of_session(self.connection, session_id)
+
     def delegation_ended(self, planner_turn_id: str, success: bool) -> None:
         """A worker of ``planner_turn_id`` finished; only its success flag reaches the planner."""
         with self._lock:
@@ -245,23 +227,27 @@ class LearnedPatternStore:
                    "is_worker": row.is_worker, "message_hash": row.message_hash,
                    "evidence": msgspec.to_builtins(row.evidence)}
 
-    def _workspace(self, key: str) -> _Workspace:
+    def fingerprint(self, ctx: TurnContext) -> Vector:
+        """The turn's fingerprint (by default :func:`.fingerprint.fingerprint`)."""
+        if self._fingerprinter is None:
+            # numpy is imported when the store is first used, not with the engine: an idle
+            # daemon then stays 12-17 MiB smaller
+            from switchman.engine.learning.fingerprint import fingerprint  # noqa: PLC0415
+
+            self._fingerprinter = fingerprint
+        return self._fingerprinter(ctx)
+
+    def _workspace(self, key: str) -> WorkspaceIndex:
         with self._lock:
             space = self._workspaces.get(key)
             if space is None:
                 space = self._workspaces[key] = self._load(key)
             return space
 
-    def _load(self, key: str) -> _Workspace:
-        space = _Workspace(self.background)
-        loaded = list(db.rows(self.connection, key))
-        if loaded:
-            codes = np.frombuffer(b"".join(r.codes for r in loaded), np.int8)
-            space.index.load(codes.reshape(len(loaded), DIMENSIONS),
-                             np.array([r.scale for r in loaded], np.float32))
-            for row in loaded:
-                space.append(row)
-        return space
+    def _load(self, key: str) -> WorkspaceIndex:
+        from switchman.engine.learning.workspace_index import WorkspaceIndex  # noqa: PLC0415
+
+        return WorkspaceIndex.loaded(list(db.rows(self.connection, key)), self.background)
 
 
 def _key(ctx: TurnContext) -> str:

@@ -1,17 +1,21 @@
 """Adapters by provider, created on first use and reused while the key is unchanged.
 
-An adapter imports its provider's SDK, which takes most of a second (the
-daemon starts that import in the background at start-up); adapters are
-therefore created on a worker thread when they first stream, so a turn that
-starts before the import has finished waits for it without blocking the event
-loop, which keeps serving the editor and other turns.
+An adapter imports its provider's SDK, which takes most of a second and tens
+of MiB (the ``anthropic`` package alone is about 45 MiB resident). An idle
+daemon imports none: an adapter is created on a worker thread when a chat is
+likely to need it soon (:meth:`AdapterFactory.prepare`, see
+``Switchman.expect_turn``) or, failing that, when it first streams. A turn
+that starts before the import has finished waits for it without blocking the
+event loop, which keeps serving the editor and other turns.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import os
+import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 
 from switchman.engine.config.registry import ApiKind, ProviderSpec
@@ -24,9 +28,9 @@ class AdapterFactory:
 
     def __init__(self, environ: Mapping[str, str] = os.environ) -> None:
         self._environ = environ
-        self._cache: dict[tuple[str, str, str, str], ProviderAdapter] = {}
+        self._cache: dict[tuple[str, str, str, str], DeferredAdapter] = {}
 
-    def adapter(self, provider: ProviderSpec) -> ProviderAdapter:
+    def adapter(self, provider: ProviderSpec) -> DeferredAdapter:
         """The adapter for ``provider`` with its current key."""
         key = read_key(provider, self._environ)
         # Only a digest of the key is kept, so the cache never holds a key twice.
@@ -36,6 +40,10 @@ class AdapterFactory:
         if adapter is None:
             adapter = self._cache[cache_key] = DeferredAdapter(lambda: self._create(provider, key))
         return adapter
+
+    def prepare(self, provider: ProviderSpec) -> None:
+        """Start creating ``provider``'s adapter (its SDK import included) in the background."""
+        self.adapter(provider).prepare()
 
     @staticmethod
     def _create(provider: ProviderSpec, key: str | None) -> ProviderAdapter:
@@ -52,16 +60,34 @@ class AdapterFactory:
 
 
 class DeferredAdapter:
-    """An adapter created (SDK import included) on a worker thread when it first streams."""
+    """An adapter created (SDK import included) once, on a worker thread."""
 
     def __init__(self, create: Callable[[], ProviderAdapter]) -> None:
         self._create = create
-        self._created: asyncio.Future[ProviderAdapter] | None = None
+        self._created: concurrent.futures.Future[ProviderAdapter] | None = None
+
+    def prepare(self) -> concurrent.futures.Future[ProviderAdapter]:
+        """Start creating the real adapter unless that has started; the creation's future."""
+        if self._created is None:
+            self._created = concurrent.futures.Future()
+            # A daemon thread: an import still running never holds up the daemon's exit.
+            threading.Thread(target=_fulfil, args=(self._created, self._create),
+                             name="provider-adapter", daemon=True).start()
+        return self._created
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Stream ``request`` through the real adapter, creating it first if needed."""
-        if self._created is None:  # concurrent first turns share one creation
-            self._created = asyncio.ensure_future(asyncio.to_thread(self._create))
-        adapter = await asyncio.shield(self._created)
+        # shielded: a cancelled turn must not cancel a creation other turns share
+        adapter = await asyncio.shield(asyncio.wrap_future(self.prepare()))
         async for event in adapter.stream(request):
             yield event
+
+
+def _fulfil(future: concurrent.futures.Future[ProviderAdapter],
+            create: Callable[[], ProviderAdapter]) -> None:
+    if not future.set_running_or_notify_cancel():  # running: nobody can cancel it from now on
+        return
+    try:
+        future.set_result(create())
+    except BaseException as error:  # handed to whoever awaits the adapter
+        future.set_exception(error)

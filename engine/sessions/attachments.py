@@ -11,28 +11,15 @@ routing: its text in ``estimated_input_tokens`` and its path in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
-
-import msgspec
 
 from switchman.engine.errors import InvalidAttachment
-from switchman.engine.messages import AttachmentBlock
+from switchman.engine.messages import AttachmentBlock, AttachmentRequest
 from switchman.engine.tools.arguments import ToolRefused
 from switchman.engine.tools.changes import path_of, read_text
 from switchman.engine.tools.confinement import WorkspaceRoot
 
 MAX_ATTACHMENT_CHARS = 200_000
 MAX_ATTACHMENTS = 20
-
-
-class AttachmentRequest(msgspec.Struct, frozen=True, kw_only=True):
-    """An attachment as the editor describes it."""
-
-    uri: str
-    kind: Literal["file", "selection"] = "file"
-    text: str | None = None
-    start_line: int | None = None
-    end_line: int | None = None
 
 
 def attachment_blocks(folder: Path, requests: list[AttachmentRequest]) -> list[AttachmentBlock]:

@@ -135,6 +135,18 @@ class SessionQueries:
         return Preview(decision.chosen_model, short_reason(decision), text, decision,
                        render(decision), None, None)
 
+    def likely_model(self, workspace: str) -> str | None:
+        """The model the workspace's next turn most likely takes, before any draft exists:
+        the current session's sticky or last model, else the workspace's default."""
+        m = self.manager
+        uri = m.workspaces.resolve(workspace)
+        session_id = m.store.current_session(uri)
+        live = m.load(session_id) if session_id else None
+        if live is not None and (live.sticky.active or live.last_model):
+            return live.sticky.active or live.last_model
+        policy = m.config.effective(str(m.workspaces.folder(uri)))
+        return m.router.registry().resolve(policy.workspace_default or policy.global_default)
+
     def sessions(self, workspace: str, include_workers: bool) -> SessionList:
         """The workspace's sessions, newest first."""
         uri = self.manager.workspaces.resolve(workspace)

@@ -263,6 +263,8 @@ class SessionDetail(msgspec.Struct, frozen=True):
     """A worker's handoff envelope (null for other sessions)."""
     delegations: list[DelegationRecord] = msgspec.field(default_factory=list)
     """The session's delegations (its planner's and the user's own), oldest first."""
+    ratings: dict[str, Literal["up", "down"]] = msgspec.field(default_factory=dict)
+    """The user's 👍 / 👎 by turn id, as long as the pattern store keeps the turn."""
 
 
 class ProfileInfo(msgspec.Struct, frozen=True):

@@ -6,8 +6,14 @@ import numpy as np
 import pytest
 
 from switchman.engine.learning import index as index_module
-from switchman.engine.learning.evaluator import Evidence, NextAction, next_action, success_score
-from switchman.engine.learning.fingerprint import DIMENSIONS, fingerprint, message_hash
+from switchman.engine.learning.evaluator import (
+    Evidence,
+    NextAction,
+    message_hash,
+    next_action,
+    success_score,
+)
+from switchman.engine.learning.fingerprint import DIMENSIONS, fingerprint
 from switchman.engine.learning.index import VectorIndex
 from switchman.engine.routing.context import TurnContext
 

@@ -66,6 +66,7 @@ async def test_slot_4_learns_from_rated_turns_and_survives_a_restart(
         for i in range(3):  # ...re-routes it to sonnet and likes that
             turn = await chat(client, daemon, fake, f"@sonnet refactor the billing parser step {i}")
             assert (await rate(client, turn["turn_id"], "up"))["success"] == 1.0
+        liked = turn["turn_id"]
         learned = await chat(client, daemon, fake, "refactor the billing parser again")
         assert learned["model"] == SONNET
         chosen = winner(decision_of(client, learned["turn_id"]))
@@ -82,6 +83,11 @@ async def test_slot_4_learns_from_rated_turns_and_survives_a_restart(
 
     async with running_server(editor, daemon.env, workspaces=[daemon.workspace],
                               listen=LISTEN) as restarted:
+        # The transcript a new editor window loads carries the ratings, for pressed buttons.
+        detail = await restarted.request(methods.SESSION, {"session_id": first["session_id"]})
+        ratings = detail["ratings"]
+        assert (ratings[first["turn_id"]], ratings[liked]) == ("down", "up")
+        assert learned["turn_id"] not in ratings and len(ratings) == 6
         again = await chat(restarted, daemon, fake, "refactor the billing parser once more")
         assert again["model"] == SONNET
         assert winner(decision_of(restarted, again["turn_id"]))["policy"] \

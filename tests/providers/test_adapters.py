@@ -267,3 +267,18 @@ async def test_a_stream_after_a_garbage_collection_rebuilds_no_sdk_class(
     assert [e.text for e in await collect(adapter, request()) if isinstance(e, TextDelta)] \
         == ["again"]
     assert built == []
+
+
+async def test_preparing_starts_the_one_creation_the_first_stream_uses(fake: FakeProvider) -> None:
+    created: list[ProviderAdapter] = []
+
+    def create() -> ProviderAdapter:
+        created.append(adapter_for(ApiKind.ANTHROPIC, fake))
+        return created[-1]
+
+    deferred = DeferredAdapter(create)
+    assert await asyncio.wrap_future(deferred.prepare()) is created[0]  # before any turn
+    fake.script_text("Hi")
+    events = await collect(deferred, request())
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hi"
+    assert len(created) == 1

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from switchman.engine.errors import InvalidAttachment
-from switchman.engine.messages import ImageBlock, Usage
-from switchman.engine.sessions.attachments import AttachmentRequest
+from switchman.engine.messages import AttachmentRequest, ImageBlock, Usage
 from switchman.engine.tools.approval import ApprovalAnswer
 from tests.sessions.conftest import Engine, scripted_engine
 from tests.support.scripted_adapter import ScriptedAdapter

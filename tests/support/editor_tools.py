@@ -19,7 +19,7 @@ from lsprotocol import types
 from switchman.engine.config.problems import Range
 from switchman.engine.config.text import TextEdit, apply_edits, split_lines
 from switchman.server import methods
-from switchman.server.features.config_editing.convert import Positions
+from switchman.server.positions import Positions
 from tests.support.lsp import SwitchmanClient
 
 NEVER = None

@@ -41,7 +41,6 @@ from switchman.engine.editing.hover import hover
 from switchman.engine.editing.outline import outline
 from switchman.engine.gcpause import run_paused
 from switchman.server.features.config_editing.convert import (
-    Positions,
     lsp_code_action,
     lsp_completion,
     lsp_diagnostic,
@@ -50,6 +49,7 @@ from switchman.server.features.config_editing.convert import (
     lsp_symbol_information,
 )
 from switchman.server.features.config_editing.idle_gc import IdleCollector
+from switchman.server.positions import Positions
 
 if TYPE_CHECKING:
     from switchman.server.app import SwitchmanServer

@@ -27,7 +27,6 @@ def register(server: SwitchmanServer) -> None:
         engine = server.switchman  # created here, after the editor has its initialize answer
         engine.start_background()
         engine.announce_status()
-        engine.prepare_providers()
         await config_watch.start(server)
 
     @server.feature(types.SHUTDOWN)

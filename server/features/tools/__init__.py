@@ -12,11 +12,10 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from switchman.engine.config.text import split_lines
-from switchman.engine.tools.apply_code import ApplyCodeRequest
 from switchman.server import methods
 from switchman.server.errors import as_rpc_errors
-from switchman.server.features.config_editing.convert import Positions
 from switchman.server.params import ApplyCodeParams, RevokeTrustParams, TrustParams, decode
+from switchman.server.positions import Positions
 from switchman.server.wire import to_wire
 
 if TYPE_CHECKING:
@@ -47,6 +46,9 @@ def register(server: SwitchmanServer) -> None:
             span = Positions(split_lines(p.text), str(encoding)).engine_range(
                 types.Range(types.Position(p.range.start.line, p.range.start.character),
                             types.Position(p.range.end.line, p.range.end.character)))
+        # Imported here: the tool modules are not needed to answer ``initialize``.
+        from switchman.engine.tools.apply_code import ApplyCodeRequest  # noqa: PLC0415
+
         with as_rpc_errors():
             return to_wire(await server.switchman.apply_code(ApplyCodeRequest(
                 p.workspace, p.uri, p.text, p.code, span, p.session_id or "", p.turn_id or "")))

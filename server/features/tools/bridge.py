@@ -27,7 +27,7 @@ from switchman.engine.tools.approval import (
 )
 from switchman.engine.tools.changes import Applied, FileChange
 from switchman.server import methods
-from switchman.server.features.config_editing.convert import Positions
+from switchman.server.positions import Positions
 from switchman.server.wire import to_wire
 
 if TYPE_CHECKING:

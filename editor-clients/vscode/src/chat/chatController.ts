@@ -64,8 +64,8 @@ export class ChatController implements Disposable {
   /** Attached with "Send Selection to Switchman", sent with the next message. */
   private attachments: Attachment[] = [];
   /**
-   * The 👍 / 👎 the daemon took, by turn id: the transcript (`switchman/session`) does not carry
-   * them, so a reloaded or reopened chat shows them pressed again from here.
+   * The 👍 / 👎 the daemon took in this window, by turn id: a turn replayed live after a reload is not
+   * in the transcript (whose `ratings` cover the others), and older daemons send no ratings.
    */
   private readonly ratings = new Map<string, Rating>();
 

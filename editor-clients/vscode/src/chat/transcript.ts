@@ -63,7 +63,8 @@ function turnEntries(detail: SessionDetail, turn: Turn): Entry[] {
   const messages = detail.messages.filter((m) => m.turn_id === turn.id);
   const entries: Entry[] = messages.filter((m) => m.role === 'user')
     .map((m): Entry => ({ kind: 'user', id: m.id, text: blocksText(m.content) }));
-  entries.push({ ...turnEntry(turn, messages),
+  const rating = detail.ratings?.[turn.id];
+  entries.push({ ...turnEntry(turn, messages), ...(rating ? { rating } : {}),
     delegations: storedDelegations(messages, detail.cost.workers, turn.status, detail.delegations) });
   return entries;
 }

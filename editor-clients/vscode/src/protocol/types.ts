@@ -183,6 +183,8 @@ export interface SessionDetail {
   handoff?: HandoffEnvelope | null;
   /** The session's delegations from its history, oldest first (absent from older daemons). */
   delegations?: DelegationRecord[];
+  /** The user's 👍 / 👎 by turn id (absent from older daemons). */
+  ratings?: Record<string, 'up' | 'down'>;
 }
 
 /** A delegation as the session's history keeps it: enough to rebuild its card after a reload. */

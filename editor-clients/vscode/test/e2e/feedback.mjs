@@ -1,6 +1,7 @@
 // 👍 / 👎 under an answer, in the real UI: the daemon stores the rating in the workspace's pattern
 // store (read back with `switchman patterns export`, as a user would), the button shows as pressed,
-// a changed mind replaces the rating, and the pressed buttons are still there after the chat reloads.
+// a changed mind replaces the rating, and the pressed buttons are still there after the chat (or the
+// whole window) reloads.
 import { spawnSync } from 'node:child_process';
 import { log, until } from './support.mjs';
 
@@ -73,5 +74,14 @@ export async function ratingsReachThePatternStore(ui, chat, fake, store) {
   await pressed(reloaded.locator(`.entry.turn[data-turn="${good.id}"]`), 'up');
   await pressed(reloaded.locator(`.entry.turn[data-turn="${bad.id}"]`), 'up');
   log('ratings still shown after reloading the chat');
-  return reloaded;
+  // A new window (a new extension host, a new daemon) knows them only from the daemon's store.
+  await ui.command('Developer: Reload Window');
+  await ui.page.locator('.monaco-workbench').waitFor();
+  await ui.statusItem().waitFor();
+  await ui.page.keyboard.press('Control+Shift+Alt+S'); // focus the chat
+  const reopened = ui.chatFrame();
+  await pressed(reopened.locator(`.entry.turn[data-turn="${good.id}"]`), 'up');
+  await pressed(reopened.locator(`.entry.turn[data-turn="${bad.id}"]`), 'up');
+  log('ratings still shown in a reloaded window, from the daemon');
+  return reopened;
 }

@@ -42,6 +42,11 @@ describe('transcriptEntries', () => {
     assert.ok(second.kind === 'turn' && second.status === 'failed' && second.error?.message === 'server error (500)');
   });
 
+  it('shows the ratings the daemon kept as pressed buttons', () => {
+    const entries = transcriptEntries({ ...detail, ratings: { T2: 'down' } });
+    assert.deepEqual(entries.flatMap((e) => (e.kind === 'turn' ? [[e.id, e.rating]] : [])), [['T1', undefined], ['T2', 'down']]);
+  });
+
   it('leaves out the turns being replayed live', () => {
     assert.deepEqual(transcriptEntries(detail, new Set(['T2'])).map((e) => e.id), ['M1', 'T1']);
   });

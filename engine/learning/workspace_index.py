@@ -1,0 +1,55 @@
+"""One workspace's learned rows in memory: the k-NN index and the columns scoring reads.
+
+Kept apart from :mod:`.store` because it needs numpy, which the store imports
+only when a workspace's rows are first needed (a decision or a recorded turn):
+an idle daemon never loads it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from switchman.engine.learning import database as db
+from switchman.engine.learning.fingerprint import DIMENSIONS
+from switchman.engine.learning.index import VectorIndex
+
+
+class WorkspaceIndex:
+    """One workspace's index and the scoring columns, by index position."""
+
+    def __init__(self, background: bool) -> None:
+        self.index = VectorIndex(DIMENSIONS, background=background)
+        self.turn_ids: list[str] = []
+        self.models: list[str] = []
+        self.success: list[float] = []
+        self.samples: list[int] = []
+        self.cost: list[float] = []
+        self.position: dict[str, int] = {}
+
+    @classmethod
+    def loaded(cls, rows: list[db.PatternRow], background: bool) -> WorkspaceIndex:
+        """The index over ``rows`` (a workspace's, oldest first)."""
+        space = cls(background)
+        if rows:
+            codes = np.frombuffer(b"".join(r.codes for r in rows), np.int8)
+            space.index.load(codes.reshape(len(rows), DIMENSIONS),
+                             np.array([r.scale for r in rows], np.float32))
+            for row in rows:
+                space.append(row)
+        return space
+
+    def append(self, row: db.PatternRow) -> None:
+        self.position[row.turn_id] = len(self.turn_ids)
+        self.turn_ids.append(row.turn_id)
+        self.models.append(row.model)
+        self.success.append(row.success)
+        self.samples.append(row.samples)
+        self.cost.append(row.cost_usd)
+
+    def drop_oldest(self, count: int) -> None:
+        self.index.drop_oldest(count)
+        self.turn_ids = self.turn_ids[count:]
+        self.models = self.models[count:]
+        self.success, self.samples, self.cost = (
+            self.success[count:], self.samples[count:], self.cost[count:])
+        self.position = {t: i for i, t in enumerate(self.turn_ids)}

@@ -185,7 +185,8 @@ class TurnLifecycle:
         provider = registry.providers[model.provider]
         return TurnSetup(turn=turn, model=model, provider=provider,
                          adapter=self.adapters.adapter(provider), tools=tools, system=system,
-                         history=tuple(live.history), sink=sink,
+                         history=tuple(live.history), history_tokens=live.history_tokens,
+                         sink=sink,
                          banners=tuple(decision.banners), is_worker=live.is_worker,
                          parent_session_id=worker.parent_session_id if worker else None,
                          output_budget=worker.max_output_tokens if worker else None,

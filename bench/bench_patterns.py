@@ -165,6 +165,10 @@ def main() -> None:
         fingerprints = percentiles(timed(fingerprint, contexts))
         settings = PatternSettings()
         recommend = percentiles(timed(lambda c: store.recommend(c, settings), contexts))
+        per_model = PatternSettings(neighbors=25, neighborhood="per_model",
+                                    similarity_exponent=4)
+        recommend_per_model = percentiles(timed(lambda c: store.recommend(c, per_model),
+                                                contexts))
         with_store, without = router(Path(folder), store), router(Path(folder), None)
         decide = percentiles(timed(lambda c: with_store.decide(RouteRequest(context=c)),
                                    contexts))
@@ -179,6 +183,8 @@ def main() -> None:
     print("|---|---|---|")
     for name, (p50, p99) in [("fingerprint", fingerprints), ("k-NN query (K=10)", query),
                              ("recommend (fingerprint + query + §5.5 scoring)", recommend),
+                             ("recommend, per-model neighbourhood (25 of each among 256, "
+                              "similarity^4)", recommend_per_model),
                              ("route decision with the store", decide),
                              ("route decision without a store (reference)", reference)]:
         print(f"| {name} | {p50:.3f} | {p99:.3f} |")

@@ -141,7 +141,9 @@ def write_config(folder: Path, args: argparse.Namespace, cost_weight: float) -> 
     (folder / "routing.yaml").write_text(
         f"schema_version: 1\nglobal_default: {WEAK}\npattern:\n"
         f"  cost_weight: {cost_weight}\n  min_confidence: {args.min_confidence}\n"
-        f"  min_sample_size: {args.min_sample_size}\n  neighbors: {args.neighbors}\n", "utf-8")
+        f"  min_sample_size: {args.min_sample_size}\n  neighbors: {args.neighbors}\n"
+        f"  neighborhood: {args.neighborhood}\n"
+        f"  similarity_exponent: {args.similarity_exponent}\n", "utf-8")
 
 
 class Replay:
@@ -157,8 +159,10 @@ class Replay:
         self.decision_seconds: list[float] = []
 
     def run(self, prompts: list[Prompt], order: list[int], explore: set[int],
-            prices: dict[str, float]) -> tuple[float, float]:
-        """Route every prompt; returns (share of strong calls, accuracy)."""
+            prices: dict[str, float], full_feedback: bool = False) -> tuple[float, float]:
+        """Route every prompt; returns (share of strong calls, accuracy). With
+        ``full_feedback`` (a diagnostic, not a fair evaluation) both models' outcomes are
+        recorded after each prompt, as if every prompt had been sent to both."""
         strong = correct = 0
         for step, i in enumerate(order):
             prompt = prompts[i]
@@ -171,13 +175,20 @@ class Replay:
             self.decision_seconds.append(time.perf_counter() - started)
             chosen = decision.chosen_model or WEAK
             ok = prompt.strong_ok if chosen == STRONG else prompt.weak_ok
-            self.patterns.record(TurnRecord(
-                context=ctx, turn_id=turn_id, session_id=f"s{step}", model=chosen,
-                status="completed", cost_usd=prices[chosen] * ctx.estimated_input_tokens / 1e6))
-            self.patterns.feedback(turn_id, 1 if ok else -1)
+            for model in (STRONG, WEAK) if full_feedback else (chosen,):
+                self.learn(ctx, f"{turn_id}-{model}", model,
+                           prompt.strong_ok if model == STRONG else prompt.weak_ok, prices)
             strong += chosen == STRONG
             correct += ok
         return strong / len(order), correct / len(order)
+
+    def learn(self, ctx: TurnContext, turn_id: str, model: str, ok: bool,
+              prices: dict[str, float]) -> None:
+        """Record a finished turn and its correctness as 👍/👎 feedback."""
+        self.patterns.record(TurnRecord(
+            context=ctx, turn_id=turn_id, session_id=f"s-{turn_id}", model=model,
+            status="completed", cost_usd=prices[model] * ctx.estimated_input_tokens / 1e6))
+        self.patterns.feedback(turn_id, 1 if ok else -1)
 
 
 def context(text: str) -> TurnContext:
@@ -212,7 +223,8 @@ def replay_once(prompts: list[Prompt], args: argparse.Namespace, cost_weight: fl
     with tempfile.TemporaryDirectory() as folder:
         write_config(Path(folder), args, cost_weight)
         replay = Replay(Path(folder), _FINGERPRINTS)
-        share, accuracy = replay.run(prompts, order, explore, prices)
+        share, accuracy = replay.run(prompts, order, explore, prices,
+                                     full_feedback=args.feedback == "full")
     print(f"cost_weight {cost_weight} order {seed}: strong {share:.3f} accuracy {accuracy:.4f}",
           file=sys.stderr, flush=True)
     return share, accuracy, replay.decision_seconds[-2000:]  # the store is fullest at the end
@@ -288,7 +300,13 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--orders", type=int, default=3, help="shuffled orders per point")
     parser.add_argument("--explore", type=float, default=0.05,
                         help="share of prompts a simulated user sends to the strong model")
-    parser.add_argument("--neighbors", type=int, default=50)
+    parser.add_argument("--neighbors", type=int, default=40)
+    parser.add_argument("--neighborhood", choices=("nearest", "per_model"), default="per_model")
+    parser.add_argument("--similarity-exponent", type=float, default=4.0)
+    parser.add_argument("--feedback", choices=("chosen", "full"), default="chosen",
+                        help="chosen: only the routed model's outcome is learned (the fair "
+                        "evaluation); full: both models' (a diagnostic of neighbourhood "
+                        "quality without the cost of exploring)")
     parser.add_argument("--min-confidence", type=float, default=0.05)
     parser.add_argument("--min-sample-size", type=int, default=2)
     parser.add_argument("--cost-weights", type=float, nargs="+",
@@ -333,7 +351,9 @@ def main(argv: list[str] | None = None) -> None:
         "strong_share_at_95_interpolated": _round(interpolated_share(points, target)),
         "random_strong_share_at_95": _round((target - weak) / (strong - weak)
                                             if strong > weak else None),
-        "settings": {"neighbors": args.neighbors, "min_confidence": args.min_confidence,
+        "settings": {"neighbors": args.neighbors, "neighborhood": args.neighborhood,
+                     "similarity_exponent": args.similarity_exponent,
+                     "feedback": args.feedback, "min_confidence": args.min_confidence,
                      "min_sample_size": args.min_sample_size, "explore": args.explore,
                      "orders": args.orders},
         "decision_ms_p50": round(percentile(timings, 0.5), 3),

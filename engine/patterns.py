@@ -8,6 +8,14 @@ the engine scores each model among them:
   dearest (all 0 when every model costs the same);
 * score = (1 - cost_weight) * success + cost_weight * cost efficiency.
 
+Two per-workspace settings extend the spec (both off by default, which is
+§5.5 exactly): ``similarity_exponent`` weighs each neighbour's samples by its
+similarity to that power, and ``neighborhood: per_model`` compares the K
+nearest turns *of each model* (:func:`per_model_nearest`) instead of the K
+nearest overall. A model the rules rarely choose otherwise has one or two
+turns among K, and its success is a guess from those; docs/routing.md has
+the reasoning and the measurements.
+
 The top model is recommended with confidence (top - runner_up) / top (0 when
 the top score is 0). The chain ignores it below ``min_confidence`` or with
 fewer than ``min_sample_size`` supporting samples.
@@ -34,6 +42,8 @@ class PatternNeighbor(msgspec.Struct, frozen=True):
     success_score: float
     sample_size: int
     avg_cost_usd: float
+    similarity: float = 1.0
+    """Cosine similarity to the turn being routed (1.0 when the store has none)."""
 
 
 class PatternRecommendation(msgspec.Struct, frozen=True):
@@ -57,32 +67,78 @@ class PatternStore(Protocol):
 
 
 def score_neighbors(
-    neighbors: Sequence[PatternNeighbor], cost_weight: float
+    neighbors: Sequence[PatternNeighbor], cost_weight: float, similarity_exponent: float = 0.0
 ) -> PatternRecommendation | None:
-    """Score the models among ``neighbors`` per §5.5; None when there are none."""
-    weight: dict[str, int] = defaultdict(int)
+    """Score the models among ``neighbors`` per §5.5; None when there are none.
+
+    With ``similarity_exponent`` > 0 a neighbour's samples weigh ``similarity **
+    similarity_exponent`` each in the success and cost means; the sample sizes reported
+    (and gated on) are still plain counts.
+    """
+    counts: dict[str, int] = defaultdict(int)
+    weight: dict[str, float] = defaultdict(float)
     success: dict[str, float] = defaultdict(float)
     cost: dict[str, float] = defaultdict(float)
     for n in neighbors:
         samples = max(n.sample_size, 1)
-        weight[n.primary_model] += samples
-        success[n.primary_model] += n.success_score * samples
-        cost[n.primary_model] += n.avg_cost_usd * samples
+        mass = samples * _closeness(n.similarity, similarity_exponent)
+        counts[n.primary_model] += samples
+        weight[n.primary_model] += mass
+        success[n.primary_model] += n.success_score * mass
+        cost[n.primary_model] += n.avg_cost_usd * mass
     if not weight:
         return None
-    avg_cost = {m: cost[m] / samples for m, samples in weight.items()}
+    avg_cost = {m: cost[m] / mass for m, mass in weight.items()}
     high, low = max(avg_cost.values()), min(avg_cost.values())
     options = []
-    for model, samples in weight.items():
+    for model, mass in weight.items():
         efficiency = 0.0 if high == low else (high - avg_cost[model]) / (high - low)
-        score = (1 - cost_weight) * (success[model] / samples) + cost_weight * efficiency
-        options.append(ModelOption(model, round(score, 6), samples))
+        score = (1 - cost_weight) * (success[model] / mass) + cost_weight * efficiency
+        options.append(ModelOption(model, round(score, 6), counts[model]))
     options.sort(key=lambda o: (-o.score, o.model))
     top = options[0]
     runner_up = options[1].score if len(options) > 1 else 0.0
     confidence = 0.0 if top.score <= 0 else (top.score - runner_up) / top.score
     return PatternRecommendation(top.model, top.score, round(confidence, 6), top.sample_size,
                                  options[1:])
+
+
+NEIGHBOURHOOD_POOL = 256
+"""With ``neighborhood: per_model``, each model's K nearest are taken from this many
+nearest turns (or K if larger): as good as searching every turn on the MMLU replay, and
+no dearer than a plain query, which re-scores a few hundred rows anyway."""
+
+
+def pool_size(settings: PatternSettings) -> int:
+    """How many nearest past turns a store fetches to build the neighbourhood."""
+    if settings.neighborhood == "per_model":
+        return max(settings.neighbors, NEIGHBOURHOOD_POOL)
+    return settings.neighbors
+
+
+def neighbourhood(models: Sequence[str], settings: PatternSettings) -> list[int]:
+    """Which of the fetched turns (their models, nearest first) are scored."""
+    if settings.neighborhood == "per_model":
+        return per_model_nearest(models, settings.neighbors)
+    return list(range(min(len(models), settings.neighbors)))
+
+
+def per_model_nearest(models: Sequence[str], k: int) -> list[int]:
+    """Indices of the first ``k`` of each model in ``models`` (ordered nearest first)."""
+    taken: dict[str, int] = defaultdict(int)
+    chosen = []
+    for i, model in enumerate(models):
+        if taken[model] < k:
+            taken[model] += 1
+            chosen.append(i)
+    return chosen
+
+
+def _closeness(similarity: float, exponent: float) -> float:
+    """How much a neighbour counts; a tiny floor keeps a lone orthogonal neighbour's mean."""
+    if exponent <= 0:
+        return 1.0
+    return float(max(similarity, 1e-6) ** exponent)
 
 
 _WORD = re.compile(r"[a-z0-9_]{3,}")
@@ -107,18 +163,21 @@ class InMemoryPatternStore:
     def add(self, message: str, model: str, success_score: float, cost_usd: float,
             sample_size: int = 1) -> None:
         """Remember the outcome of a past turn."""
-        outcome = PatternNeighbor(model, success_score, sample_size, cost_usd)
+        outcome = PatternNeighbor(model, success_score, sample_size, cost_usd, 1.0)
         self._rows.append(_Remembered(fingerprint(message), outcome))
 
     def recommend(
         self, ctx: TurnContext, settings: PatternSettings
     ) -> PatternRecommendation | None:
-        """Score the ``settings.neighbors`` most similar past turns."""
+        """Score the most similar past turns (``settings`` says how many and how)."""
         words = fingerprint(ctx.message)
         scored = [(_jaccard(words, row.words), row.outcome) for row in self._rows]
         nearest = sorted((s for s in scored if s[0] > 0), key=lambda s: -s[0])
-        return score_neighbors([n for _, n in nearest[: settings.neighbors]],
-                               settings.cost_weight)
+        nearest = nearest[: pool_size(settings)]
+        chosen = neighbourhood([n.primary_model for _, n in nearest], settings)
+        return score_neighbors(
+            [msgspec.structs.replace(nearest[i][1], similarity=nearest[i][0]) for i in chosen],
+            settings.cost_weight, settings.similarity_exponent)
 
 
 class FixedPatternStore:

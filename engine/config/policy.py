@@ -20,6 +20,11 @@ class PatternSettings(msgspec.Struct, frozen=True):
     min_confidence: float = 0.05
     min_sample_size: int = 5
     neighbors: int = 10
+    neighborhood: str = "nearest"
+    """``nearest``: the K nearest past turns (spec §5.5); ``per_model``: the K nearest of
+    each model among the nearest few hundred (an extension, see docs/routing.md)."""
+    similarity_exponent: float = 0.0
+    """Each neighbour's samples count similarity ** exponent times (0: all alike, §5.5)."""
 
 
 class DisagreementSettings(msgspec.Struct, frozen=True):

@@ -301,6 +301,13 @@ PATTERN = Obj(
                                         "(default 5).", "integer", minimum=1)),
         "neighbors": Field(Scalar("How many similar past turns to compare (default 10).",
                                   "integer", minimum=1, maximum=1000)),
+        "neighborhood": Field(Scalar(
+            "Which past turns are compared: the nearest overall (default), or the nearest "
+            "of each model, so a model tried rarely is judged on as many turns as the "
+            "default.", enum=("nearest", "per_model"))),
+        "similarity_exponent": Field(Scalar(
+            "Weigh each similar turn by its similarity to this power, so the closest count "
+            "most (default 0: all alike).", "number", minimum=0, maximum=16)),
     },
     title="pattern",
 )

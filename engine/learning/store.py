@@ -28,7 +28,13 @@ from switchman.engine.learning.evaluator import (
     next_action,
     success_score,
 )
-from switchman.engine.patterns import PatternNeighbor, PatternRecommendation, score_neighbors
+from switchman.engine.patterns import (
+    PatternNeighbor,
+    PatternRecommendation,
+    neighbourhood,
+    pool_size,
+    score_neighbors,
+)
 from switchman.engine.routing.context import TurnContext
 
 if TYPE_CHECKING:
@@ -91,20 +97,29 @@ class LearnedPatternStore:
 
     def recommend(self, ctx: TurnContext,
                   settings: PatternSettings) -> PatternRecommendation | None:
-        """Score the ``settings.neighbors`` most similar past turns of the workspace (§5.5)."""
-        found = self.neighbours(ctx, settings.neighbors)
-        return score_neighbors([PatternNeighbor(n.model, n.success, n.samples, n.cost_usd)
-                                for n in found], settings.cost_weight)
+        """Score the past turns of the workspace most similar to ``ctx`` (§5.5, with the
+        workspace's neighbourhood and similarity settings)."""
+        found = self.neighbours(ctx, settings.neighbors, settings)
+        return score_neighbors([PatternNeighbor(n.model, n.success, n.samples, n.cost_usd,
+                                                n.similarity) for n in found],
+                               settings.cost_weight, settings.similarity_exponent)
 
-    def neighbours(self, ctx: TurnContext, k: int) -> list[Neighbour]:
-        """The ``k`` past turns of the workspace most similar to ``ctx``."""
+    def neighbours(self, ctx: TurnContext, k: int,
+                   settings: PatternSettings | None = None) -> list[Neighbour]:
+        """The ``k`` past turns of the workspace most similar to ``ctx`` (with
+        ``neighborhood: per_model`` in ``settings``, the ``k`` nearest of each model)."""
         space = self._workspace(_key(ctx))
         if not len(space.index):
             return []
-        positions, sims = space.index.nearest(self.fingerprint(ctx), k)
-        return [Neighbour(space.models[p], space.success[p], space.samples[p], space.cost[p],
-                          round(s, 4))
-                for p, s in zip(positions.tolist(), sims.tolist(), strict=True)]
+        wanted = PatternSettings(neighbors=k) if settings is None else settings
+        positions, sims = space.index.nearest(self.fingerprint(ctx), pool_size(wanted))
+        picked, similarity = positions.tolist(), sims.tolist()
+        found = []
+        for i in neighbourhood([space.models[p] for p in picked], wanted):
+            p = picked[i]
+            found.append(Neighbour(space.models[p], space.success[p], space.samples[p],
+                                   space.cost[p], round(similarity[i], 4)))
+        return found
 
     # -- recording ---------------------------------------------------------------------
 
@@ -247,7 +262,8 @@ class LearnedPatternStore:
     def _load(self, key: str) -> WorkspaceIndex:
         from switchman.engine.learning.workspace_index import WorkspaceIndex  # noqa: PLC0415
 
-        return WorkspaceIndex.loaded(list(db.rows(self.connection, key)), self.background)
+        return WorkspaceIndex.loaded(list(db.rows(self.connection, key)), self.background,
+                                     self.max_rows)
 
 
 def _key(ctx: TurnContext) -> str:

@@ -55,6 +55,8 @@ LOCATED = [
     (ROUTING, "pattern: {cost_weight: 1.5}\n", Code.OUT_OF_RANGE, "1.5", 1),
     (ROUTING, "pattern: {min_sample_size: 0}\n", Code.OUT_OF_RANGE, "0", 1),
     (ROUTING, "pattern: {min_confidence: -0.1}\n", Code.OUT_OF_RANGE, "-0.1", 1),
+    (ROUTING, "pattern: {neighborhood: everywhere}\n", Code.INVALID_VALUE, "everywhere", 1),
+    (ROUTING, "pattern: {similarity_exponent: 20}\n", Code.OUT_OF_RANGE, "20", 1),
     (ROUTING, 'rules:\n  - when: {time_of_day_between: ["25:00", "06:00"]}\n    use: opus\n',
      Code.INVALID_TIME_WINDOW, '"25:00"', 1),
     (ROUTING, "rules:\n  - when: {time_of_day_between: [09:00]}\n    use: opus\n",
@@ -241,3 +243,17 @@ def test_a_base_url_that_cannot_work_is_a_located_problem(url: str, says: str) -
                                  "http://[::1]:8080/v1", "http://user@host:80/"])
 def test_usable_base_urls_pass(url: str) -> None:
     assert problems(MODELS, f"providers:\n  local: {{api: openai, base_url: '{url}'}}\n") == []
+
+
+def test_neighbourhood_settings_are_read_globally_and_per_workspace(
+        registry: ModelRegistry) -> None:
+    text = "pattern: {neighborhood: per_model, similarity_exponent: 4, neighbors: 25}\n"
+    policy, found = check_routing_text("global_default: haiku\n" + text, "routing.yaml",
+                                       registry)
+    assert found == [] and policy is not None
+    assert policy.pattern.neighborhood == "per_model"
+    assert policy.pattern.similarity_exponent == 4 and policy.pattern.neighbors == 25
+    workspace, found = check_workspace_text(text, "/code/x/.switchman/routing.yaml", registry,
+                                            "/code/x")
+    assert found == [] and workspace is not None and workspace.pattern is not None
+    assert workspace.pattern.neighborhood == "per_model"

@@ -9,7 +9,14 @@ import pytest
 from switchman.engine.config.policy import PatternSettings
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.errors import EmptyMessage, UnknownAlias
-from switchman.engine.patterns import InMemoryPatternStore, PatternNeighbor, score_neighbors
+from switchman.engine.patterns import (
+    InMemoryPatternStore,
+    PatternNeighbor,
+    neighbourhood,
+    per_model_nearest,
+    pool_size,
+    score_neighbors,
+)
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.overrides import parse_override
 from switchman.engine.routing.sticky import PendingSwap, StickyModel, SwapOutcome, pending_banner
@@ -111,6 +118,27 @@ def test_equal_costs_zero_the_cost_term() -> None:
     assert rec is not None
     assert rec.score == 0.0
     assert rec.confidence == 0.0
+
+
+def test_similarity_exponent_lets_the_closest_neighbours_decide() -> None:
+    near = [PatternNeighbor("a", 1.0, 1, 1.0, similarity=0.9)]
+    far = [PatternNeighbor("a", 0.0, 1, 1.0, similarity=0.3) for _ in range(3)]
+    plain = score_neighbors(near + far, cost_weight=0.0)
+    weighted = score_neighbors(near + far, cost_weight=0.0, similarity_exponent=4)
+    assert plain is not None and plain.score == pytest.approx(0.25)
+    # 0.9**4 = 0.6561 against 3 * 0.3**4 = 0.0243: the near turn carries the mean
+    assert weighted is not None and weighted.score == pytest.approx(0.6561 / 0.6804, abs=1e-5)
+    assert weighted.sample_size == 4  # the gates still count turns, not weights
+
+
+def test_per_model_neighbourhood_takes_k_of_each_model() -> None:
+    models = ["weak", "weak", "weak", "strong", "weak", "strong", "strong"]
+    assert per_model_nearest(models, 2) == [0, 1, 3, 5]
+    nearest = PatternSettings(neighbors=2)
+    per_model = PatternSettings(neighbors=2, neighborhood="per_model")
+    assert neighbourhood(models, nearest) == [0, 1]
+    assert neighbourhood(models, per_model) == [0, 1, 3, 5]
+    assert pool_size(nearest) == 2 and pool_size(per_model) >= 256
 
 
 def test_in_memory_store_finds_similar_turns() -> None:

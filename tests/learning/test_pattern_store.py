@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from switchman.engine.clock import ManualClock
@@ -54,6 +55,31 @@ def test_recommends_from_similar_turns_with_spec_scoring() -> None:
     assert [o.model for o in sql.alternatives] == ["fast"]
     assert sql.alternatives[0].score == pytest.approx(0.05)
     assert docs is not None and docs.model == "fast"
+
+
+def test_per_model_neighbourhood_hears_the_rarely_chosen_model() -> None:
+    """The default answers most turns; a dearer model that did better on two similar
+    turns is outnumbered among the K nearest, but not among the K nearest of each model."""
+    store = open_store()
+    for i in range(8):
+        record(store, f"weak-{i}", f"prove the lemma about primes {i}", "weak")
+        store.feedback(f"weak-{i}", -1 if i % 2 else 1)
+    for i in range(2):
+        record(store, f"strong-{i}", f"prove this lemma about prime gaps {i} in detail",
+               "strong", cost=0.5)
+        store.feedback(f"strong-{i}", 1)
+    ctx = TurnContext(message="prove the lemma about primes 9", workspace_path=WS)
+    nearest = store.recommend(ctx, SETTINGS)
+    assert nearest is not None and nearest.model == "weak"  # six weak turns, no strong one
+    settings = msgspec.structs.replace(SETTINGS, neighborhood="per_model", neighbors=3)
+    per_model = store.recommend(ctx, settings)
+    assert per_model is not None and per_model.model == "strong"
+    assert per_model.sample_size == 2
+    assert [o.model for o in per_model.alternatives] == ["weak"]
+    assert per_model.alternatives[0].sample_size == 3
+    found = store.neighbours(ctx, 3, settings)
+    assert sorted(n.model for n in found) == ["strong", "strong", "weak", "weak", "weak"]
+    assert all(0 < n.similarity <= 1 for n in found)
 
 
 def test_other_workspaces_are_not_neighbours() -> None:

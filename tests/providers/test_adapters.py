@@ -245,6 +245,24 @@ async def test_a_deferred_adapter_imports_on_a_worker_thread_once(fake: FakeProv
     assert len(threads) == 1 and threads[0] != threading.main_thread().name
 
 
+async def test_what_creating_an_adapter_leaves_alive_is_frozen_for_the_collector(
+        fake: FakeProvider) -> None:
+    """An SDK import leaves many long-lived objects; full collections must not rescan them."""
+    kept: list[dict[str, int]] = []
+    during: list[bool] = []
+
+    def create() -> ProviderAdapter:
+        during.append(gc.isenabled())
+        kept.extend({"n": n} for n in range(20_000))  # stands in for the SDK's modules
+        return adapter_for(ApiKind.ANTHROPIC, fake)
+
+    gc.unfreeze()
+    await asyncio.wrap_future(DeferredAdapter(create).prepare())
+    assert during == [False]  # no collection while it imports
+    assert gc.isenabled()
+    assert gc.get_freeze_count() >= len(kept)
+
+
 @pytest.mark.parametrize("api", APIS)
 async def test_a_stream_after_a_garbage_collection_rebuilds_no_sdk_class(
         api: ApiKind, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> None:

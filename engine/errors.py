@@ -17,6 +17,7 @@
         ├── WorkerSession        a worker session cannot take messages
         ├── UnknownProfile       no agent profile has that name
         ├── TurnInProgress       the session is busy with another turn
+        ├── TurnElsewhere        the turn runs in another daemon (another editor window)
         ├── InvalidAttachment    an attached file or selection cannot be used
         └── InvalidApply         an Apply names a file or span that cannot be edited
 
@@ -211,3 +212,19 @@ class InvalidApply(SessionError):
     """An Apply (a code block put into a file) names a file or span that cannot be edited."""
 
     code = "invalid_apply"
+
+
+class TurnElsewhere(SessionError):
+    """The turn is running, but in another daemon sharing the data folder.
+
+    Each editor window starts its own daemon; a daemon can stop only the turns it
+    runs itself, so the answer says where the turn can be stopped instead of
+    claiming that it already ended.
+    """
+
+    code = "turn_elsewhere"
+
+    def __init__(self, turn_id: str) -> None:
+        self.turn_id = turn_id
+        super().__init__("This turn is running in another editor window (another Switchman "
+                         "daemon); stop it from that window.")

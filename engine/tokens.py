@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from switchman.engine.messages import Message, image_count, message_texts
+
 CHARS_PER_TOKEN = 4
 TOKENS_PER_IMAGE = 1600
 TOKENS_PER_MESSAGE = 4
@@ -27,3 +29,9 @@ def estimate_turn(texts: Iterable[str], images: int = 0) -> int:
     for text in texts:
         total += estimate_text(text) + TOKENS_PER_MESSAGE
     return total + images * TOKENS_PER_IMAGE
+
+
+def estimate_messages(messages: list[Message]) -> int:
+    """Estimated input tokens of ``messages`` in a request (a sum over the messages, so a
+    transcript's estimate can be kept up to date as messages are added)."""
+    return estimate_turn(message_texts(messages), image_count(messages))

@@ -71,6 +71,11 @@ class SwitchmanServer(LanguageServer):
                     log.warning("workspace folder ignored: %s", error)
         return self._switchman
 
+    @property
+    def started_engine(self) -> Switchman | None:
+        """The engine if it has been created (for shutting down without creating it)."""
+        return self._switchman
+
     def turns_running(self) -> bool:
         """Whether a chat turn is streaming (never starts the engine to find out)."""
         return self._switchman is not None and self._switchman.turns_running()

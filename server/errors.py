@@ -17,6 +17,7 @@ from switchman.engine.errors import (
     InvalidText,
     NoModelAvailable,
     SwitchmanError,
+    TurnElsewhere,
     TurnInProgress,
     UnknownAlias,
     UnknownModel,
@@ -43,6 +44,7 @@ CODES: dict[type[SwitchmanError], int] = {
     InvalidAttachment: 1011,
     InvalidApply: 1012,
     UnknownProfile: 1013,
+    TurnElsewhere: 1014,
 }
 
 
@@ -64,7 +66,7 @@ def rpc_error(error: SwitchmanError) -> JsonRpcException:
         data.update(decision=msgspec.to_builtins(error.decision), text=render(error.decision))
     elif isinstance(error, UnknownProfile):
         data.update(name=error.name, known=error.known)
-    elif isinstance(error, TurnInProgress):
+    elif isinstance(error, TurnInProgress | TurnElsewhere):
         data.update(turn_id=error.turn_id)
     code = CODES.get(type(error), JsonRpcInternalError.CODE)
     return JsonRpcException(message=str(error), code=code, data=data)

@@ -27,19 +27,39 @@ if TYPE_CHECKING:
 
 
 class PipeWriter:
-    """pygls' writer interface over a non-blocking stdout transport."""
+    """pygls' writer interface over a non-blocking stdout transport.
+
+    Frames written during one pass of the event loop go out in one ``write``, in
+    order. With twenty chats streaming, a system call per delta was three quarters
+    of the time spent sending them (each call also wakes the editor's reader).
+    """
 
     def __init__(self, transport: asyncio.WriteTransport, closed: asyncio.Future[None]) -> None:
         self._transport = transport
         self._closed = closed
+        self._loop = closed.get_loop()
+        self._pending: list[bytes] = []
 
     def write(self, data: bytes) -> None:
-        """Queue ``data``; the transport writes it as the pipe accepts it."""
+        """Queue ``data``; it is written at the end of this pass of the event loop."""
+        if self._transport.is_closing():
+            return
+        if not self._pending:
+            self._loop.call_soon(self.flush)
+        self._pending.append(data)
+
+    def flush(self) -> None:
+        """Hand what is queued to the transport, which writes it as the pipe accepts it."""
+        if not self._pending:
+            return
+        data = b"".join(self._pending)
+        self._pending.clear()
         if not self._transport.is_closing():
             self._transport.write(data)
 
     async def close(self) -> None:
         """Flush what is queued, then close stdout."""
+        self.flush()
         self._transport.close()
         await self._closed
 
@@ -61,7 +81,8 @@ async def _serve(server: JsonRPCServer) -> None:
     transport, _ = await loop.connect_write_pipe(lambda: _StdoutProtocol(closed),
                                                  sys.stdout.buffer)
     # pygls awaits close() and calls write() as it is: both shapes are handled at run time.
-    server.protocol.set_writer(cast("AsyncWriter", PipeWriter(transport, closed)))
+    writer = PipeWriter(transport, closed)
+    server.protocol.set_writer(cast("AsyncWriter", writer))
     try:
         await read_frames(reader, cast("SwitchmanProtocol", server.protocol),
                           server._stop_event or threading.Event())
@@ -69,8 +90,7 @@ async def _serve(server: JsonRPCServer) -> None:
         pass
     finally:
         if not transport.is_closing():
-            transport.close()
-            await closed
+            await writer.close()
 
 
 def stdin_is_pipe() -> bool:

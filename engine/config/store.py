@@ -2,9 +2,11 @@
 
 Each call stats the files (microseconds) and re-validates only a file whose
 modification time or size changed, or whose dependencies changed (a routing
-file depends on the model registry). A file that turns invalid keeps its last
-valid version in force (or the built-in one if it never was valid) and emits
-one ``routing.policy_invalid`` event per broken version.
+file depends on the model registry); after :meth:`settle`, the rest of that
+pass of the event loop (a turn's start) reuses the look it took. A file that
+turns invalid keeps its last valid version in force (or the built-in one if it
+never was valid) and emits one ``routing.policy_invalid`` event per broken
+version.
 
 In the daemon (``background=True``) a changed file is never parsed on the
 event loop, which also streams chats: a 1,000-rule file takes a quarter of a
@@ -136,6 +138,8 @@ class ConfigStore:
         """The built-in policy for the registry it was built for (parsing it takes ~5 ms,
         and with no routing.yaml it is asked for several times per turn)."""
         self._builtin_registry: ModelRegistry | None = None
+        self._looks: dict[Path, tuple[int, int] | None] | None = None
+        """The file signatures :meth:`settle` saw, used until its pass of the event loop ends."""
 
     @property
     def models_path(self) -> Path:
@@ -259,8 +263,16 @@ class ConfigStore:
         """Wait until every file ``folder`` uses is checked in its current version.
 
         Returns at once when nothing changed; the event loop keeps running meanwhile.
+        Each file is looked at afresh, and that look serves every use of the
+        configuration until this pass of the event loop ends: a turn's start asks for
+        it some thirty times (registry, policy, profiles; for routing, tools and the
+        prompt), and one ``stat`` per file is enough for all of them.
         """
-        while checks := [s.checking for s in self._in_use(folder) if s.checking is not None]:
+        while True:
+            self._look_afresh()
+            checks = [s.checking for s in self._in_use(folder) if s.checking is not None]
+            if not checks:
+                return
             await asyncio.wait(checks)  # applying a registry may start the routing file's check
 
     def _in_use(self, folder: str | None) -> list[_Slot[Any]]:
@@ -278,6 +290,7 @@ class ConfigStore:
         for slot in self._slots():
             slot.signature = None
             slot.loaded = False
+        self._looks = None
         LAST_CHECKS.forget()
 
     def _slots(self) -> list[_Slot[Any]]:
@@ -285,11 +298,29 @@ class ConfigStore:
         return [self._models, self._routing, self._profiles, *self._workspaces.values(),
                 *self._workspace_profiles.values()]
 
+    def _look_afresh(self) -> None:
+        """Start a new look at the files, kept until this pass of the event loop ends."""
+        if self._looks is None:
+            asyncio.get_running_loop().call_soon(self._forget_looks)
+        self._looks = {}
+
+    def _forget_looks(self) -> None:
+        self._looks = None
+
+    def _signature(self, path: Path) -> tuple[int, int] | None:
+        """The file's signature: as :meth:`settle` saw it during its pass, else looked up."""
+        looks = self._looks
+        if looks is None:
+            return entry_signature(path)
+        if path not in looks:
+            looks[path] = entry_signature(path)
+        return looks[path]
+
     def _refresh(self, slot: _Slot[T], checker: Checker, deps: object, kind: FileKind,
                  context: object) -> T | None:
         """The slot's value, checking its file again if it changed (``deps`` is what its value
         depends on besides the file; ``context`` what its check reads, for :data:`LAST_CHECKS`)."""
-        signature = entry_signature(slot.path)
+        signature = self._signature(slot.path)
         if slot.loaded and slot.signature == signature and slot.deps is deps:
             return slot.current
         if slot.checking is not None:

@@ -1,27 +1,28 @@
 """Nearest-neighbour search over fingerprints: an inverted-file (IVF) index in numpy.
 
 Rows are kept as int8 codes with one float scale each (a quarter of float32's
-memory: 100,000 fingerprints take about 50 MB). A query compares the
-fingerprint with a few hundred cell centroids and keeps the cells nearest to
-it, so its cost grows with the square root of the store instead of its size.
-Their rows are then scored in two steps: first on a *sketch*, each row's
-projection onto the ``SKETCH_DIMENSIONS`` principal axes of the stored
-fingerprints (float32, ready to multiply: 100,000 rows take 25 MB), then the
-best ``RERANK`` of those exactly from their int8 codes. Converting a few
-thousand 512-byte rows to float on every query was what made it slow; the
-sketch keeps what tells neighbours apart (fingerprints of one workspace span
-few directions) at an eighth of the width. A second copy of the sketches
-is kept sorted by cell, so a query reads its cells as a few contiguous
-blocks instead of gathering rows from all over memory; rows added since that
-copy was sorted are scored from the unsorted tail, and the copy is sorted
-again once the tail passes ``LAYOUT_SLACK`` rows or a sixteenth of the store.
-Below ``EXACT_LIMIT`` rows, and
-until the first training, every row is scored exactly.
+memory: 100,000 fingerprints take about 50 MB). Each row also has a *sketch*:
+its projection onto the ``SKETCH_DIMENSIONS`` principal axes of the stored
+fingerprints (float32, ready to multiply). The sketches are partitioned into
+cells by spherical k-means; a second copy of them is kept sorted by cell, so
+a cell is one contiguous block.
 
-Centroids and principal axes come from one sample (spherical k-means and an
-eigen-decomposition) and are trained again whenever the store has doubled
-since the last training; training can run on a thread so a daemon never
-waits for it (numpy releases the GIL).
+A query projects the fingerprint onto the axes, scores the cell centroids
+(in sketch space: about 1,000 by 96 values), and reads the cells nearest to it,
+best first, until ``CANDIDATES`` rows have been read. That budget is in rows,
+not cells, so a query that lands among crowded cells costs no more than one
+among sparse ones (the tail of the query time is bounded). The candidates are
+scored on their sketches, and the best ``RERANK`` of them again exactly from
+their int8 codes. Rows added since the sorted copy was built are scored from
+an unsorted tail; the copy is sorted again once the tail passes
+``LAYOUT_SLACK`` rows or a sixteenth of the store. Below ``EXACT_LIMIT`` rows,
+and until the first training, every row is scored exactly.
+
+Axes and centroids come from one sample (an eigen-decomposition, then
+spherical k-means on the sample's sketches, which is several times cheaper
+than in the full width and partitions as well) and are trained again
+whenever the store has doubled since the last training; training can run on
+a thread so a daemon never waits for it (numpy releases the GIL).
 """
 
 from __future__ import annotations
@@ -34,18 +35,23 @@ import numpy.typing as npt
 
 from switchman.engine.learning.fingerprint import Vector
 
-EXACT_LIMIT = 4096
+EXACT_LIMIT = 1024
 """Up to this many rows, a query scores every row (exact)."""
-CANDIDATES = 3000
-"""About how many rows a query scores once the index is partitioned."""
+CANDIDATES = 6000
+"""How many rows (sorted, plus the unsorted tail's) a query scores on their sketches."""
 SKETCH_DIMENSIONS = 96
 """Width of the sketch a query scores candidates on before re-scoring the best exactly."""
 RERANK = 384
 """How many candidates (at least) a query re-scores exactly from their int8 codes."""
 LAYOUT_SLACK = 1024
 """Rows added since the cell-sorted sketches were built that a query scans unsorted."""
-KMEANS_ITERATIONS = 6
-SAMPLE_PER_CELL = 32
+CELLS_PER_ROOT = 3.2
+"""Cells per square root of the store's size (about 1,000 at 100,000 rows)."""
+MAX_CELLS = 1024
+KMEANS_ITERATIONS = 10
+SAMPLE_PER_CELL = 20
+MIN_SAMPLE = 20_000
+"""Training looks at this many rows at least (all of a smaller store)."""
 
 Codes = npt.NDArray[np.int8]
 IntArray = npt.NDArray[np.int64]
@@ -62,14 +68,18 @@ def encode(vector: Vector) -> tuple[Codes, float]:
 class VectorIndex:
     """Fingerprints by position; cosine k-NN among them."""
 
-    def __init__(self, dimensions: int, *, background: bool = False) -> None:
+    def __init__(self, dimensions: int, *, background: bool = False,
+                 max_rows: int | None = None) -> None:
         self.dimensions = dimensions
         self.background = background
+        self.max_rows = max_rows
+        """Rows the owner keeps at most (its retention): growth never reserves more."""
         self._codes: Codes = np.zeros((0, dimensions), np.int8)
         self._scales = np.zeros(0, np.float32)
         self._cells = np.zeros(0, np.int32)
         self._sketch: Matrix = np.zeros((0, min(SKETCH_DIMENSIONS, dimensions)), np.float32)
         self._centroids: Matrix | None = None
+        """Cell centres in sketch space (cells by sketch width)."""
         self._axes: Matrix | None = None
         """Principal axes (``dimensions`` by sketch width); set with the centroids."""
         # The sketches of positions [0, _sorted_end) ordered by cell; cell c's rows are
@@ -77,7 +87,12 @@ class VectorIndex:
         self._sorted_rows = np.zeros(0, np.int64)
         self._sorted_sketch: Matrix = np.zeros_like(self._sketch)
         self._cell_starts = np.zeros(1, np.int64)
+        self._cell_sizes = np.zeros(0, np.int64)
+        self._scores = np.zeros(0, np.float32)
+        """Sketch scores of a query's candidates (reused: queries hold the lock)."""
         self._sorted_end = 0
+        self._shortlist_codes: Codes = np.zeros((0, dimensions), np.int8)
+        self._shortlist_floats: Matrix = np.zeros((0, dimensions), np.float32)
         self._trained_at = 0
         self._size = 0
         self._dropped = 0
@@ -130,44 +145,35 @@ class VectorIndex:
     def drop_oldest(self, count: int) -> None:
         """Forget the first ``count`` positions (the retention limit was reached)."""
         with self._lock:
-            keep = slice(count, self._size)
-            self._codes = self._codes[keep].copy()
-            self._scales = self._scales[keep].copy()
-            self._cells = self._cells[keep].copy()
-            self._sketch = self._sketch[keep].copy()
-            self._size = len(self._scales)
+            count = min(count, self._size)
+            # Moved down in place: the arrays keep their capacity, so the next add does not
+            # reallocate (a full store drops a tenth and grows back, over and over).
+            kept = self._size - count
+            for array in (self._codes, self._scales, self._cells, self._sketch):
+                array[:kept] = array[count: self._size]
+            self._size = kept
+            self._sorted_end = min(self._sorted_end, kept)
             self._dropped += count
             self._sort_by_cell()
 
     def nearest(self, vector: Vector, k: int) -> tuple[IntArray, npt.NDArray[np.float32]]:
         """Positions of the ``k`` most similar rows, most similar first, and their cosines."""
+        if k <= 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
         with self._lock:
-            rows, rough = self._candidates(vector)
-            if not len(rows) or k <= 0:
-                return np.zeros(0, np.int64), np.zeros(0, np.float32)
-            shortlist = max(RERANK, k)
-            if rough is not None and len(rows) > shortlist:
-                rows = rows[np.argpartition(-rough, shortlist - 1)[:shortlist]]
-            sims = (self._codes[rows].astype(np.float32) @ vector) * self._scales[rows]
-        if len(rows) > k:
-            best = np.argpartition(-sims, k)[:k]
-            rows, sims = rows[best], sims[best]
-        order = np.argsort(-sims, kind="stable")
-        return rows[order], sims[order]
+            if self._centroids is None or self._axes is None or self._size <= EXACT_LIMIT:
+                rows, sims = np.arange(self._size, dtype=np.int64), self._scan(vector)
+            else:
+                rows = self._shortlist(vector, max(RERANK, k))
+                sims = self._exact(rows, vector)
+        return _best(rows, sims, k)
 
     def exact_nearest(self, vector: Vector, k: int) -> tuple[IntArray, npt.NDArray[np.float32]]:
         """What :meth:`nearest` approximates: every row scored from its codes (slow at scale;
         for recall measurements)."""
         with self._lock:
-            size = self._size
-            sims = np.empty(size, np.float32)
-            for start in range(0, size, 8192):  # bounded memory for the float copy
-                end = min(size, start + 8192)
-                sims[start:end] = (self._codes[start:end].astype(np.float32) @ vector
-                                   ) * self._scales[start:end]
-        best = np.argpartition(-sims, k)[:k] if size > k else np.arange(size)
-        order = best[np.argsort(-sims[best], kind="stable")]
-        return order.astype(np.int64), sims[order]
+            sims = self._scan(vector)
+        return _best(np.arange(len(sims), dtype=np.int64), sims, k)
 
     def wait_for_training(self) -> None:
         """Block until a training on a thread has finished (tests and benchmarks)."""
@@ -177,27 +183,79 @@ class VectorIndex:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _candidates(self, vector: Vector) -> tuple[IntArray, Vector | None]:
-        """Rows in the cells nearest to ``vector`` and their sketch scores (None: score all)."""
+    def _exact(self, rows: IntArray, vector: Vector) -> Vector:
+        """Cosines of ``rows`` from their int8 codes (caller holds the lock).
+
+        A shortlist's codes are converted in buffers kept between queries: a fresh float
+        array of this size per query costs more than the product itself.
+        """
+        if len(rows) > len(self._shortlist_codes):
+            self._shortlist_codes = np.empty((len(rows), self.dimensions), np.int8)
+            self._shortlist_floats = np.empty((len(rows), self.dimensions), np.float32)
+        codes = self._shortlist_codes[: len(rows)]
+        floats = self._shortlist_floats[: len(rows)]
+        np.take(self._codes, rows, axis=0, out=codes)
+        np.copyto(floats, codes)
+        sims: Vector = floats @ vector
+        sims *= self._scales[rows]
+        return sims
+
+    def _scan(self, vector: Vector) -> Vector:
+        """Cosines of every row (caller holds the lock): small stores, and a large one
+        until its first training has finished."""
         size = self._size
-        if self._centroids is None or self._axes is None or size <= EXACT_LIMIT:
-            return np.arange(size, dtype=np.int64), None
-        cells = len(self._centroids)
-        probes = max(1, math.ceil(cells * CANDIDATES / size))
-        near = np.argpartition(-(self._centroids @ vector), min(probes, cells - 1))[:probes]
-        starts, ends = self._cell_starts[near], self._cell_starts[near + 1]
+        sims = np.empty(size, np.float32)
+        for start in range(0, size, 8192):  # bounded memory for the float copy
+            end = min(size, start + 8192)
+            sims[start:end] = (self._codes[start:end].astype(np.float32) @ vector
+                               ) * self._scales[start:end]
+        return sims
+
+    def _shortlist(self, vector: Vector, count: int) -> IntArray:
+        """The ``count`` candidates with the best sketch scores (caller holds the lock)."""
+        rows, rough = self._candidates(vector)
+        if len(rows) <= count:
+            return rows
+        best: IntArray = rows[np.argpartition(rough, len(rows) - count)[-count:]]
+        return best
+
+    def _candidates(self, vector: Vector) -> tuple[IntArray, Vector]:
+        """Rows in the cells nearest to ``vector`` and their sketch scores (trained only)."""
+        assert self._centroids is not None  # nearest checks before calling
+        assert self._axes is not None
+        size = self._size
         projected = vector @ self._axes
-        rows, rough = [], []
-        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+        near = self._cells_to_read(self._centroids @ projected)
+        scores, read, rows = self._scores, 0, []
+        for a, b in zip(self._cell_starts[near].tolist(), self._cell_starts[near + 1].tolist(),
+                        strict=True):
+            # Each cell is one block of the sorted sketches: scored in place, into a buffer.
+            self._sorted_sketch[a:b].dot(projected, out=scores[read: read + b - a])
             rows.append(self._sorted_rows[a:b])
-            rough.append(self._sorted_sketch[a:b] @ projected)  # a block: nothing is copied
+            read += b - a
+        rough = [scores[:read]]
         if size > self._sorted_end:  # rows added since the sort
-            wanted = np.zeros(cells, bool)
+            wanted = np.zeros(len(self._centroids), bool)
             wanted[near] = True
             tail = self._sorted_end + np.flatnonzero(wanted[self._cells[self._sorted_end:size]])
             rows.append(tail.astype(np.int64))
             rough.append(self._sketch[tail] @ projected)
         return np.concatenate(rows), np.concatenate(rough)
+
+    def _cells_to_read(self, similarity: Vector) -> IntArray:
+        """The cells nearest first, as many as it takes to read ``CANDIDATES`` rows."""
+        cells = len(similarity)
+        # Sort only the likeliest cells: several times as many as an average cell size
+        # needs; if even they hold too few rows, sort them all.
+        likely = min(cells, max(32, 4 * CANDIDATES * cells // max(1, self._sorted_end)))
+        order = np.argpartition(similarity, cells - likely)[cells - likely:]
+        order = order[np.argsort(-similarity[order])]
+        read = np.cumsum(self._cell_sizes[order])
+        if read[-1] < CANDIDATES and likely < cells:
+            order = np.argsort(-similarity)
+            read = np.cumsum(self._cell_sizes[order])
+        count = int(np.searchsorted(read, CANDIDATES)) + 1
+        return order[:count]
 
     def _sort_by_cell(self) -> None:
         """Rebuild the cell-sorted copy of the sketches (caller holds the lock)."""
@@ -209,6 +267,8 @@ class VectorIndex:
         self._sorted_sketch = self._sketch[order]
         self._cell_starts = np.searchsorted(self._cells[:size][order],
                                             np.arange(len(self._centroids) + 1)).astype(np.int64)
+        self._cell_sizes = np.diff(self._cell_starts)
+        self._scores = np.empty(size, np.float32)
         self._sorted_end = size
 
     def _grow(self, needed: int) -> None:
@@ -216,6 +276,8 @@ class VectorIndex:
         if needed <= capacity:
             return
         capacity = max(needed, capacity * 2, 256)
+        if self.max_rows is not None:
+            capacity = max(needed, min(capacity, self.max_rows + 1))
         codes = np.zeros((capacity, self.dimensions), np.int8)
         codes[: self._size] = self._codes[: self._size]
         self._codes = codes
@@ -239,12 +301,14 @@ class VectorIndex:
         with self._lock:
             size, dropped = self._size, self._dropped
             codes, scales = self._codes[:size].copy(), self._scales[:size].copy()
-        cells = max(16, min(1024, round(math.sqrt(size))))
+        cells = max(16, min(MAX_CELLS, round(CELLS_PER_ROOT * math.sqrt(size))))
         rng = np.random.default_rng(size)
-        sample = rng.choice(size, min(size, cells * SAMPLE_PER_CELL), replace=False)
-        vectors = codes[sample].astype(np.float32) * scales[sample, None]
-        centroids = _kmeans(vectors, cells, rng)
+        sample = rng.choice(size, min(size, max(MIN_SAMPLE, cells * SAMPLE_PER_CELL)),
+                            replace=False)
+        vectors: Matrix = codes[sample].astype(np.float32) * scales[sample, None]
         axes = _principal_axes(vectors, self._sketch.shape[1])
+        sketches: Matrix = vectors @ axes
+        centroids = _kmeans(sketches, cells, rng)
         assigned, sketch = _place(codes, scales, centroids, axes)
         with self._lock:
             # Rows may have been dropped from the front or added at the end meanwhile.
@@ -260,18 +324,40 @@ class VectorIndex:
             self._sort_by_cell()
 
 
+def _best(rows: IntArray, sims: Vector, k: int) -> tuple[IntArray, Vector]:
+    """The ``k`` rows with the highest ``sims``, highest first (ties: lower position first)."""
+    if len(rows) > k:
+        best = np.argpartition(sims, len(rows) - k)[-k:]
+        rows, sims = rows[best], sims[best]
+    order = np.argsort(-sims, kind="stable")
+    return rows[order], sims[order]
+
+
 def _kmeans(sample: npt.NDArray[np.float32], cells: int,
             rng: np.random.Generator) -> npt.NDArray[np.float32]:
-    """Spherical k-means: unit centroids that maximise the cosine to their members."""
+    """Spherical k-means: unit centroids that maximise the inner product with their members.
+
+    Run on sketches: the cells are only used to choose which sketches a query scores.
+    """
     centroids = sample[rng.choice(len(sample), cells, replace=False)]
     for _ in range(KMEANS_ITERATIONS):
         labels = np.argmax(sample @ centroids.T, axis=1)
-        sums = np.zeros_like(centroids)
-        np.add.at(sums, labels, sample)
+        sums = _sums_by_label(sample, labels, cells)
         empty = ~sums.any(axis=1)
         sums[empty] = centroids[empty]
         centroids = sums / np.linalg.norm(sums, axis=1, keepdims=True)
     return centroids.astype(np.float32)
+
+
+def _sums_by_label(sample: Matrix, labels: npt.NDArray[np.intp], cells: int) -> Matrix:
+    """The sum of the rows of ``sample`` with each label (``np.add.at`` is ten times slower)."""
+    order = np.argsort(labels, kind="stable")
+    starts = np.searchsorted(labels[order], np.arange(cells))
+    present = starts < len(labels)
+    present[present] = labels[order][starts[present]] == np.arange(cells)[present]
+    sums = np.zeros((cells, sample.shape[1]), np.float32)
+    sums[present] = np.add.reduceat(sample[order], starts[present], axis=0)
+    return sums
 
 
 def _principal_axes(sample: Matrix, width: int) -> Matrix:
@@ -279,7 +365,8 @@ def _principal_axes(sample: Matrix, width: int) -> Matrix:
 
     Not centred: a query is scored by inner products, not by distances to the mean.
     """
-    values, vectors = np.linalg.eigh(sample.T.astype(np.float64) @ sample)
+    # The product in float32 (BLAS at twice the speed of float64); the eigenvectors in float64.
+    values, vectors = np.linalg.eigh((sample.T @ sample).astype(np.float64))
     order = np.argsort(values)[::-1][:width]
     axes: Matrix = np.ascontiguousarray(vectors[:, order], dtype=np.float32)
     return axes
@@ -287,12 +374,12 @@ def _principal_axes(sample: Matrix, width: int) -> Matrix:
 
 def _place(codes: Codes, scales: npt.NDArray[np.float32], centroids: Matrix,
            axes: Matrix) -> tuple[npt.NDArray[np.int32], Matrix]:
-    """Each row's cell and sketch."""
+    """Each row's sketch and the cell whose centroid is nearest to it."""
     labels = np.empty(len(codes), np.int32)
     sketch = np.empty((len(codes), axes.shape[1]), np.float32)
     for start in range(0, len(codes), 8192):  # bounded memory for the float copy
         end = start + 8192
         block = codes[start:end].astype(np.float32) * scales[start:end, None]
-        labels[start:end] = np.argmax(block @ centroids.T, axis=1)
         sketch[start:end] = block @ axes
+        labels[start:end] = np.argmax(sketch[start:end] @ centroids.T, axis=1)
     return labels, sketch

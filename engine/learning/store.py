@@ -262,7 +262,8 @@ class LearnedPatternStore:
     def _load(self, key: str) -> WorkspaceIndex:
         from switchman.engine.learning.workspace_index import WorkspaceIndex  # noqa: PLC0415
 
-        return WorkspaceIndex.loaded(list(db.rows(self.connection, key)), self.background)
+        return WorkspaceIndex.loaded(list(db.rows(self.connection, key)), self.background,
+                                     self.max_rows)
 
 
 def _key(ctx: TurnContext) -> str:

@@ -17,8 +17,8 @@ from switchman.engine.learning.index import VectorIndex
 class WorkspaceIndex:
     """One workspace's index and the scoring columns, by index position."""
 
-    def __init__(self, background: bool) -> None:
-        self.index = VectorIndex(DIMENSIONS, background=background)
+    def __init__(self, background: bool, max_rows: int | None = None) -> None:
+        self.index = VectorIndex(DIMENSIONS, background=background, max_rows=max_rows)
         self.turn_ids: list[str] = []
         self.models: list[str] = []
         self.success: list[float] = []
@@ -27,9 +27,11 @@ class WorkspaceIndex:
         self.position: dict[str, int] = {}
 
     @classmethod
-    def loaded(cls, rows: list[db.PatternRow], background: bool) -> WorkspaceIndex:
-        """The index over ``rows`` (a workspace's, oldest first)."""
-        space = cls(background)
+    def loaded(cls, rows: list[db.PatternRow], background: bool,
+               max_rows: int | None = None) -> WorkspaceIndex:
+        """The index over ``rows`` (a workspace's, oldest first), never holding more than
+        ``max_rows`` (the store's retention)."""
+        space = cls(background, max_rows)
         if rows:
             codes = np.frombuffer(b"".join(r.codes for r in rows), np.int8)
             space.index.load(codes.reshape(len(rows), DIMENSIONS),

@@ -7,6 +7,12 @@ likely to need it soon (:meth:`AdapterFactory.prepare`, see
 ``Switchman.expect_turn``) or, failing that, when it first streams. A turn
 that starts before the import has finished waits for it without blocking the
 event loop, which keeps serving the editor and other turns.
+
+The import leaves a few hundred thousand long-lived objects (the SDK's generated
+types). Left in the collector's oldest generation, they made each later full
+collection take 170-400 ms on the event loop, in the middle of chat streams. So
+the creation runs like a configuration check: with automatic collection paused,
+and what it leaves alive frozen (``engine/gcpause.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 
 from switchman.engine.config.registry import ApiKind, ProviderSpec
+from switchman.engine.gcpause import run_paused
 from switchman.engine.keys import read_key
 from switchman.engine.providers.base import ProviderAdapter, ProviderRequest, StreamEvent
 
@@ -88,6 +95,6 @@ def _fulfil(future: concurrent.futures.Future[ProviderAdapter],
     if not future.set_running_or_notify_cancel():  # running: nobody can cancel it from now on
         return
     try:
-        future.set_result(create())
+        future.set_result(run_paused(create))
     except BaseException as error:  # handed to whoever awaits the adapter
         future.set_exception(error)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from switchman.engine.errors import NoModelAvailable, TurnInProgress, UnknownTurn
+from switchman.engine.errors import NoModelAvailable, TurnElsewhere, TurnInProgress, UnknownTurn
 from switchman.engine.ids import new_id
 from switchman.engine.messages import AttachmentBlock, Block, ImageBlock, Message, TextBlock, Usage
 from switchman.engine.profiles.apply import allowed_tools, prompt_section, visible_skills
@@ -185,7 +185,8 @@ class TurnLifecycle:
         provider = registry.providers[model.provider]
         return TurnSetup(turn=turn, model=model, provider=provider,
                          adapter=self.adapters.adapter(provider), tools=tools, system=system,
-                         history=tuple(live.history), sink=sink,
+                         history=tuple(live.history), history_tokens=live.history_tokens,
+                         sink=sink,
                          banners=tuple(decision.banners), is_worker=live.is_worker,
                          parent_session_id=worker.parent_session_id if worker else None,
                          output_budget=worker.max_output_tokens if worker else None,
@@ -235,7 +236,11 @@ class TurnLifecycle:
             self.sessions.observer.status_changed(live.workspace)
 
     async def cancel(self, turn_id: str) -> tuple[bool, str]:
-        """Cancel a running turn; returns (whether it was running, its final status)."""
+        """Cancel a running turn; returns (whether it was running, its final status).
+
+        Raises :class:`TurnElsewhere` for a turn that another live daemon is running:
+        only the daemon running a turn can stop it.
+        """
         for live in self.sessions.all_loaded():
             running = live.running
             if running is not None and running.turn_id == turn_id:
@@ -247,6 +252,11 @@ class TurnLifecycle:
         stored = self.store.turn(turn_id)
         if stored is None:
             raise UnknownTurn(turn_id)
+        if stored.status == "running":
+            if self.store.running_elsewhere(turn_id):
+                raise TurnElsewhere(turn_id)
+            self.store.interrupt_orphans(self.clock.now())  # its daemon died: say so, not "running"
+            stored = self.store.turn(turn_id) or stored
         return False, stored.status
 
     def any_running(self) -> bool:

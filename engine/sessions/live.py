@@ -9,12 +9,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from switchman.engine.messages import Message, Usage, image_count, message_texts
+from switchman.engine.messages import Message, Usage
 from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.routing.sticky import StickyModel
 from switchman.engine.sessions.records import ChatDelta, RouteNotice
 from switchman.engine.skills import SkillIndex
-from switchman.engine.tokens import estimate_turn
+from switchman.engine.tokens import estimate_messages
 from switchman.engine.tools.registry import ToolEntry
 
 if TYPE_CHECKING:
@@ -105,6 +105,6 @@ class LiveSession:
     def remember(self, messages: list[Message]) -> None:
         """Add messages to the history, updating the running estimates."""
         self.history.extend(messages)
-        self.history_tokens += estimate_turn(message_texts(messages), image_count(messages))
+        self.history_tokens += estimate_messages(messages)
         self.has_tool_calls = self.has_tool_calls or any(
             m.role == "assistant" and m.tool_uses() for m in messages)

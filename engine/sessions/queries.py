@@ -10,7 +10,13 @@ from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.config.problems import Severity
 from switchman.engine.config.store import IN_FORCE_BUILTIN, IN_FORCE_FILE
 from switchman.engine.delegation import envelope, history
-from switchman.engine.errors import NoModelAvailable, RoutingError, UnknownSession, UnknownTurn
+from switchman.engine.errors import (
+    NoModelAvailable,
+    RoutingError,
+    SwitchmanError,
+    UnknownSession,
+    UnknownTurn,
+)
 from switchman.engine.keys import key_present
 from switchman.engine.messages import ZERO_USD, ImageBlock, Message
 from switchman.engine.profiles.listing import profile_list
@@ -137,11 +143,15 @@ class SessionQueries:
 
     def likely_model(self, workspace: str) -> str | None:
         """The model the workspace's next turn most likely takes, before any draft exists:
-        the current session's sticky or last model, else the workspace's default."""
+        the current session's sticky or last model, else the workspace's default (None when
+        it cannot tell: this only decides which SDK to import early)."""
         m = self.manager
-        uri = m.workspaces.resolve(workspace)
-        session_id = m.store.current_session(uri)
-        live = m.load(session_id) if session_id else None
+        try:
+            uri = m.workspaces.resolve(workspace)
+            session_id = m.store.current_session(uri)
+            live = m.load(session_id) if session_id else None
+        except SwitchmanError:
+            return None
         if live is not None and (live.sticky.active or live.last_model):
             return live.sticky.active or live.last_model
         policy = m.config.effective(str(m.workspaces.folder(uri)))

@@ -46,8 +46,6 @@ from switchman.engine.messages import (
     ToolUseBlock,
     Usage,
     cost_of,
-    image_count,
-    message_texts,
 )
 from switchman.engine.providers.base import (
     Finished,
@@ -67,7 +65,7 @@ from switchman.engine.sessions.records import (
     TurnResult,
 )
 from switchman.engine.store.repository import SessionStore
-from switchman.engine.tokens import estimate_text, estimate_turn
+from switchman.engine.tokens import estimate_messages, estimate_text, estimate_turn
 from switchman.engine.tools.arguments import ToolOutcome
 from switchman.engine.tools.registry import ToolCallRequest, ToolRegistry
 
@@ -116,6 +114,8 @@ class TurnSetup:
     system: str
     history: tuple[Message, ...]
     """The transcript so far, ending with this turn's user message."""
+    history_tokens: int
+    """The size estimate of ``history`` (the session keeps it as messages are added)."""
     sink: TurnSink
     banners: tuple[str, ...] = ()
     is_worker: bool = False
@@ -143,6 +143,8 @@ class TurnOutcome:
 @dataclass
 class _Progress:
     transcript: list[Message]
+    transcript_tokens: int
+    """The size estimate of ``transcript``, kept up to date by :meth:`add`."""
     usage: Usage = field(default_factory=Usage)
     cost: Decimal = ZERO_USD
     text: list[str] = field(default_factory=list)
@@ -158,6 +160,11 @@ class _Progress:
     """Usage known so far of a call still streaming (None when no call is in flight)."""
     stop_reason: StopReason = "none"
 
+    def add(self, message: Message) -> None:
+        """Append to the transcript (estimating only the new message, not the history)."""
+        self.transcript.append(message)
+        self.transcript_tokens += estimate_messages([message])
+
 
 class TurnRunner:
     """Runs turns for the session lifecycle."""
@@ -171,7 +178,8 @@ class TurnRunner:
 
     async def run(self, setup: TurnSetup) -> TurnOutcome:
         """Run the turn to its end; never raises (cancellation included)."""
-        progress = _Progress(transcript=list(setup.history))
+        progress = _Progress(transcript=list(setup.history),
+                             transcript_tokens=setup.history_tokens)
         status, error = "completed", None
         try:
             await self._loop(setup, progress)
@@ -241,7 +249,8 @@ class TurnRunner:
         progress.unfinished = None  # nothing is charged until the provider answers
         async for event in setup.adapter.stream(request):
             if progress.unfinished is None:
-                progress.unfinished = Usage(input_tokens=_estimate_request(request))
+                progress.unfinished = Usage(
+                    input_tokens=_estimate_request(request, progress.transcript_tokens))
             if isinstance(event, UsageReport):
                 progress.unfinished = event.usage
             elif isinstance(event, TextDelta):
@@ -254,6 +263,10 @@ class TurnRunner:
                     last_checkpoint = self.clock.monotonic()
                 setup.sink.delta(ChatDelta(setup.turn.session_id, setup.turn.id, "text",
                                            text=event.text))
+                # A reply that arrived in one piece is read without waiting on I/O: yield,
+                # so this delta goes out now and other streams take their turn, rather
+                # than after the whole burst (the editor's writes leave once per pass).
+                await asyncio.sleep(0)
             elif isinstance(event, ToolCall):
                 setup.sink.delta(ChatDelta(setup.turn.session_id, setup.turn.id, "tool_call",
                                            tool=ToolActivity(event.id, event.name, "running",
@@ -271,7 +284,7 @@ class TurnRunner:
         assert draft is not None
         draft.content = list(finished.content)
         self.store.add_message(draft)
-        progress.transcript.append(draft)
+        progress.add(draft)
         progress.draft = None
         progress.unfinished = None
         self._charge(setup, progress, finished.usage)
@@ -347,7 +360,7 @@ class TurnRunner:
         message = Message(id=new_id(), session_id=setup.turn.session_id, turn_id=setup.turn.id,
                           role="tool", content=results, created_at=self.clock.now())
         self.store.add_message(message, touched)
-        progress.transcript.append(message)
+        progress.add(message)
         progress.touched += touched
 
     def _notice(self, setup: TurnSetup, text: str) -> None:
@@ -357,7 +370,7 @@ class TurnRunner:
                 error: ErrorInfo | None) -> TurnOutcome:
         if progress.draft is not None and progress.current:  # keep a partial answer
             self._checkpoint(progress)
-            progress.transcript.append(progress.draft)
+            progress.add(progress.draft)
         turn = setup.turn
         turn.status = status  # type: ignore[assignment]
         turn.ended_at = self.clock.now()
@@ -386,7 +399,8 @@ async def _settle(tasks: dict[str, asyncio.Task[ToolOutcome]],
             outcomes[call_id] = task.result()
 
 
-def _estimate_request(request: ProviderRequest) -> int:
-    """The routing estimate of a request's input tokens (used until the provider reports)."""
-    texts = [request.system or "", *(t.description for t in request.tools)]
-    return estimate_turn(texts + message_texts(request.messages), image_count(request.messages))
+def _estimate_request(request: ProviderRequest, transcript_tokens: int) -> int:
+    """The routing estimate of a request's input tokens (used until the provider reports),
+    given the estimate of its messages."""
+    return estimate_turn([request.system or "", *(t.description for t in request.tools)]) \
+        + transcript_tokens

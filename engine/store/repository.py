@@ -236,6 +236,13 @@ class SessionStore:
                               (session_id,)).fetchone()
         return int(row[0])
 
+    def running_elsewhere(self, turn_id: str) -> bool:
+        """Whether ``turn_id`` is running in another daemon that is still alive."""
+        row = self.db.execute("SELECT owner FROM turns WHERE id = ? AND status = 'running'",
+                              (turn_id,)).fetchone()
+        return row is not None and row["owner"] != self.owners.id \
+            and self.owners.alive(row["owner"])
+
     def interrupt_orphans(self, now: datetime) -> int:
         """Mark turns whose daemon has died as interrupted (never a live daemon's); how many."""
         owners = [r[0] for r in self.db.execute(

@@ -13,6 +13,7 @@ from tests.lsp.conftest import Daemon
 from tests.lsp.test_sessions_and_commands import start
 from tests.support.fake_provider import FakeProvider
 from tests.support.lsp import CLIENTS, running_server, server_env
+from tests.support.rawrpc import RawDaemon
 
 
 @pytest.mark.parametrize("editor", CLIENTS)
@@ -22,6 +23,18 @@ async def test_initialize_and_shutdown(editor: str, tmp_path: Path) -> None:
         assert client.error is None
     assert client._server is not None
     assert client._server.returncode == 0
+
+
+def test_a_daemon_stopped_before_initialized_never_creates_the_engine(tmp_path: Path) -> None:
+    # An editor that gives up during start-up must not wait for the engine (its imports,
+    # the database) to be created only to be shut down.
+    raw = RawDaemon(server_env(tmp_path / "config", tmp_path / "data"), tmp_path / "stderr.log")
+    answer = raw.request("initialize", {"processId": None, "capabilities": {},
+                                        "rootUri": tmp_path.as_uri()})
+    assert "result" in answer
+    raw.close()  # shutdown, exit
+    assert raw.process.returncode == 0, raw.stderr()
+    assert not (tmp_path / "data" / "switchman.db").exists()
 
 
 @pytest.mark.parametrize("editor", CLIENTS)

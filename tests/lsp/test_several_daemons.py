@@ -116,3 +116,37 @@ async def test_a_daemon_started_after_a_crash_interrupts_the_dead_daemons_turn(
     finally:
         fake.release_stalls()
         await stop(survivor)
+
+
+async def test_a_turn_is_stopped_only_by_its_own_daemon_and_another_says_where_it_runs(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """Each editor window has its own daemon: a stop sent to the wrong one says so."""
+    runner = await start("visual-studio-code", daemon)
+    other = await start("neovim", daemon)
+    try:
+        pending, session_id, turn_id = await stalled_turn(runner, daemon, fake)
+
+        with pytest.raises(JsonRpcException) as caught:
+            await other.request(methods.CANCEL, {"turn_id": turn_id})
+        assert caught.value.code == 1014
+        assert error_data(caught.value) == {"code": "turn_elsewhere", "turn_id": turn_id}
+        assert "another editor window" in caught.value.message
+        assert await turns(other, session_id) == [(1, "running")]  # untouched
+
+        # Its own daemon stops it.
+        assert await runner.request(methods.CANCEL, {"turn_id": turn_id}) == {
+            "cancelled": True, "status": "cancelled"}
+        assert (await pending)["status"] == "cancelled"
+
+        # Once its daemon is gone, a stop elsewhere reports the turn as interrupted.
+        stall = fake.script_stall("again", after_chunks=1)
+        pending = asyncio.ensure_future(chat(runner, daemon, "once more", session_id))
+        assert await stall.wait_reached_async()
+        turn_id = (await runner.wait_for(methods.CHAT_DELTA,
+                                         lambda d: d.get("text") == "again"))["turn_id"]
+        await kill_9(runner, pending)
+        assert await other.request(methods.CANCEL, {"turn_id": turn_id}) == {
+            "cancelled": False, "status": "interrupted"}
+    finally:
+        fake.release_stalls()
+        await stop(other)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
+from pydantic._internal import _generics as pydantic_generics
 
 from switchman.engine.availability import ErrorClass
 from switchman.engine.config.registry import ApiKind, ProviderSpec
@@ -240,6 +243,48 @@ async def test_a_deferred_adapter_imports_on_a_worker_thread_once(fake: FakeProv
              (first, second)}
     assert texts == {"Hello", "again"}
     assert len(threads) == 1 and threads[0] != threading.main_thread().name
+
+
+async def test_what_creating_an_adapter_leaves_alive_is_frozen_for_the_collector(
+        fake: FakeProvider) -> None:
+    """An SDK import leaves many long-lived objects; full collections must not rescan them."""
+    kept: list[dict[str, int]] = []
+    during: list[bool] = []
+
+    def create() -> ProviderAdapter:
+        during.append(gc.isenabled())
+        kept.extend({"n": n} for n in range(20_000))  # stands in for the SDK's modules
+        return adapter_for(ApiKind.ANTHROPIC, fake)
+
+    gc.unfreeze()
+    await asyncio.wrap_future(DeferredAdapter(create).prepare())
+    assert during == [False]  # no collection while it imports
+    assert gc.isenabled()
+    assert gc.get_freeze_count() >= len(kept)
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_stream_after_a_garbage_collection_rebuilds_no_sdk_class(
+        api: ApiKind, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK names a parametrised pydantic class at each stream's start; pydantic caches
+    it weakly, so unless the adapter holds it, a collection frees it and the next stream
+    rebuilds it (milliseconds, before the first token)."""
+    adapter = adapter_for(api, fake)
+    fake.script_text("warm")
+    await collect(adapter, request())
+    built: list[str] = []
+    create = pydantic_generics.create_generic_submodel
+
+    def counting(name: str, *args: Any) -> Any:
+        built.append(name)
+        return create(name, *args)
+
+    monkeypatch.setattr(pydantic_generics, "create_generic_submodel", counting)
+    gc.collect()
+    fake.script_text("again")
+    assert [e.text for e in await collect(adapter, request()) if isinstance(e, TextDelta)] \
+        == ["again"]
+    assert built == []
 
 
 async def test_preparing_starts_the_one_creation_the_first_stream_uses(fake: FakeProvider) -> None:

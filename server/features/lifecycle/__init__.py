@@ -32,9 +32,11 @@ def register(server: SwitchmanServer) -> None:
     @server.feature(types.SHUTDOWN)
     async def shutdown(params: None) -> None:
         server.shutdown_requested = True
-        await server.switchman.stop_background()
+        if (engine := server.started_engine) is not None:  # none before ``initialized``
+            await engine.stop_background()
 
     @server.feature(types.EXIT)
     def exit_(params: None) -> None:
         server.protocol.closing = True  # type: ignore[attr-defined]
-        server.switchman.cancel_all()  # running turns save what they have
+        if (engine := server.started_engine) is not None:
+            engine.cancel_all()  # running turns save what they have

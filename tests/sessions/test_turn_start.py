@@ -1,0 +1,78 @@
+"""What a turn does before its provider is called, counted (never timed): the work on the
+path to the first token."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from switchman.engine import files, tokens
+from switchman.engine.service import Switchman
+from tests.sessions.conftest import Recorder
+from tests.support.scripted_adapter import ScriptedAdapter
+
+
+@pytest.fixture
+def service(tmp_path: Path, adapter: ScriptedAdapter) -> Iterator[Switchman]:
+    for name in ("config", "data", "workspace/.switchman"):
+        (tmp_path / name).mkdir(parents=True)
+    (tmp_path / "config" / "routing.yaml").write_text("global_default: sonnet\nrules: []\n")
+    (tmp_path / "config" / "profiles.yaml").write_text("profiles: {}\n")
+    (tmp_path / "workspace" / ".switchman" / "routing.yaml").write_text("rules: []\n")
+    engine = Switchman(Recorder(), config_folder=tmp_path / "config",
+                       data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
+                       adapters=adapter)
+    engine.open_workspace(str(tmp_path / "workspace"))
+    yield engine
+    engine.store.db.close()
+
+
+async def test_a_turn_looks_at_each_config_file_once_before_calling_the_model(
+        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    workspace = str(tmp_path / "workspace")
+    await service.chat(workspace, None, "warm up")  # the first turn checks every file
+    looked: Counter[Path] = Counter()
+    signature = files.entry_signature
+
+    def counting(path: Path) -> tuple[int, int] | None:
+        looked[path] += 1
+        return signature(path)
+
+    monkeypatch.setattr("switchman.engine.config.store.entry_signature", counting)
+    reply = adapter.text("hello", "there", gate=asyncio.Event())
+    turn = asyncio.ensure_future(service.chat(workspace, None, "a question"))
+    await reply.reached.wait()  # the provider has been called
+    at_call = dict(looked)
+    reply.gate.set()  # type: ignore[union-attr]
+    await turn
+    assert (tmp_path / "config" / "routing.yaml") in at_call
+    assert (tmp_path / "workspace" / ".switchman" / "routing.yaml") in at_call
+    assert max(at_call.values()) == 1, at_call
+
+
+async def test_a_turns_size_estimates_do_not_grow_with_the_history(
+        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session keeps its transcript's estimate as messages are added; a turn estimates
+    only what it adds (routing, and the charge of a call cut short), never the history."""
+    workspace = str(tmp_path / "workspace")
+    estimated: list[str] = []
+    estimate = tokens.estimate_text
+
+    def counting(text: str) -> int:
+        estimated.append(text)
+        return estimate(text)
+
+    monkeypatch.setattr(tokens, "estimate_text", counting)
+    counts = []
+    for turn in range(12):
+        adapter.calls(("c1", "read_file", {"path": f"notes-{turn}.md"}))
+        estimated.clear()
+        await service.chat(workspace, None, f"question {turn}")
+        counts.append(len(estimated))
+    assert counts[2] == counts[-1], counts  # 10 turns (40 messages) later: the same work

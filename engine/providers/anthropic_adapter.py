@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from switchman.engine.availability import ErrorClass
@@ -53,22 +53,29 @@ class AnthropicAdapter:
             timeout=self._sdk.Timeout(provider.timeout_seconds, connect=CONNECT_TIMEOUT),
         )
         self._thinking: dict[str, list[dict[str, Any]]] = {}
-        self._snapshot_class = _stream_snapshot_class()
+        # The SDK's own partial-JSON parser (a dependency of the SDK): a tool call cut off
+        # by max_tokens keeps the arguments that did arrive, as the SDK's helper did.
+        self._parse_json = importlib.import_module("jiter").from_json
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
-        """Yield text and tool calls as they arrive, then the final result."""
+        """Yield text and tool calls as they arrive, then the final result.
+
+        Reads the SDK's raw events: its ``messages.stream()`` helper rebuilds a message
+        snapshot (pydantic objects) at every event, most of the CPU each delta cost the
+        daemon under many streams; the adapter keeps only what it uses (:class:`_Answer`).
+        """
+        answer = _Answer(self._parse_json)
         try:
-            async with self._client.messages.stream(**self._arguments(request)) as stream:
+            async with await self._client.messages.create(
+                    **self._arguments(request), stream=True) as stream:
                 async for event in stream:
-                    converted = _event(event)
+                    converted = answer.take(event)
                     if converted is not None:
                         yield converted
-                final = await stream.get_final_message()
         except Exception as exc:
             raise self._classify(exc, request.model_id) from None
-        self._remember(final.content)
-        yield Finished(_stop_reason(final.stop_reason), _usage(final.usage),
-                       [b for b in map(_block, final.content) if b is not None])
+        self._remember(answer.thinking(), answer.tool_ids())
+        yield answer.finished()
 
     def _arguments(self, request: ProviderRequest) -> dict[str, Any]:
         arguments: dict[str, Any] = {
@@ -88,17 +95,14 @@ class AnthropicAdapter:
                                    "input_schema": t.input_schema} for t in request.tools]
         return arguments
 
-    def _remember(self, content: list[Any]) -> None:
+    def _remember(self, thinking: list[dict[str, Any]], tool_ids: list[str]) -> None:
         """Keep an answer's thinking blocks, keyed by its tool calls: with extended thinking
         the API wants them back, unchanged, before those calls in the next request of the
         tool loop. Transcripts do not store them, so they live here for the turn."""
-        thinking = [b.model_dump() for b in content
-                    if getattr(b, "type", "") in ("thinking", "redacted_thinking")]
         if not thinking:
             return
-        for block in content:
-            if getattr(block, "type", "") == "tool_use":
-                self._thinking[block.id] = thinking
+        for tool_id in tool_ids:
+            self._thinking[tool_id] = thinking
         while len(self._thinking) > THINKING_KEPT:
             del self._thinking[next(iter(self._thinking))]
 
@@ -115,22 +119,6 @@ class AnthropicAdapter:
         if isinstance(exc, sdk.APIConnectionError) or _is_transport(exc):
             return ProviderError(ErrorClass.NETWORK, detail, model=model)
         raise exc
-
-
-def _stream_snapshot_class() -> object:
-    """The class the SDK names at the start of every stream, to be kept alive.
-
-    The SDK's stream evaluates ``ParsedMessage[ResponseFormatT]`` on each
-    ``message_start``. pydantic caches parametrised classes only weakly and nothing
-    else holds this one, so each garbage collection frees it and the next stream
-    rebuilds it: 1 to 5 ms before the first token, on about 40% of the daemon's turns
-    (it allocates far more than a lone SDK client, so it collects more often).
-    """
-    try:
-        streaming = importlib.import_module("anthropic.lib.streaming._messages")
-        return streaming.ParsedMessage[streaming.ResponseFormatT]
-    except (ImportError, AttributeError, TypeError):  # another SDK version: nothing to keep
-        return None
 
 
 def to_anthropic(messages: list[Message],
@@ -168,33 +156,104 @@ def _content(block: Block) -> dict[str, Any] | None:
             "is_error": block.is_error}
 
 
-def _event(event: Any) -> StreamEvent | None:
-    kind = getattr(event, "type", None)
-    if kind == "text":
-        return TextDelta(event.text) if event.text else None
-    if kind == "message_start":
-        return UsageReport(_usage(event.message.usage))
-    if kind == "content_block_stop" and getattr(event.content_block, "type", "") == "tool_use":
-        block = event.content_block
-        return ToolCall(block.id, block.name, dict(block.input or {}))
-    return None
+class _Answer:
+    """One streamed answer, assembled from the raw events: text, tool calls (their JSON
+    arguments joined and parsed when the block ends), thinking blocks with their
+    signatures, usage and the stop reason."""
+
+    def __init__(self, parse_json: Callable[..., Any]) -> None:
+        self._parse_json = parse_json
+        self._blocks: dict[int, dict[str, Any]] = {}
+        """By index: ``text`` and ``tool_use`` blocks with their pieces so far, and
+        thinking blocks as the API sent them (``redacted_thinking`` whole)."""
+        self._pieces: dict[int, list[str]] = {}
+        self._usage: dict[str, int] = {}
+        self._stop_reason: str | None = None
+
+    def take(self, event: Any) -> StreamEvent | None:
+        """Add one raw event; what it means for the turn, if anything."""
+        kind = event.type
+        if kind == "content_block_delta":
+            return self._delta(event.index, event.delta)
+        if kind == "content_block_start":
+            block = event.content_block
+            if block.type in ("text", "tool_use", "thinking", "redacted_thinking"):
+                self._blocks[event.index] = block.model_dump()
+                self._pieces[event.index] = []
+            return None
+        if kind == "content_block_stop":
+            return self._stop(event.index)
+        if kind == "message_start":
+            self._usage = {k: v or 0 for k, v in _usage_counts(event.message.usage).items()}
+            return UsageReport(Usage(**self._usage))
+        if kind == "message_delta":
+            self._stop_reason = event.delta.stop_reason
+            # The counts are totals so far; those left out keep message_start's values.
+            self._usage.update({k: v for k, v in _usage_counts(event.usage).items()
+                                if v is not None})
+        return None
+
+    def _delta(self, index: int, delta: Any) -> StreamEvent | None:
+        block = self._blocks.get(index)
+        if block is None:
+            return None
+        kind = delta.type
+        if kind == "text_delta" and block["type"] == "text":
+            self._pieces[index].append(delta.text)
+            return TextDelta(delta.text) if delta.text else None
+        if kind == "input_json_delta" and block["type"] == "tool_use":
+            self._pieces[index].append(delta.partial_json)
+        elif kind == "thinking_delta" and block["type"] == "thinking":
+            self._pieces[index].append(delta.thinking)
+        elif kind == "signature_delta" and block["type"] == "thinking":
+            block["signature"] = delta.signature  # sent whole, once
+        return None
+
+    def _stop(self, index: int) -> StreamEvent | None:
+        block = self._blocks.get(index)
+        if block is None:
+            return None
+        pieces = "".join(self._pieces.pop(index, ()))
+        if block["type"] == "text":
+            block["text"] += pieces
+        elif block["type"] == "thinking":
+            block["thinking"] += pieces
+        elif block["type"] == "tool_use":
+            if pieces:
+                block["input"] = self._parse_json(pieces.encode(), partial_mode=True)
+            arguments = block["input"]
+            block["input"] = dict(arguments) if isinstance(arguments, dict) else {}
+            return ToolCall(block["id"], block["name"], block["input"])
+        return None
+
+    def thinking(self) -> list[dict[str, Any]]:
+        """The answer's thinking blocks, exactly as the API sent them (signatures included)."""
+        return [b for _, b in sorted(self._blocks.items())
+                if b["type"] in ("thinking", "redacted_thinking")]
+
+    def tool_ids(self) -> list[str]:
+        """The ids of the answer's tool calls."""
+        return [b["id"] for _, b in sorted(self._blocks.items()) if b["type"] == "tool_use"]
+
+    def finished(self) -> Finished:
+        """The end of the call: stop reason, usage, and the text and tool calls in order."""
+        for index in list(self._pieces):  # a block the stream never closed
+            self._stop(index)
+        content: list[Block] = []
+        for _, block in sorted(self._blocks.items()):
+            if block["type"] == "text":
+                content.append(TextBlock(block["text"]))
+            elif block["type"] == "tool_use":
+                content.append(ToolUseBlock(block["id"], block["name"], block["input"]))
+        usage = Usage(**self._usage) if self._usage else Usage()
+        return Finished(_stop_reason(self._stop_reason), usage, content)
 
 
-def _block(block: Any) -> Block | None:
-    if block.type == "text":
-        return TextBlock(block.text)
-    if block.type == "tool_use":
-        return ToolUseBlock(block.id, block.name, dict(block.input or {}))
-    return None  # thinking and other blocks are not kept
-
-
-def _usage(usage: Any) -> Usage:
-    return Usage(
-        input_tokens=usage.input_tokens or 0,
-        output_tokens=usage.output_tokens or 0,
-        cache_read_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
-        cache_write_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
-    )
+def _usage_counts(usage: Any) -> dict[str, Any]:
+    """The counts Switchman keeps, by :class:`Usage` field (None where not reported)."""
+    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "cache_read_tokens": getattr(usage, "cache_read_input_tokens", None),
+            "cache_write_tokens": getattr(usage, "cache_creation_input_tokens", None)}
 
 
 def _stop_reason(reason: str | None) -> str:

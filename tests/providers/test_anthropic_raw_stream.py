@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from switchman.engine.config.registry import ApiKind
-from switchman.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from switchman.engine.messages import TextBlock, ToolUseBlock
 from switchman.engine.providers.base import Finished, TextDelta, ToolCall, UsageReport
-from tests.providers.test_adapters import adapter_for, collect, request, user
+from tests.providers.test_adapters import adapter_for, collect, request
 from tests.support.fake_provider import FakeProvider
 from tests.support.fake_provider import script as fake_script
 
@@ -60,22 +60,3 @@ async def test_an_answer_is_assembled_without_message_snapshots(
     assert (final.usage.input_tokens, final.usage.output_tokens, final.usage.cache_read_tokens,
             final.usage.cache_write_tokens) == (40, 7, 30, 5)
 
-
-async def test_a_signed_thinking_block_goes_back_exactly_as_received(
-        fake: FakeProvider, snapshots: list[str]) -> None:
-    fake.script(fake_script.Reply(thinking="Let me read the file.", tool_calls=(
-        fake_script.ToolCall(name="read_file", input={"path": "a.py"}, id="toolu_1"),)))
-    fake.script_text("done")
-    adapter = adapter_for(ApiKind.ANTHROPIC, fake)
-    final = (await collect(adapter, request(reasoning_effort="low")))[-1]
-    assert isinstance(final, Finished)
-    created = user("x").created_at
-    assistant = Message(id="a1", session_id="s", turn_id="t", role="assistant",
-                        content=final.content, created_at=created)
-    result = Message(id="r1", session_id="s", turn_id="t", role="tool",
-                     content=[ToolResultBlock("toolu_1", "print('hi')")], created_at=created)
-    await collect(adapter, request(user("read a.py"), assistant, result, reasoning_effort="low"))
-    assert fake.requests[1].body["messages"][1]["content"] == [
-        {"type": "thinking", "thinking": "Let me read the file.", "signature": "sig-1"},
-        {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.py"}}]
-    assert snapshots == []

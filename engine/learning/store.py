@@ -7,13 +7,20 @@ recommendation is one k-NN query and the §5.5 scoring of K neighbours.
 
 Retention: at most ``max_rows`` turns per workspace (default 100,000);
 past that the oldest tenth is forgotten, in the database too.
+
+Each workspace's trained index is saved in ``patterns-index/`` beside the
+database (:mod:`.index_state`), so a reopened store answers from its index at
+once instead of scanning every row while it trains again.
 """
 
 from __future__ import annotations
 
+import hashlib
+import shutil
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -39,9 +46,11 @@ from switchman.engine.routing.context import TurnContext
 
 if TYPE_CHECKING:
     from switchman.engine.learning.fingerprint import Vector
+    from switchman.engine.learning.index import VectorIndex
     from switchman.engine.learning.workspace_index import WorkspaceIndex
 
 MAX_ROWS = 100_000
+INDEX_FOLDER = "patterns-index"
 
 
 class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -139,8 +148,7 @@ class LearnedPatternStore:
             space = self._workspace(row.workspace)
             if row.turn_id in space.position:
                 return  # recorded already (a turn ends once)
-            db.insert(self.connection, row)
-            space.index.add_encoded(codes, scale)
+            space.index.add_encoded(codes, scale, db.insert(self.connection, row))
             space.append(row)
             if len(space.turn_ids) > self.max_rows:
                 drop = max(1, self.max_rows // 10)
@@ -230,6 +238,11 @@ class LearnedPatternStore:
                 self._workspaces.clear()
             else:
                 self._workspaces.pop(workspace, None)
+            saved = self._saved_index(workspace or "")
+            if saved is not None and workspace is None:
+                shutil.rmtree(saved.parent, ignore_errors=True)
+            elif saved is not None:
+                saved.unlink(missing_ok=True)
             return int(count)
 
     def export(self, workspace: str | None = None) -> Iterator[dict[str, object]]:
@@ -252,6 +265,10 @@ class LearnedPatternStore:
             self._fingerprinter = fingerprint
         return self._fingerprinter(ctx)
 
+    def index_of(self, workspace: str) -> VectorIndex:
+        """The workspace's k-NN index, loaded if needed (diagnostics, tests, benchmarks)."""
+        return self._workspace(workspace).index
+
     def _workspace(self, key: str) -> WorkspaceIndex:
         with self._lock:
             space = self._workspaces.get(key)
@@ -263,7 +280,16 @@ class LearnedPatternStore:
         from switchman.engine.learning.workspace_index import WorkspaceIndex  # noqa: PLC0415
 
         return WorkspaceIndex.loaded(list(db.rows(self.connection, key)), self.background,
-                                     self.max_rows)
+                                     self.max_rows, self._saved_index(key))
+
+    def _saved_index(self, key: str) -> Path | None:
+        """Where the workspace's trained index is saved (None for an in-memory database)."""
+        database = next((r[2] for r in self.connection.execute("PRAGMA database_list")
+                         if r[1] == "main"), "")
+        if not database:
+            return None
+        name = hashlib.sha256(key.encode()).hexdigest()[:24]
+        return Path(database).parent / INDEX_FOLDER / f"{name}.npz"
 
 
 def _key(ctx: TurnContext) -> str:

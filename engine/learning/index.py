@@ -36,6 +36,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
+from switchman.engine.learning.clustering import kmeans, principal_axes
 from switchman.engine.learning.fingerprint import Vector
 from switchman.engine.learning.index_state import MIN_MATCHED, IndexState, checksum
 
@@ -52,7 +53,6 @@ LAYOUT_SLACK = 1024
 CELLS_PER_ROOT = 3.2
 """Cells per square root of the store's size (about 1,000 at 100,000 rows)."""
 MAX_CELLS = 1024
-KMEANS_ITERATIONS = 10
 SAMPLE_PER_CELL = 20
 MIN_SAMPLE = 20_000
 """Training looks at this many rows at least (all of a smaller store)."""
@@ -346,9 +346,9 @@ class VectorIndex:
         sample = rng.choice(size, min(size, max(MIN_SAMPLE, cells * SAMPLE_PER_CELL)),
                             replace=False)
         vectors: Matrix = codes[sample].astype(np.float32) * scales[sample, None]
-        axes = _principal_axes(vectors, self._sketch.shape[1])
+        axes = principal_axes(vectors, self._sketch.shape[1])
         sketches: Matrix = vectors @ axes
-        centroids = _kmeans(sketches, cells, rng)
+        centroids = kmeans(sketches, cells, rng)
         assigned, sketch = _place(codes, scales, centroids, axes)
         with self._lock:
             # Rows may have been dropped from the front or added at the end meanwhile.
@@ -374,45 +374,6 @@ def _best(rows: IntArray, sims: Vector, k: int) -> tuple[IntArray, Vector]:
         rows, sims = rows[best], sims[best]
     order = np.argsort(-sims, kind="stable")
     return rows[order], sims[order]
-
-
-def _kmeans(sample: npt.NDArray[np.float32], cells: int,
-            rng: np.random.Generator) -> npt.NDArray[np.float32]:
-    """Spherical k-means: unit centroids that maximise the inner product with their members.
-
-    Run on sketches: the cells are only used to choose which sketches a query scores.
-    """
-    centroids = sample[rng.choice(len(sample), cells, replace=False)]
-    for _ in range(KMEANS_ITERATIONS):
-        labels = np.argmax(sample @ centroids.T, axis=1)
-        sums = _sums_by_label(sample, labels, cells)
-        empty = ~sums.any(axis=1)
-        sums[empty] = centroids[empty]
-        centroids = sums / np.linalg.norm(sums, axis=1, keepdims=True)
-    return centroids.astype(np.float32)
-
-
-def _sums_by_label(sample: Matrix, labels: npt.NDArray[np.intp], cells: int) -> Matrix:
-    """The sum of the rows of ``sample`` with each label (``np.add.at`` is ten times slower)."""
-    order = np.argsort(labels, kind="stable")
-    starts = np.searchsorted(labels[order], np.arange(cells))
-    present = starts < len(labels)
-    present[present] = labels[order][starts[present]] == np.arange(cells)[present]
-    sums = np.zeros((cells, sample.shape[1]), np.float32)
-    sums[present] = np.add.reduceat(sample[order], starts[present], axis=0)
-    return sums
-
-
-def _principal_axes(sample: Matrix, width: int) -> Matrix:
-    """The ``width`` directions that keep most of the sample's inner products.
-
-    Not centred: a query is scored by inner products, not by distances to the mean.
-    """
-    # The product in float32 (BLAS at twice the speed of float64); the eigenvectors in float64.
-    values, vectors = np.linalg.eigh((sample.T @ sample).astype(np.float64))
-    order = np.argsort(values)[::-1][:width]
-    axes: Matrix = np.ascontiguousarray(vectors[:, order], dtype=np.float32)
-    return axes
 
 
 def _place(codes: Codes, scales: npt.NDArray[np.float32], centroids: Matrix,

@@ -49,7 +49,13 @@ class WorkspaceIndex:
                 space.append(row)
         return space
 
+    def add(self, row: db.PatternRow) -> None:
+        """Index a row stored after the load (``row.id`` is its database id)."""
+        self.index.add_encoded(np.frombuffer(row.codes, np.int8), row.scale, row.id)
+        self.append(row)
+
     def append(self, row: db.PatternRow) -> None:
+        """The row's scoring columns, at the next position (its codes are indexed already)."""
         self.position[row.turn_id] = len(self.turn_ids)
         self.turn_ids.append(row.turn_id)
         self.models.append(row.model)

@@ -7,7 +7,11 @@ opens it as the daemon does after a restart, and measures in the same run:
 * a whole route decision through the Router with that store, against the same
   decision with no pattern store (the reference), as a ratio;
 * the index's recall@10: how many of the 10 rows an exact scan of every row
-  finds (the reference) the index's answer holds, averaged over the queries.
+  finds (the reference) the index's answer holds, averaged over the queries;
+* reopening the store as the daemon does (training on a thread), with the
+  saved training beside ``patterns.db`` and without it (as before it was
+  saved): the time from opening until a query is answered from the index, and
+  how long the queries before that took (each scans every row).
 
 ``--text narrow`` draws every message from 40 programming words (the store's
 easiest case: few directions); ``--text varied`` (the default) from topics over
@@ -23,6 +27,7 @@ import argparse
 import itertools
 import os
 import random
+import shutil
 import statistics
 import tempfile
 import time
@@ -40,7 +45,7 @@ from switchman.engine.learning import database
 from switchman.engine.learning.evaluator import Evidence, message_hash
 from switchman.engine.learning.fingerprint import DIMENSIONS, fingerprint
 from switchman.engine.learning.index import Codes, VectorIndex, encode
-from switchman.engine.learning.store import LearnedPatternStore
+from switchman.engine.learning.store import INDEX_FOLDER, LearnedPatternStore
 from switchman.engine.patterns import PatternStore
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import RouteRequest
@@ -135,6 +140,31 @@ def timed(fn: object, contexts: list[TurnContext]) -> list[float]:
     return samples
 
 
+def reopened(path: Path, contexts: list[TurnContext],
+             saved: bool) -> tuple[float, float, list[float]]:
+    """Open the store (index training on a thread) and query it until a query is answered
+    from the index: seconds to load the rows (and restore the saved training), seconds
+    from opening until that query, and each query's seconds (the last one indexed)."""
+    if not saved:
+        shutil.rmtree(path.parent / INDEX_FOLDER, ignore_errors=True)
+    started = time.perf_counter()
+    store = LearnedPatternStore(database.connect(path), SystemClock(), background=True)
+    store.index_of(WORKSPACE)  # what the first decision does: read the rows
+    loaded = time.perf_counter() - started
+    samples: list[float] = []
+    for ctx in itertools.cycle(contexts):
+        scans = store.index_of(WORKSPACE).full_scans
+        before = time.perf_counter()
+        store.neighbours(ctx, 10)
+        samples.append(time.perf_counter() - before)
+        if store.index_of(WORKSPACE).full_scans == scans:
+            break
+    elapsed = time.perf_counter() - started
+    store.index_of(WORKSPACE).wait_for_training()  # leaves the file saved for the next run
+    store.connection.close()
+    return loaded, elapsed, samples
+
+
 def router(folder: Path, patterns: PatternStore | None) -> Router:
     """The Router the daemon builds, with or without a pattern store."""
     return Router(ConfigStore(folder), clock=SystemClock(), configured=lambda p: True,
@@ -174,6 +204,8 @@ def main() -> None:
                                    contexts))
         reference = percentiles(timed(lambda c: without.decide(RouteRequest(context=c)),
                                       contexts))
+        store.connection.close()
+        reopening = {saved: reopened(path, contexts, saved) for saved in (False, True)}
     mean_recall, worst_recall = recall(codes, scales, contexts[: args.recall_queries])
     print(f"{args.rows} rows of {args.text} text: filled in {fill_seconds:.1f} s, opened and "
           f"indexed in {load_seconds:.1f} s; load average {os.getloadavg()[0]:.1f}")
@@ -190,6 +222,14 @@ def main() -> None:
         print(f"| {name} | {p50:.3f} | {p99:.3f} |")
     print(f"| decision ratio with / without | {decide[0] / reference[0]:.2f} | "
           f"{decide[1] / reference[1]:.2f} |")
+    print("\n| reopening the store | rows loaded, s | until a query is indexed, s | "
+          "queries scanning every row | their median ms |")
+    print("|---|---|---|---|---|")
+    for saved, (loaded, seconds, samples) in reopening.items():
+        scanning = samples[:-1]
+        median = f"{statistics.median(scanning) * 1e3:.1f}" if scanning else "-"
+        print(f"| {'with' if saved else 'without'} the saved training | {loaded:.2f} | "
+              f"{seconds:.2f} | {len(scanning)} | {median} |")
 
 
 if __name__ == "__main__":

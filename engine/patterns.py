@@ -56,13 +56,25 @@ class PatternRecommendation(msgspec.Struct, frozen=True):
     alternatives: list[ModelOption]
 
 
+class PatternsLoading(msgspec.Struct, frozen=True):
+    """The store is still reading the workspace's past turns: slot 4 is skipped, not awaited."""
+
+    turns: int
+
+    @property
+    def reason(self) -> str:
+        """Slot 4's reason in the chain."""
+        return f"learned patterns for this workspace are still loading ({self.turns} turns)"
+
+
 class PatternStore(Protocol):
     """Anything that can recommend a model from past turns."""
 
     def recommend(
         self, ctx: TurnContext, settings: PatternSettings
-    ) -> PatternRecommendation | None:
-        """The recommendation for ``ctx``, or None without enough data."""
+    ) -> PatternRecommendation | PatternsLoading | None:
+        """The recommendation for ``ctx``, None without enough data, or
+        :class:`PatternsLoading` while the workspace's turns are read in the background."""
         ...
 
 

@@ -158,6 +158,8 @@ class Switchman:
     def open_workspace(self, folder: str) -> str:
         """Register an editor folder (URI or path); returns its URI and announces its status."""
         uri = self.workspaces.open(folder)
+        # the folder will chat: a large learned store starts loading now, on a thread
+        self.patterns.prepare(str(self.workspaces.folder(uri)))
         self.sessions.observer.status_changed(uri)
         return uri
 

@@ -81,6 +81,22 @@ def connect(path: Path | str) -> sqlite3.Connection:
     return connection
 
 
+def reader(path: str) -> sqlite3.Connection:
+    """A read-only connection to an existing pattern database (for a loader thread: WAL lets
+    it read while the daemon's connection writes)."""
+    connection = sqlite3.connect(f"{Path(path).as_uri()}?mode=ro", uri=True,
+                                 check_same_thread=False)
+    connection.row_factory = sqlite3.Row
+    connection.execute("PRAGMA busy_timeout=5000")
+    return connection
+
+
+def count(connection: sqlite3.Connection, workspace: str) -> int:
+    """How many rows a workspace has (an index-only count: milliseconds at 100,000)."""
+    return int(connection.execute("SELECT COUNT(*) FROM pattern_turns WHERE workspace = ?",
+                                  (workspace,)).fetchone()[0])
+
+
 def insert(connection: sqlite3.Connection, row: PatternRow) -> int:
     """Store ``row`` (replacing an earlier row of the same turn); returns its id."""
     e = row.evidence

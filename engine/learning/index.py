@@ -22,18 +22,23 @@ Axes and centroids come from one sample (an eigen-decomposition, then
 spherical k-means on the sample's sketches, which is several times cheaper
 than in the full width and partitions as well) and are trained again
 whenever the store has doubled since the last training; training can run on
-a thread so a daemon never waits for it (numpy releases the GIL).
+a thread so a daemon never waits for it (numpy releases the GIL). Each training
+hands its result to ``on_trained`` (the store saves it, :mod:`.index_state`) and
+:meth:`VectorIndex.load` restores a saved one instead of training again.
 """
 
 from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
 
+from switchman.engine.learning.clustering import kmeans, principal_axes
 from switchman.engine.learning.fingerprint import Vector
+from switchman.engine.learning.index_state import MIN_MATCHED, IndexState, checksum
 
 EXACT_LIMIT = 1024
 """Up to this many rows, a query scores every row (exact)."""
@@ -48,7 +53,6 @@ LAYOUT_SLACK = 1024
 CELLS_PER_ROOT = 3.2
 """Cells per square root of the store's size (about 1,000 at 100,000 rows)."""
 MAX_CELLS = 1024
-KMEANS_ITERATIONS = 10
 SAMPLE_PER_CELL = 20
 MIN_SAMPLE = 20_000
 """Training looks at this many rows at least (all of a smaller store)."""
@@ -76,6 +80,8 @@ class VectorIndex:
         """Rows the owner keeps at most (its retention): growth never reserves more."""
         self._codes: Codes = np.zeros((0, dimensions), np.int8)
         self._scales = np.zeros(0, np.float32)
+        self._keys = np.zeros(0, np.int64)
+        """Each row's database id (-1: none), so a saved training can be matched to rows."""
         self._cells = np.zeros(0, np.int32)
         self._sketch: Matrix = np.zeros((0, min(SKETCH_DIMENSIONS, dimensions)), np.float32)
         self._centroids: Matrix | None = None
@@ -98,6 +104,12 @@ class VectorIndex:
         self._dropped = 0
         self._lock = threading.Lock()
         self._training: threading.Thread | None = None
+        self.on_trained: Callable[[IndexState], None] | None = None
+        """Called (on the training's thread) with each training's result."""
+        self.trainings = 0
+        """Trainings started (restoring a saved one is not a training)."""
+        self.full_scans = 0
+        """Queries answered by scoring every row: small stores, or an untrained large one."""
 
     def __len__(self) -> int:
         return self._size
@@ -107,12 +119,13 @@ class VectorIndex:
         codes, scale = encode(vector)
         self.add_encoded(codes, scale)
 
-    def add_encoded(self, codes: Codes, scale: float) -> None:
-        """Append one fingerprint given as int8 codes and their scale."""
+    def add_encoded(self, codes: Codes, scale: float, key: int = -1) -> None:
+        """Append one fingerprint given as int8 codes and their scale (``key``: its row id)."""
         with self._lock:
             self._grow(self._size + 1)
             self._codes[self._size] = codes
             self._scales[self._size] = scale
+            self._keys[self._size] = key
             if self._centroids is not None and self._axes is not None:
                 at = slice(self._size, self._size + 1)
                 self._cells[at], self._sketch[at] = _place(
@@ -125,21 +138,27 @@ class VectorIndex:
         if self._size >= EXACT_LIMIT and self._size >= 2 * self._trained_at:
             self._start_training()
 
-    def load(self, codes: Codes, scales: npt.NDArray[np.float32]) -> None:
-        """Append many encoded fingerprints at once (opening a store), then train once."""
+    def load(self, codes: Codes, scales: npt.NDArray[np.float32],
+             keys: npt.NDArray[np.int64] | None = None, saved: IndexState | None = None) -> None:
+        """Append many encoded fingerprints at once (opening a store), then train once,
+        unless ``saved`` (an earlier training of these rows, by ``keys``) can be restored."""
+        restored = False
         with self._lock:
             self._grow(self._size + len(scales))
             end = self._size + len(scales)
             self._codes[self._size: end] = codes
             self._scales[self._size: end] = scales
-            if self._centroids is not None and self._axes is not None:
+            self._keys[self._size: end] = -1 if keys is None else keys
+            if saved is not None and not self._size and self._restore(saved, end):
+                restored = True
+            elif self._centroids is not None and self._axes is not None:
                 self._cells[self._size: end], self._sketch[self._size: end] = _place(
                     codes, scales, self._centroids, self._axes)
             else:
                 self._cells[self._size: end] = -1
             self._size = end
             self._sort_by_cell()
-        if self._size >= EXACT_LIMIT:
+        if self._size >= EXACT_LIMIT and not (restored and self._size < 2 * self._trained_at):
             self._start_training()
 
     def drop_oldest(self, count: int) -> None:
@@ -149,7 +168,7 @@ class VectorIndex:
             # Moved down in place: the arrays keep their capacity, so the next add does not
             # reallocate (a full store drops a tenth and grows back, over and over).
             kept = self._size - count
-            for array in (self._codes, self._scales, self._cells, self._sketch):
+            for array in (self._codes, self._scales, self._keys, self._cells, self._sketch):
                 array[:kept] = array[count: self._size]
             self._size = kept
             self._sorted_end = min(self._sorted_end, kept)
@@ -163,6 +182,7 @@ class VectorIndex:
         with self._lock:
             if self._centroids is None or self._axes is None or self._size <= EXACT_LIMIT:
                 rows, sims = np.arange(self._size, dtype=np.int64), self._scan(vector)
+                self.full_scans += 1
             else:
                 rows = self._shortlist(vector, max(RERANK, k))
                 sims = self._exact(rows, vector)
@@ -182,6 +202,23 @@ class VectorIndex:
             thread.join()
 
     # -- internals ---------------------------------------------------------------------
+
+    def _restore(self, saved: IndexState, end: int) -> bool:
+        """Give rows [0, end) their saved cells and sketches, placing those the state does
+        not know; False (nothing changed) if it does not fit (caller holds the lock)."""
+        if saved.dimensions != self.dimensions or saved.axes.shape[1] != self._sketch.shape[1]:
+            return False
+        found, at = saved.locate(self._keys[:end], checksum(self._codes[:end]))
+        if found.sum() < MIN_MATCHED * end:
+            return False
+        known, unknown = np.flatnonzero(found), np.flatnonzero(~found)
+        self._cells[known], self._sketch[known] = saved.cells[at[known]], saved.sketch[at[known]]
+        if len(unknown):
+            self._cells[unknown], self._sketch[unknown] = _place(
+                self._codes[unknown], self._scales[unknown], saved.centroids, saved.axes)
+        self._axes, self._centroids = saved.axes, saved.centroids
+        self._trained_at = saved.trained_at
+        return True
 
     def _exact(self, rows: IntArray, vector: Vector) -> Vector:
         """Cosines of ``rows`` from their int8 codes (caller holds the lock).
@@ -282,6 +319,7 @@ class VectorIndex:
         codes[: self._size] = self._codes[: self._size]
         self._codes = codes
         self._scales = np.resize(self._scales, capacity)
+        self._keys = np.resize(self._keys, capacity)
         self._cells = np.resize(self._cells, capacity)
         sketch = np.zeros((capacity, self._sketch.shape[1]), np.float32)
         sketch[: self._size] = self._sketch[: self._size]
@@ -291,6 +329,7 @@ class VectorIndex:
         if self._training is not None and self._training.is_alive():
             return
         self._trained_at = self._size
+        self.trainings += 1
         if not self.background:
             self._train()
             return
@@ -301,14 +340,15 @@ class VectorIndex:
         with self._lock:
             size, dropped = self._size, self._dropped
             codes, scales = self._codes[:size].copy(), self._scales[:size].copy()
+            keys = self._keys[:size].copy()
         cells = max(16, min(MAX_CELLS, round(CELLS_PER_ROOT * math.sqrt(size))))
         rng = np.random.default_rng(size)
         sample = rng.choice(size, min(size, max(MIN_SAMPLE, cells * SAMPLE_PER_CELL)),
                             replace=False)
         vectors: Matrix = codes[sample].astype(np.float32) * scales[sample, None]
-        axes = _principal_axes(vectors, self._sketch.shape[1])
+        axes = principal_axes(vectors, self._sketch.shape[1])
         sketches: Matrix = vectors @ axes
-        centroids = _kmeans(sketches, cells, rng)
+        centroids = kmeans(sketches, cells, rng)
         assigned, sketch = _place(codes, scales, centroids, axes)
         with self._lock:
             # Rows may have been dropped from the front or added at the end meanwhile.
@@ -322,6 +362,9 @@ class VectorIndex:
                     self._codes[tail], self._scales[tail], centroids, axes)
             self._centroids, self._axes = centroids, axes
             self._sort_by_cell()
+        if self.on_trained is not None:  # the rows as trained: those added since are placed
+            self.on_trained(IndexState(self.dimensions, size, axes, centroids, keys,
+                                       checksum(codes), assigned, sketch))
 
 
 def _best(rows: IntArray, sims: Vector, k: int) -> tuple[IntArray, Vector]:
@@ -331,45 +374,6 @@ def _best(rows: IntArray, sims: Vector, k: int) -> tuple[IntArray, Vector]:
         rows, sims = rows[best], sims[best]
     order = np.argsort(-sims, kind="stable")
     return rows[order], sims[order]
-
-
-def _kmeans(sample: npt.NDArray[np.float32], cells: int,
-            rng: np.random.Generator) -> npt.NDArray[np.float32]:
-    """Spherical k-means: unit centroids that maximise the inner product with their members.
-
-    Run on sketches: the cells are only used to choose which sketches a query scores.
-    """
-    centroids = sample[rng.choice(len(sample), cells, replace=False)]
-    for _ in range(KMEANS_ITERATIONS):
-        labels = np.argmax(sample @ centroids.T, axis=1)
-        sums = _sums_by_label(sample, labels, cells)
-        empty = ~sums.any(axis=1)
-        sums[empty] = centroids[empty]
-        centroids = sums / np.linalg.norm(sums, axis=1, keepdims=True)
-    return centroids.astype(np.float32)
-
-
-def _sums_by_label(sample: Matrix, labels: npt.NDArray[np.intp], cells: int) -> Matrix:
-    """The sum of the rows of ``sample`` with each label (``np.add.at`` is ten times slower)."""
-    order = np.argsort(labels, kind="stable")
-    starts = np.searchsorted(labels[order], np.arange(cells))
-    present = starts < len(labels)
-    present[present] = labels[order][starts[present]] == np.arange(cells)[present]
-    sums = np.zeros((cells, sample.shape[1]), np.float32)
-    sums[present] = np.add.reduceat(sample[order], starts[present], axis=0)
-    return sums
-
-
-def _principal_axes(sample: Matrix, width: int) -> Matrix:
-    """The ``width`` directions that keep most of the sample's inner products.
-
-    Not centred: a query is scored by inner products, not by distances to the mean.
-    """
-    # The product in float32 (BLAS at twice the speed of float64); the eigenvectors in float64.
-    values, vectors = np.linalg.eigh((sample.T @ sample).astype(np.float64))
-    order = np.argsort(values)[::-1][:width]
-    axes: Matrix = np.ascontiguousarray(vectors[:, order], dtype=np.float32)
-    return axes
 
 
 def _place(codes: Codes, scales: npt.NDArray[np.float32], centroids: Matrix,

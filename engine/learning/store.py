@@ -7,13 +7,30 @@ recommendation is one k-NN query and the §5.5 scoring of K neighbours.
 
 Retention: at most ``max_rows`` turns per workspace (default 100,000);
 past that the oldest tenth is forgotten, in the database too.
+
+A workspace with more than ``sync_load_rows`` rows is read on a worker thread
+(reading 100,000 rows takes seconds, too long for the event loop): it starts
+when the editor opens the folder (:meth:`LearnedPatternStore.prepare`) or at
+the first decision, whichever comes first. Until it is ready slot 4 answers
+:class:`PatternsLoading` and the decision goes on without it; turns recorded
+meanwhile are written to the database at once and added to the index when it
+is installed (by turn id: never twice).
+
+Each workspace's trained index is saved in ``patterns-index/`` beside the
+database (:mod:`.index_state`), so a reopened store answers from its index at
+once instead of scanning every row while it trains again.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import shutil
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -31,6 +48,7 @@ from switchman.engine.learning.evaluator import (
 from switchman.engine.patterns import (
     PatternNeighbor,
     PatternRecommendation,
+    PatternsLoading,
     neighbourhood,
     pool_size,
     score_neighbors,
@@ -39,9 +57,28 @@ from switchman.engine.routing.context import TurnContext
 
 if TYPE_CHECKING:
     from switchman.engine.learning.fingerprint import Vector
+    from switchman.engine.learning.index import VectorIndex
     from switchman.engine.learning.workspace_index import WorkspaceIndex
 
 MAX_ROWS = 100_000
+INDEX_FOLDER = "patterns-index"
+SYNC_LOAD_ROWS = 1_000
+"""Up to this many rows a workspace is read on the caller's thread (tens of milliseconds,
+docs/architecture.md "Decisions"); above it, on a worker thread."""
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Loading:
+    """A workspace being read on a worker thread, and what happened to it meanwhile."""
+
+    turns: int
+    recorded: list[db.PatternRow] = field(default_factory=list)
+    """Rows recorded during the load (already in the database), with their ids."""
+    scores: dict[str, float] = field(default_factory=dict)
+    """Success scores changed during the load, by turn id."""
+    done: threading.Event = field(default_factory=threading.Event)
 
 
 class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -84,21 +121,28 @@ class LearnedPatternStore:
 
     def __init__(self, connection: sqlite3.Connection, clock: Clock, *,
                  max_rows: int = MAX_ROWS, background: bool = True,
-                 fingerprinter: Callable[[TurnContext], Vector] | None = None) -> None:
+                 fingerprinter: Callable[[TurnContext], Vector] | None = None,
+                 sync_load_rows: int = SYNC_LOAD_ROWS) -> None:
         self.connection = connection
         self._fingerprinter = fingerprinter
         self.clock = clock
         self.max_rows = max_rows
         self.background = background
+        self.sync_load_rows = sync_load_rows
         self._workspaces: dict[str, WorkspaceIndex] = {}
+        self._loading: dict[str, _Loading] = {}
         self._lock = threading.RLock()
 
     # -- slot 4 ------------------------------------------------------------------------
 
     def recommend(self, ctx: TurnContext,
-                  settings: PatternSettings) -> PatternRecommendation | None:
+                  settings: PatternSettings) -> PatternRecommendation | PatternsLoading | None:
         """Score the past turns of the workspace most similar to ``ctx`` (§5.5, with the
-        workspace's neighbourhood and similarity settings)."""
+        workspace's neighbourhood and similarity settings); :class:`PatternsLoading` while
+        its rows are still being read."""
+        with self._lock:
+            if self._workspace(_key(ctx)) is None:
+                return PatternsLoading(self._loading[_key(ctx)].turns)
         found = self.neighbours(ctx, settings.neighbors, settings)
         return score_neighbors([PatternNeighbor(n.model, n.success, n.samples, n.cost_usd,
                                                 n.similarity) for n in found],
@@ -109,8 +153,8 @@ class LearnedPatternStore:
         """The ``k`` past turns of the workspace most similar to ``ctx`` (with
         ``neighborhood: per_model`` in ``settings``, the ``k`` nearest of each model)."""
         space = self._workspace(_key(ctx))
-        if not len(space.index):
-            return []
+        if space is None or not len(space.index):
+            return []  # nothing yet, or still loading
         wanted = PatternSettings(neighbors=k) if settings is None else settings
         positions, sims = space.index.nearest(self.fingerprint(ctx), pool_size(wanted))
         picked, similarity = positions.tolist(), sims.tolist()
@@ -137,15 +181,24 @@ class LearnedPatternStore:
             planner_turn_id=turn.planner_turn_id)
         with self._lock:
             space = self._workspace(row.workspace)
+            if space is None:  # loading: durable now, in the index once it is installed
+                loading = self._loading[row.workspace]
+                if all(r.turn_id != row.turn_id for r in loading.recorded):
+                    row_id = db.insert(self.connection, row)
+                    loading.recorded.append(msgspec.structs.replace(row, id=row_id))
+                return
             if row.turn_id in space.position:
                 return  # recorded already (a turn ends once)
-            db.insert(self.connection, row)
-            space.index.add_encoded(codes, scale)
-            space.append(row)
-            if len(space.turn_ids) > self.max_rows:
-                drop = max(1, self.max_rows // 10)
-                db.delete_oldest(self.connection, row.workspace, drop)
-                space.drop_oldest(drop)
+            self._add(space, msgspec.structs.replace(row, id=db.insert(self.connection, row)))
+
+    def _add(self, space: WorkspaceIndex, row: db.PatternRow) -> None:
+        """Put a stored row into the workspace's index, forgetting the oldest past
+        ``max_rows``."""
+        space.add(row)
+        if len(space.turn_ids) > self.max_rows:
+            drop = max(1, self.max_rows // 10)
+            db.delete_oldest(self.connection, row.workspace, drop)
+            space.drop_oldest(drop)
 
     def observe_message(self, session_id: str, text: str, rerouted_to: str | None) -> None:
         """A new message in a session: what it says about the session's previous turn."""
@@ -206,6 +259,8 @@ class LearnedPatternStore:
         space = self._workspaces.get(row.workspace)
         if space is not None and row.turn_id in space.position:
             space.success[space.position[row.turn_id]] = score
+        elif row.workspace in self._loading:  # the loader may have read the old score
+            self._loading[row.workspace].scores[row.turn_id] = score
 
     # -- management --------------------------------------------------------------------
 
@@ -228,8 +283,15 @@ class LearnedPatternStore:
             count = db.delete_workspace(self.connection, workspace)
             if workspace is None:
                 self._workspaces.clear()
+                self._loading.clear()  # a load in flight then installs nothing
             else:
                 self._workspaces.pop(workspace, None)
+                self._loading.pop(workspace, None)
+            saved = self._saved_index(workspace or "")
+            if saved is not None and workspace is None:
+                shutil.rmtree(saved.parent, ignore_errors=True)
+            elif saved is not None:
+                saved.unlink(missing_ok=True)
             return int(count)
 
     def export(self, workspace: str | None = None) -> Iterator[dict[str, object]]:
@@ -252,18 +314,91 @@ class LearnedPatternStore:
             self._fingerprinter = fingerprint
         return self._fingerprinter(ctx)
 
-    def _workspace(self, key: str) -> WorkspaceIndex:
+    def index_of(self, workspace: str) -> VectorIndex:
+        """The workspace's k-NN index, waiting for it if it is loading (diagnostics, tests,
+        benchmarks: never the event loop)."""
+        self.prepare(workspace)
+        self.wait_loaded(workspace)
+        space = self._workspace(workspace)
+        assert space is not None
+        return space.index
+
+    def prepare(self, workspace: str) -> None:
+        """A sign ``workspace`` will chat (its folder was opened): if it has many rows, start
+        reading them on a worker thread now. Returns at once."""
+        with self._lock:
+            self._workspace(workspace, start_only=True)
+
+    def wait_loaded(self, workspace: str, timeout: float | None = None) -> bool:
+        """Block until no load of ``workspace`` is running; False on timeout."""
+        with self._lock:
+            loading = self._loading.get(workspace)
+        return loading is None or loading.done.wait(timeout)
+
+    def _workspace(self, key: str, *, start_only: bool = False) -> WorkspaceIndex | None:
+        """The workspace's index, read now if small; None while it loads on a thread."""
         with self._lock:
             space = self._workspaces.get(key)
-            if space is None:
-                space = self._workspaces[key] = self._load(key)
+            if space is not None or key in self._loading:
+                return space
+            turns = db.count(self.connection, key)
+            if turns > self.sync_load_rows:
+                loading = self._loading[key] = _Loading(turns)
+                threading.Thread(target=self._load_in_background, args=(key, loading),
+                                 name="switchman-patterns-load", daemon=True).start()
+                return None
+            if start_only:
+                return None
+            space = self._workspaces[key] = self._load(key, self.connection)
             return space
 
-    def _load(self, key: str) -> WorkspaceIndex:
+    def _load_in_background(self, key: str, loading: _Loading) -> None:
+        """Read the rows without holding the lock (recording goes on meanwhile), then install
+        the index with the rows recorded and the scores changed since."""
+        database = self._database_file()
+        try:
+            connection = self.connection if not database else db.reader(database)
+            try:
+                space = self._load(key, connection)
+            finally:
+                if connection is not self.connection:
+                    connection.close()
+        except Exception:  # a broken read must not leave the workspace loading forever
+            _log.exception("could not load the learned patterns of %s", key)
+            from switchman.engine.learning.workspace_index import WorkspaceIndex  # noqa: PLC0415
+
+            space = WorkspaceIndex(self.background, self.max_rows)
+        with self._lock:
+            if self._loading.get(key) is loading:  # not forgotten meanwhile
+                del self._loading[key]
+                for row in loading.recorded:
+                    if row.turn_id not in space.position:  # the read may have seen it
+                        self._add(space, row)
+                for turn_id, score in loading.scores.items():
+                    if turn_id in space.position:
+                        space.success[space.position[turn_id]] = score
+                self._workspaces[key] = space
+        loading.done.set()
+
+    def _load(self, key: str, connection: sqlite3.Connection) -> WorkspaceIndex:
         from switchman.engine.learning.workspace_index import WorkspaceIndex  # noqa: PLC0415
 
-        return WorkspaceIndex.loaded(list(db.rows(self.connection, key)), self.background,
-                                     self.max_rows)
+        return WorkspaceIndex.loaded(list(db.rows(connection, key)), self.background,
+                                     self.max_rows, self._saved_index(key))
+
+    def _database_file(self) -> str:
+        """The database's file ("" for an in-memory one)."""
+        with self._lock:
+            return str(next((r[2] for r in self.connection.execute("PRAGMA database_list")
+                             if r[1] == "main"), ""))
+
+    def _saved_index(self, key: str) -> Path | None:
+        """Where the workspace's trained index is saved (None for an in-memory database)."""
+        database = self._database_file()
+        if not database:
+            return None
+        name = hashlib.sha256(key.encode()).hexdigest()[:24]
+        return Path(database).parent / INDEX_FOLDER / f"{name}.npz"
 
 
 def _key(ctx: TurnContext) -> str:

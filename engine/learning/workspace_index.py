@@ -7,9 +7,12 @@ an idle daemon never loads it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from switchman.engine.learning import database as db
+from switchman.engine.learning import index_state
 from switchman.engine.learning.fingerprint import DIMENSIONS
 from switchman.engine.learning.index import VectorIndex
 
@@ -28,19 +31,31 @@ class WorkspaceIndex:
 
     @classmethod
     def loaded(cls, rows: list[db.PatternRow], background: bool,
-               max_rows: int | None = None) -> WorkspaceIndex:
+               max_rows: int | None = None, saved: Path | None = None) -> WorkspaceIndex:
         """The index over ``rows`` (a workspace's, oldest first), never holding more than
-        ``max_rows`` (the store's retention)."""
+        ``max_rows`` (the store's retention). With ``saved``, a file holding the index's
+        last training: restored from it when it fits the rows, and rewritten after each
+        training."""
         space = cls(background, max_rows)
+        if saved is not None:
+            space.index.on_trained = lambda state: index_state.write(saved, state)
         if rows:
             codes = np.frombuffer(b"".join(r.codes for r in rows), np.int8)
             space.index.load(codes.reshape(len(rows), DIMENSIONS),
-                             np.array([r.scale for r in rows], np.float32))
+                             np.array([r.scale for r in rows], np.float32),
+                             np.array([r.id for r in rows], np.int64),
+                             None if saved is None else index_state.read(saved, DIMENSIONS))
             for row in rows:
                 space.append(row)
         return space
 
+    def add(self, row: db.PatternRow) -> None:
+        """Index a row stored after the load (``row.id`` is its database id)."""
+        self.index.add_encoded(np.frombuffer(row.codes, np.int8), row.scale, row.id)
+        self.append(row)
+
     def append(self, row: db.PatternRow) -> None:
+        """The row's scoring columns, at the next position (its codes are indexed already)."""
         self.position[row.turn_id] = len(self.turn_ids)
         self.turn_ids.append(row.turn_id)
         self.models.append(row.model)

@@ -26,7 +26,7 @@ from switchman.engine.config.policy import DisagreementSettings, EffectivePolicy
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.schema import TIER_NAMES
 from switchman.engine.errors import NoModelAvailable
-from switchman.engine.patterns import PatternRecommendation, PatternStore
+from switchman.engine.patterns import PatternRecommendation, PatternsLoading, PatternStore
 from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.decision import (
@@ -46,6 +46,8 @@ from switchman.engine.routing.validation import CandidateValidator
 from switchman.engine.userregex import pattern_set
 
 NA = Verdict.NOT_APPLICABLE
+Suggestion = PatternRecommendation | PatternsLoading | None
+"""What slot 4 has to go on: a recommendation, none, or a store still loading."""
 DELEGATE_REQUEST_IN_FLIGHT = "delegate_request_in_flight"
 
 
@@ -137,7 +139,7 @@ class PolicyChain:
     # -- slots ---------------------------------------------------------------------
 
     def _slots(
-        self, request: RouteRequest, suggestion: PatternRecommendation | None
+        self, request: RouteRequest, suggestion: Suggestion
     ) -> Iterator[PolicyEvaluation]:
         ctx = request.context
         yield self._override(request.override, ctx)
@@ -198,15 +200,15 @@ class PolicyChain:
             reason = f"no rule matched ({len(rules)} checked)" if rules else "no rules configured"
             yield _na(Policy.CONFIGURED_RULES, reason)
 
-    def _recommendation(self, ctx: TurnContext) -> PatternRecommendation | None:
+    def _recommendation(self, ctx: TurnContext) -> Suggestion:
         if self.patterns is None:
             return None
         return self.patterns.recommend(ctx, self.policy.pattern)
 
-    def _pattern(self, rec: PatternRecommendation | None, ctx: TurnContext) -> PolicyEvaluation:
+    def _pattern(self, rec: Suggestion, ctx: TurnContext) -> PolicyEvaluation:
         policy = Policy.PATTERN_RECOMMENDATION
-        if rec is None:
-            return _na(policy, "no similar past turns")
+        if not isinstance(rec, PatternRecommendation):
+            return _na(policy, _no_suggestion(rec))
         settings = self.policy.pattern
         extra = {"confidence": rec.confidence, "sample_size": rec.sample_size,
                  "pattern_alternatives": rec.alternatives}
@@ -224,21 +226,22 @@ class PolicyChain:
                                     **extra)  # type: ignore[arg-type]
         return self._try(policy, rec.model, ctx, described, **extra)
 
-    def _deferred_in_delegation(self, rec: PatternRecommendation | None) -> PolicyEvaluation:
+    def _deferred_in_delegation(self, rec: Suggestion) -> PolicyEvaluation:
         """Slot 4 inside a worker: a recommendation is kept in the trace but never chosen,
         so learned patterns cannot override the planner's tier (spec 001 §11)."""
-        if rec is None:
-            return _na(Policy.PATTERN_RECOMMENDATION, "no similar past turns")
+        if not isinstance(rec, PatternRecommendation):
+            return _na(Policy.PATTERN_RECOMMENDATION, _no_suggestion(rec))
         return PolicyEvaluation(policy=Policy.PATTERN_RECOMMENDATION, verdict=Verdict.DEFERRED,
                                 candidate_model=rec.model, reason=DELEGATE_REQUEST_IN_FLIGHT,
                                 confidence=rec.confidence, sample_size=rec.sample_size,
                                 pattern_alternatives=rec.alternatives)
 
     def _deferred(
-        self, rec: PatternRecommendation | None, winner: PolicyEvaluation
+        self, rec: Suggestion, winner: PolicyEvaluation
     ) -> PolicyEvaluation | None:
         settings = self.policy.pattern
-        if rec is None or rec.sample_size < settings.min_sample_size \
+        if not isinstance(rec, PatternRecommendation) \
+                or rec.sample_size < settings.min_sample_size \
                 or rec.confidence < settings.min_confidence:
             return None
         return PolicyEvaluation(
@@ -430,6 +433,11 @@ def _tier_reason(model: str, choice: TierChoice, count: int) -> str:
         parts.append(f", {used} complexity {choice.complexity} ({choice.complexity_source})")
     parts.append(f" → candidate {choice.candidate} of {count}: {model}")
     return "".join(parts)
+
+
+def _no_suggestion(rec: PatternsLoading | None) -> str:
+    """Slot 4's reason when there is nothing to recommend (yet)."""
+    return "no similar past turns" if rec is None else rec.reason
 
 
 def _na(policy: Policy, reason: str) -> PolicyEvaluation:

@@ -12,6 +12,7 @@ from switchman.engine.config.policy import PatternSettings
 from switchman.engine.learning import database
 from switchman.engine.learning.evaluator import NextAction
 from switchman.engine.learning.store import LearnedPatternStore, TurnRecord
+from switchman.engine.patterns import PatternRecommendation, PatternsLoading
 from switchman.engine.routing.context import TurnContext
 
 WS = "/work/project"
@@ -31,6 +32,14 @@ def record(store: LearnedPatternStore, turn: str, message: str, model: str, *,
                             status=status, cost_usd=cost))
 
 
+def suggest(store: LearnedPatternStore, ctx: TurnContext,
+            settings: PatternSettings = SETTINGS) -> PatternRecommendation | None:
+    """The store's recommendation (these stores are small: read at once, never loading)."""
+    rec = store.recommend(ctx, settings)
+    assert not isinstance(rec, PatternsLoading)
+    return rec
+
+
 def teach(store: LearnedPatternStore) -> None:
     """SQL questions go well on 'deep' and badly on 'fast'; docs questions go well on 'fast'."""
     for i in range(4):
@@ -45,10 +54,8 @@ def teach(store: LearnedPatternStore) -> None:
 def test_recommends_from_similar_turns_with_spec_scoring() -> None:
     store = open_store()
     teach(store)
-    sql = store.recommend(TurnContext(message="optimise my SQL join query", workspace_path=WS),
-                          SETTINGS)
-    docs = store.recommend(TurnContext(message="write README docs", workspace_path=WS),
-                           SETTINGS)
+    sql = suggest(store, TurnContext(message="optimise my SQL join query", workspace_path=WS))
+    docs = suggest(store, TurnContext(message="write README docs", workspace_path=WS))
     assert sql is not None and sql.model == "deep"
     # deep: success 0.7, cost efficiency 0 → 0.95 * 0.7; fast: 0 success, efficiency 1 → 0.05
     assert sql.score == pytest.approx(0.665)
@@ -69,10 +76,10 @@ def test_per_model_neighbourhood_hears_the_rarely_chosen_model() -> None:
                "strong", cost=0.5)
         store.feedback(f"strong-{i}", 1)
     ctx = TurnContext(message="prove the lemma about primes 9", workspace_path=WS)
-    nearest = store.recommend(ctx, SETTINGS)
+    nearest = suggest(store, ctx)
     assert nearest is not None and nearest.model == "weak"  # six weak turns, no strong one
     settings = msgspec.structs.replace(SETTINGS, neighborhood="per_model", neighbors=3)
-    per_model = store.recommend(ctx, settings)
+    per_model = suggest(store, ctx, settings)
     assert per_model is not None and per_model.model == "strong"
     assert per_model.sample_size == 2
     assert [o.model for o in per_model.alternatives] == ["weak"]
@@ -96,8 +103,7 @@ def test_rows_survive_reopening_and_keep_no_message_text(tmp_path: Path) -> None
     store.feedback("doc-fast-0", -1)
     store.connection.close()
     reopened = open_store(path)
-    rec = reopened.recommend(TurnContext(message="optimise my SQL join", workspace_path=WS),
-                             SETTINGS)
+    rec = suggest(reopened, TurnContext(message="optimise my SQL join", workspace_path=WS))
     assert rec is not None and rec.model == "deep"
     row = database.by_turn(reopened.connection, "doc-fast-0")
     assert row is not None and row.success == 0.0

@@ -106,6 +106,7 @@ def test_a_reopened_store_rebuilds_its_index_from_the_rows(tmp_path: Path) -> No
     assert store._workspaces[WS].index._centroids is not None  # partitioned, not exact
     store.connection.close()
     reopened = LearnedPatternStore(database.connect(path), ManualClock(), background=False)
+    reopened.index_of(WS)  # 1,500 rows are read on a worker thread: wait for it
     for i in range(0, 1500, 50):
         own = reopened.neighbours(TurnContext(message=messages[i], workspace_path=WS), 1)
         assert own[0].model == f"m{i}"

@@ -189,7 +189,10 @@ def main() -> None:
         contexts = [TurnContext(message=message(rng), workspace_path=WORKSPACE,
                                 estimated_input_tokens=rng.randint(100, 50_000))
                     for _ in range(args.queries)]
-        store.neighbours(contexts[0], 10)  # loads the workspace and trains the index
+        store.neighbours(contexts[0], 10)  # starts reading the rows (on a thread: 100k rows)
+        store.wait_loaded(WORKSPACE)
+        store.neighbours(contexts[0], 10)  # trains the index
+        assert len(store.neighbours(contexts[0], 10)) == 10, "the store answered nothing"
         load_seconds = time.perf_counter() - started
         query = percentiles(timed(lambda c: store.neighbours(c, 10), contexts))
         fingerprints = percentiles(timed(fingerprint, contexts))

@@ -129,6 +129,9 @@ class LearnedPatternStore:
         self.max_rows = max_rows
         self.background = background
         self.sync_load_rows = sync_load_rows
+        self._database = str(next((r[2] for r in connection.execute("PRAGMA database_list")
+                                   if r[1] == "main"), ""))
+        """The database's file ("" for an in-memory one): read once, the connection is fixed."""
         self._workspaces: dict[str, WorkspaceIndex] = {}
         self._loading: dict[str, _Loading] = {}
         self._lock = threading.RLock()
@@ -355,7 +358,7 @@ class LearnedPatternStore:
     def _load_in_background(self, key: str, loading: _Loading) -> None:
         """Read the rows without holding the lock (recording goes on meanwhile), then install
         the index with the rows recorded and the scores changed since."""
-        database = self._database_file()
+        database = self._database
         try:
             connection = self.connection if not database else db.reader(database)
             try:
@@ -386,15 +389,9 @@ class LearnedPatternStore:
         return WorkspaceIndex.loaded(list(db.rows(connection, key)), self.background,
                                      self.max_rows, self._saved_index(key))
 
-    def _database_file(self) -> str:
-        """The database's file ("" for an in-memory one)."""
-        with self._lock:
-            return str(next((r[2] for r in self.connection.execute("PRAGMA database_list")
-                             if r[1] == "main"), ""))
-
     def _saved_index(self, key: str) -> Path | None:
         """Where the workspace's trained index is saved (None for an in-memory database)."""
-        database = self._database_file()
+        database = self._database
         if not database:
             return None
         name = hashlib.sha256(key.encode()).hexdigest()[:24]

@@ -86,7 +86,9 @@ def scripted_engine(tmp_path: Path, adapter: ScriptedAdapter, approver: Scripted
     for name in ("config", "data", "workspace"):
         (tmp_path / name).mkdir(exist_ok=True)
     for name, text in files.items():
-        (tmp_path / "workspace" / name).write_text(text)
+        path = tmp_path / "workspace" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
     recorder = Recorder()
     service = Switchman(recorder, config_folder=tmp_path / "config",
                         data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},

@@ -12,21 +12,17 @@ import pytest
 
 from switchman.engine import files, tokens
 from switchman.engine.service import Switchman
-from tests.sessions.conftest import Recorder
+from tests.sessions.conftest import scripted_engine
 from tests.support.scripted_adapter import ScriptedAdapter
 
 
 @pytest.fixture
 def service(tmp_path: Path, adapter: ScriptedAdapter) -> Iterator[Switchman]:
-    for name in ("config", "data", "workspace/.switchman"):
-        (tmp_path / name).mkdir(parents=True)
+    (tmp_path / "config").mkdir()
     (tmp_path / "config" / "routing.yaml").write_text("global_default: sonnet\nrules: []\n")
     (tmp_path / "config" / "profiles.yaml").write_text("profiles: {}\n")
-    (tmp_path / "workspace" / ".switchman" / "routing.yaml").write_text("rules: []\n")
-    engine = Switchman(Recorder(), config_folder=tmp_path / "config",
-                       data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
-                       adapters=adapter)
-    engine.open_workspace(str(tmp_path / "workspace"))
+    engine = scripted_engine(tmp_path, adapter, None,
+                             {".switchman/routing.yaml": "rules: []\n"}).service
     yield engine
     engine.store.db.close()
 

@@ -11,18 +11,13 @@ import pytest
 
 from switchman.engine.service import Switchman
 from switchman.engine.sessions.records import ChatDelta
-from tests.sessions.conftest import Recorder
+from tests.sessions.conftest import Recorder, scripted_engine
 from tests.support.scripted_adapter import ScriptedAdapter
 
 
 @pytest.fixture
 def service(tmp_path: Path, adapter: ScriptedAdapter) -> Iterator[Switchman]:
-    for name in ("config", "data", "workspace"):
-        (tmp_path / name).mkdir()
-    engine = Switchman(Recorder(), config_folder=tmp_path / "config",
-                       data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
-                       adapters=adapter)
-    engine.open_workspace(str(tmp_path / "workspace"))
+    engine = scripted_engine(tmp_path, adapter, None, {}).service
     yield engine
     engine.store.db.close()
 

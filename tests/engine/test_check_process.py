@@ -20,6 +20,28 @@ HAIKU = "global_default: anthropic:claude-haiku-4-5\n"
 OPUS = "global_default: anthropic:claude-opus-4-7\n"
 
 
+def exit_when_told(fifo: str) -> None:
+    """In the check process: wait until the test opens ``fifo``, then die (work queued behind
+    this is then lost with the process, whatever the timing)."""
+    with open(fifo) as told:
+        told.read()
+    os._exit(1)
+
+
+class Crash:
+    """A crash of the check process that the test triggers when it is ready."""
+
+    def __init__(self, folder: Path) -> None:
+        self.fifo = folder / "crash"
+        os.mkfifo(self.fifo)
+        CHECKS.submit(exit_when_told, str(self.fifo))
+
+    def now(self) -> None:
+        """Let the process die (this returns once it has been told)."""
+        with open(self.fifo, "w"):
+            pass
+
+
 async def test_work_runs_in_another_process() -> None:
     assert await CHECKS.run(os.getpid) != os.getpid()
 
@@ -46,8 +68,9 @@ async def test_the_store_keeps_its_last_good_value_when_the_check_process_dies(
     await store.settle()
 
     write(routing, OPUS)
-    CHECKS.submit(os._exit, 1)  # the process dies before it reaches the store's check
-    store.policy()
+    crash = Crash(config_dir.parent)
+    store.policy()  # its check waits behind the crash
+    crash.now()
     await store.settle()
 
     assert store.policy().global_default == "anthropic:claude-haiku-4-5"

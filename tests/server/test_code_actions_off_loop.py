@@ -4,7 +4,7 @@ daemon's interpreter, and survives that process dying."""
 
 from __future__ import annotations
 
-import os
+import asyncio
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -16,12 +16,12 @@ from pygls.workspace import Workspace
 
 from switchman.engine.config import check as check_module
 from switchman.engine.config import routing_file
-from switchman.engine.config.checking import CHECKS
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.config.yamldoc import YamlDocument
 from switchman.engine.editing.editing import ConfigDocuments
 from switchman.server.features.config_editing import checker
 from switchman.server.features.config_editing.feature import ConfigEditing
+from tests.engine.test_check_process import Crash
 
 SHADOWED = ("rules:\n  - name: all\n    use: opus\n  - name: images\n"
             "    when: {has_images: true}\n    use: sonnet\n")
@@ -100,7 +100,26 @@ async def test_a_new_check_process_is_given_the_open_documents(tmp_path: Path) -
     """The documents live in the check process: after it dies, the next one has them."""
     editing, uri = await opened(tmp_path)
     first = await editing.symbols(uri)
-    CHECKS.submit(os._exit, 1)
-    await editing.symbols(uri)  # reaches the dying process (empty) or the new one
+    crash = Crash(tmp_path)
+    lost = asyncio.ensure_future(editing.symbols(uri))
+    await asyncio.sleep(0)  # the request is sent (behind the crash)
+    crash.now()
 
+    assert await lost == []
     assert await editing.symbols(uri) == first
+
+
+async def test_a_check_lost_with_its_process_shows_a_located_diagnostic(tmp_path: Path) -> None:
+    editing, _ = await opened(tmp_path)
+    published: list[dict[str, Any]] = []
+    editing.server.notify_json = lambda method, params: published.append(params)  # type: ignore
+    crash = Crash(tmp_path)
+    checking = asyncio.ensure_future(editing.publish(tmp_path / "routing.yaml"))
+    await asyncio.sleep(0)
+    crash.now()
+    await checking
+
+    [diagnostic] = published[0]["diagnostics"]
+    assert diagnostic["code"] == "check-stopped" and diagnostic["range"]["start"]["line"] == 0
+    await editing.publish(tmp_path / "routing.yaml")  # the next check, in a new process
+    assert "shadowed-rule" in [d["code"] for d in published[1]["diagnostics"]]

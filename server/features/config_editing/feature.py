@@ -217,13 +217,14 @@ class ConfigEditing:
         self._pending.pop(path, None)
         opened = path not in self._published
         try:
-            await self._publish(path)
+            await self.publish(path)
         except Exception:  # a bug in checking must never take the daemon down
             log.exception("checking %s failed", path)
         self._published.add(path)
         self._collector.busy(settle_now=opened)
 
-    async def _publish(self, path: Path) -> None:
+    async def publish(self, path: Path) -> None:
+        """Check the open document at ``path`` and publish its diagnostics."""
         uri = self._uris.get(path)
         if uri is None:
             return

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 import logging
 import multiprocessing
 import os
@@ -129,13 +130,15 @@ class CheckProcess:
 
 
 def _started() -> None:
-    """In the new process: keep stdout clean, leave signals to the daemon, end with it."""
+    """In the new process: keep stdout clean, leave signals to the daemon, end with it, and
+    import the checks before the first one is asked for."""
     os.dup2(2, 1)  # a stray print must never reach the editor's JSON-RPC stream
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = multiprocessing.parent_process()
     if parent is not None:
         threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True,
                          name="exit-with-daemon").start()
+    importlib.import_module("switchman.engine.config.store")
 
 
 def _exit_with(sentinel: int) -> None:

@@ -351,7 +351,7 @@ class ConfigStore:
         return slot.current
 
     def _loop(self) -> asyncio.AbstractEventLoop | None:
-        """The running event loop when checks go to the worker thread, else None."""
+        """The running event loop when checks go to the check process, else None."""
         if not self._background:
             return None
         try:

@@ -143,7 +143,7 @@ class ConfigEditing:
         """Completion items at ``position`` (only values when typing a space triggered it).
 
         Reading the cursor scans the whole text once per version (the first request after
-        an edit of a long file pays it), so it runs on the documents' worker thread.
+        an edit of a long file pays it), so it runs in the check process with the documents.
         """
         kind = self.kind_of(uri)
         document = self.server.workspace.text_documents.get(uri)
@@ -156,7 +156,7 @@ class ConfigEditing:
                                    markdown)
 
     async def hover(self, uri: str, position: types.Position) -> types.Hover | None:
-        """The hover at ``position`` (looked up on the documents' worker thread)."""
+        """The hover at ``position`` (looked up in the check process)."""
         path, kind = self.path_of(uri), self.kind_of(uri)
         if path is None or kind is None:
             return None
@@ -168,7 +168,7 @@ class ConfigEditing:
         """Quick fixes for the problems touching ``rng``.
 
         Each fix is verified by re-checking the edited file, which for a long file takes
-        as long as a check: so all of it runs on the documents' worker thread.
+        as long as a check: so all of it runs in the check process.
         """
         path = self.path_of(uri)
         document = self.server.workspace.text_documents.get(uri)

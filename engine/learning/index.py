@@ -11,7 +11,9 @@ A query projects the fingerprint onto the axes, scores the cell centroids
 (in sketch space: about 1,000 by 96 values), and reads the cells nearest to it,
 best first, until ``CANDIDATES`` rows have been read. That budget is in rows,
 not cells, so a query that lands among crowded cells costs no more than one
-among sparse ones (the tail of the query time is bounded). The candidates are
+among sparse ones (the tail of the query time is bounded); in a young store,
+whose cells are small, one product over every sorted sketch costs less than
+a call per cell and is used instead (``CALL_ROWS``). The candidates are
 scored on their sketches, and the best ``RERANK`` of them again exactly from
 their int8 codes. Rows added since the sorted copy was built are scored from
 an unsorted tail; the copy is sorted again once the tail passes

@@ -104,7 +104,7 @@ async def test_the_provider_is_called_before_the_turn_start_is_written_and_shown
         Recorder.delta(recorder, update)
 
     service.lifecycle.adapters = cast("AdapterSource", _Source(watched))
-    recorder.delta = delta  # type: ignore[method-assign]
+    recorder.delta = delta  # type: ignore[method-assign,assignment]
     adapter.text("hello", "there")
     await service.chat(workspace, None, "a question")
     assert at_call == [(1, 1)]  # only the warm-up turn: nothing of this one yet

@@ -29,6 +29,7 @@ from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.providers.base import AdapterSource
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import RouteRequest
+from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.routing.explain import short_reason
 from switchman.engine.routing.overrides import Override
@@ -56,6 +57,8 @@ class TurnEnded:
 
     session: LiveSession
     outcome: TurnOutcome
+    context: TurnContext
+    """The turn as routing saw it (its message, the session's files and size then)."""
 
 
 TurnEndedHook = Callable[[TurnEnded], None]
@@ -143,7 +146,7 @@ class TurnLifecycle:
                 reasoning_effort=worker.reasoning_effort if worker else None,
                 profile=profile))
             return self._record_start(live, turn_id, text, [*attachments, *images], decision,
-                                      profile)
+                                      profile, context)
         except BaseException as failure:  # the turn did not start: the session is as it was
             live.sticky.end_turn()
             if isinstance(failure, NoModelAvailable):
@@ -153,7 +156,7 @@ class TurnLifecycle:
 
     def _record_start(self, live: LiveSession, turn_id: str, text: str,
                       blocks: list[Block], decision: RouteDecided,
-                      profile: ActiveProfile) -> TurnSetup:
+                      profile: ActiveProfile, context: TurnContext) -> TurnSetup:
         registry = self.router.registry()
         model = registry.models[decision.chosen_model or ""]
         now = self.clock.now()
@@ -192,7 +195,7 @@ class TurnLifecycle:
                          adapter=self.adapters.adapter(provider), tools=tools, system=system,
                          history=(*live.history, user),
                          history_tokens=live.history_tokens + estimate_messages([user]),
-                         sink=sink, start=TurnStart(begin),
+                         sink=sink, start=TurnStart(begin), context=context,
                          banners=tuple(decision.banners), is_worker=live.is_worker,
                          parent_session_id=worker.parent_session_id if worker else None,
                          output_budget=worker.max_output_tokens if worker else None,
@@ -234,7 +237,7 @@ class TurnLifecycle:
         if outcome is not None:
             for hook in list(self.turn_ended):
                 try:
-                    hook(TurnEnded(live, outcome))
+                    hook(TurnEnded(live, outcome, setup.context))
                 except Exception:  # a hook must not break the turn it observes
                     log.exception("turn-ended hook failed")
 

@@ -64,6 +64,7 @@ from switchman.engine.providers.base import (
     UsageReport,
 )
 from switchman.engine.providers.errors import MAX_RETRY_WAIT_SECONDS, ProviderError
+from switchman.engine.routing.context import TurnContext
 from switchman.engine.sessions.live import TurnSink
 from switchman.engine.sessions.records import (
     ChatDelta,
@@ -158,6 +159,8 @@ class TurnSetup:
     sink: TurnSink
     start: TurnStart
     """Records the turn's start (durably) and tells the sink which model took it."""
+    context: TurnContext
+    """The turn as routing saw it (learning records the turn with it)."""
     banners: tuple[str, ...] = ()
     is_worker: bool = False
     parent_session_id: str | None = None

@@ -12,7 +12,9 @@ from typing import cast
 import pytest
 
 from switchman.engine import files, tokens
+from switchman.engine.learning import fingerprint as learned
 from switchman.engine.providers.base import AdapterSource, ProviderRequest, StreamEvent
+from switchman.engine.routing.context import TurnContext
 from switchman.engine.service import Switchman
 from switchman.engine.sessions.records import ChatDelta
 from tests.sessions.conftest import Recorder, scripted_engine
@@ -120,3 +122,22 @@ class _Source:
 
     def adapter(self, provider: object) -> _Source:
         return self
+
+
+async def test_a_turn_is_fingerprinted_once_for_routing_and_learning(
+        service: Switchman, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    workspace = str(tmp_path / "workspace")
+    taken: list[str] = []
+    fingerprint = learned.fingerprint
+
+    def counting(ctx: TurnContext) -> object:
+        taken.append(ctx.message)
+        return fingerprint(ctx)
+
+    monkeypatch.setattr(learned, "fingerprint", counting)
+    await service.chat(workspace, None, "warm up")  # the workspace has a row to compare with
+    taken.clear()
+    await service.chat(workspace, None, "a question")
+    assert taken == ["a question"]
+    rows = service.patterns.index_of(str(tmp_path / "workspace"))
+    assert len(rows) == 2  # …and the turn was recorded

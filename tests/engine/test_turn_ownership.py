@@ -14,7 +14,7 @@ from switchman.engine.ids import new_id
 from switchman.engine.messages import Message, TextBlock, Usage
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.sessions.records import TurnInfo
-from switchman.engine.store.database import SCHEMA_VERSION, connect
+from switchman.engine.store.database import SCHEMA_VERSION, checkpoint, connect
 from switchman.engine.store.ownership import DaemonLease
 from switchman.engine.store.repository import SessionStore
 
@@ -136,3 +136,17 @@ def test_spend_today_counts_every_daemon_and_reads_only_new_ledger_rows(tmp_path
     assert steps[0] < 10, steps  # summing the day's 401 rows again takes hundreds
     assert first.cost_since(midnight - timedelta(days=1)) == Decimal("7.65")
     assert first.cost_since(midnight + timedelta(days=1)) == Decimal("0")
+
+
+def test_the_daemons_commits_leave_checkpoints_to_a_worker_thread(tmp_path: Path) -> None:
+    """A commit that takes the write-ahead log past 1,000 pages would copy it into the
+    database (with an fsync) on the event loop; the daemon's connection never does."""
+    path = tmp_path / "switchman.db"
+    connection = connect(path, checkpoint_elsewhere=True)
+    connection.execute("CREATE TABLE filler (text TEXT)")
+    for _ in range(1500):
+        connection.execute("INSERT INTO filler VALUES (?)", ("x" * 3000,))
+    log, copied = checkpoint(path)  # as the daemon's background task does
+    assert log > 1500 and copied == log  # all of it was still in the log until now
+    assert checkpoint(path) == (log, log)  # nothing new since
+    connection.close()

@@ -10,8 +10,10 @@ is plain Python (:mod:`.small_workspace`); past that, numpy's
 Retention: at most ``max_rows`` turns per workspace (default 100,000);
 past that the oldest tenth is forgotten, in the database too.
 
-A workspace with more than ``sync_load_rows`` rows is read on a worker thread
-(reading 100,000 rows takes seconds, too long for the event loop): it starts
+A workspace with more than ``sync_load_rows`` rows, or more than ``small_rows``
+(numpy's index: importing numpy takes a tenth of a second or more), is read on
+a worker thread (reading 100,000 rows takes seconds, too long for the event
+loop); so is a small workspace that has just outgrown ``small_rows``. It starts
 when the editor opens the folder (:meth:`LearnedPatternStore.prepare`) or at
 the first decision, whichever comes first. Until it is ready slot 4 answers
 :class:`PatternsLoading` and the decision goes on without it; turns recorded
@@ -199,22 +201,21 @@ class LearnedPatternStore:
                 return
             if row.turn_id in space.position:
                 return  # recorded already (a turn ends once)
-            stored = msgspec.structs.replace(row, id=db.insert(self.connection, row))
-            self._workspaces[row.workspace] = self._add(space, stored)
+            self._add(space, msgspec.structs.replace(row, id=db.insert(self.connection, row)))
+            if isinstance(space, SmallWorkspace) and len(space.turn_ids) > self.small_rows:
+                # Outgrown: read again from the database (every row, with its current
+                # score) into numpy's index, on a thread; recording goes on meanwhile.
+                del self._workspaces[row.workspace]
+                self.prepare(row.workspace)
 
-    def _add(self, space: LoadedWorkspace, row: db.PatternRow) -> LoadedWorkspace:
+    def _add(self, space: LoadedWorkspace, row: db.PatternRow) -> None:
         """Put a stored row into the workspace's index, forgetting the oldest past
-        ``max_rows``; the workspace (moved to numpy's index once it outgrows
-        ``small_rows``)."""
+        ``max_rows``."""
         space.add(row)
         if len(space.turn_ids) > self.max_rows:
             drop = max(1, self.max_rows // 10)
             db.delete_oldest(self.connection, row.workspace, drop)
             space.drop_oldest(drop)
-        if isinstance(space, SmallWorkspace) and len(space.turn_ids) > self.small_rows:
-            # Read again from the database: it has every row, with its current score.
-            return self._load(row.workspace, self.connection)
-        return space
 
     def observe_message(self, session_id: str, text: str, rerouted_to: str | None) -> None:
         """A new message in a session: what it says about the session's previous turn."""
@@ -330,7 +331,8 @@ class LearnedPatternStore:
         self.prepare(workspace)
         self.wait_loaded(workspace)
         space = self._workspace(workspace)
-        assert space is not None and not isinstance(space, SmallWorkspace), "a small store"
+        assert space is not None
+        assert not isinstance(space, SmallWorkspace), "a small workspace has no numpy index"
         return space.index
 
     def prepare(self, workspace: str) -> None:
@@ -352,7 +354,8 @@ class LearnedPatternStore:
             if space is not None or key in self._loading:
                 return space
             turns = db.count(self.connection, key)
-            if turns > self.sync_load_rows:
+            # numpy's index (and numpy's import) is built on a thread too, never on the loop
+            if turns > min(self.sync_load_rows, self.small_rows):
                 loading = self._loading[key] = _Loading(turns)
                 threading.Thread(target=self._load_in_background, args=(key, loading),
                                  name="switchman-patterns-load", daemon=True).start()
@@ -381,7 +384,7 @@ class LearnedPatternStore:
                 del self._loading[key]
                 for row in loading.recorded:
                     if row.turn_id not in space.position:  # the read may have seen it
-                        space = self._add(space, row)
+                        self._add(space, row)
                 for turn_id, score in loading.scores.items():
                     if turn_id in space.position:
                         space.success[space.position[turn_id]] = score

@@ -19,6 +19,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from switchman.engine.clock import ManualClock
@@ -81,8 +82,8 @@ def main(queries: int) -> None:
         for rows in (50, SMALL_ROWS):
             python = filled(rows, messages, SMALL_ROWS)
             numpy = filled(rows, messages, 0)
-            ours = percentiles(lambda c, s=python: s.recommend(c, settings), contexts)
-            theirs = percentiles(lambda c, s=numpy: s.recommend(c, settings), contexts)
+            ours = percentiles(partial(python.recommend, settings=settings), contexts)
+            theirs = percentiles(partial(numpy.recommend, settings=settings), contexts)
             print(f"| {label} | {rows} | {ours[0]:.3f} / {ours[1]:.3f} | {theirs[0]:.3f} / "
                   f"{theirs[1]:.3f} | {ours[0] / theirs[0]:.2f}x | {prints[0]:.3f} |")
     messages = corpus(1, SMALL_ROWS + 1, seed=9)

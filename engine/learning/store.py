@@ -75,6 +75,8 @@ INDEX_FOLDER = "patterns-index"
 SYNC_LOAD_ROWS = 1_000
 """Up to this many rows a workspace is read on the caller's thread (tens of milliseconds,
 docs/architecture.md "Decisions"); above it, on a worker thread."""
+RECENT_FINGERPRINTS = 16
+"""Fingerprints kept for reuse: a turn is fingerprinted when routed and when recorded."""
 
 _log = logging.getLogger(__name__)
 
@@ -147,6 +149,8 @@ class LearnedPatternStore:
         self._workspaces: dict[str, LoadedWorkspace] = {}
         self._loading: dict[str, _Loading] = {}
         self._lock = threading.RLock()
+        self._recent: dict[TurnContext, Vector] = {}
+        """Fingerprints of the latest contexts (see :meth:`fingerprint`)."""
 
     # -- slot 4 ------------------------------------------------------------------------
 
@@ -322,8 +326,19 @@ class LearnedPatternStore:
                    "evidence": msgspec.to_builtins(row.evidence)}
 
     def fingerprint(self, ctx: TurnContext) -> Vector:
-        """The turn's fingerprint (by default :func:`.fingerprint.fingerprint`)."""
-        return self._fingerprinter(ctx)
+        """The turn's fingerprint (by default :func:`.fingerprint.fingerprint`).
+
+        A turn is fingerprinted when it is routed and again when it is recorded, with the
+        same context: the last few are kept (the chain's match details left out of the key).
+        """
+        key = msgspec.structs.replace(ctx, message_hits=None)
+        known = self._recent.get(key)
+        if known is not None:
+            return known
+        vector = self._recent[key] = self._fingerprinter(ctx)
+        while len(self._recent) > RECENT_FINGERPRINTS:
+            del self._recent[next(iter(self._recent))]
+        return vector
 
     def index_of(self, workspace: str) -> VectorIndex:
         """numpy's k-NN index of a workspace with more than ``small_rows`` rows, waiting for

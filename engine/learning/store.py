@@ -42,6 +42,7 @@ import msgspec
 from switchman.engine.clock import Clock
 from switchman.engine.config.policy import PatternSettings
 from switchman.engine.learning import database as db
+from switchman.engine.learning import fingerprint as fingerprints
 from switchman.engine.learning.evaluator import (
     Evidence,
     NextAction,
@@ -49,7 +50,7 @@ from switchman.engine.learning.evaluator import (
     next_action,
     success_score,
 )
-from switchman.engine.learning.fingerprint import Vector, fingerprint
+from switchman.engine.learning.fingerprint import Vector
 from switchman.engine.learning.small_workspace import SMALL_ROWS, SmallWorkspace, encode
 from switchman.engine.patterns import (
     PatternNeighbor,
@@ -136,7 +137,7 @@ class LearnedPatternStore:
                  fingerprinter: Callable[[TurnContext], Vector] | None = None,
                  sync_load_rows: int = SYNC_LOAD_ROWS, small_rows: int = SMALL_ROWS) -> None:
         self.connection = connection
-        self._fingerprinter = fingerprinter or fingerprint
+        self._fingerprinter = fingerprinter
         self.clock = clock
         self.max_rows = max_rows
         self.background = background
@@ -210,7 +211,7 @@ class LearnedPatternStore:
                 # Outgrown: read again from the database (every row, with its current
                 # score) into numpy's index, on a thread; recording goes on meanwhile.
                 del self._workspaces[row.workspace]
-                self.prepare(row.workspace)
+                self._workspace(row.workspace)
 
     def _add(self, space: LoadedWorkspace, row: db.PatternRow) -> None:
         """Put a stored row into the workspace's index, forgetting the oldest past
@@ -335,7 +336,8 @@ class LearnedPatternStore:
         known = self._recent.get(key)
         if known is not None:
             return known
-        vector = self._recent[key] = self._fingerprinter(ctx)
+        compute = self._fingerprinter or fingerprints.fingerprint
+        vector = self._recent[key] = compute(ctx)
         while len(self._recent) > RECENT_FINGERPRINTS:
             del self._recent[next(iter(self._recent))]
         return vector
@@ -369,8 +371,11 @@ class LearnedPatternStore:
             if space is not None or key in self._loading:
                 return space
             turns = db.count(self.connection, key)
-            # numpy's index (and numpy's import) is built on a thread too, never on the loop
-            if turns > min(self.sync_load_rows, self.small_rows):
+            # numpy's index (and numpy's import) is built on a thread too, never on the loop;
+            # a store with background=False (tests, benchmarks) builds it on the caller's
+            limit = min(self.sync_load_rows, self.small_rows) if self.background \
+                else self.sync_load_rows
+            if turns > limit:
                 loading = self._loading[key] = _Loading(turns)
                 threading.Thread(target=self._load_in_background, args=(key, loading),
                                  name="switchman-patterns-load", daemon=True).start()

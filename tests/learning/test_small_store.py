@@ -157,9 +157,10 @@ def _distinct(count: int, seed: int) -> list[str]:
     return [" ".join(rng.choices(VOCABULARY, k=rng.randint(3, 9))) for _ in range(count)]
 
 
-def _taught(small_rows: int, turns: int = 120) -> LearnedPatternStore:
-    store = LearnedPatternStore(database.connect(":memory:"), ManualClock(), background=False,
-                                small_rows=small_rows)
+def _taught(small_rows: int, turns: int = 120, *, background: bool = False
+            ) -> LearnedPatternStore:
+    store = LearnedPatternStore(database.connect(":memory:"), ManualClock(),
+                                background=background, small_rows=small_rows)
     for i, message in enumerate(_distinct(turns, seed=4)):
         model = ["deep", "fast", "mid"][i % 3]
         store.record(TurnRecord(context=TurnContext(message=message, workspace_path=WS),
@@ -173,7 +174,6 @@ def _taught(small_rows: int, turns: int = 120) -> LearnedPatternStore:
 @pytest.mark.parametrize("neighborhood", ["nearest", "per_model"])
 def test_a_store_recommends_the_same_in_python_and_in_numpy(neighborhood: str) -> None:
     python, numpy = _taught(small_rows=1_000), _taught(small_rows=0)
-    numpy.wait_loaded(WS)  # numpy's index is built on a thread
     assert isinstance(python._workspace(WS), SmallWorkspace)
     assert isinstance(numpy._workspace(WS), WorkspaceIndex)
     settings = PatternSettings(neighbors=6, min_sample_size=2, min_confidence=0.05,
@@ -184,9 +184,11 @@ def test_a_store_recommends_the_same_in_python_and_in_numpy(neighborhood: str) -
         assert python.recommend(ctx, settings) == numpy.recommend(ctx, settings)
 
 
-def test_a_workspace_that_outgrows_small_rows_moves_to_numpys_index() -> None:
-    """On a thread; the turns recorded and the feedback given meanwhile are kept."""
-    grown, numpy = _taught(small_rows=100), _taught(small_rows=0)
+@pytest.mark.parametrize("background", [True, False])
+def test_a_workspace_that_outgrows_small_rows_moves_to_numpys_index(background: bool) -> None:
+    """In a daemon on a thread, keeping the turns recorded and the feedback given
+    meanwhile; with ``background=False`` (tests, benchmarks) on the caller's thread."""
+    grown, numpy = _taught(small_rows=100, background=background), _taught(small_rows=0)
     assert len(grown.index_of(WS)) == len(numpy.index_of(WS)) == 120
     space = grown._workspace(WS)
     assert isinstance(space, WorkspaceIndex)
@@ -262,7 +264,6 @@ seen = []
 for i in range(5):
     store.record(TurnRecord(context=TurnContext(message=f"hi {i}", workspace_path="/w"),
                             turn_id=f"t{i}", session_id="s", model="m", status="completed"))
-    store.wait_loaded("/w")  # an outgrown workspace moves to numpy's index on a thread
     seen.append("numpy" in sys.modules)
 print(seen)
 """

@@ -73,7 +73,7 @@ from switchman.engine.sessions.records import (
 )
 from switchman.engine.sessions.turn import TurnRunner
 from switchman.engine.sessions.workspaces import WorkspaceRegistry, workspace_uri
-from switchman.engine.store.database import connect
+from switchman.engine.store.database import checkpoint_every, connect
 from switchman.engine.store.ownership import DaemonLease
 from switchman.engine.store.repository import SessionStore
 from switchman.engine.tools.apply_code import ApplyCodeRequest, ApplyCodeResult, apply_code
@@ -94,6 +94,8 @@ from switchman.engine.tools.toolbox import Toolbox, ToolServices
 log = logging.getLogger(__name__)
 DATABASE_NAME = "switchman.db"
 AVAILABILITY_TICK_SECONDS = 30.0
+CHECKPOINT_SECONDS = 5.0
+"""How often the database's write-ahead log is checkpointed, off the event loop."""
 
 
 class Switchman:
@@ -120,7 +122,9 @@ class Switchman:
                                   on_change=self._config_checked)
         self.availability = AvailabilityTracker(self.clock, self.bus)
         data = data_folder or data_dir(environ)
-        self.store = SessionStore(connect(data / DATABASE_NAME), DaemonLease(data))
+        self._database = data / DATABASE_NAME
+        self.store = SessionStore(connect(self._database, checkpoint_elsewhere=True),
+                                  DaemonLease(data))
         self.patterns = LearnedPatternStore(
             patterns_db.connect(data / patterns_db.FILE_NAME), self.clock)
         self.learning = OutcomeRecorder(self.patterns)
@@ -152,6 +156,7 @@ class Switchman:
         self.interrupt_orphans()
         self.bus.subscribe(self._on_event)
         self._ticker: asyncio.Task[None] | None = None
+        self._checkpoints: asyncio.Task[None] | None = None
         self._config_poll: asyncio.Task[None] | None = None
         self._environ = environ
 
@@ -355,6 +360,8 @@ class Switchman:
         """Start periodic work (outage auto-clear) on the running event loop."""
         if self._ticker is None:
             self._ticker = asyncio.get_running_loop().create_task(self._tick())
+            self._checkpoints = asyncio.get_running_loop().create_task(
+                checkpoint_every(self._database, CHECKPOINT_SECONDS))
 
     def watch_config(self, *, user_files: bool, workspace_files: bool) -> None:
         """Poll the user's config files and/or each workspace's routing file for saved changes.
@@ -378,12 +385,12 @@ class Switchman:
 
     async def stop_background(self) -> None:
         """Stop periodic work."""
-        for task in (self._ticker, self._config_poll):
+        for task in (self._ticker, self._config_poll, self._checkpoints):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-        self._ticker = self._config_poll = None
+        self._ticker = self._config_poll = self._checkpoints = None
         self.config.close()
 
     async def _tick(self) -> None:

@@ -1,17 +1,14 @@
 """Where learning listens to the sessions layer: the lifecycle's turn-ended hook.
 
 A turn's row is written when the turn ends, for top-level and worker turns
-alike. Its fingerprint is taken from the turn's own user message and the
-session as routing saw it (files touched before this turn); the size bucket
-uses the history at the end, which differs only for very long tool loops.
+alike, with the turn as routing saw it (its message, the files touched before
+it, the history's size then): later turns are compared with it as routing sees
+them, and the fingerprint routing computed is reused rather than computed again.
 """
 
 from __future__ import annotations
 
-import msgspec
-
 from switchman.engine.learning.recorder import OutcomeRecorder
-from switchman.engine.messages import ImageBlock
 from switchman.engine.sessions.lifecycle import TurnEnded, TurnLifecycle
 from switchman.engine.sessions.manager import SessionManager
 
@@ -27,18 +24,14 @@ def record_turn(recorder: OutcomeRecorder, sessions: SessionManager, ended: Turn
     """Turn one ended turn into a pattern row (a worker's also counts for its planner)."""
     live, outcome = ended.session, ended.outcome
     result = outcome.result
-    user = next((m for m in reversed(live.history)
-                 if m.turn_id == result.turn_id and m.role == "user"), None)
-    if result.turn_id is None or result.model is None or user is None:
+    started = any(m.turn_id == result.turn_id and m.role == "user"
+                  for m in reversed(live.history))
+    if result.turn_id is None or result.model is None or not started:
         return
-    images = sum(isinstance(b, ImageBlock) for b in user.content)
-    before = live.touched[: len(live.touched) - len(outcome.touched)]
-    context = msgspec.structs.replace(sessions.turn_context(live, user.text(), images),
-                                      files_touched=tuple(before))
     planner = None
     if live.worker is not None:
         parent = sessions.loaded(live.worker.parent_session_id)
         planner = parent.running.turn_id if parent and parent.running else None
-    recorder.turn_ended(context, turn_id=result.turn_id, session_id=live.id,
+    recorder.turn_ended(ended.context, turn_id=result.turn_id, session_id=live.id,
                         model=result.model, status=result.status, cost_usd=result.cost_usd,
                         added=outcome.added, is_worker=live.is_worker, planner_turn_id=planner)

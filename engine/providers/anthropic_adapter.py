@@ -25,6 +25,7 @@ from switchman.engine.providers.base import (
     TextDelta,
     ToolCall,
     UsageReport,
+    announce_when_sent,
     normalize_history,
 )
 from switchman.engine.providers.errors import (
@@ -51,6 +52,10 @@ class AnthropicAdapter:
             base_url=provider.base_url,
             max_retries=0,  # Switchman owns retries (see sessions.turn)
             timeout=self._sdk.Timeout(provider.timeout_seconds, connect=CONNECT_TIMEOUT),
+            # the SDK's own client (its limits, keep-alive), telling the turn when a request
+            # has left
+            http_client=self._sdk.DefaultAsyncHttpxClient(
+                event_hooks={"request": [announce_when_sent]}),
         )
         self._thinking: dict[str, list[dict[str, Any]]] = {}
         # The SDK's own partial-JSON parser (a dependency of the SDK): a tool call cut off

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 import msgspec
@@ -77,6 +78,38 @@ class ProviderAdapter(Protocol):
     def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Yield text deltas, tool calls and usage reports, then one :class:`Finished`."""
         ...
+
+
+REQUEST_SENT: ContextVar[Callable[[], None] | None] = ContextVar("request_sent", default=None)
+"""What to call once the current task's provider request has left (set by the turn runner).
+
+The turn records its start while the provider works on the request, rather than
+before sending it (``sessions/turn.py``); an adapter that cannot tell is still
+correct, only slower: the runner records the start at the first event at the latest.
+"""
+
+
+def request_sent() -> None:
+    """Tell the running turn that its request is on its way to the provider."""
+    callback = REQUEST_SENT.get()
+    if callback is not None:
+        callback()
+
+
+async def announce_when_sent(request: Any) -> None:
+    """An httpx request hook: call :func:`request_sent` once the body has been written.
+
+    httpcore reports the steps of a request to a ``trace`` extension; its
+    ``…send_request_body.complete`` is the moment the whole request is on the socket.
+    """
+    if REQUEST_SENT.get() is None:
+        return
+
+    async def trace(step: str, info: dict[str, Any]) -> None:
+        if step.endswith("send_request_body.complete"):
+            request_sent()
+
+    request.extensions["trace"] = trace
 
 
 class AdapterSource(Protocol):

@@ -29,6 +29,7 @@ from switchman.engine.providers.base import (
     StreamEvent,
     TextDelta,
     ToolCall,
+    announce_when_sent,
     normalize_history,
 )
 from switchman.engine.providers.errors import (
@@ -71,6 +72,8 @@ class OpenAIAdapter:
             base_url=provider.base_url,
             max_retries=0,  # Switchman owns retries (see sessions.turn)
             timeout=self._sdk.Timeout(provider.timeout_seconds, connect=CONNECT_TIMEOUT),
+            http_client=self._sdk.DefaultAsyncHttpxClient(  # as in the Anthropic adapter
+                event_hooks={"request": [announce_when_sent]}),
         )
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:

@@ -2,8 +2,9 @@
 
 Every turn goes through :meth:`TurnLifecycle.run`: a user's message, a
 ``/route override`` re-run and a delegated worker's task alike. The turn is
-routed (the worker's tier enters slot 5), recorded durably before any
-provider is called, run as its own task (so it can be cancelled), and ended:
+routed (the worker's tier enters slot 5), run as its own task (so it can be
+cancelled) and recorded durably while the provider works on its first request,
+before anything it returns is shown, and ended:
 the session remembers what the turn added, a queued sticky swap lands, and
 the turn-ended hooks run.
 
@@ -28,6 +29,7 @@ from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.providers.base import AdapterSource
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import RouteRequest
+from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.routing.explain import short_reason
 from switchman.engine.routing.overrides import Override
@@ -37,7 +39,8 @@ from switchman.engine.sessions.live import LiveSession, RunningTurn, TurnSink
 from switchman.engine.sessions.manager import SessionManager, SessionObserver
 from switchman.engine.sessions.prompt import system_prompt
 from switchman.engine.sessions.records import ChatDelta, RouteNotice, TurnInfo
-from switchman.engine.sessions.turn import TurnOutcome, TurnRunner, TurnSetup
+from switchman.engine.sessions.turn import TurnOutcome, TurnRunner, TurnSetup, TurnStart
+from switchman.engine.tokens import estimate_messages
 from switchman.engine.tools.registry import ToolContext, ToolRegistry
 from switchman.engine.tools.workspace import WorkspaceTools
 
@@ -54,6 +57,8 @@ class TurnEnded:
 
     session: LiveSession
     outcome: TurnOutcome
+    context: TurnContext
+    """The turn as routing saw it (its message, the session's files and size then)."""
 
 
 TurnEndedHook = Callable[[TurnEnded], None]
@@ -141,7 +146,7 @@ class TurnLifecycle:
                 reasoning_effort=worker.reasoning_effort if worker else None,
                 profile=profile))
             return self._record_start(live, turn_id, text, [*attachments, *images], decision,
-                                      profile)
+                                      profile, context)
         except BaseException as failure:  # the turn did not start: the session is as it was
             live.sticky.end_turn()
             if isinstance(failure, NoModelAvailable):
@@ -151,7 +156,7 @@ class TurnLifecycle:
 
     def _record_start(self, live: LiveSession, turn_id: str, text: str,
                       blocks: list[Block], decision: RouteDecided,
-                      profile: ActiveProfile) -> TurnSetup:
+                      profile: ActiveProfile, context: TurnContext) -> TurnSetup:
         registry = self.router.registry()
         model = registry.models[decision.chosen_model or ""]
         now = self.clock.now()
@@ -165,16 +170,19 @@ class TurnLifecycle:
         title = text.strip().splitlines()[0][:TITLE_LENGTH] if text.strip() else \
             (attached[0].path if attached else "(image)")
         touched = inside_workspace(attached)
-        # Durable before any provider call.
-        self.store.begin_turn(turn, user, decision, workspace=live.workspace, title=title,
-                              current=not live.is_worker, touched=touched)
-        live.remember([user])
-        live.touched += touched
-        live.turn_count = turn.index  # numbered by the database, across daemons
-        live.last_model = model.id
         sink = self._sink(live)
-        sink.route_decided(RouteNotice(live.id, turn_id, model.id, turn.summary,
-                                       decision.banners, decision))
+
+        def begin() -> None:
+            """Durable before anything of the turn is shown (see TurnStart)."""
+            self.store.begin_turn(turn, user, decision, workspace=live.workspace, title=title,
+                                  current=not live.is_worker, touched=touched)
+            live.remember([user])
+            live.touched += touched
+            live.turn_count = turn.index  # numbered by the database, across daemons
+            live.last_model = model.id
+            sink.route_decided(RouteNotice(live.id, turn_id, model.id, turn.summary,
+                                           decision.banners, decision))
+
         tools = self.tools_for(live, turn_id, model.id, profile)
         worker = live.worker
         system = worker.system_prompt(model.id, tools.names()) if worker else \
@@ -185,8 +193,9 @@ class TurnLifecycle:
         provider = registry.providers[model.provider]
         return TurnSetup(turn=turn, model=model, provider=provider,
                          adapter=self.adapters.adapter(provider), tools=tools, system=system,
-                         history=tuple(live.history), history_tokens=live.history_tokens,
-                         sink=sink,
+                         history=(*live.history, user),
+                         history_tokens=live.history_tokens + estimate_messages([user]),
+                         sink=sink, start=TurnStart(begin), context=context,
                          banners=tuple(decision.banners), is_worker=live.is_worker,
                          parent_session_id=worker.parent_session_id if worker else None,
                          output_budget=worker.max_output_tokens if worker else None,
@@ -213,7 +222,8 @@ class TurnLifecycle:
         return live.worker.sink if live.worker is not None else self._editor
 
     def _end(self, live: LiveSession, setup: TurnSetup, task: asyncio.Task[TurnOutcome]) -> None:
-        outcome = task.result() if task.done() and not task.cancelled() else None
+        outcome = task.result() if task.done() and not task.cancelled() \
+            and task.exception() is None else None
         if outcome is not None:
             live.ended[setup.turn.id] = outcome.result.status
             live.remember(outcome.added)
@@ -227,7 +237,7 @@ class TurnLifecycle:
         if outcome is not None:
             for hook in list(self.turn_ended):
                 try:
-                    hook(TurnEnded(live, outcome))
+                    hook(TurnEnded(live, outcome, setup.context))
                 except Exception:  # a hook must not break the turn it observes
                     log.exception("turn-ended hook failed")
 

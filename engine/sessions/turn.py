@@ -18,6 +18,12 @@ lost) is still charged: the input tokens the provider reported when the
 stream started (or, if it reported none, the routing estimate of the
 request) and the output streamed so far (estimated from its text).
 
+A turn's start (its durable record and the routing notice to the editor) is
+written while the provider works on the first request: :class:`TurnStart` runs
+as soon as the adapter says the request has left, and at the latest before
+anything the call returns is handled, stored or shown (architecture.md, "The
+provider is called before the turn's start is written").
+
 Tool calls of one assistant message run in order, except tools marked
 ``concurrent`` (``delegate``), which run side by side; results go back in
 call order. Cancelling the turn cancels them all, and each still answers.
@@ -28,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal
@@ -48,6 +55,7 @@ from switchman.engine.messages import (
     cost_of,
 )
 from switchman.engine.providers.base import (
+    REQUEST_SENT,
     Finished,
     ProviderAdapter,
     ProviderRequest,
@@ -56,6 +64,7 @@ from switchman.engine.providers.base import (
     UsageReport,
 )
 from switchman.engine.providers.errors import MAX_RETRY_WAIT_SECONDS, ProviderError
+from switchman.engine.routing.context import TurnContext
 from switchman.engine.sessions.live import TurnSink
 from switchman.engine.sessions.records import (
     ChatDelta,
@@ -102,6 +111,37 @@ class RetryPolicy:
         return wait if wait <= MAX_RETRY_WAIT_SECONDS else None
 
 
+class TurnStart:
+    """Records a turn's start, once: soon after its first request has left for the
+    provider, or when the turn first needs it recorded, whichever comes first."""
+
+    def __init__(self, record: Callable[[], None]) -> None:
+        self._record: Callable[[], None] | None = record
+        self.failure: Exception | None = None
+        """Why recording failed (the session's turn lock is held by another daemon)."""
+
+    def soon(self) -> None:
+        """Record on the next pass of the event loop: the request is on its way, and the
+        turn's task is about to wait for the answer."""
+        if self._record is not None:
+            asyncio.get_running_loop().call_soon(self._run)
+
+    def ensure(self) -> None:
+        """Record now unless done; raises what recording raised (the turn did not start)."""
+        self._run()
+        if self.failure is not None:
+            raise self.failure
+
+    def _run(self) -> None:
+        record, self._record = self._record, None
+        if record is None:
+            return
+        try:
+            record()
+        except Exception as failure:  # raised in the turn's task by ensure()
+            self.failure = failure
+
+
 @dataclass(frozen=True)
 class TurnSetup:
     """What a turn runs with, fixed at its start."""
@@ -117,6 +157,10 @@ class TurnSetup:
     history_tokens: int
     """The size estimate of ``history`` (the session keeps it as messages are added)."""
     sink: TurnSink
+    start: TurnStart
+    """Records the turn's start (durably) and tells the sink which model took it."""
+    context: TurnContext
+    """The turn as routing saw it (learning records the turn with it)."""
     banners: tuple[str, ...] = ()
     is_worker: bool = False
     parent_session_id: str | None = None
@@ -177,23 +221,29 @@ class TurnRunner:
         self.retry = retry or RetryPolicy.from_environment()
 
     async def run(self, setup: TurnSetup) -> TurnOutcome:
-        """Run the turn to its end; never raises (cancellation included)."""
+        """Run the turn to its end; raises only what recording its start raised (then the
+        turn never started), never anything else (cancellation included)."""
+        REQUEST_SENT.set(setup.start.soon)  # this task's context: its adapter calls read it
         progress = _Progress(transcript=list(setup.history),
                              transcript_tokens=setup.history_tokens)
-        status, error = "completed", None
+        status, error, unfinished = "completed", None, False
         try:
             await self._loop(setup, progress)
         except asyncio.CancelledError:
-            status = "cancelled"
-            self._charge_unfinished(setup, progress)
+            status, unfinished = "cancelled", True
         except ProviderError as exc:
-            self._charge_unfinished(setup, progress)
+            unfinished = True
             status, error = "failed", ErrorInfo(
                 "provider_error", f"{exc}. Your message is saved; send it again to retry.")
         except Exception as exc:  # a bug must not lose the turn or hang the editor
+            if exc is setup.start.failure:
+                raise
             log.exception("turn %s failed", setup.turn.id)
             status, error = "failed", ErrorInfo("internal_error",
                                                 f"Switchman failed during this turn: {exc}")
+        setup.start.ensure()  # a turn cut short before its first answer is recorded too
+        if unfinished:
+            self._charge_unfinished(setup, progress)
         return self._finish(setup, progress, status, error)
 
     async def _loop(self, setup: TurnSetup, progress: _Progress) -> None:
@@ -228,6 +278,7 @@ class TurnRunner:
             try:
                 return await self._stream(setup, progress, request)
             except ProviderError as exc:
+                setup.start.ensure()  # the notice below follows the routing notice
                 wait = self.retry.delay(attempt, exc)
                 if wait is None or len(progress.text) != started:
                     self.availability.record_failure(setup.provider.name, setup.model.id,
@@ -248,6 +299,7 @@ class TurnRunner:
         progress.llm_calls += 1
         progress.unfinished = None  # nothing is charged until the provider answers
         async for event in setup.adapter.stream(request):
+            setup.start.ensure()  # recorded (and routed on screen) before any output
             if progress.unfinished is None:
                 progress.unfinished = Usage(
                     input_tokens=_estimate_request(request, progress.transcript_tokens))

@@ -4,12 +4,23 @@ WAL journaling with ``synchronous=NORMAL``: a committed transaction survives
 the daemon being killed (the write-ahead log is in the operating system's
 hands); only a power loss can lose the most recent commits. Each write that
 must survive a crash (a user's message, a turn's start) is its own commit.
+
+SQLite copies the log back into the database (a checkpoint, with an ``fsync``)
+inside whichever commit takes the log past 1,000 pages: every few dozen turns,
+a commit on the event loop took tens of milliseconds, in the middle of a turn's
+start or its first delta. The daemon's connection leaves that to
+:func:`checkpoint`, run on a worker thread every few seconds.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import sqlite3
+from contextlib import closing
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 3
 
@@ -107,8 +118,12 @@ _MIGRATIONS = {
 }
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating if needed) the database at ``path`` and bring its schema up to date."""
+def connect(path: Path, *, checkpoint_elsewhere: bool = False) -> sqlite3.Connection:
+    """Open (creating if needed) the database at ``path`` and bring its schema up to date.
+
+    ``checkpoint_elsewhere``: commits never checkpoint; the caller runs :func:`checkpoint`
+    (see the module's docstring).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     connection.row_factory = sqlite3.Row
@@ -116,8 +131,30 @@ def connect(path: Path) -> sqlite3.Connection:
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.execute("PRAGMA foreign_keys=ON")
+    if checkpoint_elsewhere:
+        connection.execute("PRAGMA wal_autocheckpoint=0")
     _migrate(connection)
     return connection
+
+
+def checkpoint(path: Path) -> tuple[int, int]:
+    """Copy what the write-ahead log holds into the database without waiting for other
+    connections (a passive checkpoint), on a connection of its own: for a worker thread.
+    Returns (pages in the log, pages copied)."""
+    with closing(sqlite3.connect(path, isolation_level=None)) as connection:
+        connection.execute("PRAGMA busy_timeout=5000")
+        _, log, copied = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        return int(log), int(copied)
+
+
+async def checkpoint_every(path: Path, seconds: float) -> None:
+    """Run :func:`checkpoint` on a worker thread every ``seconds``, until cancelled."""
+    while True:
+        await asyncio.sleep(seconds)
+        try:
+            await asyncio.to_thread(checkpoint, path)
+        except sqlite3.Error as error:  # busy or locked: the next round catches up
+            log.warning("database checkpoint skipped: %s", error)
 
 
 def _migrate(connection: sqlite3.Connection) -> None:

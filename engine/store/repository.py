@@ -57,6 +57,8 @@ class SessionStore:
         self.db = connection
         self.owners: Owners = owners or SoleOwner()
         """Who this process is among the daemons sharing the database (see ownership.py)."""
+        self._cost_total: tuple[str, int, int] = ("", 0, 0)
+        """(since, last ledger id summed, micro-dollars): see :meth:`cost_since`."""
 
     # -- workspaces --------------------------------------------------------------------
 
@@ -309,10 +311,21 @@ class SessionStore:
              usage.cache_read_tokens, usage.cache_write_tokens, to_micros(cost)))
 
     def cost_since(self, since: datetime) -> Decimal:
-        """Total spend across all sessions since ``since``."""
-        row = self.db.execute("SELECT COALESCE(SUM(cost_micros), 0) FROM cost_ledger WHERE "
-                              "ts >= ?", (_ts(since),)).fetchone()
-        return from_micros(row[0])
+        """Total spend across all sessions (every daemon's) since ``since``.
+
+        Routing asks on every turn with the same ``since`` (today's start): the total is
+        kept, and only ledger rows added since the last answer are summed. The ledger is
+        append-only, so this equals summing the day's rows again.
+        """
+        start = _ts(since)
+        known_start, last_id, total = self._cost_total
+        if known_start != start:
+            last_id, total = 0, 0
+        added, newest = self.db.execute(
+            "SELECT COALESCE(SUM(CASE WHEN ts >= ? THEN cost_micros END), 0), MAX(id) FROM "
+            "cost_ledger WHERE id > ?", (start, last_id)).fetchone()
+        self._cost_total = (start, newest or last_id, total + added)
+        return from_micros(total + added)
 
     def costs_by_model(self, session_id: str) -> list[ModelCost]:
         """A session's own spend per model (workers excluded)."""

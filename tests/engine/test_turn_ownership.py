@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from switchman.engine.errors import TurnInProgress
 from switchman.engine.ids import new_id
-from switchman.engine.messages import Message, TextBlock
+from switchman.engine.messages import Message, TextBlock, Usage
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.sessions.records import TurnInfo
-from switchman.engine.store.database import SCHEMA_VERSION, connect
+from switchman.engine.store.database import SCHEMA_VERSION, checkpoint, connect
 from switchman.engine.store.ownership import DaemonLease
 from switchman.engine.store.repository import SessionStore
 
@@ -110,3 +111,42 @@ def test_upgrading_a_database_ends_turns_left_running_before_owners(tmp_path: Pa
     rows = upgraded.execute("SELECT status FROM turns ORDER BY idx").fetchall()
     assert [r[0] for r in rows] == ["interrupted", "interrupted"]
     assert upgraded.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_spend_today_counts_every_daemon_and_reads_only_new_ledger_rows(tmp_path: Path) -> None:
+    """Routing asks for today's spend on every turn: the total is kept, and each answer
+    reads only the ledger rows added since (another daemon's included)."""
+    first, _ = daemon(tmp_path)
+    second, _ = daemon(tmp_path)
+    midnight = datetime(2026, 11, 23, tzinfo=UTC)
+    first.add_cost(midnight - timedelta(seconds=1), "s", None, "m", Usage(1, 1), Decimal("7"))
+    for _ in range(400):
+        first.add_cost(NOW, "s", None, "m", Usage(1, 1), Decimal("0.001"))
+    assert first.cost_since(midnight) == Decimal("0.4")
+    second.add_cost(NOW, "s", None, "m", Usage(1, 1), Decimal("0.25"))
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    first.db.set_progress_handler(count, 10)
+    assert first.cost_since(midnight) == Decimal("0.65")
+    first.db.set_progress_handler(None, 10)
+    assert steps[0] < 10, steps  # summing the day's 401 rows again takes hundreds
+    assert first.cost_since(midnight - timedelta(days=1)) == Decimal("7.65")
+    assert first.cost_since(midnight + timedelta(days=1)) == Decimal("0")
+
+
+def test_the_daemons_commits_leave_checkpoints_to_a_worker_thread(tmp_path: Path) -> None:
+    """A commit that takes the write-ahead log past 1,000 pages would copy it into the
+    database (with an fsync) on the event loop; the daemon's connection never does."""
+    path = tmp_path / "switchman.db"
+    connection = connect(path, checkpoint_elsewhere=True)
+    connection.execute("CREATE TABLE filler (text TEXT)")
+    for _ in range(1500):
+        connection.execute("INSERT INTO filler VALUES (?)", ("x" * 3000,))
+    log, copied = checkpoint(path)  # as the daemon's background task does
+    assert log > 1500 and copied == log  # all of it was still in the log until now
+    assert checkpoint(path) == (log, log)  # nothing new since
+    connection.close()

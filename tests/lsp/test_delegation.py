@@ -144,7 +144,9 @@ async def test_fan_out_of_three_with_a_cap_of_two(vscode: SwitchmanClient, daemo
     for stall in stalls:
         assert await stall.wait_reached_async()
     assert len([r for r in fake.requests if r.model == HAIKU_API]) == 2  # the cap holds
-    assert len({u["tool_use_id"] for u in vscode.received[methods.DELEGATION]}) == 2
+    # each worker's start is announced while its provider works on the request
+    await vscode.wait_until(
+        lambda: len({u["tool_use_id"] for u in vscode.received[methods.DELEGATION]}) == 2)
     fake.release_stalls()
     result = await pending
     assert result["text"] == "all three done"

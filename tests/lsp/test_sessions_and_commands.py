@@ -174,6 +174,34 @@ async def test_kill_9_mid_stream_keeps_the_transcript(editor: str, daemon: Daemo
     assert detail["session"]["sticky_model"] == SONNET
 
 
+async def test_kill_9_once_the_route_is_shown_keeps_the_question(daemon: Daemon,
+                                                                 fake: FakeProvider) -> None:
+    """The turn's start is written while the provider works on the request; whatever the
+    editor was shown of a turn (here its routing, before any answer) survives kill -9."""
+    client = await start("visual-studio-code", daemon)
+    stall = fake.script_stall("never shown", before_headers=True)
+    pending = asyncio.ensure_future(chat(client, daemon, "the question"))
+    notice = await client.wait_for(methods.ROUTE_DECIDED)
+    assert await stall.wait_reached_async()
+    process = client._server
+    assert process is not None
+    process.kill()
+    await process.wait()
+    pending.cancel()
+    await client.stop()
+    fake.release_stalls()
+
+    restarted = await start("visual-studio-code", daemon)
+    try:
+        detail = await restarted.request(methods.SESSION, {"session_id": notice["session_id"]})
+    finally:
+        await restarted.shutdown_session()
+        await restarted.stop()
+    assert [(m["role"], m["content"][0].get("text")) for m in detail["messages"]] == [
+        ("user", "the question")]
+    assert [t["status"] for t in detail["turns"]] == ["interrupted"]
+
+
 # -- secrets -------------------------------------------------------------------------------
 
 

@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from switchman.engine import files, tokens
+from switchman.engine.learning import database as patterns_db
+from switchman.engine.learning import fingerprint as learned
+from switchman.engine.providers.base import AdapterSource, ProviderRequest, StreamEvent
+from switchman.engine.routing.context import TurnContext
 from switchman.engine.service import Switchman
-from tests.sessions.conftest import scripted_engine
+from switchman.engine.sessions.records import ChatDelta
+from tests.sessions.conftest import Recorder, scripted_engine
 from tests.support.scripted_adapter import ScriptedAdapter
 
 
@@ -102,3 +107,67 @@ async def test_what_the_editor_sent_with_many_chats_runs_between_their_turn_star
 
     assert order.count("turn start") == 5
     assert order.index("editor") <= 1, order
+
+
+async def test_the_provider_is_called_before_the_turn_start_is_written_and_shown(
+        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path) -> None:
+    """The turn's durable start and its routing notice wait for the request to leave (they
+    are written while the provider works), but come before any of its output."""
+    workspace = str(tmp_path / "workspace")
+    await service.chat(workspace, None, "warm up")
+    recorder = service.sessions.observer
+    assert isinstance(recorder, Recorder)
+
+    def turns() -> int:
+        return int(service.store.db.execute("SELECT count(*) FROM turns").fetchone()[0])
+
+    at_call: list[tuple[int, int]] = []
+    at_first_delta: list[tuple[int, int, list[str]]] = []
+
+    async def watched(request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+        at_call.append((turns(), len(recorder.notices)))
+        async for event in adapter.stream(request):
+            yield event
+
+    def delta(update: ChatDelta) -> None:
+        if not at_first_delta:
+            stored = service.store.messages(update.session_id)
+            at_first_delta.append((turns(), len(recorder.notices), [m.text() for m in stored]))
+        Recorder.delta(recorder, update)
+
+    service.lifecycle.adapters = cast("AdapterSource", _Source(watched))
+    recorder.delta = delta  # type: ignore[method-assign,assignment]
+    adapter.text("hello", "there")
+    await service.chat(workspace, None, "a question")
+    assert at_call == [(1, 1)]  # only the warm-up turn: nothing of this one yet
+    # the question and the first piece of the answer are saved before the piece is shown
+    assert at_first_delta == [(2, 2, ["warm up", "Echo: warm up", "a question", "hello"])]
+
+
+class _Source:
+    """An adapter source whose one adapter streams through ``stream``."""
+
+    def __init__(self, stream: Callable[[ProviderRequest], AsyncIterator[StreamEvent]]) -> None:
+        self.stream = stream
+
+    def adapter(self, provider: object) -> _Source:
+        return self
+
+
+async def test_a_turn_is_fingerprinted_once_for_routing_and_learning(
+        service: Switchman, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    workspace = str(tmp_path / "workspace")
+    taken: list[str] = []
+    fingerprint = learned.fingerprint
+
+    def counting(ctx: TurnContext) -> object:
+        taken.append(ctx.message)
+        return fingerprint(ctx)
+
+    monkeypatch.setattr(learned, "fingerprint", counting)
+    await service.chat(workspace, None, "warm up")  # the workspace has a row to compare with
+    taken.clear()
+    await service.chat(workspace, None, "a question")
+    assert taken == ["a question"]
+    rows = patterns_db.count(service.patterns.connection, str(tmp_path / "workspace"))
+    assert rows == 2  # …and the turn was recorded

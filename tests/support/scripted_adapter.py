@@ -23,6 +23,7 @@ from switchman.engine.providers.base import (
     TextDelta,
     ToolCall,
     UsageReport,
+    request_sent,
 )
 from switchman.engine.providers.errors import ProviderError
 
@@ -87,6 +88,7 @@ class ScriptedAdapter:
         self.request_times.append(asyncio.get_running_loop().time())
         reply = self._take(request)
         reply.reached.set()
+        request_sent()  # as the SDK adapters do once the request is on the socket
         if reply.error is not None:
             raise reply.error
         yield UsageReport(Usage(reply.usage.input_tokens, 1))

@@ -97,7 +97,7 @@ def fill(path: Path, rows: int, message: Callable[[random.Random], str]) -> tupl
         for i in range(rows):
             ctx = TurnContext(message=message(rng), workspace_path=WORKSPACE,
                               estimated_input_tokens=rng.randint(100, 50_000))
-            codes, scale = encode(fingerprint(ctx))
+            codes, scale = encode(np.frombuffer(fingerprint(ctx), np.float32))
             all_codes[i], scales[i] = codes, scale
             database.insert(connection, database.PatternRow(
                 workspace=WORKSPACE, turn_id=f"t{i}", session_id=f"s{i % 500}",
@@ -117,7 +117,7 @@ def recall(codes: Codes, scales: npt.NDArray[np.float32], contexts: list[TurnCon
     index.load(codes, scales)
     found = []
     for ctx in contexts:
-        vector = fingerprint(ctx)
+        vector = np.frombuffer(fingerprint(ctx), np.float32)
         approximate = set(index.nearest(vector, k)[0].tolist())
         exact = set(index.exact_nearest(vector, k)[0].tolist())
         found.append(len(approximate & exact) / k)

@@ -17,16 +17,22 @@ Everything is computed locally with stable hashes (CRC-32), so fingerprints
 are the same across processes and machines and no model or network is
 needed. The message itself is never kept (``evaluator.message_hash`` identifies
 a re-sent message without storing it).
+
+Plain Python (``array`` of float32), no numpy: every turn is fingerprinted, and
+a daemon whose stores are small never needs numpy (docs/architecture.md,
+"numpy only for large pattern stores"). The arithmetic follows numpy's float32
+rules step by step, so the values are the ones the earlier numpy code gave
+(tests/learning/test_small_store.py compares them with a file it wrote).
 """
 
 from __future__ import annotations
 
 import math
 import re
+import sys
 import zlib
-
-import numpy as np
-import numpy.typing as npt
+from array import array
+from typing import TypeAlias
 
 from switchman.engine.routing.context import TurnContext
 
@@ -45,31 +51,42 @@ STOP_WORDS = frozenset(_STOP.split())
 MAX_CHARS = 20_000
 """Only the first characters count: a pasted log should not make a turn slow to fingerprint."""
 
-Vector = npt.NDArray[np.float32]
+Vector: TypeAlias = "array[float]"
+"""``DIMENSIONS`` float32 values (typecode ``f``); numpy reads it without a copy."""
+Block: TypeAlias = dict[int, float]
+"""Part of a fingerprint, sparse: bucket → float32 value (buckets not present are 0)."""
 _WORD = re.compile(r"[^\W_]+|_+", re.UNICODE)
-# Multiplier of a 4-byte polynomial rolling hash, then a murmur-style finaliser.
-_P = np.uint32(16777619)
-_MIX = np.uint32(0x85EBCA6B)
+# A 4-byte polynomial rolling hash modulo 2**32 (multiplier P), then a murmur-style finaliser.
+_P = 16777619
+_MIX = 0x85EBCA6B
+_U32 = 0xFFFFFFFF
+_LANE = 64
+"""Bits per gram when all grams are hashed at once in one integer (see :func:`_char_grams`)."""
 
 
 def fingerprint(ctx: TurnContext) -> Vector:
     """The fingerprint of a turn, as ``DIMENSIONS`` float32 values of unit length."""
-    lexical = _unit(lexical_block(ctx.message)) * math.sqrt(LEXICAL_SHARE)
-    structural = _unit(structural_block(ctx)) * math.sqrt(1 - LEXICAL_SHARE)
-    return np.concatenate([lexical, structural]).astype(np.float32)
+    vector = array("f", bytes(4 * DIMENSIONS))
+    for offset, block, share in ((0, lexical_block(ctx.message), LEXICAL_SHARE),
+                                 (LEXICAL_DIMENSIONS, structural_block(ctx), 1 - LEXICAL_SHARE)):
+        for bucket, value in _weighted(_unit(block), share).items():
+            vector[offset + bucket] = value
+    return vector
 
 
-def lexical_block(text: str) -> Vector:
+def lexical_block(text: str) -> Block:
     """Signed hashed counts of words and character 4-grams, log-scaled."""
     words = [w for w in _WORD.findall(text[:MAX_CHARS].lower()) if w not in STOP_WORDS]
-    block = np.zeros(LEXICAL_DIMENSIONS, np.float64)
-    if words:
-        _add(block, np.fromiter((zlib.crc32(w.encode()) for w in words), np.uint32, len(words)))
-        _add(block, _char_grams((" " + " ".join(words) + " ").encode()), weight=CHAR_GRAM_WEIGHT)
-    return (np.sign(block) * np.log1p(np.abs(block))).astype(np.float32)
+    if not words:
+        return {}
+    block = _counts([zlib.crc32(w.encode()) for w in words])
+    grams = _char_grams((" " + " ".join(words) + " ").encode())
+    for bucket, count in _counts(grams, weight=CHAR_GRAM_WEIGHT).items():
+        block[bucket] = block.get(bucket, 0.0) + count
+    return _float32({b: math.copysign(math.log1p(abs(x)), x) for b, x in block.items() if x})
 
 
-def structural_block(ctx: TurnContext) -> Vector:
+def structural_block(ctx: TurnContext) -> Block:
     """Hashed indicator features of what the chain knows about the turn."""
     features = [f"tokens:{_bucket(ctx.estimated_input_tokens)}"]
     command = ctx.message.lstrip().split(maxsplit=1)[0] if ctx.message.lstrip() else ""
@@ -81,10 +98,8 @@ def structural_block(ctx: TurnContext) -> Vector:
         features.append("images")
     if ctx.has_tool_calls_in_history:
         features.append("tools-in-history")
-    block = np.zeros(STRUCTURAL_DIMENSIONS, np.float64)
-    _add(block, np.array([zlib.crc32(f.encode()) for f in features], np.uint32),
-         STRUCTURAL_DIMENSIONS)
-    return block.astype(np.float32)
+    counts = _counts([zlib.crc32(f.encode()) for f in features], STRUCTURAL_DIMENSIONS)
+    return _float32({b: x for b, x in counts.items() if x})
 
 
 def _bucket(tokens: int) -> int:
@@ -92,31 +107,65 @@ def _bucket(tokens: int) -> int:
     return 0 if tokens <= 0 else int(math.log(tokens, 4))
 
 
-def _char_grams(data: bytes) -> npt.NDArray[np.uint32]:
-    """Stable hashes of every run of ``CHAR_GRAM`` bytes, computed with numpy."""
-    raw = np.frombuffer(data, np.uint8).astype(np.uint32)
-    if len(raw) < CHAR_GRAM:
-        return np.zeros(0, np.uint32)
-    h = np.zeros(len(raw) - CHAR_GRAM + 1, np.uint32)
-    for i in range(CHAR_GRAM):
-        h = h * _P + raw[i: len(raw) - CHAR_GRAM + 1 + i]
+def _char_grams(data: bytes) -> array[int]:
+    """Stable hashes of every run of ``CHAR_GRAM`` bytes.
+
+    Hashed all at once: each byte gets a 64-bit lane of one large integer, so one
+    multiplication, shift or mask of that integer works on every gram (no lane can
+    carry into the next: a lane never holds more than 42 bits before it is masked).
+    That is a few times faster than a Python loop over the grams.
+    """
+    count = len(data) - CHAR_GRAM + 1
+    if count <= 0:
+        return array("Q")
+    lanes = bytearray(len(data) * _LANE // 8)
+    lanes[:: _LANE // 8] = data
+    x = int.from_bytes(lanes, "little")
+    mask = int.from_bytes(_U32.to_bytes(_LANE // 8, "little") * count, "little")
+    h = 0
+    for i in range(CHAR_GRAM):  # h = b0·P³ + b1·P² + b2·P + b3 (mod 2³²), lane by lane
+        h += (x >> (_LANE * i)) * pow(_P, CHAR_GRAM - 1 - i, 1 << 32)
+    h &= mask
     # Finalise so that neighbouring grams spread over all buckets and signs.
-    h ^= h >> np.uint32(16)
-    h *= _MIX
-    h ^= h >> np.uint32(13)
-    return h
+    h ^= (h >> 16) & mask
+    h = (h * _MIX) & mask
+    h ^= (h >> 13) & mask
+    hashes = array("Q", h.to_bytes(count * _LANE // 8, "little"))
+    if sys.byteorder == "big":
+        hashes.byteswap()
+    return hashes
 
 
-def _add(block: npt.NDArray[np.float64], hashes: npt.NDArray[np.uint32],
-         size: int = LEXICAL_DIMENSIONS, weight: float = 1.0) -> None:
-    """Signed feature hashing: bucket from the low bits, sign from the top bit."""
-    if not len(hashes):
-        return
-    signs = np.where(hashes >> np.uint32(31), weight, -weight)
-    block += np.bincount((hashes % np.uint32(size)).astype(np.intp), weights=signs,
-                         minlength=size)
+def _counts(hashes: list[int] | array[int], size: int = LEXICAL_DIMENSIONS,
+            weight: float = 1.0) -> dict[int, float]:
+    """Signed feature hashing: bucket from the low bits, sign from the top bit.
+
+    Each bucket's weights are summed in order, from zero: the same float additions, in
+    the same order, as ``numpy.bincount`` made.
+    """
+    counts: dict[int, float] = {}
+    for h in hashes:
+        bucket = h % size
+        counts[bucket] = counts.get(bucket, 0.0) + (weight if h >> 31 else -weight)
+    return counts
 
 
-def _unit(block: Vector) -> Vector:
-    norm = float(np.linalg.norm(block))
-    return block / norm if norm else block
+def _unit(block: Block) -> Block:
+    """``block`` over its length (the length exactly rounded to float32)."""
+    norm = _float32({0: math.sqrt(math.fsum(x * x for x in block.values()))})[0]
+    return _float32({b: x / norm for b, x in block.items()}) if norm else block
+
+
+def _weighted(block: Block, share: float) -> Block:
+    """``block`` times the square root of its share."""
+    factor = _float32({0: math.sqrt(share)})[0]
+    return _float32({b: x * factor for b, x in block.items()})
+
+
+def _float32(block: dict[int, float]) -> Block:
+    """``block`` with each value rounded to float32, as numpy's float32 operations round.
+
+    (An addition, subtraction, multiplication, division or square root of float32 values
+    done in float64 and then rounded to float32 gives exactly the float32 result.)
+    """
+    return dict(zip(block, array("f", block.values()).tolist(), strict=True))

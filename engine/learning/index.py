@@ -37,7 +37,6 @@ import numpy as np
 import numpy.typing as npt
 
 from switchman.engine.learning.clustering import kmeans, principal_axes
-from switchman.engine.learning.fingerprint import Vector
 from switchman.engine.learning.index_state import MIN_MATCHED, IndexState, checksum
 
 EXACT_LIMIT = 1024
@@ -57,6 +56,8 @@ SAMPLE_PER_CELL = 20
 MIN_SAMPLE = 20_000
 """Training looks at this many rows at least (all of a smaller store)."""
 
+Vector = npt.NDArray[np.float32]
+"""A fingerprint as numpy sees it (:func:`.fingerprint.fingerprint` gives float32 values)."""
 Codes = npt.NDArray[np.int8]
 IntArray = npt.NDArray[np.int64]
 Matrix = npt.NDArray[np.float32]

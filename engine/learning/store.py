@@ -1,15 +1,19 @@
 """The durable pattern store behind slot 4: remember turns, recommend from similar ones.
 
 Rows live in ``patterns.db`` (:mod:`.database`); each workspace has an
-in-memory :class:`VectorIndex` over its rows, loaded on first use, plus the
-columns scoring needs (model, success, samples, cost) as numpy arrays, so a
-recommendation is one k-NN query and the §5.5 scoring of K neighbours.
+in-memory k-NN index over its rows, loaded on first use, plus the columns
+scoring needs (model, success, samples, cost), so a recommendation is one k-NN
+query and the §5.5 scoring of K neighbours. Up to ``small_rows`` rows the index
+is plain Python (:mod:`.small_workspace`); past that, numpy's
+(:mod:`.workspace_index`), which is when numpy is first imported.
 
 Retention: at most ``max_rows`` turns per workspace (default 100,000);
 past that the oldest tenth is forgotten, in the database too.
 
-A workspace with more than ``sync_load_rows`` rows is read on a worker thread
-(reading 100,000 rows takes seconds, too long for the event loop): it starts
+A workspace with more than ``sync_load_rows`` rows, or more than ``small_rows``
+(numpy's index: importing numpy takes a tenth of a second or more), is read on
+a worker thread (reading 100,000 rows takes seconds, too long for the event
+loop); so is a small workspace that has just outgrown ``small_rows``. It starts
 when the editor opens the folder (:meth:`LearnedPatternStore.prepare`) or at
 the first decision, whichever comes first. Until it is ready slot 4 answers
 :class:`PatternsLoading` and the decision goes on without it; turns recorded
@@ -38,6 +42,7 @@ import msgspec
 from switchman.engine.clock import Clock
 from switchman.engine.config.policy import PatternSettings
 from switchman.engine.learning import database as db
+from switchman.engine.learning import fingerprint as fingerprints
 from switchman.engine.learning.evaluator import (
     Evidence,
     NextAction,
@@ -45,6 +50,8 @@ from switchman.engine.learning.evaluator import (
     next_action,
     success_score,
 )
+from switchman.engine.learning.fingerprint import Vector
+from switchman.engine.learning.small_workspace import SMALL_ROWS, SmallWorkspace, encode
 from switchman.engine.patterns import (
     PatternNeighbor,
     PatternRecommendation,
@@ -56,9 +63,13 @@ from switchman.engine.patterns import (
 from switchman.engine.routing.context import TurnContext
 
 if TYPE_CHECKING:
-    from switchman.engine.learning.fingerprint import Vector
+    from typing import TypeAlias
+
     from switchman.engine.learning.index import VectorIndex
     from switchman.engine.learning.workspace_index import WorkspaceIndex
+
+    LoadedWorkspace: TypeAlias = SmallWorkspace | WorkspaceIndex
+    """A workspace's rows in memory: plain Python while small, numpy's index past that."""
 
 MAX_ROWS = 100_000
 INDEX_FOLDER = "patterns-index"
@@ -124,17 +135,19 @@ class LearnedPatternStore:
     def __init__(self, connection: sqlite3.Connection, clock: Clock, *,
                  max_rows: int = MAX_ROWS, background: bool = True,
                  fingerprinter: Callable[[TurnContext], Vector] | None = None,
-                 sync_load_rows: int = SYNC_LOAD_ROWS) -> None:
+                 sync_load_rows: int = SYNC_LOAD_ROWS, small_rows: int = SMALL_ROWS) -> None:
         self.connection = connection
         self._fingerprinter = fingerprinter
         self.clock = clock
         self.max_rows = max_rows
         self.background = background
         self.sync_load_rows = sync_load_rows
+        self.small_rows = small_rows
+        """Up to this many rows a workspace is scored without numpy."""
         self._database = str(next((r[2] for r in connection.execute("PRAGMA database_list")
                                    if r[1] == "main"), ""))
         """The database's file ("" for an in-memory one): read once, the connection is fixed."""
-        self._workspaces: dict[str, WorkspaceIndex] = {}
+        self._workspaces: dict[str, LoadedWorkspace] = {}
         self._loading: dict[str, _Loading] = {}
         self._lock = threading.RLock()
         self._recent: dict[TurnContext, Vector] = {}
@@ -163,8 +176,7 @@ class LearnedPatternStore:
         if space is None or not len(space.index):
             return []  # nothing yet, or still loading
         wanted = PatternSettings(neighbors=k) if settings is None else settings
-        positions, sims = space.index.nearest(self.fingerprint(ctx), pool_size(wanted))
-        picked, similarity = positions.tolist(), sims.tolist()
+        picked, similarity = space.nearest(self.fingerprint(ctx), pool_size(wanted))
         found = []
         for i in neighbourhood([space.models[p] for p in picked], wanted):
             p = picked[i]
@@ -176,14 +188,12 @@ class LearnedPatternStore:
 
     def record(self, turn: TurnRecord) -> None:
         """Remember a turn that has ended (top-level or worker alike)."""
-        from switchman.engine.learning.index import encode  # noqa: PLC0415 - see fingerprint()
-
         codes, scale = encode(self.fingerprint(turn.context))
         evidence = Evidence(status=turn.status, tool_errors=turn.tool_errors)
         row = db.PatternRow(
             workspace=_key(turn.context), turn_id=turn.turn_id, session_id=turn.session_id,
             model=turn.model, recorded_at=self.clock.now().isoformat(), cost_usd=turn.cost_usd,
-            message_hash=message_hash(turn.context.message), codes=codes.tobytes(), scale=scale,
+            message_hash=message_hash(turn.context.message), codes=codes, scale=scale,
             evidence=evidence, success=success_score(evidence), is_worker=turn.is_worker,
             planner_turn_id=turn.planner_turn_id)
         with self._lock:
@@ -197,8 +207,13 @@ class LearnedPatternStore:
             if row.turn_id in space.position:
                 return  # recorded already (a turn ends once)
             self._add(space, msgspec.structs.replace(row, id=db.insert(self.connection, row)))
+            if isinstance(space, SmallWorkspace) and len(space.turn_ids) > self.small_rows:
+                # Outgrown: read again from the database (every row, with its current
+                # score) into numpy's index, on a thread; recording goes on meanwhile.
+                del self._workspaces[row.workspace]
+                self._workspace(row.workspace)
 
-    def _add(self, space: WorkspaceIndex, row: db.PatternRow) -> None:
+    def _add(self, space: LoadedWorkspace, row: db.PatternRow) -> None:
         """Put a stored row into the workspace's index, forgetting the oldest past
         ``max_rows``."""
         space.add(row)
@@ -321,24 +336,20 @@ class LearnedPatternStore:
         known = self._recent.get(key)
         if known is not None:
             return known
-        if self._fingerprinter is None:
-            # numpy is imported when the store is first used, not with the engine: an idle
-            # daemon then stays 12-17 MiB smaller
-            from switchman.engine.learning.fingerprint import fingerprint  # noqa: PLC0415
-
-            self._fingerprinter = fingerprint
-        vector = self._recent[key] = self._fingerprinter(ctx)
+        compute = self._fingerprinter or fingerprints.fingerprint
+        vector = self._recent[key] = compute(ctx)
         while len(self._recent) > RECENT_FINGERPRINTS:
             del self._recent[next(iter(self._recent))]
         return vector
 
     def index_of(self, workspace: str) -> VectorIndex:
-        """The workspace's k-NN index, waiting for it if it is loading (diagnostics, tests,
-        benchmarks: never the event loop)."""
+        """numpy's k-NN index of a workspace with more than ``small_rows`` rows, waiting for
+        it if it is loading (diagnostics, tests, benchmarks: never the event loop)."""
         self.prepare(workspace)
         self.wait_loaded(workspace)
         space = self._workspace(workspace)
         assert space is not None
+        assert not isinstance(space, SmallWorkspace), "a small workspace has no numpy index"
         return space.index
 
     def prepare(self, workspace: str) -> None:
@@ -353,14 +364,18 @@ class LearnedPatternStore:
             loading = self._loading.get(workspace)
         return loading is None or loading.done.wait(timeout)
 
-    def _workspace(self, key: str, *, start_only: bool = False) -> WorkspaceIndex | None:
+    def _workspace(self, key: str, *, start_only: bool = False) -> LoadedWorkspace | None:
         """The workspace's index, read now if small; None while it loads on a thread."""
         with self._lock:
             space = self._workspaces.get(key)
             if space is not None or key in self._loading:
                 return space
             turns = db.count(self.connection, key)
-            if turns > self.sync_load_rows:
+            # numpy's index (and numpy's import) is built on a thread too, never on the loop;
+            # a store with background=False (tests, benchmarks) builds it on the caller's
+            limit = min(self.sync_load_rows, self.small_rows) if self.background \
+                else self.sync_load_rows
+            if turns > limit:
                 loading = self._loading[key] = _Loading(turns)
                 threading.Thread(target=self._load_in_background, args=(key, loading),
                                  name="switchman-patterns-load", daemon=True).start()
@@ -383,9 +398,7 @@ class LearnedPatternStore:
                     connection.close()
         except Exception:  # a broken read must not leave the workspace loading forever
             _log.exception("could not load the learned patterns of %s", key)
-            from switchman.engine.learning.workspace_index import WorkspaceIndex  # noqa: PLC0415
-
-            space = WorkspaceIndex(self.background, self.max_rows)
+            space = SmallWorkspace()
         with self._lock:
             if self._loading.get(key) is loading:  # not forgotten meanwhile
                 del self._loading[key]
@@ -398,11 +411,17 @@ class LearnedPatternStore:
                 self._workspaces[key] = space
         loading.done.set()
 
-    def _load(self, key: str, connection: sqlite3.Connection) -> WorkspaceIndex:
+    def _load(self, key: str, connection: sqlite3.Connection) -> LoadedWorkspace:
+        """The workspace's rows in memory: in plain Python up to ``small_rows``, else in
+        numpy's index (numpy is imported then: a daemon with small stores never pays
+        its 15 MiB)."""
+        rows = list(db.rows(connection, key))
+        if len(rows) <= self.small_rows:
+            return SmallWorkspace.loaded(rows)
         from switchman.engine.learning.workspace_index import WorkspaceIndex  # noqa: PLC0415
 
-        return WorkspaceIndex.loaded(list(db.rows(connection, key)), self.background,
-                                     self.max_rows, self._saved_index(key))
+        return WorkspaceIndex.loaded(rows, self.background, self.max_rows,
+                                     self._saved_index(key))
 
     def _saved_index(self, key: str) -> Path | None:
         """Where the workspace's trained index is saved (None for an in-memory database)."""

@@ -1,33 +1,30 @@
-"""One workspace's learned rows in memory: the k-NN index and the columns scoring reads.
+"""A large workspace's learned rows in memory: the k-NN index and the columns scoring reads.
 
 Kept apart from :mod:`.store` because it needs numpy, which the store imports
-only when a workspace's rows are first needed (a decision or a recorded turn):
-an idle daemon never loads it.
+only when a workspace has more rows than :mod:`.small_workspace` scores in plain
+Python: a daemon whose workspaces have few rows never loads it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from switchman.engine.learning import database as db
 from switchman.engine.learning import index_state
+from switchman.engine.learning.columns import ScoringColumns
 from switchman.engine.learning.fingerprint import DIMENSIONS
 from switchman.engine.learning.index import VectorIndex
 
 
-class WorkspaceIndex:
+class WorkspaceIndex(ScoringColumns):
     """One workspace's index and the scoring columns, by index position."""
 
     def __init__(self, background: bool, max_rows: int | None = None) -> None:
+        super().__init__()
         self.index = VectorIndex(DIMENSIONS, background=background, max_rows=max_rows)
-        self.turn_ids: list[str] = []
-        self.models: list[str] = []
-        self.success: list[float] = []
-        self.samples: list[int] = []
-        self.cost: list[float] = []
-        self.position: dict[str, int] = {}
 
     @classmethod
     def loaded(cls, rows: list[db.PatternRow], background: bool,
@@ -54,19 +51,12 @@ class WorkspaceIndex:
         self.index.add_encoded(np.frombuffer(row.codes, np.int8), row.scale, row.id)
         self.append(row)
 
-    def append(self, row: db.PatternRow) -> None:
-        """The row's scoring columns, at the next position (its codes are indexed already)."""
-        self.position[row.turn_id] = len(self.turn_ids)
-        self.turn_ids.append(row.turn_id)
-        self.models.append(row.model)
-        self.success.append(row.success)
-        self.samples.append(row.samples)
-        self.cost.append(row.cost_usd)
+    def nearest(self, vector: Sequence[float], k: int) -> tuple[list[int], list[float]]:
+        """Positions of the ``k`` rows most similar to ``vector`` and their cosines."""
+        positions, sims = self.index.nearest(np.asarray(vector, np.float32), k)
+        return positions.tolist(), sims.tolist()
 
     def drop_oldest(self, count: int) -> None:
+        """Forget the first ``count`` rows (the retention limit was reached)."""
         self.index.drop_oldest(count)
-        self.turn_ids = self.turn_ids[count:]
-        self.models = self.models[count:]
-        self.success, self.samples, self.cost = (
-            self.success[count:], self.samples[count:], self.cost[count:])
-        self.position = {t: i for i, t in enumerate(self.turn_ids)}
+        self.drop_columns(count)

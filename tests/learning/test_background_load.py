@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from sqlite3 import Connection
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -17,13 +18,15 @@ from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.routing_file import check_routing_text
 from switchman.engine.learning import database
 from switchman.engine.learning.store import LearnedPatternStore, TurnRecord
-from switchman.engine.learning.workspace_index import WorkspaceIndex
 from switchman.engine.patterns import PatternRecommendation, PatternsLoading
 from switchman.engine.routing.chain import PolicyChain, RouteRequest
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.decision import Policy, RouteDecided, Verdict
 from switchman.engine.routing.explain import render
 from switchman.engine.routing.validation import CandidateValidator
+
+if TYPE_CHECKING:
+    from switchman.engine.learning.store import LoadedWorkspace
 
 WS = "/code/app"
 OPUS, HAIKU = "anthropic:claude-opus-4-7", "anthropic:claude-haiku-4-5"
@@ -41,7 +44,7 @@ class BlockedStore(LearnedPatternStore):
         self.started, self.release = threading.Event(), threading.Event()
         self.loader_threads: list[threading.Thread] = []
 
-    def _load(self, key: str, connection: Connection) -> WorkspaceIndex:
+    def _load(self, key: str, connection: Connection) -> LoadedWorkspace:
         self.loader_threads.append(threading.current_thread())
         self.started.set()
         if self.before_read:
@@ -124,10 +127,9 @@ def test_a_decision_during_the_load_goes_on_without_slot_4(
     assert after.chosen_model == OPUS
     assert after.winner is not None and after.winner.policy is Policy.PATTERN_RECOMMENDATION
 
-    index = blocked.index_of(WS)
-    stored = [r.turn_id for r in database.rows(blocked.connection, WS)]
-    assert len(stored) == 9 and len(index) == 9  # every row once, none twice
     space = blocked._workspaces[WS]
+    stored = [r.turn_id for r in database.rows(blocked.connection, WS)]
+    assert len(stored) == 9 and len(space.index) == 9  # every row once, none twice
     assert sorted(space.turn_ids) == sorted(stored)
     assert space.success[space.position["opus-0"]] == 1.0  # the feedback given meanwhile
     assert len(blocked.loader_threads) == 1  # one read, on one worker thread
@@ -153,4 +155,5 @@ def test_forgetting_during_the_load_installs_nothing(blocked: BlockedStore) -> N
     blocked.loader_threads[0].join(WAIT)
     assert blocked.recommend(TurnContext(message="optimise SQL", workspace_path=WS),
                              SETTINGS) is None
-    assert len(blocked.index_of(WS)) == 0
+    space = blocked._workspace(WS)  # read again: nothing is left
+    assert space is not None and len(space.index) == 0

@@ -19,7 +19,8 @@ from switchman.engine.routing.context import TurnContext
 
 
 def fp(message: str, **fields: object) -> np.ndarray:
-    return fingerprint(TurnContext(message=message, **fields))  # type: ignore[arg-type]
+    context = TurnContext(message=message, **fields)  # type: ignore[arg-type]
+    return np.frombuffer(fingerprint(context), np.float32)
 
 
 def test_similar_requests_are_nearer_than_unrelated_ones() -> None:

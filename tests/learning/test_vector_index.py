@@ -103,7 +103,7 @@ def test_a_reopened_store_rebuilds_its_index_from_the_rows(tmp_path: Path) -> No
                                 status="completed"))
     queries = [TurnContext(message=m, workspace_path=WS) for m in messages[1500:]]
     before = [{n.model for n in store.neighbours(q, 10)} for q in queries]
-    assert store._workspaces[WS].index._centroids is not None  # partitioned, not exact
+    assert store.index_of(WS)._centroids is not None  # partitioned, not exact
     store.connection.close()
     reopened = LearnedPatternStore(database.connect(path), ManualClock(), background=False)
     reopened.index_of(WS)  # 1,500 rows are read on a worker thread: wait for it

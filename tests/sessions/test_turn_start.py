@@ -12,6 +12,7 @@ from typing import cast
 import pytest
 
 from switchman.engine import files, tokens
+from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning import fingerprint as learned
 from switchman.engine.providers.base import AdapterSource, ProviderRequest, StreamEvent
 from switchman.engine.routing.context import TurnContext
@@ -139,5 +140,5 @@ async def test_a_turn_is_fingerprinted_once_for_routing_and_learning(
     taken.clear()
     await service.chat(workspace, None, "a question")
     assert taken == ["a question"]
-    rows = service.patterns.index_of(str(tmp_path / "workspace"))
-    assert len(rows) == 2  # …and the turn was recorded
+    rows = patterns_db.count(service.patterns.connection, str(tmp_path / "workspace"))
+    assert rows == 2  # …and the turn was recorded

@@ -11,7 +11,9 @@ A query projects the fingerprint onto the axes, scores the cell centroids
 (in sketch space: about 1,000 by 96 values), and reads the cells nearest to it,
 best first, until ``CANDIDATES`` rows have been read. That budget is in rows,
 not cells, so a query that lands among crowded cells costs no more than one
-among sparse ones (the tail of the query time is bounded). The candidates are
+among sparse ones (the tail of the query time is bounded); in a young store,
+whose cells are small, one product over every sorted sketch costs less than
+a call per cell and is used instead (``CALL_ROWS``). The candidates are
 scored on their sketches, and the best ``RERANK`` of them again exactly from
 their int8 codes. Rows added since the sorted copy was built are scored from
 an unsorted tail; the copy is sorted again once the tail passes
@@ -49,6 +51,9 @@ RERANK = 384
 """How many candidates (at least) a query re-scores exactly from their int8 codes."""
 LAYOUT_SLACK = 1024
 """Rows added since the cell-sorted sketches were built that a query scans unsorted."""
+CALL_ROWS = 30
+"""Sketch rows that cost as much to score as one more numpy call (about 1 µs, measured):
+a query that would read many small cells reads every sorted row in one call instead."""
 CELLS_PER_ROOT = 3.2
 """Cells per square root of the store's size (about 1,000 at 100,000 rows)."""
 MAX_CELLS = 1024
@@ -251,34 +256,76 @@ class VectorIndex:
 
     def _shortlist(self, vector: Vector, count: int) -> IntArray:
         """The ``count`` candidates with the best sketch scores (caller holds the lock)."""
-        rows, rough = self._candidates(vector)
-        if len(rows) <= count:
-            return rows
-        best: IntArray = rows[np.argpartition(rough, len(rows) - count)[-count:]]
-        return best
+        scores, locate = self._candidate_scores(vector)
+        if len(scores) <= count:
+            return locate(np.arange(len(scores)))
+        return locate(np.argpartition(scores, len(scores) - count)[-count:])
 
     def _candidates(self, vector: Vector) -> tuple[IntArray, Vector]:
-        """Rows in the cells nearest to ``vector`` and their sketch scores (trained only)."""
+        """Every candidate row of ``vector`` and its sketch score (trained only; tests)."""
+        scores, locate = self._candidate_scores(vector)
+        return locate(np.arange(len(scores))), scores.copy()
+
+    def _candidate_scores(self, vector: Vector) -> tuple[Vector, Callable[[IntArray], IntArray]]:
+        """Sketch scores of the rows in the cells nearest to ``vector``, and the function that
+        turns positions among those scores into row positions (trained only).
+
+        The scores are written into one buffer kept between queries; the rows behind them
+        are only looked up for the few positions the caller keeps, so the candidates' row
+        numbers are never gathered or concatenated.
+        """
         assert self._centroids is not None  # nearest checks before calling
         assert self._axes is not None
-        size = self._size
         projected = vector @ self._axes
         near = self._cells_to_read(self._centroids @ projected)
-        scores, read, rows = self._scores, 0, []
-        for a, b in zip(self._cell_starts[near].tolist(), self._cell_starts[near + 1].tolist(),
-                        strict=True):
-            # Each cell is one block of the sorted sketches: scored in place, into a buffer.
-            self._sorted_sketch[a:b].dot(projected, out=scores[read: read + b - a])
-            rows.append(self._sorted_rows[a:b])
-            read += b - a
-        rough = [scores[:read]]
-        if size > self._sorted_end:  # rows added since the sort
-            wanted = np.zeros(len(self._centroids), bool)
-            wanted[near] = True
-            tail = self._sorted_end + np.flatnonzero(wanted[self._cells[self._sorted_end:size]])
-            rows.append(tail.astype(np.int64))
-            rough.append(self._sketch[tail] @ projected)
-        return np.concatenate(rows), np.concatenate(rough)
+        sketch = self._sorted_sketch
+        starts, sizes = self._cell_starts[near], self._cell_sizes[near]
+        sorted_end, tail = self._sorted_end, self._tail(near)
+        if len(self._scores) < sorted_end + len(tail):
+            self._scores = np.empty(sorted_end + len(tail), np.float32)
+        scores = self._scores
+        if sorted_end <= int(sizes.sum()) + CALL_ROWS * len(near):
+            # The cells are so small (a young store) that one product over every sorted
+            # row costs less than a call per cell: read them all.
+            sketch[:sorted_end].dot(projected, out=scores[:sorted_end])
+            read, offsets = sorted_end, None
+        else:
+            read = 0
+            for a, b in zip(starts.tolist(), (starts + sizes).tolist(), strict=True):
+                # Each cell is one block of the sorted sketches: scored in place, no copy.
+                sketch[a:b].dot(projected, out=scores[read: read + b - a])
+                read += b - a
+            offsets = np.cumsum(sizes) - sizes
+        if len(tail):  # rows added since the sort, scored from the unsorted sketches
+            scores[read: read + len(tail)] = self._sketch[tail] @ projected
+        sorted_rows = self._sorted_rows
+
+        def locate(positions: IntArray) -> IntArray:
+            cell_positions = positions
+            if offsets is not None:
+                cell = np.searchsorted(offsets, positions, side="right") - 1
+                cell_positions = starts[cell] + positions - offsets[cell]
+            if not len(tail):
+                return sorted_rows[cell_positions]
+            in_tail = positions >= read
+            rows: IntArray = np.where(in_tail, 0, positions)
+            rows[~in_tail] = sorted_rows[cell_positions[~in_tail]]
+            rows[in_tail] = tail[positions[in_tail] - read]
+            return rows
+
+        return scores[: read + len(tail)], locate
+
+    def _tail(self, near: IntArray) -> IntArray:
+        """Rows added since the sort that lie in the cells ``near`` (caller holds the lock)."""
+        size = self._size
+        if size <= self._sorted_end:
+            return np.zeros(0, np.int64)
+        assert self._centroids is not None
+        wanted = np.zeros(len(self._centroids), bool)
+        wanted[near] = True
+        tail: IntArray = self._sorted_end + np.flatnonzero(
+            wanted[self._cells[self._sorted_end:size]])
+        return tail.astype(np.int64)
 
     def _cells_to_read(self, similarity: Vector) -> IntArray:
         """The cells nearest first, as many as it takes to read ``CANDIDATES`` rows."""

@@ -15,7 +15,7 @@ from switchman.engine.learning.fingerprint import DIMENSIONS, fingerprint
 from switchman.engine.learning.index import VectorIndex
 from switchman.engine.learning.store import LearnedPatternStore, TurnRecord
 from switchman.engine.routing.context import TurnContext
-from tests.learning.test_fingerprint_index import _varied_messages
+from tests.learning.test_fingerprint_index import _clustered, _varied_messages
 
 WS = "/work/project"
 
@@ -89,6 +89,48 @@ def test_dropping_the_oldest_keeps_answers_and_capacity(
         found, _ = index.nearest(data[150 + position], 1)
         assert found[0] == position  # positions moved down by the dropped count
     assert _recall(index, data[-50:]) >= 0.68  # measured 0.74 (300 of 1,450 rows read)
+
+
+def test_a_young_store_with_small_cells_scores_every_row_in_one_product(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """3,000 rows in 175 cells: reading a budget of 2,000 rows cell by cell would take ~60
+    numpy calls, each costing as much as scoring ~30 rows, so the query reads all 3,000
+    rows in one call instead (more candidates for less time)."""
+    monkeypatch.setattr(index_module, "CANDIDATES", 2000)
+    data = _fingerprints(_varied_messages(3060, seed=11))
+    index = VectorIndex(DIMENSIONS)
+    index.load(*_encoded(data[:3000]))
+    assert index._centroids is not None and len(index._centroids) > 150
+    for query in data[3000:3010]:
+        rows, _ = index._candidates(query)
+        assert sorted(rows.tolist()) == list(range(3000))
+    assert _recall(index, data[3000:]) >= 0.95
+
+
+def test_answers_match_a_plain_reading_of_the_nearest_cells(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The candidates' rows are only looked up for the shortlist: the answer must be what
+    scoring the nearest cells' rows (and the unsorted tail's) one by one gives."""
+    monkeypatch.setattr(index_module, "CANDIDATES", 600)
+    monkeypatch.setattr(index_module, "RERANK", 40)
+    monkeypatch.setattr(index_module, "LAYOUT_SLACK", 400)
+    data = _clustered(6300, seed=12)
+    index = VectorIndex(64)
+    index.load(*_encoded(data[:6000]))
+    for row in data[6000:6200]:
+        index.add(row)
+    assert index._sorted_end == 6000 and len(index) == 6200  # a tail of 200 unsorted rows
+    decoded = index._codes[:6200].astype(np.float32) * index._scales[:6200, None]
+    assert index._axes is not None and index._centroids is not None
+    for query in data[6200:]:
+        projected = query @ index._axes
+        near = index._cells_to_read(index._centroids @ projected)
+        members = np.flatnonzero(np.isin(index._cells[:6200], near))
+        rough = index._sketch[members] @ projected
+        shortlist = members[np.argsort(-rough, kind="stable")[:40]]
+        expected = shortlist[np.argsort(-(decoded[shortlist] @ query), kind="stable")[:5]]
+        found, _ = index.nearest(query, 5)
+        assert set(found.tolist()) == set(expected.tolist())
 
 
 def test_a_reopened_store_rebuilds_its_index_from_the_rows(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from switchman.engine import __version__
 
@@ -98,6 +99,24 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return serve
 
 
+def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (exit 2, with argparse's usage line) what parses but cannot mean anything: a
+    workspace folder that does not exist, negative counts, delegation options without
+    ``--delegate-tier``; silently ignoring them would print a decision for another question."""
+    workspace = getattr(args, "workspace", None)
+    if workspace is not None and args.command != "patterns" and not Path(workspace).is_dir():
+        parser.error(f"--workspace {workspace}: no such folder")
+    if args.command != "route":
+        return
+    if args.tokens is not None and args.tokens < 0:
+        parser.error(f"--tokens {args.tokens}: must be 0 or more")
+    if args.cost_today is not None and not args.cost_today >= 0:  # NaN too
+        parser.error(f"--cost-today {args.cost_today}: must be 0 or more")
+    for option, value in (("--planner", args.planner), ("--complexity", args.complexity)):
+        if value is not None and args.delegate_tier is None:
+            parser.error(f"{option} only applies with --delegate-tier")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``switchman`` console script."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -106,7 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from switchman.server.app import run  # noqa: PLC0415
 
         return run(tcp=serve.parse_args(argv[1:]).tcp)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _check_arguments(parser, args)
     from switchman.server import subcommands  # noqa: PLC0415
 
     handler = {

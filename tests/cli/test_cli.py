@@ -287,3 +287,28 @@ def _isolated(tmp_path: Path) -> dict[str, str]:
     config.mkdir(exist_ok=True)
     return {**os.environ, "SWITCHMAN_CONFIG_DIR": str(config),
             "SWITCHMAN_DATA_DIR": str(tmp_path / "data")}
+
+
+def test_schema_to_an_unwritable_place_is_one_clear_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "missing" / "routing.schema.json"
+    assert main(["schema", "routing", "--output", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"switchman schema: cannot write {target}") and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("arguments", "complaint"), [
+    (["--workspace", "/no/such/folder"], "--workspace /no/such/folder: no such folder"),
+    (["--tokens", "-5"], "--tokens -5: must be 0 or more"),
+    (["--cost-today", "-1"], "--cost-today -1.0: must be 0 or more"),
+    (["--cost-today", "nan"], "--cost-today nan: must be 0 or more"),
+    (["--planner", "opus"], "--planner only applies with --delegate-tier"),
+    (["--complexity", "small"], "--complexity only applies with --delegate-tier"),
+])
+def test_route_refuses_arguments_it_would_silently_ignore(
+        config_dir: Path, capsys: pytest.CaptureFixture[str], arguments: list[str],
+        complaint: str) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["route", "hello", "--assume-configured", *arguments])
+    assert exit_.value.code == 2
+    assert f"switchman: error: {complaint}" in capsys.readouterr().err

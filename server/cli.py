@@ -9,6 +9,9 @@ from pathlib import Path
 
 from switchman.engine import __version__
 
+SERVE_DESCRIPTION = ("Run the Switchman daemon: a language server that VS Code and Neovim "
+                     "start over stdio. You rarely run it yourself; see docs/protocol.md.")
+
 
 def _workspace_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workspace", metavar="DIR",
@@ -38,14 +41,16 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print LSP-shaped diagnostics")
     _workspace_arg(check)
     show = rules_sub.add_parser("show", help="print the active rules, in evaluation order")
-    show.add_argument("--json", action="store_true")
+    show.add_argument("--json", action="store_true", help="print the rules as JSON")
     _workspace_arg(show)
     test = rules_sub.add_parser("test", help="run routing-policy unit tests")
-    test.add_argument("file", metavar="FILE")
-    test.add_argument("--json", action="store_true")
+    test.add_argument("file", metavar="FILE",
+                      help="a policy test file (*.test.yaml; see docs/policy-tests.md)")
+    test.add_argument("--json", action="store_true", help="print each case's result as JSON")
 
     route = sub.add_parser("route", help="dry-run routing for a message (no provider called)")
-    route.add_argument("message")
+    route.add_argument("message", help="the chat message to route, as you would type it "
+                                       "(an @alias at its start counts)")
     _workspace_arg(route)
     route.add_argument("--sticky", metavar="MODEL", help="pretend this sticky model is set")
     route.add_argument("--assume-configured", action="store_true",
@@ -66,10 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     route.add_argument("--profile", metavar="NAME",
                        help="route as a session using this agent profile (default: the "
                             "workspace's or global default profile)")
-    route.add_argument("--json", action="store_true")
+    route.add_argument("--json", action="store_true",
+                       help="print the decision (the route.decided record) as JSON")
 
     models = sub.add_parser("models", help="list the models and whether their keys are set")
-    models.add_argument("--json", action="store_true")
+    models.add_argument("--json", action="store_true", help="print the list as JSON")
 
     schema = sub.add_parser("schema", help="print the JSON Schema of a configuration file")
     schema.add_argument("kind", choices=["routing", "workspace", "models", "profiles",
@@ -82,14 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
     patterns_sub = patterns.add_subparsers(dest="patterns_command", required=True,
                                            metavar="ACTION")
     stats = patterns_sub.add_parser("stats", help="turns remembered per workspace and model")
-    stats.add_argument("--json", action="store_true")
+    stats.add_argument("--json", action="store_true", help="print the counts as JSON")
     forget = patterns_sub.add_parser("forget", help="delete remembered turns")
     forget.add_argument("--workspace", metavar="DIR",
                         help="only this workspace folder's turns (default: all)")
     patterns_sub.add_parser("export", help="print every row as JSON lines (no message text)")
 
     _serve_arguments(sub.add_parser("serve", help="run the language server (started by your "
-                                                  "editor)"))
+                                                  "editor)", description=SERVE_DESCRIPTION))
     return parser
 
 
@@ -121,7 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``switchman`` console script."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["serve"]:  # the editor's hot path: no other sub-command's parser or imports
-        serve = _serve_arguments(argparse.ArgumentParser(prog="switchman serve"))
+        serve = _serve_arguments(argparse.ArgumentParser(prog="switchman serve",
+                                                         description=SERVE_DESCRIPTION))
         from switchman.server.app import run  # noqa: PLC0415
 
         return run(tcp=serve.parse_args(argv[1:]).tcp)

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from switchman.server.cli import main
+from switchman.server.cli import build_parser, main
 from tests.support.hostile_files import REASONS, TRAPS, make_trap
 
 POLICY_DIR = Path(__file__).parent.parent / "policy"
@@ -312,3 +314,26 @@ def test_route_refuses_arguments_it_would_silently_ignore(
         main(["route", "hello", "--assume-configured", *arguments])
     assert exit_.value.code == 2
     assert f"switchman: error: {complaint}" in capsys.readouterr().err
+
+
+def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    yield parser
+    for action in parser._actions:  # argparse exposes sub-parsers only here
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _parsers(sub)
+
+
+def test_every_argument_of_every_command_is_explained_in_help() -> None:
+    """Found by reading `--help`: several `--json` flags, `rules test FILE` and `route
+    MESSAGE` were listed with no word of explanation."""
+    unexplained = [f"{parser.prog} {action.dest}" for parser in _parsers(build_parser())
+                   for action in parser._actions
+                   if not isinstance(action, argparse._SubParsersAction) and not action.help]
+    assert unexplained == []
+
+
+def test_serve_help_says_what_the_daemon_is(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    assert "language server" in capsys.readouterr().out

@@ -337,3 +337,20 @@ def test_serve_help_says_what_the_daemon_is(capsys: pytest.CaptureFixture[str]) 
     with pytest.raises(SystemExit):
         main(["serve", "--help"])
     assert "language server" in capsys.readouterr().out
+
+
+def test_make_demo_shows_the_built_in_configuration_whatever_the_users_is(
+        tmp_path: Path) -> None:
+    """The README promises `make demo` routes "with the built-in configuration"; it used to
+    read the user's own config folder, so a catch-all rule there changed every line."""
+    (tmp_path / "routing.yaml").write_text("rules:\n  - name: mine\n    when: {}\n    use: opus\n")
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".venv" / "bin" / "switchman").exists() or shutil.which("make") is None:
+        pytest.skip("needs the repository's .venv and make, as `make demo` does")
+    env = {**os.environ, "SWITCHMAN_CONFIG_DIR": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
+    done = subprocess.run(["make", "-s", "-o", ".venv/.installed", "demo"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert 'Chose: anthropic:claude-haiku-4-5 (rule "fast for commits")' in done.stdout
+    assert 'rule "mine"' not in done.stdout
+    assert not (root / ".demo-builtin").exists()

@@ -16,9 +16,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # The main job: route a message with the built-in defaults and show the decision and its chain.
+# A config and data folder that do not exist: your own routing.yaml, profiles or learned
+# patterns must not change what the demo shows (nothing is created there).
+DEMO_ENV := SWITCHMAN_CONFIG_DIR=$(CURDIR)/.demo-builtin/config SWITCHMAN_DATA_DIR=$(CURDIR)/.demo-builtin/data
 demo: $(STAMP)
-	$(BIN)/switchman route "write a commit message for the login fix" --assume-configured
-	$(BIN)/switchman route "review the architecture of the auth service" --assume-configured --unavailable anthropic:claude-opus-4-7
+	$(DEMO_ENV) $(BIN)/switchman route "write a commit message for the login fix" --assume-configured
+	$(DEMO_ENV) $(BIN)/switchman route "review the architecture of the auth service" --assume-configured --unavailable anthropic:claude-opus-4-7
 
 # Every check there is: lint, types, unit + end-to-end tests (Neovim and VS Code included).
 test: system-deps lint typecheck pytest

@@ -293,6 +293,7 @@ class Switchman:
                 has_images: bool) -> Preview:
         """Where a draft would go, without sending it (and that model's SDK is got ready: the
         draft is being typed)."""
+        check_text(message)  # a draft with a lone surrogate could never be sent either
         preview = self.queries.preview(workspace, session_id, message, has_images)
         self.expect_turn(preview.model)
         return preview

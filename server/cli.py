@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from switchman.engine import __version__
+
+SERVE_DESCRIPTION = ("Run the Switchman daemon: a language server that VS Code and Neovim "
+                     "start over stdio. You rarely run it yourself; see docs/protocol.md.")
 
 
 def _workspace_arg(parser: argparse.ArgumentParser) -> None:
@@ -37,14 +41,16 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print LSP-shaped diagnostics")
     _workspace_arg(check)
     show = rules_sub.add_parser("show", help="print the active rules, in evaluation order")
-    show.add_argument("--json", action="store_true")
+    show.add_argument("--json", action="store_true", help="print the rules as JSON")
     _workspace_arg(show)
     test = rules_sub.add_parser("test", help="run routing-policy unit tests")
-    test.add_argument("file", metavar="FILE")
-    test.add_argument("--json", action="store_true")
+    test.add_argument("file", metavar="FILE",
+                      help="a policy test file (*.test.yaml; see docs/policy-tests.md)")
+    test.add_argument("--json", action="store_true", help="print each case's result as JSON")
 
     route = sub.add_parser("route", help="dry-run routing for a message (no provider called)")
-    route.add_argument("message")
+    route.add_argument("message", help="the chat message to route, as you would type it "
+                                       "(an @alias at its start counts)")
     _workspace_arg(route)
     route.add_argument("--sticky", metavar="MODEL", help="pretend this sticky model is set")
     route.add_argument("--assume-configured", action="store_true",
@@ -65,10 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     route.add_argument("--profile", metavar="NAME",
                        help="route as a session using this agent profile (default: the "
                             "workspace's or global default profile)")
-    route.add_argument("--json", action="store_true")
+    route.add_argument("--json", action="store_true",
+                       help="print the decision (the route.decided record) as JSON")
 
     models = sub.add_parser("models", help="list the models and whether their keys are set")
-    models.add_argument("--json", action="store_true")
+    models.add_argument("--json", action="store_true", help="print the list as JSON")
 
     schema = sub.add_parser("schema", help="print the JSON Schema of a configuration file")
     schema.add_argument("kind", choices=["routing", "workspace", "models", "profiles",
@@ -81,14 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
     patterns_sub = patterns.add_subparsers(dest="patterns_command", required=True,
                                            metavar="ACTION")
     stats = patterns_sub.add_parser("stats", help="turns remembered per workspace and model")
-    stats.add_argument("--json", action="store_true")
+    stats.add_argument("--json", action="store_true", help="print the counts as JSON")
     forget = patterns_sub.add_parser("forget", help="delete remembered turns")
     forget.add_argument("--workspace", metavar="DIR",
                         help="only this workspace folder's turns (default: all)")
     patterns_sub.add_parser("export", help="print every row as JSON lines (no message text)")
 
     _serve_arguments(sub.add_parser("serve", help="run the language server (started by your "
-                                                  "editor)"))
+                                                  "editor)", description=SERVE_DESCRIPTION))
     return parser
 
 
@@ -98,15 +105,36 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return serve
 
 
+def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (exit 2, with argparse's usage line) what parses but cannot mean anything: a
+    workspace folder that does not exist, negative counts, delegation options without
+    ``--delegate-tier``; silently ignoring them would print a decision for another question."""
+    workspace = getattr(args, "workspace", None)
+    if workspace is not None and args.command != "patterns" and not Path(workspace).is_dir():
+        parser.error(f"--workspace {workspace}: no such folder")
+    if args.command != "route":
+        return
+    if args.tokens is not None and args.tokens < 0:
+        parser.error(f"--tokens {args.tokens}: must be 0 or more")
+    if args.cost_today is not None and not args.cost_today >= 0:  # NaN too
+        parser.error(f"--cost-today {args.cost_today}: must be 0 or more")
+    for option, value in (("--planner", args.planner), ("--complexity", args.complexity)):
+        if value is not None and args.delegate_tier is None:
+            parser.error(f"{option} only applies with --delegate-tier")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``switchman`` console script."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["serve"]:  # the editor's hot path: no other sub-command's parser or imports
-        serve = _serve_arguments(argparse.ArgumentParser(prog="switchman serve"))
+        serve = _serve_arguments(argparse.ArgumentParser(prog="switchman serve",
+                                                         description=SERVE_DESCRIPTION))
         from switchman.server.app import run  # noqa: PLC0415
 
         return run(tcp=serve.parse_args(argv[1:]).tcp)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _check_arguments(parser, args)
     from switchman.server import subcommands  # noqa: PLC0415
 
     handler = {

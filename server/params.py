@@ -80,9 +80,25 @@ class SessionParams(msgspec.Struct, frozen=True):
 def decode(params: Any, shape: type[T]) -> T:
     """``params`` (plain JSON data) as ``shape``, or an ``invalid_params`` error."""
     try:
-        return msgspec.convert(params if params is not None else {}, shape)
+        decoded = msgspec.convert(params if params is not None else {}, shape)
     except msgspec.ValidationError as exc:
         raise invalid_params(str(exc)) from None
+    for name in getattr(shape, "__struct_fields__", ()):
+        value = getattr(decoded, name)
+        # An id is looked up in SQLite, which cannot take a lone UTF-16 surrogate (legal in
+        # JSON): say so here rather than fail inside the lookup with an internal error.
+        if name.endswith("_id") and isinstance(value, str) and not _encodable(value):
+            raise invalid_params(f"`$.{name}` contains a lone UTF-16 surrogate, so it names "
+                                 "nothing")
+    return decoded
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class TrustParams(msgspec.Struct, frozen=True):

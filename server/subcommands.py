@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 from decimal import Decimal
 from pathlib import Path
@@ -276,7 +277,12 @@ def schema(args: argparse.Namespace) -> int:
     """Print (or write) the JSON Schema of one kind of configuration file."""
     text = schema_text(FileKind(args.kind))
     if args.output:
-        Path(args.output).write_text(text, "utf-8")
+        try:
+            Path(args.output).write_text(text, "utf-8")
+        except OSError as error:
+            print(f"switchman schema: cannot write {args.output}: {error.strerror or error}",
+                  file=sys.stderr)
+            return 1
     else:
         sys.stdout.write(text)
     return 0
@@ -308,15 +314,41 @@ def models(args: argparse.Namespace) -> int:
 # -- patterns ------------------------------------------------------------------------
 
 
-def _patterns() -> tuple[LearnedPatternStore, Path]:
+class _PatternsUnreadable(Exception):
+    """The pattern database cannot be opened; the message says where and why."""
+
+
+def _patterns() -> tuple[LearnedPatternStore | None, Path]:
+    """The pattern store of the data folder, or None when nothing was ever learned there.
+
+    Reading what was learned must not create the data folder or an empty database, and a
+    folder or file that cannot be used is a one-line error, not a traceback.
+    """
     path = data_dir() / patterns_db.FILE_NAME
-    return LearnedPatternStore(patterns_db.connect(path), SystemClock(), background=False), path
+    if not path.exists() and not path.is_symlink():
+        return None, path
+    if not path.is_file():
+        raise _PatternsUnreadable(f"{path} is not a file")
+    try:
+        return LearnedPatternStore(patterns_db.connect(path), SystemClock(),
+                                   background=False), path
+    except (OSError, sqlite3.Error) as error:
+        raise _PatternsUnreadable(f"{path} cannot be read as a pattern database "
+                                  f"({error})") from None
+
+
+def _unreadable(error: _PatternsUnreadable) -> int:
+    print(f"switchman patterns: {error}", file=sys.stderr)
+    return 1
 
 
 def patterns_stats(args: argparse.Namespace) -> int:
     """Turns remembered per workspace and model."""
-    store, path = _patterns()
-    stats = store.stats()
+    try:
+        store, path = _patterns()
+    except _PatternsUnreadable as error:
+        return _unreadable(error)
+    stats = store.stats() if store is not None else []
     if args.json:
         _print_json(stats)
     else:
@@ -326,16 +358,22 @@ def patterns_stats(args: argparse.Namespace) -> int:
 
 def patterns_forget(args: argparse.Namespace) -> int:
     """Delete remembered turns, of one workspace or all."""
-    store, _ = _patterns()
+    try:
+        store, _ = _patterns()
+    except _PatternsUnreadable as error:
+        return _unreadable(error)
     workspace = str(Path(args.workspace).resolve()) if args.workspace else None
-    count = store.forget(workspace)
+    count = store.forget(workspace) if store is not None else 0
     print(f"Forgot {count} turn(s){f' of {workspace}' if workspace else ''}.")
     return 0
 
 
 def patterns_export(args: argparse.Namespace) -> int:
     """Every remembered turn as one JSON object per line."""
-    store, _ = _patterns()
-    for row in store.export():
+    try:
+        store, _ = _patterns()
+    except _PatternsUnreadable as error:
+        return _unreadable(error)
+    for row in store.export() if store is not None else ():
         sys.stdout.write(_ENCODER.encode(row).decode() + "\n")
     return 0

@@ -47,15 +47,16 @@ class AnthropicAdapter:
     def __init__(self, provider: ProviderSpec, key: str | None) -> None:
         self._sdk = importlib.import_module("anthropic")
         self._key = key or ""
+        timeout = self._sdk.Timeout(provider.timeout_seconds, connect=CONNECT_TIMEOUT)
         self._client = self._sdk.AsyncAnthropic(
             api_key=self._key or "missing",
             base_url=provider.base_url,
             max_retries=0,  # Switchman owns retries (see sessions.turn)
-            timeout=self._sdk.Timeout(provider.timeout_seconds, connect=CONNECT_TIMEOUT),
-            # the SDK's own client (its limits, keep-alive), telling the turn when a request
-            # has left
+            timeout=timeout,
+            # the client the SDK would make (its limits, keep-alive, timeout), telling the
+            # turn when a request has left
             http_client=self._sdk.DefaultAsyncHttpxClient(
-                event_hooks={"request": [announce_when_sent]}),
+                timeout=timeout, event_hooks={"request": [announce_when_sent]}),
         )
         self._thinking: dict[str, list[dict[str, Any]]] = {}
         # The SDK's own partial-JSON parser (a dependency of the SDK): a tool call cut off

@@ -67,13 +67,14 @@ class OpenAIAdapter:
         self._sdk = importlib.import_module("openai")
         self._key = key or ""
         self._compatible = provider.api is ApiKind.OPENAI_COMPATIBLE
+        timeout = self._sdk.Timeout(provider.timeout_seconds, connect=CONNECT_TIMEOUT)
         self._client = self._sdk.AsyncOpenAI(
             api_key=self._key or "not-needed",  # local servers ignore it; the SDK wants one
             base_url=provider.base_url,
             max_retries=0,  # Switchman owns retries (see sessions.turn)
-            timeout=self._sdk.Timeout(provider.timeout_seconds, connect=CONNECT_TIMEOUT),
+            timeout=timeout,
             http_client=self._sdk.DefaultAsyncHttpxClient(  # as in the Anthropic adapter
-                event_hooks={"request": [announce_when_sent]}),
+                timeout=timeout, event_hooks={"request": [announce_when_sent]}),
         )
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:

@@ -39,6 +39,11 @@ def text_argument(args: dict[str, Any], name: str, *, required: bool = False,
         return default
     if not isinstance(value, str):
         raise ToolRefused(f"'{name}' must be text, not {_json_type(value)}.")
+    try:  # JSON can carry a lone surrogate; no path, file or command line can hold one
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolRefused(f"'{name}' contains an invalid character (a lone UTF-16 surrogate) "
+                          f"at position {exc.start}; send it without that character.") from None
     return value
 
 

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from switchman.server.cli import main
+from switchman.server.cli import build_parser, main
 from tests.support.hostile_files import REASONS, TRAPS, make_trap
 
 POLICY_DIR = Path(__file__).parent.parent / "policy"
@@ -287,3 +289,68 @@ def _isolated(tmp_path: Path) -> dict[str, str]:
     config.mkdir(exist_ok=True)
     return {**os.environ, "SWITCHMAN_CONFIG_DIR": str(config),
             "SWITCHMAN_DATA_DIR": str(tmp_path / "data")}
+
+
+def test_schema_to_an_unwritable_place_is_one_clear_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "missing" / "routing.schema.json"
+    assert main(["schema", "routing", "--output", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"switchman schema: cannot write {target}") and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("arguments", "complaint"), [
+    (["--workspace", "/no/such/folder"], "--workspace /no/such/folder: no such folder"),
+    (["--tokens", "-5"], "--tokens -5: must be 0 or more"),
+    (["--cost-today", "-1"], "--cost-today -1.0: must be 0 or more"),
+    (["--cost-today", "nan"], "--cost-today nan: must be 0 or more"),
+    (["--planner", "opus"], "--planner only applies with --delegate-tier"),
+    (["--complexity", "small"], "--complexity only applies with --delegate-tier"),
+])
+def test_route_refuses_arguments_it_would_silently_ignore(
+        config_dir: Path, capsys: pytest.CaptureFixture[str], arguments: list[str],
+        complaint: str) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["route", "hello", "--assume-configured", *arguments])
+    assert exit_.value.code == 2
+    assert f"switchman: error: {complaint}" in capsys.readouterr().err
+
+
+def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    yield parser
+    for action in parser._actions:  # argparse exposes sub-parsers only here
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _parsers(sub)
+
+
+def test_every_argument_of_every_command_is_explained_in_help() -> None:
+    """Found by reading `--help`: several `--json` flags, `rules test FILE` and `route
+    MESSAGE` were listed with no word of explanation."""
+    unexplained = [f"{parser.prog} {action.dest}" for parser in _parsers(build_parser())
+                   for action in parser._actions
+                   if not isinstance(action, argparse._SubParsersAction) and not action.help]
+    assert unexplained == []
+
+
+def test_serve_help_says_what_the_daemon_is(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    assert "language server" in capsys.readouterr().out
+
+
+def test_make_demo_shows_the_built_in_configuration_whatever_the_users_is(
+        tmp_path: Path) -> None:
+    """The README promises `make demo` routes "with the built-in configuration"; it used to
+    read the user's own config folder, so a catch-all rule there changed every line."""
+    (tmp_path / "routing.yaml").write_text("rules:\n  - name: mine\n    when: {}\n    use: opus\n")
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".venv" / "bin" / "switchman").exists() or shutil.which("make") is None:
+        pytest.skip("needs the repository's .venv and make, as `make demo` does")
+    env = {**os.environ, "SWITCHMAN_CONFIG_DIR": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
+    done = subprocess.run(["make", "-s", "-o", ".venv/.installed", "demo"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert 'Chose: anthropic:claude-haiku-4-5 (rule "fast for commits")' in done.stdout
+    assert 'rule "mine"' not in done.stdout
+    assert not (root / ".demo-builtin").exists()

@@ -45,3 +45,34 @@ def test_stats_export_and_forget(data_dir: Path, capsys: pytest.CaptureFixture[s
     assert "Forgot 1 turn(s)." in capsys.readouterr().out
     main(["patterns", "stats"])
     assert "No turns remembered yet" in capsys.readouterr().out
+
+
+def test_reading_an_empty_data_folder_creates_nothing(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "never-used"
+    monkeypatch.setenv("SWITCHMAN_DATA_DIR", str(folder))
+    assert main(["patterns", "stats"]) == 0
+    assert "No turns remembered yet" in capsys.readouterr().out
+    assert main(["patterns", "export"]) == 0
+    assert capsys.readouterr().out == ""
+    assert main(["patterns", "forget"]) == 0
+    assert "Forgot 0 turn(s)." in capsys.readouterr().out
+    assert not folder.exists()
+
+
+@pytest.mark.parametrize("action", [["stats"], ["export"], ["forget"]])
+@pytest.mark.parametrize("trap", ["not-a-database", "a-folder"])
+def test_an_unusable_pattern_database_is_one_clear_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        action: list[str], trap: str) -> None:
+    monkeypatch.setenv("SWITCHMAN_DATA_DIR", str(tmp_path))
+    target = tmp_path / database.FILE_NAME
+    if trap == "a-folder":
+        target.mkdir()
+    else:
+        target.write_text("this is not SQLite\n" * 100)
+    assert main(["patterns", *action]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"switchman patterns: {target}")
+    assert "Traceback" not in captured.err and captured.err.count("\n") == 1

@@ -298,3 +298,25 @@ def test_generated_hostile_frames_are_all_answered(raw: RawDaemon) -> None:
 
     check()
     assert raw.process.poll() is None
+
+
+@pytest.mark.parametrize(("method", "params"), [
+    (methods.FEEDBACK, {"turn_id": "\ud800", "rating": "up"}),
+    (methods.CANCEL, {"turn_id": "t\udfff"}),
+    (methods.SESSION, {"session_id": "\ud800"}),
+    (methods.EXPLAIN, {"turn_id": "\ud800"}),
+    (methods.CHAT, {"workspace": "file:///w", "message": "hi", "session_id": "\ud800"}),
+])
+def test_an_id_with_a_lone_surrogate_is_invalid_params(raw: RawDaemon, method: str,
+                                                       params: dict[str, Any]) -> None:
+    """Found by trying it: the id reached SQLite, which raised, and the answer was -32603."""
+    answer = raw.request(method, params)
+    assert answer["error"]["code"] == -32602 and "lone UTF-16 surrogate" in \
+        answer["error"]["message"], answer
+    assert_clean(answer)
+
+
+def test_a_preview_of_a_draft_with_a_lone_surrogate_is_invalid_text(raw: RawDaemon) -> None:
+    answer = raw.request(methods.PREVIEW, {"workspace": uri(raw), "message": "pasted \ud800"})
+    assert answer["error"]["data"]["code"] == "invalid_text", answer
+    assert_clean(answer)

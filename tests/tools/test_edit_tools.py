@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -102,3 +103,20 @@ async def test_reading_git_internals_is_refused(toolbox: Toolbox) -> None:
     outcome = await toolbox.run("read_file", {"path": ".git/config"})
     assert outcome.is_error
     assert "token" not in outcome.content
+
+
+@pytest.mark.parametrize(("tool", "arguments", "field"), [
+    ("read_file", {"path": "src/\ud800.py"}, "path"),
+    ("create_file", {"path": "src/new.py", "content": "x = '\udfff'"}, "content"),
+    ("edit_file", {"path": "src/app.py", "old_text": "42", "new_text": "\ud800"}, "new_text"),
+    ("run_command", {"command": "echo \ud800"}, "command"),
+])
+async def test_a_lone_surrogate_in_an_argument_is_refused_before_asking(
+        toolbox: Toolbox, approver: ScriptedApprover, tool: str, arguments: dict[str, Any],
+        field: str) -> None:
+    """Found by trying it: JSON from a provider may hold one; the path reached the file
+    system and the tool "failed unexpectedly" with a traceback in the log."""
+    outcome = await toolbox.run(tool, arguments)
+    assert outcome.is_error and approver.asked == []
+    assert f"'{field}' contains an invalid character (a lone UTF-16 surrogate)" in \
+        outcome.content

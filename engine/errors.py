@@ -4,6 +4,7 @@
 
     SwitchmanError
     ├── UnreadableFile           a file is not a regular, small enough, UTF-8 file
+    ├── CheckStopped             the configuration check process exited during a check
     ├── RoutingError             a turn cannot be routed
     │   ├── UnknownAlias         ``@name`` at the start of a message names no model
     │   ├── UnknownModel         a model id or alias (e.g. for /model) names no model
@@ -55,6 +56,15 @@ class UnreadableFile(SwitchmanError):
         self.line = line
         self.column = column
         super().__init__(f"{path} {reason}.")
+
+
+class CheckStopped(SwitchmanError):
+    """The configuration check process exited during a check (the next check starts another)."""
+
+    code = "check_stopped"
+
+    def __init__(self) -> None:
+        super().__init__("The configuration check stopped unexpectedly.")
 
 
 class RoutingError(SwitchmanError):

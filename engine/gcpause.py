@@ -1,6 +1,6 @@
 """Keeping Python's cyclic garbage collector from stalling the event loop during checks.
 
-Checking a large configuration file on a worker thread allocates tens of
+Checking a large configuration file (now in the check process) allocates tens of
 thousands of objects (a 1,000-rule file: ~85,000 on its first check in the
 editor). Python's collector runs when allocations pass a threshold, on
 whichever thread happens to allocate, and holds the interpreter lock for its

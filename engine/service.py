@@ -134,6 +134,8 @@ class Switchman:
                              availability=self.availability,
                              patterns=self.patterns if patterns is None else patterns)
         self.workspaces = WorkspaceRegistry()
+        self._turn_starts = asyncio.Lock()
+        """Held by the chat whose turn starts next (see :meth:`_settle`)."""
         self.sessions = SessionManager(store=self.store, router=self.router, config=self.config,
                                        clock=self.clock, observer=observer, trust=self.trust,
                                        workspaces=self.workspaces)
@@ -210,13 +212,24 @@ class Switchman:
                                            attached, cancelled=cancelled)).result
 
     async def _settle(self, folder: str) -> bool:
-        """Wait for the folder's config checks; True if the caller was cancelled meanwhile.
+        """Wait for this turn's start, then for the folder's config checks; True if the
+        caller was cancelled meanwhile.
+
+        Turn starts take turns, each after one pass of the event loop. A start (routing,
+        the durable record, the turn's tools and prompt) runs without yielding, and twenty
+        chats sent at once were twenty starts queued on the loop ahead of whatever the
+        editor sent with them: a diagnostics check waited for all of them (about 170 ms).
+        Now the chats wait on a lock instead of the loop's queue, and what was queued
+        meanwhile runs between two starts. After the lock, the start has no wait before its
+        turn's task is created, unless a configuration check is due.
 
         A message cancelled before its turn could start is still recorded, as a turn
         that ends ``cancelled`` at once, so the editor's view and the history agree.
         """
         try:
-            await self.config.settle(folder)
+            async with self._turn_starts:
+                await asyncio.sleep(0)
+            await self.config.settle(folder)  # its look at the files serves the start
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None:

@@ -71,6 +71,7 @@ class Code(StrEnum):
     INVALID_MODEL_ID = "invalid-model-id"
     TOO_COMPLEX = "too-complex"
     UNREADABLE_FILE = "unreadable-file"
+    CHECK_STOPPED = "check-stopped"
     NO_VISION_MODEL = "no-vision-model"
     MISSING_API_KEY = "missing-api-key"
     NO_COST_TRACKING = "no-cost-tracking"

@@ -10,11 +10,13 @@ version.
 
 In the daemon (``background=True``) a changed file is never parsed on the
 event loop, which also streams chats: a 1,000-rule file takes a quarter of a
-second to check. The check runs on the process's configuration worker thread
+second to check. The check runs in the daemon's configuration check process
 (:mod:`switchman.engine.config.checking`, shared with the editor, whose check
 of the same text it reuses) and callers keep getting the last value until it
 is done; then the new value is applied on the loop, its events are emitted
-there and ``on_change`` is called. :meth:`settle` waits for those checks, so a
+there and ``on_change`` is called. If that process dies during the check, the
+file keeps its last good value and shows a ``check-stopped`` problem until it
+changes again. :meth:`settle` waits for those checks, so a
 turn is routed with the file as saved.
 """
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
@@ -35,7 +38,7 @@ from switchman.engine.config.builtin import (
     builtin_routing_values,
 )
 from switchman.engine.config.check import FileKind
-from switchman.engine.config.checking import LAST_CHECKS, Checked, config_worker
+from switchman.engine.config.checking import CHECKS, LAST_CHECKS, Checked, forget_checks
 from switchman.engine.config.models_file import check_models_text
 from switchman.engine.config.paths import (
     config_dir,
@@ -55,11 +58,12 @@ from switchman.engine.config.routing_file import check_routing_text, check_works
 from switchman.engine.errors import UnreadableFile
 from switchman.engine.events import EventBus, PolicyInvalid
 from switchman.engine.files import entry_signature, read_text
-from switchman.engine.gcpause import run_paused
 from switchman.engine.profiles.profile import BUILTIN_PROFILES, DEFAULT_PROFILE, ProfileSet
 
 T = TypeVar("T")
-Checker = Callable[[str, str], tuple[Any, list[Problem]]]
+Checker = tuple[Callable[..., Checked], tuple[Any, ...]]
+"""A module-level check function and its arguments after the text and the path (it is sent to
+the check process, so it cannot be a closure)."""
 
 IN_FORCE_FILE = "file"
 IN_FORCE_LAST_GOOD = "last-known-good"
@@ -80,17 +84,33 @@ class _Slot(Generic[T]):
     in_force: str = IN_FORCE_BUILTIN
     loaded: bool = False
     checking: asyncio.Future[Checked] | None = None
-    """The check running on the worker thread (background mode), if any."""
+    """The check running in the check process (background mode), if any."""
 
 
 def _check_file(path: Path, kind: FileKind, context: object, checker: Checker) -> Checked:
-    """Read and check one file (on the worker thread in background mode), re-using the
+    """Read and check one file (in the check process in background mode), re-using the
     latest check of the same text in the same context (the editor's, on a save)."""
     text, unreadable = read_config(path)
     if unreadable is not None:
         return None, [unreadable]
+    check, extra = checker
     return LAST_CHECKS.check(kind, str(path), text or "", context,
-                             lambda: checker(text or "", str(path)))
+                             lambda: check(text or "", str(path), *extra))
+
+
+def _check_models(text: str, path: str) -> Checked:
+    return check_models_text(text, path, builtin_models_values())
+
+
+def _check_routing(text: str, path: str, registry: ModelRegistry) -> Checked:
+    return check_routing_text(text, path, registry, builtin_routing_values(registry))
+
+
+def _stopped(path: Path) -> Problem:
+    """The problem shown when the check process died checking ``path``."""
+    return Problem(str(path), Range.at(0, 0, 0), Severity.ERROR, Code.CHECK_STOPPED,
+                   "Checking this file stopped unexpectedly (the check process exited); "
+                   "the last good version stays in force. Save the file again to re-check it.")
 
 
 def read_config(path: Path) -> tuple[str | None, Problem | None]:
@@ -124,7 +144,7 @@ class ConfigStore:
         self.bus = bus
         self.clock = clock or SystemClock()
         self.on_change = on_change
-        self._worker = config_worker() if background else None
+        self._background = background
         self._models: _Slot[ModelRegistry] = _Slot(self.directory / "models.yaml")
         self._routing: _Slot[RoutingPolicy] = _Slot(self.directory / "routing.yaml")
         self._workspaces: dict[str, _Slot[WorkspacePolicy]] = {}
@@ -160,9 +180,7 @@ class ConfigStore:
         """The built-in profiles and the user's own, with the user's global default."""
         registry = self.registry()
 
-        def checker(text: str, path: str) -> tuple[Any, list[Problem]]:
-            return check_profiles_text(text, path, registry)
-
+        checker: Checker = (check_profiles_text, (registry,))
         value = self._refresh(self._profiles, checker, registry, FileKind.PROFILES, registry)
         known = self._user_set
         if known is None or known[0] is not registry or known[1] is not value:
@@ -182,9 +200,7 @@ class ConfigStore:
             slot = self._workspace_profiles[folder] = _Slot(workspace_profiles_file(folder))
         registry = self.registry()
 
-        def checker(text: str, path: str) -> tuple[Any, list[Problem]]:
-            return check_profiles_text(text, path, registry, user)
-
+        checker: Checker = (check_profiles_text, (registry, user))
         value = self._refresh(slot, checker, user, FileKind.WORKSPACE_PROFILES, (registry, user))
         known = self._profile_sets.get(folder)
         if known is None or known[0] is not user or known[1] is not value:
@@ -195,8 +211,7 @@ class ConfigStore:
 
     def registry(self) -> ModelRegistry:
         """The model registry in force."""
-        checker: Checker = lambda text, path: check_models_text(  # noqa: E731
-            text, path, builtin_models_values())
+        checker: Checker = (_check_models, ())
         value = self._refresh(self._models, checker, None, FileKind.MODELS, None)
         if value is not None:
             return value
@@ -208,9 +223,7 @@ class ConfigStore:
         """The user-level routing policy in force."""
         registry = self.registry()
 
-        def checker(text: str, path: str) -> tuple[Any, list[Problem]]:
-            return check_routing_text(text, path, registry, builtin_routing_values(registry))
-
+        checker: Checker = (_check_routing, (registry,))
         value = self._refresh(self._routing, checker, registry, FileKind.ROUTING, registry)
         if value is not None:
             return value
@@ -231,9 +244,7 @@ class ConfigStore:
         if slot is None:
             slot = self._workspaces[folder] = _Slot(workspace_routing_file(folder))
 
-        def checker(text: str, path: str) -> tuple[Any, list[Problem]]:
-            return check_workspace_text(text, path, registry, folder)
-
+        checker: Checker = (check_workspace_text, (registry, folder))
         return self._refresh(slot, checker, registry, FileKind.WORKSPACE, registry)
 
     def effective(self, folder: str | None) -> EffectivePolicy:
@@ -292,6 +303,8 @@ class ConfigStore:
             slot.loaded = False
         self._looks = None
         LAST_CHECKS.forget()
+        if self._background:
+            CHECKS.submit(forget_checks)  # runs before any check asked for after it
 
     def _slots(self) -> list[_Slot[Any]]:
         """Every file's slot."""
@@ -332,14 +345,14 @@ class ConfigStore:
         loop = self._loop()
         if loop is None:
             return self._apply(slot, _check_file(slot.path, kind, context, checker))
-        slot.checking = loop.run_in_executor(self._worker, run_paused, _check_file, slot.path,
-                                             kind, context, checker)
+        slot.checking = asyncio.wrap_future(
+            CHECKS.submit(_check_file, slot.path, kind, context, checker), loop=loop)
         slot.checking.add_done_callback(lambda done: self._checked(slot, done))
         return slot.current
 
     def _loop(self) -> asyncio.AbstractEventLoop | None:
-        """The running event loop when checks go to the worker thread, else None."""
-        if self._worker is None:
+        """The running event loop when checks go to the check process, else None."""
+        if not self._background:
             return None
         try:
             return asyncio.get_running_loop()
@@ -347,17 +360,26 @@ class ConfigStore:
             return None
 
     def _checked(self, slot: _Slot[Any], done: asyncio.Future[Checked]) -> None:
-        """A worker-thread check finished: apply it on the loop and say so."""
+        """A check finished in the check process: apply it on the loop and say so."""
         slot.checking = None
         if done.cancelled():  # the store was closed
             return
         try:
-            self._apply(slot, done.result())
+            self._apply(slot, self._result(slot, done))
         except Exception:  # a bug in checking must not take the daemon down
             log.exception("checking %s failed", slot.path)
             return
         if self.on_change is not None:
             self.on_change()
+
+    @staticmethod
+    def _result(slot: _Slot[Any], done: asyncio.Future[Checked]) -> Checked:
+        """The check's result; a located problem if the check process died meanwhile."""
+        try:
+            return done.result()
+        except BrokenProcessPool:
+            log.error("the check process exited while checking %s", slot.path)
+            return None, [_stopped(slot.path)]
 
     def _apply(self, slot: _Slot[T], checked: Checked) -> T | None:
         value, problems = checked
@@ -372,8 +394,8 @@ class ConfigStore:
         return slot.current
 
     def close(self) -> None:
-        """Stop checking on the worker thread (checks in flight are abandoned)."""
-        self._worker = None  # later uses (the last status at exit) check in place
+        """Stop checking in the check process (checks in flight are abandoned)."""
+        self._background = False  # later uses (the last status at exit) check in place
         for slot in self._slots():
             if slot.checking is not None:
                 slot.checking.cancel()

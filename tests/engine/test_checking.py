@@ -1,5 +1,5 @@
 """One check per saved text: the editor's check of its buffer and the store's check of the
-saved file share their result, and every check in the process runs on one thread."""
+saved file share their result (in the daemon, both run in its one check process)."""
 
 from __future__ import annotations
 

@@ -51,8 +51,9 @@ CASES = [(k, t, c, n, o, None) for k, t, c, n, o in LOCATED] + EDITOR_ONLY
 
 
 # Only files read from disk can be unreadable; tests/cli and tests/lsp/test_hostile_files.py
-# cover it end to end.
-FILE_ONLY = {Code.UNREADABLE_FILE}
+# cover it end to end. No text makes a check stop: tests/engine/test_check_process.py and
+# tests/server/test_code_actions_off_loop.py end the check process during a check.
+FILE_ONLY = {Code.UNREADABLE_FILE, Code.CHECK_STOPPED}
 
 
 def test_every_code_has_an_end_to_end_case() -> None:

@@ -162,6 +162,7 @@ def test_a_huge_content_length_is_answered_at_once(tmp_path: Path, digits: bytes
         assert daemon.process.poll() is None
     finally:
         daemon.process.kill()  # it is reading the announced body, as the client asked
+        daemon.process.wait()  # else close() may find it still running and ask it to shut down
         daemon.close()
     assert "Traceback" not in daemon.stderr()
 

@@ -1,10 +1,10 @@
 """Quick fixes (verified by re-checking the file), completion, hover and the outline of a long
-file take tens of milliseconds or more: that work stays off the event loop."""
+file take tens of milliseconds or more: that work runs in the check process, outside the
+daemon's interpreter, and survives that process dying."""
 
 from __future__ import annotations
 
-import sys
-import threading
+import asyncio
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -19,15 +19,16 @@ from switchman.engine.config import routing_file
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.config.yamldoc import YamlDocument
 from switchman.engine.editing.editing import ConfigDocuments
-from switchman.engine.editing.fixes import fixes as real_fixes
+from switchman.server.features.config_editing import checker
 from switchman.server.features.config_editing.feature import ConfigEditing
+from tests.engine.test_check_process import Crash
 
 SHADOWED = ("rules:\n  - name: all\n    use: opus\n  - name: images\n"
             "    when: {has_images: true}\n    use: sonnet\n")
 
 
 async def opened(tmp_path: Path) -> tuple[ConfigEditing, str]:
-    """Config editing over an in-memory workspace holding routing.yaml, checked once."""
+    """Config editing over an in-memory workspace holding routing.yaml, opened once."""
     path = tmp_path / "routing.yaml"
     uri = from_fs_path(str(path))
     assert uri is not None
@@ -37,76 +38,88 @@ async def opened(tmp_path: Path) -> tuple[ConfigEditing, str]:
     server = SimpleNamespace(workspace=workspace, client_capabilities=types.ClientCapabilities(),
                              initialization_options={}, turns_running=lambda: False)
     editing = ConfigEditing(server, ConfigDocuments(tmp_path))  # type: ignore[arg-type]
-    await editing.off_loop(editing.documents.update, editing.path_of(uri), SHADOWED)
+    editing.updated(uri)  # remembers the document, in case a new check process needs it
+    await editing.off_loop(checker.update, path, SHADOWED)
     return editing, uri
 
 
-def recording(monkeypatch: pytest.MonkeyPatch, name: str) -> list[str]:
-    """Record the thread on which the feature module's ``name`` function is called."""
-    threads: list[str] = []
-    module = sys.modules[ConfigEditing.__module__]
-    real = getattr(module, name)
+def not_here(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> None:
+    """Make ``module.name`` fail if it is called in this (the daemon's) process."""
+    def fail(*args: object, **kwargs: object) -> object:
+        raise AssertionError(f"{name} ran in the daemon's process")
 
-    def record(*args: object, **kwargs: object) -> object:
-        threads.append(threading.current_thread().name)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, record)
-    return threads
+    monkeypatch.setattr(module, name, fail)
 
 
-async def test_completion_hover_and_outline_run_on_the_config_worker(
+async def test_completion_hover_and_outline_run_in_the_check_process(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Completion's cursor scan reads every line of a new version: on the loop, the first
-    request after an edit of a large file stalled every stream."""
+    request after an edit of a large file stalled every stream; on a thread of the daemon it
+    still took the loop's interpreter lock."""
     editing, uri = await opened(tmp_path)
-    threads = {name: recording(monkeypatch, name) for name in ("complete", "hover", "outline")}
+    for name in ("complete", "hover", "outline"):
+        not_here(monkeypatch, checker, name)
     items = await editing.completion(uri, types.Position(1, 6))
     found = await editing.hover(uri, types.Position(2, 6))
     symbols = await editing.symbols(uri)
     assert items and found is not None and symbols
-    for name, seen in threads.items():
-        assert seen and all(thread.startswith("config-check") for thread in seen), (name, seen)
 
 
-async def test_fixes_are_built_and_verified_on_the_config_worker(
+async def test_fixes_are_built_and_verified_in_the_check_process(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     editing, uri = await opened(tmp_path)
-
-    threads: list[str] = []
-
-    def recording_fixes(*args: object) -> object:
-        threads.append(threading.current_thread().name)
-        return real_fixes(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(ConfigEditing.__module__ + ".fixes", recording_fixes)
+    not_here(monkeypatch, checker, "fixes")
     everything = types.Range(start=types.Position(0, 0), end=types.Position(6, 0))
     actions = await editing.code_actions(uri, everything)
 
     assert [a.title for a in actions if a.kind == types.CodeActionKind.QuickFix]
-    assert threads and all(name.startswith("config-check") for name in threads), threads
 
 
-async def test_the_store_and_the_editor_check_on_one_thread(
+async def test_the_store_and_the_editor_check_in_the_check_process(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two checks side by side (the editor's buffer, the store's saved file) left the loop a
-    third of the interpreter: every check in the process runs on one thread, in turn."""
-    threads: list[int] = []
+    """Neither the editor's buffer nor the store's saved file is checked in the daemon."""
     real = routing_file.check_routing_doc
 
-    def recording(doc: YamlDocument, *args: Any) -> Any:
-        if doc.path.endswith("/routing.yaml"):  # not the built-in file, checked on the loop
-            threads.append(threading.get_ident())
-        return real(doc, *args)
+    def here(doc: YamlDocument, *args: Any) -> Any:
+        assert not doc.path.endswith("/routing.yaml"), "checked in the daemon's process"
+        return real(doc, *args)  # the built-in file, checked on the loop
 
-    monkeypatch.setattr(routing_file, "check_routing_doc", recording)
-    monkeypatch.setattr(check_module, "check_routing_doc", recording)
+    monkeypatch.setattr(routing_file, "check_routing_doc", here)
+    monkeypatch.setattr(check_module, "check_routing_doc", here)
     editing, uri = await opened(tmp_path)
-    await editing.symbols(uri)  # the editor checks its buffer
+    assert await editing.symbols(uri)  # the editor checks its buffer
     (tmp_path / "routing.yaml").write_text(SHADOWED.replace("all", "every"))
     store = ConfigStore(tmp_path, background=True)
     store.policy()
     await store.settle()  # the store checks the saved file (a different text)
+    assert [rule.name for rule in store.policy().rules] == ["every", "images"]
     store.close()
 
-    assert len(threads) == 2 and threads[0] == threads[1] != threading.get_ident()
+
+async def test_a_new_check_process_is_given_the_open_documents(tmp_path: Path) -> None:
+    """The documents live in the check process: after it dies, the next one has them."""
+    editing, uri = await opened(tmp_path)
+    first = await editing.symbols(uri)
+    crash = Crash(tmp_path)
+    lost = asyncio.ensure_future(editing.symbols(uri))
+    await asyncio.sleep(0)  # the request is sent (behind the crash)
+    crash.now()
+
+    assert await lost == []
+    assert await editing.symbols(uri) == first
+
+
+async def test_a_check_lost_with_its_process_shows_a_located_diagnostic(tmp_path: Path) -> None:
+    editing, _ = await opened(tmp_path)
+    published: list[dict[str, Any]] = []
+    editing.server.notify_json = lambda method, params: published.append(params)  # type: ignore
+    crash = Crash(tmp_path)
+    checking = asyncio.ensure_future(editing.publish(tmp_path / "routing.yaml"))
+    await asyncio.sleep(0)
+    crash.now()
+    await checking
+
+    [diagnostic] = published[0]["diagnostics"]
+    assert diagnostic["code"] == "check-stopped" and diagnostic["range"]["start"]["line"] == 0
+    await editing.publish(tmp_path / "routing.yaml")  # the next check, in a new process
+    assert "shadowed-rule" in [d["code"] for d in published[1]["diagnostics"]]

@@ -7,7 +7,7 @@ import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
@@ -78,6 +78,35 @@ async def test_a_turns_size_estimates_do_not_grow_with_the_history(
         await service.chat(workspace, None, f"question {turn}")
         counts.append(len(estimated))
     assert counts[2] == counts[-1], counts  # 10 turns (40 messages) later: the same work
+
+
+async def test_what_the_editor_sent_with_many_chats_runs_between_their_turn_starts(
+        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twenty chats read in one go were twenty turn starts queued on the loop ahead of the
+    editor's didChange that came with them: its check waited for all of them."""
+    workspace = str(tmp_path / "workspace")
+    await service.chat(workspace, None, "warm up")
+    order: list[str] = []
+    start = service.lifecycle._start
+
+    def starting(*args: Any, **kwargs: Any) -> Any:
+        order.append("turn start")
+        return start(*args, **kwargs)
+
+    async def editor() -> None:
+        order.append("editor")
+
+    monkeypatch.setattr(service.lifecycle, "_start", starting)
+    sessions = [service.new_session(workspace).id for _ in range(5)]
+    for _ in sessions:
+        adapter.text("fine")
+    chats = [asyncio.ensure_future(service.chat(workspace, s, "go")) for s in sessions]
+    edit = asyncio.ensure_future(editor())  # queued behind the five chats, as read
+    await asyncio.gather(*chats, edit)
+
+    assert order.count("turn start") == 5
+    assert order.index("editor") <= 1, order
 
 
 async def test_the_provider_is_called_before_the_turn_start_is_written_and_shown(

@@ -7,12 +7,15 @@ cancels a check that has not started yet, so only the latest text is checked.
 
 Parsing and checking a long file takes tens of milliseconds (more on a first
 open), which must not delay the chat streams and requests the same event loop
-serves. So the open documents (:class:`ConfigDocuments`) belong to one worker
-thread: every call that reads or changes them runs there, in order, and the
-loop only converts the results to LSP. It is the process's one configuration
-thread (:mod:`switchman.engine.config.checking`), which the daemon's store
-uses too, so a saved file's text is checked once. Diagnostics whose text has since
-changed are dropped; the newer text's check is already scheduled.
+serves, nor take its interpreter lock. So the open documents
+(:class:`ConfigDocuments`) live in the daemon's check process
+(:mod:`switchman.engine.config.checking`): every call that reads or changes
+them runs there, in order (:mod:`.checker`), and comes back as LSP objects or
+JSON. The daemon's store checks saved files in the same process, so a saved
+file's text is checked once. Diagnostics whose text has since changed are
+dropped; the newer text's check is already scheduled. If the process dies, a
+new one is given the open documents first, and the file being checked shows a
+``check-stopped`` diagnostic until its next check.
 """
 
 from __future__ import annotations
@@ -27,29 +30,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
-from pygls.protocol import default_converter
 from pygls.uris import to_fs_path
 
 from switchman.engine.config.check import FileKind
-from switchman.engine.config.checking import config_worker
+from switchman.engine.config.checking import CHECKS, Work
 from switchman.engine.config.paths import real_path
-from switchman.engine.config.text import split_lines
-from switchman.engine.editing.completion import complete
+from switchman.engine.config.problems import Code
 from switchman.engine.editing.editing import ConfigDocuments
-from switchman.engine.editing.fixes import fixes
-from switchman.engine.editing.hover import hover
-from switchman.engine.editing.outline import outline
-from switchman.engine.gcpause import run_paused
-from switchman.server.features.config_editing.convert import (
-    lsp_code_action,
-    lsp_completion,
-    lsp_diagnostic,
-    lsp_document_symbol,
-    lsp_hover,
-    lsp_symbol_information,
-)
+from switchman.engine.errors import CheckStopped
+from switchman.server.features.config_editing import checker
 from switchman.server.features.config_editing.idle_gc import IdleCollector
-from switchman.server.positions import Positions
 
 if TYPE_CHECKING:
     from switchman.server.app import SwitchmanServer
@@ -72,15 +62,27 @@ class ConfigEditing:
         self._pending: dict[Path, asyncio.Task[None]] = {}
         self._collector = IdleCollector(turn_running=server.turns_running)
         self._published: set[Path] = set()
-        self._json = default_converter()  # type: ignore[no-untyped-call]
-        """The worker's own LSP-to-JSON converter (the server's stays on the loop)."""
         self._tasks: set[asyncio.Task[None]] = set()
+        CHECKS.restore_with(self._open_documents)
 
     async def off_loop(self, work: Callable[..., T], *args: Any) -> T:
-        """Run ``work(*args)`` on the documents' worker thread (see the module docstring),
-        with automatic garbage collection paused (:mod:`switchman.engine.gcpause`)."""
-        return await asyncio.get_running_loop().run_in_executor(config_worker(), run_paused,
-                                                                work, *args)
+        """``work(*args)`` run in the check process (see the module docstring); ``work`` is
+        a function of :mod:`.checker` and its first argument the config folder."""
+        return await CHECKS.run(work, self.documents.directory, *args)
+
+    async def _answer(self, empty: T, work: Callable[..., T], *args: Any) -> T:
+        """A request's answer from the check process; ``empty`` if the process died (the
+        next request goes to a new one, which has been given the open documents)."""
+        try:
+            return await self.off_loop(work, *args)
+        except CheckStopped:
+            return empty
+
+    def _open_documents(self) -> list[Work]:
+        """What a new check process needs first: the text of every open document."""
+        documents = self.server.workspace.text_documents
+        return [(checker.update, (self.documents.directory, path, documents[uri].source))
+                for path, uri in self._uris.items() if uri in documents]
 
     # -- documents -------------------------------------------------------------------
 
@@ -103,7 +105,7 @@ class ConfigEditing:
             return
         self._uris[path] = uri
         text = self.server.workspace.get_text_document(uri).source
-        self._start(self._recheck(self.documents.update, path, text))
+        self._start(self._recheck(checker.update, path, text))
 
     def closed(self, uri: str) -> None:
         """A document was closed: clear its diagnostics and re-check what depended on it."""
@@ -115,7 +117,7 @@ class ConfigEditing:
         self._published.discard(path)
         self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
-        self._start(self._recheck(self.documents.close, path))
+        self._start(self._recheck(checker.close, path))
 
     def _start(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -123,12 +125,16 @@ class ConfigEditing:
         task.add_done_callback(self._tasks.discard)
 
     async def _recheck(self, change: Callable[..., list[Path]], *args: Any) -> None:
-        self._schedule(await self.off_loop(change, *args))
+        try:
+            paths = await self.off_loop(change, *args)
+        except CheckStopped:  # a new process has the open documents: check them all again
+            paths = list(self._uris)
+        self._schedule(paths)
 
-    def positions(self, text: str) -> Positions:
-        """Position conversion for ``text`` in the encoding agreed with the client."""
+    def _encoding(self) -> str:
+        """The position encoding agreed with the client."""
         encoding = self.server.workspace.position_encoding or types.PositionEncodingKind.Utf16
-        return Positions(split_lines(text), getattr(encoding, "value", encoding))
+        return str(getattr(encoding, "value", encoding))
 
     # -- language features -------------------------------------------------------------
 
@@ -137,7 +143,7 @@ class ConfigEditing:
         """Completion items at ``position`` (only values when typing a space triggered it).
 
         Reading the cursor scans the whole text once per version (the first request after
-        an edit of a long file pays it), so it runs on the documents' worker thread.
+        an edit of a long file pays it), so it runs in the check process with the documents.
         """
         kind = self.kind_of(uri)
         document = self.server.workspace.text_documents.get(uri)
@@ -145,61 +151,33 @@ class ConfigEditing:
             return []
         snippets = self._capability("text_document.completion.completion_item.snippet_support")
         markdown = self._markdown("text_document.completion.completion_item.documentation_format")
-        return await self.off_loop(self._completion, kind, document.source, position,
-                                   self._folders(), after_space, snippets, markdown)
-
-    def _completion(self, kind: FileKind, text: str, position: types.Position,
-                    folders: list[str], after_space: bool, snippets: bool,
-                    markdown: bool) -> list[types.CompletionItem]:
-        """On the worker: the completion items, as LSP items."""
-        positions = self.positions(text)
-        candidates = complete(kind, text, positions.engine_position(position),
-                              self.documents.registry(), self.documents.environ, folders,
-                              values_only=after_space)
-        return [lsp_completion(c, positions, snippets, markdown) for c in candidates]
+        return await self._answer([], checker.completion, kind, document.source, position,
+                                   self._encoding(), self._folders(), after_space, snippets,
+                                   markdown)
 
     async def hover(self, uri: str, position: types.Position) -> types.Hover | None:
-        """The hover at ``position`` (looked up on the documents' worker thread)."""
+        """The hover at ``position`` (looked up in the check process)."""
         path, kind = self.path_of(uri), self.kind_of(uri)
         if path is None or kind is None:
             return None
         markdown = self._markdown("text_document.hover.content_format")
-        return await self.off_loop(self._hover, path, kind, position, markdown)
-
-    def _hover(self, path: Path, kind: FileKind, position: types.Position,
-               markdown: bool) -> types.Hover | None:
-        analysis = self.documents.check(path)
-        if analysis is None:
-            return None
-        positions = self.positions(analysis.text)
-        found = hover(kind, analysis.doc, positions.engine_position(position),
-                      analysis.registry, self.documents.environ)
-        return lsp_hover(found, positions, markdown) if found else None
+        return await self._answer(None, checker.hover_at, path, kind, position, self._encoding(),
+                                   markdown)
 
     async def code_actions(self, uri: str, rng: types.Range) -> list[types.CodeAction]:
         """Quick fixes for the problems touching ``rng``.
 
         Each fix is verified by re-checking the edited file, which for a long file takes
-        as long as a check: so all of it runs on the documents' worker thread.
+        as long as a check: so all of it runs in the check process.
         """
         path = self.path_of(uri)
         document = self.server.workspace.text_documents.get(uri)
         if path is None or document is None:
             return []
-        return await self.off_loop(self._code_actions, path, uri, document.version, rng)
-
-    def _code_actions(self, path: Path, uri: str, version: int | None,
-                      rng: types.Range) -> list[types.CodeAction]:
-        """On the worker: the verified fixes for ``rng``, as LSP code actions."""
-        analysis = self.documents.check(path)
-        context = self.documents.fix_context(path)
-        if analysis is None or context is None:
-            return []
-        positions = self.positions(analysis.text)
-        found = fixes(analysis.doc, analysis.problems, positions.engine_range(rng), context)
         changes = self._capability("workspace.workspace_edit.document_changes")
-        related = self._supports_related_information()
-        return [lsp_code_action(f, positions, uri, version, changes, related) for f in found]
+        return await self._answer([], checker.code_actions, path, uri, document.version, rng,
+                                   self._encoding(), changes,
+                                   self._supports_related_information())
 
     async def symbols(self, uri: str
                       ) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
@@ -209,19 +187,7 @@ class ConfigEditing:
             return []
         nested = self._capability(
             "text_document.document_symbol.hierarchical_document_symbol_support")
-        return await self.off_loop(self._symbols, path, kind, uri, nested)
-
-    def _symbols(self, path: Path, kind: FileKind, uri: str, nested: bool
-                 ) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
-        """On the worker: the outline of the latest checked version, as LSP symbols."""
-        analysis = self.documents.check(path)
-        if analysis is None:
-            return []
-        positions = self.positions(analysis.text)
-        found = outline(kind, analysis.doc)
-        if nested:
-            return [lsp_document_symbol(symbol, positions) for symbol in found]
-        return lsp_symbol_information(found, positions, uri)
+        return await self._answer([], checker.symbols, path, kind, uri, nested, self._encoding())
 
     def _folders(self) -> list[str]:
         paths = (to_fs_path(folder.uri) for folder in self.server.workspace.folders.values())
@@ -251,32 +217,37 @@ class ConfigEditing:
         self._pending.pop(path, None)
         opened = path not in self._published
         try:
-            await self._publish(path)
+            await self.publish(path)
         except Exception:  # a bug in checking must never take the daemon down
             log.exception("checking %s failed", path)
         self._published.add(path)
         self._collector.busy(settle_now=opened)
 
-    async def _publish(self, path: Path) -> None:
+    async def publish(self, path: Path) -> None:
+        """Check the open document at ``path`` and publish its diagnostics."""
         uri = self._uris.get(path)
         if uri is None:
             return
-        checked = await self.off_loop(self._diagnostics, path, uri)
+        try:
+            checked = await self.off_loop(checker.diagnostics, path, uri, self._encoding(),
+                                          self._supports_related_information())
+        except CheckStopped:
+            checked = self._stopped(uri)
         document = self.server.workspace.get_text_document(uri)
         if checked is None or checked[0] != document.source:
             return  # closed, or changed while it was checked (the newer text's check is due)
         self.server.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {
             "uri": uri, "diagnostics": checked[1], "version": document.version})
 
-    def _diagnostics(self, path: Path, uri: str) -> tuple[str, list[Any]] | None:
-        """On the worker: check the document; its text and its problems as LSP JSON."""
-        analysis = self.documents.check(path)
-        if analysis is None:
-            return None
-        positions = self.positions(analysis.text)
-        related = self._supports_related_information()
-        diagnostics = [lsp_diagnostic(p, positions, uri, related) for p in analysis.problems]
-        return analysis.text, self._json.unstructure(diagnostics, list[types.Diagnostic])
+    def _stopped(self, uri: str) -> tuple[str, list[Any]]:
+        """The diagnostic shown when the check process died checking ``uri``'s text."""
+        text = self.server.workspace.get_text_document(uri).source
+        return text, [{
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+            "severity": types.DiagnosticSeverity.Error.value, "source": "switchman",
+            "code": Code.CHECK_STOPPED.value,
+            "message": "Checking this file stopped unexpectedly (the check process exited and "
+                       "was restarted); the next change checks it again."}]
 
     def _delay_seconds(self) -> float:
         return diagnostics_delay(os.environ, self.server.initialization_options)

@@ -24,6 +24,9 @@ def register(server: SwitchmanServer) -> None:
 
     @server.feature(types.INITIALIZED)
     async def initialized(params: types.InitializedParams) -> None:
+        from switchman.engine.config.checking import CHECKS  # noqa: PLC0415 - light; see app.py
+
+        CHECKS.start()  # the check process starts its interpreter while this one imports the engine
         engine = server.switchman  # created here, after the editor has its initialize answer
         engine.start_background()
         engine.announce_status()

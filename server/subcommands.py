@@ -122,13 +122,19 @@ def rules_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _note_config_errors(config: ConfigStore, folder: str, stream: TextIO) -> None:
-    """Say when a config file has errors, so a result from an older version is not a surprise."""
+def _note_config_errors(config: ConfigStore, folder: str, stream: TextIO,
+                        only: Path | None = None) -> None:
+    """Say which config files (of all, or just ``only``) have errors, so a result from an older
+    version is not a surprise: one note per file."""
+    noted: set[str] = set()
     for problem in config.problems(folder):
-        if problem.severity is Severity.ERROR:
-            print(f"Note: {problem.file} has errors; an earlier or built-in version is in use "
-                  "(run 'switchman rules check').", file=stream)
-            break
+        if problem.severity is not Severity.ERROR or str(problem.file) in noted:
+            continue
+        if only is not None and str(problem.file) != str(only):
+            continue
+        noted.add(str(problem.file))
+        print(f"Note: {problem.file} has errors; an earlier or built-in version is in use "
+              "(run 'switchman rules check').", file=stream)
 
 
 # -- rules test ----------------------------------------------------------------------
@@ -293,7 +299,10 @@ def schema(args: argparse.Namespace) -> int:
 
 def models(args: argparse.Namespace) -> int:
     """List the registry's models with their aliases, tier and key status."""
-    registry = ConfigStore().registry()
+    config = ConfigStore()
+    registry = config.registry()
+    _note_config_errors(config, str(find_workspace(Path.cwd())), sys.stderr,
+                        only=config.models_path)
     rows: list[dict[str, Any]] = []
     for model in registry.models.values():
         provider: ProviderSpec = registry.providers[model.provider]

@@ -215,8 +215,8 @@ class WorkerRun:
         answer = await self.delegation.policy.decide(request)
         if answer.allowed:
             return None
-        reason = f" Their reason: {answer.reason}" if answer.reason else ""
-        self.progress.detail = answer.reason or "the user denied it"
+        reason = answer.reason_sentence()
+        self.progress.detail = answer.short_reason or "the user denied it"
         return self.progress.failed(
             "approval_denied", "approval_denied",
             f"The user did not approve this delegation; no worker was started.{reason} "

@@ -71,6 +71,10 @@ class ApprovalRequest(msgspec.Struct, frozen=True, kw_only=True):
     """For ``delegate``: the write and execute tools the worker will have."""
 
 
+MAX_REASON_CHARS = 1000
+"""The longest denial reason passed on to the model."""
+
+
 class ApprovalAnswer(msgspec.Struct, frozen=True):
     """The user's answer."""
 
@@ -81,6 +85,19 @@ class ApprovalAnswer(msgspec.Struct, frozen=True):
     def allowed(self) -> bool:
         """Whether the call may run."""
         return self.decision != "deny"
+
+    @property
+    def short_reason(self) -> str | None:
+        """The reason, capped: it comes from the editor, which may send any amount of text,
+        and must not flood the model's context (and the bill) or the events with one answer."""
+        reason = (self.reason or "").strip()
+        if len(reason) > MAX_REASON_CHARS:
+            reason = reason[:MAX_REASON_CHARS] + " … (cut)"
+        return reason or None
+
+    def reason_sentence(self) -> str:
+        """" Their reason: …" for the model, or nothing."""
+        return f" Their reason: {self.short_reason}" if self.short_reason else ""
 
 
 class Approver(Protocol):

@@ -138,8 +138,8 @@ class Toolbox:
 
 
 def _denied(answer: ApprovalAnswer, what: str) -> ToolOutcome:
-    reason = f" Their reason: {answer.reason}" if answer.reason else ""
-    return ToolOutcome(f"The user denied this {what}; it did not happen.{reason}",
+    return ToolOutcome(f"The user denied this {what}; it did not happen."
+                       f"{answer.reason_sentence()}",
                        is_error=True, summary="denied")
 
 

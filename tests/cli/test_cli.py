@@ -354,3 +354,19 @@ def test_make_demo_shows_the_built_in_configuration_whatever_the_users_is(
     assert 'Chose: anthropic:claude-haiku-4-5 (rule "fast for commits")' in done.stdout
     assert 'rule "mine"' not in done.stdout
     assert not (root / ".demo-builtin").exists()
+
+
+def test_every_broken_config_file_is_noted_and_models_notes_its_own(
+        config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by trying it: with models.yaml and profiles.yaml both broken only the first was
+    named, and `switchman models` listed the built-in models without a word about why."""
+    (config_dir / "models.yaml").write_text("models:\n  foo: [\n")
+    (config_dir / "profiles.yaml").write_text("profiles:\n  x: {tools: 5}\n")
+    main(["route", "hello", "--assume-configured"])
+    err = capsys.readouterr().err
+    assert f"Note: {config_dir / 'models.yaml'} has errors" in err
+    assert f"Note: {config_dir / 'profiles.yaml'} has errors" in err
+    assert main(["models"]) == 0
+    captured = capsys.readouterr()
+    assert f"Note: {config_dir / 'models.yaml'} has errors" in captured.err
+    assert "profiles.yaml" not in captured.err and "anthropic:claude-haiku-4-5" in captured.out

@@ -120,3 +120,14 @@ async def test_a_lone_surrogate_in_an_argument_is_refused_before_asking(
     assert outcome.is_error and approver.asked == []
     assert f"'{field}' contains an invalid character (a lone UTF-16 surrogate)" in \
         outcome.content
+
+
+async def test_a_huge_denial_reason_reaches_the_model_capped(
+        project: Path, approver: ScriptedApprover, trust: TrustStore) -> None:
+    """Found by trying it: an editor answering with a 100 KB reason had all of it sent to the
+    model, on every following request of the turn."""
+    approver.answers.append(ApprovalAnswer("deny", "no " * 50_000))
+    outcome = await make_toolbox(project, approver, trust).run(
+        "edit_file", {"path": "src/app.py", "old_text": "42", "new_text": "43"})
+    assert outcome.is_error and "Their reason: no no" in outcome.content
+    assert outcome.content.endswith("… (cut)") and len(outcome.content) < 1200

@@ -215,11 +215,10 @@ class WorkerRun:
         answer = await self.delegation.policy.decide(request)
         if answer.allowed:
             return None
-        reason = answer.reason_sentence()
         self.progress.detail = answer.short_reason or "the user denied it"
         return self.progress.failed(
             "approval_denied", "approval_denied",
-            f"The user did not approve this delegation; no worker was started.{reason} "
+            f"{answer.refusal('this delegation', 'no worker was started')} "
             "Do the task yourself, or delegate it with read-only allowed_tools.")
 
     def _envelope(self, approval_required: bool) -> HandoffEnvelope:

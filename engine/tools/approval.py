@@ -76,10 +76,17 @@ MAX_REASON_CHARS = 1000
 
 
 class ApprovalAnswer(msgspec.Struct, frozen=True):
-    """The user's answer."""
+    """The user's answer, or the daemon's denial when the user could not be asked."""
 
     decision: Decision
     reason: str | None = None
+    by_user: bool = True
+    """False when nobody answered: no editor, no answer in time, an unreadable answer."""
+
+    @classmethod
+    def unanswered(cls, reason: str) -> ApprovalAnswer:
+        """A denial made because the user could not be asked (``reason`` says why)."""
+        return cls("deny", reason, by_user=False)
 
     @property
     def allowed(self) -> bool:
@@ -97,7 +104,26 @@ class ApprovalAnswer(msgspec.Struct, frozen=True):
 
     def reason_sentence(self) -> str:
         """" Their reason: …" for the model, or nothing."""
-        return f" Their reason: {self.short_reason}" if self.short_reason else ""
+        reason = self.short_reason
+        if not reason:
+            return ""
+        return f" Their reason: {reason}" + ("" if reason[-1] in ".!?…)" else ".")
+
+    def refusal(self, what: str, outcome: str) -> str:
+        """For the model: who refused ``what`` ("this edit"), its ``outcome`` ("it did not
+        happen") and why. A denial the daemon made must not read as the user's decision:
+        the model would tell the user they refused something they never saw."""
+        if self.by_user:
+            return f"The user denied {what}; {outcome}.{self.reason_sentence()}"
+        return (f"The user could not be asked to approve {what} ({self.short_reason}),"
+                f" so {outcome}.")
+
+
+class EditorAnswer(msgspec.Struct, frozen=True):
+    """The editor's reply to ``switchman/approve``: only a decision and a reason."""
+
+    decision: Decision
+    reason: str | None = None
 
 
 class Approver(Protocol):
@@ -113,7 +139,7 @@ class DenyAll:
 
     async def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
         """Deny, saying why."""
-        return ApprovalAnswer("deny", "no editor is attached to approve it")
+        return ApprovalAnswer.unanswered("no editor is attached to approve it")
 
 
 class TrustEntry(msgspec.Struct, frozen=True):
@@ -215,7 +241,7 @@ class ApprovalPolicy:
             answer = await self.approver.ask(request)
         except Exception:  # an editor that answers nonsense must not run anything
             log.exception("approval request %s failed", request.id)
-            return ApprovalAnswer("deny", "the editor could not be asked")
+            return ApprovalAnswer.unanswered("the editor could not be asked")
         if answer.decision == "allow_always" and not request.is_worker:
             self.trust.grant(request.workspace, request.tool)
         return answer

@@ -138,8 +138,7 @@ class Toolbox:
 
 
 def _denied(answer: ApprovalAnswer, what: str) -> ToolOutcome:
-    return ToolOutcome(f"The user denied this {what}; it did not happen."
-                       f"{answer.reason_sentence()}",
+    return ToolOutcome(answer.refusal(f"this {what}", "it did not happen"),
                        is_error=True, summary="denied")
 
 

@@ -305,7 +305,8 @@ async def test_a_delegation_that_may_write_is_approved_in_the_editor(
     answers = tool_results(detail)
     assert answers["toolu_no"]["is_error"]
     assert answers["toolu_no"]["content"].startswith(
-        "delegate failed: approval_denied\n\nThe user did not approve this delegation")
+        "delegate failed: approval_denied\n\n"
+        "The user denied this delegation; no worker was started.")
     assert "Their reason: not that one" in answers["toolu_no"]["content"]
     assert answers["toolu_yes"]["content"] == "rewritten"
     ended = {u["tool_use_id"]: u for u in vscode.received[methods.DELEGATION]

@@ -107,13 +107,17 @@ async def test_an_edit_the_editor_refuses_is_reported_to_the_model(
 async def test_a_denial_with_a_reason_reaches_the_model(
         vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
     client, editor = vscode
-    editor.answers.append({"decision": "deny", "reason": "keep 42, it is the answer"})
+    # The editor's answer is only a decision and a reason: it cannot pass for "nobody answered".
+    editor.answers.append({"decision": "deny", "reason": "keep 42, it is the answer",
+                           "by_user": False})
     fake.script_tool_call("edit_file", EDIT)
     fake.script_text("OK, I left it.")
     result = await chat(client, project, "make main return 43")
     assert result["status"] == "completed"
     assert editor.edits == []
-    assert "keep 42, it is the answer" in str(tool_result(fake)["content"])
+    assert str(tool_result(fake)["content"]) == (
+        "The user denied this edit of src/app.py; it did not happen."
+        " Their reason: keep 42, it is the answer.")
     assert deltas(client, result["turn_id"], "tool_result")[0]["tool"]["summary"] == "denied"
 
 
@@ -126,7 +130,10 @@ async def test_no_answer_in_time_is_a_denial(project: Daemon, fake: FakeProvider
         fake.script_text("Nobody answered.")
         result = await chat(client, project, "touch a file")
     assert result["status"] == "completed"
-    assert "no answer within 1 seconds" in str(tool_result(fake)["content"])
+    # Nobody refused: the model must not tell the user they did.
+    assert str(tool_result(fake)["content"]) == (
+        "The user could not be asked to approve this command (no answer within 1 seconds),"
+        " so it did not happen.")
     assert not (project.workspace / "ran").exists()
 
 

@@ -62,8 +62,8 @@ async def test_a_denied_delegation_fails_and_starts_no_worker(
     assert approver.asked[0].title == "Delegate to a fast worker that may change files"
     mode, text = failure(deleg, result.session_id, "tu_d")
     assert mode == "approval_denied"
-    assert text.startswith("delegate failed: approval_denied\n\nThe user did not approve")
-    assert "Their reason: I'd rather review it myself" in text
+    assert text.startswith("delegate failed: approval_denied\n\nThe user denied this delegation;"
+                           " no worker was started. Their reason: I'd rather review it myself.")
     event = deleg.service.store.events(kind="delegate.failed")[0]
     assert (event["worker_session_id"], event["detail"]) == ("", "I'd rather review it myself")
     listing = deleg.service.session_list(deleg.workspace, include_workers=True)

@@ -24,6 +24,7 @@ from switchman.engine.tools.approval import (
     DEFAULT_APPROVAL_TIMEOUT_SECONDS,
     ApprovalAnswer,
     ApprovalRequest,
+    EditorAnswer,
 )
 from switchman.engine.tools.changes import Applied, FileChange
 from switchman.server import methods
@@ -66,17 +67,18 @@ class EditorApprover:
             reply = await asyncio.wait_for(pending, timeout)
         except TimeoutError:
             self._withdraw(request)
-            return ApprovalAnswer("deny", f"no answer within {timeout:g} seconds")
+            return ApprovalAnswer.unanswered(f"no answer within {timeout:g} seconds")
         except asyncio.CancelledError:  # the turn was cancelled while the card was shown
             self._withdraw(request)
             raise
         except Exception as exc:  # any error answer is a denial
             log.info("approval request refused by the editor: %s", exc)
-            return ApprovalAnswer("deny", "the editor cannot show approval requests")
+            return ApprovalAnswer.unanswered("the editor cannot show approval requests")
         try:
-            return msgspec.convert(_plain(reply), ApprovalAnswer)
+            answer = msgspec.convert(_plain(reply), EditorAnswer)
+            return ApprovalAnswer(answer.decision, answer.reason)
         except msgspec.ValidationError:
-            return ApprovalAnswer("deny", "the editor's answer could not be read")
+            return ApprovalAnswer.unanswered("the editor's answer could not be read")
 
     def _withdraw(self, request: ApprovalRequest) -> None:
         """Tell the editor the question is no longer open (so it can remove its card)."""

@@ -201,6 +201,14 @@ class UnknownProfile(SessionError):
         super().__init__(f"No profile is called '{name}'. Known profiles: {', '.join(known)}.")
 
 
+class CommandUsage(SessionError):
+    """A slash command given arguments it does not take; the message is its usage line.
+
+    Only ever part of a command's result (``status: failed``), never a request's error."""
+
+    code = "command_usage"
+
+
 class TurnInProgress(SessionError):
     """The session is already running a turn."""
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.delegation.focus import COMMAND, is_delegate_message
-from switchman.engine.errors import UnknownModel, UnknownProfile
+from switchman.engine.errors import CommandUsage, UnknownModel, UnknownProfile
 from switchman.engine.events import PatternOverrideDismissed, RouteOverridden
 from switchman.engine.messages import ImageBlock
 from switchman.engine.profiles.listing import profile_text
@@ -76,7 +76,7 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: Sessio
     try:
         text = _dispatch(manager, queries, live, name, args)
         error = None
-    except (UnknownModel, UnknownProfile) as exc:
+    except (UnknownModel, UnknownProfile, CommandUsage) as exc:
         text, error = str(exc), ErrorInfo(exc.code, str(exc))
     manager.observer.delta(ChatDelta(live.id, None, "command_output", text=text))
     return TurnResult(kind="command", session_id=live.id, turn_id=None,
@@ -124,7 +124,7 @@ def _profile(manager: SessionManager, live: LiveSession, args: list[str]) -> str
     if not args:
         return profile_text(manager.config.profiles(str(live.folder)), manager.profile(live))
     if len(args) > 1:
-        return "Usage: /profile | /profile <name> | /profile clear"
+        raise CommandUsage("Usage: /profile | /profile <name> | /profile clear")
     target = None if args[0] in ("clear", "-") else args[0]
     return manager.set_profile(live.workspace, live.id, target).message
 
@@ -142,7 +142,7 @@ def _rules(config: ConfigStore, folder: str, args: list[str]) -> str:
         return format_problems(config.problems(folder), files)
     if action == "show":
         return format_rules(folder, config.effective(folder))
-    return "Usage: /rules check | /rules show | /rules reload"
+    raise CommandUsage("Usage: /rules check | /rules show | /rules reload")
 
 
 def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:
@@ -152,7 +152,7 @@ def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:
             return f"'{args[1]}' was not always allowed here; nothing changed."
         return f"Switchman will ask again before: {', '.join(revoked)}."
     if args:
-        return "Usage: /trust | /trust revoke <tool> | /trust revoke all"
+        raise CommandUsage("Usage: /trust | /trust revoke <tool> | /trust revoke all")
     tools = trust.trusted(workspace)
     if not tools:
         return ("No tool is always allowed in this workspace: file changes and commands ask "

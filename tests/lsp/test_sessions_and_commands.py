@@ -78,6 +78,18 @@ async def test_rules_and_cost_commands(client: SwitchmanClient, daemon: Daemon,
     assert "/rules reload" in help_text
 
 
+async def test_a_command_given_arguments_it_does_not_take_fails_with_its_usage(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    for message, usage in (("/rules delete", "Usage: /rules check | /rules show | /rules reload"),
+                           ("/trust revoke", "Usage: /trust | /trust revoke <tool> | /trust "
+                                             "revoke all"),
+                           ("/profile a b", "Usage: /profile | /profile <name> | /profile clear")):
+        result = await chat(client, daemon, message)
+        assert (result["kind"], result["status"], result["text"]) == ("command", "failed", usage)
+        assert result["error"] == {"code": "command_usage", "message": usage}
+    assert fake.requests == []  # answered by Switchman, never a model
+
+
 # -- sessions, explain, preview ------------------------------------------------------------
 
 

@@ -163,6 +163,8 @@ class WorkerCost(msgspec.Struct, frozen=True):
     model: str | None
     cost_usd: Decimal
     turns: int
+    title: str = ""
+    """The worker's task as its session is titled (the first line of what it was handed)."""
 
 
 class CostBreakdown(msgspec.Struct, frozen=True):

@@ -168,8 +168,9 @@ def _cost(cost: CostBreakdown, today: Decimal) -> str:
     if cost.workers:
         lines.append(f"  planner: {usd(cost.planner_usd)}")
         lines.append(f"  workers: {usd(cost.workers_usd)} ({len(cost.workers)} delegation(s))")
-        lines += [f"    {w.parent_tool_use_id or w.session_id} → {w.model or 'no model'}: "
-                  f"{usd(w.cost_usd)}, {w.turns} turn(s)" for w in cost.workers]
+        lines += [f"    {w.title or w.parent_tool_use_id or w.session_id} → "
+                  f"{w.model or 'no model'}: {usd(w.cost_usd)}, {w.turns} turn(s)"
+                  for w in cost.workers]
     lines.append(f"Today, all sessions: {usd(today)}")
     return "\n".join(lines)
 

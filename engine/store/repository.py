@@ -337,7 +337,8 @@ class SessionStore:
 
     def worker_costs(self, session_id: str) -> list[WorkerCost]:
         """Spend per worker session (recursively including their own workers)."""
-        return [WorkerCost(w.id, w.parent_tool_use_id, w.last_model, w.cost_usd, w.turn_count)
+        return [WorkerCost(w.id, w.parent_tool_use_id, w.last_model, w.cost_usd, w.turn_count,
+                           w.title or "")
                 for w in self.workers(session_id)]
 
 

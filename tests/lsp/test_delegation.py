@@ -119,12 +119,13 @@ async def test_explicit_delegation_end_to_end(client: SwitchmanClient, daemon: D
     assert seen[-1]["cost_usd"] == worker_cost
     assert detail["cost"]["workers_usd"] == worker_cost
     assert detail["cost"]["workers"][0]["parent_tool_use_id"] == "toolu_w"
+    assert detail["cost"]["workers"][0]["title"] == "Refactor authenticate()"  # its task
     # planner: turn 1 (10 in / 1 out default usage) + 2000/100 + 3000/200 + 4000/80
     assert result["cost_usd"] == "0.054500"  # this turn's own calls only
     planner_total = float(detail["cost"]["planner_usd"])
     assert float(detail["cost"]["total_usd"]) == pytest.approx(planner_total + 0.0025)
     shown = await chat(client, daemon, "/cost")
-    assert f"toolu_w → {HAIKU}: $0.002500, 1 turn(s)" in shown["text"]
+    assert f"Refactor authenticate() → {HAIKU}: $0.002500, 1 turn(s)" in shown["text"]
     status = await client.wait_for(methods.STATUS, lambda s: s["cost_today_usd"] ==
                                    detail["cost"]["total_usd"])
     assert status["turn_in_flight"] is False

@@ -112,6 +112,7 @@ async def test_a_minimal_delegation_runs_a_worker_session(deleg: Engine,
     planner_own = Decimal("0.007500") + Decimal("0.007250")  # opus: 1000/100, 1200/50
     assert result.cost_usd == planner_own
     cost = service.queries.cost(result.session_id)
+    assert cost.workers[0].title == "Convert 2024-01-02 to RFC 2822"  # its task
     assert (cost.planner_usd, cost.workers_usd, cost.total_usd) == (
         planner_own, Decimal("0.000500"), planner_own + Decimal("0.000500"))
     assert service.sessions.cost_today() == cost.total_usd
@@ -119,7 +120,7 @@ async def test_a_minimal_delegation_runs_a_worker_session(deleg: Engine,
     assert phases[0] == ("started", "running") and phases[-1] == ("ended", "completed")
     assert all(u.session_id == result.session_id for u in deleg.recorder.delegations)
     shown = await service.chat(deleg.workspace, None, "/cost")
-    assert f"tu_a → {HAIKU}: $0.000500, 1 turn(s)" in shown.text
+    assert f"Convert 2024-01-02 to RFC 2822 → {HAIKU}: $0.000500, 1 turn(s)" in shown.text
     with pytest.raises(WorkerSession):  # a worker ran one task; it takes no messages
         await service.chat(deleg.workspace, worker.id, "and another thing")
     assert service.explain(deleg.workspace, worker.id, None).turn_id == detail.turns[0].id

@@ -161,4 +161,17 @@ return {
         approval.delegation_lines({ tier = 'fast', worker_tools = { 'edit_file' }, task = 'fix it' }))
     end,
   },
+  {
+    'a stored session\'s cost names each worker by its task',
+    function()
+      local lines = {}
+      for _, line in ipairs(render.transcript(ROOT, { session = { id = 'P', title = 'plan' }, cost = {
+        by_model = {}, workers = { { session_id = 'W1', title = 'Refactor auth', model = HAIKU, cost_usd = '0.002', turns = 1 },
+          { session_id = 'W2', model = HAIKU, cost_usd = '0.001', turns = 2 } } } })) do
+        table.insert(lines, line[1])
+      end
+      H.check(vim.tbl_contains(lines, '  ↳ worker Refactor auth  claude-haiku-4-5  $0.002  (1 turns)'), table.concat(lines, '\n'))
+      H.check(vim.tbl_contains(lines, '  ↳ worker W2  claude-haiku-4-5  $0.001  (2 turns)'), 'no title: the session id')
+    end,
+  },
 }

@@ -298,7 +298,8 @@ local function cost_lines(root, cost)
       row.turns or 0, row.turns == 1 and ' ' or 's', row.cost_usd, row.input_tokens or 0, row.output_tokens or 0) })
   end
   for _, worker in ipairs(cost.workers or {}) do
-    table.insert(out, { ('  ↳ worker %s  %s  $%s  (%d turns)'):format(worker.session_id,
+    local name = present(worker.title) and worker.title ~= '' and worker.title or worker.session_id
+    table.insert(out, { ('  ↳ worker %s  %s  $%s  (%d turns)'):format(name,
       models.short_name(root, present(worker.model) and worker.model or nil) or '-', worker.cost_usd, worker.turns or 0) })
   end
   return out

@@ -16,7 +16,7 @@ from tests.lsp.conftest import LISTEN, Daemon
 from tests.lsp.test_sessions_and_commands import start
 from tests.support.editor_tools import ToolEditor
 from tests.support.fake_provider import FakeProvider, Reply, Stall, ToolCall, Usage
-from tests.support.lsp import SwitchmanClient, running_server
+from tests.support.lsp import SwitchmanClient, kill_9, running_server
 
 OPUS_API, HAIKU_API = "claude-opus-4-7", "claude-haiku-4-5"
 HAIKU = "anthropic:claude-haiku-4-5"
@@ -258,12 +258,7 @@ async def test_kill_9_during_a_worker_leaves_both_interrupted(daemon: Daemon,
     pending = asyncio.ensure_future(chat(client, daemon, "@opus delegate and die"))
     assert await stall.wait_reached_async()
     update = await client.wait_for(methods.DELEGATION, lambda u: u["phase"] == "started")
-    process = client._server
-    assert process is not None
-    process.kill()
-    await process.wait()
-    pending.cancel()
-    await client.stop()
+    await kill_9(client, pending)
     fake.release_stalls()
     restarted = await start("neovim", daemon)
     try:

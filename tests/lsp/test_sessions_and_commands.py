@@ -18,6 +18,7 @@ from tests.support.lsp import (
     SERVER_COMMAND,
     SwitchmanClient,
     client_capabilities,
+    kill_9,
     running_server,
 )
 
@@ -163,12 +164,7 @@ async def test_kill_9_mid_stream_keeps_the_transcript(editor: str, daemon: Daemo
     pending = asyncio.ensure_future(chat(client, daemon, "second question"))
     assert await stall.wait_reached_async()
     await client.wait_for(methods.CHAT_DELTA, lambda d: d.get("text") == "partial out")
-    process = client._server
-    assert process is not None
-    process.kill()  # SIGKILL: no chance to clean up
-    await process.wait()
-    pending.cancel()
-    await client.stop()
+    await kill_9(client, pending)
     fake.release_stalls()
 
     restarted = await start(editor, daemon)
@@ -195,12 +191,7 @@ async def test_kill_9_once_the_route_is_shown_keeps_the_question(daemon: Daemon,
     pending = asyncio.ensure_future(chat(client, daemon, "the question"))
     notice = await client.wait_for(methods.ROUTE_DECIDED)
     assert await stall.wait_reached_async()
-    process = client._server
-    assert process is not None
-    process.kill()
-    await process.wait()
-    pending.cancel()
-    await client.stop()
+    await kill_9(client, pending)
     fake.release_stalls()
 
     restarted = await start("visual-studio-code", daemon)

@@ -12,7 +12,7 @@ from switchman.server import methods
 from tests.lsp.conftest import Daemon, error_data
 from tests.lsp.test_sessions_and_commands import start
 from tests.support.fake_provider import FakeProvider
-from tests.support.lsp import SwitchmanClient
+from tests.support.lsp import SwitchmanClient, kill_9
 
 
 async def chat(client: SwitchmanClient, daemon: Daemon, message: str,
@@ -35,16 +35,6 @@ async def stalled_turn(client: SwitchmanClient, daemon: Daemon, fake: FakeProvid
 async def turns(client: SwitchmanClient, session_id: str) -> list[tuple[int, str]]:
     detail = await client.request(methods.SESSION, {"session_id": session_id})
     return [(t["index"], t["status"]) for t in detail["turns"]]
-
-
-async def kill_9(client: SwitchmanClient, pending: asyncio.Future[Any]) -> None:
-    """SIGKILL the client's daemon: it gets no chance to clean up."""
-    process = client._server
-    assert process is not None
-    process.kill()
-    await process.wait()
-    pending.cancel()
-    await client.stop()
 
 
 async def stop(*clients: SwitchmanClient) -> None:

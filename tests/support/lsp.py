@@ -146,3 +146,13 @@ async def running_server(
         if failed and process is not None and process.returncode is None:
             process.kill()  # a failed test must not wait forever for a server never told to exit
         await client.stop()
+
+
+async def kill_9(client: SwitchmanClient, pending: asyncio.Future[Any]) -> None:
+    """SIGKILL the client's daemon: it gets no chance to clean up."""
+    process = client._server
+    assert process is not None
+    process.kill()
+    await process.wait()
+    pending.cancel()
+    await client.stop()

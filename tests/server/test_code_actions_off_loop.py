@@ -39,7 +39,7 @@ async def opened(tmp_path: Path, options: dict[str, Any] | None = None
         uri=uri, language_id="yaml", version=1, text=SHADOWED))
     server = SimpleNamespace(workspace=workspace, client_capabilities=types.ClientCapabilities(),
                              initialization_options=options or {}, turns_running=lambda: False,
-                             notify_json=lambda method, params: None)
+                             notify_json=lambda method, params, now=False: None)
     editing = ConfigEditing(server, ConfigDocuments(tmp_path))  # type: ignore[arg-type]
     editing.updated(uri)  # remembers the document, in case a new check process needs it
     await editing.off_loop(checker.update, path, SHADOWED)
@@ -115,7 +115,11 @@ async def test_a_new_check_process_is_given_the_open_documents(tmp_path: Path) -
 async def test_a_check_lost_with_its_process_shows_a_located_diagnostic(tmp_path: Path) -> None:
     editing, _ = await opened(tmp_path)
     published: list[dict[str, Any]] = []
-    editing.server.notify_json = lambda method, params: published.append(params)  # type: ignore
+
+    def notify_json(method: str, params: dict[str, Any], now: bool = False) -> None:
+        published.append(params)
+
+    editing.server.notify_json = notify_json  # type: ignore[method-assign]
     crash = Crash(tmp_path)
     checking = asyncio.ensure_future(editing.publish(tmp_path / "routing.yaml"))
     await asyncio.sleep(0)

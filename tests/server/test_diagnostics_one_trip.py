@@ -26,7 +26,7 @@ def recorded(editing: ConfigEditing) -> tuple[list[dict[str, Any]], asyncio.Even
     published: list[dict[str, Any]] = []
     arrived = asyncio.Event()
 
-    def notify_json(method: str, params: dict[str, Any]) -> None:
+    def notify_json(method: str, params: dict[str, Any], now: bool = False) -> None:
         published.append(params)
         arrived.set()
 

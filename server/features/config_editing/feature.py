@@ -264,7 +264,8 @@ class ConfigEditing:
             document = self.server.workspace.get_text_document(uri)
             if checked[0] == document.source:
                 self.server.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {
-                    "uri": uri, "diagnostics": checked[1], "version": document.version})
+                    "uri": uri, "diagnostics": checked[1], "version": document.version},
+                    now=True)
 
     def _settle(self, path: Path) -> None:
         """A check of ``path`` ended: let the idle collector know (freezing at once after a

@@ -74,7 +74,10 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: Sessio
             return rerun
         args = ["none"]
     try:
-        text = _dispatch(manager, queries, live, name, args)
+        if name == "/patterns" and manager.learning is not None:  # read after its writes
+            text = await manager.learning.stats_text(str(live.folder))
+        else:
+            text = _dispatch(manager, queries, live, name, args)
         error = None
     except (UnknownModel, UnknownProfile, CommandUsage) as exc:
         text, error = str(exc), ErrorInfo(exc.code, str(exc))
@@ -100,8 +103,6 @@ def _dispatch(manager: SessionManager, queries: SessionQueries, live: LiveSessio
         return _cost(queries.cost(live.id), manager.cost_today())
     if name == "/route":
         return _route(manager, live, args)
-    if name == "/patterns" and manager.learning is not None:
-        return manager.learning.stats_text(str(live.folder))
     if name == "/trust":
         return _trust(manager.trust, live.workspace, args)
     return HELP

@@ -209,6 +209,19 @@ class CommandUsage(SessionError):
     code = "command_usage"
 
 
+class UnknownCommand(SessionError):
+    """A slash command typed one slip away from a real one (``/modle``); the message names it.
+
+    Only ever part of a command's result (``status: failed``), never a request's error."""
+
+    code = "unknown_command"
+
+    def __init__(self, typed: str, meant: list[str]) -> None:
+        self.typed, self.meant = typed, meant
+        super().__init__(f"Unknown command {typed} — did you mean {' or '.join(meant)}? Nothing "
+                         f"was sent to a model (/help lists the commands).")
+
+
 class TurnInProgress(SessionError):
     """The session is already running a turn."""
 

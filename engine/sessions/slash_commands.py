@@ -2,18 +2,21 @@
 
 Only the commands below are intercepted; any other message starting with
 ``/`` (such as ``/commit fix the bug``) is an ordinary message, so rules can
-match it.
+match it — unless its first word is a bare ``/word`` one slip away from a
+command (``/modle``, ``/cots``, ``/Help``: :func:`mistyped`), which fails with
+``unknown_command`` instead of paying for a model's answer to a typo.
 """
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.delegation.focus import COMMAND, is_delegate_message
-from switchman.engine.errors import CommandUsage, UnknownModel, UnknownProfile
+from switchman.engine.errors import CommandUsage, UnknownCommand, UnknownModel, UnknownProfile
 from switchman.engine.events import PatternOverrideDismissed, RouteOverridden
 from switchman.engine.messages import ImageBlock
 from switchman.engine.profiles.listing import profile_text
@@ -55,12 +58,45 @@ HELP = """Commands:
 Start a message with @alias (e.g. @haiku) to use a model for that message only."""
 
 
+_BARE_WORD = re.compile(r"/[A-Za-z]+")
+
+
 def command_name(message: str) -> str | None:
-    """The slash command ``message`` invokes, or None for an ordinary message."""
+    """The slash command ``message`` invokes (or a mistyped one, as typed: :func:`mistyped`),
+    or None for an ordinary message."""
     if is_delegate_message(message):  # "delegate that" is the command in other words
         return COMMAND
     words = message.strip().split()
-    return words[0] if words and words[0] in COMMANDS else None
+    if not words:
+        return None
+    return words[0] if words[0] in COMMANDS or mistyped(words[0]) else None
+
+
+def mistyped(word: str) -> list[str]:
+    """The commands ``word`` is one slip away from, if it is a bare ``/word`` that is not one.
+
+    A slip: one letter wrong, missing or extra, two neighbours swapped, or the case. The
+    first letter must match (``/post`` and ``/host`` are not ``/cost``), and anything with
+    more than letters after the slash (``/etc/hosts``, ``/usr/bin/env``, ``/re-run``) is a
+    message, like every word further from a command (``/commit``, ``/delete``)."""
+    if word in COMMANDS or not _BARE_WORD.fullmatch(word):
+        return []
+    typed = word.lower()
+    return [c for c in COMMANDS if typed[1] == c[1] and _one_slip(typed, c)]
+
+
+def _one_slip(typed: str, command: str) -> bool:
+    """Whether ``typed`` is ``command`` but for at most one edit (Damerau's, adjacent)."""
+    if len(typed) == len(command):
+        wrong = [i for i, (a, b) in enumerate(zip(typed, command, strict=True)) if a != b]
+        if len(wrong) <= 1:
+            return True
+        first, second = wrong[0], wrong[-1]
+        return len(wrong) == 2 and second == first + 1 \
+            and typed[first] == command[second] and typed[second] == command[first]
+    shorter, longer = sorted((typed, command), key=len)
+    return len(longer) - len(shorter) == 1 and any(
+        longer[:i] + longer[i + 1:] == shorter for i in range(len(longer)))
 
 
 async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: SessionQueries,
@@ -74,12 +110,14 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: Sessio
             return rerun
         args = ["none"]
     try:
+        if name not in COMMANDS:
+            raise UnknownCommand(name, mistyped(name))
         if name == "/patterns" and manager.learning is not None:  # read after its writes
             text = await manager.learning.stats_text(str(live.folder))
         else:
             text = _dispatch(manager, queries, live, name, args)
         error = None
-    except (UnknownModel, UnknownProfile, CommandUsage) as exc:
+    except (UnknownModel, UnknownProfile, CommandUsage, UnknownCommand) as exc:
         text, error = str(exc), ErrorInfo(exc.code, str(exc))
     manager.observer.delta(ChatDelta(live.id, None, "command_output", text=text))
     return TurnResult(kind="command", session_id=live.id, turn_id=None,

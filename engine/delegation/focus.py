@@ -20,6 +20,9 @@ short question and no worker runs:
   one before it;
 * the latest request is a list of two or more separate items (bulleted or
   numbered lines): "that" could be any of them.
+
+A first word that reads as a mistyped tier or profile is refused (``unknown_tier``)
+rather than handed over as the task: see :func:`unknown_target`.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from switchman.engine.errors import UnknownTier
 from switchman.engine.messages import AttachmentBlock, Message
+from switchman.engine.slips import near_misses
 
 COMMAND = "/delegate"
 DEFAULT_TIER = "balanced"
@@ -96,6 +101,22 @@ def parse_command(message: str, targets: tuple[str, ...]) -> DelegateCommand | N
     if named is not None:
         return DelegateCommand(named, rest[len(word):].strip())
     return DelegateCommand(None, rest)
+
+
+def unknown_target(command: DelegateCommand, tiers: tuple[str, ...],
+                   profiles: tuple[str, ...], selected: bool) -> UnknownTier | None:
+    """Why ``command``'s first word is taken for a mistyped tier or profile, if it is.
+
+    It is when the word is one slip from a tier or profile (``fsat``, ``deeep``), or when
+    it is the whole task and nothing is selected (``/delegate ultra``: no one hands over a
+    one-word task about nothing; with a selection ``refactor`` is an instruction)."""
+    if command.target is not None or not command.task:
+        return None
+    word, *rest = command.task.split(maxsplit=1)
+    meant = near_misses(word, (*tiers, *profiles))
+    if not meant and (rest or selected):
+        return None
+    return UnknownTier(word, meant, tiers, profiles)
 
 
 def focused_task(command: DelegateCommand, attachments: list[AttachmentBlock],

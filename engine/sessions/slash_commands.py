@@ -25,6 +25,7 @@ from switchman.engine.routing.decision import PolicyEvaluation
 from switchman.engine.routing.explain import render
 from switchman.engine.routing.overrides import Override
 from switchman.engine.sessions.records import ChatDelta, CostBreakdown, ErrorInfo, TurnResult
+from switchman.engine.slips import near_misses
 from switchman.engine.tools.approval import TrustStore
 
 if TYPE_CHECKING:
@@ -81,22 +82,7 @@ def mistyped(word: str) -> list[str]:
     message, like every word further from a command (``/commit``, ``/delete``)."""
     if word in COMMANDS or not _BARE_WORD.fullmatch(word):
         return []
-    typed = word.lower()
-    return [c for c in COMMANDS if typed[1] == c[1] and _one_slip(typed, c)]
-
-
-def _one_slip(typed: str, command: str) -> bool:
-    """Whether ``typed`` is ``command`` but for at most one edit (Damerau's, adjacent)."""
-    if len(typed) == len(command):
-        wrong = [i for i, (a, b) in enumerate(zip(typed, command, strict=True)) if a != b]
-        if len(wrong) <= 1:
-            return True
-        first, second = wrong[0], wrong[-1]
-        return len(wrong) == 2 and second == first + 1 \
-            and typed[first] == command[second] and typed[second] == command[first]
-    shorter, longer = sorted((typed, command), key=len)
-    return len(longer) - len(shorter) == 1 and any(
-        longer[:i] + longer[i + 1:] == shorter for i in range(len(longer)))
+    return near_misses(word, COMMANDS, skip=1)
 
 
 async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: SessionQueries,

@@ -50,6 +50,8 @@ _PHRASES = re.compile(
     rf"(?:a|an|the)\s+(?:(?P<tier2>fast|balanced|deep)\s+)?{_WORKER}"
     r")(?:\s*,?\s*please)?\s*[.!]?\s*$", re.IGNORECASE)
 _COMMAND_START = re.compile(r"/delegate\s")
+_REFERENCE = re.compile(r"(?:that|this|it)\s*[.!]?", re.IGNORECASE)
+"""``/delegate that``: a task that is only a reference means the latest request."""
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,3}[.)])\s+(?P<item>\S.*)$")
 
 
@@ -99,8 +101,13 @@ def parse_command(message: str, targets: tuple[str, ...]) -> DelegateCommand | N
     word = rest.split(maxsplit=1)[0] if rest else ""
     named = next((t for t in targets if t.lower() == word.lower()), None) if word else None
     if named is not None:
-        return DelegateCommand(named, rest[len(word):].strip())
-    return DelegateCommand(None, rest)
+        return DelegateCommand(named, _task(rest[len(word):].strip()))
+    return DelegateCommand(None, _task(rest))
+
+
+def _task(written: str) -> str:
+    """The written task, or nothing when it only points back (``that``, ``this``, ``it``)."""
+    return "" if _REFERENCE.fullmatch(written) else written
 
 
 def unknown_target(command: DelegateCommand, tiers: tuple[str, ...],

@@ -66,6 +66,20 @@ def test_the_command_takes_a_tier_or_profile_first_else_the_task() -> None:
         None, "write the\nrelease notes")
 
 
+@pytest.mark.parametrize(("message", "target"), [
+    ("/delegate that", None), ("/delegate This.", None), ("/delegate fast it", "fast"),
+    ("/delegate deep that!", "deep"),
+])
+def test_a_task_that_only_points_back_means_the_latest_request(message: str,
+                                                               target: str | None) -> None:
+    command = parse_command(message, TARGETS)
+    assert command == DelegateCommand(target, "")
+    assert unknown_target(command, TARGETS[:3], TARGETS[3:], False) is None
+    latest = focused_task(command, [], [user("draft an email")], False)
+    assert latest == FocusedTask("draft an email", (), "latest_request")
+    assert parse_command("/delegate that file", TARGETS) == DelegateCommand(None, "that file")
+
+
 def test_a_selection_comes_first_and_alone_is_the_task() -> None:
     history = [user("draft an email")]
     chosen = focused_task(DelegateCommand(None, ""), [selection("# TODO: docstring")], history,

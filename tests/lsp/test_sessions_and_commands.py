@@ -101,6 +101,11 @@ async def test_a_mistyped_command_fails_without_a_model_and_paths_still_reach_on
                 f"(/help lists the commands).")
         assert (result["kind"], result["status"], result["text"]) == ("command", "failed", text)
         assert result["error"] == {"code": "unknown_command", "message": text}
+        # the draft's preview says so before it is sent, instead of "command /modle"
+        draft = await client.request(methods.PREVIEW, {"workspace": daemon.uri,
+                                                        "message": message})
+        assert (draft["command"], draft["model"]) == (None, None)
+        assert draft["error"] == {"code": "unknown_command", "message": text}
     assert fake.requests == []  # a typo costs nothing
     for message in ("/etc/hosts is wrong, why?", "/usr/bin/env python3 fails", "/post this",
                     "/commit fix the login bug"):  # paths and words no slip from a command

@@ -162,6 +162,12 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a process has used so far, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def descendants(pid: int) -> list[int]:
     """Every process started by ``pid``, and theirs (the check process, its tracker)."""
     parents: dict[int, list[int]] = {}
@@ -219,12 +225,14 @@ async def main(runs: int, spawns: int) -> None:
         await sdk_same_request(sdk, body, 0)
         direct, same, daemon = [], [], []
         sessions_rss = sessions_tree = float("nan")
+        cpu_before = cpu_seconds(pid)
         for run in range(runs):  # interleaved, so machine noise hits all three alike
             direct.append(await sdk_direct(sdk))
             same.append(await sdk_same_request(sdk, body, run))
             daemon.append(await through_daemon(client, workspace, run))
             if run + 5 == 50:
                 sessions_rss, sessions_tree = rss_mb(pid), tree_rss_mb(pid)
+        cpu_per_turn = (cpu_seconds(pid) - cpu_before) / runs * 1e3
         await client.shutdown_session()
         await client.stop()
 
@@ -246,6 +254,8 @@ async def main(runs: int, spawns: int) -> None:
           f"prompt and {len(body.get('tools', []))} tools) | {s50:.2f} / {s99:.2f} ms | "
           f"anthropic SDK directly, same request, interleaved: {q50:.2f} / {q99:.2f} ms | "
           f"added (paired): {r50:.2f} / {r99:.2f} ms | ≤ 1 ms / ≤ 3 ms |")
+    print(f"| the daemon's CPU per turn (a new session, the message, its answer), from /proc "
+          f"| {cpu_per_turn:.2f} ms | — | — | — |")
     print(f"| spawn → initialize result ({spawns} spawns): p50 | {i50:.0f} ms | bare pygls 2 "
           f"server: {b50:.0f} ms | {i50 / b50:.2f}x | ≤ 1.1x |")
     print(f"| first turn right after initialize: time to first delta | {first_turn * 1e3:.0f} ms"

@@ -104,7 +104,7 @@ async def sdk_same_request(client: anthropic.AsyncAnthropic, body: dict[str, Any
     """First-text latency of the daemon's request (``body``), made with the SDK directly;
     only the message differs (``hi {run}``, as the daemon's turn sends it)."""
     arguments = {k: v for k, v in body.items() if k not in ("stream", "messages")}
-    message = {"role": "user", "content": [{"type": "text", "text": f"hi {run}"}]}
+    message: Any = {"role": "user", "content": [{"type": "text", "text": f"hi {run}"}]}
     start = time.perf_counter()
     elapsed: float | None = None
     async with client.messages.stream(messages=[message], **arguments) as stream:
@@ -190,6 +190,26 @@ def tree_rss_mb(pid: int) -> float:
     return sum(rss_mb(p) for p in [pid, *descendants(pid)])
 
 
+async def first_tokens(sdk: anthropic.AsyncAnthropic, client: SwitchmanClient,
+                       workspace: Path, body: dict[str, Any], runs: int) -> tuple[
+        list[float], list[float], list[float], float, tuple[float, float]]:
+    """Time to first text of ``runs`` turns through the daemon, each after one call with
+    the SDK directly and one with the SDK sending the daemon's own request (``body``);
+    the daemon's CPU per turn (ms); its memory (daemon, with children) after 50 sessions."""
+    pid = client._server.pid  # type: ignore[union-attr]
+    await sdk_same_request(sdk, body, 0)  # warm
+    direct, same, daemon = [], [], []
+    memory = (float("nan"), float("nan"))
+    cpu_before = cpu_seconds(pid)
+    for run in range(runs):  # interleaved, so machine noise hits all three alike
+        direct.append(await sdk_direct(sdk))
+        same.append(await sdk_same_request(sdk, body, run))
+        daemon.append(await through_daemon(client, workspace, run))
+        if run + 5 == 50:
+            memory = (rss_mb(pid), tree_rss_mb(pid))
+    return direct, same, daemon, (cpu_seconds(pid) - cpu_before) / runs * 1e3, memory
+
+
 async def main(runs: int, spawns: int) -> None:
     """Run the benchmarks and print a Markdown table."""
     with tempfile.TemporaryDirectory() as tmp, fake_provider(Path(tmp)) as base_url:
@@ -222,17 +242,8 @@ async def main(runs: int, spawns: int) -> None:
             await sdk_direct(sdk)
             await through_daemon(client, workspace, run)
         body = daemon_request(base_url)
-        await sdk_same_request(sdk, body, 0)
-        direct, same, daemon = [], [], []
-        sessions_rss = sessions_tree = float("nan")
-        cpu_before = cpu_seconds(pid)
-        for run in range(runs):  # interleaved, so machine noise hits all three alike
-            direct.append(await sdk_direct(sdk))
-            same.append(await sdk_same_request(sdk, body, run))
-            daemon.append(await through_daemon(client, workspace, run))
-            if run + 5 == 50:
-                sessions_rss, sessions_tree = rss_mb(pid), tree_rss_mb(pid)
-        cpu_per_turn = (cpu_seconds(pid) - cpu_before) / runs * 1e3
+        direct, same, daemon, cpu_per_turn, (sessions_rss, sessions_tree) = await first_tokens(
+            sdk, client, workspace, body, runs)
         await client.shutdown_session()
         await client.stop()
 

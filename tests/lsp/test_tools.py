@@ -121,6 +121,23 @@ async def test_a_denial_with_a_reason_reaches_the_model(
     assert deltas(client, result["turn_id"], "tool_result")[0]["tool"]["summary"] == "denied"
 
 
+async def test_a_lone_surrogate_in_the_editors_words_does_not_fail_the_turn(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
+    # JSON can carry "\ud800"; a deny reason or an applyEdit failureReason holding one used to
+    # fail the turn when its tool result was stored.
+    client, editor = vscode
+    editor.answers.append({"decision": "deny", "reason": "no \ud800 thanks \U0001f600"})
+    fake.script_tool_call("edit_file", EDIT)
+    editor.refusal = "locked \udfff"
+    fake.script_tool_call("edit_file", EDIT)
+    fake.script_text("OK.")
+    result = await chat(client, project, "make main return 43")
+    assert result["status"] == "completed"
+    assert str(tool_result(fake)["content"]).endswith("Their reason: no \ufffd thanks \U0001f600.")
+    assert "The editor refused the change to src/app.py: locked \ufffd" in str(
+        tool_result(fake, 2)["content"])
+
+
 async def test_no_answer_in_time_is_a_denial(project: Daemon, fake: FakeProvider) -> None:
     env = {**project.env, "SWITCHMAN_APPROVAL_TIMEOUT_SECONDS": "1"}
     async with running_server("neovim", env, [project.workspace], LISTEN) as client:

@@ -31,7 +31,7 @@ from switchman.engine.files import entry_signature
 from switchman.engine.keys import key_present
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.report import format_stats
-from switchman.engine.learning.store import LearnedPatternStore
+from switchman.engine.learning.store import MAX_ROWS, LearnedPatternStore
 from switchman.engine.policytest import load_policy, load_test_file, run_cases
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import RouteRequest
@@ -176,8 +176,14 @@ def route(args: argparse.Namespace) -> int:
     folder = str(_workspace(args))
     config = ConfigStore()
     clock = SystemClock()
+    try:  # slot 4 as the daemon would decide it, from what was learned in this workspace
+        patterns, _ = _patterns()
+    except _PatternsUnreadable as error:
+        print(f"switchman route: {error}; deciding without learned patterns", file=sys.stderr)
+        patterns = None
     router = Router(config, clock=clock, configured=_configured(args),
-                    availability=_pretend_unavailable(args.unavailable, config.registry()))
+                    availability=_pretend_unavailable(args.unavailable, config.registry()),
+                    patterns=patterns)
     try:
         text, override = router.parse(args.message)
         sticky = router.resolve_model(args.sticky) if args.sticky else None
@@ -339,8 +345,9 @@ def _patterns() -> tuple[LearnedPatternStore | None, Path]:
     if not path.is_file():
         raise _PatternsUnreadable(f"{path} is not a file")
     try:
-        return LearnedPatternStore(patterns_db.connect(path), SystemClock(),
-                                   background=False), path
+        # one process, one question: read a large workspace at once instead of "still loading"
+        return LearnedPatternStore(patterns_db.connect(path), SystemClock(), background=False,
+                                   sync_load_rows=MAX_ROWS), path
     except (OSError, sqlite3.Error) as error:
         raise _PatternsUnreadable(f"{path} cannot be read as a pattern database "
                                   f"({error})") from None

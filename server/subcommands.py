@@ -295,7 +295,7 @@ def _pretend_unavailable(names: list[str], registry: ModelRegistry) -> Any:
 def _route_context(args: argparse.Namespace, text: str, folder: str,
                    config: ConfigStore) -> TurnContext:
     skills = SkillIndex.build([Path(folder) / ".switchman" / "skills",
-                               config.directory / "skills"])
+                               config.directory / "skills"], workspace=Path(folder))
     files = tuple(f.strip() for f in (args.files or "").split(",") if f.strip())
     return TurnContext(
         message=text,

@@ -91,6 +91,8 @@ class UserDelegation:
         result = await self._start(live, tier, profile, focus)
         text = _result_text(result)
         self._remember(live, message, attachments, text, result)
+        # the worker's cost is in today's total now, and the session list has the exchange
+        self.delegation.sessions.observer.status_changed(live.workspace)
         return self._answer(live, text, result)
 
     def _remember(self, live: LiveSession, message: str, attachments: list[AttachmentBlock],

@@ -50,6 +50,11 @@ RERANK = 384
 """How many candidates (at least) a query re-scores exactly from their int8 codes."""
 LAYOUT_SLACK = 1024
 """Rows added since the cell-sorted sketches were built that a query scans unsorted."""
+CALL_ROWS = 30
+"""A young store, whose cells are small, reads every cell when reading its budget cell by
+cell would not cost less than reading every row with a cell counted as this many rows
+(what one numpy call per cell cost when the cells were numpy blocks; kept so that a young
+store's candidates stay every row, as they were)."""
 CELLS_PER_ROOT = 3.2
 """Cells per square root of the store's size (about 1,000 at 100,000 rows)."""
 MAX_CELLS = 1024
@@ -260,8 +265,10 @@ class VectorIndex:
         assert self._lists is not None
         projected: Vector = vector @ self._axes
         near = self._cells_to_read(self._centroids @ projected)
-        scores, rows = self._lists.scores(projected, near)
         tail = self._tail(near)
+        if self._sorted_end <= int(self._cell_sizes[near].sum()) + CALL_ROWS * len(near):
+            near = np.arange(len(self._centroids))  # small cells: read every one
+        scores, rows = self._lists.scores(projected, near)
         if len(tail):  # rows added since the lists were built, scored from their sketches
             rows = np.concatenate([rows, tail])
             scores = np.concatenate([scores, self._sketch[tail] @ projected])

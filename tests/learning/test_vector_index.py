@@ -91,6 +91,22 @@ def test_dropping_the_oldest_keeps_answers_and_capacity(
     assert _recall(index, data[-50:]) >= 0.68  # measured 0.74 (300 of 1,450 rows read)
 
 
+def test_a_young_store_with_small_cells_reads_every_cell(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """3,000 rows in 175 cells: reading a budget of 2,000 rows would take ~60 small cells,
+    each counted as ~30 rows (``CALL_ROWS``), so the query reads every cell instead: its
+    candidates are every row, as they were when a cell cost one numpy call."""
+    monkeypatch.setattr(index_module, "CANDIDATES", 2000)
+    data = _fingerprints(_varied_messages(3060, seed=11))
+    index = VectorIndex(DIMENSIONS)
+    index.load(*_encoded(data[:3000]))
+    assert index._centroids is not None and len(index._centroids) > 150
+    for query in data[3000:3010]:
+        rows, _ = index._candidates(query)
+        assert sorted(rows.tolist()) == list(range(3000))
+    assert _recall(index, data[3000:]) >= 0.95
+
+
 def test_on_well_separated_clusters_the_lists_find_what_an_exact_scan_finds(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """40 tight clusters of ~150 rows and a budget of two clusters' rows: every true

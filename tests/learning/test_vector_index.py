@@ -93,9 +93,9 @@ def test_dropping_the_oldest_keeps_answers_and_capacity(
 
 def test_a_young_store_with_small_cells_reads_every_cell(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """3,000 rows in 175 cells: reading a budget of 2,000 rows would take ~60 small cells,
-    each counted as ~30 rows (``CALL_ROWS``), so the query reads every cell instead: its
-    candidates are every row, as they were when a cell cost one numpy call."""
+    """3,000 rows in 175 cells: reading a budget of 2,000 rows cell by cell would take ~60
+    small cells, each costing as much as scoring ~30 rows, so the query scores all 3,000
+    rows' sketches in one product instead (more candidates for less time)."""
     monkeypatch.setattr(index_module, "CANDIDATES", 2000)
     data = _fingerprints(_varied_messages(3060, seed=11))
     index = VectorIndex(DIMENSIONS)

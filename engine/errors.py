@@ -209,6 +209,42 @@ class CommandUsage(SessionError):
     code = "command_usage"
 
 
+class UnknownCommand(SessionError):
+    """A slash command typed one slip away from a real one (``/modle``); the message names it.
+
+    Only ever part of a command's result (``status: failed``), never a request's error."""
+
+    code = "unknown_command"
+
+    def __init__(self, typed: str, meant: list[str]) -> None:
+        self.typed, self.meant = typed, meant
+        super().__init__(f"Unknown command {typed} — did you mean {' or '.join(meant)}? Nothing "
+                         f"was sent to a model (/help lists the commands).")
+
+
+class UnknownTier(SessionError):
+    """``/delegate``'s first word reads as a tier or profile but names none (``/delegate
+    ultra``, ``/delegate fsat fix it``); nothing was delegated.
+
+    Only ever part of a command's result (``status: failed``), never a request's error."""
+
+    code = "unknown_tier"
+
+    def __init__(self, word: str, meant: list[str], tiers: tuple[str, ...],
+                 profiles: tuple[str, ...]) -> None:
+        self.word, self.meant = word, meant
+        known = f"Tiers: {', '.join(tiers)}" + (f"; profiles: {', '.join(profiles)}"
+                                                 if profiles else "")
+        if meant:
+            head = f"Unknown tier or profile '{word}' — did you mean {' or '.join(meant)}?"
+            tail = f"to start the task with '{word}', name the tier first (/delegate " \
+                   f"{tiers[1] if len(tiers) > 1 else tiers[0]} {word} …)."
+        else:
+            head = f"'{word}' is not a tier or profile."
+            tail = "write the task after the tier: /delegate [tier] <task>."
+        super().__init__(f"{head} {known}. Nothing was delegated; {tail}")
+
+
 class TurnInProgress(SessionError):
     """The session is already running a turn."""
 

@@ -96,6 +96,9 @@ DATABASE_NAME = "switchman.db"
 AVAILABILITY_TICK_SECONDS = 30.0
 CHECKPOINT_SECONDS = 5.0
 """How often the database's write-ahead log is checkpointed, off the event loop."""
+WRITER_BUSY_SECONDS = 60.0
+"""How long a patterns.db write waits for the file's write lock (on the pattern writer
+thread, never the event loop) before it is given up and logged."""
 
 
 class Switchman:
@@ -125,8 +128,11 @@ class Switchman:
         self._database = data / DATABASE_NAME
         self.store = SessionStore(connect(self._database, checkpoint_elsewhere=True),
                                   DaemonLease(data))
+        patterns_file = data / patterns_db.FILE_NAME
+        # two connections: slot 4 reads on the loop, the recorder writes on its own thread
         self.patterns = LearnedPatternStore(
-            patterns_db.connect(data / patterns_db.FILE_NAME), self.clock)
+            patterns_db.connect(patterns_file), self.clock,
+            writer=patterns_db.connect(patterns_file, busy_seconds=WRITER_BUSY_SECONDS))
         self.learning = OutcomeRecorder(self.patterns)
         self.trust = TrustStore(data)
         self.router = Router(self.config, clock=self.clock,
@@ -343,9 +349,10 @@ class Switchman:
         """The environment variables configured providers read API keys from."""
         return [p.api_key_env for p in self.router.registry().providers.values()
                 if p.api_key_env]
-    def feedback(self, turn_id: str, rating: str) -> FeedbackResult:
-        """👍 (``up``) or 👎 (``down``) on a turn; raises UnknownTurn if it was never recorded."""
-        return self.learning.feedback(turn_id, rating)
+    async def feedback(self, turn_id: str, rating: str) -> FeedbackResult:
+        """👍 (``up``) or 👎 (``down``) on a turn, once committed (after the turn's row); raises
+        UnknownTurn if it was never recorded."""
+        return await self.learning.feedback(turn_id, rating)
 
     def expect_turn(self, model: str | None) -> None:
         """A turn on ``model`` is likely soon: create its provider's adapter (importing the
@@ -393,6 +400,7 @@ class Switchman:
                     await task
         self._ticker = self._config_poll = self._checkpoints = None
         self.config.close()
+        await self.learning.written()  # the rows of turns that have ended are on disk
 
     async def _tick(self) -> None:
         while True:

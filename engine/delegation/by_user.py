@@ -27,14 +27,17 @@ from switchman.engine.delegation.contract import (
     InsufficientContextRequest,
 )
 from switchman.engine.delegation.focus import (
+    COMMAND,
     DEFAULT_TIER,
     Clarification,
     FocusedTask,
     focused_task,
     parse_command,
+    unknown_target,
 )
 from switchman.engine.delegation.handoff import Handoff
 from switchman.engine.delegation.workers import Delegation, WorkerRun
+from switchman.engine.errors import UnknownTier
 from switchman.engine.ids import new_id
 from switchman.engine.messages import ZERO_USD, AttachmentBlock, Message, TextBlock
 from switchman.engine.profiles.profile import ActiveProfile
@@ -75,6 +78,11 @@ class UserDelegation:
         command = parse_command(message, self.targets(live))
         if command is None:  # the caller checked; kept for a clear failure if it did not
             return self._answer(live, "Usage: /delegate [tier] <task>", None)
+        profiles = tuple(self.delegation.config.profiles(str(live.folder)).names())
+        mistaken = unknown_target(command, TIER_NAMES, profiles,
+                                  any(a.kind == "selection" for a in attachments))
+        if mistaken is not None:
+            return self._refuse(live, mistaken)
         focus = focused_task(command, attachments, live.history, live.running is not None)
         if isinstance(focus, Clarification):
             return self._answer(live, focus.question, None)
@@ -117,6 +125,15 @@ class UserDelegation:
         run = WorkerRun(self.delegation, live, context, delegation_id, call, _handoff(focus),
                         tools, profile, source="user", focus=focus.focus)
         return await run.result()
+
+    def _refuse(self, live: LiveSession, error: UnknownTier) -> TurnResult:
+        """A failed command: nothing was delegated (and nothing is kept in the session)."""
+        text = str(error)
+        self.delegation.sessions.observer.delta(ChatDelta(live.id, None, "command_output",
+                                                          text=text))
+        return TurnResult(kind="command", session_id=live.id, turn_id=None, status="failed",
+                          model=None, text=text, error=ErrorInfo(error.code, text),
+                          summary=COMMAND)
 
     def _answer(self, live: LiveSession, text: str, result: DelegateResult | None) -> TurnResult:
         self.delegation.sessions.observer.delta(ChatDelta(live.id, None, "command_output",

@@ -20,6 +20,9 @@ short question and no worker runs:
   one before it;
 * the latest request is a list of two or more separate items (bulleted or
   numbered lines): "that" could be any of them.
+
+A first word that reads as a mistyped tier or profile is refused (``unknown_tier``)
+rather than handed over as the task: see :func:`unknown_target`.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from switchman.engine.errors import UnknownTier
 from switchman.engine.messages import AttachmentBlock, Message
+from switchman.engine.slips import near_misses
 
 COMMAND = "/delegate"
 DEFAULT_TIER = "balanced"
@@ -45,6 +50,8 @@ _PHRASES = re.compile(
     rf"(?:a|an|the)\s+(?:(?P<tier2>fast|balanced|deep)\s+)?{_WORKER}"
     r")(?:\s*,?\s*please)?\s*[.!]?\s*$", re.IGNORECASE)
 _COMMAND_START = re.compile(r"/delegate\s")
+_REFERENCE = re.compile(r"(?:that|this|it)\s*[.!]?", re.IGNORECASE)
+"""``/delegate that``: a task that is only a reference means the latest request."""
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,3}[.)])\s+(?P<item>\S.*)$")
 
 
@@ -94,8 +101,29 @@ def parse_command(message: str, targets: tuple[str, ...]) -> DelegateCommand | N
     word = rest.split(maxsplit=1)[0] if rest else ""
     named = next((t for t in targets if t.lower() == word.lower()), None) if word else None
     if named is not None:
-        return DelegateCommand(named, rest[len(word):].strip())
-    return DelegateCommand(None, rest)
+        return DelegateCommand(named, _task(rest[len(word):].strip()))
+    return DelegateCommand(None, _task(rest))
+
+
+def _task(written: str) -> str:
+    """The written task, or nothing when it only points back (``that``, ``this``, ``it``)."""
+    return "" if _REFERENCE.fullmatch(written) else written
+
+
+def unknown_target(command: DelegateCommand, tiers: tuple[str, ...],
+                   profiles: tuple[str, ...], selected: bool) -> UnknownTier | None:
+    """Why ``command``'s first word is taken for a mistyped tier or profile, if it is.
+
+    It is when the word is one slip from a tier or profile (``fsat``, ``deeep``), or when
+    it is the whole task and nothing is selected (``/delegate ultra``: no one hands over a
+    one-word task about nothing; with a selection ``refactor`` is an instruction)."""
+    if command.target is not None or not command.task:
+        return None
+    word, *rest = command.task.split(maxsplit=1)
+    meant = near_misses(word, (*tiers, *profiles))
+    if not meant and (rest or selected):
+        return None
+    return UnknownTier(word, meant, tiers, profiles)
 
 
 def focused_task(command: DelegateCommand, attachments: list[AttachmentBlock],

@@ -2,8 +2,9 @@
 
 Its own file, so the pattern store can be exported, forgotten or rebuilt
 without touching transcripts, and so its writes never wait on a session's.
-Like the sessions database it uses WAL with ``synchronous=NORMAL``: a row
-survives the daemon being killed. No column holds message text.
+Like the sessions database it uses WAL with ``synchronous=NORMAL``: a committed
+row survives the daemon being killed. The daemon commits on a thread of its own
+(:mod:`.recorder`). No column holds message text.
 """
 
 from __future__ import annotations
@@ -67,15 +68,17 @@ class PatternRow(msgspec.Struct, frozen=True, kw_only=True):
     id: int = 0
 
 
-def connect(path: Path | str) -> sqlite3.Connection:
-    """Open (creating if needed) the pattern database; ``":memory:"`` for a throwaway one."""
+def connect(path: Path | str, *, busy_seconds: float = 5.0) -> sqlite3.Connection:
+    """Open (creating if needed) the pattern database; ``":memory:"`` for a throwaway one.
+
+    ``busy_seconds``: how long a statement waits for another connection's write lock."""
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     connection.row_factory = sqlite3.Row
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
-    connection.execute("PRAGMA busy_timeout=5000")
+    connection.execute(f"PRAGMA busy_timeout={int(busy_seconds * 1000)}")
     connection.executescript(_SCHEMA)
     connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
     return connection

@@ -6,14 +6,22 @@ the model was changed, a suggestion was accepted or dismissed, the user gave
 👍/👎. Each call becomes a row or a piece of late evidence in the store.
 Recording must never break a turn, so failures are logged, not raised
 (except for feedback, which the user asked for and must hear about).
+
+Every write to ``patterns.db`` runs on one worker thread, in the order the
+calls were made (a 👍 after a turn's end applies to that turn's row): a commit
+can wait seconds for the file's write lock (another daemon's commit, a
+checkpoint), and nothing slow runs on the event loop. Only the row itself is
+built on the caller's thread, from the fingerprint routing computed there.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from decimal import Decimal
-from typing import Literal
+from typing import Literal, TypeVar
 
 import msgspec
 
@@ -26,6 +34,7 @@ from switchman.engine.messages import Message, ToolResultBlock
 from switchman.engine.routing.context import TurnContext
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class FeedbackResult(msgspec.Struct, frozen=True):
@@ -44,6 +53,9 @@ class OutcomeRecorder:
         self.store = store
         self._delegations: dict[str, list[bool]] = {}
         """Workers' success flags by planner turn, until the planner's turn is recorded."""
+        self._writer = ThreadPoolExecutor(max_workers=1,
+                                          thread_name_prefix="switchman-patterns-write")
+        """The one thread that writes (one worker: the calls' order is the writes' order)."""
 
     def turn_ended(self, context: TurnContext, *, turn_id: str, session_id: str, model: str,
                    status: str, cost_usd: Decimal, added: Iterable[Message] = (),
@@ -54,10 +66,15 @@ class OutcomeRecorder:
         completed) waits here until the planner's row exists."""
         errors = sum(1 for m in added for b in m.content
                      if isinstance(b, ToolResultBlock) and b.is_error)
-        self._safely(self.store.record, TurnRecord(
-            context=context, turn_id=turn_id, session_id=session_id, model=model,
-            status=status, cost_usd=float(cost_usd), tool_errors=errors, is_worker=is_worker,
-            planner_turn_id=planner_turn_id))
+        try:
+            row = self.store.row_of(TurnRecord(
+                context=context, turn_id=turn_id, session_id=session_id, model=model,
+                status=status, cost_usd=float(cost_usd), tool_errors=errors,
+                is_worker=is_worker, planner_turn_id=planner_turn_id))
+        except Exception:  # learning is best effort: the turn itself has ended fine
+            log.exception("could not record a pattern outcome")
+        else:
+            self._later(self.store.store_row, row)
         if is_worker and planner_turn_id is not None:
             self._delegations.setdefault(planner_turn_id, []).append(status == "completed")
         for success in self._delegations.pop(turn_id, []):
@@ -65,27 +82,31 @@ class OutcomeRecorder:
 
     def message_sent(self, session_id: str, text: str, override_model: str | None) -> None:
         """A new message in a session: evidence about the session's previous turn."""
-        self._safely(self.store.observe_message, session_id, text, override_model)
+        self._later(self.store.observe_message, session_id, text, override_model)
 
     def model_changed(self, session_id: str) -> None:
         """``/model`` right after a turn counts against that turn's model."""
-        self._safely(self.store.model_changed, session_id)
+        self._later(self.store.model_changed, session_id)
 
     def suggestion_answered(self, turn_id: str, accepted: bool) -> None:
         """``/route override`` (accepted) or ``/route ignore`` on the turn's suggestion."""
         action = NextAction.OVERRIDDEN if accepted else NextAction.DISMISSED
-        self._safely(self.store.set_next_action, turn_id, action)
+        self._later(self.store.set_next_action, turn_id, action)
 
     def delegation_ended(self, planner_turn_id: str, success: bool) -> None:
         """A worker finished: its success flag (only) reaches its planner's turn."""
-        self._safely(self.store.delegation_ended, planner_turn_id, success)
+        self._later(self.store.delegation_ended, planner_turn_id, success)
 
-    def feedback(self, turn_id: str, rating: str) -> FeedbackResult:
-        """Explicit 👍 (``up``) or 👎 (``down``) on a recorded turn; raises UnknownTurn."""
-        if not self.store.feedback(turn_id, 1 if rating == "up" else -1):
-            raise UnknownTurn(turn_id)
-        row = database.by_turn(self.store.connection, turn_id)
-        return FeedbackResult(turn_id, rating, row.success if row else 0.0)
+    async def feedback(self, turn_id: str, rating: str) -> FeedbackResult:
+        """Explicit 👍 (``up``) or 👎 (``down``) on a recorded turn, answered once it is
+        committed (after every write asked for before it); raises UnknownTurn."""
+        def rate() -> FeedbackResult:
+            if not self.store.feedback(turn_id, 1 if rating == "up" else -1):
+                raise UnknownTurn(turn_id)
+            row = database.by_turn(self.store.writer, turn_id)
+            return FeedbackResult(turn_id, rating, row.success if row else 0.0)
+
+        return await self._written(rate)
 
     def ratings(self, session_id: str) -> dict[str, Literal["up", "down"]]:
         """The 👍 (``up``) / 👎 (``down``) given to a session's turns, by turn id; none if the
@@ -97,13 +118,31 @@ class OutcomeRecorder:
             return {}
         return {turn_id: "up" if value > 0 else "down" for turn_id, value in given.items()}
 
-    def stats_text(self, workspace: str | None = None) -> str:
-        """The store's statistics as text (one workspace folder, or all)."""
-        stats = [s for s in self.store.stats() if workspace is None or s.workspace == workspace]
-        return format_stats(stats, "patterns.db")
+    async def stats_text(self, workspace: str | None = None) -> str:
+        """The store's statistics as text (one workspace folder, or all), with every turn
+        that ended before the question (read on the writer thread, after its writes)."""
+        def read() -> str:
+            stats = [s for s in self.store.stats()
+                     if workspace is None or s.workspace == workspace]
+            return format_stats(stats, "patterns.db")
 
-    def _safely(self, action: Callable[..., object], *args: object) -> None:
+        return await self._written(read)
+
+    async def written(self) -> None:
+        """Wait until every write asked for so far is committed (or has failed)."""
+        await self._written(lambda: None)
+
+    async def _written(self, action: Callable[[], T]) -> T:
+        return await asyncio.wrap_future(self._writer.submit(action))
+
+    def _later(self, action: Callable[..., object], *args: object) -> None:
         try:
-            action(*args)
-        except Exception:  # learning is best effort: the turn itself has ended fine
-            log.exception("could not record a pattern outcome")
+            self._writer.submit(action, *args).add_done_callback(_logged)
+        except RuntimeError:  # the interpreter is exiting: nothing is written any more
+            log.warning("a pattern outcome arrived after shut-down and was not recorded")
+
+
+def _logged(done: Future[object]) -> None:
+    error = done.exception()
+    if error is not None:  # learning is best effort: the turn itself has ended fine
+        log.error("could not record a pattern outcome", exc_info=error)

@@ -135,8 +135,14 @@ class LearnedPatternStore:
     def __init__(self, connection: sqlite3.Connection, clock: Clock, *,
                  max_rows: int = MAX_ROWS, background: bool = True,
                  fingerprinter: Callable[[TurnContext], Vector] | None = None,
-                 sync_load_rows: int = SYNC_LOAD_ROWS, small_rows: int = SMALL_ROWS) -> None:
+                 sync_load_rows: int = SYNC_LOAD_ROWS, small_rows: int = SMALL_ROWS,
+                 writer: sqlite3.Connection | None = None) -> None:
         self.connection = connection
+        """Reads: the decisions' loads, statistics, ratings (the event loop's)."""
+        self.writer = connection if writer is None else writer
+        """Every change to rows, and the reads a change depends on. The daemon gives a
+        connection of its own used on its pattern writer thread, so a commit that waits for
+        the file's write lock never holds a read on the event loop (docs/architecture.md)."""
         self._fingerprinter = fingerprinter
         self.clock = clock
         self.max_rows = max_rows
@@ -150,6 +156,9 @@ class LearnedPatternStore:
         self._workspaces: dict[str, LoadedWorkspace] = {}
         self._loading: dict[str, _Loading] = {}
         self._lock = threading.RLock()
+        """Guards the in-memory workspaces; never held across a write to the database."""
+        self._changing = threading.Lock()
+        """Held by one change to rows at a time (read, decide, write); never taken by slot 4."""
         self._recent: dict[TurnContext, Vector] = {}
         """Fingerprints of the latest contexts (see :meth:`fingerprint`)."""
 
@@ -172,60 +181,90 @@ class LearnedPatternStore:
                    settings: PatternSettings | None = None) -> list[Neighbour]:
         """The ``k`` past turns of the workspace most similar to ``ctx`` (with
         ``neighborhood: per_model`` in ``settings``, the ``k`` nearest of each model)."""
-        space = self._workspace(_key(ctx))
-        if space is None or not len(space.index):
-            return []  # nothing yet, or still loading
+        with self._lock:
+            space = self._workspace(_key(ctx))
+            if space is None or not len(space.index):
+                return []  # nothing yet, or still loading: no fingerprint needed
+        vector = self.fingerprint(ctx)
         wanted = PatternSettings(neighbors=k) if settings is None else settings
-        picked, similarity = space.nearest(self.fingerprint(ctx), pool_size(wanted))
-        found = []
-        for i in neighbourhood([space.models[p] for p in picked], wanted):
-            p = picked[i]
-            found.append(Neighbour(space.models[p], space.success[p], space.samples[p],
-                                   space.cost[p], round(similarity[i], 4)))
-        return found
+        with self._lock:  # rows are added and scored on the pattern writer thread
+            space = self._workspaces.get(_key(ctx))
+            if space is None or not len(space.index):
+                return []  # outgrown meanwhile: being read again
+            picked, similarity = space.nearest(vector, pool_size(wanted))
+            found = []
+            for i in neighbourhood([space.models[p] for p in picked], wanted):
+                p = picked[i]
+                found.append(Neighbour(space.models[p], space.success[p], space.samples[p],
+                                       space.cost[p], round(similarity[i], 4)))
+            return found
 
     # -- recording ---------------------------------------------------------------------
 
     def record(self, turn: TurnRecord) -> None:
         """Remember a turn that has ended (top-level or worker alike)."""
+        self.store_row(self.row_of(turn))
+
+    def row_of(self, turn: TurnRecord) -> db.PatternRow:
+        """The row a turn that has ended is remembered by (its fingerprint is the one routing
+        computed: call this on the thread that routes)."""
         codes, scale = encode(self.fingerprint(turn.context))
         evidence = Evidence(status=turn.status, tool_errors=turn.tool_errors)
-        row = db.PatternRow(
+        return db.PatternRow(
             workspace=_key(turn.context), turn_id=turn.turn_id, session_id=turn.session_id,
             model=turn.model, recorded_at=self.clock.now().isoformat(), cost_usd=turn.cost_usd,
             message_hash=message_hash(turn.context.message), codes=codes, scale=scale,
             evidence=evidence, success=success_score(evidence), is_worker=turn.is_worker,
             planner_turn_id=turn.planner_turn_id)
-        with self._lock:
-            space = self._workspace(row.workspace)
-            if space is None:  # loading: durable now, in the index once it is installed
-                loading = self._loading[row.workspace]
-                if all(r.turn_id != row.turn_id for r in loading.recorded):
-                    row_id = db.insert(self.connection, row)
-                    loading.recorded.append(msgspec.structs.replace(row, id=row_id))
-                return
-            if row.turn_id in space.position:
-                return  # recorded already (a turn ends once)
-            self._add(space, msgspec.structs.replace(row, id=db.insert(self.connection, row)))
-            if isinstance(space, SmallWorkspace) and len(space.turn_ids) > self.small_rows:
-                # Outgrown: read again from the database (every row, with its current
-                # score) into numpy's index, on a thread; recording goes on meanwhile.
-                del self._workspaces[row.workspace]
-                self._workspace(row.workspace)
 
-    def _add(self, space: LoadedWorkspace, row: db.PatternRow) -> None:
-        """Put a stored row into the workspace's index, forgetting the oldest past
-        ``max_rows``."""
+    def store_row(self, row: db.PatternRow) -> None:
+        """Write a turn's row (:meth:`row_of`) and add it to its workspace's index; the write
+        holds no lock slot 4 needs."""
+        with self._changing:
+            with self._lock:
+                space = self._workspace(row.workspace)
+                if space is not None and row.turn_id in space.position:
+                    return  # recorded already (a turn ends once)
+                loading = self._loading.get(row.workspace)
+                if space is None and loading is not None \
+                        and any(r.turn_id == row.turn_id for r in loading.recorded):
+                    return
+            stored = msgspec.structs.replace(row, id=db.insert(self.writer, row))
+            with self._lock:
+                space = self._workspaces.get(row.workspace)
+                if space is None:  # loading: durable now, in the index once it is installed
+                    if row.workspace in self._loading:
+                        self._loading[row.workspace].recorded.append(stored)
+                    return
+                if stored.turn_id in space.position:  # a load that started meanwhile read it
+                    return
+                drop = self._add(space, stored)
+                if isinstance(space, SmallWorkspace) and len(space.turn_ids) > self.small_rows:
+                    # Outgrown: read again from the database (every row, with its current
+                    # score) into numpy's index, on a thread; recording goes on meanwhile.
+                    del self._workspaces[row.workspace]
+                    self._workspace(row.workspace)
+            self._forget_oldest(row.workspace, drop)
+
+    def _add(self, space: LoadedWorkspace, row: db.PatternRow) -> int:
+        """Put a stored row into the workspace's index, dropping the oldest past ``max_rows``
+        from memory; returns how many to delete from the database too
+        (:meth:`_forget_oldest`, once the lock is released)."""
         space.add(row)
-        if len(space.turn_ids) > self.max_rows:
-            drop = max(1, self.max_rows // 10)
-            db.delete_oldest(self.connection, row.workspace, drop)
-            space.drop_oldest(drop)
+        if len(space.turn_ids) <= self.max_rows:
+            return 0
+        drop = max(1, self.max_rows // 10)
+        space.drop_oldest(drop)
+        return drop
+
+    def _forget_oldest(self, workspace: str, count: int) -> None:
+        if count:
+            db.delete_oldest(self.writer, workspace, count)
 
     def observe_message(self, session_id: str, text: str, rerouted_to: str | None) -> None:
         """A new message in a session: what it says about the session's previous turn."""
-        with self._lock:
-            previous = db.last_of_session(self.connection, session_id)
+        with self._changing:
+            previous = db.last_of_session(self.writer, session_id)
             if previous is None or previous.evidence.next_action is not None:
                 return
             action = next_action(previous.message_hash, previous.model, message_hash(text),
@@ -234,15 +273,15 @@ class LearnedPatternStore:
 
     def model_changed(self, session_id: str) -> None:
         """The session's model was changed before its next message."""
-        with self._lock:
-            previous = db.last_of_session(self.connection, session_id)
+        with self._changing:
+            previous = db.last_of_session(self.writer, session_id)
             if previous is not None and previous.evidence.next_action is None:
                 self._update(previous, next_action=NextAction.MODEL_CHANGED)
 
     def set_next_action(self, turn_id: str, action: NextAction) -> None:
         """Record the user's next action after ``turn_id`` (``/model``, ``/route …``)."""
-        with self._lock:
-            row = db.by_turn(self.connection, turn_id)
+        with self._changing:
+            row = db.by_turn(self.writer, turn_id)
             if row is None:
                 return
             soft = row.evidence.next_action in (None, NextAction.MOVED_ON)
@@ -251,8 +290,8 @@ class LearnedPatternStore:
 
     def feedback(self, turn_id: str, value: int) -> bool:
         """Explicit 👍 (+1) / 👎 (-1) on a turn; False if the turn was never recorded."""
-        with self._lock:
-            row = db.by_turn(self.connection, turn_id)
+        with self._changing:
+            row = db.by_turn(self.writer, turn_id)
             if row is None:
                 return False
             self._update(row, feedback=1 if value > 0 else -1)
@@ -266,8 +305,8 @@ class LearnedPatternStore:
 
     def delegation_ended(self, planner_turn_id: str, success: bool) -> None:
         """A worker of ``planner_turn_id`` finished; only its success flag reaches the planner."""
-        with self._lock:
-            row = db.by_turn(self.connection, planner_turn_id)
+        with self._changing:
+            row = db.by_turn(self.writer, planner_turn_id)
             if row is None:
                 return
             e = row.evidence
@@ -277,12 +316,13 @@ class LearnedPatternStore:
     def _update(self, row: db.PatternRow, **changes: object) -> None:
         evidence = msgspec.structs.replace(row.evidence, **changes)
         score = success_score(evidence)
-        db.update_evidence(self.connection, row.turn_id, evidence, score)
-        space = self._workspaces.get(row.workspace)
-        if space is not None and row.turn_id in space.position:
-            space.success[space.position[row.turn_id]] = score
-        elif row.workspace in self._loading:  # the loader may have read the old score
-            self._loading[row.workspace].scores[row.turn_id] = score
+        db.update_evidence(self.writer, row.turn_id, evidence, score)
+        with self._lock:
+            space = self._workspaces.get(row.workspace)
+            if space is not None and row.turn_id in space.position:
+                space.success[space.position[row.turn_id]] = score
+            elif row.workspace in self._loading:  # the loader may have read the old score
+                self._loading[row.workspace].scores[row.turn_id] = score
 
     # -- management --------------------------------------------------------------------
 
@@ -301,14 +341,15 @@ class LearnedPatternStore:
 
     def forget(self, workspace: str | None = None) -> int:
         """Delete every row (of one workspace folder when given); returns how many."""
-        with self._lock:
-            count = db.delete_workspace(self.connection, workspace)
-            if workspace is None:
-                self._workspaces.clear()
-                self._loading.clear()  # a load in flight then installs nothing
-            else:
-                self._workspaces.pop(workspace, None)
-                self._loading.pop(workspace, None)
+        with self._changing:
+            count = db.delete_workspace(self.writer, workspace)
+            with self._lock:
+                if workspace is None:
+                    self._workspaces.clear()
+                    self._loading.clear()  # a load in flight then installs nothing
+                else:
+                    self._workspaces.pop(workspace, None)
+                    self._loading.pop(workspace, None)
             saved = self._saved_index(workspace or "")
             if saved is not None and workspace is None:
                 shutil.rmtree(saved.parent, ignore_errors=True)
@@ -399,17 +440,21 @@ class LearnedPatternStore:
         except Exception:  # a broken read must not leave the workspace loading forever
             _log.exception("could not load the learned patterns of %s", key)
             space = SmallWorkspace()
+        drop = 0
         with self._lock:
             if self._loading.get(key) is loading:  # not forgotten meanwhile
                 del self._loading[key]
                 for row in loading.recorded:
                     if row.turn_id not in space.position:  # the read may have seen it
-                        self._add(space, row)
+                        drop += self._add(space, row)
                 for turn_id, score in loading.scores.items():
                     if turn_id in space.position:
                         space.success[space.position[turn_id]] = score
                 self._workspaces[key] = space
         loading.done.set()
+        if drop:
+            with self._changing:
+                self._forget_oldest(key, drop)
 
     def _load(self, key: str, connection: sqlite3.Connection) -> LoadedWorkspace:
         """The workspace's rows in memory: in plain Python up to ``small_rows``, else in

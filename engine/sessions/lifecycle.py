@@ -249,13 +249,18 @@ class TurnLifecycle:
         """Cancel a running turn; returns (whether it was running, its final status).
 
         Raises :class:`TurnElsewhere` for a turn that another live daemon is running:
-        only the daemon running a turn can stop it.
+        only the daemon running a turn can stop it. A turn whose start could not be recorded
+        (another daemon started one in the session at the same moment) is stopped too: it
+        never started and nothing of it is kept; its chat request answers why.
         """
         for live in self.sessions.all_loaded():
             running = live.running
             if running is not None and running.turn_id == turn_id:
                 running.task.cancel()
-                outcome = await asyncio.shield(running.task)
+                try:
+                    outcome = await asyncio.shield(running.task)
+                except Exception:  # what recording its start raised: the chat request's error
+                    return True, "cancelled"
                 return True, outcome.result.status
             if turn_id in live.ended:
                 return False, live.ended[turn_id]

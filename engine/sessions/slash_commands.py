@@ -2,18 +2,21 @@
 
 Only the commands below are intercepted; any other message starting with
 ``/`` (such as ``/commit fix the bug``) is an ordinary message, so rules can
-match it.
+match it — unless its first word is a bare ``/word`` one slip away from a
+command (``/modle``, ``/cots``, ``/Help``: :func:`mistyped`), which fails with
+``unknown_command`` instead of paying for a model's answer to a typo.
 """
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.delegation.focus import COMMAND, is_delegate_message
-from switchman.engine.errors import CommandUsage, UnknownModel, UnknownProfile
+from switchman.engine.errors import CommandUsage, UnknownCommand, UnknownModel, UnknownProfile
 from switchman.engine.events import PatternOverrideDismissed, RouteOverridden
 from switchman.engine.messages import ImageBlock
 from switchman.engine.profiles.listing import profile_text
@@ -22,6 +25,7 @@ from switchman.engine.routing.decision import PolicyEvaluation
 from switchman.engine.routing.explain import render
 from switchman.engine.routing.overrides import Override
 from switchman.engine.sessions.records import ChatDelta, CostBreakdown, ErrorInfo, TurnResult
+from switchman.engine.slips import near_misses
 from switchman.engine.tools.approval import TrustStore
 
 if TYPE_CHECKING:
@@ -55,12 +59,30 @@ HELP = """Commands:
 Start a message with @alias (e.g. @haiku) to use a model for that message only."""
 
 
+_BARE_WORD = re.compile(r"/[A-Za-z]+")
+
+
 def command_name(message: str) -> str | None:
-    """The slash command ``message`` invokes, or None for an ordinary message."""
+    """The slash command ``message`` invokes (or a mistyped one, as typed: :func:`mistyped`),
+    or None for an ordinary message."""
     if is_delegate_message(message):  # "delegate that" is the command in other words
         return COMMAND
     words = message.strip().split()
-    return words[0] if words and words[0] in COMMANDS else None
+    if not words:
+        return None
+    return words[0] if words[0] in COMMANDS or mistyped(words[0]) else None
+
+
+def mistyped(word: str) -> list[str]:
+    """The commands ``word`` is one slip away from, if it is a bare ``/word`` that is not one.
+
+    A slip: one letter wrong, missing or extra, two neighbours swapped, or the case. The
+    first letter must match (``/post`` and ``/host`` are not ``/cost``), and anything with
+    more than letters after the slash (``/etc/hosts``, ``/usr/bin/env``, ``/re-run``) is a
+    message, like every word further from a command (``/commit``, ``/delete``)."""
+    if word in COMMANDS or not _BARE_WORD.fullmatch(word):
+        return []
+    return near_misses(word, COMMANDS, skip=1)
 
 
 async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: SessionQueries,
@@ -74,9 +96,14 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: Sessio
             return rerun
         args = ["none"]
     try:
-        text = _dispatch(manager, queries, live, name, args)
+        if name not in COMMANDS:
+            raise UnknownCommand(name, mistyped(name))
+        if name == "/patterns" and manager.learning is not None:  # read after its writes
+            text = await manager.learning.stats_text(str(live.folder))
+        else:
+            text = _dispatch(manager, queries, live, name, args)
         error = None
-    except (UnknownModel, UnknownProfile, CommandUsage) as exc:
+    except (UnknownModel, UnknownProfile, CommandUsage, UnknownCommand) as exc:
         text, error = str(exc), ErrorInfo(exc.code, str(exc))
     manager.observer.delta(ChatDelta(live.id, None, "command_output", text=text))
     return TurnResult(kind="command", session_id=live.id, turn_id=None,
@@ -100,8 +127,6 @@ def _dispatch(manager: SessionManager, queries: SessionQueries, live: LiveSessio
         return _cost(queries.cost(live.id), manager.cost_today())
     if name == "/route":
         return _route(manager, live, args)
-    if name == "/patterns" and manager.learning is not None:
-        return manager.learning.stats_text(str(live.folder))
     if name == "/trust":
         return _trust(manager.trust, live.workspace, args)
     return HELP

@@ -47,6 +47,18 @@ def test_stats_export_and_forget(data_dir: Path, capsys: pytest.CaptureFixture[s
     assert "No turns remembered yet" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("folder", ["", "  "])
+def test_forget_with_an_empty_workspace_forgets_nothing(
+        data_dir: Path, capsys: pytest.CaptureFixture[str], folder: str) -> None:
+    """``--workspace "$DIR"`` with DIR unset is a mistake, not a request to forget everything."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["patterns", "forget", "--workspace", folder])
+    assert exit_info.value.code == 2
+    assert "--workspace: empty folder name" in capsys.readouterr().err
+    main(["patterns", "stats", "--json"])
+    assert [s["turns"] for s in json.loads(capsys.readouterr().out)] == [2, 1]
+
+
 def test_reading_an_empty_data_folder_creates_nothing(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:

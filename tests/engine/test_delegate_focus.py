@@ -13,8 +13,10 @@ from switchman.engine.delegation.focus import (
     focused_task,
     is_delegate_message,
     parse_command,
+    unknown_target,
 )
 from switchman.engine.messages import AttachmentBlock, Message, TextBlock, ToolResultBlock
+from switchman.engine.sessions.slash_commands import mistyped
 
 TARGETS = ("fast", "balanced", "deep", "Reviewer")
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -64,6 +66,20 @@ def test_the_command_takes_a_tier_or_profile_first_else_the_task() -> None:
         None, "write the\nrelease notes")
 
 
+@pytest.mark.parametrize(("message", "target"), [
+    ("/delegate that", None), ("/delegate This.", None), ("/delegate fast it", "fast"),
+    ("/delegate deep that!", "deep"),
+])
+def test_a_task_that_only_points_back_means_the_latest_request(message: str,
+                                                               target: str | None) -> None:
+    command = parse_command(message, TARGETS)
+    assert command == DelegateCommand(target, "")
+    assert unknown_target(command, TARGETS[:3], TARGETS[3:], False) is None
+    latest = focused_task(command, [], [user("draft an email")], False)
+    assert latest == FocusedTask("draft an email", (), "latest_request")
+    assert parse_command("/delegate that file", TARGETS) == DelegateCommand(None, "that file")
+
+
 def test_a_selection_comes_first_and_alone_is_the_task() -> None:
     history = [user("draft an email")]
     chosen = focused_task(DelegateCommand(None, ""), [selection("# TODO: docstring")], history,
@@ -95,3 +111,33 @@ def test_ambiguous_references_are_one_question() -> None:
     assert isinstance(three, Clarification)
     assert three.question.startswith("Delegate which one: “fix the login bug”, “write release "
                                      "notes” or “" + "x" * 59 + "…”?")
+
+
+@pytest.mark.parametrize(("message", "selected", "word", "meant"), [
+    ("/delegate ultra", False, "ultra", []),          # a lone word naming nothing
+    ("/delegate fsat tidy the parser", False, "fsat", ["fast"]),   # two letters swapped
+    ("/delegate dep upgrade", True, "dep", ["deep"]),  # a letter missing, selection or not
+    ("/delegate reveiwer check it", False, "reveiwer", ["Reviewer"]),
+    ("/delegate balanced fsat the tests", False, None, None),  # a tier first: fsat is the task
+    ("/delegate refactor", True, None, None),         # with a selection: an instruction
+    ("/delegate past bugs first", False, None, None),  # the first letter differs: a word
+    ("/delegate fix the parser", False, None, None),
+    ("/delegate", False, None, None),
+    ("delegate that to a fast worker", False, None, None),
+])
+def test_a_first_word_that_reads_as_a_mistyped_tier_is_refused(
+        message: str, selected: bool, word: str | None, meant: list[str] | None) -> None:
+    command = parse_command(message, TARGETS)
+    assert command is not None
+    refused = unknown_target(command, TARGETS[:3], TARGETS[3:], selected)
+    assert (refused and refused.word, refused and refused.meant) == (word, meant)
+
+
+@pytest.mark.parametrize(("word", "meant"), [
+    ("/modle", ["/model"]), ("/cots", ["/cost"]), ("/Help", ["/help"]), ("/rule", ["/rules"]),
+    ("/hlep", ["/help"]), ("/profiel", ["/profile"]), ("/model", []), ("/commit", []),
+    ("/post", []), ("/delete", []), ("/etc/hosts", []), ("/re-run", []), ("/", []),
+])
+def test_a_slash_word_one_slip_from_a_command_is_a_mistyped_command(
+        word: str, meant: list[str]) -> None:
+    assert mistyped(word) == meant

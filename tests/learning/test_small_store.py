@@ -233,8 +233,8 @@ async def main(root: Path, turns: int) -> dict[str, object]:
         for i in range(turns):
             session = engine.new_session(workspace)
             statuses.append((await engine.chat(workspace, session.id, f"hi {i}")).status)
+        await engine.stop_background()  # waits for the rows being written
         rows = engine.patterns.stats()
-        await engine.stop_background()
     return {"statuses": sorted(set(statuses)), "rows": rows[0].turns if rows else 0,
             "numpy": "numpy" in sys.modules, "faiss": "faiss" in sys.modules}
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from typing import Any
 
 import pytest
@@ -158,3 +160,31 @@ async def test_rows_and_ratings_survive_kill_9(daemon: Daemon, fake: FakeProvide
     row = database.by_turn(database.connect(daemon.data / database.FILE_NAME), turn["turn_id"])
     assert row is not None and row.model == HAIKU
     assert row.evidence.feedback == 1 and row.success == 1.0
+
+
+async def test_a_slow_patterns_commit_does_not_hold_the_daemon(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """Another connection holds patterns.db's write lock while a turn ends: the turn's row
+    waits on the writer thread, not on the event loop, so the daemon answers meanwhile; a 👍
+    sent after the turn waits its turn and applies to that row once the lock is released."""
+    daemon.write_routing(ROUTING)
+    async with running_server(CLIENTS[0], daemon.env, workspaces=[daemon.workspace],
+                              listen=LISTEN) as client:
+        await chat(client, daemon, fake, "write the release notes")  # patterns.db exists now
+        blocker = sqlite3.connect(daemon.data / database.FILE_NAME, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")  # the write lock, as another daemon's commit holds it
+        try:
+            turn = await chat(client, daemon, fake, "refactor the billing parser module")
+            rating = asyncio.ensure_future(rate(client, turn["turn_id"], "up"))
+            cost = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                       "message": "/cost"})
+            assert cost["status"] == "completed"
+            assert not rating.done()  # queued behind the turn's row, which waits for the lock
+            assert blocker.execute("SELECT COUNT(*) FROM pattern_turns WHERE turn_id = ?",
+                                   (turn["turn_id"],)).fetchone()[0] == 0
+        finally:
+            blocker.execute("ROLLBACK")
+        assert (await rating)["success"] == 1.0
+        blocker.close()
+    row = database.by_turn(database.connect(daemon.data / database.FILE_NAME), turn["turn_id"])
+    assert row is not None and row.evidence.feedback == 1

@@ -91,6 +91,26 @@ async def test_a_command_given_arguments_it_does_not_take_fails_with_its_usage(
     assert fake.requests == []  # answered by Switchman, never a model
 
 
+async def test_a_mistyped_command_fails_without_a_model_and_paths_still_reach_one(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    for message, meant in (("/modle opus", "/model"), ("/cots", "/cost"),
+                           ("/Help", "/help"), ("/delgate fast tidy the parser", "/delegate")):
+        result = await chat(client, daemon, message)
+        typed = message.split()[0]
+        text = (f"Unknown command {typed} — did you mean {meant}? Nothing was sent to a model "
+                f"(/help lists the commands).")
+        assert (result["kind"], result["status"], result["text"]) == ("command", "failed", text)
+        assert result["error"] == {"code": "unknown_command", "message": text}
+    assert fake.requests == []  # a typo costs nothing
+    for message in ("/etc/hosts is wrong, why?", "/usr/bin/env python3 fails", "/post this",
+                    "/commit fix the login bug"):  # paths and words no slip from a command
+        fake.script_text("answer")
+        result = await chat(client, daemon, message)
+        assert (result["kind"], result["status"]) == ("turn", "completed"), message
+        assert fake.requests[-1].body["messages"][-1]["content"][0]["text"] == message
+    assert len(fake.requests) == 4
+
+
 # -- sessions, explain, preview ------------------------------------------------------------
 
 

@@ -140,3 +140,32 @@ async def test_a_turn_is_stopped_only_by_its_own_daemon_and_another_says_where_i
     finally:
         fake.release_stalls()
         await stop(other)
+
+
+async def test_a_stop_sent_to_a_turn_whose_start_lost_the_race_answers(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """Two windows' daemons start a turn in one session at once and this one's start loses
+    (the other recorded its turn first). Its turn never starts, and a stop sent meanwhile —
+    with the id this daemon's own turn_in_progress named — answers, instead of failing with
+    the other daemon's turn_in_progress."""
+    winner = await start("visual-studio-code", daemon)
+    loser = await start("neovim", daemon)
+    try:
+        _, session_id, their_turn = await stalled_turn(winner, daemon, fake)
+        stall = fake.script_stall(before_headers=True)  # the loser's request: no answer yet
+        pending = asyncio.ensure_future(chat(loser, daemon, "mine too", session_id))
+        assert await stall.wait_reached_async()
+        with pytest.raises(JsonRpcException) as busy:  # a second message in that window
+            await chat(loser, daemon, "and this", session_id)
+        mine = error_data(busy.value)["turn_id"]
+        assert busy.value.code == 1007 and mine != their_turn  # its own turn, not started
+
+        assert await loser.request(methods.CANCEL, {"turn_id": mine}) == {
+            "cancelled": True, "status": "cancelled"}
+        with pytest.raises(JsonRpcException) as lost:
+            await pending
+        assert (lost.value.code, error_data(lost.value)["turn_id"]) == (1007, their_turn)
+        assert await turns(loser, session_id) == [(1, "running")]  # the winner's, untouched
+    finally:
+        fake.release_stalls()
+        await stop(winner, loser)

@@ -95,3 +95,36 @@ async def test_an_ambiguous_reference_gets_one_question(client: SwitchmanClient,
     assert len(fake.requests) == 1  # no worker ran
     assert methods.DELEGATION not in client.received or \
         client.received[methods.DELEGATION] == []
+
+
+async def test_a_mistyped_tier_is_refused_naming_the_tiers(client: SwitchmanClient,
+                                                           daemon: Daemon,
+                                                           fake: FakeProvider) -> None:
+    fake.script_text("Sure.", model=OPUS_API)
+    await chat(client, daemon, "@opus tidy the parser")  # a latest request "ultra" could mean
+    known = "Tiers: fast, balanced, deep; profiles: "
+    lone = await chat(client, daemon, "/delegate ultra")
+    assert (lone["kind"], lone["status"], lone["error"]["code"]) == (
+        "command", "failed", "unknown_tier")
+    assert lone["text"].startswith(f"'ultra' is not a tier or profile. {known}")
+    assert lone["text"].endswith("Nothing was delegated; write the task after the tier: "
+                                 "/delegate [tier] <task>.")
+    slip = await chat(client, daemon, "/delegate fsat tidy the parser")
+    assert (slip["status"], slip["error"]["code"]) == ("failed", "unknown_tier")
+    assert slip["text"].startswith(f"Unknown tier or profile 'fsat' — did you mean fast? {known}")
+    assert slip["error"]["message"] == slip["text"]
+    shown = [d["text"] for d in client.received[methods.CHAT_DELTA]
+             if d["kind"] == "command_output"]
+    assert shown[-2:] == [lone["text"], slip["text"]]
+    assert len(fake.requests) == 1  # no worker ran
+    assert client.received.get(methods.DELEGATION, []) == []
+    mine = await client.request(methods.SESSION, {"session_id": lone["session_id"]})
+    assert [m["turn_id"] for m in mine["messages"]].count(None) == 0  # nothing kept
+    # A task that starts with an ordinary word, and a one-word instruction on a selection,
+    # are delegated as before.
+    ToolEditor(client)
+    fake.script_text("Tidied.")
+    selection = {"kind": "selection", "uri": (daemon.workspace / "src" / "app.py").as_uri(),
+                 "text": "def main():\n    return 42", "start_line": 1, "end_line": 2}
+    done = await chat(client, daemon, "/delegate refactor", [selection])
+    assert (done["status"], done["text"]) == ("completed", "Tidied.")

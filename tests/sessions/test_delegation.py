@@ -125,6 +125,7 @@ async def test_a_minimal_delegation_runs_a_worker_session(deleg: Engine,
         await service.chat(deleg.workspace, worker.id, "and another thing")
     assert service.explain(deleg.workspace, worker.id, None).turn_id == detail.turns[0].id
     # the pattern store has a row for each turn; the worker's success reached its planner
+    await service.learning.written()
     rows = {r.session_id: r for r in database.rows(service.patterns.connection)}
     assert (rows[worker.id].model, rows[worker.id].is_worker) == (HAIKU, True)
     planner_row = rows[result.session_id]

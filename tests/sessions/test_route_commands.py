@@ -49,6 +49,7 @@ async def test_override_runs_the_last_message_on_the_suggested_model(
     overridden = service.store.events(kind="route.overridden")
     assert [(e["from_model"], e["to_model"]) for e in overridden] == [(HAIKU, SONNET)]
     assert len(recorder.notices) == 2  # one route.decided per turn, the re-run included
+    await service.learning.written()  # patterns.db is written on a thread of its own
     rows = {r.model: r for r in database.rows(service.patterns.connection)}
     assert rows[HAIKU].evidence.next_action is NextAction.OVERRIDDEN  # 000 §5.7 feeds learning
     assert rows[HAIKU].success == pytest.approx(0.1)
@@ -66,6 +67,7 @@ async def test_ignore_records_the_dismissal(engine: tuple[Switchman, Recorder, s
     assert [e["suggested_model"] for e in service.store.events(
         kind="pattern.override_dismissed")] == [SONNET]
     assert len(fake.requests) == 1
+    await service.learning.written()
     [row] = database.rows(service.patterns.connection)
     assert (row.model, row.evidence.next_action) == (HAIKU, NextAction.DISMISSED)
     assert row.success == pytest.approx(0.9)
@@ -78,6 +80,7 @@ async def test_a_resent_message_and_a_model_change_count_against_the_last_answer
         fake.script_text("meh")
         await service.chat(workspace, None, "/commit fix the auth bug")
     service.set_model(workspace, None, "sonnet")
+    await service.learning.written()
     first, second = database.rows(service.patterns.connection)
     assert first.evidence.next_action is NextAction.RESENT
     assert second.evidence.next_action is NextAction.MODEL_CHANGED

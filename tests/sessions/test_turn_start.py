@@ -169,5 +169,6 @@ async def test_a_turn_is_fingerprinted_once_for_routing_and_learning(
     taken.clear()
     await service.chat(workspace, None, "a question")
     assert taken == ["a question"]
+    await service.learning.written()
     rows = patterns_db.count(service.patterns.connection, str(tmp_path / "workspace"))
     assert rows == 2  # …and the turn was recorded

@@ -139,6 +139,18 @@ return {
     end,
   },
   {
+    'a mistyped slash command is named with the one meant, and no model is called',
+    function()
+      local _, before = H.fake('GET', '/_fake/requests')
+      type_and_send('/modle opus')
+      H.wait_text(transcript(), '## Switchman [/modle]')
+      H.wait_text(transcript(), 'Unknown command /modle — did you mean /model?')
+      wait_idle()
+      local _, after = H.fake('GET', '/_fake/requests')
+      H.eq(#before.requests, #after.requests, 'no provider request')
+    end,
+  },
+  {
     '<C-x><C-u> in the input completes @aliases and slash commands',
     function()
       vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.input)[1])

@@ -116,4 +116,16 @@ return {
       vim.cmd('tabclose')
     end,
   },
+  {
+    ':Switchman delegate ultra (no such tier) is refused naming the tiers, and no worker runs',
+    function()
+      local before = #requests()
+      vim.cmd('Switchman delegate ultra')
+      H.wait_text(chat.view.transcript, "'ultra' is not a tier or profile. Tiers: fast, balanced, deep;")
+      wait_idle()
+      H.eq(before, #requests(), 'no model was called')
+      H.check(not H.text(chat.view.transcript):find('worker balanced', 1, true), 'no worker line',
+        H.lines(chat.view.transcript))
+    end,
+  },
 }

@@ -91,6 +91,48 @@ return {
     end,
   },
   {
+    'after a command\'s reply (/cost) g+ rates nothing: the last answer is not a model turn',
+    function()
+      vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.input)[1])
+      vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, { '/cost' })
+      H.feed('<C-s>')
+      H.wait_text(chat.view.transcript, 'This session', 20000)
+      H.wait_for('the command to end', function()
+        return chat.turn == nil
+      end)
+      vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
+      H.notifications = {}
+      H.feed('g+')
+      wait_notification('no answer to rate yet')
+      H.eq(0.0, exported_rows()[rated.down].success, 'the 👎 turn before the command keeps its 👎')
+    end,
+  },
+  {
+    'after gn (a new, empty session) g+ does not rate the old session\'s answer',
+    function()
+      rated.again = send_and_wait('one more question')
+      vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
+      H.feed('gn')
+      H.wait_text(chat.view.transcript, 'New session', 20000)
+      H.notifications = {}
+      H.feed('g-')
+      wait_notification('no answer to rate yet')
+      H.eq(0.7, exported_rows()[rated.again].success, 'the old session\'s answer stays unrated')
+    end,
+  },
+  {
+    'a reloaded transcript rates its last answer, unless it ends with a command or worker reply',
+    function()
+      local last = chat_module.last_answered_turn
+      local user, answer = { role = 'user', turn_id = 't1' }, { role = 'assistant', turn_id = 't1' }
+      H.eq('t1', last({ messages = { user, answer } }), 'the last message answers turn t1')
+      H.eq(nil, last({ messages = { user, answer, { role = 'user', turn_id = vim.NIL },
+        { role = 'assistant', turn_id = vim.NIL } } }), 'a /delegate exchange ends it')
+      H.eq(nil, last({ messages = { user } }), 'a question with no answer yet')
+      H.eq(nil, last({}), 'an empty session')
+    end,
+  },
+  {
     ':Switchman feedback rejects anything but up or down',
     function()
       H.notifications = {}

@@ -17,7 +17,7 @@ def register(server: SwitchmanServer) -> None:
     """Register ``switchman/feedback``."""
 
     @server.feature(methods.FEEDBACK)
-    def feedback(params: Any) -> Any:
+    async def feedback(params: Any) -> Any:
         p = decode(params, FeedbackParams)
         with as_rpc_errors():
-            return to_wire(server.switchman.feedback(p.turn_id, p.rating))
+            return to_wire(await server.switchman.feedback(p.turn_id, p.rating))

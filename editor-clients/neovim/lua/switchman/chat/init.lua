@@ -116,6 +116,7 @@ function Chat:finish(turn, err, result)
   end
   self.session_id = result.session_id
   if result.kind == 'command' then
+    self.last_turn_id = nil -- the last answer is a command's (or a worker's): g+ must not rate the one before
     self:answer_heading(turn, nil, result.summary)
     self.view:append(render.lines(result.text or ''))
     return
@@ -175,6 +176,7 @@ function Chat:new_session()
   end
   M.start_session(self.root, function(session)
     self.session_id = session.id
+    self.last_turn_id = nil -- the old session's answers are no longer shown
     self.workers = nil -- their lines are gone with the transcript
     self.view:clear()
     self.view:append({ { 'New session ' .. session.id, hl = 'SwitchmanFooter' } })
@@ -194,9 +196,21 @@ function Chat:load_history()
         return
       end
       self.session_id = current
+      self.last_turn_id = M.last_answered_turn(detail)
       self.view:append(render.history(self.root, detail))
     end)
   end)
+end
+
+--- The turn whose answer ends a session's transcript (what g+ / g- rate after a reload), or
+--- nil when it ends with a command's or a worker's reply, or has no answer.
+function M.last_answered_turn(detail)
+  local messages = detail.messages or {}
+  local last = messages[#messages]
+  if not last or last.role == 'user' or last.turn_id == nil or last.turn_id == vim.NIL then
+    return nil
+  end
+  return last.turn_id
 end
 
 --- Ask where the draft would route and show it beside the input (debounced).

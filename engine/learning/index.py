@@ -13,9 +13,8 @@ best first, until ``CANDIDATES`` rows have been read. That budget is in rows,
 not cells, so a query that lands among crowded cells costs no more than one
 among sparse ones (the tail of the query time is bounded); in a young store,
 whose cells are small, one product over every float32 sketch costs less and
-is used instead (``CALL_ROWS``). The candidates are
-scored on their 8-bit sketches, and the best ``RERANK`` of them again exactly
-from their int8 codes. Rows added since the lists were built are scored from
+is used instead (``CALL_ROWS``). The candidates are scored on their sketches,
+and the best ``RERANK`` of them again exactly from their int8 codes. Rows added since the lists were built are scored from
 an unsorted tail (their float32 sketches); the lists are built again once the
 tail passes ``LAYOUT_SLACK`` rows or a sixteenth of the store. Below
 ``EXACT_LIMIT`` rows, and until the first training, every row is scored exactly.
@@ -51,7 +50,7 @@ SKETCH_DIMENSIONS = 96
 RERANK = 384
 """How many candidates (at least) a query re-scores exactly from their int8 codes."""
 LAYOUT_SLACK = 1024
-"""Rows added since the cell-sorted sketches were built that a query scans unsorted."""
+"""Rows added since the lists were built that a query scans unsorted (float32 sketches)."""
 CALL_ROWS = 30
 """Sketch rows that cost as much to score as reading one more cell (a numpy call, about
 1 µs, measured): a query that would read many small cells scores every row's float32

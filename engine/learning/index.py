@@ -14,10 +14,11 @@ not cells, so a query that lands among crowded cells costs no more than one
 among sparse ones (the tail of the query time is bounded); in a young store,
 whose cells are small, one product over every float32 sketch costs less and
 is used instead (``CALL_ROWS``). The candidates are scored on their sketches,
-and the best ``RERANK`` of them again exactly from their int8 codes. Rows added since the lists were built are scored from
-an unsorted tail (their float32 sketches); the lists are built again once the
-tail passes ``LAYOUT_SLACK`` rows or a sixteenth of the store. Below
-``EXACT_LIMIT`` rows, and until the first training, every row is scored exactly.
+and the best ``RERANK`` of them again exactly from their int8 codes. Rows
+added since the lists were built are scored from an unsorted tail (their
+float32 sketches); the lists are built again once the tail passes
+``LAYOUT_SLACK`` rows or a sixteenth of the store. Below ``EXACT_LIMIT`` rows,
+and until the first training, every row is scored exactly.
 
 Axes and centroids come from one sample (an eigen-decomposition, then
 spherical k-means on the sample's sketches, which is several times cheaper

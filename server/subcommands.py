@@ -26,12 +26,17 @@ from switchman.engine.config.problems import Problem, Severity, sort_problems
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore, read_config
-from switchman.engine.errors import NoModelAvailable, RoutingError, UnknownProfile
+from switchman.engine.errors import (
+    NoModelAvailable,
+    RoutingError,
+    UnknownCommand,
+    UnknownProfile,
+)
 from switchman.engine.files import entry_signature
 from switchman.engine.keys import key_present
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.report import format_stats
-from switchman.engine.learning.store import LearnedPatternStore
+from switchman.engine.learning.store import MAX_ROWS, LearnedPatternStore
 from switchman.engine.policytest import load_policy, load_test_file, run_cases
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import RouteRequest
@@ -174,10 +179,19 @@ def rules_test(args: argparse.Namespace) -> int:
 def route(args: argparse.Namespace) -> int:
     """Dry-run routing: print the decision and its chain; no provider is called."""
     folder = str(_workspace(args))
+    refused = _slash_command(args)
+    if refused is not None:
+        return refused
     config = ConfigStore()
     clock = SystemClock()
+    try:  # slot 4 as the daemon would decide it, from what was learned in this workspace
+        patterns, _ = _patterns()
+    except _PatternsUnreadable as error:
+        print(f"switchman route: {error}; deciding without learned patterns", file=sys.stderr)
+        patterns = None
     router = Router(config, clock=clock, configured=_configured(args),
-                    availability=_pretend_unavailable(args.unavailable, config.registry()))
+                    availability=_pretend_unavailable(args.unavailable, config.registry()),
+                    patterns=patterns)
     try:
         text, override = router.parse(args.message)
         sticky = router.resolve_model(args.sticky) if args.sticky else None
@@ -223,6 +237,27 @@ def _delegation(args: argparse.Namespace, router: Router, config: ConfigStore,
     return found
 
 
+def _slash_command(args: argparse.Namespace) -> int | None:
+    """What the chat does with a slash command instead of routing it (None: route it)."""
+    from switchman.engine.sessions import slash_commands  # noqa: PLC0415
+
+    command = slash_commands.command_name(args.message)
+    if command is None:
+        return None
+    if command not in slash_commands.COMMANDS:  # /modle
+        typo = UnknownCommand(command, slash_commands.mistyped(command))
+        return _report_failure(args, str(typo), None, code=typo.code)
+    note = (f"'{args.message.strip()[:80]}' is the slash command {command}: in the chat "
+            "Switchman answers it itself, and no model is routed.")
+    if command == "/delegate":
+        note += " To dry-run a worker's task, use --delegate-tier TIER."
+    if args.json:
+        _print_json({"message": None, "decision": None, "error": None, "command": command})
+    else:
+        print(note)
+    return 0
+
+
 def _report_failure(args: argparse.Namespace, message: str, decision: Any,
                     code: str = "no_model_available") -> int:
     if args.json:
@@ -260,7 +295,7 @@ def _pretend_unavailable(names: list[str], registry: ModelRegistry) -> Any:
 def _route_context(args: argparse.Namespace, text: str, folder: str,
                    config: ConfigStore) -> TurnContext:
     skills = SkillIndex.build([Path(folder) / ".switchman" / "skills",
-                               config.directory / "skills"])
+                               config.directory / "skills"], workspace=Path(folder))
     files = tuple(f.strip() for f in (args.files or "").split(",") if f.strip())
     return TurnContext(
         message=text,
@@ -339,8 +374,9 @@ def _patterns() -> tuple[LearnedPatternStore | None, Path]:
     if not path.is_file():
         raise _PatternsUnreadable(f"{path} is not a file")
     try:
-        return LearnedPatternStore(patterns_db.connect(path), SystemClock(),
-                                   background=False), path
+        # one process, one question: read a large workspace at once instead of "still loading"
+        return LearnedPatternStore(patterns_db.connect(path), SystemClock(), background=False,
+                                   sync_load_rows=MAX_ROWS), path
     except (OSError, sqlite3.Error) as error:
         raise _PatternsUnreadable(f"{path} cannot be read as a pattern database "
                                   f"({error})") from None

@@ -41,6 +41,7 @@ from switchman.engine.errors import UnknownTier
 from switchman.engine.ids import new_id
 from switchman.engine.messages import ZERO_USD, AttachmentBlock, Message, TextBlock
 from switchman.engine.profiles.profile import ActiveProfile
+from switchman.engine.sessions.lifecycle import TITLE_LENGTH
 from switchman.engine.sessions.live import LiveSession
 from switchman.engine.sessions.records import ChatDelta, ErrorInfo, TurnResult
 from switchman.engine.tools.registry import ToolContext
@@ -109,6 +110,8 @@ class UserDelegation:
             store.db.execute("BEGIN")
             for stored in exchange:
                 store.add_message(stored)
+            # listed like any session with messages: newest first, titled (if it has no title)
+            store.touch(live.id, now, title=message.strip().splitlines()[0][:TITLE_LENGTH])
         live.remember(exchange)
 
     async def _start(self, live: LiveSession, tier: str, profile: ActiveProfile,

@@ -13,6 +13,8 @@ from switchman.engine.learning.store import LearnedPatternStore, TurnRecord
 from switchman.engine.routing.context import TurnContext
 from switchman.server.cli import main
 
+HAIKU, OPUS = "anthropic:claude-haiku-4-5", "anthropic:claude-opus-4-7"
+
 
 @pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -57,6 +59,32 @@ def test_forget_with_an_empty_workspace_forgets_nothing(
     assert "--workspace: empty folder name" in capsys.readouterr().err
     main(["patterns", "stats", "--json"])
     assert [s["turns"] for s in json.loads(capsys.readouterr().out)] == [2, 1]
+
+
+def test_route_dry_runs_slot_4_from_what_the_workspace_learned(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("SWITCHMAN_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SWITCHMAN_CONFIG_DIR", str(tmp_path / "config"))
+    (tmp_path / "data").mkdir()
+    folder = tmp_path / "app"
+    folder.mkdir()
+    store = LearnedPatternStore(database.connect(tmp_path / "data" / database.FILE_NAME),
+                                ManualClock(), background=False)
+    for i in range(20):  # Haiku completes these, Opus fails them
+        store.record(TurnRecord(
+            context=TurnContext(message=f"rename the variable foo to bar in file {i}",
+                                workspace_path=str(folder)),
+            turn_id=f"t{i}", session_id="s", model=HAIKU if i % 2 else OPUS,
+            status="completed" if i % 2 else "failed"))
+    store.connection.close()
+    assert main(["route", "rename the variable foo to bar in file 3", "--workspace", str(folder),
+                 "--assume-configured", "--json"]) == 0
+    decision = json.loads(capsys.readouterr().out)["decision"]
+    slot_4 = next(p for p in decision["chain"] if p["policy"] == "PATTERN_RECOMMENDATION")
+    assert (slot_4["verdict"], slot_4["candidate_model"]) == ("chose", HAIKU)
+    assert decision["chosen_model"] == HAIKU
+    assert not (tmp_path / "data" / "patterns-index").exists()  # a dry run leaves no cache
 
 
 def test_reading_an_empty_data_folder_creates_nothing(tmp_path: Path,

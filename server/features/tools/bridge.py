@@ -52,6 +52,15 @@ def approval_timeout(environ: dict[str, str] | os._Environ[str], options: dict[s
     return DEFAULT_APPROVAL_TIMEOUT_SECONDS
 
 
+def _storable(text: str) -> str:
+    """The editor's ``text`` with any lone UTF-16 surrogate (legal in JSON, but no database
+    or provider request can carry one) replaced by U+FFFD: it reaches the model and the
+    transcript as a tool result, and must not fail the turn."""
+    if text.isascii():
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
 class EditorApprover:
     """Asks the user through the editor (``switchman/approve``)."""
 
@@ -76,7 +85,8 @@ class EditorApprover:
             return ApprovalAnswer.unanswered("the editor cannot show approval requests")
         try:
             answer = msgspec.convert(_plain(reply), EditorAnswer)
-            return ApprovalAnswer(answer.decision, answer.reason)
+            return ApprovalAnswer(answer.decision,
+                                  None if answer.reason is None else _storable(answer.reason))
         except msgspec.ValidationError:
             return ApprovalAnswer.unanswered("the editor's answer could not be read")
 
@@ -107,7 +117,7 @@ class EditorApplier:
             return Applied(False, f"the editor answered with an error ({exc})")
         if not isinstance(reply, dict) or not reply.get("applied"):
             reason = reply.get("failureReason") if isinstance(reply, dict) else None
-            return Applied(False, str(reason or "the editor did not apply it"))
+            return Applied(False, _storable(str(reason or "the editor did not apply it")))
         return Applied(True)
 
     def workspace_edit(self, change: FileChange) -> dict[str, Any] | str:

@@ -71,11 +71,12 @@ function turnEntries(detail: SessionDetail, turn: Turn): Entry[] {
 
 /**
  * Whether a chat answer was kept in the session's history: a `/delegate` that ran a worker (it has
- * a model) or failed keeps the command and the answer (docs/delegation.md); a question back does not.
+ * a model) or failed keeps the command and the answer (docs/delegation.md); a question back does
+ * not, nor does a mistyped tier refused before any worker (`unknown_tier`).
  */
 export function keptInHistory(result: ChatResult): boolean {
   return result.kind === 'command' && result.summary === SlashCommands.delegate
-    && (result.model !== null || result.status === 'failed');
+    && (result.model !== null || (result.status === 'failed' && result.error?.code !== 'unknown_tier'));
 }
 
 /** A message of a `/delegate` exchange: the user's command, or the worker's answer shown as its output. */

@@ -284,6 +284,19 @@ describe('ChatController reloading a chat with the user\'s own delegations', () 
     assert.deepEqual(finished.entries.map((e) => `${e.kind}:${e.id}`), ['user:M1', 'delegation:user_1', 'command:M2']);
     assert.deepEqual(posted.filter((m) => m.type === 'event'), [], 'nothing replayed twice');
   });
+
+  it('replays a refused /delegate (unknown_tier) after a reload: the daemon keeps nothing of it', async () => {
+    const { connection, controller, posted } = setup();
+    connection.answer(Requests.session, () => ({ session: {}, turns: [], messages: [], cost: { workers: [] }, delegations: [] }));
+    const refusal = "'ultra' is not a tier or profile. Tiers: fast, balanced, deep; profiles: default, subagent.";
+    connection.answer(Requests.chat, () => ({ ...result, kind: 'command', turn_id: null, model: null, status: 'failed',
+      text: refusal, error: { code: 'unknown_tier', message: refusal }, summary: '/delegate' }));
+    await controller.send('/delegate ultra');
+    posted.length = 0;
+    await controller.handle({ type: 'ready' });
+    assert.deepEqual(posted.flatMap((m) => (m.type === 'event' ? [m.event.type] : [])), ['userSent', 'result'],
+      'the command and its refusal are replayed, not lost');
+  });
 });
 
 describe('ChatController approvals', () => {

@@ -9,7 +9,10 @@ competes with it for a Python interpreter.
 1. Time to first delta: from sending a message to the first streamed text, through
    ``switchman serve`` (JSON-RPC over stdio, routing, durable writes, the real SDK)
    versus calling the ``anthropic`` SDK directly, both against the same local fake
-   provider, interleaved. The paired difference is what the daemon adds.
+   provider, interleaved. The paired difference is what the daemon adds. Two SDK
+   references: ``hi`` alone (no tools, no system prompt), and the daemon's own request
+   (its system prompt, tool definitions and limits, read back from the fake provider's
+   log of the daemon's last warm-up turn) with this run's message.
 2. Spawn → initialize result: ``switchman serve`` against a bare pygls 2 server
    started by the same interpreter, interleaved.
 3. Resident memory of the daemon with keys set: at the initialize result, idle a
@@ -25,14 +28,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anthropic
 from lsprotocol import types
@@ -79,6 +85,29 @@ async def sdk_direct(client: anthropic.AsyncAnthropic) -> float:
     elapsed: float | None = None
     async with client.messages.stream(model="claude-sonnet-4-6", max_tokens=64, messages=[
             {"role": "user", "content": "hi"}]) as stream:
+        async for event in stream:
+            if event.type == "text" and elapsed is None:
+                elapsed = time.perf_counter() - start
+    assert elapsed is not None
+    return elapsed
+
+
+def daemon_request(base_url: str) -> dict[str, Any]:
+    """The body of the last request the fake provider received (the daemon's last turn)."""
+    with urllib.request.urlopen(f"{base_url}/_fake/requests") as response:
+        logged = json.load(response)["requests"]
+    return dict(logged[-1]["body"])
+
+
+async def sdk_same_request(client: anthropic.AsyncAnthropic, body: dict[str, Any],
+                           run: int) -> float:
+    """First-text latency of the daemon's request (``body``), made with the SDK directly;
+    only the message differs (``hi {run}``, as the daemon's turn sends it)."""
+    arguments = {k: v for k, v in body.items() if k not in ("stream", "messages")}
+    message: Any = {"role": "user", "content": [{"type": "text", "text": f"hi {run}"}]}
+    start = time.perf_counter()
+    elapsed: float | None = None
+    async with client.messages.stream(messages=[message], **arguments) as stream:
         async for event in stream:
             if event.type == "text" and elapsed is None:
                 elapsed = time.perf_counter() - start
@@ -133,6 +162,12 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a process has used so far, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def descendants(pid: int) -> list[int]:
     """Every process started by ``pid``, and theirs (the check process, its tracker)."""
     parents: dict[int, list[int]] = {}
@@ -153,6 +188,26 @@ def descendants(pid: int) -> list[int]:
 def tree_rss_mb(pid: int) -> float:
     """Resident memory of ``pid`` and every process it started, in MiB."""
     return sum(rss_mb(p) for p in [pid, *descendants(pid)])
+
+
+async def first_tokens(sdk: anthropic.AsyncAnthropic, client: SwitchmanClient,
+                       workspace: Path, body: dict[str, Any], runs: int) -> tuple[
+        list[float], list[float], list[float], float, tuple[float, float]]:
+    """Time to first text of ``runs`` turns through the daemon, each after one call with
+    the SDK directly and one with the SDK sending the daemon's own request (``body``);
+    the daemon's CPU per turn (ms); its memory (daemon, with children) after 50 sessions."""
+    pid = client._server.pid  # type: ignore[union-attr]
+    await sdk_same_request(sdk, body, 0)  # warm
+    direct, same, daemon = [], [], []
+    memory = (float("nan"), float("nan"))
+    cpu_before = cpu_seconds(pid)
+    for run in range(runs):  # interleaved, so machine noise hits all three alike
+        direct.append(await sdk_direct(sdk))
+        same.append(await sdk_same_request(sdk, body, run))
+        daemon.append(await through_daemon(client, workspace, run))
+        if run + 5 == 50:
+            memory = (rss_mb(pid), tree_rss_mb(pid))
+    return direct, same, daemon, (cpu_seconds(pid) - cpu_before) / runs * 1e3, memory
 
 
 async def main(runs: int, spawns: int) -> None:
@@ -186,19 +241,18 @@ async def main(runs: int, spawns: int) -> None:
         for run in range(5):  # warm up both paths: SDK imports, connections, caches
             await sdk_direct(sdk)
             await through_daemon(client, workspace, run)
-        direct, daemon = [], []
-        sessions_rss = sessions_tree = float("nan")
-        for run in range(runs):  # interleaved, so machine noise hits both alike
-            direct.append(await sdk_direct(sdk))
-            daemon.append(await through_daemon(client, workspace, run))
-            if run + 5 == 50:
-                sessions_rss, sessions_tree = rss_mb(pid), tree_rss_mb(pid)
+        body = daemon_request(base_url)
+        direct, same, daemon, cpu_per_turn, (sessions_rss, sessions_tree) = await first_tokens(
+            sdk, client, workspace, body, runs)
         await client.shutdown_session()
         await client.stop()
 
     d50, d99 = summary(direct)
     s50, s99 = summary(daemon)
     a50, a99 = summary([b - a for a, b in zip(direct, daemon, strict=True)])
+    q50, q99 = summary(same)
+    r50, r99 = summary([b - a for a, b in zip(same, daemon, strict=True)])
+    request_kb = len(json.dumps(body)) / 1024
     b50, _ = summary(bare)
     i50, _ = summary(ours)
     print(f"python {sys.version.split()[0]}, load {os.getloadavg()[0]:.1f}\n")
@@ -207,6 +261,12 @@ async def main(runs: int, spawns: int) -> None:
     print(f"| time to first delta through switchman serve ({runs} turns): p50 / p99 | "
           f"{s50:.2f} / {s99:.2f} ms | anthropic SDK directly, interleaved: {d50:.2f} / "
           f"{d99:.2f} ms | added (paired): {a50:.2f} / {a99:.2f} ms | ≤ 1 ms / ≤ 3 ms |")
+    print(f"| the same, against the daemon's own request ({request_kb:.1f} KB: its system "
+          f"prompt and {len(body.get('tools', []))} tools) | {s50:.2f} / {s99:.2f} ms | "
+          f"anthropic SDK directly, same request, interleaved: {q50:.2f} / {q99:.2f} ms | "
+          f"added (paired): {r50:.2f} / {r99:.2f} ms | ≤ 1 ms / ≤ 3 ms |")
+    print(f"| the daemon's CPU per turn (a new session, the message, its answer), from /proc "
+          f"| {cpu_per_turn:.2f} ms | — | — | — |")
     print(f"| spawn → initialize result ({spawns} spawns): p50 | {i50:.0f} ms | bare pygls 2 "
           f"server: {b50:.0f} ms | {i50 / b50:.2f}x | ≤ 1.1x |")
     print(f"| first turn right after initialize: time to first delta | {first_turn * 1e3:.0f} ms"

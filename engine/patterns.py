@@ -67,14 +67,34 @@ class PatternsLoading(msgspec.Struct, frozen=True):
         return f"learned patterns for this workspace are still loading ({self.turns} turns)"
 
 
+class TooFewSamples(msgspec.Struct, frozen=True):
+    """The workspace's store holds fewer samples than ``min_sample_size``: no recommendation
+    could pass that gate, so none is computed (nor the turn's fingerprint, before its
+    request has left)."""
+
+    samples: int
+    min_sample_size: int
+
+    @property
+    def reason(self) -> str:
+        """Slot 4's reason in the chain."""
+        return (f"too few learned turns in this workspace ({self.samples}, min_sample_size "
+                f"{self.min_sample_size})")
+
+
+Unavailable = PatternsLoading | TooFewSamples
+"""Why the store has no recommendation to give before it looks for similar turns."""
+
+
 class PatternStore(Protocol):
     """Anything that can recommend a model from past turns."""
 
     def recommend(
         self, ctx: TurnContext, settings: PatternSettings
-    ) -> PatternRecommendation | PatternsLoading | None:
-        """The recommendation for ``ctx``, None without enough data, or
-        :class:`PatternsLoading` while the workspace's turns are read in the background."""
+    ) -> PatternRecommendation | Unavailable | None:
+        """The recommendation for ``ctx``, None without similar turns, :class:`TooFewSamples`
+        when the workspace has fewer than ``min_sample_size``, or :class:`PatternsLoading`
+        while the workspace's turns are read in the background."""
         ...
 
 

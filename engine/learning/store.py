@@ -56,6 +56,8 @@ from switchman.engine.patterns import (
     PatternNeighbor,
     PatternRecommendation,
     PatternsLoading,
+    TooFewSamples,
+    Unavailable,
     neighbourhood,
     pool_size,
     score_neighbors,
@@ -165,13 +167,21 @@ class LearnedPatternStore:
     # -- slot 4 ------------------------------------------------------------------------
 
     def recommend(self, ctx: TurnContext,
-                  settings: PatternSettings) -> PatternRecommendation | PatternsLoading | None:
+                  settings: PatternSettings) -> PatternRecommendation | Unavailable | None:
         """Score the past turns of the workspace most similar to ``ctx`` (§5.5, with the
         workspace's neighbourhood and similarity settings); :class:`PatternsLoading` while
-        its rows are still being read."""
+        its rows are still being read, :class:`TooFewSamples` (without fingerprinting the
+        turn: it is fingerprinted when recorded, after its request has left) while all of
+        them together could not pass ``min_sample_size``."""
         with self._lock:
-            if self._workspace(_key(ctx)) is None:
+            space = self._workspace(_key(ctx))
+            if space is None:
                 return PatternsLoading(self._loading[_key(ctx)].turns)
+            wanted = settings.min_sample_size
+            if 0 < len(space.turn_ids) < wanted:  # every row is at least one sample
+                samples = sum(max(s, 1) for s in space.samples)
+                if samples < wanted:
+                    return TooFewSamples(samples, wanted)
         found = self.neighbours(ctx, settings.neighbors, settings)
         return score_neighbors([PatternNeighbor(n.model, n.success, n.samples, n.cost_usd,
                                                 n.similarity) for n in found],

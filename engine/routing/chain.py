@@ -26,7 +26,7 @@ from switchman.engine.config.policy import DisagreementSettings, EffectivePolicy
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.schema import TIER_NAMES
 from switchman.engine.errors import NoModelAvailable
-from switchman.engine.patterns import PatternRecommendation, PatternsLoading, PatternStore
+from switchman.engine.patterns import PatternRecommendation, PatternStore, Unavailable
 from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.decision import (
@@ -46,7 +46,7 @@ from switchman.engine.routing.validation import CandidateValidator
 from switchman.engine.userregex import pattern_set
 
 NA = Verdict.NOT_APPLICABLE
-Suggestion = PatternRecommendation | PatternsLoading | None
+Suggestion = PatternRecommendation | Unavailable | None
 """What slot 4 has to go on: a recommendation, none, or a store still loading."""
 DELEGATE_REQUEST_IN_FLIGHT = "delegate_request_in_flight"
 
@@ -435,7 +435,7 @@ def _tier_reason(model: str, choice: TierChoice, count: int) -> str:
     return "".join(parts)
 
 
-def _no_suggestion(rec: PatternsLoading | None) -> str:
+def _no_suggestion(rec: Unavailable | None) -> str:
     """Slot 4's reason when there is nothing to recommend (yet)."""
     return "no similar past turns" if rec is None else rec.reason
 

@@ -11,8 +11,9 @@ from switchman.engine.clock import ManualClock
 from switchman.engine.config.policy import PatternSettings
 from switchman.engine.learning import database
 from switchman.engine.learning.evaluator import NextAction
+from switchman.engine.learning.fingerprint import Vector, fingerprint
 from switchman.engine.learning.store import LearnedPatternStore, TurnRecord
-from switchman.engine.patterns import PatternRecommendation, PatternsLoading
+from switchman.engine.patterns import PatternRecommendation, PatternsLoading, TooFewSamples
 from switchman.engine.routing.context import TurnContext
 
 WS = "/work/project"
@@ -34,9 +35,10 @@ def record(store: LearnedPatternStore, turn: str, message: str, model: str, *,
 
 def suggest(store: LearnedPatternStore, ctx: TurnContext,
             settings: PatternSettings = SETTINGS) -> PatternRecommendation | None:
-    """The store's recommendation (these stores are small: read at once, never loading)."""
+    """The store's recommendation (these stores are small: read at once, never loading; and
+    large enough for their settings)."""
     rec = store.recommend(ctx, settings)
-    assert not isinstance(rec, PatternsLoading)
+    assert not isinstance(rec, PatternsLoading | TooFewSamples)
     return rec
 
 
@@ -62,6 +64,32 @@ def test_recommends_from_similar_turns_with_spec_scoring() -> None:
     assert [o.model for o in sql.alternatives] == ["fast"]
     assert sql.alternatives[0].score == pytest.approx(0.05)
     assert docs is not None and docs.model == "fast"
+
+
+def test_a_store_below_min_sample_size_recommends_nothing_without_fingerprinting() -> None:
+    fingerprinted: list[str] = []
+
+    def counted(ctx: TurnContext) -> Vector:
+        fingerprinted.append(ctx.message)
+        return fingerprint(ctx)
+
+    store = LearnedPatternStore(database.connect(":memory:"), ManualClock(), background=False,
+                                fingerprinter=counted)
+    settings = PatternSettings(min_sample_size=3)
+    record(store, "t1", "optimise this SQL join", "deep")
+    record(store, "t2", "optimise that SQL join", "deep")
+    turn = TurnContext(message="optimise my SQL join query", workspace_path=WS)
+    assert store.recommend(turn, settings) == TooFewSamples(2, 3)
+    assert fingerprinted == ["optimise this SQL join", "optimise that SQL join"]
+    # the turn is fingerprinted when it is recorded, and then counts
+    store.record(TurnRecord(context=turn, turn_id="t3", session_id="s-t3", model="deep",
+                            status="completed"))
+    assert fingerprinted[-1] == "optimise my SQL join query"
+    assert [n.model for n in store.neighbours(turn, 1)] == ["deep"]
+    rec = store.recommend(TurnContext(message="optimise a SQL join", workspace_path=WS),
+                          settings)
+    assert isinstance(rec, PatternRecommendation) and rec.sample_size == 3
+    assert fingerprinted[-1] == "optimise a SQL join"
 
 
 def test_per_model_neighbourhood_hears_the_rarely_chosen_model() -> None:

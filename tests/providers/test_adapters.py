@@ -100,6 +100,10 @@ async def test_streams_a_tool_call(api: ApiKind, fake: FakeProvider) -> None:
     names = ([t["name"] for t in body["tools"]] if api is ApiKind.ANTHROPIC
              else [t["function"]["name"] for t in body["tools"]])
     assert names == ["read_file"]
+    if api is ApiKind.ANTHROPIC:  # encoded by the adapter: the API's fields, sent as JSON
+        assert body["tools"] == [{"name": "read_file", "description": "Read a file",
+                                  "input_schema": tools[0].input_schema}]
+        assert fake.requests[0].headers["content-type"] == "application/json"
 
 
 @pytest.mark.parametrize("api", APIS)

@@ -153,9 +153,9 @@ class UnknownWorkspace(SessionError):
 
     code = "unknown_workspace"
 
-    def __init__(self, workspace: str) -> None:
+    def __init__(self, workspace: str, message: str | None = None) -> None:
         self.workspace = workspace
-        super().__init__(f"'{workspace}' is not an open workspace folder.")
+        super().__init__(message or f"'{workspace}' is not an open workspace folder.")
 
 
 class UnknownSession(SessionError):

@@ -72,7 +72,7 @@ from switchman.engine.sessions.records import (
     TurnResult,
 )
 from switchman.engine.sessions.turn import TurnRunner
-from switchman.engine.sessions.workspaces import WorkspaceRegistry, workspace_uri
+from switchman.engine.sessions.workspaces import WorkspaceRegistry, named_folder_uri
 from switchman.engine.store.database import checkpoint_every, connect
 from switchman.engine.store.ownership import DaemonLease
 from switchman.engine.store.repository import SessionStore
@@ -330,13 +330,13 @@ class Switchman:
         """The tools always allowed, in one workspace or in all of them."""
         entries = self.trust.all()
         if workspace is not None:
-            uri = workspace_uri(workspace)
+            uri = named_folder_uri(workspace)
             entries = {uri: entries.get(uri, [])}
         return TrustList([TrustEntry(w, t) for w, t in entries.items()])
 
     def revoke_trust(self, workspace: str, tool: str | None = None) -> TrustRevoked:
         """Stop always allowing ``tool`` (every tool when None) in ``workspace``."""
-        uri = workspace_uri(workspace)
+        uri = named_folder_uri(workspace)
         return TrustRevoked(uri, self.trust.revoke(uri, tool))
 
     async def apply_code(self, request: ApplyCodeRequest) -> ApplyCodeResult:

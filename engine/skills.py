@@ -26,6 +26,7 @@ a longer description, or the whole of a one- or two-word one.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -109,6 +110,12 @@ def read_front_matter(path: Path) -> Skill | None:
     return Skill(name.text.strip(), text.strip(), str(path))
 
 
+def _inside(path: Path, root: str | None) -> bool:
+    """Whether ``path``, symlinks followed, lies under the real folder ``root``."""
+    real = os.path.realpath(path)
+    return root is not None and (real == root or real.startswith(root.rstrip(os.sep) + os.sep))
+
+
 class SkillIndex:
     """Skills from several folders; later folders do not override earlier names."""
 
@@ -118,12 +125,23 @@ class SkillIndex:
             self.skills.setdefault(skill.name, skill)
 
     @classmethod
-    def build(cls, folders: Iterable[Path]) -> SkillIndex:
-        """Index every ``*.md`` file (recursively) in ``folders`` that exist."""
+    def build(cls, folders: Iterable[Path], workspace: Path | None = None) -> SkillIndex:
+        """Index every ``*.md`` file (recursively) in ``folders`` that exist.
+
+        A folder inside ``workspace`` (the repository's ``.switchman/skills``) is untrusted:
+        it, and each of its files, must really be inside the workspace, so that a symlink
+        cannot lead the index (and ``skill_load``) to the user's files or have it walk ``/``.
+        """
+        root = os.path.realpath(workspace) if workspace is not None else None
         found: list[Skill] = []
         for folder in folders:
-            if folder.is_dir():
+            confined = root is not None and workspace is not None and \
+                folder.is_relative_to(workspace)
+            if folder.is_dir() and not (confined and not _inside(folder, root)):
                 for path in sorted(folder.rglob("*.md")):
+                    if confined and not _inside(path, root):
+                        log.warning("skill skipped: %s leads out of the workspace", path)
+                        continue
                     try:
                         skill = read_front_matter(path)
                     except UnreadableFile as exc:  # a hostile repository must not stop the index

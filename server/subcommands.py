@@ -26,7 +26,12 @@ from switchman.engine.config.problems import Problem, Severity, sort_problems
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore, read_config
-from switchman.engine.errors import NoModelAvailable, RoutingError, UnknownProfile
+from switchman.engine.errors import (
+    NoModelAvailable,
+    RoutingError,
+    UnknownCommand,
+    UnknownProfile,
+)
 from switchman.engine.files import entry_signature
 from switchman.engine.keys import key_present
 from switchman.engine.learning import database as patterns_db
@@ -174,6 +179,9 @@ def rules_test(args: argparse.Namespace) -> int:
 def route(args: argparse.Namespace) -> int:
     """Dry-run routing: print the decision and its chain; no provider is called."""
     folder = str(_workspace(args))
+    refused = _slash_command(args)
+    if refused is not None:
+        return refused
     config = ConfigStore()
     clock = SystemClock()
     try:  # slot 4 as the daemon would decide it, from what was learned in this workspace
@@ -229,6 +237,27 @@ def _delegation(args: argparse.Namespace, router: Router, config: ConfigStore,
     return found
 
 
+def _slash_command(args: argparse.Namespace) -> int | None:
+    """What the chat does with a slash command instead of routing it (None: route it)."""
+    from switchman.engine.sessions import slash_commands  # noqa: PLC0415
+
+    command = slash_commands.command_name(args.message)
+    if command is None:
+        return None
+    if command not in slash_commands.COMMANDS:  # /modle
+        typo = UnknownCommand(command, slash_commands.mistyped(command))
+        return _report_failure(args, str(typo), None, code=typo.code)
+    note = (f"'{args.message.strip()[:80]}' is the slash command {command}: in the chat "
+            "Switchman answers it itself, and no model is routed.")
+    if command == "/delegate":
+        note += " To dry-run a worker's task, use --delegate-tier TIER."
+    if args.json:
+        _print_json({"message": None, "decision": None, "error": None, "command": command})
+    else:
+        print(note)
+    return 0
+
+
 def _report_failure(args: argparse.Namespace, message: str, decision: Any,
                     code: str = "no_model_available") -> int:
     if args.json:
@@ -266,7 +295,7 @@ def _pretend_unavailable(names: list[str], registry: ModelRegistry) -> Any:
 def _route_context(args: argparse.Namespace, text: str, folder: str,
                    config: ConfigStore) -> TurnContext:
     skills = SkillIndex.build([Path(folder) / ".switchman" / "skills",
-                               config.directory / "skills"])
+                               config.directory / "skills"], workspace=Path(folder))
     files = tuple(f.strip() for f in (args.files or "").split(",") if f.strip())
     return TurnContext(
         message=text,

@@ -41,6 +41,7 @@ from switchman.engine.errors import UnknownTier
 from switchman.engine.ids import new_id
 from switchman.engine.messages import ZERO_USD, AttachmentBlock, Message, TextBlock
 from switchman.engine.profiles.profile import ActiveProfile
+from switchman.engine.sessions.lifecycle import TITLE_LENGTH
 from switchman.engine.sessions.live import LiveSession
 from switchman.engine.sessions.records import ChatDelta, ErrorInfo, TurnResult
 from switchman.engine.tools.registry import ToolContext
@@ -90,6 +91,8 @@ class UserDelegation:
         result = await self._start(live, tier, profile, focus)
         text = _result_text(result)
         self._remember(live, message, attachments, text, result)
+        # the worker's cost is in today's total now, and the session list has the exchange
+        self.delegation.sessions.observer.status_changed(live.workspace)
         return self._answer(live, text, result)
 
     def _remember(self, live: LiveSession, message: str, attachments: list[AttachmentBlock],
@@ -109,6 +112,8 @@ class UserDelegation:
             store.db.execute("BEGIN")
             for stored in exchange:
                 store.add_message(stored)
+            # listed like any session with messages: newest first, titled (if it has no title)
+            store.touch(live.id, now, title=message.strip().splitlines()[0][:TITLE_LENGTH])
         live.remember(exchange)
 
     async def _start(self, live: LiveSession, tier: str, profile: ActiveProfile,

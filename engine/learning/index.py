@@ -1,22 +1,22 @@
-"""Nearest-neighbour search over fingerprints: an inverted-file (IVF) index in numpy.
+"""Nearest-neighbour search over fingerprints: an inverted-file (IVF) index.
 
 Rows are kept as int8 codes with one float scale each (a quarter of float32's
 memory: 100,000 fingerprints take about 50 MB). Each row also has a *sketch*:
 its projection onto the ``SKETCH_DIMENSIONS`` principal axes of the stored
 fingerprints (float32, ready to multiply). The sketches are partitioned into
-cells by spherical k-means; a second copy of them is kept sorted by cell, so
-a cell is one contiguous block.
+cells by spherical k-means; a second copy of them is kept by cell, as 8-bit
+codes in faiss's inverted lists (:mod:`.cell_lists`), read by a compiled loop.
 
 A query projects the fingerprint onto the axes, scores the cell centroids
 (in sketch space: about 1,000 by 96 values), and reads the cells nearest to it,
 best first, until ``CANDIDATES`` rows have been read. That budget is in rows,
 not cells, so a query that lands among crowded cells costs no more than one
 among sparse ones (the tail of the query time is bounded); in a young store,
-whose cells are small, one product over every sorted sketch costs less than
-a call per cell and is used instead (``CALL_ROWS``). The candidates are
-scored on their sketches, and the best ``RERANK`` of them again exactly from
-their int8 codes. Rows added since the sorted copy was built are scored from
-an unsorted tail; the copy is sorted again once the tail passes
+whose cells are small, one product over every float32 sketch costs less and
+is used instead (``CALL_ROWS``). The candidates are scored on their sketches,
+and the best ``RERANK`` of them again exactly from their int8 codes. Rows
+added since the lists were built are scored from an unsorted tail (their
+float32 sketches); the lists are built again once the tail passes
 ``LAYOUT_SLACK`` rows or a sixteenth of the store. Below ``EXACT_LIMIT`` rows,
 and until the first training, every row is scored exactly.
 
@@ -38,6 +38,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
+from switchman.engine.learning.cell_lists import CellLists
 from switchman.engine.learning.clustering import kmeans, principal_axes
 from switchman.engine.learning.index_state import MIN_MATCHED, IndexState, checksum
 
@@ -50,10 +51,11 @@ SKETCH_DIMENSIONS = 96
 RERANK = 384
 """How many candidates (at least) a query re-scores exactly from their int8 codes."""
 LAYOUT_SLACK = 1024
-"""Rows added since the cell-sorted sketches were built that a query scans unsorted."""
+"""Rows added since the lists were built that a query scans unsorted (float32 sketches)."""
 CALL_ROWS = 30
-"""Sketch rows that cost as much to score as one more numpy call (about 1 µs, measured):
-a query that would read many small cells reads every sorted row in one call instead."""
+"""Sketch rows that cost as much to score as reading one more cell (a numpy call, about
+1 µs, measured): a query that would read many small cells scores every row's float32
+sketch in one product instead (faster than faiss's lists below a few thousand rows)."""
 CELLS_PER_ROOT = 3.2
 """Cells per square root of the store's size (about 1,000 at 100,000 rows)."""
 MAX_CELLS = 1024
@@ -94,14 +96,9 @@ class VectorIndex:
         """Cell centres in sketch space (cells by sketch width)."""
         self._axes: Matrix | None = None
         """Principal axes (``dimensions`` by sketch width); set with the centroids."""
-        # The sketches of positions [0, _sorted_end) ordered by cell; cell c's rows are
-        # _sorted_rows[_cell_starts[c]:_cell_starts[c + 1]].
-        self._sorted_rows = np.zeros(0, np.int64)
-        self._sorted_sketch: Matrix = np.zeros_like(self._sketch)
-        self._cell_starts = np.zeros(1, np.int64)
+        self._lists: CellLists | None = None
+        """The sketches of positions [0, _sorted_end) in their cells (once trained)."""
         self._cell_sizes = np.zeros(0, np.int64)
-        self._scores = np.zeros(0, np.float32)
-        """Sketch scores of a query's candidates (reused: queries hold the lock)."""
         self._sorted_end = 0
         self._shortlist_codes: Codes = np.zeros((0, dimensions), np.int8)
         self._shortlist_floats: Matrix = np.zeros((0, dimensions), np.float32)
@@ -256,64 +253,32 @@ class VectorIndex:
 
     def _shortlist(self, vector: Vector, count: int) -> IntArray:
         """The ``count`` candidates with the best sketch scores (caller holds the lock)."""
-        scores, locate = self._candidate_scores(vector)
+        rows, scores = self._candidates(vector)
         if len(scores) <= count:
-            return locate(np.arange(len(scores)))
-        return locate(np.argpartition(scores, len(scores) - count)[-count:])
+            return rows
+        return rows[np.argpartition(scores, len(scores) - count)[-count:]]
 
     def _candidates(self, vector: Vector) -> tuple[IntArray, Vector]:
-        """Every candidate row of ``vector`` and its sketch score (trained only; tests)."""
-        scores, locate = self._candidate_scores(vector)
-        return locate(np.arange(len(scores))), scores.copy()
-
-    def _candidate_scores(self, vector: Vector) -> tuple[Vector, Callable[[IntArray], IntArray]]:
-        """Sketch scores of the rows in the cells nearest to ``vector``, and the function that
-        turns positions among those scores into row positions (trained only).
-
-        The scores are written into one buffer kept between queries; the rows behind them
-        are only looked up for the few positions the caller keeps, so the candidates' row
-        numbers are never gathered or concatenated.
-        """
+        """The rows in the cells nearest to ``vector`` (those in the lists, then the
+        unsorted tail's) and their sketch scores (trained only; caller holds the lock)."""
         assert self._centroids is not None  # nearest checks before calling
         assert self._axes is not None
-        projected = vector @ self._axes
+        assert self._lists is not None
+        projected: Vector = vector @ self._axes
         near = self._cells_to_read(self._centroids @ projected)
-        sketch = self._sorted_sketch
-        starts, sizes = self._cell_starts[near], self._cell_sizes[near]
-        sorted_end, tail = self._sorted_end, self._tail(near)
-        if len(self._scores) < sorted_end + len(tail):
-            self._scores = np.empty(sorted_end + len(tail), np.float32)
-        scores = self._scores
-        if sorted_end <= int(sizes.sum()) + CALL_ROWS * len(near):
-            # The cells are so small (a young store) that one product over every sorted
-            # row costs less than a call per cell: read them all.
-            sketch[:sorted_end].dot(projected, out=scores[:sorted_end])
-            read, offsets = sorted_end, None
+        tail = self._tail(near)
+        sorted_end = self._sorted_end
+        if sorted_end <= int(self._cell_sizes[near].sum()) + CALL_ROWS * len(near):
+            # The cells are so small (a young store) that one product over every laid-out
+            # row's float32 sketch costs less than a list per cell: read them all.
+            rows: IntArray = np.arange(sorted_end, dtype=np.int64)
+            scores: Vector = self._sketch[:sorted_end] @ projected
         else:
-            read = 0
-            for a, b in zip(starts.tolist(), (starts + sizes).tolist(), strict=True):
-                # Each cell is one block of the sorted sketches: scored in place, no copy.
-                sketch[a:b].dot(projected, out=scores[read: read + b - a])
-                read += b - a
-            offsets = np.cumsum(sizes) - sizes
-        if len(tail):  # rows added since the sort, scored from the unsorted sketches
-            scores[read: read + len(tail)] = self._sketch[tail] @ projected
-        sorted_rows = self._sorted_rows
-
-        def locate(positions: IntArray) -> IntArray:
-            cell_positions = positions
-            if offsets is not None:
-                cell = np.searchsorted(offsets, positions, side="right") - 1
-                cell_positions = starts[cell] + positions - offsets[cell]
-            if not len(tail):
-                return sorted_rows[cell_positions]
-            in_tail = positions >= read
-            rows: IntArray = np.where(in_tail, 0, positions)
-            rows[~in_tail] = sorted_rows[cell_positions[~in_tail]]
-            rows[in_tail] = tail[positions[in_tail] - read]
-            return rows
-
-        return scores[: read + len(tail)], locate
+            scores, rows = self._lists.scores(projected, near)
+        if len(tail):  # rows added since the lists were built, scored from their sketches
+            rows = np.concatenate([rows, tail])
+            scores = np.concatenate([scores, self._sketch[tail] @ projected])
+        return rows, scores
 
     def _tail(self, near: IntArray) -> IntArray:
         """Rows added since the sort that lie in the cells ``near`` (caller holds the lock)."""
@@ -343,17 +308,13 @@ class VectorIndex:
         return order[:count]
 
     def _sort_by_cell(self) -> None:
-        """Rebuild the cell-sorted copy of the sketches (caller holds the lock)."""
+        """Lay every row out in its cell again, in the faiss lists (caller holds the lock)."""
         if self._centroids is None:
             return
         size = self._size
-        order = np.argsort(self._cells[:size], kind="stable").astype(np.int64)
-        self._sorted_rows = order
-        self._sorted_sketch = self._sketch[order]
-        self._cell_starts = np.searchsorted(self._cells[:size][order],
-                                            np.arange(len(self._centroids) + 1)).astype(np.int64)
-        self._cell_sizes = np.diff(self._cell_starts)
-        self._scores = np.empty(size, np.float32)
+        cells = self._cells[:size]
+        self._lists = CellLists(self._centroids, self._sketch[:size], cells)
+        self._cell_sizes = np.bincount(cells, minlength=len(self._centroids)).astype(np.int64)
         self._sorted_end = size
 
     def _grow(self, needed: int) -> None:

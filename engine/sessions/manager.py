@@ -189,7 +189,7 @@ class SessionManager:
             sticky=StickyModel(info.sticky_model), history=[],
             touched=self.store.touched_paths(session_id),
             skills=SkillIndex.build([folder / ".switchman" / "skills",
-                                     self.config.directory / "skills"]),
+                                     self.config.directory / "skills"], workspace=folder),
             last_model=info.last_model, turn_count=self.store.last_turn_index(session_id),
             profile=info.profile)
         live.remember(self.store.messages(session_id))

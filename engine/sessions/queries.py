@@ -14,6 +14,7 @@ from switchman.engine.errors import (
     NoModelAvailable,
     RoutingError,
     SwitchmanError,
+    UnknownCommand,
     UnknownSession,
     UnknownTurn,
 )
@@ -123,6 +124,10 @@ class SessionQueries:
         m = self.manager
         live = m.live(workspace, session_id)
         command = slash_commands.command_name(message)
+        if command is not None and command not in slash_commands.COMMANDS:  # /modle
+            typo = UnknownCommand(command, slash_commands.mistyped(command))
+            return Preview(None, typo.code, message, None, None, ErrorInfo(typo.code, str(typo)),
+                           None)
         if command is not None:
             return Preview(None, f"command {command}", message, None, None, None, command)
         try:

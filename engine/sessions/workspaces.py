@@ -17,6 +17,20 @@ def workspace_uri(raw: str) -> str:
     return Path(raw).expanduser().resolve().as_uri()
 
 
+def named_folder_uri(raw: str) -> str:
+    """``raw`` (a ``file://`` URI or an absolute path, open or not) as a workspace URI; raises
+    :class:`UnknownWorkspace` for anything else, which would otherwise be resolved against
+    the daemon's own folder, or cannot be a path at all (a NUL, a lone surrogate)."""
+    local = unquote(urlparse(raw).path) if raw.startswith("file://") else raw
+    if Path(local).expanduser().is_absolute():
+        try:
+            return workspace_uri(raw)
+        except (ValueError, OSError):
+            pass
+    raise UnknownWorkspace(raw[:200], f"'{raw[:200]}' is not a workspace folder: give a file:// "
+                                      "URI or an absolute path.")
+
+
 def folder_of(uri: str) -> Path:
     """The local folder of a ``file://`` URI."""
     return Path(unquote(urlparse(uri).path))

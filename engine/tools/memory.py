@@ -19,6 +19,7 @@ from switchman.engine.providers.base import ToolSpec
 from switchman.engine.tokens import CHARS_PER_TOKEN
 from switchman.engine.tools.arguments import ToolRefused, text_argument
 from switchman.engine.tools.changes import FileChange
+from switchman.engine.tools.confinement import WorkspaceRoot
 from switchman.engine.tools.edits import FileEdits
 
 MEMORY_FILES = {"memory": "MEMORY.md", "user": "USER.md"}
@@ -59,7 +60,7 @@ def compose_memory(folder: Path, budget_tokens: int = MEMORY_BUDGET_TOKENS) -> s
     parts: list[str] = []
     for which, heading in (("user", "About the user (USER.md)"),
                            ("memory", "Workspace memory (MEMORY.md)")):
-        text = _read(memory_path(folder, which))
+        text = _read(folder, memory_path(folder, which))
         if not text or budget <= 0:
             continue
         if len(text) > budget:
@@ -70,9 +71,12 @@ def compose_memory(folder: Path, budget_tokens: int = MEMORY_BUDGET_TOKENS) -> s
     return "\n\n".join(parts)
 
 
-def _read(path: Path) -> str:
+def _read(folder: Path, path: Path) -> str:
+    """The file's text, unless it is missing or leads out of the workspace: a cloned
+    repository's ``.switchman/USER.md`` may be a symlink to ``~/.aws/credentials``, which
+    must not be put into the system prompt (and sent to the provider)."""
     try:
-        if not path.is_file():
+        if not path.is_file() or not WorkspaceRoot(folder).contains(path):
             return ""
         with path.open("r", encoding="utf-8", errors="replace") as handle:
             return handle.read(MEMORY_BUDGET_TOKENS * CHARS_PER_TOKEN * 4).strip()

@@ -200,6 +200,23 @@ def test_route_unknown_alias(config_dir: Path, capsys: pytest.CaptureFixture[str
     assert result["decision"] is None
 
 
+def test_route_does_not_dry_run_a_slash_command_as_a_turn(
+        config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # In the chat these never reach a model: the dry run must not print a decision for them.
+    code, result = run_json(capsys, "route", "/modle opus", "--assume-configured")
+    assert (code, result["error"]["code"], result["decision"]) == (1, "unknown_command", None)
+    assert "did you mean /model?" in result["error"]["message"]
+    for message, command in (("/model opus", "/model"), ("/delegate fast tidy it", "/delegate"),
+                             ("delegate that", "/delegate")):
+        code, result = run_json(capsys, "route", message, "--assume-configured")
+        assert (code, result["decision"], result["command"]) == (0, None, command)
+    code, text = run(capsys, "route", "/model opus")
+    assert (code, text) == (0, "'/model opus' is the slash command /model: in the chat Switchman "
+                               "answers it itself, and no model is routed.\n")
+    code, result = run_json(capsys, "route", "/etc/hosts is wrong", "--assume-configured")
+    assert code == 0 and result["decision"]["chosen_model"]  # a path is a message
+
+
 def test_route_simulated_outage_and_context(config_dir: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     code, result = run_json(capsys, "route", "the architecture", "--assume-configured",

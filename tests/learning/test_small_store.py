@@ -236,7 +236,7 @@ async def main(root: Path, turns: int) -> dict[str, object]:
         await engine.stop_background()  # waits for the rows being written
         rows = engine.patterns.stats()
     return {"statuses": sorted(set(statuses)), "rows": rows[0].turns if rows else 0,
-            "numpy": "numpy" in sys.modules}
+            "numpy": "numpy" in sys.modules, "faiss": "faiss" in sys.modules}
 
 print(json.dumps(asyncio.run(main(Path(sys.argv[1]), int(sys.argv[2])))))
 """
@@ -248,7 +248,7 @@ def test_fifty_chat_turns_into_an_empty_store_never_import_numpy(tmp_path: Path)
     done = subprocess.run([sys.executable, "-c", ENGINE_SCRIPT, str(tmp_path), "50"],
                           check=True, capture_output=True, text=True)
     result = json.loads(done.stdout.splitlines()[-1])
-    assert result == {"statuses": ["completed"], "rows": 50, "numpy": False}
+    assert result == {"statuses": ["completed"], "rows": 50, "numpy": False, "faiss": False}
 
 
 def test_numpy_is_imported_once_a_workspace_has_more_than_small_rows() -> None:
@@ -265,11 +265,33 @@ for i in range(5):
     store.record(TurnRecord(context=TurnContext(message=f"hi {i}", workspace_path="/w"),
                             turn_id=f"t{i}", session_id="s", model="m", status="completed"))
     seen.append("numpy" in sys.modules)
-print(seen)
+print(seen, "faiss" in sys.modules)
 """
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                           text=True)
-    assert done.stdout.strip() == "[False, False, False, True, True]"
+    assert done.stdout.strip() == "[False, False, False, True, True] False"
+
+
+def test_faiss_is_imported_only_when_an_index_is_first_trained() -> None:
+    """The compiled sketch stage (docs/architecture.md, "Learned patterns") is loaded by
+    the first training, never by a store that scores every row exactly."""
+    code = """
+import sys
+import numpy as np
+from switchman.engine.learning import index
+rng = np.random.default_rng(0)
+rows = rng.standard_normal((index.EXACT_LIMIT, 64)).astype(np.float32)
+vectors = index.VectorIndex(64)
+for row in rows[:-1]:
+    vectors.add(row)
+vectors.nearest(rows[0], 5)
+before = "faiss" in sys.modules
+vectors.add(rows[-1])  # the first training
+print(before, vectors.trainings, "faiss" in sys.modules, vectors.nearest(rows[3], 1)[0][0])
+"""
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                          text=True)
+    assert done.stdout.split() == ["False", "1", "True", "3"]
 
 
 if __name__ == "__main__":  # rewrite the golden file from the current fingerprint

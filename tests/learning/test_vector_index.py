@@ -91,11 +91,11 @@ def test_dropping_the_oldest_keeps_answers_and_capacity(
     assert _recall(index, data[-50:]) >= 0.68  # measured 0.74 (300 of 1,450 rows read)
 
 
-def test_a_young_store_with_small_cells_scores_every_row_in_one_product(
+def test_a_young_store_with_small_cells_reads_every_cell(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """3,000 rows in 175 cells: reading a budget of 2,000 rows cell by cell would take ~60
-    numpy calls, each costing as much as scoring ~30 rows, so the query reads all 3,000
-    rows in one call instead (more candidates for less time)."""
+    small cells, each costing as much as scoring ~30 rows, so the query scores all 3,000
+    rows' sketches in one product instead (more candidates for less time)."""
     monkeypatch.setattr(index_module, "CANDIDATES", 2000)
     data = _fingerprints(_varied_messages(3060, seed=11))
     index = VectorIndex(DIMENSIONS)
@@ -105,6 +105,31 @@ def test_a_young_store_with_small_cells_scores_every_row_in_one_product(
         rows, _ = index._candidates(query)
         assert sorted(rows.tolist()) == list(range(3000))
     assert _recall(index, data[3000:]) >= 0.95
+
+
+def test_on_well_separated_clusters_the_lists_find_what_an_exact_scan_finds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """40 tight clusters of ~150 rows and a budget of two clusters' rows: every true
+    neighbour lies in the cells read and, scored on its 8-bit sketch, ranks among the
+    200 re-scored (its cluster's rows are near-ties, so the re-scoring must see them all),
+    so the answer must be the exact scan's, in its order."""
+    monkeypatch.setattr(index_module, "CANDIDATES", 300)
+    monkeypatch.setattr(index_module, "RERANK", 200)
+    rng = np.random.default_rng(13)
+    centres = rng.standard_normal((40, 64)).astype(np.float32)
+    members = rng.integers(0, 40, 6040)
+    data = centres[members] + 0.08 * rng.standard_normal((6040, 64)).astype(np.float32)
+    data = (data / np.linalg.norm(data, axis=1, keepdims=True)).astype(np.float32)
+    index = VectorIndex(64)
+    index.load(*_encoded(data[:6000]))
+    assert index._lists is not None and index._lists.rows == 6000
+    for query in data[6000:]:
+        rows, _ = index._candidates(query)
+        assert 300 <= len(rows) < 1500  # the budget read, not a scan
+        found, sims = index.nearest(query, 10)
+        exact, exact_sims = index.exact_nearest(query, 10)
+        assert found.tolist() == exact.tolist()
+        assert np.array_equal(sims, exact_sims)  # both re-scored from the same int8 codes
 
 
 def test_answers_match_a_plain_reading_of_the_nearest_cells(
@@ -126,8 +151,15 @@ def test_answers_match_a_plain_reading_of_the_nearest_cells(
         projected = query @ index._axes
         near = index._cells_to_read(index._centroids @ projected)
         members = np.flatnonzero(np.isin(index._cells[:6200], near))
-        rough = index._sketch[members] @ projected
-        shortlist = members[np.argsort(-rough, kind="stable")[:40]]
+        rows, rough = index._candidates(query)
+        # Every row of the cells read, once: those in the faiss lists and the tail's.
+        assert sorted(rows.tolist()) == members.tolist()
+        # Scored on their sketches: 8-bit codes in the lists, float32 in the tail.
+        float_scores = index._sketch[rows] @ projected
+        in_tail = rows >= 6000
+        assert np.allclose(rough[in_tail], float_scores[in_tail], rtol=1e-5, atol=1e-6)
+        assert np.abs(rough - float_scores).max() < 0.02
+        shortlist = rows[np.argsort(-rough, kind="stable")[:40]]
         expected = shortlist[np.argsort(-(decoded[shortlist] @ query), kind="stable")[:5]]
         found, _ = index.nearest(query, 5)
         assert set(found.tolist()) == set(expected.tolist())

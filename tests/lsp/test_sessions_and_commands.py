@@ -10,6 +10,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from switchman.engine.sessions.slash_commands import PATTERNS_USAGE
 from switchman.server import methods
 from tests.lsp.conftest import ANTHROPIC_KEY, LISTEN, OPENAI_KEY, Daemon, error_data
 from tests.support.fake_provider import FakeProvider
@@ -84,7 +85,8 @@ async def test_a_command_given_arguments_it_does_not_take_fails_with_its_usage(
     for message, usage in (("/rules delete", "Usage: /rules check | /rules show | /rules reload"),
                            ("/trust revoke", "Usage: /trust | /trust revoke <tool> | /trust "
                                              "revoke all"),
-                           ("/profile a b", "Usage: /profile | /profile <name> | /profile clear")):
+                           ("/profile a b", "Usage: /profile | /profile <name> | /profile clear"),
+                           ("/patterns forget", PATTERNS_USAGE)):
         result = await chat(client, daemon, message)
         assert (result["kind"], result["status"], result["text"]) == ("command", "failed", usage)
         assert result["error"] == {"code": "command_usage", "message": usage}
@@ -101,6 +103,11 @@ async def test_a_mistyped_command_fails_without_a_model_and_paths_still_reach_on
                 f"(/help lists the commands).")
         assert (result["kind"], result["status"], result["text"]) == ("command", "failed", text)
         assert result["error"] == {"code": "unknown_command", "message": text}
+        # the draft's preview says so before it is sent, instead of "command /modle"
+        draft = await client.request(methods.PREVIEW, {"workspace": daemon.uri,
+                                                        "message": message})
+        assert (draft["command"], draft["model"]) == (None, None)
+        assert draft["error"] == {"code": "unknown_command", "message": text}
     assert fake.requests == []  # a typo costs nothing
     for message in ("/etc/hosts is wrong, why?", "/usr/bin/env python3 fails", "/post this",
                     "/commit fix the login bug"):  # paths and words no slip from a command

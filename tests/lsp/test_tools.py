@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from tests.support.editor_tools import NEVER, ToolEditor
 from tests.support.fake_provider import FakeProvider
 from tests.support.lsp import SwitchmanClient, running_server
 from tests.support.processes import ended, read_fifo
+from tests.support.rawrpc import RawDaemon
 
 SOURCE = "# café\ndef main():\n    return 42\n"
 EDIT = {"path": "src/app.py", "old_text": "return 42", "new_text": "return 43"}
@@ -178,6 +180,30 @@ async def test_always_is_kept_in_the_data_folder_listed_and_revocable(
     fake.script_text("Asked again.")
     await chat(client, project, "once more")
     assert [a["command"] for a in editor.approvals] == ["echo one", "echo three"]
+
+
+def test_trust_requests_name_a_folder_or_fail_clearly(
+        project: Daemon, fake: FakeProvider, tmp_path: Path) -> None:
+    # Over raw frames: a NUL or a lone surrogate failed with internal_error, and "", a relative
+    # path or an http:// URI was taken as a folder under the daemon's own working directory.
+    (project.data / "trust.json").write_text(json.dumps({project.uri: ["edit_file"]}))
+    raw = RawDaemon(project.env, tmp_path / "stderr.log")
+    try:
+        raw.initialize(project.workspace)
+        for workspace in ("", "relative/dir", "http://example.com/app", "/a\u0000b",
+                          "file:///a%00b", "file:///\ud800"):
+            for method in (methods.TRUST, methods.REVOKE_TRUST):
+                error = raw.request(method, {"workspace": workspace})["error"]
+                assert error["data"]["code"] == "unknown_workspace", (method, workspace, error)
+                assert "give a file:// URI or an absolute path" in error["message"]
+        # a folder that is not open still works, as a URI or as an absolute path
+        assert raw.request(methods.TRUST, {"workspace": str(project.workspace)})["result"] == {
+            "trusted": [{"workspace": project.uri, "tools": ["edit_file"]}]}
+        assert raw.request(methods.REVOKE_TRUST, {"workspace": "/nowhere"})["result"] == {
+            "workspace": "file:///nowhere", "revoked": []}
+    finally:
+        raw.close()
+    assert json.loads((project.data / "trust.json").read_text()) == {project.uri: ["edit_file"]}
 
 
 async def test_always_survives_a_restart_and_slash_trust_revokes_it(

@@ -44,6 +44,12 @@ async def test_delegate_a_selection(client: SwitchmanClient, daemon: Daemon,
     assert seen[-1]["handoff"]["reason"] == "user_delegate"
     listing = await client.request(methods.SESSIONS, {"workspace": daemon.uri,
                                                       "include_workers": True})
+    # a session whose only exchange is a /delegate is titled by it (not "New chat")
+    assert listing["sessions"][0]["title"] == "/delegate fast explain this"
+    assert listing["sessions"][0]["updated_at"] > listing["sessions"][0]["created_at"]
+    # the status bar's "today" includes the worker's cost once it has ended
+    assert result["cost_usd"] != "0.000000"
+    await client.wait_for(methods.STATUS, lambda s: s["cost_today_usd"] == result["cost_usd"])
     (worker,) = listing["sessions"][0]["workers"]
     assert worker["parent_tool_use_id"] == seen[0]["tool_use_id"]
     detail = await client.request(methods.SESSION, {"session_id": worker["id"]})

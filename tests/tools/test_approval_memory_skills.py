@@ -70,6 +70,34 @@ def test_memory_is_composed_within_the_budget(project: Path) -> None:
     assert len(composed) < 100 * 4 + 200
 
 
+def test_memory_that_leads_out_of_the_workspace_is_not_read(project: Path,
+                                                             tmp_path: Path) -> None:
+    # A cloned repository must not put the user's secrets into the system prompt.
+    secret = tmp_path / "credentials"
+    secret.write_text("aws_secret_access_key = hunter2\n")
+    (project / ".switchman").mkdir()
+    (project / ".switchman" / "USER.md").symlink_to(secret)
+    (project / "notes.md").write_text("- tests run with make test\n")
+    (project / ".switchman" / "MEMORY.md").symlink_to(project / "notes.md")  # inside: fine
+    assert compose_memory(project) == ("## Workspace memory (MEMORY.md)\n"
+                                       "- tests run with make test")
+
+
+def test_workspace_skills_that_lead_out_of_the_workspace_are_not_indexed(
+        project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "private.md").write_text("---\nname: private\ndescription: mine\n---\nsecret\n")
+    skills = project / ".switchman" / "skills"
+    skills.mkdir(parents=True)
+    (skills / "linked.md").symlink_to(outside / "private.md")
+    (skills / "ok.md").write_text("---\nname: ok\ndescription: fine\n---\nbody\n")
+    assert set(SkillIndex.build([skills], workspace=project).skills) == {"ok"}
+    assert set(SkillIndex.build([skills]).skills) == {"ok", "private"}  # the user's own folder
+    (project / ".switchman" / "more").symlink_to(outside, target_is_directory=True)
+    assert SkillIndex.build([project / ".switchman" / "more"], workspace=project).skills == {}
+
+
 async def test_memory_tools_write_after_approval(toolbox: Toolbox, project: Path,
                                                  approver: ScriptedApprover) -> None:
     added = await toolbox.run("memory_add", {"file": "memory", "text": "Tests run with make"})

@@ -144,7 +144,7 @@ return {
       local _, before = H.fake('GET', '/_fake/requests')
       type_and_send('/modle opus')
       H.wait_text(transcript(), '## Switchman [/modle]')
-      H.wait_text(transcript(), 'Unknown command /modle — did you mean /model?')
+      H.wait_text(transcript(), '✗ Unknown command /modle — did you mean /model?')
       wait_idle()
       local _, after = H.fake('GET', '/_fake/requests')
       H.eq(#before.requests, #after.requests, 'no provider request')

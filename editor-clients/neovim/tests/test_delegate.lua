@@ -121,7 +121,7 @@ return {
     function()
       local before = #requests()
       vim.cmd('Switchman delegate ultra')
-      H.wait_text(chat.view.transcript, "'ultra' is not a tier or profile. Tiers: fast, balanced, deep;")
+      H.wait_text(chat.view.transcript, "✗ 'ultra' is not a tier or profile. Tiers: fast, balanced, deep;")
       wait_idle()
       H.eq(before, #requests(), 'no model was called')
       H.check(not H.text(chat.view.transcript):find('worker balanced', 1, true), 'no worker line',

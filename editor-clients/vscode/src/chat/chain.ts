@@ -42,6 +42,13 @@ export function policyName(evaluation: PolicyEvaluation): string {
   return evaluation.rule_name ? `${name} "${evaluation.rule_name}"` : name;
 }
 
+/** A learned pattern's other scored models (the daemon's "also scored" line), for its row. */
+function alsoScored(evaluation: PolicyEvaluation): string {
+  const others = evaluation.pattern_alternatives ?? [];
+  if (evaluation.policy !== 'PATTERN_RECOMMENDATION' || others.length === 0) return '';
+  return `; also scored: ${others.map((o) => `${shortModelName(o.model)} ${o.score.toFixed(3)} (${o.sample_size} samples)`).join(' · ')}`;
+}
+
 export function explanationView(result: ExplainResult): Explanation {
   const text = result.text ?? 'No routing decision was recorded for this turn.';
   const decision = result.decision;
@@ -51,7 +58,7 @@ export function explanationView(result: ExplainResult): Explanation {
     verdict: evaluation.verdict,
     verdictLabel: VERDICT_LABELS[evaluation.verdict] ?? evaluation.verdict,
     model: evaluation.candidate_model ? shortModelName(evaluation.candidate_model) : null,
-    reason: evaluation.reason,
+    reason: evaluation.reason + alsoScored(evaluation),
     winner: index === decision.winner_index,
   }));
   const headline = decision.chosen_model

@@ -18,6 +18,8 @@ export interface PolicyEvaluation {
   rule_name: string | null;
   validation_failure: string | null;
   outage_scope: string | null;
+  /** Slot 4's other candidates: each model's score and how many past turns back it. */
+  pattern_alternatives?: { model: string; score: number; sample_size: number }[] | null;
 }
 
 export interface RouteDecision {

@@ -21,6 +21,19 @@ const decided: ExplainResult = {
 };
 
 describe('the routing chain as a table', () => {
+  it('shows a learned pattern\'s other scored models in its row, as the full text does', () => {
+    const learned: ExplainResult = { ...decided, decision: { ...decided.decision!, winner_index: 0, chain: [
+      step('PATTERN_RECOMMENDATION', 'chose', { candidate_model: 'anthropic:claude-haiku-4-5',
+        reason: 'suggested anthropic:claude-haiku-4-5 (score 0.665, confidence 1.00, 5 samples)',
+        pattern_alternatives: [{ model: 'anthropic:claude-opus-4-7', score: 0, sample_size: 5 },
+          { model: 'openai:gpt-5', score: 0.25, sample_size: 2 }] }),
+      step('GLOBAL_DEFAULT', 'not_applicable', { pattern_alternatives: null })] } };
+    const [slot4, global] = explanationView(learned).rows;
+    assert.equal(slot4.reason, 'suggested anthropic:claude-haiku-4-5 (score 0.665, confidence 1.00, 5 samples); '
+      + 'also scored: claude-opus-4-7 0.000 (5 samples) · gpt-5 0.250 (2 samples)');
+    assert.equal(global.reason, 'GLOBAL_DEFAULT reason');
+  });
+
   it('has one row per policy in words, with the winner marked', () => {
     const view = explanationView(decided);
     assert.equal(view.headline, 'Chose claude-haiku-4-5 · rule: fast for commits');

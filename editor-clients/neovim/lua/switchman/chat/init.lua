@@ -118,7 +118,8 @@ function Chat:finish(turn, err, result)
   if result.kind == 'command' then
     self.last_turn_id = nil -- the last answer is a command's (or a worker's): g+ must not rate the one before
     self:answer_heading(turn, nil, result.summary)
-    self.view:append(render.lines(result.text or ''))
+    -- a refused command (/modle, /delegate ultra, a usage error) is a failure like any other: ✗
+    self.view:append(result.status == 'failed' and render.failure(result.text) or render.lines(result.text or ''))
     return
   end
   if not turn.answered then

@@ -59,8 +59,9 @@ HELP = """Commands:
 Start a message with @alias (e.g. @haiku) to use a model for that message only."""
 
 
-PATTERNS_USAGE = ("Usage: /patterns (it only shows what was learned here; to forget it, run "
-                  "`switchman patterns forget --workspace <this folder>` in a terminal)")
+PATTERNS_USAGE = ("Usage: /patterns [stats] (in the chat it only shows what was learned here; "
+                  "to forget or export it, run `switchman patterns forget --workspace <this "
+                  "folder>` or `switchman patterns export` in a terminal)")
 
 _BARE_WORD = re.compile(r"/[A-Za-z]+")
 
@@ -101,7 +102,7 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: Sessio
     try:
         if name not in COMMANDS:
             raise UnknownCommand(name, mistyped(name))
-        if name == "/patterns" and args:  # `/patterns forget` must not pass for done
+        if name == "/patterns" and args not in ([], ["stats"]):  # `forget` must not pass for done
             raise CommandUsage(PATTERNS_USAGE)
         if name == "/patterns" and manager.learning is not None:  # read after its writes
             text = await manager.learning.stats_text(str(live.folder))

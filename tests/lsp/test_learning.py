@@ -79,6 +79,9 @@ async def test_slot_4_learns_from_rated_turns_and_survives_a_restart(
         stats = await client.request(methods.CHAT, {"workspace": daemon.uri,
                                                     "message": "/patterns"})
         assert f"{SONNET}: 4 turn(s)" in stats["text"] and "refactor" not in stats["text"]
+        same = await client.request(methods.CHAT, {"workspace": daemon.uri,  # as in the CLI
+                                                   "message": "/patterns stats"})
+        assert same["text"] == stats["text"]
         with pytest.raises(JsonRpcException) as caught:
             await rate(client, "no-such-turn", "up")
         assert error_data(caught.value)["code"] == "unknown_turn"

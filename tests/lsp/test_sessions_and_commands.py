@@ -86,7 +86,8 @@ async def test_a_command_given_arguments_it_does_not_take_fails_with_its_usage(
                            ("/trust revoke", "Usage: /trust | /trust revoke <tool> | /trust "
                                              "revoke all"),
                            ("/profile a b", "Usage: /profile | /profile <name> | /profile clear"),
-                           ("/patterns forget", PATTERNS_USAGE)):
+                           ("/patterns forget", PATTERNS_USAGE),
+                           ("/patterns export", PATTERNS_USAGE)):
         result = await chat(client, daemon, message)
         assert (result["kind"], result["status"], result["text"]) == ("command", "failed", usage)
         assert result["error"] == {"code": "command_usage", "message": usage}

@@ -46,9 +46,9 @@ class SwitchmanServer(LanguageServer):
         self.workspace_folders: list[str] = []
         """Folder URIs from ``initialize``, opened when the engine starts."""
 
-    def notify_json(self, method: str, params: dict[str, Any]) -> None:
+    def notify_json(self, method: str, params: dict[str, Any], *, now: bool = False) -> None:
         """Send a notification with plain JSON params (:meth:`SwitchmanProtocol.notify_json`)."""
-        cast("SwitchmanProtocol", self.protocol).notify_json(method, params)
+        cast("SwitchmanProtocol", self.protocol).notify_json(method, params, now=now)
 
     @property
     def switchman(self) -> Switchman:

@@ -63,7 +63,7 @@ class SwitchmanProtocol(LanguageServerProtocol):
         if not self.closing:
             super()._send_data(data)
 
-    def notify_json(self, method: str, params: dict[str, Any]) -> None:
+    def notify_json(self, method: str, params: dict[str, Any], *, now: bool = False) -> None:
         """Send a notification whose params are plain JSON data already.
 
         pygls passes every message through cattrs, which walks each value in
@@ -72,6 +72,11 @@ class SwitchmanProtocol(LanguageServerProtocol):
         converted on a worker thread, so they go straight to msgspec's encoder,
         several times faster (each streamed delta is one of these). The body is
         UTF-8, and the header counts its bytes.
+
+        Frames are written at the end of the loop's pass (``PipeWriter``); ``now``
+        writes this one, after whatever is queued before it, at once: for what the
+        editor is waiting on (diagnostics), which would otherwise also wait for the
+        next pass of the loop, behind every stream's callbacks.
         """
         if self.closing or self.writer is None:
             return
@@ -79,6 +84,9 @@ class SwitchmanProtocol(LanguageServerProtocol):
         # Every writer the daemon uses (stdout's, TCP's, a terminal's) writes synchronously.
         self.writer.write(b"Content-Length: %d\r\nContent-Type: %s; charset=%s\r\n\r\n%s"
                           % (len(body), self.CONTENT_TYPE.encode(), self.CHARSET.encode(), body))
+        flush = getattr(self.writer, "flush", None) if now else None
+        if flush is not None:
+            flush()
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         """Leave every JSON object plain; :meth:`handle_message` structures the whole frame.

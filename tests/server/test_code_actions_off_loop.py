@@ -27,8 +27,10 @@ SHADOWED = ("rules:\n  - name: all\n    use: opus\n  - name: images\n"
             "    when: {has_images: true}\n    use: sonnet\n")
 
 
-async def opened(tmp_path: Path) -> tuple[ConfigEditing, str]:
-    """Config editing over an in-memory workspace holding routing.yaml, opened once."""
+async def opened(tmp_path: Path, options: dict[str, Any] | None = None
+                 ) -> tuple[ConfigEditing, str]:
+    """Config editing over an in-memory workspace holding routing.yaml, opened once (with
+    ``options`` as the client's initialization options); nothing is published."""
     path = tmp_path / "routing.yaml"
     uri = from_fs_path(str(path))
     assert uri is not None
@@ -36,7 +38,8 @@ async def opened(tmp_path: Path) -> tuple[ConfigEditing, str]:
     workspace.put_text_document(types.TextDocumentItem(
         uri=uri, language_id="yaml", version=1, text=SHADOWED))
     server = SimpleNamespace(workspace=workspace, client_capabilities=types.ClientCapabilities(),
-                             initialization_options={}, turns_running=lambda: False)
+                             initialization_options=options or {}, turns_running=lambda: False,
+                             notify_json=lambda method, params, now=False: None)
     editing = ConfigEditing(server, ConfigDocuments(tmp_path))  # type: ignore[arg-type]
     editing.updated(uri)  # remembers the document, in case a new check process needs it
     await editing.off_loop(checker.update, path, SHADOWED)
@@ -112,7 +115,11 @@ async def test_a_new_check_process_is_given_the_open_documents(tmp_path: Path) -
 async def test_a_check_lost_with_its_process_shows_a_located_diagnostic(tmp_path: Path) -> None:
     editing, _ = await opened(tmp_path)
     published: list[dict[str, Any]] = []
-    editing.server.notify_json = lambda method, params: published.append(params)  # type: ignore
+
+    def notify_json(method: str, params: dict[str, Any], now: bool = False) -> None:
+        published.append(params)
+
+    editing.server.notify_json = notify_json  # type: ignore[method-assign]
     crash = Crash(tmp_path)
     checking = asyncio.ensure_future(editing.publish(tmp_path / "routing.yaml"))
     await asyncio.sleep(0)

@@ -1,10 +1,17 @@
-"""Frames sent to the editor in one pass of the event loop leave in one write, in order."""
+"""Frames sent to the editor in one pass of the event loop leave in one write, in order; what
+the editor waits on leaves at once."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING, cast
 
+from switchman.server.app import build_server
+from switchman.server.protocol import SwitchmanProtocol
 from switchman.server.stdio import PipeWriter
+
+if TYPE_CHECKING:
+    from pygls.io_ import AsyncWriter
 
 
 class RecordingTransport(asyncio.WriteTransport):
@@ -56,3 +63,23 @@ async def test_closing_flushes_what_is_queued_first() -> None:
     writer.write(b"after close;")
     await next_pass()
     assert transport.writes == [b"last words;"]
+
+
+async def test_what_the_editor_waits_on_leaves_at_once_after_what_was_queued() -> None:
+    """Diagnostics are written as they are sent, not at the end of the pass (when, under
+    twenty streams, the next pass can be a whole turn start away); the deltas queued before
+    them leave first, in the same write."""
+    closed = asyncio.get_running_loop().create_future()
+    transport = RecordingTransport(closed)
+    protocol = build_server().protocol
+    assert isinstance(protocol, SwitchmanProtocol)
+    protocol.set_writer(cast("AsyncWriter", PipeWriter(transport, closed)))
+    protocol.notify_json("switchman/chatDelta", {"text": "queued"})
+    protocol.notify_json("textDocument/publishDiagnostics", {"diagnostics": []}, now=True)
+
+    [written] = transport.writes
+    assert written.index(b"queued") < written.index(b"publishDiagnostics")
+    protocol.notify_json("switchman/chatDelta", {"text": "later"})
+    assert len(transport.writes) == 1  # a delta still waits for the end of the pass
+    await next_pass()
+    assert b"later" in transport.writes[1]

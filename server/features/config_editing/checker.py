@@ -70,6 +70,20 @@ def diagnostics(directory: Path, path: Path, uri: str, encoding: str,
     return analysis.text, _json.unstructure(found, list[types.Diagnostic])
 
 
+def update_and_diagnose(directory: Path, path: Path, text: str, uris: dict[Path, str],
+                        encoding: str, related: bool) -> dict[Path, tuple[str, list[Any]]]:
+    """:func:`update`, then :func:`diagnostics` of every open document it affects (``uris``
+    names the open ones), in one call: with no debounce, an edit crosses to this process and
+    back once instead of twice."""
+    found = {}
+    for changed in update(directory, path, text):
+        uri = uris.get(changed)
+        checked = diagnostics(directory, changed, uri, encoding, related) if uri else None
+        if checked is not None:
+            found[changed] = checked
+    return found
+
+
 def completion(directory: Path, kind: FileKind, text: str, position: types.Position,
                encoding: str, folders: list[str], after_space: bool, snippets: bool,
                markdown: bool) -> list[types.CompletionItem]:

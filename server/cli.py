@@ -112,7 +112,8 @@ def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     workspace = getattr(args, "workspace", None)
     if workspace is not None and not workspace.strip():  # `patterns forget` would forget all
         parser.error("--workspace: empty folder name")
-    if workspace is not None and args.command != "patterns" and not Path(workspace).is_dir():
+    if workspace is not None and args.command != "patterns" and \
+            not Path(workspace).expanduser().is_dir():
         parser.error(f"--workspace {workspace}: no such folder")
     if args.command != "route":
         return

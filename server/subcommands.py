@@ -55,7 +55,9 @@ def _print_json(value: Any) -> None:
 
 
 def _workspace(args: argparse.Namespace) -> Path:
-    return Path(args.workspace).resolve() if args.workspace else find_workspace(Path.cwd())
+    if args.workspace:
+        return Path(args.workspace).expanduser().resolve()
+    return find_workspace(Path.cwd())
 
 
 # -- rules check ---------------------------------------------------------------------
@@ -407,7 +409,7 @@ def patterns_forget(args: argparse.Namespace) -> int:
         store, _ = _patterns()
     except _PatternsUnreadable as error:
         return _unreadable(error)
-    workspace = str(Path(args.workspace).resolve()) if args.workspace else None
+    workspace = str(Path(args.workspace).expanduser().resolve()) if args.workspace else None
     count = store.forget(workspace) if store is not None else 0
     print(f"Forgot {count} turn(s){f' of {workspace}' if workspace else ''}.")
     return 0

@@ -49,6 +49,13 @@ def test_stats_export_and_forget(data_dir: Path, capsys: pytest.CaptureFixture[s
     assert "No turns remembered yet" in capsys.readouterr().out
 
 
+def test_forget_expands_a_quoted_tilde(data_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("HOME", str(data_dir))
+    assert main(["patterns", "forget", "--workspace", "~/a"]) == 0
+    assert f"Forgot 2 turn(s) of {data_dir / 'a'}" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("folder", ["", "  "])
 def test_forget_with_an_empty_workspace_forgets_nothing(
         data_dir: Path, capsys: pytest.CaptureFixture[str], folder: str) -> None:

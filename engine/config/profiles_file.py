@@ -46,6 +46,10 @@ from switchman.engine.profiles.profile import (
 PROFILE_TOOLS = ("read_file", "list_files", "grep", "skill_load", "edit_file", "create_file",
                  "delete_file", "memory_add", "memory_replace", "run_command", "delegate")
 """Every tool a profile may name (a test keeps this equal to the tools that exist)."""
+_MODEL_AND_TIER = (
+    "A profile's default is either a model or a tier, not both: with 'model: {model}' the "
+    "'tier: {tier}' would be ignored for its turns. Remove one of them (to change the models "
+    "of its tiers, use 'tiers').")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 
 _PROFILE_TIERS = s.Obj(
@@ -58,9 +62,11 @@ _PROFILE_TIERS = s.Obj(
 
 _PROFILE_FIELDS: Mapping[str, s.Field] = {
     "description": s.Field(s.Scalar("One line saying what the profile is for; shown in the "
-                                     "profile picker and to a planner choosing a worker.")),
+                                     "profile picker and to a planner choosing a worker.",
+                                     text_only=True)),
     "system_prompt": s.Field(s.Scalar("Instructions added to the system prompt of the "
-                                      "profile's turns (use a | block for several lines).")),
+                                      "profile's turns (use a | block for several lines).",
+                                      text_only=True)),
     "tools": s.Field(s.ListOf("The tools the profile may use; leave it out for every tool. "
                               "Tools that change files or run commands still ask first.",
                               item=s.Scalar("A tool name.", enum=PROFILE_TOOLS)),
@@ -68,10 +74,11 @@ _PROFILE_FIELDS: Mapping[str, s.Field] = {
     "skills": s.Field(s.ListOf("The skills listed to the profile's model (by name); leave it "
                                "out for every skill.", item=s.Scalar("A skill name."))),
     "model": s.Field(s.Scalar("The profile's default model (id or alias). Your rules, @alias "
-                              "and /model still come first.", format="model")),
-    "tier": s.Field(s.Scalar("The profile's default tier, when it names no model; a "
-                             "delegated worker with this profile uses it when the planner "
-                             "gives no tier.", enum=s.TIER_NAMES)),
+                              "and /model still come first. Not together with tier.",
+                              format="model")),
+    "tier": s.Field(s.Scalar("The profile's default tier, instead of a model (not together "
+                             "with model); a delegated worker with this profile uses it when "
+                             "the planner gives no tier.", enum=s.TIER_NAMES)),
     "tiers": s.Field(_PROFILE_TIERS),
     "effort": s.Field(s.Scalar("Reasoning effort for the profile's turns and workers, sent to "
                                "models with a reasoning-effort setting (OpenAI reasoning effort, "
@@ -146,6 +153,12 @@ def check_profiles_doc(doc: YamlDocument, registry: ModelRegistry,
                           f"Profile name '{shorten(name)}' must start with a letter or digit and "
                           "use only letters, digits, '-', '_' and '.' (at most 64).")
             continue
+        written = walker.node_at(("profiles", name, "model"))
+        if written is not None and "tier" in body:
+            walker.report(walker.range_at(("profiles", name, "tier"), key=True),
+                          Code.INVALID_VALUE, _MODEL_AND_TIER.format(
+                              model=shorten(written.text),
+                              tier=body["tier"]))
         profile = _profile(walker, name, body, source)
         if user is not None:
             profile = _narrowed(walker, profile, user)

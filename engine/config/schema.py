@@ -39,6 +39,9 @@ class Scalar(Spec):
     enum: tuple[str, ...] = ()
     format: ScalarFormat | None = None
     nullable: bool = False
+    text_only: bool = False
+    """For ``string``: a number or ``true``/``false`` is refused rather than read as its
+    text (prose such as a prompt is never a number; quoting it says one was meant)."""
 
 
 @dataclass(frozen=True)

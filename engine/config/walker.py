@@ -343,6 +343,10 @@ class Walker:
     def _convert(self, node: YamlNode, spec: s.Scalar, path: Path) -> Any:
         kind = spec.type
         if kind == "string":
+            if spec.text_only and node.tag != _STR_TAG:
+                return self._bad(node, Code.INVALID_TYPE,
+                                 f"{_label(spec, path)} must be text, found {_describe(node)} "
+                                 f"(write it in quotes if you mean the text).")
             return node.text
         value: Any = None
         if kind == "boolean" and node.tag == _BOOL:

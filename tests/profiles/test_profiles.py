@@ -128,6 +128,36 @@ def test_a_broken_profile_file_keeps_its_last_valid_version(tmp_path: Path) -> N
     assert store.in_force(None)[str(tmp_path / "profiles.yaml")] == "last-known-good"
 
 
+def test_a_prompt_that_is_not_text_and_model_with_tier_are_located_errors(
+        tmp_path: Path) -> None:
+    """Found by QA: `system_prompt: 5` was taken as the prompt "5", and a profile naming both
+    a model and a tier was accepted without a word (the tier then did nothing for its turns).
+    Both are errors where they are written; the last good profiles stay in force."""
+    text = ("profiles:\n  r:\n    system_prompt: 5\n    description: true\n"
+            "  a:\n    model: haiku\n    tier: deep\n")
+    checked, problems = check_profiles_text(text, "/c/profiles.yaml", builtin_registry())
+    assert checked is None
+    assert [(p.code, p.severity, p.range) for p in problems] == [
+        (Code.INVALID_TYPE, Severity.ERROR, span(text, "5")),
+        (Code.INVALID_TYPE, Severity.ERROR, span(text, "true")),
+        (Code.INVALID_VALUE, Severity.ERROR, span(text, "tier"))]
+    assert problems[0].message == ("'system_prompt' must be text, found the number 5 (write "
+                                   "it in quotes if you mean the text).")
+    assert "either a model or a tier, not both: with 'model: haiku' the 'tier: deep' would " \
+        "be ignored" in problems[2].message
+    quoted = "profiles:\n  r:\n    system_prompt: '5'\n    description: |\n      42\n"
+    checked, problems = check_profiles_text(quoted, "/c/profiles.yaml", builtin_registry())
+    assert problems == [] and checked is not None
+    assert (checked.profiles[0].system_prompt, checked.profiles[0].description) == ("5", "42\n")
+    store = ConfigStore(tmp_path)
+    (tmp_path / "profiles.yaml").write_text("profiles:\n  a: {model: haiku}\n", "utf-8")
+    assert store.user_profiles().get("a") is not None
+    (tmp_path / "profiles.yaml").write_text(text, "utf-8")
+    assert store.user_profiles().get("a") is not None and store.user_profiles().get("r") is None
+    assert [p.range.start.line for p in store.problems(None)] == [2, 3, 6]
+    assert store.in_force(None)[str(tmp_path / "profiles.yaml")] == "last-known-good"
+
+
 def test_completion_and_hover_in_profile_files() -> None:
     kind = FileKind.PROFILES
     assert labels(kind, "¦") == ["schema_version", "default", "profiles"]

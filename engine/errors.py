@@ -173,9 +173,9 @@ class UnknownTurn(SessionError):
 
     code = "unknown_turn"
 
-    def __init__(self, turn_id: str) -> None:
+    def __init__(self, turn_id: str, message: str | None = None) -> None:
         self.turn_id = turn_id
-        super().__init__(f"No turn '{turn_id}'.")
+        super().__init__(message or f"No turn '{turn_id}'.")
 
 
 class WorkerSession(SessionError):

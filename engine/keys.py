@@ -35,6 +35,17 @@ def read_key(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) ->
     return None
 
 
+def key_source(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) -> str | None:
+    """Where ``provider``'s key really comes from — the environment variable or the key file
+    :func:`read_key` takes it from — never the key; with no key set, where one is looked
+    for first; None when the provider names no source."""
+    if provider.api_key_env and environ.get(provider.api_key_env, "").strip():
+        return provider.api_key_env
+    if provider.api_key_file and read_key(provider, environ):  # the variable is unset or empty
+        return provider.api_key_file
+    return provider.api_key_env or provider.api_key_file
+
+
 def key_present(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) -> bool:
     """Whether calls to ``provider`` can be made: a key is set, or none is needed."""
     return not provider.needs_key or read_key(provider, environ) is not None

@@ -68,8 +68,8 @@ class SwitchmanProtocol(LanguageServerProtocol):
 
         pygls passes every message through cattrs, which walks each value in
         Python on the event loop, and then through the ``json`` module; the
-        engine's records are JSON-ready (msgspec) and large diagnostic lists are
-        converted on a worker thread, so they go straight to msgspec's encoder,
+        engine's records are JSON-ready (msgspec) and diagnostics are built as
+        JSON in the check process, so they go straight to msgspec's encoder,
         several times faster (each streamed delta is one of these). The body is
         UTF-8, and the header counts its bytes.
 

@@ -33,7 +33,7 @@ from switchman.engine.errors import (
     UnknownProfile,
 )
 from switchman.engine.files import entry_signature
-from switchman.engine.keys import key_present
+from switchman.engine.keys import key_present, key_source
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.report import format_stats
 from switchman.engine.learning.store import MAX_ROWS, LearnedPatternStore
@@ -345,7 +345,7 @@ def models(args: argparse.Namespace) -> int:
         provider: ProviderSpec = registry.providers[model.provider]
         rows.append({"id": model.id, "aliases": list(model.aliases), "tier": model.tier,
                      "provider": model.provider, "configured": key_present(provider),
-                     "key_source": provider.api_key_env or provider.api_key_file,
+                     "key_source": key_source(provider),
                      "capabilities": model.capabilities, "pricing": model.pricing})
     if args.json:
         _print_json(rows)

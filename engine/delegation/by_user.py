@@ -88,33 +88,43 @@ class UserDelegation:
         if isinstance(focus, Clarification):
             return self._answer(live, focus.question, None)
         tier, profile = self._target(live, command.target)
+        self._keep_command(live, message, attachments)
         result = await self._start(live, tier, profile, focus)
         text = _result_text(result)
-        self._remember(live, message, attachments, text, result)
+        self._remember(live, text, result)
         # the worker's cost is in today's total now, and the session list has the exchange
         self.delegation.sessions.observer.status_changed(live.workspace)
         return self._answer(live, text, result)
 
-    def _remember(self, live: LiveSession, message: str, attachments: list[AttachmentBlock],
-                  text: str, result: DelegateResult) -> None:
-        """Keep the exchange in the session's conversation: the user's command and the
-        worker's answer, so the next model turn sees what the worker found (and the
-        transcript shows it after a reload). No turn is recorded: no model was routed."""
+    def _keep_command(self, live: LiveSession, message: str,
+                      attachments: list[AttachmentBlock]) -> None:
+        """Store the user's command before its worker starts, as a turn stores its user
+        message when it starts: a daemon killed while the worker runs keeps it (the reloaded
+        delegation then shows as interrupted, see ``delegation/history.py``)."""
         store, now = self.delegation.sessions.store, self.delegation.clock.now()
-        usage = result.usage_summary
-        exchange = [
-            Message(id=new_id(), session_id=live.id, turn_id=None, role="user",
-                    content=[TextBlock(message), *attachments], created_at=now),
-            Message(id=new_id(), session_id=live.id, turn_id=None, role="assistant",
-                    content=[TextBlock(text)], created_at=now,
-                    model=usage.model or None if usage is not None else None)]
+        command = Message(id=new_id(), session_id=live.id, turn_id=None, role="user",
+                          content=[TextBlock(message), *attachments], created_at=now)
         with store.db:  # both or neither
             store.db.execute("BEGIN")
-            for stored in exchange:
-                store.add_message(stored)
+            store.add_message(command)
             # listed like any session with messages: newest first, titled (if it has no title)
             store.touch(live.id, now, title=message.strip().splitlines()[0][:TITLE_LENGTH])
-        live.remember(exchange)
+        live.remember([command])
+
+    def _remember(self, live: LiveSession, text: str, result: DelegateResult) -> None:
+        """Keep the worker's answer in the session's conversation after the command, so the
+        next model turn sees what the worker found (and the transcript shows it after a
+        reload). No turn is recorded: no model was routed."""
+        store, now = self.delegation.sessions.store, self.delegation.clock.now()
+        usage = result.usage_summary
+        answer = Message(id=new_id(), session_id=live.id, turn_id=None, role="assistant",
+                         content=[TextBlock(text)], created_at=now,
+                         model=usage.model or None if usage is not None else None)
+        with store.db:
+            store.db.execute("BEGIN")
+            store.add_message(answer)
+            store.touch(live.id, now)
+        live.remember([answer])
 
     async def _start(self, live: LiveSession, tier: str, profile: ActiveProfile,
                      focus: FocusedTask) -> DelegateResult:

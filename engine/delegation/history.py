@@ -11,28 +11,35 @@ without these its card could not come back after a reload.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import msgspec
 
 from switchman.engine.events import DelegateFailed, DelegateStarted
 from switchman.engine.sessions.records import DelegationRecord, DelegationStatus
+from switchman.engine.store.repository import INTERRUPTED_MESSAGE
 
 CANCELLED_BY_USER = "cancelled_by_user"
+INTERRUPTED = "interrupted"
 STARTED, COMPLETED, FAILED = "delegate.started", "delegate.completed", "delegate.failed"
 """The stored event types this module reads."""
 
 
-def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]]) -> list[
-        DelegationRecord]:
+def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]],
+                       interrupted: Collection[str] = ()) -> list[DelegationRecord]:
     """The delegations of ``started`` events (stored payloads, oldest first) with how each
-    ended (``delegate.completed`` / ``delegate.failed`` payloads); none ended: ``running``."""
+    ended (``delegate.completed`` / ``delegate.failed`` payloads); none ended: ``running``,
+    or — when the worker's turn was interrupted (its session in ``interrupted``: the daemon
+    running it died) — ``failed`` with the error ``interrupted``, as the turn shows it."""
     endings = {str(e.get("tool_use_id")): e for e in ended}
     records: dict[str, DelegationRecord] = {}
     for payload in started:
         event = msgspec.convert(payload, DelegateStarted)
         first = records.get(event.tool_use_id)  # a worker routed again keeps its first start
         status, error, detail = _ending(endings.get(event.tool_use_id))
+        if status == "running" and event.worker_session_id in interrupted:
+            status, error, detail = "failed", INTERRUPTED, INTERRUPTED_MESSAGE
         records[event.tool_use_id] = DelegationRecord(
             tool_use_id=event.tool_use_id, worker_session_id=event.worker_session_id,
             source=event.source,

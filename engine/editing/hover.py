@@ -24,7 +24,7 @@ from switchman.engine.config.text import from_utf16, position_at, snippet_to_pla
 from switchman.engine.config.yamldoc import YamlDocument
 from switchman.engine.editing.cursor import Cursor, locate
 from switchman.engine.files import MAX_CONFIG_BYTES
-from switchman.engine.keys import key_present
+from switchman.engine.keys import key_present, key_source
 from switchman.engine.routing.decision import Policy
 
 _CHECKED = ("Checked for every turn when it is routed, before any model is called "
@@ -129,8 +129,8 @@ def describe_model(registry: ModelRegistry, name: str, environ: Mapping[str, str
 def _key_status(provider: ProviderSpec, environ: Mapping[str, str]) -> str:
     if not provider.needs_key:
         return "needs no API key"
-    env, file = provider.api_key_env, provider.api_key_file
-    source = f"`{env}`" if env else f"key file `{file}`"
+    where = key_source(provider, environ)  # the file when the key really comes from it
+    source = f"`{where}`" if where == provider.api_key_env else f"key file `{where}`"
     if key_present(provider, environ):
         return f"API key from {source} is set"
     return f"**no API key**: set {source}"

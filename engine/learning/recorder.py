@@ -102,7 +102,9 @@ class OutcomeRecorder:
         committed (after every write asked for before it); raises UnknownTurn."""
         def rate() -> FeedbackResult:
             if not self.store.feedback(turn_id, 1 if rating == "up" else -1):
-                raise UnknownTurn(turn_id)
+                raise UnknownTurn(turn_id, f"Turn '{turn_id}' cannot be rated: there is no such "
+                                           "turn, it has not ended yet, or the pattern store "
+                                           "no longer keeps it (switchman patterns forget).")
             row = database.by_turn(self.store.writer, turn_id)
             return FeedbackResult(turn_id, rating, row.success if row else 0.0)
 

@@ -184,7 +184,10 @@ class SessionQueries:
         return SessionDetail(info, [transcript_entry(m) for m in store.messages(session_id)],
                              store.turns(session_id), self.cost(session_id),
                              envelope.decode(store.handoff(session_id)),
-                             history.delegation_records(started, ended))
+                             history.delegation_records(started, ended, {
+                                 w.id for w in info.workers
+                                 if (last := store.last_turn(w.id)) is not None
+                                 and last.status == "interrupted"}))
 
     def cost(self, session_id: str) -> CostBreakdown:
         """A session's spend by model, planner and workers."""

@@ -249,7 +249,8 @@ class DelegationRecord(msgspec.Struct, frozen=True, kw_only=True):
     """The tier floor lowered ``tier`` to ``worker_tier``."""
     model: str | None
     status: DelegationStatus
-    """``running`` also when the daemon stopped before the delegation ended."""
+    """``running`` until it ends; ``failed`` with ``interrupted`` once the daemon that ran it
+    died (its worker's turn marked interrupted)."""
     error: str | None = None
     detail: str | None = None
 

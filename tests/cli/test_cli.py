@@ -387,3 +387,28 @@ def test_every_broken_config_file_is_noted_and_models_notes_its_own(
     captured = capsys.readouterr()
     assert f"Note: {config_dir / 'models.yaml'} has errors" in captured.err
     assert "profiles.yaml" not in captured.err and "anthropic:claude-haiku-4-5" in captured.out
+
+
+def test_models_json_names_the_key_file_the_key_comes_from(
+        config_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by QA: with the key in ``api_key_file`` (and ``api_key_env`` unset), `models
+    --json` said the key came from the environment variable."""
+    key_file = tmp_path / "anthropic.key"
+    key_file.write_text("sk-ant-not-a-real-key-0123456789\n")
+    (config_dir / "models.yaml").write_text(
+        f"providers:\n  anthropic: {{api_key_env: ANTHROPIC_API_KEY, "
+        f"api_key_file: '{key_file}'}}\n")
+    code, out = run(capsys, "models", "--json")
+    haiku = {row["id"]: row for row in json.loads(out)}["anthropic:claude-haiku-4-5"]
+    assert (code, haiku["configured"], haiku["key_source"]) == (0, True, str(key_file))
+    assert "sk-ant" not in out
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-from-the-environment-0123")
+    code, rows = run_json(capsys, "models")
+    assert {r["id"]: r for r in rows}["anthropic:claude-haiku-4-5"]["key_source"] == (
+        "ANTHROPIC_API_KEY")
+    key_file.write_text("")
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    code, rows = run_json(capsys, "models")
+    haiku = {r["id"]: r for r in rows}["anthropic:claude-haiku-4-5"]
+    assert (haiku["configured"], haiku["key_source"]) == (False, "ANTHROPIC_API_KEY")

@@ -5,11 +5,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import msgspec
 import pytest
 
 from switchman.engine.config.builtin import builtin_registry
 from switchman.engine.config.check import FileKind
 from switchman.engine.config.problems import Position
+from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.text import snippet_to_plain, to_utf16
 from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.editing.completion import Candidate, complete
@@ -154,7 +158,8 @@ def test_hover_on_a_condition_says_what_it_reads_and_when() -> None:
     assert (found.range.start.character, found.range.end.character) == (11, 37)
 
 
-def test_hover_on_a_model_alias_gives_provider_capabilities_price_and_key() -> None:
+def test_hover_on_a_model_alias_gives_provider_capabilities_price_and_key(
+        tmp_path: Path) -> None:
     found = hover_at(ROUTING, "rules:\n  - use: op¦us\n")
     assert found is not None
     text = found.markdown
@@ -166,6 +171,17 @@ def test_hover_on_a_model_alias_gives_provider_capabilities_price_and_key() -> N
     gpt = hover_at(ROUTING, "global_default: gpt-¦5\n")
     assert gpt is not None
     assert "**no API key**: set `OPENAI_API_KEY`" in gpt.markdown
+    # QA: a key read from api_key_file (the variable unset) was said to come from the variable
+    key_file = tmp_path / "anthropic.key"
+    key_file.write_text("sk-ant-0123456789abcdef\n")
+    builtin = builtin_registry()
+    providers = {**builtin.providers, "anthropic": msgspec.structs.replace(
+        builtin.providers["anthropic"], api_key_file=str(key_file))}
+    source, position = at_cursor("rules:\n  - use: op¦us\n")
+    from_file = hover(ROUTING, parse_yaml(source, "routing.yaml"), position,
+                      ModelRegistry(providers, builtin.models.values()), {})
+    assert from_file is not None
+    assert f"API key from key file `{key_file}` is set" in from_file.markdown
 
 
 def test_hover_on_a_model_id_key_in_models_yaml() -> None:

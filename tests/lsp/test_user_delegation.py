@@ -3,13 +3,15 @@ and the HTTP fake provider (spec 003: the focused task, one question when ambigu
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from switchman.server import methods
 from tests.lsp.conftest import Daemon
+from tests.lsp.test_sessions_and_commands import start
 from tests.support.editor_tools import ToolEditor
 from tests.support.fake_provider import FakeProvider, Usage
-from tests.support.lsp import SwitchmanClient
+from tests.support.lsp import SwitchmanClient, kill_9
 
 HAIKU_API, OPUS_API = "claude-haiku-4-5", "claude-opus-4-7"
 HAIKU = "anthropic:claude-haiku-4-5"
@@ -65,7 +67,40 @@ async def test_delegate_a_selection(client: SwitchmanClient, daemon: Daemon,
     assert (stored["task"], stored["status"], stored["model"]) == ("explain this", "completed",
                                                                    HAIKU)
     user, answer = (m for m in mine["messages"] if m["turn_id"] is None)
-    assert user["created_at"] >= stored["started_at"] and answer["role"] == "assistant"
+    # the command is stored before its worker starts, the answer when it ends
+    assert user["created_at"] <= stored["started_at"] <= answer["created_at"]
+    assert answer["role"] == "assistant"
+
+
+async def test_kill_9_while_the_worker_runs_keeps_the_command(daemon: Daemon,
+                                                              fake: FakeProvider) -> None:
+    """The user's /delegate is durable once its worker starts, as a turn's message is; after
+    kill -9 the reopened session has it, and the delegation shows interrupted."""
+    client = await start("neovim", daemon)
+    ToolEditor(client)
+    stall = fake.script_stall("worker output ", "never", after_chunks=1, model=HAIKU_API)
+    pending = asyncio.ensure_future(chat(client, daemon, "/delegate fast tidy the parser"))
+    assert await stall.wait_reached_async()
+    update = await client.wait_for(methods.DELEGATION, lambda u: u["phase"] == "started")
+    await kill_9(client, pending)
+    fake.release_stalls()
+    restarted = await start("neovim", daemon)
+    try:
+        mine = await restarted.request(methods.SESSION, {"session_id": update["session_id"]})
+        worker = await restarted.request(methods.SESSION,
+                                         {"session_id": update["worker_session_id"]})
+        listing = await restarted.request(methods.SESSIONS, {"workspace": daemon.uri,
+                                                             "include_workers": False})
+    finally:
+        await restarted.shutdown_session()
+        await restarted.stop()
+    assert [(m["role"], m["content"][0]["text"]) for m in mine["messages"]] == [
+        ("user", "/delegate fast tidy the parser")]
+    assert [t["status"] for t in worker["turns"]] == ["interrupted"]
+    (stored,) = mine["delegations"]
+    assert (stored["status"], stored["error"]) == ("failed", "interrupted")
+    assert "stopped while this turn was running" in (stored["detail"] or "")
+    assert listing["sessions"][0]["title"] == "/delegate fast tidy the parser"
 
 
 async def test_delegate_that_takes_the_last_request(client: SwitchmanClient, daemon: Daemon,

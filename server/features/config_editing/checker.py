@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pygls.protocol import default_converter
 
 from switchman.engine.config.check import FileKind
 from switchman.engine.config.text import split_lines
@@ -24,9 +23,9 @@ from switchman.engine.editing.fixes import fixes
 from switchman.engine.editing.hover import hover
 from switchman.engine.editing.outline import outline
 from switchman.server.features.config_editing.convert import (
+    diagnostic_json,
     lsp_code_action,
     lsp_completion,
-    lsp_diagnostic,
     lsp_document_symbol,
     lsp_hover,
     lsp_symbol_information,
@@ -34,7 +33,6 @@ from switchman.server.features.config_editing.convert import (
 from switchman.server.positions import Positions
 
 _documents: dict[Path, ConfigDocuments] = {}
-_json = default_converter()  # type: ignore[no-untyped-call]
 
 
 def documents(directory: Path) -> ConfigDocuments:
@@ -66,8 +64,8 @@ def diagnostics(directory: Path, path: Path, uri: str, encoding: str,
     if analysis is None:
         return None
     positions = _positions(analysis.text, encoding)
-    found = [lsp_diagnostic(p, positions, uri, related) for p in analysis.problems]
-    return analysis.text, _json.unstructure(found, list[types.Diagnostic])
+    return analysis.text, [diagnostic_json(p, positions, uri, related)
+                           for p in analysis.problems]
 
 
 def update_and_diagnose(directory: Path, path: Path, text: str, uris: dict[Path, str],

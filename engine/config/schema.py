@@ -409,6 +409,11 @@ WORKSPACE_FILE = Obj(
         "workspaces": SpecialKey(Code.UNKNOWN_KEY, Severity.ERROR,
                                  "'workspaces' belongs in your user routing.yaml; this file "
                                  "already is the workspace's block."),
+        "delegation": SpecialKey(Code.UNTRUSTED_SETTING, Severity.WARNING,
+                                 "A workspace routing file cannot set 'delegation': whether "
+                                 "models may hand work to workers, and with what limits, can "
+                                 "only be set in your own routing.yaml, so a cloned repository "
+                                 "cannot change it. This setting is ignored."),
     },
     title=".switchman/routing.yaml",
 )

@@ -76,6 +76,8 @@ LOCATED = [
     (WORKSPACE, "providers:\n  evil: {api: openai}\n", Code.UNTRUSTED_SETTING, "providers", 1),
     (WORKSPACE, "api_key_env: MY_KEY\n", Code.UNTRUSTED_SETTING, "api_key_env", 1),
     (WORKSPACE, "global_default: opus\n", Code.UNKNOWN_KEY, "global_default", 1),
+    (WORKSPACE, "default: opus\ndelegation: {enabled: false}\n", Code.UNTRUSTED_SETTING,
+     "delegation", 1),
     (MODELS, "models:\n  ollama:qwen:\n    aliases: [haiku]\n", Code.DUPLICATE_ALIAS, "haiku", 1),
     (MODELS, "models:\n  ollama:a: {aliases: [q]}\n  ollama:b: {aliases: [q]}\n",
      Code.DUPLICATE_ALIAS, "q", 2),
@@ -156,6 +158,20 @@ def test_untrusted_setting_is_a_warning_and_the_rest_still_applies(
     assert block is not None
     assert block.default == "openai:gpt-5"
     assert {p.severity for p in found} == {Severity.WARNING}
+
+
+def test_delegation_in_a_workspace_file_says_why_and_the_rest_still_applies(
+        registry: ModelRegistry) -> None:
+    """Found by QA: it was an "Unknown key" error, so the repository's whole file was
+    dropped; it is one setting only your own routing.yaml may make."""
+    text = "default: gpt-5\ndelegation:\n  enabled: false\n"
+    block, found = check_workspace_text(text, "/ws/.switchman/routing.yaml", registry, "/ws")
+    assert block is not None and block.default == "openai:gpt-5"
+    [problem] = found
+    assert (problem.code, problem.severity, problem.range) == (
+        Code.UNTRUSTED_SETTING, Severity.WARNING, span(text, "delegation"))
+    assert problem.message.startswith("A workspace routing file cannot set 'delegation'")
+    assert "only be set in your own routing.yaml" in problem.message
 
 
 def test_shadowing_by_a_stricter_threshold_is_detected() -> None:

@@ -59,9 +59,9 @@ def _counts(hashes: npt.NDArray[np.uint32], weight: float) -> _Floats:
     if not len(hashes):
         return np.zeros(LEXICAL_DIMENSIONS, np.float64)
     signs = np.where(hashes >> np.uint32(31), weight, -weight)
-    counts: _Floats = np.bincount((hashes % np.uint32(LEXICAL_DIMENSIONS)).astype(np.intp),
-                                  weights=signs, minlength=LEXICAL_DIMENSIONS).astype(np.float64, copy=False)
-    return counts
+    buckets = (hashes % np.uint32(LEXICAL_DIMENSIONS)).astype(np.intp)
+    counts = np.bincount(buckets, weights=signs, minlength=LEXICAL_DIMENSIONS)
+    return counts.astype(np.float64, copy=False)
 
 
 def _char_grams(data: bytes) -> npt.NDArray[np.uint32]:

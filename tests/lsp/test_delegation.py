@@ -249,18 +249,25 @@ async def test_stopping_one_worker_and_cancelling_the_planner(
     assert [(u["status"], u["error"]) for u in ended] == [("cancelled", "cancelled_by_user")] * 2
 
 
-async def test_kill_9_during_a_worker_leaves_both_interrupted(daemon: Daemon,
-                                                              fake: FakeProvider) -> None:
+async def killed_mid_worker(daemon: Daemon, fake: FakeProvider,
+                            message: str) -> tuple[dict[str, Any], SwitchmanClient]:
+    """Send ``message`` (it must start a worker), kill -9 the daemon while the worker's answer
+    is held open, and start a new daemon: the delegation's `started` update and its client."""
     client = await start("neovim", daemon)
     ToolEditor(client)
-    fake.script_tool_calls([delegate("toolu_k")], model=OPUS_API)
     stall = fake.script_stall("worker output ", "never", after_chunks=1, model=HAIKU_API)
-    pending = asyncio.ensure_future(chat(client, daemon, "@opus delegate and die"))
+    pending = asyncio.ensure_future(chat(client, daemon, message))
     assert await stall.wait_reached_async()
     update = await client.wait_for(methods.DELEGATION, lambda u: u["phase"] == "started")
     await kill_9(client, pending)
     fake.release_stalls()
-    restarted = await start("neovim", daemon)
+    return update, await start("neovim", daemon)
+
+
+async def test_kill_9_during_a_worker_leaves_both_interrupted(daemon: Daemon,
+                                                              fake: FakeProvider) -> None:
+    fake.script_tool_calls([delegate("toolu_k")], model=OPUS_API)
+    update, restarted = await killed_mid_worker(daemon, fake, "@opus delegate and die")
     try:
         planner = await restarted.request(methods.SESSION, {"session_id": update["session_id"]})
         worker = await restarted.request(methods.SESSION,

@@ -3,15 +3,14 @@ and the HTTP fake provider (spec 003: the focused task, one question when ambigu
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from switchman.server import methods
 from tests.lsp.conftest import Daemon
-from tests.lsp.test_sessions_and_commands import start
+from tests.lsp.test_delegation import killed_mid_worker
 from tests.support.editor_tools import ToolEditor
 from tests.support.fake_provider import FakeProvider, Usage
-from tests.support.lsp import SwitchmanClient, kill_9
+from tests.support.lsp import SwitchmanClient
 
 HAIKU_API, OPUS_API = "claude-haiku-4-5", "claude-opus-4-7"
 HAIKU = "anthropic:claude-haiku-4-5"
@@ -76,15 +75,7 @@ async def test_kill_9_while_the_worker_runs_keeps_the_command(daemon: Daemon,
                                                               fake: FakeProvider) -> None:
     """The user's /delegate is durable once its worker starts, as a turn's message is; after
     kill -9 the reopened session has it, and the delegation shows interrupted."""
-    client = await start("neovim", daemon)
-    ToolEditor(client)
-    stall = fake.script_stall("worker output ", "never", after_chunks=1, model=HAIKU_API)
-    pending = asyncio.ensure_future(chat(client, daemon, "/delegate fast tidy the parser"))
-    assert await stall.wait_reached_async()
-    update = await client.wait_for(methods.DELEGATION, lambda u: u["phase"] == "started")
-    await kill_9(client, pending)
-    fake.release_stalls()
-    restarted = await start("neovim", daemon)
+    update, restarted = await killed_mid_worker(daemon, fake, "/delegate fast tidy the parser")
     try:
         mine = await restarted.request(methods.SESSION, {"session_id": update["session_id"]})
         worker = await restarted.request(methods.SESSION,

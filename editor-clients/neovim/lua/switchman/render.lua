@@ -220,11 +220,15 @@ local function sortable_time(iso)
   return (base or '') .. '.' .. ((fraction or '') .. '000000'):sub(1, 6)
 end
 
---- Remove and return the lines of the user's delegations that started before `time`.
-local function started_before(delegations, time)
-  local out, limit = {}, sortable_time(time)
+--- Remove and return the lines of the user's delegations that started by the time of `next`
+--- (the message after a /delegate command: its answer, or whatever came next), or all of them
+--- when the command is the last message. The command is stored before its worker starts (older
+--- daemons stored it with its answer, when the worker ended): either way its worker started
+--- after the previous exchange and no later than the message that follows it.
+local function started_before(delegations, next)
+  local out, limit = {}, next and sortable_time(next.created_at)
   for i = #delegations, 1, -1 do
-    if sortable_time(delegations[i].started_at) <= limit then
+    if not limit or sortable_time(delegations[i].started_at) <= limit then
       table.insert(out, 1, table.remove(delegations, i).line)
     end
   end
@@ -254,7 +258,8 @@ function M.history(root, detail)
     end
     open = nil
   end
-  for _, message in ipairs(detail.messages or {}) do
+  local messages = detail.messages or {}
+  for i, message in ipairs(messages) do
     local turn = turns[message.turn_id]
     if message.role == 'user' then
       close()
@@ -276,8 +281,7 @@ function M.history(root, detail)
     end
     vim.list_extend(out, message_lines(message, names, workers))
     if exchange and message.role == 'user' then
-      -- the worker was recorded when it started, the command and its answer when it ended
-      vim.list_extend(out, started_before(by_user, message.created_at))
+      vim.list_extend(out, started_before(by_user, messages[i + 1]))
     end
   end
   close()
@@ -329,7 +333,8 @@ function M.transcript(root, detail)
   local workers = require('switchman.chat.workers').stored(root, detail)
   local by_user = require('switchman.chat.workers').stored_by_user(root, detail)
   local current
-  for _, message in ipairs(detail.messages or {}) do
+  local messages = detail.messages or {}
+  for i, message in ipairs(messages) do
     local turn = turns[message.turn_id]
     local exchange = not present(message.turn_id)
     if exchange and message.role == 'user' then -- the user's own /delegate: no turn of its own
@@ -350,7 +355,7 @@ function M.transcript(root, detail)
     table.insert(out, { '### ' .. label, hl = 'SwitchmanUser' })
     vim.list_extend(out, message_lines(message, names, workers))
     if exchange and message.role == 'user' then
-      vim.list_extend(out, started_before(by_user, message.created_at))
+      vim.list_extend(out, started_before(by_user, messages[i + 1]))
     end
   end
   for _, delegation in ipairs(by_user) do

@@ -18,8 +18,10 @@ type Step =
 
 /**
  * The session's turns and the user's own delegations (`/delegate`) in order, leaving out the turns
- * and delegations in `skip`. A user's delegation is recorded when its worker starts, its command
- * and answer (messages outside any turn) when it ends: it goes with the first command after it.
+ * and delegations in `skip`. A user's delegation goes with its command (a message outside any
+ * turn): its worker started after the previous exchange and no later than the message after the
+ * command (its answer, or whatever came next). The command is stored before the worker starts;
+ * older daemons stored it with the answer, when the worker ended: both read the same way.
  */
 function timeline(detail: SessionDetail, skip: ReadonlySet<string>): Step[] {
   const steps: Step[] = [];
@@ -30,13 +32,14 @@ function timeline(detail: SessionDetail, skip: ReadonlySet<string>): Step[] {
     if (!skip.has(turn.id)) steps.push({ kind: 'turn', turn });
   };
   const delegations = (detail.delegations ?? []).filter((d) => d.source === 'user' && !skip.has(d.tool_use_id));
-  for (const message of detail.messages) {
+  detail.messages.forEach((message, i) => {
     const turn = message.turn_id !== null ? turns.get(message.turn_id) : undefined;
     if (turn && !seen.has(turn.id)) addTurn(turn);
-    if (message.turn_id !== null) continue;
-    const started = message.role === 'user' ? takeStartedBefore(delegations, message.created_at) : [];
+    if (message.turn_id !== null) return;
+    const started = message.role === 'user'
+      ? takeStartedBefore(delegations, detail.messages[i + 1]?.created_at) : [];
     steps.push({ kind: 'exchange', message, started });
-  }
+  });
   for (const turn of sortedTurns(detail)) if (!seen.has(turn.id)) addTurn(turn);
   return [...steps, ...delegations.map((record): Step => ({ kind: 'unanswered', record }))];
 }
@@ -85,9 +88,9 @@ function exchangeEntry(message: Message): Entry {
   return message.role === 'user' ? { kind: 'user', id: message.id, text } : { kind: 'command', id: message.id, text };
 }
 
-/** Remove and return the delegations (oldest first) that started before `time`. */
-function takeStartedBefore(delegations: DelegationRecord[], time: string): DelegationRecord[] {
-  const limit = Date.parse(time);
+/** Remove and return the delegations (oldest first) that started by `time` (all when no time). */
+function takeStartedBefore(delegations: DelegationRecord[], time: string | undefined): DelegationRecord[] {
+  const limit = time === undefined ? Infinity : Date.parse(time);
   const taken = delegations.filter((d) => Date.parse(d.started_at) <= limit);
   for (const d of taken) delegations.splice(delegations.indexOf(d), 1);
   return taken;

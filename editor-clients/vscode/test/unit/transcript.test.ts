@@ -86,6 +86,20 @@ describe('the user\'s own delegations in a reloaded chat', () => {
     assert.equal(entries[7].kind === 'delegation' && entries[7].card.status, 'running', 'not answered yet: the card alone, last');
   });
 
+  it('reads the newer order too: the command stored before its worker started, the answer after', () => {
+    const stored: SessionDetail = {
+      ...delegated,
+      turns: [],
+      messages: [
+        message('M1', 'user', '/delegate fast explain this', at(1)), message('M2', 'assistant', 'main returns 42.', at(3)),
+        message('M3', 'user', '/delegate deep review', at(5)), // the daemon stopped before its worker answered
+      ],
+      delegations: [record('user_1', at(2)), record('user_2', at(6), { status: 'failed', error: 'interrupted' })],
+    };
+    assert.deepEqual(transcriptEntries(stored).map((e) => `${e.kind}:${e.id}`), ['user:M1', 'delegation:user_1',
+      'command:M2', 'user:M3', 'delegation:user_2']);
+  });
+
   it('leaves out a delegation being replayed live', () => {
     assert.deepEqual(transcriptEntries(delegated, new Set(['user_2'])).map((e) => e.id).slice(-2), ['M5', 'M6']);
   });

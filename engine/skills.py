@@ -26,7 +26,6 @@ a longer description, or the whole of a one- or two-word one.
 from __future__ import annotations
 
 import logging
-import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -36,6 +35,7 @@ import msgspec
 from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.errors import UnreadableFile
 from switchman.engine.files import read_head
+from switchman.engine.tools.confinement import WorkspaceRoot
 
 log = logging.getLogger(__name__)
 
@@ -110,12 +110,6 @@ def read_front_matter(path: Path) -> Skill | None:
     return Skill(name.text.strip(), text.strip(), str(path))
 
 
-def _inside(path: Path, root: str | None) -> bool:
-    """Whether ``path``, symlinks followed, lies under the real folder ``root``."""
-    real = os.path.realpath(path)
-    return root is not None and (real == root or real.startswith(root.rstrip(os.sep) + os.sep))
-
-
 class SkillIndex:
     """Skills from several folders; later folders do not override earlier names."""
 
@@ -132,14 +126,13 @@ class SkillIndex:
         it, and each of its files, must really be inside the workspace, so that a symlink
         cannot lead the index (and ``skill_load``) to the user's files or have it walk ``/``.
         """
-        root = os.path.realpath(workspace) if workspace is not None else None
         found: list[Skill] = []
         for folder in folders:
-            confined = root is not None and workspace is not None and \
-                folder.is_relative_to(workspace)
-            if folder.is_dir() and not (confined and not _inside(folder, root)):
+            root = WorkspaceRoot(workspace) if workspace is not None and \
+                folder.is_relative_to(workspace) else None  # None: the user's own folder
+            if folder.is_dir() and (root is None or root.contains(folder)):
                 for path in sorted(folder.rglob("*.md")):
-                    if confined and not _inside(path, root):
+                    if root is not None and not root.contains(path):
                         log.warning("skill skipped: %s leads out of the workspace", path)
                         continue
                     try:

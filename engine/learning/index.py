@@ -137,7 +137,7 @@ class VectorIndex:
                 self._cells[self._size] = -1
             self._size += 1
             if self._size - self._sorted_end > max(LAYOUT_SLACK, self._size // 16):
-                self._sort_by_cell()
+                self._lay_out_cells()
         if self._size >= EXACT_LIMIT and self._size >= 2 * self._trained_at:
             self._start_training()
 
@@ -160,7 +160,7 @@ class VectorIndex:
             else:
                 self._cells[self._size: end] = -1
             self._size = end
-            self._sort_by_cell()
+            self._lay_out_cells()
         if self._size >= EXACT_LIMIT and not (restored and self._size < 2 * self._trained_at):
             self._start_training()
 
@@ -176,7 +176,7 @@ class VectorIndex:
             self._size = kept
             self._sorted_end = min(self._sorted_end, kept)
             self._dropped += count
-            self._sort_by_cell()
+            self._lay_out_cells()
 
     def nearest(self, vector: Vector, k: int) -> tuple[IntArray, npt.NDArray[np.float32]]:
         """Positions of the ``k`` most similar rows, most similar first, and their cosines."""
@@ -307,7 +307,7 @@ class VectorIndex:
         count = int(np.searchsorted(read, CANDIDATES)) + 1
         return order[:count]
 
-    def _sort_by_cell(self) -> None:
+    def _lay_out_cells(self) -> None:
         """Lay every row out in its cell again, in the faiss lists (caller holds the lock)."""
         if self._centroids is None:
             return
@@ -370,7 +370,7 @@ class VectorIndex:
                 self._cells[tail], self._sketch[tail] = _place(
                     self._codes[tail], self._scales[tail], centroids, axes)
             self._centroids, self._axes = centroids, axes
-            self._sort_by_cell()
+            self._lay_out_cells()
         if self.on_trained is not None:  # the rows as trained: those added since are placed
             self.on_trained(IndexState(self.dimensions, size, axes, centroids, keys,
                                        checksum(codes), assigned, sketch))

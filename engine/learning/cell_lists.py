@@ -51,6 +51,7 @@ class CellLists:
             self._quantizer, width, len(centroids), faiss.ScalarQuantizer.QT_8bit,
             faiss.METRIC_INNER_PRODUCT, False)
         self.rows = len(cells)
+        self._no_distances = np.zeros(len(centroids), np.float32)
         if not self.rows:
             return
         sketch = np.ascontiguousarray(sketch, np.float32)
@@ -68,8 +69,17 @@ class CellLists:
         its position (a range search with no bound returns them all, without a heap)."""
         if not self.rows or not len(cells):
             return np.zeros(0, np.float32), np.zeros(0, np.int64)
+        faiss = _module()
+        query = np.ascontiguousarray(projected, np.float32)
+        cells = np.ascontiguousarray(cells, np.int64)
         self._index.nprobe = len(cells)
-        _, scores, rows = self._index.range_search_preassigned(
-            np.ascontiguousarray(projected[None], np.float32), -math.inf,
-            np.ascontiguousarray(cells[None], np.int64), None)
-        return scores, rows
+        # faiss's C++ call, not its Python wrapper (which allocates the centroid distances
+        # and copies the row limits each time: 5 µs of a 150 µs call); the distances it
+        # wants are unused here (no residuals) but read, so they are a buffer of zeros.
+        found = faiss.RangeSearchResult(1)
+        self._index.range_search_preassigned_c(
+            1, faiss.swig_ptr(query), -math.inf, faiss.swig_ptr(cells),
+            faiss.swig_ptr(self._no_distances), found)
+        count = int(faiss.rev_swig_ptr(found.lims, 2)[1])
+        return (faiss.rev_swig_ptr(found.distances, count).copy(),
+                faiss.rev_swig_ptr(found.labels, count).copy())

@@ -28,7 +28,7 @@ from switchman.engine.messages import ZERO_USD, Usage
 from switchman.engine.routing.decision import TierChoice
 from switchman.engine.sessions.manager import SessionManager
 from switchman.engine.sessions.records import ChatDelta, DelegationUpdate, RouteNotice
-from switchman.engine.sessions.turn import TurnOutcome
+from switchman.engine.sessions.turn_setup import TurnOutcome
 from switchman.engine.tokens import estimate_text
 from switchman.engine.tools.registry import ToolContext
 

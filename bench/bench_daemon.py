@@ -12,7 +12,11 @@ competes with it for a Python interpreter.
    provider, interleaved. The paired difference is what the daemon adds. Two SDK
    references: ``hi`` alone (no tools, no system prompt), and the daemon's own request
    (its system prompt, tool definitions and limits, read back from the fake provider's
-   log of the daemon's last warm-up turn) with this run's message.
+   log of the daemon's last warm-up turn) with this run's message. The daemon is
+   driven by pytest-lsp's client, and a second daemon (its own data folder) by a lean
+   client that only reads frames and parses their JSON, as an editor does
+   (``lean_client.py``): pygls' client costs the benchmark ~0.2 ms each way per turn,
+   which the first pairing counts as the daemon's.
 2. Spawn → initialize result: ``switchman serve`` against a bare pygls 2 server
    started by the same interpreter, interleaved.
 3. Resident memory of the daemon with keys set: at the initialize result, idle a
@@ -28,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import statistics
@@ -41,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+from lean_client import LeanClient
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 
@@ -70,6 +76,19 @@ def fake_provider(folder: Path) -> Iterator[str]:
 BARE_PYGLS = ("from pygls.lsp.server import LanguageServer; "
               "LanguageServer('bare', '1').start_io()")
 IDLE_SECONDS = 3.0
+
+
+def settle_client() -> None:
+    """Collect this process's garbage and freeze the survivors, before a timed part.
+
+    The benchmark keeps every notification of the run and the SDK's objects. Left to
+    itself, its collector ran full collections inside samples: in ``bench_load.py`` one
+    of 138 ms (seen with ``gc.callbacks``) just as the twenty chats started, while the
+    first edit's diagnostics waited unread in its pipe. That was the benchmark's pause,
+    not the daemon's.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def summary(samples: list[float]) -> tuple[float, float]:
@@ -190,24 +209,65 @@ def tree_rss_mb(pid: int) -> float:
     return sum(rss_mb(p) for p in [pid, *descendants(pid)])
 
 
+async def through_lean_client(client: LeanClient, workspace: Path, run: int) -> float:
+    """:func:`through_daemon` with the lean client."""
+    await client.request(methods.NEW_SESSION, {"workspace": workspace.as_uri()})
+    seen = len(client.received[methods.CHAT_DELTA])
+    start = time.perf_counter()
+    answer = client.send_request(methods.CHAT, {"workspace": workspace.as_uri(),
+                                                "message": f"hi {run}"})
+    await client.wait_until(lambda: len(client.received[methods.CHAT_DELTA]) > seen)
+    elapsed = time.perf_counter() - start
+    await answer
+    return elapsed
+
+
+async def start_lean_client(env: dict[str, str], data: Path, workspace: Path) -> LeanClient:
+    """A second daemon (its own data folder), driven by the lean client."""
+    lean = LeanClient()
+    await lean.start(SERVER_COMMAND, {**env, "SWITCHMAN_DATA_DIR": str(data)})
+    await lean.initialize(workspace)
+    return lean
+
+
 async def first_tokens(sdk: anthropic.AsyncAnthropic, client: SwitchmanClient,
-                       workspace: Path, body: dict[str, Any], runs: int) -> tuple[
-        list[float], list[float], list[float], float, tuple[float, float]]:
-    """Time to first text of ``runs`` turns through the daemon, each after one call with
-    the SDK directly and one with the SDK sending the daemon's own request (``body``);
-    the daemon's CPU per turn (ms); its memory (daemon, with children) after 50 sessions."""
+                       lean: LeanClient, workspace: Path, body: dict[str, Any],
+                       runs: int) -> tuple[list[float], list[float], list[float], list[float],
+                                           float, tuple[float, float]]:
+    """Time to first text of ``runs`` turns through the daemon (with pytest-lsp's client,
+    then the lean one), each after one call with the SDK directly and one with the SDK
+    sending the daemon's own request (``body``); the first daemon's CPU per turn (ms); its
+    memory (daemon, with children) after 50 sessions."""
     pid = client._server.pid  # type: ignore[union-attr]
     await sdk_same_request(sdk, body, 0)  # warm
-    direct, same, daemon = [], [], []
+    direct, same, daemon, leanly = [], [], [], []
     memory = (float("nan"), float("nan"))
     cpu_before = cpu_seconds(pid)
-    for run in range(runs):  # interleaved, so machine noise hits all three alike
+    # No collection of the benchmark's own inside a sample: collecting before each one
+    # would leave the next sample's caches cold, which only the SDK's path (all in this
+    # process) would pay.
+    settle_client()
+    gc.disable()
+    for run in range(runs):  # interleaved, so machine noise hits all four alike
         direct.append(await sdk_direct(sdk))
         same.append(await sdk_same_request(sdk, body, run))
         daemon.append(await through_daemon(client, workspace, run))
+        leanly.append(await through_lean_client(lean, workspace, run))
         if run + 5 == 50:
             memory = (rss_mb(pid), tree_rss_mb(pid))
-    return direct, same, daemon, (cpu_seconds(pid) - cpu_before) / runs * 1e3, memory
+    gc.enable()
+    return direct, same, daemon, leanly, (cpu_seconds(pid) - cpu_before) / runs * 1e3, memory
+
+
+def lean_row(same: list[float], leanly: list[float]) -> str:
+    """The table row of the turns driven by the lean client, against the same request."""
+    q50, q99 = summary(same)
+    l50, l99 = summary(leanly)
+    m50, m99 = summary([b - a for a, b in zip(same, leanly, strict=True)])
+    return (f"| the same, the daemon driven by a lean client (frames and `json` only, as an "
+            f"editor) | {l50:.2f} / {l99:.2f} ms | anthropic SDK directly, same request, "
+            f"interleaved: {q50:.2f} / {q99:.2f} ms | added (paired): {m50:.2f} / {m99:.2f} "
+            "ms | ≤ 1 ms / ≤ 3 ms |")
 
 
 async def main(runs: int, spawns: int) -> None:
@@ -237,15 +297,18 @@ async def main(runs: int, spawns: int) -> None:
         initialize_rss = rss_mb(pid)
         await asyncio.sleep(IDLE_SECONDS)  # anything started in the background has run
         idle_rss, idle_tree = rss_mb(pid), tree_rss_mb(pid)
+        lean = await start_lean_client(env, root / "lean", workspace)
         sdk = anthropic.AsyncAnthropic(api_key="bench", base_url=base_url, max_retries=0)
-        for run in range(5):  # warm up both paths: SDK imports, connections, caches
+        for run in range(5):  # warm up every path: SDK imports, connections, caches
             await sdk_direct(sdk)
+            await through_lean_client(lean, workspace, run)
             await through_daemon(client, workspace, run)
         body = daemon_request(base_url)
-        direct, same, daemon, cpu_per_turn, (sessions_rss, sessions_tree) = await first_tokens(
-            sdk, client, workspace, body, runs)
+        direct, same, daemon, leanly, cpu_per_turn, (sessions_rss, sessions_tree) = \
+            await first_tokens(sdk, client, lean, workspace, body, runs)
         await client.shutdown_session()
         await client.stop()
+        await lean.stop()
 
     d50, d99 = summary(direct)
     s50, s99 = summary(daemon)
@@ -265,6 +328,7 @@ async def main(runs: int, spawns: int) -> None:
           f"prompt and {len(body.get('tools', []))} tools) | {s50:.2f} / {s99:.2f} ms | "
           f"anthropic SDK directly, same request, interleaved: {q50:.2f} / {q99:.2f} ms | "
           f"added (paired): {r50:.2f} / {r99:.2f} ms | ≤ 1 ms / ≤ 3 ms |")
+    print(lean_row(same, leanly))
     print(f"| the daemon's CPU per turn (a new session, the message, its answer), from /proc "
           f"| {cpu_per_turn:.2f} ms | — | — | — |")
     print(f"| spawn → initialize result ({spawns} spawns): p50 | {i50:.0f} ms | bare pygls 2 "

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import itertools
 import json
 import statistics
@@ -39,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
-from bench_daemon import fake_provider, start_daemon
+from bench_daemon import fake_provider, settle_client, start_daemon
 from bench_routing import mixed_rule, routing_file, three_thousand_lines
 from lsprotocol import types
 
@@ -59,15 +58,6 @@ def script(base_url: str, replies: int, chunks: int, delay: float) -> None:
     urllib.request.urlopen(request, timeout=10).read()
 
 
-def settle_client() -> None:
-    """Collect this process's garbage and freeze the survivors, before a timed part.
-
-    Left to itself, the benchmark's collector ran a full collection (138 ms, seen with
-    ``gc.callbacks``) just as the twenty chats started, while the first edit's diagnostics
-    waited unread in its pipe: that was the benchmark's pause, not the daemon's.
-    """
-    gc.collect()
-    gc.freeze()
 
 
 def gaps(times: list[float]) -> list[float]:

@@ -67,6 +67,22 @@ class CheckStopped(SwitchmanError):
         super().__init__("The configuration check stopped unexpectedly.")
 
 
+class DataFolderUnusable(SwitchmanError):
+    """The data folder (sessions, costs, learned patterns, trust) cannot be created or
+    written, so the daemon cannot keep anything: every request that needs it says so."""
+
+    code = "data_folder_unusable"
+
+    def __init__(self, folder: str, reason: str) -> None:
+        self.folder = folder
+        self.reason = reason
+        super().__init__(
+            f"Switchman cannot use its data folder {folder} ({reason}). It keeps your chat "
+            "sessions, costs, learned patterns and always-allowed tools there, so nothing "
+            "can be sent until it can write it: make the folder writable, or set "
+            "SWITCHMAN_DATA_DIR to a folder you can write, then restart Switchman.")
+
+
 class RoutingError(SwitchmanError):
     """A turn could not be routed; no turn starts."""
 

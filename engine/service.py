@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import sqlite3
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -34,7 +35,12 @@ from switchman.engine.config.watch import ConfigPoll, poll_interval
 from switchman.engine.delegation.by_user import UserDelegation
 from switchman.engine.delegation.focus import is_delegate_message
 from switchman.engine.delegation.workers import Delegation
-from switchman.engine.errors import EmptyMessage, InvalidAttachment, check_text
+from switchman.engine.errors import (
+    DataFolderUnusable,
+    EmptyMessage,
+    InvalidAttachment,
+    check_text,
+)
 from switchman.engine.events import (
     Event,
     EventBus,
@@ -119,20 +125,15 @@ class Switchman:
         open_text: TextSource | None = None,
     ) -> None:
         self.clock = clock or SystemClock()
+        data = data_folder or data_dir(environ)
+        self._database = data / DATABASE_NAME
+        # the data folder first: when it cannot be written nothing else is started
+        self.store, self.patterns = self._open_data(data)
         self.bus = EventBus()
         self.config = ConfigStore(config_folder or config_dir(environ), bus=self.bus,
                                   clock=self.clock, background=True,
                                   on_change=self._config_checked)
         self.availability = AvailabilityTracker(self.clock, self.bus)
-        data = data_folder or data_dir(environ)
-        self._database = data / DATABASE_NAME
-        self.store = SessionStore(connect(self._database, checkpoint_elsewhere=True),
-                                  DaemonLease(data))
-        patterns_file = data / patterns_db.FILE_NAME
-        # two connections: slot 4 reads on the loop, the recorder writes on its own thread
-        self.patterns = LearnedPatternStore(
-            patterns_db.connect(patterns_file), self.clock,
-            writer=patterns_db.connect(patterns_file, busy_seconds=WRITER_BUSY_SECONDS))
         self.learning = OutcomeRecorder(self.patterns)
         self.trust = TrustStore(data)
         self.router = Router(self.config, clock=self.clock,
@@ -165,6 +166,26 @@ class Switchman:
         self._checkpoints: asyncio.Task[None] | None = None
         self._config_poll: asyncio.Task[None] | None = None
         self._environ = environ
+
+    def _open_data(self, data: Path) -> tuple[SessionStore, LearnedPatternStore]:
+        """The session store and the pattern store in ``data``; DataFolderUnusable (naming
+        the folder and why) when the folder cannot be created or written."""
+        lease: DaemonLease | None = None
+        try:
+            lease = DaemonLease(data)  # creates the folder and writes in it: fails first
+            store = SessionStore(connect(self._database, checkpoint_elsewhere=True), lease)
+            patterns_file = data / patterns_db.FILE_NAME
+            # two connections: slot 4 reads on the loop, the recorder writes on its own thread
+            patterns = LearnedPatternStore(
+                patterns_db.connect(patterns_file), self.clock,
+                writer=patterns_db.connect(patterns_file, busy_seconds=WRITER_BUSY_SECONDS))
+        except (OSError, sqlite3.Error) as error:
+            if lease is not None:  # the next request tries again, with a lease of its own
+                lease.release()
+            reason = f"{error.strerror}: {error.filename}" if isinstance(error, OSError) \
+                and error.strerror else f"{error}: {data}"
+            raise DataFolderUnusable(str(data), reason) from error
+        return store, patterns
 
     # -- workspaces ----------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from pygls.exceptions import FeatureRequestError, JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from switchman.engine import __version__
-from switchman.engine.errors import SwitchmanError
+from switchman.engine.errors import DataFolderUnusable, SwitchmanError
 from switchman.server.errors import EXPECTED_CODES
 from switchman.server.features import FEATURES
 from switchman.server.notifier import EditorNotifier
@@ -42,6 +42,9 @@ class SwitchmanServer(LanguageServer):
         )
         self.shutdown_requested = False
         self._switchman: Switchman | None = None
+        self._unusable: DataFolderUnusable | None = None
+        """Why the engine could not start (its data folder), kept until the daemon restarts:
+        the engine's background work starts only at ``initialized``."""
         self.initialization_options: dict[str, Any] = {}
         self.workspace_folders: list[str] = []
         """Folder URIs from ``initialize``, opened when the engine starts."""
@@ -61,9 +64,15 @@ class SwitchmanServer(LanguageServer):
                 open_text,
             )
 
-            self._switchman = Switchman(EditorNotifier(self), approver=EditorApprover(self),
-                                        applier=EditorApplier(self),
-                                        open_text=lambda path: open_text(self, path))
+            if self._unusable is not None:
+                raise DataFolderUnusable(self._unusable.folder, self._unusable.reason)
+            try:
+                self._switchman = Switchman(
+                    EditorNotifier(self), approver=EditorApprover(self),
+                    applier=EditorApplier(self), open_text=lambda path: open_text(self, path))
+            except DataFolderUnusable as error:
+                self._unusable = error
+                raise
             for folder in self.workspace_folders:
                 try:
                     self._switchman.open_workspace(folder)

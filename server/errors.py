@@ -11,6 +11,7 @@ import msgspec
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 
 from switchman.engine.errors import (
+    DataFolderUnusable,
     EmptyMessage,
     InvalidApply,
     InvalidAttachment,
@@ -45,6 +46,7 @@ CODES: dict[type[SwitchmanError], int] = {
     InvalidApply: 1012,
     UnknownProfile: 1013,
     TurnElsewhere: 1014,
+    DataFolderUnusable: 1015,
 }
 
 

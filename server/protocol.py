@@ -114,6 +114,18 @@ class SwitchmanProtocol(LanguageServerProtocol):
             log.exception("could not handle %s", _describe(message))
             self._refuse(message, JsonRpcInternalError(INTERNAL_ERROR_MESSAGE))
 
+    def _handle_response(self, msg_id: Any, result: Any | None = None,
+                         error: types.ResponseError | None = None) -> None:
+        """An answer to a request the daemon no longer waits for (an approval whose turn was
+        cancelled, or that timed out: the editor answered as it was withdrawn) changes
+        nothing; pygls would fail setting the cancelled future's result."""
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():
+            del self._request_futures[msg_id]
+            log.info("ignored a late answer to request %s (no longer waited for)", msg_id)
+            return
+        super()._handle_response(msg_id, result, error)
+
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         """Cancel a request one loop turn later, so that its handler has started.
 

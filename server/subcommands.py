@@ -371,10 +371,13 @@ def _patterns() -> tuple[LearnedPatternStore | None, Path]:
     folder or file that cannot be used is a one-line error, not a traceback.
     """
     path = data_dir() / patterns_db.FILE_NAME
-    if not path.exists() and not path.is_symlink():
-        return None, path
-    if not path.is_file():
-        raise _PatternsUnreadable(f"{path} is not a file")
+    try:
+        if not path.exists() and not path.is_symlink():
+            return None, path
+        if not path.is_file():
+            raise _PatternsUnreadable(f"{path} is not a file")
+    except OSError as error:  # a folder on the way that cannot be searched
+        raise _PatternsUnreadable(f"{path} cannot be read ({error.strerror})") from error
     try:
         # one process, one question: read a large workspace at once instead of "still loading"
         return LearnedPatternStore(patterns_db.connect(path), SystemClock(), background=False,

@@ -361,6 +361,13 @@ WORKSPACE_BLOCK = Obj(
     "Settings for one workspace (and folders below it). Its rules run before the global rules; "
     "its default, pattern and tiers replace the global ones.",
     fields=_BLOCK_FIELDS,
+    special={
+        "delegation": SpecialKey(Code.UNKNOWN_KEY, Severity.ERROR,
+                                 "'delegation' is set once for every workspace: move it to the "
+                                 "top level of this file, out of the 'workspaces' block."),
+        "global_default": SpecialKey(Code.UNKNOWN_KEY, Severity.ERROR,
+                                     "A workspace's block sets 'default', not 'global_default'."),
+    },
     title="workspace",
 )
 

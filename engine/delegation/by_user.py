@@ -185,6 +185,8 @@ def _result_text(result: DelegateResult) -> str:
         return output if isinstance(output, str) else json.dumps(msgspec.to_builtins(output))
     if result.error == "approval_denied":
         return "No worker was started: the delegation was not approved."
+    if result.error == "cancelled_by_user" and not result.worker_session_id:
+        return "No worker was started: the delegation was cancelled while it waited for approval."
     if isinstance(output, InsufficientContextRequest):
         missing = "\n".join(f"- {m.type} {m.ref}: {m.hint}" for m in output.missing)
         return f"The worker needs more to go on: {output.summary}\n{missing}"

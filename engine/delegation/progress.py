@@ -9,6 +9,7 @@ and the worker's ``session.ended``.
 
 from __future__ import annotations
 
+import asyncio
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -28,14 +29,15 @@ from switchman.engine.messages import ZERO_USD, Usage
 from switchman.engine.routing.decision import TierChoice
 from switchman.engine.sessions.manager import SessionManager
 from switchman.engine.sessions.records import ChatDelta, DelegationUpdate, RouteNotice
-from switchman.engine.sessions.turn import TurnOutcome
+from switchman.engine.sessions.turn_setup import TurnOutcome
 from switchman.engine.tokens import estimate_text
 from switchman.engine.tools.registry import ToolContext
 
 DelegationSource = Literal["planner", "user"]
 
 PROGRESS_INTERVAL_SECONDS = 0.25
-"""Text progress is sent at most this often (tool calls and charges always)."""
+"""Text progress is sent at most this often (tool calls and charges always); text held back
+is sent when the interval is over, so a worker that pauses after a few words shows them."""
 ACTIVITY_CHARS = 120
 
 
@@ -73,6 +75,9 @@ class WorkerProgress:
         self._started = clock.monotonic()
         self._sent = 0.0
         self._text = ""
+        self._held: asyncio.TimerHandle | None = None
+        """The send of text progress held back by the interval, if one is pending."""
+        self._ended = False
 
     # -- the worker turn's sink ------------------------------------------------------
 
@@ -107,7 +112,9 @@ class WorkerProgress:
         if delta.kind == "text" and delta.text:
             self._text = (self._text + delta.text)[-ACTIVITY_CHARS:]
             self.activity = self._text.strip().splitlines()[-1] if self._text.strip() else None
-            if self.clock.monotonic() - self._sent < PROGRESS_INTERVAL_SECONDS:
+            waited = self.clock.monotonic() - self._sent
+            if waited < PROGRESS_INTERVAL_SECONDS:
+                self._hold(PROGRESS_INTERVAL_SECONDS - waited)
                 return
         elif delta.tool is not None:
             self._text = ""
@@ -200,11 +207,25 @@ class WorkerProgress:
                 "cancelled" if self.mode == "cancelled_by_user" else "failed"
             store.add_event(SessionEnded(timestamp=now, session_id=self.worker_session_id,
                                          disposition=disposition, is_worker=True))
+        self._ended = True
         self._send("ended", "completed" if result.success else
                    "cancelled" if self.mode == "cancelled_by_user" else "failed",
                    result.error)
 
+    def _hold(self, delay: float) -> None:
+        """Send the latest text progress after ``delay`` seconds, unless something is sent
+        before then (it carries the same state)."""
+        if self._held is None and not self._ended:
+            self._held = asyncio.get_running_loop().call_later(delay, self._send_held)
+
+    def _send_held(self) -> None:
+        self._held = None
+        self._send("progress", "running")
+
     def _send(self, phase: str, status: str, error: str | None = None) -> None:
+        if self._held is not None:
+            self._held.cancel()
+            self._held = None
         self._sent = self.clock.monotonic()
         self.sessions.observer.delegation(DelegationUpdate(
             phase=phase, session_id=self.planner.session_id,  # type: ignore[arg-type]

@@ -212,7 +212,11 @@ class WorkerRun:
         request = delegation_request(self.context, self.call, self.allowed)
         if request is None:
             return None
-        answer = await self.delegation.policy.decide(request)
+        try:
+            answer = await self.delegation.policy.decide(request)
+        except asyncio.CancelledError:  # stopped while the user was asked: ends like a worker
+            self.progress.detail = "cancelled while waiting for approval"
+            return self.progress.failed("cancelled_by_user", "cancelled_by_user", "")
         if answer.allowed:
             return None
         self.progress.detail = answer.short_reason or "the user denied it"

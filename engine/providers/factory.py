@@ -84,8 +84,11 @@ class DeferredAdapter:
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Stream ``request`` through the real adapter, creating it first if needed."""
-        # shielded: a cancelled turn must not cancel a creation other turns share
-        adapter = await asyncio.shield(asyncio.wrap_future(self.prepare()))
+        created = self.prepare()
+        if created.done():  # the usual case: no hop through the loop before the request
+            adapter = created.result()
+        else:  # shielded: a cancelled turn must not cancel a creation other turns share
+            adapter = await asyncio.shield(asyncio.wrap_future(created))
         async for event in adapter.stream(request):
             yield event
 

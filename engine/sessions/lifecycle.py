@@ -39,7 +39,8 @@ from switchman.engine.sessions.live import LiveSession, RunningTurn, TurnSink
 from switchman.engine.sessions.manager import SessionManager, SessionObserver
 from switchman.engine.sessions.prompt import system_prompt
 from switchman.engine.sessions.records import ChatDelta, RouteNotice, TurnInfo
-from switchman.engine.sessions.turn import TurnOutcome, TurnRunner, TurnSetup, TurnStart
+from switchman.engine.sessions.turn import TurnRunner
+from switchman.engine.sessions.turn_setup import TurnOutcome, TurnSetup, TurnStart
 from switchman.engine.tokens import estimate_messages
 from switchman.engine.tools.registry import ToolContext, ToolRegistry
 from switchman.engine.tools.workspace import WorkspaceTools

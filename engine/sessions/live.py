@@ -18,7 +18,7 @@ from switchman.engine.tokens import estimate_messages
 from switchman.engine.tools.registry import ToolEntry
 
 if TYPE_CHECKING:
-    from switchman.engine.sessions.turn import TurnOutcome
+    from switchman.engine.sessions.turn_setup import TurnOutcome
 
 
 class TurnSink(Protocol):

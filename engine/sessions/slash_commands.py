@@ -18,7 +18,7 @@ from switchman.engine.config.store import ConfigStore
 from switchman.engine.delegation.focus import COMMAND, is_delegate_message
 from switchman.engine.errors import CommandUsage, UnknownCommand, UnknownModel, UnknownProfile
 from switchman.engine.events import PatternOverrideDismissed, RouteOverridden
-from switchman.engine.messages import ImageBlock
+from switchman.engine.messages import AttachmentBlock, ImageBlock
 from switchman.engine.profiles.listing import profile_text
 from switchman.engine.routing.chain import surfaced_suggestion
 from switchman.engine.routing.decision import PolicyEvaluation
@@ -63,6 +63,9 @@ PATTERNS_USAGE = ("Usage: /patterns [stats] (in the chat it only shows what was 
                   "to forget or export it, run `switchman patterns forget --workspace <this "
                   "folder>` or `switchman patterns export` in a terminal)")
 
+ROUTE_USAGE = ("Usage: /route override (run the last message again on the suggested model) | "
+               "/route ignore (dismiss the suggestion)")
+
 _BARE_WORD = re.compile(r"/[A-Za-z]+")
 
 
@@ -94,11 +97,10 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: Sessio
     """Answer a slash command in the chat stream."""
     words = message.strip().split()
     name, args = words[0], words[1:]
-    if name == "/route" and args[:1] == ["override"]:
+    if name == "/route" and args == ["override"]:
         rerun = await route_override(manager, lifecycle, live)
         if rerun is not None:
             return rerun
-        args = ["none"]
     try:
         if name not in COMMANDS:
             raise UnknownCommand(name, mistyped(name))
@@ -225,7 +227,10 @@ async def route_override(manager: SessionManager, lifecycle: TurnLifecycle,
     """Run the last message again on the suggested model (None if nothing was suggested)."""
     suggestion = pending_suggestion(manager, live)
     last = manager.store.last_turn(live.id)
-    user = next((m for m in reversed(live.history) if m.role == "user"), None)
+    # The message of the suggested turn itself: a /delegate typed since is a user message
+    # too (of no turn), and must not be what is sent again.
+    user = None if last is None else next(
+        (m for m in reversed(live.history) if m.role == "user" and m.turn_id == last.id), None)
     if suggestion is None or last is None or user is None or not suggestion.candidate_model:
         return None
     model = suggestion.candidate_model
@@ -235,14 +240,18 @@ async def route_override(manager: SessionManager, lifecycle: TurnLifecycle,
     if manager.learning is not None:
         manager.learning.suggestion_answered(last.id, accepted=True)
     images = [b for b in user.content if isinstance(b, ImageBlock)]
+    attachments = [b for b in user.content if isinstance(b, AttachmentBlock)]
     token = next(iter(manager.router.registry().models[model].aliases), model)
-    outcome = await lifecycle.run(live, user.text(), images, Override(token, model))
+    outcome = await lifecycle.run(live, user.text(), images, Override(token, model),
+                                  attachments)
     return outcome.result
 
 
 def _route(manager: SessionManager, live: LiveSession, args: list[str]) -> str:
+    if args not in (["override"], ["ignore"]):
+        raise CommandUsage(ROUTE_USAGE)
     suggestion = pending_suggestion(manager, live)
-    if suggestion is None or not args or args[0] not in ("ignore", "override"):
+    if suggestion is None or args == ["override"]:  # an override that ran returned before
         return ("There is no pattern suggestion to act on. Suggestions are shown when "
                 "pattern_disagreement.surface is on in routing.yaml.")
     turn = manager.store.last_turn(live.id)

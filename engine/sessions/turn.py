@@ -5,11 +5,11 @@ The model chosen at turn start serves every call of the turn (spec §3.2).
 and *returns* a :class:`TurnOutcome` with what the turn added to the
 transcript; it never mutates the session.
 
-Retries have one owner: this module. The SDKs are created with
-``max_retries=0``; a failed call that is worth retrying (rate limit,
-overload, 5xx, network, timeout) is tried again at most ``retries`` times, and
-only while no output has been streamed (a retry after output would repeat
-text). The availability tracker hears about the *call*, not each attempt: one
+Retries have one owner: the turn, with a :class:`.retry.RetryPolicy`. The SDKs
+are created with ``max_retries=0``; a failed call that is worth retrying (rate
+limit, overload, 5xx, network, timeout) is tried again at most ``retries``
+times, and only while no output has been streamed (a retry after output would
+repeat text). The availability tracker hears about the *call*, not each attempt: one
 failure when the call finally fails, so retries never multiply failures
 (spec §4.5: backoff inside one call changes no state).
 
@@ -19,7 +19,7 @@ stream started (or, if it reported none, the routing estimate of the
 request) and the output streamed so far (estimated from its text).
 
 A turn's start (its durable record and the routing notice to the editor) is
-written while the provider works on the first request: :class:`TurnStart` runs
+written while the provider works on the first request: :class:`.turn_setup.TurnStart` runs
 as soon as the adapter says the request has left, and at the latest before
 anything the call returns is handled, stored or shown (architecture.md, "The
 provider is called before the turn's start is written").
@@ -33,15 +33,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Literal
 
 from switchman.engine.availability import AvailabilityTracker, ErrorClass
 from switchman.engine.clock import Clock
-from switchman.engine.config.registry import ModelSpec, ProviderSpec
 from switchman.engine.events import LlmCallCompleted
 from switchman.engine.ids import new_id
 from switchman.engine.messages import (
@@ -57,132 +53,30 @@ from switchman.engine.messages import (
 from switchman.engine.providers.base import (
     REQUEST_SENT,
     Finished,
-    ProviderAdapter,
     ProviderRequest,
     TextDelta,
     ToolCall,
     UsageReport,
 )
-from switchman.engine.providers.errors import MAX_RETRY_WAIT_SECONDS, ProviderError
-from switchman.engine.routing.context import TurnContext
-from switchman.engine.sessions.live import TurnSink
+from switchman.engine.providers.errors import ProviderError
 from switchman.engine.sessions.records import (
     ChatDelta,
     ErrorInfo,
     ToolActivity,
-    TurnInfo,
     TurnResult,
 )
+from switchman.engine.sessions.retry import RetryPolicy
+from switchman.engine.sessions.turn_setup import StopReason, TurnOutcome, TurnSetup
 from switchman.engine.store.repository import SessionStore
 from switchman.engine.tokens import estimate_messages, estimate_text, estimate_turn
 from switchman.engine.tools.arguments import ToolOutcome
-from switchman.engine.tools.registry import ToolCallRequest, ToolRegistry
+from switchman.engine.tools.registry import ToolCallRequest
 
 log = logging.getLogger(__name__)
 
 MAX_TOOL_STEPS = 25
 MAX_OUTPUT_TOKENS = 8192
 CHECKPOINT_SECONDS = 0.5
-RETRIES_ENV = "SWITCHMAN_RETRIES"
-RETRY_BASE_ENV = "SWITCHMAN_RETRY_BASE_SECONDS"
-
-StopReason = Literal["end_turn", "max_tokens", "ended_by_tool", "step_limit", "none"]
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How often and how patiently a failed call is retried."""
-
-    retries: int = 2
-    base_seconds: float = 0.5
-
-    @classmethod
-    def from_environment(cls) -> RetryPolicy:
-        """The policy, with ``SWITCHMAN_RETRIES`` / ``SWITCHMAN_RETRY_BASE_SECONDS`` applied."""
-        return cls(int(os.environ.get(RETRIES_ENV, cls.retries)),
-                   float(os.environ.get(RETRY_BASE_ENV, cls.base_seconds)))
-
-    def delay(self, attempt: int, error: ProviderError) -> float | None:
-        """Seconds to wait before retry ``attempt`` (0-based); None: do not retry."""
-        if not error.retryable or attempt >= self.retries:
-            return None
-        wait = error.retry_after if error.retry_after is not None \
-            else self.base_seconds * 2 ** attempt
-        return wait if wait <= MAX_RETRY_WAIT_SECONDS else None
-
-
-class TurnStart:
-    """Records a turn's start, once: soon after its first request has left for the
-    provider, or when the turn first needs it recorded, whichever comes first."""
-
-    def __init__(self, record: Callable[[], None]) -> None:
-        self._record: Callable[[], None] | None = record
-        self.failure: Exception | None = None
-        """Why recording failed (the session's turn lock is held by another daemon)."""
-
-    def soon(self) -> None:
-        """Record on the next pass of the event loop: the request is on its way, and the
-        turn's task is about to wait for the answer."""
-        if self._record is not None:
-            asyncio.get_running_loop().call_soon(self._run)
-
-    def ensure(self) -> None:
-        """Record now unless done; raises what recording raised (the turn did not start)."""
-        self._run()
-        if self.failure is not None:
-            raise self.failure
-
-    def _run(self) -> None:
-        record, self._record = self._record, None
-        if record is None:
-            return
-        try:
-            record()
-        except Exception as failure:  # raised in the turn's task by ensure()
-            self.failure = failure
-
-
-@dataclass(frozen=True)
-class TurnSetup:
-    """What a turn runs with, fixed at its start."""
-
-    turn: TurnInfo
-    model: ModelSpec
-    provider: ProviderSpec
-    adapter: ProviderAdapter
-    tools: ToolRegistry
-    system: str
-    history: tuple[Message, ...]
-    """The transcript so far, ending with this turn's user message."""
-    history_tokens: int
-    """The size estimate of ``history`` (the session keeps it as messages are added)."""
-    sink: TurnSink
-    start: TurnStart
-    """Records the turn's start (durably) and tells the sink which model took it."""
-    context: TurnContext
-    """The turn as routing saw it (learning records the turn with it)."""
-    banners: tuple[str, ...] = ()
-    is_worker: bool = False
-    parent_session_id: str | None = None
-    output_budget: int | None = None
-    """A cap on output tokens over all the turn's calls (a worker's ``max_tokens``)."""
-    reasoning_effort: str | None = None
-    """Sent with every call of the turn (a worker's tier effort, when its model takes one)."""
-
-
-@dataclass(frozen=True)
-class TurnOutcome:
-    """How a turn ended and what it added."""
-
-    result: TurnResult
-    added: list[Message]
-    """Messages the turn added to the transcript (assistant and tool messages)."""
-    touched: list[str]
-    """Paths this turn's tools touched."""
-    stop_reason: StopReason
-    """Why the last LLM call stopped (``none`` if it never finished)."""
-    tool_calls: int
-
 
 @dataclass
 class _Progress:
@@ -200,8 +94,9 @@ class _Progress:
     touched: list[str] = field(default_factory=list)
     draft: Message | None = None
     """The assistant message being streamed (kept durable by checkpoints)."""
-    unfinished: Usage | None = None
-    """Usage known so far of a call still streaming (None when no call is in flight)."""
+    unfinished: Usage | _Estimate | None = None
+    """Usage known so far of a call still streaming (None when no call is in flight, an
+    :class:`_Estimate` until the provider reports any)."""
     stop_reason: StopReason = "none"
 
     def add(self, message: Message) -> None:
@@ -300,9 +195,8 @@ class TurnRunner:
         progress.unfinished = None  # nothing is charged until the provider answers
         async for event in setup.adapter.stream(request):
             setup.start.ensure()  # recorded (and routed on screen) before any output
-            if progress.unfinished is None:
-                progress.unfinished = Usage(
-                    input_tokens=_estimate_request(request, progress.transcript_tokens))
+            if progress.unfinished is None:  # worked out only if the call is cut short
+                progress.unfinished = _Estimate(request, progress.transcript_tokens)
             if isinstance(event, UsageReport):
                 progress.unfinished = event.usage
             elif isinstance(event, TextDelta):
@@ -359,6 +253,8 @@ class TurnRunner:
         known, progress.unfinished = progress.unfinished, None
         if known is None:
             return
+        if isinstance(known, _Estimate):
+            known = known.usage()
         streamed = estimate_text("".join(progress.current)) if progress.draft else 0
         self._charge(setup, progress, Usage(known.input_tokens,
                                             max(known.output_tokens, streamed),
@@ -451,8 +347,17 @@ async def _settle(tasks: dict[str, asyncio.Task[ToolOutcome]],
             outcomes[call_id] = task.result()
 
 
-def _estimate_request(request: ProviderRequest, transcript_tokens: int) -> int:
-    """The routing estimate of a request's input tokens (used until the provider reports),
-    given the estimate of its messages."""
-    return estimate_turn([request.system or "", *(t.description for t in request.tools)]) \
-        + transcript_tokens
+@dataclass(frozen=True)
+class _Estimate:
+    """A call the provider has answered but not yet reported usage for. Its input is
+    estimated only if the call ends unfinished: estimating the system prompt and tool
+    descriptions took ~0.15 ms between the first answer and the first delta."""
+
+    request: ProviderRequest
+    transcript_tokens: int
+    """The estimate of the request's messages."""
+
+    def usage(self) -> Usage:
+        """The routing estimate of the request's input tokens."""
+        texts = [self.request.system or "", *(t.description for t in self.request.tools)]
+        return Usage(input_tokens=estimate_turn(texts) + self.transcript_tokens)

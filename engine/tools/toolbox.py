@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from switchman.engine.ids import new_id
@@ -67,8 +68,18 @@ class Toolbox:
         self.context = context
         self.services = services
         self.skills = skills or SkillIndex()
-        self.reads = workspace.WorkspaceTools(context.folder)
-        self.edits = FileEdits(self.reads.workspace, services.open_text)
+
+    # Made at the first call: a turn is offered the tools before any is called, and
+    # finding the folder's real path is system calls on the way to the first token.
+    @cached_property
+    def reads(self) -> workspace.WorkspaceTools:
+        """The read tools, confined to the workspace's real folder."""
+        return workspace.WorkspaceTools(self.context.folder)
+
+    @cached_property
+    def edits(self) -> FileEdits:
+        """The file changes, confined like :attr:`reads`."""
+        return FileEdits(self.reads.workspace, self.services.open_text)
 
     def definitions(self) -> list[ToolSpec]:
         """The tool definitions sent to the model."""

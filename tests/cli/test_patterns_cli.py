@@ -123,3 +123,17 @@ def test_an_unusable_pattern_database_is_one_clear_line(
     captured = capsys.readouterr()
     assert captured.err.startswith(f"switchman patterns: {target}")
     assert "Traceback" not in captured.err and captured.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("action", [["stats"], ["export"], ["forget"]])
+def test_a_data_folder_that_cannot_be_looked_into_is_one_clear_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        action: list[str]) -> None:
+    # A name too long for the file system fails like a folder the user may not search
+    # (which root, running the tests, always may): the check for the file itself fails.
+    folder = tmp_path / ("x" * 300)
+    monkeypatch.setenv("SWITCHMAN_DATA_DIR", str(folder))
+    assert main(["patterns", *action]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == (f"switchman patterns: {folder / database.FILE_NAME} cannot be read "
+                            "(File name too long)\n")

@@ -174,6 +174,19 @@ def test_delegation_in_a_workspace_file_says_why_and_the_rest_still_applies(
     assert "only be set in your own routing.yaml" in problem.message
 
 
+@pytest.mark.parametrize(("key", "says"), [
+    ("delegation", "move it to the top level of this file"),
+    ("global_default", "sets 'default', not 'global_default'"),
+])
+def test_a_global_setting_inside_a_workspace_block_says_where_it_goes(key: str, says: str) -> None:
+    """Found by QA: ``delegation:`` under ``workspaces:`` was a plain "Unknown key"."""
+    text = f"global_default: sonnet\nworkspaces:\n  ~/code/app:\n    {key}: {{enabled: false}}\n"
+    found = problems(FileKind.ROUTING, text)
+    problem = only(found, Code.UNKNOWN_KEY)
+    assert says in problem.message
+    assert problem.range == Range(Position(3, 4), Position(3, 4 + len(key)))  # the block's key
+
+
 def test_shadowing_by_a_stricter_threshold_is_detected() -> None:
     text = ("rules:\n  - name: big\n    when: {estimated_input_tokens_gt: 1000}\n    use: opus\n"
             "  - name: bigger\n    when: {estimated_input_tokens_gt: 5000, has_images: true}\n"

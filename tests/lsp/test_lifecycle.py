@@ -37,6 +37,31 @@ def test_a_daemon_stopped_before_initialized_never_creates_the_engine(tmp_path: 
     assert not (tmp_path / "data" / "switchman.db").exists()
 
 
+def test_a_data_folder_that_cannot_be_written_is_named_in_every_answer(tmp_path: Path) -> None:
+    """The editor is told once (window/showMessage) and each request that needs the data
+    folder fails saying which folder and why, instead of an internal error (root can write
+    any folder, so a data folder under a file stands for one that cannot be written)."""
+    (tmp_path / "not-a-folder").write_text("a file\n")
+    data = tmp_path / "not-a-folder" / "switchman"
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    raw = RawDaemon(server_env(tmp_path / "config", data), tmp_path / "stderr.log")
+    assert "result" in raw.initialize(workspace)
+    shown = raw.wait_until(lambda: [m["params"] for m in raw.received
+                                    if m.get("method") == "window/showMessage"])
+    assert shown[0]["type"] == types.MessageType.Error
+    assert shown[0]["message"].startswith(f"Switchman cannot use its data folder {data} (")
+    for method, params in ((methods.CHAT, {"workspace": workspace.as_uri(), "message": "hi"}),
+                           (methods.SESSIONS, {"workspace": workspace.as_uri()}),
+                           (methods.TRUST, {})):
+        error = raw.request(method, params)["error"]
+        assert (error["code"], error["data"]["code"]) == (1015, "data_folder_unusable")
+        assert error["message"] == shown[0]["message"]
+    raw.close()
+    assert raw.process.returncode == 0
+    assert "Traceback" not in raw.stderr()
+
+
 @pytest.mark.parametrize("editor", CLIENTS)
 async def test_exit_during_a_turn_is_quiet_and_keeps_the_answer(
         editor: str, daemon: Daemon, fake: FakeProvider,

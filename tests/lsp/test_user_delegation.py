@@ -3,6 +3,7 @@ and the HTTP fake provider (spec 003: the focused task, one question when ambigu
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from switchman.server import methods
@@ -11,6 +12,7 @@ from tests.lsp.test_delegation import killed_mid_worker
 from tests.support.editor_tools import ToolEditor
 from tests.support.fake_provider import FakeProvider, Usage
 from tests.support.lsp import SwitchmanClient
+from tests.support.rawrpc import RawDaemon
 
 HAIKU_API, OPUS_API = "claude-haiku-4-5", "claude-opus-4-7"
 HAIKU = "anthropic:claude-haiku-4-5"
@@ -160,3 +162,36 @@ async def test_a_mistyped_tier_is_refused_naming_the_tiers(client: SwitchmanClie
                  "text": "def main():\n    return 42", "start_line": 1, "end_line": 2}
     done = await chat(client, daemon, "/delegate refactor", [selection])
     assert (done["status"], done["text"]) == ("completed", "Tidied.")
+
+
+def test_a_delegate_cancelled_while_asking_for_approval_is_answered_and_kept(
+        daemon: Daemon, fake: FakeProvider, tmp_path: Path) -> None:
+    """$/cancelRequest while the user is asked to approve the worker: the chat request still
+    resolves (it was answered with a "request cancelled" error and the command was left in the
+    transcript with no answer), the card ends, and the editor's late answer is ignored quietly
+    (it was a traceback in the log)."""
+    raw = RawDaemon(daemon.env, tmp_path / "stderr.log")
+    raw.initialize(daemon.workspace)
+    chat_id = raw.new_id()
+    raw.send({"jsonrpc": "2.0", "id": chat_id, "method": methods.CHAT,
+              "params": {"workspace": daemon.uri, "message": "/delegate fast tidy src/app.py"}})
+    approval = raw.wait_until(lambda: next(
+        (m for m in raw.received if m.get("method") == methods.APPROVE), None))
+    raw.notify("$/cancelRequest", {"id": chat_id})
+    answer = raw.response(chat_id)["result"]
+    text = "No worker was started: the delegation was cancelled while it waited for approval."
+    assert (answer["kind"], answer["status"], answer["text"]) == ("command", "failed", text)
+    assert answer["error"]["code"] == "cancelled_by_user"
+    raw.wait_until(lambda: any(m.get("method") == "$/cancelRequest"
+                               and m["params"]["id"] == approval["id"] for m in raw.received))
+    raw.send({"jsonrpc": "2.0", "id": approval["id"], "result": {"decision": "allow_once"}})
+    detail = raw.request(methods.SESSION, {"session_id": answer["session_id"]})["result"]
+    assert [m["content"][0]["text"] for m in detail["messages"]] == [
+        "/delegate fast tidy src/app.py", text]
+    updates = [m["params"] for m in raw.received if m.get("method") == methods.DELEGATION]
+    assert [(u["phase"], u["status"], u["error"]) for u in updates] == [
+        ("ended", "cancelled", "cancelled_by_user")]
+    assert fake.requests == []
+    raw.close()
+    assert raw.process.returncode == 0
+    assert "Traceback" not in raw.stderr()

@@ -9,7 +9,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from pydantic._internal import _generics as pydantic_generics
@@ -247,6 +247,25 @@ async def test_a_deferred_adapter_imports_on_a_worker_thread_once(fake: FakeProv
              (first, second)}
     assert texts == {"Hello", "again"}
     assert len(threads) == 1 and threads[0] != threading.main_thread().name
+
+
+async def test_a_created_adapter_is_called_without_a_pass_of_the_event_loop() -> None:
+    """Once the adapter exists, a stream reaches it at once: waiting on the creation's
+    (done) future cost a pass of the loop and a wake-up through its self-pipe."""
+    order: list[str] = []
+
+    class Ready:
+        async def stream(self, req: ProviderRequest) -> Any:
+            order.append("adapter called")
+            yield TextDelta("hi")
+
+    deferred = DeferredAdapter(lambda: cast("ProviderAdapter", Ready()))
+    await asyncio.wrap_future(deferred.prepare())
+    events = deferred.stream(request())
+    asyncio.get_running_loop().call_soon(order.append, "next pass of the loop")
+    await anext(events)
+    assert order[0] == "adapter called", order
+    assert [e async for e in events] == []
 
 
 async def test_what_creating_an_adapter_leaves_alive_is_frozen_for_the_collector(

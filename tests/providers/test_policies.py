@@ -11,7 +11,7 @@ from switchman.engine.keys import redact
 from switchman.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from switchman.engine.providers.base import normalize_history
 from switchman.engine.providers.errors import ProviderError, class_for_status
-from switchman.engine.sessions.turn import RetryPolicy
+from switchman.engine.sessions.retry import RetryPolicy
 
 
 def error(error_class: ErrorClass, retry_after: float | None = None) -> ProviderError:

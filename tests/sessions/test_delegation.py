@@ -18,6 +18,7 @@ from switchman.engine.learning import database
 from switchman.engine.messages import ToolResultBlock, Usage
 from switchman.engine.providers.base import ProviderRequest
 from switchman.engine.providers.errors import ProviderError
+from switchman.engine.sessions.records import DelegationUpdate
 from tests.sessions.conftest import Engine, scripted_engine
 from tests.support.scripted_adapter import ScriptedAdapter, ScriptedReply
 from tests.tools.conftest import ScriptedApprover
@@ -356,3 +357,31 @@ async def test_a_finished_worker_is_dropped_from_memory_and_its_record_stays(
     assert detail.turns[0].status == "completed"
     with pytest.raises(WorkerSession):  # and still refused as a chat target after reloading
         await service.chat(deleg.workspace, worker.id, "hello")
+
+
+async def test_text_held_back_by_the_progress_interval_is_sent_when_it_is_over(
+        deleg: Engine, adapter: ScriptedAdapter) -> None:
+    """A worker that streams a few words and then pauses (a slow model, a long tool-less
+    think) shows those words on its card while it pauses, not only when it goes on."""
+    arrived = asyncio.Event()
+    record = deleg.recorder.delegation
+
+    def delegation(update: DelegationUpdate) -> None:
+        record(update)
+        if update.activity == "thinking about it":
+            arrived.set()
+
+    deleg.recorder.delegation = delegation  # type: ignore[method-assign]
+    adapter.calls(delegate("tu_1"), model=OPUS)
+    gate = asyncio.Event()
+    adapter.text("thinking about it", " and done", model=HAIKU, gate=gate)
+    adapter.text("the worker finished", model=OPUS)
+    pending = asyncio.create_task(deleg.service.chat(deleg.workspace, None, "@opus go"))
+    await asyncio.wait_for(arrived.wait(), 10)  # while the worker is still paused
+    assert not gate.is_set()
+    shown = [u for u in deleg.recorder.delegations if u.activity == "thinking about it"]
+    assert [(u.phase, u.status) for u in shown] == [("progress", "running")]
+    gate.set()
+    assert (await pending).text == "the worker finished"
+    phases = [u.phase for u in deleg.recorder.delegations if u.tool_use_id == "tu_1"]
+    assert phases[-1] == "ended" and phases.count("ended") == 1

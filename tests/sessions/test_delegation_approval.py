@@ -3,12 +3,13 @@ through the engine with the in-memory adapter and a scripted user."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from switchman.engine.tools.approval import ApprovalAnswer
+from switchman.engine.tools.approval import ApprovalAnswer, ApprovalRequest
 from tests.sessions.conftest import Engine, scripted_engine
 from tests.sessions.test_delegation import HAIKU, OPUS, delegate, failure, results
 from tests.support.scripted_adapter import ScriptedAdapter
@@ -108,3 +109,37 @@ async def test_without_an_editor_a_changing_delegation_is_denied(
         assert result.status == "completed"
     finally:
         service.store.db.close()
+
+
+class WaitingUser(ScriptedApprover):
+    """A user who has not answered yet: the question is open until the test cancels it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open = asyncio.Event()
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
+        self.asked.append(request)
+        self.open.set()
+        await asyncio.Event().wait()  # never answered
+        raise AssertionError("unreachable")
+
+
+async def test_cancelling_the_planner_while_a_delegation_waits_for_approval_ends_it(
+        tmp_path: Path, adapter: ScriptedAdapter) -> None:
+    """The delegation ends (cancelled_by_user) and is recorded, as when its worker runs."""
+    user = WaitingUser()
+    started = engine(tmp_path, adapter, user)
+    adapter.calls(delegate("tu_w", task="set x to 2"), model=OPUS)
+    pending = asyncio.create_task(started.service.chat(started.workspace, None, "@opus set x"))
+    await user.open.wait()
+    planner_turn = user.asked[0].turn_id
+    assert await started.service.cancel(planner_turn) == (True, "cancelled")
+    result = await pending
+    assert result.status == "cancelled"
+    (ended,) = started.recorder.delegations
+    assert (ended.phase, ended.status, ended.error, ended.worker_turn_id) == (
+        "ended", "cancelled", "cancelled_by_user", None)
+    assert failure(started, result.session_id, "tu_w")[0] == "cancelled_by_user"
+    assert [r.model_id for r in adapter.requests] == [OPUS]  # no worker, no further call
+    started.service.store.db.close()

@@ -8,11 +8,13 @@ import pytest
 
 from switchman.engine.learning import database
 from switchman.engine.learning.evaluator import NextAction
+from switchman.engine.messages import AttachmentRequest
 from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
 from switchman.engine.service import Switchman
 from tests.conftest import models_yaml
 from tests.sessions.conftest import Recorder
 from tests.support.fake_provider import FakeProvider
+from tests.tools.conftest import ScriptedApprover
 
 HAIKU, SONNET = "anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-6"
 POLICY = ("pattern_disagreement: {surface: true}\nrules:\n  - name: fast for commits\n"
@@ -29,7 +31,7 @@ def engine(tmp_path: Path, fake: FakeProvider) -> tuple[Switchman, Recorder, str
     store = FixedPatternStore(PatternRecommendation(SONNET, 0.9, 0.87, 23, []))
     service = Switchman(recorder, config_folder=tmp_path / "config",
                         data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
-                        patterns=store)
+                        patterns=store, approver=ScriptedApprover())
     workspace = service.open_workspace(str(tmp_path / "workspace"))
     return service, recorder, workspace
 
@@ -94,3 +96,40 @@ async def test_without_a_suggestion_there_is_nothing_to_override(
     assert answer.kind == "command"
     assert answer.text.startswith("There is no pattern suggestion to act on.")
     assert fake.requests == []
+
+
+async def test_override_reruns_the_suggested_turns_message_not_a_later_delegate(
+        engine: tuple[Switchman, Recorder, str], fake: FakeProvider, tmp_path: Path) -> None:
+    """A /delegate typed after the suggested turn is a user message of no turn: /route
+    override still sends the suggested turn's own message (with its attachment) again."""
+    service, _, workspace = engine
+    notes = tmp_path / "workspace" / "notes.txt"
+    notes.write_text("the auth bug is in login()\n")
+    fake.script_text("short")
+    first = await service.chat(workspace, None, "/commit fix the auth bug",
+                               attachments=[AttachmentRequest(uri=notes.as_uri())])
+    assert "/route override" in first.banners[0]
+    fake.script_text("the files are a, b and c")
+    delegated = await service.chat(workspace, None, "/delegate fast list the files")
+    assert (delegated.kind, delegated.status) == ("command", "completed")
+    fake.script_text("a better commit message")
+    again = await service.chat(workspace, None, "/route override")
+    assert (again.kind, again.model, again.text) == ("turn", SONNET, "a better commit message")
+    sent = fake.requests[-1].body["messages"][-1]["content"]
+    assert sent == fake.requests[0].body["messages"][-1]["content"]  # the same message, again
+    assert sent[0]["text"] == "/commit fix the auth bug" and "login()" in sent[1]["text"]
+
+
+@pytest.mark.parametrize("command", ["/route", "/route overide", "/route ignore it",
+                                     "/route override now"])
+async def test_route_with_other_arguments_answers_its_usage(
+        engine: tuple[Switchman, Recorder, str], fake: FakeProvider, command: str) -> None:
+    service, _, workspace = engine
+    fake.script_text("short")
+    await service.chat(workspace, None, "/commit fix the auth bug")  # a suggestion is shown
+    answer = await service.chat(workspace, None, command)
+    assert (answer.kind, answer.status) == ("command", "failed")
+    assert answer.error is not None and answer.error.code == "command_usage"
+    assert answer.text.startswith("Usage: /route override")
+    assert len(fake.requests) == 1 and service.store.events(kind="route.overridden") == []
+    assert service.store.events(kind="pattern.override_dismissed") == []

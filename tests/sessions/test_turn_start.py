@@ -14,10 +14,16 @@ import pytest
 from switchman.engine import files, tokens
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning import fingerprint as learned
-from switchman.engine.providers.base import AdapterSource, ProviderRequest, StreamEvent
+from switchman.engine.providers.base import (
+    AdapterSource,
+    ProviderRequest,
+    StreamEvent,
+    TextDelta,
+)
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.service import Switchman
 from switchman.engine.sessions.records import ChatDelta
+from switchman.engine.tools.confinement import WorkspaceRoot
 from tests.sessions.conftest import Recorder, scripted_engine
 from tests.support.scripted_adapter import ScriptedAdapter
 
@@ -172,3 +178,69 @@ async def test_a_turn_is_fingerprinted_once_for_routing_and_learning(
     await service.learning.written()
     rows = patterns_db.count(service.patterns.connection, str(tmp_path / "workspace"))
     assert rows == 2  # …and the turn was recorded
+
+
+async def test_a_request_is_estimated_only_for_a_call_cut_short(
+        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Estimating the request (the system prompt and every tool description) waited between
+    the provider's first event and the first delta; only a call that ends before the
+    provider reports its usage needs it."""
+    workspace = str(tmp_path / "workspace")
+    await service.chat(workspace, None, "warm up")
+    estimated: list[list[str]] = []
+    estimate = tokens.estimate_turn
+
+    def counting(texts: list[str], images: int = 0) -> int:
+        estimated.append(texts)
+        return estimate(texts, images)
+
+    monkeypatch.setattr("switchman.engine.sessions.turn.estimate_turn", counting)
+    assert (await service.chat(workspace, None, "a question")).status == "completed"
+    assert estimated == []
+
+    cut_short = asyncio.Event()
+
+    class Silent:  # answers, then never reports usage nor finishes
+        def adapter(self, provider: object) -> Silent:
+            return self
+
+        async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+            yield TextDelta("partial")
+            cut_short.set()
+            await asyncio.Event().wait()
+
+    service.lifecycle.adapters = cast("AdapterSource", Silent())
+    turn = asyncio.ensure_future(service.chat(workspace, None, "another question"))
+    await cut_short.wait()
+    turn.cancel()
+    result = await turn
+    assert result.status == "cancelled"
+    assert len(estimated) == 1 and estimated[0][0].startswith("You are")  # the system prompt
+    assert result.usage.input_tokens > estimate(estimated[0])  # with the transcript's
+
+
+async def test_a_turns_tools_look_up_no_path_before_the_model_is_called(
+        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tools find the workspace's real folder (system calls) at their first call, not
+    while the turn is on its way to the first token."""
+    workspace = str(tmp_path / "workspace")
+    await service.chat(workspace, None, "warm up")
+    confined: list[Path] = []
+    init = WorkspaceRoot.__init__
+
+    def counting(self: WorkspaceRoot, folder: Path) -> None:
+        confined.append(folder)
+        init(self, folder)
+
+    monkeypatch.setattr(WorkspaceRoot, "__init__", counting)
+    reply = adapter.text("hello", gate=asyncio.Event())
+    turn = asyncio.ensure_future(service.chat(workspace, None, "a question"))
+    await reply.reached.wait()
+    assert confined == []
+    reply.gate.set()  # type: ignore[union-attr]
+    await turn
+    adapter.calls(("c1", "read_file", {"path": "notes.md"}))
+    await service.chat(workspace, None, "read my notes")
+    assert confined == [tmp_path / "workspace"]  # the call found it

@@ -127,6 +127,7 @@ return {
       type_and_send('@nope hi')
       H.wait_text(transcript(), "✗ Unknown model alias '@nope'. The message was not sent. Did you mean @opus?")
       wait_idle()
+      H.eq({ '@nope hi' }, H.lines(chat.view.input), 'the refused message is back in the input')
     end,
   },
   {
@@ -146,6 +147,7 @@ return {
       H.wait_text(transcript(), '## Switchman [/modle]')
       H.wait_text(transcript(), '✗ Unknown command /modle — did you mean /model?')
       wait_idle()
+      H.eq({ '/modle opus' }, H.lines(chat.view.input), 'the mistyped command is back in the input')
       local _, after = H.fake('GET', '/_fake/requests')
       H.eq(#before.requests, #after.requests, 'no provider request')
     end,

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from switchman.engine.errors import DataFolderUnusable
 from switchman.server.features import config_watch
 
 if TYPE_CHECKING:
     from switchman.server.app import SwitchmanServer
+
+log = logging.getLogger(__name__)
 
 
 def register(server: SwitchmanServer) -> None:
@@ -27,7 +31,13 @@ def register(server: SwitchmanServer) -> None:
         from switchman.engine.config.checking import CHECKS  # noqa: PLC0415 - light; see app.py
 
         CHECKS.start()  # the check process starts its interpreter while this one imports the engine
-        engine = server.switchman  # created here, after the editor has its initialize answer
+        try:
+            engine = server.switchman  # created here, after the editor has its initialize answer
+        except DataFolderUnusable as error:  # told once here; each request answers it too
+            log.error("%s", error)
+            server.window_show_message(types.ShowMessageParams(types.MessageType.Error,
+                                                               str(error)))
+            return
         engine.start_background()
         engine.announce_status()
         await config_watch.start(server)

@@ -48,6 +48,24 @@ M.error = {
   turn_in_progress = 'turn_in_progress',
   unknown_turn = 'unknown_turn',
   unknown_profile = 'unknown_profile',
+  unknown_command = 'unknown_command',
+  unknown_tier = 'unknown_tier',
+  command_usage = 'command_usage',
+  invalid_attachment = 'invalid_attachment',
+}
+
+--- Errors after which nothing was sent or done: the message goes back to the input to fix.
+M.not_sent = {
+  [M.error.unknown_alias] = true,
+  [M.error.unknown_model] = true,
+  [M.error.empty_message] = true,
+  [M.error.no_model_available] = true,
+  [M.error.turn_in_progress] = true,
+  [M.error.unknown_profile] = true,
+  [M.error.unknown_command] = true,
+  [M.error.unknown_tier] = true,
+  [M.error.command_usage] = true,
+  [M.error.invalid_attachment] = true,
 }
 
 --- Chat delta kinds.

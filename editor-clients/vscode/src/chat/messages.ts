@@ -46,6 +46,8 @@ export interface CommandEntry {
   kind: 'command';
   id: string;
   text: string;
+  /** The command was refused (a mistyped /command, a usage error): shown as an error. */
+  failed?: boolean;
 }
 
 /** A worker the user started with `/delegate` (it belongs to no turn): its card alone. */

@@ -1,5 +1,6 @@
 /** The chat view's state machine: every message from the extension folds into a new state (pure). */
 
+import { NOT_SENT } from '../protocol/errors';
 import type { ChatDeltaParams, ChatResult, DelegationParams, RouteDecidedParams } from '../protocol/types';
 import { applyDelegation, toggleCard, updateCard, type DelegationCard } from './delegations';
 import type { ApprovalCard } from '../tools/approval';
@@ -28,6 +29,21 @@ export function reduce(state: ChatState, message: ToWebview): ChatState {
     case 'workerTranscript':
       return changeCard(state, message.turnId, message.toolUseId, (c) => ({ ...c, transcript: message.transcript }));
   }
+}
+
+/**
+ * The text to give back to the input after `message`, if it refused the message `before` was
+ * waiting for: nothing was sent or done (an unknown @alias, a mistyped /command, /delegate to an
+ * unknown tier), so the user will want to fix it and send it again.
+ */
+export function refusedDraft(before: ChatState['pending'], message: ToWebview): string | null {
+  if (!before || message.type !== 'event' || !('localId' in message.event) || message.event.localId !== before.localId) {
+    return null;
+  }
+  const event = message.event;
+  if (event.type === 'failed' && NOT_SENT.has(event.failure.code)) return before.text;
+  if (event.type === 'result' && event.result.kind === 'command' && event.result.status === 'failed') return before.text;
+  return null;
 }
 
 /** Expand or collapse a delegation card (the webview's own toggle). */
@@ -142,7 +158,8 @@ function result(state: ChatState, localId: string, outcome: ChatResult): ChatSta
   const pending = state.pending?.localId === localId ? null : state.pending;
   const base = { ...state, pending, sessionId: outcome.session_id };
   if (outcome.kind === 'command' || !outcome.turn_id) {
-    return { ...base, entries: [...state.entries, { kind: 'command', id: `${localId}:command`, text: outcome.text }] };
+    const failed = outcome.status === 'failed' ? { failed: true } : {};
+    return { ...base, entries: [...state.entries, { kind: 'command', id: `${localId}:command`, text: outcome.text, ...failed }] };
   }
   const finished = (turn: TurnEntry): TurnEntry => ({
     ...turn, status: outcome.status, text: outcome.text, error: outcome.error, costUsd: outcome.cost_usd,

@@ -3,8 +3,7 @@
 import type { ChatState, FromWebview, ToWebview } from '../chat/messages';
 import { initialChatState, sessionTitle } from '../chat/messages';
 import { needsTranscript } from '../chat/delegations';
-import { allCards, markStopping, reduce, toggleDelegation, toggleExplanation } from '../chat/reducer';
-import { NOT_SENT } from '../protocol/errors';
+import { allCards, markStopping, reduce, refusedDraft, toggleDelegation, toggleExplanation } from '../chat/reducer';
 import { el, TranscriptView } from './render';
 
 interface VsCodeApi {
@@ -130,10 +129,10 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const before = state.pending;
   update(reduce(state, message));
   refreshEnded(message);
-  // A message that was refused (unknown @alias, no model available…) comes back to the input to fix.
-  if (message.type === 'event' && message.event.type === 'failed' && NOT_SENT.has(message.event.failure.code)
-      && before && !input.value) {
-    input.value = before.text;
+  // A message that was refused (unknown @alias, a mistyped /command…) comes back to the input to fix.
+  const refused = refusedDraft(before, message);
+  if (refused !== null && !input.value) {
+    input.value = refused;
     draftChanged();
   }
 });

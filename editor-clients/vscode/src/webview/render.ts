@@ -61,7 +61,9 @@ export class TranscriptView {
       case 'user':
         return el('div', { class: 'entry user' }, [el('div', { class: 'who' }, ['You']), el('div', { class: 'body plain' }, [entry.text])]);
       case 'command':
-        return el('div', { class: 'entry command' }, [el('pre', {}, [entry.text])]);
+        return entry.failed
+          ? el('div', { class: 'entry command error', role: 'alert' }, [el('pre', {}, [entry.text])])
+          : el('div', { class: 'entry command' }, [el('pre', {}, [entry.text])]);
       case 'error':
         return el('div', { class: 'entry error', role: 'alert' }, [
           el('div', { class: 'error-code' }, [entry.code]), el('div', { class: 'body plain' }, [entry.message])]);

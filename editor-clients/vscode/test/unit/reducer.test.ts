@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { explanationMessage } from '../../src/chat/chain';
 import { initialChatState, parseFromWebview, sessionTitle, type ChatState, type ToWebview, type TurnEntry } from '../../src/chat/messages';
-import { reduce, toggleExplanation } from '../../src/chat/reducer';
+import { reduce, refusedDraft, toggleExplanation } from '../../src/chat/reducer';
 import type { ChatResult } from '../../src/protocol/types';
 
 const route = { session_id: 'S1', turn_id: 'T1', model: 'anthropic:claude-haiku-4-5', summary: 'rule: fast for commits',
@@ -56,6 +56,24 @@ describe('chat reducer', () => {
     );
     assert.equal(state.pending, null);
     assert.deepEqual(state.entries.at(-1), { kind: 'error', id: 'L1:error', code: 'unknown_alias', message: 'Unknown model alias \'@nosuch\'.' });
+  });
+
+  it('shows a refused slash command as an error and gives its text back to the input', () => {
+    const sent = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: '/modle opus' } });
+    const answer: ToWebview = { type: 'event', event: { type: 'result', localId: 'L1', result: { ...finished, kind: 'command',
+      turn_id: null, model: null, status: 'failed', text: 'Unknown command /modle — did you mean /model?',
+      error: { code: 'unknown_command', message: 'Unknown command /modle — did you mean /model?' } } } };
+    const state = reduce(sent, answer);
+    assert.deepEqual(state.entries.at(-1), { kind: 'command', id: 'L1:command', text: 'Unknown command /modle — did you mean /model?', failed: true });
+    assert.equal(refusedDraft(sent.pending, answer), '/modle opus');
+    const ok: ToWebview = { type: 'event', event: { type: 'result', localId: 'L1', result: { ...finished, kind: 'command', turn_id: null, model: null, text: 'ok' } } };
+    assert.equal(refusedDraft(sent.pending, ok), null, 'a command that ran keeps the input empty');
+    const refused: ToWebview = { type: 'event', event: { type: 'failed', localId: 'L1', failure: { code: 'unknown_tier', message: 'No tier ultra.' } } };
+    assert.equal(refusedDraft(sent.pending, refused), '/modle opus');
+    const broken: ToWebview = { type: 'event', event: { type: 'failed', localId: 'L1', failure: { code: 'provider_error', message: 'down' } } };
+    assert.equal(refusedDraft(sent.pending, broken), null, 'a message that was sent is in the transcript already');
+    const other: ToWebview = { type: 'event', event: { type: 'failed', localId: 'L2', failure: { code: 'unknown_alias', message: 'x' } } };
+    assert.equal(refusedDraft(sent.pending, other), null, 'another message\'s refusal');
   });
 
   it('records a slash command\'s answer from the chat result, ignoring its duplicate delta', () => {

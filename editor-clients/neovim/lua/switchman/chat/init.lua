@@ -42,7 +42,7 @@ function Chat:send(text)
   if not models.cached(self.root) then
     models.fetch(self.root) -- answered before the turn's badge arrives: it shows the alias
   end
-  local turn = { streamed = '', answered = false }
+  local turn = { streamed = '', answered = false, text = text }
   self.turn = turn
   local params = { workspace = workspace.uri(self.root), message = text }
   if #attachments > 0 then
@@ -112,6 +112,10 @@ function Chat:finish(turn, err, result)
   self.turn = nil
   if err then
     self.view:append(render.rpc_error(err))
+    local data = type(err) == 'table' and type(err.data) == 'table' and err.data or {}
+    if protocol.not_sent[data.code] then
+      self.view:give_back(turn.text) -- nothing was sent: fix it and send again
+    end
     return
   end
   self.session_id = result.session_id
@@ -120,6 +124,9 @@ function Chat:finish(turn, err, result)
     self:answer_heading(turn, nil, result.summary)
     -- a refused command (/modle, /delegate ultra, a usage error) is a failure like any other: ✗
     self.view:append(result.status == 'failed' and render.failure(result.text) or render.lines(result.text or ''))
+    if result.status == 'failed' then
+      self.view:give_back(turn.text) -- /modle, /delegate ultra: nothing was done
+    end
     return
   end
   if not turn.answered then

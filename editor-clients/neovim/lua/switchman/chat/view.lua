@@ -110,6 +110,13 @@ function View:take_input()
   return vim.trim(table.concat(lines, '\n'))
 end
 
+--- Put a refused message back in the input area to be fixed (unless something new was typed).
+function View:give_back(text)
+  if vim.trim(self:draft()) == '' then
+    vim.api.nvim_buf_set_lines(self.input, 0, -1, false, vim.split(text, '\n', { plain = true }))
+  end
+end
+
 --- The input area's text, unchanged.
 function View:draft()
   return table.concat(vim.api.nvim_buf_get_lines(self.input, 0, -1, false), '\n')

@@ -227,14 +227,16 @@ class VectorIndex:
         """Cosines of ``rows`` from their int8 codes (caller holds the lock).
 
         A shortlist's codes are converted in buffers kept between queries: a fresh float
-        array of this size per query costs more than the product itself.
+        array of this size per query costs more than the product itself. They are gathered
+        with ``mode="clip"`` (the rows are valid positions): the default mode copies them
+        into a hidden buffer first, which doubled the gather's time.
         """
         if len(rows) > len(self._shortlist_codes):
             self._shortlist_codes = np.empty((len(rows), self.dimensions), np.int8)
             self._shortlist_floats = np.empty((len(rows), self.dimensions), np.float32)
         codes = self._shortlist_codes[: len(rows)]
         floats = self._shortlist_floats[: len(rows)]
-        np.take(self._codes, rows, axis=0, out=codes)
+        np.take(self._codes, rows, axis=0, out=codes, mode="clip")
         np.copyto(floats, codes)
         sims: Vector = floats @ vector
         sims *= self._scales[rows]

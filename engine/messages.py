@@ -93,6 +93,15 @@ class Message(msgspec.Struct, kw_only=True):
         return [b for b in self.content if isinstance(b, ToolUseBlock)]
 
 
+def transcript_key(message: Message) -> tuple[str, str]:
+    """Where ``message`` sits in its session's transcript: a turn's messages together, where
+    the turn started (its id is made before any of them), and a message of no turn (a
+    ``/delegate`` and its answer) at its own time — so a ``/delegate`` sent while a turn ran
+    comes after that turn rather than inside it, where it would garble the history the next
+    turn's model reads (ids sort by creation time)."""
+    return (message.turn_id or message.id, message.id)
+
+
 def message_texts(messages: list[Message]) -> list[str]:
     """The text of every non-image block (tool inputs as JSON), for size estimates."""
     return [b.text if isinstance(b, TextBlock) else b.content if isinstance(b, ToolResultBlock)

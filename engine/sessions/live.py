@@ -9,7 +9,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from switchman.engine.messages import Message, Usage
+from switchman.engine.messages import Message, Usage, transcript_key
 from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.routing.sticky import StickyModel
 from switchman.engine.sessions.records import ChatDelta, RouteNotice
@@ -104,7 +104,12 @@ class LiveSession:
 
     def remember(self, messages: list[Message]) -> None:
         """Add messages to the history, updating the running estimates."""
+        earlier = len(self.history)
         self.history.extend(messages)
+        if messages and earlier and \
+                transcript_key(messages[0]) < transcript_key(self.history[earlier - 1]):
+            # a turn ending after a /delegate sent while it ran: the turn goes first
+            self.history.sort(key=transcript_key)
         self.history_tokens += estimate_messages(messages)
         self.has_tool_calls = self.has_tool_calls or any(
             m.role == "assistant" and m.tool_uses() for m in messages)

@@ -12,7 +12,7 @@ import msgspec
 
 from switchman.engine.errors import TurnInProgress
 from switchman.engine.events import Event
-from switchman.engine.messages import USD_PLACES, Block, Message, Usage
+from switchman.engine.messages import USD_PLACES, Block, Message, Usage, transcript_key
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.sessions.records import (
     ErrorInfo,
@@ -158,9 +158,11 @@ class SessionStore:
         """The session's transcript, in order."""
         rows = self.db.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY id",
                                (session_id,)).fetchall()
-        return [Message(id=r["id"], session_id=r["session_id"], turn_id=r["turn_id"],
-                        role=r["role"], created_at=_dt(r["created_at"]) or datetime.now(UTC),
-                        model=r["model"], content=_BLOCKS.decode(r["content"])) for r in rows]
+        return sorted((Message(id=r["id"], session_id=r["session_id"], turn_id=r["turn_id"],
+                               role=r["role"],
+                               created_at=_dt(r["created_at"]) or datetime.now(UTC),
+                               model=r["model"], content=_BLOCKS.decode(r["content"]))
+                       for r in rows), key=transcript_key)
 
     def touched_paths(self, session_id: str) -> list[str]:
         """Every path the session's tools touched."""

@@ -3,6 +3,7 @@ which task is handed over, the clarifying question, approval, and what is record
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -186,3 +187,28 @@ async def test_the_workers_answer_joins_the_conversation_the_next_turn_sees(
     adapter.text("again", model=HAIKU)
     await user.service.chat(user.workspace, None, "delegate that")
     assert adapter.requests[-1].messages[0].text() == "so what should I pack?"
+
+
+async def test_a_delegation_sent_while_a_turn_runs_follows_that_turn_in_the_history(
+        user: Engine, adapter: ScriptedAdapter) -> None:
+    """The turn's messages stay together (tool call, its result, the answer); the /delegate
+    and its answer come after them — in the next turn's history and in the stored transcript
+    alike. (The next model read "/delegate …" merged into the turn's message and the worker's
+    answer merged into the planner's tool call.)"""
+    adapter.calls(("tu_r", "read_file", {"path": "app.py"}), model=OPUS)
+    gate = asyncio.Event()
+    waiting = adapter.text("f returns 1", " — done", model=OPUS, gate=gate)
+    running = asyncio.create_task(user.service.chat(user.workspace, None, "@opus read app.py"))
+    await waiting.reached.wait()  # the second call streams its first words, then waits
+    adapter.text("a summary", model=HAIKU)
+    await user.service.chat(user.workspace, None, "/delegate fast summarise app.py")
+    gate.set()
+    turn = await running
+    adapter.text("fine", model=OPUS)
+    await user.service.chat(user.workspace, None, "@opus next")
+    expected = [("user", "read app.py"), ("assistant", ""), ("tool", ""),
+                ("assistant", "f returns 1 — done"), ("user", "/delegate fast summarise app.py"),
+                ("assistant", "a summary"), ("user", "next")]
+    assert [(m.role, m.text()) for m in adapter.requests[-1].messages] == expected
+    stored = user.service.store.messages(turn.session_id)
+    assert [(m.role, m.text()) for m in stored] == [*expected, ("assistant", "fine")]

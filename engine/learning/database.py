@@ -45,6 +45,11 @@ CREATE TABLE IF NOT EXISTS pattern_turns (
 );
 CREATE INDEX IF NOT EXISTS pattern_turns_by_workspace ON pattern_turns (workspace, id);
 CREATE INDEX IF NOT EXISTS pattern_turns_by_session ON pattern_turns (session_id, id);
+CREATE TABLE IF NOT EXISTS pattern_forgets (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    forgets INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO pattern_forgets (id, forgets) VALUES (1, 0);
 """
 
 
@@ -167,13 +172,28 @@ def delete_oldest(connection: sqlite3.Connection, workspace: str, count: int) ->
 
 
 def delete_workspace(connection: sqlite3.Connection, workspace: str | None) -> int:
-    """Forget every row (of one workspace when given); returns how many."""
-    if workspace is None:
-        cursor = connection.execute("DELETE FROM pattern_turns")
-    else:
-        cursor = connection.execute("DELETE FROM pattern_turns WHERE workspace = ?",
-                                    (workspace,))
+    """Forget every row (of one workspace when given), counting the forgetting in
+    ``pattern_forgets`` (:func:`forgets`); returns how many rows."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        if workspace is None:
+            cursor = connection.execute("DELETE FROM pattern_turns")
+        else:
+            cursor = connection.execute("DELETE FROM pattern_turns WHERE workspace = ?",
+                                        (workspace,))
+        connection.execute("UPDATE pattern_forgets SET forgets = forgets + 1 WHERE id = 1")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
     return cursor.rowcount
+
+
+def forgets(connection: sqlite3.Connection) -> int:
+    """How many times rows were forgotten, by any process: a daemon that sees the number
+    change drops what it holds in memory (``switchman patterns forget`` runs apart from it)."""
+    row = connection.execute("SELECT forgets FROM pattern_forgets WHERE id = 1").fetchone()
+    return int(row[0]) if row is not None else 0
 
 
 def _row(raw: sqlite3.Row) -> PatternRow:

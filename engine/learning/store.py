@@ -157,6 +157,8 @@ class LearnedPatternStore:
         """The database's file ("" for an in-memory one): read once, the connection is fixed."""
         self._workspaces: dict[str, LoadedWorkspace] = {}
         self._loading: dict[str, _Loading] = {}
+        self._forgets = db.forgets(connection)
+        """The database's count of forgettings when the rows in memory were read."""
         self._lock = threading.RLock()
         """Guards the in-memory workspaces; never held across a write to the database."""
         self._changing = threading.Lock()
@@ -173,6 +175,7 @@ class LearnedPatternStore:
         its rows are still being read, :class:`TooFewSamples` (without fingerprinting the
         turn: it is fingerprinted when recorded, after its request has left) while all of
         them together could not pass ``min_sample_size``."""
+        self._notice_forgets()
         with self._lock:
             space = self._workspace(_key(ctx))
             if space is None:
@@ -186,6 +189,17 @@ class LearnedPatternStore:
         return score_neighbors([PatternNeighbor(n.model, n.success, n.samples, n.cost_usd,
                                                 n.similarity) for n in found],
                                settings.cost_weight, settings.similarity_exponent)
+
+    def _notice_forgets(self) -> None:
+        """Rows forgotten by another process (``switchman patterns forget`` while the daemon
+        runs) leave memory too: each workspace is read again from the database when next
+        used, instead of recommending from turns the user deleted (one row read)."""
+        forgets = db.forgets(self.connection)
+        if forgets != self._forgets:
+            with self._lock:
+                self._forgets = forgets
+                self._workspaces.clear()
+                self._loading.clear()  # a load in flight then installs nothing
 
     def neighbours(self, ctx: TurnContext, k: int,
                    settings: PatternSettings | None = None) -> list[Neighbour]:
@@ -354,6 +368,7 @@ class LearnedPatternStore:
         with self._changing:
             count = db.delete_workspace(self.writer, workspace)
             with self._lock:
+                self._forgets = db.forgets(self.writer)
                 if workspace is None:
                     self._workspaces.clear()
                     self._loading.clear()  # a load in flight then installs nothing

@@ -32,6 +32,12 @@ def attachment_blocks(folder: Path, requests: list[AttachmentRequest]) -> list[A
 def _block(workspace: WorkspaceRoot, request: AttachmentRequest) -> AttachmentBlock:
     if not request.uri.startswith("file://") or "\0" in request.uri:
         raise InvalidAttachment(f"'{request.uri[:200]}' is not a file URI.")
+    first, last = request.start_line, request.end_line
+    if (first is None) != (last is None) or \
+            (first is not None and last is not None and not 1 <= first <= last):
+        raise InvalidAttachment(f"An attachment's lines are start_line and end_line, both or "
+                                f"neither, counted from 1 with end_line not before start_line "
+                                f"(got {first} and {last}).")
     path = path_of(request.uri)
     try:
         real = workspace.resolve(str(path))

@@ -200,3 +200,18 @@ def test_stats_forget_and_export() -> None:
     assert store.forget("/other") == 1
     assert store.forget() == 12
     assert store.stats() == []
+
+
+def test_rows_another_process_forgets_are_not_recommended_from(tmp_path: Path) -> None:
+    """`switchman patterns forget` runs beside the daemon: the daemon's store must stop
+    recommending from (and explaining with) the rows it had read before they were deleted."""
+    path = tmp_path / database.FILE_NAME
+    daemon = open_store(path)
+    teach(daemon)
+    sql = TurnContext(message="optimise my SQL join query", workspace_path=WS)
+    assert suggest(daemon, sql) is not None
+    cli = open_store(path)
+    assert cli.forget(WS) == 12
+    assert suggest(daemon, sql) is None  # nothing remembered: no similar past turns
+    record(daemon, "after", "optimise the SQL join query again", "deep")
+    assert [n.model for n in daemon.neighbours(sql, 10)] == ["deep"]  # read again, with it

@@ -63,10 +63,17 @@ async def test_attached_text_counts_in_estimated_input_tokens(
     ({"uri": "file:///etc/passwd"}, "outside the workspace"),
     ({"uri": "https://example.com/x.py"}, "not a file URI"),
     ({"uri": "file:///nowhere/x.py", "kind": "selection"}, "outside the workspace"),
+    ({"uri": "src/app.py", "kind": "selection", "text": "x", "start_line": 0, "end_line": 2},
+     "counted from 1 with end_line not before start_line (got 0 and 2)"),
+    ({"uri": "src/app.py", "kind": "selection", "text": "x", "start_line": 3, "end_line": 1},
+     "(got 3 and 1)"),
+    ({"uri": "src/app.py", "kind": "selection", "text": "x", "start_line": 3}, "both or neither"),
 ])
 async def test_an_unusable_attachment_is_a_clear_error(
         client: SwitchmanClient, daemon: Daemon, fake: FakeProvider,
         attachment: dict[str, Any], expected: str) -> None:
+    if attachment["uri"] == "src/app.py":  # a file of the workspace
+        attachment = {**attachment, "uri": (daemon.workspace / "src" / "app.py").as_uri()}
     with pytest.raises(JsonRpcException) as caught:
         await chat(client, daemon, "look", [attachment])
     assert error_data(caught.value)["code"] == "invalid_attachment"

@@ -13,10 +13,11 @@ competes with it for a Python interpreter.
    references: ``hi`` alone (no tools, no system prompt), and the daemon's own request
    (its system prompt, tool definitions and limits, read back from the fake provider's
    log of the daemon's last warm-up turn) with this run's message. The daemon is
-   driven by pytest-lsp's client, and a second daemon (its own data folder) by a lean
-   client that only reads frames and parses their JSON, as an editor does
-   (``lean_client.py``): pygls' client costs the benchmark ~0.2 ms each way per turn,
-   which the first pairing counts as the daemon's.
+   driven by pytest-lsp's client; then, with that daemon stopped, a second daemon (its
+   own data folder) is driven by a lean client that only reads frames and parses their
+   JSON, as an editor does (``lean_client.py``), against the SDK sending the same
+   request: pygls' client costs the benchmark ~0.2 ms each way per turn, which the first
+   pairing counts as the daemon's.
 2. Spawn → initialize result: ``switchman serve`` against a bare pygls 2 server
    started by the same interpreter, interleaved.
 3. Resident memory of the daemon with keys set: at the initialize result, idle a
@@ -223,7 +224,7 @@ async def through_lean_client(client: LeanClient, workspace: Path, run: int) -> 
 
 
 async def start_lean_client(env: dict[str, str], data: Path, workspace: Path) -> LeanClient:
-    """A second daemon (its own data folder), driven by the lean client."""
+    """A daemon with its own data folder, driven by the lean client."""
     lean = LeanClient()
     await lean.start(SERVER_COMMAND, {**env, "SWITCHMAN_DATA_DIR": str(data)})
     await lean.initialize(workspace)
@@ -231,32 +232,53 @@ async def start_lean_client(env: dict[str, str], data: Path, workspace: Path) ->
 
 
 async def first_tokens(sdk: anthropic.AsyncAnthropic, client: SwitchmanClient,
-                       lean: LeanClient, workspace: Path, body: dict[str, Any],
-                       runs: int) -> tuple[list[float], list[float], list[float], list[float],
-                                           float, tuple[float, float]]:
-    """Time to first text of ``runs`` turns through the daemon (with pytest-lsp's client,
-    then the lean one), each after one call with the SDK directly and one with the SDK
-    sending the daemon's own request (``body``); the first daemon's CPU per turn (ms); its
-    memory (daemon, with children) after 50 sessions."""
+                       workspace: Path, body: dict[str, Any], runs: int) -> tuple[
+        list[float], list[float], list[float], float, tuple[float, float]]:
+    """Time to first text of ``runs`` turns through the daemon, each after one call with
+    the SDK directly and one with the SDK sending the daemon's own request (``body``);
+    the daemon's CPU per turn (ms); its memory (daemon, with children) after 50 sessions."""
     pid = client._server.pid  # type: ignore[union-attr]
     await sdk_same_request(sdk, body, 0)  # warm
-    direct, same, daemon, leanly = [], [], [], []
+    direct, same, daemon = [], [], []
     memory = (float("nan"), float("nan"))
     cpu_before = cpu_seconds(pid)
-    # No collection of the benchmark's own inside a sample: collecting before each one
-    # would leave the next sample's caches cold, which only the SDK's path (all in this
-    # process) would pay.
+    with collector_paused():
+        for run in range(runs):  # interleaved, so machine noise hits all three alike
+            direct.append(await sdk_direct(sdk))
+            same.append(await sdk_same_request(sdk, body, run))
+            daemon.append(await through_daemon(client, workspace, run))
+            if run + 5 == 50:
+                memory = (rss_mb(pid), tree_rss_mb(pid))
+    return direct, same, daemon, (cpu_seconds(pid) - cpu_before) / runs * 1e3, memory
+
+
+async def lean_first_tokens(sdk: anthropic.AsyncAnthropic, lean: LeanClient, workspace: Path,
+                            body: dict[str, Any], runs: int) -> tuple[list[float], list[float]]:
+    """Time to first text of ``runs`` turns through a daemon driven by the lean client (the
+    only daemon running), each after the same two SDK calls as in :func:`first_tokens`, in
+    the same order (the reference is the second, sending the same request)."""
+    for run in range(5):  # warm up: its SDK import, connection, caches
+        await through_lean_client(lean, workspace, run)
+    same, leanly = [], []
+    with collector_paused():
+        for run in range(runs):
+            await sdk_direct(sdk)
+            same.append(await sdk_same_request(sdk, body, run))
+            leanly.append(await through_lean_client(lean, workspace, run))
+    return same, leanly
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No collection of the benchmark's own inside a sample: collected and frozen once
+    before, then paused. (Collecting before each sample instead leaves the next sample's
+    caches cold, which only the SDK's path, all in this process, would pay.)"""
     settle_client()
     gc.disable()
-    for run in range(runs):  # interleaved, so machine noise hits all four alike
-        direct.append(await sdk_direct(sdk))
-        same.append(await sdk_same_request(sdk, body, run))
-        daemon.append(await through_daemon(client, workspace, run))
-        leanly.append(await through_lean_client(lean, workspace, run))
-        if run + 5 == 50:
-            memory = (rss_mb(pid), tree_rss_mb(pid))
-    gc.enable()
-    return direct, same, daemon, leanly, (cpu_seconds(pid) - cpu_before) / runs * 1e3, memory
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def lean_row(same: list[float], leanly: list[float]) -> str:
@@ -297,17 +319,19 @@ async def main(runs: int, spawns: int) -> None:
         initialize_rss = rss_mb(pid)
         await asyncio.sleep(IDLE_SECONDS)  # anything started in the background has run
         idle_rss, idle_tree = rss_mb(pid), tree_rss_mb(pid)
-        lean = await start_lean_client(env, root / "lean", workspace)
         sdk = anthropic.AsyncAnthropic(api_key="bench", base_url=base_url, max_retries=0)
-        for run in range(5):  # warm up every path: SDK imports, connections, caches
+        for run in range(5):  # warm up both paths: SDK imports, connections, caches
             await sdk_direct(sdk)
-            await through_lean_client(lean, workspace, run)
             await through_daemon(client, workspace, run)
         body = daemon_request(base_url)
-        direct, same, daemon, leanly, cpu_per_turn, (sessions_rss, sessions_tree) = \
-            await first_tokens(sdk, client, lean, workspace, body, runs)
+        direct, same, daemon, cpu_per_turn, (sessions_rss, sessions_tree) = await first_tokens(
+            sdk, client, workspace, body, runs)
         await client.shutdown_session()
         await client.stop()
+        # Then the same with the lean client, its daemon alone (one daemon's trailing work,
+        # such as its status 50 ms after a turn, must not land in the other's samples).
+        lean = await start_lean_client(env, root / "lean", workspace)
+        lean_same, leanly = await lean_first_tokens(sdk, lean, workspace, body, runs)
         await lean.stop()
 
     d50, d99 = summary(direct)
@@ -328,7 +352,7 @@ async def main(runs: int, spawns: int) -> None:
           f"prompt and {len(body.get('tools', []))} tools) | {s50:.2f} / {s99:.2f} ms | "
           f"anthropic SDK directly, same request, interleaved: {q50:.2f} / {q99:.2f} ms | "
           f"added (paired): {r50:.2f} / {r99:.2f} ms | ≤ 1 ms / ≤ 3 ms |")
-    print(lean_row(same, leanly))
+    print(lean_row(lean_same, leanly))
     print(f"| the daemon's CPU per turn (a new session, the message, its answer), from /proc "
           f"| {cpu_per_turn:.2f} ms | — | — | — |")
     print(f"| spawn → initialize result ({spawns} spawns): p50 | {i50:.0f} ms | bare pygls 2 "

@@ -20,12 +20,14 @@ a request is answered with a fixed ``-32603`` message and logged on stderr.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 from typing import Any
 
 import msgspec
 from lsprotocol import types
+from lsprotocol.types import EXIT
 from pygls.exceptions import (
     JsonRpcException,
     JsonRpcInternalError,
@@ -109,7 +111,7 @@ class SwitchmanProtocol(LanguageServerProtocol):
             log.warning("dropped $/cancelRequest: its id is not a string or an integer")
             return
         try:
-            super().handle_message(structured)
+            self._dispatch(message, structured)
         except Exception:  # a bug in dispatch must not end the I/O loop
             log.exception("could not handle %s", _describe(message))
             self._refuse(message, JsonRpcInternalError(INTERNAL_ERROR_MESSAGE))
@@ -125,6 +127,25 @@ class SwitchmanProtocol(LanguageServerProtocol):
             log.info("ignored a late answer to request %s (no longer waited for)", msg_id)
             return
         super()._handle_response(msg_id, result, error)
+
+    def _dispatch(self, data: dict[str, Any], message: Any) -> None:
+        """pygls' ``handle_message`` for a structured frame, its kind read from the frame's
+        keys. pygls tells the kinds apart with ``isinstance`` against runtime-checkable
+        protocols, about 20 µs each in Python 3.11, on every message the editor sends (each
+        keystroke's ``didChange``, each chat message before its turn starts)."""
+        method = data.get("method")
+        if self._shutdown and method != EXIT:
+            log.warning("ignored %s: the server is shutting down", _describe(data))
+            return
+        context = contextvars.copy_context()  # each handler runs in a context of its own
+        if method is not None and "id" in data:
+            context.run(self._handle_request, message.id, method, message.params)
+        elif method is not None:
+            context.run(self._handle_notification, method, message.params)
+        elif "error" in data:
+            context.run(self._handle_response, message.id, None, message.error)
+        else:
+            context.run(self._handle_response, message.id, message.result)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         """Cancel a request one loop turn later, so that its handler has started.

@@ -83,6 +83,16 @@ class DataFolderUnusable(SwitchmanError):
             "SWITCHMAN_DATA_DIR to a folder you can write, then restart Switchman.")
 
 
+class TrustNotSaved(SwitchmanError):
+    """trust.json could not be written (a folder, a file or folder the user may not write)."""
+
+    code = "trust_not_saved"
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"Switchman could not change {path} ({reason}), so what is always "
+                         "allowed stays as it was. Fix or delete that file.")
+
+
 class RoutingError(SwitchmanError):
     """A turn could not be routed; no turn starts."""
 

@@ -46,6 +46,24 @@ def key_source(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) 
     return provider.api_key_env or provider.api_key_file
 
 
+def missing_key_hint(provider: ProviderSpec, *, check_file: bool = False) -> str:
+    """Where a key is looked for, for a message saying none is set: the variable and the key
+    file both (the file is where a user who wrote ``api_key_file`` looks); with
+    ``check_file``, why the file gave none ("does not exist", "is empty"), never its text."""
+    sources = [provider.api_key_env] if provider.api_key_env else []
+    if provider.api_key_file:
+        why = ""
+        if check_file:
+            try:
+                empty = not read_text(Path(provider.api_key_file).expanduser(),
+                                      MAX_KEY_FILE_BYTES).strip()
+                why = ", which is empty" if empty else ""
+            except UnreadableFile as problem:
+                why = f", which {problem.reason}"
+        sources.append(f"the key file {provider.api_key_file}{why}")
+    return " or ".join(sources) or "an API key"
+
+
 def key_present(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) -> bool:
     """Whether calls to ``provider`` can be made: a key is set, or none is needed."""
     return not provider.needs_key or read_key(provider, environ) is not None

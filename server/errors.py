@@ -18,6 +18,7 @@ from switchman.engine.errors import (
     InvalidText,
     NoModelAvailable,
     SwitchmanError,
+    TrustNotSaved,
     TurnElsewhere,
     TurnInProgress,
     UnknownAlias,
@@ -47,6 +48,7 @@ CODES: dict[type[SwitchmanError], int] = {
     UnknownProfile: 1013,
     TurnElsewhere: 1014,
     DataFolderUnusable: 1015,
+    TrustNotSaved: 1016,
 }
 
 

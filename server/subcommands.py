@@ -33,7 +33,7 @@ from switchman.engine.errors import (
     UnknownProfile,
 )
 from switchman.engine.files import entry_signature
-from switchman.engine.keys import key_present, key_source
+from switchman.engine.keys import key_present, key_source, missing_key_hint
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.report import format_stats
 from switchman.engine.learning.store import MAX_ROWS, LearnedPatternStore
@@ -343,15 +343,18 @@ def models(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     for model in registry.models.values():
         provider: ProviderSpec = registry.providers[model.provider]
+        configured = key_present(provider)
         rows.append({"id": model.id, "aliases": list(model.aliases), "tier": model.tier,
-                     "provider": model.provider, "configured": key_present(provider),
+                     "provider": model.provider, "configured": configured,
                      "key_source": key_source(provider),
+                     "missing_key": None if configured else missing_key_hint(provider,
+                                                                              check_file=True),
                      "capabilities": model.capabilities, "pricing": model.pricing})
     if args.json:
         _print_json(rows)
         return 0
     for row in rows:
-        key = "key set" if row["configured"] else f"no key ({row['key_source']})"
+        key = "key set" if row["configured"] else f"no key ({row['missing_key']})"
         aliases = ", ".join(row["aliases"]) or "-"
         print(f"{row['id']:<32} {row['tier'] or '-':<9} {aliases:<18} {key}")
     return 0

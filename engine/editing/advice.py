@@ -20,7 +20,7 @@ from switchman.engine.config.nodes import is_true, rule_lists, scalar_text
 from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode
-from switchman.engine.keys import key_present
+from switchman.engine.keys import key_present, missing_key_hint
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ .-]*\Z")
 
@@ -122,9 +122,9 @@ def _model_advice(context: _Context, use: YamlNode, model_id: str,
         source = provider.api_key_env or provider.api_key_file or "an API key"
         problems.append(doc.problem(
             doc.range_of(use), Code.MISSING_API_KEY,
-            f"No API key for {model.provider}: set {source} where Switchman runs (your editor's "
-            f"environment). Until then {model_id} is rejected (not_configured) and this rule "
-            "never wins.", Severity.WARNING,
+            f"No API key for {model.provider}: set {missing_key_hint(provider)} where Switchman "
+            f"runs (your editor's environment). Until then {model_id} is rejected "
+            "(not_configured) and this rule never wins.", Severity.WARNING,
             data={"provider": model.provider, "key_source": source}))
     return problems
 

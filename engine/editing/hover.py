@@ -24,7 +24,7 @@ from switchman.engine.config.text import from_utf16, position_at, snippet_to_pla
 from switchman.engine.config.yamldoc import YamlDocument
 from switchman.engine.editing.cursor import Cursor, locate
 from switchman.engine.files import MAX_CONFIG_BYTES
-from switchman.engine.keys import key_present, key_source
+from switchman.engine.keys import key_present, key_source, missing_key_hint
 from switchman.engine.routing.decision import Policy
 
 _CHECKED = ("Checked for every turn when it is routed, before any model is called "
@@ -133,7 +133,10 @@ def _key_status(provider: ProviderSpec, environ: Mapping[str, str]) -> str:
     source = f"`{where}`" if where == provider.api_key_env else f"key file `{where}`"
     if key_present(provider, environ):
         return f"API key from {source} is set"
-    return f"**no API key**: set {source}"
+    hint = missing_key_hint(provider, check_file=True)  # the file too, and why it gave none
+    if provider.api_key_env:
+        hint = hint.replace(provider.api_key_env, f"`{provider.api_key_env}`", 1)
+    return f"**no API key**: set {hint}"
 
 
 def _price(pricing: Pricing) -> str:

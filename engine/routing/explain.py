@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from switchman.engine.availability import model_banner, provider_banner
 from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.keys import missing_key_hint
 from switchman.engine.routing.decision import (
     Policy,
     PolicyEvaluation,
@@ -158,7 +159,7 @@ def _key_hint(tried: dict[str, ValidationFailure], registry: ModelRegistry) -> s
     sources = []
     for model in tried:
         provider = registry.provider_of(model)
-        source = provider and (provider.api_key_env or provider.api_key_file)
+        source = provider and missing_key_hint(provider)
         if source and source not in sources:
             sources.append(source)
     keys = " or ".join(sources) or "an API key"

@@ -28,6 +28,8 @@ from typing import Literal, Protocol
 
 import msgspec
 
+from switchman.engine.errors import TrustNotSaved
+
 log = logging.getLogger(__name__)
 TRUST_FILE = "trust.json"
 DEFAULT_APPROVAL_TIMEOUT_SECONDS = 300.0
@@ -216,12 +218,18 @@ class TrustStore:
                 for w, tools in raw.items() if isinstance(tools, list)}
 
     def _write(self, data: dict[str, list[str]]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # Written to a temporary file and renamed, so a crash never leaves half a file.
-        fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".trust-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=True)
-        os.replace(temp, self.path)
+        temp = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Written to a temporary file and renamed, so a crash never leaves half a file.
+            fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".trust-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(data, handle, indent=2, sort_keys=True)
+            os.replace(temp, self.path)
+        except OSError as exc:
+            if temp is not None:
+                Path(temp).unlink(missing_ok=True)
+            raise TrustNotSaved(str(self.path), exc.strerror or str(exc)) from exc
 
 
 class ApprovalPolicy:
@@ -243,5 +251,8 @@ class ApprovalPolicy:
             log.exception("approval request %s failed", request.id)
             return ApprovalAnswer.unanswered("the editor could not be asked")
         if answer.decision == "allow_always" and not request.is_worker:
-            self.trust.grant(request.workspace, request.tool)
+            try:
+                self.trust.grant(request.workspace, request.tool)
+            except TrustNotSaved as problem:  # the user allowed this call: it still runs
+                log.warning("%s", problem)
         return answer

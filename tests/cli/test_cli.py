@@ -412,3 +412,11 @@ def test_models_json_names_the_key_file_the_key_comes_from(
     code, rows = run_json(capsys, "models")
     haiku = {r["id"]: r for r in rows}["anthropic:claude-haiku-4-5"]
     assert (haiku["configured"], haiku["key_source"]) == (False, "ANTHROPIC_API_KEY")
+    # QA: with no key, the list named only the variable, never the key file the user set up
+    # (nor why it gave no key), and a route said "Set ANTHROPIC_API_KEY" alone
+    assert haiku["missing_key"] == f"ANTHROPIC_API_KEY or the key file {key_file}, which is empty"
+    key_file.unlink()
+    code, out = run(capsys, "models")
+    assert f"no key (ANTHROPIC_API_KEY or the key file {key_file}, which does not exist)" in out
+    code, out = run(capsys, "route", "hello")
+    assert f"Set ANTHROPIC_API_KEY or the key file {key_file} (see 'switchman models')." in out

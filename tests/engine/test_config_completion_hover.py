@@ -182,6 +182,12 @@ def test_hover_on_a_model_alias_gives_provider_capabilities_price_and_key(
                       ModelRegistry(providers, builtin.models.values()), {})
     assert from_file is not None
     assert f"API key from key file `{key_file}` is set" in from_file.markdown
+    key_file.unlink()  # no key: the hover names the file too, and why it gave none
+    missing = hover(ROUTING, parse_yaml(source, "routing.yaml"), position,
+                    ModelRegistry(providers, builtin.models.values()), {})
+    assert missing is not None
+    assert (f"**no API key**: set `ANTHROPIC_API_KEY` or the key file {key_file}, which does "
+            "not exist") in missing.markdown
 
 
 def test_hover_on_a_model_id_key_in_models_yaml() -> None:

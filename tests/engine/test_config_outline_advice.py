@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
+
 from switchman.engine.config.builtin import builtin_models_values, builtin_registry
 from switchman.engine.config.check import FileKind
 from switchman.engine.config.models_file import check_models_text
 from switchman.engine.config.problems import Code, Problem, Severity
+from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.editing.advice import advise
 from switchman.engine.editing.editing import ConfigDocuments
@@ -84,6 +87,20 @@ def test_rules_whose_provider_has_no_key_are_flagged_at_their_model() -> None:
     assert (problem.code, problem.severity) == (Code.MISSING_API_KEY, Severity.WARNING)
     assert problem.range == span(text, "gpt-5")
     assert "OPENAI_API_KEY" in problem.message
+
+
+def test_a_missing_key_names_the_key_file_too() -> None:
+    """QA: with ``api_key_file`` in models.yaml, the warning said only "set ANTHROPIC_API_KEY"."""
+    builtin = builtin_registry()
+    providers = {**builtin.providers, "anthropic": msgspec.structs.replace(
+        builtin.providers["anthropic"], api_key_file="~/.config/switchman/anthropic.key")}
+    text = "rules:\n  - name: a\n    use: haiku\n"
+    [problem] = advise(FileKind.ROUTING, parse_yaml(text, "routing.yaml"),
+                       ModelRegistry(providers, builtin.models.values()), {})
+    assert "set ANTHROPIC_API_KEY or the key file ~/.config/switchman/anthropic.key where" in \
+        problem.message
+    assert "Until then anthropic:claude-haiku-4-5 is rejected (not_configured)" in problem.message
+    assert problem.data == {"provider": "anthropic", "key_source": "ANTHROPIC_API_KEY"}
 
 
 def test_image_rules_need_a_vision_model_only_when_images_are_certain() -> None:

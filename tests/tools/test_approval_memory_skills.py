@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from switchman.engine.errors import TrustNotSaved
 from switchman.engine.skills import SkillIndex
 from switchman.engine.tools.approval import ApprovalAnswer, TrustStore
 from switchman.engine.tools.memory import compose_memory
@@ -55,6 +58,21 @@ def test_a_broken_trust_file_trusts_nothing(trust: TrustStore) -> None:
     assert trust.all() == {}
     trust.grant("file:///w", "edit_file")
     assert trust.all() == {"file:///w": ["edit_file"]}
+
+
+async def test_always_that_cannot_be_saved_still_runs_the_allowed_call(
+        project: Path, approver: ScriptedApprover, trust: TrustStore) -> None:
+    """QA: with trust.json unwritable (here a folder, which root cannot write either), the
+    command the user allowed did not run and the model was told "Is a directory"; revoking
+    was an internal error and left a temporary file behind."""
+    trust.path.mkdir(parents=True)
+    approver.answers.append(ApprovalAnswer("allow_always"))
+    tools = make_toolbox(project, approver, trust)
+    outcome = await tools.run("run_command", {"command": "echo ran"})
+    assert (outcome.is_error, outcome.content) == (False, "Exit status 0.\nran\n")
+    with pytest.raises(TrustNotSaved, match=r"could not change .*trust\.json \(Is a directory\)"):
+        trust.revoke(project.as_uri(), "run_command")
+    assert sorted(p.name for p in trust.path.parent.iterdir()) == ["trust.json"]
 
 
 def test_memory_is_composed_within_the_budget(project: Path) -> None:

@@ -22,6 +22,7 @@ import { explanationMessage, explanationView } from './chain';
 import type { ChatEvent, CodeAction, FromWebview, ToWebview } from './messages';
 import { previewFailure, previewView } from './preview';
 import { LiveExchange } from './liveExchange';
+import { wasRefused } from './reducer';
 import { transcriptEntries } from './transcript';
 
 interface PendingTurn {
@@ -157,26 +158,32 @@ export class ChatController implements Disposable {
     const folder = this.currentFolder;
     if (!folder || this.pending || !text.trim()) return;
     const resolved = resolveTokens(text, this.hooks.activeEditor?.());
-    const attachments = [...this.attachments, ...resolved.attachments];
+    const attached = this.attachments;
+    const attachments = [...attached, ...resolved.attachments];
     this.attachments = [];
     const localId = `local-${Date.now().toString(36)}-${++this.localSeq}`;
     const pending: PendingTurn = { localId, workspace: folder.uri, sessionId: null, turnId: null, abort: new AbortController() };
     this.pending = pending;
     this.live = new LiveExchange(folder.uri);
     const labels = attachments.map((a) => attachmentLabel(a, folder.uri));
-    this.emit({ type: 'userSent', localId, text: [text, ...labels].join('\n') });
+    this.emit({ type: 'userSent', localId, text: [text, ...labels].join('\n'), ...(labels.length ? { draft: text } : {}) });
+    let end: ChatEvent;
     try {
       pending.sessionId = await this.ensureSession(folder.uri);
       const result = await this.connection.request<ChatResult>(
         Requests.chat, params.chatParams(folder.uri, resolved.message || text, pending.sessionId, attachments),
         pending.abort.signal);
       this.sessions.set(folder.uri, result.session_id);
-      this.emit({ type: 'result', localId, result });
+      end = { type: 'result', localId, result };
     } catch (error) {
-      this.emit({ type: 'failed', localId, failure: requestFailure(error) });
+      end = { type: 'failed', localId, failure: requestFailure(error) };
     } finally {
       if (this.pending === pending) this.pending = undefined;
     }
+    // Refused (an unknown @alias or tier, a mistyped /command): the text comes back to the input,
+    // and what was attached to it stays attached for when it is sent again.
+    if (wasRefused(end)) this.attachments = [...attached, ...this.attachments];
+    this.emit(end);
   }
 
   /**

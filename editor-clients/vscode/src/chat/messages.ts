@@ -90,7 +90,8 @@ export interface ChatState {
   sessionTitle: string | null;
   entries: Entry[];
   /** The message being answered, if any. */
-  pending: { localId: string; text: string; turnId: string | null } | null;
+  /** `text` as shown (with the attachments' labels); `draft` as typed, to give back if it is refused. */
+  pending: { localId: string; text: string; draft?: string; turnId: string | null } | null;
   preview: PreviewView | null;
   connected: boolean;
   routePreview: boolean;
@@ -99,7 +100,8 @@ export interface ChatState {
 
 /** What happens in a chat, in order; the extension forwards these and replays them after a reload. */
 export type ChatEvent =
-  | { type: 'userSent'; localId: string; text: string }
+  /** `draft`: the text as typed, when `text` adds the attachments' labels. */
+  | { type: 'userSent'; localId: string; text: string; draft?: string }
   | { type: 'routeDecided'; params: RouteDecidedParams }
   | { type: 'delta'; params: ChatDeltaParams }
   | { type: 'result'; localId: string; result: ChatResult }

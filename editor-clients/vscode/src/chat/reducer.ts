@@ -40,10 +40,13 @@ export function refusedDraft(before: ChatState['pending'], message: ToWebview): 
   if (!before || message.type !== 'event' || !('localId' in message.event) || message.event.localId !== before.localId) {
     return null;
   }
-  const event = message.event;
-  if (event.type === 'failed' && NOT_SENT.has(event.failure.code)) return before.text;
-  if (event.type === 'result' && event.result.kind === 'command' && event.result.status === 'failed') return before.text;
-  return null;
+  return wasRefused(message.event) ? before.draft ?? before.text : null;
+}
+
+/** Whether this end of a message means it was refused: nothing was sent or done. */
+export function wasRefused(event: ChatEvent): boolean {
+  if (event.type === 'failed') return NOT_SENT.has(event.failure.code);
+  return event.type === 'result' && event.result.kind === 'command' && event.result.status === 'failed';
 }
 
 /** Expand or collapse a delegation card (the webview's own toggle). */
@@ -97,7 +100,8 @@ export function toggleExplanation(state: ChatState, turnId: string): ChatState {
 export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
   switch (event.type) {
     case 'userSent':
-      return { ...state, preview: null, pending: { localId: event.localId, text: event.text, turnId: null },
+      return { ...state, preview: null, pending: { localId: event.localId, text: event.text, turnId: null,
+        ...(event.draft !== undefined ? { draft: event.draft } : {}) },
         entries: [...state.entries, { kind: 'user', id: event.localId, text: event.text }] };
     case 'routeDecided':
       return routeDecided(state, event.params);

@@ -24,6 +24,17 @@ function setup() {
   return { connection, statuses, posted, controller, events };
 }
 
+/** A controller whose active editor has `return 42` selected (line 2 of src/app.py). */
+function withEditor(connection: FakeConnection, posted: ToWebview[]) {
+  const editor = { uri: `${WS}/src/app.py`, text: 'def main():\n    return 42\n',
+    selection: { text: 'return 42', startLine: 2, endLine: 2 } };
+  const controller = new ChatController(connection, new FakeFolders([{ uri: WS, name: 'app' }]), new FakeStatuses(),
+    () => ({ routePreview: true, previewDelayMs: 0 }),
+    { openSettings: () => undefined, restartServer: () => undefined, activeEditor: () => editor });
+  controller.attach((m) => posted.push(m));
+  return { editor, controller };
+}
+
 /** A chat answer the test releases when it wants. */
 function deferred<T>() {
   let resolve!: (value: T) => void;
@@ -218,12 +229,7 @@ describe('ChatController', () => {
 
   it('"Delegate Selection" sends /delegate with the selection attached and shows the user\'s worker', async () => {
     const { connection, posted } = setup();
-    const editor = { uri: `${WS}/src/app.py`, text: 'def main():\n    return 42\n',
-      selection: { text: 'return 42', startLine: 2, endLine: 2 } };
-    const controller = new ChatController(connection, new FakeFolders([{ uri: WS, name: 'app' }]), new FakeStatuses(),
-      () => ({ routePreview: true, previewDelayMs: 0 }),
-      { openSettings: () => undefined, restartServer: () => undefined, activeEditor: () => editor });
-    controller.attach((m) => posted.push(m));
+    const { editor, controller } = withEditor(connection, posted);
     const answer = deferred<ChatResult>();
     connection.answer(Requests.chat, () => answer.promise);
     const sending = controller.delegateSelection(' fast explain this ');
@@ -243,6 +249,29 @@ describe('ChatController', () => {
     editor.selection.text = '';
     assert.equal(await controller.delegateSelection(''), false, 'nothing selected: nothing sent');
     assert.equal(connection.sent(Requests.chat).length, 1);
+  });
+});
+
+describe('ChatController when the daemon refuses a message', () => {
+  it('keeps what was attached for the corrected message, and gives back the text as typed', async () => {
+    const { connection, posted } = setup();
+    const { editor, controller } = withEditor(connection, posted);
+    connection.answer(Requests.chat, (p) => {
+      if (String(p.message).startsWith('/delegate fsat')) {
+        throw Object.assign(new Error("No tier 'fsat': did you mean fast?"), { data: { code: 'unknown_tier' } });
+      }
+      return { ...result, kind: 'command', turn_id: null, text: 'It returns 42.' };
+    });
+    assert.equal(await controller.delegateSelection('fsat explain this'), true);
+    const sent = posted.find((m) => m.type === 'event' && m.event.type === 'userSent');
+    assert.deepEqual(sent, { type: 'event', event: { type: 'userSent', localId: (sent as never as { event: { localId: string } }).event.localId,
+      text: '/delegate fsat explain this\n📎 src/app.py (lines 2–2)', draft: '/delegate fsat explain this' } });
+    editor.selection.text = ''; // the user clicked elsewhere before fixing the typo in the chat input
+    await controller.send('/delegate fast explain this');
+    const attachment = { kind: 'selection', uri: `${WS}/src/app.py`, text: 'return 42', start_line: 2, end_line: 2 };
+    assert.deepEqual(connection.sent(Requests.chat).map((p) => p.attachments), [[attachment], [attachment]]);
+    await controller.send('thanks');
+    assert.equal(connection.sent(Requests.chat)[2].attachments, undefined, 'sent once it was answered');
   });
 });
 

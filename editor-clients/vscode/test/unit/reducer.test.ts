@@ -72,6 +72,8 @@ describe('chat reducer', () => {
     assert.equal(refusedDraft(sent.pending, refused), '/modle opus');
     const broken: ToWebview = { type: 'event', event: { type: 'failed', localId: 'L1', failure: { code: 'provider_error', message: 'down' } } };
     assert.equal(refusedDraft(sent.pending, broken), null, 'a message that was sent is in the transcript already');
+    const attached = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: '/modle opus\n📎 a.py', draft: '/modle opus' } });
+    assert.equal(refusedDraft(attached.pending, refused), '/modle opus', 'as typed, without the attachment labels');
     const other: ToWebview = { type: 'event', event: { type: 'failed', localId: 'L2', failure: { code: 'unknown_alias', message: 'x' } } };
     assert.equal(refusedDraft(sent.pending, other), null, 'another message\'s refusal');
   });

@@ -69,9 +69,12 @@ def position_at(lines: list[str], line: int, column: int) -> Position:
 
 
 def offset_at(text: str, position: Position) -> int:
-    """The code-point offset into ``text`` of an LSP position (clamped to the text)."""
+    """The code-point offset into ``text`` of an LSP position (clamped to the text: a line
+    past the last one is the end of the text, as editors treat it)."""
     lines, starts = split_lines(text), line_starts(text)
-    line = min(max(position.line, 0), len(lines) - 1)
+    if position.line >= len(lines):
+        return len(text)
+    line = max(position.line, 0)
     return starts[line] + from_utf16(lines[line], position.character)
 
 

@@ -23,7 +23,9 @@ and until the first training, every row is scored exactly.
 Axes and centroids come from one sample (an eigen-decomposition, then
 spherical k-means on the sample's sketches, which is several times cheaper
 than in the full width and partitions as well) and are trained again
-whenever the store has doubled since the last training; training can run on
+whenever as many rows have arrived since the last training as it was trained on:
+when a growing store has doubled, or when a full one (at its retention limit) has
+replaced that many of its rows, so the cells follow what is stored; training can run on
 a thread so a daemon never waits for it (numpy releases the GIL). Each training
 hands its result to ``on_trained`` (the store saves it, :mod:`.index_state`) and
 :meth:`VectorIndex.load` restores a saved one instead of training again.
@@ -103,6 +105,9 @@ class VectorIndex:
         self._shortlist_codes: Codes = np.zeros((0, dimensions), np.int8)
         self._shortlist_floats: Matrix = np.zeros((0, dimensions), np.float32)
         self._trained_at = 0
+        """Rows the store held at the last training."""
+        self._arrived = 0
+        """Rows added since the last training started (a full store keeps its size)."""
         self._size = 0
         self._dropped = 0
         self._lock = threading.Lock()
@@ -136,9 +141,10 @@ class VectorIndex:
             else:
                 self._cells[self._size] = -1
             self._size += 1
+            self._arrived += 1
             if self._size - self._sorted_end > max(LAYOUT_SLACK, self._size // 16):
                 self._lay_out_cells()
-        if self._size >= EXACT_LIMIT and self._size >= 2 * self._trained_at:
+        if self._size >= EXACT_LIMIT and self._arrived >= self._trained_at:
             self._start_training()
 
     def load(self, codes: Codes, scales: npt.NDArray[np.float32],
@@ -159,9 +165,10 @@ class VectorIndex:
                     codes, scales, self._centroids, self._axes)
             else:
                 self._cells[self._size: end] = -1
+            self._arrived += 0 if restored else len(scales)
             self._size = end
             self._lay_out_cells()
-        if self._size >= EXACT_LIMIT and not (restored and self._size < 2 * self._trained_at):
+        if self._size >= EXACT_LIMIT and not (restored and self._arrived < self._trained_at):
             self._start_training()
 
     def drop_oldest(self, count: int) -> None:
@@ -221,6 +228,7 @@ class VectorIndex:
                 self._codes[unknown], self._scales[unknown], saved.centroids, saved.axes)
         self._axes, self._centroids = saved.axes, saved.centroids
         self._trained_at = saved.trained_at
+        self._arrived = len(unknown)  # the rows stored since that training
         return True
 
     def _exact(self, rows: IntArray, vector: Vector) -> Vector:
@@ -339,7 +347,7 @@ class VectorIndex:
     def _start_training(self) -> None:
         if self._training is not None and self._training.is_alive():
             return
-        self._trained_at = self._size
+        self._trained_at, self._arrived = self._size, 0
         self.trainings += 1
         if not self.background:
             self._train()

@@ -41,7 +41,8 @@ class IndexState:
 
     dimensions: int
     trained_at: int
-    """Rows the store held when it was trained (it trains again when it has doubled)."""
+    """Rows the store held when it was trained (it trains again once as many have
+    arrived since)."""
     axes: npt.NDArray[np.float32]
     centroids: npt.NDArray[np.float32]
     keys: Keys

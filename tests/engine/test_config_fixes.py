@@ -6,8 +6,8 @@ import pytest
 
 from switchman.engine.config.builtin import builtin_registry
 from switchman.engine.config.check import FileKind, check_doc
-from switchman.engine.config.problems import Code, Problem, Range, Severity
-from switchman.engine.config.text import apply_edits
+from switchman.engine.config.problems import Code, Position, Problem, Range, Severity
+from switchman.engine.config.text import TextEdit, apply_edits
 from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.editing.advice import advise
 from switchman.engine.editing.fixes import Fix, FixContext, fixes
@@ -153,3 +153,12 @@ def test_a_fix_that_would_break_the_yaml_is_not_offered() -> None:
     offered = fixes(doc, found, found[0].range, FixContext(
         ROUTING, GLOBAL_TIERS, lambda edited: problems_in(ROUTING, edited + "\n  - [")))
     assert offered == []  # every result "fails to parse", so nothing is offered
+
+
+def test_an_edit_past_the_last_line_applies_at_the_end_of_the_text() -> None:
+    """A position on a line after the last one is the end of the text (it was the start of
+    the last line, so an append landed before it)."""
+    past = Position(7, 0)
+    assert apply_edits("a: 1\nb: 2", [TextEdit(Range(past, past), "\nc: 3")]) == "a: 1\nb: 2\nc: 3"
+    inside = Position(1, 99)  # past the end of a line: that line's end
+    assert apply_edits("a: 1\nb: 2\n", [TextEdit(Range(inside, inside), "0")]) == "a: 1\nb: 20\n"

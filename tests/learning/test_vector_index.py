@@ -91,6 +91,27 @@ def test_dropping_the_oldest_keeps_answers_and_capacity(
     assert _recall(index, data[-50:]) >= 0.68  # measured 0.74 (300 of 1,450 rows read)
 
 
+def test_a_full_store_trains_again_once_it_has_replaced_its_rows(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store at its retention limit keeps its size, so "trained again when it has
+    doubled" never came: its cells stayed those of rows long forgotten. It trains again
+    once as many rows have arrived as it was trained on."""
+    monkeypatch.setattr(index_module, "EXACT_LIMIT", 256)
+    monkeypatch.setattr(index_module, "CANDIDATES", 300)
+    data = _fingerprints(_varied_messages(1700, seed=10))
+    index = VectorIndex(DIMENSIONS, max_rows=600)
+    for row in data[:600]:
+        index.add(row)
+    assert index.trainings == 2  # at 256 and 512 rows, as a growing store does
+    for arrived, row in enumerate(data[600:1112], start=1):  # full: one in, the oldest out
+        index.drop_oldest(1)
+        index.add(row)
+        assert index.trainings == (2 if arrived < 512 - 88 else 3), arrived
+    for position in range(0, 600, 37):
+        found, _ = index.nearest(data[512 + position], 1)
+        assert found[0] == position
+
+
 def test_a_young_store_with_small_cells_reads_every_cell(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """3,000 rows in 175 cells: reading a budget of 2,000 rows cell by cell would take ~60

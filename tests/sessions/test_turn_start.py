@@ -244,3 +244,36 @@ async def test_a_turns_tools_look_up_no_path_before_the_model_is_called(
     adapter.calls(("c1", "read_file", {"path": "notes.md"}))
     await service.chat(workspace, None, "read my notes")
     assert confined == [tmp_path / "workspace"]  # the call found it
+
+
+async def test_nothing_goes_to_the_pattern_writer_before_the_request_has_left(
+        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Handing the message's evidence about the previous turn to the writer thread woke the
+    thread in the middle of the turn's start (~0.25 ms to the first token); it is handed
+    over once the request has left, and still before the turn's own row."""
+    workspace = str(tmp_path / "workspace")
+    await service.chat(workspace, None, "warm up")
+    await service.learning.written()
+    handed: list[str] = []
+    at_call: list[list[str]] = []
+    later = service.learning._later
+
+    def recording(action: Callable[..., object], *args: object) -> None:
+        handed.append(getattr(action, "__name__", "?"))
+        later(action, *args)
+
+    class Watching:  # what had been handed over when the provider was called
+        def adapter(self, provider: object) -> Watching:
+            return self
+
+        async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+            at_call.append(list(handed))
+            async for event in adapter.stream(request):
+                yield event
+
+    monkeypatch.setattr(service.learning, "_later", recording)
+    service.lifecycle.adapters = cast("AdapterSource", Watching())
+    await service.chat(workspace, None, "a question")
+    assert at_call == [[]]
+    assert handed == ["observe_message", "store_row"]

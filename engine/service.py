@@ -234,15 +234,9 @@ class Switchman:
         attached = attachment_blocks(live.folder, attachments or [])
         if not text.strip() and not images and not attached:
             raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
-        # What the message says about the session's previous turn goes to the pattern
-        # store's writer thread once this turn's request has left: handing it over before
-        # cost the turn's start ~0.25 ms (the thread waking, the interpreter lock handed to
-        # it and back) on the way to the first token. A message that does not start a turn
-        # (nothing could be routed) tells nothing.
-        rerouted = override.model if override else None
-        return (await self.lifecycle.run(
-            live, text, images or [], override, attached, cancelled=cancelled,
-            started=lambda: self.learning.message_sent(live.id, text, rerouted))).result
+        self.learning.message_sent(live.id, text, override.model if override else None)
+        return (await self.lifecycle.run(live, text, images or [], override,
+                                           attached, cancelled=cancelled)).result
 
     async def _settle(self, folder: str) -> bool:
         """Wait for this turn's start, then for the folder's config checks; True if the

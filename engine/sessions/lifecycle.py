@@ -109,17 +109,13 @@ class TurnLifecycle:
     async def run(self, live: LiveSession, text: str, images: list[ImageBlock],
                   override: Override | None,
                   attachments: list[AttachmentBlock] | None = None, *,
-                  cancelled: bool = False, started: Callable[[], None] | None = None,
-                  ) -> TurnOutcome:
+                  cancelled: bool = False) -> TurnOutcome:
         """Route (``override`` first) and run one turn of ``live``; cancelling the caller
         cancels the turn, which still ends normally (``cancelled``). ``cancelled``: the
-        caller was cancelled before it got here; the turn is recorded and cancelled.
-        ``started`` runs once the turn's start is recorded (after its request has left)."""
+        caller was cancelled before it got here; the turn is recorded and cancelled."""
         if live.running is not None:
             raise TurnInProgress(live.running.turn_id)
         setup = self._start(live, text, images, override, attachments or [])
-        if started is not None:
-            setup.start.then(started)
         loop = asyncio.get_running_loop()
         task = loop.create_task(self.runner.run(setup))
         if cancelled:  # after the task's first step, which is already scheduled

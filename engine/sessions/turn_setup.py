@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -17,8 +16,6 @@ from switchman.engine.sessions.live import TurnSink
 from switchman.engine.sessions.records import TurnInfo, TurnResult
 from switchman.engine.tools.registry import ToolRegistry
 
-log = logging.getLogger(__name__)
-
 StopReason = Literal["end_turn", "max_tokens", "ended_by_tool", "step_limit", "none"]
 
 
@@ -28,14 +25,8 @@ class TurnStart:
 
     def __init__(self, record: Callable[[], None]) -> None:
         self._record: Callable[[], None] | None = record
-        self._then: list[Callable[[], None]] = []
         self.failure: Exception | None = None
         """Why recording failed (the session's turn lock is held by another daemon)."""
-
-    def then(self, action: Callable[[], None]) -> None:
-        """Run ``action`` once the start is recorded (never if recording fails): work that
-        can wait until the request has left, off the way to the first token."""
-        self._then.append(action)
 
     def soon(self) -> None:
         """Record on the next pass of the event loop: the request is on its way, and the
@@ -57,12 +48,6 @@ class TurnStart:
             record()
         except Exception as failure:  # raised in the turn's task by ensure()
             self.failure = failure
-            return
-        for action in self._then:
-            try:
-                action()
-            except Exception:  # the turn has started; what follows must not undo that
-                log.exception("after recording the start of a turn")
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import select
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,8 +18,8 @@ from switchman.server import methods
 from tests.lsp.conftest import Daemon
 from tests.lsp.test_sessions_and_commands import start
 from tests.support.fake_provider import FakeProvider
-from tests.support.lsp import CLIENTS, running_server, server_env
-from tests.support.rawrpc import RawDaemon
+from tests.support.lsp import CLIENTS, TIMEOUT, running_server, server_env
+from tests.support.rawrpc import RawDaemon, frame
 
 
 @pytest.mark.parametrize("editor", CLIENTS)
@@ -93,3 +99,48 @@ async def test_exit_during_a_turn_is_quiet_and_keeps_the_answer(
         await restarted.stop()
     assert detail["turns"][0]["status"] in ("cancelled", "interrupted")
     assert detail["messages"][-1]["content"] == [{"type": "text", "text": "half"}]
+
+
+def test_over_tcp_a_second_connection_is_refused_while_the_first_is_open(tmp_path: Path) -> None:
+    """`switchman serve --tcp` (debugging) gave a second connection the first one's session:
+    its answers and approval requests went to whoever connected last. Now one at a time."""
+    with socket.socket() as probe:  # a free port (the daemon binds it right after)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "switchman.server.cli", "serve", "--tcp", f"127.0.0.1:{port}"],
+        env=server_env(tmp_path / "config", tmp_path / "data"), stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, bufsize=0)  # unbuffered: select() sees every line
+
+    def logged(needle: bytes) -> None:
+        assert daemon.stderr is not None
+        while True:
+            ready, _, _ = select.select([daemon.stderr], [], [], TIMEOUT)
+            assert ready, f"the daemon did not log {needle!r} within {TIMEOUT} s"
+            line = daemon.stderr.readline()
+            assert line, f"the daemon ended without logging {needle!r}"
+            if needle in line:
+                return
+
+    try:
+        logged(b"listening on")
+        first = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+        first.sendall(frame(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                        "params": {"processId": None, "capabilities": {}}})
+                            .encode()))
+        assert b'"id": 1' in first.recv(65536)
+        second = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+        second.sendall(frame(b'{"jsonrpc": "2.0", "id": 7, "method": "shutdown"}'))
+        with contextlib.suppress(ConnectionResetError):
+            assert second.recv(65536) == b""  # closed, unanswered
+        logged(b"refused a second TCP connection")
+        first.sendall(frame(b'{"jsonrpc": "2.0", "id": 2, "method": "shutdown"}'))
+        assert b'"id": 2' in first.recv(65536)  # the first editor still has its session
+        first.sendall(frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
+        first.close()
+        second.close()
+        assert daemon.wait(TIMEOUT) == 0
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()

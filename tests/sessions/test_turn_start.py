@@ -246,22 +246,22 @@ async def test_a_turns_tools_look_up_no_path_before_the_model_is_called(
     assert confined == [tmp_path / "workspace"]  # the call found it
 
 
-async def test_nothing_goes_to_the_pattern_writer_before_the_request_has_left(
+async def test_nothing_goes_to_the_pattern_writer_during_a_turn(
         service: Switchman, adapter: ScriptedAdapter, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Handing the message's evidence about the previous turn to the writer thread woke the
-    thread in the middle of the turn's start (~0.25 ms to the first token); it is handed
-    over once the request has left, and still before the turn's own row."""
+    thread in the middle of the turn's start (on the way to the first token); it goes with
+    the turn's own row, first, at the turn's end."""
     workspace = str(tmp_path / "workspace")
     await service.chat(workspace, None, "warm up")
     await service.learning.written()
     handed: list[str] = []
     at_call: list[list[str]] = []
-    later = service.learning._later
+    submit = service.learning._writer.submit
 
-    def recording(action: Callable[..., object], *args: object) -> None:
+    def recording(action: Callable[..., object], *args: object) -> Any:
         handed.append(getattr(action, "__name__", "?"))
-        later(action, *args)
+        return submit(action, *args)
 
     class Watching:  # what had been handed over when the provider was called
         def adapter(self, provider: object) -> Watching:
@@ -272,8 +272,9 @@ async def test_nothing_goes_to_the_pattern_writer_before_the_request_has_left(
             async for event in adapter.stream(request):
                 yield event
 
-    monkeypatch.setattr(service.learning, "_later", recording)
+    monkeypatch.setattr(service.learning._writer, "submit", recording)
     service.lifecycle.adapters = cast("AdapterSource", Watching())
     await service.chat(workspace, None, "a question")
     assert at_call == [[]]
     assert handed == ["observe_message", "store_row"]
+    await service.learning.written()

@@ -93,6 +93,8 @@ export interface ChatState {
   /** `text` as shown (with the attachments' labels); `draft` as typed, to give back if it is refused. */
   pending: { localId: string; text: string; draft?: string; turnId: string | null } | null;
   preview: PreviewView | null;
+  /** The delegation cards the user expanded (tool use ids): still expanded when the chat is rebuilt. */
+  openCards: string[];
   connected: boolean;
   routePreview: boolean;
   previewDelayMs: number;
@@ -150,6 +152,7 @@ export function initialChatState(): ChatState {
     entries: [],
     pending: null,
     preview: null,
+    openCards: [],
     connected: false,
     routePreview: true,
     previewDelayMs: 250,

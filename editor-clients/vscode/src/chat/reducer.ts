@@ -10,7 +10,8 @@ export function reduce(state: ChatState, message: ToWebview): ChatState {
   switch (message.type) {
     case 'reset':
       return { ...state, folders: message.folders, workspace: message.workspace, sessionId: message.sessionId,
-        sessionTitle: message.sessionTitle, entries: message.entries, pending: null, preview: null };
+        sessionTitle: message.sessionTitle, entries: message.entries.map((e) => reopen(e, state.openCards)), pending: null,
+        preview: null };
     case 'event':
       return applyEvent(state, message.event);
     case 'preview':
@@ -51,7 +52,24 @@ export function wasRefused(event: ChatEvent): boolean {
 
 /** Expand or collapse a delegation card (the webview's own toggle). */
 export function toggleDelegation(state: ChatState, turnId: string, toolUseId: string): ChatState {
-  return changeCard(state, turnId, toolUseId, toggleCard);
+  const next = changeCard(state, turnId, toolUseId, toggleCard);
+  const open = allCards(next).some((c) => c.turnId === turnId && c.card.toolUseId === toolUseId && c.card.open);
+  const others = state.openCards.filter((id) => id !== toolUseId);
+  return { ...next, openCards: open ? [...others, toolUseId] : others };
+}
+
+/**
+ * An entry rebuilt (the panel reopened or reloaded, a running turn replayed) with the cards the
+ * user had expanded expanded again; their transcripts are fetched anew.
+ */
+function reopen<E extends Entry>(entry: E, openCards: readonly string[]): E {
+  if (openCards.length === 0) return entry;
+  const again = (card: DelegationCard) => (!card.open && openCards.includes(card.toolUseId) ? toggleCard(card) : card);
+  if (entry.kind === 'delegation') return { ...entry, card: again((entry as DelegationEntry).card) };
+  if (entry.kind === 'turn' && (entry as TurnEntry).delegations) {
+    return { ...entry, delegations: (entry as TurnEntry).delegations?.map(again) };
+  }
+  return entry;
 }
 
 /** Stop was pressed on a card: show it as stopping until the worker ends. */
@@ -87,7 +105,7 @@ function userDelegation(state: ChatState, params: DelegationParams): ChatState {
   const index = state.entries.findIndex((e) => e.kind === 'delegation' && e.id === params.tool_use_id);
   const previous = index >= 0 ? (state.entries[index] as DelegationEntry).card : undefined;
   const [card] = applyDelegation(previous ? [previous] : [], params);
-  const entry: DelegationEntry = { kind: 'delegation', id: params.tool_use_id, card };
+  const entry = reopen<DelegationEntry>({ kind: 'delegation', id: params.tool_use_id, card }, state.openCards);
   if (index < 0) return { ...state, entries: [...state.entries, entry] };
   return { ...state, entries: state.entries.map((e, i) => (i === index ? entry : e)) };
 }
@@ -115,7 +133,8 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
     case 'delegation': {
       const turnId = event.params.turn_id;
       if (turnId === null) return userDelegation(state, event.params);
-      return updateTurn(state, turnId, (t) => ({ ...t, delegations: applyDelegation(t.delegations ?? [], event.params) }));
+      return updateTurn(state, turnId, (t) => reopen({ ...t, delegations: applyDelegation(t.delegations ?? [], event.params) },
+        state.openCards));
     }
   }
 }

@@ -45,11 +45,16 @@ const view = new TranscriptView(transcript, (turnId) => {
   openDiff: (id) => vscode.postMessage({ type: 'approvalDiff', id }),
 });
 
+/** The cards whose worker transcript was asked for and has not arrived yet. */
+const fetching = new Set<string>();
+
 /** Ask for the worker transcript of open cards that need it (only `toolUseId`'s, if given). */
 function fetchTranscripts(turnId?: string, toolUseId?: string): void {
   for (const { turnId: owner, card } of allCards(state)) {
     if (turnId && owner !== turnId) continue;
-    if ((!toolUseId || card.toolUseId === toolUseId) && needsTranscript(card) && card.workerSessionId) {
+    if ((!toolUseId || card.toolUseId === toolUseId) && needsTranscript(card) && card.workerSessionId
+      && !fetching.has(card.toolUseId)) {
+      fetching.add(card.toolUseId);
       vscode.postMessage({ type: 'workerTranscript', turnId: owner, toolUseId: card.toolUseId,
         workerSessionId: card.workerSessionId });
     }
@@ -128,6 +133,9 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const message = event.data;
   const before = state.pending;
   update(reduce(state, message));
+  if (message.type === 'workerTranscript') fetching.delete(message.toolUseId);
+  // A rebuilt chat (reopened, reloaded, a running turn replayed) keeps the cards the user had open.
+  if (message.type === 'reset' || (message.type === 'event' && message.event.type === 'delegation')) fetchTranscripts();
   refreshEnded(message);
   // A message that was refused (unknown @alias, a mistyped /command…) comes back to the input to fix.
   const refused = refusedDraft(before, message);

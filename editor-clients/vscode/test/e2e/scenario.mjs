@@ -406,7 +406,10 @@ async function transcriptSurvivesAReload(ui) {
   await delegated.locator('xpath=following-sibling::*[1][contains(@class, "command")]')
     .filter({ hasText: 'login() compares the user name' }).waitFor();
   await chat.locator('.delegation[data-tool-use="toolu_e2e_stopped"] .delegation-title', { hasText: 'balanced (capped from deep)' }).waitFor();
-  log('transcript restored after reloading the webview, with the user\'s own delegation card');
+  // The worker transcript the user expanded is still expanded, fetched again from the daemon.
+  await chat.locator('.delegation[data-tool-use="toolu_e2e_delegate"] .delegation-transcript .worker-message.worker strong',
+    { hasText: 'login()' }).waitFor();
+  log('transcript restored after reloading the webview, with the user\'s own delegation card and the expanded worker');
 }
 
 async function statusBarPickerSetsTheModel(ui) {

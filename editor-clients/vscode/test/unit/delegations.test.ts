@@ -86,6 +86,27 @@ describe('delegation cards', () => {
     assert.equal(toggleCard(cards(state)[0]).open, false);
   });
 
+  it('a card the user expanded is still expanded when the panel is reopened, its transcript fetched again', () => {
+    let state = toggleDelegation(run(routed, event(update())), 'T1', 'toolu_1');
+    state = reduce(state, { type: 'workerTranscript', turnId: 'T1', toolUseId: 'toolu_1',
+      transcript: { loading: false, messages: [{ who: 'worker', text: 'found main()' }], error: null } });
+    // Reopened while the planner is still answering: the reset leaves the running turn out, the replay rebuilds it.
+    state = reduce(state, { type: 'reset', folders: [], workspace: 'file:///w', sessionId: 'S1', sessionTitle: null, entries: [] });
+    state = [routed, event(update({ phase: 'progress', activity: 'calling read_file' }))].reduce(reduce, state);
+    assert.deepEqual([cards(state)[0].open, cards(state)[0].transcript?.loading], [true, true]);
+    // Reloaded once it is stored: the card comes back from the transcript, expanded.
+    const stored = { ...cards(state)[0], open: false, transcript: null };
+    const turnEntry = state.entries.find((e): e is TurnEntry => e.kind === 'turn');
+    assert.ok(turnEntry);
+    state = reduce(state, { type: 'reset', folders: [], workspace: 'file:///w', sessionId: 'S1', sessionTitle: null,
+      entries: [{ ...turnEntry, delegations: [stored] }] });
+    assert.deepEqual([cards(state)[0].open, cards(state)[0].transcript?.loading], [true, true]);
+    state = toggleDelegation(state, 'T1', 'toolu_1');
+    state = reduce(state, { type: 'reset', folders: [], workspace: 'file:///w', sessionId: 'S1', sessionTitle: null,
+      entries: [{ ...turnEntry, delegations: [stored] }] });
+    assert.equal(cards(state)[0].open, false, 'collapsed by the user: stays collapsed');
+  });
+
   it('a failed worker names its failure; a card without a model says so', () => {
     const failed = applyDelegation([], update({ phase: 'ended', status: 'failed', model: null, worker_turn_id: null, turns: 0,
       error: 'no_model_available_for_tier' }));

@@ -35,6 +35,10 @@ export function commandTable(t: CommandTargets): Record<string, Handler> {
     'switchman.openChat': () => t.chatView.reveal(),
     'switchman.newChat': async () => {
       await t.chatView.reveal();
+      if (t.chat.busy) {
+        void vscode.window.showInformationMessage('Switchman: stop or wait for the running answer, then start a new chat.');
+        return;
+      }
       await t.chat.newChat();
     },
     'switchman.setModel': withFolder((folder) => t.models.pick(folder)),

@@ -87,6 +87,11 @@ function render(): void {
   $('send').hidden = state.pending !== null;
   $('stop').hidden = state.pending === null;
   ($('send') as HTMLButtonElement).disabled = !state.connected;
+  // The daemon starts no session while an answer is being written: say so rather than ignore the click.
+  const newChat = $<HTMLButtonElement>('new-chat');
+  newChat.disabled = state.pending !== null || !state.connected;
+  newChat.title = state.pending !== null ? 'Stop or wait for the running answer first, then start a new chat'
+    : 'Start a new chat session (switchman/newSession)';
   renderFolders();
   renderPreview();
   const title = sessionTitle(state);

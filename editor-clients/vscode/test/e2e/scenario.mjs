@@ -255,8 +255,11 @@ async function stopCancelsTheAnswer(ui, chat, fake) {
   await chat.locator('#input').press('Enter');
   await fake.waitForStalls(2);
   await chat.locator('.entry.turn[data-status="running"]', { hasText: 'Once upon a time' }).waitFor();
+  // No new session while an answer is being written: New chat says so instead of ignoring the click.
+  await chat.locator('#new-chat[disabled]', { hasText: 'New chat' }).waitFor();
   await chat.locator('#stop').click();
   await chat.locator('.entry.turn[data-status="cancelled"]', { hasText: 'Once upon a time' }).waitFor();
+  await chat.locator('#new-chat:not([disabled])').waitFor();
   await fake.release();
   log('Stop cancelled the running answer');
 }

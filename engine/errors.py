@@ -189,9 +189,11 @@ class UnknownSession(SessionError):
 
     code = "unknown_session"
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, workspace: str | None = None) -> None:
         self.session_id = session_id
-        super().__init__(f"No session '{session_id}'.")
+        super().__init__(f"No session '{session_id}'." if workspace is None else
+                         f"Session '{session_id}' belongs to another workspace, not "
+                         f"{workspace}; open that folder to use it.")
 
 
 class UnknownTurn(SessionError):

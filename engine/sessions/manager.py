@@ -90,7 +90,7 @@ class SessionManager:
             return self._create(uri, sticky=None)
         live = self.load(session_id)
         if live.workspace != uri:
-            raise UnknownSession(session_id)
+            raise UnknownSession(session_id, uri)
         return live
 
     def for_messages(self, workspace: str, session_id: str | None) -> LiveSession:

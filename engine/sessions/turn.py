@@ -128,8 +128,9 @@ class TurnRunner:
             status, unfinished = "cancelled", True
         except ProviderError as exc:
             unfinished = True
-            status, error = "failed", ErrorInfo(
-                "provider_error", f"{exc}. Your message is saved; send it again to retry.")
+            # A worker's task is its planner's to retry; a person's message is theirs.
+            advice = "" if setup.is_worker else " Your message is saved; send it again to retry."
+            status, error = "failed", ErrorInfo("provider_error", f"{exc}.{advice}")
         except Exception as exc:  # a bug must not lose the turn or hang the editor
             if exc is setup.start.failure:
                 raise

@@ -263,6 +263,7 @@ async def test_failure_modes(deleg: Engine, adapter: ScriptedAdapter) -> None:
     sid = result.session_id
     mode, text = failure(deleg, sid, "tu_err")
     assert mode == "worker_error" and "delegate failed: worker_error: " in text
+    assert "model refused" in text and "send it again" not in text  # advice for a person
     assert failure(deleg, sid, "tu_max") == ("max_tokens_exceeded",
                                              "delegate failed: max_tokens_exceeded\n\ntruncat")
     mode, text = failure(deleg, sid, "tu_ctx")

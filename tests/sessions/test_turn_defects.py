@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
-from switchman.engine.errors import InvalidText
+from switchman.engine.errors import InvalidText, UnknownSession
 from tests.sessions.conftest import Engine
 from tests.support.fake_provider import FakeProvider, Reply, Stall, Usage
 
@@ -91,3 +92,19 @@ async def test_retries_inside_one_call_count_as_one_failure(engine: Engine,
     # 2 failed calls in all (5 failed HTTP requests before the fix would have made it unavailable)
     assert service.availability.check("anthropic", SONNET) is None
     assert str(service.availability.health("anthropic", SONNET)) == "degraded"
+
+
+async def test_a_session_of_another_workspace_is_named_as_such(engine: Engine,
+                                                               tmp_path: Path) -> None:
+    """Found by QA: a chat sent to another open folder's session said only "No session"."""
+    service = engine.service
+    other = tmp_path / "other"
+    other.mkdir()
+    service.open_workspace(str(other))
+    session = service.new_session(engine.workspace).id
+    with pytest.raises(UnknownSession) as caught:
+        await service.chat(str(other), session, "hello")
+    assert caught.value.code == "unknown_session"
+    assert f"Session '{session}' belongs to another workspace" in str(caught.value)
+    with pytest.raises(UnknownSession, match=r"^No session 'nope'\.$"):
+        await service.chat(engine.workspace, "nope", "hello")

@@ -227,7 +227,9 @@ async def start_lean_client(env: dict[str, str], data: Path, workspace: Path) ->
     """A daemon with its own data folder, driven by the lean client."""
     lean = LeanClient()
     await lean.start(SERVER_COMMAND, {**env, "SWITCHMAN_DATA_DIR": str(data)})
-    await lean.initialize(workspace)
+    await lean.initialize({  # as an editor opening ``workspace``
+        "processId": os.getpid(), "rootUri": workspace.as_uri(), "capabilities": {},
+        "workspaceFolders": [{"uri": workspace.as_uri(), "name": "w"}]})
     return lean
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import re
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_routing import three_thousand_lines  # the same file as the re-validation bench
+from lean_client import LeanClient
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -49,112 +49,9 @@ YAML_LS_DELAY_MS = 200.0  # out/src/yamlSettings.js: validationDelayMs (checked 
 
 WARMUP_SECONDS = 5.0
 
-Arrival = tuple[float, dict[str, Any]]
 Edit = tuple[int, int, int, int, str]
 """Start line, start character, end line, end character, new text."""
-"""When diagnostics arrived (perf_counter seconds) and their params."""
-
-
-# -- a minimal LSP client over stdio -----------------------------------------------------
-
-
-class LspProcess:
-    """A language server subprocess: requests, notifications, and answers to its requests."""
-
-    def __init__(self, name: str, settings: dict[str, Any]) -> None:
-        self.name = name
-        self.settings = settings
-        self._next_id = 0
-        self._pending: dict[int, asyncio.Future[Any]] = {}
-        self._waiters: list[tuple[Callable[[dict[str, Any]], bool], asyncio.Future[Arrival]]] = []
-        self._process: asyncio.subprocess.Process | None = None
-        self._reader: asyncio.Task[None] | None = None
-
-    async def start(self, command: list[str], env: dict[str, str]) -> None:
-        """Start the server and run ``initialize``."""
-        self._process = await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL, env=env)
-        self._reader = asyncio.create_task(self._read())
-        await self.request("initialize", {
-            "processId": os.getpid(), "rootUri": None, "workspaceFolders": None,
-            "capabilities": {
-                "workspace": {"configuration": True, "didChangeConfiguration": {}},
-                "textDocument": {"synchronization": {"didSave": True},
-                                 "publishDiagnostics": {"versionSupport": True}},
-                "general": {"positionEncodings": ["utf-16"]}}})
-        self.notify("initialized", {})
-        self.notify("workspace/didChangeConfiguration", {"settings": self.settings})
-
-    def notify(self, method: str, params: Any) -> None:
-        """Send a notification."""
-        self._send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    async def request(self, method: str, params: Any) -> Any:
-        """Send a request and wait for its result."""
-        self._next_id += 1
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[self._next_id] = future
-        self._send({"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params})
-        return await asyncio.wait_for(future, 60)
-
-    def expect(self, where: Callable[[dict[str, Any]], bool]) -> asyncio.Future[Arrival]:
-        """A future for the next diagnostics that satisfy ``where``, with their arrival time."""
-        future: asyncio.Future[Arrival] = asyncio.get_running_loop().create_future()
-        self._waiters.append((where, future))
-        return future
-
-    async def stop(self) -> None:
-        """Shut the server down."""
-        await self.request("shutdown", None)
-        self.notify("exit", None)
-        assert self._process is not None
-        try:
-            await asyncio.wait_for(self._process.wait(), 10)
-        except TimeoutError:
-            self._process.kill()
-        if self._reader is not None:
-            self._reader.cancel()
-
-    def _send(self, message: dict[str, Any]) -> None:
-        assert self._process is not None
-        assert self._process.stdin is not None
-        body = json.dumps(message).encode()
-        self._process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-    async def _read(self) -> None:
-        assert self._process is not None
-        assert self._process.stdout is not None
-        stream = self._process.stdout
-        while True:
-            length = 0
-            while (line := await stream.readline()) not in (b"\r\n", b""):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            if not line:
-                return
-            message = json.loads(await stream.readexactly(length))
-            self._dispatch(message, time.perf_counter())
-
-    def _dispatch(self, message: dict[str, Any], arrived: float) -> None:
-        if "method" not in message:
-            future = self._pending.pop(message.get("id", -1), None)
-            if future is not None and not future.done():
-                future.set_result(message.get("result"))
-        elif "id" in message:
-            self._answer(message)
-        elif message["method"] == "textDocument/publishDiagnostics":
-            for where, future in list(self._waiters):
-                if not future.done() and where(message["params"]):
-                    future.set_result((arrived, message["params"]))
-                    self._waiters.remove((where, future))
-
-    def _answer(self, message: dict[str, Any]) -> None:
-        result: Any = None
-        if message["method"] == "workspace/configuration":
-            result = [self.settings.get(item.get("section", ""))
-                      for item in message["params"]["items"]]
-        self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+DIAGNOSTICS = "textDocument/publishDiagnostics"
 
 
 # -- the edits -------------------------------------------------------------------------------
@@ -183,17 +80,33 @@ def edit_script(text: str, pairs: int, seed: int = 7) -> list[Edit]:
     return script
 
 
-async def measure(server: LspProcess, uri: str, text: str, script: list[Edit],
+async def start(command: list[str], env: dict[str, str],
+                settings: dict[str, Any]) -> LeanClient:
+    """A server started and initialised as an editor configured with ``settings`` would."""
+    server = LeanClient(settings)
+    await server.start(command, env)
+    await server.initialize({
+        "processId": os.getpid(), "rootUri": None, "workspaceFolders": None,
+        "capabilities": {
+            "workspace": {"configuration": True, "didChangeConfiguration": {}},
+            "textDocument": {"synchronization": {"didSave": True},
+                             "publishDiagnostics": {"versionSupport": True}},
+            "general": {"positionEncodings": ["utf-16"]}}})
+    server.notify("workspace/didChangeConfiguration", {"settings": settings})
+    return server
+
+
+async def measure(server: LeanClient, uri: str, text: str, script: list[Edit],
                   versions: bool, warmup: float) -> tuple[list[float], int]:
     """Open ``text`` and time each edit's diagnostics; return seconds and initial problems."""
     await asyncio.sleep(warmup)
-    opened = server.expect(lambda p: p["uri"] == uri)
+    opened = server.expect(DIAGNOSTICS, lambda p: p["uri"] == uri)
     server.notify("textDocument/didOpen", {"textDocument": {
         "uri": uri, "languageId": "yaml", "version": 1, "text": text}})
     _, first = await asyncio.wait_for(opened, 60)
     samples = []
     for version, (sl, sc, el, ec, new_text) in enumerate(script, start=2):
-        done = server.expect(_diagnostics_of(uri, version if versions else None))
+        done = server.expect(DIAGNOSTICS, _diagnostics_of(uri, version if versions else None))
         start = time.perf_counter()
         server.notify("textDocument/didChange", {
             "textDocument": {"uri": uri, "version": version},
@@ -222,8 +135,8 @@ async def run_switchman(folder: Path, text: str, script: list[Edit],
     env = {**os.environ, "SWITCHMAN_CONFIG_DIR": str(config),
            "SWITCHMAN_DATA_DIR": str(folder / "data"), "SWITCHMAN_DIAGNOSTICS_DELAY_MS": "0",
            "ANTHROPIC_API_KEY": "bench-not-a-key"}
-    server = LspProcess("switchman", {})
-    await server.start([sys.executable, "-m", "switchman.server.cli", "serve"], env)
+    server = await start([sys.executable, "-m", "switchman.server.cli", "serve"],
+                         env, {})
     try:
         return await measure(server, (config / "routing.yaml").as_uri(), text, script, True,
                              warmup)
@@ -236,9 +149,8 @@ async def run_yaml_ls(folder: Path, text: str, script: list[Edit],
     """yaml-language-server, validating against the shipped JSON Schema."""
     settings = {"yaml": {"validate": True, "hover": True, "completion": True,
                          "format": {"enable": False}, "schemas": {}}}
-    server = LspProcess("yaml-language-server", settings)
-    await server.start(["node", str(YAML_LS / "bin" / "yaml-language-server"), "--stdio"],
-                       dict(os.environ))
+    server = await start(["node", str(YAML_LS / "bin" / "yaml-language-server"), "--stdio"],
+                         dict(os.environ), settings)
     try:
         samples, initial = await measure(server, (folder / "routing.yaml").as_uri(), text,
                                          script, False, warmup)

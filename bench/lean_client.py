@@ -1,47 +1,53 @@
-"""A lean JSON-RPC client for timing the daemon: frames and ``json`` on the event loop.
+"""A lean LSP client over a server's stdio: frames and ``json`` on the event loop.
 
-pytest-lsp's client (pygls) turns every frame it receives into lsprotocol objects and
-dispatches it through its own tasks: on this machine that is about 0.2 ms each way on
-the benchmark's side of a turn, which a paired "time added by the daemon" counted as
-the daemon's. An editor's client reads a frame, parses its JSON and hands it on; this
-one does the same and nothing more, so what it measures is the pipe hops and the
-daemon.
+An editor's client reads a frame, parses its JSON and hands it on; this one does
+the same and nothing more, so what a benchmark measures through it is the pipe
+hops and the server. pytest-lsp's client (pygls) turns every frame it receives
+into lsprotocol objects and dispatches it through its own tasks: about 0.2 ms
+each way on the benchmark's side of a chat turn, which a paired "time added by
+the daemon" counted as the daemon's. ``bench_daemon.py`` and ``bench_editing.py``
+(Switchman and yaml-language-server alike) speak through it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
+import time
 from collections import defaultdict
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
+
+Arrival = tuple[float, dict[str, Any]]
+"""When a notification arrived (perf_counter seconds) and its params."""
 
 
 class LeanClient:
-    """A daemon started with ``command``, spoken to in JSON-RPC frames over its stdio."""
+    """A language server subprocess: requests, notifications, and answers to its requests
+    (``workspace/configuration`` from ``settings``, anything else with null)."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: dict[str, Any] | None = None) -> None:
+        self.settings = settings or {}
         self.process: asyncio.subprocess.Process | None = None
         self.received: dict[str, list[Any]] = defaultdict(list)
+        """Every notification's params, by method."""
         self._answers: dict[int, asyncio.Future[Any]] = {}
         self._waiters: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
+        self._expected: list[tuple[str, Callable[[dict[str, Any]], bool],
+                                   asyncio.Future[Arrival]]] = []
         self._next_id = 0
         self._reader: asyncio.Task[None] | None = None
 
     async def start(self, command: list[str], env: dict[str, str]) -> None:
-        """Start the daemon and read what it sends from now on."""
+        """Start the server and read what it sends from now on."""
         self.process = await asyncio.create_subprocess_exec(
             *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL, env=env, limit=64 * 1024 * 1024)
         self._reader = asyncio.create_task(self._read())
 
-    async def initialize(self, workspace: Path) -> None:
-        """``initialize`` and ``initialized``, as an editor opening ``workspace`` sends them."""
-        await self.request("initialize", {
-            "processId": os.getpid(), "rootUri": workspace.as_uri(), "capabilities": {},
-            "workspaceFolders": [{"uri": workspace.as_uri(), "name": "w"}]})
+    async def initialize(self, params: dict[str, Any]) -> None:
+        """``initialize`` with ``params``, then ``initialized``."""
+        await self.request("initialize", params)
         self.notify("initialized", {})
 
     def notify(self, method: str, params: Any) -> None:
@@ -50,7 +56,7 @@ class LeanClient:
 
     async def request(self, method: str, params: Any) -> Any:
         """Send a request and return its result (raise on an error answer)."""
-        return await self.send_request(method, params)
+        return await asyncio.wait_for(self.send_request(method, params), 60)
 
     def send_request(self, method: str, params: Any) -> asyncio.Future[Any]:
         """Send a request now; the future of its result."""
@@ -68,25 +74,36 @@ class LeanClient:
         self._waiters.append((check, waiter))
         await waiter
 
+    def expect(self, method: str,
+               where: Callable[[dict[str, Any]], bool]) -> asyncio.Future[Arrival]:
+        """A future for the next ``method`` notification whose params satisfy ``where``,
+        with its arrival time."""
+        arrival: asyncio.Future[Arrival] = asyncio.get_running_loop().create_future()
+        self._expected.append((method, where, arrival))
+        return arrival
+
     async def stop(self) -> None:
-        """``shutdown`` and ``exit``, then wait for the daemon to end."""
+        """``shutdown`` and ``exit``, then wait for the server to end (killed after 10 s)."""
         await self.request("shutdown", None)
         self.notify("exit", None)
         process = self._started()
         self._pipes()[0].close()
-        await process.wait()
+        try:
+            await asyncio.wait_for(process.wait(), 10)
+        except TimeoutError:
+            process.kill()
         if self._reader is not None:
-            await self._reader
+            self._reader.cancel()
 
     def _started(self) -> asyncio.subprocess.Process:
         if self.process is None:
-            raise RuntimeError("the daemon has not been started")
+            raise RuntimeError("the server has not been started")
         return self.process
 
     def _pipes(self) -> tuple[asyncio.StreamWriter, asyncio.StreamReader]:
         stdin, stdout = self._started().stdin, self._started().stdout
         if stdin is None or stdout is None:
-            raise RuntimeError("the daemon was started without pipes")
+            raise RuntimeError("the server was started without pipes")
         return stdin, stdout
 
     def _send(self, message: Any) -> None:
@@ -96,25 +113,20 @@ class LeanClient:
     async def _read(self) -> None:
         stdout = self._pipes()[1]
         while True:
-            length = None
-            while True:
-                line = await stdout.readline()
-                if not line:
-                    return
-                if not line.strip():
-                    break
-                name, _, value = line.decode("ascii").partition(":")
-                if name.strip().lower() == "content-length":
-                    length = int(value)
-            assert length is not None
-            self._handle(json.loads(await stdout.readexactly(length)))
+            length = 0
+            while (line := await stdout.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            if not line:
+                return
+            message = json.loads(await stdout.readexactly(length))
+            self._handle(message, time.perf_counter())
 
-    def _handle(self, message: dict[str, Any]) -> None:
-        if "method" in message:
-            if "id" in message:  # a request from the daemon: decline it
-                self._send({"jsonrpc": "2.0", "id": message["id"], "result": None})
-            else:
-                self.received[message["method"]].append(message.get("params"))
+    def _handle(self, message: dict[str, Any], arrived: float) -> None:
+        if "method" in message and "id" in message:  # a request from the server
+            self._answer(message)
+        elif "method" in message:
+            self._notified(message["method"], message.get("params"), arrived)
         else:
             answer = self._answers.pop(message["id"], None)
             if answer is not None and not answer.done():
@@ -131,3 +143,18 @@ class LeanClient:
             else:
                 still.append((check, waiter))
         self._waiters = still
+
+    def _notified(self, method: str, params: Any, arrived: float) -> None:
+        self.received[method].append(params)
+        for expected in list(self._expected):
+            name, where, arrival = expected
+            if name == method and not arrival.done() and where(params):
+                arrival.set_result((arrived, params))
+                self._expected.remove(expected)
+
+    def _answer(self, message: dict[str, Any]) -> None:
+        result: Any = None
+        if message["method"] == "workspace/configuration":
+            result = [self.settings.get(item.get("section", ""))
+                      for item in message["params"]["items"]]
+        self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})

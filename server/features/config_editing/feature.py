@@ -110,7 +110,9 @@ class ConfigEditing:
         self._uris[path] = uri
         text = self.server.workspace.get_text_document(uri).source
         if self._delay_seconds() == 0:
-            self._check_now(path, text)
+            # Sent on the loop's next pass, as a task would start: in the order the editor's
+            # messages came, with the requests and closes handled by tasks.
+            asyncio.get_running_loop().call_soon(self._check_now, path, text)
         else:
             self._start(self._recheck(checker.update, path, text))
 
@@ -140,10 +142,9 @@ class ConfigEditing:
 
     def _check_now(self, path: Path, text: str) -> None:
         """With no debounce: update the document and publish what it affects, in one trip to
-        the check process, sent as the change is read. Its answer is shown by a callback the
-        process's answer schedules on the loop; no task waits for it. Each wait on the loop
-        costs a pass of it, and under twenty streaming chats a pass takes milliseconds:
-        a task would wait for one pass to start and one more to resume."""
+        the check process. The answer is shown by a callback that the process's answer
+        schedules on the loop; no task waits for it, which would take one more pass of the
+        loop to resume (under twenty streaming chats a pass takes milliseconds)."""
         loop = asyncio.get_running_loop()
         future = CHECKS.submit(checker.update_and_diagnose, self.documents.directory, path,
                                text, dict(self._uris), self._encoding(),

@@ -256,6 +256,9 @@ def _route(manager: SessionManager, live: LiveSession, args: list[str]) -> str:
                 "pattern_disagreement.surface is on in routing.yaml.")
     turn = manager.store.last_turn(live.id)
     assert turn is not None
+    if any(e["turn_id"] == turn.id for e in manager.store.events(
+            live.id, "pattern.override_dismissed")):  # once per turn: learning counts it once
+        return f"The suggestion to use {suggestion.candidate_model} was already dismissed."
     manager.store.add_event(PatternOverrideDismissed(
         timestamp=manager.clock.now(), session_id=live.id, turn_id=turn.id,
         suggested_model=suggestion.candidate_model or ""))

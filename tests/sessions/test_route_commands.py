@@ -133,3 +133,19 @@ async def test_route_with_other_arguments_answers_its_usage(
     assert answer.text.startswith("Usage: /route override")
     assert len(fake.requests) == 1 and service.store.events(kind="route.overridden") == []
     assert service.store.events(kind="pattern.override_dismissed") == []
+
+
+
+async def test_ignore_twice_records_one_dismissal(engine: tuple[Switchman, Recorder, str],
+                                                  fake: FakeProvider) -> None:
+    service, _, workspace = engine
+    fake.script_text("ok")
+    await service.chat(workspace, None, "/commit fix the auth bug")
+    await service.chat(workspace, None, "/route ignore")
+    again = await service.chat(workspace, None, "/route ignore")
+    assert (again.kind, again.status) == ("command", "completed")
+    assert again.text == f"The suggestion to use {SONNET} was already dismissed."
+    assert len(service.store.events(kind="pattern.override_dismissed")) == 1
+    await service.learning.written()
+    [row] = database.rows(service.patterns.connection)
+    assert row.evidence.next_action is NextAction.DISMISSED

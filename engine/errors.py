@@ -10,7 +10,8 @@
     │   ├── UnknownModel         a model id or alias (e.g. for /model) names no model
     │   ├── EmptyMessage         nothing left to send after stripping an override
     │   ├── InvalidText          the message is not valid Unicode (a lone surrogate)
-    │   └── NoModelAvailable     every policy in the chain was empty or rejected
+    │   ├── NoModelAvailable     every policy in the chain was empty or rejected
+    │   └── OverrideUnusable     ``/route override``: the suggested model cannot take the turn
     └── SessionError             a session request cannot be carried out
         ├── UnknownWorkspace     not an open workspace folder
         ├── UnknownSession       no such session
@@ -166,6 +167,20 @@ class NoModelAvailable(RoutingError):
     def __init__(self, decision: RouteDecided, message: str) -> None:
         self.decision = decision
         super().__init__(message)
+
+
+class OverrideUnusable(RoutingError):
+    """A required override (``/route override``'s suggested model) was rejected by
+    validation; the turn did not start rather than fall through to another model."""
+
+    code = "override_unusable"
+
+    def __init__(self, model: str, reason: str) -> None:
+        self.model = model
+        self.reason = reason
+        super().__init__(f"Cannot run the last message again on {model}: {reason}. Nothing "
+                         "was sent or recorded; the suggestion still stands (/route override "
+                         "once the model can be used, or /route ignore).")
 
 
 class SessionError(SwitchmanError):

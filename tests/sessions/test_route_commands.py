@@ -21,19 +21,25 @@ POLICY = ("pattern_disagreement: {surface: true}\nrules:\n  - name: fast for com
           "    when: {message_matches: '^/commit'}\n    use: haiku\n")
 
 
-@pytest.fixture
-def engine(tmp_path: Path, fake: FakeProvider) -> tuple[Switchman, Recorder, str]:
+def suggesting(tmp_path: Path, fake: FakeProvider,
+               model: str) -> tuple[Switchman, Recorder, str]:
+    """An engine whose pattern store suggests ``model``; only Anthropic has a key."""
     for name in ("config", "data", "workspace"):
         (tmp_path / name).mkdir()
     (tmp_path / "config" / "models.yaml").write_text(models_yaml(fake))
     (tmp_path / "config" / "routing.yaml").write_text(POLICY)
     recorder = Recorder()
-    store = FixedPatternStore(PatternRecommendation(SONNET, 0.9, 0.87, 23, []))
+    store = FixedPatternStore(PatternRecommendation(model, 0.9, 0.87, 23, []))
     service = Switchman(recorder, config_folder=tmp_path / "config",
                         data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
                         patterns=store, approver=ScriptedApprover())
     workspace = service.open_workspace(str(tmp_path / "workspace"))
     return service, recorder, workspace
+
+
+@pytest.fixture
+def engine(tmp_path: Path, fake: FakeProvider) -> tuple[Switchman, Recorder, str]:
+    return suggesting(tmp_path, fake, SONNET)
 
 
 async def test_override_runs_the_last_message_on_the_suggested_model(
@@ -50,6 +56,8 @@ async def test_override_runs_the_last_message_on_the_suggested_model(
         "/commit fix the auth bug"
     overridden = service.store.events(kind="route.overridden")
     assert [(e["from_model"], e["to_model"]) for e in overridden] == [(HAIKU, SONNET)]
+    assert (overridden[0]["turn_id"], overridden[0]["original_turn_id"]) == \
+        (again.turn_id, first.turn_id)  # the re-run, and the turn it replaces
     assert len(recorder.notices) == 2  # one route.decided per turn, the re-run included
     await service.learning.written()  # patterns.db is written on a thread of its own
     rows = {r.model: r for r in database.rows(service.patterns.connection)}
@@ -133,3 +141,41 @@ async def test_route_with_other_arguments_answers_its_usage(
     assert answer.text.startswith("Usage: /route override")
     assert len(fake.requests) == 1 and service.store.events(kind="route.overridden") == []
     assert service.store.events(kind="pattern.override_dismissed") == []
+
+
+
+async def test_ignore_twice_records_one_dismissal(engine: tuple[Switchman, Recorder, str],
+                                                  fake: FakeProvider) -> None:
+    service, _, workspace = engine
+    fake.script_text("ok")
+    await service.chat(workspace, None, "/commit fix the auth bug")
+    await service.chat(workspace, None, "/route ignore")
+    again = await service.chat(workspace, None, "/route ignore")
+    assert (again.kind, again.status) == ("command", "completed")
+    assert again.text == f"The suggestion to use {SONNET} was already dismissed."
+    assert len(service.store.events(kind="pattern.override_dismissed")) == 1
+    await service.learning.written()
+    [row] = database.rows(service.patterns.connection)
+    assert row.evidence.next_action is NextAction.DISMISSED
+
+
+async def test_an_override_that_cannot_start_records_nothing(tmp_path: Path,
+                                                             fake: FakeProvider) -> None:
+    """The suggested model has no key: the re-run does not fall through to another model,
+    the user is told why, and neither the event nor the store's evidence is recorded."""
+    service, _, workspace = suggesting(tmp_path, fake, "openai:gpt-5")
+    fake.script_text("short")
+    first = await service.chat(workspace, None, "/commit fix the auth bug")
+    assert "/route override to use openai:gpt-5" in first.banners[0]
+    answer = await service.chat(workspace, None, "/route override")
+    assert (answer.kind, answer.status, answer.turn_id) == ("command", "failed", None)
+    assert answer.error is not None and answer.error.code == "override_unusable"
+    assert answer.text.startswith("Cannot run the last message again on openai:gpt-5: no API "
+                                  "key for openai (OPENAI_API_KEY). Nothing was sent or "
+                                  "recorded")
+    assert len(fake.requests) == 1  # nothing ran on haiku instead
+    assert service.store.events(kind="route.overridden") == []
+    await service.learning.written()
+    [row] = database.rows(service.patterns.connection)
+    assert row.evidence.next_action is None  # as if no /route override was sent
+    assert row.success == pytest.approx(0.7)

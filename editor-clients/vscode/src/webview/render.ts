@@ -112,6 +112,8 @@ export class TranscriptView {
     children.push(body);
     if (turn.error) children.push(el('div', { class: 'failure', role: 'alert' }, [turn.error.message]));
     if (turn.status !== 'running') children.push(this.ratingButtons(turn));
+    const refused = turn.ratingError;
+    if (refused) children.push(el('div', { class: 'failure rating-error', role: 'alert', 'data-code': refused.code }, [refused.message]));
     return el('div', { class: `entry turn ${turn.status}`, 'data-turn': turn.id, 'data-status': turn.status }, children);
   }
 }

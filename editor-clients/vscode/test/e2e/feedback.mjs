@@ -83,5 +83,32 @@ export async function ratingsReachThePatternStore(ui, chat, fake, store) {
   await pressed(reopened.locator(`.entry.turn[data-turn="${good.id}"]`), 'up');
   await pressed(reopened.locator(`.entry.turn[data-turn="${bad.id}"]`), 'up');
   log('ratings still shown in a reloaded window, from the daemon');
+  await refusedRatingShowsAtItsTurn(ui, reopened, store, good.id);
   return reopened;
+}
+
+/**
+ * The daemon refuses a rating (the pattern store forgot the turn): the error shows under that
+ * turn's buttons, not at the end of the chat, and rating again replaces it rather than adding one.
+ */
+async function refusedRatingShowsAtItsTurn(ui, chat, store, turnId) {
+  const done = spawnSync(store.switchman, ['patterns', 'forget'], {
+    env: { ...store.env, SWITCHMAN_DATA_DIR: store.data }, encoding: 'utf8', timeout: 60000,
+  });
+  if (done.status !== 0) throw new Error(`switchman patterns forget exited with ${done.status}:\n${done.stdout}\n${done.stderr}`);
+  const turn = chat.locator(`.entry.turn[data-turn="${turnId}"]`);
+  const refused = turn.locator('.rating-error', { hasText: 'cannot be rated' });
+  await turn.locator('.rating .rate.down').click();
+  await refused.waitFor();
+  await pressed(turn, 'up'); // the rating the daemon kept
+  await refused.evaluate((element) => { element.e2eFirst = true; });
+  await turn.locator('.rating .rate.down').click();
+  await until('the refusal of the second try', () => refused.evaluate((element) => element.e2eFirst !== true));
+  const count = await turn.locator('.rating-error').count();
+  const atTheEnd = await chat.locator('.entry.error', { hasText: 'cannot be rated' }).count();
+  if (count !== 1 || atTheEnd !== 0) {
+    throw new Error(`a refused rating shows ${count} error(s) at its turn and ${atTheEnd} at the end of the chat`);
+  }
+  log('a refused rating is shown at its turn:', JSON.stringify(await refused.innerText()));
+  await ui.shot('chat-rating-refused', turn);
 }

@@ -234,6 +234,12 @@ async function badgeExplainsTheChoice(ui, chat) {
   await explanation.evaluate(() => { document.body.style.width = ''; });
   if (fits.table > fits.width) throw new Error(`the chain table overflows at 300 px: ${JSON.stringify(fits)}`);
   log('the chain table fits 300 px:', JSON.stringify(fits));
+  // The chat is rebuilt (as when the panel is reopened): the chain the user opened is open again.
+  await ui.command('Developer: Reload Webviews');
+  const reloaded = ui.chatFrame().locator('.entry.turn').last();
+  await reloaded.locator('.route-badge[aria-expanded="true"]', { hasText: 'fast for commits' }).waitFor();
+  await reloaded.locator('.explanation table.chain tr.winner', { hasText: 'Configured rule "fast for commits"' }).waitFor();
+  log('the routing chain is still open after the chat was rebuilt');
 }
 
 async function refusedMessageIsShownPlainly(ui, chat) {

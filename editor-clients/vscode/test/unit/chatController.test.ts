@@ -67,7 +67,9 @@ describe('ChatController', () => {
     assert.deepEqual(posted.at(-1), { type: 'rated', turnId: 'T1', rating: 'up' });
     connection.answer(Requests.feedback, () => { throw Object.assign(new Error('No turn'), { data: { code: 'unknown_turn' } }); });
     await controller.handle({ type: 'feedback', turnId: 'T9', rating: 'down' });
-    assert.equal(events().at(-1), 'failed');
+    // A refusal is about that turn: it goes to the turn, not to the end of the chat (no `failed` event).
+    assert.deepEqual(posted.at(-1), { type: 'ratingFailed', turnId: 'T9', failure: { code: 'unknown_turn', message: 'No turn' } });
+    assert.deepEqual(events(), []);
   });
 
   it('shows the ratings given in this window again when the chat is reloaded or reopened', async () => {

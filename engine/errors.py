@@ -18,6 +18,7 @@
         ├── UnknownTurn          no such turn
         ├── WorkerSession        a worker session cannot take messages
         ├── UnknownProfile       no agent profile has that name
+        ├── DelegationDisabled   ``/delegate`` while ``delegation.enabled`` is false
         ├── TurnInProgress       the session is busy with another turn
         ├── TurnElsewhere        the turn runs in another daemon (another editor window)
         ├── InvalidAttachment    an attached file or selection cannot be used
@@ -286,6 +287,21 @@ class UnknownTier(SessionError):
             head = f"'{word}' is not a tier or profile."
             tail = "write the task after the tier: /delegate [tier] <task>."
         super().__init__(f"{head} {known}. Nothing was delegated; {tail}")
+
+
+class DelegationDisabled(SessionError):
+    """``/delegate`` (or "delegate that") while the user's routing.yaml turns delegation off;
+    nothing was delegated.
+
+    Only ever part of a command's result (``status: failed``), never a request's error."""
+
+    code = "delegation_disabled"
+
+    def __init__(self, routing_file: str) -> None:
+        self.routing_file = routing_file
+        super().__init__(f"Delegation is turned off: `delegation: {{enabled: false}}` in "
+                         f"{routing_file}. Nothing was delegated; set it to true there (or "
+                         "remove it) to use /delegate.")
 
 
 class TurnInProgress(SessionError):

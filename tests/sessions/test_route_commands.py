@@ -179,3 +179,19 @@ async def test_an_override_that_cannot_start_records_nothing(tmp_path: Path,
     [row] = database.rows(service.patterns.connection)
     assert row.evidence.next_action is None  # as if no /route override was sent
     assert row.success == pytest.approx(0.7)
+
+
+async def test_a_second_override_does_not_run_or_record_again(
+        engine: tuple[Switchman, Recorder, str], fake: FakeProvider) -> None:
+    """The re-run is the session's last turn and runs on the suggested model: nothing is
+    left to override, so a repeated /route override answers so and records nothing."""
+    service, _, workspace = engine
+    fake.script_text("short")
+    await service.chat(workspace, None, "/commit fix the auth bug")
+    fake.script_text("a better commit message")
+    await service.chat(workspace, None, "/route override")
+    again = await service.chat(workspace, None, "/route override")
+    assert (again.kind, again.status) == ("command", "completed")
+    assert again.text.startswith("There is no pattern suggestion to act on.")
+    assert len(fake.requests) == 2
+    assert len(service.store.events(kind="route.overridden")) == 1

@@ -235,8 +235,7 @@ async function badgeExplainsTheChoice(ui, chat) {
   if (fits.table > fits.width) throw new Error(`the chain table overflows at 300 px: ${JSON.stringify(fits)}`);
   log('the chain table fits 300 px:', JSON.stringify(fits));
   // The chat is rebuilt (as when the panel is reopened): the chain the user opened is open again.
-  await ui.command('Developer: Reload Webviews');
-  const reloaded = ui.chatFrame().locator('.entry.turn').last();
+  const reloaded = (await reloadChat(ui)).locator('.entry.turn').last();
   await reloaded.locator('.route-badge[aria-expanded="true"]', { hasText: 'fast for commits' }).waitFor();
   await reloaded.locator('.explanation table.chain tr.winner', { hasText: 'Configured rule "fast for commits"' }).waitFor();
   log('the routing chain is still open after the chat was rebuilt');
@@ -337,6 +336,18 @@ async function stopOnACardStopsOnlyThatWorker(ui, chat, fake) {
   await fake.release();
   log('Stop on the card stopped only the worker:', JSON.stringify(await card.innerText()));
   await ui.shot('chat-delegation-stopped', card);
+}
+
+/**
+ * Reload the chat's webview and wait until the new page has loaded the chat from the daemon (the
+ * old page, or the new one showing only its saved state, would pass checks meant for the rebuild).
+ */
+async function reloadChat(ui) {
+  await ui.chatFrame().locator('body').evaluate((body) => { body.e2eOld = true; });
+  await ui.command('Developer: Reload Webviews');
+  await until('the reloaded chat', () => ui.chatFrame().locator('body').evaluate((body) => body.e2eOld !== true));
+  await ui.chatFrame().locator('#transcript[aria-busy="false"]').waitFor();
+  return ui.chatFrame();
 }
 
 /** Mark a card and its toggle (a property the page never sets) to tell later whether they were rebuilt. */

@@ -155,6 +155,8 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const message = event.data;
   const before = state.pending;
   update(reduce(state, message));
+  // Busy (for screen readers, and tests) until the chat is loaded from the daemon, not only from the saved state.
+  if (message.type === 'reset') transcript.setAttribute('aria-busy', 'false');
   if (message.type === 'workerTranscript') fetching.delete(message.toolUseId);
   if (message.type === 'explanation') explaining.delete(message.turnId);
   // A rebuilt chat (reopened, reloaded, a running turn replayed) keeps the cards the user had open.

@@ -78,6 +78,23 @@ describe('chat reducer', () => {
     assert.equal(refusedDraft(sent.pending, other), null, 'another message\'s refusal');
   });
 
+  for (const code of ['override_unusable', 'delegation_disabled', 'invalid_text', 'data_folder_unusable']) {
+    it(`gives back a message refused with ${code}: nothing was sent or done`, () => {
+      const sent = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: '/route override' } });
+      const refused: ToWebview = { type: 'event', event: { type: 'failed', localId: 'L1', failure: { code, message: 'Not sent.' } } };
+      assert.equal(refusedDraft(sent.pending, refused), '/route override');
+    });
+  }
+
+  it('shows a refused /route override in red and gives the command back', () => {
+    const sent = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: '/route override' } });
+    const text = 'Cannot run the last message again on openai:gpt-5: no API key. Nothing was sent or recorded; …';
+    const answer: ToWebview = { type: 'event', event: { type: 'result', localId: 'L1', result: { ...finished, kind: 'command',
+      turn_id: null, model: null, status: 'failed', text, error: { code: 'override_unusable', message: text }, summary: '/route' } } };
+    assert.deepEqual(reduce(sent, answer).entries.at(-1), { kind: 'command', id: 'L1:command', text, failed: true });
+    assert.equal(refusedDraft(sent.pending, answer), '/route override');
+  });
+
   it('records a slash command\'s answer from the chat result, ignoring its duplicate delta', () => {
     const state = run(
       { type: 'event', event: { type: 'userSent', localId: 'L1', text: '/rules check' } },

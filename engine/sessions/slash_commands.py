@@ -271,7 +271,8 @@ def _route(manager: SessionManager, live: LiveSession, args: list[str]) -> str:
     suggestion = pending_suggestion(manager, live)
     if suggestion is None or args == ["override"]:  # an override that ran returned before
         return ("There is no pattern suggestion to act on. Suggestions are shown when "
-                "pattern_disagreement.surface is on in routing.yaml.")
+                "pattern_disagreement.surface is on in routing.yaml and the suggested model "
+                "can take the turn (/model show says why one was not).")
     turn = manager.store.last_turn(live.id)
     assert turn is not None
     if any(e["turn_id"] == turn.id for e in manager.store.events(

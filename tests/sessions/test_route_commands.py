@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from switchman.engine.availability import MODEL_FAILURE_THRESHOLD, ErrorClass
 from switchman.engine.learning import database
 from switchman.engine.learning.evaluator import NextAction
 from switchman.engine.messages import AttachmentRequest
 from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
+from switchman.engine.routing.decision import ValidationFailure, Verdict
 from switchman.engine.service import Switchman
 from tests.conftest import models_yaml
 from tests.sessions.conftest import Recorder
@@ -159,20 +161,23 @@ async def test_ignore_twice_records_one_dismissal(engine: tuple[Switchman, Recor
     assert row.evidence.next_action is NextAction.DISMISSED
 
 
-async def test_an_override_that_cannot_start_records_nothing(tmp_path: Path,
-                                                             fake: FakeProvider) -> None:
-    """The suggested model has no key: the re-run does not fall through to another model,
-    the user is told why, and neither the event nor the store's evidence is recorded."""
-    service, _, workspace = suggesting(tmp_path, fake, "openai:gpt-5")
+async def test_an_override_that_cannot_start_records_nothing(
+        engine: tuple[Switchman, Recorder, str], fake: FakeProvider) -> None:
+    """The suggested model went down after it was suggested: the re-run does not fall
+    through to another model, the user is told why, and neither the event nor the store's
+    evidence is recorded."""
+    service, _, workspace = engine
     fake.script_text("short")
     first = await service.chat(workspace, None, "/commit fix the auth bug")
-    assert "/route override to use openai:gpt-5" in first.banners[0]
+    assert f"/route override to use {SONNET}" in first.banners[0]
+    for _ in range(MODEL_FAILURE_THRESHOLD):
+        service.availability.record_failure("anthropic", SONNET, ErrorClass.SERVER)
     answer = await service.chat(workspace, None, "/route override")
     assert (answer.kind, answer.status, answer.turn_id) == ("command", "failed", None)
     assert answer.error is not None and answer.error.code == "override_unusable"
-    assert answer.text.startswith("Cannot run the last message again on openai:gpt-5: no API "
-                                  "key for openai (OPENAI_API_KEY). Nothing was sent or "
-                                  "recorded")
+    assert answer.text.startswith(f"Cannot run the last message again on {SONNET}: {SONNET} "
+                                  "model-specific outage (5 failures in a row (server)). "
+                                  "Nothing was sent or recorded")
     assert len(fake.requests) == 1  # nothing ran on haiku instead
     assert service.store.events(kind="route.overridden") == []
     await service.learning.written()
@@ -195,3 +200,28 @@ async def test_a_second_override_does_not_run_or_record_again(
     assert again.text.startswith("There is no pattern suggestion to act on.")
     assert len(fake.requests) == 2
     assert len(service.store.events(kind="route.overridden")) == 1
+
+
+async def test_a_suggestion_that_cannot_be_used_is_not_offered(tmp_path: Path,
+                                                               fake: FakeProvider) -> None:
+    """The pattern store suggests a model without a key: no notice offers /route override
+    (it could only fail), "why this model?" still shows the suggestion and why it could not
+    be used, and /route override has nothing to act on."""
+    service, recorder, workspace = suggesting(tmp_path, fake, "openai:gpt-5")
+    fake.script_text("short")
+    first = await service.chat(workspace, None, "/commit fix the auth bug")
+    assert (first.model, first.banners) == (HAIKU, [])
+    [notice] = recorder.notices
+    assert notice.banners == []
+    deferred = notice.decision.chain[-1]
+    assert (deferred.verdict, deferred.candidate_model, deferred.validation_failure) == (
+        Verdict.DEFERRED, "openai:gpt-5", ValidationFailure.NOT_CONFIGURED)
+    shown = await service.chat(workspace, None, "/model show")
+    assert "it could not be used: no API key for openai (OPENAI_API_KEY) [not_configured]" \
+        in shown.text
+    answer = await service.chat(workspace, None, "/route override")
+    assert answer.text == ("There is no pattern suggestion to act on. Suggestions are shown "
+                           "when pattern_disagreement.surface is on in routing.yaml and the "
+                           "suggested model can take the turn (/model show says why one was "
+                           "not).")
+    assert len(fake.requests) == 1 and service.store.events(kind="route.overridden") == []

@@ -28,8 +28,9 @@ _MESSAGE_ENCODER = msgspec.json.Encoder()
 _DECISION = msgspec.json.Decoder(RouteDecided)
 _MICROS = Decimal(1_000_000)
 INTERRUPTED_MESSAGE = ("Switchman stopped while this turn was running (the daemon exited or "
-                       "was killed). The messages above were saved; send your message again to "
-                       "continue.")
+                       "was killed). Your message and the answer written by then are kept; send "
+                       "your message again to continue.")
+"""Shown with the turn, above its messages in some views and below them in others."""
 
 
 def _ts(moment: datetime) -> str:

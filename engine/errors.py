@@ -10,13 +10,15 @@
     │   ├── UnknownModel         a model id or alias (e.g. for /model) names no model
     │   ├── EmptyMessage         nothing left to send after stripping an override
     │   ├── InvalidText          the message is not valid Unicode (a lone surrogate)
-    │   └── NoModelAvailable     every policy in the chain was empty or rejected
+    │   ├── NoModelAvailable     every policy in the chain was empty or rejected
+    │   └── OverrideUnusable     ``/route override``: the suggested model cannot take the turn
     └── SessionError             a session request cannot be carried out
         ├── UnknownWorkspace     not an open workspace folder
         ├── UnknownSession       no such session
         ├── UnknownTurn          no such turn
         ├── WorkerSession        a worker session cannot take messages
         ├── UnknownProfile       no agent profile has that name
+        ├── DelegationDisabled   ``/delegate`` while ``delegation.enabled`` is false
         ├── TurnInProgress       the session is busy with another turn
         ├── TurnElsewhere        the turn runs in another daemon (another editor window)
         ├── InvalidAttachment    an attached file or selection cannot be used
@@ -168,6 +170,20 @@ class NoModelAvailable(RoutingError):
         super().__init__(message)
 
 
+class OverrideUnusable(RoutingError):
+    """A required override (``/route override``'s suggested model) was rejected by
+    validation; the turn did not start rather than fall through to another model."""
+
+    code = "override_unusable"
+
+    def __init__(self, model: str, reason: str) -> None:
+        self.model = model
+        self.reason = reason
+        super().__init__(f"Cannot run the last message again on {model}: {reason}. Nothing "
+                         "was sent or recorded; the suggestion still stands (/route override "
+                         "once the model can be used, or /route ignore).")
+
+
 class SessionError(SwitchmanError):
     """A request about sessions that cannot be carried out."""
 
@@ -271,6 +287,21 @@ class UnknownTier(SessionError):
             head = f"'{word}' is not a tier or profile."
             tail = "write the task after the tier: /delegate [tier] <task>."
         super().__init__(f"{head} {known}. Nothing was delegated; {tail}")
+
+
+class DelegationDisabled(SessionError):
+    """``/delegate`` (or "delegate that") while the user's routing.yaml turns delegation off;
+    nothing was delegated.
+
+    Only ever part of a command's result (``status: failed``), never a request's error."""
+
+    code = "delegation_disabled"
+
+    def __init__(self, routing_file: str) -> None:
+        self.routing_file = routing_file
+        super().__init__(f"Delegation is turned off: `delegation: {{enabled: false}}` in "
+                         f"{routing_file}. Nothing was delegated; set it to true there (or "
+                         "remove it) to use /delegate.")
 
 
 class TurnInProgress(SessionError):

@@ -110,8 +110,12 @@ class SwitchmanServer(LanguageServer):
                 return
             connected = True
             self.protocol.set_writer(writer)
-            await run_async(stop_event=stop_event, reader=reader, protocol=self.protocol,
-                            logger=log, error_handler=self.report_server_error)
+            # pygls' ``exit`` closes the connection and calls sys.exit inside this task,
+            # which asyncio logs as an unhandled error: end the server as at a hang-up
+            # (run() gives LSP's exit code, as pygls would).
+            with contextlib.suppress(SystemExit):
+                await run_async(stop_event=stop_event, reader=reader, protocol=self.protocol,
+                                logger=log, error_handler=self.report_server_error)
             self.shutdown()  # type: ignore[no-untyped-call]
 
         async def serve() -> None:

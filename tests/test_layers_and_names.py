@@ -93,3 +93,20 @@ def test_the_clients_know_the_servers_error_codes() -> None:
         block = source[source.index("rrorCodes = {" if "ErrorCodes" in source else "M.error = {"):]
         known = set(re.findall(pattern, block[:block.index("}")]))
         assert known and known <= codes
+
+
+def test_both_clients_give_back_the_same_refused_messages() -> None:
+    """The codes after which nothing was sent or done, so the text goes back to the input:
+    the same in both editors, all of them the daemon's, the newest refusals included."""
+    lua = (NEOVIM / "switchman" / "protocol.lua").read_text("utf-8")
+    block = lua[lua.index("M.not_sent = {"):]
+    neovim = set(re.findall(r"\[M\.error\.([a-z_]+)\] = true", block[:block.index("}")]))
+    ts = (VSCODE / "protocol" / "errors.ts").read_text("utf-8")
+    block = ts[ts.index("NOT_SENT = new Set(["):]
+    vscode = set(re.findall(r"'([a-z_]+)'", block[:block.index("]")]))
+    codes = {cls.code for cls in vars(errors).values()
+             if isinstance(cls, type) and issubclass(cls, errors.SwitchmanError)}
+    assert neovim == vscode
+    assert vscode <= codes
+    assert {errors.OverrideUnusable.code, errors.DelegationDisabled.code,
+            errors.InvalidText.code, errors.DataFolderUnusable.code} <= vscode

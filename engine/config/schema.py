@@ -331,8 +331,9 @@ DELEGATION = Obj(
     "Delegation: planners (models with can_delegate) hand sub-tasks to workers on a tier's "
     "model with the delegate tool.",
     fields={
-        "enabled": Field(Scalar("Offer the delegate tool at all (default true). Set false to "
-                                "turn delegation off everywhere.", "boolean")),
+        "enabled": Field(Scalar("Delegation at all (default true). Set false to turn it off "
+                                "everywhere: no delegate tool, and /delegate is refused.",
+                                "boolean")),
         "max_concurrent_workers": Field(Scalar("How many workers one planner turn runs at once "
                                                "(default 3).", "integer", minimum=1,
                                                maximum=16)),

@@ -37,7 +37,7 @@ from switchman.engine.delegation.focus import (
 )
 from switchman.engine.delegation.handoff import Handoff
 from switchman.engine.delegation.workers import Delegation, WorkerRun
-from switchman.engine.errors import UnknownTier
+from switchman.engine.errors import DelegationDisabled, UnknownTier
 from switchman.engine.ids import new_id
 from switchman.engine.messages import ZERO_USD, AttachmentBlock, Message, TextBlock
 from switchman.engine.profiles.profile import ActiveProfile
@@ -76,6 +76,9 @@ class UserDelegation:
     async def run(self, live: LiveSession, message: str,
                   attachments: list[AttachmentBlock]) -> TurnResult:
         """Answer ``message`` (a ``/delegate`` command or phrase) in ``live``'s chat."""
+        config = self.delegation.config
+        if not config.effective(str(live.folder)).delegation.enabled:  # the user's own too
+            return self._refuse(live, DelegationDisabled(str(config.routing_path)))
         command = parse_command(message, self.targets(live))
         if command is None:  # the caller checked; kept for a clear failure if it did not
             return self._answer(live, "Usage: /delegate [tier] <task>", None)
@@ -141,7 +144,7 @@ class UserDelegation:
                         tools, profile, source="user", focus=focus.focus)
         return await run.result()
 
-    def _refuse(self, live: LiveSession, error: UnknownTier) -> TurnResult:
+    def _refuse(self, live: LiveSession, error: UnknownTier | DelegationDisabled) -> TurnResult:
         """A failed command: nothing was delegated (and nothing is kept in the session)."""
         text = str(error)
         self.delegation.sessions.observer.delta(ChatDelta(live.id, None, "command_output",

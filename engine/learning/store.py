@@ -10,31 +10,16 @@ is plain Python (:mod:`.small_workspace`); past that, numpy's
 Retention: at most ``max_rows`` turns per workspace (default 100,000);
 past that the oldest tenth is forgotten, in the database too.
 
-A workspace with more than ``sync_load_rows`` rows, or more than ``small_rows``
-(numpy's index: importing numpy takes a tenth of a second or more), is read on
-a worker thread (reading 100,000 rows takes seconds, too long for the event
-loop); so is a small workspace that has just outgrown ``small_rows``. It starts
-when the editor opens the folder (:meth:`LearnedPatternStore.prepare`) or at
-the first decision, whichever comes first. Until it is ready slot 4 answers
-:class:`PatternsLoading` and the decision goes on without it; turns recorded
-meanwhile are written to the database at once and added to the index when it
-is installed (by turn id: never twice).
-
-Each workspace's trained index is saved in ``patterns-index/`` beside the
-database (:mod:`.index_state`), so a reopened store answers from its index at
-once instead of scanning every row while it trains again.
+Large workspaces are read off the event loop, and each trained index is saved
+beside the database: :mod:`.loaded_workspaces`. Until a workspace is ready slot
+4 answers :class:`PatternsLoading` and the decision goes on without it.
 """
 
 from __future__ import annotations
 
-import hashlib
-import logging
 import shutil
 import sqlite3
-import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -51,6 +36,12 @@ from switchman.engine.learning.evaluator import (
     success_score,
 )
 from switchman.engine.learning.fingerprint import Vector
+from switchman.engine.learning.loaded_workspaces import (
+    INDEX_FOLDER,
+    MAX_ROWS,
+    SYNC_LOAD_ROWS,
+    LoadedWorkspaces,
+)
 from switchman.engine.learning.small_workspace import SMALL_ROWS, SmallWorkspace, encode
 from switchman.engine.patterns import (
     PatternNeighbor,
@@ -65,35 +56,15 @@ from switchman.engine.patterns import (
 from switchman.engine.routing.context import TurnContext
 
 if TYPE_CHECKING:
-    from typing import TypeAlias
+    from switchman.engine.learning.loaded_workspaces import LoadedWorkspace
 
-    from switchman.engine.learning.index import VectorIndex
-    from switchman.engine.learning.workspace_index import WorkspaceIndex
+__all__ = [  # the loading constants and types moved to .loaded_workspaces, still named here
+    "INDEX_FOLDER", "MAX_ROWS", "RECENT_FINGERPRINTS", "SYNC_LOAD_ROWS", "LearnedPatternStore",
+    "LoadedWorkspace", "Neighbour", "TurnRecord", "WorkspaceStats",
+]
 
-    LoadedWorkspace: TypeAlias = SmallWorkspace | WorkspaceIndex
-    """A workspace's rows in memory: plain Python while small, numpy's index past that."""
-
-MAX_ROWS = 100_000
-INDEX_FOLDER = "patterns-index"
-SYNC_LOAD_ROWS = 1_000
-"""Up to this many rows a workspace is read on the caller's thread (tens of milliseconds,
-docs/architecture.md "Decisions"); above it, on a worker thread."""
 RECENT_FINGERPRINTS = 16
 """Fingerprints kept for reuse: a turn is fingerprinted when routed and when recorded."""
-
-_log = logging.getLogger(__name__)
-
-
-@dataclass
-class _Loading:
-    """A workspace being read on a worker thread, and what happened to it meanwhile."""
-
-    turns: int
-    recorded: list[db.PatternRow] = field(default_factory=list)
-    """Rows recorded during the load (already in the database), with their ids."""
-    scores: dict[str, float] = field(default_factory=dict)
-    """Success scores changed during the load, by turn id."""
-    done: threading.Event = field(default_factory=threading.Event)
 
 
 class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -131,7 +102,7 @@ class WorkspaceStats(msgspec.Struct, frozen=True):
     newest: str | None
 
 
-class LearnedPatternStore:
+class LearnedPatternStore(LoadedWorkspaces):
     """Pattern rows per workspace in SQLite, k-NN in memory (implements ``PatternStore``)."""
 
     def __init__(self, connection: sqlite3.Connection, clock: Clock, *,
@@ -139,30 +110,12 @@ class LearnedPatternStore:
                  fingerprinter: Callable[[TurnContext], Vector] | None = None,
                  sync_load_rows: int = SYNC_LOAD_ROWS, small_rows: int = SMALL_ROWS,
                  writer: sqlite3.Connection | None = None) -> None:
-        self.connection = connection
-        """Reads: the decisions' loads, statistics, ratings (the event loop's)."""
-        self.writer = connection if writer is None else writer
-        """Every change to rows, and the reads a change depends on. The daemon gives a
-        connection of its own used on its pattern writer thread, so a commit that waits for
-        the file's write lock never holds a read on the event loop (docs/architecture.md)."""
+        super().__init__(connection, writer=writer, max_rows=max_rows, background=background,
+                         sync_load_rows=sync_load_rows, small_rows=small_rows)
         self._fingerprinter = fingerprinter
         self.clock = clock
-        self.max_rows = max_rows
-        self.background = background
-        self.sync_load_rows = sync_load_rows
-        self.small_rows = small_rows
-        """Up to this many rows a workspace is scored without numpy."""
-        self._database = str(next((r[2] for r in connection.execute("PRAGMA database_list")
-                                   if r[1] == "main"), ""))
-        """The database's file ("" for an in-memory one): read once, the connection is fixed."""
-        self._workspaces: dict[str, LoadedWorkspace] = {}
-        self._loading: dict[str, _Loading] = {}
         self._forgets = db.forgets(connection)
         """The database's count of forgettings when the rows in memory were read."""
-        self._lock = threading.RLock()
-        """Guards the in-memory workspaces; never held across a write to the database."""
-        self._changing = threading.Lock()
-        """Held by one change to rows at a time (read, decide, write); never taken by slot 4."""
         self._recent: dict[TurnContext, Vector] = {}
         """Fingerprints of the latest contexts (see :meth:`fingerprint`)."""
 
@@ -269,21 +222,6 @@ class LearnedPatternStore:
                     del self._workspaces[row.workspace]
                     self._workspace(row.workspace)
             self._forget_oldest(row.workspace, drop)
-
-    def _add(self, space: LoadedWorkspace, row: db.PatternRow) -> int:
-        """Put a stored row into the workspace's index, dropping the oldest past ``max_rows``
-        from memory; returns how many to delete from the database too
-        (:meth:`_forget_oldest`, once the lock is released)."""
-        space.add(row)
-        if len(space.turn_ids) <= self.max_rows:
-            return 0
-        drop = max(1, self.max_rows // 10)
-        space.drop_oldest(drop)
-        return drop
-
-    def _forget_oldest(self, workspace: str, count: int) -> None:
-        if count:
-            db.delete_oldest(self.writer, workspace, count)
 
     def observe_message(self, session_id: str, text: str, rerouted_to: str | None) -> None:
         """A new message in a session: what it says about the session's previous turn."""
@@ -407,99 +345,6 @@ class LearnedPatternStore:
         while len(self._recent) > RECENT_FINGERPRINTS:
             del self._recent[next(iter(self._recent))]
         return vector
-
-    def index_of(self, workspace: str) -> VectorIndex:
-        """numpy's k-NN index of a workspace with more than ``small_rows`` rows, waiting for
-        it if it is loading (diagnostics, tests, benchmarks: never the event loop)."""
-        self.prepare(workspace)
-        self.wait_loaded(workspace)
-        space = self._workspace(workspace)
-        assert space is not None
-        assert not isinstance(space, SmallWorkspace), "a small workspace has no numpy index"
-        return space.index
-
-    def prepare(self, workspace: str) -> None:
-        """A sign ``workspace`` will chat (its folder was opened): if it has many rows, start
-        reading them on a worker thread now. Returns at once."""
-        with self._lock:
-            self._workspace(workspace, start_only=True)
-
-    def wait_loaded(self, workspace: str, timeout: float | None = None) -> bool:
-        """Block until no load of ``workspace`` is running; False on timeout."""
-        with self._lock:
-            loading = self._loading.get(workspace)
-        return loading is None or loading.done.wait(timeout)
-
-    def _workspace(self, key: str, *, start_only: bool = False) -> LoadedWorkspace | None:
-        """The workspace's index, read now if small; None while it loads on a thread."""
-        with self._lock:
-            space = self._workspaces.get(key)
-            if space is not None or key in self._loading:
-                return space
-            turns = db.count(self.connection, key)
-            # numpy's index (and numpy's import) is built on a thread too, never on the loop;
-            # a store with background=False (tests, benchmarks) builds it on the caller's
-            limit = min(self.sync_load_rows, self.small_rows) if self.background \
-                else self.sync_load_rows
-            if turns > limit:
-                loading = self._loading[key] = _Loading(turns)
-                threading.Thread(target=self._load_in_background, args=(key, loading),
-                                 name="switchman-patterns-load", daemon=True).start()
-                return None
-            if start_only:
-                return None
-            space = self._workspaces[key] = self._load(key, self.connection)
-            return space
-
-    def _load_in_background(self, key: str, loading: _Loading) -> None:
-        """Read the rows without holding the lock (recording goes on meanwhile), then install
-        the index with the rows recorded and the scores changed since."""
-        database = self._database
-        try:
-            connection = self.connection if not database else db.reader(database)
-            try:
-                space = self._load(key, connection)
-            finally:
-                if connection is not self.connection:
-                    connection.close()
-        except Exception:  # a broken read must not leave the workspace loading forever
-            _log.exception("could not load the learned patterns of %s", key)
-            space = SmallWorkspace()
-        drop = 0
-        with self._lock:
-            if self._loading.get(key) is loading:  # not forgotten meanwhile
-                del self._loading[key]
-                for row in loading.recorded:
-                    if row.turn_id not in space.position:  # the read may have seen it
-                        drop += self._add(space, row)
-                for turn_id, score in loading.scores.items():
-                    if turn_id in space.position:
-                        space.success[space.position[turn_id]] = score
-                self._workspaces[key] = space
-        loading.done.set()
-        if drop:
-            with self._changing:
-                self._forget_oldest(key, drop)
-
-    def _load(self, key: str, connection: sqlite3.Connection) -> LoadedWorkspace:
-        """The workspace's rows in memory: in plain Python up to ``small_rows``, else in
-        numpy's index (numpy is imported then: a daemon with small stores never pays
-        its 15 MiB)."""
-        rows = list(db.rows(connection, key))
-        if len(rows) <= self.small_rows:
-            return SmallWorkspace.loaded(rows)
-        from switchman.engine.learning.workspace_index import WorkspaceIndex  # noqa: PLC0415
-
-        return WorkspaceIndex.loaded(rows, self.background, self.max_rows,
-                                     self._saved_index(key))
-
-    def _saved_index(self, key: str) -> Path | None:
-        """Where the workspace's trained index is saved (None for an in-memory database)."""
-        database = self._database
-        if not database:
-            return None
-        name = hashlib.sha256(key.encode()).hexdigest()[:24]
-        return Path(database).parent / INDEX_FOLDER / f"{name}.npz"
 
 
 def _key(ctx: TurnContext) -> str:

@@ -104,7 +104,7 @@ class PolicyChain:
                 winner = len(chain) - 1
                 break
         if winner is not None and chain[winner].policy in _BEFORE_PATTERN:
-            deferred = self._deferred(suggestion, chain[winner])
+            deferred = self._deferred(suggestion, chain[winner], request.context)
             if deferred is not None:
                 chain.append(deferred)
         decision = RouteDecided(
@@ -237,20 +237,29 @@ class PolicyChain:
                                 pattern_alternatives=rec.alternatives)
 
     def _deferred(
-        self, rec: Suggestion, winner: PolicyEvaluation
+        self, rec: Suggestion, winner: PolicyEvaluation, ctx: TurnContext
     ) -> PolicyEvaluation | None:
+        """The pattern's suggestion after an earlier policy won, validated like any
+        candidate: one that could not take the turn (no key, provider down, not capable)
+        says so and is never offered as ``/route override`` (:func:`surfaced_suggestion`)."""
         settings = self.policy.pattern
         if not isinstance(rec, PatternRecommendation) \
                 or rec.sample_size < settings.min_sample_size \
                 or rec.confidence < settings.min_confidence:
             return None
+        reason = f"suggested {rec.model} (confidence {rec.confidence:.2f}, {rec.sample_size} " \
+                 f"samples) — outranked by {chosen_label(winner)}"
+        rejection = None if rec.model == winner.candidate_model \
+            else self.validator.validate(rec.model, ctx)
+        if rejection is not None:
+            reason = f"{reason}; it could not be used: {rejection.detail}"
         return PolicyEvaluation(
             policy=Policy.PATTERN_RECOMMENDATION, verdict=Verdict.DEFERRED,
-            candidate_model=rec.model,
-            reason=f"suggested {rec.model} (confidence {rec.confidence:.2f}, {rec.sample_size} "
-                   f"samples) — outranked by {chosen_label(winner)}",
+            candidate_model=rec.model, reason=reason,
             confidence=rec.confidence, sample_size=rec.sample_size,
-            pattern_alternatives=rec.alternatives)
+            pattern_alternatives=rec.alternatives,
+            validation_failure=None if rejection is None else rejection.failure,
+            outage_scope=None if rejection is None else rejection.outage_scope)
 
     def _profile_model(self, request: RouteRequest, ctx: TurnContext,
                        policy: Policy) -> Iterator[PolicyEvaluation]:
@@ -394,12 +403,19 @@ _BEFORE_PATTERN = (Policy.PER_MESSAGE_OVERRIDE, Policy.MANUAL_STICKY, Policy.CON
 def surfaced_suggestion(decision: RouteDecided,
                         settings: DisagreementSettings) -> PolicyEvaluation | None:
     """The pattern suggestion to show the user (spec §5.6), if surfacing is on and it is
-    confident and well supported enough to disagree with the winner."""
+    confident and well supported enough to disagree with the winner, and its model could
+    take the turn: a suggestion ``/route override`` could not act on is not offered (it
+    stays in the chain, with its ``validation_failure``, for "why this model?"). Nor is
+    one inside a delegated worker, which takes no messages and whose tier patterns never
+    override (spec 001 §11)."""
     if not settings.surface:
         return None
     deferred = next((e for e in decision.chain if e.policy is Policy.PATTERN_RECOMMENDATION
                      and e.verdict is Verdict.DEFERRED), None)
-    if deferred is None or deferred.candidate_model == decision.chosen_model:
+    winner = decision.winner
+    if deferred is None or deferred.candidate_model == decision.chosen_model \
+            or deferred.validation_failure is not None \
+            or winner is None or winner.policy not in _BEFORE_PATTERN:  # a worker's tier
         return None
     if (deferred.confidence or 0) < settings.min_confidence \
             or (deferred.sample_size or 0) < settings.min_sample_size:

@@ -24,6 +24,9 @@ class Override(msgspec.Struct, frozen=True):
 
     token: str
     model: str
+    required: bool = False
+    """The turn must run on ``model`` (``/route override``): if it is rejected, the turn
+    does not start instead of falling through to the rest of the chain."""
 
 
 def parse_override(message: str, registry: ModelRegistry) -> tuple[str, Override | None]:

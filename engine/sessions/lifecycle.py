@@ -21,7 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from switchman.engine.errors import NoModelAvailable, TurnElsewhere, TurnInProgress, UnknownTurn
+from switchman.engine.errors import (
+    NoModelAvailable,
+    OverrideUnusable,
+    TurnElsewhere,
+    TurnInProgress,
+    UnknownTurn,
+)
 from switchman.engine.ids import new_id
 from switchman.engine.messages import AttachmentBlock, Block, ImageBlock, Message, TextBlock, Usage
 from switchman.engine.profiles.apply import allowed_tools, prompt_section, visible_skills
@@ -109,13 +115,16 @@ class TurnLifecycle:
     async def run(self, live: LiveSession, text: str, images: list[ImageBlock],
                   override: Override | None,
                   attachments: list[AttachmentBlock] | None = None, *,
-                  cancelled: bool = False) -> TurnOutcome:
+                  cancelled: bool = False,
+                  started: Callable[[TurnInfo], None] | None = None) -> TurnOutcome:
         """Route (``override`` first) and run one turn of ``live``; cancelling the caller
         cancels the turn, which still ends normally (``cancelled``). ``cancelled``: the
-        caller was cancelled before it got here; the turn is recorded and cancelled."""
+        caller was cancelled before it got here; the turn is recorded and cancelled.
+        ``started``: called with the turn once its start is recorded (never if it could
+        not start)."""
         if live.running is not None:
             raise TurnInProgress(live.running.turn_id)
-        setup = self._start(live, text, images, override, attachments or [])
+        setup = self._start(live, text, images, override, attachments or [], started)
         loop = asyncio.get_running_loop()
         task = loop.create_task(self.runner.run(setup))
         if cancelled:  # after the task's first step, which is already scheduled
@@ -131,7 +140,8 @@ class TurnLifecycle:
             self._end(live, setup, task)
 
     def _start(self, live: LiveSession, text: str, images: list[ImageBlock],
-               override: Override | None, attachments: list[AttachmentBlock]) -> TurnSetup:
+               override: Override | None, attachments: list[AttachmentBlock],
+               started: Callable[[TurnInfo], None] | None) -> TurnSetup:
         turn_id = new_id()
         sticky = live.sticky.begin_turn()
         try:
@@ -146,8 +156,13 @@ class TurnLifecycle:
                 tier_floor=worker.tier_floor if worker else None,
                 reasoning_effort=worker.reasoning_effort if worker else None,
                 profile=profile))
+            if override is not None and override.required \
+                    and decision.chosen_model != override.model:
+                reason = decision.chain[0].reason
+                raise OverrideUnusable(override.model, reason.partition(" rejected: ")[2]
+                                       or reason)
             return self._record_start(live, turn_id, text, [*attachments, *images], decision,
-                                      profile, context)
+                                      profile, context, started)
         except BaseException as failure:  # the turn did not start: the session is as it was
             live.sticky.end_turn()
             if isinstance(failure, NoModelAvailable):
@@ -157,7 +172,8 @@ class TurnLifecycle:
 
     def _record_start(self, live: LiveSession, turn_id: str, text: str,
                       blocks: list[Block], decision: RouteDecided,
-                      profile: ActiveProfile, context: TurnContext) -> TurnSetup:
+                      profile: ActiveProfile, context: TurnContext,
+                      started: Callable[[TurnInfo], None] | None) -> TurnSetup:
         registry = self.router.registry()
         model = registry.models[decision.chosen_model or ""]
         now = self.clock.now()
@@ -183,6 +199,8 @@ class TurnLifecycle:
             live.last_model = model.id
             sink.route_decided(RouteNotice(live.id, turn_id, model.id, turn.summary,
                                            decision.banners, decision))
+            if started is not None:
+                started(turn)
 
         tools = self.tools_for(live, turn_id, model.id, profile)
         worker = live.worker

@@ -176,8 +176,13 @@ class SessionManager:
     def load(self, session_id: str) -> LiveSession:
         """A session, loaded into memory on first use."""
         cached = self._live.get(session_id)
-        if cached is not None and (cached.running is not None
-                                   or self.store.last_turn_index(session_id) == cached.turn_count):
+        if cached is not None and cached.running is not None:
+            self._live.move_to_end(session_id)
+            return cached
+        if cached is not None and (stored := self.store.choices(session_id)) is not None \
+                and stored[0] == cached.turn_count:
+            # Another editor window's daemon may have set the sticky model or the profile.
+            _, cached.sticky.active, cached.profile = stored
             self._live.move_to_end(session_id)
             return cached  # else another daemon ran turns in it meanwhile: load it again
         info = self.store.session(session_id)

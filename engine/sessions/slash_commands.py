@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.delegation.focus import COMMAND, is_delegate_message
-from switchman.engine.errors import CommandUsage, UnknownCommand, UnknownModel, UnknownProfile
+from switchman.engine.errors import (
+    CommandUsage,
+    OverrideUnusable,
+    UnknownCommand,
+    UnknownModel,
+    UnknownProfile,
+)
 from switchman.engine.events import PatternOverrideDismissed, RouteOverridden
 from switchman.engine.messages import AttachmentBlock, ImageBlock
 from switchman.engine.profiles.listing import profile_text
@@ -24,7 +30,13 @@ from switchman.engine.routing.chain import surfaced_suggestion
 from switchman.engine.routing.decision import PolicyEvaluation
 from switchman.engine.routing.explain import render
 from switchman.engine.routing.overrides import Override
-from switchman.engine.sessions.records import ChatDelta, CostBreakdown, ErrorInfo, TurnResult
+from switchman.engine.sessions.records import (
+    ChatDelta,
+    CostBreakdown,
+    ErrorInfo,
+    TurnInfo,
+    TurnResult,
+)
 from switchman.engine.slips import near_misses
 from switchman.engine.tools.approval import TrustStore
 
@@ -97,11 +109,11 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: Sessio
     """Answer a slash command in the chat stream."""
     words = message.strip().split()
     name, args = words[0], words[1:]
-    if name == "/route" and args == ["override"]:
-        rerun = await route_override(manager, lifecycle, live)
-        if rerun is not None:
-            return rerun
     try:
+        if name == "/route" and args == ["override"]:
+            rerun = await route_override(manager, lifecycle, live)
+            if rerun is not None:
+                return rerun
         if name not in COMMANDS:
             raise UnknownCommand(name, mistyped(name))
         if name == "/patterns" and args not in ([], ["stats"]):  # `forget` must not pass for done
@@ -111,7 +123,7 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: Sessio
         else:
             text = _dispatch(manager, queries, live, name, args)
         error = None
-    except (UnknownModel, UnknownProfile, CommandUsage, UnknownCommand) as exc:
+    except (UnknownModel, UnknownProfile, CommandUsage, UnknownCommand, OverrideUnusable) as exc:
         text, error = str(exc), ErrorInfo(exc.code, str(exc))
     manager.observer.delta(ChatDelta(live.id, None, "command_output", text=text))
     return TurnResult(kind="command", session_id=live.id, turn_id=None,
@@ -224,7 +236,8 @@ def pending_suggestion(manager: SessionManager, live: LiveSession) -> PolicyEval
 
 async def route_override(manager: SessionManager, lifecycle: TurnLifecycle,
                          live: LiveSession) -> TurnResult | None:
-    """Run the last message again on the suggested model (None if nothing was suggested)."""
+    """Run the last message again on the suggested model (None if nothing was suggested);
+    raises :class:`OverrideUnusable` if it cannot take the turn (nothing is recorded)."""
     suggestion = pending_suggestion(manager, live)
     last = manager.store.last_turn(live.id)
     # The message of the suggested turn itself: a /delegate typed since is a user message
@@ -234,16 +247,21 @@ async def route_override(manager: SessionManager, lifecycle: TurnLifecycle,
     if suggestion is None or last is None or user is None or not suggestion.candidate_model:
         return None
     model = suggestion.candidate_model
-    manager.store.add_event(RouteOverridden(
-        timestamp=manager.clock.now(), session_id=live.id, turn_id=last.id,
-        original_turn_id=last.id, from_model=last.model or "", to_model=model))
-    if manager.learning is not None:
-        manager.learning.suggestion_answered(last.id, accepted=True)
+
+    def started(turn: TurnInfo) -> None:
+        """The re-run has started: only now is the user's choice an event and evidence."""
+        manager.store.add_event(RouteOverridden(
+            timestamp=manager.clock.now(), session_id=live.id, turn_id=turn.id,
+            original_turn_id=last.id, from_model=last.model or "", to_model=model))
+        if manager.learning is not None:
+            manager.learning.suggestion_answered(last.id, accepted=True)
+
     images = [b for b in user.content if isinstance(b, ImageBlock)]
     attachments = [b for b in user.content if isinstance(b, AttachmentBlock)]
     token = next(iter(manager.router.registry().models[model].aliases), model)
-    outcome = await lifecycle.run(live, user.text(), images, Override(token, model),
-                                  attachments)
+    outcome = await lifecycle.run(live, user.text(), images,
+                                  Override(token, model, required=True), attachments,
+                                  started=started)
     return outcome.result
 
 
@@ -253,9 +271,13 @@ def _route(manager: SessionManager, live: LiveSession, args: list[str]) -> str:
     suggestion = pending_suggestion(manager, live)
     if suggestion is None or args == ["override"]:  # an override that ran returned before
         return ("There is no pattern suggestion to act on. Suggestions are shown when "
-                "pattern_disagreement.surface is on in routing.yaml.")
+                "pattern_disagreement.surface is on in routing.yaml and the suggested model "
+                "can take the turn (/model show says why one was not).")
     turn = manager.store.last_turn(live.id)
     assert turn is not None
+    if any(e["turn_id"] == turn.id for e in manager.store.events(
+            live.id, "pattern.override_dismissed")):  # once per turn: learning counts it once
+        return f"The suggestion to use {suggestion.candidate_model} was already dismissed."
     manager.store.add_event(PatternOverrideDismissed(
         timestamp=manager.clock.now(), session_id=live.id, turn_id=turn.id,
         suggested_model=suggestion.candidate_model or ""))

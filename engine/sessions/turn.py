@@ -191,9 +191,16 @@ class TurnRunner:
                                  turn_id=setup.turn.id, role="assistant", content=[],
                                  created_at=self.clock.now(), model=setup.model.id)
         progress.current = []
-        last_checkpoint: float | None = None  # the first text is saved at once
         progress.llm_calls += 1
         progress.unfinished = None  # nothing is charged until the provider answers
+        saver = _Checkpoints(self, progress)
+        try:
+            return await self._read(setup, progress, request, saver)
+        finally:
+            saver.close()
+
+    async def _read(self, setup: TurnSetup, progress: _Progress, request: ProviderRequest,
+                    saver: _Checkpoints) -> Finished:
         async for event in setup.adapter.stream(request):
             setup.start.ensure()  # recorded (and routed on screen) before any output
             if progress.unfinished is None:  # worked out only if the call is cut short
@@ -203,11 +210,7 @@ class TurnRunner:
             elif isinstance(event, TextDelta):
                 progress.current.append(event.text)
                 progress.text.append(event.text)
-                # Saved before it is shown, so what the user saw survives a crash.
-                if last_checkpoint is None or \
-                        self.clock.monotonic() - last_checkpoint >= CHECKPOINT_SECONDS:
-                    self._checkpoint(progress)
-                    last_checkpoint = self.clock.monotonic()
+                saver.text_added()  # what the user sees survives a crash
                 setup.sink.delta(ChatDelta(setup.turn.session_id, setup.turn.id, "text",
                                            text=event.text))
                 # A reply that arrived in one piece is read without waiting on I/O: yield,
@@ -333,6 +336,42 @@ class TurnRunner:
                             summary=turn.summary, banners=list(setup.banners))
         return TurnOutcome(result, progress.transcript[len(setup.history):], progress.touched,
                            progress.stop_reason, progress.tool_calls)
+
+
+class _Checkpoints:
+    """When a streaming call's text is saved: the first text at once, then at most every
+    :data:`CHECKPOINT_SECONDS`, and text that arrived in between once that time is up even
+    if nothing follows it (a stream that pauses, or whose daemon is then killed, must not
+    leave the last words shown unsaved)."""
+
+    def __init__(self, runner: TurnRunner, progress: _Progress) -> None:
+        self.runner = runner
+        self.progress = progress
+        self.draft = progress.draft
+        self.last: float | None = None
+        self.later: asyncio.TimerHandle | None = None
+
+    def text_added(self) -> None:
+        """Save now, or schedule the save of what the last save missed."""
+        now = self.runner.clock.monotonic()
+        if self.last is None or now - self.last >= CHECKPOINT_SECONDS:
+            self.save()
+        elif self.later is None:
+            self.later = asyncio.get_running_loop().call_later(
+                CHECKPOINT_SECONDS - (now - self.last), self.save)
+
+    def save(self) -> None:
+        """Save the call's text so far (unless the call has already kept its message)."""
+        self.close()
+        if self.progress.draft is self.draft:
+            self.runner._checkpoint(self.progress)
+            self.last = self.runner.clock.monotonic()
+
+    def close(self) -> None:
+        """Drop a scheduled save (the call ended)."""
+        if self.later is not None:
+            self.later.cancel()
+            self.later = None
 
 
 async def _settle(tasks: dict[str, asyncio.Task[ToolOutcome]],

@@ -28,8 +28,9 @@ _MESSAGE_ENCODER = msgspec.json.Encoder()
 _DECISION = msgspec.json.Decoder(RouteDecided)
 _MICROS = Decimal(1_000_000)
 INTERRUPTED_MESSAGE = ("Switchman stopped while this turn was running (the daemon exited or "
-                       "was killed). The messages above were saved; send your message again to "
-                       "continue.")
+                       "was killed). Your message and the answer written by then are kept; send "
+                       "your message again to continue.")
+"""Shown with the turn, above its messages in some views and below them in others."""
 
 
 def _ts(moment: datetime) -> str:
@@ -48,6 +49,16 @@ def to_micros(amount: Decimal) -> int:
 def from_micros(micros: int) -> Decimal:
     """Whole micro-dollars as US dollars (six decimal places)."""
     return (Decimal(micros) / _MICROS).quantize(USD_PLACES)
+
+
+_LEDGER_OF_TURN = ("FROM cost_ledger c WHERE c.session_id = turns.session_id "
+                   "AND c.turn_id = turns.id")
+_CHARGED_SO_FAR = ", ".join(
+    [f"{column} = (SELECT COALESCE(SUM(c.{column}), 0) {_LEDGER_OF_TURN})"
+     for column in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+                    "cost_micros")] + [f"llm_calls = (SELECT COUNT(*) {_LEDGER_OF_TURN})"])
+"""An interrupted turn's usage, cost and calls: what the ledger charged it before its daemon
+died (the turn's own totals are only written when it ends)."""
 
 
 class SessionStore:
@@ -234,6 +245,14 @@ class SessionStore:
                               "LIMIT 1", (session_id,)).fetchone()
         return self._turn(row) if row else None
 
+    def choices(self, session_id: str) -> tuple[int, str | None, str | None] | None:
+        """What another daemon may have changed in a session: the index of its latest turn,
+        its sticky model and its profile choice (None if there is no such session)."""
+        row = self.db.execute(
+            "SELECT (SELECT COALESCE(MAX(idx), 0) FROM turns WHERE session_id = s.id), "
+            "s.sticky_model, s.profile FROM sessions s WHERE s.id = ?", (session_id,)).fetchone()
+        return (int(row[0]), row[1], row[2]) if row else None
+
     def last_turn_index(self, session_id: str) -> int:
         """The index of the session's latest turn (0 if none), whichever daemon ran it."""
         row = self.db.execute("SELECT COALESCE(MAX(idx), 0) FROM turns WHERE session_id = ?",
@@ -256,8 +275,9 @@ class SessionStore:
     def _interrupt(self, owner: str | None, now: datetime, session_id: str | None = None) -> int:
         cursor = self.db.execute(
             "UPDATE turns SET status = 'interrupted', ended_at = ?, error_code = 'interrupted', "
-            "error_message = ? WHERE status = 'running' AND owner IS ? AND (? IS NULL OR "
-            "session_id = ?)", (_ts(now), INTERRUPTED_MESSAGE, owner, session_id, session_id))
+            f"error_message = ?, {_CHARGED_SO_FAR} WHERE status = 'running' AND owner IS ? AND "
+            "(? IS NULL OR session_id = ?)",
+            (_ts(now), INTERRUPTED_MESSAGE, owner, session_id, session_id))
         return cursor.rowcount
 
     def _turn(self, row: sqlite3.Row) -> TurnInfo:

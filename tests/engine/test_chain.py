@@ -378,3 +378,38 @@ def test_a_confident_disagreeing_pattern_is_surfaced_when_enabled(registry: Mode
                                   "routing.yaml", registry)[0]  # type: ignore[assignment]
     h.patterns = PatternRecommendation(SONNET, 0.9, 0.87, 23, [])
     assert h.decide("/commit fix the auth bug", workspace=None).banners == []
+
+
+def test_inside_a_worker_a_disagreeing_pattern_is_not_offered(registry: ModelRegistry) -> None:
+    """A worker takes no messages, so no /route override is offered for its turn."""
+    h = Harness(registry, "global_default: sonnet\npattern_disagreement: {surface: true}\n")
+    h.patterns = PatternRecommendation(OPUS, 0.9, 0.95, 40, [])
+    decision = h.decide("rename foo", workspace=None, tier="fast")
+    assert decision.chosen_model == HAIKU and decision.banners == []
+    assert decision.chain[3].verdict is Verdict.DEFERRED  # still in "why this model?"
+
+
+def test_a_disagreeing_pattern_whose_model_cannot_be_used_is_recorded_not_offered(
+        registry: ModelRegistry) -> None:
+    """/route override could not take a suggestion without a key or with its provider down:
+    no banner offers it, and the chain says why (for "why this model?")."""
+    h = Harness(registry, "global_default: sonnet\npattern_disagreement: {surface: true}\n"
+                          "rules:\n  - name: fast for commits\n"
+                          "    when: {message_matches: '^/commit'}\n    use: haiku\n")
+    h.configured = {"anthropic"}
+    h.patterns = PatternRecommendation(GPT5, 0.9, 0.87, 23, [])
+    decision = h.decide("/commit fix the auth bug", workspace=None)
+    assert decision.chosen_model == HAIKU and decision.banners == []
+    deferred = decision.chain[-1]
+    assert (deferred.verdict, deferred.candidate_model, deferred.validation_failure) == (
+        Verdict.DEFERRED, GPT5, ValidationFailure.NOT_CONFIGURED)
+    assert deferred.reason.endswith('outranked by rule "fast for commits"; it could not be '
+                                    "used: no API key for openai (OPENAI_API_KEY)")
+    assert "[not_configured]" in render(decision)
+    h.patterns = PatternRecommendation(SONNET, 0.9, 0.87, 23, [])
+    for _ in range(5):
+        h.tracker.record_failure("anthropic", SONNET, ErrorClass.SERVER)
+    down = h.decide("/commit fix the auth bug", workspace=None)
+    assert down.banners == []  # not offered, and no fall-through banner: haiku won anyway
+    assert (down.chain[-1].validation_failure, down.chain[-1].outage_scope) == (
+        ValidationFailure.PROVIDER_UNAVAILABLE, "model")

@@ -101,9 +101,8 @@ async def test_exit_during_a_turn_is_quiet_and_keeps_the_answer(
     assert detail["messages"][-1]["content"] == [{"type": "text", "text": "half"}]
 
 
-def test_over_tcp_a_second_connection_is_refused_while_the_first_is_open(tmp_path: Path) -> None:
-    """`switchman serve --tcp` (debugging) gave a second connection the first one's session:
-    its answers and approval requests went to whoever connected last. Now one at a time."""
+def tcp_daemon(tmp_path: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """`switchman serve --tcp` on a free port, listening; its stderr is a pipe."""
     with socket.socket() as probe:  # a free port (the daemon binds it right after)
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -111,35 +110,74 @@ def test_over_tcp_a_second_connection_is_refused_while_the_first_is_open(tmp_pat
         [sys.executable, "-m", "switchman.server.cli", "serve", "--tcp", f"127.0.0.1:{port}"],
         env=server_env(tmp_path / "config", tmp_path / "data"), stdin=subprocess.DEVNULL,
         stderr=subprocess.PIPE, bufsize=0)  # unbuffered: select() sees every line
+    logged(daemon, b"listening on")
+    return daemon, port
 
-    def logged(needle: bytes) -> None:
-        assert daemon.stderr is not None
-        while True:
-            ready, _, _ = select.select([daemon.stderr], [], [], TIMEOUT)
-            assert ready, f"the daemon did not log {needle!r} within {TIMEOUT} s"
-            line = daemon.stderr.readline()
-            assert line, f"the daemon ended without logging {needle!r}"
-            if needle in line:
-                return
 
+def logged(daemon: subprocess.Popen[bytes], needle: bytes) -> None:
+    """Read the daemon's log until a line holds ``needle``."""
+    assert daemon.stderr is not None
+    while True:
+        ready, _, _ = select.select([daemon.stderr], [], [], TIMEOUT)
+        assert ready, f"the daemon did not log {needle!r} within {TIMEOUT} s"
+        line = daemon.stderr.readline()
+        assert line, f"the daemon ended without logging {needle!r}"
+        if needle in line:
+            return
+
+
+def initialized(port: int) -> socket.socket:
+    """A TCP connection to the daemon that has had its ``initialize`` answer."""
+    editor = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+    editor.sendall(frame(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                     "params": {"processId": None, "capabilities": {}}})
+                         .encode()))
+    assert b'"id": 1' in editor.recv(65536)
+    return editor
+
+
+def test_over_tcp_a_second_connection_is_refused_while_the_first_is_open(tmp_path: Path) -> None:
+    """`switchman serve --tcp` (debugging) gave a second connection the first one's session:
+    its answers and approval requests went to whoever connected last. Now one at a time."""
+    daemon, port = tcp_daemon(tmp_path)
     try:
-        logged(b"listening on")
-        first = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
-        first.sendall(frame(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                                        "params": {"processId": None, "capabilities": {}}})
-                            .encode()))
-        assert b'"id": 1' in first.recv(65536)
+        first = initialized(port)
         second = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
         second.sendall(frame(b'{"jsonrpc": "2.0", "id": 7, "method": "shutdown"}'))
         with contextlib.suppress(ConnectionResetError):
             assert second.recv(65536) == b""  # closed, unanswered
-        logged(b"refused a second TCP connection")
+        logged(daemon, b"refused a second TCP connection")
         first.sendall(frame(b'{"jsonrpc": "2.0", "id": 2, "method": "shutdown"}'))
         assert b'"id": 2' in first.recv(65536)  # the first editor still has its session
         first.sendall(frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
         first.close()
         second.close()
         assert daemon.wait(TIMEOUT) == 0
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+
+
+@pytest.mark.parametrize(("shutdown", "code"), [(True, 0), (False, 1)])
+def test_exit_over_tcp_ends_the_daemon_without_a_traceback(tmp_path: Path, shutdown: bool,
+                                                          code: int) -> None:
+    """pygls ends the process with ``sys.exit`` inside the connection's task: asyncio logged
+    it as an unhandled ``SystemExit`` with its traceback. The exit code is LSP's."""
+    daemon, port = tcp_daemon(tmp_path)
+    try:
+        editor = initialized(port)
+        if shutdown:
+            editor.sendall(frame(b'{"jsonrpc": "2.0", "id": 2, "method": "shutdown"}'))
+            assert b'"id": 2' in editor.recv(65536)
+        editor.sendall(frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
+        with contextlib.suppress(ConnectionResetError):
+            assert editor.recv(65536) == b""  # the daemon closed the connection
+        editor.close()
+        assert daemon.wait(TIMEOUT) == code
+        assert daemon.stderr is not None
+        log = daemon.stderr.read().decode()
+        assert "Traceback" not in log and "SystemExit" not in log, log
     finally:
         if daemon.poll() is None:
             daemon.kill()

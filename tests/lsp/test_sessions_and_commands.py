@@ -206,7 +206,12 @@ async def test_kill_9_mid_stream_keeps_the_transcript(editor: str, daemon: Daemo
                      ("user", "second question"), ("assistant", "partial out")]
     statuses = [t["status"] for t in detail["turns"]]
     assert statuses == ["completed", "interrupted"]
-    assert "stopped while this turn was running" in detail["turns"][1]["error"]["message"]
+    # Editors show it above the turn's messages (Neovim's transcript) or below (VS Code):
+    # it must not say where they are ("the messages above").
+    assert detail["turns"][1]["error"]["message"] == (
+        "Switchman stopped while this turn was running (the daemon exited or was killed). "
+        "Your message and the answer written by then are kept; send your message again to "
+        "continue.")
     assert detail["session"]["sticky_model"] == SONNET
 
 

@@ -11,7 +11,7 @@ from pygls.exceptions import JsonRpcException
 from switchman.server import methods
 from tests.lsp.conftest import Daemon, error_data
 from tests.lsp.test_sessions_and_commands import start
-from tests.support.fake_provider import FakeProvider
+from tests.support.fake_provider import FakeProvider, Usage
 from tests.support.lsp import SwitchmanClient, kill_9
 
 
@@ -169,3 +169,64 @@ async def test_a_stop_sent_to_a_turn_whose_start_lost_the_race_answers(
     finally:
         fake.release_stalls()
         await stop(winner, loser)
+
+
+async def test_a_sticky_model_or_profile_set_in_one_window_applies_in_the_other(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """Both windows have the session loaded; one sets /model and a profile: the other's
+    next turn uses them (it used to route with what it had in memory, and its own /model
+    reported no sticky model)."""
+    first = await start("visual-studio-code", daemon)
+    second = await start("neovim", daemon)
+    try:
+        fake.script_text("one")
+        session_id = (await chat(first, daemon, "hello"))["session_id"]
+        fake.script_text("two")
+        assert (await chat(second, daemon, "hello again", session_id))["model"] == \
+            "anthropic:claude-sonnet-4-6"  # the second window has it loaded now
+
+        assert "Sticky model set" in (await chat(first, daemon, "/model haiku",
+                                                 session_id))["text"]
+        await first.request(methods.SET_PROFILE, {"workspace": daemon.uri,
+                                                  "session_id": session_id,
+                                                  "profile": "subagent"})
+        fake.script_text("three")
+        result = await chat(second, daemon, "and now?", session_id)
+        assert (result["model"], result["summary"]) == ("anthropic:claude-haiku-4-5",
+                                                        "sticky model")
+        decided = await second.wait_for(methods.ROUTE_DECIDED,
+                                        lambda d: d["turn_id"] == result["turn_id"])
+        assert decided["decision"]["profile"] == {"name": "subagent",
+                                                  "resolved_from": "session"}
+
+        # Cleared in the second window: the first follows the rules again.
+        assert "cleared" in (await chat(second, daemon, "/model -", session_id))["text"]
+        fake.script_text("four")
+        assert (await chat(first, daemon, "last one", session_id))["summary"] == \
+            "global default"
+    finally:
+        await stop(first, second)
+
+
+async def test_an_interrupted_turn_keeps_what_its_calls_were_charged(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """A turn whose first call finished (charged to the ledger) and whose second call was
+    streaming when its daemon was killed: its usage and cost are the first call's, so the
+    turns add up to the session's cost (they used to say $0 and 0 calls)."""
+    doomed = await start("neovim", daemon)
+    fake.script_tool_call("read_file", {"path": "src/app.py"}, text=["Reading. "],
+                          usage=Usage(input_tokens=1000, output_tokens=200))
+    pending, session_id, _ = await stalled_turn(doomed, daemon, fake)
+    await kill_9(doomed, pending)
+    fake.release_stalls()
+
+    restarted = await start("neovim", daemon)
+    try:
+        detail = await restarted.request(methods.SESSION, {"session_id": session_id})
+        (turn,) = detail["turns"]
+        assert turn["status"] == "interrupted"
+        assert (turn["usage"]["input_tokens"], turn["usage"]["output_tokens"],
+                turn["llm_calls"]) == (1000, 200, 1)
+        assert turn["cost_usd"] == detail["session"]["cost_usd"] == "0.006000"
+    finally:
+        await stop(restarted)

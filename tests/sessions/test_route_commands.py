@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from switchman.engine.availability import MODEL_FAILURE_THRESHOLD, ErrorClass
 from switchman.engine.learning import database
 from switchman.engine.learning.evaluator import NextAction
 from switchman.engine.messages import AttachmentRequest
 from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
+from switchman.engine.routing.decision import ValidationFailure, Verdict
 from switchman.engine.service import Switchman
 from tests.conftest import models_yaml
 from tests.sessions.conftest import Recorder
@@ -21,19 +23,25 @@ POLICY = ("pattern_disagreement: {surface: true}\nrules:\n  - name: fast for com
           "    when: {message_matches: '^/commit'}\n    use: haiku\n")
 
 
-@pytest.fixture
-def engine(tmp_path: Path, fake: FakeProvider) -> tuple[Switchman, Recorder, str]:
+def suggesting(tmp_path: Path, fake: FakeProvider,
+               model: str) -> tuple[Switchman, Recorder, str]:
+    """An engine whose pattern store suggests ``model``; only Anthropic has a key."""
     for name in ("config", "data", "workspace"):
         (tmp_path / name).mkdir()
     (tmp_path / "config" / "models.yaml").write_text(models_yaml(fake))
     (tmp_path / "config" / "routing.yaml").write_text(POLICY)
     recorder = Recorder()
-    store = FixedPatternStore(PatternRecommendation(SONNET, 0.9, 0.87, 23, []))
+    store = FixedPatternStore(PatternRecommendation(model, 0.9, 0.87, 23, []))
     service = Switchman(recorder, config_folder=tmp_path / "config",
                         data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
                         patterns=store, approver=ScriptedApprover())
     workspace = service.open_workspace(str(tmp_path / "workspace"))
     return service, recorder, workspace
+
+
+@pytest.fixture
+def engine(tmp_path: Path, fake: FakeProvider) -> tuple[Switchman, Recorder, str]:
+    return suggesting(tmp_path, fake, SONNET)
 
 
 async def test_override_runs_the_last_message_on_the_suggested_model(
@@ -50,6 +58,8 @@ async def test_override_runs_the_last_message_on_the_suggested_model(
         "/commit fix the auth bug"
     overridden = service.store.events(kind="route.overridden")
     assert [(e["from_model"], e["to_model"]) for e in overridden] == [(HAIKU, SONNET)]
+    assert (overridden[0]["turn_id"], overridden[0]["original_turn_id"]) == \
+        (again.turn_id, first.turn_id)  # the re-run, and the turn it replaces
     assert len(recorder.notices) == 2  # one route.decided per turn, the re-run included
     await service.learning.written()  # patterns.db is written on a thread of its own
     rows = {r.model: r for r in database.rows(service.patterns.connection)}
@@ -133,3 +143,85 @@ async def test_route_with_other_arguments_answers_its_usage(
     assert answer.text.startswith("Usage: /route override")
     assert len(fake.requests) == 1 and service.store.events(kind="route.overridden") == []
     assert service.store.events(kind="pattern.override_dismissed") == []
+
+
+
+async def test_ignore_twice_records_one_dismissal(engine: tuple[Switchman, Recorder, str],
+                                                  fake: FakeProvider) -> None:
+    service, _, workspace = engine
+    fake.script_text("ok")
+    await service.chat(workspace, None, "/commit fix the auth bug")
+    await service.chat(workspace, None, "/route ignore")
+    again = await service.chat(workspace, None, "/route ignore")
+    assert (again.kind, again.status) == ("command", "completed")
+    assert again.text == f"The suggestion to use {SONNET} was already dismissed."
+    assert len(service.store.events(kind="pattern.override_dismissed")) == 1
+    await service.learning.written()
+    [row] = database.rows(service.patterns.connection)
+    assert row.evidence.next_action is NextAction.DISMISSED
+
+
+async def test_an_override_that_cannot_start_records_nothing(
+        engine: tuple[Switchman, Recorder, str], fake: FakeProvider) -> None:
+    """The suggested model went down after it was suggested: the re-run does not fall
+    through to another model, the user is told why, and neither the event nor the store's
+    evidence is recorded."""
+    service, _, workspace = engine
+    fake.script_text("short")
+    first = await service.chat(workspace, None, "/commit fix the auth bug")
+    assert f"/route override to use {SONNET}" in first.banners[0]
+    for _ in range(MODEL_FAILURE_THRESHOLD):
+        service.availability.record_failure("anthropic", SONNET, ErrorClass.SERVER)
+    answer = await service.chat(workspace, None, "/route override")
+    assert (answer.kind, answer.status, answer.turn_id) == ("command", "failed", None)
+    assert answer.error is not None and answer.error.code == "override_unusable"
+    assert answer.text.startswith(f"Cannot run the last message again on {SONNET}: {SONNET} "
+                                  "model-specific outage (5 failures in a row (server)). "
+                                  "Nothing was sent or recorded")
+    assert len(fake.requests) == 1  # nothing ran on haiku instead
+    assert service.store.events(kind="route.overridden") == []
+    await service.learning.written()
+    [row] = database.rows(service.patterns.connection)
+    assert row.evidence.next_action is None  # as if no /route override was sent
+    assert row.success == pytest.approx(0.7)
+
+
+async def test_a_second_override_does_not_run_or_record_again(
+        engine: tuple[Switchman, Recorder, str], fake: FakeProvider) -> None:
+    """The re-run is the session's last turn and runs on the suggested model: nothing is
+    left to override, so a repeated /route override answers so and records nothing."""
+    service, _, workspace = engine
+    fake.script_text("short")
+    await service.chat(workspace, None, "/commit fix the auth bug")
+    fake.script_text("a better commit message")
+    await service.chat(workspace, None, "/route override")
+    again = await service.chat(workspace, None, "/route override")
+    assert (again.kind, again.status) == ("command", "completed")
+    assert again.text.startswith("There is no pattern suggestion to act on.")
+    assert len(fake.requests) == 2
+    assert len(service.store.events(kind="route.overridden")) == 1
+
+
+async def test_a_suggestion_that_cannot_be_used_is_not_offered(tmp_path: Path,
+                                                               fake: FakeProvider) -> None:
+    """The pattern store suggests a model without a key: no notice offers /route override
+    (it could only fail), "why this model?" still shows the suggestion and why it could not
+    be used, and /route override has nothing to act on."""
+    service, recorder, workspace = suggesting(tmp_path, fake, "openai:gpt-5")
+    fake.script_text("short")
+    first = await service.chat(workspace, None, "/commit fix the auth bug")
+    assert (first.model, first.banners) == (HAIKU, [])
+    [notice] = recorder.notices
+    assert notice.banners == []
+    deferred = notice.decision.chain[-1]
+    assert (deferred.verdict, deferred.candidate_model, deferred.validation_failure) == (
+        Verdict.DEFERRED, "openai:gpt-5", ValidationFailure.NOT_CONFIGURED)
+    shown = await service.chat(workspace, None, "/model show")
+    assert "it could not be used: no API key for openai (OPENAI_API_KEY) [not_configured]" \
+        in shown.text
+    answer = await service.chat(workspace, None, "/route override")
+    assert answer.text == ("There is no pattern suggestion to act on. Suggestions are shown "
+                           "when pattern_disagreement.surface is on in routing.yaml and the "
+                           "suggested model can take the turn (/model show says why one was "
+                           "not).")
+    assert len(fake.requests) == 1 and service.store.events(kind="route.overridden") == []

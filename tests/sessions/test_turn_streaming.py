@@ -49,3 +49,45 @@ async def test_a_reply_that_arrived_at_once_lets_the_loop_run_between_its_deltas
     deltas = [i for i, entry in enumerate(log) if entry.startswith("delta")]
     assert len(deltas) == 4
     assert all(b - a > 1 for a, b in itertools.pairwise(deltas)), log
+
+
+async def test_text_shown_just_after_a_save_is_saved_when_the_stream_pauses(
+        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path) -> None:
+    """The first words are saved at once and later ones at most every half second: words
+    that arrive within that half second and are followed by a pause (a model thinking, or a
+    daemon killed then) are saved once it is up, not only when more text comes. They were
+    shown but lost with a kill -9 before."""
+    recorder = service.sessions.observer
+    assert isinstance(recorder, Recorder)
+    shown = asyncio.Event()
+    saved = asyncio.Event()
+
+    def delta(item: ChatDelta) -> None:
+        if item.text == "answer ":
+            shown.set()
+
+    def statement(sql: str) -> None:  # the store's own connection, as it writes
+        if shown.is_set() and "messages" in sql and sql.lstrip().upper().startswith("INSERT"):
+            saved.set()
+
+    recorder.delta = delta  # type: ignore[method-assign,assignment]
+    gate = asyncio.Event()
+    adapter.text("partial ", "answer ", "and the rest", gate=gate, gate_after=2)
+    chat = asyncio.ensure_future(service.chat(str(tmp_path / "workspace"), None, "a question"))
+    try:
+        await asyncio.wait_for(shown.wait(), 20)
+        service.store.db.set_trace_callback(statement)
+        await asyncio.wait_for(saved.wait(), 20)
+        session_id = service.store.current_session(service.workspaces.resolve(
+            str(tmp_path / "workspace")))
+        assert session_id is not None
+        answers = [m.text() for m in service.store.messages(session_id) if m.role == "assistant"]
+        assert answers == ["partial answer "]
+    finally:
+        service.store.db.set_trace_callback(None)
+        gate.set()
+    result = await chat
+    assert result.text == "partial answer and the rest"
+    answers = [m.text() for m in service.store.messages(result.session_id)
+               if m.role == "assistant"]
+    assert answers == ["partial answer and the rest"]

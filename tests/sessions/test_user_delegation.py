@@ -168,6 +168,26 @@ async def test_images_are_refused_rather_than_dropped(user: Engine,
     assert adapter.requests == [] and user.recorder.delegations == []
 
 
+@pytest.mark.parametrize("message", ["/delegate fast list the files", "delegate that"])
+async def test_with_delegation_turned_off_delegate_is_refused_saying_where(
+        user: Engine, adapter: ScriptedAdapter, approver: ScriptedApprover, message: str) -> None:
+    """``delegation: {enabled: false}`` turns delegation off everywhere: the planner is not
+    offered ``delegate`` (test_delegation.py) and the user's own ``/delegate`` is refused,
+    naming the setting and the file it is set in."""
+    routing = user.folder.parent / "config" / "routing.yaml"
+    routing.write_text("delegation: {enabled: false}\n")
+    adapter.text("the files are a, b and c")  # what a worker would answer
+    result = await user.service.chat(user.workspace, None, message)
+    assert (result.kind, result.status) == ("command", "failed")
+    assert result.error is not None and result.error.code == "delegation_disabled"
+    assert result.text == (f"Delegation is turned off: `delegation: {{enabled: false}}` in "
+                           f"{routing}. Nothing was delegated; set it to true there (or remove "
+                           "it) to use /delegate.")
+    assert adapter.requests == [] and approver.asked == [] and user.recorder.delegations == []
+    assert user.service.store.events(kind="delegate.started") == []
+    assert user.service.store.messages(result.session_id) == []  # nothing kept in the session
+
+
 async def test_the_workers_answer_joins_the_conversation_the_next_turn_sees(
         user: Engine, adapter: ScriptedAdapter) -> None:
     adapter.text("checked", model=OPUS)

@@ -41,7 +41,8 @@ class ScriptedReply:
     match: str | None = None
     """Only for requests whose first user message contains this text."""
     gate: asyncio.Event | None = None
-    """Pause after the first text chunk until set."""
+    """Pause after the first text chunk (or the ``gate_after``-th) until set."""
+    gate_after: int = 1
     reached: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when the reply starts streaming."""
     error: ProviderError | None = None
@@ -94,7 +95,7 @@ class ScriptedAdapter:
         yield UsageReport(Usage(reply.usage.input_tokens, 1))
         for index, chunk in enumerate(reply.text):
             yield TextDelta(chunk)
-            if index == 0 and reply.gate is not None:
+            if index == reply.gate_after - 1 and reply.gate is not None:
                 await reply.gate.wait()
         for call in reply.tool_calls:
             yield call

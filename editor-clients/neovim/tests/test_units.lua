@@ -174,4 +174,29 @@ return {
       H.check(vim.tbl_contains(lines, '  ↳ worker W2  claude-haiku-4-5  $0.001  (2 turns)'), 'no title: the session id')
     end,
   },
+  {
+    'a message refused before anything was sent or done goes back to the input; a failed turn does not',
+    function()
+      local chat = require('switchman.chat').get('/refusals', true)
+      local function answered(text, err, result)
+        vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, { '' })
+        local turn = { streamed = '', answered = false, text = text }
+        chat.turn = turn
+        chat:finish(turn, err, result)
+        return H.lines(chat.view.input)
+      end
+      for _, code in ipairs({ 'unknown_alias', 'invalid_text', 'data_folder_unusable', 'override_unusable',
+        'delegation_disabled' }) do
+        H.eq({ '/route override' }, answered('/route override', { code = 1, message = 'Not sent.', data = { code = code } }),
+          code)
+      end
+      H.eq({ '' }, answered('hi', { code = -32603, message = 'Internal error.', data = {} }), 'no code: not known to be unsent')
+      local refused = { kind = 'command', session_id = 'S1', status = 'failed', summary = '/delegate',
+        text = 'Delegation is turned off: `delegation: {enabled: false}` in routing.yaml. Nothing was delegated.',
+        error = { code = 'delegation_disabled', message = 'Delegation is turned off.' } }
+      H.eq({ '/delegate fast fix it' }, answered('/delegate fast fix it', nil, refused), 'a refused command')
+      H.check(H.text(chat.view.transcript):find('✗ Delegation is turned off', 1, true), 'shown as a failure',
+        H.lines(chat.view.transcript))
+    end,
+  },
 }

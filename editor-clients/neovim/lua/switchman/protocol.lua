@@ -52,6 +52,10 @@ M.error = {
   unknown_tier = 'unknown_tier',
   command_usage = 'command_usage',
   invalid_attachment = 'invalid_attachment',
+  invalid_text = 'invalid_text',
+  data_folder_unusable = 'data_folder_unusable',
+  override_unusable = 'override_unusable',
+  delegation_disabled = 'delegation_disabled',
 }
 
 --- Errors after which nothing was sent or done: the message goes back to the input to fix.
@@ -66,6 +70,10 @@ M.not_sent = {
   [M.error.unknown_tier] = true,
   [M.error.command_usage] = true,
   [M.error.invalid_attachment] = true,
+  [M.error.invalid_text] = true,
+  [M.error.data_folder_unusable] = true,
+  [M.error.override_unusable] = true,
+  [M.error.delegation_disabled] = true,
 }
 
 --- Chat delta kinds.

@@ -251,14 +251,17 @@ export class ChatController implements Disposable {
     }
   }
 
-  /** 👍 / 👎 on a turn; the button shows as pressed once the daemon has taken it. */
+  /**
+   * 👍 / 👎 on a turn; the button shows as pressed once the daemon has taken it, and a refusal shows at
+   * that turn (not at the end of the chat, nor replayed after a reload: it is about one click).
+   */
   async feedback(turnId: string, rating: Rating): Promise<void> {
     try {
       await this.connection.request(Requests.feedback, params.feedbackParams(turnId, rating));
       this.ratings.set(turnId, rating);
       this.postToView({ type: 'rated', turnId, rating });
     } catch (error) {
-      this.emit({ type: 'failed', localId: `local-feedback-${++this.localSeq}`, failure: requestFailure(error) });
+      this.postToView({ type: 'ratingFailed', turnId, failure: requestFailure(error) });
     }
   }
 

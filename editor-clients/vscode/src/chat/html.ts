@@ -35,7 +35,7 @@ export function chatHtml(options: ChatHtmlOptions): string {
     <button id="restart" class="secondary">Restart</button>
     <button id="settings" class="secondary">Settings</button>
   </div>
-  <main id="transcript" class="transcript" aria-live="polite"></main>
+  <main id="transcript" class="transcript" aria-live="polite" aria-busy="true"></main>
   <div id="empty" class="empty">
     <p>Ask anything. Switchman picks the model for each message and says why.</p>
     <p>Start with <code>@alias</code> (e.g. <code>@haiku</code>) to choose the model for one message, or type <code>/help</code> for commands such as <code>/model</code>, <code>/rules check</code> and <code>/cost</code>.</p>

@@ -40,6 +40,8 @@ export interface TurnEntry {
   delegations?: DelegationCard[];
   /** The user's 👍 / 👎 on this answer, once the daemon has taken it. */
   rating?: Rating;
+  /** Why the daemon refused the last 👍 / 👎 on this answer (cleared when the user tries again). */
+  ratingError?: RequestFailure;
 }
 
 export interface CommandEntry {
@@ -95,6 +97,8 @@ export interface ChatState {
   preview: PreviewView | null;
   /** The delegation cards the user expanded (tool use ids): still expanded when the chat is rebuilt. */
   openCards: string[];
+  /** The turns whose routing chain ("Why this model?") the user opened: still open when the chat is rebuilt. */
+  openExplanations: string[];
   connected: boolean;
   routePreview: boolean;
   previewDelayMs: number;
@@ -117,6 +121,7 @@ export type ToWebview =
   | { type: 'preview'; preview: PreviewView | null }
   | { type: 'explanation'; turnId: string; explanation: Explanation }
   | { type: 'rated'; turnId: string; rating: Rating }
+  | { type: 'ratingFailed'; turnId: string; failure: RequestFailure }
   | { type: 'connection'; connected: boolean }
   | { type: 'settings'; routePreview: boolean; previewDelayMs: number }
   | { type: 'workerTranscript'; turnId: string; toolUseId: string; transcript: WorkerTranscript }
@@ -153,6 +158,7 @@ export function initialChatState(): ChatState {
     pending: null,
     preview: null,
     openCards: [],
+    openExplanations: [],
     connected: false,
     routePreview: true,
     previewDelayMs: 250,

@@ -10,16 +10,19 @@ export function reduce(state: ChatState, message: ToWebview): ChatState {
   switch (message.type) {
     case 'reset':
       return { ...state, folders: message.folders, workspace: message.workspace, sessionId: message.sessionId,
-        sessionTitle: message.sessionTitle, entries: message.entries.map((e) => reopen(e, state.openCards)), pending: null,
-        preview: null };
+        sessionTitle: message.sessionTitle, entries: message.entries.map((e) => reopenExplanation(reopen(e, state.openCards), state)),
+        pending: null, preview: null };
     case 'event':
       return applyEvent(state, message.event);
     case 'preview':
       return { ...state, preview: message.preview };
     case 'explanation':
-      return updateTurn(state, message.turnId, (t) => ({ ...t, explanation: message.explanation, explanationOpen: true }));
+      return withOpenExplanation(updateTurn(state, message.turnId,
+        (t) => ({ ...t, explanation: message.explanation, explanationOpen: true })), message.turnId, true);
     case 'rated':
-      return updateTurn(state, message.turnId, (t) => ({ ...t, rating: message.rating }));
+      return updateTurn(state, message.turnId, ({ ratingError: _, ...t }) => ({ ...t, rating: message.rating }));
+    case 'ratingFailed':
+      return updateTurn(state, message.turnId, (t) => ({ ...t, ratingError: message.failure }));
     case 'connection':
       return { ...state, connected: message.connected, pending: message.connected ? state.pending : null };
     case 'settings':
@@ -112,7 +115,33 @@ function userDelegation(state: ChatState, params: DelegationParams): ChatState {
 
 /** Open or close a turn's explanation (the webview's own toggle). */
 export function toggleExplanation(state: ChatState, turnId: string): ChatState {
-  return updateTurn(state, turnId, (t) => ({ ...t, explanationOpen: !t.explanationOpen }));
+  const next = updateTurn(state, turnId, (t) => ({ ...t, explanationOpen: !t.explanationOpen }));
+  return withOpenExplanation(next, turnId, findTurn(next.entries, turnId)?.explanationOpen === true);
+}
+
+function withOpenExplanation(state: ChatState, turnId: string, open: boolean): ChatState {
+  const others = state.openExplanations.filter((id) => id !== turnId);
+  return { ...state, openExplanations: open ? [...others, turnId] : others };
+}
+
+/**
+ * A turn rebuilt (the panel reopened or reloaded, a running turn replayed) with the routing chain
+ * the user had opened open again: the one shown before, else fetched anew (see {@link unexplained}).
+ */
+function reopenExplanation<E extends Entry>(entry: E, before: ChatState): E {
+  if (entry.kind !== 'turn' || !before.openExplanations.includes(entry.id)) return entry;
+  const explanation = (entry as TurnEntry).explanation ?? findTurn(before.entries, entry.id)?.explanation ?? null;
+  return { ...entry, explanationOpen: true, explanation };
+}
+
+/** The turns whose routing chain is open but not loaded (after a rebuild): the webview asks for them. */
+export function unexplained(state: ChatState): string[] {
+  return state.entries.flatMap((e) => (e.kind === 'turn' && e.explanationOpen && !e.explanation ? [e.id] : []));
+}
+
+/** 👍 / 👎 pressed: an earlier refusal is cleared while the daemon answers (it shows again if it refuses again). */
+export function ratingAsked(state: ChatState, turnId: string): ChatState {
+  return updateTurn(state, turnId, ({ ratingError: _, ...t }) => t);
 }
 
 export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
@@ -151,7 +180,7 @@ function routeDecided(state: ChatState, params: RouteDecidedParams): ChatState {
     text: '', status: 'running', error: null, costUsd: null, tools: [], notices: [], explanation: null,
     explanationOpen: false,
   };
-  return { ...state, pending, sessionId: params.session_id, entries: [...state.entries, turn] };
+  return { ...state, pending, sessionId: params.session_id, entries: [...state.entries, reopenExplanation(turn, state)] };
 }
 
 function delta(state: ChatState, params: ChatDeltaParams): ChatState {

@@ -1,6 +1,7 @@
 /** A stored session (`switchman/session`) as chat entries and as a read-only Markdown transcript. */
 
 import { formatUsd, plural } from '../common/format';
+import { NOT_SENT } from '../protocol/errors';
 import { SlashCommands } from '../protocol/methods';
 import type {
   ChatResult, ContentBlock, DelegationRecord, Message, SessionDetail, ToolActivity, Turn, WorkerCost,
@@ -75,11 +76,11 @@ function turnEntries(detail: SessionDetail, turn: Turn): Entry[] {
 /**
  * Whether a chat answer was kept in the session's history: a `/delegate` that ran a worker (it has
  * a model) or failed keeps the command and the answer (docs/delegation.md); a question back does
- * not, nor does a mistyped tier refused before any worker (`unknown_tier`).
+ * not, nor does a refusal before any worker (a mistyped tier, delegation turned off: `NOT_SENT`).
  */
 export function keptInHistory(result: ChatResult): boolean {
   return result.kind === 'command' && result.summary === SlashCommands.delegate
-    && (result.model !== null || (result.status === 'failed' && result.error?.code !== 'unknown_tier'));
+    && (result.model !== null || (result.status === 'failed' && !NOT_SENT.has(result.error?.code ?? '')));
 }
 
 /** A message of a `/delegate` exchange: the user's command, or the worker's answer shown as its output. */

@@ -21,4 +21,5 @@ export function requestFailure(error: unknown): RequestFailure {
 
 /** Errors after which the draft was not sent and the user will want it back to edit. */
 export const NOT_SENT = new Set(['unknown_alias', 'unknown_model', 'empty_message', 'no_model_available', 'turn_in_progress',
-  'unknown_profile', 'unknown_command', 'unknown_tier', 'command_usage', 'invalid_attachment']);
+  'unknown_profile', 'unknown_command', 'unknown_tier', 'command_usage', 'invalid_attachment', 'invalid_text',
+  'data_folder_unusable', 'override_unusable', 'delegation_disabled']);

@@ -1,57 +1,86 @@
-/** The DOM of a delegation card (its content comes from the pure `cardView`). */
+/** The DOM of a delegation card, updated part by part (its content comes from the pure `cardView`). */
 
-import { cardView, type DelegationCard } from '../chat/delegations';
+import { cardView, type CardView, type DelegationCard, type WorkerMessage } from '../chat/delegations';
 import type { HandoffLine } from '../chat/handoff';
 import { el, renderMarkdown } from './render';
+import { containerPart, part, renderParts, setAttributes, type Part } from './parts';
 
 export interface CardActions {
   toggle(turnId: string, card: DelegationCard): void;
   stop(turnId: string, card: DelegationCard): void;
 }
 
-export function delegationCard(turnId: string, card: DelegationCard, actions: CardActions): HTMLElement {
+/**
+ * A card as a part of its turn (or of the user's delegation entry): updated in place while its worker
+ * runs, so a selection, the focused toggle or a collapsed handoff inside it stays. The buttons' actions
+ * use the card's id (the part's key) and, for Stop, its worker turn (part of the Stop button's signature).
+ */
+export function delegationCardPart(turnId: string, card: DelegationCard, actions: CardActions): Part {
   const view = cardView(card);
-  const toggle = el('button', { class: 'delegation-toggle', 'aria-expanded': String(card.open), title: view.toggleLabel }, [
-    el('span', { class: 'delegation-chevron', 'aria-hidden': 'true' }, [card.open ? '▾' : '▸']),
-    el('span', { class: 'delegation-title', 'data-tier': card.tier, ...(view.tierNote ? { title: view.tierNote } : {}) },
-      [`Worker · ${view.title}`]),
-    el('span', { class: 'delegation-meta' }, [view.meta]),
-  ]);
-  toggle.addEventListener('click', () => actions.toggle(turnId, card));
-  const head: (Node | string)[] = [toggle];
-  if (view.canStop) {
-    const stop = el('button', { class: 'delegation-stop', title: 'Stop this worker (the planner carries on)' }, ['Stop']);
-    stop.addEventListener('click', () => actions.stop(turnId, card));
-    head.push(stop);
-  }
-  const children: (Node | string)[] = [
-    el('div', { class: 'delegation-head' }, head),
-    el('div', { class: 'delegation-task' }, [view.task]),
-  ];
-  if (view.note) children.push(el('div', { class: `delegation-note ${view.noteTone ?? ''}` }, [view.note]));
-  if (card.open) children.push(transcript(card));
-  return el('div', { class: `delegation ${card.status}`, 'data-tool-use': card.toolUseId, 'data-status': card.status,
-    'data-worker': card.workerSessionId ?? '' }, children);
+  return containerPart(`card:${card.toolUseId}`, card, 'div', (element) => {
+    setAttributes(element, { class: `delegation ${card.status}`, 'data-tool-use': card.toolUseId, 'data-status': card.status,
+      'data-worker': card.workerSessionId ?? '' });
+    const parts = [headPart(turnId, card, view, actions), part('task', view.task, () => el('div', { class: 'delegation-task' }, [view.task]))];
+    const note = view.note;
+    if (note) parts.push(part('note', [note, view.noteTone], () => el('div', { class: `delegation-note ${view.noteTone ?? ''}` }, [note])));
+    if (card.open) parts.push(transcriptPart(card));
+    renderParts(element, parts);
+  });
 }
 
-function transcript(card: DelegationCard): HTMLElement {
-  const box = el('div', { class: 'delegation-transcript' });
-  const loaded = card.transcript;
-  if (!card.workerSessionId) box.append(el('div', { class: 'notice' }, ['This worker never started a session.']));
-  else if (!loaded || loaded.loading) box.append(el('div', { class: 'notice' }, ['Loading the worker’s transcript…']));
-  else if (loaded.error) box.append(el('div', { class: 'failure' }, [loaded.error]));
-  else if (loaded.messages.length === 0) box.append(el('div', { class: 'notice' }, ['Nothing recorded yet.']));
-  else {
-    if (loaded.handoff) box.append(handoffBlock(loaded.handoff));
-    for (const message of loaded.messages) {
-      const body = el('div', { class: `body ${message.who === 'worker' ? 'markdown' : 'plain'}` });
-      if (message.who === 'worker') body.innerHTML = renderMarkdown(message.text); // sanitised (html: false)
-      else body.textContent = message.text;
-      const who = message.who === 'task' ? 'Task' : message.who === 'tool' ? 'Tool' : 'Worker';
-      box.append(el('div', { class: `worker-message ${message.who}` }, [el('div', { class: 'who' }, [who]), body]));
-    }
+function headPart(turnId: string, card: DelegationCard, view: CardView, actions: CardActions): Part {
+  const toggle = containerPart('toggle', [card.open, card.tier, view.title, view.tierNote, view.meta], 'button', (button) => {
+    setAttributes(button, { class: 'delegation-toggle', 'aria-expanded': String(card.open), title: view.toggleLabel });
+    renderParts(button, [
+      part('chevron', card.open, () => el('span', { class: 'delegation-chevron', 'aria-hidden': 'true' }, [card.open ? '▾' : '▸'])),
+      part('title', [card.tier, view.title, view.tierNote], () => el('span', { class: 'delegation-title', 'data-tier': card.tier,
+        ...(view.tierNote ? { title: view.tierNote } : {}) }, [`Worker · ${view.title}`])),
+      part('meta', view.meta, () => el('span', { class: 'delegation-meta' }, [view.meta])),
+    ]);
+  }, (button) => button.addEventListener('click', () => actions.toggle(turnId, card)));
+  const parts = [toggle];
+  if (view.canStop) {
+    parts.push(part('stop', card.workerTurnId, () => {
+      const stop = el('button', { class: 'delegation-stop', title: 'Stop this worker (the planner carries on)' }, ['Stop']);
+      stop.addEventListener('click', () => actions.stop(turnId, card));
+      return stop;
+    }));
   }
-  return box;
+  return containerPart('head', [card.open, card.tier, view.title, view.tierNote, view.meta, view.canStop, card.workerTurnId], 'div',
+    (head) => {
+      setAttributes(head, { class: 'delegation-head' });
+      renderParts(head, parts);
+    });
+}
+
+/** The worker's transcript: a message already shown stays as it is when the transcript is fetched again. */
+function transcriptPart(card: DelegationCard): Part {
+  return containerPart('transcript', [card.workerSessionId, card.transcript], 'div', (box) => {
+    setAttributes(box, { class: 'delegation-transcript' });
+    renderParts(box, transcriptParts(card));
+  });
+}
+
+function transcriptParts(card: DelegationCard): Part[] {
+  const loaded = card.transcript;
+  const notice = (text: string) => [part('notice', text, () => el('div', { class: 'notice' }, [text]))];
+  if (!card.workerSessionId) return notice('This worker never started a session.');
+  if (!loaded || loaded.loading) return notice('Loading the worker’s transcript…');
+  const error = loaded.error;
+  if (error) return [part('error', error, () => el('div', { class: 'failure' }, [error]))];
+  if (loaded.messages.length === 0) return notice('Nothing recorded yet.');
+  const handoff = loaded.handoff;
+  const parts = handoff ? [part('handoff', handoff, () => handoffBlock(handoff))] : [];
+  loaded.messages.forEach((message, i) => parts.push(part(`message:${i}`, message, () => workerMessage(message))));
+  return parts;
+}
+
+function workerMessage(message: WorkerMessage): HTMLElement {
+  const body = el('div', { class: `body ${message.who === 'worker' ? 'markdown' : 'plain'}` });
+  if (message.who === 'worker') body.innerHTML = renderMarkdown(message.text); // sanitised (html: false)
+  else body.textContent = message.text;
+  const who = message.who === 'task' ? 'Task' : message.who === 'tool' ? 'Tool' : 'Worker';
+  return el('div', { class: `worker-message ${message.who}` }, [el('div', { class: 'who' }, [who]), body]);
 }
 
 /** The handoff envelope, as a small definition list above the transcript. */

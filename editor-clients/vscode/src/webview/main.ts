@@ -3,7 +3,9 @@
 import type { ChatState, FromWebview, ToWebview } from '../chat/messages';
 import { initialChatState, sessionTitle } from '../chat/messages';
 import { needsTranscript } from '../chat/delegations';
-import { allCards, markStopping, reduce, refusedDraft, toggleDelegation, toggleExplanation } from '../chat/reducer';
+import {
+  allCards, markStopping, ratingAsked, reduce, refusedDraft, toggleDelegation, toggleExplanation, unexplained,
+} from '../chat/reducer';
 import { el, TranscriptView } from './render';
 
 interface VsCodeApi {
@@ -40,7 +42,10 @@ const view = new TranscriptView(transcript, (turnId) => {
     update(markStopping(state, turnId, card.toolUseId));
     vscode.postMessage({ type: 'stopWorker', workerTurnId: card.workerTurnId });
   },
-}, (turnId, rating) => vscode.postMessage({ type: 'feedback', turnId, rating }), {
+}, (turnId, rating) => {
+  update(ratingAsked(state, turnId));
+  vscode.postMessage({ type: 'feedback', turnId, rating });
+}, {
   answer: (id, decision, reason) => vscode.postMessage({ type: 'approvalAnswer', id, decision, ...(reason ? { reason } : {}) }),
   openDiff: (id) => vscode.postMessage({ type: 'approvalDiff', id }),
 });
@@ -58,6 +63,18 @@ function fetchTranscripts(turnId?: string, toolUseId?: string): void {
       vscode.postMessage({ type: 'workerTranscript', turnId: owner, toolUseId: card.toolUseId,
         workerSessionId: card.workerSessionId });
     }
+  }
+}
+
+/** The turns whose routing chain was asked for and has not arrived yet. */
+const explaining = new Set<string>();
+
+/** Ask for the routing chain of the turns that show theirs open without one (after a rebuild). */
+function fetchExplanations(): void {
+  for (const turnId of unexplained(state)) {
+    if (explaining.has(turnId)) continue;
+    explaining.add(turnId);
+    vscode.postMessage({ type: 'explain', turnId });
   }
 }
 
@@ -138,9 +155,14 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const message = event.data;
   const before = state.pending;
   update(reduce(state, message));
+  // Busy (for screen readers, and tests) until the chat is loaded from the daemon, not only from the saved state.
+  if (message.type === 'reset') transcript.setAttribute('aria-busy', 'false');
   if (message.type === 'workerTranscript') fetching.delete(message.toolUseId);
+  if (message.type === 'explanation') explaining.delete(message.turnId);
   // A rebuilt chat (reopened, reloaded, a running turn replayed) keeps the cards the user had open.
   if (message.type === 'reset' || (message.type === 'event' && message.event.type === 'delegation')) fetchTranscripts();
+  // ... and the routing chains the user had opened.
+  if (message.type === 'reset' || (message.type === 'event' && message.event.type === 'routeDecided')) fetchExplanations();
   refreshEnded(message);
   // A message that was refused (unknown @alias, a mistyped /command…) comes back to the input to fix.
   const refused = refusedDraft(before, message);

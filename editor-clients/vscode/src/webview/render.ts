@@ -1,13 +1,14 @@
-/** DOM rendering of the chat transcript. Entries are re-rendered only when they change. */
+/** DOM rendering of the chat transcript: each entry, and each part of a turn, is re-rendered only when it changes. */
 
 import MarkdownIt from 'markdown-it';
 import { formatUsd, shortModelName } from '../common/format';
 import type { Explanation } from '../chat/chain';
-import type { CodeAction, Entry, TurnEntry } from '../chat/messages';
+import type { CodeAction, DelegationEntry, Entry, TurnEntry } from '../chat/messages';
 import type { Rating } from '../protocol/params';
 import { DELEGATE_TOOL } from '../chat/delegations';
-import { delegationCard, type CardActions } from './delegationCard';
+import { delegationCardPart, type CardActions } from './delegationCard';
 import { approvalCardElement, type ApprovalActions } from './approvalCard';
+import { containerPart, part, PartList, renderParts, setAttributes, type Part } from './parts';
 
 /**
  * Answers are untrusted text: raw HTML is escaped (html: false) and markdown-it refuses
@@ -19,44 +20,40 @@ export function renderMarkdown(text: string): string {
   return markdown.render(text);
 }
 
+/**
+ * The chat's entries. A turn (and a delegation card in it) is updated in place, part by part, so
+ * a running answer or worker does not take away what the user selected, opened or focused in it.
+ */
 export class TranscriptView {
-  private readonly rendered = new Map<string, { element: HTMLElement; signature: string }>();
+  private readonly entries: PartList;
 
-  constructor(private readonly container: HTMLElement, private readonly onBadge: (turnId: string) => void,
+  constructor(container: HTMLElement, private readonly onBadge: (turnId: string) => void,
     private readonly cards?: CardActions,
     private readonly onRate: (turnId: string, rating: Rating) => void = () => undefined,
-    private readonly approvals?: ApprovalActions) {}
+    private readonly approvals?: ApprovalActions) {
+    this.entries = new PartList(container);
+  }
 
   render(entries: Entry[]): void {
-    const keep = new Set<string>();
-    let previous: Element | null = null;
-    for (const entry of entries) {
-      const key = `${entry.kind}:${entry.id}`;
-      keep.add(key);
-      const element = this.elementFor(key, entry);
-      const expected: Element | null = previous ? previous.nextElementSibling : this.container.firstElementChild;
-      if (expected !== element) this.container.insertBefore(element, expected);
-      previous = element;
-    }
-    for (const [key, { element }] of this.rendered) {
-      if (!keep.has(key)) {
-        element.remove();
-        this.rendered.delete(key);
-      }
+    this.entries.render(entries.map((entry) => this.partOf(entry)));
+  }
+
+  private partOf(entry: Entry): Part {
+    const key = `${entry.kind}:${entry.id}`;
+    switch (entry.kind) {
+      case 'turn':
+        return containerPart(key, entry, 'div', (element) => this.updateTurn(element, entry));
+      case 'delegation': // a worker the user started with /delegate: the card is the whole entry
+        return containerPart(key, entry, 'div', (element) => {
+          setAttributes(element, { class: 'entry delegated', 'data-delegation': entry.id });
+          renderParts(element, this.cards ? [delegationCardPart(entry.id, entry.card, this.cards)] : []);
+        });
+      default:
+        return part(key, entry, () => this.build(entry));
     }
   }
 
-  private elementFor(key: string, entry: Entry): HTMLElement {
-    const signature = JSON.stringify(entry);
-    const known = this.rendered.get(key);
-    if (known && known.signature === signature) return known.element;
-    const element = this.build(entry);
-    known?.element.replaceWith(element);
-    this.rendered.set(key, { element, signature });
-    return element;
-  }
-
-  private build(entry: Entry): HTMLElement {
+  private build(entry: Exclude<Entry, TurnEntry | DelegationEntry>): HTMLElement {
     switch (entry.kind) {
       case 'user':
         return el('div', { class: 'entry user' }, [el('div', { class: 'who' }, ['You']), el('div', { class: 'body plain' }, [entry.text])]);
@@ -67,53 +64,81 @@ export class TranscriptView {
       case 'error':
         return el('div', { class: 'entry error', role: 'alert' }, [
           el('div', { class: 'error-code' }, [entry.code]), el('div', { class: 'body plain' }, [entry.message])]);
-      case 'turn':
-        return this.buildTurn(entry);
-      case 'delegation': // a worker the user started with /delegate: the card is the whole entry
-        return el('div', { class: 'entry delegated', 'data-delegation': entry.id },
-          this.cards ? [delegationCard(entry.id, entry.card, this.cards)] : []);
       case 'approval':
         return this.approvals ? approvalCardElement(entry.card, this.approvals) : el('div', { class: 'entry' });
     }
   }
 
-  /** 👍 / 👎: teach the pattern store whether this answer was good. */
-  private ratingButtons(turn: TurnEntry): HTMLElement {
-    const buttons = (['up', 'down'] as const).map((rating) => {
-      const button = el('button', { class: `rate ${rating}`, 'data-rating': rating,
-        title: rating === 'up' ? 'Good answer' : 'Bad answer',
-        'aria-pressed': String(turn.rating === rating) }, [rating === 'up' ? '👍' : '👎']);
-      button.addEventListener('click', () => this.onRate(turn.id, rating));
-      return button;
-    });
-    return el('div', { class: 'rating', 'aria-label': 'Rate this answer' }, buttons);
+  private updateTurn(element: HTMLElement, turn: TurnEntry): void {
+    setAttributes(element, { class: `entry turn ${turn.status}`, 'data-turn': turn.id, 'data-status': turn.status });
+    renderParts(element, this.turnParts(turn));
   }
 
-  private buildTurn(turn: TurnEntry): HTMLElement {
-    const badgeText = `${turn.model ? shortModelName(turn.model) : 'no model'}${turn.summary ? ` · ${turn.summary}` : ''}`;
-    const badge = el('button', { class: 'route-badge', title: 'Why this model? Click for the full routing chain',
-      'aria-expanded': String(turn.explanationOpen), 'data-turn': turn.id }, [badgeText]);
-    badge.addEventListener('click', () => this.onBadge(turn.id));
-    const children: (Node | string)[] = [el('div', { class: 'turn-head' }, [badge, status(turn)])];
-    if (turn.explanationOpen && turn.explanation) children.push(explanationElement(turn.explanation));
-    for (const banner of turn.banners) children.push(el('div', { class: 'banner' }, [`⚠ ${banner}`]));
+  private turnParts(turn: TurnEntry): Part[] {
+    const parts = [this.headPart(turn)];
+    if (turn.explanationOpen && turn.explanation) {
+      const explanation = turn.explanation;
+      parts.push(part('explanation', explanation, () => explanationElement(explanation)));
+    }
+    turn.banners.forEach((banner, i) => parts.push(part(`banner:${i}`, banner, () => el('div', { class: 'banner' }, [`⚠ ${banner}`]))));
     const cards = turn.delegations ?? [];
     for (const tool of turn.tools) {
       // A delegate call is shown as its card below.
       if (tool.name === DELEGATE_TOOL && cards.some((c) => c.toolUseId === tool.id)) continue;
-      children.push(el('div', { class: `tool ${tool.status}` }, [`🔧 ${tool.name} — ${tool.status}${tool.summary ? `: ${tool.summary}` : ''}`]));
+      const line = `🔧 ${tool.name} — ${tool.status}${tool.summary ? `: ${tool.summary}` : ''}`;
+      parts.push(part(`tool:${tool.id}`, [line, tool.status], () => el('div', { class: `tool ${tool.status}` }, [line])));
     }
-    if (this.cards) for (const card of cards) children.push(delegationCard(turn.id, card, this.cards));
-    for (const notice of turn.notices) children.push(el('div', { class: 'notice' }, [notice]));
-    const body = el('div', { class: 'body markdown' });
-    body.innerHTML = renderMarkdown(turn.text); // sanitised by markdown-it (html: false)
-    if (turn.status !== 'running') addCodeActions(body);
-    if (turn.status === 'running') body.appendChild(el('span', { class: 'cursor', 'aria-hidden': 'true' }, ['▍']));
-    children.push(body);
-    if (turn.error) children.push(el('div', { class: 'failure', role: 'alert' }, [turn.error.message]));
-    if (turn.status !== 'running') children.push(this.ratingButtons(turn));
-    return el('div', { class: `entry turn ${turn.status}`, 'data-turn': turn.id, 'data-status': turn.status }, children);
+    const actions = this.cards;
+    if (actions) for (const card of cards) parts.push(delegationCardPart(turn.id, card, actions));
+    turn.notices.forEach((notice, i) => parts.push(part(`notice:${i}`, notice, () => el('div', { class: 'notice' }, [notice]))));
+    parts.push(part('body', [turn.text, turn.status === 'running'], () => answerBody(turn)));
+    const error = turn.error;
+    if (error) parts.push(part('error', error.message, () => el('div', { class: 'failure', role: 'alert' }, [error.message])));
+    if (turn.status !== 'running') parts.push(this.ratingPart(turn));
+    const refused = turn.ratingError;
+    if (refused) {
+      parts.push(part('rating-error', refused, () => el('div', { class: 'failure rating-error', role: 'alert',
+        'data-code': refused.code }, [refused.message])));
+    }
+    return parts;
   }
+
+  /** The badge ("Why this model?") and the turn's status. */
+  private headPart(turn: TurnEntry): Part {
+    const badgeText = `${turn.model ? shortModelName(turn.model) : 'no model'}${turn.summary ? ` · ${turn.summary}` : ''}`;
+    const badge = containerPart('badge', [badgeText, turn.explanationOpen], 'button', (button) => {
+      setAttributes(button, { class: 'route-badge', title: 'Why this model? Click for the full routing chain',
+        'aria-expanded': String(turn.explanationOpen), 'data-turn': turn.id });
+      button.textContent = badgeText;
+    }, (button) => button.addEventListener('click', () => this.onBadge(turn.id)));
+    const line = statusLine(turn);
+    return containerPart('head', [badgeText, turn.explanationOpen, line], 'div', (head) => {
+      setAttributes(head, { class: 'turn-head' });
+      renderParts(head, [badge, part('status', line, () => el('span', { class: 'turn-status' }, [line]))]);
+    });
+  }
+
+  /** 👍 / 👎: teach the pattern store whether this answer was good. */
+  private ratingPart(turn: TurnEntry): Part {
+    const buttons = (['up', 'down'] as const).map((rating) => containerPart(rating, turn.rating === rating, 'button', (button) => {
+      setAttributes(button, { class: `rate ${rating}`, 'data-rating': rating, title: rating === 'up' ? 'Good answer' : 'Bad answer',
+        'aria-pressed': String(turn.rating === rating) });
+      button.textContent = rating === 'up' ? '👍' : '👎';
+    }, (button) => button.addEventListener('click', () => this.onRate(turn.id, rating))));
+    return containerPart('rating', turn.rating ?? null, 'div', (row) => {
+      setAttributes(row, { class: 'rating', 'aria-label': 'Rate this answer' });
+      renderParts(row, buttons);
+    });
+  }
+}
+
+/** The answer as Markdown; code blocks get their actions once it is complete. */
+function answerBody(turn: TurnEntry): HTMLElement {
+  const body = el('div', { class: 'body markdown' });
+  body.innerHTML = renderMarkdown(turn.text); // sanitised by markdown-it (html: false)
+  if (turn.status !== 'running') addCodeActions(body);
+  if (turn.status === 'running') body.appendChild(el('span', { class: 'cursor', 'aria-hidden': 'true' }, ['▍']));
+  return body;
 }
 
 export const CODE_ACTIONS: { action: CodeAction; label: string; title: string }[] = [
@@ -156,12 +181,12 @@ export function explanationElement(explanation: Explanation): HTMLElement {
   return el('div', { class: 'explanation' }, [head, table, full]);
 }
 
-function status(turn: TurnEntry): HTMLElement {
+function statusLine(turn: TurnEntry): string {
   const parts: string[] = [];
   if (turn.status === 'running') parts.push('answering…');
   else if (turn.status !== 'completed') parts.push(turn.status);
   if (turn.costUsd !== null && turn.status !== 'running') parts.push(formatUsd(turn.costUsd));
-  return el('span', { class: 'turn-status' }, [parts.join(' · ')]);
+  return parts.join(' · ');
 }
 
 export function el(tag: string, attributes: Record<string, string> = {}, children: (Node | string)[] = []): HTMLElement {

@@ -1,7 +1,7 @@
 // 👍 / 👎 under an answer, in the real UI: the daemon stores the rating in the workspace's pattern
 // store (read back with `switchman patterns export`, as a user would), the button shows as pressed,
 // a changed mind replaces the rating, and the pressed buttons are still there after the chat (or the
-// whole window) reloads.
+// whole window) reloads; a rating the daemon refuses says why under that answer.
 import { spawnSync } from 'node:child_process';
 import { log, until } from './support.mjs';
 
@@ -83,5 +83,37 @@ export async function ratingsReachThePatternStore(ui, chat, fake, store) {
   await pressed(reopened.locator(`.entry.turn[data-turn="${good.id}"]`), 'up');
   await pressed(reopened.locator(`.entry.turn[data-turn="${bad.id}"]`), 'up');
   log('ratings still shown in a reloaded window, from the daemon');
+  await refusedRatingShowsAtItsTurn(ui, reopened, store, good.id);
   return reopened;
+}
+
+/**
+ * The daemon refuses a rating (the pattern store forgot the turn): the error shows under that
+ * turn's buttons, not at the end of the chat, and rating again replaces it rather than adding one.
+ */
+async function refusedRatingShowsAtItsTurn(ui, chat, store, turnId) {
+  const done = spawnSync(store.switchman, ['patterns', 'forget'], {
+    env: { ...store.env, SWITCHMAN_DATA_DIR: store.data }, encoding: 'utf8', timeout: 60000,
+  });
+  if (done.status !== 0) throw new Error(`switchman patterns forget exited with ${done.status}:\n${done.stdout}\n${done.stderr}`);
+  // Rebuilt from the daemon, which no longer keeps the rating: nothing pressed (and no rebuild of the
+  // freshly reloaded window still on its way to clear what follows).
+  await ui.command('Developer: Reload Webviews');
+  const turn = ui.chatFrame().locator(`.entry.turn[data-turn="${turnId}"]`);
+  await turn.locator('.rating .rate.up').waitFor();
+  await until('the forgotten rating shown unpressed', async () => (await turn.locator('.rate[aria-pressed="true"]').count()) === 0);
+  const refused = turn.locator('.rating-error', { hasText: 'cannot be rated' });
+  await turn.locator('.rating .rate.down').click();
+  await refused.waitFor();
+  await refused.evaluate((element) => { element.e2eFirst = true; });
+  await turn.locator('.rating .rate.down').click();
+  await until('the refusal of the second try', () => refused.evaluate((element) => element.e2eFirst !== true));
+  const count = await turn.locator('.rating-error').count();
+  const atTheEnd = await chat.locator('.entry.error', { hasText: 'cannot be rated' }).count();
+  if (count !== 1 || atTheEnd !== 0) {
+    throw new Error(`a refused rating shows ${count} error(s) at its turn and ${atTheEnd} at the end of the chat`);
+  }
+  if ((await turn.locator('.rate[aria-pressed="true"]').count()) !== 0) throw new Error('a refused rating shows as pressed');
+  log('a refused rating is shown at its turn:', JSON.stringify(await refused.innerText()));
+  await ui.shot('chat-rating-refused', turn);
 }

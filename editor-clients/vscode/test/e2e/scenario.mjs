@@ -234,6 +234,11 @@ async function badgeExplainsTheChoice(ui, chat) {
   await explanation.evaluate(() => { document.body.style.width = ''; });
   if (fits.table > fits.width) throw new Error(`the chain table overflows at 300 px: ${JSON.stringify(fits)}`);
   log('the chain table fits 300 px:', JSON.stringify(fits));
+  // The chat is rebuilt (as when the panel is reopened): the chain the user opened is open again.
+  const reloaded = (await reloadChat(ui)).locator('.entry.turn').last();
+  await reloaded.locator('.route-badge[aria-expanded="true"]', { hasText: 'fast for commits' }).waitFor();
+  await reloaded.locator('.explanation table.chain tr.winner', { hasText: 'Configured rule "fast for commits"' }).waitFor();
+  log('the routing chain is still open after the chat was rebuilt');
 }
 
 async function refusedMessageIsShownPlainly(ui, chat) {
@@ -284,9 +289,20 @@ async function delegationShowsAsALiveCard(ui, chat, fake) {
   await card.locator('.delegation-stop').waitFor();
   log('delegation card running:', JSON.stringify(await card.locator('.delegation-head').innerText()));
   await ui.shot('chat-delegation-running', card);
+  // The user selects the task while the worker runs: its progress, its end and the planner's answer
+  // update the card in place, so the selection (and the focusable toggle) stay.
+  await markKept(card);
+  await card.locator('.delegation-task').click({ clickCount: 3 });
+  await until('the task selected', async () => (await selectedText(chat)).includes('List the functions in src/login.py'));
   await fake.release();
   await chat.locator('.delegation[data-status="completed"] .delegation-meta', { hasText: 'done · 1 turn · $' }).waitFor();
   await chat.locator('.entry.turn[data-status="completed"] .markdown code', { hasText: 'login()' }).waitFor();
+  await stillKept(card, 'the delegation card');
+  const selected = await selectedText(chat);
+  if (!selected.includes('List the functions in src/login.py')) {
+    throw new Error(`the selection in the card was lost while the worker ran: ${JSON.stringify(selected)}`);
+  }
+  log('the selection in the card survived the worker\'s progress and end:', JSON.stringify(selected.trim()));
   if ((await card.locator('.delegation-stop').count()) !== 0) throw new Error('a finished worker still offers Stop');
   // Expanding the card fetches the worker's own transcript (switchman/session of the worker session).
   await card.locator('.delegation-toggle').click();
@@ -320,6 +336,37 @@ async function stopOnACardStopsOnlyThatWorker(ui, chat, fake) {
   await fake.release();
   log('Stop on the card stopped only the worker:', JSON.stringify(await card.innerText()));
   await ui.shot('chat-delegation-stopped', card);
+}
+
+/**
+ * Reload the chat's webview and wait until the new page has loaded the chat from the daemon (the
+ * old page, or the new one showing only its saved state, would pass checks meant for the rebuild).
+ */
+async function reloadChat(ui) {
+  await ui.chatFrame().locator('body').evaluate((body) => { body.e2eOld = true; });
+  await ui.command('Developer: Reload Webviews');
+  await until('the reloaded chat', () => ui.chatFrame().locator('body').evaluate((body) => body.e2eOld !== true));
+  await ui.chatFrame().locator('#transcript[aria-busy="false"]').waitFor();
+  return ui.chatFrame();
+}
+
+/** Mark a card and its toggle (a property the page never sets) to tell later whether they were rebuilt. */
+async function markKept(card) {
+  await card.evaluate((element) => {
+    element.e2eKept = true;
+    element.querySelector('.delegation-toggle').e2eKept = true;
+  });
+}
+
+/** Throw unless the card and toggle marked by {@link markKept} are still the same nodes. */
+async function stillKept(card, what) {
+  const kept = await card.evaluate((element) => element.e2eKept === true
+    && element.querySelector('.delegation-toggle').e2eKept === true);
+  if (!kept) throw new Error(`${what} was rebuilt instead of updated in place`);
+}
+
+async function selectedText(chat) {
+  return chat.locator('body').evaluate(() => String(window.getSelection()));
 }
 
 /**

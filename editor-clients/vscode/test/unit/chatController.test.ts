@@ -67,7 +67,9 @@ describe('ChatController', () => {
     assert.deepEqual(posted.at(-1), { type: 'rated', turnId: 'T1', rating: 'up' });
     connection.answer(Requests.feedback, () => { throw Object.assign(new Error('No turn'), { data: { code: 'unknown_turn' } }); });
     await controller.handle({ type: 'feedback', turnId: 'T9', rating: 'down' });
-    assert.equal(events().at(-1), 'failed');
+    // A refusal is about that turn: it goes to the turn, not to the end of the chat (no `failed` event).
+    assert.deepEqual(posted.at(-1), { type: 'ratingFailed', turnId: 'T9', failure: { code: 'unknown_turn', message: 'No turn' } });
+    assert.deepEqual(events(), []);
   });
 
   it('shows the ratings given in this window again when the chat is reloaded or reopened', async () => {
@@ -314,18 +316,24 @@ describe('ChatController reloading a chat with the user\'s own delegations', () 
     assert.deepEqual(posted.filter((m) => m.type === 'event'), [], 'nothing replayed twice');
   });
 
-  it('replays a refused /delegate (unknown_tier) after a reload: the daemon keeps nothing of it', async () => {
-    const { connection, controller, posted } = setup();
-    connection.answer(Requests.session, () => ({ session: {}, turns: [], messages: [], cost: { workers: [] }, delegations: [] }));
-    const refusal = "'ultra' is not a tier or profile. Tiers: fast, balanced, deep; profiles: default, subagent.";
-    connection.answer(Requests.chat, () => ({ ...result, kind: 'command', turn_id: null, model: null, status: 'failed',
-      text: refusal, error: { code: 'unknown_tier', message: refusal }, summary: '/delegate' }));
-    await controller.send('/delegate ultra');
-    posted.length = 0;
-    await controller.handle({ type: 'ready' });
-    assert.deepEqual(posted.flatMap((m) => (m.type === 'event' ? [m.event.type] : [])), ['userSent', 'result'],
-      'the command and its refusal are replayed, not lost');
-  });
+  const refusals = [
+    ['unknown_tier', '/delegate ultra', "'ultra' is not a tier or profile. Tiers: fast, balanced, deep; profiles: default, subagent."],
+    ['delegation_disabled', '/delegate fast list the files',
+      'Delegation is turned off: `delegation: {enabled: false}` in /home/u/.config/switchman/routing.yaml. Nothing was delegated; …'],
+  ] as const;
+  for (const [code, command, refusal] of refusals) {
+    it(`replays a refused /delegate (${code}) after a reload: the daemon keeps nothing of it`, async () => {
+      const { connection, controller, posted } = setup();
+      connection.answer(Requests.session, () => ({ session: {}, turns: [], messages: [], cost: { workers: [] }, delegations: [] }));
+      connection.answer(Requests.chat, () => ({ ...result, kind: 'command', turn_id: null, model: null, status: 'failed',
+        text: refusal, error: { code, message: refusal }, summary: '/delegate' }));
+      await controller.send(command);
+      posted.length = 0;
+      await controller.handle({ type: 'ready' });
+      assert.deepEqual(posted.flatMap((m) => (m.type === 'event' ? [m.event.type] : [])), ['userSent', 'result'],
+        'the command and its refusal are replayed, not lost');
+    });
+  }
 });
 
 describe('ChatController approvals', () => {

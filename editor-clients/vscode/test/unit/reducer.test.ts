@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { explanationMessage } from '../../src/chat/chain';
 import { initialChatState, parseFromWebview, sessionTitle, type ChatState, type ToWebview, type TurnEntry } from '../../src/chat/messages';
-import { reduce, refusedDraft, toggleExplanation } from '../../src/chat/reducer';
+import { ratingAsked, reduce, refusedDraft, toggleExplanation, unexplained } from '../../src/chat/reducer';
 import type { ChatResult } from '../../src/protocol/types';
 
 const route = { session_id: 'S1', turn_id: 'T1', model: 'anthropic:claude-haiku-4-5', summary: 'rule: fast for commits',
@@ -78,6 +78,23 @@ describe('chat reducer', () => {
     assert.equal(refusedDraft(sent.pending, other), null, 'another message\'s refusal');
   });
 
+  for (const code of ['override_unusable', 'delegation_disabled', 'invalid_text', 'data_folder_unusable']) {
+    it(`gives back a message refused with ${code}: nothing was sent or done`, () => {
+      const sent = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: '/route override' } });
+      const refused: ToWebview = { type: 'event', event: { type: 'failed', localId: 'L1', failure: { code, message: 'Not sent.' } } };
+      assert.equal(refusedDraft(sent.pending, refused), '/route override');
+    });
+  }
+
+  it('shows a refused /route override in red and gives the command back', () => {
+    const sent = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: '/route override' } });
+    const text = 'Cannot run the last message again on openai:gpt-5: no API key. Nothing was sent or recorded; …';
+    const answer: ToWebview = { type: 'event', event: { type: 'result', localId: 'L1', result: { ...finished, kind: 'command',
+      turn_id: null, model: null, status: 'failed', text, error: { code: 'override_unusable', message: text }, summary: '/route' } } };
+    assert.deepEqual(reduce(sent, answer).entries.at(-1), { kind: 'command', id: 'L1:command', text, failed: true });
+    assert.equal(refusedDraft(sent.pending, answer), '/route override');
+  });
+
   it('records a slash command\'s answer from the chat result, ignoring its duplicate delta', () => {
     const state = run(
       { type: 'event', event: { type: 'userSent', localId: 'L1', text: '/rules check' } },
@@ -114,6 +131,30 @@ describe('chat reducer', () => {
     assert.equal(turn(toggleExplanation(explained, 'T1')).explanationOpen, false);
   });
 
+  it('a routing chain the user opened is open again when the chat is rebuilt; a closed one stays closed', () => {
+    const done = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: 'hi' } },
+      { type: 'event', event: { type: 'routeDecided', params: route } },
+      { type: 'event', event: { type: 'result', localId: 'L1', result: finished } });
+    const chain = explanationMessage('Chain:\n  [1] …');
+    const explained = reduce(done, { type: 'explanation', turnId: 'T1', explanation: chain });
+    const stored = { ...turn(done), explanation: null, explanationOpen: false };
+    const rebuild = (state: ChatState) => reduce(state, { type: 'reset', folders: [], workspace: 'file:///w', sessionId: 'S1',
+      sessionTitle: null, entries: [stored] });
+    // Reopened: the chain shown before comes back with it, nothing to fetch.
+    const reopened = rebuild(explained);
+    assert.deepEqual([turn(reopened).explanationOpen, turn(reopened).explanation], [true, chain]);
+    assert.deepEqual(unexplained(reopened), []);
+    // Rebuilt with no chain at hand (the webview's state was lost, a running turn replayed): it is fetched again.
+    const fresh = rebuild({ ...initialChatState(), openExplanations: ['T1'] });
+    assert.deepEqual([turn(fresh).explanationOpen, unexplained(fresh)], [true, ['T1']]);
+    const replayed = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: 'hi' } });
+    assert.deepEqual(unexplained(reduce({ ...replayed, openExplanations: ['T1'] },
+      { type: 'event', event: { type: 'routeDecided', params: route } })), ['T1']);
+    // Closed by the user: stays closed.
+    const closed = rebuild(toggleExplanation(explained, 'T1'));
+    assert.deepEqual([turn(closed).explanationOpen, closed.openExplanations], [false, []]);
+  });
+
   it('replaces everything on reset and clears a pending message when the daemon goes away', () => {
     const sent = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: 'hi' } });
     assert.equal(reduce(sent, { type: 'connection', connected: false }).pending, null);
@@ -139,6 +180,22 @@ describe('chat reducer', () => {
       { type: 'event', event: { type: 'result', localId: 'L1', result: finished } });
     assert.equal(turn(done).rating, undefined);
     assert.equal(turn(reduce(done, { type: 'rated', turnId: 'T1', rating: 'down' })).rating, 'down');
+  });
+
+  it('shows a refused rating at its turn: cleared when asked again, replaced or cleared by the answer', () => {
+    const done = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: 'hi' } },
+      { type: 'event', event: { type: 'routeDecided', params: route } },
+      { type: 'event', event: { type: 'result', localId: 'L1', result: finished } });
+    const refusal = (message: string): ToWebview => ({ type: 'ratingFailed', turnId: 'T1',
+      failure: { code: 'unknown_turn', message } });
+    const refused = reduce(done, refusal('cannot be rated'));
+    assert.deepEqual(turn(refused).ratingError, { code: 'unknown_turn', message: 'cannot be rated' });
+    assert.deepEqual(refused.entries.map((e) => e.kind), ['user', 'turn'], 'nothing added at the end of the chat');
+    const retried = ratingAsked(refused, 'T1');
+    assert.equal(turn(retried).ratingError, undefined);
+    assert.equal(turn(reduce(retried, refusal('still not'))).ratingError?.message, 'still not');
+    const taken = reduce(reduce(refused, refusal('still not')), { type: 'rated', turnId: 'T1', rating: 'up' });
+    assert.deepEqual([turn(taken).rating, turn(taken).ratingError], ['up', undefined]);
   });
 
   it('drops the preview when route preview is turned off', () => {

@@ -78,6 +78,7 @@ from switchman.engine.sessions.records import (
     TurnResult,
 )
 from switchman.engine.sessions.turn import TurnRunner
+from switchman.engine.sessions.watch import SharedSessionWatch, session_poll_interval
 from switchman.engine.sessions.workspaces import WorkspaceRegistry, named_folder_uri
 from switchman.engine.store.database import checkpoint_every, connect
 from switchman.engine.store.ownership import DaemonLease
@@ -164,7 +165,10 @@ class Switchman:
         learn_from_turns(self.learning, self.sessions, self.lifecycle)
         self.interrupt_orphans()
         self.bus.subscribe(self._on_event)
+        self.shared_sessions = SharedSessionWatch(self.store, lambda: self.workspaces)
+        """What other daemons (other editor windows) change in this editor's sessions."""
         self._ticker: asyncio.Task[None] | None = None
+        self._watch: asyncio.Task[None] | None = None
         self._checkpoints: asyncio.Task[None] | None = None
         self._config_poll: asyncio.Task[None] | None = None
         self._environ = environ
@@ -194,6 +198,7 @@ class Switchman:
     def open_workspace(self, folder: str) -> str:
         """Register an editor folder (URI or path); returns its URI and announces its status."""
         uri = self.workspaces.open(folder)
+        self.shared_sessions.remember(uri)
         # the folder will chat: a large learned store starts loading now, on a thread
         self.patterns.prepare(str(self.workspaces.folder(uri)))
         self.sessions.observer.status_changed(uri)
@@ -321,8 +326,11 @@ class Switchman:
         return self.queries.profiles(workspace, session_id)
 
     def status(self, workspace: str) -> StatusSnapshot:
-        """What the workspace's status bar shows now."""
-        return self.queries.status(workspace)
+        """What the workspace's status bar shows now (the editor is told of the session as
+        it is: another daemon's changes are announced from what is noted here on)."""
+        status = self.queries.status(workspace)
+        self.shared_sessions.remember(self.workspaces.resolve(workspace))
+        return status
 
     def models(self, workspace: str) -> ModelList:
         """Every model and whether it can be used now."""
@@ -408,6 +416,8 @@ class Switchman:
             self._ticker = asyncio.get_running_loop().create_task(self._tick())
             self._checkpoints = asyncio.get_running_loop().create_task(
                 checkpoint_every(self._database, CHECKPOINT_SECONDS))
+            self._watch = asyncio.get_running_loop().create_task(
+                self._watch_other_daemons(session_poll_interval(self._environ)))
 
     def watch_config(self, *, user_files: bool, workspace_files: bool) -> None:
         """Poll the user's config files and/or each workspace's routing file for saved changes.
@@ -431,12 +441,12 @@ class Switchman:
 
     async def stop_background(self) -> None:
         """Stop periodic work."""
-        for task in (self._ticker, self._config_poll, self._checkpoints):
+        for task in (self._ticker, self._config_poll, self._checkpoints, self._watch):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-        self._ticker = self._config_poll = self._checkpoints = None
+        self._ticker = self._config_poll = self._checkpoints = self._watch = None
         self.config.close()
         await self.learning.written()  # the rows of turns that have ended are on disk
 
@@ -445,6 +455,24 @@ class Switchman:
             await asyncio.sleep(AVAILABILITY_TICK_SECONDS)
             self.availability.tick()
             self.interrupt_orphans()
+
+    async def _watch_other_daemons(self, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            self.announce_others_changes()
+
+    def announce_others_changes(self) -> None:
+        """Tell the editor about sessions it shows that another daemon changed (a message
+        sent or a sticky model or profile set in another editor window): their status, and
+        that the transcript is worth fetching again."""
+        try:
+            changed = self.shared_sessions.changed()
+        except sqlite3.Error:  # the database is busy or locked: the next check sees it
+            log.debug("could not check for other daemons' changes", exc_info=True)
+            return
+        for workspace, session_id in changed:
+            self.sessions.observer.status_changed(workspace)
+            self.sessions.observer.session_changed(workspace, session_id)
 
     def interrupt_orphans(self) -> None:
         """Mark turns of daemons that died mid-turn as interrupted (other daemons' live turns

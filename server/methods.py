@@ -17,6 +17,7 @@ CHAT_DELTA = "switchman/chatDelta"
 ROUTE_DECIDED = "switchman/routeDecided"
 STATUS = "switchman/status"
 DELEGATION = "switchman/delegation"
+SESSION_CHANGED = "switchman/sessionChanged"
 
 # Requests the server sends to the client.
 APPROVE = "switchman/approve"

@@ -41,6 +41,11 @@ class EditorNotifier:
         """Tell the editor a delegation started, progressed or ended."""
         self.server.protocol.notify(methods.DELEGATION, to_wire(update))
 
+    def session_changed(self, workspace: str, session_id: str | None) -> None:
+        """Tell the editor another window changed the session it shows (it fetches it again)."""
+        self.server.notify_json(methods.SESSION_CHANGED,
+                                {"workspace": workspace, "session_id": session_id})
+
     def status_changed(self, workspace: str) -> None:
         """Send the workspace's status shortly (coalescing changes that come together)."""
         if workspace in self._pending or workspace == self._computing:

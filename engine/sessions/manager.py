@@ -62,6 +62,10 @@ class SessionObserver(Protocol):
     def delegation(self, update: DelegationUpdate) -> None:
         """A delegation started, made progress or ended."""
 
+    def session_changed(self, workspace: str, session_id: str | None) -> None:
+        """Another daemon (another editor window) changed the workspace's current session:
+        added messages or turns, set its sticky model or profile, or made another current."""
+
 
 class SessionManager:
     """All sessions of all open workspaces."""

@@ -245,6 +245,21 @@ class SessionStore:
                               "LIMIT 1", (session_id,)).fetchone()
         return self._turn(row) if row else None
 
+    def data_version(self) -> int:
+        """SQLite's ``data_version``: it changes when another connection (another daemon)
+        commits, never for this connection's own writes."""
+        return int(self.db.execute("PRAGMA data_version").fetchone()[0])
+
+    def mark(self, session_id: str) -> tuple[object, ...]:
+        """What changes when anyone adds to a session or sets its choices: its message count,
+        its latest turn's index and status, its sticky model and profile."""
+        row = self.db.execute(
+            "SELECT (SELECT COUNT(*) FROM messages WHERE session_id = s.id), "
+            "(SELECT idx || ':' || status FROM turns WHERE session_id = s.id "
+            "ORDER BY idx DESC LIMIT 1), s.sticky_model, s.profile "
+            "FROM sessions s WHERE s.id = ?", (session_id,)).fetchone()
+        return tuple(row) if row else ()
+
     def choices(self, session_id: str) -> tuple[int, str | None, str | None] | None:
         """What another daemon may have changed in a session: the index of its latest turn,
         its sticky model and its profile choice (None if there is no such session)."""

@@ -17,7 +17,8 @@ from tests.support.lsp import CLIENTS, SwitchmanClient, running_server, server_e
 
 ANTHROPIC_KEY = "sk-ant-test-key-0000111122223333"
 OPENAI_KEY = "sk-openai-test-key-444455556666"
-LISTEN = (methods.CHAT_DELTA, methods.ROUTE_DECIDED, methods.STATUS, methods.DELEGATION)
+LISTEN = (methods.CHAT_DELTA, methods.ROUTE_DECIDED, methods.STATUS, methods.DELEGATION,
+          methods.SESSION_CHANGED)
 
 
 @dataclass

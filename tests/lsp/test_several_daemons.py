@@ -230,3 +230,38 @@ async def test_an_interrupted_turn_keeps_what_its_calls_were_charged(
         assert turn["cost_usd"] == detail["session"]["cost_usd"] == "0.006000"
     finally:
         await stop(restarted)
+
+
+async def test_another_windows_turn_and_model_reach_this_editor(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """Two editor windows on one workspace share its current session: what one window sends,
+    or the sticky model it sets, is announced to the other (``switchman/sessionChanged`` and
+    ``switchman/status``), whose editor then fetches the transcript with that turn in it."""
+    daemon.env["SWITCHMAN_SESSION_POLL_SECONDS"] = "0.05"
+    first = await start("visual-studio-code", daemon)
+    second = await start("neovim", daemon)
+    try:
+        fake.script_text("the answer for window one")
+        result = await chat(first, daemon, "hello from window one")
+        shared = result["session_id"]
+
+        await second.wait_for(methods.SESSION_CHANGED, lambda p: p["session_id"] == shared
+                              and p["workspace"] == daemon.uri)
+        detail = await second.request(methods.SESSION, {"session_id": shared})
+        texts = str([m["content"] for m in detail["messages"]])
+        assert "hello from window one" in texts and "the answer for window one" in texts
+
+        # And the other way round.
+        fake.script_text("the answer for window two")
+        assert (await chat(second, daemon, "and from window two"))["session_id"] == shared
+        await first.wait_for(methods.SESSION_CHANGED, lambda p: p["session_id"] == shared)
+        announced = len(second.received[methods.SESSION_CHANGED])
+
+        # A sticky model set in the first window shows in the second window's status bar.
+        swap = await first.request(methods.SET_MODEL, {"workspace": daemon.uri, "model": "opus"})
+        status = await second.wait_for(methods.STATUS,
+                                       lambda s: s["sticky_model"] == swap["sticky_model"])
+        assert status["session_id"] == shared
+        await second.wait_until(lambda: second.received[methods.SESSION_CHANGED][announced:])
+    finally:
+        await stop(first, second)

@@ -24,6 +24,7 @@ class Recorder:
     deltas: list[ChatDelta] = field(default_factory=list)
     statuses: list[str] = field(default_factory=list)
     delegations: list[DelegationUpdate] = field(default_factory=list)
+    changed_sessions: list[tuple[str, str | None]] = field(default_factory=list)
 
     def route_decided(self, notice: RouteNotice) -> None:
         """Record a routing notice."""
@@ -40,6 +41,10 @@ class Recorder:
     def delegation(self, update: DelegationUpdate) -> None:
         """Record a delegation's progress."""
         self.delegations.append(update)
+
+    def session_changed(self, workspace: str, session_id: str | None) -> None:
+        """Record that another daemon changed a workspace's current session."""
+        self.changed_sessions.append((workspace, session_id))
 
 
 @dataclass

@@ -1,0 +1,76 @@
+"""Noticing what other daemons change in the sessions this daemon's editor shows.
+
+Every editor window has its own daemon, and they share one database (see
+``store/ownership.py``). When the other window sends a message, or sets the sticky
+model or the profile, in a session this window shows, this daemon tells its editor so
+that the chat and the status bar show it too.
+
+The check is cheap enough to run every second on the event loop: SQLite's
+``PRAGMA data_version`` changes only when *another* connection committed, so an idle
+database costs one pragma per check. Only then is each open workspace's current session
+looked at: its id, message and turn counts, last turn status, sticky model and profile
+(a few indexed reads).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from switchman.engine.store.repository import SessionStore
+
+POLL_SECONDS_ENV = "SWITCHMAN_SESSION_POLL_SECONDS"
+POLL_SECONDS = 1.0
+"""How often a daemon looks for other daemons' changes (one pragma when there are none)."""
+
+Mark = tuple[object, ...]
+"""What is compared: a session's id, counts and choices (see :meth:`SessionStore.mark`)."""
+
+
+class SharedSessionWatch:
+    """Which open workspaces' current sessions another daemon changed since the last check."""
+
+    def __init__(self, store: SessionStore, workspaces: Callable[[], Iterable[str]]) -> None:
+        self.store = store
+        self.workspaces = workspaces
+        self._version = store.data_version()
+        self._marks: dict[str, Mark] = {}
+
+    def remember(self, workspace: str) -> None:
+        """The editor opened ``workspace`` or was told of its session as it is now: note how
+        its session looks, unless another daemon wrote since the last check (then the next
+        :meth:`changed` compares against the older mark, so that change is not missed)."""
+        if workspace not in self._marks or self.store.data_version() == self._version:
+            self._marks[workspace] = self._mark(workspace)
+
+    def changed(self) -> list[tuple[str, str | None]]:
+        """``(workspace, current session id)`` of each open workspace whose current session
+        looks different since the last check or :meth:`remember`, when another connection
+        has committed since the last check; [] otherwise (the common, one-pragma case)."""
+        version = self.store.data_version()
+        if version == self._version:
+            return []
+        self._version = version
+        out = []
+        open_now = list(self.workspaces())
+        for closed in self._marks.keys() - set(open_now):
+            del self._marks[closed]
+        for workspace in open_now:
+            mark = self._mark(workspace)
+            before = self._marks.get(workspace)
+            self._marks[workspace] = mark
+            if before is not None and before != mark:
+                out.append((workspace, self.store.current_session(workspace)))
+        return out
+
+    def _mark(self, workspace: str) -> Mark:
+        session_id = self.store.current_session(workspace)
+        return (session_id, *self.store.mark(session_id)) if session_id else (None,)
+
+
+def session_poll_interval(environ: Mapping[str, str]) -> float:
+    """Seconds between checks: ``SWITCHMAN_SESSION_POLL_SECONDS`` or one second."""
+    try:
+        value = float(environ.get(POLL_SECONDS_ENV) or POLL_SECONDS)
+    except ValueError:
+        return POLL_SECONDS
+    return value if value > 0 else POLL_SECONDS

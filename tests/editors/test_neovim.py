@@ -148,6 +148,11 @@ def test_chat_streams_into_the_buffer_with_the_route_badge(neovim: NeovimRun) ->
     neovim.run("test_chat.lua")
 
 
+def test_two_windows_share_the_session_and_the_history_survives_an_early_message(
+        neovim: NeovimRun) -> None:
+    neovim.run("test_windows.lua")
+
+
 def test_delegations_show_live_and_workers_open_and_stop(neovim: NeovimRun) -> None:
     neovim.run("test_workers.lua")
 

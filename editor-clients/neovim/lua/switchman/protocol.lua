@@ -34,6 +34,7 @@ M.notification = {
   chat_delta = 'switchman/chatDelta',
   status = 'switchman/status',
   delegation = 'switchman/delegation',
+  session_changed = 'switchman/sessionChanged',
 }
 
 --- `data.code` of the JSON-RPC errors the daemon answers with.

@@ -84,6 +84,8 @@ function Chat:route_decided(params)
     return
   end
   self.turn.turn_id = params.turn_id
+  self.shown_turns = self.shown_turns or {}
+  self.shown_turns[params.turn_id] = true
   self:answer_heading(self.turn, params.model, params.summary, params.banners)
 end
 
@@ -110,6 +112,15 @@ function Chat:finish(turn, err, result)
     return -- given up on (the daemon stopped)
   end
   self.turn = nil
+  self:show_outcome(turn, err, result)
+  if self.reload_after_turn then
+    local session_id = self.reload_session_id or self.session_id
+    self.reload_after_turn, self.reload_session_id = nil, nil
+    self:reload(session_id)
+  end
+end
+
+function Chat:show_outcome(turn, err, result)
   if err then
     self.view:append(render.rpc_error(err))
     local data = type(err) == 'table' and type(err.data) == 'table' and err.data or {}
@@ -137,6 +148,8 @@ function Chat:finish(turn, err, result)
     self.view:stream(text:sub(#turn.streamed + 1))
   end
   self.last_turn_id = result.turn_id
+  self.shown_turns = self.shown_turns or {}
+  self.shown_turns[result.turn_id] = true
   self.view:append(render.outcome(self.root, result))
 end
 
@@ -191,7 +204,8 @@ function Chat:new_session()
   end)
 end
 
---- Show the workspace's current session in an empty chat.
+--- Show the workspace's current session in a new chat. When the user sent a message before
+--- it arrived (`:Switchman chat {message}`, or typing at once), the history goes above it.
 function Chat:load_history()
   local uri = workspace.uri(self.root)
   client.request(self.root, protocol.request.sessions, { workspace = uri }, function(err, result)
@@ -200,14 +214,71 @@ function Chat:load_history()
       return
     end
     client.request(self.root, protocol.request.session, { session_id = current }, function(e, detail)
-      if e or not detail or not self.view.empty or self.turn then
+      if e or not detail or not self.view:valid() then
         return
       end
+      if self.view.empty then
+        return self:show_session(current, detail)
+      end
+      if self.session_id and self.session_id ~= current then
+        return -- the message went to another session (/new): that one is shown
+      end
       self.session_id = current
-      self.last_turn_id = M.last_answered_turn(detail)
-      self.view:append(render.history(self.root, detail))
+      -- Above what was sent meanwhile, whose stored messages are left out (a running turn's
+      -- id may not be known yet: once it ends, the whole session is drawn as stored).
+      local shown = self.shown_turns or {}
+      local earlier = vim.tbl_filter(function(message)
+        return message.turn_id == nil or message.turn_id == vim.NIL or not shown[message.turn_id]
+      end, detail.messages or {})
+      self.view:prepend(render.history(self.root, vim.tbl_extend('force', detail, { messages = earlier })))
+      self.reload_after_turn = self.turn ~= nil
     end)
   end)
+end
+
+--- Draw a session's stored transcript in place of what the chat shows.
+function Chat:show_session(session_id, detail)
+  self.session_id = session_id
+  self.last_turn_id = M.last_answered_turn(detail)
+  self.workers = nil -- their lines are redrawn from the transcript
+  self.view:clear()
+  self.view:append(render.history(self.root, detail))
+end
+
+--- Fetch the chat's session (or `session_id`) and draw it as the daemon stored it: what another
+--- editor window sent to the shared session shows too. Waits for this chat's running turn.
+function Chat:reload(session_id)
+  session_id = session_id or self.session_id
+  if self.turn then
+    self.reload_after_turn = true
+    self.reload_session_id = session_id
+    return
+  end
+  if not session_id or session_id == vim.NIL then
+    return
+  end
+  self.reload_seq = (self.reload_seq or 0) + 1
+  local seq = self.reload_seq
+  client.request(self.root, protocol.request.session, { session_id = session_id }, function(err, detail)
+    if err or not detail or seq ~= self.reload_seq or not self.view:valid() then
+      return
+    end
+    if self.turn then -- sent meanwhile: draw it all once that turn has ended
+      self.reload_after_turn, self.reload_session_id = true, session_id
+      return
+    end
+    self:show_session(session_id, detail)
+  end)
+end
+
+--- `switchman/sessionChanged`: another editor window's daemon changed the workspace's current
+--- session (a message, its answer, the sticky model or profile, or a new current session).
+function Chat:session_changed(params)
+  local session_id = params.session_id
+  if session_id == nil or session_id == vim.NIL then
+    return
+  end
+  self:reload(session_id)
 end
 
 --- The turn whose answer ends a session's transcript (what g+ / g- rate after a reload), or
@@ -451,6 +522,13 @@ client.on(protocol.notification.route_decided, function(root, params)
   local chat = chats[root]
   if chat then
     chat:route_decided(params)
+  end
+end)
+
+client.on(protocol.notification.session_changed, function(root, params)
+  local chat = chats[root]
+  if chat and chat.view:valid() then
+    chat:session_changed(params)
   end
 end)
 

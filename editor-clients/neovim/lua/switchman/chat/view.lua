@@ -70,6 +70,20 @@ function View:append(entries)
   self:follow()
 end
 
+--- Add render entries as new lines at the top of the transcript, a blank line after them
+--- (history that arrived after the user sent a message).
+function View:prepend(entries)
+  if #entries == 0 then
+    return
+  elseif self.empty then
+    return self:append(entries)
+  end
+  local lines = vim.list_extend(vim.list_slice(entries), { { '' } })
+  ui.put(self.transcript, 0, 0, lines)
+  self.followed_row = self.followed_row + #lines
+  self:follow()
+end
+
 --- Add a blank line unless the transcript is empty (between messages).
 function View:gap()
   if not self.empty then

@@ -11,7 +11,7 @@ import * as params from '../protocol/params';
 import type { Rating } from '../protocol/params';
 import type {
   CancelResult, ChatDeltaParams, ChatResult, DelegationParams, ExplainResult, NewSessionResult, PreviewResult,
-  RouteDecidedParams, SessionDetail, SessionsResult,
+  RouteDecidedParams, SessionChangedParams, SessionDetail, SessionsResult,
 } from '../protocol/types';
 import { workerTranscript } from './delegations';
 import type { ChatSettings } from '../server/settings';
@@ -69,6 +69,8 @@ export class ChatController implements Disposable {
    * in the transcript (whose `ratings` cover the others), and older daemons send no ratings.
    */
   private readonly ratings = new Map<string, Rating>();
+  /** Another window changed the session while this chat's turn ran: redraw it once the turn ends. */
+  private reloadAfterTurn = false;
 
   constructor(
     private readonly connection: SwitchmanConnection,
@@ -81,6 +83,7 @@ export class ChatController implements Disposable {
       connection.onNotification<RouteDecidedParams>(Notifications.routeDecided, (p) => this.onRouteDecided(p)),
       connection.onNotification<ChatDeltaParams>(Notifications.chatDelta, (p) => this.onDelta(p)),
       connection.onNotification<DelegationParams>(Notifications.delegation, (p) => this.onDelegation(p)),
+      connection.onNotification<SessionChangedParams>(Notifications.sessionChanged, (p) => this.onSessionChanged(p)),
       connection.onDidChangeState((state) => this.onConnectionState(state)),
       statuses.onDidChange((status) => this.onStatus(status.workspace, status.session_id)),
       folders.onDidChange(() => void this.reload()),
@@ -184,6 +187,10 @@ export class ChatController implements Disposable {
     // and what was attached to it stays attached for when it is sent again.
     if (wasRefused(end)) this.attachments = [...attached, ...this.attachments];
     this.emit(end);
+    if (this.reloadAfterTurn && !this.pending) {
+      this.reloadAfterTurn = false;
+      await this.reload();
+    }
   }
 
   /**
@@ -390,6 +397,24 @@ export class ChatController implements Disposable {
       this.live = undefined;
       void this.reload();
     }
+  }
+
+  /**
+   * Another editor window's daemon changed the workspace's current session (a message and its answer, the
+   * sticky model or profile, a new session): redraw the chat from the daemon, after this chat's running turn.
+   */
+  private onSessionChanged(p: SessionChangedParams): void {
+    const folder = this.folders.all().find((f) => sameWorkspace(f.uri, p.workspace));
+    if (!folder) return;
+    const previous = this.sessions.get(folder.uri);
+    if (p.session_id) this.sessions.set(folder.uri, p.session_id);
+    if (!this.currentFolder || !sameWorkspace(this.currentFolder.uri, folder.uri)) return;
+    if (this.pending) {
+      this.reloadAfterTurn = true;
+      return;
+    }
+    if (previous !== p.session_id) this.live = undefined; // another session: the last exchange is not in it
+    void this.reload();
   }
 
   private onConnectionState(state: SwitchmanConnection['state']): void {

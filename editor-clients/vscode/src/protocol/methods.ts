@@ -28,6 +28,7 @@ export const Notifications = {
   chatDelta: 'switchman/chatDelta',
   status: 'switchman/status',
   delegation: 'switchman/delegation',
+  sessionChanged: 'switchman/sessionChanged',
 } as const;
 
 /** `data.code` of the JSON-RPC errors the daemon answers with. */

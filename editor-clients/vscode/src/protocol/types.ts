@@ -287,6 +287,12 @@ export interface DelegationParams {
   floor_applied?: boolean;
 }
 
+/** `switchman/sessionChanged`: another editor window's daemon changed the workspace's current session. */
+export interface SessionChangedParams {
+  workspace: WorkspaceUri;
+  session_id: string | null;
+}
+
 export interface StatusParams {
   workspace: WorkspaceUri;
   session_id: string | null;

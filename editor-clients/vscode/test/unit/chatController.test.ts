@@ -194,6 +194,39 @@ describe('ChatController', () => {
     assert.equal(connection.sent(Requests.session).at(-1).session_id, 'S5');
   });
 
+  it("redraws from the daemon when another window changes the session, after its own turn", async () => {
+    const { connection, controller, posted } = setup();
+    const stored: SessionDetail = { session: {} as never, turns: [], messages: [], cost: {} as never };
+    connection.answer(Requests.session, () => stored);
+    await controller.handle({ type: 'ready' });
+    const resets = () => posted.filter((m) => m.type === 'reset').length;
+    const before = resets();
+
+    // Idle: the other window's turn is fetched at once.
+    connection.notify(Notifications.sessionChanged, { workspace: WS, session_id: 'S1' });
+    await until(() => resets() === before + 1);
+    assert.equal(connection.sent(Requests.session).at(-1).session_id, 'S1');
+
+    // Another workspace's session: not this chat's.
+    connection.notify(Notifications.sessionChanged, { workspace: 'file:///elsewhere', session_id: 'S8' });
+
+    // During this chat's turn: nothing is redrawn until the turn has ended.
+    const answer = deferred<ChatResult>();
+    connection.answer(Requests.chat, () => answer.promise);
+    const sending = controller.send('hello');
+    await until(() => connection.sent(Requests.chat).length === 1);
+    connection.notify(Notifications.sessionChanged, { workspace: WS, session_id: 'S1' });
+    assert.equal(resets(), before + 1, 'not while the turn runs');
+    answer.resolve(result);
+    await sending;
+    assert.equal(resets(), before + 2, 'redrawn once the turn ended');
+
+    // The other window started a new session: this chat shows it.
+    connection.notify(Notifications.sessionChanged, { workspace: WS, session_id: 'S7' });
+    await until(() => resets() === before + 3);
+    assert.equal(connection.sent(Requests.session).at(-1).session_id, 'S7');
+  });
+
   it('forwards the delegations of its turn, fetches a worker transcript and stops one worker by its turn id', async () => {
     const { connection, controller, posted, events } = setup();
     const answer = deferred<ChatResult>();

@@ -240,7 +240,8 @@ end
 function Chat:show_session(session_id, detail)
   self.session_id = session_id
   self.last_turn_id = M.last_answered_turn(detail)
-  self.workers = nil -- their lines are redrawn from the transcript
+  -- self.workers stays: no turn of this chat runs (its delegations sent their last update), and
+  -- `:Switchman workers` still lists them
   self.view:clear()
   self.view:append(render.history(self.root, detail))
 end

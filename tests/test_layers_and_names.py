@@ -51,7 +51,7 @@ def server_methods() -> set[str]:
 def test_the_servers_method_names_are_the_ones_it_serves() -> None:
     served = {name for name in build_server().protocol.fm.features if name.startswith("switchman/")}
     notifications = {methods.CHAT_DELTA, methods.ROUTE_DECIDED, methods.STATUS,
-                     methods.DELEGATION}
+                     methods.DELEGATION, methods.SESSION_CHANGED}
     sent_to_the_client = {methods.APPROVE}
     assert served == server_methods() - notifications - sent_to_the_client
 

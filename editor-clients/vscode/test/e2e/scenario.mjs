@@ -213,11 +213,12 @@ async function answerStreamsIntoThePanel(ui, chat, fake) {
   // while the answer streams on; the later deltas and the turn's end leave the paragraph's node,
   // the selection in it and the code block's Copy button alone (before: rebuilt on every delta).
   const body = turn.locator('.markdown');
-  const copy = body.locator('[data-code-action="copy"]');
-  await copy.waitFor();
-  await body.evaluate((element) => {
+  await body.locator('pre', { hasText: 'return check(user, password)' }).waitFor();
+  const copyWhileStreaming = await body.evaluate((element) => {
     element.querySelector('p').e2eKept = true;
-    element.querySelector('[data-code-action="copy"]').e2eKept = true;
+    const copy = element.querySelector('[data-code-action="copy"]');
+    if (copy) copy.e2eKept = true;
+    return copy !== null;
   });
   await body.locator('p').first().click({ clickCount: 3 });
   await until('the first paragraph selected', async () => (await selectedText(chat)).includes('Fix login check'));
@@ -225,12 +226,12 @@ async function answerStreamsIntoThePanel(ui, chat, fake) {
   await chat.locator('.entry.turn[data-status="completed"] .markdown code', { hasText: 'git commit -am' }).waitFor();
   const kept = await body.evaluate((element) => ({
     paragraph: element.querySelector('p').e2eKept === true,
-    copy: element.querySelector('[data-code-action="copy"]').e2eKept === true,
+    copy: element.querySelector('[data-code-action="copy"]')?.e2eKept === true,
     selectionInParagraph: element.querySelector('p').contains(window.getSelection().anchorNode),
   }));
   const selected = await selectedText(chat);
-  if (!kept.paragraph || !kept.copy || !kept.selectionInParagraph || !selected.includes('Fix login check')) {
-    throw new Error(`the streamed answer rebuilt its finished blocks: ${JSON.stringify({ ...kept, selected })}`);
+  if (!copyWhileStreaming || !kept.paragraph || !kept.copy || !kept.selectionInParagraph || !selected.includes('Fix login check')) {
+    throw new Error(`the streamed answer rebuilt its finished blocks: ${JSON.stringify({ copyWhileStreaming, ...kept, selected })}`);
   }
   log('the selection in the first paragraph, its node and the Copy button survived the later deltas:', JSON.stringify(selected.trim()));
   streamedAnswerHtml = await body.evaluate((element) => element.innerHTML);

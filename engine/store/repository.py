@@ -284,9 +284,16 @@ class SessionStore:
         """Mark turns whose daemon has died as interrupted (never a live daemon's); how many."""
         owners = [r[0] for r in self.db.execute(
             "SELECT DISTINCT owner FROM turns WHERE status = 'running'").fetchall()]
-        return sum(self._interrupt(owner, now) for owner in owners if not self.owners.alive(owner))
+        count = 0
+        for owner in owners:
+            if not self.owners.alive(owner):
+                with self.db:  # one charge of a cut-off call, though several daemons check
+                    self.db.execute("BEGIN IMMEDIATE")
+                    count += self._interrupt(owner, now)
+        return count
 
     def _interrupt(self, owner: str | None, now: datetime, session_id: str | None = None) -> int:
+        """Mark ``owner``'s running turns interrupted (inside the caller's transaction)."""
         for row in self.db.execute(
                 "SELECT id, session_id, model FROM turns WHERE status = 'running' AND owner IS ? "
                 "AND (? IS NULL OR session_id = ?)", (owner, session_id, session_id)).fetchall():

@@ -4,8 +4,8 @@ pygls' reader trusts the ``Content-Length`` header: a client announcing a
 huge length makes it buffer that many bytes, and a length of thousands of
 digits ends its loop with an exception. Here a frame is at most
 :data:`MAX_FRAME_BYTES`; a longer one is answered at once with ``-32600``
-(its id cannot be known without reading it) and its body is read and dropped
-in small pieces, so the next frame is served as usual. A header line longer
+(its id cannot be known without reading it) and its body is dropped as it
+arrives, so the next frame is served as usual. A header line longer
 than :data:`MAX_HEADER_LINE` or a length that is not a number gets ``-32700``.
 """
 
@@ -21,7 +21,6 @@ from pygls.exceptions import JsonRpcInvalidRequest, JsonRpcParseError
 from switchman.server.protocol import UNREADABLE_FRAME_ERRORS
 
 if TYPE_CHECKING:
-    import asyncio
     import threading
 
     from switchman.server.protocol import SwitchmanProtocol
@@ -35,55 +34,105 @@ MAX_FRAME_BYTES = 32 * 1024 * 1024
 MAX_HEADER_LINE = 64 * 1024
 """The longest header line read (``Content-Length`` and ``Content-Type`` are short)."""
 
-_DISCARD_CHUNK = 64 * 1024
 _CONTENT_LENGTH = re.compile(rb"content-length\s*:\s*(\S*)\s*", re.IGNORECASE)
 _MAX_LENGTH_DIGITS = 12  # more would exceed any cap; also keeps int() far from its digit limit
 
 
-async def read_frames(reader: asyncio.StreamReader, protocol: SwitchmanProtocol,
-                      stop: threading.Event) -> None:
-    """Hand every frame on ``reader`` to ``protocol`` until end of input or ``stop``."""
-    while not stop.is_set():
-        try:
-            length = await _read_header(reader, protocol)
-        except ValueError:  # StreamReader drops an over-long line and says so this way
-            _refuse(protocol, JsonRpcParseError(
-                f"Parse error: a header line is longer than {MAX_HEADER_LINE} bytes."))
-            continue
-        if length is None:
-            return
-        if length > MAX_FRAME_BYTES:
-            _refuse(protocol, JsonRpcInvalidRequest(
-                f"Invalid request: the frame announces {_size(length)}; Switchman reads "
-                f"frames of at most {MAX_FRAME_BYTES} bytes, and skipped this one."))
-            if not await _discard(reader, length):
-                return
-            continue
-        body = await reader.readexactly(length)
-        try:
-            message = json.loads(body)
-        except UNREADABLE_FRAME_ERRORS as error:
-            protocol.parse_error(error)
-            continue
-        protocol.handle_message(message)
+class FrameReader:
+    """Splits the editor's bytes into frames as they arrive and hands each to ``protocol``.
 
-
-async def _read_header(reader: asyncio.StreamReader, protocol: SwitchmanProtocol) -> int | None:
-    """The ``Content-Length`` of the next frame (its blank line read), or None at end of input.
-
-    Header blocks without a length are skipped, as pygls does.
+    Fed from the pipe's ``data_received``: a frame is handled in the same pass of the
+    event loop that read it, with no reader task to wake up in between (that was a pass
+    of the loop for every message the editor sends, keystrokes and chat messages alike).
+    Memory stays bounded: a header line is kept up to :data:`MAX_HEADER_LINE` bytes, a
+    body up to :data:`MAX_FRAME_BYTES`, and a refused body is dropped as it arrives.
     """
-    length: int | None = None
-    while True:
-        line = await reader.readline()
-        if not line:
-            return None
+
+    def __init__(self, protocol: SwitchmanProtocol, stop: threading.Event) -> None:
+        self._protocol = protocol
+        self._stop = stop
+        self._buffer = bytearray()
+        self._length: int | None = None
+        """The length announced in the header block being read."""
+        self._body: int | None = None
+        """The length of the body being read (its header block is complete)."""
+        self._discarding = 0
+        """Bytes of a refused body still to drop."""
+        self._skipping_line = False
+        """Dropping the rest of an over-long header line."""
+
+    def feed(self, data: bytes) -> None:
+        """Take the next bytes of input; handle every frame they complete."""
+        self._buffer += data
+        while not self._stop.is_set() and self._step():
+            pass
+
+    def _step(self) -> bool:
+        """One step of progress on the buffer; False when it needs more input."""
+        buffer = self._buffer
+        if self._discarding:
+            dropped = min(self._discarding, len(buffer))
+            del buffer[:dropped]
+            self._discarding -= dropped
+            return not self._discarding
+        if self._skipping_line:
+            end = buffer.find(b"\n")
+            if end < 0:
+                buffer.clear()
+                return False
+            del buffer[: end + 1]
+            self._skipping_line = False
+            return True
+        if self._body is not None:
+            if len(buffer) < self._body:
+                return False
+            body = bytes(buffer[: self._body])
+            del buffer[: self._body]
+            self._body = None
+            self._handle(body)
+            return True
+        return self._header_line()
+
+    def _header_line(self) -> bool:
+        """Read one header line, if a whole one is there."""
+        buffer = self._buffer
+        end = buffer.find(b"\n", 0, MAX_HEADER_LINE + 1)
+        if end < 0:
+            if len(buffer) <= MAX_HEADER_LINE:
+                return False
+            buffer.clear()
+            self._skipping_line = True  # the rest of the line is dropped as it arrives
+            self._length = None  # and the header block starts again after it
+            _refuse(self._protocol, JsonRpcParseError(
+                f"Parse error: a header line is longer than {MAX_HEADER_LINE} bytes."))
+            return True
+        line = bytes(buffer[: end + 1])
+        del buffer[: end + 1]
         if line.strip():
             match = _CONTENT_LENGTH.fullmatch(line)
             if match is not None:
-                length = _parse_length(match.group(1), protocol)
-        elif length is not None:
-            return length
+                self._length = _parse_length(match.group(1), self._protocol)
+            return True
+        length, self._length = self._length, None
+        if length is None:  # a header block without a length is skipped, as pygls does
+            return True
+        if length > MAX_FRAME_BYTES:
+            _refuse(self._protocol, JsonRpcInvalidRequest(
+                f"Invalid request: the frame announces {_size(length)}; Switchman reads "
+                f"frames of at most {MAX_FRAME_BYTES} bytes, and skipped this one."))
+            self._discarding = length
+        else:
+            self._body = length
+        return True
+
+    def _handle(self, body: bytes) -> None:
+        try:
+            message = json.loads(body)
+        except UNREADABLE_FRAME_ERRORS as error:
+            self._protocol.parse_error(error)
+            return
+        self._protocol.handle_message(message)
+
 
 
 def _parse_length(digits: bytes, protocol: SwitchmanProtocol) -> int | None:
@@ -95,15 +144,6 @@ def _parse_length(digits: bytes, protocol: SwitchmanProtocol) -> int | None:
     return int(digits) if len(digits) <= _MAX_LENGTH_DIGITS else 10**_MAX_LENGTH_DIGITS
 
 
-async def _discard(reader: asyncio.StreamReader, length: int) -> bool:
-    """Read and drop ``length`` bytes in small pieces; False if the input ended first."""
-    left = length
-    while left > 0:
-        chunk = await reader.read(min(left, _DISCARD_CHUNK))
-        if not chunk:
-            return False
-        left -= len(chunk)
-    return True
 
 
 def _refuse(protocol: SwitchmanProtocol, error: JsonRpcInvalidRequest | JsonRpcParseError) -> None:

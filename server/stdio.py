@@ -5,7 +5,8 @@ body) and writes stdout with a blocking ``write`` and ``flush``. Under load
 both stall the loop: each hop waits for the GIL behind whatever thread holds
 it, and a write blocks outright while the editor is slow to read and the
 pipe is full. Here both ends are non-blocking pipe transports on the loop:
-messages are read as they arrive and writes are buffered by the transport.
+messages are handled as their bytes arrive (:class:`FrameReader`) and writes
+are buffered by the transport.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, cast
 
-from switchman.server.frames import MAX_HEADER_LINE, read_frames
+from switchman.server.frames import FrameReader
 
 if TYPE_CHECKING:
     from pygls.io_ import AsyncWriter
@@ -73,22 +74,42 @@ class _StdoutProtocol(asyncio.Protocol):
             self.closed.set_result(None)
 
 
+class _StdinProtocol(asyncio.Protocol):
+    """Hands stdin's bytes to a :class:`FrameReader` as they arrive."""
+
+    def __init__(self, frames: FrameReader, stop: threading.Event,
+                 ended: asyncio.Future[None]) -> None:
+        self._frames = frames
+        self._stop = stop
+        self._ended = ended
+
+    def data_received(self, data: bytes) -> None:
+        self._frames.feed(data)
+        if self._stop.is_set() and not self._ended.done():  # the server is stopping
+            self._ended.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self._ended.done():
+            self._ended.set_result(None)
+
+
 async def _serve(server: JsonRPCServer) -> None:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=MAX_HEADER_LINE)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
     closed: asyncio.Future[None] = loop.create_future()
     transport, _ = await loop.connect_write_pipe(lambda: _StdoutProtocol(closed),
                                                  sys.stdout.buffer)
     # pygls awaits close() and calls write() as it is: both shapes are handled at run time.
     writer = PipeWriter(transport, closed)
     server.protocol.set_writer(cast("AsyncWriter", writer))
+    ended: asyncio.Future[None] = loop.create_future()  # the editor closed stdin
+    stop = server._stop_event or threading.Event()
+    frames = FrameReader(cast("SwitchmanProtocol", server.protocol), stop)
+    stdin, _ = await loop.connect_read_pipe(lambda: _StdinProtocol(frames, stop, ended),
+                                            sys.stdin.buffer)
     try:
-        await read_frames(reader, cast("SwitchmanProtocol", server.protocol),
-                          server._stop_event or threading.Event())
-    except asyncio.IncompleteReadError:  # the editor closed stdin mid-message
-        pass
+        await ended
     finally:
+        stdin.close()
         if not transport.is_closing():
             await writer.close()
 

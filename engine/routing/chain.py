@@ -405,13 +405,17 @@ def surfaced_suggestion(decision: RouteDecided,
     """The pattern suggestion to show the user (spec §5.6), if surfacing is on and it is
     confident and well supported enough to disagree with the winner, and its model could
     take the turn: a suggestion ``/route override`` could not act on is not offered (it
-    stays in the chain, with its ``validation_failure``, for "why this model?")."""
+    stays in the chain, with its ``validation_failure``, for "why this model?"). Nor is
+    one inside a delegated worker, which takes no messages and whose tier patterns never
+    override (spec 001 §11)."""
     if not settings.surface:
         return None
     deferred = next((e for e in decision.chain if e.policy is Policy.PATTERN_RECOMMENDATION
                      and e.verdict is Verdict.DEFERRED), None)
+    winner = decision.winner
     if deferred is None or deferred.candidate_model == decision.chosen_model \
-            or deferred.validation_failure is not None:
+            or deferred.validation_failure is not None \
+            or winner is None or winner.policy not in _BEFORE_PATTERN:  # a worker's tier
         return None
     if (deferred.confidence or 0) < settings.min_confidence \
             or (deferred.sample_size or 0) < settings.min_sample_size:

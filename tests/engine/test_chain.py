@@ -380,6 +380,15 @@ def test_a_confident_disagreeing_pattern_is_surfaced_when_enabled(registry: Mode
     assert h.decide("/commit fix the auth bug", workspace=None).banners == []
 
 
+def test_inside_a_worker_a_disagreeing_pattern_is_not_offered(registry: ModelRegistry) -> None:
+    """A worker takes no messages, so no /route override is offered for its turn."""
+    h = Harness(registry, "global_default: sonnet\npattern_disagreement: {surface: true}\n")
+    h.patterns = PatternRecommendation(OPUS, 0.9, 0.95, 40, [])
+    decision = h.decide("rename foo", workspace=None, tier="fast")
+    assert decision.chosen_model == HAIKU and decision.banners == []
+    assert decision.chain[3].verdict is Verdict.DEFERRED  # still in "why this model?"
+
+
 def test_a_disagreeing_pattern_whose_model_cannot_be_used_is_recorded_not_offered(
         registry: ModelRegistry) -> None:
     """/route override could not take a suggestion without a key or with its provider down:

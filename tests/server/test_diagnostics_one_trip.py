@@ -51,6 +51,7 @@ async def test_with_no_debounce_an_edit_is_checked_in_one_trip(
     editing.server.workspace.put_text_document(types.TextDocumentItem(
         uri=uri, language_id="yaml", version=2, text=text))
     editing.updated(uri)
+    assert not editing._tasks  # no task waits for the answer: a callback shows it
     await asyncio.wait_for(arrived.wait(), 60)
 
     assert trips == ["update_and_diagnose"]

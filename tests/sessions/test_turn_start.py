@@ -115,6 +115,37 @@ async def test_what_the_editor_sent_with_many_chats_runs_between_their_turn_star
     assert order.index("editor") <= 1, order
 
 
+async def test_a_chat_sent_alone_starts_its_turn_without_waiting_a_pass_of_the_loop(
+        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a start that follows another in the same pass waits for the next pass."""
+    workspace = str(tmp_path / "workspace")
+    await service.chat(workspace, None, "warm up")
+    order: list[str] = []
+    start = service.lifecycle._start
+
+    def starting(*args: Any, **kwargs: Any) -> Any:
+        order.append("turn start")
+        return start(*args, **kwargs)
+
+    monkeypatch.setattr(service.lifecycle, "_start", starting)
+    loop = asyncio.get_running_loop()
+    adapter.text("fine")
+    alone = asyncio.ensure_future(service.chat(workspace, None, "go"))
+    loop.call_soon(order.append, "next pass")  # runs right after the chat's first step
+    await alone
+    assert order == ["turn start", "next pass"]
+
+    order.clear()
+    sessions = [service.new_session(workspace).id for _ in range(2)]
+    for _ in sessions:
+        adapter.text("fine")
+    both = [asyncio.ensure_future(service.chat(workspace, s, "go")) for s in sessions]
+    loop.call_soon(order.append, "next pass")
+    await asyncio.gather(*both)
+    assert order == ["turn start", "next pass", "turn start"]
+
+
 async def test_the_provider_is_called_before_the_turn_start_is_written_and_shown(
         service: Switchman, adapter: ScriptedAdapter, tmp_path: Path) -> None:
     """The turn's durable start and its routing notice wait for the request to leave (they

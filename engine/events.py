@@ -93,7 +93,7 @@ class SessionEnded(Event, frozen=True, kw_only=True, tag="session.ended"):
 
 
 class LlmCallCompleted(Event, frozen=True, kw_only=True, tag="llm.call_completed"):
-    """One LLM call and what it cost (also for calls cut off by a cancel)."""
+    """One LLM call and what it cost (also for calls cut off by a cancel or an interruption)."""
 
     turn_id: str
     model: str
@@ -101,6 +101,9 @@ class LlmCallCompleted(Event, frozen=True, kw_only=True, tag="llm.call_completed
     cost_usd: Decimal
     is_worker: bool = False
     parent_session_id: str | None = None
+    estimated: bool = False
+    """The usage is Switchman's estimate, not the provider's report: a call cut off by a
+    cancel, a lost connection or its daemon's death (docs/sessions.md, "Costs")."""
 
 
 class DelegateStarted(Event, frozen=True, kw_only=True, tag="delegate.started"):

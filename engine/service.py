@@ -152,6 +152,9 @@ class Switchman:
         factory = AdapterFactory(environ)
         self._adapters = factory if adapters is None else None
         """The SDK adapters, unless a test passed its own (:meth:`expect_turn`)."""
+        # what a dead daemon's cut-off call is charged at when its turn is interrupted
+        self.store.pricing = lambda model: (spec.pricing if (spec := self.router.registry()
+                                                             .get(model)) else None)
         self.lifecycle = TurnLifecycle(self.sessions, self.router, adapters or factory,
                                        TurnRunner(self.store, self.availability, self.clock))
         self.tool_services = ToolServices(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
+import stat
 import sys
 from decimal import Decimal
 from pathlib import Path
@@ -41,6 +42,7 @@ from switchman.engine.policytest import load_policy, load_test_file, run_cases
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.context import TurnContext
+from switchman.engine.routing.decision import RouteDecided, ValidationFailure
 from switchman.engine.routing.explain import render
 from switchman.engine.routing.predicates import describe
 from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
@@ -207,7 +209,8 @@ def route(args: argparse.Namespace) -> int:
                                               profile=profiles.resolve(args.profile),
                                               **_delegation(args, router, config, context)))
     except NoModelAvailable as failure:
-        return _report_failure(args, str(failure), failure.decision)
+        return _report_failure(args, str(failure) + _dry_run_hint(args, failure.decision),
+                               failure.decision)
     except RoutingError as error:
         return _report_failure(args, str(error), None, code=error.code)
     finally:
@@ -271,6 +274,16 @@ def _report_failure(args: argparse.Namespace, message: str, decision: Any,
             print()
         print(message)
     return 1
+
+
+def _dry_run_hint(args: argparse.Namespace, decision: RouteDecided) -> str:
+    """For a decision that found no model because keys are missing: how to see, before
+    setting any, what Switchman would choose once they are (a new user's first try)."""
+    if args.assume_configured or args.json or not any(
+            e.validation_failure is ValidationFailure.NOT_CONFIGURED for e in decision.chain):
+        return ""
+    return ("\nTo see what Switchman would choose once a key is set, run this again with "
+            "--assume-configured (it then treats every provider as having a key).")
 
 
 def _configured(args: argparse.Namespace) -> Any:
@@ -373,7 +386,9 @@ def _patterns() -> tuple[LearnedPatternStore | None, Path]:
     Reading what was learned must not create the data folder or an empty database, and a
     folder or file that cannot be used is a one-line error, not a traceback.
     """
-    path = data_dir() / patterns_db.FILE_NAME
+    folder = data_dir()
+    path = folder / patterns_db.FILE_NAME
+    _check_data_folder(folder)
     try:
         if not path.exists() and not path.is_symlink():
             return None, path
@@ -388,6 +403,27 @@ def _patterns() -> tuple[LearnedPatternStore | None, Path]:
     except (OSError, sqlite3.Error) as error:
         raise _PatternsUnreadable(f"{path} cannot be read as a pattern database "
                                   f"({error})") from None
+
+
+def _check_data_folder(folder: Path) -> None:
+    """Raise _PatternsUnreadable naming the data folder and why when it cannot be a folder
+    (the daemon refuses it as ``data_folder_unusable``); a folder not made yet is fine: nothing
+    was learned there. ``Path.exists`` would take a path under a file for a missing one."""
+    try:
+        if stat.S_ISDIR(os.stat(folder).st_mode):
+            return
+        reason = "it is not a folder"
+    except FileNotFoundError:
+        if not folder.is_symlink():
+            return
+        reason = "it is a link to nothing"
+    except NotADirectoryError:
+        blocking = next((p for p in folder.parents if os.path.lexists(p)), folder)
+        reason = f"{blocking} is a file, not a folder"
+    except OSError as error:
+        reason = error.strerror or str(error)
+    raise _PatternsUnreadable(f"the data folder {folder} cannot be used ({reason}); make it a "
+                              "folder you can read, or set SWITCHMAN_DATA_DIR to one")
 
 
 def _unreadable(error: _PatternsUnreadable) -> int:

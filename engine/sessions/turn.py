@@ -239,7 +239,8 @@ class TurnRunner:
         progress.unfinished = None
         self._charge(setup, progress, finished.usage)
 
-    def _charge(self, setup: TurnSetup, progress: _Progress, usage: Usage) -> None:
+    def _charge(self, setup: TurnSetup, progress: _Progress, usage: Usage, *,
+                estimated: bool = False) -> None:
         cost = cost_of(usage, setup.model.pricing)
         progress.usage = progress.usage + usage
         progress.cost += cost
@@ -249,7 +250,7 @@ class TurnRunner:
         self.store.add_event(LlmCallCompleted(
             timestamp=now, session_id=turn.session_id, turn_id=turn.id, model=setup.model.id,
             usage=usage, cost_usd=cost, is_worker=setup.is_worker,
-            parent_session_id=setup.parent_session_id), turn.id)
+            parent_session_id=setup.parent_session_id, estimated=estimated), turn.id)
         setup.sink.charged(usage, cost)
 
     def _charge_unfinished(self, setup: TurnSetup, progress: _Progress) -> None:
@@ -262,7 +263,8 @@ class TurnRunner:
         streamed = estimate_text("".join(progress.current)) if progress.draft else 0
         self._charge(setup, progress, Usage(known.input_tokens,
                                             max(known.output_tokens, streamed),
-                                            known.cache_read_tokens, known.cache_write_tokens))
+                                            known.cache_read_tokens, known.cache_write_tokens),
+                     estimated=True)
 
     def _checkpoint(self, progress: _Progress) -> None:
         """Save the text the current call streamed so far, so a crash keeps it."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -11,8 +12,17 @@ from typing import Any
 import msgspec
 
 from switchman.engine.errors import TurnInProgress
-from switchman.engine.events import Event
-from switchman.engine.messages import USD_PLACES, Block, Message, Usage, transcript_key
+from switchman.engine.events import Event, LlmCallCompleted
+from switchman.engine.messages import (
+    USD_PLACES,
+    ZERO_USD,
+    Block,
+    Message,
+    TextBlock,
+    Usage,
+    cost_of,
+    transcript_key,
+)
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.sessions.records import (
     ErrorInfo,
@@ -22,6 +32,7 @@ from switchman.engine.sessions.records import (
     WorkerCost,
 )
 from switchman.engine.store.ownership import Owners, SoleOwner
+from switchman.engine.tokens import estimate_messages, estimate_text
 
 _BLOCKS = msgspec.json.Decoder(list[Block])
 _MESSAGE_ENCODER = msgspec.json.Encoder()
@@ -70,6 +81,9 @@ class SessionStore:
         """Who this process is among the daemons sharing the database (see ownership.py)."""
         self._cost_total: tuple[str, int, int] = ("", 0, 0)
         """(since, last ledger id summed, micro-dollars): see :meth:`cost_since`."""
+        self.pricing: Callable[[str], Any] = lambda model: None
+        """A model's prices (None if unknown): what an interrupted turn's cut-off call is
+        charged at (see :meth:`_charge_cut_off_call`)."""
 
     # -- workspaces --------------------------------------------------------------------
 
@@ -285,15 +299,58 @@ class SessionStore:
         """Mark turns whose daemon has died as interrupted (never a live daemon's); how many."""
         owners = [r[0] for r in self.db.execute(
             "SELECT DISTINCT owner FROM turns WHERE status = 'running'").fetchall()]
-        return sum(self._interrupt(owner, now) for owner in owners if not self.owners.alive(owner))
+        count = 0
+        for owner in owners:
+            if not self.owners.alive(owner):
+                with self.db:  # one charge of a cut-off call, though several daemons check
+                    self.db.execute("BEGIN IMMEDIATE")
+                    count += self._interrupt(owner, now)
+        return count
 
     def _interrupt(self, owner: str | None, now: datetime, session_id: str | None = None) -> int:
+        """Mark ``owner``'s running turns interrupted (inside the caller's transaction)."""
+        for row in self.db.execute(
+                "SELECT id, session_id, model FROM turns WHERE status = 'running' AND owner IS ? "
+                "AND (? IS NULL OR session_id = ?)", (owner, session_id, session_id)).fetchall():
+            self._charge_cut_off_call(row["session_id"], row["id"], row["model"], now)
         cursor = self.db.execute(
             "UPDATE turns SET status = 'interrupted', ended_at = ?, error_code = 'interrupted', "
             f"error_message = ?, {_CHARGED_SO_FAR} WHERE status = 'running' AND owner IS ? AND "
             "(? IS NULL OR session_id = ?)",
             (_ts(now), INTERRUPTED_MESSAGE, owner, session_id, session_id))
         return cursor.rowcount
+
+    def _charge_cut_off_call(self, session_id: str, turn_id: str, model: str,
+                             now: datetime) -> None:
+        """Charge the call a dead daemon's turn was streaming, as a cancel would have: an
+        estimate, from what the database kept of it (docs/sessions.md, "Costs").
+
+        A call that streamed text left its partial answer saved (an assistant message of the
+        turn with no ledger row: each finished call saved its message and its charge). Its
+        input is estimated from the transcript it was sent (every message before it; the
+        system prompt and tool descriptions are not kept, so not counted), its output from
+        the saved text. A call killed before any text was saved left nothing to charge."""
+        charged = self.db.execute("SELECT COUNT(*) FROM cost_ledger WHERE session_id = ? AND "
+                                  "turn_id = ?", (session_id, turn_id)).fetchone()[0]
+        transcript = self.messages(session_id)
+        answers = [i for i, m in enumerate(transcript)
+                   if m.turn_id == turn_id and m.role == "assistant"]
+        if len(answers) <= charged or answers[-1] != len(transcript) - 1:
+            return
+        partial = transcript[-1]
+        usage = Usage(input_tokens=estimate_messages(transcript[:-1]),
+                      output_tokens=estimate_text("".join(
+                          b.text for b in partial.content if isinstance(b, TextBlock))))
+        pricing = self.pricing(model)
+        cost = cost_of(usage, pricing) if pricing is not None else ZERO_USD
+        worker = self.db.execute("SELECT is_worker, parent_session_id FROM sessions WHERE "
+                                 "id = ?", (session_id,)).fetchone()
+        self.add_cost(now, session_id, turn_id, model, usage, cost)
+        self.add_event(LlmCallCompleted(
+            timestamp=now, session_id=session_id, turn_id=turn_id, model=model, usage=usage,
+            cost_usd=cost, is_worker=bool(worker and worker["is_worker"]),
+            parent_session_id=worker["parent_session_id"] if worker else None,
+            estimated=True), turn_id)
 
     def _turn(self, row: sqlite3.Row) -> TurnInfo:
         error = ErrorInfo(row["error_code"], row["error_message"] or "") \

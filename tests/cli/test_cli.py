@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -420,3 +421,44 @@ def test_models_json_names_the_key_file_the_key_comes_from(
     assert f"no key (ANTHROPIC_API_KEY or the key file {key_file}, which does not exist)" in out
     code, out = run(capsys, "route", "hello")
     assert f"Set ANTHROPIC_API_KEY or the key file {key_file} (see 'switchman models')." in out
+
+
+HINT = ("To see what Switchman would choose once a key is set, run this again with "
+        "--assume-configured (it then treats every provider as having a key).")
+
+
+def test_a_route_refused_for_missing_keys_says_which_and_how_to_dry_run_without_them(
+        capsys: pytest.CaptureFixture[str], config_dir: Path) -> None:
+    """The README's first command, for a new user with no key: it says which key is missing
+    and how to see a decision anyway (it used to end at "Chose: nothing" and the keys)."""
+    code, out = run(capsys, "route", "write a commit message for this change")
+    assert code == 1
+    assert "Chose: nothing" in out
+    assert "Set ANTHROPIC_API_KEY (see 'switchman models')." in out
+    assert out.rstrip().endswith(HINT)
+    code, out = run(capsys, "route", "write a commit message for this change",
+                    "--assume-configured")
+    assert code == 0 and "Chose: anthropic:claude-haiku-4-5" in out and HINT not in out
+    code, result = run_json(capsys, "route", "write a commit message for this change")
+    assert code == 1 and HINT not in result["error"]["message"]  # JSON: the engine's words
+
+
+def test_a_route_refused_for_outages_gives_no_key_advice(
+        capsys: pytest.CaptureFixture[str], config_dir: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-real")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    code, out = run(capsys, "route", "hello", "--unavailable", "anthropic",
+                    "--unavailable", "openai")
+    assert code == 1 and "Chose: nothing" in out and "--assume-configured" not in out
+
+
+def test_the_readme_route_example_shows_a_decision_without_keys(
+        capsys: pytest.CaptureFixture[str], config_dir: Path) -> None:
+    """A new user copies the README's first command before setting any key: it shows a
+    decision (it printed "Chose: nothing" and exited 1)."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text("utf-8")
+    line = next(x for x in readme.splitlines() if x.startswith(".venv/bin/switchman route "))
+    args = shlex.split(line.partition("#")[0])[1:]
+    code, out = run(capsys, *args)
+    assert code == 0 and "Chose: anthropic:claude-haiku-4-5" in out

@@ -135,5 +135,46 @@ def test_a_data_folder_that_cannot_be_looked_into_is_one_clear_line(
     monkeypatch.setenv("SWITCHMAN_DATA_DIR", str(folder))
     assert main(["patterns", *action]) == 1
     captured = capsys.readouterr()
-    assert captured.err == (f"switchman patterns: {folder / database.FILE_NAME} cannot be read "
-                            "(File name too long)\n")
+    assert captured.err == (f"switchman patterns: the data folder {folder} cannot be used "
+                            "(File name too long); make it a folder you can read, or set "
+                            "SWITCHMAN_DATA_DIR to one\n")
+
+
+@pytest.mark.parametrize("action", [["stats"], ["stats", "--json"], ["export"], ["forget"]])
+@pytest.mark.parametrize("trap", ["under-a-file", "a-file", "a-dangling-link"])
+def test_a_data_folder_that_cannot_be_a_folder_is_an_error_not_an_empty_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        action: list[str], trap: str) -> None:
+    """SWITCHMAN_DATA_DIR under a regular file (or naming one, or a link to nothing) is a
+    folder the daemon refuses (data_folder_unusable): the CLI says so and exits 1; it used to
+    print "No turns remembered yet" (or nothing, or "Forgot 0 turn(s)") and exit 0."""
+    blocking = tmp_path / "notes.txt"
+    blocking.write_text("a file\n")
+    folder, reason = {
+        "under-a-file": (blocking / "switchman", f"{blocking} is a file, not a folder"),
+        "a-file": (blocking, "it is not a folder"),
+        "a-dangling-link": (tmp_path / "link", "it is a link to nothing"),
+    }[trap]
+    if trap == "a-dangling-link":
+        folder.symlink_to(tmp_path / "gone")
+    monkeypatch.setenv("SWITCHMAN_DATA_DIR", str(folder))
+    assert main(["patterns", *action]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (f"switchman patterns: the data folder {folder} cannot be used "
+                            f"({reason}); make it a folder you can read, or set "
+                            "SWITCHMAN_DATA_DIR to one\n")
+
+
+def test_route_says_it_decides_without_patterns_when_the_data_folder_is_unusable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    blocking = tmp_path / "notes.txt"
+    blocking.write_text("a file\n")
+    monkeypatch.setenv("SWITCHMAN_DATA_DIR", str(blocking / "switchman"))
+    monkeypatch.setenv("SWITCHMAN_CONFIG_DIR", str(tmp_path / "config"))
+    assert main(["route", "hello", "--workspace", str(tmp_path), "--assume-configured"]) == 0
+    err = capsys.readouterr().err
+    assert f"switchman route: the data folder {blocking / 'switchman'} cannot be used " \
+        f"({blocking} is a file, not a folder)" in err
+    assert "deciding without learned patterns" in err

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import sqlite3
 from typing import Any
 
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from switchman.engine.messages import TextBlock
+from switchman.engine.store.repository import SessionStore
+from switchman.engine.tokens import estimate_messages, estimate_text
 from switchman.server import methods
 from tests.lsp.conftest import Daemon, error_data
 from tests.lsp.test_sessions_and_commands import start
@@ -211,12 +216,14 @@ async def test_a_sticky_model_or_profile_set_in_one_window_applies_in_the_other(
 async def test_an_interrupted_turn_keeps_what_its_calls_were_charged(
         daemon: Daemon, fake: FakeProvider) -> None:
     """A turn whose first call finished (charged to the ledger) and whose second call was
-    streaming when its daemon was killed: its usage and cost are the first call's, so the
-    turns add up to the session's cost (they used to say $0 and 0 calls)."""
+    streaming when its daemon was killed: its usage and cost are the first call's plus an
+    estimate of the cut-off call, as a cancel would have charged it (input: the transcript
+    that call was sent; output: its saved text), so the turns add up to the session's cost
+    (they used to say $0 and 0 calls, and then left the cut-off call out)."""
     doomed = await start("neovim", daemon)
     fake.script_tool_call("read_file", {"path": "src/app.py"}, text=["Reading. "],
                           usage=Usage(input_tokens=1000, output_tokens=200))
-    pending, session_id, _ = await stalled_turn(doomed, daemon, fake)
+    pending, session_id, turn_id = await stalled_turn(doomed, daemon, fake)
     await kill_9(doomed, pending)
     fake.release_stalls()
 
@@ -225,9 +232,25 @@ async def test_an_interrupted_turn_keeps_what_its_calls_were_charged(
         detail = await restarted.request(methods.SESSION, {"session_id": session_id})
         (turn,) = detail["turns"]
         assert turn["status"] == "interrupted"
+        with sqlite3.connect(daemon.data / "switchman.db") as db:
+            db.row_factory = sqlite3.Row
+            transcript = SessionStore(db).messages(session_id)
+            ledger = [tuple(row) for row in db.execute(
+                "SELECT input_tokens, output_tokens, cost_micros FROM cost_ledger WHERE "
+                "turn_id = ? ORDER BY id", (turn_id,))]
+            events = [json.loads(p) for (p,) in db.execute(
+                "SELECT payload FROM events WHERE turn_id = ? AND type = "
+                "'llm.call_completed' ORDER BY id", (turn_id,))]
+        assert transcript[-1].role == "assistant" and \
+            transcript[-1].content == [TextBlock("working")]
+        sent = estimate_messages(transcript[:-1])  # user, "Reading. " + tool call, result
+        assert ledger == [(1000, 200, 6000), (sent, estimate_text("working"),
+                                              sent * 3 + estimate_text("working") * 15)]
+        assert [e.get("estimated", False) for e in events] == [False, True]
         assert (turn["usage"]["input_tokens"], turn["usage"]["output_tokens"],
-                turn["llm_calls"]) == (1000, 200, 1)
-        assert turn["cost_usd"] == detail["session"]["cost_usd"] == "0.006000"
+                turn["llm_calls"]) == (1000 + sent, 200 + estimate_text("working"), 2)
+        total = sum(row[2] for row in ledger)
+        assert turn["cost_usd"] == detail["session"]["cost_usd"] == f"{total / 1e6:.6f}"
     finally:
         await stop(restarted)
 

@@ -1,5 +1,5 @@
 """Frames sent to the editor in one pass of the event loop leave in one write, in order; what
-the editor waits on leaves at once."""
+the editor waits on, and a frame after a quiet spell, leave at once."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, cast
 
 from switchman.server.app import build_server
 from switchman.server.protocol import SwitchmanProtocol
-from switchman.server.stdio import PipeWriter
+from switchman.server.stdio import IDLE_SECONDS, PipeWriter
 
 if TYPE_CHECKING:
     from pygls.io_ import AsyncWriter
@@ -40,17 +40,46 @@ async def next_pass() -> None:
     await done
 
 
+class Clock:
+    """A clock that moves only when told."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 async def test_frames_of_one_pass_are_one_write_in_order() -> None:
     closed = asyncio.get_running_loop().create_future()
     transport = RecordingTransport(closed)
-    writer = PipeWriter(transport, closed)
+    writer = PipeWriter(transport, closed, clock := Clock())
+    writer.write(b"zero;")  # the first frame: the pipe was idle, so it leaves at once
     for frame in (b"one;", b"two;", b"three;"):
         writer.write(frame)
-    assert transport.writes == []  # nothing is written while the pass is running
+    assert transport.writes == [b"zero;"]  # the rest wait for the end of the pass
     await next_pass()
-    writer.write(b"four;")
+    clock.now += IDLE_SECONDS / 2
+    writer.write(b"four;")  # soon after a write: queued again
+    assert transport.writes == [b"zero;", b"one;two;three;"]
     await next_pass()
-    assert transport.writes == [b"one;two;three;", b"four;"]
+    assert transport.writes == [b"zero;", b"one;two;three;", b"four;"]
+
+
+async def test_a_frame_after_a_quiet_spell_leaves_at_once() -> None:
+    """A turn's first delta or a request's answer does not wait for the end of the pass
+    when nothing has been written lately: nothing is coming to share its write."""
+    closed = asyncio.get_running_loop().create_future()
+    transport = RecordingTransport(closed)
+    writer = PipeWriter(transport, closed, clock := Clock())
+    writer.write(b"first;")
+    await next_pass()
+    clock.now += 2 * IDLE_SECONDS
+    writer.write(b"after a pause;")
+    writer.write(b"right after;")
+    assert transport.writes == [b"first;", b"after a pause;"]
+    await next_pass()
+    assert transport.writes == [b"first;", b"after a pause;", b"right after;"]
 
 
 async def test_closing_flushes_what_is_queued_first() -> None:
@@ -73,13 +102,14 @@ async def test_what_the_editor_waits_on_leaves_at_once_after_what_was_queued() -
     transport = RecordingTransport(closed)
     protocol = build_server().protocol
     assert isinstance(protocol, SwitchmanProtocol)
-    protocol.set_writer(cast("AsyncWriter", PipeWriter(transport, closed)))
+    protocol.set_writer(cast("AsyncWriter", PipeWriter(transport, closed, Clock())))
+    protocol.notify_json("switchman/chatDelta", {"text": "streaming"})  # the pipe is busy now
     protocol.notify_json("switchman/chatDelta", {"text": "queued"})
     protocol.notify_json("textDocument/publishDiagnostics", {"diagnostics": []}, now=True)
 
-    [written] = transport.writes
+    [_, written] = transport.writes
     assert written.index(b"queued") < written.index(b"publishDiagnostics")
     protocol.notify_json("switchman/chatDelta", {"text": "later"})
-    assert len(transport.writes) == 1  # a delta still waits for the end of the pass
+    assert len(transport.writes) == 2  # a delta still waits for the end of the pass
     await next_pass()
-    assert b"later" in transport.writes[1]
+    assert b"later" in transport.writes[2]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from decimal import Decimal
 from pathlib import Path
@@ -70,6 +71,10 @@ async def test_a_cancelled_turn_is_charged_for_what_it_used(engine: Engine,
     assert service.store.turn(turn_id).cost_usd == expected  # type: ignore[union-attr]
     assert service.queries.cost(result.session_id).total_usd == expected
     assert service.sessions.cost_today() == expected
+    # The ledger's event says the charge is an estimate (as an interrupted call's is).
+    (payload,) = service.store.db.execute("SELECT payload FROM events WHERE turn_id = ? AND "
+                                          "type = 'llm.call_completed'", (turn_id,)).fetchone()
+    assert json.loads(payload)["estimated"] is True
 
 
 async def test_retries_inside_one_call_count_as_one_failure(engine: Engine,

@@ -1,6 +1,5 @@
 /** DOM rendering of the chat transcript: each entry, and each part of a turn, is re-rendered only when it changes. */
 
-import MarkdownIt from 'markdown-it';
 import { formatUsd, shortModelName } from '../common/format';
 import type { Explanation } from '../chat/chain';
 import type { CodeAction, DelegationEntry, Entry, TurnEntry } from '../chat/messages';
@@ -9,12 +8,7 @@ import { DELEGATE_TOOL } from '../chat/delegations';
 import { delegationCardPart, type CardActions } from './delegationCard';
 import { approvalCardElement, type ApprovalActions } from './approvalCard';
 import { containerPart, part, PartList, renderParts, setAttributes, type Part } from './parts';
-
-/**
- * Answers are untrusted text: raw HTML is escaped (html: false) and markdown-it refuses
- * javascript:, vbscript:, file: and most data: links; the page's CSP blocks inline scripts too.
- */
-const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
+import { markdown, MarkdownStream, renderBlocks } from './markdownStream';
 
 export function renderMarkdown(text: string): string {
   return markdown.render(text);
@@ -91,7 +85,10 @@ export class TranscriptView {
     const actions = this.cards;
     if (actions) for (const card of cards) parts.push(delegationCardPart(turn.id, card, actions));
     turn.notices.forEach((notice, i) => parts.push(part(`notice:${i}`, notice, () => el('div', { class: 'notice' }, [notice]))));
-    parts.push(part('body', [turn.text, turn.status === 'running'], () => answerBody(turn)));
+    parts.push(containerPart('body', [turn.text, turn.status === 'running'], 'div', (body) => {
+      setAttributes(body, { class: 'body markdown' });
+      answerOf(body).show(turn.text, turn.status === 'running');
+    }));
     const error = turn.error;
     if (error) parts.push(part('error', error.message, () => el('div', { class: 'failure', role: 'alert' }, [error.message])));
     if (turn.status !== 'running') parts.push(this.ratingPart(turn));
@@ -132,13 +129,71 @@ export class TranscriptView {
   }
 }
 
-/** The answer as Markdown; code blocks get their actions once it is complete. */
-function answerBody(turn: TurnEntry): HTMLElement {
-  const body = el('div', { class: 'body markdown' });
-  body.innerHTML = renderMarkdown(turn.text); // sanitised by markdown-it (html: false)
-  if (turn.status !== 'running') addCodeActions(body);
-  if (turn.status === 'running') body.appendChild(el('span', { class: 'cursor', 'aria-hidden': 'true' }, ['▍']));
-  return body;
+const answers = new WeakMap<HTMLElement, AnswerView>();
+
+function answerOf(body: HTMLElement): AnswerView {
+  let answer = answers.get(body);
+  if (!answer) {
+    answer = new AnswerView(body);
+    answers.set(body, answer);
+  }
+  return answer;
+}
+
+/**
+ * An answer's Markdown, kept in place while it streams: each finished block (see
+ * markdownStream.ts) gets its nodes once, and its code blocks their Copy / Insert / Apply bar; only
+ * the growing tail is replaced on each delta. So a selection in a finished block, or a button under
+ * the mouse, stays. When the turn ends the whole text is rendered at once and compared block by
+ * block: a block whose HTML is unchanged keeps its nodes, so the final DOM is the full render's.
+ */
+class AnswerView {
+  private readonly stream = new MarkdownStream();
+  private blocks: { html: string; nodes: Node[] }[] = [];
+  private tail: { html: string; nodes: Node[] } = { html: '', nodes: [] };
+  private cursor: HTMLElement | null = null;
+
+  constructor(private readonly body: HTMLElement) {}
+
+  show(text: string, running: boolean): void {
+    if (running) {
+      const { finished, tail } = this.stream.update(text);
+      this.showBlocks(finished);
+      if (tail !== this.tail.html) {
+        for (const node of this.tail.nodes) this.body.removeChild(node);
+        this.tail = { html: tail, nodes: this.insert(tail, false) };
+      }
+      if (!this.cursor) {
+        this.cursor = el('span', { class: 'cursor', 'aria-hidden': 'true' }, ['▍']);
+        this.body.append(this.cursor);
+      }
+      return;
+    }
+    for (const node of this.tail.nodes) this.body.removeChild(node);
+    this.tail = { html: '', nodes: [] };
+    this.cursor?.remove();
+    this.cursor = null;
+    this.showBlocks(renderBlocks(text));
+  }
+
+  /** Keep the leading blocks whose HTML is unchanged; build the rest. */
+  private showBlocks(htmls: readonly string[]): void {
+    let same = 0;
+    while (same < this.blocks.length && same < htmls.length && this.blocks[same].html === htmls[same]) same++;
+    for (const gone of this.blocks.splice(same)) for (const node of gone.nodes) this.body.removeChild(node);
+    for (const html of htmls.slice(same)) this.blocks.push({ html, nodes: this.insert(html, true) });
+  }
+
+  /** Put `html`'s nodes after the finished blocks (before the tail and the cursor). */
+  private insert(html: string, finished: boolean): Node[] {
+    const template = document.createElement('template');
+    template.innerHTML = html; // sanitised by markdown-it (html: false)
+    if (finished) addCodeActions(template.content);
+    const nodes = Array.from(template.content.childNodes);
+    const before = finished ? (this.tail.nodes[0] ?? this.cursor) : this.cursor;
+    this.body.insertBefore(template.content, before);
+    return nodes;
+  }
 }
 
 export const CODE_ACTIONS: { action: CodeAction; label: string; title: string }[] = [
@@ -147,8 +202,8 @@ export const CODE_ACTIONS: { action: CodeAction; label: string; title: string }[
   { action: 'apply', label: 'Apply', title: 'Replace the selection (or the whole file) of the active editor, after you approve the diff' },
 ];
 
-/** A toolbar over every code block of a finished answer; clicks are handled by the page. */
-export function addCodeActions(body: HTMLElement): void {
+/** A toolbar over every code block of a finished answer or block; clicks are handled by the page. */
+export function addCodeActions(body: ParentNode): void {
   for (const pre of Array.from(body.querySelectorAll('pre'))) {
     const bar = el('div', { class: 'code-actions' });
     for (const { action, label, title } of CODE_ACTIONS) {

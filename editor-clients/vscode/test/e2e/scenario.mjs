@@ -198,7 +198,8 @@ async function draftPreviewShowsRoute(ui, chat) {
 
 async function answerStreamsIntoThePanel(ui, chat, fake) {
   await fake.script([{ kind: 'stall', after_chunks: 2,
-    chunks: ['**Fix login check**\n\n', 'Compare the password too, ', 'not only the user name:\n\n```python\nreturn check(user, password)\n```\n'] }]);
+    chunks: ['**Fix login check**\n\n', 'Compare the password too, not only the user name:\n\n```python\nreturn check(user, password)\n```\n\nThen ',
+      'run the tests', ' and commit:\n\n', '```sh\ngit commit -am "Fix login check"\n```\n', 'Done.'] }]);
   await chat.locator('#input').press('Enter');
   const turn = chat.locator('.entry.turn').last();
   await turn.locator('.route-badge', { hasText: 'claude-haiku-4-5 · rule: fast for commits' }).waitFor();
@@ -208,12 +209,40 @@ async function answerStreamsIntoThePanel(ui, chat, fake) {
   await chat.locator('#stop').waitFor({ state: 'visible' });
   log('partial answer streamed:', JSON.stringify(await turn.locator('.markdown').innerText()));
   await ui.shot('chat-streaming');
+  // The first paragraph and the code block are finished: the user selects the paragraph's text
+  // while the answer streams on; the later deltas and the turn's end leave the paragraph's node,
+  // the selection in it and the code block's Copy button alone (before: rebuilt on every delta).
+  const body = turn.locator('.markdown');
+  await body.locator('pre', { hasText: 'return check(user, password)' }).waitFor();
+  const copyWhileStreaming = await body.evaluate((element) => {
+    element.querySelector('p').e2eKept = true;
+    const copy = element.querySelector('[data-code-action="copy"]');
+    if (copy) copy.e2eKept = true;
+    return copy !== null;
+  });
+  await body.locator('p').first().click({ clickCount: 3 });
+  await until('the first paragraph selected', async () => (await selectedText(chat)).includes('Fix login check'));
   await fake.release();
+  await chat.locator('.entry.turn[data-status="completed"] .markdown code', { hasText: 'git commit -am' }).waitFor();
+  const kept = await body.evaluate((element) => ({
+    paragraph: element.querySelector('p').e2eKept === true,
+    copy: element.querySelector('[data-code-action="copy"]')?.e2eKept === true,
+    selectionInParagraph: element.querySelector('p').contains(window.getSelection().anchorNode),
+  }));
+  const selected = await selectedText(chat);
+  if (!copyWhileStreaming || !kept.paragraph || !kept.copy || !kept.selectionInParagraph || !selected.includes('Fix login check')) {
+    throw new Error(`the streamed answer rebuilt its finished blocks: ${JSON.stringify({ copyWhileStreaming, ...kept, selected })}`);
+  }
+  log('the selection in the first paragraph, its node and the Copy button survived the later deltas:', JSON.stringify(selected.trim()));
+  streamedAnswerHtml = await body.evaluate((element) => element.innerHTML);
   await chat.locator('.entry.turn[data-status="completed"] .markdown code', { hasText: 'return check(user, password)' }).waitFor();
   await chat.locator('#send').waitFor({ state: 'visible' });
   await chat.locator('#session', { hasText: 'write a commit message for the login fix' }).waitFor();
   log('answer complete; the header shows the session title');
 }
+
+/** The answer's HTML once it had streamed in block by block: a rebuilt chat renders it whole, the same. */
+let streamedAnswerHtml = '';
 
 async function badgeExplainsTheChoice(ui, chat) {
   await chat.locator('.entry.turn').last().locator('.route-badge').click();
@@ -239,6 +268,11 @@ async function badgeExplainsTheChoice(ui, chat) {
   await reloaded.locator('.route-badge[aria-expanded="true"]', { hasText: 'fast for commits' }).waitFor();
   await reloaded.locator('.explanation table.chain tr.winner', { hasText: 'Configured rule "fast for commits"' }).waitFor();
   log('the routing chain is still open after the chat was rebuilt');
+  const rebuiltHtml = await reloaded.locator('.markdown').evaluate((element) => element.innerHTML);
+  if (rebuiltHtml !== streamedAnswerHtml) {
+    throw new Error(`the streamed answer differs from its full render:\n${streamedAnswerHtml}\n---\n${rebuiltHtml}`);
+  }
+  log('the streamed answer\'s final HTML is its full render\'s');
 }
 
 async function refusedMessageIsShownPlainly(ui, chat) {

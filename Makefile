@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_editing.py --edits 300
 	PYTHONPATH=. $(BIN)/python bench/bench_delegation.py
 	PYTHONPATH=. $(BIN)/python bench/bench_hostile.py
+	$(BIN)/python bench/bench_session_watch.py
 
 serve: $(STAMP)
 	$(BIN)/switchman serve

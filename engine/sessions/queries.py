@@ -59,6 +59,12 @@ class SessionQueries:
         problems, in_force = m.config.state(str(m.workspaces.folder(uri)))
         errors = sum(p.severity is Severity.ERROR for p in problems)
         banners = self.availability.banners() + _config_banners(in_force)
+        sticky = live.sticky.active if live else None
+        if live is not None and running is not None and pending is None \
+                and (stored := m.store.choices(live.id)) is not None:
+            # Another editor window's daemon may have set it during this turn: the next turn
+            # uses the stored choice (see SessionManager.load), so the status bar shows it.
+            _, sticky, _ = stored
         active = m.profile(live) if live else \
             m.config.profiles(str(m.workspaces.folder(uri))).resolve(None)
         if live is not None and live.profile is not None and active.resolved_from != "session":
@@ -67,7 +73,7 @@ class SessionQueries:
         return StatusSnapshot(
             workspace=uri, session_id=session_id,
             active_model=running.model if running else (live.last_model if live else None),
-            sticky_model=live.sticky.active if live else None,
+            sticky_model=sticky,
             pending_swap=PendingSwapInfo(pending.model) if pending else None,
             turn_in_flight=running is not None, banners=banners,
             cost_today_usd=m.cost_today(), config_errors=errors,

@@ -286,5 +286,17 @@ async def test_another_windows_turn_and_model_reach_this_editor(
                                        lambda s: s["sticky_model"] == swap["sticky_model"])
         assert status["session_id"] == shared
         await second.wait_until(lambda: second.received[methods.SESSION_CHANGED][announced:])
+
+        # Set while the first window's own turn runs: its status bar shows it at once too.
+        pending, _, _ = await stalled_turn(first, daemon, fake, shared)
+        swap = await second.request(methods.SET_MODEL, {"workspace": daemon.uri,
+                                                        "model": "haiku"})
+        await first.wait_for(methods.STATUS, lambda s: s["turn_in_flight"]
+                             and s["sticky_model"] == swap["sticky_model"])
+        fake.release_stalls()
+        assert (await pending)["status"] == "completed"
+        await first.wait_for(methods.STATUS, lambda s: not s["turn_in_flight"]
+                             and s["sticky_model"] == swap["sticky_model"])
     finally:
+        fake.release_stalls()
         await stop(first, second)

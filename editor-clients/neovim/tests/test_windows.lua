@@ -131,6 +131,10 @@ return {
       end)
       H.check(chat().turn ~= nil and transcript_text():find('slow ', 1, true), 'the running turn is left alone',
         transcript_text())
+      H.wait_for('the statusline to show it while the turn runs', function()
+        return switchman.statusline():find('sonnet [sticky]', 1, true)
+      end, nil, switchman.statusline)
+      H.check(chat().turn ~= nil, 'the turn is still running')
       H.fake('POST', '/_fake/release')
       wait_idle()
       H.wait_for('the session redrawn once the turn ended, the statusline updated', function()

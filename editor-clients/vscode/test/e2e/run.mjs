@@ -81,6 +81,14 @@ function writeDaemonConfig(dirs, fakePort) {
 `);
 }
 
+/** What the extension adds to the daemon's environment (a second window's daemon gets the same). */
+function daemonEnv(dirs) {
+  return {
+    SWITCHMAN_CONFIG_DIR: dirs.config, SWITCHMAN_DATA_DIR: dirs.data, ANTHROPIC_API_KEY: 'test-key',
+    OPENAI_API_KEY: 'test-key', SWITCHMAN_RETRY_BASE_SECONDS: '0',
+  };
+}
+
 function writeCodeServerConfig(dirs, port) {
   const config = join(WORK, 'code-server/config.yaml');
   writeFileSync(config, [
@@ -100,10 +108,7 @@ function writeCodeServerConfig(dirs, port) {
     'files.autoSave': 'off',
     'editor.minimap.enabled': false, 'editor.stickyScroll.enabled': false, 'workbench.colorTheme': 'Default Dark Modern', 'window.zoomLevel': 0,
     'switchman.serverCommand': SWITCHMAN,
-    'switchman.serverEnv': {
-      SWITCHMAN_CONFIG_DIR: dirs.config, SWITCHMAN_DATA_DIR: dirs.data, ANTHROPIC_API_KEY: 'test-key',
-      OPENAI_API_KEY: 'test-key', SWITCHMAN_RETRY_BASE_SECONDS: '0',
-    },
+    'switchman.serverEnv': daemonEnv(dirs),
     'switchman.trace.server': 'messages',
   };
   writeFileSync(join(dirs.userData, 'User/settings.json'), JSON.stringify(settings, null, 2));
@@ -170,7 +175,9 @@ async function main() {
 
     // The scenario reads the daemon's pattern store back with the `switchman` CLI, as a user would.
     const store = { switchman: SWITCHMAN, data: dirs.data, env };
-    await runScenario({ url, workspace: dirs.workspace, fake, artifacts: ARTIFACTS, chromium: CHROMIUM, env, store });
+    // A second editor window's daemon on the same folders, started by the scenario.
+    const daemon = { switchman: SWITCHMAN, env: { ...env, ...daemonEnv(dirs) }, logs: dirs.logs };
+    await runScenario({ url, workspace: dirs.workspace, fake, artifacts: ARTIFACTS, chromium: CHROMIUM, env, store, daemon });
     log('PASS');
   } finally {
     for (const child of processes.reverse()) await stopProcess(child);

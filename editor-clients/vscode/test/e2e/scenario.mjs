@@ -5,13 +5,14 @@ import { join } from 'node:path';
 import { log, until } from './support.mjs';
 import { toolSteps } from './tools.mjs';
 import { ratingsReachThePatternStore } from './feedback.mjs';
+import { anotherWindowsTurnShowsInThePanel } from './windows.mjs';
 
 const STATUS_ITEM = '[id="switchman.switchman.switchman.status.0"]';
 const PROFILE_ITEM = '[id="switchman.switchman.switchman.profile.0"]';
 const TIMEOUT = 30000;
 const FOCUS_CHAT = 'Control+Shift+Alt+S';
 
-export async function runScenario({ url, workspace, fake, artifacts, chromium: executablePath, env, store }) {
+export async function runScenario({ url, workspace, fake, artifacts, chromium: executablePath, env, store, daemon }) {
   const browser = await chromium.launch({
     executablePath,
     headless: true,
@@ -54,6 +55,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await commandsAnswer(ui, chat);
     await ratingsReachThePatternStore(ui, chat, fake, store);
     await transcriptSurvivesAReload(ui);
+    await anotherWindowsTurnShowsInThePanel(ui, fake, workspace, daemon);
     await statusBarPickerSetsTheModel(ui);
     await profileItemChoosesTheProfile(ui);
     await sessionsViewOpensTheTranscript(ui);

@@ -218,9 +218,13 @@ class SessionManager:
     def profile(self, live: LiveSession) -> ActiveProfile:
         """The profile ``live``'s turns run with: a worker's is fixed by its planner; else
         the session's choice, then the workspace's default, then the global default."""
+        return self.profile_with(live, live.profile)
+
+    def profile_with(self, live: LiveSession, choice: str | None) -> ActiveProfile:
+        """As ``profile``, with ``choice`` as the session's own choice of profile."""
         if live.worker is not None and live.worker.profile is not None:
             return live.worker.profile
-        return self.config.profiles(str(live.folder)).resolve(live.profile)
+        return self.config.profiles(str(live.folder)).resolve(choice)
 
     def set_profile(self, workspace: str, session_id: str | None,
                     name: str | None) -> ProfileSwitch:

@@ -60,15 +60,18 @@ class SessionQueries:
         errors = sum(p.severity is Severity.ERROR for p in problems)
         banners = self.availability.banners() + _config_banners(in_force)
         sticky = live.sticky.active if live else None
-        if live is not None and running is not None and pending is None \
+        chosen = live.profile if live else None
+        if live is not None and running is not None \
                 and (stored := m.store.choices(live.id)) is not None:
-            # Another editor window's daemon may have set it during this turn: the next turn
-            # uses the stored choice (see SessionManager.load), so the status bar shows it.
-            _, sticky, _ = stored
-        active = m.profile(live) if live else \
+            # Another editor window's daemon may have set them during this turn: the next turn
+            # uses the stored choices (see SessionManager.load), so the status bar shows them.
+            _, stored_sticky, chosen = stored
+            if pending is None:  # else this window's own swap, applied when the turn ends
+                sticky = stored_sticky
+        active = m.profile_with(live, chosen) if live else \
             m.config.profiles(str(m.workspaces.folder(uri))).resolve(None)
-        if live is not None and live.profile is not None and active.resolved_from != "session":
-            banners.append(f"Profile '{live.profile}' chosen for this session no longer exists; "
+        if chosen is not None and active.resolved_from != "session":
+            banners.append(f"Profile '{chosen}' chosen for this session no longer exists; "
                            f"using {active.name} (the {active.resolved_from} default).")
         return StatusSnapshot(
             workspace=uri, session_id=session_id,

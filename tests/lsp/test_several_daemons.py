@@ -293,10 +293,17 @@ async def test_another_windows_turn_and_model_reach_this_editor(
                                                         "model": "haiku"})
         await first.wait_for(methods.STATUS, lambda s: s["turn_in_flight"]
                              and s["sticky_model"] == swap["sticky_model"])
+        # And so is a profile chosen there meanwhile (the running turn keeps its own).
+        chosen = await second.request(methods.SET_PROFILE, {"workspace": daemon.uri,
+                                                            "profile": "subagent"})
+        assert chosen["profile"] == {"name": "subagent", "resolved_from": "session"}
+        await first.wait_for(methods.STATUS, lambda s: s["turn_in_flight"]
+                             and s["profile"] == chosen["profile"])
         fake.release_stalls()
         assert (await pending)["status"] == "completed"
         await first.wait_for(methods.STATUS, lambda s: not s["turn_in_flight"]
-                             and s["sticky_model"] == swap["sticky_model"])
+                             and s["sticky_model"] == swap["sticky_model"]
+                             and s["profile"] == chosen["profile"])
     finally:
         fake.release_stalls()
         await stop(first, second)

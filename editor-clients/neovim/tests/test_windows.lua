@@ -36,10 +36,102 @@ local function count(text, needle)
   end
 end
 
+--- Whether the chat shows `earlier` above `later`, and each of them and of `others` once.
+local function above_and_once(earlier, later, others)
+  local text = transcript_text()
+  local above, below = text:find(earlier, 1, true), text:find(later, 1, true)
+  if not (above and below and above < below) then
+    return false
+  end
+  for _, needle in ipairs(vim.list_extend({ earlier, later }, others)) do
+    if count(text, needle) ~= 1 then
+      return false
+    end
+  end
+  return true
+end
+
 local function wait_idle()
   H.wait_for('the turn to end', function()
     return chat().turn == nil
   end, nil, transcript_text)
+end
+
+local has_011 = vim.fn.has('nvim-0.11') == 1
+
+--- Note each answer to `method` from this window's daemon once the chat has handled it; with
+--- `hold`, keep the answers from the chat until `release()` (as if they were slow to come).
+--- Returns the list of answers noted, those held, and `release` (last intercepted, first released).
+local function intercept_answers(method, hold)
+  local lsp = client.get(root)
+  local own = rawget(lsp, 'request') -- nil from 0.11: the method is in the metatable
+  local original = lsp.request
+  local answers, held = {}, {}
+  lsp.request = function(...)
+    local args, n = { ... }, select('#', ...)
+    local at = has_011 and 2 or 1 -- `client:request(method, params, handler)` from 0.11
+    local handler = args[at + 2]
+    if args[at] == method then
+      args[at + 2] = function(...)
+        local answer = { n = select('#', ...), ... }
+        if hold then
+          return table.insert(held, function()
+            handler(unpack(answer, 1, answer.n))
+            table.insert(answers, answer)
+          end)
+        end
+        handler(unpack(answer, 1, answer.n))
+        table.insert(answers, answer)
+      end
+    end
+    return original(unpack(args, 1, n))
+  end
+  return answers, held, function()
+    lsp.request = own
+    hold = false
+    for _, deliver in ipairs(held) do
+      deliver()
+    end
+  end
+end
+
+--- Keep this window's notifications of `methods` from the chat until `release()`, which hands
+--- them over in the order they came; returns the list of those kept and `release`.
+local function hold_notifications(methods)
+  local handlers = client.get(root).handlers
+  local originals, held = {}, {}
+  for _, method in ipairs(methods) do
+    originals[method] = handlers[method]
+    handlers[method] = function(...)
+      table.insert(held, { method = method, n = select('#', ...), ... })
+    end
+  end
+  return held, function()
+    for method, original in pairs(originals) do
+      handlers[method] = original
+    end
+    for _, args in ipairs(held) do
+      originals[args.method](unpack(args, 1, args.n))
+    end
+  end
+end
+
+--- Open a new chat sending `message` at once, with its history (two requests away) fetched only
+--- once `started()` is true; returns after that history was handled.
+local function open_with_late_history(message, started)
+  local view = chat().view
+  vim.cmd('bwipeout! ' .. view.transcript .. ' ' .. view.input) -- a new chat
+  local history, _, unwatch = intercept_answers('switchman/session', false)
+  local _, listed, release_listing = intercept_answers('switchman/sessions', true)
+  chat_module.open(root, message)
+  H.wait_for('the message under way, the listing held back', function()
+    return #listed > 0 and started()
+  end, 40000)
+  release_listing()
+  H.wait_for('the history to arrive', function()
+    return #history > 0
+  end)
+  unwatch()
 end
 
 --- Send a request through the other window's daemon and wait for its answer.
@@ -71,11 +163,57 @@ return {
       H.check(chat().view.empty == false, 'the message shows before any history')
       wait_idle()
       H.wait_for('the history above the new message, each message once', function()
-        local text = transcript_text()
-        local earlier, now = text:find('an earlier message', 1, true), text:find('a message sent at once', 1, true)
-        return earlier and now and earlier < now and count(text, 'the first answer') == 1
-          and count(text, 'a message sent at once') == 1 and count(text, 'the second answer') == 1
+        return above_and_once('an earlier message', 'a message sent at once', { 'the first answer', 'the second answer' })
       end, nil, transcript_text)
+    end,
+  },
+  {
+    "history that arrives before the running turn's id is known does not show its message twice",
+    function()
+      H.script({ { kind = 'text', chunks = { 'a held ', 'answer' }, fault = { kind = 'stall', after_chunks = 1 } } })
+      -- The history is fetched once the turn has started (its message is stored); the turn's id
+      -- (switchman/routeDecided) comes after the history.
+      local routes, release_routes = hold_notifications({ 'switchman/routeDecided', 'switchman/chatDelta' })
+      open_with_late_history('sent before its id is known', function()
+        return #routes > 0
+      end)
+      H.eq(1, count(transcript_text(), 'sent before its id is known'), 'the message shows once')
+      release_routes()
+      H.wait_text(chat().view.transcript, 'a held ')
+      H.check(chat().turn ~= nil, 'the turn is still running')
+      H.check(above_and_once('a message sent at once', 'sent before its id is known', {}),
+        'the history above the message, each message once while the turn runs', transcript_text())
+      H.fake('POST', '/_fake/release')
+      wait_idle()
+      H.wait_for('the session redrawn, each message once', function()
+        local text = transcript_text()
+        return not chat().reload_after_turn and count(text, 'sent before its id is known') == 1
+          and count(text, 'a held answer') == 1 and count(text, 'an earlier message') == 1
+      end, nil, transcript_text)
+    end,
+  },
+  {
+    'a /delegate sent before the history has loaded shows once',
+    function()
+      H.stub_select(function(_, label)
+        return label == 'Allow once'
+      end)
+      local _, calls = H.fake('GET', '/_fake/requests')
+      local before = #calls.requests
+      H.script({ { kind = 'text', chunks = { 'the worker ', 'found it' }, fault = { kind = 'stall', after_chunks = 1 } } })
+      -- The history is fetched once the worker runs (the command is stored before it starts).
+      open_with_late_history('/delegate fast look into it', function()
+        local _, now = H.fake('GET', '/_fake/requests')
+        return #now.requests > before
+      end)
+      H.check(chat().turn ~= nil, 'the /delegate is still running')
+      H.eq(1, count(transcript_text(), '/delegate fast look into it'), 'the command shows once')
+      H.fake('POST', '/_fake/release')
+      wait_idle()
+      H.wait_for('the session drawn as stored, each message once, the history above', function()
+        return above_and_once('sent before its id is known', '/delegate fast look into it',
+          { 'the worker found it', 'an earlier message' })
+      end, 40000, transcript_text)
     end,
   },
   {

@@ -87,6 +87,7 @@ function Chat:route_decided(params)
   self.shown_turns = self.shown_turns or {}
   self.shown_turns[params.turn_id] = true
   self:answer_heading(self.turn, params.model, params.summary, params.banners)
+  self:merge_history()
 end
 
 --- `switchman/chatDelta` of our turn.
@@ -113,6 +114,7 @@ function Chat:finish(turn, err, result)
   end
   self.turn = nil
   self:show_outcome(turn, err, result)
+  self:merge_history()
   if self.reload_after_turn then
     local session_id = self.reload_session_id or self.session_id
     self.reload_after_turn, self.reload_session_id = nil, nil
@@ -126,11 +128,14 @@ function Chat:show_outcome(turn, err, result)
     local data = type(err) == 'table' and type(err.data) == 'table' and err.data or {}
     if protocol.not_sent[data.code] then
       self.view:give_back(turn.text) -- nothing was sent: fix it and send again
+    elseif not turn.turn_id then
+      self.unidentified = true -- what it stored (if anything) cannot be told apart
     end
     return
   end
   self.session_id = result.session_id
   if result.kind == 'command' then
+    self.unidentified = true -- a command's stored messages (a /delegate's) have no turn id
     self.last_turn_id = nil -- the last answer is a command's (or a worker's): g+ must not rate the one before
     self:answer_heading(turn, nil, result.summary)
     -- a refused command (/modle, /delegate ultra, a usage error) is a failure like any other: ✗
@@ -224,21 +229,40 @@ function Chat:load_history()
         return -- the message went to another session (/new): that one is shown
       end
       self.session_id = current
-      -- Above what was sent meanwhile, whose stored messages are left out (a running turn's
-      -- id may not be known yet: once it ends, the whole session is drawn as stored).
-      local shown = self.shown_turns or {}
-      local earlier = vim.tbl_filter(function(message)
-        return message.turn_id == nil or message.turn_id == vim.NIL or not shown[message.turn_id]
-      end, detail.messages or {})
-      self.view:prepend(render.history(self.root, vim.tbl_extend('force', detail, { messages = earlier })))
-      self.reload_after_turn = self.turn ~= nil
+      self.early_history = detail
+      self:merge_history()
     end)
   end)
+end
+
+--- Put the history that arrived after a message was sent above what this chat shows, leaving
+--- out the stored messages of what was sent meanwhile (known by their turn ids). Deferred while
+--- the running turn's id is not known yet (until `switchman/routeDecided` or its end); when
+--- something sent has stored messages without a turn id (a command's, a `/delegate`'s), the
+--- whole session is drawn as stored instead (after the running turn). No message shows twice.
+function Chat:merge_history()
+  local detail = self.early_history
+  if not detail or (self.turn and not self.turn.turn_id) then
+    return
+  end
+  self.early_history = nil
+  if not self.view:valid() then
+    return
+  elseif self.unidentified then
+    return self:reload(self.session_id)
+  end
+  local shown = self.shown_turns or {}
+  local earlier = vim.tbl_filter(function(message)
+    return message.turn_id == nil or message.turn_id == vim.NIL or not shown[message.turn_id]
+  end, detail.messages or {})
+  self.view:prepend(render.history(self.root, vim.tbl_extend('force', detail, { messages = earlier })))
+  self.reload_after_turn = self.reload_after_turn or self.turn ~= nil
 end
 
 --- Draw a session's stored transcript in place of what the chat shows.
 function Chat:show_session(session_id, detail)
   self.session_id = session_id
+  self.early_history, self.unidentified = nil, nil -- all of it is drawn as stored
   self.last_turn_id = M.last_answered_turn(detail)
   -- self.workers stays: no turn of this chat runs (its delegations sent their last update), and
   -- `:Switchman workers` still lists them

@@ -86,13 +86,9 @@ async def test_a_turns_size_estimates_do_not_grow_with_the_history(
     assert counts[2] == counts[-1], counts  # 10 turns (40 messages) later: the same work
 
 
-async def test_what_the_editor_sent_with_many_chats_runs_between_their_turn_starts(
-        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Twenty chats read in one go were twenty turn starts queued on the loop ahead of the
-    editor's didChange that came with them: its check waited for all of them."""
-    workspace = str(tmp_path / "workspace")
-    await service.chat(workspace, None, "warm up")
+def noted_turn_starts(service: Switchman, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A list that gets "turn start" each time a turn of ``service`` starts (tests add their
+    own entries to it, to see what ran between the starts)."""
     order: list[str] = []
     start = service.lifecycle._start
 
@@ -100,10 +96,22 @@ async def test_what_the_editor_sent_with_many_chats_runs_between_their_turn_star
         order.append("turn start")
         return start(*args, **kwargs)
 
+    monkeypatch.setattr(service.lifecycle, "_start", starting)
+    return order
+
+
+async def test_what_the_editor_sent_with_many_chats_runs_between_their_turn_starts(
+        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twenty chats read in one go were twenty turn starts queued on the loop ahead of the
+    editor's didChange that came with them: its check waited for all of them."""
+    workspace = str(tmp_path / "workspace")
+    await service.chat(workspace, None, "warm up")
+    order = noted_turn_starts(service, monkeypatch)
+
     async def editor() -> None:
         order.append("editor")
 
-    monkeypatch.setattr(service.lifecycle, "_start", starting)
     sessions = [service.new_session(workspace).id for _ in range(5)]
     for _ in sessions:
         adapter.text("fine")
@@ -121,14 +129,7 @@ async def test_a_chat_sent_alone_starts_its_turn_without_waiting_a_pass_of_the_l
     """Only a start that follows another in the same pass waits for the next pass."""
     workspace = str(tmp_path / "workspace")
     await service.chat(workspace, None, "warm up")
-    order: list[str] = []
-    start = service.lifecycle._start
-
-    def starting(*args: Any, **kwargs: Any) -> Any:
-        order.append("turn start")
-        return start(*args, **kwargs)
-
-    monkeypatch.setattr(service.lifecycle, "_start", starting)
+    order = noted_turn_starts(service, monkeypatch)
     loop = asyncio.get_running_loop()
     adapter.text("fine")
     alone = asyncio.ensure_future(service.chat(workspace, None, "go"))

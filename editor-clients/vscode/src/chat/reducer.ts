@@ -24,7 +24,7 @@ export function reduce(state: ChatState, message: ToWebview): ChatState {
     case 'ratingFailed':
       return updateTurn(state, message.turnId, (t) => ({ ...t, ratingError: message.failure }));
     case 'connection':
-      return { ...state, connected: message.connected, pending: message.connected ? state.pending : null };
+      return message.connected ? { ...state, connected: true } : { ...interruptRunning(state), connected: false, pending: null };
     case 'settings':
       return { ...state, routePreview: message.routePreview, previewDelayMs: message.previewDelayMs,
         preview: message.routePreview ? state.preview : null };
@@ -224,6 +224,17 @@ function result(state: ChatState, localId: string, outcome: ChatResult): ChatSta
     error: null, costUsd: null, tools: [], notices: [], explanation: null, explanationOpen: false,
   };
   return { ...base, entries: [...state.entries, finished(blank)] };
+}
+
+/**
+ * The daemon went away (it exited, was killed or is restarting): nothing it ran goes on, so a turn
+ * still answering stops showing "answering…" and shows `interrupted` (the restarted daemon's
+ * transcript, loaded when it is back, says the same).
+ */
+function interruptRunning(state: ChatState): ChatState {
+  if (!state.entries.some((e) => e.kind === 'turn' && e.status === 'running')) return state;
+  return { ...state, entries: state.entries.map((e) => (e.kind === 'turn' && e.status === 'running'
+    ? { ...e, status: 'interrupted' as const } : e)) };
 }
 
 /** A new question goes at the end of the chat; an answered one keeps its place and shows its outcome. */

@@ -48,6 +48,9 @@ const view = new TranscriptView(transcript, (turnId) => {
 }, {
   answer: (id, decision, reason) => vscode.postMessage({ type: 'approvalAnswer', id, decision, ...(reason ? { reason } : {}) }),
   openDiff: (id) => vscode.postMessage({ type: 'approvalDiff', id }),
+}, (text) => {
+  if (state.pending || !state.connected) return;
+  vscode.postMessage({ type: 'send', text });
 });
 
 /** The cards whose worker transcript was asked for and has not arrived yet. */

@@ -91,6 +91,9 @@ async function deniedCommandTellsTheModelWhy(ui, chat, fake) {
   const card = chat.locator('.approval[data-tool="run_command"][data-outcome="pending"]');
   await card.locator('.approval-command', { hasText: 'rm -rf build' }).waitFor();
   await card.locator('.approval-cwd', { hasText: 'in ' }).waitFor();
+  // The daemon's title "Run `rm -rf build`": the command as code, no backticks on screen.
+  await card.locator('.approval-title code', { hasText: 'rm -rf build' }).waitFor();
+  if ((await card.locator('.approval-title').innerText()).includes('`')) throw new Error('the card title shows backticks');
   await card.locator('.approval-reason').fill('keep the build cache');
   await ui.shot('chat-approval-command', card);
   await card.locator('.approval-button.deny').click();

@@ -4,7 +4,7 @@ import { attachmentLabel, resolveTokens, selectionAttachment, type EditorContext
 import { parseFromWebview } from '../../src/chat/messages';
 import { applyCodeParams, chatParams, revokeTrustParams } from '../../src/protocol/params';
 import type { ApprovalRequest } from '../../src/protocol/types';
-import { answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, type ApprovalHost } from '../../src/tools/approval';
+import { answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, titleParts, type ApprovalHost } from '../../src/tools/approval';
 import { trustItems } from '../../src/tools/trust';
 
 const EDIT: ApprovalRequest = {
@@ -33,6 +33,14 @@ function host(visible = true) {
 }
 
 describe('approval cards', () => {
+  it('shows the daemon\'s title with its `code` as code, never the backticks', () => {
+    assert.deepEqual(titleParts('Run `rm -rf build`'), { parts: [{ text: 'Run ', code: false }, { text: 'rm -rf build', code: true }],
+      plain: 'Run rm -rf build' });
+    assert.deepEqual(titleParts('Edit src/app.py'), { parts: [{ text: 'Edit src/app.py', code: false }], plain: 'Edit src/app.py' });
+    assert.equal(titleParts('Run `echo a` then `b`').plain, 'Run echo a then b');
+    assert.equal(titleParts('Run `echo `a`').plain, 'Run `echo `a`', 'an unclosed backtick stays text');
+  });
+
   it('show an edit as its diff, a command with its folder, a delegation with its task and tools', () => {
     const edit = approvalCard({ ...EDIT, diff: '--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-a\n+b\n' });
     assert.deepEqual([edit.kind, edit.diff, edit.canOpenDiff], ['edit', ['--- a/src/app.py', '+++ b/src/app.py', '@@ -1 +1 @@', '-a', '+b'], true]);

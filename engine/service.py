@@ -237,11 +237,12 @@ class Switchman:
                     raise InvalidAttachment("Images cannot be handed to a worker; send them in "
                                             "a message, or describe them in the task.")
                 return await self.user_delegation.run(
-                    live, message, attachment_blocks(live.folder, attachments or []))
+                    live, message, await asyncio.to_thread(attachment_blocks, live.folder,
+                                                           attachments or []))
             return await slash_commands.run(self.sessions, self.lifecycle, self.queries, live,
                                             message)
         text, override = self.router.parse(message)
-        attached = attachment_blocks(live.folder, attachments or [])
+        attached = await asyncio.to_thread(attachment_blocks, live.folder, attachments or [])
         if not text.strip() and not images and not attached:
             raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
         self.learning.message_sent(live.id, text, override.model if override else None)

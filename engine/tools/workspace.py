@@ -11,12 +11,13 @@ import asyncio
 import fnmatch
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from switchman.engine.errors import UnreadableFile
-from switchman.engine.files import read_head
+from switchman.engine.files import read_chunks
 from switchman.engine.providers.base import ToolSpec
 from switchman.engine.tools.arguments import (
     ToolOutcome,
@@ -36,6 +37,8 @@ MAX_READ_LINES = 2000
 MAX_LIST_ENTRIES = 500
 MAX_GREP_MATCHES = 200
 MAX_GREP_FILE_BYTES = 1024 * 1024
+MAX_SCAN_BYTES = 64 * 1024 * 1024
+"""read_file reaches lines within a file's first 64 MB (a start_line further in is refused)."""
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
                           ".mypy_cache", ".ruff_cache", ".pytest_cache", "dist", "build"})
 
@@ -111,20 +114,33 @@ class WorkspaceTools:
         path = self.resolve(args)
         start_line = whole_number_argument(args, "start_line")
         end_line = whole_number_argument(args, "end_line")
-        try:
-            data, whole = read_head(path, MAX_READ_BYTES)
-        except UnreadableFile as exc:
-            raise ToolRefused(f"'{self.relative(path)}' {exc.reason}.") from None
-        if b"\0" in data[:8192]:
-            raise ToolRefused(f"'{self.relative(path)}' is a binary file.")
-        lines = data.decode("utf-8", "replace").splitlines()
-        start = max(start_line or 1, 1)
-        end = min(end_line or len(lines), start + MAX_READ_LINES - 1)
-        chosen = lines[start - 1:end]
-        truncated = end < len(lines) or not whole
-        text = "\n".join(chosen) + ("\n[… truncated]" if truncated else "")
+        if start_line is not None and end_line is not None and end_line < start_line:
+            raise ToolRefused(f"'end_line' ({end_line}) is before 'start_line' ({start_line}); "
+                              "give the first and the last line to read.")
         rel = self.relative(path)
-        return ToolOutcome(text, summary=f"{rel}: {len(chosen)} lines", touched=[rel])
+        start = max(start_line or 1, 1)
+        try:
+            part = read_lines(path, start, end_line)
+        except UnreadableFile as exc:
+            raise ToolRefused(f"'{rel}' {exc.reason}.") from None
+        if part.binary:
+            raise ToolRefused(f"'{rel}' is a binary file.")
+        if start > 1 and not part.lines and not part.beyond_scan:
+            raise ToolRefused(f"'{rel}' has {_lines(part.total)}; start_line {start} is past "
+                              "its end.")
+        if part.beyond_scan:
+            raise ToolRefused(f"'{rel}' is too large to read from line {start}: read_file looks "
+                              f"at its first {MAX_SCAN_BYTES // (1024 * 1024)} MB only. Use "
+                              "run_command (for example sed or tail) for lines further in.")
+        text = "\n".join(part.lines)
+        last = start + len(part.lines) - 1
+        if part.cut_line:
+            text += (f"\n[… truncated: line {last} is longer than {MAX_READ_BYTES // 1024} KB; "
+                     "only its beginning is shown]")
+        elif part.more:
+            text += (f"\n[… truncated: lines {start}-{last} shown; read on with "
+                     f"start_line={last + 1}]")
+        return ToolOutcome(text, summary=f"{rel}: {len(part.lines)} lines", touched=[rel])
 
     def _list_files(self, args: dict[str, Any]) -> ToolOutcome:
         folder = self.resolve(args, default=".")
@@ -148,37 +164,70 @@ class WorkspaceTools:
         except RegexError as exc:
             raise ToolRefused(f"Invalid pattern: {exc}") from None
         where = self.resolve(args, default=".")
-        files = [where] if where.is_file() else self._walk(where)
+        if not where.is_dir():  # one file named: searched to the read cap, or told why not
+            hits: list[str] = []
+            self._grep_file(where, regex, hits, MAX_SCAN_BYTES, named=True)
+            rel = self.relative(where)
+            return ToolOutcome("\n".join(hits) or "(no matches)",
+                               summary=f"{len(hits)} matches in {rel}",
+                               touched=[rel] if hits else [])
         glob = text_argument(args, "glob")
-        hits: list[str] = []
+        hits = []
         touched: list[str] = []
-        for path in files:
+        too_large: list[str] = []
+        for path in self._walk(where):
             if glob and not fnmatch.fnmatch(path.name, glob):
                 continue
-            matched = self._grep_file(path, regex, hits)
-            if matched:
+            if _size(path) > MAX_GREP_FILE_BYTES:
+                too_large.append(self.relative(path))
+                continue
+            if self._grep_file(path, regex, hits, MAX_GREP_FILE_BYTES):
                 touched.append(self.relative(path))
             if len(hits) >= MAX_GREP_MATCHES:
                 break
-        return ToolOutcome("\n".join(hits) or "(no matches)",
-                           summary=f"{len(hits)} matches in {len(touched)} files", touched=touched)
+        text = "\n".join(hits) or "(no matches)"
+        if too_large:
+            shown = ", ".join(too_large[:5]) + (", …" if len(too_large) > 5 else "")
+            text += (f"\n[not searched: {len(too_large)} file(s) larger than "
+                     f"{MAX_GREP_FILE_BYTES // (1024 * 1024)} MB ({shown}); give one as the "
+                     "path to search it]")
+        return ToolOutcome(text, summary=f"{len(hits)} matches in {len(touched)} files",
+                           touched=touched)
 
-    def _grep_file(self, path: Path, regex: Any, hits: list[str]) -> bool:
+    def _grep_file(self, path: Path, regex: Any, hits: list[str], limit: int,
+                   named: bool = False) -> bool:
+        """Search one file; a file that cannot be searched is skipped, or refused when
+        ``named`` (the model asked for that file)."""
+        rel = self.relative(path)
+        if named and _size(path) > limit:
+            raise ToolRefused(f"'{rel}' is larger than {limit // (1024 * 1024)} MB, which grep "
+                              "does not search; use run_command (for example grep -n) for it.")
         try:
-            data, whole = read_head(path, MAX_GREP_FILE_BYTES)
-        except UnreadableFile:  # FIFOs, devices, loops: nothing to search
+            chunks = read_chunks(path, limit)
+            first = next(chunks, b"")
+        except UnreadableFile as exc:  # FIFOs, devices, loops: nothing to search
+            if named:
+                raise ToolRefused(f"'{rel}' {exc.reason}.") from None
             return False
-        if not whole:
-            return False
-        if b"\0" in data[:8192]:
+        if b"\0" in first[:8192]:
+            chunks.close()
+            if named:
+                raise ToolRefused(f"'{rel}' is a binary file.")
             return False
         matched = False
-        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
-            if regex.search(line) is not None:
-                hits.append(f"{self.relative(path)}:{number}: {line[:300]}")
-                matched = True
-                if len(hits) >= MAX_GREP_MATCHES:
-                    break
+        try:
+            lines = _split_lines(_prepend(first, chunks), MAX_READ_BYTES)
+            for number, (raw, _cut) in enumerate(lines, start=1):
+                line = raw.decode("utf-8", "replace")
+                if regex.search(line) is not None:
+                    hits.append(f"{rel}:{number}: {line[:300]}")
+                    matched = True
+                    if len(hits) >= MAX_GREP_MATCHES:
+                        break
+        except UnreadableFile:
+            return matched
+        finally:
+            chunks.close()
         return matched
 
     def _walk(self, folder: Path) -> Iterator[Path]:
@@ -188,3 +237,106 @@ class WorkspaceTools:
                 path = Path(current) / name
                 if self.workspace.contains(path):  # no symlinks out
                     yield path
+
+
+@dataclass
+class LinePart:
+    """Some lines of a file, as :func:`read_lines` found them."""
+
+    lines: list[str] = field(default_factory=list)
+    total: int = 0
+    """Lines seen; all of the file's when ``past_end``."""
+    more: bool = False
+    """Lines follow that were left out for the caps (not for ``end``)."""
+    cut_line: bool = False
+    """The last line is longer than the byte cap; only its beginning is given."""
+    binary: bool = False
+    beyond_scan: bool = False
+    """``start`` lies beyond the first :data:`MAX_SCAN_BYTES` of the file."""
+
+
+def read_lines(path: Path, start: int, end: int | None) -> LinePart:
+    """Lines ``start``..``end`` (1-based; to the caps when ``end`` is None) of a text file.
+
+    Reads on from the start of the file without holding more than the lines it keeps,
+    so any line of the file's first :data:`MAX_SCAN_BYTES` can be read, and at most
+    :data:`MAX_READ_LINES` lines or :data:`MAX_READ_BYTES` are given at once.
+    """
+    part = LinePart()
+    chunks = read_chunks(path, MAX_SCAN_BYTES + 1)  # a generator: closed below
+
+    def checked() -> Iterator[bytes]:
+        scanned = 0
+        for chunk in chunks:
+            if scanned == 0 and b"\0" in chunk[:8192]:
+                part.binary = True
+                return
+            scanned += len(chunk)
+            if scanned > MAX_SCAN_BYTES:
+                part.beyond_scan = True
+                return
+            yield chunk
+
+    size = 0
+    try:
+        for number, (line, cut) in enumerate(_split_lines(checked(), MAX_READ_BYTES), start=1):
+            part.total = number
+            if number < start:
+                continue
+            if end is not None and number > end:
+                break
+            full = len(part.lines) >= MAX_READ_LINES
+            if full or (part.lines and size + len(line) > MAX_READ_BYTES):
+                part.more = True
+                break
+            part.lines.append(line.decode("utf-8", "replace").removesuffix("\r"))
+            size += len(line) + 1
+            if cut:
+                part.cut_line = True
+                break
+    finally:
+        chunks.close()
+    if part.beyond_scan and part.lines:  # what was found is given; the rest is "more"
+        part.beyond_scan, part.more = False, True
+    return part
+
+
+def _split_lines(chunks: Iterable[bytes], longest: int) -> Iterator[tuple[bytes, bool]]:
+    """Each line of the data (without its newline), cut to ``longest`` bytes, and whether
+    it was cut; a line's cut-off rest is never held in memory."""
+    pending = bytearray()
+    cut = False
+    for chunk in chunks:
+        position = 0
+        while True:
+            newline = chunk.find(b"\n", position)
+            stop = len(chunk) if newline < 0 else newline
+            if not cut:
+                pending += chunk[position:stop]
+                if len(pending) > longest:
+                    del pending[longest:]
+                    cut = True
+            if newline < 0:
+                break
+            yield bytes(pending), cut
+            pending.clear()
+            cut = False
+            position = newline + 1
+    if pending or cut:
+        yield bytes(pending), cut
+
+
+def _prepend(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    yield first
+    yield from rest
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _lines(count: int) -> str:
+    return f"{count} line" if count == 1 else f"{count} lines"

@@ -56,6 +56,19 @@ export function approvalCard(request: ApprovalRequest): ApprovalCard {
   };
 }
 
+/**
+ * The daemon's one-line title ("Run `make test`") in pieces: the `code` spans shown as code, the
+ * rest as text, never the backticks themselves. `plain` is the same line without them (for
+ * notifications and screen readers).
+ */
+export function titleParts(title: string): { parts: { text: string; code: boolean }[]; plain: string } {
+  const pieces = title.split('`');
+  // An odd backtick (no closing one) is text, as Markdown would show it.
+  if (pieces.length % 2 === 0) return { parts: [{ text: title, code: false }], plain: title };
+  const parts = pieces.map((text, i) => ({ text, code: i % 2 === 1 })).filter((p) => p.text !== '');
+  return { parts, plain: pieces.join('') };
+}
+
 /** The card once answered (or withdrawn by the daemon). */
 export function answered(card: ApprovalCard, answer: ApprovalAnswer | 'withdrawn'): ApprovalCard {
   if (answer === 'withdrawn') return { ...card, outcome: 'withdrawn', reason: null };

@@ -107,12 +107,16 @@ function M.stored(root, detail)
     local worker, record = workers[id] or {}, recorded[id] or {}
     local failure = results[id]
     local status = (failure == nil or failure == 'cancelled_by_user') and 'cancelled' or failure and 'failed' or 'completed'
+    if present(record.status) then -- how the session recorded it ended (`interrupted` when its daemon died)
+      status, failure = record.status, present(record.error) and record.error or nil
+    end
     local update = {
       tier = input.tier, worker_tier = record.worker_tier, floor_applied = record.floor_applied, task = input.task,
       model = present(worker.model) and worker.model or record.model, turns = worker.turns or 0,
       cost_usd = worker.cost_usd or '0', status = status, error = failure or nil,
     }
-    out[id] = { M.line(root, update), hl = HIGHLIGHT[update.status] }
+    -- `unanswered`: no result was stored (the daemon died first); the line goes under the call
+    out[id] = { M.line(root, update), hl = HIGHLIGHT[update.status], unanswered = results[id] == nil }
   end
   return out
 end

@@ -237,6 +237,22 @@ function interruptRunning(state: ChatState): ChatState {
     ? { ...e, status: 'interrupted' as const } : e)) };
 }
 
+/**
+ * The chat as shown: a question about a turn's own tool call goes inside that turn, with its tool
+ * lines (above the answer the turn writes after it, not below it); a question of a worker or of the
+ * user's own `/delegate` (no turn of this chat) stays an entry of its own, where it was asked.
+ */
+export function approvalsInTurns(entries: Entry[]): { shown: Entry[]; byTurn: Map<string, ApprovalCard[]> } {
+  const turns = new Set(entries.flatMap((e) => (e.kind === 'turn' ? [e.id] : [])));
+  const byTurn = new Map<string, ApprovalCard[]>();
+  const shown = entries.filter((e) => {
+    if (e.kind !== 'approval' || !turns.has(e.card.turnId)) return true;
+    byTurn.set(e.card.turnId, [...(byTurn.get(e.card.turnId) ?? []), e.card]);
+    return false;
+  });
+  return { shown, byTurn };
+}
+
 /** A new question goes at the end of the chat; an answered one keeps its place and shows its outcome. */
 function upsertApproval(state: ChatState, card: ApprovalCard): ChatState {
   const known = state.entries.some((e) => e.kind === 'approval' && e.id === card.id);

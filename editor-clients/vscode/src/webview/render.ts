@@ -1,10 +1,12 @@
 /** DOM rendering of the chat transcript: each entry, and each part of a turn, is re-rendered only when it changes. */
 
-import { formatUsd, shortModelName } from '../common/format';
+import { shortModelName } from '../common/format';
 import type { Explanation } from '../chat/chain';
 import type { CodeAction, DelegationEntry, Entry, TurnEntry } from '../chat/messages';
 import type { Rating } from '../protocol/params';
-import { DELEGATE_TOOL } from '../chat/delegations';
+import { DELEGATE_TOOL, turnCostLabel } from '../chat/delegations';
+import { approvalsInTurns } from '../chat/reducer';
+import type { ApprovalCard } from '../tools/approval';
 import { bannerView } from '../chat/banners';
 import { delegationCardPart, type CardActions } from './delegationCard';
 import { approvalCardElement, type ApprovalActions } from './approvalCard';
@@ -32,16 +34,18 @@ export class TranscriptView {
   }
 
   render(entries: Entry[]): void {
-    this.entries.render(entries.map((entry, i) => this.partOf(entry, i === entries.length - 1)));
+    const { shown, byTurn } = approvalsInTurns(entries);
+    this.entries.render(shown.map((entry, i) => this.partOf(entry, i === shown.length - 1, byTurn.get(entry.id) ?? [])));
   }
 
-  private partOf(entry: Entry, last: boolean): Part {
+  private partOf(entry: Entry, last: boolean, approvals: ApprovalCard[]): Part {
     const key = `${entry.kind}:${entry.id}`;
     switch (entry.kind) {
       case 'turn': {
         // The daemon acts on the suggestion of the last turn only, once it has ended.
         const actionable = last && entry.status !== 'running';
-        return containerPart(key, [entry, actionable], 'div', (element) => this.updateTurn(element, entry, actionable));
+        return containerPart(key, [entry, actionable, approvals], 'div',
+          (element) => this.updateTurn(element, entry, actionable, approvals));
       }
       case 'delegation': // a worker the user started with /delegate: the card is the whole entry
         return containerPart(key, entry, 'div', (element) => {
@@ -69,12 +73,12 @@ export class TranscriptView {
     }
   }
 
-  private updateTurn(element: HTMLElement, turn: TurnEntry, actionable: boolean): void {
+  private updateTurn(element: HTMLElement, turn: TurnEntry, actionable: boolean, approvals: ApprovalCard[]): void {
     setAttributes(element, { class: `entry turn ${turn.status}`, 'data-turn': turn.id, 'data-status': turn.status });
-    renderParts(element, this.turnParts(turn, actionable));
+    renderParts(element, this.turnParts(turn, actionable, approvals));
   }
 
-  private turnParts(turn: TurnEntry, actionable: boolean): Part[] {
+  private turnParts(turn: TurnEntry, actionable: boolean, approvals: ApprovalCard[]): Part[] {
     const parts = [this.headPart(turn)];
     if (turn.explanationOpen && turn.explanation) {
       const explanation = turn.explanation;
@@ -90,6 +94,10 @@ export class TranscriptView {
     }
     const actions = this.cards;
     if (actions) for (const card of cards) parts.push(delegationCardPart(turn.id, card, actions));
+    const approvalActions = this.approvals;
+    if (approvalActions) {
+      for (const card of approvals) parts.push(part(`approval:${card.id}`, card, () => approvalCardElement(card, approvalActions)));
+    }
     turn.notices.forEach((notice, i) => parts.push(part(`notice:${i}`, notice, () => el('div', { class: 'notice' }, [notice]))));
     parts.push(containerPart('body', [turn.text, turn.status === 'running'], 'div', (body) => {
       setAttributes(body, { class: 'body markdown' });
@@ -260,7 +268,8 @@ function statusLine(turn: TurnEntry): string {
   const parts: string[] = [];
   if (turn.status === 'running') parts.push('answering…');
   else if (turn.status !== 'completed') parts.push(turn.status);
-  if (turn.costUsd !== null && turn.status !== 'running') parts.push(formatUsd(turn.costUsd));
+  const cost = turn.status !== 'running' ? turnCostLabel(turn.costUsd, turn.delegations) : null;
+  if (cost) parts.push(cost);
   return parts.join(' · ');
 }
 

@@ -71,6 +71,9 @@ async function editApprovedInTheCardReachesTheBuffer(ui, chat, fake, workspace) 
   const done = chat.locator('.approval[data-tool="edit_file"][data-outcome="allowed_once"]');
   await done.locator('.approval-outcome', { hasText: 'Allowed once.' }).waitFor();
   await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'now checks the password' }).waitFor();
+  // The answered card stays in its turn, above the answer written after it (it was below, like a new exchange).
+  const turn = chat.locator('.entry.turn[data-status="completed"]', { hasText: 'now checks the password' });
+  await turn.locator('.approval[data-outcome="allowed_once"] + .body, .approval[data-outcome="allowed_once"] ~ .body').first().waitFor();
   // The diff editor closes with the answer; the change is in the buffer, unsaved (the disk is as before).
   await ui.page.locator('.tab', { hasText: '(proposed)' }).waitFor({ state: 'detached' });
   await editorLine(ui, 'return check(user, password)').waitFor();

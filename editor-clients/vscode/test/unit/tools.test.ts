@@ -6,6 +6,8 @@ import { applyCodeParams, chatParams, revokeTrustParams } from '../../src/protoc
 import type { ApprovalRequest } from '../../src/protocol/types';
 import { answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, titleParts, type ApprovalHost } from '../../src/tools/approval';
 import { trustItems } from '../../src/tools/trust';
+import { approvalsInTurns } from '../../src/chat/reducer';
+import type { Entry } from '../../src/chat/messages';
 
 const EDIT: ApprovalRequest = {
   id: 'A1', workspace: 'file:///w', session_id: 'S1', turn_id: 'T1', tool: 'edit_file', tool_class: 'write',
@@ -33,6 +35,17 @@ function host(visible = true) {
 }
 
 describe('approval cards', () => {
+  it('go inside the turn whose tool call they are about; a question of no turn of the chat stays on its own', () => {
+    const turn = { kind: 'turn', id: 'T1', model: null, summary: null, banners: [], text: 'Done.', status: 'completed', error: null,
+      costUsd: null, tools: [], notices: [], explanation: null, explanationOpen: false } as Entry;
+    const own = { kind: 'approval', id: 'A1', card: approvalCard(EDIT) } as Entry;
+    const worker = { kind: 'approval', id: 'A9', card: approvalCard({ ...COMMAND, id: 'A9', turn_id: 'W1', is_worker: true }) } as Entry;
+    const user = { kind: 'user', id: 'L2', text: 'next' } as Entry;
+    const { shown, byTurn } = approvalsInTurns([turn, own, worker, user]);
+    assert.deepEqual(shown.map((e) => e.id), ['T1', 'A9', 'L2']);
+    assert.deepEqual(byTurn.get('T1')?.map((c) => c.id), ['A1']);
+  });
+
   it('shows the daemon\'s title with its `code` as code, never the backticks', () => {
     assert.deepEqual(titleParts('Run `rm -rf build`'), { parts: [{ text: 'Run ', code: false }, { text: 'rm -rf build', code: true }],
       plain: 'Run rm -rf build' });

@@ -255,3 +255,14 @@ function firstLine(text: string): string {
 function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
+
+/**
+ * A finished turn's cost as the chat shows it: its own calls plus its workers' (rolled up, as the
+ * session's totals are), naming the workers' share: `$0.01 incl. workers $0.0027`.
+ */
+export function turnCostLabel(costUsd: string | null, cards: readonly DelegationCard[] | undefined): string | null {
+  if (costUsd === null) return null;
+  const workers = (cards ?? []).reduce((sum, card) => sum + (Number(card.costUsd) || 0), 0);
+  if (workers === 0) return formatUsd(costUsd);
+  return `${formatUsd(String(Number(costUsd) + workers))} incl. workers ${formatUsd(String(workers))}`;
+}

@@ -1,10 +1,10 @@
 /** DOM rendering of the chat transcript: each entry, and each part of a turn, is re-rendered only when it changes. */
 
-import { formatUsd, shortModelName } from '../common/format';
+import { shortModelName } from '../common/format';
 import type { Explanation } from '../chat/chain';
 import type { CodeAction, DelegationEntry, Entry, TurnEntry } from '../chat/messages';
 import type { Rating } from '../protocol/params';
-import { DELEGATE_TOOL } from '../chat/delegations';
+import { DELEGATE_TOOL, turnCostLabel } from '../chat/delegations';
 import { approvalsInTurns } from '../chat/reducer';
 import type { ApprovalCard } from '../tools/approval';
 import { bannerView } from '../chat/banners';
@@ -268,7 +268,8 @@ function statusLine(turn: TurnEntry): string {
   const parts: string[] = [];
   if (turn.status === 'running') parts.push('answering…');
   else if (turn.status !== 'completed') parts.push(turn.status);
-  if (turn.costUsd !== null && turn.status !== 'running') parts.push(formatUsd(turn.costUsd));
+  const cost = turn.status !== 'running' ? turnCostLabel(turn.costUsd, turn.delegations) : null;
+  if (cost) parts.push(cost);
   return parts.join(' · ');
 }
 

@@ -343,6 +343,9 @@ async function delegationShowsAsALiveCard(ui, chat, fake) {
   await fake.release();
   await chat.locator('.delegation[data-status="completed"] .delegation-meta', { hasText: 'done · 1 turn · $' }).waitFor();
   await chat.locator('.entry.turn[data-status="completed"] .markdown code', { hasText: 'login()' }).waitFor();
+  // The turn's cost includes its worker's (it showed the planner's calls only, beside the card's own cost).
+  await chat.locator('.entry.turn[data-status="completed"]:has(.delegation[data-tool-use="toolu_e2e_delegate"]) .turn-status',
+    { hasText: 'incl. workers $' }).waitFor();
   await stillKept(card, 'the delegation card');
   const selected = await selectedText(chat);
   if (!selected.includes('List the functions in src/login.py')) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyDelegation, cardView, storedDelegations, toggleCard, workerTranscript, type DelegationCard } from '../../src/chat/delegations';
+import { applyDelegation, cardView, storedDelegations, toggleCard, turnCostLabel, workerTranscript, type DelegationCard } from '../../src/chat/delegations';
 import { initialChatState, parseFromWebview, type ChatState, type ToWebview, type TurnEntry } from '../../src/chat/messages';
 import { allCards, markStopping, reduce, toggleDelegation } from '../../src/chat/reducer';
 import { transcriptEntries } from '../../src/chat/transcript';
@@ -27,6 +27,15 @@ function cards(state: ChatState): DelegationCard[] {
 }
 
 describe('delegation cards', () => {
+  it('roll the workers\' cost up into their turn\'s, naming their share', () => {
+    const worker = { costUsd: '0.002725' } as DelegationCard;
+    assert.equal(turnCostLabel('0.007575', [worker]), '$0.01 incl. workers $0.0027');
+    assert.equal(turnCostLabel('0.007575', [worker, { costUsd: '0' } as DelegationCard]), '$0.01 incl. workers $0.0027');
+    assert.equal(turnCostLabel('0.007575', []), '$0.0076');
+    assert.equal(turnCostLabel('0.007575', undefined), '$0.0076');
+    assert.equal(turnCostLabel(null, [worker]), null);
+  });
+
   const routed: ToWebview = { type: 'event', event: { type: 'routeDecided', params: route } };
 
   it('a card appears inside the planner turn and follows the worker live until it ends', () => {

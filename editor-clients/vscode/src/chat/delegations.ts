@@ -136,7 +136,9 @@ export function storedDelegations(messages: readonly Message[], workers: readonl
       status: storedStatus(result, turnStatus, failure),
       turns: worker?.turns ?? 0,
       costUsd: worker?.cost_usd ?? '0',
-      error: failure,
+      // No result when the daemon died while the worker ran: the record says `interrupted` (the
+      // turn's own failure, just below the card, says the rest).
+      error: failure ?? (result ? null : record?.error ?? null),
     });
   }
   return cards;

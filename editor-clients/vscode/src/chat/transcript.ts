@@ -147,8 +147,9 @@ function toolActivity(messages: Message[]): ToolActivity[] {
     if (block.type === 'tool_use') {
       tools.set(block.id, { id: block.id, name: block.name, input: block.input, status: 'done' });
     } else if (block.type === 'tool_result' && block.is_error) {
+      // Live, the line said why (`error: denied`); a reloaded chat says it too, from the result.
       const tool = tools.get(block.tool_use_id);
-      if (tool) tool.status = 'error';
+      if (tool) Object.assign(tool, { status: 'error', ...(block.content.trim() ? { summary: firstLine(block.content.trim()) } : {}) });
     }
   }
   return [...tools.values()];

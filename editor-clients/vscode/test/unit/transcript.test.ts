@@ -37,7 +37,8 @@ describe('transcriptEntries', () => {
     const first = entries[1];
     assert.ok(first.kind === 'turn');
     assert.equal(first.text, 'Reading.\n\nFix: typo');
-    assert.deepEqual(first.tools.map((t) => [t.name, t.status]), [['read_file', 'error']]);
+    assert.deepEqual(first.tools.map((t) => [t.name, t.status, t.summary]), [['read_file', 'error', 'boom']],
+      'a failed tool says why, as it did live');
     const second = entries[3];
     assert.ok(second.kind === 'turn' && second.status === 'failed' && second.error?.message === 'server error (500)');
   });

@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Generator
 from pathlib import Path
 
 from switchman.engine.errors import UnreadableFile
@@ -81,6 +82,23 @@ def decode_utf8(path: str, data: bytes) -> str:
 
 
 def _read(path: Path, limit: int) -> tuple[bytes, bool]:
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in read_chunks(path, limit + 1):
+        chunks.append(chunk)
+        size += len(chunk)
+    data = b"".join(chunks)
+    return data[:limit], len(data) <= limit
+
+
+def read_chunks(path: str | Path, limit: int) -> Generator[bytes, None, None]:
+    """The bytes of a regular file, in chunks, at most ``limit`` of them in all.
+
+    The same checks as :func:`read_head` (a regular file, opened without blocking);
+    for reading further into a big file without holding it in memory. The file is
+    closed when the iteration ends or the iterator is closed.
+    """
+    path = Path(path)
     _check_regular(path, _stat(path))
     try:
         fd = os.open(path, _OPEN_FLAGS)
@@ -88,20 +106,18 @@ def _read(path: Path, limit: int) -> tuple[bytes, bool]:
         raise _refusal(path, exc) from None
     try:
         _check_regular(path, os.fstat(fd))  # the path may have been swapped since the stat
-        chunks: list[bytes] = []
         size = 0
-        while size <= limit:
-            chunk = os.read(fd, min(_CHUNK, limit + 1 - size))
+        while size < limit:
+            try:
+                chunk = os.read(fd, min(_CHUNK, limit - size))
+            except OSError as exc:
+                raise _refusal(path, exc) from None
             if not chunk:
                 break
-            chunks.append(chunk)
             size += len(chunk)
-    except OSError as exc:
-        raise _refusal(path, exc) from None
+            yield chunk
     finally:
         os.close(fd)
-    data = b"".join(chunks)
-    return data[:limit], len(data) <= limit
 
 
 def _stat(path: Path) -> os.stat_result:

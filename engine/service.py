@@ -238,11 +238,16 @@ class Switchman:
                     raise InvalidAttachment("Images cannot be handed to a worker; send them in "
                                             "a message, or describe them in the task.")
                 return await self.user_delegation.run(
-                    live, message, attachment_blocks(live.folder, attachments or []))
+                    live, message, await asyncio.to_thread(attachment_blocks, live.folder,
+                                                           attachments or []))
             return await slash_commands.run(self.sessions, self.lifecycle, self.queries, live,
                                             message)
         text, override = self.router.parse(message)
-        attached = attachment_blocks(live.folder, attachments or [])
+        # Files are read on a thread, but a message without any starts its turn in this pass
+        # (a thread's round trip was ~0.25 ms before the first token, and the turn's start
+        # would no longer see the configuration settle() looked at)
+        attached = await asyncio.to_thread(attachment_blocks, live.folder, attachments) \
+            if attachments else []
         if not text.strip() and not images and not attached:
             raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
         self.learning.message_sent(live.id, text, override.model if override else None)

@@ -69,6 +69,7 @@ IN_FORCE_FILE = "file"
 IN_FORCE_LAST_GOOD = "last-known-good"
 IN_FORCE_BUILTIN = "built-in"
 log = logging.getLogger(__name__)
+_MISSING = object()
 
 
 @dataclass
@@ -160,6 +161,9 @@ class ConfigStore:
         self._builtin_registry: ModelRegistry | None = None
         self._looks: dict[Path, tuple[int, int] | None] | None = None
         """The file signatures :meth:`settle` saw, used until its pass of the event loop ends."""
+        self._answers: dict[object, Any] | None = None
+        """While :attr:`_looks` holds: what the public methods answered from those signatures
+        (the same until a check is applied; a turn's start asks about thirty times)."""
 
     @property
     def models_path(self) -> Path:
@@ -176,8 +180,21 @@ class ConfigStore:
         """The user's profiles.yaml (it may not exist)."""
         return self._profiles.path
 
+    def _answer(self, key: object, compute: Callable[..., Any], *args: Any) -> Any:
+        """``compute(*args)``, asked once per look at the files (see :meth:`settle`)."""
+        answers = self._answers
+        if answers is None:
+            return compute(*args)
+        found = answers.get(key, _MISSING)
+        if found is _MISSING:
+            found = answers[key] = compute(*args)
+        return found
+
     def user_profiles(self) -> ProfileSet:
         """The built-in profiles and the user's own, with the user's global default."""
+        return cast("ProfileSet", self._answer("user_profiles", self._user_profiles))
+
+    def _user_profiles(self) -> ProfileSet:
         registry = self.registry()
 
         checker: Checker = (check_profiles_text, (registry,))
@@ -192,6 +209,10 @@ class ConfigStore:
     def profiles(self, folder: str | None) -> ProfileSet:
         """Every profile usable in ``folder``: built-in, the user's, the workspace's (narrowed
         to the user's), with the global and workspace defaults."""
+        return cast("ProfileSet", self._answer(("profiles", folder), self._folder_profiles,
+                                               folder))
+
+    def _folder_profiles(self, folder: str | None) -> ProfileSet:
         user = self.user_profiles()
         if folder is None:
             return user
@@ -211,6 +232,9 @@ class ConfigStore:
 
     def registry(self) -> ModelRegistry:
         """The model registry in force."""
+        return cast("ModelRegistry", self._answer("registry", self._registry))
+
+    def _registry(self) -> ModelRegistry:
         checker: Checker = (_check_models, ())
         value = self._refresh(self._models, checker, None, FileKind.MODELS, None)
         if value is not None:
@@ -221,6 +245,9 @@ class ConfigStore:
 
     def policy(self) -> RoutingPolicy:
         """The user-level routing policy in force."""
+        return cast("RoutingPolicy", self._answer("policy", self._policy))
+
+    def _policy(self) -> RoutingPolicy:
         registry = self.registry()
 
         checker: Checker = (_check_routing, (registry,))
@@ -239,6 +266,10 @@ class ConfigStore:
         """The workspace's own ``.switchman/routing.yaml`` policy, if it has a usable one."""
         if folder is None:
             return None
+        return cast("WorkspacePolicy | None", self._answer(("workspace", folder),
+                                                           self._workspace_policy, folder))
+
+    def _workspace_policy(self, folder: str) -> WorkspacePolicy | None:
         registry = self.registry()
         slot = self._workspaces.get(folder)
         if slot is None:
@@ -249,6 +280,10 @@ class ConfigStore:
 
     def effective(self, folder: str | None) -> EffectivePolicy:
         """The policy that routes turns in ``folder`` (global plus workspace overlays)."""
+        return cast("EffectivePolicy", self._answer(("effective", folder),
+                                                    self._effective_policy, folder))
+
+    def _effective_policy(self, folder: str | None) -> EffectivePolicy:
         policy, workspace = self.policy(), self.workspace(folder)
         known = self._effective.get(folder)
         if known is None or known[0] is not policy or known[1] is not workspace:
@@ -301,7 +336,7 @@ class ConfigStore:
         for slot in self._slots():
             slot.signature = None
             slot.loaded = False
-        self._looks = None
+        self._looks = self._answers = None
         LAST_CHECKS.forget()
         if self._background:
             CHECKS.submit(forget_checks)  # runs before any check asked for after it
@@ -315,10 +350,10 @@ class ConfigStore:
         """Start a new look at the files, kept until this pass of the event loop ends."""
         if self._looks is None:
             asyncio.get_running_loop().call_soon(self._forget_looks)
-        self._looks = {}
+        self._looks, self._answers = {}, {}
 
     def _forget_looks(self) -> None:
-        self._looks = None
+        self._looks = self._answers = None
 
     def _signature(self, path: Path) -> tuple[int, int] | None:
         """The file's signature: as :meth:`settle` saw it during its pass, else looked up."""
@@ -382,6 +417,8 @@ class ConfigStore:
             return None, [_stopped(slot.path)]
 
     def _apply(self, slot: _Slot[T], checked: Checked) -> T | None:
+        if self._answers is not None:  # a file's new value: everything is asked afresh
+            self._answers.clear()
         value, problems = checked
         slot.problems = [p for p in problems if p is not None]
         if value is not None:

@@ -32,6 +32,7 @@ import re
 import sys
 import zlib
 from array import array
+from collections.abc import Iterable
 from typing import TypeAlias
 
 from switchman.engine.routing.context import TurnContext
@@ -82,12 +83,23 @@ def fingerprint(ctx: TurnContext) -> Vector:
         vector.extend(array("f", bytes(4 * STRUCTURAL_DIMENSIONS)))
     else:
         vector = array("f", bytes(4 * DIMENSIONS))
-        for bucket, value in _weighted(_unit(lexical_block(ctx.message)), LEXICAL_SHARE).items():
-            vector[bucket] = value
-    structure = _weighted(_unit(structural_block(ctx)), 1 - LEXICAL_SHARE)
-    for bucket, value in structure.items():
-        vector[LEXICAL_DIMENSIONS + bucket] = value
+        _put(vector, 0, lexical_block(ctx.message), _LEXICAL_FACTOR)
+    _put(vector, LEXICAL_DIMENSIONS, structural_block(ctx), _STRUCTURAL_FACTOR)
     return vector
+
+
+def _put(vector: Vector, offset: int, block: Block, factor: float) -> None:
+    """``_weighted(_unit(block))`` written into ``vector`` from ``offset``: the same float32
+    roundings, step by step, without the dictionaries in between (every turn is
+    fingerprinted before its request leaves)."""
+    if not block:
+        return
+    values: Iterable[float] = block.values()
+    norm = array("f", [math.sqrt(math.fsum([x * x for x in values]))])[0]
+    if norm:
+        values = array("f", [x / norm for x in values]).tolist()
+    for bucket, value in zip(block, array("f", [x * factor for x in values]), strict=True):
+        vector[offset + bucket] = value
 
 
 def lexical_block(text: str) -> Block:
@@ -176,6 +188,11 @@ def _weighted(block: Block, share: float) -> Block:
     """``block`` times the square root of its share."""
     factor = _float32({0: math.sqrt(share)})[0]
     return _float32({b: x * factor for b, x in block.items()})
+
+
+_LEXICAL_FACTOR = array("f", [math.sqrt(LEXICAL_SHARE)])[0]
+_STRUCTURAL_FACTOR = array("f", [math.sqrt(1 - LEXICAL_SHARE)])[0]
+"""What :func:`_weighted` multiplies each block by (the square root of its share, float32)."""
 
 
 def _float32(block: dict[int, float]) -> Block:

@@ -13,10 +13,9 @@ large pattern stores").
 
 from __future__ import annotations
 
-import heapq
 import sys
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from switchman.engine.learning import database as db
 from switchman.engine.learning.columns import ScoringColumns
@@ -30,6 +29,10 @@ _ONE = 1 << FRACTION
 _LANE_BITS = 64
 _PLUS_128 = bytes((i + 128) % 256 for i in range(256))
 """An int8 code's byte → the code plus 128 (0-255)."""
+_INVERSE_ONE = 2.0 ** -FRACTION
+"""An integer times this is the integer over ``_ONE``, rounded alike (a power of two)."""
+_FLAGS = bytes([0] + [1] * 255)
+"""A byte → 1 if it is not zero."""
 
 
 def encode(vector: Sequence[float]) -> tuple[bytes, float]:
@@ -61,6 +64,8 @@ class ExactIndex:
         self._scales: list[float] = []
         self._columns: list[int] | None = None
         """Each dimension's lanes: built at the first query, then kept up to date."""
+        self._constants = (0, 0, 0)
+        """For the last count of rows queried: the count, 1 and 2^63 in each lane."""
 
     def __len__(self) -> int:
         return len(self._scales)
@@ -82,20 +87,36 @@ class ExactIndex:
         if rows == 0 or k <= 0:
             return [], []
         columns = self._built_columns()
+        if len(vector) != len(columns):
+            raise ValueError(f"a query of {len(vector)} values for {len(columns)} dimensions")
         positive = negative = total = 0
-        for value, column in zip(map(float, vector), columns, strict=True):
+        for dimension in _non_zero(vector):
+            value = float(vector[dimension])
             if value:
                 q = round(value * _ONE)
                 if q > 0:
-                    positive += q * column
+                    positive += q * columns[dimension]
                 else:
-                    negative -= q * column
+                    negative -= q * columns[dimension]
                 total += q
-        offset = 128 * total
-        sims = [scale * ((p - n - offset) / _ONE) for scale, p, n in zip(
-            self._scales, _lanes(positive, rows), _lanes(negative, rows), strict=True)]
-        best = heapq.nlargest(k, range(rows), key=sims.__getitem__)
+        # Each row's lane of positive - negative - 128·total (below 2^55 in magnitude for a
+        # unit vector), plus 2^63 so that no lane borrows from the next; the 2^63 then
+        # flipped back: the lanes read as signed integers are the rows' sums.
+        ones, signs = self._lane_constants(rows)
+        lanes = _signed_lanes((positive - negative + ((1 << 63) - 128 * total) * ones) ^ signs,
+                              rows)
+        sims = [scale * (lane * _INVERSE_ONE) for scale, lane in zip(
+            self._scales, lanes, strict=True)]
+        # sorted is stable: equal cosines keep the lower position first, as nlargest does
+        best = sorted(range(rows), key=sims.__getitem__, reverse=True)[:k]
         return best, [sims[p] for p in best]
+
+    def _lane_constants(self, rows: int) -> tuple[int, int]:
+        """1 and 2^63 in each of ``rows`` lanes."""
+        if self._constants[0] != rows:
+            ones = int.from_bytes((b"\1" + bytes(_LANE_BITS // 8 - 1)) * rows, "little")
+            self._constants = (rows, ones, ones << 63)
+        return self._constants[1], self._constants[2]
 
     def drop_oldest(self, count: int) -> None:
         """Forget the first ``count`` positions."""
@@ -113,9 +134,23 @@ class ExactIndex:
         return self._columns
 
 
-def _lanes(value: int, count: int) -> array[int]:
-    """The ``count`` 64-bit lanes of ``value``, lowest first."""
-    lanes = array("Q", value.to_bytes(_LANE_BITS // 8 * count, "little"))
+def _non_zero(vector: Sequence[float]) -> Iterable[int]:
+    """The dimensions where ``vector`` may be non-zero, in order: for a fingerprint (float32,
+    mostly zeros) found by searching its bytes, not by a loop over all its dimensions."""
+    if not (isinstance(vector, array) and vector.typecode == "f"):
+        return range(len(vector))
+    flags = vector.tobytes().translate(_FLAGS)
+    found = []
+    at = flags.find(1)
+    while at >= 0:
+        found.append(dimension := at >> 2)
+        at = flags.find(1, (dimension + 1) << 2)
+    return found
+
+
+def _signed_lanes(value: int, count: int) -> array[int]:
+    """The ``count`` 64-bit lanes of ``value``, lowest first, as signed integers."""
+    lanes = array("q", value.to_bytes(_LANE_BITS // 8 * count, "little"))
     if sys.byteorder == "big":
         lanes.byteswap()
     return lanes

@@ -177,7 +177,7 @@ class PolicyChain:
         if override is None:
             return _na(Policy.PER_MESSAGE_OVERRIDE, "no @model token in message")
         return self._try(Policy.PER_MESSAGE_OVERRIDE, override.model, ctx,
-                         f'override "@{override.token}"')
+                         override.reason or f'override "@{override.token}"')
 
     def _sticky(self, sticky: str | None, ctx: TurnContext) -> PolicyEvaluation:
         if sticky is None:

@@ -12,6 +12,7 @@ from switchman.engine.routing.decision import (
     ValidationFailure,
     Verdict,
 )
+from switchman.engine.routing.overrides import ROUTE_OVERRIDE_REASON, ROUTE_OVERRIDE_SUMMARY
 from switchman.engine.routing.validation import CandidateValidator
 
 _LABELS = {
@@ -54,6 +55,8 @@ def short_reason(decision: RouteDecided) -> str:
     if winner.policy is Policy.CONFIGURED_RULES and winner.rule_name:
         return f"rule: {winner.rule_name}"
     if winner.policy is Policy.PER_MESSAGE_OVERRIDE:
+        if winner.reason == ROUTE_OVERRIDE_REASON:
+            return ROUTE_OVERRIDE_SUMMARY
         return winner.reason.replace('override "', "override ").rstrip('"')
     return _LABELS[winner.policy]
 

@@ -27,6 +27,15 @@ class Override(msgspec.Struct, frozen=True):
     required: bool = False
     """The turn must run on ``model`` (``/route override``): if it is rejected, the turn
     does not start instead of falling through to the rest of the chain."""
+    reason: str | None = None
+    """What the chain says made the choice; ``override "@token"`` when None (typed by the
+    user). ``/route override`` names itself: its user typed no ``@alias``."""
+
+
+ROUTE_OVERRIDE_REASON = "/route override (the pattern store's suggestion)"
+"""The reason of a turn ``/route override`` ran again on the suggested model."""
+ROUTE_OVERRIDE_SUMMARY = "/route override"
+"""Its badge-sized form."""
 
 
 def parse_override(message: str, registry: ModelRegistry) -> tuple[str, Override | None]:

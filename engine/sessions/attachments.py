@@ -12,13 +12,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from switchman.engine.errors import InvalidAttachment
+from switchman.engine.errors import InvalidAttachment, UnreadableFile
+from switchman.engine.files import read_head
 from switchman.engine.messages import AttachmentBlock, AttachmentRequest
 from switchman.engine.tools.arguments import ToolRefused
-from switchman.engine.tools.changes import path_of, read_text
+from switchman.engine.tools.changes import path_of
 from switchman.engine.tools.confinement import WorkspaceRoot
 
 MAX_ATTACHMENT_CHARS = 200_000
+MAX_ATTACHMENT_BYTES = 4 * MAX_ATTACHMENT_CHARS
+"""What is read of an attached file: enough for its first MAX_ATTACHMENT_CHARS characters
+(UTF-8 takes at most four bytes a character); a bigger file is never read whole."""
 MAX_ATTACHMENTS = 20
 
 
@@ -47,23 +51,29 @@ def _block(workspace: WorkspaceRoot, request: AttachmentRequest) -> AttachmentBl
         if request.text is None:  # the daemon reads only inside the workspace
             raise InvalidAttachment(f"{path} is outside the workspace; attach its text "
                                     "instead.") from None
-    text = request.text if request.text is not None else _read(real)
+    text, whole = (request.text, True) if request.text is not None else _read(real)
     if request.kind == "selection" and request.text is None:
         raise InvalidAttachment("A selection attachment needs its text.")
     return AttachmentBlock(kind=request.kind, path=shown, text=text[:MAX_ATTACHMENT_CHARS],
                            start_line=request.start_line, end_line=request.end_line,
-                           truncated=len(text) > MAX_ATTACHMENT_CHARS)
+                           truncated=len(text) > MAX_ATTACHMENT_CHARS or not whole)
 
 
-def _read(path: Path) -> str:
+def _read(path: Path) -> tuple[str, bool]:
+    """The text of an attached file (its beginning, for a big one) and whether it is all."""
     try:
-        if not path.is_file():
-            raise InvalidAttachment(f"{path.name} is not a file.")
-        return read_text(path)
-    except UnicodeDecodeError:
-        raise InvalidAttachment(f"{path.name} is not a UTF-8 text file.") from None
-    except OSError as exc:
-        raise InvalidAttachment(f"{path.name} cannot be read: {exc.strerror}.") from None
+        data, whole = read_head(path, MAX_ATTACHMENT_BYTES)
+    except UnreadableFile as exc:
+        raise InvalidAttachment(f"{path.name} {exc.reason}.") from None
+    if b"\0" in data[:8192]:
+        raise InvalidAttachment(f"{path.name} is a binary file; only text files can be "
+                                "attached.")
+    try:
+        return data.decode("utf-8"), whole
+    except UnicodeDecodeError as exc:
+        if whole or exc.start < len(data) - 3:  # not a character cut off by the cap
+            raise InvalidAttachment(f"{path.name} is not a UTF-8 text file.") from None
+        return data[:exc.start].decode("utf-8"), False
 
 
 def inside_workspace(blocks: list[AttachmentBlock]) -> list[str]:

@@ -29,7 +29,7 @@ from switchman.engine.profiles.listing import profile_text
 from switchman.engine.routing.chain import surfaced_suggestion
 from switchman.engine.routing.decision import PolicyEvaluation
 from switchman.engine.routing.explain import render
-from switchman.engine.routing.overrides import Override
+from switchman.engine.routing.overrides import ROUTE_OVERRIDE_REASON, Override
 from switchman.engine.sessions.records import (
     ChatDelta,
     CostBreakdown,
@@ -194,7 +194,10 @@ def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:
     if args[:1] == ["revoke"] and len(args) == 2:
         revoked = trust.revoke(workspace, None if args[1] == "all" else args[1])
         if not revoked:
-            return f"'{args[1]}' was not always allowed here; nothing changed."
+            trusted = trust.trusted(workspace)
+            listed = (f" Always allowed here: {', '.join(trusted)}." if trusted
+                      else " No tool is always allowed here.")
+            return f"'{args[1]}' was not always allowed here; nothing changed.{listed}"
         return f"Switchman will ask again before: {', '.join(revoked)}."
     if args:
         raise CommandUsage("Usage: /trust | /trust revoke <tool> | /trust revoke all")
@@ -259,8 +262,8 @@ async def route_override(manager: SessionManager, lifecycle: TurnLifecycle,
     images = [b for b in user.content if isinstance(b, ImageBlock)]
     attachments = [b for b in user.content if isinstance(b, AttachmentBlock)]
     token = next(iter(manager.router.registry().models[model].aliases), model)
-    outcome = await lifecycle.run(live, user.text(), images,
-                                  Override(token, model, required=True), attachments,
+    override = Override(token, model, required=True, reason=ROUTE_OVERRIDE_REASON)
+    outcome = await lifecycle.run(live, user.text(), images, override, attachments,
                                   started=started)
     return outcome.result
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -81,23 +82,70 @@ class SessionStore:
         """Who this process is among the daemons sharing the database (see ownership.py)."""
         self._cost_total: tuple[str, int, int] = ("", 0, 0)
         """(since, last ledger id summed, micro-dollars): see :meth:`cost_since`."""
+        self._known: dict[tuple[str, str], Any] = {}
+        """Answers read before, exact while no other connection has committed (see
+        :meth:`_answers`): a workspace's current session, a session's choices, whether
+        :attr:`_cost_total` holds every ledger row."""
+        self._known_version: int | None = None
+        """``data_version`` when :attr:`_known` was last found valid."""
+        self._version_checked = False
+        """Whether ``data_version`` was read in this pass of the event loop."""
         self.pricing: Callable[[str], Any] = lambda model: None
         """A model's prices (None if unknown): what an interrupted turn's cut-off call is
         charged at (see :meth:`_charge_cut_off_call`)."""
 
     # -- workspaces --------------------------------------------------------------------
 
+    def _answers(self) -> dict[tuple[str, str], Any]:
+        """:attr:`_known`, emptied first if another connection (another daemon, a CLI
+        command) committed since it was filled.
+
+        A turn's start asks for its workspace's current session, the session's choices and
+        today's spend: three queries, answered from memory while ``PRAGMA data_version``
+        (one per pass of the event loop) says nobody else wrote. This connection's own
+        writes keep the answers up to date (:meth:`_wrote`).
+        """
+        if not self._version_checked:
+            version = self.data_version()
+            if version != self._known_version:
+                self._known.clear()
+                self._known_version = version
+            try:
+                asyncio.get_running_loop().call_soon(self._pass_ended)
+                self._version_checked = True
+            except RuntimeError:  # not on the event loop: look every time
+                pass
+        return self._known
+
+    def _pass_ended(self) -> None:
+        self._version_checked = False
+
+    def _wrote(self, key: tuple[str, str], value: Any) -> None:
+        """This connection changed what ``key`` answers to ``value``: kept once committed (a
+        write inside a transaction may still be rolled back: forgotten until read again)."""
+        if self.db.in_transaction:
+            self._known.pop(key, None)
+        else:
+            self._known[key] = value
+
     def current_session(self, workspace: str) -> str | None:
         """The id of the workspace's current session, if any."""
+        known = self._answers()
+        key = ("current", workspace)
+        if key in known:
+            return cast("str | None", known[key])
         row = self.db.execute("SELECT current_session_id FROM workspaces WHERE uri = ?",
                               (workspace,)).fetchone()
-        return row[0] if row else None
+        current: str | None = row[0] if row else None
+        known[key] = current
+        return current
 
     def set_current_session(self, workspace: str, session_id: str) -> None:
         """Make ``session_id`` the workspace's current session."""
         self.db.execute("INSERT INTO workspaces (uri, current_session_id) VALUES (?, ?) "
                         "ON CONFLICT (uri) DO UPDATE SET current_session_id = excluded."
                         "current_session_id", (workspace, session_id))
+        self._wrote(("current", workspace), session_id)
 
     # -- sessions ----------------------------------------------------------------------
 
@@ -110,6 +158,7 @@ class SessionStore:
             "is_worker, parent_session_id, parent_tool_use_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (session_id, workspace, _ts(now), _ts(now), sticky_model,
              int(parent_session_id is not None), parent_session_id, parent_tool_use_id))
+        self._wrote(("choices", session_id), (0, sticky_model, None))
 
     def session(self, session_id: str) -> SessionInfo | None:
         """One session with its totals (workers not attached)."""
@@ -146,6 +195,7 @@ class SessionStore:
     def set_profile(self, session_id: str, profile: str | None) -> None:
         """Persist a session's own profile choice (None: follow the defaults)."""
         self.db.execute("UPDATE sessions SET profile = ? WHERE id = ?", (profile, session_id))
+        self._choice_changed(session_id, profile=profile)
 
     def set_handoff(self, session_id: str, envelope: str) -> None:
         """Keep a worker session's handoff envelope (JSON text)."""
@@ -160,6 +210,7 @@ class SessionStore:
     def set_sticky(self, session_id: str, model: str | None) -> None:
         """Persist a session's sticky model."""
         self.db.execute("UPDATE sessions SET sticky_model = ? WHERE id = ?", (model, session_id))
+        self._choice_changed(session_id, sticky=model)
 
     def touch(self, session_id: str, now: datetime, title: str | None = None) -> None:
         """Mark the session as updated (and give it a title if it has none)."""
@@ -229,6 +280,12 @@ class SessionStore:
                 (turn.id, turn.session_id, turn.index, turn.model, _ts(turn.started_at),
                  turn.summary, self.owners.id))
             self.add_event(decision, turn.id)
+        # committed: what the transaction's writes made them forget
+        if current:
+            self._wrote(("current", workspace), turn.session_id)
+        choices = self._known.pop(("choices", turn.session_id), None)
+        if choices is not None:
+            self._wrote(("choices", turn.session_id), (turn.index, *choices[1:]))
 
     def finish_turn(self, turn: TurnInfo) -> None:
         """Record how a turn ended."""
@@ -277,10 +334,25 @@ class SessionStore:
     def choices(self, session_id: str) -> tuple[int, str | None, str | None] | None:
         """What another daemon may have changed in a session: the index of its latest turn,
         its sticky model and its profile choice (None if there is no such session)."""
+        known = self._answers()
+        key = ("choices", session_id)
+        if key in known:
+            return cast("tuple[int, str | None, str | None] | None", known[key])
         row = self.db.execute(
             "SELECT (SELECT COALESCE(MAX(idx), 0) FROM turns WHERE session_id = s.id), "
             "s.sticky_model, s.profile FROM sessions s WHERE s.id = ?", (session_id,)).fetchone()
-        return (int(row[0]), row[1], row[2]) if row else None
+        found = (int(row[0]), row[1], row[2]) if row else None
+        known[key] = found
+        return found
+
+    def _choice_changed(self, session_id: str, **changed: Any) -> None:
+        """A session's sticky model or profile was written by this connection."""
+        key = ("choices", session_id)
+        known = self._known.get(key)
+        if known is None:
+            return
+        index, sticky, profile = known
+        self._wrote(key, (index, changed.get("sticky", sticky), changed.get("profile", profile)))
 
     def last_turn_index(self, session_id: str) -> int:
         """The index of the session's latest turn (0 if none), whichever daemon ran it."""
@@ -397,12 +469,19 @@ class SessionStore:
     def add_cost(self, now: datetime, session_id: str, turn_id: str | None, model: str,
                  usage: Usage, cost: Decimal) -> None:
         """Record one LLM call's usage and cost."""
-        self.db.execute(
+        ts, micros = _ts(now), to_micros(cost)
+        cursor = self.db.execute(
             "INSERT INTO cost_ledger (ts, session_id, turn_id, model, input_tokens, "
             "output_tokens, cache_read_tokens, cache_write_tokens, cost_micros) VALUES "
             "(?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (_ts(now), session_id, turn_id, model, usage.input_tokens, usage.output_tokens,
-             usage.cache_read_tokens, usage.cache_write_tokens, to_micros(cost)))
+            (ts, session_id, turn_id, model, usage.input_tokens, usage.output_tokens,
+             usage.cache_read_tokens, usage.cache_write_tokens, micros))
+        start, last_id, total = self._cost_total
+        if ("cost", start) in self._known and cursor.lastrowid == last_id + 1 \
+                and not self.db.in_transaction:  # the row right after those summed: add it
+            self._cost_total = (start, last_id + 1, total + micros if ts >= start else total)
+        else:  # another connection's rows came between, or this one may be rolled back
+            self._known.pop(("cost", start), None)
 
     def cost_since(self, since: datetime) -> Decimal:
         """Total spend across all sessions (every daemon's) since ``since``.
@@ -413,12 +492,17 @@ class SessionStore:
         """
         start = _ts(since)
         known_start, last_id, total = self._cost_total
+        known = self._answers()
+        if known_start == start and ("cost", start) in known:
+            return from_micros(total)  # no other connection wrote; this one's rows added
         if known_start != start:
             last_id, total = 0, 0
         added, newest = self.db.execute(
             "SELECT COALESCE(SUM(CASE WHEN ts >= ? THEN cost_micros END), 0), MAX(id) FROM "
             "cost_ledger WHERE id > ?", (start, last_id)).fetchone()
         self._cost_total = (start, newest or last_id, total + added)
+        known.pop(("cost", known_start), None)
+        known[("cost", start)] = True
         return from_micros(total + added)
 
     def costs_by_model(self, session_id: str) -> list[ModelCost]:

@@ -11,6 +11,8 @@ never offered to worker sessions (spec 001 §5.4).
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +56,59 @@ def memory_path(folder: Path, which: str) -> Path:
     return folder / WORKSPACE_DIR / MEMORY_FILES[which]
 
 
+_Signature = tuple[int, int, int, int, int] | None
+_COMPOSED: dict[tuple[str, int], tuple[tuple[_Signature, ...], str]] = {}
+"""The last memory section of each folder (and budget), with the signatures of the files it
+was read from; at most :data:`COMPOSED_KEPT` folders."""
+COMPOSED_KEPT = 64
+SETTLED_NS = 2_000_000_000
+"""A file whose last change is older than this is trusted to show its next one in its
+``stat`` (timestamps may be as coarse as a clock tick)."""
+_PATHS: dict[str, tuple[str, ...]] = {}
+"""Each folder's memory files, as strings, in :func:`compose_memory`'s order."""
+
+
 def compose_memory(folder: Path, budget_tokens: int = MEMORY_BUDGET_TOKENS) -> str:
-    """The memory section of the system prompt ("" when there is no memory)."""
+    """The memory section of the system prompt ("" when there is no memory).
+
+    Every top-level turn puts it into its system prompt before its request can leave: it
+    is read again only when one of the files changed (its ``stat``: device, inode, size,
+    modification and change times, through symlinks), so a turn costs one ``stat`` per
+    file.
+    """
+    key = (str(folder), budget_tokens)
+    paths = _PATHS.get(key[0])
+    if paths is None:
+        paths = _PATHS[key[0]] = tuple(str(memory_path(folder, which))
+                                       for which in ("user", "memory"))
+        while len(_PATHS) > COMPOSED_KEPT:
+            del _PATHS[next(iter(_PATHS))]
+    signatures = tuple(_signature(path) for path in paths)
+    known = _COMPOSED.get(key)
+    if known is not None and known[0] == signatures:
+        return known[1]
+    composed = _compose(folder, budget_tokens)
+    _COMPOSED.pop(key, None)
+    # A file changed within the file system's timestamp granularity of its last change may
+    # change again with the same signature: such a file is read each time until it settles.
+    settled = time.time_ns() - SETTLED_NS
+    if all(s is None or s[4] < settled for s in signatures):
+        _COMPOSED[key] = (signatures, composed)
+    while len(_COMPOSED) > COMPOSED_KEPT:
+        del _COMPOSED[next(iter(_COMPOSED))]
+    return composed
+
+
+def _signature(path: str) -> _Signature:
+    """What changes when the file (followed through symlinks) is replaced or written."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _compose(folder: Path, budget_tokens: int) -> str:
     budget = budget_tokens * CHARS_PER_TOKEN
     parts: list[str] = []
     for which, heading in (("user", "About the user (USER.md)"),

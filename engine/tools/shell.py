@@ -118,36 +118,63 @@ class CommandRunner:
 
     async def run(self, command: str, timeout: int) -> ToolOutcome:
         """Run ``command``; kills its process group on timeout or cancellation."""
-        spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
-            "/bin/sh", "-c", command, cwd=self.folder, env=self.environment,
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, start_new_session=True))
+        spawn = asyncio.ensure_future(_spawn(command, self.folder, self.environment))
         output = CappedOutput()
         try:
-            process = await asyncio.shield(spawn)
+            process, exited = await asyncio.shield(spawn)
         except asyncio.CancelledError:  # cancelled while starting: it may already run
-            process = await spawn
-            await _stop_group(process, asyncio.ensure_future(_read(process, output)))
+            process, exited = await spawn
+            await _stop_group(process, exited, asyncio.ensure_future(_read(process, output)))
             raise
         reader = asyncio.get_running_loop().create_task(_read(process, output))
         try:
-            await asyncio.wait_for(asyncio.shield(process.wait()), timeout)
+            await asyncio.wait_for(exited.wait(), timeout)
         except TimeoutError:
-            await _stop_group(process, reader)
+            await _stop_group(process, exited, reader)
             return ToolOutcome(f"Timed out after {timeout} s; the command and everything it "
                                f"started were stopped.\nOutput so far:\n{output.text()}",
                                is_error=True, summary=f"timed out after {timeout} s")
         except asyncio.CancelledError:
-            await _stop_group(process, reader)
+            await _stop_group(process, exited, reader)
             raise
         # Processes left in the background would outlive the turn unseen: they are stopped.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(reader), LEFTOVER_GRACE_SECONDS)
-        await _stop_group(process, reader)
+        await _stop_group(process, exited, reader)
         status = process.returncode or 0
         lead = f"Exit status {status}." if status >= 0 else f"Killed by signal {-status}."
         return ToolOutcome(f"{lead}\n{output.text()}", is_error=status != 0,
                            summary=f"exit {status}")
+
+
+class _ShellProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """The usual protocol, also noting the moment the shell itself exits.
+
+    ``Process.wait()`` (Python 3.11) returns only once nothing holds the output pipe any
+    more, and a process the command left in the background (``sleep 300 &``, without a
+    redirection) holds it for as long as it runs: waiting for that would let it run to
+    its end instead of stopping it when the command is done.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=2 ** 16, loop=loop)
+        self.exited = asyncio.Event()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        self.exited.set()
+
+
+async def _spawn(command: str, folder: Path, environment: dict[str, str]) -> tuple[
+        asyncio.subprocess.Process, asyncio.Event]:
+    """``sh -c command`` in its own session, and the event set when the shell exits."""
+    loop = asyncio.get_running_loop()
+    protocol = _ShellProtocol(loop)
+    transport, _ = await loop.subprocess_exec(
+        lambda: protocol, "/bin/sh", "-c", command, cwd=folder, env=environment,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+    return asyncio.subprocess.Process(transport, protocol, loop), protocol.exited
 
 
 async def _read(process: asyncio.subprocess.Process, output: CappedOutput) -> None:
@@ -161,14 +188,15 @@ def _signal_group(process: asyncio.subprocess.Process, sig: signal.Signals) -> N
         os.killpg(process.pid, sig)
 
 
-async def _stop_group(process: asyncio.subprocess.Process, reader: asyncio.Task[None]) -> None:
+async def _stop_group(process: asyncio.subprocess.Process, exited: asyncio.Event,
+                      reader: asyncio.Task[None]) -> None:
     """Stop the command's whole process group: TERM, then KILL after a grace period."""
     if not reader.done():
         _signal_group(process, signal.SIGTERM)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(reader), KILL_GRACE_SECONDS)
     _signal_group(process, signal.SIGKILL)  # whatever is left of the group, leader or not
-    await process.wait()
+    await exited.wait()  # not process.wait(): that also waits for the pipe (see _ShellProtocol)
     # A process that left the group (setsid) may still hold the pipe: stop reading then.
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(reader, KILL_GRACE_SECONDS)

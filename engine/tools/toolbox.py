@@ -126,7 +126,7 @@ class Toolbox:
             return ToolOutcome(f"The editor refused the change to {change.path}{reason} "
                                "Nothing was changed.", is_error=True,
                                summary="refused by the editor", touched=[change.path])
-        return ToolOutcome(_applied_text(change), summary=f"{change.kind}d {change.path}",
+        return ToolOutcome(_applied_text(change), summary=f"{_DONE[change.kind]} {change.path}",
                            touched=[change.path])
 
     async def _run_command(self, arguments: dict[str, Any]) -> ToolOutcome:
@@ -151,6 +151,10 @@ class Toolbox:
 def _denied(answer: ApprovalAnswer, what: str) -> ToolOutcome:
     return ToolOutcome(answer.refusal(f"this {what}", "it did not happen"),
                        is_error=True, summary="denied")
+
+
+_DONE = {"create": "created", "edit": "edited", "delete": "deleted"}
+"""A change's kind as the tool line says it happened ("edited src/app.py", not "editd")."""
 
 
 def _applied_text(change: FileChange) -> str:

@@ -11,12 +11,13 @@ import asyncio
 import fnmatch
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from switchman.engine.errors import UnreadableFile
-from switchman.engine.files import read_head
+from switchman.engine.files import read_chunks, read_head
 from switchman.engine.providers.base import ToolSpec
 from switchman.engine.tools.arguments import (
     ToolOutcome,
@@ -36,6 +37,8 @@ MAX_READ_LINES = 2000
 MAX_LIST_ENTRIES = 500
 MAX_GREP_MATCHES = 200
 MAX_GREP_FILE_BYTES = 1024 * 1024
+MAX_SCAN_BYTES = 64 * 1024 * 1024
+"""read_file reaches lines within a file's first 64 MB (a start_line further in is refused)."""
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
                           ".mypy_cache", ".ruff_cache", ".pytest_cache", "dist", "build"})
 
@@ -111,20 +114,33 @@ class WorkspaceTools:
         path = self.resolve(args)
         start_line = whole_number_argument(args, "start_line")
         end_line = whole_number_argument(args, "end_line")
-        try:
-            data, whole = read_head(path, MAX_READ_BYTES)
-        except UnreadableFile as exc:
-            raise ToolRefused(f"'{self.relative(path)}' {exc.reason}.") from None
-        if b"\0" in data[:8192]:
-            raise ToolRefused(f"'{self.relative(path)}' is a binary file.")
-        lines = data.decode("utf-8", "replace").splitlines()
-        start = max(start_line or 1, 1)
-        end = min(end_line or len(lines), start + MAX_READ_LINES - 1)
-        chosen = lines[start - 1:end]
-        truncated = end < len(lines) or not whole
-        text = "\n".join(chosen) + ("\n[… truncated]" if truncated else "")
+        if start_line is not None and end_line is not None and end_line < start_line:
+            raise ToolRefused(f"'end_line' ({end_line}) is before 'start_line' ({start_line}); "
+                              "give the first and the last line to read.")
         rel = self.relative(path)
-        return ToolOutcome(text, summary=f"{rel}: {len(chosen)} lines", touched=[rel])
+        start = max(start_line or 1, 1)
+        try:
+            part = read_lines(path, start, end_line)
+        except UnreadableFile as exc:
+            raise ToolRefused(f"'{rel}' {exc.reason}.") from None
+        if part.binary:
+            raise ToolRefused(f"'{rel}' is a binary file.")
+        if start > 1 and not part.lines and not part.beyond_scan:
+            raise ToolRefused(f"'{rel}' has {_lines(part.total)}; start_line {start} is past "
+                              "its end.")
+        if part.beyond_scan:
+            raise ToolRefused(f"'{rel}' is too large to read from line {start}: read_file looks "
+                              f"at its first {MAX_SCAN_BYTES // (1024 * 1024)} MB only. Use "
+                              "run_command (for example sed or tail) for lines further in.")
+        text = "\n".join(part.lines)
+        last = start + len(part.lines) - 1
+        if part.cut_line:
+            text += (f"\n[… truncated: line {last} is longer than {MAX_READ_BYTES // 1024} KB; "
+                     "only its beginning is shown]")
+        elif part.more:
+            text += (f"\n[… truncated: lines {start}-{last} shown; read on with "
+                     f"start_line={last + 1}]")
+        return ToolOutcome(text, summary=f"{rel}: {len(part.lines)} lines", touched=[rel])
 
     def _list_files(self, args: dict[str, Any]) -> ToolOutcome:
         folder = self.resolve(args, default=".")
@@ -148,38 +164,64 @@ class WorkspaceTools:
         except RegexError as exc:
             raise ToolRefused(f"Invalid pattern: {exc}") from None
         where = self.resolve(args, default=".")
-        files = [where] if where.is_file() else self._walk(where)
+        if not where.is_dir():  # one file named: searched to the read cap, or told why not
+            hits: list[str] = []
+            self._grep_file(where, regex, hits, MAX_SCAN_BYTES, named=True)
+            rel = self.relative(where)
+            return ToolOutcome("\n".join(hits) or "(no matches)",
+                               summary=f"{len(hits)} matches in {rel}",
+                               touched=[rel] if hits else [])
         glob = text_argument(args, "glob")
-        hits: list[str] = []
+        hits = []
         touched: list[str] = []
-        for path in files:
+        too_large: list[str] = []
+        for path in self._walk(where):
             if glob and not fnmatch.fnmatch(path.name, glob):
                 continue
-            matched = self._grep_file(path, regex, hits)
-            if matched:
+            if _size(path) > MAX_GREP_FILE_BYTES:
+                too_large.append(self.relative(path))
+                continue
+            if self._grep_file(path, regex, hits, MAX_GREP_FILE_BYTES):
                 touched.append(self.relative(path))
             if len(hits) >= MAX_GREP_MATCHES:
                 break
-        return ToolOutcome("\n".join(hits) or "(no matches)",
-                           summary=f"{len(hits)} matches in {len(touched)} files", touched=touched)
+        text = "\n".join(hits) or "(no matches)"
+        if too_large:
+            shown = ", ".join(too_large[:5]) + (", …" if len(too_large) > 5 else "")
+            text += (f"\n[not searched: {len(too_large)} file(s) larger than "
+                     f"{MAX_GREP_FILE_BYTES // (1024 * 1024)} MB ({shown}); give one as the "
+                     "path to search it]")
+        return ToolOutcome(text, summary=f"{len(hits)} matches in {len(touched)} files",
+                           touched=touched)
 
-    def _grep_file(self, path: Path, regex: Any, hits: list[str]) -> bool:
+    def _grep_file(self, path: Path, regex: Any, hits: list[str], limit: int,
+                   named: bool = False) -> bool:
+        """Search one file; a file that cannot be searched is skipped, or refused when
+        ``named`` (the model asked for that file)."""
+        rel = self.relative(path)
+        if named and _size(path) > limit:
+            raise ToolRefused(f"'{rel}' is larger than {limit // (1024 * 1024)} MB, which grep "
+                              "does not search; use run_command (for example grep -n) for it.")
         try:
             data, whole = read_head(path, MAX_GREP_FILE_BYTES)
-        except UnreadableFile:  # FIFOs, devices, loops: nothing to search
-            return False
-        if not whole:
+        except UnreadableFile as exc:  # FIFOs, devices, loops: nothing to search
+            if named:
+                raise ToolRefused(f"'{rel}' {exc.reason}.") from None
             return False
         if b"\0" in data[:8192]:
+            if named:
+                raise ToolRefused(f"'{rel}' is a binary file.")
             return False
-        matched = False
-        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
-            if regex.search(line) is not None:
-                hits.append(f"{self.relative(path)}:{number}: {line[:300]}")
-                matched = True
-                if len(hits) >= MAX_GREP_MATCHES:
-                    break
-        return matched
+        if whole:  # the usual case, at once
+            return _grep_lines(rel, data.decode("utf-8", "replace").splitlines(), regex, hits)
+        chunks = read_chunks(path, limit)  # a named file over the walk's cap: read on in pieces
+        try:
+            return _grep_lines(rel, (raw.decode("utf-8", "replace") for raw, _cut
+                                     in _split_lines(chunks, MAX_READ_BYTES)), regex, hits)
+        except UnreadableFile:
+            return False
+        finally:
+            chunks.close()
 
     def _walk(self, folder: Path) -> Iterator[Path]:
         for current, dirs, files in os.walk(folder):
@@ -188,3 +230,162 @@ class WorkspaceTools:
                 path = Path(current) / name
                 if self.workspace.contains(path):  # no symlinks out
                     yield path
+
+
+@dataclass
+class LinePart:
+    """Some lines of a file, as :func:`read_lines` found them."""
+
+    lines: list[str] = field(default_factory=list)
+    total: int = 0
+    """Lines seen; all of the file's when ``past_end``."""
+    more: bool = False
+    """Lines follow that were left out for the caps (not for ``end``)."""
+    cut_line: bool = False
+    """The last line is longer than the byte cap; only its beginning is given."""
+    binary: bool = False
+    beyond_scan: bool = False
+    """``start`` lies beyond the first :data:`MAX_SCAN_BYTES` of the file."""
+
+
+def read_lines(path: Path, start: int, end: int | None) -> LinePart:
+    """Lines ``start``..``end`` (1-based; to the caps when ``end`` is None) of a text file.
+
+    At most :data:`MAX_READ_LINES` lines or :data:`MAX_READ_BYTES` are given at once. A
+    file within that size (or a read from its first line) is read at once; further into
+    a big file it reads on without holding more than the lines it keeps, so any line of
+    the file's first :data:`MAX_SCAN_BYTES` can be read.
+    """
+    data, whole = read_head(path, MAX_READ_BYTES)
+    part = LinePart()
+    if b"\0" in data[:8192]:
+        part.binary = True
+        return part
+    if not whole and start > 1:
+        return _read_lines_on(path, start, end)
+    lines = data.decode("utf-8", "replace").split("\n")
+    if lines[-1] == "" and (whole or len(lines) > 1):
+        lines.pop()  # the last newline (or an empty file)
+    if not whole:  # the last line read may go on past the cap
+        if len(lines) > 1:
+            lines.pop()
+        else:
+            part.cut_line = True
+    available = len(lines)
+    stop = available if end is None else min(end, available)
+    upto = min(stop, start - 1 + MAX_READ_LINES)
+    part.lines = [line.removesuffix("\r") for line in lines[start - 1:upto]]
+    part.total = available
+    reached_end = end is not None and upto >= end
+    part.more = not part.cut_line and not reached_end and (upto < available or not whole)
+    return part
+
+
+def _read_lines_on(path: Path, start: int, end: int | None) -> LinePart:
+    """:func:`read_lines` from a line past the first :data:`MAX_READ_BYTES` of a file."""
+    part = LinePart()
+    chunks = read_chunks(path, MAX_SCAN_BYTES + 1)  # a generator: closed below
+    skipped = [0, 0]  # newlines skipped; 1 when the data skipped ends inside a line
+
+    def checked() -> Iterator[bytes]:
+        scanned = 0
+        for chunk in chunks:
+            scanned += len(chunk)
+            if scanned > MAX_SCAN_BYTES:
+                part.beyond_scan = True
+                return
+            yield chunk
+
+    size = 0
+    try:
+        found = _split_lines(_from_line(checked(), start, skipped), MAX_READ_BYTES)
+        for number, (line, cut) in enumerate(found, start=start):
+            if end is not None and number > end:
+                break
+            full = len(part.lines) >= MAX_READ_LINES
+            if full or (part.lines and size + len(line) > MAX_READ_BYTES):
+                part.more = True
+                break
+            part.lines.append(line.decode("utf-8", "replace").removesuffix("\r"))
+            size += len(line) + 1
+            if cut:
+                part.cut_line = True
+                break
+    finally:
+        chunks.close()
+    part.total = skipped[0] + skipped[1]
+    if part.beyond_scan and part.lines:  # what was found is given; the rest is "more"
+        part.beyond_scan, part.more = False, True
+    return part
+
+
+def _from_line(chunks: Iterable[bytes], start: int, skipped: list[int]) -> Iterator[bytes]:
+    """The data from the beginning of line ``start`` on: whole chunks before it are only
+    counted (``skipped``: the newlines passed, and 1 if the data ended inside a line)."""
+    to_skip = start - 1
+    for chunk in chunks:
+        if to_skip:
+            count = chunk.count(b"\n")
+            if count < to_skip:
+                to_skip -= count
+                skipped[0] += count
+                skipped[1] = 0 if chunk.endswith(b"\n") else 1
+                continue
+            position = -1
+            for _ in range(to_skip):
+                position = chunk.index(b"\n", position + 1)
+            skipped[0] += to_skip
+            skipped[1] = 0
+            to_skip = 0
+            if position + 1 < len(chunk):
+                yield chunk[position + 1:]
+            continue
+        yield chunk
+
+
+def _split_lines(chunks: Iterable[bytes], longest: int) -> Iterator[tuple[bytes, bool]]:
+    """Each line of the data (without its newline), cut to ``longest`` bytes, and whether
+    it was cut; a line's cut-off rest is never held in memory."""
+    pending = bytearray()
+    cut = False
+    for chunk in chunks:
+        position = 0
+        while True:
+            newline = chunk.find(b"\n", position)
+            stop = len(chunk) if newline < 0 else newline
+            if not cut:
+                pending += chunk[position:stop]
+                if len(pending) > longest:
+                    del pending[longest:]
+                    cut = True
+            if newline < 0:
+                break
+            yield bytes(pending), cut
+            pending.clear()
+            cut = False
+            position = newline + 1
+    if pending or cut:
+        yield bytes(pending), cut
+
+
+def _grep_lines(rel: str, lines: Iterable[str], regex: Any, hits: list[str]) -> bool:
+    """Add the lines matching ``regex`` to ``hits`` (up to the cap); whether any matched."""
+    matched = False
+    for number, line in enumerate(lines, start=1):
+        if regex.search(line) is not None:
+            hits.append(f"{rel}:{number}: {line[:300]}")
+            matched = True
+            if len(hits) >= MAX_GREP_MATCHES:
+                break
+    return matched
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _lines(count: int) -> str:
+    return f"{count} line" if count == 1 else f"{count} lines"

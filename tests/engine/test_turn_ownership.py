@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -136,6 +137,84 @@ def test_spend_today_counts_every_daemon_and_reads_only_new_ledger_rows(tmp_path
     assert steps[0] < 10, steps  # summing the day's 401 rows again takes hundreds
     assert first.cost_since(midnight - timedelta(days=1)) == Decimal("7.65")
     assert first.cost_since(midnight + timedelta(days=1)) == Decimal("0")
+
+
+def statements(store: SessionStore) -> list[str]:
+    """The SQL statements ``store``'s connection runs from now on."""
+    seen: list[str] = []
+    store.db.set_trace_callback(seen.append)
+    return seen
+
+
+def test_answers_kept_for_turn_starts_follow_every_daemons_writes(tmp_path: Path) -> None:
+    """A workspace's current session, a session's sticky model, profile and latest turn, and
+    today's spend are asked at every turn's start: they are answered from memory, kept up
+    to date by this daemon's own writes, and read again once another daemon has committed
+    (``PRAGMA data_version``) or a write of this one's was rolled back."""
+    first, _ = daemon(tmp_path)
+    second, _ = daemon(tmp_path)
+    midnight = datetime(2026, 11, 23, tzinfo=UTC)
+    first.create_session("s1", "file:///w", NOW)
+    first.set_current_session("file:///w", "s1")
+    first.add_cost(NOW, "s1", None, "m", Usage(1, 1), Decimal("0.5"))
+
+    def answers(store: SessionStore) -> tuple[object, ...]:
+        return (store.current_session("file:///w"), store.choices("s1"),
+                store.cost_since(midnight))
+
+    assert answers(first) == ("s1", (0, None, None), Decimal("0.5"))
+    ran = statements(first)
+    assert answers(first) == ("s1", (0, None, None), Decimal("0.5"))
+    assert ran and all(q == "PRAGMA data_version" for q in ran)
+
+    first.set_sticky("s1", "anthropic:claude-haiku-4-5")
+    first.set_profile("s1", "reviewer")
+    start_turn(first, "s1")
+    first.add_cost(NOW, "s1", None, "m", Usage(1, 1), Decimal("0.25"))
+    ran.clear()
+    assert answers(first) == ("s1", (1, "anthropic:claude-haiku-4-5", "reviewer"),
+                              Decimal("0.75"))
+    assert all(q == "PRAGMA data_version" for q in ran)  # its own writes: nothing to read
+
+    second.create_session("s2", "file:///w", NOW)
+    second.set_current_session("file:///w", "s2")
+    assert answers(first)[0] == "s2"
+    second.set_sticky("s1", None)
+    second.add_cost(NOW, "s2", None, "m", Usage(1, 1), Decimal("2"))
+    assert answers(first) == ("s2", (1, None, "reviewer"), Decimal("2.75"))
+    first.add_cost(NOW, "s1", None, "m", Usage(1, 1), Decimal("1"))
+    assert first.cost_since(midnight) == Decimal("3.75")
+    second.add_cost(NOW, "s2", None, "m", Usage(1, 1), Decimal("1"))  # between two of first's
+    first.add_cost(NOW, "s1", None, "m", Usage(1, 1), Decimal("1"))
+    assert first.cost_since(midnight) == Decimal("5.75") == second.cost_since(midnight)
+
+    def rolled_back() -> None:
+        with first.db:
+            first.db.execute("BEGIN")
+            first.set_current_session("file:///w", "s1")
+            first.add_cost(NOW, "s1", None, "m", Usage(1, 1), Decimal("100"))
+            raise RuntimeError
+
+    with pytest.raises(RuntimeError):  # a write rolled back is not remembered
+        rolled_back()
+    assert answers(first) == ("s2", (1, None, "reviewer"), Decimal("5.75"))
+
+
+async def test_on_the_event_loop_another_daemons_writes_are_seen_from_the_next_pass(
+        tmp_path: Path) -> None:
+    """Within one pass of the event loop (one turn's start) ``data_version`` is read once."""
+    first, _ = daemon(tmp_path)
+    second, _ = daemon(tmp_path)
+    first.create_session("s1", "file:///w", NOW)
+    first.set_current_session("file:///w", "s1")
+    await asyncio.sleep(0)
+    ran = statements(first)
+    assert first.current_session("file:///w") == first.current_session("file:///w") == "s1"
+    assert first.choices("s1") == (0, None, None)
+    assert ran.count("PRAGMA data_version") == 1
+    second.set_current_session("file:///w", "s2")
+    await asyncio.sleep(0)
+    assert first.current_session("file:///w") == "s2"
 
 
 def test_the_daemons_commits_leave_checkpoints_to_a_worker_thread(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ import json
 import random
 import subprocess
 import sys
+from array import array
 from pathlib import Path
 
 import numpy as np
@@ -119,6 +120,24 @@ def test_the_exact_index_finds_what_numpys_finds(k: int) -> None:
         query = fingerprint(TurnContext(message=message))
         expected, expected_sims = vectors.nearest(np.frombuffer(query, np.float32), k)
         _assert_same_answer(exact, query, k, (expected.tolist(), expected_sims.tolist()))
+
+
+def test_a_query_found_by_its_bytes_is_answered_as_a_plain_list_is() -> None:
+    """A fingerprint's non-zero dimensions are found by searching its bytes, and every row's
+    sum is read from one integer; a list of floats takes the plain path. Both agree, for
+    sums of either sign (the negated query turns every cosine round) and for zeros."""
+    exact, vectors = _both_indexes(_messages(120, seed=4))
+    for message in ["optimise the SQL join 7", "fix the failing unit test", ""]:
+        query = fingerprint(TurnContext(message=message))
+        negated = array("f", [-x for x in query])
+        for vector in (query, negated):
+            answer = exact.nearest(vector, 120)
+            assert answer == exact.nearest(vector.tolist(), 120)
+            expected, sims = vectors.nearest(np.frombuffer(vector, np.float32), 120)
+            _assert_same_answer(exact, vector, 120, (expected.tolist(), sims.tolist()))
+        assert exact.nearest(negated, 120)[1] == pytest.approx(
+            sorted((-s for s in exact.nearest(query, 120)[1]), reverse=True), abs=1e-12)
+    assert exact.nearest(array("f", bytes(4 * DIMENSIONS)), 3) == ([0, 1, 2], [0.0] * 3)
 
 
 def test_rows_added_and_dropped_after_a_query_are_scored_as_if_built_anew() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from switchman.engine.sessions.attachments import MAX_ATTACHMENT_BYTES
 from switchman.server import methods
 from tests.lsp.conftest import Daemon, error_data
 from tests.support.fake_provider import FakeProvider
@@ -76,6 +77,38 @@ async def test_an_unusable_attachment_is_a_clear_error(
         attachment = {**attachment, "uri": (daemon.workspace / "src" / "app.py").as_uri()}
     with pytest.raises(JsonRpcException) as caught:
         await chat(client, daemon, "look", [attachment])
+    assert error_data(caught.value)["code"] == "invalid_attachment"
+    assert expected in caught.value.message
+    assert fake.requests == []
+
+
+async def test_a_big_file_is_attached_by_its_beginning_without_reading_it_whole(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """The daemon read an attached file whole, on its event loop (a 1 GB log froze every
+    request for seconds); now it reads only what can be attached. The file's end is not
+    UTF-8: read whole, it would be refused."""
+    log = daemon.workspace / "build.log"
+    log.write_bytes(b"step ok\n" * (MAX_ATTACHMENT_BYTES // 8 + 1000) + b"\xff\xfe broken tail")
+    fake.script_text("It is a build log.")
+    result = await chat(client, daemon, "what is this?", [{"kind": "file", "uri": log.as_uri()}])
+    assert result["status"] == "completed"
+    sent = str(fake.requests[0].body["messages"])
+    assert "Attached file build.log" in sent and "step ok" in sent and "broken tail" not in sent
+    detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
+    block = next(b for m in detail["messages"] for b in m["content"] if b["type"] == "attachment")
+    assert block["truncated"] is True
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (b"h\0e\0l\0l\0o\0", "x.dat is a binary file; only text files can be attached."),
+    (b"caf\xe9\n", "x.dat is not a UTF-8 text file."),
+])
+async def test_a_file_that_is_not_text_is_refused(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider, content: bytes,
+        expected: str) -> None:
+    (daemon.workspace / "x.dat").write_bytes(content)
+    with pytest.raises(JsonRpcException) as caught:
+        await chat(client, daemon, "look", [{"uri": (daemon.workspace / "x.dat").as_uri()}])
     assert error_data(caught.value)["code"] == "invalid_attachment"
     assert expected in caught.value.message
     assert fake.requests == []

@@ -68,6 +68,21 @@ async def test_override_runs_the_last_message_on_the_suggested_model(
     assert rows[SONNET].evidence.status == "completed"
 
 
+async def test_the_rerun_says_it_was_route_override_not_an_alias_the_user_typed(
+        engine: tuple[Switchman, Recorder, str], fake: FakeProvider) -> None:
+    service, _, workspace = engine
+    fake.script_text("short")
+    await service.chat(workspace, None, "/commit fix the auth bug")
+    fake.script_text("a better commit message")
+    again = await service.chat(workspace, None, "/route override")
+    assert again.summary == "/route override"  # the badge; before: "override @sonnet"
+    explained = service.explain(workspace, None, again.turn_id)
+    assert explained.summary == "/route override" and explained.text is not None
+    assert "Chose: anthropic:claude-sonnet-4-6 (/route override (the pattern store's suggestion))" \
+        in explained.text
+    assert "@sonnet" not in explained.text
+
+
 async def test_ignore_records_the_dismissal(engine: tuple[Switchman, Recorder, str],
                                            fake: FakeProvider) -> None:
     service, _, workspace = engine

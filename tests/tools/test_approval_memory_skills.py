@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from switchman.engine.errors import TrustNotSaved
 from switchman.engine.skills import SkillIndex
+from switchman.engine.tools import memory
 from switchman.engine.tools.approval import ApprovalAnswer, TrustStore
 from switchman.engine.tools.memory import compose_memory
 from switchman.engine.tools.skill_tools import skills_prompt
@@ -99,6 +102,60 @@ def test_memory_that_leads_out_of_the_workspace_is_not_read(project: Path,
     (project / ".switchman" / "MEMORY.md").symlink_to(project / "notes.md")  # inside: fine
     assert compose_memory(project) == ("## Workspace memory (MEMORY.md)\n"
                                        "- tests run with make test")
+
+
+def _reads_counted(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The files opened for reading from now on."""
+    opened: list[Path] = []
+    real_open = Path.open
+
+    def counted(self: Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if mode == "r":
+            opened.append(self)
+        return real_open(self, mode, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", counted)
+    return opened
+
+
+def test_memory_composed_once_is_read_again_when_a_file_changes(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The section is kept between turns and read again when a file's ``stat`` changes: an
+    edit of the same size with its old modification time restored, a new file, a symlink
+    turned to a file outside the workspace, a file removed."""
+    monkeypatch.setattr(memory, "SETTLED_NS", 0)  # trust files changed just now
+    opened = _reads_counted(monkeypatch)
+    (project / ".switchman").mkdir()
+    notes = project / ".switchman" / "MEMORY.md"
+    notes.write_text("- uses tabs\n")
+    assert compose_memory(project) == "## Workspace memory (MEMORY.md)\n- uses tabs"
+    assert compose_memory(project) == "## Workspace memory (MEMORY.md)\n- uses tabs"
+    assert opened == [notes]  # the second turn read nothing
+    before = notes.stat()
+    notes.write_text("- uses TABS\n")
+    os.utime(notes, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert compose_memory(project) == "## Workspace memory (MEMORY.md)\n- uses TABS"
+    (project / ".switchman" / "USER.md").write_text("- terse\n")
+    assert compose_memory(project).startswith("## About the user (USER.md)\n- terse")
+    secret = tmp_path / "credentials"
+    secret.write_text("aws_secret_access_key = hunter2\n")
+    (project / ".switchman" / "USER.md").unlink()
+    (project / ".switchman" / "USER.md").symlink_to(secret)
+    assert compose_memory(project) == "## Workspace memory (MEMORY.md)\n- uses TABS"
+    notes.unlink()
+    assert compose_memory(project) == ""
+
+
+def test_memory_changed_just_now_is_read_at_every_turn(project: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file changed within a timestamp's granularity could change again unseen by ``stat``:
+    until its change is :data:`SETTLED_NS` old, it is read each time."""
+    opened = _reads_counted(monkeypatch)
+    (project / ".switchman").mkdir()
+    (project / ".switchman" / "MEMORY.md").write_text("- uses tabs\n")
+    for _ in range(3):
+        assert compose_memory(project) == "## Workspace memory (MEMORY.md)\n- uses tabs"
+    assert len(opened) == 3
 
 
 def test_workspace_skills_that_lead_out_of_the_workspace_are_not_indexed(

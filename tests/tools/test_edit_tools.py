@@ -20,6 +20,7 @@ async def test_edit_file_replaces_a_unique_snippet_after_approval(
     assert not outcome.is_error, outcome.content
     assert (project / "src" / "app.py").read_text() == "def main():\n    return 43\n"
     assert outcome.touched == ["src/app.py"]
+    assert outcome.summary == "edited src/app.py"  # the editor's tool line; was "editd"
     request = approver.asked[0]
     assert (request.tool, request.tool_class, request.title) == (
         "edit_file", ToolClass.WRITE, "Edit src/app.py")
@@ -50,6 +51,7 @@ async def test_an_ambiguous_snippet_is_refused(toolbox: Toolbox, project: Path) 
 async def test_create_and_delete(toolbox: Toolbox, project: Path) -> None:
     created = await toolbox.run("create_file", {"path": "docs/new.md", "content": "# New\n"})
     assert not created.is_error
+    assert created.summary == "created docs/new.md"
     assert (project / "docs" / "new.md").read_text() == "# New\n"
     again = await toolbox.run("create_file", {"path": "docs/new.md", "content": "x"})
     assert "already exists" in again.content
@@ -59,6 +61,7 @@ async def test_create_and_delete(toolbox: Toolbox, project: Path) -> None:
     assert (project / "docs" / "new.md").read_text() == "y"
     deleted = await toolbox.run("delete_file", {"path": "docs/new.md"})
     assert not deleted.is_error
+    assert deleted.summary == "deleted docs/new.md"
     assert not (project / "docs" / "new.md").exists()
     folder = await toolbox.run("delete_file", {"path": "src"})
     assert "is a folder" in folder.content

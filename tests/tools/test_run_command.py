@@ -113,3 +113,14 @@ async def test_bad_command_arguments(toolbox: Toolbox, approver: ScriptedApprove
     assert outcome.is_error
     assert expected in outcome.content
     assert approver.asked == []
+
+
+async def test_a_background_process_holding_the_output_is_stopped_when_the_command_ends(
+        toolbox: Toolbox, project: Path) -> None:
+    """Without a redirection a background process keeps the output pipe open: the tool used
+    to wait for it (all of its 300 s here), letting it run to its end, instead of stopping it
+    when the command was done."""
+    outcome = await asyncio.wait_for(toolbox.run("run_command", {
+        "command": "sleep 300 & echo $! > child.pid; echo started"}), 30)
+    assert outcome.content.splitlines() == ["Exit status 0.", "started"]
+    assert await stopped(int((project / "child.pid").read_text()))

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from switchman.engine.tools.workspace import MAX_LIST_ENTRIES, MAX_READ_BYTES, WorkspaceTools
+from switchman.engine.tools.workspace import (
+    MAX_GREP_FILE_BYTES,
+    MAX_LIST_ENTRIES,
+    MAX_READ_BYTES,
+    MAX_READ_LINES,
+    WorkspaceTools,
+    read_lines,
+)
 from tests.support.hostile_files import REASONS, make_trap, within
 
 
@@ -99,7 +106,8 @@ async def test_file_system_traps_are_refused_without_blocking(workspace: Path, t
 async def test_a_huge_file_is_read_only_up_to_the_cap(workspace: Path) -> None:
     (workspace / "huge.txt").write_bytes(b"line\n" * (MAX_READ_BYTES // 5 + 10))
     outcome = await WorkspaceTools(workspace).run("read_file", {"path": "huge.txt"})
-    assert outcome.content.endswith("[… truncated]")
+    assert outcome.content.endswith(f"[… truncated: lines 1-{MAX_READ_LINES} shown; read on with "
+                                    f"start_line={MAX_READ_LINES + 1}]")
 
 
 @pytest.mark.parametrize(("name", "arguments", "expected"), [
@@ -118,3 +126,90 @@ async def test_malformed_arguments_are_error_results(
     outcome = await WorkspaceTools(workspace).run(name, arguments)
     assert outcome.is_error
     assert expected in outcome.content
+
+
+async def test_a_line_range_past_the_first_read_cap_is_read(workspace: Path) -> None:
+    """Lines far into a big file are reachable with start_line, and the truncation says how
+    to read on (they used to come back empty, as if the file ended there)."""
+    count = MAX_READ_BYTES // 5 * 3
+    (workspace / "big.log").write_text("".join(f"{n:04d}\n" if n < 10000 else f"{n}\n"
+                                               for n in range(1, count + 1)))
+    tools = WorkspaceTools(workspace)
+    first = await tools.run("read_file", {"path": "big.log"})
+    assert first.content.endswith(
+        f"[… truncated: lines 1-{MAX_READ_LINES} shown; read on with "
+        f"start_line={MAX_READ_LINES + 1}]")
+    far = await tools.run("read_file", {"path": "big.log", "start_line": count - 1,
+                                        "end_line": count + 5})
+    assert (far.is_error, far.content) == (False, f"{count - 1}\n{count}")
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ({"start_line": 9}, "'src/app.py' has 4 lines; start_line 9 is past its end."),
+    ({"start_line": 3, "end_line": 2}, "'end_line' (2) is before 'start_line' (3)"),
+])
+async def test_an_impossible_line_range_is_an_error_not_an_empty_file(
+        workspace: Path, arguments: dict[str, int], expected: str) -> None:
+    outcome = await WorkspaceTools(workspace).run("read_file", {"path": "src/app.py",
+                                                                **arguments})
+    assert outcome.is_error
+    assert expected in outcome.content
+
+
+async def test_an_empty_file_reads_as_empty(workspace: Path) -> None:
+    (workspace / "empty.txt").write_text("")
+    outcome = await WorkspaceTools(workspace).run("read_file", {"path": "empty.txt"})
+    assert (outcome.is_error, outcome.content) == (False, "")
+
+
+async def test_one_huge_line_is_cut_and_says_so(workspace: Path) -> None:
+    (workspace / "one.json").write_text("x" * (MAX_READ_BYTES * 2))
+    outcome = await WorkspaceTools(workspace).run("read_file", {"path": "one.json"})
+    assert outcome.content.startswith("x" * MAX_READ_BYTES + "\n")
+    assert outcome.content.endswith("only its beginning is shown]")
+
+
+async def test_grep_says_which_files_it_did_not_search_and_searches_a_named_big_file(
+        workspace: Path) -> None:
+    """A file over grep's size cap used to be skipped in silence: "(no matches)" while the
+    text was there."""
+    (workspace / "big.log").write_text("filler line\n" * (MAX_GREP_FILE_BYTES // 12 + 10)
+                                       + "needle here\n")
+    tools = WorkspaceTools(workspace)
+    walked = await tools.run("grep", {"pattern": "needle"})
+    assert walked.content == ("(no matches)\n[not searched: 1 file(s) larger than 1 MB "
+                              "(big.log); give one as the path to search it]")
+    named = await tools.run("grep", {"pattern": "needle", "path": "big.log"})
+    assert named.content.endswith(": needle here")
+    assert named.touched == ["big.log"]
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    ("bin.dat", "'bin.dat' is a binary file."),
+    ("nothing.txt", "does not exist"),
+])
+async def test_grep_on_a_named_file_it_cannot_search_says_why(
+        workspace: Path, path: str, expected: str) -> None:
+    outcome = await WorkspaceTools(workspace).run("grep", {"pattern": "x", "path": path})
+    assert outcome.is_error
+    assert expected in outcome.content
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", ""])
+def test_read_lines_agrees_with_splitting_the_whole_file(tmp_path: Path, ending: str) -> None:
+    """Both ways of reading (all at once within the first 256 KB, or reading on past it)
+    give the lines a plain split gives, at every boundary, and count a file's lines right."""
+    lines = [f"{n}:" + "x" * (n % 97) for n in range(1, 9001)]
+    path = tmp_path / "f.txt"
+    path.write_text(ending.join(lines) + ending if ending else "\n".join(lines))
+    near_cap = next(n for n in range(len(lines))
+                    if len("\n".join(lines[:n])) * (1 + ("\r" in ending)) > MAX_READ_BYTES)
+    for start, end in [(1, None), (1, 5), (2, 2), (near_cap - 2, near_cap + 2),
+                       (near_cap + 1, None), (8990, None), (9000, 9000), (8999, 12000)]:
+        part = read_lines(path, start, end)
+        stop = len(lines) if end is None else min(end, len(lines))
+        expected = lines[start - 1:min(stop, start - 1 + MAX_READ_LINES)]
+        assert part.lines == expected, (start, end)
+        assert part.more == (end is None and start - 1 + MAX_READ_LINES < len(lines)), (start, end)
+    past = read_lines(path, 9005, None)
+    assert (past.lines, past.total) == ([], 9000)

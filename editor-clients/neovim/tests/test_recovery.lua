@@ -125,4 +125,39 @@ return {
       H.wait_text(chat.view.transcript, '## Switchman [haiku · rule: quick]', 30000)
     end,
   },
+  {
+    'a daemon killed while it asks for an approval: the question and its diff tab go away',
+    function()
+      local chat = require('switchman.chat').get(root)
+      H.wait_for('the last turn to end', function()
+        return chat.turn == nil
+      end)
+      H.fake('POST', '/_fake/reset')
+      H.script({
+        { kind = 'tool_call', tool_calls = { { name = 'edit_file', id = 'toolu_killed',
+          input = { path = 'src/app.py', old_text = 'return 42', new_text = 'return 43' } } } },
+        { kind = 'text', chunks = { 'Unused.' } },
+      })
+      local approval = require('switchman.approval')
+      approval.wait_ms = 30000 -- without the withdrawal the question would stay this long
+      local asked = false
+      vim.ui.select = function() -- an asynchronous picker: the user has not chosen yet
+        asked = true
+        vim.schedule(function()
+          vim.loop.kill(H.child_pids('switchman serve')[1], 'sigkill')
+        end)
+      end
+      H.notifications = {}
+      local started = vim.loop.now()
+      vim.cmd('Switchman chat change main to return 43')
+      H.wait_for('the question to be asked and withdrawn', function()
+        return asked and #vim.api.nvim_list_tabpages() == 1 and vim.tbl_filter(function(n)
+          return n.message:find('daemon stopped before you answered', 1, true) ~= nil
+        end, H.notifications)[1]
+      end, 25000, function()
+        return { asked = asked, tabs = #vim.api.nvim_list_tabpages(), notes = H.notifications }
+      end)
+      H.check(vim.loop.now() - started < 25000, 'at once, not after the wait')
+    end,
+  },
 }

@@ -209,6 +209,51 @@ return {
     end,
   },
   {
+    'a question the daemon withdraws (its turn was cancelled) goes away with its diff tab',
+    function()
+      H.fake('POST', '/_fake/reset')
+      H.script({ edit_step(), { kind = 'text', chunks = { 'Unused.' } } })
+      local approval = require('switchman.approval')
+      local wait_ms = approval.wait_ms
+      approval.wait_ms = 30000 -- without the withdrawal the question would stay this long
+      local on_choice = nil
+      local notified = {}
+      local notify = vim.notify
+      vim.notify = function(message, ...)
+        table.insert(notified, message)
+        return notify(message, ...)
+      end
+      -- an asynchronous picker (telescope, fzf-lua, dressing.nvim): it returns at once and the
+      -- user has not chosen yet when the turn is cancelled
+      vim.ui.select = function(_, _, choose)
+        on_choice = choose
+        vim.schedule(function()
+          chat:cancel()
+        end)
+      end
+      local before = vim.api.nvim_buf_get_lines(vim.fn.bufnr(file), 0, -1, false)
+      local started = vim.loop.now()
+      send('make f return 2, then I change my mind')
+      wait_idle()
+      local waited = vim.loop.now() - started
+      vim.notify = notify
+      approval.wait_ms = wait_ms
+      H.check(on_choice, 'the question was asked')
+      H.check(waited < 25000, ('the question went away when withdrawn (after %d ms)'):format(waited))
+      H.eq(1, #vim.api.nvim_list_tabpages(), 'the diff tab was closed')
+      H.check(vim.tbl_contains(vim.tbl_map(function(m)
+        return m:find('no longer needs this answer', 1, true) ~= nil
+      end, notified), true), 'the user is told why it went away', notified)
+      local asked_reason = false
+      vim.ui.input = function()
+        asked_reason = true
+      end
+      on_choice('Deny', 3) -- the picker answered late: ignored, no reason asked for
+      H.eq(false, asked_reason, 'no reason is asked for a withdrawn question')
+      H.eq(before, vim.api.nvim_buf_get_lines(vim.fn.bufnr(file), 0, -1, false), 'nothing changed')
+    end,
+  },
+  {
     ':Switchman trust lists what is always allowed and revokes the pick',
     function()
       local buf = vim.fn.bufnr(file)

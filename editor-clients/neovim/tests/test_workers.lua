@@ -196,8 +196,42 @@ return {
       })
       H.eq('  ✓ worker balanced (capped from deep) · sonnet · completed · 0 turns · $0.00 — prove it', capped.d[1],
         'the tier the worker ran on, as the session recorded it')
+      H.eq('$0.000015', workers.usd('0.000015'), 'a tiny cost is not shown as $0.0000')
+      H.eq('$0.00004', workers.usd('0.00004'))
+      H.eq('$0.0004', workers.usd('0.00042'))
+      H.eq('$0.00', workers.usd('0'))
       H.eq('deep', workers.tier({ tier = 'deep' }), 'not routed yet: the tier asked for')
       H.eq('fast', workers.tier({ tier = 'fast', worker_tier = 'fast', floor_applied = false }))
+    end,
+  },
+  {
+    'a worker whose daemon was killed shows as interrupted in the stored transcript, not as stopped',
+    function()
+      vim.cmd('Switchman chat')
+      script_delegation('Summarise src/app.py', { 'Reading' }, 'Unused.')
+      send('summarise src/app.py, via a worker')
+      H.wait_text(transcript(), '⟳ worker fast · haiku · running · 1 turn')
+      wait_stall()
+      local planner = chat.session_id
+      vim.loop.kill(H.child_pids('switchman serve')[1], 'sigkill')
+      H.wait_for('the daemon to be gone', function()
+        return require('switchman.client').get(root) == nil
+      end)
+      H.fake('POST', '/_fake/release')
+      vim.cmd('Switchman restart')
+      require('switchman.sessions').open(root, planner)
+      H.wait_for('the planner transcript', function()
+        return vim.api.nvim_buf_get_name(0):find('switchman://session/' .. planner, 1, true) ~= nil
+      end)
+      local bufnr = vim.api.nvim_get_current_buf()
+      H.wait_text(bufnr, 'Summarise src/app.py')
+      local line = vim.tbl_filter(function(l)
+        return l:find(' worker fast · ', 1, true) and l:find('Summarise', 1, true)
+      end, H.lines(bufnr))[1]
+      -- (the model's short name needs the new daemon's model list, which may not be there yet)
+      H.check(line and line:find('^  ✗ worker fast · %S+ · failed') and line:find('— interrupted$'),
+        'the worker line says the delegation was interrupted', H.lines(bufnr))
+      vim.cmd('tabclose')
     end,
   },
 }

@@ -15,6 +15,27 @@ M.choices = {
 --- How long to wait for the user (the daemon gives up after its own timeout, 300 s by default).
 M.wait_ms = 10 * 60 * 1000
 
+--- Questions being asked: the server's request id (`approve-<id>`) -> { root, withdrawn }.
+local pending = {}
+
+--- The daemon withdrew request `id` (`$/cancelRequest`: its turn was cancelled, or it stopped
+--- waiting): the question goes away and a later choice is ignored.
+function M.withdraw(id, why)
+  local state = id ~= nil and pending[tostring(id)]
+  if state then
+    state.withdrawn = why
+  end
+end
+
+--- The daemon of `root` stopped: every question it asked goes away.
+function M.withdraw_root(root, why)
+  for _, state in pairs(pending) do
+    if state.root == root then
+      state.withdrawn = why
+    end
+  end
+end
+
 local function scratch(lines, name, filetype)
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
@@ -122,8 +143,9 @@ function M.prompt(request)
   return text
 end
 
---- Ask the user about `request`; calls `done({ decision = …, reason = … })` once.
-function M.ask(request, done)
+--- Ask the user about `request`; calls `done({ decision = …, reason = … })` once. `live()`
+--- (optional) says whether the question still stands (no reason is asked for after that).
+function M.ask(request, done, live)
   local labels = {}
   for _, choice in ipairs(M.choices) do
     table.insert(labels, choice.label:format(request.tool))
@@ -133,7 +155,7 @@ function M.ask(request, done)
     if not choice then
       return done({ decision = 'deny', reason = 'the user dismissed the question' })
     end
-    if choice.decision ~= 'deny' then
+    if choice.decision ~= 'deny' or (live and not live()) then
       return done({ decision = choice.decision })
     end
     vim.ui.input({ prompt = 'Reason for the model (optional): ' }, function(reason)
@@ -142,8 +164,11 @@ function M.ask(request, done)
   end)
 end
 
---- The `switchman/approve` request handler.
-function M.handle(_, request)
+--- The `switchman/approve` request handler (`root`: the workspace of the daemon asking).
+function M.handle(_, request, _, root)
+  local key = 'approve-' .. tostring(request.id)
+  local state = { root = root }
+  pending[key] = state
   local tab = nil
   if request.tool == 'delegate' then
     tab = M.show_delegation(request)
@@ -152,12 +177,20 @@ function M.handle(_, request)
   end
   local answer = nil
   M.ask(request, function(result)
-    answer = result
+    answer = answer or result
+  end, function()
+    return state.withdrawn == nil
   end)
   vim.wait(M.wait_ms, function()
-    return answer ~= nil
+    return answer ~= nil or state.withdrawn ~= nil
   end, 50)
+  pending[key] = nil
   close(tab)
+  if answer == nil and state.withdrawn then
+    local what = given(request.title) and request.title or request.tool
+    vim.notify(('%s: %s'):format(what, state.withdrawn), vim.log.levels.INFO)
+    return { decision = 'deny', reason = 'withdrawn' }
+  end
   return answer or { decision = 'deny', reason = 'no answer' }
 end
 

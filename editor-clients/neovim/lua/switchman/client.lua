@@ -45,8 +45,12 @@ local function handlers()
   for _, method in pairs(protocol.notification) do
     h[method] = dispatch(method)
   end
-  h[protocol.server_request.approve] = function(...)
-    return require('switchman.approval').handle(...)
+  h[protocol.server_request.approve] = function(err, request, ctx)
+    return require('switchman.approval').handle(err, request, ctx, roots[ctx.client_id])
+  end
+  h[protocol.cancel_request] = function(_, params)
+    require('switchman.approval').withdraw(params and params.id,
+      'Switchman no longer needs this answer (the turn was stopped, or waited too long); nothing was done.')
   end
   return h
 end
@@ -127,6 +131,8 @@ local function on_exit(code, signal, client_id)
   vim.schedule(function()
     -- a restart may already have started this root's next client: its state stays
     local replaced = root ~= nil and M.get(root) ~= nil
+    require('switchman.approval').withdraw_root(root,
+      'the Switchman daemon stopped before you answered; nothing was done.')
     for _, fn in ipairs(listeners.exit or {}) do
       fn(root, { code = code, signal = signal, expected = expected, replaced = replaced })
     end

@@ -28,6 +28,9 @@ M.server_request = {
   approve = 'switchman/approve',
 }
 
+--- The server withdraws a request it sent (an approval nobody needs any more).
+M.cancel_request = '$/cancelRequest'
+
 --- Notifications (server → client).
 M.notification = {
   route_decided = 'switchman/routeDecided',

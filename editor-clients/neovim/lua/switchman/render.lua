@@ -198,6 +198,10 @@ local function message_lines(message, names, workers)
       table.insert(out, { '[image ' .. (block.media_type or '') .. ']', hl = 'SwitchmanTool' })
     elseif block.type == 'tool_use' then
       table.insert(out, M.tool_call(block))
+      local worker = workers[block.id]
+      if worker and worker.unanswered then -- interrupted: there is no result to put it with
+        table.insert(out, worker)
+      end
     elseif block.type == 'tool_result' then
       table.insert(out, M.tool_result({ name = names[block.tool_use_id], summary = output_summary(block.content),
         is_error = block.is_error }))

@@ -420,6 +420,9 @@ export class ChatController implements Disposable {
   private onConnectionState(state: SwitchmanConnection['state']): void {
     if (state === 'running') {
       this.sessions.clear();
+      // A (re)started daemon: nothing of the last exchange is still answering, so the chat is
+      // drawn from what the daemon recorded (a turn cut off by the restart shows `interrupted`).
+      if (!this.pending) this.live = undefined;
       void this.reload();
     } else {
       this.postToView({ type: 'connection', connected: false });

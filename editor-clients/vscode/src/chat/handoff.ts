@@ -1,6 +1,6 @@
 /** The handoff envelope of a worker (spec 004) as a few labelled lines for the worker's view (pure). */
 
-import { formatUsd, shortModelName } from '../common/format';
+import { formatUsd, plural, shortModelName } from '../common/format';
 import type { HandoffEnvelope } from '../protocol/types';
 
 export interface HandoffLine {
@@ -24,7 +24,6 @@ export function handoffLines(envelope: HandoffEnvelope): HandoffLine[] {
   const models = Object.entries(policy.tiers).map(([tier, model]) => `${tier}: ${shortModelName(model)}`).join(', ');
   const limits = [`timeout ${envelope.budget.timeout_seconds}s`];
   if (envelope.budget.max_tokens !== null) limits.push(`max ${envelope.budget.max_tokens} output tokens`);
-  limits.push(`spent so far today ${formatUsd(envelope.budget.cost_today_usd)}`);
   const lines: HandoffLine[] = [
     { label: 'From', value: source },
     { label: 'To', value: `${envelope.target.tier} worker, profile ${profile(envelope.target.profile)}` },
@@ -33,6 +32,9 @@ export function handoffLines(envelope: HandoffEnvelope): HandoffLine[] {
     { label: 'Models', value: policy.profile_model ? `${shortModelName(policy.profile_model)} first; ${models}` : models },
     { label: 'Context', value: contextOf(envelope) },
     { label: 'Limits', value: limits.join(' · ') },
+    // Not a limit: what had been spent when the task was handed over.
+    { label: 'Spent', value: `${formatUsd(envelope.budget.planner_session_cost_usd)} in the session, `
+      + `${formatUsd(envelope.budget.cost_today_usd)} today, before the handoff` },
   ];
   if (scope.dropped_tools.length > 0) lines.push({ label: 'Dropped', value: scope.dropped_tools.join(', ') });
   return lines;
@@ -40,6 +42,6 @@ export function handoffLines(envelope: HandoffEnvelope): HandoffLine[] {
 
 function contextOf(envelope: HandoffEnvelope): string {
   const count = envelope.input.context.include?.length ?? 0;
-  const refs = envelope.input.context.mode === 'minimal' || count === 0 ? 'the task only' : `${count} reference(s)`;
+  const refs = envelope.input.context.mode === 'minimal' || count === 0 ? 'the task only' : plural(count, 'reference');
   return envelope.input.output_schema ? `${refs}; answers with JSON (a schema)` : refs;
 }

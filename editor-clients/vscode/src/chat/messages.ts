@@ -77,9 +77,9 @@ export interface ErrorEntry {
 export interface PreviewView {
   /** The draft this preview is for (older answers are dropped). */
   draft: string;
-  /** `→ claude-haiku-4-5 · rule: fast for commits`, `command /model`, or an error. */
+  /** `→ claude-haiku-4-5 · rule: fast for commits`, `command /model`, an error, or why Enter sent nothing. */
   text: string;
-  tone: 'route' | 'command' | 'error';
+  tone: 'route' | 'command' | 'error' | 'busy';
   /** The full explanation, for the tooltip. */
   detail: string | null;
 }

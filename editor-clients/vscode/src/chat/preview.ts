@@ -20,3 +20,9 @@ export function previewView(draft: string, result: PreviewResult): PreviewView {
 export function previewFailure(draft: string, failure: RequestFailure): PreviewView {
   return { draft, text: failure.message, tone: 'error', detail: null };
 }
+
+/** Enter while an answer is being written sends nothing (the daemon runs one turn at a time): say so. */
+export function busyPreview(draft: string): PreviewView {
+  return { draft, text: 'Not sent: an answer is still being written. Stop it, or press Enter again when it ends.',
+    tone: 'busy', detail: null };
+}

@@ -24,7 +24,7 @@ export function reduce(state: ChatState, message: ToWebview): ChatState {
     case 'ratingFailed':
       return updateTurn(state, message.turnId, (t) => ({ ...t, ratingError: message.failure }));
     case 'connection':
-      return { ...state, connected: message.connected, pending: message.connected ? state.pending : null };
+      return message.connected ? { ...state, connected: true } : { ...interruptRunning(state), connected: false, pending: null };
     case 'settings':
       return { ...state, routePreview: message.routePreview, previewDelayMs: message.previewDelayMs,
         preview: message.routePreview ? state.preview : null };
@@ -224,6 +224,33 @@ function result(state: ChatState, localId: string, outcome: ChatResult): ChatSta
     error: null, costUsd: null, tools: [], notices: [], explanation: null, explanationOpen: false,
   };
   return { ...base, entries: [...state.entries, finished(blank)] };
+}
+
+/**
+ * The daemon went away (it exited, was killed or is restarting): nothing it ran goes on, so a turn
+ * still answering stops showing "answering…" and shows `interrupted` (the restarted daemon's
+ * transcript, loaded when it is back, says the same).
+ */
+function interruptRunning(state: ChatState): ChatState {
+  if (!state.entries.some((e) => e.kind === 'turn' && e.status === 'running')) return state;
+  return { ...state, entries: state.entries.map((e) => (e.kind === 'turn' && e.status === 'running'
+    ? { ...e, status: 'interrupted' as const } : e)) };
+}
+
+/**
+ * The chat as shown: a question about a turn's own tool call goes inside that turn, with its tool
+ * lines (above the answer the turn writes after it, not below it); a question of a worker or of the
+ * user's own `/delegate` (no turn of this chat) stays an entry of its own, where it was asked.
+ */
+export function approvalsInTurns(entries: Entry[]): { shown: Entry[]; byTurn: Map<string, ApprovalCard[]> } {
+  const turns = new Set(entries.flatMap((e) => (e.kind === 'turn' ? [e.id] : [])));
+  const byTurn = new Map<string, ApprovalCard[]>();
+  const shown = entries.filter((e) => {
+    if (e.kind !== 'approval' || !turns.has(e.card.turnId)) return true;
+    byTurn.set(e.card.turnId, [...(byTurn.get(e.card.turnId) ?? []), e.card]);
+    return false;
+  });
+  return { shown, byTurn };
 }
 
 /** A new question goes at the end of the chat; an answered one keeps its place and shows its outcome. */

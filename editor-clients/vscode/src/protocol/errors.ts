@@ -7,10 +7,24 @@ export interface RequestFailure {
   message: string;
 }
 
+/**
+ * vscode-jsonrpc's own codes for a request that lost its connection: the daemon exited (or was
+ * killed, or restarted) before it answered (MessageWriteError, PendingResponseRejected, ConnectionInactive).
+ */
+const CONNECTION_LOST = new Set([-32099, -32097, -32096]);
+
+/** What the user reads when the daemon went away before it answered (not vscode-jsonrpc's wording). */
+export const DAEMON_STOPPED: RequestFailure = {
+  code: 'daemon_stopped',
+  message: 'The Switchman daemon stopped before it answered (it exited, was killed or restarted). '
+    + 'It is started again by itself; what it had recorded comes back in the chat.',
+};
+
 /** Read `{code, message, data: {code}}` off whatever the language client rejected with. */
 export function requestFailure(error: unknown): RequestFailure {
   if (typeof error === 'object' && error !== null) {
-    const record = error as { message?: unknown; data?: unknown };
+    const record = error as { message?: unknown; data?: unknown; code?: unknown };
+    if (typeof record.code === 'number' && CONNECTION_LOST.has(record.code)) return DAEMON_STOPPED;
     const data = record.data as { code?: unknown } | undefined;
     const code = typeof data?.code === 'string' ? data.code : 'error';
     const message = typeof record.message === 'string' && record.message ? record.message : String(error);

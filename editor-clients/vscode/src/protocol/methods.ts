@@ -51,4 +51,6 @@ export const ErrorCodes = {
 export const SlashCommands = {
   rulesCheck: '/rules check',
   delegate: '/delegate',
+  routeOverride: '/route override',
+  routeIgnore: '/route ignore',
 } as const;

@@ -34,8 +34,21 @@ export function statusView(status: StatusParams | undefined, context: StatusCont
     tooltip: statusTooltip(status, context),
     background: status.config_errors > 0 ? 'error' : status.banners.length > 0 ? 'warning' : undefined,
     command: 'switchman.setModel',
-    accessibilityLabel: `Switchman model for ${context.folderName}: ${name(shown)}`,
+    accessibilityLabel: accessibilityLabel(status, context, name(shown), status.pending_swap ? name(status.pending_swap.model) : null),
   };
+}
+
+/**
+ * What a screen reader says: the model and everything the icon and colour show (a running turn, a
+ * queued change, configuration errors, notices), which it cannot see.
+ */
+function accessibilityLabel(status: StatusParams, context: StatusContext, model: string, next: string | null): string {
+  const parts = [`Switchman model for ${context.folderName}: ${model}${status.sticky_model ? ' (sticky)' : ''}`];
+  if (status.turn_in_flight) parts.push('a turn is running');
+  if (next) parts.push(`switches to ${next} when it ends`);
+  if (status.config_errors > 0) parts.push(`${plural(status.config_errors, 'error')} in the configuration files`);
+  if (status.banners.length > 0) parts.push(plural(status.banners.length, 'notice'));
+  return parts.join('; ');
 }
 
 function statusIcon(status: StatusParams): string {
@@ -64,7 +77,9 @@ export function statusTooltip(status: StatusParams, context: StatusContext): str
   lines.push(`Spent today: ${formatUsd(status.cost_today_usd)}`);
   for (const banner of status.banners) lines.push(`$(warning) ${banner}`);
   if (status.config_errors > 0) {
-    lines.push(`$(error) ${plural(status.config_errors, 'error')} in the configuration files; the last valid version is in use`);
+    // The daemon's notice already says which file and that its last valid version is in use.
+    lines.push(`$(error) ${plural(status.config_errors, 'error')} in the configuration files: see the Problems panel, `
+      + 'or run **Switchman: Check Rules**');
   }
   lines.push('', 'Click to choose a model.');
   return lines.join('  \n');

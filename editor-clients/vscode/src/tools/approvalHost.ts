@@ -3,7 +3,7 @@
 
 import * as vscode from 'vscode';
 import type { ApprovalRequest } from '../protocol/types';
-import type { ApprovalCard, ApprovalHost } from './approval';
+import { titleParts, type ApprovalCard, type ApprovalHost } from './approval';
 
 export const PROPOSAL_SCHEME = 'switchman-proposal';
 export const SHOW_IN_CHAT = 'Show in Chat';
@@ -39,7 +39,7 @@ export class VscodeApprovalHost implements ApprovalHost {
 
   notify(card: ApprovalCard): void {
     // The card in the chat is where the question is answered; this only leads there.
-    void vscode.window.showInformationMessage(`Switchman asks: ${card.title}`, SHOW_IN_CHAT).then((picked) => {
+    void vscode.window.showInformationMessage(`Switchman asks: ${titleParts(card.title).plain}`, SHOW_IN_CHAT).then((picked) => {
       if (picked === SHOW_IN_CHAT) void this.chat.reveal();
     });
   }
@@ -49,7 +49,7 @@ export class VscodeApprovalHost implements ApprovalHost {
     const right = sideUri(request, 'proposed');
     this.documents.put(left, request.original ?? '');
     this.documents.put(right, request.proposed ?? '');
-    await vscode.commands.executeCommand('vscode.diff', left, right, `Switchman: ${request.title} (proposed)`,
+    await vscode.commands.executeCommand('vscode.diff', left, right, `Switchman: ${titleParts(request.title).plain} (proposed)`,
       { preview: false }); // a preview tab would replace the user's own preview tab (often the very file)
   }
 

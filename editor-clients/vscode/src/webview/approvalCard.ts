@@ -1,7 +1,7 @@
 /** The DOM of an approval card: what will happen, the three answers, then the outcome. */
 
 import type { ApprovalAnswer } from '../protocol/types';
-import { outcomeText, type ApprovalCard } from '../tools/approval';
+import { outcomeText, titleParts, type ApprovalCard } from '../tools/approval';
 import { el } from './render';
 
 export interface ApprovalActions {
@@ -10,16 +10,17 @@ export interface ApprovalActions {
 }
 
 export function approvalCardElement(card: ApprovalCard, actions: ApprovalActions): HTMLElement {
+  const title = titleParts(card.title);
   const children: (Node | string)[] = [
     el('div', { class: 'approval-head' }, [el('span', { class: 'approval-icon', 'aria-hidden': 'true' }, ['🛡']),
-      el('span', { class: 'approval-title' }, [card.title])]),
+      el('span', { class: 'approval-title' }, title.parts.map((p) => (p.code ? el('code', {}, [p.text]) : p.text)))]),
     ...details(card, actions),
   ];
   if (card.note) children.push(el('div', { class: 'approval-note' }, [card.note]));
   if (card.outcome === 'pending') children.push(answerRow(card, actions));
   else children.push(el('div', { class: 'approval-outcome', role: 'status' }, [outcomeText(card)]));
   return el('div', { class: `approval ${card.outcome}`, 'data-approval': card.id, 'data-outcome': card.outcome,
-    'data-tool': card.tool, role: 'group', 'aria-label': `Switchman asks: ${card.title}` }, children);
+    'data-tool': card.tool, role: 'group', 'aria-label': `Switchman asks: ${title.plain}` }, children);
 }
 
 function details(card: ApprovalCard, actions: ApprovalActions): HTMLElement[] {
@@ -70,7 +71,7 @@ function answerRow(card: ApprovalCard, actions: ApprovalActions): HTMLElement {
   return el('div', { class: 'approval-answers' }, [
     el('div', { class: 'approval-buttons' }, [
       button('allow-once primary', 'Allow once', 'allow_once'),
-      button('allow-always', card.alwaysLabel, 'allow_always'),
+      ...(card.alwaysLabel ? [button('allow-always', card.alwaysLabel, 'allow_always')] : []),
       button('deny', 'Deny', 'deny'),
     ]),
     reason,

@@ -7,6 +7,7 @@ import {
   allCards, markStopping, ratingAsked, reduce, refusedDraft, toggleDelegation, toggleExplanation, unexplained,
 } from '../chat/reducer';
 import { el, TranscriptView } from './render';
+import { busyPreview } from '../chat/preview';
 
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
@@ -48,6 +49,9 @@ const view = new TranscriptView(transcript, (turnId) => {
 }, {
   answer: (id, decision, reason) => vscode.postMessage({ type: 'approvalAnswer', id, decision, ...(reason ? { reason } : {}) }),
   openDiff: (id) => vscode.postMessage({ type: 'approvalDiff', id }),
+}, (text) => {
+  if (state.pending || !state.connected) return;
+  vscode.postMessage({ type: 'send', text });
 });
 
 /** The cards whose worker transcript was asked for and has not arrived yet. */
@@ -128,7 +132,8 @@ function renderFolders(): void {
 
 function renderPreview(): void {
   const preview = $('preview');
-  const current = state.routePreview && state.preview && state.preview.draft === input.value && input.value.trim() ? state.preview : null;
+  const shown = state.preview && (state.routePreview || state.preview.tone === 'busy') ? state.preview : null;
+  const current = shown && shown.draft === input.value && input.value.trim() ? shown : null;
   preview.textContent = current ? current.text : '';
   preview.className = `preview ${current ? current.tone : ''}`;
   preview.title = current?.detail ?? '';
@@ -136,6 +141,10 @@ function renderPreview(): void {
 
 function send(): void {
   const text = input.value;
+  if (text.trim() && state.pending) {
+    update({ ...state, preview: busyPreview(text) });
+    return;
+  }
   if (!text.trim() || state.pending || !state.connected) return;
   vscode.postMessage({ type: 'send', text });
   input.value = '';
@@ -164,6 +173,11 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   // ... and the routing chains the user had opened.
   if (message.type === 'reset' || (message.type === 'event' && message.event.type === 'routeDecided')) fetchExplanations();
   refreshEnded(message);
+  // The answer that kept a message from being sent has ended: the hint goes (the route preview comes back).
+  if (before && !state.pending && state.preview?.tone === 'busy') {
+    update({ ...state, preview: null });
+    draftChanged();
+  }
   // A message that was refused (unknown @alias, a mistyped /command…) comes back to the input to fix.
   const refused = refusedDraft(before, message);
   if (refused !== null && !input.value) {

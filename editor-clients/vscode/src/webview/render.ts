@@ -1,10 +1,13 @@
 /** DOM rendering of the chat transcript: each entry, and each part of a turn, is re-rendered only when it changes. */
 
-import { formatUsd, shortModelName } from '../common/format';
+import { shortModelName } from '../common/format';
 import type { Explanation } from '../chat/chain';
 import type { CodeAction, DelegationEntry, Entry, TurnEntry } from '../chat/messages';
 import type { Rating } from '../protocol/params';
-import { DELEGATE_TOOL } from '../chat/delegations';
+import { DELEGATE_TOOL, turnCostLabel } from '../chat/delegations';
+import { approvalsInTurns } from '../chat/reducer';
+import type { ApprovalCard } from '../tools/approval';
+import { bannerView } from '../chat/banners';
 import { delegationCardPart, type CardActions } from './delegationCard';
 import { approvalCardElement, type ApprovalActions } from './approvalCard';
 import { containerPart, part, PartList, renderParts, setAttributes, type Part } from './parts';
@@ -24,19 +27,26 @@ export class TranscriptView {
   constructor(container: HTMLElement, private readonly onBadge: (turnId: string) => void,
     private readonly cards?: CardActions,
     private readonly onRate: (turnId: string, rating: Rating) => void = () => undefined,
-    private readonly approvals?: ApprovalActions) {
+    private readonly approvals?: ApprovalActions,
+    /** Send a chat message as if typed (a banner's `/route override` button). */
+    private readonly onCommand: (text: string) => void = () => undefined) {
     this.entries = new PartList(container);
   }
 
   render(entries: Entry[]): void {
-    this.entries.render(entries.map((entry) => this.partOf(entry)));
+    const { shown, byTurn } = approvalsInTurns(entries);
+    this.entries.render(shown.map((entry, i) => this.partOf(entry, i === shown.length - 1, byTurn.get(entry.id) ?? [])));
   }
 
-  private partOf(entry: Entry): Part {
+  private partOf(entry: Entry, last: boolean, approvals: ApprovalCard[]): Part {
     const key = `${entry.kind}:${entry.id}`;
     switch (entry.kind) {
-      case 'turn':
-        return containerPart(key, entry, 'div', (element) => this.updateTurn(element, entry));
+      case 'turn': {
+        // The daemon acts on the suggestion of the last turn only, once it has ended.
+        const actionable = last && entry.status !== 'running';
+        return containerPart(key, [entry, actionable, approvals], 'div',
+          (element) => this.updateTurn(element, entry, actionable, approvals));
+      }
       case 'delegation': // a worker the user started with /delegate: the card is the whole entry
         return containerPart(key, entry, 'div', (element) => {
           setAttributes(element, { class: 'entry delegated', 'data-delegation': entry.id });
@@ -63,18 +73,18 @@ export class TranscriptView {
     }
   }
 
-  private updateTurn(element: HTMLElement, turn: TurnEntry): void {
+  private updateTurn(element: HTMLElement, turn: TurnEntry, actionable: boolean, approvals: ApprovalCard[]): void {
     setAttributes(element, { class: `entry turn ${turn.status}`, 'data-turn': turn.id, 'data-status': turn.status });
-    renderParts(element, this.turnParts(turn));
+    renderParts(element, this.turnParts(turn, actionable, approvals));
   }
 
-  private turnParts(turn: TurnEntry): Part[] {
+  private turnParts(turn: TurnEntry, actionable: boolean, approvals: ApprovalCard[]): Part[] {
     const parts = [this.headPart(turn)];
     if (turn.explanationOpen && turn.explanation) {
       const explanation = turn.explanation;
       parts.push(part('explanation', explanation, () => explanationElement(explanation)));
     }
-    turn.banners.forEach((banner, i) => parts.push(part(`banner:${i}`, banner, () => el('div', { class: 'banner' }, [`⚠ ${banner}`]))));
+    turn.banners.forEach((banner, i) => parts.push(part(`banner:${i}`, [banner, actionable], () => this.banner(banner, actionable))));
     const cards = turn.delegations ?? [];
     for (const tool of turn.tools) {
       // A delegate call is shown as its card below.
@@ -84,6 +94,10 @@ export class TranscriptView {
     }
     const actions = this.cards;
     if (actions) for (const card of cards) parts.push(delegationCardPart(turn.id, card, actions));
+    const approvalActions = this.approvals;
+    if (approvalActions) {
+      for (const card of approvals) parts.push(part(`approval:${card.id}`, card, () => approvalCardElement(card, approvalActions)));
+    }
     turn.notices.forEach((notice, i) => parts.push(part(`notice:${i}`, notice, () => el('div', { class: 'notice' }, [notice]))));
     parts.push(containerPart('body', [turn.text, turn.status === 'running'], 'div', (body) => {
       setAttributes(body, { class: 'body markdown' });
@@ -98,6 +112,20 @@ export class TranscriptView {
         'data-code': refused.code }, [refused.message])));
     }
     return parts;
+  }
+
+  /** A notice of the routing (an outage, the pattern store's suggestion with its buttons), one line a line. */
+  private banner(banner: string, actionable: boolean): HTMLElement {
+    const view = bannerView(banner, actionable);
+    const lines = view.lines.map((line, i) => el('div', { class: 'banner-line' }, [i === 0 ? `⚠ ${line}` : line]));
+    if (view.actions.length === 0) return el('div', { class: 'banner', role: 'note' }, lines);
+    const buttons = view.actions.map((action) => {
+      const button = el('button', { class: 'secondary banner-action', 'data-command': action.command, title: action.title },
+        [action.label]);
+      button.addEventListener('click', () => this.onCommand(action.command));
+      return button;
+    });
+    return el('div', { class: 'banner', role: 'note' }, [...lines, el('div', { class: 'banner-actions' }, buttons)]);
   }
 
   /** The badge ("Why this model?") and the turn's status. */
@@ -240,7 +268,8 @@ function statusLine(turn: TurnEntry): string {
   const parts: string[] = [];
   if (turn.status === 'running') parts.push('answering…');
   else if (turn.status !== 'completed') parts.push(turn.status);
-  if (turn.costUsd !== null && turn.status !== 'running') parts.push(formatUsd(turn.costUsd));
+  const cost = turn.status !== 'running' ? turnCostLabel(turn.costUsd, turn.delegations) : null;
+  if (cost) parts.push(cost);
   return parts.join(' · ');
 }
 

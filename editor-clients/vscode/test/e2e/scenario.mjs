@@ -6,6 +6,7 @@ import { log, until } from './support.mjs';
 import { toolSteps } from './tools.mjs';
 import { ratingsReachThePatternStore } from './feedback.mjs';
 import { anotherWindowsTurnShowsInThePanel } from './windows.mjs';
+import { daemonKilledMidAnswer, patternSuggestionIsOneClickAway } from './resilience.mjs';
 
 const STATUS_ITEM = '[id="switchman.switchman.switchman.status.0"]';
 const PROFILE_ITEM = '[id="switchman.switchman.switchman.profile.0"]';
@@ -61,6 +62,8 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await sessionsViewOpensTheTranscript(ui);
     await workerSessionsShowOnlyWhenAskedFor(ui);
     await newChatStartsEmpty(ui);
+    await patternSuggestionIsOneClickAway(ui, ui.chatFrame(), fake, daemon.env.SWITCHMAN_CONFIG_DIR);
+    await daemonKilledMidAnswer(ui, ui.chatFrame(), fake, daemon.switchman);
     await providerFailuresAreShownPlainly(ui, fake);
     await daemonThatCannotStartSaysHowToFix(ui);
     // CSP violations anywhere, or errors raised by the chat webview's script, fail the run.
@@ -298,9 +301,16 @@ async function stopCancelsTheAnswer(ui, chat, fake) {
   await chat.locator('.entry.turn[data-status="running"]', { hasText: 'Once upon a time' }).waitFor();
   // No new session while an answer is being written: New chat says so instead of ignoring the click.
   await chat.locator('#new-chat[disabled]', { hasText: 'New chat' }).waitFor();
+  // Enter while the answer is written sends nothing: the line under the input says so (it said nothing).
+  await chat.locator('#input').fill('and a short one');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('#preview.busy', { hasText: 'Not sent: an answer is still being written' }).waitFor();
+  if ((await chat.locator('#input').inputValue()) !== 'and a short one') throw new Error('the unsent message left the input');
   await chat.locator('#stop').click();
   await chat.locator('.entry.turn[data-status="cancelled"]', { hasText: 'Once upon a time' }).waitFor();
   await chat.locator('#new-chat:not([disabled])').waitFor();
+  await chat.locator('#preview.busy').waitFor({ state: 'detached' });
+  await chat.locator('#input').fill('');
   await fake.release();
   log('Stop cancelled the running answer');
 }
@@ -333,6 +343,9 @@ async function delegationShowsAsALiveCard(ui, chat, fake) {
   await fake.release();
   await chat.locator('.delegation[data-status="completed"] .delegation-meta', { hasText: 'done · 1 turn · $' }).waitFor();
   await chat.locator('.entry.turn[data-status="completed"] .markdown code', { hasText: 'login()' }).waitFor();
+  // The turn's cost includes its worker's (it showed the planner's calls only, beside the card's own cost).
+  await chat.locator('.entry.turn[data-status="completed"]:has(.delegation[data-tool-use="toolu_e2e_delegate"]) .turn-status',
+    { hasText: 'incl. workers $' }).waitFor();
   await stillKept(card, 'the delegation card');
   const selected = await selectedText(chat);
   if (!selected.includes('List the functions in src/login.py')) {

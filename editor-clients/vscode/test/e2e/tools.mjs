@@ -71,6 +71,9 @@ async function editApprovedInTheCardReachesTheBuffer(ui, chat, fake, workspace) 
   const done = chat.locator('.approval[data-tool="edit_file"][data-outcome="allowed_once"]');
   await done.locator('.approval-outcome', { hasText: 'Allowed once.' }).waitFor();
   await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'now checks the password' }).waitFor();
+  // The answered card stays in its turn, above the answer written after it (it was below, like a new exchange).
+  const turn = chat.locator('.entry.turn[data-status="completed"]', { hasText: 'now checks the password' });
+  await turn.locator('.approval[data-outcome="allowed_once"] + .body, .approval[data-outcome="allowed_once"] ~ .body').first().waitFor();
   // The diff editor closes with the answer; the change is in the buffer, unsaved (the disk is as before).
   await ui.page.locator('.tab', { hasText: '(proposed)' }).waitFor({ state: 'detached' });
   await editorLine(ui, 'return check(user, password)').waitFor();
@@ -91,6 +94,9 @@ async function deniedCommandTellsTheModelWhy(ui, chat, fake) {
   const card = chat.locator('.approval[data-tool="run_command"][data-outcome="pending"]');
   await card.locator('.approval-command', { hasText: 'rm -rf build' }).waitFor();
   await card.locator('.approval-cwd', { hasText: 'in ' }).waitFor();
+  // The daemon's title "Run `rm -rf build`": the command as code, no backticks on screen.
+  await card.locator('.approval-title code', { hasText: 'rm -rf build' }).waitFor();
+  if ((await card.locator('.approval-title').innerText()).includes('`')) throw new Error('the card title shows backticks');
   await card.locator('.approval-reason').fill('keep the build cache');
   await ui.shot('chat-approval-command', card);
   await card.locator('.approval-button.deny').click();

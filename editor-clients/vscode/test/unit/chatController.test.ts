@@ -38,8 +38,12 @@ function withEditor(connection: FakeConnection, posted: ToWebview[]) {
 /** A chat answer the test releases when it wants. */
 function deferred<T>() {
   let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
 }
 
 describe('ChatController', () => {
@@ -147,6 +151,30 @@ describe('ChatController', () => {
       ['userSent', 'routeDecided']);
     answer.resolve(result);
     await sending;
+  });
+
+  it('draws the chat from the restarted daemon, not from the exchange its predecessor was answering', async () => {
+    const { connection, controller, posted } = setup();
+    const answer = deferred<ChatResult>();
+    connection.answer(Requests.chat, () => answer.promise);
+    const sending = controller.send('count sheep');
+    await until(() => connection.sent(Requests.chat).length === 1);
+    connection.notify(Notifications.routeDecided, route);
+    // The daemon is killed mid-answer: its pending request is rejected, then the client starts a new one.
+    connection.setState('stopped');
+    answer.reject(Object.assign(new Error('Pending response rejected since connection got disposed'), { code: -32097 }));
+    await sending;
+    const failed = posted.flatMap((m) => (m.type === 'event' && m.event.type === 'failed' ? [m.event.failure] : []));
+    assert.equal(failed[0]?.code, 'daemon_stopped');
+    const interrupted = { id: 'T1', index: 1, status: 'interrupted', model: route.model } as never;
+    connection.answer(Requests.session, () => ({ session: {} as never, turns: [interrupted], messages: [], cost: {} as never }));
+    posted.length = 0;
+    connection.setState('running');
+    await until(() => posted.some((m) => m.type === 'reset'));
+    const reset = posted.find((m) => m.type === 'reset');
+    assert.ok(reset?.type === 'reset');
+    assert.deepEqual(reset.entries.map((e) => [e.id, e.kind === 'turn' ? e.status : '']), [['T1', 'interrupted']]);
+    assert.deepEqual(posted.filter((m) => m.type === 'event'), [], 'nothing of the old exchange is replayed');
   });
 
   it('previews drafts and drops answers to older drafts', async () => {

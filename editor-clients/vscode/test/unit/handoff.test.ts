@@ -22,8 +22,9 @@ describe('handoff envelope in the worker view', () => {
       { label: 'To', value: 'fast worker, profile reviewer (chosen)' },
       { label: 'Tools', value: 'grep, read_file (read-only)' },
       { label: 'Models', value: 'claude-haiku-4-5 first; fast: claude-haiku-4-5, deep: claude-opus-4-7' },
-      { label: 'Context', value: '1 reference(s)' },
-      { label: 'Limits', value: 'timeout 600s · spent so far today $0.25' },
+      { label: 'Context', value: '1 reference' },
+      { label: 'Limits', value: 'timeout 600s' },
+      { label: 'Spent', value: '$0.01 in the session, $0.25 today, before the handoff' },
     ]);
     const planner = handoffLines({ ...envelope, reason: 'planner_delegate',
       capability_scope: { ...envelope.capability_scope, approval: 'ask', approval_required: true, dropped_tools: ['memory_add'] } });

@@ -46,6 +46,16 @@ describe('requestFailure', () => {
     assert.deepEqual(requestFailure(new Error('connection closed')), { code: 'error', message: 'connection closed' });
     assert.deepEqual(requestFailure('boom'), { code: 'error', message: 'boom' });
   });
+
+  it('says the daemon stopped, in words, when the request lost its connection', () => {
+    // What vscode-jsonrpc rejects a pending request with when the daemon's process dies.
+    const lost = Object.assign(new Error('Pending response rejected since connection got disposed'), { code: -32097 });
+    const failure = requestFailure(lost);
+    assert.equal(failure.code, 'daemon_stopped');
+    assert.match(failure.message, /^The Switchman daemon stopped before it answered/);
+    assert.doesNotMatch(failure.message, /disposed/);
+    assert.equal(requestFailure(Object.assign(new Error('Connection is closed.'), { code: -32096 })).code, 'daemon_stopped');
+  });
 });
 
 describe('previewView', () => {

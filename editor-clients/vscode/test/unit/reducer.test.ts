@@ -163,6 +163,17 @@ describe('chat reducer', () => {
     assert.deepEqual([reset.entries, reset.sessionId, reset.sessionTitle, reset.pending], [[], 'S2', 'Fix login', null]);
   });
 
+  it('shows a turn that was answering when the daemon went away as interrupted, not still answering', () => {
+    const running = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: 'count sheep' } },
+      { type: 'event', event: { type: 'routeDecided', params: route } }, text('one, '));
+    const gone = reduce(running, { type: 'connection', connected: false });
+    assert.deepEqual([turn(gone).status, turn(gone).text, gone.pending, gone.connected], ['interrupted', 'one, ', null, false]);
+    const done = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: 'hi' } },
+      { type: 'event', event: { type: 'routeDecided', params: route } },
+      { type: 'event', event: { type: 'result', localId: 'L1', result: finished } });
+    assert.equal(turn(reduce(done, { type: 'connection', connected: false })).status, 'completed', 'an ended turn keeps its status');
+  });
+
   it('titles the session by its title, else its first message, else "New chat"', () => {
     const base = { sessionId: 'S1', sessionTitle: null, entries: [] };
     assert.equal(sessionTitle(base), 'New chat');

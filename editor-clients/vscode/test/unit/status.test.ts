@@ -47,7 +47,18 @@ describe('statusView', () => {
     assert.match(outage.tooltip, /anthropic provider currently unavailable/);
     const broken = statusView(status({ config_errors: 2, banners: ['routing.yaml has errors'] }), single);
     assert.equal(broken.background, 'error');
-    assert.match(broken.tooltip, /2 errors in the configuration files/);
+    assert.match(broken.tooltip, /2 errors in the configuration files: see the Problems panel/);
+    assert.equal(broken.tooltip.match(/last valid version/g), null, 'the daemon\'s notice says it; not said twice');
+  });
+
+  it('tells a screen reader what the icon and colour show', () => {
+    assert.equal(statusView(status(), single).accessibilityLabel, 'Switchman model for app: auto');
+    const broken = statusView(status({ config_errors: 1, banners: ['routing.yaml has errors'] }), single);
+    assert.equal(broken.accessibilityLabel, 'Switchman model for app: auto; 1 error in the configuration files; 1 notice');
+    const busy = statusView(status({ sticky_model: 'anthropic:claude-opus-4-7', turn_in_flight: true,
+      pending_swap: { model: null } as never }), single);
+    assert.equal(busy.accessibilityLabel,
+      'Switchman model for app: claude-opus-4-7 (sticky); a turn is running; switches to auto when it ends');
   });
 
   it('prefixes the folder name in a multi-root workspace', () => {

@@ -4,8 +4,10 @@ import { attachmentLabel, resolveTokens, selectionAttachment, type EditorContext
 import { parseFromWebview } from '../../src/chat/messages';
 import { applyCodeParams, chatParams, revokeTrustParams } from '../../src/protocol/params';
 import type { ApprovalRequest } from '../../src/protocol/types';
-import { answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, type ApprovalHost } from '../../src/tools/approval';
+import { answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, titleParts, type ApprovalHost } from '../../src/tools/approval';
 import { trustItems } from '../../src/tools/trust';
+import { approvalsInTurns } from '../../src/chat/reducer';
+import type { Entry } from '../../src/chat/messages';
 
 const EDIT: ApprovalRequest = {
   id: 'A1', workspace: 'file:///w', session_id: 'S1', turn_id: 'T1', tool: 'edit_file', tool_class: 'write',
@@ -33,6 +35,25 @@ function host(visible = true) {
 }
 
 describe('approval cards', () => {
+  it('go inside the turn whose tool call they are about; a question of no turn of the chat stays on its own', () => {
+    const turn = { kind: 'turn', id: 'T1', model: null, summary: null, banners: [], text: 'Done.', status: 'completed', error: null,
+      costUsd: null, tools: [], notices: [], explanation: null, explanationOpen: false } as Entry;
+    const own = { kind: 'approval', id: 'A1', card: approvalCard(EDIT) } as Entry;
+    const worker = { kind: 'approval', id: 'A9', card: approvalCard({ ...COMMAND, id: 'A9', turn_id: 'W1', is_worker: true }) } as Entry;
+    const user = { kind: 'user', id: 'L2', text: 'next' } as Entry;
+    const { shown, byTurn } = approvalsInTurns([turn, own, worker, user]);
+    assert.deepEqual(shown.map((e) => e.id), ['T1', 'A9', 'L2']);
+    assert.deepEqual(byTurn.get('T1')?.map((c) => c.id), ['A1']);
+  });
+
+  it('shows the daemon\'s title with its `code` as code, never the backticks', () => {
+    assert.deepEqual(titleParts('Run `rm -rf build`'), { parts: [{ text: 'Run ', code: false }, { text: 'rm -rf build', code: true }],
+      plain: 'Run rm -rf build' });
+    assert.deepEqual(titleParts('Edit src/app.py'), { parts: [{ text: 'Edit src/app.py', code: false }], plain: 'Edit src/app.py' });
+    assert.equal(titleParts('Run `echo a` then `b`').plain, 'Run echo a then b');
+    assert.equal(titleParts('Run `echo `a`').plain, 'Run `echo `a`', 'an unclosed backtick stays text');
+  });
+
   it('show an edit as its diff, a command with its folder, a delegation with its task and tools', () => {
     const edit = approvalCard({ ...EDIT, diff: '--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-a\n+b\n' });
     assert.deepEqual([edit.kind, edit.diff, edit.canOpenDiff], ['edit', ['--- a/src/app.py', '+++ b/src/app.py', '@@ -1 +1 @@', '-a', '+b'], true]);
@@ -43,8 +64,9 @@ describe('approval cards', () => {
     assert.deepEqual([delegation.kind, delegation.task, delegation.tier, delegation.workerTools],
       ['delegation', 'run the tests', 'fast', ['edit_file', 'run_command']]);
     const worker = approvalCard({ ...COMMAND, is_worker: true });
-    assert.equal(worker.alwaysLabel, 'Allow (this worker call)');
-    assert.match(worker.note ?? '', /not remembered/);
+    // No second "Allow" that would do exactly what "Allow once" does: a worker's answers are never kept.
+    assert.equal(worker.alwaysLabel, null);
+    assert.match(worker.note ?? '', /never remembered/);
   });
 
   it('say how the question ended', () => {

@@ -26,9 +26,14 @@ local function clip(text, max)
   return vim.fn.strchars(text) > max and (vim.fn.strcharpart(text, 0, max - 1) .. '…') or text
 end
 
---- `$0.0123` (four decimals below a cent, two above).
+--- `$0.0123` (four decimals below a cent, two above); below $0.0001 two significant digits,
+--- `$0.000015`, so that a cost is never shown as `$0.0000`.
 function M.usd(amount)
   local n = tonumber(amount) or 0
+  if n > 0 and n < 0.0001 then
+    local digits = 1 - math.floor(math.log10 and math.log10(n) or math.log(n, 10))
+    return ('$' .. ('%.' .. digits .. 'f'):format(n):gsub('0+$', ''))
+  end
   return n > 0 and n < 0.01 and ('$%.4f'):format(n) or ('$%.2f'):format(n)
 end
 
@@ -107,12 +112,16 @@ function M.stored(root, detail)
     local worker, record = workers[id] or {}, recorded[id] or {}
     local failure = results[id]
     local status = (failure == nil or failure == 'cancelled_by_user') and 'cancelled' or failure and 'failed' or 'completed'
+    if present(record.status) then -- how the session recorded it ended (`interrupted` when its daemon died)
+      status, failure = record.status, present(record.error) and record.error or nil
+    end
     local update = {
       tier = input.tier, worker_tier = record.worker_tier, floor_applied = record.floor_applied, task = input.task,
       model = present(worker.model) and worker.model or record.model, turns = worker.turns or 0,
       cost_usd = worker.cost_usd or '0', status = status, error = failure or nil,
     }
-    out[id] = { M.line(root, update), hl = HIGHLIGHT[update.status] }
+    -- `unanswered`: no result was stored (the daemon died first); the line goes under the call
+    out[id] = { M.line(root, update), hl = HIGHLIGHT[update.status], unanswered = results[id] == nil }
   end
   return out
 end

@@ -1,0 +1,95 @@
+// The pattern store's suggestion taken from its buttons, and a daemon killed in the middle of an answer.
+import { spawnSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { log, until } from './support.mjs';
+
+/** Send `message`, wait for its answer, and rate it. */
+async function ratedTurn(chat, fake, message, rating) {
+  const before = await chat.locator('.entry.turn').count();
+  await fake.script([{ kind: 'text', chunks: [`Answer to: ${message}`] }]);
+  await chat.locator('#input').fill(message);
+  await chat.locator('#input').press('Enter');
+  await until(`the answer to ${message}`, async () => (await chat.locator('.entry.turn').count()) > before
+    && (await chat.locator('.entry.turn').last().getAttribute('data-status')) === 'completed');
+  const turn = chat.locator('.entry.turn').last();
+  await turn.locator(`.rating .rate.${rating}`).click();
+  await turn.locator(`.rating .rate.${rating}[aria-pressed="true"]`).waitFor();
+}
+
+/**
+ * With pattern_disagreement.surface on, a rule's choice the pattern store disagrees with shows the
+ * suggestion line by line with two buttons; "Use … for this turn" runs the message again on the
+ * suggested model, and that turn says "/route override", not an @alias the user never typed.
+ */
+export async function patternSuggestionIsOneClickAway(ui, chat, fake, configDir) {
+  const routing = join(configDir, 'routing.yaml');
+  writeFileSync(routing, 'pattern:\n  min_sample_size: 2\npattern_disagreement:\n  surface: true\n'
+    + '  min_confidence: 0.1\n  min_sample_size: 2\n');
+  try {
+    for (let i = 0; i < 3; i += 1) {
+      await ratedTurn(chat, fake, `@sonnet write a commit message for the regex fix ${i}`, 'up');
+      await ratedTurn(chat, fake, `@haiku write a commit message for the regex fix ${i}`, 'down');
+    }
+    await fake.script([{ kind: 'text', chunks: ['fix: regex'] }]);
+    await chat.locator('#input').fill('write a commit message for the regex fix');
+    await chat.locator('#input').press('Enter');
+    const turn = chat.locator('.entry.turn[data-status="completed"]', { hasText: 'fix: regex' });
+    const banner = turn.locator('.banner', { hasText: 'Pattern store suggests anthropic:claude-sonnet-4-6' });
+    await banner.waitFor();
+    // One notice a line (they ran together into one sentence), and buttons instead of "/route …" to type.
+    const lines = await banner.locator('.banner-line').allInnerTexts();
+    if (lines.length !== 2 || !lines[0].includes('per rule "fast for commits"') || lines.some((l) => l.includes('/route'))) {
+      throw new Error(`the suggestion's lines: ${JSON.stringify(lines)}`);
+    }
+    await ui.shot('chat-pattern-suggestion', turn);
+    await fake.script([{ kind: 'text', chunks: ['fix(regex): anchor the e-mail pattern'] }]);
+    await banner.locator('button.banner-action', { hasText: 'Use claude-sonnet-4-6 for this turn' }).click();
+    const rerun = chat.locator('.entry.turn[data-status="completed"]', { hasText: 'anchor the e-mail pattern' });
+    await rerun.locator('.route-badge', { hasText: 'claude-sonnet-4-6 · /route override' }).waitFor();
+    // The suggestion was taken: its buttons are gone from the earlier turn.
+    await banner.locator('button.banner-action').first().waitFor({ state: 'detached' });
+    log('the suggestion\'s button ran the message again:', JSON.stringify(await rerun.locator('.route-badge').innerText()));
+  } finally {
+    rmSync(routing, { force: true });
+  }
+}
+
+/** The pids of this window's daemon (the scenario's own second-window daemon excluded). */
+function extensionDaemons(switchman) {
+  const found = spawnSync('pgrep', ['-f', `${switchman} serve`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean);
+  return found.map(Number).filter((pid) => {
+    const parent = spawnSync('ps', ['-o', 'ppid=', '-p', String(pid)], { encoding: 'utf8' }).stdout.trim();
+    return Number(parent) !== process.pid;
+  });
+}
+
+/**
+ * The daemon dies (kill -9) while an answer streams: the answer shows `interrupted` at once (it
+ * stayed "answering…" for good), the error says so in words, and once VS Code has started the daemon
+ * again the chat is drawn from its record: the message, the partial answer and why it stopped.
+ */
+export async function daemonKilledMidAnswer(ui, chat, fake, switchman) {
+  await fake.script([{ kind: 'stall', chunks: ['Counting sheep: one, ', 'two, three'], after_chunks: 1 }]);
+  await chat.locator('#input').fill('count sheep slowly');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.entry.turn[data-status="running"]', { hasText: 'Counting sheep' }).waitFor();
+  const pids = extensionDaemons(switchman);
+  if (pids.length !== 1) throw new Error(`expected one daemon of this window, found ${JSON.stringify(pids)}`);
+  process.kill(pids[0], 'SIGKILL');
+  try {
+    await until('a new daemon', () => extensionDaemons(switchman).some((pid) => pid !== pids[0]), { timeoutMs: 30000 });
+  } finally {
+    await fake.release();
+  }
+  const turn = chat.locator('.entry.turn', { hasText: 'Counting sheep' });
+  await turn.locator('.failure', { hasText: 'Switchman stopped while this turn was running' }).waitFor();
+  if ((await turn.getAttribute('data-status')) !== 'interrupted') throw new Error('the cut-off turn is not shown interrupted');
+  await chat.locator('.entry.user', { hasText: 'count sheep slowly' }).waitFor();
+  if (await chat.locator('.entry.turn[data-status="running"]').count()) throw new Error('a turn still shows as answering');
+  if (await chat.locator('.entry.error', { hasText: 'connection got disposed' }).count()) {
+    throw new Error('vscode-jsonrpc\'s message is shown');
+  }
+  await ui.shot('chat-daemon-killed', turn);
+  log('the answer cut off by the daemon\'s death:', JSON.stringify(await turn.innerText()));
+}

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -116,7 +116,7 @@ class LearnedPatternStore(LoadedWorkspaces):
         self.clock = clock
         self._forgets = db.forgets(connection)
         """The database's count of forgettings when the rows in memory were read."""
-        self._recent: dict[TurnContext, Vector] = {}
+        self._recent: dict[Hashable, Vector] = {}
         """Fingerprints of the latest contexts (see :meth:`fingerprint`)."""
 
     # -- slot 4 ------------------------------------------------------------------------
@@ -336,7 +336,12 @@ class LearnedPatternStore(LoadedWorkspaces):
         A turn is fingerprinted when it is routed and again when it is recorded, with the
         same context: the last few are kept (the chain's match details left out of the key).
         """
-        key = msgspec.structs.replace(ctx, message_hits=None)
+        # What the default fingerprint reads of the context (hashing the whole context, its
+        # spend and time of day included, cost as much again); any other reads the context
+        key: Hashable = msgspec.structs.replace(ctx, message_hits=None) \
+            if self._fingerprinter is not None else (
+                ctx.message, ctx.estimated_input_tokens, ctx.files_touched,
+                ctx.skills_matching, ctx.has_images, ctx.has_tool_calls_in_history)
         known = self._recent.get(key)
         if known is not None:
             return known

@@ -20,7 +20,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from collections.abc import Callable, Hashable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
@@ -64,6 +64,7 @@ __all__ = [  # the loading constants and types moved to .loaded_workspaces, stil
 ]
 
 RECENT_FINGERPRINTS = 16
+N = TypeVar("N")
 """Fingerprints kept for reuse: a turn is fingerprinted when routed and when recorded."""
 
 
@@ -138,10 +139,8 @@ class LearnedPatternStore(LoadedWorkspaces):
                 samples = sum(max(s, 1) for s in space.samples)
                 if samples < wanted:
                     return TooFewSamples(samples, wanted)
-        found = self.neighbours(ctx, settings.neighbors, settings)
-        return score_neighbors([PatternNeighbor(n.model, n.success, n.samples, n.cost_usd,
-                                                n.similarity) for n in found],
-                               settings.cost_weight, settings.similarity_exponent)
+        found = self._nearest(ctx, settings.neighbors, settings, PatternNeighbor)
+        return score_neighbors(found, settings.cost_weight, settings.similarity_exponent)
 
     def _notice_forgets(self) -> None:
         """Rows forgotten by another process (``switchman patterns forget`` while the daemon
@@ -158,6 +157,12 @@ class LearnedPatternStore(LoadedWorkspaces):
                    settings: PatternSettings | None = None) -> list[Neighbour]:
         """The ``k`` past turns of the workspace most similar to ``ctx`` (with
         ``neighborhood: per_model`` in ``settings``, the ``k`` nearest of each model)."""
+        return self._nearest(ctx, k, settings, Neighbour)
+
+    def _nearest(self, ctx: TurnContext, k: int, settings: PatternSettings | None,
+                 make: Callable[[str, float, int, float, float], N]) -> list[N]:
+        """:meth:`neighbours`, each made by ``make`` (model, success, samples, cost,
+        similarity): routing scores :class:`PatternNeighbor` objects."""
         with self._lock:
             space = self._workspace(_key(ctx))
             if space is None or not len(space.index):
@@ -172,8 +177,8 @@ class LearnedPatternStore(LoadedWorkspaces):
             found = []
             for i in neighbourhood([space.models[p] for p in picked], wanted):
                 p = picked[i]
-                found.append(Neighbour(space.models[p], space.success[p], space.samples[p],
-                                       space.cost[p], round(similarity[i], 4)))
+                found.append(make(space.models[p], space.success[p], space.samples[p],
+                                  space.cost[p], round(similarity[i], 4)))
             return found
 
     # -- recording ---------------------------------------------------------------------

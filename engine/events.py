@@ -132,6 +132,9 @@ class DelegateStarted(Event, frozen=True, kw_only=True, tag="delegate.started"):
     complexity: str | None = None
     complexity_source: str | None = None
     """``given`` by the planner or ``estimated`` by Switchman."""
+    routed_by: str | None = None
+    """What chose the worker's model when its tier did not: the winner's badge-sized
+    reason (``rule: docs questions`` — your rules still apply to a worker's task)."""
     reasoning_effort: str | None = None
     profile: str | None = None
     """The worker's agent profile."""

@@ -363,9 +363,10 @@ WORKSPACE_BLOCK = Obj(
     "its default, pattern and tiers replace the global ones.",
     fields=_BLOCK_FIELDS,
     special={
-        "delegation": SpecialKey(Code.UNKNOWN_KEY, Severity.ERROR,
-                                 "'delegation' is set once for every workspace: move it to the "
-                                 "top level of this file, out of the 'workspaces' block."),
+        **{key: SpecialKey(Code.UNKNOWN_KEY, Severity.ERROR,
+                           f"'{key}' is set once for every workspace: move it to the top level "
+                           "of this file, out of the 'workspaces' block.")
+           for key in ("delegation", "pattern_disagreement")},
         "global_default": SpecialKey(Code.UNKNOWN_KEY, Severity.ERROR,
                                      "A workspace's block sets 'default', not 'global_default'."),
     },
@@ -422,6 +423,11 @@ WORKSPACE_FILE = Obj(
                                  "models may hand work to workers, and with what limits, can "
                                  "only be set in your own routing.yaml, so a cloned repository "
                                  "cannot change it. This setting is ignored."),
+        "pattern_disagreement": SpecialKey(
+            Code.UNTRUSTED_SETTING, Severity.WARNING,
+            "A workspace routing file cannot set 'pattern_disagreement': whether the pattern "
+            "store's suggestions are shown is set once, in your own routing.yaml (its top "
+            "level). This setting is ignored."),
     },
     title=".switchman/routing.yaml",
 )

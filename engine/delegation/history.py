@@ -47,7 +47,7 @@ def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]
             task=event.handoff.input.task if event.handoff is not None else "",
             tier=event.tier, worker_tier=event.worker_tier, tier_floor=event.tier_floor,
             floor_applied=event.floor_applied, model=event.resolved_model or None,
-            status=status, error=error, detail=detail)
+            routed_by=event.routed_by, status=status, error=error, detail=detail)
     return list(records.values())
 
 

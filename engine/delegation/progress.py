@@ -72,6 +72,7 @@ class WorkerProgress:
         self.detail: str | None = None
         self.mode: FailureMode = "worker_error"
         self.choice: TierChoice | None = None
+        self.routed_by: str | None = None
         self._started = clock.monotonic()
         self._sent = 0.0
         self._text = ""
@@ -87,6 +88,8 @@ class WorkerProgress:
         self.turns += 1
         winner = notice.decision.winner
         self.choice = winner.tier_choice if winner is not None else None
+        # A rule matching the task (slot 3) chooses before the tier (slot 5): say so.
+        self.routed_by = notice.summary if winner is not None and self.choice is None else None
         choice = self.choice
         self.sessions.store.add_event(DelegateStarted(
             timestamp=self.clock.now(), session_id=self.planner.session_id,
@@ -99,6 +102,7 @@ class WorkerProgress:
             worker_tier=choice.tier if choice else None,
             tier_floor=choice.tier_floor if choice else None,
             floor_applied=choice.floor_applied if choice else False,
+            routed_by=self.routed_by,
             complexity=choice.complexity if choice else None,
             complexity_source=choice.complexity_source if choice else None,
             reasoning_effort=choice.reasoning_effort if choice else None,
@@ -239,7 +243,8 @@ class WorkerProgress:
             activity=self.activity, error=error, detail=self.detail if error else None,
             dropped_tools=self.dropped,
             profile=self.envelope.target.profile.name if self.envelope else None,
-            handoff=self.envelope, source=self.source, **_tier_fields(self.choice)))
+            handoff=self.envelope, source=self.source, routed_by=self.routed_by,
+            **_tier_fields(self.choice)))
 
 
 def _tier_fields(choice: TierChoice | None) -> dict[str, Any]:

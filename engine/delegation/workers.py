@@ -158,6 +158,9 @@ class WorkerRun:
         """Run the worker to its end; how it ended (recorded, and sent to the editor)."""
         result = await self._run()
         self.progress.ended(result)
+        learning, planner_turn = self.delegation.sessions.learning, self.progress.planner_turn_id
+        if learning is not None and planner_turn is not None and self.progress.worker_session_id:
+            learning.worker_done(planner_turn, result.success)  # only workers that ran count
         return result
 
     async def _run(self) -> DelegateResult:

@@ -65,8 +65,8 @@ class OutcomeRecorder:
                    is_worker: bool = False, planner_turn_id: str | None = None) -> None:
         """Record a turn that ended (top-level and worker alike).
 
-        A worker ends before its planner's turn does, so its success (its turn
-        completed) waits here until the planner's row exists."""
+        A worker ends before its planner's turn does, so how its delegation ended
+        (:meth:`worker_done`) waits here until the planner's row exists."""
         errors = sum(1 for m in added for b in m.content
                      if isinstance(b, ToolResultBlock) and b.is_error)
         try:
@@ -78,10 +78,15 @@ class OutcomeRecorder:
             log.exception("could not record a pattern outcome")
         else:
             self._later(self.store.store_row, row)
-        if is_worker and planner_turn_id is not None:
-            self._delegations.setdefault(planner_turn_id, []).append(status == "completed")
         for success in self._delegations.pop(turn_id, []):
             self.delegation_ended(turn_id, success)
+
+    def worker_done(self, planner_turn_id: str, success: bool) -> None:
+        """A planner's delegation whose worker ran has ended, ``success`` or not (the result
+        the planner got: a worker whose turn completed with an answer that failed the
+        output schema, or that hit its max_tokens, failed). The planner's row is written
+        when its turn ends, so the flag waits until then."""
+        self._delegations.setdefault(planner_turn_id, []).append(success)
 
     def message_sent(self, session_id: str, text: str, override_model: str | None) -> None:
         """A new message in a session: evidence about the session's previous turn.

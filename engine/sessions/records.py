@@ -248,6 +248,8 @@ class DelegationRecord(msgspec.Struct, frozen=True, kw_only=True):
     floor_applied: bool
     """The tier floor lowered ``tier`` to ``worker_tier``."""
     model: str | None
+    routed_by: str | None = None
+    """What chose the worker's model when its tier did not (``rule: docs questions``)."""
     status: DelegationStatus
     """``running`` until it ends; ``failed`` with ``interrupted`` once the daemon that ran it
     died (its worker's turn marked interrupted)."""
@@ -334,6 +336,8 @@ class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
     """The planner's tier when the tier floor is on."""
     floor_applied: bool = False
     """The tier floor lowered the requested tier."""
+    routed_by: str | None = None
+    """What chose the worker's model when its tier did not (``rule: docs questions``)."""
     complexity: str | None = None
     complexity_source: str | None = None
     reasoning_effort: str | None = None

@@ -194,7 +194,10 @@ def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:
     if args[:1] == ["revoke"] and len(args) == 2:
         revoked = trust.revoke(workspace, None if args[1] == "all" else args[1])
         if not revoked:
-            return f"'{args[1]}' was not always allowed here; nothing changed."
+            trusted = trust.trusted(workspace)
+            listed = (f" Always allowed here: {', '.join(trusted)}." if trusted
+                      else " No tool is always allowed here.")
+            return f"'{args[1]}' was not always allowed here; nothing changed.{listed}"
         return f"Switchman will ask again before: {', '.join(revoked)}."
     if args:
         raise CommandUsage("Usage: /trust | /trust revoke <tool> | /trust revoke all")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from switchman.engine.errors import UnreadableFile
-from switchman.engine.files import read_chunks
+from switchman.engine.files import read_chunks, read_head
 from switchman.engine.providers.base import ToolSpec
 from switchman.engine.tools.arguments import (
     ToolOutcome,
@@ -203,32 +203,25 @@ class WorkspaceTools:
             raise ToolRefused(f"'{rel}' is larger than {limit // (1024 * 1024)} MB, which grep "
                               "does not search; use run_command (for example grep -n) for it.")
         try:
-            chunks = read_chunks(path, limit)
-            first = next(chunks, b"")
+            data, whole = read_head(path, MAX_GREP_FILE_BYTES)
         except UnreadableFile as exc:  # FIFOs, devices, loops: nothing to search
             if named:
                 raise ToolRefused(f"'{rel}' {exc.reason}.") from None
             return False
-        if b"\0" in first[:8192]:
-            chunks.close()
+        if b"\0" in data[:8192]:
             if named:
                 raise ToolRefused(f"'{rel}' is a binary file.")
             return False
-        matched = False
+        if whole:  # the usual case, at once
+            return _grep_lines(rel, data.decode("utf-8", "replace").splitlines(), regex, hits)
+        chunks = read_chunks(path, limit)  # a named file over the walk's cap: read on in pieces
         try:
-            lines = _split_lines(_prepend(first, chunks), MAX_READ_BYTES)
-            for number, (raw, _cut) in enumerate(lines, start=1):
-                line = raw.decode("utf-8", "replace")
-                if regex.search(line) is not None:
-                    hits.append(f"{rel}:{number}: {line[:300]}")
-                    matched = True
-                    if len(hits) >= MAX_GREP_MATCHES:
-                        break
+            return _grep_lines(rel, (raw.decode("utf-8", "replace") for raw, _cut
+                                     in _split_lines(chunks, MAX_READ_BYTES)), regex, hits)
         except UnreadableFile:
-            return matched
+            return False
         finally:
             chunks.close()
-        return matched
 
     def _walk(self, folder: Path) -> Iterator[Path]:
         for current, dirs, files in os.walk(folder):
@@ -258,19 +251,45 @@ class LinePart:
 def read_lines(path: Path, start: int, end: int | None) -> LinePart:
     """Lines ``start``..``end`` (1-based; to the caps when ``end`` is None) of a text file.
 
-    Reads on from the start of the file without holding more than the lines it keeps,
-    so any line of the file's first :data:`MAX_SCAN_BYTES` can be read, and at most
-    :data:`MAX_READ_LINES` lines or :data:`MAX_READ_BYTES` are given at once.
+    At most :data:`MAX_READ_LINES` lines or :data:`MAX_READ_BYTES` are given at once. A
+    file within that size (or a read from its first line) is read at once; further into
+    a big file it reads on without holding more than the lines it keeps, so any line of
+    the file's first :data:`MAX_SCAN_BYTES` can be read.
     """
+    data, whole = read_head(path, MAX_READ_BYTES)
+    part = LinePart()
+    if b"\0" in data[:8192]:
+        part.binary = True
+        return part
+    if not whole and start > 1:
+        return _read_lines_on(path, start, end)
+    lines = data.decode("utf-8", "replace").split("\n")
+    if lines[-1] == "" and (whole or len(lines) > 1):
+        lines.pop()  # the last newline (or an empty file)
+    if not whole:  # the last line read may go on past the cap
+        if len(lines) > 1:
+            lines.pop()
+        else:
+            part.cut_line = True
+    available = len(lines)
+    stop = available if end is None else min(end, available)
+    upto = min(stop, start - 1 + MAX_READ_LINES)
+    part.lines = [line.removesuffix("\r") for line in lines[start - 1:upto]]
+    part.total = available
+    reached_end = end is not None and upto >= end
+    part.more = not part.cut_line and not reached_end and (upto < available or not whole)
+    return part
+
+
+def _read_lines_on(path: Path, start: int, end: int | None) -> LinePart:
+    """:func:`read_lines` from a line past the first :data:`MAX_READ_BYTES` of a file."""
     part = LinePart()
     chunks = read_chunks(path, MAX_SCAN_BYTES + 1)  # a generator: closed below
+    skipped = [0, 0]  # newlines skipped; 1 when the data skipped ends inside a line
 
     def checked() -> Iterator[bytes]:
         scanned = 0
         for chunk in chunks:
-            if scanned == 0 and b"\0" in chunk[:8192]:
-                part.binary = True
-                return
             scanned += len(chunk)
             if scanned > MAX_SCAN_BYTES:
                 part.beyond_scan = True
@@ -279,10 +298,8 @@ def read_lines(path: Path, start: int, end: int | None) -> LinePart:
 
     size = 0
     try:
-        for number, (line, cut) in enumerate(_split_lines(checked(), MAX_READ_BYTES), start=1):
-            part.total = number
-            if number < start:
-                continue
+        found = _split_lines(_from_line(checked(), start, skipped), MAX_READ_BYTES)
+        for number, (line, cut) in enumerate(found, start=start):
             if end is not None and number > end:
                 break
             full = len(part.lines) >= MAX_READ_LINES
@@ -296,9 +313,34 @@ def read_lines(path: Path, start: int, end: int | None) -> LinePart:
                 break
     finally:
         chunks.close()
+    part.total = skipped[0] + skipped[1]
     if part.beyond_scan and part.lines:  # what was found is given; the rest is "more"
         part.beyond_scan, part.more = False, True
     return part
+
+
+def _from_line(chunks: Iterable[bytes], start: int, skipped: list[int]) -> Iterator[bytes]:
+    """The data from the beginning of line ``start`` on: whole chunks before it are only
+    counted (``skipped``: the newlines passed, and 1 if the data ended inside a line)."""
+    to_skip = start - 1
+    for chunk in chunks:
+        if to_skip:
+            count = chunk.count(b"\n")
+            if count < to_skip:
+                to_skip -= count
+                skipped[0] += count
+                skipped[1] = 0 if chunk.endswith(b"\n") else 1
+                continue
+            position = -1
+            for _ in range(to_skip):
+                position = chunk.index(b"\n", position + 1)
+            skipped[0] += to_skip
+            skipped[1] = 0
+            to_skip = 0
+            if position + 1 < len(chunk):
+                yield chunk[position + 1:]
+            continue
+        yield chunk
 
 
 def _split_lines(chunks: Iterable[bytes], longest: int) -> Iterator[tuple[bytes, bool]]:
@@ -326,9 +368,16 @@ def _split_lines(chunks: Iterable[bytes], longest: int) -> Iterator[tuple[bytes,
         yield bytes(pending), cut
 
 
-def _prepend(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
-    yield first
-    yield from rest
+def _grep_lines(rel: str, lines: Iterable[str], regex: Any, hits: list[str]) -> bool:
+    """Add the lines matching ``regex`` to ``hits`` (up to the cap); whether any matched."""
+    matched = False
+    for number, line in enumerate(lines, start=1):
+        if regex.search(line) is not None:
+            hits.append(f"{rel}:{number}: {line[:300]}")
+            matched = True
+            if len(hits) >= MAX_GREP_MATCHES:
+                break
+    return matched
 
 
 def _size(path: Path) -> int:

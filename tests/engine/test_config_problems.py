@@ -174,8 +174,22 @@ def test_delegation_in_a_workspace_file_says_why_and_the_rest_still_applies(
     assert "only be set in your own routing.yaml" in problem.message
 
 
+def test_pattern_disagreement_in_a_workspace_file_says_where_it_goes(
+        registry: ModelRegistry) -> None:
+    """Found by QA: it was "Unknown key ... Did you mean 'pattern'?" (a quick fix that would
+    have broken the file) and the whole file was dropped."""
+    text = "default: gpt-5\npattern_disagreement:\n  surface: true\n"
+    block, found = check_workspace_text(text, "/ws/.switchman/routing.yaml", registry, "/ws")
+    assert block is not None and block.default == "openai:gpt-5"
+    [problem] = found
+    assert (problem.code, problem.severity, problem.range) == (
+        Code.UNTRUSTED_SETTING, Severity.WARNING, span(text, "pattern_disagreement"))
+    assert "in your own routing.yaml" in problem.message and "'pattern'" not in problem.message
+
+
 @pytest.mark.parametrize(("key", "says"), [
     ("delegation", "move it to the top level of this file"),
+    ("pattern_disagreement", "move it to the top level of this file"),
     ("global_default", "sets 'default', not 'global_default'"),
 ])
 def test_a_global_setting_inside_a_workspace_block_says_where_it_goes(key: str, says: str) -> None:

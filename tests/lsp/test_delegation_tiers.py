@@ -132,3 +132,39 @@ async def test_a_bad_complexity_is_an_error_the_planner_can_correct(
         assert refused["is_error"] is True
         assert "'complexity' must be one of trivial, small, medium, large" in refused["content"]
         assert not updates(client, "toolu_bad")  # no worker was started
+
+
+async def test_a_rule_matching_the_workers_task_is_named_on_its_card(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """Found by QA: a fast worker whose task matched a rule ran on opus, and its card said
+    only "fast · claude-opus-4-7"; the notification and the history now say what chose it."""
+    daemon.write_routing("global_default: sonnet\nrules:\n  - name: docs questions\n"
+                         "    when: {message_matches: '(?i)readme'}\n    use: opus\n")
+    fake.script_tool_calls([delegate("toolu_docs", tier="fast", task="Summarise README.md",
+                                     allowed_tools=READ_ONLY)], model=SONNET_API)
+    fake.script_text("It is a demo.", model=OPUS_API)
+    fake.script_text("Summarised.", model=SONNET_API)
+    async with running_server("visual-studio-code", daemon.env, workspaces=[daemon.workspace],
+                              listen=LISTEN) as client:
+        result = await chat(client, daemon, "@sonnet what is in the docs?")
+        assert result["status"] == "completed"
+        started = updates(client, "toolu_docs")[0]
+        assert (started["tier"], started["model"]) == ("fast", "anthropic:claude-opus-4-7")
+        assert started["routed_by"] == "rule: docs questions"
+        assert updates(client, "toolu_docs")[-1]["routed_by"] == "rule: docs questions"
+        detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
+        (stored,) = detail["delegations"]
+        assert stored["routed_by"] == "rule: docs questions"  # a reloaded card says it too
+    assert delegate_started(daemon, "toolu_docs")["routed_by"] == "rule: docs questions"
+
+
+async def test_a_worker_its_tier_chose_has_no_routed_by(
+        daemon_with_tiers: Daemon, fake: FakeProvider) -> None:
+    fake.script_tool_calls([delegate("toolu_tier", tier="balanced", task="list the files",
+                                     allowed_tools=READ_ONLY)], model=SONNET_API)
+    fake.script_text("a.py", model=SONNET_API)
+    fake.script_text("Listed.", model=SONNET_API)
+    async with running_server("visual-studio-code", daemon_with_tiers.env,
+                              workspaces=[daemon_with_tiers.workspace], listen=LISTEN) as client:
+        await chat(client, daemon_with_tiers, "@sonnet list them")
+        assert updates(client, "toolu_tier")[0]["routed_by"] is None

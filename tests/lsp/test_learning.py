@@ -192,3 +192,25 @@ async def test_a_slow_patterns_commit_does_not_hold_the_daemon(
         blocker.close()
     row = database.by_turn(database.connect(daemon.data / database.FILE_NAME), turn["turn_id"])
     assert row is not None and row.evidence.feedback == 1
+
+
+async def test_a_worker_that_completed_with_a_failed_delegation_counts_as_failed(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """The planner's row learned "its worker succeeded" from the worker's turn completing,
+    even when the delegation failed (here: an answer that is not the JSON the planner asked
+    for), so the planner's score never took the failed-worker penalty."""
+    async with running_server(CLIENTS[0], daemon.env, workspaces=[daemon.workspace],
+                              listen=LISTEN) as client:
+        fake.script_tool_call("delegate", {
+            "tier": "fast", "task": "list the endpoints as JSON", "context": {"mode": "minimal"},
+            "allowed_tools": ["read_file"], "output_schema": {"type": "object"}},
+            id="toolu_schema", model="claude-opus-4-7")
+        fake.script_text("GET /users and POST /users", model="claude-haiku-4-5")
+        fake.script_text("The worker's answer was not JSON.", model="claude-opus-4-7")
+        planner = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                      "message": "@opus list the endpoints"})
+        await rate(client, planner["turn_id"], "up")  # answered once every write is committed
+    row = database.by_turn(database.connect(daemon.data / database.FILE_NAME),
+                           planner["turn_id"])
+    assert row is not None
+    assert (row.evidence.delegations, row.evidence.delegations_failed) == (1, 1)

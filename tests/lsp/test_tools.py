@@ -217,6 +217,9 @@ async def test_always_survives_a_restart_and_slash_trust_revokes_it(
         await chat(client, project, "edit it")
         assert editor.approvals == []
         assert len(editor.edits) == 1
+        typo = await chat(client, project, "/trust revoke edit_fle")  # says what is trusted
+        assert typo["text"] == ("'edit_fle' was not always allowed here; nothing changed. "
+                                "Always allowed here: edit_file.")
         answer = await chat(client, project, "/trust revoke all")
         assert answer["text"] == "Switchman will ask again before: edit_file."
     assert json.loads((project.data / "trust.json").read_text()) == {}

@@ -14,6 +14,7 @@ from switchman.engine.tools.workspace import (
     MAX_READ_BYTES,
     MAX_READ_LINES,
     WorkspaceTools,
+    read_lines,
 )
 from tests.support.hostile_files import REASONS, make_trap, within
 
@@ -192,3 +193,23 @@ async def test_grep_on_a_named_file_it_cannot_search_says_why(
     outcome = await WorkspaceTools(workspace).run("grep", {"pattern": "x", "path": path})
     assert outcome.is_error
     assert expected in outcome.content
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", ""])
+def test_read_lines_agrees_with_splitting_the_whole_file(tmp_path: Path, ending: str) -> None:
+    """Both ways of reading (all at once within the first 256 KB, or reading on past it)
+    give the lines a plain split gives, at every boundary, and count a file's lines right."""
+    lines = [f"{n}:" + "x" * (n % 97) for n in range(1, 9001)]
+    path = tmp_path / "f.txt"
+    path.write_text(ending.join(lines) + ending if ending else "\n".join(lines))
+    near_cap = next(n for n in range(len(lines))
+                    if len("\n".join(lines[:n])) * (1 + ("\r" in ending)) > MAX_READ_BYTES)
+    for start, end in [(1, None), (1, 5), (2, 2), (near_cap - 2, near_cap + 2),
+                       (near_cap + 1, None), (8990, None), (9000, 9000), (8999, 12000)]:
+        part = read_lines(path, start, end)
+        stop = len(lines) if end is None else min(end, len(lines))
+        expected = lines[start - 1:min(stop, start - 1 + MAX_READ_LINES)]
+        assert part.lines == expected, (start, end)
+        assert part.more == (end is None and start - 1 + MAX_READ_LINES < len(lines)), (start, end)
+    past = read_lines(path, 9005, None)
+    assert (past.lines, past.total) == ([], 9000)

@@ -254,6 +254,55 @@ return {
     end,
   },
   {
+    'two questions at once: answering the first lets its worker start while the second waits (0.10+)',
+    function()
+      H.fake('POST', '/_fake/reset')
+      local function delegation(id, task)
+        return { name = 'delegate', id = id, input = { tier = 'fast', task = task, context = { mode = 'minimal' },
+          allowed_tools = { 'read_file', 'edit_file' } } }
+      end
+      H.script({
+        { kind = 'tool_call', tool_calls = { delegation('toolu_two_a', 'first task'), delegation('toolu_two_b', 'second task') } },
+        { kind = 'text', chunks = { 'worker one' } }, { kind = 'text', chunks = { 'worker two' } },
+        { kind = 'text', chunks = { 'Both done.' } },
+      })
+      local questions, started, seen = {}, {}, nil
+      require('switchman.client').on('switchman/delegation', function(_, update)
+        if update.phase == 'started' then
+          started[update.tool_use_id] = true
+        end
+      end)
+      -- an asynchronous picker; the answers come from timers, as a user's would, because the
+      -- test's own code waits below the handlers while they wait
+      vim.ui.select = function(items, _, on_choice)
+        table.insert(questions, on_choice)
+        if #questions == 2 then
+          vim.defer_fn(function()
+            questions[1](items[1], 1)
+            local wait = vim.loop.new_timer()
+            local deadline = vim.loop.now() + 3000
+            wait:start(20, 20, vim.schedule_wrap(function()
+              if next(started) or vim.loop.now() > deadline then
+                wait:stop()
+                wait:close()
+                seen = vim.tbl_keys(started)
+                questions[2](items[1], 1)
+              end
+            end))
+          end, 100)
+        end
+      end
+      send('delegate both tasks')
+      wait_idle()
+      H.check(seen, 'both questions were asked and answered')
+      if vim.fn.has('nvim-0.10') == 1 then
+        H.eq({ 'toolu_two_a' }, seen, 'the first worker started before the second question was answered')
+      end
+      H.check(H.text(chat.view.transcript):find('Both done.', 1, true), 'the turn finished', H.lines(chat.view.transcript))
+      H.eq(1, #vim.api.nvim_list_tabpages(), 'both tabs were closed')
+    end,
+  },
+  {
     ':Switchman trust lists what is always allowed and revokes the pick',
     function()
       local buf = vim.fn.bufnr(file)

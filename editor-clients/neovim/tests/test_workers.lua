@@ -196,6 +196,10 @@ return {
       })
       H.eq('  ✓ worker balanced (capped from deep) · sonnet · completed · 0 turns · $0.00 — prove it', capped.d[1],
         'the tier the worker ran on, as the session recorded it')
+      H.eq('$0.000015', workers.usd('0.000015'), 'a tiny cost is not shown as $0.0000')
+      H.eq('$0.00004', workers.usd('0.00004'))
+      H.eq('$0.0004', workers.usd('0.00042'))
+      H.eq('$0.00', workers.usd('0'))
       H.eq('deep', workers.tier({ tier = 'deep' }), 'not routed yet: the tier asked for')
       H.eq('fast', workers.tier({ tier = 'fast', worker_tier = 'fast', floor_applied = false }))
     end,

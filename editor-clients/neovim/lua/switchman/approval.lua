@@ -24,6 +24,7 @@ function M.withdraw(id, why)
   local state = id ~= nil and pending[tostring(id)]
   if state then
     state.withdrawn = why
+    state.wake()
   end
 end
 
@@ -32,6 +33,7 @@ function M.withdraw_root(root, why)
   for _, state in pairs(pending) do
     if state.root == root then
       state.withdrawn = why
+      state.wake()
     end
   end
 end
@@ -167,23 +169,52 @@ end
 --- The `switchman/approve` request handler (`root`: the workspace of the daemon asking).
 function M.handle(_, request, _, root)
   local key = 'approve-' .. tostring(request.id)
-  local state = { root = root }
+  local answer = nil
+  local state = { root = root, wake = function() end }
   pending[key] = state
+  local function settled()
+    return answer ~= nil or state.withdrawn ~= nil
+  end
   local tab = nil
   if request.tool == 'delegate' then
     tab = M.show_delegation(request)
   elseif request.tool_class == 'write' and given(request.path) then
     tab = M.show_diff(request)
   end
-  local answer = nil
   M.ask(request, function(result)
     answer = answer or result
+    state.wake()
   end, function()
     return state.withdrawn == nil
   end)
-  vim.wait(M.wait_ms, function()
-    return answer ~= nil or state.withdrawn ~= nil
-  end, 50)
+  -- Neovim 0.10+ runs a server request's handler in a coroutine: waiting there by yielding
+  -- lets other questions be answered meanwhile (two workers asking at once). vim.wait
+  -- would nest them instead: an answered question could not return before a later one.
+  local co, is_main = coroutine.running()
+  if not settled() and co and not is_main then
+    local resumed = false
+    state.wake = function()
+      if not resumed and settled() then
+        resumed = true
+        vim.schedule(function()
+          coroutine.resume(co)
+        end)
+      end
+    end
+    local timer = vim.defer_fn(function()
+      if not settled() then
+        answer = { decision = 'deny', reason = 'no answer' }
+        state.wake()
+      end
+    end, M.wait_ms)
+    coroutine.yield()
+    pcall(function()
+      timer:stop()
+      timer:close()
+    end)
+  else
+    vim.wait(M.wait_ms, settled, 50)
+  end
   pending[key] = nil
   close(tab)
   if answer == nil and state.withdrawn then

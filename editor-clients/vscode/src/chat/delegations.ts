@@ -41,6 +41,8 @@ export interface DelegationCard {
   requestedTier: string;
   /** The tier floor lowered `requestedTier` to `tier` (the planner's own tier). */
   floorApplied: boolean;
+  /** What chose the model when the tier did not (a rule matching the task), as the route badge says it. */
+  routedBy: string | null;
   model: string | null;
   task: string;
   status: DelegationStatus;
@@ -69,6 +71,7 @@ export function applyDelegation(cards: readonly DelegationCard[], update: Delega
     tier: update.worker_tier ?? previous?.tier ?? update.tier,
     requestedTier: update.tier,
     floorApplied: update.floor_applied ?? previous?.floorApplied ?? false,
+    routedBy: update.routed_by !== undefined ? update.routed_by : previous?.routedBy ?? null,
     model: update.model ?? previous?.model ?? null,
     task: update.task,
     status: update.status,
@@ -133,7 +136,9 @@ export function storedDelegations(messages: readonly Message[], workers: readonl
       status: storedStatus(result, turnStatus, failure),
       turns: worker?.turns ?? 0,
       costUsd: worker?.cost_usd ?? '0',
-      error: failure,
+      // No result when the daemon died while the worker ran: the record says `interrupted` (the
+      // turn's own failure, just below the card, says the rest).
+      error: failure ?? (result ? null : record?.error ?? null),
     });
   }
   return cards;
@@ -155,13 +160,14 @@ export function recordedDelegation(record: DelegationRecord, workers: readonly W
   };
 }
 
-function recordedTier(record: DelegationRecord): Pick<DelegationCard, 'tier' | 'floorApplied'> {
-  return { tier: record.worker_tier ?? record.tier, floorApplied: record.floor_applied };
+function recordedTier(record: DelegationRecord): Pick<DelegationCard, 'tier' | 'floorApplied' | 'routedBy'> {
+  return { tier: record.worker_tier ?? record.tier, floorApplied: record.floor_applied, routedBy: record.routed_by ?? null };
 }
 
 function blankCard(toolUseId: string, tier: string, task: string): DelegationCard {
   return {
-    toolUseId, workerSessionId: null, workerTurnId: null, tier, requestedTier: tier, floorApplied: false, model: null,
+    toolUseId, workerSessionId: null, workerTurnId: null, tier, requestedTier: tier, floorApplied: false, routedBy: null,
+    model: null,
     task, status: 'completed', turns: 0, costUsd: '0', elapsedSeconds: null, activity: null, error: null, detail: null,
     droppedTools: [], open: false, transcript: null, stopping: false,
   };
@@ -234,10 +240,18 @@ export function cardView(card: DelegationCard): CardView {
   }
   const capped = card.floorApplied && card.tier !== card.requestedTier;
   const tier = capped ? `${card.tier} (capped from ${card.requestedTier})` : card.tier;
+  const model = card.model ? shortModelName(card.model) : 'choosing a model';
+  // Your rules come before the tier: one that matched the task chose the model, not the tier.
+  const routed = card.routedBy && card.model ? ` (${card.routedBy})` : '';
+  const notes = [];
+  if (capped) notes.push(`Asked for ${card.requestedTier}; the tier floor keeps a worker at or below its planner's tier, ${card.tier}.`);
+  if (routed) {
+    notes.push(`${card.routedBy} chose ${model} for this worker's task: your routing rules apply to a worker's task `
+      + `before its tier, so the ${card.tier} tier's model was not used.`);
+  }
   return {
-    title: `${tier} · ${card.model ? shortModelName(card.model) : 'choosing a model'}`,
-    tierNote: capped ? `Asked for ${card.requestedTier}; the tier floor keeps a worker at or below its planner's `
-      + `tier, ${card.tier}.` : null,
+    title: `${tier} · ${model}${routed}`,
+    tierNote: notes.length > 0 ? notes.join(' ') : null,
     meta: meta.join(' · '),
     statusLabel,
     task: card.task,

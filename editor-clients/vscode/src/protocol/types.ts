@@ -203,6 +203,8 @@ export interface DelegationRecord {
   tier_floor: string | null;
   floor_applied: boolean;
   model: string | null;
+  /** What chose the model when the tier did not (`rule: docs questions`); absent from older daemons. */
+  routed_by?: string | null;
   /** `running` also when the daemon stopped before the delegation ended. */
   status: DelegationStatus;
   error: string | null;
@@ -285,6 +287,8 @@ export interface DelegationParams {
   tier_floor?: string | null;
   /** The tier floor lowered the tier asked for to `worker_tier`. */
   floor_applied?: boolean;
+  /** What chose the worker's model when its tier did not (`rule: docs questions`), from `started` on. */
+  routed_by?: string | null;
 }
 
 /** `switchman/sessionChanged`: another editor window's daemon changed the workspace's current session. */

@@ -27,15 +27,18 @@ export interface ApprovalCard {
   task: string | null;
   tier: string | null;
   workerTools: string[];
-  /** The "always" button's label; a worker's "always" covers one call only. */
-  alwaysLabel: string;
+  /**
+   * The "always" button's label; null for a worker's question: the daemon remembers no answer to
+   * a worker, so "always" would only repeat "Allow once".
+   */
+  alwaysLabel: string | null;
   note: string | null;
   outcome: ApprovalOutcome;
   reason: string | null;
 }
 
-export function alwaysLabel(request: ApprovalRequest): string {
-  return request.is_worker ? 'Allow (this worker call)' : `Always allow ${request.tool} in this workspace`;
+export function alwaysLabel(request: ApprovalRequest): string | null {
+  return request.is_worker ? null : `Always allow ${request.tool} in this workspace`;
 }
 
 /** The card for `request`, still waiting for an answer. */
@@ -44,7 +47,7 @@ export function approvalCard(request: ApprovalRequest): ApprovalCard {
   const diff = (request.diff ?? '').split('\n');
   if (diff[diff.length - 1] === '') diff.pop();
   let note: string | null = null;
-  if (request.is_worker) note = 'Asked by a worker: "always" is not remembered for worker calls.';
+  if (request.is_worker) note = 'Asked by a worker: an answer to a worker is never remembered, so it may ask again.';
   if (kind === 'edit' && request.proposed === null && request.original !== null) note = 'The file will be deleted.';
   return {
     id: request.id, turnId: request.turn_id, tool: request.tool, kind, title: request.title,
@@ -81,7 +84,7 @@ export function outcomeText(card: ApprovalCard): string {
   switch (card.outcome) {
     case 'pending': return 'Waiting for your answer…';
     case 'allowed_once': return 'Allowed once.';
-    case 'allowed_always': return card.alwaysLabel.startsWith('Always') ? `Allowed; ${card.tool} is always allowed here now.` : 'Allowed.';
+    case 'allowed_always': return card.alwaysLabel ? `Allowed; ${card.tool} is always allowed here now.` : 'Allowed.';
     case 'denied': return card.reason ? `Denied: ${card.reason}` : 'Denied.';
     case 'withdrawn': return 'No answer in time (or the turn was stopped): denied, nothing happened.';
   }

@@ -71,7 +71,7 @@ function answerRow(card: ApprovalCard, actions: ApprovalActions): HTMLElement {
   return el('div', { class: 'approval-answers' }, [
     el('div', { class: 'approval-buttons' }, [
       button('allow-once primary', 'Allow once', 'allow_once'),
-      button('allow-always', card.alwaysLabel, 'allow_always'),
+      ...(card.alwaysLabel ? [button('allow-always', card.alwaysLabel, 'allow_always')] : []),
       button('deny', 'Deny', 'deny'),
     ]),
     reason,

@@ -172,6 +172,33 @@ describe('delegation cards', () => {
     assert.deepEqual([cardView(cards(uncapped)[0]).title, cardView(cards(uncapped)[0]).tierNote], ['fast · claude-haiku-4-5', null]);
   });
 
+  it('a worker cut off by the daemon\'s death says interrupted on its reloaded card', () => {
+    const messages: Message[] = [{ id: 'M1', session_id: 'S1', turn_id: 'T1', role: 'assistant', created_at: '', model: null,
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'delegate', input: { tier: 'fast', task: 'Count lines' } }] }];
+    const record = { tool_use_id: 'toolu_1', worker_session_id: 'W1', source: 'planner' as const, started_at: '2026-01-01T00:00:00Z',
+      task: 'Count lines', tier: 'fast', worker_tier: 'fast', tier_floor: 'balanced', floor_applied: false,
+      model: 'anthropic:claude-haiku-4-5', status: 'failed' as const, error: 'interrupted', detail: 'Switchman stopped while…' };
+    const [card] = storedDelegations(messages, [], 'interrupted', [record]);
+    assert.deepEqual([card.status, cardView(card).note], ['failed', 'interrupted']);
+  });
+
+  it('names the rule that chose the worker\'s model instead of its tier, live and after a reload', () => {
+    const ruled = run(routed, event(update({ model: 'anthropic:claude-opus-4-7', routed_by: 'rule: docs questions' })));
+    const view = cardView(cards(ruled)[0]);
+    assert.equal(view.title, 'fast · claude-opus-4-7 (rule: docs questions)');
+    assert.match(view.tierNote ?? '', /rule: docs questions chose claude-opus-4-7 .* the fast tier's model was not used/);
+    const later = reduce(ruled, event(update({ phase: 'progress', model: 'anthropic:claude-opus-4-7' })));
+    assert.equal(cardView(cards(later)[0]).title, 'fast · claude-opus-4-7 (rule: docs questions)', 'kept by later updates');
+    assert.equal(cardView(cards(run(routed, event(update({ routed_by: null }))))[0]).title, 'fast · claude-haiku-4-5');
+    const messages: Message[] = [{ id: 'M1', session_id: 'S1', turn_id: 'T1', role: 'assistant', created_at: '', model: null,
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'delegate', input: { tier: 'fast', task: 'Summarise README.md' } }] }];
+    const record = { tool_use_id: 'toolu_1', worker_session_id: 'W1', source: 'planner' as const, started_at: '2026-01-01T00:00:00Z',
+      task: 'Summarise README.md', tier: 'fast', worker_tier: null, tier_floor: 'deep', floor_applied: false,
+      model: 'anthropic:claude-opus-4-7', routed_by: 'rule: docs questions', status: 'completed' as const, error: null, detail: null };
+    assert.equal(cardView(storedDelegations(messages, [], 'completed', [record])[0]).title,
+      'fast · claude-opus-4-7 (rule: docs questions)');
+  });
+
   it('a reloaded card keeps the capped tier from the session\'s record of the delegation', () => {
     const messages: Message[] = [{ id: 'M1', session_id: 'S1', turn_id: 'T1', role: 'assistant', created_at: '', model: null,
       content: [{ type: 'tool_use', id: 'toolu_1', name: 'delegate', input: { tier: 'deep', task: 'Prove it' } }] }];

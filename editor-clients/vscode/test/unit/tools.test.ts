@@ -64,8 +64,9 @@ describe('approval cards', () => {
     assert.deepEqual([delegation.kind, delegation.task, delegation.tier, delegation.workerTools],
       ['delegation', 'run the tests', 'fast', ['edit_file', 'run_command']]);
     const worker = approvalCard({ ...COMMAND, is_worker: true });
-    assert.equal(worker.alwaysLabel, 'Allow (this worker call)');
-    assert.match(worker.note ?? '', /not remembered/);
+    // No second "Allow" that would do exactly what "Allow once" does: a worker's answers are never kept.
+    assert.equal(worker.alwaysLabel, null);
+    assert.match(worker.note ?? '', /never remembered/);
   });
 
   it('say how the question ended', () => {

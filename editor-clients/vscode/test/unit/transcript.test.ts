@@ -37,9 +37,24 @@ describe('transcriptEntries', () => {
     const first = entries[1];
     assert.ok(first.kind === 'turn');
     assert.equal(first.text, 'Reading.\n\nFix: typo');
-    assert.deepEqual(first.tools.map((t) => [t.name, t.status]), [['read_file', 'error']]);
+    assert.deepEqual(first.tools.map((t) => [t.name, t.status, t.summary]), [['read_file', 'error', 'boom']],
+      'a failed tool says why, as it did live');
     const second = entries[3];
     assert.ok(second.kind === 'turn' && second.status === 'failed' && second.error?.message === 'server error (500)');
+  });
+
+  it('shows the user\'s message as typed: with its @alias, and /route override for its re-run', () => {
+    const chain = (reason: string, verdict = 'chose') => ({ decision: { type: 'route.decided', timestamp: '', session_id: 'S1',
+      turn_id: 'T1', winner_index: 0, chosen_model: null, banners: [],
+      chain: [{ policy: 'PER_MESSAGE_OVERRIDE', verdict, candidate_model: null, reason, rule_name: null, validation_failure: null,
+        outage_scope: null }] } });
+    const shown = (extra: object) => transcriptEntries({ ...detail, turns: [turn('T1', 1, extra)] })
+      .flatMap((e) => (e.kind === 'user' ? [e.text] : []));
+    assert.deepEqual(shown(chain('override "@haiku"')), ['@haiku commit msg']);
+    assert.deepEqual(shown(chain('override "@opus" → anthropic:claude-opus-4-7 rejected: no API key', 'rejected')), ['@opus commit msg']);
+    assert.deepEqual(shown(chain("/route override (the pattern store's suggestion)")), ['/route override']);
+    assert.deepEqual(shown(chain('no @model token in message', 'not_applicable')), ['commit msg']);
+    assert.deepEqual(shown({}), ['commit msg'], 'no decision recorded: as stored');
   });
 
   it('shows the ratings the daemon kept as pressed buttons', () => {

@@ -26,9 +26,14 @@ local function clip(text, max)
   return vim.fn.strchars(text) > max and (vim.fn.strcharpart(text, 0, max - 1) .. '…') or text
 end
 
---- `$0.0123` (four decimals below a cent, two above).
+--- `$0.0123` (four decimals below a cent, two above); below $0.0001 two significant digits,
+--- `$0.000015`, so that a cost is never shown as `$0.0000`.
 function M.usd(amount)
   local n = tonumber(amount) or 0
+  if n > 0 and n < 0.0001 then
+    local digits = 1 - math.floor(math.log10 and math.log10(n) or math.log(n, 10))
+    return ('$' .. ('%.' .. digits .. 'f'):format(n):gsub('0+$', ''))
+  end
   return n > 0 and n < 0.01 and ('$%.4f'):format(n) or ('$%.2f'):format(n)
 end
 

@@ -97,6 +97,7 @@ from switchman.engine.tools.changes import DiskApplier, EditApplier
 from switchman.engine.tools.edits import TextSource
 from switchman.engine.tools.registry import ToolContext, ToolRegistry
 from switchman.engine.tools.toolbox import Toolbox, ToolServices
+from switchman.engine.turn_starts import TurnStarts
 
 log = logging.getLogger(__name__)
 DATABASE_NAME = "switchman.db"
@@ -124,6 +125,7 @@ class Switchman:
         approver: Approver | None = None,
         applier: EditApplier | None = None,
         open_text: TextSource | None = None,
+        turn_starts: TurnStarts | None = None,
     ) -> None:
         self.clock = clock or SystemClock()
         data = data_folder or data_dir(environ)
@@ -142,10 +144,9 @@ class Switchman:
                              availability=self.availability,
                              patterns=self.patterns if patterns is None else patterns)
         self.workspaces = WorkspaceRegistry()
-        self._turn_starts = asyncio.Lock()
-        """Held by the chat whose turn starts next (see :meth:`_settle`)."""
-        self._start_in_this_pass = False
-        """Whether a turn started in this pass of the event loop (see :meth:`_settle`)."""
+        self.turn_starts = turn_starts or TurnStarts()
+        """When each chat's turn starts (see :meth:`_settle`); the editor's side holds
+        them while it waits for an edit's diagnostics."""
         self.sessions = SessionManager(store=self.store, router=self.router, config=self.config,
                                        clock=self.clock, observer=observer, trust=self.trust,
                                        workspaces=self.workspaces)
@@ -257,26 +258,19 @@ class Switchman:
         """Wait for this turn's start, then for the folder's config checks; True if the
         caller was cancelled meanwhile.
 
-        Turn starts take turns, each after one pass of the event loop. A start (routing,
-        the durable record, the turn's tools and prompt) runs without yielding, and twenty
+        Turn starts take turns, each after one pass of the event loop, and give way to an
+        edit's diagnostics for a bounded time (:class:`TurnStarts`). A start (routing, the
+        durable record, the turn's tools and prompt) runs without yielding, and twenty
         chats sent at once were twenty starts queued on the loop ahead of whatever the
         editor sent with them: a diagnostics check waited for all of them (about 170 ms).
-        Now the chats wait on a lock instead of the loop's queue, and what was queued
-        meanwhile runs between two starts. After the lock, the start has no wait before its
-        turn's task is created, unless a configuration check is due.
-
-        The pass is skipped when nothing needs it: no other start is waiting and none ran
-        in this pass (a chat sent alone starts at once; it would otherwise wait a pass of
-        the loop, about 30 µs, with nothing to let through).
+        After its turn, the start has no wait before its turn's task is created, unless a
+        configuration check is due.
 
         A message cancelled before its turn could start is still recorded, as a turn
         that ends ``cancelled`` at once, so the editor's view and the history agree.
         """
         try:
-            if self._turn_starts.locked() or self._start_in_this_pass:
-                async with self._turn_starts:
-                    await asyncio.sleep(0)
-            self._started()
+            await self.turn_starts.take_turn()
             await self.config.settle(folder)  # its look at the files serves the start
         except asyncio.CancelledError:
             task = asyncio.current_task()
@@ -284,15 +278,6 @@ class Switchman:
                 task.uncancel()
             return True
         return False
-
-    def _started(self) -> None:
-        """Note that a turn starts in this pass of the event loop, until the pass ends."""
-        if not self._start_in_this_pass:
-            self._start_in_this_pass = True
-            asyncio.get_running_loop().call_soon(self._pass_ended)
-
-    def _pass_ended(self) -> None:
-        self._start_in_this_pass = False
 
     async def cancel(self, turn_id: str) -> tuple[bool, str]:
         """Cancel a running turn (a worker's turn cancels only that worker); returns

@@ -15,6 +15,7 @@ from pygls.lsp.server import LanguageServer
 
 from switchman.engine import __version__
 from switchman.engine.errors import DataFolderUnusable, SwitchmanError
+from switchman.engine.turn_starts import TurnStarts
 from switchman.server.errors import EXPECTED_CODES
 from switchman.server.features import FEATURES
 from switchman.server.notifier import EditorNotifier
@@ -51,6 +52,9 @@ class SwitchmanServer(LanguageServer):
         self.initialization_options: dict[str, Any] = {}
         self.workspace_folders: list[str] = []
         """Folder URIs from ``initialize``, opened when the engine starts."""
+        self.turn_starts = TurnStarts()
+        """The engine's turn starts, which give way while the editor waits for diagnostics
+        (held by the configuration-editing feature, which never starts the engine)."""
 
     def notify_json(self, method: str, params: dict[str, Any], *, now: bool = False) -> None:
         """Send a notification with plain JSON params (:meth:`SwitchmanProtocol.notify_json`)."""
@@ -72,7 +76,8 @@ class SwitchmanServer(LanguageServer):
             try:
                 self._switchman = Switchman(
                     EditorNotifier(self), approver=EditorApprover(self),
-                    applier=EditorApplier(self), open_text=lambda path: open_text(self, path))
+                    applier=EditorApplier(self), open_text=lambda path: open_text(self, path),
+                    turn_starts=self.turn_starts)
             except DataFolderUnusable as error:
                 self._unusable = error
                 raise

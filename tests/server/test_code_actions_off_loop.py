@@ -19,6 +19,7 @@ from switchman.engine.config import routing_file
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.config.yamldoc import YamlDocument
 from switchman.engine.editing.editing import ConfigDocuments
+from switchman.engine.turn_starts import TurnStarts
 from switchman.server.features.config_editing import checker
 from switchman.server.features.config_editing.feature import ConfigEditing
 from tests.engine.test_check_process import Crash
@@ -39,7 +40,8 @@ async def opened(tmp_path: Path, options: dict[str, Any] | None = None
         uri=uri, language_id="yaml", version=1, text=SHADOWED))
     server = SimpleNamespace(workspace=workspace, client_capabilities=types.ClientCapabilities(),
                              initialization_options=options or {}, turns_running=lambda: False,
-                             notify_json=lambda method, params, now=False: None)
+                             notify_json=lambda method, params, now=False: None,
+                             turn_starts=TurnStarts())
     editing = ConfigEditing(server, ConfigDocuments(tmp_path))  # type: ignore[arg-type]
     editing.updated(uri)  # remembers the document, in case a new check process needs it
     await editing.off_loop(checker.update, path, SHADOWED)

@@ -13,6 +13,8 @@ import pytest
 from lsprotocol import types
 
 from switchman.engine.config.checking import CHECKS
+from switchman.engine.turn_starts import TurnStarts
+from switchman.server.features.config_editing import checker
 from switchman.server.features.config_editing.feature import (
     DELAY_ENV,
     DELAY_OPTION,
@@ -76,3 +78,62 @@ async def test_a_check_of_an_outdated_text_is_not_published(
     await CHECKS.run(os.getpid)  # both edits' answers have come back before this one
 
     assert [p["version"] for p in published] == [3]
+
+
+async def test_turn_starts_give_way_until_an_edits_diagnostics_are_shown(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chat's turn start that comes while an edit is being checked waits for its answer:
+    the editor's diagnostics are interactive, a burst of turn starts is bulk work."""
+    monkeypatch.delenv(DELAY_ENV, raising=False)
+    editing, uri = await opened(tmp_path, {DELAY_OPTION: 0})
+    editing.server.turn_starts = TurnStarts(give_way_seconds=60)
+    published, arrived = recorded(editing)
+    started_when_shown: list[bool] = []
+    show = editing._show
+
+    def showing(path: Path, checked: Any) -> None:
+        started_when_shown.append(start.done())
+        show(path, checked)
+
+    monkeypatch.setattr(editing, "_show", showing)
+    text = SHADOWED.replace("name: images", "name: pictures")
+    editing.server.workspace.put_text_document(types.TextDocumentItem(
+        uri=uri, language_id="yaml", version=2, text=text))
+    editing.updated(uri)
+    start = asyncio.ensure_future(editing.server.turn_starts.take_turn())
+    await asyncio.wait_for(arrived.wait(), 60)
+    await asyncio.wait_for(start, 5)
+
+    assert started_when_shown and not any(started_when_shown)
+    assert [p["version"] for p in published] == [2]
+
+
+async def test_with_a_debounce_turn_starts_give_way_while_the_text_is_checked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(DELAY_ENV, raising=False)
+    editing, uri = await opened(tmp_path, {DELAY_OPTION: 1})
+    editing.server.turn_starts = TurnStarts(give_way_seconds=60)
+    published, arrived = recorded(editing)
+    starts: list[asyncio.Future[None]] = []
+    started_when_answered: list[bool] = []
+    off_loop = editing.off_loop
+
+    async def checking(work: Any, *args: Any) -> Any:
+        if work is checker.diagnostics:  # a turn's chat arrives as the check goes out
+            starts.append(asyncio.ensure_future(editing.server.turn_starts.take_turn()))
+        result = await off_loop(work, *args)
+        await asyncio.sleep(0)  # the start's first step has run
+        if work is checker.diagnostics:
+            started_when_answered.append(starts[-1].done())
+        return result
+
+    monkeypatch.setattr(editing, "off_loop", checking)
+    text = SHADOWED.replace("name: images", "name: pictures")
+    editing.server.workspace.put_text_document(types.TextDocumentItem(
+        uri=uri, language_id="yaml", version=2, text=text))
+    editing.updated(uri)
+    await asyncio.wait_for(arrived.wait(), 60)
+    [start] = starts
+    await asyncio.wait_for(start, 5)
+    assert started_when_answered == [False]
+    assert [p["version"] for p in published] == [2]

@@ -147,6 +147,26 @@ async def test_a_chat_sent_alone_starts_its_turn_without_waiting_a_pass_of_the_l
     assert order == ["turn start", "next pass", "turn start"]
 
 
+async def test_a_chat_starts_its_turn_once_the_editors_diagnostics_are_answered(
+        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the editor waits for an edit's diagnostics, turn starts give way (bounded: see
+    tests/engine/test_turn_starts.py)."""
+    workspace = str(tmp_path / "workspace")
+    await service.chat(workspace, None, "warm up")
+    order = noted_turn_starts(service, monkeypatch)
+    service.turn_starts.give_way_seconds = 60
+    answered = service.turn_starts.editor_waits()
+    adapter.text("fine")
+    chat = asyncio.ensure_future(service.chat(workspace, None, "go"))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    order.append("answered")
+    answered()
+    await chat
+    assert order == ["answered", "turn start"]
+
+
 async def test_the_provider_is_called_before_the_turn_start_is_written_and_shown(
         service: Switchman, adapter: ScriptedAdapter, tmp_path: Path) -> None:
     """The turn's durable start and its routing notice wait for the request to leave (they

@@ -111,8 +111,10 @@ class ConfigEditing:
         text = self.server.workspace.get_text_document(uri).source
         if self._delay_seconds() == 0:
             # Sent on the loop's next pass, as a task would start: in the order the editor's
-            # messages came, with the requests and closes handled by tasks.
-            asyncio.get_running_loop().call_soon(self._check_now, path, text)
+            # messages came, with the requests and closes handled by tasks. Turn starts give
+            # way from now until its diagnostics are shown (at most a bounded time).
+            answered = self.server.turn_starts.editor_waits()
+            asyncio.get_running_loop().call_soon(self._check_now, path, text, answered)
         else:
             self._start(self._recheck(checker.update, path, text))
 
@@ -140,24 +142,36 @@ class ConfigEditing:
             paths = list(self._uris)
         self._schedule(paths)
 
-    def _check_now(self, path: Path, text: str) -> None:
+    def _check_now(self, path: Path, text: str, answered: Callable[[], None]) -> None:
         """With no debounce: update the document and publish what it affects, in one trip to
         the check process. The answer is shown by a callback that the process's answer
         schedules on the loop; no task waits for it, which would take one more pass of the
-        loop to resume (under twenty streaming chats a pass takes milliseconds)."""
+        loop to resume (under twenty streaming chats a pass takes milliseconds). Then
+        ``answered()`` lets turn starts go on."""
         loop = asyncio.get_running_loop()
-        future = CHECKS.submit(checker.update_and_diagnose, self.documents.directory, path,
-                               text, dict(self._uris), self._encoding(),
-                               self._supports_related_information())
+        try:
+            future = CHECKS.submit(checker.update_and_diagnose, self.documents.directory, path,
+                                   text, dict(self._uris), self._encoding(),
+                                   self._supports_related_information())
+        except BaseException:
+            answered()
+            raise
 
-        def answered(done: Future[dict[Path, tuple[str, list[Any]]]]) -> None:
+        def returned(done: Future[dict[Path, tuple[str, list[Any]]]]) -> None:
             with contextlib.suppress(RuntimeError):  # the loop closed: the daemon is exiting
-                loop.call_soon_threadsafe(self._checked_now, done)
+                loop.call_soon_threadsafe(self._checked_now, done, answered)
 
-        future.add_done_callback(answered)
+        future.add_done_callback(returned)
 
-    def _checked_now(self, future: Future[dict[Path, tuple[str, list[Any]]]]) -> None:
+    def _checked_now(self, future: Future[dict[Path, tuple[str, list[Any]]]],
+                     answered: Callable[[], None]) -> None:
         """Show what a :meth:`_check_now` found."""
+        try:
+            self._show_found(future)
+        finally:
+            answered()
+
+    def _show_found(self, future: Future[dict[Path, tuple[str, list[Any]]]]) -> None:
         try:
             found = CHECKS.result(future)
         except CheckStopped:  # a new process has the open documents: check them all again
@@ -265,11 +279,14 @@ class ConfigEditing:
         uri = self._uris.get(path)
         if uri is None:
             return
+        answered = self.server.turn_starts.editor_waits()  # turn starts give way meanwhile
         try:
             checked = await self.off_loop(checker.diagnostics, path, uri, self._encoding(),
                                           self._supports_related_information())
         except CheckStopped:
             checked = self._stopped(uri)
+        finally:
+            answered()
         self._show(path, checked)
 
     def _show(self, path: Path, checked: tuple[str, list[Any]] | None) -> None:

@@ -120,6 +120,13 @@ class AdapterSource(Protocol):
         ...
 
 
+UNFINISHED_CALL = ("The tool call did not complete: the turn was stopped (cancelled, or "
+                   "Switchman exited) before its result was recorded, so it may or may not "
+                   "have taken effect. Check before doing it again.")
+"""The result given to a tool call that has none (an edit approved just before the daemon
+was killed may have been applied: the model is told to look rather than repeat it)."""
+
+
 def normalize_history(messages: list[Message]) -> list[Message]:
     """Make a stored transcript acceptable to providers.
 
@@ -139,8 +146,8 @@ def normalize_history(messages: list[Message]) -> list[Message]:
         missing = [b for b in message.content
                    if isinstance(b, ToolUseBlock) and b.id not in answered]
         if missing and message.role == "assistant":
-            results: list[Block] = [ToolResultBlock(b.id, "The tool call did not complete.",
-                                                    is_error=True) for b in missing]
+            results: list[Block] = [ToolResultBlock(b.id, UNFINISHED_CALL, is_error=True)
+                                    for b in missing]
             out.append(msgspec.structs.replace(message, id=message.id + "-synthetic",
                                                role="tool", content=results))
     return out

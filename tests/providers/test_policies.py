@@ -9,7 +9,7 @@ import pytest
 from switchman.engine.availability import ErrorClass
 from switchman.engine.keys import redact
 from switchman.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from switchman.engine.providers.base import normalize_history
+from switchman.engine.providers.base import UNFINISHED_CALL, normalize_history
 from switchman.engine.providers.errors import ProviderError, class_for_status
 from switchman.engine.sessions.retry import RetryPolicy
 
@@ -72,4 +72,4 @@ def test_dangling_tool_calls_are_answered() -> None:
     ]
     fixed = normalize_history(history)
     assert [m.role for m in fixed] == ["user", "assistant", "tool", "tool"]
-    assert fixed[2].content == [ToolResultBlock("b", "The tool call did not complete.", True)]
+    assert fixed[2].content == [ToolResultBlock("b", UNFINISHED_CALL, True)]

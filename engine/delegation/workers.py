@@ -48,7 +48,8 @@ from switchman.engine.delegation.progress import DelegationSource, WorkerProgres
 from switchman.engine.delegation.recording import handoff_envelope
 from switchman.engine.errors import NoModelAvailable
 from switchman.engine.profiles.apply import permitted
-from switchman.engine.profiles.profile import SUBAGENT_PROFILE, ActiveProfile
+from switchman.engine.profiles.profile import SUBAGENT_PROFILE, ActiveProfile, ProfileSet
+from switchman.engine.providers.base import ToolSpec
 from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
 from switchman.engine.sessions.lifecycle import TurnLifecycle
 from switchman.engine.sessions.live import LiveSession, WorkerRole
@@ -70,6 +71,8 @@ class Delegation:
         self.config = config
         self.clock = clock
         lifecycle.tool_sources.append(self.offer)
+        self._spec: tuple[ProfileSet | None, ToolSpec | None] = (None, None)
+        """The ``delegate`` definition offered last, and the profiles it names."""
 
     def offer(self, context: ToolContext, tools: ToolRegistry) -> None:
         """Add ``delegate`` to a turn's tools if this session and model may delegate."""
@@ -79,7 +82,11 @@ class Delegation:
             return
         limit = asyncio.Semaphore(settings.max_concurrent_workers)  # per planner turn
         profiles = self.config.profiles(str(context.folder))
-        spec = delegate_spec([(n, profiles.profiles[n].description) for n in profiles.names()])
+        known, spec = self._spec
+        if known is not profiles or spec is None:  # the same profiles (files unchanged) keep it
+            spec = delegate_spec([(n, profiles.profiles[n].description)
+                                  for n in profiles.names()])
+            self._spec = (profiles, spec)
         tools.add(ToolEntry(spec, partial(self._delegate, context, tools, limit),
                             concurrent=True))
 

@@ -41,8 +41,9 @@ describe('approval cards', () => {
     const own = { kind: 'approval', id: 'A1', card: approvalCard(EDIT) } as Entry;
     const worker = { kind: 'approval', id: 'A9', card: approvalCard({ ...COMMAND, id: 'A9', turn_id: 'W1', is_worker: true }) } as Entry;
     const user = { kind: 'user', id: 'L2', text: 'next' } as Entry;
-    const { shown, byTurn } = approvalsInTurns([turn, own, worker, user]);
-    assert.deepEqual(shown.map((e) => e.id), ['T1', 'A9', 'L2']);
+    const apply = { kind: 'approval', id: 'A7', card: approvalCard({ ...EDIT, id: 'A7', tool: 'apply_code' }) } as Entry;
+    const { shown, byTurn } = approvalsInTurns([turn, own, worker, user, apply]);
+    assert.deepEqual(shown.map((e) => e.id), ['T1', 'A9', 'L2', 'A7'], 'Apply on an answer\'s code block stays at the end');
     assert.deepEqual(byTurn.get('T1')?.map((c) => c.id), ['A1']);
   });
 

@@ -209,6 +209,29 @@ async def test_failure_modes_and_dropped_tools(vscode: SwitchmanClient, daemon: 
     assert max_request is not None
 
 
+async def test_a_budget_spent_by_a_tool_calling_reply_makes_no_further_call(
+        vscode: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    daemon.write_routing("global_default: opus\n")
+    fake.script_tool_calls([delegate("toolu_b", max_tokens=40)], model=OPUS_API)
+    fake.script_tool_call("read_file", {"path": "src/x.py"}, id="toolu_r", text=("looking ",),
+                          model=HAIKU_API, usage=Usage(input_tokens=900, output_tokens=40))
+    fake.script_text("never asked for", model=HAIKU_API)
+    fake.script_text("the worker ran out", model=OPUS_API)
+    result = await chat(vscode, daemon, "@opus delegate on a budget")
+    assert (result["status"], result["text"]) == ("completed", "the worker ran out")
+    # no call with max_tokens 1 paying for the whole context again
+    assert [r.body["max_tokens"] for r in fake.requests if r.model == HAIKU_API] == [40]
+    detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
+    answer = tool_results(detail)["toolu_b"]
+    assert answer["is_error"]
+    assert answer["content"] == "delegate failed: max_tokens_exceeded\n\nlooking "
+    (ended,) = [u for u in updates(vscode, "toolu_b") if u["phase"] == "ended"]
+    assert (ended["status"], ended["error"]) == ("failed", "max_tokens_exceeded")
+    assert ended["detail"] == "the worker reached max_tokens (40)"
+    worker = await vscode.request(methods.SESSION, {"session_id": ended["worker_session_id"]})
+    assert [m["role"] for m in worker["messages"]] == ["user", "assistant"]  # tool not run
+
+
 async def test_stopping_one_worker_and_cancelling_the_planner(
         vscode: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
     fake.script_tool_calls([delegate("toolu_a"), delegate("toolu_b")], model=OPUS_API)

@@ -273,6 +273,37 @@ async def test_stopping_one_worker_and_cancelling_the_planner(
     assert [(u["status"], u["error"]) for u in ended] == [("cancelled", "cancelled_by_user")] * 2
 
 
+async def test_cancelling_the_planner_ends_queued_delegations_like_the_running_one(
+        vscode: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    daemon.write_routing("global_default: opus\ndelegation: {max_concurrent_workers: 1}\n")
+    fake.script_tool_calls([delegate(f"toolu_{n}") for n in (1, 2, 3)], model=OPUS_API)
+    stall = fake.script_stall("x ", "never", after_chunks=1, model=HAIKU_API)
+    pending = asyncio.ensure_future(chat(vscode, daemon, "@opus three, one at a time"))
+    assert await stall.wait_reached_async()
+    running = await vscode.wait_for(methods.DELEGATION, lambda u: u["phase"] == "started")
+    answer = await vscode.request(methods.CANCEL, {"turn_id": running["turn_id"]})
+    assert answer == {"cancelled": True, "status": "cancelled"}
+    assert (await pending)["status"] == "cancelled"
+    fake.release_stalls()
+    assert len([r for r in fake.requests if r.model == HAIKU_API]) == 1  # the queued never ran
+    detail = await vscode.request(methods.SESSION, {"session_id": running["session_id"]})
+    answers = tool_results(detail)
+    assert answers["toolu_1"]["content"] == "delegate failed: cancelled_by_user\n\nx "
+    for call_id in ("toolu_2", "toolu_3"):  # was "Cancelled."
+        assert (answers[call_id]["content"], answers[call_id]["is_error"]) == (
+            "delegate failed: cancelled_by_user", True)
+    ended = {u["tool_use_id"]: u for u in vscode.received[methods.DELEGATION]
+             if u["phase"] == "ended"}
+    assert {k: (u["status"], u["error"]) for k, u in ended.items()} == {
+        f"toolu_{n}": ("cancelled", "cancelled_by_user") for n in (1, 2, 3)}
+    assert ended["toolu_2"]["detail"] == \
+        "the planner's turn was cancelled before this worker started"
+    with sqlite3.connect(daemon.data / "switchman.db") as db:
+        failed = db.execute("SELECT payload FROM events WHERE type = 'delegate.failed'").fetchall()
+    modes = sorted((json.loads(p)["tool_use_id"], json.loads(p)["failure_mode"]) for (p,) in failed)
+    assert modes == [(f"toolu_{n}", "cancelled_by_user") for n in (1, 2, 3)]
+
+
 async def killed_mid_worker(daemon: Daemon, fake: FakeProvider,
                             message: str) -> tuple[dict[str, Any], SwitchmanClient]:
     """Send ``message`` (it must start a worker), kill -9 the daemon while the worker's answer

@@ -150,13 +150,13 @@ class TurnRunner:
             calls = [b for b in finished.content if isinstance(b, ToolUseBlock)]
             if finished.stop_reason != "tool_use" or not calls:
                 return
-            if self._budget_spent(setup, progress):
-                # The next call could only be cut off at once, after paying for the whole
-                # context: the turn ends as one that reached its cap, its tools not run.
-                progress.stop_reason = "max_tokens"
-                return
             if await self._run_tools(setup, progress, calls):
                 progress.stop_reason = "ended_by_tool"
+                return
+            if self._budget_spent(setup, progress):
+                # The next call could only be cut off at once, after paying for the whole
+                # context: the turn ends as one that reached its cap (its tools did run).
+                progress.stop_reason = "max_tokens"
                 return
         progress.stop_reason = "step_limit"
         self._notice(setup, f"Stopped after {MAX_TOOL_STEPS} tool steps in one turn.")

@@ -215,7 +215,6 @@ async def test_a_budget_spent_by_a_tool_calling_reply_makes_no_further_call(
     fake.script_tool_calls([delegate("toolu_b", max_tokens=40)], model=OPUS_API)
     fake.script_tool_call("read_file", {"path": "src/x.py"}, id="toolu_r", text=("looking ",),
                           model=HAIKU_API, usage=Usage(input_tokens=900, output_tokens=40))
-    fake.script_text("never asked for", model=HAIKU_API)
     fake.script_text("the worker ran out", model=OPUS_API)
     result = await chat(vscode, daemon, "@opus delegate on a budget")
     assert (result["status"], result["text"]) == ("completed", "the worker ran out")
@@ -229,7 +228,19 @@ async def test_a_budget_spent_by_a_tool_calling_reply_makes_no_further_call(
     assert (ended["status"], ended["error"]) == ("failed", "max_tokens_exceeded")
     assert ended["detail"] == "the worker reached max_tokens (40)"
     worker = await vscode.request(methods.SESSION, {"session_id": ended["worker_session_id"]})
-    assert [m["role"] for m in worker["messages"]] == ["user", "assistant"]  # tool not run
+    # the reply arrived whole within the budget: its tool ran, then nothing more was asked
+    assert [m["role"] for m in worker["messages"]] == ["user", "assistant", "tool"]
+    assert ended["tool_calls"] == 1 and ended["llm_calls"] == 1
+    # a budget spent by a request for more context still ends as that request
+    fake.script_tool_calls([delegate("toolu_c", max_tokens=40)], model=OPUS_API)
+    fake.script_tool_call("_request_context", {"missing": [
+        {"type": "file", "ref": "src/y.py", "hint": "the caller"}], "summary": "Need y."},
+        id="toolu_q", model=HAIKU_API, usage=Usage(input_tokens=900, output_tokens=40))
+    fake.script_text("noted", model=OPUS_API)
+    result = await chat(vscode, daemon, "@opus again on a budget")
+    detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
+    assert tool_results(detail)["toolu_c"]["content"].startswith(
+        "delegate failed: insufficient_context\n\n")
 
 
 async def test_stopping_one_worker_and_cancelling_the_planner(

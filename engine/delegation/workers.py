@@ -48,7 +48,8 @@ from switchman.engine.delegation.progress import DelegationSource, WorkerProgres
 from switchman.engine.delegation.recording import handoff_envelope
 from switchman.engine.errors import NoModelAvailable
 from switchman.engine.profiles.apply import permitted
-from switchman.engine.profiles.profile import SUBAGENT_PROFILE, ActiveProfile
+from switchman.engine.profiles.profile import SUBAGENT_PROFILE, ActiveProfile, ProfileSet
+from switchman.engine.providers.base import ToolSpec
 from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
 from switchman.engine.sessions.lifecycle import TurnLifecycle
 from switchman.engine.sessions.live import LiveSession, WorkerRole
@@ -70,6 +71,8 @@ class Delegation:
         self.config = config
         self.clock = clock
         lifecycle.tool_sources.append(self.offer)
+        self._spec: tuple[ProfileSet | None, ToolSpec | None] = (None, None)
+        """The ``delegate`` definition offered last, and the profiles it names."""
 
     def offer(self, context: ToolContext, tools: ToolRegistry) -> None:
         """Add ``delegate`` to a turn's tools if this session and model may delegate."""
@@ -79,7 +82,11 @@ class Delegation:
             return
         limit = asyncio.Semaphore(settings.max_concurrent_workers)  # per planner turn
         profiles = self.config.profiles(str(context.folder))
-        spec = delegate_spec([(n, profiles.profiles[n].description) for n in profiles.names()])
+        known, spec = self._spec
+        if known is not profiles or spec is None:  # the same profiles (files unchanged) keep it
+            spec = delegate_spec([(n, profiles.profiles[n].description)
+                                  for n in profiles.names()])
+            self._spec = (profiles, spec)
         tools.add(ToolEntry(spec, partial(self._delegate, context, tools, limit),
                             concurrent=True))
 
@@ -95,10 +102,18 @@ class Delegation:
                               lambda: self.sessions.store.messages(planner.id))
         except ArgumentProblem as problem:
             return _refused(str(problem))
-        async with limit:
-            run = WorkerRun(self, planner, context, call.id, spec, handoff,
-                            planner_tools.names(), profile)
-            return await run.run()
+        def worker() -> WorkerRun:  # made once it may start: its wall time starts there
+            return WorkerRun(self, planner, context, call.id, spec, handoff,
+                             planner_tools.names(), profile)
+
+        try:
+            await limit.acquire()
+        except asyncio.CancelledError:  # the planner's turn ended while this one waited
+            return worker().cancelled_before_start()
+        try:
+            return await worker().run()
+        finally:
+            limit.release()
 
     def worker_profile(self, folder: str, name: str | None) -> ActiveProfile:
         """The registered profile a worker runs with (``subagent`` when none is named);
@@ -147,9 +162,18 @@ class WorkerRun:
         """Run the worker to its end and turn how it ended into the planner's tool result."""
         return self._tool_outcome(await self.result())
 
+    def cancelled_before_start(self) -> ToolOutcome:
+        """End a delegation whose planner's turn was cancelled while it waited for a free
+        worker slot: recorded, told and answered as a running worker's cancellation is."""
+        self.progress.detail = "the planner's turn was cancelled before this worker started"
+        result = self.progress.failed("cancelled_by_user", "cancelled_by_user", "")
+        return self._tool_outcome(self._ended(result))
+
     async def result(self) -> DelegateResult:
         """Run the worker to its end; how it ended (recorded, and sent to the editor)."""
-        result = await self._run()
+        return self._ended(await self._run())
+
+    def _ended(self, result: DelegateResult) -> DelegateResult:
         self.progress.ended(result)
         learning, planner_turn = self.delegation.sessions.learning, self.progress.planner_turn_id
         if learning is not None and planner_turn is not None and self.progress.worker_session_id:

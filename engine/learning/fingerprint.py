@@ -83,23 +83,36 @@ def fingerprint(ctx: TurnContext) -> Vector:
         vector.extend(array("f", bytes(4 * STRUCTURAL_DIMENSIONS)))
     else:
         vector = array("f", bytes(4 * DIMENSIONS))
-        _put(vector, 0, lexical_block(ctx.message), _LEXICAL_FACTOR)
-    _put(vector, LEXICAL_DIMENSIONS, structural_block(ctx), _STRUCTURAL_FACTOR)
+        for bucket, value in _placed(lexical_block(ctx.message), _LEXICAL_FACTOR):
+            vector[bucket] = value
+    features = _features(ctx)
+    key = tuple(features)
+    structure = _STRUCTURES.get(key)
+    if structure is None:  # turns of a session mostly share their structure
+        structure = _STRUCTURES[key] = _placed(_structural_block(features), _STRUCTURAL_FACTOR)
+        while len(_STRUCTURES) > STRUCTURES_KEPT:
+            del _STRUCTURES[next(iter(_STRUCTURES))]
+    for bucket, value in structure:
+        vector[LEXICAL_DIMENSIONS + bucket] = value
     return vector
 
 
-def _put(vector: Vector, offset: int, block: Block, factor: float) -> None:
-    """``_weighted(_unit(block))`` written into ``vector`` from ``offset``: the same float32
+_STRUCTURES: dict[tuple[str, ...], list[tuple[int, float]]] = {}
+"""The structural block's values by the features they came from (see :func:`_placed`)."""
+STRUCTURES_KEPT = 256
+
+
+def _placed(block: Block, factor: float) -> list[tuple[int, float]]:
+    """``_weighted(_unit(block))`` as (bucket, float32 value) pairs: the same float32
     roundings, step by step, without the dictionaries in between (every turn is
     fingerprinted before its request leaves)."""
     if not block:
-        return
+        return []
     values: Iterable[float] = block.values()
     norm = array("f", [math.sqrt(math.fsum([x * x for x in values]))])[0]
     if norm:
         values = array("f", [x / norm for x in values]).tolist()
-    for bucket, value in zip(block, array("f", [x * factor for x in values]), strict=True):
-        vector[offset + bucket] = value
+    return list(zip(block, array("f", [x * factor for x in values]).tolist(), strict=True))
 
 
 def lexical_block(text: str) -> Block:
@@ -116,6 +129,16 @@ def lexical_block(text: str) -> Block:
 
 def structural_block(ctx: TurnContext) -> Block:
     """Hashed indicator features of what the chain knows about the turn."""
+    return _structural_block(_features(ctx))
+
+
+def _structural_block(features: list[str]) -> Block:
+    counts = _counts([zlib.crc32(f.encode()) for f in features], STRUCTURAL_DIMENSIONS)
+    return _float32({b: x for b, x in counts.items() if x})
+
+
+def _features(ctx: TurnContext) -> list[str]:
+    """What the chain knows about the turn, as indicator features."""
     features = [f"tokens:{_bucket(ctx.estimated_input_tokens)}"]
     command = ctx.message.lstrip().split(maxsplit=1)[0] if ctx.message.lstrip() else ""
     if command.startswith("/"):
@@ -126,8 +149,7 @@ def structural_block(ctx: TurnContext) -> Block:
         features.append("images")
     if ctx.has_tool_calls_in_history:
         features.append("tools-in-history")
-    counts = _counts([zlib.crc32(f.encode()) for f in features], STRUCTURAL_DIMENSIONS)
-    return _float32({b: x for b, x in counts.items() if x})
+    return features
 
 
 def _bucket(tokens: int) -> int:

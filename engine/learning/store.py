@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Hashable, Iterator
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
@@ -64,6 +64,7 @@ __all__ = [  # the loading constants and types moved to .loaded_workspaces, stil
 ]
 
 RECENT_FINGERPRINTS = 16
+N = TypeVar("N")
 """Fingerprints kept for reuse: a turn is fingerprinted when routed and when recorded."""
 
 
@@ -116,7 +117,7 @@ class LearnedPatternStore(LoadedWorkspaces):
         self.clock = clock
         self._forgets = db.forgets(connection)
         """The database's count of forgettings when the rows in memory were read."""
-        self._recent: dict[TurnContext, Vector] = {}
+        self._recent: dict[Hashable, Vector] = {}
         """Fingerprints of the latest contexts (see :meth:`fingerprint`)."""
 
     # -- slot 4 ------------------------------------------------------------------------
@@ -138,10 +139,8 @@ class LearnedPatternStore(LoadedWorkspaces):
                 samples = sum(max(s, 1) for s in space.samples)
                 if samples < wanted:
                     return TooFewSamples(samples, wanted)
-        found = self.neighbours(ctx, settings.neighbors, settings)
-        return score_neighbors([PatternNeighbor(n.model, n.success, n.samples, n.cost_usd,
-                                                n.similarity) for n in found],
-                               settings.cost_weight, settings.similarity_exponent)
+        found = self._nearest(ctx, settings.neighbors, settings, PatternNeighbor)
+        return score_neighbors(found, settings.cost_weight, settings.similarity_exponent)
 
     def _notice_forgets(self) -> None:
         """Rows forgotten by another process (``switchman patterns forget`` while the daemon
@@ -158,6 +157,12 @@ class LearnedPatternStore(LoadedWorkspaces):
                    settings: PatternSettings | None = None) -> list[Neighbour]:
         """The ``k`` past turns of the workspace most similar to ``ctx`` (with
         ``neighborhood: per_model`` in ``settings``, the ``k`` nearest of each model)."""
+        return self._nearest(ctx, k, settings, Neighbour)
+
+    def _nearest(self, ctx: TurnContext, k: int, settings: PatternSettings | None,
+                 make: Callable[[str, float, int, float, float], N]) -> list[N]:
+        """:meth:`neighbours`, each made by ``make`` (model, success, samples, cost,
+        similarity): routing scores :class:`PatternNeighbor` objects."""
         with self._lock:
             space = self._workspace(_key(ctx))
             if space is None or not len(space.index):
@@ -172,8 +177,8 @@ class LearnedPatternStore(LoadedWorkspaces):
             found = []
             for i in neighbourhood([space.models[p] for p in picked], wanted):
                 p = picked[i]
-                found.append(Neighbour(space.models[p], space.success[p], space.samples[p],
-                                       space.cost[p], round(similarity[i], 4)))
+                found.append(make(space.models[p], space.success[p], space.samples[p],
+                                  space.cost[p], round(similarity[i], 4)))
             return found
 
     # -- recording ---------------------------------------------------------------------
@@ -336,7 +341,12 @@ class LearnedPatternStore(LoadedWorkspaces):
         A turn is fingerprinted when it is routed and again when it is recorded, with the
         same context: the last few are kept (the chain's match details left out of the key).
         """
-        key = msgspec.structs.replace(ctx, message_hits=None)
+        # What the default fingerprint reads of the context (hashing the whole context, its
+        # spend and time of day included, cost as much again); any other reads the context
+        key: Hashable = msgspec.structs.replace(ctx, message_hits=None) \
+            if self._fingerprinter is not None else (
+                ctx.message, ctx.estimated_input_tokens, ctx.files_touched,
+                ctx.skills_matching, ctx.has_images, ctx.has_tool_calls_in_history)
         known = self._recent.get(key)
         if known is not None:
             return known

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from datetime import UTC, datetime, time
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from pathlib import Path
 from typing import Protocol
@@ -83,6 +83,8 @@ class SessionManager:
         self.workspaces = workspaces or WorkspaceRegistry()
         self.trust = trust
         """The tools always allowed per workspace (``/trust``)."""
+        self._today: tuple[date | None, datetime] = (None, datetime.min)
+        """Today (UTC) and its start, as :meth:`cost_today` last asked."""
         self._live: OrderedDict[str, LiveSession] = OrderedDict()
         """Loaded sessions, least recently used first (see :meth:`_keep`)."""
 
@@ -277,8 +279,10 @@ class SessionManager:
 
     def cost_today(self) -> Decimal:
         """Spend across all sessions since 00:00 UTC."""
-        now = self.clock.now().astimezone(UTC)
-        return self.store.cost_since(datetime.combine(now.date(), time(0), tzinfo=UTC))
+        today = self.clock.now().astimezone(UTC).date()
+        if self._today[0] != today:
+            self._today = (today, datetime.combine(today, time(0), tzinfo=UTC))
+        return self.store.cost_since(self._today[1])
 
     def set_model(self, workspace: str, session_id: str | None, model: str | None) -> SwapResult:
         """Set (or clear, with None) a session's sticky model; queued while a turn runs."""

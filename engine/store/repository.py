@@ -82,6 +82,9 @@ class SessionStore:
         """Who this process is among the daemons sharing the database (see ownership.py)."""
         self._cost_total: tuple[str, int, int] = ("", 0, 0)
         """(since, last ledger id summed, micro-dollars): see :meth:`cost_since`."""
+        self._since: tuple[datetime | None, str] = (None, "")
+        self._cost_answer: tuple[int, Decimal] = (0, ZERO_USD)
+        """The last spend answered, in micro-dollars and as dollars."""
         self._known: dict[tuple[str, str], Any] = {}
         """Answers read before, exact while no other connection has committed (see
         :meth:`_answers`): a workspace's current session, a session's choices, whether
@@ -490,11 +493,13 @@ class SessionStore:
         kept, and only ledger rows added since the last answer are summed. The ledger is
         append-only, so this equals summing the day's rows again.
         """
-        start = _ts(since)
+        start = self._since_text(since)
         known_start, last_id, total = self._cost_total
         known = self._answers()
         if known_start == start and ("cost", start) in known:
-            return from_micros(total)  # no other connection wrote; this one's rows added
+            if self._cost_answer[0] != total:
+                self._cost_answer = (total, from_micros(total))
+            return self._cost_answer[1]  # no other connection wrote; this one's rows added
         if known_start != start:
             last_id, total = 0, 0
         added, newest = self.db.execute(
@@ -504,6 +509,12 @@ class SessionStore:
         known.pop(("cost", known_start), None)
         known[("cost", start)] = True
         return from_micros(total + added)
+
+    def _since_text(self, since: datetime) -> str:
+        """``since`` as stored (:func:`_ts`), for the same ``since`` asked at every turn."""
+        if self._since[0] != since:
+            self._since = (since, _ts(since))
+        return self._since[1]
 
     def costs_by_model(self, session_id: str) -> list[ModelCost]:
         """A session's own spend per model (workers excluded)."""

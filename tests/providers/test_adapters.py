@@ -132,7 +132,8 @@ async def test_dangling_tool_calls_get_an_error_result(api: ApiKind, fake: FakeP
                                   content=[ToolUseBlock("c9", "grep", {"pattern": "x"})]),
                user("b")]
     await collect(adapter_for(api, fake), request(*history))
-    assert "The tool call did not complete." in str(fake.requests[0].body["messages"])
+    sent = str(fake.requests[0].body["messages"])
+    assert "The tool call did not complete: the turn was stopped" in sent
 
 
 STATUSES = [(401, ErrorClass.AUTH), (403, ErrorClass.AUTH), (429, ErrorClass.RATE_LIMIT),

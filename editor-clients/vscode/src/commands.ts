@@ -32,9 +32,9 @@ export function commandTable(t: CommandTargets): Record<string, Handler> {
     return folder ? run(folder) : undefined;
   };
   return {
-    'switchman.openChat': () => t.chatView.reveal(),
+    'switchman.openChat': () => t.chatView.reveal(true),
     'switchman.newChat': async () => {
-      await t.chatView.reveal();
+      await t.chatView.reveal(true);
       if (t.chat.busy) {
         void vscode.window.showInformationMessage('Switchman: stop or wait for the running answer, then start a new chat.');
         return;
@@ -59,7 +59,7 @@ export function commandTable(t: CommandTargets): Record<string, Handler> {
         void vscode.window.showInformationMessage('Switchman: open a file in a workspace folder to send its selection.');
         return;
       }
-      await t.chatView.reveal();
+      await t.chatView.reveal(true); // the next message is what the user types now
       void vscode.window.setStatusBarMessage(`Switchman: ${label} goes with your next message`, 5000);
     },
     'switchman.delegateSelection': async () => {

@@ -35,7 +35,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let chatView: ChatViewProvider | undefined;
   const approvals = new ApprovalCenter(new VscodeApprovalHost(proposals, {
     visible: () => chatView?.visible ?? false,
-    reveal: async () => chatView?.reveal(),
+    reveal: async (focus?: boolean) => chatView?.reveal(focus),
   }));
   const statuses = new StatusStore(client);
   const catalog = new ModelCatalog(client);

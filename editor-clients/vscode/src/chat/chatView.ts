@@ -43,9 +43,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     return this.view?.visible ?? false;
   }
 
-  /** Show the panel (creating the webview if needed). */
-  async reveal(): Promise<void> {
-    if (this.view) this.view.show(true);
+  /**
+   * Show the panel (creating the webview if needed); with `focus`, move the keyboard there (the
+   * page then puts it in the message input) so the user can type at once.
+   */
+  async reveal(focus = false): Promise<void> {
+    if (this.view) this.view.show(!focus);
     else await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
   }
 

@@ -31,7 +31,7 @@ function sideUri(request: ApprovalRequest, side: 'current' | 'proposed'): vscode
 
 export class VscodeApprovalHost implements ApprovalHost {
   constructor(private readonly documents: ProposalDocuments,
-    private readonly chat: { visible(): boolean; reveal(): Promise<void> }) {}
+    private readonly chat: { visible(): boolean; reveal(focus?: boolean): Promise<void> }) {}
 
   chatVisible(): boolean {
     return this.chat.visible();
@@ -40,7 +40,7 @@ export class VscodeApprovalHost implements ApprovalHost {
   notify(card: ApprovalCard): void {
     // The card in the chat is where the question is answered; this only leads there.
     void vscode.window.showInformationMessage(`Switchman asks: ${titleParts(card.title).plain}`, SHOW_IN_CHAT).then((picked) => {
-      if (picked === SHOW_IN_CHAT) void this.chat.reveal();
+      if (picked === SHOW_IN_CHAT) void this.chat.reveal(true);
     });
   }
 
@@ -51,6 +51,10 @@ export class VscodeApprovalHost implements ApprovalHost {
     this.documents.put(right, request.proposed ?? '');
     await vscode.commands.executeCommand('vscode.diff', left, right, `Switchman: ${titleParts(request.title).plain} (proposed)`,
       { preview: false }); // a preview tab would replace the user's own preview tab (often the very file)
+  }
+
+  currentText(uri: string): string | undefined {
+    return vscode.workspace.textDocuments.find((d) => d.uri.toString() === vscode.Uri.parse(uri).toString())?.getText();
   }
 
   async closeDiff(request: ApprovalRequest): Promise<void> {

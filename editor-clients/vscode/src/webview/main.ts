@@ -212,7 +212,14 @@ $<HTMLSelectElement>('workspace').addEventListener('change', (event) => {
   vscode.postMessage({ type: 'selectWorkspace', uri: (event.target as HTMLSelectElement).value });
 });
 
+// VS Code focuses the page itself (Open Chat, its keybinding, a click on the tab): put the keyboard in
+// the message input, unless the user is already somewhere in the page.
+window.addEventListener('focus', () => {
+  if (document.activeElement === document.body || document.activeElement === null) input.focus();
+});
+
 render();
 transcript.scrollTop = transcript.scrollHeight;
+if (document.hasFocus()) input.focus();
 vscode.postMessage({ type: 'ready' });
 if (input.value) draftChanged();

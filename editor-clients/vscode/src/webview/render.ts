@@ -146,12 +146,14 @@ export class TranscriptView {
   /** 👍 / 👎: teach the pattern store whether this answer was good. */
   private ratingPart(turn: TurnEntry): Part {
     const buttons = (['up', 'down'] as const).map((rating) => containerPart(rating, turn.rating === rating, 'button', (button) => {
-      setAttributes(button, { class: `rate ${rating}`, 'data-rating': rating, title: rating === 'up' ? 'Good answer' : 'Bad answer',
+      // Named in words: an emoji is read as "thumbs up sign", or drawn as a box without an emoji font.
+      const label = rating === 'up' ? 'Good answer' : 'Bad answer';
+      setAttributes(button, { class: `rate ${rating}`, 'data-rating': rating, title: label, 'aria-label': label,
         'aria-pressed': String(turn.rating === rating) });
       button.textContent = rating === 'up' ? '👍' : '👎';
     }, (button) => button.addEventListener('click', () => this.onRate(turn.id, rating))));
     return containerPart('rating', turn.rating ?? null, 'div', (row) => {
-      setAttributes(row, { class: 'rating', 'aria-label': 'Rate this answer' });
+      setAttributes(row, { class: 'rating', role: 'group', 'aria-label': 'Rate this answer' });
       renderParts(row, buttons);
     });
   }

@@ -54,6 +54,9 @@ async function pressed(turn, rating) {
 export async function ratingsReachThePatternStore(ui, chat, fake, store) {
   const good = await answeredTurn(chat, fake, 'how do I run the tests?', 'Run make test from the repository root.');
   const bad = await answeredTurn(chat, fake, 'and how do I lint?', 'Linting is not possible here.');
+  // Named in words for screen readers (the emoji alone reads "thumbs up sign"), in a labelled group.
+  await good.turn.locator('.rating[role="group"][aria-label="Rate this answer"] .rate.up[aria-label="Good answer"]').waitFor();
+  await good.turn.locator('.rating .rate.down[aria-label="Bad answer"]').waitFor();
   if ((await good.turn.locator('.rating .rate[aria-pressed="true"]').count()) !== 0) {
     throw new Error('an answer nobody rated shows a pressed rating button');
   }

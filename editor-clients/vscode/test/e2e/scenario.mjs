@@ -187,6 +187,11 @@ async function openChat(ui) {
   const chat = ui.chatFrame();
   await chat.locator('#input').waitFor();
   await chat.locator('#send:not([disabled])').waitFor();
+  // The keyboard is in the message input: the user can type at once.
+  await until('the keyboard in the message input', () => inputHasKeyboard(chat));
+  await ui.page.keyboard.type('hello');
+  await until('the typed text in the input', async () => (await chat.locator('#input').inputValue()) === 'hello');
+  await chat.locator('#input').fill('');
   // In the panel: the Explorer keeps the primary side bar.
   await ui.page.locator('.part.panel .pane-header', { hasText: 'Chat' }).first().waitFor();
   await ui.page.locator('.part.sidebar .composite.title', { hasText: 'Explorer' }).waitFor();
@@ -414,6 +419,11 @@ async function stillKept(card, what) {
   if (!kept) throw new Error(`${what} was rebuilt instead of updated in place`);
 }
 
+/** Whether keystrokes go to the chat's message input (the page has the focus, and the input has it in the page). */
+async function inputHasKeyboard(chat) {
+  return chat.locator('body').evaluate(() => document.hasFocus() && document.activeElement?.id === 'input');
+}
+
 async function selectedText(chat) {
   return chat.locator('body').evaluate(() => String(window.getSelection()));
 }
@@ -596,6 +606,12 @@ async function workerSessionsShowOnlyWhenAskedFor(ui) {
 async function newChatStartsEmpty(ui) {
   await ui.page.keyboard.press(FOCUS_CHAT);
   const chat = ui.chatFrame();
+  // Reopened from the Sessions view's transcript: the keybinding puts the keyboard in the input again
+  // (it showed the panel and left the keyboard in the editor).
+  await until('the keyboard in the message input', () => inputHasKeyboard(chat));
+  await ui.page.keyboard.type('a draft');
+  await until('the typed text in the input', async () => (await chat.locator('#input').inputValue()) === 'a draft');
+  await chat.locator('#input').fill('');
   await chat.locator('#new-chat').click();
   await chat.locator('#empty').waitFor({ state: 'visible' });
   await chat.locator('#session', { hasText: 'New chat' }).waitFor();

@@ -7,6 +7,7 @@ import os
 import sqlite3
 import stat
 import sys
+import tempfile
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
@@ -414,9 +415,10 @@ def _check_data_folder(folder: Path) -> None:
             return
         reason = "it is not a folder"
     except FileNotFoundError:
-        if not folder.is_symlink():
+        uncreatable = None if folder.is_symlink() else _uncreatable(folder)
+        if uncreatable is None and not folder.is_symlink():
             return
-        reason = "it is a link to nothing"
+        reason = uncreatable or "it is a link to nothing"
     except NotADirectoryError:
         blocking = next((p for p in folder.parents if os.path.lexists(p)), folder)
         reason = f"{blocking} is a file, not a folder"
@@ -424,6 +426,21 @@ def _check_data_folder(folder: Path) -> None:
         reason = error.strerror or str(error)
     raise _PatternsUnreadable(f"the data folder {folder} cannot be used ({reason}); make it a "
                               "folder you can read, or set SWITCHMAN_DATA_DIR to one")
+
+
+def _uncreatable(folder: Path) -> str | None:
+    """Why a data folder not made yet could not be made (None if it could): the daemon would
+    refuse it, so it is not merely a folder where nothing was learned. Probed by making and
+    removing a folder of another name in the nearest folder that exists (permissions alone do
+    not tell: /proc refuses new entries even to root), so the data folder itself is not made."""
+    parent = next((p for p in folder.parents if os.path.lexists(p)), None)
+    if parent is None:
+        return None
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".switchman-probe-", dir=parent))
+    except OSError as error:
+        return f"it cannot be created in {parent}: {error.strerror or error}"
+    return None
 
 
 def _unreadable(error: _PatternsUnreadable) -> int:

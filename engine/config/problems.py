@@ -61,6 +61,7 @@ class Code(StrEnum):
     DUPLICATE_RULE_NAME = "duplicate-rule-name"
     PARTIAL_TIERS = "partial-tiers"
     EFFORT_UNSUPPORTED = "effort-unsupported"
+    INVERTED_TIERS = "inverted-tiers"
     OUT_OF_RANGE = "out-of-range"
     INVALID_TIME_WINDOW = "invalid-time-window"
     DUPLICATE_ALIAS = "duplicate-alias"

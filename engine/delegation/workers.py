@@ -102,10 +102,18 @@ class Delegation:
                               lambda: self.sessions.store.messages(planner.id))
         except ArgumentProblem as problem:
             return _refused(str(problem))
-        async with limit:
-            run = WorkerRun(self, planner, context, call.id, spec, handoff,
-                            planner_tools.names(), profile)
-            return await run.run()
+        def worker() -> WorkerRun:  # made once it may start: its wall time starts there
+            return WorkerRun(self, planner, context, call.id, spec, handoff,
+                             planner_tools.names(), profile)
+
+        try:
+            await limit.acquire()
+        except asyncio.CancelledError:  # the planner's turn ended while this one waited
+            return worker().cancelled_before_start()
+        try:
+            return await worker().run()
+        finally:
+            limit.release()
 
     def worker_profile(self, folder: str, name: str | None) -> ActiveProfile:
         """The registered profile a worker runs with (``subagent`` when none is named);
@@ -154,9 +162,18 @@ class WorkerRun:
         """Run the worker to its end and turn how it ended into the planner's tool result."""
         return self._tool_outcome(await self.result())
 
+    def cancelled_before_start(self) -> ToolOutcome:
+        """End a delegation whose planner's turn was cancelled while it waited for a free
+        worker slot: recorded, told and answered as a running worker's cancellation is."""
+        self.progress.detail = "the planner's turn was cancelled before this worker started"
+        result = self.progress.failed("cancelled_by_user", "cancelled_by_user", "")
+        return self._tool_outcome(self._ended(result))
+
     async def result(self) -> DelegateResult:
         """Run the worker to its end; how it ended (recorded, and sent to the editor)."""
-        result = await self._run()
+        return self._ended(await self._run())
+
+    def _ended(self, result: DelegateResult) -> DelegateResult:
         self.progress.ended(result)
         learning, planner_turn = self.delegation.sessions.learning, self.progress.planner_turn_id
         if learning is not None and planner_turn is not None and self.progress.worker_session_id:

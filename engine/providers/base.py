@@ -127,17 +127,31 @@ UNFINISHED_CALL = ("The tool call did not complete: the turn was stopped (cancel
 was killed may have been applied: the model is told to look rather than repeat it)."""
 
 
+UNANSWERED_DELEGATION = ("(No answer to this /delegate: its worker did not finish. Switchman "
+                         "stopped while it ran, or it is still running, so what it found, if "
+                         "anything, is not known.)")
+"""What the model reads after a user's ``/delegate`` that has no answer (its daemon was
+killed while the worker ran), so the command is not read as part of the next message."""
+
+
 def normalize_history(messages: list[Message]) -> list[Message]:
     """Make a stored transcript acceptable to providers.
 
     A turn that was cancelled or interrupted may have left a tool call with no
     result; such calls are answered with an error result so every tool call is
-    followed by its result, as both APIs require. Attachments become text.
+    followed by its result, as both APIs require. A user's ``/delegate`` (the only
+    user message outside a turn) left without its answer gets a note saying so.
+    Attachments become text.
     """
     answered = {b.tool_use_id for m in messages for b in m.content
                 if isinstance(b, ToolResultBlock)}
     out: list[Message] = []
     for message in messages:
+        if out and out[-1].role == "user" and out[-1].turn_id is None \
+                and message.role == "user":
+            out.append(msgspec.structs.replace(out[-1], id=out[-1].id + "-unanswered",
+                                               role="assistant", model=None,
+                                               content=[TextBlock(UNANSWERED_DELEGATION)]))
         if any(isinstance(b, AttachmentBlock) for b in message.content):
             message = msgspec.structs.replace(message, content=[  # noqa: PLW2901
                 TextBlock(b.rendered()) if isinstance(b, AttachmentBlock) else b

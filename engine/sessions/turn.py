@@ -153,8 +153,18 @@ class TurnRunner:
             if await self._run_tools(setup, progress, calls):
                 progress.stop_reason = "ended_by_tool"
                 return
+            if self._budget_spent(setup, progress):
+                # The next call could only be cut off at once, after paying for the whole
+                # context: the turn ends as one that reached its cap (its tools did run).
+                progress.stop_reason = "max_tokens"
+                return
         progress.stop_reason = "step_limit"
         self._notice(setup, f"Stopped after {MAX_TOOL_STEPS} tool steps in one turn.")
+
+    @staticmethod
+    def _budget_spent(setup: TurnSetup, progress: _Progress) -> bool:
+        return setup.output_budget is not None \
+            and progress.usage.output_tokens >= setup.output_budget
 
     def _max_output(self, setup: TurnSetup, progress: _Progress) -> int:
         limit = min(setup.model.capabilities.max_output_tokens, MAX_OUTPUT_TOKENS)

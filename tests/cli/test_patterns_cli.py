@@ -166,6 +166,32 @@ def test_a_data_folder_that_cannot_be_a_folder_is_an_error_not_an_empty_store(
                             "SWITCHMAN_DATA_DIR to one\n")
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("action", [["stats"], ["stats", "--json"], ["export"], ["forget"]])
+def test_a_data_folder_that_cannot_be_created_is_an_error_not_an_empty_store(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        action: list[str]) -> None:
+    """A data folder not made yet is "nothing learned" only if it could be made: under /proc
+    (where even root may not make folders) the daemon refuses it, so the CLI does too."""
+    folder = Path("/proc/switchman-nope/data")
+    monkeypatch.setenv("SWITCHMAN_DATA_DIR", str(folder))
+    assert main(["patterns", *action]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (f"switchman patterns: the data folder {folder} cannot be used "
+                            "(it cannot be created in /proc: No such file or directory); make "
+                            "it a folder you can read, or set SWITCHMAN_DATA_DIR to one\n")
+
+
+def test_a_data_folder_not_made_yet_is_probed_without_a_trace(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("SWITCHMAN_DATA_DIR", str(tmp_path / "new" / "data"))
+    assert main(["patterns", "stats"]) == 0
+    assert "No turns remembered yet" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_route_says_it_decides_without_patterns_when_the_data_folder_is_unusable(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

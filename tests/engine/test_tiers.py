@@ -120,6 +120,48 @@ def test_effort_on_a_model_without_the_setting_is_a_located_warning() -> None:
     assert "ollama:qwen2.5-coder" in warning.message and "haiku" not in warning.message
 
 
+def test_inverted_tiers_are_a_located_warning_per_tier() -> None:
+    text = "global_default: sonnet\ntiers: {fast: opus, balanced: sonnet, deep: haiku}\n"
+    policy, problems = check(text)
+    assert policy is not None  # warnings: the policy still applies
+    assert [(p.code, p.severity, p.range.start.line, p.range.start.character)
+            for p in problems] == [(Code.INVERTED_TIERS, Severity.WARNING, 1, 30),
+                                   (Code.INVERTED_TIERS, Severity.WARNING, 1, 44)]
+    balanced, deep = problems
+    assert balanced.message.startswith(f"The balanced tier's {SONNET} is a lesser model than "
+                                       f"the fast tier's {OPUS} (models.yaml declares it "
+                                       "balanced, that one deep)")
+    assert deep.data == {"tier": "deep", "below": "fast"}  # once, against the weakest tier
+    # a workspace's own tiers are checked too; only a tier's first model counts
+    _, problems = check_workspace_text("tiers:\n  fast: [sonnet, haiku]\n  balanced: haiku\n"
+                                       "  deep: [opus, haiku]\n", "routing.yaml", registry(),
+                                       "/w")
+    assert [(p.code, p.range.start.line) for p in problems] == [(Code.INVERTED_TIERS, 2)]
+
+
+def test_inverted_tiers_fall_back_to_prices_when_a_tier_is_not_declared() -> None:
+    reg = with_models("models:\n"
+                      "  ollama:big: {aliases: [big], pricing: {input: 2, output: 8}}\n"
+                      "  ollama:small: {aliases: [small], pricing: {input: 0.1, output: 0.4}}\n"
+                      "  ollama:free: {aliases: [free]}\n"
+                      "  ollama:cheap-deep: {aliases: [cheapdeep], tier: deep,\n"
+                      "                      pricing: {input: 0.5, output: 1}}\n")
+
+    def warned(tiers: str) -> list[str]:
+        _, problems = check_routing_text(f"tiers: {{{tiers}}}\n", "routing.yaml", reg,
+                                         builtin_routing_values(reg))
+        return [p.data["tier"] for p in problems if p.data]
+
+    assert warned("fast: big, balanced: small, deep: opus") == ["balanced"]
+    assert "$0.5 per million tokens in and out, that one $10" in check_routing_text(
+        "tiers: {fast: big, balanced: small, deep: opus}\n", "routing.yaml", reg,
+        builtin_routing_values(reg))[1][0].message
+    assert warned("fast: small, balanced: big, deep: opus") == []
+    assert warned("fast: big, balanced: free, deep: opus") == []  # no price: not known
+    # declared tiers win over prices: cheaper, but declared as capable as opus
+    assert warned("fast: haiku, balanced: opus, deep: cheapdeep") == []
+
+
 def test_completion_offers_models_inside_a_tier_list() -> None:
     for marked in ["tiers:\n  fast: [haiku, ¦]\n", "tiers:\n  fast:\n    - ¦\n",
                    "tiers:\n  complexity:\n    deep:\n      large: ¦\n"]:

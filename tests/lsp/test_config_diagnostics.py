@@ -39,6 +39,8 @@ EDITOR_ONLY = [
     (FileKind.ROUTING, "tiers:\n  fast: [haiku, qwen]\n  balanced: sonnet\n  deep: opus\n"
      "  effort: {fast: low}\n", Code.EFFORT_UNSUPPORTED, "low", 1,
      "models: {ollama:qwen2.5-coder: {aliases: [qwen]}}\n"),
+    (FileKind.ROUTING, "tiers:\n  fast: opus\n  balanced: opus\n  deep: haiku\n",
+     Code.INVERTED_TIERS, "haiku", 1, None),
 ]
 
 # Codes whose exact range the engine tests pin down; here it must arrive unchanged.

@@ -209,6 +209,40 @@ async def test_failure_modes_and_dropped_tools(vscode: SwitchmanClient, daemon: 
     assert max_request is not None
 
 
+async def test_a_budget_spent_by_a_tool_calling_reply_makes_no_further_call(
+        vscode: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    daemon.write_routing("global_default: opus\n")
+    fake.script_tool_calls([delegate("toolu_b", max_tokens=40)], model=OPUS_API)
+    fake.script_tool_call("read_file", {"path": "src/x.py"}, id="toolu_r", text=("looking ",),
+                          model=HAIKU_API, usage=Usage(input_tokens=900, output_tokens=40))
+    fake.script_text("the worker ran out", model=OPUS_API)
+    result = await chat(vscode, daemon, "@opus delegate on a budget")
+    assert (result["status"], result["text"]) == ("completed", "the worker ran out")
+    # no call with max_tokens 1 paying for the whole context again
+    assert [r.body["max_tokens"] for r in fake.requests if r.model == HAIKU_API] == [40]
+    detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
+    answer = tool_results(detail)["toolu_b"]
+    assert answer["is_error"]
+    assert answer["content"] == "delegate failed: max_tokens_exceeded\n\nlooking "
+    (ended,) = [u for u in updates(vscode, "toolu_b") if u["phase"] == "ended"]
+    assert (ended["status"], ended["error"]) == ("failed", "max_tokens_exceeded")
+    assert ended["detail"] == "the worker reached max_tokens (40)"
+    worker = await vscode.request(methods.SESSION, {"session_id": ended["worker_session_id"]})
+    # the reply arrived whole within the budget: its tool ran, then nothing more was asked
+    assert [m["role"] for m in worker["messages"]] == ["user", "assistant", "tool"]
+    assert ended["tool_calls"] == 1 and ended["llm_calls"] == 1
+    # a budget spent by a request for more context still ends as that request
+    fake.script_tool_calls([delegate("toolu_c", max_tokens=40)], model=OPUS_API)
+    fake.script_tool_call("_request_context", {"missing": [
+        {"type": "file", "ref": "src/y.py", "hint": "the caller"}], "summary": "Need y."},
+        id="toolu_q", model=HAIKU_API, usage=Usage(input_tokens=900, output_tokens=40))
+    fake.script_text("noted", model=OPUS_API)
+    result = await chat(vscode, daemon, "@opus again on a budget")
+    detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
+    assert tool_results(detail)["toolu_c"]["content"].startswith(
+        "delegate failed: insufficient_context\n\n")
+
+
 async def test_stopping_one_worker_and_cancelling_the_planner(
         vscode: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
     fake.script_tool_calls([delegate("toolu_a"), delegate("toolu_b")], model=OPUS_API)
@@ -248,6 +282,37 @@ async def test_stopping_one_worker_and_cancelling_the_planner(
         u for u in updates(vscode, "toolu_c") + updates(vscode, "toolu_d")
         if u["phase"] == "ended"]) == 2 and e)
     assert [(u["status"], u["error"]) for u in ended] == [("cancelled", "cancelled_by_user")] * 2
+
+
+async def test_cancelling_the_planner_ends_queued_delegations_like_the_running_one(
+        vscode: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    daemon.write_routing("global_default: opus\ndelegation: {max_concurrent_workers: 1}\n")
+    fake.script_tool_calls([delegate(f"toolu_{n}") for n in (1, 2, 3)], model=OPUS_API)
+    stall = fake.script_stall("x ", "never", after_chunks=1, model=HAIKU_API)
+    pending = asyncio.ensure_future(chat(vscode, daemon, "@opus three, one at a time"))
+    assert await stall.wait_reached_async()
+    running = await vscode.wait_for(methods.DELEGATION, lambda u: u["phase"] == "started")
+    answer = await vscode.request(methods.CANCEL, {"turn_id": running["turn_id"]})
+    assert answer == {"cancelled": True, "status": "cancelled"}
+    assert (await pending)["status"] == "cancelled"
+    fake.release_stalls()
+    assert len([r for r in fake.requests if r.model == HAIKU_API]) == 1  # the queued never ran
+    detail = await vscode.request(methods.SESSION, {"session_id": running["session_id"]})
+    answers = tool_results(detail)
+    assert answers["toolu_1"]["content"] == "delegate failed: cancelled_by_user\n\nx "
+    for call_id in ("toolu_2", "toolu_3"):  # was "Cancelled."
+        assert (answers[call_id]["content"], answers[call_id]["is_error"]) == (
+            "delegate failed: cancelled_by_user", True)
+    ended = {u["tool_use_id"]: u for u in vscode.received[methods.DELEGATION]
+             if u["phase"] == "ended"}
+    assert {k: (u["status"], u["error"]) for k, u in ended.items()} == {
+        f"toolu_{n}": ("cancelled", "cancelled_by_user") for n in (1, 2, 3)}
+    assert ended["toolu_2"]["detail"] == \
+        "the planner's turn was cancelled before this worker started"
+    with sqlite3.connect(daemon.data / "switchman.db") as db:
+        failed = db.execute("SELECT payload FROM events WHERE type = 'delegate.failed'").fetchall()
+    modes = sorted((json.loads(p)["tool_use_id"], json.loads(p)["failure_mode"]) for (p,) in failed)
+    assert modes == [(f"toolu_{n}", "cancelled_by_user") for n in (1, 2, 3)]
 
 
 async def killed_mid_worker(daemon: Daemon, fake: FakeProvider,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from switchman.engine.providers.base import UNANSWERED_DELEGATION
 from switchman.server import methods
 from tests.lsp.conftest import Daemon
 from tests.lsp.test_delegation import killed_mid_worker
@@ -94,6 +95,28 @@ async def test_kill_9_while_the_worker_runs_keeps_the_command(daemon: Daemon,
     assert (stored["status"], stored["error"]) == ("failed", "interrupted")
     assert "stopped while this turn was running" in (stored["detail"] or "")
     assert listing["sessions"][0]["title"] == "/delegate fast tidy the parser"
+
+
+async def test_after_kill_9_the_cut_off_command_is_not_read_as_part_of_the_next_message(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """The reopened session's next turn: the model reads the /delegate as its own message,
+    then a note that its worker did not finish, then the new message (it used to get the
+    command and the new message as one user message, with no word of the worker)."""
+    update, restarted = await killed_mid_worker(daemon, fake, "/delegate fast tidy the parser")
+    fake.script_text("I will tidy it myself.", model=OPUS_API)
+    try:
+        result = await restarted.request(methods.CHAT, {
+            "workspace": daemon.uri, "session_id": update["session_id"],
+            "message": "@opus what happened?"})
+    finally:
+        await restarted.shutdown_session()
+        await restarted.stop()
+    assert (result["status"], result["text"]) == ("completed", "I will tidy it myself.")
+    sent = fake.requests[-1].body["messages"]
+    assert [(m["role"], [b.get("text") for b in m["content"]]) for m in sent] == [
+        ("user", ["/delegate fast tidy the parser"]),
+        ("assistant", [UNANSWERED_DELEGATION]),
+        ("user", ["what happened?"])]
 
 
 async def test_delegate_that_takes_the_last_request(client: SwitchmanClient, daemon: Daemon,

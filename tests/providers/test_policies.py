@@ -9,7 +9,11 @@ import pytest
 from switchman.engine.availability import ErrorClass
 from switchman.engine.keys import redact
 from switchman.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from switchman.engine.providers.base import UNFINISHED_CALL, normalize_history
+from switchman.engine.providers.base import (
+    UNANSWERED_DELEGATION,
+    UNFINISHED_CALL,
+    normalize_history,
+)
 from switchman.engine.providers.errors import ProviderError, class_for_status
 from switchman.engine.sessions.retry import RetryPolicy
 
@@ -73,3 +77,19 @@ def test_dangling_tool_calls_are_answered() -> None:
     fixed = normalize_history(history)
     assert [m.role for m in fixed] == ["user", "assistant", "tool", "tool"]
     assert fixed[2].content == [ToolResultBlock("b", UNFINISHED_CALL, True)]
+
+
+def test_only_an_unanswered_delegate_command_gets_a_note() -> None:
+    now = datetime.now(UTC)
+
+    def message(id: str, role: str, turn_id: str | None) -> Message:
+        return Message(id=id, session_id="s", turn_id=turn_id, role=role,  # type: ignore[arg-type]
+                       created_at=now, content=[TextBlock(id)])
+
+    history = [message("/delegate a", "user", None), message("answer", "assistant", None),
+               message("/delegate cut off", "user", None), message("turn", "user", "t1"),
+               message("turn cut off", "user", "t2"), message("next", "user", "t3")]
+    fixed = normalize_history(history)
+    assert [m.text() for m in fixed] == ["/delegate a", "answer", "/delegate cut off",
+                                         UNANSWERED_DELEGATION, "turn", "turn cut off", "next"]
+    assert fixed[3].role == "assistant" and fixed[3].id == "/delegate cut off-unanswered"

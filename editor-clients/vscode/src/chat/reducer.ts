@@ -6,6 +6,9 @@ import { applyDelegation, toggleCard, updateCard, type DelegationCard } from './
 import type { ApprovalCard } from '../tools/approval';
 import type { ApprovalEntry, ChatEvent, ChatState, DelegationEntry, Entry, ToWebview, TurnEntry } from './messages';
 
+/** The daemon's tool for Apply on a code block (engine/tools/apply_code.py). */
+const APPLY_TOOL = 'apply_code';
+
 export function reduce(state: ChatState, message: ToWebview): ChatState {
   switch (message.type) {
     case 'reset':
@@ -240,13 +243,16 @@ function interruptRunning(state: ChatState): ChatState {
 /**
  * The chat as shown: a question about a turn's own tool call goes inside that turn, with its tool
  * lines (above the answer the turn writes after it, not below it); a question of a worker or of the
- * user's own `/delegate` (no turn of this chat) stays an entry of its own, where it was asked.
+ * user's own `/delegate` (no turn of this chat) or of Apply on a code block stays an entry of its own,
+ * where it was asked.
  */
 export function approvalsInTurns(entries: Entry[]): { shown: Entry[]; byTurn: Map<string, ApprovalCard[]> } {
   const turns = new Set(entries.flatMap((e) => (e.kind === 'turn' ? [e.id] : [])));
   const byTurn = new Map<string, ApprovalCard[]>();
   const shown = entries.filter((e) => {
-    if (e.kind !== 'approval' || !turns.has(e.card.turnId)) return true;
+    // Apply's question is about a code block the user clicked, maybe in an old answer: it stays
+    // where it was asked, at the end of the chat.
+    if (e.kind !== 'approval' || e.card.tool === APPLY_TOOL || !turns.has(e.card.turnId)) return true;
     byTurn.set(e.card.turnId, [...(byTurn.get(e.card.turnId) ?? []), e.card]);
     return false;
   });

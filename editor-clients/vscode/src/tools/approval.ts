@@ -35,6 +35,8 @@ export interface ApprovalCard {
   note: string | null;
   outcome: ApprovalOutcome;
   reason: string | null;
+  /** Allowed, but not applied: the file had changed in the editor since the change was proposed. */
+  stale?: boolean;
 }
 
 export function alwaysLabel(request: ApprovalRequest): string | null {
@@ -85,7 +87,9 @@ export function outcomeText(card: ApprovalCard): string {
     case 'pending': return 'Waiting for your answer…';
     case 'allowed_once': return 'Allowed once.';
     case 'allowed_always': return card.alwaysLabel ? `Allowed; ${card.tool} is always allowed here now.` : 'Allowed.';
-    case 'denied': return card.reason ? `Denied: ${card.reason}` : 'Denied.';
+    case 'denied':
+      if (card.stale) return `Not applied: ${card.reason ?? 'the file changed in the editor'}`;
+      return card.reason ? `Denied: ${card.reason}` : 'Denied.';
     case 'withdrawn': return 'No answer in time (or the turn was stopped): denied, nothing happened.';
   }
 }
@@ -107,6 +111,21 @@ export interface ApprovalHost {
   showDiff(request: ApprovalRequest): Promise<void>;
   /** Close what {@link showDiff} opened. */
   closeDiff(request: ApprovalRequest): Promise<void>;
+  /** The text of the document at `uri` as the editor has it (unsaved changes included), if it is open. */
+  currentText?(uri: string): string | undefined;
+}
+
+/**
+ * Why an approved change is not applied after all: the file in the editor is no longer the text the
+ * change was computed from (the user typed meanwhile, or had unsaved changes the daemon read past),
+ * so its positions point elsewhere and applying it would garble the file. Null when it still fits.
+ */
+export function staleChange(request: ApprovalRequest, current: string | undefined): string | null {
+  if (!request.uri || request.original === null || request.original === undefined || current === undefined) return null;
+  if (request.proposed === null || current === request.original) return null; // a deletion has no positions
+  return `${request.path ?? 'The file'} changed in the editor since this change was proposed (or has unsaved changes `
+    + 'it was not made from), so it was not applied: it would have landed in the wrong place. Nothing was changed; '
+    + 'read the file again to make the change.';
 }
 
 interface Open {
@@ -138,8 +157,19 @@ export class ApprovalCenter implements Disposable {
     });
   }
 
-  /** The user's answer from a card's buttons (ignored once the question is closed). */
+  /**
+   * The user's answer from a card's buttons (ignored once the question is closed). An approved edit
+   * whose file changed in the editor since it was proposed is turned down instead, saying why.
+   */
   answer(id: string, answer: ApprovalAnswer): void {
+    const entry = this.cards.get(id);
+    if (entry && answer.decision !== 'deny' && entry.card.kind === 'edit' && entry.request.uri) {
+      const stale = staleChange(entry.request, this.host.currentText?.(entry.request.uri));
+      if (stale) {
+        this.settle(id, { decision: 'deny', reason: stale }, true);
+        return;
+      }
+    }
     this.settle(id, answer);
   }
 
@@ -164,10 +194,10 @@ export class ApprovalCenter implements Disposable {
     this.changed.dispose();
   }
 
-  private settle(id: string, answer: ApprovalAnswer | 'withdrawn'): void {
+  private settle(id: string, answer: ApprovalAnswer | 'withdrawn', stale = false): void {
     const entry = this.cards.get(id);
     if (!entry || entry.card.outcome !== 'pending' || !entry.resolve) return;
-    entry.card = answered(entry.card, answer);
+    entry.card = { ...answered(entry.card, answer), ...(stale ? { stale: true } : {}) };
     entry.resolve(answer === 'withdrawn' ? { decision: 'deny' } : answer);
     this.changed.fire(entry.card);
     if (entry.card.canOpenDiff) void this.host.closeDiff(entry.request);

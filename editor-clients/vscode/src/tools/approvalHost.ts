@@ -53,6 +53,10 @@ export class VscodeApprovalHost implements ApprovalHost {
       { preview: false }); // a preview tab would replace the user's own preview tab (often the very file)
   }
 
+  currentText(uri: string): string | undefined {
+    return vscode.workspace.textDocuments.find((d) => d.uri.toString() === vscode.Uri.parse(uri).toString())?.getText();
+  }
+
   async closeDiff(request: ApprovalRequest): Promise<void> {
     const prefix = vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: `/${request.id}/` }).toString();
     for (const group of vscode.window.tabGroups.all) {

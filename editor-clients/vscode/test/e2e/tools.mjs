@@ -9,6 +9,7 @@ const ORIGINAL_LINE = 'return user == "admin"';
 
 export async function toolSteps(ui, chat, fake, workspace) {
   await editApprovedInTheCardReachesTheBuffer(ui, chat, fake, workspace);
+  await editOfAFileChangedMeanwhileIsNotApplied(ui, chat, fake);
   await deniedCommandTellsTheModelWhy(ui, chat, fake);
   await writeDelegationShowsItsTaskAndTools(ui, chat, fake);
   await selectionGoesWithTheMessage(ui, chat, fake);
@@ -82,6 +83,40 @@ async function editApprovedInTheCardReachesTheBuffer(ui, chat, fake, workspace) 
   log('allowed edit applied to the open buffer, unsaved:', JSON.stringify(await done.locator('.approval-outcome').innerText()));
   await undoInLogin(ui, 'check(user, password)');
   log('undo took the change back');
+}
+
+/**
+ * The user types in the file while the edit's card waits: approving it then must not apply the edit at
+ * its old positions (it replaced part of the wrong line); the card says why and the file keeps the text.
+ */
+async function editOfAFileChangedMeanwhileIsNotApplied(ui, chat, fake) {
+  await fake.script([
+    { kind: 'tool_call', name: 'edit_file', id: 'toolu_e2e_stale',
+      input: { path: LOGIN, old_text: ORIGINAL_LINE, new_text: 'return check(user, password)' } },
+    { kind: 'text', chunks: ['The file had changed; I will read it again.'] },
+  ]);
+  await send(chat, 'make login check the password, again');
+  const card = chat.locator('.approval[data-tool="edit_file"][data-outcome="pending"]');
+  await card.waitFor();
+  await ui.page.locator('.tab', { hasText: 'login.py' }).first().click();
+  await editorLine(ui, 'def login').click();
+  await ui.page.keyboard.press('Home');
+  await ui.page.keyboard.type('import os\n');
+  await editorLine(ui, 'import os').waitFor();
+  await card.locator('.approval-button.allow-once').click();
+  const outcome = chat.locator('.approval[data-tool="edit_file"][data-outcome="denied"] .approval-outcome',
+    { hasText: `Not applied: ${LOGIN} changed in the editor` });
+  await outcome.waitFor();
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'read it again' }).waitFor();
+  // The user's line and the file as it was: nothing landed in the wrong place.
+  await editorLine(ui, 'def login(user, password):').waitFor();
+  await editorLine(ui, ORIGINAL_LINE).waitFor();
+  if (await editorLine(ui, 'check(user, password)').count()) throw new Error('the stale edit was applied');
+  log('an edit whose file changed meanwhile was not applied:', JSON.stringify(await outcome.innerText()));
+  // The user's own line goes too (the next steps start from the saved file).
+  await ui.page.locator('.tab', { hasText: 'login.py' }).first().click();
+  await ui.command('File: Revert File');
+  await ui.page.locator('.tab.dirty', { hasText: 'login.py' }).waitFor({ state: 'detached' });
 }
 
 async function deniedCommandTellsTheModelWhy(ui, chat, fake) {

@@ -41,8 +41,9 @@ describe('approval cards', () => {
     const own = { kind: 'approval', id: 'A1', card: approvalCard(EDIT) } as Entry;
     const worker = { kind: 'approval', id: 'A9', card: approvalCard({ ...COMMAND, id: 'A9', turn_id: 'W1', is_worker: true }) } as Entry;
     const user = { kind: 'user', id: 'L2', text: 'next' } as Entry;
-    const { shown, byTurn } = approvalsInTurns([turn, own, worker, user]);
-    assert.deepEqual(shown.map((e) => e.id), ['T1', 'A9', 'L2']);
+    const apply = { kind: 'approval', id: 'A7', card: approvalCard({ ...EDIT, id: 'A7', tool: 'apply_code' }) } as Entry;
+    const { shown, byTurn } = approvalsInTurns([turn, own, worker, user, apply]);
+    assert.deepEqual(shown.map((e) => e.id), ['T1', 'A9', 'L2', 'A7'], 'Apply on an answer\'s code block stays at the end');
     assert.deepEqual(byTurn.get('T1')?.map((c) => c.id), ['A1']);
   });
 
@@ -92,6 +93,28 @@ describe('approval center', () => {
     assert.deepEqual(seen, ['A1 pending', 'A1 denied']);
     assert.deepEqual(calls, ['diff A1', 'close A1']);
     assert.deepEqual(center.all().map((c) => [c.outcome, c.reason]), [['denied', 'use the helper']]);
+  });
+
+  it('turns an approved edit down when its file changed in the editor since it was proposed', async () => {
+    const texts = new Map<string, string>();
+    const { stub } = host();
+    const center = new ApprovalCenter({ ...stub, currentText: (uri) => texts.get(uri) });
+    // The user typed a line above while reading the diff: the edit's positions now point elsewhere.
+    texts.set('file:///w/src/app.py', 'import os\na\n');
+    const asked = center.ask({ ...EDIT, original: 'a\n' }, new AbortController().signal);
+    center.answer('A1', { decision: 'allow_once' });
+    const answer = await asked;
+    assert.equal(answer.decision, 'deny');
+    assert.match(answer.reason ?? '', /^src\/app.py changed in the editor since this change was proposed/);
+    assert.match(outcomeText(center.all()[0]), /^Not applied: src\/app.py changed in the editor/);
+    // Unchanged (or not open in the editor): the answer goes through as given.
+    texts.set('file:///w/src/app.py', 'a\n');
+    const again = center.ask({ ...EDIT, id: 'A5', original: 'a\n' }, new AbortController().signal);
+    center.answer('A5', { decision: 'allow_once' });
+    assert.deepEqual(await again, { decision: 'allow_once' });
+    const closed = center.ask({ ...EDIT, id: 'A6', uri: 'file:///w/closed.py', original: 'a\n' }, new AbortController().signal);
+    center.answer('A6', { decision: 'allow_always' });
+    assert.deepEqual(await closed, { decision: 'allow_always' });
   });
 
   it('notifies when the chat is hidden; the daemon withdrawing the question is a denial on the card', async () => {

@@ -21,9 +21,9 @@ import contextlib
 from collections.abc import Callable
 
 GIVE_WAY_SECONDS = 0.05
-"""The longest a turn start waits for the editor's answers (about two checks of a
-3,000-line routing.yaml on a busy machine; a 1,000-rule file's check takes longer, and a
-start does not wait for all of it)."""
+"""The longest a turn start waits for the editor's answers (a 3,000-line routing.yaml is
+checked in 12-20 ms alone, 25-50 ms on a busy machine; a 1,000-rule file's check takes
+longer, and a start does not wait for all of it)."""
 
 
 class TurnStarts:

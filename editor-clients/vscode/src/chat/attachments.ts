@@ -41,7 +41,7 @@ export function resolveTokens(message: string, editor: EditorContext | undefined
   return { message: message.replace(TOKEN, '$1').replace(/\s{2,}/g, ' ').trim(), attachments };
 }
 
-/** `📎 src/app.py (lines 3–9)`, shown under the user's message. */
+/** `Attached: src/app.py (lines 3–9)`, shown under the user's message (in words: 📎 needs an emoji font). */
 export function attachmentLabel(attachment: Attachment, workspace: string): string {
   const base = workspace.replace(/\/+$/, '') + '/';
   let path = attachment.uri.startsWith(base) ? attachment.uri.slice(base.length) : attachment.uri;
@@ -51,5 +51,5 @@ export function attachmentLabel(attachment: Attachment, workspace: string): stri
     // keep it encoded
   }
   const lines = attachment.start_line ? ` (lines ${attachment.start_line}–${attachment.end_line})` : '';
-  return `📎 ${path}${lines}`;
+  return `Attached: ${path}${lines}`;
 }

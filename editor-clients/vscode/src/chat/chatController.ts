@@ -22,7 +22,7 @@ import { explanationMessage, explanationView } from './chain';
 import type { ChatEvent, CodeAction, FromWebview, ToWebview } from './messages';
 import { previewFailure, previewView } from './preview';
 import { LiveExchange } from './liveExchange';
-import { wasRefused } from './reducer';
+import { retryableFailure, wasRefused } from './reducer';
 import { transcriptEntries } from './transcript';
 
 interface PendingTurn {
@@ -52,6 +52,13 @@ export interface ApprovalSource {
   openDiff(id: string): Promise<void>;
 }
 
+/** A message as sent: `text` as typed (shown), `message` as the daemon gets it. */
+interface Resend {
+  text: string;
+  message: string;
+  attachments: Attachment[];
+}
+
 export class ChatController implements Disposable {
   private workspace: string | undefined;
   private readonly sessions = new Map<string, string>();
@@ -69,6 +76,11 @@ export class ChatController implements Disposable {
    * in the transcript (whose `ratings` cover the others), and older daemons send no ratings.
    */
   private readonly ratings = new Map<string, Rating>();
+  /**
+   * What was sent for each turn that failed at its provider in this window (the text as typed, the
+   * message and the attachments as sent): its Retry button sends exactly that again.
+   */
+  private readonly retries = new Map<string, Resend>();
   /** Another window changed the session while this chat's turn ran: redraw it once the turn ends. */
   private reloadAfterTurn = false;
 
@@ -114,6 +126,7 @@ export class ChatController implements Disposable {
     switch (message.type) {
       case 'ready': return this.reload();
       case 'send': return this.send(message.text);
+      case 'retry': return this.retry(message.turnId);
       case 'cancel': return this.cancel();
       case 'draft': return this.preview(message.text);
       case 'explain': return this.explain(message.turnId);
@@ -158,12 +171,29 @@ export class ChatController implements Disposable {
 
   /** Send a message (or slash command) exactly as typed; the daemon interprets `@alias` and `/commands`. */
   async send(text: string): Promise<void> {
-    const folder = this.currentFolder;
-    if (!folder || this.pending || !text.trim()) return;
+    if (!this.currentFolder || this.pending || !text.trim()) return;
     const resolved = resolveTokens(text, this.hooks.activeEditor?.());
     const attached = this.attachments;
-    const attachments = [...attached, ...resolved.attachments];
     this.attachments = [];
+    await this.submit({ text, message: resolved.message || text, attachments: [...attached, ...resolved.attachments] }, attached);
+  }
+
+  /**
+   * A failed turn's Retry: the same message again, with the `@alias` and the attachments it was sent
+   * with (not the editor's text of now). Only turns that failed at their provider in this window.
+   */
+  async retry(turnId: string): Promise<void> {
+    const resend = this.retries.get(turnId);
+    if (!resend || !this.currentFolder || this.pending) return;
+    this.retries.delete(turnId);
+    await this.submit(resend, []);
+  }
+
+  /** `attached`: the "Send Selection" attachments among `sent.attachments`, kept for next time if refused. */
+  private async submit(sent: Resend, attached: Attachment[]): Promise<void> {
+    const folder = this.currentFolder;
+    if (!folder) return;
+    const { text, attachments } = sent;
     const localId = `local-${Date.now().toString(36)}-${++this.localSeq}`;
     const pending: PendingTurn = { localId, workspace: folder.uri, sessionId: null, turnId: null, abort: new AbortController() };
     this.pending = pending;
@@ -174,9 +204,10 @@ export class ChatController implements Disposable {
     try {
       pending.sessionId = await this.ensureSession(folder.uri);
       const result = await this.connection.request<ChatResult>(
-        Requests.chat, params.chatParams(folder.uri, resolved.message || text, pending.sessionId, attachments),
+        Requests.chat, params.chatParams(folder.uri, sent.message, pending.sessionId, attachments),
         pending.abort.signal);
       this.sessions.set(folder.uri, result.session_id);
+      if (result.turn_id && retryableFailure(result)) this.retries.set(result.turn_id, sent);
       end = { type: 'result', localId, result };
     } catch (error) {
       end = { type: 'failed', localId, failure: requestFailure(error) };
@@ -312,7 +343,9 @@ export class ChatController implements Disposable {
       sessionId = await this.currentSession(folder.uri);
       if (sessionId) {
         const detail = await this.connection.request<SessionDetail>(Requests.session, params.sessionParams(sessionId));
-        entries = transcriptEntries(detail, live?.shownIds());
+        // A failed turn sent from this window keeps its Retry (the daemon's record does not know it).
+        entries = transcriptEntries(detail, live?.shownIds()).map((e) => (e.kind === 'turn' && this.retries.has(e.id)
+          ? { ...e, retryable: true } : e));
         sessionTitle = detail.session.title || null;
       }
     } catch {

@@ -42,6 +42,8 @@ export interface TurnEntry {
   rating?: Rating;
   /** Why the daemon refused the last 👍 / 👎 on this answer (cleared when the user tries again). */
   ratingError?: RequestFailure;
+  /** Failed at its provider, sent from this window: the extension can send the same message again. */
+  retryable?: boolean;
 }
 
 export interface CommandEntry {
@@ -130,6 +132,8 @@ export type ToWebview =
 export type FromWebview =
   | { type: 'ready' }
   | { type: 'send'; text: string }
+  /** A failed turn's Retry button: send the message of turn `turnId` again. */
+  | { type: 'retry'; turnId: string }
   | { type: 'cancel' }
   | { type: 'draft'; text: string }
   | { type: 'explain'; turnId: string }
@@ -166,7 +170,7 @@ export function initialChatState(): ChatState {
 }
 
 const FROM_WEBVIEW_TYPES = new Set<FromWebview['type']>([
-  'ready', 'send', 'cancel', 'draft', 'explain', 'toggleExplanation', 'newChat', 'selectWorkspace',
+  'ready', 'send', 'retry', 'cancel', 'draft', 'explain', 'toggleExplanation', 'newChat', 'selectWorkspace',
   'openSettings', 'restartServer', 'workerTranscript', 'stopWorker', 'feedback', 'codeAction', 'approvalAnswer',
   'approvalDiff',
 ]);
@@ -182,7 +186,7 @@ export function parseFromWebview(value: unknown): FromWebview | undefined {
   }
   if (message.type === 'codeAction' && !['copy', 'insert', 'apply'].includes(message.action as string)) return undefined;
   const needs: Partial<Record<FromWebview['type'], string[]>> = {
-    send: ['text'], draft: ['text'], explain: ['turnId'], toggleExplanation: ['turnId'], selectWorkspace: ['uri'],
+    send: ['text'], retry: ['turnId'], draft: ['text'], explain: ['turnId'], toggleExplanation: ['turnId'], selectWorkspace: ['uri'],
     workerTranscript: ['turnId', 'toolUseId', 'workerSessionId'], stopWorker: ['workerTurnId'],
     feedback: ['turnId'], codeAction: ['text'], approvalAnswer: ['id'], approvalDiff: ['id'],
   };

@@ -56,6 +56,14 @@ export function wasRefused(event: ChatEvent): boolean {
   return event.type === 'result' && event.result.kind === 'command' && event.result.status === 'failed';
 }
 
+/**
+ * A turn that failed at its provider (after the daemon's own retries): the message was fine, so the
+ * panel offers to send it again as it was (the Retry button).
+ */
+export function retryableFailure(result: ChatResult): boolean {
+  return result.kind === 'turn' && result.status === 'failed' && result.error?.code === 'provider_error';
+}
+
 /** Expand or collapse a delegation card (the webview's own toggle). */
 export function toggleDelegation(state: ChatState, turnId: string, toolUseId: string): ChatState {
   const next = changeCard(state, turnId, toolUseId, toggleCard);
@@ -220,6 +228,7 @@ function result(state: ChatState, localId: string, outcome: ChatResult): ChatSta
     ...turn, status: outcome.status, text: outcome.text, error: outcome.error, costUsd: outcome.cost_usd,
     model: outcome.model ?? turn.model, summary: outcome.summary ?? turn.summary,
     banners: outcome.banners.length > 0 ? outcome.banners : turn.banners,
+    ...(retryableFailure(outcome) ? { retryable: true } : {}),
   });
   if (findTurn(state.entries, outcome.turn_id)) return { ...updateTurn(base, outcome.turn_id, finished) };
   const blank: TurnEntry = {

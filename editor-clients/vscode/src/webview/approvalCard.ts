@@ -3,6 +3,7 @@
 import type { ApprovalAnswer } from '../protocol/types';
 import { outcomeText, titleParts, type ApprovalCard } from '../tools/approval';
 import { el } from './render';
+import { icon } from './icons';
 
 export interface ApprovalActions {
   answer(id: string, decision: ApprovalAnswer['decision'], reason?: string): void;
@@ -12,7 +13,7 @@ export interface ApprovalActions {
 export function approvalCardElement(card: ApprovalCard, actions: ApprovalActions): HTMLElement {
   const title = titleParts(card.title);
   const children: (Node | string)[] = [
-    el('div', { class: 'approval-head' }, [el('span', { class: 'approval-icon', 'aria-hidden': 'true' }, ['🛡']),
+    el('div', { class: 'approval-head' }, [el('span', { class: 'approval-icon', 'aria-hidden': 'true' }, [icon('shield')]),
       el('span', { class: 'approval-title' }, title.parts.map((p) => (p.code ? el('code', {}, [p.text]) : p.text)))]),
     ...details(card, actions),
   ];

@@ -52,6 +52,9 @@ const view = new TranscriptView(transcript, (turnId) => {
 }, (text) => {
   if (state.pending || !state.connected) return;
   vscode.postMessage({ type: 'send', text });
+}, (turnId) => {
+  if (state.pending || !state.connected) return;
+  vscode.postMessage({ type: 'retry', turnId });
 });
 
 /** The cards whose worker transcript was asked for and has not arrived yet. */

@@ -12,6 +12,7 @@ import { delegationCardPart, type CardActions } from './delegationCard';
 import { approvalCardElement, type ApprovalActions } from './approvalCard';
 import { containerPart, part, PartList, renderParts, setAttributes, type Part } from './parts';
 import { markdown, MarkdownStream, renderBlocks } from './markdownStream';
+import { icon } from './icons';
 
 export function renderMarkdown(text: string): string {
   return markdown.render(text);
@@ -29,7 +30,9 @@ export class TranscriptView {
     private readonly onRate: (turnId: string, rating: Rating) => void = () => undefined,
     private readonly approvals?: ApprovalActions,
     /** Send a chat message as if typed (a banner's `/route override` button). */
-    private readonly onCommand: (text: string) => void = () => undefined) {
+    private readonly onCommand: (text: string) => void = () => undefined,
+    /** A failed turn's Retry: send its message again. */
+    private readonly onRetry: (turnId: string) => void = () => undefined) {
     this.entries = new PartList(container);
   }
 
@@ -89,8 +92,8 @@ export class TranscriptView {
     for (const tool of turn.tools) {
       // A delegate call is shown as its card below.
       if (tool.name === DELEGATE_TOOL && cards.some((c) => c.toolUseId === tool.id)) continue;
-      const line = `🔧 ${tool.name} — ${tool.status}${tool.summary ? `: ${tool.summary}` : ''}`;
-      parts.push(part(`tool:${tool.id}`, [line, tool.status], () => el('div', { class: `tool ${tool.status}` }, [line])));
+      const line = `${tool.name} — ${tool.status}${tool.summary ? `: ${tool.summary}` : ''}`;
+      parts.push(part(`tool:${tool.id}`, [line, tool.status], () => el('div', { class: `tool ${tool.status}` }, [icon('tools'), line])));
     }
     const actions = this.cards;
     if (actions) for (const card of cards) parts.push(delegationCardPart(turn.id, card, actions));
@@ -105,6 +108,9 @@ export class TranscriptView {
     }));
     const error = turn.error;
     if (error) parts.push(part('error', error.message, () => el('div', { class: 'failure', role: 'alert' }, [error.message])));
+    // The daemon's message says "send it again to retry": the button does that, with the message's
+    // @alias and attachments; on the last answer only (an older message would be sent out of order).
+    if (actionable && turn.retryable) parts.push(part('retry', turn.id, () => this.retryButton(turn.id)));
     if (turn.status !== 'running') parts.push(this.ratingPart(turn));
     const refused = turn.ratingError;
     if (refused) {
@@ -143,14 +149,24 @@ export class TranscriptView {
     });
   }
 
+  private retryButton(turnId: string): HTMLElement {
+    const button = el('button', { class: 'secondary retry', 'data-turn': turnId, title: 'Send this message again',
+      'aria-label': 'Retry: send this message again' }, [icon('retry'), 'Retry']);
+    button.addEventListener('click', () => this.onRetry(turnId));
+    return el('div', { class: 'retry-row' }, [button]);
+  }
+
   /** 👍 / 👎: teach the pattern store whether this answer was good. */
   private ratingPart(turn: TurnEntry): Part {
     const buttons = (['up', 'down'] as const).map((rating) => containerPart(rating, turn.rating === rating, 'button', (button) => {
-      // Named in words: an emoji is read as "thumbs up sign", or drawn as a box without an emoji font.
+      // Named in words, drawn as an SVG icon (filled once given): an emoji is read as "thumbs up
+      // sign", and drawn as a box without an emoji font.
       const label = rating === 'up' ? 'Good answer' : 'Bad answer';
+      const pressed = turn.rating === rating;
       setAttributes(button, { class: `rate ${rating}`, 'data-rating': rating, title: label, 'aria-label': label,
-        'aria-pressed': String(turn.rating === rating) });
-      button.textContent = rating === 'up' ? '👍' : '👎';
+        'aria-pressed': String(pressed) });
+      const name = rating === 'up' ? (pressed ? 'thumbsUpFilled' : 'thumbsUp') : (pressed ? 'thumbsDownFilled' : 'thumbsDown');
+      button.replaceChildren(icon(name));
     }, (button) => button.addEventListener('click', () => this.onRate(turn.id, rating))));
     return containerPart('rating', turn.rating ?? null, 'div', (row) => {
       setAttributes(row, { class: 'rating', role: 'group', 'aria-label': 'Rate this answer' });

@@ -621,6 +621,22 @@ async function newChatStartsEmpty(ui) {
 
 async function providerFailuresAreShownPlainly(ui, fake) {
   const chat = ui.chatFrame();
+  // A server error (after the daemon's own retries): the failed turn offers Retry, which sends the
+  // same message again from the keyboard (the input is empty by then).
+  const serverError = { kind: 'error', status: 500, message: 'upstream exploded' };
+  await fake.script([serverError, serverError, serverError, { kind: 'text', chunks: ['Second time lucky'] }]);
+  await chat.locator('#input').fill('hello retry');
+  await chat.locator('#input').press('Enter');
+  const failedTurn = chat.locator('.entry.turn[data-status="failed"]').last();
+  await failedTurn.locator('.failure', { hasText: 'send it again to retry' }).waitFor();
+  const retry = failedTurn.locator('button.retry[aria-label="Retry: send this message again"]');
+  await retry.focus();
+  await ui.shot('chat-retry');
+  await chat.locator('#input').page().keyboard.press('Enter');
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'Second time lucky' }).waitFor();
+  await until('the same message sent again', async () => (await chat.locator('.entry.user', { hasText: 'hello retry' }).count()) === 2);
+  await retry.waitFor({ state: 'detached' }); // the retried turn is no longer the last: no Retry on it
+  log('failed turn retried from its Retry button');
   await fake.script([{ kind: 'error', status: 401, message: 'bad key' }]);
   await chat.locator('#input').fill('hello');
   await chat.locator('#input').press('Enter');

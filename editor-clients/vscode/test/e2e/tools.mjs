@@ -176,7 +176,7 @@ async function selectionGoesWithTheMessage(ui, chat, fake) {
   await fake.script([{ kind: 'text', chunks: ['It only compares the user name. Check the password too:\n\n',
     '```python\nreturn user == "admin" and check(password)\n```\n'] }]);
   await send(chat, 'what does this line do?');
-  await chat.locator('.entry.user', { hasText: `📎 ${LOGIN} (lines 2–2)` }).waitFor();
+  await chat.locator('.entry.user', { hasText: `Attached: ${LOGIN} (lines 2–2)` }).waitFor();
   await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'compares the user name' }).waitFor();
   const seen = await until('the selection in a provider request', async () => {
     const requests = (await fake.requests()).slice(before);

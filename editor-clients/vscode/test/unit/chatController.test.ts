@@ -315,6 +315,51 @@ describe('ChatController', () => {
   });
 });
 
+describe('ChatController: Retry on a turn that failed at its provider', () => {
+  const failed: ChatResult = { ...result, status: 'failed', text: '', cost_usd: '0',
+    error: { code: 'provider_error', message: 'anthropic: server error (500). Your message is saved; send it again to retry.' } };
+
+  it('sends the same message again, with its @alias and the attachments it was sent with', async () => {
+    const { connection, posted } = setup();
+    const { editor, controller } = withEditor(connection, posted);
+    let answer: ChatResult = failed;
+    connection.answer(Requests.chat, () => answer);
+    await controller.send('@haiku explain #selection');
+    const first = connection.sent(Requests.chat)[0];
+    assert.deepEqual(first, { workspace: WS, message: '@haiku explain', session_id: 'S1',
+      attachments: [{ kind: 'selection', uri: `${WS}/src/app.py`, text: 'return 42', start_line: 2, end_line: 2 }] });
+    editor.selection.text = 'something else'; // what was sent is sent again, not the editor's text of now
+    answer = { ...result, turn_id: 'T2' };
+    await controller.handle({ type: 'retry', turnId: 'T1' });
+    assert.equal(connection.sent(Requests.chat).length, 2);
+    assert.deepEqual(connection.sent(Requests.chat)[1], first);
+    const shown = posted.flatMap((m) => (m.type === 'event' && m.event.type === 'userSent' ? [m.event.text] : []));
+    assert.deepEqual(shown, ['@haiku explain #selection\nAttached: src/app.py (lines 2–2)',
+      '@haiku explain #selection\nAttached: src/app.py (lines 2–2)'], 'shown as typed, both times');
+    await controller.handle({ type: 'retry', turnId: 'T1' });
+    assert.equal(connection.sent(Requests.chat).length, 2, 'sent again once: the new turn answered');
+  });
+
+  it('offers no Retry for other failures, and keeps it across a reload of the chat', async () => {
+    const { connection, controller, posted } = setup();
+    connection.answer(Requests.chat, () => ({ ...failed, error: { code: 'internal_error', message: 'Switchman failed' } }));
+    await controller.send('hello');
+    await controller.handle({ type: 'retry', turnId: 'T1' });
+    assert.equal(connection.sent(Requests.chat).length, 1, 'not a provider failure: nothing to retry');
+    connection.answer(Requests.chat, () => failed);
+    await controller.send('hello');
+    const detail: SessionDetail = { session: {} as never, messages: [], cost: {} as never,
+      turns: [{ id: 'T1', index: 1, status: 'failed', model: route.model, error: failed.error } as never] };
+    connection.answer(Requests.session, () => detail);
+    posted.length = 0;
+    await controller.reload();
+    const reset = posted.find((m) => m.type === 'reset');
+    assert.ok(reset && reset.type === 'reset');
+    const shown = reset.entries.find((e) => e.kind === 'turn' && e.id === 'T1');
+    assert.equal(shown?.kind === 'turn' && shown.retryable, true);
+  });
+});
+
 describe('ChatController when the daemon refuses a message', () => {
   it('keeps what was attached for the corrected message, and gives back the text as typed', async () => {
     const { connection, posted } = setup();
@@ -328,7 +373,7 @@ describe('ChatController when the daemon refuses a message', () => {
     assert.equal(await controller.delegateSelection('fsat explain this'), true);
     const sent = posted.find((m) => m.type === 'event' && m.event.type === 'userSent');
     assert.deepEqual(sent, { type: 'event', event: { type: 'userSent', localId: (sent as never as { event: { localId: string } }).event.localId,
-      text: '/delegate fsat explain this\n📎 src/app.py (lines 2–2)', draft: '/delegate fsat explain this' } });
+      text: '/delegate fsat explain this\nAttached: src/app.py (lines 2–2)', draft: '/delegate fsat explain this' } });
     editor.selection.text = ''; // the user clicked elsewhere before fixing the typo in the chat input
     await controller.send('/delegate fast explain this');
     const attachment = { kind: 'selection', uri: `${WS}/src/app.py`, text: 'return 42', start_line: 2, end_line: 2 };

@@ -22,6 +22,18 @@ function turn(state: ChatState): TurnEntry {
 }
 
 describe('chat reducer', () => {
+  it('marks a turn that failed at its provider as one to retry, and no other failure', () => {
+    const failed = (code: string): ChatResult => ({ ...finished, status: 'failed', text: '',
+      error: { code, message: 'anthropic: server error (500). Your message is saved; send it again to retry.' } });
+    const sent = { type: 'event', event: { type: 'userSent', localId: 'L1', text: 'hi' } } as const;
+    const end = (r: ChatResult): ToWebview => ({ type: 'event', event: { type: 'result', localId: 'L1', result: r } });
+    assert.equal(turn(run(sent, end(failed('provider_error')))).retryable, true);
+    assert.equal(turn(run(sent, end(failed('internal_error')))).retryable, undefined);
+    assert.equal(turn(run(sent, end(finished))).retryable, undefined);
+    assert.deepEqual(parseFromWebview({ type: 'retry', turnId: 'T1' }), { type: 'retry', turnId: 'T1' });
+    assert.equal(parseFromWebview({ type: 'retry' }), undefined);
+  });
+
   it('streams a turn: user message, badge, text deltas, final result', () => {
     const sent = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: 'commit msg' } });
     assert.deepEqual(sent.pending, { localId: 'L1', text: 'commit msg', turnId: null });
@@ -72,7 +84,7 @@ describe('chat reducer', () => {
     assert.equal(refusedDraft(sent.pending, refused), '/modle opus');
     const broken: ToWebview = { type: 'event', event: { type: 'failed', localId: 'L1', failure: { code: 'provider_error', message: 'down' } } };
     assert.equal(refusedDraft(sent.pending, broken), null, 'a message that was sent is in the transcript already');
-    const attached = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: '/modle opus\n📎 a.py', draft: '/modle opus' } });
+    const attached = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: '/modle opus\nAttached: a.py', draft: '/modle opus' } });
     assert.equal(refusedDraft(attached.pending, refused), '/modle opus', 'as typed, without the attachment labels');
     const other: ToWebview = { type: 'event', event: { type: 'failed', localId: 'L2', failure: { code: 'unknown_alias', message: 'x' } } };
     assert.equal(refusedDraft(sent.pending, other), null, 'another message\'s refusal');

@@ -175,8 +175,8 @@ describe('attachments', () => {
   });
 
   it('label attachments with the workspace-relative path and the lines', () => {
-    assert.equal(attachmentLabel(selectionAttachment(editor)!, 'file:///w'), '📎 src/app x.py (lines 2–2)');
-    assert.equal(attachmentLabel({ kind: 'file', uri: 'file:///elsewhere/b.ts' }, 'file:///w'), '📎 file:///elsewhere/b.ts');
+    assert.equal(attachmentLabel(selectionAttachment(editor)!, 'file:///w'), 'Attached: src/app x.py (lines 2–2)');
+    assert.equal(attachmentLabel({ kind: 'file', uri: 'file:///elsewhere/b.ts' }, 'file:///w'), 'Attached: file:///elsewhere/b.ts');
   });
 
   it('put attachments in the chat params only when there are some', () => {

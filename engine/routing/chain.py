@@ -429,7 +429,7 @@ def disagreement_banner(decision: RouteDecided, suggestion: PolicyEvaluation) ->
     assert winner is not None
     return (f"→ Routing to {decision.chosen_model} per {chosen_label(winner)}\n"
             f"Pattern store suggests {suggestion.candidate_model} (confidence "
-            f"{suggestion.confidence:.2f}, {suggestion.sample_size} similar tasks)\n"
+            f"{suggestion.confidence:.2f}, {suggestion.sample_size} samples)\n"
             f"/route override to use {suggestion.candidate_model} for this turn\n"
             "/route ignore to dismiss")
 

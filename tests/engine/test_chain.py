@@ -370,7 +370,7 @@ def test_a_confident_disagreeing_pattern_is_surfaced_when_enabled(registry: Mode
     decision = h.decide("/commit fix the auth bug", workspace=None)
     assert decision.banners == [
         f'→ Routing to {HAIKU} per rule "fast for commits"\n'
-        f"Pattern store suggests {SONNET} (confidence 0.87, 23 similar tasks)\n"
+        f"Pattern store suggests {SONNET} (confidence 0.87, 23 samples)\n"
         f"/route override to use {SONNET} for this turn\n/route ignore to dismiss"]
     h.patterns = PatternRecommendation(SONNET, 0.9, 0.87, 19, [])  # below min_sample_size 20
     assert h.decide("/commit fix the auth bug", workspace=None).banners == []

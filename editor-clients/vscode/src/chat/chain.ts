@@ -27,7 +27,7 @@ const POLICY_NAMES: Record<string, string> = {
   PER_MESSAGE_OVERRIDE: '@alias in the message',
   MANUAL_STICKY: 'Sticky model',
   CONFIGURED_RULES: 'Configured rule',
-  PATTERN_RECOMMENDATION: 'Learned pattern',
+  PATTERN_RECOMMENDATION: 'Pattern recommendation',
   DELEGATE_REQUEST: 'Delegation tier',
   WORKSPACE_DEFAULT: 'Workspace default',
   GLOBAL_DEFAULT: 'Global default',

@@ -4,7 +4,7 @@ import { bannerView } from '../../src/chat/banners';
 
 // As the daemon writes it (engine/routing/chain.py, the pattern_disagreement notice).
 const SUGGESTION = '→ Routing to anthropic:claude-haiku-4-5 per rule "fast regex"\n'
-  + 'Pattern store suggests anthropic:claude-sonnet-4-6 (confidence 0.64, 4 similar tasks)\n'
+  + 'Pattern store suggests anthropic:claude-sonnet-4-6 (confidence 0.64, 4 samples)\n'
   + '/route override to use anthropic:claude-sonnet-4-6 for this turn\n'
   + '/route ignore to dismiss';
 
@@ -12,7 +12,7 @@ describe('bannerView', () => {
   it('keeps the lines of a suggestion apart and turns its /route lines into buttons', () => {
     const view = bannerView(SUGGESTION, true);
     assert.deepEqual(view.lines, ['→ Routing to anthropic:claude-haiku-4-5 per rule "fast regex"',
-      'Pattern store suggests anthropic:claude-sonnet-4-6 (confidence 0.64, 4 similar tasks)']);
+      'Pattern store suggests anthropic:claude-sonnet-4-6 (confidence 0.64, 4 samples)']);
     assert.deepEqual(view.actions.map((a) => [a.label, a.command]),
       [['Use claude-sonnet-4-6 for this turn', '/route override'], ['Dismiss', '/route ignore']]);
   });

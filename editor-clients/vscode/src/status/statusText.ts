@@ -78,8 +78,9 @@ export function statusTooltip(status: StatusParams, context: StatusContext): str
   for (const banner of status.banners) lines.push(`$(warning) ${banner}`);
   if (status.config_errors > 0) {
     // The daemon's notice already says which file and that its last valid version is in use.
-    lines.push(`$(error) ${plural(status.config_errors, 'error')} in the configuration files: see the Problems panel, `
-      + 'or run **Switchman: Check Rules**');
+    // Not "see the Problems panel": it lists a file's problems only while the file is open.
+    lines.push(`$(error) ${plural(status.config_errors, 'error')} in the configuration files: `
+      + '**Switchman: Check Rules** lists them');
   }
   lines.push('', 'Click to choose a model.');
   return lines.join('  \n');

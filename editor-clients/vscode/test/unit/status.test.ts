@@ -47,7 +47,7 @@ describe('statusView', () => {
     assert.match(outage.tooltip, /anthropic provider currently unavailable/);
     const broken = statusView(status({ config_errors: 2, banners: ['routing.yaml has errors'] }), single);
     assert.equal(broken.background, 'error');
-    assert.match(broken.tooltip, /2 errors in the configuration files: see the Problems panel/);
+    assert.match(broken.tooltip, /2 errors in the configuration files: \*\*Switchman: Check Rules\*\* lists them/);
     assert.equal(broken.tooltip.match(/last valid version/g), null, 'the daemon\'s notice says it; not said twice');
   });
 

@@ -196,7 +196,7 @@ class Edits:
         """Type a character into a rule and delete it again, ``count`` times."""
         samples = []
         for i in range(count):
-            line = 10 + (i * 7) % 2900
+            line = 10 + (i // 2 * 7) % 2900  # the delete lands where the insert did
             inserting = i % 2 == 0
             change = types.TextDocumentContentChangePartial(
                 range=types.Range(types.Position(line, 4), types.Position(line, 4 if inserting

@@ -29,6 +29,19 @@ local function last_tool_result()
   return content
 end
 
+--- Record the messages given to vim.notify (still shown); returns them and what puts vim.notify back.
+local function capture_notify()
+  local notified = {}
+  local notify = vim.notify
+  vim.notify = function(message, ...)
+    table.insert(notified, message)
+    return notify(message, ...)
+  end
+  return notified, function()
+    vim.notify = notify
+  end
+end
+
 local function edit_step()
   return {
     kind = 'tool_call',
@@ -97,6 +110,43 @@ return {
       local buf = vim.fn.bufnr(file)
       H.eq({ 'def f():', '    return 1' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'nothing changed')
       H.eq(1, #vim.api.nvim_list_tabpages(), 'the diff tab was closed')
+    end,
+  },
+  {
+    'an approved edit is not applied when the buffer changed since it was proposed (it would garble the file)',
+    function()
+      local buf = vim.fn.bufnr(file)
+      local notified, stop_capture = capture_notify()
+      -- 1. typed in while the question waited; 2. unsaved changes the daemon (reading the disk) never saw
+      for _, case in ipairs({ 'typed while asked', 'unsaved before' }) do
+        H.fake('POST', '/_fake/reset')
+        H.script({ edit_step(), { kind = 'text', chunks = { 'Will read it again.' } } })
+        vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'def f():', '    return 1' })
+        if case == 'unsaved before' then
+          vim.api.nvim_buf_set_lines(buf, 0, 0, false, { '# unsaved' })
+        end
+        H.stub_select(function(_, label)
+          if label == 'Allow once' and case == 'typed while asked' then
+            vim.api.nvim_buf_set_lines(buf, 0, 0, false, { '# typed meanwhile' })
+          end
+          return label == 'Allow once'
+        end)
+        send('make f return 2 (' .. case .. ')')
+        wait_idle()
+        local first = case == 'typed while asked' and '# typed meanwhile' or '# unsaved'
+        H.eq({ first, 'def f():', '    return 1' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false),
+          case .. ': the buffer is left as the user made it, not garbled')
+        H.eq({ 'def f():', '    return 1' }, vim.fn.readfile(file), case .. ': the disk is unchanged')
+        local result = last_tool_result()
+        H.eq(true, result.is_error, case .. ': the model is told it was not applied')
+        H.check(vim.inspect(result.content):find('changed in the editor', 1, true)
+          and vim.inspect(result.content):find('read the file again', 1, true), case .. ': and why', result)
+        H.check(notified[#notified] and notified[#notified]:find('not applied', 1, true), case .. ': the user is told',
+          notified)
+        H.eq(1, #vim.api.nvim_list_tabpages(), case .. ': the diff tab was closed')
+      end
+      stop_capture()
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'def f():', '    return 1' })
     end,
   },
   {
@@ -217,12 +267,7 @@ return {
       local wait_ms = approval.wait_ms
       approval.wait_ms = 30000 -- without the withdrawal the question would stay this long
       local on_choice = nil
-      local notified = {}
-      local notify = vim.notify
-      vim.notify = function(message, ...)
-        table.insert(notified, message)
-        return notify(message, ...)
-      end
+      local notified, stop_capture = capture_notify()
       -- an asynchronous picker (telescope, fzf-lua, dressing.nvim): it returns at once and the
       -- user has not chosen yet when the turn is cancelled
       vim.ui.select = function(_, _, choose)
@@ -236,7 +281,7 @@ return {
       send('make f return 2, then I change my mind')
       wait_idle()
       local waited = vim.loop.now() - started
-      vim.notify = notify
+      stop_capture()
       approval.wait_ms = wait_ms
       H.check(on_choice, 'the question was asked')
       H.check(waited < 25000, ('the question went away when withdrawn (after %d ms)'):format(waited))

@@ -126,6 +126,43 @@ function M.show_delegation(request)
   return tab
 end
 
+--- The loaded buffer of the file at `uri`, or nil (no buffer is created).
+local function loaded_buffer(uri)
+  local ok, name = pcall(vim.uri_to_fname, uri)
+  if not ok then
+    return nil
+  end
+  name = vim.fn.resolve(name)
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr) and vim.fn.resolve(vim.api.nvim_buf_get_name(bufnr)) == name then
+      return bufnr
+    end
+  end
+  return nil
+end
+
+--- Why an approved change is not applied after all: the file's buffer no longer has the text the
+--- daemon computed the change from (it reads the file from disk, so unsaved changes are not in it,
+--- and the user may have typed while the question waited). The edit's positions would then point
+--- into other text and garble the file. Nil when it still fits, or the file is not loaded (the
+--- edit then goes to the file the daemon read). A deletion or a new file has no positions.
+function M.stale(request)
+  if request.tool_class ~= 'write' or not (given(request.uri) and given(request.original) and given(request.proposed)) then
+    return nil
+  end
+  local bufnr = loaded_buffer(request.uri)
+  if not bufnr then
+    return nil
+  end
+  local original = split((request.original:gsub('\r\n', '\n')))
+  if vim.deep_equal(original, vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) then
+    return nil
+  end
+  return ('%s changed in the editor since this change was proposed (or has unsaved changes it was not made '
+    .. 'from), so it was not applied: it would have landed in the wrong place. Nothing was changed; read the '
+    .. 'file again to make the change.'):format(given(request.path) and request.path or 'The file')
+end
+
 --- The one-line question `vim.ui.select` shows.
 function M.prompt(request)
   local text
@@ -221,6 +258,11 @@ function M.handle(_, request, _, root)
     local what = given(request.title) and request.title or request.tool
     vim.notify(('%s: %s'):format(what, state.withdrawn), vim.log.levels.INFO)
     return { decision = 'deny', reason = 'withdrawn' }
+  end
+  local stale = answer and answer.decision ~= 'deny' and M.stale(request)
+  if stale then
+    vim.notify('Switchman: not applied: ' .. stale, vim.log.levels.WARN)
+    return { decision = 'deny', reason = stale }
   end
   return answer or { decision = 'deny', reason = 'no answer' }
 end

@@ -233,6 +233,21 @@ def test_route_simulated_outage_and_context(config_dir: Path,
     assert result["decision"]["chain"][2]["rule_name"] == "long context"
 
 
+def test_route_refuses_an_unavailable_name_that_names_nothing(
+        config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "route", "review the architecture", "--assume-configured",
+                    "--unavailable", "opsu")
+    assert code == 1
+    assert out == ("--unavailable opsu: no model or provider has that name. Did you mean opus? "
+                   "Run 'switchman models' to list them.\n")
+    code, result = run_json(capsys, "route", "hi", "--assume-configured",
+                            "--unavailable", "openai", "--unavailable", "antropic")
+    assert code == 1 and result["decision"] is None
+    assert result["error"]["code"] == "unknown_model"
+    assert "--unavailable antropic:" in result["error"]["message"]
+    assert "Did you mean anthropic?" in result["error"]["message"]
+
+
 # -- models --------------------------------------------------------------------------
 
 

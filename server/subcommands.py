@@ -28,10 +28,12 @@ from switchman.engine.config.problems import Problem, Severity, sort_problems
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore, read_config
+from switchman.engine.config.walker import closest
 from switchman.engine.errors import (
     NoModelAvailable,
     RoutingError,
     UnknownCommand,
+    UnknownModel,
     UnknownProfile,
 )
 from switchman.engine.files import entry_signature
@@ -189,6 +191,9 @@ def route(args: argparse.Namespace) -> int:
         return refused
     config = ConfigStore()
     clock = SystemClock()
+    unknown = _unknown_unavailable(args.unavailable, config.registry())
+    if unknown is not None:
+        return _report_failure(args, unknown, None, code=UnknownModel.code)
     try:  # slot 4 as the daemon would decide it, from what was learned in this workspace
         patterns, _ = _patterns()
     except _PatternsUnreadable as error:
@@ -291,6 +296,19 @@ def _configured(args: argparse.Namespace) -> Any:
     if args.assume_configured:
         return lambda provider: True
     return lambda provider: key_present(provider, os.environ)
+
+
+def _unknown_unavailable(names: list[str], registry: ModelRegistry) -> str | None:
+    """Why an ``--unavailable`` name is neither a model nor a provider (None: all are): a
+    typo would otherwise pretend nothing is down and show a decision the user did not ask
+    about."""
+    for name in names:
+        if name.strip() not in registry.providers and registry.resolve(name) is None:
+            suggestions = closest(name, [*registry.names(), *registry.providers])
+            hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
+            return (f"--unavailable {name}: no model or provider has that name.{hint} "
+                    "Run 'switchman models' to list them.")
+    return None
 
 
 def _pretend_unavailable(names: list[str], registry: ModelRegistry) -> Any:

@@ -119,6 +119,27 @@ def test_check_json_prints_lsp_shaped_diagnostics(tmp_path: Path,
     }]
 
 
+def test_a_config_folder_that_is_a_file_is_an_error_not_ok(
+        tmp_path: Path, config_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # SWITCHMAN_CONFIG_DIR naming the routing file instead of its folder: nothing of the
+    # user's is read, which "No configuration files found ... ok" hid
+    wrong = config_dir / "routing.yaml"
+    wrong.write_text("global_default: haiku\n", "utf-8")
+    monkeypatch.setenv("SWITCHMAN_CONFIG_DIR", str(wrong))
+    code, out = run(capsys, "rules", "check", "--workspace", str(tmp_path))
+    assert code == 1
+    assert out.startswith(f"{wrong}:1:1: error [unreadable-file] The configuration folder is "
+                          "not a folder, so your models.yaml, routing.yaml and profiles.yaml "
+                          "cannot be read from it")
+    assert "point SWITCHMAN_CONFIG_DIR at the folder that holds them" in out
+    main(["route", "hi", "--assume-configured", "--workspace", str(tmp_path)])
+    assert f"Note: {wrong}: The configuration folder is not a folder" in capsys.readouterr().err
+    monkeypatch.setenv("SWITCHMAN_CONFIG_DIR", str(tmp_path / "not-made-yet"))
+    assert run(capsys, "rules", "check", "--workspace", str(tmp_path)) == (
+        0, "No configuration files found; the built-in defaults are in use. ok\n")
+
+
 def test_check_defaults_to_user_and_workspace_files(tmp_path: Path, config_dir: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     (config_dir / "routing.yaml").write_text("global_default: haiku\n", "utf-8")

@@ -262,7 +262,7 @@ class Switchman:
             raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
         self.learning.message_sent(live.id, text, override.model if override else None)
         return (await self.lifecycle.run(live, text, images or [], override,
-                                           attached, cancelled=cancelled)).result
+                                           attached, cancelled=cancelled, typed=message)).result
 
     async def _settle(self, folder: str) -> bool:
         """Wait for this turn's start, then for the folder's config checks; True if the

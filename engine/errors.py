@@ -75,9 +75,19 @@ class DataFolderUnusable(SwitchmanError):
 
     code = "data_folder_unusable"
 
-    def __init__(self, folder: str, reason: str) -> None:
+    def __init__(self, folder: str, reason: str, damaged: str | None = None) -> None:
         self.folder = folder
         self.reason = reason
+        self.damaged = damaged
+        """The database file in the folder that could not be read, when it was one file
+        (damaged, or not a database) rather than the folder: that file is what to move."""
+        if damaged is not None:
+            super().__init__(
+                f"Switchman cannot read {damaged} ({reason}): it is damaged or not one of "
+                "Switchman's databases, so nothing can be sent until it is out of the way. "
+                "Move that file aside (Switchman then starts a new, empty one), then restart "
+                "Switchman.")
+            return
         super().__init__(
             f"Switchman cannot use its data folder {folder} ({reason}). It keeps your chat "
             "sessions, costs, learned patterns and always-allowed tools there, so nothing "

@@ -163,6 +163,12 @@ class DelegateFailed(Event, frozen=True, kw_only=True, tag="delegate.failed"):
     worker_total_cost_usd: Decimal
     detail: str | None = None
     insufficient_context_request: InsufficientContextRequest | None = None
+    source: Literal["planner", "user"] = "planner"
+    tier: str | None = None
+    """The tier asked for."""
+    task: str | None = None
+    """What the worker was to do: with ``tier`` and ``source``, a delegation that ended
+    before its worker was routed (no ``delegate.started``) is still described."""
 
 
 Listener = Callable[[Event], None]

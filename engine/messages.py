@@ -83,6 +83,10 @@ class Message(msgspec.Struct, kw_only=True):
     content: list[Block]
     created_at: datetime
     model: str | None = None
+    typed: str | None = None
+    """A user's message as they typed it, where the model reads it otherwise: the leading
+    ``@alias`` (spec §11) is not sent, and a ``/route override`` re-run sends the message it
+    runs again. Transcripts and titles show this; providers read only ``content``."""
 
     def text(self) -> str:
         """The concatenated text blocks."""

@@ -28,7 +28,7 @@ from switchman.engine.config.builtin import (
 )
 from switchman.engine.config.models_file import check_models_text
 from switchman.engine.config.policy import RoutingPolicy, WorkspacePolicy, effective_policy
-from switchman.engine.config.problems import Problem, has_errors
+from switchman.engine.config.problems import ZERO_RANGE, Code, Problem, has_errors
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.routing_file import check_routing_text, check_workspace_text
 from switchman.engine.config.store import read_config
@@ -164,10 +164,19 @@ def load_test_file(path: Path) -> tuple[dict[str, Any], list[Problem]]:
     if text is None:
         return {}, [unreadable] if unreadable is not None else []
     doc = parse_yaml(text, str(path))
-    if doc.problems or doc.root is None:
+    if doc.problems:
         return {}, doc.problems
     walker = Walker(doc)
+    if doc.root is None:  # empty, or only comments
+        walker.report(ZERO_RANGE, Code.MISSING_KEY, "This policy test file is empty: it needs "
+                      "'cases', a list of cases (see docs/policy-tests.md).")
+        return {}, walker.problems
     raw = walker.walk(doc.root, TEST_FILE, ())
+    for index, case in enumerate(raw.get("cases") or () if isinstance(raw, dict) else ()):
+        if isinstance(case, dict) and case.get("expect") == {}:  # would pass, checking nothing
+            walker.report(walker.range_at(("cases", index, "expect"), key=True),
+                          Code.MISSING_KEY, "This case's 'expect' checks nothing: give at least "
+                          "one of " + ", ".join(EXPECT.fields) + ".")
     return (raw if isinstance(raw, dict) else {}), walker.problems
 
 

@@ -109,6 +109,11 @@ WRITER_BUSY_SECONDS = 60.0
 thread, never the event loop) before it is given up and logged."""
 
 
+_DAMAGED = (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT)
+"""SQLite's answers for a file that is not a database, or a damaged one (not a locked or
+unwritable one, which are the folder's problem)."""
+
+
 class Switchman:
     """Configuration, routing, availability, storage and sessions, wired together."""
 
@@ -181,10 +186,12 @@ class Switchman:
         """The session store and the pattern store in ``data``; DataFolderUnusable (naming
         the folder and why) when the folder cannot be created or written."""
         lease: DaemonLease | None = None
+        opening = data
         try:
             lease = DaemonLease(data)  # creates the folder and writes in it: fails first
+            opening = self._database
             store = SessionStore(connect(self._database, checkpoint_elsewhere=True), lease)
-            patterns_file = data / patterns_db.FILE_NAME
+            opening = patterns_file = data / patterns_db.FILE_NAME
             # two connections: slot 4 reads on the loop, the recorder writes on its own thread
             patterns = LearnedPatternStore(
                 patterns_db.connect(patterns_file), self.clock,
@@ -192,6 +199,9 @@ class Switchman:
         except (OSError, sqlite3.Error) as error:
             if lease is not None:  # the next request tries again, with a lease of its own
                 lease.release()
+            if getattr(error, "sqlite_errorcode", None) in _DAMAGED and opening != data \
+                    and opening.is_file():  # the folder is fine; one file in it is not
+                raise DataFolderUnusable(str(data), str(error), damaged=str(opening)) from error
             reason = f"{error.strerror}: {error.filename}" if isinstance(error, OSError) \
                 and error.strerror else f"{error}: {data}"
             raise DataFolderUnusable(str(data), reason) from error
@@ -252,7 +262,7 @@ class Switchman:
             raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
         self.learning.message_sent(live.id, text, override.model if override else None)
         return (await self.lifecycle.run(live, text, images or [], override,
-                                           attached, cancelled=cancelled)).result
+                                           attached, cancelled=cancelled, typed=message)).result
 
     async def _settle(self, folder: str) -> bool:
         """Wait for this turn's start, then for the folder's config checks; True if the

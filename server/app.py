@@ -72,7 +72,8 @@ class SwitchmanServer(LanguageServer):
             )
 
             if self._unusable is not None:
-                raise DataFolderUnusable(self._unusable.folder, self._unusable.reason)
+                raise DataFolderUnusable(self._unusable.folder, self._unusable.reason,
+                                         self._unusable.damaged)
             try:
                 self._switchman = Switchman(
                     EditorNotifier(self), approver=EditorApprover(self),

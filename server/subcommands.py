@@ -19,19 +19,22 @@ from switchman.engine.clock import SystemClock
 from switchman.engine.config.check import FileKind, check_text, file_kind
 from switchman.engine.config.jsonschema import schema_text
 from switchman.engine.config.paths import (
+    CONFIG_DIR_ENV,
     data_dir,
     find_workspace,
     workspace_profiles_file,
     workspace_routing_file,
 )
-from switchman.engine.config.problems import Problem, Severity, sort_problems
+from switchman.engine.config.problems import ZERO_RANGE, Code, Problem, Severity, sort_problems
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore, read_config
+from switchman.engine.config.walker import closest
 from switchman.engine.errors import (
     NoModelAvailable,
     RoutingError,
     UnknownCommand,
+    UnknownModel,
     UnknownProfile,
 )
 from switchman.engine.files import entry_signature
@@ -71,7 +74,10 @@ def rules_check(args: argparse.Namespace) -> int:
     config = ConfigStore()
     targets = [Path(f) for f in args.files] or _default_targets(config, _workspace(args))
     problems: list[Problem] = []
-    for path in targets:
+    if not args.files and (folder := _config_folder_problem(config)) is not None:
+        targets.insert(0, config.directory)
+        problems.append(folder)
+    for path in targets[len(problems):]:
         problems += _check_file(path, config)
     problems = sort_problems(problems)
     if args.json:
@@ -79,6 +85,21 @@ def rules_check(args: argparse.Namespace) -> int:
     else:
         _print_problems(problems, targets)
     return 1 if any(p.severity is Severity.ERROR for p in problems) else 0
+
+
+def _config_folder_problem(config: ConfigStore) -> Problem | None:
+    """The config folder exists but is no folder (SWITCHMAN_CONFIG_DIR naming a file, say):
+    none of the user's files can be read, which "no configuration files found" would hide."""
+    try:
+        mode = config.directory.stat().st_mode
+    except OSError:  # not made yet (fine: none of the files is required), or unreachable
+        return None
+    if stat.S_ISDIR(mode):
+        return None
+    return Problem(str(config.directory), ZERO_RANGE, Severity.ERROR, Code.UNREADABLE_FILE,
+                   "The configuration folder is not a folder, so your models.yaml, "
+                   "routing.yaml and profiles.yaml cannot be read from it and the built-in "
+                   f"defaults are in use: point {CONFIG_DIR_ENV} at the folder that holds them.")
 
 
 def _default_targets(config: ConfigStore, workspace: Path) -> list[Path]:
@@ -136,6 +157,8 @@ def _note_config_errors(config: ConfigStore, folder: str, stream: TextIO,
                         only: Path | None = None) -> None:
     """Say which config files (of all, or just ``only``) have errors, so a result from an older
     version is not a surprise: one note per file."""
+    if only is None and (unusable := _config_folder_problem(config)) is not None:
+        print(f"Note: {unusable.file}: {unusable.message}", file=stream)
     noted: set[str] = set()
     for problem in config.problems(folder):
         if problem.severity is not Severity.ERROR or str(problem.file) in noted:
@@ -189,6 +212,9 @@ def route(args: argparse.Namespace) -> int:
         return refused
     config = ConfigStore()
     clock = SystemClock()
+    unknown = _unknown_unavailable(args.unavailable, config.registry())
+    if unknown is not None:
+        return _report_failure(args, unknown, None, code=UnknownModel.code)
     try:  # slot 4 as the daemon would decide it, from what was learned in this workspace
         patterns, _ = _patterns()
     except _PatternsUnreadable as error:
@@ -291,6 +317,19 @@ def _configured(args: argparse.Namespace) -> Any:
     if args.assume_configured:
         return lambda provider: True
     return lambda provider: key_present(provider, os.environ)
+
+
+def _unknown_unavailable(names: list[str], registry: ModelRegistry) -> str | None:
+    """Why an ``--unavailable`` name is neither a model nor a provider (None: all are): a
+    typo would otherwise pretend nothing is down and show a decision the user did not ask
+    about."""
+    for name in names:
+        if name.strip() not in registry.providers and registry.resolve(name) is None:
+            suggestions = closest(name, [*registry.names(), *registry.providers])
+            hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
+            return (f"--unavailable {name}: no model or provider has that name.{hint} "
+                    "Run 'switchman models' to list them.")
+    return None
 
 
 def _pretend_unavailable(names: list[str], registry: ModelRegistry) -> Any:

@@ -32,6 +32,7 @@ from typing import Any
 from switchman.engine.config import schema as s
 from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.config.tier_order import check_tier_order
 from switchman.engine.config.walker import Walker, shorten
 from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
 from switchman.engine.profiles.profile import (
@@ -160,6 +161,9 @@ def check_profiles_doc(doc: YamlDocument, registry: ModelRegistry,
                               model=shorten(written.text),
                               tier=body["tier"]))
         profile = _profile(walker, name, body, source)
+        check_tier_order(walker, registry, {
+            tier: (model, ("profiles", name, "tiers", tier))
+            for tier, model in profile.model_policy.tiers.items()})
         if user is not None:
             profile = _narrowed(walker, profile, user)
         profiles.append(profile)

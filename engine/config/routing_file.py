@@ -17,8 +17,9 @@ from switchman.engine.config.policy import (
     WorkspacePolicy,
 )
 from switchman.engine.config.problems import Code, Problem, Severity
-from switchman.engine.config.registry import ModelRegistry, ModelSpec
+from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.shadowing import ShadowIndex
+from switchman.engine.config.tier_order import check_tier_order
 from switchman.engine.config.walker import Path, Walker, shorten
 from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
 from switchman.engine.routing.predicates import (
@@ -180,43 +181,25 @@ def _tiers(walker: Walker, registry: ModelRegistry, raw: Mapping[str, Any] | Non
 
 
 def _check_order(walker: Walker, registry: ModelRegistry, tiers: Tiers, path: Path) -> None:
-    """Warn where a stronger tier's first model is a lesser model than a weaker tier's first
-    model (``tiers: {fast: opus, ..., deep: haiku}``): the tier floor and a planner asking
-    for more depth would get less. Once per tier, against the weakest tier it falls below."""
-    first = {t: registry.get(ms[0]) if (ms := tiers.models(t)) else None for t in s.TIER_NAMES}
-    for rank, tier in enumerate(s.TIER_NAMES):
-        model = first[tier]
-        if model is None or walker.node_at((*path, tier)) is None:
+    """``inverted-tiers`` among the tiers' first models (the others are fallbacks), then at
+    each complexity level some tier has a list for, reported at the lists that change a
+    tier's model (a tier without one is compared with its own first model: that order is
+    reported just before)."""
+    firsts = {t: (ms[0], (*path, t, 0) if walker.node_at((*path, t)) is not None else None)
+              for t in s.TIER_NAMES if (ms := tiers.models(t))}
+    check_tier_order(walker, registry, firsts)
+    for level in s.COMPLEXITY_LEVELS:
+        lists = {t: found for t, levels in tiers.complexity.items()
+                 if (found := levels.get(level))}
+        if not lists:
             continue
-        for lower in s.TIER_NAMES[:rank]:
-            other = first[lower]
-            why = _lesser(model, other) if other is not None else None
-            if other is None or why is None:
-                continue
-            walker.report(walker.range_at((*path, tier, 0)), Code.INVERTED_TIERS,
-                          f"The {tier} tier's {model.id} is a lesser model than the {lower} "
-                          f"tier's {other.id} ({why}), so a worker asked for a stronger tier "
-                          f"gets a weaker model. Swap them, unless that is what you want.",
-                          Severity.WARNING, data={"tier": tier, "below": lower})
-            break
-
-
-def _lesser(model: ModelSpec, other: ModelSpec) -> str | None:
-    """Why ``model`` ranks below ``other`` (None if it does not, or that is not known): by the
-    tiers models.yaml declares for both, else by price (input + output per million tokens)
-    when both have one. A declared tier wins over price: a cheap model may be declared as
-    capable as a dear one from another provider."""
-    if model.tier in s.TIER_NAMES and other.tier in s.TIER_NAMES:
-        if s.TIER_NAMES.index(model.tier) < s.TIER_NAMES.index(other.tier):
-            return f"models.yaml declares it {model.tier}, that one {other.tier}"
-        return None
-    if model.pricing.is_free or other.pricing.is_free:
-        return None
-    price = model.pricing.input + model.pricing.output
-    other_price = other.pricing.input + other.pricing.output
-    if price < other_price:
-        return f"${price:g} per million tokens in and out, that one ${other_price:g}"
-    return None
+        models: dict[str, tuple[str, Path | None]] = {t: (m, None) for t, (m, _) in firsts.items()}
+        for tier, listed in lists.items():
+            where = (*path, "complexity", tier, level)
+            changed = listed[0] != models.get(tier, ("", None))[0]
+            models[tier] = (listed[0], (*where, 0) if changed and walker.node_at(where)
+                            is not None else None)
+        check_tier_order(walker, registry, models, f"For {level} tasks, ")
 
 
 def _check_effort(walker: Walker, registry: ModelRegistry, tiers: Tiers, path: Path) -> None:

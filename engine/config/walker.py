@@ -177,7 +177,8 @@ class Walker:
         raise TypeError(f"unknown spec {spec!r}")  # pragma: no cover - programming error
 
     def _object(self, node: YamlNode, spec: s.Obj, path: Path) -> Any:
-        if node.is_null:
+        if node.is_null:  # nothing given: fine, unless something had to be
+            self._missing_keys(node, spec, path, set())
             return {}
         if node.kind != "mapping":
             return self._bad(node, Code.INVALID_TYPE,
@@ -203,13 +204,17 @@ class Walker:
             if value is not INVALID:
                 result[key] = value
         self._path = path
+        self._missing_keys(node, spec, path, seen)
+        return result
+
+    def _missing_keys(self, node: YamlNode, spec: s.Obj, path: Path, seen: set[str]) -> None:
+        """Report each required key of ``spec`` that ``node`` does not have."""
         for key in spec.required:
             if key not in seen:
                 rng = self.range_at(path, key=True) if path else self.doc.range_of(node)
-                self.report(rng, Code.MISSING_KEY,
-                            f"{_label(spec, path)} needs a '{key}' key: "
-                            f"{fields[key].spec.description}")
-        return result
+                about = spec.fields[key].spec.description
+                self.report(rng, Code.MISSING_KEY, f"{_label(spec, path)} needs a '{key}' key"
+                            + (f": {about}" if about else "."))
 
     def _key_problem(self, key_node: YamlNode) -> None:
         """Report a key that is not plain text, a merge key, or a repeated key."""

@@ -7,6 +7,10 @@ tier and the tier the worker ran on after the tier floor, the task, the model an
 how it ended. A planner's cards could be rebuilt from its ``delegate`` tool calls,
 but not the floor's effect; a user's delegation has no tool call at all, so
 without these its card could not come back after a reload.
+
+A delegation that ended before its worker was routed (approval denied, stopped
+while it waited for approval or for a free worker slot, no model for its tier) has
+only its ``delegate.failed``: its record comes from that, with no model.
 """
 
 from __future__ import annotations
@@ -48,7 +52,23 @@ def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]
             tier=event.tier, worker_tier=event.worker_tier, tier_floor=event.tier_floor,
             floor_applied=event.floor_applied, model=event.resolved_model or None,
             routed_by=event.routed_by, status=status, error=error, detail=detail)
-    return list(records.values())
+    # (a failure recorded before failures named their tier cannot be described: left out)
+    never_routed = [_never_routed(payload) for tool_use_id, payload in endings.items()
+                    if tool_use_id not in records and payload.get("type") == FAILED
+                    and payload.get("tier") is not None]
+    return sorted([*records.values(), *never_routed], key=lambda r: r.started_at)
+
+
+def _never_routed(payload: dict[str, Any]) -> DelegationRecord:
+    """The record of a delegation that failed before its worker was routed (it has no
+    ``delegate.started``): dated when it ended, with no model."""
+    failed = msgspec.convert(payload, DelegateFailed)
+    status, error, detail = _ending(payload)
+    return DelegationRecord(
+        tool_use_id=failed.tool_use_id, worker_session_id=failed.worker_session_id,
+        source=failed.source, started_at=failed.timestamp, task=failed.task or "",
+        tier=failed.tier or "", worker_tier=None, tier_floor=None, floor_applied=False,
+        model=None, status=status, error=error, detail=detail)
 
 
 def _ending(payload: dict[str, Any] | None) -> tuple[DelegationStatus, str | None, str | None]:

@@ -205,7 +205,8 @@ class WorkerProgress:
                 worker_session_id=self.worker_session_id, failure_mode=self.mode,
                 error=result.error or "", usage_summary=summary,
                 worker_total_cost_usd=summary.cost_usd, detail=self.detail,
-                insufficient_context_request=request), self.planner_turn_id)
+                insufficient_context_request=request, source=self.source, tier=self.call.tier,
+                task=self.call.task), self.planner_turn_id)
         if self.worker_session_id:
             disposition = "completed" if result.success else \
                 "cancelled" if self.mode == "cancelled_by_user" else "failed"

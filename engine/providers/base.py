@@ -141,21 +141,28 @@ def normalize_history(messages: list[Message]) -> list[Message]:
     result; such calls are answered with an error result so every tool call is
     followed by its result, as both APIs require. A user's ``/delegate`` (the only
     user message outside a turn) left without its answer gets a note saying so.
+    A message sent again after its turn failed (what "Your message is saved; send it
+    again to retry" and the editors' Retry do) is sent once: the unanswered first copy,
+    attachments and all, is left out rather than paid for and read twice.
     Attachments become text.
     """
     answered = {b.tool_use_id for m in messages for b in m.content
                 if isinstance(b, ToolResultBlock)}
     out: list[Message] = []
     for message in messages:
+        if any(isinstance(b, AttachmentBlock) for b in message.content):
+            message = msgspec.structs.replace(message, content=[  # noqa: PLW2901
+                TextBlock(b.rendered()) if isinstance(b, AttachmentBlock) else b
+                for b in message.content])
+        if out and message.role == "user" and message.turn_id is not None \
+                and out[-1].role == "user" and out[-1].turn_id is not None \
+                and out[-1].content == message.content:
+            out.pop()  # an unanswered turn's message, sent again: keep the retry only
         if out and out[-1].role == "user" and out[-1].turn_id is None \
                 and message.role == "user":
             out.append(msgspec.structs.replace(out[-1], id=out[-1].id + "-unanswered",
                                                role="assistant", model=None,
                                                content=[TextBlock(UNANSWERED_DELEGATION)]))
-        if any(isinstance(b, AttachmentBlock) for b in message.content):
-            message = msgspec.structs.replace(message, content=[  # noqa: PLW2901
-                TextBlock(b.rendered()) if isinstance(b, AttachmentBlock) else b
-                for b in message.content])
         out.append(message)
         missing = [b for b in message.content
                    if isinstance(b, ToolUseBlock) and b.id not in answered]

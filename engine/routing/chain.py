@@ -38,7 +38,12 @@ from switchman.engine.routing.decision import (
     ValidationFailure,
     Verdict,
 )
-from switchman.engine.routing.explain import chosen_label, fallthrough_banners, no_model_message
+from switchman.engine.routing.explain import (
+    PROFILE_DEFAULT,
+    chosen_label,
+    fallthrough_banners,
+    no_model_message,
+)
 from switchman.engine.routing.overrides import Override
 from switchman.engine.routing.predicates import CostTodayExceeds
 from switchman.engine.routing.tiers import model_tier, resolve_effort, tier_models, tier_rank
@@ -277,7 +282,7 @@ class PolicyChain:
             what = f"tier {model_policy.tier}"
         if model is None:
             return
-        label = f'profile "{active.name}" (from {active.resolved_from}): default {what}'
+        label = f'{PROFILE_DEFAULT}{active.name}" (from {active.resolved_from}): default {what}'
         floor = request.tier_floor if request.tier_floor in TIER_NAMES else None
         if policy is Policy.DELEGATE_REQUEST and self._above_floor(model, floor):
             yield self._floor_rejection(model, floor, label)

@@ -38,12 +38,28 @@ _SHORT_FAILURE = {
 }
 
 
+PROFILE_DEFAULT = 'profile "'
+"""How the reason of a profile's default model starts (``profile "reviewer" (from session):
+default tier deep``); it stands in slot 6, or slot 5 in a worker."""
+
+
+def _profile_default(evaluation: PolicyEvaluation) -> str | None:
+    """The profile whose default model this evaluation tried, if it was a profile's."""
+    if evaluation.policy not in (Policy.WORKSPACE_DEFAULT, Policy.DELEGATE_REQUEST) or \
+            not evaluation.reason.startswith(PROFILE_DEFAULT):
+        return None
+    name, found, _ = evaluation.reason.removeprefix(PROFILE_DEFAULT).partition('" (from ')
+    return name if found else None
+
+
 def chosen_label(evaluation: PolicyEvaluation) -> str:
     """What made the choice, e.g. ``rule "fast for commits"`` or ``workspace default``."""
     if evaluation.policy is Policy.CONFIGURED_RULES and evaluation.rule_name:
         return f'rule "{evaluation.rule_name}"'
     if evaluation.policy is Policy.PER_MESSAGE_OVERRIDE:
         return evaluation.reason
+    if (profile := _profile_default(evaluation)) is not None:  # not the workspace's default
+        return f'profile "{profile}" default'
     return _LABELS[evaluation.policy]
 
 
@@ -58,6 +74,8 @@ def short_reason(decision: RouteDecided) -> str:
         if winner.reason == ROUTE_OVERRIDE_REASON:
             return ROUTE_OVERRIDE_SUMMARY
         return winner.reason.replace('override "', "override ").rstrip('"')
+    if (profile := _profile_default(winner)) is not None:
+        return f"profile: {profile}"
     return _LABELS[winner.policy]
 
 

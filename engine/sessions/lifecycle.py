@@ -71,6 +71,20 @@ class TurnEnded:
 TurnEndedHook = Callable[[TurnEnded], None]
 
 
+@dataclass(frozen=True)
+class _Said:
+    """A turn's user message: the text routed and sent to the model, and what the user
+    typed when that differs (None otherwise)."""
+
+    text: str
+    typed: str | None = None
+
+    @property
+    def shown(self) -> str:
+        """The message as the user sees it in the transcript."""
+        return self.text if self.typed is None else self.typed
+
+
 class _EditorSink:
     """A top-level session's turn output goes to the editor."""
 
@@ -116,15 +130,19 @@ class TurnLifecycle:
                   override: Override | None,
                   attachments: list[AttachmentBlock] | None = None, *,
                   cancelled: bool = False,
-                  started: Callable[[TurnInfo], None] | None = None) -> TurnOutcome:
+                  started: Callable[[TurnInfo], None] | None = None,
+                  typed: str | None = None) -> TurnOutcome:
         """Route (``override`` first) and run one turn of ``live``; cancelling the caller
         cancels the turn, which still ends normally (``cancelled``). ``cancelled``: the
         caller was cancelled before it got here; the turn is recorded and cancelled.
         ``started``: called with the turn once its start is recorded (never if it could
-        not start)."""
+        not start). ``typed``: what the user typed, when the model is sent ``text``
+        instead (kept for the transcript and the title, see :attr:`Message.typed`)."""
         if live.running is not None:
             raise TurnInProgress(live.running.turn_id)
-        setup = self._start(live, text, images, override, attachments or [], started)
+        shown = typed if typed is not None and typed != text else None
+        setup = self._start(live, _Said(text, shown), images, override, attachments or [],
+                            started)
         loop = asyncio.get_running_loop()
         task = loop.create_task(self.runner.run(setup))
         if cancelled:  # after the task's first step, which is already scheduled
@@ -139,7 +157,7 @@ class TurnLifecycle:
         finally:
             self._end(live, setup, task)
 
-    def _start(self, live: LiveSession, text: str, images: list[ImageBlock],
+    def _start(self, live: LiveSession, said: _Said, images: list[ImageBlock],
                override: Override | None, attachments: list[AttachmentBlock],
                started: Callable[[TurnInfo], None] | None) -> TurnSetup:
         turn_id = new_id()
@@ -147,7 +165,7 @@ class TurnLifecycle:
         try:
             worker = live.worker
             profile = self.sessions.profile(live)
-            context = self.sessions.turn_context(live, text, len(images), attachments)
+            context = self.sessions.turn_context(live, said.text, len(images), attachments)
             decision = self.router.decide(RouteRequest(
                 context=context, turn_id=turn_id, session_id=live.id, override=override,
                 sticky_model=sticky, delegate_tier=worker.tier if worker else None,
@@ -161,7 +179,7 @@ class TurnLifecycle:
                 reason = decision.chain[0].reason
                 raise OverrideUnusable(override.model, reason.partition(" rejected: ")[2]
                                        or reason)
-            return self._record_start(live, turn_id, text, [*attachments, *images], decision,
+            return self._record_start(live, turn_id, said, [*attachments, *images], decision,
                                       profile, context, started)
         except BaseException as failure:  # the turn did not start: the session is as it was
             live.sticky.end_turn()
@@ -170,21 +188,22 @@ class TurnLifecycle:
             self._status(live)
             raise
 
-    def _record_start(self, live: LiveSession, turn_id: str, text: str,
+    def _record_start(self, live: LiveSession, turn_id: str, said: _Said,
                       blocks: list[Block], decision: RouteDecided,
                       profile: ActiveProfile, context: TurnContext,
                       started: Callable[[TurnInfo], None] | None) -> TurnSetup:
         registry = self.router.registry()
         model = registry.models[decision.chosen_model or ""]
         now = self.clock.now()
-        content: list[Block] = [TextBlock(text), *blocks]
+        content: list[Block] = [TextBlock(said.text), *blocks]
         user = Message(id=new_id(), session_id=live.id, turn_id=turn_id, role="user",
-                       content=content, created_at=now)
+                       content=content, created_at=now, typed=said.typed)
         turn = TurnInfo(id=turn_id, session_id=live.id, index=live.turn_count + 1,
                         status="running", model=model.id, started_at=now,
                         summary=short_reason(decision), decision=decision)
         attached = [b for b in blocks if isinstance(b, AttachmentBlock)]
-        title = text.strip().splitlines()[0][:TITLE_LENGTH] if text.strip() else \
+        shown = said.shown
+        title = shown.strip().splitlines()[0][:TITLE_LENGTH] if shown.strip() else \
             (attached[0].path if attached else "(image)")
         touched = inside_workspace(attached)
         sink = self._sink(live)

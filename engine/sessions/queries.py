@@ -223,9 +223,14 @@ def _config_banners(in_force: dict[str, str]) -> list[str]:
 
 
 def transcript_entry(message: Message) -> dict[str, Any]:
-    """A message for transcripts: images keep their type but not their data."""
+    """A message for transcripts: a user's text as typed (``@alias`` included), images with
+    their type but not their data."""
     entry = msgspec.to_builtins(message)
+    typed = entry.pop("typed")
     entry["content"] = [{"type": "image", "media_type": b.media_type}
                         if isinstance(b, ImageBlock) else msgspec.to_builtins(b)
                         for b in message.content]
+    text = next((b for b in entry["content"] if b["type"] == "text"), None)
+    if typed is not None and text is not None:
+        text["text"] = typed
     return entry  # type: ignore[no-any-return]

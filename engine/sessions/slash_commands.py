@@ -111,7 +111,7 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: Sessio
     name, args = words[0], words[1:]
     try:
         if name == "/route" and args == ["override"]:
-            rerun = await route_override(manager, lifecycle, live)
+            rerun = await route_override(manager, lifecycle, live, message)
             if rerun is not None:
                 return rerun
         if name not in COMMANDS:
@@ -238,9 +238,10 @@ def pending_suggestion(manager: SessionManager, live: LiveSession) -> PolicyEval
 
 
 async def route_override(manager: SessionManager, lifecycle: TurnLifecycle,
-                         live: LiveSession) -> TurnResult | None:
+                         live: LiveSession, command: str) -> TurnResult | None:
     """Run the last message again on the suggested model (None if nothing was suggested);
-    raises :class:`OverrideUnusable` if it cannot take the turn (nothing is recorded)."""
+    raises :class:`OverrideUnusable` if it cannot take the turn (nothing is recorded).
+    The re-run's message is recorded as ``command``, as the user typed it."""
     suggestion = pending_suggestion(manager, live)
     last = manager.store.last_turn(live.id)
     # The message of the suggested turn itself: a /delegate typed since is a user message
@@ -264,7 +265,7 @@ async def route_override(manager: SessionManager, lifecycle: TurnLifecycle,
     token = next(iter(manager.router.registry().models[model].aliases), model)
     override = Override(token, model, required=True, reason=ROUTE_OVERRIDE_REASON)
     outcome = await lifecycle.run(live, user.text(), images, override, attachments,
-                                  started=started)
+                                  started=started, typed=command)
     return outcome.result
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _MIGRATIONS = {
     1: """
@@ -114,6 +114,10 @@ _MIGRATIONS = {
     3: """
     ALTER TABLE sessions ADD COLUMN profile TEXT;
     ALTER TABLE sessions ADD COLUMN handoff TEXT;
+    """,
+    # A user's message as typed, where the model reads another text (Message.typed).
+    4: """
+    ALTER TABLE messages ADD COLUMN typed TEXT;
     """,
 }
 

@@ -227,11 +227,12 @@ class SessionStore:
         """Store a message (durable once this returns)."""
         self.db.execute(
             "INSERT INTO messages (id, session_id, turn_id, role, created_at, model, content, "
-            "touched) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+            "touched, typed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
             "content = excluded.content, touched = excluded.touched",
             (message.id, message.session_id, message.turn_id, message.role,
              _ts(message.created_at), message.model,
-             _MESSAGE_ENCODER.encode(message.content).decode(), json.dumps(touched or [])))
+             _MESSAGE_ENCODER.encode(message.content).decode(), json.dumps(touched or []),
+             message.typed))
 
     def messages(self, session_id: str) -> list[Message]:
         """The session's transcript, in order."""
@@ -240,7 +241,8 @@ class SessionStore:
         return sorted((Message(id=r["id"], session_id=r["session_id"], turn_id=r["turn_id"],
                                role=r["role"],
                                created_at=_dt(r["created_at"]) or datetime.now(UTC),
-                               model=r["model"], content=_BLOCKS.decode(r["content"]))
+                               model=r["model"], content=_BLOCKS.decode(r["content"]),
+                               typed=r["typed"])
                        for r in rows), key=transcript_key)
 
     def touched_paths(self, session_id: str) -> list[str]:

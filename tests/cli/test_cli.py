@@ -68,6 +68,36 @@ def test_an_invalid_test_file_gets_located_problems(tmp_path: Path,
     assert f"{test_file}:3:5: error [unknown-key]" in out
 
 
+@pytest.mark.parametrize(("text", "where", "expected"), [
+    ("", "1:1", "error [missing-key] This policy test file is empty: it needs 'cases'"),
+    ("# cases to come\n", "1:1", "error [missing-key] This policy test file is empty"),
+    ("cases:\n  - null\n", "2:5", "error [missing-key] This case needs a 'message' key."),
+    ("cases:\n  - {name: a, message: hi, expect: null}\n", "2:28",
+     "error [missing-key] This case's 'expect' checks nothing: give at least one of model,"),
+    ("cases:\n  - name: a\n    message: hi\n    expect: {}\n", "4:5",
+     "error [missing-key] This case's 'expect' checks nothing"),
+])
+def test_a_test_file_with_nothing_to_run_or_check_is_invalid(
+        text: str, where: str, expected: str, tmp_path: Path, config_dir: Path) -> None:
+    test_file = tmp_path / "t.test.yaml"
+    test_file.write_text(text, "utf-8")
+    done = subprocess.run([sys.executable, "-m", "switchman.server.cli", "rules", "test",
+                           str(test_file)], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"{test_file}:{where}: {expected}" in done.stdout
+
+
+def test_a_null_rule_is_a_rule_without_its_model(tmp_path: Path, config_dir: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "routing.yaml"
+    path.write_text("rules:\n  - null\n  - {name: x, use: haiku}\n", "utf-8")
+    code, out = run(capsys, "rules", "check", str(path))
+    assert code == 1
+    assert f"{path}:2:5: error [missing-key] This rule needs a 'use' key" in out
+
+
 # -- rules check ---------------------------------------------------------------------
 
 
@@ -87,6 +117,27 @@ def test_check_json_prints_lsp_shaped_diagnostics(tmp_path: Path,
         "source": "switchman",
         "data": {"suggestions": ["opus"]},
     }]
+
+
+def test_a_config_folder_that_is_a_file_is_an_error_not_ok(
+        tmp_path: Path, config_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # SWITCHMAN_CONFIG_DIR naming the routing file instead of its folder: nothing of the
+    # user's is read, which "No configuration files found ... ok" hid
+    wrong = config_dir / "routing.yaml"
+    wrong.write_text("global_default: haiku\n", "utf-8")
+    monkeypatch.setenv("SWITCHMAN_CONFIG_DIR", str(wrong))
+    code, out = run(capsys, "rules", "check", "--workspace", str(tmp_path))
+    assert code == 1
+    assert out.startswith(f"{wrong}:1:1: error [unreadable-file] The configuration folder is "
+                          "not a folder, so your models.yaml, routing.yaml and profiles.yaml "
+                          "cannot be read from it")
+    assert "point SWITCHMAN_CONFIG_DIR at the folder that holds them" in out
+    main(["route", "hi", "--assume-configured", "--workspace", str(tmp_path)])
+    assert f"Note: {wrong}: The configuration folder is not a folder" in capsys.readouterr().err
+    monkeypatch.setenv("SWITCHMAN_CONFIG_DIR", str(tmp_path / "not-made-yet"))
+    assert run(capsys, "rules", "check", "--workspace", str(tmp_path)) == (
+        0, "No configuration files found; the built-in defaults are in use. ok\n")
 
 
 def test_check_defaults_to_user_and_workspace_files(tmp_path: Path, config_dir: Path,
@@ -231,6 +282,21 @@ def test_route_simulated_outage_and_context(config_dir: Path,
     code, result = run_json(capsys, "route", "big", "--assume-configured", "--tokens", "190000")
     assert result["decision"]["winner_index"] is not None
     assert result["decision"]["chain"][2]["rule_name"] == "long context"
+
+
+def test_route_refuses_an_unavailable_name_that_names_nothing(
+        config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "route", "review the architecture", "--assume-configured",
+                    "--unavailable", "opsu")
+    assert code == 1
+    assert out == ("--unavailable opsu: no model or provider has that name. Did you mean opus? "
+                   "Run 'switchman models' to list them.\n")
+    code, result = run_json(capsys, "route", "hi", "--assume-configured",
+                            "--unavailable", "openai", "--unavailable", "antropic")
+    assert code == 1 and result["decision"] is None
+    assert result["error"]["code"] == "unknown_model"
+    assert "--unavailable antropic:" in result["error"]["message"]
+    assert "Did you mean anthropic?" in result["error"]["message"]
 
 
 # -- models --------------------------------------------------------------------------

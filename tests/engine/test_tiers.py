@@ -18,6 +18,7 @@ from switchman.engine.config.jsonschema import json_schema
 from switchman.engine.config.models_file import check_models_text
 from switchman.engine.config.policy import RoutingPolicy, effective_policy
 from switchman.engine.config.problems import Code, Problem, Severity
+from switchman.engine.config.profiles_file import check_profiles_text
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.routing_file import check_routing_text, check_workspace_text
 from switchman.engine.delegation.contract import DELEGATE_SPEC, ArgumentProblem, parse_call
@@ -137,6 +138,52 @@ def test_inverted_tiers_are_a_located_warning_per_tier() -> None:
                                        "  deep: [opus, haiku]\n", "routing.yaml", registry(),
                                        "/w")
     assert [(p.code, p.range.start.line) for p in problems] == [(Code.INVERTED_TIERS, 2)]
+
+
+def test_inverted_complexity_lists_are_a_located_warning_per_level() -> None:
+    """At a complexity level, a tier without a list there runs its own list: the lists are
+    compared with those, and the warning is at the list that inverts the order."""
+    text = ("global_default: sonnet\ntiers:\n  fast: haiku\n  balanced: sonnet\n  deep: opus\n"
+            "  complexity:\n"
+            "    fast: {large: opus}\n"          # above balanced's own sonnet
+            "    deep: {trivial: haiku}\n")      # below balanced's own sonnet
+    policy, problems = check(text)
+    assert policy is not None  # warnings: the policy still applies
+    assert [(p.code, p.severity, p.range.start.line, p.range.start.character, p.data)
+            for p in problems] == [
+        (Code.INVERTED_TIERS, Severity.WARNING, 7, 20, {"tier": "deep", "below": "balanced"}),
+        (Code.INVERTED_TIERS, Severity.WARNING, 6, 18, {"tier": "balanced", "below": "fast"})]
+    trivial, large = problems
+    assert trivial.message.startswith(f"For trivial tasks, the deep tier's {HAIKU} is a lesser "
+                                      f"model than the balanced tier's {SONNET} (models.yaml "
+                                      "declares it fast, that one balanced), so a worker")
+    assert large.message.startswith(f"For large tasks, the balanced tier's {SONNET} is a lesser "
+                                    f"model than the fast tier's {OPUS}")
+    # a list that keeps its tier's own model does not repeat the tiers' own warnings
+    _, problems = check("tiers: {fast: opus, balanced: sonnet, deep: haiku,\n"
+                        "        complexity: {fast: {large: opus}, deep: {small: [haiku]}}}\n")
+    assert [(p.range.start.line, p.message.split(" tier's")[0]) for p in problems] == [
+        (0, "The balanced"), (0, "The deep")]
+    _, problems = check("tiers: {fast: haiku, balanced: sonnet, deep: opus,\n"
+                        "        complexity: {balanced: {large: [opus]}, deep: {large: opus}}}\n")
+    assert problems == []  # in order at every level
+
+
+def test_inverted_profile_tiers_are_a_located_warning() -> None:
+    """A profile's ``tiers`` are checked among themselves (the tiers it leaves out are the
+    routing policy's, another file)."""
+    text = ("profiles:\n  architect:\n    tier: deep\n    tiers:\n      fast: opus\n"
+            "      balanced: sonnet\n      deep: haiku\n  scout:\n    tiers: {fast: opus}\n")
+    checked, problems = check_profiles_text(text, "profiles.yaml", registry())
+    assert checked is not None  # warnings: the profiles still apply
+    assert [(p.code, p.severity, p.range.start.line, p.range.start.character, p.data)
+            for p in problems] == [
+        (Code.INVERTED_TIERS, Severity.WARNING, 5, 16, {"tier": "balanced", "below": "fast"}),
+        (Code.INVERTED_TIERS, Severity.WARNING, 6, 12, {"tier": "deep", "below": "fast"})]
+    assert problems[1].message.startswith(
+        f"The deep tier's {HAIKU} is a lesser model than the fast tier's {OPUS} (models.yaml "
+        "declares it fast, that one deep), so a worker asked for a stronger tier gets a weaker "
+        "model.")
 
 
 def test_inverted_tiers_fall_back_to_prices_when_a_tier_is_not_declared() -> None:

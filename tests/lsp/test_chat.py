@@ -14,7 +14,7 @@ from pygls.exceptions import JsonRpcException
 from switchman.server import methods
 from tests.lsp.conftest import Daemon, deltas, error_data
 from tests.support.fake_provider import FakeProvider, Usage
-from tests.support.lsp import SwitchmanClient
+from tests.support.lsp import CLIENTS, SwitchmanClient, running_server
 from tests.support.rawrpc import RawDaemon, frame
 
 HAIKU, SONNET, OPUS = ("anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-6",
@@ -64,6 +64,32 @@ async def test_override_and_unknown_alias(client: SwitchmanClient, daemon: Daemo
     assert error_data(caught.value)["code"] == "unknown_alias"
     assert error_data(caught.value)["suggestions"] == ["opus"]
     assert len(fake.requests) == 1  # nothing was sent
+
+
+@pytest.mark.parametrize("editor", CLIENTS)
+async def test_the_transcript_keeps_the_alias_typed_and_the_model_never_reads_it(
+        editor: str, daemon: Daemon, fake: FakeProvider) -> None:
+    """Spec 000 §11: the model is sent the message without its ``@alias``; the session's
+    record (its history, its title) shows the message as the user typed it — also after the
+    daemon restarts, when the next turn's history comes from the database."""
+    typed = "@opus   what's a good name?"
+    async with running_server(editor, daemon.env, workspaces=[daemon.workspace]) as client:
+        fake.script_text("short answer")
+        first = await chat(client, daemon, typed)
+        fake.script_text("shorter")
+        await chat(client, daemon, "and a shorter one?")
+        detail = await client.request(methods.SESSION, {"session_id": first["session_id"]})
+    assert [m["content"] for m in detail["messages"] if m["role"] == "user"] == [
+        [{"type": "text", "text": typed}], [{"type": "text", "text": "and a shorter one?"}]]
+    assert "typed" not in detail["messages"][0]
+    assert detail["session"]["title"] == typed
+    async with running_server(editor, daemon.env, workspaces=[daemon.workspace]) as client:
+        fake.script_text("done")
+        await chat(client, daemon, "thanks", session_id=first["session_id"])
+    for sent in fake.requests:  # this turn's message, then the history, without the alias
+        assert sent.body["messages"][0]["content"][0]["text"] == "what's a good name?"
+    assert [m["content"][0]["text"] for m in fake.requests[2].body["messages"]
+            if m["role"] == "user"] == ["what's a good name?", "and a shorter one?", "thanks"]
 
 
 async def test_tool_calls_read_the_workspace(client: SwitchmanClient, daemon: Daemon,

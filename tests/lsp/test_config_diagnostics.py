@@ -41,6 +41,10 @@ EDITOR_ONLY = [
      "models: {ollama:qwen2.5-coder: {aliases: [qwen]}}\n"),
     (FileKind.ROUTING, "tiers:\n  fast: opus\n  balanced: opus\n  deep: haiku\n",
      Code.INVERTED_TIERS, "haiku", 1, None),
+    (FileKind.ROUTING, "tiers:\n  fast: haiku\n  balanced: sonnet\n  deep: opus\n"
+     "  complexity: {deep: {large: [haiku, opus]}}\n", Code.INVERTED_TIERS, "haiku", 2, None),
+    (FileKind.PROFILES, "profiles:\n  architect:\n    tiers: {fast: opus, deep: haiku}\n",
+     Code.INVERTED_TIERS, "haiku", 1, None),
 ]
 
 # Codes whose exact range the engine tests pin down; here it must arrive unchanged.

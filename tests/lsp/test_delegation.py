@@ -309,6 +309,14 @@ async def test_cancelling_the_planner_ends_queued_delegations_like_the_running_o
         f"toolu_{n}": ("cancelled", "cancelled_by_user") for n in (1, 2, 3)}
     assert ended["toolu_2"]["detail"] == \
         "the planner's turn was cancelled before this worker started"
+    # every one is in the session's record, as it ended, the two that never started too
+    assert [(r["tool_use_id"], r["status"], r["error"], r["tier"], r["task"])
+            for r in detail["delegations"]] == [
+        (f"toolu_{n}", "cancelled", "cancelled_by_user", "fast", f"sub-task toolu_{n}")
+        for n in (1, 2, 3)]
+    queued = detail["delegations"][1]
+    assert (queued["worker_session_id"], queued["model"], queued["detail"]) == (
+        "", None, "the planner's turn was cancelled before this worker started")
     with sqlite3.connect(daemon.data / "switchman.db") as db:
         failed = db.execute("SELECT payload FROM events WHERE type = 'delegate.failed'").fetchall()
     modes = sorted((json.loads(p)["tool_use_id"], json.loads(p)["failure_mode"]) for (p,) in failed)
@@ -382,6 +390,11 @@ async def test_a_delegation_that_may_write_is_approved_in_the_editor(
              if u["phase"] == "ended"}
     assert (ended["toolu_no"]["error"], ended["toolu_no"]["worker_session_id"]) == (
         "approval_denied", "")
+    assert [(r["tool_use_id"], r["status"], r["error"], r["source"], r["task"])
+            for r in detail["delegations"]] == [
+        ("toolu_no", "failed", "approval_denied", "planner", "rewrite main"),
+        ("toolu_yes", "completed", None, "planner", "rewrite main")]
+    assert detail["delegations"][0]["detail"] == "not that one"
 
 
 async def test_a_tier_with_no_usable_model_fails_the_delegation_only(
@@ -407,4 +420,9 @@ async def test_a_tier_with_no_usable_model_fails_the_delegation_only(
         ended = [u for u in updates(client, "toolu_none") if u["phase"] == "ended"]
         assert ended[-1]["status"] == "failed"
         assert ended[-1]["error"].startswith("no model available for tier fast")
+        (stored,) = detail["delegations"]  # its worker session was made, but never routed
+        assert (stored["tool_use_id"], stored["status"], stored["tier"], stored["model"]) == (
+            "toolu_none", "failed", "fast", None)
+        assert stored["error"].startswith("no model available for tier fast")
+        assert stored["worker_session_id"] == ended[-1]["worker_session_id"] != ""
     assert [r.model for r in fake.requests] == [OPUS_API, OPUS_API]

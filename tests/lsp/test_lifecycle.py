@@ -68,6 +68,31 @@ def test_a_data_folder_that_cannot_be_written_is_named_in_every_answer(tmp_path:
     assert "Traceback" not in raw.stderr()
 
 
+@pytest.mark.parametrize("name", ["switchman.db", "patterns.db"])
+def test_a_damaged_database_is_named_with_what_to_do(tmp_path: Path, name: str) -> None:
+    """A database file that is not one (or is damaged) is the file's problem, not the
+    folder's: the answer names the file and says to move it aside; it used to name the
+    folder and tell the user to make it writable, which it already was."""
+    data, workspace = tmp_path / "data", tmp_path / "project"
+    data.mkdir()
+    workspace.mkdir()
+    (data / name).write_bytes(b"not a database, just text\n" * 100)
+    raw = RawDaemon(server_env(tmp_path / "config", data), tmp_path / "stderr.log")
+    assert "result" in raw.initialize(workspace)
+    shown = raw.wait_until(lambda: [m["params"] for m in raw.received
+                                    if m.get("method") == "window/showMessage"])
+    error = raw.request(methods.CHAT, {"workspace": workspace.as_uri(), "message": "hi"})["error"]
+    assert (error["code"], error["data"]["code"]) == (1015, "data_folder_unusable")
+    assert error["message"] == shown[0]["message"] == (
+        f"Switchman cannot read {data / name} (file is not a database): it is damaged or not "
+        "one of Switchman's databases, so nothing can be sent until it is out of the way. "
+        "Move that file aside (Switchman then starts a new, empty one), then restart "
+        "Switchman.")
+    raw.close()
+    assert raw.process.returncode == 0
+    assert "Traceback" not in raw.stderr()
+
+
 @pytest.mark.parametrize("editor", CLIENTS)
 async def test_exit_during_a_turn_is_quiet_and_keeps_the_answer(
         editor: str, daemon: Daemon, fake: FakeProvider,

@@ -84,6 +84,9 @@ async def test_session_beats_workspace_beats_global(vscode: SwitchmanClient, dae
     assert explained["decision"]["profile"] == {"name": "reviewer", "resolved_from": "global"}
     assert "Profile: reviewer (resolved from global)" in explained["text"]
     assert 'profile "reviewer" (from global): default model' in explained["text"]
+    # the badge and "Chose:" name the profile: there is no workspace default to point at
+    assert first["summary"] == explained["summary"] == "profile: reviewer"
+    assert 'Chose: anthropic:claude-haiku-4-5 (profile "reviewer" default)' in explained["text"]
     # a workspace default beats the global one (noticed without a restart)
     folder = daemon.workspace / ".switchman"
     folder.mkdir()

@@ -28,3 +28,24 @@ async def test_a_long_retry_after_fails_at_once_and_says_so(
     assert "the provider asked to wait 120 s before trying again, longer than the 30 s " \
         "Switchman waits within a turn" in result["error"]["message"]
     assert len(fake.requests) == 1  # no retry, no waiting
+
+
+async def test_a_message_sent_again_after_a_failure_reaches_the_model_once(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    for _ in range(3):
+        fake.script_error(500, "The model backend is restarting")
+    params = {"workspace": daemon.uri, "message": "explain this",
+              "attachments": [{"kind": "selection", "uri": (daemon.workspace / "src" / "app.py")
+                               .as_uri(), "text": "def main():", "start_line": 1,
+                               "end_line": 1}]}
+    failed = await client.request(methods.CHAT, params)
+    assert failed["status"] == "failed"
+    fake.script_text("It defines main.")
+    retried = await client.request(methods.CHAT, params)
+    assert retried["status"] == "completed"
+    sent = fake.requests[-1].body["messages"]
+    assert [m["role"] for m in sent] == ["user"]
+    texts = [b["text"] for b in sent[0]["content"]]
+    assert texts.count("explain this") == 1 and sum("def main():" in t for t in texts) == 1
+    session = await client.request(methods.SESSION, {"session_id": retried["session_id"]})
+    assert [m["role"] for m in session["messages"]] == ["user", "user", "assistant"]

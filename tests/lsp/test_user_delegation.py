@@ -214,6 +214,14 @@ def test_a_delegate_cancelled_while_asking_for_approval_is_answered_and_kept(
     updates = [m["params"] for m in raw.received if m.get("method") == methods.DELEGATION]
     assert [(u["phase"], u["status"], u["error"]) for u in updates] == [
         ("ended", "cancelled", "cancelled_by_user")]
+    # its card comes back in a reopened chat: the session's record has it, as it ended
+    (stored,) = detail["delegations"]
+    assert (stored["tool_use_id"], stored["source"], stored["worker_session_id"]) == (
+        updates[0]["tool_use_id"], "user", "")
+    assert (stored["tier"], stored["task"], stored["model"], stored["worker_tier"]) == (
+        "fast", "tidy src/app.py", None, None)
+    assert (stored["status"], stored["error"], stored["detail"]) == (
+        "cancelled", "cancelled_by_user", "cancelled while waiting for approval")
     assert fake.requests == []
     raw.close()
     assert raw.process.returncode == 0

@@ -93,3 +93,18 @@ def test_only_an_unanswered_delegate_command_gets_a_note() -> None:
     assert [m.text() for m in fixed] == ["/delegate a", "answer", "/delegate cut off",
                                          UNANSWERED_DELEGATION, "turn", "turn cut off", "next"]
     assert fixed[3].role == "assistant" and fixed[3].id == "/delegate cut off-unanswered"
+
+
+def test_a_message_sent_again_after_its_turn_failed_is_sent_once() -> None:
+    now = datetime.now(UTC)
+
+    def message(id: str, text: str, turn_id: str | None, role: str = "user") -> Message:
+        return Message(id=id, session_id="s", turn_id=turn_id, role=role,  # type: ignore[arg-type]
+                       created_at=now, content=[TextBlock(text)])
+
+    history = [message("1", "fix the bug", "t1"), message("2", "fix the bug", "t2"),
+               message("3", "done", "t2", "assistant"), message("4", "and this", "t3"),
+               message("5", "and that", "t4"), message("6", "/delegate x", None),
+               message("7", "/delegate x", "t5")]
+    fixed = normalize_history(history)
+    assert [m.id for m in fixed] == ["2", "3", "4", "5", "6", "6-unanswered", "7"]

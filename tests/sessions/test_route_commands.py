@@ -81,6 +81,24 @@ async def test_the_rerun_says_it_was_route_override_not_an_alias_the_user_typed(
     assert "Chose: anthropic:claude-sonnet-4-6 (/route override (the pattern store's suggestion))" \
         in explained.text
     assert "@sonnet" not in explained.text
+    detail = service.session(again.session_id)  # the model read the message it ran again
+    assert [m["content"][0]["text"] for m in detail.messages if m["role"] == "user"] == [
+        "/commit fix the auth bug", "/route override"]
+
+
+async def test_the_same_message_sent_again_with_an_alias_counts_as_rerouted(
+        engine: tuple[Switchman, Recorder, str], fake: FakeProvider) -> None:
+    """The transcript keeps ``@sonnet``; the comparison with the previous message does not."""
+    service, _, workspace = engine
+    for message in ("/commit fix the auth bug", "@sonnet /commit fix the auth bug"):
+        fake.script_text("meh")
+        await service.chat(workspace, None, message)
+    await service.learning.written()
+    first, second = database.rows(service.patterns.connection)
+    assert (first.model, second.model) == (HAIKU, SONNET)
+    assert first.evidence.next_action is NextAction.REROUTED
+    assert first.success == pytest.approx(0.1)
+    assert first.message_hash == second.message_hash
 
 
 async def test_ignore_records_the_dismissal(engine: tuple[Switchman, Recorder, str],

@@ -80,11 +80,11 @@ return {
     'a full answer streams in chunk by chunk, with newlines, and ends with model and cost',
     function()
       H.script({ { kind = 'text', chunks = { 'First line\nsec', 'ond line', '\nthird' } } })
-      type_and_send('hello there')
+      type_and_send('@sonnet hello there')
       H.wait_text(transcript(), 'third')
       wait_idle()
       local text = H.text(transcript())
-      H.check(text:find('## Switchman [sonnet · global default]\nFirst line\nsecond line\nthird\n', 1, true),
+      H.check(text:find('## You\n@sonnet hello there\n\n## Switchman [sonnet · override @sonnet]\nFirst line\nsecond line\nthird\n', 1, true),
         'the answer under its badge', H.lines(transcript()))
       local last = H.lines(transcript())[#H.lines(transcript())]
       H.check(last:match('^  sonnet · %$[%d.]+ · %d+ in / %d+ out tokens$'), 'a footer with model, cost, tokens', last)
@@ -220,6 +220,8 @@ return {
       local text = H.text(transcript())
       H.check(text:find('## You\nwrite a commit message for the login fix\n\n## Switchman [haiku · rule: fast for commits]\nHel\n(cancelled)', 1, true),
         'the cancelled turn', H.lines(transcript()))
+      H.check(text:find('## You\n@sonnet hello there\n\n## Switchman [sonnet · override @sonnet]\nFirst line\n', 1, true),
+        'the message as typed, its @alias included', H.lines(transcript()))
       H.check(text:find('  ⚙ read_file path=src/app.py\n  ✓ read_file: 2 lines of output\n', 1, true), 'tool activity',
         H.lines(transcript()))
       H.check(text:find('## You\nhello again\n\n## Switchman [sonnet · global default]\n✗ anthropic:claude-sonnet-4-6: server error (500)',

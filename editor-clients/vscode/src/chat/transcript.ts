@@ -66,27 +66,11 @@ export function transcriptEntries(detail: SessionDetail, skip: ReadonlySet<strin
 function turnEntries(detail: SessionDetail, turn: Turn): Entry[] {
   const messages = detail.messages.filter((m) => m.turn_id === turn.id);
   const entries: Entry[] = messages.filter((m) => m.role === 'user')
-    .map((m): Entry => ({ kind: 'user', id: m.id, text: typedMessage(turn, blocksText(m.content)) }));
+    .map((m): Entry => ({ kind: 'user', id: m.id, text: blocksText(m.content) }));
   const rating = detail.ratings?.[turn.id];
   entries.push({ ...turnEntry(turn, messages), ...(rating ? { rating } : {}),
     delegations: storedDelegations(messages, detail.cost.workers, turn.status, detail.delegations) });
   return entries;
-}
-
-/** The reason `/route override`'s re-run is recorded with (engine/routing/overrides.py). */
-const ROUTE_OVERRIDE_REASON = "/route override (the pattern store's suggestion)";
-
-/**
- * The user's message as they typed it, as it was shown live: the daemon stores it without the
- * leading `@alias` (which its chain records), and stores a `/route override` re-run as the message
- * it sent again.
- */
-function typedMessage(turn: Turn, text: string): string {
-  const override = turn.decision?.chain.find((e) => e.policy === 'PER_MESSAGE_OVERRIDE' && e.verdict !== 'not_applicable');
-  if (!override) return text;
-  if (override.reason === ROUTE_OVERRIDE_REASON) return SlashCommands.routeOverride;
-  const alias = /^override "(@[^"\s]+)"/.exec(override.reason)?.[1];
-  return alias && !text.startsWith(alias) ? `${alias} ${text}` : text;
 }
 
 /**

@@ -43,18 +43,17 @@ describe('transcriptEntries', () => {
     assert.ok(second.kind === 'turn' && second.status === 'failed' && second.error?.message === 'server error (500)');
   });
 
-  it('shows the user\'s message as typed: with its @alias, and /route override for its re-run', () => {
-    const chain = (reason: string, verdict = 'chose') => ({ decision: { type: 'route.decided', timestamp: '', session_id: 'S1',
+  it('shows the user\'s message as the daemon recorded it, as typed: the @alias once, /route override as sent', () => {
+    const chain = (reason: string) => ({ decision: { type: 'route.decided', timestamp: '', session_id: 'S1',
       turn_id: 'T1', winner_index: 0, chosen_model: null, banners: [],
-      chain: [{ policy: 'PER_MESSAGE_OVERRIDE', verdict, candidate_model: null, reason, rule_name: null, validation_failure: null,
-        outage_scope: null }] } });
-    const shown = (extra: object) => transcriptEntries({ ...detail, turns: [turn('T1', 1, extra)] })
+      chain: [{ policy: 'PER_MESSAGE_OVERRIDE', verdict: 'chose', candidate_model: null, reason, rule_name: null,
+        validation_failure: null, outage_scope: null }] } });
+    const shown = (typed: string, extra: object) => transcriptEntries({ ...detail, turns: [turn('T1', 1, extra)],
+      messages: [{ ...detail.messages[0], content: [{ type: 'text', text: typed }] }] })
       .flatMap((e) => (e.kind === 'user' ? [e.text] : []));
-    assert.deepEqual(shown(chain('override "@haiku"')), ['@haiku commit msg']);
-    assert.deepEqual(shown(chain('override "@opus" → anthropic:claude-opus-4-7 rejected: no API key', 'rejected')), ['@opus commit msg']);
-    assert.deepEqual(shown(chain("/route override (the pattern store's suggestion)")), ['/route override']);
-    assert.deepEqual(shown(chain('no @model token in message', 'not_applicable')), ['commit msg']);
-    assert.deepEqual(shown({}), ['commit msg'], 'no decision recorded: as stored');
+    assert.deepEqual(shown('@haiku commit msg', chain('override "@haiku"')), ['@haiku commit msg']);
+    assert.deepEqual(shown('@haiku   @haiku commit msg', chain('override "@haiku"')), ['@haiku   @haiku commit msg']);
+    assert.deepEqual(shown('/route override', chain("/route override (the pattern store's suggestion)")), ['/route override']);
   });
 
   it('shows the ratings the daemon kept as pressed buttons', () => {

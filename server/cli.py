@@ -109,7 +109,7 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def _tcp_address(text: str) -> tuple[str, int]:
     """``HOST:PORT`` (``[::1]:7077`` for IPv6; no host means 127.0.0.1) for ``serve --tcp``."""
     host, colon, port = text.strip().rpartition(":")
-    if not colon or not port.isdigit() or int(port) > 65535:  # noqa: PLR2004 - the last port
+    if not colon or not port.isdigit() or int(port) > 65535:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not HOST:PORT with a port from 0 to 65535 (e.g. 127.0.0.1:7077)")
     host = host.removeprefix("[").removesuffix("]") if host.startswith("[") else host

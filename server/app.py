@@ -175,13 +175,18 @@ def _hide_unreadable_frames(record: logging.LogRecord) -> bool:
     return not (record.exc_info and isinstance(record.exc_info[1], UNREADABLE_FRAME_ERRORS))
 
 
-def run(tcp: str | None = None) -> int:
-    """Serve over stdio, or over TCP at ``HOST:PORT`` for debugging."""
+def run(tcp: tuple[str, int] | None = None) -> int:
+    """Serve over stdio, or over TCP at ``(host, port)`` for debugging."""
     _configure_logging()
     server = build_server()
     if tcp:
-        host, _, port = tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
+        host, port = tcp
+        try:
+            server.start_tcp(host, port)
+        except OSError as error:  # in use, a host that is not this machine's, no such name
+            why = error.strerror or str(error)
+            print(f"switchman serve: cannot listen on {host}:{port}: {why}", file=sys.stderr)
+            return 1
     elif stdin_is_pipe():
         serve_stdio(server)
     else:  # a file or terminal on stdin (manual runs): pygls' own blocking I/O

@@ -101,8 +101,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _serve_arguments(serve: argparse.ArgumentParser) -> argparse.ArgumentParser:
     serve.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
-    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", type=_tcp_address,
+                       help="listen on TCP instead (debugging)")
     return serve
+
+
+def _tcp_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:7077`` for IPv6; no host means 127.0.0.1) for ``serve --tcp``."""
+    host, colon, port = text.strip().rpartition(":")
+    if not colon or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not HOST:PORT with a port from 0 to 65535 (e.g. 127.0.0.1:7077)")
+    host = host.removeprefix("[").removesuffix("]") if host.startswith("[") else host
+    return host or "127.0.0.1", int(port)
 
 
 def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -88,6 +88,15 @@ class _Slot(Generic[T]):
     """The check running in the check process (background mode), if any."""
 
 
+def _first_check_running(slot: _Slot[Any]) -> bool:
+    """The file's first check (at start-up, or since the file appeared) has not finished:
+    nothing is known of it yet, so it is not said to have errors (the status said "has
+    errors; the built-in defaults are in use" of every valid file until its check ended).
+    A file checked before keeps what its last check found while it is checked again."""
+    return slot.checking is not None and slot.in_force == IN_FORCE_BUILTIN \
+        and not slot.problems
+
+
 def _check_file(path: Path, kind: FileKind, context: object, checker: Checker) -> Checked:
     """Read and check one file (in the check process in background mode), re-using the
     latest check of the same text in the same context (the editor's, on a save)."""
@@ -303,7 +312,8 @@ class ConfigStore:
         """Both :meth:`problems` and :meth:`in_force`, from one refresh of the files."""
         slots = self._in_use(folder)
         problems = [p for slot in slots for p in slot.problems]
-        return problems, {str(s.path): s.in_force for s in slots if s.signature is not None}
+        return problems, {str(s.path): s.in_force for s in slots
+                          if s.signature is not None and not _first_check_running(s)}
 
     async def settle(self, folder: str | None = None) -> None:
         """Wait until every file ``folder`` uses is checked in its current version.

@@ -191,9 +191,10 @@ class SessionManager:
             _, cached.sticky.active, cached.profile = stored
             self._live.move_to_end(session_id)
             return cached  # else another daemon ran turns in it meanwhile: load it again
-        info = self.store.session(session_id)
-        if info is None:
+        found = self.store.session_to_load(session_id)
+        if found is None:
             raise UnknownSession(session_id)
+        info, last_index = found
         folder = folder_of(info.workspace)
         live = LiveSession(
             id=session_id, workspace=info.workspace, folder=folder,
@@ -201,7 +202,7 @@ class SessionManager:
             touched=self.store.touched_paths(session_id),
             skills=SkillIndex.build([folder / ".switchman" / "skills",
                                      self.config.directory / "skills"], workspace=folder),
-            last_model=info.last_model, turn_count=self.store.last_turn_index(session_id),
+            last_model=info.last_model, turn_count=last_index,
             profile=info.profile)
         live.remember(self.store.messages(session_id))
         if cached is not None:

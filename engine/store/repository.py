@@ -165,9 +165,15 @@ class SessionStore:
 
     def session(self, session_id: str) -> SessionInfo | None:
         """One session with its totals (workers not attached)."""
+        found = self.session_to_load(session_id)
+        return found[0] if found is not None else None
+
+    def session_to_load(self, session_id: str) -> tuple[SessionInfo, int] | None:
+        """One session (as :meth:`session`) and the index of its latest turn (0 if none),
+        whichever daemon ran it: one query."""
         row = self.db.execute(_SESSION_QUERY + " WHERE s.id = ? GROUP BY s.id",
                               (session_id,)).fetchone()
-        return _session(row) if row else None
+        return (_session(row), int(row["last_index"])) if row else None
 
     def sessions(self, workspace: str, *, include_workers: bool) -> list[SessionInfo]:
         """The workspace's top-level sessions, newest first, workers nested if asked."""
@@ -359,12 +365,6 @@ class SessionStore:
         index, sticky, profile = known
         self._wrote(key, (index, changed.get("sticky", sticky), changed.get("profile", profile)))
 
-    def last_turn_index(self, session_id: str) -> int:
-        """The index of the session's latest turn (0 if none), whichever daemon ran it."""
-        row = self.db.execute("SELECT COALESCE(MAX(idx), 0) FROM turns WHERE session_id = ?",
-                              (session_id,)).fetchone()
-        return int(row[0])
-
     def running_elsewhere(self, turn_id: str) -> bool:
         """Whether ``turn_id`` is running in another daemon that is still alive."""
         row = self.db.execute("SELECT owner FROM turns WHERE id = ? AND status = 'running'",
@@ -534,7 +534,7 @@ class SessionStore:
 
 
 _SESSION_QUERY = """
-SELECT s.*, COUNT(DISTINCT t.id) AS turn_count,
+SELECT s.*, COUNT(DISTINCT t.id) AS turn_count, COALESCE(MAX(t.idx), 0) AS last_index,
        (SELECT model FROM turns WHERE session_id = s.id ORDER BY idx DESC LIMIT 1) AS last_model,
        (SELECT COALESCE(SUM(c.cost_micros), 0) FROM cost_ledger c WHERE c.session_id IN (
             WITH RECURSIVE tree(id) AS (SELECT s.id UNION ALL SELECT w.id FROM sessions w

@@ -229,3 +229,21 @@ def test_the_daemons_commits_leave_checkpoints_to_a_worker_thread(tmp_path: Path
     assert log > 1500 and copied == log  # all of it was still in the log until now
     assert checkpoint(path) == (log, log)  # nothing new since
     connection.close()
+
+
+def test_loading_a_session_reads_its_latest_turn_with_it(tmp_path: Path) -> None:
+    """A session loaded into memory needs its record and the index of its latest turn,
+    whichever daemon ran it: both come from one query."""
+    first, _ = daemon(tmp_path)
+    second, _ = daemon(tmp_path)
+    first.create_session("s1", "file:///w", NOW)
+    assert first.session_to_load("s1") == (first.session("s1"), 0)
+    for store in (first, second):  # each daemon numbers its turn after the last recorded
+        turn = start_turn(store, "s1")
+        turn.status = "completed"
+        store.finish_turn(turn)
+    ran = statements(first)
+    found = first.session_to_load("s1")
+    assert len(ran) == 1
+    assert found is not None and found[1] == 2 and found[0].turn_count == 2
+    assert first.session_to_load("nobody") is None

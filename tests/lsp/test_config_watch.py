@@ -140,3 +140,19 @@ async def test_rules_commands_refresh_the_status(command: str, daemon: Daemon) -
             seen = len(client.received[methods.STATUS])
             await client.request(methods.CHAT, {"workspace": daemon.uri, "message": command})
             await status_after(client, seen, valid)
+
+
+@pytest.mark.parametrize("editor", CLIENTS)
+async def test_valid_files_are_never_said_to_have_errors_while_first_checked(
+        editor: str, daemon: Daemon) -> None:
+    """The status right after start-up came while the files' first checks still ran, and
+    said of the (valid) models.yaml "has errors; the built-in defaults are in use" until
+    the next status."""
+    daemon.write_routing(VALID)
+    async with started(editor, daemon, "1") as client:
+        await client.wait_for(methods.STATUS)  # the one after initialized
+        await client.request(methods.CHAT, {"workspace": daemon.uri, "message": "/rules check"})
+        await client.wait_until(lambda: len(client.received[methods.STATUS]) >= 2)  # /rules
+        statuses = client.received[methods.STATUS]
+        assert [s["banners"] for s in statuses] == [[]] * len(statuses)
+        assert {s["config_errors"] for s in statuses} == {0}

@@ -161,6 +161,33 @@ def initialized(port: int) -> socket.socket:
     return editor
 
 
+@pytest.mark.parametrize("address", ["7077", "localhost", "127.0.0.1:", "127.0.0.1:99999",
+                                     "127.0.0.1:77x"])
+def test_serve_tcp_with_no_usable_address_says_so(tmp_path: Path, address: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "switchman.server.cli", "serve", "--tcp",
+                           address], env=server_env(tmp_path / "config", tmp_path / "data"),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=TIMEOUT, check=False)
+    assert done.returncode == 2
+    assert done.stderr.endswith(f"switchman serve: error: argument --tcp: {address!r} is not "
+                                "HOST:PORT with a port from 0 to 65535 (e.g. 127.0.0.1:7077)\n")
+
+
+def test_serve_tcp_on_a_port_in_use_says_so(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "switchman.server.cli", "serve", "--tcp",
+                               f"127.0.0.1:{port}"], stdin=subprocess.DEVNULL,
+                              env=server_env(tmp_path / "config", tmp_path / "data"),
+                              capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert f"switchman serve: cannot listen on 127.0.0.1:{port}: " in done.stderr
+    assert done.stderr.rstrip().endswith("address already in use")
+
+
 def test_over_tcp_a_second_connection_is_refused_while_the_first_is_open(tmp_path: Path) -> None:
     """`switchman serve --tcp` (debugging) gave a second connection the first one's session:
     its answers and approval requests went to whoever connected last. Now one at a time."""

@@ -50,6 +50,11 @@ export function attachmentLabel(attachment: Attachment, workspace: string): stri
   } catch {
     // keep it encoded
   }
-  const lines = attachment.start_line ? ` (lines ${attachment.start_line}–${attachment.end_line})` : '';
+  return attachedLine(path, attachment.start_line, attachment.end_line);
+}
+
+/** The line under a message for one attachment, live and in a reloaded chat (the daemon's stored path). */
+export function attachedLine(path: string, startLine?: number | null, endLine?: number | null): string {
+  const lines = startLine ? ` (lines ${startLine}–${endLine})` : '';
   return `Attached: ${path}${lines}`;
 }

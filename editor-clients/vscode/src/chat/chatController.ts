@@ -335,22 +335,22 @@ export class ChatController implements Disposable {
       return;
     }
     this.workspace = folder.uri; // the panel shows this folder until the user picks another
-    const live = this.live?.replaysIn(folder.uri) ? this.live : undefined;
     let sessionId: string | null = null;
-    let sessionTitle: string | null = null;
-    let entries: ReturnType<typeof transcriptEntries> = [];
+    let detail: SessionDetail | undefined;
     try {
       sessionId = await this.currentSession(folder.uri);
-      if (sessionId) {
-        const detail = await this.connection.request<SessionDetail>(Requests.session, params.sessionParams(sessionId));
-        // A failed turn sent from this window keeps its Retry (the daemon's record does not know it).
-        entries = transcriptEntries(detail, live?.shownIds()).map((e) => (e.kind === 'turn' && this.retries.has(e.id)
-          ? { ...e, retryable: true } : e));
-        sessionTitle = detail.session.title || null;
-      }
+      if (sessionId) detail = await this.connection.request<SessionDetail>(Requests.session, params.sessionParams(sessionId));
     } catch {
-      entries = [];
+      detail = undefined;
     }
+    // The exchange to replay is the one of now, not of when the transcript was asked for: a message
+    // sent meanwhile (the panel had just opened) would be wiped by the reset and never drawn again.
+    const live = this.live?.replaysIn(folder.uri) ? this.live : undefined;
+    if (live && this.pending && sessionId === null) sessionId = this.pending.sessionId;
+    // A failed turn sent from this window keeps its Retry (the daemon's record does not know it).
+    const entries = detail ? transcriptEntries(detail, live?.shownIds()).map((e) => (e.kind === 'turn' && this.retries.has(e.id)
+      ? { ...e, retryable: true } : e)) : [];
+    const sessionTitle = detail?.session.title || null;
     this.postToView({ type: 'reset', folders, workspace: folder.uri, sessionId, sessionTitle, entries });
     for (const event of live?.events ?? []) this.postToView({ type: 'event', event });
     this.replayAfterReset(entries, live?.turns);

@@ -131,7 +131,8 @@ export function storedDelegations(messages: readonly Message[], workers: readonl
     cards.push({
       ...blankCard(block.id, requested, typeof input.task === 'string' ? input.task : ''),
       ...(record ? recordedTier(record) : {}),
-      workerSessionId: worker?.session_id ?? record?.worker_session_id ?? null,
+      // (`""` for a delegation that ended before it had a worker session)
+      workerSessionId: worker?.session_id || record?.worker_session_id || null,
       model: worker?.model ?? record?.model ?? null,
       status: storedStatus(result, turnStatus, failure),
       turns: worker?.turns ?? 0,
@@ -139,6 +140,9 @@ export function storedDelegations(messages: readonly Message[], workers: readonl
       // No result when the daemon died while the worker ran: the record says `interrupted` (the
       // turn's own failure, just below the card, says the rest).
       error: failure ?? (result ? null : record?.error ?? null),
+      // Why it ended as it did (the reason typed with a denial, "cancelled before this worker
+      // started"), as the live card said it.
+      detail: result ? record?.detail ?? null : null,
     });
   }
   return cards;
@@ -240,7 +244,10 @@ export function cardView(card: DelegationCard): CardView {
   }
   const capped = card.floorApplied && card.tier !== card.requestedTier;
   const tier = capped ? `${card.tier} (capped from ${card.requestedTier})` : card.tier;
-  const model = card.model ? shortModelName(card.model) : 'choosing a model';
+  // A worker that ended without a model never started (denied, stopped while it waited, no model
+  // for its tier): it is not still choosing one.
+  const model = card.model ? shortModelName(card.model)
+    : card.status === 'running' ? 'choosing a model' : card.status === 'completed' ? null : 'not started';
   // Your rules come before the tier: one that matched the task chose the model, not the tier.
   const routed = card.routedBy && card.model ? ` (${card.routedBy})` : '';
   const notes = [];
@@ -250,7 +257,7 @@ export function cardView(card: DelegationCard): CardView {
       + `before its tier, so the ${card.tier} tier's model was not used.`);
   }
   return {
-    title: `${tier} · ${model}${routed}`,
+    title: model ? `${tier} · ${model}${routed}` : tier,
     tierNote: notes.length > 0 ? notes.join(' ') : null,
     meta: meta.join(' · '),
     statusLabel,

@@ -6,6 +6,7 @@ import { SlashCommands } from '../protocol/methods';
 import type {
   ChatResult, ContentBlock, DelegationRecord, Message, SessionDetail, ToolActivity, Turn, WorkerCost,
 } from '../protocol/types';
+import { attachedLine } from './attachments';
 import { cardView, recordedDelegation, storedDelegations } from './delegations';
 import type { Entry, TurnEntry } from './messages';
 
@@ -66,7 +67,7 @@ export function transcriptEntries(detail: SessionDetail, skip: ReadonlySet<strin
 function turnEntries(detail: SessionDetail, turn: Turn): Entry[] {
   const messages = detail.messages.filter((m) => m.turn_id === turn.id);
   const entries: Entry[] = messages.filter((m) => m.role === 'user')
-    .map((m): Entry => ({ kind: 'user', id: m.id, text: blocksText(m.content) }));
+    .map((m): Entry => ({ kind: 'user', id: m.id, text: userText(m.content) }));
   const rating = detail.ratings?.[turn.id];
   entries.push({ ...turnEntry(turn, messages), ...(rating ? { rating } : {}),
     delegations: storedDelegations(messages, detail.cost.workers, turn.status, detail.delegations) });
@@ -85,8 +86,14 @@ export function keptInHistory(result: ChatResult): boolean {
 
 /** A message of a `/delegate` exchange: the user's command, or the worker's answer shown as its output. */
 function exchangeEntry(message: Message): Entry {
-  const text = blocksText(message.content);
-  return message.role === 'user' ? { kind: 'user', id: message.id, text } : { kind: 'command', id: message.id, text };
+  return message.role === 'user' ? { kind: 'user', id: message.id, text: userText(message.content) }
+    : { kind: 'command', id: message.id, text: blocksText(message.content) };
+}
+
+/** A user's message as it was shown when sent: its text, then one `Attached: …` line per attachment. */
+function userText(blocks: ContentBlock[]): string {
+  const attached = blocks.flatMap((b) => (b.type === 'attachment' ? [attachedLine(b.path, b.start_line, b.end_line)] : []));
+  return [blocksText(blocks), ...attached].filter(Boolean).join('\n');
 }
 
 /** Remove and return the delegations (oldest first) that started by `time` (all when no time). */
@@ -196,6 +203,7 @@ function messageMarkdown(blocks: ContentBlock[]): string {
     switch (block.type) {
       case 'text': return block.text;
       case 'image': return `_[image: ${block.media_type}]_`;
+      case 'attachment': return `_${attachedLine(block.path, block.start_line, block.end_line)}_`;
       case 'tool_use': return `\`${block.name}\` ${'`'}${JSON.stringify(block.input)}${'`'}`;
       case 'tool_result': return `${block.is_error ? '⚠ ' : ''}\`result\`: ${firstLine(block.content)}`;
     }

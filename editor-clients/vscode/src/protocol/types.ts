@@ -81,6 +81,9 @@ export interface Turn {
 export type ContentBlock =
   | { type: 'text'; text: string }
   | { type: 'image'; media_type: string }
+  /** A file or selection attached to a user's message (`path` relative to the workspace when inside it). */
+  | { type: 'attachment'; kind: 'file' | 'selection'; path: string; text: string; start_line?: number | null;
+    end_line?: number | null; truncated?: boolean }
   | { type: 'tool_use'; id: string; name: string; input: unknown }
   | { type: 'tool_result'; tool_use_id: string; content: string; is_error: boolean };
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ChatController } from '../../src/chat/chatController';
 import { ApprovalCenter } from '../../src/tools/approval';
-import type { ToWebview } from '../../src/chat/messages';
+import { initialChatState, sessionTitle, type ToWebview } from '../../src/chat/messages';
+import { reduce } from '../../src/chat/reducer';
 import { Notifications, Requests } from '../../src/protocol/methods';
 import type { ChatResult, SessionDetail } from '../../src/protocol/types';
 import { FakeConnection, FakeFolders, FakeStatuses, status, until } from './fakes';
@@ -61,6 +62,32 @@ describe('ChatController', () => {
     await sending;
     assert.deepEqual(events(), ['userSent', 'routeDecided', 'delta', 'result']);
     assert.equal(controller.busy, false);
+  });
+
+  it('keeps a message sent while the panel was still loading its transcript', async () => {
+    // The panel just opened (`ready`: the transcript is asked for) and the user sends at once: the
+    // transcript's answer, which predates the message, must not wipe it.
+    const { connection, controller, posted } = setup();
+    const transcript = deferred<SessionDetail>();
+    connection.answer(Requests.session, () => transcript.promise);
+    const answer = deferred<ChatResult>();
+    connection.answer(Requests.chat, () => answer.promise);
+    const reloading = controller.handle({ type: 'ready' });
+    await until(() => connection.sent(Requests.session).length === 1);
+    const sending = controller.send('@haiku hello there');
+    await until(() => connection.sent(Requests.chat).length === 1);
+    connection.notify(Notifications.routeDecided, route);
+    transcript.resolve({ session: { id: 'S1', workspace: WS, title: '', created_at: '', updated_at: '', sticky_model: null,
+      pending_swap: null, last_model: null, turn_count: 0, cost_usd: '0', is_worker: false, parent_session_id: null,
+      parent_tool_use_id: null }, turns: [], messages: [], cost: { total_usd: '0', by_model: [], planner_usd: '0', workers_usd: '0',
+      workers: [] } });
+    await reloading;
+    answer.resolve(result);
+    await sending;
+    const state = posted.reduce(reduce, initialChatState());
+    assert.deepEqual(state.entries.map((e) => [e.kind, e.kind === 'user' ? e.text : e.id]),
+      [['user', '@haiku hello there'], ['turn', 'T1']]);
+    assert.equal(sessionTitle(state), '@haiku hello there');
   });
 
   it('sends 👍/👎 with switchman/feedback and shows it once taken', async () => {

@@ -120,9 +120,34 @@ describe('delegation cards', () => {
     const failed = applyDelegation([], update({ phase: 'ended', status: 'failed', model: null, worker_turn_id: null, turns: 0,
       error: 'no_model_available_for_tier' }));
     const view = cardView(failed[0]);
-    assert.equal(view.title, 'fast · choosing a model');
+    assert.equal(view.title, 'fast · not started', 'it ended: no longer choosing a model');
     assert.equal(view.note, 'no_model_available_for_tier');
     assert.equal(view.canStop, false);
+    const stopped = applyDelegation([], update({ phase: 'ended', status: 'cancelled', model: null, worker_session_id: '',
+      worker_turn_id: null, error: 'cancelled_by_user', detail: 'cancelled while waiting for approval' }));
+    assert.deepEqual([cardView(stopped[0]).title, cardView(stopped[0]).statusLabel], ['fast · not started', 'stopped']);
+  });
+
+  it('a planner\'s delegation that ended before its worker was routed comes back as it ended, its reason included', () => {
+    // As switchman/session lists them: no model, no worker tier, worker session "" (approval denied, stopped while queued).
+    const messages: Message[] = [
+      { id: 'M1', session_id: 'S1', turn_id: 'T1', role: 'assistant', created_at: '', model: null, content: [
+        { type: 'tool_use', id: 'toolu_no', name: 'delegate', input: { tier: 'fast', task: 'rewrite main' } },
+        { type: 'tool_use', id: 'toolu_q', name: 'delegate', input: { tier: 'fast', task: 'sub-task' } }] },
+      { id: 'M2', session_id: 'S1', turn_id: 'T1', role: 'tool', created_at: '', model: null, content: [
+        { type: 'tool_result', tool_use_id: 'toolu_no', content: 'delegate failed: approval_denied\n\nThe user denied this delegation', is_error: true },
+        { type: 'tool_result', tool_use_id: 'toolu_q', content: 'delegate failed: cancelled_by_user', is_error: true }] },
+    ];
+    const never = (tool_use_id: string, status: 'failed' | 'cancelled', error: string, detail: string) => ({ tool_use_id,
+      worker_session_id: '', source: 'planner' as const, started_at: '2026-01-01T00:00:00Z', task: 'rewrite main', tier: 'fast',
+      worker_tier: null, tier_floor: null, floor_applied: false, model: null, status, error, detail });
+    const [denied, queued] = storedDelegations(messages, [], 'completed', [
+      never('toolu_no', 'failed', 'approval_denied', 'not that one'),
+      never('toolu_q', 'cancelled', 'cancelled_by_user', "the planner's turn was cancelled before this worker started")]);
+    assert.deepEqual([denied.workerSessionId, cardView(denied).title, cardView(denied).statusLabel, cardView(denied).note],
+      [null, 'fast · not started', 'failed', 'approval_denied: not that one']);
+    assert.deepEqual([cardView(queued).title, cardView(queued).statusLabel, cardView(queued).note],
+      ['fast · not started', 'stopped', "cancelled_by_user: the planner's turn was cancelled before this worker started"]);
   });
 
   it('rebuilds cards from a stored transcript: delegate calls, worker cost and model, outcome', () => {
@@ -208,7 +233,7 @@ describe('delegation cards', () => {
     const [card] = storedDelegations(messages, [], 'completed', [record]);
     assert.deepEqual([cardView(card).title, card.workerSessionId], ['balanced (capped from deep) · claude-sonnet-4-6', 'W1']);
     const [old] = storedDelegations(messages, [], 'completed');
-    assert.equal(cardView(old).title, 'deep · choosing a model', 'an older daemon without records: the call\'s own tier');
+    assert.equal(cardView(old).title, 'deep · not started', 'an older daemon without records: the call\'s own tier');
   });
 
   it('a worker session becomes the card transcript: task, worker text, tools', () => {

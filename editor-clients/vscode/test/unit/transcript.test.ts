@@ -56,6 +56,18 @@ describe('transcriptEntries', () => {
     assert.deepEqual(shown('/route override', chain("/route override (the pattern store's suggestion)")), ['/route override']);
   });
 
+  it('lists a message\'s attachments under it, as it was shown when sent', () => {
+    const attached = { ...detail, turns: [turn('T1', 1)], messages: [{ ...detail.messages[0], content: [
+      { type: 'text' as const, text: 'explain this' },
+      { type: 'attachment' as const, kind: 'selection' as const, path: 'src/login.py', text: 'def login():', start_line: 1, end_line: 2,
+        truncated: false },
+      { type: 'attachment' as const, kind: 'file' as const, path: 'README.md', text: '# Demo', start_line: null, end_line: null,
+        truncated: false }] }] };
+    const shown = transcriptEntries(attached).flatMap((e) => (e.kind === 'user' ? [e.text] : []));
+    assert.deepEqual(shown, ['explain this\nAttached: src/login.py (lines 1–2)\nAttached: README.md']);
+    assert.match(transcriptMarkdown(attached), /explain this\n\n_Attached: src\/login\.py \(lines 1–2\)_\n\n_Attached: README\.md_/);
+  });
+
   it('shows the ratings the daemon kept as pressed buttons', () => {
     const entries = transcriptEntries({ ...detail, ratings: { T2: 'down' } });
     assert.deepEqual(entries.flatMap((e) => (e.kind === 'turn' ? [[e.id, e.rating]] : [])), [['T1', undefined], ['T2', 'down']]);

@@ -384,6 +384,10 @@ _UNTRUSTED_MESSAGE = (
 UNTRUSTED_KEYS = ("providers", "models", "base_url", "api_key", "api_key_env", "api_key_file",
                   "api_base", "endpoint")
 
+_TEST_FILE_MESSAGE = ("'cases' is the key of a policy test file, which is run with "
+                      "'switchman rules test FILE' (see docs/policy-tests.md), not checked as "
+                      "a routing file.")
+
 ROUTING_FILE = Obj(
     "Switchman routing policy (routing.yaml).",
     fields={
@@ -399,9 +403,12 @@ ROUTING_FILE = Obj(
                                   key=Scalar("Workspace folder path.", format="path"))),
     },
     special={
-        key: SpecialKey(Code.UNKNOWN_KEY, Severity.ERROR,
-                        f"'{key}' belongs in models.yaml, not routing.yaml.")
-        for key in ("providers", "models")
+        **{key: SpecialKey(Code.UNKNOWN_KEY, Severity.ERROR,
+                           f"'{key}' belongs in models.yaml, not routing.yaml.")
+           for key in ("providers", "models")},
+        "profiles": SpecialKey(Code.UNKNOWN_KEY, Severity.ERROR,
+                               "'profiles' belongs in profiles.yaml, not routing.yaml."),
+        "cases": SpecialKey(Code.UNKNOWN_KEY, Severity.ERROR, _TEST_FILE_MESSAGE),
     },
     title="routing.yaml",
 )
@@ -415,6 +422,10 @@ WORKSPACE_FILE = Obj(
                            _UNTRUSTED_MESSAGE.format(key=key)) for key in UNTRUSTED_KEYS},
         "global_default": SpecialKey(Code.UNKNOWN_KEY, Severity.ERROR,
                                      "A workspace file sets 'default', not 'global_default'."),
+        "profiles": SpecialKey(Code.UNKNOWN_KEY, Severity.ERROR,
+                               "'profiles' belongs in .switchman/profiles.yaml, not "
+                               ".switchman/routing.yaml."),
+        "cases": SpecialKey(Code.UNKNOWN_KEY, Severity.ERROR, _TEST_FILE_MESSAGE),
         "workspaces": SpecialKey(Code.UNKNOWN_KEY, Severity.ERROR,
                                  "'workspaces' belongs in your user routing.yaml; this file "
                                  "already is the workspace's block."),

@@ -89,6 +89,21 @@ def test_a_test_file_with_nothing_to_run_or_check_is_invalid(
     assert f"{test_file}:{where}: {expected}" in done.stdout
 
 
+def test_a_test_or_profiles_file_checked_as_routing_says_what_it_is(
+        tmp_path: Path, config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    test_file = tmp_path / "policy.test.yaml"
+    test_file.write_text("cases:\n  - {name: a, message: hi, expect: {model: haiku}}\n")
+    profiles = tmp_path / "my-profiles.yaml"
+    profiles.write_text("profiles:\n  r: {tier: deep}\n")
+    code, out = run(capsys, "rules", "check", str(test_file), str(profiles))
+    assert code == 1
+    assert f"{test_file}:1:1: error [unknown-key] 'cases' is the key of a policy test file, " \
+        "which is run with 'switchman rules test FILE'" in out
+    assert f"{profiles}:1:1: error [unknown-key] 'profiles' belongs in profiles.yaml, not " \
+        "routing.yaml." in out
+    assert "Did you mean 'rules'?" not in out
+
+
 def test_a_null_rule_is_a_rule_without_its_model(tmp_path: Path, config_dir: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "routing.yaml"

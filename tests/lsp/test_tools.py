@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
 
 from switchman.server import methods
 from tests.conftest import models_yaml
@@ -316,3 +317,36 @@ async def test_provider_keys_never_reach_a_command(project: Daemon, fake: FakePr
     for secret in (canary, ANTHROPIC_KEY, OPENAI_KEY):
         assert secret not in output
     assert "SWITCHMAN_DATA_DIR=" in output  # the rest of the environment is there
+
+
+@pytest.mark.parametrize("added_later", [False, True])
+async def test_a_workspace_opened_through_a_symlink_is_edited_under_its_name(
+        project: Daemon, fake: FakeProvider, tmp_path: Path, added_later: bool) -> None:
+    """The editor opened the project as a symlink (``~/code/app`` with ``~/code`` linking
+    elsewhere): the edit is proposed on, and applied to, the document under that name. It
+    went to the real path, a second document to the editor, changed beside the one the
+    user had open (whose unsaved text was not the edit's base either)."""
+    linked = tmp_path / "linked-project"
+    linked.symlink_to(project.workspace, target_is_directory=True)
+    named = (linked / "src" / "app.py").as_uri()
+    folders = [tmp_path] if added_later else [linked]
+    async with running_server("visual-studio-code", project.env, folders, LISTEN) as client:
+        editor = ToolEditor(client)
+        if added_later:  # workspace/didChangeWorkspaceFolders
+            client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(
+                types.WorkspaceFoldersChangeEvent(
+                    added=[types.WorkspaceFolder(linked.as_uri(), linked.name)], removed=[])))
+        unsaved = SOURCE.replace("# café", "# café, unsaved")
+        client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+            uri=named, language_id="python", version=1, text=unsaved)))
+        editor.buffers[named] = unsaved  # what the editor shows under that name
+        fake.script_tool_call("edit_file", EDIT, id="toolu_e")
+        fake.script_text("Done.")
+        result = await asyncio.wait_for(client.protocol.send_request_async(  # type: ignore[no-untyped-call]
+            methods.CHAT, {"workspace": linked.as_uri(), "message": "make main return 43"}),
+            TURN_TIMEOUT)
+    assert result["status"] == "completed"
+    assert editor.approvals[0]["uri"] == named
+    assert editor.approvals[0]["original"] == unsaved
+    assert [e["documentChanges"][0]["textDocument"]["uri"] for e in editor.edits] == [named]
+    assert editor.buffers == {named: unsaved.replace("42", "43")}

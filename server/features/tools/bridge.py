@@ -26,7 +26,7 @@ from switchman.engine.tools.approval import (
     ApprovalRequest,
     EditorAnswer,
 )
-from switchman.engine.tools.changes import Applied, FileChange
+from switchman.engine.tools.changes import Applied, FileChange, path_of
 from switchman.server import methods
 from switchman.server.positions import Positions
 from switchman.server.wire import to_wire
@@ -70,6 +70,8 @@ class EditorApprover:
     async def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
         """The user's answer; a denial when the editor does not answer in time."""
         timeout = approval_timeout(os.environ, self.server.initialization_options)
+        if request.uri is not None:  # the diff is shown on the document the user has open
+            request = msgspec.structs.replace(request, uri=editor_uri(self.server, request.uri))
         pending = self.server.protocol.send_request_async(
             methods.APPROVE, to_wire(request), msg_id=f"approve-{request.id}")
         try:
@@ -122,6 +124,7 @@ class EditorApplier:
 
     def workspace_edit(self, change: FileChange) -> dict[str, Any] | str:
         """The LSP ``WorkspaceEdit`` for ``change``, or why the editor cannot take it."""
+        change = msgspec.structs.replace(change, uri=editor_uri(self.server, change.uri))
         edits = [{"range": self._range(change, e.range), "newText": e.new_text}
                  for e in change.edits]
         if change.kind == "edit" and not self._supports("document_changes"):
@@ -161,8 +164,26 @@ class EditorApplier:
 
 def open_text(server: SwitchmanServer, path: Path) -> str | None:
     """The editor's text of ``path`` when it has sent it to the daemon (an open document)."""
-    document = server.workspace.text_documents.get(path.as_uri())
+    documents = server.workspace.text_documents
+    document = documents.get(editor_uri(server, path.as_uri())) or documents.get(path.as_uri())
     return document.source if document is not None else None
+
+
+def editor_uri(server: SwitchmanServer, uri: str) -> str:
+    """``uri`` (a file's real path, as the tools resolve it) as the editor names it.
+
+    A workspace folder opened through a symlink (``~/code/app`` where ``~/code`` links
+    elsewhere) has its files known to the editor under that name; an edit sent to the
+    real path would be another document to it, changed beside the one the user has
+    open (and lost when that one is saved).
+    """
+    path = path_of(uri)
+    for folder in server.workspace_folders:
+        named = path_of(folder) if folder.startswith("file://") else Path(folder)
+        real = Path(os.path.realpath(named))
+        if real != named and (path == real or real in path.parents):
+            return (named / path.relative_to(real)).as_uri()
+    return uri
 
 
 def _plain(value: Any) -> Any:

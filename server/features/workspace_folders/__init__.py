@@ -19,6 +19,10 @@ def register(server: SwitchmanServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def folders_changed(params: types.DidChangeWorkspaceFoldersParams) -> None:
         engine = server.switchman
+        removed = {gone.uri for gone in params.event.removed}
+        server.workspace_folders = [f for f in server.workspace_folders if f not in removed]
+        server.workspace_folders += [a.uri for a in params.event.added
+                                     if a.uri not in server.workspace_folders]
         for gone in params.event.removed:
             engine.close_workspace(gone.uri)
         for added in params.event.added:

@@ -407,7 +407,8 @@ def models(args: argparse.Namespace) -> int:
         _print_json(rows)
         return 0
     for row in rows:
-        key = "key set" if row["configured"] else f"no key ({row['missing_key']})"
+        key = ("no key needed" if not registry.providers[row["provider"]].needs_key
+               else "key set" if row["configured"] else f"no key ({row['missing_key']})")
         aliases = ", ".join(row["aliases"]) or "-"
         print(f"{row['id']:<32} {row['tier'] or '-':<9} {aliases:<18} {key}")
     return 0

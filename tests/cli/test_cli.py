@@ -328,6 +328,18 @@ def test_models_lists_key_status(config_dir: Path, monkeypatch: pytest.MonkeyPat
     assert "secret-value" not in json.dumps(rows)
 
 
+def test_a_local_model_needs_no_key_and_says_so(config_dir: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # the README's Ollama example: "key set" read as if a key had been found somewhere
+    (config_dir / "models.yaml").write_text(
+        "models:\n  ollama:qwen2.5-coder:7b:\n    aliases: [qwen]\n    tier: fast\n", "utf-8")
+    code, out = run(capsys, "models")
+    assert code == 0
+    rows = {line.split()[0]: line for line in out.splitlines()}
+    assert rows["ollama:qwen2.5-coder:7b"].endswith(" no key needed")
+    assert rows["openai:gpt-5"].endswith(" no key (OPENAI_API_KEY)")
+
+
 def test_check_reports_a_dot_switchman_folder_that_is_a_symlink_loop(
         tmp_path: Path, config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """It used to print "No configuration files found" (the path counted as absent)."""

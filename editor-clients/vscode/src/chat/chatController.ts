@@ -5,7 +5,7 @@
 
 import type { Disposable, Folder, StatusSource, SwitchmanConnection, WorkspaceFolders } from '../common/host';
 import { sameWorkspace } from '../common/host';
-import { requestFailure } from '../protocol/errors';
+import { PROVIDER_ERROR, requestFailure } from '../protocol/errors';
 import { Notifications, Requests, SlashCommands } from '../protocol/methods';
 import * as params from '../protocol/params';
 import type { Rating } from '../protocol/params';
@@ -19,11 +19,11 @@ import type { ApprovalAnswer, Attachment } from '../protocol/types';
 import type { ApprovalCard } from '../tools/approval';
 import { attachmentLabel, fileAttachment, resolveTokens, selectionAttachment, type EditorContext } from './attachments';
 import { explanationMessage, explanationView } from './chain';
-import type { ChatEvent, CodeAction, FromWebview, ToWebview } from './messages';
+import type { ChatEvent, CodeAction, Entry, FromWebview, ToWebview } from './messages';
 import { previewFailure, previewView } from './preview';
 import { LiveExchange } from './liveExchange';
 import { retryableFailure, wasRefused } from './reducer';
-import { transcriptEntries } from './transcript';
+import { sentMessage, transcriptEntries } from './transcript';
 
 interface PendingTurn {
   localId: string;
@@ -347,13 +347,25 @@ export class ChatController implements Disposable {
     // sent meanwhile (the panel had just opened) would be wiped by the reset and never drawn again.
     const live = this.live?.replaysIn(folder.uri) ? this.live : undefined;
     if (live && this.pending && sessionId === null) sessionId = this.pending.sessionId;
-    // A failed turn sent from this window keeps its Retry (the daemon's record does not know it).
-    const entries = detail ? transcriptEntries(detail, live?.shownIds()).map((e) => (e.kind === 'turn' && this.retries.has(e.id)
-      ? { ...e, retryable: true } : e)) : [];
+    const stored = detail ? transcriptEntries(detail, live?.shownIds()) : [];
+    if (detail) this.rememberRetry(detail, stored, folder.uri);
+    // A failed turn keeps its Retry: what this window sent, or (a new window) what the daemon kept of it.
+    const entries = stored.map((e) => (e.kind === 'turn' && this.retries.has(e.id) ? { ...e, retryable: true } : e));
     const sessionTitle = detail?.session.title || null;
     this.postToView({ type: 'reset', folders, workspace: folder.uri, sessionId, sessionTitle, entries });
     for (const event of live?.events ?? []) this.postToView({ type: 'event', event });
     this.replayAfterReset(entries, live?.turns);
+  }
+
+  /**
+   * The last answer failed at its provider and was not sent from this window (it was reloaded, or
+   * another window sent it): its Retry sends the message the daemon kept, as typed, with its attachments.
+   */
+  private rememberRetry(detail: SessionDetail, entries: Entry[], workspace: string): void {
+    const last = [...entries].reverse().find((e) => e.kind === 'turn');
+    if (last?.kind !== 'turn' || last.status !== 'failed' || last.error?.code !== PROVIDER_ERROR || this.retries.has(last.id)) return;
+    const sent = sentMessage(detail, last.id, workspace);
+    if (sent) this.retries.set(last.id, { text: sent.text, message: sent.text, attachments: sent.attachments });
   }
 
   /** After a reset: the open questions; the answered ones and the ratings given here of the turns shown. */

@@ -1,6 +1,6 @@
 /** The chat view's state machine: every message from the extension folds into a new state (pure). */
 
-import { NOT_SENT } from '../protocol/errors';
+import { NOT_SENT, PROVIDER_ERROR } from '../protocol/errors';
 import type { ChatDeltaParams, ChatResult, DelegationParams, RouteDecidedParams } from '../protocol/types';
 import { applyDelegation, toggleCard, updateCard, type DelegationCard } from './delegations';
 import type { ApprovalCard } from '../tools/approval';
@@ -61,7 +61,7 @@ export function wasRefused(event: ChatEvent): boolean {
  * panel offers to send it again as it was (the Retry button).
  */
 export function retryableFailure(result: ChatResult): boolean {
-  return result.kind === 'turn' && result.status === 'failed' && result.error?.code === 'provider_error';
+  return result.kind === 'turn' && result.status === 'failed' && result.error?.code === PROVIDER_ERROR;
 }
 
 /** Expand or collapse a delegation card (the webview's own toggle). */

@@ -4,7 +4,7 @@ import { formatUsd, plural } from '../common/format';
 import { NOT_SENT } from '../protocol/errors';
 import { SlashCommands } from '../protocol/methods';
 import type {
-  ChatResult, ContentBlock, DelegationRecord, Message, SessionDetail, ToolActivity, Turn, WorkerCost,
+  Attachment, ChatResult, ContentBlock, DelegationRecord, Message, SessionDetail, ToolActivity, Turn, WorkerCost,
 } from '../protocol/types';
 import { attachedLine } from './attachments';
 import { cardView, recordedDelegation, storedDelegations } from './delegations';
@@ -82,6 +82,31 @@ function turnEntries(detail: SessionDetail, turn: Turn): Entry[] {
 export function keptInHistory(result: ChatResult): boolean {
   return result.kind === 'command' && result.summary === SlashCommands.delegate
     && (result.model !== null || (result.status === 'failed' && !NOT_SENT.has(result.error?.code ?? '')));
+}
+
+/**
+ * What the user sent for a stored turn, to send it again (a failed turn's Retry in a new window): the
+ * text as typed (`@alias` included: the daemon removes it again) and the attachments with the text
+ * they were sent with. Undefined for what cannot be sent again as it was: an image, or
+ * `/route override`'s re-run (its suggestion is gone).
+ */
+export function sentMessage(detail: SessionDetail, turnId: string, workspace: string)
+  : { text: string; attachments: Attachment[] } | undefined {
+  const message = detail.messages.find((m) => m.turn_id === turnId && m.role === 'user');
+  if (!message || message.content.some((b) => b.type === 'image')) return undefined;
+  const text = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n\n');
+  if (!text.trim() || text.trim() === SlashCommands.routeOverride) return undefined;
+  const attachments = message.content.flatMap((b): Attachment[] => (b.type === 'attachment' ? [{
+    kind: b.kind, uri: attachmentUri(b.path, workspace), text: b.text,
+    ...(b.start_line && b.end_line ? { start_line: b.start_line, end_line: b.end_line } : {}),
+  }] : []));
+  return { text, attachments };
+}
+
+/** The file URI of an attachment's stored path: relative to the workspace when inside it, else absolute. */
+function attachmentUri(path: string, workspace: string): string {
+  const encoded = path.split('/').map(encodeURIComponent).join('/');
+  return path.startsWith('/') ? `file://${encoded}` : `${workspace.replace(/\/+$/, '')}/${encoded}`;
 }
 
 /** A message of a `/delegate` exchange: the user's command, or the worker's answer shown as its output. */

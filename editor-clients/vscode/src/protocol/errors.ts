@@ -33,6 +33,9 @@ export function requestFailure(error: unknown): RequestFailure {
   return { code: 'error', message: String(error) };
 }
 
+/** A turn that failed at its provider after the daemon's own retries: the message can be sent again as it was. */
+export const PROVIDER_ERROR = 'provider_error';
+
 /** Errors after which the draft was not sent and the user will want it back to edit. */
 export const NOT_SENT = new Set(['unknown_alias', 'unknown_model', 'empty_message', 'no_model_available', 'turn_in_progress',
   'unknown_profile', 'unknown_command', 'unknown_tier', 'command_usage', 'invalid_attachment', 'invalid_text',

@@ -2,7 +2,8 @@
 
 import * as vscode from 'vscode';
 import {
-  LanguageClient, RevealOutputChannelOn, State, type LanguageClientOptions, type ServerOptions,
+  LanguageClient, RevealOutputChannelOn, State, type ApplyWorkspaceEditParams, type ApplyWorkspaceEditResult,
+  type LanguageClientOptions, type ServerOptions,
 } from 'vscode-languageclient/node';
 import { Emitter, type ConnectionState, type Disposable, type SwitchmanConnection } from '../common/host';
 import { Notifications } from '../protocol/methods';
@@ -10,6 +11,7 @@ import { initializationOptions } from '../protocol/params';
 import { configDocumentSelector, userConfigDir } from './configFiles';
 import { isLaunchProblem, planLaunch, type LaunchHost, type LaunchProblem } from './launch';
 import type { ServerSettings } from './settings';
+import { unsavedEditRefusal, type EditTarget } from '../tools/unsavedEdits';
 
 /** Answers one daemon → editor request; `signal` aborts when the daemon withdraws it. */
 export type RequestHandler = (params: unknown, signal: AbortSignal) => Promise<unknown>;
@@ -139,6 +141,8 @@ export class SwitchmanClient implements SwitchmanConnection, vscode.Disposable {
       connectionOptions: { maxRestartCount: 4 },
     };
     const client = new LanguageClient('switchman', 'Switchman', serverOptions, clientOptions);
+    // Replaces the client's own handler (ours is installed after it): the daemon's edits are checked first.
+    client.onRequest('workspace/applyEdit', (params: ApplyWorkspaceEditParams) => applyDaemonEdit(client, params, clientOptions));
     for (const method of Object.values(Notifications)) {
       client.onNotification(method, (params: unknown) => this.emitter(method).fire(params));
     }
@@ -177,6 +181,30 @@ export class SwitchmanClient implements SwitchmanConnection, vscode.Disposable {
     this.queue = next.catch(() => undefined);
     return next;
   }
+}
+
+/**
+ * `workspace/applyEdit` from the daemon: refused, with the reason, when a file it changes has unsaved
+ * text in the editor that the daemon did not make the change from (see `unsavedEditRefusal`).
+ */
+async function applyDaemonEdit(client: LanguageClient, params: ApplyWorkspaceEditParams,
+  options: LanguageClientOptions): Promise<ApplyWorkspaceEditResult> {
+  const uris = [...Object.keys(params.edit.changes ?? {}),
+    ...(params.edit.documentChanges ?? []).flatMap((c) => ('textDocument' in c ? [c.textDocument.uri] : []))];
+  const targets = await Promise.all(uris.map(async (uri): Promise<EditTarget> => {
+    const parsed = client.protocol2CodeConverter.asUri(uri);
+    const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === parsed.toString());
+    const shared = document !== undefined && vscode.languages.match(options.documentSelector ?? [], document) > 0;
+    let disk: string | undefined;
+    if (document?.isDirty && !shared) {
+      disk = await vscode.workspace.fs.readFile(parsed).then((bytes) => new TextDecoder().decode(bytes), () => undefined);
+    }
+    return { path: vscode.workspace.asRelativePath(parsed), text: document?.getText(), shared, disk };
+  }));
+  const refusal = unsavedEditRefusal(targets);
+  if (refusal) return { applied: false, failureReason: refusal };
+  const edit = await client.protocol2CodeConverter.asWorkspaceEdit(params.edit);
+  return { applied: await vscode.workspace.applyEdit(edit) };
 }
 
 function errorText(error: unknown): string {

@@ -387,6 +387,49 @@ describe('ChatController: Retry on a turn that failed at its provider', () => {
   });
 });
 
+describe('ChatController: Retry in a new window', () => {
+  const failedTurn = { id: 'T1', session_id: 'S1', index: 1, status: 'failed' as const, model: route.model, started_at: '',
+    ended_at: '', usage: null, cost_usd: '0', llm_calls: 1, tool_calls: 0, summary: 'override @haiku', decision: null,
+    error: { code: 'provider_error', message: 'server error (500). Your message is saved; send it again to retry.' } };
+  const detail = (content: SessionDetail['messages'][number]['content'], turn = failedTurn): SessionDetail => ({
+    session: { id: 'S1', workspace: WS, title: '', created_at: '', updated_at: '', sticky_model: null, pending_swap: null,
+      last_model: null, turn_count: 1, cost_usd: '0', is_worker: false, parent_session_id: null, parent_tool_use_id: null },
+    turns: [turn], messages: [{ id: 'M1', session_id: 'S1', turn_id: 'T1', role: 'user', created_at: '', model: null, content }],
+    cost: { total_usd: '0', by_model: [], planner_usd: '0', workers_usd: '0', workers: [] } });
+
+  it('sends the message the daemon kept again, as typed and with its attachments', async () => {
+    // The window was reloaded after the failure: the daemon's record is all there is.
+    const { connection, controller, posted } = setup();
+    connection.answer(Requests.session, () => detail([{ type: 'text', text: '@haiku explain' },
+      { type: 'attachment', kind: 'selection', path: 'src/my app.py', text: 'return 42', start_line: 2, end_line: 2 },
+      { type: 'attachment', kind: 'file', path: '/etc/hosts', text: '127.0.0.1 localhost', start_line: null, end_line: null }]));
+    connection.answer(Requests.chat, () => ({ ...result, turn_id: 'T2' }));
+    await controller.reload();
+    const reset = posted.find((m) => m.type === 'reset');
+    assert.ok(reset?.type === 'reset');
+    assert.equal(reset.entries.some((e) => e.kind === 'turn' && e.id === 'T1' && e.retryable), true, 'Retry offered');
+    await controller.handle({ type: 'retry', turnId: 'T1' });
+    assert.deepEqual(connection.sent(Requests.chat), [{ workspace: WS, message: '@haiku explain', session_id: 'S1', attachments: [
+      { kind: 'selection', uri: `${WS}/src/my%20app.py`, text: 'return 42', start_line: 2, end_line: 2 },
+      { kind: 'file', uri: 'file:///etc/hosts', text: '127.0.0.1 localhost' }] }]);
+  });
+
+  it('offers none for another failure, an image, or /route override\'s re-run', async () => {
+    for (const [content, turn] of [
+      [[{ type: 'text', text: 'hello' }], { ...failedTurn, error: { code: 'internal_error', message: 'Switchman failed' } }],
+      [[{ type: 'text', text: 'what is this' }, { type: 'image', media_type: 'image/png' }], failedTurn],
+      [[{ type: 'text', text: '/route override' }], failedTurn],
+    ] as const) {
+      const { connection, controller, posted } = setup();
+      connection.answer(Requests.session, () => detail([...content], turn));
+      await controller.reload();
+      const reset = posted.find((m) => m.type === 'reset');
+      assert.ok(reset?.type === 'reset');
+      assert.equal(reset.entries.some((e) => e.kind === 'turn' && e.retryable), false, JSON.stringify(content));
+    }
+  });
+});
+
 describe('ChatController when the daemon refuses a message', () => {
   it('keeps what was attached for the corrected message, and gives back the text as typed', async () => {
     const { connection, posted } = setup();

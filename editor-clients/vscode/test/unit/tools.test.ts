@@ -8,6 +8,7 @@ import { answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, titl
 import { trustItems } from '../../src/tools/trust';
 import { approvalsInTurns } from '../../src/chat/reducer';
 import type { Entry } from '../../src/chat/messages';
+import { unsavedEditRefusal } from '../../src/tools/unsavedEdits';
 
 const EDIT: ApprovalRequest = {
   id: 'A1', workspace: 'file:///w', session_id: 'S1', turn_id: 'T1', tool: 'edit_file', tool_class: 'write',
@@ -199,5 +200,21 @@ describe('code blocks', () => {
       { type: 'approvalAnswer', id: 'A1', decision: 'deny', reason: 'no' });
     assert.equal(parseFromWebview({ type: 'approvalAnswer', id: 'A1', decision: 'yes' }), undefined);
     assert.equal(parseFromWebview({ type: 'approvalAnswer', decision: 'deny' }), undefined);
+  });
+});
+
+describe('the daemon\'s edits of files it reads from disk', () => {
+  const disk = 'def login(user, password):\n    return user == "admin"\n';
+  it('are refused when the editor has unsaved text they were not made from (an earlier change not saved yet)', () => {
+    const unsaved = `# Login.\n${disk}`;
+    const refusal = unsavedEditRefusal([{ path: 'src/login.py', text: unsaved, shared: false, disk }]);
+    assert.match(refusal ?? '', /^src\/login\.py has unsaved changes in the editor, .* nothing was changed\. Save the file/);
+  });
+
+  it('go ahead on a saved or closed file, and on a configuration file the daemon reads from the editor', () => {
+    assert.equal(unsavedEditRefusal([{ path: 'src/login.py', text: disk, shared: false, disk }]), null, 'saved');
+    assert.equal(unsavedEditRefusal([{ path: 'src/login.py', shared: false }]), null, 'not open: the editor reads the disk too');
+    assert.equal(unsavedEditRefusal([{ path: '.switchman/routing.yaml', text: 'rules: []\n', shared: true, disk: '' }]), null);
+    assert.equal(unsavedEditRefusal([]), null);
   });
 });

@@ -117,8 +117,16 @@ class CommandRunner:
         self.environment = environment
 
     async def run(self, command: str, timeout: int) -> ToolOutcome:
-        """Run ``command``; kills its process group on timeout or cancellation."""
-        spawn = asyncio.ensure_future(_spawn(command, self.folder, self.environment))
+        """Run ``command``; kills its process group on timeout or cancellation, and (see
+        :data:`_GUARDED`) when Switchman itself dies meanwhile."""
+        lifeline, held = os.pipe()  # Switchman holds one end until the group is stopped
+        try:
+            return await self._run(command, timeout, lifeline)
+        finally:
+            os.close(held)
+
+    async def _run(self, command: str, timeout: int, lifeline: int) -> ToolOutcome:
+        spawn = asyncio.ensure_future(_spawn(command, self.folder, self.environment, lifeline))
         output = CappedOutput()
         try:
             process, exited = await asyncio.shield(spawn)
@@ -165,15 +173,33 @@ class _ShellProtocol(asyncio.subprocess.SubprocessStreamProtocol):
         self.exited.set()
 
 
-async def _spawn(command: str, folder: Path, environment: dict[str, str]) -> tuple[
-        asyncio.subprocess.Process, asyncio.Event]:
-    """``sh -c command`` in its own session, and the event set when the shell exits."""
+_GUARDED = ('exec 3<&0; (trap "" TERM; read _ <&3; kill -s TERM 0; sleep 2; kill -s KILL 0) '
+            '>/dev/null 2>&1 & exec /bin/sh -c "$0" </dev/null 3<&-')
+"""How a command is started: its shell first leaves a watchdog in the command's process
+group, then becomes ``sh -c command`` (same process, standard input closed).
+
+The timeout and the cancel that stop a command are Switchman's; killed (``kill -9``, a
+crash), it would leave the command running for good, a dev server or a ``sleep 300; …``
+going on in the workspace after its turn was marked interrupted. The watchdog reads a
+pipe whose other end only Switchman holds; the kernel closes it when Switchman dies, and
+the watchdog stops the group (TERM, KILL two seconds later). Stopping the group as usual
+kills the watchdog with the rest; its output goes nowhere, so it never holds the
+command's output open."""
+
+
+async def _spawn(command: str, folder: Path, environment: dict[str, str],
+                 lifeline: int) -> tuple[asyncio.subprocess.Process, asyncio.Event]:
+    """``sh -c command`` in its own session (with its watchdog reading ``lifeline``), and
+    the event set when the shell exits."""
     loop = asyncio.get_running_loop()
     protocol = _ShellProtocol(loop)
-    transport, _ = await loop.subprocess_exec(
-        lambda: protocol, "/bin/sh", "-c", command, cwd=folder, env=environment,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+    try:
+        transport, _ = await loop.subprocess_exec(
+            lambda: protocol, "/bin/sh", "-c", _GUARDED, command, cwd=folder,
+            env=environment, stdin=lifeline, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+    finally:
+        os.close(lifeline)  # the child has its copy; ours would keep the pipe open
     return asyncio.subprocess.Process(transport, protocol, loop), protocol.exited
 
 

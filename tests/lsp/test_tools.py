@@ -17,7 +17,13 @@ from tests.conftest import models_yaml
 from tests.lsp.conftest import ANTHROPIC_KEY, LISTEN, OPENAI_KEY, Daemon, deltas
 from tests.support.editor_tools import NEVER, ToolEditor
 from tests.support.fake_provider import FakeProvider
-from tests.support.lsp import SwitchmanClient, running_server
+from tests.support.lsp import (
+    SERVER_COMMAND,
+    SwitchmanClient,
+    client_capabilities,
+    kill_9,
+    running_server,
+)
 from tests.support.processes import ended, read_fifo
 from tests.support.rawrpc import RawDaemon
 
@@ -285,6 +291,28 @@ async def test_cancelling_a_turn_kills_the_commands_process_group(
     assert answer == {"cancelled": True, "status": "cancelled"}
     assert (await pending)["status"] == "cancelled"
     assert await gone(child)
+
+
+async def test_a_command_is_stopped_when_the_daemon_is_killed(
+        project: Daemon, fake: FakeProvider) -> None:
+    """kill -9 of the daemon left an approved command running for good (its timeout and
+    the cancel are the daemon's), writing in the workspace after its turn was interrupted."""
+    client = SwitchmanClient()
+    client.listen(*LISTEN)
+    ToolEditor(client)
+    await client.start_io(*SERVER_COMMAND, env=project.env)
+    await client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        workspace_folders=[types.WorkspaceFolder(project.uri, "project")]))
+    fake.script_tool_call("run_command", {
+        "command": "sleep 300 & echo $! > child.pid; wait; echo late > late.txt"})
+    marker = project.workspace / "child.pid"
+    os.mkfifo(marker)
+    pending = asyncio.ensure_future(chat(client, project, "start a long job"))
+    child = int(await read_fifo(marker, 20))
+    await kill_9(client, pending)
+    assert await gone(child)
+    assert not (project.workspace / "late.txt").exists()
 
 
 async def test_a_command_timeout_kills_its_group(

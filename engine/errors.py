@@ -37,6 +37,13 @@ if TYPE_CHECKING:
     from switchman.engine.routing.decision import RouteDecided
 
 
+def sentence(text: str) -> str:
+    """``text`` ending as a sentence: a full stop added unless it has one (or ``!``, ``?``), so
+    an SDK's "Connection error." followed by our own words does not read "error.. Your"."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
 class SwitchmanError(Exception):
     """Base class of every error the engine raises on purpose."""
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from switchman.engine import __version__
 
@@ -123,6 +124,8 @@ def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     workspace = getattr(args, "workspace", None)
     if workspace is not None and not workspace.strip():  # `patterns forget` would forget all
         parser.error("--workspace: empty folder name")
+    if workspace is not None and workspace.startswith("file://"):  # as the editors name it
+        args.workspace = workspace = unquote(urlparse(workspace).path)
     if workspace is not None and args.command != "patterns" and \
             not Path(workspace).expanduser().is_dir():
         parser.error(f"--workspace {workspace}: no such folder")

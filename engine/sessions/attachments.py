@@ -48,9 +48,10 @@ def _block(workspace: WorkspaceRoot, request: AttachmentRequest) -> AttachmentBl
         shown = workspace.relative(real)
     except ToolRefused:
         real, shown = path, str(path)
-        if request.text is None:  # the daemon reads only inside the workspace
-            raise InvalidAttachment(f"{path} is outside the workspace; attach its text "
-                                    "instead.") from None
+        if request.text is None:  # the daemon reads only inside the workspace, not .git/
+            where = "inside .git/, which Switchman does not read" \
+                if workspace.contains(path) else "outside the workspace"
+            raise InvalidAttachment(f"{path} is {where}; attach its text instead.") from None
     text, whole = (request.text, True) if request.text is not None else _read(real)
     if request.kind == "selection" and request.text is None:
         raise InvalidAttachment("A selection attachment needs its text.")

@@ -38,6 +38,7 @@ from decimal import Decimal
 
 from switchman.engine.availability import AvailabilityTracker, ErrorClass
 from switchman.engine.clock import Clock
+from switchman.engine.errors import sentence
 from switchman.engine.events import LlmCallCompleted
 from switchman.engine.ids import new_id
 from switchman.engine.messages import (
@@ -130,7 +131,7 @@ class TurnRunner:
             unfinished = True
             # A worker's task is its planner's to retry; a person's message is theirs.
             advice = "" if setup.is_worker else " Your message is saved; send it again to retry."
-            status, error = "failed", ErrorInfo("provider_error", f"{exc}.{advice}")
+            status, error = "failed", ErrorInfo("provider_error", f"{sentence(str(exc))}{advice}")
         except Exception as exc:  # a bug must not lose the turn or hang the editor
             if exc is setup.start.failure:
                 raise

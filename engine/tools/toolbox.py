@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from switchman.engine.errors import sentence
 from switchman.engine.ids import new_id
 from switchman.engine.providers.base import ToolSpec
 from switchman.engine.skills import SkillIndex
@@ -122,7 +123,7 @@ class Toolbox:
             return _denied(answer, f"{change.kind} of {change.path}")
         applied = await self.services.applier.apply(change)
         if not applied.applied:
-            reason = f": {applied.reason}" if applied.reason else "."
+            reason = f": {sentence(applied.reason)}" if applied.reason else "."
             # the tool line says why too (the user may have to act: save the file, make it writable)
             why = f": {applied.reason}" if applied.reason else ""
             return ToolOutcome(f"The editor refused the change to {change.path}{reason} "

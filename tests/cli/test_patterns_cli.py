@@ -56,6 +56,14 @@ def test_forget_expands_a_quoted_tilde(data_dir: Path, monkeypatch: pytest.Monke
     assert f"Forgot 2 turn(s) of {data_dir / 'a'}" in capsys.readouterr().out
 
 
+def test_forget_takes_the_workspace_as_the_editors_name_it(
+        data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a file:// URI was taken as a relative path: "Forgot 0 turn(s) of $PWD/file:/…"
+    uri = (data_dir / "a").as_uri()
+    assert main(["patterns", "forget", "--workspace", uri]) == 0
+    assert capsys.readouterr().out == f"Forgot 2 turn(s) of {data_dir / 'a'}.\n"
+
+
 @pytest.mark.parametrize("folder", ["", "  "])
 def test_forget_with_an_empty_workspace_forgets_nothing(
         data_dir: Path, capsys: pytest.CaptureFixture[str], folder: str) -> None:

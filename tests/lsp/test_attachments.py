@@ -69,12 +69,16 @@ async def test_attached_text_counts_in_estimated_input_tokens(
     ({"uri": "src/app.py", "kind": "selection", "text": "x", "start_line": 3, "end_line": 1},
      "(got 3 and 1)"),
     ({"uri": "src/app.py", "kind": "selection", "text": "x", "start_line": 3}, "both or neither"),
+    ({"uri": ".git/config"}, "/.git/config is inside .git/, which Switchman does not read; "
+                             "attach its text instead."),
 ])
 async def test_an_unusable_attachment_is_a_clear_error(
         client: SwitchmanClient, daemon: Daemon, fake: FakeProvider,
         attachment: dict[str, Any], expected: str) -> None:
-    if attachment["uri"] == "src/app.py":  # a file of the workspace
-        attachment = {**attachment, "uri": (daemon.workspace / "src" / "app.py").as_uri()}
+    if attachment["uri"] in ("src/app.py", ".git/config"):  # a file of the workspace
+        (daemon.workspace / ".git").mkdir()
+        (daemon.workspace / ".git" / "config").write_text("[remote]\n", "utf-8")
+        attachment = {**attachment, "uri": (daemon.workspace / attachment["uri"]).as_uri()}
     with pytest.raises(JsonRpcException) as caught:
         await chat(client, daemon, "look", [attachment])
     assert error_data(caught.value)["code"] == "invalid_attachment"

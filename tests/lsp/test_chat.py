@@ -184,6 +184,7 @@ async def test_a_disconnect_fails_the_turn_and_keeps_the_message(
     assert result["error"]["code"] == "provider_error"
     assert "network error" in result["error"]["message"]
     assert "Your message is saved" in result["error"]["message"]
+    assert ".." not in result["error"]["message"]  # the SDK's "…error." then ". Your…"
     assert result["text"] == "half an ans"
     detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
     user = [m for m in detail["messages"] if m["role"] == "user"]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import socket
+
 from switchman.server import methods
-from tests.lsp.conftest import Daemon, deltas
+from tests.lsp.conftest import LISTEN, Daemon, deltas
 from tests.support.fake_provider import FakeProvider
-from tests.support.lsp import SwitchmanClient
+from tests.support.lsp import SwitchmanClient, running_server
 
 
 async def test_a_server_error_shows_the_providers_message(
@@ -49,3 +51,19 @@ async def test_a_message_sent_again_after_a_failure_reaches_the_model_once(
     assert texts.count("explain this") == 1 and sum("def main():" in t for t in texts) == 1
     session = await client.request(methods.SESSION, {"session_id": retried["session_id"]})
     assert [m["role"] for m in session["messages"]] == ["user", "user", "assistant"]
+
+
+async def test_an_unreachable_provider_reads_as_one_sentence_then_the_advice(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    (daemon.config / "models.yaml").write_text(
+        f"providers:\n  openai: {{base_url: 'http://127.0.0.1:{port}/v1'}}\n", "utf-8")
+    async with running_server("neovim", daemon.env, [daemon.workspace], LISTEN) as client:
+        result = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                     "message": "@gpt-5 hi"})
+    message = result["error"]["message"]
+    assert message.startswith("openai:gpt-5: could not reach the provider (network error): ")
+    assert message.endswith(". Your message is saved; send it again to retry.")
+    assert ".." not in message  # the SDK's "Connection error." ran into ". Your message"

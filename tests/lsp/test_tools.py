@@ -103,8 +103,8 @@ async def test_an_edit_the_editor_refuses_is_reported_to_the_model(
     assert result["status"] == "completed"
     returned = tool_result(fake)
     assert returned["is_error"] is True
-    assert "The editor refused the change to src/app.py: the file is read-only" in str(
-        returned["content"])
+    assert returned["content"] == ("The editor refused the change to src/app.py: the file is "
+                                   "read-only. Nothing was changed.")
     # the tool line says why too: the user may have to act on it
     done = deltas(client, result["turn_id"], "tool_result")[0]["tool"]
     assert (done["status"], done["summary"]) == (

@@ -124,9 +124,12 @@ class Toolbox:
         applied = await self.services.applier.apply(change)
         if not applied.applied:
             reason = f": {sentence(applied.reason)}" if applied.reason else "."
+            # the tool line says why too (the user may have to act: save the file, make it writable)
+            why = f": {applied.reason}" if applied.reason else ""
             return ToolOutcome(f"The editor refused the change to {change.path}{reason} "
                                "Nothing was changed.", is_error=True,
-                               summary="refused by the editor", touched=[change.path])
+                               summary=f"refused by the editor{why}"[:120],
+                               touched=[change.path])
         return ToolOutcome(_applied_text(change), summary=f"{_DONE[change.kind]} {change.path}",
                            touched=[change.path])
 

@@ -111,6 +111,10 @@ async def test_an_edit_the_editor_refuses_is_reported_to_the_model(
     assert returned["is_error"] is True
     assert returned["content"] == ("The editor refused the change to src/app.py: the file is "
                                    "read-only. Nothing was changed.")
+    # the tool line says why too: the user may have to act on it
+    done = deltas(client, result["turn_id"], "tool_result")[0]["tool"]
+    assert (done["status"], done["summary"]) == (
+        "error", "refused by the editor: the file is read-only")
 
 
 async def test_a_denial_with_a_reason_reaches_the_model(

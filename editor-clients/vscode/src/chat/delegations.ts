@@ -16,6 +16,8 @@ import type {
 export const DELEGATE_TOOL = 'delegate';
 /** The failure of a delegation that was stopped (by Stop, or by cancelling the planner). */
 const CANCELLED_BY_USER = 'cancelled_by_user';
+/** The failure of a delegation whose daemon stopped while it ran. */
+const INTERRUPTED = 'interrupted';
 
 export interface WorkerMessage {
   who: 'task' | 'worker' | 'tool';
@@ -141,8 +143,8 @@ export function storedDelegations(messages: readonly Message[], workers: readonl
       // turn's own failure, just below the card, says the rest).
       error: failure ?? (result ? null : record?.error ?? null),
       // Why it ended as it did (the reason typed with a denial, "cancelled before this worker
-      // started"), as the live card said it.
-      detail: result ? record?.detail ?? null : null,
+      // started"), as the live card said it; an interrupted worker's is the turn's own failure, shown below.
+      detail: record?.error === INTERRUPTED && !result ? null : record?.detail ?? null,
     });
   }
   return cards;

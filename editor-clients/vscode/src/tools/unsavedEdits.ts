@@ -23,7 +23,6 @@ export interface EditTarget {
 export function unsavedEditRefusal(targets: readonly EditTarget[]): string | null {
   const stale = targets.find((t) => !t.shared && t.text !== undefined && t.disk !== undefined && t.text !== t.disk);
   if (!stale) return null;
-  return `${stale.path} has unsaved changes in the editor, and this change was made from the file on disk: `
-    + 'applied to the editor\'s text it would land in the wrong place, so nothing was changed. '
-    + 'Save the file (or revert it), then make the change again.';
+  return `${stale.path} has unsaved changes: save it (or revert it), then ask again. This change was made from `
+    + 'the file on disk: applied to the editor\'s text it would have landed in the wrong place, so nothing was changed.';
 }

@@ -148,6 +148,11 @@ describe('delegation cards', () => {
       [null, 'fast · not started', 'failed', 'approval_denied: not that one']);
     assert.deepEqual([cardView(queued).title, cardView(queued).statusLabel, cardView(queued).note],
       ['fast · not started', 'stopped', "cancelled_by_user: the planner's turn was cancelled before this worker started"]);
+    // The planner's turn was cancelled before the call had a result: the record still says why.
+    const [unanswered] = storedDelegations(messages.slice(0, 1), [], 'cancelled', [
+      never('toolu_no', 'cancelled', 'cancelled_by_user', "the planner's turn was cancelled before this worker started")]);
+    assert.deepEqual([cardView(unanswered).statusLabel, cardView(unanswered).note],
+      ['stopped', "cancelled_by_user: the planner's turn was cancelled before this worker started"]);
   });
 
   it('rebuilds cards from a stored transcript: delegate calls, worker cost and model, outcome', () => {

@@ -208,7 +208,7 @@ describe('the daemon\'s edits of files it reads from disk', () => {
   it('are refused when the editor has unsaved text they were not made from (an earlier change not saved yet)', () => {
     const unsaved = `# Login.\n${disk}`;
     const refusal = unsavedEditRefusal([{ path: 'src/login.py', text: unsaved, shared: false, disk }]);
-    assert.match(refusal ?? '', /^src\/login\.py has unsaved changes in the editor, .* nothing was changed\. Save the file/);
+    assert.match(refusal ?? '', /^src\/login\.py has unsaved changes: save it \(or revert it\), then ask again\. .* nothing was changed\.$/);
   });
 
   it('go ahead on a saved or closed file, and on a configuration file the daemon reads from the editor', () => {

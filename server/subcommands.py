@@ -373,6 +373,11 @@ def schema(args: argparse.Namespace) -> int:
     """Print (or write) the JSON Schema of one kind of configuration file."""
     text = schema_text(FileKind(args.kind))
     if args.output:
+        if Path(args.output).suffix.lower() in (".yaml", ".yml"):  # models.yaml, say: lost
+            print(f"switchman schema: {args.output} is a YAML file name, and a JSON Schema "
+                  "written there would replace what it holds (your configuration?); nothing "
+                  "was written. Give a .json file.", file=sys.stderr)
+            return 1
         try:
             Path(args.output).write_text(text, "utf-8")
         except OSError as error:

@@ -410,6 +410,20 @@ def test_schema_to_an_unwritable_place_is_one_clear_line(
     assert err.startswith(f"switchman schema: cannot write {target}") and "Traceback" not in err
 
 
+def test_schema_never_writes_over_a_yaml_file(
+        config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `--output models.yaml` (tab completion picked the wrong file) replaced the user's
+    # models.yaml with a JSON Schema
+    models = config_dir / "models.yaml"
+    models.write_text("models: {}\n", "utf-8")
+    assert main(["schema", "models", "--output", str(models)]) == 1
+    assert models.read_text("utf-8") == "models: {}\n"
+    err = capsys.readouterr().err
+    assert err.startswith(f"switchman schema: {models} is a YAML file name")
+    assert main(["schema", "models", "--output", str(config_dir / "models.schema.json")]) == 0
+    assert json.loads((config_dir / "models.schema.json").read_text("utf-8"))["type"] == "object"
+
+
 @pytest.mark.parametrize(("arguments", "complaint"), [
     (["--workspace", "/no/such/folder"], "--workspace /no/such/folder: no such folder"),
     (["--tokens", "-5"], "--tokens -5: must be 0 or more"),

@@ -274,6 +274,13 @@ def _route(manager: SessionManager, live: LiveSession, args: list[str]) -> str:
         raise CommandUsage(ROUTE_USAGE)
     suggestion = pending_suggestion(manager, live)
     if suggestion is None or args == ["override"]:  # an override that ran returned before
+        last = manager.store.last_turn(live.id)
+        rerun = None if last is None else next(
+            (e for e in manager.store.events(live.id, "route.overridden")
+             if e["turn_id"] == last.id), None)
+        if rerun is not None:
+            return (f"The last message already ran again on {rerun['to_model']} "
+                    "(/route override); there is no new suggestion to act on.")
         return ("There is no pattern suggestion to act on. Suggestions are shown when "
                 "pattern_disagreement.surface is on in routing.yaml and the suggested model "
                 "can take the turn (/model show says why one was not).")

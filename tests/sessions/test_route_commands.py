@@ -230,7 +230,9 @@ async def test_a_second_override_does_not_run_or_record_again(
     await service.chat(workspace, None, "/route override")
     again = await service.chat(workspace, None, "/route override")
     assert (again.kind, again.status) == ("command", "completed")
-    assert again.text.startswith("There is no pattern suggestion to act on.")
+    assert again.text.startswith("The last message already ran again on ")
+    assert "(/route override); there is no new suggestion" in again.text
+    assert "pattern_disagreement.surface" not in again.text  # it is on: no such hint
     assert len(fake.requests) == 2
     assert len(service.store.events(kind="route.overridden")) == 1
 

@@ -96,4 +96,4 @@ async def apply_code(policy: ApprovalPolicy, applier: EditApplier, request: Appl
     if not applied.applied:
         return ApplyCodeResult(False, answer.decision, change.path,
                                applied.reason or "the editor did not apply it")
-    return ApplyCodeResult(True, answer.decision, change.path)
+    return ApplyCodeResult(True, answer.decision, change.path, applied.reason or None)

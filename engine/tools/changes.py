@@ -54,7 +54,7 @@ class FileChange(msgspec.Struct, frozen=True):
 
 
 class Applied(msgspec.Struct, frozen=True):
-    """Whether a change was applied and, if not, why."""
+    """Whether a change was applied and, if not, why (when applied: why it is not saved, if so)."""
 
     applied: bool
     reason: str = ""

@@ -130,6 +130,11 @@ class Toolbox:
                                "Nothing was changed.", is_error=True,
                                summary=f"refused by the editor{why}"[:120],
                                touched=[change.path])
+        if applied.reason:  # in the editor's buffer, but the editor could not save it
+            return ToolOutcome(f"{_applied_text(change)} {sentence(applied.reason)} Commands and "
+                               "reads see the old file until it is saved.",
+                               summary=f"{_DONE[change.kind]} {change.path} (not saved)",
+                               touched=[change.path])
         return ToolOutcome(_applied_text(change), summary=f"{_DONE[change.kind]} {change.path}",
                            touched=[change.path])
 
@@ -162,7 +167,7 @@ _DONE = {"create": "created", "edit": "edited", "delete": "deleted"}
 
 
 def _applied_text(change: FileChange) -> str:
-    where = "in the editor (the user can undo it; the file may not be saved yet)"
+    where = "in the editor, which saves it (the user can undo it)"
     if change.kind == "delete":
         return f"Deleted {change.path} {where}."
     if change.kind == "create":

@@ -53,7 +53,7 @@ end
 
 return {
   {
-    'an approved edit shows as a diff, then lands in the buffer unsaved and undoable',
+    'an approved edit shows as a diff, then lands in the buffer, saved and undoable',
     function()
       vim.fn.mkdir(root .. '/src', 'p')
       vim.fn.writefile({ 'def f():', '    return 1' }, file)
@@ -82,13 +82,17 @@ return {
       local buf = vim.fn.bufnr(file)
       H.check(buf > 0, 'the file has a buffer')
       H.eq({ 'def f():', '    return 2' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'the edit is in the buffer')
-      H.eq(true, vim.bo[buf].modified, 'and not saved')
-      H.eq({ 'def f():', '    return 1' }, vim.fn.readfile(file), 'the disk is unchanged')
+      H.eq(false, vim.bo[buf].modified, 'and saved')
+      H.eq({ 'def f():', '    return 2' }, vim.fn.readfile(file), 'the disk has it too')
       vim.api.nvim_buf_call(buf, function()
         vim.cmd('silent undo')
       end)
       H.eq({ 'def f():', '    return 1' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'undo takes it back')
+      H.eq(true, vim.bo[buf].modified, 'in the buffer (unsaved)')
       H.eq(false, last_tool_result().is_error, 'the model was told it worked')
+      vim.api.nvim_buf_call(buf, function()
+        vim.cmd('silent write') -- the disk as the next tests expect it
+      end)
     end,
   },
   {
@@ -219,7 +223,7 @@ return {
       H.eq('Switchman: Apply the code block to src/tools_target.py (replacing the selection)', prompts[1],
         'the daemon asked, like for an edit')
       H.eq('Always allow apply_code in this workspace', seen[2], 'with its own trust')
-      H.eq(true, vim.bo[buf].modified, 'unsaved')
+      H.eq(true, vim.bo[buf].modified, 'unsaved: the buffer had unsaved changes, which are not written for the user')
       H.eq(1, #vim.api.nvim_list_tabpages(), 'the diff tab was closed')
     end,
   },
@@ -383,6 +387,53 @@ return {
         return #now.trusted == 0 or #now.trusted[1].tools == 0
       end, 30000)
       H.eq({ 'Revoke apply_code (runs without asking)' }, seen, 'the list')
+    end,
+  },
+  {
+    'always-allowed edits: two to one file and one to a file not open all land and are saved; u undoes the last',
+    function()
+      local buf = vim.fn.bufnr(file)
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'def f():', '    return 1' })
+      vim.api.nvim_buf_call(buf, function()
+        vim.cmd('silent write')
+      end)
+      local other = root .. '/src/not_open.py'
+      vim.fn.writefile({ 'x = 1' }, other)
+      H.eq(-1, vim.fn.bufnr(other), 'the other file is not open')
+      H.fake('POST', '/_fake/reset')
+      local function edit(id, path, old_text, new_text)
+        return { kind = 'tool_call', name = 'edit_file', id = id,
+          input = { path = path, old_text = old_text, new_text = new_text } }
+      end
+      H.script({
+        edit('toolu_save_1', 'src/tools_target.py', 'return 1', 'return 2'),
+        edit('toolu_save_2', 'src/tools_target.py', 'def f', 'def g'),
+        edit('toolu_save_3', 'src/not_open.py', 'x = 1', 'x = 2'),
+        { kind = 'text', chunks = { 'All three.' } },
+      })
+      local seen = H.stub_select(function(_, label)
+        return vim.startswith(label, 'Always allow')
+      end)
+      send('make f g returning 2, and x 2')
+      wait_idle()
+      H.eq(3, #seen, 'asked once (the first edit), then always allowed')
+      local _, answer = H.fake('GET', '/_fake/requests')
+      for i = 2, 4 do
+        local messages = answer.requests[i].body.messages
+        local result = messages[#messages].content[1]
+        H.eq(false, result.is_error, ('edit %d landed'):format(i - 1), result)
+      end
+      H.eq({ 'def g():', '    return 2' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'both edits in the buffer')
+      H.eq({ 'def g():', '    return 2' }, vim.fn.readfile(file), 'and on disk')
+      H.eq(false, vim.bo[buf].modified, 'saved')
+      H.eq({ 'x = 2' }, vim.fn.readfile(other), 'the file that was not open was edited and saved')
+      H.eq(false, vim.bo[vim.fn.bufnr(other)].modified, 'its buffer is saved too')
+      vim.api.nvim_buf_call(buf, function()
+        vim.cmd('silent undo')
+      end)
+      H.eq({ 'def f():', '    return 2' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'u takes back the last edit')
+      H.eq(true, vim.bo[buf].modified, 'in the buffer only')
+      H.eq({ 'def g():', '    return 2' }, vim.fn.readfile(file), 'the disk keeps both until written')
     end,
   },
 }

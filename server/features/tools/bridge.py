@@ -120,7 +120,9 @@ class EditorApplier:
         if not isinstance(reply, dict) or not reply.get("applied"):
             reason = reply.get("failureReason") if isinstance(reply, dict) else None
             return Applied(False, _storable(str(reason or "the editor did not apply it")))
-        return Applied(True)
+        # applied, with a reason: the editor could not save it (VS Code and Neovim save our edits)
+        note = reply.get("failureReason")
+        return Applied(True, _storable(str(note)) if note else "")
 
     def workspace_edit(self, change: FileChange) -> dict[str, Any] | str:
         """The LSP ``WorkspaceEdit`` for ``change``, or why the editor cannot take it."""

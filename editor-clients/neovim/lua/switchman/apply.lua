@@ -2,7 +2,7 @@
 ---
 --- The plugin never edits the buffer itself: the daemon asks first with the same approval as the
 --- model's own edits (the diff in a tab, then Allow once / Always / Deny), and applies the change
---- with `workspace/applyEdit`, so it lands in the buffer unsaved and undoable. The target is the
+--- with `workspace/applyEdit`; it lands in the buffer (saved when the buffer was) and undoable. The target is the
 --- code window (the window you came to the chat from); the code replaces the lines of that buffer's
 --- last visual selection (`'<` to `'>`), or the whole file when it has none.
 local client = require('switchman.client')
@@ -70,8 +70,11 @@ end
 
 --- What became of an Apply, as a message and its level.
 function M.outcome(result)
+  if result.applied and result.reason and result.reason ~= vim.NIL then
+    return ('Switchman: applied to %s, but: %s'):format(result.path, result.reason), vim.log.levels.WARN
+  end
   if result.applied then
-    return ('Switchman: applied to %s (unsaved; u undoes it)'):format(result.path), vim.log.levels.INFO
+    return ('Switchman: applied to %s and saved (u undoes it)'):format(result.path), vim.log.levels.INFO
   end
   if result.decision == 'deny' then
     local why = (result.reason and result.reason ~= vim.NIL) and (' (' .. result.reason .. ')') or ''

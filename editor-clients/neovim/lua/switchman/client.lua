@@ -48,6 +48,9 @@ local function handlers()
   h[protocol.server_request.approve] = function(err, request, ctx)
     return require('switchman.approval').handle(err, request, ctx, roots[ctx.client_id])
   end
+  h['workspace/applyEdit'] = function(err, params, ctx, config)
+    return require('switchman.edits').handle(err, params, ctx, config)
+  end
   h[protocol.cancel_request] = function(_, params)
     require('switchman.approval').withdraw(params and params.id,
       'Switchman no longer needs this answer (the turn was stopped, or waited too long); nothing was done.')

@@ -11,7 +11,7 @@ import { initializationOptions } from '../protocol/params';
 import { configDocumentSelector, userConfigDir } from './configFiles';
 import { isLaunchProblem, planLaunch, type LaunchHost, type LaunchProblem } from './launch';
 import type { ServerSettings } from './settings';
-import { unsavedEditRefusal, type EditTarget } from '../tools/unsavedEdits';
+import { toSave, unsavedEditRefusal, unsavedNote, type EditTarget } from '../tools/unsavedEdits';
 
 /** Answers one daemon → editor request; `signal` aborts when the daemon withdraws it. */
 export type RequestHandler = (params: unknown, signal: AbortSignal) => Promise<unknown>;
@@ -185,13 +185,15 @@ export class SwitchmanClient implements SwitchmanConnection, vscode.Disposable {
 
 /**
  * `workspace/applyEdit` from the daemon: refused, with the reason, when a file it changes has unsaved
- * text in the editor that the daemon did not make the change from (see `unsavedEditRefusal`).
+ * text in the editor that the daemon did not make the change from (see `unsavedEditRefusal`). Once
+ * applied, the files whose editor text was the disk's are saved (`toSave`); a save that fails is
+ * reported with `applied: true` and a `failureReason` saying the change is in the editor only.
  */
 async function applyDaemonEdit(client: LanguageClient, params: ApplyWorkspaceEditParams,
   options: LanguageClientOptions): Promise<ApplyWorkspaceEditResult> {
   const uris = [...Object.keys(params.edit.changes ?? {}),
     ...(params.edit.documentChanges ?? []).flatMap((c) => ('textDocument' in c ? [c.textDocument.uri] : []))];
-  const targets = await Promise.all(uris.map(async (uri): Promise<EditTarget> => {
+  const targets = await Promise.all([...new Set(uris)].map(async (uri): Promise<EditTarget & { uri: vscode.Uri }> => {
     const parsed = client.protocol2CodeConverter.asUri(uri);
     const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === parsed.toString());
     const shared = document !== undefined && vscode.languages.match(options.documentSelector ?? [], document) > 0;
@@ -199,12 +201,31 @@ async function applyDaemonEdit(client: LanguageClient, params: ApplyWorkspaceEdi
     if (document?.isDirty && !shared) {
       disk = await vscode.workspace.fs.readFile(parsed).then((bytes) => new TextDecoder().decode(bytes), () => undefined);
     }
-    return { path: vscode.workspace.asRelativePath(parsed), text: document?.getText(), shared, disk };
+    return { uri: parsed, path: vscode.workspace.asRelativePath(parsed), text: document?.getText(), shared, disk,
+      dirty: document?.isDirty };
   }));
   const refusal = unsavedEditRefusal(targets);
   if (refusal) return { applied: false, failureReason: refusal };
   const edit = await client.protocol2CodeConverter.asWorkspaceEdit(params.edit);
-  return { applied: await vscode.workspace.applyEdit(edit) };
+  if (!await vscode.workspace.applyEdit(edit)) return { applied: false };
+  const failures: { path: string; reason: string }[] = [];
+  for (const target of toSave(targets)) {
+    const reason = await saveDocument(target.uri);
+    if (reason) failures.push({ path: target.path, reason });
+  }
+  const note = unsavedNote(failures);
+  return note ? { applied: true, failureReason: note } : { applied: true };
+}
+
+/** Save the document the edit changed (opened by the edit when it was not open); why not, or null. */
+async function saveDocument(uri: vscode.Uri): Promise<string | null> {
+  try {
+    const document = await vscode.workspace.openTextDocument(uri);
+    if (!document.isDirty) return null;
+    return await document.save() ? null : 'the editor did not save it';
+  } catch (error) {
+    return errorText(error);
+  }
 }
 
 function errorText(error: unknown): string {

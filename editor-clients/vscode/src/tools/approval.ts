@@ -96,7 +96,8 @@ export function outcomeText(card: ApprovalCard): string {
 
 /** Apply's outcome as a message (the card showed the question; this says what became of it). */
 export function applyOutcome(result: ApplyCodeResult): { text: string; warn: boolean } {
-  if (result.applied) return { text: `Switchman: applied to ${result.path} (unsaved; undo to take it back)`, warn: false };
+  if (result.applied && result.reason) return { text: `Switchman: applied to ${result.path}, but: ${result.reason}`, warn: true };
+  if (result.applied) return { text: `Switchman: applied to ${result.path} and saved (undo takes it back)`, warn: false };
   if (result.decision === 'deny') return { text: `Switchman: not applied to ${result.path}${result.reason ? ` (${result.reason})` : ''}`, warn: false };
   return { text: `Switchman: the editor did not apply the change to ${result.path}: ${result.reason ?? 'no reason given'}`, warn: true };
 }

@@ -5,6 +5,10 @@
  * an earlier change of Switchman's that is not saved yet — its positions point elsewhere and the file
  * is garbled. An approval card catches that when Allow is pressed (`staleChange`); an always-allowed
  * tool has no card, so the edit itself is checked here and refused with the reason instead.
+ *
+ * An edit that is applied to a file whose editor text was the disk's is saved right after (`toSave`),
+ * so the disk and the editor agree again: the model's next edit of the file, its commands and its
+ * reads all see the change. Undo still takes it back in the editor.
  */
 
 /** One document a workspace edit changes, as the editor has it. */
@@ -17,6 +21,8 @@ export interface EditTarget {
   shared: boolean;
   /** The file on disk, when it could be read. */
   disk?: string;
+  /** The open document has unsaved changes. */
+  dirty?: boolean;
 }
 
 /** Why the edit must not be applied (the editor's text of a target is not what it was made from), or null. */
@@ -25,4 +31,16 @@ export function unsavedEditRefusal(targets: readonly EditTarget[]): string | nul
   if (!stale) return null;
   return `${stale.path} has unsaved changes: save it (or revert it), then ask again. This change was made from `
     + 'the file on disk: applied to the editor\'s text it would have landed in the wrong place, so nothing was changed.';
+}
+
+/** The targets to save once the edit is applied: those whose editor text was the disk's (not open, saved, or the same text). */
+export function toSave<T extends EditTarget>(targets: readonly T[]): T[] {
+  return targets.filter((t) => t.text === undefined || !t.dirty || (t.disk !== undefined && t.text === t.disk));
+}
+
+/** What the daemon is told when an applied edit could not be saved (`failureReason` with `applied: true`). */
+export function unsavedNote(failures: readonly { path: string; reason: string }[]): string | undefined {
+  if (failures.length === 0) return undefined;
+  const which = failures.map((f) => `${f.path} (${f.reason})`).join(', ');
+  return `The change is in the editor but was not saved: ${which}. The file on disk still has the old text.`;
 }

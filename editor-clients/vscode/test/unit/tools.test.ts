@@ -8,7 +8,7 @@ import { answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, titl
 import { trustItems } from '../../src/tools/trust';
 import { approvalsInTurns } from '../../src/chat/reducer';
 import type { Entry } from '../../src/chat/messages';
-import { unsavedEditRefusal } from '../../src/tools/unsavedEdits';
+import { toSave, unsavedEditRefusal, unsavedNote } from '../../src/tools/unsavedEdits';
 
 const EDIT: ApprovalRequest = {
   id: 'A1', workspace: 'file:///w', session_id: 'S1', turn_id: 'T1', tool: 'edit_file', tool_class: 'write',
@@ -134,7 +134,9 @@ describe('approval center', () => {
 describe('apply and trust', () => {
   it('say what became of an Apply', () => {
     assert.deepEqual(applyOutcome({ applied: true, decision: 'allow_once', path: 'a.py', reason: null }),
-      { text: 'Switchman: applied to a.py (unsaved; undo to take it back)', warn: false });
+      { text: 'Switchman: applied to a.py and saved (undo takes it back)', warn: false });
+    assert.deepEqual(applyOutcome({ applied: true, decision: 'allow_once', path: 'a.py', reason: 'not saved: read-only' }),
+      { text: 'Switchman: applied to a.py, but: not saved: read-only', warn: true }, 'applied, not saved');
     assert.deepEqual(applyOutcome({ applied: false, decision: 'deny', path: 'a.py', reason: 'no' }),
       { text: 'Switchman: not applied to a.py (no)', warn: false });
     assert.equal(applyOutcome({ applied: false, decision: 'allow_once', path: 'a.py', reason: 'read-only' }).warn, true);
@@ -216,5 +218,21 @@ describe('the daemon\'s edits of files it reads from disk', () => {
     assert.equal(unsavedEditRefusal([{ path: 'src/login.py', shared: false }]), null, 'not open: the editor reads the disk too');
     assert.equal(unsavedEditRefusal([{ path: '.switchman/routing.yaml', text: 'rules: []\n', shared: true, disk: '' }]), null);
     assert.equal(unsavedEditRefusal([]), null);
+  });
+
+  it('are saved once applied where the editor had the disk\'s text (so the next edit, commands and reads see them)', () => {
+    const closed = { path: 'src/closed.py', shared: false };
+    const saved = { path: 'src/saved.py', text: disk, shared: false, dirty: false };
+    const sameText = { path: 'src/same.py', text: disk, shared: false, dirty: true, disk };
+    const userEdits = { path: '.switchman/routing.yaml', text: 'rules: []\n', shared: true, dirty: true };
+    assert.deepEqual(toSave([closed, saved, sameText, userEdits]), [closed, saved, sameText],
+      'a configuration file with the user\'s unsaved text is left for the user to save');
+  });
+
+  it('that could not be saved are reported as applied but only in the editor', () => {
+    assert.equal(unsavedNote([]), undefined);
+    assert.equal(unsavedNote([{ path: 'src/login.py', reason: 'EACCES: permission denied' }]),
+      'The change is in the editor but was not saved: src/login.py (EACCES: permission denied). '
+      + 'The file on disk still has the old text.');
   });
 });

@@ -167,7 +167,7 @@ _DONE = {"create": "created", "edit": "edited", "delete": "deleted"}
 
 
 def _applied_text(change: FileChange) -> str:
-    where = "in the editor, which saves it (the user can undo it)"
+    where = "in the editor (the user can undo it)"
     if change.kind == "delete":
         return f"Deleted {change.path} {where}."
     if change.kind == "create":

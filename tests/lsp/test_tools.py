@@ -117,6 +117,26 @@ async def test_an_edit_the_editor_refuses_is_reported_to_the_model(
         "error", "refused by the editor: the file is read-only")
 
 
+async def test_an_edit_applied_but_not_saved_tells_the_model_so(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
+    # VS Code and Neovim save the edit; when they cannot, they still answer "applied" and say why
+    client, editor = vscode
+    editor.unsaved = ("The change is in the editor but was not saved: src/app.py (read-only). "
+                      "The file on disk still has the old text.")
+    fake.script_tool_call("edit_file", EDIT)
+    fake.script_text("Applied, not saved.")
+    result = await chat(client, project, "make main return 43")
+    assert result["status"] == "completed"
+    returned = tool_result(fake)
+    assert returned["is_error"] is False
+    assert returned["content"] == (
+        "Edited src/app.py in the editor (the user can undo it). The change is in "
+        "the editor but was not saved: src/app.py (read-only). The file on disk still has the old "
+        "text. Commands and reads see the old file until it is saved.")
+    done = deltas(client, result["turn_id"], "tool_result")[0]["tool"]
+    assert (done["status"], done["summary"]) == ("done", "edited src/app.py (not saved)")
+
+
 async def test_a_denial_with_a_reason_reaches_the_model(
         vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
     client, editor = vscode

@@ -38,6 +38,8 @@ class ToolEditor:
         self.buffers: dict[str, str] = {}
         self.refusal: str | None = None
         """When set, applyEdit answers ``applied: false`` with this reason."""
+        self.unsaved: str | None = None
+        """When set, applyEdit answers ``applied: true`` with this ``failureReason`` (not saved)."""
         self._never = asyncio.Event()
         # pygls marks the registered function, so it takes plain functions, not methods.
         async def approve(params: Any) -> Any:
@@ -73,6 +75,8 @@ class ToolEditor:
                 self.buffers.pop(change["uri"], None)
             else:
                 self._edit_buffer(change["textDocument"]["uri"], change["edits"])
+        if self.unsaved is not None:
+            return {"applied": True, "failureReason": self.unsaved}
         return {"applied": True}
 
     def _edit_buffer(self, uri: str, edits: list[dict[str, Any]]) -> None:

@@ -436,4 +436,30 @@ return {
       H.eq({ 'def g():', '    return 2' }, vim.fn.readfile(file), 'the disk keeps both until written')
     end,
   },
+  {
+    'an edit the buffer cannot be written after is in the buffer, and the model is told it is not saved',
+    function()
+      local buf = vim.fn.bufnr(file)
+      vim.api.nvim_buf_call(buf, function()
+        vim.cmd('silent edit!') -- the disk's text again (edit_file is still always allowed)
+      end)
+      vim.bo[buf].readonly = true
+      H.fake('POST', '/_fake/reset')
+      H.script({
+        { kind = 'tool_call', name = 'edit_file', id = 'toolu_readonly',
+          input = { path = 'src/tools_target.py', old_text = 'return 2', new_text = 'return 3' } },
+        { kind = 'text', chunks = { 'Changed, not saved.' } },
+      })
+      send('make f return 3')
+      wait_idle()
+      vim.bo[buf].readonly = false
+      H.eq({ 'def g():', '    return 2' }, vim.fn.readfile(file), 'the disk is unchanged')
+      H.eq({ 'def g():', '    return 3' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'the change is in the buffer')
+      H.eq(true, vim.bo[buf].modified, 'only')
+      local result = last_tool_result()
+      H.eq(false, result.is_error, 'it was applied')
+      H.check(vim.inspect(result.content):find('was not saved: src/tools_target.py', 1, true)
+        and vim.inspect(result.content):find('E45', 1, true), 'and the model is told it is not saved, and why', result)
+    end,
+  },
 }

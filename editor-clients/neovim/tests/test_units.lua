@@ -146,6 +146,11 @@ return {
       H.eq('x = 1', lines.code)
       H.eq({ 'Switchman: not applied to a.py (no)', vim.log.levels.INFO },
         { apply.outcome({ applied = false, decision = 'deny', path = 'a.py', reason = 'no' }) })
+      H.eq({ 'Switchman: applied to a.py and saved (u undoes it)', vim.log.levels.INFO },
+        { apply.outcome({ applied = true, decision = 'allow_once', path = 'a.py', reason = vim.NIL }) })
+      H.eq({ 'Switchman: applied to a.py, but: not saved (read-only)', vim.log.levels.WARN },
+        { apply.outcome({ applied = true, decision = 'allow_once', path = 'a.py', reason = 'not saved (read-only)' }) },
+        'applied, but the buffer could not be written')
       vim.api.nvim_buf_delete(buf, { force = true })
     end,
   },

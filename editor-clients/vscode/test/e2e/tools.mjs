@@ -15,6 +15,13 @@ export async function toolSteps(ui, chat, fake, workspace) {
   await selectionGoesWithTheMessage(ui, chat, fake);
   await applyAsksThroughTheDaemon(ui, chat, workspace);
   await alwaysAllowedToolsCanBeRevoked(ui);
+  await twoAlwaysAllowedEditsOfOneFileBothLand(ui, chat, fake, workspace);
+}
+
+/** Wait until login.py on disk has (or, with `has` false, has not) `text`. */
+async function onDisk(workspace, text, has = true) {
+  await until(`login.py on disk ${has ? 'with' : 'without'} ${text}`,
+    async () => readFileSync(join(workspace, LOGIN), 'utf8').includes(text) === has);
 }
 
 /** Open `path` from Quick Open and wait for its text. */
@@ -33,7 +40,10 @@ function editorLine(ui, text) {
   return ui.page.locator('.part.editor .monaco-editor:not(.original-in-monaco-diff-editor) .view-line', { hasText: text }).first();
 }
 
-/** Undo in the editor of login.py until `changed` is gone and the original line is back (the tab clean again). */
+/**
+ * Undo in the editor of login.py until `changed` is gone and the original line is back; the change was
+ * saved, so the buffer differs from the disk now: saving puts the disk back as the next step expects.
+ */
 async function undoInLogin(ui, changed) {
   await ui.page.locator('.tab', { hasText: 'login.py' }).first().click();
   await editorLine(ui, 'def login').click();
@@ -42,6 +52,8 @@ async function undoInLogin(ui, changed) {
     await ui.page.keyboard.press('Control+Z');
     return false;
   }, { intervalMs: 500 });
+  await ui.page.locator('.tab.dirty', { hasText: 'login.py' }).waitFor();
+  await ui.page.keyboard.press('Control+S'); // (the palette's first match for "File: Save" can be a compare command)
   await ui.page.locator('.tab.dirty', { hasText: 'login.py' }).waitFor({ state: 'detached' });
 }
 
@@ -75,12 +87,12 @@ async function editApprovedInTheCardReachesTheBuffer(ui, chat, fake, workspace) 
   // The answered card stays in its turn, above the answer written after it (it was below, like a new exchange).
   const turn = chat.locator('.entry.turn[data-status="completed"]', { hasText: 'now checks the password' });
   await turn.locator('.approval[data-outcome="allowed_once"] + .body, .approval[data-outcome="allowed_once"] ~ .body').first().waitFor();
-  // The diff editor closes with the answer; the change is in the buffer, unsaved (the disk is as before).
+  // The diff editor closes with the answer; the change is in the buffer, and saved (commands see it).
   await ui.page.locator('.tab', { hasText: '(proposed)' }).waitFor({ state: 'detached' });
   await editorLine(ui, 'return check(user, password)').waitFor();
-  if (readFileSync(join(workspace, LOGIN), 'utf8').includes('check(')) throw new Error('the edit was saved to disk');
-  await ui.page.locator('.tab.dirty', { hasText: 'login.py' }).waitFor();
-  log('allowed edit applied to the open buffer, unsaved:', JSON.stringify(await done.locator('.approval-outcome').innerText()));
+  await onDisk(workspace, 'return check(user, password)');
+  if (await ui.page.locator('.tab.dirty', { hasText: 'login.py' }).count()) throw new Error('the edited file is not saved');
+  log('allowed edit applied to the open buffer and saved:', JSON.stringify(await done.locator('.approval-outcome').innerText()));
   await undoInLogin(ui, 'check(user, password)');
   log('undo took the change back');
 }
@@ -205,8 +217,8 @@ async function applyAsksThroughTheDaemon(ui, chat, workspace) {
   await chat.locator('.approval[data-tool="apply_code"][data-outcome="allowed_always"] .approval-outcome',
     { hasText: 'apply_code is always allowed here now' }).waitFor();
   await editorLine(ui, 'return user == "admin" and check(password)').waitFor();
-  if (readFileSync(join(workspace, LOGIN), 'utf8').includes('check(')) throw new Error('Apply saved the file');
-  log('Apply went through the approval card and changed the buffer');
+  await onDisk(workspace, 'and check(password)');
+  log('Apply went through the approval card and changed the buffer (saved)');
   await undoInLogin(ui, 'check(password)');
 }
 
@@ -225,4 +237,42 @@ async function alwaysAllowedToolsCanBeRevoked(ui) {
   await ui.page.locator('.quick-input-widget .monaco-button', { hasText: 'OK' }).first().click();
   await ui.page.locator('.notifications-toasts .notification-toast', { hasText: 'Switchman will ask again before: apply_code' }).waitFor();
   log('"Manage Always-Allowed Tools" listed apply_code and revoked it');
+}
+
+/**
+ * An always-allowed edit_file twice on one file in a turn: the first is saved, so the second (made
+ * from the disk) is not refused as "unsaved changes"; the disk has both, and undo takes back the last.
+ */
+async function twoAlwaysAllowedEditsOfOneFileBothLand(ui, chat, fake, workspace) {
+  const before = (await fake.requests()).length;
+  await fake.script([
+    { kind: 'tool_call', name: 'edit_file', id: 'toolu_e2e_twice_1',
+      input: { path: LOGIN, old_text: ORIGINAL_LINE, new_text: 'return check(user, password)' } },
+    { kind: 'tool_call', name: 'edit_file', id: 'toolu_e2e_twice_2',
+      input: { path: LOGIN, old_text: 'def login(user, password):', new_text: 'def login(user, password):  # checked' } },
+    { kind: 'text', chunks: ['Both edits made.'] },
+  ]);
+  await send(chat, 'make login check the password and mark it');
+  const card = chat.locator('.approval[data-tool="edit_file"][data-outcome="pending"]');
+  await card.locator('.approval-button.allow-always').click();
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'Both edits made.' }).waitFor();
+  const results = (await fake.requests()).slice(before).map((r) => JSON.stringify(r.body.messages.at(-1)));
+  if (results.filter((r) => r.includes('Edited src/login.py')).length !== 2) {
+    throw new Error(`both edits were not applied: ${results.join('\n').slice(0, 1200)}`);
+  }
+  await editorLine(ui, '# checked').waitFor();
+  await editorLine(ui, 'return check(user, password)').waitFor();
+  await onDisk(workspace, 'def login(user, password):  # checked\n    return check(user, password)');
+  if (await ui.page.locator('.tab.dirty', { hasText: 'login.py' }).count()) throw new Error('the edited file is not saved');
+  log('two always-allowed edits of login.py both landed and were saved');
+  await ui.page.locator('.tab', { hasText: 'login.py' }).first().click();
+  await editorLine(ui, 'def login').click();
+  await until('the second edit undone', async () => {
+    if (!(await editorLine(ui, '# checked').count())) return true;
+    await ui.page.keyboard.press('Control+Z');
+    return false;
+  }, { intervalMs: 500 });
+  await editorLine(ui, 'return check(user, password)').waitFor();
+  log('undo took back the last edit only');
+  await undoInLogin(ui, 'check(user, password)');
 }

@@ -2,7 +2,7 @@
  * The Copy / Insert / Apply buttons over code blocks in answers. Apply does not touch the buffer
  * itself: it asks the daemon (`switchman/applyCode`), which shows the same approval card as the
  * model's own edits (the diff, Allow once / Always / Deny) and applies the change through
- * `workspace/applyEdit` — unsaved and undoable, like every Switchman edit.
+ * `workspace/applyEdit` — saved and undoable, like every Switchman edit.
  */
 
 import * as vscode from 'vscode';

@@ -104,7 +104,7 @@ function writeCodeServerConfig(dirs, port) {
     'typescript.disableAutomaticTypeAcquisition': true, 'git.enabled': false, 'git.autofetch': false,
     'github.gitAuthentication': false, 'chat.commandCenter.enabled': false, 'window.commandCenter': false,
     // VS Code for the web (code-server) saves after a delay by default; desktop VS Code does not, and the
-    // scenario checks that Switchman's edits stay unsaved until the user saves them.
+    // scenario checks that Switchman's edits are saved by the extension, not by auto-save.
     'files.autoSave': 'off',
     'editor.minimap.enabled': false, 'editor.stickyScroll.enabled': false, 'workbench.colorTheme': 'Default Dark Modern', 'window.zoomLevel': 0,
     'switchman.serverCommand': SWITCHMAN,

@@ -4,8 +4,8 @@ A write tool never touches the disk itself. It describes a
 :class:`FileChange` (the file's text before and after, plus the text edits
 that lead from one to the other); the user approves it after seeing the diff,
 and an :class:`EditApplier` applies it. The language server's applier sends
-LSP ``workspace/applyEdit`` so the editor changes its buffer (undoable; the
-VS Code and Neovim clients then save it); :class:`DiskApplier` writes files directly where no editor is
+LSP ``workspace/applyEdit`` so the editor changes its buffer (undoable;
+VS Code and Neovim then save it); :class:`DiskApplier` writes files directly where no editor is
 involved (the command line, unit tests).
 """
 

@@ -45,7 +45,7 @@ async def test_apply_replaces_the_selection_after_approval(
     assert request["title"] == "Apply the code block to src/app.py (replacing the selection)"
     assert "-    return 42\n+    return 43\n" in request["diff"]
     assert editor.buffer(daemon.workspace / "src" / "app.py") == SOURCE.replace("42", "43")
-    assert (daemon.workspace / "src" / "app.py").read_text("utf-8") == SOURCE  # unsaved
+    assert (daemon.workspace / "src" / "app.py").read_text("utf-8") == SOURCE  # ToolEditor: no save
 
 
 async def test_apply_without_a_range_replaces_the_whole_file(
@@ -78,6 +78,16 @@ async def test_always_allowing_apply_is_trust_of_its_own(
     trusted = await client.protocol.send_request_async(  # type: ignore[no-untyped-call]
         methods.TRUST, {"workspace": daemon.uri})
     assert trusted["trusted"][0]["tools"] == ["apply_code"]  # not edit_file
+
+
+async def test_applied_but_not_saved_comes_back_with_the_editors_reason(
+        vscode: tuple[SwitchmanClient, ToolEditor], daemon: Daemon) -> None:
+    client, editor = vscode
+    editor.unsaved = "The change is in the editor but was not saved: src/app.py (read-only)."
+    result = await apply(client, daemon, code="x = 1\n")
+    assert result == {"applied": True, "decision": "allow_once", "path": "src/app.py",
+                      "reason": "The change is in the editor but was not saved: src/app.py "
+                                "(read-only)."}
 
 
 async def test_the_editors_refusal_comes_back(

@@ -11,7 +11,7 @@ import { initializationOptions } from '../protocol/params';
 import { configDocumentSelector, userConfigDir } from './configFiles';
 import { isLaunchProblem, planLaunch, type LaunchHost, type LaunchProblem } from './launch';
 import type { ServerSettings } from './settings';
-import { toSave, unsavedEditRefusal, unsavedNote, type EditTarget } from '../tools/unsavedEdits';
+import { applyBases, toSave, unsavedEditRefusal, unsavedNote, type EditTarget } from '../tools/unsavedEdits';
 
 /** Answers one daemon → editor request; `signal` aborts when the daemon withdraws it. */
 export type RequestHandler = (params: unknown, signal: AbortSignal) => Promise<unknown>;
@@ -202,7 +202,7 @@ async function applyDaemonEdit(client: LanguageClient, params: ApplyWorkspaceEdi
       disk = await vscode.workspace.fs.readFile(parsed).then((bytes) => new TextDecoder().decode(bytes), () => undefined);
     }
     return { uri: parsed, path: vscode.workspace.asRelativePath(parsed), text: document?.getText(), shared, disk,
-      dirty: document?.isDirty };
+      dirty: document?.isDirty, base: document && applyBases.get(document.uri.toString()) };
   }));
   const refusal = unsavedEditRefusal(targets);
   if (refusal) return { applied: false, failureReason: refusal };

@@ -13,6 +13,7 @@ import { Requests } from '../protocol/methods';
 import { applyCodeParams } from '../protocol/params';
 import type { ApplyCodeResult } from '../protocol/types';
 import { applyOutcome } from './approval';
+import { withApplyBase } from './unsavedEdits';
 
 export async function codeAction(connection: SwitchmanConnection, action: CodeAction, code: string, turnId?: string): Promise<void> {
   if (action === 'copy') {
@@ -41,11 +42,13 @@ export async function codeAction(connection: SwitchmanConnection, action: CodeAc
     end: { line: selection.end.line, character: selection.end.character },
   };
   try {
-    const result = await connection.request<ApplyCodeResult>(Requests.applyCode, applyCodeParams({
-      workspace: folder.uri.toString(), uri: document.uri.toString(), text: document.getText(), code, range, turnId }));
-    const { text, warn } = applyOutcome(result);
-    if (warn) void vscode.window.showWarningMessage(text);
-    else vscode.window.setStatusBarMessage(text, 5000);
+    const text = document.getText();
+    const uri = document.uri.toString();
+    const result = await withApplyBase(uri, text, () => connection.request<ApplyCodeResult>(Requests.applyCode,
+      applyCodeParams({ workspace: folder.uri.toString(), uri, text, code, range, turnId })));
+    const outcome = applyOutcome(result);
+    if (outcome.warn) void vscode.window.showWarningMessage(outcome.text);
+    else vscode.window.setStatusBarMessage(outcome.text, 5000);
   } catch (error) {
     void vscode.window.showWarningMessage(`Switchman: ${requestFailure(error).message}`);
   }

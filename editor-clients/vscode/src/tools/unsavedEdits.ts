@@ -23,11 +23,34 @@ export interface EditTarget {
   disk?: string;
   /** The open document has unsaved changes. */
   dirty?: boolean;
+  /**
+   * The editor text the daemon made this change from, when it was given it: an Apply of a code
+   * block sends the document's text with `switchman/applyCode` (see `applyBases`).
+   */
+  base?: string;
+}
+
+/**
+ * The texts sent with `switchman/applyCode` requests still running, by document URI: their edits are
+ * made from the editor's text, not the disk's, so unsaved changes in the buffer are no reason to refuse
+ * them — as long as the buffer still holds that text.
+ */
+export const applyBases = new Map<string, string>();
+
+/** Run `work` (an Apply's request) with `text` recorded as the base of the edits it brings for `uri`. */
+export async function withApplyBase<T>(uri: string, text: string, work: () => Promise<T>): Promise<T> {
+  applyBases.set(uri, text);
+  try {
+    return await work();
+  } finally {
+    if (applyBases.get(uri) === text) applyBases.delete(uri);
+  }
 }
 
 /** Why the edit must not be applied (the editor's text of a target is not what it was made from), or null. */
 export function unsavedEditRefusal(targets: readonly EditTarget[]): string | null {
-  const stale = targets.find((t) => !t.shared && t.text !== undefined && t.disk !== undefined && t.text !== t.disk);
+  const stale = targets.find((t) => !t.shared && t.text !== undefined && t.disk !== undefined && t.text !== t.disk
+    && t.text !== t.base);
   if (!stale) return null;
   return `${stale.path} has unsaved changes: save it (or revert it), then ask again. This change was made from `
     + 'the file on disk: applied to the editor\'s text it would have landed in the wrong place, so nothing was changed.';

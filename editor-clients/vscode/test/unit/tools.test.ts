@@ -8,7 +8,7 @@ import { answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, titl
 import { trustItems } from '../../src/tools/trust';
 import { approvalsInTurns } from '../../src/chat/reducer';
 import type { Entry } from '../../src/chat/messages';
-import { toSave, unsavedEditRefusal, unsavedNote } from '../../src/tools/unsavedEdits';
+import { applyBases, toSave, unsavedEditRefusal, unsavedNote, withApplyBase } from '../../src/tools/unsavedEdits';
 
 const EDIT: ApprovalRequest = {
   id: 'A1', workspace: 'file:///w', session_id: 'S1', turn_id: 'T1', tool: 'edit_file', tool_class: 'write',
@@ -218,6 +218,19 @@ describe('the daemon\'s edits of files it reads from disk', () => {
     assert.equal(unsavedEditRefusal([{ path: 'src/login.py', shared: false }]), null, 'not open: the editor reads the disk too');
     assert.equal(unsavedEditRefusal([{ path: '.switchman/routing.yaml', text: 'rules: []\n', shared: true, disk: '' }]), null);
     assert.equal(unsavedEditRefusal([]), null);
+  });
+
+  it('go ahead when made from the editor\'s own unsaved text (Apply of a code block), not when it changed since', async () => {
+    const unsaved = `# Login.\n${disk}`;
+    assert.equal(unsavedEditRefusal([{ path: 'src/login.py', text: unsaved, shared: false, disk, base: unsaved }]), null);
+    assert.notEqual(unsavedEditRefusal([{ path: 'src/login.py', text: `${unsaved}x`, shared: false, disk, base: unsaved }]), null,
+      'typed in since the Apply was asked for');
+    const uri = 'file:///w/src/login.py';
+    const seen = await withApplyBase(uri, unsaved, async () => applyBases.get(uri));
+    assert.equal(seen, unsaved, 'the base is known while the Apply request runs');
+    assert.equal(applyBases.has(uri), false, 'and forgotten after it');
+    await assert.rejects(withApplyBase(uri, unsaved, async () => { throw new Error('refused'); }));
+    assert.equal(applyBases.has(uri), false, 'also after a failed request');
   });
 
   it('are saved once applied where the editor had the disk\'s text (so the next edit, commands and reads see them)', () => {

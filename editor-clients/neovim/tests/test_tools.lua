@@ -462,4 +462,25 @@ return {
         and vim.inspect(result.content):find('E45', 1, true), 'and the model is told it is not saved, and why', result)
     end,
   },
+  {
+    'an always-allowed edit of a buffer whose unsaved text is not the disk\'s is refused, not garbled in',
+    function()
+      local buf = vim.fn.bufnr(file)
+      H.eq(true, vim.bo[buf].modified, 'the buffer still has the unsaved change of the last test')
+      H.fake('POST', '/_fake/reset')
+      H.script({
+        { kind = 'tool_call', name = 'edit_file', id = 'toolu_stale_always',
+          input = { path = 'src/tools_target.py', old_text = 'def g', new_text = 'def h' } },
+        { kind = 'text', chunks = { 'Refused.' } },
+      })
+      send('rename g to h')
+      wait_idle()
+      H.eq({ 'def g():', '    return 3' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'the buffer is as it was')
+      H.eq({ 'def g():', '    return 2' }, vim.fn.readfile(file), 'and the disk')
+      local result = last_tool_result()
+      H.eq(true, result.is_error, 'the model is told it was not applied', result)
+      H.check(vim.inspect(result.content):find('src/tools_target.py has unsaved changes: save it', 1, true),
+        'with the reason', result)
+    end,
+  },
 }

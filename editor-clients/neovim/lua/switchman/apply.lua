@@ -49,8 +49,7 @@ end
 
 --- The `switchman/applyCode` params for putting `code` into `bufnr`.
 function M.params(root, bufnr, code, turn_id)
-  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
-  local text = table.concat(lines, '\n') .. (vim.bo[bufnr].eol and '\n' or '')
+  local text = require('switchman.edits').buffer_text(bufnr)
   local params = {
     workspace = require('switchman.workspace').uri(root),
     uri = vim.uri_from_bufnr(bufnr),
@@ -91,7 +90,13 @@ function M.apply(root, code, chat_buffers, turn_id)
     return vim.notify('Switchman: open the file the code is for in a window, then apply again.', vim.log.levels.INFO)
   end
   local bufnr = vim.api.nvim_win_get_buf(win)
-  client.request(root, protocol.request.apply_code, M.params(root, bufnr, code, turn_id), function(err, result)
+  local params = M.params(root, bufnr, code, turn_id)
+  local bases = require('switchman.edits').bases
+  bases[params.uri] = params.text -- its edit is made from this text, not the disk's
+  client.request(root, protocol.request.apply_code, params, function(err, result)
+    if bases[params.uri] == params.text then
+      bases[params.uri] = nil
+    end
     if err then
       return vim.notify('Switchman: ' .. client.error_message(err), vim.log.levels.WARN)
     end

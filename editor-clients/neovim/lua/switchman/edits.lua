@@ -4,7 +4,22 @@
 --- commands and its reads see the change. `u` still takes it back in the buffer. A buffer that had
 --- unsaved changes is left unsaved (the user's changes are not written for them). A write that
 --- fails is answered `applied = true` with a `failureReason` saying the change is only in the buffer.
+---
+--- The daemon makes its edits from the file on disk (it is not sent the text of code buffers), so an
+--- edit of a buffer whose text is not the disk's (unsaved changes, an undo of an earlier edit) would
+--- land at the wrong place: it is refused with the reason, as VS Code does, for an always-allowed tool
+--- too (an approval's Allow checks it before). Apply of a code block sends the buffer's text
+--- (`M.bases` while its request runs), so its edit goes ahead while the buffer still holds that text.
 local M = {}
+
+--- The buffer texts sent with `switchman/applyCode` requests still running, by URI.
+M.bases = {}
+
+--- The text of a buffer as Apply sends it.
+function M.buffer_text(bufnr)
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  return table.concat(lines, '\n') .. (vim.bo[bufnr].eol and '\n' or '')
+end
 
 --- The URIs of the documents a WorkspaceEdit changes, each once.
 function M.target_uris(edit)
@@ -31,6 +46,29 @@ end
 local function as_on_disk(uri)
   local ok, bufnr = pcall(vim.uri_to_bufnr, uri)
   return ok and (not vim.api.nvim_buf_is_loaded(bufnr) or not vim.bo[bufnr].modified)
+end
+
+--- Why the edit must not be applied to the buffer of `uri` (its text is not what the edit was made
+--- from), or nil: a loaded, modified buffer the daemon is not sent (`client_id`'s configuration
+--- buffers are), whose lines differ from the file's, unless an Apply was made from its text.
+local function stale(uri, client_id)
+  local ok, bufnr = pcall(vim.uri_to_bufnr, uri)
+  if not ok or not vim.api.nvim_buf_is_loaded(bufnr) or not vim.bo[bufnr].modified then
+    return nil
+  end
+  if client_id and vim.lsp.buf_is_attached(bufnr, client_id) then
+    return nil
+  end
+  local fname = vim.uri_to_fname(uri)
+  local read, disk = pcall(vim.fn.readfile, fname)
+  if not read or vim.fn.filereadable(fname) == 0
+      or vim.deep_equal(disk, vim.api.nvim_buf_get_lines(bufnr, 0, -1, false))
+      or M.bases[uri] == M.buffer_text(bufnr) then
+    return nil
+  end
+  return ('%s has unsaved changes: save it (or revert it), then ask again. This change was made from '
+    .. "the file on disk: applied to the editor's text it would have landed in the wrong place, so nothing "
+    .. 'was changed.'):format(vim.fn.fnamemodify(fname, ':~:.'))
 end
 
 --- Write the buffer of `uri` if the edit left it modified; nil, or why it could not be written.
@@ -62,6 +100,12 @@ end
 function M.handle(err, params, ctx, config)
   local edit = type(params) == 'table' and type(params.edit) == 'table' and params.edit or {}
   local targets = M.target_uris(edit)
+  for _, uri in ipairs(targets) do
+    local why = stale(uri, type(ctx) == 'table' and ctx.client_id or nil)
+    if why then
+      return { applied = false, failureReason = why }
+    end
+  end
   local clean = vim.tbl_filter(as_on_disk, targets)
   for _, uri in ipairs(targets) do
     undo_break(uri)

@@ -19,13 +19,12 @@ from switchman.engine.clock import SystemClock
 from switchman.engine.config.check import FileKind, check_text, file_kind
 from switchman.engine.config.jsonschema import schema_text
 from switchman.engine.config.paths import (
-    CONFIG_DIR_ENV,
     data_dir,
     find_workspace,
     workspace_profiles_file,
     workspace_routing_file,
 )
-from switchman.engine.config.problems import ZERO_RANGE, Code, Problem, Severity, sort_problems
+from switchman.engine.config.problems import Problem, Severity, sort_problems
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore, read_config
@@ -74,7 +73,7 @@ def rules_check(args: argparse.Namespace) -> int:
     config = ConfigStore()
     targets = [Path(f) for f in args.files] or _default_targets(config, _workspace(args))
     problems: list[Problem] = []
-    if not args.files and (folder := _config_folder_problem(config)) is not None:
+    if not args.files and (folder := config.folder_problem()) is not None:
         targets.insert(0, config.directory)
         problems.append(folder)
     for path in targets[len(problems):]:
@@ -85,21 +84,6 @@ def rules_check(args: argparse.Namespace) -> int:
     else:
         _print_problems(problems, targets)
     return 1 if any(p.severity is Severity.ERROR for p in problems) else 0
-
-
-def _config_folder_problem(config: ConfigStore) -> Problem | None:
-    """The config folder exists but is no folder (SWITCHMAN_CONFIG_DIR naming a file, say):
-    none of the user's files can be read, which "no configuration files found" would hide."""
-    try:
-        mode = config.directory.stat().st_mode
-    except OSError:  # not made yet (fine: none of the files is required), or unreachable
-        return None
-    if stat.S_ISDIR(mode):
-        return None
-    return Problem(str(config.directory), ZERO_RANGE, Severity.ERROR, Code.UNREADABLE_FILE,
-                   "The configuration folder is not a folder, so your models.yaml, "
-                   "routing.yaml and profiles.yaml cannot be read from it and the built-in "
-                   f"defaults are in use: point {CONFIG_DIR_ENV} at the folder that holds them.")
 
 
 def _default_targets(config: ConfigStore, workspace: Path) -> list[Path]:
@@ -157,8 +141,6 @@ def _note_config_errors(config: ConfigStore, folder: str, stream: TextIO,
                         only: Path | None = None) -> None:
     """Say which config files (of all, or just ``only``) have errors, so a result from an older
     version is not a surprise: one note per file."""
-    if only is None and (unusable := _config_folder_problem(config)) is not None:
-        print(f"Note: {unusable.file}: {unusable.message}", file=stream)
     noted: set[str] = set()
     for problem in config.problems(folder):
         if problem.severity is not Severity.ERROR or str(problem.file) in noted:
@@ -166,6 +148,9 @@ def _note_config_errors(config: ConfigStore, folder: str, stream: TextIO,
         if only is not None and str(problem.file) != str(only):
             continue
         noted.add(str(problem.file))
+        if problem.file == str(config.directory):  # the folder itself: say why
+            print(f"Note: {problem.file}: {problem.message}", file=stream)
+            continue
         print(f"Note: {problem.file} has errors; an earlier or built-in version is in use "
               "(run 'switchman rules check').", file=stream)
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import stat
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from switchman.engine.config.check import FileKind
 from switchman.engine.config.checking import CHECKS, LAST_CHECKS, Checked, forget_checks
 from switchman.engine.config.models_file import check_models_text
 from switchman.engine.config.paths import (
+    CONFIG_DIR_ENV,
     config_dir,
     workspace_profiles_file,
     workspace_routing_file,
@@ -51,7 +53,7 @@ from switchman.engine.config.policy import (
     WorkspacePolicy,
     effective_policy,
 )
-from switchman.engine.config.problems import Code, Problem, Range, Severity
+from switchman.engine.config.problems import ZERO_RANGE, Code, Problem, Range, Severity
 from switchman.engine.config.profiles_file import ProfilesFile, check_profiles_text
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.routing_file import check_routing_text, check_workspace_text
@@ -312,8 +314,27 @@ class ConfigStore:
         """Both :meth:`problems` and :meth:`in_force`, from one refresh of the files."""
         slots = self._in_use(folder)
         problems = [p for slot in slots for p in slot.problems]
-        return problems, {str(s.path): s.in_force for s in slots
-                          if s.signature is not None and not _first_check_running(s)}
+        in_force = {str(s.path): s.in_force for s in slots
+                    if s.signature is not None and not _first_check_running(s)}
+        if (unusable := self.folder_problem()) is not None:
+            problems.insert(0, unusable)
+            in_force = {unusable.file: IN_FORCE_BUILTIN, **in_force}
+        return problems, in_force
+
+    def folder_problem(self) -> Problem | None:
+        """The config folder exists but is no folder (SWITCHMAN_CONFIG_DIR naming a file, say):
+        none of the user's files can be read, which "no configuration files found" would hide."""
+        try:
+            mode = self.directory.stat().st_mode
+        except OSError:  # not made yet (fine: none of the files is required), or unreachable
+            return None
+        if stat.S_ISDIR(mode):
+            return None
+        return Problem(str(self.directory), ZERO_RANGE, Severity.ERROR, Code.UNREADABLE_FILE,
+                       "The configuration folder is not a folder, so your models.yaml, "
+                       "routing.yaml and profiles.yaml cannot be read from it and the built-in "
+                       f"defaults are in use: point {CONFIG_DIR_ENV} at the folder that holds "
+                       "them.")
 
     async def settle(self, folder: str | None = None) -> None:
         """Wait until every file ``folder`` uses is checked in its current version.

@@ -54,3 +54,27 @@ async def test_the_daemon_answers_within_a_second_beside_a_trapped_file(
         assert again["models"]
         status = await client.wait_for(methods.STATUS, lambda s: s["config_errors"] > 0)
         assert status["workspace"] == workspace.as_uri()
+
+
+async def test_a_config_folder_that_is_a_file_is_reported_by_the_daemon(tmp_path: Path) -> None:
+    """SWITCHMAN_CONFIG_DIR naming a file: none of the user's files can be read. The status
+    said no configuration errors and /rules check "No configuration files found ... ok", so
+    nothing told the user that their models.yaml and routing.yaml were not in use."""
+    data, workspace = tmp_path / "data", tmp_path / "project"
+    data.mkdir()
+    workspace.mkdir()
+    wrong = tmp_path / "routing.yaml"
+    wrong.write_text("global_default: haiku\n", "utf-8")
+    env = server_env(wrong, data, {"ANTHROPIC_API_KEY": "sk-ant-test"})
+    async with running_server("visual-studio-code", env, workspaces=[workspace],
+                              listen=(methods.STATUS,)) as client:
+        status = await client.wait_for(methods.STATUS, lambda s: s["config_errors"] > 0)
+        assert status["config_errors"] == 1
+        assert status["banners"] == [f"{wrong} has errors; the built-in defaults are in use."]
+        checked = await client.request(methods.CHAT, {"workspace": workspace.as_uri(),
+                                                      "message": "/rules check"})
+        assert checked["text"] == (
+            f"{wrong}:1:1: error [unreadable-file] The configuration folder is not a folder, "
+            "so your models.yaml, routing.yaml and profiles.yaml cannot be read from it and "
+            "the built-in defaults are in use: point SWITCHMAN_CONFIG_DIR at the folder that "
+            f"holds them.\n1 error(s), 0 warning(s) in {wrong}")

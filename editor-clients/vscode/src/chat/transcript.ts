@@ -182,10 +182,15 @@ export function transcriptMarkdown(detail: SessionDetail): string {
       + `(${plural(cost.workers.length, 'worker')})`);
   }
   if (session.sticky_model) lines.push('', `Sticky model: \`${session.sticky_model}\``);
-  if (cost.by_model.length > 0) {
+  const workerRows = workersByModel(cost.workers);
+  if (cost.by_model.length > 0 || workerRows.length > 0) {
     lines.push('', '| model | turns | cost | input tokens | output tokens |', '|---|---:|---:|---:|---:|');
     for (const row of cost.by_model) {
       lines.push(`| \`${row.model}\` | ${row.turns} | ${formatUsd(row.cost_usd)} | ${row.input_tokens} | ${row.output_tokens} |`);
+    }
+    // `cost.workers` has no token counts: the workers' rows leave them out.
+    for (const row of workerRows) {
+      lines.push(`| ${row.model === null ? 'no model' : `\`${row.model}\``} (workers) | ${row.turns} | ${formatUsd(String(row.costUsd))} | – | – |`);
     }
   }
   for (const step of timeline(detail, new Set())) {
@@ -194,6 +199,20 @@ export function transcriptMarkdown(detail: SessionDetail): string {
     else lines.push('', ...workerMarkdown(step.record, cost.workers));
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The session's workers' spend by model, costliest first, so that the cost table's rows add up to
+ * the session's total (the planner's `by_model` rows plus these). A worker's cost goes to the model
+ * it ran on.
+ */
+function workersByModel(workers: readonly WorkerCost[]): { model: string | null; turns: number; costUsd: number }[] {
+  const rows = new Map<string | null, { model: string | null; turns: number; costUsd: number }>();
+  for (const worker of workers) {
+    const row = rows.get(worker.model) ?? { model: worker.model, turns: 0, costUsd: 0 };
+    rows.set(worker.model, { ...row, turns: row.turns + worker.turns, costUsd: row.costUsd + (Number(worker.cost_usd) || 0) });
+  }
+  return [...rows.values()].sort((a, b) => b.costUsd - a.costUsd);
 }
 
 /** A `/delegate` command (with the workers it started) or the worker's answer to it. */

@@ -151,6 +151,23 @@ describe('transcriptMarkdown', () => {
     assert.match(text, /\| `anthropic:claude-haiku-4-5` \| 2 \| \$0\.0058 \| 20 \| 6 \|/);
     assert.ok(text.indexOf('Turn 1') < text.indexOf('Turn 2'));
   });
+
+  it('counts the workers in the cost table, by the model each ran on, so that its rows add up to the total', () => {
+    const worker = (id: string, model: string | null, cost_usd: string, turns: number) =>
+      ({ session_id: id, parent_tool_use_id: `toolu_${id}`, model, cost_usd, turns });
+    const text = transcriptMarkdown({ ...detail, cost: { ...detail.cost, total_usd: '0.0158', planner_usd: '0.0058',
+      workers_usd: '0.01', workers: [worker('W1', 'anthropic:claude-sonnet-4-6', '0.003', 1),
+        worker('W2', 'anthropic:claude-opus-4-7', '0.006', 2), worker('W3', 'anthropic:claude-sonnet-4-6', '0.001', 3)] } });
+    const rows = text.split('\n').filter((line) => /^\| (`|no model)/.test(line));
+    assert.deepEqual(rows, [
+      '| `anthropic:claude-haiku-4-5` | 2 | $0.0058 | 20 | 6 |',
+      '| `anthropic:claude-opus-4-7` (workers) | 2 | $0.006 | – | – |',
+      '| `anthropic:claude-sonnet-4-6` (workers) | 4 | $0.004 | – | – |',
+    ]);
+    const sum = rows.reduce((total, row) => total + Number(row.split('|')[3].trim().slice(1)), 0);
+    assert.equal(sum.toFixed(4), '0.0158');
+    assert.match(text, /total \$0\.016\b/);
+  });
 });
 
 describe('session items', () => {

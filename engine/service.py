@@ -381,7 +381,7 @@ class Switchman:
         if workspace is not None:
             uri = named_folder_uri(workspace)
             entries = {uri: entries.get(uri, [])}
-        return TrustList([TrustEntry(w, t) for w, t in entries.items()])
+        return TrustList([TrustEntry(w, t) for w, t in entries.items()], self.trust.problem)
 
     def revoke_trust(self, workspace: str, tool: str | None = None) -> TrustRevoked:
         """Stop always allowing ``tool`` (every tool when None) in ``workspace``."""

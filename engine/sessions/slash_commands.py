@@ -202,11 +202,13 @@ def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:
     if args:
         raise CommandUsage("Usage: /trust | /trust revoke <tool> | /trust revoke all")
     tools = trust.trusted(workspace)
+    problem = f"\n{trust.problem}" if trust.problem is not None else ""
     if not tools:
         return ("No tool is always allowed in this workspace: file changes and commands ask "
-                "first.")
+                f"first.{problem}")
     return (f"Always allowed in this workspace (no question asked): {', '.join(tools)}.\n"
-            f"Kept in {trust.path}. Revoke with /trust revoke <tool> or /trust revoke all.")
+            f"Kept in {trust.path}. Revoke with /trust revoke <tool> or /trust revoke all."
+            f"{problem}")
 
 
 def _cost(cost: CostBreakdown, today: Decimal) -> str:

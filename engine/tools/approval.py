@@ -151,10 +151,12 @@ class TrustEntry(msgspec.Struct, frozen=True):
     tools: list[str]
 
 
-class TrustList(msgspec.Struct, frozen=True):
+class TrustList(msgspec.Struct, frozen=True, omit_defaults=True):
     """What ``switchman/trust`` answers."""
 
     trusted: list[TrustEntry]
+    problem: str | None = None
+    """Why ``trust.json`` could not be read (see :attr:`TrustStore.problem`), when it could not."""
 
 
 class TrustRevoked(msgspec.Struct, frozen=True):
@@ -170,6 +172,22 @@ class TrustStore:
     def __init__(self, data_folder: Path) -> None:
         self.path = data_folder / TRUST_FILE
         self._lock = threading.Lock()
+        self._damage: str | None = None
+        """Why the file could not be read the last time (None when it could, or is absent)."""
+        self._reset = False
+        """Whether an answer has since replaced that damaged file with a new one."""
+
+    @property
+    def problem(self) -> str | None:
+        """For the user: trust.json could not be read, so no tool is always allowed (or, once
+        an answer replaced it, the tools it allowed ask again); None when it is fine."""
+        if self._damage is None:
+            return None
+        if self._reset:
+            return (f"{self.path} could not be read ({self._damage}) and was started anew: "
+                    "the tools it always allowed ask first again.")
+        return (f"{self.path} cannot be read ({self._damage}), so no tool is always allowed "
+                "and each asks first; the next \"always\" answer starts it anew.")
 
     def trusted(self, workspace: str) -> list[str]:
         """The tools always allowed in ``workspace``, sorted."""
@@ -208,14 +226,27 @@ class TrustStore:
         try:
             raw = json.loads(self.path.read_text("utf-8"))
         except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:  # unreadable: trust nothing rather than fail
-            log.warning("ignoring %s: %s", self.path, exc)
-            return {}
+            raw = {}
+        except OSError as exc:  # unreadable: trust nothing rather than fail
+            return self._unreadable(exc.strerror or type(exc).__name__)
+        except json.JSONDecodeError as exc:  # its position only: the text may hold anything
+            return self._unreadable(f"not valid JSON at line {exc.lineno}, column {exc.colno}")
+        except ValueError:
+            return self._unreadable("not UTF-8 text")
         if not isinstance(raw, dict):
-            return {}
+            return self._unreadable("not a JSON object")
+        if not self._reset:  # mended or removed by hand
+            self._damage = None
         return {str(w): [str(t) for t in tools if isinstance(t, str)]
                 for w, tools in raw.items() if isinstance(tools, list)}
+
+    def _unreadable(self, reason: str) -> dict[str, list[str]]:
+        """Trust nothing; log the damage once (the file is read on every tool call)."""
+        if reason != self._damage or self._reset:
+            log.warning("%s cannot be read (%s): no tool is always allowed until an "
+                        "\"always\" answer replaces it", self.path, reason)
+        self._damage, self._reset = reason, False
+        return {}
 
     def _write(self, data: dict[str, list[str]]) -> None:
         temp = None
@@ -226,6 +257,7 @@ class TrustStore:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(data, handle, indent=2, sort_keys=True)
             os.replace(temp, self.path)
+            self._reset = self._damage is not None
         except OSError as exc:
             if temp is not None:
                 Path(temp).unlink(missing_ok=True)

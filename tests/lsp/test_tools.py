@@ -237,6 +237,27 @@ def test_trust_requests_name_a_folder_or_fail_clearly(
     assert json.loads((project.data / "trust.json").read_text()) == {project.uri: ["edit_file"]}
 
 
+def test_a_damaged_trust_file_is_told_in_trust_listings_and_logged_once(
+        project: Daemon, fake: FakeProvider, tmp_path: Path) -> None:
+    # It was ignored in silence: the tools asked again and nothing said why.
+    (project.data / "trust.json").write_text('{"' + project.uri + '": ["run_command"')
+    told = (f"{project.data / 'trust.json'} cannot be read (not valid JSON at line 1, column "
+            f"{len(project.uri) + 20}), so no tool is always allowed and each asks first; the "
+            "next \"always\" answer starts it anew.")
+    raw = RawDaemon(project.env, tmp_path / "stderr.log")
+    try:
+        raw.initialize(project.workspace)
+        for _ in range(2):
+            assert raw.request(methods.TRUST, {"workspace": project.uri})["result"] == {
+                "trusted": [{"workspace": project.uri, "tools": []}], "problem": told}
+        listed = raw.request(methods.CHAT, {"workspace": project.uri, "message": "/trust"})
+        assert listed["result"]["text"] == ("No tool is always allowed in this workspace: file "
+                                            f"changes and commands ask first.\n{told}")
+    finally:
+        raw.close()
+    assert raw.stderr().count("trust.json cannot be read") == 1
+
+
 async def test_always_survives_a_restart_and_slash_trust_revokes_it(
         project: Daemon, fake: FakeProvider) -> None:
     (project.data / "trust.json").write_text(json.dumps({project.uri: ["edit_file"]}))

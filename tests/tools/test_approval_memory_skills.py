@@ -55,12 +55,36 @@ async def test_a_workers_always_is_not_remembered(
     assert approver.asked[0].is_worker
 
 
-def test_a_broken_trust_file_trusts_nothing(trust: TrustStore) -> None:
+def test_a_broken_trust_file_trusts_nothing_and_says_so_once(
+        trust: TrustStore, caplog: pytest.LogCaptureFixture) -> None:
+    """It was ignored silently (the tools asked again) and overwritten by the next "always"
+    answer; it still is, but the user is told, and the log says it once without the text."""
     trust.path.parent.mkdir(parents=True)
-    trust.path.write_text("{not json")
+    trust.path.write_text('{"file:///w": ["run_command"], "key": "sk-ant-secret')
+    assert TrustStore(trust.path.parent).problem is None  # not read yet
     assert trust.all() == {}
+    assert not trust.is_trusted("file:///w", "run_command")
+    assert trust.problem == (
+        f"{trust.path} cannot be read (not valid JSON at line 1, column "
+        "39), so no tool is always allowed and each asks first; the next \"always\" answer "
+        "starts it anew.")
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [f"{trust.path} cannot be read (not valid JSON at line 1, "
+                        "column 39): no tool is always allowed until an \"always\" "
+                        "answer replaces it"]
     trust.grant("file:///w", "edit_file")
     assert trust.all() == {"file:///w": ["edit_file"]}
+    assert trust.problem == (
+        f"{trust.path} could not be read (not valid JSON at line 1, column 39) "
+        "and was started anew: the tools it always allowed ask first again.")
+    assert len([r for r in caplog.records if r.levelname == "WARNING"]) == 1
+    assert "sk-ant" not in caplog.text
+    trust.path.write_bytes(b"\xff\xfe")  # damaged again: said again
+    assert trust.all() == {}
+    assert trust.problem is not None and "(not UTF-8 text), so no tool" in trust.problem
+    trust.path.write_text("{}")  # mended by hand
+    assert trust.all() == {}
+    assert trust.problem is None
 
 
 async def test_always_that_cannot_be_saved_still_runs_the_allowed_call(

@@ -483,4 +483,22 @@ return {
         'with the reason', result)
     end,
   },
+  {
+    ':Switchman trust says so when trust.json cannot be read',
+    function()
+      local trust_file = vim.env.SWITCHMAN_DATA_DIR .. '/trust.json'
+      vim.fn.writefile({ '{"file:///w": [' }, trust_file)
+      local notified, restore = capture_notify()
+      require('switchman.trust').pick(root)
+      H.wait_for('the answer', function()
+        return #notified >= 2
+      end, 30000, function()
+        return notified
+      end)
+      restore()
+      vim.fn.delete(trust_file)
+      H.check(notified[1]:find('trust.json cannot be read (not valid JSON', 1, true), 'the problem first', notified)
+      H.eq('Switchman: no tool is always allowed here; Switchman asks before every change and command.', notified[2])
+    end,
+  },
 }

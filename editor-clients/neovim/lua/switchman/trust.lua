@@ -42,6 +42,9 @@ function M.pick(root)
     for _, entry in ipairs(result and result.trusted or {}) do
       vim.list_extend(tools, entry.tools or {})
     end
+    if type(result) == 'table' and type(result.problem) == 'string' then
+      vim.notify('Switchman: ' .. result.problem, vim.log.levels.WARN) -- trust.json could not be read
+    end
     if #tools == 0 then
       return vim.notify('Switchman: no tool is always allowed here; Switchman asks before every change and command.',
         vim.log.levels.INFO)

@@ -377,6 +377,8 @@ export interface ApprovalAnswer {
 /** `switchman/trust` result. */
 export interface TrustResult {
   trusted: { workspace: string; tools: string[] }[];
+  /** Why nothing may be listed: `trust.json` could not be read (or was started anew). */
+  problem?: string;
 }
 
 /** `switchman/revokeTrust` result. */

@@ -28,3 +28,9 @@ export function trustItems(result: TrustResult, folders: Folder[]): TrustItem[] 
   }
   return items;
 }
+
+/** What to tell the user when there is nothing to pick: the daemon's problem with `trust.json`, if any, first. */
+export function emptyTrustMessage(result: TrustResult): { text: string; warn: boolean } {
+  const none = 'no tool is always allowed. Switchman asks before every change and command.';
+  return result.problem ? { text: `Switchman: ${result.problem}`, warn: true } : { text: `Switchman: ${none}`, warn: false };
+}

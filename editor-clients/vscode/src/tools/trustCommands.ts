@@ -9,7 +9,7 @@ import { requestFailure } from '../protocol/errors';
 import { Requests } from '../protocol/methods';
 import { revokeTrustParams, trustParams } from '../protocol/params';
 import type { RevokeTrustResult, TrustResult } from '../protocol/types';
-import { trustItems } from './trust';
+import { emptyTrustMessage, trustItems } from './trust';
 
 export class TrustCommands {
   constructor(private readonly connection: SwitchmanConnection, private readonly folders: WorkspaceFolders) {}
@@ -24,9 +24,11 @@ export class TrustCommands {
     }
     const items = trustItems(result, this.folders.all());
     if (items.length === 0) {
-      void vscode.window.showInformationMessage('Switchman: no tool is always allowed. Switchman asks before every change and command.');
+      const { text, warn } = emptyTrustMessage(result);
+      void (warn ? vscode.window.showWarningMessage(text) : vscode.window.showInformationMessage(text));
       return;
     }
+    if (result.problem) void vscode.window.showWarningMessage(`Switchman: ${result.problem}`);
     const picked = await vscode.window.showQuickPick(items, {
       canPickMany: true, title: 'Switchman: tools that run without asking',
       placeHolder: 'Pick the ones to revoke (Switchman will ask again before they run)',

@@ -5,7 +5,7 @@ import { parseFromWebview } from '../../src/chat/messages';
 import { applyCodeParams, chatParams, revokeTrustParams } from '../../src/protocol/params';
 import type { ApprovalRequest } from '../../src/protocol/types';
 import { answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, titleParts, type ApprovalHost } from '../../src/tools/approval';
-import { trustItems } from '../../src/tools/trust';
+import { emptyTrustMessage, trustItems } from '../../src/tools/trust';
 import { approvalsInTurns } from '../../src/chat/reducer';
 import type { Entry } from '../../src/chat/messages';
 import { applyBases, toSave, unsavedEditRefusal, unsavedNote, withApplyBase } from '../../src/tools/unsavedEdits';
@@ -150,6 +150,13 @@ describe('apply and trust', () => {
     assert.deepEqual(items.map((i) => [i.label, i.description]), [
       ['apply_code', 'w'], ['edit_file', 'w'], ['run_command', '/old (not open)']]);
     assert.deepEqual(revokeTrustParams('file:///w', 'edit_file'), { workspace: 'file:///w', tool: 'edit_file' });
+  });
+
+  it('say why nothing is listed when trust.json could not be read', () => {
+    const problem = 'trust.json could not be read (not valid JSON at line 1, column 3).';
+    assert.deepEqual(emptyTrustMessage({ trusted: [], problem }), { text: `Switchman: ${problem}`, warn: true });
+    assert.deepEqual(emptyTrustMessage({ trusted: [] }),
+      { text: 'Switchman: no tool is always allowed. Switchman asks before every change and command.', warn: false });
   });
 
   it('send Apply with the selection as an LSP range and the answer\'s turn', () => {

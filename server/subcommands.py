@@ -72,12 +72,12 @@ def rules_check(args: argparse.Namespace) -> int:
     """Validate configuration files; exit 1 when any has an error."""
     config = ConfigStore()
     targets = [Path(f) for f in args.files] or _default_targets(config, _workspace(args))
-    problems: list[Problem] = []
-    if not args.files and (folder := config.folder_problem()) is not None:
-        targets.insert(0, config.directory)
-        problems.append(folder)
-    for path in targets[len(problems):]:
+    folder = None if args.files else config.folder_problem()
+    problems: list[Problem] = [folder] if folder is not None else []
+    for path in targets:
         problems += _check_file(path, config)
+    if folder is not None:  # listed first among the files checked
+        targets.insert(0, config.directory)
     problems = sort_problems(problems)
     if args.json:
         _print_json(problems)

@@ -64,8 +64,9 @@ __all__ = [  # the loading constants and types moved to .loaded_workspaces, stil
 ]
 
 RECENT_FINGERPRINTS = 16
-N = TypeVar("N")
 """Fingerprints kept for reuse: a turn is fingerprinted when routed and when recorded."""
+
+N = TypeVar("N")
 
 
 class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):

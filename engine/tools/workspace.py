@@ -212,8 +212,11 @@ class WorkspaceTools:
             if named:
                 raise ToolRefused(f"'{rel}' is a binary file.")
             return False
-        if whole:  # the usual case, at once
-            return _grep_lines(rel, data.decode("utf-8", "replace").splitlines(), regex, hits)
+        if whole:  # the usual case, at once; lines end at "\n" only, as read on in pieces
+            lines = data.decode("utf-8", "replace").split("\n")
+            if lines[-1] == "":
+                lines.pop()  # after the last newline (or an empty file)
+            return _grep_lines(rel, lines, regex, hits)
         chunks = read_chunks(path, limit)  # a named file over the walk's cap: read on in pieces
         try:
             return _grep_lines(rel, (raw.decode("utf-8", "replace") for raw, _cut

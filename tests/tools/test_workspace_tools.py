@@ -85,6 +85,15 @@ async def test_grep_uses_re2_and_skips_binaries(workspace: Path) -> None:
     assert "backreferences" in bad.content
 
 
+async def test_grep_counts_lines_by_newlines_only(workspace: Path) -> None:
+    """A form feed or a lone carriage return does not end a line (as editors and read_file
+    count them), so grep's line numbers point at the right line."""
+    (workspace / "paged.txt").write_bytes(b"first\x0cpage\rstill first\nneedle\n")
+    tools = WorkspaceTools(workspace)
+    outcome = await tools.run("grep", {"pattern": "needle", "path": "paged.txt"})
+    assert outcome.content == "paged.txt:2: needle"
+
+
 async def test_unknown_tool_and_bad_arguments(workspace: Path) -> None:
     tools = WorkspaceTools(workspace)
     assert (await tools.run("rm", {})).is_error

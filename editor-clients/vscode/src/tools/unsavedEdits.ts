@@ -1,5 +1,5 @@
 /**
- * A guard on the daemon's edits (`workspace/applyEdit`, pure part). The daemon computes a change of a
+ * A guard on the daemon's edits (`workspace/applyEdit`; the part without the `vscode` module). The daemon computes a change of a
  * file it does not share with the editor (anything but Switchman's own configuration files) from the
  * file on disk; applied to an editor buffer whose text is not the disk's — unsaved changes, such as
  * an earlier change of Switchman's that is not saved yet — its positions point elsewhere and the file

@@ -43,7 +43,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +51,6 @@ import switchman.engine.learning  # noqa: F401  (single-threaded BLAS before num
 from switchman.engine.clock import SystemClock
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.learning import database
-from switchman.engine.learning.fingerprint import Vector, fingerprint
 from switchman.engine.learning.store import LearnedPatternStore, TurnRecord
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import RouteRequest
@@ -149,10 +147,12 @@ def write_config(folder: Path, args: argparse.Namespace, cost_weight: float) -> 
 class Replay:
     """One pass over the prompts in one order, with one configuration."""
 
-    def __init__(self, folder: Path, fingerprints: Callable[[TurnContext], Vector]) -> None:
+    def __init__(self, folder: Path) -> None:
         clock = SystemClock()
+        # The store's own fingerprints: their meaning block is relative to the centre this
+        # replay's first turns set, so they cannot be computed once for every replay.
         self.patterns = LearnedPatternStore(database.connect(":memory:"), clock,
-                                            background=False, fingerprinter=fingerprints)
+                                            background=False)
         self.router = Router(ConfigStore(folder), clock=clock, configured=lambda p: True,
                              availability=lambda model, provider: None,
                              patterns=self.patterns)
@@ -197,21 +197,6 @@ def context(text: str) -> TurnContext:
                        estimated_input_tokens=estimate_turn([text]))
 
 
-def memoised(function: Callable[[TurnContext], Vector]) -> Callable[[TurnContext], Vector]:
-    """The engine's fingerprint, computed once per prompt across all replays."""
-    cache: dict[TurnContext, Vector] = {}
-
-    def cached(ctx: TurnContext) -> Vector:
-        found = cache.get(ctx)
-        if found is None:
-            found = cache[ctx] = function(ctx)
-        return found
-    return cached
-
-
-_FINGERPRINTS = memoised(fingerprint)
-
-
 def replay_once(prompts: list[Prompt], args: argparse.Namespace, cost_weight: float,
                 seed: int) -> tuple[float, float, list[float]]:
     """One shuffled order at one cost_weight: (strong share, accuracy, decision seconds)."""
@@ -222,7 +207,7 @@ def replay_once(prompts: list[Prompt], args: argparse.Namespace, cost_weight: fl
     prices = {STRONG: args.strong_price, WEAK: args.weak_price}
     with tempfile.TemporaryDirectory() as folder:
         write_config(Path(folder), args, cost_weight)
-        replay = Replay(Path(folder), _FINGERPRINTS)
+        replay = Replay(Path(folder))
         share, accuracy = replay.run(prompts, order, explore, prices,
                                      full_feedback=args.feedback == "full")
     print(f"cost_weight {cost_weight} order {seed}: strong {share:.3f} accuracy {accuracy:.4f}",

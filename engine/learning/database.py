@@ -16,8 +16,12 @@ from pathlib import Path
 import msgspec
 
 from switchman.engine.learning.evaluator import Evidence, NextAction
+from switchman.engine.learning.fingerprint import widened
+from switchman.engine.learning.meaning import Centre
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: ``pattern_centres`` (each workspace's centre of meaning, :mod:`.meaning`); rows of
+version 1 have fingerprints without the meaning block, read widened (no rewrite needed)."""
 FILE_NAME = "patterns.db"
 
 _SCHEMA = """
@@ -50,6 +54,11 @@ CREATE TABLE IF NOT EXISTS pattern_forgets (
     forgets INTEGER NOT NULL
 );
 INSERT OR IGNORE INTO pattern_forgets (id, forgets) VALUES (1, 0);
+CREATE TABLE IF NOT EXISTS pattern_centres (
+    workspace TEXT PRIMARY KEY,
+    turns INTEGER NOT NULL,
+    total BLOB NOT NULL
+);
 """
 
 
@@ -71,6 +80,9 @@ class PatternRow(msgspec.Struct, frozen=True, kw_only=True):
     is_worker: bool = False
     planner_turn_id: str | None = None
     id: int = 0
+    mean: tuple[float, ...] | None = None
+    """The message's meaning (:func:`.meaning.message_mean`), counted into the workspace's
+    centre when the row is stored; never written to the row."""
 
 
 def connect(path: Path | str, *, busy_seconds: float = 5.0) -> sqlite3.Connection:
@@ -178,15 +190,31 @@ def delete_workspace(connection: sqlite3.Connection, workspace: str | None) -> i
     try:
         if workspace is None:
             cursor = connection.execute("DELETE FROM pattern_turns")
+            connection.execute("DELETE FROM pattern_centres")
         else:
             cursor = connection.execute("DELETE FROM pattern_turns WHERE workspace = ?",
                                         (workspace,))
+            connection.execute("DELETE FROM pattern_centres WHERE workspace = ?", (workspace,))
         connection.execute("UPDATE pattern_forgets SET forgets = forgets + 1 WHERE id = 1")
     except BaseException:
         connection.execute("ROLLBACK")
         raise
     connection.execute("COMMIT")
     return cursor.rowcount
+
+
+def centre(connection: sqlite3.Connection, workspace: str) -> Centre:
+    """The workspace's centre of meaning (an empty one before its first turn)."""
+    raw = connection.execute("SELECT turns, total FROM pattern_centres WHERE workspace = ?",
+                             (workspace,)).fetchone()
+    return Centre() if raw is None else Centre.from_bytes(int(raw[0]), bytes(raw[1]))
+
+
+def save_centre(connection: sqlite3.Connection, workspace: str, centre: Centre) -> None:
+    """Write the workspace's centre (after counting a turn into it)."""
+    connection.execute(
+        "INSERT OR REPLACE INTO pattern_centres (workspace, turns, total) VALUES (?, ?, ?)",
+        (workspace, centre.turns, centre.to_bytes()))
 
 
 def forgets(connection: sqlite3.Connection) -> int:
@@ -207,4 +235,5 @@ def _row(raw: sqlite3.Row) -> PatternRow:
         session_id=raw["session_id"], planner_turn_id=raw["planner_turn_id"],
         is_worker=bool(raw["is_worker"]), model=raw["model"], recorded_at=raw["recorded_at"],
         cost_usd=raw["cost_usd"], samples=raw["samples"], message_hash=raw["message_hash"],
-        codes=raw["fingerprint"], scale=raw["scale"], evidence=evidence, success=raw["success"])
+        codes=widened(raw["fingerprint"]), scale=raw["scale"], evidence=evidence,
+        success=raw["success"])

@@ -1,8 +1,9 @@
 """A turn's fingerprint: a unit vector that puts similar requests near each other.
 
-Two blocks, each normalised on its own and then weighted, so that the cosine
+Three blocks, each normalised on its own and then weighted, so that the cosine
 similarity of two fingerprints is ``LEXICAL_SHARE`` times the similarity of
-their messages plus the rest times the similarity of their structure:
+their messages' words, ``MEANING_SHARE`` times the similarity of what they are
+about, and the rest times the similarity of their structure:
 
 * lexical: hashed words (common English function words left out) and,
   at a third of their weight, character 4-grams of the message (signed
@@ -12,8 +13,16 @@ their messages plus the rest times the similarity of their structure:
 * structural: what the chain already knows about the turn: slash command,
   input-size bucket, touched file extensions, images, tools in history,
   matching skills.
+* meaning: the message's weighted mean of static word vectors, relative to the
+  workspace's centre (:mod:`.meaning`), so that messages about the same topic
+  in different words land near each other. It needs the workspace's centre;
+  without one (a workspace's first turn) the block is left out.
 
-Everything is computed locally with stable hashes (CRC-32), so fingerprints
+Fingerprints of 512 values (before the meaning block) are read as these with
+the meaning block empty (:func:`widened`): their rows keep working, a little
+less similar to new turns than new rows are, until retention ages them out.
+
+Everything is computed locally with stable hashes (CRC-32) and a shipped word table, so fingerprints
 are the same across processes and machines and no model or network is
 needed. The message itself is never kept (``evaluator.message_hash`` identifies
 a re-sent message without storing it).
@@ -32,16 +41,25 @@ import re
 import sys
 import zlib
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TypeAlias
 
+from switchman.engine.learning import meaning
 from switchman.engine.routing.context import TurnContext
 
 LEXICAL_DIMENSIONS = 480
 STRUCTURAL_DIMENSIONS = 32
-DIMENSIONS = LEXICAL_DIMENSIONS + STRUCTURAL_DIMENSIONS
-LEXICAL_SHARE = 0.85
+MEANING_DIMENSIONS = meaning.DIMENSIONS
+DIMENSIONS = LEXICAL_DIMENSIONS + STRUCTURAL_DIMENSIONS + MEANING_DIMENSIONS
+EARLIER_DIMENSIONS = LEXICAL_DIMENSIONS + STRUCTURAL_DIMENSIONS
+"""The width of fingerprints stored before the meaning block (:func:`widened`)."""
+MEANING_SHARE = 0.49
+"""Share of the cosine similarity that comes from what the message is about."""
+EARLIER_LEXICAL_SHARE = 0.85
+"""Share of the cosine similarity that comes from the message's words, without meaning."""
+LEXICAL_SHARE = (1 - MEANING_SHARE) * EARLIER_LEXICAL_SHARE
 """Share of the cosine similarity that comes from the message's words."""
+STRUCTURAL_SHARE = (1 - MEANING_SHARE) * (1 - EARLIER_LEXICAL_SHARE)
 CHAR_GRAM = 4
 CHAR_GRAM_WEIGHT = 0.3
 _STOP = (
@@ -67,37 +85,62 @@ _LANE = 64
 """Bits per gram when all grams are hashed at once in one integer (see :func:`_char_grams`)."""
 
 
-def fingerprint(ctx: TurnContext) -> Vector:
+def fingerprint(ctx: TurnContext, centre: Sequence[float] | None = None,
+                mean: Sequence[float] | None = None) -> Vector:
     """The fingerprint of a turn, as ``DIMENSIONS`` float32 values of unit length.
+
+    ``centre`` is the workspace's centre of meaning (:class:`.meaning.Centre`); without
+    it, or without a known word in the message, the meaning block is left out and the
+    other two share the whole length as they did before it existed (``EARLIER_SHARES``).
+    ``mean``: the message's :func:`.meaning.message_mean` when the caller has it already.
 
     Where numpy is already loaded (a workspace with a large store), a message of more
     than a few words is counted with it (:mod:`.fingerprint_numpy`: the same values,
     1.5 times faster at 60 characters, 2.5 at 200, 3 at 1,000; at 20 characters numpy's
     per-call work makes it no faster). numpy is never imported for this.
     """
+    about = None
+    if centre is not None:
+        if mean is None:
+            mean = meaning.message_mean(ctx.message)
+        about = None if mean is None else meaning.centred_unit(mean, centre)
+    lexical_share, lexical_factor, structural_factor = \
+        EARLIER_SHARES if about is None else SHARES
     if len(ctx.message) >= NUMPY_FROM_CHARS and "numpy" in sys.modules:
         from switchman.engine.learning.fingerprint_numpy import (  # noqa: PLC0415
             unit_lexical_block,  # numpy is loaded already; only then is this imported
         )
-        vector = array("f", unit_lexical_block(ctx.message, LEXICAL_SHARE).tobytes())
-        vector.extend(array("f", bytes(4 * STRUCTURAL_DIMENSIONS)))
+        vector = array("f", unit_lexical_block(ctx.message, lexical_share).tobytes())
+        vector.extend(array("f", bytes(4 * (STRUCTURAL_DIMENSIONS + MEANING_DIMENSIONS))))
     else:
         vector = array("f", bytes(4 * DIMENSIONS))
-        for bucket, value in _placed(lexical_block(ctx.message), _LEXICAL_FACTOR):
+        for bucket, value in _placed(lexical_block(ctx.message), lexical_factor):
             vector[bucket] = value
     features = _features(ctx)
-    key = tuple(features)
+    key: tuple[bool | str, ...] = (about is None, *features)
     structure = _STRUCTURES.get(key)
     if structure is None:  # turns of a session mostly share their structure
-        structure = _STRUCTURES[key] = _placed(_structural_block(features), _STRUCTURAL_FACTOR)
+        structure = _STRUCTURES[key] = _placed(_structural_block(features), structural_factor)
         while len(_STRUCTURES) > STRUCTURES_KEPT:
             del _STRUCTURES[next(iter(_STRUCTURES))]
     for bucket, value in structure:
         vector[LEXICAL_DIMENSIONS + bucket] = value
+    if about is not None:
+        vector[EARLIER_DIMENSIONS:] = array("f", [x * _MEANING_FACTOR for x in about])
     return vector
 
 
-_STRUCTURES: dict[tuple[str, ...], list[tuple[int, float]]] = {}
+def widened(codes: bytes) -> bytes:
+    """A stored fingerprint's int8 codes at today's width: a row stored before the meaning
+    block had ``EARLIER_DIMENSIONS`` codes, and reads as having that block empty."""
+    if len(codes) == DIMENSIONS:
+        return codes
+    if len(codes) == EARLIER_DIMENSIONS:
+        return codes + bytes(MEANING_DIMENSIONS)
+    raise ValueError(f"a stored fingerprint of {len(codes)} values")
+
+
+_STRUCTURES: dict[tuple[bool | str, ...], list[tuple[int, float]]] = {}
 """The structural block's values by the features they came from (see :func:`_placed`)."""
 STRUCTURES_KEPT = 256
 
@@ -212,8 +255,14 @@ def _weighted(block: Block, share: float) -> Block:
     return _float32({b: x * factor for b, x in block.items()})
 
 
-_LEXICAL_FACTOR = array("f", [math.sqrt(LEXICAL_SHARE)])[0]
-_STRUCTURAL_FACTOR = array("f", [math.sqrt(1 - LEXICAL_SHARE)])[0]
+_MEANING_FACTOR = math.sqrt(MEANING_SHARE)
+SHARES = (LEXICAL_SHARE, array("f", [math.sqrt(LEXICAL_SHARE)])[0],
+          array("f", [math.sqrt(STRUCTURAL_SHARE)])[0])
+"""The lexical block's share, and what :func:`_weighted` multiplies the lexical and the
+structural block by (the square roots of their shares, float32), with a meaning block."""
+EARLIER_SHARES = (EARLIER_LEXICAL_SHARE, array("f", [math.sqrt(EARLIER_LEXICAL_SHARE)])[0],
+                  array("f", [math.sqrt(1 - EARLIER_LEXICAL_SHARE)])[0])
+"""The same without a meaning block: the shares every fingerprint had before it existed."""
 """What :func:`_weighted` multiplies each block by (the square root of its share, float32)."""
 
 

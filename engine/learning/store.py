@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import threading
 from collections.abc import Callable, Hashable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
@@ -28,6 +29,7 @@ from switchman.engine.clock import Clock
 from switchman.engine.config.policy import PatternSettings
 from switchman.engine.learning import database as db
 from switchman.engine.learning import fingerprint as fingerprints
+from switchman.engine.learning import meaning
 from switchman.engine.learning.evaluator import (
     Evidence,
     NextAction,
@@ -42,6 +44,7 @@ from switchman.engine.learning.loaded_workspaces import (
     SYNC_LOAD_ROWS,
     LoadedWorkspaces,
 )
+from switchman.engine.learning.meaning import Centre
 from switchman.engine.learning.small_workspace import SMALL_ROWS, SmallWorkspace, encode
 from switchman.engine.patterns import (
     PatternNeighbor,
@@ -118,8 +121,12 @@ class LearnedPatternStore(LoadedWorkspaces):
         self.clock = clock
         self._forgets = db.forgets(connection)
         """The database's count of forgettings when the rows in memory were read."""
-        self._recent: dict[Hashable, Vector] = {}
-        """Fingerprints of the latest contexts (see :meth:`fingerprint`)."""
+        self._recent: dict[Hashable, tuple[Vector, tuple[float, ...] | None]] = {}
+        """Fingerprints (and meanings) of the latest contexts (see :meth:`fingerprint`)."""
+        self._centres: dict[str, Centre] = {}
+        """Each workspace's centre of meaning, read on first use (:mod:`.meaning`)."""
+        if background and fingerprinter is None:  # the word table, read before the first turn
+            threading.Thread(target=meaning.table, name="switchman-words", daemon=True).start()
 
     # -- slot 4 ------------------------------------------------------------------------
 
@@ -153,6 +160,8 @@ class LearnedPatternStore(LoadedWorkspaces):
                 self._forgets = forgets
                 self._workspaces.clear()
                 self._loading.clear()  # a load in flight then installs nothing
+                self._centres.clear()
+                self._recent.clear()
 
     def neighbours(self, ctx: TurnContext, k: int,
                    settings: PatternSettings | None = None) -> list[Neighbour]:
@@ -191,14 +200,15 @@ class LearnedPatternStore(LoadedWorkspaces):
     def row_of(self, turn: TurnRecord) -> db.PatternRow:
         """The row a turn that has ended is remembered by (its fingerprint is the one routing
         computed: call this on the thread that routes)."""
-        codes, scale = encode(self.fingerprint(turn.context))
+        vector, mean = self._fingerprint(turn.context)
+        codes, scale = encode(vector)
         evidence = Evidence(status=turn.status, tool_errors=turn.tool_errors)
         return db.PatternRow(
             workspace=_key(turn.context), turn_id=turn.turn_id, session_id=turn.session_id,
             model=turn.model, recorded_at=self.clock.now().isoformat(), cost_usd=turn.cost_usd,
             message_hash=message_hash(turn.context.message), codes=codes, scale=scale,
             evidence=evidence, success=success_score(evidence), is_worker=turn.is_worker,
-            planner_turn_id=turn.planner_turn_id)
+            planner_turn_id=turn.planner_turn_id, mean=mean)
 
     def store_row(self, row: db.PatternRow) -> None:
         """Write a turn's row (:meth:`row_of`) and add it to its workspace's index; the write
@@ -213,6 +223,7 @@ class LearnedPatternStore(LoadedWorkspaces):
                         and any(r.turn_id == row.turn_id for r in loading.recorded):
                     return
             stored = msgspec.structs.replace(row, id=db.insert(self.writer, row))
+            self._count_in_centre(row)
             with self._lock:
                 space = self._workspaces.get(row.workspace)
                 if space is None:  # loading: durable now, in the index once it is installed
@@ -228,6 +239,27 @@ class LearnedPatternStore(LoadedWorkspaces):
                     del self._workspaces[row.workspace]
                     self._workspace(row.workspace)
             self._forget_oldest(row.workspace, drop)
+
+    def _count_in_centre(self, row: db.PatternRow) -> None:
+        """Count the row's meaning into its workspace's centre, until the centre settles
+        (holding ``_changing``: one count at a time)."""
+        if row.mean is None:
+            return
+        centre = self._centre(row.workspace)
+        if centre.settled:
+            return
+        counted = centre.counting(row.mean)
+        db.save_centre(self.writer, row.workspace, counted)
+        with self._lock:
+            self._centres[row.workspace] = counted
+
+    def _centre(self, workspace: str) -> Centre:
+        """The workspace's centre of meaning, read from the database on first use."""
+        with self._lock:
+            centre = self._centres.get(workspace)
+            if centre is None:
+                centre = self._centres[workspace] = db.centre(self.connection, workspace)
+            return centre
 
     def observe_message(self, session_id: str, text: str, rerouted_to: str | None) -> None:
         """A new message in a session: what it says about the session's previous turn."""
@@ -313,12 +345,15 @@ class LearnedPatternStore(LoadedWorkspaces):
             count = db.delete_workspace(self.writer, workspace)
             with self._lock:
                 self._forgets = db.forgets(self.writer)
+                self._recent.clear()  # fingerprints made with the centre just forgotten
                 if workspace is None:
                     self._workspaces.clear()
                     self._loading.clear()  # a load in flight then installs nothing
+                    self._centres.clear()
                 else:
                     self._workspaces.pop(workspace, None)
                     self._loading.pop(workspace, None)
+                    self._centres.pop(workspace, None)
             saved = self._saved_index(workspace or "")
             if saved is not None and workspace is None:
                 shutil.rmtree(saved.parent, ignore_errors=True)
@@ -337,25 +372,36 @@ class LearnedPatternStore(LoadedWorkspaces):
                    "evidence": msgspec.to_builtins(row.evidence)}
 
     def fingerprint(self, ctx: TurnContext) -> Vector:
-        """The turn's fingerprint (by default :func:`.fingerprint.fingerprint`).
+        """The turn's fingerprint (by default :func:`.fingerprint.fingerprint`, with the
+        meaning block relative to the workspace's centre)."""
+        return self._fingerprint(ctx)[0]
+
+    def _fingerprint(self, ctx: TurnContext) -> tuple[Vector, tuple[float, ...] | None]:
+        """The turn's fingerprint and its message's meaning (None with a fingerprinter of
+        the caller's, or without a known word).
 
         A turn is fingerprinted when it is routed and again when it is recorded, with the
-        same context: the last few are kept (the chain's match details left out of the key).
+        same context: the last few are kept (the chain's match details left out of the key),
+        so the row remembers the fingerprint its turn was routed with.
         """
         # What the default fingerprint reads of the context (hashing the whole context, its
         # spend and time of day included, cost as much again); any other reads the context
         key: Hashable = msgspec.structs.replace(ctx, message_hits=None) \
             if self._fingerprinter is not None else (
-                ctx.message, ctx.estimated_input_tokens, ctx.files_touched,
+                ctx.workspace_path, ctx.message, ctx.estimated_input_tokens, ctx.files_touched,
                 ctx.skills_matching, ctx.has_images, ctx.has_tool_calls_in_history)
         known = self._recent.get(key)
         if known is not None:
             return known
-        compute = self._fingerprinter or fingerprints.fingerprint
-        vector = self._recent[key] = compute(ctx)
+        if self._fingerprinter is not None:
+            result: tuple[Vector, tuple[float, ...] | None] = (self._fingerprinter(ctx), None)
+        else:
+            mean = meaning.message_mean(ctx.message)
+            result = (fingerprints.fingerprint(ctx, self._centre(_key(ctx)).mean, mean), mean)
+        self._recent[key] = result
         while len(self._recent) > RECENT_FINGERPRINTS:
             del self._recent[next(iter(self._recent))]
-        return vector
+        return result
 
 
 def _key(ctx: TurnContext) -> str:

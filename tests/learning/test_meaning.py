@@ -1,0 +1,228 @@
+"""The fingerprint's meaning block: the word table, the integer sums, the workspace's centre,
+and old 512-value rows read beside new ones."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from array import array
+from pathlib import Path
+
+import msgspec
+import numpy as np
+import pytest
+
+from switchman.engine.clock import ManualClock
+from switchman.engine.config.policy import PatternSettings
+from switchman.engine.learning import database, meaning
+from switchman.engine.learning.evaluator import Evidence
+from switchman.engine.learning.fingerprint import (
+    DIMENSIONS,
+    EARLIER_DIMENSIONS,
+    MEANING_SHARE,
+    fingerprint,
+)
+from switchman.engine.learning.small_workspace import encode
+from switchman.engine.learning.store import LearnedPatternStore, TurnRecord
+from switchman.engine.patterns import PatternRecommendation
+from switchman.engine.routing.context import TurnContext
+
+WS = "/work/project"
+PLANTS = ["how do plants turn sunlight into sugar",
+          "what does a green leaf need to grow",
+          "explain photosynthesis in algae"]
+CODE = ["sort a list of integers in python",
+        "why does my javascript function return undefined",
+        "the compiler reports a boolean type error"]
+LAW = ["can a landlord keep the deposit after the lease ends",
+       "what makes a contract legally binding in court"]
+
+
+def plain_mean(text: str) -> list[float] | None:
+    """The weighted mean computed the obvious way from the table's stored int16 values."""
+    table = meaning.table()
+    data = (Path(meaning.__file__).with_name("words") / meaning.TABLE_FILE).read_bytes()
+    values = array("h", data[len(data) - 2 * meaning.DIMENSIONS * len(table.position):])
+    positions = [table.position[w] for w in meaning.WORD.findall(text[:meaning.MAX_CHARS].lower())
+                 if w in table.position]
+    if not positions:
+        return None
+    weight = math.fsum(table.weights[p] for p in positions)
+    return [math.fsum(values[p * meaning.DIMENSIONS + d] for p in positions)
+            / (meaning.FIXED_POINT * weight) for d in range(meaning.DIMENSIONS)]
+
+
+def cosine(a: object, b: object) -> float:
+    x, y = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y)))
+
+
+def centre_of(texts: list[str]) -> tuple[float, ...]:
+    centre = meaning.Centre()
+    for text in texts:
+        mean = meaning.message_mean(text)
+        assert mean is not None
+        centre = centre.counting(mean)
+    assert centre.mean is not None
+    return centre.mean
+
+
+def test_the_table_holds_frequent_words_with_frequency_weights() -> None:
+    table = meaning.table()
+    assert len(table.position) == meaning.TABLE_WORDS
+    assert {"the", "function", "photosynthesis", "javascript", "boolean", "2010"} <= \
+        table.position.keys()
+    the, photosynthesis = (table.weights[table.position[w]] for w in ("the", "photosynthesis"))
+    assert the < 0.2
+    assert 0.9 < photosynthesis <= 1.0
+    exact = math.fsum(1 / (r + 10) for r in range(meaning.VOCABULARY))
+    assert meaning.sif_weight(0) == pytest.approx(
+        meaning.SIF_A / (meaning.SIF_A + 1 / (10 * exact)))
+
+
+@pytest.mark.parametrize("text", [
+    "photosynthesis", "the the the the", "Sort a LIST of integers, then sort it again: 3 4 5",
+    "a " * 15_000,  # more words than fit: only MAX_CHARS count, and no lane overflows
+    "x" * 30 + " refactor the parser",
+])
+def test_the_integer_sums_are_the_plain_weighted_mean(text: str) -> None:
+    got, want = meaning.message_mean(text), plain_mean(text)
+    assert got is not None and want is not None
+    assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_a_message_without_known_words_has_no_meaning() -> None:
+    assert meaning.message_mean("zzqxv qqqxz 😀 ___") is None
+    assert meaning.message_mean("") is None
+
+
+def test_a_truncated_or_foreign_table_is_refused() -> None:
+    data = (Path(meaning.__file__).with_name("words") / meaning.TABLE_FILE).read_bytes()
+    with pytest.raises(ValueError, match="truncated"):
+        meaning.WordTable(data[:-10])
+    with pytest.raises(ValueError, match="not a Switchman word table"):
+        meaning.WordTable(b"GloVe" + data)
+
+
+def test_topics_come_together_in_other_words_once_centred() -> None:
+    """Messages on one topic sharing no content word are nearer in meaning than messages
+    on other topics; the lexical block alone cannot see it."""
+    centre = centre_of(PLANTS + CODE + LAW)
+    about = {t: meaning.centred_unit(meaning.message_mean(t) or (), centre)
+             for t in PLANTS + CODE + LAW}
+    for group in (PLANTS, CODE, LAW):
+        for a in group:
+            nearest = max((b for b in about if b != a), key=lambda b: cosine(about[a], about[b]))
+            assert nearest in group, (a, nearest)
+    # The fingerprints with the block put "sunlight into sugar" nearer "a green leaf" than
+    # the code question; without it (no centre) the two are as unrelated as any.
+    def fp(text: str, with_centre: bool) -> array[float]:
+        return fingerprint(TurnContext(message=text), centre if with_centre else None)
+    near = cosine(fp(PLANTS[0], True), fp(PLANTS[1], True))
+    far = cosine(fp(PLANTS[0], True), fp(CODE[0], True))
+    assert near > far + 0.2
+    assert cosine(fp(PLANTS[0], False), fp(PLANTS[1], False)) <= \
+        cosine(fp(PLANTS[0], False), fp(CODE[0], False))
+
+
+def test_the_fingerprint_has_unit_length_with_or_without_the_block() -> None:
+    centre = centre_of(PLANTS + CODE)
+    ctx = TurnContext(message=LAW[0])
+    with_block = np.frombuffer(fingerprint(ctx, centre), np.float32)
+    without = np.frombuffer(fingerprint(ctx), np.float32)
+    assert len(with_block) == len(without) == DIMENSIONS
+    assert float(np.linalg.norm(with_block)) == pytest.approx(1.0, abs=1e-5)
+    assert float(np.linalg.norm(without)) == pytest.approx(1.0, abs=1e-5)
+    assert float(np.linalg.norm(with_block[EARLIER_DIMENSIONS:])) ** 2 == pytest.approx(
+        MEANING_SHARE, abs=1e-5)
+    assert not without[EARLIER_DIMENSIONS:].any()
+    # A message with no known word has no block even with a centre.
+    unknown = np.frombuffer(fingerprint(TurnContext(message="zzqxv"), centre), np.float32)
+    assert not unknown[EARLIER_DIMENSIONS:].any()
+
+
+def open_store(path: Path | str = ":memory:") -> LearnedPatternStore:
+    return LearnedPatternStore(database.connect(path), ManualClock(), background=False)
+
+
+def record(store: LearnedPatternStore, turn: str, message: str, model: str = "fast",
+           workspace: str = WS) -> None:
+    store.record(TurnRecord(context=TurnContext(message=message, workspace_path=workspace),
+                            turn_id=turn, session_id=f"s-{turn}", model=model,
+                            status="completed"))
+
+
+def test_the_store_counts_each_workspace_centre_durably_until_it_settles(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(meaning, "CENTRE_TURNS", 4)
+    path = tmp_path / "patterns.db"
+    store = open_store(path)
+    first = TurnContext(message=PLANTS[0], workspace_path=WS)
+    assert not np.frombuffer(store.fingerprint(first), np.float32)[EARLIER_DIMENSIONS:].any()
+    for i, text in enumerate(PLANTS + CODE):
+        record(store, f"t{i}", text)
+    record(store, "other", LAW[0], workspace="/elsewhere")
+    connection = sqlite3.connect(path)
+    centres = {w: (n, array("d", total)) for w, n, total in
+               connection.execute("SELECT workspace, turns, total FROM pattern_centres")}
+    assert centres.keys() == {WS, "/elsewhere"}
+    assert centres[WS][0] == 4  # settled after four turns: later ones are not counted
+    expected = [math.fsum(col) for col in zip(*(meaning.message_mean(t) or () for t in
+                                                  PLANTS + CODE[:1]), strict=True)]
+    assert list(centres[WS][1]) == pytest.approx(expected)
+    # Reopened, the same centre gives the same fingerprints; no message text was stored.
+    again = open_store(path)
+    ctx = TurnContext(message=LAW[1], workspace_path=WS)
+    assert np.frombuffer(again.fingerprint(ctx), np.float32)[EARLIER_DIMENSIONS:].any()
+    assert again.fingerprint(ctx).tobytes() == store.fingerprint(ctx).tobytes()
+    dump = b"".join(path.read_bytes() for path in tmp_path.iterdir())
+    assert b"sunlight" not in dump and b"landlord" not in dump
+    # Forgetting a workspace forgets its centre, and the next turn starts a new one.
+    again.forget(WS)
+    assert {w for (w,) in connection.execute("SELECT workspace FROM pattern_centres")} == {
+        "/elsewhere"}
+    assert not np.frombuffer(again.fingerprint(ctx), np.float32)[EARLIER_DIMENSIONS:].any()
+    again.forget()
+    assert connection.execute("SELECT COUNT(*) FROM pattern_centres").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("small_rows", [10_000, 0])
+def test_rows_stored_before_the_meaning_block_are_still_recommended_from(
+        tmp_path: Path, small_rows: int) -> None:
+    """A database written by the version before (512-value fingerprints) is read with the
+    new block empty, by the plain-Python and the numpy index alike."""
+    path = tmp_path / "patterns.db"
+    writer = database.connect(path)
+    for i in range(6):
+        model, ok = ("deep", 1.0) if i % 2 else ("fast", 0.0)
+        ctx = TurnContext(message=f"optimise this SQL join query {i}", workspace_path=WS)
+        codes, scale = encode(fingerprint(ctx)[:EARLIER_DIMENSIONS])
+        assert len(codes) == EARLIER_DIMENSIONS
+        row = database.PatternRow(
+            workspace=WS, turn_id=f"old{i}", session_id="s", model=model,
+            recorded_at="2026-11-01T00:00:00+00:00", cost_usd=0.01, message_hash="h",
+            codes=codes, scale=scale, success=ok,
+            evidence=Evidence(status="completed", feedback=1 if ok else -1))
+        database.insert(writer, row)
+    store = LearnedPatternStore(database.connect(path), ManualClock(), background=False,
+                                small_rows=small_rows)
+    record(store, "new", "explain photosynthesis", "fast")  # a centre exists now
+    ctx = TurnContext(message="optimise my SQL join query", workspace_path=WS)
+    assert np.frombuffer(store.fingerprint(ctx), np.float32)[EARLIER_DIMENSIONS:].any()
+    rec = store.recommend(ctx, PatternSettings(min_sample_size=2, neighbors=6))
+    assert isinstance(rec, PatternRecommendation) and rec.model == "deep"
+    assert all(len(r.codes) == DIMENSIONS for r in database.rows(store.connection))
+
+
+def test_a_row_keeps_the_fingerprint_its_turn_was_routed_with() -> None:
+    store = open_store()
+    record(store, "t0", PLANTS[0])
+    ctx = TurnContext(message=PLANTS[1], workspace_path=WS)
+    routed = store.fingerprint(ctx)
+    record(store, "t1", CODE[0])  # the centre moves on before the turn ends
+    store.record(TurnRecord(context=ctx, turn_id="t2", session_id="s", model="fast",
+                            status="completed"))
+    row = database.by_turn(store.connection, "t2")
+    assert row is not None
+    assert (row.codes, row.scale) == encode(routed)
+    assert msgspec.structs.replace(row, mean=None).mean is None  # the mean is never stored

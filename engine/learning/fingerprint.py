@@ -58,8 +58,8 @@ MEANING_SHARE = 0.49
 EARLIER_LEXICAL_SHARE = 0.85
 """Share of the cosine similarity that comes from the message's words, without meaning."""
 LEXICAL_SHARE = (1 - MEANING_SHARE) * EARLIER_LEXICAL_SHARE
-"""Share of the cosine similarity that comes from the message's words."""
-STRUCTURAL_SHARE = (1 - MEANING_SHARE) * (1 - EARLIER_LEXICAL_SHARE)
+"""Share of the cosine similarity that comes from the message's words (with a full meaning
+block; a message near its workspace's centre has a shorter one, :data:`.meaning.FULL_DISTANCE`)."""
 CHAR_GRAM = 4
 CHAR_GRAM_WEIGHT = 0.3
 _STOP = (
@@ -103,9 +103,13 @@ def fingerprint(ctx: TurnContext, centre: Sequence[float] | None = None,
     if centre is not None:
         if mean is None:
             mean = meaning.message_mean(ctx.message)
-        about = None if mean is None else meaning.centred_unit(mean, centre)
-    lexical_share, lexical_factor, structural_factor = \
-        EARLIER_SHARES if about is None else SHARES
+        about = None if mean is None else meaning.centred(mean, centre)
+    if about is None:
+        lexical_share, lexical_factor, structural_factor = EARLIER_SHARES
+    elif about[1] == 1.0:
+        lexical_share, lexical_factor, structural_factor = SHARES
+    else:  # near the centre: the block counts less, the others take the rest
+        lexical_share, lexical_factor, structural_factor = _shares(MEANING_SHARE * about[1] ** 2)
     if len(ctx.message) >= NUMPY_FROM_CHARS and "numpy" in sys.modules:
         from switchman.engine.learning.fingerprint_numpy import (  # noqa: PLC0415
             unit_lexical_block,  # numpy is loaded already; only then is this imported
@@ -117,7 +121,7 @@ def fingerprint(ctx: TurnContext, centre: Sequence[float] | None = None,
         for bucket, value in _placed(lexical_block(ctx.message), lexical_factor):
             vector[bucket] = value
     features = _features(ctx)
-    key: tuple[bool | str, ...] = (about is None, *features)
+    key: tuple[float | str, ...] = (structural_factor, *features)
     structure = _STRUCTURES.get(key)
     if structure is None:  # turns of a session mostly share their structure
         structure = _STRUCTURES[key] = _placed(_structural_block(features), structural_factor)
@@ -126,7 +130,9 @@ def fingerprint(ctx: TurnContext, centre: Sequence[float] | None = None,
     for bucket, value in structure:
         vector[LEXICAL_DIMENSIONS + bucket] = value
     if about is not None:
-        vector[EARLIER_DIMENSIONS:] = array("f", [x * _MEANING_FACTOR for x in about])
+        direction, weight = about
+        factor = math.sqrt(MEANING_SHARE) * weight
+        vector[EARLIER_DIMENSIONS:] = array("f", [x * factor for x in direction])
     return vector
 
 
@@ -140,7 +146,7 @@ def widened(codes: bytes) -> bytes:
     raise ValueError(f"a stored fingerprint of {len(codes)} values")
 
 
-_STRUCTURES: dict[tuple[bool | str, ...], list[tuple[int, float]]] = {}
+_STRUCTURES: dict[tuple[float | str, ...], list[tuple[int, float]]] = {}
 """The structural block's values by the features they came from (see :func:`_placed`)."""
 STRUCTURES_KEPT = 256
 
@@ -255,14 +261,21 @@ def _weighted(block: Block, share: float) -> Block:
     return _float32({b: x * factor for b, x in block.items()})
 
 
-_MEANING_FACTOR = math.sqrt(MEANING_SHARE)
-SHARES = (LEXICAL_SHARE, array("f", [math.sqrt(LEXICAL_SHARE)])[0],
-          array("f", [math.sqrt(STRUCTURAL_SHARE)])[0])
-"""The lexical block's share, and what :func:`_weighted` multiplies the lexical and the
-structural block by (the square roots of their shares, float32), with a meaning block."""
+def _shares(meaning_share: float) -> tuple[float, float, float]:
+    """The lexical block's share, and what :func:`_weighted` multiplies the lexical and the
+    structural block by (the square roots of their shares, float32), when the meaning block
+    takes ``meaning_share``."""
+    lexical = (1 - meaning_share) * EARLIER_LEXICAL_SHARE
+    structural = (1 - meaning_share) * (1 - EARLIER_LEXICAL_SHARE)
+    factors = array("f", [math.sqrt(lexical), math.sqrt(structural)])
+    return lexical, factors[0], factors[1]
+
+
+SHARES = _shares(MEANING_SHARE)
+"""With a full meaning block."""
 EARLIER_SHARES = (EARLIER_LEXICAL_SHARE, array("f", [math.sqrt(EARLIER_LEXICAL_SHARE)])[0],
                   array("f", [math.sqrt(1 - EARLIER_LEXICAL_SHARE)])[0])
-"""The same without a meaning block: the shares every fingerprint had before it existed."""
+"""Without a meaning block: the shares every fingerprint had before it existed."""
 """What :func:`_weighted` multiplies each block by (the square root of its share, float32)."""
 
 

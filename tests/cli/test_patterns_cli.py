@@ -86,9 +86,9 @@ def test_route_dry_runs_slot_4_from_what_the_workspace_learned(
     folder.mkdir()
     store = LearnedPatternStore(database.connect(tmp_path / "data" / database.FILE_NAME),
                                 ManualClock(), background=False)
-    for i in range(20):  # Haiku completes these, Opus fails them
+    for i in range(20):  # Haiku completes these, Opus fails them: each request to both
         store.record(TurnRecord(
-            context=TurnContext(message=f"rename the variable foo to bar in file {i}",
+            context=TurnContext(message=f"rename the variable foo to bar in file {i // 2}",
                                 workspace_path=str(folder)),
             turn_id=f"t{i}", session_id="s", model=HAIKU if i % 2 else OPUS,
             status="completed" if i % 2 else "failed"))

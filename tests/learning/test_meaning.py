@@ -108,7 +108,7 @@ def test_topics_come_together_in_other_words_once_centred() -> None:
     """Messages on one topic sharing no content word are nearer in meaning than messages
     on other topics; the lexical block alone cannot see it."""
     centre = centre_of(PLANTS + CODE + LAW)
-    about = {t: meaning.centred_unit(meaning.message_mean(t) or (), centre)
+    about = {t: (meaning.centred(meaning.message_mean(t) or (), centre) or ([], 0))[0]
              for t in PLANTS + CODE + LAW}
     for group in (PLANTS, CODE, LAW):
         for a in group:
@@ -139,6 +139,24 @@ def test_the_fingerprint_has_unit_length_with_or_without_the_block() -> None:
     # A message with no known word has no block even with a centre.
     unknown = np.frombuffer(fingerprint(TurnContext(message="zzqxv"), centre), np.float32)
     assert not unknown[EARLIER_DIMENSIONS:].any()
+
+
+def test_a_message_near_its_workspace_centre_gets_a_short_block() -> None:
+    """Requests that differ by a number or a name lie near their centre; a unit-length
+    block there would be noise (the number) worth half the similarity, so it shrinks and
+    the words decide, as they did before the block."""
+    alike = [f"rename the variable foo to bar in file {i}" for i in range(20)]
+    centre = centre_of(alike)
+    vector = np.frombuffer(fingerprint(TurnContext(message=alike[3]), centre), np.float32)
+    assert float(np.linalg.norm(vector)) == pytest.approx(1.0, abs=1e-5)
+    assert 0 < float(np.linalg.norm(vector[EARLIER_DIMENSIONS:])) ** 2 < 0.05
+    earlier = np.frombuffer(fingerprint(TurnContext(message=alike[3])), np.float32)
+    for text in alike:  # each similarity within a tenth of the words' alone
+        now = float(vector @ np.frombuffer(fingerprint(TurnContext(message=text), centre),
+                                           np.float32))
+        before = float(earlier @ np.frombuffer(fingerprint(TurnContext(message=text)),
+                                               np.float32))
+        assert abs(now - before) < 0.1, text
 
 
 def open_store(path: Path | str = ":memory:") -> LearnedPatternStore:

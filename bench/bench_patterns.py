@@ -16,7 +16,9 @@ opens it as the daemon does after a restart, and measures in the same run:
 ``--text narrow`` draws every message from 40 programming words (the store's
 easiest case: few directions); ``--text varied`` (the default) from topics over
 a Zipf-distributed vocabulary of 20,000 words, which is harder for the cells
-and the sketch.
+and the sketch. The words are real ones, drawn from the fingerprint's word
+table, so every message has a meaning block (relative to the centre of the
+first 200 messages, saved with the rows as the store would have it).
 
     python bench/bench_patterns.py [--rows 100000] [--text varied|narrow]
 """
@@ -41,7 +43,7 @@ import switchman.engine.learning  # noqa: F401  (single-threaded BLAS before num
 from switchman.engine.clock import SystemClock
 from switchman.engine.config.policy import PatternSettings
 from switchman.engine.config.store import ConfigStore
-from switchman.engine.learning import database
+from switchman.engine.learning import database, meaning
 from switchman.engine.learning.evaluator import Evidence, message_hash
 from switchman.engine.learning.fingerprint import DIMENSIONS, fingerprint
 from switchman.engine.learning.index import Codes, VectorIndex, encode
@@ -65,13 +67,13 @@ def narrow_message(rng: random.Random) -> str:
 
 class VariedText:
     """Messages on 2,000 topics: half of each message's words from its topic's 40, the
-    rest from a Zipf-distributed vocabulary of 20,000 made-up words."""
+    rest from a Zipf-distributed vocabulary of 20,000 words of the word table."""
 
     def __init__(self, seed: int = 7) -> None:
         rng = random.Random(seed)
-        letters = "abcdefghijklmnopqrstuvwxyz"
-        self.words = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 10)))
-                      for _ in range(20_000)]
+        table = meaning.table()
+        assert table is not None, "the word table cannot be read"
+        self.words = rng.sample(sorted(table.position), 20_000)
         self.weights = list(itertools.accumulate(1 / (rank + 1) ** 1.1
                                                  for rank in range(len(self.words))))
         self.topics = [rng.sample(self.words, 40) for _ in range(2000)]
@@ -92,12 +94,14 @@ def fill(path: Path, rows: int, message: Callable[[random.Random], str]) -> tupl
     evidence = Evidence(status="completed")
     all_codes = np.zeros((rows, DIMENSIONS), np.int8)
     scales = np.zeros(rows, np.float32)
+    centre = centre_of(message)
     with connection:
         connection.execute("BEGIN")
+        database.save_centre(connection, WORKSPACE, centre)
         for i in range(rows):
             ctx = TurnContext(message=message(rng), workspace_path=WORKSPACE,
                               estimated_input_tokens=rng.randint(100, 50_000))
-            codes, scale = encode(np.frombuffer(fingerprint(ctx), np.float32))
+            codes, scale = encode(np.frombuffer(fingerprint(ctx, centre.mean), np.float32))
             all_codes[i], scales[i] = codes, scale
             database.insert(connection, database.PatternRow(
                 workspace=WORKSPACE, turn_id=f"t{i}", session_id=f"s{i % 500}",
@@ -109,15 +113,26 @@ def fill(path: Path, rows: int, message: Callable[[random.Random], str]) -> tupl
     return time.perf_counter() - started, all_codes, scales
 
 
+def centre_of(message: Callable[[random.Random], str]) -> meaning.Centre:
+    """The workspace's centre of meaning after its first turns (the fill's own messages)."""
+    rng, centre = random.Random(0), meaning.Centre()
+    while not centre.settled:
+        mean = meaning.message_mean(message(rng))
+        if mean is not None:
+            centre = centre.counting(mean)
+    return centre
+
+
 def recall(codes: Codes, scales: npt.NDArray[np.float32], contexts: list[TurnContext],
-           k: int = 10) -> tuple[float, float]:
+           message: Callable[[random.Random], str], k: int = 10) -> tuple[float, float]:
     """Mean and worst recall@k of the index (as the store builds it on opening) against
     scoring every row exactly."""
     index = VectorIndex(DIMENSIONS)
     index.load(codes, scales)
+    centre = centre_of(message).mean
     found = []
     for ctx in contexts:
-        vector = np.frombuffer(fingerprint(ctx), np.float32)
+        vector = np.frombuffer(fingerprint(ctx, centre), np.float32)
         approximate = set(index.nearest(vector, k)[0].tolist())
         exact = set(index.exact_nearest(vector, k)[0].tolist())
         found.append(len(approximate & exact) / k)
@@ -195,7 +210,9 @@ def main() -> None:
         assert len(store.neighbours(contexts[0], 10)) == 10, "the store answered nothing"
         load_seconds = time.perf_counter() - started
         query = percentiles(timed(lambda c: store.neighbours(c, 10), contexts))
-        fingerprints = percentiles(timed(fingerprint, contexts))
+        centre = centre_of(message).mean  # the message's meaning is timed with it
+        fingerprints = percentiles(timed(
+            lambda c: fingerprint(c, centre, meaning.message_mean(c.message)), contexts))
         settings = PatternSettings()
         recommend = percentiles(timed(lambda c: store.recommend(c, settings), contexts))
         per_model = PatternSettings(neighbors=25, neighborhood="per_model",
@@ -209,7 +226,7 @@ def main() -> None:
                                       contexts))
         store.connection.close()
         reopening = {saved: reopened(path, contexts, saved) for saved in (False, True)}
-    mean_recall, worst_recall = recall(codes, scales, contexts[: args.recall_queries])
+    mean_recall, worst_recall = recall(codes, scales, contexts[: args.recall_queries], message)
     print(f"{args.rows} rows of {args.text} text: filled in {fill_seconds:.1f} s, opened and "
           f"indexed in {load_seconds:.1f} s; load average {os.getloadavg()[0]:.1f}")
     print(f"recall@10 against an exact scan ({args.recall_queries} queries): mean "

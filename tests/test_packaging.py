@@ -18,3 +18,20 @@ def test_every_package_folder_is_listed_in_pyproject() -> None:
             relative = init.parent.relative_to(ROOT / folder).parts
             found.add(".".join((name, *relative)))
     assert found - listed == set(), "add these to [tool.setuptools] packages"
+
+
+def test_every_data_file_the_engine_reads_is_installed() -> None:
+    """Files beside the code that the engine opens at run time (schemas, default YAML, the
+    fingerprint's word table) match a ``package-data`` pattern, or a wheel would lack them."""
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    installed: set[Path] = set()
+    for package, patterns in setuptools["package-data"].items():
+        top, *inner = package.split(".")[1:]  # switchman.engine.config.defaults → engine, …
+        folder = ROOT.joinpath(top, *inner)
+        for pattern in patterns:
+            installed.update(folder.glob(pattern))
+    wanted = {*(ROOT / "engine" / "learning" / "words").glob("*.bin"),
+              *(ROOT / "engine" / "config" / "schemas").glob("*.schema.json"),
+              *(ROOT / "engine" / "config" / "defaults").glob("*.yaml")}
+    assert len(wanted) > 2
+    assert wanted - installed == set(), "add these to [tool.setuptools.package-data]"

@@ -29,6 +29,7 @@ like the other blocks (the store keeps the centre, a mean over many turns).
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import struct
@@ -123,24 +124,35 @@ class WordTable:
 
 
 _FLIP_TOP_BIT = bytes(b ^ 0x80 for b in range(256))
+TABLE_PATH = Path(__file__).with_name("words") / TABLE_FILE
 _table: WordTable | None = None
+_table_problem: str | None = None
 _table_lock = threading.Lock()
+_log = logging.getLogger(__name__)
 
 
-def table() -> WordTable:
-    """The shipped word table, read on first use (a few milliseconds)."""
-    global _table  # noqa: PLW0603 - one table per process, read once
-    if _table is None:
+def table() -> WordTable | None:
+    """The shipped word table, read on first use (about 30 ms); None if it cannot be read
+    (a damaged install: said once in the log, and fingerprints go on without meaning)."""
+    global _table, _table_problem  # noqa: PLW0603 - one table per process, read once
+    if _table is None and _table_problem is None:
         with _table_lock:
-            if _table is None:
-                path = Path(__file__).with_name("words") / TABLE_FILE
-                _table = WordTable(path.read_bytes())
+            if _table is None and _table_problem is None:
+                try:
+                    _table = WordTable(TABLE_PATH.read_bytes())
+                except (OSError, ValueError, struct.error) as error:
+                    _table_problem = f"{TABLE_PATH}: {error}"
+                    _log.warning("the word table cannot be read, so fingerprints have no "
+                                 "meaning block (reinstall Switchman): %s", _table_problem)
     return _table
 
 
 def message_mean(text: str) -> tuple[float, ...] | None:
-    """The weighted mean of the message's known words' vectors, or None if it has none."""
+    """The weighted mean of the message's known words' vectors, or None if it has none
+    (or the word table cannot be read)."""
     words = table()
+    if words is None:
+        return None
     position = words.position
     found = Counter(p for p in map(position.get, WORD.findall(text[:MAX_CHARS].lower()))
                     if p is not None)  # each distinct word once, times its count

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+import threading
 from array import array
 from pathlib import Path
 
@@ -41,6 +42,7 @@ LAW = ["can a landlord keep the deposit after the lease ends",
 def plain_mean(text: str) -> list[float] | None:
     """The weighted mean computed the obvious way from the table's stored int16 values."""
     table = meaning.table()
+    assert table is not None
     data = (Path(meaning.__file__).with_name("words") / meaning.TABLE_FILE).read_bytes()
     values = array("h", data[len(data) - 2 * meaning.DIMENSIONS * len(table.position):])
     positions = [table.position[w] for w in meaning.WORD.findall(text[:meaning.MAX_CHARS].lower())
@@ -69,6 +71,7 @@ def centre_of(texts: list[str]) -> tuple[float, ...]:
 
 def test_the_table_holds_frequent_words_with_frequency_weights() -> None:
     table = meaning.table()
+    assert table is not None
     assert len(table.position) == meaning.TABLE_WORDS
     assert {"the", "function", "photosynthesis", "javascript", "boolean", "2010"} <= \
         table.position.keys()
@@ -94,6 +97,23 @@ def test_the_integer_sums_are_the_plain_weighted_mean(text: str) -> None:
 def test_a_message_without_known_words_has_no_meaning() -> None:
     assert meaning.message_mean("zzqxv qqqxz 😀 ___") is None
     assert meaning.message_mean("") is None
+
+
+def test_an_unreadable_table_leaves_the_block_out_and_says_so_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    (tmp_path / "words.bin").write_bytes(b"switchman-words 1\n" + bytes(5))
+    monkeypatch.setattr(meaning, "TABLE_PATH", tmp_path / "words.bin")
+    monkeypatch.setattr(meaning, "_table", None)
+    monkeypatch.setattr(meaning, "_table_problem", None)
+    store = LearnedPatternStore(database.connect(":memory:"), ManualClock(), background=False)
+    for i, text in enumerate(PLANTS + CODE):
+        record(store, f"t{i}", text)
+    vector = np.frombuffer(store.fingerprint(TurnContext(message=LAW[0], workspace_path=WS)),
+                           np.float32)
+    assert not vector[EARLIER_DIMENSIONS:].any()
+    assert float(np.linalg.norm(vector)) == pytest.approx(1.0, abs=1e-5)
+    warnings = [r for r in caplog.records if "word table cannot be read" in r.getMessage()]
+    assert len(warnings) == 1 and "words.bin" in warnings[0].getMessage()
 
 
 def test_a_truncated_or_foreign_table_is_refused() -> None:
@@ -244,3 +264,19 @@ def test_a_row_keeps_the_fingerprint_its_turn_was_routed_with() -> None:
     assert row is not None
     assert (row.codes, row.scale) == encode(routed)
     assert msgspec.structs.replace(row, mean=None).mean is None  # the mean is never stored
+
+
+def test_the_table_is_read_on_a_thread_when_a_folder_opens(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not at start-up (a daemon that never chats never reads it), and not on the event loop
+    at the first fingerprint: when the editor opens a folder, or the first decision asks."""
+    monkeypatch.setattr(meaning, "_table", None)
+    store = LearnedPatternStore(database.connect(":memory:"), ManualClock(), background=True)
+    assert meaning._table is None
+    store.prepare(WS)
+    readers = [t for t in threading.enumerate() if t.name == "switchman-words"]
+    for reader in readers:
+        reader.join(timeout=30)
+    assert readers and meaning._table is not None
+    store.prepare("/another")  # once
+    assert not [t for t in threading.enumerate() if t.name == "switchman-words"]

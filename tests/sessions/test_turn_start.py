@@ -218,9 +218,9 @@ async def test_a_turn_is_fingerprinted_once_for_routing_and_learning(
     taken: list[str] = []
     fingerprint = learned.fingerprint
 
-    def counting(ctx: TurnContext) -> object:
+    def counting(ctx: TurnContext, *centre_and_mean: object) -> object:
         taken.append(ctx.message)
-        return fingerprint(ctx)
+        return fingerprint(ctx, *centre_and_mean)  # type: ignore[arg-type]
 
     monkeypatch.setattr(learned, "fingerprint", counting)
     await service.chat(workspace, None, "warm up")  # the workspace has a row to compare with

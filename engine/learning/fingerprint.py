@@ -22,9 +22,9 @@ Fingerprints of 512 values (before the meaning block) are read as these with
 the meaning block empty (:func:`widened`): their rows keep working, a little
 less similar to new turns than new rows are, until retention ages them out.
 
-Everything is computed locally with stable hashes (CRC-32) and a shipped word table, so fingerprints
-are the same across processes and machines and no model or network is
-needed. The message itself is never kept (``evaluator.message_hash`` identifies
+Everything is computed locally with stable hashes (CRC-32) and a shipped word
+table, so fingerprints are the same across processes and machines and no model
+or network is needed. The message itself is never kept (``evaluator.message_hash`` identifies
 a re-sent message without storing it).
 
 Plain Python (``array`` of float32), no numpy: every turn is fingerprinted, and
@@ -276,7 +276,6 @@ SHARES = _shares(MEANING_SHARE)
 EARLIER_SHARES = (EARLIER_LEXICAL_SHARE, array("f", [math.sqrt(EARLIER_LEXICAL_SHARE)])[0],
                   array("f", [math.sqrt(1 - EARLIER_LEXICAL_SHARE)])[0])
 """Without a meaning block: the shares every fingerprint had before it existed."""
-"""What :func:`_weighted` multiplies each block by (the square root of its share, float32)."""
 
 
 def _float32(block: dict[int, float]) -> Block:

@@ -62,6 +62,9 @@ WORD = re.compile(r"[a-z]+|[0-9]+")
 _MAGIC = b"switchman-words 1\n"
 FREQUENT_WORDS = 2_000
 """The words (by frequency) whose integers are made when the table is read."""
+MET_WORDS = 8_192
+"""Other words' integers kept once made (about 2 MB at most): a workspace's requests share
+much of their vocabulary."""
 _LANE = 4
 """Bytes per dimension in a word's integer: 32 bits, room for 65,536 words of 16 bits."""
 _BIAS = 1 << 15
@@ -106,10 +109,20 @@ class WordTable:
         self.weights = array("d", [sif_weight(r) for r in ranks])
         self._values = values
         self._frequent = [self._spread(p) for p in range(min(FREQUENT_WORDS, count))]
+        self._met: dict[int, int] = {}
+        """Integers of other words met lately (at most ``MET_WORDS``, then begun anew)."""
 
     def word_integer(self, position: int) -> int:
         """The integer holding word ``position``'s biased values, one lane each."""
-        return self._frequent[position] if position < FREQUENT_WORDS else self._spread(position)
+        if position < FREQUENT_WORDS:
+            return self._frequent[position]
+        met = self._met
+        found = met.get(position)
+        if found is None:
+            if len(met) >= MET_WORDS:
+                met = self._met = {}  # one assignment: safe beside another thread's reads
+            found = met[position] = self._spread(position)
+        return found
 
     def _spread(self, position: int) -> int:
         """Each int16 of the word plus the bias, spread into a 32-bit little-endian lane:
@@ -154,12 +167,13 @@ def message_mean(text: str) -> tuple[float, ...] | None:
     if words is None:
         return None
     position = words.position
-    found = Counter(p for p in map(position.get, WORD.findall(text[:MAX_CHARS].lower()))
-                    if p is not None)  # each distinct word once, times its count
+    found = Counter(map(position.get, WORD.findall(text[:MAX_CHARS].lower())))
+    found.pop(None, None)  # each known word once, times its count
     if not found:
         return None
-    total = sum(words.word_integer(p) * n for p, n in found.items())
-    weight = math.fsum(words.weights[p] * n for p, n in found.items())
+    integer, weights = words.word_integer, words.weights
+    total = sum([integer(p) * n for p, n in found.items()])
+    weight = math.fsum([weights[p] * n for p, n in found.items()])
     lanes = array("I", total.to_bytes(DIMENSIONS * _LANE, "little"))
     if lanes.itemsize != _LANE:  # pragma: no cover - every platform we ship has 32-bit "I"
         raise RuntimeError("array('I') is not 32 bits here")

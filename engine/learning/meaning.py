@@ -38,6 +38,7 @@ from array import array
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 DIMENSIONS = 50
 TABLE_WORDS = 50_000
@@ -167,8 +168,9 @@ def message_mean(text: str) -> tuple[float, ...] | None:
     if words is None:
         return None
     position = words.position
-    found = Counter(map(position.get, WORD.findall(text[:MAX_CHARS].lower())))
-    found.pop(None, None)  # each known word once, times its count
+    counted = Counter(map(position.get, WORD.findall(text[:MAX_CHARS].lower())))
+    counted.pop(None, None)  # each known word once, times its count
+    found = cast("Counter[int]", counted)
     if not found:
         return None
     integer, weights = words.word_integer, words.weights

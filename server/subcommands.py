@@ -221,8 +221,8 @@ def route(args: argparse.Namespace) -> int:
                                               profile=profiles.resolve(args.profile),
                                               **_delegation(args, router, config, context)))
     except NoModelAvailable as failure:
-        return _report_failure(args, str(failure) + _dry_run_hint(args, failure.decision),
-                               failure.decision)
+        return _report_failure(args, str(failure) + _dry_run_hint(args, failure.decision)
+                               + _chat_advice_here(str(failure)), failure.decision)
     except RoutingError as error:
         return _report_failure(args, str(error), None, code=error.code)
     finally:
@@ -286,6 +286,14 @@ def _report_failure(args: argparse.Namespace, message: str, decision: Any,
             print()
         print(message)
     return 1
+
+
+def _chat_advice_here(message: str) -> str:
+    """The failure's advice is the chat's ("Run /model <id>"): what stands for it here."""
+    if "/model <id>" not in message:
+        return ""
+    return "\n(In this dry run, --sticky <id> stands for /model <id>, and '@alias message' " \
+        "works as in the chat.)"
 
 
 def _dry_run_hint(args: argparse.Namespace, decision: RouteDecided) -> str:

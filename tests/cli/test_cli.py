@@ -291,6 +291,10 @@ def test_route_simulated_outage_and_context(config_dir: Path,
     assert code == 1
     assert "Run /model <id> to choose a model from openai, or wait for recovery." in \
         result["error"]["message"]
+    assert "--sticky <id> stands for /model <id>" in result["error"]["message"]
+    code, result = run_json(capsys, "route", "the architecture", "--assume-configured",
+                            "--unavailable", "anthropic", "--sticky", "gpt-5")
+    assert (code, result["decision"]["chosen_model"]) == (0, "openai:gpt-5")
     _, result = run_json(capsys, "route", "the architecture", "--assume-configured",
                          "--unavailable", "opus")
     assert result["decision"]["chosen_model"] == "anthropic:claude-sonnet-4-6"

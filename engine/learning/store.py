@@ -259,7 +259,7 @@ class LearnedPatternStore(LoadedWorkspaces):
         (holding ``_changing``: one count at a time)."""
         if row.mean is None:
             return
-        centre = self._centre(row.workspace)
+        centre = self._centre(row.workspace, self.writer)
         if centre.settled:
             return
         counted = centre.counting(row.mean)
@@ -267,12 +267,14 @@ class LearnedPatternStore(LoadedWorkspaces):
         with self._lock:
             self._centres[row.workspace] = counted
 
-    def _centre(self, workspace: str) -> Centre:
-        """The workspace's centre of meaning, read from the database on first use."""
+    def _centre(self, workspace: str, via: sqlite3.Connection | None = None) -> Centre:
+        """The workspace's centre of meaning, read from the database on first use (``via``
+        the caller's connection: the pattern writer thread reads with its own)."""
         with self._lock:
             centre = self._centres.get(workspace)
             if centre is None:
-                centre = self._centres[workspace] = db.centre(self.connection, workspace)
+                centre = self._centres[workspace] = db.centre(via or self.connection,
+                                                              workspace)
             return centre
 
     def observe_message(self, session_id: str, text: str, rerouted_to: str | None) -> None:

@@ -225,9 +225,9 @@ class Centre:
 
     @classmethod
     def from_bytes(cls, turns: int, data: bytes) -> Centre:
-        total = array("d", data)
-        if len(total) != DIMENSIONS:
-            return cls()  # a centre of another width: counted anew
+        total = array("d", data) if len(data) % 8 == 0 else array("d")
+        if len(total) != DIMENSIONS or turns < 1 or not all(map(math.isfinite, total)):
+            return cls()  # another width, or damaged: counted anew
         return cls(turns, total)
 
 

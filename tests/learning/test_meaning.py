@@ -283,3 +283,18 @@ def test_the_table_is_read_on_a_thread_when_a_folder_opens(
     assert readers and loaded()
     store.prepare("/another")  # once
     assert not [t for t in threading.enumerate() if t.name == "switchman-words"]
+
+
+@pytest.mark.parametrize("turns, total", [
+    (3, b"\x00" * 7), (3, array("d", [0.0] * 49).tobytes()), (0, bytes(8 * meaning.DIMENSIONS)),
+    (3, array("d", [math.nan] + [0.0] * 49).tobytes()),
+    (3, array("d", [math.inf] * 50).tobytes())])
+def test_a_damaged_centre_is_counted_anew(turns: int, total: bytes) -> None:
+    connection = database.connect(":memory:")
+    connection.execute("INSERT INTO pattern_centres VALUES (?, ?, ?)", (WS, turns, total))
+    store = LearnedPatternStore(connection, ManualClock(), background=False)
+    vector = np.frombuffer(store.fingerprint(TurnContext(message=LAW[0], workspace_path=WS)),
+                           np.float32)
+    assert np.isfinite(vector).all() and not vector[EARLIER_DIMENSIONS:].any()
+    record(store, "t0", PLANTS[0])
+    assert database.centre(connection, WS).turns == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from switchman.engine.learning.meaning import CENTRE_TURNS
 from switchman.engine.learning.store import WorkspaceStats
 
 
@@ -16,4 +17,15 @@ def format_stats(stats: list[WorkspaceStats], data_file: str) -> str:
         for model, (turns, success) in sorted(space.by_model.items(),
                                               key=lambda item: -item[1][0]):
             lines.append(f"  {model}: {turns} turn(s), mean success {success:.2f}")
+        lines.append(_centre_line(space.centre_turns))
     return "\n".join(lines)
+
+
+def _centre_line(turns: int) -> str:
+    """How far the workspace's centre of meaning has come (what similar topics are told by)."""
+    if turns >= CENTRE_TURNS:
+        return f"  topics: compared around this workspace's first {CENTRE_TURNS} turns"
+    if turns == 0:
+        return "  topics: not compared yet (from the second turn on)"
+    return (f"  topics: compared around this workspace's first {turns} turn(s); "
+            f"settled after {CENTRE_TURNS}")

@@ -105,6 +105,9 @@ class WorkspaceStats(msgspec.Struct, frozen=True):
     """model → (turns, mean success)."""
     oldest: str | None
     newest: str | None
+    centre_turns: int = 0
+    """Turns counted into the workspace's centre of meaning (it settles at
+    :data:`.meaning.CENTRE_TURNS`)."""
 
 
 class LearnedPatternStore(LoadedWorkspaces):
@@ -352,7 +355,10 @@ class LearnedPatternStore(LoadedWorkspaces):
             result.setdefault(raw[0], {})[raw[1]] = (raw[2], round(raw[3], 4))
             low, high = spans.get(raw[0], (raw[4], raw[5]))
             spans[raw[0]] = (min(low, raw[4]), max(high, raw[5]))
-        return [WorkspaceStats(w, sum(n for n, _ in models.values()), models, *spans[w])
+        centres = dict(self.connection.execute(
+            "SELECT workspace, turns FROM pattern_centres").fetchall())
+        return [WorkspaceStats(w, sum(n for n, _ in models.values()), models, *spans[w],
+                               centre_turns=min(int(centres.get(w, 0)), meaning.CENTRE_TURNS))
                 for w, models in sorted(result.items())]
 
     def forget(self, workspace: str | None = None) -> int:

@@ -35,8 +35,10 @@ def test_stats_export_and_forget(data_dir: Path, capsys: pytest.CaptureFixture[s
     assert main(["patterns", "stats"]) == 0
     text = capsys.readouterr().out
     assert f"{data_dir / 'a'}: 2 turn(s)" in text and "deep: 1 turn(s), mean success 0.70" in text
+    assert "topics: compared around this workspace's first 2 turn(s); settled after 200" in text
     assert main(["patterns", "stats", "--json"]) == 0
-    assert [s["turns"] for s in json.loads(capsys.readouterr().out)] == [2, 1]
+    stats = json.loads(capsys.readouterr().out)
+    assert [(s["turns"], s["centre_turns"]) for s in stats] == [(2, 2), (1, 1)]
     assert main(["patterns", "export"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3 and "secret" not in "".join(lines)

@@ -285,7 +285,7 @@ def test_the_table_is_read_on_a_thread_when_a_folder_opens(
     assert not [t for t in threading.enumerate() if t.name == "switchman-words"]
 
 
-@pytest.mark.parametrize("turns, total", [
+@pytest.mark.parametrize(("turns", "total"), [
     (3, b"\x00" * 7), (3, array("d", [0.0] * 49).tobytes()), (0, bytes(8 * meaning.DIMENSIONS)),
     (3, array("d", [math.nan] + [0.0] * 49).tobytes()),
     (3, array("d", [math.inf] * 50).tobytes())])
@@ -298,3 +298,17 @@ def test_a_damaged_centre_is_counted_anew(turns: int, total: bytes) -> None:
     assert np.isfinite(vector).all() and not vector[EARLIER_DIMENSIONS:].any()
     record(store, "t0", PLANTS[0])
     assert database.centre(connection, WS).turns == 1
+
+
+def test_stats_say_how_far_the_centre_has_come() -> None:
+    from switchman.engine.learning.report import format_stats  # noqa: PLC0415
+    from switchman.engine.learning.store import WorkspaceStats  # noqa: PLC0415
+
+    def line(turns: int) -> str:
+        text = format_stats([WorkspaceStats(WS, 3, {"fast": (3, 0.5)}, "a", "b", turns)], "p")
+        return text.splitlines()[-1]
+
+    assert line(0) == "  topics: not compared yet (from the second turn on)"
+    assert line(1) == ("  topics: compared around this workspace's first 1 turn(s); settled "
+                       "after 200")
+    assert line(200) == "  topics: compared around this workspace's first 200 turns"

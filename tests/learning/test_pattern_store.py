@@ -194,6 +194,7 @@ def test_stats_forget_and_export() -> None:
     record(store, "x", "something else", "fast", workspace="/other")
     stats = {s.workspace: s for s in store.stats()}
     assert stats[WS].turns == 12 and stats[WS].by_model["deep"] == (4, 0.7)
+    assert (stats[WS].centre_turns, stats["/other"].centre_turns) == (12, 1)
     exported = list(store.export())
     assert len(exported) == 13 and "message_hash" in exported[0]
     assert not any("SQL" in str(value) for row in exported for value in row.values())

@@ -73,7 +73,7 @@ class VariedText:
         rng = random.Random(seed)
         table = meaning.table()
         assert table is not None, "the word table cannot be read"
-        self.words = rng.sample(sorted(table.position), 20_000)
+        self.words = rng.sample(sorted(table.words()), 20_000)
         self.weights = list(itertools.accumulate(1 / (rank + 1) ** 1.1
                                                  for rank in range(len(self.words))))
         self.topics = [rng.sample(self.words, 40) for _ in range(2000)]

@@ -29,11 +29,14 @@ like the other blocks (the store keeps the centre, a mean over many turns).
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
+import mmap
 import re
 import struct
 import threading
+import zlib
 from array import array
 from collections import Counter
 from collections.abc import Sequence
@@ -60,11 +63,14 @@ from the workspace's usual ones by a word or two: unit length there would make n
 number, a name) half of the similarity of two near-identical requests."""
 MAX_CHARS = 20_000
 WORD = re.compile(r"[a-z]+|[0-9]+")
-_MAGIC = b"switchman-words 1\n"
+_MAGIC = b"switchman-words 2\n"
 FREQUENT_WORDS = 2_000
 """The words (by frequency) whose integers are made when the table is read."""
-MET_WORDS = 8_192
-"""Other words' integers kept once made (about 2 MB at most): a workspace's requests share
+LOOKED_UP_WORDS = 10_000
+"""The words (by frequency) found through a dictionary (about 1 MB); the rest by their
+CRC-32 in a sorted array."""
+MET_WORDS = 4_096
+"""Other words' integers kept once made (about 1 MB at most): a workspace's requests share
 much of their vocabulary."""
 _LANE = 4
 """Bytes per dimension in a word's integer: 32 bits, room for 65,536 words of 16 bits."""
@@ -79,39 +85,77 @@ def sif_weight(rank: int) -> float:
 
 
 def encode_table(words: Sequence[str], ranks: Sequence[int], values: bytes) -> bytes:
-    """The table file: a header, the words (one per line), their ranks (uint32) and
-    ``len(words) * DIMENSIONS`` weighted int16 values (little-endian)."""
+    """The table file: a header; the words, one per line, most frequent first; their ranks
+    (uint32); ``len(words) * DIMENSIONS`` weighted int16 values (little-endian); and an
+    index: the words' CRC-32s in order (uint32) and each one's word (uint32). A word whose
+    CRC-32 an earlier (more frequent) word has already is left out of the index."""
     if len(values) != 2 * DIMENSIONS * len(words) or len(ranks) != len(words):
         raise ValueError("one rank and DIMENSIONS values per word")
     text = "\n".join(words).encode()
-    head = struct.pack("<III", len(words), DIMENSIONS, len(text))
-    return _MAGIC + head + text + array("I", ranks).tobytes() + values
+    first: dict[int, int] = {}
+    for position, word in enumerate(words):
+        first.setdefault(zlib.crc32(word.encode()), position)
+    keys = sorted(first)
+    head = struct.pack("<IIII", len(words), DIMENSIONS, len(text), len(keys))
+    return (_MAGIC + head + text + array("I", ranks).tobytes() + values
+            + array("I", keys).tobytes() + array("I", [first[k] for k in keys]).tobytes())
 
 
 class WordTable:
-    """The words' weighted vectors, each as one integer of ``DIMENSIONS`` 32-bit lanes."""
+    """The words' weighted vectors, each as one integer of ``DIMENSIONS`` 32-bit lanes.
 
-    def __init__(self, data: bytes) -> None:
-        if not data.startswith(_MAGIC):
+    Lean in memory, since every daemon that chats holds one: the values stay in the file
+    (mapped, so only the pages of words met are read in), and words are found by their
+    CRC-32 in a sorted array (binary search, under a microsecond) instead of a dictionary
+    of 50,000 strings (6 MB); only the most frequent words have a dictionary entry (and
+    the first few thousand their integers made in advance). About 3 MB in all, and a few
+    milliseconds to open."""
+
+    def __init__(self, data: bytes | mmap.mmap) -> None:
+        if data[: len(_MAGIC)] != _MAGIC:
             raise ValueError("not a Switchman word table")
         at = len(_MAGIC)
-        count, dimensions, text_size = struct.unpack_from("<III", data, at)
+        count, dimensions, text_size, indexed = struct.unpack_from("<IIII", data, at)
         if dimensions != DIMENSIONS:
             raise ValueError(f"a word table of {dimensions} dimensions, not {DIMENSIONS}")
-        at += 12
-        words = data[at: at + text_size].decode().split("\n")
-        at += text_size
-        ranks = array("I", data[at: at + 4 * count])
-        at += 4 * count
-        values = data[at: at + 2 * DIMENSIONS * count]
-        if len(words) != count or len(values) != 2 * DIMENSIONS * count:
+        at += 16
+        if len(data) != at + text_size + 4 * count + 2 * DIMENSIONS * count + 8 * indexed:
             raise ValueError("a truncated word table")
-        self.position = {w: i for i, w in enumerate(words)}
-        self.weights = array("d", [sif_weight(r) for r in ranks])
-        self._values = values
+        self._text = (at, at + text_size)
+        at += text_size
+        self._ranks = array("I", data[at: at + 4 * count])
+        at += 4 * count
+        self._values_at = at
+        at += 2 * DIMENSIONS * count
+        self._keys = array("I", data[at: at + 4 * indexed])
+        self._positions = array("I", data[at + 4 * indexed: at + 8 * indexed])
+        self._data = data
+        self.count = count
+        known = bytes(data[self._text[0]: self._text[1]]).split(b"\n", LOOKED_UP_WORDS)
+        self._frequent_positions = {w.decode(): i for i, w in
+                                    enumerate(known[:min(LOOKED_UP_WORDS, count)])}
         self._frequent = [self._spread(p) for p in range(min(FREQUENT_WORDS, count))]
         self._met: dict[int, int] = {}
         """Integers of other words met lately (at most ``MET_WORDS``, then begun anew)."""
+
+    def position_of(self, word: str) -> int | None:
+        """The word's position in the table (by frequency), or None if it is not there."""
+        found = self._frequent_positions.get(word)
+        if found is not None:
+            return found
+        key = zlib.crc32(word.encode())
+        i = bisect.bisect_left(self._keys, key)
+        if i < len(self._keys) and self._keys[i] == key:
+            return self._positions[i]
+        return None
+
+    def weight(self, position: int) -> float:
+        """How much the word at ``position`` counts (:func:`sif_weight` of its rank)."""
+        return sif_weight(self._ranks[position])
+
+    def words(self) -> list[str]:
+        """Every word, most frequent first (tests and benchmarks: 50,000 strings)."""
+        return bytes(self._data[self._text[0]: self._text[1]]).decode().split("\n")
 
     def word_integer(self, position: int) -> int:
         """The integer holding word ``position``'s biased values, one lane each."""
@@ -129,8 +173,9 @@ class WordTable:
         """Each int16 of the word plus the bias, spread into a 32-bit little-endian lane:
         its low byte, its high byte with the top bit flipped (that is the + 2**15), two zero
         bytes. Made as a word is met (half a microsecond) except for the most frequent
-        words, which keeps the table at 2 bytes a value in memory instead of 4."""
-        values = self._values[position * 2 * DIMENSIONS: (position + 1) * 2 * DIMENSIONS]
+        words, which keeps the table at 2 bytes a value, in the file."""
+        at = self._values_at + position * 2 * DIMENSIONS
+        values = bytes(self._data[at: at + 2 * DIMENSIONS])
         lanes = bytearray(DIMENSIONS * _LANE)
         lanes[0::_LANE] = values[0::2]
         lanes[1::_LANE] = values[1::2].translate(_FLIP_TOP_BIT)
@@ -146,19 +191,30 @@ _log = logging.getLogger(__name__)
 
 
 def table() -> WordTable | None:
-    """The shipped word table, read on first use (about 30 ms); None if it cannot be read
-    (a damaged install: said once in the log, and fingerprints go on without meaning)."""
+    """The shipped word table, opened on first use (a few milliseconds); None if it cannot
+    be read (a damaged install: said once in the log, and fingerprints go on without
+    meaning)."""
     global _table, _table_problem  # noqa: PLW0603 - one table per process, read once
     if _table is None and _table_problem is None:
         with _table_lock:
             if _table is None and _table_problem is None:
                 try:
-                    _table = WordTable(TABLE_PATH.read_bytes())
+                    _table = WordTable(_mapped(TABLE_PATH))
                 except (OSError, ValueError, struct.error) as error:
                     _table_problem = f"{TABLE_PATH}: {error}"
                     _log.warning("the word table cannot be read, so fingerprints have no "
                                  "meaning block (reinstall Switchman): %s", _table_problem)
     return _table
+
+
+def _mapped(path: Path) -> bytes | mmap.mmap:
+    """The file mapped read-only (its pages read in as words are met), or read whole where
+    it cannot be mapped."""
+    with path.open("rb") as file:
+        try:
+            return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # an empty file, or a file system without mmap
+            return file.read()
 
 
 def message_mean(text: str) -> tuple[float, ...] | None:
@@ -167,15 +223,14 @@ def message_mean(text: str) -> tuple[float, ...] | None:
     words = table()
     if words is None:
         return None
-    position = words.position
-    counted = Counter(map(position.get, WORD.findall(text[:MAX_CHARS].lower())))
+    counted = Counter(map(words.position_of, WORD.findall(text[:MAX_CHARS].lower())))
     counted.pop(None, None)  # each known word once, times its count
     found = cast("Counter[int]", counted)
     if not found:
         return None
-    integer, weights = words.word_integer, words.weights
+    integer, weight_of = words.word_integer, words.weight
     total = sum([integer(p) * n for p, n in found.items()])
-    weight = math.fsum([weights[p] * n for p, n in found.items()])
+    weight = math.fsum([weight_of(p) * n for p, n in found.items()])
     lanes = array("I", total.to_bytes(DIMENSIONS * _LANE, "little"))
     if lanes.itemsize != _LANE:  # pragma: no cover - every platform we ship has 32-bit "I"
         raise RuntimeError("array('I') is not 32 bits here")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-import threading
 from collections.abc import Callable, Hashable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
@@ -128,21 +127,6 @@ class LearnedPatternStore(LoadedWorkspaces):
         """Fingerprints (and meanings) of the latest contexts (see :meth:`fingerprint`)."""
         self._centres: dict[str, Centre] = {}
         """Each workspace's centre of meaning, read on first use (:mod:`.meaning`)."""
-        self._words_asked = not background or fingerprinter is not None
-        """Whether the word table was asked for (:meth:`_read_words_soon`)."""
-
-    def prepare(self, workspace: str) -> None:
-        """A sign ``workspace`` will chat: start reading its rows if it has many, and the
-        word table, on threads. Returns at once."""
-        super().prepare(workspace)
-        self._read_words_soon()
-
-    def _read_words_soon(self) -> None:
-        """Read the meaning block's word table on a thread (about 30 ms), once, so that the
-        first fingerprint, on the event loop, does not wait for it."""
-        if not self._words_asked:
-            self._words_asked = True
-            threading.Thread(target=meaning.table, name="switchman-words", daemon=True).start()
 
     # -- slot 4 ------------------------------------------------------------------------
 
@@ -154,7 +138,6 @@ class LearnedPatternStore(LoadedWorkspaces):
         turn: it is fingerprinted when recorded, after its request has left) while all of
         them together could not pass ``min_sample_size``."""
         self._notice_forgets()
-        self._read_words_soon()  # by the time this turn is recorded
         with self._lock:
             space = self._workspace(_key(ctx))
             if space is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
-import threading
+import struct
 from array import array
 from pathlib import Path
 
@@ -40,16 +40,19 @@ LAW = ["can a landlord keep the deposit after the lease ends",
 
 
 def plain_mean(text: str) -> list[float] | None:
-    """The weighted mean computed the obvious way from the table's stored int16 values."""
-    table = meaning.table()
-    assert table is not None
-    data = (Path(meaning.__file__).with_name("words") / meaning.TABLE_FILE).read_bytes()
-    values = array("h", data[len(data) - 2 * meaning.DIMENSIONS * len(table.position):])
-    positions = [table.position[w] for w in meaning.WORD.findall(text[:meaning.MAX_CHARS].lower())
-                 if w in table.position]
+    """The weighted mean computed the obvious way: words found by a dictionary of the
+    table's word list, values and ranks read from the file's layout by hand."""
+    data = meaning.TABLE_PATH.read_bytes()
+    count, _, text_size, _ = struct.unpack_from("<IIII", data, len(b"switchman-words 2\n"))
+    at = len(b"switchman-words 2\n") + 16 + text_size
+    ranks = array("I", data[at: at + 4 * count])
+    values = array("h", data[at + 4 * count: at + 4 * count + 2 * meaning.DIMENSIONS * count])
+    position = {w: i for i, w in enumerate(data[at - text_size: at].decode().split("\n"))}
+    positions = [position[w] for w in meaning.WORD.findall(text[:meaning.MAX_CHARS].lower())
+                 if w in position]
     if not positions:
         return None
-    weight = math.fsum(table.weights[p] for p in positions)
+    weight = math.fsum(meaning.sif_weight(ranks[p]) for p in positions)
     return [math.fsum(values[p * meaning.DIMENSIONS + d] for p in positions)
             / (meaning.FIXED_POINT * weight) for d in range(meaning.DIMENSIONS)]
 
@@ -72,10 +75,15 @@ def centre_of(texts: list[str]) -> tuple[float, ...]:
 def test_the_table_holds_frequent_words_with_frequency_weights() -> None:
     table = meaning.table()
     assert table is not None
-    assert len(table.position) == meaning.TABLE_WORDS
-    assert {"the", "function", "photosynthesis", "javascript", "boolean", "2010"} <= \
-        table.position.keys()
-    the, photosynthesis = (table.weights[table.position[w]] for w in ("the", "photosynthesis"))
+    words = table.words()
+    assert len(words) == table.count == meaning.TABLE_WORDS
+    assert {"the", "function", "photosynthesis", "javascript", "boolean", "2010"} <= set(words)
+    # Every word is found where it is, through the dictionary or the CRC-32 index alike
+    # (a word whose CRC-32 a more frequent one has is left out: none in this table).
+    assert all(table.position_of(w) == i for i, w in enumerate(words))
+    assert table.position_of("zzqxv") is None and table.position_of("") is None
+    assert table.position_of("the") == 0 < meaning.LOOKED_UP_WORDS < words.index("boolean")
+    the, photosynthesis = (table.weight(words.index(w)) for w in ("the", "photosynthesis"))
     assert the < 0.2
     assert 0.9 < photosynthesis <= 1.0
     exact = math.fsum(1 / (r + 10) for r in range(meaning.VOCABULARY))
@@ -266,23 +274,21 @@ def test_a_row_keeps_the_fingerprint_its_turn_was_routed_with() -> None:
     assert msgspec.structs.replace(row, mean=None).mean is None  # the mean is never stored
 
 
-def test_the_table_is_read_on_a_thread_when_a_folder_opens(
+def test_the_table_is_opened_only_when_a_turn_is_fingerprinted(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Not at start-up (a daemon that never chats never reads it), and not on the event loop
-    at the first fingerprint: when the editor opens a folder, or the first decision asks."""
+    """A daemon that opens folders but never chats holds no table (its idle memory); the
+    first fingerprint opens it (mapped: a few milliseconds, about 3 MB)."""
     monkeypatch.setattr(meaning, "_table", None)
     store = LearnedPatternStore(database.connect(":memory:"), ManualClock(), background=True)
-    def loaded() -> bool:
+
+    def opened() -> bool:
         return meaning._table is not None
 
-    assert not loaded()
     store.prepare(WS)
-    readers = [t for t in threading.enumerate() if t.name == "switchman-words"]
-    for reader in readers:
-        reader.join(timeout=30)
-    assert readers and loaded()
-    store.prepare("/another")  # once
-    assert not [t for t in threading.enumerate() if t.name == "switchman-words"]
+    store.recommend(TurnContext(message=PLANTS[0], workspace_path=WS), PatternSettings())
+    assert not opened()  # an empty workspace's decision fingerprints nothing
+    record(store, "t0", PLANTS[0])
+    assert opened()
 
 
 @pytest.mark.parametrize(("turns", "total"), [

@@ -35,6 +35,7 @@ import math
 import mmap
 import re
 import struct
+import sys
 import threading
 import zlib
 from array import array
@@ -64,13 +65,11 @@ number, a name) half of the similarity of two near-identical requests."""
 MAX_CHARS = 20_000
 WORD = re.compile(r"[a-z]+|[0-9]+")
 _MAGIC = b"switchman-words 2\n"
-FREQUENT_WORDS = 2_000
-"""The words (by frequency) whose integers are made when the table is read."""
-LOOKED_UP_WORDS = 10_000
-"""The words (by frequency) found through a dictionary (about 1 MB); the rest by their
-CRC-32 in a sorted array."""
-MET_WORDS = 4_096
-"""Other words' integers kept once made (about 1 MB at most): a workspace's requests share
+LOOKED_UP_WORDS = 2_000
+"""The words (by frequency) found through a dictionary (two thirds of the words of a
+typical message); the rest by their CRC-32 in a sorted array."""
+MET_WORDS = 2_048
+"""Words' integers kept once made (about 0.5 MB at most): a workspace's requests share
 much of their vocabulary."""
 _LANE = 4
 """Bytes per dimension in a word's integer: 32 bits, room for 65,536 words of 16 bits."""
@@ -107,9 +106,8 @@ class WordTable:
     Lean in memory, since every daemon that chats holds one: the values stay in the file
     (mapped, so only the pages of words met are read in), and words are found by their
     CRC-32 in a sorted array (binary search, under a microsecond) instead of a dictionary
-    of 50,000 strings (6 MB); only the most frequent words have a dictionary entry (and
-    the first few thousand their integers made in advance). About 3 MB in all, and a few
-    milliseconds to open."""
+    of 50,000 strings (6 MB); only the most frequent words have a dictionary entry. About
+    1 MB of memory once words have been met, and a few milliseconds to open."""
 
     def __init__(self, data: bytes | mmap.mmap) -> None:
         if data[: len(_MAGIC)] != _MAGIC:
@@ -123,20 +121,20 @@ class WordTable:
             raise ValueError("a truncated word table")
         self._text = (at, at + text_size)
         at += text_size
-        self._ranks = array("I", data[at: at + 4 * count])
+        view = memoryview(data)  # read in place: no copy of the file's arrays
+        self._ranks = _uint32s(view, at, count)
         at += 4 * count
         self._values_at = at
         at += 2 * DIMENSIONS * count
-        self._keys = array("I", data[at: at + 4 * indexed])
-        self._positions = array("I", data[at + 4 * indexed: at + 8 * indexed])
+        self._keys = _uint32s(view, at, indexed)
+        self._positions = _uint32s(view, at + 4 * indexed, indexed)
         self._data = data
         self.count = count
         known = bytes(data[self._text[0]: self._text[1]]).split(b"\n", LOOKED_UP_WORDS)
         self._frequent_positions = {w.decode(): i for i, w in
                                     enumerate(known[:min(LOOKED_UP_WORDS, count)])}
-        self._frequent = [self._spread(p) for p in range(min(FREQUENT_WORDS, count))]
         self._met: dict[int, int] = {}
-        """Integers of other words met lately (at most ``MET_WORDS``, then begun anew)."""
+        """Integers of the words met lately (at most ``MET_WORDS``, then begun anew)."""
 
     def position_of(self, word: str) -> int | None:
         """The word's position in the table (by frequency), or None if it is not there."""
@@ -159,8 +157,6 @@ class WordTable:
 
     def word_integer(self, position: int) -> int:
         """The integer holding word ``position``'s biased values, one lane each."""
-        if position < FREQUENT_WORDS:
-            return self._frequent[position]
         met = self._met
         found = met.get(position)
         if found is None:
@@ -172,14 +168,23 @@ class WordTable:
     def _spread(self, position: int) -> int:
         """Each int16 of the word plus the bias, spread into a 32-bit little-endian lane:
         its low byte, its high byte with the top bit flipped (that is the + 2**15), two zero
-        bytes. Made as a word is met (half a microsecond) except for the most frequent
-        words, which keeps the table at 2 bytes a value, in the file."""
+        bytes. Made as a word is met (half a microsecond), which keeps the table at 2 bytes
+        a value, in the file."""
         at = self._values_at + position * 2 * DIMENSIONS
         values = bytes(self._data[at: at + 2 * DIMENSIONS])
         lanes = bytearray(DIMENSIONS * _LANE)
         lanes[0::_LANE] = values[0::2]
         lanes[1::_LANE] = values[1::2].translate(_FLIP_TOP_BIT)
         return int.from_bytes(lanes, "little")
+
+
+def _uint32s(view: memoryview, at: int, count: int) -> memoryview:
+    """``count`` little-endian uint32 values of the file at ``at``, in place."""
+    if sys.byteorder != "little":  # pragma: no cover - a copy, turned around
+        values = array("I", view[at: at + 4 * count])
+        values.byteswap()
+        return memoryview(values)
+    return view[at: at + 4 * count].cast("I")
 
 
 _FLIP_TOP_BIT = bytes(b ^ 0x80 for b in range(256))
@@ -240,8 +245,6 @@ def message_mean(text: str) -> tuple[float, ...] | None:
 
 
 def _native(lanes: array[int]) -> array[int]:
-    import sys  # noqa: PLC0415
-
     if sys.byteorder == "big":  # pragma: no cover
         lanes.byteswap()
     return lanes

@@ -42,7 +42,6 @@ from array import array
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
 
 DIMENSIONS = 50
 TABLE_WORDS = 50_000
@@ -69,8 +68,8 @@ LOOKED_UP_WORDS = 2_000
 """The words (by frequency) found through a dictionary (two thirds of the words of a
 typical message); the rest by their CRC-32 in a sorted array."""
 MET_WORDS = 2_048
-"""Words' integers kept once made (about 0.5 MB at most): a workspace's requests share
-much of their vocabulary."""
+"""Words kept once looked up, with their integers (about 0.6 MB at most): a workspace's
+requests share much of their vocabulary."""
 _LANE = 4
 """Bytes per dimension in a word's integer: 32 bits, room for 65,536 words of 16 bits."""
 _BIAS = 1 << 15
@@ -133,8 +132,8 @@ class WordTable:
         known = bytes(data[self._text[0]: self._text[1]]).split(b"\n", LOOKED_UP_WORDS)
         self._frequent_positions = {w.decode(): i for i, w in
                                     enumerate(known[:min(LOOKED_UP_WORDS, count)])}
-        self._met: dict[int, int] = {}
-        """Integers of the words met lately (at most ``MET_WORDS``, then begun anew)."""
+        self._met: dict[str, tuple[int, float] | None] = {}
+        """The words met lately (at most ``MET_WORDS``, then begun anew): :meth:`met`."""
 
     def position_of(self, word: str) -> int | None:
         """The word's position in the table (by frequency), or None if it is not there."""
@@ -155,15 +154,20 @@ class WordTable:
         """Every word, most frequent first (tests and benchmarks: 50,000 strings)."""
         return bytes(self._data[self._text[0]: self._text[1]]).decode().split("\n")
 
-    def word_integer(self, position: int) -> int:
-        """The integer holding word ``position``'s biased values, one lane each."""
+    def met(self, word: str) -> tuple[int, float] | None:
+        """The word's integer (its biased values, a lane each) and weight; None if the table
+        does not have it. Kept for the words met lately, known or not, so that a workspace's
+        usual vocabulary costs one dictionary lookup a word."""
         met = self._met
-        found = met.get(position)
-        if found is None:
+        found = met.get(word, _UNMET)
+        if found is _UNMET:
+            position = self.position_of(word)
+            found = None if position is None else (self._spread(position),
+                                                   self.weight(position))
             if len(met) >= MET_WORDS:
                 met = self._met = {}  # one assignment: safe beside another thread's reads
-            found = met[position] = self._spread(position)
-        return found
+            met[word] = found
+        return found  # type: ignore[return-value]
 
     def _spread(self, position: int) -> int:
         """Each int16 of the word plus the bias, spread into a 32-bit little-endian lane:
@@ -188,6 +192,7 @@ def _uint32s(view: memoryview, at: int, count: int) -> memoryview:
 
 
 _FLIP_TOP_BIT = bytes(b ^ 0x80 for b in range(256))
+_UNMET = object()
 TABLE_PATH = Path(__file__).with_name("words") / TABLE_FILE
 _table: WordTable | None = None
 _table_problem: str | None = None
@@ -228,18 +233,17 @@ def message_mean(text: str) -> tuple[float, ...] | None:
     words = table()
     if words is None:
         return None
-    counted = Counter(map(words.position_of, WORD.findall(text[:MAX_CHARS].lower())))
-    counted.pop(None, None)  # each known word once, times its count
-    found = cast("Counter[int]", counted)
+    met = words.met
+    found = [(entry, n) for word, n in Counter(WORD.findall(text[:MAX_CHARS].lower())).items()
+             if (entry := met(word)) is not None]  # each known word once, times its count
     if not found:
         return None
-    integer, weight_of = words.word_integer, words.weight
-    total = sum([integer(p) * n for p, n in found.items()])
-    weight = math.fsum([weight_of(p) * n for p, n in found.items()])
+    total = sum([entry[0] * n for entry, n in found])
+    weight = math.fsum([entry[1] * n for entry, n in found])
     lanes = array("I", total.to_bytes(DIMENSIONS * _LANE, "little"))
     if lanes.itemsize != _LANE:  # pragma: no cover - every platform we ship has 32-bit "I"
         raise RuntimeError("array('I') is not 32 bits here")
-    offset = found.total() * _BIAS
+    offset = sum(n for _, n in found) * _BIAS
     scale = FIXED_POINT * weight
     return tuple((lane - offset) / scale for lane in _native(lanes))
 

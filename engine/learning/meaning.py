@@ -6,9 +6,9 @@ in different words ("photosynthesis" and "chlorophyll") stay apart, and on
 RouteLLM's MMLU data only 30% of a prompt's 40 nearest fingerprints were from its
 own subject (docs/performance.md). This block adds each message's place in a space
 of word meanings: the weighted mean of its words' GloVe vectors (GloVe 6B, 50
-dimensions, Stanford NLP; public domain under PDDL-1.0), trimmed to the 20,000 most
-frequent words and shipped with the daemon (``words/``, about 2 MB, built by
-``scripts/build_word_table.py``). No model runs and nothing is downloaded.
+dimensions, Stanford NLP; public domain under PDDL-1.0), trimmed to the 50,000 most
+frequent words and shipped with the daemon (``words/``, 6 MB, mapped rather than read,
+built by ``scripts/build_word_table.py``). No model runs and nothing is downloaded.
 
 * **Weights** (smooth inverse frequency, SIF): a word counts ``a / (a + p(word))``,
   with ``p`` from its frequency rank (Zipf), so "the" or "which" barely count and

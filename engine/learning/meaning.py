@@ -42,6 +42,7 @@ from array import array
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 DIMENSIONS = 50
 TABLE_WORDS = 50_000
@@ -64,6 +65,9 @@ number, a name) half of the similarity of two near-identical requests."""
 MAX_CHARS = 20_000
 WORD = re.compile(r"[a-z]+|[0-9]+")
 _MAGIC = b"switchman-words 2\n"
+NUMPY_FROM_WORDS = 8
+"""Messages with this many distinct words or more are summed with numpy where it is
+loaded (a large store: :mod:`.meaning_numpy`, the same values)."""
 LOOKED_UP_WORDS = 2_000
 """The words (by frequency) found through a dictionary (two thirds of the words of a
 typical message); the rest by their CRC-32 in a sorted array."""
@@ -99,6 +103,15 @@ def encode_table(words: Sequence[str], ranks: Sequence[int], values: bytes) -> b
             + array("I", keys).tobytes() + array("I", [first[k] for k in keys]).tobytes())
 
 
+class Layout(NamedTuple):
+    """Where the file's arrays start (after the header and the words)."""
+
+    ranks_at: int
+    values_at: int
+    keys_at: int
+    indexed: int
+
+
 class WordTable:
     """The words' weighted vectors, each as one integer of ``DIMENSIONS`` 32-bit lanes.
 
@@ -121,23 +134,23 @@ class WordTable:
         self._text = (at, at + text_size)
         at += text_size
         view = memoryview(data)  # read in place: no copy of the file's arrays
+        self.layout = Layout(ranks_at=at, values_at=at + 4 * count,
+                             keys_at=at + 4 * count + 2 * DIMENSIONS * count, indexed=indexed)
         self._ranks = _uint32s(view, at, count)
-        at += 4 * count
-        self._values_at = at
-        at += 2 * DIMENSIONS * count
-        self._keys = _uint32s(view, at, indexed)
-        self._positions = _uint32s(view, at + 4 * indexed, indexed)
-        self._data = data
+        self._values_at = self.layout.values_at
+        self._keys = _uint32s(view, self.layout.keys_at, indexed)
+        self._positions = _uint32s(view, self.layout.keys_at + 4 * indexed, indexed)
+        self.data = data
         self.count = count
         known = bytes(data[self._text[0]: self._text[1]]).split(b"\n", LOOKED_UP_WORDS)
-        self._frequent_positions = {w.decode(): i for i, w in
-                                    enumerate(known[:min(LOOKED_UP_WORDS, count)])}
+        self.frequent_positions = {w.decode(): i for i, w in
+                                   enumerate(known[:min(LOOKED_UP_WORDS, count)])}
         self._met: dict[str, tuple[int, float] | None] = {}
         """The words met lately (at most ``MET_WORDS``, then begun anew): :meth:`met`."""
 
     def position_of(self, word: str) -> int | None:
         """The word's position in the table (by frequency), or None if it is not there."""
-        found = self._frequent_positions.get(word)
+        found = self.frequent_positions.get(word)
         if found is not None:
             return found
         key = zlib.crc32(word.encode())
@@ -152,7 +165,7 @@ class WordTable:
 
     def words(self) -> list[str]:
         """Every word, most frequent first (tests and benchmarks: 50,000 strings)."""
-        return bytes(self._data[self._text[0]: self._text[1]]).decode().split("\n")
+        return bytes(self.data[self._text[0]: self._text[1]]).decode().split("\n")
 
     def met(self, word: str) -> tuple[int, float] | None:
         """The word's integer (its biased values, a lane each) and weight; None if the table
@@ -175,7 +188,7 @@ class WordTable:
         bytes. Made as a word is met (half a microsecond), which keeps the table at 2 bytes
         a value, in the file."""
         at = self._values_at + position * 2 * DIMENSIONS
-        values = bytes(self._data[at: at + 2 * DIMENSIONS])
+        values = bytes(self.data[at: at + 2 * DIMENSIONS])
         lanes = bytearray(DIMENSIONS * _LANE)
         lanes[0::_LANE] = values[0::2]
         lanes[1::_LANE] = values[1::2].translate(_FLIP_TOP_BIT)
@@ -233,8 +246,13 @@ def message_mean(text: str) -> tuple[float, ...] | None:
     words = table()
     if words is None:
         return None
+    counted = Counter(WORD.findall(text[:MAX_CHARS].lower()))
+    if "numpy" in sys.modules and len(counted) >= NUMPY_FROM_WORDS:
+        from switchman.engine.learning import meaning_numpy  # noqa: PLC0415 - numpy is loaded
+
+        return meaning_numpy.message_mean(words, counted)
     met = words.met
-    found = [(entry, n) for word, n in Counter(WORD.findall(text[:MAX_CHARS].lower())).items()
+    found = [(entry, n) for word, n in counted.items()
              if (entry := met(word)) is not None]  # each known word once, times its count
     if not found:
         return None

@@ -4,9 +4,11 @@ and old 512-value rows read beside new ones."""
 from __future__ import annotations
 
 import math
+import random
 import sqlite3
 import struct
 from array import array
+from collections import Counter
 from pathlib import Path
 
 import msgspec
@@ -318,3 +320,23 @@ def test_stats_say_how_far_the_centre_has_come() -> None:
     assert line(1) == ("  topics: compared around this workspace's first 1 turn(s); settled "
                        "after 200")
     assert line(200) == "  topics: compared around this workspace's first 200 turns"
+
+
+def test_numpy_sums_the_same_means_to_the_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where numpy is loaded (a large store) messages are summed with it: the same values,
+    exactly, on thousands of messages over the whole table and beyond it."""
+    from switchman.engine.learning import meaning_numpy  # noqa: PLC0415
+
+    table = meaning.table()
+    assert table is not None
+    words = table.words()
+    rng = random.Random(11)
+    vocabulary = [*words[:100], *rng.sample(words, 3000), "zzqxv", "foo_bar", "x" * 40, "7"]
+    messages = [" ".join(rng.choices(vocabulary, k=rng.randint(1, 80))) for _ in range(2000)]
+    messages += [*PLANTS, *CODE, *LAW, "the " * 5000, "zzqxv qqqxz"]
+    monkeypatch.setattr(meaning, "NUMPY_FROM_WORDS", 10**9)  # the plain path only
+    for message in messages:
+        plain = meaning.message_mean(message)
+        fast = meaning_numpy.message_mean(
+            table, Counter(meaning.WORD.findall(message[:meaning.MAX_CHARS].lower())))
+        assert plain == fast, message[:80]

@@ -52,7 +52,7 @@ FIXED_POINT = 4096
 SIF_A = 1e-3
 VOCABULARY = 400_000
 """Words in the full GloVe 6B vocabulary, whose frequency ranks give p(word)."""
-_HARMONIC = 10.647490986741632
+HARMONIC = 10.647490986741632
 """Σ 1 / (rank + 10) over the full vocabulary's ranks: p(rank) = 1 / ((rank + 10) · this)."""
 CENTRE_TURNS = 200
 """A workspace's centre is the mean of its first turns' means; then it stays fixed."""
@@ -82,7 +82,7 @@ _BIAS = 1 << 15
 
 def sif_weight(rank: int) -> float:
     """How much a word of frequency ``rank`` (0: the most frequent) counts."""
-    p = 1.0 / ((rank + 10) * _HARMONIC)
+    p = 1.0 / ((rank + 10.0) * HARMONIC)
     return SIF_A / (SIF_A + p)
 
 
@@ -251,6 +251,11 @@ def message_mean(text: str) -> tuple[float, ...] | None:
         from switchman.engine.learning import meaning_numpy  # noqa: PLC0415 - numpy is loaded
 
         return meaning_numpy.message_mean(words, counted)
+    return plain_message_mean(words, counted)
+
+
+def plain_message_mean(words: WordTable, counted: Counter[str]) -> tuple[float, ...] | None:
+    """:func:`message_mean` of the message whose words are ``counted``, in plain Python."""
     met = words.met
     found = [(entry, n) for word, n in counted.items()
              if (entry := met(word)) is not None]  # each known word once, times its count

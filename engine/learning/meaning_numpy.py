@@ -17,22 +17,37 @@ import zlib
 from collections import Counter
 
 import numpy as np
-import numpy.typing as npt
 
-from switchman.engine.learning.meaning import DIMENSIONS, FIXED_POINT, WordTable, sif_weight
+from switchman.engine.learning.meaning import (
+    DIMENSIONS,
+    FIXED_POINT,
+    HARMONIC,
+    SIF_A,
+    WordTable,
+)
 
 
 class TableArrays:
-    """The table's index, ranks and values as numpy arrays over the mapped file (no copy)."""
+    """The table's index, values and weights as numpy arrays (the first three over the
+    mapped file, no copy)."""
 
     def __init__(self, table: WordTable) -> None:
         layout = table.layout
         self.keys = np.frombuffer(table.data, "<u4", layout.indexed, layout.keys_at)
         self.positions = np.frombuffer(table.data, "<u4", layout.indexed,
                                        layout.keys_at + 4 * layout.indexed)
-        self.ranks = np.frombuffer(table.data, "<u4", table.count, layout.ranks_at)
         self.values = np.frombuffer(table.data, "<i2", table.count * DIMENSIONS,
                                     layout.values_at).reshape(table.count, DIMENSIONS)
+        ranks = np.frombuffer(table.data, "<u4", table.count, layout.ranks_at)
+        # sif_weight's own float64 steps, elementwise: the same values (a test compares)
+        self.weights = SIF_A / (SIF_A + 1.0 / ((ranks + 10.0) * HARMONIC))
+        # Every word is found by its CRC-32 alone when none of the frequent words (which
+        # the plain path finds by name first) shares its CRC-32 with another word.
+        frequent = table.frequent_positions
+        found = self.positions[np.searchsorted(self.keys, np.fromiter(
+            (zlib.crc32(w.encode()) for w in frequent), np.uint32, len(frequent)))]
+        self.by_crc_only = bool((found == np.fromiter(frequent.values(), np.uint32,
+                                                      len(frequent))).all())
 
 
 _arrays: dict[int, TableArrays] = {}
@@ -43,31 +58,25 @@ def message_mean(table: WordTable, counted: Counter[str]) -> tuple[float, ...] |
     arrays = _arrays.get(id(table))
     if arrays is None:
         arrays = _arrays[id(table)] = TableArrays(table)
-    frequent = table.frequent_positions
-    known: list[int] = []
-    known_counts: list[int] = []
-    rest: list[str] = []
-    rest_counts: list[int] = []
-    for word, n in counted.items():
-        position = frequent.get(word)
-        if position is None:
-            rest.append(word)
-            rest_counts.append(n)
-        else:
-            known.append(position)
-            known_counts.append(n)
-    if rest:
-        keys = np.fromiter((zlib.crc32(w.encode()) for w in rest), np.uint32, len(rest))
-        at = np.minimum(np.searchsorted(arrays.keys, keys), len(arrays.keys) - 1)
-        hit = arrays.keys[at] == keys
-        known += arrays.positions[at[hit]].tolist()
-        known_counts += np.asarray(rest_counts)[hit].tolist()
-    if not known:
+    if arrays.by_crc_only:
+        words, counts = list(counted), np.fromiter(counted.values(), np.int64, len(counted))
+    else:  # pragma: no cover - not with the shipped table (a test checks)
+        return None if (mean := _by_name_first(table, counted)) is None else mean
+    keys = np.fromiter((zlib.crc32(w.encode()) for w in words), np.uint32, len(words))
+    at = np.minimum(np.searchsorted(arrays.keys, keys), len(arrays.keys) - 1)
+    hit = arrays.keys[at] == keys
+    if not hit.any():
         return None
-    positions = np.asarray(known, np.intp)
-    counts: npt.NDArray[np.int64] = np.asarray(known_counts, np.int64)
-    sums = (arrays.values[positions].astype(np.int64) * counts[:, None]).sum(0).tolist()
-    weight = math.fsum([sif_weight(r) * n for r, n in
-                        zip(arrays.ranks[positions].tolist(), known_counts, strict=True)])
-    scale = FIXED_POINT * weight
-    return tuple(total / scale for total in sums)
+    positions = arrays.positions[at[hit]]
+    counts = counts[hit]
+    sums = counts @ arrays.values[positions]  # int64: exact, as the plain path's lanes
+    weight = math.fsum((arrays.weights[positions] * counts).tolist())
+    # int / float divides the int's exact float64 (|sum| < 2**53), as numpy does here
+    return tuple((sums / (FIXED_POINT * weight)).tolist())
+
+
+def _by_name_first(table: WordTable, counted: Counter[str]) -> tuple[float, ...] | None:
+    """For a table where a frequent word's CRC-32 is another's: the plain path itself."""
+    from switchman.engine.learning import meaning  # noqa: PLC0415
+
+    return meaning.plain_message_mean(table, counted)

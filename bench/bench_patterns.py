@@ -85,16 +85,16 @@ class VariedText:
         return " ".join(rng.sample(common + rng.choices(topic, k=length // 2), length))
 
 
-def fill(path: Path, rows: int, message: Callable[[random.Random], str]) -> tuple[float, Codes,
-                                                                                npt.NDArray[np.float32]]:
-    """Write ``rows`` turns straight into the database; returns seconds and their codes."""
+def fill(path: Path, rows: int, message: Callable[[random.Random], str],
+         centre: meaning.Centre) -> tuple[float, Codes, npt.NDArray[np.float32]]:
+    """Write ``rows`` turns and the workspace's ``centre`` straight into the database;
+    returns seconds and the rows' codes."""
     rng = random.Random(0)
     connection = database.connect(path)
     started = time.perf_counter()
     evidence = Evidence(status="completed")
     all_codes = np.zeros((rows, DIMENSIONS), np.int8)
     scales = np.zeros(rows, np.float32)
-    centre = centre_of(message)
     with connection:
         connection.execute("BEGIN")
         database.save_centre(connection, WORKSPACE, centre)
@@ -124,12 +124,11 @@ def centre_of(message: Callable[[random.Random], str]) -> meaning.Centre:
 
 
 def recall(codes: Codes, scales: npt.NDArray[np.float32], contexts: list[TurnContext],
-           message: Callable[[random.Random], str], k: int = 10) -> tuple[float, float]:
+           centre: tuple[float, ...] | None, k: int = 10) -> tuple[float, float]:
     """Mean and worst recall@k of the index (as the store builds it on opening) against
     scoring every row exactly."""
     index = VectorIndex(DIMENSIONS)
     index.load(codes, scales)
-    centre = centre_of(message).mean
     found = []
     for ctx in contexts:
         vector = np.frombuffer(fingerprint(ctx, centre), np.float32)
@@ -197,7 +196,8 @@ def main() -> None:
     message = VariedText() if args.text == "varied" else narrow_message
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / database.FILE_NAME
-        fill_seconds, codes, scales = fill(path, args.rows, message)
+        centre = centre_of(message)
+        fill_seconds, codes, scales = fill(path, args.rows, message, centre)
         started = time.perf_counter()
         store = LearnedPatternStore(database.connect(path), SystemClock(), background=False)
         rng = random.Random(1)
@@ -210,9 +210,8 @@ def main() -> None:
         assert len(store.neighbours(contexts[0], 10)) == 10, "the store answered nothing"
         load_seconds = time.perf_counter() - started
         query = percentiles(timed(lambda c: store.neighbours(c, 10), contexts))
-        centre = centre_of(message).mean  # the message's meaning is timed with it
-        fingerprints = percentiles(timed(
-            lambda c: fingerprint(c, centre, meaning.message_mean(c.message)), contexts))
+        fingerprints = percentiles(timed(  # the message's meaning is timed with it
+            lambda c: fingerprint(c, centre.mean, meaning.message_mean(c.message)), contexts))
         settings = PatternSettings()
         recommend = percentiles(timed(lambda c: store.recommend(c, settings), contexts))
         per_model = PatternSettings(neighbors=25, neighborhood="per_model",
@@ -226,7 +225,8 @@ def main() -> None:
                                       contexts))
         store.connection.close()
         reopening = {saved: reopened(path, contexts, saved) for saved in (False, True)}
-    mean_recall, worst_recall = recall(codes, scales, contexts[: args.recall_queries], message)
+    mean_recall, worst_recall = recall(codes, scales, contexts[: args.recall_queries],
+                                       centre.mean)
     print(f"{args.rows} rows of {args.text} text: filled in {fill_seconds:.1f} s, opened and "
           f"indexed in {load_seconds:.1f} s; load average {os.getloadavg()[0]:.1f}")
     print(f"recall@10 against an exact scan ({args.recall_queries} queries): mean "

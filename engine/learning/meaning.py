@@ -104,8 +104,10 @@ def encode_table(words: Sequence[str], ranks: Sequence[int], values: bytes) -> b
 
 
 class Layout(NamedTuple):
-    """Where the file's arrays start (after the header and the words)."""
+    """Where the file's parts start: the words, then the arrays."""
 
+    text_at: int
+    text_end: int
     ranks_at: int
     values_at: int
     keys_at: int
@@ -131,18 +133,19 @@ class WordTable:
         at += 16
         if len(data) != at + text_size + 4 * count + 2 * DIMENSIONS * count + 8 * indexed:
             raise ValueError("a truncated word table")
-        self._text = (at, at + text_size)
-        at += text_size
+        ranks_at = at + text_size
+        self.layout = layout = Layout(
+            text_at=at, text_end=ranks_at, ranks_at=ranks_at, values_at=ranks_at + 4 * count,
+            keys_at=ranks_at + 4 * count + 2 * DIMENSIONS * count, indexed=indexed)
         view = memoryview(data)  # read in place: no copy of the file's arrays
-        self.layout = Layout(ranks_at=at, values_at=at + 4 * count,
-                             keys_at=at + 4 * count + 2 * DIMENSIONS * count, indexed=indexed)
-        self._ranks = _uint32s(view, at, count)
-        self._values_at = self.layout.values_at
-        self._keys = _uint32s(view, self.layout.keys_at, indexed)
-        self._positions = _uint32s(view, self.layout.keys_at + 4 * indexed, indexed)
+        self._ranks = _uint32s(view, layout.ranks_at, count)
+        self._keys = _uint32s(view, layout.keys_at, indexed)
+        self._positions = _uint32s(view, layout.keys_at + 4 * indexed, indexed)
         self.data = data
         self.count = count
-        known = bytes(data[self._text[0]: self._text[1]]).split(b"\n", LOOKED_UP_WORDS)
+        self.numpy_arrays: object | None = None
+        """:mod:`.meaning_numpy`'s arrays over this table, made there when first needed."""
+        known = bytes(data[layout.text_at: layout.text_end]).split(b"\n", LOOKED_UP_WORDS)
         self.frequent_positions = {w.decode(): i for i, w in
                                    enumerate(known[:min(LOOKED_UP_WORDS, count)])}
         self._met: dict[str, tuple[int, float] | None] = {}
@@ -165,7 +168,7 @@ class WordTable:
 
     def words(self) -> list[str]:
         """Every word, most frequent first (tests and benchmarks: 50,000 strings)."""
-        return bytes(self.data[self._text[0]: self._text[1]]).decode().split("\n")
+        return bytes(self.data[self.layout.text_at: self.layout.text_end]).decode().split("\n")
 
     def met(self, word: str) -> tuple[int, float] | None:
         """The word's integer (its biased values, a lane each) and weight; None if the table
@@ -187,7 +190,7 @@ class WordTable:
         its low byte, its high byte with the top bit flipped (that is the + 2**15), two zero
         bytes. Made as a word is met (half a microsecond), which keeps the table at 2 bytes
         a value, in the file."""
-        at = self._values_at + position * 2 * DIMENSIONS
+        at = self.layout.values_at + position * 2 * DIMENSIONS
         values = bytes(self.data[at: at + 2 * DIMENSIONS])
         lanes = bytearray(DIMENSIONS * _LANE)
         lanes[0::_LANE] = values[0::2]
@@ -281,18 +284,13 @@ class Centre:
     """A workspace's centre of meaning: the mean of its first ``CENTRE_TURNS`` turns'
     message means (immutable: the store replaces it as turns are counted)."""
 
-    __slots__ = ("total", "turns")
+    __slots__ = ("mean", "total", "turns")
 
     def __init__(self, turns: int = 0, total: Sequence[float] | None = None) -> None:
         self.turns = turns
         self.total = tuple(total) if total is not None else (0.0,) * DIMENSIONS
-
-    @property
-    def mean(self) -> tuple[float, ...] | None:
-        """The centre, or None before any turn was counted."""
-        if not self.turns:
-            return None
-        return tuple(x / self.turns for x in self.total)
+        self.mean = tuple(x / turns for x in self.total) if turns else None
+        """The centre, or None before any turn was counted (every fingerprint reads it)."""
 
     @property
     def settled(self) -> bool:

@@ -24,6 +24,7 @@ from switchman.engine.learning.meaning import (
     HARMONIC,
     SIF_A,
     WordTable,
+    plain_message_mean,
 )
 
 
@@ -50,18 +51,14 @@ class TableArrays:
                                                       len(frequent))).all())
 
 
-_arrays: dict[int, TableArrays] = {}
-
-
 def message_mean(table: WordTable, counted: Counter[str]) -> tuple[float, ...] | None:
     """:func:`.meaning.message_mean` of the message whose words are ``counted``."""
-    arrays = _arrays.get(id(table))
-    if arrays is None:
-        arrays = _arrays[id(table)] = TableArrays(table)
-    if arrays.by_crc_only:
-        words, counts = list(counted), np.fromiter(counted.values(), np.int64, len(counted))
-    else:  # pragma: no cover - not with the shipped table (a test checks)
-        return None if (mean := _by_name_first(table, counted)) is None else mean
+    arrays = table.numpy_arrays
+    if not isinstance(arrays, TableArrays):
+        arrays = table.numpy_arrays = TableArrays(table)
+    if not arrays.by_crc_only:  # pragma: no cover - no two of the shipped words share a CRC-32
+        return plain_message_mean(table, counted)
+    words, counts = list(counted), np.fromiter(counted.values(), np.int64, len(counted))
     keys = np.fromiter((zlib.crc32(w.encode()) for w in words), np.uint32, len(words))
     at = np.minimum(np.searchsorted(arrays.keys, keys), len(arrays.keys) - 1)
     hit = arrays.keys[at] == keys
@@ -74,9 +71,3 @@ def message_mean(table: WordTable, counted: Counter[str]) -> tuple[float, ...] |
     # int / float divides the int's exact float64 (|sum| < 2**53), as numpy does here
     return tuple((sums / (FIXED_POINT * weight)).tolist())
 
-
-def _by_name_first(table: WordTable, counted: Counter[str]) -> tuple[float, ...] | None:
-    """For a table where a frequent word's CRC-32 is another's: the plain path itself."""
-    from switchman.engine.learning import meaning  # noqa: PLC0415
-
-    return meaning.plain_message_mean(table, counted)

@@ -71,6 +71,8 @@ class Prompt:
     text: str
     strong_ok: bool
     weak_ok: bool
+    group: str = ""
+    """The file the row came from (the subject, in RouteLLM's MMLU files)."""
 
 
 @dataclass(frozen=True)
@@ -84,15 +86,19 @@ class Point:
 
 def read_prompts(data: Path, strong: str, weak: str, exclude: set[str]) -> list[Prompt]:
     """Every row of the CSV file(s) at ``data``; other columns are ignored."""
+    if not data.exists():
+        raise SystemExit(f"{data}: no such file or folder")
     files = sorted(data.rglob("*.csv")) if data.is_dir() else [data]
     prompts = []
     for path in files:
         with path.open(newline="", encoding="utf-8") as handle:
             for line, row in enumerate(csv.DictReader(handle), start=2):
-                if row.get("prompt") in exclude:
+                if "prompt" not in row:
+                    raise SystemExit(f"{path}: no column 'prompt' (columns: {', '.join(row)})")
+                if row["prompt"] in exclude:
                     continue
                 prompts.append(Prompt(row["prompt"], _bool(row, strong, path, line),
-                                      _bool(row, weak, path, line)))
+                                      _bool(row, weak, path, line), path.stem))
     return prompts
 
 

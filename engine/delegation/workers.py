@@ -31,6 +31,7 @@ from switchman.engine.config.store import ConfigStore
 from switchman.engine.delegation.approval import delegation_request
 from switchman.engine.delegation.contract import (
     FORBIDDEN_FOR_WORKERS,
+    REQUEST_CONTEXT,
     REQUEST_CONTEXT_SPEC,
     ArgumentProblem,
     DelegateCall,
@@ -58,6 +59,7 @@ from switchman.engine.tokens import estimate_text
 from switchman.engine.tools.approval import ApprovalPolicy
 from switchman.engine.tools.arguments import ToolOutcome
 from switchman.engine.tools.registry import ToolCallRequest, ToolContext, ToolEntry, ToolRegistry
+from switchman.engine.tools.toolbox import TOOL_CLASSES
 
 
 class Delegation:
@@ -97,6 +99,7 @@ class Delegation:
             return _refused("workers cannot delegate")
         try:
             spec = parse_call(call.arguments)
+            _check_tool_names(spec.allowed_tools, planner_tools.names())
             profile = self.worker_profile(str(planner.folder), spec.profile)
             handoff = prepare(spec, planner.folder,
                               lambda: self.sessions.store.messages(planner.id))
@@ -285,6 +288,22 @@ class WorkerRun:
             return ToolOutcome(str(problem), is_error=True, summary="invalid request")
         return ToolOutcome("Request sent to the planner; your work ends here.",
                            summary="asked the planner for context")
+
+
+KNOWN_TOOLS = frozenset({*TOOL_CLASSES, *FORBIDDEN_FOR_WORKERS, REQUEST_CONTEXT})
+"""Every tool name ``allowed_tools`` may hold: the tools there are, and those no worker gets
+(named, they are dropped and recorded as ``dropped_tools``)."""
+
+
+def _check_tool_names(allowed: list[str] | None, planner_tools: list[str]) -> None:
+    """Refuse an ``allowed_tools`` entry that names no tool at all (``"read_fle"``): narrowing
+    it away would start a worker without the tool the planner meant to give it. A real tool
+    the planner lacks is narrowed away as the spec says (the worker gets planner ∩ allowed)."""
+    unknown = [n for n in allowed or () if n not in KNOWN_TOOLS and n not in planner_tools]
+    if unknown:
+        yours = ", ".join(sorted(n for n in planner_tools if n not in FORBIDDEN_FOR_WORKERS))
+        raise ArgumentProblem(f"'allowed_tools' names no tool called "
+                              f"{', '.join(repr(n) for n in unknown)}; your tools are {yours}")
 
 
 def _refused(detail: str) -> ToolOutcome:

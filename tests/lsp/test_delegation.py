@@ -426,3 +426,27 @@ async def test_a_tier_with_no_usable_model_fails_the_delegation_only(
         assert stored["error"].startswith("no model available for tier fast")
         assert stored["worker_session_id"] == ended[-1]["worker_session_id"] != ""
     assert [r.model for r in fake.requests] == [OPUS_API, OPUS_API]
+
+
+async def test_allowed_tools_naming_no_tool_is_an_argument_to_correct(
+        vscode: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """A misspelt tool in ``allowed_tools`` used to be narrowed away in silence: the worker
+    started without the tool the planner meant to give it. It is an error the planner can
+    correct; a real tool (even one no worker gets) is still accepted."""
+    daemon.write_routing("global_default: opus\n")
+    fake.script_tool_calls([delegate("toolu_typo", allowed_tools=["read_fle", "grep"]),
+                            delegate("toolu_ok", allowed_tools=["read_file", "delegate"])],
+                           model=OPUS_API)
+    fake.script_text("read it", model=HAIKU_API)
+    fake.script_text("done", model=OPUS_API)
+    result = await chat(vscode, daemon, "@opus hand this off")
+    assert result["status"] == "completed"
+    answers = tool_results(await vscode.request(methods.SESSION,
+                                                {"session_id": result["session_id"]}))
+    typo = answers["toolu_typo"]
+    assert typo["is_error"] and typo["content"].startswith(
+        "delegate refused: 'allowed_tools' names no tool called 'read_fle'; your tools are ")
+    assert "read_file" in typo["content"] and "delegate," not in typo["content"]
+    assert updates(vscode, "toolu_typo") == []  # no worker was started for it
+    assert answers["toolu_ok"] == {**answers["toolu_ok"], "is_error": False, "content": "read it"}
+    assert [r.model for r in fake.requests] == [OPUS_API, HAIKU_API, OPUS_API]

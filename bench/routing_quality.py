@@ -14,7 +14,10 @@ prompts to the strong model with ``@alias`` (``--explore``); those calls
 count as strong calls like any other.
 
 Each operating point (one ``cost_weight`` of the sweep) is the mean over
-``--orders`` shuffled orders.
+``--orders`` shuffled orders. ``strong_share_at_95`` is the cheapest point whose
+accuracy reaches 95% of strong-only; after the sweep, ``--refine`` more points
+are added one at a time halfway between that point and the next cost_weight
+up, so a coarse sweep does not leave it a whole step away.
 
 Tuning discipline (``--split``): each prompt belongs, by a stable hash of its
 text, to the *validation* half or the *test* half. Settings are chosen by
@@ -43,6 +46,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -221,15 +225,53 @@ def replay_once(prompts: list[Prompt], args: argparse.Namespace, cost_weight: fl
     return share, accuracy, replay.decision_seconds[-2000:]  # the store is fullest at the end
 
 
-def sweep(prompts: list[Prompt], args: argparse.Namespace) -> tuple[list[Point], list[float]]:
-    """Every cost_weight of the sweep, each averaged over the shuffled orders (in
-    ``--jobs`` processes); also the decision times of the last replay."""
-    tasks = [(w, seed) for w in args.cost_weights for seed in range(args.orders)]
+def sweep(prompts: list[Prompt], args: argparse.Namespace,
+          target: float) -> tuple[list[Point], list[float]]:
+    """Every cost_weight of the sweep, then ``--refine`` more between the cheapest point that
+    reaches ``target`` and the next one up (:func:`refine`); each point averaged over the
+    shuffled orders. Also the decision times of the last replay."""
+    points, timings = evaluate(prompts, args, args.cost_weights)
+
+    def more(weights: list[float]) -> list[Point]:
+        nonlocal timings
+        added, timings = evaluate(prompts, args, weights)
+        return added
+
+    points = refine(points, target, args.refine, more)
+    return points, timings
+
+
+def refine(points: list[Point], target: float, steps: int,
+           evaluate_at: Callable[[list[float]], list[Point]]) -> list[Point]:
+    """``points`` and ``steps`` more, each halfway between the cheapest point whose accuracy
+    reaches ``target`` and the point of the next larger cost_weight (which does not reach it):
+    a coarse sweep leaves the cheapest operating point up to a whole step away."""
+    points = sorted(points, key=lambda p: p.cost_weight)
+    for _ in range(steps):
+        reaching = [p for p in points if p.accuracy >= target]
+        if not reaching:
+            break
+        cheapest = min(reaching, key=lambda p: p.strong_share)
+        above = [p for p in points if p.cost_weight > cheapest.cost_weight]
+        if not above or above[0].accuracy >= target:
+            break
+        middle = round((cheapest.cost_weight + above[0].cost_weight) / 2, 6)
+        if middle in (cheapest.cost_weight, above[0].cost_weight):
+            break
+        points = sorted(points + evaluate_at([middle]), key=lambda p: p.cost_weight)
+    return points
+
+
+def evaluate(prompts: list[Prompt], args: argparse.Namespace,
+             weights: list[float]) -> tuple[list[Point], list[float]]:
+    """Each cost_weight in ``weights`` averaged over the shuffled orders (in ``--jobs``
+    processes); also the decision times of the last replay."""
+    tasks = [(w, seed) for w in weights for seed in range(args.orders)]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         futures = [pool.submit(replay_once, prompts, args, w, seed) for w, seed in tasks]
         results = [f.result() for f in futures]
     points = []
-    for w in args.cost_weights:
+    for w in weights:
         mine = [r for (weight, _), r in zip(tasks, results, strict=True) if weight == w]
         points.append(Point(w, statistics.mean(r[0] for r in mine),
                             statistics.mean(r[1] for r in mine)))
@@ -302,6 +344,9 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--min-sample-size", type=int, default=2)
     parser.add_argument("--cost-weights", type=float, nargs="+",
                         default=[0.0, 0.02, 0.04, 0.05, 0.06, 0.08, 0.1, 0.15, 0.3])
+    parser.add_argument("--refine", type=int, default=2,
+                        help="cost_weights added, one at a time, halfway between the cheapest "
+                        "point reaching 95%% of strong-only accuracy and the next one up")
     parser.add_argument("--jobs", type=int, default=2, help="replays run in parallel")
     parser.add_argument("--split", choices=("all", "validation", "test"), default="all",
                         help="tune on validation, report test (halves by a hash of the prompt)")
@@ -332,7 +377,7 @@ def main(argv: list[str] | None = None) -> None:
     strong = sum(p.strong_ok for p in prompts) / len(prompts)
     weak = sum(p.weak_ok for p in prompts) / len(prompts)
     target = 0.95 * strong
-    points, timings = sweep(prompts, args)
+    points, timings = sweep(prompts, args, target)
     summary = {
         "prompts": len(prompts), "split": args.split,
         "excluded_file": str(exclude) if exclude else None,
@@ -346,7 +391,9 @@ def main(argv: list[str] | None = None) -> None:
                      "similarity_exponent": args.similarity_exponent,
                      "feedback": args.feedback, "min_confidence": args.min_confidence,
                      "min_sample_size": args.min_sample_size, "explore": args.explore,
-                     "orders": args.orders},
+                     "orders": args.orders, "refine": args.refine},
+        "refined_cost_weights": sorted({p.cost_weight for p in points}
+                                       - set(args.cost_weights)),
         "decision_ms_p50": round(percentile(timings, 0.5), 3),
         "decision_ms_p99": round(percentile(timings, 0.99), 3),
         "curve": [{"cost_weight": p.cost_weight, "strong_share": round(p.strong_share, 4),

@@ -56,7 +56,7 @@ def test_quality_replay_takes_any_csv_of_the_shape_and_prints_the_summary(tmp_pa
     plot = tmp_path / "curve.png"
     done = _run(QUALITY, "--data", str(tmp_path / "data"), "--strong", STRONG, "--weak", WEAK,
                 "--strong-price", "10", "--weak-price", "0.5", "--orders", "2", "--jobs", "1",
-                "--cost-weights", "0.0", "0.1", "0.5", "--plot", str(plot))
+                "--cost-weights", "0.0", "0.1", "0.5", "--refine", "1", "--plot", str(plot))
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["prompts"] == 60
@@ -66,7 +66,9 @@ def test_quality_replay_takes_any_csv_of_the_shape_and_prints_the_summary(tmp_pa
     assert summary["random_strong_share_at_95"] == pytest.approx(
         (target - weak) / (strong - weak), abs=1e-4)
     curve = summary["curve"]
-    assert [p["cost_weight"] for p in curve] == [0.0, 0.1, 0.5]
+    refined = summary["refined_cost_weights"]
+    assert len(refined) <= 1 and all(0.0 < w < 0.5 for w in refined)
+    assert [p["cost_weight"] for p in curve] == sorted([0.0, 0.1, 0.5, *refined])
     for point in curve:
         assert 0.0 <= point["strong_share"] <= 1.0 and 0.0 <= point["accuracy"] <= 1.0
     reaching = [p["strong_share"] for p in curve if p["accuracy"] >= target]
@@ -116,3 +118,30 @@ def test_bounds_put_the_perfect_and_group_oracle_points_beside_the_fair_figure(
     assert set(summary["full_information_knn"]) == {"5", "20"}
     for share in summary["full_information_knn"].values():
         assert share <= summary["random"]
+
+
+def test_refinement_halves_the_step_after_the_cheapest_point_that_reaches_the_target() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from routing_quality import Point, refine  # noqa: PLC0415  (a script's module)
+
+    def at(weight: float) -> Point:  # share and accuracy both fall as the weight rises
+        return Point(weight, 1.0 - 2 * weight, 0.9 - weight)
+
+    asked: list[list[float]] = []
+
+    def evaluate_at(weights: list[float]) -> list[Point]:
+        asked.append(weights)
+        return [at(w) for w in weights]
+
+    sweep = [at(w) for w in (0.0, 0.1, 0.2, 0.3)]
+    # Target 0.74: 0.1 reaches it (0.8), 0.2 does not (0.7); the crossing is at 0.16.
+    points = refine(sweep, 0.74, 3, evaluate_at)
+    assert asked == [[0.15], [0.175], [0.1625]]
+    assert [p.cost_weight for p in points] == [0.0, 0.1, 0.15, 0.1625, 0.175, 0.2, 0.3]
+    cheapest = min((p for p in points if p.accuracy >= 0.74), key=lambda p: p.strong_share)
+    assert cheapest.cost_weight == 0.15  # 0.1625 falls just short (0.7375)
+    # Nothing to refine: no point reaches the target, or the largest weight does.
+    assert refine(sweep, 0.95, 2, evaluate_at) == sweep
+    assert refine(sweep, 0.5, 2, evaluate_at) == sweep
+    assert refine(sweep, 0.74, 0, evaluate_at) == sweep
+    assert len(asked) == 3

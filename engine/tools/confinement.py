@@ -25,7 +25,18 @@ class WorkspaceRoot:
 
     def resolve(self, raw: str) -> Path:
         """The real path of ``raw`` (relative to the root) inside the workspace."""
-        candidate = Path(os.path.realpath(self.root / raw))
+        return self._inside(raw, Path(os.path.realpath(self.root / raw)))
+
+    def entry(self, raw: str) -> Path:
+        """Where ``raw`` itself is: its folder's real path and its own name, not followed when
+        it is a symlink (deleting a link removes the link, as ``rm`` does, not what it leads
+        to). The same checks as :meth:`resolve`."""
+        lexical = self.root / raw
+        if lexical.name in ("", ".", ".."):
+            return self.resolve(raw)
+        return self._inside(raw, Path(os.path.realpath(lexical.parent)) / lexical.name)
+
+    def _inside(self, raw: str, candidate: Path) -> Path:
         if candidate != self.root and self.root not in candidate.parents:
             raise ToolRefused(f"'{raw}' is outside the workspace; only files under "
                               f"{self.root} can be used.")

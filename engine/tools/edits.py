@@ -121,9 +121,31 @@ class FileEdits:
         return FileChange("create", rel, file_uri(path), None, content)
 
     def _delete(self, args: dict[str, Any]) -> FileChange:
-        path = self.workspace.resolve(path_argument(args))
+        raw = path_argument(args)
+        entry = self.workspace.entry(raw)
+        if entry.is_symlink():  # the link goes, not the file it leads to
+            target = self.workspace.resolve(raw)  # a link leading out is refused, as for reads
+            rel = self.workspace.relative(entry)
+            if not target.is_file():
+                raise ToolRefused(f"'{rel}' is a symbolic link to "
+                                  f"{'a folder' if target.is_dir() else 'nothing'}; "
+                                  "delete_file deletes files and links to files only.")
+            return FileChange("delete", rel, file_uri(entry),
+                              f"[a symbolic link to {self.workspace.relative(target)}]\n", None)
+        path = self.workspace.resolve(raw)
         rel = self.workspace.relative(path)
         if path == self.workspace.root or path.is_dir():
             raise ToolRefused(f"'{rel}' is a folder; delete_file deletes files only.")
-        original = self.current_text(path)
-        return FileChange("delete", rel, file_uri(path), original, None)
+        return FileChange("delete", rel, file_uri(path), self._deleted_text(path), None)
+
+    def _deleted_text(self, path: Path) -> str:
+        """What the approval shows of a file to delete: its text, or, for a file that cannot
+        be shown as text (binary, too large), a line saying so — it can still be deleted."""
+        try:
+            return self.current_text(path)
+        except ToolRefused:
+            if not path.is_file():
+                raise
+        size = path.stat().st_size
+        why = "too large to show" if size > MAX_EDIT_BYTES else "not UTF-8 text, not shown"
+        return f"[{self.workspace.relative(path)}: {size:,} bytes, {why}]\n"

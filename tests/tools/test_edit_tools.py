@@ -67,6 +67,41 @@ async def test_create_and_delete(toolbox: Toolbox, project: Path) -> None:
     assert "is a folder" in folder.content
 
 
+async def test_deleting_a_link_removes_the_link_not_the_file_it_leads_to(
+        toolbox: Toolbox, project: Path, approver: ScriptedApprover) -> None:
+    """``rm link`` semantics: the approval named (and the editor deleted) the link's target."""
+    os.symlink(project / "src" / "app.py", project / "alias.py")
+    os.symlink(project / "src" / "gone.py", project / "dangling.py")
+    deleted = await toolbox.run("delete_file", {"path": "alias.py"})
+    assert not deleted.is_error, deleted.content
+    assert deleted.summary == "deleted alias.py"
+    (request,) = approver.asked
+    assert (request.title, request.original) == ("Delete alias.py",
+                                                 "[a symbolic link to src/app.py]\n")
+    assert not os.path.lexists(project / "alias.py")
+    assert (project / "src" / "app.py").read_text() == "def main():\n    return 42\n"
+    dangling = await toolbox.run("delete_file", {"path": "dangling.py"})
+    assert dangling.is_error and dangling.content == (
+        "'dangling.py' is a symbolic link to nothing; delete_file deletes files and links "
+        "to files only.")  # it named the missing target: "'src/gone.py' is not a file."
+    assert len(approver.asked) == 1
+
+
+async def test_a_file_that_is_not_text_can_be_deleted(
+        toolbox: Toolbox, project: Path, approver: ScriptedApprover) -> None:
+    """"delete one file": a binary or huge file was refused as not editable text."""
+    (project / "core.bin").write_bytes(b"\x00\xff\x00 binary")
+    (project / "big.log").write_text("x" * (2 * 1024 * 1024 + 1))
+    for name, shown in (("core.bin", "[core.bin: 10 bytes, not UTF-8 text, not shown]\n"),
+                        ("big.log", "[big.log: 2,097,153 bytes, too large to show]\n")):
+        deleted = await toolbox.run("delete_file", {"path": name})
+        assert not deleted.is_error, deleted.content
+        assert approver.asked[-1].original == shown
+        assert not (project / name).exists()
+    missing = await toolbox.run("delete_file", {"path": "nothing.txt"})
+    assert missing.is_error and "is not a file" in missing.content
+
+
 async def test_a_denial_changes_nothing_and_carries_the_reason(
         project: Path, approver: ScriptedApprover, trust: TrustStore) -> None:
     approver.answers.append(ApprovalAnswer("deny", "use a constant instead"))
@@ -88,6 +123,8 @@ async def test_a_denial_changes_nothing_and_carries_the_reason(
     ("create_file", {"path": "linkdir/evil.txt", "content": "x"}),
     ("edit_file", {"path": "link.txt", "old_text": "outside", "new_text": "pwned"}),
     ("create_file", {"path": "src/\u0000.py", "content": "x"}),
+    ("delete_file", {"path": "link.txt"}),
+    ("delete_file", {"path": "linkdir/outside.txt"}),
 ])
 async def test_confinement_attacks_are_refused_before_asking(
         toolbox: Toolbox, project: Path, approver: ScriptedApprover, tool: str,

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from io import TextIOWrapper
 from pathlib import Path
+from typing import Any, TextIO
 from urllib.parse import unquote, urlparse
 
 from switchman.engine import __version__
@@ -166,10 +170,67 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("patterns", "export"): subcommands.patterns_export,
     }[(args.command, getattr(args, "rules_command", None) or getattr(args, "patterns_command",
                                                                      None))]
+    output = sys.stdout
+    sys.stdout = _CheckedOutput(output)
     try:
-        return handler(args)
+        status = handler(args)
+        sys.stdout.flush()
+        return status
     except BrokenPipeError:  # e.g. piped into `head`
         return 0
+    except _OutputFailed as failed:  # `patterns export > file` on a full disk, or `>&-`
+        print(f"switchman {args.command}: could not write the output: {failed}",
+              file=sys.stderr)
+        return 1
+    finally:
+        sys.stdout = output
+        if isinstance(output, TextIOWrapper):
+            _forget_unwritten(output)
+
+
+class _OutputFailed(Exception):
+    """Standard output could not be written (other than a closed pipe)."""
+
+
+class _CheckedOutput:
+    """``sys.stdout`` while a sub-command runs: a write that fails (a full disk, standard
+    output closed) ends the command with one line on stderr and status 1 instead of a
+    traceback, so a truncated ``patterns export`` is never mistaken for a whole one."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        written: int = self._call(lambda stream: stream.write(text))
+        return written
+
+    def flush(self) -> None:
+        self._call(lambda stream: stream.flush())
+
+    def _call(self, action: Callable[[TextIO], Any]) -> Any:
+        if self._stream is None:
+            raise _OutputFailed("standard output is closed")
+        try:
+            return action(self._stream)
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise _OutputFailed(error.strerror or str(error)) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _forget_unwritten(stream: TextIOWrapper) -> None:
+    """Drop what a failed write left in ``stream``'s buffer: flushed again at exit, it would
+    fail again and print Python's "Exception ignored" trace after our one line."""
+    try:
+        stream.flush()
+    except OSError:
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
 
 
 if __name__ == "__main__":  # pragma: no cover

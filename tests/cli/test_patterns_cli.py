@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -214,3 +217,21 @@ def test_route_says_it_decides_without_patterns_when_the_data_folder_is_unusable
     assert f"switchman route: the data folder {blocking / 'switchman'} cannot be used " \
         f"({blocking} is a file, not a folder)" in err
     assert "deciding without learned patterns" in err
+
+
+@pytest.mark.parametrize(("stdout", "why"), [("/dev/full", "No space left on device"),
+                                             (None, "standard output is closed")])
+def test_an_export_that_cannot_be_written_fails_in_one_line(
+        data_dir: Path, stdout: str | None, why: str) -> None:
+    """``patterns export > file`` on a full disk (or with stdout closed) ended in a traceback
+    with status 1 from Python, not a line saying the export is incomplete."""
+    exe = Path(sys.executable).with_name("switchman")
+    env = {**os.environ, "SWITCHMAN_DATA_DIR": str(data_dir)}
+    # stdout=None below would inherit pytest's; closing fd 1 in the child is `>&-`
+    with open(stdout or os.devnull, "w") as target:
+        done = subprocess.run(
+            [str(exe), "patterns", "export"], stdout=target, stderr=subprocess.PIPE, text=True,
+            env=env, check=False, timeout=60,
+            preexec_fn=None if stdout else (lambda: os.close(1)))
+    assert (done.returncode, done.stderr) == (
+        1, f"switchman patterns: could not write the output: {why}\n")

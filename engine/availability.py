@@ -9,7 +9,8 @@ Transitions to unavailable:
 * five consecutive failures of one (provider, model) within two minutes;
 * three distinct models of one provider turning unavailable within two
   minutes marks the whole provider;
-* any authentication error (401/403) marks the whole provider at once;
+* any authentication error (401/403) marks the whole provider at once, until its
+  API key changes (the user fixed it) — :meth:`AvailabilityTracker.key_now`;
 * two network errors reaching a provider within 30 seconds mark the whole
   provider (a single one only counts as a model failure).
 
@@ -94,6 +95,9 @@ class _Scope:
 class _ProviderScope(_Scope):
     network: deque[float] = field(default_factory=deque)
     model_outages: deque[tuple[float, str]] = field(default_factory=deque)
+    refused_key: str | None = None
+    """The fingerprint of the key an authentication error refused (its outage lasts until
+    the key changes), while that outage lasts."""
 
 
 def model_banner(model: str) -> str:
@@ -129,13 +133,17 @@ class AvailabilityTracker:
         if prov.unavailable:
             self._clear(provider, None, prov, "success")
 
-    def record_failure(self, provider: str, model: str, error: ErrorClass) -> None:
-        """A call to ``model`` failed with ``error``; apply the §4.5 thresholds."""
+    def record_failure(self, provider: str, model: str, error: ErrorClass,
+                       key: str | None = None) -> None:
+        """A call to ``model`` failed with ``error``; apply the §4.5 thresholds. ``key`` is
+        the fingerprint of the key the call was made with (for an authentication error)."""
         now = self.clock.monotonic()
         self._expire(now)
         scope, prov = self._model(provider, model), self._provider(provider)
         scope.last_attempt = prov.last_attempt = now
         if error is ErrorClass.AUTH:
+            if not prov.unavailable:
+                prov.refused_key = key
             self._mark_provider(provider, prov, "authentication failed (check the API key)")
             return
         if error is ErrorClass.NETWORK and self._network_escalates(prov, now):
@@ -170,6 +178,21 @@ class AvailabilityTracker:
             return
         prov.unavailable, prov.cause = True, cause
         self._announce(provider, None, "provider", cause, provider_banner(provider))
+
+    def refused_key(self, provider: str) -> str | None:
+        """The fingerprint of the key ``provider`` refused, while that outage lasts."""
+        prov = self._providers.get(provider)
+        return prov.refused_key if prov is not None and prov.unavailable else None
+
+    def key_now(self, provider: str, key: str | None) -> None:
+        """``provider``'s key is now ``key`` (a fingerprint): a key other than the one it
+        refused ends that outage at once — the user fixed it, and "send it again to retry"
+        must work without waiting out the idle clear."""
+        prov = self._providers.get(provider)
+        if prov is None or not prov.unavailable or prov.refused_key in (None, key):
+            return
+        prov.network.clear()
+        self._clear(provider, None, prov, "its API key changed")
 
     # -- queries -----------------------------------------------------------------
 
@@ -238,6 +261,8 @@ class AvailabilityTracker:
 
     def _clear(self, provider: str, model: str | None, scope: _Scope, cause: str) -> None:
         scope.unavailable, scope.cause = False, ""
+        if isinstance(scope, _ProviderScope):
+            scope.refused_key = None
         if self.bus is not None:
             self.bus.emit(ProviderRecovered(timestamp=self.clock.now(), provider=provider,
                                             model=model, scope="model" if model else "provider",

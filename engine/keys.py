@@ -7,6 +7,7 @@ key *source* (an environment variable or a file), never a key.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Mapping
@@ -17,6 +18,7 @@ from switchman.engine.errors import UnreadableFile
 from switchman.engine.files import read_text
 
 MAX_KEY_FILE_BYTES = 64 * 1024
+_FINGERPRINT_SALT = os.urandom(16)
 
 
 def read_key(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) -> str | None:
@@ -33,6 +35,17 @@ def read_key(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) ->
         if value:
             return value
     return None
+
+
+def key_fingerprint(provider: ProviderSpec, environ: Mapping[str, str] = os.environ
+                    ) -> str | None:
+    """A stand-in for the provider's key as it is now, to tell whether it changed since the
+    provider refused one: a hash salted per process, held in memory only (never recorded);
+    None when no key is set."""
+    key = read_key(provider, environ)
+    if key is None:
+        return None
+    return hashlib.blake2b(key.encode(), digest_size=16, key=_FINGERPRINT_SALT).hexdigest()
 
 
 def key_source(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) -> str | None:

@@ -30,6 +30,7 @@ from switchman.engine.config.paths import (
     workspace_profiles_file,
     workspace_routing_file,
 )
+from switchman.engine.config.registry import ProviderSpec
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.config.watch import ConfigPoll, poll_interval
 from switchman.engine.delegation.by_user import UserDelegation
@@ -48,7 +49,7 @@ from switchman.engine.events import (
     ProviderRecovered,
     ProviderUnavailable,
 )
-from switchman.engine.keys import key_present
+from switchman.engine.keys import key_fingerprint, key_present
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.hooks import learn_from_turns
 from switchman.engine.learning.recorder import FeedbackResult, OutcomeRecorder
@@ -133,6 +134,7 @@ class Switchman:
         turn_starts: TurnStarts | None = None,
     ) -> None:
         self.clock = clock or SystemClock()
+        self._environ = environ
         data = data_folder or data_dir(environ)
         self._database = data / DATABASE_NAME
         # the data folder first: when it cannot be written nothing else is started
@@ -145,7 +147,7 @@ class Switchman:
         self.learning = OutcomeRecorder(self.patterns)
         self.trust = TrustStore(data)
         self.router = Router(self.config, clock=self.clock,
-                             configured=lambda provider: key_present(provider, environ),
+                             configured=self._configured,
                              availability=self.availability,
                              patterns=self.patterns if patterns is None else patterns)
         self.workspaces = WorkspaceRegistry()
@@ -162,7 +164,8 @@ class Switchman:
         self.store.pricing = lambda model: (spec.pricing if (spec := self.router.registry()
                                                              .get(model)) else None)
         self.lifecycle = TurnLifecycle(self.sessions, self.router, adapters or factory,
-                                       TurnRunner(self.store, self.availability, self.clock))
+                                       TurnRunner(self.store, self.availability, self.clock,
+                                                  key_of=self._key_fingerprint))
         self.tool_services = ToolServices(
             ApprovalPolicy(self.trust, approver or DenyAll()), applier or DiskApplier(), environ,
             self._key_variables, open_text)
@@ -180,7 +183,6 @@ class Switchman:
         self._watch: asyncio.Task[None] | None = None
         self._checkpoints: asyncio.Task[None] | None = None
         self._config_poll: asyncio.Task[None] | None = None
-        self._environ = environ
 
     def _open_data(self, data: Path) -> tuple[SessionStore, LearnedPatternStore]:
         """The session store and the pattern store in ``data``; DataFolderUnusable (naming
@@ -402,6 +404,16 @@ class Switchman:
         """👍 (``up``) or 👎 (``down``) on a turn, once committed (after the turn's row); raises
         UnknownTurn if it was never recorded."""
         return await self.learning.feedback(turn_id, rating)
+
+    def _configured(self, provider: ProviderSpec) -> bool:
+        """Whether calls to ``provider`` can be made (a key is set, or none is needed). A key
+        other than the one the provider refused ends that outage first: the user fixed it."""
+        if self.availability.refused_key(provider.name) is not None:
+            self.availability.key_now(provider.name, self._key_fingerprint(provider))
+        return key_present(provider, self._environ)
+
+    def _key_fingerprint(self, provider: ProviderSpec) -> str | None:
+        return key_fingerprint(provider, self._environ)
 
     def expect_turn(self, model: str | None) -> None:
         """A turn on ``model`` is likely soon: create its provider's adapter (importing the

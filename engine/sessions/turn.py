@@ -33,11 +33,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 from switchman.engine.availability import AvailabilityTracker, ErrorClass
 from switchman.engine.clock import Clock
+from switchman.engine.config.registry import ProviderSpec
 from switchman.engine.errors import sentence
 from switchman.engine.events import LlmCallCompleted
 from switchman.engine.ids import new_id
@@ -110,11 +112,15 @@ class TurnRunner:
     """Runs turns for the session lifecycle."""
 
     def __init__(self, store: SessionStore, availability: AvailabilityTracker, clock: Clock,
-                 retry: RetryPolicy | None = None) -> None:
+                 retry: RetryPolicy | None = None,
+                 key_of: Callable[[ProviderSpec], str | None] | None = None) -> None:
         self.store = store
         self.availability = availability
         self.clock = clock
         self.retry = retry or RetryPolicy.from_environment()
+        self.key_of = key_of or (lambda _provider: None)
+        """The fingerprint of a provider's key now (told with an authentication error, so
+        that a changed key ends the outage it caused)."""
 
     async def run(self, setup: TurnSetup) -> TurnOutcome:
         """Run the turn to its end; raises only what recording its start raised (then the
@@ -188,8 +194,10 @@ class TurnRunner:
                 setup.start.ensure()  # the notice below follows the routing notice
                 wait = self.retry.delay(attempt, exc)
                 if wait is None or len(progress.text) != started:
+                    key = self.key_of(setup.provider) \
+                        if exc.error_class is ErrorClass.AUTH else None
                     self.availability.record_failure(setup.provider.name, setup.model.id,
-                                                     exc.error_class)
+                                                     exc.error_class, key)
                     raise
                 progress.unfinished = None  # a failed attempt before any output: not charged
                 self._notice(setup, f"{exc}. Retrying ({attempt + 1}/{self.retry.retries})…")

@@ -137,3 +137,24 @@ def test_states_and_banners(tracker: AvailabilityTracker, clock: ManualClock) ->
     fail(tracker, OPUS, 5, ErrorClass.SERVER, clock)
     assert tracker.banners() == ["openai provider currently unavailable.",
                                  f"{OPUS} currently unavailable."]
+
+
+def test_an_auth_outage_ends_when_the_key_changes(tracker: AvailabilityTracker,
+                                                  events: list[Event]) -> None:
+    tracker.record_failure("anthropic", HAIKU, ErrorClass.AUTH, key="refused")
+    assert tracker.refused_key("anthropic") == "refused"
+    tracker.key_now("anthropic", "refused")  # the same key: still out
+    assert tracker.check("anthropic", OPUS) is not None
+    tracker.key_now("anthropic", "fixed")
+    assert tracker.check("anthropic", OPUS) is None and tracker.refused_key("anthropic") is None
+    assert isinstance(events[-1], ProviderRecovered) and events[-1].cause == \
+        "its API key changed"
+
+
+def test_a_key_change_ends_only_an_outage_its_key_caused(tracker: AvailabilityTracker,
+                                                        clock: ManualClock) -> None:
+    tracker.record_failure("anthropic", OPUS, ErrorClass.NETWORK)
+    tracker.record_failure("anthropic", OPUS, ErrorClass.NETWORK)  # the provider is out
+    tracker.record_failure("anthropic", OPUS, ErrorClass.AUTH, key="refused")
+    tracker.key_now("anthropic", "fixed")
+    assert tracker.check("anthropic", OPUS) is not None

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import socket
 
+import pytest
+from pygls.exceptions import JsonRpcException
+
 from switchman.server import methods
 from tests.lsp.conftest import LISTEN, Daemon, deltas
 from tests.support.fake_provider import FakeProvider
@@ -67,3 +70,30 @@ async def test_an_unreachable_provider_reads_as_one_sentence_then_the_advice(
     assert message.startswith("openai:gpt-5: could not reach the provider (network error): ")
     assert message.endswith(". Your message is saved; send it again to retry.")
     assert ".." not in message  # the SDK's "Connection error." ran into ". Your message"
+
+
+async def test_after_a_refused_key_is_fixed_sending_again_goes_through(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """"The API key was refused — check it … send it again to retry": once the key file was
+    fixed, sending again still failed for five minutes (the provider stayed unavailable)."""
+    key_file = daemon.config / "anthropic.key"
+    key_file.write_text("sk-ant-mistyped-0000000000000", "utf-8")
+    (daemon.config / "models.yaml").write_text(
+        f"providers:\n  anthropic: {{base_url: '{fake.anthropic_base_url}', "
+        f"api_key_env: null, api_key_file: '{key_file}'}}\n", "utf-8")
+    async with running_server("neovim", daemon.env, workspaces=[daemon.workspace],
+                              listen=LISTEN) as client:
+        fake.script_error(401, "invalid x-api-key")
+        refused = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                      "message": "hello"})
+        assert "the API key was refused" in refused["error"]["message"]
+        with pytest.raises(JsonRpcException) as still_out:  # the same key: no call is made
+            await client.request(methods.CHAT, {"workspace": daemon.uri, "message": "hello"})
+        assert "anthropic provider currently unavailable" in str(still_out.value)
+        key_file.write_text("sk-ant-fixed-11111111111111111", "utf-8")
+        fake.script_text("hi there")
+        again = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                    "message": "hello"})
+        assert (again["status"], again["text"]) == ("completed", "hi there")
+        assert fake.requests[-1].headers["authorization"] == "Bearer sk-ant-fixed-11111111111111111"
+        assert len(fake.requests) == 2

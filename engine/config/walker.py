@@ -10,6 +10,7 @@ semantic checks can locate their own problems.
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -37,6 +38,27 @@ _NULL = "tag:yaml.org,2002:null"
 _STR_TAG = "tag:yaml.org,2002:str"
 _ENV_VAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _HHMM = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)\Z")
+_KEY_PREFIXED = re.compile(r"(?:sk|gsk|xai|ghp|hf)[-_][A-Za-z0-9_\-]{16,}\Z")
+_KEY_CHARS = re.compile(r"[A-Za-z0-9_\-]{32,}\Z")
+_KEY_SOURCE = {"env-var": "the name of an environment variable",
+               "path": "the path of a file that holds the key"}
+
+
+def looks_like_a_key(value: str) -> bool:
+    """Whether ``value`` (written where a key's *source* goes) is an API key itself: a known
+    key prefix (``sk-``, ``gsk_`` …), or 32 or more letters, digits, ``-`` and ``_`` that
+    change between upper case, lower case and digits as often as random text does (at
+    least 4 times in 10 characters; a long variable name such as
+    ``MyCompanyAnthropicKey2024`` changes about 3 times)."""
+    value = value.strip()
+    if _KEY_PREFIXED.match(value):
+        return True
+    if not _KEY_CHARS.match(value):
+        return False
+    kinds = ["u" if c.isupper() else "l" if c.islower() else "d" if c.isdigit() else "o"
+             for c in value]
+    changes = sum(a != b for a, b in itertools.pairwise(kinds))
+    return changes >= 0.4 * (len(value) - 1)
 
 
 class _Invalid:
@@ -396,6 +418,14 @@ class Walker:
                 return self._bad(node, Code.INVALID_REGEX, f"Invalid regular expression: {exc}.")
         elif fmt == "model" and self.resolve_model is not None:
             return self._model(node, value)
+        elif fmt in _KEY_SOURCE and looks_like_a_key(value):
+            # never repeated: the message reaches the terminal, the editor and its logs
+            return self._bad(node, Code.UNTRUSTED_SETTING,
+                             f"This looks like an API key itself, not {_KEY_SOURCE[fmt]}. "
+                             "Keys are never written in configuration files (nor repeated in "
+                             "any message): remove it from this file, and put the key in an "
+                             "environment variable named in api_key_env, or in a file only "
+                             "you can read named in api_key_file.")
         elif fmt == "env-var" and not _ENV_VAR.match(value):
             return self._bad(node, Code.INVALID_VALUE,
                              f"'{value}' is not an environment variable name.")

@@ -300,3 +300,31 @@ def test_neighbourhood_settings_are_read_globally_and_per_workspace(
                                             "/code/x")
     assert found == [] and workspace is not None and workspace.pattern is not None
     assert workspace.pattern.neighborhood == "per_model"
+
+
+PASTED_KEYS = ["sk-ant-api03-Zx81QmT0pLk2VbN7rW4eYc9uHs3dGf6jAa5", "sk-proj-4fGh7Jk2Lm9Np0Qr",
+               "AIzaSyD3x9Kq7Lm2Np8Rt5Vw1Yz4Bc6Df0Gh2Jk", "gsk_Aa1Bb2Cc3Dd4Ee5Ff6Gg7Hh8"]
+
+
+@pytest.mark.parametrize("key", PASTED_KEYS)
+@pytest.mark.parametrize("field", ["api_key_env", "api_key_file"])
+def test_a_key_pasted_where_its_source_goes_is_refused_and_never_repeated(
+        field: str, key: str) -> None:
+    """A key written into api_key_env ("is not an environment variable name", quoting it) or
+    api_key_file (accepted, then quoted as a missing key file in `switchman models`, a failed
+    route and the editor's hover) reached the terminal and the editor verbatim."""
+    text = f"providers:\n  anthropic:\n    {field}: {key}\n"
+    found = problems(MODELS, text)
+    problem = only(found, Code.UNTRUSTED_SETTING)
+    assert problem.severity is Severity.ERROR and problem.range == span(text, key)
+    assert problem.message.startswith("This looks like an API key itself")
+    assert all(key not in repr(p) and key[:12] not in repr(p) for p in found)
+
+
+@pytest.mark.parametrize(("field", "source"), [
+    ("api_key_env", "ANTHROPIC_API_KEY"), ("api_key_env", "MyCompanyAnthropicProductionKey2024"),
+    ("api_key_env", "WORK_ANTHROPIC_API_KEY_FOR_THE_PRODUCTION_ACCOUNT_2"),
+    ("api_key_file", "~/.config/switchman/anthropic.key"), ("api_key_file", "/run/secrets/sk-ant"),
+    ("api_key_file", "anthropic-production-key-2024.txt")])
+def test_key_sources_that_only_look_long_are_accepted(field: str, source: str) -> None:
+    assert problems(MODELS, f"providers:\n  anthropic:\n    {field}: {source}\n") == []

@@ -110,17 +110,21 @@ class Toolbox:
             return ToolOutcome(f"The tool '{name}' failed unexpectedly.", is_error=True,
                                summary="failed")
 
-    async def _change(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+    def _propose(self, name: str, arguments: dict[str, Any]) -> FileChange:
         if name.startswith("memory_"):
-            change = await asyncio.to_thread(memory.propose_memory_change, self.edits, name,
-                                             arguments)
-        else:
-            change = await asyncio.to_thread(self.edits.propose, name, arguments)
+            return memory.propose_memory_change(self.edits, name, arguments)
+        return self.edits.propose(name, arguments)
+
+    async def _change(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        change = await asyncio.to_thread(self._propose, name, arguments)
         answer = await self.services.policy.decide(self._request(
             name, f"{_VERBS[change.kind]} {change.path}", path=change.path, uri=change.uri,
             original=change.original, proposed=change.proposed, diff=change.diff()))
         if not answer.allowed:
             return _denied(answer, f"{change.kind} of {change.path}")
+        if (moved := await asyncio.to_thread(self._changed_since, change, name, arguments)):
+            return ToolOutcome(moved, is_error=True, summary=f"{change.path} changed meanwhile",
+                               touched=[change.path])
         applied = await self.services.applier.apply(change)
         if not applied.applied:
             reason = f": {sentence(applied.reason)}" if applied.reason else "."
@@ -137,6 +141,24 @@ class Toolbox:
                                touched=[change.path])
         return ToolOutcome(_applied_text(change), summary=f"{_DONE[change.kind]} {change.path}",
                            touched=[change.path])
+
+    def _changed_since(self, change: FileChange, name: str, arguments: dict[str, Any]
+                       ) -> str | None:
+        """Why ``change`` must not be applied now (None if it may): its file changed while
+        the user was asked — created, edited or deleted by them, another tool or a worker
+        running beside this one. A change is applied at the places it was computed for (a
+        new file's text is written over whatever is there), so applied to other text it
+        would corrupt the file or lose what was written meanwhile."""
+        try:
+            now = self._propose(name, arguments)
+        except ToolRefused:
+            now = None
+        if now is not None and (now.kind, now.uri, now.original) == (
+                change.kind, change.uri, change.original):
+            return None
+        return (f"{change.path} changed while this change waited for approval, so nothing was "
+                "changed (applied to the new text it would land in the wrong place, or "
+                "write over it). Read the file again and make the change anew.")
 
     async def _run_command(self, arguments: dict[str, Any]) -> ToolOutcome:
         command, timeout = shell.command_arguments(arguments)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from switchman.engine.tools.approval import ApprovalAnswer, ToolClass, TrustStore
+from switchman.engine.tools.approval import ApprovalAnswer, ApprovalRequest, ToolClass, TrustStore
 from switchman.engine.tools.toolbox import Toolbox
 from tests.tools.conftest import ScriptedApprover, make_toolbox
 
@@ -171,3 +171,41 @@ async def test_a_huge_denial_reason_reaches_the_model_capped(
         "edit_file", {"path": "src/app.py", "old_text": "42", "new_text": "43"})
     assert outcome.is_error and "Their reason: no no" in outcome.content
     assert outcome.content.endswith("… (cut)") and len(outcome.content) < 1200
+
+
+@pytest.mark.parametrize(("tool", "arguments", "meanwhile", "kept"), [
+    # a worker beside this one (or the user) edits the file while this edit is being approved
+    ("edit_file", {"path": "src/app.py", "old_text": "return 42", "new_text": "return 43"},
+     "# a comment added meanwhile\ndef main():\n    return 42\n", None),
+    # the file is created meanwhile: writing the new file's text would replace it
+    ("create_file", {"path": "notes.md", "content": "# Notes by the model\n"},
+     "my own notes, written while I was asked\n", "notes.md"),
+    ("delete_file", {"path": "src/app.py"}, "def main():\n    return 7\n", None),
+])
+async def test_a_file_that_changed_while_its_change_was_approved_is_left_alone(
+        project: Path, trust: TrustStore, tool: str, arguments: dict[str, Any], meanwhile: str,
+        kept: str | None) -> None:
+    """The change was applied at the places computed before the approval: an edit landed in
+    the wrong place of the new text, a create wrote over a file made meanwhile (Neovim's
+    `workspace/applyEdit` truncates it), a delete removed text nobody had seen."""
+    target = project / (kept or "src/app.py")
+
+    class ChangingMeanwhile(ScriptedApprover):
+        async def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
+            target.write_text(meanwhile)
+            return await super().ask(request)
+
+    outcome = await make_toolbox(project, ChangingMeanwhile(), trust).run(tool, arguments)
+    assert outcome.is_error and "changed while this change waited for approval, so nothing " \
+        "was changed" in outcome.content
+    assert target.read_text() == meanwhile
+
+
+async def test_a_change_to_a_file_nobody_touched_meanwhile_still_applies(
+        toolbox: Toolbox, project: Path) -> None:
+    (project / "notes.md").write_text("one\n")
+    outcome = await toolbox.run("create_file", {"path": "notes.md", "content": "two\n",
+                                                "overwrite": True})
+    assert not outcome.is_error and (project / "notes.md").read_text() == "two\n"
+    added = await toolbox.run("memory_add", {"file": "memory", "text": "tests: make test"})
+    assert not added.is_error, added.content

@@ -441,7 +441,10 @@ def _patterns() -> tuple[LearnedPatternStore | None, Path]:
                                    sync_load_rows=MAX_ROWS), path
     except (OSError, sqlite3.Error) as error:
         raise _PatternsUnreadable(f"{path} cannot be read as a pattern database "
-                                  f"({error})") from None
+                                  f"({error}): it is damaged or not Switchman's, and until it "
+                                  "is out of the way the daemon sends no messages. Move it "
+                                  "aside (Switchman then starts a new, empty one; what it "
+                                  "learned is forgotten)") from None
 
 
 def _check_data_folder(folder: Path) -> None:

@@ -9,7 +9,6 @@ inlined; an id that names nothing is an error the planner can correct.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,8 @@ from switchman.engine.delegation.contract import (
     ToolResultInclude,
 )
 from switchman.engine.messages import Message, ToolResultBlock, ToolUseBlock
+from switchman.engine.tools.arguments import ToolRefused
+from switchman.engine.tools.confinement import WorkspaceRoot
 
 
 @dataclass(frozen=True)
@@ -68,13 +69,18 @@ def prepare(call: DelegateCall, folder: Path,
 
 
 def _inside(folder: Path, raw: str) -> str:
-    root = Path(os.path.realpath(folder))
-    candidate = Path(os.path.realpath(root / raw))
-    if candidate != root and root not in candidate.parents:
-        raise ArgumentProblem(f"file '{raw}' is outside the workspace")
+    """``raw`` relative to the workspace, confined as the worker's read_file is (``.git/``
+    refused too: the worker could not read it, so the planner is told now)."""
+    root = WorkspaceRoot(folder)
+    try:
+        candidate = root.resolve(raw)
+    except ToolRefused as refused:  # outside the workspace, or inside .git/
+        raise ArgumentProblem(f"file {str(refused).rstrip('.')}") from None
+    except ValueError:  # a NUL in the path
+        raise ArgumentProblem(f"file {raw!r} is not a path") from None
     if not candidate.is_file():
         raise ArgumentProblem(f"file '{raw}' does not exist in the workspace")
-    return candidate.relative_to(root).as_posix()
+    return root.relative(candidate)
 
 
 def _tool_result(transcript: list[Message], tool_use_id: str) -> str:

@@ -178,6 +178,10 @@ async def test_explicit_context_references_files_and_inlines_the_rest(
         {"type": "tool_result", "tool_use_id": "tu_nope"}]}}, "no tool result with tool_use_id"),
     ({"tier": "fast", "task": "x", "context": {"mode": "explicit", "include": [
         {"type": "file", "path": "../outside.txt"}]}}, "outside the workspace"),
+    ({"tier": "fast", "task": "x", "context": {"mode": "explicit", "include": [
+        {"type": "file_range", "path": ".git/config", "lines": [1, 3]}]}}, "inside .git/"),
+    ({"tier": "fast", "task": "x", "context": {"mode": "explicit", "include": [
+        {"type": "file", "path": "src/\u0000.py"}]}}, "is not a path"),
     ({"tier": "fast", "task": "x", "context": {"mode": "minimal"}, "timeout_seconds": -1},
      "'timeout_seconds' must be"),
     ({"tier": "fast", "task": "x", "context": {"mode": "minimal"},

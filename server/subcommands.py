@@ -30,6 +30,7 @@ from switchman.engine.config.report import format_problems, format_rules
 from switchman.engine.config.store import ConfigStore, read_config
 from switchman.engine.config.walker import closest
 from switchman.engine.errors import (
+    EmptyMessage,
     NoModelAvailable,
     RoutingError,
     UnknownCommand,
@@ -210,6 +211,8 @@ def route(args: argparse.Namespace) -> int:
                     patterns=patterns)
     try:
         text, override = router.parse(args.message)
+        if not text.strip() and not args.images:  # the chat refuses it too: nothing to route
+            raise EmptyMessage(override.token if override else "")
         sticky = router.resolve_model(args.sticky) if args.sticky else None
         context = _route_context(args, text, folder, config)
         profiles = config.profiles(folder)

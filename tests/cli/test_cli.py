@@ -267,6 +267,20 @@ def test_route_unknown_alias(config_dir: Path, capsys: pytest.CaptureFixture[str
     assert result["decision"] is None
 
 
+def test_route_refuses_an_empty_message_as_the_chat_does(
+        config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for message in ("", "   "):
+        code, result = run_json(capsys, "route", message, "--assume-configured")
+        assert code == 1 and result["decision"] is None
+        assert result["error"] == {"code": "empty_message",
+                                   "message": "Nothing to send: the message is empty."}
+    code, result = run_json(capsys, "route", "@haiku  ", "--assume-configured")
+    assert code == 1 and result["error"]["code"] == "empty_message"
+    assert "after '@haiku'" in result["error"]["message"]
+    code, result = run_json(capsys, "route", "", "--images", "--assume-configured")
+    assert code == 0 and result["decision"]["chosen_model"]  # an image alone is a message
+
+
 def test_route_does_not_dry_run_a_slash_command_as_a_turn(
         config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # In the chat these never reach a model: the dry run must not print a decision for them.

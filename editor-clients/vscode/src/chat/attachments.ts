@@ -14,6 +14,11 @@ export interface EditorContext {
 }
 
 const TOKEN = /(^|\s)#(file|selection)\b/g;
+/** A token with the spaces and tabs around it (not line breaks): what is taken out of the message. */
+const TOKEN_WITH_SPACES = /[ \t]*(?<=^|\s)#(?:file|selection)\b[ \t]*/g;
+
+/** The tokens a message uses: `file`, `selection`. */
+export type Token = 'file' | 'selection';
 
 /** The file of the editor, with its text. */
 export function fileAttachment(editor: EditorContext): Attachment {
@@ -27,18 +32,44 @@ export function selectionAttachment(editor: EditorContext): Attachment | undefin
   return { kind: 'selection', uri: editor.uri, text: selection.text, start_line: selection.startLine, end_line: selection.endLine };
 }
 
-/** The message without its `#file` / `#selection` tokens, and what they attach. */
-export function resolveTokens(message: string, editor: EditorContext | undefined): { message: string; attachments: Attachment[] } {
+/**
+ * The message without its `#file` / `#selection` tokens, what they attach, and the tokens that had
+ * nothing to attach (`#selection` with nothing selected, either with no editor open). Only the
+ * tokens and the spaces around them are taken out: the rest of the message keeps its line breaks
+ * and indentation (code pasted into it stays code).
+ */
+export function resolveTokens(message: string, editor: EditorContext | undefined):
+  { message: string; attachments: Attachment[]; missing: Token[] } {
   const attachments: Attachment[] = [];
-  const found = new Set<string>();
-  for (const match of message.matchAll(TOKEN)) found.add(match[2]);
-  if (!editor || found.size === 0) return { message, attachments };
+  const found = new Set<Token>();
+  for (const match of message.matchAll(TOKEN)) found.add(match[2] as Token);
+  if (found.size === 0) return { message, attachments, missing: [] };
+  const missing: Token[] = [];
   if (found.has('selection')) {
-    const selection = selectionAttachment(editor);
+    const selection = editor ? selectionAttachment(editor) : undefined;
     if (selection) attachments.push(selection);
+    else missing.push('selection');
   }
-  if (found.has('file')) attachments.push(fileAttachment(editor));
-  return { message: message.replace(TOKEN, '$1').replace(/\s{2,}/g, ' ').trim(), attachments };
+  if (found.has('file')) {
+    if (editor) attachments.push(fileAttachment(editor));
+    else missing.push('file');
+  }
+  const stripped = message.replace(TOKEN_WITH_SPACES, (token, offset: number, whole: string) => {
+    const end = offset + token.length;
+    const midLine = offset > 0 && whole[offset - 1] !== '\n' && end < whole.length && whole[end] !== '\n';
+    return midLine ? ' ' : '';
+  });
+  return { message: stripped.replace(/^(?:[ \t]*\n)+/, '').trimEnd(), attachments, missing };
+}
+
+/** Why a message with `#selection` / `#file` is not sent when the editor has nothing for them. */
+export function missingContextMessage(missing: readonly Token[], editorOpen: boolean): string {
+  if (!editorOpen) {
+    return `No editor is active, so ${missing.map((t) => `#${t}`).join(' and ')} has nothing to attach. `
+      + 'Click into the file you mean, then send again (or remove the token).';
+  }
+  return 'Nothing is selected in the active editor, so #selection has nothing to attach. '
+    + 'Select the code you mean, then send again (or use #file for the whole file).';
 }
 
 /** `Attached: src/app.py (lines 3–9)`, shown under the user's message (in words: 📎 needs an emoji font). */

@@ -5,7 +5,7 @@
 
 import type { Disposable, Folder, StatusSource, SwitchmanConnection, WorkspaceFolders } from '../common/host';
 import { sameWorkspace } from '../common/host';
-import { PROVIDER_ERROR, requestFailure } from '../protocol/errors';
+import { MISSING_CONTEXT, PROVIDER_ERROR, requestFailure, type RequestFailure } from '../protocol/errors';
 import { Notifications, Requests, SlashCommands } from '../protocol/methods';
 import * as params from '../protocol/params';
 import type { Rating } from '../protocol/params';
@@ -17,7 +17,7 @@ import { workerTranscript } from './delegations';
 import type { ChatSettings } from '../server/settings';
 import type { ApprovalAnswer, Attachment } from '../protocol/types';
 import type { ApprovalCard } from '../tools/approval';
-import { attachmentLabel, fileAttachment, resolveTokens, selectionAttachment, type EditorContext } from './attachments';
+import { attachmentLabel, fileAttachment, missingContextMessage, resolveTokens, selectionAttachment, type EditorContext } from './attachments';
 import { explanationMessage, explanationView } from './chain';
 import type { ChatEvent, CodeAction, Entry, FromWebview, ToWebview } from './messages';
 import { previewFailure, previewView } from './preview';
@@ -172,7 +172,14 @@ export class ChatController implements Disposable {
   /** Send a message (or slash command) exactly as typed; the daemon interprets `@alias` and `/commands`. */
   async send(text: string): Promise<void> {
     if (!this.currentFolder || this.pending || !text.trim()) return;
-    const resolved = resolveTokens(text, this.hooks.activeEditor?.());
+    const editor = this.hooks.activeEditor?.();
+    const resolved = resolveTokens(text, editor);
+    if (resolved.missing.length > 0) {
+      // `#selection` with nothing selected (or no editor at all): sending would drop the token
+      // and the model would answer about code it never saw. Refused here, the text comes back.
+      this.refuse(text, { code: MISSING_CONTEXT, message: missingContextMessage(resolved.missing, editor !== undefined) });
+      return;
+    }
     const attached = this.attachments;
     this.attachments = [];
     await this.submit({ text, message: resolved.message || text, attachments: [...attached, ...resolved.attachments] }, attached);
@@ -187,6 +194,16 @@ export class ChatController implements Disposable {
     if (!resend || !this.currentFolder || this.pending) return;
     this.retries.delete(turnId);
     await this.submit(resend, []);
+  }
+
+  /** A message refused before it reached the daemon: shown with the reason, its text back in the input. */
+  private refuse(text: string, failure: RequestFailure): void {
+    const folder = this.currentFolder;
+    if (!folder) return;
+    const localId = `local-${Date.now().toString(36)}-${++this.localSeq}`;
+    this.live = new LiveExchange(folder.uri);
+    this.emit({ type: 'userSent', localId, text });
+    this.emit({ type: 'failed', localId, failure });
   }
 
   /** `attached`: the "Send Selection" attachments among `sent.attachments`, kept for next time if refused. */

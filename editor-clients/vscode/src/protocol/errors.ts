@@ -36,7 +36,13 @@ export function requestFailure(error: unknown): RequestFailure {
 /** A turn that failed at its provider after the daemon's own retries: the message can be sent again as it was. */
 export const PROVIDER_ERROR = 'provider_error';
 
+/**
+ * The panel's own refusal, before the daemon is asked: `#selection` with nothing selected, or
+ * `#selection` / `#file` with no editor to take them from.
+ */
+export const MISSING_CONTEXT = 'missing_context';
+
 /** Errors after which the draft was not sent and the user will want it back to edit. */
-export const NOT_SENT = new Set(['unknown_alias', 'unknown_model', 'empty_message', 'no_model_available', 'turn_in_progress',
+export const NOT_SENT = new Set([MISSING_CONTEXT, 'unknown_alias', 'unknown_model', 'empty_message', 'no_model_available', 'turn_in_progress',
   'unknown_profile', 'unknown_command', 'unknown_tier', 'command_usage', 'invalid_attachment', 'invalid_text',
   'data_folder_unusable', 'override_unusable', 'delegation_disabled']);

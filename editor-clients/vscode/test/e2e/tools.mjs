@@ -12,6 +12,7 @@ export async function toolSteps(ui, chat, fake, workspace) {
   await editOfAFileChangedMeanwhileIsNotApplied(ui, chat, fake);
   await deniedCommandTellsTheModelWhy(ui, chat, fake);
   await writeDelegationShowsItsTaskAndTools(ui, chat, fake);
+  await tokensTakeTheirTextFromTheEditor(ui, chat, fake);
   await selectionGoesWithTheMessage(ui, chat, fake);
   await applyAsksThroughTheDaemon(ui, chat, workspace);
   await alwaysAllowedToolsCanBeRevoked(ui);
@@ -176,6 +177,34 @@ async function writeDelegationShowsItsTaskAndTools(ui, chat, fake) {
   await chat.locator('.approval[data-tool="delegate"][data-outcome="denied"]').waitFor();
   await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'leave the name as it is' }).waitFor();
   log('a write-capable delegation asked first, showing its task, tier and tools; denied, no worker ran');
+}
+
+/**
+ * `#selection` with nothing selected is refused in the panel (it was dropped, and the model answered
+ * about code it never saw); `#file` leaves the rest of the message as typed (its line breaks and
+ * indentation were collapsed into one line).
+ */
+async function tokensTakeTheirTextFromTheEditor(ui, chat, fake) {
+  await ui.page.locator('.tab', { hasText: 'login.py' }).first().click();
+  await editorLine(ui, ORIGINAL_LINE).click();
+  await ui.page.keyboard.press('End'); // a cursor, nothing selected
+  const before = (await fake.requests()).length;
+  await send(chat, 'explain #selection');
+  const error = chat.locator('.entry.error', { hasText: 'missing_context' }).last();
+  await error.filter({ hasText: 'Nothing is selected in the active editor' }).waitFor();
+  await until('the refused text back in the input', async () => (await chat.locator('#input').inputValue()) === 'explain #selection');
+  if ((await fake.requests()).length !== before) throw new Error('#selection with nothing selected reached the provider');
+  log('#selection with nothing selected:', JSON.stringify(await error.innerText()));
+  const typed = '#file why does this pass?\n\n    login("admin", "x")\n        -> True';
+  await fake.script([{ kind: 'text', chunks: ['It never looks at the password.'] }]);
+  await send(chat, typed);
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'never looks at the password' }).waitFor();
+  const sent = (await fake.requests()).slice(before).find((r) => JSON.stringify(r.body).includes('why does this pass?'));
+  const expected = typed.slice('#file '.length);
+  if (!sent || !JSON.stringify(sent.body).includes(JSON.stringify(expected).slice(1, -1))) {
+    throw new Error(`#file changed the rest of the message: ${JSON.stringify(sent?.body.messages ?? sent).slice(0, 600)}`);
+  }
+  log('#file attached the file and left the message as typed');
 }
 
 async function selectionGoesWithTheMessage(ui, chat, fake) {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { ChatController } from '../../src/chat/chatController';
 import { ApprovalCenter } from '../../src/tools/approval';
 import { initialChatState, sessionTitle, type ToWebview } from '../../src/chat/messages';
-import { reduce } from '../../src/chat/reducer';
+import { reduce, refusedDraft } from '../../src/chat/reducer';
 import { Notifications, Requests } from '../../src/protocol/methods';
 import type { ChatResult, SessionDetail } from '../../src/protocol/types';
 import { FakeConnection, FakeFolders, FakeStatuses, status, until } from './fakes';
@@ -339,6 +339,32 @@ describe('ChatController', () => {
     editor.selection.text = '';
     assert.equal(await controller.delegateSelection(''), false, 'nothing selected: nothing sent');
     assert.equal(connection.sent(Requests.chat).length, 1);
+  });
+});
+
+describe('ChatController: #selection with nothing selected', () => {
+  it('sends nothing, says why and gives the text back, instead of dropping the token', async () => {
+    const { connection, posted } = setup();
+    const { editor, controller } = withEditor(connection, posted);
+    editor.selection.text = '';
+    await controller.send('explain #selection\nbriefly');
+    assert.equal(connection.sent(Requests.chat).length, 0, 'the model would have answered about code it never saw');
+    let state = initialChatState();
+    let draft: string | null = null;
+    for (const message of posted) {
+      draft = refusedDraft(state.pending, message) ?? draft;
+      state = reduce(state, message);
+    }
+    const error = state.entries.find((e) => e.kind === 'error');
+    assert.ok(error && error.kind === 'error');
+    assert.equal(error.code, 'missing_context');
+    assert.match(error.message, /Nothing is selected in the active editor/);
+    assert.equal(draft, 'explain #selection\nbriefly', 'the text comes back to the input');
+    assert.equal(state.pending, null);
+    editor.selection.text = 'return 42';
+    connection.answer(Requests.chat, () => result);
+    await controller.send('explain #selection\nbriefly');
+    assert.deepEqual(connection.sent(Requests.chat)[0].message, 'explain\nbriefly');
   });
 });
 

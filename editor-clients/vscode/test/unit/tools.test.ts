@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { attachmentLabel, resolveTokens, selectionAttachment, type EditorContext } from '../../src/chat/attachments';
+import { attachmentLabel, missingContextMessage, resolveTokens, selectionAttachment, type EditorContext } from '../../src/chat/attachments';
 import { parseFromWebview } from '../../src/chat/messages';
 import { applyCodeParams, chatParams, revokeTrustParams } from '../../src/protocol/params';
 import type { ApprovalRequest } from '../../src/protocol/types';
@@ -181,7 +181,24 @@ describe('attachments', () => {
       { kind: 'selection', uri: editor.uri, text: '    return 42', start_line: 2, end_line: 2 },
       { kind: 'file', uri: editor.uri, text: editor.text },
     ]);
-    assert.deepEqual(resolveTokens('issue #123 and a#file', editor), { message: 'issue #123 and a#file', attachments: [] });
+    assert.deepEqual(resolveTokens('issue #123 and a#file', editor), { message: 'issue #123 and a#file', attachments: [], missing: [] });
+  });
+
+  it('take out only the tokens: the message keeps its line breaks and indentation', () => {
+    const typed = '#file why does this fail:\n\n    login("admin", "x")\n        -> True\nthanks';
+    assert.equal(resolveTokens(typed, editor).message, 'why does this fail:\n\n    login("admin", "x")\n        -> True\nthanks');
+    assert.equal(resolveTokens('look at #file\n  then  this', editor).message, 'look at\n  then  this');
+    assert.equal(resolveTokens('explain\t#selection  here', editor).message, 'explain here');
+  });
+
+  it('name the tokens that have nothing to attach', () => {
+    const unselected: EditorContext = { uri: editor.uri, text: editor.text };
+    assert.deepEqual(resolveTokens('explain #selection', unselected),
+      { message: 'explain', attachments: [], missing: ['selection'] });
+    assert.deepEqual(resolveTokens('#file and #selection', undefined).missing, ['selection', 'file']);
+    assert.deepEqual(resolveTokens('explain #file', unselected).missing, []);
+    assert.match(missingContextMessage(['selection'], true), /^Nothing is selected in the active editor/);
+    assert.match(missingContextMessage(['file'], false), /^No editor is active, so #file has nothing to attach/);
   });
 
   it('label attachments with the workspace-relative path and the lines', () => {

@@ -5,7 +5,7 @@
 
 import type { Disposable, Folder, StatusSource, SwitchmanConnection, WorkspaceFolders } from '../common/host';
 import { sameWorkspace } from '../common/host';
-import { MISSING_CONTEXT, PROVIDER_ERROR, requestFailure, type RequestFailure } from '../protocol/errors';
+import { MISSING_CONTEXT, NO_FOLDER, NO_FOLDER_MESSAGE, PROVIDER_ERROR, requestFailure, type RequestFailure } from '../protocol/errors';
 import { Notifications, Requests, SlashCommands } from '../protocol/methods';
 import * as params from '../protocol/params';
 import type { Rating } from '../protocol/params';
@@ -171,7 +171,13 @@ export class ChatController implements Disposable {
 
   /** Send a message (or slash command) exactly as typed; the daemon interprets `@alias` and `/commands`. */
   async send(text: string): Promise<void> {
-    if (!this.currentFolder || this.pending || !text.trim()) return;
+    if (this.pending || !text.trim()) return;
+    if (!this.currentFolder) {
+      // A window with no folder open: the webview has already cleared its input, so say why nothing
+      // was sent and give the text back rather than drop it.
+      this.refuse(text, { code: NO_FOLDER, message: NO_FOLDER_MESSAGE });
+      return;
+    }
     const editor = this.hooks.activeEditor?.();
     const resolved = resolveTokens(text, editor);
     if (resolved.missing.length > 0) {
@@ -199,9 +205,8 @@ export class ChatController implements Disposable {
   /** A message refused before it reached the daemon: shown with the reason, its text back in the input. */
   private refuse(text: string, failure: RequestFailure): void {
     const folder = this.currentFolder;
-    if (!folder) return;
     const localId = `local-${Date.now().toString(36)}-${++this.localSeq}`;
-    this.live = new LiveExchange(folder.uri);
+    this.live = folder ? new LiveExchange(folder.uri) : undefined;
     this.emit({ type: 'userSent', localId, text });
     this.emit({ type: 'failed', localId, failure });
   }

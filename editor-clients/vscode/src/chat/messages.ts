@@ -200,9 +200,14 @@ export function parseFromWebview(value: unknown): FromWebview | undefined {
 
 const TITLE_LENGTH = 60;
 
-/** What the chat's header calls the session: its title, else its first message, else "New chat". */
+/**
+ * What the chat's header calls the session: its title, else its first message that started a turn
+ * (as the daemon titles it: not a slash command's, nor one refused), else "New chat".
+ */
 export function sessionTitle(state: Pick<ChatState, 'sessionId' | 'sessionTitle' | 'entries'>): string {
-  const firstMessage = state.entries.find((e): e is UserEntry => e.kind === 'user')?.text;
+  const { entries } = state;
+  const firstMessage = entries.find((e, i): e is UserEntry => e.kind === 'user'
+    && entries[i + 1]?.kind !== 'command' && entries[i + 1]?.kind !== 'error')?.text;
   const title = (state.sessionTitle || firstMessage || '').trim().split('\n')[0].trim();
   if (!title) return 'New chat';
   return title.length > TITLE_LENGTH ? `${title.slice(0, TITLE_LENGTH - 1).trimEnd()}…` : title;

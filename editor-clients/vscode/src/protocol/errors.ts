@@ -42,7 +42,12 @@ export const PROVIDER_ERROR = 'provider_error';
  */
 export const MISSING_CONTEXT = 'missing_context';
 
+/** The panel's own refusal in a window with no folder open: sessions belong to a workspace folder. */
+export const NO_FOLDER = 'no_workspace_folder';
+export const NO_FOLDER_MESSAGE = 'No folder is open in this window. Switchman keeps each folder\'s chats with it: '
+  + 'open a folder (File → Open Folder…), then send again.';
+
 /** Errors after which the draft was not sent and the user will want it back to edit. */
-export const NOT_SENT = new Set([MISSING_CONTEXT, 'unknown_alias', 'unknown_model', 'empty_message', 'no_model_available', 'turn_in_progress',
+export const NOT_SENT = new Set([MISSING_CONTEXT, NO_FOLDER, 'unknown_alias', 'unknown_model', 'empty_message', 'no_model_available', 'turn_in_progress',
   'unknown_profile', 'unknown_command', 'unknown_tier', 'command_usage', 'invalid_attachment', 'invalid_text',
   'data_folder_unusable', 'override_unusable', 'delegation_disabled']);

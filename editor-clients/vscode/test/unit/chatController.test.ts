@@ -368,6 +368,29 @@ describe('ChatController: #selection with nothing selected', () => {
   });
 });
 
+describe('ChatController: a window with no folder open', () => {
+  it('says why nothing was sent and gives the text back (the input was already cleared)', async () => {
+    const connection = new FakeConnection();
+    const posted: ToWebview[] = [];
+    const controller = new ChatController(connection, new FakeFolders([]), new FakeStatuses(),
+      () => ({ routePreview: true, previewDelayMs: 0 }), { openSettings: () => undefined, restartServer: () => undefined });
+    controller.attach((m) => posted.push(m));
+    await controller.send('hello there');
+    assert.equal(connection.sent(Requests.chat).length, 0);
+    let state = initialChatState();
+    let draft: string | null = null;
+    for (const message of posted) {
+      draft = refusedDraft(state.pending, message) ?? draft;
+      state = reduce(state, message);
+    }
+    const error = state.entries.find((e) => e.kind === 'error');
+    assert.ok(error && error.kind === 'error', 'the message was dropped without a word');
+    assert.equal(error.code, 'no_workspace_folder');
+    assert.match(error.message, /^No folder is open in this window/);
+    assert.equal(draft, 'hello there');
+  });
+});
+
 describe('ChatController: Retry on a turn that failed at its provider', () => {
   const failed: ChatResult = { ...result, status: 'failed', text: '', cost_usd: '0',
     error: { code: 'provider_error', message: 'anthropic: server error (500). Your message is saved; send it again to retry.' } };

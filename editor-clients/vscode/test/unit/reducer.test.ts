@@ -70,6 +70,19 @@ describe('chat reducer', () => {
     assert.deepEqual(state.entries.at(-1), { kind: 'error', id: 'L1:error', code: 'unknown_alias', message: 'Unknown model alias \'@nosuch\'.' });
   });
 
+  it('titles the chat by its first message that started a turn, as the daemon does: not a command, not a refused one', () => {
+    const events: ToWebview[] = [
+      { type: 'event', event: { type: 'userSent', localId: 'L1', text: '/help' } },
+      { type: 'event', event: { type: 'result', localId: 'L1', result: { ...finished, kind: 'command', turn_id: null, model: null, text: 'Commands: …' } } },
+      { type: 'event', event: { type: 'userSent', localId: 'L2', text: '@nosuch hello' } },
+      { type: 'event', event: { type: 'failed', localId: 'L2', failure: { code: 'unknown_alias', message: 'Unknown model alias.' } } },
+    ];
+    let state = events.reduce(reduce, initialChatState());
+    assert.equal(sessionTitle(state), 'New chat', 'no turn yet: the daemon has no title for it either');
+    state = reduce(state, { type: 'event', event: { type: 'userSent', localId: 'L3', text: 'fix the login check' } });
+    assert.equal(sessionTitle(state), 'fix the login check');
+  });
+
   it('shows a refused slash command as an error and gives its text back to the input', () => {
     const sent = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: '/modle opus' } });
     const answer: ToWebview = { type: 'event', event: { type: 'result', localId: 'L1', result: { ...finished, kind: 'command',

@@ -36,6 +36,17 @@ function withEditor(connection: FakeConnection, posted: ToWebview[]) {
   return { editor, controller };
 }
 
+/** The webview's state after `posted`, and the text it would put back into the input (a refused message). */
+function replayInWebview(posted: ToWebview[]) {
+  let state = initialChatState();
+  let draft: string | null = null;
+  for (const message of posted) {
+    draft = refusedDraft(state.pending, message) ?? draft;
+    state = reduce(state, message);
+  }
+  return { state, draft };
+}
+
 /** A chat answer the test releases when it wants. */
 function deferred<T>() {
   let resolve!: (value: T) => void;
@@ -349,12 +360,7 @@ describe('ChatController: #selection with nothing selected', () => {
     editor.selection.text = '';
     await controller.send('explain #selection\nbriefly');
     assert.equal(connection.sent(Requests.chat).length, 0, 'the model would have answered about code it never saw');
-    let state = initialChatState();
-    let draft: string | null = null;
-    for (const message of posted) {
-      draft = refusedDraft(state.pending, message) ?? draft;
-      state = reduce(state, message);
-    }
+    const { state, draft } = replayInWebview(posted);
     const error = state.entries.find((e) => e.kind === 'error');
     assert.ok(error && error.kind === 'error');
     assert.equal(error.code, 'missing_context');
@@ -377,12 +383,7 @@ describe('ChatController: a window with no folder open', () => {
     controller.attach((m) => posted.push(m));
     await controller.send('hello there');
     assert.equal(connection.sent(Requests.chat).length, 0);
-    let state = initialChatState();
-    let draft: string | null = null;
-    for (const message of posted) {
-      draft = refusedDraft(state.pending, message) ?? draft;
-      state = reduce(state, message);
-    }
+    const { state, draft } = replayInWebview(posted);
     const error = state.entries.find((e) => e.kind === 'error');
     assert.ok(error && error.kind === 'error', 'the message was dropped without a word');
     assert.equal(error.code, 'no_workspace_folder');

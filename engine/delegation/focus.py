@@ -99,7 +99,8 @@ def parse_command(message: str, targets: tuple[str, ...]) -> DelegateCommand | N
         return None
     rest = stripped[len(COMMAND):].strip()
     word = rest.split(maxsplit=1)[0] if rest else ""
-    named = next((t for t in targets if t.lower() == word.lower()), None) if word else None
+    name = word.rstrip(":")  # "/delegate fast: rename f" names the tier as plainly
+    named = next((t for t in targets if t.lower() == name.lower()), None) if name else None
     if named is not None:
         return DelegateCommand(named, _task(rest[len(word):].strip()))
     return DelegateCommand(None, _task(rest))

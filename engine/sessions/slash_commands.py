@@ -10,6 +10,7 @@ command (``/modle``, ``/cots``, ``/Help``: :func:`mistyped`), which fails with
 from __future__ import annotations
 
 import re
+import shlex
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -71,9 +72,11 @@ HELP = """Commands:
 Start a message with @alias (e.g. @haiku) to use a model for that message only."""
 
 
-PATTERNS_USAGE = ("Usage: /patterns [stats] (in the chat it only shows what was learned here; "
-                  "to forget or export it, run `switchman patterns forget --workspace <this "
-                  "folder>` or `switchman patterns export` in a terminal)")
+def patterns_usage(folder: str) -> str:
+    """``/patterns``' usage line, with the terminal commands for this folder written out."""
+    return ("Usage: /patterns [stats] (in the chat it only shows what was learned here; to "
+            f"forget or export it, run `switchman patterns forget --workspace "
+            f"{shlex.quote(folder)}` or `switchman patterns export` in a terminal)")
 
 ROUTE_USAGE = ("Usage: /route override (run the last message again on the suggested model) | "
                "/route ignore (dismiss the suggestion)")
@@ -117,7 +120,7 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: Sessio
         if name not in COMMANDS:
             raise UnknownCommand(name, mistyped(name))
         if name == "/patterns" and args not in ([], ["stats"]):  # `forget` must not pass for done
-            raise CommandUsage(PATTERNS_USAGE)
+            raise CommandUsage(patterns_usage(str(live.folder)))
         if name == "/patterns" and manager.learning is not None:  # read after its writes
             text = await manager.learning.stats_text(str(live.folder))
         else:

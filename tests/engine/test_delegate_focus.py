@@ -58,6 +58,11 @@ def test_other_messages_are_not_delegations(message: str) -> None:
 def test_the_command_takes_a_tier_or_profile_first_else_the_task() -> None:
     assert parse_command("/delegate", TARGETS) == DelegateCommand(None, "")
     assert parse_command("/delegate fast rename f", TARGETS) == DelegateCommand("fast", "rename f")
+    assert parse_command("/delegate fast: rename f", TARGETS) == DelegateCommand("fast", "rename f")
+    assert parse_command("/delegate Reviewer:\ncheck it", TARGETS) == DelegateCommand(
+        "Reviewer", "check it")
+    assert parse_command("/delegate note: rename f", TARGETS) == DelegateCommand(
+        None, "note: rename f")
     assert parse_command("/delegate reviewer check it", TARGETS) == DelegateCommand(
         "Reviewer", "check it")
     assert parse_command("/delegate rename fast things", TARGETS) == DelegateCommand(

@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from switchman.engine.sessions.slash_commands import PATTERNS_USAGE
+from switchman.engine.sessions.slash_commands import patterns_usage
 from switchman.server import methods
 from tests.lsp.conftest import ANTHROPIC_KEY, LISTEN, OPENAI_KEY, Daemon, error_data
 from tests.support.fake_provider import FakeProvider
@@ -86,12 +86,15 @@ async def test_a_command_given_arguments_it_does_not_take_fails_with_its_usage(
                            ("/trust revoke", "Usage: /trust | /trust revoke <tool> | /trust "
                                              "revoke all"),
                            ("/profile a b", "Usage: /profile | /profile <name> | /profile clear"),
-                           ("/patterns forget", PATTERNS_USAGE),
-                           ("/patterns export", PATTERNS_USAGE)):
+                           ("/patterns forget", patterns_usage(str(daemon.workspace))),
+                           ("/patterns export", patterns_usage(str(daemon.workspace)))):
         result = await chat(client, daemon, message)
         assert (result["kind"], result["status"], result["text"]) == ("command", "failed", usage)
         assert result["error"] == {"code": "command_usage", "message": usage}
     assert fake.requests == []  # answered by Switchman, never a model
+    assert f"switchman patterns forget --workspace {daemon.workspace}`" in patterns_usage(
+        str(daemon.workspace))  # the folder itself, ready to paste (no "<this folder>")
+    assert "--workspace '/home/me/my project'`" in patterns_usage("/home/me/my project")
 
 
 async def test_a_mistyped_command_fails_without_a_model_and_paths_still_reach_one(

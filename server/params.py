@@ -66,6 +66,7 @@ class PreviewParams(msgspec.Struct, frozen=True):
     message: str
     session_id: str | None = None
     has_images: bool = False
+    attachments: list[AttachmentRequest] = []
 
 
 class SessionsParams(msgspec.Struct, frozen=True):

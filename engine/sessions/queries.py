@@ -19,7 +19,7 @@ from switchman.engine.errors import (
     UnknownTurn,
 )
 from switchman.engine.keys import key_present
-from switchman.engine.messages import ZERO_USD, ImageBlock, Message
+from switchman.engine.messages import ZERO_USD, AttachmentBlock, ImageBlock, Message
 from switchman.engine.profiles.listing import profile_list
 from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.decision import ProfileChoice, RouteDecided
@@ -128,7 +128,7 @@ class SessionQueries:
                            render(turn.decision))
 
     def preview(self, workspace: str, session_id: str | None, message: str,
-                has_images: bool) -> Preview:
+                has_images: bool, attachments: list[AttachmentBlock] | None = None) -> Preview:
         """Route a draft without sending it or recording anything."""
         m = self.manager
         live = m.live(workspace, session_id)
@@ -141,7 +141,7 @@ class SessionQueries:
             return Preview(None, f"command {command}", message, None, None, None, command)
         try:
             text, override = m.router.parse(message)
-            context = m.turn_context(live, text, int(has_images))
+            context = m.turn_context(live, text, int(has_images), attachments)
             decision = m.router.chain(str(live.folder)).decide(RouteRequest(
                 context=context, turn_id="preview", session_id=live.id, override=override,
                 sticky_model=live.sticky.pending.model if live.sticky.pending

@@ -60,6 +60,35 @@ async def test_attached_text_counts_in_estimated_input_tokens(
     assert (big["model"], big["summary"]) == (OPUS, "rule: big")
 
 
+async def test_a_preview_routes_a_draft_with_its_attachments_as_the_chat_does(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    (daemon.workspace / "db").mkdir()
+    (daemon.workspace / "db" / "q.sql").write_text("SELECT * FROM users;\n", "utf-8")
+    daemon.write_routing("rules:\n  - name: big\n    when: {estimated_input_tokens_gt: 20000}\n"
+                         "    use: opus\n  - name: sql\n"
+                         "    when: {file_extensions_in_context: [sql]}\n    use: haiku\n")
+    big = {"kind": "selection", "uri": (daemon.workspace / "src" / "app.py").as_uri(),
+           "text": "word " * 20000, "start_line": 1, "end_line": 400}
+    sql = {"uri": (daemon.workspace / "db" / "q.sql").as_uri()}
+
+    async def preview(attachments: list[dict[str, Any]]) -> Any:
+        return await client.request(methods.PREVIEW, {"workspace": daemon.uri,
+                                                      "message": "summarise",
+                                                      "attachments": attachments})
+
+    assert (await preview([]))["model"] not in (OPUS, HAIKU)
+    assert ((await preview([big]))["model"], (await preview([big]))["summary"]) == (
+        OPUS, "rule: big")
+    assert ((await preview([sql]))["model"], (await preview([sql]))["summary"]) == (
+        HAIKU, "rule: sql")
+    fake.script_text("long")
+    sent = await chat(client, daemon, "summarise", [big])
+    assert (sent["model"], sent["summary"]) == (OPUS, "rule: big")  # where the preview said
+    with pytest.raises(JsonRpcException) as refused:
+        await preview([{"uri": "file:///etc/passwd"}])
+    assert "outside the workspace" in str(refused.value)
+
+
 @pytest.mark.parametrize(("attachment", "expected"), [
     ({"uri": "file:///etc/passwd"}, "outside the workspace"),
     ({"uri": "https://example.com/x.py"}, "not a file URI"),

@@ -25,8 +25,12 @@ def register(server: SwitchmanServer) -> None:
             return to_wire(server.switchman.explain(p.workspace, p.session_id, p.turn_id))
 
     @server.feature(methods.PREVIEW)
-    def preview(params: Any) -> Any:
+    async def preview(params: Any) -> Any:
         p = decode(params, PreviewParams)
         with as_rpc_errors():
+            # Attachments count for routing as in a chat message (their size, their paths);
+            # resolving them touches the file system, so on a thread (only when there are some).
+            attached = await server.switchman.preview_attachments(p.workspace, p.attachments) \
+                if p.attachments else []
             return to_wire(server.switchman.preview(p.workspace, p.session_id, p.message,
-                                                    p.has_images))
+                                                    p.has_images, attached))

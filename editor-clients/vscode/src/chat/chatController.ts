@@ -19,7 +19,7 @@ import type { ApprovalAnswer, Attachment } from '../protocol/types';
 import type { ApprovalCard } from '../tools/approval';
 import { attachmentLabel, fileAttachment, missingContextMessage, resolveTokens, selectionAttachment, type EditorContext } from './attachments';
 import { explanationMessage, explanationView } from './chain';
-import type { ChatEvent, CodeAction, Entry, FromWebview, ToWebview } from './messages';
+import type { ChatEvent, CodeAction, Entry, FromWebview, PreviewView, ToWebview } from './messages';
 import { previewFailure, previewView } from './preview';
 import { LiveExchange } from './liveExchange';
 import { retryableFailure, wasRefused } from './reducer';
@@ -333,15 +333,24 @@ export class ChatController implements Disposable {
       this.postToView({ type: 'preview', preview: null });
       return;
     }
-    let view;
-    try {
-      const result = await this.connection.request<PreviewResult>(
-        Requests.preview, params.previewParams(folder.uri, draft, this.sessions.get(folder.uri)));
-      view = previewView(draft, result);
-    } catch (error) {
-      view = previewFailure(draft, requestFailure(error));
-    }
+    // Routed as it would be sent: without its #file / #selection tokens, with what they and
+    // "Send Selection" attach (their size and paths count for routing).
+    const editor = this.hooks.activeEditor?.();
+    const resolved = resolveTokens(draft, editor);
+    const view = resolved.missing.length > 0
+      ? previewFailure(draft, { code: MISSING_CONTEXT, message: missingContextMessage(resolved.missing, editor !== undefined) })
+      : await this.routeDraft(folder.uri, draft, resolved.message || draft, [...this.attachments, ...resolved.attachments]);
     if (seq === this.previewSeq) this.postToView({ type: 'preview', preview: view });
+  }
+
+  private async routeDraft(workspace: string, draft: string, message: string, attachments: Attachment[]): Promise<PreviewView> {
+    try {
+      const result = await this.connection.request<PreviewResult>(Requests.preview,
+        params.previewParams(workspace, message, this.sessions.get(workspace), attachments));
+      return previewView(draft, result);
+    } catch (error) {
+      return previewFailure(draft, requestFailure(error));
+    }
   }
 
   /** Fetch the current session's transcript and replace the webview's state with it. */

@@ -49,8 +49,9 @@ export function explainParams(target: { workspace?: WorkspaceUri; sessionId?: st
   };
 }
 
-export function previewParams(workspace: WorkspaceUri, message: string, sessionId?: string | null) {
-  return { workspace, message, has_images: false, ...(sessionId ? { session_id: sessionId } : {}) };
+export function previewParams(workspace: WorkspaceUri, message: string, sessionId?: string | null, attachments: Attachment[] = []) {
+  return { workspace, message, has_images: false, ...(sessionId ? { session_id: sessionId } : {}),
+    ...(attachments.length ? { attachments } : {}) };
 }
 
 export function sessionsParams(workspace: WorkspaceUri, includeWorkers = true) {

@@ -228,6 +228,27 @@ describe('ChatController', () => {
     assert.deepEqual(previews, ['→ claude-haiku-4-5 · rule: fast for commits']);
   });
 
+  it('previews a draft as it would be sent: without its tokens, with what they and Send Selection attach', async () => {
+    const { connection, posted } = setup();
+    const { editor, controller } = withEditor(connection, posted);
+    connection.answer(Requests.preview, (p) => ({ model: 'anthropic:claude-opus-4-7', summary: 'rule: big', message: p.message,
+      decision: null, text: null, error: null, command: null }));
+    await controller.preview('summarise #file\nbriefly');
+    assert.deepEqual(connection.sent(Requests.preview)[0], { workspace: WS, message: 'summarise\nbriefly', has_images: false,
+      attachments: [{ kind: 'file', uri: editor.uri, text: editor.text }] });
+    controller.attachSelection();
+    await controller.preview('what does this do?');
+    assert.deepEqual(connection.sent(Requests.preview)[1].attachments,
+      [{ kind: 'selection', uri: editor.uri, text: 'return 42', start_line: 2, end_line: 2 }]);
+    editor.selection.text = '';
+    await controller.preview('explain #selection');
+    assert.equal(connection.sent(Requests.preview).length, 2, 'nothing selected: no route to preview');
+    const last = posted.filter((m) => m.type === 'preview').at(-1);
+    assert.ok(last?.type === 'preview' && last.preview);
+    assert.deepEqual([last.preview.tone, last.preview.draft], ['error', 'explain #selection']);
+    assert.match(last.preview.text, /^Nothing is selected in the active editor/);
+  });
+
   it('keeps talking to the folder it shows, whatever editor becomes active', async () => {
     const connection = new FakeConnection();
     const folders = new FakeFolders([{ uri: WS, name: 'app' }, { uri: 'file:///home/me/lib', name: 'lib' }]);

@@ -54,7 +54,7 @@ from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.hooks import learn_from_turns
 from switchman.engine.learning.recorder import FeedbackResult, OutcomeRecorder
 from switchman.engine.learning.store import LearnedPatternStore
-from switchman.engine.messages import AttachmentBlock, AttachmentRequest, ImageBlock
+from switchman.engine.messages import AttachmentRequest, ImageBlock
 from switchman.engine.patterns import PatternStore
 from switchman.engine.profiles.apply import visible_skills
 from switchman.engine.providers.base import AdapterSource
@@ -346,25 +346,23 @@ class Switchman:
         """"Why this model?" for a turn (default: the session's last)."""
         return self.queries.explain(workspace, session_id, turn_id)
 
-    def preview(self, workspace: str, session_id: str | None, message: str,
-                has_images: bool, attachments: list[AttachmentBlock] | None = None) -> Preview:
+    async def preview(self, workspace: str, session_id: str | None, message: str,
+                      has_images: bool,
+                      attachments: list[AttachmentRequest] | None = None) -> Preview:
         """Where a draft would go, without sending it (and that model's SDK is got ready: the
-        draft is being typed). ``attachments``: what the message would carry, from
-        :meth:`preview_attachments`."""
+        draft is being typed). ``attachments``: what the message would carry, read on a
+        thread and checked as a chat message's are, so that the preview routes it the same
+        way; and like a message's turn, it routes with the configuration files as saved."""
         check_text(message)  # a draft with a lone surrogate could never be sent either
-        preview = self.queries.preview(workspace, session_id, message, has_images,
-                                       attachments or [])
-        self.expect_turn(preview.model)
-        return preview
-
-    async def preview_attachments(self, workspace: str,
-                                  requests: list[AttachmentRequest]) -> list[AttachmentBlock]:
-        """A draft's attachments as its message would carry them (read on a thread, checked
-        as a chat message's are), so that a preview routes it the same way."""
-        for attachment in requests:
+        for attachment in attachments or []:
             check_text(attachment.uri + (attachment.text or ""), "attachment")
         folder = self.workspaces.folder(self.workspaces.resolve(workspace))
-        return await asyncio.to_thread(attachment_blocks, folder, requests)
+        attached = await asyncio.to_thread(attachment_blocks, folder, attachments) \
+            if attachments else []
+        await self.config.settle(str(folder))
+        preview = self.queries.preview(workspace, session_id, message, has_images, attached)
+        self.expect_turn(preview.model)
+        return preview
 
     def session_list(self, workspace: str, include_workers: bool) -> SessionList:
         """The workspace's sessions, newest first (workers nested if asked). The chat view

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 SCRIPT = """
-import json, sys, threading
+import asyncio, json, sys, threading
 from pathlib import Path
 from switchman.engine.service import Switchman
 
@@ -39,7 +39,7 @@ if step == "sessions":
 elif step == "new-session":
     engine.new_session(workspace)
 elif step == "preview":
-    engine.preview(workspace, None, "@gpt-5 rename this function", False)
+    asyncio.run(engine.preview(workspace, None, "@gpt-5 rename this function", False))
 for thread in threading.enumerate():  # the adapter being created in the background
     if thread.name == "provider-adapter":
         thread.join(120)

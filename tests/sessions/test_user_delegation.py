@@ -121,7 +121,7 @@ async def test_a_denied_delegation_starts_no_worker(
 async def test_a_first_word_that_is_no_tier_starts_the_task(
         user: Engine, adapter: ScriptedAdapter) -> None:
     adapter.text("renamed", model=SONNET)
-    preview = user.service.preview(user.workspace, None, "delegate that", False)
+    preview = await user.service.preview(user.workspace, None, "delegate that", False)
     assert preview.command == "/delegate"
     await user.service.chat(user.workspace, None, "/delegate rename f to g")
     assert adapter.requests[0].messages[0].text() == "rename f to g"

@@ -28,9 +28,5 @@ def register(server: SwitchmanServer) -> None:
     async def preview(params: Any) -> Any:
         p = decode(params, PreviewParams)
         with as_rpc_errors():
-            # Attachments count for routing as in a chat message (their size, their paths);
-            # resolving them touches the file system, so on a thread (only when there are some).
-            attached = await server.switchman.preview_attachments(p.workspace, p.attachments) \
-                if p.attachments else []
-            return to_wire(server.switchman.preview(p.workspace, p.session_id, p.message,
-                                                    p.has_images, attached))
+            return to_wire(await server.switchman.preview(p.workspace, p.session_id, p.message,
+                                                          p.has_images, p.attachments))

@@ -28,16 +28,14 @@ import argparse
 import json
 import random
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 from routing_quality import (
     Prompt,
     context,
-    default_exclude,
-    excluded_prompts,
-    in_split,
-    read_prompts,
+    data_arguments,
+    random_share,
+    selected_prompts,
 )
 
 from switchman.engine.learning import meaning
@@ -104,11 +102,7 @@ def knn_gaps(vectors: np.ndarray, strong: np.ndarray, weak: np.ndarray, neighbor
 def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line (the data options are routing_quality.py's)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, required=True, help="a CSV file or a folder of them")
-    parser.add_argument("--strong", required=True, help="column of the strong model")
-    parser.add_argument("--weak", required=True, help="column of the weak model")
-    parser.add_argument("--exclude", type=Path, help="JSON lines of prompts to leave out")
-    parser.add_argument("--split", choices=("all", "validation", "test"), default="all")
+    data_arguments(parser)
     parser.add_argument("--neighbors", type=int, nargs="+", default=[10, 40, 100, 300])
     parser.add_argument("--similarity-exponent", type=float, default=4.0)
     return parser.parse_args(argv)
@@ -117,11 +111,7 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     """Print the reference points as JSON."""
     args = arguments(argv)
-    exclude = args.exclude or default_exclude(args.data)
-    prompts = [p for p in read_prompts(args.data, args.strong, args.weak,
-                                       excluded_prompts(exclude)) if in_split(p, args.split)]
-    if not prompts:
-        raise SystemExit(f"{args.data}: no prompts")
+    prompts, _ = selected_prompts(args)
     strong = np.array([p.strong_ok for p in prompts], float)
     weak = np.array([p.weak_ok for p in prompts], float)
     vectors = fingerprints(prompts)
@@ -130,8 +120,8 @@ def main(argv: list[str] | None = None) -> None:
         "groups": len({p.group for p in prompts}),
         "perfect": round(share_at_95(strong - weak, strong, weak), 4),
         "group_oracle": round(share_at_95(group_gaps(prompts, strong, weak), strong, weak), 4),
-        "random": round((0.95 * strong.mean() - weak.mean()) / (strong.mean() - weak.mean()), 4)
-        if strong.mean() > weak.mean() else None,
+        "random": None if (share := random_share(strong.mean(), weak.mean())) is None
+        else round(share, 4),
         "full_information_knn": {
             str(k): round(share_at_95(knn_gaps(vectors, strong, weak, k,
                                                args.similarity_exponent), strong, weak), 4)

@@ -323,13 +323,9 @@ def plot(path: Path, points: list[Point], strong: float, weak: float, target: fl
 def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, required=True, help="a CSV file or a folder of them")
-    parser.add_argument("--strong", required=True, help="column of the strong model")
-    parser.add_argument("--weak", required=True, help="column of the weak model")
+    data_arguments(parser)
     parser.add_argument("--strong-price", type=float, default=24.7, help="$ per million tokens")
     parser.add_argument("--weak-price", type=float, default=0.24, help="$ per million tokens")
-    parser.add_argument("--exclude", type=Path, help="JSON lines of prompts to leave out "
-                        "(default: contaminated_prompts.jsonl beside or above --data, if any)")
     parser.add_argument("--orders", type=int, default=3, help="shuffled orders per point")
     parser.add_argument("--explore", type=float, default=0.05,
                         help="share of prompts a simulated user sends to the strong model")
@@ -348,11 +344,39 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
                         help="cost_weights added, one at a time, halfway between the cheapest "
                         "point reaching 95%% of strong-only accuracy and the next one up")
     parser.add_argument("--jobs", type=int, default=2, help="replays run in parallel")
-    parser.add_argument("--split", choices=("all", "validation", "test"), default="all",
-                        help="tune on validation, report test (halves by a hash of the prompt)")
     parser.add_argument("--limit", type=int, help="only the first N prompts (quick runs)")
     parser.add_argument("--plot", type=Path, help="write the curve as a PNG")
     return parser.parse_args(argv)
+
+
+def data_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that say which data to read (shared with routing_bounds.py)."""
+    parser.add_argument("--data", type=Path, required=True, help="a CSV file or a folder of them")
+    parser.add_argument("--strong", required=True, help="column of the strong model")
+    parser.add_argument("--weak", required=True, help="column of the weak model")
+    parser.add_argument("--exclude", type=Path, help="JSON lines of prompts to leave out "
+                        "(default: contaminated_prompts.jsonl beside or above --data, if any)")
+    parser.add_argument("--split", choices=("all", "validation", "test"), default="all",
+                        help="tune on validation, report test (halves by a hash of the prompt)")
+
+
+def selected_prompts(args: argparse.Namespace) -> tuple[list[Prompt], Path | None]:
+    """The prompts :func:`data_arguments` select (first ``--limit`` of them, if given), and
+    the file of prompts left out; exits naming ``--data`` when none is left."""
+    exclude = args.exclude or default_exclude(args.data)
+    prompts = [p for p in read_prompts(args.data, args.strong, args.weak,
+                                       excluded_prompts(exclude)) if in_split(p, args.split)]
+    if getattr(args, "limit", None):
+        prompts = prompts[: args.limit]
+    if not prompts:
+        raise SystemExit(f"{args.data}: no prompts")
+    return prompts, exclude
+
+
+def random_share(strong: float, weak: float) -> float | None:
+    """The share of strong calls random routing needs for 95% of strong-only accuracy
+    (None when the strong model is no better)."""
+    return (0.95 * strong - weak) / (strong - weak) if strong > weak else None
 
 
 def default_exclude(data: Path) -> Path | None:
@@ -367,13 +391,7 @@ def default_exclude(data: Path) -> Path | None:
 def main(argv: list[str] | None = None) -> None:
     """Run the sweep and print the JSON summary."""
     args = arguments(argv)
-    exclude = args.exclude or default_exclude(args.data)
-    prompts = [p for p in read_prompts(args.data, args.strong, args.weak,
-                                       excluded_prompts(exclude)) if in_split(p, args.split)]
-    if args.limit:
-        prompts = prompts[: args.limit]
-    if not prompts:
-        raise SystemExit(f"{args.data}: no prompts")
+    prompts, exclude = selected_prompts(args)
     strong = sum(p.strong_ok for p in prompts) / len(prompts)
     weak = sum(p.weak_ok for p in prompts) / len(prompts)
     target = 0.95 * strong
@@ -385,8 +403,7 @@ def main(argv: list[str] | None = None) -> None:
         "target_accuracy": round(target, 4),
         "strong_share_at_95": _round(share_at(points, target)),
         "strong_share_at_95_interpolated": _round(interpolated_share(points, target)),
-        "random_strong_share_at_95": _round((target - weak) / (strong - weak)
-                                            if strong > weak else None),
+        "random_strong_share_at_95": _round(random_share(strong, weak)),
         "settings": {"neighbors": args.neighbors, "neighborhood": args.neighborhood,
                      "similarity_exponent": args.similarity_exponent,
                      "feedback": args.feedback, "min_confidence": args.min_confidence,

@@ -106,6 +106,29 @@ class LlmCallCompleted(Event, frozen=True, kw_only=True, tag="llm.call_completed
     cancel, a lost connection or its daemon's death (docs/sessions.md, "Costs")."""
 
 
+class LlmCallStarted(Event, frozen=True, kw_only=True, tag="llm.call_started"):
+    """An LLM call's request has left for the provider: from here on the call is charged,
+    even if it is stopped, fails or its daemon dies before the provider reports usage.
+    Written before the call's ``llm.call_completed`` (or ``llm.call_refused``); a turn found
+    interrupted whose last such mark is this one had a call cut off (docs/sessions.md,
+    "Costs")."""
+
+    turn_id: str
+    model: str
+    input_tokens: int
+    """The estimate of the request's input (system prompt, tools and messages)."""
+    is_worker: bool = False
+    parent_session_id: str | None = None
+
+
+class LlmCallRefused(Event, frozen=True, kw_only=True, tag="llm.call_refused"):
+    """The provider answered a sent call with an HTTP error status: nothing is billed."""
+
+    turn_id: str
+    model: str
+    status: int
+
+
 class DelegateStarted(Event, frozen=True, kw_only=True, tag="delegate.started"):
     """A planner's ``delegate`` call started a worker (``session_id`` is the planner's)."""
 

@@ -116,6 +116,8 @@ class DelegateUsageSummary(msgspec.Struct, frozen=True, kw_only=True):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: Decimal = ZERO_USD
+    estimated_usd: Decimal = ZERO_USD
+    """The part of ``cost_usd`` that is Switchman's estimate (calls cut short)."""
     wall_time_seconds: float = 0.0
     tool_call_count: int = 0
 

@@ -67,6 +67,8 @@ class WorkerProgress:
         self.model: str | None = None
         self.usage = Usage()
         self.cost = ZERO_USD
+        self.estimated_cost = ZERO_USD
+        """The part of :attr:`cost` that is Switchman's estimate (calls cut short)."""
         self.turns = self.llm_calls = self.tool_calls = 0
         self.activity: str | None = None
         self.detail: str | None = None
@@ -131,9 +133,11 @@ class WorkerProgress:
             self.activity = delta.text
         self._send("progress", "running")
 
-    def charged(self, usage: Usage, cost: Decimal) -> None:
+    def charged(self, usage: Usage, cost: Decimal, estimated: bool = False) -> None:
         """One worker call was charged."""
         self.usage, self.cost = self.usage + usage, self.cost + cost
+        if estimated:
+            self.estimated_cost += cost
         self.llm_calls += 1
         self._send("progress", "running")
 
@@ -182,6 +186,7 @@ class WorkerProgress:
         summary = DelegateUsageSummary(
             model=self.model or "", turn_count=self.turns, input_tokens=self.usage.input_tokens,
             output_tokens=self.usage.output_tokens, cost_usd=self.cost,
+            estimated_usd=self.estimated_cost,
             wall_time_seconds=round(self.clock.monotonic() - self._started, 3),
             tool_call_count=self.tool_calls)
         return DelegateResult(success=success, output=output,  # type: ignore[arg-type]
@@ -240,7 +245,8 @@ class WorkerProgress:
             status=status,  # type: ignore[arg-type]
             turns=self.turns, llm_calls=self.llm_calls, tool_calls=self.tool_calls,
             input_tokens=self.usage.input_tokens, output_tokens=self.usage.output_tokens,
-            cost_usd=self.cost, elapsed_seconds=round(self._sent - self._started, 3),
+            cost_usd=self.cost, estimated_usd=self.estimated_cost,
+            elapsed_seconds=round(self._sent - self._started, 3),
             activity=self.activity, error=error, detail=self.detail if error else None,
             dropped_tools=self.dropped,
             profile=self.envelope.target.profile.name if self.envelope else None,

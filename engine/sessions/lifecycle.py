@@ -97,7 +97,7 @@ class _EditorSink:
     def delta(self, delta: ChatDelta) -> None:
         self.observer.delta(delta)
 
-    def charged(self, usage: Usage, cost: Decimal) -> None:
+    def charged(self, usage: Usage, cost: Decimal, estimated: bool = False) -> None:
         """The editor reads costs from the turn's result and the status."""
 
 

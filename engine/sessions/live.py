@@ -30,8 +30,9 @@ class TurnSink(Protocol):
     def delta(self, delta: ChatDelta) -> None:
         """Streamed output."""
 
-    def charged(self, usage: Usage, cost: Decimal) -> None:
-        """One LLM call was charged."""
+    def charged(self, usage: Usage, cost: Decimal, estimated: bool = False) -> None:
+        """One LLM call was charged (``estimated``: Switchman's estimate of a call cut
+        short, not the provider's report)."""
 
 
 @dataclass

@@ -208,7 +208,8 @@ class SessionQueries:
         planner = sum((c.cost_usd for c in by_model), ZERO_USD)
         workers = store.worker_costs(session_id)
         worker_total = sum((w.cost_usd for w in workers), ZERO_USD)
-        return CostBreakdown(info.cost_usd, by_model, planner, worker_total, workers)
+        return CostBreakdown(info.cost_usd, by_model, planner, worker_total, workers,
+                             info.estimated_usd)
 
     def last_decision(self, session_id: str) -> RouteDecided | None:
         """The latest turn's decision in a session."""

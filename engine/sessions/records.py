@@ -42,6 +42,8 @@ class SessionInfo(msgspec.Struct, kw_only=True):
     last_model: str | None = None
     turn_count: int = 0
     cost_usd: Decimal = ZERO_USD
+    estimated_usd: Decimal = ZERO_USD
+    """The part of ``cost_usd`` that is Switchman's estimate, not a provider's report."""
     is_worker: bool = False
     parent_session_id: str | None = None
     parent_tool_use_id: str | None = None
@@ -63,6 +65,8 @@ class TurnInfo(msgspec.Struct, kw_only=True):
     ended_at: datetime | None = None
     usage: Usage = Usage()
     cost_usd: Decimal = ZERO_USD
+    estimated_usd: Decimal = ZERO_USD
+    """The part of ``cost_usd`` charged for calls cut short, estimated by Switchman."""
     llm_calls: int = 0
     tool_calls: int = 0
     error: ErrorInfo | None = None
@@ -104,6 +108,9 @@ class TurnResult(msgspec.Struct, kw_only=True):
     text: str
     usage: Usage = Usage()
     cost_usd: Decimal = ZERO_USD
+    estimated_usd: Decimal = ZERO_USD
+    """The part of ``cost_usd`` that is Switchman's estimate (a call stopped, failed or
+    cut off before the provider reported its usage); zero when all of it was reported."""
     error: ErrorInfo | None = None
     summary: str = ""
     banners: list[str] = msgspec.field(default_factory=list)
@@ -153,6 +160,8 @@ class ModelCost(msgspec.Struct, frozen=True):
     turns: int
     input_tokens: int
     output_tokens: int
+    estimated_usd: Decimal = ZERO_USD
+    """The part of ``cost_usd`` that is Switchman's estimate."""
 
 
 class WorkerCost(msgspec.Struct, frozen=True):
@@ -165,6 +174,8 @@ class WorkerCost(msgspec.Struct, frozen=True):
     turns: int
     title: str = ""
     """The worker's task as its session is titled (the first line of what it was handed)."""
+    estimated_usd: Decimal = ZERO_USD
+    """The part of ``cost_usd`` that is Switchman's estimate."""
 
 
 class CostBreakdown(msgspec.Struct, frozen=True):
@@ -175,6 +186,9 @@ class CostBreakdown(msgspec.Struct, frozen=True):
     planner_usd: Decimal
     workers_usd: Decimal
     workers: list[WorkerCost]
+    estimated_usd: Decimal = ZERO_USD
+    """The part of ``total_usd`` that is Switchman's estimate (calls cut short before the
+    provider reported their usage), workers included."""
 
 
 class ModelInfo(msgspec.Struct, frozen=True):
@@ -330,6 +344,8 @@ class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
     detail: str | None
     dropped_tools: list[str]
     source: Literal["planner", "user"] = "planner"
+    estimated_usd: Decimal = ZERO_USD
+    """The part of ``cost_usd`` that is Switchman's estimate (calls cut short)."""
     worker_tier: str | None = None
     """The tier the worker runs in, once routed (``tier`` is the requested one)."""
     tier_floor: str | None = None

@@ -215,17 +215,26 @@ def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:
 
 
 def _cost(cost: CostBreakdown, today: Decimal) -> str:
-    lines = [f"This session: {usd(cost.total_usd)}"]
+    lines = [f"This session: {usd(cost.total_usd)}{_estimated(cost.estimated_usd)}"]
     lines += [f"  {c.model}: {usd(c.cost_usd)} ({c.turns} turn(s), {c.input_tokens} in / "
-              f"{c.output_tokens} out tokens)" for c in cost.by_model]
+              f"{c.output_tokens} out tokens){_estimated(c.estimated_usd)}"
+              for c in cost.by_model]
     if cost.workers:
         lines.append(f"  planner: {usd(cost.planner_usd)}")
         lines.append(f"  workers: {usd(cost.workers_usd)} ({len(cost.workers)} delegation(s))")
         lines += [f"    {w.title or w.parent_tool_use_id or w.session_id} → "
                   f"{w.model or 'no model'}: {usd(w.cost_usd)}, {w.turns} turn(s)"
-                  for w in cost.workers]
+                  f"{_estimated(w.estimated_usd)}" for w in cost.workers]
     lines.append(f"Today, all sessions: {usd(today)}")
+    if cost.estimated_usd:
+        lines.append("Estimated: calls stopped, failed or cut off before the provider reported "
+                     "their usage, charged for their input and the output streamed so far.")
     return "\n".join(lines)
+
+
+def _estimated(amount: Decimal) -> str:
+    """`` (of which ~$x estimated)`` when part of a cost is Switchman's estimate."""
+    return f" (of which ~{usd(amount)} estimated)" if amount else ""
 
 
 def usd(amount: Decimal) -> str:

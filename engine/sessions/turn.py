@@ -13,10 +13,15 @@ repeat text). The availability tracker hears about the *call*, not each attempt:
 failure when the call finally fails, so retries never multiply failures
 (spec §4.5: backoff inside one call changes no state).
 
-A call that ends without its final message (cancelled, or the connection
-lost) is still charged: the input tokens the provider reported when the
-stream started (or, if it reported none, the routing estimate of the
-request) and the output streamed so far (estimated from its text).
+A call that ends without its final message is still charged once its request
+has left for the provider (stopped, even before the first token; the connection
+lost; an error inside the stream): the input tokens the provider reported when
+the stream started (or, if it reported none, the estimate of the request) and
+the output streamed so far (estimated from its text), marked as an estimate. A
+call the provider refused with an HTTP error status, or whose request never
+left, costs nothing. Each sent request is marked durably
+(``llm.call_started``), so a daemon killed during the call leaves its charge to
+the next daemon (``store/repository.py``, ``_charge_cut_off_call``).
 
 A turn's start (its durable record and the routing notice to the editor) is
 written while the provider works on the first request: :class:`.turn_setup.TurnStart` runs
@@ -41,7 +46,7 @@ from switchman.engine.availability import AvailabilityTracker, ErrorClass
 from switchman.engine.clock import Clock
 from switchman.engine.config.registry import ProviderSpec
 from switchman.engine.errors import sentence
-from switchman.engine.events import LlmCallCompleted
+from switchman.engine.events import LlmCallCompleted, LlmCallRefused, LlmCallStarted
 from switchman.engine.ids import new_id
 from switchman.engine.messages import (
     ZERO_USD,
@@ -88,6 +93,8 @@ class _Progress:
     """The size estimate of ``transcript``, kept up to date by :meth:`add`."""
     usage: Usage = field(default_factory=Usage)
     cost: Decimal = ZERO_USD
+    estimated_cost: Decimal = ZERO_USD
+    """The part of ``cost`` that is Switchman's estimate (calls cut short)."""
     text: list[str] = field(default_factory=list)
     """All text streamed during the turn."""
     current: list[str] = field(default_factory=list)
@@ -100,6 +107,12 @@ class _Progress:
     unfinished: Usage | _Estimate | None = None
     """Usage known so far of a call still streaming (None when no call is in flight, an
     :class:`_Estimate` until the provider reports any)."""
+    request: ProviderRequest | None = None
+    """The request of the call in progress (what an estimate of its input is made from)."""
+    fixed_tokens: int | None = None
+    """The estimate of the turn's system prompt and tool descriptions (worked out once)."""
+    marked: bool = False
+    """Whether the call in progress was marked as sent (``llm.call_started``)."""
     stop_reason: StopReason = "none"
 
     def add(self, message: Message) -> None:
@@ -125,9 +138,10 @@ class TurnRunner:
     async def run(self, setup: TurnSetup) -> TurnOutcome:
         """Run the turn to its end; raises only what recording its start raised (then the
         turn never started), never anything else (cancellation included)."""
-        REQUEST_SENT.set(setup.start.soon)  # this task's context: its adapter calls read it
         progress = _Progress(transcript=list(setup.history),
                              transcript_tokens=setup.history_tokens)
+        # this task's context: its adapter calls read it
+        REQUEST_SENT.set(lambda: self._sent(setup, progress))
         status, error, unfinished = "completed", None, False
         try:
             await self._loop(setup, progress)
@@ -192,6 +206,8 @@ class TurnRunner:
                 return await self._stream(setup, progress, request)
             except ProviderError as exc:
                 setup.start.ensure()  # the notice below follows the routing notice
+                if exc.status not in (None, 200):  # refused with an error status: not billed
+                    self._refused(setup, progress, exc)
                 wait = self.retry.delay(attempt, exc)
                 if wait is None or len(progress.text) != started:
                     key = self.key_of(setup.provider) \
@@ -199,7 +215,7 @@ class TurnRunner:
                     self.availability.record_failure(setup.provider.name, setup.model.id,
                                                      exc.error_class, key)
                     raise
-                progress.unfinished = None  # a failed attempt before any output: not charged
+                self._charge_unfinished(setup, progress)  # sent, then lost: the provider bills
                 self._notice(setup, f"{exc}. Retrying ({attempt + 1}/{self.retry.retries})…")
                 await asyncio.sleep(wait)
                 attempt += 1
@@ -211,7 +227,8 @@ class TurnRunner:
                                  created_at=self.clock.now(), model=setup.model.id)
         progress.current = []
         progress.llm_calls += 1
-        progress.unfinished = None  # nothing is charged until the provider answers
+        progress.unfinished = None  # nothing is charged until the request has left
+        progress.request, progress.marked = request, False
         saver = _Checkpoints(self, progress)
         try:
             return await self._read(setup, progress, request, saver)
@@ -247,6 +264,44 @@ class TurnRunner:
         raise ProviderError(ErrorClass.SERVER, "the stream ended without a final message",
                             model=setup.model.id)
 
+    def _sent(self, setup: TurnSetup, progress: _Progress) -> None:
+        """The adapter says the call's request has left: from now on the call is charged,
+        and (on the next pass, after the turn's start) it is marked sent in the database."""
+        setup.start.soon()
+        if progress.unfinished is None and progress.request is not None:
+            progress.unfinished = _Estimate(progress.request, progress.transcript_tokens)
+            asyncio.get_running_loop().call_soon(self._mark_sent, setup, progress,
+                                                 progress.unfinished)
+
+    def _mark_sent(self, setup: TurnSetup, progress: _Progress, estimate: _Estimate) -> None:
+        """Write ``llm.call_started`` with the request's input estimate, so that if this
+        daemon dies during the call, the daemon that finds the turn interrupted charges it."""
+        if progress.unfinished is not estimate or setup.start.failure is not None:
+            return  # the call already ended (it charged itself), or the turn never started
+        if progress.fixed_tokens is None:
+            progress.fixed_tokens = estimate.fixed_tokens()
+        turn = setup.turn
+        try:
+            self.store.add_event(LlmCallStarted(
+                timestamp=self.clock.now(), session_id=turn.session_id, turn_id=turn.id,
+                model=setup.model.id, input_tokens=progress.fixed_tokens
+                + estimate.transcript_tokens, is_worker=setup.is_worker,
+                parent_session_id=setup.parent_session_id), turn.id)
+        except Exception:  # a callback of the event loop: log, the turn carries on
+            log.exception("could not mark turn %s's call as sent", turn.id)
+            return
+        progress.marked = True
+
+    def _refused(self, setup: TurnSetup, progress: _Progress, exc: ProviderError) -> None:
+        """The provider answered the call with an error status: nothing was billed."""
+        progress.unfinished = None
+        if progress.marked:  # the mark is settled: a later interruption does not charge it
+            progress.marked = False
+            turn = setup.turn
+            self.store.add_event(LlmCallRefused(
+                timestamp=self.clock.now(), session_id=turn.session_id, turn_id=turn.id,
+                model=setup.model.id, status=exc.status or 0), turn.id)
+
     def _account(self, setup: TurnSetup, progress: _Progress, finished: Finished) -> None:
         """Keep the assistant message and charge the call to the ledger."""
         draft = progress.draft
@@ -263,14 +318,18 @@ class TurnRunner:
         cost = cost_of(usage, setup.model.pricing)
         progress.usage = progress.usage + usage
         progress.cost += cost
+        progress.marked = False
+        if estimated:
+            progress.estimated_cost += cost
         turn = setup.turn
         now = self.clock.now()
-        self.store.add_cost(now, turn.session_id, turn.id, setup.model.id, usage, cost)
+        self.store.add_cost(now, turn.session_id, turn.id, setup.model.id, usage, cost,
+                            estimated=estimated)
         self.store.add_event(LlmCallCompleted(
             timestamp=now, session_id=turn.session_id, turn_id=turn.id, model=setup.model.id,
             usage=usage, cost_usd=cost, is_worker=setup.is_worker,
             parent_session_id=setup.parent_session_id, estimated=estimated), turn.id)
-        setup.sink.charged(usage, cost)
+        setup.sink.charged(usage, cost, estimated)
 
     def _charge_unfinished(self, setup: TurnSetup, progress: _Progress) -> None:
         """Charge a call that ended without its final message for what it used so far."""
@@ -348,12 +407,14 @@ class TurnRunner:
         turn.status = status  # type: ignore[assignment]
         turn.ended_at = self.clock.now()
         turn.usage, turn.cost_usd = progress.usage, progress.cost
+        turn.estimated_usd = progress.estimated_cost
         turn.llm_calls, turn.tool_calls, turn.error = progress.llm_calls, progress.tool_calls, error
         self.store.finish_turn(turn)
         result = TurnResult(kind="turn", session_id=turn.session_id, turn_id=turn.id,
                             status=status,  # type: ignore[arg-type]
                             model=setup.model.id, text="".join(progress.text),
-                            usage=progress.usage, cost_usd=progress.cost, error=error,
+                            usage=progress.usage, cost_usd=progress.cost,
+                            estimated_usd=progress.estimated_cost, error=error,
                             summary=turn.summary, banners=list(setup.banners))
         return TurnOutcome(result, progress.transcript[len(setup.history):], progress.touched,
                            progress.stop_reason, progress.tool_calls)
@@ -418,7 +479,11 @@ class _Estimate:
     transcript_tokens: int
     """The estimate of the request's messages."""
 
+    def fixed_tokens(self) -> int:
+        """The estimate of the request's system prompt and tool descriptions."""
+        return estimate_turn([self.request.system or "",
+                              *(t.description for t in self.request.tools)])
+
     def usage(self) -> Usage:
         """The routing estimate of the request's input tokens."""
-        texts = [self.request.system or "", *(t.description for t in self.request.tools)]
-        return Usage(input_tokens=estimate_turn(texts) + self.transcript_tokens)
+        return Usage(input_tokens=self.fixed_tokens() + self.transcript_tokens)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _MIGRATIONS = {
     1: """
@@ -118,6 +118,12 @@ _MIGRATIONS = {
     # A user's message as typed, where the model reads another text (Message.typed).
     4: """
     ALTER TABLE messages ADD COLUMN typed TEXT;
+    """,
+    # Which charges are Switchman's estimates (a call cut short before the provider reported
+    # its usage), so that costs shown can say so; earlier rows count as reported.
+    5: """
+    ALTER TABLE cost_ledger ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE turns ADD COLUMN estimated_micros INTEGER NOT NULL DEFAULT 0;
     """,
 }
 

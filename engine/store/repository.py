@@ -68,7 +68,9 @@ _LEDGER_OF_TURN = ("FROM cost_ledger c WHERE c.session_id = turns.session_id "
 _CHARGED_SO_FAR = ", ".join(
     [f"{column} = (SELECT COALESCE(SUM(c.{column}), 0) {_LEDGER_OF_TURN})"
      for column in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
-                    "cost_micros")] + [f"llm_calls = (SELECT COUNT(*) {_LEDGER_OF_TURN})"])
+                    "cost_micros")]
+    + [f"estimated_micros = (SELECT COALESCE(SUM(c.cost_micros * c.estimated), 0) "
+       f"{_LEDGER_OF_TURN})", f"llm_calls = (SELECT COUNT(*) {_LEDGER_OF_TURN})"])
 """An interrupted turn's usage, cost and calls: what the ledger charged it before its daemon
 died (the turn's own totals are only written when it ends)."""
 
@@ -302,11 +304,13 @@ class SessionStore:
         """Record how a turn ended."""
         self.db.execute(
             "UPDATE turns SET status = ?, ended_at = ?, input_tokens = ?, output_tokens = ?, "
-            "cache_read_tokens = ?, cache_write_tokens = ?, cost_micros = ?, llm_calls = ?, "
-            "tool_calls = ?, error_code = ?, error_message = ? WHERE id = ?",
+            "cache_read_tokens = ?, cache_write_tokens = ?, cost_micros = ?, "
+            "estimated_micros = ?, llm_calls = ?, tool_calls = ?, error_code = ?, "
+            "error_message = ? WHERE id = ?",
             (turn.status, _ts(turn.ended_at) if turn.ended_at else None, turn.usage.input_tokens,
              turn.usage.output_tokens, turn.usage.cache_read_tokens,
-             turn.usage.cache_write_tokens, to_micros(turn.cost_usd), turn.llm_calls,
+             turn.usage.cache_write_tokens, to_micros(turn.cost_usd),
+             to_micros(turn.estimated_usd), turn.llm_calls,
              turn.tool_calls, turn.error.code if turn.error else None,
              turn.error.message if turn.error else None, turn.id))
 
@@ -402,27 +406,42 @@ class SessionStore:
         """Charge the call a dead daemon's turn was streaming, as a cancel would have: an
         estimate, from what the database kept of it (docs/sessions.md, "Costs").
 
-        A call that streamed text left its partial answer saved (an assistant message of the
-        turn with no ledger row: each finished call saved its message and its charge). Its
-        input is estimated from the transcript it was sent (every message before it; the
-        system prompt and tool descriptions are not kept, so not counted), its output from
-        the saved text. A call killed before any text was saved left nothing to charge."""
+        A call whose request had left is marked ``llm.call_started`` (with the estimate of
+        its input: system prompt, tools and messages); a call that ended has a
+        ``llm.call_completed`` (charged) or ``llm.call_refused`` after its mark. So when the
+        turn's last such event is a mark, that call was cut off: its input is the mark's
+        estimate, its output estimated from its partial answer if one was saved (an
+        assistant message of the turn with no ledger row: each finished call saved its
+        message and its charge). Turns from before marks existed (none for the turn) are
+        charged only for a saved partial answer, its input estimated from the transcript
+        that call was sent (every message before it)."""
+        last = self.db.execute(
+            "SELECT type, payload FROM events WHERE turn_id = ? AND type IN "
+            "('llm.call_started', 'llm.call_completed', 'llm.call_refused') "
+            "ORDER BY id DESC LIMIT 1", (turn_id,)).fetchone()
+        if last is not None and last["type"] != "llm.call_started":
+            return  # every call sent settled before the daemon died
         charged = self.db.execute("SELECT COUNT(*) FROM cost_ledger WHERE session_id = ? AND "
                                   "turn_id = ?", (session_id, turn_id)).fetchone()[0]
         transcript = self.messages(session_id)
         answers = [i for i, m in enumerate(transcript)
                    if m.turn_id == turn_id and m.role == "assistant"]
-        if len(answers) <= charged or answers[-1] != len(transcript) - 1:
-            return
-        partial = transcript[-1]
-        usage = Usage(input_tokens=estimate_messages(transcript[:-1]),
-                      output_tokens=estimate_text("".join(
-                          b.text for b in partial.content if isinstance(b, TextBlock))))
+        partial = transcript[-1] if len(answers) > charged \
+            and answers[-1] == len(transcript) - 1 else None
+        if last is None and partial is None:
+            return  # no mark, no partial answer: nothing tells of a call in flight
+        output = estimate_text("".join(b.text for b in partial.content
+                                       if isinstance(b, TextBlock))) if partial else 0
+        if last is not None:
+            input_tokens = int(json.loads(last["payload"])["input_tokens"])
+        else:
+            input_tokens = estimate_messages(transcript[:-1])
+        usage = Usage(input_tokens=input_tokens, output_tokens=output)
         pricing = self.pricing(model)
         cost = cost_of(usage, pricing) if pricing is not None else ZERO_USD
         worker = self.db.execute("SELECT is_worker, parent_session_id FROM sessions WHERE "
                                  "id = ?", (session_id,)).fetchone()
-        self.add_cost(now, session_id, turn_id, model, usage, cost)
+        self.add_cost(now, session_id, turn_id, model, usage, cost, estimated=True)
         self.add_event(LlmCallCompleted(
             timestamp=now, session_id=session_id, turn_id=turn_id, model=model, usage=usage,
             cost_usd=cost, is_worker=bool(worker and worker["is_worker"]),
@@ -438,7 +457,8 @@ class SessionStore:
             ended_at=_dt(row["ended_at"]),
             usage=Usage(row["input_tokens"], row["output_tokens"], row["cache_read_tokens"],
                         row["cache_write_tokens"]),
-            cost_usd=from_micros(row["cost_micros"]), llm_calls=row["llm_calls"],
+            cost_usd=from_micros(row["cost_micros"]),
+            estimated_usd=from_micros(row["estimated_micros"]), llm_calls=row["llm_calls"],
             tool_calls=row["tool_calls"], error=error, summary=row["summary"],
             decision=self.decision(row["id"]))
 
@@ -472,15 +492,16 @@ class SessionStore:
     # -- costs -------------------------------------------------------------------------
 
     def add_cost(self, now: datetime, session_id: str, turn_id: str | None, model: str,
-                 usage: Usage, cost: Decimal) -> None:
-        """Record one LLM call's usage and cost."""
+                 usage: Usage, cost: Decimal, *, estimated: bool = False) -> None:
+        """Record one LLM call's usage and cost (``estimated``: Switchman's estimate, not
+        what the provider reported)."""
         ts, micros = _ts(now), to_micros(cost)
         cursor = self.db.execute(
             "INSERT INTO cost_ledger (ts, session_id, turn_id, model, input_tokens, "
-            "output_tokens, cache_read_tokens, cache_write_tokens, cost_micros) VALUES "
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "output_tokens, cache_read_tokens, cache_write_tokens, cost_micros, estimated) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (ts, session_id, turn_id, model, usage.input_tokens, usage.output_tokens,
-             usage.cache_read_tokens, usage.cache_write_tokens, micros))
+             usage.cache_read_tokens, usage.cache_write_tokens, micros, int(estimated)))
         start, last_id, total = self._cost_total
         if ("cost", start) in self._known and cursor.lastrowid == last_id + 1 \
                 and not self.db.in_transaction:  # the row right after those summed: add it
@@ -522,24 +543,30 @@ class SessionStore:
         """A session's own spend per model (workers excluded)."""
         rows = self.db.execute(
             "SELECT model, SUM(cost_micros), COUNT(DISTINCT turn_id), SUM(input_tokens), "
-            "SUM(output_tokens) FROM cost_ledger WHERE session_id = ? GROUP BY model ORDER BY "
-            "SUM(cost_micros) DESC", (session_id,)).fetchall()
-        return [ModelCost(r[0], from_micros(r[1]), r[2], r[3], r[4]) for r in rows]
+            "SUM(output_tokens), SUM(cost_micros * estimated) FROM cost_ledger WHERE "
+            "session_id = ? GROUP BY model ORDER BY SUM(cost_micros) DESC",
+            (session_id,)).fetchall()
+        return [ModelCost(r[0], from_micros(r[1]), r[2], r[3], r[4], from_micros(r[5]))
+                for r in rows]
 
     def worker_costs(self, session_id: str) -> list[WorkerCost]:
         """Spend per worker session (recursively including their own workers)."""
         return [WorkerCost(w.id, w.parent_tool_use_id, w.last_model, w.cost_usd, w.turn_count,
-                           w.title or "")
+                           w.title or "", w.estimated_usd)
                 for w in self.workers(session_id)]
 
 
-_SESSION_QUERY = """
-SELECT s.*, COUNT(DISTINCT t.id) AS turn_count, COALESCE(MAX(t.idx), 0) AS last_index,
-       (SELECT model FROM turns WHERE session_id = s.id ORDER BY idx DESC LIMIT 1) AS last_model,
-       (SELECT COALESCE(SUM(c.cost_micros), 0) FROM cost_ledger c WHERE c.session_id IN (
+_TREE_LEDGER = """FROM cost_ledger c WHERE c.session_id IN (
             WITH RECURSIVE tree(id) AS (SELECT s.id UNION ALL SELECT w.id FROM sessions w
                                         JOIN tree ON w.parent_session_id = tree.id)
-            SELECT id FROM tree)) AS cost_micros
+            SELECT id FROM tree)"""
+"""The ledger rows of a session and its workers (theirs too, recursively)."""
+
+_SESSION_QUERY = f"""
+SELECT s.*, COUNT(DISTINCT t.id) AS turn_count, COALESCE(MAX(t.idx), 0) AS last_index,
+       (SELECT model FROM turns WHERE session_id = s.id ORDER BY idx DESC LIMIT 1) AS last_model,
+       (SELECT COALESCE(SUM(c.cost_micros), 0) {_TREE_LEDGER}) AS cost_micros,
+       (SELECT COALESCE(SUM(c.cost_micros * c.estimated), 0) {_TREE_LEDGER}) AS estimated_micros
 FROM sessions s LEFT JOIN turns t ON t.session_id = s.id
 """
 
@@ -551,5 +578,6 @@ def _session(row: sqlite3.Row) -> SessionInfo:
         updated_at=_dt(row["updated_at"]) or datetime.now(UTC),
         sticky_model=row["sticky_model"], last_model=row["last_model"], profile=row["profile"],
         turn_count=row["turn_count"], cost_usd=from_micros(row["cost_micros"]),
+        estimated_usd=from_micros(row["estimated_micros"]),
         is_worker=bool(row["is_worker"]), parent_session_id=row["parent_session_id"],
         parent_tool_use_id=row["parent_tool_use_id"])

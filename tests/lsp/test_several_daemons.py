@@ -217,9 +217,10 @@ async def test_an_interrupted_turn_keeps_what_its_calls_were_charged(
         daemon: Daemon, fake: FakeProvider) -> None:
     """A turn whose first call finished (charged to the ledger) and whose second call was
     streaming when its daemon was killed: its usage and cost are the first call's plus an
-    estimate of the cut-off call, as a cancel would have charged it (input: the transcript
-    that call was sent; output: its saved text), so the turns add up to the session's cost
-    (they used to say $0 and 0 calls, and then left the cut-off call out)."""
+    estimate of the cut-off call, as a cancel would have charged it (input: the estimate its
+    ``llm.call_started`` mark kept of the request; output: its saved text), so the turns add
+    up to the session's cost (they used to say $0 and 0 calls, and then left the cut-off call
+    out)."""
     doomed = await start("neovim", daemon)
     fake.script_tool_call("read_file", {"path": "src/app.py"}, text=["Reading. "],
                           usage=Usage(input_tokens=1000, output_tokens=200))
@@ -241,9 +242,14 @@ async def test_an_interrupted_turn_keeps_what_its_calls_were_charged(
             events = [json.loads(p) for (p,) in db.execute(
                 "SELECT payload FROM events WHERE turn_id = ? AND type = "
                 "'llm.call_completed' ORDER BY id", (turn_id,))]
+            marks = [json.loads(p)["input_tokens"] for (p,) in db.execute(
+                "SELECT payload FROM events WHERE turn_id = ? AND type = "
+                "'llm.call_started' ORDER BY id", (turn_id,))]
         assert transcript[-1].role == "assistant" and \
             transcript[-1].content == [TextBlock("working")]
-        sent = estimate_messages(transcript[:-1])  # user, "Reading. " + tool call, result
+        assert len(marks) == 2
+        sent = marks[-1]  # the system prompt and tools, and user, "Reading. " + call, result
+        assert sent > estimate_messages(transcript[:-1])
         assert ledger == [(1000, 200, 6000), (sent, estimate_text("working"),
                                               sent * 3 + estimate_text("working") * 15)]
         assert [e.get("estimated", False) for e in events] == [False, True]
@@ -251,8 +257,56 @@ async def test_an_interrupted_turn_keeps_what_its_calls_were_charged(
                 turn["llm_calls"]) == (1000 + sent, 200 + estimate_text("working"), 2)
         total = sum(row[2] for row in ledger)
         assert turn["cost_usd"] == detail["session"]["cost_usd"] == f"{total / 1e6:.6f}"
+        assert turn["estimated_usd"] == detail["session"]["estimated_usd"] == \
+            f"{ledger[1][2] / 1e6:.6f}"
     finally:
         await stop(restarted)
+
+
+@pytest.mark.parametrize("model", ["sonnet", "gpt-5"])
+async def test_a_call_killed_before_any_text_is_charged_once_as_an_estimate(
+        daemon: Daemon, fake: FakeProvider, model: str) -> None:
+    """The daemon is killed (kill -9) while the provider works on the request, before any
+    answer came back, so nothing of the call was saved but its ``llm.call_started`` mark:
+    the next daemon charges the request's input estimate (the provider bills it), marked
+    estimated, once, though two daemons look (it used to cost nothing)."""
+    doomed = await start("neovim", daemon)
+    stall = fake.script_stall("never", before_headers=True)
+    pending = asyncio.ensure_future(chat(doomed, daemon, f"@{model} a long job"))
+    assert await stall.wait_reached_async()
+    decided = await doomed.wait_for(methods.ROUTE_DECIDED)
+    session_id, turn_id = decided["session_id"], decided["turn_id"]
+    with sqlite3.connect(daemon.data / "switchman.db") as db:
+        async with asyncio.timeout(10):  # the mark is written once the request has left
+            while not db.execute("SELECT COUNT(*) FROM events WHERE turn_id = ? AND type = "
+                                 "'llm.call_started'", (turn_id,)).fetchone()[0]:
+                await asyncio.sleep(0.01)
+    await kill_9(doomed, pending)
+    fake.release_stalls()
+
+    first, second = await start("neovim", daemon), await start("visual-studio-code", daemon)
+    try:
+        detail = await first.request(methods.SESSION, {"session_id": session_id})
+        await second.request(methods.SESSION, {"session_id": session_id})
+        (turn,) = detail["turns"]
+        assert turn["status"] == "interrupted"
+        with sqlite3.connect(daemon.data / "switchman.db") as db:
+            (mark,) = [json.loads(p) for (p,) in db.execute(
+                "SELECT payload FROM events WHERE turn_id = ? AND type = 'llm.call_started'",
+                (turn_id,))]
+            ledger = [tuple(row) for row in db.execute(
+                "SELECT input_tokens, output_tokens, cost_micros, estimated FROM cost_ledger "
+                "WHERE turn_id = ?", (turn_id,))]
+        assert mark["input_tokens"] > 100  # the system prompt and tools are counted
+        (row,) = ledger
+        assert row[:2] == (mark["input_tokens"], 0) and row[2] > 0 and row[3] == 1
+        cost = f"{row[2] / 1e6:.6f}"
+        assert (turn["usage"]["input_tokens"], turn["llm_calls"]) == (row[0], 1)
+        assert turn["cost_usd"] == turn["estimated_usd"] == cost
+        assert detail["session"]["cost_usd"] == detail["session"]["estimated_usd"] == cost
+        assert detail["cost"]["total_usd"] == detail["cost"]["estimated_usd"] == cost
+    finally:
+        await stop(first, second)
 
 
 async def test_another_windows_turn_and_model_reach_this_editor(

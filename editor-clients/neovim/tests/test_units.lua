@@ -68,6 +68,13 @@ return {
         vim.tbl_map(function(l)
           return l[1]
         end, failed))
+      local stopped = render.outcome(ROOT, { status = 'cancelled', model = SONNET, cost_usd = '0.001902',
+        estimated_usd = '0.001902', usage = { input_tokens = 634, output_tokens = 0 } })
+      H.eq('  claude-sonnet-4-6 · $0.001902 (~$0.001902 estimated) · 634 in / 0 out tokens', stopped[#stopped][1],
+        'an estimated cost says so')
+      local reported = render.outcome(ROOT, { status = 'completed', model = SONNET, cost_usd = '0.0036',
+        estimated_usd = '0.000000', usage = { input_tokens = 1, output_tokens = 1 } })
+      H.eq('  claude-sonnet-4-6 · $0.0036 · 1 in / 1 out tokens', reported[#reported][1])
     end,
   },
   {

@@ -144,7 +144,10 @@ function M.outcome(root, result)
     table.insert(facts, models.short_name(root, result.model))
   end
   if present(result.cost_usd) then
-    table.insert(facts, '$' .. result.cost_usd)
+    -- the part Switchman estimated (a call stopped, failed or cut off before the provider
+    -- reported its usage) is named, so an estimate is not taken for the provider's figure
+    local estimated = present(result.estimated_usd) and tonumber(result.estimated_usd) or 0
+    table.insert(facts, '$' .. result.cost_usd .. (estimated > 0 and (' (~$' .. result.estimated_usd .. ' estimated)') or ''))
   end
   if present(result.usage) then
     table.insert(facts, tokens(result.usage))
@@ -321,8 +324,9 @@ function M.transcript(root, detail)
   local sticky = present(s.sticky_model) and ('  ·  sticky: ' .. models.short_name(root, s.sticky_model)) or ''
   local out = {
     { '# ' .. ((present(s.title) and s.title ~= '') and s.title or 'Untitled session') },
-    { ('Session %s  ·  %s  ·  %d turns  ·  $%s%s'):format(s.id or '?', s.created_at or '', s.turn_count or 0,
-      s.cost_usd or '0', sticky), hl = 'SwitchmanFooter' },
+    { ('Session %s  ·  %s  ·  %d turns  ·  $%s%s%s'):format(s.id or '?', s.created_at or '', s.turn_count or 0,
+      s.cost_usd or '0', (tonumber(present(s.estimated_usd) and s.estimated_usd or 0) or 0) > 0
+        and (' (~$' .. s.estimated_usd .. ' estimated)') or '', sticky), hl = 'SwitchmanFooter' },
   }
   if s.is_worker then
     table.insert(out, { 'Worker of session ' .. tostring(s.parent_session_id), hl = 'SwitchmanFooter' })

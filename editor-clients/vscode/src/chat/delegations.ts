@@ -50,6 +50,8 @@ export interface DelegationCard {
   status: DelegationStatus;
   turns: number;
   costUsd: string;
+  /** The part of `costUsd` that is Switchman's estimate (absent: none). */
+  estimatedUsd?: string;
   elapsedSeconds: number | null;
   activity: string | null;
   error: string | null;
@@ -79,6 +81,7 @@ export function applyDelegation(cards: readonly DelegationCard[], update: Delega
     status: update.status,
     turns: update.turns,
     costUsd: update.cost_usd,
+    ...(update.estimated_usd !== undefined ? { estimatedUsd: update.estimated_usd } : {}),
     elapsedSeconds: update.elapsed_seconds,
     activity: update.activity,
     error: update.error,
@@ -281,11 +284,17 @@ function clip(text: string, max: number): string {
 
 /**
  * A finished turn's cost as the chat shows it: its own calls plus its workers' (rolled up, as the
- * session's totals are), naming the workers' share: `$0.01 incl. workers $0.0027`.
+ * session's totals are), naming the workers' share: `$0.01 incl. workers $0.0027`, and the part
+ * Switchman estimated for calls cut short before the provider reported usage:
+ * `$0.0019 (~$0.0019 estimated)`.
  */
-export function turnCostLabel(costUsd: string | null, cards: readonly DelegationCard[] | undefined): string | null {
+export function turnCostLabel(costUsd: string | null, cards: readonly DelegationCard[] | undefined,
+  estimatedUsd?: string | null): string | null {
   if (costUsd === null) return null;
   const workers = (cards ?? []).reduce((sum, card) => sum + (Number(card.costUsd) || 0), 0);
-  if (workers === 0) return formatUsd(costUsd);
-  return `${formatUsd(String(Number(costUsd) + workers))} incl. workers ${formatUsd(String(workers))}`;
+  const estimated = (Number(estimatedUsd) || 0)
+    + (cards ?? []).reduce((sum, card) => sum + (Number(card.estimatedUsd) || 0), 0);
+  const note = estimated > 0 ? ` (~${formatUsd(String(estimated))} estimated)` : '';
+  if (workers === 0) return formatUsd(costUsd) + note;
+  return `${formatUsd(String(Number(costUsd) + workers))} incl. workers ${formatUsd(String(workers))}${note}`;
 }

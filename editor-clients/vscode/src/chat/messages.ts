@@ -31,6 +31,8 @@ export interface TurnEntry {
   status: TurnStatus;
   error: ErrorInfo | null;
   costUsd: string | null;
+  /** The part of `costUsd` that is Switchman's estimate (absent or null: none). */
+  estimatedUsd?: string | null;
   tools: ToolActivity[];
   notices: string[];
   /** "Why this model?" (the routing chain), once asked for. */

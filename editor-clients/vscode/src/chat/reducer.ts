@@ -226,6 +226,7 @@ function result(state: ChatState, localId: string, outcome: ChatResult): ChatSta
   }
   const finished = (turn: TurnEntry): TurnEntry => ({
     ...turn, status: outcome.status, text: outcome.text, error: outcome.error, costUsd: outcome.cost_usd,
+    estimatedUsd: outcome.estimated_usd ?? null,
     model: outcome.model ?? turn.model, summary: outcome.summary ?? turn.summary,
     banners: outcome.banners.length > 0 ? outcome.banners : turn.banners,
     ...(retryableFailure(outcome) ? { retryable: true } : {}),

@@ -141,6 +141,7 @@ function turnEntry(turn: Turn, messages: Message[]): TurnEntry {
     status: turn.status,
     error: turn.error,
     costUsd: turn.cost_usd,
+    estimatedUsd: turn.estimated_usd ?? null,
     tools: toolActivity(messages),
     notices: [],
     explanation: null,
@@ -176,7 +177,8 @@ export function transcriptMarkdown(detail: SessionDetail): string {
   const { session, cost } = detail;
   const lines = [`# ${session.title || 'Untitled session'}`, ''];
   lines.push(`Session \`${session.id}\`${session.is_worker ? ' (worker)' : ''} · started ${session.created_at} · `
-    + `${plural(session.turn_count, 'turn')} · total ${formatUsd(cost.total_usd)}`);
+    + `${plural(session.turn_count, 'turn')} · total ${formatUsd(cost.total_usd)}`
+    + (Number(cost.estimated_usd) > 0 ? ` (~${formatUsd(cost.estimated_usd ?? '0')} estimated: calls cut short before the provider reported usage)` : ''));
   if (cost.workers.length > 0) {
     lines.push('', `Planner ${formatUsd(cost.planner_usd)} · workers ${formatUsd(cost.workers_usd)} `
       + `(${plural(cost.workers.length, 'worker')})`);
@@ -230,7 +232,7 @@ function workerMarkdown(record: DelegationRecord, workers: readonly WorkerCost[]
 
 function turnMarkdown(turn: Turn, all: Message[]): string[] {
   const messages = all.filter((m) => m.turn_id === turn.id);
-  const lines = ['---', '', `## Turn ${turn.index} · ${turn.model ?? 'no model'} · ${formatUsd(turn.cost_usd)} · ${turn.status}`];
+  const lines = ['---', '', `## Turn ${turn.index} · ${turn.model ?? 'no model'} · ${formatUsd(turn.cost_usd)}${Number(turn.estimated_usd) > 0 ? ' (estimated)' : ''} · ${turn.status}`];
   if (turn.summary) lines.push('', `_Why: ${turn.summary}_`);
   if (turn.usage) lines.push('', `${turn.usage.input_tokens} input / ${turn.usage.output_tokens} output tokens`);
   for (const message of messages) {

@@ -48,6 +48,8 @@ export interface Session {
   last_model: string | null;
   turn_count: number;
   cost_usd: Money;
+  /** The part of `cost_usd` that is Switchman's estimate (calls cut short before the provider reported usage). */
+  estimated_usd?: Money;
   is_worker: boolean;
   parent_session_id: string | null;
   parent_tool_use_id: string | null;
@@ -71,6 +73,8 @@ export interface Turn {
   ended_at: string | null;
   usage: Usage | null;
   cost_usd: Money;
+  /** The part of `cost_usd` that is Switchman's estimate (calls cut short before the provider reported usage). */
+  estimated_usd?: Money;
   llm_calls: number;
   tool_calls: number;
   error: ErrorInfo | null;
@@ -106,6 +110,8 @@ export interface ChatResult {
   text: string;
   usage: Usage | null;
   cost_usd: Money;
+  /** The part of `cost_usd` that is Switchman's estimate (calls cut short before the provider reported usage). */
+  estimated_usd?: Money;
   error: ErrorInfo | null;
   summary: string | null;
   banners: string[];
@@ -169,6 +175,8 @@ export interface WorkerCost {
   model: string | null;
   cost_usd: Money;
   turns: number;
+  /** The part of `cost_usd` that is Switchman's estimate (calls cut short before the provider reported usage). */
+  estimated_usd?: Money;
 }
 
 export interface SessionCost {
@@ -177,6 +185,8 @@ export interface SessionCost {
   planner_usd: Money;
   workers_usd: Money;
   workers: WorkerCost[];
+  /** The part of `total_usd` that is Switchman's estimate, workers included. */
+  estimated_usd?: Money;
 }
 
 export interface SessionDetail {
@@ -277,6 +287,8 @@ export interface DelegationParams {
   input_tokens: number;
   output_tokens: number;
   cost_usd: Money;
+  /** The part of `cost_usd` that is Switchman's estimate (calls cut short before the provider reported usage). */
+  estimated_usd?: Money;
   elapsed_seconds: number;
   activity: string | null;
   error: string | null;

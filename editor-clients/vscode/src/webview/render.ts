@@ -286,7 +286,7 @@ function statusLine(turn: TurnEntry): string {
   const parts: string[] = [];
   if (turn.status === 'running') parts.push('answering…');
   else if (turn.status !== 'completed') parts.push(turn.status);
-  const cost = turn.status !== 'running' ? turnCostLabel(turn.costUsd, turn.delegations) : null;
+  const cost = turn.status !== 'running' ? turnCostLabel(turn.costUsd, turn.delegations, turn.estimatedUsd) : null;
   if (cost) parts.push(cost);
   return parts.join(' · ');
 }

@@ -34,6 +34,11 @@ describe('delegation cards', () => {
     assert.equal(turnCostLabel('0.007575', []), '$0.0076');
     assert.equal(turnCostLabel('0.007575', undefined), '$0.0076');
     assert.equal(turnCostLabel(null, [worker]), null);
+    // Calls cut short before the provider reported usage are charged an estimate, and say so.
+    assert.equal(turnCostLabel('0.001902', [], '0.001902'), '$0.0019 (~$0.0019 estimated)');
+    assert.equal(turnCostLabel('0.007575', [{ ...worker, estimatedUsd: '0.0027' }], '0'),
+      '$0.01 incl. workers $0.0027 (~$0.0027 estimated)');
+    assert.equal(turnCostLabel('0.007575', [], '0'), '$0.0076');
   });
 
   const routed: ToWebview = { type: 'event', event: { type: 'routeDecided', params: route } };

@@ -81,6 +81,18 @@ export function answered(card: ApprovalCard, answer: ApprovalAnswer | 'withdrawn
   return { ...card, outcome, reason: answer.reason ?? null };
 }
 
+/**
+ * What a key pressed in a card's reason field does: Enter with a reason typed denies with it; Enter in
+ * an empty field does nothing (Shift+Tab from the chat's input lands there first, so an Enter meant
+ * for the chat must not deny a question). Shift+Enter and Enter while an IME composes do nothing.
+ */
+export function reasonKeyAnswer(key: { key: string; shiftKey: boolean; isComposing: boolean }, reason: string)
+  : ApprovalAnswer | undefined {
+  if (key.key !== 'Enter' || key.shiftKey || key.isComposing) return undefined;
+  const text = reason.trim();
+  return text ? { decision: 'deny', reason: text } : undefined;
+}
+
 /** One line saying how a question ended, for the card. */
 export function outcomeText(card: ApprovalCard): string {
   switch (card.outcome) {

@@ -1,7 +1,7 @@
 /** The DOM of an approval card: what will happen, the three answers, then the outcome. */
 
 import type { ApprovalAnswer } from '../protocol/types';
-import { outcomeText, titleParts, type ApprovalCard } from '../tools/approval';
+import { outcomeText, reasonKeyAnswer, titleParts, type ApprovalCard } from '../tools/approval';
 import { el } from './render';
 import { icon } from './icons';
 
@@ -56,7 +56,7 @@ function diffClass(line: string): string {
 }
 
 function answerRow(card: ApprovalCard, actions: ApprovalActions): HTMLElement {
-  const reason = el('input', { class: 'approval-reason', type: 'text', placeholder: 'Reason for the model (optional, with Deny)',
+  const reason = el('input', { class: 'approval-reason', type: 'text', placeholder: 'Reason for the model (optional): Deny, or Enter, sends it',
     'aria-label': 'Reason for denying (optional)' }) as HTMLInputElement;
   const button = (cls: string, label: string, decision: ApprovalAnswer['decision']) => {
     const b = el('button', { class: `approval-button ${cls}` }, [label]) as HTMLButtonElement;
@@ -67,7 +67,9 @@ function answerRow(card: ApprovalCard, actions: ApprovalActions): HTMLElement {
     return b;
   };
   reason.addEventListener('keydown', (event) => {
-    if (event.key === 'Enter') actions.answer(card.id, 'deny', reason.value.trim() || undefined);
+    const answer = reasonKeyAnswer(event, reason.value);
+    if (event.key === 'Enter') event.preventDefault();
+    if (answer) actions.answer(card.id, answer.decision, answer.reason);
   });
   return el('div', { class: 'approval-answers' }, [
     el('div', { class: 'approval-buttons' }, [

@@ -4,7 +4,7 @@ import { attachmentLabel, missingContextMessage, resolveTokens, selectionAttachm
 import { parseFromWebview } from '../../src/chat/messages';
 import { applyCodeParams, chatParams, revokeTrustParams } from '../../src/protocol/params';
 import type { ApprovalRequest } from '../../src/protocol/types';
-import { answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, titleParts, type ApprovalHost } from '../../src/tools/approval';
+import { answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, reasonKeyAnswer, titleParts, type ApprovalHost } from '../../src/tools/approval';
 import { emptyTrustMessage, trustItems } from '../../src/tools/trust';
 import { approvalsInTurns } from '../../src/chat/reducer';
 import type { Entry } from '../../src/chat/messages';
@@ -46,6 +46,17 @@ describe('approval cards', () => {
     const { shown, byTurn } = approvalsInTurns([turn, own, worker, user, apply]);
     assert.deepEqual(shown.map((e) => e.id), ['T1', 'A9', 'L2', 'A7'], 'Apply on an answer\'s code block stays at the end');
     assert.deepEqual(byTurn.get('T1')?.map((c) => c.id), ['A1']);
+  });
+
+  it('deny on Enter in the reason field only once a reason is typed (Shift+Tab from the chat lands there)', () => {
+    const key = (k: string, more: { shiftKey?: boolean; isComposing?: boolean } = {}) =>
+      ({ key: k, shiftKey: false, isComposing: false, ...more });
+    assert.equal(reasonKeyAnswer(key('Enter'), ''), undefined, 'an empty field: Enter does nothing');
+    assert.equal(reasonKeyAnswer(key('Enter'), '  \t'), undefined, 'spaces are no reason');
+    assert.deepEqual(reasonKeyAnswer(key('Enter'), ' keep the cache '), { decision: 'deny', reason: 'keep the cache' });
+    assert.equal(reasonKeyAnswer(key('Enter', { isComposing: true }), 'keep'), undefined, 'an IME composing');
+    assert.equal(reasonKeyAnswer(key('Enter', { shiftKey: true }), 'keep'), undefined);
+    assert.equal(reasonKeyAnswer(key('a'), 'keep'), undefined);
   });
 
   it('shows the daemon\'s title with its `code` as code, never the backticks', () => {

@@ -148,8 +148,9 @@ async def test_fan_out_of_three_with_a_cap_of_two(vscode: SwitchmanClient, daemo
         assert await stall.wait_reached_async()
     assert len([r for r in fake.requests if r.model == HAIKU_API]) == 2  # the cap holds
     # each worker's start is announced while its provider works on the request
-    await vscode.wait_until(
-        lambda: len({u["tool_use_id"] for u in vscode.received[methods.DELEGATION]}) == 2)
+    await vscode.wait_until(lambda: {u["tool_use_id"] for u in vscode.received[
+        methods.DELEGATION] if u["phase"] == "started"} == {"toolu_1", "toolu_2"})
+    assert [u["phase"] for u in updates(vscode, "toolu_3")] == ["queued"]  # and the third waits
     fake.release_stalls()
     result = await pending
     assert result["text"] == "all three done"

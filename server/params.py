@@ -23,6 +23,9 @@ class ChatParams(msgspec.Struct, frozen=True):
     session_id: str | None = None
     images: list[Image] = []
     attachments: list[AttachmentRequest] = []
+    typed: str | None = None
+    """The message as the user typed it, when the client sends another text (VS Code takes
+    ``#file`` / ``#selection`` out and sends what they attach): shown, never sent."""
 
 
 class FeedbackParams(msgspec.Struct, frozen=True):

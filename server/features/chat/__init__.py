@@ -23,7 +23,7 @@ def register(server: SwitchmanServer) -> None:
         images = [ImageBlock(i.media_type, i.data) for i in p.images]
         with as_rpc_errors():
             result = await server.switchman.chat(p.workspace, p.session_id, p.message, images,
-                                                 p.attachments)
+                                                 p.attachments, typed=p.typed)
         return to_wire(result)
 
     @server.feature(methods.CANCEL)

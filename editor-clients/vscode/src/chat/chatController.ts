@@ -226,7 +226,7 @@ export class ChatController implements Disposable {
     try {
       pending.sessionId = await this.ensureSession(folder.uri);
       const result = await this.connection.request<ChatResult>(
-        Requests.chat, params.chatParams(folder.uri, sent.message, pending.sessionId, attachments),
+        Requests.chat, params.chatParams(folder.uri, sent.message, pending.sessionId, attachments, text),
         pending.abort.signal);
       this.sessions.set(folder.uri, result.session_id);
       if (result.turn_id && retryableFailure(result)) this.retries.set(result.turn_id, sent);
@@ -396,7 +396,7 @@ export class ChatController implements Disposable {
     const last = [...entries].reverse().find((e) => e.kind === 'turn');
     if (last?.kind !== 'turn' || last.status !== 'failed' || last.error?.code !== PROVIDER_ERROR || this.retries.has(last.id)) return;
     const sent = sentMessage(detail, last.id, workspace);
-    if (sent) this.retries.set(last.id, { text: sent.text, message: sent.text, attachments: sent.attachments });
+    if (sent) this.retries.set(last.id, sent);
   }
 
   /** After a reset: the open questions; the answered ones and the ratings given here of the turns shown. */

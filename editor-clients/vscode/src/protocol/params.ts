@@ -2,10 +2,13 @@
 
 import type { Attachment, WorkspaceUri } from './types';
 
-export function chatParams(workspace: WorkspaceUri, message: string, sessionId?: string | null, attachments: Attachment[] = []) {
+/** `typed`: the message as typed, sent when it differs from `message` (the daemon shows it, never sends it). */
+export function chatParams(workspace: WorkspaceUri, message: string, sessionId?: string | null, attachments: Attachment[] = [],
+  typed?: string) {
   return {
     workspace, message, ...(sessionId ? { session_id: sessionId } : {}),
     ...(attachments.length ? { attachments } : {}),
+    ...(typed !== undefined && typed !== message ? { typed } : {}),
   };
 }
 

@@ -233,9 +233,13 @@ class Switchman:
 
     async def chat(self, workspace: str, session_id: str | None, message: str,
                    images: list[ImageBlock] | None = None,
-                   attachments: list[AttachmentRequest] | None = None) -> TurnResult:
-        """A chat message: a slash command, or a turn (cancelled turns end normally)."""
+                   attachments: list[AttachmentRequest] | None = None, *,
+                   typed: str | None = None) -> TurnResult:
+        """A chat message: a slash command, or a turn (cancelled turns end normally).
+        ``typed``: the message as the user typed it, when the editor sends another text
+        (kept for the transcript and the title; the model never reads it)."""
         check_text(message)
+        check_text(typed or "", "typed")
         for image in images or []:
             check_text(image.media_type + image.data, "image")
         for attachment in attachments or []:
@@ -251,7 +255,7 @@ class Switchman:
                                             "a message, or describe them in the task.")
                 return await self.user_delegation.run(
                     live, message, await asyncio.to_thread(attachment_blocks, live.folder,
-                                                           attachments or []))
+                                                           attachments or []), typed=typed)
             return await slash_commands.run(self.sessions, self.lifecycle, self.queries, live,
                                             message)
         text, override = self.router.parse(message)
@@ -264,7 +268,8 @@ class Switchman:
             raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
         self.learning.message_sent(live.id, text, override.model if override else None)
         return (await self.lifecycle.run(live, text, images or [], override,
-                                           attached, cancelled=cancelled, typed=message)).result
+                                           attached, cancelled=cancelled,
+                                           typed=message if typed is None else typed)).result
 
     async def _settle(self, folder: str) -> bool:
         """Wait for this turn's start, then for the folder's config checks; True if the
@@ -291,9 +296,12 @@ class Switchman:
             return True
         return False
 
-    async def cancel(self, turn_id: str) -> tuple[bool, str]:
-        """Cancel a running turn (a worker's turn cancels only that worker); returns
-        (whether it was running, its final status)."""
+    async def cancel(self, turn_id: str, tool_use_id: str | None = None) -> tuple[bool, str]:
+        """Cancel a running turn (a worker's turn cancels only that worker), or with
+        ``tool_use_id`` only that delegation of the planner's turn (one still waiting for a
+        worker slot too); returns (whether it was running, its final status)."""
+        if tool_use_id is not None:
+            return await self.delegation.stop(turn_id, tool_use_id)
         return await self.lifecycle.cancel(turn_id)
 
     def turns_running(self) -> bool:

@@ -23,6 +23,9 @@ class ChatParams(msgspec.Struct, frozen=True):
     session_id: str | None = None
     images: list[Image] = []
     attachments: list[AttachmentRequest] = []
+    typed: str | None = None
+    """The message as the user typed it, when the client sends another text (VS Code takes
+    ``#file`` / ``#selection`` out and sends what they attach): shown, never sent."""
 
 
 class FeedbackParams(msgspec.Struct, frozen=True):
@@ -32,6 +35,8 @@ class FeedbackParams(msgspec.Struct, frozen=True):
 
 class CancelParams(msgspec.Struct, frozen=True):
     turn_id: str
+    tool_use_id: str | None = None
+    """With the planner's turn id: stop only that delegation (waiting or running)."""
 
 
 class SetModelParams(msgspec.Struct, frozen=True):

@@ -74,8 +74,9 @@ class UserDelegation:
         return profile.profile.model_policy.tier or DEFAULT_TIER, profile
 
     async def run(self, live: LiveSession, message: str,
-                  attachments: list[AttachmentBlock]) -> TurnResult:
-        """Answer ``message`` (a ``/delegate`` command or phrase) in ``live``'s chat."""
+                  attachments: list[AttachmentBlock], *, typed: str | None = None) -> TurnResult:
+        """Answer ``message`` (a ``/delegate`` command or phrase) in ``live``'s chat;
+        ``typed``: the command as the user typed it, when that differs (kept as typed)."""
         config = self.delegation.config
         if not config.effective(str(live.folder)).delegation.enabled:  # the user's own too
             return self._refuse(live, DelegationDisabled(str(config.routing_path)))
@@ -91,7 +92,7 @@ class UserDelegation:
         if isinstance(focus, Clarification):
             return self._answer(live, focus.question, None)
         tier, profile = self._target(live, command.target)
-        self._keep_command(live, message, attachments)
+        self._keep_command(live, message, attachments, typed)
         result = await self._start(live, tier, profile, focus)
         text = _result_text(result)
         self._remember(live, text, result)
@@ -100,18 +101,20 @@ class UserDelegation:
         return self._answer(live, text, result)
 
     def _keep_command(self, live: LiveSession, message: str,
-                      attachments: list[AttachmentBlock]) -> None:
+                      attachments: list[AttachmentBlock], typed: str | None) -> None:
         """Store the user's command before its worker starts, as a turn stores its user
         message when it starts: a daemon killed while the worker runs keeps it (the reloaded
         delegation then shows as interrupted, see ``delegation/history.py``)."""
         store, now = self.delegation.sessions.store, self.delegation.clock.now()
         command = Message(id=new_id(), session_id=live.id, turn_id=None, role="user",
-                          content=[TextBlock(message), *attachments], created_at=now)
+                          content=[TextBlock(message), *attachments], created_at=now,
+                          typed=typed if typed not in (None, message) else None)
         with store.db:  # both or neither
             store.db.execute("BEGIN")
             store.add_message(command)
             # listed like any session with messages: newest first, titled (if it has no title)
-            store.touch(live.id, now, title=message.strip().splitlines()[0][:TITLE_LENGTH])
+            shown = typed or message
+            store.touch(live.id, now, title=shown.strip().splitlines()[0][:TITLE_LENGTH])
         live.remember([command])
 
     def _remember(self, live: LiveSession, text: str, result: DelegateResult) -> None:

@@ -38,6 +38,15 @@ ROUTE_OVERRIDE_SUMMARY = "/route override"
 """Its badge-sized form."""
 
 
+def without_override(typed: str) -> str:
+    """``typed`` without its leading ``@alias`` (``\\@`` read as a literal ``@``): the words
+    of a message, for its session's title, where the alias only chose the model."""
+    if typed.startswith("\\@"):
+        return typed[1:]
+    match = _OVERRIDE.match(typed)
+    return typed if match is None else typed[match.end():]
+
+
 def parse_override(message: str, registry: ModelRegistry) -> tuple[str, Override | None]:
     """Split ``message`` into the text to send and its override, if any.
 

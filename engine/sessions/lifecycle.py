@@ -38,7 +38,7 @@ from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.routing.explain import short_reason
-from switchman.engine.routing.overrides import Override
+from switchman.engine.routing.overrides import Override, without_override
 from switchman.engine.routing.tiers import resolve_effort
 from switchman.engine.sessions.attachments import inside_workspace
 from switchman.engine.sessions.live import LiveSession, RunningTurn, TurnSink
@@ -202,8 +202,8 @@ class TurnLifecycle:
                         status="running", model=model.id, started_at=now,
                         summary=short_reason(decision), decision=decision)
         attached = [b for b in blocks if isinstance(b, AttachmentBlock)]
-        shown = said.shown
-        title = shown.strip().splitlines()[0][:TITLE_LENGTH] if shown.strip() else \
+        words = without_override(said.shown).strip()
+        title = words.splitlines()[0][:TITLE_LENGTH] if words else \
             (attached[0].path if attached else "(image)")
         touched = inside_workspace(attached)
         sink = self._sink(live)

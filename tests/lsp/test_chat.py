@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from switchman.engine.store.database import _MIGRATIONS
 from switchman.server import methods
 from tests.lsp.conftest import Daemon, deltas, error_data
 from tests.support.fake_provider import FakeProvider, Usage
@@ -82,7 +84,7 @@ async def test_the_transcript_keeps_the_alias_typed_and_the_model_never_reads_it
     assert [m["content"] for m in detail["messages"] if m["role"] == "user"] == [
         [{"type": "text", "text": typed}], [{"type": "text", "text": "and a shorter one?"}]]
     assert "typed" not in detail["messages"][0]
-    assert detail["session"]["title"] == typed
+    assert detail["session"]["title"] == "what's a good name?"  # the alias is no title word
     async with running_server(editor, daemon.env, workspaces=[daemon.workspace]) as client:
         fake.script_text("done")
         await chat(client, daemon, "thanks", session_id=first["session_id"])
@@ -90,6 +92,70 @@ async def test_the_transcript_keeps_the_alias_typed_and_the_model_never_reads_it
         assert sent.body["messages"][0]["content"][0]["text"] == "what's a good name?"
     assert [m["content"][0]["text"] for m in fake.requests[2].body["messages"]
             if m["role"] == "user"] == ["what's a good name?", "and a shorter one?", "thanks"]
+
+
+@pytest.mark.parametrize("editor", CLIENTS)
+async def test_the_typed_text_of_a_message_with_tokens_is_shown_and_never_sent(
+        editor: str, daemon: Daemon, fake: FakeProvider) -> None:
+    """VS Code takes ``#file`` out of the message and sends the file as an attachment; with
+    ``typed`` the session shows the message as typed (tokens and alias) and titles it by its
+    words, while the model reads neither, then or in a later turn's history after a restart.
+    The typed text holds the token, not the file: its content is stored once."""
+    app = daemon.workspace / "src" / "app.py"
+    typed = "@opus explain #file"
+    async with running_server(editor, daemon.env, workspaces=[daemon.workspace]) as client:
+        fake.script_text("It returns 42.")
+        first = await chat(client, daemon, "@opus explain", typed=typed,
+                           attachments=[{"kind": "file", "uri": app.as_uri()}])
+        detail = await client.request(methods.SESSION, {"session_id": first["session_id"]})
+    assert first["model"] == OPUS
+    user = next(m for m in detail["messages"] if m["role"] == "user")
+    assert user["content"][0] == {"type": "text", "text": typed}
+    assert [(b["type"], b["path"]) for b in user["content"][1:]] == [("attachment", "src/app.py")]
+    assert detail["session"]["title"] == "explain #file"
+    async with running_server(editor, daemon.env, workspaces=[daemon.workspace]) as client:
+        fake.script_text("done")
+        await chat(client, daemon, "thanks", session_id=first["session_id"])
+    for sent in fake.requests:  # this turn's message, then the history: no alias, no token
+        said = sent.body["messages"][0]["content"]
+        assert said[0]["text"] == "explain"
+        assert "#file" not in json.dumps(sent.body) and "@opus" not in json.dumps(sent.body)
+        assert "return 42" in json.dumps(said)
+    database = sqlite3.connect(daemon.data / "switchman.db")
+    rows = database.execute("SELECT content, typed FROM messages WHERE role = 'user'").fetchall()
+    assert [typed for _, typed in rows] == [typed, None]
+    assert sum(content.count("return 42") for content, _ in rows) == 1  # not copied into typed
+
+
+async def test_a_database_from_before_typed_texts_shows_its_messages_as_stored(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """A version-3 database (no ``typed`` column) is upgraded on opening; its messages have
+    no typed text and show as stored, and their sessions go on."""
+    database = sqlite3.connect(daemon.data / "switchman.db")
+    old_turn = "00A1"  # an older daemon's ids (made before any of today's)
+    database.executescript("".join(_MIGRATIONS[v] for v in (1, 2, 3)) + "PRAGMA user_version=3;")
+    text = json.dumps([{"type": "text", "text": "explain the login flow"}])
+    database.executemany("INSERT INTO messages (id, session_id, turn_id, role, created_at, content)"
+                         " VALUES (?, 's1', ?, ?, '2026-11-01T10:00:00Z', ?)",  # ids sort by time
+                         [("00A2", old_turn, "user", text),
+                          ("00A3", old_turn, "assistant", text.replace("explain", "I read"))])
+    database.execute("INSERT INTO sessions (id, workspace, title, created_at, updated_at) VALUES "
+                     "('s1', ?, 'explain the login flow', '2026-11-01T10:00:00Z', "
+                     "'2026-11-01T10:00:01Z')", (daemon.uri,))
+    database.execute("INSERT INTO turns (id, session_id, idx, status, model, started_at) VALUES "
+                     "(?, 's1', 1, 'completed', ?, '2026-11-01T10:00:00Z')", (old_turn, SONNET))
+    database.commit()
+    database.close()
+    async with running_server(CLIENTS[0], daemon.env, workspaces=[daemon.workspace]) as client:
+        detail = await client.request(methods.SESSION, {"session_id": "s1"})
+        assert [m["content"][0]["text"] for m in detail["messages"]] == [
+            "explain the login flow", "I read the login flow"]
+        fake.script_text("done")
+        await chat(client, daemon, "@haiku and the logout?", session_id="s1")
+        detail = await client.request(methods.SESSION, {"session_id": "s1"})
+    assert [m["content"][0]["text"] for m in detail["messages"] if m["role"] == "user"] == [
+        "explain the login flow", "@haiku and the logout?"]
+    assert detail["session"]["title"] == "explain the login flow"
 
 
 async def test_tool_calls_read_the_workspace(client: SwitchmanClient, daemon: Daemon,

@@ -20,9 +20,9 @@ HAIKU = "anthropic:claude-haiku-4-5"
 
 
 async def chat(client: SwitchmanClient, daemon: Daemon, message: str,
-               attachments: list[dict[str, Any]] | None = None) -> Any:
+               attachments: list[dict[str, Any]] | None = None, **extra: Any) -> Any:
     return await client.request(methods.CHAT, {"workspace": daemon.uri, "message": message,
-                                               "attachments": attachments or []})
+                                               "attachments": attachments or [], **extra})
 
 
 async def test_delegate_a_selection(client: SwitchmanClient, daemon: Daemon,
@@ -32,7 +32,9 @@ async def test_delegate_a_selection(client: SwitchmanClient, daemon: Daemon,
                      usage=Usage(input_tokens=500, output_tokens=10))
     selection = {"kind": "selection", "uri": (daemon.workspace / "src" / "app.py").as_uri(),
                  "text": "def main():\n    return 42", "start_line": 1, "end_line": 2}
-    result = await chat(client, daemon, "/delegate fast explain this", [selection])
+    # VS Code sends the command without its #selection token, and the text as typed
+    typed = "/delegate fast explain this #selection"
+    result = await chat(client, daemon, "/delegate fast explain this", [selection], typed=typed)
     assert (result["kind"], result["status"], result["text"], result["model"]) == (
         "command", "completed", "main returns 42.", HAIKU)
     (request,) = fake.requests
@@ -48,8 +50,8 @@ async def test_delegate_a_selection(client: SwitchmanClient, daemon: Daemon,
     assert seen[-1]["handoff"]["reason"] == "user_delegate"
     listing = await client.request(methods.SESSIONS, {"workspace": daemon.uri,
                                                       "include_workers": True})
-    # a session whose only exchange is a /delegate is titled by it (not "New chat")
-    assert listing["sessions"][0]["title"] == "/delegate fast explain this"
+    # a session whose only exchange is a /delegate is titled by it as typed (not "New chat")
+    assert listing["sessions"][0]["title"] == typed
     assert listing["sessions"][0]["updated_at"] > listing["sessions"][0]["created_at"]
     # the status bar's "today" includes the worker's cost once it has ended
     assert result["cost_usd"] != "0.000000"
@@ -72,6 +74,7 @@ async def test_delegate_a_selection(client: SwitchmanClient, daemon: Daemon,
     # the command is stored before its worker starts, the answer when it ends
     assert user["created_at"] <= stored["started_at"] <= answer["created_at"]
     assert answer["role"] == "assistant"
+    assert user["content"][0] == {"type": "text", "text": typed}
 
 
 async def test_kill_9_while_the_worker_runs_keeps_the_command(daemon: Daemon,

@@ -23,14 +23,14 @@ def register(server: SwitchmanServer) -> None:
         images = [ImageBlock(i.media_type, i.data) for i in p.images]
         with as_rpc_errors():
             result = await server.switchman.chat(p.workspace, p.session_id, p.message, images,
-                                                 p.attachments)
+                                                 p.attachments, typed=p.typed)
         return to_wire(result)
 
     @server.feature(methods.CANCEL)
     async def cancel(params: Any) -> Any:
         p = decode(params, CancelParams)
         with as_rpc_errors():
-            cancelled, status = await server.switchman.cancel(p.turn_id)
+            cancelled, status = await server.switchman.cancel(p.turn_id, p.tool_use_id)
         return {"cancelled": cancelled, "status": status}
 
     @server.feature(methods.NEW_SESSION)

@@ -54,12 +54,20 @@ export function resolveTokens(message: string, editor: EditorContext | undefined
     if (editor) attachments.push(fileAttachment(editor));
     else missing.push('file');
   }
+  return { message: withoutTokens(message), attachments, missing };
+}
+
+/**
+ * The message as sent: without its `#file` / `#selection` tokens and the spaces and tabs around
+ * them (a token mid-line leaves one space), without the blank lines that leaves at its start.
+ */
+export function withoutTokens(message: string): string {
   const stripped = message.replace(TOKEN_WITH_SPACES, (token, offset: number, whole: string) => {
     const end = offset + token.length;
     const midLine = offset > 0 && whole[offset - 1] !== '\n' && end < whole.length && whole[end] !== '\n';
     return midLine ? ' ' : '';
   });
-  return { message: stripped.replace(/^(?:[ \t]*\n)+/, '').trimEnd(), attachments, missing };
+  return stripped.replace(/^(?:[ \t]*\n)+/, '').trimEnd();
 }
 
 /** Why a message with `#selection` / `#file` is not sent when the editor has nothing for them. */

@@ -145,6 +145,7 @@ export class ChatController implements Disposable {
       case 'toggleExplanation': return;
       case 'workerTranscript': return this.workerTranscript(message.turnId, message.toolUseId, message.workerSessionId);
       case 'stopWorker': return this.stopWorker(message.workerTurnId);
+      case 'stopDelegation': return this.stopDelegation(message.turnId, message.toolUseId);
     }
   }
 
@@ -166,6 +167,15 @@ export class ChatController implements Disposable {
       await this.connection.request<CancelResult>(Requests.cancel, params.cancelParams(workerTurnId));
     } catch {
       // The worker had already ended (unknown_turn after a restart): its card shows how it ended.
+    }
+  }
+
+  /** Stop one delegation of a planner's turn (one still queued for a worker slot too); the planner carries on. */
+  async stopDelegation(plannerTurnId: string, toolUseId: string): Promise<void> {
+    try {
+      await this.connection.request<CancelResult>(Requests.cancel, params.cancelDelegationParams(plannerTurnId, toolUseId));
+    } catch {
+      // The planner's turn had already ended: the card shows how the delegation ended.
     }
   }
 
@@ -226,7 +236,7 @@ export class ChatController implements Disposable {
     try {
       pending.sessionId = await this.ensureSession(folder.uri);
       const result = await this.connection.request<ChatResult>(
-        Requests.chat, params.chatParams(folder.uri, sent.message, pending.sessionId, attachments),
+        Requests.chat, params.chatParams(folder.uri, sent.message, pending.sessionId, attachments, text),
         pending.abort.signal);
       this.sessions.set(folder.uri, result.session_id);
       if (result.turn_id && retryableFailure(result)) this.retries.set(result.turn_id, sent);
@@ -396,7 +406,7 @@ export class ChatController implements Disposable {
     const last = [...entries].reverse().find((e) => e.kind === 'turn');
     if (last?.kind !== 'turn' || last.status !== 'failed' || last.error?.code !== PROVIDER_ERROR || this.retries.has(last.id)) return;
     const sent = sentMessage(detail, last.id, workspace);
-    if (sent) this.retries.set(last.id, { text: sent.text, message: sent.text, attachments: sent.attachments });
+    if (sent) this.retries.set(last.id, sent);
   }
 
   /** After a reset: the open questions; the answered ones and the ratings given here of the turns shown. */

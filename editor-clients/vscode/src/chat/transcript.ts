@@ -6,7 +6,7 @@ import { SlashCommands } from '../protocol/methods';
 import type {
   Attachment, ChatResult, ContentBlock, DelegationRecord, Message, SessionDetail, ToolActivity, Turn, WorkerCost,
 } from '../protocol/types';
-import { attachedLine } from './attachments';
+import { attachedLine, withoutTokens } from './attachments';
 import { cardView, recordedDelegation, storedDelegations } from './delegations';
 import type { Entry, TurnEntry } from './messages';
 
@@ -86,12 +86,13 @@ export function keptInHistory(result: ChatResult): boolean {
 
 /**
  * What the user sent for a stored turn, to send it again (a failed turn's Retry in a new window): the
- * text as typed (`@alias` included: the daemon removes it again) and the attachments with the text
- * they were sent with. Undefined for what cannot be sent again as it was: an image, or
- * `/route override`'s re-run (its suggestion is gone).
+ * text as typed (`@alias`, `#file` included: shown again), the message without its tokens (the
+ * `@alias` stays: the daemon removes it again) and the attachments with the text they were sent
+ * with. Undefined for what cannot be sent again as it was: an image, or `/route override`'s re-run
+ * (its suggestion is gone).
  */
 export function sentMessage(detail: SessionDetail, turnId: string, workspace: string)
-  : { text: string; attachments: Attachment[] } | undefined {
+  : { text: string; message: string; attachments: Attachment[] } | undefined {
   const message = detail.messages.find((m) => m.turn_id === turnId && m.role === 'user');
   if (!message || message.content.some((b) => b.type === 'image')) return undefined;
   const text = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n\n');
@@ -100,7 +101,7 @@ export function sentMessage(detail: SessionDetail, turnId: string, workspace: st
     kind: b.kind, uri: attachmentUri(b.path, workspace), text: b.text,
     ...(b.start_line && b.end_line ? { start_line: b.start_line, end_line: b.end_line } : {}),
   }] : []));
-  return { text, attachments };
+  return { text, message: withoutTokens(text) || text, attachments };
 }
 
 /** The file URI of an attachment's stored path: relative to the workspace when inside it, else absolute. */

@@ -2,10 +2,13 @@
 
 import type { Attachment, WorkspaceUri } from './types';
 
-export function chatParams(workspace: WorkspaceUri, message: string, sessionId?: string | null, attachments: Attachment[] = []) {
+/** `typed`: the message as typed, sent when it differs from `message` (the daemon shows it, never sends it). */
+export function chatParams(workspace: WorkspaceUri, message: string, sessionId?: string | null, attachments: Attachment[] = [],
+  typed?: string) {
   return {
     workspace, message, ...(sessionId ? { session_id: sessionId } : {}),
     ...(attachments.length ? { attachments } : {}),
+    ...(typed !== undefined && typed !== message ? { typed } : {}),
   };
 }
 
@@ -18,6 +21,11 @@ export function feedbackParams(turnId: string, rating: Rating) {
 
 export function cancelParams(turnId: string) {
   return { turn_id: turnId };
+}
+
+/** Stop one delegation of a planner's turn, also one still waiting for a worker slot (it has no worker turn yet). */
+export function cancelDelegationParams(plannerTurnId: string, toolUseId: string) {
+  return { turn_id: plannerTurnId, tool_use_id: toolUseId };
 }
 
 /** `model: null` clears the sticky model. */

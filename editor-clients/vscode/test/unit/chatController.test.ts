@@ -343,6 +343,9 @@ describe('ChatController', () => {
     connection.answer(Requests.cancel, () => ({ cancelled: true, status: 'cancelled' }));
     await controller.handle({ type: 'stopWorker', workerTurnId: 'WT1' });
     assert.deepEqual(connection.sent(Requests.cancel), [{ turn_id: 'WT1' }]);
+    // a delegation still queued for a worker slot has no worker turn: named by its planner's turn and call
+    await controller.handle({ type: 'stopDelegation', turnId: 'T1', toolUseId: 'toolu_2' });
+    assert.deepEqual(connection.sent(Requests.cancel).at(-1), { turn_id: 'T1', tool_use_id: 'toolu_2' });
     assert.equal(controller.busy, true, 'the planner turn carries on');
     answer.resolve(result);
     await sending;
@@ -417,7 +420,7 @@ describe('ChatController: Retry on a turn that failed at its provider', () => {
   const failed: ChatResult = { ...result, status: 'failed', text: '', cost_usd: '0',
     error: { code: 'provider_error', message: 'anthropic: server error (500). Your message is saved; send it again to retry.' } };
 
-  it('sends the same message again, with its @alias and the attachments it was sent with', async () => {
+  it('sends the same message again, with its @alias, the attachments it was sent with and the text as typed', async () => {
     const { connection, posted } = setup();
     const { editor, controller } = withEditor(connection, posted);
     let answer: ChatResult = failed;
@@ -425,7 +428,8 @@ describe('ChatController: Retry on a turn that failed at its provider', () => {
     await controller.send('@haiku explain #selection');
     const first = connection.sent(Requests.chat)[0];
     assert.deepEqual(first, { workspace: WS, message: '@haiku explain', session_id: 'S1',
-      attachments: [{ kind: 'selection', uri: `${WS}/src/app.py`, text: 'return 42', start_line: 2, end_line: 2 }] });
+      attachments: [{ kind: 'selection', uri: `${WS}/src/app.py`, text: 'return 42', start_line: 2, end_line: 2 }],
+      typed: '@haiku explain #selection' }, 'the daemon keeps the text as typed, for a reloaded chat and the title');
     editor.selection.text = 'something else'; // what was sent is sent again, not the editor's text of now
     answer = { ...result, turn_id: 'T2' };
     await controller.handle({ type: 'retry', turnId: 'T1' });
@@ -471,7 +475,7 @@ describe('ChatController: Retry in a new window', () => {
   it('sends the message the daemon kept again, as typed and with its attachments', async () => {
     // The window was reloaded after the failure: the daemon's record is all there is.
     const { connection, controller, posted } = setup();
-    connection.answer(Requests.session, () => detail([{ type: 'text', text: '@haiku explain' },
+    connection.answer(Requests.session, () => detail([{ type: 'text', text: '@haiku explain #selection in #file' },
       { type: 'attachment', kind: 'selection', path: 'src/my app.py', text: 'return 42', start_line: 2, end_line: 2 },
       { type: 'attachment', kind: 'file', path: '/etc/hosts', text: '127.0.0.1 localhost', start_line: null, end_line: null }]));
     connection.answer(Requests.chat, () => ({ ...result, turn_id: 'T2' }));
@@ -480,9 +484,13 @@ describe('ChatController: Retry in a new window', () => {
     assert.ok(reset?.type === 'reset');
     assert.equal(reset.entries.some((e) => e.kind === 'turn' && e.id === 'T1' && e.retryable), true, 'Retry offered');
     await controller.handle({ type: 'retry', turnId: 'T1' });
-    assert.deepEqual(connection.sent(Requests.chat), [{ workspace: WS, message: '@haiku explain', session_id: 'S1', attachments: [
+    const user = reset.entries.find((e) => e.kind === 'user');
+    assert.equal(user?.kind === 'user' && user.text,
+      '@haiku explain #selection in #file\nAttached: src/my app.py (lines 2–2)\nAttached: /etc/hosts', 'shown as typed');
+    assert.deepEqual(connection.sent(Requests.chat), [{ workspace: WS, message: '@haiku explain in', session_id: 'S1', attachments: [
       { kind: 'selection', uri: `${WS}/src/my%20app.py`, text: 'return 42', start_line: 2, end_line: 2 },
-      { kind: 'file', uri: 'file:///etc/hosts', text: '127.0.0.1 localhost' }] }]);
+      { kind: 'file', uri: 'file:///etc/hosts', text: '127.0.0.1 localhost' }], typed: '@haiku explain #selection in #file' }],
+    'the tokens are not sent as words: what they attached is sent again');
   });
 
   it('offers none for another failure, an image, or /route override\'s re-run', async () => {

@@ -221,6 +221,8 @@ describe('attachments', () => {
     assert.deepEqual(chatParams('file:///w', 'hi'), { workspace: 'file:///w', message: 'hi' });
     assert.deepEqual(chatParams('file:///w', 'hi', 'S1', [{ kind: 'file', uri: 'file:///w/a' }]),
       { workspace: 'file:///w', message: 'hi', session_id: 'S1', attachments: [{ kind: 'file', uri: 'file:///w/a' }] });
+    assert.deepEqual(chatParams('file:///w', 'hi', null, [], 'hi'), { workspace: 'file:///w', message: 'hi' }, 'typed as sent');
+    assert.deepEqual(chatParams('file:///w', 'hi', null, [], 'hi #file'), { workspace: 'file:///w', message: 'hi', typed: 'hi #file' });
   });
 });
 

@@ -140,6 +140,27 @@ class DelegateStarted(Event, frozen=True, kw_only=True, tag="delegate.started"):
     """The worker's agent profile."""
     handoff: HandoffEnvelope | None = None
     """The typed handoff envelope (spec 004)."""
+    requested_at: datetime | None = None
+    """When the delegation was asked for (before any wait for approval or a worker slot)."""
+    queued_seconds: float = 0.0
+    """How long it waited for a free worker slot (``delegate.queued``) before starting."""
+
+
+class DelegateQueued(Event, frozen=True, kw_only=True, tag="delegate.queued"):
+    """A planner's ``delegate`` call waits for a free worker slot: its turn already runs
+    ``max_concurrent_workers`` workers (the timestamp is when it began waiting)."""
+
+    tool_use_id: str
+    turn_id: str | None
+    """The planner's turn: a delegation still waiting when that turn was interrupted (the
+    daemon died) never started."""
+    tier: str
+    task: str
+    source: Literal["planner", "user"] = "planner"
+    position: int
+    """Its place in line when it began waiting (1: the next to start)."""
+    running: int
+    limit: int
 
 
 class DelegateCompleted(Event, frozen=True, kw_only=True, tag="delegate.completed"):
@@ -169,6 +190,8 @@ class DelegateFailed(Event, frozen=True, kw_only=True, tag="delegate.failed"):
     task: str | None = None
     """What the worker was to do: with ``tier`` and ``source``, a delegation that ended
     before its worker was routed (no ``delegate.started``) is still described."""
+    requested_at: datetime | None = None
+    """When the delegation was asked for."""
 
 
 Listener = Callable[[Event], None]

@@ -296,9 +296,12 @@ class Switchman:
             return True
         return False
 
-    async def cancel(self, turn_id: str) -> tuple[bool, str]:
-        """Cancel a running turn (a worker's turn cancels only that worker); returns
-        (whether it was running, its final status)."""
+    async def cancel(self, turn_id: str, tool_use_id: str | None = None) -> tuple[bool, str]:
+        """Cancel a running turn (a worker's turn cancels only that worker), or with
+        ``tool_use_id`` only that delegation of the planner's turn (one still waiting for a
+        worker slot too); returns (whether it was running, its final status)."""
+        if tool_use_id is not None:
+            return await self.delegation.stop(turn_id, tool_use_id)
         return await self.lifecycle.cancel(turn_id)
 
     def turns_running(self) -> bool:

@@ -35,6 +35,8 @@ class FeedbackParams(msgspec.Struct, frozen=True):
 
 class CancelParams(msgspec.Struct, frozen=True):
     turn_id: str
+    tool_use_id: str | None = None
+    """With the planner's turn id: stop only that delegation (waiting or running)."""
 
 
 class SetModelParams(msgspec.Struct, frozen=True):

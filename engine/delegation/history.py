@@ -10,40 +10,53 @@ without these its card could not come back after a reload.
 
 A delegation that ended before its worker was routed (approval denied, stopped
 while it waited for approval or for a free worker slot, no model for its tier) has
-only its ``delegate.failed``: its record comes from that, with no model.
+only its ``delegate.failed``: its record comes from that, with no model. One still
+waiting for a free worker slot has only its ``delegate.queued``: ``queued``, or
+``failed`` with ``interrupted`` once its planner's turn was interrupted.
+
+Records are in the order the delegations were asked for (``requested_at``; older events
+without it by when they started or ended).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from datetime import datetime
 from typing import Any
 
 import msgspec
 
-from switchman.engine.events import DelegateFailed, DelegateStarted
+from switchman.engine.events import DelegateFailed, DelegateQueued, DelegateStarted
 from switchman.engine.sessions.records import DelegationRecord, DelegationStatus
 from switchman.engine.store.repository import INTERRUPTED_MESSAGE
 
 CANCELLED_BY_USER = "cancelled_by_user"
 INTERRUPTED = "interrupted"
 STARTED, COMPLETED, FAILED = "delegate.started", "delegate.completed", "delegate.failed"
+QUEUED = "delegate.queued"
 """The stored event types this module reads."""
 
 
 def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]],
-                       interrupted: Collection[str] = ()) -> list[DelegationRecord]:
+                       interrupted: Collection[str] = (), queued: Sequence[dict[str, Any]] = (),
+                       ) -> list[DelegationRecord]:
     """The delegations of ``started`` events (stored payloads, oldest first) with how each
     ended (``delegate.completed`` / ``delegate.failed`` payloads); none ended: ``running``,
     or — when the worker's turn was interrupted (its session in ``interrupted``: the daemon
-    running it died) — ``failed`` with the error ``interrupted``, as the turn shows it."""
+    running it died) — ``failed`` with the error ``interrupted``, as the turn shows it.
+    ``queued`` (``delegate.queued`` payloads) dates their waits and adds those still waiting;
+    ``interrupted`` also holds the planner turns interrupted while they waited."""
     endings = {str(e.get("tool_use_id")): e for e in ended}
+    waits = {str(q.get("tool_use_id")): msgspec.convert(q, DelegateQueued) for q in queued}
     records: dict[str, DelegationRecord] = {}
+    asked: dict[str, datetime] = {}
     for payload in started:
         event = msgspec.convert(payload, DelegateStarted)
         first = records.get(event.tool_use_id)  # a worker routed again keeps its first start
         status, error, detail = _ending(endings.get(event.tool_use_id))
         if status == "running" and event.worker_session_id in interrupted:
             status, error, detail = "failed", INTERRUPTED, INTERRUPTED_MESSAGE
+        wait = waits.get(event.tool_use_id)
         records[event.tool_use_id] = DelegationRecord(
             tool_use_id=event.tool_use_id, worker_session_id=event.worker_session_id,
             source=event.source,
@@ -51,24 +64,50 @@ def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]
             task=event.handoff.input.task if event.handoff is not None else "",
             tier=event.tier, worker_tier=event.worker_tier, tier_floor=event.tier_floor,
             floor_applied=event.floor_applied, model=event.resolved_model or None,
-            routed_by=event.routed_by, status=status, error=error, detail=detail)
+            routed_by=event.routed_by, status=status, error=error, detail=detail,
+            queued_at=wait.timestamp if wait is not None else None)
+        asked.setdefault(event.tool_use_id, event.requested_at or event.timestamp)
     # (a failure recorded before failures named their tier cannot be described: left out)
-    never_routed = [_never_routed(payload) for tool_use_id, payload in endings.items()
-                    if tool_use_id not in records and payload.get("type") == FAILED
-                    and payload.get("tier") is not None]
-    return sorted([*records.values(), *never_routed], key=lambda r: r.started_at)
+    for tool_use_id, payload in endings.items():
+        if tool_use_id not in records and payload.get("type") == FAILED \
+                and payload.get("tier") is not None:
+            records[tool_use_id], asked[tool_use_id] = _never_routed(payload,
+                                                                     waits.get(tool_use_id))
+    for tool_use_id, wait in waits.items():
+        if tool_use_id not in records:
+            records[tool_use_id] = _waiting(wait, interrupted)
+            asked[tool_use_id] = wait.timestamp
+    return sorted(records.values(), key=lambda r: asked[r.tool_use_id])
 
 
-def _never_routed(payload: dict[str, Any]) -> DelegationRecord:
+def _waiting(wait: DelegateQueued, interrupted: Collection[str]) -> DelegationRecord:
+    """The record of a delegation still waiting for a free worker slot (its planner's turn
+    interrupted: it never will start), dated when it began waiting."""
+    if wait.turn_id is not None and wait.turn_id in interrupted:
+        status, error, detail = "failed", INTERRUPTED, INTERRUPTED_MESSAGE
+    else:
+        status, error = "queued", None
+        detail = f"waiting for a free worker ({wait.limit} may run at once)"
+    return DelegationRecord(
+        tool_use_id=wait.tool_use_id, worker_session_id="", source=wait.source,
+        started_at=wait.timestamp, task=wait.task, tier=wait.tier, worker_tier=None,
+        tier_floor=None, floor_applied=False, model=None, status=status,  # type: ignore[arg-type]
+        error=error, detail=detail, queued_at=wait.timestamp)
+
+
+def _never_routed(payload: dict[str, Any],
+                  wait: DelegateQueued | None) -> tuple[DelegationRecord, datetime]:
     """The record of a delegation that failed before its worker was routed (it has no
-    ``delegate.started``): dated when it ended, with no model."""
+    ``delegate.started``): dated when it ended, with no model; and when it was asked for."""
     failed = msgspec.convert(payload, DelegateFailed)
     status, error, detail = _ending(payload)
-    return DelegationRecord(
+    record = DelegationRecord(
         tool_use_id=failed.tool_use_id, worker_session_id=failed.worker_session_id,
         source=failed.source, started_at=failed.timestamp, task=failed.task or "",
         tier=failed.tier or "", worker_tier=None, tier_floor=None, floor_applied=False,
-        model=None, status=status, error=error, detail=detail)
+        model=None, status=status, error=error, detail=detail,
+        queued_at=wait.timestamp if wait is not None else None)
+    return record, failed.requested_at or failed.timestamp
 
 
 def _ending(payload: dict[str, Any] | None) -> tuple[DelegationStatus, str | None, str | None]:

@@ -24,11 +24,23 @@ from switchman.engine.delegation.contract import (
 )
 from switchman.engine.delegation.envelope import HandoffEnvelope
 from switchman.engine.delegation.handoff import Handoff
-from switchman.engine.events import DelegateCompleted, DelegateFailed, DelegateStarted, SessionEnded
+from switchman.engine.events import (
+    DelegateCompleted,
+    DelegateFailed,
+    DelegateQueued,
+    DelegateStarted,
+    SessionEnded,
+)
 from switchman.engine.messages import ZERO_USD, Usage
 from switchman.engine.routing.decision import TierChoice
 from switchman.engine.sessions.manager import SessionManager
-from switchman.engine.sessions.records import ChatDelta, DelegationUpdate, RouteNotice
+from switchman.engine.sessions.records import (
+    ChatDelta,
+    DelegationStatus,
+    DelegationUpdate,
+    QueuePlace,
+    RouteNotice,
+)
 from switchman.engine.sessions.turn_setup import TurnOutcome
 from switchman.engine.tokens import estimate_text
 from switchman.engine.tools.registry import ToolContext
@@ -73,12 +85,41 @@ class WorkerProgress:
         self.mode: FailureMode = "worker_error"
         self.choice: TierChoice | None = None
         self.routed_by: str | None = None
+        self.requested_at = clock.now()
+        self.queue: QueuePlace | None = None
+        """Its place in line while it waits for a free worker slot."""
+        self.queued_seconds = 0.0
         self._started = clock.monotonic()
+        self._queued_at: float | None = None
         self._sent = 0.0
         self._text = ""
         self._held: asyncio.TimerHandle | None = None
         """The send of text progress held back by the interval, if one is pending."""
         self._ended = False
+
+    # -- waiting for a worker slot -------------------------------------------------------
+
+    def queued(self, place: QueuePlace) -> None:
+        """It waits for a free worker slot (again told when the line moves): recorded once,
+        told every time."""
+        if self._queued_at is None:
+            self._queued_at = self._started = self.clock.monotonic()
+            self.sessions.store.add_event(DelegateQueued(
+                timestamp=self.clock.now(), session_id=self.planner.session_id,
+                tool_use_id=self.tool_use_id, turn_id=self.planner_turn_id, tier=self.call.tier,
+                task=self.call.task, source=self.source, position=place.position,
+                running=place.running, limit=place.limit), self.planner_turn_id)
+        self.queue = place
+        self.detail = place.reason()
+        self._send("queued", "queued")
+
+    def wait_over(self) -> None:
+        """Its wait (if any) is over, to start or to end unstarted: its own wall time begins."""
+        now = self.clock.monotonic()
+        if self._queued_at is not None:
+            self.queued_seconds = round(now - self._queued_at, 3)
+            self.queue, self.detail = None, None
+        self._started = now
 
     # -- the worker turn's sink ------------------------------------------------------
 
@@ -107,7 +148,8 @@ class WorkerProgress:
             complexity_source=choice.complexity_source if choice else None,
             reasoning_effort=choice.reasoning_effort if choice else None,
             profile=self.envelope.target.profile.name if self.envelope else None,
-            handoff=self.envelope, source=self.source, focus=self.focus),
+            handoff=self.envelope, source=self.source, focus=self.focus,
+            requested_at=self.requested_at, queued_seconds=self.queued_seconds),
             self.planner_turn_id)
         self._send("started", "running")
 
@@ -206,7 +248,7 @@ class WorkerProgress:
                 error=result.error or "", usage_summary=summary,
                 worker_total_cost_usd=summary.cost_usd, detail=self.detail,
                 insufficient_context_request=request, source=self.source, tier=self.call.tier,
-                task=self.call.task), self.planner_turn_id)
+                task=self.call.task, requested_at=self.requested_at), self.planner_turn_id)
         if self.worker_session_id:
             disposition = "completed" if result.success else \
                 "cancelled" if self.mode == "cancelled_by_user" else "failed"
@@ -227,7 +269,7 @@ class WorkerProgress:
         self._held = None
         self._send("progress", "running")
 
-    def _send(self, phase: str, status: str, error: str | None = None) -> None:
+    def _send(self, phase: str, status: DelegationStatus, error: str | None = None) -> None:
         if self._held is not None:
             self._held.cancel()
             self._held = None
@@ -236,12 +278,12 @@ class WorkerProgress:
             phase=phase, session_id=self.planner.session_id,  # type: ignore[arg-type]
             turn_id=self.planner_turn_id, tool_use_id=self.tool_use_id,
             worker_session_id=self.worker_session_id, worker_turn_id=self.worker_turn_id,
-            tier=self.call.tier, model=self.model, task=self.call.task,
-            status=status,  # type: ignore[arg-type]
+            tier=self.call.tier, model=self.model, task=self.call.task, status=status,
             turns=self.turns, llm_calls=self.llm_calls, tool_calls=self.tool_calls,
             input_tokens=self.usage.input_tokens, output_tokens=self.usage.output_tokens,
             cost_usd=self.cost, elapsed_seconds=round(self._sent - self._started, 3),
-            activity=self.activity, error=error, detail=self.detail if error else None,
+            activity=self.activity, error=error,
+            detail=self.detail if error or status == "queued" else None, queue=self.queue,
             dropped_tools=self.dropped,
             profile=self.envelope.target.profile.name if self.envelope else None,
             handoff=self.envelope, source=self.source, routed_by=self.routed_by,

@@ -8,10 +8,15 @@ session through :class:`SessionManager` and runs its one turn through
 slot 5, recorded, cancellable. Calls of one message run side by side, at
 most ``max_concurrent_workers`` at once per planner turn.
 
+Calls beyond the cap wait for a free slot (:mod:`.slots`): each is announced
+``queued`` with its place in line (``switchman/delegation``, a ``delegate.queued``
+event) and moves to ``running`` when it starts.
+
 Cancelling the planner's turn cancels its tool calls, so every running
-worker ends ``cancelled`` with it (``cancelled_by_user``). Cancelling one
-worker's turn (its own turn id) fails only that delegation; the planner
-goes on.
+worker ends ``cancelled`` with it (``cancelled_by_user``), and every waiting
+one ends so without starting. Cancelling one worker's turn (its own turn id),
+or stopping one delegation by its planner's turn and tool use id (:meth:`Delegation.stop`,
+the only way to reach one still waiting), fails only that delegation; the planner goes on.
 
 A worker that may write or execute starts only once the user approves the
 delegation (:mod:`.approval`); a denial fails the call with
@@ -47,6 +52,7 @@ from switchman.engine.delegation.envelope import HandoffEnvelope, encode
 from switchman.engine.delegation.handoff import Handoff, prepare, worker_prompt
 from switchman.engine.delegation.progress import DelegationSource, WorkerProgress
 from switchman.engine.delegation.recording import handoff_envelope
+from switchman.engine.delegation.slots import WorkerSlots
 from switchman.engine.errors import NoModelAvailable
 from switchman.engine.profiles.apply import permitted
 from switchman.engine.profiles.profile import SUBAGENT_PROFILE, ActiveProfile, ProfileSet
@@ -75,6 +81,10 @@ class Delegation:
         lifecycle.tool_sources.append(self.offer)
         self._spec: tuple[ProfileSet | None, ToolSpec | None] = (None, None)
         """The ``delegate`` definition offered last, and the profiles it names."""
+        self._active: dict[tuple[str | None, str],
+                           tuple[WorkerRun, WorkerSlots, asyncio.Event]] = {}
+        """The planners' delegations waiting or running, by (planner turn, tool use id), with
+        their slots and an event set when they have ended."""
 
     def offer(self, context: ToolContext, tools: ToolRegistry) -> None:
         """Add ``delegate`` to a turn's tools if this session and model may delegate."""
@@ -82,7 +92,7 @@ class Delegation:
         model = self.config.registry().get(context.model)
         if context.is_worker or not settings.enabled or model is None or not model.can_delegate:
             return
-        limit = asyncio.Semaphore(settings.max_concurrent_workers)  # per planner turn
+        limit = WorkerSlots(settings.max_concurrent_workers)  # per planner turn
         profiles = self.config.profiles(str(context.folder))
         known, spec = self._spec
         if known is not profiles or spec is None:  # the same profiles (files unchanged) keep it
@@ -93,7 +103,7 @@ class Delegation:
                             concurrent=True))
 
     async def _delegate(self, context: ToolContext, planner_tools: ToolRegistry,
-                        limit: asyncio.Semaphore, call: ToolCallRequest) -> ToolOutcome:
+                        limit: WorkerSlots, call: ToolCallRequest) -> ToolOutcome:
         planner = self.sessions.load(context.session_id)
         if planner.is_worker:  # never offered to workers; refuse if it ever is
             return _refused("workers cannot delegate")
@@ -105,18 +115,41 @@ class Delegation:
                               lambda: self.sessions.store.messages(planner.id))
         except ArgumentProblem as problem:
             return _refused(str(problem))
-        def worker() -> WorkerRun:  # made once it may start: its wall time starts there
-            return WorkerRun(self, planner, context, call.id, spec, handoff,
-                             planner_tools.names(), profile)
-
+        run = WorkerRun(self, planner, context, call.id, spec, handoff, planner_tools.names(),
+                        profile)
+        key = (context.turn_id, call.id)
+        ended = asyncio.Event()
+        self._active[key] = (run, limit, ended)
         try:
-            await limit.acquire()
-        except asyncio.CancelledError:  # the planner's turn ended while this one waited
-            return worker().cancelled_before_start()
-        try:
-            return await worker().run()
+            try:
+                started = await limit.take(run.progress.queued)
+            except asyncio.CancelledError:  # the planner's turn ended while this one waited
+                return run.cancelled_before_start(
+                    "the planner's turn was cancelled before this worker started")
+            if not started:
+                return run.cancelled_before_start("the user stopped it before it started")
+            try:
+                return await run.run()
+            finally:
+                limit.release()
         finally:
-            limit.release()
+            del self._active[key]
+            ended.set()
+
+    async def stop(self, planner_turn_id: str, tool_use_id: str) -> tuple[bool, str]:
+        """Stop one delegation of a planner's turn, waiting or running; the planner goes on.
+        Returns (whether it was stopped, the status: ``cancelled``; else ``ended`` when it is
+        not waiting or running, or ``starting`` while it is asked about or routed)."""
+        active = self._active.get((planner_turn_id, tool_use_id))
+        if active is None:
+            return False, "ended"
+        run, limit, ended = active
+        if limit.withdraw(run.progress.queued):
+            await ended.wait()  # answered, recorded and told, as a cancelled turn is
+            return True, "cancelled"
+        if run.progress.worker_turn_id is not None:
+            return await self.lifecycle.cancel(run.progress.worker_turn_id)
+        return False, "starting"  # asking for approval or being routed: no turn to stop yet
 
     def worker_profile(self, folder: str, name: str | None) -> ActiveProfile:
         """The registered profile a worker runs with (``subagent`` when none is named);
@@ -165,15 +198,17 @@ class WorkerRun:
         """Run the worker to its end and turn how it ended into the planner's tool result."""
         return self._tool_outcome(await self.result())
 
-    def cancelled_before_start(self) -> ToolOutcome:
-        """End a delegation whose planner's turn was cancelled while it waited for a free
-        worker slot: recorded, told and answered as a running worker's cancellation is."""
-        self.progress.detail = "the planner's turn was cancelled before this worker started"
+    def cancelled_before_start(self, detail: str) -> ToolOutcome:
+        """End a delegation stopped while it waited for a free worker slot (``detail`` says
+        how): recorded, told and answered as a running worker's cancellation is."""
+        self.progress.wait_over()
+        self.progress.detail = detail
         result = self.progress.failed("cancelled_by_user", "cancelled_by_user", "")
         return self._tool_outcome(self._ended(result))
 
     async def result(self) -> DelegateResult:
         """Run the worker to its end; how it ended (recorded, and sent to the editor)."""
+        self.progress.wait_over()  # its wall time starts here, not while it waited
         return self._ended(await self._run())
 
     def _ended(self, result: DelegateResult) -> DelegateResult:

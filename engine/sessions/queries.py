@@ -190,13 +190,17 @@ class SessionQueries:
         started = store.events(session_id, history.STARTED)
         ended = store.events(session_id, history.COMPLETED) + store.events(session_id,
                                                                            history.FAILED)
+        turns = store.turns(session_id)
+        interrupted = {w.id for w in info.workers
+                       if (last := store.last_turn(w.id)) is not None
+                       and last.status == "interrupted"}
+        interrupted.update(t.id for t in turns if t.status == "interrupted")
         return SessionDetail(info, [transcript_entry(m) for m in store.messages(session_id)],
-                             store.turns(session_id), self.cost(session_id),
+                             turns, self.cost(session_id),
                              envelope.decode(store.handoff(session_id)),
-                             history.delegation_records(started, ended, {
-                                 w.id for w in info.workers
-                                 if (last := store.last_turn(w.id)) is not None
-                                 and last.status == "interrupted"}))
+                             history.delegation_records(
+                                 started, ended, interrupted,
+                                 store.events(session_id, history.QUEUED)))
 
     def cost(self, session_id: str) -> CostBreakdown:
         """A session's spend by model, planner and workers."""

@@ -227,7 +227,7 @@ class SessionList(msgspec.Struct, frozen=True):
     sessions: list[SessionInfo]
 
 
-DelegationStatus = Literal["running", "completed", "failed", "cancelled"]
+DelegationStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
 
 
 class DelegationRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -251,10 +251,13 @@ class DelegationRecord(msgspec.Struct, frozen=True, kw_only=True):
     routed_by: str | None = None
     """What chose the worker's model when its tier did not (``rule: docs questions``)."""
     status: DelegationStatus
-    """``running`` until it ends; ``failed`` with ``interrupted`` once the daemon that ran it
-    died (its worker's turn marked interrupted)."""
+    """``queued`` while it waits for a free worker slot, ``running`` until it ends; ``failed``
+    with ``interrupted`` once the daemon that ran it died (its worker's turn, or for one still
+    waiting its planner's turn, marked interrupted)."""
     error: str | None = None
     detail: str | None = None
+    queued_at: datetime | None = None
+    """When it began waiting for a free worker slot (null: it never waited)."""
 
 
 class SessionDetail(msgspec.Struct, frozen=True):
@@ -301,11 +304,27 @@ class ProfileSwitch(msgspec.Struct, frozen=True):
     message: str
 
 
+class QueuePlace(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a delegation waiting for a free worker slot stands."""
+
+    position: int
+    """1: the next to start when a worker of the planner's turn ends."""
+    running: int
+    """Workers of the planner's turn running now."""
+    limit: int
+    """``max_concurrent_workers``: how many may run at once."""
+
+    def reason(self) -> str:
+        """Why it waits, in words (``waiting for a free worker: 2 of 2 running``)."""
+        ahead = f"; {self.position - 1} ahead of it" if self.position > 1 else ""
+        return f"waiting for a free worker: {self.running} of {self.limit} running{ahead}"
+
+
 class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
     """A delegation as the editor shows it: sent when it starts, as it progresses, and
     when it ends (``switchman/delegation``)."""
 
-    phase: Literal["started", "progress", "ended"]
+    phase: Literal["queued", "started", "progress", "ended"]
     session_id: str
     """The planner's session."""
     turn_id: str | None
@@ -317,7 +336,7 @@ class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
     tier: str
     model: str | None
     task: str
-    status: Literal["running", "completed", "failed", "cancelled"]
+    status: DelegationStatus
     turns: int
     llm_calls: int
     tool_calls: int
@@ -345,3 +364,5 @@ class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
     """The worker's agent profile (null when the call failed before the handoff)."""
     handoff: HandoffEnvelope | None = None
     """The typed handoff envelope, once the request passed validation and approval."""
+    queue: QueuePlace | None = None
+    """Its place in line while it waits for a free worker slot (``queued``), else null."""

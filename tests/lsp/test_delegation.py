@@ -7,6 +7,7 @@ import asyncio
 import json
 import sqlite3
 from collections.abc import AsyncIterator
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -147,8 +148,9 @@ async def test_fan_out_of_three_with_a_cap_of_two(vscode: SwitchmanClient, daemo
         assert await stall.wait_reached_async()
     assert len([r for r in fake.requests if r.model == HAIKU_API]) == 2  # the cap holds
     # each worker's start is announced while its provider works on the request
-    await vscode.wait_until(
-        lambda: len({u["tool_use_id"] for u in vscode.received[methods.DELEGATION]}) == 2)
+    await vscode.wait_until(lambda: {u["tool_use_id"] for u in vscode.received[
+        methods.DELEGATION] if u["phase"] == "started"} == {"toolu_1", "toolu_2"})
+    assert [u["phase"] for u in updates(vscode, "toolu_3")] == ["queued"]  # and the third waits
     fake.release_stalls()
     result = await pending
     assert result["text"] == "all three done"
@@ -292,6 +294,9 @@ async def test_cancelling_the_planner_ends_queued_delegations_like_the_running_o
     pending = asyncio.ensure_future(chat(vscode, daemon, "@opus three, one at a time"))
     assert await stall.wait_reached_async()
     running = await vscode.wait_for(methods.DELEGATION, lambda u: u["phase"] == "started")
+    waiting = await vscode.wait_until(lambda: len(q := [
+        u for u in vscode.received[methods.DELEGATION] if u["phase"] == "queued"]) == 2 and q)
+    assert [u["tool_use_id"] for u in waiting] == ["toolu_2", "toolu_3"]  # shown, not hidden
     answer = await vscode.request(methods.CANCEL, {"turn_id": running["turn_id"]})
     assert answer == {"cancelled": True, "status": "cancelled"}
     assert (await pending)["status"] == "cancelled"
@@ -317,10 +322,76 @@ async def test_cancelling_the_planner_ends_queued_delegations_like_the_running_o
     queued = detail["delegations"][1]
     assert (queued["worker_session_id"], queued["model"], queued["detail"]) == (
         "", None, "the planner's turn was cancelled before this worker started")
+    assert queued["queued_at"] is not None and detail["delegations"][0]["queued_at"] is None
     with sqlite3.connect(daemon.data / "switchman.db") as db:
         failed = db.execute("SELECT payload FROM events WHERE type = 'delegate.failed'").fetchall()
     modes = sorted((json.loads(p)["tool_use_id"], json.loads(p)["failure_mode"]) for (p,) in failed)
     assert modes == [(f"toolu_{n}", "cancelled_by_user") for n in (1, 2, 3)]
+
+
+async def test_a_delegation_waiting_for_a_slot_is_announced_listed_and_stoppable(
+        vscode: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """With one worker at a time, the second and third calls are announced ``queued`` (why,
+    and their place in line), listed so by switchman/session while they wait, the second is
+    stopped alone from its card, and the third moves up and then runs."""
+    daemon.write_routing("global_default: opus\ndelegation: {max_concurrent_workers: 1}\n")
+    fake.script_tool_calls([delegate(f"toolu_{n}") for n in (1, 2, 3)], model=OPUS_API)
+    first, third = Stall(after_chunks=1), Stall(after_chunks=1)
+    fake.script(Reply(text=("one ", "done"), fault=first), model=HAIKU_API)
+    fake.script(Reply(text=("three ", "done"), fault=third), model=HAIKU_API)
+    fake.script_text("two of three ran", model=OPUS_API)
+    pending = asyncio.ensure_future(chat(vscode, daemon, "@opus three, one at a time"))
+    assert await first.wait_reached_async()
+    queued = await vscode.wait_until(lambda: len(q := [
+        u for u in vscode.received[methods.DELEGATION] if u["phase"] == "queued"]) == 2 and q)
+    assert [(u["tool_use_id"], u["status"], u["queue"], u["detail"]) for u in queued] == [
+        ("toolu_2", "queued", {"position": 1, "running": 1, "limit": 1},
+         "waiting for a free worker: 1 of 1 running"),
+        ("toolu_3", "queued", {"position": 2, "running": 1, "limit": 1},
+         "waiting for a free worker: 1 of 1 running; 1 ahead of it")]
+    assert all((u["tier"], u["task"], u["worker_session_id"], u["worker_turn_id"], u["model"])
+               == ("fast", f"sub-task {u['tool_use_id']}", "", None, None) for u in queued)
+    planner = queued[0]
+    detail = await vscode.request(methods.SESSION, {"session_id": planner["session_id"]})
+    assert [(r["tool_use_id"], r["status"]) for r in detail["delegations"]] == [
+        ("toolu_1", "running"), ("toolu_2", "queued"), ("toolu_3", "queued")]
+    assert detail["delegations"][1]["queued_at"] is not None
+    # Stop on the second's card: a delegation with no worker turn yet is named by its call
+    answer = await vscode.request(methods.CANCEL, {"turn_id": planner["turn_id"],
+                                                   "tool_use_id": "toolu_2"})
+    assert answer == {"cancelled": True, "status": "cancelled"}
+    (stopped,) = [u for u in updates(vscode, "toolu_2") if u["phase"] == "ended"]
+    assert (stopped["status"], stopped["error"], stopped["detail"], stopped["queue"]) == (
+        "cancelled", "cancelled_by_user", "the user stopped it before it started", None)
+    moved = await vscode.wait_until(lambda: len(q := [
+        u for u in updates(vscode, "toolu_3") if u["phase"] == "queued"]) == 2 and q[-1])
+    assert moved["queue"] == {"position": 1, "running": 1, "limit": 1}
+    first.release.set()
+    assert await third.wait_reached_async()
+    started = await vscode.wait_for(methods.DELEGATION, lambda u: u["tool_use_id"] == "toolu_3"
+                                    and u["phase"] == "started")
+    assert (started["status"], started["queue"], started["model"]) == ("running", None, HAIKU)
+    third.release.set()
+    result = await pending
+    assert (result["status"], result["text"]) == ("completed", "two of three ran")
+    assert [r.model for r in fake.requests].count(HAIKU_API) == 2  # the stopped one never ran
+    detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
+    assert [(r["tool_use_id"], r["status"]) for r in detail["delegations"]] == [
+        ("toolu_1", "completed"), ("toolu_2", "cancelled"), ("toolu_3", "completed")]
+    assert tool_results(detail)["toolu_2"]["content"] == "delegate failed: cancelled_by_user"
+    with sqlite3.connect(daemon.data / "switchman.db") as db:
+        waits = [json.loads(p) for (p,) in db.execute(
+            "SELECT payload FROM events WHERE type = 'delegate.queued' ORDER BY id")]
+        starts = {json.loads(p)["tool_use_id"]: json.loads(p) for (p,) in db.execute(
+            "SELECT payload FROM events WHERE type = 'delegate.started'")}
+        ledger = db.execute("SELECT COUNT(*) FROM cost_ledger").fetchone()
+    assert [(w["tool_use_id"], w["position"]) for w in waits] == [("toolu_2", 1), ("toolu_3", 2)]
+    assert starts["toolu_3"]["queued_seconds"] > 0 and starts["toolu_1"]["queued_seconds"] == 0
+    # the wait is no charge and nothing is counted twice: two planner calls, two workers
+    assert ledger[0] == 4
+    assert detail["cost"]["total_usd"] == str(
+        sum(Decimal(w["cost_usd"]) for w in detail["cost"]["workers"])
+        + Decimal(detail["cost"]["planner_usd"]))
 
 
 async def killed_mid_worker(daemon: Daemon, fake: FakeProvider,

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from switchman.engine.availability import ErrorClass
+from switchman.engine.delegation import history
 from switchman.engine.errors import WorkerSession
 from switchman.engine.learning import database
 from switchman.engine.messages import ToolResultBlock, Usage
@@ -390,3 +391,115 @@ async def test_text_held_back_by_the_progress_interval_is_sent_when_it_is_over(
     assert (await pending).text == "the worker finished"
     phases = [u.phase for u in deleg.recorder.delegations if u.tool_use_id == "tu_1"]
     assert phases[-1] == "ended" and phases.count("ended") == 1
+
+
+def updates_of(engine: Engine, call_id: str) -> list[DelegationUpdate]:
+    return [u for u in engine.recorder.delegations if u.tool_use_id == call_id]
+
+
+async def test_a_delegation_over_the_cap_is_queued_then_runs_and_its_wait_is_recorded(
+        deleg: Engine, adapter: ScriptedAdapter) -> None:
+    """The third call of a cap of two is announced waiting, with why and its place, listed
+    in the session as queued, and moves to running when a slot frees up."""
+    (deleg.folder.parent / "config" / "routing.yaml").write_text(
+        "global_default: opus\ndelegation: {max_concurrent_workers: 2}\n")
+    adapter.calls(*(delegate(f"tu_{n}", task=f"task {n}") for n in (1, 2, 3)), model=OPUS)
+    gates = {n: asyncio.Event() for n in (1, 2, 3)}
+    replies = {n: adapter.text(f"result {n}", model=HAIKU, match=f"task {n}", gate=gates[n])
+               for n in (1, 2, 3)}
+    adapter.text("all done", model=OPUS)
+    pending = asyncio.create_task(deleg.service.chat(deleg.workspace, None, "@opus fan out"))
+    await replies[1].reached.wait()
+    await replies[2].reached.wait()
+    (queued,) = updates_of(deleg, "tu_3")
+    assert (queued.phase, queued.status, queued.task, queued.tier) == (
+        "queued", "queued", "task 3", "fast")
+    assert queued.queue is not None
+    assert (queued.queue.position, queued.queue.running, queued.queue.limit) == (1, 2, 2)
+    assert queued.detail == "waiting for a free worker: 2 of 2 running"
+    assert (queued.worker_session_id, queued.worker_turn_id, queued.model) == ("", None, None)
+    assert next(u.phase for u in updates_of(deleg, "tu_1")) == "started"  # never queued
+    listed = deleg.service.session(queued.session_id).delegations
+    assert [(r.tool_use_id, r.status) for r in listed] == [
+        ("tu_1", "running"), ("tu_2", "running"), ("tu_3", "queued")]
+    assert (listed[2].task, listed[2].tier, listed[2].model, listed[2].worker_session_id) == (
+        "task 3", "fast", None, "")
+    assert listed[2].queued_at is not None and listed[0].queued_at is None
+    gates[2].set()
+    await replies[3].reached.wait()
+    phases = [(u.phase, u.status) for u in updates_of(deleg, "tu_3")]
+    assert phases[:2] == [("queued", "queued"), ("started", "running")]
+    assert updates_of(deleg, "tu_3")[1].queue is None
+    gates[1].set()
+    gates[3].set()
+    result = await pending
+    assert result.text == "all done"
+    detail = deleg.service.session(result.session_id)
+    assert [(r.tool_use_id, r.status) for r in detail.delegations] == [
+        (f"tu_{n}", "completed") for n in (1, 2, 3)]
+    store = deleg.service.store
+    (wait,) = store.events(kind="delegate.queued")
+    assert (wait["tool_use_id"], wait["position"], wait["running"], wait["limit"]) == (
+        "tu_3", 1, 2, 2)
+    started = {e["tool_use_id"]: e for e in store.events(kind="delegate.started")}
+    assert started["tu_3"]["queued_seconds"] >= 0 and started["tu_1"]["queued_seconds"] == 0
+    assert all(e["requested_at"] for e in started.values())
+    # waiting costs nothing, and nothing is counted twice: the session's total is its
+    # planner's calls plus its three workers' calls, each once
+    assert len(detail.cost.workers) == 3
+    assert detail.cost.total_usd == detail.cost.planner_usd + detail.cost.workers_usd
+    assert detail.cost.workers_usd == sum((w.cost_usd for w in detail.cost.workers),
+                                          Decimal(0))
+
+
+async def test_the_line_moves_and_a_waiting_delegation_can_be_stopped_alone(
+        deleg: Engine, adapter: ScriptedAdapter) -> None:
+    (deleg.folder.parent / "config" / "routing.yaml").write_text(
+        "global_default: opus\ndelegation: {max_concurrent_workers: 1}\n")
+    adapter.calls(*(delegate(f"tu_{n}", task=f"task {n}") for n in (1, 2, 3)), model=OPUS)
+    gates = {n: asyncio.Event() for n in (1, 3)}
+    replies = {n: adapter.text(f"result {n}", model=HAIKU, match=f"task {n}", gate=gates[n])
+               for n in (1, 3)}
+    adapter.text("two of three", model=OPUS)
+    pending = asyncio.create_task(deleg.service.chat(deleg.workspace, None, "@opus in turn"))
+    await replies[1].reached.wait()
+    assert [(u.queue.position, u.detail) for u in updates_of(deleg, "tu_3")
+            if u.queue is not None] == [
+        (2, "waiting for a free worker: 1 of 1 running; 1 ahead of it")]
+    turn = updates_of(deleg, "tu_1")[0].turn_id
+    assert turn is not None
+    # Stop on the second's card: only it ends, unstarted, and the third moves up
+    assert await deleg.service.cancel(turn, "tu_2") == (True, "cancelled")
+    ended = updates_of(deleg, "tu_2")[-1]
+    assert (ended.phase, ended.status, ended.error, ended.detail, ended.queue) == (
+        "ended", "cancelled", "cancelled_by_user", "the user stopped it before it started", None)
+    assert [u.queue.position for u in updates_of(deleg, "tu_3") if u.queue is not None] == [2, 1]
+    assert await deleg.service.cancel(turn, "tu_2") == (False, "ended")
+    gates[1].set()
+    await replies[3].reached.wait()  # the third ran
+    gates[3].set()
+    result = await pending
+    assert (result.status, result.text) == ("completed", "two of three")
+    answers = results(deleg, result.session_id)
+    assert (answers["tu_2"].content, answers["tu_2"].is_error) == (
+        "delegate failed: cancelled_by_user", True)
+    assert answers["tu_3"].content == "result 3"
+    assert len([r for r in adapter.requests if r.model_id == HAIKU]) == 2
+    listed = deleg.service.session(result.session_id).delegations
+    assert [(r.tool_use_id, r.status) for r in listed] == [
+        ("tu_1", "completed"), ("tu_2", "cancelled"), ("tu_3", "completed")]
+    assert listed[1].queued_at is not None and listed[1].model is None
+
+
+def test_a_delegation_still_waiting_when_its_planner_was_interrupted_never_started() -> None:
+    """The daemon died while a call waited for a slot: its planner's turn is marked
+    interrupted when the next daemon starts, and the call is listed as interrupted, not
+    waiting for ever."""
+    wait = {"type": "delegate.queued", "timestamp": "2026-11-24T12:00:00Z", "session_id": "s",
+            "tool_use_id": "tu_q", "turn_id": "turn_p", "tier": "fast", "task": "tidy",
+            "position": 1, "running": 1, "limit": 1}
+    (waiting,) = history.delegation_records([], [], (), [wait])
+    assert (waiting.status, waiting.error, waiting.model, waiting.task) == (
+        "queued", None, None, "tidy")
+    (stuck,) = history.delegation_records([], [], {"turn_p"}, [wait])
+    assert (stuck.status, stuck.error) == ("failed", "interrupted")

@@ -30,7 +30,7 @@ def register(server: SwitchmanServer) -> None:
     async def cancel(params: Any) -> Any:
         p = decode(params, CancelParams)
         with as_rpc_errors():
-            cancelled, status = await server.switchman.cancel(p.turn_id)
+            cancelled, status = await server.switchman.cancel(p.turn_id, p.tool_use_id)
         return {"cancelled": cancelled, "status": status}
 
     @server.feature(methods.NEW_SESSION)

@@ -145,6 +145,7 @@ export class ChatController implements Disposable {
       case 'toggleExplanation': return;
       case 'workerTranscript': return this.workerTranscript(message.turnId, message.toolUseId, message.workerSessionId);
       case 'stopWorker': return this.stopWorker(message.workerTurnId);
+      case 'stopDelegation': return this.stopDelegation(message.turnId, message.toolUseId);
     }
   }
 
@@ -166,6 +167,15 @@ export class ChatController implements Disposable {
       await this.connection.request<CancelResult>(Requests.cancel, params.cancelParams(workerTurnId));
     } catch {
       // The worker had already ended (unknown_turn after a restart): its card shows how it ended.
+    }
+  }
+
+  /** Stop one delegation of a planner's turn (one still queued for a worker slot too); the planner carries on. */
+  async stopDelegation(plannerTurnId: string, toolUseId: string): Promise<void> {
+    try {
+      await this.connection.request<CancelResult>(Requests.cancel, params.cancelDelegationParams(plannerTurnId, toolUseId));
+    } catch {
+      // The planner's turn had already ended: the card shows how the delegation ended.
     }
   }
 

@@ -9,7 +9,7 @@
 import { formatUsd, plural, shortModelName } from '../common/format';
 import { handoffLines, type HandoffLine } from './handoff';
 import type {
-  DelegationParams, DelegationRecord, DelegationStatus, Message, SessionDetail, TurnStatus, WorkerCost,
+  DelegationParams, DelegationRecord, DelegationStatus, Message, QueuePlace, SessionDetail, TurnStatus, WorkerCost,
 } from '../protocol/types';
 
 /** The tool a planner calls to hand a sub-task to a worker. */
@@ -55,6 +55,8 @@ export interface DelegationCard {
   error: string | null;
   detail: string | null;
   droppedTools: string[];
+  /** Its place in line while it waits for a free worker slot (`queued`). */
+  queue: QueuePlace | null;
   /** Expanded to show the worker's transcript. */
   open: boolean;
   transcript: WorkerTranscript | null;
@@ -84,10 +86,11 @@ export function applyDelegation(cards: readonly DelegationCard[], update: Delega
     error: update.error,
     detail: update.detail,
     droppedTools: update.dropped_tools,
+    queue: update.status === 'queued' ? update.queue ?? null : null,
     open: previous?.open ?? false,
     // An open transcript is fetched again when the worker ends (the extension asks for it).
     transcript: previous?.transcript ?? null,
-    stopping: update.status === 'running' && (previous?.stopping ?? false),
+    stopping: (update.status === 'running' || update.status === 'queued') && (previous?.stopping ?? false),
   };
   if (index < 0) return [...cards, card];
   return cards.map((c, i) => (i === index ? card : c));
@@ -136,7 +139,9 @@ export function storedDelegations(messages: readonly Message[], workers: readonl
       // (`""` for a delegation that ended before it had a worker session)
       workerSessionId: worker?.session_id || record?.worker_session_id || null,
       model: worker?.model ?? record?.model ?? null,
-      status: storedStatus(result, turnStatus, failure),
+      // Still waiting for a worker slot while its planner's turn runs (a reload mid-turn).
+      status: !result && record?.status === 'queued' && turnStatus === 'running'
+        ? 'queued' : storedStatus(result, turnStatus, failure),
       turns: worker?.turns ?? 0,
       costUsd: worker?.cost_usd ?? '0',
       // No result when the daemon died while the worker ran: the record says `interrupted` (the
@@ -175,7 +180,7 @@ function blankCard(toolUseId: string, tier: string, task: string): DelegationCar
     toolUseId, workerSessionId: null, workerTurnId: null, tier, requestedTier: tier, floorApplied: false, routedBy: null,
     model: null,
     task, status: 'completed', turns: 0, costUsd: '0', elapsedSeconds: null, activity: null, error: null, detail: null,
-    droppedTools: [], open: false, transcript: null, stopping: false,
+    droppedTools: [], queue: null, open: false, transcript: null, stopping: false,
   };
 }
 
@@ -227,7 +232,7 @@ export interface CardView {
 }
 
 const STATUS_LABELS: Record<DelegationStatus, string> = {
-  running: 'running', completed: 'done', failed: 'failed', cancelled: 'stopped',
+  queued: 'queued', running: 'running', completed: 'done', failed: 'failed', cancelled: 'stopped',
 };
 
 /** What a card shows (the webview turns this into DOM). */
@@ -240,6 +245,10 @@ export function cardView(card: DelegationCard): CardView {
   if (card.status === 'running' && card.activity) {
     note = clip(card.activity, 160);
     noteTone = 'activity';
+  } else if (card.status === 'queued') {
+    // Why the planner seems to hang: the worker waits for a slot (and where it stands in line).
+    note = card.detail ?? (card.queue ? queueReason(card.queue) : 'waiting for a free worker');
+    noteTone = 'activity';
   } else if (card.error) {
     note = card.detail ? `${card.error}: ${card.detail}` : card.error;
     noteTone = 'error';
@@ -249,7 +258,8 @@ export function cardView(card: DelegationCard): CardView {
   // A worker that ended without a model never started (denied, stopped while it waited, no model
   // for its tier): it is not still choosing one.
   const model = card.model ? shortModelName(card.model)
-    : card.status === 'running' ? 'choosing a model' : card.status === 'completed' ? null : 'not started';
+    : card.status === 'running' ? 'choosing a model' : card.status === 'queued' ? 'waiting for a worker slot'
+      : card.status === 'completed' ? null : 'not started';
   // Your rules come before the tier: one that matched the task chose the model, not the tier.
   const routed = card.routedBy && card.model ? ` (${card.routedBy})` : '';
   const notes = [];
@@ -266,9 +276,16 @@ export function cardView(card: DelegationCard): CardView {
     task: card.task,
     note,
     noteTone,
-    canStop: card.status === 'running' && card.workerTurnId !== null && !card.stopping,
+    // A queued delegation has no worker turn yet: it is stopped by its planner's turn and call id.
+    canStop: ((card.status === 'running' && card.workerTurnId !== null) || card.status === 'queued') && !card.stopping,
     toggleLabel: card.open ? 'Hide worker transcript' : 'Show worker transcript',
   };
+}
+
+/** `waiting for a free worker: 2 of 2 running; 1 ahead of it` (as the daemon words it). */
+export function queueReason(queue: QueuePlace): string {
+  const ahead = queue.position > 1 ? `; ${queue.position - 1} ahead of it` : '';
+  return `waiting for a free worker: ${queue.running} of ${queue.limit} running${ahead}`;
 }
 
 function firstLine(text: string): string {

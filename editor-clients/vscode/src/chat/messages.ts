@@ -148,6 +148,7 @@ export type FromWebview =
   | { type: 'restartServer' }
   | { type: 'workerTranscript'; turnId: string; toolUseId: string; workerSessionId: string }
   | { type: 'stopWorker'; workerTurnId: string }
+  | { type: 'stopDelegation'; turnId: string; toolUseId: string }
   | { type: 'codeAction'; action: CodeAction; text: string; turnId?: string }
   | { type: 'approvalAnswer'; id: string; decision: ApprovalAnswer['decision']; reason?: string }
   | { type: 'approvalDiff'; id: string };
@@ -175,7 +176,7 @@ export function initialChatState(): ChatState {
 
 const FROM_WEBVIEW_TYPES = new Set<FromWebview['type']>([
   'ready', 'send', 'retry', 'cancel', 'draft', 'explain', 'toggleExplanation', 'newChat', 'selectWorkspace',
-  'openSettings', 'restartServer', 'workerTranscript', 'stopWorker', 'feedback', 'codeAction', 'approvalAnswer',
+  'openSettings', 'restartServer', 'workerTranscript', 'stopWorker', 'stopDelegation', 'feedback', 'codeAction', 'approvalAnswer',
   'approvalDiff',
 ]);
 const DECISIONS = new Set(['allow_once', 'allow_always', 'deny']);
@@ -191,7 +192,7 @@ export function parseFromWebview(value: unknown): FromWebview | undefined {
   if (message.type === 'codeAction' && !['copy', 'insert', 'apply'].includes(message.action as string)) return undefined;
   const needs: Partial<Record<FromWebview['type'], string[]>> = {
     send: ['text'], retry: ['turnId'], draft: ['text'], explain: ['turnId'], toggleExplanation: ['turnId'], selectWorkspace: ['uri'],
-    workerTranscript: ['turnId', 'toolUseId', 'workerSessionId'], stopWorker: ['workerTurnId'],
+    workerTranscript: ['turnId', 'toolUseId', 'workerSessionId'], stopWorker: ['workerTurnId'], stopDelegation: ['turnId', 'toolUseId'],
     feedback: ['turnId'], codeAction: ['text'], approvalAnswer: ['id'], approvalDiff: ['id'],
   };
   if (message.type === 'approvalAnswer' && !DECISIONS.has(message.decision as string)) return undefined;

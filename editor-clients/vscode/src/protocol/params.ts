@@ -23,6 +23,11 @@ export function cancelParams(turnId: string) {
   return { turn_id: turnId };
 }
 
+/** Stop one delegation of a planner's turn, also one still waiting for a worker slot (it has no worker turn yet). */
+export function cancelDelegationParams(plannerTurnId: string, toolUseId: string) {
+  return { turn_id: plannerTurnId, tool_use_id: toolUseId };
+}
+
 /** `model: null` clears the sticky model. */
 export function setModelParams(workspace: WorkspaceUri, model: string | null, sessionId?: string | null) {
   return { workspace, model, ...(sessionId ? { session_id: sessionId } : {}) };

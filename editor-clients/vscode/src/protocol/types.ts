@@ -208,10 +208,12 @@ export interface DelegationRecord {
   model: string | null;
   /** What chose the model when the tier did not (`rule: docs questions`); absent from older daemons. */
   routed_by?: string | null;
-  /** `running` also when the daemon stopped before the delegation ended. */
+  /** `running` also when the daemon stopped before the delegation ended; `queued` while it waits for a worker slot. */
   status: DelegationStatus;
   error: string | null;
   detail: string | null;
+  /** When it began waiting for a free worker slot (null: it never waited; absent from older daemons). */
+  queued_at?: string | null;
 }
 
 /** What a planner (or the user, with `/delegate`) handed to a worker; only the fields the editor shows. */
@@ -256,11 +258,21 @@ export interface ChatDeltaParams {
   tool?: ToolActivity;
 }
 
-export type DelegationStatus = 'running' | 'completed' | 'failed' | 'cancelled';
+export type DelegationStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+
+/** Where a delegation waiting for a free worker slot stands (`max_concurrent_workers` reached). */
+export interface QueuePlace {
+  /** 1: the next to start. */
+  position: number;
+  /** Workers of the planner's turn running now. */
+  running: number;
+  /** How many may run at once. */
+  limit: number;
+}
 
 /** `switchman/delegation`: a worker started, made progress or ended (one per `delegate` call or `/delegate`). */
 export interface DelegationParams {
-  phase: 'started' | 'progress' | 'ended';
+  phase: 'queued' | 'started' | 'progress' | 'ended';
   /** The planner's session and turn (null when the user delegated with `/delegate`). */
   session_id: string;
   turn_id: string | null;
@@ -292,6 +304,8 @@ export interface DelegationParams {
   floor_applied?: boolean;
   /** What chose the worker's model when its tier did not (`rule: docs questions`), from `started` on. */
   routed_by?: string | null;
+  /** Its place in line while `queued` (null otherwise; absent from older daemons). */
+  queue?: QueuePlace | null;
 }
 
 /** `switchman/sessionChanged`: another editor window's daemon changed the workspace's current session. */

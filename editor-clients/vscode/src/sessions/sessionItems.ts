@@ -1,7 +1,7 @@
 /** How a session looks in the Sessions view (pure). */
 
 import { formatUsd, plural, shortModelName } from '../common/format';
-import type { Session } from '../protocol/types';
+import type { DelegationParams, Session } from '../protocol/types';
 
 export interface SessionItemView {
   label: string;
@@ -28,6 +28,54 @@ export function sessionItemView(session: Session, isCurrent: boolean, now: Date 
     icon: session.is_worker ? 'person' : isCurrent ? 'star-full' : 'comment-discussion',
     hasChildren: (session.workers?.length ?? 0) > 0,
   };
+}
+
+/** A planner's delegation waiting for a free worker slot: no worker session yet, so an item of its own. */
+export interface QueuedItemView {
+  label: string;
+  description: string;
+  tooltip: string;
+}
+
+export function queuedItemView(update: DelegationParams): QueuedItemView {
+  const place = update.queue ? `#${update.queue.position} in line` : 'waiting';
+  return {
+    label: update.task.split('\n', 1)[0].trim() || 'Queued worker',
+    description: `${update.tier} · queued · ${place}`,
+    tooltip: [update.task, update.detail ?? 'waiting for a free worker', `Delegation ${update.tool_use_id}`].join('\n'),
+  };
+}
+
+/**
+ * The delegations now waiting for a worker slot, by planner session, folded from `switchman/delegation`
+ * (a waiting one has no worker session for `switchman/sessions` to list).
+ */
+export class QueuedDelegations {
+  private readonly byPlanner = new Map<string, Map<string, DelegationParams>>();
+
+  /** Fold one notification; true when what is queued changed. */
+  apply(update: DelegationParams): boolean {
+    const waiting = this.byPlanner.get(update.session_id);
+    if (update.status !== 'queued') {
+      if (!waiting?.delete(update.tool_use_id)) return false;
+      if (waiting.size === 0) this.byPlanner.delete(update.session_id);
+      return true;
+    }
+    const planner = waiting ?? new Map<string, DelegationParams>();
+    planner.set(update.tool_use_id, update);
+    this.byPlanner.set(update.session_id, planner);
+    return true;
+  }
+
+  /** A planner's waiting delegations, next to start first. */
+  of(plannerSessionId: string): DelegationParams[] {
+    return [...(this.byPlanner.get(plannerSessionId)?.values() ?? [])]
+      .sort((a, b) => (a.queue?.position ?? 0) - (b.queue?.position ?? 0));
+  }
+
+  clear(): void {
+    this.byPlanner.clear();
+  }
 }
 
 export function relativeTime(iso: string, now: Date): string {

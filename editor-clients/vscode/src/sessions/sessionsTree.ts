@@ -1,15 +1,16 @@
-/** The Sessions view: the workspace's sessions, workers nested under their planner. */
+/** The Sessions view: the workspace's sessions, workers (and delegations queued for a worker slot) nested under their planner. */
 
 import * as vscode from 'vscode';
 import type { Disposable, Folder, StatusSource, SwitchmanConnection, WorkspaceFolders } from '../common/host';
-import { Requests } from '../protocol/methods';
+import { Notifications, Requests } from '../protocol/methods';
 import { sessionsParams } from '../protocol/params';
-import type { Session, SessionsResult } from '../protocol/types';
-import { sessionItemView, transcriptFileName } from './sessionItems';
+import type { DelegationParams, Session, SessionsResult } from '../protocol/types';
+import { QueuedDelegations, queuedItemView, sessionItemView, transcriptFileName } from './sessionItems';
 
 export type SessionNode =
   | { kind: 'folder'; folder: Folder }
   | { kind: 'session'; folder: Folder; session: Session; current: boolean }
+  | { kind: 'queued'; delegation: DelegationParams }
   | { kind: 'message'; text: string };
 
 export class SessionsTree implements vscode.TreeDataProvider<SessionNode>, Disposable {
@@ -17,6 +18,7 @@ export class SessionsTree implements vscode.TreeDataProvider<SessionNode>, Dispo
   readonly onDidChangeTreeData = this.changed.event;
   private readonly subscriptions: Disposable[];
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly queued = new QueuedDelegations();
 
   constructor(
     private readonly connection: SwitchmanConnection,
@@ -27,7 +29,13 @@ export class SessionsTree implements vscode.TreeDataProvider<SessionNode>, Dispo
   ) {
     this.subscriptions = [
       statuses.onDidChange(() => this.refreshSoon()),
-      connection.onDidChangeState(() => this.refresh()),
+      connection.onDidChangeState(() => {
+        this.queued.clear();
+        this.refresh();
+      }),
+      connection.onNotification<DelegationParams>(Notifications.delegation, (update) => {
+        if (this.queued.apply(update) && this.showWorkers()) this.refreshSoon();
+      }),
       folders.onDidChange(() => this.refresh()),
     ];
   }
@@ -49,8 +57,18 @@ export class SessionsTree implements vscode.TreeDataProvider<SessionNode>, Dispo
       return item;
     }
     if (node.kind === 'message') return new vscode.TreeItem(node.text);
+    if (node.kind === 'queued') {
+      const queued = queuedItemView(node.delegation);
+      const item = new vscode.TreeItem(queued.label);
+      item.description = queued.description;
+      item.tooltip = queued.tooltip;
+      item.iconPath = new vscode.ThemeIcon('watch');
+      item.contextValue = 'switchman.queuedWorker';
+      return item;
+    }
     const view = sessionItemView(node.session, node.current);
-    const item = new vscode.TreeItem(view.label, view.hasChildren
+    const waiting = this.showWorkers() && this.queued.of(node.session.id).length > 0;
+    const item = new vscode.TreeItem(view.label, view.hasChildren || waiting
       ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     item.description = view.description;
     item.tooltip = view.tooltip;
@@ -70,7 +88,11 @@ export class SessionsTree implements vscode.TreeDataProvider<SessionNode>, Dispo
     }
     if (node.kind === 'folder') return this.sessionsOf(node.folder);
     if (node.kind === 'session') {
-      return (node.session.workers ?? []).map((worker) => ({ kind: 'session', folder: node.folder, session: worker, current: false }));
+      const workers: SessionNode[] = (node.session.workers ?? []).map((worker) => ({
+        kind: 'session', folder: node.folder, session: worker, current: false }));
+      const waiting: SessionNode[] = this.showWorkers()
+        ? this.queued.of(node.session.id).map((delegation) => ({ kind: 'queued', delegation })) : [];
+      return [...workers, ...waiting];
     }
     return [];
   }

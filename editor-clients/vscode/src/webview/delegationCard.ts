@@ -40,13 +40,14 @@ function headPart(turnId: string, card: DelegationCard, view: CardView, actions:
   }, (button) => button.addEventListener('click', () => actions.toggle(turnId, card)));
   const parts = [toggle];
   if (view.canStop) {
-    parts.push(part('stop', card.workerTurnId, () => {
-      const stop = el('button', { class: 'delegation-stop', title: 'Stop this worker (the planner carries on)' }, ['Stop']);
+    parts.push(part('stop', [card.workerTurnId, card.status], () => {
+      const stop = el('button', { class: 'delegation-stop', title: card.status === 'queued'
+        ? 'Stop this delegation before it starts (the planner carries on)' : 'Stop this worker (the planner carries on)' }, ['Stop']);
       stop.addEventListener('click', () => actions.stop(turnId, card));
       return stop;
     }));
   }
-  return containerPart('head', [card.open, card.tier, view.title, view.tierNote, view.meta, view.canStop, card.workerTurnId], 'div',
+  return containerPart('head', [card.open, card.tier, view.title, view.tierNote, view.meta, view.canStop, card.workerTurnId, card.status], 'div',
     (head) => {
       setAttributes(head, { class: 'delegation-head' });
       renderParts(head, parts);

@@ -39,6 +39,11 @@ const view = new TranscriptView(transcript, (turnId) => {
     fetchTranscripts(turnId, card.toolUseId);
   },
   stop(turnId, card) {
+    if (card.status === 'queued') {  // no worker turn yet: named by its planner's turn and call
+      update(markStopping(state, turnId, card.toolUseId));
+      vscode.postMessage({ type: 'stopDelegation', turnId, toolUseId: card.toolUseId });
+      return;
+    }
     if (!card.workerTurnId) return;
     update(markStopping(state, turnId, card.toolUseId));
     vscode.postMessage({ type: 'stopWorker', workerTurnId: card.workerTurnId });

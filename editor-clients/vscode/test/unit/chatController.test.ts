@@ -343,6 +343,9 @@ describe('ChatController', () => {
     connection.answer(Requests.cancel, () => ({ cancelled: true, status: 'cancelled' }));
     await controller.handle({ type: 'stopWorker', workerTurnId: 'WT1' });
     assert.deepEqual(connection.sent(Requests.cancel), [{ turn_id: 'WT1' }]);
+    // a delegation still queued for a worker slot has no worker turn: named by its planner's turn and call
+    await controller.handle({ type: 'stopDelegation', turnId: 'T1', toolUseId: 'toolu_2' });
+    assert.deepEqual(connection.sent(Requests.cancel).at(-1), { turn_id: 'T1', tool_use_id: 'toolu_2' });
     assert.equal(controller.busy, true, 'the planner turn carries on');
     answer.resolve(result);
     await sending;

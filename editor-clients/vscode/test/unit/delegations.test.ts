@@ -95,6 +95,48 @@ describe('delegation cards', () => {
     assert.equal(toggleCard(cards(state)[0]).open, false);
   });
 
+  it('a delegation waiting for a worker slot shows queued, why and its place, can be stopped, then runs', () => {
+    const waiting = update({ phase: 'queued', status: 'queued', worker_session_id: '', worker_turn_id: null, model: null, turns: 0,
+      detail: 'waiting for a free worker: 2 of 2 running; 1 ahead of it', queue: { position: 2, running: 2, limit: 2 } });
+    let state = run(routed, event(waiting));
+    let view = cardView(cards(state)[0]);
+    assert.deepEqual([cards(state)[0].status, view.statusLabel, view.title, view.note, view.noteTone, view.canStop],
+      ['queued', 'queued', 'fast · waiting for a worker slot', 'waiting for a free worker: 2 of 2 running; 1 ahead of it', 'activity', true]);
+    assert.ok(view.meta.startsWith('queued · 0 turns'));
+    // the line moves: the same card, its new place
+    state = reduce(state, event({ ...waiting, detail: 'waiting for a free worker: 2 of 2 running', queue: { position: 1, running: 2, limit: 2 } }));
+    assert.deepEqual([cards(state).length, cards(state)[0].queue?.position, cardView(cards(state)[0]).note],
+      [1, 1, 'waiting for a free worker: 2 of 2 running']);
+    // Stop on a queued card: stopping until it ends (the webview names it by its planner turn and call)
+    const stopping = markStopping(state, 'T1', 'toolu_1');
+    assert.deepEqual([cardView(cards(stopping)[0]).statusLabel, cardView(cards(stopping)[0]).canStop], ['stopping…', false]);
+    const stopped = reduce(stopping, event({ ...waiting, phase: 'ended', status: 'cancelled', error: 'cancelled_by_user',
+      detail: 'the user stopped it before it started', queue: null }));
+    assert.deepEqual([cardView(cards(stopped)[0]).statusLabel, cardView(cards(stopped)[0]).title],
+      ['stopped', 'fast · not started']);
+    // or it starts: running, on its model, no longer in line
+    state = reduce(state, event(update()));
+    view = cardView(cards(state)[0]);
+    assert.deepEqual([cards(state)[0].status, cards(state)[0].queue, view.title, view.canStop],
+      ['running', null, 'fast · claude-haiku-4-5', true]);
+    assert.deepEqual(parseFromWebview({ type: 'stopDelegation', turnId: 'T1', toolUseId: 'toolu_1' }),
+      { type: 'stopDelegation', turnId: 'T1', toolUseId: 'toolu_1' });
+    assert.equal(parseFromWebview({ type: 'stopDelegation', turnId: 'T1' }), undefined);
+  });
+
+  it('a reload while a delegation still waits shows it queued; once its turn is over, as it ended', () => {
+    const messages: Message[] = [{ id: 'M1', session_id: 'S1', turn_id: 'T1', role: 'assistant', created_at: '', model: null,
+      content: [{ type: 'tool_use', id: 'toolu_q', name: 'delegate', input: { tier: 'fast', task: 'tidy' } }] }];
+    const record = { tool_use_id: 'toolu_q', worker_session_id: '', source: 'planner' as const, started_at: '2026-01-01T00:00:00Z',
+      task: 'tidy', tier: 'fast', worker_tier: null, tier_floor: null, floor_applied: false, model: null, status: 'queued' as const,
+      error: null, detail: 'waiting for a free worker (2 may run at once)', queued_at: '2026-01-01T00:00:00Z' };
+    const [queued] = storedDelegations(messages, [], 'running', [record]);
+    assert.deepEqual([queued.status, cardView(queued).note, cardView(queued).canStop],
+      ['queued', 'waiting for a free worker (2 may run at once)', true]);
+    const [after] = storedDelegations(messages, [], 'cancelled', [record]);
+    assert.equal(after.status, 'cancelled');
+  });
+
   it('a card the user expanded is still expanded when the panel is reopened, its transcript fetched again', () => {
     let state = toggleDelegation(run(routed, event(update())), 'T1', 'toolu_1');
     state = reduce(state, { type: 'workerTranscript', turnId: 'T1', toolUseId: 'toolu_1',

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { transcriptEntries, transcriptMarkdown } from '../../src/chat/transcript';
 import type { SessionDetail } from '../../src/protocol/types';
-import { relativeTime, sessionItemView, transcriptFileName } from '../../src/sessions/sessionItems';
+import { QueuedDelegations, queuedItemView, relativeTime, sessionItemView, transcriptFileName } from '../../src/sessions/sessionItems';
 
 const session = {
   id: 'S1', workspace: 'file:///w', title: 'write a commit message', created_at: '2026-05-08T14:20:00Z',
@@ -180,6 +180,25 @@ describe('session items', () => {
     const planner = sessionItemView({ ...session, workers: [{ ...session, id: 'W1', is_worker: true }] }, false);
     assert.ok(planner.hasChildren);
     assert.equal(sessionItemView({ ...session, title: '', last_model: null }, false).label, 'New chat');
+  });
+
+  it('list a planner\'s delegations waiting for a worker slot under it, until they start or end', () => {
+    const waiting = (tool_use_id: string, position: number) => ({
+      phase: 'queued' as const, session_id: 'S1', turn_id: 'T1', tool_use_id, worker_session_id: '', worker_turn_id: null,
+      tier: 'fast', model: null, task: `task ${tool_use_id}\nmore`, status: 'queued' as const, turns: 0, llm_calls: 0,
+      tool_calls: 0, input_tokens: 0, output_tokens: 0, cost_usd: '0', elapsed_seconds: 0.5, activity: null, error: null,
+      detail: 'waiting for a free worker: 1 of 1 running', dropped_tools: [], queue: { position, running: 1, limit: 1 } });
+    const queued = new QueuedDelegations();
+    assert.ok(queued.apply(waiting('toolu_3', 2)));
+    assert.ok(queued.apply(waiting('toolu_2', 1)));
+    assert.deepEqual(queued.of('S1').map((d) => d.tool_use_id), ['toolu_2', 'toolu_3'], 'next to start first');
+    const view = queuedItemView(queued.of('S1')[0]);
+    assert.deepEqual([view.label, view.description], ['task toolu_2', 'fast · queued · #1 in line']);
+    assert.match(view.tooltip, /waiting for a free worker: 1 of 1 running/);
+    assert.ok(queued.apply({ ...waiting('toolu_2', 1), phase: 'started', status: 'running', queue: null }));
+    assert.ok(queued.apply({ ...waiting('toolu_3', 1), phase: 'ended', status: 'cancelled', queue: null }));
+    assert.deepEqual(queued.of('S1'), []);
+    assert.equal(queued.apply({ ...waiting('toolu_9', 1), phase: 'progress', status: 'running' }), false, 'never queued');
   });
 
   it('name transcript tabs safely', () => {

@@ -200,6 +200,19 @@ return {
       H.eq('$0.00004', workers.usd('0.00004'))
       H.eq('$0.0004', workers.usd('0.00042'))
       H.eq('$0.00', workers.usd('0'))
+      local waiting = workers.line(root, { tier = 'fast', model = vim.NIL, status = 'queued', turns = 0, cost_usd = '0',
+        elapsed_seconds = 0.4, task = 'tidy', activity = vim.NIL, error = vim.NIL,
+        detail = 'waiting for a free worker: 2 of 2 running; 1 ahead of it' })
+      H.eq('  … worker fast · waiting for a worker slot · queued · 0 turns · $0.00 · 0.4s — tidy — '
+        .. 'waiting for a free worker: 2 of 2 running; 1 ahead of it', waiting)
+      local reloaded = workers.stored(root, {
+        messages = { { role = 'assistant', content = {
+          { type = 'tool_use', id = 'q', name = 'delegate', input = { tier = 'fast', task = 'tidy' } } } } },
+        delegations = { { tool_use_id = 'q', source = 'planner', tier = 'fast', worker_tier = vim.NIL, model = vim.NIL,
+          status = 'queued', error = vim.NIL, detail = 'waiting for a free worker (1 may run at once)' } },
+      })
+      H.eq('  … worker fast · waiting for a worker slot · queued · 0 turns · $0.00 — tidy — '
+        .. 'waiting for a free worker (1 may run at once)', reloaded.q[1], 'a reload while it still waits')
       H.eq('deep', workers.tier({ tier = 'deep' }), 'not routed yet: the tier asked for')
       H.eq('fast', workers.tier({ tier = 'fast', worker_tier = 'fast', floor_applied = false }))
     end,
@@ -232,6 +245,41 @@ return {
       H.check(line and line:find('^  ✗ worker fast · %S+ · failed') and line:find('— interrupted$'),
         'the worker line says the delegation was interrupted', H.lines(bufnr))
       vim.cmd('tabclose')
+    end,
+  },
+  {
+    'a delegation waiting for a worker slot shows as queued with why, and :Switchman workers stops it',
+    function()
+      local routing = vim.env.SWITCHMAN_CONFIG_DIR .. '/routing.yaml'
+      vim.fn.writefile({ 'global_default: sonnet', 'delegation: {max_concurrent_workers: 1}' }, routing)
+      H.fake('POST', '/_fake/reset') -- the killed worker's planner never asked for its last reply
+      stalls = 0
+      vim.cmd('Switchman chat')
+      local call = function(id, task)
+        return { id = id, name = 'delegate',
+          input = { tier = 'fast', task = task, context = { mode = 'minimal' }, allowed_tools = { 'read_file' } } }
+      end
+      H.script({
+        { kind = 'tool_calls', tool_calls = { call('toolu_first', 'Outline src/app.py'), call('toolu_second', 'Lint src/app.py') } },
+        { kind = 'text', chunks = { 'Outlining', ' done' }, fault = { kind = 'stall', after_chunks = 1 } },
+        { kind = 'text', chunks = { 'One ran, one was stopped before it started.' } },
+      })
+      send('outline and lint src/app.py, via workers')
+      H.wait_text(transcript(), '⟳ worker fast · haiku · running')
+      H.wait_text(transcript(), '… worker fast · waiting for a worker slot · queued · 0 turns · $0.00')
+      H.wait_text(transcript(), 'Lint src/app.py — waiting for a free worker: 1 of 1 running')
+      wait_stall()
+      local seen = H.stub_select(function(item, label)
+        return (type(item) == 'table' and label:find('queued', 1, true)) or item == 'Stop this worker'
+      end)
+      vim.cmd('Switchman workers')
+      H.wait_text(transcript(), '■ worker fast · choosing a model · cancelled · 0 turns · $0.00')
+      H.fake('POST', '/_fake/release')
+      H.wait_text(transcript(), 'One ran, one was stopped before it started.')
+      wait_idle()
+      H.check(H.text(transcript()):find('✓ worker fast · haiku · completed', 1, true), 'the first worker ran',
+        { lines = H.lines(transcript()), seen = seen })
+      vim.fn.delete(routing)
     end,
   },
 }

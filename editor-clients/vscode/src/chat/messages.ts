@@ -6,6 +6,7 @@ import type { Rating } from '../protocol/params';
 import type {
   ChatDeltaParams, ChatResult, DelegationParams, ErrorInfo, RouteDecidedParams, ToolActivity, TurnStatus,
 } from '../protocol/types';
+import type { CommandExchange } from './commandExchanges';
 import type { DelegationCard, WorkerTranscript } from './delegations';
 import type { Explanation } from './chain';
 import type { ApprovalCard } from '../tools/approval';
@@ -103,6 +104,8 @@ export interface ChatState {
   openCards: string[];
   /** The turns whose routing chain ("Why this model?") the user opened: still open when the chat is rebuilt. */
   openExplanations: string[];
+  /** Slash commands and their answers, which the daemon does not keep: put back when the chat is rebuilt. */
+  commandExchanges: CommandExchange[];
   connected: boolean;
   routePreview: boolean;
   previewDelayMs: number;
@@ -166,6 +169,7 @@ export function initialChatState(): ChatState {
     preview: null,
     openCards: [],
     openExplanations: [],
+    commandExchanges: [],
     connected: false,
     routePreview: true,
     previewDelayMs: 250,
@@ -203,15 +207,19 @@ export function parseFromWebview(value: unknown): FromWebview | undefined {
 
 const TITLE_LENGTH = 60;
 
+/** A leading `@alias` and the spaces after it (the daemon's override token, engine/routing/overrides.py). */
+const LEADING_ALIAS = /^@[\w.:/+-]+(?:\s+|$)/;
+
 /**
  * What the chat's header calls the session: its title, else its first message that started a turn
- * (as the daemon titles it: not a slash command's, nor one refused), else "New chat".
+ * (as the daemon titles it: not a slash command's, nor one refused, without its `@alias`), else "New chat".
  */
 export function sessionTitle(state: Pick<ChatState, 'sessionId' | 'sessionTitle' | 'entries'>): string {
   const { entries } = state;
   const firstMessage = entries.find((e, i): e is UserEntry => e.kind === 'user'
-    && entries[i + 1]?.kind !== 'command' && entries[i + 1]?.kind !== 'error')?.text;
-  const title = (state.sessionTitle || firstMessage || '').trim().split('\n')[0].trim();
+    && entries[i + 1]?.kind !== 'command' && entries[i + 1]?.kind !== 'error')?.text.trim();
+  const words = firstMessage?.startsWith('\\@') ? firstMessage.slice(1) : firstMessage?.replace(LEADING_ALIAS, '');
+  const title = (state.sessionTitle || words || '').trim().split('\n')[0].trim();
   if (!title) return 'New chat';
   return title.length > TITLE_LENGTH ? `${title.slice(0, TITLE_LENGTH - 1).trimEnd()}…` : title;
 }

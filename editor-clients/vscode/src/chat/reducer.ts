@@ -4,7 +4,8 @@ import { NOT_SENT, PROVIDER_ERROR } from '../protocol/errors';
 import type { ChatDeltaParams, ChatResult, DelegationParams, RouteDecidedParams } from '../protocol/types';
 import { applyDelegation, toggleCard, updateCard, type DelegationCard } from './delegations';
 import type { ApprovalCard } from '../tools/approval';
-import type { ApprovalEntry, ChatEvent, ChatState, DelegationEntry, Entry, ToWebview, TurnEntry } from './messages';
+import { withExchange, withExchanges } from './commandExchanges';
+import type { ApprovalEntry, ChatEvent, ChatState, CommandEntry, DelegationEntry, Entry, ToWebview, TurnEntry } from './messages';
 
 /** The daemon's tool for Apply on a code block (engine/tools/apply_code.py). */
 const APPLY_TOOL = 'apply_code';
@@ -13,8 +14,9 @@ export function reduce(state: ChatState, message: ToWebview): ChatState {
   switch (message.type) {
     case 'reset':
       return { ...state, folders: message.folders, workspace: message.workspace, sessionId: message.sessionId,
-        sessionTitle: message.sessionTitle, entries: message.entries.map((e) => reopenExplanation(reopen(e, state.openCards), state)),
-        pending: null, preview: null };
+        sessionTitle: message.sessionTitle, pending: null, preview: null,
+        entries: withExchanges(message.entries.map((e) => reopenExplanation(reopen(e, state.openCards), state)),
+          state.commandExchanges, message.sessionId) };
     case 'event':
       return applyEvent(state, message.event);
     case 'preview':
@@ -160,7 +162,9 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
     case 'userSent':
       return { ...state, preview: null, pending: { localId: event.localId, text: event.text, turnId: null,
         ...(event.draft !== undefined ? { draft: event.draft } : {}) },
-        entries: [...state.entries, { kind: 'user', id: event.localId, text: event.text }] };
+        // A replayed exchange the rebuilt chat already has (a slash command it kept) is not shown twice.
+        entries: state.entries.some((e) => e.kind === 'user' && e.id === event.localId) ? state.entries
+          : [...state.entries, { kind: 'user', id: event.localId, text: event.text }] };
     case 'routeDecided':
       return routeDecided(state, event.params);
     case 'delta':
@@ -221,8 +225,11 @@ function result(state: ChatState, localId: string, outcome: ChatResult): ChatSta
   const pending = state.pending?.localId === localId ? null : state.pending;
   const base = { ...state, pending, sessionId: outcome.session_id };
   if (outcome.kind === 'command' || !outcome.turn_id) {
-    const failed = outcome.status === 'failed' ? { failed: true } : {};
-    return { ...base, entries: [...state.entries, { kind: 'command', id: `${localId}:command`, text: outcome.text, ...failed }] };
+    const answer: CommandEntry = { kind: 'command', id: `${localId}:command`, text: outcome.text,
+      ...(outcome.status === 'failed' ? { failed: true } : {}) };
+    const shown = state.entries.some((e) => e.id === answer.id); // a replay of an exchange the chat kept
+    const entries = shown ? state.entries.map((e) => (e.id === answer.id ? answer : e)) : [...state.entries, answer];
+    return { ...base, entries, commandExchanges: withExchange(state.commandExchanges, entries, localId, outcome, answer) };
   }
   const finished = (turn: TurnEntry): TurnEntry => ({
     ...turn, status: outcome.status, text: outcome.text, error: outcome.error, costUsd: outcome.cost_usd,

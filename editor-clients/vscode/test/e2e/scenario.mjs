@@ -54,7 +54,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await delegateSelectionFromTheEditorMenu(ui, chat, fake);
     await toolSteps(ui, chat, fake, workspace);
     await commandsAnswer(ui, chat);
-    await ratingsReachThePatternStore(ui, chat, fake, store);
+    await aReloadedWindowShowsWhatWasTyped(await ratingsReachThePatternStore(ui, chat, fake, store));
     await transcriptSurvivesAReload(ui);
     await anotherWindowsTurnShowsInThePanel(ui, fake, workspace, daemon);
     await statusBarPickerSetsTheModel(ui);
@@ -500,6 +500,18 @@ async function commandsAnswer(ui, chat) {
   await ui.page.locator('.monaco-editor .view-lines', { hasText: 'Chain:' }).first().waitFor();
   await ui.page.locator('.tab', { hasText: 'Why this model' }).first().waitFor();
   log('"Why This Model?" opened the explanation of the last turn');
+}
+
+/**
+ * After Reload Window (a new extension host: the chat comes from the daemon and the webview's saved
+ * state), a message shows as typed, its `#file` token included, and a slash command the daemon keeps
+ * no history of (`/rules check`, from Check Rules) is still there with its answer.
+ */
+async function aReloadedWindowShowsWhatWasTyped(chat) {
+  await chat.locator('.entry.user', { hasText: '#file why does this pass?' }).waitFor();
+  await chat.locator('.entry.user', { hasText: '/rules check' })
+    .locator('xpath=following-sibling::*[1][contains(@class, "command")]').waitFor();
+  log('a reloaded window shows #file as typed, and the /rules check exchange with its answer');
 }
 
 async function transcriptSurvivesAReload(ui) {

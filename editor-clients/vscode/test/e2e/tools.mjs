@@ -145,9 +145,12 @@ async function deniedCommandTellsTheModelWhy(ui, chat, fake) {
   // The daemon's title "Run `rm -rf build`": the command as code, no backticks on screen.
   await card.locator('.approval-title code', { hasText: 'rm -rf build' }).waitFor();
   if ((await card.locator('.approval-title').innerText()).includes('`')) throw new Error('the card title shows backticks');
+  // Enter in the empty reason field (where Shift+Tab from the chat's input lands) must not deny:
+  // the reason typed after it is the one the model gets (a denial here would have none).
+  await card.locator('.approval-reason').press('Enter');
   await card.locator('.approval-reason').fill('keep the build cache');
   await ui.shot('chat-approval-command', card);
-  await card.locator('.approval-button.deny').click();
+  await card.locator('.approval-reason').press('Enter');
   await chat.locator('.approval[data-tool="run_command"][data-outcome="denied"] .approval-outcome',
     { hasText: 'Denied: keep the build cache' }).waitFor();
   await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'left the build folder alone' }).waitFor();

@@ -98,7 +98,7 @@ describe('ChatController', () => {
     const state = posted.reduce(reduce, initialChatState());
     assert.deepEqual(state.entries.map((e) => [e.kind, e.kind === 'user' ? e.text : e.id]),
       [['user', '@haiku hello there'], ['turn', 'T1']]);
-    assert.equal(sessionTitle(state), '@haiku hello there');
+    assert.equal(sessionTitle(state), 'hello there', 'titled as the daemon titles it: without the @alias');
   });
 
   it('sends 👍/👎 with switchman/feedback and shows it once taken', async () => {

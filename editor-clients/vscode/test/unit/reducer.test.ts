@@ -81,6 +81,10 @@ describe('chat reducer', () => {
     assert.equal(sessionTitle(state), 'New chat', 'no turn yet: the daemon has no title for it either');
     state = reduce(state, { type: 'event', event: { type: 'userSent', localId: 'L3', text: 'fix the login check' } });
     assert.equal(sessionTitle(state), 'fix the login check');
+    const aliased = reduce(initialChatState(), { type: 'event', event: { type: 'userSent', localId: 'L1', text: '@opus  explain #file\nAttached: a.py' } });
+    assert.equal(sessionTitle(aliased), 'explain #file', 'the @alias chose a model: no title word, as the daemon titles it');
+    const literal = reduce(initialChatState(), { type: 'event', event: { type: 'userSent', localId: 'L1', text: '\\@opus is slow' } });
+    assert.equal(sessionTitle(literal), '@opus is slow');
   });
 
   it('shows a refused slash command as an error and gives its text back to the input', () => {
@@ -237,6 +241,47 @@ describe('chat reducer', () => {
   it('drops the preview when route preview is turned off', () => {
     const withPreview = run({ type: 'preview', preview: { draft: 'x', text: '→ haiku', tone: 'route', detail: null } });
     assert.equal(reduce(withPreview, { type: 'settings', routePreview: false, previewDelayMs: 250 }).preview, null);
+  });
+});
+
+describe('slash commands across a rebuilt chat', () => {
+  const sent = (localId: string, text: string): ToWebview => ({ type: 'event', event: { type: 'userSent', localId, text } });
+  const answered = (localId: string, text: string, more: Partial<ChatResult> = {}): ToWebview => ({ type: 'event', event: {
+    type: 'result', localId, result: { ...finished, kind: 'command', turn_id: null, model: null, text, summary: null, ...more } } });
+  const stored = (sessionId: string | null, ...ids: string[]): ToWebview => ({ type: 'reset', folders: [], workspace: 'file:///w', sessionId,
+    sessionTitle: null, entries: ids.map((id) => (id.startsWith('T')
+      ? { ...turn(run(sent('x', 'x'), { type: 'event', event: { type: 'routeDecided', params: { ...route, turn_id: id } } })), id }
+      : { kind: 'user' as const, id, text: `message ${id}` })) });
+  const shown = (state: ChatState) => state.entries.map((e) => (e.kind === 'user' || e.kind === 'command' ? `${e.id}: ${e.text}` : e.id));
+
+  it('come back after the daemon\'s entry they followed (the daemon keeps no slash command), in order', () => {
+    const live = run(sent('local-1', '/model opus'), answered('local-1', 'Sticky model: opus'),
+      sent('local-2', 'hi'), { type: 'event', event: { type: 'routeDecided', params: route } },
+      { type: 'event', event: { type: 'result', localId: 'local-2', result: finished } },
+      sent('local-3', '/cost'), answered('local-3', 'Today: $0.01'), sent('local-4', '/help'), answered('local-4', 'Commands: …'));
+    const rebuilt = reduce(live, stored('S1', 'M1', 'T1'));
+    assert.deepEqual(shown(rebuilt), ['local-1: /model opus', 'local-1:command: Sticky model: opus', 'M1: message M1', 'T1',
+      'local-3: /cost', 'local-3:command: Today: $0.01', 'local-4: /help', 'local-4:command: Commands: …']);
+    assert.deepEqual(shown(reduce(rebuilt, stored('S1', 'M1', 'T1'))), shown(rebuilt), 'the same after another rebuild');
+    // The extension replays the last exchange after the rebuild: it is not shown twice.
+    const replayed = [sent('local-4', '/help'), answered('local-4', 'Commands: …')].reduce(reduce, rebuilt);
+    assert.deepEqual(shown(replayed), shown(rebuilt));
+    assert.equal(replayed.pending, null);
+    assert.equal(sessionTitle(rebuilt), 'message M1', 'a command is no title');
+  });
+
+  it('belong to their session: another session\'s chat does not show them, coming back to it does', () => {
+    const live = run(sent('local-1', '/model opus'), answered('local-1', 'Sticky model: opus', { session_id: 'S1' }));
+    const other = reduce(live, stored('S2', 'M7'));
+    assert.deepEqual(shown(other), ['M7: message M7']);
+    assert.deepEqual(shown(reduce(other, stored('S1', 'M1'))), ['local-1: /model opus', 'local-1:command: Sticky model: opus', 'M1: message M1']);
+    assert.deepEqual(shown(reduce(other, stored(null))), [], 'no session (no folder, no daemon): nothing');
+  });
+
+  it('leave out a /delegate that ran a worker: the session\'s history has it', () => {
+    const live = run(sent('local-1', '/delegate fix it'), answered('local-1', 'Fixed.', { summary: '/delegate', model: 'anthropic:claude-haiku-4-5' }),
+      sent('local-2', '/delegate'), answered('local-2', 'What should the worker do?', { summary: '/delegate' }));
+    assert.deepEqual(live.commandExchanges.map((k) => k.user.id), ['local-2'], 'a question back is not in the history: kept here');
   });
 });
 

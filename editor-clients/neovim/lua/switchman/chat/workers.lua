@@ -1,6 +1,7 @@
 --- Delegations in the chat: one line per worker that updates in place while the worker runs
 --- (`switchman/delegation`), and `:Switchman workers` to list the current session's workers,
---- open one's transcript or stop one (`switchman/cancel` with the worker's turn id).
+--- open one's transcript or stop one (`switchman/cancel` with the worker's turn id; for a
+--- delegation still queued for a worker slot, with its planner's turn id and tool use id).
 local client = require('switchman.client')
 local models = require('switchman.models')
 local protocol = require('switchman.protocol')
@@ -12,9 +13,10 @@ local M = {}
 --- Where each worker's line is: an extmark per delegation, in its own namespace.
 local ns = vim.api.nvim_create_namespace('switchman_workers')
 
-local ICONS = { running = '⟳', completed = '✓', failed = '✗', cancelled = '■' }
+local ICONS = { queued = '…', running = '⟳', completed = '✓', failed = '✗', cancelled = '■' }
 local HIGHLIGHT = {
-  running = 'SwitchmanTool', completed = 'SwitchmanTool', failed = 'SwitchmanError', cancelled = 'SwitchmanNotice',
+  queued = 'SwitchmanNotice', running = 'SwitchmanTool', completed = 'SwitchmanTool', failed = 'SwitchmanError',
+  cancelled = 'SwitchmanNotice',
 }
 
 local function present(v)
@@ -49,9 +51,12 @@ function M.tier(update)
 end
 
 --- The one line a delegation shows, e.g.
---- `  ⟳ worker fast · haiku · running · 1 turn · $0.0004 · 1.2s — Rename foo — calling read_file`.
+--- `  ⟳ worker fast · haiku · running · 1 turn · $0.0004 · 1.2s — Rename foo — calling read_file`, or
+--- while it waits for a worker slot
+--- `  … worker fast · waiting for a worker slot · queued · 0 turns · $0.00 · 0.4s — Rename foo — waiting for a free worker: 2 of 2 running`.
 function M.line(root, update)
-  local model = present(update.model) and models.short_name(root, update.model) or 'choosing a model'
+  local model = present(update.model) and models.short_name(root, update.model)
+    or update.status == 'queued' and 'waiting for a worker slot' or 'choosing a model'
   local turns = tonumber(update.turns) or 0
   local parts = {
     ('%s worker %s'):format(ICONS[update.status] or '?', M.tier(update)),
@@ -66,6 +71,8 @@ function M.line(root, update)
   local text = '  ' .. table.concat(parts, ' · ') .. ' — ' .. clip(update.task, 60)
   if update.status == 'running' and present(update.activity) and update.activity ~= '' then
     text = text .. ' — ' .. clip(update.activity, 60)
+  elseif update.status == 'queued' then
+    text = text .. ' — ' .. clip(present(update.detail) and update.detail or 'waiting for a free worker', 80)
   elseif present(update.error) then
     text = text .. ' — ' .. clip(update.error, 80)
   end
@@ -119,6 +126,7 @@ function M.stored(root, detail)
       tier = input.tier, worker_tier = record.worker_tier, floor_applied = record.floor_applied, task = input.task,
       model = present(worker.model) and worker.model or record.model, turns = worker.turns or 0,
       cost_usd = worker.cost_usd or '0', status = status, error = failure or nil,
+      detail = status == 'queued' and record.detail or nil, -- still waiting for a worker slot
     }
     -- `unanswered`: no result was stored (the daemon died first); the line goes under the call
     out[id] = { M.line(root, update), hl = HIGHLIGHT[update.status], unanswered = results[id] == nil }
@@ -173,11 +181,13 @@ function M.show(chat, update)
   vim.api.nvim_buf_add_highlight(bufnr, ns, entry.hl, row, 0, -1)
 end
 
---- The delegations this Neovim saw live, by worker session id (for Stop).
+--- The delegations this Neovim saw live, by worker session id (for Stop); one still queued for a
+--- worker slot has no worker session yet: by its tool use id.
 function M.live(chat)
   local out = {}
   for _, known in pairs(chat and chat.workers or {}) do
-    out[known.update.worker_session_id] = known.update
+    local id = known.update.worker_session_id
+    out[present(id) and id ~= '' and id or known.update.tool_use_id] = known.update
   end
   return out
 end
@@ -187,12 +197,16 @@ function M.open(root, worker_session_id)
   require('switchman.sessions').open(root, worker_session_id)
 end
 
---- Stop one worker: its planner carries on with a `cancelled_by_user` result.
+--- Stop one worker: its planner carries on with a `cancelled_by_user` result. One still queued for a
+--- worker slot is taken out of the line (named by its planner's turn and its tool use id).
 function M.stop(root, update)
-  if not present(update.worker_turn_id) then
+  local params = { turn_id = update.worker_turn_id }
+  if update.status == 'queued' and present(update.turn_id) then
+    params = { turn_id = update.turn_id, tool_use_id = update.tool_use_id }
+  elseif not present(update.worker_turn_id) then
     return vim.notify('Switchman: this worker has not started a turn yet.', vim.log.levels.WARN)
   end
-  client.request(root, protocol.request.cancel, { turn_id = update.worker_turn_id }, function(err, result)
+  client.request(root, protocol.request.cancel, params, function(err, result)
     if err then
       return vim.notify(client.error_message(err), vim.log.levels.WARN)
     end
@@ -236,9 +250,10 @@ function M.items(sessions, session_id, live)
 end
 
 local function act(root, item)
-  local running = item.live and item.live.status == 'running'
-  local actions = { 'Open transcript' }
-  if running then
+  local status = item.live and item.live.status
+  -- a queued delegation has no worker session (no transcript) yet
+  local actions = status == 'queued' and {} or { 'Open transcript' }
+  if status == 'running' or status == 'queued' then
     table.insert(actions, 'Stop this worker')
   end
   vim.ui.select(actions, { prompt = 'Worker', kind = 'switchman.worker_action' }, function(choice)

@@ -169,7 +169,7 @@ return {
       H.eq('  ⟳ worker fast · haiku · running · 1 turn · $0.0004 · 1.2s — Rename foo — calling read_file', line)
       local failed = workers.line(root, { tier = 'deep', model = vim.NIL, status = 'failed', turns = 0,
         cost_usd = '0', elapsed_seconds = 0, task = 't', activity = vim.NIL, error = 'no_model_available_for_tier' })
-      H.eq('  ✗ worker deep · choosing a model · failed · 0 turns · $0.00 · 0.0s — t — no_model_available_for_tier',
+      H.eq('  ✗ worker deep · not started · failed · 0 turns · $0.00 · 0.0s — t — no_model_available_for_tier',
         failed)
       local stored = workers.stored(root, {
         messages = {
@@ -185,7 +185,7 @@ return {
           cost_usd = '0.0004', turns = 1 } } },
       })
       H.eq('  ✓ worker fast · haiku · completed · 1 turn · $0.0004 — one', stored.a[1])
-      H.eq('  ■ worker fast · choosing a model · cancelled · 0 turns · $0.00 — two — cancelled_by_user', stored.b[1])
+      H.eq('  ■ worker fast · not started · cancelled · 0 turns · $0.00 — two — cancelled_by_user', stored.b[1])
       H.eq(nil, stored.c, 'only delegate calls')
       local capped = workers.stored(root, {
         messages = { { role = 'assistant', content = {
@@ -273,7 +273,7 @@ return {
         return (type(item) == 'table' and label:find('queued', 1, true)) or item == 'Stop this worker'
       end)
       vim.cmd('Switchman workers')
-      H.wait_text(transcript(), '■ worker fast · choosing a model · cancelled · 0 turns · $0.00')
+      H.wait_text(transcript(), '■ worker fast · not started · cancelled · 0 turns · $0.00')
       H.fake('POST', '/_fake/release')
       H.wait_text(transcript(), 'One ran, one was stopped before it started.')
       wait_idle()

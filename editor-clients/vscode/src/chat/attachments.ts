@@ -5,6 +5,7 @@
  */
 
 import type { Attachment } from '../protocol/types';
+import { LEADING_ALIAS } from './messages';
 
 /** The active editor as the chat sees it. */
 export interface EditorContext {
@@ -60,14 +61,16 @@ export function resolveTokens(message: string, editor: EditorContext | undefined
 /**
  * The message as sent: without its `#file` / `#selection` tokens and the spaces and tabs around
  * them (a token mid-line leaves one space), without the blank lines that leaves at its start.
+ * A message that is nothing but its tokens (and perhaps an `@alias`: `@opus #file`) is sent as
+ * typed, so that it still asks something, of the model its alias names.
  */
 export function withoutTokens(message: string): string {
   const stripped = message.replace(TOKEN_WITH_SPACES, (token, offset: number, whole: string) => {
     const end = offset + token.length;
     const midLine = offset > 0 && whole[offset - 1] !== '\n' && end < whole.length && whole[end] !== '\n';
     return midLine ? ' ' : '';
-  });
-  return stripped.replace(/^(?:[ \t]*\n)+/, '').trimEnd();
+  }).replace(/^(?:[ \t]*\n)+/, '').trimEnd();
+  return stripped.replace(LEADING_ALIAS, '').trim() ? stripped : message.trim();
 }
 
 /** Why a message with `#selection` / `#file` is not sent when the editor has nothing for them. */

@@ -208,7 +208,7 @@ export function parseFromWebview(value: unknown): FromWebview | undefined {
 const TITLE_LENGTH = 60;
 
 /** A leading `@alias` and the spaces after it (the daemon's override token, engine/routing/overrides.py). */
-const LEADING_ALIAS = /^@[\w.:/+-]+(?:\s+|$)/;
+export const LEADING_ALIAS = /^@[\w.:/+-]+(?:\s+|$)/;
 
 /**
  * What the chat's header calls the session: its title, else its first message that started a turn

@@ -202,6 +202,14 @@ describe('attachments', () => {
     assert.equal(resolveTokens('explain\t#selection  here', editor).message, 'explain here');
   });
 
+  it('send a message of nothing but tokens (after an @alias, too) as typed, so it still asks something', () => {
+    assert.equal(resolveTokens('#file', editor).message, '#file');
+    assert.equal(resolveTokens('@opus #file', editor).message, '@opus #file');
+    assert.equal(resolveTokens('@opus  #selection\n', editor).message, '@opus  #selection');
+    assert.equal(resolveTokens('@opus explain #file', editor).message, '@opus explain');
+    assert.deepEqual(resolveTokens('@opus #file', editor).attachments, [{ kind: 'file', uri: editor.uri, text: editor.text }]);
+  });
+
   it('name the tokens that have nothing to attach', () => {
     const unselected: EditorContext = { uri: editor.uri, text: editor.text };
     assert.deepEqual(resolveTokens('explain #selection', unselected),

@@ -55,8 +55,11 @@ end
 --- while it waits for a worker slot
 --- `  … worker fast · waiting for a worker slot · queued · 0 turns · $0.00 · 0.4s — Rename foo — waiting for a free worker: 2 of 2 running`.
 function M.line(root, update)
+  -- A worker that ended without a model never started (denied, stopped while it waited, no
+  -- model for its tier): it is not still choosing one.
   local model = present(update.model) and models.short_name(root, update.model)
-    or update.status == 'queued' and 'waiting for a worker slot' or 'choosing a model'
+    or update.status == 'queued' and 'waiting for a worker slot'
+    or update.status == 'running' and 'choosing a model' or 'not started'
   local turns = tonumber(update.turns) or 0
   local parts = {
     ('%s worker %s'):format(ICONS[update.status] or '?', M.tier(update)),

@@ -78,6 +78,49 @@ return {
     end,
   },
   {
+    "a session drawn as stored gets the chat's display-only lines back, each in its place",
+    function()
+      local function message(id, turn_id, role, text, at)
+        return { id = id, turn_id = turn_id, role = role, created_at = '2026-11-24T12:00:' .. at .. 'Z',
+          content = { { type = 'text', text = text } } }
+      end
+      local function turn(id)
+        return { id = id, model = SONNET, summary = 'global default', status = 'completed', cost_usd = '0.01',
+          usage = { input_tokens = 1, output_tokens = 1 } }
+      end
+      local detail = {
+        messages = { message('m1', 'T1', 'user', 'first', '01.5'), message('m2', 'T1', 'assistant', 'one', '02'),
+          message('m3', nil, 'user', 'failed to start', '03'), message('m4', 'T2', 'user', 'second', '05'),
+          message('m5', 'T2', 'assistant', 'two', '06') },
+        turns = { turn('T1'), turn('T2') },
+      }
+      local kept = {
+        { turn_id = 'T1', early = true, entries = { { '> retrying' } } },
+        { turn_id = 'T2', early = false, entries = { { '> stopped after 25 steps' } } },
+        -- a refused command between the two turns, and one before anything was stored
+        { at = '2026-11-24T12:00:02.500000', entries = { { '## You' }, { '/modle' }, { '✗ no such command' } } },
+        { at = '2026-11-24T12:00:00.000000', entries = { { '## You' }, { '@nope hi' }, { '✗ unknown alias' } } },
+        -- an error after a message the daemon stored (its user line is not shown twice), and
+        -- after one it did not store (its user line is shown)
+        { at = '2026-11-24T12:00:04.000000', entries = { { '✗ could not start' } }, text = 'failed to start',
+          user = { { '## You' }, { 'failed to start' } }, sent_at = '2026-11-24T12:00:02.900000' },
+        { at = '2026-11-24T12:00:07.000000', entries = { { '✗ lost' } }, text = 'never stored',
+          user = { { '## You' }, { 'never stored' } }, sent_at = '2026-11-24T12:00:06.500000' },
+      }
+      local lines = vim.tbl_map(function(l)
+        return l[1]
+      end, render.history(ROOT, detail, kept))
+      local footer = '  claude-sonnet-4-6 · $0.01 · 1 in / 1 out tokens'
+      H.eq({ '## You', '@nope hi', '✗ unknown alias', '',
+        '## You', 'first', '', '## Switchman [claude-sonnet-4-6 · global default]', '> retrying', 'one', footer, '',
+        '## You', '/modle', '✗ no such command', '',
+        '## You', 'failed to start', '', '✗ could not start', '',
+        '## You', 'second', '', '## Switchman [claude-sonnet-4-6 · global default]', 'two', '> stopped after 25 steps',
+        footer, '', '## You', 'never stored', '✗ lost' }, lines)
+      H.eq(render.history(ROOT, detail), render.history(ROOT, detail, {}), 'nothing kept: drawn as stored')
+    end,
+  },
+  {
     'a no-model-available error shows the explanation the daemon rendered',
     function()
       local lines = render.rpc_error({ code = 1006, message = 'No model available for this message.',

@@ -217,6 +217,52 @@ return {
     end,
   },
   {
+    'a refused command shown before the history arrived survives the redraw, in its place',
+    function()
+      -- Nothing of `/modle opus` is stored: its lines exist only in this chat. The history that
+      -- arrives after it makes the chat draw the session as stored (a command was sent), which
+      -- used to drop them.
+      open_with_late_history('/modle opus', function()
+        local text = transcript_text()
+        return chat().turn == nil and text:find('/modle opus', 1, true) ~= nil and text:find('✗', 1, true) ~= nil
+      end)
+      H.wait_for('the session drawn as stored', function()
+        return chat().unidentified == nil and chat().early_history == nil
+      end, nil, transcript_text)
+      H.check(above_and_once('/delegate fast look into it', '/modle opus', { 'the worker found it' }),
+        'the refused command below the history, once', transcript_text())
+      local text = transcript_text()
+      local refused = text:find('/modle opus', 1, true)
+      H.check(text:find('✗', refused, true) ~= nil, 'its failure stays under it', text)
+    end,
+  },
+  {
+    "a turn's notice survives the redraw after history that arrived during the turn",
+    function()
+      H.script({
+        { kind = 'error', status = 500, message = 'boom' },
+        { kind = 'text', chunks = { 'answered ', 'after a retry' }, fault = { kind = 'stall', after_chunks = 1 } },
+      })
+      open_with_late_history('a message that is retried', function()
+        return transcript_text():find('Retrying', 1, true) ~= nil
+      end)
+      H.wait_text(chat().view.transcript, 'answered ')
+      H.check(chat().reload_after_turn, 'the chat is to be drawn as stored once the turn ends')
+      local redrawn, _, unwatch = intercept_answers('switchman/session', false)
+      H.fake('POST', '/_fake/release')
+      wait_idle()
+      H.wait_for('the session redrawn', function()
+        return #redrawn > 0 and not chat().reload_after_turn
+      end, nil, transcript_text)
+      unwatch()
+      H.eq(1, count(transcript_text(), 'answered after a retry'), 'the answer once')
+      local text = transcript_text()
+      local sent, notice = text:find('a message that is retried', 1, true), text:find('Retrying', 1, true)
+      local answer = text:find('answered after a retry', 1, true)
+      H.check(notice ~= nil and sent < notice and notice < answer, 'the notice between the message and its answer', text)
+    end,
+  },
+  {
     'a message sent in the other window, and its answer, show in this chat',
     function()
       local initialized = false

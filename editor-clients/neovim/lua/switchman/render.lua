@@ -242,34 +242,92 @@ local function started_before(delegations, next)
   return out
 end
 
+local function message_text(message)
+  local parts = {}
+  for _, block in ipairs(message.content or {}) do
+    if block.type == 'text' then
+      table.insert(parts, block.text)
+    end
+  end
+  return vim.trim(table.concat(parts, '\n'))
+end
+
+--- A chat's display-only lines (see `Chat:keep`): the notices of each turn, `{ early, late }` by
+--- turn id, and the rest in the order they happened, each block's user lines left out when the
+--- session stored that message after it was sent.
+local function kept_lines(kept, messages)
+  local notices, outside = {}, {}
+  for i, block in ipairs(kept or {}) do
+    if block.turn_id then
+      notices[block.turn_id] = notices[block.turn_id] or { early = {}, late = {} }
+      vim.list_extend(notices[block.turn_id][block.early and 'early' or 'late'], block.entries)
+    else
+      local entries = block.entries
+      if block.user then
+        local stored = false
+        for _, message in ipairs(messages) do
+          if message.role == 'user' and sortable_time(message.created_at) >= block.sent_at
+              and message_text(message) == vim.trim(block.text or '') then
+            stored = true
+            break
+          end
+        end
+        entries = stored and entries or vim.list_extend(vim.list_slice(block.user), entries)
+      end
+      table.insert(outside, { at = block.at or '', order = i, entries = entries })
+    end
+  end
+  table.sort(outside, function(a, b)
+    return a.at < b.at or (a.at == b.at and a.order < b.order)
+  end)
+  return notices, outside
+end
+
 --- A session's turns as in the chat: each message, the answer under its badge, the outcome.
 --- Messages outside any turn are the user's own delegations (`/delegate`): the command, its
---- worker's line and the answer, as the chat showed them live.
-function M.history(root, detail)
+--- worker's line and the answer, as the chat showed them live. `kept`: what the chat showed
+--- that the daemon does not store (`Chat:keep`), put back in its place: a turn's notices in
+--- that turn, anything else between the stored messages that came before and after it.
+function M.history(root, detail, kept)
   local out, names, turns = {}, tool_names(detail.messages or {}), turns_by_id(detail.turns)
   local workers = require('switchman.chat.workers').stored(root, detail)
   local by_user = require('switchman.chat.workers').stored_by_user(root, detail)
+  local messages = detail.messages or {}
+  local notices, outside = kept_lines(kept, messages)
   local open -- { turn, headed } of the turn being listed
+  local function turn_notices(turn, which)
+    return notices[turn.id] and notices[turn.id][which] or {}
+  end
   local function heading()
     if open and not open.headed then
       open.headed = true
       table.insert(out, { '' })
       local t = open.turn
       vim.list_extend(out, M.answer(root, t.model, t.summary, t.decision and t.decision.banners))
+      vim.list_extend(out, turn_notices(t, 'early'))
     end
   end
   local function close()
     heading()
     if open then
+      vim.list_extend(out, turn_notices(open.turn, 'late'))
       vim.list_extend(out, M.outcome(root, open.turn))
     end
     open = nil
   end
-  local messages = detail.messages or {}
+  local function kept_until(limit) -- the display-only blocks that happened before `limit`
+    while outside[1] and (not limit or outside[1].at < limit) do
+      if #out > 0 then
+        table.insert(out, { '' })
+      end
+      vim.list_extend(out, table.remove(outside, 1).entries)
+    end
+  end
   for i, message in ipairs(messages) do
     local turn = turns[message.turn_id]
     if message.role == 'user' then
       close()
+      kept_until(sortable_time(message.created_at))
       if #out > 0 then
         table.insert(out, { '' })
       end
@@ -295,6 +353,7 @@ function M.history(root, detail)
   for _, delegation in ipairs(by_user) do -- still running, or the daemon stopped before it answered
     table.insert(out, delegation.line)
   end
+  kept_until(nil)
   return out
 end
 

@@ -15,6 +15,45 @@ local chats = {} -- root -> Chat
 local Chat = {}
 Chat.__index = Chat
 
+--- Display-only lines a chat keeps (the oldest go first), to draw them again.
+local KEPT_LINES = 300
+
+local function present(v)
+  return v ~= nil and v ~= vim.NIL
+end
+
+--- Now, in UTC, as the daemon writes times once made sortable (render.sortable_time).
+function M.now()
+  local ok, sec, usec = pcall(function()
+    return (vim.uv or vim.loop).gettimeofday()
+  end)
+  if not ok or type(sec) ~= 'number' then
+    sec, usec = os.time(), 0
+  end
+  return os.date('!%Y-%m-%dT%H:%M:%S', sec) .. ('.%06d'):format(usec or 0)
+end
+
+--- Remember lines this chat shows that the daemon does not store (a refused message and its error,
+--- a command's answer, a turn's notices), so that drawing the session as stored (history that came
+--- late, another window's change) puts them back where they were. `block` is `{ entries, at }` (the
+--- time it happened, placed among the stored messages by their times) with `session_id`, or
+--- `{ entries, turn_id, early }` for a turn's notice (under its heading when `early`, else at its end);
+--- `text`, `user` and `sent_at`: the user's lines to show too unless the session stored that message.
+function Chat:keep(block)
+  self.kept = self.kept or {}
+  table.insert(self.kept, block)
+  if #self.kept > KEPT_LINES then
+    table.remove(self.kept, 1)
+  end
+end
+
+--- What this chat kept of `session_id` (and of no known session) to draw with it.
+function Chat:kept_of(session_id)
+  return vim.tbl_filter(function(block)
+    return block.turn_id ~= nil or block.session_id == nil or block.session_id == session_id
+  end, self.kept or {})
+end
+
 --- True (and the user told) while a turn of this chat is waiting for its answer.
 function Chat:still_running()
   if self.turn then
@@ -33,16 +72,17 @@ function Chat:send(text)
     return false
   end
   self.view:gap()
-  self.view:append(render.user(text))
+  local shown = render.user(text)
   local attachments = self.attachments or {}
   self.attachments = nil
   for _, attachment in ipairs(attachments) do
-    self.view:append({ render.attachment(attachment) })
+    table.insert(shown, render.attachment(attachment))
   end
+  self.view:append(shown)
   if not models.cached(self.root) then
     models.fetch(self.root) -- answered before the turn's badge arrives: it shows the alias
   end
-  local turn = { streamed = '', answered = false, text = text }
+  local turn = { streamed = '', answered = false, text = text, shown = shown, sent_at = M.now() }
   self.turn = turn
   local params = { workspace = workspace.uri(self.root), message = text }
   if #attachments > 0 then
@@ -99,11 +139,16 @@ function Chat:delta(params)
     self.turn.streamed = self.turn.streamed .. (params.text or '')
     self.view:stream(params.text or '')
   elseif params.kind == protocol.delta.tool_call then
+    self.turn.acted = true
     self.view:append({ render.tool_call(params.tool or {}) })
   elseif params.kind == protocol.delta.tool_result then
     self.view:append({ render.tool_result(params.tool or {}) })
   elseif params.kind == protocol.delta.notice then
-    self.view:append(render.notice(params.text or ''))
+    local lines = render.notice(params.text or '')
+    self.view:append(lines)
+    -- not stored: kept to be drawn again (a retry's before the answer, a step limit's after it)
+    self:keep({ turn_id = self.turn.turn_id, early = self.turn.streamed == '' and not self.turn.acted,
+      entries = lines })
   end
 end
 
@@ -122,14 +167,28 @@ function Chat:finish(turn, err, result)
   end
 end
 
+--- Whether the daemon keeps a command's exchange in the session: only a `/delegate` that ran a
+--- worker (or failed once sent) does; `/model`, `/cost`, a refused command are this chat's alone.
+function M.command_stored(result)
+  local err = present(result.error) and result.error or {}
+  return result.summary == '/delegate'
+    and (present(result.model) or (result.status == 'failed' and not protocol.not_sent[err.code]))
+end
+
 function Chat:show_outcome(turn, err, result)
+  turn.shown = turn.shown or render.user(turn.text or '')
+  turn.sent_at = turn.sent_at or M.now()
   if err then
-    self.view:append(render.rpc_error(err))
+    local lines = render.rpc_error(err)
+    self.view:append(lines)
     local data = type(err) == 'table' and type(err.data) == 'table' and err.data or {}
     if protocol.not_sent[data.code] then
       self.view:give_back(turn.text) -- nothing was sent: fix it and send again
+      self:keep({ session_id = self.session_id, at = turn.sent_at, entries = vim.list_extend(vim.list_slice(turn.shown), lines) })
     elseif not turn.turn_id then
       self.unidentified = true -- what it stored (if anything) cannot be told apart
+      self:keep({ session_id = self.session_id, at = M.now(), entries = lines, text = turn.text, user = turn.shown,
+        sent_at = turn.sent_at })
     end
     return
   end
@@ -139,9 +198,15 @@ function Chat:show_outcome(turn, err, result)
     self.last_turn_id = nil -- the last answer is a command's (or a worker's): g+ must not rate the one before
     self:answer_heading(turn, nil, result.summary)
     -- a refused command (/modle, /delegate ultra, a usage error) is a failure like any other: ✗
-    self.view:append(result.status == 'failed' and render.failure(result.text) or render.lines(result.text or ''))
+    local lines = result.status == 'failed' and render.failure(result.text) or render.lines(result.text or '')
+    self.view:append(lines)
     if result.status == 'failed' then
       self.view:give_back(turn.text) -- /modle, /delegate ultra: nothing was done
+    end
+    if not M.command_stored(result) then
+      local entries = vim.list_extend(vim.list_slice(turn.shown), { { '' } })
+      vim.list_extend(entries, render.answer(self.root, nil, result.summary))
+      self:keep({ session_id = result.session_id, at = turn.sent_at, entries = vim.list_extend(entries, lines) })
     end
     return
   end
@@ -181,7 +246,9 @@ end
 function Chat:daemon_stopped()
   if self.turn then
     self.turn = nil
-    self.view:append(render.failure('The Switchman daemon stopped during this turn; sending again starts it.'))
+    local lines = render.failure('The Switchman daemon stopped during this turn; sending again starts it.')
+    self.view:append(lines)
+    self:keep({ session_id = self.session_id, at = M.now(), entries = lines })
   end
 end
 
@@ -205,7 +272,9 @@ function Chat:new_session()
     self.last_turn_id = nil -- the old session's answers are no longer shown
     self.workers = nil -- their lines are gone with the transcript
     self.view:clear()
-    self.view:append({ { 'New session ' .. session.id, hl = 'SwitchmanFooter' } })
+    local lines = { { 'New session ' .. session.id, hl = 'SwitchmanFooter' } }
+    self.view:append(lines)
+    self:keep({ session_id = session.id, at = M.now(), entries = lines })
   end)
 end
 
@@ -267,7 +336,8 @@ function Chat:show_session(session_id, detail)
   -- self.workers stays: no turn of this chat runs (its delegations sent their last update), and
   -- `:Switchman workers` still lists them
   self.view:clear()
-  self.view:append(render.history(self.root, detail))
+  -- with what this chat showed that is not stored, each in its place
+  self.view:append(render.history(self.root, detail, self:kept_of(session_id)))
 end
 
 --- Fetch the chat's session (or `session_id`) and draw it as the daemon stored it: what another

@@ -565,19 +565,22 @@ _TREE_LEDGER = """FROM cost_ledger c WHERE c.session_id IN (
 _SESSION_QUERY = f"""
 SELECT s.*, COUNT(DISTINCT t.id) AS turn_count, COALESCE(MAX(t.idx), 0) AS last_index,
        (SELECT model FROM turns WHERE session_id = s.id ORDER BY idx DESC LIMIT 1) AS last_model,
-       (SELECT COALESCE(SUM(c.cost_micros), 0) {_TREE_LEDGER}) AS cost_micros,
-       (SELECT COALESCE(SUM(c.cost_micros * c.estimated), 0) {_TREE_LEDGER}) AS estimated_micros
+       (SELECT COALESCE(SUM(c.cost_micros), 0) || ' '
+               || COALESCE(SUM(c.cost_micros * c.estimated), 0) {_TREE_LEDGER}) AS costs
 FROM sessions s LEFT JOIN turns t ON t.session_id = s.id
 """
+# ``costs`` is "<micro-dollars> <of which estimated>": both sums from one pass over the tree's
+# ledger rows (a second subquery doubled the cost of loading a session).
 
 
 def _session(row: sqlite3.Row) -> SessionInfo:
+    costs = row["costs"].split(" ")
     return SessionInfo(
         id=row["id"], workspace=row["workspace"], title=row["title"],
         created_at=_dt(row["created_at"]) or datetime.now(UTC),
         updated_at=_dt(row["updated_at"]) or datetime.now(UTC),
         sticky_model=row["sticky_model"], last_model=row["last_model"], profile=row["profile"],
-        turn_count=row["turn_count"], cost_usd=from_micros(row["cost_micros"]),
-        estimated_usd=from_micros(row["estimated_micros"]),
+        turn_count=row["turn_count"], cost_usd=from_micros(int(costs[0])),
+        estimated_usd=from_micros(int(costs[1])),
         is_worker=bool(row["is_worker"]), parent_session_id=row["parent_session_id"],
         parent_tool_use_id=row["parent_tool_use_id"])

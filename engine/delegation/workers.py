@@ -139,9 +139,12 @@ class Delegation:
     async def stop(self, planner_turn_id: str, tool_use_id: str) -> tuple[bool, str]:
         """Stop one delegation of a planner's turn, waiting or running; the planner goes on.
         Returns (whether it was stopped, the status: ``cancelled``; else ``ended`` when it is
-        not waiting or running, or ``starting`` while it is asked about or routed)."""
+        not waiting or running, or ``starting`` while it is asked about or routed). Raises
+        :class:`UnknownTurn` for an unknown planner turn and :class:`TurnElsewhere` for one
+        another window's daemon runs."""
         active = self._active.get((planner_turn_id, tool_use_id))
         if active is None:
+            self.lifecycle.check_not_elsewhere(planner_turn_id)
             return False, "ended"
         run, limit, ended = active
         if limit.withdraw(run.progress.queued):

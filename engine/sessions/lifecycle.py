@@ -302,15 +302,27 @@ class TurnLifecycle:
                 return True, outcome.result.status
             if turn_id in live.ended:
                 return False, live.ended[turn_id]
-        stored = self.store.turn(turn_id)
-        if stored is None:
-            raise UnknownTurn(turn_id)
+        stored = self._stored_not_elsewhere(turn_id)
         if stored.status == "running":
-            if self.store.running_elsewhere(turn_id):
-                raise TurnElsewhere(turn_id)
             self.store.interrupt_orphans(self.clock.now())  # its daemon died: say so, not "running"
             stored = self.store.turn(turn_id) or stored
         return False, stored.status
+
+    def check_not_elsewhere(self, turn_id: str) -> None:
+        """Raise :class:`UnknownTurn` if no turn has this id, :class:`TurnElsewhere` if
+        another live daemon runs it (so a stop of one of its delegations says where it can
+        be stopped, as a stop of the turn does)."""
+        if not any((live.running is not None and live.running.turn_id == turn_id)
+                   or turn_id in live.ended for live in self.sessions.all_loaded()):
+            self._stored_not_elsewhere(turn_id)
+
+    def _stored_not_elsewhere(self, turn_id: str) -> TurnInfo:
+        stored = self.store.turn(turn_id)
+        if stored is None:
+            raise UnknownTurn(turn_id)
+        if stored.status == "running" and self.store.running_elsewhere(turn_id):
+            raise TurnElsewhere(turn_id)
+        return stored
 
     def any_running(self) -> bool:
         """Whether any session has a turn in flight."""

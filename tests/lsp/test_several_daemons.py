@@ -15,7 +15,9 @@ from switchman.engine.store.repository import SessionStore
 from switchman.engine.tokens import estimate_messages, estimate_text
 from switchman.server import methods
 from tests.lsp.conftest import Daemon, error_data
+from tests.lsp.test_delegation import HAIKU_API, OPUS_API, delegate
 from tests.lsp.test_sessions_and_commands import start
+from tests.support.editor_tools import ToolEditor
 from tests.support.fake_provider import FakeProvider, Usage
 from tests.support.lsp import SwitchmanClient, kill_9
 
@@ -361,3 +363,44 @@ async def test_another_windows_turn_and_model_reach_this_editor(
     finally:
         fake.release_stalls()
         await stop(first, second)
+
+
+async def test_stopping_one_delegation_from_another_window_says_where_it_runs(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """A delegation's Stop (switchman/cancel with a tool_use_id) sent to the daemon of a
+    window that shows the session but does not run its planner says where it runs, as a
+    turn's Stop does, instead of answering that the delegation has ended while it waits for
+    a worker slot in the other window; an unknown turn is named so."""
+    daemon.write_routing("global_default: opus\ndelegation: {max_concurrent_workers: 1}\n")
+    runner = await start("visual-studio-code", daemon)
+    ToolEditor(runner)
+    other = await start("neovim", daemon)
+    try:
+        fake.script_tool_calls([delegate(f"toolu_{n}") for n in (1, 2)], model=OPUS_API)
+        stall = fake.script_stall("x ", "never", after_chunks=1, model=HAIKU_API)
+        pending = asyncio.ensure_future(chat(runner, daemon, "@opus two, one at a time"))
+        assert await stall.wait_reached_async()
+        queued = await runner.wait_for(methods.DELEGATION, lambda u: u["phase"] == "queued")
+        planner = queued["turn_id"]
+        for call in ("toolu_2", "toolu_1"):
+            with pytest.raises(JsonRpcException) as caught:
+                await other.request(methods.CANCEL, {"turn_id": planner, "tool_use_id": call})
+            assert caught.value.code == 1014
+            assert error_data(caught.value) == {"code": "turn_elsewhere", "turn_id": planner}
+        with pytest.raises(JsonRpcException) as unknown:
+            await other.request(methods.CANCEL, {"turn_id": "no-such-turn",
+                                                 "tool_use_id": "toolu_2"})
+        assert error_data(unknown.value)["code"] == "unknown_turn"
+        # the runner's own daemon stops it
+        assert await runner.request(methods.CANCEL, {"turn_id": planner,
+                                                     "tool_use_id": "toolu_2"}) == {
+            "cancelled": True, "status": "cancelled"}
+        await runner.request(methods.CANCEL, {"turn_id": planner})
+        assert (await pending)["status"] == "cancelled"
+        # once the planner has ended, either window answers that the delegation has
+        assert await other.request(methods.CANCEL, {"turn_id": planner,
+                                                    "tool_use_id": "toolu_2"}) == {
+            "cancelled": False, "status": "ended"}
+    finally:
+        fake.release_stalls()
+        await stop(runner, other)

@@ -471,9 +471,10 @@ async def _settle(tasks: dict[str, asyncio.Task[ToolOutcome]],
 
 @dataclass(frozen=True)
 class _Estimate:
-    """A call the provider has answered but not yet reported usage for. Its input is
-    estimated only if the call ends unfinished: estimating the system prompt and tool
-    descriptions took ~0.15 ms between the first answer and the first delta."""
+    """A call whose request has left but whose usage the provider has not yet reported.
+    The system prompt and tool descriptions are estimated only when needed (the call is
+    marked sent, on the loop's next pass, or ends unfinished), not in the adapter's
+    callback on the way to the first delta."""
 
     request: ProviderRequest
     transcript_tokens: int

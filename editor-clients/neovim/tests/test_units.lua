@@ -222,11 +222,14 @@ return {
       local lines = {}
       for _, line in ipairs(render.transcript(ROOT, { session = { id = 'P', title = 'plan' }, cost = {
         by_model = {}, workers = { { session_id = 'W1', title = 'Refactor auth', model = HAIKU, cost_usd = '0.002', turns = 1 },
-          { session_id = 'W2', model = HAIKU, cost_usd = '0.001', turns = 2 } } } })) do
+          { session_id = 'W2', model = HAIKU, cost_usd = '0.001', turns = 2 },
+          { session_id = 'W3', model = HAIKU, cost_usd = '0.0019', turns = 1, estimated_usd = '0.0019' } } } })) do
         table.insert(lines, line[1])
       end
       H.check(vim.tbl_contains(lines, '  ↳ worker Refactor auth  claude-haiku-4-5  $0.002  (1 turns)'), table.concat(lines, '\n'))
       H.check(vim.tbl_contains(lines, '  ↳ worker W2  claude-haiku-4-5  $0.001  (2 turns)'), 'no title: the session id')
+      H.check(vim.tbl_contains(lines, '  ↳ worker W3  claude-haiku-4-5  $0.0019  (1 turns)  (~$0.0019 estimated)'),
+        'an estimated cost says so', table.concat(lines, '\n'))
     end,
   },
   {

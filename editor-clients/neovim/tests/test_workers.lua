@@ -171,6 +171,10 @@ return {
         cost_usd = '0', elapsed_seconds = 0, task = 't', activity = vim.NIL, error = 'no_model_available_for_tier' })
       H.eq('  ✗ worker deep · not started · failed · 0 turns · $0.00 · 0.0s — t — no_model_available_for_tier',
         failed)
+      local stopped = workers.line(root, { tier = 'fast', model = 'anthropic:claude-haiku-4-5', status = 'cancelled',
+        turns = 1, cost_usd = '0.0019', estimated_usd = '0.0019', elapsed_seconds = 2, task = 't', error = 'cancelled_by_user' })
+      H.eq('  ■ worker fast · haiku · cancelled · 1 turn · $0.0019 (~$0.0019 estimated) · 2.0s — t — cancelled_by_user',
+        stopped, 'a worker stopped before the provider reported usage: its cost is an estimate, and says so')
       local stored = workers.stored(root, {
         messages = {
           { role = 'assistant', content = {

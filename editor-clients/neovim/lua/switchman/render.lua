@@ -357,6 +357,12 @@ function M.history(root, detail, kept)
   return out
 end
 
+--- `  (~$x estimated)` when part of a cost is Switchman's estimate (calls cut short before the
+--- provider reported usage), else ''.
+local function estimated_note(amount)
+  return (tonumber(present(amount) and amount or 0) or 0) > 0 and ('  (~$' .. amount .. ' estimated)') or ''
+end
+
 local function cost_lines(root, cost)
   local out = {}
   if not present(cost) then
@@ -364,13 +370,15 @@ local function cost_lines(root, cost)
   end
   table.insert(out, { 'Cost by model:', hl = 'SwitchmanUser' })
   for _, row in ipairs(cost.by_model or {}) do
-    table.insert(out, { ('  %-20s %3d turn%s  $%-10s %d in / %d out tokens'):format(models.short_name(root, row.model),
-      row.turns or 0, row.turns == 1 and ' ' or 's', row.cost_usd, row.input_tokens or 0, row.output_tokens or 0) })
+    table.insert(out, { ('  %-20s %3d turn%s  $%-10s %d in / %d out tokens%s'):format(models.short_name(root, row.model),
+      row.turns or 0, row.turns == 1 and ' ' or 's', row.cost_usd, row.input_tokens or 0, row.output_tokens or 0,
+      estimated_note(row.estimated_usd)) })
   end
   for _, worker in ipairs(cost.workers or {}) do
     local name = present(worker.title) and worker.title ~= '' and worker.title or worker.session_id
-    table.insert(out, { ('  ↳ worker %s  %s  $%s  (%d turns)'):format(name,
-      models.short_name(root, present(worker.model) and worker.model or nil) or '-', worker.cost_usd, worker.turns or 0) })
+    table.insert(out, { ('  ↳ worker %s  %s  $%s  (%d turns)%s'):format(name,
+      models.short_name(root, present(worker.model) and worker.model or nil) or '-', worker.cost_usd, worker.turns or 0,
+      estimated_note(worker.estimated_usd)) })
   end
   return out
 end

@@ -241,7 +241,8 @@ const STATUS_LABELS: Record<DelegationStatus, string> = {
 /** What a card shows (the webview turns this into DOM). */
 export function cardView(card: DelegationCard): CardView {
   const statusLabel = card.stopping ? 'stopping…' : STATUS_LABELS[card.status];
-  const meta = [statusLabel, plural(card.turns, 'turn'), formatUsd(card.costUsd)];
+  const estimated = Number(card.estimatedUsd) > 0 ? ` (~${formatUsd(card.estimatedUsd ?? '0')} estimated)` : '';
+  const meta = [statusLabel, plural(card.turns, 'turn'), formatUsd(card.costUsd) + estimated];
   if (card.elapsedSeconds !== null) meta.push(`${card.elapsedSeconds.toFixed(1)}s`);
   let note: string | null = null;
   let noteTone: CardView['noteTone'] = null;

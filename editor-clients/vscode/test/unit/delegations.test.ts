@@ -57,6 +57,10 @@ describe('delegation cards', () => {
     const ended = reduce(progressed, event(update({ phase: 'ended', status: 'completed', cost_usd: '0.0009', elapsed_seconds: 2 })));
     assert.equal(cards(ended).length, 1, 'the same card, updated in place');
     assert.deepEqual([cardView(cards(ended)[0]).meta, cardView(cards(ended)[0]).canStop], ['done · 1 turn · $0.0009 · 2.0s', false]);
+    const stopped = reduce(ended, event(update({ phase: 'ended', status: 'cancelled', cost_usd: '0.0009', estimated_usd: '0.0009',
+      elapsed_seconds: 2 })));
+    assert.equal(cardView(cards(stopped)[0]).meta, 'stopped · 1 turn · $0.0009 (~$0.0009 estimated) · 2.0s',
+      'a worker stopped before the provider reported usage: its cost is an estimate, and says so');
   });
 
   it('several delegate calls are several cards, in the order they started; other turns are untouched', () => {

@@ -180,6 +180,10 @@ describe('session items', () => {
     const planner = sessionItemView({ ...session, workers: [{ ...session, id: 'W1', is_worker: true }] }, false);
     assert.ok(planner.hasChildren);
     assert.equal(sessionItemView({ ...session, title: '', last_model: null }, false).label, 'New chat');
+    // a cost that is partly Switchman's estimate (a call stopped before the provider reported usage) says so
+    const estimated = sessionItemView({ ...session, estimated_usd: '0.0019' }, true, new Date('2026-05-08T14:33:19Z'));
+    assert.equal(estimated.description, 'current · claude-haiku-4-5 · $0.041 (~$0.0019 estimated) · 10 min ago');
+    assert.match(estimated.tooltip, /\(~\$0\.0019 estimated\)/);
   });
 
   it('list a planner\'s delegations waiting for a worker slot under it, until they start or end', () => {

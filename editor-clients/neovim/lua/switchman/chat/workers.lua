@@ -66,7 +66,9 @@ function M.line(root, update)
     model,
     update.status,
     ('%d turn%s'):format(turns, turns == 1 and '' or 's'),
-    M.usd(update.cost_usd),
+    -- the part Switchman estimated (calls cut short before the provider reported usage) is named
+    M.usd(update.cost_usd) .. ((tonumber(present(update.estimated_usd) and update.estimated_usd or 0) or 0) > 0
+      and (' (~' .. M.usd(update.estimated_usd) .. ' estimated)') or ''),
   }
   if present(update.elapsed_seconds) then
     table.insert(parts, ('%.1fs'):format(tonumber(update.elapsed_seconds) or 0))

@@ -285,6 +285,11 @@ class SessionManager:
             self._today = (today, datetime.combine(today, time(0), tzinfo=UTC))
         return self.store.cost_since(self._today[1])
 
+    def estimated_today(self) -> Decimal:
+        """The part of :meth:`cost_today` that is estimated (calls cut short)."""
+        self.cost_today()  # today's start, as it reckons it
+        return self.store.estimated_since(self._today[1])
+
     def set_model(self, workspace: str, session_id: str | None, model: str | None) -> SwapResult:
         """Set (or clear, with None) a session's sticky model; queued while a turn runs."""
         live = self.for_messages(workspace, session_id)

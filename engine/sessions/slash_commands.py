@@ -147,7 +147,7 @@ def _dispatch(manager: SessionManager, queries: SessionQueries, live: LiveSessio
             manager.observer.status_changed(workspace)
         return text
     if name == "/cost":
-        return _cost(queries.cost(live.id), manager.cost_today())
+        return _cost(queries.cost(live.id), manager.cost_today(), manager.estimated_today())
     if name == "/route":
         return _route(manager, live, args)
     if name == "/trust":
@@ -214,7 +214,7 @@ def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:
             f"{problem}")
 
 
-def _cost(cost: CostBreakdown, today: Decimal) -> str:
+def _cost(cost: CostBreakdown, today: Decimal, today_estimated: Decimal) -> str:
     lines = [f"This session: {usd(cost.total_usd)}{_estimated(cost.estimated_usd)}"]
     lines += [f"  {c.model}: {usd(c.cost_usd)} ({c.turns} turn(s), {c.input_tokens} in / "
               f"{c.output_tokens} out tokens){_estimated(c.estimated_usd)}"
@@ -225,8 +225,8 @@ def _cost(cost: CostBreakdown, today: Decimal) -> str:
         lines += [f"    {w.title or w.parent_tool_use_id or w.session_id} → "
                   f"{w.model or 'no model'}: {usd(w.cost_usd)}, {w.turns} turn(s)"
                   f"{_estimated(w.estimated_usd)}" for w in cost.workers]
-    lines.append(f"Today, all sessions: {usd(today)}")
-    if cost.estimated_usd:
+    lines.append(f"Today, all sessions: {usd(today)}{_estimated(today_estimated)}")
+    if cost.estimated_usd or today_estimated:
         lines.append("Estimated: calls stopped, failed or cut off before the provider reported "
                      "their usage, charged for their input and the output streamed so far.")
     return "\n".join(lines)

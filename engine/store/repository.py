@@ -533,6 +533,14 @@ class SessionStore:
         known[("cost", start)] = True
         return from_micros(total + added)
 
+    def estimated_since(self, since: datetime) -> Decimal:
+        """The estimated part of :meth:`cost_since` (charges of calls cut short): for
+        /cost, not cached."""
+        (total,) = self.db.execute(
+            "SELECT COALESCE(SUM(cost_micros), 0) FROM cost_ledger WHERE ts >= ? AND "
+            "estimated = 1", (self._since_text(since),)).fetchone()
+        return from_micros(total)
+
     def _since_text(self, since: datetime) -> str:
         """``since`` as stored (:func:`_ts`), for the same ``since`` asked at every turn."""
         if self._since[0] != since:

@@ -241,3 +241,27 @@ async def test_a_worker_stopped_before_its_first_token_rolls_up_once(
 
 def _pricing(engine: Engine, model: str) -> Any:
     return engine.service.store.pricing(model)
+
+
+async def test_todays_total_in_cost_says_what_part_is_estimated(
+        engine: Engine, fake: FakeProvider) -> None:
+    """/cost's "Today, all sessions" counts the estimated charges of every session, so it
+    says how much of it is estimated, also in a session with none of its own."""
+    stall = fake.script_stall("never", before_headers=True)
+    pending = asyncio.ensure_future(engine.service.chat(engine.workspace, None,
+                                                        "@sonnet explain this"))
+    assert await stall.wait_reached_async()
+    await engine.service.cancel(await started_turn(engine))
+    stopped = await pending
+    fake.release_stalls()
+    assert stopped.estimated_usd > ZERO_USD
+    engine.service.new_session(engine.workspace)
+    fake.script_text("fine", usage=FakeUsage(input_tokens=400, output_tokens=2))
+    answered = await engine.service.chat(engine.workspace, None, "@sonnet and this")
+    assert answered.session_id != stopped.session_id and answered.estimated_usd == ZERO_USD
+    shown = (await engine.service.chat(engine.workspace, answered.session_id, "/cost")).text
+    today = stopped.cost_usd + answered.cost_usd
+    assert f"Today, all sessions: {usd(today)} (of which ~{usd(stopped.cost_usd)} " \
+        "estimated)" in shown, shown
+    assert "Estimated: calls stopped" in shown  # the note says what the estimate is
+    assert "This session: " + usd(answered.cost_usd) + "\n" in shown

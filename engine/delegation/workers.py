@@ -212,7 +212,14 @@ class WorkerRun:
     async def result(self) -> DelegateResult:
         """Run the worker to its end; how it ended (recorded, and sent to the editor)."""
         self.progress.wait_over()  # its wall time starts here, not while it waited
-        return self._ended(await self._run())
+        try:
+            ran = await self._run()
+        except asyncio.CancelledError:  # cancelled again while its worker's turn ended (at
+            # exit every task left is): the delegation is still recorded as ended, not running
+            self.progress.detail = "the planner's turn was cancelled"
+            self._ended(self.progress.failed("cancelled_by_user", "cancelled_by_user", ""))
+            raise
+        return self._ended(ran)
 
     def _ended(self, result: DelegateResult) -> DelegateResult:
         self.progress.ended(result)

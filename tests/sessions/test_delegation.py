@@ -503,3 +503,30 @@ def test_a_delegation_still_waiting_when_its_planner_was_interrupted_never_start
         "queued", None, None, "tidy")
     (stuck,) = history.delegation_records([], [], {"turn_p"}, [wait])
     assert (stuck.status, stuck.error) == ("failed", "interrupted")
+
+
+@pytest.mark.parametrize("passes", range(8))
+async def test_a_worker_cancelled_twice_as_the_daemon_exits_still_records_its_end(
+        deleg: Engine, adapter: ScriptedAdapter, passes: int) -> None:
+    """At exit the daemon cancels every turn, then asyncio cancels every task left, so a
+    delegation's task may be cancelled a second time while it waits for its worker's turn to
+    end: the delegation is still recorded as ended (it stayed 'running' in switchman/session
+    for good, one exit in six)."""
+    adapter.calls(delegate("tu_1", task="task 1"), model=OPUS)
+    stuck = adapter.text("a", "b", model=HAIKU, gate=asyncio.Event())
+    before = asyncio.all_tasks()
+    pending = asyncio.create_task(deleg.service.chat(deleg.workspace, None, "@opus go"))
+    await stuck.reached.wait()
+    deleg.service.cancel_all()  # the exit notification
+    for _ in range(passes):  # the stop reaches the worker's turn through a few steps
+        await asyncio.sleep(0)
+    others = asyncio.all_tasks() - before - {asyncio.current_task()}
+    for task in others:  # what asyncio.run does to the tasks left when the server stops
+        task.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
+    assert pending.done()
+    (failed,) = deleg.service.store.events(kind="delegate.failed")
+    assert (failed["tool_use_id"], failed["failure_mode"]) == ("tu_1", "cancelled_by_user")
+    assert deleg.service.session(failed["worker_session_id"]).turns[0].status == "cancelled"
+    planner = deleg.service.session(deleg.recorder.delegations[0].session_id)
+    assert [(d.tool_use_id, d.status) for d in planner.delegations] == [("tu_1", "cancelled")]

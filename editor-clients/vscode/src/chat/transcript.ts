@@ -233,7 +233,7 @@ function workerMarkdown(record: DelegationRecord, workers: readonly WorkerCost[]
 
 function turnMarkdown(turn: Turn, all: Message[]): string[] {
   const messages = all.filter((m) => m.turn_id === turn.id);
-  const lines = ['---', '', `## Turn ${turn.index} · ${turn.model ?? 'no model'} · ${formatUsd(turn.cost_usd)}${Number(turn.estimated_usd) > 0 ? ' (estimated)' : ''} · ${turn.status}`];
+  const lines = ['---', '', `## Turn ${turn.index} · ${turn.model ?? 'no model'} · ${formatUsd(turn.cost_usd)}${Number(turn.estimated_usd) > 0 ? ` (~${formatUsd(turn.estimated_usd ?? '0')} estimated)` : ''} · ${turn.status}`];
   if (turn.summary) lines.push('', `_Why: ${turn.summary}_`);
   if (turn.usage) lines.push('', `${turn.usage.input_tokens} input / ${turn.usage.output_tokens} output tokens`);
   for (const message of messages) {

@@ -152,6 +152,13 @@ describe('transcriptMarkdown', () => {
     assert.ok(text.indexOf('Turn 1') < text.indexOf('Turn 2'));
   });
 
+  it("names the estimated part of a turn's cost, not the whole cost as estimated", () => {
+    const turns = detail.turns.map((t) => (t.index === 1 ? { ...t, estimated_usd: '0.0009' } : { ...t, estimated_usd: '0.000000' }));
+    const text = transcriptMarkdown({ ...detail, turns });
+    assert.match(text, /## Turn 1 · anthropic:claude-haiku-4-5 · \$0\.0029 \(~\$0\.0009 estimated\) · completed/);
+    assert.doesNotMatch(text, /## Turn 2 [^\n]*estimated/);
+  });
+
   it('counts the workers in the cost table, by the model each ran on, so that its rows add up to the total', () => {
     const worker = (id: string, model: string | null, cost_usd: string, turns: number) =>
       ({ session_id: id, parent_tool_use_id: `toolu_${id}`, model, cost_usd, turns });

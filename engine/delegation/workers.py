@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 from functools import partial
+from typing import Any
 
 import msgspec
 
@@ -120,6 +121,7 @@ class Delegation:
         key = (context.turn_id, call.id)
         ended = asyncio.Event()
         self._active[key] = (run, limit, ended)
+        run.task = asyncio.current_task()
         try:
             try:
                 started = await limit.take(run.progress.queued)
@@ -152,7 +154,12 @@ class Delegation:
             return True, "cancelled"
         if run.progress.worker_turn_id is not None:
             return await self.lifecycle.cancel(run.progress.worker_turn_id)
-        return False, "starting"  # asking for approval or being routed: no turn to stop yet
+        if run.asking and run.task is not None:  # its start is asked about: stopped there
+            run.stopped = True
+            run.task.cancel()
+            await ended.wait()
+            return True, "cancelled"
+        return False, "starting"  # being routed: no turn to stop yet
 
     def worker_profile(self, folder: str, name: str | None) -> ActiveProfile:
         """The registered profile a worker runs with (``subagent`` when none is named);
@@ -193,6 +200,12 @@ class WorkerRun:
                                  if n in planner_tools and n not in FORBIDDEN_FOR_WORKERS
                                  and permitted(profile.profile, n))
         self.requested: InsufficientContextRequest | None = None
+        self.task: asyncio.Task[Any] | None = None
+        """The planner's call running it (what a Stop cancels while its start is asked)."""
+        self.asking = False
+        """Whether the user is being asked to approve its start."""
+        self.stopped = False
+        """Whether the user stopped it from its card while asked about."""
         self.progress = WorkerProgress(delegation.sessions, delegation.clock, context,
                                        tool_use_id, call, handoff, self.dropped,
                                        len(wanted), source, focus)
@@ -287,11 +300,18 @@ class WorkerRun:
         request = delegation_request(self.context, self.call, self.allowed)
         if request is None:
             return None
+        self.asking = True
         try:
             answer = await self.delegation.policy.decide(request)
         except asyncio.CancelledError:  # stopped while the user was asked: ends like a worker
-            self.progress.detail = "cancelled while waiting for approval"
+            if self.stopped and self.task is not None:  # this call alone: the planner goes on
+                self.task.uncancel()
+                self.progress.detail = "the user stopped it before it started"
+            else:
+                self.progress.detail = "cancelled while waiting for approval"
             return self.progress.failed("cancelled_by_user", "cancelled_by_user", "")
+        finally:
+            self.asking = False
         if answer.allowed:
             return None
         self.progress.detail = answer.short_reason or "the user denied it"

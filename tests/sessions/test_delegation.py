@@ -20,6 +20,7 @@ from switchman.engine.messages import ToolResultBlock, Usage
 from switchman.engine.providers.base import ProviderRequest
 from switchman.engine.providers.errors import ProviderError
 from switchman.engine.sessions.records import DelegationUpdate
+from switchman.engine.tools.approval import ApprovalAnswer, ApprovalRequest
 from tests.sessions.conftest import Engine, scripted_engine
 from tests.support.scripted_adapter import ScriptedAdapter, ScriptedReply
 from tests.tools.conftest import ScriptedApprover
@@ -530,3 +531,32 @@ async def test_a_worker_cancelled_twice_as_the_daemon_exits_still_records_its_en
     assert deleg.service.session(failed["worker_session_id"]).turns[0].status == "cancelled"
     planner = deleg.service.session(deleg.recorder.delegations[0].session_id)
     assert [(d.tool_use_id, d.status) for d in planner.delegations] == [("tu_1", "cancelled")]
+
+
+async def test_stopping_one_delegation_while_its_start_is_asked_about_stops_it(
+        deleg: Engine, adapter: ScriptedAdapter, approver: ScriptedApprover) -> None:
+    """A delegation whose worker may change files waits for the user's approval before it
+    starts (after its wait for a slot, if it had one): its Stop (the planner's turn and its
+    tool_use_id) stops it there, instead of answering 'starting' and leaving it to start once
+    approved."""
+    asked = asyncio.Event()
+
+    async def ask(request: ApprovalRequest) -> ApprovalAnswer:
+        asked.set()
+        await asyncio.Event().wait()  # the user has not answered
+        raise AssertionError("never answered")
+
+    approver.ask = ask  # type: ignore[method-assign]
+    adapter.calls(delegate("tu_w", allowed_tools=["read_file", "edit_file"]), model=OPUS)
+    adapter.text("it was stopped", model=OPUS)
+    pending = asyncio.create_task(deleg.service.chat(deleg.workspace, None, "@opus go"))
+    await asyncio.wait_for(asked.wait(), 10)
+    turn = deleg.recorder.notices[0].turn_id
+    assert await deleg.service.cancel(turn, "tu_w") == (True, "cancelled")
+    result = await pending
+    assert (result.status, result.text) == ("completed", "it was stopped")
+    assert [r.model_id for r in adapter.requests] == [OPUS, OPUS]  # no worker ran
+    (failed,) = deleg.service.store.events(kind="delegate.failed")
+    assert (failed["tool_use_id"], failed["failure_mode"], failed["detail"]) == (
+        "tu_w", "cancelled_by_user", "the user stopped it before it started")
+    assert await deleg.service.cancel(turn, "tu_w") == (False, "ended")

@@ -144,7 +144,7 @@ export class ChatController implements Disposable {
       case 'approvalDiff': return this.hooks.approvals?.openDiff(message.id);
       case 'toggleExplanation': return;
       case 'workerTranscript': return this.workerTranscript(message.turnId, message.toolUseId, message.workerSessionId);
-      case 'stopWorker': return this.stopWorker(message.workerTurnId);
+      case 'stopWorker': return this.stopWorker(message.workerTurnId, message.turnId, message.toolUseId);
       case 'stopDelegation': return this.stopDelegation(message.turnId, message.toolUseId);
     }
   }
@@ -161,21 +161,32 @@ export class ChatController implements Disposable {
     this.postToView({ type: 'workerTranscript', turnId, toolUseId, transcript });
   }
 
-  /** Stop one worker: only it fails (`cancelled_by_user`); its planner carries on. */
-  async stopWorker(workerTurnId: string): Promise<void> {
-    try {
-      await this.connection.request<CancelResult>(Requests.cancel, params.cancelParams(workerTurnId));
-    } catch {
-      // The worker had already ended (unknown_turn after a restart): its card shows how it ended.
-    }
+  /** Stop one worker: only it fails (`cancelled_by_user`); its planner carries on. `turnId` / `toolUseId`: its card. */
+  async stopWorker(workerTurnId: string, turnId?: string, toolUseId?: string): Promise<void> {
+    await this.stopCard(params.cancelParams(workerTurnId), turnId, toolUseId);
   }
 
   /** Stop one delegation of a planner's turn (one still queued for a worker slot too); the planner carries on. */
   async stopDelegation(plannerTurnId: string, toolUseId: string): Promise<void> {
+    await this.stopCard(params.cancelDelegationParams(plannerTurnId, toolUseId), plannerTurnId, toolUseId);
+  }
+
+  /**
+   * Send a card's Stop. One that ended meanwhile (or unknown_turn after a restart) needs nothing: its card shows how
+   * it ended. A stop that was refused (another window's daemon runs it; it was starting) is told to the card, which
+   * showed "stopping…" without its Stop button and would have kept them while the worker ran on.
+   */
+  private async stopCard(cancel: object, turnId?: string, toolUseId?: string): Promise<void> {
+    let refused: string | null = null;
     try {
-      await this.connection.request<CancelResult>(Requests.cancel, params.cancelDelegationParams(plannerTurnId, toolUseId));
-    } catch {
-      // The planner's turn had already ended: the card shows how the delegation ended.
+      const answer = await this.connection.request<CancelResult>(Requests.cancel, cancel);
+      if (!answer.cancelled && answer.status === 'starting') refused = 'its worker is starting; press Stop again in a moment.';
+    } catch (error) {
+      const failure = requestFailure(error);
+      if (failure.code !== 'unknown_turn') refused = failure.message;
+    }
+    if (refused !== null && turnId !== undefined && toolUseId !== undefined) {
+      this.postToView({ type: 'stopRefused', turnId, toolUseId, message: refused });
     }
   }
 

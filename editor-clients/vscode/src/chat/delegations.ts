@@ -64,6 +64,8 @@ export interface DelegationCard {
   transcript: WorkerTranscript | null;
   /** Stop was pressed; the worker has not ended yet. */
   stopping: boolean;
+  /** Why its Stop did not stop it (another window's daemon runs it...), until it ends. */
+  stopRefused?: string;
 }
 
 /** Fold one `switchman/delegation` notification into a turn's cards (order: first seen). */
@@ -94,6 +96,8 @@ export function applyDelegation(cards: readonly DelegationCard[], update: Delega
     // An open transcript is fetched again when the worker ends (the extension asks for it).
     transcript: previous?.transcript ?? null,
     stopping: (update.status === 'running' || update.status === 'queued') && (previous?.stopping ?? false),
+    ...((update.status === 'running' || update.status === 'queued') && previous?.stopRefused
+      ? { stopRefused: previous.stopRefused } : {}),
   };
   if (index < 0) return [...cards, card];
   return cards.map((c, i) => (i === index ? card : c));
@@ -246,7 +250,10 @@ export function cardView(card: DelegationCard): CardView {
   if (card.elapsedSeconds !== null) meta.push(`${card.elapsedSeconds.toFixed(1)}s`);
   let note: string | null = null;
   let noteTone: CardView['noteTone'] = null;
-  if (card.status === 'running' && card.activity) {
+  if ((card.status === 'running' || card.status === 'queued') && card.stopRefused && !card.stopping) {
+    note = `Not stopped: ${card.stopRefused}`;
+    noteTone = 'error';
+  } else if (card.status === 'running' && card.activity) {
     note = clip(card.activity, 160);
     noteTone = 'activity';
   } else if (card.status === 'queued') {

@@ -132,7 +132,9 @@ export type ToWebview =
   | { type: 'connection'; connected: boolean }
   | { type: 'settings'; routePreview: boolean; previewDelayMs: number }
   | { type: 'workerTranscript'; turnId: string; toolUseId: string; transcript: WorkerTranscript }
-  | { type: 'approval'; card: ApprovalCard };
+  | { type: 'approval'; card: ApprovalCard }
+  /** A card's Stop did not stop it (another window's daemon runs it, it was starting): say why, offer Stop again. */
+  | { type: 'stopRefused'; turnId: string; toolUseId: string; message: string };
 
 export type FromWebview =
   | { type: 'ready' }
@@ -149,7 +151,8 @@ export type FromWebview =
   | { type: 'openSettings' }
   | { type: 'restartServer' }
   | { type: 'workerTranscript'; turnId: string; toolUseId: string; workerSessionId: string }
-  | { type: 'stopWorker'; workerTurnId: string }
+  /** `turnId` / `toolUseId`: the card, told if the stop is refused. */
+  | { type: 'stopWorker'; workerTurnId: string; turnId?: string; toolUseId?: string }
   | { type: 'stopDelegation'; turnId: string; toolUseId: string }
   | { type: 'codeAction'; action: CodeAction; text: string; turnId?: string }
   | { type: 'approvalAnswer'; id: string; decision: ApprovalAnswer['decision']; reason?: string }

@@ -37,6 +37,9 @@ export function reduce(state: ChatState, message: ToWebview): ChatState {
       return upsertApproval(state, message.card);
     case 'workerTranscript':
       return changeCard(state, message.turnId, message.toolUseId, (c) => ({ ...c, transcript: message.transcript }));
+    case 'stopRefused':
+      return changeCard(state, message.turnId, message.toolUseId,
+        (c) => ({ ...c, stopping: false, stopRefused: message.message }));
   }
 }
 

@@ -119,7 +119,8 @@ export interface ChatResult {
 
 export interface CancelResult {
   cancelled: boolean;
-  status: TurnStatus;
+  /** A delegation's stop (with `tool_use_id`) also answers `ended` (not waiting or running) or `starting` (being routed). */
+  status: TurnStatus | 'ended' | 'starting';
 }
 
 export interface SetModelResult {

@@ -46,7 +46,7 @@ const view = new TranscriptView(transcript, (turnId) => {
     }
     if (!card.workerTurnId) return;
     update(markStopping(state, turnId, card.toolUseId));
-    vscode.postMessage({ type: 'stopWorker', workerTurnId: card.workerTurnId });
+    vscode.postMessage({ type: 'stopWorker', workerTurnId: card.workerTurnId, turnId, toolUseId: card.toolUseId });
   },
 }, (turnId, rating) => {
   update(ratingAsked(state, turnId));

@@ -130,6 +130,30 @@ describe('ChatController', () => {
     assert.deepEqual(posted.slice(reset + 1).filter((m) => m.type === 'rated'), [{ type: 'rated', turnId: 'T1', rating: 'down' }]);
   });
 
+  it('tells a delegation card its Stop was refused (another window runs it, or it was starting), not an ended one', async () => {
+    const { connection, posted, controller } = setup();
+    const refusals = () => posted.filter((m) => m.type === 'stopRefused');
+    connection.answer(Requests.cancel, () => {
+      throw Object.assign(new Error('This turn is running in another editor window: stop it there.'),
+        { data: { code: 'turn_elsewhere' } });
+    });
+    await controller.handle({ type: 'stopDelegation', turnId: 'T1', toolUseId: 'toolu_2' });
+    await controller.handle({ type: 'stopWorker', workerTurnId: 'WT1', turnId: 'T1', toolUseId: 'toolu_1' });
+    assert.deepEqual(refusals(), [
+      { type: 'stopRefused', turnId: 'T1', toolUseId: 'toolu_2', message: 'This turn is running in another editor window: stop it there.' },
+      { type: 'stopRefused', turnId: 'T1', toolUseId: 'toolu_1', message: 'This turn is running in another editor window: stop it there.' }]);
+    connection.answer(Requests.cancel, () => ({ cancelled: false, status: 'starting' }));
+    await controller.handle({ type: 'stopDelegation', turnId: 'T1', toolUseId: 'toolu_3' });
+    assert.deepEqual(refusals().at(-1), { type: 'stopRefused', turnId: 'T1', toolUseId: 'toolu_3',
+      message: 'its worker is starting; press Stop again in a moment.' });
+    posted.length = 0;
+    connection.answer(Requests.cancel, () => ({ cancelled: false, status: 'ended' }));
+    await controller.handle({ type: 'stopDelegation', turnId: 'T1', toolUseId: 'toolu_3' });
+    connection.answer(Requests.cancel, () => { throw Object.assign(new Error('No turn'), { data: { code: 'unknown_turn' } }); });
+    await controller.handle({ type: 'stopWorker', workerTurnId: 'WT9', turnId: 'T1', toolUseId: 'toolu_9' });
+    assert.deepEqual(refusals(), [], 'an ended one: its card shows how it ended');
+  });
+
   it('creates a session first when the workspace has none', async () => {
     const { connection, controller } = setup();
     connection.answer(Requests.sessions, () => ({ current_session_id: null, sessions: [] }));

@@ -104,6 +104,22 @@ describe('delegation cards', () => {
     assert.equal(toggleCard(cards(state)[0]).open, false);
   });
 
+  it('a Stop that was refused gives the card its Stop back and says why, until the worker ends', () => {
+    let state = markStopping(run(routed, event(update())), 'T1', 'toolu_1');
+    state = reduce(state, { type: 'stopRefused', turnId: 'T1', toolUseId: 'toolu_1',
+      message: 'This turn is running in another editor window: stop it there.' });
+    let view = cardView(cards(state)[0]);
+    assert.deepEqual([view.statusLabel, view.canStop, view.note, view.noteTone], ['running', true,
+      'Not stopped: This turn is running in another editor window: stop it there.', 'error']);
+    state = reduce(state, event(update({ phase: 'progress', activity: 'reading app.py' })));
+    assert.equal(cardView(cards(state)[0]).note, 'Not stopped: This turn is running in another editor window: stop it there.');
+    state = markStopping(state, 'T1', 'toolu_1');
+    assert.deepEqual([cardView(cards(state)[0]).statusLabel, cardView(cards(state)[0]).note], ['stopping…', 'reading app.py']);
+    state = reduce(state, event(update({ phase: 'ended', status: 'completed' })));
+    view = cardView(cards(state)[0]);
+    assert.deepEqual([view.statusLabel, view.note], ['done', null]);
+  });
+
   it('a delegation waiting for a worker slot shows queued, why and its place, can be stopped, then runs', () => {
     const waiting = update({ phase: 'queued', status: 'queued', worker_session_id: '', worker_turn_id: null, model: null, turns: 0,
       detail: 'waiting for a free worker: 2 of 2 running; 1 ahead of it', queue: { position: 2, running: 2, limit: 2 } });

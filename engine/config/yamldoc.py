@@ -260,7 +260,13 @@ def parse_yaml(text: str, path: str) -> YamlDocument:
         message = f"Alias *{exc.anchor} refers to a node that contains it."
         doc.problems.append(doc.problem(rng, Code.YAML_SYNTAX, message))
     except yaml.MarkedYAMLError as exc:
-        doc.problems.append(_syntax_problem(doc, exc))
+        if "maximum nesting depth" in (exc.problem or ""):  # libyaml's own limit (0.2.6+)
+            rng = _mark_range(doc, exc.problem_mark) if exc.problem_mark else Range.at(0, 0, 0)
+            doc.problems.append(
+                doc.problem(rng, Code.TOO_COMPLEX, f"Nesting deeper than {MAX_DEPTH} levels.")
+            )
+        else:
+            doc.problems.append(_syntax_problem(doc, exc))
     except yaml.YAMLError as exc:  # reader errors (control characters) carry no mark
         reason = getattr(exc, "reason", None) or "unreadable text"
         rng = _offset_range(doc, _reader_offset(readable, exc))

@@ -352,6 +352,10 @@ async def test_a_delegation_waiting_for_a_slot_is_announced_listed_and_stoppable
     assert all((u["tier"], u["task"], u["worker_session_id"], u["worker_turn_id"], u["model"])
                == ("fast", f"sub-task {u['tool_use_id']}", "", None, None) for u in queued)
     planner = queued[0]
+    # the first's record is written when its worker is routed, which a turn does while its
+    # provider works (it may stream before that): wait for its start before asking
+    await vscode.wait_for(methods.DELEGATION, lambda u: u["tool_use_id"] == "toolu_1"
+                          and u["phase"] == "started")
     detail = await vscode.request(methods.SESSION, {"session_id": planner["session_id"]})
     assert [(r["tool_use_id"], r["status"]) for r in detail["delegations"]] == [
         ("toolu_1", "running"), ("toolu_2", "queued"), ("toolu_3", "queued")]

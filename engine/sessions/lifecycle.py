@@ -140,7 +140,7 @@ class TurnLifecycle:
         instead (kept for the transcript and the title, see :attr:`Message.typed`)."""
         if live.running is not None:
             raise TurnInProgress(live.running.turn_id)
-        shown = typed if typed is not None and typed != text else None
+        shown = typed if typed is not None and typed.strip() and typed != text else None
         setup = self._start(live, _Said(text, shown), images, override, attachments or [],
                             started)
         loop = asyncio.get_running_loop()

@@ -127,6 +127,18 @@ async def test_the_typed_text_of_a_message_with_tokens_is_shown_and_never_sent(
     assert sum(content.count("return 42") for content, _ in rows) == 1  # not copied into typed
 
 
+async def test_a_blank_typed_text_is_ignored(daemon: Daemon, fake: FakeProvider) -> None:
+    """A client that sends ``typed`` empty (or only spaces) beside a message has typed
+    nothing else: the session shows and titles the message itself, not a blank line."""
+    async with running_server(CLIENTS[0], daemon.env, workspaces=[daemon.workspace]) as client:
+        fake.script_text("Hi.")
+        first = await chat(client, daemon, "hello there", typed="  ")
+        detail = await client.request(methods.SESSION, {"session_id": first["session_id"]})
+    user = next(m for m in detail["messages"] if m["role"] == "user")
+    assert user["content"][0] == {"type": "text", "text": "hello there"}
+    assert detail["session"]["title"] == "hello there"
+
+
 async def test_a_database_from_before_typed_texts_shows_its_messages_as_stored(
         daemon: Daemon, fake: FakeProvider) -> None:
     """A version-3 database (no ``typed`` column) is upgraded on opening; its messages have

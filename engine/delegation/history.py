@@ -35,6 +35,11 @@ INTERRUPTED = "interrupted"
 STARTED, COMPLETED, FAILED = "delegate.started", "delegate.completed", "delegate.failed"
 QUEUED = "delegate.queued"
 """The stored event types this module reads."""
+NEVER_STARTED_MESSAGE = ("Switchman stopped (the daemon exited or was killed) while this "
+                         "delegation waited for a free worker; it never started, and nothing "
+                         "was charged for it.")
+"""A waiting delegation's detail once its planner's turn was found interrupted: the turn's own
+message (its answer kept, send it again) does not fit a call that never ran."""
 
 
 def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]],
@@ -84,7 +89,7 @@ def _waiting(wait: DelegateQueued, interrupted: Collection[str]) -> DelegationRe
     """The record of a delegation still waiting for a free worker slot (its planner's turn
     interrupted: it never will start), dated when it began waiting."""
     if wait.turn_id is not None and wait.turn_id in interrupted:
-        status, error, detail = "failed", INTERRUPTED, INTERRUPTED_MESSAGE
+        status, error, detail = "failed", INTERRUPTED, NEVER_STARTED_MESSAGE
     else:
         status, error = "queued", None
         detail = f"waiting for a free worker ({wait.limit} may run at once)"

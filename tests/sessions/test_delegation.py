@@ -504,6 +504,8 @@ def test_a_delegation_still_waiting_when_its_planner_was_interrupted_never_start
         "queued", None, None, "tidy")
     (stuck,) = history.delegation_records([], [], {"turn_p"}, [wait])
     assert (stuck.status, stuck.error) == ("failed", "interrupted")
+    assert stuck.detail is not None and "never started" in stuck.detail
+    assert "answer written by then" not in stuck.detail  # the turn's message, not this call's
 
 
 @pytest.mark.parametrize("passes", range(8))

@@ -26,6 +26,7 @@ from switchman.engine.delegation.contract import (
 from switchman.engine.messages import Message, ToolResultBlock, ToolUseBlock
 from switchman.engine.tools.arguments import ToolRefused
 from switchman.engine.tools.confinement import WorkspaceRoot
+from switchman.engine.tools.secret_files import is_secret_file, refusal
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,8 @@ def _inside(folder: Path, raw: str) -> str:
         raise ArgumentProblem(f"file {raw!r} is not a path") from None
     if not candidate.is_file():
         raise ArgumentProblem(f"file '{raw}' does not exist in the workspace")
+    if is_secret_file(candidate.name):  # the worker's read_file would refuse it
+        raise ArgumentProblem(f"file {refusal(root.relative(candidate)).rstrip('.')}")
     return root.relative(candidate)
 
 

@@ -27,6 +27,7 @@ from switchman.engine.tools.arguments import (
     whole_number_argument,
 )
 from switchman.engine.tools.confinement import WorkspaceRoot
+from switchman.engine.tools.secret_files import is_secret_file, refusal
 from switchman.engine.userregex import RegexError, compile_regex
 
 __all__ = ["DEFINITIONS", "TOOL_NAMES", "ToolOutcome", "ToolRefused", "WorkspaceTools"]
@@ -118,6 +119,8 @@ class WorkspaceTools:
             raise ToolRefused(f"'end_line' ({end_line}) is before 'start_line' ({start_line}); "
                               "give the first and the last line to read.")
         rel = self.relative(path)
+        if is_secret_file(path.name):
+            raise ToolRefused(refusal(rel))
         start = max(start_line or 1, 1)
         try:
             part = read_lines(path, start, end_line)
@@ -165,6 +168,8 @@ class WorkspaceTools:
             raise ToolRefused(f"Invalid pattern: {exc}") from None
         where = self.resolve(args, default=".")
         if not where.is_dir():  # one file named: searched to the read cap, or told why not
+            if is_secret_file(where.name):
+                raise ToolRefused(refusal(self.relative(where)))
             hits: list[str] = []
             self._grep_file(where, regex, hits, MAX_SCAN_BYTES, named=True)
             rel = self.relative(where)
@@ -175,8 +180,12 @@ class WorkspaceTools:
         hits = []
         touched: list[str] = []
         too_large: list[str] = []
+        secret: list[str] = []
         for path in self._walk(where):
             if glob and not fnmatch.fnmatch(path.name, glob):
+                continue
+            if is_secret_file(path.name):
+                secret.append(self.relative(path))
                 continue
             if _size(path) > MAX_GREP_FILE_BYTES:
                 too_large.append(self.relative(path))
@@ -187,10 +196,11 @@ class WorkspaceTools:
                 break
         text = "\n".join(hits) or "(no matches)"
         if too_large:
-            shown = ", ".join(too_large[:5]) + (", …" if len(too_large) > 5 else "")
             text += (f"\n[not searched: {len(too_large)} file(s) larger than "
-                     f"{MAX_GREP_FILE_BYTES // (1024 * 1024)} MB ({shown}); give one as the "
-                     "path to search it]")
+                     f"{MAX_GREP_FILE_BYTES // (1024 * 1024)} MB ({_few(too_large)}); give one "
+                     "as the path to search it]")
+        if secret:
+            text += f"\n[not searched, as files like these usually hold secrets: {_few(secret)}]"
         return ToolOutcome(text, summary=f"{len(hits)} matches in {len(touched)} files",
                            touched=touched)
 
@@ -381,6 +391,11 @@ def _grep_lines(rel: str, lines: Iterable[str], regex: Any, hits: list[str]) -> 
             if len(hits) >= MAX_GREP_MATCHES:
                 break
     return matched
+
+
+def _few(names: list[str]) -> str:
+    """The first five of ``names``, then an ellipsis."""
+    return ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
 
 
 def _size(path: Path) -> int:

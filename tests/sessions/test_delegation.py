@@ -200,6 +200,22 @@ async def test_a_bad_argument_is_an_error_result_the_planner_can_correct(
     assert [r.model_id for r in adapter.requests] == [OPUS, OPUS]  # no worker started
 
 
+async def test_a_planner_cannot_hand_a_secret_file_to_a_worker(
+        deleg: Engine, adapter: ScriptedAdapter) -> None:
+    """The worker's read_file would refuse the workspace's .env, so the planner is told at
+    once, as for a path inside .git/; nothing of the file reaches anyone."""
+    (deleg.folder / ".env").write_text("OPENAI_API_KEY=sk-do-not-leak\n")
+    arguments = {"tier": "fast", "task": "x", "context": {"mode": "explicit", "include": [
+        {"type": "file", "path": ".env"}]}}
+    adapter.calls(("tu_env", "delegate", arguments), model=OPUS)
+    adapter.text("I will do without it", model=OPUS)
+    result = await deleg.service.chat(deleg.workspace, None, "@opus do it")
+    answer = results(deleg, result.session_id)["tu_env"]
+    assert answer.is_error and "usually holds secrets" in answer.content
+    assert "do-not-leak" not in answer.content
+    assert [r.model_id for r in adapter.requests] == [OPUS, OPUS]  # no worker started
+
+
 async def test_fan_out_runs_concurrently_up_to_the_cap_and_answers_in_call_order(
         deleg: Engine, adapter: ScriptedAdapter) -> None:
     (deleg.folder.parent / "config" / "routing.yaml").write_text(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from switchman.engine.tools.secret_files import is_secret_file
 from switchman.engine.tools.workspace import (
     MAX_GREP_FILE_BYTES,
     MAX_LIST_ENTRIES,
@@ -222,3 +223,40 @@ def test_read_lines_agrees_with_splitting_the_whole_file(tmp_path: Path, ending:
         assert part.more == (end is None and start - 1 + MAX_READ_LINES < len(lines)), (start, end)
     past = read_lines(path, 9005, None)
     assert (past.lines, past.total) == ([], 9000)
+
+
+@pytest.mark.parametrize("name", [".env", ".env.local", "prod.env", ".envrc", "id_ed25519",
+                                  "server.pem", "tls.key", ".npmrc", ".netrc", ".pypirc",
+                                  ".git-credentials", "credentials.json", "Store.JKS"])
+def test_names_that_usually_hold_secrets(name: str) -> None:
+    assert is_secret_file(name)
+
+
+@pytest.mark.parametrize("name", [".env.example", ".env.sample", "example.env", ".env.template",
+                                  "id_ed25519.pub", "env.py", "environment.yml", "keys.py",
+                                  "README.md"])
+def test_templates_and_ordinary_names_are_not_secret(name: str) -> None:
+    assert not is_secret_file(name)
+
+
+async def test_secret_files_are_not_read_or_searched_for_the_model(workspace: Path) -> None:
+    """A workspace's .env is inside the workspace, yet what the read tools return goes to the
+    model's provider: read_file refuses it, grep skips it and says so, a named one is refused;
+    its template is an ordinary file, and list_files still names it."""
+    (workspace / ".env").write_text("ANTHROPIC_API_KEY=sk-ant-do-not-leak\n")
+    (workspace / "config").mkdir()
+    (workspace / "config" / "prod.env").write_text("DB_PASSWORD=do-not-leak\n")
+    (workspace / ".env.example").write_text("ANTHROPIC_API_KEY=\n")
+    tools = WorkspaceTools(workspace)
+    read = await tools.run("read_file", {"path": ".env"})
+    assert read.is_error and "usually holds secrets" in read.content
+    assert "do-not-leak" not in read.content
+    found = await tools.run("grep", {"pattern": "API_KEY|PASSWORD"})
+    assert "do-not-leak" not in found.content
+    assert found.content.splitlines() == [
+        ".env.example:1: ANTHROPIC_API_KEY=",
+        "[not searched, as files like these usually hold secrets: .env, config/prod.env]"]
+    named = await tools.run("grep", {"pattern": "PASSWORD", "path": "config/prod.env"})
+    assert named.is_error and "do-not-leak" not in named.content
+    assert not (await tools.run("read_file", {"path": ".env.example"})).is_error
+    assert ".env" in (await tools.run("list_files", {})).content.splitlines()

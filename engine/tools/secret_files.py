@@ -1,0 +1,40 @@
+"""Files that usually hold secrets, which the model's read tools leave alone.
+
+A workspace's ``.env``, private keys and credential files sit inside the
+workspace, so confinement lets them through; yet what ``read_file`` or ``grep``
+returns goes to the model's provider. Reading them is refused (``grep`` skips
+them and says so), and a planner cannot hand one to a worker. The names are the
+usual ones; templates meant to be shared (``.env.example``) are ordinary files.
+The user can still attach such a file to a message on purpose (``#file``), and
+an approved ``run_command`` can read anything, as the user could.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+SECRET_NAMES = frozenset({
+    ".env", ".envrc", ".netrc", "_netrc", ".pgpass", ".pypirc", ".npmrc", ".git-credentials",
+    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "credentials.json",
+})
+SECRET_PATTERNS = (".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore")
+SHARED_TEMPLATES = ("example", "sample", "template", "dist", "defaults")
+"""A final or leading part of a name that marks a template with no real values:
+``.env.example``, ``example.env``, ``.env.sample.local`` is still secret."""
+
+
+def is_secret_file(name: str) -> bool:
+    """Whether a file called ``name`` (no folder) is one that usually holds secrets."""
+    lowered = name.lower()
+    parts = lowered.strip(".").split(".")
+    if parts[-1] in SHARED_TEMPLATES or parts[0] in SHARED_TEMPLATES:
+        return False
+    return lowered in SECRET_NAMES or any(fnmatch.fnmatchcase(lowered, p)
+                                          for p in SECRET_PATTERNS)
+
+
+def refusal(rel: str) -> str:
+    """Why a tool does not read ``rel``."""
+    return (f"'{rel}' usually holds secrets (keys, passwords), so Switchman's tools do not "
+            "read it for the model. If something in it is needed, ask the user to paste that "
+            "part (without the secret) or to attach the file to a message.")

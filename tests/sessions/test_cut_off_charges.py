@@ -20,8 +20,7 @@ from switchman.engine.messages import ZERO_USD, Usage, cost_of
 from switchman.engine.service import Switchman
 from switchman.engine.sessions.records import TurnResult
 from switchman.engine.sessions.slash_commands import usd
-from tests.conftest import models_yaml
-from tests.sessions.conftest import Engine, Recorder
+from tests.sessions.conftest import Engine, Recorder, engine_over
 from tests.support.fake_provider import FakeProvider, ToolCall
 from tests.support.fake_provider import Usage as FakeUsage
 from tests.tools.conftest import ScriptedApprover
@@ -35,17 +34,9 @@ def engine(tmp_path: Path, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) 
         Engine]:
     """An engine with keys for both providers (OpenAI reports no usage before the end)."""
     monkeypatch.setenv("SWITCHMAN_RETRY_BASE_SECONDS", "0")
-    for name in ("config", "data", "workspace"):
-        (tmp_path / name).mkdir()
-    (tmp_path / "config" / "models.yaml").write_text(models_yaml(fake))
-    recorder = Recorder()
-    service = Switchman(recorder, config_folder=tmp_path / "config",
-                        data_folder=tmp_path / "data",
-                        environ={"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"},
-                        approver=ScriptedApprover())  # allows the delegations that ask
-    workspace = service.open_workspace(str(tmp_path / "workspace"))
-    yield Engine(service, recorder, workspace, tmp_path / "workspace")
-    service.store.db.close()
+    with engine_over(tmp_path, fake, {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"},
+                     ScriptedApprover()) as engine:  # allows the delegations that ask
+        yield engine
 
 
 def events(engine: Engine, turn_id: str, kind: str) -> list[dict[str, Any]]:
@@ -67,11 +58,10 @@ def price(alias: str, input_tokens: int, output_tokens: int = 0) -> Decimal:
 
 
 async def started_turn(engine: Engine) -> str:
-    """The id of the turn that has just been routed (its request has left)."""
-    async with asyncio.timeout(10):
-        while not engine.recorder.notices:
-            await asyncio.sleep(0.01)
-    return engine.recorder.notices[-1].turn_id
+    """The id of the turn that has just been routed (its request has left). Its
+    ``llm.call_started`` mark is written in the same pass of the loop, right after the
+    routing notice, so it is there by the time this wakes."""
+    return (await engine.recorder.until(lambda: engine.recorder.notices[-1:]))[0].turn_id
 
 
 async def assert_costs_add_up(engine: Engine, result: TurnResult, estimated: Decimal) -> None:
@@ -209,10 +199,9 @@ async def test_a_worker_stopped_before_its_first_token_rolls_up_once(
                      usage=FakeUsage(input_tokens=1200, output_tokens=10))
     pending = asyncio.ensure_future(engine.service.chat(engine.workspace, None, "@opus go"))
     assert await stall.wait_reached_async()
-    async with asyncio.timeout(10):
-        while not (started := [u for u in engine.recorder.delegations if u.worker_turn_id]) \
-                or not events(engine, started[0].worker_turn_id or "", "llm.call_started"):
-            await asyncio.sleep(0.01)
+    # the worker's routing sends this update; its call's mark follows in the same pass
+    started = await engine.recorder.until(
+        lambda: [u for u in engine.recorder.delegations if u.worker_turn_id])
     worker_turn = started[0].worker_turn_id or ""
     assert await engine.service.cancel(worker_turn) == (True, "cancelled")
     result = await pending

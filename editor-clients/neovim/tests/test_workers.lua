@@ -44,6 +44,16 @@ local function script_delegation(task, worker_chunks, final, tier)
   })
 end
 
+--- Run `:Switchman workers`, pick the worker whose label has `word`, then `action` on it;
+--- returns what the pickers were shown.
+local function pick_worker(word, action)
+  local seen = H.stub_select(function(item, label)
+    return (type(item) == 'table' and label:find(word, 1, true)) or item == action
+  end)
+  vim.cmd('Switchman workers')
+  return seen
+end
+
 local stalls = 0
 local function wait_stall()
   stalls = stalls + 1
@@ -81,10 +91,7 @@ return {
   {
     ':Switchman workers lists the worker and opens its transcript',
     function()
-      local seen = H.stub_select(function(item, label)
-        return type(item) == 'table' and label:find('haiku', 1, true) or item == 'Open transcript'
-      end)
-      vim.cmd('Switchman workers')
+      local seen = pick_worker('haiku', 'Open transcript')
       H.wait_for('the worker transcript', function()
         return vim.api.nvim_buf_get_name(0):find('switchman://session/', 1, true) ~= nil
       end, nil, seen)
@@ -122,10 +129,7 @@ return {
       H.wait_text(transcript(), '⟳ worker balanced (capped from deep) · sonnet · running')
       H.wait_text(transcript(), 'Count the lines of src/app.py')
       wait_stall()
-      local seen = H.stub_select(function(item, label)
-        return (type(item) == 'table' and label:find('running', 1, true)) or item == 'Stop this worker'
-      end)
-      vim.cmd('Switchman workers')
+      local seen = pick_worker('running', 'Stop this worker')
       H.wait_text(transcript(), '■ worker balanced (capped from deep) · sonnet · cancelled')
       H.wait_text(transcript(), 'The worker was stopped.')
       wait_idle()
@@ -273,10 +277,7 @@ return {
       H.wait_text(transcript(), '… worker fast · waiting for a worker slot · queued · 0 turns · $0.00')
       H.wait_text(transcript(), 'Lint src/app.py — waiting for a free worker: 1 of 1 running')
       wait_stall()
-      local seen = H.stub_select(function(item, label)
-        return (type(item) == 'table' and label:find('queued', 1, true)) or item == 'Stop this worker'
-      end)
-      vim.cmd('Switchman workers')
+      local seen = pick_worker('queued', 'Stop this worker')
       H.wait_text(transcript(), '■ worker fast · not started · cancelled · 0 turns · $0.00')
       H.fake('POST', '/_fake/release')
       H.wait_text(transcript(), 'One ran, one was stopped before it started.')

@@ -230,11 +230,32 @@ function M.stop(root, update)
       return vim.notify(client.error_message(err), vim.log.levels.WARN)
     end
     if not result.cancelled then
-      vim.notify(('Switchman: the worker had already ended (%s).'):format(result.status), vim.log.levels.INFO)
+      local message, level = M.not_stopped(result.status)
+      vim.notify(message, level)
     end
   end)
 end
 
+--- Why a Stop did not stop a worker, for each status `switchman/cancel` answers with
+--- `cancelled: false`: the worker turn's final status, `ended` for a delegation that is no longer
+--- waiting or running, or `starting` in the moment its worker is routed (it has no turn to stop yet).
+local NOT_STOPPED = {
+  starting = { 'its worker is being started and has no turn to stop yet; stop it again in a moment', vim.log.levels.WARN },
+  ended = { 'the worker had already ended', vim.log.levels.INFO },
+  completed = { 'the worker had already finished', vim.log.levels.INFO },
+  failed = { 'the worker had already failed', vim.log.levels.INFO },
+  cancelled = { 'the worker had already been stopped', vim.log.levels.INFO },
+  interrupted = { 'the worker was interrupted: the daemon running it stopped before it ended', vim.log.levels.INFO },
+}
+
+--- The message (and its level) for a Stop answered `cancelled: false` with `status`.
+function M.not_stopped(status)
+  local known = NOT_STOPPED[status]
+  if known then
+    return 'Switchman: ' .. known[1] .. '.', known[2]
+  end
+  return ('Switchman: the worker was not stopped (%s).'):format(tostring(status)), vim.log.levels.WARN
+end
 
 --- One row of the workers list: a stored worker session, or a live delegation.
 function M.describe(root, item)

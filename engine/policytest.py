@@ -34,7 +34,7 @@ from switchman.engine.config.routing_file import check_routing_text, check_works
 from switchman.engine.config.store import read_config
 from switchman.engine.config.walker import Walker
 from switchman.engine.config.yamldoc import parse_yaml
-from switchman.engine.errors import RoutingError
+from switchman.engine.errors import EmptyMessage, RoutingError
 from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
 from switchman.engine.routing.chain import PolicyChain, RouteRequest
 from switchman.engine.routing.context import TurnContext
@@ -223,6 +223,8 @@ def _run_case(under_test: PolicyUnderTest, case: Mapping[str, Any], clock: Clock
     expect = case["expect"]
     try:
         text, override = parse_override(case["message"], registry)
+        if not text.strip() and not case.get("context", {}).get("has_images"):
+            raise EmptyMessage(override.token if override else "")  # as the chat refuses it
         sticky = _resolve(registry, case.get("sticky"))
         chain = _chain(under_test, case, clock)
         request = RouteRequest(context=_context(case, text), turn_id=f"test-{case['name']}",

@@ -12,6 +12,8 @@ from typing import Any
 
 import msgspec
 
+from switchman.engine.config.keyshape import mask_keys, mask_keys_in
+
 
 class Position(msgspec.Struct, frozen=True):
     """A 0-based line and UTF-16 character offset."""
@@ -94,6 +96,13 @@ class Problem(msgspec.Struct, frozen=True):
     message: str
     source: str = "switchman"
     data: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        # A key pasted into the file by mistake is quoted by messages such as "Unknown model
+        # '…'": masked here, so no diagnostic, report or stored event ever repeats one.
+        msgspec.structs.force_setattr(self, "message", mask_keys(self.message))
+        if self.data:
+            msgspec.structs.force_setattr(self, "data", mask_keys_in(self.data))
 
     @property
     def is_error(self) -> bool:

@@ -10,13 +10,13 @@ semantic checks can locate their own problems.
 from __future__ import annotations
 
 import difflib
-import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from switchman.engine.config import schema as s
+from switchman.engine.config.keyshape import looks_like_a_key
 from switchman.engine.config.problems import Code, Problem, Range, Severity
 from switchman.engine.config.scalars import MAX_NUMBER_CHARS, yaml_bool, yaml_float, yaml_int
 from switchman.engine.config.urls import url_problem
@@ -38,27 +38,8 @@ _NULL = "tag:yaml.org,2002:null"
 _STR_TAG = "tag:yaml.org,2002:str"
 _ENV_VAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _HHMM = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)\Z")
-_KEY_PREFIXED = re.compile(r"(?:sk|gsk|xai|ghp|hf)[-_][A-Za-z0-9_\-]{16,}\Z")
-_KEY_CHARS = re.compile(r"[A-Za-z0-9_\-]{32,}\Z")
 _KEY_SOURCE = {"env-var": "the name of an environment variable",
                "path": "the path of a file that holds the key"}
-
-
-def looks_like_a_key(value: str) -> bool:
-    """Whether ``value`` (written where a key's *source* goes) is an API key itself: a known
-    key prefix (``sk-``, ``gsk_`` …), or 32 or more letters, digits, ``-`` and ``_`` that
-    change between upper case, lower case and digits as often as random text does (at
-    least 4 times in 10 characters; a long variable name such as
-    ``MyCompanyAnthropicKey2024`` changes about 3 times)."""
-    value = value.strip()
-    if _KEY_PREFIXED.match(value):
-        return True
-    if not _KEY_CHARS.match(value):
-        return False
-    kinds = ["u" if c.isupper() else "l" if c.islower() else "d" if c.isdigit() else "o"
-             for c in value]
-    changes = sum(a != b for a, b in itertools.pairwise(kinds))
-    return changes >= 0.4 * (len(value) - 1)
 
 
 class _Invalid:

@@ -21,6 +21,7 @@ from switchman.engine.tools.arguments import (
 from switchman.engine.tools.buffers import EditorTexts, no_editor_texts
 from switchman.engine.tools.changes import FileChange, file_uri, read_text, replacement
 from switchman.engine.tools.confinement import WorkspaceRoot
+from switchman.engine.tools.secret_files import change_refusal, is_secret_file
 
 MAX_EDIT_BYTES = 2 * 1024 * 1024
 
@@ -60,7 +61,10 @@ class FileEdits:
         self.editor_texts = editor_texts
 
     def propose(self, name: str, args: dict[str, Any]) -> FileChange:
-        """The change ``name`` would make; :class:`ToolRefused` when it cannot be made."""
+        """The change ``name`` would make; :class:`ToolRefused` when it cannot be made.
+
+        A file that usually holds secrets is refused before anything is looked up in it:
+        whether ``old_text`` occurs in a ``.env`` would tell the model what the file holds."""
         if name == "edit_file":
             return self._edit(args)
         if name == "create_file":
@@ -84,8 +88,16 @@ class FileEdits:
             raise ToolRefused(f"'{self.workspace.relative(path)}' is not a UTF-8 text "
                               "file.") from None
 
+    def _resolve(self, raw: str) -> Path:
+        """The confined path of ``raw``; :class:`ToolRefused` for a file that usually holds
+        secrets (by the name used or, through a symbolic link, the name it leads to)."""
+        path = self.workspace.resolve(raw)
+        if is_secret_file(path.name) or is_secret_file(Path(raw).name):
+            raise ToolRefused(change_refusal(self.workspace.relative(self.workspace.entry(raw))))
+        return path
+
     def _edit(self, args: dict[str, Any]) -> FileChange:
-        path = self.workspace.resolve(path_argument(args))
+        path = self._resolve(path_argument(args))
         old = text_argument(args, "old_text", required=True) or ""
         new = text_argument(args, "new_text", required=True)
         assert new is not None
@@ -107,7 +119,7 @@ class FileEdits:
                           [replacement(original, start, start + len(old), new)])
 
     def _create(self, args: dict[str, Any]) -> FileChange:
-        path = self.workspace.resolve(path_argument(args))
+        path = self._resolve(path_argument(args))
         content = text_argument(args, "content", required=True)
         assert content is not None
         rel = self.workspace.relative(path)
@@ -125,6 +137,7 @@ class FileEdits:
     def _delete(self, args: dict[str, Any]) -> FileChange:
         raw = path_argument(args)
         entry = self.workspace.entry(raw)
+        self._resolve(raw)  # a secret file, or a link to one, is refused like an edit
         if entry.is_symlink():  # the link goes, not the file it leads to
             target = self.workspace.resolve(raw)  # a link leading out is refused, as for reads
             rel = self.workspace.relative(entry)

@@ -3,10 +3,14 @@
 A workspace's ``.env``, private keys and credential files sit inside the
 workspace, so confinement lets them through; yet what ``read_file`` or ``grep``
 returns goes to the model's provider. Reading them is refused (``grep`` skips
-them and says so), and a planner cannot hand one to a worker. The names are the
-usual ones; templates meant to be shared (``.env.example``) are ordinary files.
-The user can still attach such a file to a message on purpose (``#file``), and
-an approved ``run_command`` can read anything, as the user could.
+them and says so), and a planner cannot hand one to a worker. The write tools
+refuse them too: ``edit_file``'s answer (the snippet "was not found", "occurs 3
+times") would tell the model what the file holds, and a model that cannot read
+a file cannot see what it would replace; the user edits such files. The names
+are the usual ones; templates meant to be shared (``.env.example``) are
+ordinary files. The user can still attach such a file to a message on purpose
+(``#file``) or Apply a code block to it, and an approved ``run_command`` can
+read anything, as the user could.
 """
 
 from __future__ import annotations
@@ -38,3 +42,10 @@ def refusal(rel: str) -> str:
     return (f"'{rel}' usually holds secrets (keys, passwords), so Switchman's tools do not "
             "read it for the model. If something in it is needed, ask the user to paste that "
             "part (without the secret) or to attach the file to a message.")
+
+
+def change_refusal(rel: str) -> str:
+    """Why a write tool does not create, edit or delete ``rel`` (before looking inside it)."""
+    return (f"'{rel}' usually holds secrets (keys, passwords), so Switchman's tools do not "
+            "read or change it for the model. If it needs a change, tell the user what to "
+            "change (without asking for the secret) so that they make it themselves.")

@@ -59,6 +59,25 @@ def test_a_failing_case_exits_1_and_says_why(tmp_path: Path, capsys: pytest.Capt
     assert out.strip().endswith("0 passed, 1 failed")
 
 
+def test_an_empty_message_fails_a_policy_test_as_the_chat_refuses_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], config_dir: Path) -> None:
+    """`message: ""` was routed to the global default, so `expect: {error: empty_message}`
+    (a documented error) could never pass; the chat and `switchman route` refuse it."""
+    test_file = tmp_path / "t.test.yaml"
+    test_file.write_text(
+        "cases:\n"
+        "  - {name: empty, message: '', expect: {error: empty_message}}\n"
+        "  - {name: blank, message: '   ', expect: {error: empty_message}}\n"
+        "  - {name: alias only, message: '@haiku ', expect: {error: empty_message}}\n"
+        "  - {name: an image alone, message: '', context: {has_images: true},\n"
+        "     expect: {model: sonnet}}\n", "utf-8")
+    code, results = run_json(capsys, "rules", "test", str(test_file))
+    assert [(r["name"], r["failures"]) for r in results if not r["passed"]] == []
+    assert code == 0
+    assert results[0]["error"] == {"code": "empty_message",
+                                   "message": "Nothing to send: the message is empty."}
+
+
 def test_an_invalid_test_file_gets_located_problems(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     test_file = tmp_path / "t.test.yaml"

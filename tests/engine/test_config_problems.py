@@ -328,3 +328,39 @@ def test_a_key_pasted_where_its_source_goes_is_refused_and_never_repeated(
     ("api_key_file", "anthropic-production-key-2024.txt")])
 def test_key_sources_that_only_look_long_are_accepted(field: str, source: str) -> None:
     assert problems(MODELS, f"providers:\n  anthropic:\n    {field}: {source}\n") == []
+
+
+# A key pasted where something else goes: every message that quotes the value (unknown model,
+# wrong type, bad regex, unknown key name) quoted the key itself — in the editor's diagnostics,
+# `switchman rules check` and the routing.policy_invalid event stored in the database.
+PASTED_ELSEWHERE = [
+    (ROUTING, "global_default: {key}\n", Code.UNKNOWN_MODEL),
+    (ROUTING, "rules:\n  - name: r\n    use: {key}\n", Code.UNKNOWN_MODEL),
+    (ROUTING, "rules:\n  - name: r\n    when: {{message_matches: '({key}'}}\n    use: haiku\n",
+     Code.INVALID_REGEX),
+    (ROUTING, "rules:\n  - name: r\n    when: {{estimated_input_tokens_gt: {key}}}\n"
+     "    use: haiku\n", Code.INVALID_TYPE),
+    (MODELS, "models:\n  anthropic:claude-haiku-4-5:\n    pricing: {{input: {key}}}\n",
+     Code.INVALID_TYPE),
+    (MODELS, "providers:\n  anthropic:\n    {key}: x\n", Code.UNKNOWN_KEY),
+    (PROFILES, "profiles:\n  reviewer:\n    model: {key}\n", Code.UNKNOWN_MODEL),
+]
+
+
+@pytest.mark.parametrize("key", PASTED_KEYS)
+@pytest.mark.parametrize(("kind", "template", "code"), PASTED_ELSEWHERE)
+def test_a_key_pasted_into_any_other_value_is_reported_without_repeating_it(
+        kind: FileKind, template: str, code: Code, key: str) -> None:
+    text = template.format(key=key)
+    found = problems(kind, text)
+    problem = only(found, code)
+    assert problem.range.start.line == span(text, key).start.line
+    assert "[redacted]" in problem.message
+    assert all(key not in repr(p) and key[:12] not in repr(p) for p in found), found
+
+
+@pytest.mark.parametrize("name", ["claude-sonnet-4-5-20250929", "my_team_routing_rule_for_sql",
+                                  "anthropic:claude-opus-4-7-preview-longname"])
+def test_long_names_that_are_no_keys_are_still_quoted(name: str) -> None:
+    problem = only(problems(ROUTING, f"global_default: {name}\n"), Code.UNKNOWN_MODEL)
+    assert f"'{name}'" in problem.message

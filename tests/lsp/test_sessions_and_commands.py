@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -261,6 +262,25 @@ async def test_api_keys_never_leave_the_daemon(client: SwitchmanClient, daemon: 
         assert key not in logs.out + logs.err
         assert key.encode() not in database
     assert "[redacted]" in failed["error"]["message"]
+
+
+async def test_a_key_pasted_into_routing_yaml_is_never_repeated(
+        client: SwitchmanClient, daemon: Daemon) -> None:
+    """`global_default: <the key>` was answered "Unknown model '<the key>'" in /rules check and
+    the editor's diagnostics, and stored verbatim in the routing.policy_invalid event."""
+    pasted = "sk-ant-api03-Pasted0Key1By2Mistake3Zz9"
+    daemon.write_routing(f"global_default: {pasted}\n")
+    checked = (await chat(client, daemon, "/rules check"))["text"]
+    assert "error [unknown-model] Unknown model '[redacted]'" in checked
+
+    def stored() -> list[str]:
+        with sqlite3.connect(daemon.data / "switchman.db") as db:
+            return [row[0] for row in db.execute(
+                "SELECT payload FROM events WHERE type = 'routing.policy_invalid'")]
+
+    events = await client.wait_until(stored)
+    assert all("unknown-model" in e and pasted[:12] not in e for e in events), events
+    assert pasted not in repr(dict(client.received))
 
 
 # -- multi-root workspaces -----------------------------------------------------------------

@@ -209,3 +209,39 @@ async def test_a_change_to_a_file_nobody_touched_meanwhile_still_applies(
     assert not outcome.is_error and (project / "notes.md").read_text() == "two\n"
     added = await toolbox.run("memory_add", {"file": "memory", "text": "tests: make test"})
     assert not added.is_error, added.content
+
+
+@pytest.mark.parametrize(("tool", "arguments"), [
+    ("edit_file", {"path": ".env", "old_text": "sk-ant-", "new_text": "x"}),
+    ("edit_file", {"path": ".env", "old_text": "sk-nothing-like-it", "new_text": "x"}),
+    ("edit_file", {"path": ".env", "old_text": "=", "new_text": "x"}),
+    ("edit_file", {"path": "settings.txt", "old_text": "sk-ant-", "new_text": "x"}),
+    ("edit_file", {"path": "config/missing.env", "old_text": "sk-ant-", "new_text": "x"}),
+    ("create_file", {"path": ".env", "content": "KEY=1\n", "overwrite": True}),
+    ("create_file", {"path": "deploy/id_ed25519", "content": "x"}),
+    ("delete_file", {"path": ".env"}),
+    ("delete_file", {"path": "settings.txt"}),
+])
+async def test_files_that_usually_hold_secrets_are_not_changed_for_the_model(
+        toolbox: Toolbox, project: Path, approver: ScriptedApprover, tool: str,
+        arguments: dict[str, Any]) -> None:
+    """edit_file's "was not found" / "occurs 2 times" told the model whether a snippet is in
+    a .env (an oracle on the key) before anything was approved: the write tools refuse such
+    a file (by its name, or the name a link leads to) with the same answer whatever it holds."""
+    (project / ".env").write_text("ANTHROPIC_API_KEY=sk-ant-one\nOPENAI_API_KEY=sk-two\n")
+    os.symlink(project / ".env", project / "settings.txt")
+    outcome = await toolbox.run(tool, arguments)
+    assert outcome.is_error and approver.asked == []
+    assert "usually holds secrets" in outcome.content
+    assert "not found" not in outcome.content and "occurs" not in outcome.content
+    assert (project / ".env").read_text() == "ANTHROPIC_API_KEY=sk-ant-one\nOPENAI_API_KEY=sk-two\n"
+    assert not (project / "deploy").exists()
+
+
+async def test_a_template_of_a_secret_file_is_edited_as_usual(
+        toolbox: Toolbox, project: Path) -> None:
+    (project / ".env.example").write_text("ANTHROPIC_API_KEY=\n")
+    outcome = await toolbox.run("edit_file", {"path": ".env.example", "old_text": "KEY=",
+                                              "new_text": "KEY=your-key-here"})
+    assert not outcome.is_error, outcome.content
+    assert (project / ".env.example").read_text() == "ANTHROPIC_API_KEY=your-key-here\n"

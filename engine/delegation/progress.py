@@ -115,6 +115,14 @@ class WorkerProgress:
         self.detail = place.reason()
         self._send("queued", "queued")
 
+    def awaiting_approval(self) -> None:
+        """Its start waits for the user's approval. Told only for a delegation the editor
+        already shows (one that waited for a slot), so its card stops saying it waits for a
+        worker; one that did not wait is shown from its start, as the approval asks first."""
+        if self._queued_at is not None:
+            self.detail = "waiting for your approval to start"
+            self._send("awaiting_approval", "awaiting_approval")
+
     def wait_over(self) -> None:
         """Its wait (if any) is over, to start or to end unstarted: its own wall time begins."""
         now = self.clock.monotonic()
@@ -289,7 +297,8 @@ class WorkerProgress:
             cost_usd=self.cost, estimated_usd=self.estimated_cost,
             elapsed_seconds=round(self._sent - self._started, 3),
             activity=self.activity, error=error,
-            detail=self.detail if error or status == "queued" else None, queue=self.queue,
+            detail=self.detail if error or status in ("queued", "awaiting_approval") else None,
+            queue=self.queue,
             dropped_tools=self.dropped,
             profile=self.envelope.target.profile.name if self.envelope else None,
             handoff=self.envelope, source=self.source, routed_by=self.routed_by,

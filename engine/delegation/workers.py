@@ -302,7 +302,7 @@ class WorkerRun:
             return None
         self.asking = True
         try:
-            answer = await self.delegation.policy.decide(request)
+            answer = await self.delegation.policy.decide(request, self.progress.awaiting_approval)
         except asyncio.CancelledError:  # stopped while the user was asked: ends like a worker
             if self.stopped and self.task is not None:  # this call alone: the planner goes on
                 self.task.uncancel()

@@ -241,7 +241,8 @@ class SessionList(msgspec.Struct, frozen=True):
     sessions: list[SessionInfo]
 
 
-DelegationStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
+DelegationStatus = Literal["queued", "awaiting_approval", "running", "completed", "failed",
+                           "cancelled"]
 
 
 class DelegationRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -338,7 +339,7 @@ class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
     """A delegation as the editor shows it: sent when it starts, as it progresses, and
     when it ends (``switchman/delegation``)."""
 
-    phase: Literal["queued", "started", "progress", "ended"]
+    phase: Literal["queued", "awaiting_approval", "started", "progress", "ended"]
     session_id: str
     """The planner's session."""
     turn_id: str | None

@@ -22,6 +22,7 @@ import logging
 import os
 import tempfile
 import threading
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Literal, Protocol
@@ -271,12 +272,16 @@ class ApprovalPolicy:
         self.trust = trust
         self.approver = approver
 
-    async def decide(self, request: ApprovalRequest) -> ApprovalAnswer:
-        """The answer for ``request`` (reads are always allowed)."""
+    async def decide(self, request: ApprovalRequest,
+                     asking: Callable[[], None] | None = None) -> ApprovalAnswer:
+        """The answer for ``request`` (reads are always allowed); ``asking`` is called when
+        the user is about to be asked (not for a read or a trusted tool)."""
         if request.tool_class is ToolClass.READ:
             return ApprovalAnswer("allow_once")
         if self.trust.is_trusted(request.workspace, request.tool):
             return ApprovalAnswer("allow_always")
+        if asking is not None:
+            asking()
         try:
             answer = await self.approver.ask(request)
         except Exception:  # an editor that answers nonsense must not run anything

@@ -445,7 +445,8 @@ async def test_a_delegation_over_the_cap_is_queued_then_runs_and_its_wait_is_rec
     gates[2].set()
     await replies[3].reached.wait()
     phases = [(u.phase, u.status) for u in updates_of(deleg, "tu_3")]
-    assert phases[:2] == [("queued", "queued"), ("started", "running")]
+    assert phases[:3] == [("queued", "queued"), ("awaiting_approval", "awaiting_approval"),
+                          ("started", "running")]  # its worker may edit: the user was asked
     assert updates_of(deleg, "tu_3")[1].queue is None
     gates[1].set()
     gates[3].set()
@@ -578,3 +579,48 @@ async def test_stopping_one_delegation_while_its_start_is_asked_about_stops_it(
     assert (failed["tool_use_id"], failed["failure_mode"], failed["detail"]) == (
         "tu_w", "cancelled_by_user", "the user stopped it before it started")
     assert await deleg.service.cancel(turn, "tu_w") == (False, "ended")
+
+
+async def test_a_queued_delegation_whose_start_is_asked_about_says_it_waits_for_approval(
+        deleg: Engine, adapter: ScriptedAdapter, approver: ScriptedApprover) -> None:
+    """A call that waited for a slot and may change files then waits for the user's answer:
+    its card said 'queued — waiting for a free worker' all along. It is now told as waiting
+    for approval (a call that never waited is not announced before it starts, as before),
+    and its Stop still stops it there."""
+    (deleg.folder.parent / "config" / "routing.yaml").write_text(
+        "global_default: opus\ndelegation: {max_concurrent_workers: 1}\n")
+    asked: list[ApprovalRequest] = []
+    answer: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
+    second_asked = asyncio.Event()
+
+    async def ask(request: ApprovalRequest) -> ApprovalAnswer:
+        asked.append(request)
+        if len(asked) == 1:
+            return ApprovalAnswer("allow_once")
+        second_asked.set()
+        return await answer
+
+    approver.ask = ask  # type: ignore[method-assign]
+    adapter.calls(delegate("tu_1", task="task 1", allowed_tools=["edit_file"]),
+                  delegate("tu_2", task="task 2", allowed_tools=["edit_file"]), model=OPUS)
+    gate = asyncio.Event()
+    first = adapter.text("result 1", model=HAIKU, match="task 1", gate=gate)
+    adapter.text("one of two", model=OPUS)
+    pending = asyncio.create_task(deleg.service.chat(deleg.workspace, None, "@opus go"))
+    await first.reached.wait()
+    assert [u.status for u in updates_of(deleg, "tu_2")] == ["queued"]
+    gate.set()
+    await asyncio.wait_for(second_asked.wait(), 10)
+    waiting = updates_of(deleg, "tu_2")[-1]
+    assert (waiting.phase, waiting.status, waiting.detail, waiting.queue) == (
+        "awaiting_approval", "awaiting_approval", "waiting for your approval to start", None)
+    assert (waiting.worker_session_id, waiting.model) == ("", None)
+    turn = updates_of(deleg, "tu_1")[0].turn_id
+    assert turn is not None
+    assert await deleg.service.cancel(turn, "tu_2") == (True, "cancelled")
+    result = await pending
+    assert result.text == "one of two"
+    assert [u.status for u in updates_of(deleg, "tu_2")] == [
+        "queued", "awaiting_approval", "cancelled"]
+    assert len(asked) == 2  # the first was asked about too, yet never shown waiting for it
+    assert "awaiting_approval" not in [u.status for u in updates_of(deleg, "tu_1")]

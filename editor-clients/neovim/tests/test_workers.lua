@@ -213,6 +213,30 @@ return {
         detail = 'waiting for a free worker: 2 of 2 running; 1 ahead of it' })
       H.eq('  … worker fast · waiting for a worker slot · queued · 0 turns · $0.00 · 0.4s — tidy — '
         .. 'waiting for a free worker: 2 of 2 running; 1 ahead of it', waiting)
+      -- its slot came, but its worker may change files: it waits for the user's answer, not a slot
+      local asking = workers.line(root, { tier = 'fast', model = vim.NIL, status = 'awaiting_approval', turns = 0,
+        cost_usd = '0', elapsed_seconds = 1.5, task = 'tidy', activity = vim.NIL, error = vim.NIL,
+        detail = 'waiting for your approval to start' })
+      H.eq('  … worker fast · waiting for approval · awaiting approval · 0 turns · $0.00 · 1.5s — tidy — '
+        .. 'waiting for your approval to start', asking)
+      H.eq(true, workers.waits_to_start('awaiting_approval'), 'stopped by its planner turn and call, as a queued one')
+      H.eq(false, workers.waits_to_start('running'))
+      -- a Stop the daemon answers `cancelled: false`: said as it is (was "already ended (starting)")
+      local said = {}
+      for _, status in ipairs({ 'starting', 'ended', 'completed', 'failed', 'cancelled', 'interrupted', 'odd' }) do
+        said[status] = workers.not_stopped(status)
+      end
+      H.eq({
+        starting = 'Switchman: its worker is being started and has no turn to stop yet; stop it again in a moment.',
+        ended = 'Switchman: the worker had already ended.',
+        completed = 'Switchman: the worker had already finished.',
+        failed = 'Switchman: the worker had already failed.',
+        cancelled = 'Switchman: the worker had already been stopped.',
+        interrupted = 'Switchman: the worker was interrupted: the daemon running it stopped before it ended.',
+        odd = 'Switchman: the worker was not stopped (odd).',
+      }, said)
+      H.eq({ vim.log.levels.WARN, vim.log.levels.INFO }, { select(2, workers.not_stopped('starting')),
+        select(2, workers.not_stopped('completed')) })
       local reloaded = workers.stored(root, {
         messages = { { role = 'assistant', content = {
           { type = 'tool_use', id = 'q', name = 'delegate', input = { tier = 'fast', task = 'tidy' } } } } },

@@ -95,12 +95,20 @@ export function applyDelegation(cards: readonly DelegationCard[], update: Delega
     open: previous?.open ?? false,
     // An open transcript is fetched again when the worker ends (the extension asks for it).
     transcript: previous?.transcript ?? null,
-    stopping: (update.status === 'running' || update.status === 'queued') && (previous?.stopping ?? false),
-    ...((update.status === 'running' || update.status === 'queued') && previous?.stopRefused
+    stopping: (update.status === 'running' || waitsToStart(update.status)) && (previous?.stopping ?? false),
+    ...((update.status === 'running' || waitsToStart(update.status)) && previous?.stopRefused
       ? { stopRefused: previous.stopRefused } : {}),
   };
   if (index < 0) return [...cards, card];
   return cards.map((c, i) => (i === index ? card : c));
+}
+
+/**
+ * Whether a delegation waits to start: for a free worker slot (`queued`), then, if its worker may change things, for
+ * the user's approval (`awaiting_approval`). It has no worker turn yet: Stop names its planner's turn and call.
+ */
+export function waitsToStart(status: DelegationStatus): boolean {
+  return status === 'queued' || status === 'awaiting_approval';
 }
 
 /** Change one card of a list (no change when it is not there). */
@@ -239,7 +247,7 @@ export interface CardView {
 }
 
 const STATUS_LABELS: Record<DelegationStatus, string> = {
-  queued: 'queued', running: 'running', completed: 'done', failed: 'failed', cancelled: 'stopped',
+  queued: 'queued', awaiting_approval: 'awaiting approval', running: 'running', completed: 'done', failed: 'failed', cancelled: 'stopped',
 };
 
 /** What a card shows (the webview turns this into DOM). */
@@ -250,7 +258,7 @@ export function cardView(card: DelegationCard): CardView {
   if (card.elapsedSeconds !== null) meta.push(`${card.elapsedSeconds.toFixed(1)}s`);
   let note: string | null = null;
   let noteTone: CardView['noteTone'] = null;
-  if ((card.status === 'running' || card.status === 'queued') && card.stopRefused && !card.stopping) {
+  if ((card.status === 'running' || waitsToStart(card.status)) && card.stopRefused && !card.stopping) {
     note = `Not stopped: ${card.stopRefused}`;
     noteTone = 'error';
   } else if (card.status === 'running' && card.activity) {
@@ -259,6 +267,10 @@ export function cardView(card: DelegationCard): CardView {
   } else if (card.status === 'queued') {
     // Why the planner seems to hang: the worker waits for a slot (and where it stands in line).
     note = card.detail ?? (card.queue ? queueReason(card.queue) : 'waiting for a free worker');
+    noteTone = 'activity';
+  } else if (card.status === 'awaiting_approval') {
+    // Its slot came, but its worker may change things: the approval question (in this panel) asks first.
+    note = card.detail ?? 'waiting for your approval to start';
     noteTone = 'activity';
   } else if (card.error) {
     note = card.detail ? `${card.error}: ${card.detail}` : card.error;
@@ -270,6 +282,7 @@ export function cardView(card: DelegationCard): CardView {
   // for its tier): it is not still choosing one.
   const model = card.model ? shortModelName(card.model)
     : card.status === 'running' ? 'choosing a model' : card.status === 'queued' ? 'waiting for a worker slot'
+      : card.status === 'awaiting_approval' ? 'waiting for approval'
       : card.status === 'completed' ? null : 'not started';
   // Your rules come before the tier: one that matched the task chose the model, not the tier.
   const routed = card.routedBy && card.model ? ` (${card.routedBy})` : '';
@@ -287,8 +300,8 @@ export function cardView(card: DelegationCard): CardView {
     task: card.task,
     note,
     noteTone,
-    // A queued delegation has no worker turn yet: it is stopped by its planner's turn and call id.
-    canStop: ((card.status === 'running' && card.workerTurnId !== null) || card.status === 'queued') && !card.stopping,
+    // One waiting to start has no worker turn yet: it is stopped by its planner's turn and call id.
+    canStop: ((card.status === 'running' && card.workerTurnId !== null) || waitsToStart(card.status)) && !card.stopping,
     toggleLabel: card.open ? 'Hide worker transcript' : 'Show worker transcript',
   };
 }

@@ -269,7 +269,8 @@ export interface ChatDeltaParams {
   tool?: ToolActivity;
 }
 
-export type DelegationStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+/** `awaiting_approval`: it waited for a worker slot and now waits for the user to approve its start. */
+export type DelegationStatus = 'queued' | 'awaiting_approval' | 'running' | 'completed' | 'failed' | 'cancelled';
 
 /** Where a delegation waiting for a free worker slot stands (`max_concurrent_workers` reached). */
 export interface QueuePlace {
@@ -283,7 +284,7 @@ export interface QueuePlace {
 
 /** `switchman/delegation`: a worker started, made progress or ended (one per `delegate` call or `/delegate`). */
 export interface DelegationParams {
-  phase: 'queued' | 'started' | 'progress' | 'ended';
+  phase: 'queued' | 'awaiting_approval' | 'started' | 'progress' | 'ended';
   /** The planner's session and turn (null when the user delegated with `/delegate`). */
   session_id: string;
   turn_id: string | null;

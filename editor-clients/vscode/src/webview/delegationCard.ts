@@ -1,6 +1,6 @@
 /** The DOM of a delegation card, updated part by part (its content comes from the pure `cardView`). */
 
-import { cardView, type CardView, type DelegationCard, type WorkerMessage } from '../chat/delegations';
+import { cardView, waitsToStart, type CardView, type DelegationCard, type WorkerMessage } from '../chat/delegations';
 import type { HandoffLine } from '../chat/handoff';
 import { el, renderMarkdown } from './render';
 import { containerPart, part, renderParts, setAttributes, type Part } from './parts';
@@ -41,7 +41,7 @@ function headPart(turnId: string, card: DelegationCard, view: CardView, actions:
   const parts = [toggle];
   if (view.canStop) {
     parts.push(part('stop', [card.workerTurnId, card.status], () => {
-      const stop = el('button', { class: 'delegation-stop', title: card.status === 'queued'
+      const stop = el('button', { class: 'delegation-stop', title: waitsToStart(card.status)
         ? 'Stop this delegation before it starts (the planner carries on)' : 'Stop this worker (the planner carries on)' }, ['Stop']);
       stop.addEventListener('click', () => actions.stop(turnId, card));
       return stop;

@@ -2,7 +2,7 @@
 
 import type { ChatState, FromWebview, ToWebview } from '../chat/messages';
 import { initialChatState, sessionTitle } from '../chat/messages';
-import { needsTranscript } from '../chat/delegations';
+import { needsTranscript, waitsToStart } from '../chat/delegations';
 import {
   allCards, markStopping, ratingAsked, reduce, refusedDraft, toggleDelegation, toggleExplanation, unexplained,
 } from '../chat/reducer';
@@ -39,7 +39,7 @@ const view = new TranscriptView(transcript, (turnId) => {
     fetchTranscripts(turnId, card.toolUseId);
   },
   stop(turnId, card) {
-    if (card.status === 'queued') {  // no worker turn yet: named by its planner's turn and call
+    if (waitsToStart(card.status)) {  // no worker turn yet: named by its planner's turn and call
       update(markStopping(state, turnId, card.toolUseId));
       vscode.postMessage({ type: 'stopDelegation', turnId, toolUseId: card.toolUseId });
       return;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyDelegation, cardView, storedDelegations, toggleCard, turnCostLabel, workerTranscript, type DelegationCard } from '../../src/chat/delegations';
+import { applyDelegation, cardView, storedDelegations, toggleCard, turnCostLabel, waitsToStart, workerTranscript, type DelegationCard } from '../../src/chat/delegations';
 import { initialChatState, parseFromWebview, type ChatState, type ToWebview, type TurnEntry } from '../../src/chat/messages';
 import { allCards, markStopping, reduce, toggleDelegation } from '../../src/chat/reducer';
 import { transcriptEntries } from '../../src/chat/transcript';
@@ -147,6 +147,22 @@ describe('delegation cards', () => {
     assert.deepEqual(parseFromWebview({ type: 'stopDelegation', turnId: 'T1', toolUseId: 'toolu_1' }),
       { type: 'stopDelegation', turnId: 'T1', toolUseId: 'toolu_1' });
     assert.equal(parseFromWebview({ type: 'stopDelegation', turnId: 'T1' }), undefined);
+  });
+
+  it('a queued delegation whose start then waits for approval says so, and can still be stopped', () => {
+    const waiting = update({ phase: 'queued', status: 'queued', worker_session_id: '', worker_turn_id: null, model: null, turns: 0,
+      detail: 'waiting for a free worker: 1 of 1 running', queue: { position: 1, running: 1, limit: 1 } });
+    const asking = { ...waiting, phase: 'awaiting_approval' as const, status: 'awaiting_approval' as const,
+      detail: 'waiting for your approval to start', queue: null };
+    const state = run(routed, event(waiting), event(asking));
+    const view = cardView(cards(state)[0]);
+    // it said 'queued · waiting for a free worker' while the approval question was on screen
+    assert.deepEqual([cards(state).length, cards(state)[0].queue, view.statusLabel, view.title, view.note, view.noteTone, view.canStop],
+      [1, null, 'awaiting approval', 'fast · waiting for approval', 'waiting for your approval to start', 'activity', true]);
+    assert.ok(view.meta.startsWith('awaiting approval · 0 turns'));
+    assert.ok(waitsToStart('awaiting_approval') && waitsToStart('queued') && !waitsToStart('running'));
+    const stopping = markStopping(state, 'T1', 'toolu_1');
+    assert.deepEqual([cardView(cards(stopping)[0]).statusLabel, cardView(cards(stopping)[0]).canStop], ['stopping…', false]);
   });
 
   it('a reload while a delegation still waits shows it queued; once its turn is over, as it ended', () => {

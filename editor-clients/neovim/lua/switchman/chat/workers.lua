@@ -1,7 +1,8 @@
 --- Delegations in the chat: one line per worker that updates in place while the worker runs
 --- (`switchman/delegation`), and `:Switchman workers` to list the current session's workers,
 --- open one's transcript or stop one (`switchman/cancel` with the worker's turn id; for a
---- delegation still queued for a worker slot, with its planner's turn id and tool use id).
+--- delegation still waiting to start, for a worker slot or then for the user's approval, with its
+--- planner's turn id and tool use id).
 local client = require('switchman.client')
 local models = require('switchman.models')
 local protocol = require('switchman.protocol')
@@ -13,11 +14,19 @@ local M = {}
 --- Where each worker's line is: an extmark per delegation, in its own namespace.
 local ns = vim.api.nvim_create_namespace('switchman_workers')
 
-local ICONS = { queued = '…', running = '⟳', completed = '✓', failed = '✗', cancelled = '■' }
+local ICONS = { queued = '…', awaiting_approval = '…', running = '⟳', completed = '✓', failed = '✗', cancelled = '■' }
 local HIGHLIGHT = {
-  queued = 'SwitchmanNotice', running = 'SwitchmanTool', completed = 'SwitchmanTool', failed = 'SwitchmanError',
-  cancelled = 'SwitchmanNotice',
+  queued = 'SwitchmanNotice', awaiting_approval = 'SwitchmanNotice', running = 'SwitchmanTool',
+  completed = 'SwitchmanTool', failed = 'SwitchmanError', cancelled = 'SwitchmanNotice',
 }
+--- A status in words, where its name is not one.
+local WORDS = { awaiting_approval = 'awaiting approval' }
+
+--- Whether a delegation waits to start: for a free worker slot (`queued`), then, when its worker
+--- may change things, for the user's approval (`awaiting_approval`). It has no worker turn yet.
+function M.waits_to_start(status)
+  return status == 'queued' or status == 'awaiting_approval'
+end
 
 local function present(v)
   return v ~= nil and v ~= vim.NIL
@@ -53,18 +62,20 @@ end
 --- The one line a delegation shows, e.g.
 --- `  ⟳ worker fast · haiku · running · 1 turn · $0.0004 · 1.2s — Rename foo — calling read_file`, or
 --- while it waits for a worker slot
---- `  … worker fast · waiting for a worker slot · queued · 0 turns · $0.00 · 0.4s — Rename foo — waiting for a free worker: 2 of 2 running`.
+--- `  … worker fast · waiting for a worker slot · queued · 0 turns · $0.00 · 0.4s — Rename foo — waiting for a free worker: 2 of 2 running`,
+--- then, when its worker may change things, `  … worker fast · waiting for approval · awaiting approval · …`.
 function M.line(root, update)
   -- A worker that ended without a model never started (denied, stopped while it waited, no
   -- model for its tier): it is not still choosing one.
   local model = present(update.model) and models.short_name(root, update.model)
     or update.status == 'queued' and 'waiting for a worker slot'
+    or update.status == 'awaiting_approval' and 'waiting for approval'
     or update.status == 'running' and 'choosing a model' or 'not started'
   local turns = tonumber(update.turns) or 0
   local parts = {
     ('%s worker %s'):format(ICONS[update.status] or '?', M.tier(update)),
     model,
-    update.status,
+    WORDS[update.status] or update.status,
     ('%d turn%s'):format(turns, turns == 1 and '' or 's'),
     -- the part Switchman estimated (calls cut short before the provider reported usage) is named
     M.usd(update.cost_usd) .. ((tonumber(present(update.estimated_usd) and update.estimated_usd or 0) or 0) > 0
@@ -78,6 +89,8 @@ function M.line(root, update)
     text = text .. ' — ' .. clip(update.activity, 60)
   elseif update.status == 'queued' then
     text = text .. ' — ' .. clip(present(update.detail) and update.detail or 'waiting for a free worker', 80)
+  elseif update.status == 'awaiting_approval' then
+    text = text .. ' — ' .. clip(present(update.detail) and update.detail or 'waiting for your approval to start', 80)
   elseif present(update.error) then
     text = text .. ' — ' .. clip(update.error, 80)
   end
@@ -202,11 +215,12 @@ function M.open(root, worker_session_id)
   require('switchman.sessions').open(root, worker_session_id)
 end
 
---- Stop one worker: its planner carries on with a `cancelled_by_user` result. One still queued for a
---- worker slot is taken out of the line (named by its planner's turn and its tool use id).
+--- Stop one worker: its planner carries on with a `cancelled_by_user` result. One still waiting to
+--- start (for a worker slot, or for approval) is stopped there (named by its planner's turn and its
+--- tool use id).
 function M.stop(root, update)
   local params = { turn_id = update.worker_turn_id }
-  if update.status == 'queued' and present(update.turn_id) then
+  if M.waits_to_start(update.status) and present(update.turn_id) then
     params = { turn_id = update.turn_id, tool_use_id = update.tool_use_id }
   elseif not present(update.worker_turn_id) then
     return vim.notify('Switchman: this worker has not started a turn yet.', vim.log.levels.WARN)
@@ -216,9 +230,31 @@ function M.stop(root, update)
       return vim.notify(client.error_message(err), vim.log.levels.WARN)
     end
     if not result.cancelled then
-      vim.notify(('Switchman: the worker had already ended (%s).'):format(result.status), vim.log.levels.INFO)
+      local message, level = M.not_stopped(result.status)
+      vim.notify(message, level)
     end
   end)
+end
+
+--- Why a Stop did not stop a worker, for each status `switchman/cancel` answers with
+--- `cancelled: false`: the worker turn's final status, `ended` for a delegation that is no longer
+--- waiting or running, or `starting` in the moment its worker is routed (it has no turn to stop yet).
+local NOT_STOPPED = {
+  starting = { 'its worker is being started and has no turn to stop yet; stop it again in a moment', vim.log.levels.WARN },
+  ended = { 'the worker had already ended', vim.log.levels.INFO },
+  completed = { 'the worker had already finished', vim.log.levels.INFO },
+  failed = { 'the worker had already failed', vim.log.levels.INFO },
+  cancelled = { 'the worker had already been stopped', vim.log.levels.INFO },
+  interrupted = { 'the worker was interrupted: the daemon running it stopped before it ended', vim.log.levels.INFO },
+}
+
+--- The message (and its level) for a Stop answered `cancelled: false` with `status`.
+function M.not_stopped(status)
+  local known = NOT_STOPPED[status]
+  if known then
+    return 'Switchman: ' .. known[1] .. '.', known[2]
+  end
+  return ('Switchman: the worker was not stopped (%s).'):format(tostring(status)), vim.log.levels.WARN
 end
 
 --- One row of the workers list: a stored worker session, or a live delegation.
@@ -256,9 +292,9 @@ end
 
 local function act(root, item)
   local status = item.live and item.live.status
-  -- a queued delegation has no worker session (no transcript) yet
-  local actions = status == 'queued' and {} or { 'Open transcript' }
-  if status == 'running' or status == 'queued' then
+  -- one waiting to start has no worker session (no transcript) yet
+  local actions = M.waits_to_start(status) and {} or { 'Open transcript' }
+  if status == 'running' or M.waits_to_start(status) then
     table.insert(actions, 'Stop this worker')
   end
   vim.ui.select(actions, { prompt = 'Worker', kind = 'switchman.worker_action' }, function(choice)

@@ -376,6 +376,12 @@ class SessionStore:
         return row is not None and row["owner"] != self.owners.id \
             and self.owners.alive(row["owner"])
 
+    def owner_gone(self, turn_id: str) -> bool:
+        """Whether the daemon that ran ``turn_id`` (running or ended) is no longer alive: never
+        this daemon, nor another live one sharing the database."""
+        row = self.db.execute("SELECT owner FROM turns WHERE id = ?", (turn_id,)).fetchone()
+        return row is not None and not self.owners.alive(row["owner"])
+
     def interrupt_orphans(self, now: datetime) -> int:
         """Mark turns whose daemon has died as interrupted (never a live daemon's); how many."""
         owners = [r[0] for r in self.db.execute(

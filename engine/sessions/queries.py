@@ -79,7 +79,8 @@ class SessionQueries:
             sticky_model=sticky,
             pending_swap=PendingSwapInfo(pending.model) if pending else None,
             turn_in_flight=running is not None, banners=banners,
-            cost_today_usd=m.cost_today(), config_errors=errors,
+            cost_today_usd=m.cost_today(), estimated_today_usd=m.estimated_today(),
+            config_errors=errors,
             profile=ProfileChoice(active.name, active.resolved_from))
 
     def profiles(self, workspace: str, session_id: str | None) -> ProfileList:

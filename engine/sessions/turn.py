@@ -80,6 +80,11 @@ from switchman.engine.tokens import estimate_messages, estimate_text, estimate_t
 from switchman.engine.tools.arguments import ToolOutcome
 from switchman.engine.tools.registry import ToolCallRequest
 
+CUT_OFF_NOTICE = ("The answer reached the model's output limit and was cut off here; "
+                  'send "continue" for the rest.')
+"""A person's turn whose answer the provider stopped at its output limit (a worker's ends as
+``max_tokens_exceeded`` for its planner instead)."""
+
 log = logging.getLogger(__name__)
 
 MAX_TOOL_STEPS = 25
@@ -170,6 +175,8 @@ class TurnRunner:
                 else "end_turn"
             calls = [b for b in finished.content if isinstance(b, ToolUseBlock)]
             if finished.stop_reason != "tool_use" or not calls:
+                if finished.stop_reason == "max_tokens" and not setup.is_worker:
+                    self._notice(setup, CUT_OFF_NOTICE)  # else it reads as a finished answer
                 return
             if await self._run_tools(setup, progress, calls):
                 progress.stop_reason = "ended_by_tool"
@@ -216,7 +223,8 @@ class TurnRunner:
                                                      exc.error_class, key)
                     raise
                 self._charge_unfinished(setup, progress)  # sent, then lost: the provider bills
-                self._notice(setup, f"{exc}. Retrying ({attempt + 1}/{self.retry.retries})…")
+                self._notice(setup, f"{sentence(str(exc))} Retrying "
+                                    f"({attempt + 1}/{self.retry.retries})…")
                 await asyncio.sleep(wait)
                 attempt += 1
 

@@ -97,3 +97,33 @@ async def test_after_a_refused_key_is_fixed_sending_again_goes_through(
         assert (again["status"], again["text"]) == ("completed", "hi there")
         assert fake.requests[-1].headers["authorization"] == "Bearer sk-ant-fixed-11111111111111111"
         assert len(fake.requests) == 2
+
+
+async def test_a_retry_notice_reads_as_one_sentence(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """The provider's message ending with a full stop read "…restarting.. Retrying (1/2)…"
+    (as the SDK's own "Connection error." did after a dropped connection)."""
+    fake.script_error(500, "The model backend is restarting.")
+    fake.script_text("back")
+    result = await client.request(methods.CHAT, {"workspace": daemon.uri, "message": "hi"})
+    assert result["status"] == "completed"
+    (notice,) = [d["text"] for d in deltas(client, result["turn_id"], "notice")]
+    assert notice == ("anthropic:claude-sonnet-4-6: server error (500): The model backend is "
+                      "restarting. Retrying (1/2)…")
+
+
+@pytest.mark.parametrize("model", ["sonnet", "gpt-5"])
+async def test_an_answer_cut_off_by_the_output_limit_says_so(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider, model: str) -> None:
+    """An answer the provider stopped at its output limit (Anthropic `max_tokens`, OpenAI
+    `length`) ended like a finished one: nothing told the user the rest was missing."""
+    fake.script_text("The first half of a long ", stop_reason="max_tokens")
+    result = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                 "message": f"@{model} explain everything"})
+    assert result["status"] == "completed"
+    notices = [d["text"] for d in deltas(client, result["turn_id"], "notice")]
+    assert notices == ["The answer reached the model's output limit and was cut off here; "
+                       "send \"continue\" for the rest."]
+    fake.script_text("A short answer.")
+    done = await client.request(methods.CHAT, {"workspace": daemon.uri, "message": "thanks"})
+    assert deltas(client, done["turn_id"], "notice") == []

@@ -12,7 +12,7 @@ import pytest
 
 from switchman.engine.errors import TurnInProgress
 from switchman.engine.ids import new_id
-from switchman.engine.messages import Message, TextBlock, Usage
+from switchman.engine.messages import ZERO_USD, Message, TextBlock, Usage
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.sessions.records import TurnInfo
 from switchman.engine.store.database import SCHEMA_VERSION, checkpoint, connect
@@ -258,7 +258,8 @@ def test_the_estimated_part_of_todays_spend_is_kept_with_it(tmp_path: Path) -> N
     first.add_cost(midnight - timedelta(seconds=1), "s", None, "m", Usage(1, 1), Decimal("7"),
                    estimated=True)  # yesterday's
     first.add_cost(NOW, "s", None, "m", Usage(1, 1), Decimal("0.5"))
-    assert (first.cost_since(midnight), first.estimated_since(midnight)) == (Decimal("0.5"), Decimal(0))
+    assert first.cost_since(midnight) == Decimal("0.5")
+    assert first.estimated_since(midnight) == ZERO_USD
     first.add_cost(NOW, "s", None, "m", Usage(1, 1), Decimal("0.125"), estimated=True)
     second.add_cost(NOW, "s", None, "m", Usage(1, 1), Decimal("0.25"), estimated=True)
     assert first.estimated_since(midnight) == Decimal("0.375")

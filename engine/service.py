@@ -94,8 +94,8 @@ from switchman.engine.tools.approval import (
     TrustRevoked,
     TrustStore,
 )
+from switchman.engine.tools.buffers import EditorTexts, no_editor_texts
 from switchman.engine.tools.changes import DiskApplier, EditApplier
-from switchman.engine.tools.edits import TextSource
 from switchman.engine.tools.registry import ToolContext, ToolRegistry
 from switchman.engine.tools.toolbox import Toolbox, ToolServices
 from switchman.engine.turn_starts import TurnStarts
@@ -130,7 +130,7 @@ class Switchman:
         adapters: AdapterSource | None = None,
         approver: Approver | None = None,
         applier: EditApplier | None = None,
-        open_text: TextSource | None = None,
+        editor_texts: EditorTexts = no_editor_texts,
         turn_starts: TurnStarts | None = None,
     ) -> None:
         self.clock = clock or SystemClock()
@@ -168,7 +168,7 @@ class Switchman:
                                                   key_of=self._key_fingerprint))
         self.tool_services = ToolServices(
             ApprovalPolicy(self.trust, approver or DenyAll()), applier or DiskApplier(), environ,
-            self._key_variables, open_text)
+            self._key_variables, editor_texts)
         self.lifecycle.tool_sources[0] = self._toolbox  # in place of the read-only tools
         self.delegation = Delegation(self.sessions, self.lifecycle, self.config, self.clock,
                                      self.tool_services.policy)

@@ -7,6 +7,7 @@ import contextlib
 import logging
 import sys
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
@@ -18,6 +19,7 @@ from switchman.engine.errors import DataFolderUnusable, SwitchmanError
 from switchman.engine.turn_starts import TurnStarts
 from switchman.server.errors import EXPECTED_CODES
 from switchman.server.features import FEATURES
+from switchman.server.features.documents.open_documents import OpenDocuments
 from switchman.server.notifier import EditorNotifier
 from switchman.server.protocol import UNREADABLE_FRAME_ERRORS, SwitchmanProtocol
 from switchman.server.stdio import serve_stdio, stdin_is_pipe
@@ -52,6 +54,8 @@ class SwitchmanServer(LanguageServer):
         self.initialization_options: dict[str, Any] = {}
         self.workspace_folders: list[str] = []
         """Folder URIs from ``initialize``, opened when the engine starts."""
+        self.open_documents = OpenDocuments()
+        """The documents the editor shares: which file each is (their text is pygls')."""
         self.turn_starts = TurnStarts()
         """The engine's turn starts, which give way while the editor waits for diagnostics
         (held by the configuration-editing feature, which never starts the engine)."""
@@ -68,7 +72,6 @@ class SwitchmanServer(LanguageServer):
             from switchman.server.features.tools.bridge import (  # noqa: PLC0415
                 EditorApplier,
                 EditorApprover,
-                open_text,
             )
 
             if self._unusable is not None:
@@ -77,7 +80,7 @@ class SwitchmanServer(LanguageServer):
             try:
                 self._switchman = Switchman(
                     EditorNotifier(self), approver=EditorApprover(self),
-                    applier=EditorApplier(self), open_text=lambda path: open_text(self, path),
+                    applier=EditorApplier(self), editor_texts=self.editor_texts,
                     turn_starts=self.turn_starts)
             except DataFolderUnusable as error:
                 self._unusable = error
@@ -88,6 +91,10 @@ class SwitchmanServer(LanguageServer):
                 except SwitchmanError as error:  # the editor named a folder no path can have
                     log.warning("workspace folder ignored: %s", error)
         return self._switchman
+
+    def editor_texts(self) -> dict[Path, str]:
+        """The editor's text of each file it shares, by real path (what the tools read)."""
+        return self.open_documents.texts(self.workspace.text_documents)
 
     @property
     def started_engine(self) -> Switchman | None:

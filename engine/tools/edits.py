@@ -8,7 +8,6 @@ changes are the base of the edit), otherwise from the disk.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +18,13 @@ from switchman.engine.tools.arguments import (
     path_argument,
     text_argument,
 )
+from switchman.engine.tools.buffers import EditorTexts, no_editor_texts
 from switchman.engine.tools.changes import FileChange, file_uri, read_text, replacement
 from switchman.engine.tools.confinement import WorkspaceRoot
 from switchman.engine.tools.secret_files import change_refusal, is_secret_file
 
 MAX_EDIT_BYTES = 2 * 1024 * 1024
-TextSource = Callable[[Path], str | None]
-"""The editor's text of an open file (None when the editor does not have it open)."""
+
 
 _PATH = {"type": "string", "description": "Path relative to the workspace root."}
 
@@ -56,9 +55,10 @@ DEFINITIONS = [
 class FileEdits:
     """Proposes changes to the files of one workspace."""
 
-    def __init__(self, workspace: WorkspaceRoot, open_text: TextSource | None = None) -> None:
+    def __init__(self, workspace: WorkspaceRoot,
+                 editor_texts: EditorTexts = no_editor_texts) -> None:
         self.workspace = workspace
-        self.open_text = open_text or (lambda _path: None)
+        self.editor_texts = editor_texts
 
     def propose(self, name: str, args: dict[str, Any]) -> FileChange:
         """The change ``name`` would make; :class:`ToolRefused` when it cannot be made.
@@ -73,8 +73,10 @@ class FileEdits:
 
     def current_text(self, path: Path) -> str:
         """The file's text as the user sees it (the editor's buffer, else the disk)."""
-        text = self.open_text(path)
+        text = self.editor_texts().get(path)
         if text is not None:
+            if len(text) > MAX_EDIT_BYTES:
+                raise ToolRefused(f"'{self.workspace.relative(path)}' is too large to edit here.")
             return text
         if not path.is_file():
             raise ToolRefused(f"'{self.workspace.relative(path)}' is not a file.")
@@ -123,7 +125,7 @@ class FileEdits:
         rel = self.workspace.relative(path)
         if path.is_dir():
             raise ToolRefused(f"'{rel}' is a folder.")
-        if path.exists() or self.open_text(path) is not None:
+        if path.exists() or path in self.editor_texts():
             if not bool_argument(args, "overwrite"):
                 raise ToolRefused(f"'{rel}' already exists; use edit_file to change it, or "
                                   "set overwrite to replace it.")

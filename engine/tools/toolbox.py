@@ -28,8 +28,9 @@ from switchman.engine.tools.approval import (
     ToolClass,
 )
 from switchman.engine.tools.arguments import ToolOutcome, ToolRefused
+from switchman.engine.tools.buffers import EditorTexts, no_editor_texts
 from switchman.engine.tools.changes import EditApplier, FileChange
-from switchman.engine.tools.edits import FileEdits, TextSource
+from switchman.engine.tools.edits import FileEdits
 from switchman.engine.tools.registry import ToolContext
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,8 @@ class ToolServices:
     """The daemon's environment; commands get it without API-key variables."""
     key_variables: Callable[[], Iterable[str]] = tuple
     """The variables configured providers read keys from (removed from commands' env)."""
-    open_text: TextSource | None = None
+    editor_texts: EditorTexts = no_editor_texts
+    """The editor's unsaved texts: the base of edits and what reads return (see edits.py)."""
 
 
 class Toolbox:
@@ -75,12 +77,12 @@ class Toolbox:
     @cached_property
     def reads(self) -> workspace.WorkspaceTools:
         """The read tools, confined to the workspace's real folder."""
-        return workspace.WorkspaceTools(self.context.folder)
+        return workspace.WorkspaceTools(self.context.folder, self.services.editor_texts)
 
     @cached_property
     def edits(self) -> FileEdits:
         """The file changes, confined like :attr:`reads`."""
-        return FileEdits(self.reads.workspace, self.services.open_text)
+        return FileEdits(self.reads.workspace, self.services.editor_texts)
 
     def definitions(self) -> list[ToolSpec]:
         """The tool definitions sent to the model."""

@@ -2,7 +2,9 @@
 
 Every path is resolved (symlinks included) and refused unless it lies inside
 the workspace, so no tool can read outside it. Output is capped so one call
-cannot flood the context window.
+cannot flood the context window. A file the editor shares is read from its
+buffer, unsaved changes included (:mod:`.buffers`); ``list_files`` and the
+folder ``grep`` walks are the disk's files.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from switchman.engine.tools.arguments import (
     text_argument,
     whole_number_argument,
 )
+from switchman.engine.tools.buffers import EditorTexts, no_editor_texts, plain_text
 from switchman.engine.tools.confinement import WorkspaceRoot
 from switchman.engine.tools.secret_files import is_secret_file, refusal
 from switchman.engine.userregex import RegexError, compile_regex
@@ -72,9 +75,10 @@ TOOL_NAMES = frozenset(t.name for t in DEFINITIONS)
 class WorkspaceTools:
     """The read tools for one workspace folder."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, editor_texts: EditorTexts = no_editor_texts) -> None:
         self.workspace = WorkspaceRoot(root)
         self.root = self.workspace.root
+        self.editor_texts = editor_texts
 
     @staticmethod
     def definitions() -> list[ToolSpec]:
@@ -122,8 +126,10 @@ class WorkspaceTools:
         if is_secret_file(path.name):
             raise ToolRefused(refusal(rel))
         start = max(start_line or 1, 1)
+        buffer = self.editor_texts().get(path)
         try:
-            part = read_lines(path, start, end_line)
+            part = (read_lines(path, start, end_line) if buffer is None
+                    else text_lines(buffer, start, end_line))
         except UnreadableFile as exc:
             raise ToolRefused(f"'{rel}' {exc.reason}.") from None
         if part.binary:
@@ -171,7 +177,15 @@ class WorkspaceTools:
             if is_secret_file(where.name):
                 raise ToolRefused(refusal(self.relative(where)))
             hits: list[str] = []
-            self._grep_file(where, regex, hits, MAX_SCAN_BYTES, named=True)
+            buffer = self.editor_texts().get(where)
+            if buffer is None:
+                self._grep_file(where, regex, hits, MAX_SCAN_BYTES, named=True)
+            elif len(buffer) > MAX_SCAN_BYTES:
+                raise ToolRefused(f"'{self.relative(where)}' is larger than "
+                                  f"{MAX_SCAN_BYTES // (1024 * 1024)} MB, which grep does not "
+                                  "search; use run_command (for example grep -n) for it.")
+            else:
+                self._grep_buffer(where, buffer, regex, hits)
             rel = self.relative(where)
             return ToolOutcome("\n".join(hits) or "(no matches)",
                                summary=f"{len(hits)} matches in {rel}",
@@ -181,16 +195,19 @@ class WorkspaceTools:
         touched: list[str] = []
         too_large: list[str] = []
         secret: list[str] = []
+        buffers = self.editor_texts()
         for path in self._walk(where):
             if glob and not fnmatch.fnmatch(path.name, glob):
                 continue
             if is_secret_file(path.name):
                 secret.append(self.relative(path))
                 continue
-            if _size(path) > MAX_GREP_FILE_BYTES:
+            buffer = buffers.get(path)
+            if (_size(path) if buffer is None else len(buffer)) > MAX_GREP_FILE_BYTES:
                 too_large.append(self.relative(path))
                 continue
-            if self._grep_file(path, regex, hits, MAX_GREP_FILE_BYTES):
+            if (self._grep_file(path, regex, hits, MAX_GREP_FILE_BYTES) if buffer is None
+                    else self._grep_buffer(path, buffer, regex, hits)):
                 touched.append(self.relative(path))
             if len(hits) >= MAX_GREP_MATCHES:
                 break
@@ -223,10 +240,7 @@ class WorkspaceTools:
                 raise ToolRefused(f"'{rel}' is a binary file.")
             return False
         if whole:  # the usual case, at once; lines end at "\n" only, as read on in pieces
-            lines = data.decode("utf-8", "replace").split("\n")
-            if lines[-1] == "":
-                lines.pop()  # after the last newline (or an empty file)
-            return _grep_lines(rel, lines, regex, hits)
+            return _grep_lines(rel, _text_lines(data.decode("utf-8", "replace")), regex, hits)
         chunks = read_chunks(path, limit)  # a named file over the walk's cap: read on in pieces
         try:
             return _grep_lines(rel, (raw.decode("utf-8", "replace") for raw, _cut
@@ -235,6 +249,10 @@ class WorkspaceTools:
             return False
         finally:
             chunks.close()
+
+    def _grep_buffer(self, path: Path, text: str, regex: Any, hits: list[str]) -> bool:
+        """Search the editor's text of one file; whether any line matched."""
+        return _grep_lines(self.relative(path), _text_lines(plain_text(text)), regex, hits)
 
     def _walk(self, folder: Path) -> Iterator[Path]:
         for current, dirs, files in os.walk(folder):
@@ -294,11 +312,20 @@ def read_lines(path: Path, start: int, end: int | None) -> LinePart:
     return part
 
 
+def text_lines(text: str, start: int, end: int | None) -> LinePart:
+    """:func:`read_lines` of an editor's buffer: the same caps, from its text."""
+    data = text.encode("utf-8", "surrogatepass")  # a lone surrogate is read as U+FFFD
+    if b"\0" in data[:8192]:
+        return LinePart(binary=True)
+    part = LinePart()
+    _take_lines(part, iter((data,)), start, end)
+    return part
+
+
 def _read_lines_on(path: Path, start: int, end: int | None) -> LinePart:
     """:func:`read_lines` from a line past the first :data:`MAX_READ_BYTES` of a file."""
     part = LinePart()
     chunks = read_chunks(path, MAX_SCAN_BYTES + 1)  # a generator: closed below
-    skipped = [0, 0]  # newlines skipped; 1 when the data skipped ends inside a line
 
     def checked() -> Iterator[bytes]:
         scanned = 0
@@ -309,27 +336,33 @@ def _read_lines_on(path: Path, start: int, end: int | None) -> LinePart:
                 return
             yield chunk
 
-    size = 0
     try:
-        found = _split_lines(_from_line(checked(), start, skipped), MAX_READ_BYTES)
-        for number, (line, cut) in enumerate(found, start=start):
-            if end is not None and number > end:
-                break
-            full = len(part.lines) >= MAX_READ_LINES
-            if full or (part.lines and size + len(line) > MAX_READ_BYTES):
-                part.more = True
-                break
-            part.lines.append(line.decode("utf-8", "replace").removesuffix("\r"))
-            size += len(line) + 1
-            if cut:
-                part.cut_line = True
-                break
+        _take_lines(part, checked(), start, end)
     finally:
         chunks.close()
-    part.total = skipped[0] + skipped[1]
     if part.beyond_scan and part.lines:  # what was found is given; the rest is "more"
         part.beyond_scan, part.more = False, True
     return part
+
+
+def _take_lines(part: LinePart, chunks: Iterable[bytes], start: int, end: int | None) -> None:
+    """Put lines ``start``..``end`` of the data into ``part``, to the caps."""
+    skipped = [0, 0]  # newlines skipped; 1 when the data skipped ends inside a line
+    size = 0
+    found = _split_lines(_from_line(chunks, start, skipped), MAX_READ_BYTES)
+    for number, (line, cut) in enumerate(found, start=start):
+        if end is not None and number > end:
+            break
+        full = len(part.lines) >= MAX_READ_LINES
+        if full or (part.lines and size + len(line) > MAX_READ_BYTES):
+            part.more = True
+            break
+        part.lines.append(line.decode("utf-8", "replace").removesuffix("\r"))
+        size += len(line) + 1
+        if cut:
+            part.cut_line = True
+            break
+    part.total = skipped[0] + skipped[1]
 
 
 def _from_line(chunks: Iterable[bytes], start: int, skipped: list[int]) -> Iterator[bytes]:
@@ -391,6 +424,14 @@ def _grep_lines(rel: str, lines: Iterable[str], regex: Any, hits: list[str]) -> 
             if len(hits) >= MAX_GREP_MATCHES:
                 break
     return matched
+
+
+def _text_lines(text: str) -> list[str]:
+    """The lines of ``text``, ending at "\n" only (as a file is read on in pieces)."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # after the last newline (or an empty text)
+    return lines
 
 
 def _few(names: list[str]) -> str:

@@ -13,6 +13,7 @@ from switchman.server.features import (
     chat,
     config_editing,
     config_watch,
+    documents,
     explain,
     feedback,
     lifecycle,
@@ -30,5 +31,6 @@ Register = Callable[["SwitchmanServer"], None]
 
 FEATURES: list[Register] = [lifecycle.register, workspace_folders.register, chat.register,
                             models.register, explain.register, sessions.register,
-                            tools.register, config_watch.register, config_editing.register,
+                            tools.register, config_watch.register, documents.register,
+                            config_editing.register,
                             feedback.register, profiles.register]

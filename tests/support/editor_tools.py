@@ -10,6 +10,7 @@ deleting a file, which editors do on disk).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -40,6 +41,8 @@ class ToolEditor:
         """When set, applyEdit answers ``applied: false`` with this reason."""
         self.unsaved: str | None = None
         """When set, applyEdit answers ``applied: true`` with this ``failureReason`` (not saved)."""
+        self.while_asked: Callable[[dict[str, Any]], None] | None = None
+        """Run before each approval is answered (what the user does while the card is shown)."""
         self._never = asyncio.Event()
         # pygls marks the registered function, so it takes plain functions, not methods.
         async def approve(params: Any) -> Any:
@@ -54,6 +57,8 @@ class ToolEditor:
     async def _approve(self, params: Any) -> Any:
         self.approvals.append(params)
         self.client.record(methods.APPROVE, params)
+        if self.while_asked is not None:
+            self.while_asked(params)
         answer = self.answers.pop(0) if self.answers else self.default
         if answer is NEVER:
             await self._never.wait()

@@ -260,3 +260,34 @@ async def test_secret_files_are_not_read_or_searched_for_the_model(workspace: Pa
     assert named.is_error and "do-not-leak" not in named.content
     assert not (await tools.run("read_file", {"path": ".env.example"})).is_error
     assert ".env" in (await tools.run("list_files", {})).content.splitlines()
+
+
+def _buffers(workspace: Path, texts: dict[str, str]) -> WorkspaceTools:
+    """The read tools with the editor sharing ``texts`` (relative path -> unsaved text)."""
+    real = {Path(os.path.realpath(workspace / rel)): text for rel, text in texts.items()}
+    return WorkspaceTools(workspace, lambda: real)
+
+
+async def test_a_shared_buffer_is_read_with_the_files_caps(workspace: Path) -> None:
+    """The editor's text of a file is read like the file: ranges, the line cap with its
+    note, a range past the end named as an error, a lone surrogate as U+FFFD."""
+    long = "".join(f"line {n}\n" for n in range(1, MAX_READ_LINES + 11))
+    tools = _buffers(workspace, {"src/app.py": long, "db/q.sql": "SELECT \ud800;\n"})
+    first = await tools.run("read_file", {"path": "src/app.py"})
+    assert first.content.endswith(f"line {MAX_READ_LINES}\n[… truncated: lines 1-"
+                                  f"{MAX_READ_LINES} shown; read on with start_line="
+                                  f"{MAX_READ_LINES + 1}]")
+    rest = await tools.run("read_file", {"path": "src/app.py", "start_line": MAX_READ_LINES + 9})
+    assert rest.content == f"line {MAX_READ_LINES + 9}\nline {MAX_READ_LINES + 10}"
+    past = await tools.run("read_file", {"path": "src/app.py", "start_line": 5000})
+    assert past.is_error and f"has {MAX_READ_LINES + 10} lines" in past.content
+    odd = await tools.run("read_file", {"path": "db/q.sql"})
+    assert odd.content.startswith("SELECT \ufffd") and not odd.is_error
+
+
+async def test_grep_searches_shared_buffers_in_place_of_their_files(workspace: Path) -> None:
+    tools = _buffers(workspace, {"src/app.py": "import os\n\ndef start():\n    return 2\n"})
+    found = await tools.run("grep", {"pattern": "def (main|start)"})
+    assert found.content == "src/app.py:3: def start():"
+    big = _buffers(workspace, {"db/q.sql": "x" * (MAX_GREP_FILE_BYTES + 1)})
+    assert "larger than 1 MB (db/q.sql)" in (await big.run("grep", {"pattern": "y"})).content

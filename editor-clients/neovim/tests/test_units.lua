@@ -49,6 +49,16 @@ return {
     end,
   },
   {
+    "today's spend names the part that is estimated, as /cost does",
+    function()
+      H.eq('$0.410000', status.cost_today(record({ cost_today_usd = '0.410000' })))
+      H.eq('$0.410000', status.cost_today(record({ cost_today_usd = '0.410000', estimated_today_usd = '0.000000' })))
+      H.eq('$0.410000 (of which ~$0.020000 estimated: calls cut short)',
+        status.cost_today(record({ cost_today_usd = '0.410000', estimated_today_usd = '0.020000' })))
+      H.eq('$-', status.cost_today(record({})), 'before the first status (as before)')
+    end,
+  },
+  {
     'statusline pieces come from setup()',
     function()
       config.apply({ statusline = { prefix = '', sticky = '*' } })

@@ -126,14 +126,17 @@ class EditorApplier:
 
     def workspace_edit(self, change: FileChange) -> dict[str, Any] | str:
         """The LSP ``WorkspaceEdit`` for ``change``, or why the editor cannot take it."""
+        version = self._shared_version(change)
         change = msgspec.structs.replace(change, uri=editor_uri(self.server, change.uri))
+        if isinstance(version, str):
+            return version
         edits = [{"range": self._range(change, e.range), "newText": e.new_text}
                  for e in change.edits]
         if change.kind == "edit" and not self._supports("document_changes"):
             return {"changes": {change.uri: edits}}
         if change.kind != "edit" and change.kind not in self._resource_operations():
             return f"the editor cannot {change.kind} files through the language server"
-        document = {"uri": change.uri, "version": None}
+        document = {"uri": change.uri, "version": version}
         if change.kind == "delete":
             return {"documentChanges": [{"kind": "delete", "uri": change.uri}]}
         if change.kind == "create":
@@ -143,6 +146,26 @@ class EditorApplier:
                  "options": {"overwrite": False, "ignoreIfExists": False}},
                 {"textDocument": document, "edits": [insert]}]}
         return {"documentChanges": [{"textDocument": document, "edits": edits}]}
+
+    def _shared_version(self, change: FileChange) -> int | str | None:
+        """The version of the editor's document the edit was made from, when the editor
+        shares the file: the editor refuses the edit if the buffer has changed since (typed
+        after the daemon's last check, its ``didChange`` still on the way). A shared text
+        that is no longer the edit's base is refused here (the reason). None: not shared."""
+        if change.kind != "edit":
+            return None
+        documents = self.server.workspace.text_documents
+        opened_as = self.server.open_documents.uri_of(path_of(change.uri))  # by its real path
+        document = documents.get(opened_as or change.uri) or documents.get(
+            editor_uri(self.server, change.uri))
+        if document is None:
+            return None
+        if document.source != change.original:
+            return ("the file changed in the editor after this change was made from its text, "
+                    "so it would land in the wrong place; read the file again and make the "
+                    "change anew")
+        version: int | None = document.version
+        return version
 
     def _range(self, change: FileChange, rng: Any) -> dict[str, Any]:
         encoding = self.server.workspace.position_encoding or types.PositionEncodingKind.Utf16
@@ -162,13 +185,6 @@ class EditorApplier:
         capability = self._workspace_edit_capability()
         operations = capability.resource_operations if capability is not None else None
         return {str(getattr(o, "value", o)) for o in operations or []}
-
-
-def open_text(server: SwitchmanServer, path: Path) -> str | None:
-    """The editor's text of ``path`` when it has sent it to the daemon (an open document)."""
-    documents = server.workspace.text_documents
-    document = documents.get(editor_uri(server, path.as_uri())) or documents.get(path.as_uri())
-    return document.source if document is not None else None
 
 
 def editor_uri(server: SwitchmanServer, uri: str) -> str:

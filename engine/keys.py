@@ -48,6 +48,18 @@ def key_fingerprint(provider: ProviderSpec, environ: Mapping[str, str] = os.envi
     return hashlib.blake2b(key.encode(), digest_size=16, key=_FINGERPRINT_SALT).hexdigest()
 
 
+def key_file_open(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether the key :func:`read_key` takes comes from a key file that other users of this
+    machine can read (group or others have any permission on it; POSIX only)."""
+    if os.name != "posix" or not provider.api_key_file \
+            or key_source(provider, environ) != provider.api_key_file:
+        return False
+    try:
+        return Path(provider.api_key_file).expanduser().stat().st_mode & 0o077 != 0
+    except OSError:
+        return False
+
+
 def key_source(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) -> str | None:
     """Where ``provider``'s key really comes from — the environment variable or the key file
     :func:`read_key` takes it from — never the key; with no key set, where one is looked

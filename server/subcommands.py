@@ -38,7 +38,7 @@ from switchman.engine.errors import (
     UnknownProfile,
 )
 from switchman.engine.files import entry_signature
-from switchman.engine.keys import key_present, key_source, missing_key_hint
+from switchman.engine.keys import key_file_open, key_present, key_source, missing_key_hint
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.report import format_stats
 from switchman.engine.learning.store import MAX_ROWS, LearnedPatternStore
@@ -401,6 +401,7 @@ def models(args: argparse.Namespace) -> int:
         rows.append({"id": model.id, "aliases": list(model.aliases), "tier": model.tier,
                      "provider": model.provider, "configured": configured,
                      "key_source": key_source(provider),
+                     "key_file_open": key_file_open(provider),
                      "missing_key": None if configured else missing_key_hint(provider,
                                                                               check_file=True),
                      "capabilities": model.capabilities, "pricing": model.pricing})
@@ -410,6 +411,8 @@ def models(args: argparse.Namespace) -> int:
     for row in rows:
         key = ("no key needed" if not registry.providers[row["provider"]].needs_key
                else "key set" if row["configured"] else f"no key ({row['missing_key']})")
+        if row["key_file_open"]:  # the README says: a file only you can read
+            key += f", but others can read its file: chmod 600 {row['key_source']}"
         aliases = ", ".join(row["aliases"]) or "-"
         print(f"{row['id']:<32} {row['tier'] or '-':<9} {aliases:<18} {key}")
     return 0

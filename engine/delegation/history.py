@@ -14,6 +14,12 @@ only its ``delegate.failed``: its record comes from that, with no model. One sti
 waiting for a free worker slot has only its ``delegate.queued``: ``queued``, or
 ``failed`` with ``interrupted`` once its planner's turn was interrupted.
 
+A delegation with no ending whose worker's turn did end is ``running`` only while the
+daemon that ran it lives (it writes the ending a moment after the turn's). Once that
+daemon is gone, it never will: the delegation is ``failed`` with ``interrupted``, as a
+worker whose turn the daemon's death cut short. Daemons before f56a51c could leave such
+delegations behind when they exited.
+
 Records are in the order the delegations were asked for (``requested_at``; older events
 without it by when they started or ended).
 """
@@ -40,17 +46,24 @@ NEVER_STARTED_MESSAGE = ("Switchman stopped (the daemon exited or was killed) wh
                          "was charged for it.")
 """A waiting delegation's detail once its planner's turn was found interrupted: the turn's own
 message (its answer kept, send it again) does not fit a call that never ran."""
+END_LOST_MESSAGE = ("Switchman stopped (the daemon exited or was killed) before this "
+                    "delegation's end was recorded; what its worker did is kept in its "
+                    "transcript.")
+"""The detail of a delegation whose worker's turn ended but whose daemon died (or, before
+f56a51c, exited) without recording how the delegation ended."""
 
 
 def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]],
                        interrupted: Collection[str] = (), queued: Sequence[dict[str, Any]] = (),
-                       ) -> list[DelegationRecord]:
+                       end_lost: Collection[str] = ()) -> list[DelegationRecord]:
     """The delegations of ``started`` events (stored payloads, oldest first) with how each
     ended (``delegate.completed`` / ``delegate.failed`` payloads); none ended: ``running``,
     or — when the worker's turn was interrupted (its session in ``interrupted``: the daemon
     running it died) — ``failed`` with the error ``interrupted``, as the turn shows it.
     ``queued`` (``delegate.queued`` payloads) dates their waits and adds those still waiting;
-    ``interrupted`` also holds the planner turns interrupted while they waited."""
+    ``interrupted`` also holds the planner turns interrupted while they waited. ``end_lost``
+    holds the worker sessions whose turn ended under a daemon that is gone, their
+    delegation's end unrecorded (:func:`open_workers` names the candidates)."""
     endings = {str(e.get("tool_use_id")): e for e in ended}
     waits = {str(q.get("tool_use_id")): msgspec.convert(q, DelegateQueued) for q in queued}
     records: dict[str, DelegationRecord] = {}
@@ -61,6 +74,8 @@ def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]
         status, error, detail = _ending(endings.get(event.tool_use_id))
         if status == "running" and event.worker_session_id in interrupted:
             status, error, detail = "failed", INTERRUPTED, INTERRUPTED_MESSAGE
+        elif status == "running" and event.worker_session_id in end_lost:
+            status, error, detail = "failed", INTERRUPTED, END_LOST_MESSAGE
         wait = waits.get(event.tool_use_id)
         records[event.tool_use_id] = DelegationRecord(
             tool_use_id=event.tool_use_id, worker_session_id=event.worker_session_id,
@@ -83,6 +98,13 @@ def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]
             records[tool_use_id] = _waiting(wait, interrupted)
             asked[tool_use_id] = wait.timestamp
     return sorted(records.values(), key=lambda r: asked[r.tool_use_id])
+
+
+def open_workers(started: list[dict[str, Any]], ended: list[dict[str, Any]]) -> list[str]:
+    """The worker sessions of delegations that started and have no recorded end."""
+    done = {str(e.get("tool_use_id")) for e in ended}
+    return [str(s.get("worker_session_id")) for s in started
+            if str(s.get("tool_use_id")) not in done and s.get("worker_session_id")]
 
 
 def _waiting(wait: DelegateQueued, interrupted: Collection[str]) -> DelegationRecord:

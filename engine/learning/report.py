@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from switchman.engine.learning.meaning import CENTRE_TURNS
 from switchman.engine.learning.store import WorkspaceStats
 
@@ -13,12 +15,24 @@ def format_stats(stats: list[WorkspaceStats], data_file: str) -> str:
     lines = [f"Pattern store: {data_file}"]
     for space in stats:
         lines.append(f"{space.workspace or '(no workspace)'}: {space.turns} turn(s), "
-                     f"{space.oldest} … {space.newest}")
+                     f"{_when(space.oldest)} … {_when(space.newest)}")
         for model, (turns, success) in sorted(space.by_model.items(),
                                               key=lambda item: -item[1][0]):
             lines.append(f"  {model}: {turns} turn(s), mean success {success:.2f}")
         lines.append(_centre_line(space.centre_turns))
     return "\n".join(lines)
+
+
+def _when(stored: str | None) -> str:
+    """A stored time (``isoformat()``, microseconds and ``+00:00``) as Switchman prints times:
+    ``2026-11-24T14:12:17Z``; what cannot be read, as stored."""
+    try:
+        moment = datetime.fromisoformat(stored or "")
+    except ValueError:
+        return str(stored)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _centre_line(turns: int) -> str:

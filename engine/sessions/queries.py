@@ -79,7 +79,8 @@ class SessionQueries:
             sticky_model=sticky,
             pending_swap=PendingSwapInfo(pending.model) if pending else None,
             turn_in_flight=running is not None, banners=banners,
-            cost_today_usd=m.cost_today(), config_errors=errors,
+            cost_today_usd=m.cost_today(), estimated_today_usd=m.estimated_today(),
+            config_errors=errors,
             profile=ProfileChoice(active.name, active.resolved_from))
 
     def profiles(self, workspace: str, session_id: str | None) -> ProfileList:
@@ -195,12 +196,16 @@ class SessionQueries:
                        if (last := store.last_turn(w.id)) is not None
                        and last.status == "interrupted"}
         interrupted.update(t.id for t in turns if t.status == "interrupted")
+        # ended turns, no recorded end: lost only once the daemon that ran them is gone
+        end_lost = {w for w in history.open_workers(started, ended)
+                    if (last := store.last_turn(w)) is not None
+                    and last.status not in ("running", "interrupted") and store.owner_gone(last.id)}
         return SessionDetail(info, [transcript_entry(m) for m in store.messages(session_id)],
                              turns, self.cost(session_id),
                              envelope.decode(store.handoff(session_id)),
                              history.delegation_records(
                                  started, ended, interrupted,
-                                 store.events(session_id, history.QUEUED)))
+                                 store.events(session_id, history.QUEUED), end_lost))
 
     def cost(self, session_id: str) -> CostBreakdown:
         """A session's spend by model, planner and workers."""

@@ -150,6 +150,8 @@ class StatusSnapshot(msgspec.Struct, frozen=True):
     cost_today_usd: Decimal
     config_errors: int
     profile: ProfileChoice | None = None
+    estimated_today_usd: Decimal = ZERO_USD
+    """The part of ``cost_today_usd`` that is Switchman's estimate (calls cut short)."""
 
 
 class ModelCost(msgspec.Struct, frozen=True):

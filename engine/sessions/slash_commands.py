@@ -146,6 +146,8 @@ def _dispatch(manager: SessionManager, queries: SessionQueries, live: LiveSessio
         for workspace in manager.workspaces:
             manager.observer.status_changed(workspace)
         return text
+    if name in ("/cost", "/help") and args:  # no words to take: do not answer as if none came
+        raise CommandUsage(f"Usage: {name}")
     if name == "/cost":
         return _cost(queries.cost(live.id), manager.cost_today(), manager.estimated_today())
     if name == "/route":
@@ -157,6 +159,8 @@ def _dispatch(manager: SessionManager, queries: SessionQueries, live: LiveSessio
 
 def _model(manager: SessionManager, queries: SessionQueries, live: LiveSession,
            args: list[str]) -> str:
+    if args[:1] == ["show"] and len(args) > 1:
+        raise CommandUsage("Usage: /model <id or alias> | /model - | /model show")
     if not args or args[0] == "show":
         decision = queries.last_decision(live.id)
         head = (f"Active model: {live.last_model or 'none yet'}\n"

@@ -85,6 +85,10 @@ CUT_OFF_NOTICE = ("The answer reached the model's output limit and was cut off h
 """A person's turn whose answer the provider stopped at its output limit (a worker's ends as
 ``max_tokens_exceeded`` for its planner instead)."""
 
+EMPTY_NOTICE = ("The model ended its answer without writing anything; send the message again, "
+                "or try another model (@alias).")
+"""A person's turn whose only call ended with no text and no tool call."""
+
 log = logging.getLogger(__name__)
 
 MAX_TOOL_STEPS = 25
@@ -177,6 +181,9 @@ class TurnRunner:
             if finished.stop_reason != "tool_use" or not calls:
                 if finished.stop_reason == "max_tokens" and not setup.is_worker:
                     self._notice(setup, CUT_OFF_NOTICE)  # else it reads as a finished answer
+                elif not setup.is_worker and not progress.tool_calls \
+                        and not "".join(progress.text).strip():
+                    self._notice(setup, EMPTY_NOTICE)  # else a badge and a cost, nothing between
                 return
             if await self._run_tools(setup, progress, calls):
                 progress.stop_reason = "ended_by_tool"

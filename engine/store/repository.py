@@ -82,8 +82,9 @@ class SessionStore:
         self.db = connection
         self.owners: Owners = owners or SoleOwner()
         """Who this process is among the daemons sharing the database (see ownership.py)."""
-        self._cost_total: tuple[str, int, int] = ("", 0, 0)
-        """(since, last ledger id summed, micro-dollars): see :meth:`cost_since`."""
+        self._cost_total: tuple[str, int, int, int] = ("", 0, 0, 0)
+        """(since, last ledger id summed, micro-dollars, of which estimated): see
+        :meth:`cost_since`."""
         self._since: tuple[datetime | None, str] = (None, "")
         self._cost_answer: tuple[int, Decimal] = (0, ZERO_USD)
         """The last spend answered, in micro-dollars and as dollars."""
@@ -376,6 +377,12 @@ class SessionStore:
         return row is not None and row["owner"] != self.owners.id \
             and self.owners.alive(row["owner"])
 
+    def owner_gone(self, turn_id: str) -> bool:
+        """Whether the daemon that ran ``turn_id`` (running or ended) is no longer alive: never
+        this daemon, nor another live one sharing the database."""
+        row = self.db.execute("SELECT owner FROM turns WHERE id = ?", (turn_id,)).fetchone()
+        return row is not None and not self.owners.alive(row["owner"])
+
     def interrupt_orphans(self, now: datetime) -> int:
         """Mark turns whose daemon has died as interrupted (never a live daemon's); how many."""
         owners = [r[0] for r in self.db.execute(
@@ -502,10 +509,12 @@ class SessionStore:
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (ts, session_id, turn_id, model, usage.input_tokens, usage.output_tokens,
              usage.cache_read_tokens, usage.cache_write_tokens, micros, int(estimated)))
-        start, last_id, total = self._cost_total
+        start, last_id, total, guessed = self._cost_total
         if ("cost", start) in self._known and cursor.lastrowid == last_id + 1 \
                 and not self.db.in_transaction:  # the row right after those summed: add it
-            self._cost_total = (start, last_id + 1, total + micros if ts >= start else total)
+            counted = micros if ts >= start else 0
+            self._cost_total = (start, last_id + 1, total + counted,
+                                guessed + counted if estimated else guessed)
         else:  # another connection's rows came between, or this one may be rolled back
             self._known.pop(("cost", start), None)
 
@@ -517,29 +526,28 @@ class SessionStore:
         append-only, so this equals summing the day's rows again.
         """
         start = self._since_text(since)
-        known_start, last_id, total = self._cost_total
+        known_start, last_id, total, guessed = self._cost_total
         known = self._answers()
         if known_start == start and ("cost", start) in known:
             if self._cost_answer[0] != total:
                 self._cost_answer = (total, from_micros(total))
             return self._cost_answer[1]  # no other connection wrote; this one's rows added
         if known_start != start:
-            last_id, total = 0, 0
-        added, newest = self.db.execute(
-            "SELECT COALESCE(SUM(CASE WHEN ts >= ? THEN cost_micros END), 0), MAX(id) FROM "
-            "cost_ledger WHERE id > ?", (start, last_id)).fetchone()
-        self._cost_total = (start, newest or last_id, total + added)
+            last_id, total, guessed = 0, 0, 0
+        added, added_guessed, newest = self.db.execute(
+            "SELECT COALESCE(SUM(CASE WHEN ts >= ? THEN cost_micros END), 0), "
+            "COALESCE(SUM(CASE WHEN ts >= ? AND estimated = 1 THEN cost_micros END), 0), "
+            "MAX(id) FROM cost_ledger WHERE id > ?", (start, start, last_id)).fetchone()
+        self._cost_total = (start, newest or last_id, total + added, guessed + added_guessed)
         known.pop(("cost", known_start), None)
         known[("cost", start)] = True
         return from_micros(total + added)
 
     def estimated_since(self, since: datetime) -> Decimal:
-        """The estimated part of :meth:`cost_since` (charges of calls cut short): for
-        /cost, not cached."""
-        (total,) = self.db.execute(
-            "SELECT COALESCE(SUM(cost_micros), 0) FROM cost_ledger WHERE ts >= ? AND "
-            "estimated = 1", (self._since_text(since),)).fetchone()
-        return from_micros(total)
+        """The estimated part of :meth:`cost_since` (charges of calls cut short), summed with
+        it and kept the same way (the status bars show it beside the total)."""
+        self.cost_since(since)
+        return from_micros(self._cost_total[3])
 
     def _since_text(self, since: datetime) -> str:
         """``since`` as stored (:func:`_ts`), for the same ``since`` asked at every turn."""

@@ -567,6 +567,31 @@ def test_models_json_names_the_key_file_the_key_comes_from(
     assert f"Set ANTHROPIC_API_KEY or the key file {key_file} (see 'switchman models')." in out
 
 
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+def test_models_warns_when_the_key_file_can_be_read_by_others(
+        config_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The README says to keep a key "in a file only you can read"; a key file anyone on the
+    machine could read was listed as "key set" like any other."""
+    key_file = tmp_path / "anthropic.key"
+    key_file.write_text("sk-ant-not-a-real-key-0123456789\n")
+    (config_dir / "models.yaml").write_text(
+        f"providers:\n  anthropic: {{api_key_file: '{key_file}'}}\n")
+    key_file.chmod(0o644)
+    code, out = run(capsys, "models")
+    assert code == 0
+    haiku = next(line for line in out.splitlines() if "claude-haiku-4-5" in line)
+    assert haiku.endswith(f"key set, but others can read its file: chmod 600 {key_file}")
+    _, rows = run_json(capsys, "models")
+    assert {r["id"]: r for r in rows}["anthropic:claude-haiku-4-5"]["key_file_open"] is True
+    assert "sk-ant" not in out
+    key_file.chmod(0o600)
+    _, out = run(capsys, "models")
+    assert next(line for line in out.splitlines() if "claude-haiku-4-5" in line).endswith(
+        "key set")
+    _, rows = run_json(capsys, "models")
+    assert {r["id"]: r for r in rows}["anthropic:claude-haiku-4-5"]["key_file_open"] is False
+
+
 HINT = ("To see what Switchman would choose once a key is set, run this again with "
         "--assume-configured (it then treats every provider as having a key).")
 

@@ -38,6 +38,8 @@ def test_stats_export_and_forget(data_dir: Path, capsys: pytest.CaptureFixture[s
     assert main(["patterns", "stats"]) == 0
     text = capsys.readouterr().out
     assert f"{data_dir / 'a'}: 2 turn(s)" in text and "deep: 1 turn(s), mean success 0.70" in text
+    # when, as every other time Switchman prints (it was the stored "…14:00:00.000000+00:00")
+    assert f"{data_dir / 'a'}: 2 turn(s), 2026-05-08T14:00:00Z … 2026-05-08T14:00:00Z\n" in text
     assert "topics: compared around this workspace's first 2 turn(s); settled after 200" in text
     assert main(["patterns", "stats", "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)

@@ -12,7 +12,7 @@ import pytest
 
 from switchman.engine.errors import TurnInProgress
 from switchman.engine.ids import new_id
-from switchman.engine.messages import Message, TextBlock, Usage
+from switchman.engine.messages import ZERO_USD, Message, TextBlock, Usage
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.sessions.records import TurnInfo
 from switchman.engine.store.database import SCHEMA_VERSION, checkpoint, connect
@@ -247,3 +247,23 @@ def test_loading_a_session_reads_its_latest_turn_with_it(tmp_path: Path) -> None
     assert len(ran) == 1
     assert found is not None and found[1] == 2 and found[0].turn_count == 2
     assert first.session_to_load("nobody") is None
+
+
+def test_the_estimated_part_of_todays_spend_is_kept_with_it(tmp_path: Path) -> None:
+    """The status bars show which part of today's spend is estimated (calls cut short) on
+    every status: summed with the total, from the same new ledger rows, every daemon's."""
+    first, _ = daemon(tmp_path)
+    second, _ = daemon(tmp_path)
+    midnight = datetime(2026, 11, 23, tzinfo=UTC)
+    first.add_cost(midnight - timedelta(seconds=1), "s", None, "m", Usage(1, 1), Decimal("7"),
+                   estimated=True)  # yesterday's
+    first.add_cost(NOW, "s", None, "m", Usage(1, 1), Decimal("0.5"))
+    assert first.cost_since(midnight) == Decimal("0.5")
+    assert first.estimated_since(midnight) == ZERO_USD
+    first.add_cost(NOW, "s", None, "m", Usage(1, 1), Decimal("0.125"), estimated=True)
+    second.add_cost(NOW, "s", None, "m", Usage(1, 1), Decimal("0.25"), estimated=True)
+    assert first.estimated_since(midnight) == Decimal("0.375")
+    assert first.cost_since(midnight) == Decimal("0.875")
+    first.add_cost(NOW, "s", None, "m", Usage(1, 1), Decimal("0.5"), estimated=True)
+    assert first.estimated_since(midnight) == Decimal("0.875")  # its own row, added as written
+    assert first.estimated_since(midnight - timedelta(days=1)) == Decimal("7.875")

@@ -127,3 +127,19 @@ async def test_an_answer_cut_off_by_the_output_limit_says_so(
     fake.script_text("A short answer.")
     done = await client.request(methods.CHAT, {"workspace": daemon.uri, "message": "thanks"})
     assert deltas(client, done["turn_id"], "notice") == []
+
+
+async def test_an_answer_with_nothing_in_it_says_so(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """A provider that ended its answer without any text or tool call left the chat with a
+    badge, a cost line and nothing between them."""
+    fake.script_text()
+    result = await client.request(methods.CHAT, {"workspace": daemon.uri, "message": "hello?"})
+    assert (result["status"], result["text"]) == ("completed", "")
+    notices = [d["text"] for d in deltas(client, result["turn_id"], "notice")]
+    assert notices == ["The model ended its answer without writing anything; send the message "
+                       "again, or try another model (@alias)."]
+    fake.script_tool_call("read_file", {"path": "src/app.py"})
+    fake.script_text()  # after a tool step, saying nothing more is an answer
+    done = await client.request(methods.CHAT, {"workspace": daemon.uri, "message": "read it"})
+    assert deltas(client, done["turn_id"], "notice") == []

@@ -88,7 +88,11 @@ async def test_a_command_given_arguments_it_does_not_take_fails_with_its_usage(
                                              "revoke all"),
                            ("/profile a b", "Usage: /profile | /profile <name> | /profile clear"),
                            ("/patterns forget", patterns_usage(str(daemon.workspace))),
-                           ("/patterns export", patterns_usage(str(daemon.workspace)))):
+                           ("/patterns export", patterns_usage(str(daemon.workspace))),
+                           # these answered as if the words were not there
+                           ("/cost today", "Usage: /cost"), ("/help model", "Usage: /help"),
+                           ("/model show opus", "Usage: /model <id or alias> | /model - | "
+                                                "/model show")):
         result = await chat(client, daemon, message)
         assert (result["kind"], result["status"], result["text"]) == ("command", "failed", usage)
         assert result["error"] == {"code": "command_usage", "message": usage}

@@ -254,3 +254,6 @@ async def test_todays_total_in_cost_says_what_part_is_estimated(
         "estimated)" in shown, shown
     assert "Estimated: calls stopped" in shown  # the note says what the estimate is
     assert "This session: " + usd(answered.cost_usd) + "\n" in shown
+    # the status bars' "today" (switchman/status) splits it the same way
+    status = engine.service.status(engine.workspace)
+    assert (status.cost_today_usd, status.estimated_today_usd) == (today, stopped.cost_usd)

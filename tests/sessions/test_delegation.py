@@ -20,6 +20,7 @@ from switchman.engine.messages import ToolResultBlock, Usage
 from switchman.engine.providers.base import ProviderRequest
 from switchman.engine.providers.errors import ProviderError
 from switchman.engine.sessions.records import DelegationUpdate
+from switchman.engine.store.ownership import DaemonLease
 from switchman.engine.tools.approval import ApprovalAnswer, ApprovalRequest
 from tests.sessions.conftest import Engine, scripted_engine
 from tests.support.scripted_adapter import ScriptedAdapter, ScriptedReply
@@ -624,3 +625,31 @@ async def test_a_queued_delegation_whose_start_is_asked_about_says_it_waits_for_
         "queued", "awaiting_approval", "cancelled"]
     assert len(asked) == 2  # the first was asked about too, yet never shown waiting for it
     assert "awaiting_approval" not in [u.status for u in updates_of(deleg, "tu_1")]
+
+
+async def test_a_delegation_whose_end_a_gone_daemon_never_recorded_is_interrupted(
+        deleg: Engine, adapter: ScriptedAdapter, tmp_path: Path) -> None:
+    """A database from before f56a51c can hold a delegation whose worker's turn ended (it was
+    cancelled as its daemon exited) with no delegate.completed or delegate.failed: it was
+    listed as running for good. Once the daemon that ran it is gone it is interrupted; while
+    that daemon (this one, or another window's on the same database) lives, it may be about
+    to record the end, so it is left running."""
+    adapter.calls(delegate("tu_1", task="tidy"), model=OPUS)
+    adapter.text("tidied", model=HAIKU)
+    adapter.text("done", model=OPUS)
+    result = await deleg.service.chat(deleg.workspace, None, "@opus go")
+    store = deleg.service.store
+    store.db.execute("DELETE FROM events WHERE type = 'delegate.completed'")  # as the bug left it
+
+    def listed() -> list[tuple[str, str, str | None, str | None]]:
+        return [(r.tool_use_id, r.status, r.error, r.detail)
+                for r in deleg.service.session(result.session_id).delegations]
+
+    assert listed() == [("tu_1", "running", None, None)]  # its daemon (this one) lives
+    other = DaemonLease(tmp_path / "data")  # another editor window's daemon, alive
+    worker = store.events(kind="delegate.started")[0]["worker_session_id"]
+    store.db.execute("UPDATE turns SET owner = ? WHERE session_id = ?", (other.id, worker))
+    assert listed() == [("tu_1", "running", None, None)]
+    other.release()  # what the operating system does when that daemon dies
+    assert listed() == [("tu_1", "failed", "interrupted", history.END_LOST_MESSAGE)]
+    assert deleg.service.session(worker).turns[0].status == "completed"  # its turn is as it was

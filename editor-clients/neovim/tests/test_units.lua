@@ -49,6 +49,16 @@ return {
     end,
   },
   {
+    "today's spend names the part that is estimated, as /cost does",
+    function()
+      H.eq('$0.410000', status.cost_today(record({ cost_today_usd = '0.410000' })))
+      H.eq('$0.410000', status.cost_today(record({ cost_today_usd = '0.410000', estimated_today_usd = '0.000000' })))
+      H.eq('$0.410000 (of which ~$0.020000 estimated: calls cut short)',
+        status.cost_today(record({ cost_today_usd = '0.410000', estimated_today_usd = '0.020000' })))
+      H.eq('$-', status.cost_today(record({})), 'before the first status (as before)')
+    end,
+  },
+  {
     'statusline pieces come from setup()',
     function()
       config.apply({ statusline = { prefix = '', sticky = '*' } })
@@ -118,6 +128,31 @@ return {
         '## You', 'second', '', '## Switchman [claude-sonnet-4-6 · global default]', 'two', '> stopped after 25 steps',
         footer, '', '## You', 'never stored', '✗ lost' }, lines)
       H.eq(render.history(ROOT, detail), render.history(ROOT, detail, {}), 'nothing kept: drawn as stored')
+    end,
+  },
+  {
+    'a stored tool error shows why, as the chat did live; a stored output its size',
+    function()
+      -- A reopened chat said `✗ delegate: 3 lines of output` where the live one had said why it failed.
+      local at = '2026-11-24T12:00:01Z'
+      local detail = {
+        messages = {
+          { id = 'm1', turn_id = 'T1', role = 'user', created_at = at, content = { { type = 'text', text = 'go' } } },
+          { id = 'm2', turn_id = 'T1', role = 'assistant', created_at = at, content = {
+            { type = 'tool_use', id = 'tu1', name = 'delegate', input = { tier = 'fast' } },
+            { type = 'tool_use', id = 'tu2', name = 'read_file', input = { path = 'a.py' } } } },
+          { id = 'm3', turn_id = 'T1', role = 'user', created_at = at, content = {
+            { type = 'tool_result', tool_use_id = 'tu1', is_error = true,
+              content = 'cancelled_by_user\nThe user stopped this worker.\nNothing was changed.' },
+            { type = 'tool_result', tool_use_id = 'tu2', content = 'line one\nline two' } } },
+        },
+        turns = { { id = 'T1', model = SONNET, summary = 'global default', status = 'completed' } },
+      }
+      local lines = vim.tbl_map(function(l)
+        return l[1]
+      end, render.history(ROOT, detail))
+      H.check(vim.tbl_contains(lines, '  ✗ delegate: cancelled_by_user'), table.concat(lines, '\n'))
+      H.check(vim.tbl_contains(lines, '  ✓ read_file: 2 lines of output'), table.concat(lines, '\n'))
     end,
   },
   {

@@ -36,7 +36,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const approvals = new ApprovalCenter(new VscodeApprovalHost(proposals, {
     visible: () => chatView?.visible ?? false,
     reveal: async (focus?: boolean) => chatView?.reveal(focus),
-  }));
+  }), client);
   const statuses = new StatusStore(client);
   const catalog = new ModelCatalog(client);
   const chat = new ChatController(client, vscodeFolders, statuses, () => readChatSettings(settings), {

@@ -180,10 +180,11 @@ local function tool_names(messages)
   return names
 end
 
---- A stored tool output in a few words: its only line, or how many lines it had.
-local function output_summary(content)
+--- A stored tool output in a few words: its only line, or how many lines it had; an error's
+--- first line, which says why (as the chat showed it live).
+local function output_summary(content, is_error)
   local lines = split(type(content) == 'string' and vim.trim(content) or '')
-  if #lines > 1 then
+  if #lines > 1 and not is_error then
     return ('%d lines of output'):format(#lines)
   end
   return clip(lines[1], 60)
@@ -206,7 +207,7 @@ local function message_lines(message, names, workers)
         table.insert(out, worker)
       end
     elseif block.type == 'tool_result' then
-      table.insert(out, M.tool_result({ name = names[block.tool_use_id], summary = output_summary(block.content),
+      table.insert(out, M.tool_result({ name = names[block.tool_use_id], summary = output_summary(block.content, block.is_error == true),
         is_error = block.is_error }))
     end
   end

@@ -115,6 +115,18 @@ function M.statusline()
   return s and M.format(root, s) or ''
 end
 
+--- Today's spend as `:Switchman status` shows it, naming the part Switchman estimated (calls cut
+--- short before the provider reported their usage) as `/cost` does:
+--- `$0.410000 (of which ~$0.020000 estimated: calls cut short)`.
+function M.cost_today(s)
+  local spent = present(s.cost_today_usd) and tostring(s.cost_today_usd) or '-'
+  local estimated = present(s.estimated_today_usd) and s.estimated_today_usd or nil
+  if estimated and (tonumber(estimated) or 0) > 0 then
+    return ('$%s (of which ~$%s estimated: calls cut short)'):format(spent, tostring(estimated))
+  end
+  return '$' .. spent
+end
+
 --- A few lines describing a workspace's state, for `:Switchman status`.
 function M.describe(root)
   local s = by_root[root]
@@ -133,7 +145,7 @@ function M.describe(root)
     'Profile:        ' .. (type(s.profile) == 'table' and require('switchman.profiles').origin(s.profile) or '-'),
     'Pending swap:   ' .. pending,
     'Turn running:   ' .. (s.turn_in_flight and 'yes' or 'no'),
-    'Cost today:     $' .. show(s.cost_today_usd),
+    'Cost today:     ' .. M.cost_today(s),
     'Config errors:  ' .. show(s.config_errors),
   }
   for _, banner in ipairs(type(s.banners) == 'table' and s.banners or {}) do

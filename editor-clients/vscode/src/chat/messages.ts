@@ -35,7 +35,10 @@ export interface TurnEntry {
   /** The part of `costUsd` that is Switchman's estimate (absent or null: none). */
   estimatedUsd?: string | null;
   tools: ToolActivity[];
+  /** Notices that came before any of the answer (a retry): shown above it. */
   notices: string[];
+  /** Notices that came after some of the answer (it was cut off at the output limit): shown below it. */
+  lateNotices?: string[];
   /** "Why this model?" (the routing chain), once asked for. */
   explanation: Explanation | null;
   explanationOpen: boolean;

@@ -208,7 +208,9 @@ function delta(state: ChatState, params: ChatDeltaParams): ChatState {
       case 'text':
         return { ...turn, text: turn.text + (params.text ?? '') };
       case 'notice':
-        return { ...turn, notices: [...turn.notices, params.text ?? ''] };
+        return turn.text
+          ? { ...turn, lateNotices: [...(turn.lateNotices ?? []), params.text ?? ''] }
+          : { ...turn, notices: [...turn.notices, params.text ?? ''] };
       case 'tool_call':
       case 'tool_result':
         return params.tool ? { ...turn, tools: upsertTool(turn.tools, params.tool) } : turn;

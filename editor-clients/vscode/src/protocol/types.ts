@@ -337,6 +337,8 @@ export interface StatusParams {
   turn_in_flight: boolean;
   banners: string[];
   cost_today_usd: Money;
+  /** The part of `cost_today_usd` that is Switchman's estimate (calls cut short; absent from older daemons). */
+  estimated_today_usd?: Money;
   config_errors: number;
   /** The agent profile in force and where it was chosen (absent from daemons without profiles). */
   profile?: ActiveProfile | null;

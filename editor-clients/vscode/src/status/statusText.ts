@@ -74,7 +74,7 @@ export function statusTooltip(status: StatusParams, context: StatusContext): str
     const next = status.pending_swap.model ? `\`${status.pending_swap.model}\`` : 'your rules';
     lines.push(`Pending: switches to ${next} when the running turn ends`);
   }
-  lines.push(`Spent today: ${formatUsd(status.cost_today_usd)}`);
+  lines.push(`Spent today: ${formatUsd(status.cost_today_usd)}${estimatedToday(status)}`);
   for (const banner of status.banners) lines.push(`$(warning) ${banner}`);
   if (status.config_errors > 0) {
     // The daemon's notice already says which file and that its last valid version is in use.
@@ -84,6 +84,15 @@ export function statusTooltip(status: StatusParams, context: StatusContext): str
   }
   lines.push('', 'Click to choose a model.');
   return lines.join('  \n');
+}
+
+/**
+ * The part of today's spend that is Switchman's estimate (calls cut short before the provider reported their usage),
+ * worded as `/cost` words it: ` (of which ~$0.02 estimated: calls cut short)`; nothing when none is.
+ */
+function estimatedToday(status: StatusParams): string {
+  const estimated = Number(status.estimated_today_usd ?? 0);
+  return estimated > 0 ? ` (of which ~${formatUsd(status.estimated_today_usd)} estimated: calls cut short)` : '';
 }
 
 function startingView(context: StatusContext): StatusView {

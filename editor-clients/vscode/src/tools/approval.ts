@@ -6,7 +6,7 @@
  * chat with its outcome, including "no answer in time" when the daemon withdrew the question.
  */
 
-import type { Disposable } from '../common/host';
+import type { ConnectionState, Disposable } from '../common/host';
 import { Emitter } from '../common/host';
 import type { ApplyCodeResult, ApprovalAnswer, ApprovalRequest } from '../protocol/types';
 
@@ -102,7 +102,7 @@ export function outcomeText(card: ApprovalCard): string {
     case 'denied':
       if (card.stale) return `Not applied: ${card.reason ?? 'the file changed in the editor'}`;
       return card.reason ? `Denied: ${card.reason}` : 'Denied.';
-    case 'withdrawn': return 'No answer in time (or the turn was stopped): denied, nothing happened.';
+    case 'withdrawn': return 'No answer in time (or the turn or the daemon was stopped): denied, nothing happened.';
   }
 }
 
@@ -155,7 +155,19 @@ export class ApprovalCenter implements Disposable {
   private readonly changed = new Emitter<ApprovalCard>();
   readonly onDidChange = this.changed.event;
 
-  constructor(private readonly host: ApprovalHost) {}
+  private readonly following: Disposable | undefined;
+
+  /**
+   * `connection`: the daemon's; when it stops (restarted, crashed), its open questions can no longer
+   * be answered — the turn that asked is gone — so their cards end as withdrawn instead of keeping
+   * live buttons that answer nothing.
+   */
+  constructor(private readonly host: ApprovalHost,
+    connection?: { onDidChangeState(listener: (state: ConnectionState) => void): Disposable }) {
+    this.following = connection?.onDidChangeState((state) => {
+      if (state !== 'running') this.withdrawAll(false);
+    });
+  }
 
   /** Show `request` as a card and wait for the answer; the daemon withdrawing it (`signal`) is a denial. */
   ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
@@ -202,16 +214,25 @@ export class ApprovalCenter implements Disposable {
     return [...this.cards.values()].some((e) => e.card.outcome === 'pending');
   }
 
+  /**
+   * End every open question as withdrawn: a denial, sent to the daemon when `answer` (a daemon that
+   * stopped has nobody to send it to; the language client would log the failed send as an error).
+   */
+  withdrawAll(answer = true): void {
+    for (const id of this.cards.keys()) this.settle(id, 'withdrawn', false, answer);
+  }
+
   dispose(): void {
-    for (const id of this.cards.keys()) this.settle(id, 'withdrawn');
+    this.following?.dispose();
+    this.withdrawAll();
     this.changed.dispose();
   }
 
-  private settle(id: string, answer: ApprovalAnswer | 'withdrawn', stale = false): void {
+  private settle(id: string, answer: ApprovalAnswer | 'withdrawn', stale = false, reply = true): void {
     const entry = this.cards.get(id);
     if (!entry || entry.card.outcome !== 'pending' || !entry.resolve) return;
     entry.card = { ...answered(entry.card, answer), ...(stale ? { stale: true } : {}) };
-    entry.resolve(answer === 'withdrawn' ? { decision: 'deny' } : answer);
+    if (reply) entry.resolve(answer === 'withdrawn' ? { decision: 'deny' } : answer);
     this.changed.fire(entry.card);
     if (entry.card.canOpenDiff) void this.host.closeDiff(entry.request);
   }

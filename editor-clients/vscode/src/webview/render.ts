@@ -106,6 +106,8 @@ export class TranscriptView {
       setAttributes(body, { class: 'body markdown' });
       answerOf(body).show(turn.text, turn.status === 'running');
     }));
+    (turn.lateNotices ?? []).forEach((notice, i) => parts.push(part(`late-notice:${i}`, notice,
+      () => el('div', { class: 'notice' }, [notice]))));
     const error = turn.error;
     if (error) parts.push(part('error', error.message, () => el('div', { class: 'failure', role: 'alert' }, [error.message])));
     // The daemon's message says "send it again to retry": the button does that, with the message's

@@ -146,6 +146,20 @@ describe('chat reducer', () => {
     assert.deepEqual(turn(state).notices, ['Retrying after a rate limit…']);
   });
 
+  it('keeps a notice that came after some of the answer for below it', () => {
+    // The daemon's "cut off at the output limit" notice ends the answer: above it, it read as if
+    // it came first (as a retry's notice does).
+    const delta = (params: object): ToWebview => ({ type: 'event', event: { type: 'delta', params: { session_id: 'S1', turn_id: 'T1', ...params } as never } });
+    const state = run(
+      { type: 'event', event: { type: 'routeDecided', params: route } },
+      delta({ kind: 'notice', text: 'Retrying (1/2)…' }),
+      delta({ kind: 'text', text: 'half of the answer' }),
+      delta({ kind: 'notice', text: 'The answer reached the model\'s output limit and was cut off here.' }),
+    );
+    assert.deepEqual(turn(state).notices, ['Retrying (1/2)…']);
+    assert.deepEqual(turn(state).lateNotices, ['The answer reached the model\'s output limit and was cut off here.']);
+  });
+
   it('creates the turn from the result when no routeDecided was seen', () => {
     const state = run({ type: 'event', event: { type: 'result', localId: 'L9', result: finished } });
     assert.equal(turn(state).text, 'Hello **there**');

@@ -73,7 +73,12 @@ describe('statusView', () => {
   });
 
   it('formats today\'s spend', () => {
-    assert.match(statusView(status({ cost_today_usd: '0.4100' }), single).tooltip, /Spent today: \$0\.41/);
+    assert.match(statusView(status({ cost_today_usd: '0.4100' }), single).tooltip, /Spent today: \$0\.41  \n/);
+    // the part estimated for calls cut short is named, as /cost names it (none: nothing added)
+    assert.match(statusView(status({ cost_today_usd: '0.4100', estimated_today_usd: '0.020000' }), single).tooltip,
+      /Spent today: \$0\.41 \(of which ~\$0\.02 estimated: calls cut short\)  \n/);
+    assert.match(statusView(status({ cost_today_usd: '0.4100', estimated_today_usd: '0.000000' }), single).tooltip,
+      /Spent today: \$0\.41  \n/);
   });
 });
 

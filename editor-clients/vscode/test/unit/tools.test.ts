@@ -10,6 +10,7 @@ import { approvalsInTurns } from '../../src/chat/reducer';
 import type { Entry } from '../../src/chat/messages';
 import { applyBases, toSave, unsavedEditRefusal, unsavedNote, withApplyBase } from '../../src/tools/unsavedEdits';
 import { MAX_SHARED_CHARS, SharedDocuments, sharedOnOpen } from '../../src/server/sharedDocuments';
+import { FakeConnection } from './fakes';
 
 const EDIT: ApprovalRequest = {
   id: 'A1', workspace: 'file:///w', session_id: 'S1', turn_id: 'T1', tool: 'edit_file', tool_class: 'write',
@@ -128,6 +129,25 @@ describe('approval center', () => {
     const closed = center.ask({ ...EDIT, id: 'A6', uri: 'file:///w/closed.py', original: 'a\n' }, new AbortController().signal);
     center.answer('A6', { decision: 'allow_always' });
     assert.deepEqual(await closed, { decision: 'allow_always' });
+  });
+
+  it('withdraws the open questions when the daemon stops: their turn is gone, nothing can answer them', () => {
+    // After "Switchman: Restart Server" during a question, its card kept live Allow / Deny buttons
+    // while its turn showed cancelled.
+    const connection = new FakeConnection();
+    connection.setState('running');
+    const center = new ApprovalCenter(host().stub, connection);
+    const seen: string[] = [];
+    center.onDidChange((card) => seen.push(`${card.id} ${card.outcome}`));
+    void center.ask(COMMAND, new AbortController().signal); // never answered: nobody to answer
+    connection.setState('running'); // (again: nothing happened to the daemon)
+    assert.equal(center.waiting, true);
+    connection.setState('stopped');
+    assert.equal(center.waiting, false);
+    assert.deepEqual(seen, ['A2 pending', 'A2 withdrawn']);
+    assert.equal(center.all()[0].outcome, 'withdrawn');
+    assert.match(outcomeText(center.all()[0]), /the daemon was stopped/);
+    center.dispose();
   });
 
   it('notifies when the chat is hidden; the daemon withdrawing the question is a denial on the card', async () => {

@@ -121,14 +121,23 @@ def _pattern_lines(evaluation: PolicyEvaluation) -> list[str]:
 
 
 def fallthrough_banners(decision: RouteDecided) -> list[str]:
-    """Banners for candidates rejected as unavailable before the winner (§4.5)."""
+    """Banners for candidates rejected as unavailable before the winner (§4.5), and for the
+    model the user named with ``@alias`` when it cannot take the turn for another reason
+    (asked for by name, it must not be replaced with only the badge to tell)."""
     winner = decision.winner
     if winner is None:
         return []
     target = f"{decision.chosen_model}"
     banners: list[str] = []
     for evaluation in decision.chain[: decision.winner_index]:
-        if evaluation.validation_failure is not ValidationFailure.PROVIDER_UNAVAILABLE:
+        failure = evaluation.validation_failure
+        if failure is not None and failure is not ValidationFailure.PROVIDER_UNAVAILABLE \
+                and evaluation.policy is Policy.PER_MESSAGE_OVERRIDE:
+            named = evaluation.reason.partition(" → ")[0].removeprefix("override ").strip('"')
+            why = evaluation.reason.partition(" rejected: ")[2] or failure.value
+            banners.append(f"{named} ({evaluation.candidate_model}) cannot take this turn: "
+                           f"{why}. Routing fell through to {target} ({chosen_label(winner)}).")
+        if failure is not ValidationFailure.PROVIDER_UNAVAILABLE:
             continue
         model = evaluation.candidate_model or ""
         if evaluation.outage_scope == "provider":

@@ -170,6 +170,26 @@ def test_model_outage_falls_through_with_a_banner(h: Harness) -> None:
     assert decision.banners == [f"{OPUS} currently unavailable. Routing fell through to {SONNET}."]
 
 
+def test_an_alias_that_cannot_take_the_turn_says_so_in_a_banner(h: Harness) -> None:
+    """`@haiku summarise all this` over a session too long for Haiku's window ran on another
+    model with nothing but the badge to tell: the user asked for a model by name and got a
+    different one."""
+    decision = h.decide("@haiku summarise all this", sticky=GPT5,
+                        estimated_input_tokens=300_000)
+    assert decision.chain[0].validation_failure is ValidationFailure.EXCEEDS_CONTEXT_WINDOW
+    assert decision.chosen_model == GPT5
+    why = decision.chain[0].reason.partition(" rejected: ")[2]
+    assert decision.banners == [
+        f"@haiku ({HAIKU}) cannot take this turn: {why}. Routing fell through to {GPT5} "
+        "(sticky model)."]
+    assert "300000 tokens exceed" in why
+    for _ in range(5):  # an outage keeps its own banner, said once
+        h.tracker.record_failure("anthropic", OPUS, ErrorClass.SERVER)
+    decision = h.decide("@opus hello", sticky=SONNET)
+    assert decision.banners == [f"{OPUS} currently unavailable. Routing fell through to {SONNET}."]
+    assert h.decide("@haiku hello", sticky=SONNET).banners == []  # it could: no banner
+
+
 def test_auth_error_makes_the_next_decision_reject_the_provider(h: Harness) -> None:
     h.tracker.record_failure("anthropic", HAIKU, ErrorClass.AUTH)
     h.policy = check_routing_text("global_default: haiku\nrules:\n  - use: opus\n"

@@ -47,3 +47,10 @@ def test_package_data_lives_in_a_listed_package() -> None:
         assert package in listed, package
         assert [p for p in patterns if "/" in p] == [], (
             f"{package}: list the sub-folder as a package of its own")
+
+
+def test_the_license_is_an_spdx_expression() -> None:
+    """``license = {text = ...}`` is deprecated: every install printed setuptools' warning
+    about it twice (a screenful each)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "Apache-2.0"

@@ -67,6 +67,18 @@ return {
     end,
   },
   {
+    "a tool call is one line: an edit's text with newlines is shown escaped, clipped between characters",
+    function()
+      H.eq({ '  ⚙ edit_file new_text=a = 1\\r\\nb = 2 old_text=a = 0 path=src/x.py', hl = 'SwitchmanTool' },
+        render.tool_call({ name = 'edit_file', input = { path = 'src/x.py', old_text = 'a = 0', new_text = 'a = 1\r\nb = 2' } }))
+      local long = render.tool_call({ name = 'grep', input = { pattern = ('x'):rep(70) .. 'éééé' } })[1]
+      H.eq('  ⚙ grep pattern=' .. ('x'):rep(70) .. '…', long, 'é is not cut in two')
+      local buf = vim.api.nvim_create_buf(false, true)
+      require('switchman.ui').put(buf, 0, -1, { render.tool_call({ name = 'edit_file', input = { new_text = 'a\nb' } }) })
+      vim.api.nvim_buf_delete(buf, { force = true })
+    end,
+  },
+  {
     'the route badge and the outcome line',
     function()
       H.eq('[claude-haiku-4-5 · rule: fast for commits]', render.badge(ROOT, HAIKU, 'rule: fast for commits'))

@@ -54,7 +54,14 @@ function M.answer(root, model, summary, banners)
 end
 
 local function clip(text, max)
-  return #text > max and (text:sub(1, max - 1) .. '…') or text
+  if #text <= max then
+    return text
+  end
+  local cut = max - 1
+  while cut > 0 and text:byte(cut + 1) and text:byte(cut + 1) >= 0x80 and text:byte(cut + 1) < 0xC0 do
+    cut = cut - 1 -- not inside a character: byte cut + 1 would continue it
+  end
+  return text:sub(1, cut) .. '…'
 end
 
 --- A tool's input as `key=value` pairs (JSON for nested values).
@@ -69,7 +76,8 @@ local function tool_input(input)
       local ok, json = pcall(vim.json.encode, value)
       value = ok and json:gsub('\\/', '/') or vim.inspect(value)
     end
-    table.insert(pairs_text, key .. '=' .. tostring(value))
+    -- one line: an edit's text has newlines, which a buffer line cannot hold
+    table.insert(pairs_text, key .. '=' .. (tostring(value):gsub('\r', '\\r'):gsub('\n', '\\n')))
   end
   table.sort(pairs_text)
   return ' ' .. clip(table.concat(pairs_text, ' '), 80)

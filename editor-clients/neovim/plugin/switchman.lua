@@ -44,6 +44,26 @@ vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
   end,
 })
 
+-- A shared buffer renamed (`:saveas`) is the new file's buffer for the daemon too (Neovim 0.7 does not
+-- tell the servers).
+vim.api.nvim_create_autocmd('BufFilePre', {
+  group = group,
+  desc = 'Switchman: remember the name of a buffer being renamed',
+  callback = function(args)
+    vim.b[args.buf].switchman_old_name = vim.api.nvim_buf_get_name(args.buf)
+  end,
+})
+vim.api.nvim_create_autocmd('BufFilePost', {
+  group = group,
+  desc = 'Switchman: tell the running daemons of a renamed buffer',
+  callback = function(args)
+    local client = package.loaded['switchman.client']
+    if client then
+      client.renamed(args.buf, vim.b[args.buf].switchman_old_name)
+    end
+  end,
+})
+
 -- Plugin managers that load on `ft = 'yaml'` replay FileType, not BufReadPost.
 vim.api.nvim_create_autocmd('FileType', {
   group = group,

@@ -154,6 +154,43 @@ return {
     end,
   },
   {
+    'a buffer saved under a new name (:saveas) is shared as that file: its unsaved text is read and edited',
+    function()
+      local old = root .. '/src/before.py'
+      vim.fn.writefile({ 'x = 1', 'y = 2' }, old)
+      local buf = edit_in_window(old)
+      H.wait_for('the buffer shared', function()
+        return vim.lsp.buf_is_attached(buf, client().id)
+      end, 10000)
+      vim.cmd('saveas ' .. vim.fn.fnameescape(root .. '/src/after.py'))
+      vim.api.nvim_buf_set_lines(buf, 0, 0, false, { '# typed after saveas' })
+      H.fake('POST', '/_fake/reset')
+      H.script({
+        { kind = 'tool_call', name = 'read_file', id = 'toolu_read_after', input = { path = 'src/after.py' } },
+        { kind = 'tool_call', name = 'edit_file', id = 'toolu_edit_after',
+          input = { path = 'src/after.py', old_text = 'y = 2', new_text = 'y = 3' } },
+        { kind = 'text', chunks = { 'Done.' } },
+      })
+      H.stub_select(function(_, label)
+        return label == 'Allow once'
+      end)
+      H.send_chat(chat, 'make y 3 in after.py')
+      H.wait_turn(chat)
+      local results = tool_results()
+      H.check(results[1]:find('# typed after saveas', 1, true), 'read_file read the renamed buffer', results)
+      H.eq({ '# typed after saveas', 'x = 1', 'y = 3' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false),
+        'the edit landed on its line')
+      H.fake('POST', '/_fake/reset')
+      H.script({
+        { kind = 'tool_call', name = 'read_file', id = 'toolu_read_before', input = { path = 'src/before.py' } },
+        { kind = 'text', chunks = { 'Read it.' } },
+      })
+      H.send_chat(chat, 'read before.py')
+      H.wait_turn(chat)
+      H.check(not tool_results()[1]:find('typed', 1, true), 'the old name is the file on disk again', tool_results())
+    end,
+  },
+  {
     'a buffer too large to share is read from the disk, and an edit of its unsaved text is not applied',
     function()
       local options = require('switchman.config').options

@@ -271,6 +271,39 @@ local function attach_buffer(bufnr, client)
   vim.lsp.buf_attach_client(bufnr, client.id)
 end
 
+--- Whether Neovim itself tells the servers of a buffer renamed by `:saveas` (at its write; 0.10 on).
+local function renames_sent()
+  local ok, changetracking = pcall(require, 'vim.lsp._changetracking')
+  return ok and type(changetracking) == 'table' and changetracking._get_and_set_name ~= nil
+end
+
+--- The text of `bufnr` as Neovim's LSP client sends it (its line ending, the last one if 'eol').
+local function full_text(bufnr)
+  local ending = ({ dos = '\r\n', mac = '\r' })[vim.bo[bufnr].fileformat] or '\n'
+  return table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, true), ending)
+    .. (vim.bo[bufnr].eol and ending or '')
+end
+
+--- `bufnr` was renamed from `old_name` (`:saveas`, `:file`). Neovim before 0.10 goes on sending its
+--- changes under the new name, of a document no server was told of, while the daemon keeps the old
+--- name's text: each Switchman client attached is told the old one closed and the new one open, as
+--- later Neovims do. Its tools then read and edit the renamed file's buffer, not the disk's file.
+function M.renamed(bufnr, old_name)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if old_name == nil or old_name == '' or name == old_name or renames_sent() then
+    return
+  end
+  for _, client in pairs(M.all()) do
+    if vim.lsp.buf_is_attached(bufnr, client.id) then
+      client.notify('textDocument/didClose', { textDocument = { uri = vim.uri_from_fname(old_name) } })
+      client.notify('textDocument/didOpen', { textDocument = {
+        uri = vim.uri_from_bufnr(bufnr), version = vim.lsp.util.buf_versions[bufnr] or 0,
+        languageId = vim.bo[bufnr].filetype, text = full_text(bufnr),
+      } })
+    end
+  end
+end
+
 --- The client for `root`, started if needed; `bufnr` (optional) is attached to it.
 --- Returns client, or nil and a message for the user.
 function M.ensure(root, bufnr)

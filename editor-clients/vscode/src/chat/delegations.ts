@@ -154,9 +154,10 @@ export function storedDelegations(messages: readonly Message[], workers: readonl
       // (`""` for a delegation that ended before it had a worker session)
       workerSessionId: worker?.session_id || record?.worker_session_id || null,
       model: worker?.model ?? record?.model ?? null,
-      // Still waiting for a worker slot while its planner's turn runs (a reload mid-turn).
-      status: !result && record?.status === 'queued' && turnStatus === 'running'
-        ? 'queued' : storedStatus(result, turnStatus, failure),
+      // Still waiting for a worker slot, or then for the user's approval, while its planner's turn
+      // runs (a reload mid-turn).
+      status: !result && record && waitsToStart(record.status) && turnStatus === 'running'
+        ? record.status : storedStatus(result, turnStatus, failure),
       turns: worker?.turns ?? 0,
       costUsd: worker?.cost_usd ?? '0',
       // No result when the daemon died while the worker ran: the record says `interrupted` (the

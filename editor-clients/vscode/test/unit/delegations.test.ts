@@ -176,6 +176,11 @@ describe('delegation cards', () => {
       ['queued', 'waiting for a free worker (2 may run at once)', true]);
     const [after] = storedDelegations(messages, [], 'cancelled', [record]);
     assert.equal(after.status, 'cancelled');
+    // Its slot came and its start waits for the user's answer: reloaded then, it says so, still stoppable.
+    const asking = { ...record, status: 'awaiting_approval' as const, detail: 'waiting for your approval to start' };
+    const [asked] = storedDelegations(messages, [], 'running', [asking]);
+    assert.deepEqual([asked.status, cardView(asked).statusLabel, cardView(asked).note, cardView(asked).canStop],
+      ['awaiting_approval', 'awaiting approval', 'waiting for your approval to start', true]);
   });
 
   it('a card the user expanded is still expanded when the panel is reopened, its transcript fetched again', () => {

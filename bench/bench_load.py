@@ -15,6 +15,12 @@ The fake provider runs in its own process and streams every reply as
    daemon adds.
 3. routing.yaml diagnostics while those twenty stream (edits start with the
    chats), against the same edits with no chat running.
+4. Typing in a code file the editor shares (a 1,000-line Python file, ``--typing-lines``; one
+   ``didChange`` per keystroke every ``--keystroke`` seconds): the p99 delta gap
+   of a stream while typing, against the same stream without typing,
+   alternating; and the daemon's time per keystroke (``--keystrokes`` changes
+   sent at once, then a request answered after them, less that request alone).
+   ``--typing-only`` runs this part alone (for A/B runs against another daemon).
 
 Every figure is taken by this process, which also keeps every notification of
 the run and the SDK's objects: before each timed part it collects its own
@@ -142,6 +148,108 @@ async def save_during_stream(client: SwitchmanClient, deltas: Deltas, config: Pa
             result = await turn
             largest[save].append(max(gaps(deltas.times[result["turn_id"]])) * 1e3)
     return largest[False], largest[True]
+
+
+def code_file(lines: int) -> str:
+    """A Python file of ``lines`` lines of ordinary length (about 40 KB for 1,000)."""
+    body = ["def handler_{n}(request, user):", "    value = compute(request.args, user.id)",
+            "    if value is None:", "        return respond(404, 'missing')",
+            "    return respond(200, value)  # done", ""]
+    return "\n".join(body[i % len(body)].format(n=i) for i in range(lines)) + "\n"
+
+
+class Typist:
+    """Keystrokes into one shared code file: a character typed, then deleted."""
+
+    def __init__(self, client: SwitchmanClient, path: Path, lines: int) -> None:
+        self.client, self.uri, self.version, self.lines = client, path.as_uri(), 1, lines
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code_file(lines))
+        client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+            uri=self.uri, language_id="python", version=1, text=code_file(lines))))
+
+    def key(self) -> None:
+        """Send one keystroke's ``didChange`` (at a line that moves through the file)."""
+        count = self.version - 1
+        line = 10 + (count // 2 * 13) % (self.lines - 20)
+        inserting = count % 2 == 0
+        self.version += 1
+        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
+            [types.TextDocumentContentChangePartial(
+                range=types.Range(types.Position(line, 8), types.Position(line, 8 if inserting
+                                                                            else 9)),
+                text="x" if inserting else "")]))
+
+
+async def typing_during_stream(client: SwitchmanClient, deltas: Deltas, typist: Typist,
+                               workspace: Path, base_url: str, chunks: int, delay: float,
+                               rounds: int, interval: float) -> tuple[list[float], list[float]]:
+    """p99 delta gap (ms) of streams without and with typing, alternating ``rounds`` times."""
+    found: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(rounds):
+        for typing in (False, True):
+            script(base_url, 1, chunks, delay)
+            turn = asyncio.ensure_future(chat(client, workspace))
+            while typing and not turn.done():
+                typist.key()
+                await asyncio.sleep(interval)
+            result = await turn
+            found[typing].append(p99(gaps(deltas.times[result["turn_id"]])))
+    return found[False], found[True]
+
+
+async def keystroke_cost(client: SwitchmanClient, typist: Typist, workspace: Path,
+                         count: int) -> float:
+    """Milliseconds of the daemon's time per keystroke: ``count`` sent at once, then a
+    request (answered after them, in order), less the same request alone."""
+    params = {"workspace": workspace.as_uri()}
+    start = time.perf_counter()
+    await client.request(methods.TRUST, params)
+    alone = time.perf_counter() - start
+    start = time.perf_counter()
+    for _ in range(count):
+        typist.key()
+    await client.request(methods.TRUST, params)
+    return (time.perf_counter() - start - alone) / count * 1e3
+
+
+async def typing_only(chunks: int, delay: float, rounds: int, interval: float,
+                      keystrokes: int, lines: int) -> None:
+    """Part 4 alone, printed as one table."""
+    with tempfile.TemporaryDirectory() as tmp, fake_provider(Path(tmp)) as base_url:
+        root = Path(tmp)
+        config, data, workspace = root / "config", root / "data", root / "project"
+        for folder in (config, data, workspace):
+            folder.mkdir()
+        (config / "models.yaml").write_text(
+            f"providers:\n  anthropic: {{base_url: '{base_url}'}}\n")
+        (config / "routing.yaml").write_text(
+            "global_default: anthropic:claude-sonnet-4-6\nrules: []\n")
+        env = server_env(config, data, {"ANTHROPIC_API_KEY": "bench"})
+        client, _ = await start_daemon(env, workspace)
+        deltas = Deltas(client)
+        script(base_url, 1, 5, 0)
+        await chat(client, workspace)  # warm up: SDK import, connection
+        typist = Typist(client, workspace / "src" / "app.py", lines)
+        settle_client()
+        costs = [await keystroke_cost(client, typist, workspace, keystrokes) for _ in range(5)]
+        settle_client()
+        quiet, typing = await typing_during_stream(client, deltas, typist, workspace, base_url,
+                                                   chunks, delay, rounds, interval)
+        await client.shutdown_session()
+        await client.stop()
+    print(f"python {sys.version.split()[0]}; streams of {chunks} deltas {delay * 1e3:.0f} ms "
+          f"apart; a keystroke every {interval * 1e3:.0f} ms into a {lines:,}-line file "
+          f"({len(code_file(lines).encode()) / 1024:,.0f} KB)\n")
+    print("| benchmark | figure | reference (same run) | result |")
+    print("|---|---|---|---|")
+    print(f"| typing in a shared code file during a stream: p99 delta gap, median of {rounds} "
+          f"(worst) | {statistics.median(typing):.1f} ({max(typing):.1f}) ms | no typing: "
+          f"{statistics.median(quiet):.1f} ({max(quiet):.1f}) ms | "
+          f"{statistics.median(typing) - statistics.median(quiet):+.1f} ms |")
+    print(f"| daemon time per keystroke ({keystrokes} at once), median of 5 | "
+          f"{statistics.median(costs):.3f} ms | | |")
 
 
 async def wait_for(check: Any, timeout: float = 30) -> None:
@@ -300,5 +408,19 @@ if __name__ == "__main__":
     parser.add_argument("--edits", type=int, default=40)
     parser.add_argument("--saves", type=int, default=5,
                         help="streams with a save, alternating with as many without")
+    parser.add_argument("--typing-only", action="store_true",
+                        help="only part 4: typing in a shared code file")
+    parser.add_argument("--typing-rounds", type=int, default=5)
+    parser.add_argument("--keystroke", type=float, default=0.025,
+                        help="seconds between keystrokes while a stream runs")
+    parser.add_argument("--keystrokes", type=int, default=2000,
+                        help="keystrokes sent at once to time the daemon's work for each")
+    parser.add_argument("--typing-lines", type=int, default=1000,
+                        help="lines of the code file typed into")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.chunks, arguments.delay, arguments.edits, arguments.saves))
+    if arguments.typing_only:
+        asyncio.run(typing_only(arguments.chunks, arguments.delay, arguments.typing_rounds,
+                                arguments.keystroke, arguments.keystrokes,
+                                arguments.typing_lines))
+    else:
+        asyncio.run(main(arguments.chunks, arguments.delay, arguments.edits, arguments.saves))

@@ -41,7 +41,7 @@ from switchman.engine.files import entry_signature
 from switchman.engine.keys import key_file_open, key_present, key_source, missing_key_hint
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.report import format_stats
-from switchman.engine.learning.store import MAX_ROWS, LearnedPatternStore
+from switchman.engine.learning.store import MAX_ROWS, LearnedPatternStore, WorkspaceStats
 from switchman.engine.policytest import load_policy, load_test_file, run_cases
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import RouteRequest
@@ -518,7 +518,21 @@ def patterns_forget(args: argparse.Namespace) -> int:
     workspace = str(Path(args.workspace).expanduser().resolve()) if args.workspace else None
     count = store.forget(workspace) if store is not None else 0
     print(f"Forgot {count} turn(s){f' of {workspace}' if workspace else ''}.")
+    if workspace and not count:
+        print(_nothing_remembered(workspace, store.stats() if store is not None else []),
+              file=sys.stderr)
     return 0
+
+
+def _nothing_remembered(workspace: str, stats: list[WorkspaceStats]) -> str:
+    """Why forgetting one folder forgot nothing: a typo, or a folder never used, is told apart
+    from a folder already forgotten by naming what is remembered."""
+    missing = "" if os.path.isdir(workspace) else " (there is no such folder)"
+    if not stats:
+        return f"switchman patterns: nothing is remembered for {workspace}{missing}."
+    known = "\n".join(f"  {s.workspace}" for s in stats)
+    return (f"switchman patterns: nothing is remembered for {workspace}{missing}; "
+            f"turns are remembered for:\n{known}")
 
 
 def patterns_export(args: argparse.Namespace) -> int:

@@ -35,3 +35,22 @@ def test_every_data_file_the_engine_reads_is_installed() -> None:
               *(ROOT / "engine" / "config" / "defaults").glob("*.yaml")}
     assert len(wanted) > 2
     assert wanted - installed == set(), "add these to [tool.setuptools.package-data]"
+
+
+def test_package_data_lives_in_a_listed_package() -> None:
+    """A pattern reaching into a sub-folder (``words/*.bin``) makes setuptools treat that
+    folder as a package nobody listed: every install (``make demo`` on a fresh clone) printed
+    a screenful of "Package would be ignored" warnings about it."""
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(setuptools["packages"])
+    for package, patterns in setuptools["package-data"].items():
+        assert package in listed, package
+        assert [p for p in patterns if "/" in p] == [], (
+            f"{package}: list the sub-folder as a package of its own")
+
+
+def test_the_license_is_an_spdx_expression() -> None:
+    """``license = {text = ...}`` is deprecated: every install printed setuptools' warning
+    about it twice (a screenful each)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "Apache-2.0"

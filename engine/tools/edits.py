@@ -125,7 +125,7 @@ class FileEdits:
         rel = self.workspace.relative(path)
         if path.is_dir():
             raise ToolRefused(f"'{rel}' is a folder.")
-        if path.exists() or path in self.editor_texts():
+        if path.exists() or self.editor_texts().get(path):  # an empty new buffer is no file yet
             if not bool_argument(args, "overwrite"):
                 raise ToolRefused(f"'{rel}' already exists; use edit_file to change it, or "
                                   "set overwrite to replace it.")

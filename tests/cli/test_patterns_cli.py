@@ -71,6 +71,25 @@ def test_forget_takes_the_workspace_as_the_editors_name_it(
     assert capsys.readouterr().out == f"Forgot 2 turn(s) of {data_dir / 'a'}.\n"
 
 
+def test_forgetting_a_folder_with_nothing_remembered_says_what_is(
+        data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A typo in --workspace forgot nothing with only "Forgot 0 turn(s)" to tell."""
+    assert main(["patterns", "forget", "--workspace", str(data_dir / "typo")]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == f"Forgot 0 turn(s) of {data_dir / 'typo'}.\n"
+    assert captured.err == (f"switchman patterns: nothing is remembered for {data_dir / 'typo'}"
+                            f" (there is no such folder); turns are remembered for:\n"
+                            f"  {data_dir / 'a'}\n  {data_dir / 'b'}\n")
+    (data_dir / "c").mkdir()
+    main(["patterns", "forget", "--workspace", str(data_dir / "c")])
+    assert f"nothing is remembered for {data_dir / 'c'}; turns" in capsys.readouterr().err
+    main(["patterns", "forget"])
+    capsys.readouterr()
+    main(["patterns", "forget", "--workspace", str(data_dir / "c")])
+    assert capsys.readouterr().err == (
+        f"switchman patterns: nothing is remembered for {data_dir / 'c'}.\n")
+
+
 @pytest.mark.parametrize("folder", ["", "  "])
 def test_forget_with_an_empty_workspace_forgets_nothing(
         data_dir: Path, capsys: pytest.CaptureFixture[str], folder: str) -> None:

@@ -173,6 +173,10 @@ def test_an_edit_is_approved_in_a_diff_and_lands_in_the_buffer(neovim: NeovimRun
     neovim.run("test_tools.lua")
 
 
+def test_the_tools_read_and_edit_the_shared_buffers(neovim: NeovimRun) -> None:
+    neovim.run("test_buffers.lua")
+
+
 def test_thumbs_up_and_down_reach_the_pattern_store(neovim: NeovimRun) -> None:
     neovim.run("test_feedback.lua")
 

@@ -56,12 +56,13 @@ def trust(tmp_path: Path) -> TrustStore:
 
 def make_toolbox(project: Path, approver: ScriptedApprover, trust: TrustStore, *,
                  is_worker: bool = False, skills: SkillIndex | None = None,
-                 environ: dict[str, str] | None = None, key_variables: tuple[str, ...] = ()
-                 ) -> Toolbox:
-    """A toolbox for ``project`` writing to the disk directly."""
+                 environ: dict[str, str] | None = None, key_variables: tuple[str, ...] = (),
+                 buffers: dict[Path, str] | None = None) -> Toolbox:
+    """A toolbox for ``project`` writing to the disk directly; ``buffers`` are the editor's
+    shared texts (by real path)."""
     services = ToolServices(ApprovalPolicy(trust, approver), DiskApplier(),
                             environ if environ is not None else {"PATH": "/usr/bin:/bin"},
-                            lambda: key_variables)
+                            lambda: key_variables, lambda: buffers or {})
     context = ToolContext(project.as_uri(), project, "session-1", "turn-1", "test:model",
                           is_worker=is_worker)
     return Toolbox(context, services, skills)

@@ -245,3 +245,17 @@ async def test_a_template_of_a_secret_file_is_edited_as_usual(
                                               "new_text": "KEY=your-key-here"})
     assert not outcome.is_error, outcome.content
     assert (project / ".env.example").read_text() == "ANTHROPIC_API_KEY=your-key-here\n"
+
+
+async def test_a_new_files_buffer_counts_as_the_file_once_it_has_text(
+        project: Path, approver: ScriptedApprover, trust: TrustStore) -> None:
+    """A buffer the editor opened for a file not on disk yet: empty, create_file creates the
+    file; with the user's text in it, the file exists for the tools (they read that text)."""
+    new, typed = project / "src" / "new.py", project / "src" / "typed.py"
+    toolbox = make_toolbox(project, approver, trust, buffers={new: "", typed: "x = 1\n"})
+    created = await toolbox.run("create_file", {"path": "src/new.py", "content": "y = 2\n"})
+    assert created.summary == "created src/new.py"
+    refused = await toolbox.run("create_file", {"path": "src/typed.py", "content": "y = 2\n"})
+    assert refused.is_error and "already exists" in refused.content
+    read = await toolbox.run("read_file", {"path": "src/typed.py"})
+    assert read.content == "x = 1"

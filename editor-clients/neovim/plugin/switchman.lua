@@ -31,6 +31,19 @@ vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
   end,
 })
 
+-- A running daemon is sent the file buffers of its workspace (its tools read what you see). Nothing is
+-- loaded or started for this: without a loaded client module no daemon runs.
+vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
+  group = group,
+  desc = "Switchman: share the workspace's file buffers with its running daemon",
+  callback = function(args)
+    local client = package.loaded['switchman.client']
+    if client then
+      client.share(args.buf)
+    end
+  end,
+})
+
 -- Plugin managers that load on `ft = 'yaml'` replay FileType, not BufReadPost.
 vim.api.nvim_create_autocmd('FileType', {
   group = group,

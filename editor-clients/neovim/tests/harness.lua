@@ -128,6 +128,23 @@ function H.stub_select(pick)
   return seen
 end
 
+--- Type `message` into `chat`'s input and send it (<C-s>).
+function H.send_chat(chat, message)
+  vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.input)[1])
+  vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, { message })
+  H.feed('<C-s>')
+end
+
+--- Wait until `chat` has no turn running (showing its transcript and the fake's state on a timeout).
+function H.wait_turn(chat)
+  H.wait_for('the turn to end', function()
+    return chat.turn == nil
+  end, 60000, function()
+    local _, state = H.fake('GET', '/_fake/state')
+    return { H.lines(chat.view.transcript), state }
+  end)
+end
+
 --- Every running LSP client (`get_clients` from 0.10, `get_active_clients` before).
 function H.clients()
   return (vim.lsp.get_clients or vim.lsp.get_active_clients)()

@@ -128,12 +128,24 @@ return {
     end,
   },
   {
-    'other yaml files are left alone',
+    'other yaml files are not checked: one of the workspace is only shared with its daemon, one elsewhere not at all',
     function()
       local path = project .. '/config.yaml'
-      write(path, { 'a: 1' })
+      write(path, { 'use: [unclosed' })
       vim.cmd('edit ' .. vim.fn.fnameescape(path))
-      H.eq(0, #H.buf_clients(0), 'no client attached')
+      local attached = H.buf_clients(0)
+      H.eq(1, #attached, "shared with the workspace's daemon (its tools read the buffer)")
+      H.eq(vim.fn.resolve(project), client.root_of(attached[1].id), 'and only with it')
+      -- a request answered after the didOpen: a check would have been scheduled by now
+      client.request_sync(vim.fn.resolve(project), 'switchman/trust', { workspace = vim.uri_from_fname(project) })
+      vim.wait(300, function()
+        return #diagnostics(0) > 0
+      end, 20)
+      H.eq({}, diagnostics(0), 'no diagnostics for a file that is no configuration')
+      local elsewhere = vim.env.HOME .. '/notes/config.yaml'
+      write(elsewhere, { 'a: 1' })
+      vim.cmd('edit ' .. vim.fn.fnameescape(elsewhere))
+      H.eq(0, #H.buf_clients(0), 'a file outside every root has no client')
     end,
   },
 }

@@ -142,8 +142,8 @@ local function loaded_buffer(uri)
 end
 
 --- Why an approved change is not applied after all: the file's buffer no longer has the text the
---- daemon computed the change from (it reads the file from disk, so unsaved changes are not in it,
---- and the user may have typed while the question waited). The edit's positions would then point
+--- daemon computed the change from (the user typed while the question waited; or the buffer is too
+--- large to be shared, so the daemon read the disk, which lacks its unsaved changes). The edit's positions would then point
 --- into other text and garble the file. Nil when it still fits, or the file is not loaded (the
 --- edit then goes to the file the daemon read). A deletion or a new file has no positions.
 function M.stale(request)

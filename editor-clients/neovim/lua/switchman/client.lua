@@ -40,6 +40,23 @@ local function dispatch(method)
   end
 end
 
+--- Whether `bufnr` is one of Switchman's configuration files (the daemon's language features are theirs).
+local function is_config(bufnr)
+  return bufnr ~= nil and vim.api.nvim_buf_is_valid(bufnr)
+    and workspace.config_kind(vim.api.nvim_buf_get_name(bufnr)) ~= nil
+end
+
+--- A handler that shows the daemon's answer unless it is empty for a file that is no configuration
+--- (Neovim 0.7 says "No document symbols found" for each client that found none).
+local function quiet_when_empty(method)
+  return function(err, result, ctx, cfg)
+    if err == nil and (result == nil or vim.tbl_isempty(result)) and not is_config(ctx.bufnr) then
+      return
+    end
+    return vim.lsp.handlers[method](err, result, ctx, cfg)
+  end
+end
+
 local function handlers()
   local h = {}
   for _, method in pairs(protocol.notification) do
@@ -51,6 +68,7 @@ local function handlers()
   h['workspace/applyEdit'] = function(err, params, ctx, config)
     return require('switchman.edits').handle(err, params, ctx, config)
   end
+  h['textDocument/documentSymbol'] = quiet_when_empty('textDocument/documentSymbol')
   h[protocol.cancel_request] = function(_, params)
     require('switchman.approval').withdraw(params and params.id,
       'Switchman no longer needs this answer (the turn was stopped, or waited too long); nothing was done.')
@@ -154,6 +172,42 @@ local function env()
   return next(extra) and extra or nil
 end
 
+--- The client capabilities: the user's (or Neovim's), with versioned document edits, so the daemon's
+--- edits name the version of the buffer they were made from (switchman.edits refuses one that moved).
+local function capabilities()
+  local caps = vim.deepcopy(config.options.capabilities or vim.lsp.protocol.make_client_capabilities())
+  caps.workspace = caps.workspace or {}
+  caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
+  caps.workspace.workspaceEdit.documentChanges = true
+  return caps
+end
+
+--- Neovim 0.11 maps K to hover and sets 'omnifunc' for every buffer a client that offers them
+--- attaches to. Switchman offers them for its configuration files only: in any other buffer it shares,
+--- K and 'omnifunc' go back to what they were unless another client offers them too.
+local function undo_lsp_defaults(client, bufnr)
+  if not has_011 or is_config(bufnr) then
+    return
+  end
+  local others = { hover = false, completion = false }
+  for _, other in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    if other.id ~= client.id then
+      others.hover = others.hover or other:supports_method('textDocument/hover')
+      others.completion = others.completion or other:supports_method('textDocument/completion')
+    end
+  end
+  local map = vim.api.nvim_buf_call(bufnr, function()
+    return vim.fn.maparg('K', 'n', false, true)
+  end)
+  if not others.hover and map.buffer == 1 and map.desc == 'vim.lsp.buf.hover()' then
+    pcall(vim.keymap.del, 'n', 'K', { buffer = bufnr })
+  end
+  local ok, before = pcall(vim.api.nvim_buf_get_var, bufnr, 'switchman_omnifunc')
+  if not others.completion and ok and vim.bo[bufnr].omnifunc == 'v:lua.vim.lsp.omnifunc' then
+    vim.bo[bufnr].omnifunc = before
+  end
+end
+
 local function client_config(root)
   return {
     name = protocol.client_name,
@@ -162,11 +216,15 @@ local function client_config(root)
     root_dir = root,
     workspace_folders = { { uri = workspace.uri(root), name = root } },
     init_options = config.options.init_options,
-    capabilities = config.options.capabilities or vim.lsp.protocol.make_client_capabilities(),
+    capabilities = capabilities(),
+    -- Each change is sent at once (not batched after 150 ms): the daemon then has the buffer as an
+    -- edit of its own left it before the edit's answer, so its next edit of the file is made from it.
+    flags = { debounce_text_changes = 0 },
     handlers = handlers(),
     on_exit = on_exit,
     on_attach = function(client, bufnr)
-      if config.options.on_attach then
+      undo_lsp_defaults(client, bufnr)
+      if config.options.on_attach and is_config(bufnr) then
         config.options.on_attach(client, bufnr)
       end
     end,
@@ -202,13 +260,24 @@ local function spawn(root, bufnr)
   return id
 end
 
+--- Attach `bufnr` to `client`, keeping its 'omnifunc' to put back (see undo_lsp_defaults).
+local function attach_buffer(bufnr, client)
+  if vim.lsp.buf_is_attached(bufnr, client.id) then
+    return
+  end
+  if not is_config(bufnr) then
+    vim.api.nvim_buf_set_var(bufnr, 'switchman_omnifunc', vim.bo[bufnr].omnifunc)
+  end
+  vim.lsp.buf_attach_client(bufnr, client.id)
+end
+
 --- The client for `root`, started if needed; `bufnr` (optional) is attached to it.
 --- Returns client, or nil and a message for the user.
 function M.ensure(root, bufnr)
   local client = M.get(root)
   if client then
-    if bufnr and not vim.lsp.buf_is_attached(bufnr, client.id) then
-      vim.lsp.buf_attach_client(bufnr, client.id)
+    if bufnr then
+      attach_buffer(bufnr, client)
     end
     return client
   end
@@ -225,9 +294,45 @@ function M.ensure(root, bufnr)
   return vim.lsp.get_client_by_id(id)
 end
 
+--- The file `bufnr` holds, when its buffer may be shared with a daemon: a loaded buffer of a file
+--- (not the chat, a terminal, a help page or a `scheme://` name) no larger than `share_max_bytes`.
+--- Configuration files are not: `M.attach` gives each to one daemon.
+local function shareable_file(bufnr)
+  if not vim.api.nvim_buf_is_loaded(bufnr) or vim.bo[bufnr].buftype ~= '' or is_config(bufnr) then
+    return nil
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' or name:match('^%a[%w+.-]*://') then
+    return nil
+  end
+  local size = vim.api.nvim_buf_get_offset(bufnr, vim.api.nvim_buf_line_count(bufnr))
+  if size > (config.options.share_max_bytes or 0) then
+    return nil
+  end
+  return workspace.normalize(name)
+end
+
+local function inside(path, root)
+  return path == root or path:sub(1, #root + 1) == root .. package.config:sub(1, 1)
+end
+
+--- Send the running daemons whose root holds the file of `bufnr` its text and changes (the buffer is
+--- attached to their clients), so their tools read and edit what the user sees. No daemon is started.
+function M.share(bufnr)
+  local path = shareable_file(bufnr)
+  if not path then
+    return
+  end
+  for root, client in pairs(M.all()) do
+    if inside(path, root) then
+      attach_buffer(bufnr, client)
+    end
+  end
+end
+
 --- Attach the root's configuration buffers that are not attached to its client (after the
---- daemon came back from a crash or a restart); attaching sends their current, maybe
---- unsaved, text again.
+--- daemon came back from a crash or a restart), and share the file buffers under the root;
+--- attaching sends their current, maybe unsaved, text.
 function M.reattach(root)
   local client = M.get(root)
   if not client then
@@ -236,9 +341,13 @@ function M.reattach(root)
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
     local ok, owner = pcall(vim.api.nvim_buf_get_var, bufnr, 'switchman_root')
     if ok and owner == root and vim.api.nvim_buf_is_loaded(bufnr)
-      and workspace.config_kind(vim.api.nvim_buf_get_name(bufnr))
-      and not vim.lsp.buf_is_attached(bufnr, client.id) then
-      vim.lsp.buf_attach_client(bufnr, client.id)
+      and workspace.config_kind(vim.api.nvim_buf_get_name(bufnr)) then
+      attach_buffer(bufnr, client)
+    else
+      local path = shareable_file(bufnr)
+      if path and inside(path, root) then
+        attach_buffer(bufnr, client)
+      end
     end
   end
 end

@@ -16,6 +16,9 @@ M.defaults = {
   root_markers = { '.switchman', '.git' },
   -- Attach to routing.yaml / models.yaml buffers when they are opened.
   autostart = true,
+  -- A running daemon is sent the workspace's file buffers up to this size (bytes, when attached), so
+  -- its tools read and edit what you see, unsaved changes included; 0: only the configuration files.
+  share_max_bytes = 2 * 1024 * 1024,
   -- `initializationOptions` sent to the daemon.
   init_options = nil,
   -- Called as on_attach(client, bufnr) when a configuration buffer attaches.
@@ -95,6 +98,7 @@ function M.apply(opts)
     config_dir = { opts.config_dir, 'string', true },
     root_markers = { opts.root_markers, 'table', true },
     on_attach = { opts.on_attach, 'function', true },
+    share_max_bytes = { opts.share_max_bytes, 'number', true },
     show_worker_sessions = { opts.show_worker_sessions, 'boolean', true },
     chat = { opts.chat, 'table', true },
     statusline = { opts.statusline, 'table', true },

@@ -5,11 +5,14 @@
 --- unsaved changes is left unsaved (the user's changes are not written for them). A write that
 --- fails is answered `applied = true` with a `failureReason` saying the change is only in the buffer.
 ---
---- The daemon makes its edits from the file on disk (it is not sent the text of code buffers), so an
---- edit of a buffer whose text is not the disk's (unsaved changes, an undo of an earlier edit) would
---- land at the wrong place: it is refused with the reason, as VS Code does, for an always-allowed tool
---- too (an approval's Allow checks it before). Apply of a code block sends the buffer's text
---- (`M.bases` while its request runs), so its edit goes ahead while the buffer still holds that text.
+--- A change is applied only to the text it was made from. The daemon is sent the workspace's file
+--- buffers (switchman.client shares them), makes its edits from their text, unsaved changes included,
+--- and names the buffer version it used: an edit of a buffer changed since (typed after the daemon's
+--- last look) is refused with the reason, as VS Code does. A buffer too large to be shared is read from
+--- the disk by the daemon, so an edit of it while its text is not the disk's is refused too. An
+--- approval's Allow checks both before; these checks are for always-allowed tools. Apply of a code block
+--- sends the buffer's text (`M.bases` while its request runs), so its edit goes ahead while the buffer
+--- still holds that text.
 local M = {}
 
 --- The buffer texts sent with `switchman/applyCode` requests still running, by URI.
@@ -19,6 +22,18 @@ M.bases = {}
 function M.buffer_text(bufnr)
   local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
   return table.concat(lines, '\n') .. (vim.bo[bufnr].eol and '\n' or '')
+end
+
+--- The buffer version each versioned text edit of a WorkspaceEdit was made from, by URI.
+local function edit_versions(edit)
+  local versions = {}
+  for _, change in ipairs(type(edit.documentChanges) == 'table' and edit.documentChanges or {}) do
+    local document = change.textDocument
+    if type(document) == 'table' and type(document.uri) == 'string' and type(document.version) == 'number' then
+      versions[document.uri] = document.version
+    end
+  end
+  return versions
 end
 
 --- The URIs of the documents a WorkspaceEdit changes, each once.
@@ -49,14 +64,23 @@ local function as_on_disk(uri)
 end
 
 --- Why the edit must not be applied to the buffer of `uri` (its text is not what the edit was made
---- from), or nil: a loaded, modified buffer the daemon is not sent (`client_id`'s configuration
---- buffers are), whose lines differ from the file's, unless an Apply was made from its text.
-local function stale(uri, client_id)
+--- from), or nil: a buffer the daemon is sent (attached to `client_id`) whose version is not the one
+--- the edit names; a loaded, modified buffer it is not sent, whose lines differ from the file's,
+--- unless an Apply was made from its text.
+local function stale(uri, client_id, version)
   local ok, bufnr = pcall(vim.uri_to_bufnr, uri)
-  if not ok or not vim.api.nvim_buf_is_loaded(bufnr) or not vim.bo[bufnr].modified then
+  if not ok or not vim.api.nvim_buf_is_loaded(bufnr) then
     return nil
   end
   if client_id and vim.lsp.buf_is_attached(bufnr, client_id) then
+    if version == nil or vim.lsp.util.buf_versions[bufnr] == version then
+      return nil
+    end
+    return ('%s changed in the editor after this change was made from its text: applied now it would have '
+      .. 'landed in the wrong place, so nothing was changed. Read the file again and make the change anew.')
+      :format(vim.fn.fnamemodify(vim.uri_to_fname(uri), ':~:.'))
+  end
+  if not vim.bo[bufnr].modified then
     return nil
   end
   local fname = vim.uri_to_fname(uri)
@@ -66,9 +90,9 @@ local function stale(uri, client_id)
       or M.bases[uri] == M.buffer_text(bufnr) then
     return nil
   end
-  return ('%s has unsaved changes: save it (or revert it), then ask again. This change was made from '
-    .. "the file on disk: applied to the editor's text it would have landed in the wrong place, so nothing "
-    .. 'was changed.'):format(vim.fn.fnamemodify(fname, ':~:.'))
+  return ('%s has unsaved changes and is too large to be shared with Switchman: save it (or revert it), '
+    .. "then ask again. This change was made from the file on disk: applied to the editor's text it would "
+    .. 'have landed in the wrong place, so nothing was changed.'):format(vim.fn.fnamemodify(fname, ':~:.'))
 end
 
 --- Write the buffer of `uri` if the edit left it modified; nil, or why it could not be written.
@@ -100,8 +124,9 @@ end
 function M.handle(err, params, ctx, config)
   local edit = type(params) == 'table' and type(params.edit) == 'table' and params.edit or {}
   local targets = M.target_uris(edit)
+  local versions = edit_versions(edit)
   for _, uri in ipairs(targets) do
-    local why = stale(uri, type(ctx) == 'table' and ctx.client_id or nil)
+    local why = stale(uri, type(ctx) == 'table' and ctx.client_id or nil, versions[uri])
     if why then
       return { applied = false, failureReason = why }
     end
@@ -113,6 +138,12 @@ function M.handle(err, params, ctx, config)
   local result = vim.lsp.handlers['workspace/applyEdit'](err, params, ctx, config)
   if type(result) ~= 'table' or not result.applied then
     return result
+  end
+  for _, uri in ipairs(targets) do -- a file the edit loaded is shared from now on, like one opened
+    local ok, bufnr = pcall(vim.uri_to_bufnr, uri)
+    if ok then
+      require('switchman.client').share(bufnr)
+    end
   end
   local failures = {}
   for _, uri in ipairs(clean) do

@@ -1,4 +1,4 @@
-/** Which files are Switchman configuration: the document selector of the language client. */
+/** Which files are Switchman configuration, and the document selector of the language client. */
 
 import * as path from 'node:path';
 
@@ -9,7 +9,7 @@ export const WORKSPACE_PROFILES_GLOB = '**/.switchman/profiles.yaml';
 
 export interface DocumentFilter {
   scheme: string;
-  pattern: string;
+  pattern?: string;
 }
 
 /** The user's config folder as the daemon computes it (platformdirs' user_config_dir). */
@@ -30,4 +30,12 @@ export function configDocumentSelector(configDir: string): DocumentFilter[] {
     { scheme: 'file', pattern: WORKSPACE_ROUTING_GLOB },
     { scheme: 'file', pattern: WORKSPACE_PROFILES_GLOB },
   ];
+}
+
+/**
+ * The language client's documents: every `file` document, of which `SharedDocuments` sends the daemon
+ * the configuration files and the workspace's files (see sharedDocuments.ts).
+ */
+export function clientDocumentSelector(configDir: string): DocumentFilter[] {
+  return [...configDocumentSelector(configDir), { scheme: 'file' }];
 }

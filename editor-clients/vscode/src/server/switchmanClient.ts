@@ -3,12 +3,13 @@
 import * as vscode from 'vscode';
 import {
   LanguageClient, RevealOutputChannelOn, State, type ApplyWorkspaceEditParams, type ApplyWorkspaceEditResult,
-  type LanguageClientOptions, type ServerOptions,
+  type LanguageClientOptions, type Middleware, type ServerOptions,
 } from 'vscode-languageclient/node';
 import { Emitter, type ConnectionState, type Disposable, type SwitchmanConnection } from '../common/host';
 import { Notifications } from '../protocol/methods';
 import { initializationOptions } from '../protocol/params';
-import { configDocumentSelector, userConfigDir } from './configFiles';
+import { clientDocumentSelector, configDocumentSelector, userConfigDir, type DocumentFilter } from './configFiles';
+import { SharedDocuments } from './sharedDocuments';
 import { isLaunchProblem, planLaunch, type LaunchHost, type LaunchProblem } from './launch';
 import type { ServerSettings } from './settings';
 import { applyBases, toSave, unsavedEditRefusal, unsavedNote, type EditTarget } from '../tools/unsavedEdits';
@@ -133,8 +134,10 @@ export class SwitchmanClient implements SwitchmanConnection, vscode.Disposable {
   private createClient(plan: { command: string; args: string[]; env: Record<string, string> }, settings: ServerSettings) {
     const serverOptions: ServerOptions = { command: plan.command, args: plan.args, options: { env: plan.env } };
     const configDir = userConfigDir(plan.env, this.host.homeDir, this.host.platform);
+    const shared = new SharedDocuments();
     const clientOptions: LanguageClientOptions = {
-      documentSelector: configDocumentSelector(configDir),
+      documentSelector: clientDocumentSelector(configDir),
+      middleware: sharingMiddleware(shared, configDocumentSelector(configDir)),
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: initializationOptions(settings.diagnosticsDebounceMs),
@@ -142,7 +145,7 @@ export class SwitchmanClient implements SwitchmanConnection, vscode.Disposable {
     };
     const client = new LanguageClient('switchman', 'Switchman', serverOptions, clientOptions);
     // Replaces the client's own handler (ours is installed after it): the daemon's edits are checked first.
-    client.onRequest('workspace/applyEdit', (params: ApplyWorkspaceEditParams) => applyDaemonEdit(client, params, clientOptions));
+    client.onRequest('workspace/applyEdit', (params: ApplyWorkspaceEditParams) => applyDaemonEdit(client, params, shared));
     for (const method of Object.values(Notifications)) {
       client.onNotification(method, (params: unknown) => this.emitter(method).fire(params));
     }
@@ -184,25 +187,58 @@ export class SwitchmanClient implements SwitchmanConnection, vscode.Disposable {
 }
 
 /**
- * `workspace/applyEdit` from the daemon: refused, with the reason, when a file it changes has unsaved
- * text in the editor that the daemon did not make the change from (see `unsavedEditRefusal`). Once
- * applied, the files whose editor text was the disk's are saved (`toSave`); a save that fails is
- * reported with `applied: true` and a `failureReason` saying the change is in the editor only.
+ * What the daemon is sent: `didOpen`, `didChange` and `didClose` of the documents `shared` lets through
+ * (the configuration files and the workspace's files up to the sharing limit). Completion, hover, code
+ * actions and the outline are Switchman's for its configuration files only: for any other file they are
+ * not asked of the daemon at all (VS Code asks for code actions at every cursor move).
+ */
+function sharingMiddleware(shared: SharedDocuments, configSelector: DocumentFilter[]): Middleware {
+  const isConfig = (document: vscode.TextDocument) => vscode.languages.match(configSelector, document) > 0;
+  return {
+    didOpen: (document, next) => (shared.opened({
+      uri: document.uri.toString(), scheme: document.uri.scheme, length: documentLength(document),
+      inWorkspace: vscode.workspace.getWorkspaceFolder(document.uri) !== undefined, isConfig: isConfig(document),
+    }) ? next(document) : Promise.resolve()),
+    didChange: (event, next) => (shared.isShared(event.document.uri.toString()) ? next(event) : Promise.resolve()),
+    didClose: (document, next) => (shared.closed(document.uri.toString()) ? next(document) : Promise.resolve()),
+    provideCompletionItem: (document, position, context, token, next) =>
+      (isConfig(document) ? next(document, position, context, token) : undefined),
+    provideHover: (document, position, token, next) => (isConfig(document) ? next(document, position, token) : undefined),
+    provideCodeActions: (document, range, context, token, next) =>
+      (isConfig(document) ? next(document, range, context, token) : undefined),
+    provideDocumentSymbols: (document, token, next) => (isConfig(document) ? next(document, token) : undefined),
+  };
+}
+
+/** A document's length in characters, without copying its text. */
+function documentLength(document: vscode.TextDocument): number {
+  return document.offsetAt(document.lineAt(document.lineCount - 1).range.end);
+}
+
+/**
+ * `workspace/applyEdit` from the daemon: refused, with the reason, when a file it changes has text in
+ * the editor that the daemon did not make the change from (see `unsavedEditRefusal`). Once applied, the
+ * files whose editor text was the disk's are saved (`toSave`); a save that fails is reported with
+ * `applied: true` and a `failureReason` saying the change is in the editor only. A buffer with the
+ * user's unsaved changes is edited and left unsaved.
  */
 async function applyDaemonEdit(client: LanguageClient, params: ApplyWorkspaceEditParams,
-  options: LanguageClientOptions): Promise<ApplyWorkspaceEditResult> {
-  const uris = [...Object.keys(params.edit.changes ?? {}),
-    ...(params.edit.documentChanges ?? []).flatMap((c) => ('textDocument' in c ? [c.textDocument.uri] : []))];
+  shared: SharedDocuments): Promise<ApplyWorkspaceEditResult> {
+  const versions = new Map<string, number | null>();
+  for (const change of params.edit.documentChanges ?? []) {
+    if ('textDocument' in change) versions.set(change.textDocument.uri, change.textDocument.version);
+  }
+  const uris = [...Object.keys(params.edit.changes ?? {}), ...versions.keys()];
   const targets = await Promise.all([...new Set(uris)].map(async (uri): Promise<EditTarget & { uri: vscode.Uri }> => {
     const parsed = client.protocol2CodeConverter.asUri(uri);
     const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === parsed.toString());
-    const shared = document !== undefined && vscode.languages.match(options.documentSelector ?? [], document) > 0;
     let disk: string | undefined;
-    if (document?.isDirty && !shared) {
+    if (document?.isDirty) {
       disk = await vscode.workspace.fs.readFile(parsed).then((bytes) => new TextDecoder().decode(bytes), () => undefined);
     }
-    return { uri: parsed, path: vscode.workspace.asRelativePath(parsed), text: document?.getText(), shared, disk,
-      dirty: document?.isDirty, base: document && applyBases.get(document.uri.toString()) };
+    return { uri: parsed, path: vscode.workspace.asRelativePath(parsed), text: document?.getText(),
+      shared: document !== undefined && shared.isShared(document.uri.toString()), disk, dirty: document?.isDirty,
+      version: document?.version, editVersion: versions.get(uri), base: document && applyBases.get(document.uri.toString()) };
   }));
   const refusal = unsavedEditRefusal(targets);
   if (refusal) return { applied: false, failureReason: refusal };

@@ -1,10 +1,12 @@
 /**
- * A guard on the daemon's edits (`workspace/applyEdit`; the part without the `vscode` module). The daemon computes a change of a
- * file it does not share with the editor (anything but Switchman's own configuration files) from the
- * file on disk; applied to an editor buffer whose text is not the disk's — unsaved changes, such as
- * an earlier change of Switchman's that is not saved yet — its positions point elsewhere and the file
- * is garbled. An approval card catches that when Allow is pressed (`staleChange`); an always-allowed
- * tool has no card, so the edit itself is checked here and refused with the reason instead.
+ * A guard on the daemon's edits (`workspace/applyEdit`; the part without the `vscode` module). A change
+ * is applied only to the text it was made from. The daemon makes it from the editor's text of a document
+ * it is sent (the workspace's files, see sharedDocuments.ts), unsaved changes included, and names that
+ * text's `version`: a buffer whose version moved since (the user typed after the daemon's last look) is
+ * refused. A file it is not sent (larger than the sharing limit) is read from the disk: applied to a
+ * buffer whose text is not the disk's, its positions would point elsewhere and the file be garbled, so
+ * such an edit is refused too. An approval card catches both when Allow is pressed (`staleChange`); an
+ * always-allowed tool has no card, so the edit itself is checked here and refused with the reason.
  *
  * An edit that is applied to a file whose editor text was the disk's is saved right after (`toSave`),
  * so the disk and the editor agree again: the model's next edit of the file, its commands and its
@@ -17,8 +19,12 @@ export interface EditTarget {
   path: string;
   /** The open document's text, when it is open. */
   text?: string;
-  /** The daemon reads the editor's text of this document (a configuration file it is sent). */
+  /** The daemon reads the editor's text of this document (it is sent the document). */
   shared: boolean;
+  /** The open document's version. */
+  version?: number;
+  /** The version of the document the daemon made the change from, when it names one. */
+  editVersion?: number | null;
   /** The file on disk, when it could be read. */
   disk?: string;
   /** The open document has unsaved changes. */
@@ -49,10 +55,17 @@ export async function withApplyBase<T>(uri: string, text: string, work: () => Pr
 
 /** Why the edit must not be applied (the editor's text of a target is not what it was made from), or null. */
 export function unsavedEditRefusal(targets: readonly EditTarget[]): string | null {
+  const moved = targets.find((t) => t.shared && typeof t.editVersion === 'number' && t.version !== undefined
+    && t.version !== t.editVersion);
+  if (moved) {
+    return `${moved.path} changed in the editor after this change was made from its text: applied now it would `
+      + 'have landed in the wrong place, so nothing was changed. Read the file again and make the change anew.';
+  }
   const stale = targets.find((t) => !t.shared && t.text !== undefined && t.disk !== undefined && t.text !== t.disk
     && t.text !== t.base);
   if (!stale) return null;
-  return `${stale.path} has unsaved changes: save it (or revert it), then ask again. This change was made from `
+  return `${stale.path} has unsaved changes and is too large to be shared with Switchman: save it (or revert it), `
+    + 'then ask again. This change was made from '
     + 'the file on disk: applied to the editor\'s text it would have landed in the wrong place, so nothing was changed.';
 }
 

@@ -10,6 +10,7 @@ const ORIGINAL_LINE = 'return user == "admin"';
 export async function toolSteps(ui, chat, fake, workspace) {
   await editApprovedInTheCardReachesTheBuffer(ui, chat, fake, workspace);
   await editOfAFileChangedMeanwhileIsNotApplied(ui, chat, fake);
+  await toolsWorkOnTheUnsavedBuffer(ui, chat, fake, workspace);
   await deniedCommandTellsTheModelWhy(ui, chat, fake);
   await writeDelegationShowsItsTaskAndTools(ui, chat, fake);
   await tokensTakeTheirTextFromTheEditor(ui, chat, fake);
@@ -128,6 +129,42 @@ async function editOfAFileChangedMeanwhileIsNotApplied(ui, chat, fake) {
   log('an edit whose file changed meanwhile was not applied:', JSON.stringify(await outcome.innerText()));
   // The user's own line goes too (the next steps start from the saved file).
   await ui.page.locator('.tab', { hasText: 'login.py' }).first().click();
+  await ui.command('File: Revert File');
+  await ui.page.locator('.tab.dirty', { hasText: 'login.py' }).waitFor({ state: 'detached' });
+}
+
+/**
+ * The model reads and edits what the user sees: a line typed and not saved is in read_file's answer,
+ * and edit_file changes that line in the buffer (it was refused with "save it first", the daemon having
+ * made it from the disk). The buffer holds the user's unsaved line, so it is not saved for them.
+ */
+async function toolsWorkOnTheUnsavedBuffer(ui, chat, fake, workspace) {
+  const before = (await fake.requests()).length;
+  await ui.page.locator('.tab', { hasText: 'login.py' }).first().click();
+  await editorLine(ui, 'def login').click();
+  await ui.page.keyboard.press('Home');
+  await ui.page.keyboard.type('# typed, not saved\n');
+  await editorLine(ui, '# typed, not saved').waitFor();
+  await fake.script([
+    { kind: 'tool_call', name: 'read_file', id: 'toolu_e2e_read_unsaved', input: { path: LOGIN } },
+    { kind: 'tool_call', name: 'edit_file', id: 'toolu_e2e_edit_unsaved',
+      input: { path: LOGIN, old_text: '# typed, not saved', new_text: '# typed, then edited' } },
+    { kind: 'text', chunks: ['Edited the line you typed.'] },
+  ]);
+  await send(chat, 'edit the line I just typed');
+  const card = chat.locator('.approval[data-tool="edit_file"][data-outcome="pending"]');
+  await card.locator('.approval-diff .diff-del', { hasText: '# typed, not saved' }).waitFor();
+  await card.locator('.approval-button.allow-once').click();
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'Edited the line you typed.' }).waitFor();
+  const results = (await fake.requests()).slice(before).map((r) => JSON.stringify(r.body.messages.at(-1)));
+  if (!results.some((r) => r.includes('# typed, not saved\\ndef login(user, password):'))) {
+    throw new Error(`read_file did not return the unsaved buffer: ${results.join('\n').slice(0, 1200)}`);
+  }
+  if (!results.some((r) => r.includes('Edited src/login.py'))) throw new Error(`the edit was not applied: ${results.join('\n').slice(0, 1200)}`);
+  await editorLine(ui, '# typed, then edited').waitFor();
+  await ui.page.locator('.tab.dirty', { hasText: 'login.py' }).waitFor();
+  await onDisk(workspace, '# typed', false);
+  log('read_file saw the unsaved line and edit_file changed it in the buffer, left unsaved');
   await ui.command('File: Revert File');
   await ui.page.locator('.tab.dirty', { hasText: 'login.py' }).waitFor({ state: 'detached' });
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { configDocumentSelector, userConfigDir } from '../../src/server/configFiles';
+import { clientDocumentSelector, configDocumentSelector, userConfigDir } from '../../src/server/configFiles';
 import { isLaunchProblem, planLaunch, type LaunchHost } from '../../src/server/launch';
 import { readServerSettings, type ServerSettings } from '../../src/server/settings';
 
@@ -69,5 +69,11 @@ describe('configuration files', () => {
       { scheme: 'file', pattern: '**/.switchman/routing.yaml' },
       { scheme: 'file', pattern: '**/.switchman/profiles.yaml' },
     ]);
+  });
+
+  it('gives the language client every file document (sharedDocuments.ts decides which are sent)', () => {
+    const selector = clientDocumentSelector('/c');
+    assert.deepEqual(selector.slice(0, -1), configDocumentSelector('/c'));
+    assert.deepEqual(selector.at(-1), { scheme: 'file' });
   });
 });

@@ -9,6 +9,7 @@ import { emptyTrustMessage, trustItems } from '../../src/tools/trust';
 import { approvalsInTurns } from '../../src/chat/reducer';
 import type { Entry } from '../../src/chat/messages';
 import { applyBases, toSave, unsavedEditRefusal, unsavedNote, withApplyBase } from '../../src/tools/unsavedEdits';
+import { MAX_SHARED_CHARS, SharedDocuments, sharedOnOpen } from '../../src/server/sharedDocuments';
 import { FakeConnection } from './fakes';
 
 const EDIT: ApprovalRequest = {
@@ -270,23 +271,34 @@ describe('code blocks', () => {
   });
 });
 
-describe('the daemon\'s edits of files it reads from disk', () => {
+describe('the daemon\'s edits', () => {
   const disk = 'def login(user, password):\n    return user == "admin"\n';
-  it('are refused when the editor has unsaved text they were not made from (an earlier change not saved yet)', () => {
-    const unsaved = `# Login.\n${disk}`;
-    const refusal = unsavedEditRefusal([{ path: 'src/login.py', text: unsaved, shared: false, disk }]);
-    assert.match(refusal ?? '', /^src\/login\.py has unsaved changes: save it \(or revert it\), then ask again\. .* nothing was changed\.$/);
+  const unsaved = `# Login.\n${disk}`;
+  it('of a buffer the daemon is sent go ahead on its unsaved text, in the version they were made from', () => {
+    assert.equal(unsavedEditRefusal([{ path: 'src/login.py', text: unsaved, shared: true, disk, dirty: true,
+      version: 7, editVersion: 7 }]), null);
+    assert.equal(unsavedEditRefusal([{ path: '.switchman/routing.yaml', text: 'rules: []\n', shared: true, disk: '' }]), null,
+      'no version named (a client without versioned edits): nothing to compare');
   });
 
-  it('go ahead on a saved or closed file, and on a configuration file the daemon reads from the editor', () => {
+  it('of a buffer the daemon is sent are refused when it changed after they were made (a keystroke still on its way)', () => {
+    const refusal = unsavedEditRefusal([{ path: 'src/login.py', text: `${unsaved}x`, shared: true, disk, dirty: true,
+      version: 8, editVersion: 7 }]);
+    assert.match(refusal ?? '', /^src\/login\.py changed in the editor after this change was made from its text: .* Read the file again/);
+  });
+
+  it('of a file too large to share are refused when the editor has unsaved text they were not made from', () => {
+    const refusal = unsavedEditRefusal([{ path: 'src/login.py', text: unsaved, shared: false, disk }]);
+    assert.match(refusal ?? '', /^src\/login\.py has unsaved changes and is too large to be shared with Switchman: save it \(or revert it\), then ask again\. .* nothing was changed\.$/);
+  });
+
+  it('go ahead on a saved or closed file', () => {
     assert.equal(unsavedEditRefusal([{ path: 'src/login.py', text: disk, shared: false, disk }]), null, 'saved');
     assert.equal(unsavedEditRefusal([{ path: 'src/login.py', shared: false }]), null, 'not open: the editor reads the disk too');
-    assert.equal(unsavedEditRefusal([{ path: '.switchman/routing.yaml', text: 'rules: []\n', shared: true, disk: '' }]), null);
     assert.equal(unsavedEditRefusal([]), null);
   });
 
   it('go ahead when made from the editor\'s own unsaved text (Apply of a code block), not when it changed since', async () => {
-    const unsaved = `# Login.\n${disk}`;
     assert.equal(unsavedEditRefusal([{ path: 'src/login.py', text: unsaved, shared: false, disk, base: unsaved }]), null);
     assert.notEqual(unsavedEditRefusal([{ path: 'src/login.py', text: `${unsaved}x`, shared: false, disk, base: unsaved }]), null,
       'typed in since the Apply was asked for');
@@ -302,9 +314,9 @@ describe('the daemon\'s edits of files it reads from disk', () => {
     const closed = { path: 'src/closed.py', shared: false };
     const saved = { path: 'src/saved.py', text: disk, shared: false, dirty: false };
     const sameText = { path: 'src/same.py', text: disk, shared: false, dirty: true, disk };
-    const userEdits = { path: '.switchman/routing.yaml', text: 'rules: []\n', shared: true, dirty: true };
+    const userEdits = { path: 'src/typed.py', text: unsaved, shared: true, dirty: true, disk };
     assert.deepEqual(toSave([closed, saved, sameText, userEdits]), [closed, saved, sameText],
-      'a configuration file with the user\'s unsaved text is left for the user to save');
+      'a buffer with the user\'s unsaved text is edited, and left for the user to save');
   });
 
   it('that could not be saved are reported as applied but only in the editor', () => {
@@ -312,5 +324,32 @@ describe('the daemon\'s edits of files it reads from disk', () => {
     assert.equal(unsavedNote([{ path: 'src/login.py', reason: 'EACCES: permission denied' }]),
       'The change is in the editor but was not saved: src/login.py (EACCES: permission denied). '
       + 'The file on disk still has the old text.');
+  });
+});
+
+describe('the documents the daemon is sent', () => {
+  const file = (path: string, more: Partial<Parameters<typeof sharedOnOpen>[0]> = {}) => ({
+    uri: `file:///w/${path}`, scheme: 'file', length: 100, inWorkspace: true, isConfig: false, ...more });
+
+  it('are the workspace\'s files up to the limit, and the configuration files wherever they are', () => {
+    assert.equal(sharedOnOpen(file('src/login.py')), true);
+    assert.equal(sharedOnOpen(file('src/big.log', { length: MAX_SHARED_CHARS })), true);
+    assert.equal(sharedOnOpen(file('src/huge.log', { length: MAX_SHARED_CHARS + 1 })), false, 'too large');
+    assert.equal(sharedOnOpen(file('elsewhere.py', { inWorkspace: false })), false, 'outside the workspace folders');
+    assert.equal(sharedOnOpen(file('Untitled-1', { scheme: 'untitled' })), false, 'not a file');
+    assert.equal(sharedOnOpen(file('routing.yaml', { inWorkspace: false, isConfig: true })), true);
+  });
+
+  it('keep the decision made at open until closed: a withheld document\'s changes and close are not sent', () => {
+    const shared = new SharedDocuments();
+    const big = file('src/huge.log', { length: MAX_SHARED_CHARS + 1 });
+    assert.equal(shared.opened(big), false);
+    assert.equal(shared.isShared(big.uri), false);
+    assert.equal(shared.closed(big.uri), false, 'its didOpen was not sent, so neither is its didClose');
+    assert.equal(shared.isShared(big.uri), true, 'forgotten once closed');
+    const login = file('src/login.py');
+    assert.equal(shared.opened(login), true);
+    assert.equal(shared.isShared(login.uri), true);
+    assert.equal(shared.closed(login.uri), true);
   });
 });

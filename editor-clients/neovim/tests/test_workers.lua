@@ -212,10 +212,10 @@ return {
           { role = 'tool', content = { { type = 'tool_result', tool_use_id = 'e',
             content = 'delegate failed: approval_denied', is_error = true } } } },
         delegations = { { tool_use_id = 'e', source = 'planner', tier = 'deep', status = 'failed',
-          error = 'approval_denied', detail = 'The user denied this delegation: not now' } },
+          error = 'approval_denied', detail = 'the user denied it' } },
       })
-      H.eq('  ✗ worker deep · not started · failed · 0 turns · $0.00 — edit it — approval_denied: '
-        .. 'The user denied this delegation: not now', denied.e[1], 'why it ended, as the record says it')
+      H.eq('  ✗ worker deep · not started · failed · 0 turns · $0.00 — edit it — approval_denied: the user denied it',
+        denied.e[1], 'why it ended, as the record says it')
       H.eq('$0.000015', workers.usd('0.000015'), 'a tiny cost is not shown as $0.0000')
       H.eq('$0.00004', workers.usd('0.00004'))
       H.eq('$0.0004', workers.usd('0.00042'))

@@ -186,6 +186,17 @@ class DelegateQueued(Event, frozen=True, kw_only=True, tag="delegate.queued"):
     limit: int
 
 
+class DelegateAwaitingApproval(Event, frozen=True, kw_only=True,
+                               tag="delegate.awaiting_approval"):
+    """A delegation that waited for a free worker slot got one, and its start now waits for
+    the user's approval (the timestamp is when the user was asked). Recorded so a reloaded
+    editor, or another window's daemon, lists it as waiting for approval, not for a slot."""
+
+    tool_use_id: str
+    turn_id: str | None
+    """The planner's turn: one still waiting when that turn was interrupted never started."""
+
+
 class DelegateCompleted(Event, frozen=True, kw_only=True, tag="delegate.completed"):
     """A worker finished its task."""
 

@@ -61,7 +61,7 @@ CONTEXT = s.Obj("The turn's state.", title="context", fields={
 CHAIN_STEP = s.Obj("A partial chain entry.", title="chain step", fields={
     "policy": s.Field(s.Scalar("", enum=tuple(p.value for p in CHAIN_ORDER))),
     "verdict": s.Field(s.Scalar("", enum=("not_applicable", "deferred", "rejected", "chose"))),
-    "model": s.Field(s.Scalar()),
+    "model": s.Field(s.Scalar("The candidate model (id or alias).", format="model")),
     "validation_failure": s.Field(s.Scalar()),
     "rule": s.Field(s.Scalar()),
     "tier": s.Field(s.Scalar("For DELEGATE_REQUEST: the tier of this candidate.",
@@ -71,7 +71,7 @@ CHAIN_STEP = s.Obj("A partial chain entry.", title="chain step", fields={
 })
 
 EXPECT = s.Obj("What should happen.", title="expect", fields={
-    "model": s.Field(s.Scalar("The chosen model (id or alias).")),
+    "model": s.Field(s.Scalar("The chosen model (id or alias).", format="model")),
     "error": s.Field(s.Scalar("", enum=("no_model_available", "unknown_alias", "empty_message",
                                         "unknown_model"))),
     "policy": s.Field(s.Scalar("", enum=tuple(p.value for p in CHAIN_ORDER))),
@@ -158,23 +158,28 @@ class _StaticClock:
         return 0.0
 
 
-def load_test_file(path: Path) -> tuple[dict[str, Any], list[Problem]]:
-    """Parse and validate a test file; returns its values and any problems."""
+def load_test_file(path: Path, registry: ModelRegistry | None = None,
+                   ) -> tuple[dict[str, Any], list[Problem]]:
+    """Parse and validate a test file; returns its values and any problems. With the
+    ``registry`` the file's policy uses, a model an expectation names must be one of it (a
+    typo could only fail the case, never pass it); its id replaces an alias."""
     text, unreadable = read_config(path)
     if text is None:
         return {}, [unreadable] if unreadable is not None else []
     doc = parse_yaml(text, str(path))
     if doc.problems:
         return {}, doc.problems
-    walker = Walker(doc)
+    walker = Walker(doc, registry.resolve, registry.names()) if registry else Walker(doc)
     if doc.root is None:  # empty, or only comments
         walker.report(ZERO_RANGE, Code.MISSING_KEY, "This policy test file is empty: it needs "
                       "'cases', a list of cases (see docs/policy-tests.md).")
         return {}, walker.problems
     raw = walker.walk(doc.root, TEST_FILE, ())
     for index, case in enumerate(raw.get("cases") or () if isinstance(raw, dict) else ()):
-        if isinstance(case, dict) and case.get("expect") == {}:  # would pass, checking nothing
-            walker.report(walker.range_at(("cases", index, "expect"), key=True),
+        where = ("cases", index, "expect")
+        if isinstance(case, dict) and case.get("expect") == {} \
+                and not walker.tainted(where):  # would pass, checking nothing
+            walker.report(walker.range_at(where, key=True),
                           Code.MISSING_KEY, "This case's 'expect' checks nothing: give at least "
                           "one of " + ", ".join(EXPECT.fields) + ".")
     return (raw if isinstance(raw, dict) else {}), walker.problems

@@ -168,6 +168,8 @@ def rules_test(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     under_test = load_policy(path.parent, raw) if not problems else None
+    if under_test is not None and under_test.registry is not None:  # now models can be checked
+        raw, problems = load_test_file(path, under_test.registry)
     problems += under_test.problems if under_test else []
     if any(p.severity is Severity.ERROR for p in problems) or under_test is None:
         _print_problems(sort_problems(problems), [path])

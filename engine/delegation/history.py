@@ -12,7 +12,9 @@ A delegation that ended before its worker was routed (approval denied, stopped
 while it waited for approval or for a free worker slot, no model for its tier) has
 only its ``delegate.failed``: its record comes from that, with no model. One still
 waiting for a free worker slot has only its ``delegate.queued``: ``queued``, or
-``failed`` with ``interrupted`` once its planner's turn was interrupted.
+``failed`` with ``interrupted`` once its planner's turn was interrupted. One that got its
+slot and whose start waits for the user's approval also has a ``delegate.awaiting_approval``:
+``awaiting_approval``, or — its planner's turn interrupted — never started, as a queued one.
 
 A delegation with no ending whose worker's turn did end is ``running`` only while the
 daemon that ran it lives (it writes the ending a moment after the turn's). Once that
@@ -39,11 +41,15 @@ from switchman.engine.store.repository import INTERRUPTED_MESSAGE
 CANCELLED_BY_USER = "cancelled_by_user"
 INTERRUPTED = "interrupted"
 STARTED, COMPLETED, FAILED = "delegate.started", "delegate.completed", "delegate.failed"
-QUEUED = "delegate.queued"
+QUEUED, AWAITING_APPROVAL = "delegate.queued", "delegate.awaiting_approval"
 """The stored event types this module reads."""
 NEVER_STARTED_MESSAGE = ("Switchman stopped (the daemon exited or was killed) while this "
                          "delegation waited for a free worker; it never started, and nothing "
                          "was charged for it.")
+NEVER_APPROVED_MESSAGE = ("Switchman stopped (the daemon exited or was killed) while this "
+                          "delegation waited for your approval to start; it never started, and "
+                          "nothing was charged for it.")
+AWAITING_APPROVAL_DETAIL = "waiting for your approval to start"
 """A waiting delegation's detail once its planner's turn was found interrupted: the turn's own
 message (its answer kept, send it again) does not fit a call that never ran."""
 END_LOST_MESSAGE = ("Switchman stopped (the daemon exited or was killed) before this "
@@ -55,7 +61,8 @@ f56a51c, exited) without recording how the delegation ended."""
 
 def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]],
                        interrupted: Collection[str] = (), queued: Sequence[dict[str, Any]] = (),
-                       end_lost: Collection[str] = ()) -> list[DelegationRecord]:
+                       end_lost: Collection[str] = (),
+                       approving: Sequence[dict[str, Any]] = ()) -> list[DelegationRecord]:
     """The delegations of ``started`` events (stored payloads, oldest first) with how each
     ended (``delegate.completed`` / ``delegate.failed`` payloads); none ended: ``running``,
     or — when the worker's turn was interrupted (its session in ``interrupted``: the daemon
@@ -63,9 +70,12 @@ def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]
     ``queued`` (``delegate.queued`` payloads) dates their waits and adds those still waiting;
     ``interrupted`` also holds the planner turns interrupted while they waited. ``end_lost``
     holds the worker sessions whose turn ended under a daemon that is gone, their
-    delegation's end unrecorded (:func:`open_workers` names the candidates)."""
+    delegation's end unrecorded (:func:`open_workers` names the candidates). ``approving``
+    (``delegate.awaiting_approval`` payloads) names the waiting ones whose start is asked
+    about."""
     endings = {str(e.get("tool_use_id")): e for e in ended}
     waits = {str(q.get("tool_use_id")): msgspec.convert(q, DelegateQueued) for q in queued}
+    asking = {str(a.get("tool_use_id")) for a in approving}
     records: dict[str, DelegationRecord] = {}
     asked: dict[str, datetime] = {}
     for payload in started:
@@ -95,7 +105,7 @@ def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]
                                                                      waits.get(tool_use_id))
     for tool_use_id, wait in waits.items():
         if tool_use_id not in records:
-            records[tool_use_id] = _waiting(wait, interrupted)
+            records[tool_use_id] = _waiting(wait, interrupted, tool_use_id in asking)
             asked[tool_use_id] = wait.timestamp
     return sorted(records.values(), key=lambda r: asked[r.tool_use_id])
 
@@ -107,11 +117,16 @@ def open_workers(started: list[dict[str, Any]], ended: list[dict[str, Any]]) -> 
             if str(s.get("tool_use_id")) not in done and s.get("worker_session_id")]
 
 
-def _waiting(wait: DelegateQueued, interrupted: Collection[str]) -> DelegationRecord:
-    """The record of a delegation still waiting for a free worker slot (its planner's turn
-    interrupted: it never will start), dated when it began waiting."""
+def _waiting(wait: DelegateQueued, interrupted: Collection[str],
+             asking: bool) -> DelegationRecord:
+    """The record of a delegation still waiting for a free worker slot, or (``asking``) for
+    the user's approval to start once it got one (its planner's turn interrupted: it never
+    will start), dated when it began waiting."""
     if wait.turn_id is not None and wait.turn_id in interrupted:
-        status, error, detail = "failed", INTERRUPTED, NEVER_STARTED_MESSAGE
+        status, error = "failed", INTERRUPTED
+        detail = NEVER_APPROVED_MESSAGE if asking else NEVER_STARTED_MESSAGE
+    elif asking:
+        status, error, detail = "awaiting_approval", None, AWAITING_APPROVAL_DETAIL
     else:
         status, error = "queued", None
         detail = f"waiting for a free worker ({wait.limit} may run at once)"

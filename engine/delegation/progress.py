@@ -24,7 +24,9 @@ from switchman.engine.delegation.contract import (
 )
 from switchman.engine.delegation.envelope import HandoffEnvelope
 from switchman.engine.delegation.handoff import Handoff
+from switchman.engine.delegation.history import AWAITING_APPROVAL_DETAIL
 from switchman.engine.events import (
+    DelegateAwaitingApproval,
     DelegateCompleted,
     DelegateFailed,
     DelegateQueued,
@@ -118,9 +120,14 @@ class WorkerProgress:
     def awaiting_approval(self) -> None:
         """Its start waits for the user's approval. Told only for a delegation the editor
         already shows (one that waited for a slot), so its card stops saying it waits for a
-        worker; one that did not wait is shown from its start, as the approval asks first."""
+        worker; one that did not wait is shown from its start, as the approval asks first.
+        Recorded (``delegate.awaiting_approval``), so ``switchman/session`` lists it so too."""
         if self._queued_at is not None:
-            self.detail = "waiting for your approval to start"
+            self.sessions.store.add_event(DelegateAwaitingApproval(
+                timestamp=self.clock.now(), session_id=self.planner.session_id,
+                tool_use_id=self.tool_use_id, turn_id=self.planner_turn_id),
+                self.planner_turn_id)
+            self.detail = AWAITING_APPROVAL_DETAIL
             self._send("awaiting_approval", "awaiting_approval")
 
     def wait_over(self) -> None:

@@ -205,7 +205,8 @@ class SessionQueries:
                              envelope.decode(store.handoff(session_id)),
                              history.delegation_records(
                                  started, ended, interrupted,
-                                 store.events(session_id, history.QUEUED), end_lost))
+                                 store.events(session_id, history.QUEUED), end_lost,
+                                 store.events(session_id, history.AWAITING_APPROVAL)))
 
     def cost(self, session_id: str) -> CostBreakdown:
         """A session's spend by model, planner and workers."""

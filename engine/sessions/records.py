@@ -268,7 +268,8 @@ class DelegationRecord(msgspec.Struct, frozen=True, kw_only=True):
     routed_by: str | None = None
     """What chose the worker's model when its tier did not (``rule: docs questions``)."""
     status: DelegationStatus
-    """``queued`` while it waits for a free worker slot, ``running`` until it ends; ``failed``
+    """``queued`` while it waits for a free worker slot (then ``awaiting_approval`` while its
+    start waits for the user's answer), ``running`` until it ends; ``failed``
     with ``interrupted`` once the daemon that ran it died (its worker's turn, or for one still
     waiting its planner's turn, marked interrupted)."""
     error: str | None = None

@@ -78,6 +78,30 @@ def test_an_empty_message_fails_a_policy_test_as_the_chat_refuses_it(
                                    "message": "Nothing to send: the message is empty."}
 
 
+def test_a_model_an_expectation_names_must_exist(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str],
+                                                config_dir: Path) -> None:
+    """A typo in `expect: {model: …}` could only fail its case (exit 1, "expected model
+    opsu"), never pass: it is an invalid file, located, with the closest name offered."""
+    shutil.copy(POLICY_DIR / "section8.routing.yaml", tmp_path)
+    test_file = tmp_path / "t.test.yaml"
+    test_file.write_text("routing: section8.routing.yaml\ncases:\n  - name: typo\n"
+                         "    message: /commit x\n    expect: {model: haiuk}\n"
+                         "  - name: chain\n    message: hi\n"
+                         "    expect: {chain: [{model: 'anthropic:claude-sonet-4-6'}]}\n", "utf-8")
+    code, out = run(capsys, "rules", "test", str(test_file))
+    assert code == 2
+    assert f"{test_file}:5:21: error [unknown-model] Unknown model 'haiuk'. Did you mean 'haiku'?" \
+        in out
+    assert f"{test_file}:8:30: error [unknown-model] Unknown model 'anthropic:claude-sonet-4-6'" \
+        in out
+    assert "FAIL" not in out
+    test_file.write_text("routing: section8.routing.yaml\ncases:\n  - name: alias\n"
+                         "    message: /commit x\n    expect: {model: haiku}\n", "utf-8")
+    code, results = run_json(capsys, "rules", "test", str(test_file))
+    assert (code, [r["passed"] for r in results]) == (0, [True])
+
+
 def test_an_invalid_test_file_gets_located_problems(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     test_file = tmp_path / "t.test.yaml"

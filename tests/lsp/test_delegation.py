@@ -15,7 +15,7 @@ import pytest
 from switchman.server import methods
 from tests.lsp.conftest import LISTEN, Daemon
 from tests.lsp.test_sessions_and_commands import start
-from tests.support.editor_tools import ToolEditor
+from tests.support.editor_tools import NEVER, ToolEditor
 from tests.support.fake_provider import FakeProvider, Reply, Stall, ToolCall, Usage
 from tests.support.lsp import SwitchmanClient, kill_9, running_server
 
@@ -470,6 +470,42 @@ async def test_a_delegation_that_may_write_is_approved_in_the_editor(
         ("toolu_no", "failed", "approval_denied", "planner", "rewrite main"),
         ("toolu_yes", "completed", None, "planner", "rewrite main")]
     assert detail["delegations"][0]["detail"] == "not that one"
+
+
+async def test_a_queued_delegation_asked_about_is_listed_so_and_never_started_once_killed(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """A call that waited for a slot and whose start is then asked about was listed by
+    switchman/session (what a reloaded chat draws) as still queued. It is listed as awaiting
+    approval; and once its daemon is killed there, as never started, like a queued one."""
+    daemon.write_routing("global_default: opus\ndelegation: {max_concurrent_workers: 1}\n")
+    tools = ["read_file", "edit_file"]
+    fake.script_tool_calls([delegate(f"toolu_{n}", allowed_tools=tools) for n in (1, 2)],
+                           model=OPUS_API)
+    fake.script_text("first done", model=HAIKU_API)
+    client = await start("neovim", daemon)
+    editor = ToolEditor(client)
+    editor.answers.extend([{"decision": "allow_once"}, NEVER])  # the second is never answered
+    pending = asyncio.ensure_future(chat(client, daemon, "@opus two, one at a time"))
+    asked = await client.wait_for(methods.DELEGATION, lambda u: u["tool_use_id"] == "toolu_2"
+                                  and u["phase"] == "awaiting_approval")
+    detail = await client.request(methods.SESSION, {"session_id": asked["session_id"]})
+    assert [(r["tool_use_id"], r["status"], r["detail"]) for r in detail["delegations"]] == [
+        ("toolu_1", "completed", None),
+        ("toolu_2", "awaiting_approval", "waiting for your approval to start")]
+    assert (detail["delegations"][1]["worker_session_id"], detail["delegations"][1]["model"]
+            ) == ("", None)
+    await kill_9(client, pending)
+    restarted = await start("neovim", daemon)
+    try:
+        detail = await restarted.request(methods.SESSION, {"session_id": asked["session_id"]})
+    finally:
+        await restarted.shutdown_session()
+        await restarted.stop()
+    lost = detail["delegations"][1]
+    assert (lost["tool_use_id"], lost["status"], lost["error"], lost["model"]) == (
+        "toolu_2", "failed", "interrupted", None)
+    assert "waited for your approval to start; it never started" in lost["detail"]
+    assert [r.model for r in fake.requests].count(HAIKU_API) == 1
 
 
 async def test_a_tier_with_no_usable_model_fails_the_delegation_only(

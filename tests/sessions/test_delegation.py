@@ -518,12 +518,22 @@ def test_a_delegation_still_waiting_when_its_planner_was_interrupted_never_start
             "tool_use_id": "tu_q", "turn_id": "turn_p", "tier": "fast", "task": "tidy",
             "position": 1, "running": 1, "limit": 1}
     (waiting,) = history.delegation_records([], [], (), [wait])
+    wait_at = waiting.queued_at
     assert (waiting.status, waiting.error, waiting.model, waiting.task) == (
         "queued", None, None, "tidy")
     (stuck,) = history.delegation_records([], [], {"turn_p"}, [wait])
     assert (stuck.status, stuck.error) == ("failed", "interrupted")
     assert stuck.detail is not None and "never started" in stuck.detail
     assert "answer written by then" not in stuck.detail  # the turn's message, not this call's
+    # got its slot, its start asked about: listed so, and never started once interrupted
+    asked = {"type": "delegate.awaiting_approval", "timestamp": "2026-11-24T12:01:00Z",
+             "session_id": "s", "tool_use_id": "tu_q", "turn_id": "turn_p"}
+    (waiting,) = history.delegation_records([], [], (), [wait], approving=[asked])
+    assert (waiting.status, waiting.detail, waiting.queued_at) == (
+        "awaiting_approval", history.AWAITING_APPROVAL_DETAIL, wait_at)
+    (stuck,) = history.delegation_records([], [], {"turn_p"}, [wait], approving=[asked])
+    assert (stuck.status, stuck.error, stuck.detail) == (
+        "failed", "interrupted", history.NEVER_APPROVED_MESSAGE)
 
 
 @pytest.mark.parametrize("passes", range(8))

@@ -149,10 +149,16 @@ async def running_server(
 
 
 async def kill_9(client: SwitchmanClient, pending: asyncio.Future[Any]) -> None:
-    """SIGKILL the client's daemon: it gets no chance to clean up."""
+    """SIGKILL the client's daemon: it gets no chance to clean up. A request of the daemon the
+    client is still answering (an approval left unanswered) is dropped with it: pygls would
+    otherwise fail to fail it as the client stops."""
     process = client._server
     assert process is not None
-    process.kill()
+    futures: dict[Any, Any] = client.protocol._request_futures
+    answering = [futures.pop(i) for i, f in list(futures.items()) if isinstance(f, asyncio.Task)]
+    process.kill()  # before the dropped answers are cancelled: the daemon never reads them
+    for task in answering:
+        task.cancel()
     await process.wait()
     pending.cancel()
     await client.stop()

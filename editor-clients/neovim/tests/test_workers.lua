@@ -176,8 +176,10 @@ return {
       H.eq('  ✗ worker deep · not started · failed · 0 turns · $0.00 · 0.0s — t — no_model_available_for_tier',
         failed)
       local stopped = workers.line(root, { tier = 'fast', model = 'anthropic:claude-haiku-4-5', status = 'cancelled',
-        turns = 1, cost_usd = '0.0019', estimated_usd = '0.0019', elapsed_seconds = 2, task = 't', error = 'cancelled_by_user' })
-      H.eq('  ■ worker fast · haiku · cancelled · 1 turn · $0.0019 (~$0.0019 estimated) · 2.0s — t — cancelled_by_user',
+        turns = 1, cost_usd = '0.0019', estimated_usd = '0.0019', elapsed_seconds = 2, task = 't', error = 'cancelled_by_user',
+        detail = 'the user stopped this worker' })
+      H.eq('  ■ worker fast · haiku · cancelled · 1 turn · $0.0019 (~$0.0019 estimated) · 2.0s — t — '
+        .. 'cancelled_by_user: the user stopped this worker',
         stopped, 'a worker stopped before the provider reported usage: its cost is an estimate, and says so')
       local stored = workers.stored(root, {
         messages = {
@@ -204,6 +206,16 @@ return {
       })
       H.eq('  ✓ worker balanced (capped from deep) · sonnet · completed · 0 turns · $0.00 — prove it', capped.d[1],
         'the tier the worker ran on, as the session recorded it')
+      local denied = workers.stored(root, {
+        messages = { { role = 'assistant', content = {
+          { type = 'tool_use', id = 'e', name = 'delegate', input = { tier = 'deep', task = 'edit it' } } } },
+          { role = 'tool', content = { { type = 'tool_result', tool_use_id = 'e',
+            content = 'delegate failed: approval_denied', is_error = true } } } },
+        delegations = { { tool_use_id = 'e', source = 'planner', tier = 'deep', status = 'failed',
+          error = 'approval_denied', detail = 'the user denied it' } },
+      })
+      H.eq('  ✗ worker deep · not started · failed · 0 turns · $0.00 — edit it — approval_denied: the user denied it',
+        denied.e[1], 'why it ended, as the record says it')
       H.eq('$0.000015', workers.usd('0.000015'), 'a tiny cost is not shown as $0.0000')
       H.eq('$0.00004', workers.usd('0.00004'))
       H.eq('$0.0004', workers.usd('0.00042'))

@@ -154,17 +154,21 @@ export function storedDelegations(messages: readonly Message[], workers: readonl
       // (`""` for a delegation that ended before it had a worker session)
       workerSessionId: worker?.session_id || record?.worker_session_id || null,
       model: worker?.model ?? record?.model ?? null,
-      // Still waiting for a worker slot while its planner's turn runs (a reload mid-turn).
-      status: !result && record?.status === 'queued' && turnStatus === 'running'
-        ? 'queued' : storedStatus(result, turnStatus, failure),
+      // With no result of its own, the delegation's record says how it stands: still waiting for a
+      // worker slot, or then for the user's approval, while its planner's turn runs (a reload
+      // mid-turn); how it ended, when it did (`failed` / `interrupted` when a gone daemon never
+      // recorded its end, though its planner's turn was cancelled), as Neovim and `/delegate` cards say.
+      status: !result && record && (waitsToStart(record.status) && turnStatus === 'running' || isEnded(record.status))
+        ? record.status : storedStatus(result, turnStatus, failure),
       turns: worker?.turns ?? 0,
       costUsd: worker?.cost_usd ?? '0',
       // No result when the daemon died while the worker ran: the record says `interrupted` (the
       // turn's own failure, just below the card, says the rest).
       error: failure ?? (result ? null : record?.error ?? null),
       // Why it ended as it did (the reason typed with a denial, "cancelled before this worker
-      // started"), as the live card said it; an interrupted worker's is the turn's own failure, shown below.
-      detail: record?.error === INTERRUPTED && !result ? null : record?.detail ?? null,
+      // started"), as the live card said it; an interrupted worker's is its interrupted turn's own
+      // failure, shown below (a planner's turn that was not interrupted has none: the record's says why).
+      detail: record?.error === INTERRUPTED && !result && turnStatus === 'interrupted' ? null : record?.detail ?? null,
     });
   }
   return cards;
@@ -204,6 +208,10 @@ function failureOf(content: string): string {
   const line = firstLine(content);
   const match = /^delegate failed: (.+)$/.exec(line);
   return match ? match[1] : line;
+}
+
+function isEnded(status: DelegationStatus): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
 }
 
 function storedStatus(result: { isError: boolean } | undefined, turnStatus: TurnStatus,

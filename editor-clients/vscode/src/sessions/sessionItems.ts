@@ -1,5 +1,6 @@
 /** How a session looks in the Sessions view (pure). */
 
+import { waitsToStart } from '../chat/delegations';
 import { formatUsd, plural, shortModelName } from '../common/format';
 import type { DelegationParams, Session } from '../protocol/types';
 
@@ -32,7 +33,10 @@ export function sessionItemView(session: Session, isCurrent: boolean, now: Date 
   };
 }
 
-/** A planner's delegation waiting for a free worker slot: no worker session yet, so an item of its own. */
+/**
+ * A planner's delegation waiting for a free worker slot, then (its worker may change things) for the user's
+ * approval to start: no worker session yet, so an item of its own.
+ */
 export interface QueuedItemView {
   label: string;
   description: string;
@@ -40,17 +44,20 @@ export interface QueuedItemView {
 }
 
 export function queuedItemView(update: DelegationParams): QueuedItemView {
+  const asking = update.status === 'awaiting_approval';
   const place = update.queue ? `#${update.queue.position} in line` : 'waiting';
   return {
     label: update.task.split('\n', 1)[0].trim() || 'Queued worker',
-    description: `${update.tier} · queued · ${place}`,
-    tooltip: [update.task, update.detail ?? 'waiting for a free worker', `Delegation ${update.tool_use_id}`].join('\n'),
+    description: asking ? `${update.tier} · awaiting approval` : `${update.tier} · queued · ${place}`,
+    tooltip: [update.task, update.detail ?? (asking ? 'waiting for your approval to start' : 'waiting for a free worker'),
+      `Delegation ${update.tool_use_id}`].join('\n'),
   };
 }
 
 /**
- * The delegations now waiting for a worker slot, by planner session, folded from `switchman/delegation`
- * (a waiting one has no worker session for `switchman/sessions` to list).
+ * The delegations now waiting to start (for a worker slot, then for approval), by planner session, folded from
+ * `switchman/delegation` (a waiting one has no worker session for `switchman/sessions` to list; it is listed
+ * once it starts, when this lets it go).
  */
 export class QueuedDelegations {
   private readonly byPlanner = new Map<string, Map<string, DelegationParams>>();
@@ -58,7 +65,7 @@ export class QueuedDelegations {
   /** Fold one notification; true when what is queued changed. */
   apply(update: DelegationParams): boolean {
     const waiting = this.byPlanner.get(update.session_id);
-    if (update.status !== 'queued') {
+    if (!waitsToStart(update.status)) {
       if (!waiting?.delete(update.tool_use_id)) return false;
       if (waiting.size === 0) this.byPlanner.delete(update.session_id);
       return true;
@@ -69,7 +76,7 @@ export class QueuedDelegations {
     return true;
   }
 
-  /** A planner's waiting delegations, next to start first. */
+  /** A planner's waiting delegations, next to start first (those awaiting approval have their slot). */
   of(plannerSessionId: string): DelegationParams[] {
     return [...(this.byPlanner.get(plannerSessionId)?.values() ?? [])]
       .sort((a, b) => (a.queue?.position ?? 0) - (b.queue?.position ?? 0));

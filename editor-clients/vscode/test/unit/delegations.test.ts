@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyDelegation, cardView, storedDelegations, toggleCard, turnCostLabel, waitsToStart, workerTranscript, type DelegationCard } from '../../src/chat/delegations';
+import { applyDelegation, cardView, recordedDelegation, storedDelegations, toggleCard, turnCostLabel, waitsToStart, workerTranscript, type DelegationCard } from '../../src/chat/delegations';
 import { initialChatState, parseFromWebview, type ChatState, type ToWebview, type TurnEntry } from '../../src/chat/messages';
 import { allCards, markStopping, reduce, toggleDelegation } from '../../src/chat/reducer';
 import { transcriptEntries } from '../../src/chat/transcript';
@@ -176,6 +176,11 @@ describe('delegation cards', () => {
       ['queued', 'waiting for a free worker (2 may run at once)', true]);
     const [after] = storedDelegations(messages, [], 'cancelled', [record]);
     assert.equal(after.status, 'cancelled');
+    // Its slot came and its start waits for the user's answer: reloaded then, it says so, still stoppable.
+    const asking = { ...record, status: 'awaiting_approval' as const, detail: 'waiting for your approval to start' };
+    const [asked] = storedDelegations(messages, [], 'running', [asking]);
+    assert.deepEqual([asked.status, cardView(asked).statusLabel, cardView(asked).note, cardView(asked).canStop],
+      ['awaiting_approval', 'awaiting approval', 'waiting for your approval to start', true]);
   });
 
   it('a card the user expanded is still expanded when the panel is reopened, its transcript fetched again', () => {
@@ -293,6 +298,22 @@ describe('delegation cards', () => {
       model: 'anthropic:claude-haiku-4-5', status: 'failed' as const, error: 'interrupted', detail: 'Switchman stopped while…' };
     const [card] = storedDelegations(messages, [], 'interrupted', [record]);
     assert.deepEqual([card.status, cardView(card).note], ['failed', 'interrupted']);
+  });
+
+  it('a delegation whose end a gone daemon never recorded says failed — interrupted, though its planner\'s turn was cancelled', () => {
+    // As switchman/session lists it (4445c33): its worker's turn ended, its own end was never written.
+    const messages: Message[] = [{ id: 'M1', session_id: 'S1', turn_id: 'T1', role: 'assistant', created_at: '', model: null,
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'delegate', input: { tier: 'fast', task: 'Count lines' } }] }];
+    const lost = 'Switchman stopped (the daemon exited or was killed) before this delegation\'s end was recorded; '
+      + 'what its worker did is kept in its transcript.';
+    const record = { tool_use_id: 'toolu_1', worker_session_id: 'W1', source: 'planner' as const, started_at: '2026-01-01T00:00:00Z',
+      task: 'Count lines', tier: 'fast', worker_tier: 'fast', tier_floor: null, floor_applied: false,
+      model: 'anthropic:claude-haiku-4-5', status: 'failed' as const, error: 'interrupted', detail: lost };
+    const [card] = storedDelegations(messages, [], 'cancelled', [record]);
+    assert.deepEqual([card.status, cardView(card).statusLabel, cardView(card).note], ['failed', 'failed', `interrupted: ${lost}`]);
+    // as the user's own delegation's card shows the same record
+    const mine = recordedDelegation({ ...record, source: 'user' }, []);
+    assert.deepEqual([cardView(mine).statusLabel, cardView(mine).note], [cardView(card).statusLabel, cardView(card).note]);
   });
 
   it('names the rule that chose the worker\'s model instead of its tier, live and after a reload', () => {

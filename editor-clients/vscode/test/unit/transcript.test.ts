@@ -193,7 +193,7 @@ describe('session items', () => {
     assert.match(estimated.tooltip, /\(~\$0\.0019 estimated\)/);
   });
 
-  it('list a planner\'s delegations waiting for a worker slot under it, until they start or end', () => {
+  it('list a planner\'s delegations waiting for a worker slot (then for approval) under it, until they start or end', () => {
     const waiting = (tool_use_id: string, position: number) => ({
       phase: 'queued' as const, session_id: 'S1', turn_id: 'T1', tool_use_id, worker_session_id: '', worker_turn_id: null,
       tier: 'fast', model: null, task: `task ${tool_use_id}\nmore`, status: 'queued' as const, turns: 0, llm_calls: 0,
@@ -206,6 +206,13 @@ describe('session items', () => {
     const view = queuedItemView(queued.of('S1')[0]);
     assert.deepEqual([view.label, view.description], ['task toolu_2', 'fast · queued · #1 in line']);
     assert.match(view.tooltip, /waiting for a free worker: 1 of 1 running/);
+    // Its slot came and its start waits for the user's answer: still listed, saying so, until it starts.
+    const asking = { ...waiting('toolu_2', 1), phase: 'awaiting_approval' as const, status: 'awaiting_approval' as const,
+      queue: null, detail: 'waiting for your approval to start' };
+    assert.ok(queued.apply(asking));
+    assert.deepEqual(queued.of('S1').map((d) => d.tool_use_id), ['toolu_2', 'toolu_3']);
+    const asked = queuedItemView(queued.of('S1')[0]);
+    assert.deepEqual([asked.description, asked.tooltip.split('\n')[2]], ['fast · awaiting approval', 'waiting for your approval to start']);
     assert.ok(queued.apply({ ...waiting('toolu_2', 1), phase: 'started', status: 'running', queue: null }));
     assert.ok(queued.apply({ ...waiting('toolu_3', 1), phase: 'ended', status: 'cancelled', queue: null }));
     assert.deepEqual(queued.of('S1'), []);

@@ -92,7 +92,10 @@ function M.line(root, update)
   elseif update.status == 'awaiting_approval' then
     text = text .. ' — ' .. clip(present(update.detail) and update.detail or 'waiting for your approval to start', 80)
   elseif present(update.error) then
-    text = text .. ' — ' .. clip(update.error, 80)
+    -- the code names the failure mode (docs/delegation.md); the detail says what happened, as
+    -- VS Code's card does
+    local why = present(update.detail) and update.detail ~= '' and (update.error .. ': ' .. update.detail) or update.error
+    text = text .. ' — ' .. clip(why, 120)
   end
   return text
 end
@@ -144,7 +147,8 @@ function M.stored(root, detail)
       tier = input.tier, worker_tier = record.worker_tier, floor_applied = record.floor_applied, task = input.task,
       model = present(worker.model) and worker.model or record.model, turns = worker.turns or 0,
       cost_usd = worker.cost_usd or '0', status = status, error = failure or nil,
-      detail = status == 'queued' and record.detail or nil, -- still waiting for a worker slot
+      -- still waiting, or why it ended (an interrupted one's detail is its turn's own failure)
+      detail = present(record.detail) and record.error ~= 'interrupted' and record.detail or nil,
     }
     -- `unanswered`: no result was stored (the daemon died first); the line goes under the call
     out[id] = { M.line(root, update), hl = HIGHLIGHT[update.status], unanswered = results[id] == nil }

@@ -48,6 +48,22 @@ async def test_apply_replaces_the_selection_after_approval(
     assert (daemon.workspace / "src" / "app.py").read_text("utf-8") == SOURCE  # ToolEditor: no save
 
 
+
+async def test_the_selection_is_read_in_utf16_after_an_emoji_on_its_line(
+        vscode: tuple[SwitchmanClient, ToolEditor], daemon: Daemon) -> None:
+    client, editor = vscode
+    path = daemon.workspace / "src" / "app.py"
+    text = 'x = "😀"; y = 42\n'
+    path.write_text(text, "utf-8")
+    span = {"start": {"line": 0, "character": 14}, "end": {"line": 0, "character": 16}}  # "42"
+    result = await client.protocol.send_request_async(  # type: ignore[no-untyped-call]
+        methods.APPLY_CODE, {"workspace": daemon.uri, "uri": path.as_uri(), "text": text,
+                             "code": "43", "range": span})
+    assert result["applied"] is True
+    assert '-x = "😀"; y = 42\n+x = "😀"; y = 43\n' in editor.approvals[0]["diff"]  # as asked
+    assert editor.buffer(path) == 'x = "😀"; y = 43\n'
+
+
 async def test_apply_without_a_range_replaces_the_whole_file(
         vscode: tuple[SwitchmanClient, ToolEditor], daemon: Daemon) -> None:
     client, editor = vscode

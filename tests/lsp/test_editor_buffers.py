@@ -156,3 +156,20 @@ async def test_a_code_file_gets_no_diagnostics(
                           lambda p: p.uri == routing_uri and p.diagnostics)
     published = [p.uri for p in client.received[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]]
     assert uri not in published
+
+
+
+async def test_an_edit_after_characters_outside_the_bmp_lands_on_its_text(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """The edit's range counts columns as the editor does (UTF-16 code units for VS Code, where
+    😀 is two and é one; UTF-8 bytes where Neovim asks for them), in a CRLF buffer with a BOM."""
+    editor = ToolEditor(client)
+    text = '\ufeffs = "😀𝄞é"; y = 1\r\nx = 1\r\n'
+    uri = open_buffer(client, app(daemon), text)
+    editor.buffers[uri] = text
+    fake.script_tool_call("edit_file", {"path": "src/app.py", "old_text": "y = 1",
+                                        "new_text": "y = 2"})
+    fake.script_text("Done.")
+    await chat(client, daemon, "make y 2")
+    assert "Edited src/app.py in the editor" in results(fake)[0]
+    assert editor.buffers[uri] == text.replace("y = 1", "y = 2")

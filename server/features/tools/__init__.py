@@ -43,7 +43,7 @@ def register(server: SwitchmanServer) -> None:
         span = None
         if p.range is not None:  # the editor's position encoding → the engine's UTF-16
             encoding = server.workspace.position_encoding or types.PositionEncodingKind.Utf16
-            span = Positions(split_lines(p.text), str(encoding)).engine_range(
+            span = Positions(split_lines(p.text), encoding).engine_range(
                 types.Range(types.Position(p.range.start.line, p.range.start.character),
                             types.Position(p.range.end.line, p.range.end.character)))
         # Imported here: the tool modules are not needed to answer ``initialize``.

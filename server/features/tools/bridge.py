@@ -169,7 +169,7 @@ class EditorApplier:
 
     def _range(self, change: FileChange, rng: Any) -> dict[str, Any]:
         encoding = self.server.workspace.position_encoding or types.PositionEncodingKind.Utf16
-        converted = Positions(split_lines(change.original or ""), str(encoding)).lsp_range(rng)
+        converted = Positions(split_lines(change.original or ""), encoding).lsp_range(rng)
         return {"start": {"line": converted.start.line, "character": converted.start.character},
                 "end": {"line": converted.end.line, "character": converted.end.character}}
 

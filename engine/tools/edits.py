@@ -77,6 +77,12 @@ class FileEdits:
         if text is not None:
             if len(text) > MAX_EDIT_BYTES:
                 raise ToolRefused(f"'{self.workspace.relative(path)}' is too large to edit here.")
+            if "\ufffd" in text and not _utf8_on_disk(path):
+                raise ToolRefused(
+                    f"'{self.workspace.relative(path)}' is not a UTF-8 text file: the editor "
+                    "shows its other bytes as \ufffd, and the file saved after this edit would "
+                    "lose them. The user can reopen it with its encoding (VS Code: Reopen with "
+                    "Encoding), then ask again.")
             return text
         if not path.is_file():
             raise ToolRefused(f"'{self.workspace.relative(path)}' is not a file.")
@@ -164,3 +170,15 @@ class FileEdits:
         size = path.stat().st_size
         why = "too large to show" if size > MAX_EDIT_BYTES else "not UTF-8 text, not shown"
         return f"[{self.workspace.relative(path)}: {size:,} bytes, {why}]\n"
+
+
+def _utf8_on_disk(path: Path) -> bool:
+    """Whether the file at ``path`` is UTF-8 text (or not on disk): an editor's buffer of one
+    that is not, holding U+FFFD, read its bytes as UTF-8 and lost them."""
+    try:
+        path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    except OSError:
+        return True
+    return True

@@ -259,3 +259,25 @@ async def test_a_new_files_buffer_counts_as_the_file_once_it_has_text(
     assert refused.is_error and "already exists" in refused.content
     read = await toolbox.run("read_file", {"path": "src/typed.py"})
     assert read.content == "x = 1"
+
+
+async def test_a_buffer_showing_a_non_utf8_file_with_replacement_characters_is_not_edited(
+        project: Path, approver: ScriptedApprover, trust: TrustStore) -> None:
+    """VS Code opens a Latin-1 file as UTF-8 with � for its bytes: an edit saved from that
+    buffer would write � over every é of the file, so it is refused as the disk's file is.
+    A buffer that decoded the file (Neovim's 'fileencoding'), or a UTF-8 file's own �, is edited."""
+    latin, neovim, utf8 = (project / "src" / name for name in ("a.py", "b.py", "c.py"))
+    latin.write_bytes(b"caf\xe9 = 1\nx = 1\n")
+    neovim.write_bytes(b"caf\xe9 = 1\nx = 1\n")
+    utf8.write_text("s = '\ufffd'\nx = 1\n", "utf-8")
+    toolbox = make_toolbox(project, approver, trust, buffers={
+        latin: "caf\ufffd = 1\nx = 1\n", neovim: "café = 1\nx = 1\n",
+        utf8: "s = '\ufffd'\nx = 1\n"})
+    refused = await toolbox.run("edit_file", {"path": "src/a.py", "old_text": "x = 1",
+                                              "new_text": "x = 2"})
+    assert refused.is_error and "not a UTF-8 text file" in refused.content, refused.content
+    assert latin.read_bytes() == b"caf\xe9 = 1\nx = 1\n"
+    for name in ("src/b.py", "src/c.py"):
+        edited = await toolbox.run("edit_file", {"path": name, "old_text": "x = 1",
+                                                 "new_text": "x = 2"})
+        assert not edited.is_error, edited.content

@@ -85,6 +85,9 @@ class ApprovalAnswer(msgspec.Struct, frozen=True):
     reason: str | None = None
     by_user: bool = True
     """False when nobody answered: no editor, no answer in time, an unreadable answer."""
+    by_editor: bool = False
+    """The user allowed it, but the editor turned it down (``refused_by: "editor"``: the
+    file changed in the editor while the user was asked); ``reason`` says why."""
 
     @classmethod
     def unanswered(cls, reason: str) -> ApprovalAnswer:
@@ -116,6 +119,9 @@ class ApprovalAnswer(msgspec.Struct, frozen=True):
         """For the model: who refused ``what`` ("this edit"), its ``outcome`` ("it did not
         happen") and why. A denial the daemon made must not read as the user's decision:
         the model would tell the user they refused something they never saw."""
+        if self.by_editor:  # not the user's refusal: they allowed it
+            why = self.short_reason or "it no longer fitted the file"
+            return f"The user allowed {what}, but the editor did not apply it, so {outcome}: {why}"
         if self.by_user:
             return f"The user denied {what}; {outcome}.{self.reason_sentence()}"
         return (f"The user could not be asked to approve {what} ({self.short_reason}),"
@@ -127,6 +133,10 @@ class EditorAnswer(msgspec.Struct, frozen=True):
 
     decision: Decision
     reason: str | None = None
+    refused_by: str | None = None
+    """``editor`` on a ``deny``: the editor turned down what the user allowed (the change no
+    longer fits the buffer), so the model is not told the user refused. Other values are
+    ignored, as unknown fields are."""
 
 
 class Approver(Protocol):

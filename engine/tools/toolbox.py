@@ -183,7 +183,7 @@ class Toolbox:
 
 def _denied(answer: ApprovalAnswer, what: str) -> ToolOutcome:
     return ToolOutcome(answer.refusal(f"this {what}", "it did not happen"),
-                       is_error=True, summary="denied")
+                       is_error=True, summary="not applied" if answer.by_editor else "denied")
 
 
 _DONE = {"create": "created", "edit": "edited", "delete": "deleted"}

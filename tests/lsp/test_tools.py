@@ -154,6 +154,25 @@ async def test_a_denial_with_a_reason_reaches_the_model(
     assert deltas(client, result["turn_id"], "tool_result")[0]["tool"]["summary"] == "denied"
 
 
+async def test_an_edit_the_editor_turned_down_after_the_user_allowed_it_is_not_their_denial(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
+    """Both clients turn an allowed edit down when its buffer changed while the user was asked;
+    the model was told "The user denied this edit", and could tell the user so."""
+    client, editor = vscode
+    stale = ("src/app.py changed in the editor since this change was proposed, so it was not "
+             "applied. Nothing was changed; read the file again to make the change.")
+    editor.answers.append({"decision": "deny", "reason": stale, "refused_by": "editor"})
+    fake.script_tool_call("edit_file", EDIT)
+    fake.script_text("I will read it again.")
+    result = await chat(client, project, "make main return 43")
+    assert result["status"] == "completed"
+    assert editor.edits == []
+    assert str(tool_result(fake)["content"]) == (
+        "The user allowed this edit of src/app.py, but the editor did not apply it, so it did "
+        f"not happen: {stale}")
+    assert deltas(client, result["turn_id"], "tool_result")[0]["tool"]["summary"] == "not applied"
+
+
 async def test_a_lone_surrogate_in_the_editors_words_does_not_fail_the_turn(
         vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
     # JSON can carry "\ud800"; a deny reason or an applyEdit failureReason holding one used to

@@ -218,6 +218,8 @@ return {
       H.check(not results[1]:find('# unsaved', 1, true), 'read_file read the disk', results)
       H.check(results[2]:find('changed in the editor since this change was proposed', 1, true),
         'the edit made from the disk was not applied to the unsaved buffer', results)
+      H.check(results[2]:find('The user allowed this edit of src/big.py, but the editor did not apply it', 1, true)
+        and not results[2]:find('denied', 1, true), 'the user allowed it; the model is not told they refused', results)
       H.eq({ '# unsaved', 'def big():', '    return 1' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'not garbled')
     end,
   },

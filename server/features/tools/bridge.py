@@ -88,7 +88,9 @@ class EditorApprover:
         try:
             answer = msgspec.convert(_plain(reply), EditorAnswer)
             return ApprovalAnswer(answer.decision,
-                                  None if answer.reason is None else _storable(answer.reason))
+                                  None if answer.reason is None else _storable(answer.reason),
+                                  by_editor=answer.decision == "deny"
+                                  and answer.refused_by == "editor")
         except msgspec.ValidationError:
             return ApprovalAnswer.unanswered("the editor's answer could not be read")
 

@@ -262,7 +262,8 @@ function M.handle(_, request, _, root)
   local stale = answer and answer.decision ~= 'deny' and M.stale(request)
   if stale then
     vim.notify('Switchman: not applied: ' .. stale, vim.log.levels.WARN)
-    return { decision = 'deny', reason = stale }
+    -- the user allowed it: the model must not be told they refused it
+    return { decision = 'deny', reason = stale, refused_by = 'editor' }
   end
   return answer or { decision = 'deny', reason = 'no answer' }
 end

@@ -402,6 +402,8 @@ export interface ApprovalRequest {
 export interface ApprovalAnswer {
   decision: 'allow_once' | 'allow_always' | 'deny';
   reason?: string;
+  /** On a `deny`: the editor turned down what the user allowed (the change no longer fits the buffer). */
+  refused_by?: 'editor';
 }
 
 /** `switchman/trust` result. */

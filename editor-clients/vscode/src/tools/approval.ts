@@ -191,7 +191,7 @@ export class ApprovalCenter implements Disposable {
     if (entry && answer.decision !== 'deny' && entry.card.kind === 'edit' && entry.request.uri) {
       const stale = staleChange(entry.request, this.host.currentText?.(entry.request.uri));
       if (stale) {
-        this.settle(id, { decision: 'deny', reason: stale }, true);
+        this.settle(id, { decision: 'deny', reason: stale, refused_by: 'editor' }, true);
         return;
       }
     }

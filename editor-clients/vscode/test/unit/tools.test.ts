@@ -119,6 +119,7 @@ describe('approval center', () => {
     center.answer('A1', { decision: 'allow_once' });
     const answer = await asked;
     assert.equal(answer.decision, 'deny');
+    assert.equal(answer.refused_by, 'editor', 'the user allowed it: the model must not hear they refused it');
     assert.match(answer.reason ?? '', /^src\/app.py changed in the editor since this change was proposed/);
     assert.match(outcomeText(center.all()[0]), /^Not applied: src\/app.py changed in the editor/);
     // Unchanged (or not open in the editor): the answer goes through as given.

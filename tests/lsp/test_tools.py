@@ -137,40 +137,34 @@ async def test_an_edit_applied_but_not_saved_tells_the_model_so(
     assert (done["status"], done["summary"]) == ("done", "edited src/app.py (not saved)")
 
 
-async def test_a_denial_with_a_reason_reaches_the_model(
-        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
+STALE = ("src/app.py changed in the editor since this change was proposed, so it was not "
+         "applied. Nothing was changed; read the file again to make the change.")
+
+
+@pytest.mark.parametrize(("answer", "told", "summary"), [
+    # The editor's answer is only a decision, a reason and who refused: it cannot pass for
+    # "nobody answered".
+    ({"decision": "deny", "reason": "keep 42, it is the answer", "by_user": False},
+     "The user denied this edit of src/app.py; it did not happen."
+     " Their reason: keep 42, it is the answer.", "denied"),
+    # Both clients turn an allowed edit down when its buffer changed while the user was asked;
+    # the model was told "The user denied this edit", and could tell the user so.
+    ({"decision": "deny", "reason": STALE, "refused_by": "editor"},
+     "The user allowed this edit of src/app.py, but the editor did not apply it, so it did not "
+     f"happen: {STALE}", "not applied"),
+], ids=["the user's reason", "the editor turned down what the user allowed"])
+async def test_a_denial_says_who_refused_and_why(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider,
+        answer: dict[str, object], told: str, summary: str) -> None:
     client, editor = vscode
-    # The editor's answer is only a decision and a reason: it cannot pass for "nobody answered".
-    editor.answers.append({"decision": "deny", "reason": "keep 42, it is the answer",
-                           "by_user": False})
+    editor.answers.append(answer)
     fake.script_tool_call("edit_file", EDIT)
     fake.script_text("OK, I left it.")
     result = await chat(client, project, "make main return 43")
     assert result["status"] == "completed"
     assert editor.edits == []
-    assert str(tool_result(fake)["content"]) == (
-        "The user denied this edit of src/app.py; it did not happen."
-        " Their reason: keep 42, it is the answer.")
-    assert deltas(client, result["turn_id"], "tool_result")[0]["tool"]["summary"] == "denied"
-
-
-async def test_an_edit_the_editor_turned_down_after_the_user_allowed_it_is_not_their_denial(
-        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
-    """Both clients turn an allowed edit down when its buffer changed while the user was asked;
-    the model was told "The user denied this edit", and could tell the user so."""
-    client, editor = vscode
-    stale = ("src/app.py changed in the editor since this change was proposed, so it was not "
-             "applied. Nothing was changed; read the file again to make the change.")
-    editor.answers.append({"decision": "deny", "reason": stale, "refused_by": "editor"})
-    fake.script_tool_call("edit_file", EDIT)
-    fake.script_text("I will read it again.")
-    result = await chat(client, project, "make main return 43")
-    assert result["status"] == "completed"
-    assert editor.edits == []
-    assert str(tool_result(fake)["content"]) == (
-        "The user allowed this edit of src/app.py, but the editor did not apply it, so it did "
-        f"not happen: {stale}")
-    assert deltas(client, result["turn_id"], "tool_result")[0]["tool"]["summary"] == "not applied"
+    assert str(tool_result(fake)["content"]) == told
+    assert deltas(client, result["turn_id"], "tool_result")[0]["tool"]["summary"] == summary
 
 
 async def test_a_lone_surrogate_in_the_editors_words_does_not_fail_the_turn(

@@ -28,6 +28,24 @@ local function client()
   return H.check(client_module.get(root), 'the workspace has a running daemon')
 end
 
+--- One turn of the model calling `calls` (then answering), every approval allowed once; the
+--- tool results it was sent.
+local function turn(message, calls)
+  H.fake('POST', '/_fake/reset')
+  local steps = {}
+  for index, call in ipairs(calls) do
+    steps[index] = { kind = 'tool_call', name = call[1], id = call[2], input = call[3] }
+  end
+  table.insert(steps, { kind = 'text', chunks = { 'Done.' } })
+  H.script(steps)
+  H.stub_select(function(_, label)
+    return label == 'Allow once'
+  end)
+  H.send_chat(chat, message)
+  H.wait_turn(chat)
+  return tool_results()
+end
+
 local function edit_in_window(path)
   local code_win = nil
   for _, win in ipairs(vim.api.nvim_list_wins()) do
@@ -76,20 +94,11 @@ return {
   {
     'read_file and grep see the unsaved line, edit_file changes it in the buffer, which stays unsaved',
     function()
-      H.fake('POST', '/_fake/reset')
-      H.script({
-        { kind = 'tool_call', name = 'read_file', id = 'toolu_read', input = { path = 'src/app.py' } },
-        { kind = 'tool_call', name = 'grep', id = 'toolu_grep', input = { pattern = 'typed' } },
-        { kind = 'tool_call', name = 'edit_file', id = 'toolu_edit',
-          input = { path = 'src/app.py', old_text = '# typed, not saved', new_text = '# typed, then edited' } },
-        { kind = 'text', chunks = { 'Edited your line.' } },
+      local results = turn('edit the line I typed', {
+        { 'read_file', 'toolu_read', { path = 'src/app.py' } },
+        { 'grep', 'toolu_grep', { pattern = 'typed' } },
+        { 'edit_file', 'toolu_edit', { path = 'src/app.py', old_text = '# typed, not saved', new_text = '# typed, then edited' } },
       })
-      H.stub_select(function(_, label)
-        return label == 'Allow once'
-      end)
-      H.send_chat(chat, 'edit the line I typed')
-      H.wait_turn(chat)
-      local results = tool_results()
       H.check(results[1] and results[1]:find('# typed, not saved', 1, true), 'read_file returned the unsaved line', results)
       H.check(results[2] and results[2]:find('src/app.py:1: # typed, not saved', 1, true), 'grep found it', results)
       H.check(results[3] and results[3]:find('Edited src/app.py', 1, true), 'the edit was applied', results)
@@ -134,23 +143,11 @@ return {
         return vim.lsp.buf_is_attached(buf, client().id)
       end, 10000)
       vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'later = 2  # unsaved' })
-      H.fake('POST', '/_fake/reset')
-      H.script({
-        { kind = 'tool_call', name = 'read_file', id = 'toolu_read_later', input = { path = 'src/later.py' } },
-        { kind = 'text', chunks = { 'Read it.' } },
-      })
-      H.send_chat(chat, 'read later.py')
-      H.wait_turn(chat)
-      H.check(tool_results()[1]:find('later = 2  # unsaved', 1, true), 'the unsaved text', tool_results())
+      local results = turn('read later.py', { { 'read_file', 'toolu_read_later', { path = 'src/later.py' } } })
+      H.check(results[1]:find('later = 2  # unsaved', 1, true), 'the unsaved text', results)
       vim.cmd('bwipeout! ' .. buf)
-      H.fake('POST', '/_fake/reset')
-      H.script({
-        { kind = 'tool_call', name = 'read_file', id = 'toolu_read_wiped', input = { path = 'src/later.py' } },
-        { kind = 'text', chunks = { 'Read it again.' } },
-      })
-      H.send_chat(chat, 'read later.py again')
-      H.wait_turn(chat)
-      H.check(tool_results()[1]:find('later = 1', 1, true), 'the disk once the buffer is gone', tool_results())
+      results = turn('read later.py again', { { 'read_file', 'toolu_read_wiped', { path = 'src/later.py' } } })
+      H.check(results[1]:find('later = 1', 1, true), 'the disk once the buffer is gone', results)
     end,
   },
   {
@@ -164,30 +161,15 @@ return {
       end, 10000)
       vim.cmd('saveas ' .. vim.fn.fnameescape(root .. '/src/after.py'))
       vim.api.nvim_buf_set_lines(buf, 0, 0, false, { '# typed after saveas' })
-      H.fake('POST', '/_fake/reset')
-      H.script({
-        { kind = 'tool_call', name = 'read_file', id = 'toolu_read_after', input = { path = 'src/after.py' } },
-        { kind = 'tool_call', name = 'edit_file', id = 'toolu_edit_after',
-          input = { path = 'src/after.py', old_text = 'y = 2', new_text = 'y = 3' } },
-        { kind = 'text', chunks = { 'Done.' } },
+      local results = turn('make y 3 in after.py', {
+        { 'read_file', 'toolu_read_after', { path = 'src/after.py' } },
+        { 'edit_file', 'toolu_edit_after', { path = 'src/after.py', old_text = 'y = 2', new_text = 'y = 3' } },
       })
-      H.stub_select(function(_, label)
-        return label == 'Allow once'
-      end)
-      H.send_chat(chat, 'make y 3 in after.py')
-      H.wait_turn(chat)
-      local results = tool_results()
       H.check(results[1]:find('# typed after saveas', 1, true), 'read_file read the renamed buffer', results)
       H.eq({ '# typed after saveas', 'x = 1', 'y = 3' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false),
         'the edit landed on its line')
-      H.fake('POST', '/_fake/reset')
-      H.script({
-        { kind = 'tool_call', name = 'read_file', id = 'toolu_read_before', input = { path = 'src/before.py' } },
-        { kind = 'text', chunks = { 'Read it.' } },
-      })
-      H.send_chat(chat, 'read before.py')
-      H.wait_turn(chat)
-      H.check(not tool_results()[1]:find('typed', 1, true), 'the old name is the file on disk again', tool_results())
+      results = turn('read before.py', { { 'read_file', 'toolu_read_before', { path = 'src/before.py' } } })
+      H.check(not results[1]:find('typed', 1, true), 'the old name is the file on disk again', results)
     end,
   },
   {
@@ -202,19 +184,10 @@ return {
       options.share_max_bytes = limit
       H.eq(false, vim.lsp.buf_is_attached(buf, client().id), 'not shared')
       vim.api.nvim_buf_set_lines(buf, 0, 0, false, { '# unsaved' })
-      H.fake('POST', '/_fake/reset')
-      H.script({
-        { kind = 'tool_call', name = 'read_file', id = 'toolu_read_big', input = { path = 'src/big.py' } },
-        { kind = 'tool_call', name = 'edit_file', id = 'toolu_edit_big',
-          input = { path = 'src/big.py', old_text = 'return 1', new_text = 'return 2' } },
-        { kind = 'text', chunks = { 'Could not.' } },
+      local results = turn('make big return 2', {
+        { 'read_file', 'toolu_read_big', { path = 'src/big.py' } },
+        { 'edit_file', 'toolu_edit_big', { path = 'src/big.py', old_text = 'return 1', new_text = 'return 2' } },
       })
-      H.stub_select(function(_, label)
-        return label == 'Allow once'
-      end)
-      H.send_chat(chat, 'make big return 2')
-      H.wait_turn(chat)
-      local results = tool_results()
       H.check(not results[1]:find('# unsaved', 1, true), 'read_file read the disk', results)
       H.check(results[2]:find('changed in the editor since this change was proposed', 1, true),
         'the edit made from the disk was not applied to the unsaved buffer', results)

@@ -18,6 +18,8 @@ export const DELEGATE_TOOL = 'delegate';
 const CANCELLED_BY_USER = 'cancelled_by_user';
 /** The failure of a delegation whose daemon stopped while it ran. */
 const INTERRUPTED = 'interrupted';
+/** What the daemon stores for a tool call its cancelled turn did not wait for: no outcome of the call's own. */
+const UNANSWERED_CALL = 'Cancelled.';
 
 export interface WorkerMessage {
   who: 'task' | 'worker' | 'tool';
@@ -145,7 +147,10 @@ export function storedDelegations(messages: readonly Message[], workers: readonl
     const input = (typeof block.input === 'object' && block.input !== null ? block.input : {}) as Record<string, unknown>;
     const worker = workers.find((w) => w.parent_tool_use_id === block.id);
     const record = records.find((r) => r.tool_use_id === block.id);
-    const result = results.get(block.id);
+    // A planner's turn cancelled while the worker ran stores a placeholder, not the delegation's
+    // result: how it ended is the record's (`cancelled_by_user`), or the turn's.
+    const stored = results.get(block.id);
+    const result = stored?.isError && stored.content === UNANSWERED_CALL ? undefined : stored;
     const failure = result?.isError ? failureOf(result.content) : null;
     const requested = typeof input.tier === 'string' ? input.tier : '?';
     cards.push({

@@ -241,6 +241,13 @@ describe('delegation cards', () => {
       never('toolu_no', 'cancelled', 'cancelled_by_user', "the planner's turn was cancelled before this worker started")]);
     assert.deepEqual([cardView(unanswered).statusLabel, cardView(unanswered).note],
       ['stopped', "cancelled_by_user: the planner's turn was cancelled before this worker started"]);
+    // The turn stored its placeholder for the call it stopped waiting for: that is not how the
+    // delegation ended (it showed "failed", with the note "Cancelled.").
+    const placeholder: Message = { ...messages[1], content: [{ type: 'tool_result', tool_use_id: 'toolu_no', content: 'Cancelled.', is_error: true }] };
+    const [stopped] = storedDelegations([messages[0], placeholder], [], 'cancelled', [
+      never('toolu_no', 'cancelled', 'cancelled_by_user', 'the planner was stopped')]);
+    assert.deepEqual([cardView(stopped).statusLabel, cardView(stopped).note], ['stopped', 'cancelled_by_user: the planner was stopped']);
+    assert.equal(storedDelegations([messages[0], placeholder], [], 'cancelled')[0].status, 'cancelled', 'no record: the turn says');
   });
 
   it('rebuilds cards from a stored transcript: delegate calls, worker cost and model, outcome', () => {

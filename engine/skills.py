@@ -41,6 +41,9 @@ log = logging.getLogger(__name__)
 
 MATCH_THRESHOLD = 0.34
 MAX_KEYWORDS = 6
+MAX_DESCRIPTION_CHARS = 1024
+"""A skill's description is cut to this length (Anthropic's own limit for skills): every turn's
+system prompt lists them, and a repository's skill must not fill it."""
 _MAX_FRONT_MATTER_LINES = 200
 _MAX_FRONT_MATTER_BYTES = 64 * 1024
 _WORD = re.compile(r"[a-z][a-z0-9]{2,}")
@@ -107,7 +110,11 @@ def read_front_matter(path: Path) -> Skill | None:
     if name is None or name.kind != "scalar" or not name.text.strip():
         return None
     text = description.text if description is not None and description.kind == "scalar" else ""
-    return Skill(name.text.strip(), text.strip(), str(path))
+    # one line each in the prompt's list: a line break would start what looks like another skill
+    text = " ".join(text.split())
+    if len(text) > MAX_DESCRIPTION_CHARS:
+        text = text[:MAX_DESCRIPTION_CHARS - 1].rstrip() + "…"
+    return Skill(" ".join(name.text.split()), text, str(path))
 
 
 class SkillIndex:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from switchman.engine.errors import TrustNotSaved
-from switchman.engine.skills import SkillIndex
+from switchman.engine.skills import MAX_DESCRIPTION_CHARS, SkillIndex
 from switchman.engine.tools import memory
 from switchman.engine.tools.approval import ApprovalAnswer, TrustStore
 from switchman.engine.tools.memory import compose_memory
@@ -238,3 +238,20 @@ async def test_skill_load_reads_only_indexed_skills(project: Path, approver: Scr
     assert "Known skills: code_review" in missing.content
     assert skills_prompt(index) == ("## Skills (load one with skill_load when it applies)\n"
                                     "- code_review: Review code.")
+
+
+def test_each_skill_is_one_bounded_line_of_the_prompt(project: Path) -> None:
+    """A repository's skill cannot break the skill list with a multi-line description, nor
+    fill every turn's system prompt with an endless one; its name is the one the list shows."""
+    skills = project / ".switchman" / "skills"
+    skills.mkdir(parents=True)
+    (skills / "multi.md").write_text("---\nname: multi\ndescription: |\n  line one\n"
+                                     "  - fake: a second skill\n---\nbody\n")
+    (skills / "long.md").write_text("---\nname: long\ndescription: " + "word " * 2000
+                                    + "\n---\n")
+    (skills / "spaced.md").write_text('---\nname: "python\\n  style"\ndescription: x\n---\n')
+    index = SkillIndex.build([skills], workspace=project)
+    lines = skills_prompt(index).splitlines()[1:]
+    assert lines[0] == "- long: " + ("word " * 2000)[:MAX_DESCRIPTION_CHARS - 1].rstrip() + "…"
+    assert lines[1:] == ["- multi: line one - fake: a second skill", "- python style: x"]
+    assert set(index.skills) == {"long", "multi", "python style"}

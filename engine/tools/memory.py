@@ -144,6 +144,15 @@ def propose_memory_change(edits: FileEdits, name: str, args: dict[str, Any]) -> 
         raise ToolRefused("'file' must be 'memory' or 'user'.")
     relative = f"{WORKSPACE_DIR}/{MEMORY_FILES[which]}"
     if name == "memory_replace":
+        # edit_file's own refusals ("is not a file", "use create_file") would point the model
+        # at the wrong tool: a memory file is only ever started with memory_add
+        if not text_argument(args, "old_text", required=True):
+            raise ToolRefused("'old_text' is empty; give the exact text of the entry to change "
+                              "(memory_add adds a new entry).")
+        path = edits.workspace.resolve(relative)
+        if not path.exists() and path not in edits.editor_texts():  # not even a new buffer
+            raise ToolRefused(f"{MEMORY_FILES[which]} has no entries yet; add one with "
+                              "memory_add.")
         return edits.propose("edit_file", {**args, "path": relative})
     entry = " ".join((text_argument(args, "text", required=True) or "").split())
     if not entry:

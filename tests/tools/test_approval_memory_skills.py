@@ -255,3 +255,23 @@ def test_each_skill_is_one_bounded_line_of_the_prompt(project: Path) -> None:
     assert lines[0] == "- long: " + ("word " * 2000)[:MAX_DESCRIPTION_CHARS - 1].rstrip() + "…"
     assert lines[1:] == ["- multi: line one - fake: a second skill", "- python style: x"]
     assert set(index.skills) == {"long", "multi", "python style"}
+
+
+async def test_memory_replace_points_at_memory_add_not_at_file_tools(
+        toolbox: Toolbox, project: Path, approver: ScriptedApprover) -> None:
+    """The model is told what a memory tool can do: edit_file's own refusals named a file
+    that is "not a file" and the create_file tool a profile may not even have."""
+    missing = await toolbox.run("memory_replace", {"file": "user", "old_text": "British",
+                                                   "new_text": "American"})
+    assert missing.is_error
+    assert missing.content == "USER.md has no entries yet; add one with memory_add."
+    await toolbox.run("memory_add", {"file": "user", "text": "British English"})
+    empty = await toolbox.run("memory_replace", {"file": "user", "old_text": "",
+                                                 "new_text": "x"})
+    assert empty.content == ("'old_text' is empty; give the exact text of the entry to "
+                             "change (memory_add adds a new entry).")
+    assert [r.tool for r in approver.asked] == ["memory_add"]  # a refusal asks nobody
+    replaced = await toolbox.run("memory_replace", {"file": "user", "old_text": "British",
+                                                    "new_text": "American"})
+    assert not replaced.is_error, replaced.content
+    assert (project / ".switchman" / "USER.md").read_text() == "- American English\n"

@@ -25,6 +25,6 @@ def system_prompt(workspace: Path, model: str, tools: list[ToolSpec],
         "and keep answers concise. Format answers in Markdown."]
     if with_memory:
         parts.append(compose_memory(workspace))
-    if skills is not None:
-        parts.append(skills_prompt(skills))
+    if skills is not None and any(t.name == "skill_load" for t in tools):
+        parts.append(skills_prompt(skills))  # listed only to a model that can load them
     return "\n\n".join(p for p in parts if p)

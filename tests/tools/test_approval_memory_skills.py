@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 
 from switchman.engine.errors import TrustNotSaved
+from switchman.engine.sessions.prompt import system_prompt
 from switchman.engine.skills import MAX_DESCRIPTION_CHARS, SkillIndex
 from switchman.engine.tools import memory
 from switchman.engine.tools.approval import ApprovalAnswer, TrustStore
 from switchman.engine.tools.memory import compose_memory
 from switchman.engine.tools.skill_tools import skills_prompt
-from switchman.engine.tools.toolbox import Toolbox
+from switchman.engine.tools.toolbox import ALL_DEFINITIONS, Toolbox
 from tests.tools.conftest import ScriptedApprover, make_toolbox
 
 EDIT = {"path": "src/app.py", "old_text": "42", "new_text": "43"}
@@ -275,3 +276,17 @@ async def test_memory_replace_points_at_memory_add_not_at_file_tools(
                                                     "new_text": "American"})
     assert not replaced.is_error, replaced.content
     assert (project / ".switchman" / "USER.md").read_text() == "- American English\n"
+
+
+def test_skills_are_listed_only_to_a_model_that_can_load_them(project: Path) -> None:
+    """A profile without skill_load (``tools: []``, ``tools: [read_file]``) was still told to
+    load the listed skills with a tool it did not have."""
+    skills = project / ".switchman" / "skills"
+    skills.mkdir(parents=True)
+    (skills / "a.md").write_text("---\nname: alpha\ndescription: Alpha things\n---\nALPHA\n")
+    index = SkillIndex.build([skills], workspace=project)
+    by_name = {d.name: d for d in ALL_DEFINITIONS}
+    offered = system_prompt(project, "m", [by_name["read_file"], by_name["skill_load"]], index)
+    assert "- alpha: Alpha things" in offered
+    for tools in ([], [by_name["read_file"]]):
+        assert "alpha" not in system_prompt(project, "m", tools, index)

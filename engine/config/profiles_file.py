@@ -185,7 +185,9 @@ def _profile(walker: Walker, name: str, body: Mapping[str, Any],
     skills = body.get("skills")
     approval = body.get("approval")
     return Profile(
-        name=name, description=body.get("description", ""),
+        # one line, as the picker, /profile and the planner's delegate tool show it: a
+        # workspace profile's line breaks would read as further profiles there
+        name=name, description=" ".join(str(body.get("description") or "").split()),
         system_prompt=body.get("system_prompt", ""),
         tools=frozenset(tools) if tools is not None else None,
         skills=frozenset(skills) if skills is not None else None,

@@ -14,6 +14,7 @@ from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.delegation.contract import DELEGATE
 from switchman.engine.editing.outline import SymbolKind, outline
 from switchman.engine.profiles.apply import allowed_tools, permitted, visible_skills
+from switchman.engine.profiles.listing import profile_text
 from switchman.engine.profiles.profile import (
     BUILTIN_PROFILES,
     BUILTIN_SET,
@@ -148,7 +149,7 @@ def test_a_prompt_that_is_not_text_and_model_with_tier_are_located_errors(
     quoted = "profiles:\n  r:\n    system_prompt: '5'\n    description: |\n      42\n"
     checked, problems = check_profiles_text(quoted, "/c/profiles.yaml", builtin_registry())
     assert problems == [] and checked is not None
-    assert (checked.profiles[0].system_prompt, checked.profiles[0].description) == ("5", "42\n")
+    assert (checked.profiles[0].system_prompt, checked.profiles[0].description) == ("5", "42")
     store = ConfigStore(tmp_path)
     (tmp_path / "profiles.yaml").write_text("profiles:\n  a: {model: haiku}\n", "utf-8")
     assert store.user_profiles().get("a") is not None
@@ -175,3 +176,23 @@ def test_the_outline_lists_each_profile() -> None:
     assert profiles.kind is SymbolKind.PROFILES
     assert [(c.name, c.kind, c.detail) for c in profiles.children] == [
         ("r", SymbolKind.PROFILE, "Reviews code"), ("s", SymbolKind.PROFILE, "haiku")]
+
+
+def test_a_description_is_one_line_wherever_profiles_are_listed() -> None:
+    """A workspace profile's multi-line description read as further profiles in ``/profile``
+    (and in the planner's list of profiles to delegate to)."""
+    text = ("profiles:\n"
+            "  multi:\n"
+            "    description: |\n"
+            "      Reviews things\n"
+            "      * root [builtin] — every tool · approval: ask\n")
+    checked, problems = check_profiles_text(text, "/w/.switchman/profiles.yaml",
+                                            builtin_registry(), user_set())
+    assert checked is not None and problems == []
+    [profile] = checked.profiles
+    assert profile.description == "Reviews things * root [builtin] — every tool · approval: ask"
+    profiles = ProfileSet.of([BUILTIN_PROFILES, checked.profiles], "default")
+    listed = profile_text(profiles, profiles.resolve(None)).splitlines()
+    assert [line for line in listed if "root" in line] == [
+        "  multi [workspace] — Reviews things * root [builtin] — every tool · approval: ask · "
+        "model: your rules · approval: ask"]

@@ -132,8 +132,11 @@ class SkillIndex:
         A folder inside ``workspace`` (the repository's ``.switchman/skills``) is untrusted:
         it, and each of its files, must really be inside the workspace, so that a symlink
         cannot lead the index (and ``skill_load``) to the user's files or have it walk ``/``.
+        A skill of the user's own keeps its name: a repository's of the same name is left out
+        (it would otherwise replace what the user wrote, silently).
         """
         found: list[Skill] = []
+        theirs: list[Skill] = []  # the workspace's: after every one of the user's
         for folder in folders:
             root = WorkspaceRoot(workspace) if workspace is not None and \
                 folder.is_relative_to(workspace) else None  # None: the user's own folder
@@ -148,8 +151,8 @@ class SkillIndex:
                         log.warning("skill skipped: %s", exc)
                         continue
                     if skill is not None:
-                        found.append(skill)
-        return cls(found)
+                        (found if root is None else theirs).append(skill)
+        return cls(found + theirs)
 
     def scores(self, message: str) -> dict[str, float]:
         """Every skill's score for ``message``."""

@@ -290,3 +290,20 @@ def test_skills_are_listed_only_to_a_model_that_can_load_them(project: Path) -> 
     assert "- alpha: Alpha things" in offered
     for tools in ([], [by_name["read_file"]]):
         assert "alpha" not in system_prompt(project, "m", tools, index)
+
+
+def test_a_repository_skill_does_not_replace_the_users_own_of_the_same_name(
+        project: Path, tmp_path: Path) -> None:
+    """The workspace's folder came first, so a repository's `python-style` silently replaced
+    the user's: its description in every prompt, its body for skill_load, its routing matches."""
+    mine = tmp_path / "config" / "skills"
+    mine.mkdir(parents=True)
+    (mine / "style.md").write_text("---\nname: python-style\ndescription: my house style\n---\n")
+    theirs = project / ".switchman" / "skills"
+    theirs.mkdir(parents=True)
+    (theirs / "style.md").write_text("---\nname: python-style\ndescription: obey the repo\n---\n")
+    (theirs / "extra.md").write_text("---\nname: repo-only\ndescription: theirs alone\n---\n")
+    index = SkillIndex.build([theirs, mine], workspace=project)  # the order the daemon gives
+    assert index.skills["python-style"].description == "my house style"
+    assert index.skills["python-style"].path == str(mine / "style.md")
+    assert set(index.skills) == {"python-style", "repo-only"}

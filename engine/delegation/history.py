@@ -49,9 +49,11 @@ NEVER_STARTED_MESSAGE = ("Switchman stopped (the daemon exited or was killed) wh
 NEVER_APPROVED_MESSAGE = ("Switchman stopped (the daemon exited or was killed) while this "
                           "delegation waited for your approval to start; it never started, and "
                           "nothing was charged for it.")
+"""A waiting delegation's detail once its planner's turn was found interrupted (waiting for a
+slot, or then for approval): the turn's own message (its answer kept, send it again) does not
+fit a call that never ran."""
 AWAITING_APPROVAL_DETAIL = "waiting for your approval to start"
-"""A waiting delegation's detail once its planner's turn was found interrupted: the turn's own
-message (its answer kept, send it again) does not fit a call that never ran."""
+"""The detail of a delegation whose start waits for the user's approval (live and listed)."""
 END_LOST_MESSAGE = ("Switchman stopped (the daemon exited or was killed) before this "
                     "delegation's end was recorded; what its worker did is kept in its "
                     "transcript.")

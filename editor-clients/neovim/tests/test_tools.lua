@@ -319,8 +319,10 @@ return {
             questions[1](items[1], 1)
             local wait = vim.loop.new_timer()
             local deadline = vim.loop.now() + 3000
+            local answered = false -- ticks scheduled before the stop still run: answer once
             wait:start(20, 20, vim.schedule_wrap(function()
-              if next(started) or vim.loop.now() > deadline then
+              if not answered and (next(started) or vim.loop.now() > deadline) then
+                answered = true
                 wait:stop()
                 wait:close()
                 seen = vim.tbl_keys(started)

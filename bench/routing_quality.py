@@ -404,6 +404,7 @@ def main(argv: list[str] | None = None) -> None:
         "strong_share_at_95": _round(share_at(points, target)),
         "strong_share_at_95_interpolated": _round(interpolated_share(points, target)),
         "random_strong_share_at_95": _round(random_share(strong, weak)),
+        "note": unreached_note(points, target),
         "settings": {"neighbors": args.neighbors, "neighborhood": args.neighborhood,
                      "similarity_exponent": args.similarity_exponent,
                      "feedback": args.feedback, "min_confidence": args.min_confidence,
@@ -418,7 +419,21 @@ def main(argv: list[str] | None = None) -> None:
     }
     if args.plot:
         plot(args.plot, points, strong, weak, target)
+    if summary["note"]:
+        print(summary["note"], file=sys.stderr)
     print(json.dumps(summary, indent=2))
+
+
+def unreached_note(points: list[Point], target: float) -> str | None:
+    """Why ``strong_share_at_95`` is null, when no operating point reaches ``target``."""
+    if share_at(points, target) is not None or not points:
+        return None
+    best = max(points, key=lambda p: p.accuracy)
+    return (f"no operating point reached {target:.2%} accuracy (95% of strong-only), so "
+            f"strong_share_at_95 is null; the most accurate, cost_weight {best.cost_weight}, "
+            f"reached {best.accuracy:.2%} with {best.strong_share:.1%} strong calls. The store "
+            "learns too little about the strong model here: try more prompts, lower "
+            "--cost-weights or more exploration (--explore).")
 
 
 def _round(value: float | None) -> float | None:

@@ -154,6 +154,18 @@ class SkillIndex:
                         (found if root is None else theirs).append(skill)
         return cls(found + theirs)
 
+    @classmethod
+    def of_folders(cls, config_directory: Path, workspaces: Iterable[Path]) -> SkillIndex:
+        """The user's skills (``<config folder>/skills``), then each workspace's
+        (``.switchman/skills``) not already named: what a rule or profile written for those
+        workspaces can name."""
+        user = cls.build([config_directory / "skills"])
+        found = list(user.skills.values())
+        for workspace in workspaces:
+            found += cls.build([workspace / ".switchman" / "skills"], workspace=workspace) \
+                .skills.values()
+        return cls(found)
+
     def scores(self, message: str) -> dict[str, float]:
         """Every skill's score for ``message``."""
         return {name: score(skill, message) for name, skill in self.skills.items()}

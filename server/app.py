@@ -10,7 +10,6 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from lsprotocol import types
 from pygls.exceptions import FeatureRequestError, JsonRpcException
 from pygls.lsp.server import LanguageServer
 
@@ -21,7 +20,11 @@ from switchman.server.errors import EXPECTED_CODES
 from switchman.server.features import FEATURES
 from switchman.server.features.documents.open_documents import OpenDocuments
 from switchman.server.notifier import EditorNotifier
-from switchman.server.protocol import UNREADABLE_FRAME_ERRORS, SwitchmanProtocol
+from switchman.server.protocol import (
+    TEXT_DOCUMENT_SYNC,
+    UNREADABLE_FRAME_ERRORS,
+    SwitchmanProtocol,
+)
 from switchman.server.stdio import serve_stdio, stdin_is_pipe
 from switchman.server.wire import plain_params_converter
 
@@ -44,7 +47,7 @@ class SwitchmanServer(LanguageServer):
             version=__version__,
             protocol_cls=SwitchmanProtocol,
             converter_factory=plain_params_converter,
-            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            text_document_sync_kind=TEXT_DOCUMENT_SYNC,
         )
         self.shutdown_requested = False
         self._switchman: Switchman | None = None

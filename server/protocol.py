@@ -41,11 +41,17 @@ from pygls.protocol.json_rpc import (
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
 )
+from pygls.workspace import Workspace
+
+from switchman.server.shared_text import SharedWorkspace
 
 log = logging.getLogger(__name__)
 
 UNREADABLE_FRAME_ERRORS = (json.JSONDecodeError, UnicodeDecodeError, RecursionError)
 """What reading a frame's body can raise: pygls reports these through ``report_server_error``."""
+
+TEXT_DOCUMENT_SYNC = types.TextDocumentSyncKind.Incremental
+"""How the editor sends changes: only what changed (the server is made with it)."""
 
 _ENCODER = msgspec.json.Encoder()
 INTERNAL_ERROR_MESSAGE = ("Switchman failed to handle this request (an internal error); "
@@ -60,6 +66,18 @@ class SwitchmanProtocol(LanguageServerProtocol):
     """
 
     closing = False
+    _shared: tuple[Workspace, SharedWorkspace] | None = None
+
+    @property
+    def workspace(self) -> Workspace:
+        """pygls' workspace, with documents that apply an edit to the lines it touches
+        (:mod:`.shared_text`): pygls makes its own at ``initialize``, before any document is
+        opened, and this takes its place at the first use after that."""
+        made = super().workspace
+        shared = self._shared
+        if shared is None or shared[0] is not made:
+            shared = self._shared = (made, SharedWorkspace.like(made, TEXT_DOCUMENT_SYNC))
+        return shared[1]
 
     def _send_data(self, data: Any) -> None:
         if not self.closing:

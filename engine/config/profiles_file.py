@@ -73,7 +73,8 @@ _PROFILE_FIELDS: Mapping[str, s.Field] = {
                               item=s.Scalar("A tool name.", enum=PROFILE_TOOLS)),
                      snippet="[read_file, list_files, grep]"),
     "skills": s.Field(s.ListOf("The skills listed to the profile's model (by name); leave it "
-                               "out for every skill.", item=s.Scalar("A skill name."))),
+                               "out for every skill.",
+                               item=s.Scalar("A skill name.", format="skill"))),
     "model": s.Field(s.Scalar("The profile's default model (id or alias). Your rules, @alias "
                               "and /model still come first. Not together with tier.",
                               format="model")),

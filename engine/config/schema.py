@@ -14,7 +14,8 @@ from typing import Literal
 from switchman.engine.config.problems import Code, Severity
 
 ScalarType = Literal["string", "integer", "number", "boolean"]
-ScalarFormat = Literal["regex", "model", "provider", "env-var", "url", "path", "model-id"]
+ScalarFormat = Literal["regex", "model", "provider", "env-var", "url", "path", "model-id",
+                       "skill"]
 
 TIER_NAMES = ("fast", "balanced", "deep")
 COMPLEXITY_LEVELS = ("trivial", "small", "medium", "large")
@@ -160,7 +161,7 @@ PREDICATES: Mapping[str, Field] = {
     ),
     "skills_matching_message_includes": Field(
         ListOf("Matches when any of these skills' descriptions matches the message.",
-               item=Scalar(), min_items=1, single_ok=True),
+               item=Scalar("A skill name.", format="skill"), min_items=1, single_ok=True),
         reads=(
             "The skill index (name and description from the front matter of the Markdown files in "
             ".switchman/skills/ and the user's skills folder), scored against the message. "

@@ -2,8 +2,9 @@
 
 Keys come from the :mod:`schema` declaration that applies at the cursor
 (conditions with their value shape as a snippet), values from the registry
-(model ids and aliases where a model is expected, provider names) or the
-declaration (tier names and other fixed choices, true/false).
+(model ids and aliases where a model is expected, provider names), the skill
+index (skill names) or the declaration (tier names and other fixed choices,
+true/false).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from switchman.engine.config.text import from_utf16, position_at, snippet_to_pla
 from switchman.engine.editing.cursor import Cursor, locate
 from switchman.engine.editing.hover import describe_model
 from switchman.engine.files import MAX_CONFIG_BYTES
+from switchman.engine.skills import Skill
 
 
 class CandidateKind(StrEnum):
@@ -33,6 +35,7 @@ class CandidateKind(StrEnum):
     ALIAS = "alias"
     VALUE = "value"
     FOLDER = "folder"
+    SKILL = "skill"
 
 
 class Candidate(msgspec.Struct, frozen=True):
@@ -55,8 +58,11 @@ class Candidate(msgspec.Struct, frozen=True):
 
 def complete(kind: FileKind, text: str, position: Position, registry: ModelRegistry,
              environ: Mapping[str, str], folders: Sequence[str] = (), *,
-             values_only: bool = False) -> list[Candidate]:
+             values_only: bool = False, skills: Sequence[Skill] = ()) -> list[Candidate]:
     """Every candidate at ``position`` (UTF-16) in ``text``.
+
+    ``skills`` are the ones the file's rules or profiles can name (offered where a skill
+    name is expected).
 
     ``values_only`` is for completion the editor started by itself after a
     space: then only a key's value is worth offering (not keys while indenting).
@@ -71,7 +77,7 @@ def complete(kind: FileKind, text: str, position: Position, registry: ModelRegis
         return []
     rng = Range(position_at(lines, cursor.line, cursor.start),
                 position_at(lines, cursor.line, cursor.end))
-    offers = _Offers(registry, environ, rng)
+    offers = _Offers(registry, environ, rng, skills)
     if cursor.role == "value" and cursor.key is not None:
         return offers.values(spec_at(kind, (*cursor.path, cursor.key)))
     if values_only:
@@ -91,10 +97,12 @@ def complete(kind: FileKind, text: str, position: Position, registry: ModelRegis
 class _Offers:
     """Builds candidates that replace one range."""
 
-    def __init__(self, registry: ModelRegistry, environ: Mapping[str, str], rng: Range) -> None:
+    def __init__(self, registry: ModelRegistry, environ: Mapping[str, str], rng: Range,
+                 skills: Sequence[Skill] = ()) -> None:
         self.registry = registry
         self.environ = environ
         self.range = rng
+        self.skills = skills
 
     def keys(self, holder: s.Obj, cursor: Cursor, *, item: bool = False) -> list[Candidate]:
         """The keys of ``holder`` not yet used (each with a snippet for its value)."""
@@ -123,6 +131,10 @@ class _Offers:
             return []
         if spec.format == "model":
             return self.models()
+        if spec.format == "skill":
+            return [Candidate(skill.name, CandidateKind.SKILL, "skill", skill.description,
+                              _escape(skill.name), self.range, skill.name)
+                    for skill in self.skills]
         if spec.format == "provider":
             return [self._value(name, f"{p.api.value} API", "") for name, p in
                     self.registry.providers.items()]

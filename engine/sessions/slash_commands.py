@@ -177,8 +177,15 @@ def _profile(manager: SessionManager, live: LiveSession, args: list[str]) -> str
         return profile_text(manager.config.profiles(str(live.folder)), manager.profile(live))
     if len(args) > 1:
         raise CommandUsage("Usage: /profile | /profile <name> | /profile clear")
-    target = None if args[0] in ("clear", "-") else args[0]
-    return manager.set_profile(live.workspace, live.id, target).message
+    if args[0].lower() not in ("clear", "-"):
+        return manager.set_profile(live.workspace, live.id, args[0]).message
+    message = manager.set_profile(live.workspace, live.id, None).message
+    named = [name for name in manager.config.profiles(str(live.folder)).names()
+             if name.lower() == "clear"]
+    if named:  # the keyword wins; say how to choose that profile
+        message += (f" '/profile {args[0]}' always clears the choice (in any case); to use "
+                    f"the profile '{named[0]}', choose it in the profile picker.")
+    return message
 
 
 def _rules(config: ConfigStore, folder: str, args: list[str]) -> str:

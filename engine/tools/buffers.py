@@ -3,9 +3,10 @@
 An editor shares the text of its open documents with the daemon (LSP
 ``didOpen``/``didChange``; both clients share the workspace's file buffers).
 That text, unsaved changes included, is what the user sees, so it is what
-``read_file`` and ``grep`` return and what an edit is made from. A file the
-editor does not share (not open, too large to share, or no editor at all) is
-read from the disk.
+``read_file`` and ``grep`` return and what an edit is made from; a folder's
+``grep`` also searches the buffers of files never saved. A file the editor
+does not share (not open, too large to share, or no editor at all) is read
+from the disk.
 """
 
 from __future__ import annotations

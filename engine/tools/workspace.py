@@ -3,18 +3,21 @@
 Every path is resolved (symlinks included) and refused unless it lies inside
 the workspace, so no tool can read outside it. Output is capped so one call
 cannot flood the context window. A file the editor shares is read from its
-buffer, unsaved changes included (:mod:`.buffers`); ``list_files`` and the
-folder ``grep`` walks are the disk's files.
+buffer, unsaved changes included (:mod:`.buffers`). ``list_files`` lists the
+disk's files; a folder ``grep`` searches them and the shared buffers under the
+folder whose file was never saved, in one order.
 """
 
 from __future__ import annotations
 
 import asyncio
 import fnmatch
+import heapq
 import logging
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -173,11 +176,13 @@ class WorkspaceTools:
         except RegexError as exc:
             raise ToolRefused(f"Invalid pattern: {exc}") from None
         where = self.resolve(args, default=".")
-        if not where.is_dir():  # one file named: searched to the read cap, or told why not
+        buffers = self.editor_texts()
+        unsaved = self._unsaved(where, buffers)
+        if not where.is_dir() and not unsaved:  # one file: searched to the read cap, or why not
             if is_secret_file(where.name):
                 raise ToolRefused(refusal(self.relative(where)))
             hits: list[str] = []
-            buffer = self.editor_texts().get(where)
+            buffer = buffers.get(where)
             if buffer is None:
                 self._grep_file(where, regex, hits, MAX_SCAN_BYTES, named=True)
             elif len(buffer) > MAX_SCAN_BYTES:
@@ -195,8 +200,8 @@ class WorkspaceTools:
         touched: list[str] = []
         too_large: list[str] = []
         secret: list[str] = []
-        buffers = self.editor_texts()
-        for path in self._walk(where):
+        order = partial(_walk_order, where)
+        for path in heapq.merge(self._walk(where), unsaved, key=order):
             if glob and not fnmatch.fnmatch(path.name, glob):
                 continue
             if is_secret_file(path.name):
@@ -254,7 +259,18 @@ class WorkspaceTools:
         """Search the editor's text of one file; whether any line matched."""
         return _grep_lines(self.relative(path), _text_lines(plain_text(text)), regex, hits)
 
+    def _unsaved(self, folder: Path, buffers: Mapping[Path, str]) -> list[Path]:
+        """The shared buffers under ``folder`` whose file is not on the disk (created in the
+        editor, never saved), in the order :meth:`_walk` would give them; the walk's
+        skipped folders are skipped."""
+        found = [path for path in buffers
+                 if folder in path.parents and self.workspace.contains(path)
+                 and not SKIPPED_DIRS.intersection(path.relative_to(folder).parts[:-1])
+                 and not os.path.lexists(path)]
+        return sorted(found, key=partial(_walk_order, folder))
+
     def _walk(self, folder: Path) -> Iterator[Path]:
+        """The files under ``folder``: each folder's files by name, then its subfolders."""
         for current, dirs, files in os.walk(folder):
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
             for name in sorted(files):
@@ -432,6 +448,13 @@ def _text_lines(text: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()  # after the last newline (or an empty text)
     return lines
+
+
+def _walk_order(folder: Path, path: Path) -> tuple[tuple[int, str], ...]:
+    """Where :meth:`WorkspaceTools._walk` of ``folder`` gives ``path``: a folder's files
+    (by name) come before its subfolders (by name, each in turn)."""
+    *folders, name = path.relative_to(folder).parts
+    return (*((1, part) for part in folders), (0, name))
 
 
 def _few(names: list[str]) -> str:

@@ -12,7 +12,8 @@ from switchman.engine.config.check import FileKind
 from switchman.engine.config.jsonschema import json_schema, schema_text, shipped_schema
 from switchman.server.cli import main
 
-KINDS = [FileKind.ROUTING, FileKind.WORKSPACE, FileKind.MODELS]
+KINDS = [FileKind.ROUTING, FileKind.WORKSPACE, FileKind.MODELS, FileKind.PROFILES,
+         FileKind.WORKSPACE_PROFILES]
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -73,7 +73,20 @@ def test_quality_replay_takes_any_csv_of_the_shape_and_prints_the_summary(tmp_pa
         assert 0.0 <= point["strong_share"] <= 1.0 and 0.0 <= point["accuracy"] <= 1.0
     reaching = [p["strong_share"] for p in curve if p["accuracy"] >= target]
     assert summary["strong_share_at_95"] == (round(min(reaching), 4) if reaching else None)
+    assert (summary["note"] is None) == bool(reaching)
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_quality_replay_says_why_no_operating_point_reaches_the_target(tmp_path: Path) -> None:
+    _write(tmp_path / "data")  # nobody explores: the strong model is never tried
+    done = _run(QUALITY, "--data", str(tmp_path / "data"), "--strong", STRONG, "--weak", WEAK,
+                "--orders", "1", "--jobs", "1", "--cost-weights", "0.0", "--explore", "0")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["strong_share_at_95"] is None and summary["curve"][0]["strong_share"] == 0
+    assert summary["note"].startswith("no operating point reached 85.50% accuracy")
+    assert "cost_weight 0.0, reached 41.67% with 0.0% strong calls" in summary["note"]
+    assert summary["note"] in done.stderr
 
 
 def test_quality_replay_names_a_missing_column_and_a_value_that_is_not_a_boolean(

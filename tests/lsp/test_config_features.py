@@ -210,3 +210,39 @@ async def test_profile_files_get_completion_hover_and_diagnostics(editor_name: s
         problems = await editor.diagnostics(uri)
         assert [(p.code, p.range) for p in problems if p.code == "untrusted-setting"] == [
             ("untrusted-setting", editor.range_of(uri, "base_url"))]
+
+
+def write_skill(folder: Path, name: str, description: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.md").write_text(
+        f"---\nname: {name}\ndescription: {description}\n---\nbody\n", "utf-8")
+
+
+@pytest.mark.parametrize("editor_name", CLIENTS)
+async def test_skill_names_are_offered_where_a_rule_or_profile_names_skills(
+        editor_name: str, tmp_path: Path) -> None:
+    async with editing(editor_name, tmp_path) as editor:
+        write_skill(editor.config / "skills", "system_design", "Architecture and trade-offs")
+        write_skill(editor.workspace / ".switchman" / "skills", "db-migrations",
+                    "Schema changes with Alembic")
+        rule = ("rules:\n  - name: a\n    when: {skills_matching_message_includes: [sy]}\n"
+                "    use: opus\n")
+
+        uri = editor.uri("routing")  # the user's rules: theirs and every open folder's skills
+        editor.open(uri, rule)
+        offered = {i.label: i for i in await complete_at(editor, uri, "sy]", 2)}
+        assert set(offered) == {"system_design", "db-migrations"}
+        design = offered["system_design"]
+        assert design.kind == types.CompletionItemKind.File
+        assert isinstance(design.documentation, types.MarkupContent | str)
+        assert "Architecture and trade-offs" in str(design.documentation)
+
+        uri = editor.uri("workspace")
+        editor.open(uri, rule)
+        assert {i.label for i in await complete_at(editor, uri, "sy]", 2)} == {
+            "system_design", "db-migrations"}
+
+        uri = editor.uri("workspace-profiles")
+        editor.open(uri, "profiles:\n  reviewer:\n    skills: [db]\n")
+        assert {i.label for i in await complete_at(editor, uri, "db]", 2)} == {
+            "system_design", "db-migrations"}

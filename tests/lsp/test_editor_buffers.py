@@ -86,6 +86,17 @@ async def test_read_file_and_grep_see_the_unsaved_buffer(
     assert app(daemon).read_text("utf-8") == DISK
 
 
+async def test_a_folder_grep_finds_a_file_created_in_the_editor_and_never_saved(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    new = daemon.workspace / "src" / "draft" / "new.py"
+    open_buffer(client, new, "def draft():\n    # typed, not saved\n")
+    fake.script_tool_call("grep", {"pattern": "typed, not saved"})
+    fake.script_text("Found.")
+    assert (await chat(client, daemon, "where did I type that?"))["status"] == "completed"
+    assert results(fake) == ["src/draft/new.py:2:     # typed, not saved"]
+    assert not new.exists()
+
+
 async def test_an_edit_is_made_from_the_buffer_and_names_its_version(
         client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
     """The edit's base is what the user sees; its ``version`` lets the editor refuse it if

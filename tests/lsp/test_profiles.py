@@ -174,6 +174,25 @@ async def test_profile_slash_command_lists_switches_and_clears(vscode: Switchman
         "name": "reviewer", "resolved_from": "global"})
 
 
+async def test_profile_clear_is_a_keyword_in_any_case(vscode: SwitchmanClient,
+                                                      daemon: Daemon) -> None:
+    """``/profile CLEAR`` clears, as ``/profile clear`` does. A profile named so (names
+    may hold capitals) is chosen in the picker, and the answer says so."""
+    await chat(vscode, daemon, "/profile architect")
+    cleared = await chat(vscode, daemon, "/profile CLEAR")
+    assert cleared["status"] == "completed"
+    assert cleared["text"] == "Session profile cleared; using reviewer (the global default)."
+    folder = daemon.workspace / ".switchman"
+    folder.mkdir()
+    (folder / "profiles.yaml").write_text("profiles:\n  Clear:\n    description: x\n", "utf-8")
+    await chat(vscode, daemon, "/profile architect")
+    again = await chat(vscode, daemon, "/profile Clear")
+    assert again["text"].startswith("Session profile cleared; using reviewer")
+    assert again["text"].endswith("'/profile Clear' always clears the choice (in any case); "
+                                  "to use the profile 'Clear', choose it in the profile picker.")
+    assert (await profiles(vscode, daemon))["active"]["name"] == "reviewer"
+
+
 async def test_a_workspace_profile_cannot_widen_the_users(vscode: SwitchmanClient,
                                                           daemon: Daemon,
                                                           fake: FakeProvider) -> None:

@@ -33,6 +33,7 @@ for version in range(2, 50):
             types.VersionedTextDocumentIdentifier(uri=uri, version=version),
             [types.TextDocumentContentChangePartial(range=types.Range(start, start), text="y")]))
 assert server.workspace.get_text_document(uri).source == "y" * 48 + "x = 1\\n"
+assert type(server.workspace.get_text_document(uri)).__name__ == "SharedTextDocument"
 assert server.editor_texts() == {{__import__("pathlib").Path({path!r}): "y" * 48 + "x = 1\\n"}}
 assert config_editing.editing.cache_info().currsize == 0, "configuration editing was started"
 loaded = [m for m in sys.modules if m.startswith("switchman.engine.editing")]

@@ -291,3 +291,26 @@ async def test_grep_searches_shared_buffers_in_place_of_their_files(workspace: P
     assert found.content == "src/app.py:3: def start():"
     big = _buffers(workspace, {"db/q.sql": "x" * (MAX_GREP_FILE_BYTES + 1)})
     assert "larger than 1 MB (db/q.sql)" in (await big.run("grep", {"pattern": "y"})).content
+
+
+async def test_a_folder_grep_searches_buffers_never_saved_in_the_walks_order(
+        workspace: Path) -> None:
+    """A file created in the editor and not saved is searched as if it were on the disk:
+    in its folder's place, with the glob, the skipped folders and the secret-file rule."""
+    tools = _buffers(workspace, {
+        "main.py": "def main(): ...\n", "src/new.py": "\n# main\n", "src/app.py":
+        "import os\n\ndef main():\n", "zz/new/deep.py": "main = 1\n", "zz/a.txt": "main\n",
+        "node_modules/new.js": "main\n", ".env.local": "main=1\n", "src/lib.ts": "main\n"})
+    found = await tools.run("grep", {"pattern": "main", "glob": "*.py"})
+    assert found.content.splitlines() == [
+        "main.py:1: def main(): ...", "src/app.py:3: def main():", "src/new.py:2: # main",
+        "zz/new/deep.py:1: main = 1"]
+    assert found.touched == ["main.py", "src/app.py", "src/new.py", "zz/new/deep.py"]
+    everything = (await tools.run("grep", {"pattern": "main"})).content.splitlines()
+    assert everything[-1] == "[not searched, as files like these usually hold secrets: .env.local]"
+    assert "zz/a.txt:1: main" in everything and "src/lib.ts:1: main" in everything
+    assert not any(line.startswith("node_modules/") for line in everything)
+    only_new = await tools.run("grep", {"pattern": "main", "path": "zz"})
+    assert only_new.content == "zz/a.txt:1: main\nzz/new/deep.py:1: main = 1"
+    assert (await tools.run("grep", {"pattern": "main", "path": "src/new.py"})).content == (
+        "src/new.py:2: # main")

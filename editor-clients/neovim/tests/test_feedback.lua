@@ -8,11 +8,12 @@ local root = workspace.normalize(vim.env.SWITCHMAN_TEST_WORKSPACE)
 local chat
 local rated = {}
 
+--- Send `message` and wait for its answer (the fake echoes what the model read: no `@alias`).
 local function send_and_wait(message)
   vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.input)[1])
   vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, { message })
   H.feed('<C-s>')
-  H.wait_text(chat.view.transcript, 'Echo: ' .. message, 40000) -- the first turn imports the SDK
+  H.wait_text(chat.view.transcript, 'Echo: ' .. message:gsub('^@%S+ ', ''), 40000) -- the first turn imports the SDK
   H.wait_for('the turn to end', function()
     return chat.turn == nil
   end)
@@ -130,6 +131,61 @@ return {
         { role = 'assistant', turn_id = vim.NIL } } }), 'a /delegate exchange ends it')
       H.eq(nil, last({ messages = { user } }), 'a question with no answer yet')
       H.eq(nil, last({}), 'an empty session')
+    end,
+  },
+  {
+    "a learned suggestion a rule outranked shows under the badge, a '>' line each; /route override runs it",
+    function()
+      -- Three liked answers from haiku to billing-parser requests; then a rule sends such a
+      -- request to sonnet, and the pattern store's disagreement (a banner of four lines) is shown.
+      local routing = assert(io.open(vim.env.SWITCHMAN_CONFIG_DIR .. '/routing.yaml', 'w'))
+      routing:write(table.concat({
+        'rules:',
+        '  - {name: invoices on sonnet, when: {message_matches: invoice}, use: sonnet}',
+        'pattern: {cost_weight: 0.05, min_confidence: 0.05, min_sample_size: 3, neighbors: 10}',
+        'pattern_disagreement: {surface: true, min_confidence: 0.05, min_sample_size: 3}',
+        '',
+      }, '\n'))
+      routing:close()
+      for i = 1, 3 do
+        send_and_wait('@haiku refactor the billing parser step ' .. i)
+        vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
+        H.notifications = {}
+        H.feed('g+')
+        wait_notification('noted 👍 for the last answer')
+      end
+      send_and_wait('refactor the billing parser invoice code')
+      local suggestion = {
+        '## Switchman [sonnet · rule: invoices on sonnet]',
+        '> ⚠ → Routing to anthropic:claude-sonnet-4-6 per rule "invoices on sonnet"',
+      }
+      local function shows_the_banner()
+        local lines = H.lines(chat.view.transcript)
+        for i, line in ipairs(lines) do
+          if line == suggestion[1] then
+            return lines[i + 1] == suggestion[2] and lines[i + 2]:find('^> Pattern store suggests anthropic:claude%-haiku%-4%-5')
+              and lines[i + 3] == '> /route override to use anthropic:claude-haiku-4-5 for this turn'
+              and lines[i + 4] == '> /route ignore to dismiss'
+              and lines[i + 5] == 'Echo: refactor the billing parser invoice code'
+              and lines[i + 6]:find('^  sonnet · %$')
+          end
+        end
+      end
+      H.wait_for('the suggestion under the badge, then the answer and its cost line', shows_the_banner, nil,
+        function()
+          return H.lines(chat.view.transcript)
+        end)
+      vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, { '/route override' })
+      chat:submit()
+      H.wait_text(chat.view.transcript, '## Switchman [haiku · /route override]')
+      H.wait_for('the override to end', function()
+        return chat.turn == nil
+      end)
+      chat.view:clear()
+      chat:reload()
+      H.wait_for('the stored session drawn with the suggestion', shows_the_banner, nil, function()
+        return H.lines(chat.view.transcript)
+      end)
     end,
   },
   {

@@ -64,4 +64,14 @@ return {
       wait_statusline('Switchman: rules')
     end,
   },
+  {
+    ':Switchman profile CLEAR (clear in any case) goes back to the default too',
+    function()
+      vim.cmd('Switchman profile subagent')
+      wait_statusline('Switchman: rules · subagent')
+      vim.cmd('Switchman profile CLEAR')
+      wait_statusline('Switchman: rules')
+      H.check(last_notification():find('Session profile cleared', 1, true), 'the daemon says so', H.notifications)
+    end,
+  },
 }

@@ -257,8 +257,20 @@ return {
       local approval = require('switchman.approval')
       H.eq('Switchman wants to run `make` in /w', approval.prompt({ tool = 'run_command', command = 'make', cwd = '/w' }))
       H.eq('Switchman wants to delegate to a fast worker with edit_file, run_command: fix it (asked by a worker: '
-        .. '"always" is not remembered)', approval.prompt({ tool = 'delegate', tier = 'fast',
-          worker_tools = { 'edit_file', 'run_command' }, task = 'fix it\nthen test', command = vim.NIL, is_worker = true }))
+        .. 'an answer to a worker is not remembered, so it may ask again)', approval.prompt({ tool = 'delegate',
+          tier = 'fast', worker_tools = { 'edit_file', 'run_command' }, task = 'fix it\nthen test', command = vim.NIL,
+          is_worker = true }))
+      local function labels(request)
+        local seen = H.stub_select(function()
+          return false
+        end)
+        approval.ask(request, function() end)
+        return seen
+      end
+      H.eq({ 'Allow once', 'Always allow edit_file in this workspace', 'Deny' },
+        labels({ tool = 'edit_file', title = 'Edit a.py', is_worker = false }))
+      H.eq({ 'Allow once', 'Deny' }, labels({ tool = 'edit_file', title = 'Edit a.py', is_worker = true }),
+        'a worker\'s question offers no "always": nothing given to a worker is remembered')
       H.eq({ 'Delegate to a worker on the fast tier.', 'The worker may use: edit_file', '', 'Task:', 'fix it' },
         approval.delegation_lines({ tier = 'fast', worker_tools = { 'edit_file' }, task = 'fix it' }))
     end,

@@ -274,6 +274,16 @@ return {
       H.wait_for('the daemon to be gone', function()
         return require('switchman.client').get(root) == nil
       end)
+      -- the live line no longer says the worker runs (nor does :Switchman workers, offering Stop)
+      H.wait_text(transcript(), '✗ worker fast · haiku · failed · 1 turn · $')
+      local live = vim.tbl_filter(function(l)
+        return l:find('Summarise src/app.py', 1, true) and l:find(' worker ', 1, true)
+      end, H.lines(transcript()))
+      H.check(#live == 1 and live[1]:find('— interrupted$'), 'one line, interrupted', H.lines(transcript()))
+      local statuses = vim.tbl_map(function(update)
+        return update.task .. ': ' .. update.status
+      end, vim.tbl_values(workers.live(chat)))
+      H.check(vim.tbl_contains(statuses, 'Summarise src/app.py: failed'), 'not running, so no Stop is offered', statuses)
       H.fake('POST', '/_fake/release')
       vim.cmd('Switchman restart')
       require('switchman.sessions').open(root, planner)

@@ -22,6 +22,7 @@ from switchman.engine.editing.editing import ConfigDocuments
 from switchman.engine.editing.fixes import fixes
 from switchman.engine.editing.hover import hover
 from switchman.engine.editing.outline import outline
+from switchman.engine.skills import Skill, SkillIndex
 from switchman.server.features.config_editing.convert import (
     diagnostic_json,
     lsp_code_action,
@@ -82,15 +83,27 @@ def update_and_diagnose(directory: Path, path: Path, text: str, uris: dict[Path,
     return found
 
 
-def completion(directory: Path, kind: FileKind, text: str, position: types.Position,
-               encoding: str, folders: list[str], after_space: bool, snippets: bool,
-               markdown: bool) -> list[types.CompletionItem]:
-    """Completion items at ``position`` in ``text``."""
+def completion(directory: Path, path: Path, kind: FileKind, text: str,
+               position: types.Position, encoding: str, folders: list[str], after_space: bool,
+               snippets: bool, markdown: bool) -> list[types.CompletionItem]:
+    """Completion items at ``position`` in ``text`` (the document at ``path``)."""
     opened = documents(directory)
     positions = _positions(text, encoding)
     candidates = complete(kind, text, positions.engine_position(position), opened.registry(),
-                          opened.environ, folders, values_only=after_space)
+                          opened.environ, folders, values_only=after_space,
+                          skills=_skills(directory, path, kind, folders))
     return [lsp_completion(c, positions, snippets, markdown) for c in candidates]
+
+
+def _skills(directory: Path, path: Path, kind: FileKind, folders: list[str]) -> list[Skill]:
+    """The skills a rule or profile of the document at ``path`` can name: the user's and its
+    workspace's for a workspace's file (``<workspace>/.switchman/…``), the user's and every
+    open workspace folder's for the user's own."""
+    if kind in (FileKind.WORKSPACE, FileKind.WORKSPACE_PROFILES):
+        workspaces = [path.parent.parent]
+    else:
+        workspaces = [Path(folder) for folder in folders]
+    return list(SkillIndex.of_folders(directory, workspaces).skills.values())
 
 
 def hover_at(directory: Path, path: Path, kind: FileKind, position: types.Position,

@@ -88,6 +88,7 @@ _COMPLETION_KINDS = {
     CandidateKind.ALIAS: types.CompletionItemKind.Reference,
     CandidateKind.VALUE: types.CompletionItemKind.EnumMember,
     CandidateKind.FOLDER: types.CompletionItemKind.Folder,
+    CandidateKind.SKILL: types.CompletionItemKind.File,
 }
 
 _SYMBOL_KINDS = {

@@ -198,13 +198,13 @@ class ConfigEditing:
         Reading the cursor scans the whole text once per version (the first request after
         an edit of a long file pays it), so it runs in the check process with the documents.
         """
-        kind = self.kind_of(uri)
+        path, kind = self.path_of(uri), self.kind_of(uri)
         document = self.server.workspace.text_documents.get(uri)
-        if kind is None or document is None:  # not open: never read it from disk here
+        if path is None or kind is None or document is None:  # not open: never read it here
             return []
         snippets = self._capability("text_document.completion.completion_item.snippet_support")
         markdown = self._markdown("text_document.completion.completion_item.documentation_format")
-        return await self._answer([], checker.completion, kind, document.source, position,
+        return await self._answer([], checker.completion, path, kind, document.source, position,
                                    self._encoding(), self._folders(), after_space, snippets,
                                    markdown)
 

@@ -177,20 +177,29 @@ function M.prompt(request)
     text = ('Switchman: %s'):format(request.title)
   end
   if request.is_worker == true then
-    text = text .. ' (asked by a worker: "always" is not remembered)'
+    text = text .. ' (asked by a worker: an answer to a worker is not remembered, so it may ask again)'
   end
   return text
+end
+
+--- The answers offered for `request`: a worker's question has no "always" (the daemon remembers
+--- no answer given to a worker, so it would only repeat "Allow once"), as in VS Code.
+function M.offered(request)
+  return vim.tbl_filter(function(choice)
+    return choice.decision ~= 'allow_always' or request.is_worker ~= true
+  end, M.choices)
 end
 
 --- Ask the user about `request`; calls `done({ decision = …, reason = … })` once. `live()`
 --- (optional) says whether the question still stands (no reason is asked for after that).
 function M.ask(request, done, live)
+  local choices = M.offered(request)
   local labels = {}
-  for _, choice in ipairs(M.choices) do
+  for _, choice in ipairs(choices) do
     table.insert(labels, choice.label:format(request.tool))
   end
   vim.ui.select(labels, { prompt = M.prompt(request) }, function(_, index)
-    local choice = index and M.choices[index]
+    local choice = index and choices[index]
     if not choice then
       return done({ decision = 'deny', reason = 'the user dismissed the question' })
     end

@@ -34,13 +34,13 @@ M.list = {
   },
   {
     name = 'profile',
-    desc = 'Set the agent profile of this session: pick one, name one, or "-" for the default',
+    desc = 'Set the agent profile of this session: pick one, name one, or "-" (clear) for the default',
     run = function(args)
       local profiles, r = require('switchman.profiles'), root()
       if #args == 0 then
         return profiles.pick(r)
       end
-      profiles.set(r, args[1] ~= '-' and args[1] or nil)
+      profiles.set(r, not profiles.clears(args[1]) and args[1] or nil)
     end,
     complete = function()
       return require('switchman.profiles').completions(root())

@@ -50,6 +50,12 @@ function M.origin(active)
   return ('%s (%s)'):format(active.name, FROM[active.resolved_from] or tostring(active.resolved_from))
 end
 
+--- Whether `word` given as the profile's name means "clear the choice": `-`, or `clear` in any case
+--- (as the chat's `/profile clear`; a profile named so is chosen in the picker).
+function M.clears(word)
+  return word == '-' or word:lower() == 'clear'
+end
+
 --- Set (`name`) or clear (nil) the profile of the workspace's current session.
 function M.set(root, name)
   local params = { workspace = workspace.uri(root), profile = name or vim.NIL }

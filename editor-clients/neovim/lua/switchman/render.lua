@@ -44,11 +44,14 @@ function M.user(text)
   return out
 end
 
---- The heading of an answer, with its badge and banners.
+--- The heading of an answer, with its badge and banners. A banner of several lines (the pattern
+--- store's suggestion, with its `/route override` and `/route ignore` lines) is one `>` line each.
 function M.answer(root, model, summary, banners)
   local out = { { '## Switchman ' .. M.badge(root, model, summary), badge = true } }
   for _, banner in ipairs(present(banners) and banners or {}) do
-    table.insert(out, { '> ⚠ ' .. banner, hl = 'SwitchmanNotice' })
+    for i, line in ipairs(split(banner)) do
+      table.insert(out, { (i == 1 and '> ⚠ ' or '> ') .. line, hl = 'SwitchmanNotice' })
+    end
   end
   return out
 end

@@ -242,8 +242,9 @@ function Chat:cancel()
   return true
 end
 
---- The daemon went away: a running turn will never be answered.
+--- The daemon went away: a running turn will never be answered, nor its workers end.
 function Chat:daemon_stopped()
+  require('switchman.chat.workers').daemon_stopped(self)
   if self.turn then
     self.turn = nil
     local lines = render.failure('The Switchman daemon stopped during this turn; sending again starts it.')

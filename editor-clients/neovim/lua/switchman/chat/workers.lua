@@ -67,7 +67,8 @@ end
 function M.line(root, update)
   -- A worker that ended without a model never started (denied, stopped while it waited, no
   -- model for its tier): it is not still choosing one.
-  local model = present(update.model) and models.short_name(root, update.model)
+  local model = present(update.model_name) and update.model_name
+    or present(update.model) and models.short_name(root, update.model)
     or update.status == 'queued' and 'waiting for a worker slot'
     or update.status == 'awaiting_approval' and 'waiting for approval'
     or update.status == 'running' and 'choosing a model' or 'not started'
@@ -178,15 +179,17 @@ function M.show(chat, update)
   chat.workers = chat.workers or {}
   local known = chat.workers[update.tool_use_id]
   local entry = { M.line(chat.root, update), hl = HIGHLIGHT[update.status] or 'SwitchmanTool' }
+  local model_name = present(update.model) and models.short_name(chat.root, update.model) or nil
   local bufnr = chat.view.transcript
   if not known then
     chat.view:append({ entry })
     local row = vim.api.nvim_buf_line_count(bufnr) - 1
     local mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { right_gravity = false })
-    chat.workers[update.tool_use_id] = { update = update, mark = mark }
+    chat.workers[update.tool_use_id] = { update = update, mark = mark, model_name = model_name }
     return
   end
   known.update = update
+  known.model_name = update.model_name or model_name
   local pos = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, known.mark, {})
   if not pos or not pos[1] then
     return -- the line was cleared (new session)
@@ -201,6 +204,27 @@ function M.show(chat, update)
   vim.api.nvim_buf_clear_namespace(bufnr, ns, row, row + 1)
   known.mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { right_gravity = false })
   vim.api.nvim_buf_add_highlight(bufnr, ns, entry.hl, row, 0, -1)
+end
+
+--- The daemon went away: a delegation it was running, or that waited to start, will never end
+--- there, so its line stops saying `running` (or `queued`) and says it was interrupted, as the
+--- restarted daemon's record does (`✗ worker … failed … — interrupted`); `:Switchman workers`
+--- then offers no Stop for it.
+function M.daemon_stopped(chat)
+  if not chat.view:valid() then
+    return
+  end
+  for _, known in pairs(chat.workers or {}) do
+    local update = known.update
+    if update.status == 'running' or M.waits_to_start(update.status) then
+      M.show(chat, vim.tbl_extend('force', update, {
+        -- the name the line showed: the gone daemon's model list (aliases) is forgotten
+        model_name = present(update.model) and known.model_name or nil,
+        status = 'failed', error = 'interrupted', activity = vim.NIL,
+        detail = M.waits_to_start(update.status) and 'Switchman stopped while it waited; it never started' or vim.NIL,
+      }))
+    end
+  end
 end
 
 --- The delegations this Neovim saw live, by worker session id (for Stop); one still queued for a

@@ -1,17 +1,19 @@
-"""The text of a document the editor shares, kept as lines so that a keystroke costs the lines it touches.
+"""The text of a document the editor shares, kept as lines so that a keystroke costs little.
 
 pygls keeps a document as one string and applies an edit by splitting the whole text into
 lines and writing every line out again: in a 1.5 MB file that is milliseconds of the event
 loop per keystroke, while the editor waits for the daemon. :class:`SharedTextDocument` keeps
-the tuple of lines pygls would split (``str.splitlines(keepends=True)``, pygls' notion of a
-line) and replaces only the lines an edit touches, plus one on each side so that a ``\\r`` and
-a ``\\n`` meeting across the edit join as they would in the whole text. The whole text is
-joined only when something reads :attr:`~SharedTextDocument.source`, once per version.
+the list of lines pygls would split (``str.splitlines(keepends=True)``, pygls' notion of a
+line) and replaces, in place, only the lines an edit touches, plus one on each side so that a
+``\r`` and a ``\n`` meeting across the edit join as they would in the whole text. The whole
+text is joined only when something reads :attr:`~SharedTextDocument.source`, once per
+version.
 
-``source`` may be read from a tool's thread while the loop applies the next edit: the joined
-text is cached beside the very tuple it was joined from, and used only while that tuple is
-still the document's, so a reader on another thread never stores a stale text for a newer
-version. The loop is the only writer of the lines.
+``source`` may be read from a tool's thread while the loop applies the next edit. Joining a
+list holds the GIL, so it sees the lines between two edits, and the joined text is cached
+under the count of edits it was joined at only if no edit came in meanwhile: a reader on
+another thread never leaves an old text cached for a newer version. The loop is the only
+writer of the lines; :attr:`~SharedTextDocument.lines` is for the loop alone.
 """
 
 from __future__ import annotations
@@ -30,10 +32,9 @@ class SharedTextDocument(TextDocument):
         text = self._source
         # A document made for a URI that is not open has no text: pygls reads the file when
         # asked; it is never edited, so it keeps pygls' own behaviour.
-        self._lines: tuple[str, ...] | None = None if text is None else tuple(
-            text.splitlines(True))
-        self._joined: tuple[tuple[str, ...], str] | None = None if text is None else (
-            self._lines, text)  # type: ignore[assignment]
+        self._lines: list[str] | None = None if text is None else text.splitlines(True)
+        self._edits = 0
+        self._joined: tuple[int, str] | None = None if text is None else (0, text)
         self._source = None  # the lines hold the text now
 
     @property
@@ -46,17 +47,20 @@ class SharedTextDocument(TextDocument):
         lines = self._lines
         if lines is None:
             return super().source
-        joined = self._joined
-        if joined is not None and joined[0] is lines:
+        edits, joined = self._edits, self._joined
+        if joined is not None and joined[0] == edits:
             return joined[1]
         text = "".join(lines)
-        self._joined = (lines, text)
+        if self._edits == edits:  # no edit since: the text is this version's
+            self._joined = (edits, text)
         return text
 
     def _apply_full_change(self, change: types.TextDocumentContentChangeEvent) -> None:
-        lines = tuple(change.text.splitlines(True))
-        self._joined = (lines, change.text)
-        self._lines = lines
+        if self._lines is None:
+            super()._apply_full_change(change)
+            return
+        self._lines[:] = change.text.splitlines(True)
+        self._edits += 1
 
     def _apply_incremental_change(self, change: types.TextDocumentContentChangePartial) -> None:
         lines = self._lines
@@ -77,7 +81,8 @@ class SharedTextDocument(TextDocument):
                 lines[last][end:] if last < count else "")
         low, high = max(first - 1, 0), min(last + 2, count)  # one neighbour on each side
         touched = "".join(lines[low:first]) + middle + "".join(lines[last + 1:high])
-        self._lines = lines[:low] + tuple(touched.splitlines(True)) + lines[high:]
+        lines[low:high] = touched.splitlines(True)
+        self._edits += 1
 
 
 class SharedWorkspace(Workspace):

@@ -2,10 +2,11 @@
 
 The editor sends what the user sees (a selection's text, or the text of an
 open buffer); for a file it sends without text, the daemon reads it, only
-inside the workspace. Each attachment is kept as its own block of the user
-message, so the transcript shows it as an attachment, and it counts towards
-routing: its text in ``estimated_input_tokens`` and its path in
-``files_touched``.
+inside the workspace. Either way a binary file (a NUL near its start) is
+refused: the editor's text of one is no more use to a model than its bytes.
+Each attachment is kept as its own block of the user message, so the
+transcript shows it as an attachment, and it counts towards routing: its text
+in ``estimated_input_tokens`` and its path in ``files_touched``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ MAX_ATTACHMENT_BYTES = 4 * MAX_ATTACHMENT_CHARS
 """What is read of an attached file: enough for its first MAX_ATTACHMENT_CHARS characters
 (UTF-8 takes at most four bytes a character); a bigger file is never read whole."""
 MAX_ATTACHMENTS = 20
+BINARY_SNIFF = 8192
+"""A NUL byte (or character, in the editor's text) this near the start marks a binary file."""
 
 
 def attachment_blocks(folder: Path, requests: list[AttachmentRequest]) -> list[AttachmentBlock]:
@@ -55,6 +58,8 @@ def _block(workspace: WorkspaceRoot, request: AttachmentRequest) -> AttachmentBl
     text, whole = (request.text, True) if request.text is not None else _read(real)
     if request.kind == "selection" and request.text is None:
         raise InvalidAttachment("A selection attachment needs its text.")
+    if "\0" in text[:BINARY_SNIFF]:  # the editor's text of a binary file: the file's rule
+        raise InvalidAttachment(_binary(real))
     return AttachmentBlock(kind=request.kind, path=shown, text=text[:MAX_ATTACHMENT_CHARS],
                            start_line=request.start_line, end_line=request.end_line,
                            truncated=len(text) > MAX_ATTACHMENT_CHARS or not whole)
@@ -66,15 +71,18 @@ def _read(path: Path) -> tuple[str, bool]:
         data, whole = read_head(path, MAX_ATTACHMENT_BYTES)
     except UnreadableFile as exc:
         raise InvalidAttachment(f"{path.name} {exc.reason}.") from None
-    if b"\0" in data[:8192]:
-        raise InvalidAttachment(f"{path.name} is a binary file; only text files can be "
-                                "attached.")
+    if b"\0" in data[:BINARY_SNIFF]:
+        raise InvalidAttachment(_binary(path))
     try:
         return data.decode("utf-8"), whole
     except UnicodeDecodeError as exc:
         if whole or exc.start < len(data) - 3:  # not a character cut off by the cap
             raise InvalidAttachment(f"{path.name} is not a UTF-8 text file.") from None
         return data[:exc.start].decode("utf-8"), False
+
+
+def _binary(path: Path) -> str:
+    return f"{path.name} is a binary file; only text files can be attached."
 
 
 def inside_workspace(blocks: list[AttachmentBlock]) -> list[str]:

@@ -145,3 +145,20 @@ async def test_a_file_that_is_not_text_is_refused(
     assert error_data(caught.value)["code"] == "invalid_attachment"
     assert expected in caught.value.message
     assert fake.requests == []
+
+
+@pytest.mark.parametrize("kind", ["file", "selection"])
+async def test_the_editors_text_of_a_binary_file_is_refused_as_the_file_is(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider, kind: str) -> None:
+    """An editor that has the file open sends its text; a NUL in it is refused as a NUL in
+    the file is (a client asks with ``switchman/preview`` before it attaches the file)."""
+    blob = {"kind": kind, "uri": (daemon.workspace / "blob.bin").as_uri(),
+            "text": "PK\u0003\u0004\u0000\u0000 bytes", "start_line": 1, "end_line": 1}
+    for method in (methods.PREVIEW, methods.CHAT):
+        with pytest.raises(JsonRpcException) as caught:
+            await client.request(method, {"workspace": daemon.uri, "message": "look",
+                                          "attachments": [blob]})
+        assert error_data(caught.value)["code"] == "invalid_attachment"
+        assert "blob.bin is a binary file; only text files can be attached." in (
+            caught.value.message)
+    assert fake.requests == []

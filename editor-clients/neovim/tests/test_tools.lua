@@ -167,6 +167,37 @@ return {
     end,
   },
   {
+    ':Switchman add refuses a binary file at once, with the daemon\'s reason; a text file is attached',
+    function()
+      local blob = root .. '/blob.bin'
+      local out = assert(io.open(blob, 'wb'))
+      out:write('PK\3\4\0\0 bytes\n')
+      out:close()
+      local function refused(how)
+        local before = #H.notifications
+        vim.cmd('Switchman add ' .. blob)
+        H.wait_for('the refusal (' .. how .. ')', function()
+          local last = H.notifications[#H.notifications]
+          return #H.notifications > before
+            and last.message:find('not attached: blob.bin is a binary file; only text files can be attached.', 1, true)
+        end, nil, H.notifications)
+        H.eq(nil, chat.attachments, 'nothing is attached (' .. how .. ')')
+      end
+      refused('read by the daemon')
+      local blob_buf = vim.fn.bufadd(blob)
+      vim.fn.bufload(blob_buf)
+      refused('its buffer\'s text, NUL bytes and all')
+      vim.api.nvim_buf_delete(blob_buf, { force = true })
+      vim.cmd('Switchman add ' .. file)
+      H.wait_for('the text file attached', function()
+        return chat.attachments ~= nil and #chat.attachments == 1
+      end, nil, H.notifications)
+      H.eq(vim.uri_from_fname(file), chat.attachments[1].uri, 'the file named')
+      chat.attachments = nil
+      os.remove(blob)
+    end,
+  },
+  {
     'ga applies the code block under the cursor to the selected lines, through the approval',
     function()
       H.fake('POST', '/_fake/reset')

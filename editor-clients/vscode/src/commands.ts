@@ -54,13 +54,17 @@ export function commandTable(t: CommandTargets): Record<string, Handler> {
       await t.chat.send(SlashCommands.rulesCheck);
     },
     'switchman.sendSelection': async () => {
-      const label = t.chat.attachSelection();
-      if (!label) {
+      const attached = await t.chat.attachSelection();
+      if (!attached) {
         void vscode.window.showInformationMessage('Switchman: open a file in a workspace folder to send its selection.');
         return;
       }
+      if ('refused' in attached) {
+        void vscode.window.showErrorMessage(`Switchman: not attached: ${attached.refused}`);
+        return;
+      }
       await t.chatView.reveal(true); // the next message is what the user types now
-      void vscode.window.setStatusBarMessage(`Switchman: ${label} goes with your next message`, 5000);
+      void vscode.window.setStatusBarMessage(`Switchman: ${attached.label} goes with your next message`, 5000);
     },
     'switchman.delegateSelection': async () => {
       if (t.chat.busy) {

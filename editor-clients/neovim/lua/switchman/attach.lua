@@ -4,9 +4,27 @@
 --- opens (without sending) so the user can write the message that goes with it.
 local M = {}
 
+local client = require('switchman.client')
+local protocol = require('switchman.protocol')
+local workspace = require('switchman.workspace')
+
 local function chat_for(bufnr)
-  local root = require('switchman.workspace').root_for_buf(bufnr)
+  local root = workspace.root_for_buf(bufnr)
   return require('switchman.chat').open(root), root
+end
+
+--- Attach `attachment` once the daemon says it could send it (`switchman/preview` checks the
+--- attachments of a draft as `switchman/chat` does): a binary file, one outside the workspace
+--- it cannot read, … is refused now, with the daemon's reason, not when the message is sent.
+local function attach_checked(chat, root, attachment)
+  local params = { workspace = workspace.uri(root), message = '', attachments = { attachment } }
+  client.request(root, protocol.request.preview, params, function(err)
+    local data = type(err) == 'table' and type(err.data) == 'table' and err.data or {}
+    if data.code == protocol.error.invalid_attachment then
+      return vim.notify('Switchman: not attached: ' .. client.error_message(err), vim.log.levels.ERROR)
+    end
+    chat:attach(attachment) -- any other trouble (no daemon) is told when the message is sent
+  end)
 end
 
 --- `:[range]Switchman send [message]`: the selected lines (or the whole buffer) of the current buffer.
@@ -27,14 +45,15 @@ function M.selection(opts, message)
   if ranged then
     attachment.start_line, attachment.end_line = first, last
   end
-  local chat = chat_for(bufnr)
+  local chat, root = chat_for(bufnr)
   if not chat then
     return
   end
-  chat:attach(attachment)
-  if message and vim.trim(message) ~= '' then
-    chat:send(message)
+  if not message or vim.trim(message) == '' then
+    return attach_checked(chat, root, attachment)
   end
+  chat:attach(attachment)
+  chat:send(message) -- a refused attachment is told with the message, which comes back to the input
 end
 
 --- The words `:Switchman delegate` completes first: the tiers, then the profiles.
@@ -70,9 +89,9 @@ function M.file(path)
   if bufnr > 0 and vim.api.nvim_buf_is_loaded(bufnr) then
     attachment.text = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n')
   end
-  local chat = chat_for(current)
+  local chat, root = chat_for(current)
   if chat then
-    chat:attach(attachment)
+    attach_checked(chat, root, attachment)
   end
 end
 

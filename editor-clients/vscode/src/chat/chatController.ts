@@ -6,7 +6,7 @@
 import type { Disposable, Folder, StatusSource, SwitchmanConnection, WorkspaceFolders } from '../common/host';
 import { sameWorkspace } from '../common/host';
 import { MISSING_CONTEXT, NO_FOLDER, NO_FOLDER_MESSAGE, PROVIDER_ERROR, requestFailure, type RequestFailure } from '../protocol/errors';
-import { Notifications, Requests, SlashCommands } from '../protocol/methods';
+import { ErrorCodes, Notifications, Requests, SlashCommands } from '../protocol/methods';
 import * as params from '../protocol/params';
 import type { Rating } from '../protocol/params';
 import type {
@@ -280,14 +280,28 @@ export class ChatController implements Disposable {
     return true;
   }
 
-  /** Attach the active editor's selection (or its file) to the next message; returns its label. */
-  attachSelection(): string | undefined {
+  /**
+   * Attach the active editor's selection (or its file) to the next message; returns its label, or
+   * the daemon's reason when it could not be sent: `switchman/preview` checks a draft's attachments
+   * as a message's are checked, so a binary file is refused now, not with the next message (and the
+   * ones after it, as a refused message's attachments stay attached). Undefined with no editor.
+   */
+  async attachSelection(): Promise<{ label: string } | { refused: string } | undefined> {
     const editor = this.hooks.activeEditor?.();
     const folder = this.currentFolder;
     if (!editor || !folder) return undefined;
     const attachment = selectionAttachment(editor) ?? fileAttachment(editor);
+    if (this.connection.state === 'running') {
+      try {
+        await this.connection.request(Requests.preview,
+          params.previewParams(folder.uri, '', this.sessions.get(folder.uri), [attachment]));
+      } catch (error) {
+        const failure = requestFailure(error);
+        if (failure.code === ErrorCodes.invalidAttachment) return { refused: failure.message };
+      } // any other trouble is told when the message is sent
+    }
     this.attachments.push(attachment);
-    return attachmentLabel(attachment, folder.uri);
+    return { label: attachmentLabel(attachment, folder.uri) };
   }
 
   /** Stop the running answer: `switchman/cancel` once the turn is known, else cancel the request. */

@@ -260,17 +260,38 @@ describe('ChatController', () => {
     await controller.preview('summarise #file\nbriefly');
     assert.deepEqual(connection.sent(Requests.preview)[0], { workspace: WS, message: 'summarise\nbriefly', has_images: false,
       attachments: [{ kind: 'file', uri: editor.uri, text: editor.text }] });
-    controller.attachSelection();
+    await controller.attachSelection(); // checked with the daemon first: the preview's [1]
     await controller.preview('what does this do?');
-    assert.deepEqual(connection.sent(Requests.preview)[1].attachments,
+    assert.deepEqual(connection.sent(Requests.preview)[2].attachments,
       [{ kind: 'selection', uri: editor.uri, text: 'return 42', start_line: 2, end_line: 2 }]);
     editor.selection.text = '';
     await controller.preview('explain #selection');
-    assert.equal(connection.sent(Requests.preview).length, 2, 'nothing selected: no route to preview');
+    assert.equal(connection.sent(Requests.preview).length, 3, 'nothing selected: no route to preview');
     const last = posted.filter((m) => m.type === 'preview').at(-1);
     assert.ok(last?.type === 'preview' && last.preview);
     assert.deepEqual([last.preview.tone, last.preview.draft], ['error', 'explain #selection']);
     assert.match(last.preview.text, /^Nothing is selected in the active editor/);
+  });
+
+  it('Send Selection refuses what the daemon could not send, with its reason, and attaches nothing', async () => {
+    const { connection, posted } = setup();
+    const { editor, controller } = withEditor(connection, posted);
+    editor.selection.text = '';
+    editor.text = 'PK\u0003\u0004\u0000\u0000';
+    const reason = 'app.py is a binary file; only text files can be attached.';
+    connection.answer(Requests.preview, (p) => {
+      if (p.attachments?.[0]?.text?.includes('\u0000')) throw Object.assign(new Error(reason), { data: { code: 'invalid_attachment' } });
+      return { model: 'x:y', summary: 'default', message: p.message, decision: null, text: null, error: null, command: null };
+    });
+    assert.deepEqual(await controller.attachSelection(), { refused: reason });
+    assert.deepEqual(connection.sent(Requests.preview)[0], { workspace: WS, message: '', has_images: false,
+      attachments: [{ kind: 'file', uri: editor.uri, text: editor.text }] });
+    await controller.preview('what is this?');
+    assert.equal(connection.sent(Requests.preview)[1].attachments, undefined, 'nothing goes with the next message');
+    editor.text = 'def main():\n    return 42\n';
+    assert.deepEqual(await controller.attachSelection(), { label: 'Attached: src/app.py' });
+    await controller.preview('what is this?');
+    assert.deepEqual(connection.sent(Requests.preview)[3].attachments, [{ kind: 'file', uri: editor.uri, text: editor.text }]);
   });
 
   it('keeps talking to the folder it shows, whatever editor becomes active', async () => {

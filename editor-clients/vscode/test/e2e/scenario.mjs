@@ -6,7 +6,7 @@ import { log, until } from './support.mjs';
 import { toolSteps } from './tools.mjs';
 import { ratingsReachThePatternStore } from './feedback.mjs';
 import { anotherWindowsTurnShowsInThePanel } from './windows.mjs';
-import { daemonKilledMidAnswer, patternSuggestionIsOneClickAway } from './resilience.mjs';
+import { daemonKilledMidAnswer, patternSuggestionIsOneClickAway, windowReloadedMidAnswer } from './resilience.mjs';
 
 const STATUS_ITEM = '[id="switchman.switchman.switchman.status.0"]';
 const PROFILE_ITEM = '[id="switchman.switchman.switchman.profile.0"]';
@@ -64,6 +64,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await newChatStartsEmpty(ui);
     await patternSuggestionIsOneClickAway(ui, ui.chatFrame(), fake, daemon.env.SWITCHMAN_CONFIG_DIR);
     await daemonKilledMidAnswer(ui, ui.chatFrame(), fake, daemon.switchman);
+    await windowReloadedMidAnswer(ui, ui.chatFrame(), fake);
     await providerFailuresAreShownPlainly(ui, fake);
     await daemonThatCannotStartSaysHowToFix(ui);
     // CSP violations anywhere, or errors raised by the chat webview's script, fail the run.

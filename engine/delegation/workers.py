@@ -64,7 +64,7 @@ from switchman.engine.sessions.live import LiveSession, WorkerRole
 from switchman.engine.sessions.manager import SessionManager
 from switchman.engine.tokens import estimate_text
 from switchman.engine.tools.approval import ApprovalPolicy
-from switchman.engine.tools.arguments import ToolOutcome
+from switchman.engine.tools.arguments import ToolOutcome, summary_of
 from switchman.engine.tools.registry import ToolCallRequest, ToolContext, ToolEntry, ToolRegistry
 from switchman.engine.tools.toolbox import TOOL_CLASSES
 
@@ -339,7 +339,7 @@ class WorkerRun:
         detail = result.output if isinstance(result.output, str) \
             else json.dumps(msgspec.to_builtins(result.output))
         text = f"delegate failed: {result.error}" + (f"\n\n{detail}" if detail else "")
-        return ToolOutcome(text, is_error=True, summary=(result.error or "failed")[:80])
+        return ToolOutcome(text, is_error=True, summary=summary_of(result.error or "failed"))
 
     def _prompt(self, model: str, tools: list[str]) -> str:
         return worker_prompt(model, "Your task:\n" + self.call.task + "\n\n"
@@ -373,5 +373,5 @@ def _check_tool_names(allowed: list[str] | None, planner_tools: list[str]) -> No
 
 def _refused(detail: str) -> ToolOutcome:
     return ToolOutcome(f"delegate refused: {detail}. Nothing was started; correct the call and "
-                       "try again.", is_error=True, summary=detail[:80])
+                       "try again.", is_error=True, summary=summary_of(detail))
 

@@ -25,6 +25,20 @@ class ToolOutcome(msgspec.Struct, frozen=True):
     """Workspace-relative paths the call read, listed or changed (for routing)."""
 
 
+SUMMARY_LIMIT = 160
+"""The longest summary of a tool's outcome (the editors' one tool line)."""
+
+
+def summary_of(text: str, limit: int = SUMMARY_LIMIT) -> str:
+    """An outcome's text as its summary: the first line, cut at a word before ``limit``
+    characters with "…" (a refusal cut mid-word, without a mark, read as the whole reason)."""
+    line = text.strip().split("\n", 1)[0]
+    if len(line) <= limit:
+        return line
+    cut = line.rfind(" ", limit // 2, limit)
+    return line[:cut if cut > 0 else limit - 1].rstrip(" ,;:") + "…"
+
+
 class ToolRefused(Exception):
     """The call was not allowed (bad arguments, a path outside the workspace)."""
 

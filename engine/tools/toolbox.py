@@ -27,7 +27,7 @@ from switchman.engine.tools.approval import (
     ApprovalRequest,
     ToolClass,
 )
-from switchman.engine.tools.arguments import ToolOutcome, ToolRefused
+from switchman.engine.tools.arguments import ToolOutcome, ToolRefused, summary_of
 from switchman.engine.tools.buffers import EditorTexts, no_editor_texts
 from switchman.engine.tools.changes import EditApplier, FileChange
 from switchman.engine.tools.edits import FileEdits
@@ -102,7 +102,7 @@ class Toolbox:
                 return await self._run_command(arguments)
             return await self._change(name, arguments)
         except ToolRefused as refusal:
-            return ToolOutcome(str(refusal), is_error=True, summary=str(refusal)[:80])
+            return ToolOutcome(str(refusal), is_error=True, summary=summary_of(str(refusal)))
         except OSError as exc:
             return ToolOutcome(f"{exc.strerror or exc}", is_error=True, summary="error")
         except asyncio.CancelledError:
@@ -134,7 +134,7 @@ class Toolbox:
             why = f": {applied.reason}" if applied.reason else ""
             return ToolOutcome(f"The editor refused the change to {change.path}{reason} "
                                "Nothing was changed.", is_error=True,
-                               summary=f"refused by the editor{why}"[:120],
+                               summary=summary_of(f"refused by the editor{why}"),
                                touched=[change.path])
         if applied.reason:  # in the editor's buffer, but the editor could not save it
             return ToolOutcome(f"{_applied_text(change)} {sentence(applied.reason)} Commands and "

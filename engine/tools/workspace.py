@@ -28,6 +28,7 @@ from switchman.engine.tools.arguments import (
     ToolOutcome,
     ToolRefused,
     path_argument,
+    summary_of,
     text_argument,
     whole_number_argument,
 )
@@ -98,7 +99,7 @@ class WorkspaceTools:
         try:
             return await asyncio.to_thread(handler, arguments)
         except ToolRefused as refusal:
-            return ToolOutcome(str(refusal), is_error=True, summary=str(refusal))
+            return ToolOutcome(str(refusal), is_error=True, summary=summary_of(str(refusal)))
         except OSError as exc:
             return ToolOutcome(f"{exc.strerror or exc}", is_error=True, summary="error")
         except Exception:  # a bug in a tool must not end the turn; the model can go on

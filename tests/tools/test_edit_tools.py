@@ -281,3 +281,18 @@ async def test_a_buffer_showing_a_non_utf8_file_with_replacement_characters_is_n
         edited = await toolbox.run("edit_file", {"path": name, "old_text": "x = 1",
                                                  "new_text": "x = 2"})
         assert not edited.is_error, edited.content
+
+
+async def test_a_refusal_is_its_own_summary_and_a_long_one_is_cut_at_a_word_with_a_mark(
+        toolbox: Toolbox, project: Path) -> None:
+    # The editors' tool line is the summary: it was cut at 80 characters mid-word, unmarked
+    # ("… only files under /tmp/project can be us"), so the reason read as complete.
+    outside = await toolbox.run("edit_file", {"path": "../outside.txt", "old_text": "a",
+                                              "new_text": "b"})
+    assert outside.is_error and outside.summary == outside.content
+    assert outside.summary.endswith(f"only files under {project} can be used.")
+    deep = "/".join(["folder"] * 40) + "/file.txt"
+    long = await toolbox.run("create_file", {"path": f"../{deep}", "content": "x"})
+    assert long.is_error and len(long.summary) <= 160
+    assert long.summary.endswith("…") and long.content.startswith(long.summary[:-1])
+    assert not long.summary[:-1].endswith("fold")  # a whole word, then the mark

@@ -70,8 +70,14 @@ export interface DelegationCard {
   stopRefused?: string;
 }
 
-/** Fold one `switchman/delegation` notification into a turn's cards (order: first seen). */
-export function applyDelegation(cards: readonly DelegationCard[], update: DelegationParams): DelegationCard[] {
+/**
+ * Fold one `switchman/delegation` notification into a turn's cards. A new card goes where its call is
+ * in `callOrder` (the turn's tool call ids, as the model made them), else last: the calls beyond
+ * `max_concurrent_workers` are announced `queued` at once, before the first ones are routed and
+ * announced `started`, and showed above them.
+ */
+export function applyDelegation(cards: readonly DelegationCard[], update: DelegationParams,
+  callOrder: readonly string[] = []): DelegationCard[] {
   const index = cards.findIndex((c) => c.toolUseId === update.tool_use_id);
   const previous = index >= 0 ? cards[index] : undefined;
   const card: DelegationCard = {
@@ -101,8 +107,10 @@ export function applyDelegation(cards: readonly DelegationCard[], update: Delega
     ...((update.status === 'running' || waitsToStart(update.status)) && previous?.stopRefused
       ? { stopRefused: previous.stopRefused } : {}),
   };
-  if (index < 0) return [...cards, card];
-  return cards.map((c, i) => (i === index ? card : c));
+  if (index >= 0) return cards.map((c, i) => (i === index ? card : c));
+  const place = callOrder.indexOf(card.toolUseId);
+  const before = place < 0 ? -1 : cards.findIndex((c) => callOrder.indexOf(c.toolUseId) > place);
+  return before < 0 ? [...cards, card] : [...cards.slice(0, before), card, ...cards.slice(before)];
 }
 
 /**

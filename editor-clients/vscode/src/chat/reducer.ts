@@ -180,7 +180,8 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
     case 'delegation': {
       const turnId = event.params.turn_id;
       if (turnId === null) return userDelegation(state, event.params);
-      return updateTurn(state, turnId, (t) => reopen({ ...t, delegations: applyDelegation(t.delegations ?? [], event.params) },
+      return updateTurn(state, turnId, (t) => reopen({ ...t, delegations: applyDelegation(t.delegations ?? [], event.params,
+        t.tools.map((tool) => tool.id)) },
         state.openCards));
     }
   }

@@ -149,6 +149,21 @@ describe('delegation cards', () => {
     assert.equal(parseFromWebview({ type: 'stopDelegation', turnId: 'T1' }), undefined);
   });
 
+  it('calls beyond the worker limit, announced queued before the first ones start, show in the order of the calls', () => {
+    const call = (id: string): ToWebview => ({ type: 'event', event: { type: 'delta', params: { session_id: 'S1', turn_id: 'T1',
+      kind: 'tool_call', tool: { id, name: 'delegate', status: 'running' } } } });
+    const queued = update({ phase: 'queued', status: 'queued', tool_use_id: 'toolu_3', worker_session_id: '', worker_turn_id: null,
+      model: null, turns: 0, queue: { position: 1, running: 1, limit: 1 } });
+    const state = run(routed, call('toolu_1'), call('toolu_2'), call('toolu_3'),
+      event({ ...queued, tool_use_id: 'toolu_2' }), event({ ...queued, queue: { position: 2, running: 1, limit: 1 } }),
+      event(update()), event(update({ phase: 'ended', status: 'completed' })), event(update({ tool_use_id: 'toolu_2' })));
+    assert.deepEqual(cards(state).map((c) => [c.toolUseId, c.status]),
+      [['toolu_1', 'completed'], ['toolu_2', 'running'], ['toolu_3', 'queued']]);
+    // a call the turn's tools do not name (an older daemon) goes last, as before
+    assert.deepEqual(applyDelegation(cards(state), update({ tool_use_id: 'toolu_9' }), ['toolu_1']).map((c) => c.toolUseId),
+      ['toolu_1', 'toolu_2', 'toolu_3', 'toolu_9']);
+  });
+
   it('a queued delegation whose start then waits for approval says so, and can still be stopped', () => {
     const waiting = update({ phase: 'queued', status: 'queued', worker_session_id: '', worker_turn_id: null, model: null, turns: 0,
       detail: 'waiting for a free worker: 1 of 1 running', queue: { position: 1, running: 1, limit: 1 } });

@@ -74,11 +74,14 @@ export function titleParts(title: string): { parts: { text: string; code: boolea
   return { parts, plain: pieces.join('') };
 }
 
-/** The card once answered (or withdrawn by the daemon). */
+/**
+ * The card once answered (or withdrawn by the daemon). Its note goes: it spoke of the question ("The
+ * file will be deleted.", a worker's "it may ask again"), and under "Denied" it told what did not happen.
+ */
 export function answered(card: ApprovalCard, answer: ApprovalAnswer | 'withdrawn'): ApprovalCard {
-  if (answer === 'withdrawn') return { ...card, outcome: 'withdrawn', reason: null };
+  if (answer === 'withdrawn') return { ...card, outcome: 'withdrawn', reason: null, note: null };
   const outcome = answer.decision === 'allow_once' ? 'allowed_once' : answer.decision === 'allow_always' ? 'allowed_always' : 'denied';
-  return { ...card, outcome, reason: answer.reason ?? null };
+  return { ...card, outcome, reason: answer.reason ?? null, note: null };
 }
 
 /**

@@ -90,6 +90,15 @@ describe('approval cards', () => {
     assert.equal(outcomeText(answered(card, { decision: 'allow_always' })), 'Allowed; run_command is always allowed here now.');
     assert.match(outcomeText(answered(card, 'withdrawn')), /No answer in time/);
   });
+
+  it('drop the note about the question once it is answered: a denied deletion does not say the file will be deleted', () => {
+    const deletion = approvalCard({ ...EDIT, tool: 'delete_file', proposed: null });
+    assert.equal(deletion.note, 'The file will be deleted.');
+    const worker = approvalCard({ ...COMMAND, is_worker: true });
+    for (const answer of [{ decision: 'deny' as const, reason: 'keep it' }, { decision: 'allow_once' as const }, 'withdrawn' as const]) {
+      assert.deepEqual([answered(deletion, answer).note, answered(worker, answer).note], [null, null]);
+    }
+  });
 });
 
 describe('approval center', () => {

@@ -32,10 +32,7 @@ local function present(v)
   return v ~= nil and v ~= vim.NIL
 end
 
-local function clip(text, max)
-  text = (text or ''):gsub('%s+', ' ')
-  return vim.fn.strchars(text) > max and (vim.fn.strcharpart(text, 0, max - 1) .. '…') or text
-end
+local clip = ui.clip
 
 --- `$0.0123` (four decimals below a cent, two above); below $0.0001 two significant digits,
 --- `$0.000015`, so that a cost is never shown as `$0.0000`.

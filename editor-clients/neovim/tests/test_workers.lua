@@ -323,6 +323,13 @@ return {
       H.wait_text(transcript(), '… worker fast · waiting for a worker slot · queued · 0 turns · $0.00')
       H.wait_text(transcript(), 'Lint src/app.py — waiting for a free worker: 1 of 1 running')
       wait_stall()
+      -- in the order of the calls, though the second was announced (queued) before the first started
+      local order = {}
+      for _, line in ipairs(worker_lines()) do
+        table.insert(order, line:match('— (%a+) src/app.py') or line:match('— (%a+) '))
+      end
+      H.eq({ 'Outline', 'Lint' }, vim.list_slice(order, #order - 1), 'the lines in the order of the calls',
+        H.lines(transcript()))
       local seen = pick_worker('queued', 'Stop this worker')
       H.wait_text(transcript(), '■ worker fast · not started · cancelled · 0 turns · $0.00')
       H.fake('POST', '/_fake/release')

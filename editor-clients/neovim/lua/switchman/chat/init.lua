@@ -141,6 +141,12 @@ function Chat:delta(params)
   elseif params.kind == protocol.delta.tool_call then
     self.turn.acted = true
     self.view:append({ render.tool_call(params.tool or {}) })
+    -- the order of the calls, for their worker lines (a queued call's may come first)
+    self.call_order = self.call_order or { count = 0, by_id = {} }
+    self.call_order.count = self.call_order.count + 1
+    if type(params.tool) == 'table' and type(params.tool.id) == 'string' then
+      self.call_order.by_id[params.tool.id] = self.call_order.count
+    end
   elseif params.kind == protocol.delta.tool_result then
     self.view:append({ render.tool_result(params.tool or {}) })
   elseif params.kind == protocol.delta.notice then

@@ -171,6 +171,43 @@ function M.stored_by_user(root, detail)
   return out
 end
 
+--- Where a new delegation's line goes when a later call of its turn already has one (a call
+--- beyond `max_concurrent_workers` is announced queued before the first call's worker starts): the
+--- row of the first such line, so the lines keep the order of the calls; nil: at the end.
+local function row_before_later_calls(chat, update)
+  local order = chat.call_order and chat.call_order.by_id or {}
+  local own = order[update.tool_use_id]
+  local row = nil
+  for id, known in pairs(chat.workers) do
+    if own and order[id] and order[id] > own and known.update.turn_id == update.turn_id then
+      local pos = vim.api.nvim_buf_get_extmark_by_id(chat.view.transcript, ns, known.mark, {})
+      if pos and pos[1] and (row == nil or pos[1] < row) then
+        row = pos[1]
+      end
+    end
+  end
+  return row
+end
+
+--- Insert a new delegation's line at `row`, moving the lines below it (and their marks) down.
+local function insert_line(chat, row, entry)
+  local bufnr = chat.view.transcript
+  local below = {}
+  for _, known in pairs(chat.workers) do
+    local pos = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, known.mark, {})
+    if pos and pos[1] and pos[1] >= row then
+      table.insert(below, { known = known, row = pos[1] })
+    end
+  end
+  ui.put(bufnr, row, row, { entry })
+  for _, moved in ipairs(below) do
+    vim.api.nvim_buf_del_extmark(bufnr, ns, moved.known.mark)
+    moved.known.mark = vim.api.nvim_buf_set_extmark(bufnr, ns, moved.row + 1, 0, { right_gravity = false })
+  end
+  chat.view.followed_row = chat.view.followed_row + 1
+  chat.view:follow()
+end
+
 --- Show or update a delegation of the chat's running turn in its transcript.
 function M.show(chat, update)
   chat.workers = chat.workers or {}
@@ -179,8 +216,13 @@ function M.show(chat, update)
   local model_name = present(update.model) and models.short_name(chat.root, update.model) or nil
   local bufnr = chat.view.transcript
   if not known then
-    chat.view:append({ entry })
-    local row = vim.api.nvim_buf_line_count(bufnr) - 1
+    local row = row_before_later_calls(chat, update)
+    if row then
+      insert_line(chat, row, entry)
+    else
+      chat.view:append({ entry })
+      row = vim.api.nvim_buf_line_count(bufnr) - 1
+    end
     local mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { right_gravity = false })
     chat.workers[update.tool_use_id] = { update = update, mark = mark, model_name = model_name }
     return

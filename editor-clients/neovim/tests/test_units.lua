@@ -21,6 +21,21 @@ end
 
 return {
   {
+    'a huge buffer is attached cut one character past what the daemon keeps, never mid-character',
+    function()
+      local attach = require('switchman.attach')
+      local line = ('é'):rep(999)
+      local lines = {}
+      for i = 1, 40000 do -- 40 million characters
+        lines[i] = line
+      end
+      local text = attach.text_of(lines)
+      H.eq(attach.max_chars + 1, vim.fn.strchars(text), 'one past the limit')
+      H.eq(line .. '\n' .. line, attach.text_of({ line, line }), 'a small one whole')
+      H.check(vim.fn.strcharpart(text, attach.max_chars, 1) == 'é', 'whole characters', text:sub(-4))
+    end,
+  },
+  {
     "the profile picker shows a long description on one line, cut with …, to the editor's width",
     function()
       local profiles = require('switchman.profiles')

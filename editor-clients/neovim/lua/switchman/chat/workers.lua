@@ -211,6 +211,7 @@ end
 --- Show or update a delegation of the chat's running turn in its transcript.
 function M.show(chat, update)
   chat.workers = chat.workers or {}
+  update.received_at = update.received_at or vim.loop.now()
   local known = chat.workers[update.tool_use_id]
   local entry = { M.line(chat.root, update), hl = HIGHLIGHT[update.status] or 'SwitchmanTool' }
   local model_name = present(update.model) and models.short_name(chat.root, update.model) or nil
@@ -328,7 +329,14 @@ end
 function M.describe(root, item)
   local live = item.live
   if live then
-    return M.line(root, live):gsub('^%s+', '')
+    -- one still running or waiting: its time now, not at its last update (seconds ago, maybe)
+    if (live.status == 'running' or M.waits_to_start(live.status)) and present(live.elapsed_seconds)
+        and live.received_at then
+      live = vim.tbl_extend('force', live, {
+        elapsed_seconds = (tonumber(live.elapsed_seconds) or 0) + (vim.loop.now() - live.received_at) / 1000,
+      })
+    end
+    return (M.line(root, live):gsub('^%s+', ''))
   end
   local s = item.session
   local model = present(s.last_model) and models.short_name(root, s.last_model) or '-'

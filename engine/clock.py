@@ -8,6 +8,12 @@ from datetime import time as dtime
 from typing import Protocol
 
 
+def utc_text(moment: datetime) -> str:
+    """``moment`` as Switchman stores and sends times: ISO 8601 in UTC, to the millisecond,
+    with ``Z`` (``2026-05-08T14:23:11.532Z``)."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 class Clock(Protocol):
     """What the engine needs to know about time."""
 

@@ -140,6 +140,12 @@ ZERO_USD = Decimal("0.000000")
 """Money is a Decimal with six places (micro-dollars) everywhere it is stored or sent."""
 
 
+def usd_of_float(amount: float) -> Decimal:
+    """A cost kept as a float (the pattern store's) as money: the decimal it was made from
+    (its shortest repr), to six places."""
+    return Decimal(repr(amount)).quantize(USD_PLACES)
+
+
 def cost_of(usage: Usage, pricing: Any) -> Decimal:
     """The cost in US dollars of ``usage`` at ``pricing`` (per-million prices)."""
     total = (usage.input_tokens * pricing.input + usage.output_tokens * pricing.output

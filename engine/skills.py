@@ -117,6 +117,20 @@ def read_front_matter(path: Path) -> Skill | None:
     return Skill(" ".join(name.text.split()), text, str(path))
 
 
+def folders_signature(folders: Iterable[Path]) -> tuple[tuple[str, int, int], ...]:
+    """What an index of ``folders`` is built from: each Markdown file's path, modification
+    time and size (a skill added, edited, renamed or removed changes it)."""
+    found: list[tuple[str, int, int]] = []
+    for folder in folders:
+        try:
+            for path in sorted(folder.rglob("*.md")):
+                stat = path.stat()
+                found.append((str(path), stat.st_mtime_ns, stat.st_size))
+        except OSError:  # a file removed meanwhile, a folder that cannot be read: read again
+            found.append((str(folder), -1, -1))
+    return tuple(found)
+
+
 class SkillIndex:
     """Skills from several folders; later folders do not override earlier names."""
 

@@ -20,11 +20,12 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from collections.abc import Callable, Hashable, Iterator
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
-from switchman.engine.clock import Clock
+from switchman.engine.clock import Clock, utc_text
 from switchman.engine.config.policy import PatternSettings
 from switchman.engine.learning import database as db
 from switchman.engine.learning import fingerprint as fingerprints
@@ -45,6 +46,7 @@ from switchman.engine.learning.loaded_workspaces import (
 )
 from switchman.engine.learning.meaning import Centre
 from switchman.engine.learning.small_workspace import SMALL_ROWS, SmallWorkspace, encode
+from switchman.engine.messages import usd_of_float
 from switchman.engine.patterns import (
     PatternNeighbor,
     PatternRecommendation,
@@ -367,11 +369,13 @@ class LearnedPatternStore(LoadedWorkspaces):
             return int(count)
 
     def export(self, workspace: str | None = None) -> Iterator[dict[str, object]]:
-        """Every row as plain data: no message text exists to export, only hashes."""
+        """Every row as plain data: no message text exists to export, only hashes. Money and
+        times are written as the protocol writes them (``"0.041200"``, ``…14:23:11.532Z``)."""
         for row in db.rows(self.connection, workspace):
             yield {"workspace": row.workspace, "turn_id": row.turn_id,
                    "session_id": row.session_id, "model": row.model,
-                   "recorded_at": row.recorded_at, "cost_usd": row.cost_usd,
+                   "recorded_at": _time_text(row.recorded_at),
+                   "cost_usd": str(usd_of_float(row.cost_usd)),
                    "success": row.success, "samples": row.samples,
                    "is_worker": row.is_worker, "message_hash": row.message_hash,
                    "evidence": msgspec.to_builtins(row.evidence)}
@@ -412,3 +416,12 @@ class LearnedPatternStore(LoadedWorkspaces):
 def _key(ctx: TurnContext) -> str:
     return ctx.workspace_path or ""
 
+
+def _time_text(stored: str) -> str:
+    """A row's time (stored by ``isoformat()``: microseconds, ``+00:00``) as the protocol
+    writes times; what cannot be read, as stored."""
+    try:
+        moment = datetime.fromisoformat(stored)
+    except ValueError:
+        return stored
+    return utc_text(moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC))

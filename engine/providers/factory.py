@@ -1,4 +1,5 @@
-"""Adapters by provider, created on first use and reused while the key is unchanged.
+"""Adapters by provider, created on first use and reused while the key (and the provider's
+endpoint and timeout) are unchanged.
 
 An adapter imports its provider's SDK, which takes most of a second and tens
 of MiB (the ``anthropic`` package alone is about 45 MiB resident). An idle
@@ -35,14 +36,17 @@ class AdapterFactory:
 
     def __init__(self, environ: Mapping[str, str] = os.environ) -> None:
         self._environ = environ
-        self._cache: dict[tuple[str, str, str, str], DeferredAdapter] = {}
+        self._cache: dict[tuple[str, str, str, str, str], DeferredAdapter] = {}
 
     def adapter(self, provider: ProviderSpec) -> DeferredAdapter:
         """The adapter for ``provider`` with its current key."""
         key = read_key(provider, self._environ)
         # Only a digest of the key is kept, so the cache never holds a key twice.
         digest = hashlib.sha256((key or "").encode()).hexdigest()[:16]
-        cache_key = (provider.name, provider.api.value, provider.base_url or "", digest)
+        # Everything the adapter is made from: a models.yaml edit of the timeout applies to the
+        # next call, as every other edit does (the client kept the first one until a restart).
+        cache_key = (provider.name, provider.api.value, provider.base_url or "", digest,
+                     str(provider.timeout_seconds))
         adapter = self._cache.get(cache_key)
         if adapter is None:
             adapter = self._cache[cache_key] = DeferredAdapter(lambda: self._create(provider, key))

@@ -43,6 +43,7 @@ from switchman.engine.routing.explain import (
     chosen_label,
     fallthrough_banners,
     no_model_message,
+    samples,
 )
 from switchman.engine.routing.overrides import Override
 from switchman.engine.routing.predicates import CostTodayExceeds
@@ -218,7 +219,7 @@ class PolicyChain:
         extra = {"confidence": rec.confidence, "sample_size": rec.sample_size,
                  "pattern_alternatives": rec.alternatives}
         described = f"suggested {rec.model} (score {rec.score:.3f}, confidence " \
-                    f"{rec.confidence:.2f}, {rec.sample_size} samples)"
+                    f"{rec.confidence:.2f}, {samples(rec.sample_size)})"
         if rec.sample_size < settings.min_sample_size:
             return PolicyEvaluation(policy=policy, verdict=NA, candidate_model=None,
                                     reason=f"{described}: insufficient samples "
@@ -252,8 +253,8 @@ class PolicyChain:
                 or rec.sample_size < settings.min_sample_size \
                 or rec.confidence < settings.min_confidence:
             return None
-        reason = f"suggested {rec.model} (confidence {rec.confidence:.2f}, {rec.sample_size} " \
-                 f"samples) — outranked by {chosen_label(winner)}"
+        reason = f"suggested {rec.model} (confidence {rec.confidence:.2f}, " \
+                 f"{samples(rec.sample_size)}) — outranked by {chosen_label(winner)}"
         rejection = None if rec.model == winner.candidate_model \
             else self.validator.validate(rec.model, ctx)
         if rejection is not None:
@@ -434,7 +435,7 @@ def disagreement_banner(decision: RouteDecided, suggestion: PolicyEvaluation) ->
     assert winner is not None
     return (f"→ Routing to {decision.chosen_model} per {chosen_label(winner)}\n"
             f"Pattern store suggests {suggestion.candidate_model} (confidence "
-            f"{suggestion.confidence:.2f}, {suggestion.sample_size} samples)\n"
+            f"{suggestion.confidence:.2f}, {samples(suggestion.sample_size)})\n"
             f"/route override to use {suggestion.candidate_model} for this turn\n"
             "/route ignore to dismiss")
 

@@ -115,9 +115,15 @@ def _pattern_lines(evaluation: PolicyEvaluation) -> list[str]:
     alternatives = evaluation.pattern_alternatives
     if evaluation.policy is not Policy.PATTERN_RECOMMENDATION or not alternatives:
         return []
-    others = " · ".join(f"{o.model} {o.score:.3f} ({o.sample_size} samples)"
+    others = " · ".join(f"{o.model} {o.score:.3f} ({samples(o.sample_size)})"
                         for o in alternatives)
     return [f"{'':>31}also scored: {others}"]
+
+
+def samples(count: int | None) -> str:
+    """``1 sample``, ``23 samples``: how many past turns back a suggestion."""
+    count = count or 0
+    return f"{count} sample{'' if count == 1 else 's'}"
 
 
 def fallthrough_banners(decision: RouteDecided) -> list[str]:

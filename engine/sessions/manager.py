@@ -40,7 +40,7 @@ from switchman.engine.sessions.records import (
     SwapResult,
 )
 from switchman.engine.sessions.workspaces import WorkspaceRegistry, folder_of
-from switchman.engine.skills import SkillIndex
+from switchman.engine.skills import SkillIndex, folders_signature
 from switchman.engine.store.repository import SessionStore
 from switchman.engine.tokens import estimate_turn
 from switchman.engine.tools.approval import TrustStore
@@ -87,6 +87,8 @@ class SessionManager:
         """Today (UTC) and its start, as :meth:`cost_today` last asked."""
         self._live: OrderedDict[str, LiveSession] = OrderedDict()
         """Loaded sessions, least recently used first (see :meth:`_keep`)."""
+        self._skills: dict[Path, tuple[tuple[tuple[str, int, int], ...], SkillIndex]] = {}
+        """Each workspace folder's skill index and what it was built from."""
 
     def live(self, workspace: str, session_id: str | None = None) -> LiveSession:
         """The session to use: the given one, or the workspace's current one (created if none)."""
@@ -200,8 +202,7 @@ class SessionManager:
             id=session_id, workspace=info.workspace, folder=folder,
             sticky=StickyModel(info.sticky_model), history=[],
             touched=self.store.touched_paths(session_id),
-            skills=SkillIndex.build([folder / ".switchman" / "skills",
-                                     self.config.directory / "skills"], workspace=folder),
+            skills=self.skills_of(folder),
             last_model=info.last_model, turn_count=last_index,
             profile=info.profile)
         live.remember(self.store.messages(session_id))
@@ -257,11 +258,24 @@ class SessionManager:
         return ProfileSwitch("applied", live.id, choice,
                              f"Profile set: {active.name}. It applies from the next turn.")
 
+    def skills_of(self, folder: Path) -> SkillIndex:
+        """The skills of the workspace ``folder`` (its own, then the user's), read again when a
+        skill file was added, changed or removed since they were last read."""
+        folders = [folder / ".switchman" / "skills", self.config.directory / "skills"]
+        signature = folders_signature(folders)
+        known = self._skills.get(folder)
+        if known is None or known[0] != signature:
+            known = self._skills[folder] = (signature, SkillIndex.build(folders, workspace=folder))
+        return known[1]
+
     def turn_context(self, live: LiveSession, text: str, images: int,
                      attachments: list[AttachmentBlock] | None = None) -> TurnContext:
-        """What routing knows about a turn of ``live`` with ``text`` (and what is attached)."""
+        """What routing knows about a turn of ``live`` with ``text`` (and what is attached).
+        A session's skills are brought up to date here (a worker keeps its planner's)."""
         attached = attachments or []
         worker = live.worker
+        if worker is None:
+            live.skills = self.skills_of(live.folder)
         return TurnContext(
             message=text,
             has_images=images > 0,

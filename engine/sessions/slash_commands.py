@@ -113,13 +113,14 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: Sessio
     words = message.strip().split()
     name, args = words[0], words[1:]
     try:
-        if name == "/route" and args == ["override"]:
+        if name == "/route" and _keywords(args) == ["override"]:
             rerun = await route_override(manager, lifecycle, live, message)
             if rerun is not None:
                 return rerun
         if name not in COMMANDS:
             raise UnknownCommand(name, mistyped(name))
-        if name == "/patterns" and args not in ([], ["stats"]):  # `forget` must not pass for done
+        # `forget` must not pass for done
+        if name == "/patterns" and _keywords(args) not in ([], ["stats"]):
             raise CommandUsage(patterns_usage(str(live.folder)))
         if name == "/patterns" and manager.learning is not None:  # read after its writes
             text = await manager.learning.stats_text(str(live.folder))
@@ -132,6 +133,12 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: Sessio
     return TurnResult(kind="command", session_id=live.id, turn_id=None,
                       status="failed" if error else "completed", model=None, text=text,
                       error=error, summary=name)
+
+
+def _keywords(args: list[str]) -> list[str]:
+    """``args`` as keywords: ``/rules CHECK`` is ``/rules check``, as ``/profile CLEAR``
+    clears."""
+    return [arg.lower() for arg in args]
 
 
 def _dispatch(manager: SessionManager, queries: SessionQueries, live: LiveSession, name: str,
@@ -159,9 +166,10 @@ def _dispatch(manager: SessionManager, queries: SessionQueries, live: LiveSessio
 
 def _model(manager: SessionManager, queries: SessionQueries, live: LiveSession,
            args: list[str]) -> str:
-    if args[:1] == ["show"] and len(args) > 1:
+    keyword = _keywords(args[:1])
+    if keyword == ["show"] and len(args) > 1:
         raise CommandUsage("Usage: /model <id or alias> | /model - | /model show")
-    if not args or args[0] == "show":
+    if not args or keyword == ["show"]:
         decision = queries.last_decision(live.id)
         head = (f"Active model: {live.last_model or 'none yet'}\n"
                 f"Sticky model: {live.sticky.active or 'none (routing follows your rules)'}")
@@ -189,7 +197,7 @@ def _profile(manager: SessionManager, live: LiveSession, args: list[str]) -> str
 
 
 def _rules(config: ConfigStore, folder: str, args: list[str]) -> str:
-    action = args[0] if args else "show"
+    action = args[0].lower() if args else "show"
     if action == "reload":
         config.reload()
         policy = config.effective(folder)
@@ -205,6 +213,7 @@ def _rules(config: ConfigStore, folder: str, args: list[str]) -> str:
 
 
 def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:
+    args = _keywords(args)  # tool names are lower case too
     if args[:1] == ["revoke"] and len(args) == 2:
         revoked = trust.revoke(workspace, None if args[1] == "all" else args[1])
         if not revoked:
@@ -295,6 +304,7 @@ async def route_override(manager: SessionManager, lifecycle: TurnLifecycle,
 
 
 def _route(manager: SessionManager, live: LiveSession, args: list[str]) -> str:
+    args = _keywords(args)
     if args not in (["override"], ["ignore"]):
         raise CommandUsage(ROUTE_USAGE)
     suggestion = pending_suggestion(manager, live)

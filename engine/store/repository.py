@@ -12,6 +12,7 @@ from typing import Any, cast
 
 import msgspec
 
+from switchman.engine.clock import utc_text
 from switchman.engine.errors import TurnInProgress
 from switchman.engine.events import Event, LlmCallCompleted
 from switchman.engine.messages import (
@@ -45,8 +46,7 @@ INTERRUPTED_MESSAGE = ("Switchman stopped while this turn was running (the daemo
 """Shown with the turn, above its messages in some views and below them in others."""
 
 
-def _ts(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+_ts = utc_text
 
 
 def _dt(text: str | None) -> datetime | None:

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,27 @@ def test_stats_export_and_forget(data_dir: Path, capsys: pytest.CaptureFixture[s
     assert "Forgot 1 turn(s)." in capsys.readouterr().out
     main(["patterns", "stats"])
     assert "No turns remembered yet" in capsys.readouterr().out
+
+
+def test_export_writes_money_and_times_as_the_protocol_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``cost_usd`` was a float (0.0412) and ``recorded_at`` ``…14:23:11.532123+00:00``; the
+    protocol's messages write a decimal string of six places and ``…Z`` to the millisecond."""
+    monkeypatch.setenv("SWITCHMAN_DATA_DIR", str(tmp_path))
+    clock = ManualClock(datetime(2026, 5, 8, 14, 23, 11, 532123, tzinfo=UTC))
+    store = LearnedPatternStore(database.connect(tmp_path / database.FILE_NAME), clock,
+                                background=False)
+    for turn_id, cost in (("t1", 0.0412), ("t2", 0.0), ("t3", 12.5)):
+        store.record(TurnRecord(context=TurnContext(message="hi", workspace_path=str(tmp_path)),
+                                turn_id=turn_id, session_id="s", model="fast",
+                                status="completed", cost_usd=cost))
+    store.connection.close()
+    assert main(["patterns", "export"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["cost_usd"], r["recorded_at"]) for r in rows] == [
+        ("0.041200", "2026-05-08T14:23:11.532Z"), ("0.000000", "2026-05-08T14:23:11.532Z"),
+        ("12.500000", "2026-05-08T14:23:11.532Z")]
 
 
 def test_forget_expands_a_quoted_tilde(data_dir: Path, monkeypatch: pytest.MonkeyPatch,

@@ -20,7 +20,13 @@ from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import PolicyChain, RouteRequest
 from switchman.engine.routing.context import TurnContext
-from switchman.engine.routing.decision import Policy, RouteDecided, ValidationFailure, Verdict
+from switchman.engine.routing.decision import (
+    ModelOption,
+    Policy,
+    RouteDecided,
+    ValidationFailure,
+    Verdict,
+)
 from switchman.engine.routing.explain import render, short_reason
 from switchman.engine.routing.overrides import parse_override
 from switchman.engine.routing.validation import CandidateValidator
@@ -433,3 +439,13 @@ def test_a_disagreeing_pattern_whose_model_cannot_be_used_is_recorded_not_offere
     assert down.banners == []  # not offered, and no fall-through banner: haiku won anyway
     assert (down.chain[-1].validation_failure, down.chain[-1].outage_scope) == (
         ValidationFailure.PROVIDER_UNAVAILABLE, "model")
+
+
+def test_why_this_model_counts_one_sample_in_the_singular(h: Harness) -> None:
+    # "why this model?" said "(1 samples)" for a model with one similar past turn
+    h.patterns = PatternRecommendation(SONNET, 0.9, 0.78, 12, [ModelOption(HAIKU, 0.5, 1)])
+    text = render(h.decide("hello", workspace=None))
+    assert "12 samples))" in text and f"also scored: {HAIKU} 0.500 (1 sample)" in text
+    h.patterns = PatternRecommendation(SONNET, 0.9, 0.78, 1, [])
+    assert "(score 0.900, confidence 0.78, 1 sample): insufficient samples" \
+        in h.decide("hello", workspace=None).chain[3].reason

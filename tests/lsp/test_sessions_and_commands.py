@@ -81,6 +81,20 @@ async def test_rules_and_cost_commands(client: SwitchmanClient, daemon: Daemon,
     assert "/rules reload" in help_text
 
 
+async def test_command_keywords_are_read_in_any_case(client: SwitchmanClient, daemon: Daemon,
+                                                     fake: FakeProvider) -> None:
+    for message, starts in (("/model SHOW", "Active model: none yet"), ("/rules CHECK", "ok: "),
+                            ("/rules Show", "Rules for "),
+                            ("/rules RELOAD", "Reloaded: "),
+                            ("/patterns STATS", "No turns remembered yet"),
+                            ("/trust REVOKE All", "'all' was not always allowed here"),
+                            ("/route IGNORE", "There is no pattern suggestion")):
+        result = await chat(client, daemon, message)
+        assert result["kind"] == "command", message
+        assert result["text"].startswith(starts), (message, result["text"])
+    assert fake.requests == []
+
+
 async def test_a_command_given_arguments_it_does_not_take_fails_with_its_usage(
         client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
     for message, usage in (("/rules delete", "Usage: /rules check | /rules show | /rules reload"),

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, cast
 
+import msgspec
 import pytest
 from pydantic._internal import _generics as pydantic_generics
 
@@ -28,7 +29,7 @@ from switchman.engine.providers.base import (
 )
 from switchman.engine.providers.errors import ProviderError
 from switchman.engine.providers.factory import AdapterFactory, DeferredAdapter
-from tests.support.fake_provider import FakeProvider, Usage
+from tests.support.fake_provider import FakeProvider, Reply, Stall, Usage
 
 KEY = "sk-test-0123456789abcdef"
 APIS = [ApiKind.ANTHROPIC, ApiKind.OPENAI, ApiKind.OPENAI_COMPATIBLE]
@@ -324,3 +325,21 @@ async def test_preparing_starts_the_one_creation_the_first_stream_uses(fake: Fak
     events = await collect(deferred, request())
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hi"
     assert len(created) == 1
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_changed_timeout_applies_to_the_next_call(api: ApiKind, fake: FakeProvider) -> None:
+    # models.yaml is read for every turn, but the SDK client (and its timeout) was kept from the
+    # first call until a restart: a provider's lowered timeout_seconds did nothing.
+    base = fake.anthropic_base_url if api is ApiKind.ANTHROPIC else fake.openai_base_url
+    slow = ProviderSpec(name="p", api=api, api_key_env="TEST_KEY", base_url=base,
+                        timeout_seconds=60)
+    factory = AdapterFactory({"TEST_KEY": KEY})
+    fake.script_text("first")
+    await collect(factory.adapter(slow), request())
+    quick = msgspec.structs.replace(slow, timeout_seconds=0.5)
+    fake.script(Reply(text=("never",), fault=Stall(before_headers=True)))
+    with pytest.raises(ProviderError) as caught:
+        await asyncio.wait_for(collect(factory.adapter(quick), request()), 10)
+    assert caught.value.error_class is ErrorClass.TIMEOUT
+    fake.release_stalls()

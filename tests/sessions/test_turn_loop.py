@@ -111,3 +111,27 @@ async def test_idle_sessions_beyond_the_cap_are_dropped_from_memory_and_reload(
     again = await service.chat(workspace, ids[0], "and again")  # reloads with its history
     assert again.session_id == ids[0]
     assert "the first chat" in str(adapter.requests[-1].messages)
+
+
+async def test_a_skill_written_while_the_session_is_open_is_used_by_its_next_turn(
+        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path) -> None:
+    # The skill index was read when the session was loaded and kept: a skill added (or
+    # edited) meanwhile was "No skill named …" for skill_load and missing from the prompt.
+    (workspace,) = list(service.workspaces)
+    adapter.text("Noted.")
+    await service.chat(workspace, None, "@sonnet hello")
+    skills = tmp_path / "workspace" / ".switchman" / "skills"
+    skills.mkdir(parents=True)
+    (skills / "style.md").write_text("---\nname: python-style\ndescription: Type hints "
+                                     "everywhere\n---\nUse type hints.\n")
+    adapter.calls(("t1", "skill_load", {"name": "python-style"}))
+    adapter.text("Loaded.")
+    await service.chat(workspace, None, "@sonnet load the style")
+    assert "python-style: Type hints everywhere" in (adapter.requests[1].system or "")
+    loaded = adapter.requests[2].messages[-1].content[0]
+    assert "Use type hints." in getattr(loaded, "content", ""), loaded
+    (skills / "style.md").write_text("---\nname: python-style\ndescription: Short names "
+                                     "please\n---\nUse short names.\n")
+    adapter.text("Noted again.")
+    await service.chat(workspace, None, "@sonnet and now?")
+    assert "python-style: Short names please" in (adapter.requests[3].system or "")

@@ -119,15 +119,24 @@ return {
       H.check(text:find('> anthropic:claude-sonnet-4-6: server error (500)', 1, true), 'retry notices',
         H.lines(transcript()))
       H.check(text:find('send it again to retry', 1, true), 'the whole message', H.lines(transcript()))
+      H.eq({ 'hello again' }, H.lines(chat.view.input), 'the message is back in the input, ready to send again')
     end,
   },
   {
     'a JSON-RPC error (unknown @alias) is shown as the daemon wrote it',
     function()
+      vim.cmd('Switchman add ' .. vim.env.SWITCHMAN_TEST_WORKSPACE .. '/src/app.py')
+      H.wait_for('the file attached (the daemon checks it first)', function()
+        return chat.attachments ~= nil
+      end)
       type_and_send('@nope hi')
       H.wait_text(transcript(), "✗ Unknown model alias '@nope'. The message was not sent. Did you mean @opus?")
       wait_idle()
       H.eq({ '@nope hi' }, H.lines(chat.view.input), 'the refused message is back in the input')
+      local attached = chat.attachments or {}
+      H.check(#attached == 1 and vim.uri_to_fname(attached[1].uri):find('/src/app%.py$'),
+        'what was attached to it goes with it again (it was dropped)', attached)
+      chat.attachments = nil
     end,
   },
   {
@@ -240,6 +249,7 @@ return {
       vim.loop.kill(pids[1], 'sigkill')
       H.wait_text(transcript(), '✗ The Switchman daemon stopped during this turn; sending again starts it.')
       H.check(chat.turn == nil, 'the chat is free again')
+      H.eq({ 'this turn will not finish' }, H.lines(chat.view.input), 'the message is back in the input')
       H.wait_for('an error notification', function()
         for _, n in ipairs(H.notifications) do
           if n.level == vim.log.levels.ERROR and n.message:find('Switchman: daemon for ', 1, true) then

@@ -110,6 +110,28 @@ return {
     end,
   },
   {
+    'an approved new file in folders that do not exist yet is created with them, holding exactly its text',
+    function()
+      H.fake('POST', '/_fake/reset')
+      H.script({
+        { kind = 'tool_call', tool_calls = { { name = 'create_file', id = 'toolu_create',
+          input = { path = 'docs/new/guide.md', content = '# Guide\n' } } } },
+        { kind = 'text', chunks = { 'Created it.' } },
+      })
+      H.stub_select(function(_, label)
+        return label == 'Allow once'
+      end)
+      send('write a guide')
+      wait_idle()
+      H.check(H.text(chat.view.transcript):find('✓ create_file: created docs/new/guide.md', 1, true),
+        'the tool line says it was created', H.lines(chat.view.transcript))
+      -- exactly the text: one line break at the end (0.10+ wrote two, the buffer's empty last line)
+      H.eq({ '# Guide', '' }, vim.fn.readfile(root .. '/docs/new/guide.md', 'b'), 'on the disk, saved')
+      H.eq(false, last_tool_result().is_error, 'the model was told it worked')
+      vim.fn.delete(root .. '/docs', 'rf')
+    end,
+  },
+  {
     'an approved edit is not applied when the buffer changed since it was proposed (it would garble the file)',
     function()
       -- (unsaved changes made before the question are the edit's base: the daemon is sent the buffer,

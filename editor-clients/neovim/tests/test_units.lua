@@ -21,6 +21,45 @@ end
 
 return {
   {
+    'a huge buffer is attached cut one character past what the daemon keeps, never mid-character',
+    function()
+      local attach = require('switchman.attach')
+      local line = ('é'):rep(999)
+      local lines = {}
+      for i = 1, 40000 do -- 40 million characters
+        lines[i] = line
+      end
+      local text = attach.text_of(lines)
+      H.eq(attach.max_chars + 1, vim.fn.strchars(text), 'one past the limit')
+      H.eq(line .. '\n' .. line, attach.text_of({ line, line }), 'a small one whole')
+      H.check(vim.fn.strcharpart(text, attach.max_chars, 1) == 'é', 'whole characters', text:sub(-4))
+    end,
+  },
+  {
+    "the profile picker shows a long description on one line, cut with …, to the editor's width",
+    function()
+      local profiles = require('switchman.profiles')
+      local columns = vim.o.columns
+      local function entry(description)
+        return profiles.describe({ name = 'reviewer', source = 'user', description = description,
+          model_policy = { model = 'haiku' }, approval = 'read_only' }, 'reviewer')
+      end
+      local long = ('word '):rep(40) .. '\nsecond line'
+      vim.o.columns = 200
+      H.eq('● reviewer     [user]  ' .. ('word '):rep(11) .. 'word… · model: haiku · read-only', entry(long),
+        'at most 60 characters')
+      H.eq('● reviewer     [user]  Reviews code · model: haiku · read-only', entry('Reviews code'), 'a short one whole')
+      H.eq('● reviewer     [user]  model: haiku · read-only', entry(vim.NIL), 'none')
+      vim.o.columns = 80
+      local narrow = entry(long)
+      H.check(vim.fn.strdisplaywidth(narrow) <= 80 - 5 and narrow:find('word… · model', 1, true), 'fits a narrow editor',
+        narrow)
+      vim.o.columns = 30
+      H.check(entry(long):find(' ' .. ('word '):rep(3) .. 'word… · ', 1, true), 'never shorter than 20', entry(long))
+      vim.o.columns = columns
+    end,
+  },
+  {
     'the code block under the cursor, for the yank mapping',
     function()
       local lines = { 'Try this:', '```python', 'def f():', '    return 2', '```', 'or', '```', 'x', '```' }

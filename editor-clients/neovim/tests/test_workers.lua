@@ -257,6 +257,13 @@ return {
       })
       H.eq('  … worker fast · waiting for a worker slot · queued · 0 turns · $0.00 — tidy — '
         .. 'waiting for a free worker (1 may run at once)', reloaded.q[1], 'a reload while it still waits')
+      local running = { tier = 'fast', model = 'anthropic:claude-haiku-4-5', status = 'running', turns = 1,
+        cost_usd = '0', elapsed_seconds = 1.0, task = 't', received_at = vim.loop.now() - 5000 }
+      H.check(workers.describe(root, { live = running }):find(' · 6.0s — t', 1, true),
+        ':Switchman workers shows how long it has run by now, not at its last update (1.0s)',
+        workers.describe(root, { live = running }))
+      H.check(workers.describe(root, { live = vim.tbl_extend('force', running, { status = 'completed' }) })
+        :find(' · 1.0s — t', 1, true), 'an ended one keeps its time')
       H.eq('deep', workers.tier({ tier = 'deep' }), 'not routed yet: the tier asked for')
       H.eq('fast', workers.tier({ tier = 'fast', worker_tier = 'fast', floor_applied = false }))
     end,
@@ -323,6 +330,13 @@ return {
       H.wait_text(transcript(), '… worker fast · waiting for a worker slot · queued · 0 turns · $0.00')
       H.wait_text(transcript(), 'Lint src/app.py — waiting for a free worker: 1 of 1 running')
       wait_stall()
+      -- in the order of the calls, though the second was announced (queued) before the first started
+      local order = {}
+      for _, line in ipairs(worker_lines()) do
+        table.insert(order, line:match('— (%a+) src/app.py') or line:match('— (%a+) '))
+      end
+      H.eq({ 'Outline', 'Lint' }, vim.list_slice(order, #order - 1), 'the lines in the order of the calls',
+        H.lines(transcript()))
       local seen = pick_worker('queued', 'Stop this worker')
       H.wait_text(transcript(), '■ worker fast · not started · cancelled · 0 turns · $0.00')
       H.fake('POST', '/_fake/release')

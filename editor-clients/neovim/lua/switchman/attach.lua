@@ -8,6 +8,27 @@ local client = require('switchman.client')
 local protocol = require('switchman.protocol')
 local workspace = require('switchman.workspace')
 
+--- The daemon keeps an attachment's first 200,000 characters and marks the rest as cut.
+M.max_chars = 200000
+
+--- `lines` joined as an attachment's text, cut one character past `M.max_chars` so that the
+--- daemon still tells it was cut: a whole 40 MB buffer would make a message bigger than the
+--- largest the daemon reads (32 MB), which it cannot answer.
+function M.text_of(lines)
+  local parts, count = {}, 0
+  for i, line in ipairs(lines) do
+    local piece = i > 1 and ('\n' .. line) or line
+    local length = vim.fn.strchars(piece)
+    if count + length > M.max_chars then
+      parts[#parts + 1] = vim.fn.strcharpart(piece, 0, M.max_chars + 1 - count)
+      break
+    end
+    parts[#parts + 1] = piece
+    count = count + length
+  end
+  return table.concat(parts)
+end
+
 local function chat_for(bufnr)
   local root = workspace.root_for_buf(bufnr)
   return require('switchman.chat').open(root), root
@@ -41,7 +62,7 @@ function M.selection(opts, message)
   end
   local lines = vim.api.nvim_buf_get_lines(bufnr, first - 1, last, false)
   local attachment = { kind = ranged and 'selection' or 'file', uri = vim.uri_from_fname(name),
-    text = table.concat(lines, '\n') }
+    text = M.text_of(lines) }
   if ranged then
     attachment.start_line, attachment.end_line = first, last
   end
@@ -87,7 +108,7 @@ function M.file(path)
   local attachment = { kind = 'file', uri = vim.uri_from_fname(name) }
   local bufnr = vim.fn.bufnr(name)
   if bufnr > 0 and vim.api.nvim_buf_is_loaded(bufnr) then
-    attachment.text = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n')
+    attachment.text = M.text_of(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false))
   end
   local chat, root = chat_for(current)
   if chat then

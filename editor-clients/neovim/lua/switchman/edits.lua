@@ -120,6 +120,50 @@ local function undo_break(uri)
   end
 end
 
+--- The files a WorkspaceEdit creates, each `{ uri, text }`: the text the daemon inserts into the
+--- new, empty document (`create_file`), or nil when it inserts nothing.
+local function created_files(edit)
+  local created, texts = {}, {}
+  for _, change in ipairs(type(edit.documentChanges) == 'table' and edit.documentChanges or {}) do
+    if change.kind == 'create' and type(change.uri) == 'string' then
+      table.insert(created, change.uri)
+    elseif type(change.textDocument) == 'table' and type(change.edits) == 'table' and #change.edits == 1 then
+      texts[change.textDocument.uri] = change.edits[1].newText
+    end
+  end
+  return vim.tbl_map(function(uri)
+    return { uri = uri, text = texts[uri] }
+  end, created)
+end
+
+--- Before a file is created: its folders (Neovim 0.7-0.9's `create_file` opens the file for writing
+--- in a folder that may not exist, and fails with "attempt to index local 'file'").
+local function make_folders(created)
+  for _, file in ipairs(created) do
+    vim.fn.mkdir(vim.fn.fnamemodify(vim.uri_to_fname(file.uri), ':h'), 'p')
+  end
+end
+
+--- After a file is created with its text: a text ending in a line break leaves an empty last line
+--- in the buffer (the insert went before the new buffer's one empty line), which the write would
+--- make a second line break; it is taken out, so the file holds exactly the text.
+local function trim_created(created)
+  for _, file in ipairs(created) do
+    local ok, bufnr = pcall(vim.uri_to_bufnr, file.uri)
+    local text = type(file.text) == 'string' and file.text or ''
+    if ok and vim.api.nvim_buf_is_loaded(bufnr) and text:sub(-1) == '\n' then
+      local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+      if #lines > 1 and lines[#lines] == '' and table.concat(lines, '\n') == text then
+        pcall(vim.api.nvim_buf_call, bufnr, function()
+          vim.cmd('silent! undojoin')
+        end)
+        vim.api.nvim_buf_set_lines(bufnr, -2, -1, false, {})
+        vim.bo[bufnr].eol = true
+      end
+    end
+  end
+end
+
 --- The `workspace/applyEdit` handler of Switchman's clients.
 function M.handle(err, params, ctx, config)
   local edit = type(params) == 'table' and type(params.edit) == 'table' and params.edit or {}
@@ -135,10 +179,13 @@ function M.handle(err, params, ctx, config)
   for _, uri in ipairs(targets) do
     undo_break(uri)
   end
+  local created = created_files(edit)
+  make_folders(created)
   local result = vim.lsp.handlers['workspace/applyEdit'](err, params, ctx, config)
   if type(result) ~= 'table' or not result.applied then
     return result
   end
+  trim_created(created)
   for _, uri in ipairs(targets) do -- a file the edit loaded is shared from now on, like one opened
     local ok, bufnr = pcall(vim.uri_to_bufnr, uri)
     if ok then

@@ -2,6 +2,7 @@
 --- chooses the profile of the workspace's current session; the statusline shows the one in force.
 local client = require('switchman.client')
 local protocol = require('switchman.protocol')
+local ui = require('switchman.ui')
 local workspace = require('switchman.workspace')
 
 local M = {}
@@ -34,15 +35,26 @@ function M.completions(root)
   return names[root] or {}
 end
 
+--- The longest description shown in the picker, as tasks and titles elsewhere (less in a narrow
+--- editor, so that the entry fits on one line; never less than DESCRIPTION_MIN).
+local DESCRIPTION_MAX, DESCRIPTION_MIN = 60, 20
+
 --- How a profile reads in the picker: `● reviewer  [user]  Reviews code … · model: haiku · read-only`.
+--- A long description is cut with `…`, as VS Code's picker cuts it.
 function M.describe(profile, active)
   local policy = type(profile.model_policy) == 'table' and profile.model_policy or {}
   local model = present(policy.model) and policy.model or (present(policy.tier) and ('tier ' .. policy.tier))
     or 'your rules'
-  local about = present(profile.description) and profile.description ~= '' and (profile.description .. ' · ') or ''
   local approval = profile.approval == 'read_only' and ' · read-only' or ''
-  return ('%s %-12s [%s]  %smodel: %s%s'):format(profile.name == active and '●' or ' ', profile.name,
-    profile.source or '?', about, model, approval)
+  local head = ('%s %-12s [%s]  '):format(profile.name == active and '●' or ' ', profile.name, profile.source or '?')
+  local tail = ('model: %s%s'):format(model, approval)
+  if not present(profile.description) or vim.trim(profile.description) == '' then
+    return head .. tail
+  end
+  -- what is left of the editor's width after the rest of the entry, its ' · ' and the picker's `12: `
+  local room = vim.o.columns - vim.fn.strdisplaywidth(head .. tail) - 3 - 5
+  local about = ui.clip(vim.trim(profile.description), math.max(DESCRIPTION_MIN, math.min(DESCRIPTION_MAX, room)))
+  return head .. about .. ' · ' .. tail
 end
 
 --- Where the profile in force was chosen, in words.

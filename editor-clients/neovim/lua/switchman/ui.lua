@@ -5,6 +5,13 @@ local M = {}
 
 M.ns = vim.api.nvim_create_namespace('switchman')
 
+--- `text` on one line (runs of spaces and line breaks as one space), cut to `max` characters
+--- with `…` when longer.
+function M.clip(text, max)
+  text = (text or ''):gsub('%s+', ' ')
+  return vim.fn.strchars(text) > max and (vim.fn.strcharpart(text, 0, max - 1) .. '…') or text
+end
+
 local HIGHLIGHTS = {
   SwitchmanBadge = 'Special',
   SwitchmanUser = 'Title',

@@ -21,16 +21,35 @@ const TOKEN_WITH_SPACES = /[ \t]*(?<=^|\s)#(?:file|selection)\b[ \t]*/g;
 /** The tokens a message uses: `file`, `selection`. */
 export type Token = 'file' | 'selection';
 
+/** The daemon keeps an attachment's first 200,000 characters and marks the rest as cut. */
+export const MAX_ATTACHMENT_CHARS = 200_000;
+
+/**
+ * `text` as sent: cut where the daemon would cut it anyway, keeping enough past that for the
+ * daemon to tell that it was cut. A whole 40 MB file would make a message bigger than the
+ * largest the daemon reads (32 MB), which it cannot answer. The cut is in UTF-16 units (twice
+ * the limit, so at least the limit plus one character remains) and never halves a character.
+ */
+export function attachmentText(text: string): string {
+  const limit = 2 * MAX_ATTACHMENT_CHARS + 2;
+  if (text.length <= limit) return text;
+  const last = text.charCodeAt(limit - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? limit - 1 : limit);
+}
+
 /** The file of the editor, with its text. */
 export function fileAttachment(editor: EditorContext): Attachment {
-  return { kind: 'file', uri: editor.uri, text: editor.text };
+  return { kind: 'file', uri: editor.uri, text: attachmentText(editor.text) };
 }
 
 /** The editor's selection (1-based lines), or undefined when nothing is selected. */
 export function selectionAttachment(editor: EditorContext): Attachment | undefined {
   const selection = editor.selection;
   if (!selection || !selection.text) return undefined;
-  return { kind: 'selection', uri: editor.uri, text: selection.text, start_line: selection.startLine, end_line: selection.endLine };
+  return {
+    kind: 'selection', uri: editor.uri, text: attachmentText(selection.text),
+    start_line: selection.startLine, end_line: selection.endLine,
+  };
 }
 
 /**

@@ -52,6 +52,9 @@ export interface ApprovalSource {
   openDiff(id: string): Promise<void>;
 }
 
+
+/** Added to the daemon's refusal of an attachment that Send Selection had attached. */
+export const DROPPED_ATTACHMENTS = 'What Send Selection attached was taken off the message: attach again what should go with it.';
 /** A message as sent: `text` as typed (shown), `message` as the daemon gets it. */
 interface Resend {
   text: string;
@@ -258,8 +261,14 @@ export class ChatController implements Disposable {
       if (this.pending === pending) this.pending = undefined;
     }
     // Refused (an unknown @alias or tier, a mistyped /command): the text comes back to the input,
-    // and what was attached to it stays attached for when it is sent again.
-    if (wasRefused(end)) this.attachments = [...attached, ...this.attachments];
+    // and what was attached to it stays attached for when it is sent again. Unless an attachment
+    // was what the daemon refused (its file turned binary since Send Selection, say): kept, it
+    // would refuse every message after this one, and nothing in the panel takes it off.
+    if (end.type === 'failed' && end.failure.code === ErrorCodes.invalidAttachment && attached.length) {
+      end = { ...end, failure: { ...end.failure, message: `${end.failure.message} ${DROPPED_ATTACHMENTS}` } };
+    } else if (wasRefused(end)) {
+      this.attachments = [...attached, ...this.attachments];
+    }
     this.emit(end);
     if (this.reloadAfterTurn && !this.pending) {
       this.reloadAfterTurn = false;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ChatController } from '../../src/chat/chatController';
+import { ChatController, DROPPED_ATTACHMENTS } from '../../src/chat/chatController';
 import { ApprovalCenter } from '../../src/tools/approval';
 import { initialChatState, sessionTitle, type ToWebview } from '../../src/chat/messages';
 import { reduce, refusedDraft } from '../../src/chat/reducer';
@@ -603,6 +603,28 @@ describe('ChatController when the daemon refuses a message', () => {
     assert.deepEqual(connection.sent(Requests.chat).map((p) => p.attachments), [[attachment], [attachment]]);
     await controller.send('thanks');
     assert.equal(connection.sent(Requests.chat)[2].attachments, undefined, 'sent once it was answered');
+  });
+});
+
+describe('ChatController when the daemon refuses an attachment', () => {
+  it('takes off what Send Selection attached, says so, and sends the next message without it', async () => {
+    const { connection, posted } = setup();
+    const { editor, controller } = withEditor(connection, posted);
+    editor.selection.text = '';
+    connection.answer(Requests.preview, () => ({ model: 'x:y', summary: 'default', message: '', decision: null, text: null,
+      error: null, command: null }));
+    assert.deepEqual(await controller.attachSelection(), { label: 'Attached: src/app.py' });
+    const reason = 'app.py is a binary file; only text files can be attached.'; // it changed on disk since
+    connection.answer(Requests.chat, (p) => {
+      if (p.attachments) throw Object.assign(new Error(reason), { data: { code: 'invalid_attachment' } });
+      return { ...result, kind: 'command', turn_id: null, text: 'ok' };
+    });
+    await controller.send('what is this?');
+    const failed = posted.find((m) => m.type === 'event' && m.event.type === 'failed');
+    assert.ok(failed?.type === 'event' && failed.event.type === 'failed');
+    assert.equal(failed.event.failure.message, `${reason} ${DROPPED_ATTACHMENTS}`);
+    await controller.send('what is this?');
+    assert.deepEqual(connection.sent(Requests.chat).map((p) => p.attachments?.length), [1, undefined]);
   });
 });
 

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { attachmentLabel, missingContextMessage, resolveTokens, selectionAttachment, type EditorContext } from '../../src/chat/attachments';
+import {
+  attachmentLabel, fileAttachment, MAX_ATTACHMENT_CHARS, missingContextMessage, resolveTokens, selectionAttachment,
+  type EditorContext,
+} from '../../src/chat/attachments';
 import { parseFromWebview } from '../../src/chat/messages';
 import { applyCodeParams, chatParams, revokeTrustParams } from '../../src/protocol/params';
 import type { ApprovalRequest } from '../../src/protocol/types';
@@ -224,6 +227,18 @@ describe('attachments', () => {
       { kind: 'file', uri: editor.uri, text: editor.text },
     ]);
     assert.deepEqual(resolveTokens('issue #123 and a#file', editor), { message: 'issue #123 and a#file', attachments: [], missing: [] });
+  });
+
+  it('send a huge file or selection cut where the daemon cuts it, never halving a character', () => {
+    const huge = 'x'.repeat(40_000_000);
+    const file = fileAttachment({ uri: editor.uri, text: huge });
+    assert.equal(file.text?.length, 2 * MAX_ATTACHMENT_CHARS + 2);
+    const astral = '😋'.repeat(MAX_ATTACHMENT_CHARS) + 'a' + '😋'.repeat(10);
+    const cut = selectionAttachment({ uri: editor.uri, text: '', selection: { text: astral, startLine: 1, endLine: 1 } });
+    const text = cut?.text ?? '';
+    assert.equal([...text].length, MAX_ATTACHMENT_CHARS + 1); // the emojis, 'a': one past the limit
+    assert.ok(!text.endsWith('\ud83d'));
+    assert.equal(fileAttachment(editor).text, editor.text); // a normal file is sent whole
   });
 
   it('take out only the tokens: the message keeps its line breaks and indentation', () => {

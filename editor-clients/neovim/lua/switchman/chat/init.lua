@@ -82,7 +82,8 @@ function Chat:send(text)
   if not models.cached(self.root) then
     models.fetch(self.root) -- answered before the turn's badge arrives: it shows the alias
   end
-  local turn = { streamed = '', answered = false, text = text, shown = shown, sent_at = M.now() }
+  local turn = { streamed = '', answered = false, text = text, shown = shown, sent_at = M.now(),
+    attachments = attachments }
   self.turn = turn
   local params = { workspace = workspace.uri(self.root), message = text }
   if #attachments > 0 then
@@ -93,6 +94,22 @@ function Chat:send(text)
     self:finish(turn, err, result)
   end)
   return true
+end
+
+--- Put a message that got no answer back in the input area, to be fixed or sent again, with what
+--- was attached to it attached again (unless something new was typed or attached meanwhile).
+function Chat:give_back(turn)
+  if vim.trim(self.view:draft()) ~= '' then
+    return
+  end
+  self.view:give_back(turn.text)
+  if turn.attachments and #turn.attachments > 0 and not self.attachments then
+    self.attachments = vim.list_slice(turn.attachments)
+    local names = vim.tbl_map(function(attachment)
+      return (render.attachment(attachment):gsub('^%s*', ''))
+    end, turn.attachments)
+    vim.notify('Switchman: attached again: ' .. table.concat(names, ', '), vim.log.levels.INFO)
+  end
 end
 
 --- Attach a file or a selection to the next message (`:Switchman send` / `:Switchman add`).
@@ -141,6 +158,12 @@ function Chat:delta(params)
   elseif params.kind == protocol.delta.tool_call then
     self.turn.acted = true
     self.view:append({ render.tool_call(params.tool or {}) })
+    -- the order of the calls, for their worker lines (a queued call's may come first)
+    self.call_order = self.call_order or { count = 0, by_id = {} }
+    self.call_order.count = self.call_order.count + 1
+    if type(params.tool) == 'table' and type(params.tool.id) == 'string' then
+      self.call_order.by_id[params.tool.id] = self.call_order.count
+    end
   elseif params.kind == protocol.delta.tool_result then
     self.view:append({ render.tool_result(params.tool or {}) })
   elseif params.kind == protocol.delta.notice then
@@ -183,7 +206,7 @@ function Chat:show_outcome(turn, err, result)
     self.view:append(lines)
     local data = type(err) == 'table' and type(err.data) == 'table' and err.data or {}
     if protocol.not_sent[data.code] then
-      self.view:give_back(turn.text) -- nothing was sent: fix it and send again
+      self:give_back(turn) -- nothing was sent: fix it and send again
       self:keep({ session_id = self.session_id, at = turn.sent_at, entries = vim.list_extend(vim.list_slice(turn.shown), lines) })
     elseif not turn.turn_id then
       self.unidentified = true -- what it stored (if anything) cannot be told apart
@@ -201,7 +224,7 @@ function Chat:show_outcome(turn, err, result)
     local lines = result.status == 'failed' and render.failure(result.text) or render.lines(result.text or '')
     self.view:append(lines)
     if result.status == 'failed' then
-      self.view:give_back(turn.text) -- /modle, /delegate ultra: nothing was done
+      self:give_back(turn) -- /modle, /delegate ultra: nothing was done
     end
     if not M.command_stored(result) then
       local entries = vim.list_extend(vim.list_slice(turn.shown), { { '' } })
@@ -221,6 +244,9 @@ function Chat:show_outcome(turn, err, result)
   self.shown_turns = self.shown_turns or {}
   self.shown_turns[result.turn_id] = true
   self.view:append(render.outcome(self.root, result))
+  if result.status == 'failed' then
+    self:give_back(turn) -- "Your message is saved; send it again to retry": it is ready to send
+  end
 end
 
 --- Cancel the running turn (`switchman/cancel`, or `$/cancelRequest` before it has an id).
@@ -246,7 +272,9 @@ end
 function Chat:daemon_stopped()
   require('switchman.chat.workers').daemon_stopped(self)
   if self.turn then
+    local turn = self.turn
     self.turn = nil
+    self:give_back(turn)
     local lines = render.failure('The Switchman daemon stopped during this turn; sending again starts it.')
     self.view:append(lines)
     self:keep({ session_id = self.session_id, at = M.now(), entries = lines })

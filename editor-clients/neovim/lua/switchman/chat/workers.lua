@@ -32,10 +32,7 @@ local function present(v)
   return v ~= nil and v ~= vim.NIL
 end
 
-local function clip(text, max)
-  text = (text or ''):gsub('%s+', ' ')
-  return vim.fn.strchars(text) > max and (vim.fn.strcharpart(text, 0, max - 1) .. '…') or text
-end
+local clip = ui.clip
 
 --- `$0.0123` (four decimals below a cent, two above); below $0.0001 two significant digits,
 --- `$0.000015`, so that a cost is never shown as `$0.0000`.
@@ -174,16 +171,59 @@ function M.stored_by_user(root, detail)
   return out
 end
 
+--- Where a new delegation's line goes when a later call of its turn already has one (a call
+--- beyond `max_concurrent_workers` is announced queued before the first call's worker starts): the
+--- row of the first such line, so the lines keep the order of the calls; nil: at the end.
+local function row_before_later_calls(chat, update)
+  local order = chat.call_order and chat.call_order.by_id or {}
+  local own = order[update.tool_use_id]
+  local row = nil
+  for id, known in pairs(chat.workers) do
+    if own and order[id] and order[id] > own and known.update.turn_id == update.turn_id then
+      local pos = vim.api.nvim_buf_get_extmark_by_id(chat.view.transcript, ns, known.mark, {})
+      if pos and pos[1] and (row == nil or pos[1] < row) then
+        row = pos[1]
+      end
+    end
+  end
+  return row
+end
+
+--- Insert a new delegation's line at `row`, moving the lines below it (and their marks) down.
+local function insert_line(chat, row, entry)
+  local bufnr = chat.view.transcript
+  local below = {}
+  for _, known in pairs(chat.workers) do
+    local pos = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, known.mark, {})
+    if pos and pos[1] and pos[1] >= row then
+      table.insert(below, { known = known, row = pos[1] })
+    end
+  end
+  ui.put(bufnr, row, row, { entry })
+  for _, moved in ipairs(below) do
+    vim.api.nvim_buf_del_extmark(bufnr, ns, moved.known.mark)
+    moved.known.mark = vim.api.nvim_buf_set_extmark(bufnr, ns, moved.row + 1, 0, { right_gravity = false })
+  end
+  chat.view.followed_row = chat.view.followed_row + 1
+  chat.view:follow()
+end
+
 --- Show or update a delegation of the chat's running turn in its transcript.
 function M.show(chat, update)
   chat.workers = chat.workers or {}
+  update.received_at = update.received_at or vim.loop.now()
   local known = chat.workers[update.tool_use_id]
   local entry = { M.line(chat.root, update), hl = HIGHLIGHT[update.status] or 'SwitchmanTool' }
   local model_name = present(update.model) and models.short_name(chat.root, update.model) or nil
   local bufnr = chat.view.transcript
   if not known then
-    chat.view:append({ entry })
-    local row = vim.api.nvim_buf_line_count(bufnr) - 1
+    local row = row_before_later_calls(chat, update)
+    if row then
+      insert_line(chat, row, entry)
+    else
+      chat.view:append({ entry })
+      row = vim.api.nvim_buf_line_count(bufnr) - 1
+    end
     local mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { right_gravity = false })
     chat.workers[update.tool_use_id] = { update = update, mark = mark, model_name = model_name }
     return
@@ -289,7 +329,14 @@ end
 function M.describe(root, item)
   local live = item.live
   if live then
-    return M.line(root, live):gsub('^%s+', '')
+    -- one still running or waiting: its time now, not at its last update (seconds ago, maybe)
+    if (live.status == 'running' or M.waits_to_start(live.status)) and present(live.elapsed_seconds)
+        and live.received_at then
+      live = vim.tbl_extend('force', live, {
+        elapsed_seconds = (tonumber(live.elapsed_seconds) or 0) + (vim.loop.now() - live.received_at) / 1000,
+      })
+    end
+    return (M.line(root, live):gsub('^%s+', ''))
   end
   local s = item.session
   local model = present(s.last_model) and models.short_name(root, s.last_model) or '-'

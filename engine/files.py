@@ -38,7 +38,7 @@ def read_text(path: str | Path, limit: int = MAX_CONFIG_BYTES) -> str:
     """
     data, whole = _read(Path(path), limit)
     if not whole:
-        raise UnreadableFile(str(path), f"is larger than the {_size(limit)} limit")
+        raise UnreadableFile(str(path), f"is larger than the {size_text(limit)} limit")
     return decode_utf8(str(path), data)
 
 
@@ -176,5 +176,6 @@ def _refusal(path: Path, exc: OSError) -> UnreadableFile:
     return UnreadableFile(str(path), reason)
 
 
-def _size(limit: int) -> str:
+def size_text(limit: int) -> str:
+    """A size in whole KB or MB, for a message: ``512 KB``, ``2 MB``."""
     return f"{limit // 1024} KB" if limit < 1024 * 1024 else f"{limit // (1024 * 1024)} MB"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from switchman.engine.files import size_text
 from switchman.engine.providers.base import ToolSpec
 from switchman.engine.tools.arguments import (
     ToolRefused,
@@ -24,6 +25,12 @@ from switchman.engine.tools.confinement import WorkspaceRoot
 from switchman.engine.tools.secret_files import change_refusal, is_secret_file
 
 MAX_EDIT_BYTES = 2 * 1024 * 1024
+
+
+def _too_large(name: str, size: int) -> str:
+    """Why a file is not edited: its size, and the limit (it said only "too large")."""
+    return (f"'{name}' is too large to edit here: it has {size_text(size)}, and files of up "
+            f"to {size_text(MAX_EDIT_BYTES)} can be edited.")
 
 
 _PATH = {"type": "string", "description": "Path relative to the workspace root."}
@@ -76,7 +83,7 @@ class FileEdits:
         text = self.editor_texts().get(path)
         if text is not None:
             if len(text) > MAX_EDIT_BYTES:
-                raise ToolRefused(f"'{self.workspace.relative(path)}' is too large to edit here.")
+                raise ToolRefused(_too_large(self.workspace.relative(path), len(text)))
             if "\ufffd" in text and not _utf8_on_disk(path):
                 raise ToolRefused(
                     f"'{self.workspace.relative(path)}' is not a UTF-8 text file: the editor "
@@ -86,8 +93,8 @@ class FileEdits:
             return text
         if not path.is_file():
             raise ToolRefused(f"'{self.workspace.relative(path)}' is not a file.")
-        if path.stat().st_size > MAX_EDIT_BYTES:
-            raise ToolRefused(f"'{self.workspace.relative(path)}' is too large to edit here.")
+        if (size := path.stat().st_size) > MAX_EDIT_BYTES:
+            raise ToolRefused(_too_large(self.workspace.relative(path), size))
         try:
             return read_text(path)
         except UnicodeDecodeError:

@@ -296,3 +296,13 @@ async def test_a_refusal_is_its_own_summary_and_a_long_one_is_cut_at_a_word_with
     assert long.is_error and len(long.summary) <= 160
     assert long.summary.endswith("…") and long.content.startswith(long.summary[:-1])
     assert not long.summary[:-1].endswith("fold")  # a whole word, then the mark
+
+
+async def test_a_file_too_large_to_edit_is_refused_with_its_size_and_the_limit(
+        toolbox: Toolbox, project: Path) -> None:
+    (project / "big.log").write_text("x" * (3 * 1024 * 1024) + "\nmarker\n")
+    outcome = await toolbox.run("edit_file", {"path": "big.log", "old_text": "marker",
+                                              "new_text": "changed"})
+    assert outcome.is_error
+    assert outcome.content == ("'big.log' is too large to edit here: it has 3 MB, and files "
+                               "of up to 2 MB can be edited.")  # was only "too large"

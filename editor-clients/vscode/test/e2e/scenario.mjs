@@ -2,7 +2,7 @@
 import { chromium } from 'playwright-core';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { log, until } from './support.mjs';
+import { inputHasKeyboard, log, until } from './support.mjs';
 import { toolSteps } from './tools.mjs';
 import { ratingsReachThePatternStore } from './feedback.mjs';
 import { anotherWindowsTurnShowsInThePanel } from './windows.mjs';
@@ -418,11 +418,6 @@ async function stillKept(card, what) {
   const kept = await card.evaluate((element) => element.e2eKept === true
     && element.querySelector('.delegation-toggle').e2eKept === true);
   if (!kept) throw new Error(`${what} was rebuilt instead of updated in place`);
-}
-
-/** Whether keystrokes go to the chat's message input (the page has the focus, and the input has it in the page). */
-async function inputHasKeyboard(chat) {
-  return chat.locator('body').evaluate(() => document.hasFocus() && document.activeElement?.id === 'input');
 }
 
 async function selectedText(chat) {

@@ -117,11 +117,19 @@ def read_front_matter(path: Path) -> Skill | None:
     return Skill(" ".join(name.text.split()), text, str(path))
 
 
-def folders_signature(folders: Iterable[Path]) -> tuple[tuple[str, int, int], ...]:
+def folders_signature(folders: Iterable[Path],
+                      workspace: Path | None = None) -> tuple[tuple[str, int, int], ...]:
     """What an index of ``folders`` is built from: each Markdown file's path, modification
-    time and size (a skill added, edited, renamed or removed changes it)."""
+    time and size (a skill added, edited, renamed or removed changes it). A folder inside
+    ``workspace`` that leads out of it is not walked, as :meth:`SkillIndex.build` does not
+    index it: a repository's ``.switchman/skills`` linked to ``/`` must not make every turn
+    walk the whole disk."""
     found: list[tuple[str, int, int]] = []
     for folder in folders:
+        if workspace is not None and folder.is_relative_to(workspace) \
+                and not WorkspaceRoot(workspace).contains(folder):
+            found.append((str(folder), -2, -2))
+            continue
         try:
             for path in sorted(folder.rglob("*.md")):
                 stat = path.stat()

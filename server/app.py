@@ -106,6 +106,12 @@ class SwitchmanServer(LanguageServer):
         """The engine if it has been created (for shutting down without creating it)."""
         return self._switchman
 
+    def editor_gone(self) -> None:
+        """The editor said ``exit`` or closed the pipe (its window reloaded or closed before it
+        could): the running turns end ``interrupted``, not cancelled as by the user's Stop."""
+        if self._switchman is not None:
+            self._switchman.cancel_all()
+
     def turns_running(self) -> bool:
         """Whether a chat turn is streaming (never starts the engine to find out)."""
         return self._switchman is not None and self._switchman.turns_running()
@@ -200,7 +206,7 @@ def run(tcp: tuple[str, int] | None = None) -> int:
             print(f"switchman serve: cannot listen on {host}:{port}: {why}", file=sys.stderr)
             return 1
     elif stdin_is_pipe():
-        serve_stdio(server)
+        serve_stdio(server, server.editor_gone)
     else:  # a file or terminal on stdin (manual runs): pygls' own blocking I/O
         server.start_io()
     # The LSP exit code: 0 after a proper shutdown request, 1 otherwise.

@@ -113,7 +113,7 @@ class _StdinProtocol(asyncio.Protocol):
             self._ended.set_result(None)
 
 
-async def _serve(server: JsonRPCServer) -> None:
+async def _serve(server: JsonRPCServer, closing: Callable[[], None]) -> None:
     loop = asyncio.get_running_loop()
     closed: asyncio.Future[None] = loop.create_future()
     transport, _ = await loop.connect_write_pipe(lambda: _StdoutProtocol(closed),
@@ -128,6 +128,7 @@ async def _serve(server: JsonRPCServer) -> None:
                                             sys.stdin.buffer)
     try:
         await ended
+        closing()  # before asyncio.run cancels what is left
     finally:
         stdin.close()
         if not transport.is_closing():
@@ -140,11 +141,12 @@ def stdin_is_pipe() -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-def serve_stdio(server: JsonRPCServer) -> None:
-    """Serve JSON-RPC over stdin/stdout until the editor exits or closes the pipe."""
+def serve_stdio(server: JsonRPCServer, closing: Callable[[], None] = lambda: None) -> None:
+    """Serve JSON-RPC over stdin/stdout until the editor exits or closes the pipe; ``closing``
+    is called then, in the event loop, before the tasks still running are cancelled."""
     server._stop_event = threading.Event()  # as pygls' own start_io does
     try:
-        asyncio.run(_serve(server))
+        asyncio.run(_serve(server, closing))
     except BrokenPipeError:
         pass  # the editor went away
     except (KeyboardInterrupt, SystemExit):

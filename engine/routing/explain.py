@@ -173,22 +173,34 @@ def no_model_message(decision: RouteDecided, validator: CandidateValidator) -> s
         return "\n".join(lines)
     providers = {m.partition(":")[0] for m in tried}
     down = [e for e in decision.chain if e.outage_scope == "provider"]
+    tier = _worker_tier(decision)
     if len(providers) == 1 and down and all(
             f is ValidationFailure.PROVIDER_UNAVAILABLE for f in tried.values()):
         provider = next(iter(providers))
         lines.append(provider_banner(provider))
         lines.append(f"Tried: {', '.join(tried)} — all on {provider}.")
-        lines.extend(_alternatives(validator, exclude=providers, then="or wait for recovery")
+        lines.extend(_alternatives(validator, exclude=providers, then="or wait for recovery",
+                                   tier=tier)
                      or ["Wait for the provider to recover."])
         return "\n".join(lines)
     listed = ", ".join(f"{m} ({_SHORT_FAILURE[f]})" for m, f in tried.items())
     lines.append(f"Tried: {listed}")
     if all(f is ValidationFailure.NOT_CONFIGURED for f in tried.values()):
         lines.append(_key_hint(tried, validator.registry))
-        lines.extend(_alternatives(validator, exclude=providers))
+        lines.extend(_alternatives(validator, exclude=providers, tier=tier))
+    elif tier is not None:
+        lines.append(f"Check the {tier} tier's models (tiers: in routing.yaml, /rules check).")
     else:
         lines.append("Run /model <id> to choose explicitly, or /rules check.")
     return "\n".join(lines)
+
+
+def _worker_tier(decision: RouteDecided) -> str | None:
+    """The tier a worker's turn asked for (None for a person's turn). ``/model`` sets a
+    person's session's model, which a worker's tier does not follow: its advice names
+    ``tiers:`` instead."""
+    return next((e.tier_choice.requested_tier for e in decision.chain
+                 if e.tier_choice is not None), None)
 
 
 def _key_hint(tried: dict[str, ValidationFailure], registry: ModelRegistry) -> str:
@@ -202,8 +214,10 @@ def _key_hint(tried: dict[str, ValidationFailure], registry: ModelRegistry) -> s
     return f"Set {keys} (see 'switchman models')."
 
 
-def _alternatives(validator: CandidateValidator, exclude: set[str], then: str = "") -> list[str]:
-    """Which other providers a turn could use now, and what the rest need set up."""
+def _alternatives(validator: CandidateValidator, exclude: set[str], then: str = "",
+                  tier: str | None = None) -> list[str]:
+    """Which other providers a turn (a worker's of ``tier``) could use now, and what the
+    rest need set up."""
     registry = validator.registry
     usable: list[str] = []
     setup: list[str] = []
@@ -222,8 +236,10 @@ def _alternatives(validator: CandidateValidator, exclude: set[str], then: str = 
                           f"{provider.name} (if its server at {provider.base_url} is running)")
     lines = []
     if usable:
-        lines.append(f"Run /model <id> to choose a model from {' or '.join(usable)}"
-                     f"{', ' + then if then else ''}.")
+        names = " or ".join(usable)
+        where = f"Run /model <id> to choose a model from {names}" if tier is None \
+            else f"Add a model from {names} to the {tier} tier (tiers: in routing.yaml)"
+        lines.append(f"{where}{', ' + then if then else ''}.")
     if setup:
         lines.append(f"To use other providers, set {', '.join(setup)}.")
     return lines

@@ -329,7 +329,11 @@ class TurnLifecycle:
         return any(live.running is not None for live in self.sessions.all_loaded())
 
     def cancel_all(self) -> None:
-        """Cancel every running turn (each saves what it streamed and ends ``cancelled``)."""
+        """Cancel every running turn as the daemon exits (each saves what it streamed and ends
+        ``interrupted``, saying why). Once: the editor may say ``exit``, then close the pipe."""
+        if self.runner.exiting:
+            return
+        self.runner.exiting = True
         for live in self.sessions.all_loaded():
             if live.running is not None and not live.is_worker:  # workers go with planners
                 live.running.task.cancel()

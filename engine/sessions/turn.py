@@ -89,6 +89,13 @@ EMPTY_NOTICE = ("The model ended its answer without writing anything; send the m
                 "or try another model (@alias).")
 """A person's turn whose only call ended with no text and no tool call."""
 
+EXITED_MESSAGE = ("Switchman stopped while this turn was running (the editor closed, reloaded "
+                  "or restarted it). Your message and the answer written by then are kept; "
+                  "send your message again to continue.")
+"""A person's turn running when the editor ended the daemon (LSP ``exit``, or its pipe
+closed): ``interrupted``,
+as after a crash, not ``cancelled`` as if the person had pressed Stop."""
+
 log = logging.getLogger(__name__)
 
 MAX_TOOL_STEPS = 25
@@ -143,6 +150,8 @@ class TurnRunner:
         self.key_of = key_of or (lambda _provider: None)
         """The fingerprint of a provider's key now (told with an authentication error, so
         that a changed key ends the outage it caused)."""
+        self.exiting = False
+        """The daemon is exiting: the turns cancelled now end ``interrupted``."""
 
     async def run(self, setup: TurnSetup) -> TurnOutcome:
         """Run the turn to its end; raises only what recording its start raised (then the
@@ -156,6 +165,8 @@ class TurnRunner:
             await self._loop(setup, progress)
         except asyncio.CancelledError:
             status, unfinished = "cancelled", True
+            if self.exiting and not setup.is_worker:  # a worker's end is its planner's to tell
+                status, error = "interrupted", ErrorInfo("interrupted", EXITED_MESSAGE)
         except ProviderError as exc:
             unfinished = True
             # A worker's task is its planner's to retry; a person's message is theirs.
@@ -425,8 +436,11 @@ class TurnRunner:
         turn.estimated_usd = progress.estimated_cost
         turn.llm_calls, turn.tool_calls, turn.error = progress.llm_calls, progress.tool_calls, error
         self.store.finish_turn(turn)
+        # No editor is left to read the answer to a turn interrupted at exit: its hooks see it
+        # ended as a cancelled one.
+        answered = "cancelled" if status == "interrupted" else status
         result = TurnResult(kind="turn", session_id=turn.session_id, turn_id=turn.id,
-                            status=status,  # type: ignore[arg-type]
+                            status=answered,  # type: ignore[arg-type]
                             model=setup.model.id, text="".join(progress.text),
                             usage=progress.usage, cost_usd=progress.cost,
                             estimated_usd=progress.estimated_cost, error=error,

@@ -227,6 +227,20 @@ def test_provider_outage_suggests_only_usable_providers(h: Harness) -> None:
     assert _no_model_message(h).splitlines()[3:] == ["Wait for the provider to recover."]
 
 
+def test_a_worker_with_its_tier_down_is_told_of_tiers_not_of_model(h: Harness) -> None:
+    """/model sets the sticky model of a person's session, which a worker's tier ignores: a
+    worker whose tier lists only a provider that is down is told where the tier's models
+    are set (the text reaches its planner and the card's note)."""
+    h.tracker.record_failure("anthropic", HAIKU, ErrorClass.AUTH)
+    with pytest.raises(NoModelAvailable) as caught:
+        h.decide("rename foo", workspace=None, tier="fast")
+    message = str(caught.value)
+    assert "/model" not in message
+    assert message.splitlines()[-1] == (
+        "Add a model from openai to the fast tier (tiers: in routing.yaml), or wait for "
+        "recovery.")
+
+
 def test_a_local_provider_is_suggested_with_its_server(registry: ModelRegistry) -> None:
     local = ModelSpec(id="ollama:qwen3", provider="ollama", api_model="qwen3", display_name="Q",
                       capabilities=Capabilities(max_context_tokens=200_000))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from switchman.engine.sessions.turn import EXITED_MESSAGE
 from switchman.server import methods
 from tests.lsp.conftest import Daemon
 from tests.lsp.test_sessions_and_commands import start
@@ -94,18 +95,25 @@ def test_a_damaged_database_is_named_with_what_to_do(tmp_path: Path, name: str) 
 
 
 @pytest.mark.parametrize("editor", CLIENTS)
-async def test_exit_during_a_turn_is_quiet_and_keeps_the_answer(
-        editor: str, daemon: Daemon, fake: FakeProvider,
+@pytest.mark.parametrize("gone", ["exit", "pipe closed"])
+async def test_an_editor_gone_during_a_turn_is_quiet_and_keeps_it_interrupted(
+        editor: str, gone: str, daemon: Daemon, fake: FakeProvider,
         capfd: pytest.CaptureFixture[str]) -> None:
+    """The editor ends the daemon mid-answer: with ``exit``, or (a window reloaded or closed
+    before it could say so) by closing the daemon's stdin. The turn is kept, as
+    ``interrupted`` saying why; it was kept ``cancelled``, as if the user had pressed Stop."""
     client = await start(editor, daemon)
     stall = fake.script_stall("half", after_chunks=1)
     pending = asyncio.ensure_future(client.request(
         methods.CHAT, {"workspace": daemon.uri, "message": "tell me everything"}))
     assert await stall.wait_reached_async()
     await client.wait_for(methods.CHAT_DELTA, lambda d: d.get("text") == "half")
-    client.protocol.notify(types.EXIT, None)  # no shutdown first
     process = client._server
-    assert process is not None
+    assert process is not None and process.stdin is not None
+    if gone == "exit":
+        client.protocol.notify(types.EXIT, None)  # no shutdown first
+    else:
+        process.stdin.close()
     assert await asyncio.wait_for(process.wait(), 20) == 1  # LSP: exit without shutdown
     pending.cancel()
     await client.stop()
@@ -122,7 +130,8 @@ async def test_exit_during_a_turn_is_quiet_and_keeps_the_answer(
     finally:
         await restarted.shutdown_session()
         await restarted.stop()
-    assert detail["turns"][0]["status"] in ("cancelled", "interrupted")
+    assert detail["turns"][0]["status"] == "interrupted"
+    assert detail["turns"][0]["error"] == {"code": "interrupted", "message": EXITED_MESSAGE}
     assert detail["messages"][-1]["content"] == [{"type": "text", "text": "half"}]
 
 

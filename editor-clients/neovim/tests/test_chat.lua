@@ -123,6 +123,32 @@ return {
     end,
   },
   {
+    'an attachment the daemon refuses with the message is taken off, not attached again',
+    function()
+      local path = vim.env.SWITCHMAN_TEST_WORKSPACE .. '/notes.txt'
+      vim.fn.writefile({ 'plain text' }, path)
+      vim.cmd('Switchman add ' .. path)
+      H.wait_for('the file attached (the daemon checks it first)', function()
+        return chat.attachments ~= nil
+      end)
+      vim.fn.writefile({ 'PK\3\4', 'a\nb' }, path, 'b') -- a NUL: binary now, before it is sent
+      type_and_send('what is in it?')
+      H.wait_text(transcript(), 'notes.txt is a binary file')
+      wait_idle()
+      H.eq({ 'what is in it?' }, H.lines(chat.view.input), 'the message is back in the input')
+      H.eq(nil, chat.attachments, 'the refused file is not attached again')
+      H.wait_for('a notice that it was taken off', function()
+        for _, n in ipairs(H.notifications) do
+          if n.message:find('taken off the message', 1, true) then
+            return true
+          end
+        end
+      end)
+      vim.fn.delete(path)
+      chat.view:give_back('')
+    end,
+  },
+  {
     'a JSON-RPC error (unknown @alias) is shown as the daemon wrote it',
     function()
       vim.cmd('Switchman add ' .. vim.env.SWITCHMAN_TEST_WORKSPACE .. '/src/app.py')

@@ -51,5 +51,4 @@ def register(server: SwitchmanServer) -> None:
     @server.feature(types.EXIT)
     def exit_(params: None) -> None:
         server.protocol.closing = True  # type: ignore[attr-defined]
-        if (engine := server.started_engine) is not None:
-            engine.cancel_all()  # running turns save what they have
+        server.editor_gone()  # running turns save what they have

@@ -434,11 +434,13 @@ export class ChatController implements Disposable {
 
   /**
    * The last answer failed at its provider and was not sent from this window (it was reloaded, or
-   * another window sent it): its Retry sends the message the daemon kept, as typed, with its attachments.
+   * another window sent it), or was cut off by the daemon's end (it was killed; the window was
+   * reloaded or closed mid-answer): its Retry sends the message the daemon kept, as typed, with its attachments.
    */
   private rememberRetry(detail: SessionDetail, entries: Entry[], workspace: string): void {
     const last = [...entries].reverse().find((e) => e.kind === 'turn');
-    if (last?.kind !== 'turn' || last.status !== 'failed' || last.error?.code !== PROVIDER_ERROR || this.retries.has(last.id)) return;
+    if (last?.kind !== 'turn' || this.retries.has(last.id)) return;
+    if (last.status !== 'interrupted' && (last.status !== 'failed' || last.error?.code !== PROVIDER_ERROR)) return;
     const sent = sentMessage(detail, last.id, workspace);
     if (sent) this.retries.set(last.id, sent);
   }
@@ -458,9 +460,14 @@ export class ChatController implements Disposable {
     this.postToView({ type: 'settings', routePreview: settings.routePreview, previewDelayMs: settings.previewDelayMs });
   }
 
+  /**
+   * The extension is going away (the window reloads or closes): a running answer is not aborted here.
+   * VS Code disposes this while the daemon is still being stopped, and the abort reached it first as
+   * a Stop: the turn was kept `cancelled`, as if the user had pressed Stop. Left to the daemon, it ends
+   * `interrupted`, saying why, with a Retry in the reopened chat.
+   */
   dispose(): void {
     for (const subscription of this.subscriptions) subscription.dispose();
-    this.pending?.abort.abort();
   }
 
   private async ensureSession(workspace: string): Promise<string> {

@@ -103,10 +103,27 @@ function refreshEnded(message: ToWebview): void {
 
 function update(next: ChatState): void {
   const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+  const asking = document.activeElement?.closest('.approval[data-outcome="pending"]') ?? null;
   state = next;
   vscode.setState({ chat: state, draft: input.value });
   render();
+  if (asking && !asking.isConnected) keyboardAfterAnswer();
   if (atBottom) transcript.scrollTop = transcript.scrollHeight;
+}
+
+/**
+ * The question the keyboard was in was answered (its card is redrawn with the outcome): the keyboard
+ * goes to the next open question's card (read out, not pressed: Tab reaches its buttons), else back to
+ * the message input. It was left on nothing, and Enter or typing did nothing.
+ */
+function keyboardAfterAnswer(): void {
+  const next = transcript.querySelector<HTMLElement>('.approval[data-outcome="pending"]');
+  if (!next) {
+    input.focus();
+    return;
+  }
+  next.tabIndex = -1;
+  next.focus();
 }
 
 function render(): void {

@@ -90,6 +90,37 @@ export async function daemonKilledMidAnswer(ui, chat, fake, switchman) {
   if (await chat.locator('.entry.error', { hasText: 'connection got disposed' }).count()) {
     throw new Error('vscode-jsonrpc\'s message is shown');
   }
+  await turn.locator('button.retry').waitFor(); // the message can be sent again in one click
   await ui.shot('chat-daemon-killed', turn);
   log('the answer cut off by the daemon\'s death:', JSON.stringify(await turn.innerText()));
+}
+
+/**
+ * The window is reloaded while an answer streams: the reopened chat shows the answer `interrupted`,
+ * saying the editor stopped Switchman, with Retry (it showed `cancelled`, as if the user had pressed
+ * Stop: the extension aborted the request as it was disposed), and Retry sends the message again.
+ */
+export async function windowReloadedMidAnswer(ui, chat, fake) {
+  await fake.script([{ kind: 'stall', chunks: ['Counting goats: one, ', 'two'], after_chunks: 1 },
+    { kind: 'text', chunks: ['Counting goats: one, two, three.'] }]);
+  await chat.locator('#input').fill('count goats slowly');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.entry.turn[data-status="running"]', { hasText: 'Counting goats' }).waitFor();
+  try {
+    await ui.command('Developer: Reload Window');
+    await ui.page.locator('.monaco-workbench').waitFor();
+    await ui.statusItem().waitFor();
+  } finally {
+    await fake.release();
+  }
+  await ui.page.keyboard.press('Control+Shift+Alt+S'); // focus the chat
+  const reopened = ui.chatFrame();
+  const turn = reopened.locator('.entry.turn', { hasText: 'Counting goats: one,' }).last();
+  await turn.locator('.failure', { hasText: 'the editor closed, reloaded or restarted it' }).waitFor();
+  if ((await turn.getAttribute('data-status')) !== 'interrupted') throw new Error('the answer cut off by the reload is not interrupted');
+  await ui.shot('chat-window-reloaded-mid-answer', turn);
+  await turn.locator('button.retry').click();
+  await reopened.locator('.entry.turn[data-status="completed"]', { hasText: 'one, two, three' }).waitFor();
+  log('an answer cut off by Reload Window says so and is sent again by Retry');
+  return reopened;
 }

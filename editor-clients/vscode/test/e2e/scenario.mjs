@@ -2,11 +2,11 @@
 import { chromium } from 'playwright-core';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { log, until } from './support.mjs';
+import { inputHasKeyboard, log, until } from './support.mjs';
 import { toolSteps } from './tools.mjs';
 import { ratingsReachThePatternStore } from './feedback.mjs';
 import { anotherWindowsTurnShowsInThePanel } from './windows.mjs';
-import { daemonKilledMidAnswer, patternSuggestionIsOneClickAway } from './resilience.mjs';
+import { daemonKilledMidAnswer, patternSuggestionIsOneClickAway, windowReloadedMidAnswer } from './resilience.mjs';
 
 const STATUS_ITEM = '[id="switchman.switchman.switchman.status.0"]';
 const PROFILE_ITEM = '[id="switchman.switchman.switchman.profile.0"]';
@@ -64,6 +64,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await newChatStartsEmpty(ui);
     await patternSuggestionIsOneClickAway(ui, ui.chatFrame(), fake, daemon.env.SWITCHMAN_CONFIG_DIR);
     await daemonKilledMidAnswer(ui, ui.chatFrame(), fake, daemon.switchman);
+    await windowReloadedMidAnswer(ui, ui.chatFrame(), fake);
     await providerFailuresAreShownPlainly(ui, fake);
     await daemonThatCannotStartSaysHowToFix(ui);
     // CSP violations anywhere, or errors raised by the chat webview's script, fail the run.
@@ -417,11 +418,6 @@ async function stillKept(card, what) {
   const kept = await card.evaluate((element) => element.e2eKept === true
     && element.querySelector('.delegation-toggle').e2eKept === true);
   if (!kept) throw new Error(`${what} was rebuilt instead of updated in place`);
-}
-
-/** Whether keystrokes go to the chat's message input (the page has the focus, and the input has it in the page). */
-async function inputHasKeyboard(chat) {
-  return chat.locator('body').evaluate(() => document.hasFocus() && document.activeElement?.id === 'input');
 }
 
 async function selectedText(chat) {

@@ -25,6 +25,11 @@ export async function until(what, check, { timeoutMs = 30000, intervalMs = 100 }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${lastError.message})` : ''}`);
 }
 
+/** Whether keystrokes go to the chat's message input (the page has the focus, and the input has it in the page). */
+export async function inputHasKeyboard(chat) {
+  return chat.locator('body').evaluate(() => document.hasFocus() && document.activeElement?.id === 'input');
+}
+
 /** A free loopback port (inside a fresh network namespace nearly any port is free; this makes sure). */
 export function freePort() {
   return new Promise((resolve, reject) => {

@@ -2,7 +2,7 @@
 // the daemon, and the selection as context. Each step leaves src/login.py as it found it.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { log, until } from './support.mjs';
+import { inputHasKeyboard, log, until } from './support.mjs';
 
 const LOGIN = 'src/login.py';
 const ORIGINAL_LINE = 'return user == "admin"';
@@ -190,6 +190,8 @@ async function deniedCommandTellsTheModelWhy(ui, chat, fake) {
   await card.locator('.approval-reason').press('Enter');
   await chat.locator('.approval[data-tool="run_command"][data-outcome="denied"] .approval-outcome',
     { hasText: 'Denied: keep the build cache' }).waitFor();
+  // The question answered from the keyboard, the keyboard is back in the message input (it was on nothing).
+  await until('the keyboard back in the message input', () => inputHasKeyboard(chat));
   await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'left the build folder alone' }).waitFor();
   // The model's next request carried the denial and the reason as the tool's result.
   const seen = await until('the denial in a provider request', async () => {

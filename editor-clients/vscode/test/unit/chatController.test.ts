@@ -174,7 +174,8 @@ describe('ChatController', () => {
     assert.deepEqual(last.event.failure, { code: 'no_model_available', message: 'No model available for this turn.' });
   });
 
-  it('cancels with switchman/cancel once the turn is known, else by aborting the request', async () => {
+  /** A message sent and still being answered; `aborted()`: whether its request was aborted. */
+  async function answering() {
     const { connection, controller } = setup();
     const answer = deferred<ChatResult>();
     let aborted = false;
@@ -185,13 +186,30 @@ describe('ChatController', () => {
     connection.answer(Requests.cancel, () => ({ cancelled: true, status: 'cancelled' }));
     const sending = controller.send('long answer please');
     await until(() => connection.sent(Requests.chat).length === 1);
+    const end = async () => {
+      answer.resolve({ ...result, status: 'cancelled' });
+      await sending;
+    };
+    return { connection, controller, aborted: () => aborted, end };
+  }
+
+  it('cancels with switchman/cancel once the turn is known, else by aborting the request', async () => {
+    const { connection, controller, aborted, end } = await answering();
     await controller.cancel();
-    assert.ok(aborted, 'request not aborted before the turn was known');
+    assert.ok(aborted(), 'request not aborted before the turn was known');
     connection.notify(Notifications.routeDecided, route);
     await controller.cancel();
     assert.deepEqual(connection.sent(Requests.cancel), [{ turn_id: 'T1' }]);
-    answer.resolve({ ...result, status: 'cancelled' });
-    await sending;
+    await end();
+  });
+
+  it('leaves a running answer to the daemon when the extension goes away: no Stop is sent', async () => {
+    const { connection, controller, aborted, end } = await answering();
+    connection.notify(Notifications.routeDecided, route);
+    controller.dispose(); // the window reloads mid-answer
+    assert.equal(aborted(), false, 'the request was aborted: the daemon takes that for the user\'s Stop');
+    assert.deepEqual(connection.sent(Requests.cancel), []);
+    await end();
   });
 
   it('reloads the transcript for a restarted webview and replays the running turn', async () => {
@@ -517,18 +535,23 @@ describe('ChatController: Retry in a new window', () => {
     turns: [turn], messages: [{ id: 'M1', session_id: 'S1', turn_id: 'T1', role: 'user', created_at: '', model: null, content }],
     cost: { total_usd: '0', by_model: [], planner_usd: '0', workers_usd: '0', workers: [] } });
 
-  it('sends the message the daemon kept again, as typed and with its attachments', async () => {
-    // The window was reloaded after the failure: the daemon's record is all there is.
+  /** The chat drawn from `stored` (a reloaded window: the daemon's record is all there is), then its Retry pressed. */
+  async function retriedAfterReload(stored: SessionDetail) {
     const { connection, controller, posted } = setup();
-    connection.answer(Requests.session, () => detail([{ type: 'text', text: '@haiku explain #selection in #file' },
-      { type: 'attachment', kind: 'selection', path: 'src/my app.py', text: 'return 42', start_line: 2, end_line: 2 },
-      { type: 'attachment', kind: 'file', path: '/etc/hosts', text: '127.0.0.1 localhost', start_line: null, end_line: null }]));
+    connection.answer(Requests.session, () => stored);
     connection.answer(Requests.chat, () => ({ ...result, turn_id: 'T2' }));
     await controller.reload();
     const reset = posted.find((m) => m.type === 'reset');
     assert.ok(reset?.type === 'reset');
     assert.equal(reset.entries.some((e) => e.kind === 'turn' && e.id === 'T1' && e.retryable), true, 'Retry offered');
     await controller.handle({ type: 'retry', turnId: 'T1' });
+    return { connection, reset };
+  }
+
+  it('sends the message the daemon kept again, as typed and with its attachments', async () => {
+    const { connection, reset } = await retriedAfterReload(detail([{ type: 'text', text: '@haiku explain #selection in #file' },
+      { type: 'attachment', kind: 'selection', path: 'src/my app.py', text: 'return 42', start_line: 2, end_line: 2 },
+      { type: 'attachment', kind: 'file', path: '/etc/hosts', text: '127.0.0.1 localhost', start_line: null, end_line: null }]));
     const user = reset.entries.find((e) => e.kind === 'user');
     assert.equal(user?.kind === 'user' && user.text,
       '@haiku explain #selection in #file\nAttached: src/my app.py (lines 2–2)\nAttached: /etc/hosts', 'shown as typed');
@@ -536,6 +559,12 @@ describe('ChatController: Retry in a new window', () => {
       { kind: 'selection', uri: `${WS}/src/my%20app.py`, text: 'return 42', start_line: 2, end_line: 2 },
       { kind: 'file', uri: 'file:///etc/hosts', text: '127.0.0.1 localhost' }], typed: '@haiku explain #selection in #file' }],
     'the tokens are not sent as words: what they attached is sent again');
+  });
+
+  it('offers it for an answer the daemon\'s end cut off (killed, or the window reloaded mid-answer)', async () => {
+    const { connection } = await retriedAfterReload(detail([{ type: 'text', text: 'explain login' }], { ...failedTurn,
+      status: 'interrupted' as never, error: { code: 'interrupted', message: 'Switchman stopped while this turn was running' } }));
+    assert.deepEqual(connection.sent(Requests.chat).map((p) => p.message), ['explain login']);
   });
 
   it('offers none for another failure, an image, or /route override\'s re-run', async () => {

@@ -97,13 +97,18 @@ function Chat:send(text)
 end
 
 --- Put a message that got no answer back in the input area, to be fixed or sent again, with what
---- was attached to it attached again (unless something new was typed or attached meanwhile).
-function Chat:give_back(turn)
+--- was attached to it attached again (unless something new was typed or attached meanwhile, or
+--- `refused_attachment`: an attachment was what the daemon refused, and attached again it would
+--- refuse every message after this one).
+function Chat:give_back(turn, refused_attachment)
   if vim.trim(self.view:draft()) ~= '' then
     return
   end
   self.view:give_back(turn.text)
-  if turn.attachments and #turn.attachments > 0 and not self.attachments then
+  if refused_attachment and turn.attachments and #turn.attachments > 0 then
+    vim.notify('Switchman: what was attached was taken off the message: attach again what should go with it.',
+      vim.log.levels.WARN)
+  elseif turn.attachments and #turn.attachments > 0 and not self.attachments then
     self.attachments = vim.list_slice(turn.attachments)
     local names = vim.tbl_map(function(attachment)
       return (render.attachment(attachment):gsub('^%s*', ''))
@@ -206,7 +211,8 @@ function Chat:show_outcome(turn, err, result)
     self.view:append(lines)
     local data = type(err) == 'table' and type(err.data) == 'table' and err.data or {}
     if protocol.not_sent[data.code] then
-      self:give_back(turn) -- nothing was sent: fix it and send again
+      -- nothing was sent: fix it and send again
+      self:give_back(turn, data.code == protocol.error.invalid_attachment)
       self:keep({ session_id = self.session_id, at = turn.sent_at, entries = vim.list_extend(vim.list_slice(turn.shown), lines) })
     elseif not turn.turn_id then
       self.unidentified = true -- what it stored (if anything) cannot be told apart

@@ -262,7 +262,7 @@ class SessionManager:
         """The skills of the workspace ``folder`` (its own, then the user's), read again when a
         skill file was added, changed or removed since they were last read."""
         folders = [folder / ".switchman" / "skills", self.config.directory / "skills"]
-        signature = folders_signature(folders)
+        signature = folders_signature(folders, workspace=folder)
         known = self._skills.get(folder)
         if known is None or known[0] != signature:
             known = self._skills[folder] = (signature, SkillIndex.build(folders, workspace=folder))

@@ -13,7 +13,7 @@ from switchman.engine.config.store import ConfigStore, read_config
 from switchman.engine.editing.editing import ConfigDocuments
 from switchman.engine.errors import UnreadableFile
 from switchman.engine.files import MAX_CONFIG_BYTES, read_head, read_text
-from switchman.engine.skills import SkillIndex
+from switchman.engine.skills import SkillIndex, folders_signature
 from tests.support.hostile_files import REASONS, TRAPS, make_trap, within
 
 
@@ -120,3 +120,16 @@ def test_a_config_folder_that_is_a_symlink_loop_is_a_located_problem(
         assert problem.message == f"The file is inside {folder}, which is a symbolic link loop."
     assert set(in_force.values()) == {"built-in"}
     assert store.policy().global_default  # routing still works
+
+
+def test_a_repository_skills_folder_leading_out_of_it_is_never_walked(tmp_path: Path) -> None:
+    workspace, outside = tmp_path / "repo", tmp_path / "home"
+    (workspace / ".switchman").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.md").write_text("---\nname: secret\ndescription: mine\n---\n", "utf-8")
+    skills = workspace / ".switchman" / "skills"
+    skills.symlink_to(outside, target_is_directory=True)  # `/` in a hostile repository
+    walked = folders_signature([skills], workspace=workspace)
+    assert walked == ((str(skills), -2, -2),)  # its files are not looked at
+    assert "secret.md" in str(folders_signature([skills]))  # a user's own folder is walked
+    assert SkillIndex.build([skills], workspace=workspace).skills == {}

@@ -72,14 +72,16 @@ local function stale(uri, client_id, version)
   if not ok or not vim.api.nvim_buf_is_loaded(bufnr) then
     return nil
   end
-  if client_id and vim.lsp.buf_is_attached(bufnr, client_id) then
-    if version == nil or vim.lsp.util.buf_versions[bufnr] == version then
+  local shared = client_id and vim.lsp.buf_is_attached(bufnr, client_id)
+  if shared and version ~= nil then
+    if vim.lsp.util.buf_versions[bufnr] == version then
       return nil
     end
     return ('%s changed in the editor after this change was made from its text: applied now it would have '
       .. 'landed in the wrong place, so nothing was changed. Read the file again and make the change anew.')
       :format(vim.fn.fnamemodify(vim.uri_to_fname(uri), ':~:.'))
   end
+  -- no version: the daemon made the edit from the disk (it did not have this buffer's text)
   if not vim.bo[bufnr].modified then
     return nil
   end
@@ -89,6 +91,11 @@ local function stale(uri, client_id, version)
       or vim.deep_equal(disk, vim.api.nvim_buf_get_lines(bufnr, 0, -1, false))
       or M.bases[uri] == M.buffer_text(bufnr) then
     return nil
+  end
+  if shared then
+    return ('%s has unsaved changes, and this change was made from the file on disk: applied to the '
+      .. "editor's text it would have landed in the wrong place, so nothing was changed. Read the file again "
+      .. 'and make the change anew.'):format(vim.fn.fnamemodify(fname, ':~:.'))
   end
   return ('%s has unsaved changes and is too large to be shared with Switchman: save it (or revert it), '
     .. "then ask again. This change was made from the file on disk: applied to the editor's text it would "

@@ -132,6 +132,34 @@ return {
     end,
   },
   {
+    'a file whose buffer has unsaved changes is not deleted (Neovim would drop them with the buffer)',
+    function()
+      local doomed = root .. '/src/doomed.py'
+      vim.fn.writefile({ 'on disk' }, doomed)
+      vim.cmd('tabnew ' .. vim.fn.fnameescape(doomed))
+      local buf = vim.api.nvim_get_current_buf()
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'my unsaved work' })
+      vim.cmd('tabprevious')
+      H.fake('POST', '/_fake/reset')
+      H.script({
+        { kind = 'tool_call', tool_calls = { { name = 'delete_file', id = 'toolu_doomed', input = { path = 'src/doomed.py' } } } },
+        { kind = 'text', chunks = { 'Tried.' } },
+      })
+      H.stub_select(function(_, label)
+        return label == 'Allow once'
+      end)
+      send('delete doomed.py')
+      wait_idle()
+      H.check(H.text(chat.view.transcript):find('unsaved changes in the editor, which deleting it would throw away', 1, true),
+        'the tool line says why', H.lines(chat.view.transcript))
+      H.eq({ 'my unsaved work' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'the buffer keeps its text')
+      H.eq({ 'on disk' }, vim.fn.readfile(doomed), 'the file is still there')
+      H.eq(true, last_tool_result().is_error, 'the model was told it was not deleted')
+      vim.cmd('bwipeout! ' .. buf)
+      vim.fn.delete(doomed)
+    end,
+  },
+  {
     'an approved edit is not applied when the buffer changed since it was proposed (it would garble the file)',
     function()
       -- (unsaved changes made before the question are the edit's base: the daemon is sent the buffer,

@@ -25,6 +25,7 @@ from switchman.server.protocol import (
     UNREADABLE_FRAME_ERRORS,
     SwitchmanProtocol,
 )
+from switchman.server.shared_text import shared_document
 from switchman.server.stdio import serve_stdio, stdin_is_pipe
 from switchman.server.wire import plain_params_converter
 
@@ -97,7 +98,8 @@ class SwitchmanServer(LanguageServer):
 
     def editor_texts(self) -> dict[Path, str]:
         """The editor's text of each file it shares, by real path (what the tools read)."""
-        return self.open_documents.texts(self.workspace.text_documents)
+        workspace = self.workspace
+        return self.open_documents.texts(lambda uri: shared_document(workspace, uri))
 
     @property
     def started_engine(self) -> Switchman | None:

@@ -19,6 +19,7 @@ writer of the lines; :attr:`~SharedTextDocument.lines` is for the loop alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
@@ -83,6 +84,17 @@ class SharedTextDocument(TextDocument):
         touched = "".join(lines[low:first]) + middle + "".join(lines[last + 1:high])
         lines[low:high] = touched.splitlines(True)
         self._edits += 1
+
+
+def shared_document(workspace: Workspace, uri: str) -> TextDocument | None:
+    """The document the editor opened at ``uri``, or None when it has not opened it.
+
+    pygls keys its documents by the URI percent-decoded (``file:///a b/naïve.py``), while
+    editors send ``file:///a%20b/na%C3%AFve.py``: looked up as sent, a file whose path has a
+    space, a non-ASCII letter, ``#`` or ``%`` was never found, so the tools read the disk
+    instead of the unsaved buffer and an edit named no buffer version."""
+    documents: dict[str, TextDocument] = workspace.text_documents
+    return documents.get(uri) or documents.get(unquote(uri))
 
 
 class SharedWorkspace(Workspace):

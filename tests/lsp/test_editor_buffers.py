@@ -8,6 +8,7 @@ provider) work on that text, not the disk's, until the editor closes the documen
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -184,3 +185,35 @@ async def test_an_edit_after_characters_outside_the_bmp_lands_on_its_text(
     await chat(client, daemon, "make y 2")
     assert "Edited src/app.py in the editor" in results(fake)[0]
     assert editor.buffers[uri] == text.replace("y = 1", "y = 2")
+
+
+@pytest.mark.parametrize("escapes", ["upper", "lower"])  # VS Code's %C3%AF, Neovim's %c3%af
+async def test_a_file_whose_path_is_percent_encoded_is_shared_too(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider, escapes: str) -> None:
+    """A space, a non-ASCII letter or a ``#`` in the path made the daemon miss the shared
+    buffer (pygls keys documents by the decoded URI): read_file read the disk, and the edit,
+    made from the disk and naming no version, landed at the wrong place of the buffer."""
+    path = daemon.workspace / "my notes" / "naïve #1.py"
+    path.parent.mkdir()
+    path.write_text(DISK, "utf-8")
+    uri = path.as_uri()
+    if escapes == "lower":
+        uri = re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), uri)
+    editor = ToolEditor(client)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        uri=uri, language_id="python", version=1, text=UNSAVED)))
+    editor.buffers[uri] = UNSAVED
+    fake.script_tool_call("read_file", {"path": "my notes/naïve #1.py"})
+    fake.script_tool_call("edit_file", {"path": "my notes/naïve #1.py",
+                                        "old_text": "return 42", "new_text": "return 43"})
+    fake.script_text("Done.")
+    assert (await chat(client, daemon, "read and edit it"))["status"] == "completed"
+    assert results(fake)[0] == UNSAVED.rstrip("\n")
+    assert editor.approvals[0]["original"] == UNSAVED
+    [edit] = editor.edits  # to the document as the editor named it, with its version
+    if "documentChanges" in edit:
+        assert edit["documentChanges"][0]["textDocument"] == {"uri": uri, "version": 1}
+    else:
+        assert list(edit["changes"]) == [uri]
+    assert editor.buffers[uri] == UNSAVED.replace("return 42", "return 43")
+    assert path.read_text("utf-8") == DISK

@@ -56,7 +56,7 @@ def test_documents_are_known_by_their_real_path(tmp_path: Path) -> None:
     documents = OpenDocuments()
     assert documents.opened((linked / "app.py").as_uri()) is False
     assert documents.uri_of(real) == (linked / "app.py").as_uri()
-    texts = documents.texts({(linked / "app.py").as_uri(): _Text("typed\n")})
+    texts = documents.texts({(linked / "app.py").as_uri(): _Text("typed\n")}.get)
     assert texts == {real: "typed\n"}
 
 
@@ -70,7 +70,7 @@ def test_only_configuration_names_go_to_configuration_editing(tmp_path: Path) ->
     assert documents.opened("untitled:Untitled-1") is False
     assert documents.closed(code) is False
     assert documents.closed(routing) is True
-    assert documents.texts({code: _Text("x")}) == {}  # closed: read from the disk again
+    assert documents.texts({code: _Text("x")}.get) == {}  # closed: read from the disk again
 
 
 class _Text:

@@ -128,6 +128,14 @@ return {
       H.eq(before, vim.api.nvim_buf_get_lines(code, 0, -1, false), 'the buffer is as it was')
       H.eq(true, edit(version).applied, 'the current version is edited')
       H.eq('# inserted', vim.api.nvim_buf_get_lines(code, 0, 1, false)[1], 'in the buffer')
+      -- naming no version, the edit was made from the disk (the daemon missed the buffer's text:
+      -- a path it could not match): on a buffer with other unsaved text it would garble it
+      before = vim.api.nvim_buf_get_lines(code, 0, -1, false)
+      local unversioned = edit(nil)
+      H.eq(false, unversioned.applied, 'an unversioned edit of a modified shared buffer is refused')
+      H.check(unversioned.failureReason:find('has unsaved changes, and this change was made from the file on disk',
+        1, true), 'saying why', unversioned)
+      H.eq(before, vim.api.nvim_buf_get_lines(code, 0, -1, false), 'the buffer is as it was')
       vim.api.nvim_buf_call(code, function()
         vim.cmd('silent edit!')
       end)

@@ -293,4 +293,17 @@ return {
       wait_idle()
     end,
   },
+  {
+    "a rule whose name has a line break shows on the badge's one line (it raised 'String cannot contain newlines')",
+    function()
+      local routing = vim.env.SWITCHMAN_CONFIG_DIR .. '/routing.yaml'
+      vim.fn.writefile({ 'rules:', '  - name: "line one\\nline two"', '    when: {message_matches: "badge-with-a-break"}',
+        '    use: haiku' }, routing)
+      type_and_send('a badge-with-a-break please')
+      H.wait_text(transcript(), '## Switchman [haiku · rule: line one line two]')
+      H.wait_text(transcript(), 'Echo: a badge-with-a-break please')
+      wait_idle()
+      vim.fn.delete(routing)
+    end,
+  },
 }

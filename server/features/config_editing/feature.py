@@ -44,6 +44,7 @@ from switchman.engine.editing.editing import ConfigDocuments
 from switchman.engine.errors import CheckStopped
 from switchman.server.features.config_editing import checker
 from switchman.server.features.config_editing.idle_gc import IdleCollector
+from switchman.server.shared_text import shared_document
 
 if TYPE_CHECKING:
     from switchman.server.app import SwitchmanServer
@@ -84,9 +85,10 @@ class ConfigEditing:
 
     def _open_documents(self) -> list[Work]:
         """What a new check process needs first: the text of every open document."""
-        documents = self.server.workspace.text_documents
-        return [(checker.update, (self.documents.directory, path, documents[uri].source))
-                for path, uri in self._uris.items() if uri in documents]
+        workspace = self.server.workspace
+        shared = ((path, shared_document(workspace, uri)) for path, uri in self._uris.items())
+        return [(checker.update, (self.documents.directory, path, document.source))
+                for path, document in shared if document is not None]
 
     # -- documents -------------------------------------------------------------------
 
@@ -199,7 +201,7 @@ class ConfigEditing:
         an edit of a long file pays it), so it runs in the check process with the documents.
         """
         path, kind = self.path_of(uri), self.kind_of(uri)
-        document = self.server.workspace.text_documents.get(uri)
+        document = shared_document(self.server.workspace, uri)
         if path is None or kind is None or document is None:  # not open: never read it here
             return []
         snippets = self._capability("text_document.completion.completion_item.snippet_support")
@@ -224,7 +226,7 @@ class ConfigEditing:
         as long as a check: so all of it runs in the check process.
         """
         path = self.path_of(uri)
-        document = self.server.workspace.text_documents.get(uri)
+        document = shared_document(self.server.workspace, uri)
         if path is None or document is None:
             return []
         changes = self._capability("workspace.workspace_edit.document_changes")

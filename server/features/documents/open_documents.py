@@ -11,7 +11,7 @@ decided from its name then: only those go on to configuration editing.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -61,13 +61,14 @@ class OpenDocuments:
         """Whether ``uri`` may be a configuration file (an unknown one is asked about)."""
         return uri in self._config or uri not in self._paths
 
-    def texts(self, documents: Mapping[str, SharedText]) -> dict[Path, str]:
-        """The text of each open file document, by its file's real path. Called from the
-        tools' threads: the entries are copied at once (no Python code runs between
-        them, so the event loop cannot change the dict meanwhile)."""
+    def texts(self, document_at: Callable[[str], SharedText | None]) -> dict[Path, str]:
+        """The text of each open file document (``document_at`` its URI), by its file's
+        real path. Called from the tools' threads: the entries are copied at once (no
+        Python code runs between them, so the event loop cannot change the dict
+        meanwhile)."""
         texts: dict[Path, str] = {}
         for uri, path in list(self._paths.items()):
-            document = documents.get(uri)
+            document = document_at(uri)
             if document is not None:
                 texts[path] = document.source
         return texts

@@ -29,6 +29,7 @@ from switchman.engine.tools.approval import (
 from switchman.engine.tools.changes import Applied, FileChange, path_of
 from switchman.server import methods
 from switchman.server.positions import Positions
+from switchman.server.shared_text import shared_document
 from switchman.server.wire import to_wire
 
 if TYPE_CHECKING:
@@ -129,7 +130,9 @@ class EditorApplier:
     def workspace_edit(self, change: FileChange) -> dict[str, Any] | str:
         """The LSP ``WorkspaceEdit`` for ``change``, or why the editor cannot take it."""
         version = self._shared_version(change)
-        change = msgspec.structs.replace(change, uri=editor_uri(self.server, change.uri))
+        # the URI the editor opened the file by, if it has it open (its escapes, its symlinks)
+        opened = self.server.open_documents.uri_of(path_of(change.uri))
+        change = msgspec.structs.replace(change, uri=opened or editor_uri(self.server, change.uri))
         if isinstance(version, str):
             return version
         edits = [{"range": self._range(change, e.range), "newText": e.new_text}
@@ -156,10 +159,10 @@ class EditorApplier:
         that is no longer the edit's base is refused here (the reason). None: not shared."""
         if change.kind != "edit":
             return None
-        documents = self.server.workspace.text_documents
+        workspace = self.server.workspace
         opened_as = self.server.open_documents.uri_of(path_of(change.uri))  # by its real path
-        document = documents.get(opened_as or change.uri) or documents.get(
-            editor_uri(self.server, change.uri))
+        document = shared_document(workspace, opened_as or change.uri) or shared_document(
+            workspace, editor_uri(self.server, change.uri))
         if document is None:
             return None
         if document.source != change.original:

@@ -72,14 +72,16 @@ local function stale(uri, client_id, version)
   if not ok or not vim.api.nvim_buf_is_loaded(bufnr) then
     return nil
   end
-  if client_id and vim.lsp.buf_is_attached(bufnr, client_id) then
-    if version == nil or vim.lsp.util.buf_versions[bufnr] == version then
+  local shared = client_id and vim.lsp.buf_is_attached(bufnr, client_id)
+  if shared and version ~= nil then
+    if vim.lsp.util.buf_versions[bufnr] == version then
       return nil
     end
     return ('%s changed in the editor after this change was made from its text: applied now it would have '
       .. 'landed in the wrong place, so nothing was changed. Read the file again and make the change anew.')
       :format(vim.fn.fnamemodify(vim.uri_to_fname(uri), ':~:.'))
   end
+  -- no version: the daemon made the edit from the disk (it did not have this buffer's text)
   if not vim.bo[bufnr].modified then
     return nil
   end
@@ -89,6 +91,11 @@ local function stale(uri, client_id, version)
       or vim.deep_equal(disk, vim.api.nvim_buf_get_lines(bufnr, 0, -1, false))
       or M.bases[uri] == M.buffer_text(bufnr) then
     return nil
+  end
+  if shared then
+    return ('%s has unsaved changes, and this change was made from the file on disk: applied to the '
+      .. "editor's text it would have landed in the wrong place, so nothing was changed. Read the file again "
+      .. 'and make the change anew.'):format(vim.fn.fnamemodify(fname, ':~:.'))
   end
   return ('%s has unsaved changes and is too large to be shared with Switchman: save it (or revert it), '
     .. "then ask again. This change was made from the file on disk: applied to the editor's text it would "
@@ -164,9 +171,30 @@ local function trim_created(created)
   end
 end
 
+--- Why a deletion in the edit must not happen, or nil: the file's buffer has unsaved changes,
+--- which Neovim's `delete_file` would drop with the buffer (an always-allowed `delete_file`
+--- asks nothing, so nobody would have seen them go).
+local function unsaved_deletion(edit)
+  for _, change in ipairs(type(edit.documentChanges) == 'table' and edit.documentChanges or {}) do
+    if change.kind == 'delete' and type(change.uri) == 'string' then
+      local ok, bufnr = pcall(vim.uri_to_bufnr, change.uri)
+      if ok and vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].modified then
+        return ('%s has unsaved changes in the editor, which deleting it would throw away, so it was not '
+          .. 'deleted. The user can save or discard them, then ask again.')
+          :format(vim.fn.fnamemodify(vim.uri_to_fname(change.uri), ':~:.'))
+      end
+    end
+  end
+  return nil
+end
+
 --- The `workspace/applyEdit` handler of Switchman's clients.
 function M.handle(err, params, ctx, config)
   local edit = type(params) == 'table' and type(params.edit) == 'table' and params.edit or {}
+  local unsaved = unsaved_deletion(edit)
+  if unsaved then
+    return { applied = false, failureReason = unsaved }
+  end
   local targets = M.target_uris(edit)
   local versions = edit_versions(edit)
   for _, uri in ipairs(targets) do

@@ -44,10 +44,12 @@ local function highlight(bufnr, row, entry)
 end
 
 --- Replace rows `first`..`last` (end-exclusive, -1: end) with render entries, highlighted.
+--- An entry is one line: a line break in text the daemon gave for one (a rule's name in a badge,
+--- `name: "a\nb"`) is shown as a space; a buffer line cannot hold one (Neovim raises an error).
 function M.put(bufnr, first, last, entries)
   local texts = {}
   for i, entry in ipairs(entries) do
-    texts[i] = type(entry) == 'string' and entry or entry[1]
+    texts[i] = (type(entry) == 'string' and entry or entry[1]):gsub('\r?\n', ' ')
   end
   local modifiable = vim.bo[bufnr].modifiable
   vim.bo[bufnr].modifiable = true

@@ -5,7 +5,9 @@
 
 import type { Disposable, Folder, StatusSource, SwitchmanConnection, WorkspaceFolders } from '../common/host';
 import { sameWorkspace } from '../common/host';
-import { MISSING_CONTEXT, NO_FOLDER, NO_FOLDER_MESSAGE, PROVIDER_ERROR, requestFailure, type RequestFailure } from '../protocol/errors';
+import {
+  MISSING_CONTEXT, NO_FOLDER, NO_FOLDER_MESSAGE, PROVIDER_ERROR, TURN_IN_PROGRESS, requestFailure, type RequestFailure,
+} from '../protocol/errors';
 import { ErrorCodes, Notifications, Requests, SlashCommands } from '../protocol/methods';
 import * as params from '../protocol/params';
 import type { Rating } from '../protocol/params';
@@ -195,7 +197,11 @@ export class ChatController implements Disposable {
 
   /** Send a message (or slash command) exactly as typed; the daemon interprets `@alias` and `/commands`. */
   async send(text: string): Promise<void> {
-    if (this.pending || !text.trim()) return;
+    if (!text.trim()) return;
+    if (this.pending) {
+      this.refuseWhileAnswering(text);
+      return;
+    }
     if (!this.currentFolder) {
       // A window with no folder open: the webview has already cleared its input, so say why nothing
       // was sent and give the text back rather than drop it.
@@ -224,6 +230,22 @@ export class ChatController implements Disposable {
     if (!resend || !this.currentFolder || this.pending) return;
     this.retries.delete(turnId);
     await this.submit(resend, []);
+  }
+
+  /**
+   * A message sent (`text`), or New chat pressed (null), while an answer is written (one at a time): in another
+   * folder's chat, whose panel shows no answer running (it cleared its input), or a panel out of step. Said at
+   * the chat it came from, the text back in its input; the running exchange's record (its replay) is left alone.
+   */
+  private refuseWhileAnswering(text: string | null): void {
+    const running = this.folders.all().find((f) => this.pending && sameWorkspace(f.uri, this.pending.workspace));
+    const where = running && !sameWorkspace(running.uri, this.currentFolder?.uri ?? '') ? ` in ${running.name}'s chat` : '';
+    const localId = `local-${Date.now().toString(36)}-${++this.localSeq}`;
+    const failure = { code: TURN_IN_PROGRESS, message: text === null
+      ? `No new chat: an answer is still being written${where}. Stop it, or start one when it ends.`
+      : `Not sent: an answer is still being written${where}. Stop it, or send this again when it ends.` };
+    if (text !== null) this.postToView({ type: 'event', event: { type: 'userSent', localId, text } });
+    this.postToView({ type: 'event', event: { type: 'failed', localId, failure } });
   }
 
   /** A message refused before it reached the daemon: shown with the reason, its text back in the input. */
@@ -330,7 +352,11 @@ export class ChatController implements Disposable {
 
   async newChat(): Promise<void> {
     const folder = this.currentFolder;
-    if (!folder || this.pending) return;
+    if (!folder) return;
+    if (this.pending) {  // (the panel disables New chat while it shows the answer: this is another folder's chat)
+      this.refuseWhileAnswering(null);
+      return;
+    }
     try {
       const result = await this.connection.request<NewSessionResult>(Requests.newSession, params.newSessionParams(folder.uri));
       this.sessions.set(folder.uri, result.session.id);
@@ -503,7 +529,8 @@ export class ChatController implements Disposable {
   private onDelegation(p: DelegationParams): void {
     const live = this.live;
     if (!live || !(p.turn_id === null ? this.ownUserDelegation(p, live) : live.turns.has(p.turn_id))) return;
-    this.postToView({ type: 'event', event: live.recordDelegation(p) });
+    const event = live.recordDelegation(p);
+    if (this.showsLive()) this.postToView({ type: 'event', event });
   }
 
   /** A `/delegate` of this chat: sent from here and still answering, or already shown. */
@@ -556,9 +583,15 @@ export class ChatController implements Disposable {
     }
   }
 
+  /** Record an event of the running exchange, and show it if the panel shows its folder (not another folder's chat). */
   private emit(event: ChatEvent): void {
     this.live?.record(event);
-    this.postToView({ type: 'event', event });
+    if (this.showsLive()) this.postToView({ type: 'event', event });
+  }
+
+  private showsLive(): boolean {
+    const shown = this.workspace;
+    return !this.live || shown === undefined || sameWorkspace(this.live.workspace, shown);
   }
 
   private postToView(message: ToWebview): void {

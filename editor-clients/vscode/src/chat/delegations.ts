@@ -175,6 +175,7 @@ export function storedDelegations(messages: readonly Message[], workers: readonl
         ? record.status : storedStatus(result, turnStatus, failure),
       turns: worker?.turns ?? 0,
       costUsd: worker?.cost_usd ?? '0',
+      ...(worker?.estimated_usd !== undefined ? { estimatedUsd: worker.estimated_usd } : {}),
       // No result when the daemon died while the worker ran: the record says `interrupted` (the
       // turn's own failure, just below the card, says the rest).
       error: failure ?? (result ? null : record?.error ?? null),
@@ -198,6 +199,7 @@ export function recordedDelegation(record: DelegationRecord, workers: readonly W
     status: record.status,
     turns: worker?.turns ?? 0,
     costUsd: worker?.cost_usd ?? '0',
+    ...(worker?.estimated_usd !== undefined ? { estimatedUsd: worker.estimated_usd } : {}),
     error: record.error,
     detail: record.detail,
   };

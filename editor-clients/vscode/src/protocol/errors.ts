@@ -47,7 +47,10 @@ export const NO_FOLDER = 'no_workspace_folder';
 export const NO_FOLDER_MESSAGE = 'No folder is open in this window. Switchman keeps each folder\'s chats with it: '
   + 'open a folder (File → Open Folder…), then send again.';
 
+/** A message sent while another answer is written (the daemon's code, and the panel's for a message it refuses itself). */
+export const TURN_IN_PROGRESS = 'turn_in_progress';
+
 /** Errors after which the draft was not sent and the user will want it back to edit. */
-export const NOT_SENT = new Set([MISSING_CONTEXT, NO_FOLDER, 'unknown_alias', 'unknown_model', 'empty_message', 'no_model_available', 'turn_in_progress',
+export const NOT_SENT = new Set([MISSING_CONTEXT, NO_FOLDER, 'unknown_alias', 'unknown_model', 'empty_message', 'no_model_available', TURN_IN_PROGRESS,
   'unknown_profile', 'unknown_command', 'unknown_tier', 'command_usage', 'invalid_attachment', 'invalid_text',
   'data_folder_unusable', 'override_unusable', 'delegation_disabled']);

@@ -325,6 +325,42 @@ describe('ChatController', () => {
     assert.equal(controller.currentFolder?.name, 'lib');
   });
 
+  it('while one folder\'s answer runs, another folder\'s chat neither loses a message sent nor shows that answer', async () => {
+    const connection = new FakeConnection();
+    const folders = new FakeFolders([{ uri: WS, name: 'app' }, { uri: 'file:///home/me/lib', name: 'lib' }]);
+    const controller = new ChatController(connection, folders, new FakeStatuses(),
+      () => ({ routePreview: true, previewDelayMs: 0 }), { openSettings: () => undefined, restartServer: () => undefined });
+    const posted: ToWebview[] = [];
+    controller.attach((m) => posted.push(m));
+    connection.answer(Requests.sessions, (p) => ({ current_session_id: p.workspace === WS ? 'S1' : 'S2', sessions: [] }));
+    connection.answer(Requests.session, () => ({ session: {}, turns: [], messages: [], cost: {} }));
+    const answer = deferred<ChatResult>();
+    connection.answer(Requests.chat, () => answer.promise);
+    await controller.handle({ type: 'ready' });
+    const sending = controller.send('explain app');
+    await until(() => connection.sent(Requests.chat).length === 1);
+    connection.notify(Notifications.routeDecided, route);
+    await controller.handle({ type: 'selectWorkspace', uri: 'file:///home/me/lib' }); // the user looks at lib's chat
+    const inLib = posted.length;
+    connection.notify(Notifications.chatDelta, { session_id: 'S1', turn_id: 'T1', kind: 'text', text: 'Hel' });
+    await controller.send('explain lib'); // sent from lib's chat (its webview shows no answer running)
+    await controller.newChat();
+    answer.resolve(result);
+    await sending;
+    const { state, draft } = replayInWebview(posted.slice(inLib));
+    assert.equal(connection.sent(Requests.chat).length, 1, 'one answer at a time');
+    assert.equal(draft, 'explain lib', 'the message was dropped: the input had been cleared');
+    const errors = state.entries.flatMap((e) => (e.kind === 'error' ? [e.message] : []));
+    assert.deepEqual(errors.map((m) => m.split(':')[0]), ['Not sent', 'No new chat'], JSON.stringify(state.entries));
+    assert.match(errors[0], /still being written in app's chat/);
+    assert.equal(connection.sent(Requests.newSession).length, 0);
+    assert.equal(state.entries.some((e) => e.kind === 'turn'), false, 'app\'s answer showed in lib\'s chat');
+    // back in app's chat, its exchange is replayed, answer included
+    posted.length = 0;
+    await controller.handle({ type: 'selectWorkspace', uri: WS });
+    assert.equal(replayInWebview(posted).state.entries.some((e) => e.kind === 'turn' && e.text === 'Hello'), true);
+  });
+
   it('starts a new chat with an empty transcript', async () => {
     const { connection, controller, posted } = setup();
     connection.answer(Requests.newSession, () => ({ session: { id: 'S2' } }));

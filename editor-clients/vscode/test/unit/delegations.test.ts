@@ -297,6 +297,20 @@ describe('delegation cards', () => {
     assert.equal(storedDelegations(detail.messages.slice(0, 2), [], 'cancelled')[0].status, 'cancelled');
   });
 
+  it('a reloaded card keeps the part of its worker\'s cost that was estimated, and so does its turn\'s cost', () => {
+    // The worker's call was cut short (the daemon was killed): its cost is Switchman's estimate.
+    const use: Message = { id: 'M2', session_id: 'S1', turn_id: 'T1', role: 'assistant', created_at: '', model: null,
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'delegate', input: { tier: 'fast', task: 'Count' } }] };
+    const worker = { session_id: 'W1', parent_tool_use_id: 'toolu_1', model: 'anthropic:claude-haiku-4-5', cost_usd: '0.00028',
+      turns: 1, estimated_usd: '0.00028' };
+    const cards = storedDelegations([use], [worker], 'interrupted');
+    assert.equal(cardView(cards[0]).meta, 'failed · 1 turn · $0.00028 (~$0.00028 estimated)');
+    assert.equal(turnCostLabel('0.00008', cards, '0'), '$0.00036 incl. workers $0.00028 (~$0.00028 estimated)');
+    const record = { tool_use_id: 'toolu_1', worker_session_id: 'W1', tier: 'fast', task: 'Count', status: 'failed' as const,
+      model: worker.model, error: 'interrupted', detail: null };
+    assert.equal(recordedDelegation(record as never, [worker]).estimatedUsd, '0.00028');
+  });
+
   it('shows the tier the worker runs on, and that the tier floor capped the one asked for', () => {
     const asked = run(routed, event(update({ tier: 'deep', model: null, status: 'running' })));
     assert.equal(cardView(cards(asked)[0]).title, 'deep · choosing a model', 'not routed yet: the tier asked for');

@@ -120,6 +120,12 @@ class FileEdits:
         original = self.current_text(path)
         rel = self.workspace.relative(path)
         count = original.count(old)
+        if count == 0 and "\r\n" in original and "\n" in old and "\r" not in old:
+            # Windows line ends: the model writes a snippet of several lines with "\n" only
+            # (read_file's lines do not show the "\r"); it is matched, and the new text
+            # written, with the file's "\r\n"
+            old, new = old.replace("\n", "\r\n"), new.replace("\r\n", "\n").replace("\n", "\r\n")
+            count = original.count(old)
         if count == 0:
             raise ToolRefused(f"'old_text' was not found in {rel}. Read the file again and "
                               "copy the text exactly, whitespace and indentation included.")

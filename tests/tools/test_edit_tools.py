@@ -306,3 +306,14 @@ async def test_a_file_too_large_to_edit_is_refused_with_its_size_and_the_limit(
     assert outcome.is_error
     assert outcome.content == ("'big.log' is too large to edit here: it has 3 MB, and files "
                                "of up to 2 MB can be edited.")  # was only "too large"
+
+
+async def test_a_snippet_of_several_lines_matches_a_file_with_windows_line_ends(
+        toolbox: Toolbox, project: Path) -> None:
+    # The model writes "\n" between the lines it read; the file has "\r\n": the edit was
+    # refused as "not found", however often the model read the file again.
+    (project / "win.py").write_bytes(b"a = 1\r\nb = 2\r\nc = 3\r\n")
+    outcome = await toolbox.run("edit_file", {"path": "win.py", "old_text": "b = 2\nc = 3",
+                                              "new_text": "b = 20\nc = 30\nd = 4"})
+    assert not outcome.is_error, outcome.content
+    assert (project / "win.py").read_bytes() == b"a = 1\r\nb = 20\r\nc = 30\r\nd = 4\r\n"

@@ -306,6 +306,25 @@ return {
       H.check(line and line:find('^  ✗ worker fast · %S+ · failed') and line:find('— interrupted$'),
         'the worker line says the delegation was interrupted', H.lines(bufnr))
       vim.cmd('tabclose')
+      -- a Neovim that did not see them run (its chat has no live lines) lists how each ended
+      chat.workers = nil
+      local seen = H.stub_select(function()
+        return false
+      end)
+      vim.cmd('Switchman workers')
+      H.wait_for('the workers list', function()
+        return #seen > 0
+      end, nil, seen)
+      local function listed(task)
+        return vim.tbl_filter(function(label)
+          return label:find(task, 1, true) ~= nil
+        end, seen)[1] or ''
+      end
+      H.check(listed('List the functions'):find('^✓ worker fast · %S+ · completed · 1 turn'), 'completed', seen)
+      H.check(listed('Count the lines'):find('^■ worker balanced %(capped from deep%) · %S+ · cancelled'), 'stopped',
+        seen)
+      H.check(listed('Summarise'):find('^✗ worker fast · %S+ · failed') and listed('Summarise'):find('— interrupted$'),
+        'interrupted', seen)
     end,
   },
   {

@@ -339,6 +339,13 @@ function M.describe(root, item)
     return (M.line(root, live):gsub('^%s+', ''))
   end
   local s = item.session
+  local record = item.record
+  if record then -- how its delegation went, as the planner's session recorded it
+    return (M.line(root, vim.tbl_extend('force', record, {
+      model = present(record.model) and record.model or s.last_model, turns = s.turn_count or 0,
+      cost_usd = s.cost_usd, detail = present(record.detail) and record.error ~= 'interrupted' and record.detail or vim.NIL,
+    })):gsub('^%s+', ''))
+  end
   local model = present(s.last_model) and models.short_name(root, s.last_model) or '-'
   local title = present(s.title) and s.title ~= '' and s.title or 'Worker session'
   return ('worker · %s · %d turn%s · %s — %s'):format(model, s.turn_count or 0, s.turn_count == 1 and '' or 's',
@@ -398,16 +405,36 @@ function M.pick(root)
     if #items == 0 then
       return vim.notify('Switchman: this session has no workers yet.', vim.log.levels.INFO)
     end
-    vim.ui.select(items, {
-      prompt = 'Switchman workers',
-      kind = 'switchman.worker',
-      format_item = function(item)
-        return M.describe(root, item)
-      end,
-    }, function(choice)
-      if choice then
-        act(root, choice)
+    local function choose()
+      vim.ui.select(items, {
+        prompt = 'Switchman workers',
+        kind = 'switchman.worker',
+        format_item = function(item)
+          return M.describe(root, item)
+        end,
+      }, function(choice)
+        if choice then
+          act(root, choice)
+        end
+      end)
+    end
+    if vim.tbl_isempty(vim.tbl_filter(function(item)
+      return item.live == nil
+    end, items)) then
+      return choose()
+    end
+    -- workers this Neovim did not see run (an earlier Neovim's): their status from the planner's record
+    client.request(root, protocol.request.session, { session_id = current }, function(e, detail)
+      local by_worker = {}
+      for _, record in ipairs(not e and detail and present(detail.delegations) and detail.delegations or {}) do
+        if present(record.worker_session_id) and record.worker_session_id ~= '' then
+          by_worker[record.worker_session_id] = record
+        end
       end
+      for _, item in ipairs(items) do
+        item.record = item.live == nil and by_worker[item.id] or nil
+      end
+      choose()
     end)
   end)
 end

@@ -146,6 +146,19 @@ describe('chat reducer', () => {
     assert.deepEqual(turn(state).notices, ['Retrying after a rate limit…']);
   });
 
+  it('a tool call still running when its turn ends (stopped, failed, cut off) no longer says running', () => {
+    const call: ToWebview = { type: 'event', event: { type: 'delta', params: { session_id: 'S1', turn_id: 'T1', kind: 'tool_call',
+      tool: { id: 'toolu_1', name: 'run_command', input: { command: 'make deploy' }, status: 'running' } } } };
+    const routed: ToWebview = { type: 'event', event: { type: 'routeDecided', params: route } };
+    for (const end of [{ type: 'event', event: { type: 'result', localId: 'l1', result: { ...finished, status: 'cancelled' } } },
+      { type: 'connection', connected: false }] as ToWebview[]) {
+      const state = run({ type: 'event', event: { type: 'userSent', localId: 'l1', text: 'deploy' } }, routed, call, end);
+      assert.deepEqual(turn(state).tools.map((t) => [t.status, t.summary]), [['error', 'Cancelled.']], JSON.stringify(end));
+    }
+    const done = run(routed, call, { type: 'event', event: { type: 'result', localId: 'l1', result: finished } });
+    assert.equal(turn(done).tools[0].status, 'running', 'a completed turn\'s tools are as the daemon said');
+  });
+
   it('keeps a notice that came after some of the answer for below it', () => {
     // The daemon's "cut off at the output limit" notice ends the answer: above it, it read as if
     // it came first (as a retry's notice does).

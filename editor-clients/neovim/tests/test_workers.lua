@@ -54,6 +54,18 @@ local function pick_worker(word, action)
   return seen
 end
 
+--- Run `command` with a picker that picks nothing; returns the labels it was shown, once shown.
+local function listed_by(command, what)
+  local seen = H.stub_select(function()
+    return false
+  end)
+  vim.cmd(command)
+  H.wait_for(what, function()
+    return #seen > 0
+  end, nil, seen)
+  return seen
+end
+
 local stalls = 0
 local function wait_stall()
   stalls = stalls + 1
@@ -142,21 +154,9 @@ return {
   {
     ':Switchman sessions workers lists workers under their planner; :Switchman sessions leaves them out',
     function()
-      local seen = H.stub_select(function()
-        return false
-      end)
-      vim.cmd('Switchman sessions')
-      H.wait_for('the sessions list', function()
-        return #seen > 0
-      end)
+      local seen = listed_by('Switchman sessions', 'the sessions list')
       H.check(not table.concat(seen, '\n'):find('↳', 1, true), 'no workers by default', seen)
-      seen = H.stub_select(function()
-        return false
-      end)
-      vim.cmd('Switchman sessions workers')
-      H.wait_for('the sessions list with workers', function()
-        return #seen > 0
-      end)
+      seen = listed_by('Switchman sessions workers', 'the sessions list with workers')
       local workers_seen = vim.tbl_filter(function(label)
         return label:find('↳', 1, true) ~= nil
       end, seen)
@@ -308,13 +308,7 @@ return {
       vim.cmd('tabclose')
       -- a Neovim that did not see them run (its chat has no live lines) lists how each ended
       chat.workers = nil
-      local seen = H.stub_select(function()
-        return false
-      end)
-      vim.cmd('Switchman workers')
-      H.wait_for('the workers list', function()
-        return #seen > 0
-      end, nil, seen)
+      local seen = listed_by('Switchman workers', 'the workers list')
       local function listed(task)
         return vim.tbl_filter(function(label)
           return label:find(task, 1, true) ~= nil

@@ -274,6 +274,16 @@ function unfinishedTools(tools: TurnEntry['tools']): TurnEntry['tools'] {
 }
 
 /**
+ * The turn whose actions (Retry, the pattern suggestion's buttons) are offered: the last entry, when it is a
+ * turn, the cards of its own (Apply's, a worker's) after it aside: applying a code block of the last answer,
+ * or the restarted chat putting that answered card at the end, took them away.
+ */
+export function actionableTurn(shown: readonly Entry[]): string | undefined {
+  const last = [...shown].reverse().find((e) => e.kind !== 'approval');
+  return last?.kind === 'turn' ? last.id : undefined;
+}
+
+/**
  * The chat as shown: a question about a turn's own tool call goes inside that turn, with its tool
  * lines (above the answer the turn writes after it, not below it); a question of a worker or of the
  * user's own `/delegate` (no turn of this chat) or of Apply on a code block stays an entry of its own,

@@ -65,7 +65,7 @@ from switchman.engine.tokens import estimate_turn
 WORKSPACE = "/bench/workspace"
 STRONG, WEAK = "bench:strong", "bench:weak"
 TRUE = {"true", "1", "yes", "y", "t"}
-FALSE = {"false", "0", "no", "n", "f", ""}
+FALSE = {"false", "0", "no", "n", "f"}
 
 
 @dataclass(frozen=True)
@@ -95,22 +95,33 @@ def read_prompts(data: Path, strong: str, weak: str, exclude: set[str]) -> list[
     files = sorted(data.rglob("*.csv")) if data.is_dir() else [data]
     prompts = []
     for path in files:
-        with path.open(newline="", encoding="utf-8") as handle:
-            for line, row in enumerate(csv.DictReader(handle), start=2):
-                if "prompt" not in row:
-                    raise SystemExit(f"{path}: no column 'prompt' (columns: {', '.join(row)})")
-                if row["prompt"] in exclude:
-                    continue
-                prompts.append(Prompt(row["prompt"], _bool(row, strong, path, line),
-                                      _bool(row, weak, path, line), path.stem))
+        # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark, which read as
+        # utf-8 became part of the first column's name ("\ufeffprompt": "no column 'prompt'")
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            reader = csv.DictReader(handle)
+            try:  # each row with the line it ends on (a quoted prompt may span lines)
+                rows = [(row, reader.line_num) for row in reader]
+            except UnicodeDecodeError as error:
+                raise SystemExit(f"{path}: not UTF-8 text ({error.reason} at byte "
+                                 f"{error.start})") from None
+        for row, line in rows:
+            if "prompt" not in row:
+                raise SystemExit(f"{path}: no column 'prompt' (columns: {', '.join(row)})")
+            if row["prompt"] in exclude:
+                continue
+            prompts.append(Prompt(row["prompt"], _bool(row, strong, path, line),
+                                  _bool(row, weak, path, line), path.stem))
     return prompts
 
 
 def _bool(row: dict[str, str], column: str, path: Path, line: int) -> bool:
     if column not in row:
         raise SystemExit(f"{path}: no column {column!r} (columns: {', '.join(row)})")
-    value = (row[column] or "").strip().lower()
-    if value not in TRUE | FALSE:
+    if row[column] is None:  # a row shorter than the header
+        raise SystemExit(f"{path}:{line}: {column} has no value (the row has fewer fields "
+                         "than the header)")
+    value = row[column].strip().lower()
+    if value not in TRUE | FALSE:  # an empty cell too: unknown, not "answered wrongly"
         raise SystemExit(f"{path}:{line}: {column} is {row[column]!r}, not a boolean")
     return value in TRUE
 

@@ -17,6 +17,7 @@ import logging
 import os
 import sqlite3
 from collections.abc import Mapping
+from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 
@@ -245,6 +246,7 @@ class Switchman:
         for attachment in attachments or []:
             check_text(attachment.uri + (attachment.text or ""), "attachment")
         live = self.sessions.for_messages(workspace, session_id)
+        mark = self.learning.last_write()
         cancelled = await self._settle(str(live.folder))  # route with the files as saved
         if slash_commands.command_name(message) is not None:
             if cancelled:
@@ -253,11 +255,11 @@ class Switchman:
                 if images:  # a worker's handoff is text: say so rather than drop them
                     raise InvalidAttachment("Images cannot be handed to a worker; send them in "
                                             "a message, or describe them in the task.")
-                return await self.user_delegation.run(
+                return await self._learned(mark, await self.user_delegation.run(
                     live, message, await asyncio.to_thread(attachment_blocks, live.folder,
-                                                           attachments or []), typed=typed)
-            return await slash_commands.run(self.sessions, self.lifecycle, self.queries, live,
-                                            message)
+                                                           attachments or []), typed=typed))
+            return await self._learned(mark, await slash_commands.run(
+                self.sessions, self.lifecycle, self.queries, live, message))
         text, override = self.router.parse(message)
         # Files are read on a thread, but a message without any starts its turn in this pass
         # (a thread's round trip was ~0.25 ms before the first token, and the turn's start
@@ -267,9 +269,22 @@ class Switchman:
         if not text.strip() and not images and not attached:
             raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
         self.learning.message_sent(live.id, text, override.model if override else None)
-        return (await self.lifecycle.run(live, text, images or [], override,
-                                           attached, cancelled=cancelled,
-                                           typed=message if typed is None else typed)).result
+        return await self._learned(mark, (await self.lifecycle.run(
+            live, text, images or [], override, attached, cancelled=cancelled,
+            typed=message if typed is None else typed)).result)
+
+    async def _learned(self, mark: Future[object] | None, result: TurnResult) -> TurnResult:
+        """``result``, answered once what its message taught the pattern store since ``mark``
+        (the turn's row, a ``/model`` or ``/route`` verdict on the turn before) is committed,
+        for a bounded time: the row then survives a ``kill -9`` right after the answer, as
+        the transcript does. A cancellation arriving meanwhile leaves the result as it is."""
+        try:
+            await self.learning.settled(mark)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+        return result
 
     async def _settle(self, folder: str) -> bool:
         """Wait for this turn's start, then for the folder's config checks; True if the

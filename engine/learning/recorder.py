@@ -17,6 +17,7 @@ built on the caller's thread, from the fingerprint routing computed there.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -35,6 +36,9 @@ from switchman.engine.routing.context import TurnContext
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+SETTLE_SECONDS = 2.0
+"""How long a chat answer waits for its turn's pattern row (:meth:`OutcomeRecorder.settled`)."""
 
 
 class FeedbackResult(msgspec.Struct, frozen=True):
@@ -59,6 +63,8 @@ class OutcomeRecorder:
         self._held: list[tuple[Callable[..., object], tuple[object, ...]]] = []
         """Writes asked for but not yet handed to the writer (see :meth:`message_sent`);
         every later write hands them over first, in order."""
+        self._last: Future[object] | None = None
+        """The write handed to the writer last (the writes complete in order)."""
 
     def turn_ended(self, context: TurnContext, *, turn_id: str, session_id: str, model: str,
                    status: str, cost_usd: Decimal, added: Iterable[Message] = (),
@@ -147,6 +153,24 @@ class OutcomeRecorder:
         """Wait until every write asked for so far is committed (or has failed)."""
         await self._written(lambda: None)
 
+    def last_write(self) -> Future[object] | None:
+        """The write asked for last (None before any): a mark for :meth:`settled`."""
+        return self._last
+
+    async def settled(self, since: Future[object] | None,
+                      bound: float = SETTLE_SECONDS) -> None:
+        """Wait until the writes asked for after the mark ``since`` (:meth:`last_write`) are
+        committed, for at most ``bound`` seconds: a chat message is answered once what it
+        taught the store is on disk, so the row of a turn whose answer the editor has
+        survives a ``kill -9`` as its transcript does; a ``patterns.db`` another process
+        keeps locked longer delays the answer no more than that (the write goes on). A
+        message that wrote nothing (``/cost``) does not wait for earlier writes."""
+        last = self._last
+        if last is None or last is since:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(last)), bound)
+
     async def _written(self, action: Callable[[], T]) -> T:
         self._hand_over_held()
         return await asyncio.wrap_future(self._writer.submit(action))
@@ -162,7 +186,8 @@ class OutcomeRecorder:
 
     def _submit(self, action: Callable[..., object], *args: object) -> None:
         try:
-            self._writer.submit(action, *args).add_done_callback(_logged)
+            self._last = self._writer.submit(action, *args)
+            self._last.add_done_callback(_logged)
         except RuntimeError:  # the interpreter is exiting: nothing is written any more
             log.warning("a pattern outcome arrived after shut-down and was not recorded")
 

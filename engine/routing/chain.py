@@ -253,8 +253,9 @@ class PolicyChain:
                 or rec.sample_size < settings.min_sample_size \
                 or rec.confidence < settings.min_confidence:
             return None
-        reason = f"suggested {rec.model} (confidence {rec.confidence:.2f}, " \
-                 f"{samples(rec.sample_size)}) — outranked by {chosen_label(winner)}"
+        reason = f"suggested {rec.model} (score {rec.score:.3f}, confidence " \
+                 f"{rec.confidence:.2f}, {samples(rec.sample_size)}) — outranked by " \
+                 f"{chosen_label(winner)}"
         rejection = None if rec.model == winner.candidate_model \
             else self.validator.validate(rec.model, ctx)
         if rejection is not None:

@@ -317,7 +317,8 @@ def test_pattern_disagreement_is_recorded_as_deferred(h: Harness) -> None:
     last = decision.chain[-1]
     assert (last.policy, last.verdict, last.candidate_model) == (
         Policy.PATTERN_RECOMMENDATION, Verdict.DEFERRED, SONNET)
-    assert 'outranked by rule "fast for commits"' in last.reason
+    assert last.reason == (f"suggested {SONNET} (score 0.900, confidence 0.87, 23 samples) — "
+                           'outranked by rule "fast for commits"')  # its score, as when chosen
     assert decision.winner_index == 2
 
 

@@ -111,6 +111,34 @@ def test_quality_replay_names_a_missing_column_and_a_value_that_is_not_a_boolean
     assert "Traceback" not in no_prompt.stderr + nowhere.stderr
 
 
+def test_quality_replay_reads_a_spreadsheets_csv_and_refuses_a_missing_value(
+        tmp_path: Path) -> None:
+    """A "CSV UTF-8" file saved by a spreadsheet starts with a byte-order mark: its first
+    column was read as '\ufeffprompt' ("no column 'prompt'"). An empty cell or a short row
+    counted as False (the model answered wrongly) without a word; a file that is not UTF-8
+    was a traceback."""
+    saved = tmp_path / "saved.csv"
+    saved.write_bytes(f"\ufeffprompt,{STRONG},{WEAK}\nhello,True,False\n"
+                      f"\"two\nlines\",yes,no\n".encode())
+    done = _run(QUALITY, "--data", str(saved), "--strong", STRONG, "--weak", WEAK,
+                "--orders", "1", "--jobs", "1", "--cost-weights", "0.0", "--refine", "0")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["prompts"] == 2
+    for name, body, said in (
+            ("empty", "hello,True,\n", f"empty.csv:2: {WEAK} is '', not a boolean"),
+            ("short", "\"two\nlines\",True,False\nhello,True\n",
+             f"short.csv:4: {WEAK} has no value (the row has fewer fields than the header)")):
+        (tmp_path / f"{name}.csv").write_text(f"prompt,{STRONG},{WEAK}\n{body}", "utf-8")
+        refused = _run(QUALITY, "--data", str(tmp_path / f"{name}.csv"), "--strong", STRONG,
+                       "--weak", WEAK)
+        assert refused.returncode != 0 and said in refused.stderr, refused.stderr
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes(f"prompt,{STRONG},{WEAK}\nh\xe9llo,True,False\n".encode("latin-1"))
+    foreign = _run(QUALITY, "--data", str(latin), "--strong", STRONG, "--weak", WEAK)
+    assert foreign.returncode != 0 and "latin.csv: not UTF-8 text" in foreign.stderr
+    assert "Traceback" not in foreign.stderr
+
+
 def test_bounds_put_the_perfect_and_group_oracle_points_beside_the_fair_figure(
         tmp_path: Path) -> None:
     strong, weak = _write(tmp_path / "data")

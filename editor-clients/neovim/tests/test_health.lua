@@ -52,13 +52,14 @@ return {
       config.apply({ cmd = { '/nonexistent/switchman', 'serve' } })
       local lines, text = checkhealth()
       H.check(has_line(lines, 'ERROR:? `/nonexistent/switchman` not found'), 'the error', lines)
-      H.check(text:find('pip install switchman', 1, true), 'how to install it', lines)
+      -- from a clone: "pip install switchman" named a PyPI package that is not Switchman
+      H.check(text:find('Install Switchman from a clone of its repository', 1, true), 'how to install it', lines)
       H.notifications = {}
       vim.cmd('Switchman chat')
       local n = H.notifications[1] or {}
       H.eq(vim.log.levels.ERROR, n.level, 'an error notification')
-      H.check(n.message:find('cannot start the daemon', 1, true) and n.message:find('setup', 1, true),
-        'an actionable message', n.message)
+      H.check(n.message:find('cannot start the daemon', 1, true) and n.message:find('setup', 1, true)
+        and n.message:find('from a clone of its repository', 1, true), 'an actionable message', n.message)
     end,
   },
   {

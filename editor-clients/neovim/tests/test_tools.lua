@@ -35,6 +35,17 @@ local function capture_notify()
   end
 end
 
+--- One turn whose model makes `call` ({ name, id, input }), allowed once, then answers `reply`.
+local function allowed_call_turn(message, call, reply)
+  H.fake('POST', '/_fake/reset')
+  H.script({ { kind = 'tool_call', tool_calls = { call } }, { kind = 'text', chunks = { reply } } })
+  H.stub_select(function(_, label)
+    return label == 'Allow once'
+  end)
+  send(message)
+  wait_idle()
+end
+
 local function edit_step()
   return {
     kind = 'tool_call',
@@ -112,23 +123,34 @@ return {
   {
     'an approved new file in folders that do not exist yet is created with them, holding exactly its text',
     function()
-      H.fake('POST', '/_fake/reset')
-      H.script({
-        { kind = 'tool_call', tool_calls = { { name = 'create_file', id = 'toolu_create',
-          input = { path = 'docs/new/guide.md', content = '# Guide\n' } } } },
-        { kind = 'text', chunks = { 'Created it.' } },
-      })
-      H.stub_select(function(_, label)
-        return label == 'Allow once'
-      end)
-      send('write a guide')
-      wait_idle()
+      allowed_call_turn('write a guide', { name = 'create_file', id = 'toolu_create',
+        input = { path = 'docs/new/guide.md', content = '# Guide\n' } }, 'Created it.')
       H.check(H.text(chat.view.transcript):find('✓ create_file: created docs/new/guide.md', 1, true),
         'the tool line says it was created', H.lines(chat.view.transcript))
       -- exactly the text: one line break at the end (0.10+ wrote two, the buffer's empty last line)
       H.eq({ '# Guide', '' }, vim.fn.readfile(root .. '/docs/new/guide.md', 'b'), 'on the disk, saved')
       H.eq(false, last_tool_result().is_error, 'the model was told it worked')
       vim.fn.delete(root .. '/docs', 'rf')
+    end,
+  },
+  {
+    'a file whose buffer has unsaved changes is not deleted (Neovim would drop them with the buffer)',
+    function()
+      local doomed = root .. '/src/doomed.py'
+      vim.fn.writefile({ 'on disk' }, doomed)
+      vim.cmd('tabnew ' .. vim.fn.fnameescape(doomed))
+      local buf = vim.api.nvim_get_current_buf()
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'my unsaved work' })
+      vim.cmd('tabprevious')
+      allowed_call_turn('delete doomed.py',
+        { name = 'delete_file', id = 'toolu_doomed', input = { path = 'src/doomed.py' } }, 'Tried.')
+      H.check(H.text(chat.view.transcript):find('unsaved changes in the editor, which deleting it would throw away', 1, true),
+        'the tool line says why', H.lines(chat.view.transcript))
+      H.eq({ 'my unsaved work' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'the buffer keeps its text')
+      H.eq({ 'on disk' }, vim.fn.readfile(doomed), 'the file is still there')
+      H.eq(true, last_tool_result().is_error, 'the model was told it was not deleted')
+      vim.cmd('bwipeout! ' .. buf)
+      vim.fn.delete(doomed)
     end,
   },
   {

@@ -238,7 +238,8 @@ function M.cannot_start()
     return nil
   end
   return ('Switchman: cannot start the daemon: `%s` is not an executable on your PATH. '
-    .. 'Install Switchman (`pip install switchman`) or point the plugin at it with '
+    .. 'Install Switchman from a clone of its repository (`make` there makes .venv/bin/switchman; it is not '
+    .. 'on PyPI, so `pip install switchman` would not get it) and point the plugin at it with '
     .. "require('switchman').setup({ cmd = { '/path/to/switchman', 'serve' } }) "
     .. "or setup({ python = '/path/to/python' }). :checkhealth switchman tells more."):format(cmd[1])
 end

@@ -171,9 +171,30 @@ local function trim_created(created)
   end
 end
 
+--- Why a deletion in the edit must not happen, or nil: the file's buffer has unsaved changes,
+--- which Neovim's `delete_file` would drop with the buffer (an always-allowed `delete_file`
+--- asks nothing, so nobody would have seen them go).
+local function unsaved_deletion(edit)
+  for _, change in ipairs(type(edit.documentChanges) == 'table' and edit.documentChanges or {}) do
+    if change.kind == 'delete' and type(change.uri) == 'string' then
+      local ok, bufnr = pcall(vim.uri_to_bufnr, change.uri)
+      if ok and vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].modified then
+        return ('%s has unsaved changes in the editor, which deleting it would throw away, so it was not '
+          .. 'deleted. The user can save or discard them, then ask again.')
+          :format(vim.fn.fnamemodify(vim.uri_to_fname(change.uri), ':~:.'))
+      end
+    end
+  end
+  return nil
+end
+
 --- The `workspace/applyEdit` handler of Switchman's clients.
 function M.handle(err, params, ctx, config)
   local edit = type(params) == 'table' and type(params.edit) == 'table' and params.edit or {}
+  local unsaved = unsaved_deletion(edit)
+  if unsaved then
+    return { applied = false, failureReason = unsaved }
+  end
   local targets = M.target_uris(edit)
   local versions = edit_versions(edit)
   for _, uri in ipairs(targets) do

@@ -77,7 +77,8 @@ local function check_daemon()
   local executable = vim.fn.exepath(cmd[1])
   if executable == '' then
     report_error(('`%s` not found: the daemon cannot start'):format(cmd[1]), {
-      'Install Switchman: pip install switchman (or `make` in a clone, then use its .venv/bin/switchman)',
+      'Install Switchman from a clone of its repository: `make` there makes .venv/bin/switchman (it is not on '
+        .. 'PyPI: `pip install switchman` would not get it)',
       "Or point the plugin at it: require('switchman').setup({ cmd = { '/path/to/switchman', 'serve' } })",
       "Or name the Python it is installed in: require('switchman').setup({ python = '/path/to/python' })",
     })

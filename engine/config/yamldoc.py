@@ -323,9 +323,19 @@ def _mark_range(doc: YamlDocument, mark: Any) -> Range:
 def _syntax_problem(doc: YamlDocument, exc: yaml.MarkedYAMLError) -> Problem:
     mark = exc.problem_mark or exc.context_mark
     rng = _mark_range(doc, mark) if mark is not None else Range.at(0, 0, 0)
+    if mark is not None and _character_at(doc, mark.line, mark.column) == "\t":
+        # (libyaml says only "found character that cannot start any token" of a tab)
+        return doc.problem(rng, Code.YAML_SYNTAX, "YAML syntax error: a tab character here; "
+                           "YAML indents with spaces only, so replace it with spaces.")
     what = exc.problem or "invalid YAML"
     context = f" ({exc.context})" if exc.context else ""
     return doc.problem(rng, Code.YAML_SYNTAX, f"YAML syntax error: {what}{context}.")
+
+
+def _character_at(doc: YamlDocument, line: int, column: int) -> str:
+    """The character at a mark (empty past the end of its line or of the document)."""
+    text = doc.lines[line] if line < len(doc.lines) else ""
+    return text[column] if column < len(text) else ""
 
 
 def _pos(mark: Any) -> tuple[int, int]:

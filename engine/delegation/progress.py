@@ -55,6 +55,12 @@ is sent when the interval is over, so a worker that pauses after a few words sho
 ACTIVITY_CHARS = 120
 
 
+
+EXITED_DETAIL = ("Switchman stopped while this worker ran (the editor closed, reloaded or "
+                 "restarted it)")
+"""Why a delegation ended when the daemon exited under it: not the user's Stop, nor a
+cancellation of the planner's turn by the user (its turn ends ``interrupted`` too)."""
+
 class WorkerProgress:
     """Counts, reports and records one delegation."""
 
@@ -202,7 +208,7 @@ class WorkerProgress:
 
     def result_of(self, outcome: TurnOutcome, timed_out: bool, planner_cancelled: bool,
                   requested: InsufficientContextRequest | None,
-                  seconds: float) -> DelegateResult:
+                  seconds: float, exiting: bool = False) -> DelegateResult:
         """The result of a worker turn that ran (spec 001 §4.4's failure table)."""
         last = next((m for m in reversed(outcome.added) if m.role == "assistant"), None)
         text = last.text() if last is not None else ""
@@ -211,8 +217,8 @@ class WorkerProgress:
             self.detail = f"the worker did not finish within {seconds:g} seconds"
             return self.failed("timeout", "timeout", text)
         if status == "cancelled":
-            self.detail = "the planner's turn was cancelled" if planner_cancelled \
-                else "the user stopped this worker"
+            self.detail = EXITED_DETAIL if exiting else "the planner's turn was cancelled" \
+                if planner_cancelled else "the user stopped this worker"
             return self.failed("cancelled_by_user", "cancelled_by_user", text)
         if status == "failed":
             message = outcome.result.error.message if outcome.result.error else "failed"

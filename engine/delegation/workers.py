@@ -51,7 +51,7 @@ from switchman.engine.delegation.contract import (
 )
 from switchman.engine.delegation.envelope import HandoffEnvelope, encode
 from switchman.engine.delegation.handoff import Handoff, prepare, worker_prompt
-from switchman.engine.delegation.progress import DelegationSource, WorkerProgress
+from switchman.engine.delegation.progress import EXITED_DETAIL, DelegationSource, WorkerProgress
 from switchman.engine.delegation.recording import handoff_envelope
 from switchman.engine.delegation.slots import WorkerSlots
 from switchman.engine.errors import NoModelAvailable
@@ -127,7 +127,9 @@ class Delegation:
                 started = await limit.take(run.progress.queued)
             except asyncio.CancelledError:  # the planner's turn ended while this one waited
                 return run.cancelled_before_start(
-                    "the planner's turn was cancelled before this worker started")
+                    "Switchman stopped before this worker started (the editor closed, reloaded "
+                    "or restarted it)" if self.lifecycle.runner.exiting
+                    else "the planner's turn was cancelled before this worker started")
             if not started:
                 return run.cancelled_before_start("the user stopped it before it started")
             try:
@@ -229,7 +231,8 @@ class WorkerRun:
             ran = await self._run()
         except asyncio.CancelledError:  # cancelled again while its worker's turn ended (at
             # exit every task left is): the delegation is still recorded as ended, not running
-            self.progress.detail = "the planner's turn was cancelled"
+            self.progress.detail = EXITED_DETAIL if self.delegation.lifecycle.runner.exiting \
+                else "the planner's turn was cancelled"
             self._ended(self.progress.failed("cancelled_by_user", "cancelled_by_user", ""))
             raise
         return self._ended(ran)
@@ -276,7 +279,8 @@ class WorkerRun:
         current = asyncio.current_task()
         planner_cancelled = current is not None and current.cancelling() > 0
         return self.progress.result_of(outcome, deadline.expired(), planner_cancelled,
-                                       self.requested, seconds)
+                                       self.requested, seconds,
+                                       exiting=self.delegation.lifecycle.runner.exiting)
 
     def _tier_inputs(self) -> dict[str, str | None]:
         """The complexity (the planner's, else estimated from the task and its context) and

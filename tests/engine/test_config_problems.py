@@ -121,6 +121,18 @@ def test_yaml_syntax_error_is_located() -> None:
     assert problem.severity is Severity.ERROR
 
 
+@pytest.mark.parametrize("text", ["rules:\n  - name: x\n\tuse: opus\n",
+                                  "rules:\n  - name: x\n    when:\n\thas_images: true\n"])
+def test_a_tab_indenting_a_line_is_named(text: str) -> None:
+    """libyaml says only "found character that cannot start any token": the user is told that
+    the character is a tab, which YAML does not allow for indentation, on the tab itself."""
+    problem = only(problems(ROUTING, text), Code.YAML_SYNTAX)
+    assert "tab" in problem.message and "spaces" in problem.message, problem.message
+    tab = text.index("\t")
+    line = text[:tab].count("\n")
+    assert problem.range == Range(Position(line, 0), Position(line, 1))
+
+
 def test_every_problem_is_reported_not_just_the_first() -> None:
     text = (
         "schema_version: 2\n"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from switchman.engine.availability import ErrorClass
-from switchman.engine.delegation import history
+from switchman.engine.delegation import history, progress
 from switchman.engine.errors import WorkerSession
 from switchman.engine.learning import database
 from switchman.engine.messages import ToolResultBlock, Usage
@@ -561,6 +561,9 @@ async def test_a_worker_cancelled_twice_as_the_daemon_exits_still_records_its_en
     assert deleg.service.session(failed["worker_session_id"]).turns[0].status == "cancelled"
     planner = deleg.service.session(deleg.recorder.delegations[0].session_id)
     assert [(d.tool_use_id, d.status) for d in planner.delegations] == [("tu_1", "cancelled")]
+    # why: the daemon stopped (the editor closed or restarted it), not "the planner's turn
+    # was cancelled", which reads as the user's Stop
+    assert planner.delegations[0].detail == progress.EXITED_DETAIL
 
 
 async def test_stopping_one_delegation_while_its_start_is_asked_about_stops_it(

@@ -19,7 +19,7 @@ const CANCELLED_BY_USER = 'cancelled_by_user';
 /** The failure of a delegation whose daemon stopped while it ran. */
 const INTERRUPTED = 'interrupted';
 /** What the daemon stores for a tool call its cancelled turn did not wait for: no outcome of the call's own. */
-const UNANSWERED_CALL = 'Cancelled.';
+export const UNANSWERED_CALL = 'Cancelled.';
 
 export interface WorkerMessage {
   who: 'task' | 'worker' | 'tool';

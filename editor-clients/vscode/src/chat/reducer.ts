@@ -2,7 +2,7 @@
 
 import { NOT_SENT, PROVIDER_ERROR } from '../protocol/errors';
 import type { ChatDeltaParams, ChatResult, DelegationParams, RouteDecidedParams } from '../protocol/types';
-import { applyDelegation, toggleCard, updateCard, type DelegationCard } from './delegations';
+import { applyDelegation, toggleCard, UNANSWERED_CALL, updateCard, type DelegationCard } from './delegations';
 import type { ApprovalCard } from '../tools/approval';
 import { withExchange, withExchanges } from './commandExchanges';
 import type { ApprovalEntry, ChatEvent, ChatState, CommandEntry, DelegationEntry, Entry, ToWebview, TurnEntry } from './messages';
@@ -239,6 +239,7 @@ function result(state: ChatState, localId: string, outcome: ChatResult): ChatSta
   }
   const finished = (turn: TurnEntry): TurnEntry => ({
     ...turn, status: outcome.status, text: outcome.text, error: outcome.error, costUsd: outcome.cost_usd,
+    tools: outcome.status === 'completed' ? turn.tools : unfinishedTools(turn.tools),
     estimatedUsd: outcome.estimated_usd ?? null,
     model: outcome.model ?? turn.model, summary: outcome.summary ?? turn.summary,
     banners: outcome.banners.length > 0 ? outcome.banners : turn.banners,
@@ -260,7 +261,26 @@ function result(state: ChatState, localId: string, outcome: ChatResult): ChatSta
 function interruptRunning(state: ChatState): ChatState {
   if (!state.entries.some((e) => e.kind === 'turn' && e.status === 'running')) return state;
   return { ...state, entries: state.entries.map((e) => (e.kind === 'turn' && e.status === 'running'
-    ? { ...e, status: 'interrupted' as const } : e)) };
+    ? { ...e, status: 'interrupted' as const, tools: unfinishedTools(e.tools) } : e)) };
+}
+
+/**
+ * A turn stopped, failed or cut off with a tool call still running (its question was withdrawn, say):
+ * the call's line no longer says `running`. It reads as the daemon's record of such a call reads once
+ * the chat is rebuilt (`error: Cancelled.`).
+ */
+function unfinishedTools(tools: TurnEntry['tools']): TurnEntry['tools'] {
+  return tools.map((t) => (t.status === 'running' ? { ...t, status: 'error', summary: UNANSWERED_CALL } : t));
+}
+
+/**
+ * The turn whose actions (Retry, the pattern suggestion's buttons) are offered: the last entry, when it is a
+ * turn, the cards of its own (Apply's, a worker's) after it aside: applying a code block of the last answer,
+ * or the restarted chat putting that answered card at the end, took them away.
+ */
+export function actionableTurn(shown: readonly Entry[]): string | undefined {
+  const last = [...shown].reverse().find((e) => e.kind !== 'approval');
+  return last?.kind === 'turn' ? last.id : undefined;
 }
 
 /**

@@ -4,7 +4,7 @@ import { formatUsd, plural } from '../common/format';
 import { NOT_SENT } from '../protocol/errors';
 import { SlashCommands } from '../protocol/methods';
 import type {
-  Attachment, ChatResult, ContentBlock, DelegationRecord, Message, SessionDetail, ToolActivity, Turn, WorkerCost,
+  Attachment, ChatResult, ContentBlock, DelegationRecord, Message, SessionDetail, ToolActivity, Turn, TurnStatus, WorkerCost,
 } from '../protocol/types';
 import { attachedLine, withoutTokens } from './attachments';
 import { cardView, recordedDelegation, storedDelegations } from './delegations';
@@ -143,7 +143,7 @@ function turnEntry(turn: Turn, messages: Message[]): TurnEntry {
     error: turn.error,
     costUsd: turn.cost_usd,
     estimatedUsd: turn.estimated_usd ?? null,
-    tools: toolActivity(messages),
+    tools: toolActivity(messages, turn.status),
     notices: [],
     explanation: null,
     explanationOpen: false,
@@ -159,11 +159,27 @@ export function blocksText(blocks: ContentBlock[]): string {
     .filter(Boolean).join('\n\n');
 }
 
-function toolActivity(messages: Message[]): ToolActivity[] {
+/**
+ * The tool lines of a stored turn. A call with no result recorded is still running in a running turn
+ * (its approval card waits, say); in a turn the daemon's end cut off it has no outcome anyone knows of
+ * (it read `done`, a command that never ran among them).
+ */
+/** A stored call of an interrupted turn with no result: whether it ran is not known. */
+const UNRECORDED_CALL = 'no result: Switchman stopped before it was recorded';
+
+function toolActivity(messages: Message[], status: TurnStatus): ToolActivity[] {
+  const unanswered: Pick<ToolActivity, 'status' | 'summary'> = status === 'running' ? { status: 'running' }
+    : status === 'interrupted' ? { status: 'error', summary: UNRECORDED_CALL } : { status: 'done' };
   const tools = new Map<string, ToolActivity>();
   for (const block of messages.flatMap((m) => m.content)) {
     if (block.type === 'tool_use') {
-      tools.set(block.id, { id: block.id, name: block.name, input: block.input, status: 'done' });
+      tools.set(block.id, { id: block.id, name: block.name, input: block.input, ...unanswered });
+    } else if (block.type === 'tool_result' && !block.is_error) {
+      const tool = tools.get(block.tool_use_id);
+      if (tool) {
+        tool.status = 'done';
+        delete tool.summary;
+      }
     } else if (block.type === 'tool_result' && block.is_error) {
       // Live, the line said why (`error: denied`); a reloaded chat says it too, from the result.
       const tool = tools.get(block.tool_use_id);

@@ -5,7 +5,7 @@ import type { Explanation } from '../chat/chain';
 import type { CodeAction, DelegationEntry, Entry, TurnEntry } from '../chat/messages';
 import type { Rating } from '../protocol/params';
 import { DELEGATE_TOOL, turnCostLabel } from '../chat/delegations';
-import { approvalsInTurns } from '../chat/reducer';
+import { actionableTurn, approvalsInTurns } from '../chat/reducer';
 import type { ApprovalCard } from '../tools/approval';
 import { bannerView } from '../chat/banners';
 import { delegationCardPart, type CardActions } from './delegationCard';
@@ -38,7 +38,9 @@ export class TranscriptView {
 
   render(entries: Entry[]): void {
     const { shown, byTurn } = approvalsInTurns(entries);
-    this.entries.render(shown.map((entry, i) => this.partOf(entry, i === shown.length - 1, byTurn.get(entry.id) ?? [])));
+    const actionable = actionableTurn(shown);
+    this.entries.render(shown.map((entry) => this.partOf(entry, entry.kind === 'turn' && entry.id === actionable,
+      byTurn.get(entry.id) ?? [])));
   }
 
   private partOf(entry: Entry, last: boolean, approvals: ApprovalCard[]): Part {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { explanationMessage } from '../../src/chat/chain';
-import { initialChatState, parseFromWebview, sessionTitle, type ChatState, type ToWebview, type TurnEntry } from '../../src/chat/messages';
-import { ratingAsked, reduce, refusedDraft, toggleExplanation, unexplained } from '../../src/chat/reducer';
+import { initialChatState, parseFromWebview, sessionTitle, type ChatState, type Entry, type ToWebview, type TurnEntry } from '../../src/chat/messages';
+import { actionableTurn, ratingAsked, reduce, refusedDraft, toggleExplanation, unexplained } from '../../src/chat/reducer';
 import type { ChatResult } from '../../src/protocol/types';
 
 const route = { session_id: 'S1', turn_id: 'T1', model: 'anthropic:claude-haiku-4-5', summary: 'rule: fast for commits',
@@ -144,6 +144,30 @@ describe('chat reducer', () => {
     );
     assert.deepEqual(turn(state).tools, [{ id: 'toolu_1', name: 'read_file', input: { path: 'a.py' }, status: 'done', summary: '120 lines' }]);
     assert.deepEqual(turn(state).notices, ['Retrying after a rate limit…']);
+  });
+
+  it('a tool call still running when its turn ends (stopped, failed, cut off) no longer says running', () => {
+    const call: ToWebview = { type: 'event', event: { type: 'delta', params: { session_id: 'S1', turn_id: 'T1', kind: 'tool_call',
+      tool: { id: 'toolu_1', name: 'run_command', input: { command: 'make deploy' }, status: 'running' } } } };
+    const routed: ToWebview = { type: 'event', event: { type: 'routeDecided', params: route } };
+    for (const end of [{ type: 'event', event: { type: 'result', localId: 'l1', result: { ...finished, status: 'cancelled' } } },
+      { type: 'connection', connected: false }] as ToWebview[]) {
+      const state = run({ type: 'event', event: { type: 'userSent', localId: 'l1', text: 'deploy' } }, routed, call, end);
+      assert.deepEqual(turn(state).tools.map((t) => [t.status, t.summary]), [['error', 'Cancelled.']], JSON.stringify(end));
+    }
+    const done = run(routed, call, { type: 'event', event: { type: 'result', localId: 'l1', result: finished } });
+    assert.equal(turn(done).tools[0].status, 'running', 'a completed turn\'s tools are as the daemon said');
+  });
+
+  it('the last turn keeps its actions (Retry, the suggestion\'s buttons) below an answered Apply card, not below a message', () => {
+    const applied = { kind: 'approval', id: 'A1', card: { outcome: 'allowed_once' } } as unknown as Entry;
+    const asked = { ...applied, id: 'A2', card: { outcome: 'pending' } } as unknown as Entry;
+    const t1 = { kind: 'turn', id: 'T1' } as Entry;
+    const user = { kind: 'user', id: 'U2', text: 'next' } as Entry;
+    assert.equal(actionableTurn([t1, applied]), 'T1');
+    assert.equal(actionableTurn([t1, applied, asked]), 'T1');
+    assert.equal(actionableTurn([t1, user]), undefined);
+    assert.equal(actionableTurn([applied]), undefined);
   });
 
   it('keeps a notice that came after some of the answer for below it', () => {

@@ -43,6 +43,15 @@ describe('transcriptEntries', () => {
     assert.ok(second.kind === 'turn' && second.status === 'failed' && second.error?.message === 'server error (500)');
   });
 
+  it('a tool call with no recorded result is running while its turn runs, and did not run as far as anyone knows once cut off', () => {
+    const asked = (status: string) => transcriptEntries({ ...detail, turns: [turn('T1', 1, { status })],
+      messages: [detail.messages[0], detail.messages[1]] }).flatMap((e) => (e.kind === 'turn' ? e.tools : []))
+      .map((t) => [t.status, t.summary]);
+    assert.deepEqual(asked('running'), [['running', undefined]], 'a reload while its approval card waits');
+    assert.deepEqual(asked('interrupted'), [['error', 'no result: Switchman stopped before it was recorded']],
+      'the daemon died (its approval card withdrawn): it said done');
+  });
+
   it('shows the user\'s message as the daemon recorded it, as typed: the @alias once, /route override as sent', () => {
     const chain = (reason: string) => ({ decision: { type: 'route.decided', timestamp: '', session_id: 'S1',
       turn_id: 'T1', winner_index: 0, chosen_model: null, banners: [],

@@ -67,6 +67,16 @@ return {
         return H.notifications
       end)
       wait_statusline('Switchman: opus [sticky]')
+      -- a word after the model is not dropped: it was set to haiku, the rest ignored
+      H.notifications = {}
+      vim.cmd('Switchman model haiku extra')
+      H.wait_for('an error notification', function()
+        local n = H.notifications[#H.notifications]
+        return n and n.level == vim.log.levels.ERROR and n.message:find("'haiku extra'", 1, true)
+      end, nil, function()
+        return H.notifications
+      end)
+      wait_statusline('Switchman: opus [sticky]')
     end,
   },
   {

@@ -192,8 +192,8 @@ _DONE = {"create": "created", "edit": "edited", "delete": "deleted"}
 
 def _applied_text(change: FileChange) -> str:
     where = "in the editor (the user can undo it)"
-    if change.kind == "delete":
-        return f"Deleted {change.path} {where}."
+    if change.kind == "delete":  # no undo to promise: Neovim removes the file and its buffer
+        return f"Deleted {change.path} through the editor."
     if change.kind == "create":
         return f"Created {change.path} {where}."
     return f"Edited {change.path} {where}."

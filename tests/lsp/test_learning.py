@@ -177,7 +177,8 @@ async def test_a_turn_is_answered_once_its_row_is_on_disk(
     """The answer to a chat message waits for the turn's row: a `kill -9` right after the
     answer lost the row about one time in three (it was written on a thread after the answer),
     though the transcript kept the turn. Here patterns.db is locked while the turn ends: the
-    answer is held until the lock is released, then the row is there."""
+    answer is held until the lock is released, then the row is there; so is the answer to
+    `switchman/setModel`, which judges that turn."""
     daemon.write_routing(ROUTING)
     client = await killable(daemon)
     await chat(client, daemon, fake, "write the release notes")  # patterns.db exists now
@@ -192,9 +193,14 @@ async def test_a_turn_is_answered_once_its_row_is_on_disk(
     cost = await client.request(methods.CHAT, {"workspace": daemon.uri, "message": "/cost"})
     assert cost["status"] == "completed"
     assert not answer.done()  # its row waits for the lock, and the answer for its row
+    swap = asyncio.ensure_future(client.request(methods.SET_MODEL, {  # the editor's picker
+        "workspace": daemon.uri, "model": "sonnet"}))  # judges the turn: written after it
+    await client.wait_for(methods.STATUS, lambda s: s["sticky_model"] == SONNET)  # set...
+    assert not swap.done()  # ...and answered only once that judgement is written
     blocker.execute("ROLLBACK")
     blocker.close()
     turn = await answer
+    assert (await swap)["sticky_model"] == SONNET
     process = client._server
     assert process is not None
     process.kill()  # SIGKILL at once: no chance to flush or close anything
@@ -202,6 +208,7 @@ async def test_a_turn_is_answered_once_its_row_is_on_disk(
     await client.stop()
     row = database.by_turn(database.connect(daemon.data / database.FILE_NAME), turn["turn_id"])
     assert row is not None and row.model == HAIKU
+    assert row.evidence.next_action == "model_changed"
 
 
 async def test_a_slow_patterns_commit_does_not_hold_the_daemon(

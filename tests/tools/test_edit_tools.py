@@ -62,6 +62,8 @@ async def test_create_and_delete(toolbox: Toolbox, project: Path) -> None:
     deleted = await toolbox.run("delete_file", {"path": "docs/new.md"})
     assert not deleted.is_error
     assert deleted.summary == "deleted docs/new.md"
+    # no "the user can undo it": in Neovim a deleted file and its buffer are gone for good
+    assert deleted.content == "Deleted docs/new.md through the editor."
     assert not (project / "docs" / "new.md").exists()
     folder = await toolbox.run("delete_file", {"path": "src"})
     assert "is a folder" in folder.content

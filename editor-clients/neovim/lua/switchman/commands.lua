@@ -26,7 +26,9 @@ M.list = {
       if #args == 0 then
         return models.pick(r)
       end
-      models.set(r, args[1] ~= '-' and args[1] or nil)
+      -- every word, as `/model` takes them: `haiku extra` is refused, not set to haiku
+      local named = table.concat(args, ' ')
+      models.set(r, named ~= '-' and named or nil)
     end,
     complete = function()
       return require('switchman.models').completions(root())
@@ -40,7 +42,8 @@ M.list = {
       if #args == 0 then
         return profiles.pick(r)
       end
-      profiles.set(r, not profiles.clears(args[1]) and args[1] or nil)
+      local named = table.concat(args, ' ') -- every word: `reviewer extra` is no profile
+      profiles.set(r, not profiles.clears(named) and named or nil)
     end,
     complete = function()
       return require('switchman.profiles').completions(root())

@@ -36,10 +36,11 @@ def _when(stored: str | None) -> str:
 
 
 def _centre_line(turns: int) -> str:
-    """How far the workspace's centre of meaning has come (what similar topics are told by)."""
+    """How far the workspace's centre of meaning has come: what a request's topic is told
+    against (what is usual in this workspace), set from its first turns."""
     if turns >= CENTRE_TURNS:
-        return f"  topics: compared around this workspace's first {CENTRE_TURNS} turns"
+        return f"  topic matching: set from this workspace's first {CENTRE_TURNS} turns"
     if turns == 0:
-        return "  topics: not compared yet (from the second turn on)"
-    return (f"  topics: compared around this workspace's first {turns} turn(s); "
-            f"settled after {CENTRE_TURNS}")
+        return "  topic matching: starts after this workspace's first turn"
+    return (f"  topic matching: learning what is usual here, {turns} of its first "
+            f"{CENTRE_TURNS} turns so far")

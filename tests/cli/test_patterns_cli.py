@@ -41,7 +41,7 @@ def test_stats_export_and_forget(data_dir: Path, capsys: pytest.CaptureFixture[s
     assert f"{data_dir / 'a'}: 2 turn(s)" in text and "deep: 1 turn(s), mean success 0.70" in text
     # when, as every other time Switchman prints (it was the stored "…14:00:00.000000+00:00")
     assert f"{data_dir / 'a'}: 2 turn(s), 2026-05-08T14:00:00Z … 2026-05-08T14:00:00Z\n" in text
-    assert "topics: compared around this workspace's first 2 turn(s); settled after 200" in text
+    assert "topic matching: learning what is usual here, 2 of its first 200 turns so far" in text
     assert main(["patterns", "stats", "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert [(s["turns"], s["centre_turns"]) for s in stats] == [(2, 2), (1, 1)]

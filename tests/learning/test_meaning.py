@@ -316,10 +316,10 @@ def test_stats_say_how_far_the_centre_has_come() -> None:
         text = format_stats([WorkspaceStats(WS, 3, {"fast": (3, 0.5)}, "a", "b", turns)], "p")
         return text.splitlines()[-1]
 
-    assert line(0) == "  topics: not compared yet (from the second turn on)"
-    assert line(1) == ("  topics: compared around this workspace's first 1 turn(s); settled "
-                       "after 200")
-    assert line(200) == "  topics: compared around this workspace's first 200 turns"
+    assert line(0) == "  topic matching: starts after this workspace's first turn"
+    assert line(1) == ("  topic matching: learning what is usual here, 1 of its first 200 "
+                       "turns so far")
+    assert line(200) == "  topic matching: set from this workspace's first 200 turns"
 
 
 def test_numpy_sums_the_same_means_to_the_bit(monkeypatch: pytest.MonkeyPatch) -> None:

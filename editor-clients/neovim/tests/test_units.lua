@@ -33,6 +33,7 @@ return {
       H.eq(attach.max_chars + 1, vim.fn.strchars(text), 'one past the limit')
       H.eq(line .. '\n' .. line, attach.text_of({ line, line }), 'a small one whole')
       H.check(vim.fn.strcharpart(text, attach.max_chars, 1) == 'é', 'whole characters', text:sub(-4))
+      H.eq('a\0b', attach.text_of({ 'a\0b' }), 'a NUL byte (a binary file) is text like any other')
     end,
   },
   {

@@ -11,6 +11,25 @@ local workspace = require('switchman.workspace')
 --- The daemon keeps an attachment's first 200,000 characters and marks the rest as cut.
 M.max_chars = 200000
 
+--- The number of characters of `s` (its UTF-8 lead bytes: a line may hold NUL bytes, which
+--- `vim.fn.strchars` refuses as a Blob).
+local function char_count(s)
+  local _, count = s:gsub('[^\128-\191]', '')
+  return count
+end
+
+--- The first `n` characters of `s`.
+local function char_prefix(s, n)
+  local seen = 0
+  for at in s:gmatch('()[^\128-\191]') do
+    seen = seen + 1
+    if seen > n then
+      return s:sub(1, at - 1)
+    end
+  end
+  return s
+end
+
 --- `lines` joined as an attachment's text, cut one character past `M.max_chars` so that the
 --- daemon still tells it was cut: a whole 40 MB buffer would make a message bigger than the
 --- largest the daemon reads (32 MB), which it cannot answer.
@@ -18,9 +37,9 @@ function M.text_of(lines)
   local parts, count = {}, 0
   for i, line in ipairs(lines) do
     local piece = i > 1 and ('\n' .. line) or line
-    local length = vim.fn.strchars(piece)
+    local length = char_count(piece)
     if count + length > M.max_chars then
-      parts[#parts + 1] = vim.fn.strcharpart(piece, 0, M.max_chars + 1 - count)
+      parts[#parts + 1] = char_prefix(piece, M.max_chars + 1 - count)
       break
     end
     parts[#parts + 1] = piece

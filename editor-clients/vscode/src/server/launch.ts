@@ -46,8 +46,9 @@ export function planLaunch(settings: ServerSettings, host: LaunchHost): LaunchPl
     const where = isPath(command) ? 'was not found (or is not executable)' : 'was not found on PATH';
     return {
       message: `The Switchman daemon "${settings.serverCommand}" ${where}. `
-        + 'Install Switchman (pip install switchman), or set switchman.serverCommand to the full path '
-        + 'of the switchman program, or switchman.pythonPath to a Python that has it installed.',
+        + 'Install Switchman from a clone of its repository (`make` there makes .venv/bin/switchman; it is '
+        + 'not on PyPI, so `pip install switchman` would not get it), then set switchman.serverCommand to '
+        + 'the full path of that switchman program, or switchman.pythonPath to that .venv/bin/python.',
       setting: 'switchman.serverCommand',
     };
   }

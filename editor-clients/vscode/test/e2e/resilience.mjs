@@ -106,17 +106,20 @@ export async function windowReloadedMidAnswer(ui, chat, fake) {
   await chat.locator('#input').fill('count goats slowly');
   await chat.locator('#input').press('Enter');
   await chat.locator('.entry.turn[data-status="running"]', { hasText: 'Counting goats' }).waitFor();
+  const reopened = ui.chatFrame();
+  const turn = reopened.locator('.entry.turn', { hasText: 'Counting goats: one,' }).last();
   try {
+    // The answer stalls until the old window's daemon has ended it (released earlier, it would finish).
+    await ui.page.evaluate(() => { window.e2eOldPage = true; });
     await ui.command('Developer: Reload Window');
+    await until('the reloaded window', () => ui.page.evaluate(() => window.e2eOldPage !== true).catch(() => false));
     await ui.page.locator('.monaco-workbench').waitFor();
     await ui.statusItem().waitFor();
+    await ui.page.keyboard.press('Control+Shift+Alt+S'); // focus the chat
+    await turn.locator('.failure', { hasText: 'the editor closed, reloaded or restarted it' }).waitFor();
   } finally {
     await fake.release();
   }
-  await ui.page.keyboard.press('Control+Shift+Alt+S'); // focus the chat
-  const reopened = ui.chatFrame();
-  const turn = reopened.locator('.entry.turn', { hasText: 'Counting goats: one,' }).last();
-  await turn.locator('.failure', { hasText: 'the editor closed, reloaded or restarted it' }).waitFor();
   if ((await turn.getAttribute('data-status')) !== 'interrupted') throw new Error('the answer cut off by the reload is not interrupted');
   await ui.shot('chat-window-reloaded-mid-answer', turn);
   await turn.locator('button.retry').click();

@@ -28,7 +28,7 @@ describe('planLaunch', () => {
     const missing = planLaunch(defaults, host([]));
     assert.ok(isLaunchProblem(missing));
     assert.equal(missing.setting, 'switchman.serverCommand');
-    assert.match(missing.message, /not found on PATH.*pip install switchman/);
+    assert.match(missing.message, /not found on PATH.*from a clone of its repository.*not on PyPI/);
     const badPath = planLaunch({ ...defaults, serverCommand: '/opt/nope/switchman' }, host([]));
     assert.ok(isLaunchProblem(badPath));
     assert.match(badPath.message, /"\/opt\/nope\/switchman" was not found \(or is not executable\)/);

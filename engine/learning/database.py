@@ -143,6 +143,19 @@ def rows(connection: sqlite3.Connection, workspace: str | None = None) -> Iterat
         yield _row(raw)
 
 
+def rows_after(connection: sqlite3.Connection, workspace: str, after: int) -> list[PatternRow]:
+    """A workspace's rows with an id above ``after``, oldest first."""
+    return [_row(raw) for raw in connection.execute(
+        "SELECT * FROM pattern_turns WHERE workspace = ? AND id > ? ORDER BY id",
+        (workspace, after))]
+
+
+def data_version(connection: sqlite3.Connection) -> int:
+    """SQLite's count of commits by other connections to the file, as ``connection`` sees
+    it (unchanged: nobody else wrote since it last looked)."""
+    return int(connection.execute("PRAGMA data_version").fetchone()[0])
+
+
 def by_turn(connection: sqlite3.Connection, turn_id: str) -> PatternRow | None:
     """The row of ``turn_id``, if it was recorded."""
     raw = connection.execute("SELECT * FROM pattern_turns WHERE turn_id = ?",

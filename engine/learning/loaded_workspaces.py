@@ -82,6 +82,9 @@ class LoadedWorkspaces:
         self._loading: dict[str, _Loading] = {}
         self._lock = threading.RLock()
         """Guards the in-memory workspaces; never held across a write to the database."""
+        self._read_up_to: dict[str, tuple[int, int]] = {}
+        """Per loaded workspace: the highest row id read from the database, and the
+        connection's ``data_version`` then (rows other daemons add are read after it)."""
         self._changing = threading.Lock()
         """Held by one change to rows at a time (read, decide, write); never taken by slot 4."""
 
@@ -162,7 +165,10 @@ class LoadedWorkspaces:
         """The workspace's rows in memory: in plain Python up to ``small_rows``, else in
         numpy's index (numpy is imported then: a daemon with small stores never pays
         its 15 MiB)."""
+        version = db.data_version(self.connection) if connection is self.connection else -1
         rows = list(db.rows(connection, key))
+        with self._lock:
+            self._read_up_to[key] = (rows[-1].id if rows else 0, version)
         if len(rows) <= self.small_rows:
             return SmallWorkspace.loaded(rows)
         from switchman.engine.learning.workspace_index import WorkspaceIndex  # noqa: PLC0415

@@ -140,6 +140,7 @@ class LearnedPatternStore(LoadedWorkspaces):
         turn: it is fingerprinted when recorded, after its request has left) while all of
         them together could not pass ``min_sample_size``."""
         self._notice_forgets()
+        self._notice_others(_key(ctx))
         with self._lock:
             space = self._workspace(_key(ctx))
             if space is None:
@@ -165,10 +166,30 @@ class LearnedPatternStore(LoadedWorkspaces):
                 self._centres.clear()
                 self._recent.clear()
 
+    def _notice_others(self, key: str) -> None:
+        """Rows another daemon on this data folder (another editor window on the workspace)
+        recorded since this one read the workspace join its index at the next decision: they
+        were seen only after a restart. The check is one pragma while nobody else wrote; a
+        row's later re-scoring by the other daemon (a 👍 there) is not followed."""
+        version = db.data_version(self.connection)
+        with self._lock:
+            space, read = self._workspaces.get(key), self._read_up_to.get(key)
+            if space is None or read is None or read[1] == version:
+                return
+        fresh = db.rows_after(self.connection, key, read[0])
+        with self._lock:
+            if self._workspaces.get(key) is not space:
+                return  # forgotten or read again meanwhile
+            for row in fresh:
+                if row.turn_id not in space.position:  # this daemon's rows are in already
+                    self._add(space, row)  # past max_rows the oldest leave memory
+            self._read_up_to[key] = (fresh[-1].id if fresh else read[0], version)
+
     def neighbours(self, ctx: TurnContext, k: int,
                    settings: PatternSettings | None = None) -> list[Neighbour]:
         """The ``k`` past turns of the workspace most similar to ``ctx`` (with
         ``neighborhood: per_model`` in ``settings``, the ``k`` nearest of each model)."""
+        self._notice_others(_key(ctx))
         return self._nearest(ctx, k, settings, Neighbour)
 
     def _nearest(self, ctx: TurnContext, k: int, settings: PatternSettings | None,

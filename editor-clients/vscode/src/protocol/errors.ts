@@ -50,7 +50,10 @@ export const NO_FOLDER_MESSAGE = 'No folder is open in this window. Switchman ke
 /** A message sent while another answer is written (the daemon's code, and the panel's for a message it refuses itself). */
 export const TURN_IN_PROGRESS = 'turn_in_progress';
 
-/** Errors after which the draft was not sent and the user will want it back to edit. */
-export const NOT_SENT = new Set([MISSING_CONTEXT, NO_FOLDER, 'unknown_alias', 'unknown_model', 'empty_message', 'no_model_available', TURN_IN_PROGRESS,
+/**
+ * Errors after which the draft was not sent and the user will want it back to edit. The daemon's
+ * codes are written out: tests/test_layers_and_names.py reads them here, to match Neovim's.
+ */
+export const NOT_SENT = new Set([MISSING_CONTEXT, NO_FOLDER, 'unknown_alias', 'unknown_model', 'empty_message', 'no_model_available', 'turn_in_progress',
   'unknown_profile', 'unknown_command', 'unknown_tier', 'command_usage', 'invalid_attachment', 'invalid_text',
   'data_folder_unusable', 'override_unusable', 'delegation_disabled']);

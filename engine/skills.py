@@ -118,6 +118,12 @@ def read_front_matter(path: Path) -> Skill | None:
     return Skill(" ".join(name.text.split()), text, str(path))
 
 
+def skill_folders(workspace: Path, config_directory: Path) -> list[Path]:
+    """Where a workspace's skills are read from: its own ``.switchman/skills``, then the
+    user's ``<config folder>/skills``."""
+    return [workspace / ".switchman" / "skills", config_directory / "skills"]
+
+
 def folders_signature(folders: Iterable[Path],
                       workspace: Path | None = None) -> tuple[tuple[str, int, int], ...]:
     """What an index of ``folders`` is built from: each Markdown file's path, modification
@@ -190,11 +196,10 @@ class SkillIndex:
         """The user's skills (``<config folder>/skills``), then each workspace's
         (``.switchman/skills``) not already named: what a rule or profile written for those
         workspaces can name."""
-        user = cls.build([config_directory / "skills"])
-        found = list(user.skills.values())
+        found = list(cls.build([config_directory / "skills"]).skills.values())
         for workspace in workspaces:
-            found += cls.build([workspace / ".switchman" / "skills"], workspace=workspace) \
-                .skills.values()
+            theirs = skill_folders(workspace, config_directory)[0]
+            found += cls.build([theirs], workspace=workspace).skills.values()
         return cls(found)
 
     def scores(self, message: str) -> dict[str, float]:

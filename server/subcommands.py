@@ -50,7 +50,7 @@ from switchman.engine.routing.decision import RouteDecided, ValidationFailure
 from switchman.engine.routing.explain import render
 from switchman.engine.routing.predicates import describe
 from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
-from switchman.engine.skills import SkillIndex
+from switchman.engine.skills import SkillIndex, skill_folders
 from switchman.engine.tokens import estimate_text
 
 _ENCODER = msgspec.json.Encoder()
@@ -347,8 +347,8 @@ def _pretend_unavailable(names: list[str], registry: ModelRegistry) -> Any:
 
 def _route_context(args: argparse.Namespace, text: str, folder: str,
                    config: ConfigStore) -> TurnContext:
-    skills = SkillIndex.build([Path(folder) / ".switchman" / "skills",
-                               config.directory / "skills"], workspace=Path(folder))
+    skills = SkillIndex.build(skill_folders(Path(folder), config.directory),
+                              workspace=Path(folder))
     files = tuple(f.strip() for f in (args.files or "").split(",") if f.strip())
     return TurnContext(
         message=text,

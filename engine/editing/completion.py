@@ -9,7 +9,7 @@ true/false).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import StrEnum
 
 import msgspec
@@ -58,11 +58,12 @@ class Candidate(msgspec.Struct, frozen=True):
 
 def complete(kind: FileKind, text: str, position: Position, registry: ModelRegistry,
              environ: Mapping[str, str], folders: Sequence[str] = (), *,
-             values_only: bool = False, skills: Sequence[Skill] = ()) -> list[Candidate]:
+             values_only: bool = False,
+             skills: Callable[[], Iterable[Skill]] = tuple) -> list[Candidate]:
     """Every candidate at ``position`` (UTF-16) in ``text``.
 
-    ``skills`` are the ones the file's rules or profiles can name (offered where a skill
-    name is expected).
+    ``skills`` gives the ones the file's rules or profiles can name, offered where a skill
+    name is expected (called only there: it reads the skill files).
 
     ``values_only`` is for completion the editor started by itself after a
     space: then only a key's value is worth offering (not keys while indenting).
@@ -98,7 +99,7 @@ class _Offers:
     """Builds candidates that replace one range."""
 
     def __init__(self, registry: ModelRegistry, environ: Mapping[str, str], rng: Range,
-                 skills: Sequence[Skill] = ()) -> None:
+                 skills: Callable[[], Iterable[Skill]] = tuple) -> None:
         self.registry = registry
         self.environ = environ
         self.range = rng
@@ -134,7 +135,7 @@ class _Offers:
         if spec.format == "skill":
             return [Candidate(skill.name, CandidateKind.SKILL, "skill", skill.description,
                               _escape(skill.name), self.range, skill.name)
-                    for skill in self.skills]
+                    for skill in self.skills()]
         if spec.format == "provider":
             return [self._value(name, f"{p.api.value} API", "") for name, p in
                     self.registry.providers.items()]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
@@ -148,6 +149,16 @@ def rows_after(connection: sqlite3.Connection, workspace: str, after: int) -> li
     return [_row(raw) for raw in connection.execute(
         "SELECT * FROM pattern_turns WHERE workspace = ? AND id > ? ORDER BY id",
         (workspace, after))]
+
+
+def recorded_time(stored: str | None) -> datetime | None:
+    """A row's ``recorded_at`` (written by ``isoformat()``: microseconds, ``+00:00``) as a
+    time in UTC; None when it cannot be read."""
+    try:
+        moment = datetime.fromisoformat(stored or "")
+    except ValueError:
+        return None
+    return moment.astimezone(UTC) if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def data_version(connection: sqlite3.Connection) -> int:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
+from switchman.engine.learning.database import recorded_time
 from switchman.engine.learning.meaning import CENTRE_TURNS
 from switchman.engine.learning.store import WorkspaceStats
 
@@ -24,15 +23,10 @@ def format_stats(stats: list[WorkspaceStats], data_file: str) -> str:
 
 
 def _when(stored: str | None) -> str:
-    """A stored time (``isoformat()``, microseconds and ``+00:00``) as Switchman prints times:
-    ``2026-11-24T14:12:17Z``; what cannot be read, as stored."""
-    try:
-        moment = datetime.fromisoformat(stored or "")
-    except ValueError:
-        return str(stored)
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    """A stored time as Switchman prints times: ``2026-11-24T14:12:17Z``; what cannot be
+    read, as stored."""
+    moment = recorded_time(stored)
+    return str(stored) if moment is None else moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _centre_line(turns: int) -> str:

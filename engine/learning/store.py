@@ -20,7 +20,6 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from collections.abc import Callable, Hashable, Iterator
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
@@ -439,10 +438,6 @@ def _key(ctx: TurnContext) -> str:
 
 
 def _time_text(stored: str) -> str:
-    """A row's time (stored by ``isoformat()``: microseconds, ``+00:00``) as the protocol
-    writes times; what cannot be read, as stored."""
-    try:
-        moment = datetime.fromisoformat(stored)
-    except ValueError:
-        return stored
-    return utc_text(moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC))
+    """A row's time as the protocol writes times; what cannot be read, as stored."""
+    moment = db.recorded_time(stored)
+    return stored if moment is None else utc_text(moment)

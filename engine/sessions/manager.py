@@ -40,7 +40,7 @@ from switchman.engine.sessions.records import (
     SwapResult,
 )
 from switchman.engine.sessions.workspaces import WorkspaceRegistry, folder_of
-from switchman.engine.skills import SkillIndex, folders_signature
+from switchman.engine.skills import SkillIndex, folders_signature, skill_folders
 from switchman.engine.store.repository import SessionStore
 from switchman.engine.tokens import estimate_turn
 from switchman.engine.tools.approval import TrustStore
@@ -261,7 +261,7 @@ class SessionManager:
     def skills_of(self, folder: Path) -> SkillIndex:
         """The skills of the workspace ``folder`` (its own, then the user's), read again when a
         skill file was added, changed or removed since they were last read."""
-        folders = [folder / ".switchman" / "skills", self.config.directory / "skills"]
+        folders = skill_folders(folder, self.config.directory)
         signature = folders_signature(folders, workspace=folder)
         known = self._skills.get(folder)
         if known is None or known[0] != signature:

@@ -91,7 +91,7 @@ def completion(directory: Path, path: Path, kind: FileKind, text: str,
     positions = _positions(text, encoding)
     candidates = complete(kind, text, positions.engine_position(position), opened.registry(),
                           opened.environ, folders, values_only=after_space,
-                          skills=_skills(directory, path, kind, folders))
+                          skills=lambda: _skills(directory, path, kind, folders))
     return [lsp_completion(c, positions, snippets, markdown) for c in candidates]
 
 

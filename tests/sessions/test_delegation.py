@@ -60,9 +60,9 @@ async def test_planner_models_that_can_delegate_are_offered_the_tool(
     service = deleg.service
     await service.chat(deleg.workspace, None, "@opus plan it")
     await service.chat(deleg.workspace, None, "@haiku plan it")  # fast: can_delegate false
-    service.set_model(deleg.workspace, None, "haiku")
+    await service.set_model(deleg.workspace, None, "haiku")
     await service.chat(deleg.workspace, None, "plan it")
-    service.set_model(deleg.workspace, None, "sonnet")  # back to a model that may delegate
+    await service.set_model(deleg.workspace, None, "sonnet")  # back to a model that may delegate
     await service.chat(deleg.workspace, None, "plan it")
     offered = ["delegate" in tool_names(r) for r in adapter.requests]
     assert offered == [True, False, False, True]

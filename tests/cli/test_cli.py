@@ -655,3 +655,29 @@ def test_the_readme_route_example_shows_a_decision_without_keys(
     args = shlex.split(line.partition("#")[0])[1:]
     code, out = run(capsys, *args)
     assert code == 0 and "Chose: anthropic:claude-haiku-4-5" in out
+
+
+def test_route_with_an_invalid_workspace_file_says_where_and_what_it_used_instead(
+        tmp_path: Path, config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A daemon keeps the last valid version of a file that turns invalid; the dry run has
+    none (the daemon keeps it in memory only), so it routes without the file. It said only
+    "has errors; an earlier or built-in version is in use": not where the error is, nor that
+    the workspace's rules were left out, nor that the editor's decision may differ."""
+    workspace = tmp_path / "app"
+    (workspace / ".switchman").mkdir(parents=True)
+    routing = workspace / ".switchman" / "routing.yaml"
+    routing.write_text("default: opus\nrules:\n  - name: sql\n    when: {message_matches: sql}\n"
+                       "    use: opsu\n", "utf-8")
+    code = main(["route", "fix the sql", "--assume-configured", "--workspace", str(workspace)])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "Chose: anthropic:claude-sonnet-4-6 (global default)" in out
+    assert f"{routing}:5:10: error [unknown-model] Unknown model 'opsu'." in err
+    assert "this dry run leaves out the workspace's rules and default" in err
+    assert "last valid version" in err and "can differ" in err
+    (config_dir / "routing.yaml").write_text("global_default: [\n", "utf-8")
+    main(["route", "hello", "--assume-configured", "--workspace", str(workspace), "--json"])
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["decision"]["chosen_model"]
+    assert f"{config_dir / 'routing.yaml'}:2:1: error [yaml-syntax]" in captured.err
+    assert "uses the built-in policy" in captured.err

@@ -102,6 +102,50 @@ def test_a_model_an_expectation_names_must_exist(tmp_path: Path,
     assert (code, [r["passed"] for r in results]) == (0, [True])
 
 
+def test_the_models_a_case_names_must_exist(tmp_path: Path, config_dir: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A case's inputs name models too: a misspelt sticky model, planner, pattern model,
+    `@alias`, outage or provider tested something else than meant (a sticky model that is
+    no model is rejected and the turn falls through; the case could pass), and an expected
+    model whose provider the case leaves unconfigured could never be chosen."""
+    test_file = tmp_path / "t.test.yaml"
+    test_file.write_text(
+        "cases:\n"
+        "  - {name: a, message: hi, sticky: opsu, expect: {model: opus}}\n"
+        "  - {name: b, message: hi, delegate_tier: fast, planner: sonet, expect: {tier: fast}}\n"
+        "  - name: c\n"
+        "    message: hi\n"
+        "    pattern: {model: haiuk, confidence: 0.9, sample_size: 30}\n"
+        "    expect: {policy: PATTERN_RECOMMENDATION}\n"
+        "  - {name: d, message: '@haiku4 hello', expect: {model: haiku}}\n"
+        "  - {name: e, message: '@haiku4 hello', expect: {error: unknown_alias}}\n"
+        "  - {name: f, message: hi, unavailable: [antropic, opsu], expect: {model: sonnet}}\n"
+        "  - {name: g, message: hi, configured: [openai, antropic], expect: {model: gpt-5}}\n"
+        "  - {name: h, message: hi, configured: [openai], expect: {model: sonnet}}\n",
+        "utf-8")
+    code, out = run(capsys, "rules", "test", str(test_file))
+    assert code == 2, out
+    expected = [
+        "2:36: error [unknown-model] Unknown model 'opsu'. Did you mean 'opus'?",
+        "3:58: error [unknown-model] Unknown model 'sonet'. Did you mean 'sonnet'?",
+        "6:22: error [unknown-model] Unknown model 'haiuk'. Did you mean 'haiku'?",
+        "8:24: error [unknown-model] Unknown model alias '@haiku4': this case stops with "
+        "unknown_alias. Did you mean @haiku?",
+        "10:42: error [unknown-model] 'antropic' is neither a model nor a provider. Did you "
+        "mean 'anthropic'?",
+        "10:52: error [unknown-model] 'opsu' is neither a model nor a provider. Did you mean "
+        "'opus'?",
+        "11:49: error [unknown-provider] Unknown provider 'antropic'. Did you mean "
+        "'anthropic'?",
+        "12:66: error [invalid-value] This case expects anthropic:claude-sonnet-4-6, but its "
+        "provider anthropic is not in the case's 'configured' list, so it can never be chosen.",
+    ]
+    for line in expected:
+        assert f"{test_file}:{line}" in out
+    assert out.count("error [") == len(expected), out
+    assert "FAIL" not in out
+
+
 def test_an_invalid_test_file_gets_located_problems(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     test_file = tmp_path / "t.test.yaml"

@@ -2,7 +2,7 @@
 
 import type { ChatState, FromWebview, ToWebview } from '../chat/messages';
 import { initialChatState, sessionTitle } from '../chat/messages';
-import { needsTranscript, waitsToStart } from '../chat/delegations';
+import { needsTranscript, ticks, waitsToStart } from '../chat/delegations';
 import {
   allCards, markStopping, ratingAsked, reduce, refusedDraft, toggleDelegation, toggleExplanation, unexplained,
 } from '../chat/reducer';
@@ -261,6 +261,10 @@ window.addEventListener('focus', () => {
 
 render();
 transcript.scrollTop = transcript.scrollHeight;
+// A running worker's card counts its time on between the daemon's updates (sent with its output only).
+setInterval(() => {
+  if (allCards(state).some(({ card }) => ticks(card))) view.render(state.entries);
+}, 1000);
 if (document.hasFocus()) input.focus();
 vscode.postMessage({ type: 'ready' });
 if (input.value) draftChanged();

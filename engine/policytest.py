@@ -36,6 +36,7 @@ from switchman.engine.config.walker import Walker
 from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.errors import EmptyMessage, RoutingError
 from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
+from switchman.engine.policytest_names import check_case_names
 from switchman.engine.routing.chain import PolicyChain, RouteRequest
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.decision import CHAIN_ORDER, RouteDecided, TierChoice
@@ -92,10 +93,11 @@ CASE = s.Obj("One test case.", title="case", fields={
     "name": s.Field(s.Scalar(), required=True),
     "message": s.Field(s.Scalar(), required=True),
     "workspace": s.Field(s.Scalar("The workspace folder.")),
-    "sticky": s.Field(s.Scalar("The session's sticky model.")),
+    "sticky": s.Field(s.Scalar("The session's sticky model (id or alias).", format="model")),
     "delegate_tier": s.Field(s.Scalar("", enum=s.TIER_NAMES)),
     "planner": s.Field(s.Scalar("The delegating planner's model (id or alias); its tier is "
-                                "the tier floor unless delegation.tier_floor is false.")),
+                                "the tier floor unless delegation.tier_floor is false.",
+                                format="model")),
     "complexity": s.Field(s.Scalar("The complexity the planner gives.",
                                    enum=s.COMPLEXITY_LEVELS)),
     "task_size": s.Field(s.Obj("The task's size, to estimate its complexity.",
@@ -107,7 +109,8 @@ CASE = s.Obj("One test case.", title="case", fields={
     "unavailable": s.Field(_STRINGS),
     "configured": s.Field(_STRINGS),
     "pattern": s.Field(s.Obj("A canned pattern recommendation.", title="pattern", fields={
-        "model": s.Field(s.Scalar(), required=True),
+        "model": s.Field(s.Scalar("The suggested model (id or alias).", format="model"),
+                         required=True),
         "confidence": s.Field(s.Scalar("", "number", minimum=0, maximum=1), required=True),
         "sample_size": s.Field(s.Scalar("", "integer", minimum=0), required=True),
     })),
@@ -182,6 +185,8 @@ def load_test_file(path: Path, registry: ModelRegistry | None = None,
             walker.report(walker.range_at(where, key=True),
                           Code.MISSING_KEY, "This case's 'expect' checks nothing: give at least "
                           "one of " + ", ".join(EXPECT.fields) + ".")
+        if isinstance(case, dict) and registry is not None:
+            check_case_names(walker, ("cases", index), case, registry)
     return (raw if isinstance(raw, dict) else {}), walker.problems
 
 

@@ -26,7 +26,7 @@ from switchman.engine.config.paths import (
 )
 from switchman.engine.config.problems import Problem, Severity, sort_problems
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
-from switchman.engine.config.report import format_problems, format_rules
+from switchman.engine.config.report import format_ignored, format_problems, format_rules
 from switchman.engine.config.store import ConfigStore, read_config
 from switchman.engine.config.walker import closest
 from switchman.engine.errors import (
@@ -134,26 +134,24 @@ def rules_show(args: argparse.Namespace) -> int:
                      "global_default": policy.global_default, "tiers": policy.tiers})
         return 0
     print(format_rules(folder, policy))
-    _note_config_errors(config, folder, sys.stdout)
+    _note_config_errors(config, folder, sys.stdout, "this list")
     return 0
 
 
-def _note_config_errors(config: ConfigStore, folder: str, stream: TextIO,
+def _note_config_errors(config: ConfigStore, folder: str, stream: TextIO, what: str,
                         only: Path | None = None) -> None:
-    """Say which config files (of all, or just ``only``) have errors, so a result from an older
-    version is not a surprise: one note per file."""
-    noted: set[str] = set()
+    """Say which config files (of all, or just ``only``) have errors and what ``what`` (this
+    command's answer) used instead, so a result that differs from the editor's is not a
+    surprise: one note per file, its first errors located."""
+    errors: dict[str, list[Problem]] = {}
     for problem in config.problems(folder):
-        if problem.severity is not Severity.ERROR or str(problem.file) in noted:
-            continue
-        if only is not None and str(problem.file) != str(only):
-            continue
-        noted.add(str(problem.file))
-        if problem.file == str(config.directory):  # the folder itself: say why
-            print(f"Note: {problem.file}: {problem.message}", file=stream)
-            continue
-        print(f"Note: {problem.file} has errors; an earlier or built-in version is in use "
-              "(run 'switchman rules check').", file=stream)
+        if problem.severity is Severity.ERROR and (only is None or problem.file == str(only)):
+            errors.setdefault(problem.file, []).append(problem)
+    for path, found in errors.items():
+        if path == str(config.directory):  # the folder itself: say why
+            print(f"Note: {path}: {found[0].message}", file=stream)
+        else:
+            print(format_ignored(found, what), file=stream)
 
 
 # -- rules test ----------------------------------------------------------------------
@@ -231,7 +229,8 @@ def route(args: argparse.Namespace) -> int:
     except RoutingError as error:
         return _report_failure(args, str(error), None, code=error.code)
     finally:
-        _note_config_errors(config, folder, sys.stderr)  # stderr keeps --json output clean
+        # on stderr, which keeps --json output clean
+        _note_config_errors(config, folder, sys.stderr, "this dry run")
     if args.json:
         _print_json({"message": text, "decision": decision, "error": None})
     else:
@@ -394,7 +393,7 @@ def models(args: argparse.Namespace) -> int:
     """List the registry's models with their aliases, tier and key status."""
     config = ConfigStore()
     registry = config.registry()
-    _note_config_errors(config, str(find_workspace(Path.cwd())), sys.stderr,
+    _note_config_errors(config, str(find_workspace(Path.cwd())), sys.stderr, "this list",
                         only=config.models_path)
     rows: list[dict[str, Any]] = []
     for model in registry.models.values():

@@ -4,9 +4,36 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from switchman.engine.config.check import FileKind, file_kind
 from switchman.engine.config.policy import EffectivePolicy
 from switchman.engine.config.problems import Problem, Severity
 from switchman.engine.routing.predicates import describe
+
+_USED_INSTEAD = {
+    FileKind.MODELS: "uses the built-in models in its place",
+    FileKind.ROUTING: "uses the built-in policy in its place",
+    FileKind.WORKSPACE: "leaves out the workspace's rules and default (your own policy "
+                        "alone applies)",
+    FileKind.PROFILES: "uses the built-in profiles in its place",
+    FileKind.WORKSPACE_PROFILES: "leaves out the workspace's profiles (yours alone apply)",
+}
+MAX_NOTED = 3
+"""Errors quoted per file in :func:`format_ignored`; ``rules check`` lists them all."""
+
+
+def format_ignored(errors: Sequence[Problem], what: str) -> str:
+    """Why a command that reads the configuration once (``what``: "this dry run") did without
+    a file: its first errors, located, and what it used instead. A daemon keeps the last valid
+    version it saw; this process never saw one, so its answer can differ from the editor's."""
+    path = errors[0].file
+    kind = file_kind(path) or FileKind.ROUTING
+    lines = [f"Note: {path} has errors, so {what} {_USED_INSTEAD[kind]}. A running Switchman "
+             "keeps the last valid version it saw of the file, so in the editor the result can "
+             "differ until the file is fixed:"]
+    lines += [f"  {line}" for line in format_problems(errors[:MAX_NOTED], [path]).splitlines()[:-1]]
+    if len(errors) > MAX_NOTED:
+        lines.append(f"  ({len(errors) - MAX_NOTED} more: run 'switchman rules check')")
+    return "\n".join(lines)
 
 
 def format_problems(problems: Sequence[Problem], files: Sequence[str]) -> str:

@@ -8,6 +8,8 @@
 * ``no-cost-tracking``: a budget condition (``cost_today_exceeds_usd``) while
   no model has a price, so today's cost stays $0 and it never matches.
 * ``unnamed-rule`` (a hint): traces can only call the rule ``rule_<n>``.
+* ``empty-when`` (information): ``when:`` with no value matches every turn, which a
+  forgotten condition looks like; ``when: {}`` (or no ``when``) says so on purpose.
 """
 
 from __future__ import annotations
@@ -95,6 +97,8 @@ def _advise_rule(context: _Context, rule: YamlNode, index: int, names: set[str])
     when = rule.get("when")
     if use is not None and model_id is not None:
         problems += _model_advice(context, use, model_id, when)
+    if when is not None and when.is_null:
+        problems += _empty_when(doc, rule)
     if not context.costs_known:
         problems += [doc.problem(
             doc.range_of(key), Code.NO_COST_TRACKING,
@@ -102,6 +106,17 @@ def _advise_rule(context: _Context, rule: YamlNode, index: int, names: set[str])
             "condition never matches. Add pricing to your models in models.yaml.",
             Severity.WARNING) for key in _keys_named(when, "cost_today_exceeds_usd")]
     return problems
+
+
+def _empty_when(doc: YamlDocument, rule: YamlNode) -> list[Problem]:
+    key = rule.key_node("when")
+    if key is None:
+        return []
+    return [doc.problem(
+        doc.range_of(key), Code.EMPTY_WHEN,
+        "This 'when' is empty, so the rule matches every turn and the rules below it are "
+        "only tried when its model is rejected. Add conditions under it, or, to match "
+        "every turn on purpose, write 'when: {}' (or leave 'when' out).", Severity.INFORMATION)]
 
 
 def _model_advice(context: _Context, use: YamlNode, model_id: str,

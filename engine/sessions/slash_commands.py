@@ -235,26 +235,36 @@ def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:
 
 
 def _cost(cost: CostBreakdown, today: Decimal, today_estimated: Decimal) -> str:
-    lines = [f"This session: {usd(cost.total_usd)}{_estimated(cost.estimated_usd)}"]
-    lines += [f"  {c.model}: {usd(c.cost_usd)} ({c.turns} turn(s), {c.input_tokens} in / "
-              f"{c.output_tokens} out tokens){_estimated(c.estimated_usd)}"
-              for c in cost.by_model]
+    amount, note = _estimated(cost.total_usd, cost.estimated_usd)
+    lines = [f"This session: {amount}{note}"]
+    for c in cost.by_model:
+        amount, note = _estimated(c.cost_usd, c.estimated_usd)
+        lines.append(f"  {c.model}: {amount} ({c.turns} turn(s), {c.input_tokens} in / "
+                     f"{c.output_tokens} out tokens){note}")
     if cost.workers:
         lines.append(f"  planner: {usd(cost.planner_usd)}")
         lines.append(f"  workers: {usd(cost.workers_usd)} ({len(cost.workers)} delegation(s))")
-        lines += [f"    {w.title or w.parent_tool_use_id or w.session_id} → "
-                  f"{w.model or 'no model'}: {usd(w.cost_usd)}, {w.turns} turn(s)"
-                  f"{_estimated(w.estimated_usd)}" for w in cost.workers]
-    lines.append(f"Today, all sessions: {usd(today)}{_estimated(today_estimated)}")
+        for w in cost.workers:
+            amount, note = _estimated(w.cost_usd, w.estimated_usd)
+            lines.append(f"    {w.title or w.parent_tool_use_id or w.session_id} → "
+                         f"{w.model or 'no model'}: {amount}, {w.turns} turn(s){note}")
+    amount, note = _estimated(today, today_estimated)
+    lines.append(f"Today, all sessions: {amount}{note}")
     if cost.estimated_usd or today_estimated:
         lines.append("Estimated: calls stopped, failed or cut off before the provider reported "
                      "their usage, charged for their input and the output streamed so far.")
     return "\n".join(lines)
 
 
-def _estimated(amount: Decimal) -> str:
-    """`` (of which ~$x estimated)`` when part of a cost is Switchman's estimate."""
-    return f" (of which ~{usd(amount)} estimated)" if amount else ""
+def _estimated(total: Decimal, estimated: Decimal) -> tuple[str, str]:
+    """A cost and the note on the part of it that is Switchman's estimate, each said once:
+    (``$x``, ``""``) when none is, (``$x``, `` (of which ~$y estimated)``) when part is,
+    (``~$x``, `` (estimated)``) when all of it is."""
+    if not estimated:
+        return usd(total), ""
+    if estimated >= total:
+        return f"~{usd(total)}", " (estimated)"
+    return usd(total), f" (of which ~{usd(estimated)} estimated)"
 
 
 def usd(amount: Decimal) -> str:

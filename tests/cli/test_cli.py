@@ -102,6 +102,50 @@ def test_a_model_an_expectation_names_must_exist(tmp_path: Path,
     assert (code, [r["passed"] for r in results]) == (0, [True])
 
 
+def test_the_models_a_case_names_must_exist(tmp_path: Path, config_dir: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A case's inputs name models too: a misspelt sticky model, planner, pattern model,
+    `@alias`, outage or provider tested something else than meant (a sticky model that is
+    no model is rejected and the turn falls through; the case could pass), and an expected
+    model whose provider the case leaves unconfigured could never be chosen."""
+    test_file = tmp_path / "t.test.yaml"
+    test_file.write_text(
+        "cases:\n"
+        "  - {name: a, message: hi, sticky: opsu, expect: {model: opus}}\n"
+        "  - {name: b, message: hi, delegate_tier: fast, planner: sonet, expect: {tier: fast}}\n"
+        "  - name: c\n"
+        "    message: hi\n"
+        "    pattern: {model: haiuk, confidence: 0.9, sample_size: 30}\n"
+        "    expect: {policy: PATTERN_RECOMMENDATION}\n"
+        "  - {name: d, message: '@haiku4 hello', expect: {model: haiku}}\n"
+        "  - {name: e, message: '@haiku4 hello', expect: {error: unknown_alias}}\n"
+        "  - {name: f, message: hi, unavailable: [antropic, opsu], expect: {model: sonnet}}\n"
+        "  - {name: g, message: hi, configured: [openai, antropic], expect: {model: gpt-5}}\n"
+        "  - {name: h, message: hi, configured: [openai], expect: {model: sonnet}}\n",
+        "utf-8")
+    code, out = run(capsys, "rules", "test", str(test_file))
+    assert code == 2, out
+    expected = [
+        "2:36: error [unknown-model] Unknown model 'opsu'. Did you mean 'opus'?",
+        "3:58: error [unknown-model] Unknown model 'sonet'. Did you mean 'sonnet'?",
+        "6:22: error [unknown-model] Unknown model 'haiuk'. Did you mean 'haiku'?",
+        "8:24: error [unknown-model] Unknown model alias '@haiku4': this case stops with "
+        "unknown_alias. Did you mean @haiku?",
+        "10:42: error [unknown-model] 'antropic' is neither a model nor a provider. Did you "
+        "mean 'anthropic'?",
+        "10:52: error [unknown-model] 'opsu' is neither a model nor a provider. Did you mean "
+        "'opus'?",
+        "11:49: error [unknown-provider] Unknown provider 'antropic'. Did you mean "
+        "'anthropic'?",
+        "12:66: error [invalid-value] This case expects anthropic:claude-sonnet-4-6, but its "
+        "provider anthropic is not in the case's 'configured' list, so it can never be chosen.",
+    ]
+    for line in expected:
+        assert f"{test_file}:{line}" in out
+    assert out.count("error [") == len(expected), out
+    assert "FAIL" not in out
+
+
 def test_an_invalid_test_file_gets_located_problems(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     test_file = tmp_path / "t.test.yaml"
@@ -655,3 +699,29 @@ def test_the_readme_route_example_shows_a_decision_without_keys(
     args = shlex.split(line.partition("#")[0])[1:]
     code, out = run(capsys, *args)
     assert code == 0 and "Chose: anthropic:claude-haiku-4-5" in out
+
+
+def test_route_with_an_invalid_workspace_file_says_where_and_what_it_used_instead(
+        tmp_path: Path, config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A daemon keeps the last valid version of a file that turns invalid; the dry run has
+    none (the daemon keeps it in memory only), so it routes without the file. It said only
+    "has errors; an earlier or built-in version is in use": not where the error is, nor that
+    the workspace's rules were left out, nor that the editor's decision may differ."""
+    workspace = tmp_path / "app"
+    (workspace / ".switchman").mkdir(parents=True)
+    routing = workspace / ".switchman" / "routing.yaml"
+    routing.write_text("default: opus\nrules:\n  - name: sql\n    when: {message_matches: sql}\n"
+                       "    use: opsu\n", "utf-8")
+    code = main(["route", "fix the sql", "--assume-configured", "--workspace", str(workspace)])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "Chose: anthropic:claude-sonnet-4-6 (global default)" in out
+    assert f"{routing}:5:10: error [unknown-model] Unknown model 'opsu'." in err
+    assert "this dry run leaves out the workspace's rules and default" in err
+    assert "last valid version" in err and "can differ" in err
+    (config_dir / "routing.yaml").write_text("global_default: [\n", "utf-8")
+    main(["route", "hello", "--assume-configured", "--workspace", str(workspace), "--json"])
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["decision"]["chosen_model"]
+    assert f"{config_dir / 'routing.yaml'}:2:1: error [yaml-syntax]" in captured.err
+    assert "uses the built-in policy" in captured.err

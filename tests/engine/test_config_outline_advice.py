@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from switchman.engine.config.builtin import builtin_models_values, builtin_registry
 from switchman.engine.config.check import FileKind
@@ -131,6 +132,20 @@ def test_unnamed_rules_get_a_hint_with_a_suggested_name() -> None:
     [problem] = advice("rules:\n  - use: haiku\n    when: {has_images: true}\n")
     assert (problem.code, problem.severity) == (Code.UNNAMED_RULE, Severity.HINT)
     assert problem.data == {"synthetic_name": "rule_1", "suggested_name": "haiku for has_images"}
+
+
+@pytest.mark.parametrize("when", ["when:", "when: null", "when: ~  # all"])
+def test_an_empty_when_says_it_matches_every_turn(when: str) -> None:
+    """`when:` with nothing after it is documented to match every turn, and the rules
+    below it are then only fallbacks: without a word, a condition forgotten there went
+    unnoticed. `when: {}` (or no `when`) says it on purpose."""
+    text = f"rules:\n  - name: a\n    {when}\n    use: haiku\n"
+    [problem] = advice(text)
+    assert (problem.code, problem.severity) == (Code.EMPTY_WHEN, Severity.INFORMATION)
+    assert problem.range == span(text, "when")
+    assert "matches every turn" in problem.message and "when: {}" in problem.message
+    for deliberate in ("when: {}", "description: catch-all"):
+        assert advice(f"rules:\n  - name: a\n    {deliberate}\n    use: haiku\n") == []
 
 
 def test_alias_bombs_do_not_stall_advice() -> None:

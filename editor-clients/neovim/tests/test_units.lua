@@ -95,6 +95,8 @@ return {
       H.eq('$0.410000', status.cost_today(record({ cost_today_usd = '0.410000', estimated_today_usd = '0.000000' })))
       H.eq('$0.410000 (of which ~$0.020000 estimated: calls cut short)',
         status.cost_today(record({ cost_today_usd = '0.410000', estimated_today_usd = '0.020000' })))
+      H.eq('~$0.020000 (estimated: calls cut short)',
+        status.cost_today(record({ cost_today_usd = '0.020000', estimated_today_usd = '0.020000' })))
       H.eq('$-', status.cost_today(record({})), 'before the first status (as before)')
     end,
   },
@@ -132,8 +134,12 @@ return {
         end, failed))
       local stopped = render.outcome(ROOT, { status = 'cancelled', model = SONNET, cost_usd = '0.001902',
         estimated_usd = '0.001902', usage = { input_tokens = 634, output_tokens = 0 } })
-      H.eq('  claude-sonnet-4-6 · $0.001902 (~$0.001902 estimated) · 634 in / 0 out tokens', stopped[#stopped][1],
-        'an estimated cost says so')
+      H.eq('  claude-sonnet-4-6 · ~$0.001902 (estimated) · 634 in / 0 out tokens', stopped[#stopped][1],
+        'a cost that is all estimated says so once')
+      local partly = render.outcome(ROOT, { status = 'cancelled', model = SONNET, cost_usd = '0.003',
+        estimated_usd = '0.001902', usage = { input_tokens = 634, output_tokens = 0 } })
+      H.eq('  claude-sonnet-4-6 · $0.003 (~$0.001902 estimated) · 634 in / 0 out tokens', partly[#partly][1],
+        'a cost partly estimated names the estimated part')
       local reported = render.outcome(ROOT, { status = 'completed', model = SONNET, cost_usd = '0.0036',
         estimated_usd = '0.000000', usage = { input_tokens = 1, output_tokens = 1 } })
       H.eq('  claude-sonnet-4-6 · $0.0036 · 1 in / 1 out tokens', reported[#reported][1])
@@ -322,13 +328,16 @@ return {
       for _, line in ipairs(render.transcript(ROOT, { session = { id = 'P', title = 'plan' }, cost = {
         by_model = {}, workers = { { session_id = 'W1', title = 'Refactor auth', model = HAIKU, cost_usd = '0.002', turns = 1 },
           { session_id = 'W2', model = HAIKU, cost_usd = '0.001', turns = 2 },
-          { session_id = 'W3', model = HAIKU, cost_usd = '0.0019', turns = 1, estimated_usd = '0.0019' } } } })) do
+          { session_id = 'W3', model = HAIKU, cost_usd = '0.0019', turns = 1, estimated_usd = '0.0019' },
+          { session_id = 'W4', model = HAIKU, cost_usd = '0.003', turns = 2, estimated_usd = '0.0019' } } } })) do
         table.insert(lines, line[1])
       end
       H.check(vim.tbl_contains(lines, '  ↳ worker Refactor auth  claude-haiku-4-5  $0.002  (1 turns)'), table.concat(lines, '\n'))
       H.check(vim.tbl_contains(lines, '  ↳ worker W2  claude-haiku-4-5  $0.001  (2 turns)'), 'no title: the session id')
-      H.check(vim.tbl_contains(lines, '  ↳ worker W3  claude-haiku-4-5  $0.0019  (1 turns)  (~$0.0019 estimated)'),
-        'an estimated cost says so', table.concat(lines, '\n'))
+      H.check(vim.tbl_contains(lines, '  ↳ worker W3  claude-haiku-4-5  ~$0.0019  (1 turns)  (estimated)'),
+        'a cost all estimated says so once', table.concat(lines, '\n'))
+      H.check(vim.tbl_contains(lines, '  ↳ worker W4  claude-haiku-4-5  $0.003  (2 turns)  (~$0.0019 estimated)'),
+        'a cost partly estimated names the part', table.concat(lines, '\n'))
     end,
   },
   {

@@ -178,7 +178,7 @@ return {
       local stopped = workers.line(root, { tier = 'fast', model = 'anthropic:claude-haiku-4-5', status = 'cancelled',
         turns = 1, cost_usd = '0.0019', estimated_usd = '0.0019', elapsed_seconds = 2, task = 't', error = 'cancelled_by_user',
         detail = 'the user stopped this worker' })
-      H.eq('  ■ worker fast · haiku · cancelled · 1 turn · $0.0019 (~$0.0019 estimated) · 2.0s — t — '
+      H.eq('  ■ worker fast · haiku · cancelled · 1 turn · ~$0.0019 (estimated) · 2.0s — t — '
         .. 'cancelled_by_user: the user stopped this worker',
         stopped, 'a worker stopped before the provider reported usage: its cost is an estimate, and says so')
       local stored = workers.stored(root, {

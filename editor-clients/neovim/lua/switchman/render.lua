@@ -2,6 +2,7 @@
 ---
 --- A line is `{ text, hl = group? }`; `badge = true` marks a header whose `[...]` part
 --- is highlighted as the route badge.
+local cost = require('switchman.cost')
 local models = require('switchman.models')
 
 local M = {}
@@ -157,8 +158,7 @@ function M.outcome(root, result)
   if present(result.cost_usd) then
     -- the part Switchman estimated (a call stopped, failed or cut off before the provider
     -- reported its usage) is named, so an estimate is not taken for the provider's figure
-    local estimated = present(result.estimated_usd) and tonumber(result.estimated_usd) or 0
-    table.insert(facts, '$' .. result.cost_usd .. (estimated > 0 and (' (~$' .. result.estimated_usd .. ' estimated)') or ''))
+    table.insert(facts, cost.line(result.cost_usd, result.estimated_usd))
   end
   if present(result.usage) then
     table.insert(facts, tokens(result.usage))
@@ -369,28 +369,29 @@ function M.history(root, detail, kept)
   return out
 end
 
---- `  (~$x estimated)` when part of a cost is Switchman's estimate (calls cut short before the
---- provider reported usage), else ''.
-local function estimated_note(amount)
-  return (tonumber(present(amount) and amount or 0) or 0) > 0 and ('  (~$' .. amount .. ' estimated)') or ''
+--- A row's cost (`$x`, or `~$x` when all of it is Switchman's estimate: calls cut short before the
+--- provider reported usage) and the note after the row (`  (~$y estimated)`, `  (estimated)` or '').
+local function row_cost(row)
+  local amount, note = cost.parts(row.cost_usd, row.estimated_usd)
+  return amount, note ~= '' and (' ' .. note) or ''
 end
 
-local function cost_lines(root, cost)
+local function cost_lines(root, breakdown)
   local out = {}
-  if not present(cost) then
+  if not present(breakdown) then
     return out
   end
   table.insert(out, { 'Cost by model:', hl = 'SwitchmanUser' })
-  for _, row in ipairs(cost.by_model or {}) do
-    table.insert(out, { ('  %-20s %3d turn%s  $%-10s %d in / %d out tokens%s'):format(models.short_name(root, row.model),
-      row.turns or 0, row.turns == 1 and ' ' or 's', row.cost_usd, row.input_tokens or 0, row.output_tokens or 0,
-      estimated_note(row.estimated_usd)) })
+  for _, row in ipairs(breakdown.by_model or {}) do
+    local amount, note = row_cost(row)
+    table.insert(out, { ('  %-20s %3d turn%s  %-11s %d in / %d out tokens%s'):format(models.short_name(root, row.model),
+      row.turns or 0, row.turns == 1 and ' ' or 's', amount, row.input_tokens or 0, row.output_tokens or 0, note) })
   end
-  for _, worker in ipairs(cost.workers or {}) do
+  for _, worker in ipairs(breakdown.workers or {}) do
     local name = present(worker.title) and worker.title ~= '' and worker.title or worker.session_id
-    table.insert(out, { ('  ↳ worker %s  %s  $%s  (%d turns)%s'):format(name,
-      models.short_name(root, present(worker.model) and worker.model or nil) or '-', worker.cost_usd, worker.turns or 0,
-      estimated_note(worker.estimated_usd)) })
+    local amount, note = row_cost(worker)
+    table.insert(out, { ('  ↳ worker %s  %s  %s  (%d turns)%s'):format(name,
+      models.short_name(root, present(worker.model) and worker.model or nil) or '-', amount, worker.turns or 0, note) })
   end
   return out
 end
@@ -403,9 +404,8 @@ function M.transcript(root, detail)
   local sticky = present(s.sticky_model) and ('  ·  sticky: ' .. models.short_name(root, s.sticky_model)) or ''
   local out = {
     { '# ' .. ((present(s.title) and s.title ~= '') and s.title or 'Untitled session') },
-    { ('Session %s  ·  %s  ·  %d turns  ·  $%s%s%s'):format(s.id or '?', s.created_at or '', s.turn_count or 0,
-      s.cost_usd or '0', (tonumber(present(s.estimated_usd) and s.estimated_usd or 0) or 0) > 0
-        and (' (~$' .. s.estimated_usd .. ' estimated)') or '', sticky), hl = 'SwitchmanFooter' },
+    { ('Session %s  ·  %s  ·  %d turns  ·  %s%s'):format(s.id or '?', s.created_at or '', s.turn_count or 0,
+      cost.line(s.cost_usd, s.estimated_usd), sticky), hl = 'SwitchmanFooter' },
   }
   if s.is_worker then
     table.insert(out, { 'Worker of session ' .. tostring(s.parent_session_id), hl = 'SwitchmanFooter' })

@@ -117,14 +117,14 @@ end
 
 --- Today's spend as `:Switchman status` shows it, naming the part Switchman estimated (calls cut
 --- short before the provider reported their usage) as `/cost` does:
---- `$0.410000 (of which ~$0.020000 estimated: calls cut short)`.
+--- `$0.410000 (of which ~$0.020000 estimated: calls cut short)`, `~$0.020000 (estimated: calls cut
+--- short)` when all of it is.
 function M.cost_today(s)
-  local spent = present(s.cost_today_usd) and tostring(s.cost_today_usd) or '-'
-  local estimated = present(s.estimated_today_usd) and s.estimated_today_usd or nil
-  if estimated and (tonumber(estimated) or 0) > 0 then
-    return ('$%s (of which ~$%s estimated: calls cut short)'):format(spent, tostring(estimated))
+  if not present(s.cost_today_usd) then
+    return '$-'
   end
-  return '$' .. spent
+  return require('switchman.cost').line(s.cost_today_usd, s.estimated_today_usd,
+    { of_which = true, why = ': calls cut short' })
 end
 
 --- A few lines describing a workspace's state, for `:Switchman status`.

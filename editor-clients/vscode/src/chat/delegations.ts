@@ -6,7 +6,7 @@
  * A card shows the tier the worker runs on: when the tier floor capped the tier asked for, both.
  */
 
-import { formatUsd, plural, shortModelName } from '../common/format';
+import { costParts, formatCost, formatUsd, plural, shortModelName } from '../common/format';
 import { handoffLines, type HandoffLine } from './handoff';
 import type {
   DelegationParams, DelegationRecord, DelegationStatus, Message, QueuePlace, SessionDetail, TurnStatus, WorkerCost,
@@ -294,8 +294,7 @@ const STATUS_LABELS: Record<DelegationStatus, string> = {
  */
 export function cardView(card: DelegationCard, now?: number): CardView {
   const statusLabel = card.stopping ? 'stopping…' : STATUS_LABELS[card.status];
-  const estimated = Number(card.estimatedUsd) > 0 ? ` (~${formatUsd(card.estimatedUsd ?? '0')} estimated)` : '';
-  const meta = [statusLabel, plural(card.turns, 'turn'), formatUsd(card.costUsd) + estimated];
+  const meta = [statusLabel, plural(card.turns, 'turn'), formatCost(card.costUsd, card.estimatedUsd)];
   const elapsed = elapsedSeconds(card, now);
   if (elapsed !== null) meta.push(`${elapsed.toFixed(1)}s`);
   let note: string | null = null;
@@ -366,7 +365,7 @@ function clip(text: string, max: number): string {
  * A finished turn's cost as the chat shows it: its own calls plus its workers' (rolled up, as the
  * session's totals are), naming the workers' share: `$0.01 incl. workers $0.0027`, and the part
  * Switchman estimated for calls cut short before the provider reported usage:
- * `$0.0019 (~$0.0019 estimated)`.
+ * `$0.01 (~$0.0019 estimated)`, or `~$0.0019 (estimated)` when all of it is.
  */
 export function turnCostLabel(costUsd: string | null, cards: readonly DelegationCard[] | undefined,
   estimatedUsd?: string | null): string | null {
@@ -374,7 +373,7 @@ export function turnCostLabel(costUsd: string | null, cards: readonly Delegation
   const workers = (cards ?? []).reduce((sum, card) => sum + (Number(card.costUsd) || 0), 0);
   const estimated = (Number(estimatedUsd) || 0)
     + (cards ?? []).reduce((sum, card) => sum + (Number(card.estimatedUsd) || 0), 0);
-  const note = estimated > 0 ? ` (~${formatUsd(String(estimated))} estimated)` : '';
-  if (workers === 0) return formatUsd(costUsd) + note;
-  return `${formatUsd(String(Number(costUsd) + workers))} incl. workers ${formatUsd(String(workers))}${note}`;
+  const { amount, note } = costParts(Number(costUsd) + workers, estimated);
+  if (workers === 0) return amount + note;
+  return `${amount} incl. workers ${formatUsd(String(workers))}${note}`;
 }

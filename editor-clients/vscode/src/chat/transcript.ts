@@ -1,6 +1,6 @@
 /** A stored session (`switchman/session`) as chat entries and as a read-only Markdown transcript. */
 
-import { formatUsd, plural } from '../common/format';
+import { formatCost, formatUsd, plural } from '../common/format';
 import { NOT_SENT } from '../protocol/errors';
 import { SlashCommands } from '../protocol/methods';
 import type {
@@ -194,8 +194,8 @@ export function transcriptMarkdown(detail: SessionDetail): string {
   const { session, cost } = detail;
   const lines = [`# ${session.title || 'Untitled session'}`, ''];
   lines.push(`Session \`${session.id}\`${session.is_worker ? ' (worker)' : ''} · started ${session.created_at} · `
-    + `${plural(session.turn_count, 'turn')} · total ${formatUsd(cost.total_usd)}`
-    + (Number(cost.estimated_usd) > 0 ? ` (~${formatUsd(cost.estimated_usd ?? '0')} estimated: calls cut short before the provider reported usage)` : ''));
+    + `${plural(session.turn_count, 'turn')} · total `
+    + formatCost(cost.total_usd, cost.estimated_usd, { why: ': calls cut short before the provider reported usage' }));
   if (cost.workers.length > 0) {
     lines.push('', `Planner ${formatUsd(cost.planner_usd)} · workers ${formatUsd(cost.workers_usd)} `
       + `(${plural(cost.workers.length, 'worker')})`);
@@ -249,7 +249,7 @@ function workerMarkdown(record: DelegationRecord, workers: readonly WorkerCost[]
 
 function turnMarkdown(turn: Turn, all: Message[]): string[] {
   const messages = all.filter((m) => m.turn_id === turn.id);
-  const lines = ['---', '', `## Turn ${turn.index} · ${turn.model ?? 'no model'} · ${formatUsd(turn.cost_usd)}${Number(turn.estimated_usd) > 0 ? ` (~${formatUsd(turn.estimated_usd ?? '0')} estimated)` : ''} · ${turn.status}`];
+  const lines = ['---', '', `## Turn ${turn.index} · ${turn.model ?? 'no model'} · ${formatCost(turn.cost_usd, turn.estimated_usd)} · ${turn.status}`];
   if (turn.summary) lines.push('', `_Why: ${turn.summary}_`);
   if (turn.usage) lines.push('', `${turn.usage.input_tokens} input / ${turn.usage.output_tokens} output tokens`);
   for (const message of messages) {

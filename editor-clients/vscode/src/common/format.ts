@@ -10,6 +10,35 @@ export function formatUsd(value: string | null | undefined): string {
   return `$${Number(amount.toPrecision(2)).toString()}`;
 }
 
+/**
+ * A cost and the part of it Switchman estimated (calls cut short before the provider reported
+ * usage), each said once: `amount` is `$0.041`, or `~$0.041` when all of it is estimated; `note`
+ * follows it: ` (~$0.0019 estimated)` when part is, ` (estimated)` when all is, `` when none is.
+ * `why` is added after the word estimated (`: calls cut short`); `ofWhich` words the partial note as
+ * `/cost` does: ` (of which ~$0.0019 estimated)`.
+ */
+export function costParts(totalUsd: string | number | null | undefined, estimatedUsd: string | number | null | undefined,
+  { why = '', ofWhich = false }: CostWording = {}): { amount: string; note: string } {
+  const total = formatUsd(String(totalUsd ?? 0));
+  const estimated = Number(estimatedUsd ?? 0) || 0;
+  if (estimated <= 0) return { amount: total, note: '' };
+  // all of it: the estimate covers the whole cost (to the micro-dollar the daemon counts in)
+  if (estimated >= (Number(totalUsd ?? 0) || 0) - 1e-7) return { amount: `~${total}`, note: ` (estimated${why})` };
+  return { amount: total, note: ` (${ofWhich ? 'of which ' : ''}~${formatUsd(String(estimated))} estimated${why})` };
+}
+
+export interface CostWording {
+  why?: string;
+  ofWhich?: boolean;
+}
+
+/** {@link costParts} on one line: `$0.041 (~$0.0019 estimated)`, `~$0.0019 (estimated)`, `$0.041`. */
+export function formatCost(totalUsd: string | number | null | undefined, estimatedUsd: string | number | null | undefined,
+  wording: CostWording = {}): string {
+  const { amount, note } = costParts(totalUsd, estimatedUsd, wording);
+  return amount + note;
+}
+
 /** The short name of a model: its first alias, else the part after `provider:`. */
 export function shortModelName(id: string, models?: Map<string, ModelInfo>): string {
   const info = models?.get(id);

@@ -1,7 +1,7 @@
 /** How a session looks in the Sessions view (pure). */
 
 import { waitsToStart } from '../chat/delegations';
-import { formatUsd, plural, shortModelName } from '../common/format';
+import { costParts, plural, shortModelName } from '../common/format';
 import type { DelegationParams, Session } from '../protocol/types';
 
 export interface SessionItemView {
@@ -15,15 +15,15 @@ export interface SessionItemView {
 export function sessionItemView(session: Session, isCurrent: boolean, now: Date = new Date()): SessionItemView {
   const model = session.last_model ? shortModelName(session.last_model) : 'no turns yet';
   // an estimate (calls cut short before the provider reported usage) is not shown as the bill
-  const estimated = Number(session.estimated_usd) > 0 ? ` (~${formatUsd(session.estimated_usd ?? '0')} estimated)` : '';
-  const parts = [model, formatUsd(session.cost_usd) + estimated, relativeTime(session.updated_at, now)];
+  const { amount, note } = costParts(session.cost_usd, session.estimated_usd);
+  const parts = [model, amount + note, relativeTime(session.updated_at, now)];
   if (isCurrent) parts.unshift('current');
   return {
     label: session.title.trim() || (session.is_worker ? 'Worker session' : 'New chat'),
     description: parts.join(' · '),
     tooltip: [
       session.title || '(no messages yet)',
-      `${plural(session.turn_count, 'turn')} · ${formatUsd(session.cost_usd)}${session.workers?.length ? ' including workers' : ''}${estimated}`,
+      `${plural(session.turn_count, 'turn')} · ${amount}${session.workers?.length ? ' including workers' : ''}${note}`,
       session.sticky_model ? `Sticky model: ${session.sticky_model}` : 'No sticky model',
       `Updated ${session.updated_at}`,
       `Session ${session.id}`,

@@ -1,6 +1,6 @@
 /** What a workspace's status bar item says: `switchman/status` in, text / tooltip / colour out. */
 
-import { formatUsd, plural, shortModelName } from '../common/format';
+import { formatCost, plural, shortModelName } from '../common/format';
 import type { ConnectionState } from '../common/host';
 import type { ModelInfo, StatusParams } from '../protocol/types';
 
@@ -74,7 +74,8 @@ export function statusTooltip(status: StatusParams, context: StatusContext): str
     const next = status.pending_swap.model ? `\`${status.pending_swap.model}\`` : 'your rules';
     lines.push(`Pending: switches to ${next} when the running turn ends`);
   }
-  lines.push(`Spent today: ${formatUsd(status.cost_today_usd)}${estimatedToday(status)}`);
+  // the part estimated for calls cut short worded as /cost words it
+  lines.push(`Spent today: ${formatCost(status.cost_today_usd, status.estimated_today_usd, { why: ': calls cut short', ofWhich: true })}`);
   for (const banner of status.banners) lines.push(`$(warning) ${banner}`);
   if (status.config_errors > 0) {
     // The daemon's notice already says which file and that its last valid version is in use.
@@ -84,15 +85,6 @@ export function statusTooltip(status: StatusParams, context: StatusContext): str
   }
   lines.push('', 'Click to choose a model.');
   return lines.join('  \n');
-}
-
-/**
- * The part of today's spend that is Switchman's estimate (calls cut short before the provider reported their usage),
- * worded as `/cost` words it: ` (of which ~$0.02 estimated: calls cut short)`; nothing when none is.
- */
-function estimatedToday(status: StatusParams): string {
-  const estimated = Number(status.estimated_today_usd ?? 0);
-  return estimated > 0 ? ` (of which ~${formatUsd(status.estimated_today_usd)} estimated: calls cut short)` : '';
 }
 
 function startingView(context: StatusContext): StatusView {

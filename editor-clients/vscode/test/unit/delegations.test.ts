@@ -34,10 +34,13 @@ describe('delegation cards', () => {
     assert.equal(turnCostLabel('0.007575', []), '$0.0076');
     assert.equal(turnCostLabel('0.007575', undefined), '$0.0076');
     assert.equal(turnCostLabel(null, [worker]), null);
-    // Calls cut short before the provider reported usage are charged an estimate, and say so.
-    assert.equal(turnCostLabel('0.001902', [], '0.001902'), '$0.0019 (~$0.0019 estimated)');
+    // Calls cut short before the provider reported usage are charged an estimate, and say so:
+    // once when all of the cost is estimated, naming the estimated part when only part is.
+    assert.equal(turnCostLabel('0.001902', [], '0.001902'), '~$0.0019 (estimated)');
     assert.equal(turnCostLabel('0.007575', [{ ...worker, estimatedUsd: '0.0027' }], '0'),
       '$0.01 incl. workers $0.0027 (~$0.0027 estimated)');
+    assert.equal(turnCostLabel('0.004850', [{ ...worker, estimatedUsd: '0.002725' }], '0.004850'),
+      '~$0.0076 incl. workers $0.0027 (estimated)');
     assert.equal(turnCostLabel('0.007575', [], '0'), '$0.0076');
   });
 
@@ -59,7 +62,7 @@ describe('delegation cards', () => {
     assert.deepEqual([cardView(cards(ended)[0]).meta, cardView(cards(ended)[0]).canStop], ['done · 1 turn · $0.0009 · 2.0s', false]);
     const stopped = reduce(ended, event(update({ phase: 'ended', status: 'cancelled', cost_usd: '0.0009', estimated_usd: '0.0009',
       elapsed_seconds: 2 })));
-    assert.equal(cardView(cards(stopped)[0]).meta, 'stopped · 1 turn · $0.0009 (~$0.0009 estimated) · 2.0s',
+    assert.equal(cardView(cards(stopped)[0]).meta, 'stopped · 1 turn · ~$0.0009 (estimated) · 2.0s',
       'a worker stopped before the provider reported usage: its cost is an estimate, and says so');
   });
 
@@ -314,7 +317,7 @@ describe('delegation cards', () => {
     const worker = { session_id: 'W1', parent_tool_use_id: 'toolu_1', model: 'anthropic:claude-haiku-4-5', cost_usd: '0.00028',
       turns: 1, estimated_usd: '0.00028' };
     const cards = storedDelegations([use], [worker], 'interrupted');
-    assert.equal(cardView(cards[0]).meta, 'failed · 1 turn · $0.00028 (~$0.00028 estimated)');
+    assert.equal(cardView(cards[0]).meta, 'failed · 1 turn · ~$0.00028 (estimated)');
     assert.equal(turnCostLabel('0.00008', cards, '0'), '$0.00036 incl. workers $0.00028 (~$0.00028 estimated)');
     const record = { tool_use_id: 'toolu_1', worker_session_id: 'W1', tier: 'fast', task: 'Count', status: 'failed' as const,
       model: worker.model, error: 'interrupted', detail: null };

@@ -77,6 +77,8 @@ describe('statusView', () => {
     // the part estimated for calls cut short is named, as /cost names it (none: nothing added)
     assert.match(statusView(status({ cost_today_usd: '0.4100', estimated_today_usd: '0.020000' }), single).tooltip,
       /Spent today: \$0\.41 \(of which ~\$0\.02 estimated: calls cut short\)  \n/);
+    assert.match(statusView(status({ cost_today_usd: '0.020000', estimated_today_usd: '0.020000' }), single).tooltip,
+      /Spent today: ~\$0\.02 \(estimated: calls cut short\)  \n/);
     assert.match(statusView(status({ cost_today_usd: '0.4100', estimated_today_usd: '0.000000' }), single).tooltip,
       /Spent today: \$0\.41  \n/);
   });

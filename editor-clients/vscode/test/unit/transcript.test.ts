@@ -166,6 +166,11 @@ describe('transcriptMarkdown', () => {
     const text = transcriptMarkdown({ ...detail, turns });
     assert.match(text, /## Turn 1 · anthropic:claude-haiku-4-5 · \$0\.0029 \(~\$0\.0009 estimated\) · completed/);
     assert.doesNotMatch(text, /## Turn 2 [^\n]*estimated/);
+    // a turn whose whole cost is an estimate says it once
+    const all = transcriptMarkdown({ ...detail, turns: turns.map((t) => (t.index === 1 ? { ...t, estimated_usd: t.cost_usd } : t)),
+      cost: { ...detail.cost, estimated_usd: detail.cost.total_usd } });
+    assert.match(all, /## Turn 1 · anthropic:claude-haiku-4-5 · ~\$0\.0029 \(estimated\) · completed/);
+    assert.match(all, /total ~\$0\.041 \(estimated: calls cut short before the provider reported usage\)/);
   });
 
   it('counts the workers in the cost table, by the model each ran on, so that its rows add up to the total', () => {
@@ -200,6 +205,9 @@ describe('session items', () => {
     const estimated = sessionItemView({ ...session, estimated_usd: '0.0019' }, true, new Date('2026-05-08T14:33:19Z'));
     assert.equal(estimated.description, 'current · claude-haiku-4-5 · $0.041 (~$0.0019 estimated) · 10 min ago');
     assert.match(estimated.tooltip, /\(~\$0\.0019 estimated\)/);
+    const all = sessionItemView({ ...session, estimated_usd: session.cost_usd }, false, new Date('2026-05-08T14:33:19Z'));
+    assert.equal(all.description, 'claude-haiku-4-5 · ~$0.041 (estimated) · 10 min ago', 'all of it estimated: said once');
+    assert.match(all.tooltip, / · ~\$0\.041 \(estimated\)/);
   });
 
   it('list a planner\'s delegations waiting for a worker slot (then for approval) under it, until they start or end', () => {

@@ -4,6 +4,7 @@
 --- delegation still waiting to start, for a worker slot or then for the user's approval, with its
 --- planner's turn id and tool use id).
 local client = require('switchman.client')
+local cost = require('switchman.cost')
 local models = require('switchman.models')
 local protocol = require('switchman.protocol')
 local ui = require('switchman.ui')
@@ -76,8 +77,7 @@ function M.line(root, update)
     WORDS[update.status] or update.status,
     ('%d turn%s'):format(turns, turns == 1 and '' or 's'),
     -- the part Switchman estimated (calls cut short before the provider reported usage) is named
-    M.usd(update.cost_usd) .. ((tonumber(present(update.estimated_usd) and update.estimated_usd or 0) or 0) > 0
-      and (' (~' .. M.usd(update.estimated_usd) .. ' estimated)') or ''),
+    cost.line(update.cost_usd, update.estimated_usd, { money = M.usd }),
   }
   if present(update.elapsed_seconds) then
     table.insert(parts, ('%.1fs'):format(tonumber(update.elapsed_seconds) or 0))

@@ -10,7 +10,7 @@ row survives the daemon being killed. The daemon commits on a thread of its own
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -235,10 +235,29 @@ def centre(connection: sqlite3.Connection, workspace: str) -> Centre:
 
 
 def save_centre(connection: sqlite3.Connection, workspace: str, centre: Centre) -> None:
-    """Write the workspace's centre (after counting a turn into it)."""
+    """Write the workspace's centre as it is (:func:`count_in_centre` counts a turn in)."""
     connection.execute(
         "INSERT OR REPLACE INTO pattern_centres (workspace, turns, total) VALUES (?, ?, ?)",
         (workspace, centre.turns, centre.to_bytes()))
+
+
+def count_in_centre(connection: sqlite3.Connection, workspace: str,
+                    mean: Sequence[float]) -> Centre:
+    """Count one turn's meaning into the workspace's centre as the database holds it, in one
+    transaction (another daemon on the data folder counts into the same centre: each adding
+    to the copy it held in memory, the last to save dropped the other's turns); returns the
+    centre now, unchanged once settled."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        held = centre(connection, workspace)
+        counted = held.counting(mean)
+        if counted is not held:
+            save_centre(connection, workspace, counted)
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+    return counted
 
 
 def forgets(connection: sqlite3.Connection) -> int:

@@ -175,6 +175,9 @@ class LearnedPatternStore(LoadedWorkspaces):
             space, read = self._workspaces.get(key), self._read_up_to.get(key)
             if space is None or read is None or read[1] == version:
                 return
+            centre = self._centres.get(key)
+            if centre is not None and not centre.settled:  # the other may have counted in it
+                del self._centres[key]  # read again at the next fingerprint
         fresh = db.rows_after(self.connection, key, read[0])
         with self._lock:
             if self._workspaces.get(key) is not space:
@@ -264,14 +267,14 @@ class LearnedPatternStore(LoadedWorkspaces):
 
     def _count_in_centre(self, row: db.PatternRow) -> None:
         """Count the row's meaning into its workspace's centre, until the centre settles
-        (holding ``_changing``: one count at a time)."""
+        (holding ``_changing``: one count at a time), adding to the centre the database
+        holds: another daemon on the data folder may have counted turns since this one read
+        it (one row read and written per turn until it settles, on the writer thread)."""
         if row.mean is None:
             return
-        centre = self._centre(row.workspace, self.writer)
-        if centre.settled:
-            return
-        counted = centre.counting(row.mean)
-        db.save_centre(self.writer, row.workspace, counted)
+        if self._centre(row.workspace, self.writer).settled:
+            return  # for good: no read
+        counted = db.count_in_centre(self.writer, row.workspace, row.mean)
         with self._lock:
             self._centres[row.workspace] = counted
 

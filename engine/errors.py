@@ -157,16 +157,18 @@ class EmptyMessage(RoutingError):
 
 
 class InvalidText(RoutingError):
-    """The message holds a lone UTF-16 surrogate, which no file, database or API can store."""
+    """The message holds a lone UTF-16 surrogate (or, from Neovim, a byte that is not UTF-8, read
+    as one), which no file, database or API can store."""
 
     code = "invalid_text"
 
     def __init__(self, where: str, offset: int) -> None:
         self.where = where
         self.offset = offset
-        super().__init__(f"The {where} contains an invalid character (a lone UTF-16 surrogate) "
-                         f"at position {offset}; nothing was sent. Remove it (it often comes "
-                         "from a bad copy and paste) and send again.")
+        super().__init__(f"The {where} contains an invalid character (a byte that is not "
+                         f"UTF-8, or a lone UTF-16 surrogate) at position {offset}; nothing was "
+                         "sent. Remove it (it often comes from a bad copy and paste) and send "
+                         "again.")
 
 
 def check_text(text: str, where: str = "message") -> None:

@@ -334,9 +334,15 @@ class Switchman:
         self.expect_turn(self.queries.likely_model(workspace))
         return info
 
-    def set_model(self, workspace: str, session_id: str | None, model: str | None) -> SwapResult:
-        """Set or clear (None) the sticky model; queued while a turn runs."""
-        return self.sessions.set_model(workspace, session_id, model)
+    async def set_model(self, workspace: str, session_id: str | None,
+                        model: str | None) -> SwapResult:
+        """Set or clear (None) the sticky model; queued while a turn runs. Answered once what
+        the change said of the last turn ("model changed") is in the pattern store, as the
+        chat's ``/model`` is (waiting at most :data:`SETTLE_SECONDS`)."""
+        mark = self.learning.last_write()
+        result = self.sessions.set_model(workspace, session_id, model)
+        await self.learning.settled(mark)
+        return result
 
     async def set_profile(self, workspace: str, session_id: str | None,
                           profile: str | None) -> ProfileSwitch:

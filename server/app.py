@@ -63,6 +63,8 @@ class SwitchmanServer(LanguageServer):
         self.turn_starts = TurnStarts()
         """The engine's turn starts, which give way while the editor waits for diagnostics
         (held by the configuration-editing feature, which never starts the engine)."""
+        self.notifier = EditorNotifier(self)
+        """The engine's session observer (the handlers hold its status notifications)."""
 
     def notify_json(self, method: str, params: dict[str, Any], *, now: bool = False) -> None:
         """Send a notification with plain JSON params (:meth:`SwitchmanProtocol.notify_json`)."""
@@ -83,7 +85,7 @@ class SwitchmanServer(LanguageServer):
                                          self._unusable.damaged)
             try:
                 self._switchman = Switchman(
-                    EditorNotifier(self), approver=EditorApprover(self),
+                    self.notifier, approver=EditorApprover(self),
                     applier=EditorApplier(self), editor_texts=self.editor_texts,
                     turn_starts=self.turn_starts)
             except DataFolderUnusable as error:

@@ -127,12 +127,24 @@ class FrameReader:
 
     def _handle(self, body: bytes) -> None:
         try:
-            message = json.loads(body)
+            message = _loads(body)
         except UNREADABLE_FRAME_ERRORS as error:
             self._protocol.parse_error(error)
             return
         self._protocol.handle_message(message)
 
+
+
+def _loads(body: bytes) -> object:
+    """The body's JSON. Bytes in it that are not UTF-8 (Neovim sends a buffer's or the chat
+    input's bytes as they are: a Latin-1 paste) are read as lone surrogates, as a JSON
+    ``\\udce9`` escape would be: the frame's id is known and its request answered (a chat
+    message holding one is ``invalid_text``; a shared buffer's text has them replaced), where
+    an undecodable frame could only be answered without an id, leaving the editor waiting."""
+    try:
+        return json.loads(body)
+    except UnicodeDecodeError:
+        return json.loads(body.decode("utf-8", "surrogateescape"))
 
 
 def _parse_length(digits: bytes, protocol: SwitchmanProtocol) -> int | None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from switchman.engine.errors import SwitchmanError
@@ -28,6 +30,10 @@ class EditorNotifier:
         self.server = server
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._computing: str | None = None
+        self._holds = 0
+        """Answers being prepared that the status must not overtake (:meth:`status_held`)."""
+        self._held: set[str] = set()
+        """Workspaces whose status came due while held: sent once the hold ends."""
 
     def route_decided(self, notice: RouteNotice) -> None:
         """Tell the editor which model took the turn and why."""
@@ -60,8 +66,29 @@ class EditorNotifier:
         self._pending[workspace] = loop.call_later(STATUS_COALESCE_SECONDS, self._send_status,
                                                    workspace)
 
+    @contextlib.contextmanager
+    def status_held(self) -> Iterator[None]:
+        """Hold every status notification while an async handler prepares its answer, so the
+        status showing what the request changed never arrives before the answer does
+        (``switchman/setModel`` waits for the pattern store's commit; the editors read its
+        answer's message once the status changes). A status that came due meanwhile is sent
+        a coalescing window after the hold ends: later than the answer, which goes out one
+        loop iteration after its handler returns."""
+        self._holds += 1
+        try:
+            yield
+        finally:
+            self._holds -= 1
+            if not self._holds:
+                held, self._held = self._held, set()
+                for workspace in held:
+                    self.status_changed(workspace)
+
     def _send_status(self, workspace: str) -> None:
         self._pending.pop(workspace, None)
+        if self._holds:
+            self._held.add(workspace)
+            return
         self._computing = workspace
         try:
             status = self.server.switchman.status(workspace)

@@ -79,6 +79,8 @@ class Code(StrEnum):
     MISSING_API_KEY = "missing-api-key"
     NO_COST_TRACKING = "no-cost-tracking"
     UNNAMED_RULE = "unnamed-rule"
+    EMPTY_WHEN = "empty-when"
+    UNKNOWN_SKILL = "unknown-skill"
     UNKNOWN_PROFILE = "unknown-profile"
 
 

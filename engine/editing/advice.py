@@ -8,15 +8,17 @@
 * ``no-cost-tracking``: a budget condition (``cost_today_exceeds_usd``) while
   no model has a price, so today's cost stays $0 and it never matches.
 * ``unnamed-rule`` (a hint): traces can only call the rule ``rule_<n>``.
+* ``empty-when`` (information): ``when:`` with no value matches every turn, which a
+  forgotten condition looks like; ``when: {}`` (or no ``when``) says so on purpose.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 from switchman.engine.config.check import FileKind
-from switchman.engine.config.nodes import is_true, rule_lists, scalar_text
+from switchman.engine.config.nodes import distinct, is_true, pairs_named, rule_lists, scalar_text
 from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode
@@ -95,6 +97,8 @@ def _advise_rule(context: _Context, rule: YamlNode, index: int, names: set[str])
     when = rule.get("when")
     if use is not None and model_id is not None:
         problems += _model_advice(context, use, model_id, when)
+    if when is not None and when.is_null:
+        problems += _empty_when(doc, rule)
     if not context.costs_known:
         problems += [doc.problem(
             doc.range_of(key), Code.NO_COST_TRACKING,
@@ -102,6 +106,17 @@ def _advise_rule(context: _Context, rule: YamlNode, index: int, names: set[str])
             "condition never matches. Add pricing to your models in models.yaml.",
             Severity.WARNING) for key in _keys_named(when, "cost_today_exceeds_usd")]
     return problems
+
+
+def _empty_when(doc: YamlDocument, rule: YamlNode) -> list[Problem]:
+    key = rule.key_node("when")
+    if key is None:
+        return []
+    return [doc.problem(
+        doc.range_of(key), Code.EMPTY_WHEN,
+        "This 'when' is empty, so the rule matches every turn and the rules below it are "
+        "only tried when its model is rejected. Add conditions under it, or, to match "
+        "every turn on purpose, write 'when: {}' (or leave 'when' out).", Severity.INFORMATION)]
 
 
 def _model_advice(context: _Context, use: YamlNode, model_id: str,
@@ -136,25 +151,10 @@ def _needs_images(when: YamlNode | None) -> bool:
 
 def _conjuncts(when: YamlNode | None) -> Iterator[tuple[YamlNode, YamlNode]]:
     """The conditions that must all hold: ``when``'s keys and those inside ``all_of``."""
-    for node in _distinct(when, lambda key: key == "all_of"):
+    for node in distinct(when, lambda key: key == "all_of"):
         yield from node.pairs
 
 
 def _keys_named(node: YamlNode | None, name: str) -> Iterator[YamlNode]:
     """Every key ``name`` in a condition, however deeply nested."""
-    for current in _distinct(node, lambda key: True):
-        yield from (key for key, _ in current.pairs if key.text == name)
-
-
-def _distinct(node: YamlNode | None, follow: Callable[[str], bool]) -> Iterator[YamlNode]:
-    """Each node once (aliases may share nodes many times), following keys ``follow`` accepts."""
-    seen: set[int] = set()
-    stack = [node] if node is not None else []
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        stack.extend(value for key, value in current.pairs if follow(key.text))
-        stack.extend(current.items)
+    return (key for key, _ in pairs_named(node, name))

@@ -3,7 +3,9 @@
 * ``unknown-model``: replace the name with one of the closest known ones;
 * ``partial-tiers``: add the missing tiers, copied from the global mapping;
 * ``unnamed-rule``: give the rule a name;
-* ``shadowed-rule``: move the rule above the one that shadows it.
+* ``shadowed-rule``: move the rule above the one that shadows it;
+* ``empty-when``: write ``when: {}``, matching every turn on purpose;
+* ``unknown-skill``: replace the name with one of the closest known skills.
 
 Every edit keeps the file's layout (block or flow style, indentation, quotes).
 That a fix works is checked when it is built, not hoped: with a
@@ -90,10 +92,10 @@ def _before(a: Position, b: Position) -> bool:
     return (a.line, a.character) < (b.line, b.character)
 
 
-# -- unknown-model ---------------------------------------------------------------------
+# -- unknown-model, unknown-skill -------------------------------------------------------
 
 
-def _replace_model(doc: YamlDocument, problem: Problem, context: FixContext) -> list[Fix]:
+def _replace_name(doc: YamlDocument, problem: Problem, context: FixContext) -> list[Fix]:
     suggestions = (problem.data or {}).get("suggestions") or []
     start = problem.range.start
     line = doc.lines[start.line] if start.line < len(doc.lines) else ""
@@ -102,6 +104,32 @@ def _replace_model(doc: YamlDocument, problem: Problem, context: FixContext) -> 
     return [Fix(f"Replace with '{suggestion}'", problem,
                 [TextEdit(problem.range, f"{quote}{suggestion}{quote}")], preferred=index == 0)
             for index, suggestion in enumerate(suggestions[:3])]
+
+
+# -- empty-when ------------------------------------------------------------------------
+
+_NULLS = ("", "~", "null", "Null", "NULL")
+
+
+def _match_every_turn(doc: YamlDocument, problem: Problem, context: FixContext) -> list[Fix]:
+    """``when:`` (or ``when: null``) becomes ``when: {}``, comments and layout kept."""
+    start, end = problem.range.start, problem.range.end
+    if start.line != end.line or start.line >= len(doc.lines):
+        return []
+    line = doc.lines[start.line]
+    colon = from_utf16(line, end.character)
+    if line[colon:colon + 1] != ":":
+        return []
+    first = colon + 1 + len(line[colon + 1:]) - len(line[colon + 1:].lstrip(" "))
+    last = first
+    while last < len(line) and line[last] not in " \t,}]#":
+        last += 1
+    if line[first:last] not in _NULLS:
+        return []
+    edit = TextEdit(Range(doc.position(start.line, colon + 1), doc.position(start.line, last)),
+                    " {}")
+    return [Fix("Write 'when: {}' (match every turn on purpose)", problem, [edit],
+                preferred=True)]
 
 
 # -- partial-tiers ---------------------------------------------------------------------
@@ -223,8 +251,10 @@ def _move_lines(doc: YamlDocument, block: tuple[int, int], to_line: int) -> list
 
 
 _FIXERS: dict[Code, Fixer] = {
-    Code.UNKNOWN_MODEL: _replace_model,
+    Code.UNKNOWN_MODEL: _replace_name,
+    Code.UNKNOWN_SKILL: _replace_name,
     Code.PARTIAL_TIERS: _fill_tiers,
     Code.UNNAMED_RULE: _add_name,
     Code.SHADOWED_RULE: _move_above,
+    Code.EMPTY_WHEN: _match_every_turn,
 }

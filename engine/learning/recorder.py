@@ -37,6 +37,10 @@ from switchman.engine.routing.context import TurnContext
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+ENDED_TURNS_KEPT = 1024
+"""How many of the latest ended turns' ids the recorder keeps, so a worker that ends after its
+planner's turn (:meth:`OutcomeRecorder.worker_done`) still reaches the planner's row."""
+
 SETTLE_SECONDS = 2.0
 """How long a chat answer waits for its turn's pattern row (:meth:`OutcomeRecorder.settled`)."""
 
@@ -57,6 +61,9 @@ class OutcomeRecorder:
         self.store = store
         self._delegations: dict[str, list[bool]] = {}
         """Workers' success flags by planner turn, until the planner's turn is recorded."""
+        self._ended: dict[str, None] = {}
+        """The latest turns recorded (:data:`ENDED_TURNS_KEPT`), oldest first: a worker
+        ending after its planner's turn goes straight to the planner's row."""
         self._writer = ThreadPoolExecutor(max_workers=1,
                                           thread_name_prefix="switchman-patterns-write")
         """The one thread that writes (one worker: the calls' order is the writes' order)."""
@@ -71,7 +78,7 @@ class OutcomeRecorder:
                    is_worker: bool = False, planner_turn_id: str | None = None) -> None:
         """Record a turn that ended (top-level and worker alike).
 
-        A worker ends before its planner's turn does, so how its delegation ended
+        A worker usually ends before its planner's turn does, so how its delegation ended
         (:meth:`worker_done`) waits here until the planner's row exists."""
         errors = sum(1 for m in added for b in m.content
                      if isinstance(b, ToolResultBlock) and b.is_error)
@@ -84,6 +91,9 @@ class OutcomeRecorder:
             log.exception("could not record a pattern outcome")
         else:
             self._later(self.store.store_row, row)
+        self._ended[turn_id] = None
+        if len(self._ended) > ENDED_TURNS_KEPT:
+            del self._ended[next(iter(self._ended))]
         for success in self._delegations.pop(turn_id, []):
             self.delegation_ended(turn_id, success)
 
@@ -91,8 +101,13 @@ class OutcomeRecorder:
         """A planner's delegation whose worker ran has ended, ``success`` or not (the result
         the planner got: a worker whose turn completed with an answer that failed the
         output schema, or that hit its max_tokens, failed). The planner's row is written
-        when its turn ends, so the flag waits until then."""
-        self._delegations.setdefault(planner_turn_id, []).append(success)
+        when its turn ends, so the flag waits until then; a worker that ends after it (its
+        task cancelled again as the daemon exits, say) updates the row at once, as any late
+        evidence does (it stayed waiting for good, and the planner never learned it)."""
+        if planner_turn_id in self._ended:
+            self.delegation_ended(planner_turn_id, success)
+        else:
+            self._delegations.setdefault(planner_turn_id, []).append(success)
 
     def message_sent(self, session_id: str, text: str, override_model: str | None) -> None:
         """A new message in a session: evidence about the session's previous turn.

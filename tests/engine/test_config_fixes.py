@@ -88,6 +88,19 @@ def test_an_unnamed_rule_gets_a_name(text: str, expected: str) -> None:
 
 
 @pytest.mark.parametrize(("text", "expected"), [
+    ("rules:\n  - name: a\n    when:\n    use: opus\n",
+     "rules:\n  - name: a\n    when: {}\n    use: opus\n"),
+    ("rules:\n  - name: a\n    when: ~   # later\n    use: opus\n",
+     "rules:\n  - name: a\n    when: {}   # later\n    use: opus\n"),
+    ("rules: [{name: a, when: null, use: opus}]\n", "rules: [{name: a, when: {}, use: opus}]\n"),
+])
+def test_an_empty_when_is_written_as_matching_every_turn_on_purpose(text: str,
+                                                                    expected: str) -> None:
+    _, fixed = apply_first(ROUTING, text, Code.EMPTY_WHEN)
+    assert fixed == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
     ("rules:\n  - name: broad\n    when: {has_images: true}\n    use: opus\n"
      "  # pictures of code\n  - name: narrow\n    when: {has_images: true, message_matches: x}\n"
      "    use: haiku\n",

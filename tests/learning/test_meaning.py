@@ -234,6 +234,30 @@ def test_the_store_counts_each_workspace_centre_durably_until_it_settles(
     assert connection.execute("SELECT COUNT(*) FROM pattern_centres").fetchone()[0] == 0
 
 
+def test_two_daemons_on_one_data_folder_count_into_one_centre(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two editor windows on one workspace (a daemon each, one patterns.db) each count their
+    own turns into the workspace's centre: neither overwrites the other's count (each saved
+    the centre it held in memory, so the last writer's turns were all the centre kept)."""
+    monkeypatch.setattr(meaning, "CENTRE_TURNS", 6)
+    path = tmp_path / "patterns.db"
+    left, right = open_store(path), open_store(path)
+    texts = PLANTS + CODE + LAW
+    for i, text in enumerate(texts[:5]):  # interleaved: each store read the centre before
+        record(left if i % 2 else right, f"t{i}", text)
+    expected = [math.fsum(col) for col in zip(*(meaning.message_mean(t) or () for t in
+                                                  texts[:5]), strict=True)]
+    centre = database.centre(database.connect(path), WS)
+    assert centre.turns == 5 and list(centre.total) == pytest.approx(expected)
+    record(left, "t5", texts[5])  # the sixth settles it: the other daemon's next decision
+    ctx = TurnContext(message=LAW[1], workspace_path=WS)  # fingerprints with it
+    right.recommend(TurnContext(message="x", workspace_path=WS), PatternSettings())
+    assert left.fingerprint(ctx).tobytes() == right.fingerprint(ctx).tobytes()
+    record(right, "t6", texts[6])  # and counts no more turns into it
+    centre = database.centre(database.connect(path), WS)
+    assert centre.turns == 6 and centre.settled
+
+
 @pytest.mark.parametrize("small_rows", [10_000, 0])
 def test_rows_stored_before_the_meaning_block_are_still_recommended_from(
         tmp_path: Path, small_rows: int) -> None:

@@ -105,20 +105,26 @@ async def test_a_second_window_learns_from_the_first_without_a_restart(
         daemon: Daemon, fake: FakeProvider) -> None:
     """Two editor windows on one workspace, a daemon each, one data folder: the turns one
     window's daemon recorded after the other had read the workspace were not among the
-    other's neighbours until it restarted."""
+    other's neighbours until it restarted; nor were the 👍/👎 given there later."""
     daemon.write_routing(ROUTING)
     async with running_server(CLIENTS[0], daemon.env, workspaces=[daemon.workspace],
                               listen=LISTEN) as first, \
             running_server(CLIENTS[1], daemon.env, workspaces=[daemon.workspace],
                            listen=LISTEN) as second:
         await chat(second, daemon, fake, "write the release notes")  # it has read the store
+        taught = []
         for i in range(3):  # the first window learns that sonnet does these well
             turn = await chat(first, daemon, fake, f"@sonnet refactor the billing parser {i}")
             await rate(first, turn["turn_id"], "up")
+            taught.append(turn["turn_id"])
         learned = await chat(second, daemon, fake, "refactor the billing parser again")
         assert winner(decision_of(second, learned["turn_id"]))["policy"] \
             == "PATTERN_RECOMMENDATION"
         assert learned["model"] == SONNET
+        for turn_id in taught:  # the first window changes its mind
+            await rate(first, turn_id, "down")
+        again = await chat(second, daemon, fake, "refactor the billing parser once more")
+        assert again["model"] == HAIKU  # it kept their 👍: sonnet, "score 0.879, 4 samples"
 
 
 DISAGREEING = """schema_version: 1
@@ -176,18 +182,25 @@ async def killable(daemon: Daemon) -> SwitchmanClient:
     return client
 
 
+async def killed(client: SwitchmanClient, daemon: Daemon,
+                 turn_id: str) -> database.PatternRow | None:
+    """Kill the daemon at once (SIGKILL: no chance to flush or close anything), then read
+    the turn's row from patterns.db."""
+    process = client._server
+    assert process is not None
+    process.kill()
+    await process.wait()
+    await client.stop()
+    return database.by_turn(database.connect(daemon.data / database.FILE_NAME), turn_id)
+
+
 async def test_rows_and_ratings_survive_kill_9(daemon: Daemon, fake: FakeProvider) -> None:
     """A turn's row and its 👍 are in patterns.db as soon as the requests return."""
     daemon.write_routing(ROUTING)
     client = await killable(daemon)
     turn = await chat(client, daemon, fake, "refactor the billing parser module")
     await rate(client, turn["turn_id"], "up")
-    process = client._server
-    assert process is not None
-    process.kill()  # SIGKILL: no chance to flush or close anything
-    await process.wait()
-    await client.stop()
-    row = database.by_turn(database.connect(daemon.data / database.FILE_NAME), turn["turn_id"])
+    row = await killed(client, daemon, turn["turn_id"])
     assert row is not None and row.model == HAIKU
     assert row.evidence.feedback == 1 and row.success == 1.0
 
@@ -215,13 +228,34 @@ async def test_a_turn_is_answered_once_its_row_is_on_disk(
     blocker.execute("ROLLBACK")
     blocker.close()
     turn = await answer
-    process = client._server
-    assert process is not None
-    process.kill()  # SIGKILL at once: no chance to flush or close anything
-    await process.wait()
-    await client.stop()
-    row = database.by_turn(database.connect(daemon.data / database.FILE_NAME), turn["turn_id"])
+    row = await killed(client, daemon, turn["turn_id"])
     assert row is not None and row.model == HAIKU
+
+
+async def test_a_model_change_is_answered_once_its_judgement_is_on_disk(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """`switchman/setModel` right after a turn counts against the model that answered
+    ("model changed"); a `kill -9` right after its answer could lose that judgement, written
+    on a thread after the answer. Here patterns.db is locked when the model is changed: the
+    answer (and the status showing the change, which must not come before it) waits for the
+    lock, the daemon answers other requests meanwhile, and the judgement survives a kill."""
+    daemon.write_routing(ROUTING)
+    client = await killable(daemon)
+    turn = await chat(client, daemon, fake, "write the release notes")
+    blocker = sqlite3.connect(daemon.data / database.FILE_NAME, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # the write lock, as another daemon's commit holds it
+    swap = asyncio.ensure_future(client.request(methods.SET_MODEL, {
+        "workspace": daemon.uri, "model": "sonnet"}))
+    cost = await client.request(methods.CHAT, {"workspace": daemon.uri, "message": "/cost"})
+    assert cost["status"] == "completed"  # the daemon is not held...
+    assert not swap.done()  # ...but the answer is, until the judgement is written
+    assert all(s["sticky_model"] != SONNET for s in client.received[methods.STATUS])
+    blocker.execute("ROLLBACK")
+    blocker.close()
+    assert (await swap)["sticky_model"] == SONNET
+    await client.wait_for(methods.STATUS, lambda s: s["sticky_model"] == SONNET)  # then sent
+    row = await killed(client, daemon, turn["turn_id"])
+    assert row is not None and row.evidence.next_action == "model_changed"
 
 
 async def test_a_slow_patterns_commit_does_not_hold_the_daemon(

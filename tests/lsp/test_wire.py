@@ -320,3 +320,19 @@ def test_a_preview_of_a_draft_with_a_lone_surrogate_is_invalid_text(raw: RawDaem
     answer = raw.request(methods.PREVIEW, {"workspace": uri(raw), "message": "pasted \ud800"})
     assert answer["error"]["data"]["code"] == "invalid_text", answer
     assert_clean(answer)
+
+
+def test_a_chat_message_with_bytes_that_are_not_utf8_is_answered_invalid_text(
+        raw: RawDaemon) -> None:
+    """Found in Neovim: a Latin-1 byte in the chat input (a paste from a Latin-1 terminal or
+    file) reaches the daemon as is; the frame could not be decoded, its answer had no id, and
+    the chat waited for ever with its message gone from the input."""
+    msg_id = raw.new_id()
+    body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": methods.CHAT,
+                       "params": {"workspace": uri(raw), "message": "caf@ ok"}}).encode()
+    raw.send_bytes(frame(body.replace(b"caf@", b"caf\xe9")))
+    answer = raw.response(msg_id)
+    assert answer["error"]["data"]["code"] == "invalid_text", answer
+    assert "invalid character" in answer["error"]["message"]
+    assert_clean(answer)
+    assert_serving(raw)

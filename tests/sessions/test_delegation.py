@@ -60,9 +60,9 @@ async def test_planner_models_that_can_delegate_are_offered_the_tool(
     service = deleg.service
     await service.chat(deleg.workspace, None, "@opus plan it")
     await service.chat(deleg.workspace, None, "@haiku plan it")  # fast: can_delegate false
-    service.set_model(deleg.workspace, None, "haiku")
+    await service.set_model(deleg.workspace, None, "haiku")
     await service.chat(deleg.workspace, None, "plan it")
-    service.set_model(deleg.workspace, None, "sonnet")  # back to a model that may delegate
+    await service.set_model(deleg.workspace, None, "sonnet")  # back to a model that may delegate
     await service.chat(deleg.workspace, None, "plan it")
     offered = ["delegate" in tool_names(r) for r in adapter.requests]
     assert offered == [True, False, False, True]
@@ -365,6 +365,12 @@ async def test_cancelling_the_planner_cancels_every_worker(deleg: Engine,
     for event in failed:
         assert deleg.service.session(event["worker_session_id"]).turns[0].status == "cancelled"
     assert len(adapter.requests) == 3  # the planner made no further call
+    # the workers ended after their planner's turn (their cancellation comes from its end);
+    # their failures still reach its row, once each
+    await deleg.service.learning.written()
+    rows = {r.turn_id: r for r in database.rows(deleg.service.patterns.connection)}
+    evidence = rows[planner_turn].evidence
+    assert (evidence.delegations, evidence.delegations_failed) == (2, 2)
 
 
 async def test_a_finished_worker_is_dropped_from_memory_and_its_record_stays(
@@ -564,6 +570,11 @@ async def test_a_worker_cancelled_twice_as_the_daemon_exits_still_records_its_en
     # why: the daemon stopped (the editor closed or restarted it), not "the planner's turn
     # was cancelled", which reads as the user's Stop
     assert planner.delegations[0].detail == progress.EXITED_DETAIL
+    # its failure reaches the planner's row once, also when it ended after the planner's turn
+    # (passes 1 and 2: the planner's row was written first and never learned it)
+    await deleg.service.learning.written()
+    row = next(r for r in database.rows(deleg.service.patterns.connection) if not r.is_worker)
+    assert (row.evidence.delegations, row.evidence.delegations_failed) == (1, 1)
 
 
 async def test_stopping_one_delegation_while_its_start_is_asked_about_stops_it(

@@ -124,7 +124,7 @@ async def test_a_resent_message_and_a_model_change_count_against_the_last_answer
     for _ in range(2):
         fake.script_text("meh")
         await service.chat(workspace, None, "/commit fix the auth bug")
-    service.set_model(workspace, None, "sonnet")
+    await service.set_model(workspace, None, "sonnet")
     await service.learning.written()
     first, second = database.rows(service.patterns.connection)
     assert first.evidence.next_action is NextAction.RESENT

@@ -132,7 +132,7 @@ def _like(problems: list[Problem], problem: Problem) -> int:
     return sum(p.code == problem.code and p.message == problem.message for p in problems)
 
 
-_ADVICE = {"no-vision-model", "missing-api-key", "no-cost-tracking", "unnamed-rule"}
+_ADVICE = {"no-vision-model", "missing-api-key", "no-cost-tracking", "unnamed-rule", "empty-when"}
 
 
 def _key(problem: Problem) -> tuple[str, str, str]:

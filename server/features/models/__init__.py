@@ -23,7 +23,7 @@ def register(server: SwitchmanServer) -> None:
             return to_wire(server.switchman.models(p.workspace))
 
     @server.feature(methods.SET_MODEL)
-    def set_model(params: Any) -> Any:
+    async def set_model(params: Any) -> Any:
         p = decode(params, SetModelParams)
-        with as_rpc_errors():
-            return to_wire(server.switchman.set_model(p.workspace, p.session_id, p.model))
+        with as_rpc_errors(), server.notifier.status_held():
+            return to_wire(await server.switchman.set_model(p.workspace, p.session_id, p.model))

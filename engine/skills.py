@@ -209,3 +209,35 @@ class SkillIndex:
     def matching(self, message: str) -> frozenset[str]:
         """Names of the skills that match ``message``."""
         return frozenset(n for n, s in self.scores(message).items() if s >= MATCH_THRESHOLD)
+
+
+class KnownSkills:
+    """The skill names a configuration file can name, read again only when a skill file is
+    added, changed or removed: checked on every keystroke of an editor, a file that names a
+    skill costs a walk of stats (see :func:`folders_signature`), not a read of every skill."""
+
+    MAX_KEPT = 16
+    """Sets of folders remembered (one per config folder and open workspaces)."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[Path, tuple[Path, ...]], tuple[object, frozenset[str]]] = {}
+
+    def names(self, config_directory: Path, workspaces: Iterable[Path]) -> frozenset[str]:
+        """The names :meth:`SkillIndex.of_folders` would index."""
+        key = (config_directory, tuple(workspaces))
+        signature = (folders_signature([config_directory / "skills"]),
+                     *(folders_signature(skill_folders(w, config_directory)[:1], workspace=w)
+                       for w in key[1]))
+        known = self._known.get(key)
+        if known is None or known[0] != signature:
+            if len(self._known) >= self.MAX_KEPT:
+                self._known.clear()
+            index = SkillIndex.of_folders(config_directory, key[1])
+            known = self._known[key] = (signature, frozenset(index.skills))
+        return known[1]
+
+
+def searched_folders(config_directory: Path, workspaces: Iterable[Path]) -> list[str]:
+    """Where :meth:`SkillIndex.of_folders` looks, as shown to the user."""
+    return [str(config_directory / "skills"),
+            *(str(skill_folders(w, config_directory)[0]) for w in workspaces)]

@@ -16,7 +16,7 @@ import msgspec
 
 from switchman.engine.availability import Unavailability
 from switchman.engine.clock import SystemClock
-from switchman.engine.config.check import FileKind, check_text, file_kind
+from switchman.engine.config.check import FileKind, check_doc, file_kind
 from switchman.engine.config.jsonschema import schema_text
 from switchman.engine.config.paths import (
     data_dir,
@@ -27,8 +27,10 @@ from switchman.engine.config.paths import (
 from switchman.engine.config.problems import Problem, Severity, sort_problems
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.report import format_ignored, format_problems, format_rules
+from switchman.engine.config.skill_names import unknown_skills
 from switchman.engine.config.store import ConfigStore, read_config
 from switchman.engine.config.walker import closest
+from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.errors import (
     EmptyMessage,
     NoModelAvailable,
@@ -50,7 +52,7 @@ from switchman.engine.routing.decision import RouteDecided, ValidationFailure
 from switchman.engine.routing.explain import render
 from switchman.engine.routing.predicates import describe
 from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
-from switchman.engine.skills import SkillIndex, skill_folders
+from switchman.engine.skills import SkillIndex, searched_folders, skill_folders
 from switchman.engine.tokens import estimate_text
 
 _ENCODER = msgspec.json.Encoder()
@@ -72,11 +74,12 @@ def _workspace(args: argparse.Namespace) -> Path:
 def rules_check(args: argparse.Namespace) -> int:
     """Validate configuration files; exit 1 when any has an error."""
     config = ConfigStore()
-    targets = [Path(f) for f in args.files] or _default_targets(config, _workspace(args))
+    workspace = _workspace(args)
+    targets = [Path(f) for f in args.files] or _default_targets(config, workspace)
     folder = None if args.files else config.folder_problem()
     problems: list[Problem] = [folder] if folder is not None else []
     for path in targets:
-        problems += _check_file(path, config)
+        problems += _check_file(path, config, workspace)
     if folder is not None:  # listed first among the files checked
         targets.insert(0, config.directory)
     problems = sort_problems(problems)
@@ -94,7 +97,7 @@ def _default_targets(config: ConfigStore, workspace: Path) -> list[Path]:
     return [p for p in candidates if entry_signature(p) is not None]
 
 
-def _check_file(path: Path, config: ConfigStore) -> list[Problem]:
+def _check_file(path: Path, config: ConfigStore, workspace: Path) -> list[Problem]:
     kind = file_kind(path) or FileKind.ROUTING
     text, unreadable = read_config(path)
     if text is None:
@@ -102,8 +105,14 @@ def _check_file(path: Path, config: ConfigStore) -> list[Problem]:
     registry = config.registry()
     if kind is not FileKind.MODELS:
         registry = _registry_beside(path, registry)
+    doc = parse_yaml(text, str(path))
     # a workspace's profiles are bounded by the user's own
-    return check_text(kind, text, str(path), registry, config.user_profiles())
+    problems = check_doc(kind, doc, registry, config.user_profiles())
+    if kind in (FileKind.WORKSPACE, FileKind.WORKSPACE_PROFILES):
+        workspace = path.absolute().parent.parent
+    return problems + unknown_skills(
+        kind, doc, lambda: SkillIndex.of_folders(config.directory, [workspace]).skills,
+        searched_folders(config.directory, [workspace]))
 
 
 def _registry_beside(path: Path, registry: ModelRegistry) -> ModelRegistry:

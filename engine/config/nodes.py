@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 from switchman.engine.config.check import FileKind
 from switchman.engine.config.problems import Range
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode
@@ -58,3 +60,23 @@ def last_position(node: YamlNode) -> tuple[int, int]:
 def extent(doc: YamlDocument, first: YamlNode, last: YamlNode) -> Range:
     """The range from the start of ``first`` to the end of ``last``'s text."""
     return Range(doc.position(*first.start), doc.position(*last_position(last)))
+
+
+def distinct(node: YamlNode | None, follow: Callable[[str], bool]) -> Iterator[YamlNode]:
+    """Each node once (aliases may share nodes many times), following keys ``follow`` accepts."""
+    seen: set[int] = set()
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        stack.extend(value for key, value in current.pairs if follow(key.text))
+        stack.extend(current.items)
+
+
+def pairs_named(node: YamlNode | None, name: str) -> Iterator[tuple[YamlNode, YamlNode]]:
+    """Every ``name: value`` pair in a condition, however deeply nested."""
+    for current in distinct(node, lambda key: True):
+        yield from ((key, value) for key, value in current.pairs if key.text == name)

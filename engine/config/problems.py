@@ -80,6 +80,7 @@ class Code(StrEnum):
     NO_COST_TRACKING = "no-cost-tracking"
     UNNAMED_RULE = "unnamed-rule"
     EMPTY_WHEN = "empty-when"
+    UNKNOWN_SKILL = "unknown-skill"
     UNKNOWN_PROFILE = "unknown-profile"
 
 

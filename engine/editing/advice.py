@@ -15,10 +15,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 from switchman.engine.config.check import FileKind
-from switchman.engine.config.nodes import is_true, rule_lists, scalar_text
+from switchman.engine.config.nodes import distinct, is_true, pairs_named, rule_lists, scalar_text
 from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode
@@ -151,25 +151,10 @@ def _needs_images(when: YamlNode | None) -> bool:
 
 def _conjuncts(when: YamlNode | None) -> Iterator[tuple[YamlNode, YamlNode]]:
     """The conditions that must all hold: ``when``'s keys and those inside ``all_of``."""
-    for node in _distinct(when, lambda key: key == "all_of"):
+    for node in distinct(when, lambda key: key == "all_of"):
         yield from node.pairs
 
 
 def _keys_named(node: YamlNode | None, name: str) -> Iterator[YamlNode]:
     """Every key ``name`` in a condition, however deeply nested."""
-    for current in _distinct(node, lambda key: True):
-        yield from (key for key, _ in current.pairs if key.text == name)
-
-
-def _distinct(node: YamlNode | None, follow: Callable[[str], bool]) -> Iterator[YamlNode]:
-    """Each node once (aliases may share nodes many times), following keys ``follow`` accepts."""
-    seen: set[int] = set()
-    stack = [node] if node is not None else []
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        stack.extend(value for key, value in current.pairs if follow(key.text))
-        stack.extend(current.items)
+    return (key for key, _ in pairs_named(node, name))

@@ -14,7 +14,7 @@ before anything is saved.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -147,8 +147,11 @@ class ConfigDocuments:
         entry.analysis = Analysis(entry.text, doc, problems, registry)
         return entry.analysis
 
-    def fix_context(self, path: str | Path) -> FixContext | None:
-        """What quick fixes for an open document need, including how to check a fix's result."""
+    def fix_context(self, path: str | Path,
+                    also: Callable[[YamlDocument], list[Problem]] | None = None,
+                    ) -> FixContext | None:
+        """What quick fixes for an open document need, including how to check a fix's result
+        (``also``: problems found apart from the document's check, such as unknown skills)."""
         resolved = real_path(path)
         entry = self._open.get(resolved)
         if entry is None:
@@ -157,7 +160,7 @@ class ConfigDocuments:
 
         def recheck(text: str) -> list[Problem]:
             doc = entry.trial_parser.parse(text, str(resolved))
-            return self._problems(entry.kind, doc, registry)
+            return self._problems(entry.kind, doc, registry) + (also(doc) if also else [])
 
         return FixContext(entry.kind, self.global_tiers(entry.kind), recheck)
 

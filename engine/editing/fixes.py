@@ -4,7 +4,8 @@
 * ``partial-tiers``: add the missing tiers, copied from the global mapping;
 * ``unnamed-rule``: give the rule a name;
 * ``shadowed-rule``: move the rule above the one that shadows it;
-* ``empty-when``: write ``when: {}``, matching every turn on purpose.
+* ``empty-when``: write ``when: {}``, matching every turn on purpose;
+* ``unknown-skill``: replace the name with one of the closest known skills.
 
 Every edit keeps the file's layout (block or flow style, indentation, quotes).
 That a fix works is checked when it is built, not hoped: with a
@@ -91,10 +92,10 @@ def _before(a: Position, b: Position) -> bool:
     return (a.line, a.character) < (b.line, b.character)
 
 
-# -- unknown-model ---------------------------------------------------------------------
+# -- unknown-model, unknown-skill -------------------------------------------------------
 
 
-def _replace_model(doc: YamlDocument, problem: Problem, context: FixContext) -> list[Fix]:
+def _replace_name(doc: YamlDocument, problem: Problem, context: FixContext) -> list[Fix]:
     suggestions = (problem.data or {}).get("suggestions") or []
     start = problem.range.start
     line = doc.lines[start.line] if start.line < len(doc.lines) else ""
@@ -250,7 +251,8 @@ def _move_lines(doc: YamlDocument, block: tuple[int, int], to_line: int) -> list
 
 
 _FIXERS: dict[Code, Fixer] = {
-    Code.UNKNOWN_MODEL: _replace_model,
+    Code.UNKNOWN_MODEL: _replace_name,
+    Code.UNKNOWN_SKILL: _replace_name,
     Code.PARTIAL_TIERS: _fill_tiers,
     Code.UNNAMED_RULE: _add_name,
     Code.SHADOWED_RULE: _move_above,

@@ -20,9 +20,11 @@ from switchman.engine.learning.evaluator import Evidence, NextAction
 from switchman.engine.learning.fingerprint import widened
 from switchman.engine.learning.meaning import Centre
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """2: ``pattern_centres`` (each workspace's centre of meaning, :mod:`.meaning`); rows of
-version 1 have fingerprints without the meaning block, read widened (no rewrite needed)."""
+version 1 have fingerprints without the meaning block, read widened (no rewrite needed).
+3: ``pattern_turns.rescored`` and ``pattern_rescores`` (:func:`update_evidence`), added to
+an older file when it is opened."""
 FILE_NAME = "patterns.db"
 
 _SCHEMA = """
@@ -46,7 +48,8 @@ CREATE TABLE IF NOT EXISTS pattern_turns (
     feedback INTEGER,
     delegations INTEGER NOT NULL DEFAULT 0,
     delegations_failed INTEGER NOT NULL DEFAULT 0,
-    success REAL NOT NULL
+    success REAL NOT NULL,
+    rescored INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS pattern_turns_by_workspace ON pattern_turns (workspace, id);
 CREATE INDEX IF NOT EXISTS pattern_turns_by_session ON pattern_turns (session_id, id);
@@ -55,6 +58,11 @@ CREATE TABLE IF NOT EXISTS pattern_forgets (
     forgets INTEGER NOT NULL
 );
 INSERT OR IGNORE INTO pattern_forgets (id, forgets) VALUES (1, 0);
+CREATE TABLE IF NOT EXISTS pattern_rescores (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    rescores INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO pattern_rescores (id, rescores) VALUES (1, 0);
 CREATE TABLE IF NOT EXISTS pattern_centres (
     workspace TEXT PRIMARY KEY,
     turns INTEGER NOT NULL,
@@ -98,6 +106,16 @@ def connect(path: Path | str, *, busy_seconds: float = 5.0) -> sqlite3.Connectio
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.execute(f"PRAGMA busy_timeout={int(busy_seconds * 1000)}")
     connection.executescript(_SCHEMA)
+    columns = {raw[1] for raw in connection.execute("PRAGMA table_info(pattern_turns)")}
+    if "rescored" not in columns:  # a file of schema 2 or before
+        try:
+            connection.execute("ALTER TABLE pattern_turns"
+                               " ADD COLUMN rescored INTEGER NOT NULL DEFAULT 0")
+        except sqlite3.OperationalError as error:  # another process added it meanwhile
+            if "duplicate column" not in str(error):
+                raise
+    connection.execute("CREATE INDEX IF NOT EXISTS pattern_turns_by_rescored"
+                       " ON pattern_turns (rescored) WHERE rescored > 0")
     connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
     return connection
 
@@ -192,12 +210,39 @@ def feedback_of_session(connection: sqlite3.Connection, session_id: str) -> dict
 
 def update_evidence(connection: sqlite3.Connection, turn_id: str, evidence: Evidence,
                     success: float) -> None:
-    """Replace a row's evidence and score (a late-arriving signal)."""
-    connection.execute(
-        "UPDATE pattern_turns SET status = ?, tool_errors = ?, next_action = ?, feedback = ?,"
-        " delegations = ?, delegations_failed = ?, success = ? WHERE turn_id = ?",
-        (evidence.status, evidence.tool_errors, evidence.next_action, evidence.feedback,
-         evidence.delegations, evidence.delegations_failed, success, turn_id))
+    """Replace a row's evidence and score (a late-arriving signal), numbering the change
+    (``pattern_rescores`` counts them; the row keeps the number in ``rescored``) so another
+    daemon on the file finds the rows re-scored since it last looked (:func:`rescored`)."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute("UPDATE pattern_rescores SET rescores = rescores + 1 WHERE id = 1")
+        connection.execute(
+            "UPDATE pattern_turns SET status = ?, tool_errors = ?, next_action = ?,"
+            " feedback = ?, delegations = ?, delegations_failed = ?, success = ?,"
+            " rescored = (SELECT rescores FROM pattern_rescores WHERE id = 1)"
+            " WHERE turn_id = ?",
+            (evidence.status, evidence.tool_errors, evidence.next_action, evidence.feedback,
+             evidence.delegations, evidence.delegations_failed, success, turn_id))
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+
+
+def rescores(connection: sqlite3.Connection) -> int:
+    """How many times rows were re-scored, by any process (:func:`update_evidence`)."""
+    row = connection.execute("SELECT rescores FROM pattern_rescores WHERE id = 1").fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+def rescored(connection: sqlite3.Connection, workspace: str, after: int,
+             up_to: int) -> list[tuple[str, float]]:
+    """The turn ids and scores of a workspace's rows re-scored after the count ``after`` and
+    up to ``up_to`` (:func:`rescores`), from the index of re-scored rows only (``+workspace``
+    keeps the planner off the workspace's index, which would read all its rows)."""
+    return [(str(turn_id), float(success)) for turn_id, success in connection.execute(
+        "SELECT turn_id, success FROM pattern_turns WHERE rescored > 0 AND rescored > ?"
+        " AND rescored <= ? AND +workspace = ?", (after, up_to, workspace))]
 
 
 def delete_oldest(connection: sqlite3.Connection, workspace: str, count: int) -> None:

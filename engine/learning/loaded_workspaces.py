@@ -82,9 +82,10 @@ class LoadedWorkspaces:
         self._loading: dict[str, _Loading] = {}
         self._lock = threading.RLock()
         """Guards the in-memory workspaces; never held across a write to the database."""
-        self._read_up_to: dict[str, tuple[int, int]] = {}
-        """Per loaded workspace: the highest row id read from the database, and the
-        connection's ``data_version`` then (rows other daemons add are read after it)."""
+        self._read_up_to: dict[str, tuple[int, int, int]] = {}
+        """Per loaded workspace: the highest row id read from the database, the connection's
+        ``data_version`` then, and the database's count of re-scorings (rows other daemons
+        add, and scores they change, are read after them)."""
         self._changing = threading.Lock()
         """Held by one change to rows at a time (read, decide, write); never taken by slot 4."""
 
@@ -166,9 +167,10 @@ class LoadedWorkspaces:
         numpy's index (numpy is imported then: a daemon with small stores never pays
         its 15 MiB)."""
         version = db.data_version(self.connection) if connection is self.connection else -1
+        rescores = db.rescores(connection)  # before the rows: a change between is read again
         rows = list(db.rows(connection, key))
         with self._lock:
-            self._read_up_to[key] = (rows[-1].id if rows else 0, version)
+            self._read_up_to[key] = (rows[-1].id if rows else 0, version, rescores)
         if len(rows) <= self.small_rows:
             return SmallWorkspace.loaded(rows)
         from switchman.engine.learning.workspace_index import WorkspaceIndex  # noqa: PLC0415

@@ -167,9 +167,11 @@ class LearnedPatternStore(LoadedWorkspaces):
 
     def _notice_others(self, key: str) -> None:
         """Rows another daemon on this data folder (another editor window on the workspace)
-        recorded since this one read the workspace join its index at the next decision: they
-        were seen only after a restart. The check is one pragma while nobody else wrote; a
-        row's later re-scoring by the other daemon (a 👍 there) is not followed."""
+        recorded since this one read the workspace join its index at the next decision, and
+        the scores it changed since (a 👍 there, a next action) replace the ones read: both
+        were seen only after a restart. The check is one pragma while nobody else wrote;
+        after a commit elsewhere (this daemon's writer thread is elsewhere too), three small
+        indexed reads: the new rows, the count of re-scorings, the rows re-scored since."""
         version = db.data_version(self.connection)
         with self._lock:
             space, read = self._workspaces.get(key), self._read_up_to.get(key)
@@ -178,14 +180,21 @@ class LearnedPatternStore(LoadedWorkspaces):
             centre = self._centres.get(key)
             if centre is not None and not centre.settled:  # the other may have counted in it
                 del self._centres[key]  # read again at the next fingerprint
-        fresh = db.rows_after(self.connection, key, read[0])
+        rescores = db.rescores(self.connection)  # before the rows: a change between is read
+        fresh = db.rows_after(self.connection, key, read[0])  # again next time
+        changed = db.rescored(self.connection, key, read[2], rescores) \
+            if rescores != read[2] else []
         with self._lock:
             if self._workspaces.get(key) is not space:
                 return  # forgotten or read again meanwhile
             for row in fresh:
                 if row.turn_id not in space.position:  # this daemon's rows are in already
                     self._add(space, row)  # past max_rows the oldest leave memory
-            self._read_up_to[key] = (fresh[-1].id if fresh else read[0], version)
+            for turn_id, score in changed:
+                at = space.position.get(turn_id)
+                if at is not None:
+                    space.success[at] = score
+            self._read_up_to[key] = (fresh[-1].id if fresh else read[0], version, rescores)
 
     def neighbours(self, ctx: TurnContext, k: int,
                    settings: PatternSettings | None = None) -> list[Neighbour]:

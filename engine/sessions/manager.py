@@ -67,6 +67,11 @@ class SessionObserver(Protocol):
         added messages or turns, set its sticky model or profile, or made another current."""
 
 
+UNDO_STICKY = "clear the sticky model"
+"""How the message of a sticky model set through ``switchman/setModel`` says to undo it: the
+daemon does not know which picker or command of the editor set it (each editor words that)."""
+
+
 class SessionManager:
     """All sessions of all open workspaces."""
 
@@ -304,8 +309,11 @@ class SessionManager:
         self.cost_today()  # today's start, as it reckons it
         return self.store.estimated_since(self._today[1])
 
-    def set_model(self, workspace: str, session_id: str | None, model: str | None) -> SwapResult:
-        """Set (or clear, with None) a session's sticky model; queued while a turn runs."""
+    def set_model(self, workspace: str, session_id: str | None, model: str | None,
+                  undo: str = UNDO_STICKY) -> SwapResult:
+        """Set (or clear, with None) a session's sticky model; queued while a turn runs.
+        ``undo`` is how the message says to clear it again, in terms of how it was set
+        (``run /model -`` after /model)."""
         live = self.for_messages(workspace, session_id)
         target = self.router.resolve_model(model) if model is not None else None
         outcome = live.sticky.request(target)
@@ -319,7 +327,7 @@ class SessionManager:
         return SwapResult(outcome=outcome.value, session_id=live.id,
                           sticky_model=live.sticky.active,
                           pending_swap=PendingSwapInfo(pending.model) if pending else None,
-                          message=_swap_message(outcome, target, pending))
+                          message=_swap_message(outcome, target, pending, undo))
 
 
 MAX_IDLE_LOADED = 64
@@ -331,11 +339,11 @@ _FIXED_TOKENS = estimate_turn([system_prompt(Path("/" + "x" * 40), "provider:mod
                                json.dumps([t.input_schema for t in ALL_DEFINITIONS])])
 
 
-def _swap_message(outcome: SwapOutcome, model: str | None, pending: object) -> str:
+def _swap_message(outcome: SwapOutcome, model: str | None, pending: object, undo: str) -> str:
     if outcome is SwapOutcome.QUEUED:
         return pending_banner(pending)  # type: ignore[arg-type]
     if outcome is SwapOutcome.CLEARED:
         return "Sticky model cleared; routing follows your rules again."
     if outcome is SwapOutcome.UNCHANGED:
         return f"Sticky model unchanged ({model or 'none'})."
-    return f"Sticky model set: {model}. Your rules are skipped until you run /model -."
+    return f"Sticky model set: {model}. Your rules are skipped until you {undo}."

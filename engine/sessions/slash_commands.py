@@ -177,7 +177,7 @@ def _model(manager: SessionManager, queries: SessionQueries, live: LiveSession,
             head += f"\nPending: {live.sticky.pending.model or 'clear'} (applies to next turn)"
         return head + ("\n\n" + render(decision) if decision else "\n\nNo turns yet.")
     target = None if args[0] == "-" else " ".join(args)
-    return manager.set_model(live.workspace, live.id, target).message
+    return manager.set_model(live.workspace, live.id, target, undo="run /model -").message
 
 
 def _profile(manager: SessionManager, live: LiveSession, args: list[str]) -> str:

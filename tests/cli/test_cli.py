@@ -221,6 +221,34 @@ def test_check_json_prints_lsp_shaped_diagnostics(tmp_path: Path,
     }]
 
 
+def test_check_warns_of_a_skill_name_that_no_skill_has(tmp_path: Path, config_dir: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """As the editor does: a rule or profile naming a skill the skills folders lack gets a
+    located warning naming the folders and the known skills (the file is still valid)."""
+    skills = config_dir / "skills"
+    skills.mkdir()
+    (skills / "design.md").write_text("---\nname: system_design\ndescription: x\n---\n",
+                                      "utf-8")
+    workspace = tmp_path / "app"
+    (workspace / ".switchman" / "skills").mkdir(parents=True)
+    (workspace / ".switchman" / "skills" / "db.md").write_text(
+        "---\nname: db-migrations\ndescription: y\n---\n", "utf-8")
+    (config_dir / "routing.yaml").write_text(
+        "rules:\n  - name: a\n    when: {any_of: [{skills_matching_message_includes: "
+        "sytem_design}]}\n    use: opus\n", "utf-8")
+    profiles = workspace / ".switchman" / "profiles.yaml"
+    profiles.write_text("profiles:\n  reviewer:\n    skills: [db-migrations, db-migration]\n",
+                        "utf-8")
+    code, out = run(capsys, "rules", "check", "--workspace", str(workspace))
+    assert code == 0, out
+    assert (f"{config_dir / 'routing.yaml'}:3:56: warning [unknown-skill] No skill named "
+            f"'sytem_design' in {skills} or {workspace / '.switchman' / 'skills'}, so this "
+            "condition never matches for it. Did you mean 'system_design'? Known skills: "
+            "system_design, db-migrations.") in out
+    assert f"{profiles}:3:29: warning [unknown-skill] No skill named 'db-migration'" in out
+    assert out.count("unknown-skill") == 2
+
+
 def test_a_config_folder_that_is_a_file_is_an_error_not_ok(
         tmp_path: Path, config_dir: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import msgspec
@@ -12,10 +13,12 @@ from switchman.engine.config.check import FileKind
 from switchman.engine.config.models_file import check_models_text
 from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.config.skill_names import unknown_skills
 from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.editing.advice import advise
 from switchman.engine.editing.editing import ConfigDocuments
 from switchman.engine.editing.outline import Symbol, SymbolKind, outline
+from switchman.engine.skills import KnownSkills
 from tests.conftest import range_from_str, span
 
 ROUTING_TEXT = """\
@@ -184,3 +187,29 @@ def test_only_switchmans_own_files_are_checked(tmp_path: Path) -> None:
     assert documents.kind_of(tmp_path / "repo" / "models.yaml") is None
     assert documents.kind_of(tmp_path / "config" / "other.yaml") is None
     assert documents.update(tmp_path / "repo" / "routing.yaml", "x: 1") == []
+
+
+def test_skill_names_are_read_again_only_when_a_skill_file_changes(tmp_path: Path) -> None:
+    """Checked at every keystroke, a file naming a skill costs a walk of stats: the skill
+    files are read when one is added, changed or removed, not on every check."""
+    config, workspace = tmp_path / "config", tmp_path / "app"
+    skills = workspace / ".switchman" / "skills"
+    skills.mkdir(parents=True)
+    skill = skills / "a.md"
+    skill.write_text("---\nname: alpha\n---\n", "utf-8")
+    known = KnownSkills()
+    assert known.names(config, [workspace]) == {"alpha"}
+    stat = skill.stat()
+    skill.write_text("---\nname: omega\n---\n", "utf-8")  # same size, same time: not read
+    os.utime(skill, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert known.names(config, [workspace]) == {"alpha"}
+    (skills / "b.md").write_text("---\nname: beta\n---\n", "utf-8")
+    assert known.names(config, [workspace]) == {"omega", "beta"}
+
+
+def test_unknown_skills_are_not_looked_up_in_a_file_that_names_none() -> None:
+    def never() -> frozenset[str]:
+        raise AssertionError("the skill folders were read")
+
+    text = "rules:\n  - name: a\n    when: {message_matches: x}\n    use: opus\n"
+    assert unknown_skills(FileKind.ROUTING, parse_yaml(text, "routing.yaml"), never, []) == []

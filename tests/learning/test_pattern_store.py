@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import msgspec
@@ -216,3 +217,46 @@ def test_rows_another_process_forgets_are_not_recommended_from(tmp_path: Path) -
     assert suggest(daemon, sql) is None  # nothing remembered: no similar past turns
     record(daemon, "after", "optimise the SQL join query again", "deep")
     assert [n.model for n in daemon.neighbours(sql, 10)] == ["deep"]  # read again, with it
+
+
+@pytest.mark.parametrize("small_rows", [256, 0])
+def test_scores_another_daemon_changes_are_followed_at_the_next_decision(
+        tmp_path: Path, small_rows: int) -> None:
+    """Two editor windows on one workspace (a daemon each, one patterns.db): a 👍/👎 or a
+    next action given in one window changes the row's score there, and the other window's
+    store, which had read the row before, kept the old score until it restarted."""
+    path = tmp_path / database.FILE_NAME
+    left, right = open_store(path, small_rows=small_rows), open_store(path,
+                                                                      small_rows=small_rows)
+    teach(left)
+    sql = TurnContext(message="optimise my SQL join query", workspace_path=WS)
+    first = suggest(right, sql)
+    assert first is not None and first.model == "deep"  # it has read the rows
+    for i in range(4):  # the other window changes its mind about them
+        left.feedback(f"sql-deep-{i}", -1)
+        left.feedback(f"sql-fast-{i}", 1)
+    left.set_next_action("doc-fast-0", NextAction.OVERRIDDEN)
+    then = suggest(right, sql)
+    assert then is not None and then.model == "fast"
+    scores = {n.model: n.success for n in right.neighbours(sql, 8)}
+    assert scores == {"deep": 0.0, "fast": 1.0}
+    docs = TurnContext(message="write the README docs section 0", workspace_path=WS)
+    assert right.neighbours(docs, 1)[0].success == 1.0  # feedback decides over the override
+    record(right, "mine", "optimise the SQL join query again", "fast")  # its own rows and
+    right.feedback("mine", -1)  # scores still count, once each
+    assert sorted(n.success for n in right.neighbours(sql, 9)) == [0.0] * 5 + [1.0] * 4
+
+
+def test_a_file_of_schema_2_gains_the_rescoring_column_when_opened(tmp_path: Path) -> None:
+    path = tmp_path / database.FILE_NAME
+    old = sqlite3.connect(path)
+    old.executescript(database._SCHEMA.replace(",\n    rescored INTEGER NOT NULL DEFAULT 0", ""))
+    old.execute("PRAGMA user_version=2")
+    old.close()
+    daemon, other = open_store(path), open_store(path)  # the second finds the column added
+    assert database.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
+    record(daemon, "t1", "optimise this SQL join query", "deep")
+    sql = TurnContext(message="optimise my SQL join query", workspace_path=WS)
+    assert [n.success for n in other.neighbours(sql, 1)] == [0.7]
+    daemon.feedback("t1", 1)
+    assert [n.success for n in other.neighbours(sql, 1)] == [1.0]

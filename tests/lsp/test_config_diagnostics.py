@@ -38,6 +38,8 @@ EDITOR_ONLY = [
      Code.UNNAMED_RULE, "when: {has_images: true}", 1, None),
     (FileKind.WORKSPACE, "rules:\n  - name: all\n    when:\n    use: haiku\n",
      Code.EMPTY_WHEN, "when", 1, None),
+    (FileKind.PROFILES, "profiles:\n  reviewer:\n    skills: [python-style]\n",
+     Code.UNKNOWN_SKILL, "python-style", 1, None),
     (FileKind.ROUTING, "tiers:\n  fast: [haiku, qwen]\n  balanced: sonnet\n  deep: opus\n"
      "  effort: {fast: low}\n", Code.EFFORT_UNSUPPORTED, "low", 1,
      "models: {ollama:qwen2.5-coder: {aliases: [qwen]}}\n"),

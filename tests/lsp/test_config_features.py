@@ -134,6 +134,8 @@ FIXES = [
     ("routing", "rules:\n  - when: {message_matches: \"é\"}\n    use: opus\n", "unnamed-rule"),
     ("routing", "rules:\n  - name: all\n    use: opus\n  - name: images\n"
      "    when: {has_images: true}\n    use: sonnet\n", "shadowed-rule"),
+    ("workspace", "rules:\n  - name: all\n    when:   # none yet\n    use: opus\n",
+     "empty-when"),
 ]
 
 
@@ -246,3 +248,37 @@ async def test_skill_names_are_offered_where_a_rule_or_profile_names_skills(
         editor.open(uri, "profiles:\n  reviewer:\n    skills: [db]\n")
         assert {i.label for i in await complete_at(editor, uri, "db]", 2)} == {
             "system_design", "db-migrations"}
+
+
+@pytest.mark.parametrize("editor_name", CLIENTS)
+async def test_a_skill_name_no_skill_has_is_flagged_with_the_known_ones(
+        editor_name: str, tmp_path: Path) -> None:
+    """A misspelt skill name made its rule's condition never match, and a profile list
+    nothing, without a word: a warning on the name, the known skills named, a quick fix.
+    Skill files are read again only when one changes (a stat walk per check)."""
+    async with editing(editor_name, tmp_path) as editor:
+        write_skill(editor.config / "skills", "system_design", "Architecture and trade-offs")
+        uri = editor.uri("workspace")
+        editor.open(uri, "rules:\n  - name: a\n"
+                    "    when: {skills_matching_message_includes: [sytem_design]}\n"
+                    "    use: opus\n")
+        [problem] = with_code(await editor.diagnostics(uri), "unknown-skill")
+        assert problem.range == editor.range_of(uri, "sytem_design")
+        assert problem.severity == types.DiagnosticSeverity.Warning
+        assert "No skill named 'sytem_design'" in problem.message
+        assert "Did you mean 'system_design'?" in problem.message
+        assert str(editor.workspace / ".switchman" / "skills") in problem.message
+        actions = await editor.client.text_document_code_action_async(
+            types.CodeActionParams(text_document=doc(uri), range=problem.range,
+                                   context=types.CodeActionContext(diagnostics=[problem])))
+        assert actions and isinstance(actions[0], types.CodeAction)
+        assert "[system_design]" in apply(editor, uri, edits_of(actions[0], uri))
+
+        uri = editor.uri("workspace-profiles")
+        editor.open(uri, "profiles:\n  reviewer:\n    skills: [db-migrations]\n")
+        [problem] = with_code(await editor.diagnostics(uri), "unknown-skill")
+        assert problem.range == editor.range_of(uri, "db-migrations")
+        assert "Known skills: system_design." in problem.message
+        write_skill(editor.workspace / ".switchman" / "skills", "db-migrations", "Schemas")
+        editor.insert(uri, 0, "#\n")  # the next check sees the new skill
+        assert with_code(await editor.diagnostics(uri), "unknown-skill") == []

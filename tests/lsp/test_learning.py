@@ -105,20 +105,26 @@ async def test_a_second_window_learns_from_the_first_without_a_restart(
         daemon: Daemon, fake: FakeProvider) -> None:
     """Two editor windows on one workspace, a daemon each, one data folder: the turns one
     window's daemon recorded after the other had read the workspace were not among the
-    other's neighbours until it restarted."""
+    other's neighbours until it restarted; nor were the 👍/👎 given there later."""
     daemon.write_routing(ROUTING)
     async with running_server(CLIENTS[0], daemon.env, workspaces=[daemon.workspace],
                               listen=LISTEN) as first, \
             running_server(CLIENTS[1], daemon.env, workspaces=[daemon.workspace],
                            listen=LISTEN) as second:
         await chat(second, daemon, fake, "write the release notes")  # it has read the store
+        taught = []
         for i in range(3):  # the first window learns that sonnet does these well
             turn = await chat(first, daemon, fake, f"@sonnet refactor the billing parser {i}")
             await rate(first, turn["turn_id"], "up")
+            taught.append(turn["turn_id"])
         learned = await chat(second, daemon, fake, "refactor the billing parser again")
         assert winner(decision_of(second, learned["turn_id"]))["policy"] \
             == "PATTERN_RECOMMENDATION"
         assert learned["model"] == SONNET
+        for turn_id in taught:  # the first window changes its mind
+            await rate(first, turn_id, "down")
+        again = await chat(second, daemon, fake, "refactor the billing parser once more")
+        assert again["model"] == HAIKU  # it kept their 👍: sonnet, "score 0.879, 4 samples"
 
 
 DISAGREEING = """schema_version: 1

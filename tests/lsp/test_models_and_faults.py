@@ -39,6 +39,9 @@ async def test_set_model_applies_and_routes_the_next_turn(
     answer = await client.request(methods.SET_MODEL, {"workspace": daemon.uri, "model": "opus"})
     assert answer["outcome"] == "applied"
     assert answer["sticky_model"] == OPUS
+    # not chosen with /model: the message does not say to run /model - (the editor words it)
+    assert answer["message"] == f"Sticky model set: {OPUS}. Your rules are skipped until you " \
+                                "clear the sticky model."
     await client.wait_for(methods.STATUS, lambda s: s["sticky_model"] == OPUS)
     result = await chat(client, daemon, "write a commit message")  # a rule would pick haiku
     assert result["model"] == OPUS

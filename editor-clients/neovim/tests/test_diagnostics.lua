@@ -36,6 +36,10 @@ local function wait_unknown_model(bufnr)
   return found
 end
 
+local function code_of(d)
+  return d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code)
+end
+
 local function workspace_clients()
   local names = {}
   for root in pairs(client.all()) do
@@ -125,6 +129,39 @@ return {
       end)
       wait_unknown_model(bufnr)
       H.eq(2, #workspace_clients(), 'still one client per root')
+    end,
+  },
+  {
+    'a misspelt skill name is a warning and an empty when: a note that it matches every turn',
+    function()
+      write(project .. '/.switchman/skills/design.md', { '---', 'name: system_design', 'description: Architecture', '---' })
+      vim.cmd('edit ' .. vim.fn.fnameescape(project .. '/.switchman/routing.yaml'))
+      local bufnr = vim.api.nvim_get_current_buf()
+      vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, {
+        'rules:',
+        '  - name: design',
+        '    when: {skills_matching_message_includes: [sytem_design]}',
+        '    use: opus',
+        '  - name: all',
+        '    when:',
+        '    use: haiku',
+      })
+      local found = H.wait_for('the unknown-skill and empty-when diagnostics', function()
+        local by_code = {}
+        for _, d in ipairs(diagnostics(bufnr)) do
+          by_code[code_of(d)] = d
+        end
+        return #diagnostics(bufnr) == 2 and by_code['unknown-skill'] and by_code['empty-when'] and by_code
+      end, nil, function()
+        return diagnostics(bufnr)
+      end)
+      local skill, empty = found['unknown-skill'], found['empty-when']
+      H.eq({ 2, 46, 2, 58 }, { skill.lnum, skill.col, skill.end_lnum, skill.end_col }, 'on the skill name')
+      H.eq(vim.diagnostic.severity.WARN, skill.severity, 'a warning')
+      H.check(skill.message:find("Did you mean 'system_design'?", 1, true), 'names the skill meant', skill.message)
+      H.eq({ 5, 4, 5, 8 }, { empty.lnum, empty.col, empty.end_lnum, empty.end_col }, 'on `when`')
+      H.eq(vim.diagnostic.severity.INFO, empty.severity, 'a note')
+      H.check(empty.message:find('matches every turn', 1, true), 'says what it does', empty.message)
     end,
   },
   {

@@ -51,6 +51,8 @@ return {
       wait_statusline('Switchman: sonnet [sticky]')
       H.check(last_notification():find('Sticky model set: anthropic:claude-sonnet-4-6', 1, true), 'the daemon says so',
         H.notifications)
+      H.check(last_notification():find('until you run :Switchman model - (or choose "Follow the rules" in '
+        .. ':Switchman model).', 1, true), 'how to undo it, in Neovim\'s terms (not /model)', H.notifications)
     end,
   },
   {

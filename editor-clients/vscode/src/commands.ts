@@ -86,7 +86,7 @@ export function commandTable(t: CommandTargets): Record<string, Handler> {
     'switchman.manageTrust': () => t.trust.manage(),
     'switchman.restartServer': () => t.client.restart(),
     'switchman.showOutput': () => t.output.show(true),
-    'switchman.refreshSessions': () => t.sessions.refresh(),
+    'switchman.refreshSessions': () => t.sessions.reload(),
     'switchman.openSession': (sessionId: unknown, fileName: unknown) => {
       if (typeof sessionId !== 'string') return;
       return showDocument(SwitchmanDocuments.transcriptUri(sessionId, typeof fileName === 'string' ? fileName : 'session.md'));

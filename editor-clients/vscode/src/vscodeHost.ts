@@ -134,4 +134,5 @@ export const vscodePickerUi: PickerUi = {
   showError: (message) => void vscode.window.showErrorMessage(message),
   showInfo: (message) => void vscode.window.showInformationMessage(message),
   showStatus: (message) => void vscode.window.setStatusBarMessage(message, 5000),
+  offer: async (message, action) => (await vscode.window.showInformationMessage(message, action)) === action,
 };

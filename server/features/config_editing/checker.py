@@ -16,13 +16,16 @@ from typing import Any
 from lsprotocol import types
 
 from switchman.engine.config.check import FileKind
+from switchman.engine.config.problems import Problem, sort_problems
+from switchman.engine.config.skill_names import unknown_skills
 from switchman.engine.config.text import split_lines
+from switchman.engine.config.yamldoc import YamlDocument
 from switchman.engine.editing.completion import complete
 from switchman.engine.editing.editing import ConfigDocuments
 from switchman.engine.editing.fixes import fixes
 from switchman.engine.editing.hover import hover
 from switchman.engine.editing.outline import outline
-from switchman.engine.skills import Skill, SkillIndex
+from switchman.engine.skills import KnownSkills, Skill, SkillIndex, searched_folders
 from switchman.server.features.config_editing.convert import (
     diagnostic_json,
     lsp_code_action,
@@ -34,6 +37,7 @@ from switchman.server.features.config_editing.convert import (
 from switchman.server.positions import Positions
 
 _documents: dict[Path, ConfigDocuments] = {}
+_KNOWN_SKILLS = KnownSkills()
 
 
 def documents(directory: Path) -> ConfigDocuments:
@@ -58,29 +62,44 @@ def _positions(text: str, encoding: str) -> Positions:
     return Positions(split_lines(text), encoding)
 
 
-def diagnostics(directory: Path, path: Path, uri: str, encoding: str,
-                related: bool) -> tuple[str, list[Any]] | None:
+def diagnostics(directory: Path, path: Path, uri: str, encoding: str, related: bool,
+                folders: list[str]) -> tuple[str, list[Any]] | None:
     """The document's text and its problems as LSP JSON (None when it is not open)."""
     analysis = documents(directory).check(path)
     if analysis is None:
         return None
     positions = _positions(analysis.text, encoding)
-    return analysis.text, [diagnostic_json(p, positions, uri, related)
-                           for p in analysis.problems]
+    problems = sort_problems(analysis.problems + _skill_problems(directory, path, analysis.doc,
+                                                                 folders))
+    return analysis.text, [diagnostic_json(p, positions, uri, related) for p in problems]
 
 
 def update_and_diagnose(directory: Path, path: Path, text: str, uris: dict[Path, str],
-                        encoding: str, related: bool) -> dict[Path, tuple[str, list[Any]]]:
+                        encoding: str, related: bool,
+                        folders: list[str]) -> dict[Path, tuple[str, list[Any]]]:
     """:func:`update`, then :func:`diagnostics` of every open document it affects (``uris``
     names the open ones), in one call: with no debounce, an edit crosses to this process and
     back once instead of twice."""
     found = {}
     for changed in update(directory, path, text):
         uri = uris.get(changed)
-        checked = diagnostics(directory, changed, uri, encoding, related) if uri else None
+        checked = diagnostics(directory, changed, uri, encoding, related, folders) \
+            if uri else None
         if checked is not None:
             found[changed] = checked
     return found
+
+
+def _skill_problems(directory: Path, path: Path, doc: YamlDocument,
+                    folders: list[str]) -> list[Problem]:
+    """``unknown-skill`` warnings, apart from the document's cached check: they change when a
+    skill file does, not only with the text (:data:`_KNOWN_SKILLS` re-reads them then)."""
+    kind = documents(directory).kind_of(path)
+    if kind is None:
+        return []
+    workspaces = _workspaces(path, kind, folders)
+    return unknown_skills(kind, doc, lambda: _KNOWN_SKILLS.names(directory, workspaces),
+                          searched_folders(directory, workspaces))
 
 
 def completion(directory: Path, path: Path, kind: FileKind, text: str,
@@ -96,14 +115,18 @@ def completion(directory: Path, path: Path, kind: FileKind, text: str,
 
 
 def _skills(directory: Path, path: Path, kind: FileKind, folders: list[str]) -> list[Skill]:
-    """The skills a rule or profile of the document at ``path`` can name: the user's and its
-    workspace's for a workspace's file (``<workspace>/.switchman/…``), the user's and every
-    open workspace folder's for the user's own."""
-    if kind in (FileKind.WORKSPACE, FileKind.WORKSPACE_PROFILES):
-        workspaces = [path.parent.parent]
-    else:
-        workspaces = [Path(folder) for folder in folders]
+    """The skills a rule or profile of the document at ``path`` can name."""
+    workspaces = _workspaces(path, kind, folders)
     return list(SkillIndex.of_folders(directory, workspaces).skills.values())
+
+
+def _workspaces(path: Path, kind: FileKind, folders: list[str]) -> list[Path]:
+    """Whose skills the document at ``path`` can name, besides the user's: its workspace's
+    for a workspace's file (``<workspace>/.switchman/…``), every open workspace folder's for
+    the user's own."""
+    if kind in (FileKind.WORKSPACE, FileKind.WORKSPACE_PROFILES):
+        return [path.parent.parent]
+    return [Path(folder) for folder in folders]
 
 
 def hover_at(directory: Path, path: Path, kind: FileKind, position: types.Position,
@@ -120,15 +143,21 @@ def hover_at(directory: Path, path: Path, kind: FileKind, position: types.Positi
 
 
 def code_actions(directory: Path, path: Path, uri: str, version: int | None, rng: types.Range,
-                 encoding: str, changes: bool, related: bool) -> list[types.CodeAction]:
+                 encoding: str, changes: bool, related: bool,
+                 folders: list[str]) -> list[types.CodeAction]:
     """The quick fixes for ``rng``, each verified by checking the text it produces."""
     opened = documents(directory)
     analysis = opened.check(path)
-    context = opened.fix_context(path)
+
+    def skills(doc: YamlDocument) -> list[Problem]:
+        return _skill_problems(directory, path, doc, folders)
+
+    context = opened.fix_context(path, also=skills)
     if analysis is None or context is None:
         return []
     positions = _positions(analysis.text, encoding)
-    found = fixes(analysis.doc, analysis.problems, positions.engine_range(rng), context)
+    found = fixes(analysis.doc, analysis.problems + skills(analysis.doc),
+                  positions.engine_range(rng), context)
     return [lsp_code_action(f, positions, uri, version, changes, related) for f in found]
 
 

@@ -154,7 +154,7 @@ class ConfigEditing:
         try:
             future = CHECKS.submit(checker.update_and_diagnose, self.documents.directory, path,
                                    text, dict(self._uris), self._encoding(),
-                                   self._supports_related_information())
+                                   self._supports_related_information(), self._folders())
         except BaseException:
             answered()
             raise
@@ -232,7 +232,7 @@ class ConfigEditing:
         changes = self._capability("workspace.workspace_edit.document_changes")
         return await self._answer([], checker.code_actions, path, uri, document.version, rng,
                                    self._encoding(), changes,
-                                   self._supports_related_information())
+                                   self._supports_related_information(), self._folders())
 
     async def symbols(self, uri: str
                       ) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
@@ -284,7 +284,8 @@ class ConfigEditing:
         answered = self.server.turn_starts.editor_waits()  # turn starts give way meanwhile
         try:
             checked = await self.off_loop(checker.diagnostics, path, uri, self._encoding(),
-                                          self._supports_related_information())
+                                          self._supports_related_information(),
+                                          self._folders())
         except CheckStopped:
             checked = self._stopped(uri)
         finally:

@@ -69,11 +69,24 @@ local function column_widths(list)
   return widths
 end
 
+--- The picker's first entry, which clears the sticky model.
+local FOLLOW_RULES = 'Follow the rules'
+
+--- What to say once a model is set: how to undo it in Neovim's terms (the daemon's message does
+--- not know whether :Switchman model or its picker set it).
+local function message(result)
+  if result.outcome == 'applied' and type(result.sticky_model) == 'string' then
+    return ('Sticky model set: %s. Your rules are skipped until you run :Switchman model - (or choose "%s" in '
+      .. ':Switchman model).'):format(result.sticky_model, FOLLOW_RULES)
+  end
+  return result.message
+end
+
 local function report(err, result)
   if err then
     vim.notify(client.error_message(err), vim.log.levels.ERROR)
   elseif result and result.message then
-    vim.notify(result.message, vim.log.levels.INFO)
+    vim.notify(message(result), vim.log.levels.INFO)
   end
 end
 
@@ -105,7 +118,7 @@ function M.pick(root)
       kind = 'switchman.model',
       format_item = function(item)
         if item.clear then
-          return (sticky and '  ' or '● ') .. 'Follow the rules (no sticky model)'
+          return (sticky and '  ' or '● ') .. FOLLOW_RULES .. ' (no sticky model)'
         end
         return M.describe(item, sticky, widths)
       end,

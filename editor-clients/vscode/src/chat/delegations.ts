@@ -55,6 +55,8 @@ export interface DelegationCard {
   /** The part of `costUsd` that is Switchman's estimate (absent: none). */
   estimatedUsd?: string;
   elapsedSeconds: number | null;
+  /** When `elapsedSeconds` was reported (ms since the epoch, this page's clock): a running worker's time goes on from it. */
+  elapsedAt?: number;
   activity: string | null;
   error: string | null;
   detail: string | null;
@@ -77,7 +79,7 @@ export interface DelegationCard {
  * announced `started`, and showed above them.
  */
 export function applyDelegation(cards: readonly DelegationCard[], update: DelegationParams,
-  callOrder: readonly string[] = []): DelegationCard[] {
+  callOrder: readonly string[] = [], now: number = Date.now()): DelegationCard[] {
   const index = cards.findIndex((c) => c.toolUseId === update.tool_use_id);
   const previous = index >= 0 ? cards[index] : undefined;
   const card: DelegationCard = {
@@ -95,6 +97,7 @@ export function applyDelegation(cards: readonly DelegationCard[], update: Delega
     costUsd: update.cost_usd,
     ...(update.estimated_usd !== undefined ? { estimatedUsd: update.estimated_usd } : {}),
     elapsedSeconds: update.elapsed_seconds,
+    elapsedAt: now,
     activity: update.activity,
     error: update.error,
     detail: update.detail,
@@ -225,6 +228,17 @@ function failureOf(content: string): string {
   return match ? match[1] : line;
 }
 
+/** Whether a card's time goes on while nothing is reported (its worker runs and has reported a time). */
+export function ticks(card: DelegationCard): boolean {
+  return card.status === 'running' && card.elapsedSeconds !== null && card.elapsedAt !== undefined;
+}
+
+function elapsedSeconds(card: DelegationCard, now: number | undefined): number | null {
+  if (card.elapsedSeconds === null) return null;
+  if (now === undefined || !ticks(card) || card.elapsedAt === undefined) return card.elapsedSeconds;
+  return card.elapsedSeconds + Math.max(0, now - card.elapsedAt) / 1000;
+}
+
 function isEnded(status: DelegationStatus): boolean {
   return status === 'completed' || status === 'failed' || status === 'cancelled';
 }
@@ -273,11 +287,16 @@ const STATUS_LABELS: Record<DelegationStatus, string> = {
   queued: 'queued', awaiting_approval: 'awaiting approval', running: 'running', completed: 'done', failed: 'failed', cancelled: 'stopped',
 };
 
-/** What a card shows (the webview turns this into DOM). */
-export function cardView(card: DelegationCard): CardView {
+/**
+ * What a card shows (the webview turns this into DOM). With `now` (ms since the epoch), a running
+ * worker's time counts on from its last update: the daemon reports it only with the worker's output,
+ * and a worker waiting on its model showed the same `0.3s` for minutes.
+ */
+export function cardView(card: DelegationCard, now?: number): CardView {
   const statusLabel = card.stopping ? 'stopping…' : STATUS_LABELS[card.status];
   const meta = [statusLabel, plural(card.turns, 'turn'), formatCost(card.costUsd, card.estimatedUsd)];
-  if (card.elapsedSeconds !== null) meta.push(`${card.elapsedSeconds.toFixed(1)}s`);
+  const elapsed = elapsedSeconds(card, now);
+  if (elapsed !== null) meta.push(`${elapsed.toFixed(1)}s`);
   let note: string | null = null;
   let noteTone: CardView['noteTone'] = null;
   if ((card.status === 'running' || waitsToStart(card.status)) && card.stopRefused && !card.stopping) {

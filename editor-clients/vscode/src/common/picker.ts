@@ -38,6 +38,8 @@ export interface PickerUi {
   showInfo(message: string): void;
   /** A passing confirmation (the status bar, a few seconds). */
   showStatus(message: string): void;
+  /** A notification with one button: resolves true when the user clicks it. */
+  offer(message: string, action: string): Promise<boolean>;
 }
 
 /** Let the user pick one of `load`'s choices: `{ value }`, or undefined when dismissed or failed (shown). */
@@ -54,15 +56,19 @@ export async function pickChoice<T>(ui: PickerUi, options: PickerOptions,
 
 /**
  * Send a request that changes something and say how it went with its `message`: as a notification
- * when `notable` says so, else in the status bar; a failure as an error.
+ * when `notable` says so, else in the status bar (nothing when `said` is false: the caller says it); a failure
+ * as an error. Resolves with the result (undefined when it failed).
  */
 export async function announce<R extends { message: string }>(ui: PickerUi, request: () => Promise<R>,
-  notable: (result: R) => boolean = () => false): Promise<void> {
+  notable: (result: R) => boolean = () => false, said: (result: R) => boolean = () => true): Promise<R | undefined> {
   try {
     const result = await request();
+    if (!said(result)) return result;
     if (notable(result)) ui.showInfo(`Switchman: ${result.message}`);
     else ui.showStatus(`Switchman: ${result.message}`);
+    return result;
   } catch (error) {
     ui.showError(`Switchman: ${requestFailure(error).message}`);
+    return undefined;
   }
 }

@@ -6,7 +6,7 @@ import { Requests } from '../protocol/methods';
 import { setModelParams } from '../protocol/params';
 import type { SetModelResult } from '../protocol/types';
 import type { ModelCatalog } from './modelCatalog';
-import { modelPickItems } from './modelItems';
+import { FOLLOW_RULES, modelPickItems, stickySetMessage } from './modelItems';
 
 export class ModelCommands {
   constructor(private readonly connection: SwitchmanConnection, private readonly catalog: ModelCatalog,
@@ -24,8 +24,12 @@ export class ModelCommands {
 
   /** Set (`model` id or alias) or clear (`null`) the sticky model of the folder's current session. */
   async set(folder: Folder, model: string | null): Promise<void> {
-    // A change queued behind a running turn is worth a notification; a done one is not.
-    await announce(this.ui, () => this.connection.request<SetModelResult>(Requests.setModel, setModelParams(folder.uri, model)),
-      (result) => result.outcome === 'queued');
+    // A change queued behind a running turn is worth a notification; a clear one is not.
+    const result = await announce(this.ui,
+      () => this.connection.request<SetModelResult>(Requests.setModel, setModelParams(folder.uri, model)),
+      (r) => r.outcome === 'queued', (r) => r.outcome !== 'applied' || !r.sticky_model);
+    if (result?.outcome !== 'applied' || !result.sticky_model) return;
+    // Pinned here, not with /model: say how to undo it here (the daemon's words are for any editor), and offer to.
+    if (await this.ui.offer(`Switchman: ${stickySetMessage(result.sticky_model)}`, FOLLOW_RULES)) await this.set(folder, null);
   }
 }

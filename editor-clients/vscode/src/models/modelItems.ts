@@ -26,10 +26,22 @@ export function modelPickItems(result: ModelsResult): ModelPickItem[] {
   return items;
 }
 
+/** The picker's first row, which clears the sticky model. */
+export const FOLLOW_RULES = 'Follow my routing rules';
+
+/**
+ * What the status bar says once a model chosen in the picker is sticky: how to undo it in the
+ * picker (the daemon's own message only knows `/model`, which the user did not use).
+ */
+export function stickySetMessage(model: string): string {
+  return `Sticky model set: ${model}. Your rules are skipped until you choose "${FOLLOW_RULES}" in the model picker `
+    + '(click Switchman in the status bar) or run /model - in the chat.';
+}
+
 function clearItem(sticky: string | null): ModelPickItem {
   return {
     kind: 'choice',
-    label: '$(circle-slash) Follow my routing rules',
+    label: `$(circle-slash) ${FOLLOW_RULES}`,
     description: sticky ? 'clear the sticky model' : 'current',
     detail: 'Each message goes to the model your rules choose.',
     value: null,

@@ -1,17 +1,24 @@
 /** The Sessions view: the workspace's sessions, workers (and delegations queued for a worker slot) nested under their planner. */
 
 import * as vscode from 'vscode';
-import type { Disposable, Folder, StatusSource, SwitchmanConnection, WorkspaceFolders } from '../common/host';
-import { Notifications, Requests } from '../protocol/methods';
-import { sessionsParams } from '../protocol/params';
-import type { DelegationParams, Session, SessionsResult } from '../protocol/types';
+import type { Disposable, StatusSource, SwitchmanConnection, WorkspaceFolders } from '../common/host';
+import { Notifications } from '../protocol/methods';
+import type { DelegationParams } from '../protocol/types';
 import { QueuedDelegations, queuedItemView, sessionItemView, transcriptFileName } from './sessionItems';
+import { type MessageNode, type SessionNode, SessionNodes } from './sessionNodes';
 
-export type SessionNode =
-  | { kind: 'folder'; folder: Folder }
-  | { kind: 'session'; folder: Folder; session: Session; current: boolean }
-  | { kind: 'queued'; delegation: DelegationParams }
-  | { kind: 'message'; text: string };
+const VIEW_ID = 'switchman.sessions';
+
+const MESSAGE_ICONS: Record<MessageNode['tone'], vscode.ThemeIcon> = {
+  loading: new vscode.ThemeIcon('loading~spin'),
+  failed: new vscode.ThemeIcon('error', new vscode.ThemeColor('list.errorForeground')),
+  info: new vscode.ThemeIcon('info'),
+};
+
+const MESSAGE_ACTIONS: Record<NonNullable<MessageNode['action']>, vscode.Command> = {
+  retry: { command: 'switchman.refreshSessions', title: 'Try Again' },
+  restart: { command: 'switchman.restartServer', title: 'Restart Server' },
+};
 
 export class SessionsTree implements vscode.TreeDataProvider<SessionNode>, Disposable {
   private readonly changed = new vscode.EventEmitter<SessionNode | undefined>();
@@ -19,18 +26,22 @@ export class SessionsTree implements vscode.TreeDataProvider<SessionNode>, Dispo
   private readonly subscriptions: Disposable[];
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly queued = new QueuedDelegations();
+  private readonly nodes: SessionNodes;
 
   constructor(
-    private readonly connection: SwitchmanConnection,
-    private readonly folders: WorkspaceFolders,
+    connection: SwitchmanConnection,
+    folders: WorkspaceFolders,
     statuses: StatusSource,
     /** The `switchman.showWorkerSessions` setting: workers are hidden unless it is on. */
     private readonly showWorkers: () => boolean = () => false,
   ) {
+    this.nodes = new SessionNodes(connection, folders, this.queued, showWorkers,
+      (task) => Promise.resolve(vscode.window.withProgress({ location: { viewId: VIEW_ID } }, task)));
     this.subscriptions = [
       statuses.onDidChange(() => this.refreshSoon()),
       connection.onDidChangeState(() => {
         this.queued.clear();
+        this.nodes.forget();
         this.refresh();
       }),
       connection.onNotification<DelegationParams>(Notifications.delegation, (update) => {
@@ -42,6 +53,12 @@ export class SessionsTree implements vscode.TreeDataProvider<SessionNode>, Dispo
 
   refresh(): void {
     this.changed.fire(undefined);
+  }
+
+  /** Refresh asked for by the user: the view shows its progress while the daemon answers. */
+  reload(): void {
+    this.nodes.forget();
+    this.refresh();
   }
 
   /** Status notifications come in bursts (turn start, end, swap): refresh once per burst. */
@@ -56,7 +73,13 @@ export class SessionsTree implements vscode.TreeDataProvider<SessionNode>, Dispo
       item.iconPath = new vscode.ThemeIcon('root-folder');
       return item;
     }
-    if (node.kind === 'message') return new vscode.TreeItem(node.text);
+    if (node.kind === 'message') {
+      const item = new vscode.TreeItem(node.text);
+      item.iconPath = MESSAGE_ICONS[node.tone];
+      if (node.tooltip) item.tooltip = node.tooltip;
+      if (node.action) item.command = MESSAGE_ACTIONS[node.action];
+      return item;
+    }
     if (node.kind === 'queued') {
       const queued = queuedItemView(node.delegation);
       const item = new vscode.TreeItem(queued.label);
@@ -79,32 +102,8 @@ export class SessionsTree implements vscode.TreeDataProvider<SessionNode>, Dispo
     return item;
   }
 
-  async getChildren(node?: SessionNode): Promise<SessionNode[]> {
-    if (this.connection.state !== 'running') return [{ kind: 'message', text: 'Switchman is not running.' }];
-    if (!node) {
-      const folders = this.folders.all();
-      if (folders.length === 1) return this.sessionsOf(folders[0]);
-      return folders.map((folder) => ({ kind: 'folder', folder }));
-    }
-    if (node.kind === 'folder') return this.sessionsOf(node.folder);
-    if (node.kind === 'session') {
-      const workers: SessionNode[] = (node.session.workers ?? []).map((worker) => ({
-        kind: 'session', folder: node.folder, session: worker, current: false }));
-      const waiting: SessionNode[] = this.showWorkers()
-        ? this.queued.of(node.session.id).map((delegation) => ({ kind: 'queued', delegation })) : [];
-      return [...workers, ...waiting];
-    }
-    return [];
-  }
-
-  private async sessionsOf(folder: Folder): Promise<SessionNode[]> {
-    try {
-      const result = await this.connection.request<SessionsResult>(Requests.sessions, sessionsParams(folder.uri, this.showWorkers()));
-      return result.sessions.map((session) => ({
-        kind: 'session', folder, session, current: session.id === result.current_session_id }));
-    } catch (error) {
-      return [{ kind: 'message', text: error instanceof Error ? error.message : String(error) }];
-    }
+  getChildren(node?: SessionNode): Promise<SessionNode[]> {
+    return this.nodes.children(node);
   }
 
   dispose(): void {

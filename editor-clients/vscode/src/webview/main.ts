@@ -2,7 +2,7 @@
 
 import type { ChatState, FromWebview, ToWebview } from '../chat/messages';
 import { initialChatState, sessionTitle } from '../chat/messages';
-import { needsTranscript, waitsToStart } from '../chat/delegations';
+import { needsTranscript, ticks, waitsToStart } from '../chat/delegations';
 import {
   allCards, markStopping, ratingAsked, reduce, refusedDraft, toggleDelegation, toggleExplanation, unexplained,
 } from '../chat/reducer';
@@ -57,9 +57,11 @@ const view = new TranscriptView(transcript, (turnId) => {
 }, (text) => {
   if (state.pending || !state.connected) return;
   vscode.postMessage({ type: 'send', text });
+  followTheEnd();
 }, (turnId) => {
   if (state.pending || !state.connected) return;
   vscode.postMessage({ type: 'retry', turnId });
+  followTheEnd();
 });
 
 /** The cards whose worker transcript was asked for and has not arrived yet. */
@@ -101,8 +103,32 @@ function refreshEnded(message: ToWebview): void {
   }
 }
 
+/** Whether the transcript shows its end (new entries and answer text then keep it in view). */
+function atTheEnd(): boolean {
+  return transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+}
+
+/**
+ * Whether the user reads the end of the transcript, as of their last scroll: when the chat gets
+ * smaller (the panel dragged smaller, the window resized) the end stays in view then. The end slid out
+ * of view instead, and since the chat was no longer at its end, answers stopped following as they came.
+ */
+let following = true;
+transcript.addEventListener('scroll', () => { following = atTheEnd(); });
+new ResizeObserver(() => {
+  if (following && !atTheEnd()) transcript.scrollTop = transcript.scrollHeight;
+}).observe(transcript);
+
+/**
+ * The user sent a message (typed, retried, a suggestion): show the end of the transcript, where it
+ * and its answer come, even when they had scrolled up to read an earlier answer.
+ */
+function followTheEnd(): void {
+  transcript.scrollTop = transcript.scrollHeight;
+}
+
 function update(next: ChatState): void {
-  const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+  const atBottom = atTheEnd();
   const asking = document.activeElement?.closest('.approval[data-outcome="pending"]') ?? null;
   state = next;
   vscode.setState({ chat: state, draft: input.value });
@@ -173,6 +199,7 @@ function send(): void {
   if (!text.trim() || state.pending || !state.connected) return;
   vscode.postMessage({ type: 'send', text });
   input.value = '';
+  followTheEnd();
   update({ ...state, preview: null });
 }
 
@@ -245,6 +272,10 @@ window.addEventListener('focus', () => {
 
 render();
 transcript.scrollTop = transcript.scrollHeight;
+// A running worker's card counts its time on between the daemon's updates (sent with its output only).
+setInterval(() => {
+  if (allCards(state).some(({ card }) => ticks(card))) view.render(state.entries);
+}, 1000);
 if (document.hasFocus()) input.focus();
 vscode.postMessage({ type: 'ready' });
 if (input.value) draftChanged();

@@ -18,6 +18,12 @@ type Env = { references?: Record<string, unknown> };
  * javascript:, vbscript:, file: and most data: links; the page's CSP blocks inline scripts too.
  */
 export const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
+/**
+ * Only addresses with their scheme (`https://…`, and e-mail addresses) become links: with fuzzy links
+ * a file name whose extension is a country's domain (`util.py`, `README.md`, `main.rs`, `run.sh`)
+ * was a link to that web site (`http://util.py`), which a click opened in the browser.
+ */
+markdown.linkify.set({ fuzzyLink: false });
 
 /** What the answer shows: the finished blocks' HTML (each rendered once) and the tail's. */
 export interface StreamedMarkdown {

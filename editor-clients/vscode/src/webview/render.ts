@@ -4,7 +4,7 @@ import { shortModelName } from '../common/format';
 import type { Explanation } from '../chat/chain';
 import type { CodeAction, DelegationEntry, Entry, TurnEntry } from '../chat/messages';
 import type { Rating } from '../protocol/params';
-import { DELEGATE_TOOL, turnCostLabel } from '../chat/delegations';
+import { DELEGATE_TOOL, ticks, turnCostLabel } from '../chat/delegations';
 import { actionableTurn, approvalsInTurns } from '../chat/reducer';
 import type { ApprovalCard } from '../tools/approval';
 import { bannerView } from '../chat/banners';
@@ -24,6 +24,8 @@ export function renderMarkdown(text: string): string {
  */
 export class TranscriptView {
   private readonly entries: PartList;
+  /** The time of this render: a running worker's card counts its time on from its last update. */
+  private now = Date.now();
 
   constructor(container: HTMLElement, private readonly onBadge: (turnId: string) => void,
     private readonly cards?: CardActions,
@@ -36,7 +38,8 @@ export class TranscriptView {
     this.entries = new PartList(container);
   }
 
-  render(entries: Entry[]): void {
+  render(entries: Entry[], now: number = Date.now()): void {
+    this.now = now;
     const { shown, byTurn } = approvalsInTurns(entries);
     const actionable = actionableTurn(shown);
     this.entries.render(shown.map((entry) => this.partOf(entry, entry.kind === 'turn' && entry.id === actionable,
@@ -49,13 +52,14 @@ export class TranscriptView {
       case 'turn': {
         // The daemon acts on the suggestion of the last turn only, once it has ended.
         const actionable = last && entry.status !== 'running';
-        return containerPart(key, [entry, actionable, approvals], 'div',
+        const clock = (entry.delegations ?? []).some(ticks) ? this.now : null;
+        return containerPart(key, [entry, actionable, approvals, clock], 'div',
           (element) => this.updateTurn(element, entry, actionable, approvals));
       }
       case 'delegation': // a worker the user started with /delegate: the card is the whole entry
-        return containerPart(key, entry, 'div', (element) => {
+        return containerPart(key, [entry, ticks(entry.card) ? this.now : null], 'div', (element) => {
           setAttributes(element, { class: 'entry delegated', 'data-delegation': entry.id });
-          renderParts(element, this.cards ? [delegationCardPart(entry.id, entry.card, this.cards)] : []);
+          renderParts(element, this.cards ? [delegationCardPart(entry.id, entry.card, this.cards, this.now)] : []);
         });
       default:
         return part(key, entry, () => this.build(entry));
@@ -98,7 +102,7 @@ export class TranscriptView {
       parts.push(part(`tool:${tool.id}`, [line, tool.status], () => el('div', { class: `tool ${tool.status}` }, [icon('tools'), line])));
     }
     const actions = this.cards;
-    if (actions) for (const card of cards) parts.push(delegationCardPart(turn.id, card, actions));
+    if (actions) for (const card of cards) parts.push(delegationCardPart(turn.id, card, actions, this.now));
     const approvalActions = this.approvals;
     if (approvalActions) {
       for (const card of approvals) parts.push(part(`approval:${card.id}`, card, () => approvalCardElement(card, approvalActions)));

@@ -6,6 +6,7 @@ import { inputHasKeyboard, log, until } from './support.mjs';
 import { toolSteps } from './tools.mjs';
 import { ratingsReachThePatternStore } from './feedback.mjs';
 import { anotherWindowsTurnShowsInThePanel } from './windows.mjs';
+import { aMessageSentWhileScrolledUpIsInView, theEndStaysInViewWhenThePanelIsMadeSmaller } from './layout.mjs';
 import { daemonKilledMidAnswer, patternSuggestionIsOneClickAway, windowReloadedMidAnswer } from './resilience.mjs';
 
 const STATUS_ITEM = '[id="switchman.switchman.switchman.status.0"]';
@@ -50,6 +51,8 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await badgeExplainsTheChoice(ui, chat);
     await refusedMessageIsShownPlainly(ui, chat);
     await stopCancelsTheAnswer(ui, chat, fake);
+    await aMessageSentWhileScrolledUpIsInView(ui, chat, fake);
+    await theEndStaysInViewWhenThePanelIsMadeSmaller(ui, chat, fake);
     await delegationShowsAsALiveCard(ui, chat, fake);
     await delegateSelectionFromTheEditorMenu(ui, chat, fake);
     await toolSteps(ui, chat, fake, workspace);
@@ -313,7 +316,12 @@ async function stopCancelsTheAnswer(ui, chat, fake) {
   await chat.locator('#preview.busy', { hasText: 'Not sent: an answer is still being written' }).waitFor();
   if ((await chat.locator('#input').inputValue()) !== 'and a short one') throw new Error('the unsent message left the input');
   await chat.locator('#stop').click();
-  await chat.locator('.entry.turn[data-status="cancelled"]', { hasText: 'Once upon a time' }).waitFor();
+  const stopped = chat.locator('.entry.turn[data-status="cancelled"]', { hasText: 'Once upon a time' });
+  await stopped.waitFor();
+  // Stopped before the provider reported usage: all of its cost is an estimate, said once.
+  const cost = await stopped.locator('.turn-status', { hasText: '(estimated)' }).innerText();
+  if (!/^cancelled · ~\$[0-9.]+ \(estimated\)$/.test(cost)) throw new Error(`a stopped turn's cost reads ${JSON.stringify(cost)}`);
+  await ui.shot('stopped-turn-cost-estimated', stopped);
   await chat.locator('#new-chat:not([disabled])').waitFor();
   await chat.locator('#preview.busy').waitFor({ state: 'detached' });
   await chat.locator('#input').fill('');
@@ -539,6 +547,16 @@ async function statusBarPickerSetsTheModel(ui) {
   await ui.shot('model-picker', ui.page.locator('.quick-input-widget'));
   await ui.page.locator('.quick-input-widget input.input').fill('opus');
   await rows.filter({ hasText: 'Claude Opus 4.7' }).first().click();
+  // A notification says how to undo it where it was done (the picker), not only with /model.
+  const said = ui.page.locator('.notification-toast', { hasText: 'Sticky model set' }).first();
+  await said.locator('.monaco-button', { hasText: 'Follow my routing rules' }).waitFor();  // a button that undoes it
+  await ui.page.mouse.move(700, 300);  // no status bar tooltip over it
+  await ui.shot('sticky-model-notification', said);
+  const message = await said.innerText();
+  if (!message.includes('until you choose "Follow my routing rules" in the model picker')) {
+    throw new Error(`after picking a model the notification says ${JSON.stringify(message)}`);
+  }
+  await ui.command('Notifications: Clear All Notifications');
   await ui.statusItem().filter({ hasText: 'opus' }).waitFor();
   await ui.statusItem().locator('.codicon-pinned').waitFor();
   log('status bar after picking Opus:', JSON.stringify(await ui.statusItem().innerText()));
@@ -669,8 +687,13 @@ async function daemonThatCannotStartSaysHowToFix(ui) {
   const toast = ui.page.locator('.notifications-toasts .notification-toast', { hasText: '"/nonexistent/switchman" was not found' });
   await toast.waitFor();
   await ui.statusItem().locator('.codicon-error').waitFor();
+  // The Sessions view says so too (it said "not running" at best, or showed nothing).
+  const sessions = ui.page.locator('.pane', { has: ui.page.locator('.pane-header', { hasText: 'Sessions' }) });
+  await sessions.locator('.monaco-list-row', { hasText: 'Switchman did not start.' }).locator('.codicon-error').waitFor();
   await ui.shot('daemon-start-failure');
   await toast.locator('.monaco-button', { hasText: 'Open Settings' }).click();
   await ui.page.locator('.settings-editor .setting-item-contents', { hasText: 'Server Command' }).first().waitFor();
+  await toast.waitFor({ state: 'hidden' });
+  await ui.shot('sessions-daemon-did-not-start', sessions);
   log('start failure explained; "Open Settings" shows switchman.serverCommand');
 }

@@ -66,6 +66,16 @@ describe('delegation cards', () => {
       'a worker stopped before the provider reported usage: its cost is an estimate, and says so');
   });
 
+  it('a running worker\'s time counts on between the daemon\'s updates, and stops with the worker', () => {
+    // The daemon reports the time with the worker's output only: one waiting on its model showed 0.3s for minutes.
+    const [running] = applyDelegation([], update({ elapsed_seconds: 0.3 }), [], 1_000_000);
+    assert.equal(cardView(running).meta, 'running · 1 turn · $0.00 · 0.3s', 'as reported, without a clock');
+    assert.equal(cardView(running, 1_000_000).meta, 'running · 1 turn · $0.00 · 0.3s');
+    assert.equal(cardView(running, 1_041_000).meta, 'running · 1 turn · $0.00 · 41.3s', '41 s later');
+    const [ended] = applyDelegation([running], update({ phase: 'ended', status: 'completed', elapsed_seconds: 41.5 }), [], 1_041_200);
+    assert.equal(cardView(ended, 1_100_000).meta, 'done · 1 turn · $0.00 · 41.5s', 'an ended worker\'s time is its own');
+  });
+
   it('several delegate calls are several cards, in the order they started; other turns are untouched', () => {
     const state = run(routed, event(update()), event(update({ tool_use_id: 'toolu_2', worker_session_id: 'W2', tier: 'deep' })),
       event(update({ turn_id: 'T9', tool_use_id: 'toolu_3' })), event(update({ phase: 'progress', cost_usd: '0.01' })));

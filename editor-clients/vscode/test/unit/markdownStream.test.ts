@@ -19,6 +19,14 @@ function* prefixes(text: string): Generator<string> {
   for (let length = 1; length <= text.length; length++) yield text.slice(0, length);
 }
 
+describe('markdown of an answer', () => {
+  it('does not make file names into web links, and keeps the links that name their scheme', () => {
+    const html = markdown.render('Deleted util.py and README.md (see main.rs); docs at https://example.com/x.');
+    assert.equal(html, '<p>Deleted util.py and README.md (see main.rs); docs at '
+      + '<a href="https://example.com/x">https://example.com/x</a>.</p>\n');
+  });
+});
+
 describe('MarkdownStream', () => {
   it('shows at each delta what a full render of the text so far gives', () => {
     for (const answer of ANSWERS) {

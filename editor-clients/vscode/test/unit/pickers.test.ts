@@ -33,6 +33,12 @@ class FakePickerUi implements PickerUi {
   showError(message: string): void { this.messages.push(`error: ${message}`); }
   showInfo(message: string): void { this.messages.push(`info: ${message}`); }
   showStatus(message: string): void { this.messages.push(`status: ${message}`); }
+  /** The answer to the next offer: whether its button is clicked. */
+  clicks = false;
+  async offer(message: string, action: string): Promise<boolean> {
+    this.messages.push(`offer: ${message} [${action}]`);
+    return this.clicks;
+  }
 }
 
 const byLabel = (text: string) => (entries: PickerEntry<unknown>[]) => entries.find((e) => e.label.includes(text));
@@ -51,6 +57,26 @@ describe('the model and profile pickers', () => {
     assert.deepEqual(connection.sent(Requests.setModel), [{ workspace: folder.uri, model: opus.id }]);
     await models.set(folder, null);
     assert.deepEqual(ui.messages, [`info: Switchman: model ${opus.id}`, 'status: Switchman: model null']);
+  });
+
+  it('says how to undo a model chosen in the picker in terms of the picker, not of /model alone, in full', async () => {
+    const connection = new FakeConnection()
+      .answer(Requests.models, () => ({ sticky_model: null, models: [opus] }))
+      .answer(Requests.setModel, (p) => (p.model ? { outcome: 'applied', sticky_model: p.model, pending_swap: null,
+        message: `Sticky model set: ${p.model}. Your rules are skipped until you clear the sticky model.` }
+        : { outcome: 'cleared', sticky_model: null, pending_swap: null, message: 'Sticky model cleared.' }));
+    const ui = new FakePickerUi(byLabel('Claude Opus'));
+    const models = new ModelCommands(connection, new ModelCatalog(connection), ui);
+    await models.pick(folder);
+    const said = `offer: Switchman: Sticky model set: ${opus.id}. Your rules are skipped until you choose `
+      + '"Follow my routing rules" in the model picker (click Switchman in the status bar) or run /model - in the chat. '
+      + '[Follow my routing rules]';
+    assert.deepEqual(ui.messages, [said]);
+    assert.ok(ui.shown[0].entries[0].label.endsWith('Follow my routing rules'), 'the row the message names');
+    // its button does what it says
+    ui.clicks = true;
+    await models.pick(folder);
+    assert.deepEqual(connection.sent(Requests.setModel).map((p) => p.model), [opus.id, opus.id, null]);
   });
 
   it('sets the profile accepted, clears with the "default" row, and does nothing when dismissed', async () => {

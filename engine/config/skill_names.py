@@ -1,0 +1,79 @@
+"""Skill names in rules and profiles that name no skill (``unknown-skill`` warnings).
+
+A rule's ``skills_matching_message_includes`` and a profile's ``skills`` name skills, the
+Markdown files of the skills folders. A name no skill has never matches (the rule's condition
+is false for it) and lists nothing to the profile's model: a warning, not an error, since the
+file is still usable and a user's rule may name a skill that only some repositories have.
+
+The skill names are asked for (``known``) only when the file names a skill, so a file that
+names none never reads the skills folders; the caller caches them (see
+:class:`switchman.engine.skills.KnownSkills`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator, Sequence
+
+from switchman.engine.config.check import FileKind
+from switchman.engine.config.nodes import pairs_named, rule_lists
+from switchman.engine.config.problems import Code, Problem, Severity
+from switchman.engine.config.walker import closest
+from switchman.engine.config.yamldoc import YamlDocument, YamlNode
+
+CONDITION = "skills_matching_message_includes"
+MAX_LISTED = 10
+"""Known names listed in one message (the closest are suggested first)."""
+
+
+def unknown_skills(kind: FileKind, doc: YamlDocument, known: Callable[[], Collection[str]],
+                   folders: Sequence[str]) -> list[Problem]:
+    """A warning on each skill name in ``doc`` that ``known()`` lacks; ``folders`` are where
+    the skills were looked for, named in the message."""
+    named = list(_skill_names(kind, doc.root))
+    if not named:
+        return []
+    names = known()
+    return [_unknown(doc, node, sorted(names), folders, purpose)
+            for node, purpose in named if node.text not in names]
+
+
+def _unknown(doc: YamlDocument, node: YamlNode, names: list[str], folders: Sequence[str],
+             purpose: str) -> Problem:
+    where = " or ".join(folders) if len(folders) < 3 else \
+        f"{', '.join(folders[:-1])} or {folders[-1]}"
+    suggestions = closest(node.text, names)
+    if not names:
+        known = " No skills were found there (a skill is a Markdown file with 'name' and " \
+                "'description' in its front matter)."
+    else:
+        listed = [*suggestions, *(n for n in names if n not in suggestions)][:MAX_LISTED]
+        more = f" and {len(names) - len(listed)} more" if len(names) > len(listed) else ""
+        hint = f" Did you mean '{suggestions[0]}'?" if suggestions else ""
+        known = f"{hint} Known skills: {', '.join(listed)}{more}."
+    return doc.problem(doc.range_of(node), Code.UNKNOWN_SKILL,
+                       f"No skill named '{node.text}' in {where}, so {purpose}.{known}",
+                       Severity.WARNING, data={"suggestions": suggestions})
+
+
+def _skill_names(kind: FileKind, root: YamlNode | None) -> Iterator[tuple[YamlNode, str]]:
+    """Each skill name written in the file, with what naming a missing one does."""
+    for _, rules in rule_lists(kind, root):
+        for rule in rules.items:
+            when = rule.get("when") if rule.kind == "mapping" else None
+            for _, value in pairs_named(when, CONDITION):
+                yield from ((n, "this condition never matches for it") for n in _scalars(value))
+    if kind not in (FileKind.PROFILES, FileKind.WORKSPACE_PROFILES) or root is None \
+            or root.kind != "mapping":
+        return
+    profiles = root.get("profiles")
+    for _, body in profiles.pairs if profiles is not None and profiles.kind == "mapping" else ():
+        skills = body.get("skills") if body.kind == "mapping" else None
+        if skills is not None:
+            yield from ((n, "the profile lists nothing for it") for n in _scalars(skills))
+
+
+def _scalars(node: YamlNode) -> Iterator[YamlNode]:
+    """The non-empty text values of a name or a list of names."""
+    for item in [node] if node.kind == "scalar" else node.items:
+        if item.kind == "scalar" and not item.is_null and item.text.strip():
+            yield item

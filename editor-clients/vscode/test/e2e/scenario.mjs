@@ -64,6 +64,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await profileItemChoosesTheProfile(ui);
     await sessionsViewOpensTheTranscript(ui);
     await workerSessionsShowOnlyWhenAskedFor(ui);
+    await theChatKeyWorksInTheTerminal(ui);
     await newChatStartsEmpty(ui);
     await patternSuggestionIsOneClickAway(ui, ui.chatFrame(), fake, daemon.env.SWITCHMAN_CONFIG_DIR);
     await daemonKilledMidAnswer(ui, ui.chatFrame(), fake, daemon.switchman);
@@ -627,6 +628,21 @@ async function workerSessionsShowOnlyWhenAskedFor(ui) {
   await workers.first().click();
   await ui.page.locator('.monaco-editor .view-lines', { hasText: '(worker)' }).first().waitFor();
   log('a worker session opened its own transcript');
+}
+
+/**
+ * With the keyboard in the terminal, the chat's keybinding opens the chat: the terminal sent it to the
+ * shell (an extension's keybinding goes to the shell unless its command is in commandsToSkipShell).
+ */
+async function theChatKeyWorksInTheTerminal(ui) {
+  await ui.command('Terminal: Focus Terminal');
+  const terminal = ui.page.locator('.part.panel .terminal-wrapper.active .xterm, .part.panel .xterm').first();
+  await terminal.waitFor();
+  await until('the keyboard in the terminal', () => ui.page.evaluate(() => document.activeElement?.closest('.xterm') != null));
+  await ui.page.keyboard.press(FOCUS_CHAT);
+  const chat = ui.chatFrame();
+  await until('the keyboard in the chat\'s message input', () => inputHasKeyboard(chat), { timeoutMs: 10000 });
+  log('the chat\'s keybinding opened the chat from the terminal');
 }
 
 async function newChatStartsEmpty(ui) {

@@ -109,6 +109,17 @@ function atTheEnd(): boolean {
 }
 
 /**
+ * Whether the user reads the end of the transcript, as of their last scroll: when the chat gets
+ * smaller (the panel dragged smaller, the window resized) the end stays in view then. The end slid out
+ * of view instead, and since the chat was no longer at its end, answers stopped following as they came.
+ */
+let following = true;
+transcript.addEventListener('scroll', () => { following = atTheEnd(); });
+new ResizeObserver(() => {
+  if (following && !atTheEnd()) transcript.scrollTop = transcript.scrollHeight;
+}).observe(transcript);
+
+/**
  * The user sent a message (typed, retried, a suggestion): show the end of the transcript, where it
  * and its answer come, even when they had scrolled up to read an earlier answer.
  */

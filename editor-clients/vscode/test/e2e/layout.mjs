@@ -1,4 +1,4 @@
-// The chat's layout as the user changes it: the transcript scrolled.
+// The chat's layout as the user changes it: the transcript scrolled, the panel resized.
 import { log, until } from './support.mjs';
 
 /** Whether the bottom of the transcript's last entry is in the transcript's view. */
@@ -25,4 +25,36 @@ export async function aMessageSentWhileScrolledUpIsInView(ui, chat, fake) {
   await until('the answer in view', () => lastEntryInView(chat), { timeoutMs: 5000 });
   await ui.shot('chat-sent-while-scrolled-up');
   log('a message sent while scrolled up brought the chat to its end, with the answer in view');
+}
+
+/** Drag the top edge of the panel (its sash) by `dy` pixels (down: smaller). */
+async function dragPanelEdge(ui, dy) {
+  const panel = await ui.page.locator('.part.panel').boundingBox();
+  const x = panel.x + panel.width / 2;
+  await ui.page.mouse.move(x, panel.y + 1);
+  await ui.page.mouse.down();
+  await ui.page.mouse.move(x, panel.y + 1 + dy / 2, { steps: 4 });
+  await ui.page.mouse.move(x, panel.y + 1 + dy, { steps: 4 });
+  await ui.page.mouse.up();
+  await until('the panel resized', async () => Math.abs((await ui.page.locator('.part.panel').boundingBox()).y - panel.y - dy) <= 2);
+}
+
+/**
+ * The user reading the end of the chat drags the panel smaller: the end stays in view, and the next
+ * answer keeps following as it streams. The end slid out of view by what the panel lost, and the
+ * chat, no longer at its end, stopped following answers.
+ */
+export async function theEndStaysInViewWhenThePanelIsMadeSmaller(ui, chat, fake) {
+  await dragPanelEdge(ui, -150);
+  await chat.locator('#transcript').evaluate((transcript) => { transcript.scrollTop = transcript.scrollHeight; });
+  await until('the end of the chat in view', () => lastEntryInView(chat));
+  await dragPanelEdge(ui, 150);
+  await until('the end of the chat in view after the panel was made smaller', () => lastEntryInView(chat), { timeoutMs: 5000 });
+  await fake.script([{ kind: 'text', chunks: ['A long answer\n\n', 'that keeps coming\n\n', 'and coming.'] }]);
+  await chat.locator('#input').fill('an answer that follows');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'and coming.' }).waitFor();
+  await until('the streamed answer in view', () => lastEntryInView(chat), { timeoutMs: 5000 });
+  await ui.shot('chat-panel-made-smaller');
+  log('the end of the chat stayed in view when the panel was made smaller, and the next answer followed');
 }

@@ -6,7 +6,7 @@ import { inputHasKeyboard, log, until } from './support.mjs';
 import { toolSteps } from './tools.mjs';
 import { ratingsReachThePatternStore } from './feedback.mjs';
 import { anotherWindowsTurnShowsInThePanel } from './windows.mjs';
-import { aMessageSentWhileScrolledUpIsInView } from './layout.mjs';
+import { aMessageSentWhileScrolledUpIsInView, theEndStaysInViewWhenThePanelIsMadeSmaller } from './layout.mjs';
 import { daemonKilledMidAnswer, patternSuggestionIsOneClickAway, windowReloadedMidAnswer } from './resilience.mjs';
 
 const STATUS_ITEM = '[id="switchman.switchman.switchman.status.0"]';
@@ -52,6 +52,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await refusedMessageIsShownPlainly(ui, chat);
     await stopCancelsTheAnswer(ui, chat, fake);
     await aMessageSentWhileScrolledUpIsInView(ui, chat, fake);
+    await theEndStaysInViewWhenThePanelIsMadeSmaller(ui, chat, fake);
     await delegationShowsAsALiveCard(ui, chat, fake);
     await delegateSelectionFromTheEditorMenu(ui, chat, fake);
     await toolSteps(ui, chat, fake, workspace);

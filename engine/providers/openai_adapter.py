@@ -180,8 +180,11 @@ def _assistant(message: Message) -> dict[str, Any]:
 
 
 def _user_content(blocks: list[Block]) -> str | list[dict[str, Any]]:
+    """A user message's content: one string when it is all text, its blocks (the message, each
+    attachment rendered) a blank line apart, as the separate blocks Anthropic is sent read;
+    joined as they were, an attachment's closing fence ran into the next one's header."""
     if all(isinstance(b, TextBlock) for b in blocks):
-        return "".join(b.text for b in blocks if isinstance(b, TextBlock))
+        return "\n\n".join(b.text for b in blocks if isinstance(b, TextBlock) and b.text)
     parts: list[dict[str, Any]] = []
     for block in blocks:
         if isinstance(block, TextBlock):

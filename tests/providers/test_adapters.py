@@ -17,7 +17,14 @@ from pydantic._internal import _generics as pydantic_generics
 
 from switchman.engine.availability import ErrorClass
 from switchman.engine.config.registry import ApiKind, ProviderSpec
-from switchman.engine.messages import ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from switchman.engine.messages import (
+    AttachmentBlock,
+    ImageBlock,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from switchman.engine.providers.base import (
     Finished,
     ProviderAdapter,
@@ -122,6 +129,23 @@ async def test_history_with_tool_results_and_images(api: ApiKind, fake: FakeProv
     sent = str(fake.requests[0].body["messages"])
     assert "aGVsbG8=" in sent
     assert "file text" in sent
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_message_and_its_attachments_reach_the_model_apart(
+        api: ApiKind, fake: FakeProvider) -> None:
+    """Found in Neovim: an OpenAI-style model read "what do these doAttached file a.py:" and a
+    closing fence run into the next attachment's header ("```Attached file b.py"), which no
+    longer closes the code block: the message and its attachments are one string there."""
+    fake.script_text("ok")
+    attached = [AttachmentBlock(kind="file", path=name, text=text)
+                for name, text in (("a.py", "A = 1"), ("b.py", "B = 2"))]
+    await collect(adapter_for(api, fake), request(user("what do these do", *attached)))
+    content = fake.requests[0].body["messages"][-1]["content"]
+    parts = [content] if isinstance(content, str) else [part["text"] for part in content]
+    read = "\n\n".join(parts)
+    assert read == ("what do these do\n\nAttached file a.py:\n```\nA = 1\n```\n\n"
+                    "Attached file b.py:\n```\nB = 2\n```"), read
 
 
 @pytest.mark.parametrize("api", APIS)

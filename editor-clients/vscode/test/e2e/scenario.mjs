@@ -553,6 +553,7 @@ async function statusBarPickerSetsTheModel(ui) {
   const said = ui.page.locator('.notification-toast', { hasText: 'Sticky model set' }).first();
   await said.locator('.monaco-button', { hasText: 'Follow my routing rules' }).waitFor();  // a button that undoes it
   await ui.page.mouse.move(700, 300);  // no status bar tooltip over it
+  await until('the status bar tooltip gone', async () => (await ui.page.locator('.workbench-hover:visible, .monaco-hover:visible').count()) === 0);
   await ui.shot('sticky-model-notification', said);
   const message = await said.innerText();
   if (!message.includes('until you choose "Follow my routing rules" in the model picker')) {

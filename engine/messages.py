@@ -30,12 +30,35 @@ class ToolUseBlock(msgspec.Struct, frozen=True, tag="tool_use", tag_field="type"
     input: dict[str, Any]
 
 
+ApprovalOutcome = Literal["allowed_once", "allowed_always", "denied", "not_applied",
+                          "unanswered"]
+
+
+class ApprovalRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """The question the user was asked before a tool call ran, and their answer: kept with
+    the call's result so that an editor rebuilding the chat shows it as it was answered.
+    Absent when nobody was asked (a read, a tool always allowed in the workspace)."""
+
+    id: str
+    """The ``switchman/approve`` request's id (the editor's card of the question)."""
+    title: str
+    outcome: ApprovalOutcome
+    """``not_applied``: the user allowed it but the editor turned it down; ``unanswered``:
+    nobody answered (no editor, no answer in time, the turn stopped)."""
+    reason: str | None = None
+    command: str | None = None
+    cwd: str | None = None
+    path: str | None = None
+
+
 class ToolResultBlock(msgspec.Struct, frozen=True, tag="tool_result", tag_field="type"):
     """The answer to a tool call."""
 
     tool_use_id: str
     content: str
     is_error: bool = False
+    approval: ApprovalRecord | None = None
+    """The user's answer to the question this call asked first, if it asked one."""
 
 
 class AttachmentRequest(msgspec.Struct, frozen=True, kw_only=True):

@@ -30,6 +30,7 @@ from typing import Literal, Protocol
 import msgspec
 
 from switchman.engine.errors import TrustNotSaved
+from switchman.engine.messages import ApprovalOutcome, ApprovalRecord
 
 log = logging.getLogger(__name__)
 TRUST_FILE = "trust.json"
@@ -126,6 +127,20 @@ class ApprovalAnswer(msgspec.Struct, frozen=True):
             return f"The user denied {what}; {outcome}.{self.reason_sentence()}"
         return (f"The user could not be asked to approve {what} ({self.short_reason}),"
                 f" so {outcome}.")
+
+
+def approval_record(request: ApprovalRequest, answer: ApprovalAnswer) -> ApprovalRecord:
+    """What the transcript keeps of a question the user was asked and its answer."""
+    outcome: ApprovalOutcome
+    if answer.by_editor:
+        outcome = "not_applied"
+    elif not answer.allowed:
+        outcome = "denied" if answer.by_user else "unanswered"
+    else:
+        outcome = "allowed_always" if answer.decision == "allow_always" else "allowed_once"
+    return ApprovalRecord(id=request.id, title=request.title, outcome=outcome,
+                          reason=answer.short_reason, command=request.command, cwd=request.cwd,
+                          path=request.path)
 
 
 class EditorAnswer(msgspec.Struct, frozen=True):

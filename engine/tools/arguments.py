@@ -12,6 +12,8 @@ from typing import Any
 
 import msgspec
 
+from switchman.engine.messages import ApprovalRecord
+
 MAX_WHOLE_NUMBER = 10**9
 
 
@@ -23,6 +25,8 @@ class ToolOutcome(msgspec.Struct, frozen=True):
     summary: str = ""
     touched: list[str] = []
     """Workspace-relative paths the call read, listed or changed (for routing)."""
+    approval: ApprovalRecord | None = None
+    """The question the user was asked before the call ran, and their answer."""
 
 
 SUMMARY_LIMIT = 160

@@ -16,8 +16,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+import msgspec
+
 from switchman.engine.errors import sentence
 from switchman.engine.ids import new_id
+from switchman.engine.messages import ApprovalRecord
 from switchman.engine.providers.base import ToolSpec
 from switchman.engine.skills import SkillIndex
 from switchman.engine.tools import edits, memory, shell, skill_tools, workspace
@@ -26,6 +29,7 @@ from switchman.engine.tools.approval import (
     ApprovalPolicy,
     ApprovalRequest,
     ToolClass,
+    approval_record,
 )
 from switchman.engine.tools.arguments import ToolOutcome, ToolRefused, summary_of
 from switchman.engine.tools.buffers import EditorTexts, no_editor_texts
@@ -117,11 +121,24 @@ class Toolbox:
             return memory.propose_memory_change(self.edits, name, arguments)
         return self.edits.propose(name, arguments)
 
+    async def _ask(self, tool: str, title: str, **detail: Any
+                   ) -> tuple[ApprovalAnswer, ApprovalRecord | None]:
+        """The policy's answer for this call, and the record of the question when the user
+        was asked one (kept with the call's result for a rebuilt chat)."""
+        request = self._request(tool, title, **detail)
+        asked: list[bool] = []
+        answer = await self.services.policy.decide(request, lambda: asked.append(True))
+        return answer, approval_record(request, answer) if asked else None
+
     async def _change(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         change = await asyncio.to_thread(self._propose, name, arguments)
-        answer = await self.services.policy.decide(self._request(
+        answer, record = await self._ask(
             name, f"{_VERBS[change.kind]} {change.path}", path=change.path, uri=change.uri,
-            original=change.original, proposed=change.proposed, diff=change.diff()))
+            original=change.original, proposed=change.proposed, diff=change.diff())
+        return _answered(await self._apply(change, answer, name, arguments), record)
+
+    async def _apply(self, change: FileChange, answer: ApprovalAnswer, name: str,
+                     arguments: dict[str, Any]) -> ToolOutcome:
         if not answer.allowed:
             return _denied(answer, f"{change.kind} of {change.path}")
         if (moved := await asyncio.to_thread(self._changed_since, change, name, arguments)):
@@ -165,20 +182,25 @@ class Toolbox:
     async def _run_command(self, arguments: dict[str, Any]) -> ToolOutcome:
         command, timeout = shell.command_arguments(arguments)
         folder = str(self.reads.root)
-        answer = await self.services.policy.decide(self._request(
-            "run_command", f"Run `{command}`", command=command, cwd=folder))
+        answer, record = await self._ask("run_command", f"Run `{command}`", command=command,
+                                          cwd=folder)
         if not answer.allowed:
-            return _denied(answer, "command")
+            return _answered(_denied(answer, "command"), record)
         environment = shell.child_environment(self.services.environ,
                                               self.services.key_variables())
         runner = shell.CommandRunner(self.reads.root, environment)
-        return await runner.run(command, timeout)
+        return _answered(await runner.run(command, timeout), record)
 
     def _request(self, tool: str, title: str, **detail: Any) -> ApprovalRequest:
         c = self.context
         return ApprovalRequest(id=new_id(), workspace=c.workspace, session_id=c.session_id,
                                turn_id=c.turn_id, tool=tool, tool_class=TOOL_CLASSES[tool],
                                title=title, is_worker=c.is_worker, **detail)
+
+
+def _answered(outcome: ToolOutcome, record: ApprovalRecord | None) -> ToolOutcome:
+    """``outcome`` with the question asked before it, when one was."""
+    return outcome if record is None else msgspec.structs.replace(outcome, approval=record)
 
 
 def _denied(answer: ApprovalAnswer, what: str) -> ToolOutcome:

@@ -141,21 +141,21 @@ STALE = ("src/app.py changed in the editor since this change was proposed, so it
          "applied. Nothing was changed; read the file again to make the change.")
 
 
-@pytest.mark.parametrize(("answer", "told", "summary"), [
+@pytest.mark.parametrize(("answer", "told", "summary", "kept"), [
     # The editor's answer is only a decision, a reason and who refused: it cannot pass for
     # "nobody answered".
     ({"decision": "deny", "reason": "keep 42, it is the answer", "by_user": False},
      "The user denied this edit of src/app.py; it did not happen."
-     " Their reason: keep 42, it is the answer.", "denied"),
+     " Their reason: keep 42, it is the answer.", "denied", "denied"),
     # Both clients turn an allowed edit down when its buffer changed while the user was asked;
     # the model was told "The user denied this edit", and could tell the user so.
     ({"decision": "deny", "reason": STALE, "refused_by": "editor"},
      "The user allowed this edit of src/app.py, but the editor did not apply it, so it did not "
-     f"happen: {STALE}", "not applied"),
+     f"happen: {STALE}", "not applied", "not_applied"),
 ], ids=["the user's reason", "the editor turned down what the user allowed"])
 async def test_a_denial_says_who_refused_and_why(
         vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider,
-        answer: dict[str, object], told: str, summary: str) -> None:
+        answer: dict[str, str], told: str, summary: str, kept: str) -> None:
     client, editor = vscode
     editor.answers.append(answer)
     fake.script_tool_call("edit_file", EDIT)
@@ -165,6 +165,13 @@ async def test_a_denial_says_who_refused_and_why(
     assert editor.edits == []
     assert str(tool_result(fake)["content"]) == told
     assert deltas(client, result["turn_id"], "tool_result")[0]["tool"]["summary"] == summary
+    # The session keeps the question and its answer with the call's result: a reloaded chat
+    # shows the card answered, under the same id.
+    detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
+    results = [b for m in detail["messages"] for b in m["content"] if b["type"] == "tool_result"]
+    assert results[0]["approval"] == {
+        "id": editor.approvals[0]["id"], "title": "Edit src/app.py", "outcome": kept,
+        "reason": answer["reason"], "command": None, "cwd": None, "path": "src/app.py"}
 
 
 async def test_a_lone_surrogate_in_the_editors_words_does_not_fail_the_turn(

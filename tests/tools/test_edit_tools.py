@@ -319,3 +319,27 @@ async def test_a_snippet_of_several_lines_matches_a_file_with_windows_line_ends(
                                               "new_text": "b = 20\nc = 30\nd = 4"})
     assert not outcome.is_error, outcome.content
     assert (project / "win.py").read_bytes() == b"a = 1\r\nb = 20\r\nc = 30\r\nd = 4\r\n"
+
+
+async def test_the_question_asked_and_its_answer_go_with_the_outcome(
+        project: Path, approver: ScriptedApprover, trust: TrustStore) -> None:
+    """Kept with the call's result, so that a rebuilt chat shows the answered card again."""
+    tools = make_toolbox(project, approver, trust)
+    approver.answers += [ApprovalAnswer("deny", "use a constant instead"),
+                         ApprovalAnswer("allow_always"),
+                         ApprovalAnswer.unanswered("no answer in time")]
+    edit = {"path": "src/app.py", "old_text": "42", "new_text": "43"}
+    denied = (await tools.run("edit_file", edit)).approval
+    assert denied is not None
+    assert (denied.id, denied.title, denied.outcome, denied.reason, denied.path) == (
+        approver.asked[0].id, "Edit src/app.py", "denied", "use a constant instead",
+        "src/app.py")
+    allowed = (await tools.run("edit_file", edit)).approval
+    assert allowed is not None and allowed.outcome == "allowed_always"
+    # trusted now: nobody is asked, so there is no question to show
+    trusted = await tools.run("edit_file", {**edit, "old_text": "43", "new_text": "44"})
+    assert not trusted.is_error and trusted.approval is None
+    ran = (await tools.run("run_command", {"command": "true"})).approval
+    assert ran is not None
+    assert (ran.outcome, ran.title, ran.command) == ("unanswered", "Run `true`", "true")
+    assert (await tools.run("read_file", {"path": "src/app.py"})).approval is None

@@ -285,18 +285,26 @@ export function actionableTurn(shown: readonly Entry[]): string | undefined {
 
 /**
  * The chat as shown: a question about a turn's own tool call goes inside that turn, with its tool
- * lines (above the answer the turn writes after it, not below it); a question of a worker or of the
- * user's own `/delegate` (no turn of this chat) or of Apply on a code block stays an entry of its own,
- * where it was asked.
+ * lines (above the answer the turn writes after it, not below it), and so does a question of one of
+ * its workers, under the workers' cards (it stood on its own at the end of the chat, and once the
+ * planner had answered, below that answer, as if asked after it); a question of the user's own
+ * `/delegate` (no turn of this chat) or of Apply on a code block stays an entry of its own, where it
+ * was asked.
  */
 export function approvalsInTurns(entries: Entry[]): { shown: Entry[]; byTurn: Map<string, ApprovalCard[]> } {
-  const turns = new Set(entries.flatMap((e) => (e.kind === 'turn' ? [e.id] : [])));
+  const owners = new Map<string, string>(); // a turn of this chat, or a worker turn of one: the chat's turn
+  for (const e of entries) {
+    if (e.kind !== 'turn') continue;
+    owners.set(e.id, e.id);
+    for (const card of e.delegations ?? []) if (card.workerTurnId) owners.set(card.workerTurnId, e.id);
+  }
   const byTurn = new Map<string, ApprovalCard[]>();
   const shown = entries.filter((e) => {
     // Apply's question is about a code block the user clicked, maybe in an old answer: it stays
     // where it was asked, at the end of the chat.
-    if (e.kind !== 'approval' || e.card.tool === APPLY_TOOL || !turns.has(e.card.turnId)) return true;
-    byTurn.set(e.card.turnId, [...(byTurn.get(e.card.turnId) ?? []), e.card]);
+    const owner = e.kind === 'approval' && e.card.tool !== APPLY_TOOL ? owners.get(e.card.turnId) : undefined;
+    if (e.kind !== 'approval' || owner === undefined) return true;
+    byTurn.set(owner, [...(byTurn.get(owner) ?? []), e.card]);
     return false;
   });
   return { shown, byTurn };

@@ -9,6 +9,7 @@ import type {
 import { attachedLine, withoutTokens } from './attachments';
 import { cardView, recordedDelegation, storedDelegations } from './delegations';
 import type { Entry, TurnEntry } from './messages';
+import { recordedApprovalCard } from '../tools/approval';
 
 /** One step of a stored session, in the order it happened. */
 type Step =
@@ -71,7 +72,15 @@ function turnEntries(detail: SessionDetail, turn: Turn): Entry[] {
   const rating = detail.ratings?.[turn.id];
   entries.push({ ...turnEntry(turn, messages), ...(rating ? { rating } : {}),
     delegations: storedDelegations(messages, detail.cost.workers, turn.status, detail.delegations) });
-  return entries;
+  return [...entries, ...answeredQuestions(turn.id, messages)];
+}
+
+/** The questions a turn's tool calls asked, answered, as the session kept them (the chat puts them in the turn). */
+function answeredQuestions(turnId: string, messages: Message[]): Entry[] {
+  const blocks = messages.flatMap((m) => m.content);
+  const tools = new Map(blocks.flatMap((b) => (b.type === 'tool_use' ? [[b.id, b.name] as const] : [])));
+  return blocks.flatMap((b): Entry[] => (b.type === 'tool_result' && b.approval ? [{ kind: 'approval', id: b.approval.id,
+    card: recordedApprovalCard(b.approval, turnId, tools.get(b.tool_use_id) ?? 'tool') }] : []));
 }
 
 /**

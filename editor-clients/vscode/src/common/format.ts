@@ -2,12 +2,14 @@
 
 import type { ModelInfo } from '../protocol/types';
 
-/** `"0.0412"` → `$0.041`; `"12.5"` → `$12.50`; `"0"` → `$0.00`. */
+/** `"0.0412"` → `$0.041`; `"0.6"` → `$0.60`; `"12.5"` → `$12.50`; `"0"` → `$0.00`. */
 export function formatUsd(value: string | null | undefined): string {
   const amount = Number(value ?? 0);
   if (!Number.isFinite(amount) || amount === 0) return '$0.00';
   if (Math.abs(amount) >= 1) return `$${amount.toFixed(2)}`;
-  return `$${Number(amount.toPrecision(2)).toString()}`;
+  // Two significant digits, but cents stay two digits: $0.60, not $0.6.
+  const rounded = Number(amount.toPrecision(2));
+  return Math.abs(rounded) >= 0.1 ? `$${rounded.toFixed(2)}` : `$${rounded.toString()}`;
 }
 
 /**

@@ -89,7 +89,21 @@ export type ContentBlock =
   | { type: 'attachment'; kind: 'file' | 'selection'; path: string; text: string; start_line?: number | null;
     end_line?: number | null; truncated?: boolean }
   | { type: 'tool_use'; id: string; name: string; input: unknown }
-  | { type: 'tool_result'; tool_use_id: string; content: string; is_error: boolean };
+  | { type: 'tool_result'; tool_use_id: string; content: string; is_error: boolean; approval?: ApprovalRecord | null };
+
+/**
+ * The question the user was asked before a tool call ran and their answer, as the session keeps it with the call's
+ * result (absent when nobody was asked, and from older daemons). `id` is the `switchman/approve` request's.
+ */
+export interface ApprovalRecord {
+  id: string;
+  title: string;
+  outcome: 'allowed_once' | 'allowed_always' | 'denied' | 'not_applied' | 'unanswered';
+  reason: string | null;
+  command: string | null;
+  cwd: string | null;
+  path: string | null;
+}
 
 export interface Message {
   id: string;

@@ -8,7 +8,7 @@
 
 import type { ConnectionState, Disposable } from '../common/host';
 import { Emitter } from '../common/host';
-import type { ApplyCodeResult, ApprovalAnswer, ApprovalRequest } from '../protocol/types';
+import type { ApplyCodeResult, ApprovalAnswer, ApprovalRecord, ApprovalRequest } from '../protocol/types';
 
 export type ApprovalOutcome = 'pending' | 'allowed_once' | 'allowed_always' | 'denied' | 'withdrawn';
 
@@ -58,6 +58,24 @@ export function approvalCard(request: ApprovalRequest): ApprovalCard {
     command: request.command ?? null, cwd: request.cwd ?? null,
     task: request.task ?? null, tier: request.tier ?? null, workerTools: request.worker_tools ?? [],
     alwaysLabel: alwaysLabel(request), note, outcome: 'pending', reason: null,
+  };
+}
+
+const RECORDED_OUTCOMES: Record<ApprovalRecord['outcome'], ApprovalOutcome> = {
+  allowed_once: 'allowed_once', allowed_always: 'allowed_always', denied: 'denied', not_applied: 'denied', unanswered: 'withdrawn',
+};
+
+/**
+ * The card of a question answered in an earlier window, rebuilt from what the session kept with the call's result
+ * (read-only: answered; the diff is not kept, the call's line and the answer say what it was).
+ */
+export function recordedApprovalCard(record: ApprovalRecord, turnId: string, tool: string): ApprovalCard {
+  const kind = tool === 'delegate' ? 'delegation' : record.command ? 'command' : 'edit';
+  return {
+    id: record.id, turnId, tool, kind, title: record.title, diff: [], canOpenDiff: false,
+    command: record.command, cwd: record.cwd, task: null, tier: null, workerTools: [],
+    alwaysLabel: `Always allow ${tool} in this workspace`, note: null, outcome: RECORDED_OUTCOMES[record.outcome],
+    reason: record.reason, ...(record.outcome === 'not_applied' ? { stale: true } : {}),
   };
 }
 

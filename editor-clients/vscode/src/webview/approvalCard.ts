@@ -36,7 +36,8 @@ function details(card: ApprovalCard, actions: ApprovalActions): HTMLElement[] {
       ];
     case 'edit': {
       const lines = card.diff.map((line) => el('span', { class: diffClass(line) }, [`${line}\n`]));
-      const parts: HTMLElement[] = [el('pre', { class: 'approval-diff' }, lines)];
+      // a card rebuilt from the session (another window) has no diff: its title says what the change was
+      const parts: HTMLElement[] = lines.length > 0 ? [el('pre', { class: 'approval-diff' }, lines)] : [];
       if (card.canOpenDiff && card.outcome === 'pending') {
         const open = el('button', { class: 'approval-open-diff', title: 'Show the change in VS Code\'s diff editor' }, ['Open diff']);
         open.addEventListener('click', () => actions.openDiff(card.id));

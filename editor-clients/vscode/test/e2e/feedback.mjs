@@ -86,6 +86,17 @@ export async function ratingsReachThePatternStore(ui, chat, fake, store) {
   await pressed(reopened.locator(`.entry.turn[data-turn="${good.id}"]`), 'up');
   await pressed(reopened.locator(`.entry.turn[data-turn="${bad.id}"]`), 'up');
   log('ratings still shown in a reloaded window, from the daemon');
+  // The questions answered before the reload are back in their turns, answered, without buttons
+  // (the new window's extension never saw them: the daemon's session keeps them with the calls).
+  const denied = reopened.locator('.entry.turn .approval[data-tool="run_command"][data-outcome="denied"]',
+    { hasText: 'Denied: keep the build cache' });
+  await denied.waitFor();
+  await reopened.locator('.entry.turn .approval[data-tool="edit_file"][data-outcome="allowed_once"]').first().waitFor();
+  await reopened.locator('.entry.turn .approval[data-tool="edit_file"][data-outcome="denied"]', { hasText: 'Not applied:' }).waitFor();
+  if ((await reopened.locator('.approval .approval-buttons').count()) !== 0) throw new Error('a rebuilt question has buttons');
+  await denied.scrollIntoViewIfNeeded();
+  await ui.shot('reloaded-window-answered-question', denied.locator('xpath=ancestor::*[contains(@class, "entry")][1]'));
+  log('answered questions still shown in a reloaded window, from the daemon');
   await refusedRatingShowsAtItsTurn(ui, reopened, store, good.id);
   return reopened;
 }

@@ -58,3 +58,28 @@ export async function theEndStaysInViewWhenThePanelIsMadeSmaller(ui, chat, fake)
   await ui.shot('chat-panel-made-smaller');
   log('the end of the chat stayed in view when the panel was made smaller, and the next answer followed');
 }
+
+/** The computed background of `locator` under the mouse, and the primary button's hover colour, in the chat. */
+async function hoveredBackground(ui, chat, locator) {
+  await locator.hover();
+  return locator.evaluate((element) => {
+    const probe = document.createElement('div');
+    probe.style.background = 'var(--vscode-button-hoverBackground)';
+    document.body.append(probe);
+    const primaryHover = getComputedStyle(probe).backgroundColor;
+    probe.remove();
+    return { background: getComputedStyle(element).backgroundColor, primaryHover };
+  });
+}
+
+/**
+ * A delegation card's toggle (its title and live line) under the mouse is not painted as a primary
+ * button: it turned the theme's primary blue with the text's own colour (dark on blue in a light theme).
+ */
+export async function aHoveredCardKeepsItsColours(ui, chat) {
+  const toggle = chat.locator('.delegation-toggle').first();
+  const { background, primaryHover } = await hoveredBackground(ui, chat, toggle);
+  if (background === primaryHover) throw new Error(`a hovered card toggle is painted as a primary button (${background})`);
+  await ui.page.mouse.move(1, 1);
+  log('a hovered delegation card keeps its colours:', background);
+}

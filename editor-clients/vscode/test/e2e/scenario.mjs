@@ -6,7 +6,7 @@ import { inputHasKeyboard, log, until } from './support.mjs';
 import { toolSteps } from './tools.mjs';
 import { ratingsReachThePatternStore } from './feedback.mjs';
 import { anotherWindowsTurnShowsInThePanel } from './windows.mjs';
-import { aMessageSentWhileScrolledUpIsInView, theEndStaysInViewWhenThePanelIsMadeSmaller } from './layout.mjs';
+import { aHoveredCardKeepsItsColours, aMessageSentWhileScrolledUpIsInView, theEndStaysInViewWhenThePanelIsMadeSmaller } from './layout.mjs';
 import { daemonKilledMidAnswer, patternSuggestionIsOneClickAway, windowReloadedMidAnswer } from './resilience.mjs';
 
 const STATUS_ITEM = '[id="switchman.switchman.switchman.status.0"]';
@@ -54,6 +54,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await aMessageSentWhileScrolledUpIsInView(ui, chat, fake);
     await theEndStaysInViewWhenThePanelIsMadeSmaller(ui, chat, fake);
     await delegationShowsAsALiveCard(ui, chat, fake);
+    await aHoveredCardKeepsItsColours(ui, chat);
     await delegateSelectionFromTheEditorMenu(ui, chat, fake);
     await toolSteps(ui, chat, fake, workspace);
     await commandsAnswer(ui, chat);
@@ -64,6 +65,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await profileItemChoosesTheProfile(ui);
     await sessionsViewOpensTheTranscript(ui);
     await workerSessionsShowOnlyWhenAskedFor(ui);
+    await theChatKeyWorksInTheTerminal(ui);
     await newChatStartsEmpty(ui);
     await patternSuggestionIsOneClickAway(ui, ui.chatFrame(), fake, daemon.env.SWITCHMAN_CONFIG_DIR);
     await daemonKilledMidAnswer(ui, ui.chatFrame(), fake, daemon.switchman);
@@ -551,6 +553,7 @@ async function statusBarPickerSetsTheModel(ui) {
   const said = ui.page.locator('.notification-toast', { hasText: 'Sticky model set' }).first();
   await said.locator('.monaco-button', { hasText: 'Follow my routing rules' }).waitFor();  // a button that undoes it
   await ui.page.mouse.move(700, 300);  // no status bar tooltip over it
+  await until('the status bar tooltip gone', async () => (await ui.page.locator('.workbench-hover:visible, .monaco-hover:visible').count()) === 0);
   await ui.shot('sticky-model-notification', said);
   const message = await said.innerText();
   if (!message.includes('until you choose "Follow my routing rules" in the model picker')) {
@@ -627,6 +630,21 @@ async function workerSessionsShowOnlyWhenAskedFor(ui) {
   await workers.first().click();
   await ui.page.locator('.monaco-editor .view-lines', { hasText: '(worker)' }).first().waitFor();
   log('a worker session opened its own transcript');
+}
+
+/**
+ * With the keyboard in the terminal, the chat's keybinding opens the chat: the terminal sent it to the
+ * shell (an extension's keybinding goes to the shell unless its command is in commandsToSkipShell).
+ */
+async function theChatKeyWorksInTheTerminal(ui) {
+  await ui.command('Terminal: Focus Terminal');
+  const terminal = ui.page.locator('.part.panel .terminal-wrapper.active .xterm, .part.panel .xterm').first();
+  await terminal.waitFor();
+  await until('the keyboard in the terminal', () => ui.page.evaluate(() => document.activeElement?.closest('.xterm') != null));
+  await ui.page.keyboard.press(FOCUS_CHAT);
+  const chat = ui.chatFrame();
+  await until('the keyboard in the chat\'s message input', () => inputHasKeyboard(chat), { timeoutMs: 10000 });
+  log('the chat\'s keybinding opened the chat from the terminal');
 }
 
 async function newChatStartsEmpty(ui) {

@@ -18,5 +18,7 @@ describe('package.json contributions', () => {
   it('binds a key to focus the chat', () => {
     const binding = contributes.keybindings.find((k: { command: string }) => k.command === 'switchman.openChat');
     assert.deepEqual([binding.key, binding.mac], ['ctrl+shift+alt+s', 'cmd+shift+alt+s']);
+    // In the terminal the key went to the shell: only the commands of commandsToSkipShell reach VS Code there.
+    assert.deepEqual(contributes.configurationDefaults['terminal.integrated.commandsToSkipShell'], ['switchman.openChat']);
   });
 });

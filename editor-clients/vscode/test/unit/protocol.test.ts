@@ -75,6 +75,12 @@ describe('formatting', () => {
     assert.equal(formatUsd('0.000075'), '$0.000075');
     assert.equal(formatUsd('0.0412'), '$0.041');
     assert.equal(formatUsd('12.5'), '$12.50');
+    // Dollars and cents from a dime up: a turn that cost 60 cents read "$0.6".
+    assert.equal(formatUsd('0.6'), '$0.60');
+    assert.equal(formatUsd('0.1'), '$0.10');
+    assert.equal(formatUsd('0.0996'), '$0.10');
+    assert.equal(formatUsd('0.62'), '$0.62');
+    assert.equal(formatUsd('0.095'), '$0.095');
     assert.equal(formatUsd(null), '$0.00');
   });
 

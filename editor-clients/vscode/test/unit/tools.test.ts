@@ -11,6 +11,7 @@ import { answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, reas
 import { emptyTrustMessage, trustItems } from '../../src/tools/trust';
 import { approvalsInTurns } from '../../src/chat/reducer';
 import type { Entry } from '../../src/chat/messages';
+import type { DelegationCard } from '../../src/chat/delegations';
 import { applyBases, toSave, unsavedEditRefusal, unsavedNote, withApplyBase } from '../../src/tools/unsavedEdits';
 import { MAX_SHARED_CHARS, SharedDocuments, sharedOnOpen } from '../../src/server/sharedDocuments';
 import { FakeConnection } from './fakes';
@@ -51,6 +52,17 @@ describe('approval cards', () => {
     const { shown, byTurn } = approvalsInTurns([turn, own, worker, user, apply]);
     assert.deepEqual(shown.map((e) => e.id), ['T1', 'A9', 'L2', 'A7'], 'Apply on an answer\'s code block stays at the end');
     assert.deepEqual(byTurn.get('T1')?.map((c) => c.id), ['A1']);
+  });
+
+  it('a question of a planner\'s worker goes inside the planner\'s turn, under its workers\' cards', () => {
+    const card = { toolUseId: 'toolu_1', workerTurnId: 'W2' } as DelegationCard;
+    const planner = { kind: 'turn', id: 'T2', model: null, summary: null, banners: [], text: 'The worker added it.', status: 'completed',
+      error: null, costUsd: null, tools: [], notices: [], explanation: null, explanationOpen: false, delegations: [card] } as Entry;
+    const worker = { kind: 'approval', id: 'A8', card: approvalCard({ ...EDIT, id: 'A8', turn_id: 'W2', is_worker: true }) } as Entry;
+    const other = { kind: 'approval', id: 'A9', card: approvalCard({ ...COMMAND, id: 'A9', turn_id: 'W9', is_worker: true }) } as Entry;
+    const { shown, byTurn } = approvalsInTurns([planner, worker, other]);
+    assert.deepEqual(shown.map((e) => e.id), ['T2', 'A9'], 'a worker of no turn of this chat (a /delegate) stays on its own');
+    assert.deepEqual(byTurn.get('T2')?.map((c) => c.id), ['A8']);
   });
 
   it('deny on Enter in the reason field only once a reason is typed (Shift+Tab from the chat lands there)', () => {

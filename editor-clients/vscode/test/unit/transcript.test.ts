@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { transcriptEntries, transcriptMarkdown } from '../../src/chat/transcript';
-import type { SessionDetail } from '../../src/protocol/types';
+import { approvalsInTurns } from '../../src/chat/reducer';
+import type { ApprovalRecord, SessionDetail } from '../../src/protocol/types';
+import { outcomeText } from '../../src/tools/approval';
 import { QueuedDelegations, queuedItemView, relativeTime, sessionItemView, transcriptFileName } from '../../src/sessions/sessionItems';
 
 const session = {
@@ -50,6 +52,33 @@ describe('transcriptEntries', () => {
     assert.deepEqual(asked('running'), [['running', undefined]], 'a reload while its approval card waits');
     assert.deepEqual(asked('interrupted'), [['error', 'no result: Switchman stopped before it was recorded']],
       'the daemon died (its approval card withdrawn): it said done');
+  });
+
+  it('puts back the questions a turn\'s calls asked, answered as they were (a card each, inside the turn)', () => {
+    const use = (id: string, name: string, input: object) => ({ type: 'tool_use' as const, id, name, input });
+    const result = (id: string, approval: ApprovalRecord | null, is_error = false) =>
+      ({ type: 'tool_result' as const, tool_use_id: id, content: 'x', is_error, approval });
+    const record = (id: string, outcome: ApprovalRecord['outcome'], extra: Partial<ApprovalRecord> = {}): ApprovalRecord =>
+      ({ id, title: 'Edit src/app.py', outcome, reason: null, command: null, cwd: null, path: 'src/app.py', ...extra });
+    const messages = [detail.messages[0],
+      { ...detail.messages[1], content: [use('toolu_e', 'edit_file', {}), use('toolu_c', 'run_command', {}),
+        use('toolu_s', 'edit_file', {}), use('toolu_r', 'read_file', {}), use('toolu_a', 'create_file', {})] },
+      { ...detail.messages[2], content: [result('toolu_e', record('A1', 'denied', { reason: 'use a constant' }), true),
+        result('toolu_c', record('A2', 'allowed_once', { title: 'Run `make test`', command: 'make test', cwd: '/w', path: null })),
+        result('toolu_s', record('A3', 'not_applied', { reason: 'src/app.py changed in the editor' }), true),
+        result('toolu_r', null), result('toolu_a', record('A4', 'allowed_always', { title: 'Create b.py' }))] }];
+    const entries = transcriptEntries({ ...detail, turns: [turn('T1', 1)], messages });
+    const cards = entries.flatMap((e) => (e.kind === 'approval' ? [e.card] : []));
+    assert.deepEqual(cards.map((c) => [c.id, c.turnId, c.kind, c.tool, outcomeText(c)]), [
+      ['A1', 'T1', 'edit', 'edit_file', 'Denied: use a constant'],
+      ['A2', 'T1', 'command', 'run_command', 'Allowed once.'],
+      ['A3', 'T1', 'edit', 'edit_file', 'Not applied: src/app.py changed in the editor'],
+      ['A4', 'T1', 'edit', 'create_file', 'Allowed; create_file is always allowed here now.'],
+    ], 'a read asks nothing: no card');
+    assert.equal(cards[1].command, 'make test');
+    const { shown, byTurn } = approvalsInTurns(entries);
+    assert.deepEqual(shown.map((e) => e.kind), ['user', 'turn'], 'shown inside their turn, as they were');
+    assert.equal(byTurn.get('T1')?.length, 4);
   });
 
   it('shows the user\'s message as the daemon recorded it, as typed: the @alias once, /route override as sent', () => {

@@ -242,6 +242,29 @@ return {
     end,
   },
   {
+    ':Switchman send and add in the chat itself attach nothing and say why (its draft is not a file)',
+    function()
+      local input_win = vim.fn.win_findbuf(chat.view.input)[1]
+      vim.api.nvim_set_current_win(input_win)
+      vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, { 'my draft' })
+      for _, command in ipairs({ 'Switchman send', 'Switchman add', '1,1Switchman send quote this' }) do
+        local before = #H.notifications
+        vim.cmd(command)
+        local last = H.notifications[#H.notifications]
+        H.check(#H.notifications > before and last.message:find("the chat's own buffers are not attached", 1, true),
+          command .. ': told why', H.notifications)
+        H.eq(nil, chat.attachments, command .. ': nothing is attached')
+      end
+      H.eq({ 'my draft' }, vim.api.nvim_buf_get_lines(chat.view.input, 0, -1, false), 'the draft is left as it was')
+      vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
+      local before = #H.notifications
+      vim.cmd('1,1Switchman send')
+      H.check(#H.notifications > before, 'the transcript is not attached either', H.notifications)
+      H.eq(nil, chat.attachments, 'nothing is attached from the transcript')
+      vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, {})
+    end,
+  },
+  {
     'ga applies the code block under the cursor to the selected lines, through the approval',
     function()
       H.fake('POST', '/_fake/reset')

@@ -390,6 +390,25 @@ return {
     end,
   },
   {
+    "a new chat view (e.g. after restarting Neovim) shows each turn's answered questions under their tool lines",
+    function()
+      chat = H.reopen_chat(chat) -- the code window stays
+      H.wait_text(chat.view.transcript, 'Not delegated.')
+      local text = H.text(chat.view.transcript)
+      local function shows(expected, what)
+        H.check(text:find(expected, 1, true), what, H.lines(chat.view.transcript))
+      end
+      shows('## You\nmake f return 2\n\n## Switchman [', 'the first turn')
+      H.check(text:find('\n  ✓ edit_file: [^\n]*\n    %? Edit src/tools_target%.py — Allowed once%.\n'),
+        'allowed once, under its tool line', H.lines(chat.view.transcript))
+      shows('    ? Edit src/tools_target.py — Denied: one is the right answer\n', 'denied, with the reason')
+      shows('    ? Create docs/new/guide.md — Allowed once.\n', 'a new file')
+      shows('    ? Edit src/tools_target.py — Not applied: src/tools_target.py changed in the editor since', 'not applied, and why')
+      local _, count = text:gsub('\n    %? ', '')
+      H.eq(5, count, 'one line a question (the delete too), none for the reads', H.lines(chat.view.transcript))
+    end,
+  },
+  {
     'two questions at once: answering the first lets its worker start while the second waits (0.10+)',
     function()
       H.fake('POST', '/_fake/reset')

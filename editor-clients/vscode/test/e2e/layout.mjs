@@ -1,4 +1,4 @@
-// The chat's layout as the user changes it: the transcript scrolled, the panel resized.
+// The chat's layout as the user changes it (the transcript scrolled, the panel resized) and as answers fill it.
 import { log, until } from './support.mjs';
 
 /** Whether the bottom of the transcript's last entry is in the transcript's view. */
@@ -82,4 +82,25 @@ export async function aHoveredCardKeepsItsColours(ui, chat) {
   if (background === primaryHover) throw new Error(`a hovered card toggle is painted as a primary button (${background})`);
   await ui.page.mouse.move(1, 1);
   log('a hovered delegation card keeps its colours:', background);
+}
+
+/**
+ * A table whose cell holds a long path keeps its header's words whole: the path took the width and
+ * the other column's header was cut mid-word ("valu" / "e"), as any text in an answer may be.
+ */
+export async function aTableHeaderKeepsItsWords(ui, chat, fake) {
+  const path = `src/${'a_long_folder_name/'.repeat(16)}file_name.py`;
+  await fake.script([{ kind: 'text', chunks: [`| file | value |\n|---|---|\n| \`${path}\` | 1 |\n`] }]);
+  await chat.locator('#input').fill('a table with a long path');
+  await chat.locator('#input').press('Enter');
+  const table = chat.locator('.entry.turn[data-status="completed"] .markdown table', { hasText: 'file_name.py' }).last();
+  await table.waitFor();
+  const headers = await table.locator('th').evaluateAll((cells) => cells.map((cell) => {
+    const range = document.createRange();
+    range.selectNodeContents(cell);
+    return { text: cell.textContent, lines: range.getClientRects().length };
+  }));
+  await ui.shot('chat-table-long-path');
+  if (headers.some((h) => h.lines > 1)) throw new Error(`a table header was split across lines: ${JSON.stringify(headers)}`);
+  log('a table with a long path keeps its headers whole:', JSON.stringify(headers));
 }

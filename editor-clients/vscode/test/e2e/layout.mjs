@@ -104,3 +104,26 @@ export async function aTableHeaderKeepsItsWords(ui, chat, fake) {
   if (headers.some((h) => h.lines > 1)) throw new Error(`a table header was split across lines: ${JSON.stringify(headers)}`);
   log('a table with a long path keeps its headers whole:', JSON.stringify(headers));
 }
+
+/**
+ * A message of several lines typed with Shift+Enter is all in sight: the input grows with it (it
+ * scrolled inside two rows, its first lines out of sight), and is two rows again once sent.
+ */
+export async function theInputGrowsWithTheMessage(ui, chat, fake) {
+  const input = chat.locator('#input');
+  await input.fill('');
+  const empty = await input.evaluate((element) => element.offsetHeight);
+  await input.focus();
+  for (const [i, line] of ['first line', 'second line', 'third line', 'fourth line'].entries()) {
+    if (i > 0) await ui.page.keyboard.press('Shift+Enter');
+    await ui.page.keyboard.type(line);
+  }
+  const sizes = await input.evaluate((element) => ({ scroll: element.scrollHeight, client: element.clientHeight }));
+  await ui.shot('chat-input-four-lines');
+  if (sizes.scroll > sizes.client + 1) throw new Error(`a four-line message scrolls inside the input: ${JSON.stringify(sizes)}`);
+  await fake.script([{ kind: 'text', chunks: ['Four lines read.'] }]);
+  await ui.page.keyboard.press('Enter');
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'Four lines read.' }).waitFor();
+  await until('the input back to its size', async () => (await input.evaluate((element) => element.offsetHeight)) === empty);
+  log('the input grew to a four-line message and went back once it was sent');
+}

@@ -8,6 +8,7 @@ import { ratingsReachThePatternStore } from './feedback.mjs';
 import { anotherWindowsTurnShowsInThePanel } from './windows.mjs';
 import {
   aHoveredCardKeepsItsColours, aMessageSentWhileScrolledUpIsInView, aTableHeaderKeepsItsWords, theEndStaysInViewWhenThePanelIsMadeSmaller,
+  theInputGrowsWithTheMessage,
 } from './layout.mjs';
 import { daemonKilledMidAnswer, patternSuggestionIsOneClickAway, windowReloadedMidAnswer } from './resilience.mjs';
 
@@ -56,6 +57,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await aMessageSentWhileScrolledUpIsInView(ui, chat, fake);
     await theEndStaysInViewWhenThePanelIsMadeSmaller(ui, chat, fake);
     await aTableHeaderKeepsItsWords(ui, chat, fake);
+    await theInputGrowsWithTheMessage(ui, chat, fake);
     await delegationShowsAsALiveCard(ui, chat, fake);
     await aHoveredCardKeepsItsColours(ui, chat);
     await delegateSelectionFromTheEditorMenu(ui, chat, fake);

@@ -256,6 +256,9 @@ async function selectionGoesWithTheMessage(ui, chat, fake) {
   await ui.page.keyboard.press('Home');
   await ui.page.keyboard.press('Shift+End');
   await ui.command('Switchman: Send Selection to Switchman');
+  // The selection is attached once the daemon has checked it (a preview request): typed before
+  // that, the message would go without it. The status bar says when it is attached.
+  await ui.page.locator('.part.statusbar', { hasText: 'goes with your next message' }).first().waitFor();
   await fake.script([{ kind: 'text', chunks: ['It only compares the user name. Check the password too:\n\n',
     '```python\nreturn user == "admin" and check(password)\n```\n'] }]);
   await send(chat, 'what does this line do?');

@@ -294,6 +294,9 @@ window.addEventListener('focus', () => {
 });
 
 render();
+// Its placeholder too is shown whole when the view is narrow (its first line was cut off).
+fitInput();
+window.addEventListener('resize', fitInput);
 transcript.scrollTop = transcript.scrollHeight;
 // A running worker's card counts its time on between the daemon's updates (sent with its output only).
 setInterval(() => {

@@ -127,3 +127,19 @@ export async function theInputGrowsWithTheMessage(ui, chat, fake) {
   await until('the input back to its size', async () => (await input.evaluate((element) => element.offsetHeight)) === empty);
   log('the input grew to a four-line message and went back once it was sent');
 }
+
+/** In a narrow view the empty input shows its whole placeholder (its first line was cut off). */
+export async function theInputShowsItsWholePlaceholderWhenNarrow(ui, chat) {
+  const wide = ui.page.viewportSize();
+  await ui.page.setViewportSize({ width: 620, height: wide.height });
+  try {
+    const input = chat.locator('#input');
+    await input.fill('');
+    await until('the whole placeholder in sight', () => input.evaluate((element) => element.scrollHeight <= element.clientHeight + 1),
+      { timeoutMs: 5000 });
+    await ui.shot('chat-narrow-placeholder');
+  } finally {
+    await ui.page.setViewportSize(wide);
+  }
+  log('a narrow chat shows the input\'s whole placeholder');
+}

@@ -95,13 +95,15 @@ def test_a_damaged_database_is_named_with_what_to_do(tmp_path: Path, name: str) 
 
 
 @pytest.mark.parametrize("editor", CLIENTS)
-@pytest.mark.parametrize("gone", ["exit", "pipe closed"])
+@pytest.mark.parametrize("gone", ["exit", "pipe closed", "shutdown"])
 async def test_an_editor_gone_during_a_turn_is_quiet_and_keeps_it_interrupted(
         editor: str, gone: str, daemon: Daemon, fake: FakeProvider,
         capfd: pytest.CaptureFixture[str]) -> None:
     """The editor ends the daemon mid-answer: with ``exit``, or (a window reloaded or closed
-    before it could say so) by closing the daemon's stdin. The turn is kept, as
-    ``interrupted`` saying why; it was kept ``cancelled``, as if the user had pressed Stop."""
+    before it could say so) by closing the daemon's stdin, or as LSP has it, ``shutdown`` and,
+    once answered, ``exit`` (Neovim 0.11's ``:Switchman restart``; pygls cancelled the running
+    chat request at ``shutdown``, which ended the turn as the user's Stop). The turn is kept,
+    as ``interrupted`` saying why; it was kept ``cancelled``, as if the user had pressed Stop."""
     client = await start(editor, daemon)
     stall = fake.script_stall("half", after_chunks=1)
     pending = asyncio.ensure_future(client.request(
@@ -110,11 +112,14 @@ async def test_an_editor_gone_during_a_turn_is_quiet_and_keeps_it_interrupted(
     await client.wait_for(methods.CHAT_DELTA, lambda d: d.get("text") == "half")
     process = client._server
     assert process is not None and process.stdin is not None
-    if gone == "exit":
+    if gone == "shutdown":
+        await client.shutdown_session()  # shutdown, answered, then exit
+    elif gone == "exit":
         client.protocol.notify(types.EXIT, None)  # no shutdown first
     else:
         process.stdin.close()
-    assert await asyncio.wait_for(process.wait(), 20) == 1  # LSP: exit without shutdown
+    # LSP: 0 after a shutdown, 1 for an exit without one
+    assert await asyncio.wait_for(process.wait(), 20) == (0 if gone == "shutdown" else 1)
     pending.cancel()
     await client.stop()
     fake.release_stalls()

@@ -72,6 +72,31 @@ local function wait_stall()
   H.fake('GET', ('/_fake/state?wait_stalls=%d&timeout=20'):format(stalls))
 end
 
+--- The planner delegates `task` (the worker streams `chunk`, then stalls); the planner's session
+--- once its worker runs.
+local function running_worker(task, chunk)
+  vim.cmd('Switchman chat')
+  script_delegation(task, { chunk }, 'Unused.')
+  send(task:sub(1, 1):lower() .. task:sub(2) .. ', via a worker')
+  H.wait_text(transcript(), '⟳ worker fast · haiku · running · 1 turn')
+  wait_stall()
+  return chat.session_id
+end
+
+--- Open the stored transcript of session `planner`; its line of the fast worker given `task`, and
+--- the transcript's buffer.
+local function stored_worker_line(planner, task)
+  require('switchman.sessions').open(root, planner)
+  H.wait_for('the planner transcript', function()
+    return vim.api.nvim_buf_get_name(0):find('switchman://session/' .. planner, 1, true) ~= nil
+  end)
+  local bufnr = vim.api.nvim_get_current_buf()
+  H.wait_text(bufnr, task)
+  return vim.tbl_filter(function(l)
+    return l:find(' worker fast · ', 1, true) and l:find(task, 1, true)
+  end, H.lines(bufnr))[1], bufnr
+end
+
 return {
   {
     'a delegation shows as one worker line that updates in place until the worker ends',
@@ -271,12 +296,7 @@ return {
   {
     'a worker whose daemon was killed shows as interrupted in the stored transcript, not as stopped',
     function()
-      vim.cmd('Switchman chat')
-      script_delegation('Summarise src/app.py', { 'Reading' }, 'Unused.')
-      send('summarise src/app.py, via a worker')
-      H.wait_text(transcript(), '⟳ worker fast · haiku · running · 1 turn')
-      wait_stall()
-      local planner = chat.session_id
+      local planner = running_worker('Summarise src/app.py', 'Reading')
       vim.loop.kill(H.child_pids('switchman serve')[1], 'sigkill')
       H.wait_for('the daemon to be gone', function()
         return require('switchman.client').get(root) == nil
@@ -293,15 +313,7 @@ return {
       H.check(vim.tbl_contains(statuses, 'Summarise src/app.py: failed'), 'not running, so no Stop is offered', statuses)
       H.fake('POST', '/_fake/release')
       vim.cmd('Switchman restart')
-      require('switchman.sessions').open(root, planner)
-      H.wait_for('the planner transcript', function()
-        return vim.api.nvim_buf_get_name(0):find('switchman://session/' .. planner, 1, true) ~= nil
-      end)
-      local bufnr = vim.api.nvim_get_current_buf()
-      H.wait_text(bufnr, 'Summarise src/app.py')
-      local line = vim.tbl_filter(function(l)
-        return l:find(' worker fast · ', 1, true) and l:find('Summarise', 1, true)
-      end, H.lines(bufnr))[1]
+      local line, bufnr = stored_worker_line(planner, 'Summarise src/app.py')
       -- (the model's short name needs the new daemon's model list, which may not be there yet)
       H.check(line and line:find('^  ✗ worker fast · %S+ · failed') and line:find('— interrupted$'),
         'the worker line says the delegation was interrupted', H.lines(bufnr))
@@ -319,6 +331,27 @@ return {
         seen)
       H.check(listed('Summarise'):find('^✗ worker fast · %S+ · failed') and listed('Summarise'):find('— interrupted$'),
         'interrupted', seen)
+    end,
+  },
+  {
+    'a worker running when :Switchman restart stops its daemon shows as stopped by it, as the daemon records it',
+    function()
+      H.fake('POST', '/_fake/reset') -- the killed worker's planner never asked for its last reply
+      stalls = 0
+      local planner = running_worker('Tidy src/app.py', 'Tidying')
+      vim.cmd('Switchman restart') -- the daemon is told to exit: it ends the worker, and says how
+      local exited = '— cancelled_by_user: Switchman stopped while this worker ran (the editor closed, reloaded or '
+        .. 'restarted it)'
+      H.wait_text(transcript(), '■ worker fast · haiku · cancelled · 1 turn · ')
+      local live = vim.tbl_filter(function(l)
+        return l:find('Tidy src/app.py', 1, true) and l:find(' worker ', 1, true)
+      end, H.lines(transcript()))
+      H.check(#live == 1 and vim.endswith(live[1], exited), 'one line, ended by the restart', H.lines(transcript()))
+      H.fake('POST', '/_fake/release')
+      local stored, bufnr = stored_worker_line(planner, 'Tidy src/app.py')
+      H.check(stored and stored:find('^  ■ worker fast · %S+ · cancelled') and vim.endswith(stored, exited),
+        'the stored transcript says the same', H.lines(bufnr))
+      vim.cmd('tabclose')
     end,
   },
   {

@@ -45,6 +45,9 @@ def register(server: SwitchmanServer) -> None:
     @server.feature(types.SHUTDOWN)
     async def shutdown(params: None) -> None:
         server.shutdown_requested = True
+        # Before pygls cancels the requests still running (a chat turn's among them, which
+        # would end as the user's Stop): the editor is going away, so they end interrupted.
+        server.editor_gone()
         if (engine := server.started_engine) is not None:  # none before ``initialized``
             await engine.stop_background()
 

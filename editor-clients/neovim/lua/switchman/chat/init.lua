@@ -274,9 +274,10 @@ function Chat:cancel()
   return true
 end
 
---- The daemon went away: a running turn will never be answered, nor its workers end.
-function Chat:daemon_stopped()
-  require('switchman.chat.workers').daemon_stopped(self)
+--- The daemon went away: a running turn will never be answered, nor its workers end. `info`: the
+--- client's `exit` event.
+function Chat:daemon_stopped(info)
+  require('switchman.chat.workers').daemon_stopped(self, info)
   if self.turn then
     local turn = self.turn
     self.turn = nil
@@ -672,10 +673,10 @@ end)
 -- Delegation lines and `:Switchman workers` (listens to `switchman/delegation`).
 require('switchman.chat.workers')
 
-client.on('exit', function(root)
+client.on('exit', function(root, info)
   local chat = chats[root]
   if chat then
-    chat:daemon_stopped()
+    chat:daemon_stopped(info)
   end
 end)
 

@@ -246,22 +246,36 @@ function M.show(chat, update)
   vim.api.nvim_buf_add_highlight(bufnr, ns, entry.hl, row, 0, -1)
 end
 
+--- How the daemon records a delegation it ends as it exits (`:Switchman restart`), by its status then.
+local EXITED = {
+  running = 'Switchman stopped while this worker ran (the editor closed, reloaded or restarted it)',
+  queued = 'Switchman stopped before this worker started (the editor closed, reloaded or restarted it)',
+  awaiting_approval = 'cancelled while waiting for approval',
+}
+
 --- The daemon went away: a delegation it was running, or that waited to start, will never end
---- there, so its line stops saying `running` (or `queued`) and says it was interrupted, as the
---- restarted daemon's record does (`✗ worker … failed … — interrupted`); `:Switchman workers`
---- then offers no Stop for it.
-function M.daemon_stopped(chat)
+--- there, so its line stops saying `running` (or `queued`) and says how it ended, as the daemon's
+--- record does: a daemon this Neovim stopped (`:Switchman restart`) ended it itself, as stopped
+--- (`■ worker … cancelled … — cancelled_by_user: Switchman stopped while this worker ran …`); one that
+--- died did not (`✗ worker … failed … — interrupted`). `:Switchman workers` then offers no Stop for it.
+--- `info`: the client's `exit` event (`expected`: this Neovim stopped it).
+function M.daemon_stopped(chat, info)
   if not chat.view:valid() then
     return
   end
+  local stopped = type(info) == 'table' and info.expected == true
   for _, known in pairs(chat.workers or {}) do
     local update = known.update
-    if update.status == 'running' or M.waits_to_start(update.status) then
-      M.show(chat, vim.tbl_extend('force', update, {
+    local waiting = M.waits_to_start(update.status)
+    if update.status == 'running' or waiting then
+      local ending = { status = 'failed', error = 'interrupted',
+        detail = waiting and 'Switchman stopped while it waited; it never started' or vim.NIL }
+      if stopped then
+        ending = { status = 'cancelled', error = 'cancelled_by_user', detail = EXITED[update.status] or EXITED.running }
+      end
+      M.show(chat, vim.tbl_extend('force', update, ending, {
         -- the name the line showed: the gone daemon's model list (aliases) is forgotten
-        model_name = present(update.model) and known.model_name or nil,
-        status = 'failed', error = 'interrupted', activity = vim.NIL,
-        detail = M.waits_to_start(update.status) and 'Switchman stopped while it waited; it never started' or vim.NIL,
+        model_name = present(update.model) and known.model_name or nil, activity = vim.NIL,
       }))
     end
   end

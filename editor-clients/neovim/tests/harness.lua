@@ -135,6 +135,19 @@ function H.send_chat(chat, message)
   H.feed('<C-s>')
 end
 
+--- Delete `chat`'s buffers (their windows go with them) and open the chat anew, as after a
+--- restart: returns the workspace's chat, a new view drawn from the stored session.
+function H.reopen_chat(chat)
+  local old = { chat.view.transcript, chat.view.input }
+  for _, bufnr in ipairs(old) do
+    vim.api.nvim_buf_delete(bufnr, { force = true })
+  end
+  vim.cmd('Switchman chat')
+  local reopened = require('switchman.chat').get(chat.root)
+  H.check(reopened.view.transcript ~= old[1], 'a new transcript buffer')
+  return reopened
+end
+
 --- Wait until `chat` has no turn running (showing its transcript and the fake's state on a timeout).
 function H.wait_turn(chat)
   H.wait_for('the turn to end', function()

@@ -80,14 +80,8 @@ return {
     "reopening the chat rebuilds the /delegate: the command, its worker's line and the answer",
     function()
       vim.cmd('Switchman chat')
-      local old = { chat.view.transcript, chat.view.input }
       vim.cmd('only')
-      for _, bufnr in ipairs(old) do
-        vim.api.nvim_buf_delete(bufnr, { force = true })
-      end
-      vim.cmd('Switchman chat')
-      chat = chat_module.get(root)
-      H.check(chat.view.transcript ~= old[1], 'a new transcript buffer')
+      chat = H.reopen_chat(chat)
       H.wait_text(chat.view.transcript, 'main returns 42.')
       local text = H.text(chat.view.transcript)
       local command = text:find('## You\n/delegate fast explain this\n', 1, true)

@@ -242,6 +242,29 @@ return {
     end,
   },
   {
+    ':Switchman send and add in the chat itself attach nothing and say why (its draft is not a file)',
+    function()
+      local input_win = vim.fn.win_findbuf(chat.view.input)[1]
+      vim.api.nvim_set_current_win(input_win)
+      vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, { 'my draft' })
+      for _, command in ipairs({ 'Switchman send', 'Switchman add', '1,1Switchman send quote this' }) do
+        local before = #H.notifications
+        vim.cmd(command)
+        local last = H.notifications[#H.notifications]
+        H.check(#H.notifications > before and last.message:find("the chat's own buffers are not attached", 1, true),
+          command .. ': told why', H.notifications)
+        H.eq(nil, chat.attachments, command .. ': nothing is attached')
+      end
+      H.eq({ 'my draft' }, vim.api.nvim_buf_get_lines(chat.view.input, 0, -1, false), 'the draft is left as it was')
+      vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
+      local before = #H.notifications
+      vim.cmd('1,1Switchman send')
+      H.check(#H.notifications > before, 'the transcript is not attached either', H.notifications)
+      H.eq(nil, chat.attachments, 'nothing is attached from the transcript')
+      vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, {})
+    end,
+  },
+  {
     'ga applies the code block under the cursor to the selected lines, through the approval',
     function()
       H.fake('POST', '/_fake/reset')
@@ -364,6 +387,25 @@ return {
       on_choice('Deny', 3) -- the picker answered late: ignored, no reason asked for
       H.eq(false, asked_reason, 'no reason is asked for a withdrawn question')
       H.eq(before, vim.api.nvim_buf_get_lines(vim.fn.bufnr(file), 0, -1, false), 'nothing changed')
+    end,
+  },
+  {
+    "a new chat view (e.g. after restarting Neovim) shows each turn's answered questions under their tool lines",
+    function()
+      chat = H.reopen_chat(chat) -- the code window stays
+      H.wait_text(chat.view.transcript, 'Not delegated.')
+      local text = H.text(chat.view.transcript)
+      local function shows(expected, what)
+        H.check(text:find(expected, 1, true), what, H.lines(chat.view.transcript))
+      end
+      shows('## You\nmake f return 2\n\n## Switchman [', 'the first turn')
+      H.check(text:find('\n  ✓ edit_file: [^\n]*\n    %? Edit src/tools_target%.py — Allowed once%.\n'),
+        'allowed once, under its tool line', H.lines(chat.view.transcript))
+      shows('    ? Edit src/tools_target.py — Denied: one is the right answer\n', 'denied, with the reason')
+      shows('    ? Create docs/new/guide.md — Allowed once.\n', 'a new file')
+      shows('    ? Edit src/tools_target.py — Not applied: src/tools_target.py changed in the editor since', 'not applied, and why')
+      local _, count = text:gsub('\n    %? ', '')
+      H.eq(5, count, 'one line a question (the delete too), none for the reads', H.lines(chat.view.transcript))
     end,
   },
   {

@@ -67,12 +67,26 @@ local function attach_checked(chat, root, attachment)
   end)
 end
 
+--- Whether `bufnr` is one of the chat's own buffers (its transcript or input: `switchman://`), which
+--- are no file to attach: from the input, `:Switchman send` attached the draft itself as a file
+--- named `/switchman://input/…`, with the draft also sent as the message.
+local function chat_buffer(bufnr)
+  if vim.startswith(vim.api.nvim_buf_get_name(bufnr), 'switchman://') then
+    vim.notify("Switchman: the chat's own buffers are not attached; attach from a file's buffer (in the chat's "
+      .. 'input, <C-s> sends your message).', vim.log.levels.WARN)
+    return true
+  end
+  return false
+end
+
 --- `:[range]Switchman send [message]`: the selected lines (or the whole buffer) of the current buffer.
 function M.selection(opts, message)
   local bufnr = vim.api.nvim_get_current_buf()
   local name = vim.api.nvim_buf_get_name(bufnr)
   if name == '' then
     return vim.notify('Switchman: this buffer has no file to attach.', vim.log.levels.WARN)
+  elseif chat_buffer(bufnr) then
+    return
   end
   local ranged = opts and (opts.range or 0) > 0
   local first, last = 1, vim.api.nvim_buf_line_count(bufnr)
@@ -119,6 +133,9 @@ end
 --- `:Switchman add [file]`: a whole file (the buffer's text when it is loaded).
 function M.file(path)
   local current = vim.api.nvim_get_current_buf()
+  if (path == nil or path == '') and chat_buffer(current) then
+    return
+  end
   local name = (path and path ~= '') and vim.fn.fnamemodify(vim.fn.expand(path), ':p')
     or vim.api.nvim_buf_get_name(current)
   if name == '' or vim.fn.filereadable(name) ~= 1 and vim.fn.bufloaded(name) ~= 1 then

@@ -128,6 +128,31 @@ function M.tool_result(tool)
   return { ('  %s %s: %s'):format(failed and '✗' or '✓', tool.name or 'tool', summary), hl = 'SwitchmanTool' }
 end
 
+--- How a question asked before a tool call ended, as the session keeps it with the call's result
+--- (`tool_result.approval`), in the words VS Code's card uses.
+local function approval_outcome(record, tool)
+  local reason = present(record.reason) and split(record.reason)[1] or nil
+  if record.outcome == 'allowed_once' then
+    return 'Allowed once.'
+  elseif record.outcome == 'allowed_always' then
+    return ('Allowed; %s is always allowed here now.'):format(tool or 'it')
+  elseif record.outcome == 'denied' then
+    return reason and ('Denied: ' .. clip(reason, 100)) or 'Denied.'
+  elseif record.outcome == 'not_applied' then
+    return 'Not applied: ' .. clip(reason or 'the file changed in the editor', 100)
+  elseif record.outcome == 'stopped' then
+    return 'Not answered: the turn was stopped; nothing happened.'
+  end
+  return 'No answer in time (or the daemon stopped): denied, nothing happened.'
+end
+
+--- The line of a question a stored tool call asked and its answer (rebuilt chats, transcripts):
+--- `    ? Edit src/app.py — Denied: use a constant`.
+function M.approval(record, tool)
+  local title = present(record.title) and record.title or (tool or 'tool')
+  return { ('    ? %s — %s'):format(title, approval_outcome(record, tool)), hl = 'SwitchmanNotice' }
+end
+
 --- A notice shown in passing (retries and the like).
 function M.notice(text)
   return M.lines('> ' .. text, 'SwitchmanNotice')
@@ -220,6 +245,9 @@ local function message_lines(message, names, workers)
     elseif block.type == 'tool_result' then
       table.insert(out, M.tool_result({ name = names[block.tool_use_id], summary = output_summary(block.content, block.is_error == true),
         is_error = block.is_error }))
+      if present(block.approval) then
+        table.insert(out, M.approval(block.approval, names[block.tool_use_id]))
+      end
     end
   end
   return out

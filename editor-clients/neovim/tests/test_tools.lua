@@ -570,6 +570,10 @@ return {
       H.eq(false, result.is_error, 'it was applied')
       H.check(vim.inspect(result.content):find('was not saved: src/tools_target.py', 1, true)
         and vim.inspect(result.content):find('E45', 1, true), 'and the model is told it is not saved, and why', result)
+      -- (0.7's error from nvim_buf_call carried "Error executing lua", the plugin's paths and a traceback)
+      for _, leak in ipairs({ 'Error executing lua', 'stack traceback', 'edits.lua', 'Vim(write)' }) do
+        H.check(not vim.inspect(result.content):find(leak, 1, true), 'no Lua error text: ' .. leak, result)
+      end
     end,
   },
   {

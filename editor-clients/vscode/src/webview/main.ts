@@ -199,11 +199,34 @@ function send(): void {
   if (!text.trim() || state.pending || !state.connected) return;
   vscode.postMessage({ type: 'send', text });
   input.value = '';
+  fitInput();
   followTheEnd();
   update({ ...state, preview: null });
 }
 
+/** The most of the view the message input grows to, as lines are typed (then it scrolls). */
+const INPUT_MAX_SHARE = 0.4;
+
+/** The height this page gave the input last; another one was dragged by the user (its resize handle). */
+let fitted = '';
+/** The height the user dragged the input to: it does not get smaller than that. */
+let draggedHeight = 0;
+
+/**
+ * The message input as tall as what is typed in it (from its two rows up to 40% of the view): a
+ * message of several lines (Shift+Enter) scrolled inside two rows, its first lines out of sight.
+ */
+function fitInput(): void {
+  if (input.style.height && input.style.height !== fitted) draggedHeight = input.offsetHeight;
+  input.style.height = '';
+  const content = input.scrollHeight + input.offsetHeight - input.clientHeight;
+  const wanted = Math.max(draggedHeight, Math.min(content, Math.round(window.innerHeight * INPUT_MAX_SHARE)));
+  fitted = wanted > input.offsetHeight ? `${wanted}px` : '';
+  input.style.height = fitted;
+}
+
 function draftChanged(): void {
+  fitInput();
   vscode.setState({ chat: state, draft: input.value });
   renderPreview();
   if (previewTimer) clearTimeout(previewTimer);
@@ -271,6 +294,9 @@ window.addEventListener('focus', () => {
 });
 
 render();
+// Its placeholder too is shown whole when the view is narrow (its first line was cut off).
+fitInput();
+window.addEventListener('resize', fitInput);
 transcript.scrollTop = transcript.scrollHeight;
 // A running worker's card counts its time on between the daemon's updates (sent with its output only).
 setInterval(() => {

@@ -1,4 +1,4 @@
-// The chat's layout as the user changes it: the transcript scrolled, the panel resized.
+// The chat's layout as the user changes it (the transcript scrolled, the panel resized) and as answers fill it.
 import { log, until } from './support.mjs';
 
 /** Whether the bottom of the transcript's last entry is in the transcript's view. */
@@ -82,4 +82,64 @@ export async function aHoveredCardKeepsItsColours(ui, chat) {
   if (background === primaryHover) throw new Error(`a hovered card toggle is painted as a primary button (${background})`);
   await ui.page.mouse.move(1, 1);
   log('a hovered delegation card keeps its colours:', background);
+}
+
+/**
+ * A table whose cell holds a long path keeps its header's words whole: the path took the width and
+ * the other column's header was cut mid-word ("valu" / "e"), as any text in an answer may be.
+ */
+export async function aTableHeaderKeepsItsWords(ui, chat, fake) {
+  const path = `src/${'a_long_folder_name/'.repeat(16)}file_name.py`;
+  await fake.script([{ kind: 'text', chunks: [`| file | value |\n|---|---|\n| \`${path}\` | 1 |\n`] }]);
+  await chat.locator('#input').fill('a table with a long path');
+  await chat.locator('#input').press('Enter');
+  const table = chat.locator('.entry.turn[data-status="completed"] .markdown table', { hasText: 'file_name.py' }).last();
+  await table.waitFor();
+  const headers = await table.locator('th').evaluateAll((cells) => cells.map((cell) => {
+    const range = document.createRange();
+    range.selectNodeContents(cell);
+    return { text: cell.textContent, lines: range.getClientRects().length };
+  }));
+  await ui.shot('chat-table-long-path');
+  if (headers.some((h) => h.lines > 1)) throw new Error(`a table header was split across lines: ${JSON.stringify(headers)}`);
+  log('a table with a long path keeps its headers whole:', JSON.stringify(headers));
+}
+
+/**
+ * A message of several lines typed with Shift+Enter is all in sight: the input grows with it (it
+ * scrolled inside two rows, its first lines out of sight), and is two rows again once sent.
+ */
+export async function theInputGrowsWithTheMessage(ui, chat, fake) {
+  const input = chat.locator('#input');
+  await input.fill('');
+  const empty = await input.evaluate((element) => element.offsetHeight);
+  await input.focus();
+  for (const [i, line] of ['first line', 'second line', 'third line', 'fourth line'].entries()) {
+    if (i > 0) await ui.page.keyboard.press('Shift+Enter');
+    await ui.page.keyboard.type(line);
+  }
+  const sizes = await input.evaluate((element) => ({ scroll: element.scrollHeight, client: element.clientHeight }));
+  await ui.shot('chat-input-four-lines');
+  if (sizes.scroll > sizes.client + 1) throw new Error(`a four-line message scrolls inside the input: ${JSON.stringify(sizes)}`);
+  await fake.script([{ kind: 'text', chunks: ['Four lines read.'] }]);
+  await ui.page.keyboard.press('Enter');
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'Four lines read.' }).waitFor();
+  await until('the input back to its size', async () => (await input.evaluate((element) => element.offsetHeight)) === empty);
+  log('the input grew to a four-line message and went back once it was sent');
+}
+
+/** In a narrow view the empty input shows its whole placeholder (its first line was cut off). */
+export async function theInputShowsItsWholePlaceholderWhenNarrow(ui, chat) {
+  const wide = ui.page.viewportSize();
+  await ui.page.setViewportSize({ width: 620, height: wide.height });
+  try {
+    const input = chat.locator('#input');
+    await input.fill('');
+    await until('the whole placeholder in sight', () => input.evaluate((element) => element.scrollHeight <= element.clientHeight + 1),
+      { timeoutMs: 5000 });
+    await ui.shot('chat-narrow-placeholder');
+  } finally {
+    await ui.page.setViewportSize(wide);
+  }
+  log('a narrow chat shows the input\'s whole placeholder');
 }

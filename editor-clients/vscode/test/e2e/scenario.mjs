@@ -6,7 +6,10 @@ import { inputHasKeyboard, log, until } from './support.mjs';
 import { toolSteps } from './tools.mjs';
 import { ratingsReachThePatternStore } from './feedback.mjs';
 import { anotherWindowsTurnShowsInThePanel } from './windows.mjs';
-import { aHoveredCardKeepsItsColours, aMessageSentWhileScrolledUpIsInView, theEndStaysInViewWhenThePanelIsMadeSmaller } from './layout.mjs';
+import {
+  aHoveredCardKeepsItsColours, aMessageSentWhileScrolledUpIsInView, aTableHeaderKeepsItsWords, theEndStaysInViewWhenThePanelIsMadeSmaller,
+  theInputGrowsWithTheMessage, theInputShowsItsWholePlaceholderWhenNarrow,
+} from './layout.mjs';
 import { daemonKilledMidAnswer, patternSuggestionIsOneClickAway, windowReloadedMidAnswer } from './resilience.mjs';
 
 const STATUS_ITEM = '[id="switchman.switchman.switchman.status.0"]';
@@ -53,6 +56,9 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await stopCancelsTheAnswer(ui, chat, fake);
     await aMessageSentWhileScrolledUpIsInView(ui, chat, fake);
     await theEndStaysInViewWhenThePanelIsMadeSmaller(ui, chat, fake);
+    await aTableHeaderKeepsItsWords(ui, chat, fake);
+    await theInputGrowsWithTheMessage(ui, chat, fake);
+    await theInputShowsItsWholePlaceholderWhenNarrow(ui, chat);
     await delegationShowsAsALiveCard(ui, chat, fake);
     await aHoveredCardKeepsItsColours(ui, chat);
     await delegateSelectionFromTheEditorMenu(ui, chat, fake);

@@ -130,10 +130,13 @@ function followTheEnd(): void {
 function update(next: ChatState): void {
   const atBottom = atTheEnd();
   const asking = document.activeElement?.closest('.approval[data-outcome="pending"]') ?? null;
+  const stopped = document.activeElement?.closest('.delegation-stop') ?? null;
+  const stoppedCard = stopped?.closest<HTMLElement>('.delegation')?.dataset.toolUse;
   state = next;
   vscode.setState({ chat: state, draft: input.value });
   render();
   if (asking && !asking.isConnected) keyboardAfterAnswer();
+  if (stopped && !stopped.isConnected && stoppedCard) keyboardAfterStop(stoppedCard);
   if (atBottom) transcript.scrollTop = transcript.scrollHeight;
 }
 
@@ -150,6 +153,16 @@ function keyboardAfterAnswer(): void {
   }
   next.tabIndex = -1;
   next.focus();
+}
+
+/**
+ * A card's Stop pressed from the keyboard goes away (the worker is stopping): the keyboard stays on
+ * that card, on its toggle. It was left on nothing, and Tab started again from the top of the chat.
+ */
+function keyboardAfterStop(toolUse: string): void {
+  const card = Array.from(transcript.querySelectorAll<HTMLElement>('.delegation'))
+    .find((element) => element.dataset.toolUse === toolUse);
+  card?.querySelector<HTMLElement>('.delegation-toggle')?.focus();
 }
 
 function render(): void {

@@ -399,7 +399,11 @@ async function stopOnACardStopsOnlyThatWorker(ui, chat, fake) {
   await fake.waitForStalls(4);
   await card.locator('.delegation-title[data-tier="balanced"]', { hasText: 'Worker · balanced (capped from deep) · claude-sonnet-4-6' })
     .waitFor();
-  await card.locator('.delegation-stop').click();
+  // From the keyboard: once Stop goes away, the keyboard stays on the card (it was left on nothing).
+  await card.locator('.delegation-stop').focus();
+  await ui.page.keyboard.press('Enter');
+  await until('the keyboard on the stopped card\'s toggle', () => card.locator('.delegation-toggle')
+    .evaluate((toggle) => document.activeElement === toggle));
   await card.locator('.delegation-meta', { hasText: 'stopped' }).waitFor();
   await card.locator('.delegation-note.error', { hasText: 'cancelled_by_user' }).waitFor();
   // Only the worker stopped: the planner's turn goes on and completes with its own answer.

@@ -132,11 +132,15 @@ function update(next: ChatState): void {
   const asking = document.activeElement?.closest('.approval[data-outcome="pending"]') ?? null;
   const stopped = document.activeElement?.closest('.delegation-stop') ?? null;
   const stoppedCard = stopped?.closest<HTMLElement>('.delegation')?.dataset.toolUse;
+  const focused = transcript.contains(document.activeElement) ? document.activeElement : null;
   state = next;
   vscode.setState({ chat: state, draft: input.value });
   render();
   if (asking && !asking.isConnected) keyboardAfterAnswer();
   if (stopped && !stopped.isConnected && stoppedCard) keyboardAfterStop(stoppedCard);
+  // Anything else the keyboard was on went away (Retry once the message is sent again, a suggestion's
+  // buttons once used): the keyboard goes back to the message input, not to nothing.
+  if (focused && !focused.isConnected && (document.activeElement === document.body || document.activeElement === null)) input.focus();
   if (atBottom) transcript.scrollTop = transcript.scrollHeight;
 }
 

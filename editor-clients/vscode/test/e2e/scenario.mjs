@@ -690,6 +690,8 @@ async function providerFailuresAreShownPlainly(ui, fake) {
   await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'Second time lucky' }).waitFor();
   await until('the same message sent again', async () => (await chat.locator('.entry.user', { hasText: 'hello retry' }).count()) === 2);
   await retry.waitFor({ state: 'detached' }); // the retried turn is no longer the last: no Retry on it
+  // The keyboard was on Retry, which went: it is back in the message input (it was left on nothing).
+  await until('the keyboard back in the message input after Retry', () => inputHasKeyboard(chat));
   log('failed turn retried from its Retry button');
   await fake.script([{ kind: 'error', status: 401, message: 'bad key' }]);
   await chat.locator('#input').fill('hello');

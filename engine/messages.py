@@ -31,7 +31,7 @@ class ToolUseBlock(msgspec.Struct, frozen=True, tag="tool_use", tag_field="type"
 
 
 ApprovalOutcome = Literal["allowed_once", "allowed_always", "denied", "not_applied",
-                          "unanswered"]
+                          "unanswered", "stopped"]
 
 
 class ApprovalRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -44,7 +44,8 @@ class ApprovalRecord(msgspec.Struct, frozen=True, kw_only=True):
     title: str
     outcome: ApprovalOutcome
     """``not_applied``: the user allowed it but the editor turned it down; ``unanswered``:
-    nobody answered (no editor, no answer in time, the turn stopped)."""
+    nobody answered (no editor, no answer in time); ``stopped``: the turn was stopped (or the
+    daemon shut down) while the question waited for its answer."""
     reason: str | None = None
     command: str | None = None
     cwd: str | None = None

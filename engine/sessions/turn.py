@@ -77,7 +77,7 @@ from switchman.engine.sessions.retry import RetryPolicy
 from switchman.engine.sessions.turn_setup import StopReason, TurnOutcome, TurnSetup
 from switchman.engine.store.repository import SessionStore
 from switchman.engine.tokens import estimate_messages, estimate_text, estimate_turn
-from switchman.engine.tools.arguments import ToolOutcome
+from switchman.engine.tools.arguments import QuestionStopped, ToolOutcome
 from switchman.engine.tools.registry import ToolCallRequest
 
 CUT_OFF_NOTICE = ("The answer reached the model's output limit and was cut off here; "
@@ -387,8 +387,12 @@ class TurnRunner:
                 task = side_by_side.get(call.id)
                 # Shielded: cancelling the turn must reach this task even though a call
                 # (a worker) ends normally when cancelled; _settle then cancels every call.
-                outcomes[call.id] = await asyncio.shield(task) if task \
-                    else await self._run_one(setup, call)
+                try:
+                    outcomes[call.id] = await asyncio.shield(task) if task \
+                        else await self._run_one(setup, call)
+                except QuestionStopped as stopped:  # kept: the question it was asking
+                    outcomes[call.id] = stopped.outcome
+                    raise
         finally:  # also when cancelled: every call gets its result before anything else
             await _settle(side_by_side, outcomes)
             self._record_results(setup, progress, calls, outcomes)

@@ -143,6 +143,12 @@ def approval_record(request: ApprovalRequest, answer: ApprovalAnswer) -> Approva
                           path=request.path)
 
 
+def stopped_record(request: ApprovalRequest) -> ApprovalRecord:
+    """What the transcript keeps of a question its turn's stop cut short (nobody answered)."""
+    return ApprovalRecord(id=request.id, title=request.title, outcome="stopped",
+                          command=request.command, cwd=request.cwd, path=request.path)
+
+
 class EditorAnswer(msgspec.Struct, frozen=True):
     """The editor's reply to ``switchman/approve``: only a decision and a reason."""
 

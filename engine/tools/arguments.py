@@ -8,6 +8,7 @@ turn, so tools read their arguments only through the functions here.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import msgspec
@@ -27,6 +28,16 @@ class ToolOutcome(msgspec.Struct, frozen=True):
     """Workspace-relative paths the call read, listed or changed (for routing)."""
     approval: ApprovalRecord | None = None
     """The question the user was asked before the call ran, and their answer."""
+
+
+class QuestionStopped(asyncio.CancelledError):
+    """The cancellation of a call whose question to the user was waiting for an answer: it
+    carries the call's result (``Cancelled.``, with the question) for the transcript, so a
+    rebuilt chat shows the question and that the stop cut it short."""
+
+    def __init__(self, outcome: ToolOutcome) -> None:
+        super().__init__()
+        self.outcome = outcome
 
 
 SUMMARY_LIMIT = 160

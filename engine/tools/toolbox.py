@@ -30,8 +30,14 @@ from switchman.engine.tools.approval import (
     ApprovalRequest,
     ToolClass,
     approval_record,
+    stopped_record,
 )
-from switchman.engine.tools.arguments import ToolOutcome, ToolRefused, summary_of
+from switchman.engine.tools.arguments import (
+    QuestionStopped,
+    ToolOutcome,
+    ToolRefused,
+    summary_of,
+)
 from switchman.engine.tools.buffers import EditorTexts, no_editor_texts
 from switchman.engine.tools.changes import EditApplier, FileChange
 from switchman.engine.tools.edits import FileEdits
@@ -127,7 +133,13 @@ class Toolbox:
         was asked one (kept with the call's result for a rebuilt chat)."""
         request = self._request(tool, title, **detail)
         asked: list[bool] = []
-        answer = await self.services.policy.decide(request, lambda: asked.append(True))
+        try:
+            answer = await self.services.policy.decide(request, lambda: asked.append(True))
+        except asyncio.CancelledError as stop:
+            if not asked:
+                raise
+            raise QuestionStopped(ToolOutcome("Cancelled.", is_error=True, summary="stopped",
+                                              approval=stopped_record(request))) from stop
         return answer, approval_record(request, answer) if asked else None
 
     async def _change(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:

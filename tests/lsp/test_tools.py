@@ -207,6 +207,27 @@ async def test_no_answer_in_time_is_a_denial(project: Daemon, fake: FakeProvider
     assert not (project.workspace / "ran").exists()
 
 
+async def test_a_question_cut_short_by_stopping_the_turn_is_kept_as_stopped(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
+    """A reloaded chat shows the question again, saying the stop cut it short."""
+    client, editor = vscode
+    editor.answers.append(NEVER)
+    fake.script_tool_call("run_command", {"command": "touch ran"})
+    pending = asyncio.ensure_future(chat(client, project, "touch a file"))
+    asked = await client.wait_for(methods.APPROVE)
+    call = await client.wait_for(methods.CHAT_DELTA, lambda d: d["kind"] == "tool_call")
+    await client.request(methods.CANCEL, {"turn_id": call["turn_id"]})
+    result = await pending
+    assert result["status"] == "cancelled"
+    detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
+    results = [b for m in detail["messages"] for b in m["content"] if b["type"] == "tool_result"]
+    assert [(r["content"], r["is_error"]) for r in results] == [("Cancelled.", True)]
+    assert results[0]["approval"] == {
+        "id": asked["id"], "title": "Run `touch ran`", "outcome": "stopped", "reason": None,
+        "command": "touch ran", "cwd": str(project.workspace), "path": None}
+    assert not (project.workspace / "ran").exists()
+
+
 async def test_always_is_kept_in_the_data_folder_listed_and_revocable(
         vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
     client, editor = vscode

@@ -404,8 +404,10 @@ return {
       shows('    ? Edit src/tools_target.py — Denied: one is the right answer\n', 'denied, with the reason')
       shows('    ? Create docs/new/guide.md — Allowed once.\n', 'a new file')
       shows('    ? Edit src/tools_target.py — Not applied: src/tools_target.py changed in the editor since', 'not applied, and why')
+      shows('  ✗ edit_file: Cancelled.\n    ? Edit src/tools_target.py — Not answered: the turn was stopped; nothing happened.\n',
+        'the question the stop cut short')
       local _, count = text:gsub('\n    %? ', '')
-      H.eq(5, count, 'one line a question (the delete too), none for the reads', H.lines(chat.view.transcript))
+      H.eq(6, count, 'one line a question (the delete too), none for the reads', H.lines(chat.view.transcript))
     end,
   },
   {
@@ -568,6 +570,10 @@ return {
       H.eq(false, result.is_error, 'it was applied')
       H.check(vim.inspect(result.content):find('was not saved: src/tools_target.py', 1, true)
         and vim.inspect(result.content):find('E45', 1, true), 'and the model is told it is not saved, and why', result)
+      -- (0.7's error from nvim_buf_call carried "Error executing lua", the plugin's paths and a traceback)
+      for _, leak in ipairs({ 'Error executing lua', 'stack traceback', 'edits.lua', 'Vim(write)' }) do
+        H.check(not vim.inspect(result.content):find(leak, 1, true), 'no Lua error text: ' .. leak, result)
+      end
     end,
   },
   {

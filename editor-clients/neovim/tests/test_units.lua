@@ -37,6 +37,22 @@ return {
     end,
   },
   {
+    ':Switchman add completes file names (it raised "E474: Invalid argument")',
+    function()
+      local folder = vim.fn.tempname()
+      vim.fn.mkdir(folder .. '/src', 'p')
+      vim.fn.writefile({}, folder .. '/src/app.py')
+      local cwd = vim.fn.getcwd()
+      vim.cmd('cd ' .. vim.fn.fnameescape(folder))
+      local ok, found = pcall(vim.fn.getcompletion, 'Switchman add sr', 'cmdline')
+      local inside = ok and vim.fn.getcompletion('Switchman add src/a', 'cmdline')
+      vim.cmd('cd ' .. vim.fn.fnameescape(cwd))
+      H.check(ok, 'no error', found)
+      H.eq({ 'src/' }, found, 'the folder')
+      H.eq({ 'src/app.py' }, inside, 'a file in it')
+    end,
+  },
+  {
     "the profile picker shows a long description on one line, cut with …, to the editor's width",
     function()
       local profiles = require('switchman.profiles')

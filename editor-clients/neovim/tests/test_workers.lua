@@ -318,6 +318,15 @@ return {
       H.check(line and line:find('^  ✗ worker fast · %S+ · failed') and line:find('— interrupted$'),
         'the worker line says the delegation was interrupted', H.lines(bufnr))
       vim.cmd('tabclose')
+      -- the call the daemon's death cut off is charged (an estimate) by the next daemon: the list
+      -- shows that, not the $0.00 the live line had when the daemon died
+      local stored_cost = line:match(' · 1 turn · (.-) — Summarise')
+      local summarised = vim.tbl_filter(function(label)
+        return label:find('Summarise', 1, true) ~= nil
+      end, listed_by('Switchman workers', 'the workers list with the live lines'))[1] or ''
+      H.check(stored_cost and stored_cost:find('^~%$0%.0*[1-9]') and stored_cost:find('(estimated)', 1, true)
+        and summarised:find(' · 1 turn · ' .. stored_cost .. ' · ', 1, true),
+        'the cost recorded since, an estimate', { stored = line, listed = summarised })
       -- a Neovim that did not see them run (its chat has no live lines) lists how each ended
       chat.workers = nil
       local seen = listed_by('Switchman workers', 'the workers list')

@@ -201,7 +201,7 @@ function M.complete(arglead, cmdline)
     end, M.list)
   else
     local command = M.by_name[words[1]]
-    candidates = command and command.complete and command.complete() or {}
+    candidates = command and command.complete and command.complete(arglead) or {}
   end
   return vim.tbl_filter(function(c)
     return vim.startswith(c, arglead)

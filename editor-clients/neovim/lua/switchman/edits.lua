@@ -108,13 +108,20 @@ local function write(uri)
   if not vim.api.nvim_buf_is_loaded(bufnr) or not vim.bo[bufnr].modified then
     return nil
   end
-  local ok, err = pcall(vim.api.nvim_buf_call, bufnr, function()
-    vim.cmd('silent write')
+  local ok, err = true, nil
+  -- the error caught inside: one that leaves nvim_buf_call carries, on 0.7, "Error executing lua",
+  -- the plugin's path and a traceback, all of which went to the model
+  pcall(vim.api.nvim_buf_call, bufnr, function()
+    ok, err = pcall(vim.cmd, 'silent write')
   end)
   if ok and not vim.bo[bufnr].modified then
     return nil
   end
-  return ok and 'Neovim did not write it' or (tostring(err):gsub('^Vim[^:]*:', ''))
+  if ok then
+    return 'Neovim did not write it'
+  end
+  local text = tostring(err)
+  return text:match('E%d+: [^\n]*') or (text:match('^[^\n]*'):gsub('^Vim[^:]*:', ''))
 end
 
 --- Close the buffer's undo block, so `u` takes back this edit alone (not an earlier one with it).

@@ -98,7 +98,7 @@ export type ContentBlock =
 export interface ApprovalRecord {
   id: string;
   title: string;
-  outcome: 'allowed_once' | 'allowed_always' | 'denied' | 'not_applied' | 'unanswered';
+  outcome: 'allowed_once' | 'allowed_always' | 'denied' | 'not_applied' | 'unanswered' | 'stopped';
   reason: string | null;
   command: string | null;
   cwd: string | null;

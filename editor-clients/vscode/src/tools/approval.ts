@@ -37,6 +37,8 @@ export interface ApprovalCard {
   reason: string | null;
   /** Allowed, but not applied: the file had changed in the editor since the change was proposed. */
   stale?: boolean;
+  /** Withdrawn because its turn was stopped (known from the session's record: a rebuilt chat). */
+  stopped?: boolean;
 }
 
 export function alwaysLabel(request: ApprovalRequest): string | null {
@@ -63,6 +65,7 @@ export function approvalCard(request: ApprovalRequest): ApprovalCard {
 
 const RECORDED_OUTCOMES: Record<ApprovalRecord['outcome'], ApprovalOutcome> = {
   allowed_once: 'allowed_once', allowed_always: 'allowed_always', denied: 'denied', not_applied: 'denied', unanswered: 'withdrawn',
+  stopped: 'withdrawn',
 };
 
 /**
@@ -76,6 +79,7 @@ export function recordedApprovalCard(record: ApprovalRecord, turnId: string, too
     command: record.command, cwd: record.cwd, task: null, tier: null, workerTools: [],
     alwaysLabel: `Always allow ${tool} in this workspace`, note: null, outcome: RECORDED_OUTCOMES[record.outcome],
     reason: record.reason, ...(record.outcome === 'not_applied' ? { stale: true } : {}),
+    ...(record.outcome === 'stopped' ? { stopped: true } : {}),
   };
 }
 
@@ -123,7 +127,9 @@ export function outcomeText(card: ApprovalCard): string {
     case 'denied':
       if (card.stale) return `Not applied: ${card.reason ?? 'the file changed in the editor'}`;
       return card.reason ? `Denied: ${card.reason}` : 'Denied.';
-    case 'withdrawn': return 'No answer in time (or the turn or the daemon was stopped): denied, nothing happened.';
+    case 'withdrawn':
+      if (card.stopped) return 'Not answered: the turn was stopped; nothing happened.';
+      return 'No answer in time (or the turn or the daemon was stopped): denied, nothing happened.';
   }
 }
 

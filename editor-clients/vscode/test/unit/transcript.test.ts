@@ -62,11 +62,13 @@ describe('transcriptEntries', () => {
       ({ id, title: 'Edit src/app.py', outcome, reason: null, command: null, cwd: null, path: 'src/app.py', ...extra });
     const messages = [detail.messages[0],
       { ...detail.messages[1], content: [use('toolu_e', 'edit_file', {}), use('toolu_c', 'run_command', {}),
-        use('toolu_s', 'edit_file', {}), use('toolu_r', 'read_file', {}), use('toolu_a', 'create_file', {})] },
+        use('toolu_s', 'edit_file', {}), use('toolu_r', 'read_file', {}), use('toolu_a', 'create_file', {}),
+        use('toolu_x', 'run_command', {})] },
       { ...detail.messages[2], content: [result('toolu_e', record('A1', 'denied', { reason: 'use a constant' }), true),
         result('toolu_c', record('A2', 'allowed_once', { title: 'Run `make test`', command: 'make test', cwd: '/w', path: null })),
         result('toolu_s', record('A3', 'not_applied', { reason: 'src/app.py changed in the editor' }), true),
-        result('toolu_r', null), result('toolu_a', record('A4', 'allowed_always', { title: 'Create b.py' }))] }];
+        result('toolu_r', null), result('toolu_a', record('A4', 'allowed_always', { title: 'Create b.py' })),
+        result('toolu_x', record('A5', 'stopped', { title: 'Run `sleep 9`', command: 'sleep 9', path: null }), true)] }];
     const entries = transcriptEntries({ ...detail, turns: [turn('T1', 1)], messages });
     const cards = entries.flatMap((e) => (e.kind === 'approval' ? [e.card] : []));
     assert.deepEqual(cards.map((c) => [c.id, c.turnId, c.kind, c.tool, outcomeText(c)]), [
@@ -74,11 +76,12 @@ describe('transcriptEntries', () => {
       ['A2', 'T1', 'command', 'run_command', 'Allowed once.'],
       ['A3', 'T1', 'edit', 'edit_file', 'Not applied: src/app.py changed in the editor'],
       ['A4', 'T1', 'edit', 'create_file', 'Allowed; create_file is always allowed here now.'],
+      ['A5', 'T1', 'command', 'run_command', 'Not answered: the turn was stopped; nothing happened.'],
     ], 'a read asks nothing: no card');
     assert.equal(cards[1].command, 'make test');
     const { shown, byTurn } = approvalsInTurns(entries);
     assert.deepEqual(shown.map((e) => e.kind), ['user', 'turn'], 'shown inside their turn, as they were');
-    assert.equal(byTurn.get('T1')?.length, 4);
+    assert.equal(byTurn.get('T1')?.length, 5);
   });
 
   it('shows the user\'s message as the daemon recorded it, as typed: the @alias once, /route override as sent', () => {

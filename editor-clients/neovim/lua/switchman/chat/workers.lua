@@ -144,7 +144,7 @@ function M.stored(root, detail)
     local update = {
       tier = input.tier, worker_tier = record.worker_tier, floor_applied = record.floor_applied, task = input.task,
       model = present(worker.model) and worker.model or record.model, turns = worker.turns or 0,
-      cost_usd = worker.cost_usd or '0', status = status, error = failure or nil,
+      cost_usd = worker.cost_usd or '0', estimated_usd = worker.estimated_usd, status = status, error = failure or nil,
       -- still waiting, or why it ended (an interrupted one's detail is its turn's own failure)
       detail = present(record.detail) and record.error ~= 'interrupted' and record.detail or nil,
     }
@@ -163,7 +163,7 @@ function M.stored_by_user(root, detail)
       local worker = workers[record.tool_use_id] or {}
       local update = vim.tbl_extend('force', record, {
         model = present(worker.model) and worker.model or record.model, turns = worker.turns or 0,
-        cost_usd = worker.cost_usd or '0',
+        cost_usd = worker.cost_usd or '0', estimated_usd = worker.estimated_usd,
       })
       table.insert(out, { started_at = record.started_at, line = { M.line(root, update), hl = HIGHLIGHT[record.status] } })
     end
@@ -348,6 +348,13 @@ function M.describe(root, item)
         and live.received_at then
       live = vim.tbl_extend('force', live, {
         elapsed_seconds = (tonumber(live.elapsed_seconds) or 0) + (vim.loop.now() - live.received_at) / 1000,
+      })
+    elseif item.session then
+      -- one that ended: its cost as recorded, which can have grown since its last update (the
+      -- call a killed daemon cut off is charged by the next one)
+      live = vim.tbl_extend('force', live, {
+        cost_usd = item.session.cost_usd, estimated_usd = item.session.estimated_usd,
+        turns = item.session.turn_count or live.turns,
       })
     end
     return (M.line(root, live):gsub('^%s+', ''))

@@ -190,6 +190,11 @@ def no_model_message(decision: RouteDecided, validator: CandidateValidator) -> s
         lines.extend(_alternatives(validator, exclude=providers, tier=tier))
     elif tier is not None:
         lines.append(f"Check the {tier} tier's models (tiers: in routing.yaml, /rules check).")
+    elif all(f is ValidationFailure.EXCEEDS_CONTEXT_WINDOW for f in tried.values()):
+        # no model to pick with /model: a sticky one is checked against the window too
+        lines.append("The message, its attachments and the conversation so far do not fit the "
+                     "context window of any of these models: send less (a part of the text, "
+                     "fewer attachments), or start a new session.")
     else:
         lines.append("Run /model <id> to choose explicitly, or /rules check.")
     return "\n".join(lines)

@@ -260,6 +260,22 @@ def test_without_keys_the_message_names_what_to_set(h: Harness) -> None:
                          "To use other providers, set OPENAI_API_KEY for openai."]
 
 
+def test_a_message_too_long_for_every_model_says_so_not_to_pick_one(h: Harness) -> None:
+    """Found by sending a 5 MB paste in Neovim: "Run /model <id> to choose explicitly", though
+    no model could take it (a sticky model is checked the same way)."""
+    h.policy = check_routing_text("global_default: haiku\nrules:\n  - use: opus\n",
+                                  "routing.yaml", h.registry)[0]  # type: ignore[assignment]
+    with pytest.raises(NoModelAvailable) as caught:
+        h.decide("summarise this log", workspace=None, estimated_input_tokens=1_400_000)
+    lines = str(caught.value).splitlines()
+    assert lines[1] == (f"Tried: {OPUS} (context window too small), {HAIKU} (context window too "
+                        "small)")
+    assert lines[2:] == [
+        "The message, its attachments and the conversation so far do not fit the context "
+        "window of any of these models: send less (a part of the text, fewer attachments), or "
+        "start a new session."]
+
+
 def _no_model_message(h: Harness) -> str:
     h.policy = check_routing_text("global_default: haiku\nrules:\n  - use: opus\n",
                                   "routing.yaml", h.registry)[0]  # type: ignore[assignment]

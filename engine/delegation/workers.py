@@ -55,6 +55,7 @@ from switchman.engine.delegation.progress import EXITED_DETAIL, DelegationSource
 from switchman.engine.delegation.recording import handoff_envelope
 from switchman.engine.delegation.slots import WorkerSlots
 from switchman.engine.errors import NoModelAvailable
+from switchman.engine.messages import ApprovalRecord
 from switchman.engine.profiles.apply import permitted
 from switchman.engine.profiles.profile import SUBAGENT_PROFILE, ActiveProfile, ProfileSet
 from switchman.engine.providers.base import ToolSpec
@@ -63,7 +64,7 @@ from switchman.engine.sessions.lifecycle import TurnLifecycle
 from switchman.engine.sessions.live import LiveSession, WorkerRole
 from switchman.engine.sessions.manager import SessionManager
 from switchman.engine.tokens import estimate_text
-from switchman.engine.tools.approval import ApprovalPolicy
+from switchman.engine.tools.approval import ApprovalPolicy, approval_record, stopped_record
 from switchman.engine.tools.arguments import ToolOutcome, summary_of
 from switchman.engine.tools.registry import ToolCallRequest, ToolContext, ToolEntry, ToolRegistry
 from switchman.engine.tools.toolbox import TOOL_CLASSES
@@ -208,6 +209,8 @@ class WorkerRun:
         """Whether the user is being asked to approve its start."""
         self.stopped = False
         """Whether the user stopped it from its card while asked about."""
+        self.approval: ApprovalRecord | None = None
+        """The question its start asked the user and how it ended (kept with its result)."""
         self.progress = WorkerProgress(delegation.sessions, delegation.clock, context,
                                        tool_use_id, call, handoff, self.dropped,
                                        len(wanted), source, focus)
@@ -305,17 +308,24 @@ class WorkerRun:
         if request is None:
             return None
         self.asking = True
+        asked: list[bool] = []
+
+        def asking() -> None:
+            asked.append(True)
+            self.progress.awaiting_approval()
         try:
-            answer = await self.delegation.policy.decide(request, self.progress.awaiting_approval)
+            answer = await self.delegation.policy.decide(request, asking)
         except asyncio.CancelledError:  # stopped while the user was asked: ends like a worker
             if self.stopped and self.task is not None:  # this call alone: the planner goes on
                 self.task.uncancel()
                 self.progress.detail = "the user stopped it before it started"
             else:
                 self.progress.detail = "cancelled while waiting for approval"
+            self.approval = stopped_record(request, self.progress.detail) if asked else None
             return self.progress.failed("cancelled_by_user", "cancelled_by_user", "")
         finally:
             self.asking = False
+        self.approval = approval_record(request, answer) if asked else None
         if answer.allowed:
             return None
         self.progress.detail = answer.short_reason or "the user denied it"
@@ -339,11 +349,13 @@ class WorkerRun:
         if result.success:
             output = result.output if isinstance(result.output, str) \
                 else json.dumps(msgspec.to_builtins(result.output))
-            return ToolOutcome(output, summary=f"{self.call.tier} worker done")
+            return ToolOutcome(output, summary=f"{self.call.tier} worker done",
+                               approval=self.approval)
         detail = result.output if isinstance(result.output, str) \
             else json.dumps(msgspec.to_builtins(result.output))
         text = f"delegate failed: {result.error}" + (f"\n\n{detail}" if detail else "")
-        return ToolOutcome(text, is_error=True, summary=summary_of(result.error or "failed"))
+        return ToolOutcome(text, is_error=True, summary=summary_of(result.error or "failed"),
+                           approval=self.approval)
 
     def _prompt(self, model: str, tools: list[str]) -> str:
         return worker_prompt(model, "Your task:\n" + self.call.task + "\n\n"

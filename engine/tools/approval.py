@@ -143,9 +143,10 @@ def approval_record(request: ApprovalRequest, answer: ApprovalAnswer) -> Approva
                           path=request.path)
 
 
-def stopped_record(request: ApprovalRequest) -> ApprovalRecord:
-    """What the transcript keeps of a question its turn's stop cut short (nobody answered)."""
-    return ApprovalRecord(id=request.id, title=request.title, outcome="stopped",
+def stopped_record(request: ApprovalRequest, reason: str | None = None) -> ApprovalRecord:
+    """What the transcript keeps of a question a stop cut short (nobody answered): its turn's,
+    or (``reason``) a delegation's own from its card."""
+    return ApprovalRecord(id=request.id, title=request.title, outcome="stopped", reason=reason,
                           command=request.command, cwd=request.cwd, path=request.path)
 
 

@@ -470,6 +470,12 @@ async def test_a_delegation_that_may_write_is_approved_in_the_editor(
         ("toolu_no", "failed", "approval_denied", "planner", "rewrite main"),
         ("toolu_yes", "completed", None, "planner", "rewrite main")]
     assert detail["delegations"][0]["detail"] == "not that one"
+    # The start's question is kept with the call's result, as a tool's is (a rebuilt chat)
+    title = "Delegate to a fast worker that may change files"
+    assert answers["toolu_no"]["approval"] == {
+        "id": denied["id"], "title": title, "outcome": "denied", "reason": "not that one",
+        "command": None, "cwd": None, "path": None}
+    assert answers["toolu_yes"]["approval"]["outcome"] == "allowed_once"
 
 
 async def test_a_queued_delegation_asked_about_is_listed_so_and_never_started_once_killed(

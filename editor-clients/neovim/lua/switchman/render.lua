@@ -141,7 +141,7 @@ local function approval_outcome(record, tool)
   elseif record.outcome == 'not_applied' then
     return 'Not applied: ' .. clip(reason or 'the file changed in the editor', 100)
   elseif record.outcome == 'stopped' then
-    return 'Not answered: the turn was stopped; nothing happened.'
+    return ('Not answered: %s; nothing happened.'):format(reason or 'the turn was stopped')
   end
   return 'No answer in time (or the daemon stopped): denied, nothing happened.'
 end

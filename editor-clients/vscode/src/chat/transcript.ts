@@ -78,9 +78,9 @@ function turnEntries(detail: SessionDetail, turn: Turn): Entry[] {
 /** The questions a turn's tool calls asked, answered, as the session kept them (the chat puts them in the turn). */
 function answeredQuestions(turnId: string, messages: Message[]): Entry[] {
   const blocks = messages.flatMap((m) => m.content);
-  const tools = new Map(blocks.flatMap((b) => (b.type === 'tool_use' ? [[b.id, b.name] as const] : [])));
+  const calls = new Map(blocks.flatMap((b) => (b.type === 'tool_use' ? [[b.id, b] as const] : [])));
   return blocks.flatMap((b): Entry[] => (b.type === 'tool_result' && b.approval ? [{ kind: 'approval', id: b.approval.id,
-    card: recordedApprovalCard(b.approval, turnId, tools.get(b.tool_use_id) ?? 'tool') }] : []));
+    card: recordedApprovalCard(b.approval, turnId, calls.get(b.tool_use_id)?.name ?? 'tool', calls.get(b.tool_use_id)?.input) }] : []));
 }
 
 /**

@@ -72,11 +72,13 @@ const RECORDED_OUTCOMES: Record<ApprovalRecord['outcome'], ApprovalOutcome> = {
  * The card of a question answered in an earlier window, rebuilt from what the session kept with the call's result
  * (read-only: answered; the diff is not kept, the call's line and the answer say what it was).
  */
-export function recordedApprovalCard(record: ApprovalRecord, turnId: string, tool: string): ApprovalCard {
+export function recordedApprovalCard(record: ApprovalRecord, turnId: string, tool: string, input?: unknown): ApprovalCard {
   const kind = tool === 'delegate' ? 'delegation' : record.command ? 'command' : 'edit';
+  const task = kind === 'delegation' && input && typeof (input as { task?: unknown }).task === 'string'
+    ? (input as { task: string }).task : null; // the call's input, as the transcript keeps it
   return {
     id: record.id, turnId, tool, kind, title: record.title, diff: [], canOpenDiff: false,
-    command: record.command, cwd: record.cwd, task: null, tier: null, workerTools: [],
+    command: record.command, cwd: record.cwd, task, tier: null, workerTools: [],
     alwaysLabel: `Always allow ${tool} in this workspace`, note: null, outcome: RECORDED_OUTCOMES[record.outcome],
     reason: record.reason, ...(record.outcome === 'not_applied' ? { stale: true } : {}),
     ...(record.outcome === 'stopped' ? { stopped: true } : {}),
@@ -128,7 +130,7 @@ export function outcomeText(card: ApprovalCard): string {
       if (card.stale) return `Not applied: ${card.reason ?? 'the file changed in the editor'}`;
       return card.reason ? `Denied: ${card.reason}` : 'Denied.';
     case 'withdrawn':
-      if (card.stopped) return 'Not answered: the turn was stopped; nothing happened.';
+      if (card.stopped) return `Not answered: ${card.reason ?? 'the turn was stopped'}; nothing happened.`;
       return 'No answer in time (or the turn or the daemon was stopped): denied, nothing happened.';
   }
 }

@@ -30,9 +30,11 @@ function details(card: ApprovalCard, actions: ApprovalActions): HTMLElement[] {
       return [el('pre', { class: 'approval-command' }, [card.command ?? '']),
         el('div', { class: 'approval-cwd' }, [`in ${card.cwd ?? 'the workspace folder'}`])];
     case 'delegation':
+      // a card rebuilt from the session has the call's task but not the worker's tools: its title names the tier
       return [
         el('div', { class: 'approval-task' }, [card.task ?? '']),
-        el('div', { class: 'approval-worker' }, [`Worker on ${card.tier ?? 'a'} tier · may use ${card.workerTools.join(', ') || 'no write tools'}`]),
+        ...(card.tier === null ? [] : [el('div', { class: 'approval-worker' },
+          [`Worker on ${card.tier} tier · may use ${card.workerTools.join(', ') || 'no write tools'}`])]),
       ];
     case 'edit': {
       const lines = card.diff.map((line) => el('span', { class: diffClass(line) }, [`${line}\n`]));

@@ -130,10 +130,17 @@ function followTheEnd(): void {
 function update(next: ChatState): void {
   const atBottom = atTheEnd();
   const asking = document.activeElement?.closest('.approval[data-outcome="pending"]') ?? null;
+  const stopped = document.activeElement?.closest('.delegation-stop') ?? null;
+  const stoppedCard = stopped?.closest<HTMLElement>('.delegation')?.dataset.toolUse;
+  const focused = transcript.contains(document.activeElement) ? document.activeElement : null;
   state = next;
   vscode.setState({ chat: state, draft: input.value });
   render();
   if (asking && !asking.isConnected) keyboardAfterAnswer();
+  if (stopped && !stopped.isConnected && stoppedCard) keyboardAfterStop(stoppedCard);
+  // Anything else the keyboard was on went away (Retry once the message is sent again, a suggestion's
+  // buttons once used): the keyboard goes back to the message input, not to nothing.
+  if (focused && !focused.isConnected && (document.activeElement === document.body || document.activeElement === null)) input.focus();
   if (atBottom) transcript.scrollTop = transcript.scrollHeight;
 }
 
@@ -150,6 +157,16 @@ function keyboardAfterAnswer(): void {
   }
   next.tabIndex = -1;
   next.focus();
+}
+
+/**
+ * A card's Stop pressed from the keyboard goes away (the worker is stopping): the keyboard stays on
+ * that card, on its toggle. It was left on nothing, and Tab started again from the top of the chat.
+ */
+function keyboardAfterStop(toolUse: string): void {
+  const card = Array.from(transcript.querySelectorAll<HTMLElement>('.delegation'))
+    .find((element) => element.dataset.toolUse === toolUse);
+  card?.querySelector<HTMLElement>('.delegation-toggle')?.focus();
 }
 
 function render(): void {

@@ -399,7 +399,11 @@ async function stopOnACardStopsOnlyThatWorker(ui, chat, fake) {
   await fake.waitForStalls(4);
   await card.locator('.delegation-title[data-tier="balanced"]', { hasText: 'Worker · balanced (capped from deep) · claude-sonnet-4-6' })
     .waitFor();
-  await card.locator('.delegation-stop').click();
+  // From the keyboard: once Stop goes away, the keyboard stays on the card (it was left on nothing).
+  await card.locator('.delegation-stop').focus();
+  await ui.page.keyboard.press('Enter');
+  await until('the keyboard on the stopped card\'s toggle', () => card.locator('.delegation-toggle')
+    .evaluate((toggle) => document.activeElement === toggle));
   await card.locator('.delegation-meta', { hasText: 'stopped' }).waitFor();
   await card.locator('.delegation-note.error', { hasText: 'cancelled_by_user' }).waitFor();
   // Only the worker stopped: the planner's turn goes on and completes with its own answer.
@@ -686,6 +690,8 @@ async function providerFailuresAreShownPlainly(ui, fake) {
   await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'Second time lucky' }).waitFor();
   await until('the same message sent again', async () => (await chat.locator('.entry.user', { hasText: 'hello retry' }).count()) === 2);
   await retry.waitFor({ state: 'detached' }); // the retried turn is no longer the last: no Retry on it
+  // The keyboard was on Retry, which went: it is back in the message input (it was left on nothing).
+  await until('the keyboard back in the message input after Retry', () => inputHasKeyboard(chat));
   log('failed turn retried from its Retry button');
   await fake.script([{ kind: 'error', status: 401, message: 'bad key' }]);
   await chat.locator('#input').fill('hello');

@@ -63,12 +63,14 @@ describe('transcriptEntries', () => {
     const messages = [detail.messages[0],
       { ...detail.messages[1], content: [use('toolu_e', 'edit_file', {}), use('toolu_c', 'run_command', {}),
         use('toolu_s', 'edit_file', {}), use('toolu_r', 'read_file', {}), use('toolu_a', 'create_file', {}),
-        use('toolu_x', 'run_command', {})] },
+        use('toolu_x', 'run_command', {}), use('toolu_d', 'delegate', { tier: 'fast', task: 'Rename f' })] },
       { ...detail.messages[2], content: [result('toolu_e', record('A1', 'denied', { reason: 'use a constant' }), true),
         result('toolu_c', record('A2', 'allowed_once', { title: 'Run `make test`', command: 'make test', cwd: '/w', path: null })),
         result('toolu_s', record('A3', 'not_applied', { reason: 'src/app.py changed in the editor' }), true),
         result('toolu_r', null), result('toolu_a', record('A4', 'allowed_always', { title: 'Create b.py' })),
-        result('toolu_x', record('A5', 'stopped', { title: 'Run `sleep 9`', command: 'sleep 9', path: null }), true)] }];
+        result('toolu_x', record('A5', 'stopped', { title: 'Run `sleep 9`', command: 'sleep 9', path: null }), true),
+        result('toolu_d', record('A6', 'stopped', { title: 'Delegate to a fast worker that may change files', path: null,
+          reason: 'the user stopped it before it started' }), true)] }];
     const entries = transcriptEntries({ ...detail, turns: [turn('T1', 1)], messages });
     const cards = entries.flatMap((e) => (e.kind === 'approval' ? [e.card] : []));
     assert.deepEqual(cards.map((c) => [c.id, c.turnId, c.kind, c.tool, outcomeText(c)]), [
@@ -77,11 +79,13 @@ describe('transcriptEntries', () => {
       ['A3', 'T1', 'edit', 'edit_file', 'Not applied: src/app.py changed in the editor'],
       ['A4', 'T1', 'edit', 'create_file', 'Allowed; create_file is always allowed here now.'],
       ['A5', 'T1', 'command', 'run_command', 'Not answered: the turn was stopped; nothing happened.'],
+      ['A6', 'T1', 'delegation', 'delegate', 'Not answered: the user stopped it before it started; nothing happened.'],
     ], 'a read asks nothing: no card');
     assert.equal(cards[1].command, 'make test');
+    assert.deepEqual([cards[5].task, cards[5].tier], ['Rename f', null], "a delegation's task from its call; no tier line");
     const { shown, byTurn } = approvalsInTurns(entries);
     assert.deepEqual(shown.map((e) => e.kind), ['user', 'turn'], 'shown inside their turn, as they were');
-    assert.equal(byTurn.get('T1')?.length, 5);
+    assert.equal(byTurn.get('T1')?.length, 6);
   });
 
   it('shows the user\'s message as the daemon recorded it, as typed: the @alias once, /route override as sent', () => {

@@ -223,9 +223,11 @@ def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:
         revoked = trust.revoke(workspace, None if args[1] == "all" else args[1])
         if not revoked:
             trusted = trust.trusted(workspace)
+            meant = near_misses(args[1], trusted) or [t for t in trusted if t.startswith(args[1])]
+            hint = f" Did you mean /trust revoke {meant[0]}?" if len(meant) == 1 else ""
             listed = (f" Always allowed here: {', '.join(trusted)}." if trusted
                       else " No tool is always allowed here.")
-            return f"'{args[1]}' was not always allowed here; nothing changed.{listed}"
+            return f"'{args[1]}' was not always allowed here; nothing changed.{hint}{listed}"
         return f"Switchman will ask again before: {', '.join(revoked)}."
     if args:
         raise CommandUsage("Usage: /trust | /trust revoke <tool> | /trust revoke all")

@@ -297,6 +297,14 @@ return {
     'a worker whose daemon was killed shows as interrupted in the stored transcript, not as stopped',
     function()
       local planner = running_worker('Summarise src/app.py', 'Reading')
+      -- its last update came 5 s before the daemon died (the worker waited for its model)
+      local before
+      for _, known in pairs(chat.workers) do
+        if known.update.task == 'Summarise src/app.py' then
+          known.update.received_at = known.update.received_at - 5000
+          before = tonumber(known.update.elapsed_seconds) or 0
+        end
+      end
       vim.loop.kill(H.child_pids('switchman serve')[1], 'sigkill')
       H.wait_for('the daemon to be gone', function()
         return require('switchman.client').get(root) == nil
@@ -307,6 +315,9 @@ return {
         return l:find('Summarise src/app.py', 1, true) and l:find(' worker ', 1, true)
       end, H.lines(transcript()))
       H.check(#live == 1 and live[1]:find('— interrupted$'), 'one line, interrupted', H.lines(transcript()))
+      -- it ran until the daemon died, not for the time its last update gave (that clock stopped)
+      local shown = tonumber(live[1]:match(' · ([%d.]+)s — Summarise'))
+      H.check(shown and shown >= before + 4.95, 'the time it ran until the daemon died', { before = before, line = live[1] })
       local statuses = vim.tbl_map(function(update)
         return update.task .. ': ' .. update.status
       end, vim.tbl_values(workers.live(chat)))

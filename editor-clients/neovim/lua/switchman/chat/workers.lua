@@ -246,6 +246,15 @@ function M.show(chat, update)
   vim.api.nvim_buf_add_highlight(bufnr, ns, entry.hl, row, 0, -1)
 end
 
+--- How long a delegation still running (or waiting to start) has run by now: the time of its last
+--- update counted on since it came (the daemon updates a worker's line only as it works).
+local function elapsed_now(update)
+  if not present(update.elapsed_seconds) or not update.received_at then
+    return update.elapsed_seconds
+  end
+  return (tonumber(update.elapsed_seconds) or 0) + (vim.loop.now() - update.received_at) / 1000
+end
+
 --- How the daemon records a delegation it ends as it exits (`:Switchman restart`), by its status then.
 local EXITED = {
   running = 'Switchman stopped while this worker ran (the editor closed, reloaded or restarted it)',
@@ -276,6 +285,8 @@ function M.daemon_stopped(chat, info)
       M.show(chat, vim.tbl_extend('force', update, ending, {
         -- the name the line showed: the gone daemon's model list (aliases) is forgotten
         model_name = present(update.model) and known.model_name or nil, activity = vim.NIL,
+        -- the time it ran until the daemon went: its last update's stopped with the daemon
+        elapsed_seconds = elapsed_now(update),
       }))
     end
   end
@@ -346,9 +357,7 @@ function M.describe(root, item)
     -- one still running or waiting: its time now, not at its last update (seconds ago, maybe)
     if (live.status == 'running' or M.waits_to_start(live.status)) and present(live.elapsed_seconds)
         and live.received_at then
-      live = vim.tbl_extend('force', live, {
-        elapsed_seconds = (tonumber(live.elapsed_seconds) or 0) + (vim.loop.now() - live.received_at) / 1000,
-      })
+      live = vim.tbl_extend('force', live, { elapsed_seconds = elapsed_now(live) })
     elseif item.session then
       -- one that ended: its cost as recorded, which can have grown since its last update (the
       -- call a killed daemon cut off is charged by the next one)

@@ -92,7 +92,8 @@ def score(skill: Skill, message: str) -> float:
 
 
 def read_front_matter(path: Path) -> Skill | None:
-    """The skill declared by ``path``'s front matter, or None if it has none.
+    """The skill declared by ``path``'s front matter, or None if it has none; a front matter
+    without a ``name`` names the skill after its file (:func:`file_skill_name`).
 
     Raises :class:`UnreadableFile` when ``path`` is not a regular file (see
     :mod:`switchman.engine.files`); only the first 64 KB are ever read.
@@ -108,14 +109,19 @@ def read_front_matter(path: Path) -> Skill | None:
     if root is None or root.kind != "mapping":
         return None
     name, description = root.get("name"), root.get("description")
-    if name is None or name.kind != "scalar" or not name.text.strip():
-        return None
+    named = " ".join(name.text.split()) if name is not None and name.kind == "scalar" else ""
     text = description.text if description is not None and description.kind == "scalar" else ""
     # one line each in the prompt's list: a line break would start what looks like another skill
     text = " ".join(text.split())
     if len(text) > MAX_DESCRIPTION_CHARS:
         text = text[:MAX_DESCRIPTION_CHARS - 1].rstrip() + "…"
-    return Skill(" ".join(name.text.split()), text, str(path))
+    return Skill(named or file_skill_name(path), text, str(path))
+
+
+def file_skill_name(path: Path) -> str:
+    """The name of a skill whose front matter gives none: its file's name without ``.md``,
+    or its folder's for a ``SKILL.md`` (the layout of Anthropic's skills: one folder each)."""
+    return path.parent.name if path.stem.lower() == "skill" else path.stem
 
 
 def skill_folders(workspace: Path, config_directory: Path) -> list[Path]:

@@ -3,7 +3,7 @@
 Only the commands below are intercepted; any other message starting with
 ``/`` (such as ``/commit fix the bug``) is an ordinary message, so rules can
 match it — unless its first word is a bare ``/word`` one slip away from a
-command (``/modle``, ``/cots``, ``/Help``: :func:`mistyped`), which fails with
+command (``/modle``, ``/cots``, ``/Help``, ``/mod``: :func:`mistyped`), which fails with
 ``unknown_command`` instead of paying for a model's answer to a typo.
 """
 
@@ -82,6 +82,9 @@ ROUTE_USAGE = ("Usage: /route override (run the last message again on the sugges
                "/route ignore (dismiss the suggestion)")
 
 _BARE_WORD = re.compile(r"/[A-Za-z]+")
+_MIN_STARTED = 4
+"""A command cut short counts as mistyped from three letters on (``/mod``): shorter ones
+(``/pr``, ``/co``) are too likely to be a word of the user's own that a rule matches."""
 
 
 def command_name(message: str) -> str | None:
@@ -98,13 +101,15 @@ def command_name(message: str) -> str | None:
 def mistyped(word: str) -> list[str]:
     """The commands ``word`` is one slip away from, if it is a bare ``/word`` that is not one.
 
-    A slip: one letter wrong, missing or extra, two neighbours swapped, or the case. The
+    A slip: a command cut short after three letters or more (``/mod``, ``/patt``), one
+    letter wrong, missing or extra, two neighbours swapped, or the case. The
     first letter must match (``/post`` and ``/host`` are not ``/cost``), and anything with
     more than letters after the slash (``/etc/hosts``, ``/usr/bin/env``, ``/re-run``) is a
     message, like every word further from a command (``/commit``, ``/delete``)."""
     if word in COMMANDS or not _BARE_WORD.fullmatch(word):
         return []
-    return near_misses(word, COMMANDS, skip=1)
+    started = [c for c in COMMANDS if len(word) >= _MIN_STARTED and c.startswith(word.lower())]
+    return started or near_misses(word, COMMANDS, skip=1)
 
 
 async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: SessionQueries,
@@ -218,9 +223,11 @@ def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:
         revoked = trust.revoke(workspace, None if args[1] == "all" else args[1])
         if not revoked:
             trusted = trust.trusted(workspace)
+            meant = near_misses(args[1], trusted) or [t for t in trusted if t.startswith(args[1])]
+            hint = f" Did you mean /trust revoke {meant[0]}?" if len(meant) == 1 else ""
             listed = (f" Always allowed here: {', '.join(trusted)}." if trusted
                       else " No tool is always allowed here.")
-            return f"'{args[1]}' was not always allowed here; nothing changed.{listed}"
+            return f"'{args[1]}' was not always allowed here; nothing changed.{hint}{listed}"
         return f"Switchman will ask again before: {', '.join(revoked)}."
     if args:
         raise CommandUsage("Usage: /trust | /trust revoke <tool> | /trust revoke all")

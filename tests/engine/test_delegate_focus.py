@@ -142,6 +142,8 @@ def test_a_first_word_that_reads_as_a_mistyped_tier_is_refused(
     ("/modle", ["/model"]), ("/cots", ["/cost"]), ("/Help", ["/help"]), ("/rule", ["/rules"]),
     ("/hlep", ["/help"]), ("/profiel", ["/profile"]), ("/model", []), ("/commit", []),
     ("/post", []), ("/delete", []), ("/etc/hosts", []), ("/re-run", []), ("/", []),
+    ("/mod", ["/model"]), ("/Patt", ["/patterns"]), ("/pro", ["/profile"]), ("/pr", []),
+    ("/co", []), ("/rou", ["/route"]),
 ])
 def test_a_slash_word_one_slip_from_a_command_is_a_mistyped_command(
         word: str, meant: list[str]) -> None:

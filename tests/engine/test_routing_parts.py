@@ -175,10 +175,22 @@ def test_skill_index_reads_front_matter_only(tmp_path: Path) -> None:
     assert index.matching("kubernetes") == frozenset()  # bodies are not indexed
 
 
-def test_front_matter_must_name_the_skill(tmp_path: Path) -> None:
-    path = tmp_path / "x.md"
-    path.write_text("---\ndescription: nameless\n---\n", "utf-8")
-    assert read_front_matter(path) is None
+def test_a_skill_without_a_name_is_named_after_its_file(tmp_path: Path) -> None:
+    """A front matter with no ``name`` (or an empty one) was ignored without a word, and the
+    model was told of no skills: the file's name (its folder's, for a SKILL.md) stands in."""
+    path = tmp_path / "sql_tuning.md"
+    path.write_text("---\ndescription: Slow queries and indexes.\n---\n", "utf-8")
+    skill = read_front_matter(path)
+    assert skill is not None and (skill.name, skill.description) == (
+        "sql_tuning", "Slow queries and indexes.")
+    (tmp_path / "release-notes").mkdir()
+    anthropic_layout = tmp_path / "release-notes" / "SKILL.md"
+    anthropic_layout.write_text("---\nname: \ndescription: Changelog entries.\n---\n", "utf-8")
+    assert getattr(read_front_matter(anthropic_layout), "name", None) == "release-notes"
+    assert set(SkillIndex.build([tmp_path]).skills) == {"sql_tuning", "release-notes"}
+    no_front_matter = tmp_path / "notes.md"
+    no_front_matter.write_text("just notes\n", "utf-8")
+    assert read_front_matter(no_front_matter) is None  # not a skill at all
 
 
 # -- token estimates ---------------------------------------------------------------------

@@ -119,7 +119,8 @@ async def test_a_command_given_arguments_it_does_not_take_fails_with_its_usage(
 async def test_a_mistyped_command_fails_without_a_model_and_paths_still_reach_one(
         client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
     for message, meant in (("/modle opus", "/model"), ("/cots", "/cost"),
-                           ("/Help", "/help"), ("/delgate fast tidy the parser", "/delegate")):
+                           ("/Help", "/help"), ("/delgate fast tidy the parser", "/delegate"),
+                           ("/mod opus", "/model")):
         result = await chat(client, daemon, message)
         typed = message.split()[0]
         text = (f"Unknown command {typed} — did you mean {meant}? Nothing was sent to a model "

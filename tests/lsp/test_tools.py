@@ -312,7 +312,10 @@ async def test_always_survives_a_restart_and_slash_trust_revokes_it(
         assert len(editor.edits) == 1
         typo = await chat(client, project, "/trust revoke edit_fle")  # says what is trusted
         assert typo["text"] == ("'edit_fle' was not always allowed here; nothing changed. "
+                                "Did you mean /trust revoke edit_file? "
                                 "Always allowed here: edit_file.")
+        cut = await chat(client, project, "/trust revoke edit")  # the start of one
+        assert "Did you mean /trust revoke edit_file?" in cut["text"]
         answer = await chat(client, project, "/trust revoke all")
         assert answer["text"] == "Switchman will ask again before: edit_file."
     assert json.loads((project.data / "trust.json").read_text()) == {}

@@ -239,6 +239,19 @@ return {
       H.eq(vim.uri_from_fname(file), chat.attachments[1].uri, 'the file named')
       chat.attachments = nil
       os.remove(blob)
+      -- a name with spaces, as completion puts it on the command line (unescaped): one file, not
+      -- its first word ("cannot attach \"src/my\": no such file")
+      local spaced = root .. '/src/my notes.txt'
+      vim.fn.writefile({ 'notes' }, spaced)
+      vim.cmd('Switchman add src/my notes.txt')
+      H.wait_for('the file with spaces attached', function()
+        return chat.attachments ~= nil and #chat.attachments == 1
+      end, nil, function()
+        return H.notifications
+      end)
+      H.eq(vim.uri_from_fname(spaced), chat.attachments[1].uri, 'the whole name')
+      chat.attachments = nil
+      os.remove(spaced)
     end,
   },
   {

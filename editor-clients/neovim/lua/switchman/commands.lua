@@ -140,7 +140,8 @@ M.list = {
     name = 'add',
     desc = 'Attach a file (default: the current one) to the next chat message',
     run = function(args)
-      require('switchman.attach').file(args[1])
+      -- one file: a name with spaces is one name, though completion puts it unescaped
+      require('switchman.attach').file(table.concat(args, ' '))
     end,
     complete = function(arglead)
       return vim.fn.getcompletion(arglead, 'file')

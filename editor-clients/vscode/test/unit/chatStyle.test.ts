@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+
+// `npm test` runs from the extension folder.
+const CSS = readFileSync(join(process.cwd(), 'media/chat.css'), 'utf8');
+
+/** The declarations of the rule whose selector list is exactly `selector`, custom properties resolved one level. */
+function rule(selector: string): string {
+  const found = [...CSS.matchAll(/([^{}]+)\{([^{}]*)\}/g)].find((m) => m[1].replace(/\/\*[\s\S]*?\*\//g, '').trim() === selector);
+  assert.ok(found, `chat.css has a rule for ${selector}`);
+  const root = [...CSS.matchAll(/:root\s*\{([^{}]*)\}/g)].map((m) => m[1]).join(';');
+  return found[2].replace(/var\((--[\w-]+)\)/g, (whole, name: string) => {
+    const defined = new RegExp(`${name}\\s*:\\s*([^;]+);`).exec(root);
+    return defined ? defined[1].trim() : whole;
+  });
+}
+
+describe('chat.css: code blocks', () => {
+  // In a light theme textCodeBlock.background is a faint grey (#dcdcdc66) on an almost white panel:
+  // a fenced block was barely told apart from the prose around it.
+  for (const selector of ['.markdown pre', '.entry.command pre']) {
+    it(`${selector} takes the theme's code block colour, with a fallback and a visible border`, () => {
+      const declarations = rule(selector);
+      assert.match(declarations, /background:\s*var\(--vscode-textCodeBlock-background,\s*[^)]+\)/);
+      assert.match(declarations, /border:\s*1px solid [^;]*rgba\(128, 128, 128, \.\d+\)/);
+    });
+  }
+});

@@ -17,7 +17,7 @@ import msgspec
 from switchman.engine.config.problems import Problem
 from switchman.engine.delegation.contract import DelegateUsageSummary, InsufficientContextRequest
 from switchman.engine.delegation.envelope import HandoffEnvelope
-from switchman.engine.messages import Usage
+from switchman.engine.messages import ApprovalRecord, Usage
 
 
 class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -195,6 +195,14 @@ class DelegateAwaitingApproval(Event, frozen=True, kw_only=True,
     tool_use_id: str
     turn_id: str | None
     """The planner's turn: one still waiting when that turn was interrupted never started."""
+
+
+class ApplyAnswered(Event, frozen=True, kw_only=True, tag="apply.answered"):
+    """The user answered the question an Apply of a turn's code block asked (an Apply whose
+    editor named the turn): kept so a rebuilt chat shows it in that turn."""
+
+    turn_id: str
+    approval: ApprovalRecord
 
 
 class DelegateCompleted(Event, frozen=True, kw_only=True, tag="delegate.completed"):

@@ -44,6 +44,7 @@ from switchman.engine.errors import (
     check_text,
 )
 from switchman.engine.events import (
+    ApplyAnswered,
     Event,
     EventBus,
     PolicyInvalid,
@@ -55,7 +56,7 @@ from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.hooks import learn_from_turns
 from switchman.engine.learning.recorder import FeedbackResult, OutcomeRecorder
 from switchman.engine.learning.store import LearnedPatternStore
-from switchman.engine.messages import AttachmentRequest, ImageBlock
+from switchman.engine.messages import ApprovalRecord, AttachmentRequest, ImageBlock
 from switchman.engine.patterns import PatternStore
 from switchman.engine.profiles.apply import visible_skills
 from switchman.engine.providers.base import AdapterSource
@@ -432,7 +433,19 @@ class Switchman:
         """Put a code block into a workspace file, asking first like an edit tool does."""
         uri = self.workspaces.resolve(request.workspace)
         return await apply_code(self.tool_services.policy, self.tool_services.applier,
-                                replace(request, workspace=uri), self.workspaces.folder(uri))
+                                replace(request, workspace=uri), self.workspaces.folder(uri),
+                                lambda approval: self._keep_apply(request, approval))
+
+    def _keep_apply(self, request: ApplyCodeRequest, approval: ApprovalRecord) -> None:
+        """Keep an Apply's question and answer in the turn whose code block it applied (when
+        the editor named a stored turn, of the session it named if it named one), for a
+        rebuilt chat."""
+        turn = self.store.turn(request.turn_id) if request.turn_id else None
+        if turn is not None and request.session_id in ("", turn.session_id):
+            self.store.add_event(ApplyAnswered(timestamp=self.clock.now(),
+                                               session_id=turn.session_id,
+                                               turn_id=request.turn_id, approval=approval),
+                                 request.turn_id)
 
     def _key_variables(self) -> list[str]:
         """The environment variables configured providers read API keys from."""

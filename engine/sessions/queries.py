@@ -27,6 +27,7 @@ from switchman.engine.routing.explain import render, short_reason
 from switchman.engine.sessions import slash_commands
 from switchman.engine.sessions.manager import SessionManager
 from switchman.engine.sessions.records import (
+    AppliedCode,
     CostBreakdown,
     ErrorInfo,
     Explanation,
@@ -206,7 +207,10 @@ class SessionQueries:
                              history.delegation_records(
                                  started, ended, interrupted,
                                  store.events(session_id, history.QUEUED), end_lost,
-                                 store.events(session_id, history.AWAITING_APPROVAL)))
+                                 store.events(session_id, history.AWAITING_APPROVAL)),
+                             applies=[msgspec.convert({"turn_id": e["turn_id"],
+                                                       "approval": e["approval"]}, AppliedCode)
+                                      for e in store.events(session_id, "apply.answered")])
 
     def cost(self, session_id: str) -> CostBreakdown:
         """A session's spend by model, planner and workers."""

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import msgspec
 
 from switchman.engine.delegation.envelope import HandoffEnvelope
-from switchman.engine.messages import ZERO_USD, Usage
+from switchman.engine.messages import ZERO_USD, ApprovalRecord, Usage
 from switchman.engine.profiles.profile import ModelPolicy
 from switchman.engine.routing.decision import ProfileChoice, RouteDecided
 
@@ -291,6 +291,15 @@ class SessionDetail(msgspec.Struct, frozen=True):
     """The session's delegations (its planner's and the user's own), oldest first."""
     ratings: dict[str, Literal["up", "down"]] = msgspec.field(default_factory=dict)
     """The user's 👍 / 👎 by turn id, as long as the pattern store keeps the turn."""
+    applies: list[AppliedCode] = msgspec.field(default_factory=list)
+    """The questions the Apply of a turn's code block asked, and their answers, oldest first."""
+
+
+class AppliedCode(msgspec.Struct, frozen=True):
+    """One Apply's question and its answer, in the turn whose answer held the code block."""
+
+    turn_id: str
+    approval: ApprovalRecord
 
 
 class ProfileInfo(msgspec.Struct, frozen=True):

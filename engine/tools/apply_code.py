@@ -11,6 +11,7 @@ diff first" and is independent of the model's ``edit_file``), and the same
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +21,15 @@ from switchman.engine.config.problems import Range
 from switchman.engine.config.text import offset_at
 from switchman.engine.errors import InvalidApply
 from switchman.engine.ids import new_id
-from switchman.engine.tools.approval import ApprovalPolicy, ApprovalRequest, Decision, ToolClass
+from switchman.engine.messages import ApprovalRecord
+from switchman.engine.tools.approval import (
+    ApprovalAnswer,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Decision,
+    ToolClass,
+    approval_record,
+)
 from switchman.engine.tools.arguments import ToolRefused
 from switchman.engine.tools.changes import EditApplier, FileChange, path_of, replacement
 from switchman.engine.tools.confinement import WorkspaceRoot
@@ -80,16 +89,30 @@ def proposed_change(request: ApplyCodeRequest, folder: Path) -> FileChange:
 
 
 async def apply_code(policy: ApprovalPolicy, applier: EditApplier, request: ApplyCodeRequest,
-                     folder: Path) -> ApplyCodeResult:
-    """Ask (unless ``apply_code`` is trusted here), then apply through the editor."""
+                     folder: Path, keep: Callable[[ApprovalRecord], None] | None = None
+                     ) -> ApplyCodeResult:
+    """Ask (unless ``apply_code`` is trusted here), then apply through the editor. ``keep``
+    is given the question and its answer when the user was asked one."""
     change = proposed_change(request, folder)
     what = "the selection" if request.span is not None else "the whole file"
-    answer = await policy.decide(ApprovalRequest(
+    question = ApprovalRequest(
         id=new_id(), workspace=request.workspace, session_id=request.session_id,
         turn_id=request.turn_id, tool=APPLY_TOOL, tool_class=ToolClass.WRITE,
         title=f"Apply the code block to {change.path} (replacing {what})", path=change.path,
         uri=change.uri, original=change.original, proposed=change.proposed,
-        diff=change.diff()))
+        diff=change.diff())
+    asked: list[bool] = []
+    answer = await policy.decide(question, lambda: asked.append(True))
+    result = await _apply(applier, change, answer)
+    if asked and keep is not None:
+        not_applied = answer.allowed and not result.applied
+        keep(approval_record(question, ApprovalAnswer(
+            "deny", result.reason, by_editor=True) if not_applied else answer))
+    return result
+
+
+async def _apply(applier: EditApplier, change: FileChange,
+                 answer: ApprovalAnswer) -> ApplyCodeResult:
     if not answer.allowed:
         return ApplyCodeResult(False, answer.decision, change.path, answer.reason)
     applied = await applier.apply(change)

@@ -12,6 +12,7 @@ from pygls.exceptions import JsonRpcException
 from switchman.server import methods
 from tests.lsp.conftest import LISTEN, Daemon
 from tests.support.editor_tools import ToolEditor
+from tests.support.fake_provider import FakeProvider
 from tests.support.lsp import SwitchmanClient, running_server
 
 SOURCE = "# café\ndef main():\n    return 42\n"
@@ -81,6 +82,32 @@ async def test_a_denied_apply_changes_nothing_and_says_why(
     assert result == {"applied": False, "decision": "deny", "path": "src/app.py",
                       "reason": "wrong file"}
     assert editor.edits == []
+
+
+async def test_the_session_keeps_each_applys_question_in_its_turn(
+        vscode: tuple[SwitchmanClient, ToolEditor], daemon: Daemon, fake: FakeProvider) -> None:
+    """A rebuilt chat shows an Apply's answered card in the turn whose code block it applied."""
+    client, editor = vscode
+    fake.script_text("```python\nx = 1\n```")
+    turn = await client.protocol.send_request_async(  # type: ignore[no-untyped-call]
+        methods.CHAT, {"workspace": daemon.uri, "message": "show me x"})
+    editor.answers.append({"decision": "deny", "reason": "wrong file"})
+    # the editors name the turn only
+    await apply(client, daemon, code="x = 1\n", turn_id=turn["turn_id"])
+    await apply(client, daemon, code="x = 1\n", session_id=turn["session_id"],
+                turn_id=turn["turn_id"])  # allowed once
+    await apply(client, daemon, code="x = 1\n", turn_id="no-such-turn")  # not kept
+    await apply(client, daemon, code="x = 1\n", session_id="another",
+                turn_id=turn["turn_id"])  # not that session's turn: not kept
+    detail = await client.request(methods.SESSION, {"session_id": turn["session_id"]})
+    title = "Apply the code block to src/app.py (replacing the whole file)"
+    assert detail["applies"] == [
+        {"turn_id": turn["turn_id"], "approval": {
+            "id": editor.approvals[0]["id"], "title": title, "outcome": "denied",
+            "reason": "wrong file", "command": None, "cwd": None, "path": "src/app.py"}},
+        {"turn_id": turn["turn_id"], "approval": {
+            "id": editor.approvals[1]["id"], "title": title, "outcome": "allowed_once",
+            "reason": None, "command": None, "cwd": None, "path": "src/app.py"}}]
 
 
 async def test_always_allowing_apply_is_trust_of_its_own(

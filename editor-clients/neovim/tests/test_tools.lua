@@ -417,12 +417,14 @@ return {
       shows('    ? Edit src/tools_target.py — Denied: one is the right answer\n', 'denied, with the reason')
       shows('    ? Create docs/new/guide.md — Allowed once.\n', 'a new file')
       shows('    ? Edit src/tools_target.py — Not applied: src/tools_target.py changed in the editor since', 'not applied, and why')
+      shows('```\n\n    ? Apply the code block to src/tools_target.py (replacing the selection) — Allowed once.\n  sonnet · ',
+        "ga's question, at the end of the turn whose code block it applied")
       shows('  ✗ delegate: delegate failed: approval_denied\n    ? Delegate to a fast worker that may change files — Denied: not now\n',
         "a delegation's start")
       shows('  ✗ edit_file: Cancelled.\n    ? Edit src/tools_target.py — Not answered: the turn was stopped; nothing happened.\n',
         'the question the stop cut short')
       local _, count = text:gsub('\n    %? ', '')
-      H.eq(7, count, 'one line a question (the delete too), none for the reads', H.lines(chat.view.transcript))
+      H.eq(8, count, 'one line a question (the delete too), none for the reads', H.lines(chat.view.transcript))
     end,
   },
   {

@@ -47,8 +47,9 @@ end
 
 --- The heading of an answer, with its badge and banners. A banner of several lines (the pattern
 --- store's suggestion, with its `/route override` and `/route ignore` lines) is one `>` line each.
-function M.answer(root, model, summary, banners)
-  local out = { { '## Switchman ' .. M.badge(root, model, summary), badge = true } }
+--- `turn_id`: the turn it answers (the heading marks where that turn's lines start).
+function M.answer(root, model, summary, banners, turn_id)
+  local out = { { '## Switchman ' .. M.badge(root, model, summary), badge = true, turn = turn_id } }
   for _, banner in ipairs(present(banners) and banners or {}) do
     for i, line in ipairs(split(banner)) do
       table.insert(out, { (i == 1 and '> ⚠ ' or '> ') .. line, hl = 'SwitchmanNotice' })
@@ -334,6 +335,11 @@ function M.history(root, detail, kept)
   local by_user = require('switchman.chat.workers').stored_by_user(root, detail)
   local messages = detail.messages or {}
   local notices, outside = kept_lines(kept, messages)
+  local applied = {} -- the Apply questions of each turn's code blocks, by turn id
+  for _, apply in ipairs(present(detail.applies) and detail.applies or {}) do
+    applied[apply.turn_id] = applied[apply.turn_id] or {}
+    table.insert(applied[apply.turn_id], M.approval(apply.approval, 'apply_code'))
+  end
   local open -- { turn, headed } of the turn being listed
   local function turn_notices(turn, which)
     return notices[turn.id] and notices[turn.id][which] or {}
@@ -343,7 +349,7 @@ function M.history(root, detail, kept)
       open.headed = true
       table.insert(out, { '' })
       local t = open.turn
-      vim.list_extend(out, M.answer(root, t.model, t.summary, t.decision and t.decision.banners))
+      vim.list_extend(out, M.answer(root, t.model, t.summary, t.decision and t.decision.banners, t.id))
       vim.list_extend(out, turn_notices(t, 'early'))
     end
   end
@@ -351,6 +357,7 @@ function M.history(root, detail, kept)
     heading()
     if open then
       vim.list_extend(out, turn_notices(open.turn, 'late'))
+      vim.list_extend(out, applied[open.turn.id] or {})
       vim.list_extend(out, M.outcome(root, open.turn))
     end
     open = nil

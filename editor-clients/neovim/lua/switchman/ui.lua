@@ -46,6 +46,17 @@ end
 --- Replace rows `first`..`last` (end-exclusive, -1: end) with render entries, highlighted.
 --- An entry is one line: a line break in text the daemon gave for one (a rule's name in a badge,
 --- `name: "a\nb"`) is shown as a space; a buffer line cannot hold one (Neovim raises an error).
+--- Marks on the lines that start a turn's answer (an entry with `turn = <id>`), so that the
+--- turn of a line is known (Apply names the turn whose code block it applies).
+M.turns_ns = vim.api.nvim_create_namespace('switchman_turns')
+local turn_marks = {} -- bufnr -> { mark id -> turn id }
+
+--- The turn whose answer holds row `row` (1-based) of `bufnr`: the last turn mark at or above it.
+function M.turn_at(bufnr, row)
+  local marks = vim.api.nvim_buf_get_extmarks(bufnr, M.turns_ns, { row - 1, 0 }, 0, { limit = 1 })
+  return marks[1] and (turn_marks[bufnr] or {})[marks[1][1]] or nil
+end
+
 function M.put(bufnr, first, last, entries)
   local texts = {}
   for i, entry in ipairs(entries) do
@@ -59,6 +70,10 @@ function M.put(bufnr, first, last, entries)
   for i, entry in ipairs(entries) do
     if type(entry) == 'table' then
       highlight(bufnr, row + i - 1, entry)
+      if entry.turn then
+        turn_marks[bufnr] = turn_marks[bufnr] or {}
+        turn_marks[bufnr][vim.api.nvim_buf_set_extmark(bufnr, M.turns_ns, row + i - 1, 0, {})] = entry.turn
+      end
     end
   end
 end

@@ -72,7 +72,9 @@ function turnEntries(detail: SessionDetail, turn: Turn): Entry[] {
   const rating = detail.ratings?.[turn.id];
   entries.push({ ...turnEntry(turn, messages), ...(rating ? { rating } : {}),
     delegations: storedDelegations(messages, detail.cost.workers, turn.status, detail.delegations) });
-  return [...entries, ...answeredQuestions(turn.id, messages)];
+  const applies = (detail.applies ?? []).filter((a) => a.turn_id === turn.id)
+    .map((a): Entry => ({ kind: 'approval', id: a.approval.id, card: recordedApprovalCard(a.approval, turn.id, 'apply_code') }));
+  return [...entries, ...answeredQuestions(turn.id, messages), ...applies];
 }
 
 /** The questions a turn's tool calls asked, answered, as the session kept them (the chat puts them in the turn). */

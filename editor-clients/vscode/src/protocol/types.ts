@@ -215,6 +215,8 @@ export interface SessionDetail {
   delegations?: DelegationRecord[];
   /** The user's 👍 / 👎 by turn id (absent from older daemons). */
   ratings?: Record<string, 'up' | 'down'>;
+  /** The questions the Apply of a turn's code block asked, and their answers (absent from older daemons). */
+  applies?: { turn_id: string; approval: ApprovalRecord }[];
 }
 
 /** A delegation as the session's history keeps it: enough to rebuild its card after a reload. */

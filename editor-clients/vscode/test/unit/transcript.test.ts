@@ -71,7 +71,9 @@ describe('transcriptEntries', () => {
         result('toolu_x', record('A5', 'stopped', { title: 'Run `sleep 9`', command: 'sleep 9', path: null }), true),
         result('toolu_d', record('A6', 'stopped', { title: 'Delegate to a fast worker that may change files', path: null,
           reason: 'the user stopped it before it started' }), true)] }];
-    const entries = transcriptEntries({ ...detail, turns: [turn('T1', 1)], messages });
+    const applied = record('A7', 'denied', { title: 'Apply the code block to src/app.py (replacing the selection)', reason: 'not there' });
+    const entries = transcriptEntries({ ...detail, turns: [turn('T1', 1)], messages,
+      applies: [{ turn_id: 'T1', approval: applied }, { turn_id: 'T9', approval: { ...applied, id: 'A8' } }] });
     const cards = entries.flatMap((e) => (e.kind === 'approval' ? [e.card] : []));
     assert.deepEqual(cards.map((c) => [c.id, c.turnId, c.kind, c.tool, outcomeText(c)]), [
       ['A1', 'T1', 'edit', 'edit_file', 'Denied: use a constant'],
@@ -80,11 +82,13 @@ describe('transcriptEntries', () => {
       ['A4', 'T1', 'edit', 'create_file', 'Allowed; create_file is always allowed here now.'],
       ['A5', 'T1', 'command', 'run_command', 'Not answered: the turn was stopped; nothing happened.'],
       ['A6', 'T1', 'delegation', 'delegate', 'Not answered: the user stopped it before it started; nothing happened.'],
-    ], 'a read asks nothing: no card');
+      ['A7', 'T1', 'edit', 'apply_code', 'Denied: not there'],
+    ], 'a read asks nothing: no card; an Apply is in the turn of its code block');
     assert.equal(cards[1].command, 'make test');
     assert.deepEqual([cards[5].task, cards[5].tier], ['Rename f', null], "a delegation's task from its call; no tier line");
     const { shown, byTurn } = approvalsInTurns(entries);
-    assert.deepEqual(shown.map((e) => e.kind), ['user', 'turn'], 'shown inside their turn, as they were');
+    assert.deepEqual(shown.map((e) => e.kind), ['user', 'turn', 'approval'],
+      'shown inside their turn, as they were; an Apply\'s card (a click on a code block) right after the turn');
     assert.equal(byTurn.get('T1')?.length, 6);
   });
 

@@ -136,7 +136,7 @@ end
 
 function Chat:answer_heading(turn, model, summary, banners)
   self.view:gap()
-  self.view:append(render.answer(self.root, model, summary, banners))
+  self.view:append(render.answer(self.root, model, summary, banners, turn.turn_id))
   turn.answered = true
 end
 
@@ -505,7 +505,8 @@ local ACTIONS = {
       return vim.notify('Switchman: the cursor is not in a code block.', vim.log.levels.INFO)
     end
     require('switchman.apply').apply(chat.root, block.text,
-      { [chat.view.transcript] = true, [chat.view.input] = true })
+      { [chat.view.transcript] = true, [chat.view.input] = true },
+      require('switchman.ui').turn_at(chat.view.transcript, row))
   end },
 }
 

@@ -108,6 +108,7 @@ end
 --- Remove everything from the transcript.
 function View:clear()
   vim.api.nvim_buf_clear_namespace(self.transcript, ui.ns, 0, -1)
+  vim.api.nvim_buf_clear_namespace(self.transcript, ui.turns_ns, 0, -1)
   ui.put(self.transcript, 0, -1, { '' })
   self.empty, self.open_line = true, false
 end

@@ -97,7 +97,8 @@ def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]
             tier=event.tier, worker_tier=event.worker_tier, tier_floor=event.tier_floor,
             floor_applied=event.floor_applied, model=event.resolved_model or None,
             routed_by=event.routed_by, status=status, error=error, detail=detail,
-            queued_at=wait.timestamp if wait is not None else None)
+            queued_at=wait.timestamp if wait is not None else None,
+            ended_at=_ended_at(endings.get(event.tool_use_id)))
         asked.setdefault(event.tool_use_id, event.requested_at or event.timestamp)
     # (a failure recorded before failures named their tier cannot be described: left out)
     for tool_use_id, payload in endings.items():
@@ -152,6 +153,13 @@ def _never_routed(payload: dict[str, Any],
         model=None, status=status, error=error, detail=detail,
         queued_at=wait.timestamp if wait is not None else None)
     return record, failed.requested_at or failed.timestamp
+
+
+def _ended_at(payload: dict[str, Any] | None) -> datetime | None:
+    """When a delegation's ending event (if any) was recorded."""
+    if payload is None or payload.get("timestamp") is None:
+        return None
+    return msgspec.convert(payload["timestamp"], datetime)
 
 
 def _ending(payload: dict[str, Any] | None) -> tuple[DelegationStatus, str | None, str | None]:

@@ -276,6 +276,9 @@ class DelegationRecord(msgspec.Struct, frozen=True, kw_only=True):
     detail: str | None = None
     queued_at: datetime | None = None
     """When it began waiting for a free worker slot (null: it never waited)."""
+    ended_at: datetime | None = None
+    """When it ended, for one whose worker started (null while it runs or waits, for one that
+    never started, and when its end was never recorded: the daemon running it died)."""
 
 
 class SessionDetail(msgspec.Struct, frozen=True):

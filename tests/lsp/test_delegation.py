@@ -7,6 +7,7 @@ import asyncio
 import json
 import sqlite3
 from collections.abc import AsyncIterator
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -99,6 +100,11 @@ async def test_explicit_delegation_end_to_end(client: SwitchmanClient, daemon: D
     # the planner got the worker's answer as the tool result
     detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
     assert tool_results(detail)["toolu_w"]["content"] == "authenticate() now verifies the JWT."
+    # the record dates its end too: a card rebuilt after a reload shows how long the worker ran
+    (record,) = detail["delegations"]
+    ran = (datetime.fromisoformat(record["ended_at"])
+           - datetime.fromisoformat(record["started_at"])).total_seconds()
+    assert 0 <= ran < 60
     # notifications: started, progress, ended — all for the planner's turn
     seen = updates(client, "toolu_w")
     assert seen[0]["phase"] == "started" and seen[0]["model"] == HAIKU

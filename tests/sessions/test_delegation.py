@@ -514,6 +514,9 @@ async def test_the_line_moves_and_a_waiting_delegation_can_be_stopped_alone(
     assert [(r.tool_use_id, r.status) for r in listed] == [
         ("tu_1", "completed"), ("tu_2", "cancelled"), ("tu_3", "completed")]
     assert listed[1].queued_at is not None and listed[1].model is None
+    # dated when they ended, those whose worker started (the second never did)
+    assert [r.ended_at is not None for r in listed] == [True, False, True]
+    assert all(r.ended_at >= r.started_at for r in listed if r.ended_at is not None)
 
 
 def test_a_delegation_still_waiting_when_its_planner_was_interrupted_never_started() -> None:
@@ -525,6 +528,7 @@ def test_a_delegation_still_waiting_when_its_planner_was_interrupted_never_start
             "position": 1, "running": 1, "limit": 1}
     (waiting,) = history.delegation_records([], [], (), [wait])
     wait_at = waiting.queued_at
+    assert waiting.ended_at is None
     assert (waiting.status, waiting.error, waiting.model, waiting.task) == (
         "queued", None, None, "tidy")
     (stuck,) = history.delegation_records([], [], {"turn_p"}, [wait])

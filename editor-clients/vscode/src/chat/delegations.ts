@@ -167,6 +167,7 @@ export function storedDelegations(messages: readonly Message[], workers: readonl
     cards.push({
       ...blankCard(block.id, requested, typeof input.task === 'string' ? input.task : ''),
       ...(record ? recordedTier(record) : {}),
+      elapsedSeconds: record ? recordedSeconds(record) : null,
       // (`""` for a delegation that ended before it had a worker session)
       workerSessionId: worker?.session_id || record?.worker_session_id || null,
       model: worker?.model ?? record?.model ?? null,
@@ -197,6 +198,7 @@ export function recordedDelegation(record: DelegationRecord, workers: readonly W
   return {
     ...blankCard(record.tool_use_id, record.tier, record.task),
     ...recordedTier(record),
+    elapsedSeconds: recordedSeconds(record),
     workerSessionId: record.worker_session_id || null,
     model: worker?.model ?? record.model,
     status: record.status,
@@ -210,6 +212,12 @@ export function recordedDelegation(record: DelegationRecord, workers: readonly W
 
 function recordedTier(record: DelegationRecord): Pick<DelegationCard, 'tier' | 'floorApplied' | 'routedBy'> {
   return { tier: record.worker_tier ?? record.tier, floorApplied: record.floor_applied, routedBy: record.routed_by ?? null };
+}
+
+/** How long a recorded delegation's worker ran: known once the session dated its end (null: not known). */
+function recordedSeconds(record: DelegationRecord): number | null {
+  const ms = record.ended_at ? Date.parse(record.ended_at) - Date.parse(record.started_at) : NaN;
+  return Number.isFinite(ms) && ms >= 0 ? ms / 1000 : null;
 }
 
 function blankCard(toolUseId: string, tier: string, task: string): DelegationCard {

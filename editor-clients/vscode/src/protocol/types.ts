@@ -241,6 +241,8 @@ export interface DelegationRecord {
   detail: string | null;
   /** When it began waiting for a free worker slot (null: it never waited; absent from older daemons). */
   queued_at?: string | null;
+  /** When it ended, for one whose worker started (null while it runs or waits, or when its end was never recorded; absent from older daemons). */
+  ended_at?: string | null;
 }
 
 /** What a planner (or the user, with `/delegate`) handed to a worker; only the fields the editor shows. */

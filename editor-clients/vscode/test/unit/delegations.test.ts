@@ -349,6 +349,22 @@ describe('delegation cards', () => {
     assert.deepEqual([card.status, cardView(card).note], ['failed', 'interrupted']);
   });
 
+  it('a card rebuilt after a reload shows how long its worker ran, when the session dated its end', () => {
+    const messages: Message[] = [{ id: 'M1', session_id: 'S1', turn_id: 'T1', role: 'assistant', created_at: '', model: null,
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'delegate', input: { tier: 'fast', task: 'Count lines' } },
+        { type: 'tool_result', tool_use_id: 'toolu_1', content: '42 lines', is_error: false }] }];
+    const record = { tool_use_id: 'toolu_1', worker_session_id: 'W1', source: 'planner' as const, started_at: '2026-01-01T00:00:00Z',
+      task: 'Count lines', tier: 'fast', worker_tier: 'fast', tier_floor: null, floor_applied: false,
+      model: 'anthropic:claude-haiku-4-5', status: 'completed' as const, error: null, detail: null,
+      ended_at: '2026-01-01T00:00:02.350Z' };
+    const [card] = storedDelegations(messages, [], 'completed', [record]);
+    assert.equal(cardView(card).meta, 'done · 0 turns · $0.00 · 2.4s');
+    assert.equal(cardView(recordedDelegation({ ...record, source: 'user' }, [])).meta, 'done · 0 turns · $0.00 · 2.4s');
+    // no end recorded (the daemon died; or an older daemon): no time rather than a wrong one
+    const [unknown] = storedDelegations(messages, [], 'completed', [{ ...record, ended_at: null }]);
+    assert.equal(cardView(unknown).meta, 'done · 0 turns · $0.00');
+  });
+
   it('a delegation whose end a gone daemon never recorded says failed — interrupted, though its planner\'s turn was cancelled', () => {
     // As switchman/session lists it (4445c33): its worker's turn ended, its own end was never written.
     const messages: Message[] = [{ id: 'M1', session_id: 'S1', turn_id: 'T1', role: 'assistant', created_at: '', model: null,

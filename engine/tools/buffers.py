@@ -11,6 +11,7 @@ from the disk.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -24,11 +25,14 @@ def no_editor_texts() -> Mapping[Path, str]:
     return {}
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def plain_text(text: str) -> str:
-    """``text`` with any lone UTF-16 surrogate (an editor's buffer may hold one; no
-    provider request or database can) read as U+FFFD, as a file's bad bytes are."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return text
+    """``text`` with each lone UTF-16 surrogate (an editor's buffer may hold one; no
+    provider request or database can) read as one U+FFFD, as a file's bad byte is. Neovim
+    sends a buffer's bytes as they are, and the daemon reads a byte that is not UTF-8 as one
+    surrogate: its UTF-8 form (three bytes) decoded would be three U+FFFD."""
+    if text.isascii():
+        return text
+    return _SURROGATE.sub("\ufffd", text)

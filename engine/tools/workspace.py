@@ -331,7 +331,7 @@ def read_lines(path: Path, start: int, end: int | None) -> LinePart:
 
 def text_lines(text: str, start: int, end: int | None) -> LinePart:
     """:func:`read_lines` of an editor's buffer: the same caps, from its text."""
-    data = text.encode("utf-8", "surrogatepass")  # a lone surrogate is read as U+FFFD
+    data = plain_text(text).encode("utf-8")  # a lone surrogate is read as U+FFFD
     if b"\0" in data[:8192]:
         return LinePart(binary=True)
     part = LinePart()

@@ -8,6 +8,8 @@ provider) work on that text, not the disk's, until the editor closes the documen
 from __future__ import annotations
 
 import asyncio
+import inspect
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from tests.lsp.conftest import Daemon
 from tests.support.editor_tools import ToolEditor
 from tests.support.fake_provider import FakeProvider
 from tests.support.lsp import SwitchmanClient
+from tests.support.rawrpc import frame
 
 DISK = "def main():\n    return 42\n"
 UNSAVED = "def main():\n    # typed, not saved\n    return 42\n"
@@ -217,3 +220,22 @@ async def test_a_file_whose_path_is_percent_encoded_is_shared_too(
         assert list(edit["changes"]) == [uri]
     assert editor.buffers[uri] == UNSAVED.replace("return 42", "return 43")
     assert path.read_text("utf-8") == DISK
+
+
+async def test_a_byte_that_is_not_utf8_in_a_buffer_reaches_the_tools_as_one_replacement_character(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """Found in Neovim, which sends a buffer's bytes as they are: a Latin-1 é (one byte) in
+    the shared text reached read_file and grep as three U+FFFD, where a file's bad byte is
+    one (the daemon reads such a byte as a lone surrogate, whose UTF-8 form is three bytes)."""
+    body = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": app(daemon).as_uri(), "languageId": "python", "version": 1,
+                         "text": "name = 'caf@'\n"}}}).encode()
+    assert client.protocol.writer is not None
+    sent = client.protocol.writer.write(frame(body.replace(b"caf@", b"caf\xe9")))
+    if inspect.isawaitable(sent):
+        await sent
+    fake.script_tool_call("read_file", {"path": "src/app.py"})
+    fake.script_tool_call("grep", {"pattern": "name", "path": "src/app.py"})
+    fake.script_text("Read.")
+    assert (await chat(client, daemon, "what does app.py hold?"))["status"] == "completed"
+    assert results(fake) == ["name = 'caf\ufffd'", "src/app.py:1: name = 'caf\ufffd'"]

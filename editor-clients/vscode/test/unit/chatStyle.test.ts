@@ -18,12 +18,13 @@ function rule(selector: string): string {
 }
 
 describe('chat.css: code blocks', () => {
-  // In a light theme textCodeBlock.background is a faint grey (#dcdcdc66) on an almost white panel:
+  // In Light Modern textCodeBlock.background is the panel's own #F8F8F8 (in Light+ a faint grey):
   // a fenced block was barely told apart from the prose around it.
   for (const selector of ['.markdown pre', '.entry.command pre']) {
     it(`${selector} takes the theme's code block colour, with a fallback and a visible border`, () => {
       const declarations = rule(selector);
-      assert.match(declarations, /background:\s*var\(--vscode-textCodeBlock-background,\s*[^)]+\)/);
+      assert.match(declarations, /background:\s*color-mix\(in srgb, var\(--vscode-textCodeBlock-background,\s*[^)]+\)/);
+      assert.match(declarations, /var\(--vscode-foreground\)\);/, 'tinted towards the text: Light Modern gives the panel\'s own colour');
       assert.match(declarations, /border:\s*1px solid [^;]*rgba\(128, 128, 128, \.\d+\)/);
     });
   }

@@ -282,6 +282,18 @@ return {
       })
       H.eq('  … worker fast · waiting for a worker slot · queued · 0 turns · $0.00 — tidy — '
         .. 'waiting for a free worker (1 may run at once)', reloaded.q[1], 'a reload while it still waits')
+      -- one that ended shows how long its worker ran, as the session dated its start and end
+      local ended = workers.stored(root, {
+        messages = { { role = 'assistant', content = {
+          { type = 'tool_use', id = 'd', name = 'delegate', input = { tier = 'fast', task = 'count' } },
+          { type = 'tool_result', tool_use_id = 'd', content = '42', is_error = false } } } },
+        delegations = { { tool_use_id = 'd', source = 'planner', tier = 'fast', worker_tier = 'fast',
+          model = vim.NIL, status = 'completed', error = vim.NIL, detail = vim.NIL,
+          started_at = '2026-02-28T23:59:59.400000Z', ended_at = '2026-03-01T00:00:01.800000Z' } },
+      })
+      H.eq('  ✓ worker fast · not started · completed · 0 turns · $0.00 · 2.4s — count', ended.d[1])
+      H.eq(nil, workers.recorded_seconds({ started_at = '2026-02-28T23:59:59Z', ended_at = vim.NIL }),
+        'no end recorded (its daemon died): no time')
       local running = { tier = 'fast', model = 'anthropic:claude-haiku-4-5', status = 'running', turns = 1,
         cost_usd = '0', elapsed_seconds = 1.0, task = 't', received_at = vim.loop.now() - 5000 }
       H.check(workers.describe(root, { live = running }):find(' · 6.0s — t', 1, true),

@@ -98,6 +98,31 @@ function M.line(root, update)
   return text
 end
 
+--- Seconds since 1970 of an ISO 8601 UTC time (`2026-05-08T14:20:03.120Z`); nil if it is none.
+local function epoch(iso)
+  local y, mo, d, h, mi, sec = tostring(iso):match('^(%d+)-(%d+)-(%d+)T(%d+):(%d+):([%d.]+)')
+  if not y then
+    return nil
+  end
+  y, mo = tonumber(y), tonumber(mo)
+  if mo <= 2 then
+    y = y - 1
+  end
+  -- days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil)
+  local era = math.floor(y / 400)
+  local yoe = y - era * 400
+  local doy = math.floor((153 * ((mo + 9) % 12) + 2) / 5) + tonumber(d) - 1
+  local days = era * 146097 + yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy - 719468
+  return days * 86400 + tonumber(h) * 3600 + tonumber(mi) * 60 + tonumber(sec)
+end
+
+--- How long a recorded delegation's worker ran: known once the session dated its end (`ended_at`).
+function M.recorded_seconds(record)
+  local from = present(record.started_at) and epoch(record.started_at)
+  local to = present(record.ended_at) and epoch(record.ended_at)
+  return from and to and to >= from and to - from or nil
+end
+
 --- The session's record of each delegation (`delegations` of `switchman/session`), by id.
 local function records(detail)
   local out = {}
@@ -145,6 +170,7 @@ function M.stored(root, detail)
       tier = input.tier, worker_tier = record.worker_tier, floor_applied = record.floor_applied, task = input.task,
       model = present(worker.model) and worker.model or record.model, turns = worker.turns or 0,
       cost_usd = worker.cost_usd or '0', estimated_usd = worker.estimated_usd, status = status, error = failure or nil,
+      elapsed_seconds = M.recorded_seconds(record),
       -- still waiting, or why it ended (an interrupted one's detail is its turn's own failure)
       detail = present(record.detail) and record.error ~= 'interrupted' and record.detail or nil,
     }
@@ -164,6 +190,7 @@ function M.stored_by_user(root, detail)
       local update = vim.tbl_extend('force', record, {
         model = present(worker.model) and worker.model or record.model, turns = worker.turns or 0,
         cost_usd = worker.cost_usd or '0', estimated_usd = worker.estimated_usd,
+        elapsed_seconds = M.recorded_seconds(record) or vim.NIL,
       })
       table.insert(out, { started_at = record.started_at, line = { M.line(root, update), hl = HIGHLIGHT[record.status] } })
     end
@@ -374,6 +401,7 @@ function M.describe(root, item)
     return (M.line(root, vim.tbl_extend('force', record, {
       model = present(record.model) and record.model or s.last_model, turns = s.turn_count or 0,
       cost_usd = s.cost_usd, detail = present(record.detail) and record.error ~= 'interrupted' and record.detail or vim.NIL,
+      elapsed_seconds = M.recorded_seconds(record) or vim.NIL,
     })):gsub('^%s+', ''))
   end
   local model = present(s.last_model) and models.short_name(root, s.last_model) or '-'

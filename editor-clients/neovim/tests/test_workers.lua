@@ -80,6 +80,17 @@ local function running_worker(task, chunk)
   send(task:sub(1, 1):lower() .. task:sub(2) .. ', via a worker')
   H.wait_text(transcript(), '⟳ worker fast · haiku · running · 1 turn')
   wait_stall()
+  -- the daemon has read the worker's first output (the fake's stall comes as it sends it), so it
+  -- has also marked the call as sent, which it does on the loop pass after the request left: a
+  -- daemon killed before that has no record of the call to charge
+  H.wait_for('the worker\'s first output at the daemon', function()
+    for _, known in pairs(chat.workers or {}) do
+      if known.update.task == task and (known.update.activity or ''):find(chunk, 1, true) then
+        return true
+      end
+    end
+    return false
+  end)
   return chat.session_id
 end
 

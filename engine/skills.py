@@ -130,6 +130,17 @@ def skill_folders(workspace: Path, config_directory: Path) -> list[Path]:
     return [workspace / ".switchman" / "skills", config_directory / "skills"]
 
 
+def in_skill_folder(path: Path, config_directory: Path) -> bool:
+    """Whether ``path`` is a Markdown file (or a folder) in a skills folder, the user's
+    ``<config folder>/skills`` or a workspace's ``.switchman/skills``: its change may add,
+    change or remove a skill that a configuration file names."""
+    if path.suffix not in ("", ".md"):
+        return False
+    parts = path.parts
+    in_workspace = any(parts[i:i + 2] == (".switchman", "skills") for i in range(len(parts) - 1))
+    return in_workspace or path.is_relative_to(config_directory / "skills")
+
+
 def folders_signature(folders: Iterable[Path],
                       workspace: Path | None = None) -> tuple[tuple[str, int, int], ...]:
     """What an index of ``folders`` is built from: each Markdown file's path, modification

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -282,3 +283,38 @@ async def test_a_skill_name_no_skill_has_is_flagged_with_the_known_ones(
         write_skill(editor.workspace / ".switchman" / "skills", "db-migrations", "Schemas")
         editor.insert(uri, 0, "#\n")  # the next check sees the new skill
         assert with_code(await editor.diagnostics(uri), "unknown-skill") == []
+
+
+@pytest.mark.parametrize("editor_name", CLIENTS)
+async def test_an_open_files_unknown_skill_follows_the_skill_files_without_an_edit(
+        editor_name: str, tmp_path: Path) -> None:
+    """The warning stayed until the routing or profiles file was edited again: a skill file
+    added or removed (the editor's file events), or saved in the editor, checks it again."""
+    async with editing(editor_name, tmp_path) as editor:
+        uri = editor.uri("workspace-profiles")
+        editor.open(uri, "profiles:\n  reviewer:\n    skills: [db-migrations, design]\n")
+        assert len(with_code(await editor.diagnostics(uri), "unknown-skill")) == 2
+
+        def unknown(count: int) -> Callable[[list[types.Diagnostic]], bool]:
+            return lambda found: len(with_code(found, "unknown-skill")) == count
+
+        seen = editor.published()  # a workspace's skill added: the editor's file event
+        write_skill(editor.workspace / ".switchman" / "skills", "db-migrations", "Schemas")
+        editor.client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=(editor.workspace / ".switchman" / "skills" /
+                                          "db-migrations.md").as_uri(),
+                                     type=types.FileChangeType.Created)]))
+        await editor.next_diagnostics(uri, seen, unknown(1))
+
+        seen = editor.published()  # the user's skill saved in the editor (no file event)
+        write_skill(editor.config / "skills", "design", "Architecture")
+        editor.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=doc((editor.config / "skills" / "design.md").as_uri())))
+        await editor.next_diagnostics(uri, seen, unknown(0))
+
+        seen = editor.published()  # removed: the warning is back
+        (editor.config / "skills" / "design.md").unlink()
+        editor.client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=(editor.config / "skills" / "design.md").as_uri(),
+                                     type=types.FileChangeType.Deleted)]))
+        await editor.next_diagnostics(uri, seen, unknown(1))

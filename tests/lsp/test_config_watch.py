@@ -123,8 +123,9 @@ async def test_vscode_is_asked_to_watch_the_config_folder_and_workspace_files(
         assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
         globs = [w["globPattern"] for w in registration.register_options["watchers"]]
         assert "**/.switchman/**" in globs
-        assert [g for g in globs if isinstance(g, dict)] == [
-            {"baseUri": daemon.config.as_uri(), "pattern": "{routing,models,profiles}.yaml"}]
+        assert [g for g in globs if isinstance(g, dict)] == [  # the user's skills too
+            {"baseUri": daemon.config.as_uri(), "pattern": "{routing,models,profiles}.yaml"},
+            {"baseUri": daemon.config.as_uri(), "pattern": "skills/**"}]
 
 
 @pytest.mark.parametrize("command", ["/rules check", "/rules reload"])

@@ -8,9 +8,11 @@ engine (``switchman.engine.config``).
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 
 if TYPE_CHECKING:
     from switchman.server.app import SwitchmanServer
@@ -30,6 +32,15 @@ def editing(server: SwitchmanServer) -> ConfigEditing:
     )
 
     return ConfigEditing(server, ConfigDocuments(config_dir()))
+
+
+def files_changed(server: SwitchmanServer, uris: list[str]) -> None:
+    """Files saved or changed on disk (``didSave``, ``workspace/didChangeWatchedFiles``):
+    when one is in a skills folder, the open configuration documents are checked again."""
+    if not server.open_documents.any_config():  # nothing to check: configuration editing
+        return                                   # is not started for it
+    paths = [Path(path) for uri in uris if (path := to_fs_path(uri)) is not None]
+    editing(server).skills_changed(paths)
 
 
 def register(server: SwitchmanServer) -> None:

@@ -42,6 +42,7 @@ from switchman.engine.config.paths import real_path
 from switchman.engine.config.problems import Code
 from switchman.engine.editing.editing import ConfigDocuments
 from switchman.engine.errors import CheckStopped
+from switchman.engine.skills import in_skill_folder
 from switchman.server.features.config_editing import checker
 from switchman.server.features.config_editing.idle_gc import IdleCollector
 from switchman.server.shared_text import shared_document
@@ -131,6 +132,12 @@ class ConfigEditing:
         self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         self._start(self._recheck(checker.close, path))
+
+    def skills_changed(self, paths: list[Path]) -> None:
+        """Files changed on disk: when one is in a skills folder, check every open document
+        again (their ``unknown-skill`` warnings depend on the skills, not on their text)."""
+        if any(in_skill_folder(path, self.documents.directory) for path in paths):
+            self._schedule(list(self._uris))
 
     def _start(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)

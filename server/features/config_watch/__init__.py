@@ -3,8 +3,11 @@
 Where the editor can watch files for us (dynamic registration of
 ``workspace/didChangeWatchedFiles``), we ask it to watch each workspace's
 ``.switchman/`` folder and, when it supports relative patterns (which may lie
-outside the workspace), the user's config folder. The daemon polls whatever
-the editor does not watch (``ConfigPoll``, off the event loop).
+outside the workspace), the user's config folder (its files and its ``skills/``).
+The daemon polls whatever configuration file the editor does not watch
+(``ConfigPoll``, off the event loop). A skill file's change also has the open
+configuration documents checked again (their ``unknown-skill`` warnings); without
+the editor's file events, a skill file saved in the editor (``didSave``) does.
 """
 
 from __future__ import annotations
@@ -14,13 +17,15 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from switchman.server.features import config_editing
+
 if TYPE_CHECKING:
     from switchman.server.app import SwitchmanServer
 
 log = logging.getLogger(__name__)
 
 REGISTRATION_ID = "switchman-config-files"
-USER_FILES = "{routing,models,profiles}.yaml"
+USER_FILES = ("{routing,models,profiles}.yaml", "skills/**")
 WORKSPACE_FILES = ("**/.switchman/**", "**/{routing,models,profiles}.yaml")
 
 
@@ -30,6 +35,7 @@ def register(server: SwitchmanServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def files_changed(params: types.DidChangeWatchedFilesParams) -> None:
         server.switchman.announce_status()
+        config_editing.files_changed(server, [change.uri for change in params.changes])
 
 
 async def start(server: SwitchmanServer) -> None:
@@ -51,8 +57,8 @@ def _registration(server: SwitchmanServer, relative: bool) -> types.Registration
     watchers = [types.FileSystemWatcher(glob_pattern=glob) for glob in WORKSPACE_FILES]
     if relative:
         folder = server.switchman.config.directory
-        watchers.append(types.FileSystemWatcher(glob_pattern=types.RelativePattern(
-            base_uri=folder.absolute().as_uri(), pattern=USER_FILES)))
+        watchers += [types.FileSystemWatcher(glob_pattern=types.RelativePattern(
+            base_uri=folder.absolute().as_uri(), pattern=pattern)) for pattern in USER_FILES]
     options = types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers)
     return types.RegistrationParams(registrations=[types.Registration(
         id=REGISTRATION_ID, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,

@@ -1,4 +1,5 @@
-"""The documents the editor shares with the daemon: ``didOpen``, ``didChange``, ``didClose``.
+"""The documents the editor shares with the daemon: ``didOpen``, ``didChange``, ``didSave``,
+``didClose``.
 
 Both clients share the workspace's file buffers, so the tools read and edit what
 the user sees (:mod:`switchman.engine.tools.buffers`). pygls keeps each text;
@@ -32,6 +33,11 @@ def register(server: SwitchmanServer) -> None:
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
         if documents.may_be_config(params.text_document.uri):
             config_editing.editing(server).updated(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        # a skill file saved: the open configuration files' unknown-skill warnings may change
+        config_editing.files_changed(server, [params.text_document.uri])
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:

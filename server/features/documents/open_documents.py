@@ -61,6 +61,10 @@ class OpenDocuments:
         """Whether ``uri`` may be a configuration file (an unknown one is asked about)."""
         return uri in self._config or uri not in self._paths
 
+    def any_config(self) -> bool:
+        """Whether a document that may be a configuration file is open."""
+        return bool(self._config)
+
     def texts(self, document_at: Callable[[str], SharedText | None]) -> dict[Path, str]:
         """The text of each open file document (``document_at`` its URI), by its file's
         real path. Called from the tools' threads: the entries are copied at once (no

@@ -27,7 +27,7 @@ from switchman.engine.config.paths import (
 from switchman.engine.config.problems import Problem, Severity, sort_problems
 from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.report import format_ignored, format_problems, format_rules
-from switchman.engine.config.skill_names import unknown_skills
+from switchman.engine.config.skill_names import unknown_skills_of_file
 from switchman.engine.config.store import ConfigStore, read_config
 from switchman.engine.config.walker import closest
 from switchman.engine.config.yamldoc import parse_yaml
@@ -52,7 +52,7 @@ from switchman.engine.routing.decision import RouteDecided, ValidationFailure
 from switchman.engine.routing.explain import render
 from switchman.engine.routing.predicates import describe
 from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
-from switchman.engine.skills import SkillIndex, searched_folders, skill_folders
+from switchman.engine.skills import SkillIndex, skill_folders
 from switchman.engine.tokens import estimate_text
 
 _ENCODER = msgspec.json.Encoder()
@@ -108,11 +108,7 @@ def _check_file(path: Path, config: ConfigStore, workspace: Path) -> list[Proble
     doc = parse_yaml(text, str(path))
     # a workspace's profiles are bounded by the user's own
     problems = check_doc(kind, doc, registry, config.user_profiles())
-    if kind in (FileKind.WORKSPACE, FileKind.WORKSPACE_PROFILES):
-        workspace = path.absolute().parent.parent
-    return problems + unknown_skills(
-        kind, doc, lambda: SkillIndex.of_folders(config.directory, [workspace]).skills,
-        searched_folders(config.directory, [workspace]))
+    return problems + unknown_skills_of_file(path, kind, doc, config.directory, workspace)
 
 
 def _registry_beside(path: Path, registry: ModelRegistry) -> ModelRegistry:

@@ -12,13 +12,16 @@ names none never reads the skills folders; the caller caches them (see
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from pathlib import Path
 
-from switchman.engine.config.check import FileKind
+from switchman.engine.config.check import FileKind, file_kind
 from switchman.engine.config.nodes import pairs_named, rule_lists
 from switchman.engine.config.problems import Code, Problem, Severity
+from switchman.engine.config.store import read_config
 from switchman.engine.config.walker import closest
-from switchman.engine.config.yamldoc import YamlDocument, YamlNode
+from switchman.engine.config.yamldoc import YamlDocument, YamlNode, parse_yaml
+from switchman.engine.skills import SkillIndex, searched_folders
 
 CONDITION = "skills_matching_message_includes"
 MAX_LISTED = 10
@@ -35,6 +38,32 @@ def unknown_skills(kind: FileKind, doc: YamlDocument, known: Callable[[], Collec
     names = known()
     return [_unknown(doc, node, sorted(names), folders, purpose)
             for node, purpose in named if node.text not in names]
+
+
+def unknown_skills_of_file(path: Path, kind: FileKind, doc: YamlDocument,
+                           config_directory: Path, workspace: Path) -> list[Problem]:
+    """What ``rules check`` (the CLI's and the chat's) adds to a file's own check: the
+    warnings of :func:`unknown_skills` against the user's skills and ``workspace``'s (the
+    file's own workspace for a workspace's ``.switchman/`` file)."""
+    if kind in (FileKind.WORKSPACE, FileKind.WORKSPACE_PROFILES):
+        workspace = path.absolute().parent.parent
+    return unknown_skills(
+        kind, doc, lambda: SkillIndex.of_folders(config_directory, [workspace]).skills,
+        searched_folders(config_directory, [workspace]))
+
+
+def unknown_skills_in_files(files: Iterable[str], config_directory: Path,
+                            workspace: Path) -> list[Problem]:
+    """:func:`unknown_skills_of_file` of each configuration file of ``files`` as it is on
+    disk now (one that cannot be read has that problem already, from its own check)."""
+    found: list[Problem] = []
+    for file in files:
+        kind = file_kind(file)
+        text = read_config(Path(file))[0] if kind is not None else None
+        if kind is not None and text is not None:
+            found += unknown_skills_of_file(Path(file), kind, parse_yaml(text, file),
+                                            config_directory, workspace)
+    return found
 
 
 def _unknown(doc: YamlDocument, node: YamlNode, names: list[str], folders: Sequence[str],

@@ -12,9 +12,12 @@ from __future__ import annotations
 import re
 import shlex
 from decimal import Decimal
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from switchman.engine.config.problems import Problem, sort_problems
 from switchman.engine.config.report import format_problems, format_rules
+from switchman.engine.config.skill_names import unknown_skills_in_files
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.delegation.focus import COMMAND, is_delegate_message
 from switchman.engine.errors import (
@@ -206,15 +209,25 @@ def _rules(config: ConfigStore, folder: str, args: list[str]) -> str:
     if action == "reload":
         config.reload()
         policy = config.effective(folder)
-        problems = config.problems(folder)
+        problems, _ = _checked(config, folder)
         suffix = "" if not problems else f" ({len(problems)} problem(s); run /rules check)"
         return f"Reloaded: {len(policy.rules)} rules active{suffix}."
     if action == "check":
-        files = list(config.in_force(folder))
-        return format_problems(config.problems(folder), files)
+        problems, files = _checked(config, folder)
+        return format_problems(problems, files)
     if action == "show":
         return format_rules(folder, config.effective(folder))
     raise CommandUsage("Usage: /rules check | /rules show | /rules reload")
+
+
+def _checked(config: ConfigStore, folder: str) -> tuple[list[Problem], list[str]]:
+    """The problems of the files ``folder`` uses and those files, as ``switchman rules
+    check`` finds them: with the ``unknown-skill`` warnings, which the store's checks leave
+    out (they change with the skill files, not with the file)."""
+    problems, in_force = config.state(folder)
+    files = list(in_force)
+    skills = unknown_skills_in_files(files, config.directory, Path(folder))
+    return sort_problems(problems + skills), files
 
 
 def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:

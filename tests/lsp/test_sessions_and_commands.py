@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +81,29 @@ async def test_rules_and_cost_commands(client: SwitchmanClient, daemon: Daemon,
     assert "Today, all sessions: $" in cost
     help_text = (await chat(client, daemon, "/help"))["text"]
     assert "/rules reload" in help_text
+
+
+async def test_rules_check_in_chat_reports_what_the_cli_does(client: SwitchmanClient,
+                                                              daemon: Daemon) -> None:
+    """/rules check left out the unknown-skill warnings that `switchman rules check` and the
+    editor give: the same files now get the same lines (and reload counts them)."""
+    for folder, name in ((daemon.config / "skills", "system_design"),
+                         (daemon.workspace / ".switchman" / "skills", "db-migrations")):
+        folder.mkdir(parents=True)
+        (folder / f"{name}.md").write_text(f"---\nname: {name}\ndescription: x\n---\n", "utf-8")
+    daemon.write_routing("rules:\n  - name: a\n    when: {skills_matching_message_includes: "
+                         "sytem_design}\n    use: opus\n")
+    (daemon.workspace / ".switchman" / "profiles.yaml").write_text(
+        "profiles:\n  reviewer:\n    skills: [db-migrations, db-migration]\n", "utf-8")
+    checked = (await chat(client, daemon, "/rules check"))["text"]
+    assert checked.count("warning [unknown-skill]") == 2, checked
+    assert "No skill named 'sytem_design'" in checked and "'db-migration'" in checked
+    cli = subprocess.run(
+        [sys.executable, "-m", "switchman.server.cli", "rules", "check", "--workspace",
+         str(daemon.workspace)], env=daemon.env, capture_output=True, text=True, check=True)
+    assert checked.splitlines()[:-1] == cli.stdout.splitlines()[:-1]  # the files' summary aside
+    reloaded = (await chat(client, daemon, "/rules reload"))["text"]
+    assert reloaded == "Reloaded: 1 rules active (2 problem(s); run /rules check)."
 
 
 async def test_command_keywords_are_read_in_any_case(client: SwitchmanClient, daemon: Daemon,

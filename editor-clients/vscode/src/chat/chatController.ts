@@ -316,22 +316,27 @@ export class ChatController implements Disposable {
    * the daemon's reason when it could not be sent: `switchman/preview` checks a draft's attachments
    * as a message's are checked, so a binary file is refused now, not with the next message (and the
    * ones after it, as a refused message's attachments stay attached). Undefined with no editor.
+   * Attached at once, before the check answers: a message sent meanwhile goes with it (the daemon
+   * checks what a message attaches, and a refused attachment is dropped), and a refusal takes it off.
    */
   async attachSelection(): Promise<{ label: string } | { refused: string } | undefined> {
     const editor = this.hooks.activeEditor?.();
     const folder = this.currentFolder;
     if (!editor || !folder) return undefined;
     const attachment = selectionAttachment(editor) ?? fileAttachment(editor);
+    this.attachments.push(attachment);
     if (this.connection.state === 'running') {
       try {
         await this.connection.request(Requests.preview,
           params.previewParams(folder.uri, '', this.sessions.get(folder.uri), [attachment]));
       } catch (error) {
         const failure = requestFailure(error);
-        if (failure.code === ErrorCodes.invalidAttachment) return { refused: failure.message };
+        if (failure.code === ErrorCodes.invalidAttachment) {
+          this.attachments = this.attachments.filter((a) => a !== attachment);  // unless already sent
+          return { refused: failure.message };
+        }
       } // any other trouble is told when the message is sent
     }
-    this.attachments.push(attachment);
     return { label: attachmentLabel(attachment, folder.uri) };
   }
 

@@ -312,6 +312,33 @@ describe('ChatController', () => {
     assert.deepEqual(connection.sent(Requests.preview)[3].attachments, [{ kind: 'file', uri: editor.uri, text: editor.text }]);
   });
 
+  it('Send Selection attaches at once: a message sent while the daemon checks it goes with it', async () => {
+    const { connection, posted } = setup();
+    const { editor, controller } = withEditor(connection, posted);
+    const check = deferred<unknown>();
+    connection.answer(Requests.preview, () => check.promise);
+    connection.answer(Requests.chat, () => result);
+    const attaching = controller.attachSelection();
+    await controller.send('what does this do?');  // sent before the check answers
+    assert.deepEqual(connection.sent(Requests.chat)[0].attachments,
+      [{ kind: 'selection', uri: editor.uri, text: 'return 42', start_line: 2, end_line: 2 }]);
+    check.resolve({ model: 'x:y', summary: 'default', message: '', decision: null, text: null, error: null, command: null });
+    assert.deepEqual(await attaching, { label: 'Attached: src/app.py (lines 2–2)' });
+    await controller.send('and now?');
+    assert.equal(connection.sent(Requests.chat)[1].attachments, undefined, 'it went with one message only');
+
+    const refusal = deferred<unknown>();  // refused by the check: taken off before the next message
+    connection.answer(Requests.preview, (p) => (p.message === '' ? refusal.promise
+      : { model: 'x:y', summary: 'default', message: p.message, decision: null, text: null, error: null, command: null }));
+    const refused = controller.attachSelection();
+    await controller.preview('draft');
+    assert.equal(connection.sent(Requests.preview).at(-1)?.attachments?.length, 1, 'attached while it is checked');
+    refusal.reject(Object.assign(new Error('binary'), { data: { code: 'invalid_attachment' } }));
+    assert.deepEqual(await refused, { refused: 'binary' });
+    await controller.send('third');
+    assert.equal(connection.sent(Requests.chat)[2].attachments, undefined, 'the refused one was taken off');
+  });
+
   it('keeps talking to the folder it shows, whatever editor becomes active', async () => {
     const connection = new FakeConnection();
     const folders = new FakeFolders([{ uri: WS, name: 'app' }, { uri: 'file:///home/me/lib', name: 'lib' }]);

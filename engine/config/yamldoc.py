@@ -274,16 +274,25 @@ def parse_yaml(text: str, path: str) -> YamlDocument:
     return doc
 
 
+def _surrogate_message(point: int) -> str:
+    """What a lone surrogate in the text is: from Neovim, which sends a buffer's bytes as they
+    are, U+DC80-U+DCFF is most likely a byte that is not UTF-8 (the daemon reads one so)."""
+    if 0xDC80 <= point <= 0xDCFF:
+        return (f"Invalid character: the byte 0x{point - 0xDC00:02X}, which is not UTF-8 (text "
+                "in another encoding, such as Latin-1), or half of a UTF-16 pair "
+                f"(U+{point:04X}); it cannot be saved as UTF-8. Delete it, or type it again.")
+    return (f"Invalid character U+{point:04X} (half of a UTF-16 pair); it cannot be saved as "
+            "UTF-8. Delete it.")
+
+
 def _readable(doc: YamlDocument) -> str:
     """The text libyaml is given: same length, YAML-only line breaks and surrogates replaced."""
     text = doc.text
     if text.isascii():
         return text
     for match in list(_SURROGATES.finditer(text))[:_MAX_REPORTED]:
-        doc.problems.append(doc.problem(
-            _offset_range(doc, match.start()), Code.YAML_SYNTAX,
-            f"Invalid character U+{ord(match.group()):04X} (half of a UTF-16 pair); "
-            "it cannot be saved as UTF-8. Delete it."))
+        doc.problems.append(doc.problem(_offset_range(doc, match.start()), Code.YAML_SYNTAX,
+                                        _surrogate_message(ord(match.group()))))
     for match in list(_YAML_ONLY_BREAKS.finditer(text))[:_MAX_REPORTED]:
         doc.problems.append(doc.problem(
             _offset_range(doc, match.start()), Code.YAML_SYNTAX,

@@ -101,6 +101,18 @@ def test_a_lone_surrogate_is_an_error_where_it_is() -> None:
     assert "U+D800" in problem.message
 
 
+def test_a_byte_that_is_not_utf8_is_named_as_the_byte_it_was() -> None:
+    """Neovim sends a buffer's bytes as they are; the daemon reads a Latin-1 é (0xE9) as the
+    lone surrogate U+DCE9. The error spoke of half of a UTF-16 pair, which the user never
+    typed, not of the byte."""
+    [problem] = problems(ROUTING, "global_default: opus\n# caf\udce9\n")
+    assert problem.range == Range(Position(1, 5), Position(1, 6))
+    assert problem.message == (
+        "Invalid character: the byte 0xE9, which is not UTF-8 (text in another encoding, such "
+        "as Latin-1), or half of a UTF-16 pair (U+DCE9); it cannot be saved as UTF-8. Delete "
+        "it, or type it again.")
+
+
 @pytest.mark.parametrize("separator", ["\x85", "\u2028", "\u2029"])
 def test_a_yaml_only_line_break_is_read_as_a_space_and_warned_about(separator: str) -> None:
     text = f"# note{separator}global_default: opus\nglobal_default: haiku\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 
@@ -260,3 +261,41 @@ def test_a_file_of_schema_2_gains_the_rescoring_column_when_opened(tmp_path: Pat
     assert [n.success for n in other.neighbours(sql, 1)] == [0.7]
     daemon.feedback("t1", 1)
     assert [n.success for n in other.neighbours(sql, 1)] == [1.0]
+
+
+PREVIOUS_RELEASE_SCHEMA = re.sub(  # ae9ef93's (schema 2), run by it at every start
+    r"CREATE TABLE IF NOT EXISTS pattern_rescores.*?VALUES \(1, 0\);\n", "",
+    database._SCHEMA.replace(",\n    rescored INTEGER NOT NULL DEFAULT 0", ""), flags=re.DOTALL)
+PREVIOUS_RELEASE_UPDATE = (  # ae9ef93's update_evidence: it knows nothing of `rescored`
+    "UPDATE pattern_turns SET status = ?, tool_errors = ?, next_action = ?, feedback = ?,"
+    " delegations = ?, delegations_failed = ?, success = ? WHERE turn_id = ?")
+
+
+def test_the_previous_release_still_opens_and_writes_a_file_of_schema_3(tmp_path: Path) -> None:
+    """A user who goes back a release after running this one (or runs both, in two editor
+    windows): the previous release's schema script, inserts, re-scorings and reads work on a
+    file of schema 3, and this release opens the file afterwards with nothing lost."""
+    path = tmp_path / database.FILE_NAME
+    daemon = open_store(path)
+    record(daemon, "t1", "optimise this SQL join query", "deep")
+    daemon.feedback("t1", 1)  # numbered: rescored > 0
+    previous = sqlite3.connect(path, isolation_level=None)
+    previous.row_factory = sqlite3.Row
+    previous.executescript(PREVIOUS_RELEASE_SCHEMA)
+    previous.execute("PRAGMA user_version=2")
+    row = database.by_turn(daemon.connection, "t1")
+    assert row is not None
+    database.insert(previous, msgspec.structs.replace(row, turn_id="t2", session_id="s-t2"))
+    previous.execute(PREVIOUS_RELEASE_UPDATE, ("completed", 0, None, -1, 0, 0, 0.0, "t1"))
+    read = [dict(r) for r in previous.execute("SELECT * FROM pattern_turns ORDER BY id")]
+    assert [(r["turn_id"], r["feedback"]) for r in read] == [("t1", -1), ("t2", 1)]
+    previous.close()
+    again = open_store(path)
+    sql = TurnContext(message="optimise my SQL join query", workspace_path=WS)
+    assert again.connection.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert sorted(n.success for n in again.neighbours(sql, 5)) == [0.0, 1.0]
+    assert again.feedback_of_session("s-t2") == {"t2": 1}
+    again.feedback("t2", -1)  # numbered again, for the daemons of this release
+    assert [n.success for n in open_store(path).neighbours(sql, 5)] == [0.0, 0.0]
+    assert database.rescored(again.connection, WS, 1, database.rescores(again.connection)) \
+        == [("t2", 0.0)]

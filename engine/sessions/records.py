@@ -82,6 +82,9 @@ class ToolActivity(msgspec.Struct, frozen=True, omit_defaults=True):
     status: Literal["running", "done", "error"]
     input: dict[str, Any] | None = None
     summary: str | None = None
+    approval: ApprovalRecord | None = None
+    """On a result: the question the call asked first and its answer, as the session keeps
+    it (a chat shows the same line live and rebuilt)."""
 
 
 DeltaKind = Literal["text", "tool_call", "tool_result", "command_output", "notice"]

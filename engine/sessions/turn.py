@@ -404,7 +404,8 @@ class TurnRunner:
         setup.sink.delta(ChatDelta(setup.turn.session_id, setup.turn.id, "tool_result",
                                    tool=ToolActivity(call.id, call.name,
                                                      "error" if outcome.is_error else "done",
-                                                     summary=outcome.summary)))
+                                                     summary=outcome.summary,
+                                                     approval=outcome.approval)))
         return outcome
 
     def _record_results(self, setup: TurnSetup, progress: _Progress, calls: list[ToolUseBlock],

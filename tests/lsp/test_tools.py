@@ -80,6 +80,9 @@ async def test_an_approved_edit_reaches_the_buffer_through_apply_edit(
     assert "Edited src/app.py in the editor" in str(tool_result(fake)["content"])
     done = deltas(client, result["turn_id"], "tool_result")[0]["tool"]
     assert done["status"] == "done"
+    # the question and its answer, as the session keeps them (a chat shows them live too)
+    assert (done["approval"]["title"], done["approval"]["outcome"]) == (
+        "Edit src/app.py", "allowed_once")
 
 
 async def test_create_and_delete_are_resource_operations(

@@ -170,7 +170,12 @@ function Chat:delta(params)
       self.call_order.by_id[params.tool.id] = self.call_order.count
     end
   elseif params.kind == protocol.delta.tool_result then
-    self.view:append({ render.tool_result(params.tool or {}) })
+    local tool = type(params.tool) == 'table' and params.tool or {}
+    local lines = { render.tool_result(tool) }
+    if type(tool.approval) == 'table' then -- the question it asked, as a rebuilt chat shows it
+      table.insert(lines, render.approval(tool.approval, tool.name))
+    end
+    self.view:append(lines)
   elseif params.kind == protocol.delta.notice then
     local lines = render.notice(params.text or '')
     self.view:append(lines)

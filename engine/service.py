@@ -440,12 +440,16 @@ class Switchman:
         """Keep an Apply's question and answer in the turn whose code block it applied (when
         the editor named a stored turn, of the session it named if it named one), for a
         rebuilt chat."""
-        turn = self.store.turn(request.turn_id) if request.turn_id else None
-        if turn is not None and request.session_id in ("", turn.session_id):
-            self.store.add_event(ApplyAnswered(timestamp=self.clock.now(),
-                                               session_id=turn.session_id,
-                                               turn_id=request.turn_id, approval=approval),
-                                 request.turn_id)
+        try:
+            turn = self.store.turn(request.turn_id) if request.turn_id else None
+            if turn is not None and request.session_id in ("", turn.session_id):
+                self.store.add_event(ApplyAnswered(timestamp=self.clock.now(),
+                                                   session_id=turn.session_id,
+                                                   turn_id=request.turn_id, approval=approval),
+                                     request.turn_id)
+        except sqlite3.Error:  # the edit is made or refused already: say that, keep no card
+            log.warning("could not keep the Apply's answer with turn %s", request.turn_id,
+                        exc_info=True)
 
     def _key_variables(self) -> list[str]:
         """The environment variables configured providers read API keys from."""

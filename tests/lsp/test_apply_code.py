@@ -3,12 +3,14 @@ same approval, trust and ``workspace/applyEdit`` as the edit tools."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from switchman.engine.service import DATABASE_NAME
 from switchman.server import methods
 from tests.lsp.conftest import LISTEN, Daemon
 from tests.support.editor_tools import ToolEditor
@@ -108,6 +110,27 @@ async def test_the_session_keeps_each_applys_question_in_its_turn(
         {"turn_id": turn["turn_id"], "approval": {
             "id": editor.approvals[1]["id"], "title": title, "outcome": "allowed_once",
             "reason": None, "command": None, "cwd": None, "path": "src/app.py"}}]
+
+
+async def test_an_apply_made_is_answered_as_made_when_its_card_cannot_be_kept(
+        vscode: tuple[SwitchmanClient, ToolEditor], daemon: Daemon, fake: FakeProvider) -> None:
+    """The question's record is written after the edit: if the database refuses it (another
+    daemon holds the write lock past the wait), the editor was told the Apply failed, though
+    the edit was made. It is told it was made; only the rebuilt card is missing."""
+    client, editor = vscode
+    fake.script_text("```python\nx = 1\n```")
+    turn = await client.protocol.send_request_async(  # type: ignore[no-untyped-call]
+        methods.CHAT, {"workspace": daemon.uri, "message": "show me x"})
+    editor.answers.append({"decision": "allow_once"})
+    blocker = sqlite3.connect(daemon.data / DATABASE_NAME, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # the write lock, as another daemon's commit holds it
+    try:
+        applied = await apply(client, daemon, code="x = 1\n", turn_id=turn["turn_id"])
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert (applied["applied"], applied["decision"]) == (True, "allow_once")
+    assert len(editor.edits) == 1
 
 
 async def test_always_allowing_apply_is_trust_of_its_own(

@@ -30,8 +30,9 @@ class EditorNotifier:
         self.server = server
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._computing: str | None = None
-        self._holds = 0
-        """Answers being prepared that the status must not overtake (:meth:`status_held`)."""
+        self._holds: dict[str, int] = {}
+        """Answers being prepared that a workspace's status must not overtake, by workspace
+        (:meth:`status_held`)."""
         self._held: set[str] = set()
         """Workspaces whose status came due while held: sent once the hold ends."""
 
@@ -67,26 +68,28 @@ class EditorNotifier:
                                                    workspace)
 
     @contextlib.contextmanager
-    def status_held(self) -> Iterator[None]:
-        """Hold every status notification while an async handler prepares its answer, so the
-        status showing what the request changed never arrives before the answer does
-        (``switchman/setModel`` waits for the pattern store's commit; the editors read its
-        answer's message once the status changes). A status that came due meanwhile is sent
-        a coalescing window after the hold ends: later than the answer, which goes out one
-        loop iteration after its handler returns."""
-        self._holds += 1
+    def status_held(self, workspace: str) -> Iterator[None]:
+        """Hold the workspace's status notifications while an async handler prepares its
+        answer, so the status showing what the request changed never arrives before the
+        answer does (``switchman/setModel`` waits for the pattern store's commit; the editors
+        read its answer's message once the status changes). A status that came due meanwhile
+        is sent a coalescing window after the hold ends: later than the answer, which goes
+        out one loop iteration after its handler returns. Other workspaces' statuses go on
+        (holding them all, a new session in another folder showed up to 2 s late)."""
+        self._holds[workspace] = self._holds.get(workspace, 0) + 1
         try:
             yield
         finally:
-            self._holds -= 1
-            if not self._holds:
-                held, self._held = self._held, set()
-                for workspace in held:
+            self._holds[workspace] -= 1
+            if not self._holds[workspace]:
+                del self._holds[workspace]
+                if workspace in self._held:
+                    self._held.discard(workspace)
                     self.status_changed(workspace)
 
     def _send_status(self, workspace: str) -> None:
         self._pending.pop(workspace, None)
-        if self._holds:
+        if workspace in self._holds:
             self._held.add(workspace)
             return
         self._computing = workspace

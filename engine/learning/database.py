@@ -9,6 +9,7 @@ row survives the daemon being killed. The daemon commits on a thread of its own
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -212,9 +213,11 @@ def update_evidence(connection: sqlite3.Connection, turn_id: str, evidence: Evid
                     success: float) -> None:
     """Replace a row's evidence and score (a late-arriving signal), numbering the change
     (``pattern_rescores`` counts them; the row keeps the number in ``rescored``) so another
-    daemon on the file finds the rows re-scored since it last looked (:func:`rescored`)."""
-    connection.execute("BEGIN IMMEDIATE")
-    try:
+    daemon on the file finds the rows re-scored since it last looked (:func:`rescored`).
+
+    Within the caller's :func:`writing` when it read the row the evidence comes from (else
+    in a transaction of its own)."""
+    with writing(connection):
         connection.execute("UPDATE pattern_rescores SET rescores = rescores + 1 WHERE id = 1")
         connection.execute(
             "UPDATE pattern_turns SET status = ?, tool_errors = ?, next_action = ?,"
@@ -223,6 +226,20 @@ def update_evidence(connection: sqlite3.Connection, turn_id: str, evidence: Evid
             " WHERE turn_id = ?",
             (evidence.status, evidence.tool_errors, evidence.next_action, evidence.feedback,
              evidence.delegations, evidence.delegations_failed, success, turn_id))
+
+
+@contextlib.contextmanager
+def writing(connection: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on an error):
+    what is read inside it stays as read until its write commits, whatever another daemon
+    on the data folder does meanwhile (it waits for the lock). Inside one already, it joins
+    that one."""
+    if connection.in_transaction:
+        yield
+        return
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
     except BaseException:
         connection.execute("ROLLBACK")
         raise

@@ -59,8 +59,14 @@ class OutcomeRecorder:
 
     def __init__(self, store: LearnedPatternStore) -> None:
         self.store = store
-        self._delegations: dict[str, list[bool]] = {}
-        """Workers' success flags by planner turn, until the planner's turn is recorded."""
+        self._delegations: dict[str, tuple[int, list[bool]]] = {}
+        """Workers' success flags by planner turn, until the planner's turn is recorded, each
+        with :attr:`_turns_ended` when its first flag arrived (oldest first). A planner turn
+        that has not ended while more than :data:`ENDED_TURNS_KEPT` turns did never will, as
+        far as this recorder can tell (it never started, or it ended before the worker and
+        left :attr:`_ended`): its flags are dropped then (they waited in memory for good)."""
+        self._turns_ended = 0
+        """How many turns have ended so far."""
         self._ended: dict[str, None] = {}
         """The latest turns recorded (:data:`ENDED_TURNS_KEPT`), oldest first: a worker
         ending after its planner's turn goes straight to the planner's row."""
@@ -94,8 +100,16 @@ class OutcomeRecorder:
         self._ended[turn_id] = None
         if len(self._ended) > ENDED_TURNS_KEPT:
             del self._ended[next(iter(self._ended))]
-        for success in self._delegations.pop(turn_id, []):
+        self._turns_ended += 1
+        _, flags = self._delegations.pop(turn_id, (0, []))
+        for success in flags:
             self.delegation_ended(turn_id, success)
+        while self._delegations and \
+                next(iter(self._delegations.values()))[0] < self._turns_ended - ENDED_TURNS_KEPT:
+            dropped = next(iter(self._delegations))
+            del self._delegations[dropped]
+            log.debug("dropped the worker flags of planner turn %s: more than %d turns "
+                      "ended, not it", dropped, ENDED_TURNS_KEPT)
 
     def worker_done(self, planner_turn_id: str, success: bool) -> None:
         """A planner's delegation whose worker ran has ended, ``success`` or not (the result
@@ -103,11 +117,14 @@ class OutcomeRecorder:
         output schema, or that hit its max_tokens, failed). The planner's row is written
         when its turn ends, so the flag waits until then; a worker that ends after it (its
         task cancelled again as the daemon exits, say) updates the row at once, as any late
-        evidence does (it stayed waiting for good, and the planner never learned it)."""
+        evidence does (it stayed waiting for good, and the planner never learned it). A flag
+        whose planner turn has not ended while more than :data:`ENDED_TURNS_KEPT` turns did is
+        dropped (a planner turn that never started, or that ended that long ago)."""
         if planner_turn_id in self._ended:
             self.delegation_ended(planner_turn_id, success)
         else:
-            self._delegations.setdefault(planner_turn_id, []).append(success)
+            self._delegations.setdefault(planner_turn_id, (self._turns_ended, []))[1] \
+                .append(success)
 
     def message_sent(self, session_id: str, text: str, override_model: str | None) -> None:
         """A new message in a session: evidence about the session's previous turn.

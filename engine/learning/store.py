@@ -299,7 +299,7 @@ class LearnedPatternStore(LoadedWorkspaces):
 
     def observe_message(self, session_id: str, text: str, rerouted_to: str | None) -> None:
         """A new message in a session: what it says about the session's previous turn."""
-        with self._changing:
+        with self._changing, db.writing(self.writer):
             previous = db.last_of_session(self.writer, session_id)
             if previous is None or previous.evidence.next_action is not None:
                 return
@@ -309,14 +309,14 @@ class LearnedPatternStore(LoadedWorkspaces):
 
     def model_changed(self, session_id: str) -> None:
         """The session's model was changed before its next message."""
-        with self._changing:
+        with self._changing, db.writing(self.writer):
             previous = db.last_of_session(self.writer, session_id)
             if previous is not None and previous.evidence.next_action is None:
                 self._update(previous, next_action=NextAction.MODEL_CHANGED)
 
     def set_next_action(self, turn_id: str, action: NextAction) -> None:
         """Record the user's next action after ``turn_id`` (``/model``, ``/route …``)."""
-        with self._changing:
+        with self._changing, db.writing(self.writer):
             row = db.by_turn(self.writer, turn_id)
             if row is None:
                 return
@@ -326,7 +326,7 @@ class LearnedPatternStore(LoadedWorkspaces):
 
     def feedback(self, turn_id: str, value: int) -> bool:
         """Explicit 👍 (+1) / 👎 (-1) on a turn; False if the turn was never recorded."""
-        with self._changing:
+        with self._changing, db.writing(self.writer):
             row = db.by_turn(self.writer, turn_id)
             if row is None:
                 return False
@@ -341,7 +341,7 @@ class LearnedPatternStore(LoadedWorkspaces):
 
     def delegation_ended(self, planner_turn_id: str, success: bool) -> None:
         """A worker of ``planner_turn_id`` finished; only its success flag reaches the planner."""
-        with self._changing:
+        with self._changing, db.writing(self.writer):
             row = db.by_turn(self.writer, planner_turn_id)
             if row is None:
                 return

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import msgspec
@@ -299,3 +301,34 @@ def test_the_previous_release_still_opens_and_writes_a_file_of_schema_3(tmp_path
     assert [n.success for n in open_store(path).neighbours(sql, 5)] == [0.0, 0.0]
     assert database.rescored(again.connection, WS, 1, database.rescores(again.connection)) \
         == [("t2", 0.0)]
+
+
+def test_two_daemons_changing_one_row_at_once_both_count(tmp_path: Path) -> None:
+    """Two editor windows on one data folder (a daemon each, one patterns.db) each learn a
+    worker's success flag for the same planner turn at the same moment: each read the row,
+    then waited for the write lock and wrote the whole evidence back, so the second write
+    dropped the first's delegation. The read and the write are now one write transaction."""
+    path = tmp_path / database.FILE_NAME
+    left, right = open_store(path), open_store(path)
+    record(left, "planner", "split the refactor", "deep")
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # the write lock, as a third connection's commit holds it
+    waiting = {id(left): threading.Event(), id(right): threading.Event()}
+    for store in (left, right):
+        def seen(statement: str, store: LearnedPatternStore = store) -> None:
+            if statement.startswith("BEGIN IMMEDIATE"):  # from here on it waits for the lock
+                waiting[id(store)].set()
+        store.writer.set_trace_callback(seen)
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            changes = [pool.submit(left.delegation_ended, "planner", True),
+                       pool.submit(right.delegation_ended, "planner", False)]
+            assert all(event.wait(10) for event in waiting.values())
+            blocker.execute("ROLLBACK")
+            for change in changes:
+                change.result()
+    finally:
+        blocker.close()
+    row = database.by_turn(database.connect(path), "planner")
+    assert row is not None
+    assert (row.evidence.delegations, row.evidence.delegations_failed) == (2, 1)

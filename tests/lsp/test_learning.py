@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -256,6 +257,34 @@ async def test_a_model_change_is_answered_once_its_judgement_is_on_disk(
     await client.wait_for(methods.STATUS, lambda s: s["sticky_model"] == SONNET)  # then sent
     row = await killed(client, daemon, turn["turn_id"])
     assert row is not None and row.evidence.next_action == "model_changed"
+
+
+async def test_a_model_change_waiting_for_its_judgement_holds_only_its_workspaces_status(
+        daemon: Daemon, fake: FakeProvider, tmp_path: Path) -> None:
+    """While `switchman/setModel` waits for patterns.db (up to 2 s, another daemon holding
+    its write lock), the status of that workspace is held so it never overtakes the answer;
+    every other open folder's status was held too (a new session there showed late)."""
+    daemon.write_routing(ROUTING)
+    second = tmp_path / "second"
+    second.mkdir()
+    async with running_server(CLIENTS[0], daemon.env, workspaces=[daemon.workspace, second],
+                              listen=LISTEN) as client:
+        await chat(client, daemon, fake, "write the release notes")
+        blocker = sqlite3.connect(daemon.data / database.FILE_NAME, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")  # the write lock, as another daemon's commit holds it
+        try:
+            swap = asyncio.ensure_future(client.request(methods.SET_MODEL, {
+                "workspace": daemon.uri, "model": "sonnet"}))
+            other = await client.request(methods.NEW_SESSION, {"workspace": second.as_uri()})
+            await client.wait_for(methods.STATUS, lambda s: s["workspace"] == second.as_uri()
+                                  and s["session_id"] == other["session"]["id"])
+            assert not swap.done()  # the other folder's status came while this one waits
+            assert all(s["sticky_model"] != SONNET for s in client.received[methods.STATUS])
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        assert (await swap)["sticky_model"] == SONNET
+        await client.wait_for(methods.STATUS, lambda s: s["sticky_model"] == SONNET)
 
 
 async def test_a_slow_patterns_commit_does_not_hold_the_daemon(

@@ -25,5 +25,8 @@ def register(server: SwitchmanServer) -> None:
     @server.feature(methods.SET_MODEL)
     async def set_model(params: Any) -> Any:
         p = decode(params, SetModelParams)
-        with as_rpc_errors(), server.notifier.status_held():
-            return to_wire(await server.switchman.set_model(p.workspace, p.session_id, p.model))
+        with as_rpc_errors():
+            workspace = server.switchman.workspaces.resolve(p.workspace)  # as statuses name it
+            with server.notifier.status_held(workspace):
+                return to_wire(await server.switchman.set_model(workspace, p.session_id,
+                                                                p.model))

@@ -61,6 +61,9 @@ class ApplyCodeResult(msgspec.Struct, frozen=True):
     decision: Decision
     path: str
     reason: str | None = None
+    approval: ApprovalRecord | None = None
+    """The question the user was asked and the answer, as the turn keeps it (null when
+    nothing was asked): an editor shows it in its chat at once."""
 
 
 def proposed_change(request: ApplyCodeRequest, folder: Path) -> FileChange:
@@ -104,11 +107,14 @@ async def apply_code(policy: ApprovalPolicy, applier: EditApplier, request: Appl
     asked: list[bool] = []
     answer = await policy.decide(question, lambda: asked.append(True))
     result = await _apply(applier, change, answer)
-    if asked and keep is not None:
-        not_applied = answer.allowed and not result.applied
-        keep(approval_record(question, ApprovalAnswer(
-            "deny", result.reason, by_editor=True) if not_applied else answer))
-    return result
+    if not asked:
+        return result
+    not_applied = answer.allowed and not result.applied
+    record = approval_record(question, ApprovalAnswer(
+        "deny", result.reason, by_editor=True) if not_applied else answer)
+    if keep is not None:
+        keep(record)
+    return msgspec.structs.replace(result, approval=record)
 
 
 async def _apply(applier: EditApplier, change: FileChange,

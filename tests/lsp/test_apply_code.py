@@ -40,9 +40,12 @@ async def test_apply_replaces_the_selection_after_approval(
     # line 2, "42" (UTF-16 columns; the é on line 0 must not shift anything)
     span = {"start": {"line": 2, "character": 11}, "end": {"line": 2, "character": 13}}
     result = await apply(client, daemon, code="43", range=span, turn_id="t1")
-    assert result == {"applied": True, "decision": "allow_once", "path": "src/app.py",
-                      "reason": None}
     request = editor.approvals[0]
+    assert result == {"applied": True, "decision": "allow_once", "path": "src/app.py",
+                      "reason": None, "approval": {  # a chat shows it at once (Neovim's)
+                          "id": request["id"], "title": request["title"],
+                          "outcome": "allowed_once", "reason": None, "command": None,
+                          "cwd": None, "path": "src/app.py"}}
     assert (request["tool"], request["tool_class"], request["turn_id"]) == (
         "apply_code", "write", "t1")
     assert request["title"] == "Apply the code block to src/app.py (replacing the selection)"
@@ -81,6 +84,7 @@ async def test_a_denied_apply_changes_nothing_and_says_why(
     client, editor = vscode
     editor.answers.append({"decision": "deny", "reason": "wrong file"})
     result = await apply(client, daemon, code="x = 1\n")
+    assert result.pop("approval")["outcome"] == "denied"
     assert result == {"applied": False, "decision": "deny", "path": "src/app.py",
                       "reason": "wrong file"}
     assert editor.edits == []
@@ -140,6 +144,7 @@ async def test_always_allowing_apply_is_trust_of_its_own(
     await apply(client, daemon, code="a = 1\n")
     second = await apply(client, daemon, code="b = 2\n")
     assert (second["applied"], second["decision"]) == (True, "allow_always")
+    assert second["approval"] is None  # nothing asked: no line in the chat
     assert len(editor.approvals) == 1  # the second Apply did not ask
     trusted = await client.protocol.send_request_async(  # type: ignore[no-untyped-call]
         methods.TRUST, {"workspace": daemon.uri})
@@ -151,6 +156,7 @@ async def test_applied_but_not_saved_comes_back_with_the_editors_reason(
     client, editor = vscode
     editor.unsaved = "The change is in the editor but was not saved: src/app.py (read-only)."
     result = await apply(client, daemon, code="x = 1\n")
+    assert result.pop("approval")["outcome"] == "allowed_once"
     assert result == {"applied": True, "decision": "allow_once", "path": "src/app.py",
                       "reason": "The change is in the editor but was not saved: src/app.py "
                                 "(read-only)."}
@@ -161,6 +167,8 @@ async def test_the_editors_refusal_comes_back(
     client, editor = vscode
     editor.refusal = "the file is read-only"
     result = await apply(client, daemon, code="x = 1\n")
+    assert (result.pop("approval")["outcome"], result["reason"]) == (  # as the turn keeps it
+        "not_applied", "the file is read-only")
     assert result == {"applied": False, "decision": "allow_once", "path": "src/app.py",
                       "reason": "the file is read-only"}
 

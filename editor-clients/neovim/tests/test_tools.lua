@@ -323,6 +323,12 @@ return {
       H.eq('Always allow apply_code in this workspace', seen[2], 'with its own trust')
       H.eq(true, vim.bo[buf].modified, 'unsaved: the buffer had unsaved changes, which are not written for the user')
       H.eq(1, #vim.api.nvim_list_tabpages(), 'the diff tab was closed')
+      -- the question and its answer, live, at the end of the answer whose code block it applied
+      local asked = '    ? Apply the code block to src/tools_target.py (replacing the selection) — Allowed once.'
+      H.wait_text(chat.view.transcript, asked)
+      local text = H.text(chat.view.transcript)
+      H.check(text:find('    return 3\n```\n\n' .. vim.pesc(asked) .. '\n  sonnet · [^\n]*$'),
+        'above the footer of its turn', H.lines(chat.view.transcript))
     end,
   },
   {
@@ -406,7 +412,8 @@ return {
     "a new chat view (e.g. after restarting Neovim) shows each turn's answered questions under their tool lines",
     function()
       -- each tool call's question line, under its tool line (whose summary differs live: not compared);
-      -- (the question the stop cut short too: its call's result comes live with it)
+      -- (the question the stop cut short too: its call's result comes live with it); ga's Apply's
+      -- line is at the end of the answer whose code block it applied, above its footer
       local function questions(text)
         local found = {}
         for line in text:gmatch('\n  [^\n ]+ [^\n]*\n(    %? [^\n]*)') do
@@ -414,12 +421,18 @@ return {
         end
         return found
       end
+      local function applied(text)
+        return text:match('```\n\n(    %? Apply [^\n]*)\n  sonnet · ')
+      end
       local live = questions(H.text(chat.view.transcript))
+      local live_apply = applied(H.text(chat.view.transcript))
       chat = H.reopen_chat(chat) -- the code window stays
       H.wait_text(chat.view.transcript, 'Not delegated.')
       local text = H.text(chat.view.transcript)
       H.eq(7, #live, 'a line live under each tool call that asked', H.lines(chat.view.transcript))
       H.eq(questions(text), live, 'the same lines as the rebuilt chat')
+      H.check(live_apply, "ga's line live", H.lines(chat.view.transcript))
+      H.eq(applied(text), live_apply, "ga's line as the rebuilt chat shows it")
       local function shows(expected, what)
         H.check(text:find(expected, 1, true), what, H.lines(chat.view.transcript))
       end

@@ -84,7 +84,8 @@ function M.outcome(result)
 end
 
 --- Apply `code` to the code window of the chat of `root` (`chat_buffers`: the chat's own buffers).
-function M.apply(root, code, chat_buffers, turn_id)
+--- `asked(approval)`: called with the question the daemon asked and its answer, when it asked one.
+function M.apply(root, code, chat_buffers, turn_id, asked)
   local win = M.target_window(chat_buffers or {})
   if not win then
     return vim.notify('Switchman: open the file the code is for in a window, then apply again.', vim.log.levels.INFO)
@@ -99,6 +100,9 @@ function M.apply(root, code, chat_buffers, turn_id)
     end
     if err then
       return vim.notify('Switchman: ' .. client.error_message(err), vim.log.levels.WARN)
+    end
+    if asked and type(result.approval) == 'table' then
+      asked(result.approval)
     end
     vim.notify(M.outcome(result))
   end)

@@ -169,7 +169,8 @@ local function tokens(usage)
 end
 
 --- The line after an answer: model, cost and tokens; plus the failure or cancellation.
-function M.outcome(root, result)
+--- `turn_id`: the turn it ends (a mark on the line: an Apply's question is shown above it).
+function M.outcome(root, result, turn_id)
   local out = {}
   if result.status == 'failed' or result.status == 'interrupted' then
     local err = present(result.error) and result.error or {}
@@ -189,7 +190,7 @@ function M.outcome(root, result)
   if present(result.usage) then
     table.insert(facts, tokens(result.usage))
   end
-  table.insert(out, { '  ' .. table.concat(facts, ' · '), hl = 'SwitchmanFooter' })
+  table.insert(out, { '  ' .. table.concat(facts, ' · '), hl = 'SwitchmanFooter', turn_end = turn_id })
   return out
 end
 
@@ -358,7 +359,7 @@ function M.history(root, detail, kept)
     if open then
       vim.list_extend(out, turn_notices(open.turn, 'late'))
       vim.list_extend(out, applied[open.turn.id] or {})
-      vim.list_extend(out, M.outcome(root, open.turn))
+      vim.list_extend(out, M.outcome(root, open.turn, open.turn.id))
     end
     open = nil
   end

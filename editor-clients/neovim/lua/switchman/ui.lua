@@ -57,6 +57,18 @@ function M.turn_at(bufnr, row)
   return marks[1] and (turn_marks[bufnr] or {})[marks[1][1]] or nil
 end
 
+--- Marks on the line that ends a turn's answer (its footer: an entry with `turn_end = <id>`), so
+--- that a line of the turn can be added there later (the question of an Apply of its code).
+M.ends_ns = vim.api.nvim_create_namespace('switchman_turn_ends')
+local end_marks = {} -- bufnr -> { turn id -> mark id }
+
+--- The row (0-based) of the footer of turn `turn_id`'s answer in `bufnr`, or nil when not shown.
+function M.turn_end(bufnr, turn_id)
+  local id = (end_marks[bufnr] or {})[turn_id]
+  local mark = id and vim.api.nvim_buf_get_extmark_by_id(bufnr, M.ends_ns, id, {}) or {}
+  return mark[1]
+end
+
 function M.put(bufnr, first, last, entries)
   local texts = {}
   for i, entry in ipairs(entries) do
@@ -73,6 +85,10 @@ function M.put(bufnr, first, last, entries)
       if entry.turn then
         turn_marks[bufnr] = turn_marks[bufnr] or {}
         turn_marks[bufnr][vim.api.nvim_buf_set_extmark(bufnr, M.turns_ns, row + i - 1, 0, {})] = entry.turn
+      end
+      if type(entry.turn_end) == 'string' then
+        end_marks[bufnr] = end_marks[bufnr] or {}
+        end_marks[bufnr][entry.turn_end] = vim.api.nvim_buf_set_extmark(bufnr, M.ends_ns, row + i - 1, 0, {})
       end
     end
   end

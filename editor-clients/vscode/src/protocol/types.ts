@@ -445,6 +445,8 @@ export interface ApplyCodeResult {
   decision: ApprovalAnswer['decision'];
   path: string;
   reason: string | null;
+  /** The question asked and its answer, as the turn keeps it; null when nothing was asked. */
+  approval?: ApprovalRecord | null;
 }
 
 /** An attachment of `switchman/chat`. */

@@ -208,6 +208,15 @@ function M.command_stored(result)
     and (present(result.model) or (result.status == 'failed' and not protocol.not_sent[err.code]))
 end
 
+--- The question an Apply of a code block of turn `turn_id` asked, and its answer: shown at the end
+--- of that turn's answer (above its footer), where a chat drawn from the session shows it.
+function Chat:applied(turn_id, approval)
+  local row = turn_id and self.view:valid() and require('switchman.ui').turn_end(self.view.transcript, turn_id)
+  if row then
+    self.view:insert(row, { render.approval(approval, 'apply_code') })
+  end
+end
+
 function Chat:show_outcome(turn, err, result)
   turn.shown = turn.shown or render.user(turn.text or '')
   turn.sent_at = turn.sent_at or M.now()
@@ -254,7 +263,7 @@ function Chat:show_outcome(turn, err, result)
   self.last_turn_id = result.turn_id
   self.shown_turns = self.shown_turns or {}
   self.shown_turns[result.turn_id] = true
-  self.view:append(render.outcome(self.root, result))
+  self.view:append(render.outcome(self.root, result, result.turn_id))
   if result.status == 'failed' then
     self:give_back(turn) -- "Your message is saved; send it again to retry": it is ready to send
   end
@@ -509,9 +518,11 @@ local ACTIONS = {
     if not block then
       return vim.notify('Switchman: the cursor is not in a code block.', vim.log.levels.INFO)
     end
+    local turn_id = require('switchman.ui').turn_at(chat.view.transcript, row)
     require('switchman.apply').apply(chat.root, block.text,
-      { [chat.view.transcript] = true, [chat.view.input] = true },
-      require('switchman.ui').turn_at(chat.view.transcript, row))
+      { [chat.view.transcript] = true, [chat.view.input] = true }, turn_id, function(approval)
+        chat:applied(turn_id, approval)
+      end)
   end },
 }
 

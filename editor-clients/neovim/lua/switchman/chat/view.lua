@@ -84,6 +84,14 @@ function View:prepend(entries)
   self:follow()
 end
 
+--- Add render entries as new lines above row `row` (0-based) of the transcript.
+function View:insert(row, entries)
+  ui.put(self.transcript, row, row, entries)
+  if row < self.followed_row then
+    self.followed_row = self.followed_row + #entries
+  end
+end
+
 --- Add a blank line unless the transcript is empty (between messages).
 function View:gap()
   if not self.empty then
@@ -109,6 +117,7 @@ end
 function View:clear()
   vim.api.nvim_buf_clear_namespace(self.transcript, ui.ns, 0, -1)
   vim.api.nvim_buf_clear_namespace(self.transcript, ui.turns_ns, 0, -1)
+  vim.api.nvim_buf_clear_namespace(self.transcript, ui.ends_ns, 0, -1)
   ui.put(self.transcript, 0, -1, { '' })
   self.empty, self.open_line = true, false
 end

@@ -400,13 +400,20 @@ class TurnRunner:
                    and not outcomes[c.id].is_error for c in calls if c.id in outcomes)
 
     async def _run_one(self, setup: TurnSetup, call: ToolUseBlock) -> ToolOutcome:
-        outcome = await setup.tools.run(ToolCallRequest(call.id, call.name, call.input))
+        try:
+            outcome = await setup.tools.run(ToolCallRequest(call.id, call.name, call.input))
+        except QuestionStopped as stopped:  # the chat shows the question live as rebuilt
+            self._result_delta(setup, call, stopped.outcome)
+            raise
+        self._result_delta(setup, call, outcome)
+        return outcome
+
+    def _result_delta(self, setup: TurnSetup, call: ToolUseBlock, outcome: ToolOutcome) -> None:
         setup.sink.delta(ChatDelta(setup.turn.session_id, setup.turn.id, "tool_result",
                                    tool=ToolActivity(call.id, call.name,
                                                      "error" if outcome.is_error else "done",
                                                      summary=outcome.summary,
                                                      approval=outcome.approval)))
-        return outcome
 
     def _record_results(self, setup: TurnSetup, progress: _Progress, calls: list[ToolUseBlock],
                         outcomes: dict[str, ToolOutcome]) -> None:

@@ -228,6 +228,11 @@ async def test_a_question_cut_short_by_stopping_the_turn_is_kept_as_stopped(
     assert results[0]["approval"] == {
         "id": asked["id"], "title": "Run `touch ran`", "outcome": "stopped", "reason": None,
         "command": "touch ran", "cwd": str(project.workspace), "path": None}
+    # the chat shows it live too: the call's result delta carries the same record
+    done = deltas(client, result["turn_id"], "tool_result")
+    assert [(d["tool"]["id"], d["tool"]["status"], d["tool"]["summary"]) for d in done] == [
+        (call["tool"]["id"], "error", "stopped")]
+    assert done[0]["tool"]["approval"] == results[0]["approval"]
     assert not (project.workspace / "ran").exists()
 
 

@@ -17,7 +17,7 @@ import type {
 } from '../protocol/types';
 import { workerTranscript } from './delegations';
 import type { ChatSettings } from '../server/settings';
-import type { ApprovalAnswer, Attachment } from '../protocol/types';
+import type { ApprovalAnswer, ApprovalRecord, Attachment } from '../protocol/types';
 import type { ApprovalCard } from '../tools/approval';
 import { attachmentLabel, fileAttachment, missingContextMessage, resolveTokens, selectionAttachment, type EditorContext } from './attachments';
 import { explanationMessage, explanationView } from './chain';
@@ -50,6 +50,8 @@ export interface ChatControllerHooks {
 export interface ApprovalSource {
   all(): ApprovalCard[];
   onDidChange(listener: (card: ApprovalCard) => void): Disposable;
+  /** What the session kept of a question (a call's result): a stopped one's card says so. */
+  recorded?(record: ApprovalRecord): void;
   answer(id: string, answer: ApprovalAnswer): void;
   openDiff(id: string): Promise<void>;
 }
@@ -526,6 +528,7 @@ export class ChatController implements Disposable {
   }
 
   private onDelta(p: ChatDeltaParams): void {
+    if (p.kind === 'tool_result' && p.tool?.approval) this.hooks.approvals?.recorded?.(p.tool.approval);
     if (p.turn_id ? this.live?.turns.has(p.turn_id) : this.pending?.sessionId === p.session_id) {
       this.emit({ type: 'delta', params: p });
     }

@@ -277,6 +277,8 @@ export interface ToolActivity {
   input?: unknown;
   status: 'running' | 'done' | 'error';
   summary?: string;
+  /** On a result: the question the call asked first and how it ended, as the session keeps it. */
+  approval?: ApprovalRecord;
 }
 
 export interface ChatDeltaParams {

@@ -238,6 +238,19 @@ export class ApprovalCenter implements Disposable {
     return [...this.cards.values()].map((e) => e.card);
   }
 
+  /**
+   * What the session kept of a question, from its call's result (a `tool_result` delta): one the turn's
+   * Stop cut short ends as its rebuilt card does, "Not answered: the turn was stopped", not as a question
+   * nobody answered in time (the daemon withdrawing it does not say why).
+   */
+  recorded(record: ApprovalRecord): void {
+    const entry = this.cards.get(record.id);
+    if (!entry || record.outcome !== 'stopped') return;
+    if (entry.card.outcome === 'pending') this.settle(record.id, 'withdrawn');
+    entry.card = { ...entry.card, outcome: 'withdrawn', stopped: true, reason: record.reason, note: null };
+    this.changed.fire(entry.card);
+  }
+
   /** Whether a question is open. */
   get waiting(): boolean {
     return [...this.cards.values()].some((e) => e.card.outcome === 'pending');

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ChatController, DROPPED_ATTACHMENTS } from '../../src/chat/chatController';
-import { ApprovalCenter } from '../../src/tools/approval';
+import { ApprovalCenter, outcomeText, recordedApprovalCard } from '../../src/tools/approval';
 import { initialChatState, sessionTitle, type ToWebview } from '../../src/chat/messages';
 import { reduce, refusedDraft } from '../../src/chat/reducer';
 import { Notifications, Requests } from '../../src/protocol/methods';
-import type { ChatResult, SessionDetail } from '../../src/protocol/types';
+import type { ApprovalRecord, ChatResult, SessionDetail } from '../../src/protocol/types';
 import { FakeConnection, FakeFolders, FakeStatuses, status, until } from './fakes';
 
 const WS = 'file:///home/me/app';
@@ -750,16 +750,22 @@ describe('ChatController reloading a chat with the user\'s own delegations', () 
   }
 });
 
+/** A chat whose approval questions are cards of a real ApprovalCenter; what it posts to the webview. */
+function approvalChat() {
+  const connection = new FakeConnection();
+  const center = new ApprovalCenter({ chatVisible: () => true, notify: () => undefined,
+    showDiff: async () => undefined, closeDiff: async () => undefined });
+  const posted: ToWebview[] = [];
+  const controller = new ChatController(connection, new FakeFolders([{ uri: WS, name: 'app' }]), new FakeStatuses(),
+    () => ({ routePreview: true, previewDelayMs: 0 }),
+    { openSettings: () => undefined, restartServer: () => undefined, approvals: center });
+  controller.attach((m) => posted.push(m));
+  return { connection, center, posted, controller };
+}
+
 describe('ChatController approvals', () => {
   it('shows a question as a card, passes the card\'s answer on and shows open cards again after a reload', async () => {
-    const connection = new FakeConnection();
-    const center = new ApprovalCenter({ chatVisible: () => true, notify: () => undefined,
-      showDiff: async () => undefined, closeDiff: async () => undefined });
-    const posted: ToWebview[] = [];
-    const controller = new ChatController(connection, new FakeFolders([{ uri: WS, name: 'app' }]), new FakeStatuses(),
-      () => ({ routePreview: true, previewDelayMs: 0 }),
-      { openSettings: () => undefined, restartServer: () => undefined, approvals: center });
-    controller.attach((m) => posted.push(m));
+    const { connection, center, posted, controller } = approvalChat();
     connection.answer(Requests.sessions, () => ({ current_session_id: null, sessions: [] }));
     const asked = center.ask({ id: 'A1', workspace: WS, session_id: 'S1', turn_id: 'T9', tool: 'run_command',
       tool_class: 'execute', title: 'Run `ls`', command: 'ls', cwd: '/w' }, new AbortController().signal);
@@ -770,5 +776,26 @@ describe('ChatController approvals', () => {
     await controller.handle({ type: 'approvalAnswer', id: 'A1', decision: 'deny', reason: 'not now' });
     assert.deepEqual(await asked, { decision: 'deny', reason: 'not now' });
     assert.deepEqual(cards(), ['pending', 'pending', 'denied']);
+  });
+
+  it('ends a question the turn\'s Stop cut short as its rebuilt card does, from the call\'s result', async () => {
+    const { connection, center, posted } = approvalChat();
+    const withdraw = new AbortController();
+    const asked = center.ask({ id: 'A1', workspace: WS, session_id: 'S1', turn_id: 'T9', tool: 'run_command',
+      tool_class: 'execute', title: 'Run `ls`', command: 'ls', cwd: '/w' }, withdraw.signal);
+    withdraw.abort(); // the daemon withdraws it: it does not say why
+    assert.deepEqual(await asked, { decision: 'deny' });
+    const record: ApprovalRecord = { id: 'A1', title: 'Run `ls`', outcome: 'stopped', reason: null, command: 'ls', cwd: '/w',
+      path: null };
+    connection.notify(Notifications.chatDelta, { session_id: 'S1', turn_id: 'T9', kind: 'tool_result',
+      tool: { id: 'c1', name: 'run_command', status: 'error', summary: 'stopped', approval: record } });
+    const live = center.all()[0];
+    const rebuilt = recordedApprovalCard(record, 'T9', 'run_command');
+    assert.deepEqual([live.outcome, live.stopped, live.reason, live.note], [rebuilt.outcome, rebuilt.stopped, rebuilt.reason,
+      rebuilt.note]);
+    assert.equal(outcomeText(live), 'Not answered: the turn was stopped; nothing happened.');
+    assert.equal(outcomeText(live), outcomeText(rebuilt));
+    const shown = posted.flatMap((m) => (m.type === 'approval' ? [m.card] : []));
+    assert.equal(outcomeText(shown[shown.length - 1]), outcomeText(rebuilt), 'the chat shows it');
   });
 });

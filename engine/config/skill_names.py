@@ -45,7 +45,7 @@ def unknown_skills(kind: FileKind, doc: YamlDocument, known: Known, config_direc
     lookups: dict[tuple[Path, ...], tuple[Collection[str], list[str], list[str]]] = {}
     found = []
     for node, purpose, block in named:
-        where = tuple(workspaces) if block is None else (Path(os.path.expanduser(block)),)
+        where = tuple(workspaces) if block is None else _block_folders(block, workspaces)
         if where not in lookups:
             names = known(config_directory, where)
             lookups[where] = (names, sorted(names), searched_folders(config_directory, where))
@@ -96,6 +96,14 @@ def _unknown(doc: YamlDocument, node: YamlNode, names: list[str], folders: Seque
     return doc.problem(doc.range_of(node), Code.UNKNOWN_SKILL,
                        f"No skill named '{node.text}' in {where}, so {purpose}.{known}",
                        Severity.WARNING, data={"suggestions": suggestions})
+
+
+def _block_folders(block: str, workspaces: Sequence[Path]) -> tuple[Path, ...]:
+    """The folders whose skills a ``workspaces:`` block's rules may name: the block's own,
+    and those of the open workspaces below it (a block keyed on a folder above them applies
+    to each, with its own skills)."""
+    folder = Path(os.path.expanduser(block))
+    return (folder, *(w for w in workspaces if w != folder and w.is_relative_to(folder)))
 
 
 def _skill_names(kind: FileKind,

@@ -242,3 +242,11 @@ def test_a_workspace_blocks_rules_name_that_folders_skills(tmp_path: Path) -> No
         (5, f"No skill named 'frontend' in {config / 'skills'} or {billing}"),
         (9, f"No skill named 'ledger' in {config / 'skills'} or "
             f"{tmp_path / 'app' / '.switchman' / 'skills'}")]
+    # a block keyed on a folder above the open one applies to it too, with its skills
+    above = (f"global_default: opus\nworkspaces:\n  {tmp_path}:\n    rules:\n"
+             "      - name: a\n        when: {skills_matching_message_includes: "
+             "[frontend, ledger]}\n        use: opus\n")
+    found = unknown_skills_of_file(path, FileKind.ROUTING, parse_yaml(above, str(path)),
+                                   config, tmp_path / "app")
+    assert [p.message.split(" in ")[0] for p in found] == ["No skill named 'ledger'"]
+    assert str(tmp_path / "app" / ".switchman" / "skills") in found[0].message

@@ -12,6 +12,7 @@ names none never reads the skills folders; the caller caches them (see
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -28,16 +29,30 @@ MAX_LISTED = 10
 """Known names listed in one message (the closest are suggested first)."""
 
 
-def unknown_skills(kind: FileKind, doc: YamlDocument, known: Callable[[], Collection[str]],
-                   folders: Sequence[str]) -> list[Problem]:
-    """A warning on each skill name in ``doc`` that ``known()`` lacks; ``folders`` are where
-    the skills were looked for, named in the message."""
+Known = Callable[[Path, Sequence[Path]], Collection[str]]
+"""The skill names of the user's skills (the config folder given) and those workspaces'
+(:meth:`.SkillIndex.of_folders`, or :meth:`.KnownSkills.names`, which caches them)."""
+
+
+def unknown_skills(kind: FileKind, doc: YamlDocument, known: Known, config_directory: Path,
+                   workspaces: Sequence[Path]) -> list[Problem]:
+    """A warning on each skill name in ``doc`` that the user's skills and ``workspaces``'
+    lack (``known`` is asked only when the file names a skill); the folders searched are
+    named in the message. A rule in a ``workspaces:`` block of the user's routing file
+    applies to that block's folder only: it is checked against the user's skills and that
+    folder's."""
     named = list(_skill_names(kind, doc.root))
-    if not named:
-        return []
-    names = known()
-    return [_unknown(doc, node, sorted(names), folders, purpose)
-            for node, purpose in named if node.text not in names]
+    lookups: dict[tuple[Path, ...], tuple[Collection[str], list[str], list[str]]] = {}
+    found = []
+    for node, purpose, block in named:
+        where = tuple(workspaces) if block is None else _block_folders(block, workspaces)
+        if where not in lookups:
+            names = known(config_directory, where)
+            lookups[where] = (names, sorted(names), searched_folders(config_directory, where))
+        names, listed, folders = lookups[where]
+        if node.text not in names:
+            found.append(_unknown(doc, node, listed, folders, purpose))
+    return found
 
 
 def unknown_skills_of_file(path: Path, kind: FileKind, doc: YamlDocument,
@@ -47,9 +62,8 @@ def unknown_skills_of_file(path: Path, kind: FileKind, doc: YamlDocument,
     file's own workspace for a workspace's ``.switchman/`` file)."""
     if kind in (FileKind.WORKSPACE, FileKind.WORKSPACE_PROFILES):
         workspace = path.absolute().parent.parent
-    return unknown_skills(
-        kind, doc, lambda: SkillIndex.of_folders(config_directory, [workspace]).skills,
-        searched_folders(config_directory, [workspace]))
+    return unknown_skills(kind, doc, lambda config, folders: SkillIndex.of_folders(
+        config, folders).skills.keys(), config_directory, [workspace])
 
 
 def unknown_skills_in_files(files: Iterable[str], config_directory: Path,
@@ -84,13 +98,25 @@ def _unknown(doc: YamlDocument, node: YamlNode, names: list[str], folders: Seque
                        Severity.WARNING, data={"suggestions": suggestions})
 
 
-def _skill_names(kind: FileKind, root: YamlNode | None) -> Iterator[tuple[YamlNode, str]]:
-    """Each skill name written in the file, with what naming a missing one does."""
-    for _, rules in rule_lists(kind, root):
+def _block_folders(block: str, workspaces: Sequence[Path]) -> tuple[Path, ...]:
+    """The folders whose skills a ``workspaces:`` block's rules may name: the block's own,
+    and those of the open workspaces below it (a block keyed on a folder above them applies
+    to each, with its own skills)."""
+    folder = Path(os.path.expanduser(block))
+    return (folder, *(w for w in workspaces if w != folder and w.is_relative_to(folder)))
+
+
+def _skill_names(kind: FileKind,
+                 root: YamlNode | None) -> Iterator[tuple[YamlNode, str, str | None]]:
+    """Each skill name written in the file, with what naming a missing one does and the
+    folder of the ``workspaces:`` block it is in (None outside one)."""
+    for path, rules in rule_lists(kind, root):
+        block = path[1] if path[0] == "workspaces" else None
         for rule in rules.items:
             when = rule.get("when") if rule.kind == "mapping" else None
             for _, value in pairs_named(when, CONDITION):
-                yield from ((n, "this condition never matches for it") for n in _scalars(value))
+                yield from ((n, "this condition never matches for it", block)
+                            for n in _scalars(value))
     if kind not in (FileKind.PROFILES, FileKind.WORKSPACE_PROFILES) or root is None \
             or root.kind != "mapping":
         return
@@ -98,7 +124,8 @@ def _skill_names(kind: FileKind, root: YamlNode | None) -> Iterator[tuple[YamlNo
     for _, body in profiles.pairs if profiles is not None and profiles.kind == "mapping" else ():
         skills = body.get("skills") if body.kind == "mapping" else None
         if skills is not None:
-            yield from ((n, "the profile lists nothing for it") for n in _scalars(skills))
+            yield from ((n, "the profile lists nothing for it", None)
+                        for n in _scalars(skills))
 
 
 def _scalars(node: YamlNode) -> Iterator[YamlNode]:

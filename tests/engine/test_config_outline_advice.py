@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
@@ -13,7 +14,7 @@ from switchman.engine.config.check import FileKind
 from switchman.engine.config.models_file import check_models_text
 from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.registry import ModelRegistry
-from switchman.engine.config.skill_names import unknown_skills
+from switchman.engine.config.skill_names import unknown_skills, unknown_skills_of_file
 from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.editing.advice import advise
 from switchman.engine.editing.editing import ConfigDocuments
@@ -208,8 +209,44 @@ def test_skill_names_are_read_again_only_when_a_skill_file_changes(tmp_path: Pat
 
 
 def test_unknown_skills_are_not_looked_up_in_a_file_that_names_none() -> None:
-    def never() -> frozenset[str]:
+    def never(config: Path, workspaces: Sequence[Path]) -> frozenset[str]:
         raise AssertionError("the skill folders were read")
 
     text = "rules:\n  - name: a\n    when: {message_matches: x}\n    use: opus\n"
-    assert unknown_skills(FileKind.ROUTING, parse_yaml(text, "routing.yaml"), never, []) == []
+    assert unknown_skills(FileKind.ROUTING, parse_yaml(text, "routing.yaml"), never,
+                          Path("config"), []) == []
+
+
+def test_a_workspace_blocks_rules_name_that_folders_skills(tmp_path: Path) -> None:
+    """A rule inside a `workspaces: {/path: …}` block of the user's routing.yaml applies to
+    that folder only, so it can name the user's skills and that folder's, not those of the
+    folders open in the editor (a skill of the block's folder was reported unknown, and one
+    of another folder's was taken as known)."""
+    config = tmp_path / "config"
+    for folder, name in ((config / "skills", "house-style"),
+                         (tmp_path / "billing" / ".switchman" / "skills", "ledger"),
+                         (tmp_path / "app" / ".switchman" / "skills", "frontend")):
+        folder.mkdir(parents=True)
+        (folder / f"{name}.md").write_text(f"---\nname: {name}\ndescription: x\n---\n",
+                                           "utf-8")
+    text = (f"global_default: opus\nworkspaces:\n  {tmp_path / 'billing'}:\n    rules:\n"
+            "      - name: a\n        when: {skills_matching_message_includes: "
+            "[ledger, house-style, frontend]}\n        use: opus\n"
+            "rules:\n  - name: b\n    when: {skills_matching_message_includes: "
+            "[frontend, ledger]}\n    use: opus\n")
+    path = config / "routing.yaml"
+    found = unknown_skills_of_file(path, FileKind.ROUTING, parse_yaml(text, str(path)), config,
+                                   tmp_path / "app")
+    billing = tmp_path / "billing" / ".switchman" / "skills"
+    assert [(p.range.start.line, p.message.split(",")[0]) for p in found] == [
+        (5, f"No skill named 'frontend' in {config / 'skills'} or {billing}"),
+        (9, f"No skill named 'ledger' in {config / 'skills'} or "
+            f"{tmp_path / 'app' / '.switchman' / 'skills'}")]
+    # a block keyed on a folder above the open one applies to it too, with its skills
+    above = (f"global_default: opus\nworkspaces:\n  {tmp_path}:\n    rules:\n"
+             "      - name: a\n        when: {skills_matching_message_includes: "
+             "[frontend, ledger]}\n        use: opus\n")
+    found = unknown_skills_of_file(path, FileKind.ROUTING, parse_yaml(above, str(path)),
+                                   config, tmp_path / "app")
+    assert [p.message.split(" in ")[0] for p in found] == ["No skill named 'ledger'"]
+    assert str(tmp_path / "app" / ".switchman" / "skills") in found[0].message

@@ -25,7 +25,7 @@ from switchman.engine.editing.editing import ConfigDocuments
 from switchman.engine.editing.fixes import fixes
 from switchman.engine.editing.hover import hover
 from switchman.engine.editing.outline import outline
-from switchman.engine.skills import KnownSkills, Skill, SkillIndex, searched_folders
+from switchman.engine.skills import KnownSkills, Skill, SkillIndex
 from switchman.server.features.config_editing.convert import (
     diagnostic_json,
     lsp_code_action,
@@ -97,9 +97,8 @@ def _skill_problems(directory: Path, path: Path, doc: YamlDocument,
     kind = documents(directory).kind_of(path)
     if kind is None:
         return []
-    workspaces = _workspaces(path, kind, folders)
-    return unknown_skills(kind, doc, lambda: _KNOWN_SKILLS.names(directory, workspaces),
-                          searched_folders(directory, workspaces))
+    return unknown_skills(kind, doc, _KNOWN_SKILLS.names, directory,
+                          _workspaces(path, kind, folders))
 
 
 def completion(directory: Path, path: Path, kind: FileKind, text: str,

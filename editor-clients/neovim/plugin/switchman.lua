@@ -31,17 +31,32 @@ vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
   end,
 })
 
+-- An autocommand callback that passes its buffer to `switchman.client`'s `name` when that module is
+-- loaded: without it no daemon runs, and nothing is loaded or started for this.
+local function to_running_daemons(name)
+  return function(args)
+    local client = package.loaded['switchman.client']
+    if client then
+      client[name](args.buf)
+    end
+  end
+end
+
 -- A running daemon is sent the file buffers of its workspace (its tools read what you see). Nothing is
 -- loaded or started for this: without a loaded client module no daemon runs.
 vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
   group = group,
   desc = "Switchman: share the workspace's file buffers with its running daemon",
-  callback = function(args)
-    local client = package.loaded['switchman.client']
-    if client then
-      client.share(args.buf)
-    end
-  end,
+  callback = to_running_daemons('share'),
+})
+
+-- A skill file of the user's own skills folder written: the running daemons check the open routing and
+-- profiles files again (their unknown-skill warnings). Nothing is loaded or started for this either.
+vim.api.nvim_create_autocmd('BufWritePost', {
+  group = group,
+  pattern = '*.md',
+  desc = "Switchman: tell the running daemons of a skill file written in the user's skills folder",
+  callback = to_running_daemons('skill_written'),
 })
 
 -- A shared buffer renamed (`:saveas`) is the new file's buffer for the daemon too (Neovim 0.7 does not

@@ -165,6 +165,42 @@ return {
     end,
   },
   {
+    "a skill file written in the user's own skills folder checks the open profiles.yaml again",
+    function()
+      -- as when a workspace is open: the user's profiles.yaml goes to the workspace's daemon, and the
+      -- skills folder (outside the workspace) has its buffers attached to no daemon (no didSave)
+      client.stop(vim.fn.resolve(config_dir))
+      vim.fn.mkdir(config_dir .. '/skills', 'p')
+      vim.cmd('edit ' .. vim.fn.fnameescape(config_dir .. '/profiles.yaml'))
+      local profiles = vim.api.nvim_get_current_buf()
+      H.wait_for("profiles.yaml to attach to the workspace's daemon", function()
+        local attached = H.buf_clients(profiles)[1]
+        return attached and client.root_of(attached.id) == vim.fn.resolve(project)
+      end)
+      vim.api.nvim_buf_set_lines(profiles, 0, -1, false, { 'profiles:', '  reviewer:', '    skills: [code_review]' })
+      local function unknown_skills()
+        return vim.tbl_filter(function(d)
+          return code_of(d) == 'unknown-skill'
+        end, diagnostics(profiles))
+      end
+      H.wait_for('the unknown-skill warning', function()
+        return #unknown_skills() == 1
+      end, nil, function()
+        return diagnostics(profiles)
+      end)
+      vim.cmd('split ' .. vim.fn.fnameescape(config_dir .. '/skills/review.md'))
+      vim.api.nvim_buf_set_lines(0, 0, -1, false, { '---', 'name: code_review', 'description: Reviews', '---' })
+      vim.cmd('write')
+      H.eq(0, #H.buf_clients(0), 'the skill file is shared with no daemon')
+      H.wait_for('the warning cleared once the skill is saved', function()
+        return #unknown_skills() == 0
+      end, nil, function()
+        return diagnostics(profiles)
+      end)
+      vim.cmd('close')
+    end,
+  },
+  {
     'other yaml files are not checked: one of the workspace is only shared with its daemon, one elsewhere not at all',
     function()
       local path = project .. '/config.yaml'

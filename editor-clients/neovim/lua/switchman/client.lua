@@ -350,6 +350,47 @@ local function inside(path, root)
   return path == root or path:sub(1, #root + 1) == root .. package.config:sub(1, 1)
 end
 
+--- Whether Neovim watches files for `client` itself (0.10+ where it offers to, on macOS and Windows): the
+--- daemon registered its watchers (the user's `skills/**` among them) and Neovim sends their events.
+local function watches_files(client)
+  local method = 'workspace/didChangeWatchedFiles'
+  if type(client.registrations) == 'table' then -- 0.11
+    return not vim.tbl_isempty(client.registrations[method] or {})
+  end
+  local dynamic = client.dynamic_capabilities -- 0.10
+  local ok, found = pcall(function()
+    return dynamic and dynamic:get(method)
+  end)
+  return ok and found ~= nil and found ~= false
+end
+
+--- The file of `bufnr`, just written, when it is in the user's own skills folder (`<config>/skills/`).
+local function user_skill_file(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' or name:match('^%a[%w+.-]*://') or vim.fn.fnamemodify(name, ':e') ~= 'md' then
+    return nil
+  end
+  local path = workspace.normalize(name)
+  return inside(path, workspace.config_dir() .. package.config:sub(1, 1) .. 'skills') and path or nil
+end
+
+--- A skill file of the user's own skills folder was written (`BufWritePost`): tell each running daemon
+--- (`workspace/didChangeWatchedFiles`), so that the open routing/profiles files' `unknown-skill`
+--- warnings follow it. The folder is outside the workspaces, so its buffers are attached to no daemon
+--- and no `didSave` tells them; a daemon it is attached to, or whose watcher Neovim runs, is told already.
+function M.skill_written(bufnr)
+  local path = user_skill_file(bufnr)
+  if not path then
+    return
+  end
+  local params = { changes = { { uri = vim.uri_from_fname(path), type = 2 } } } -- 2: Changed
+  for _, client in pairs(M.all()) do
+    if not vim.lsp.buf_is_attached(bufnr, client.id) and not watches_files(client) then
+      M.call(client, 'notify', 'workspace/didChangeWatchedFiles', params)
+    end
+  end
+end
+
 --- Send the running daemons whose root holds the file of `bufnr` its text and changes (the buffer is
 --- attached to their clients), so their tools read and edit what the user sees. No daemon is started.
 function M.share(bufnr)

@@ -169,7 +169,8 @@ local function tokens(usage)
 end
 
 --- The line after an answer: model, cost and tokens; plus the failure or cancellation.
---- `turn_id`: the turn it ends (a mark on the line: an Apply's question is shown above it).
+--- `turn_id`: the turn it ends (a mark on its first line: an Apply's question is shown above it,
+--- where the chat drawn from the session has it).
 function M.outcome(root, result, turn_id)
   local out = {}
   if result.status == 'failed' or result.status == 'interrupted' then
@@ -190,7 +191,8 @@ function M.outcome(root, result, turn_id)
   if present(result.usage) then
     table.insert(facts, tokens(result.usage))
   end
-  table.insert(out, { '  ' .. table.concat(facts, ' · '), hl = 'SwitchmanFooter', turn_end = turn_id })
+  table.insert(out, { '  ' .. table.concat(facts, ' · '), hl = 'SwitchmanFooter' })
+  out[1].turn_end = turn_id
   return out
 end
 

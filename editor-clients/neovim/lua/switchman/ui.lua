@@ -57,12 +57,12 @@ function M.turn_at(bufnr, row)
   return marks[1] and (turn_marks[bufnr] or {})[marks[1][1]] or nil
 end
 
---- Marks on the line that ends a turn's answer (its footer: an entry with `turn_end = <id>`), so
+--- Marks on the lines that end a turn's answer (its outcome: an entry with `turn_end = <id>`), so
 --- that a line of the turn can be added there later (the question of an Apply of its code).
 M.ends_ns = vim.api.nvim_create_namespace('switchman_turn_ends')
 local end_marks = {} -- bufnr -> { turn id -> mark id }
 
---- The row (0-based) of the footer of turn `turn_id`'s answer in `bufnr`, or nil when not shown.
+--- The row (0-based) of the outcome of turn `turn_id`'s answer in `bufnr`, or nil when not shown.
 function M.turn_end(bufnr, turn_id)
   local id = (end_marks[bufnr] or {})[turn_id]
   local mark = id and vim.api.nvim_buf_get_extmark_by_id(bufnr, M.ends_ns, id, {}) or {}

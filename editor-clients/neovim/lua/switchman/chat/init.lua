@@ -209,7 +209,7 @@ function M.command_stored(result)
 end
 
 --- The question an Apply of a code block of turn `turn_id` asked, and its answer: shown at the end
---- of that turn's answer (above its footer), where a chat drawn from the session shows it.
+--- of that turn's answer (above its outcome: the footer, a failure's line), where a chat drawn from the session shows it.
 function Chat:applied(turn_id, approval)
   local row = turn_id and self.view:valid() and require('switchman.ui').turn_end(self.view.transcript, turn_id)
   if row then

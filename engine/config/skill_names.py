@@ -60,10 +60,18 @@ def unknown_skills_of_file(path: Path, kind: FileKind, doc: YamlDocument,
     """What ``rules check`` (the CLI's and the chat's) adds to a file's own check: the
     warnings of :func:`unknown_skills` against the user's skills and ``workspace``'s (the
     file's own workspace for a workspace's ``.switchman/`` file)."""
-    if kind in (FileKind.WORKSPACE, FileKind.WORKSPACE_PROFILES):
-        workspace = path.absolute().parent.parent
     return unknown_skills(kind, doc, lambda config, folders: SkillIndex.of_folders(
-        config, folders).skills.keys(), config_directory, [workspace])
+        config, folders).skills.keys(), config_directory,
+        naming_workspaces(path, kind, [workspace]))
+
+
+def naming_workspaces(path: Path, kind: FileKind, others: Iterable[Path]) -> list[Path]:
+    """Whose skills the configuration file at ``path`` can name, besides the user's: its own
+    workspace's for a workspace's file (``<workspace>/.switchman/…``), ``others`` (the open
+    folders, or the current workspace) for the user's own."""
+    if kind in (FileKind.WORKSPACE, FileKind.WORKSPACE_PROFILES):
+        return [path.absolute().parent.parent]
+    return list(others)
 
 
 def unknown_skills_in_files(files: Iterable[str], config_directory: Path,

@@ -309,16 +309,11 @@ def count_in_centre(connection: sqlite3.Connection, workspace: str,
     transaction (another daemon on the data folder counts into the same centre: each adding
     to the copy it held in memory, the last to save dropped the other's turns); returns the
     centre now, unchanged once settled."""
-    connection.execute("BEGIN IMMEDIATE")
-    try:
+    with writing(connection):
         held = centre(connection, workspace)
         counted = held.counting(mean)
         if counted is not held:
             save_centre(connection, workspace, counted)
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
-    connection.execute("COMMIT")
     return counted
 
 

@@ -17,7 +17,7 @@ from lsprotocol import types
 
 from switchman.engine.config.check import FileKind
 from switchman.engine.config.problems import Problem, sort_problems
-from switchman.engine.config.skill_names import unknown_skills
+from switchman.engine.config.skill_names import naming_workspaces, unknown_skills
 from switchman.engine.config.text import split_lines
 from switchman.engine.config.yamldoc import YamlDocument
 from switchman.engine.editing.completion import complete
@@ -98,7 +98,7 @@ def _skill_problems(directory: Path, path: Path, doc: YamlDocument,
     if kind is None:
         return []
     return unknown_skills(kind, doc, _KNOWN_SKILLS.names, directory,
-                          _workspaces(path, kind, folders))
+                          naming_workspaces(path, kind, map(Path, folders)))
 
 
 def completion(directory: Path, path: Path, kind: FileKind, text: str,
@@ -115,17 +115,8 @@ def completion(directory: Path, path: Path, kind: FileKind, text: str,
 
 def _skills(directory: Path, path: Path, kind: FileKind, folders: list[str]) -> list[Skill]:
     """The skills a rule or profile of the document at ``path`` can name."""
-    workspaces = _workspaces(path, kind, folders)
+    workspaces = naming_workspaces(path, kind, map(Path, folders))
     return list(SkillIndex.of_folders(directory, workspaces).skills.values())
-
-
-def _workspaces(path: Path, kind: FileKind, folders: list[str]) -> list[Path]:
-    """Whose skills the document at ``path`` can name, besides the user's: its workspace's
-    for a workspace's file (``<workspace>/.switchman/…``), every open workspace folder's for
-    the user's own."""
-    if kind in (FileKind.WORKSPACE, FileKind.WORKSPACE_PROFILES):
-        return [path.parent.parent]
-    return [Path(folder) for folder in folders]
 
 
 def hover_at(directory: Path, path: Path, kind: FileKind, position: types.Position,

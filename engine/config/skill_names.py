@@ -45,7 +45,7 @@ def unknown_skills(kind: FileKind, doc: YamlDocument, known: Known, config_direc
     lookups: dict[tuple[Path, ...], tuple[Collection[str], list[str], list[str]]] = {}
     found = []
     for node, purpose, block in named:
-        where = tuple(workspaces) if block is None else _block_folders(block, workspaces)
+        where = block_workspaces(block, workspaces)
         if where not in lookups:
             names = known(config_directory, where)
             lookups[where] = (names, sorted(names), searched_folders(config_directory, where))
@@ -65,13 +65,27 @@ def unknown_skills_of_file(path: Path, kind: FileKind, doc: YamlDocument,
         naming_workspaces(path, kind, [workspace]))
 
 
-def naming_workspaces(path: Path, kind: FileKind, others: Iterable[Path]) -> list[Path]:
+def naming_workspaces(path: Path, kind: FileKind, others: Iterable[Path],
+                      block: str | None = None) -> tuple[Path, ...]:
     """Whose skills the configuration file at ``path`` can name, besides the user's: its own
     workspace's for a workspace's file (``<workspace>/.switchman/…``), ``others`` (the open
-    folders, or the current workspace) for the user's own."""
+    folders, or the current workspace) for the user's own; inside its ``workspaces:`` block
+    keyed on ``block``, :func:`block_workspaces` of them. The editor's check and its
+    completion both ask this, so what is offered is what is not flagged."""
     if kind in (FileKind.WORKSPACE, FileKind.WORKSPACE_PROFILES):
-        return [path.absolute().parent.parent]
-    return list(others)
+        return (path.absolute().parent.parent,)
+    return block_workspaces(block if kind is FileKind.ROUTING else None, list(others))
+
+
+def block_workspaces(block: str | None, workspaces: Sequence[Path]) -> tuple[Path, ...]:
+    """The folders whose skills a rule in the ``workspaces:`` block keyed on ``block`` may
+    name (all of ``workspaces`` outside one, None): the block's own, and those of the open
+    ``workspaces`` below it (a block keyed on a folder above them applies to each, with its
+    own skills)."""
+    if block is None:
+        return tuple(workspaces)
+    folder = Path(os.path.expanduser(block))
+    return (folder, *(w for w in workspaces if w != folder and w.is_relative_to(folder)))
 
 
 def unknown_skills_in_files(files: Iterable[str], config_directory: Path,
@@ -106,12 +120,12 @@ def _unknown(doc: YamlDocument, node: YamlNode, names: list[str], folders: Seque
                        Severity.WARNING, data={"suggestions": suggestions})
 
 
-def _block_folders(block: str, workspaces: Sequence[Path]) -> tuple[Path, ...]:
-    """The folders whose skills a ``workspaces:`` block's rules may name: the block's own,
-    and those of the open workspaces below it (a block keyed on a folder above them applies
-    to each, with its own skills)."""
-    folder = Path(os.path.expanduser(block))
-    return (folder, *(w for w in workspaces if w != folder and w.is_relative_to(folder)))
+
+def block_of(path: Sequence[str | int]) -> str | None:
+    """The folder of the ``workspaces:`` block that the place at ``path`` (keys and item
+    numbers from the file's root) is in, None outside one."""
+    return path[1] if len(path) > 1 and path[0] == "workspaces" and isinstance(path[1], str) \
+        else None
 
 
 def _skill_names(kind: FileKind,
@@ -119,7 +133,7 @@ def _skill_names(kind: FileKind,
     """Each skill name written in the file, with what naming a missing one does and the
     folder of the ``workspaces:`` block it is in (None outside one)."""
     for path, rules in rule_lists(kind, root):
-        block = path[1] if path[0] == "workspaces" else None
+        block = block_of(path)
         for rule in rules.items:
             when = rule.get("when") if rule.kind == "mapping" else None
             for _, value in pairs_named(when, CONDITION):

@@ -127,17 +127,23 @@ return {
     end,
   },
   {
-    ':Switchman why shows the routing chain of the last turn in a float',
+    ':Switchman why shows the routing chain of the last turn in a float, every line of it in view',
     function()
+      local columns, lines = vim.o.columns, vim.o.lines
+      vim.o.columns, vim.o.lines = 60, 40 -- the chain's lines are longer: they wrap, and the float is as tall as that
       vim.cmd('Switchman why')
       local win = H.wait_for('a floating window', function()
         local w = vim.api.nvim_get_current_win()
         return vim.api.nvim_win_get_config(w).relative ~= '' and w
       end)
-      local text = H.text(vim.api.nvim_win_get_buf(win))
+      local bufnr = vim.api.nvim_win_get_buf(win)
+      local text = H.text(bufnr)
       H.check(text:find('Chain:', 1, true) and text:find('MANUAL_STICKY', 1, true), 'the chain', text)
+      vim.cmd('redraw')
+      H.eq(vim.api.nvim_buf_line_count(bufnr), vim.fn.line('w$', win), 'the last line is shown whole, not scrolled off')
       H.feed('q')
       H.check(not vim.api.nvim_win_is_valid(win), 'q closes it')
+      vim.o.columns, vim.o.lines = columns, lines
     end,
   },
   {

@@ -200,4 +200,35 @@ return {
       end)
     end,
   },
+  {
+    'an argument a subcommand does not take is refused, not dropped; a mistyped subcommand is named',
+    function()
+      local session = chat().session_id
+      local shown = H.stub_select(function()
+        return false
+      end)
+      local refused = {
+        { 'Switchman new now', ':Switchman new: "now" is not an argument it takes; nothing was done. It takes no arguments.' },
+        { 'Switchman workers stop', ':Switchman workers: "stop" is not an argument it takes' },
+        { 'Switchman trust revoke edit_file', ':Switchman trust: "revoke edit_file" is not an argument it takes' },
+        { 'Switchman why the model', ':Switchman why: "the model" is not' },
+        { 'Switchman sessions worker', ':Switchman sessions: "worker" is not an option; nothing was done. Usage: :Switchman sessions [workers].' },
+        { 'Switchman feedback up twice', 'Usage: :Switchman feedback {up|down}.' },
+        { 'Switchman rules check show', 'Usage: :Switchman rules [check|show|reload].' },
+        { 'Switchman rules all', 'unknown rules action "all"' },
+        { 'Switchman Chat', 'unknown subcommand "Chat". Did you mean :Switchman chat?' },
+        { 'Switchman sesions', 'Did you mean :Switchman sessions?' },
+        { 'Switchman wor', 'Did you mean :Switchman workers?' },
+      }
+      for _, case in ipairs(refused) do
+        H.notifications = {}
+        vim.cmd(case[1])
+        wait_error(case[2])
+      end
+      vim.cmd('Switchman xyzzy')
+      wait_error('unknown subcommand "xyzzy".\nUsage')
+      H.eq(session, chat().session_id, 'no new session was started')
+      H.eq({}, shown, 'no picker was shown')
+    end,
+  },
 }

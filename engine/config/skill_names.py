@@ -22,11 +22,13 @@ from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.store import read_config
 from switchman.engine.config.walker import closest
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode, parse_yaml
-from switchman.engine.skills import SkillIndex, searched_folders
+from switchman.engine.skills import SkillIndex, searched_folders, workspaces_below
 
 CONDITION = "skills_matching_message_includes"
 MAX_LISTED = 10
 """Known names listed in one message (the closest are suggested first)."""
+MAX_FOLDERS_NAMED = 5
+"""Folders searched named in one message (then how many more)."""
 
 
 Known = Callable[[Path, Sequence[Path]], Collection[str]]
@@ -45,7 +47,7 @@ def unknown_skills(kind: FileKind, doc: YamlDocument, known: Known, config_direc
     lookups: dict[tuple[Path, ...], tuple[Collection[str], list[str], list[str]]] = {}
     found = []
     for node, purpose, block in named:
-        where = tuple(workspaces) if block is None else _block_folders(block, workspaces)
+        where = block_workspaces(block, workspaces)
         if where not in lookups:
             names = known(config_directory, where)
             lookups[where] = (names, sorted(names), searched_folders(config_directory, where))
@@ -65,13 +67,29 @@ def unknown_skills_of_file(path: Path, kind: FileKind, doc: YamlDocument,
         naming_workspaces(path, kind, [workspace]))
 
 
-def naming_workspaces(path: Path, kind: FileKind, others: Iterable[Path]) -> list[Path]:
+def naming_workspaces(path: Path, kind: FileKind, others: Iterable[Path],
+                      block: str | None = None) -> tuple[Path, ...]:
     """Whose skills the configuration file at ``path`` can name, besides the user's: its own
     workspace's for a workspace's file (``<workspace>/.switchman/…``), ``others`` (the open
-    folders, or the current workspace) for the user's own."""
+    folders, or the current workspace) for the user's own; inside its ``workspaces:`` block
+    keyed on ``block``, :func:`block_workspaces` of them. The editor's check and its
+    completion both ask this, so what is offered is what is not flagged."""
     if kind in (FileKind.WORKSPACE, FileKind.WORKSPACE_PROFILES):
-        return [path.absolute().parent.parent]
-    return list(others)
+        return (path.absolute().parent.parent,)
+    return block_workspaces(block if kind is FileKind.ROUTING else None, list(others))
+
+
+def block_workspaces(block: str | None, workspaces: Sequence[Path]) -> tuple[Path, ...]:
+    """The folders whose skills a rule in the ``workspaces:`` block keyed on ``block`` may
+    name (all of ``workspaces`` outside one, None): the block's own, and those of the folders
+    below it, open (``workspaces``) or not (:func:`.skills.workspaces_below`: bounded and
+    cached) — a block keyed on a folder above them applies to each, with its own skills."""
+    if block is None:
+        return tuple(workspaces)
+    folder = Path(os.path.expanduser(block))
+    below = [w for w in workspaces if w != folder and w.is_relative_to(folder)]
+    others = workspaces_below(folder) if folder.is_absolute() else ()
+    return (folder, *below, *(w for w in others if w not in below))
 
 
 def unknown_skills_in_files(files: Iterable[str], config_directory: Path,
@@ -90,6 +108,9 @@ def unknown_skills_in_files(files: Iterable[str], config_directory: Path,
 
 def _unknown(doc: YamlDocument, node: YamlNode, names: list[str], folders: Sequence[str],
              purpose: str) -> Problem:
+    if len(folders) > MAX_FOLDERS_NAMED:  # a block keyed on a folder of many repositories
+        folders = [*folders[:MAX_FOLDERS_NAMED - 1],
+                   f"{len(folders) - MAX_FOLDERS_NAMED + 1} more skills folders"]
     where = " or ".join(folders) if len(folders) < 3 else \
         f"{', '.join(folders[:-1])} or {folders[-1]}"
     suggestions = closest(node.text, names)
@@ -106,12 +127,12 @@ def _unknown(doc: YamlDocument, node: YamlNode, names: list[str], folders: Seque
                        Severity.WARNING, data={"suggestions": suggestions})
 
 
-def _block_folders(block: str, workspaces: Sequence[Path]) -> tuple[Path, ...]:
-    """The folders whose skills a ``workspaces:`` block's rules may name: the block's own,
-    and those of the open workspaces below it (a block keyed on a folder above them applies
-    to each, with its own skills)."""
-    folder = Path(os.path.expanduser(block))
-    return (folder, *(w for w in workspaces if w != folder and w.is_relative_to(folder)))
+
+def block_of(path: Sequence[str | int]) -> str | None:
+    """The folder of the ``workspaces:`` block that the place at ``path`` (keys and item
+    numbers from the file's root) is in, None outside one."""
+    return path[1] if len(path) > 1 and path[0] == "workspaces" and isinstance(path[1], str) \
+        else None
 
 
 def _skill_names(kind: FileKind,
@@ -119,7 +140,7 @@ def _skill_names(kind: FileKind,
     """Each skill name written in the file, with what naming a missing one does and the
     folder of the ``workspaces:`` block it is in (None outside one)."""
     for path, rules in rule_lists(kind, root):
-        block = path[1] if path[0] == "workspaces" else None
+        block = block_of(path)
         for rule in rules.items:
             when = rule.get("when") if rule.kind == "mapping" else None
             for _, value in pairs_named(when, CONDITION):

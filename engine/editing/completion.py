@@ -19,6 +19,7 @@ from switchman.engine.config.check import FileKind
 from switchman.engine.config.declarations import resolved, spec_at
 from switchman.engine.config.problems import Position, Range
 from switchman.engine.config.registry import ModelRegistry
+from switchman.engine.config.skill_names import block_of
 from switchman.engine.config.text import from_utf16, position_at, snippet_to_plain, split_lines
 from switchman.engine.editing.cursor import Cursor, locate
 from switchman.engine.editing.hover import describe_model
@@ -59,11 +60,13 @@ class Candidate(msgspec.Struct, frozen=True):
 def complete(kind: FileKind, text: str, position: Position, registry: ModelRegistry,
              environ: Mapping[str, str], folders: Sequence[str] = (), *,
              values_only: bool = False,
-             skills: Callable[[], Iterable[Skill]] = tuple) -> list[Candidate]:
+             skills: Callable[[str | None], Iterable[Skill]] = lambda block: ()
+             ) -> list[Candidate]:
     """Every candidate at ``position`` (UTF-16) in ``text``.
 
     ``skills`` gives the ones the file's rules or profiles can name, offered where a skill
-    name is expected (called only there: it reads the skill files).
+    name is expected (called only there: it reads the skill files), given the folder of the
+    ``workspaces:`` block the cursor is in (:func:`.skill_names.block_of`; None outside one).
 
     ``values_only`` is for completion the editor started by itself after a
     space: then only a key's value is worth offering (not keys while indenting).
@@ -78,7 +81,7 @@ def complete(kind: FileKind, text: str, position: Position, registry: ModelRegis
         return []
     rng = Range(position_at(lines, cursor.line, cursor.start),
                 position_at(lines, cursor.line, cursor.end))
-    offers = _Offers(registry, environ, rng, skills)
+    offers = _Offers(registry, environ, rng, lambda: skills(block_of(cursor.path)))
     if cursor.role == "value" and cursor.key is not None:
         return offers.values(spec_at(kind, (*cursor.path, cursor.key)))
     if values_only:

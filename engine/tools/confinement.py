@@ -50,6 +50,15 @@ class WorkspaceRoot:
         real = Path(os.path.realpath(path))
         return real == self.root or self.root in real.parents
 
+    def admits(self, path: Path) -> bool:
+        """Whether a path found by a walk (not named by the model) may be used as one named
+        would be: followed through symlinks it is inside the workspace and not in ``.git/``
+        (a link ``notes.txt`` to ``.git/config`` is refused by name, so it is skipped here)."""
+        real = Path(os.path.realpath(path))
+        if real != self.root and self.root not in real.parents:
+            return False
+        return not PROTECTED_DIRS.intersection(real.relative_to(self.root).parts)
+
     def relative(self, path: Path) -> str:
         """``path`` relative to the root, with forward slashes."""
         return path.relative_to(self.root).as_posix() or "."

@@ -23,6 +23,7 @@ from switchman.engine.tools.arguments import ToolRefused, text_argument
 from switchman.engine.tools.changes import FileChange
 from switchman.engine.tools.confinement import WorkspaceRoot
 from switchman.engine.tools.edits import FileEdits
+from switchman.engine.tools.secret_files import holds_secrets
 
 MEMORY_FILES = {"memory": "MEMORY.md", "user": "USER.md"}
 MEMORY_BUDGET_TOKENS = 2000
@@ -125,11 +126,13 @@ def _compose(folder: Path, budget_tokens: int) -> str:
 
 
 def _read(folder: Path, path: Path) -> str:
-    """The file's text, unless it is missing or leads out of the workspace: a cloned
-    repository's ``.switchman/USER.md`` may be a symlink to ``~/.aws/credentials``, which
-    must not be put into the system prompt (and sent to the provider)."""
+    """The file's text, unless it is missing or leads where no tool reads for the model: a
+    cloned repository's ``.switchman/USER.md`` may be a symlink to ``~/.aws/credentials``,
+    or to the workspace's ``.env`` or ``.git/config``, which must not be put into the system
+    prompt (and sent to the provider)."""
     try:
-        if not path.is_file() or not WorkspaceRoot(folder).contains(path):
+        if not path.is_file() or not WorkspaceRoot(folder).admits(path) \
+                or holds_secrets(path):
             return ""
         with path.open("r", encoding="utf-8", errors="replace") as handle:
             return handle.read(MEMORY_BUDGET_TOKENS * CHARS_PER_TOKEN * 4).strip()

@@ -16,6 +16,8 @@ read anything, as the user could.
 from __future__ import annotations
 
 import fnmatch
+import os
+from pathlib import Path
 
 SECRET_NAMES = frozenset({
     ".env", ".envrc", ".netrc", "_netrc", ".pgpass", ".pypirc", ".npmrc", ".git-credentials",
@@ -35,6 +37,14 @@ def is_secret_file(name: str) -> bool:
         return False
     return lowered in SECRET_NAMES or any(fnmatch.fnmatchcase(lowered, p)
                                           for p in SECRET_PATTERNS)
+
+
+def holds_secrets(path: Path) -> bool:
+    """Whether ``path`` is such a file by its own name or, a symbolic link, by the name of
+    the file it leads to (``settings.txt`` linking to ``.env``), as a path named to a tool is
+    judged by its real name."""
+    return is_secret_file(path.name) or (
+        path.is_symlink() and is_secret_file(os.path.basename(os.path.realpath(path))))
 
 
 def refusal(rel: str) -> str:

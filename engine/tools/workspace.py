@@ -34,7 +34,7 @@ from switchman.engine.tools.arguments import (
 )
 from switchman.engine.tools.buffers import EditorTexts, no_editor_texts, plain_text
 from switchman.engine.tools.confinement import WorkspaceRoot
-from switchman.engine.tools.secret_files import is_secret_file, refusal
+from switchman.engine.tools.secret_files import holds_secrets, is_secret_file, refusal
 from switchman.engine.userregex import RegexError, compile_regex
 
 __all__ = ["DEFINITIONS", "TOOL_NAMES", "ToolOutcome", "ToolRefused", "WorkspaceTools"]
@@ -205,7 +205,7 @@ class WorkspaceTools:
         for path in heapq.merge(self._walk(where), unsaved, key=order):
             if glob and not fnmatch.fnmatch(path.name, glob):
                 continue
-            if is_secret_file(path.name):
+            if holds_secrets(path):
                 secret.append(self.relative(path))
                 continue
             buffer = buffers.get(path)
@@ -276,7 +276,7 @@ class WorkspaceTools:
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
             for name in sorted(files):
                 path = Path(current) / name
-                if self.workspace.contains(path):  # no symlinks out
+                if self.workspace.admits(path):  # no symlinks out, nor into .git/
                     yield path
 
 

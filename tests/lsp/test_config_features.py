@@ -252,6 +252,40 @@ async def test_skill_names_are_offered_where_a_rule_or_profile_names_skills(
 
 
 @pytest.mark.parametrize("editor_name", CLIENTS)
+async def test_a_workspace_blocks_skill_names_are_offered_as_its_check_knows_them(
+        editor_name: str, tmp_path: Path) -> None:
+    """In a `workspaces:` block of the user's routing.yaml, completion offered every open
+    folder's skills while the check flagged them (the block applies to its folder only):
+    what is offered there is the user's skills, the block folder's and, for a block keyed on
+    a folder above, the folders' below it (open or not), and none of them is flagged."""
+    async with editing(editor_name, tmp_path) as editor:
+        write_skill(editor.config / "skills", "system_design", "Architecture and trade-offs")
+        write_skill(editor.workspace / ".switchman" / "skills", "db-migrations", "Schemas")
+        billing = tmp_path / "billing"
+        write_skill(billing / ".switchman" / "skills", "ledger", "Double-entry bookkeeping")
+        text = (f"global_default: opus\nworkspaces:\n  {billing}:\n    rules:\n"
+                "      - name: a\n        when: {skills_matching_message_includes: [le]}\n"
+                "        use: opus\n"
+                f"  {tmp_path}:\n    rules:\n"
+                "      - name: b\n        when: {skills_matching_message_includes: [db]}\n"
+                "        use: opus\n"
+                "rules:\n  - name: c\n    when: {skills_matching_message_includes: [sy]}\n"
+                "    use: opus\n")
+        uri = editor.uri("routing")
+        editor.open(uri, text)
+        assert {i.label for i in await complete_at(editor, uri, "le]", 2)} == {
+            "system_design", "ledger"}
+        # keyed on a folder above: the open folder's skills and billing's (below it, not open)
+        assert {i.label for i in await complete_at(editor, uri, "db]", 2)} == {
+            "system_design", "db-migrations", "ledger"}
+        assert {i.label for i in await complete_at(editor, uri, "sy]", 2)} == {
+            "system_design", "db-migrations"}
+        editor.replace_all(uri, text.replace("[le]", "[ledger, system_design]").replace(
+            "[db]", "[db-migrations, ledger]").replace("[sy]", "[system_design, db-migrations]"))
+        assert with_code(await editor.diagnostics(uri), "unknown-skill") == []
+
+
+@pytest.mark.parametrize("editor_name", CLIENTS)
 async def test_a_skill_name_no_skill_has_is_flagged_with_the_known_ones(
         editor_name: str, tmp_path: Path) -> None:
     """A misspelt skill name made its rule's condition never match, and a profile list

@@ -129,6 +129,18 @@ def test_memory_that_leads_out_of_the_workspace_is_not_read(project: Path,
                                        "- tests run with make test")
 
 
+def test_memory_that_leads_to_secrets_inside_the_workspace_is_not_read(project: Path) -> None:
+    # Inside the workspace, yet no tool reads them for the model: the .env's keys and the
+    # credentials in .git/config must not reach the system prompt through a link either.
+    (project / ".git").mkdir(exist_ok=True)
+    (project / ".git" / "config").write_text("url = https://me:ghp_do-not-leak@host/r\n")
+    (project / ".env").write_text("OPENAI_API_KEY=sk-do-not-leak\n")
+    (project / ".switchman").mkdir()
+    (project / ".switchman" / "USER.md").symlink_to(project / ".env")
+    (project / ".switchman" / "MEMORY.md").symlink_to(project / ".git" / "config")
+    assert compose_memory(project) == ""
+
+
 def _reads_counted(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The files opened for reading from now on."""
     opened: list[Path] = []

@@ -61,6 +61,26 @@ async def test_symlinks_cannot_escape(workspace: Path) -> None:
     assert found.content == "(no matches)"
 
 
+async def test_grep_of_a_folder_does_not_follow_links_to_what_read_file_refuses(
+        workspace: Path) -> None:
+    """A symbolic link inside the workspace to ``.git/config`` or to a ``.env`` is refused by
+    read_file (the real path counts); grep of the folder used to search through it by the
+    link's innocent name, handing the repository's credentials or the keys to the model."""
+    (workspace / ".git").mkdir()
+    (workspace / ".git" / "config").write_text("url = https://me:ghp_do-not-leak@host/r\n")
+    (workspace / ".env").write_text("ANTHROPIC_API_KEY=sk-ant-do-not-leak\n")
+    os.symlink(".git/config", workspace / "remote.txt")
+    os.symlink(".env", workspace / "settings.txt")
+    tools = WorkspaceTools(workspace)
+    assert (await tools.run("read_file", {"path": "remote.txt"})).is_error
+    assert (await tools.run("read_file", {"path": "settings.txt"})).is_error
+    found = await tools.run("grep", {"pattern": "do-not-leak"})
+    assert found.content.splitlines() == [
+        "(no matches)",
+        "[not searched, as files like these usually hold secrets: .env, settings.txt]"]
+    assert found.touched == []
+
+
 async def test_list_files_skips_vendored_folders(workspace: Path) -> None:
     outcome = await WorkspaceTools(workspace).run("list_files", {"glob": "*.*"})
     assert outcome.content.splitlines() == ["bin.dat", "db/q.sql", "src/app.py"]

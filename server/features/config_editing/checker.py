@@ -109,13 +109,15 @@ def completion(directory: Path, path: Path, kind: FileKind, text: str,
     positions = _positions(text, encoding)
     candidates = complete(kind, text, positions.engine_position(position), opened.registry(),
                           opened.environ, folders, values_only=after_space,
-                          skills=lambda: _skills(directory, path, kind, folders))
+                          skills=lambda block: _skills(directory, path, kind, folders, block))
     return [lsp_completion(c, positions, snippets, markdown) for c in candidates]
 
 
-def _skills(directory: Path, path: Path, kind: FileKind, folders: list[str]) -> list[Skill]:
-    """The skills a rule or profile of the document at ``path`` can name."""
-    workspaces = naming_workspaces(path, kind, map(Path, folders))
+def _skills(directory: Path, path: Path, kind: FileKind, folders: list[str],
+            block: str | None) -> list[Skill]:
+    """The skills a rule or profile of the document at ``path`` can name (in its
+    ``workspaces:`` block keyed on ``block``): those its check does not flag."""
+    workspaces = naming_workspaces(path, kind, map(Path, folders), block)
     return list(SkillIndex.of_folders(directory, workspaces).skills.values())
 
 

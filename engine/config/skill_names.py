@@ -22,11 +22,13 @@ from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.store import read_config
 from switchman.engine.config.walker import closest
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode, parse_yaml
-from switchman.engine.skills import SkillIndex, searched_folders
+from switchman.engine.skills import SkillIndex, searched_folders, workspaces_below
 
 CONDITION = "skills_matching_message_includes"
 MAX_LISTED = 10
 """Known names listed in one message (the closest are suggested first)."""
+MAX_FOLDERS_NAMED = 5
+"""Folders searched named in one message (then how many more)."""
 
 
 Known = Callable[[Path, Sequence[Path]], Collection[str]]
@@ -79,13 +81,15 @@ def naming_workspaces(path: Path, kind: FileKind, others: Iterable[Path],
 
 def block_workspaces(block: str | None, workspaces: Sequence[Path]) -> tuple[Path, ...]:
     """The folders whose skills a rule in the ``workspaces:`` block keyed on ``block`` may
-    name (all of ``workspaces`` outside one, None): the block's own, and those of the open
-    ``workspaces`` below it (a block keyed on a folder above them applies to each, with its
-    own skills)."""
+    name (all of ``workspaces`` outside one, None): the block's own, and those of the folders
+    below it, open (``workspaces``) or not (:func:`.skills.workspaces_below`: bounded and
+    cached) — a block keyed on a folder above them applies to each, with its own skills."""
     if block is None:
         return tuple(workspaces)
     folder = Path(os.path.expanduser(block))
-    return (folder, *(w for w in workspaces if w != folder and w.is_relative_to(folder)))
+    below = [w for w in workspaces if w != folder and w.is_relative_to(folder)]
+    others = workspaces_below(folder) if folder.is_absolute() else ()
+    return (folder, *below, *(w for w in others if w not in below))
 
 
 def unknown_skills_in_files(files: Iterable[str], config_directory: Path,
@@ -104,6 +108,9 @@ def unknown_skills_in_files(files: Iterable[str], config_directory: Path,
 
 def _unknown(doc: YamlDocument, node: YamlNode, names: list[str], folders: Sequence[str],
              purpose: str) -> Problem:
+    if len(folders) > MAX_FOLDERS_NAMED:  # a block keyed on a folder of many repositories
+        folders = [*folders[:MAX_FOLDERS_NAMED - 1],
+                   f"{len(folders) - MAX_FOLDERS_NAMED + 1} more skills folders"]
     where = " or ".join(folders) if len(folders) < 3 else \
         f"{', '.join(folders[:-1])} or {folders[-1]}"
     suggestions = closest(node.text, names)

@@ -9,6 +9,7 @@ command (``/modle``, ``/cots``, ``/Help``, ``/mod``: :func:`mistyped`), which fa
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shlex
 from decimal import Decimal
@@ -132,6 +133,8 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: Sessio
             raise CommandUsage(patterns_usage(str(live.folder)))
         if name == "/patterns" and manager.learning is not None:  # read after its writes
             text = await manager.learning.stats_text(str(live.folder))
+        elif name == "/rules":
+            text = await _rules(manager, str(live.folder), args)
         else:
             text = _dispatch(manager, queries, live, name, args)
         error = None
@@ -155,12 +158,6 @@ def _dispatch(manager: SessionManager, queries: SessionQueries, live: LiveSessio
         return _model(manager, queries, live, args)
     if name == "/profile":
         return _profile(manager, live, args)
-    if name == "/rules":
-        text = _rules(manager.config, str(live.folder), args)
-        # check and reload read the files again: the status may turn valid or invalid
-        for workspace in manager.workspaces:
-            manager.observer.status_changed(workspace)
-        return text
     if name in ("/cost", "/help") and args:  # no words to take: do not answer as if none came
         raise CommandUsage(f"Usage: {name}")
     if name == "/cost":
@@ -204,29 +201,36 @@ def _profile(manager: SessionManager, live: LiveSession, args: list[str]) -> str
     return message
 
 
-def _rules(config: ConfigStore, folder: str, args: list[str]) -> str:
+async def _rules(manager: SessionManager, folder: str, args: list[str]) -> str:
+    config = manager.config
     action = args[0].lower() if args else "show"
+    if action not in ("check", "reload", "show"):
+        raise CommandUsage("Usage: /rules check | /rules show | /rules reload")
     if action == "reload":
         config.reload()
-        policy = config.effective(folder)
-        problems, _ = _checked(config, folder)
-        suffix = "" if not problems else f" ({len(problems)} problem(s); run /rules check)"
-        return f"Reloaded: {len(policy.rules)} rules active{suffix}."
-    if action == "check":
-        problems, files = _checked(config, folder)
-        return format_problems(problems, files)
+    policy = config.effective(folder)
+    problems, files = await _checked(config, folder) if action != "show" else ([], [])
+    # the files were looked at again: the status may turn valid or invalid
+    for workspace in manager.workspaces:
+        manager.observer.status_changed(workspace)
     if action == "show":
-        return format_rules(folder, config.effective(folder))
-    raise CommandUsage("Usage: /rules check | /rules show | /rules reload")
+        return format_rules(folder, policy)
+    if action == "check":
+        return format_problems(problems, files)
+    suffix = "" if not problems else f" ({len(problems)} problem(s); run /rules check)"
+    return f"Reloaded: {len(policy.rules)} rules active{suffix}."
 
 
-def _checked(config: ConfigStore, folder: str) -> tuple[list[Problem], list[str]]:
+async def _checked(config: ConfigStore, folder: str) -> tuple[list[Problem], list[str]]:
     """The problems of the files ``folder`` uses and those files, as ``switchman rules
     check`` finds them: with the ``unknown-skill`` warnings, which the store's checks leave
-    out (they change with the skill files, not with the file)."""
+    out (they change with the skill files, not with the file). Those read the files and walk
+    the skills folders (a ``workspaces:`` block keyed on a parent folder walks the folders
+    below it), so they are found on a thread, not on the loop that serves the editor."""
     problems, in_force = config.state(folder)
     files = list(in_force)
-    skills = unknown_skills_in_files(files, config.directory, Path(folder))
+    skills = await asyncio.to_thread(unknown_skills_in_files, files, config.directory,
+                                     Path(folder))
     return sort_problems(problems + skills), files
 
 

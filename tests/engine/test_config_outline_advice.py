@@ -9,6 +9,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from switchman.engine import skills
 from switchman.engine.config.builtin import builtin_models_values, builtin_registry
 from switchman.engine.config.check import FileKind
 from switchman.engine.config.models_file import check_models_text
@@ -19,7 +20,7 @@ from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.editing.advice import advise
 from switchman.engine.editing.editing import ConfigDocuments
 from switchman.engine.editing.outline import Symbol, SymbolKind, outline
-from switchman.engine.skills import KnownSkills
+from switchman.engine.skills import KnownSkills, workspaces_below
 from tests.conftest import range_from_str, span
 
 ROUTING_TEXT = """\
@@ -242,11 +243,50 @@ def test_a_workspace_blocks_rules_name_that_folders_skills(tmp_path: Path) -> No
         (5, f"No skill named 'frontend' in {config / 'skills'} or {billing}"),
         (9, f"No skill named 'ledger' in {config / 'skills'} or "
             f"{tmp_path / 'app' / '.switchman' / 'skills'}")]
-    # a block keyed on a folder above the open one applies to it too, with its skills
+    # a block keyed on a folder above the open one applies to it too, with its skills, and
+    # to the folders below it that are not open (billing's ledger was flagged)
     above = (f"global_default: opus\nworkspaces:\n  {tmp_path}:\n    rules:\n"
              "      - name: a\n        when: {skills_matching_message_includes: "
-             "[frontend, ledger]}\n        use: opus\n")
+             "[frontend, ledger, payroll]}\n        use: opus\n")
     found = unknown_skills_of_file(path, FileKind.ROUTING, parse_yaml(above, str(path)),
                                    config, tmp_path / "app")
-    assert [p.message.split(" in ")[0] for p in found] == ["No skill named 'ledger'"]
+    assert [p.message.split(" in ")[0] for p in found] == ["No skill named 'payroll'"]
     assert str(tmp_path / "app" / ".switchman" / "skills") in found[0].message
+    assert str(billing) in found[0].message
+
+
+def test_a_blocks_folders_below_it_are_found_within_bounds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folders with skills below a `workspaces:` block's folder, open or not, are found by
+    a walk that stays small: three levels down, no hidden folder, no link, not into a
+    repository; its answer is
+    reused for a while (the check runs at every keystroke)."""
+    for below in ("a", "b/c", "d/e/f", "p/q/r/s", ".hidden/x", "outside/y", "a/inner",
+                  "git/sub"):
+        (tmp_path / below / ".switchman" / "skills").mkdir(parents=True)
+    (tmp_path / "git" / ".git").mkdir()  # a repository's inner folders are not workspaces
+    (tmp_path / "link").symlink_to(tmp_path / "outside")
+    (tmp_path / ".switchman" / "skills").mkdir(parents=True)  # the block's own: not "below"
+    assert workspaces_below(tmp_path) == (tmp_path / "a", tmp_path / "b" / "c",
+                                          tmp_path / "outside" / "y", tmp_path / "d" / "e" / "f")
+    # (outside/y once: the link to outside/ is not entered)
+    (tmp_path / "n" / ".switchman" / "skills").mkdir(parents=True)
+    assert tmp_path / "n" not in workspaces_below(tmp_path)  # reused
+    monkeypatch.setattr(skills, "BELOW_SECONDS", 0.0)
+    assert tmp_path / "n" in workspaces_below(tmp_path)
+    monkeypatch.setattr(skills, "BELOW_MAX_FOLDERS", 1)  # only the folder itself is listed
+    assert workspaces_below(tmp_path) == ()
+
+
+def test_an_unknown_skill_names_five_folders_searched_at_most(tmp_path: Path) -> None:
+    """A block keyed on a folder of many repositories searched each: the message names the
+    first ones and counts the rest."""
+    for index in range(6):
+        (tmp_path / f"repo{index}" / ".switchman" / "skills").mkdir(parents=True)
+    text = (f"workspaces:\n  {tmp_path}:\n    rules:\n      - name: a\n"
+            "        when: {skills_matching_message_includes: [nosuch]}\n        use: opus\n")
+    config = tmp_path / ".config"
+    [found] = unknown_skills_of_file(config / "routing.yaml", FileKind.ROUTING,
+                                     parse_yaml(text, "routing.yaml"), config, tmp_path / "x")
+    assert f"{tmp_path / 'repo0' / '.switchman' / 'skills'} or 5 more skills folders," \
+        in found.message

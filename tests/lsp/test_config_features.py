@@ -257,7 +257,7 @@ async def test_a_workspace_blocks_skill_names_are_offered_as_its_check_knows_the
     """In a `workspaces:` block of the user's routing.yaml, completion offered every open
     folder's skills while the check flagged them (the block applies to its folder only):
     what is offered there is the user's skills, the block folder's and, for a block keyed on
-    a folder above, the open folders' below it, and none of them is flagged."""
+    a folder above, the folders' below it (open or not), and none of them is flagged."""
     async with editing(editor_name, tmp_path) as editor:
         write_skill(editor.config / "skills", "system_design", "Architecture and trade-offs")
         write_skill(editor.workspace / ".switchman" / "skills", "db-migrations", "Schemas")
@@ -275,12 +275,13 @@ async def test_a_workspace_blocks_skill_names_are_offered_as_its_check_knows_the
         editor.open(uri, text)
         assert {i.label for i in await complete_at(editor, uri, "le]", 2)} == {
             "system_design", "ledger"}
-        above = {i.label for i in await complete_at(editor, uri, "db]", 2)}
-        assert {"system_design", "db-migrations"} <= above
+        # keyed on a folder above: the open folder's skills and billing's (below it, not open)
+        assert {i.label for i in await complete_at(editor, uri, "db]", 2)} == {
+            "system_design", "db-migrations", "ledger"}
         assert {i.label for i in await complete_at(editor, uri, "sy]", 2)} == {
             "system_design", "db-migrations"}
         editor.replace_all(uri, text.replace("[le]", "[ledger, system_design]").replace(
-            "[db]", "[db-migrations]").replace("[sy]", "[system_design, db-migrations]"))
+            "[db]", "[db-migrations, ledger]").replace("[sy]", "[system_design, db-migrations]"))
         assert with_code(await editor.diagnostics(uri), "unknown-skill") == []
 
 

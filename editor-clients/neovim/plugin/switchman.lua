@@ -50,15 +50,6 @@ vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
   callback = to_running_daemons('share'),
 })
 
--- A skill file of the user's own skills folder written: the running daemons check the open routing and
--- profiles files again (their unknown-skill warnings). Nothing is loaded or started for this either.
-vim.api.nvim_create_autocmd('BufWritePost', {
-  group = group,
-  pattern = '*.md',
-  desc = "Switchman: tell the running daemons of a skill file written in the user's skills folder",
-  callback = to_running_daemons('skill_written'),
-})
-
 -- A shared buffer renamed (`:saveas`) is the new file's buffer for the daemon too (Neovim 0.7 does not
 -- tell the servers).
 vim.api.nvim_create_autocmd('BufFilePre', {

@@ -221,4 +221,58 @@ return {
       H.eq(0, #H.buf_clients(0), 'a file outside every root has no client')
     end,
   },
+  {
+    'a skill file removed, renamed or added outside Neovim checks the open profiles.yaml again; the watch ends with the daemons',
+    function()
+      -- Neovim does not watch files for the daemon on Linux: the plugin's own watch (switchman.skill_watch)
+      local skill_watch = require('switchman.skill_watch')
+      local root = vim.fn.resolve(project)
+      local mine, theirs = config_dir .. '/skills', project .. '/.switchman/skills'
+      write(mine .. '/review.md', { '---', 'name: code_review', 'description: Reviews', '---' })
+      vim.fn.delete(theirs, 'rf')
+      vim.cmd('edit! ' .. vim.fn.fnameescape(config_dir .. '/profiles.yaml'))
+      local profiles = vim.api.nvim_get_current_buf()
+      H.wait_for("profiles.yaml to attach to the workspace's daemon", function()
+        local attached = H.buf_clients(profiles)[1]
+        return attached and client.root_of(attached.id) == root
+      end)
+      vim.api.nvim_buf_set_lines(profiles, 0, -1, false, { 'profiles:', '  reviewer:', '    skills: [code_review, db]' })
+      local function unknown_skills()
+        local names = {}
+        for _, d in ipairs(diagnostics(profiles)) do
+          if code_of(d) == 'unknown-skill' then
+            table.insert(names, d.message:match("No skill named '([^']*)'"))
+          end
+        end
+        table.sort(names)
+        return table.concat(names, ' ')
+      end
+      local function wait_unknown(names, what)
+        H.wait_for(what, function()
+          return unknown_skills() == names
+        end, nil, function()
+          return { unknown = unknown_skills(), watched = skill_watch.watched() }
+        end)
+      end
+      wait_unknown('db', 'db is unknown')
+      local function shell(command)
+        vim.fn.system({ 'sh', '-c', command })
+        H.eq(0, vim.v.shell_error, command)
+      end
+      -- a folder and its skill made outside Neovim (the folder did not exist: its parent is watched)
+      shell('mkdir -p ' .. vim.fn.shellescape(theirs) .. " && printf '%s\\n' --- 'name: db' --- > "
+        .. vim.fn.shellescape(theirs .. '/db.md'))
+      wait_unknown('', 'the warning cleared once the skill was added')
+      shell('rm ' .. vim.fn.shellescape(mine .. '/review.md'))
+      wait_unknown('code_review', 'code_review is unknown once its file was removed')
+      shell(('mv %s %s'):format(vim.fn.shellescape(theirs .. '/db.md'), vim.fn.shellescape(theirs .. '/db.txt')))
+      wait_unknown('code_review db', 'db is unknown once its file was renamed')
+      H.check(vim.tbl_contains(skill_watch.watched(), vim.fn.resolve(theirs)), 'the workspace folder is watched',
+        skill_watch.watched())
+      client.stop()
+      H.wait_for('the watch to end with the daemons', function()
+        return #skill_watch.watched() == 0
+      end, nil, skill_watch.watched)
+    end,
+  },
 }

@@ -127,17 +127,23 @@ return {
     end,
   },
   {
-    ':Switchman why shows the routing chain of the last turn in a float',
+    ':Switchman why shows the routing chain of the last turn in a float, every line of it in view',
     function()
+      local columns, lines = vim.o.columns, vim.o.lines
+      vim.o.columns, vim.o.lines = 60, 40 -- the chain's lines are longer: they wrap, and the float is as tall as that
       vim.cmd('Switchman why')
       local win = H.wait_for('a floating window', function()
         local w = vim.api.nvim_get_current_win()
         return vim.api.nvim_win_get_config(w).relative ~= '' and w
       end)
-      local text = H.text(vim.api.nvim_win_get_buf(win))
+      local bufnr = vim.api.nvim_win_get_buf(win)
+      local text = H.text(bufnr)
       H.check(text:find('Chain:', 1, true) and text:find('MANUAL_STICKY', 1, true), 'the chain', text)
+      vim.cmd('redraw')
+      H.eq(vim.api.nvim_buf_line_count(bufnr), vim.fn.line('w$', win), 'the last line is shown whole, not scrolled off')
       H.feed('q')
       H.check(not vim.api.nvim_win_is_valid(win), 'q closes it')
+      vim.o.columns, vim.o.lines = columns, lines
     end,
   },
   {
@@ -192,6 +198,37 @@ return {
       end, nil, function()
         return labels
       end)
+    end,
+  },
+  {
+    'an argument a subcommand does not take is refused, not dropped; a mistyped subcommand is named',
+    function()
+      local session = chat().session_id
+      local shown = H.stub_select(function()
+        return false
+      end)
+      local refused = {
+        { 'Switchman new now', ':Switchman new: "now" is not an argument it takes; nothing was done. It takes no arguments.' },
+        { 'Switchman workers stop', ':Switchman workers: "stop" is not an argument it takes' },
+        { 'Switchman trust revoke edit_file', ':Switchman trust: "revoke edit_file" is not an argument it takes' },
+        { 'Switchman why the model', ':Switchman why: "the model" is not' },
+        { 'Switchman sessions worker', ':Switchman sessions: "worker" is not an option; nothing was done. Usage: :Switchman sessions [workers].' },
+        { 'Switchman feedback up twice', 'Usage: :Switchman feedback {up|down}.' },
+        { 'Switchman rules check show', 'Usage: :Switchman rules [check|show|reload].' },
+        { 'Switchman rules all', 'unknown rules action "all"' },
+        { 'Switchman Chat', 'unknown subcommand "Chat". Did you mean :Switchman chat?' },
+        { 'Switchman sesions', 'Did you mean :Switchman sessions?' },
+        { 'Switchman wor', 'Did you mean :Switchman workers?' },
+      }
+      for _, case in ipairs(refused) do
+        H.notifications = {}
+        vim.cmd(case[1])
+        wait_error(case[2])
+      end
+      vim.cmd('Switchman xyzzy')
+      wait_error('unknown subcommand "xyzzy".\nUsage')
+      H.eq(session, chat().session_id, 'no new session was started')
+      H.eq({}, shown, 'no picker was shown')
     end,
   },
 }

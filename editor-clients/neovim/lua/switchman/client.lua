@@ -152,6 +152,9 @@ local function on_exit(code, signal, client_id)
   vim.schedule(function()
     -- a restart may already have started this root's next client: its state stays
     local replaced = root ~= nil and M.get(root) ~= nil
+    if root and not replaced then
+      require('switchman.skill_watch').release(root)
+    end
     require('switchman.approval').withdraw_root(root,
       'the Switchman daemon stopped before you answered; nothing was done.')
     for _, fn in ipairs(listeners.exit or {}) do
@@ -325,6 +328,7 @@ function M.ensure(root, bufnr)
   end
   by_root[root], roots[id], known[root] = id, root, true
   M.reattach(root)
+  require('switchman.skill_watch').watch(root)
   return vim.lsp.get_client_by_id(id)
 end
 
@@ -351,8 +355,9 @@ local function inside(path, root)
 end
 
 --- Whether Neovim watches files for `client` itself (0.10+ where it offers to, on macOS and Windows): the
---- daemon registered its watchers (the user's `skills/**` among them) and Neovim sends their events.
-local function watches_files(client)
+--- daemon registered its watchers (the user's `skills/**` among them) and Neovim sends their events, so
+--- `switchman.skill_watch` does not.
+function M.watches_files(client)
   local method = 'workspace/didChangeWatchedFiles'
   if type(client.registrations) == 'table' then -- 0.11
     return not vim.tbl_isempty(client.registrations[method] or {})
@@ -362,33 +367,6 @@ local function watches_files(client)
     return dynamic and dynamic:get(method)
   end)
   return ok and found ~= nil and found ~= false
-end
-
---- The file of `bufnr`, just written, when it is in the user's own skills folder (`<config>/skills/`).
-local function user_skill_file(bufnr)
-  local name = vim.api.nvim_buf_get_name(bufnr)
-  if name == '' or name:match('^%a[%w+.-]*://') or vim.fn.fnamemodify(name, ':e') ~= 'md' then
-    return nil
-  end
-  local path = workspace.normalize(name)
-  return inside(path, workspace.config_dir() .. package.config:sub(1, 1) .. 'skills') and path or nil
-end
-
---- A skill file of the user's own skills folder was written (`BufWritePost`): tell each running daemon
---- (`workspace/didChangeWatchedFiles`), so that the open routing/profiles files' `unknown-skill`
---- warnings follow it. The folder is outside the workspaces, so its buffers are attached to no daemon
---- and no `didSave` tells them; a daemon it is attached to, or whose watcher Neovim runs, is told already.
-function M.skill_written(bufnr)
-  local path = user_skill_file(bufnr)
-  if not path then
-    return
-  end
-  local params = { changes = { { uri = vim.uri_from_fname(path), type = 2 } } } -- 2: Changed
-  for _, client in pairs(M.all()) do
-    if not vim.lsp.buf_is_attached(bufnr, client.id) and not watches_files(client) then
-      M.call(client, 'notify', 'workspace/didChangeWatchedFiles', params)
-    end
-  end
 end
 
 --- Send the running daemons whose root holds the file of `bufnr` its text and changes (the buffer is

@@ -51,6 +51,7 @@ M.list = {
   },
   {
     name = 'why',
+    max_args = 0,
     desc = 'Why this model? The routing chain of the last turn',
     run = function()
       require('switchman.explain').why(root())
@@ -58,6 +59,8 @@ M.list = {
   },
   {
     name = 'rules',
+    max_args = 1,
+    usage = 'rules [check|show|reload]',
     desc = 'Check the configuration and show the rules in evaluation order (or: check, show, reload)',
     run = function(args)
       require('switchman.explain').rules(root(), args[1])
@@ -68,6 +71,8 @@ M.list = {
   },
   {
     name = 'feedback',
+    max_args = 1,
+    usage = 'feedback {up|down}',
     desc = 'Rate the last answer for the pattern store: up (good) or down (bad)',
     run = function(args)
       require('switchman.chat').feedback(root(), args[1])
@@ -78,8 +83,13 @@ M.list = {
   },
   {
     name = 'sessions',
+    max_args = 1,
+    usage = 'sessions [workers]',
     desc = "List this workspace's sessions and open one's transcript ('sessions workers': with workers)",
     run = function(args)
+      if args[1] and args[1] ~= 'workers' then
+        return M.refuse('sessions', ('%q is not an option'):format(args[1]))
+      end
       require('switchman.sessions').pick(root(), args[1] == 'workers' or nil)
     end,
     complete = function()
@@ -88,6 +98,7 @@ M.list = {
   },
   {
     name = 'workers',
+    max_args = 0,
     desc = "List the current session's workers: open one's transcript or stop it",
     run = function()
       require('switchman.chat.workers').pick(root())
@@ -95,6 +106,7 @@ M.list = {
   },
   {
     name = 'new',
+    max_args = 0,
     desc = 'Start a new session in this workspace',
     run = function()
       require('switchman.chat').new_session(root())
@@ -102,6 +114,7 @@ M.list = {
   },
   {
     name = 'cancel',
+    max_args = 0,
     desc = 'Cancel the running turn',
     run = function()
       local chat = chat_of(root())
@@ -113,6 +126,7 @@ M.list = {
   },
   {
     name = 'status',
+    max_args = 0,
     desc = "Show the workspace's model, session, cost today and notices",
     run = function()
       vim.notify(table.concat(require('switchman.status').describe(root()), '\n'), vim.log.levels.INFO)
@@ -149,6 +163,7 @@ M.list = {
   },
   {
     name = 'trust',
+    max_args = 0,
     desc = 'List the tools that run without asking in this workspace and revoke one (or all)',
     run = function()
       require('switchman.trust').pick(root())
@@ -156,6 +171,7 @@ M.list = {
   },
   {
     name = 'restart',
+    max_args = 0,
     desc = 'Restart the Switchman daemon(s)',
     run = function()
       require('switchman.client').restart()
@@ -176,6 +192,41 @@ local function usage()
   return table.concat(lines, '\n')
 end
 
+--- Refuse `:Switchman {name} …` for `why` (its usage line says what it takes).
+function M.refuse(name, why)
+  local command = M.by_name[name]
+  local takes = command.usage and ('Usage: :Switchman ' .. command.usage) or 'It takes no arguments'
+  vim.notify(('Switchman: :Switchman %s: %s; nothing was done. %s.'):format(name, why, takes), vim.log.levels.ERROR)
+end
+
+local function distance(a, b)
+  local previous = {}
+  for j = 0, #b do
+    previous[j] = j
+  end
+  for i = 1, #a do
+    local current = { [0] = i }
+    for j = 1, #b do
+      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
+      current[j] = math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+    end
+    previous = current
+  end
+  return previous[#b]
+end
+
+--- The subcommand a mistyped `name` most likely meant (`Chat`, `sesions`, `wor`), or nil.
+local function meant(name)
+  local lower, best, best_distance = name:lower(), nil, 3
+  for _, command in ipairs(M.list) do
+    local d = vim.startswith(command.name, lower) and #lower >= 2 and 0 or distance(lower, command.name)
+    if d < best_distance then
+      best, best_distance = command.name, d
+    end
+  end
+  return best
+end
+
 --- Run `:Switchman` with the user command's `opts` (`fargs`).
 function M.run(opts)
   require('switchman')
@@ -186,7 +237,15 @@ function M.run(opts)
   end
   local command = M.by_name[name]
   if not command then
-    return vim.notify(('Switchman: unknown subcommand %q.\n%s'):format(name, usage()), vim.log.levels.ERROR)
+    local guess = meant(name)
+    local hint = guess and (' Did you mean :Switchman %s?'):format(guess) or ''
+    return vim.notify(('Switchman: unknown subcommand %q.%s\n%s'):format(name, hint, usage()), vim.log.levels.ERROR)
+  end
+  if command.max_args and #args > command.max_args then
+    -- an argument the subcommand has no use for is refused, not dropped: `sessions worker`,
+    -- `trust revoke edit_file` or `workers stop` would do something else than asked
+    local extra = table.concat(vim.list_slice(args, command.max_args + 1), ' ')
+    return M.refuse(name, ('%q is not an argument it takes'):format(extra))
   end
   command.run(args, opts)
 end

@@ -49,7 +49,7 @@ end
 --- Run `/rules check` and `/rules show` (or just `action`) and show the answers in a scratch buffer.
 function M.rules(root, action)
   local commands = RULES[action or 'all']
-  if not commands then
+  if not commands or action == 'all' then
     return vim.notify(('Switchman: unknown rules action %q (check, show or reload).'):format(action), vim.log.levels.ERROR)
   end
   run_commands(root, commands, {}, function(answers)

@@ -172,12 +172,19 @@ function M.float(entries, opts)
   vim.bo[bufnr].filetype = opts.filetype or 'markdown'
   M.put(bufnr, 0, -1, entries)
   vim.bo[bufnr].modifiable = false
-  local width = 20
-  for _, entry in ipairs(entries) do
-    width = math.max(width, vim.fn.strdisplaywidth(type(entry) == 'string' and entry or entry[1]))
+  local width, widths = 20, {}
+  for i, entry in ipairs(entries) do
+    widths[i] = vim.fn.strdisplaywidth(type(entry) == 'string' and entry or entry[1])
+    width = math.max(width, widths[i])
   end
   width = math.min(width + 2, math.floor(vim.o.columns * 0.9))
-  local height = math.min(#entries, math.floor(vim.o.lines * 0.8))
+  -- as tall as its lines wrapped to that width: a line counted once would push the last ones
+  -- out of view, with nothing to say that more is there
+  local rows = 0
+  for _, line_width in ipairs(widths) do
+    rows = rows + math.max(1, math.ceil(line_width / width))
+  end
+  local height = math.min(rows, math.floor(vim.o.lines * 0.8))
   local win_opts = {
     relative = 'editor',
     width = width,

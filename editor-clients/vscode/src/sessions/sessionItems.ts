@@ -99,5 +99,6 @@ export function relativeTime(iso: string, now: Date): string {
 /** The title of a transcript tab, safe as a file name. */
 export function transcriptFileName(session: Session): string {
   const title = (session.title.trim() || 'session').replace(/[\\/:*?"<>|\s]+/g, ' ').slice(0, 60).trim();
-  return `${title || 'session'}.md`;
+  // a title that already ends in a Markdown file's name ("Summarise README.md") keeps it as the extension
+  return /.\.md$/i.test(title) ? title : `${title || 'session'}.md`;
 }

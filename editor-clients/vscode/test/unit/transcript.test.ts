@@ -278,6 +278,9 @@ describe('session items', () => {
 
   it('name transcript tabs safely', () => {
     assert.equal(transcriptFileName({ ...session, title: 'fix a/b: "x"' }), 'fix a b x.md');
+    // A title ending in a Markdown file's name is not given a second extension ("Summarise README.md.md").
+    assert.equal(transcriptFileName({ ...session, title: 'Summarise README.md' }), 'Summarise README.md');
+    assert.equal(transcriptFileName({ ...session, title: 'explain NOTES.MD' }), 'explain NOTES.MD');
     assert.equal(relativeTime('2026-05-08T12:00:00Z', new Date('2026-05-09T12:00:00Z')), '1 d ago');
   });
 });

@@ -159,7 +159,7 @@ function M.stale(request)
     return nil
   end
   return ('%s changed in the editor since this change was proposed (or has unsaved changes it was not made '
-    .. 'from), so it was not applied: it would have landed in the wrong place. Nothing was changed; read the '
+    .. 'from): applied to that text it would have landed in the wrong place, so nothing was changed. Read the '
     .. 'file again to make the change.'):format(given(request.path) and request.path or 'The file')
 end
 

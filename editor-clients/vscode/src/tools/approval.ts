@@ -166,8 +166,8 @@ export function staleChange(request: ApprovalRequest, current: string | undefine
   if (!request.uri || request.original === null || request.original === undefined || current === undefined) return null;
   if (request.proposed === null || current === request.original) return null; // a deletion has no positions
   return `${request.path ?? 'The file'} changed in the editor since this change was proposed (or has unsaved changes `
-    + 'it was not made from), so it was not applied: it would have landed in the wrong place. Nothing was changed; '
-    + 'read the file again to make the change.';
+    + 'it was not made from): applied to that text it would have landed in the wrong place, so nothing was changed. '
+    + 'Read the file again to make the change.';
 }
 
 interface Open {

@@ -146,6 +146,8 @@ describe('approval center', () => {
     assert.equal(answer.refused_by, 'editor', 'the user allowed it: the model must not hear they refused it');
     assert.match(answer.reason ?? '', /^src\/app.py changed in the editor since this change was proposed/);
     assert.match(outcomeText(center.all()[0]), /^Not applied: src\/app.py changed in the editor/);
+    // The card says it once ("Not applied: … so it was not applied: …" read twice).
+    assert.doesNotMatch(outcomeText(center.all()[0]), /Not applied:.*not applied/is);
     // Unchanged (or not open in the editor): the answer goes through as given.
     texts.set('file:///w/src/app.py', 'a\n');
     const again = center.ask({ ...EDIT, id: 'A5', original: 'a\n' }, new AbortController().signal);

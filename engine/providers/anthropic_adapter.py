@@ -33,8 +33,10 @@ from switchman.engine.providers.base import (
 from switchman.engine.providers.errors import (
     ProviderError,
     class_for_status,
+    cut_short,
     error_detail,
     retry_after_seconds,
+    unreadable,
 )
 from switchman.engine.routing.tiers import thinking_budget
 
@@ -92,6 +94,8 @@ class AnthropicAdapter:
                         yield converted
         except Exception as exc:
             raise self._classify(exc, request.model_id) from None
+        if not answer.ended:
+            raise cut_short(request.model_id)
         self._remember(answer.thinking(), answer.tool_ids())
         yield answer.finished()
 
@@ -140,6 +144,8 @@ class AnthropicAdapter:
             return ProviderError(ErrorClass.TIMEOUT, detail, model=model)
         if isinstance(exc, sdk.APIConnectionError) or _is_transport(exc):
             return ProviderError(ErrorClass.NETWORK, detail, model=model)
+        if (failure := unreadable(exc, model)) is not None:
+            return failure
         raise exc
 
 
@@ -191,6 +197,8 @@ class _Answer:
         self._pieces: dict[int, list[str]] = {}
         self._usage: dict[str, int] = {}
         self._stop_reason: str | None = None
+        self.ended = False
+        """``message_stop`` arrived: the answer is whole."""
 
     def take(self, event: Any) -> StreamEvent | None:
         """Add one raw event; what it means for the turn, if anything."""
@@ -208,7 +216,9 @@ class _Answer:
         if kind == "message_start":
             self._usage = {k: v or 0 for k, v in _usage_counts(event.message.usage).items()}
             return UsageReport(Usage(**self._usage))
-        if kind == "message_delta":
+        if kind == "message_stop":
+            self.ended = True
+        elif kind == "message_delta":
             self._stop_reason = event.delta.stop_reason
             # The counts are totals so far; those left out keep message_start's values.
             self._usage.update({k: v for k, v in _usage_counts(event.usage).items()

@@ -67,6 +67,23 @@ class ProviderError(SwitchmanError):
         return self.error_class in _RETRYABLE
 
 
+def cut_short(model: str) -> ProviderError:
+    """A stream whose body ended before the answer's own end (Anthropic's ``message_stop``,
+    OpenAI's ``finish_reason``): a proxy or server gave up mid-answer, and what arrived is not
+    a finished answer. Failed as a cut connection is, so the turn does not end "completed"."""
+    return ProviderError(ErrorClass.NETWORK, "the stream ended before the answer did",
+                         model=model)
+
+
+def unreadable(exc: Exception, model: str) -> ProviderError | None:
+    """A stream frame that is not JSON, or not the API's shape (``json``'s and pydantic's
+    errors are ``ValueError``), as a provider error: the provider's fault, not Switchman's."""
+    if isinstance(exc, ValueError):
+        return ProviderError(ErrorClass.SERVER, "the provider sent a stream that could not be "
+                             "read", model=model)
+    return None
+
+
 def error_detail(exc: Exception) -> str:
     """The provider's own message for a failure, trimmed (callers redact keys from it).
 

@@ -36,8 +36,10 @@ from switchman.engine.providers.errors import (
     ProviderError,
     class_for_status,
     connection_failure,
+    cut_short,
     error_detail,
     retry_after_seconds,
+    unreadable,
 )
 
 CONNECT_TIMEOUT = 10.0
@@ -81,7 +83,7 @@ class OpenAIAdapter:
         """Yield text and tool calls as they arrive, then the final result."""
         text: list[str] = []
         calls: dict[int, _PendingCall] = {}
-        finish = "stop"
+        finish: str | None = None
         usage = Usage()
         try:
             stream = await self._client.chat.completions.create(**self._arguments(request))
@@ -94,6 +96,8 @@ class OpenAIAdapter:
                     finish = choice.finish_reason or finish
         except Exception as exc:
             raise self._classify(exc, request.model_id) from None
+        if finish is None:
+            raise cut_short(request.model_id)
         finished_calls = [c.finish() for _, c in sorted(calls.items())]
         for call in finished_calls:
             yield call
@@ -153,6 +157,8 @@ class OpenAIAdapter:
             return ProviderError(ErrorClass.SERVER, detail, model=model)
         if (cause := connection_failure(exc)) is not None:
             return ProviderError(ErrorClass.NETWORK, redact(str(cause), [self._key]), model=model)
+        if (failure := unreadable(exc, model)) is not None:
+            return failure
         raise exc
 
 

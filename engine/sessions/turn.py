@@ -161,6 +161,8 @@ class TurnRunner:
         # this task's context: its adapter calls read it
         REQUEST_SENT.set(lambda: self._sent(setup, progress))
         status, error, unfinished = "completed", None, False
+        # A worker's task is its planner's to retry; a person's message is theirs.
+        advice = "" if setup.is_worker else " Your message is saved; send it again to retry."
         try:
             await self._loop(setup, progress)
         except asyncio.CancelledError:
@@ -169,15 +171,15 @@ class TurnRunner:
                 status, error = "interrupted", ErrorInfo("interrupted", EXITED_MESSAGE)
         except ProviderError as exc:
             unfinished = True
-            # A worker's task is its planner's to retry; a person's message is theirs.
-            advice = "" if setup.is_worker else " Your message is saved; send it again to retry."
             status, error = "failed", ErrorInfo("provider_error", f"{sentence(str(exc))}{advice}")
         except Exception as exc:  # a bug must not lose the turn or hang the editor
             if exc is setup.start.failure:
                 raise
             log.exception("turn %s failed", setup.turn.id)
-            status, error = "failed", ErrorInfo("internal_error",
-                                                f"Switchman failed during this turn: {exc}")
+            # fixed words: no exception text in a response (it stays in the log)
+            status, error = "failed", ErrorInfo(
+                "internal_error", f"Switchman failed during this turn (a bug; its log has the "
+                f"details).{advice}")
         setup.start.ensure()  # a turn cut short before its first answer is recorded too
         if unfinished:
             self._charge_unfinished(setup, progress)
@@ -427,7 +429,8 @@ class TurnRunner:
             progress.tool_calls += 1
             touched += outcome.touched
             results.append(ToolResultBlock(call.id, outcome.content, outcome.is_error,
-                                           approval=outcome.approval))
+                                           approval=outcome.approval,
+                                           summary=outcome.summary or None))
         message = Message(id=new_id(), session_id=setup.turn.session_id, turn_id=setup.turn.id,
                           role="tool", content=results, created_at=self.clock.now())
         self.store.add_message(message, touched)

@@ -36,7 +36,7 @@ from switchman.engine.providers.base import (
 )
 from switchman.engine.providers.errors import ProviderError
 from switchman.engine.providers.factory import AdapterFactory, DeferredAdapter
-from tests.support.fake_provider import FakeProvider, Reply, Stall, Usage
+from tests.support.fake_provider import CutShort, FakeProvider, Reply, Stall, Usage
 
 KEY = "sk-test-0123456789abcdef"
 APIS = [ApiKind.ANTHROPIC, ApiKind.OPENAI, ApiKind.OPENAI_COMPATIBLE]
@@ -68,6 +68,13 @@ def request(*messages: Message, **extra: object) -> ProviderRequest:
 
 async def collect(adapter: ProviderAdapter, req: ProviderRequest) -> list[StreamEvent]:
     return [event async for event in adapter.stream(req)]
+
+
+async def stream_texts(adapter: ProviderAdapter, req: ProviderRequest, seen: list[str]) -> None:
+    """Stream ``req``, adding each text delta to ``seen`` as it arrives (kept if it fails)."""
+    async for event in adapter.stream(req):
+        if isinstance(event, TextDelta):
+            seen.append(event.text)
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -195,16 +202,43 @@ async def test_a_long_retry_after_is_explained(api: ApiKind, fake: FakeProvider)
 async def test_disconnect_mid_stream_is_a_network_error(api: ApiKind, fake: FakeProvider) -> None:
     fake.script_disconnect("one", "two", after_chunks=1)
     seen: list[str] = []
-
-    async def consume() -> None:
-        async for event in adapter_for(api, fake).stream(request()):
-            if isinstance(event, TextDelta):
-                seen.append(event.text)
-
     with pytest.raises(ProviderError) as caught:
-        await consume()
+        await stream_texts(adapter_for(api, fake), request(), seen)
     assert caught.value.error_class is ErrorClass.NETWORK
     assert seen == ["one"]
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_stream_ended_before_the_answer_is_a_network_error(
+        api: ApiKind, fake: FakeProvider) -> None:
+    """The body ends properly, but without the answer's end (a proxy that gave up): the
+    text so far is not a finished answer, so the call fails as a cut connection does,
+    instead of the turn ending "completed" on half an answer."""
+    fake.script(Reply(text=("one", "two"), fault=CutShort(after_chunks=1)))
+    seen: list[str] = []
+    with pytest.raises(ProviderError) as caught:
+        await stream_texts(adapter_for(api, fake), request(), seen)
+    assert caught.value.error_class is ErrorClass.NETWORK
+    assert str(caught.value) == ("p:model-x: could not reach the provider (network error): "
+                                 "the stream ended before the answer did")
+    assert seen == ["one"]
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_stream_that_is_not_json_is_a_provider_error(
+        api: ApiKind, fake: FakeProvider) -> None:
+    """A frame of the stream that is not JSON is the provider's fault, not a bug of
+    Switchman's: a provider error saying so (the turn then fails with provider_error, its
+    message saved), not the parser's exception text as an internal error."""
+    frame = (b"event: content_block_delta\ndata: {not json\n\n" if api is ApiKind.ANTHROPIC
+             else b"data: {not json\n\n")
+    fake.script(Reply(text=("one", "two"), fault=CutShort(after_chunks=1, frame=frame)))
+    with pytest.raises(ProviderError) as caught:
+        await collect(adapter_for(api, fake), request())
+    assert caught.value.error_class is ErrorClass.SERVER
+    assert caught.value.retryable
+    assert str(caught.value) == ("p:model-x: server error: the provider sent a stream that "
+                                 "could not be read")
 
 
 @pytest.mark.parametrize("api", APIS)

@@ -12,7 +12,7 @@ import pytest
 
 from switchman.engine.errors import InvalidText, UnknownSession
 from tests.sessions.conftest import Engine
-from tests.support.fake_provider import FakeProvider, Reply, Stall, Usage
+from tests.support.fake_provider import CutShort, FakeProvider, Reply, Stall, Usage
 
 SONNET = "anthropic:claude-sonnet-4-6"
 
@@ -97,6 +97,35 @@ async def test_retries_inside_one_call_count_as_one_failure(engine: Engine,
     # 2 failed calls in all (5 failed HTTP requests before the fix would have made it unavailable)
     assert service.availability.check("anthropic", SONNET) is None
     assert str(service.availability.health("anthropic", SONNET)) == "degraded"
+
+
+async def test_a_stream_cut_short_or_unreadable_fails_the_turn_as_the_providers(
+        engine: Engine, fake: FakeProvider) -> None:
+    """A stream whose body ended before the answer's end used to end the turn "completed" on
+    half an answer; a stream frame that is not JSON ended it as Switchman's own bug
+    (``internal_error``, with the parser's exception text as the message). Both are the
+    provider's failures: retried, then ``provider_error`` with the message saved."""
+    service = engine.service
+    # cut after some text: not retried (the text was shown), failed with the text kept
+    fake.script(Reply(text=("half ", "an answer"), fault=CutShort(after_chunks=1)))
+    cut = await service.chat(engine.workspace, None, "@sonnet one")
+    assert (cut.status, cut.text) == ("failed", "half ")
+    assert cut.error is not None and cut.error.code == "provider_error"
+    assert cut.error.message == (f"{SONNET}: could not reach the provider (network error): the "
+                                 "stream ended before the answer did. Your message is saved; "
+                                 "send it again to retry.")
+    garbage = b"event: content_block_delta\ndata: {not json\n\n"
+    fake.script(Reply(text=("a",), fault=CutShort(frame=garbage)))
+    fake.script_text("read this time")  # before any text: retried
+    assert (await service.chat(engine.workspace, None, "@sonnet two")).text == "read this time"
+    for _ in range(3):  # the call and its two retries
+        fake.script(Reply(text=("a",), fault=CutShort(frame=garbage)))
+    unreadable = await service.chat(engine.workspace, None, "@sonnet three")
+    assert unreadable.status == "failed"
+    assert unreadable.error is not None and unreadable.error.code == "provider_error"
+    assert unreadable.error.message == (f"{SONNET}: server error: the provider sent a stream "
+                                        "that could not be read. Your message is saved; send "
+                                        "it again to retry.")
 
 
 async def test_a_session_of_another_workspace_is_named_as_such(engine: Engine,

@@ -20,7 +20,7 @@ from switchman.engine.tools.registry import (
     ToolRegistry,
 )
 from tests.sessions.conftest import Recorder
-from tests.support.scripted_adapter import ScriptedAdapter
+from tests.support.scripted_adapter import ScriptedAdapter, ScriptedReply
 
 SONNET = "anthropic:claude-sonnet-4-6"
 
@@ -52,6 +52,19 @@ async def test_a_turn_returns_what_it_added(service: Switchman, adapter: Scripte
     assert event.outcome.stop_reason == "end_turn"
     assert event.session.history[-3:] == event.outcome.added  # the session remembered it
     assert "remember the milk" in str(adapter.requests[1].messages)
+
+
+async def test_a_bug_during_a_turn_is_told_in_fixed_words(service: Switchman,
+                                                          adapter: ScriptedAdapter) -> None:
+    """No Python exception text in a response (protocol.md): the turn fails with
+    ``internal_error`` and a fixed message; the exception stays in the log."""
+    adapter.script(ScriptedReply(error=KeyError("content_block_delta /home/me/secret-path")))
+    (workspace,) = list(service.workspaces)
+    result = await service.chat(workspace, None, "@sonnet hello")
+    assert result.status == "failed"
+    assert result.error is not None and result.error.code == "internal_error"
+    assert result.error.message == ("Switchman failed during this turn (a bug; its log has the "
+                                    "details). Your message is saved; send it again to retry.")
 
 
 async def test_tool_sources_add_tools_the_loop_runs(service: Switchman,

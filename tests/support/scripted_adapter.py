@@ -25,7 +25,6 @@ from switchman.engine.providers.base import (
     UsageReport,
     request_sent,
 )
-from switchman.engine.providers.errors import ProviderError
 
 
 @dataclass
@@ -45,7 +44,8 @@ class ScriptedReply:
     gate_after: int = 1
     reached: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when the reply starts streaming."""
-    error: ProviderError | None = None
+    error: Exception | None = None
+    """Raised instead of answering: a :class:`ProviderError`, or any exception (a bug)."""
 
     def fits(self, request: ProviderRequest) -> bool:
         """Whether this reply answers ``request``."""

@@ -33,6 +33,7 @@ See :mod:`.control` for the other endpoints.
 
 from .provider import FakeProvider
 from .script import (
+    CutShort,
     Disconnect,
     ErrorReply,
     Fault,
@@ -48,6 +49,7 @@ from .script import (
 from .state import RecordedRequest
 
 __all__ = [
+    "CutShort",
     "Disconnect",
     "ErrorReply",
     "FakeProvider",

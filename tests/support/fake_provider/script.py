@@ -119,7 +119,18 @@ class Stall:
         return await asyncio.to_thread(self.client_gone.wait, timeout)
 
 
-Fault: TypeAlias = Disconnect | Stall | StreamError
+@dataclass(frozen=True)
+class CutShort:
+    """End the body properly after ``after_chunks`` content deltas, without the stream's
+    closing events (Anthropic's ``message_delta``/``message_stop``, OpenAI's
+    ``finish_reason`` chunk and ``[DONE]``): a proxy or server that gave up mid-answer.
+    ``frame`` (raw bytes: an SSE frame whose data is not JSON, say) is sent first."""
+
+    after_chunks: int = 0
+    frame: bytes = b""
+
+
+Fault: TypeAlias = Disconnect | Stall | StreamError | CutShort
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import socket
 import struct
 import threading
 
-from .script import Disconnect, Fault, Reply, Stall, StreamError
+from .script import CutShort, Disconnect, Fault, Reply, Stall, StreamError
 from .state import StallRegistry
 from .wire import Frame, ReplyContext, WireFormat
 
@@ -154,6 +154,11 @@ class StreamPlayer:
             return False
         if isinstance(fault, StreamError):
             self.sink.write(self.wire.stream_error_frame(fault, self.ctx).data)
+            self.sink.finish()
+            return False
+        if isinstance(fault, CutShort):
+            if fault.frame:
+                self.sink.write(fault.frame)
             self.sink.finish()
             return False
         return wait_for_release(fault, self.sink.sock, self.sink.stopping, self.registry)

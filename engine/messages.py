@@ -60,6 +60,10 @@ class ToolResultBlock(msgspec.Struct, frozen=True, tag="tool_result", tag_field=
     is_error: bool = False
     approval: ApprovalRecord | None = None
     """The user's answer to the question this call asked first, if it asked one."""
+    summary: str | None = None
+    """The one line the editors showed for the result live (``ToolOutcome.summary``), so a
+    chat drawn from the session shows the same; None in results stored before it was kept.
+    Never sent to a model."""
 
 
 class AttachmentRequest(msgspec.Struct, frozen=True, kw_only=True):

@@ -97,7 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     forget = patterns_sub.add_parser("forget", help="delete remembered turns")
     forget.add_argument("--workspace", metavar="DIR",
                         help="only this workspace folder's turns (default: all)")
-    patterns_sub.add_parser("export", help="print every row as JSON lines (no message text)")
+    export = patterns_sub.add_parser("export",
+                                     help="print every row as JSON lines (no message text)")
+    for command in (check, show, test, route, models, schema, stats, forget, export):
+        command.set_defaults(command_parser=command)  # its usage line for _check_arguments
 
     _serve_arguments(sub.add_parser("serve", help="run the language server (started by your "
                                                   "editor)", description=SERVE_DESCRIPTION))
@@ -121,10 +124,12 @@ def _tcp_address(text: str) -> tuple[str, int]:
     return host or "127.0.0.1", int(port)
 
 
-def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Refuse (exit 2, with argparse's usage line) what parses but cannot mean anything: a
-    workspace folder that does not exist, negative counts, delegation options without
-    ``--delegate-tier``; silently ignoring them would print a decision for another question."""
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Refuse (exit 2, with the sub-command's usage line, as argparse refuses its own) what
+    parses but cannot mean anything: a workspace folder that does not exist, negative counts,
+    delegation options without ``--delegate-tier``; silently ignoring them would print a
+    decision for another question."""
+    parser: argparse.ArgumentParser = args.command_parser
     workspace = getattr(args, "workspace", None)
     if workspace is not None and not workspace.strip():  # `patterns forget` would forget all
         parser.error("--workspace: empty folder name")
@@ -155,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(tcp=serve.parse_args(argv[1:]).tcp)
     parser = build_parser()
     args = parser.parse_args(argv)
-    _check_arguments(parser, args)
+    _check_arguments(args)
     from switchman.server import subcommands  # noqa: PLC0415
 
     handler = {

@@ -429,7 +429,8 @@ class TurnRunner:
             progress.tool_calls += 1
             touched += outcome.touched
             results.append(ToolResultBlock(call.id, outcome.content, outcome.is_error,
-                                           approval=outcome.approval))
+                                           approval=outcome.approval,
+                                           summary=outcome.summary or None))
         message = Message(id=new_id(), session_id=setup.turn.session_id, turn_id=setup.turn.id,
                           role="tool", content=results, created_at=self.clock.now())
         self.store.add_message(message, touched)

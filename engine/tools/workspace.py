@@ -153,7 +153,7 @@ class WorkspaceTools:
         elif part.more:
             text += (f"\n[… truncated: lines {start}-{last} shown; read on with "
                      f"start_line={last + 1}]")
-        return ToolOutcome(text, summary=f"{rel}: {len(part.lines)} lines", touched=[rel])
+        return ToolOutcome(text, summary=f"{rel}: {_lines(len(part.lines))}", touched=[rel])
 
     def _list_files(self, args: dict[str, Any]) -> ToolOutcome:
         folder = self.resolve(args, default=".")
@@ -169,7 +169,7 @@ class WorkspaceTools:
                 break
         more = "\n[… more files not shown]" if len(found) >= MAX_LIST_ENTRIES else ""
         return ToolOutcome("\n".join(found) + more or "(no files)",
-                           summary=f"{len(found)} files", touched=found)
+                           summary=_counted(len(found), "file"), touched=found)
 
     def _grep(self, args: dict[str, Any]) -> ToolOutcome:
         try:
@@ -194,7 +194,7 @@ class WorkspaceTools:
                 self._grep_buffer(where, buffer, regex, hits)
             rel = self.relative(where)
             return ToolOutcome("\n".join(hits) or "(no matches)",
-                               summary=f"{len(hits)} matches in {rel}",
+                               summary=f"{_counted(len(hits), 'match', 'matches')} in {rel}",
                                touched=[rel] if hits else [])
         glob = text_argument(args, "glob")
         hits = []
@@ -224,7 +224,8 @@ class WorkspaceTools:
                      "as the path to search it]")
         if secret:
             text += f"\n[not searched, as files like these usually hold secrets: {_few(secret)}]"
-        return ToolOutcome(text, summary=f"{len(hits)} matches in {len(touched)} files",
+        return ToolOutcome(text, summary=(f"{_counted(len(hits), 'match', 'matches')} in "
+                                    f"{_counted(len(touched), 'file')}"),
                            touched=touched)
 
     def _grep_file(self, path: Path, regex: Any, hits: list[str], limit: int,
@@ -471,4 +472,9 @@ def _size(path: Path) -> int:
 
 
 def _lines(count: int) -> str:
-    return f"{count} line" if count == 1 else f"{count} lines"
+    return _counted(count, "line")
+
+
+def _counted(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 file``, ``2 files`` (``nouns`` when the plural is not ``noun`` + s)."""
+    return f"{count} {noun}" if count == 1 else f"{count} {nouns or noun + 's'}"

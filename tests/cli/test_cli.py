@@ -571,7 +571,10 @@ def test_route_refuses_arguments_it_would_silently_ignore(
     with pytest.raises(SystemExit) as exit_:
         main(["route", "hello", "--assume-configured", *arguments])
     assert exit_.value.code == 2
-    assert f"switchman: error: {complaint}" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    # as argparse refuses its own: the sub-command's usage and name (it showed the top level's)
+    assert err.startswith("usage: switchman route [-h]"), err
+    assert f"switchman route: error: {complaint}" in err
 
 
 def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:

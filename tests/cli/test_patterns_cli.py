@@ -119,7 +119,9 @@ def test_forget_with_an_empty_workspace_forgets_nothing(
     with pytest.raises(SystemExit) as exit_info:
         main(["patterns", "forget", "--workspace", folder])
     assert exit_info.value.code == 2
-    assert "--workspace: empty folder name" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("usage: switchman patterns forget [-h]"), err
+    assert "switchman patterns forget: error: --workspace: empty folder name" in err
     main(["patterns", "stats", "--json"])
     assert [s["turns"] for s in json.loads(capsys.readouterr().out)] == [2, 1]
 

@@ -108,6 +108,36 @@ return {
     end,
   },
   {
+    'a chat drawn from the stored session shows each tool result as the live chat did',
+    function()
+      local outside = '../a-folder-beside-the-workspace/with-a-rather-long-file-name.txt'
+      H.script({
+        { kind = 'tool_call', tool_calls = {
+          { name = 'list_files', id = 'toolu_list', input = { path = 'src' } },
+          { name = 'grep', id = 'toolu_grep', input = { pattern = 'def main' } },
+          { name = 'read_file', id = 'toolu_outside', input = { path = outside } },
+        } },
+        { kind = 'text', chunks = { 'Looked around.' } },
+      })
+      type_and_send('look around')
+      H.wait_text(transcript(), 'Looked around.')
+      wait_idle()
+      local function results()
+        return vim.tbl_filter(function(line)
+          return vim.startswith(line, '  ✓ ') or vim.startswith(line, '  ✗ ')
+        end, H.lines(transcript()))
+      end
+      local live = results()
+      H.check(vim.tbl_contains(live, '  ✓ list_files: 1 file'), 'one file, not "1 files"', live)
+      H.check(vim.tbl_contains(live, '  ✓ grep: 1 match in 1 file'), 'one match, not "1 matches in 1 files"', live)
+      H.check(vim.startswith(live[#live], ("  ✗ read_file: '%s' is outside the workspace; only files under")
+        :format(outside)), 'the refusal, cut (if at all) where the daemon cuts it', live)
+      chat = H.reopen_chat(chat)
+      H.wait_text(transcript(), 'Looked around.')
+      H.eq(live, results(), 'the same lines once drawn from the stored session')
+    end,
+  },
+  {
     "a failed turn shows the daemon's message plainly, after the retry notices",
     function()
       local error_step = { kind = 'error', status = 500, message = 'upstream exploded' }
@@ -257,7 +287,7 @@ return {
         'the cancelled turn', H.lines(transcript()))
       H.check(text:find('## You\n@sonnet hello there\n\n## Switchman [sonnet · override @sonnet]\nFirst line\n', 1, true),
         'the message as typed, its @alias included', H.lines(transcript()))
-      H.check(text:find('  ⚙ read_file path=src/app.py\n  ✓ read_file: 2 lines of output\n', 1, true), 'tool activity',
+      H.check(text:find('  ⚙ read_file path=src/app.py\n  ✓ read_file: src/app.py: 2 lines\n', 1, true), 'tool activity, as shown live',
         H.lines(transcript()))
       H.check(text:find('## You\nhello again\n\n## Switchman [sonnet · global default]\n✗ anthropic:claude-sonnet-4-6: server error (500)',
         1, true), 'the failed turn', H.lines(transcript()))

@@ -220,14 +220,24 @@ local function tool_names(messages)
   return names
 end
 
---- A stored tool output in a few words: its only line, or how many lines it had; an error's
---- first line, which says why (as the chat showed it live).
-local function output_summary(content, is_error)
-  local lines = split(type(content) == 'string' and vim.trim(content) or '')
-  if #lines > 1 and not is_error then
+--- A stored tool result in one line: the summary the chat showed live, kept with it; for a
+--- result stored before it was kept, its only line or how many lines it had, and an error's
+--- first line, which says why, cut at a word as the daemon cuts it (`summary_of`).
+local function output_summary(block)
+  if present(block.summary) and block.summary ~= '' then
+    return block.summary
+  end
+  local lines = split(type(block.content) == 'string' and vim.trim(block.content) or '')
+  if #lines > 1 and not block.is_error then
     return ('%d lines of output'):format(#lines)
   end
-  return clip(lines[1], 60)
+  local line = lines[1] or ''
+  if vim.fn.strchars(line) <= 160 then
+    return line
+  end
+  local head = vim.fn.strcharpart(line, 0, 159)
+  local word = head:match('^(.*%S)%s') -- the last whole word, when it keeps most of the line
+  return ((word and vim.fn.strchars(word) >= 80) and word:gsub('[ ,;:]+$', '') or head) .. '…'
 end
 
 local function message_lines(message, names, workers)
@@ -247,7 +257,7 @@ local function message_lines(message, names, workers)
         table.insert(out, worker)
       end
     elseif block.type == 'tool_result' then
-      table.insert(out, M.tool_result({ name = names[block.tool_use_id], summary = output_summary(block.content, block.is_error == true),
+      table.insert(out, M.tool_result({ name = names[block.tool_use_id], summary = output_summary(block),
         is_error = block.is_error }))
       if present(block.approval) then
         table.insert(out, M.approval(block.approval, names[block.tool_use_id]))

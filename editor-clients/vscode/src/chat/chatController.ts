@@ -52,6 +52,8 @@ export interface ApprovalSource {
   onDidChange(listener: (card: ApprovalCard) => void): Disposable;
   /** What the session kept of a question (a call's result): a stopped one's card says so. */
   recorded?(record: ApprovalRecord): void;
+  /** A worker stopped: a question it had open says so. */
+  workerStopped?(workerSessionId: string): void;
   answer(id: string, answer: ApprovalAnswer): void;
   openDiff(id: string): Promise<void>;
 }
@@ -535,6 +537,7 @@ export class ChatController implements Disposable {
   }
 
   private onDelegation(p: DelegationParams): void {
+    if (p.phase === 'ended' && p.status === 'cancelled') this.hooks.approvals?.workerStopped?.(p.worker_session_id);
     const live = this.live;
     if (!live || !(p.turn_id === null ? this.ownUserDelegation(p, live) : live.turns.has(p.turn_id))) return;
     const event = live.recordDelegation(p);

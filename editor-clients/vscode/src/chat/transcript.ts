@@ -186,15 +186,19 @@ function toolActivity(messages: Message[], status: TurnStatus): ToolActivity[] {
     if (block.type === 'tool_use') {
       tools.set(block.id, { id: block.id, name: block.name, input: block.input, ...unanswered });
     } else if (block.type === 'tool_result' && !block.is_error) {
+      // The line the chat showed live (`done: src/app.py: 2 lines`), kept with the result.
       const tool = tools.get(block.tool_use_id);
       if (tool) {
         tool.status = 'done';
-        delete tool.summary;
+        if (block.summary) tool.summary = block.summary;
+        else delete tool.summary;
       }
     } else if (block.type === 'tool_result' && block.is_error) {
-      // Live, the line said why (`error: denied`); a reloaded chat says it too, from the result.
+      // Live, the line said why (`error: denied`); a reloaded chat says it too: the line kept with
+      // the result, else (stored before it was kept) the result's first line.
       const tool = tools.get(block.tool_use_id);
-      if (tool) Object.assign(tool, { status: 'error', ...(block.content.trim() ? { summary: firstLine(block.content.trim()) } : {}) });
+      const why = block.summary || (block.content.trim() ? firstLine(block.content.trim()) : '');
+      if (tool) Object.assign(tool, { status: 'error', ...(why ? { summary: why } : {}) });
     }
   }
   return [...tools.values()];

@@ -89,7 +89,9 @@ export type ContentBlock =
   | { type: 'attachment'; kind: 'file' | 'selection'; path: string; text: string; start_line?: number | null;
     end_line?: number | null; truncated?: boolean }
   | { type: 'tool_use'; id: string; name: string; input: unknown }
-  | { type: 'tool_result'; tool_use_id: string; content: string; is_error: boolean; approval?: ApprovalRecord | null };
+  | { type: 'tool_result'; tool_use_id: string; content: string; is_error: boolean; approval?: ApprovalRecord | null;
+      /** The line the chat showed for the result live; null in results stored before it was kept. */
+      summary?: string | null };
 
 /**
  * The question the user was asked before a tool call ran and their answer, as the session keeps it with the call's

@@ -244,11 +244,21 @@ export class ApprovalCenter implements Disposable {
    * nobody answered in time (the daemon withdrawing it does not say why).
    */
   recorded(record: ApprovalRecord): void {
-    const entry = this.cards.get(record.id);
-    if (!entry || record.outcome !== 'stopped') return;
-    if (entry.card.outcome === 'pending') this.settle(record.id, 'withdrawn');
-    entry.card = { ...entry.card, outcome: 'withdrawn', stopped: true, reason: record.reason, note: null };
-    this.changed.fire(entry.card);
+    if (record.outcome === 'stopped') this.stopped(record.id, record.reason);
+  }
+
+  /**
+   * A worker stopped (its card's Stop, its planner's turn stopped): a question it had open ends as "Not answered:
+   * the worker was stopped", not as one nobody answered in time (the daemon withdrawing it does not say why, and
+   * the worker's own calls are not in the planner's turn, whose results tell {@link recorded}).
+   */
+  workerStopped(workerSessionId: string): void {
+    for (const entry of this.cards.values()) {
+      const open = entry.card.outcome === 'pending' || (entry.card.outcome === 'withdrawn' && !entry.card.stopped);
+      if (open && entry.request.is_worker && entry.request.session_id === workerSessionId) {
+        this.stopped(entry.card.id, 'the worker was stopped');
+      }
+    }
   }
 
   /** Whether a question is open. */
@@ -277,6 +287,15 @@ export class ApprovalCenter implements Disposable {
     if (reply) entry.resolve(answer === 'withdrawn' ? { decision: 'deny' } : answer);
     this.changed.fire(entry.card);
     if (entry.card.canOpenDiff) void this.host.closeDiff(entry.request);
+  }
+
+  /** The question `id` cut short by a stop: withdrawn (when still open), its card saying why. */
+  private stopped(id: string, reason: string | null): void {
+    const entry = this.cards.get(id);
+    if (!entry) return;
+    if (entry.card.outcome === 'pending') this.settle(id, 'withdrawn');
+    entry.card = { ...entry.card, outcome: 'withdrawn', stopped: true, reason, note: null };
+    this.changed.fire(entry.card);
   }
 
   private trim(): void {

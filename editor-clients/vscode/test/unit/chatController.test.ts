@@ -798,4 +798,29 @@ describe('ChatController approvals', () => {
     const shown = posted.flatMap((m) => (m.type === 'approval' ? [m.card] : []));
     assert.equal(outcomeText(shown[shown.length - 1]), outcomeText(rebuilt), 'the chat shows it');
   });
+
+  it('ends a worker\'s question as stopped when the worker is stopped, withdrawn first or still open', async () => {
+    const { connection, center, posted } = approvalChat();
+    const withdraw = new AbortController();
+    const edit = { workspace: WS, turn_id: 'WT1', tool: 'edit_file', tool_class: 'write', title: 'Edit `a.py`',
+      is_worker: true } as const;
+    const withdrawn = center.ask({ ...edit, id: 'A1', session_id: 'W1' }, withdraw.signal);
+    const open = center.ask({ ...edit, id: 'A2', session_id: 'W1' }, new AbortController().signal);
+    const otherWorker = center.ask({ ...edit, id: 'A3', session_id: 'W2' }, new AbortController().signal);
+    withdraw.abort(); // the daemon withdraws it as the worker stops: it does not say why
+    assert.deepEqual(await withdrawn, { decision: 'deny' });
+    const ended = { phase: 'ended', session_id: 'S1', turn_id: 'T1', tool_use_id: 'toolu_1', worker_session_id: 'W1',
+      worker_turn_id: 'WT1', tier: 'fast', model: 'anthropic:claude-haiku-4-5', task: 't', status: 'cancelled', turns: 1,
+      llm_calls: 1, tool_calls: 1, input_tokens: 0, output_tokens: 0, cost_usd: '0', elapsed_seconds: 1, activity: null,
+      error: 'cancelled_by_user: the user stopped this worker', detail: null, dropped_tools: [] };
+    connection.notify(Notifications.delegation, ended);
+    assert.deepEqual(await open, { decision: 'deny' });
+    const texts = center.all().map(outcomeText);
+    assert.deepEqual(texts.slice(0, 2), Array(2).fill('Not answered: the worker was stopped; nothing happened.'));
+    assert.equal(texts[2], 'Waiting for your answer…', 'another worker\'s question stays open');
+    const shown = posted.flatMap((m) => (m.type === 'approval' && m.card.id === 'A1' ? [m.card] : []));
+    assert.equal(outcomeText(shown[shown.length - 1]), texts[0], 'the chat shows it');
+    center.answer('A3', { decision: 'allow_once' });
+    assert.deepEqual(await otherWorker, { decision: 'allow_once' });
+  });
 });

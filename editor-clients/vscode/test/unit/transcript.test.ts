@@ -45,6 +45,24 @@ describe('transcriptEntries', () => {
     assert.ok(second.kind === 'turn' && second.status === 'failed' && second.error?.message === 'server error (500)');
   });
 
+  it('a tool result shows the line the chat showed live, kept with it; one stored before, as before', () => {
+    const results = (...blocks: object[]) => transcriptEntries({ ...detail, turns: [turn('T1', 1)], messages: [
+      detail.messages[0], { ...detail.messages[1], content: [
+        { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'a.py' } },
+        { type: 'tool_use', id: 'toolu_2', name: 'read_file', input: { path: '../b.py' } }] },
+      { ...detail.messages[2], content: blocks }] } as SessionDetail).flatMap((e) => (e.kind === 'turn' ? e.tools : []))
+      .map((t) => [t.status, t.summary]);
+    assert.deepEqual(results(
+      { type: 'tool_result', tool_use_id: 'toolu_1', content: 'line 1\nline 2', is_error: false, summary: 'a.py: 2 lines' },
+      { type: 'tool_result', tool_use_id: 'toolu_2', content: "'../b.py' is outside the workspace; only files under /w can be used.",
+        is_error: true, summary: "'../b.py' is outside the workspace; only files under…" },
+    ), [['done', 'a.py: 2 lines'], ['error', "'../b.py' is outside the workspace; only files under…"]]);
+    assert.deepEqual(results(
+      { type: 'tool_result', tool_use_id: 'toolu_1', content: 'line 1\nline 2', is_error: false, summary: null },
+      { type: 'tool_result', tool_use_id: 'toolu_2', content: 'boom\nmore', is_error: true },
+    ), [['done', undefined], ['error', 'boom']], 'results stored before the line was kept');
+  });
+
   it('a tool call with no recorded result is running while its turn runs, and did not run as far as anyone knows once cut off', () => {
     const asked = (status: string) => transcriptEntries({ ...detail, turns: [turn('T1', 1, { status })],
       messages: [detail.messages[0], detail.messages[1]] }).flatMap((e) => (e.kind === 'turn' ? e.tools : []))

@@ -91,12 +91,17 @@ class SwitchmanServer(LanguageServer):
             except DataFolderUnusable as error:
                 self._unusable = error
                 raise
-            for folder in self.workspace_folders:
-                try:
-                    self._switchman.open_workspace(folder)
-                except SwitchmanError as error:  # the editor named a folder no path can have
-                    log.warning("workspace folder ignored: %s", error)
+            self.open_folders(self._switchman)
         return self._switchman
+
+    def open_folders(self, engine: Switchman) -> None:
+        """Open the folders the editor announced in ``engine``: when it is created, and at
+        ``initialize`` when a request before it had already created it (with no folder)."""
+        for folder in self.workspace_folders:
+            try:
+                engine.open_workspace(folder)
+            except SwitchmanError as error:  # the editor named a folder no path can have
+                log.warning("workspace folder ignored: %s", error)
 
     def editor_texts(self) -> dict[Path, str]:
         """The editor's text of each file it shares, by real path (what the tools read)."""

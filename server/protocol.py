@@ -154,6 +154,9 @@ class SwitchmanProtocol(LanguageServerProtocol):
         method = data.get("method")
         if self._shutdown and method != EXIT:
             log.warning("ignored %s: the server is shutting down", _describe(data))
+            if method is not None and "id" in data:  # every request is answered (LSP too)
+                self.send_error(message.id, JsonRpcInvalidRequest(
+                    "Invalid request: the server is shutting down (shutdown was requested)."))
             return
         context = contextvars.copy_context()  # each handler runs in a context of its own
         if method is not None and "id" in data:

@@ -167,6 +167,44 @@ def test_a_huge_content_length_is_answered_at_once(tmp_path: Path, digits: bytes
     assert "Traceback" not in daemon.stderr()
 
 
+def test_a_request_before_initialize_leaves_the_announced_folders_open(tmp_path: Path) -> None:
+    """A request that needs the engine before ``initialize`` started it with no folder, and
+    the folders ``initialize`` announced afterwards were never opened: every later chat
+    was ``unknown_workspace`` until the daemon restarted."""
+    (tmp_path / "project").mkdir()
+    daemon = RawDaemon(server_env(tmp_path / "config", tmp_path / "data"),
+                       tmp_path / "stderr.log")
+    try:
+        early = daemon.request(methods.SESSIONS, {"workspace": (tmp_path / "project").as_uri()})
+        assert early["error"]["data"]["code"] == "unknown_workspace"  # not announced yet
+        daemon.initialize(tmp_path / "project")
+        later = daemon.request(methods.SESSIONS, {"workspace": (tmp_path / "project").as_uri()})
+        assert later.get("result") == {"current_session_id": None, "sessions": []}, later
+    finally:
+        daemon.close()
+    assert "Traceback" not in daemon.stderr()
+
+
+def test_a_request_after_shutdown_is_answered_invalid_request(tmp_path: Path) -> None:
+    """Every request gets one response (protocol.md), and LSP has one after ``shutdown``
+    answered with InvalidRequest: it used to be logged and left unanswered, so a client
+    waiting for it hung until it gave up."""
+    (tmp_path / "project").mkdir()
+    daemon = RawDaemon(server_env(tmp_path / "config", tmp_path / "data"),
+                       tmp_path / "stderr.log")
+    try:
+        daemon.initialize(tmp_path / "project")
+        assert daemon.request("shutdown", None) == {"jsonrpc": "2.0", "id": 2, "result": None}
+        late = daemon.request(methods.MODELS, {"workspace": (tmp_path / "project").as_uri()})
+        assert late["error"]["code"] == INVALID_REQUEST
+        assert late["error"]["message"] == ("Invalid request: the server is shutting down "
+                                            "(shutdown was requested).")
+        daemon.notify("exit", None)
+        assert daemon.process.wait(20) == 0
+    finally:
+        daemon.close()
+
+
 @pytest.mark.parametrize("message", [
     [1, 2], "text", 42,
     {"jsonrpc": "1.0", "id": 900, "method": methods.MODELS},

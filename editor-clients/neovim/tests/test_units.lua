@@ -102,6 +102,11 @@ return {
       H.eq('Switchman: rules ✗ config', status.format(ROOT, record({ config_errors = 2 })))
       H.eq('Switchman: claude-haiku-4-5 ⚠ anthropic:claude-opus-4-7 currently una… (+1)', status.format(ROOT,
         record({ active_model = HAIKU, banners = { 'anthropic:claude-opus-4-7 currently unavailable.', 'b' } })))
+      -- a file's folders would fill the 40 characters: its name says which file (`:Switchman status` names it whole)
+      H.eq('Switchman: rules ✗ config ⚠ routing.yaml has errors; the built-in d…', status.format(ROOT, record({
+        config_errors = 1, banners = { '/home/me/.config/switchman/routing.yaml has errors; the built-in defaults are in use.' } })))
+      H.eq('Switchman: rules ⚠ ollama: http://127.0.0.1:11434/v1 down', status.format(ROOT, record({
+        banners = { 'ollama: http://127.0.0.1:11434/v1 down' } })), 'an address is not a file')
     end,
   },
   {

@@ -25,6 +25,8 @@ def register(server: SwitchmanServer) -> None:
         server.initialization_options = options if isinstance(options, dict) else {}
         folders = [f.uri for f in params.workspace_folders or []]
         server.workspace_folders = folders or ([params.root_uri] if params.root_uri else [])
+        if (engine := server.started_engine) is not None:  # a request came before initialize
+            server.open_folders(engine)
 
     @server.feature(types.INITIALIZED)
     async def initialized(params: types.InitializedParams) -> None:

@@ -92,7 +92,14 @@ function M.format(root, s)
   local banners = type(s.banners) == 'table' and s.banners or {}
   if #banners > 0 then
     local more = #banners > 1 and (' (+%d)'):format(#banners - 1) or ''
-    table.insert(parts, o.banner .. truncate(banners[1], o.max_banner) .. more)
+    -- a file named by its whole path (`/home/me/.config/switchman/routing.yaml has errors; …`)
+    -- by its name only: its folders would fill the space, leaving nothing of what is wrong
+    local first = banners[1]:gsub('%S+', function(word)
+      if word:match('^~?/') and word:find('/[^/]+$') then
+        return vim.fn.fnamemodify(word, ':t')
+      end
+    end)
+    table.insert(parts, o.banner .. truncate(first, o.max_banner) .. more)
   end
   return table.concat(parts)
 end

@@ -216,8 +216,10 @@ class Walker:
             if key not in seen:
                 rng = self.range_at(path, key=True) if path else self.doc.range_of(node)
                 about = spec.fields[key].spec.description
-                self.report(rng, Code.MISSING_KEY, f"{_label(spec, path)} needs a '{key}' key"
-                            + (f": {about}" if about else "."))
+                article = "an" if key[:1] in "aeio" or key.startswith("un") else "a"  # a 'use'
+                self.report(rng, Code.MISSING_KEY,
+                            f"{_label(spec, path)} needs {article} '{key}' key"
+                            + (f": {_continuing(about)}" if about else "."))
 
     def _key_problem(self, key_node: YamlNode) -> None:
         """Report a key that is not plain text, a merge key, or a repeated key."""
@@ -477,3 +479,11 @@ def _describe(node: YamlNode) -> str:
 def shorten(text: str, limit: int = 60) -> str:
     """``text`` cut to ``limit`` characters for a message (hostile values can be huge)."""
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _continuing(sentence: str) -> str:
+    """A description (``What should happen.``) continuing a sentence after a colon: its first
+    letter in lower case, unless the word is a name in capitals (``RE2``, ``URL``)."""
+    if sentence[:1].isupper() and not sentence[1:2].isupper():
+        return sentence[:1].lower() + sentence[1:]
+    return sentence

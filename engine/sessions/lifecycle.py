@@ -249,11 +249,12 @@ class TurnLifecycle:
         for source in self.tool_sources:
             source(context, tools)
         if live.worker is not None:  # only what the planner allowed, plus worker-only tools
-            tools.keep(live.worker.allowed_tools)
+            tools.keep(live.worker.allowed_tools, "this worker was not given it")
             for entry in live.worker.extra_tools:
                 tools.add(entry)
         active = profile or self.sessions.profile(live)
-        tools.keep(allowed_tools(active.profile, tools.names()))
+        tools.keep(allowed_tools(active.profile, tools.names()),
+                   f"the profile '{active.profile.name}' does not allow it")
         return tools
 
     def _sink(self, live: LiveSession) -> TurnSink:

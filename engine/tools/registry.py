@@ -77,6 +77,8 @@ class ToolRegistry:
 
     def __init__(self, entries: Iterable[ToolEntry] = ()) -> None:
         self._entries: dict[str, ToolEntry] = {}
+        self._withheld: dict[str, str] = {}
+        """Tools taken away by :meth:`keep`, with why (for a model that calls one anyway)."""
         for entry in entries:
             self.add(entry)
 
@@ -101,17 +103,23 @@ class ToolRegistry:
         """The tool called ``name``, if offered."""
         return self._entries.get(name)
 
-    def keep(self, names: Iterable[str]) -> None:
-        """Offer only the tools named (in their current order)."""
+    def keep(self, names: Iterable[str], why: str) -> None:
+        """Offer only the tools named (in their current order); a call of one taken away is
+        answered with ``why`` (``the profile 'reviewer' does not allow it``)."""
         wanted = set(names)
+        self._withheld.update((n, why) for n in self._entries if n not in wanted)
         self._entries = {n: e for n, e in self._entries.items() if n in wanted}
 
     async def run(self, call: ToolCallRequest) -> ToolOutcome:
         """Run one call; a tool that is not offered is an error result the model can read."""
         entry = self._entries.get(call.name)
         if entry is None:
-            return ToolOutcome(f"Unknown tool '{call.name}'. Available tools: "
-                               f"{', '.join(self._entries) or 'none'}.", is_error=True,
+            offered = f"Available tools: {', '.join(self._entries) or 'none'}."
+            why = self._withheld.get(call.name)
+            if why is not None:  # the user reads why on the call's line, not "unknown tool"
+                return ToolOutcome(f"'{call.name}' is not available here: {why}. {offered}",
+                                   is_error=True, summary=f"not available: {why}")
+            return ToolOutcome(f"Unknown tool '{call.name}'. {offered}", is_error=True,
                                summary="unknown tool")
         return await entry.handler(call)
 

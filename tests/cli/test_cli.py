@@ -159,6 +159,8 @@ def test_an_invalid_test_file_gets_located_problems(tmp_path: Path,
     ("", "1:1", "error [missing-key] This policy test file is empty: it needs 'cases'"),
     ("# cases to come\n", "1:1", "error [missing-key] This policy test file is empty"),
     ("cases:\n  - null\n", "2:5", "error [missing-key] This case needs a 'message' key."),
+    ("cases:\n  - {name: a, message: hi}\n", "2:5",  # was "a 'expect' key: What should happen."
+     "error [missing-key] This case needs an 'expect' key: what should happen."),
     ("cases:\n  - {name: a, message: hi, expect: null}\n", "2:28",
      "error [missing-key] This case's 'expect' checks nothing: give at least one of model,"),
     ("cases:\n  - name: a\n    message: hi\n    expect: {}\n", "4:5",

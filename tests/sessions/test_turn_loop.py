@@ -90,6 +90,30 @@ async def test_tool_sources_add_tools_the_loop_runs(service: Switchman,
     assert "Unknown tool 'nope'" in getattr(tool_message.content[1], "content", "")
 
 
+async def test_a_call_of_a_tool_the_profile_takes_away_says_so(
+        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path) -> None:
+    """Found in Neovim: a read-only profile's model that called edit_file anyway read
+    "Unknown tool", and the user's line said `✗ edit_file: unknown tool`."""
+    (tmp_path / "config" / "profiles.yaml").write_text(
+        "default: reviewer\nprofiles:\n  reviewer:\n    description: Reviews\n"
+        "    tools: [read_file, edit_file]\n    approval: read_only\n", "utf-8")
+    adapter.calls(("t1", "edit_file", {"path": "notes.md", "old_text": "milk",
+                                       "new_text": "tea"}),
+                  ("t2", "grep", {"pattern": "milk"}), ("t3", "nope", {}))
+    adapter.text("I may not.")
+    (workspace,) = list(service.workspaces)
+    await service.chat(workspace, None, "@sonnet change milk to tea")
+    results = adapter.requests[1].messages[-1].content
+    because = "the profile 'reviewer' does not allow it"
+    assert [getattr(r, "content", "") for r in results] == [
+        f"'edit_file' is not available here: {because}. Available tools: read_file.",
+        f"'grep' is not available here: {because}. Available tools: read_file.",
+        "Unknown tool 'nope'. Available tools: read_file."]
+    assert [getattr(r, "summary", "") for r in results] == [
+        f"not available: {because}", f"not available: {because}", "unknown tool"]
+    assert (tmp_path / "workspace" / "notes.md").read_text() == "remember the milk\n"
+
+
 async def test_turns_running_is_true_only_while_a_turn_is_in_flight(
         service: Switchman, adapter: ScriptedAdapter) -> None:
     during: list[bool] = []

@@ -128,8 +128,9 @@ def samples(count: int | None) -> str:
 
 def fallthrough_banners(decision: RouteDecided) -> list[str]:
     """Banners for candidates rejected as unavailable before the winner (§4.5), and for the
-    model the user named with ``@alias`` when it cannot take the turn for another reason
-    (asked for by name, it must not be replaced with only the badge to tell)."""
+    model the user named — with ``@alias``, or as the session's sticky model — when it cannot
+    take the turn for another reason (asked for by name, it must not be replaced with only
+    the badge to tell)."""
     winner = decision.winner
     if winner is None:
         return []
@@ -137,12 +138,12 @@ def fallthrough_banners(decision: RouteDecided) -> list[str]:
     banners: list[str] = []
     for evaluation in decision.chain[: decision.winner_index]:
         failure = evaluation.validation_failure
+        named = _named_by_user(evaluation)
         if failure is not None and failure is not ValidationFailure.PROVIDER_UNAVAILABLE \
-                and evaluation.policy is Policy.PER_MESSAGE_OVERRIDE:
-            named = evaluation.reason.partition(" → ")[0].removeprefix("override ").strip('"')
+                and named is not None:
             why = evaluation.reason.partition(" rejected: ")[2] or failure.value
-            banners.append(f"{named} ({evaluation.candidate_model}) cannot take this turn: "
-                           f"{why}. Routing fell through to {target} ({chosen_label(winner)}).")
+            banners.append(f"{named} cannot take this turn: {why}. Routing fell through to "
+                           f"{target} ({chosen_label(winner)}).")
         if failure is not ValidationFailure.PROVIDER_UNAVAILABLE:
             continue
         model = evaluation.candidate_model or ""
@@ -155,6 +156,17 @@ def fallthrough_banners(decision: RouteDecided) -> list[str]:
         if text not in banners:
             banners.append(text)
     return banners
+
+
+def _named_by_user(evaluation: PolicyEvaluation) -> str | None:
+    """How a banner names the model the user asked for by name: ``@haiku
+    (anthropic:claude-haiku-4-5)``, ``The sticky model openai:gpt-5``; None for the others."""
+    if evaluation.policy is Policy.PER_MESSAGE_OVERRIDE:
+        alias = evaluation.reason.partition(" → ")[0].removeprefix("override ").strip('"')
+        return f"{alias} ({evaluation.candidate_model})"
+    if evaluation.policy is Policy.MANUAL_STICKY:
+        return f"The sticky model {evaluation.candidate_model}"
+    return None
 
 
 def no_model_message(decision: RouteDecided, validator: CandidateValidator) -> str:

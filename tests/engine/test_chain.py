@@ -196,6 +196,22 @@ def test_an_alias_that_cannot_take_the_turn_says_so_in_a_banner(h: Harness) -> N
     assert h.decide("@haiku hello", sticky=SONNET).banners == []  # it could: no banner
 
 
+def test_a_sticky_model_that_cannot_take_the_turn_says_so_in_a_banner(h: Harness) -> None:
+    """`/model gpt-5` opts the session out of the rules; when GPT-5 cannot take a turn (its
+    key is gone, the session outgrew its window) the turn ran on what the rest of the chain
+    chose with nothing but the badge to tell, as an `@alias` once did: the user named that
+    model too."""
+    h.configured = {"anthropic"}  # the OpenAI key is gone
+    decision = h.decide("summarise all this", sticky=GPT5)
+    assert decision.chain[1].validation_failure is ValidationFailure.NOT_CONFIGURED
+    assert decision.chosen_model == SONNET
+    why = decision.chain[1].reason.partition(" rejected: ")[2]
+    assert "OPENAI_API_KEY" in why
+    assert decision.banners == [f"The sticky model {GPT5} cannot take this turn: {why}. "
+                                f"Routing fell through to {SONNET} (workspace default)."]
+    assert h.decide("hello", sticky=HAIKU).banners == []  # it could: no banner
+
+
 def test_auth_error_makes_the_next_decision_reject_the_provider(h: Harness) -> None:
     h.tracker.record_failure("anthropic", HAIKU, ErrorClass.AUTH)
     h.policy = check_routing_text("global_default: haiku\nrules:\n  - use: opus\n"

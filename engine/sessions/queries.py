@@ -29,6 +29,7 @@ from switchman.engine.sessions.manager import SessionManager
 from switchman.engine.sessions.records import (
     AppliedCode,
     CostBreakdown,
+    DelegationRecord,
     ErrorInfo,
     Explanation,
     ModelInfo,
@@ -37,8 +38,10 @@ from switchman.engine.sessions.records import (
     Preview,
     ProfileList,
     SessionDetail,
+    SessionInfo,
     SessionList,
     StatusSnapshot,
+    TurnInfo,
 )
 
 
@@ -182,18 +185,22 @@ class SessionQueries:
             live = self.manager.loaded(info.id)
             if live is not None and live.sticky.pending is not None:
                 info.pending_swap = PendingSwapInfo(live.sticky.pending.model)
+            if info.workers:  # how each worker's delegation went (a failed one is listed so)
+                ran = {d.worker_session_id: d.status
+                       for d in self.delegations(info.id, info.workers, store.turns(info.id))}
+                for worker in info.workers:
+                    worker.delegation_status = ran.get(worker.id)
         return SessionList(store.current_session(uri), sessions)
 
-    def session(self, session_id: str) -> SessionDetail:
-        """One session's transcript, turns and costs."""
+    def delegations(self, session_id: str, workers: list[SessionInfo],
+                    turns: list[TurnInfo]) -> list[DelegationRecord]:
+        """A session's delegations from its recorded events (``workers`` and ``turns``: its
+        worker sessions and turns, whose interruptions end them)."""
         store = self.manager.store
-        info = self.manager.info(session_id)
-        info.workers = store.workers(session_id)
         started = store.events(session_id, history.STARTED)
         ended = store.events(session_id, history.COMPLETED) + store.events(session_id,
                                                                            history.FAILED)
-        turns = store.turns(session_id)
-        interrupted = {w.id for w in info.workers
+        interrupted = {w.id for w in workers
                        if (last := store.last_turn(w.id)) is not None
                        and last.status == "interrupted"}
         interrupted.update(t.id for t in turns if t.status == "interrupted")
@@ -201,13 +208,20 @@ class SessionQueries:
         end_lost = {w for w in history.open_workers(started, ended)
                     if (last := store.last_turn(w)) is not None
                     and last.status not in ("running", "interrupted") and store.owner_gone(last.id)}
+        return history.delegation_records(started, ended, interrupted,
+                                          store.events(session_id, history.QUEUED), end_lost,
+                                          store.events(session_id, history.AWAITING_APPROVAL))
+
+    def session(self, session_id: str) -> SessionDetail:
+        """One session's transcript, turns and costs."""
+        store = self.manager.store
+        info = self.manager.info(session_id)
+        info.workers = store.workers(session_id)
+        turns = store.turns(session_id)
         return SessionDetail(info, [transcript_entry(m) for m in store.messages(session_id)],
                              turns, self.cost(session_id),
                              envelope.decode(store.handoff(session_id)),
-                             history.delegation_records(
-                                 started, ended, interrupted,
-                                 store.events(session_id, history.QUEUED), end_lost,
-                                 store.events(session_id, history.AWAITING_APPROVAL)),
+                             self.delegations(session_id, info.workers, turns),
                              applies=[msgspec.convert({"turn_id": e["turn_id"],
                                                        "approval": e["approval"]}, AppliedCode)
                                       for e in store.events(session_id, "apply.answered")])

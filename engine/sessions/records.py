@@ -14,6 +14,8 @@ from switchman.engine.profiles.profile import ModelPolicy
 from switchman.engine.routing.decision import ProfileChoice, RouteDecided
 
 TurnStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
+DelegationStatus = Literal["queued", "awaiting_approval", "running", "completed", "failed",
+                           "cancelled"]
 
 
 class ErrorInfo(msgspec.Struct, frozen=True):
@@ -51,6 +53,9 @@ class SessionInfo(msgspec.Struct, kw_only=True):
     """The session's own profile choice (``/profile``); None: the workspace's or global
     default applies. A worker's is the profile its planner delegated to."""
     workers: list[SessionInfo] = msgspec.field(default_factory=list)
+    delegation_status: DelegationStatus | None = None
+    """For a worker listed under its planner (``include_workers``): how its delegation went
+    (``failed`` and ``cancelled`` too, which its turn may not show); None elsewhere."""
 
 
 class TurnInfo(msgspec.Struct, kw_only=True):
@@ -244,10 +249,6 @@ class SessionList(msgspec.Struct, frozen=True):
 
     current_session_id: str | None
     sessions: list[SessionInfo]
-
-
-DelegationStatus = Literal["queued", "awaiting_approval", "running", "completed", "failed",
-                           "cancelled"]
 
 
 class DelegationRecord(msgspec.Struct, frozen=True, kw_only=True):

@@ -212,6 +212,14 @@ async def test_failure_modes_and_dropped_tools(vscode: SwitchmanClient, daemon: 
     assert ended["toolu_drop"]["dropped_tools"] == ["delegate"]
     assert ended["toolu_slow"]["error"] == "timeout"
     assert ended["toolu_max"]["error"] == "max_tokens_exceeded"
+    # the Sessions view lists each worker with how its delegation went, a failed one as failed
+    # (its own turn may read completed: the worker answered, the delegation failed its schema)
+    listing = await vscode.request(methods.SESSIONS, {"workspace": daemon.uri,
+                                                      "include_workers": True})
+    planner = next(s for s in listing["sessions"] if s["id"] == result["session_id"])
+    went = {w["parent_tool_use_id"]: w["delegation_status"] for w in planner["workers"]}
+    assert went == {"toolu_drop": "completed", "toolu_err": "failed", "toolu_max": "failed",
+                    "toolu_ctx": "failed", "toolu_schema": "failed", "toolu_slow": "failed"}
     max_request = next(r for r in fake.requests if r.model == HAIKU_API
                        and r.body.get("max_tokens") == 3)
     assert max_request is not None
@@ -272,6 +280,12 @@ async def test_stopping_one_worker_and_cancelling_the_planner(
              if u["phase"] == "ended"}
     assert ended[one["tool_use_id"]]["error"] == "cancelled_by_user"
     assert ended[one["tool_use_id"]]["detail"] == "the user stopped this worker"
+    listing = await vscode.request(methods.SESSIONS, {"workspace": daemon.uri,
+                                                      "include_workers": True})
+    assert {w["parent_tool_use_id"]: w["delegation_status"]
+            for w in listing["sessions"][0]["workers"]} == {
+        one["tool_use_id"]: "cancelled", ({"toolu_a", "toolu_b"} - {one["tool_use_id"]}).pop():
+        "completed"}
 
     # cancelling the planner cancels every worker in flight
     fake.script_tool_calls([delegate("toolu_c"), delegate("toolu_d")], model=OPUS_API)

@@ -291,7 +291,8 @@ export interface CardView {
   toggleLabel: string;
 }
 
-const STATUS_LABELS: Record<DelegationStatus, string> = {
+/** A delegation's status in words (`cancelled` is "stopped": by the user, or with its planner's turn). */
+export const DELEGATION_LABELS: Record<DelegationStatus, string> = {
   queued: 'queued', awaiting_approval: 'awaiting approval', running: 'running', completed: 'done', failed: 'failed', cancelled: 'stopped',
 };
 
@@ -301,7 +302,7 @@ const STATUS_LABELS: Record<DelegationStatus, string> = {
  * and a worker waiting on its model showed the same `0.3s` for minutes.
  */
 export function cardView(card: DelegationCard, now?: number): CardView {
-  const statusLabel = card.stopping ? 'stopping…' : STATUS_LABELS[card.status];
+  const statusLabel = card.stopping ? 'stopping…' : DELEGATION_LABELS[card.status];
   const meta = [statusLabel, plural(card.turns, 'turn'), formatCost(card.costUsd, card.estimatedUsd)];
   const elapsed = elapsedSeconds(card, now);
   if (elapsed !== null) meta.push(`${elapsed.toFixed(1)}s`);

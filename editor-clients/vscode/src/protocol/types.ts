@@ -54,6 +54,8 @@ export interface Session {
   parent_session_id: string | null;
   parent_tool_use_id: string | null;
   workers?: Session[];
+  /** A worker listed under its planner: how its delegation went (absent from older daemons). */
+  delegation_status?: DelegationStatus | null;
 }
 
 export type TurnStatus = 'running' | 'completed' | 'cancelled' | 'failed' | 'interrupted';

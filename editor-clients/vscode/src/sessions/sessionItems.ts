@@ -1,6 +1,6 @@
 /** How a session looks in the Sessions view (pure). */
 
-import { waitsToStart } from '../chat/delegations';
+import { DELEGATION_LABELS, waitsToStart } from '../chat/delegations';
 import { costParts, plural, shortModelName } from '../common/format';
 import type { DelegationParams, Session } from '../protocol/types';
 
@@ -8,7 +8,7 @@ export interface SessionItemView {
   label: string;
   description: string;
   tooltip: string;
-  icon: 'comment-discussion' | 'person' | 'star-full';
+  icon: 'comment-discussion' | 'person' | 'star-full' | 'error';
   hasChildren: boolean;
 }
 
@@ -18,17 +18,23 @@ export function sessionItemView(session: Session, isCurrent: boolean, now: Date 
   const { amount, note } = costParts(session.cost_usd, session.estimated_usd);
   const parts = [model, amount + note, relativeTime(session.updated_at, now)];
   if (isCurrent) parts.unshift('current');
+  // a worker whose delegation did not end well (or has not ended) says so first: "done" goes without saying
+  const went = session.is_worker && session.delegation_status && session.delegation_status !== 'completed'
+    ? DELEGATION_LABELS[session.delegation_status] : null;
+  if (went) parts.unshift(went);
   return {
     label: session.title.trim() || (session.is_worker ? 'Worker session' : 'New chat'),
     description: parts.join(' · '),
     tooltip: [
       session.title || '(no messages yet)',
+      ...(went ? [`Delegation ${went}`] : []),
       `${plural(session.turn_count, 'turn')} · ${amount}${session.workers?.length ? ' including workers' : ''}${note}`,
       session.sticky_model ? `Sticky model: ${session.sticky_model}` : 'No sticky model',
       `Updated ${session.updated_at}`,
       `Session ${session.id}`,
     ].join('\n'),
-    icon: session.is_worker ? 'person' : isCurrent ? 'star-full' : 'comment-discussion',
+    icon: session.is_worker ? (session.delegation_status === 'failed' ? 'error' : 'person')
+      : isCurrent ? 'star-full' : 'comment-discussion',
     hasChildren: (session.workers?.length ?? 0) > 0,
   };
 }

@@ -95,7 +95,7 @@ export class SessionsTree implements vscode.TreeDataProvider<SessionNode>, Dispo
       ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     item.description = view.description;
     item.tooltip = view.tooltip;
-    item.iconPath = new vscode.ThemeIcon(view.icon);
+    item.iconPath = view.icon === 'error' ? MESSAGE_ICONS.failed : new vscode.ThemeIcon(view.icon);
     item.contextValue = node.session.is_worker ? 'switchman.worker' : 'switchman.session';
     item.command = { command: 'switchman.openSession', title: 'Open Transcript',
       arguments: [node.session.id, transcriptFileName(node.session)] };

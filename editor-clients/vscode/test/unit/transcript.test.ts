@@ -259,6 +259,18 @@ describe('session items', () => {
     const planner = sessionItemView({ ...session, workers: [{ ...session, id: 'W1', is_worker: true }] }, false);
     assert.ok(planner.hasChildren);
     assert.equal(sessionItemView({ ...session, title: '', last_model: null }, false).label, 'New chat');
+    // a worker says how its delegation went when it did not go well (a failed one looked like a done one)
+    const worker = { ...session, is_worker: true, parent_session_id: 'S1', parent_tool_use_id: 'toolu_1' };
+    const now = new Date('2026-05-08T14:33:19Z');
+    const failed = sessionItemView({ ...worker, delegation_status: 'failed' }, false, now);
+    assert.deepEqual([failed.description, failed.icon], ['failed · claude-haiku-4-5 · $0.041 · 10 min ago', 'error']);
+    assert.match(failed.tooltip, /^write a commit message\nDelegation failed\n/);
+    assert.equal(sessionItemView({ ...worker, delegation_status: 'cancelled' }, false, now).description,
+      'stopped · claude-haiku-4-5 · $0.041 · 10 min ago');
+    assert.equal(sessionItemView({ ...worker, delegation_status: 'running' }, false, now).description,
+      'running · claude-haiku-4-5 · $0.041 · 10 min ago');
+    const done = sessionItemView({ ...worker, delegation_status: 'completed' }, false, now);
+    assert.deepEqual([done.description, done.icon], ['claude-haiku-4-5 · $0.041 · 10 min ago', 'person']);
     // a cost that is partly Switchman's estimate (a call stopped before the provider reported usage) says so
     const estimated = sessionItemView({ ...session, estimated_usd: '0.0019' }, true, new Date('2026-05-08T14:33:19Z'));
     assert.equal(estimated.description, 'current · claude-haiku-4-5 · $0.041 (~$0.0019 estimated) · 10 min ago');

@@ -204,7 +204,7 @@ def _profile(manager: SessionManager, live: LiveSession, args: list[str]) -> str
 async def _rules(manager: SessionManager, folder: str, args: list[str]) -> str:
     config = manager.config
     action = args[0].lower() if args else "show"
-    if action not in ("check", "reload", "show"):
+    if action not in ("check", "reload", "show") or len(args) > 1:
         raise CommandUsage("Usage: /rules check | /rules show | /rules reload")
     if action == "reload":
         config.reload()

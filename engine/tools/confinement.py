@@ -17,6 +17,13 @@ from switchman.engine.tools.arguments import ToolRefused
 PROTECTED_DIRS = frozenset({".git"})
 
 
+def _protected(relative: Path) -> bool:
+    """Whether a path (relative to the root) goes through a protected folder. Names are
+    compared as case-insensitive file systems (macOS, Windows) read them, Windows also
+    dropping a name's trailing dots and spaces: there ``.GIT`` and ``.git.`` are ``.git``."""
+    return any(part.rstrip(". ").casefold() in PROTECTED_DIRS for part in relative.parts)
+
+
 class WorkspaceRoot:
     """One workspace folder, and the rule for which paths belong to it."""
 
@@ -40,7 +47,7 @@ class WorkspaceRoot:
         if candidate != self.root and self.root not in candidate.parents:
             raise ToolRefused(f"'{raw}' is outside the workspace; only files under "
                               f"{self.root} can be used.")
-        if PROTECTED_DIRS.intersection(candidate.relative_to(self.root).parts):
+        if _protected(candidate.relative_to(self.root)):
             raise ToolRefused(f"'{raw}' is inside .git/; Switchman's tools do not touch "
                               "repository internals (use git through run_command).")
         return candidate
@@ -57,7 +64,7 @@ class WorkspaceRoot:
         real = Path(os.path.realpath(path))
         if real != self.root and self.root not in real.parents:
             return False
-        return not PROTECTED_DIRS.intersection(real.relative_to(self.root).parts)
+        return not _protected(real.relative_to(self.root))
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the root, with forward slashes."""

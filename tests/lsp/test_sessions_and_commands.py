@@ -122,7 +122,9 @@ async def test_command_keywords_are_read_in_any_case(client: SwitchmanClient, da
 
 async def test_a_command_given_arguments_it_does_not_take_fails_with_its_usage(
         client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
-    for message, usage in (("/rules delete", "Usage: /rules check | /rules show | /rules reload"),
+    rules_usage = "Usage: /rules check | /rules show | /rules reload"
+    for message, usage in (("/rules delete", rules_usage),
+                           ("/rules show all", rules_usage), ("/rules check now", rules_usage),
                            ("/trust revoke", "Usage: /trust | /trust revoke <tool> | /trust "
                                              "revoke all"),
                            ("/profile a b", "Usage: /profile | /profile <name> | /profile clear"),

@@ -147,6 +147,25 @@ async def test_reading_git_internals_is_refused(toolbox: Toolbox) -> None:
     assert "token" not in outcome.content
 
 
+@pytest.mark.parametrize("path", [".GIT/config", ".Git/hooks/pre-commit", ".git./config",
+                                  "src/.GIT /config"])
+async def test_git_internals_are_refused_whatever_their_case(toolbox: Toolbox, project: Path,
+                                                             approver: ScriptedApprover,
+                                                             path: str) -> None:
+    """On the case-insensitive file systems of macOS and Windows ``.GIT/config`` is
+    ``.git/config`` (and Windows drops a name's trailing dots and spaces): the names were
+    compared exactly, so these reached the repository's credentials and hooks there."""
+    (project / path).parent.mkdir(parents=True, exist_ok=True)
+    (project / path).write_text("url = https://me:token@host/r\n")
+    read = await toolbox.run("read_file", {"path": path})
+    assert read.is_error and "inside .git/" in read.content
+    assert "token" not in read.content
+    written = await toolbox.run("create_file", {"path": path, "content": "x",
+                                                "overwrite": True})
+    assert written.is_error and "inside .git/" in written.content
+    assert approver.asked == []
+
+
 @pytest.mark.parametrize(("tool", "arguments", "field"), [
     ("read_file", {"path": "src/\ud800.py"}, "path"),
     ("create_file", {"path": "src/new.py", "content": "x = '\udfff'"}, "content"),

@@ -346,16 +346,19 @@ return {
     'a stored session\'s cost names each worker by its task',
     function()
       local lines = {}
-      for _, line in ipairs(render.transcript(ROOT, { session = { id = 'P', title = 'plan' }, cost = {
+      for _, line in ipairs(render.transcript(ROOT, { session = { id = 'P', title = 'plan', turn_count = 1,
+        created_at = '2026-05-08T14:20:00.464000Z', cost_usd = '0.006' }, cost = {
         by_model = {}, workers = { { session_id = 'W1', title = 'Refactor auth', model = HAIKU, cost_usd = '0.002', turns = 1 },
           { session_id = 'W2', model = HAIKU, cost_usd = '0.001', turns = 2 },
           { session_id = 'W3', model = HAIKU, cost_usd = '0.0019', turns = 1, estimated_usd = '0.0019' },
           { session_id = 'W4', model = HAIKU, cost_usd = '0.003', turns = 2, estimated_usd = '0.0019' } } } })) do
         table.insert(lines, line[1])
       end
-      H.check(vim.tbl_contains(lines, '  ↳ worker Refactor auth  claude-haiku-4-5  $0.002  (1 turns)'), table.concat(lines, '\n'))
+      H.check(vim.tbl_contains(lines, '  ↳ worker Refactor auth  claude-haiku-4-5  $0.002  (1 turn)'), table.concat(lines, '\n'))
       H.check(vim.tbl_contains(lines, '  ↳ worker W2  claude-haiku-4-5  $0.001  (2 turns)'), 'no title: the session id')
-      H.check(vim.tbl_contains(lines, '  ↳ worker W3  claude-haiku-4-5  ~$0.0019  (1 turns)  (estimated)'),
+      H.eq('Session P  ·  2026-05-08 14:20  ·  1 turn  ·  $0.006', lines[2],
+        'one turn, not "1 turns"; the time as the session picker shows it, not 2026-05-08T14:20:00.464000Z')
+      H.check(vim.tbl_contains(lines, '  ↳ worker W3  claude-haiku-4-5  ~$0.0019  (1 turn)  (estimated)'),
         'a cost all estimated says so once', table.concat(lines, '\n'))
       H.check(vim.tbl_contains(lines, '  ↳ worker W4  claude-haiku-4-5  $0.003  (2 turns)  (~$0.0019 estimated)'),
         'a cost partly estimated names the part', table.concat(lines, '\n'))

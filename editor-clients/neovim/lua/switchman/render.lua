@@ -438,13 +438,24 @@ local function cost_lines(root, breakdown)
   for _, worker in ipairs(breakdown.workers or {}) do
     local name = present(worker.title) and worker.title ~= '' and worker.title or worker.session_id
     local amount, note = row_cost(worker)
-    table.insert(out, { ('  ↳ worker %s  %s  %s  (%d turns)%s'):format(name,
-      models.short_name(root, present(worker.model) and worker.model or nil) or '-', amount, worker.turns or 0, note) })
+    table.insert(out, { ('  ↳ worker %s  %s  %s  (%s)%s'):format(name,
+      models.short_name(root, present(worker.model) and worker.model or nil) or '-', amount, M.turns(worker.turns), note) })
   end
   return out
 end
 
 local ROLE_LABEL = { user = 'You', assistant = 'Switchman', tool = 'Tool results' }
+
+--- A stored time (`2026-05-08T14:23:19.464000Z`) as the session picker shows it: `2026-05-08 14:23`.
+function M.date(iso)
+  return type(iso) == 'string' and (iso:sub(1, 16):gsub('T', ' ')) or ''
+end
+
+--- `1 turn`, `2 turns`.
+function M.turns(count)
+  count = tonumber(count) or 0
+  return ('%d turn%s'):format(count, count == 1 and '' or 's')
+end
 
 --- A read-only transcript of a stored session: summary, cost by model, each turn.
 function M.transcript(root, detail)
@@ -452,7 +463,7 @@ function M.transcript(root, detail)
   local sticky = present(s.sticky_model) and ('  ·  sticky: ' .. models.short_name(root, s.sticky_model)) or ''
   local out = {
     { '# ' .. ((present(s.title) and s.title ~= '') and s.title or 'Untitled session') },
-    { ('Session %s  ·  %s  ·  %d turns  ·  %s%s'):format(s.id or '?', s.created_at or '', s.turn_count or 0,
+    { ('Session %s  ·  %s  ·  %s  ·  %s%s'):format(s.id or '?', M.date(s.created_at), M.turns(s.turn_count),
       cost.line(s.cost_usd, s.estimated_usd), sticky), hl = 'SwitchmanFooter' },
   }
   if s.is_worker then

@@ -19,10 +19,6 @@ function M.flatten(sessions, depth, out)
   return out
 end
 
-local function date(iso)
-  return type(iso) == 'string' and iso:sub(1, 16):gsub('T', ' ') or ''
-end
-
 --- One line of the session picker.
 function M.describe(root, item, current_id)
   local s = item.session
@@ -30,8 +26,8 @@ function M.describe(root, item, current_id)
   local indent = string.rep('  ', item.depth) .. (item.depth > 0 and '↳ ' or '')
   local last = s.last_model ~= vim.NIL and models.short_name(root, s.last_model) or '-'
   local title = (s.title ~= vim.NIL and s.title ~= '') and s.title or 'Untitled'
-  return ('%s %s%s  %s  (%d turn%s · $%s · %s)'):format(marker, indent, date(s.updated_at), title, s.turn_count or 0,
-    s.turn_count == 1 and '' or 's', s.cost_usd or '0', last)
+  return ('%s %s%s  %s  (%s · $%s · %s)'):format(marker, indent, render.date(s.updated_at), title,
+    render.turns(s.turn_count), s.cost_usd or '0', last)
 end
 
 --- Open the read-only transcript of a session.

@@ -54,6 +54,7 @@ from switchman.engine.routing.predicates import describe
 from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
 from switchman.engine.skills import SkillIndex, skill_folders
 from switchman.engine.tokens import estimate_text
+from switchman.engine.wording import counted
 
 _ENCODER = msgspec.json.Encoder()
 
@@ -523,7 +524,7 @@ def patterns_forget(args: argparse.Namespace) -> int:
         return _unreadable(error)
     workspace = str(Path(args.workspace).expanduser().resolve()) if args.workspace else None
     count = store.forget(workspace) if store is not None else 0
-    print(f"Forgot {count} turn(s){f' of {workspace}' if workspace else ''}.")
+    print(f"Forgot {counted(count, 'turn')}{f' of {workspace}' if workspace else ''}.")
     if workspace and not count:
         print(_nothing_remembered(workspace, store.stats() if store is not None else []),
               file=sys.stderr)

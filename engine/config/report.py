@@ -8,6 +8,7 @@ from switchman.engine.config.check import FileKind, file_kind
 from switchman.engine.config.policy import EffectivePolicy
 from switchman.engine.config.problems import Problem, Severity
 from switchman.engine.routing.predicates import describe
+from switchman.engine.wording import counted
 
 _USED_INSTEAD = {
     FileKind.MODELS: "uses the built-in models in its place",
@@ -53,7 +54,7 @@ def format_problems(problems: Sequence[Problem], files: Sequence[str]) -> str:
     if not errors and not warnings:
         lines.append(f"ok: {checked}")
     else:
-        lines.append(f"{errors} error(s), {warnings} warning(s) in {checked}")
+        lines.append(f"{counted(errors, 'error')}, {counted(warnings, 'warning')} in {checked}")
     return "\n".join(lines)
 
 

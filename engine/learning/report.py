@@ -5,6 +5,7 @@ from __future__ import annotations
 from switchman.engine.learning.database import recorded_time
 from switchman.engine.learning.meaning import CENTRE_TURNS
 from switchman.engine.learning.store import WorkspaceStats
+from switchman.engine.wording import counted
 
 
 def format_stats(stats: list[WorkspaceStats], data_file: str) -> str:
@@ -13,11 +14,11 @@ def format_stats(stats: list[WorkspaceStats], data_file: str) -> str:
         return f"No turns remembered yet ({data_file})."
     lines = [f"Pattern store: {data_file}"]
     for space in stats:
-        lines.append(f"{space.workspace or '(no workspace)'}: {space.turns} turn(s), "
+        lines.append(f"{space.workspace or '(no workspace)'}: {counted(space.turns, 'turn')}, "
                      f"{_when(space.oldest)} … {_when(space.newest)}")
         for model, (turns, success) in sorted(space.by_model.items(),
                                               key=lambda item: -item[1][0]):
-            lines.append(f"  {model}: {turns} turn(s), mean success {success:.2f}")
+            lines.append(f"  {model}: {counted(turns, 'turn')}, mean success {success:.2f}")
         lines.append(_centre_line(space.centre_turns))
     return "\n".join(lines)
 

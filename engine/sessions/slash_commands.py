@@ -44,6 +44,7 @@ from switchman.engine.sessions.records import (
 )
 from switchman.engine.slips import near_misses
 from switchman.engine.tools.approval import TrustStore
+from switchman.engine.wording import counted
 
 if TYPE_CHECKING:
     from switchman.engine.sessions.lifecycle import TurnLifecycle
@@ -217,8 +218,8 @@ async def _rules(manager: SessionManager, folder: str, args: list[str]) -> str:
         return format_rules(folder, policy)
     if action == "check":
         return format_problems(problems, files)
-    suffix = "" if not problems else f" ({len(problems)} problem(s); run /rules check)"
-    return f"Reloaded: {len(policy.rules)} rules active{suffix}."
+    suffix = "" if not problems else f" ({counted(len(problems), 'problem')}; run /rules check)"
+    return f"Reloaded: {counted(len(policy.rules), 'rule')} active{suffix}."
 
 
 async def _checked(config: ConfigStore, folder: str) -> tuple[list[Problem], list[str]]:
@@ -263,15 +264,16 @@ def _cost(cost: CostBreakdown, today: Decimal, today_estimated: Decimal) -> str:
     lines = [f"This session: {amount}{note}"]
     for c in cost.by_model:
         amount, note = _estimated(c.cost_usd, c.estimated_usd)
-        lines.append(f"  {c.model}: {amount} ({c.turns} turn(s), {c.input_tokens} in / "
+        lines.append(f"  {c.model}: {amount} ({counted(c.turns, 'turn')}, {c.input_tokens} in / "
                      f"{c.output_tokens} out tokens){note}")
     if cost.workers:
         lines.append(f"  planner: {usd(cost.planner_usd)}")
-        lines.append(f"  workers: {usd(cost.workers_usd)} ({len(cost.workers)} delegation(s))")
+        lines.append(f"  workers: {usd(cost.workers_usd)} "
+                     f"({counted(len(cost.workers), 'delegation')})")
         for w in cost.workers:
             amount, note = _estimated(w.cost_usd, w.estimated_usd)
             lines.append(f"    {w.title or w.parent_tool_use_id or w.session_id} → "
-                         f"{w.model or 'no model'}: {amount}, {w.turns} turn(s){note}")
+                         f"{w.model or 'no model'}: {amount}, {counted(w.turns, 'turn')}{note}")
     amount, note = _estimated(today, today_estimated)
     lines.append(f"Today, all sessions: {amount}{note}")
     if cost.estimated_usd or today_estimated:

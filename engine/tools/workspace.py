@@ -36,6 +36,7 @@ from switchman.engine.tools.buffers import EditorTexts, no_editor_texts, plain_t
 from switchman.engine.tools.confinement import WorkspaceRoot
 from switchman.engine.tools.secret_files import holds_secrets, is_secret_file, refusal
 from switchman.engine.userregex import RegexError, compile_regex
+from switchman.engine.wording import counted
 
 __all__ = ["DEFINITIONS", "TOOL_NAMES", "ToolOutcome", "ToolRefused", "WorkspaceTools"]
 log = logging.getLogger(__name__)
@@ -169,7 +170,7 @@ class WorkspaceTools:
                 break
         more = "\n[… more files not shown]" if len(found) >= MAX_LIST_ENTRIES else ""
         return ToolOutcome("\n".join(found) + more or "(no files)",
-                           summary=_counted(len(found), "file"), touched=found)
+                           summary=counted(len(found), "file"), touched=found)
 
     def _grep(self, args: dict[str, Any]) -> ToolOutcome:
         try:
@@ -194,7 +195,7 @@ class WorkspaceTools:
                 self._grep_buffer(where, buffer, regex, hits)
             rel = self.relative(where)
             return ToolOutcome("\n".join(hits) or "(no matches)",
-                               summary=f"{_counted(len(hits), 'match', 'matches')} in {rel}",
+                               summary=f"{counted(len(hits), 'match', 'matches')} in {rel}",
                                touched=[rel] if hits else [])
         glob = text_argument(args, "glob")
         hits = []
@@ -219,13 +220,13 @@ class WorkspaceTools:
                 break
         text = "\n".join(hits) or "(no matches)"
         if too_large:
-            text += (f"\n[not searched: {len(too_large)} file(s) larger than "
+            text += (f"\n[not searched: {counted(len(too_large), 'file')} larger than "
                      f"{MAX_GREP_FILE_BYTES // (1024 * 1024)} MB ({_few(too_large)}); give one "
                      "as the path to search it]")
         if secret:
             text += f"\n[not searched, as files like these usually hold secrets: {_few(secret)}]"
-        return ToolOutcome(text, summary=(f"{_counted(len(hits), 'match', 'matches')} in "
-                                    f"{_counted(len(touched), 'file')}"),
+        return ToolOutcome(text, summary=(f"{counted(len(hits), 'match', 'matches')} in "
+                                    f"{counted(len(touched), 'file')}"),
                            touched=touched)
 
     def _grep_file(self, path: Path, regex: Any, hits: list[str], limit: int,
@@ -472,9 +473,4 @@ def _size(path: Path) -> int:
 
 
 def _lines(count: int) -> str:
-    return _counted(count, "line")
-
-
-def _counted(count: int, noun: str, nouns: str | None = None) -> str:
-    """``1 file``, ``2 files`` (``nouns`` when the plural is not ``noun`` + s)."""
-    return f"{count} {noun}" if count == 1 else f"{count} {nouns or noun + 's'}"
+    return counted(count, "line")

@@ -38,9 +38,9 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_stats_export_and_forget(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["patterns", "stats"]) == 0
     text = capsys.readouterr().out
-    assert f"{data_dir / 'a'}: 2 turn(s)" in text and "deep: 1 turn(s), mean success 0.70" in text
+    assert f"{data_dir / 'a'}: 2 turns" in text and "deep: 1 turn, mean success 0.70" in text
     # when, as every other time Switchman prints (it was the stored "…14:00:00.000000+00:00")
-    assert f"{data_dir / 'a'}: 2 turn(s), 2026-05-08T14:00:00Z … 2026-05-08T14:00:00Z\n" in text
+    assert f"{data_dir / 'a'}: 2 turns, 2026-05-08T14:00:00Z … 2026-05-08T14:00:00Z\n" in text
     assert "topic matching: learning what is usual here, 2 of its first 200 turns so far" in text
     assert main(["patterns", "stats", "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
@@ -50,9 +50,9 @@ def test_stats_export_and_forget(data_dir: Path, capsys: pytest.CaptureFixture[s
     assert len(lines) == 3 and "secret" not in "".join(lines)
     assert json.loads(lines[0])["model"] == "fast"
     assert main(["patterns", "forget", "--workspace", str(data_dir / "a")]) == 0
-    assert "Forgot 2 turn(s)" in capsys.readouterr().out
+    assert "Forgot 2 turns" in capsys.readouterr().out
     assert main(["patterns", "forget"]) == 0
-    assert "Forgot 1 turn(s)." in capsys.readouterr().out
+    assert "Forgot 1 turn." in capsys.readouterr().out
     main(["patterns", "stats"])
     assert "No turns remembered yet" in capsys.readouterr().out
 
@@ -82,23 +82,23 @@ def test_forget_expands_a_quoted_tilde(data_dir: Path, monkeypatch: pytest.Monke
                                       capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("HOME", str(data_dir))
     assert main(["patterns", "forget", "--workspace", "~/a"]) == 0
-    assert f"Forgot 2 turn(s) of {data_dir / 'a'}" in capsys.readouterr().out
+    assert f"Forgot 2 turns of {data_dir / 'a'}" in capsys.readouterr().out
 
 
 def test_forget_takes_the_workspace_as_the_editors_name_it(
         data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # a file:// URI was taken as a relative path: "Forgot 0 turn(s) of $PWD/file:/…"
+    # a file:// URI was taken as a relative path: "Forgot 0 turns of $PWD/file:/…"
     uri = (data_dir / "a").as_uri()
     assert main(["patterns", "forget", "--workspace", uri]) == 0
-    assert capsys.readouterr().out == f"Forgot 2 turn(s) of {data_dir / 'a'}.\n"
+    assert capsys.readouterr().out == f"Forgot 2 turns of {data_dir / 'a'}.\n"
 
 
 def test_forgetting_a_folder_with_nothing_remembered_says_what_is(
         data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A typo in --workspace forgot nothing with only "Forgot 0 turn(s)" to tell."""
+    """A typo in --workspace forgot nothing with only "Forgot 0 turns" to tell."""
     assert main(["patterns", "forget", "--workspace", str(data_dir / "typo")]) == 0
     captured = capsys.readouterr()
-    assert captured.out == f"Forgot 0 turn(s) of {data_dir / 'typo'}.\n"
+    assert captured.out == f"Forgot 0 turns of {data_dir / 'typo'}.\n"
     assert captured.err == (f"switchman patterns: nothing is remembered for {data_dir / 'typo'}"
                             f" (there is no such folder); turns are remembered for:\n"
                             f"  {data_dir / 'a'}\n  {data_dir / 'b'}\n")
@@ -162,7 +162,7 @@ def test_reading_an_empty_data_folder_creates_nothing(tmp_path: Path,
     assert main(["patterns", "export"]) == 0
     assert capsys.readouterr().out == ""
     assert main(["patterns", "forget"]) == 0
-    assert "Forgot 0 turn(s)." in capsys.readouterr().out
+    assert "Forgot 0 turns." in capsys.readouterr().out
     assert not folder.exists()
 
 
@@ -207,7 +207,7 @@ def test_a_data_folder_that_cannot_be_a_folder_is_an_error_not_an_empty_store(
         action: list[str], trap: str) -> None:
     """SWITCHMAN_DATA_DIR under a regular file (or naming one, or a link to nothing) is a
     folder the daemon refuses (data_folder_unusable): the CLI says so and exits 1; it used to
-    print "No turns remembered yet" (or nothing, or "Forgot 0 turn(s)") and exit 0."""
+    print "No turns remembered yet" (or nothing, or "Forgot 0 turns") and exit 0."""
     blocking = tmp_path / "notes.txt"
     blocking.write_text("a file\n")
     folder, reason = {

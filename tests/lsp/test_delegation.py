@@ -132,7 +132,7 @@ async def test_explicit_delegation_end_to_end(client: SwitchmanClient, daemon: D
     planner_total = float(detail["cost"]["planner_usd"])
     assert float(detail["cost"]["total_usd"]) == pytest.approx(planner_total + 0.0025)
     shown = await chat(client, daemon, "/cost")
-    assert f"Refactor authenticate() → {HAIKU}: $0.002500, 1 turn(s)" in shown["text"]
+    assert f"Refactor authenticate() → {HAIKU}: $0.002500, 1 turn" in shown["text"]
     # today's total includes the worker once the turn is over (a status sent while the turn
     # was still ending may already carry the total, with the turn still in flight)
     await client.wait_for(methods.STATUS, lambda s: s["cost_today_usd"] ==

@@ -77,4 +77,4 @@ async def test_a_config_folder_that_is_a_file_is_reported_by_the_daemon(tmp_path
             f"{wrong}:1:1: error [unreadable-file] The configuration folder is not a folder, "
             "so your models.yaml, routing.yaml and profiles.yaml cannot be read from it and "
             "the built-in defaults are in use: point SWITCHMAN_CONFIG_DIR at the folder that "
-            f"holds them.\n1 error(s), 0 warning(s) in {wrong}")
+            f"holds them.\n1 error, 0 warnings in {wrong}")

@@ -79,7 +79,7 @@ async def test_slot_4_learns_from_rated_turns_and_survives_a_restart(
         assert f"also scored: {HAIKU}" in why["text"]
         stats = await client.request(methods.CHAT, {"workspace": daemon.uri,
                                                     "message": "/patterns"})
-        assert f"{SONNET}: 4 turn(s)" in stats["text"] and "refactor" not in stats["text"]
+        assert f"{SONNET}: 4 turns" in stats["text"] and "refactor" not in stats["text"]
         same = await client.request(methods.CHAT, {"workspace": daemon.uri,  # as in the CLI
                                                    "message": "/patterns stats"})
         assert same["text"] == stats["text"]

@@ -103,7 +103,7 @@ async def test_rules_check_in_chat_reports_what_the_cli_does(client: SwitchmanCl
          str(daemon.workspace)], env=daemon.env, capture_output=True, text=True, check=True)
     assert checked.splitlines()[:-1] == cli.stdout.splitlines()[:-1]  # the files' summary aside
     reloaded = (await chat(client, daemon, "/rules reload"))["text"]
-    assert reloaded == "Reloaded: 1 rules active (2 problem(s); run /rules check)."
+    assert reloaded == "Reloaded: 1 rule active (2 problems; run /rules check)."
 
 
 async def test_command_keywords_are_read_in_any_case(client: SwitchmanClient, daemon: Daemon,

@@ -124,7 +124,7 @@ async def test_a_minimal_delegation_runs_a_worker_session(deleg: Engine,
     assert phases[0] == ("started", "running") and phases[-1] == ("ended", "completed")
     assert all(u.session_id == result.session_id for u in deleg.recorder.delegations)
     shown = await service.chat(deleg.workspace, None, "/cost")
-    assert f"Convert 2024-01-02 to RFC 2822 → {HAIKU}: $0.000500, 1 turn(s)" in shown.text
+    assert f"Convert 2024-01-02 to RFC 2822 → {HAIKU}: $0.000500, 1 turn" in shown.text
     with pytest.raises(WorkerSession):  # a worker ran one task; it takes no messages
         await service.chat(deleg.workspace, worker.id, "and another thing")
     assert service.explain(deleg.workspace, worker.id, None).turn_id == detail.turns[0].id

@@ -44,5 +44,5 @@ async def test_rules_check_finds_unknown_skills_off_the_event_loop(
     if command == "/rules check":
         assert "No skill named 'sytem_design'" in answer.text, answer.text
     else:
-        assert answer.text == "Reloaded: 1 rules active (1 problem(s); run /rules check).", \
+        assert answer.text == "Reloaded: 1 rule active (1 problem; run /rules check).", \
             answer.text

@@ -207,7 +207,7 @@ async def test_grep_says_which_files_it_did_not_search_and_searches_a_named_big_
                                        + "needle here\n")
     tools = WorkspaceTools(workspace)
     walked = await tools.run("grep", {"pattern": "needle"})
-    assert walked.content == ("(no matches)\n[not searched: 1 file(s) larger than 1 MB "
+    assert walked.content == ("(no matches)\n[not searched: 1 file larger than 1 MB "
                               "(big.log); give one as the path to search it]")
     named = await tools.run("grep", {"pattern": "needle", "path": "big.log"})
     assert named.content.endswith(": needle here")

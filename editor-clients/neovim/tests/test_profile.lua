@@ -28,6 +28,17 @@ return {
     end,
   },
   {
+    'the first <Tab> after :Switchman profile completes the profile names (they are asked for at once)',
+    function()
+      local completions = vim.fn.getcompletion('Switchman profile ', 'cmdline')
+      H.check(vim.tbl_contains(completions, 'subagent') and vim.tbl_contains(completions, 'default'),
+        'the profiles, though none was asked for before (it completed nothing)', completions)
+      require('switchman.models').forget(root) -- as after a change of models.yaml
+      completions = vim.fn.getcompletion('Switchman model ', 'cmdline')
+      H.check(vim.tbl_contains(completions, 'haiku'), 'the models too (it completed only "-")', completions)
+    end,
+  },
+  {
     ':Switchman profile (no argument) picks a profile; the statusline shows it',
     function()
       local labels = H.stub_select(function(item)

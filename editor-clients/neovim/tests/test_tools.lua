@@ -177,7 +177,7 @@ return {
       local result = last_tool_result()
       H.eq(true, result.is_error, 'the model is told it was not applied')
       H.check(vim.inspect(result.content):find('changed in the editor', 1, true)
-        and vim.inspect(result.content):find('read the file again', 1, true), 'and why', result)
+        and vim.inspect(result.content):lower():find('read the file again', 1, true), 'and why', result)
       H.check(notified[#notified] and notified[#notified]:find('not applied', 1, true), 'the user is told', notified)
       H.eq(1, #vim.api.nvim_list_tabpages(), 'the diff tab was closed')
       stop_capture()
@@ -322,6 +322,14 @@ return {
         'the daemon asked, like for an edit')
       H.eq('Always allow apply_code in this workspace', seen[2], 'with its own trust')
       H.eq(true, vim.bo[buf].modified, 'unsaved: the buffer had unsaved changes, which are not written for the user')
+      H.wait_for('the outcome, as it is', function()
+        return vim.tbl_contains(vim.tbl_map(function(n)
+          return n.message
+        end, H.notifications), 'Switchman: applied to src/tools_target.py, not saved: the buffer had unsaved changes'
+          .. ' (:w saves it; u undoes it)')
+      end, nil, function()
+        return H.notifications -- it said "applied to src/tools_target.py and saved"
+      end)
       H.eq(1, #vim.api.nvim_list_tabpages(), 'the diff tab was closed')
       -- the question and its answer, live, at the end of the answer whose code block it applied
       local asked = '    ? Apply the code block to src/tools_target.py (replacing the selection) — Allowed once.'
@@ -411,7 +419,8 @@ return {
   {
     "a new chat view (e.g. after restarting Neovim) shows each turn's answered questions under their tool lines",
     function()
-      -- each tool call's question line, under its tool line (whose summary differs live: not compared);
+      -- each tool call's question line, under its tool line (the same line live and rebuilt: the result
+      -- keeps its summary);
       -- (the question the stop cut short too: its call's result comes live with it); ga's Apply's
       -- line is at the end of the answer whose code block it applied, above its footer
       local function questions(text)
@@ -444,9 +453,9 @@ return {
       shows('    ? Edit src/tools_target.py — Not applied: src/tools_target.py changed in the editor since', 'not applied, and why')
       shows('```\n\n    ? Apply the code block to src/tools_target.py (replacing the selection) — Allowed once.\n  sonnet · ',
         "ga's question, at the end of the turn whose code block it applied")
-      shows('  ✗ delegate: delegate failed: approval_denied\n    ? Delegate to a fast worker that may change files — Denied: not now\n',
+      shows('  ✗ delegate: approval_denied\n    ? Delegate to a fast worker that may change files — Denied: not now\n',
         "a delegation's start")
-      shows('  ✗ edit_file: Cancelled.\n    ? Edit src/tools_target.py — Not answered: the turn was stopped; nothing happened.\n',
+      shows('  ✗ edit_file: stopped\n    ? Edit src/tools_target.py — Not answered: the turn was stopped; nothing happened.\n',
         'the question the stop cut short')
       local _, count = text:gsub('\n    %? ', '')
       H.eq(8, count, 'one line a question (the delete too), none for the reads', H.lines(chat.view.transcript))

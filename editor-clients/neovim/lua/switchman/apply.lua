@@ -67,10 +67,15 @@ function M.params(root, bufnr, code, turn_id)
   return params
 end
 
---- What became of an Apply, as a message and its level.
-function M.outcome(result)
+--- What became of an Apply, as a message and its level. `unsaved`: the buffer it went to is still
+--- modified (it had unsaved changes of the user's, so it was not written for them).
+function M.outcome(result, unsaved)
   if result.applied and result.reason and result.reason ~= vim.NIL then
     return ('Switchman: applied to %s, but: %s'):format(result.path, result.reason), vim.log.levels.WARN
+  end
+  if result.applied and unsaved then
+    return ('Switchman: applied to %s, not saved: the buffer had unsaved changes (:w saves it; u undoes it)')
+      :format(result.path), vim.log.levels.INFO
   end
   if result.applied then
     return ('Switchman: applied to %s and saved (u undoes it)'):format(result.path), vim.log.levels.INFO
@@ -104,7 +109,7 @@ function M.apply(root, code, chat_buffers, turn_id, asked)
     if asked and type(result.approval) == 'table' then
       asked(result.approval)
     end
-    vim.notify(M.outcome(result))
+    vim.notify(M.outcome(result, vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].modified))
   end)
 end
 

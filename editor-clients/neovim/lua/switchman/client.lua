@@ -76,6 +76,18 @@ local function handlers()
   return h
 end
 
+--- Start `fetch(done)` and wait at most `ms` (a second) for it to call `done` (completion has to
+--- answer at once: without it, the first <Tab> completed nothing and only the next one the names).
+function M.await(fetch, ms)
+  local answered = false
+  fetch(function()
+    answered = true
+  end)
+  vim.wait(ms or 1000, function()
+    return answered
+  end, 10)
+end
+
 --- The live client of a workspace root, or nil.
 function M.get(root)
   local id = by_root[root]

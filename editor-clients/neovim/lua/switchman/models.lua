@@ -134,10 +134,13 @@ end
 function M.completions(root)
   local names = { '-' }
   local result = cache[root]
+  if not result and client.get(root) then
+    client.await(function(done)
+      M.fetch(root, done)
+    end)
+    result = cache[root]
+  end
   if not result then
-    if client.get(root) then
-      M.fetch(root)
-    end
     return names
   end
   for _, model in ipairs(result.models or {}) do

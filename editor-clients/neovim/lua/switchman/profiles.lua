@@ -27,10 +27,12 @@ function M.fetch(root, on_done)
   end)
 end
 
---- The profile names last seen for `root` (fetched in the background when unknown).
+--- The profile names last seen for `root` (asked for, and waited for up to a second, when unknown).
 function M.completions(root)
   if not names[root] and client.get(root) then
-    M.fetch(root, function() end)
+    client.await(function(done)
+      M.fetch(root, done)
+    end)
   end
   return names[root] or {}
 end

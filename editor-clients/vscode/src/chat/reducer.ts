@@ -274,6 +274,17 @@ function unfinishedTools(tools: TurnEntry['tools']): TurnEntry['tools'] {
 }
 
 /**
+ * Whether a turn offers 👍 / 👎: once it ended, with an answer to rate — some text, a tool call or a worker, or
+ * simply completed. A turn that failed (or was stopped) before any of that has nothing to rate, and a 👍 there
+ * taught the pattern store that the model did well on a turn it never answered. A rating given stays shown.
+ */
+export function rateable(turn: TurnEntry): boolean {
+  if (turn.rating) return true;
+  if (turn.status === 'running') return false;
+  return turn.status === 'completed' || turn.text.trim() !== '' || turn.tools.length > 0 || (turn.delegations?.length ?? 0) > 0;
+}
+
+/**
  * The turn whose actions (Retry, the pattern suggestion's buttons) are offered: the last entry, when it is a
  * turn, the cards of its own (Apply's, a worker's) after it aside: applying a code block of the last answer,
  * or the restarted chat putting that answered card at the end, took them away.

@@ -5,7 +5,7 @@ import type { Explanation } from '../chat/chain';
 import type { CodeAction, DelegationEntry, Entry, TurnEntry } from '../chat/messages';
 import type { Rating } from '../protocol/params';
 import { DELEGATE_TOOL, ticks, turnCostLabel } from '../chat/delegations';
-import { actionableTurn, approvalsInTurns } from '../chat/reducer';
+import { actionableTurn, approvalsInTurns, rateable } from '../chat/reducer';
 import type { ApprovalCard } from '../tools/approval';
 import { bannerView } from '../chat/banners';
 import { delegationCardPart, type CardActions } from './delegationCard';
@@ -119,7 +119,7 @@ export class TranscriptView {
     // The daemon's message says "send it again to retry": the button does that, with the message's
     // @alias and attachments; on the last answer only (an older message would be sent out of order).
     if (actionable && turn.retryable) parts.push(part('retry', turn.id, () => this.retryButton(turn.id)));
-    if (turn.status !== 'running') parts.push(this.ratingPart(turn));
+    if (rateable(turn)) parts.push(this.ratingPart(turn));
     const refused = turn.ratingError;
     if (refused) {
       parts.push(part('rating-error', refused, () => el('div', { class: 'failure rating-error', role: 'alert',

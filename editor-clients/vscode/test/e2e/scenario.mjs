@@ -697,6 +697,9 @@ async function providerFailuresAreShownPlainly(ui, fake) {
   await chat.locator('#input').fill('hello');
   await chat.locator('#input').press('Enter');
   await chat.locator('.entry.turn[data-status="failed"] .failure', { hasText: 'the API key was refused' }).waitFor();
+  // Nothing was answered: no 👍 / 👎 (a 👍 there taught the pattern store the model did well on it).
+  const unanswered = chat.locator('.entry.turn[data-status="failed"]', { hasText: 'the API key was refused' }).last();
+  if ((await unanswered.locator('.rating').count()) !== 0) throw new Error('a turn that answered nothing offers 👍 / 👎');
   // The provider is now marked down: the next message cannot be routed at all (JSON-RPC error 1006).
   await chat.locator('#input').fill('hello again');
   await chat.locator('#input').press('Enter');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { explanationMessage } from '../../src/chat/chain';
 import { initialChatState, parseFromWebview, sessionTitle, type ChatState, type Entry, type ToWebview, type TurnEntry } from '../../src/chat/messages';
-import { actionableTurn, ratingAsked, reduce, refusedDraft, toggleExplanation, unexplained } from '../../src/chat/reducer';
+import { actionableTurn, rateable, ratingAsked, reduce, refusedDraft, toggleExplanation, unexplained } from '../../src/chat/reducer';
 import type { ChatResult } from '../../src/protocol/types';
 
 const route = { session_id: 'S1', turn_id: 'T1', model: 'anthropic:claude-haiku-4-5', summary: 'rule: fast for commits',
@@ -274,6 +274,20 @@ describe('chat reducer', () => {
     assert.equal(turn(reduce(retried, refusal('still not'))).ratingError?.message, 'still not');
     const taken = reduce(reduce(refused, refusal('still not')), { type: 'rated', turnId: 'T1', rating: 'up' });
     assert.deepEqual([turn(taken).rating, turn(taken).ratingError], ['up', undefined]);
+  });
+
+  it('offers 👍 / 👎 on an answer, not on a turn that failed or stopped before answering anything', () => {
+    const sent = { type: 'event', event: { type: 'userSent', localId: 'L1', text: 'hi' } } as const;
+    const answered = turn(run(sent, { type: 'event', event: { type: 'result', localId: 'L1', result: finished } }));
+    assert.ok(rateable(answered));
+    assert.ok(!rateable({ ...answered, status: 'running' }), 'not while it runs');
+    const failed: TurnEntry = { ...answered, status: 'failed', text: '', error: { code: 'provider_error', message: '400' } };
+    assert.ok(!rateable(failed), 'a provider refused the request: no answer to rate');
+    assert.ok(!rateable({ ...failed, status: 'interrupted' }) && !rateable({ ...failed, status: 'cancelled' }));
+    assert.ok(rateable({ ...failed, text: 'Half an answer' }), 'a partial answer can be rated');
+    assert.ok(rateable({ ...failed, tools: [{ id: 'c1', name: 'edit_file', status: 'done', summary: 'edited a.py' }] }));
+    assert.ok(rateable({ ...failed, rating: 'down' }), 'a rating given stays shown');
+    assert.ok(rateable({ ...answered, text: '' }), 'completed with no text (tools only): rated as before');
   });
 
   it('drops the preview when route preview is turned off', () => {

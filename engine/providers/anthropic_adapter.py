@@ -94,7 +94,7 @@ class AnthropicAdapter:
                         yield converted
         except Exception as exc:
             raise self._classify(exc, request.model_id) from None
-        if not answer.ended:
+        if not answer.whole:
             raise cut_short(request.model_id)
         self._remember(answer.thinking(), answer.tool_ids())
         yield answer.finished()
@@ -197,8 +197,8 @@ class _Answer:
         self._pieces: dict[int, list[str]] = {}
         self._usage: dict[str, int] = {}
         self._stop_reason: str | None = None
-        self.ended = False
-        """``message_stop`` arrived: the answer is whole."""
+        self._ended = False
+        """``message_stop`` arrived."""
 
     def take(self, event: Any) -> StreamEvent | None:
         """Add one raw event; what it means for the turn, if anything."""
@@ -217,13 +217,23 @@ class _Answer:
             self._usage = {k: v or 0 for k, v in _usage_counts(event.message.usage).items()}
             return UsageReport(Usage(**self._usage))
         if kind == "message_stop":
-            self.ended = True
+            self._ended = True
         elif kind == "message_delta":
             self._stop_reason = event.delta.stop_reason
             # The counts are totals so far; those left out keep message_start's values.
             self._usage.update({k: v for k, v in _usage_counts(event.usage).items()
                                 if v is not None})
         return None
+
+    @property
+    def whole(self) -> bool:
+        """Whether the body carried the whole answer: ``message_stop`` came, or the
+        ``message_delta`` with the stop reason sent just before it; from a server that leaves
+        both out (some Anthropic-compatible ones), every content block begun was closed. A
+        block left open, or no block at all, without either is a body that ended before the
+        answer did (:func:`cut_short`)."""
+        return self._ended or self._stop_reason is not None \
+            or (bool(self._blocks) and not self._pieces)
 
     def _delta(self, index: int, delta: Any) -> StreamEvent | None:
         block = self._blocks.get(index)

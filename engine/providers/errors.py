@@ -68,9 +68,13 @@ class ProviderError(SwitchmanError):
 
 
 def cut_short(model: str) -> ProviderError:
-    """A stream whose body ended before the answer's own end (Anthropic's ``message_stop``,
-    OpenAI's ``finish_reason``): a proxy or server gave up mid-answer, and what arrived is not
-    a finished answer. Failed as a cut connection is, so the turn does not end "completed"."""
+    """A stream whose body ended before the answer did: a proxy or server gave up, and what
+    arrived is not a finished answer. Failed as a cut connection is, so the turn does not end
+    "completed". Servers that speak the APIs differ in how they close a stream, so the
+    adapters say it only where the answer is plainly unfinished: Anthropic's without
+    ``message_stop``, its stop reason or a closed content block; an OpenAI-compatible one with
+    no ``finish_reason`` and nothing at all before the end (some local servers never send
+    ``finish_reason``, and the SDK hides whether ``[DONE]`` came)."""
     return ProviderError(ErrorClass.NETWORK, "the stream ended before the answer did",
                          model=model)
 

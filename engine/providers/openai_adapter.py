@@ -96,14 +96,14 @@ class OpenAIAdapter:
                     finish = choice.finish_reason or finish
         except Exception as exc:
             raise self._classify(exc, request.model_id) from None
-        if finish is None:
+        if finish is None and not text and not calls:
             raise cut_short(request.model_id)
         finished_calls = [c.finish() for _, c in sorted(calls.items())]
         for call in finished_calls:
             yield call
         content: list[Block] = [TextBlock("".join(text))] if text else []
         content += [ToolUseBlock(c.id, c.name, c.input) for c in finished_calls]
-        stop = "tool_use" if finished_calls else _stop_reason(finish)
+        stop = "tool_use" if finished_calls else _stop_reason(finish or "stop")
         yield Finished(stop, usage, content)
 
     def _choice(self, choice: Any, text: list[str], calls: dict[int, _PendingCall]) -> list[

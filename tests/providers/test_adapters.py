@@ -213,15 +213,45 @@ async def test_a_stream_ended_before_the_answer_is_a_network_error(
         api: ApiKind, fake: FakeProvider) -> None:
     """The body ends properly, but without the answer's end (a proxy that gave up): the
     text so far is not a finished answer, so the call fails as a cut connection does,
-    instead of the turn ending "completed" on half an answer."""
-    fake.script(Reply(text=("one", "two"), fault=CutShort(after_chunks=1)))
+    instead of the turn ending "completed" on half an answer. Anthropic's stream says so by
+    its open content block; an OpenAI-compatible one only when nothing came at all."""
+    fake.script(Reply(text=("one", "two"), fault=CutShort(after_chunks=1 if api is
+                                                          ApiKind.ANTHROPIC else 0)))
     seen: list[str] = []
     with pytest.raises(ProviderError) as caught:
         await stream_texts(adapter_for(api, fake), request(), seen)
     assert caught.value.error_class is ErrorClass.NETWORK
     assert str(caught.value) == ("p:model-x: could not reach the provider (network error): "
                                  "the stream ended before the answer did")
-    assert seen == ["one"]
+    assert seen == (["one"] if api is ApiKind.ANTHROPIC else [])
+
+
+async def test_an_openai_compatible_stream_without_finish_reason_is_an_answer(
+        fake: FakeProvider) -> None:
+    """Some OpenAI-compatible servers never send ``finish_reason`` (and the SDK hides whether
+    ``[DONE]`` came), so text that ended without one is the answer, as it always was: failing
+    it would fail every turn on such a server."""
+    fake.script(Reply(text=("one", "two"), fault=CutShort(after_chunks=2)))
+    events = await collect(adapter_for(ApiKind.OPENAI, fake), request())
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["one", "two"]
+    assert isinstance(events[-1], Finished) and events[-1].stop_reason == "end_turn"
+
+
+async def test_an_anthropic_stream_without_its_closing_events_is_an_answer_once_blocks_close(
+        fake: FakeProvider) -> None:
+    """A server that sends every content block whole but leaves out ``message_delta`` and
+    ``message_stop`` gave the whole answer: only a block left open is a cut."""
+    frames = b"".join(
+        f"event: {kind}\ndata: {data}\n\n".encode() for kind, data in (
+            ("content_block_start",
+             '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}'),
+            ("content_block_delta", '{"type":"content_block_delta","index":0,'
+             '"delta":{"type":"text_delta","text":"whole"}}'),
+            ("content_block_stop", '{"type":"content_block_stop","index":0}')))
+    fake.script(Reply(text=(), fault=CutShort(frame=frames)))
+    events = await collect(adapter_for(ApiKind.ANTHROPIC, fake), request())
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["whole"]
+    assert isinstance(events[-1], Finished)
 
 
 @pytest.mark.parametrize("api", APIS)

@@ -287,9 +287,16 @@ export interface CardView {
   /** The latest activity while running; the error (and why) once failed. */
   note: string | null;
   noteTone: 'activity' | 'error' | null;
+  /** The user denied it (its approval question): not a failure to show in red; its card is `denied`. */
+  denied: boolean;
   canStop: boolean;
   toggleLabel: string;
 }
+
+/** The error of a delegation the user denied when asked to start it. */
+const DENIED = 'approval_denied';
+/** Its detail when the user gave no reason. */
+const NO_REASON = 'the user denied it';
 
 /** A delegation's status in words (`cancelled` is "stopped": by the user, or with its planner's turn). */
 export const DELEGATION_LABELS: Record<DelegationStatus, string> = {
@@ -302,13 +309,19 @@ export const DELEGATION_LABELS: Record<DelegationStatus, string> = {
  * and a worker waiting on its model showed the same `0.3s` for minutes.
  */
 export function cardView(card: DelegationCard, now?: number): CardView {
-  const statusLabel = card.stopping ? 'stopping…' : DELEGATION_LABELS[card.status];
-  const meta = [statusLabel, plural(card.turns, 'turn'), formatCost(card.costUsd, card.estimatedUsd)];
-  const elapsed = elapsedSeconds(card, now);
+  // Denied by the user when asked to start it: nothing ran, so no turns, cost or time, and not "failed" in red
+  // (the user's own answer, which the approval card beside it shows too).
+  const denied = card.status === 'failed' && card.error === DENIED;
+  const statusLabel = card.stopping ? 'stopping…' : denied ? 'denied' : DELEGATION_LABELS[card.status];
+  const meta = [statusLabel];
+  if (!denied) meta.push(plural(card.turns, 'turn'), formatCost(card.costUsd, card.estimatedUsd));
+  const elapsed = denied ? null : elapsedSeconds(card, now);
   if (elapsed !== null) meta.push(`${elapsed.toFixed(1)}s`);
   let note: string | null = null;
   let noteTone: CardView['noteTone'] = null;
-  if ((card.status === 'running' || waitsToStart(card.status)) && card.stopRefused && !card.stopping) {
+  if (denied) {  // the daemon's detail is the user's reason, its own words for none, or why nobody could be asked
+    note = card.detail && card.detail !== NO_REASON ? `Denied: ${card.detail}` : 'Denied; no worker was started.';
+  } else if ((card.status === 'running' || waitsToStart(card.status)) && card.stopRefused && !card.stopping) {
     note = `Not stopped: ${card.stopRefused}`;
     noteTone = 'error';
   } else if (card.status === 'running' && card.activity) {
@@ -350,6 +363,7 @@ export function cardView(card: DelegationCard, now?: number): CardView {
     task: card.task,
     note,
     noteTone,
+    denied,
     // One waiting to start has no worker turn yet: it is stopped by its planner's turn and call id.
     canStop: ((card.status === 'running' && card.workerTurnId !== null) || waitsToStart(card.status)) && !card.stopping,
     toggleLabel: card.open ? 'Hide worker transcript' : 'Show worker transcript',

@@ -260,8 +260,13 @@ describe('delegation cards', () => {
     const [denied, queued] = storedDelegations(messages, [], 'completed', [
       never('toolu_no', 'failed', 'approval_denied', 'not that one'),
       never('toolu_q', 'cancelled', 'cancelled_by_user', "the planner's turn was cancelled before this worker started")]);
-    assert.deepEqual([denied.workerSessionId, cardView(denied).title, cardView(denied).statusLabel, cardView(denied).note],
-      [null, 'fast · not started', 'failed', 'approval_denied: not that one']);
+    // The user's own Deny: not a failure in red, and nothing ran (no "0 turns · $0.00 · 0.3s").
+    assert.deepEqual([denied.workerSessionId, cardView(denied).title, cardView(denied).statusLabel, cardView(denied).note,
+      cardView(denied).noteTone, cardView(denied).meta, cardView(denied).denied],
+      [null, 'fast · not started', 'denied', 'Denied: not that one', null, 'denied', true]);
+    assert.equal(cardView({ ...denied, detail: 'the user denied it' }).note, 'Denied; no worker was started.', 'no reason given');
+    assert.equal(cardView({ ...denied, detail: 'the editor could not be asked' }).note, 'Denied: the editor could not be asked');
+    assert.equal(cardView(queued).denied, false);
     assert.deepEqual([cardView(queued).title, cardView(queued).statusLabel, cardView(queued).note],
       ['fast · not started', 'stopped', "cancelled_by_user: the planner's turn was cancelled before this worker started"]);
     // The planner's turn was cancelled before the call had a result: the record still says why.

@@ -179,3 +179,15 @@ def _refusal(path: Path, exc: OSError) -> UnreadableFile:
 def size_text(limit: int) -> str:
     """A size in whole KB or MB, for a message: ``512 KB``, ``2 MB``."""
     return f"{limit // 1024} KB" if limit < 1024 * 1024 else f"{limit // (1024 * 1024)} MB"
+
+
+def size_over(size: int, limit: int) -> str:
+    """A file's ``size`` said beside the ``limit`` it exceeds, never as the limit itself:
+    ``3 MB``, ``2.1 MB`` (tenths rounded up) where whole MB would read ``2 MB`` against
+    "up to 2 MB"."""
+    text = size_text(size)
+    if text != size_text(limit):
+        return text
+    unit = 1024 * 1024 if size >= 1024 * 1024 else 1024
+    tenths = -(-size * 10 // unit)  # rounded up: the size is over the limit
+    return f"{tenths / 10:.1f} {'MB' if unit > 1024 else 'KB'}"

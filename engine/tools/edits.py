@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from switchman.engine.files import size_text
+from switchman.engine.files import size_over, size_text
 from switchman.engine.providers.base import ToolSpec
 from switchman.engine.tools.arguments import (
     ToolRefused,
@@ -29,8 +29,8 @@ MAX_EDIT_BYTES = 2 * 1024 * 1024
 
 def _too_large(name: str, size: int) -> str:
     """Why a file is not edited: its size, and the limit (it said only "too large")."""
-    return (f"'{name}' is too large to edit here: it has {size_text(size)}, and files of up "
-            f"to {size_text(MAX_EDIT_BYTES)} can be edited.")
+    return (f"'{name}' is too large to edit here: it has {size_over(size, MAX_EDIT_BYTES)}, "
+            f"and files of up to {size_text(MAX_EDIT_BYTES)} can be edited.")
 
 
 _PATH = {"type": "string", "description": "Path relative to the workspace root."}

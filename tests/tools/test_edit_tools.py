@@ -327,6 +327,11 @@ async def test_a_file_too_large_to_edit_is_refused_with_its_size_and_the_limit(
     assert outcome.is_error
     assert outcome.content == ("'big.log' is too large to edit here: it has 3 MB, and files "
                                "of up to 2 MB can be edited.")  # was only "too large"
+    (project / "big.log").write_text("x" * (2 * 1024 * 1024) + "\nmarker\n")  # just over
+    outcome = await toolbox.run("edit_file", {"path": "big.log", "old_text": "marker",
+                                              "new_text": "changed"})
+    assert outcome.content == ("'big.log' is too large to edit here: it has 2.1 MB, and files "
+                               "of up to 2 MB can be edited.")  # it read "it has 2 MB"
 
 
 async def test_a_snippet_of_several_lines_matches_a_file_with_windows_line_ends(

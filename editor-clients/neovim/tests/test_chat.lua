@@ -324,6 +324,22 @@ return {
     end,
   },
   {
+    ':Switchman restart during a turn says the restart stopped it, as the stored session does; the message comes back',
+    function()
+      H.script({ { kind = 'text', chunks = { 'begun', 'never' }, fault = { kind = 'stall', after_chunks = 1 } } })
+      type_and_send('this turn meets a restart')
+      H.wait_text(transcript(), 'begun')
+      vim.cmd('Switchman restart')
+      local stopped = '✗ Switchman stopped while this turn was running (the editor closed, reloaded or restarted it).'
+      H.wait_text(transcript(), stopped) -- it said "(cancelled)", as if you had pressed Stop
+      H.check(not H.text(transcript()):find('begun\n(cancelled)', 1, true), 'not as your Stop', H.lines(transcript()))
+      H.eq({ 'this turn meets a restart' }, H.lines(chat.view.input), 'the message is back in the input, to send again')
+      H.fake('POST', '/_fake/release')
+      chat = H.reopen_chat(chat)
+      H.wait_text(transcript(), stopped)
+    end,
+  },
+  {
     "a rule whose name has a line break shows on the badge's one line (it raised 'String cannot contain newlines')",
     function()
       local routing = vim.env.SWITCHMAN_CONFIG_DIR .. '/routing.yaml'

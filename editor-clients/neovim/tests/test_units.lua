@@ -21,6 +21,29 @@ end
 
 return {
   {
+    'setup() names an option it does not know (a typo was ignored without a word), and the one meant',
+    function()
+      local saved = vim.deepcopy(config.options)
+      H.notifications = {}
+      config.apply({ keymap = true, python = nil, chat = { positon = 'left', keymaps = { sned = false, close = false } },
+        statusline = { prefix = '', prefx = '' }, float = { border = 'single' }, keymaps = { chat = '<leader>c', chta = '<leader>x' } })
+      H.eq({
+        'Switchman: setup() has no option chat.keymaps.sned (did you mean chat.keymaps.send?); it is ignored (:help switchman-setup).',
+        'Switchman: setup() has no option chat.positon (did you mean chat.position?); it is ignored (:help switchman-setup).',
+        'Switchman: setup() has no option keymap (did you mean keymaps?); it is ignored (:help switchman-setup).',
+        'Switchman: setup() has no option keymaps.chta (did you mean keymaps.chat?); it is ignored (:help switchman-setup).',
+        'Switchman: setup() has no option statusline.prefx (did you mean statusline.prefix?); it is ignored (:help switchman-setup).',
+      }, vim.tbl_map(function(n)
+        return n.message
+      end, H.notifications))
+      H.notifications = {}
+      config.apply({ cmd = { 'switchman', 'serve' }, python = '/usr/bin/python3', on_attach = function() end, keymaps = true,
+        chat = { keymaps = { send = { n = '<CR>' } } } })
+      H.eq({}, H.notifications, 'nothing to say of known options')
+      config.options = saved
+    end,
+  },
+  {
     'a huge buffer is attached cut one character past what the daemon keeps, never mid-character',
     function()
       local attach = require('switchman.attach')

@@ -199,34 +199,6 @@ function M.refuse(name, why)
   vim.notify(('Switchman: :Switchman %s: %s; nothing was done. %s.'):format(name, why, takes), vim.log.levels.ERROR)
 end
 
-local function distance(a, b)
-  local previous = {}
-  for j = 0, #b do
-    previous[j] = j
-  end
-  for i = 1, #a do
-    local current = { [0] = i }
-    for j = 1, #b do
-      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
-      current[j] = math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
-    end
-    previous = current
-  end
-  return previous[#b]
-end
-
---- The subcommand a mistyped `name` most likely meant (`Chat`, `sesions`, `wor`), or nil.
-local function meant(name)
-  local lower, best, best_distance = name:lower(), nil, 3
-  for _, command in ipairs(M.list) do
-    local d = vim.startswith(command.name, lower) and #lower >= 2 and 0 or distance(lower, command.name)
-    if d < best_distance then
-      best, best_distance = command.name, d
-    end
-  end
-  return best
-end
-
 --- Run `:Switchman` with the user command's `opts` (`fargs`).
 function M.run(opts)
   require('switchman')
@@ -237,7 +209,9 @@ function M.run(opts)
   end
   local command = M.by_name[name]
   if not command then
-    local guess = meant(name)
+    local guess = require('switchman.slips').meant(name, vim.tbl_map(function(c)
+      return c.name
+    end, M.list))
     local hint = guess and (' Did you mean :Switchman %s?'):format(guess) or ''
     return vim.notify(('Switchman: unknown subcommand %q.%s\n%s'):format(name, hint, usage()), vim.log.levels.ERROR)
   end

@@ -88,9 +88,59 @@ M.default_keymaps = {
 
 M.options = vim.deepcopy(M.defaults)
 
+--- Options without a default (nil unless given).
+local UNSET = { 'python', 'cmd_env', 'config_dir', 'init_options', 'on_attach', 'capabilities' }
+
+--- The names in `given` that `known` has no key for, as `prefix .. name` (`chat.positon`), each
+--- with the known name it most likely meant.
+local function unknown(given, known, prefix, out)
+  for key, value in pairs(type(given) == 'table' and given or {}) do
+    local default = known[key]
+    local name = prefix .. tostring(key)
+    if default == nil and not (prefix == '' and vim.tbl_contains(UNSET, key)) then
+      local names = vim.tbl_keys(known)
+      if prefix == '' then
+        vim.list_extend(names, UNSET)
+      end
+      table.insert(out, { name, type(key) == 'string' and require('switchman.slips').meant(key, names) or nil })
+    elseif type(default) == 'table' and type(value) == 'table' and (key == 'chat' or key == 'statusline' or key == 'float') then
+      unknown(value, default, name .. '.', out)
+    elseif key == 'keymaps' and prefix == 'chat.' and type(value) == 'table' then
+      unknown(value, default, name .. '.', out) -- the chat's key names; their modes are not checked
+    end
+  end
+  return out
+end
+
+--- Warn about options `setup()` was given that it does not know (a typo would be ignored
+--- without a word: `keymap = true` mapped nothing), and global keymaps naming no subcommand.
+local function warn_unknown(opts)
+  local found = unknown(opts, M.defaults, '', {})
+  if type(opts.keymaps) == 'table' then
+    local commands = vim.tbl_map(function(c)
+      return c.name
+    end, require('switchman.commands').list)
+    for name in pairs(opts.keymaps) do
+      if not vim.tbl_contains(commands, name) then
+        table.insert(found, { 'keymaps.' .. tostring(name),
+          type(name) == 'string' and require('switchman.slips').meant(name, commands) or nil })
+      end
+    end
+  end
+  table.sort(found, function(a, b)
+    return a[1] < b[1]
+  end)
+  for _, entry in ipairs(found) do
+    local hint = entry[2] and (' (did you mean %s?)'):format((entry[1]:gsub('[^.]+$', entry[2]))) or ''
+    vim.notify(('Switchman: setup() has no option %s%s; it is ignored (:help switchman-setup).'):format(entry[1], hint),
+      vim.log.levels.WARN)
+  end
+end
+
 --- Merge user options over the defaults (deep; lists are replaced, not merged).
 function M.apply(opts)
   opts = opts or {}
+  warn_unknown(opts)
   vim.validate({
     cmd = { opts.cmd, 'table', true },
     python = { opts.python, 'string', true },

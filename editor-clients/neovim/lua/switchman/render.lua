@@ -171,9 +171,16 @@ end
 --- The line after an answer: model, cost and tokens; plus the failure or cancellation.
 --- `turn_id`: the turn it ends (a mark on its first line: an Apply's question is shown above it,
 --- where the chat drawn from the session has it).
+--- Whether a turn's result is one the daemon ended as it stopped (`:Switchman restart`): it
+--- answers `cancelled`, with the `interrupted` error the stored turn keeps, which says why.
+function M.interrupted(result)
+  return result.status == 'interrupted'
+    or (result.status == 'cancelled' and present(result.error) and result.error.code == 'interrupted')
+end
+
 function M.outcome(root, result, turn_id)
   local out = {}
-  if result.status == 'failed' or result.status == 'interrupted' then
+  if result.status == 'failed' or M.interrupted(result) then
     local err = present(result.error) and result.error or {}
     vim.list_extend(out, M.failure(err.message or ('turn ' .. result.status)))
   elseif result.status == 'cancelled' then

@@ -264,7 +264,7 @@ function Chat:show_outcome(turn, err, result)
   self.shown_turns = self.shown_turns or {}
   self.shown_turns[result.turn_id] = true
   self.view:append(render.outcome(self.root, result, result.turn_id))
-  if result.status == 'failed' then
+  if result.status == 'failed' or render.interrupted(result) then
     self:give_back(turn) -- "Your message is saved; send it again to retry": it is ready to send
   end
 end

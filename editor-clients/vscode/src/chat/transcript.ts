@@ -1,6 +1,6 @@
 /** A stored session (`switchman/session`) as chat entries and as a read-only Markdown transcript. */
 
-import { formatCost, formatUsd, plural } from '../common/format';
+import { formatCost, formatUsd, plural, readableTime } from '../common/format';
 import { NOT_SENT } from '../protocol/errors';
 import { SlashCommands } from '../protocol/methods';
 import type {
@@ -208,7 +208,7 @@ function toolActivity(messages: Message[], status: TurnStatus): ToolActivity[] {
 export function transcriptMarkdown(detail: SessionDetail): string {
   const { session, cost } = detail;
   const lines = [`# ${session.title || 'Untitled session'}`, ''];
-  lines.push(`Session \`${session.id}\`${session.is_worker ? ' (worker)' : ''} · started ${session.created_at} · `
+  lines.push(`Session \`${session.id}\`${session.is_worker ? ' (worker)' : ''} · started ${readableTime(session.created_at)} · `
     + `${plural(session.turn_count, 'turn')} · total `
     + formatCost(cost.total_usd, cost.estimated_usd, { why: ': calls cut short before the provider reported usage' }));
   if (cost.workers.length > 0) {

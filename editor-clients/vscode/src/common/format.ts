@@ -56,3 +56,12 @@ export function modelIndex(models: ModelInfo[]): Map<string, ModelInfo> {
 export function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
+
+/**
+ * A time as people read it, to the minute and in UTC (as the daemon records it): `2026-11-24 23:38 UTC`, not
+ * the record's `2026-11-24T23:38:17.383000Z`. Anything that does not read as a time is shown as it came.
+ */
+export function readableTime(iso: string): string {
+  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?(?:Z|\+00:00)$/.exec(iso);
+  return match ? `${match[1]} ${match[2]} UTC` : iso;
+}

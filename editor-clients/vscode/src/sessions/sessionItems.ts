@@ -1,7 +1,7 @@
 /** How a session looks in the Sessions view (pure). */
 
 import { DELEGATION_LABELS, waitsToStart } from '../chat/delegations';
-import { costParts, plural, shortModelName } from '../common/format';
+import { costParts, plural, readableTime, shortModelName } from '../common/format';
 import type { DelegationParams, Session } from '../protocol/types';
 
 export interface SessionItemView {
@@ -30,7 +30,7 @@ export function sessionItemView(session: Session, isCurrent: boolean, now: Date 
       ...(went ? [`Delegation ${went}`] : []),
       `${plural(session.turn_count, 'turn')} · ${amount}${session.workers?.length ? ' including workers' : ''}${note}`,
       session.sticky_model ? `Sticky model: ${session.sticky_model}` : 'No sticky model',
-      `Updated ${session.updated_at}`,
+      `Updated ${readableTime(session.updated_at)}`,
       `Session ${session.id}`,
     ].join('\n'),
     icon: session.is_worker ? (session.delegation_status === 'failed' ? 'error' : 'person')

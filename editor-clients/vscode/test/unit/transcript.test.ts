@@ -212,6 +212,10 @@ describe('transcriptMarkdown', () => {
   it('lists every turn with its model, cost and reason', () => {
     const text = transcriptMarkdown(detail);
     assert.match(text, /^# write a commit message/);
+    // when it started, as people read it (it was the record's 2026-05-08T14:20:00Z)
+    assert.match(text, /· started 2026-05-08 14:20 UTC · 2 turns ·/);
+    assert.equal(transcriptMarkdown({ ...detail, session: { ...session, created_at: '2026-11-24T23:38:17.383000Z' } })
+      .split('\n')[2].split(' · ')[1], 'started 2026-11-24 23:38 UTC');
     assert.match(text, /## Turn 1 · anthropic:claude-haiku-4-5 · \$0\.0029 · completed/);
     assert.match(text, /_Why: rule: fast for commits_/);
     assert.match(text, /## Turn 2 .* failed[\s\S]*server error \(500\)/);
@@ -255,6 +259,7 @@ describe('session items', () => {
     assert.equal(view.label, 'write a commit message');
     assert.equal(view.description, 'current · claude-haiku-4-5 · $0.041 · 10 min ago');
     assert.equal(view.icon, 'star-full');
+    assert.match(view.tooltip, /\nUpdated 2026-05-08 14:23 UTC\n/, 'as people read a time, not the record\'s ISO string');
     assert.equal(view.hasChildren, false);
     const planner = sessionItemView({ ...session, workers: [{ ...session, id: 'W1', is_worker: true }] }, false);
     assert.ok(planner.hasChildren);

@@ -194,8 +194,8 @@ class Toolbox:
     async def _run_command(self, arguments: dict[str, Any]) -> ToolOutcome:
         command, timeout = shell.command_arguments(arguments)
         folder = str(self.reads.root)
-        answer, record = await self._ask("run_command", f"Run `{command}`", command=command,
-                                          cwd=folder)
+        answer, record = await self._ask("run_command", shell.command_title(command),
+                                          command=command, cwd=folder)
         if not answer.allowed:
             return _answered(_denied(answer, "command"), record)
         environment = shell.child_environment(self.services.environ,

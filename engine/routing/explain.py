@@ -104,6 +104,12 @@ def _chain_lines(number: int, evaluation: PolicyEvaluation) -> list[str]:
     head = f"  [{number}] {evaluation.policy.value:<24} {evaluation.verdict.value:<15}"
     reason = evaluation.reason
     if evaluation.verdict is Verdict.CHOSE and evaluation.candidate_model:
+        # slot 4's reason names the model it suggests, which the line names already: spec
+        # §7.3's `chose anthropic:claude-sonnet-4-6 (confidence 0.78, 12 samples)`, not
+        # `… (suggested anthropic:claude-sonnet-4-6 (score …, 12 samples))`
+        suggested = f"suggested {evaluation.candidate_model} ("
+        if reason.startswith(suggested) and reason.endswith(")"):
+            reason = reason[len(suggested):-1]
         reason = f"{evaluation.candidate_model} ({reason})"
     if evaluation.validation_failure is not None:
         reason = f"{reason} [{evaluation.validation_failure.value}]"

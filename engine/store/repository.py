@@ -472,7 +472,10 @@ class SessionStore:
     # -- events ------------------------------------------------------------------------
 
     def add_event(self, event: Event, turn_id: str | None = None) -> None:
-        """Store an event (for example ``route.decided``)."""
+        """Store an event (for example ``route.decided``), under ``turn_id`` or, without it,
+        the turn the event itself names (lookups by turn use the column)."""
+        if turn_id is None:
+            turn_id = getattr(event, "turn_id", None)
         payload = msgspec.json.encode(event).decode()
         kind = json.loads(payload)["type"]
         self.db.execute("INSERT INTO events (ts, type, session_id, turn_id, payload) VALUES "

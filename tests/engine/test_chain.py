@@ -492,7 +492,10 @@ def test_why_this_model_counts_one_sample_in_the_singular(h: Harness) -> None:
     # "why this model?" said "(1 samples)" for a model with one similar past turn
     h.patterns = PatternRecommendation(SONNET, 0.9, 0.78, 12, [ModelOption(HAIKU, 0.5, 1)])
     text = render(h.decide("hello", workspace=None))
-    assert "12 samples))" in text and f"also scored: {HAIKU} 0.500 (1 sample)" in text
+    assert "12 samples))" not in text and f"also scored: {HAIKU} 0.500 (1 sample)" in text
+    # the chosen model once, as spec §7.3 has it (it read "… (suggested <the same model> (…))")
+    assert f"PATTERN_RECOMMENDATION   chose          {SONNET} (score 0.900, confidence 0.78, " \
+           f"12 samples)\n" in text
     h.patterns = PatternRecommendation(SONNET, 0.9, 0.78, 1, [])
     assert "(score 0.900, confidence 0.78, 1 sample): insufficient samples" \
         in h.decide("hello", workspace=None).chain[3].reason

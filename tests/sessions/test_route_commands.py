@@ -118,6 +118,23 @@ async def test_ignore_records_the_dismissal(engine: tuple[Switchman, Recorder, s
     assert row.success == pytest.approx(0.9)
 
 
+async def test_the_answers_to_a_suggestion_are_found_by_their_turn(
+        engine: tuple[Switchman, Recorder, str], fake: FakeProvider) -> None:
+    """route.overridden and pattern.override_dismissed carry their turn in the payload; the
+    events table's turn column (which lookups by turn use) was left empty for them."""
+    service, _, workspace = engine
+    fake.script_text("short")
+    first = await service.chat(workspace, None, "/commit fix the auth bug")
+    await service.chat(workspace, None, "/route ignore")
+    fake.script_text("better")
+    again = await service.chat(workspace, None, "/route override")
+    rows = service.store.db.execute(
+        "SELECT type, turn_id FROM events WHERE type IN ('route.overridden', "
+        "'pattern.override_dismissed') ORDER BY id").fetchall()
+    assert [tuple(r) for r in rows] == [("pattern.override_dismissed", first.turn_id),
+                                        ("route.overridden", again.turn_id)]
+
+
 async def test_a_resent_message_and_a_model_change_count_against_the_last_answer(
         engine: tuple[Switchman, Recorder, str], fake: FakeProvider) -> None:
     service, _, workspace = engine

@@ -37,8 +37,14 @@ return {
         return n.message
       end, H.notifications))
       H.notifications = {}
+      config.apply({ chat = { position = 'middle' } })
+      H.eq({ "Switchman: setup()'s chat.position \"middle\" is not one of right, left, below, above, tab; the chat opens"
+        .. ' on the right.' }, vim.tbl_map(function(n)
+        return n.message
+      end, H.notifications), 'a value it cannot use')
+      H.notifications = {}
       config.apply({ cmd = { 'switchman', 'serve' }, python = '/usr/bin/python3', on_attach = function() end, keymaps = true,
-        chat = { keymaps = { send = { n = '<CR>' } } } })
+        chat = { position = 'tab', keymaps = { send = { n = '<CR>' } } } })
       H.eq({}, H.notifications, 'nothing to say of known options')
       config.options = saved
     end,

@@ -88,6 +88,9 @@ M.default_keymaps = {
 
 M.options = vim.deepcopy(M.defaults)
 
+--- Where the chat can open (`chat.position`).
+M.positions = { 'right', 'left', 'below', 'above', 'tab' }
+
 --- Options without a default (nil unless given).
 local UNSET = { 'python', 'cmd_env', 'config_dir', 'init_options', 'on_attach', 'capabilities' }
 
@@ -130,6 +133,11 @@ local function warn_unknown(opts)
   table.sort(found, function(a, b)
     return a[1] < b[1]
   end)
+  local position = type(opts.chat) == 'table' and opts.chat.position or nil
+  if position ~= nil and not vim.tbl_contains(M.positions, position) then
+    vim.notify(("Switchman: setup()'s chat.position %s is not one of %s; the chat opens on the right.")
+      :format(vim.inspect(position), table.concat(M.positions, ', ')), vim.log.levels.WARN)
+  end
   for _, entry in ipairs(found) do
     local hint = entry[2] and (' (did you mean %s?)'):format((entry[1]:gsub('[^.]+$', entry[2]))) or ''
     vim.notify(('Switchman: setup() has no option %s%s; it is ignored (:help switchman-setup).'):format(entry[1], hint),

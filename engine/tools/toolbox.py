@@ -56,6 +56,8 @@ WORKER_EXCLUDED = frozenset({"memory_add", "memory_replace"})
 """Tools never offered to worker sessions (they would change durable memory)."""
 ALL_DEFINITIONS = [*workspace.DEFINITIONS, skill_tools.DEFINITION, *edits.DEFINITIONS,
                    shell.DEFINITION, *memory.DEFINITIONS]
+TOOLBOX_NAMES = tuple(d.name for d in ALL_DEFINITIONS)
+"""Every tool a turn may be offered, ``delegate`` aside."""
 _VERBS = {"create": "Create", "edit": "Edit", "delete": "Delete"}
 
 

@@ -45,6 +45,8 @@ from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.report import format_stats
 from switchman.engine.learning.store import MAX_ROWS, LearnedPatternStore, WorkspaceStats
 from switchman.engine.policytest import load_policy, load_test_file, run_cases
+from switchman.engine.profiles.apply import offers_tools
+from switchman.engine.profiles.profile import Profile
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.context import TurnContext
@@ -54,6 +56,7 @@ from switchman.engine.routing.predicates import describe
 from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
 from switchman.engine.skills import SkillIndex, skill_folders
 from switchman.engine.tokens import estimate_text
+from switchman.engine.tools.toolbox import TOOLBOX_NAMES
 from switchman.engine.wording import counted
 
 _ENCODER = msgspec.json.Encoder()
@@ -220,14 +223,15 @@ def route(args: argparse.Namespace) -> int:
         if not text.strip() and not args.images:  # the chat refuses it too: nothing to route
             raise EmptyMessage(override.token if override else "")
         sticky = router.resolve_model(args.sticky) if args.sticky else None
-        context = _route_context(args, text, folder, config)
         profiles = config.profiles(folder)
         if args.profile is not None and profiles.get(args.profile) is None:
             return _report_failure(args, str(UnknownProfile(args.profile, profiles.names())),
                                    None, code=UnknownProfile.code)
+        profile = profiles.resolve(args.profile)
+        context = _route_context(args, text, folder, config, profile.profile)
         decision = router.decide(RouteRequest(context=context, turn_id="dry-run",
                                               override=override, sticky_model=sticky,
-                                              profile=profiles.resolve(args.profile),
+                                              profile=profile,
                                               **_delegation(args, router, config, context)))
     except NoModelAvailable as failure:
         return _report_failure(args, str(failure) + _dry_run_hint(args, failure.decision)
@@ -351,7 +355,7 @@ def _pretend_unavailable(names: list[str], registry: ModelRegistry) -> Any:
 
 
 def _route_context(args: argparse.Namespace, text: str, folder: str,
-                   config: ConfigStore) -> TurnContext:
+                   config: ConfigStore, profile: Profile) -> TurnContext:
     skills = SkillIndex.build(skill_folders(Path(folder), config.directory),
                               workspace=Path(folder))
     files = tuple(f.strip() for f in (args.files or "").split(",") if f.strip())
@@ -359,7 +363,7 @@ def _route_context(args: argparse.Namespace, text: str, folder: str,
         message=text,
         has_images=args.images,
         estimated_input_tokens=args.tokens if args.tokens is not None else estimate_text(text),
-        has_tool_definitions=True,
+        has_tool_definitions=offers_tools(profile, TOOLBOX_NAMES),
         has_system_prompt=True,
         files_touched=files,
         workspace_path=folder,

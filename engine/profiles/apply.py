@@ -25,6 +25,15 @@ def allowed_tools(profile: Profile, tools: Iterable[str]) -> list[str]:
     return [t for t in tools if permitted(profile, t)]
 
 
+def offers_tools(profile: Profile, tools: Iterable[str]) -> bool:
+    """Whether a turn with ``profile`` sends tool definitions, ``tools`` being those it could
+    be offered: a profile with ``tools: []`` (or ``read_only`` and only writing tools listed)
+    sends none, so a model that cannot call tools (``supports_tools: false``) may take its
+    turns. ``delegate`` is left out of the reckoning: only a model that can delegate is
+    offered it."""
+    return bool(allowed_tools(profile, [t for t in tools if t != "delegate"]))
+
+
 def visible_skills(profile: Profile, skills: SkillIndex) -> SkillIndex:
     """The skills a profile's model is told about and may load."""
     if profile.skills is None:

@@ -67,7 +67,9 @@ class CandidateValidator:
                              f"~{ctx.estimated_input_tokens} tokens exceed {model_id}'s "
                              f"{caps.max_context_tokens}-token window")
         if ctx.has_tool_definitions and not caps.supports_tools:
-            return Rejection(ValidationFailure.NO_TOOL_SUPPORT, f"{model_id} cannot call tools")
+            return Rejection(ValidationFailure.NO_TOOL_SUPPORT,
+                             f"{model_id} cannot call tools, and this turn offers them (a "
+                             "profile with tools: [] offers none)")
         if ctx.has_system_prompt and not caps.supports_system_prompt:
             return Rejection(ValidationFailure.NO_SYSTEM_PROMPT_SUPPORT,
                              f"{model_id} takes no system prompt")

@@ -22,6 +22,7 @@ from switchman.engine.events import SessionCreated
 from switchman.engine.ids import new_id
 from switchman.engine.learning.recorder import OutcomeRecorder
 from switchman.engine.messages import AttachmentBlock
+from switchman.engine.profiles.apply import offers_tools
 from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.router import Router
 from switchman.engine.routing.context import TurnContext
@@ -44,7 +45,7 @@ from switchman.engine.skills import SkillIndex, folders_signature, skill_folders
 from switchman.engine.store.repository import SessionStore
 from switchman.engine.tokens import estimate_turn
 from switchman.engine.tools.approval import TrustStore
-from switchman.engine.tools.toolbox import ALL_DEFINITIONS
+from switchman.engine.tools.toolbox import ALL_DEFINITIONS, TOOLBOX_NAMES
 
 
 class SessionObserver(Protocol):
@@ -286,7 +287,9 @@ class SessionManager:
             has_images=images > 0,
             estimated_input_tokens=_FIXED_TOKENS + live.history_tokens
             + estimate_turn([text, *(a.rendered() for a in attached)], images),
-            has_tool_definitions=True,
+            has_tool_definitions=offers_tools(self.profile(live).profile, [
+                *worker.allowed_tools, *(e.spec.name for e in worker.extra_tools)]
+                if worker else TOOLBOX_NAMES),
             has_system_prompt=True,
             requires_structured_output=worker.requires_structured_output if worker else False,
             has_tool_calls_in_history=live.has_tool_calls,

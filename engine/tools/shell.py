@@ -73,6 +73,21 @@ def command_arguments(args: dict[str, Any]) -> tuple[str, int]:
     return command, timeout
 
 
+TITLE_COMMAND_CHARS = 80
+"""How much of a command a question's one-line title shows (the question carries it whole)."""
+
+
+def command_title(command: str) -> str:
+    """The one-line title of the question before ``command`` runs: ``Run `make test```, a
+    command of several lines or a long one cut to its first line's start and ``…`` (the
+    whole command goes with the question, and the editors show it in full)."""
+    lines = command.strip().splitlines()
+    first = lines[0].rstrip() if lines else ""
+    if len(lines) > 1 or len(first) > TITLE_COMMAND_CHARS:
+        first = first[:TITLE_COMMAND_CHARS].rstrip() + " …"
+    return f"Run `{first}`"
+
+
 class CappedOutput:
     """Keeps the first ``head`` and the last ``tail`` bytes of a stream."""
 

@@ -56,6 +56,8 @@ WORKER_EXCLUDED = frozenset({"memory_add", "memory_replace"})
 """Tools never offered to worker sessions (they would change durable memory)."""
 ALL_DEFINITIONS = [*workspace.DEFINITIONS, skill_tools.DEFINITION, *edits.DEFINITIONS,
                    shell.DEFINITION, *memory.DEFINITIONS]
+TOOLBOX_NAMES = tuple(d.name for d in ALL_DEFINITIONS)
+"""Every tool a turn may be offered, ``delegate`` aside."""
 _VERBS = {"create": "Create", "edit": "Edit", "delete": "Delete"}
 
 
@@ -194,8 +196,8 @@ class Toolbox:
     async def _run_command(self, arguments: dict[str, Any]) -> ToolOutcome:
         command, timeout = shell.command_arguments(arguments)
         folder = str(self.reads.root)
-        answer, record = await self._ask("run_command", f"Run `{command}`", command=command,
-                                          cwd=folder)
+        answer, record = await self._ask("run_command", shell.command_title(command),
+                                          command=command, cwd=folder)
         if not answer.allowed:
             return _answered(_denied(answer, "command"), record)
         environment = shell.child_environment(self.services.environ,

@@ -298,6 +298,22 @@ def test_check_includes_profile_files_and_bounds_a_workspaces_by_the_users(
     assert str(workspace / ".switchman" / "profiles.yaml") + ":2:" in out
 
 
+def test_route_with_a_profile_without_tools_can_choose_a_tool_less_model(
+        config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The dry run reckons the tools as the chat does: under a profile that offers none, a
+    model with ``supports_tools: false`` may take the turn."""
+    (config_dir / "models.yaml").write_text(
+        "models:\n  ollama:tiny:\n    aliases: [tiny]\n    capabilities: "
+        "{max_context_tokens: 8000, supports_tools: false}\n", "utf-8")
+    (config_dir / "profiles.yaml").write_text("profiles:\n  chat: {tools: []}\n", "utf-8")
+    code, result = run_json(capsys, "route", "@tiny hi", "--assume-configured", "--profile",
+                            "chat")
+    assert code == 0 and result["decision"]["chosen_model"] == "ollama:tiny"
+    code, result = run_json(capsys, "route", "@tiny hi", "--assume-configured")
+    assert code == 0 and result["decision"]["chosen_model"] != "ollama:tiny"
+    assert result["decision"]["chain"][0]["validation_failure"] == "no_tool_support"
+
+
 def test_route_with_a_profile_uses_its_default_model(config_dir: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     (config_dir / "profiles.yaml").write_text(

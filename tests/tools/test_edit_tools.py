@@ -366,4 +366,15 @@ async def test_the_question_asked_and_its_answer_go_with_the_outcome(
     ran = (await tools.run("run_command", {"command": "true"})).approval
     assert ran is not None
     assert (ran.outcome, ran.title, ran.command) == ("unanswered", "Run `true`", "true")
+    # the title is one line: a script of several lines (or a long one) is cut, its question
+    # and record keep it whole (the card showed it twice, the title wrapping over four lines)
+    script = "for f in *.py; do\n  python -m py_compile \"$f\"\ndone"
+    approver.answers.append(ApprovalAnswer("deny"))
+    long = (await tools.run("run_command", {"command": script})).approval
+    assert long is not None
+    assert (long.title, long.command) == ("Run `for f in *.py; do …`", script)
+    assert approver.asked[-1].title == long.title and approver.asked[-1].command == script
+    approver.answers.append(ApprovalAnswer("deny"))
+    wide = (await tools.run("run_command", {"command": "echo " + "x" * 200})).approval
+    assert wide is not None and wide.title == f"Run `echo {'x' * 75} …`"
     assert (await tools.run("read_file", {"path": "src/app.py"})).approval is None

@@ -45,6 +45,7 @@ from switchman.engine.sessions.lifecycle import TITLE_LENGTH
 from switchman.engine.sessions.live import LiveSession
 from switchman.engine.sessions.records import ChatDelta, ErrorInfo, TurnResult
 from switchman.engine.tools.registry import ToolContext
+from switchman.engine.wording import first_line
 
 USER_DELEGATION_PREFIX = "user_"
 """User delegations have no ``delegate`` call; their id (in ``tool_use_id``) starts so."""
@@ -114,7 +115,7 @@ class UserDelegation:
             store.add_message(command)
             # listed like any session with messages: newest first, titled (if it has no title)
             shown = typed or message
-            store.touch(live.id, now, title=shown.strip().splitlines()[0][:TITLE_LENGTH])
+            store.touch(live.id, now, title=first_line(shown, TITLE_LENGTH))
         live.remember([command])
 
     def _remember(self, live: LiveSession, text: str, result: DelegateResult) -> None:

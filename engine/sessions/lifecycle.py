@@ -50,6 +50,7 @@ from switchman.engine.sessions.turn_setup import TurnOutcome, TurnSetup, TurnSta
 from switchman.engine.tokens import estimate_messages
 from switchman.engine.tools.registry import ToolContext, ToolRegistry
 from switchman.engine.tools.workspace import WorkspaceTools
+from switchman.engine.wording import first_line
 
 log = logging.getLogger(__name__)
 TITLE_LENGTH = 60
@@ -203,7 +204,7 @@ class TurnLifecycle:
                         summary=short_reason(decision), decision=decision)
         attached = [b for b in blocks if isinstance(b, AttachmentBlock)]
         words = without_override(said.shown).strip()
-        title = words.splitlines()[0][:TITLE_LENGTH] if words else \
+        title = first_line(words, TITLE_LENGTH) if words else \
             (attached[0].path if attached else "(image)")
         touched = inside_workspace(attached)
         sink = self._sink(live)

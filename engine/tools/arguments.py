@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from switchman.engine.messages import ApprovalRecord
+from switchman.engine.wording import first_line
 
 MAX_WHOLE_NUMBER = 10**9
 
@@ -47,11 +48,7 @@ SUMMARY_LIMIT = 160
 def summary_of(text: str, limit: int = SUMMARY_LIMIT) -> str:
     """An outcome's text as its summary: the first line, cut at a word before ``limit``
     characters with "…" (a refusal cut mid-word, without a mark, read as the whole reason)."""
-    line = text.strip().split("\n", 1)[0]
-    if len(line) <= limit:
-        return line
-    cut = line.rfind(" ", limit // 2, limit)
-    return line[:cut if cut > 0 else limit - 1].rstrip(" ,;:") + "…"
+    return first_line(text, limit)
 
 
 class ToolRefused(Exception):

@@ -114,6 +114,20 @@ async def test_a_call_of_a_tool_the_profile_takes_away_says_so(
     assert (tmp_path / "workspace" / "notes.md").read_text() == "remember the milk\n"
 
 
+async def test_a_long_first_line_makes_a_title_cut_at_a_word_with_a_mark(
+        service: Switchman, adapter: ScriptedAdapter) -> None:
+    """Found in Neovim's session picker: the title was the first 60 characters, cut mid-word
+    without a mark ("… that goes on and o"), read as the whole message."""
+    adapter.text("ok")
+    (workspace,) = list(service.workspaces)
+    line = "please refactor the authentication module so that every handler goes through it"
+    result = await service.chat(workspace, None, f"@sonnet {line}\nand more")
+    info = service.store.session(result.session_id)
+    assert info is not None
+    assert info.title == "please refactor the authentication module so that every…"
+    assert len(info.title) <= 60 and line.startswith(info.title[:-1])
+
+
 async def test_turns_running_is_true_only_while_a_turn_is_in_flight(
         service: Switchman, adapter: ScriptedAdapter) -> None:
     during: list[bool] = []

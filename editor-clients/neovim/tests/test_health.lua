@@ -33,6 +33,19 @@ return {
     end,
   },
   {
+    'a daemon older than the plugin needs is an ERROR saying how to upgrade it, as it was installed',
+    function()
+      local health = require('switchman.health')
+      local needed = health.min_daemon_version
+      health.min_daemon_version = '99.0.0'
+      local lines, text = checkhealth()
+      health.min_daemon_version = needed
+      H.check(has_line(lines, 'ERROR:? switchman %S+ is older than this plugin needs %(99%.0%.0%)'), 'the error', lines)
+      -- it said "pip install --upgrade switchman", which installs another project (not on PyPI)
+      H.check(text:find('`git pull`, then `make`, in the clone it is installed from', 1, true), 'how to upgrade', lines)
+    end,
+  },
+  {
     'a running daemon is listed',
     function()
       vim.cmd('Switchman status')
@@ -54,6 +67,8 @@ return {
       H.check(has_line(lines, 'ERROR:? `/nonexistent/switchman` not found'), 'the error', lines)
       -- from a clone: "pip install switchman" named a PyPI package that is not Switchman
       H.check(text:find('Install Switchman from a clone of its repository', 1, true), 'how to install it', lines)
+      H.check(text:find('the daemon was not found (above), so neither is the Python it runs in', 1, true)
+        and not text:find('it is not a Python script', 1, true), 'no guess at why its Python is unknown', lines)
       H.notifications = {}
       vim.cmd('Switchman chat')
       local n = H.notifications[1] or {}

@@ -369,6 +369,22 @@ return {
         'a worker\'s question offers no "always": nothing given to a worker is remembered')
       H.eq({ 'Delegate to a worker on the fast tier.', 'The worker may use: edit_file', '', 'Task:', 'fix it' },
         approval.delegation_lines({ tier = 'fast', worker_tools = { 'edit_file' }, task = 'fix it' }))
+      -- a command of several lines: its first in the question (which had the line breaks in it, and
+      -- nothing showed the command whole), all of it in a tab while asked
+      local script = 'for f in *.py; do\n  black "$f"\ndone'
+      local request = { id = 'cmd1', tool = 'run_command', tool_class = 'execute', command = script, cwd = '/w',
+        title = 'Run a command' }
+      H.eq('Switchman wants to run `for f in *.py; do …` in /w (the whole command is in the new tab)',
+        approval.prompt(request))
+      local shown
+      vim.ui.select = function(items, _, on_choice)
+        shown = H.lines(0)
+        on_choice(items[1], 1)
+      end
+      local tabs = #vim.api.nvim_list_tabpages()
+      H.eq('allow_once', approval.handle(nil, request, nil, '/w').decision)
+      H.eq({ 'Run in /w:', '', 'for f in *.py; do', '  black "$f"', 'done' }, shown, 'the whole command, while asked')
+      H.eq(tabs, #vim.api.nvim_list_tabpages(), 'its tab closed with the answer')
     end,
   },
   {

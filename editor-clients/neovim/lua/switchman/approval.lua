@@ -115,15 +115,31 @@ function M.delegation_lines(request)
   return lines
 end
 
---- Show a delegation's task and tools in a new tab; returns the tab to close afterwards.
-function M.show_delegation(request)
+--- The lines of a command of several lines, shown whole while it is asked about.
+function M.command_lines(request)
+  local lines = { ('Run in %s:'):format(request.cwd), '' }
+  vim.list_extend(lines, split(request.command))
+  return lines
+end
+
+--- Show `lines` in a new tab (buffer `name`); returns the tab to close afterwards.
+local function show_lines(lines, name)
   vim.cmd('tabnew')
   local tab = vim.api.nvim_get_current_tabpage()
   local empty = vim.api.nvim_get_current_buf()
-  local buf = scratch(M.delegation_lines(request), ('switchman://%s/delegation'):format(request.id))
+  local buf = scratch(lines, name)
   vim.api.nvim_win_set_buf(0, buf)
   pcall(vim.api.nvim_buf_delete, empty, { force = true })
   return tab
+end
+
+--- Show a delegation's task and tools in a new tab; returns the tab to close afterwards.
+function M.show_delegation(request)
+  return show_lines(M.delegation_lines(request), ('switchman://%s/delegation'):format(request.id))
+end
+
+local function several_lines(command)
+  return given(command) and command:find('\n', 1, true) ~= nil
 end
 
 --- The loaded buffer of the file at `uri`, or nil (no buffer is created).
@@ -166,7 +182,10 @@ end
 --- The one-line question `vim.ui.select` shows.
 function M.prompt(request)
   local text
-  if given(request.command) then
+  if several_lines(request.command) then -- its first line: the whole command is in the tab
+    text = ('Switchman wants to run `%s …` in %s (the whole command is in the new tab)'):format(
+      split(request.command)[1], request.cwd)
+  elseif given(request.command) then
     text = ('Switchman wants to run `%s` in %s'):format(request.command, request.cwd)
   elseif request.tool == 'delegate' then
     local tools = given(request.worker_tools) and table.concat(request.worker_tools, ', ') or ''
@@ -224,6 +243,8 @@ function M.handle(_, request, _, root)
   local tab = nil
   if request.tool == 'delegate' then
     tab = M.show_delegation(request)
+  elseif several_lines(request.command) then
+    tab = show_lines(M.command_lines(request), ('switchman://%s/command'):format(request.id))
   elseif request.tool_class == 'write' and given(request.path) then
     tab = M.show_diff(request)
   end

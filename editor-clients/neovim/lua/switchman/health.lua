@@ -93,7 +93,8 @@ local function check_daemon()
     warn(('unexpected version output: %s'):format(output))
   elseif not at_least(version_numbers(output), version_numbers(M.min_daemon_version)) then
     report_error(('%s is older than this plugin needs (%s)'):format(output, M.min_daemon_version),
-      { 'Upgrade Switchman: pip install --upgrade switchman' })
+      { 'Upgrade Switchman: `git pull`, then `make`, in the clone it is installed from (it is not on PyPI: '
+        .. '`pip install --upgrade switchman` would not get it)' })
   else
     ok(('version: %s'):format(output))
   end
@@ -102,7 +103,11 @@ end
 
 local function check_python(executable)
   start('Python')
-  local python = executable and M.python_of(config.server_cmd(), executable)
+  if not executable then
+    info('the daemon was not found (above), so neither is the Python it runs in')
+    return
+  end
+  local python = M.python_of(config.server_cmd(), executable)
   if not python then
     info('could not tell which Python runs the daemon (it is not a Python script)')
     return

@@ -237,8 +237,11 @@ function result(state: ChatState, localId: string, outcome: ChatResult): ChatSta
     const entries = shown ? state.entries.map((e) => (e.id === answer.id ? answer : e)) : [...state.entries, answer];
     return { ...base, entries, commandExchanges: withExchange(state.commandExchanges, entries, localId, outcome, answer) };
   }
+  // A turn the daemon ended as it stopped (Restart Server) is answered `cancelled` with the
+  // `interrupted` error the session keeps: shown as that, not as the user's Stop.
+  const status = outcome.status === 'cancelled' && outcome.error?.code === 'interrupted' ? 'interrupted' : outcome.status;
   const finished = (turn: TurnEntry): TurnEntry => ({
-    ...turn, status: outcome.status, text: outcome.text, error: outcome.error, costUsd: outcome.cost_usd,
+    ...turn, status, text: outcome.text, error: outcome.error, costUsd: outcome.cost_usd,
     tools: outcome.status === 'completed' ? turn.tools : unfinishedTools(turn.tools),
     estimatedUsd: outcome.estimated_usd ?? null,
     model: outcome.model ?? turn.model, summary: outcome.summary ?? turn.summary,

@@ -241,6 +241,20 @@ describe('chat reducer', () => {
     assert.equal(turn(reduce(done, { type: 'connection', connected: false })).status, 'completed', 'an ended turn keeps its status');
   });
 
+  it('shows a turn the daemon ended as it stopped (Restart Server) as interrupted, not as the user\'s Stop', () => {
+    // the daemon answers it `cancelled` with the `interrupted` error the session keeps
+    const stopped: ChatResult = { ...finished, status: 'cancelled', text: 'one, ',
+      error: { code: 'interrupted', message: 'Switchman stopped while this turn was running (the editor closed, reloaded or restarted it).' } };
+    const ended = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: 'count sheep' } },
+      { type: 'event', event: { type: 'routeDecided', params: route } }, text('one, '),
+      { type: 'event', event: { type: 'result', localId: 'L1', result: stopped } });
+    assert.deepEqual([turn(ended).status, turn(ended).error?.code], ['interrupted', 'interrupted']);
+    const cancelled = run({ type: 'event', event: { type: 'userSent', localId: 'L1', text: 'hi' } },
+      { type: 'event', event: { type: 'routeDecided', params: route } },
+      { type: 'event', event: { type: 'result', localId: 'L1', result: { ...finished, status: 'cancelled' } } });
+    assert.equal(turn(cancelled).status, 'cancelled', "the user's Stop stays cancelled");
+  });
+
   it('titles the session by its title, else its first message, else "New chat"', () => {
     const base = { sessionId: 'S1', sessionTitle: null, entries: [] };
     assert.equal(sessionTitle(base), 'New chat');

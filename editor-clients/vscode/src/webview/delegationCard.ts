@@ -19,7 +19,7 @@ export interface CardActions {
 export function delegationCardPart(turnId: string, card: DelegationCard, actions: CardActions, now?: number): Part {
   const view = cardView(card, now);
   return containerPart(`card:${card.toolUseId}`, [card, ticks(card) ? view.meta : null], 'div', (element) => {
-    setAttributes(element, { class: `delegation ${view.denied ? 'denied' : card.status}`, 'data-tool-use': card.toolUseId, 'data-status': card.status,
+    setAttributes(element, { class: `delegation ${view.denied ? 'denied' : card.status}${card.open ? ' open' : ''}`, 'data-tool-use': card.toolUseId, 'data-status': card.status,
       'data-worker': card.workerSessionId ?? '' });
     const parts = [headPart(turnId, card, view, actions), part('task', view.task, () => el('div', { class: 'delegation-task' }, [view.task]))];
     const note = view.note;

@@ -376,8 +376,15 @@ async function delegationShowsAsALiveCard(ui, chat, fake) {
   log('the selection in the card survived the worker\'s progress and end:', JSON.stringify(selected.trim()));
   if ((await card.locator('.delegation-stop').count()) !== 0) throw new Error('a finished worker still offers Stop');
   // Expanding the card fetches the worker's own transcript (switchman/session of the worker session).
+  // Folded, the task shows three lines at most (the whole of it once opened).
+  if ((await card.locator('.delegation-task').evaluate((e) => getComputedStyle(e).webkitLineClamp)) !== '3') {
+    throw new Error('a folded card\'s task is not cut to three lines');
+  }
   await card.locator('.delegation-toggle').click();
   await card.locator('.delegation-transcript .worker-message.task', { hasText: 'List the functions in src/login.py' }).waitFor();
+  if ((await card.locator('.delegation-task').evaluate((e) => getComputedStyle(e).webkitLineClamp)) !== 'none') {
+    throw new Error('an opened card\'s task is still cut');
+  }
   await card.locator('.delegation-transcript .worker-message.worker strong', { hasText: 'login()' }).waitFor();
   log('worker transcript in the card:', JSON.stringify(await card.locator('.delegation-transcript').innerText()));
   await ui.shot('chat-delegation-transcript', chat.locator('.entry.turn').last());

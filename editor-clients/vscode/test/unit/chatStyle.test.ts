@@ -29,3 +29,14 @@ describe('chat.css: code blocks', () => {
     });
   }
 });
+
+describe('chat.css: delegation cards', () => {
+  it('a folded card shows three lines of its task, an opened one all of it', () => {
+    // A planner's task of many paragraphs filled the chat under a card folded to its title.
+    const folded = rule('.delegation:not(.open) .delegation-task');
+    assert.match(folded, /-webkit-line-clamp:\s*3/);
+    assert.match(folded, /overflow:\s*hidden/);
+    assert.match(folded, /display:\s*-webkit-box/);
+    assert.doesNotMatch(rule('.delegation-task'), /line-clamp/, 'opened: the whole task');
+  });
+});

@@ -117,7 +117,8 @@ class SessionQueries:
 
     def explain(self, workspace: str | None, session_id: str | None,
                 turn_id: str | None) -> Explanation:
-        """The decision of a turn (default: the session's last one), rendered."""
+        """The decision of a turn (default: the session's last one, or a later message's that
+        found no model: ``turn_id`` None, as that turn never started), rendered."""
         store = self.manager.store
         if turn_id is not None:
             turn = store.turn(turn_id)
@@ -127,6 +128,10 @@ class SessionQueries:
             session = self.manager.live(workspace or "", session_id) if workspace \
                 else self.manager.load(session_id or "")
             turn = store.last_turn(session.id)
+            last = store.last_decision(session.id)
+            if last is not None and last.chosen_model is None and (
+                    turn is None or last.turn_id != turn.id):
+                return Explanation(None, last, short_reason(last), render(last))
         if turn is None or turn.decision is None:
             return Explanation(None, None, "no turns yet", None)
         return Explanation(turn.id, turn.decision, short_reason(turn.decision),

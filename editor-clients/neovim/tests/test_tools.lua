@@ -237,6 +237,16 @@ return {
         return chat.attachments ~= nil and #chat.attachments == 1
       end, nil, H.notifications)
       H.eq(vim.uri_from_fname(file), chat.attachments[1].uri, 'the file named')
+      -- the same file again (or its whole buffer, :Switchman send): once, with its latest text; it
+      -- went twice, and the model was sent it twice
+      local attached = #H.notifications
+      vim.cmd('Switchman add ' .. file)
+      H.wait_for('the second add answered', function()
+        return #H.notifications > attached
+      end, nil, H.notifications)
+      H.eq(1, #chat.attachments, 'one attachment of the file', chat.attachments)
+      H.check(H.notifications[#H.notifications].message:find('already attached: it goes once', 1, true),
+        'and says so', H.notifications)
       chat.attachments = nil
       os.remove(blob)
       -- a name with spaces, as completion puts it on the command line (unescaped): one file, not

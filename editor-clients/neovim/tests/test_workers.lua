@@ -317,6 +317,27 @@ return {
     end,
   },
   {
+    "a worker's transcript opened while it runs is drawn again when it ends (it showed it running for good)",
+    function()
+      running_worker('Name the module of src/app.py', 'Naming')
+      local seen = pick_worker('Name the module', 'Open transcript')
+      local bufnr = H.wait_for('the worker transcript', function()
+        local b = vim.api.nvim_get_current_buf()
+        return vim.api.nvim_buf_get_name(b):find('switchman://session/', 1, true) and b
+      end, nil, seen)
+      H.wait_text(bufnr, '## Turn 1 · haiku · $0.000000 · running')
+      local win = vim.api.nvim_get_current_win()
+      vim.cmd('tabprevious') -- the transcript stays open in its tab while you are elsewhere
+      H.fake('POST', '/_fake/release')
+      wait_idle()
+      H.wait_text(bufnr, ' · completed')
+      H.check(not H.text(bufnr):find('· running', 1, true), 'no longer running', H.lines(bufnr))
+      H.check(vim.api.nvim_get_current_win() ~= win, 'drawn where it is: nothing was focused')
+      vim.api.nvim_set_current_win(win)
+      vim.cmd('tabclose')
+    end,
+  },
+  {
     'a worker whose daemon was killed shows as interrupted in the stored transcript, not as stopped',
     function()
       local planner = running_worker('Summarise src/app.py', 'Reading')

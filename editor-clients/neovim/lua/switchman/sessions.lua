@@ -42,6 +42,30 @@ function M.open(root, session_id)
   end)
 end
 
+--- Draw the open transcript of `session_id` again, where it is (no window is opened or focused,
+--- the cursor stays): a worker's transcript opened while it ran showed it `running` for good.
+--- Nothing when it is not open.
+function M.refresh(root, session_id)
+  local bufnr = ui.find_buffer('switchman://session/' .. session_id)
+  if not bufnr or not vim.api.nvim_buf_is_loaded(bufnr) then
+    return
+  end
+  client.request(root, protocol.request.session, { session_id = session_id }, function(err, detail)
+    if err or not vim.api.nvim_buf_is_valid(bufnr) then
+      return
+    end
+    local cursors = {}
+    for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do
+      cursors[win] = vim.api.nvim_win_get_cursor(win)
+    end
+    ui.fill(bufnr, render.transcript(root, detail))
+    local last = vim.api.nvim_buf_line_count(bufnr)
+    for win, cursor in pairs(cursors) do
+      pcall(vim.api.nvim_win_set_cursor, win, { math.min(cursor[1], last), cursor[2] })
+    end
+  end)
+end
+
 --- Pick one of the workspace's sessions and open its transcript; workers are listed under
 --- their planner when `include_workers` (default: the `show_worker_sessions` option).
 function M.pick(root, include_workers)

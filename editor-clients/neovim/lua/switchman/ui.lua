@@ -140,15 +140,20 @@ local function close_with(bufnr, keys)
   end
 end
 
---- A read-only scratch buffer `name` holding `entries`, shown in a split (reused if open).
-function M.scratch(name, entries, opts)
-  opts = opts or {}
-  local bufnr = M.scratch_buffer(name, opts.filetype)
+--- Replace the text of the read-only scratch buffer `bufnr` with `entries`.
+function M.fill(bufnr, entries)
   vim.api.nvim_buf_clear_namespace(bufnr, M.ns, 0, -1)
   vim.bo[bufnr].modifiable = true
   M.put(bufnr, 0, -1, entries)
   vim.bo[bufnr].modifiable = false
   vim.bo[bufnr].modified = false
+end
+
+--- A read-only scratch buffer `name` holding `entries`, shown in a split (reused if open).
+function M.scratch(name, entries, opts)
+  opts = opts or {}
+  local bufnr = M.scratch_buffer(name, opts.filetype)
+  M.fill(bufnr, entries)
   if opts.root then
     vim.api.nvim_buf_set_var(bufnr, 'switchman_root', opts.root)
   end

@@ -120,8 +120,18 @@ end
 --- Attach a file or a selection to the next message (`:Switchman send` / `:Switchman add`).
 function Chat:attach(attachment)
   self.attachments = self.attachments or {}
+  local label = render.attachment(attachment):gsub('^%s*', '')
+  for i, earlier in ipairs(self.attachments) do
+    -- the same file (or the same lines of it) again: once, with the text it has now
+    if earlier.uri == attachment.uri and earlier.kind == attachment.kind and earlier.start_line == attachment.start_line
+      and earlier.end_line == attachment.end_line then
+      self.attachments[i] = attachment
+      return vim.notify(('Switchman: %s was already attached: it goes once, as it is now.'):format(label),
+        vim.log.levels.INFO)
+    end
+  end
   table.insert(self.attachments, attachment)
-  vim.notify('Switchman: attached ' .. render.attachment(attachment):gsub('^%s*', ''), vim.log.levels.INFO)
+  vim.notify('Switchman: attached ' .. label, vim.log.levels.INFO)
 end
 
 --- Send what is in the input area.

@@ -516,6 +516,9 @@ client.on(protocol.notification.delegation, function(root, update)
   elseif chat and chat.workers and chat.workers[update.tool_use_id] then
     M.show(chat, update) -- the end of a delegation whose turn was just answered
   end
+  if update.phase == 'ended' and present(update.worker_session_id) and update.worker_session_id ~= '' then
+    require('switchman.sessions').refresh(root, update.worker_session_id) -- its transcript, if open
+  end
 end)
 
 return M

@@ -456,8 +456,8 @@ class Switchman:
         return [p.api_key_env for p in self.router.registry().providers.values()
                 if p.api_key_env]
     async def feedback(self, turn_id: str, rating: str) -> FeedbackResult:
-        """👍 (``up``) or 👎 (``down``) on a turn, once committed (after the turn's row); raises
-        UnknownTurn if it was never recorded."""
+        """👍 (``up``) or 👎 (``down``) on a turn, or ``none`` to take it back, once committed
+        (after the turn's row); raises UnknownTurn if it was never recorded."""
         return await self.learning.feedback(turn_id, rating)
 
     def _configured(self, provider: ProviderSpec) -> bool:

@@ -30,7 +30,8 @@ class ChatParams(msgspec.Struct, frozen=True):
 
 class FeedbackParams(msgspec.Struct, frozen=True):
     turn_id: str
-    rating: Literal["up", "down"]
+    rating: Literal["up", "down", "none"]
+    """``none`` takes back a 👍 or 👎 given before."""
 
 
 class CancelParams(msgspec.Struct, frozen=True):

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from switchman.engine.config.check import FileKind, file_kind
 from switchman.engine.config.policy import EffectivePolicy
 from switchman.engine.config.problems import Problem, Severity
+from switchman.engine.config.store import IN_FORCE_FILE, IN_FORCE_LAST_GOOD
 from switchman.engine.routing.predicates import describe
 from switchman.engine.wording import counted
 
@@ -35,6 +36,22 @@ def format_ignored(errors: Sequence[Problem], what: str) -> str:
     if len(errors) > MAX_NOTED:
         lines.append(f"  ({len(errors) - MAX_NOTED} more: run 'switchman rules check')")
     return "\n".join(lines)
+
+
+def format_in_force(in_force: dict[str, str], problems: Sequence[Problem]) -> list[str]:
+    """A note for each file with errors that the daemon does without (``in_force``: each
+    file's ``IN_FORCE_*`` state, as :meth:`ConfigStore.state` gives it): what is used in its
+    place, so a listing of rules or defaults is not taken for the file's."""
+    broken = {p.file for p in problems if p.severity is Severity.ERROR}
+    notes = []
+    for path, state in in_force.items():
+        if path not in broken or state == IN_FORCE_FILE:
+            continue
+        kind = file_kind(path) or FileKind.ROUTING
+        instead = ("its last valid version is in force" if state == IN_FORCE_LAST_GOOD
+                   else f"Switchman {_USED_INSTEAD[kind]}")
+        notes.append(f"Note: {path} has errors, so {instead} (/rules check lists them).")
+    return notes
 
 
 def format_problems(problems: Sequence[Problem], files: Sequence[str]) -> str:

@@ -51,7 +51,8 @@ class FeedbackResult(msgspec.Struct, frozen=True):
     turn_id: str
     rating: str
     success: float
-    """The turn's success score now (1.0 after 👍, 0.0 after 👎)."""
+    """The turn's success score now (1.0 after 👍, 0.0 after 👎, from the turn's other
+    signals once a rating is taken back)."""
 
 
 class OutcomeRecorder:
@@ -149,10 +150,12 @@ class OutcomeRecorder:
         self._later(self.store.delegation_ended, planner_turn_id, success)
 
     async def feedback(self, turn_id: str, rating: str) -> FeedbackResult:
-        """Explicit 👍 (``up``) or 👎 (``down``) on a recorded turn, answered once it is
-        committed (after every write asked for before it); raises UnknownTurn."""
+        """Explicit 👍 (``up``) or 👎 (``down``) on a recorded turn, or ``none`` to take one
+        back, answered once it is committed (after every write asked for before it); raises
+        UnknownTurn."""
         def rate() -> FeedbackResult:
-            if not self.store.feedback(turn_id, 1 if rating == "up" else -1):
+            value = 1 if rating == "up" else -1 if rating == "down" else 0
+            if not self.store.feedback(turn_id, value):
                 raise UnknownTurn(turn_id, f"Turn '{turn_id}' cannot be rated: there is no such "
                                            "turn, it has not ended yet, or the pattern store "
                                            "no longer keeps it (switchman patterns forget).")

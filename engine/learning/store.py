@@ -325,12 +325,13 @@ class LearnedPatternStore(LoadedWorkspaces):
                 self._update(row, next_action=action)
 
     def feedback(self, turn_id: str, value: int) -> bool:
-        """Explicit 👍 (+1) / 👎 (-1) on a turn; False if the turn was never recorded."""
+        """Explicit 👍 (+1) / 👎 (-1) on a turn, or 0 to take it back (the score comes from
+        the turn's other signals again); False if the turn was never recorded."""
         with self._changing, db.writing(self.writer):
             row = db.by_turn(self.writer, turn_id)
             if row is None:
                 return False
-            self._update(row, feedback=1 if value > 0 else -1)
+            self._update(row, feedback=None if value == 0 else 1 if value > 0 else -1)
             return True
 
     def feedback_of_session(self, session_id: str) -> dict[str, int]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from switchman.engine.config.problems import Problem, sort_problems
-from switchman.engine.config.report import format_problems, format_rules
+from switchman.engine.config.report import format_in_force, format_problems, format_rules
 from switchman.engine.config.skill_names import unknown_skills_in_files
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.delegation.focus import COMMAND, is_delegate_message
@@ -215,7 +215,8 @@ async def _rules(manager: SessionManager, folder: str, args: list[str]) -> str:
     for workspace in manager.workspaces:
         manager.observer.status_changed(workspace)
     if action == "show":
-        return format_rules(folder, policy)
+        problems, in_force = config.state(folder)
+        return "\n".join([format_rules(folder, policy), *format_in_force(in_force, problems)])
     if action == "check":
         return format_problems(problems, files)
     suffix = "" if not problems else f" ({counted(len(problems), 'problem')}; run /rules check)"

@@ -195,6 +195,20 @@ async def killed(client: SwitchmanClient, daemon: Daemon,
     return database.by_turn(database.connect(daemon.data / database.FILE_NAME), turn_id)
 
 
+async def test_a_rating_is_taken_back_with_none(client: SwitchmanClient, daemon: Daemon,
+                                               fake: FakeProvider) -> None:
+    """A pressed 👍 pressed again takes it back: the turn is unrated, as if never rated (a
+    toggle button that did nothing once pressed)."""
+    turn = await chat(client, daemon, fake, "refactor the billing parser module")
+    implicit = (await rate(client, turn["turn_id"], "down"))["success"]
+    assert implicit == 0.0
+    taken = await rate(client, turn["turn_id"], "none")
+    assert taken["rating"] == "none" and taken["success"] > 0.0  # its own signals again
+    detail = await client.request(methods.SESSION, {"session_id": turn["session_id"]})
+    assert turn["turn_id"] not in detail["ratings"]
+    assert (await rate(client, turn["turn_id"], "up"))["success"] == 1.0
+
+
 async def test_rows_and_ratings_survive_kill_9(daemon: Daemon, fake: FakeProvider) -> None:
     """A turn's row and its 👍 are in patterns.db as soon as the requests return."""
     daemon.write_routing(ROUTING)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -46,3 +47,32 @@ async def test_rules_check_finds_unknown_skills_off_the_event_loop(
     else:
         assert answer.text == "Reloaded: 1 rule active (1 problem; run /rules check).", \
             answer.text
+
+
+async def test_rules_show_says_when_a_broken_file_is_not_what_it_lists(
+        tmp_path: Path, fake: FakeProvider) -> None:
+    """With errors in routing.yaml, /rules show listed the last valid version's rules (or the
+    built-in ones) as if they were the file's; the CLI said so, the chat did not."""
+    for name in ("config", "data", "workspace"):
+        (tmp_path / name).mkdir()
+    config = tmp_path / "config"
+    (config / "models.yaml").write_text(models_yaml(fake))
+    routing = config / "routing.yaml"
+    routing.write_text("rules:\n  - name: a\n    when: {message_matches: [}\n    use: opus\n")
+    service = Switchman(Recorder(), config_folder=config, data_folder=tmp_path / "data",
+                        environ={"ANTHROPIC_API_KEY": "k"})
+    workspace = service.open_workspace(str(tmp_path / "workspace"))
+    shown = (await service.chat(workspace, None, "/rules show")).text
+    assert shown.splitlines()[-1] == (f"Note: {routing} has errors, so Switchman uses the "
+                                      "built-in policy in its place (/rules check lists them).")
+    routing.write_text("rules:\n  - name: mine\n    when: {message_matches: x}\n    use: opus\n")
+    assert "1. mine" in (await service.chat(workspace, None, "/rules show")).text
+    routing.write_text("rules: [\n")
+    os.utime(routing, ns=(routing.stat().st_mtime_ns + 10**9,) * 2)
+    shown = (await service.chat(workspace, None, "/rules show")).text
+    assert "1. mine" in shown
+    assert shown.splitlines()[-1] == (f"Note: {routing} has errors, so its last valid version "
+                                      "is in force (/rules check lists them).")
+    routing.write_text("rules: []\n")
+    os.utime(routing, ns=(routing.stat().st_mtime_ns + 2 * 10**9,) * 2)
+    assert "Note:" not in (await service.chat(workspace, None, "/rules show")).text

@@ -10,7 +10,7 @@ import {
 } from '../protocol/errors';
 import { ErrorCodes, Notifications, Requests, SlashCommands } from '../protocol/methods';
 import * as params from '../protocol/params';
-import type { Rating } from '../protocol/params';
+import type { RatingChange } from '../protocol/params';
 import type {
   CancelResult, ChatDeltaParams, ChatResult, DelegationParams, ExplainResult, NewSessionResult, PreviewResult,
   RouteDecidedParams, SessionChangedParams, SessionDetail, SessionsResult,
@@ -84,7 +84,7 @@ export class ChatController implements Disposable {
    * The 👍 / 👎 the daemon took in this window, by turn id: a turn replayed live after a reload is not
    * in the transcript (whose `ratings` cover the others), and older daemons send no ratings.
    */
-  private readonly ratings = new Map<string, Rating>();
+  private readonly ratings = new Map<string, RatingChange>();
   /**
    * What was sent for each turn that failed at its provider in this window (the text as typed, the
    * message and the attachments as sent): its Retry button sends exactly that again.
@@ -397,10 +397,10 @@ export class ChatController implements Disposable {
   }
 
   /**
-   * 👍 / 👎 on a turn; the button shows as pressed once the daemon has taken it, and a refusal shows at
+   * 👍 / 👎 on a turn (`none`: the one given taken back); the button shows as pressed once the daemon has taken it, and a refusal shows at
    * that turn (not at the end of the chat, nor replayed after a reload: it is about one click).
    */
-  async feedback(turnId: string, rating: Rating): Promise<void> {
+  async feedback(turnId: string, rating: RatingChange): Promise<void> {
     try {
       await this.connection.request(Requests.feedback, params.feedbackParams(turnId, rating));
       this.ratings.set(turnId, rating);

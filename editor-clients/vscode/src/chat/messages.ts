@@ -2,7 +2,7 @@
 
 import type { Folder } from '../common/host';
 import type { RequestFailure } from '../protocol/errors';
-import type { Rating } from '../protocol/params';
+import type { Rating, RatingChange } from '../protocol/params';
 import type {
   ChatDeltaParams, ChatResult, DelegationParams, ErrorInfo, RouteDecidedParams, ToolActivity, TurnStatus,
 } from '../protocol/types';
@@ -130,7 +130,7 @@ export type ToWebview =
   | { type: 'event'; event: ChatEvent }
   | { type: 'preview'; preview: PreviewView | null }
   | { type: 'explanation'; turnId: string; explanation: Explanation }
-  | { type: 'rated'; turnId: string; rating: Rating }
+  | { type: 'rated'; turnId: string; rating: RatingChange }
   | { type: 'ratingFailed'; turnId: string; failure: RequestFailure }
   | { type: 'connection'; connected: boolean }
   | { type: 'settings'; routePreview: boolean; previewDelayMs: number }
@@ -148,7 +148,7 @@ export type FromWebview =
   | { type: 'draft'; text: string }
   | { type: 'explain'; turnId: string }
   | { type: 'toggleExplanation'; turnId: string }
-  | { type: 'feedback'; turnId: string; rating: Rating }
+  | { type: 'feedback'; turnId: string; rating: RatingChange }
   | { type: 'newChat' }
   | { type: 'selectWorkspace'; uri: string }
   | { type: 'openSettings' }
@@ -204,7 +204,7 @@ export function parseFromWebview(value: unknown): FromWebview | undefined {
     feedback: ['turnId'], codeAction: ['text'], approvalAnswer: ['id'], approvalDiff: ['id'],
   };
   if (message.type === 'approvalAnswer' && !DECISIONS.has(message.decision as string)) return undefined;
-  if (message.type === 'feedback' && message.rating !== 'up' && message.rating !== 'down') return undefined;
+  if (message.type === 'feedback' && message.rating !== 'up' && message.rating !== 'down' && message.rating !== 'none') return undefined;
   for (const required of needs[message.type as FromWebview['type']] ?? []) {
     if (typeof message[required] !== 'string') return undefined;
   }

@@ -25,7 +25,8 @@ export function reduce(state: ChatState, message: ToWebview): ChatState {
       return withOpenExplanation(updateTurn(state, message.turnId,
         (t) => ({ ...t, explanation: message.explanation, explanationOpen: true })), message.turnId, true);
     case 'rated':
-      return updateTurn(state, message.turnId, ({ ratingError: _, ...t }) => ({ ...t, rating: message.rating }));
+      return updateTurn(state, message.turnId, ({ ratingError: _, rating: __, ...t }) =>
+        (message.rating === 'none' ? t : { ...t, rating: message.rating }));
     case 'ratingFailed':
       return updateTurn(state, message.turnId, (t) => ({ ...t, ratingError: message.failure }));
     case 'connection':

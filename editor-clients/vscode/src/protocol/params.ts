@@ -13,9 +13,11 @@ export function chatParams(workspace: WorkspaceUri, message: string, sessionId?:
 }
 
 export type Rating = 'up' | 'down';
+/** A rating given, or `none`: the one given before taken back (its button pressed again). */
+export type RatingChange = Rating | 'none';
 
-/** 👍 / 👎 on a finished turn, for the pattern store. */
-export function feedbackParams(turnId: string, rating: Rating) {
+/** 👍 / 👎 on a finished turn, for the pattern store (`none` takes it back). */
+export function feedbackParams(turnId: string, rating: RatingChange) {
   return { turn_id: turnId, rating };
 }
 

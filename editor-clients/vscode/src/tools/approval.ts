@@ -120,6 +120,9 @@ export function reasonKeyAnswer(key: { key: string; shiftKey: boolean; isComposi
   return text ? { decision: 'deny', reason: text } : undefined;
 }
 
+/** The reason's last sentence when it is advice to the model ("Read the file again to make the change."): not for the user's card. */
+const MODEL_ADVICE = /\s*Read the file again\b[^.]*\.\s*$/;
+
 /** One line saying how a question ended, for the card. */
 export function outcomeText(card: ApprovalCard): string {
   switch (card.outcome) {
@@ -127,7 +130,7 @@ export function outcomeText(card: ApprovalCard): string {
     case 'allowed_once': return 'Allowed once.';
     case 'allowed_always': return card.alwaysLabel ? `Allowed; ${card.tool} is always allowed here now.` : 'Allowed.';
     case 'denied':
-      if (card.stale) return `Not applied: ${card.reason ?? 'the file changed in the editor'}`;
+      if (card.stale) return `Not applied: ${card.reason?.replace(MODEL_ADVICE, '') || 'the file changed in the editor'}`;
       return card.reason ? `Denied: ${card.reason}` : 'Denied.';
     case 'withdrawn':
       if (card.stopped) return `Not answered: ${card.reason ?? 'the turn was stopped'}; nothing happened.`;

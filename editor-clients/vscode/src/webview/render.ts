@@ -3,7 +3,7 @@
 import { shortModelName } from '../common/format';
 import type { Explanation } from '../chat/chain';
 import type { CodeAction, DelegationEntry, Entry, TurnEntry } from '../chat/messages';
-import type { Rating } from '../protocol/params';
+import type { RatingChange } from '../protocol/params';
 import { DELEGATE_TOOL, ticks, turnCostLabel } from '../chat/delegations';
 import { actionableTurn, approvalsInTurns, rateable } from '../chat/reducer';
 import type { ApprovalCard } from '../tools/approval';
@@ -29,7 +29,7 @@ export class TranscriptView {
 
   constructor(container: HTMLElement, private readonly onBadge: (turnId: string) => void,
     private readonly cards?: CardActions,
-    private readonly onRate: (turnId: string, rating: Rating) => void = () => undefined,
+    private readonly onRate: (turnId: string, rating: RatingChange) => void = () => undefined,
     private readonly approvals?: ApprovalActions,
     /** Send a chat message as if typed (a banner's `/route override` button). */
     private readonly onCommand: (text: string) => void = () => undefined,
@@ -171,11 +171,13 @@ export class TranscriptView {
       // sign", and drawn as a box without an emoji font.
       const label = rating === 'up' ? 'Good answer' : 'Bad answer';
       const pressed = turn.rating === rating;
-      setAttributes(button, { class: `rate ${rating}`, 'data-rating': rating, title: label, 'aria-label': label,
-        'aria-pressed': String(pressed) });
+      setAttributes(button, { class: `rate ${rating}`, 'data-rating': rating,
+        title: pressed ? `${label} (click again to take it back)` : label, 'aria-label': label, 'aria-pressed': String(pressed) });
       const name = rating === 'up' ? (pressed ? 'thumbsUpFilled' : 'thumbsUp') : (pressed ? 'thumbsDownFilled' : 'thumbsDown');
       button.replaceChildren(icon(name));
-    }, (button) => button.addEventListener('click', () => this.onRate(turn.id, rating))));
+      // pressed again, it takes the rating back (a toggle that did nothing once pressed)
+    }, (button) => button.addEventListener('click', () => this.onRate(turn.id,
+      button.getAttribute('aria-pressed') === 'true' ? 'none' : rating))));
     return containerPart('rating', turn.rating ?? null, 'div', (row) => {
       setAttributes(row, { class: 'rating', role: 'group', 'aria-label': 'Rate this answer' });
       renderParts(row, buttons);

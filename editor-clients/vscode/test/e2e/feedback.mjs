@@ -71,6 +71,16 @@ export async function ratingsReachThePatternStore(ui, chat, fake, store) {
   await rate(bad.turn, 'up');
   await storedRating(store, bad.id, 1);
   log('the changed rating replaced the stored one');
+  // Pressed again, the pressed button takes the rating back: nothing pressed, nothing stored.
+  await bad.turn.locator('.rating .rate.up').click();
+  await bad.turn.locator('.rating .rate.up[aria-pressed="false"]').waitFor();
+  await until(`no feedback for turn ${bad.id} in the pattern store`, () => {
+    const row = exportedRows(store).get(bad.id);
+    return row && row.evidence.feedback == null;
+  }, { intervalMs: 500 });
+  await rate(bad.turn, 'up');
+  await storedRating(store, bad.id, 1);
+  log('a rating taken back (its button pressed again), then given again');
   // The chat is rebuilt from the daemon's transcript: the pressed buttons come back with it.
   await ui.command('Developer: Reload Webviews');
   const reloaded = ui.chatFrame();

@@ -288,6 +288,12 @@ describe('chat reducer', () => {
     assert.equal(turn(reduce(retried, refusal('still not'))).ratingError?.message, 'still not');
     const taken = reduce(reduce(refused, refusal('still not')), { type: 'rated', turnId: 'T1', rating: 'up' });
     assert.deepEqual([turn(taken).rating, turn(taken).ratingError], ['up', undefined]);
+    // Pressed again, the button takes the rating back: the turn is unrated (nothing pressed).
+    const back = reduce(taken, { type: 'rated', turnId: 'T1', rating: 'none' });
+    assert.equal(turn(back).rating, undefined);
+    assert.ok(!('rating' in turn(back)));
+    assert.deepEqual(parseFromWebview({ type: 'feedback', turnId: 'T1', rating: 'none' }), { type: 'feedback', turnId: 'T1', rating: 'none' });
+    assert.equal(parseFromWebview({ type: 'feedback', turnId: 'T1', rating: 'meh' }), undefined);
   });
 
   it('offers 👍 / 👎 on an answer, not on a turn that failed or stopped before answering anything', () => {

@@ -148,6 +148,9 @@ describe('approval center', () => {
     assert.match(outcomeText(center.all()[0]), /^Not applied: src\/app.py changed in the editor/);
     // The card says it once ("Not applied: … so it was not applied: …" read twice).
     assert.doesNotMatch(outcomeText(center.all()[0]), /Not applied:.*not applied/is);
+    // ... and keeps the model's advice to read the file again for the model: the user has nothing to read again.
+    assert.match(answer.reason ?? '', /Read the file again to make the change\.$/);
+    assert.match(outcomeText(center.all()[0]), /so nothing was changed\.$/);
     // Unchanged (or not open in the editor): the answer goes through as given.
     texts.set('file:///w/src/app.py', 'a\n');
     const again = center.ask({ ...EDIT, id: 'A5', original: 'a\n' }, new AbortController().signal);

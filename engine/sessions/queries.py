@@ -145,8 +145,8 @@ class SessionQueries:
         command = slash_commands.command_name(message)
         if command is not None and command not in slash_commands.COMMANDS:  # /modle
             typo = UnknownCommand(command, slash_commands.mistyped(command))
-            return Preview(None, typo.code, message, None, None, ErrorInfo(typo.code, str(typo)),
-                           None)
+            return Preview(None, typo.code, message, None, None,
+                           ErrorInfo(typo.code, typo.as_draft()), None)
         if command is not None:
             return Preview(None, f"command {command}", message, None, None, None, command)
         try:
@@ -161,7 +161,7 @@ class SessionQueries:
                            render(failure.decision), ErrorInfo(failure.code, str(failure)), None)
         except RoutingError as error:
             return Preview(None, error.code, message, None, None,
-                           ErrorInfo(error.code, str(error)), None)
+                           ErrorInfo(error.code, error.as_draft()), None)
         return Preview(decision.chosen_model, short_reason(decision), text, decision,
                        render(decision), None, None)
 

@@ -19,7 +19,8 @@ import { workerTranscript } from './delegations';
 import type { ChatSettings } from '../server/settings';
 import type { ApprovalAnswer, ApprovalRecord, Attachment } from '../protocol/types';
 import type { ApprovalCard } from '../tools/approval';
-import { attachmentLabel, fileAttachment, missingContextMessage, resolveTokens, selectionAttachment, type EditorContext } from './attachments';
+import { attachedOnce, attachmentLabel, fileAttachment, missingContextMessage, resolveTokens, sameAttachment, selectionAttachment,
+  type EditorContext } from './attachments';
 import { explanationMessage, explanationView } from './chain';
 import type { ChatEvent, CodeAction, Entry, FromWebview, PreviewView, ToWebview } from './messages';
 import { previewFailure, previewView } from './preview';
@@ -222,7 +223,7 @@ export class ChatController implements Disposable {
     }
     const attached = this.attachments;
     this.attachments = [];
-    await this.submit({ text, message: resolved.message || text, attachments: [...attached, ...resolved.attachments] }, attached);
+    await this.submit({ text, message: resolved.message || text, attachments: attachedOnce(attached, resolved.attachments) }, attached);
   }
 
   /**
@@ -330,8 +331,7 @@ export class ChatController implements Disposable {
     const folder = this.currentFolder;
     if (!editor || !folder) return undefined;
     const attachment = selectionAttachment(editor) ?? fileAttachment(editor);
-    const earlier = this.attachments.findIndex((a) => a.uri === attachment.uri && a.kind === attachment.kind
-      && a.start_line === attachment.start_line && a.end_line === attachment.end_line);
+    const earlier = this.attachments.findIndex((a) => sameAttachment(a, attachment));
     if (earlier >= 0) this.attachments[earlier] = attachment;
     else this.attachments.push(attachment);
     if (this.connection.state === 'running') {
@@ -424,7 +424,7 @@ export class ChatController implements Disposable {
     const resolved = resolveTokens(draft, editor);
     const view = resolved.missing.length > 0
       ? previewFailure(draft, { code: MISSING_CONTEXT, message: missingContextMessage(resolved.missing, editor !== undefined) })
-      : await this.routeDraft(folder.uri, draft, resolved.message || draft, [...this.attachments, ...resolved.attachments]);
+      : await this.routeDraft(folder.uri, draft, resolved.message || draft, attachedOnce(this.attachments, resolved.attachments));
     if (seq === this.previewSeq) this.postToView({ type: 'preview', preview: view });
   }
 

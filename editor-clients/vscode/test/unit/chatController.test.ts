@@ -328,6 +328,14 @@ describe('ChatController', () => {
     await controller.send('what does this do?');
     assert.deepEqual(connection.sent(Requests.chat)[0].attachments, [{ kind: 'file', uri: editor.uri, text: editor.text },
       { kind: 'selection', uri: editor.uri, text: 'return 43', start_line: 2, end_line: 2 }]);
+    editor.selection.text = '';  // and `#file` of the file Send Selection attached: once, with its text of now
+    await controller.attachSelection();
+    editor.text = 'def main():\n    return 44\n';
+    await controller.preview('explain #file');
+    await controller.send('explain #file');
+    for (const sent of [connection.sent(Requests.preview).at(-1), connection.sent(Requests.chat)[1]]) {
+      assert.deepEqual(sent?.attachments, [{ kind: 'file', uri: editor.uri, text: editor.text }]);
+    }
   });
 
   it('Send Selection attaches at once: a message sent while the daemon checks it goes with it', async () => {

@@ -178,7 +178,15 @@ def load_test_file(path: Path, registry: ModelRegistry | None = None,
                       "'cases', a list of cases (see docs/policy-tests.md).")
         return {}, walker.problems
     raw = walker.walk(doc.root, TEST_FILE, ())
+    named: set[str] = set()
     for index, case in enumerate(raw.get("cases") or () if isinstance(raw, dict) else ()):
+        name = case.get("name") if isinstance(case, dict) else None
+        if isinstance(name, str) and name in named:  # the report could not tell them apart
+            walker.report(walker.range_at(("cases", index, "name")), Code.DUPLICATE_CASE_NAME,
+                          f"Another case above is already named '{name}'; case names must be "
+                          "unique so the report can tell them apart.")
+        if isinstance(name, str):
+            named.add(name)
         where = ("cases", index, "expect")
         if isinstance(case, dict) and case.get("expect") == {} \
                 and not walker.tainted(where):  # would pass, checking nothing

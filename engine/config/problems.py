@@ -61,6 +61,7 @@ class Code(StrEnum):
     UNKNOWN_PREDICATE = "unknown-predicate"
     INVALID_REGEX = "invalid-regex"
     DUPLICATE_RULE_NAME = "duplicate-rule-name"
+    DUPLICATE_CASE_NAME = "duplicate-case-name"
     PARTIAL_TIERS = "partial-tiers"
     EFFORT_UNSUPPORTED = "effort-unsupported"
     INVERTED_TIERS = "inverted-tiers"

@@ -78,6 +78,24 @@ def test_an_empty_message_fails_a_policy_test_as_the_chat_refuses_it(
                                    "message": "Nothing to send: the message is empty."}
 
 
+def test_two_cases_with_one_name_are_refused_located(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    config_dir: Path) -> None:
+    """Two cases named alike printed "PASS dup" twice, and a failure could not be told from
+    the other: the second name is an error, located, as a rule's is in routing.yaml."""
+    shutil.copy(POLICY_DIR / "section8.routing.yaml", tmp_path)
+    test_file = tmp_path / "t.test.yaml"
+    test_file.write_text("routing: section8.routing.yaml\ncases:\n  - name: dup\n"
+                         "    message: /commit x\n    expect: {model: haiku}\n"
+                         "  - name: dup\n    message: hi\n    expect: {model: sonnet}\n",
+                         "utf-8")
+    code, out = run(capsys, "rules", "test", str(test_file))
+    assert code == 2
+    assert (f"{test_file}:6:11: error [duplicate-case-name] Another case above is already "
+            "named 'dup'; case names must be unique so the report can tell them apart.") in out
+    assert "PASS" not in out
+
+
 def test_a_model_an_expectation_names_must_exist(tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str],
                                                 config_dir: Path) -> None:

@@ -158,7 +158,9 @@ async def test_a_mistyped_command_fails_without_a_model_and_paths_still_reach_on
         draft = await client.request(methods.PREVIEW, {"workspace": daemon.uri,
                                                         "message": message})
         assert (draft["command"], draft["model"]) == (None, None)
-        assert draft["error"] == {"code": "unknown_command", "message": text}
+        assert draft["error"] == {"code": "unknown_command", "message": (  # nothing sent yet
+            f"Unknown command {typed} — did you mean {meant}? Sent like this, it would go to no "
+            f"model (/help lists the commands).")}
     assert fake.requests == []  # a typo costs nothing
     for message in ("/etc/hosts is wrong, why?", "/usr/bin/env python3 fails", "/post this",
                     "/commit fix the login bug"):  # paths and words no slip from a command
@@ -196,7 +198,9 @@ async def test_sessions_explain_and_preview(client: SwitchmanClient, daemon: Dae
                                                      "message": "@opus review this"})
     assert (preview["model"], preview["message"], preview["error"]) == (OPUS, "review this", None)
     bad = await client.request(methods.PREVIEW, {"workspace": daemon.uri, "message": "@nope x"})
-    assert bad["error"]["code"] == "unknown_alias"
+    assert bad["error"] == {"code": "unknown_alias", "message": (  # a draft: not sent, not yet
+        "Unknown model alias '@nope': sent like this, the message would be refused. Did you "
+        "mean @opus? Start it with \\@ to send a literal @.")}
     command = await client.request(methods.PREVIEW, {"workspace": daemon.uri,
                                                      "message": "/model show"})
     assert command["command"] == "/model"

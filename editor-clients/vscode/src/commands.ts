@@ -64,7 +64,9 @@ export function commandTable(t: CommandTargets): Record<string, Handler> {
         return;
       }
       await t.chatView.reveal(true); // the next message is what the user types now
-      void vscode.window.setStatusBarMessage(`Switchman: ${attached.label} goes with your next message`, 5000);
+      void vscode.window.setStatusBarMessage(attached.again
+        ? `Switchman: ${attached.label} was already attached: it goes once, as it is now`
+        : `Switchman: ${attached.label} goes with your next message`, 5000);
     },
     'switchman.delegateSelection': async () => {
       if (t.chat.busy) {

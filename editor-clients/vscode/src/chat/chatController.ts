@@ -322,13 +322,18 @@ export class ChatController implements Disposable {
    * ones after it, as a refused message's attachments stay attached). Undefined with no editor.
    * Attached at once, before the check answers: a message sent meanwhile goes with it (the daemon
    * checks what a message attaches, and a refused attachment is dropped), and a refusal takes it off.
+   * The same file (or the same lines of it) again replaces the one attached, with its text of now
+   * (`again`): it goes once, as in Neovim.
    */
-  async attachSelection(): Promise<{ label: string } | { refused: string } | undefined> {
+  async attachSelection(): Promise<{ label: string; again?: true } | { refused: string } | undefined> {
     const editor = this.hooks.activeEditor?.();
     const folder = this.currentFolder;
     if (!editor || !folder) return undefined;
     const attachment = selectionAttachment(editor) ?? fileAttachment(editor);
-    this.attachments.push(attachment);
+    const earlier = this.attachments.findIndex((a) => a.uri === attachment.uri && a.kind === attachment.kind
+      && a.start_line === attachment.start_line && a.end_line === attachment.end_line);
+    if (earlier >= 0) this.attachments[earlier] = attachment;
+    else this.attachments.push(attachment);
     if (this.connection.state === 'running') {
       try {
         await this.connection.request(Requests.preview,
@@ -341,7 +346,8 @@ export class ChatController implements Disposable {
         }
       } // any other trouble is told when the message is sent
     }
-    return { label: attachmentLabel(attachment, folder.uri) };
+    const label = attachmentLabel(attachment, folder.uri);
+    return earlier >= 0 ? { label, again: true } : { label };
   }
 
   /** Stop the running answer: `switchman/cancel` once the turn is known, else cancel the request. */

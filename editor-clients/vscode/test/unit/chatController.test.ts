@@ -312,6 +312,24 @@ describe('ChatController', () => {
     assert.deepEqual(connection.sent(Requests.preview)[3].attachments, [{ kind: 'file', uri: editor.uri, text: editor.text }]);
   });
 
+  it('Send Selection of what is already attached attaches it once, with its text of now (it went twice)', async () => {
+    const { connection, posted } = setup();
+    const { editor, controller } = withEditor(connection, posted);
+    connection.answer(Requests.preview, () => ({ model: 'x:y', summary: 'default', message: '', decision: null, text: null,
+      error: null, command: null }));
+    connection.answer(Requests.chat, () => result);
+    editor.selection.text = '';
+    assert.deepEqual(await controller.attachSelection(), { label: 'Attached: src/app.py' });
+    editor.text = 'def main():\n    return 43\n';
+    assert.deepEqual(await controller.attachSelection(), { label: 'Attached: src/app.py', again: true });
+    editor.selection.text = 'return 43';  // the same lines again: once; other lines are another attachment
+    await controller.attachSelection();
+    await controller.attachSelection();
+    await controller.send('what does this do?');
+    assert.deepEqual(connection.sent(Requests.chat)[0].attachments, [{ kind: 'file', uri: editor.uri, text: editor.text },
+      { kind: 'selection', uri: editor.uri, text: 'return 43', start_line: 2, end_line: 2 }]);
+  });
+
   it('Send Selection attaches at once: a message sent while the daemon checks it goes with it', async () => {
     const { connection, posted } = setup();
     const { editor, controller } = withEditor(connection, posted);

@@ -384,6 +384,22 @@ export class ChatController implements Disposable {
     }
   }
 
+  /**
+   * Continue an older session of `workspace` (the Sessions view's "Continue in Chat"): the daemon makes it the
+   * folder's current session, and the chat shows that folder and the session's conversation, drawn as after a
+   * reload. False, and nothing asked, while an answer is being written; the daemon's refusal is thrown.
+   */
+  async resume(workspace: string, sessionId: string): Promise<boolean> {
+    if (this.pending) return false;
+    const result = await this.connection.request<NewSessionResult>(Requests.resumeSession,
+      params.resumeSessionParams(workspace, sessionId));
+    this.sessions.set(workspace, result.session.id);
+    this.workspace = workspace;
+    this.live = undefined; // the last exchange belongs to the session left
+    await this.reload();
+    return true;
+  }
+
   async explain(turnId: string): Promise<void> {
     const folder = this.currentFolder;
     if (!folder) return;

@@ -100,6 +100,8 @@ def command_name(message: str) -> str | None:
     words = message.strip().split()
     if not words:
         return None
+    if words == ["/"]:  # the start of a command: the list of them
+        return "/help"
     return words[0] if words[0] in COMMANDS or mistyped(words[0]) else None
 
 
@@ -121,7 +123,7 @@ async def run(manager: SessionManager, lifecycle: TurnLifecycle, queries: Sessio
               live: LiveSession, message: str) -> TurnResult:
     """Answer a slash command in the chat stream."""
     words = message.strip().split()
-    name, args = words[0], words[1:]
+    name, args = command_name(message) or words[0], words[1:]
     try:
         if name == "/route" and _keywords(args) == ["override"]:
             rerun = await route_override(manager, lifecycle, live, message)

@@ -49,6 +49,10 @@ class SwitchmanError(Exception):
 
     code = "switchman_error"
 
+    def as_draft(self) -> str:
+        """The error as said of a draft (``switchman/preview``), which nothing has sent yet."""
+        return str(self)
+
 
 class UnreadableFile(SwitchmanError):
     """A file was not read: not a regular file, too large, unreadable or not UTF-8.
@@ -126,11 +130,16 @@ class UnknownAlias(RoutingError):
     def __init__(self, token: str, suggestions: list[str]) -> None:
         self.token = token
         self.suggestions = suggestions
-        hint = f" Did you mean {', '.join('@' + s for s in suggestions)}?" if suggestions else ""
+        self.hint = f" Did you mean {', '.join('@' + s for s in suggestions)}?" if suggestions \
+            else ""
         super().__init__(
-            f"Unknown model alias '@{token}'. The message was not sent.{hint} "
+            f"Unknown model alias '@{token}'. The message was not sent.{self.hint} "
             "Start the message with \\@ to send a literal @."
         )
+
+    def as_draft(self) -> str:
+        return (f"Unknown model alias '@{self.token}': sent like this, the message would be "
+                f"refused.{self.hint} Start it with \\@ to send a literal @.")
 
 
 class UnknownModel(RoutingError):
@@ -283,6 +292,10 @@ class UnknownCommand(SessionError):
         self.typed, self.meant = typed, meant
         super().__init__(f"Unknown command {typed} — did you mean {' or '.join(meant)}? Nothing "
                          f"was sent to a model (/help lists the commands).")
+
+    def as_draft(self) -> str:
+        return (f"Unknown command {self.typed} — did you mean {' or '.join(self.meant)}? Sent "
+                f"like this, it would go to no model (/help lists the commands).")
 
 
 class UnknownTier(SessionError):

@@ -335,6 +335,13 @@ class Switchman:
         self.expect_turn(self.queries.likely_model(workspace))
         return info
 
+    def resume_session(self, workspace: str, session_id: str) -> SessionInfo:
+        """Make an older session of ``workspace`` its current one (its SDK is got ready: a
+        message usually follows)."""
+        info = self.sessions.resume_session(workspace, session_id)
+        self.expect_turn(self.queries.likely_model(workspace))
+        return info
+
     async def set_model(self, workspace: str, session_id: str | None,
                         model: str | None) -> SwapResult:
         """Set or clear (None) the sticky model; queued while a turn runs. Answered once what

@@ -84,6 +84,11 @@ class SessionParams(msgspec.Struct, frozen=True):
     session_id: str
 
 
+class ResumeSessionParams(msgspec.Struct, frozen=True):
+    workspace: str
+    session_id: str
+
+
 def decode(params: Any, shape: type[T]) -> T:
     """``params`` (plain JSON data) as ``shape``, or an ``invalid_params`` error."""
     try:

@@ -17,6 +17,8 @@ from switchman.engine.config.walker import closest
 from switchman.engine.errors import EmptyMessage, UnknownAlias
 
 _OVERRIDE = re.compile(r"@([\w.:/+-]+)(?:\s+|\Z)")
+MAX_OFFERED = 5
+"""Aliases a lone ``@`` is answered with."""
 
 
 class Override(msgspec.Struct, frozen=True):
@@ -57,6 +59,8 @@ def parse_override(message: str, registry: ModelRegistry) -> tuple[str, Override
         return message[1:], None
     match = _OVERRIDE.match(message)
     if match is None:
+        if message.strip() == "@":  # a model's alias was to follow: say which there are
+            raise UnknownAlias("", sorted(registry.aliases)[:MAX_OFFERED])
         return message, None
     token = match.group(1)
     model = registry.resolve(token)

@@ -127,6 +127,22 @@ class SessionManager:
         self.observer.status_changed(uri)
         return self.info(live.id)
 
+    def resume_session(self, workspace: str, session_id: str) -> SessionInfo:
+        """Make an existing top-level session of ``workspace`` its current one again, so the
+        next message without a session id continues it (its history, sticky model and profile
+        as it had them). A turn still running in the session that was current goes on in that
+        session: turns belong to their session, not to whichever is current."""
+        uri = self.workspaces.resolve(workspace)
+        if self.store.is_worker(session_id):
+            raise WorkerSession(session_id)
+        live = self.load(session_id)  # UnknownSession if there is none
+        if live.workspace != uri:
+            raise UnknownSession(session_id, uri)
+        if self.store.current_session(uri) != session_id:
+            self.store.set_current_session(uri, session_id)
+        self.observer.status_changed(uri)
+        return self.info(session_id)
+
     def new_worker(self, planner: LiveSession, role: WorkerRole) -> LiveSession:
         """A worker session of ``planner`` (same workspace), recorded and ready for its turn.
 

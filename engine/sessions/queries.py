@@ -117,7 +117,8 @@ class SessionQueries:
 
     def explain(self, workspace: str | None, session_id: str | None,
                 turn_id: str | None) -> Explanation:
-        """The decision of a turn (default: the session's last one), rendered."""
+        """The decision of a turn (default: the session's last one, or a later message's that
+        found no model: ``turn_id`` None, as that turn never started), rendered."""
         store = self.manager.store
         if turn_id is not None:
             turn = store.turn(turn_id)
@@ -127,6 +128,10 @@ class SessionQueries:
             session = self.manager.live(workspace or "", session_id) if workspace \
                 else self.manager.load(session_id or "")
             turn = store.last_turn(session.id)
+            last = store.last_decision(session.id)
+            if last is not None and last.chosen_model is None and (
+                    turn is None or last.turn_id != turn.id):
+                return Explanation(None, last, short_reason(last), render(last))
         if turn is None or turn.decision is None:
             return Explanation(None, None, "no turns yet", None)
         return Explanation(turn.id, turn.decision, short_reason(turn.decision),
@@ -140,8 +145,8 @@ class SessionQueries:
         command = slash_commands.command_name(message)
         if command is not None and command not in slash_commands.COMMANDS:  # /modle
             typo = UnknownCommand(command, slash_commands.mistyped(command))
-            return Preview(None, typo.code, message, None, None, ErrorInfo(typo.code, str(typo)),
-                           None)
+            return Preview(None, typo.code, message, None, None,
+                           ErrorInfo(typo.code, typo.as_draft()), None)
         if command is not None:
             return Preview(None, f"command {command}", message, None, None, None, command)
         try:
@@ -156,7 +161,7 @@ class SessionQueries:
                            render(failure.decision), ErrorInfo(failure.code, str(failure)), None)
         except RoutingError as error:
             return Preview(None, error.code, message, None, None,
-                           ErrorInfo(error.code, str(error)), None)
+                           ErrorInfo(error.code, error.as_draft()), None)
         return Preview(decision.chosen_model, short_reason(decision), text, decision,
                        render(decision), None, None)
 

@@ -488,6 +488,13 @@ class SessionStore:
                               "'route.decided' ORDER BY id LIMIT 1", (turn_id,)).fetchone()
         return _DECISION.decode(row[0]) if row else None
 
+    def last_decision(self, session_id: str) -> RouteDecided | None:
+        """The session's latest ``route.decided`` record: its last turn's, or that of a later
+        message that found no model (its turn never started)."""
+        row = self.db.execute("SELECT payload FROM events WHERE session_id = ? AND type = "
+                              "'route.decided' ORDER BY id DESC LIMIT 1", (session_id,)).fetchone()
+        return _DECISION.decode(row[0]) if row else None
+
     def events(self, session_id: str | None = None, kind: str | None = None) -> list[
             dict[str, Any]]:
         """Stored events (optionally of one session and type), oldest first."""

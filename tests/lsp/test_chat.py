@@ -68,6 +68,21 @@ async def test_override_and_unknown_alias(client: SwitchmanClient, daemon: Daemo
     assert len(fake.requests) == 1  # nothing was sent
 
 
+async def test_a_lone_at_or_slash_goes_to_no_model(client: SwitchmanClient, daemon: Daemon,
+                                                  fake: FakeProvider) -> None:
+    """A message of just ``@`` or ``/`` is the start of an alias or a command, sent by a slip
+    of Enter: it was sent to the model (and paid for). ``@`` is an unknown alias offering the
+    aliases; ``/`` answers as /help does."""
+    with pytest.raises(JsonRpcException) as caught:
+        await chat(client, daemon, " @ ")
+    assert error_data(caught.value)["code"] == "unknown_alias"
+    assert "haiku" in error_data(caught.value)["suggestions"]
+    help_text = (await chat(client, daemon, "/help"))["text"]
+    answered = await chat(client, daemon, "/")
+    assert (answered["kind"], answered["text"]) == ("command", help_text)
+    assert fake.requests == []
+
+
 @pytest.mark.parametrize("editor", CLIENTS)
 async def test_the_transcript_keeps_the_alias_typed_and_the_model_never_reads_it(
         editor: str, daemon: Daemon, fake: FakeProvider) -> None:

@@ -158,7 +158,9 @@ async def test_a_mistyped_command_fails_without_a_model_and_paths_still_reach_on
         draft = await client.request(methods.PREVIEW, {"workspace": daemon.uri,
                                                         "message": message})
         assert (draft["command"], draft["model"]) == (None, None)
-        assert draft["error"] == {"code": "unknown_command", "message": text}
+        assert draft["error"] == {"code": "unknown_command", "message": (  # nothing sent yet
+            f"Unknown command {typed} — did you mean {meant}? Sent like this, it would go to no "
+            f"model (/help lists the commands).")}
     assert fake.requests == []  # a typo costs nothing
     for message in ("/etc/hosts is wrong, why?", "/usr/bin/env python3 fails", "/post this",
                     "/commit fix the login bug"):  # paths and words no slip from a command
@@ -196,7 +198,9 @@ async def test_sessions_explain_and_preview(client: SwitchmanClient, daemon: Dae
                                                      "message": "@opus review this"})
     assert (preview["model"], preview["message"], preview["error"]) == (OPUS, "review this", None)
     bad = await client.request(methods.PREVIEW, {"workspace": daemon.uri, "message": "@nope x"})
-    assert bad["error"]["code"] == "unknown_alias"
+    assert bad["error"] == {"code": "unknown_alias", "message": (  # a draft: not sent, not yet
+        "Unknown model alias '@nope': sent like this, the message would be refused. Did you "
+        "mean @opus? Start it with \\@ to send a literal @.")}
     command = await client.request(methods.PREVIEW, {"workspace": daemon.uri,
                                                      "message": "/model show"})
     assert command["command"] == "/model"
@@ -216,6 +220,35 @@ async def test_new_session_inherits_the_sticky_model(client: SwitchmanClient,
     with pytest.raises(JsonRpcException) as caught:
         await client.request(methods.SESSION, {"session_id": "nope"})
     assert error_data(caught.value)["code"] == "unknown_session"
+
+
+async def test_resume_session_continues_an_older_session(client: SwitchmanClient, daemon: Daemon,
+                                                          fake: FakeProvider) -> None:
+    await client.request(methods.SET_MODEL, {"workspace": daemon.uri, "model": "haiku"})
+    fake.script_text("first answer")
+    old = (await chat(client, daemon, "first question"))["session_id"]
+    await client.request(methods.NEW_SESSION, {"workspace": daemon.uri})
+    await client.request(methods.SET_MODEL, {"workspace": daemon.uri, "model": "sonnet"})
+    client.received[methods.STATUS].clear()
+    resumed = await client.request(methods.RESUME_SESSION, {"workspace": daemon.uri,
+                                                            "session_id": old})
+    assert (resumed["session"]["id"], resumed["session"]["sticky_model"]) == (old, HAIKU)
+    status = await client.wait_for(methods.STATUS, lambda s: s["session_id"] == old)
+    assert status["sticky_model"] == HAIKU  # the status bar shows the resumed session's model
+    listing = await client.request(methods.SESSIONS, {"workspace": daemon.uri})
+    assert listing["current_session_id"] == old
+    fake.script_text("second answer")
+    second = await chat(client, daemon, "second question")  # no session_id: the current one
+    assert second["session_id"] == old
+    sent = fake.requests[-1]
+    assert sent.body["model"] == HAIKU.split(":")[1]  # its sticky model, not the new one's
+    texts = [b.get("text") for m in sent.body["messages"] for b in m["content"]]
+    assert texts == ["first question", "first answer", "second question"]
+    for bad, code in (("nope", "unknown_session"),):
+        with pytest.raises(JsonRpcException) as caught:
+            await client.request(methods.RESUME_SESSION, {"workspace": daemon.uri,
+                                                          "session_id": bad})
+        assert error_data(caught.value)["code"] == code
 
 
 # -- crash recovery ------------------------------------------------------------------------
@@ -355,3 +388,7 @@ async def test_workspace_folders_come_and_go(editor: str, daemon: Daemon, tmp_pa
         assert error_data(caught.value)["code"] == "unknown_workspace"
         sessions = await client.request(methods.SESSIONS, {"workspace": second.as_uri()})
         assert len(sessions["sessions"]) == 1
+        with pytest.raises(JsonRpcException) as caught:  # a session is its own folder's
+            await client.request(methods.RESUME_SESSION, {"workspace": third.as_uri(),
+                                                          "session_id": result["session_id"]})
+        assert error_data(caught.value)["code"] == "unknown_session"

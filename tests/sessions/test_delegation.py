@@ -127,6 +127,8 @@ async def test_a_minimal_delegation_runs_a_worker_session(deleg: Engine,
     assert f"Convert 2024-01-02 to RFC 2822 → {HAIKU}: $0.000500, 1 turn" in shown.text
     with pytest.raises(WorkerSession):  # a worker ran one task; it takes no messages
         await service.chat(deleg.workspace, worker.id, "and another thing")
+    with pytest.raises(WorkerSession):  # nor can it become the workspace's current session
+        service.resume_session(deleg.workspace, worker.id)
     assert service.explain(deleg.workspace, worker.id, None).turn_id == detail.turns[0].id
     # the pattern store has a row for each turn; the worker's success reached its planner
     await service.learning.written()

@@ -7,10 +7,11 @@ import json
 import sqlite3
 from decimal import Decimal
 from pathlib import Path
+from typing import cast
 
 import pytest
 
-from switchman.engine.errors import InvalidText, UnknownSession
+from switchman.engine.errors import InvalidText, NoModelAvailable, UnknownSession
 from tests.sessions.conftest import Engine
 from tests.support.fake_provider import CutShort, FakeProvider, Reply, Stall, Usage
 
@@ -142,3 +143,24 @@ async def test_a_session_of_another_workspace_is_named_as_such(engine: Engine,
     assert f"Session '{session}' belongs to another workspace" in str(caught.value)
     with pytest.raises(UnknownSession, match=r"^No session 'nope'\.$"):
         await service.chat(engine.workspace, "nope", "hello")
+
+
+async def test_why_after_a_message_that_found_no_model_explains_that_attempt(
+        engine: Engine, fake: FakeProvider) -> None:
+    service = engine.service
+    fake.script_text("hello")
+    first = await service.chat(engine.workspace, None, "hello")
+    keys = cast(dict[str, str], service._environ)  # the engine's own copy
+    del keys["ANTHROPIC_API_KEY"]  # the key is gone: the next message finds no model
+    with pytest.raises(NoModelAvailable) as caught:
+        await service.chat(engine.workspace, None, "and now?")
+    why = service.explain(engine.workspace, None, None)  # it explained "hello", the turn before
+    assert why.decision is not None and why.decision.turn_id == caught.value.decision.turn_id
+    assert why.turn_id is None  # no turn started
+    assert why.summary == "no model available"
+    assert why.text is not None and "no model available; the turn did not start" in why.text
+    keys["ANTHROPIC_API_KEY"] = "k"
+    fake.script_text("back")
+    again = await service.chat(engine.workspace, None, "again")
+    assert service.explain(engine.workspace, None, None).turn_id == again.turn_id != first.turn_id
+    assert service.explain(engine.workspace, None, first.turn_id).turn_id == first.turn_id

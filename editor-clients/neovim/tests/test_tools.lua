@@ -211,6 +211,32 @@ return {
     end,
   },
   {
+    ':Switchman send from a buffer with no file sends its text in the message, or puts it in the input',
+    function()
+      H.fake('POST', '/_fake/reset')
+      H.script({ { kind = 'text', chunks = { 'Two assignments.' } } })
+      local scratch = vim.api.nvim_create_buf(true, true) -- pasted text, no name: it was refused
+      vim.api.nvim_buf_set_lines(scratch, 0, -1, false, { 'x = 1', 'y = 2' })
+      vim.api.nvim_buf_set_option(scratch, 'filetype', 'python')
+      local shown = vim.fn.bufnr(file) -- its window, from the test before
+      local win = H.check(vim.fn.win_findbuf(shown)[1], 'the window of the file')
+      vim.api.nvim_win_set_buf(win, scratch)
+      vim.api.nvim_set_current_win(win)
+      vim.cmd('Switchman send what is this?')
+      wait_idle()
+      local _, answer = H.fake('GET', '/_fake/requests')
+      local sent = vim.inspect(answer.requests[#answer.requests].body.messages)
+      H.check(sent:find('what is this?\\n\\n```python\\nx = 1\\ny = 2\\n```', 1, true), 'sent in the message', sent)
+      H.eq(nil, chat.attachments, 'nothing attached')
+      vim.api.nvim_set_current_win(win)
+      vim.cmd('2,2Switchman send') -- without a message: in the input, to write the question with
+      H.eq({ '```python', 'y = 2', '```' }, vim.api.nvim_buf_get_lines(chat.view.input, 0, -1, false), 'in the input')
+      vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, {})
+      vim.api.nvim_win_set_buf(win, shown)
+      vim.api.nvim_buf_delete(scratch, { force = true })
+    end,
+  },
+  {
     ':Switchman add refuses a binary file at once, with the daemon\'s reason; a text file is attached',
     function()
       local blob = root .. '/blob.bin'

@@ -1,4 +1,4 @@
-"""Chat: send a message (streamed), cancel a turn, start a new session."""
+"""Chat: send a message (streamed), cancel a turn, start a new session or resume an older one."""
 
 from __future__ import annotations
 
@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING, Any
 from switchman.engine.messages import ImageBlock
 from switchman.server import methods
 from switchman.server.errors import as_rpc_errors
-from switchman.server.params import CancelParams, ChatParams, WorkspaceParams, decode
+from switchman.server.params import (
+    CancelParams,
+    ChatParams,
+    ResumeSessionParams,
+    WorkspaceParams,
+    decode,
+)
 from switchman.server.wire import to_wire
 
 if TYPE_CHECKING:
@@ -15,7 +21,8 @@ if TYPE_CHECKING:
 
 
 def register(server: SwitchmanServer) -> None:
-    """Register ``switchman/chat``, ``switchman/cancel`` and ``switchman/newSession``."""
+    """Register ``switchman/chat``, ``switchman/cancel``, ``switchman/newSession`` and
+    ``switchman/resumeSession``."""
 
     @server.feature(methods.CHAT)
     async def chat(params: Any) -> Any:
@@ -38,3 +45,10 @@ def register(server: SwitchmanServer) -> None:
         p = decode(params, WorkspaceParams)
         with as_rpc_errors():
             return {"session": to_wire(server.switchman.new_session(p.workspace))}
+
+    @server.feature(methods.RESUME_SESSION)
+    def resume_session(params: Any) -> Any:
+        p = decode(params, ResumeSessionParams)
+        with as_rpc_errors():
+            return {"session": to_wire(server.switchman.resume_session(p.workspace,
+                                                                       p.session_id))}

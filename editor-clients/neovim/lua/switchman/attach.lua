@@ -79,13 +79,40 @@ local function chat_buffer(bufnr)
   return false
 end
 
+--- `lines` of a buffer with no file (pasted text) as a fenced block, in its filetype's language: a
+--- fence longer than any run of backticks in them.
+local function fenced(bufnr, lines)
+  local text = M.text_of(lines)
+  local longest = 2
+  for run in text:gmatch('`+') do
+    longest = math.max(longest, #run)
+  end
+  local fence = string.rep('`', longest + 1)
+  return ('%s%s\n%s\n%s'):format(fence, vim.api.nvim_buf_get_option(bufnr, 'filetype'), text, fence)
+end
+
+--- `:Switchman send` from a buffer with no file: its text goes in the message, as a code block
+--- (an attachment names a file, which the model could look for); without a message it is put in
+--- the chat's input, for the question to be written with it.
+local function send_text(bufnr, lines, message)
+  local chat = chat_for(bufnr)
+  if not chat then
+    return
+  end
+  local block = fenced(bufnr, lines)
+  if message and vim.trim(message) ~= '' then
+    return chat:send(message .. '\n\n' .. block)
+  end
+  chat.view:add_to_input(block)
+  vim.notify("Switchman: this buffer has no file: its text is in the chat's input, to send with your message.",
+    vim.log.levels.INFO)
+end
+
 --- `:[range]Switchman send [message]`: the selected lines (or the whole buffer) of the current buffer.
 function M.selection(opts, message)
   local bufnr = vim.api.nvim_get_current_buf()
   local name = vim.api.nvim_buf_get_name(bufnr)
-  if name == '' then
-    return vim.notify('Switchman: this buffer has no file to attach.', vim.log.levels.WARN)
-  elseif chat_buffer(bufnr) then
+  if chat_buffer(bufnr) then
     return
   end
   local ranged = opts and (opts.range or 0) > 0
@@ -94,6 +121,9 @@ function M.selection(opts, message)
     first, last = opts.line1, opts.line2
   end
   local lines = vim.api.nvim_buf_get_lines(bufnr, first - 1, last, false)
+  if name == '' then
+    return send_text(bufnr, lines, message)
+  end
   local attachment = { kind = ranged and 'selection' or 'file', uri = vim.uri_from_fname(name),
     text = M.text_of(lines) }
   if ranged then

@@ -15,6 +15,7 @@ M.request = {
   sessions = 'switchman/sessions',
   session = 'switchman/session',
   new_session = 'switchman/newSession',
+  resume_session = 'switchman/resumeSession',
   feedback = 'switchman/feedback',
   trust = 'switchman/trust',
   revoke_trust = 'switchman/revokeTrust',

@@ -37,6 +37,16 @@ export function attachmentText(text: string): string {
   return text.slice(0, last >= 0xd800 && last <= 0xdbff ? limit - 1 : limit);
 }
 
+/** Whether `a` and `b` attach the same file, or the same lines of it (their text may differ). */
+export function sameAttachment(a: Attachment, b: Attachment): boolean {
+  return a.uri === b.uri && a.kind === b.kind && a.start_line === b.start_line && a.end_line === b.end_line;
+}
+
+/** `attached` then `more`, without those of `attached` that `more` attaches again (with its text of now). */
+export function attachedOnce(attached: Attachment[], more: Attachment[]): Attachment[] {
+  return [...attached.filter((a) => !more.some((b) => sameAttachment(a, b))), ...more];
+}
+
 /** The file of the editor, with its text. */
 export function fileAttachment(editor: EditorContext): Attachment {
   return { kind: 'file', uri: editor.uri, text: attachmentText(editor.text) };

@@ -19,7 +19,8 @@ import { workerTranscript } from './delegations';
 import type { ChatSettings } from '../server/settings';
 import type { ApprovalAnswer, ApprovalRecord, Attachment } from '../protocol/types';
 import type { ApprovalCard } from '../tools/approval';
-import { attachmentLabel, fileAttachment, missingContextMessage, resolveTokens, selectionAttachment, type EditorContext } from './attachments';
+import { attachedOnce, attachmentLabel, fileAttachment, missingContextMessage, resolveTokens, sameAttachment, selectionAttachment,
+  type EditorContext } from './attachments';
 import { explanationMessage, explanationView } from './chain';
 import type { ChatEvent, CodeAction, Entry, FromWebview, PreviewView, ToWebview } from './messages';
 import { previewFailure, previewView } from './preview';
@@ -222,7 +223,7 @@ export class ChatController implements Disposable {
     }
     const attached = this.attachments;
     this.attachments = [];
-    await this.submit({ text, message: resolved.message || text, attachments: [...attached, ...resolved.attachments] }, attached);
+    await this.submit({ text, message: resolved.message || text, attachments: attachedOnce(attached, resolved.attachments) }, attached);
   }
 
   /**
@@ -322,13 +323,17 @@ export class ChatController implements Disposable {
    * ones after it, as a refused message's attachments stay attached). Undefined with no editor.
    * Attached at once, before the check answers: a message sent meanwhile goes with it (the daemon
    * checks what a message attaches, and a refused attachment is dropped), and a refusal takes it off.
+   * The same file (or the same lines of it) again replaces the one attached, with its text of now
+   * (`again`): it goes once, as in Neovim.
    */
-  async attachSelection(): Promise<{ label: string } | { refused: string } | undefined> {
+  async attachSelection(): Promise<{ label: string; again?: true } | { refused: string } | undefined> {
     const editor = this.hooks.activeEditor?.();
     const folder = this.currentFolder;
     if (!editor || !folder) return undefined;
     const attachment = selectionAttachment(editor) ?? fileAttachment(editor);
-    this.attachments.push(attachment);
+    const earlier = this.attachments.findIndex((a) => sameAttachment(a, attachment));
+    if (earlier >= 0) this.attachments[earlier] = attachment;
+    else this.attachments.push(attachment);
     if (this.connection.state === 'running') {
       try {
         await this.connection.request(Requests.preview,
@@ -341,7 +346,8 @@ export class ChatController implements Disposable {
         }
       } // any other trouble is told when the message is sent
     }
-    return { label: attachmentLabel(attachment, folder.uri) };
+    const label = attachmentLabel(attachment, folder.uri);
+    return earlier >= 0 ? { label, again: true } : { label };
   }
 
   /** Stop the running answer: `switchman/cancel` once the turn is known, else cancel the request. */
@@ -376,6 +382,22 @@ export class ChatController implements Disposable {
     } catch (error) {
       this.emit({ type: 'failed', localId: `local-new-${++this.localSeq}`, failure: requestFailure(error) });
     }
+  }
+
+  /**
+   * Continue an older session of `workspace` (the Sessions view's "Continue in Chat"): the daemon makes it the
+   * folder's current session, and the chat shows that folder and the session's conversation, drawn as after a
+   * reload. False, and nothing asked, while an answer is being written; the daemon's refusal is thrown.
+   */
+  async resume(workspace: string, sessionId: string): Promise<boolean> {
+    if (this.pending) return false;
+    const result = await this.connection.request<NewSessionResult>(Requests.resumeSession,
+      params.resumeSessionParams(workspace, sessionId));
+    this.sessions.set(workspace, result.session.id);
+    this.workspace = workspace;
+    this.live = undefined; // the last exchange belongs to the session left
+    await this.reload();
+    return true;
   }
 
   async explain(turnId: string): Promise<void> {
@@ -418,7 +440,7 @@ export class ChatController implements Disposable {
     const resolved = resolveTokens(draft, editor);
     const view = resolved.missing.length > 0
       ? previewFailure(draft, { code: MISSING_CONTEXT, message: missingContextMessage(resolved.missing, editor !== undefined) })
-      : await this.routeDraft(folder.uri, draft, resolved.message || draft, [...this.attachments, ...resolved.attachments]);
+      : await this.routeDraft(folder.uri, draft, resolved.message || draft, attachedOnce(this.attachments, resolved.attachments));
     if (seq === this.previewSeq) this.postToView({ type: 'preview', preview: view });
   }
 

@@ -70,6 +70,15 @@ export function retryableFailure(result: ChatResult): boolean {
   return result.kind === 'turn' && result.status === 'failed' && result.error?.code === PROVIDER_ERROR;
 }
 
+/**
+ * A failure's message as shown beside its Retry button: the daemon's advice to "send it again to retry" (or
+ * "send your message again to continue") is what the button does, so it names the button (the user looked for
+ * how to send it again while a button under the words did it).
+ */
+export function withRetryButton(message: string): string {
+  return message.replace(/send (?:it|your message) again to (?:retry|continue)\./, 'press Retry to send it again.');
+}
+
 /** Expand or collapse a delegation card (the webview's own toggle). */
 export function toggleDelegation(state: ChatState, turnId: string, toolUseId: string): ChatState {
   const next = changeCard(state, turnId, toolUseId, toggleCard);

@@ -10,6 +10,7 @@ export const Requests = {
   sessions: 'switchman/sessions',
   session: 'switchman/session',
   newSession: 'switchman/newSession',
+  resumeSession: 'switchman/resumeSession',
   feedback: 'switchman/feedback',
   trust: 'switchman/trust',
   revokeTrust: 'switchman/revokeTrust',

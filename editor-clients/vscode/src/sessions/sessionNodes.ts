@@ -26,6 +26,13 @@ export type SessionNode =
   | { kind: 'queued'; delegation: DelegationParams }
   | MessageNode;
 
+/** The session "Continue in Chat" on `node` continues: a top-level session's (a worker takes no messages). */
+export function continuable(node: unknown): { workspace: string; sessionId: string } | undefined {
+  const picked = node as SessionNode | undefined;
+  if (picked?.kind !== 'session' || picked.session.is_worker) return undefined;
+  return { workspace: picked.folder.uri, sessionId: picked.session.id };
+}
+
 /** Runs a request with VS Code's progress bar on the view (the view looks empty while it is answered). */
 export type ViewProgress = <T>(task: () => Promise<T>) => Promise<T>;
 

@@ -5,7 +5,7 @@ import type { Explanation } from '../chat/chain';
 import type { CodeAction, DelegationEntry, Entry, TurnEntry } from '../chat/messages';
 import type { RatingChange } from '../protocol/params';
 import { DELEGATE_TOOL, ticks, turnCostLabel } from '../chat/delegations';
-import { actionableTurn, approvalsInTurns, rateable } from '../chat/reducer';
+import { actionableTurn, approvalsInTurns, rateable, withRetryButton } from '../chat/reducer';
 import type { ApprovalCard } from '../tools/approval';
 import { bannerView } from '../chat/banners';
 import { delegationCardPart, type CardActions } from './delegationCard';
@@ -114,11 +114,13 @@ export class TranscriptView {
     }));
     (turn.lateNotices ?? []).forEach((notice, i) => parts.push(part(`late-notice:${i}`, notice,
       () => el('div', { class: 'notice' }, [notice]))));
-    const error = turn.error;
-    if (error) parts.push(part('error', error.message, () => el('div', { class: 'failure', role: 'alert' }, [error.message])));
     // The daemon's message says "send it again to retry": the button does that, with the message's
     // @alias and attachments; on the last answer only (an older message would be sent out of order).
-    if (actionable && turn.retryable) parts.push(part('retry', turn.id, () => this.retryButton(turn.id)));
+    const retry = actionable && turn.retryable === true;
+    const error = turn.error;
+    const failure = error ? (retry ? withRetryButton(error.message) : error.message) : null;
+    if (failure !== null) parts.push(part('error', failure, () => el('div', { class: 'failure', role: 'alert' }, [failure])));
+    if (retry) parts.push(part('retry', turn.id, () => this.retryButton(turn.id)));
     if (rateable(turn)) parts.push(this.ratingPart(turn));
     const refused = turn.ratingError;
     if (refused) {

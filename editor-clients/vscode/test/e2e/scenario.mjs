@@ -689,7 +689,8 @@ async function providerFailuresAreShownPlainly(ui, fake) {
   await chat.locator('#input').fill('hello retry');
   await chat.locator('#input').press('Enter');
   const failedTurn = chat.locator('.entry.turn[data-status="failed"]').last();
-  await failedTurn.locator('.failure', { hasText: 'send it again to retry' }).waitFor();
+  // The daemon's "send it again to retry" names the button beside it.
+  await failedTurn.locator('.failure', { hasText: 'Your message is saved; press Retry to send it again.' }).waitFor();
   const retry = failedTurn.locator('button.retry[aria-label="Retry: send this message again"]');
   await retry.focus();
   await ui.shot('chat-retry');

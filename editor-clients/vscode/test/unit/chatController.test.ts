@@ -312,6 +312,32 @@ describe('ChatController', () => {
     assert.deepEqual(connection.sent(Requests.preview)[3].attachments, [{ kind: 'file', uri: editor.uri, text: editor.text }]);
   });
 
+  it('Send Selection of what is already attached attaches it once, with its text of now (it went twice)', async () => {
+    const { connection, posted } = setup();
+    const { editor, controller } = withEditor(connection, posted);
+    connection.answer(Requests.preview, () => ({ model: 'x:y', summary: 'default', message: '', decision: null, text: null,
+      error: null, command: null }));
+    connection.answer(Requests.chat, () => result);
+    editor.selection.text = '';
+    assert.deepEqual(await controller.attachSelection(), { label: 'Attached: src/app.py' });
+    editor.text = 'def main():\n    return 43\n';
+    assert.deepEqual(await controller.attachSelection(), { label: 'Attached: src/app.py', again: true });
+    editor.selection.text = 'return 43';  // the same lines again: once; other lines are another attachment
+    await controller.attachSelection();
+    await controller.attachSelection();
+    await controller.send('what does this do?');
+    assert.deepEqual(connection.sent(Requests.chat)[0].attachments, [{ kind: 'file', uri: editor.uri, text: editor.text },
+      { kind: 'selection', uri: editor.uri, text: 'return 43', start_line: 2, end_line: 2 }]);
+    editor.selection.text = '';  // and `#file` of the file Send Selection attached: once, with its text of now
+    await controller.attachSelection();
+    editor.text = 'def main():\n    return 44\n';
+    await controller.preview('explain #file');
+    await controller.send('explain #file');
+    for (const sent of [connection.sent(Requests.preview).at(-1), connection.sent(Requests.chat)[1]]) {
+      assert.deepEqual(sent?.attachments, [{ kind: 'file', uri: editor.uri, text: editor.text }]);
+    }
+  });
+
   it('Send Selection attaches at once: a message sent while the daemon checks it goes with it', async () => {
     const { connection, posted } = setup();
     const { editor, controller } = withEditor(connection, posted);
@@ -395,6 +421,41 @@ describe('ChatController', () => {
     assert.deepEqual(connection.sent(Requests.newSession), [{ workspace: WS }]);
     assert.deepEqual(posted.at(-1), { type: 'reset', folders: [{ uri: WS, name: 'app' }], workspace: WS, sessionId: 'S2',
       sessionTitle: null, entries: [] });
+  });
+
+  it('continues an older session: the daemon makes it current, and the chat shows its conversation', async () => {
+    const { connection, controller, posted } = setup();
+    const older = { session: { id: 'S0', title: 'an older chat' }, cost: {},
+      turns: [{ id: 'T0', session_id: 'S0', index: 1, status: 'completed', model: route.model, started_at: '', ended_at: '' }],
+      messages: [{ id: 'M0', session_id: 'S0', turn_id: 'T0', role: 'user', created_at: '', model: null,
+        content: [{ type: 'text', text: 'an older question' }] }] } as unknown as SessionDetail;
+    connection.answer(Requests.session, (p: { session_id: string }) => (p.session_id === 'S0' ? older
+      : { session: {}, turns: [], messages: [], cost: {} }));
+    await controller.handle({ type: 'ready' });
+    connection.answer(Requests.resumeSession, () => ({ session: { id: 'S0' } }));
+    posted.length = 0;
+    assert.equal(await controller.resume(WS, 'S0'), true);
+    assert.deepEqual(connection.sent(Requests.resumeSession), [{ workspace: WS, session_id: 'S0' }]);
+    const reset = posted.find((m) => m.type === 'reset');
+    assert.equal(reset?.type === 'reset' && reset.sessionId, 'S0');
+    assert.equal(connection.sent(Requests.session).at(-1).session_id, 'S0');
+    assert.match(JSON.stringify(replayInWebview(posted).state.entries), /an older question/);
+    // the next message goes to it
+    connection.answer(Requests.chat, () => ({ ...result, session_id: 'S0' }));
+    await controller.send('and now?');
+    assert.equal(connection.sent(Requests.chat).at(-1).session_id, 'S0');
+  });
+
+  it('does not continue another session while an answer is being written', async () => {
+    const { connection, controller } = setup();
+    const answer = deferred<ChatResult>();
+    connection.answer(Requests.chat, () => answer.promise);
+    const sending = controller.send('hello');
+    await until(() => connection.sent(Requests.chat).length === 1);
+    assert.equal(await controller.resume(WS, 'S0'), false);
+    assert.equal(connection.sent(Requests.resumeSession).length, 0);
+    answer.resolve(result);
+    await sending;
   });
 
   it('follows the current session when it changes elsewhere', async () => {

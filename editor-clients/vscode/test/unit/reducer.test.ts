@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { explanationMessage } from '../../src/chat/chain';
 import { initialChatState, parseFromWebview, sessionTitle, type ChatState, type Entry, type ToWebview, type TurnEntry } from '../../src/chat/messages';
-import { actionableTurn, rateable, ratingAsked, reduce, refusedDraft, toggleExplanation, unexplained } from '../../src/chat/reducer';
+import { actionableTurn, rateable, ratingAsked, reduce, refusedDraft, toggleExplanation, unexplained, withRetryButton } from '../../src/chat/reducer';
 import type { ChatResult } from '../../src/protocol/types';
 
 const route = { session_id: 'S1', turn_id: 'T1', model: 'anthropic:claude-haiku-4-5', summary: 'rule: fast for commits',
@@ -31,6 +31,13 @@ describe('chat reducer', () => {
     assert.equal(turn(run(sent, end(failed('internal_error')))).retryable, undefined);
     assert.equal(turn(run(sent, end(finished))).retryable, undefined);
     assert.deepEqual(parseFromWebview({ type: 'retry', turnId: 'T1' }), { type: 'retry', turnId: 'T1' });
+    // Beside its Retry button the daemon's "send it again" names the button.
+    assert.equal(withRetryButton(failed('provider_error').error?.message ?? ''),
+      'anthropic: server error (500). Your message is saved; press Retry to send it again.');
+    assert.equal(withRetryButton('Switchman stopped while this turn was running (…). Your message and the answer written by then '
+      + 'are kept; send your message again to continue.'), 'Switchman stopped while this turn was running (…). Your message and '
+      + 'the answer written by then are kept; press Retry to send it again.');
+    assert.equal(withRetryButton('the API key was refused'), 'the API key was refused');
     assert.equal(parseFromWebview({ type: 'retry' }), undefined);
   });
 

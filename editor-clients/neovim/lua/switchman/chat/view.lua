@@ -141,6 +141,16 @@ function View:give_back(text)
   end
 end
 
+--- Add `text` to the input area, after what is typed there (a blank line between).
+function View:add_to_input(text)
+  local lines = vim.split(text, '\n', { plain = true })
+  if vim.trim(self:draft()) == '' then
+    vim.api.nvim_buf_set_lines(self.input, 0, -1, false, lines)
+  else
+    vim.api.nvim_buf_set_lines(self.input, -1, -1, false, { '', unpack(lines) })
+  end
+end
+
 --- The input area's text, unchanged.
 function View:draft()
   return table.concat(vim.api.nvim_buf_get_lines(self.input, 0, -1, false), '\n')

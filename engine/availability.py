@@ -100,6 +100,10 @@ class _ProviderScope(_Scope):
     the key changes), while that outage lasts."""
 
 
+RETRY_ASKED = "retry asked"
+"""A recovery's cause when the user asked to try every provider again (``/route retry``)."""
+
+
 def model_banner(model: str) -> str:
     """Status text for a model-specific outage."""
     return f"{model} currently unavailable."
@@ -193,6 +197,22 @@ class AvailabilityTracker:
             return
         prov.network.clear()
         self._clear(provider, None, prov, "its API key changed")
+
+    def forget(self) -> list[str]:
+        """End every outage now and forget the failures counted (the user's ``/route retry``:
+        the provider is back, and waiting out the idle clear would route around it for
+        minutes). Returns the banners of the outages ended."""
+        ended = self.banners()
+        for (provider, model), scope in self._models.items():
+            scope.failures.clear()
+            if scope.unavailable:
+                self._clear(provider, model, scope, RETRY_ASKED)
+        for provider, prov in self._providers.items():
+            prov.network.clear()
+            prov.model_outages.clear()
+            if prov.unavailable:
+                self._clear(provider, None, prov, RETRY_ASKED)
+        return ended
 
     # -- queries -----------------------------------------------------------------
 

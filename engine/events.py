@@ -54,7 +54,8 @@ class ProviderRecovered(Event, frozen=True, kw_only=True, tag="routing.provider_
     model: str | None
     scope: str
     cause: str
-    """``success`` or ``idle`` (auto-cleared after five quiet minutes)."""
+    """``success``, ``idle`` (auto-cleared after five quiet minutes), ``its API key changed``
+    or ``retry asked`` (``/route retry``)."""
 
 
 class RouteOverridden(Event, frozen=True, kw_only=True, tag="route.overridden"):

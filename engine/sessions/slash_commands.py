@@ -16,6 +16,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.config.problems import Problem, sort_problems
 from switchman.engine.config.report import format_in_force, format_problems, format_rules
 from switchman.engine.config.skill_names import unknown_skills_in_files
@@ -68,6 +69,7 @@ HELP = """Commands:
   /cost                  this session's cost by model, and today's total
   /route override        run the last message again on the model the pattern store suggested
   /route ignore          dismiss that suggestion
+  /route retry           try the providers and models marked unavailable again now
   /patterns              what the pattern store remembers for this workspace
   /trust                 the tools that run without asking in this workspace
   /trust revoke <tool>   ask again before <tool> runs (/trust revoke all: every tool)
@@ -84,7 +86,8 @@ def patterns_usage(folder: str) -> str:
             f"{shlex.quote(folder)}` or `switchman patterns export` in a terminal)")
 
 ROUTE_USAGE = ("Usage: /route override (run the last message again on the suggested model) | "
-               "/route ignore (dismiss the suggestion)")
+               "/route ignore (dismiss the suggestion) | /route retry (try the providers "
+               "marked unavailable again now)")
 
 _BARE_WORD = re.compile(r"/[A-Za-z]+")
 _MIN_STARTED = 4
@@ -238,6 +241,19 @@ async def _checked(config: ConfigStore, folder: str) -> tuple[list[Problem], lis
     return sort_problems(problems + skills), files
 
 
+def _retry(manager: SessionManager) -> str:
+    """``/route retry``: end the outages Switchman noted, so the next turn may use them."""
+    tracker = manager.router.availability
+    ended = tracker.forget() if isinstance(tracker, AvailabilityTracker) else []
+    for workspace in manager.workspaces:  # the status shows outages
+        manager.observer.status_changed(workspace)
+    if not ended:
+        return "No provider or model is marked unavailable; nothing to try again."
+    listed = "\n".join(f"  {banner}" for banner in ended)
+    return (f"Marked unavailable until now:\n{listed}\nThey are tried again from the next "
+            "message (a failure there marks them again).")
+
+
 def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:
     args = _keywords(args)  # tool names are lower case too
     if args[:1] == ["revoke"] and len(args) == 2:
@@ -344,6 +360,8 @@ async def route_override(manager: SessionManager, lifecycle: TurnLifecycle,
 
 def _route(manager: SessionManager, live: LiveSession, args: list[str]) -> str:
     args = _keywords(args)
+    if args == ["retry"]:
+        return _retry(manager)
     if args not in (["override"], ["ignore"]):
         raise CommandUsage(ROUTE_USAGE)
     suggestion = pending_suggestion(manager, live)

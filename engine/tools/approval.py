@@ -156,9 +156,9 @@ class EditorAnswer(msgspec.Struct, frozen=True):
     decision: Decision
     reason: str | None = None
     refused_by: str | None = None
-    """``editor`` on a ``deny``: the editor turned down what the user allowed (the change no
-    longer fits the buffer), so the model is not told the user refused. Other values are
-    ignored, as unknown fields are."""
+    """``editor`` on a ``deny`` of a file change: the editor turned down what the user allowed
+    (the change no longer fits the buffer), so the model is not told the user refused. On a
+    command or a delegation, and with other values, it is ignored, as unknown fields are."""
 
 
 class Approver(Protocol):

@@ -177,6 +177,27 @@ async def test_a_denial_says_who_refused_and_why(
         "reason": answer["reason"], "command": None, "cwd": None, "path": "src/app.py"}
 
 
+@pytest.mark.parametrize("reason", [None, "stale"])
+async def test_refused_by_editor_on_a_command_is_the_users_denial(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider,
+        reason: str | None) -> None:
+    """``refused_by: "editor"`` means the editor turned down a change the user allowed. A
+    command (or a delegation) has no buffer to turn it down: read as such, the model was told
+    "The user allowed this command, but the editor did not apply it … it no longer fitted the
+    file", which never happened. It is the user's denial."""
+    client, editor = vscode
+    editor.answers.append({"decision": "deny", "reason": reason, "refused_by": "editor"})
+    fake.script_tool_call("run_command", {"command": "touch ran.txt"})
+    fake.script_text("OK, I did not run it.")
+    result = await chat(client, project, "touch a file")
+    assert result["status"] == "completed"
+    assert not (project.workspace / "ran.txt").exists()
+    told = str(tool_result(fake)["content"])
+    assert told.startswith("The user denied this command; it did not happen.")
+    assert "editor" not in told and "fitted" not in told
+    assert deltas(client, result["turn_id"], "tool_result")[0]["tool"]["summary"] == "denied"
+
+
 async def test_a_lone_surrogate_in_the_editors_words_does_not_fail_the_turn(
         vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
     # JSON can carry "\ud800"; a deny reason or an applyEdit failureReason holding one used to

@@ -277,3 +277,25 @@ async def test_a_suggestion_that_cannot_be_used_is_not_offered(tmp_path: Path,
                            "suggested model can take the turn (/model show says why one was "
                            "not).")
     assert len(fake.requests) == 1 and service.store.events(kind="route.overridden") == []
+
+
+async def test_retry_ends_the_outages_so_the_next_message_uses_them(
+        engine: tuple[Switchman, Recorder, str], fake: FakeProvider) -> None:
+    """A provider marked unavailable (two cut streams, say) was routed around for five quiet
+    minutes with nothing to do about it once it was back: /route retry ends the outages."""
+    service, _, workspace = engine
+    nothing = await service.chat(workspace, None, "/route retry")
+    assert nothing.text == "No provider or model is marked unavailable; nothing to try again."
+    for _ in range(MODEL_FAILURE_THRESHOLD):
+        service.availability.record_failure("anthropic", SONNET, ErrorClass.SERVER)
+    service.availability.record_failure("anthropic", HAIKU, ErrorClass.AUTH, key="old")
+    answer = await service.chat(workspace, None, "/route RETRY")
+    assert answer.text == ("Marked unavailable until now:\n"
+                           "  anthropic provider currently unavailable.\n"
+                           f"  {SONNET} currently unavailable.\n"
+                           "They are tried again from the next message (a failure there marks "
+                           "them again).")
+    assert service.availability.states() == []
+    fake.script_text("back")
+    back = await service.chat(workspace, None, "@sonnet hello")
+    assert (back.model, back.text) == (SONNET, "back")

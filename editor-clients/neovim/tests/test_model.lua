@@ -201,6 +201,35 @@ return {
     end,
   },
   {
+    ':Switchman resume continues an older session in the chat: its conversation shows and the next message goes there',
+    function()
+      local left = chat().session_id
+      local labels = H.stub_select(function(item)
+        local title = item.session.title
+        return type(title) == 'string' and title:find('write a commit message', 1, true) ~= nil
+      end)
+      vim.cmd('Switchman resume')
+      H.wait_text(chat().view.transcript, 'write a commit message for the login fix')
+      H.eq(2, #labels, 'both sessions offered')
+      local older = chat().session_id
+      H.check(older ~= left, 'the chat shows the older session', { older, left })
+      H.wait_for('the daemon to say it is current', function()
+        return require('switchman.status').get(root).session_id == older
+      end, nil, function()
+        return require('switchman.status').get(root)
+      end)
+      H.script({ { kind = 'text', chunks = { 'continued' } } })
+      chat():send('@mini and one more thing') -- (anthropic is out since the outage above)
+      wait_idle()
+      H.wait_text(chat().view.transcript, 'continued')
+      H.eq(older, chat().session_id, 'the message went to the older session')
+      H.notifications = {}
+      vim.cmd('Switchman resume nope')
+      wait_error("No session 'nope'")
+      H.eq(older, chat().session_id, 'a refusal changes nothing')
+    end,
+  },
+  {
     'an argument a subcommand does not take is refused, not dropped; a mistyped subcommand is named',
     function()
       local session = chat().session_id

@@ -6,9 +6,11 @@ import type { ChatViewProvider } from './chat/chatView';
 import { sameWorkspace, type Folder, type WorkspaceFolders } from './common/host';
 import type { ModelCommands } from './models/modelCommands';
 import type { ProfileCommands } from './profiles/profileCommands';
+import { requestFailure } from './protocol/errors';
 import { SlashCommands } from './protocol/methods';
 import type { SwitchmanClient } from './server/switchmanClient';
 import { showDocument, SwitchmanDocuments } from './sessions/documents';
+import { continuable } from './sessions/sessionNodes';
 import type { SessionsTree } from './sessions/sessionsTree';
 import type { TrustCommands } from './tools/trustCommands';
 
@@ -89,6 +91,18 @@ export function commandTable(t: CommandTargets): Record<string, Handler> {
     'switchman.restartServer': () => t.client.restart(),
     'switchman.showOutput': () => t.output.show(true),
     'switchman.refreshSessions': () => t.sessions.reload(),
+    'switchman.continueSession': async (node: unknown) => {
+      const target = continuable(node);
+      if (!target) return;
+      await t.chatView.reveal(true);
+      try {
+        if (!await t.chat.resume(target.workspace, target.sessionId)) {
+          void vscode.window.showInformationMessage('Switchman: stop or wait for the running answer, then continue that session.');
+        }
+      } catch (error) {
+        void vscode.window.showErrorMessage(`Switchman: could not continue the session: ${requestFailure(error).message}`);
+      }
+    },
     'switchman.openSession': (sessionId: unknown, fileName: unknown) => {
       if (typeof sessionId !== 'string') return;
       return showDocument(SwitchmanDocuments.transcriptUri(sessionId, typeof fileName === 'string' ? fileName : 'session.md'));

@@ -90,8 +90,7 @@ class EditorApprover:
             answer = msgspec.convert(_plain(reply), EditorAnswer)
             return ApprovalAnswer(answer.decision,
                                   None if answer.reason is None else _storable(answer.reason),
-                                  by_editor=answer.decision == "deny"
-                                  and answer.refused_by == "editor")
+                                  by_editor=_refused_by_editor(answer, request))
         except msgspec.ValidationError:
             return ApprovalAnswer.unanswered("the editor's answer could not be read")
 
@@ -99,6 +98,14 @@ class EditorApprover:
         """Tell the editor the question is no longer open (so it can remove its card)."""
         self.server.protocol.notify(types.CANCEL_REQUEST,
                                     types.CancelParams(id=f"approve-{request.id}"))
+
+
+def _refused_by_editor(answer: EditorAnswer, request: ApprovalRequest) -> bool:
+    """Whether the editor turned down a change the user allowed. Only a change to a file can
+    be (its buffer moved while the user was asked): a command or a delegation has no buffer,
+    so ``refused_by: "editor"`` on one is the user's plain denial."""
+    return answer.decision == "deny" and answer.refused_by == "editor" \
+        and request.path is not None
 
 
 class EditorApplier:

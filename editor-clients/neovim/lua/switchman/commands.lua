@@ -97,6 +97,15 @@ M.list = {
     end,
   },
   {
+    name = 'resume',
+    max_args = 1,
+    usage = 'resume [session_id]',
+    desc = 'Continue an older session of this workspace in the chat (picked, or by id)',
+    run = function(args)
+      require('switchman.sessions').resume(root(), args[1])
+    end,
+  },
+  {
     name = 'workers',
     max_args = 0,
     desc = "List the current session's workers: open one's transcript or stop it",

@@ -68,10 +68,12 @@ end
 
 --- Pick one of the workspace's sessions and open its transcript; workers are listed under
 --- their planner when `include_workers` (default: the `show_worker_sessions` option).
-function M.pick(root, include_workers)
+--- `how` (optional) changes what is picked for: { prompt, on_choice(session) }.
+function M.pick(root, include_workers, how)
   if include_workers == nil then
     include_workers = require('switchman.config').options.show_worker_sessions
   end
+  how = how or {}
   local params = { workspace = workspace.uri(root), include_workers = include_workers }
   client.request(root, protocol.request.sessions, params, function(err, result)
     if err then
@@ -82,17 +84,34 @@ function M.pick(root, include_workers)
       return vim.notify('Switchman: no sessions in this workspace yet.', vim.log.levels.INFO)
     end
     vim.ui.select(items, {
-      prompt = 'Switchman sessions',
+      prompt = how.prompt or 'Switchman sessions',
       kind = 'switchman.session',
       format_item = function(item)
         return M.describe(root, item, result.current_session_id)
       end,
     }, function(choice)
       if choice then
-        M.open(root, choice.session.id)
+        (how.on_choice or function(session)
+          M.open(root, session.id)
+        end)(choice.session)
       end
     end)
   end)
+end
+
+--- Pick one of the workspace's sessions (top-level: a worker takes no messages) and continue
+--- it in the chat; with `session_id`, continue that one.
+function M.resume(root, session_id)
+  local chat = require('switchman.chat')
+  if session_id then
+    return chat.resume(root, session_id)
+  end
+  M.pick(root, false, {
+    prompt = 'Continue which session?',
+    on_choice = function(session)
+      chat.resume(root, session.id)
+    end,
+  })
 end
 
 return M

@@ -76,6 +76,10 @@ export function newSessionParams(workspace: WorkspaceUri) {
   return { workspace };
 }
 
+export function resumeSessionParams(workspace: WorkspaceUri, sessionId: string) {
+  return { workspace, session_id: sessionId };
+}
+
 export function initializationOptions(diagnosticsDebounceMs: number) {
   return { diagnostics_debounce_ms: diagnosticsDebounceMs };
 }

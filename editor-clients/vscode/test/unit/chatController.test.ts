@@ -423,6 +423,51 @@ describe('ChatController', () => {
       sessionTitle: null, entries: [] });
   });
 
+  it('continues an older session: the daemon makes it current, and the chat shows its conversation', async () => {
+    const { connection, controller, posted } = setup();
+    const older = { session: { id: 'S0', title: 'an older chat' }, cost: {},
+      turns: [{ id: 'T0', session_id: 'S0', index: 1, status: 'completed', model: route.model, started_at: '', ended_at: '' }],
+      messages: [{ id: 'M0', session_id: 'S0', turn_id: 'T0', role: 'user', created_at: '', model: null,
+        content: [{ type: 'text', text: 'an older question' }] }] } as unknown as SessionDetail;
+    connection.answer(Requests.session, (p: { session_id: string }) => (p.session_id === 'S0' ? older
+      : { session: {}, turns: [], messages: [], cost: {} }));
+    await controller.handle({ type: 'ready' });
+    connection.answer(Requests.resumeSession, () => ({ session: { id: 'S0' } }));
+    posted.length = 0;
+    assert.equal(await controller.resume(WS, 'S0'), true);
+    assert.deepEqual(connection.sent(Requests.resumeSession), [{ workspace: WS, session_id: 'S0' }]);
+    const reset = posted.find((m) => m.type === 'reset');
+    assert.equal(reset?.type === 'reset' && reset.sessionId, 'S0');
+    assert.equal(connection.sent(Requests.session).at(-1).session_id, 'S0');
+    assert.match(JSON.stringify(replayInWebview(posted).state.entries), /an older question/);
+    // the next message goes to it
+    connection.answer(Requests.chat, () => ({ ...result, session_id: 'S0' }));
+    await controller.send('and now?');
+    assert.equal(connection.sent(Requests.chat).at(-1).session_id, 'S0');
+  });
+
+  it("continues a transcript's session in its own folder, which the daemon names", async () => {
+    const { connection, controller, posted } = setup();
+    connection.answer(Requests.session, () => ({ session: { id: 'S0', workspace: WS }, turns: [], messages: [], cost: {} }));
+    connection.answer(Requests.resumeSession, () => ({ session: { id: 'S0' } }));
+    assert.equal(await controller.resume(undefined, 'S0'), true);
+    assert.deepEqual(connection.sent(Requests.resumeSession), [{ workspace: WS, session_id: 'S0' }]);
+    const reset = posted.filter((m) => m.type === 'reset').at(-1);
+    assert.equal(reset?.type === 'reset' && reset.sessionId, 'S0');
+  });
+
+  it('does not continue another session while an answer is being written', async () => {
+    const { connection, controller } = setup();
+    const answer = deferred<ChatResult>();
+    connection.answer(Requests.chat, () => answer.promise);
+    const sending = controller.send('hello');
+    await until(() => connection.sent(Requests.chat).length === 1);
+    assert.equal(await controller.resume(WS, 'S0'), false);
+    assert.equal(connection.sent(Requests.resumeSession).length, 0);
+    answer.resolve(result);
+    await sending;
+  });
+
   it('follows the current session when it changes elsewhere', async () => {
     const { connection, controller, statuses, posted } = setup();
     connection.answer(Requests.session, () => ({ session: {}, turns: [], messages: [], cost: {} }));

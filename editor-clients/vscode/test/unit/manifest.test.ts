@@ -21,4 +21,12 @@ describe('package.json contributions', () => {
     // In the terminal the key went to the shell: only the commands of commandsToSkipShell reach VS Code there.
     assert.deepEqual(contributes.configurationDefaults['terminal.integrated.commandsToSkipShell'], ['switchman.openChat']);
   });
+
+  it('offers Continue in Chat on a top-level session of the Sessions view (inline and in its menu), not on a worker', () => {
+    const items = contributes.menus['view/item/context'].filter((m: { command: string }) => m.command === 'switchman.continueSession');
+    assert.deepEqual(items.map((m: { group: string }) => m.group).sort(), ['inline', 'navigation@1']);
+    for (const item of items) assert.equal(item.when, 'view == switchman.sessions && viewItem == switchman.session');
+    const title = contributes.menus['editor/title'].find((m: { command: string }) => m.command === 'switchman.continueSession');
+    assert.ok(new RegExp(title.when.split('=~ ')[1].slice(1, -1)).test('/transcript/fix it.md'), 'a transcript\'s title bar has it');
+  });
 });

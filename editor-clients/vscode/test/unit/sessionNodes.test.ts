@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { Requests } from '../../src/protocol/methods';
 import type { Session } from '../../src/protocol/types';
 import { QueuedDelegations } from '../../src/sessions/sessionItems';
-import { SessionNodes } from '../../src/sessions/sessionNodes';
+import { continuable, SessionNodes } from '../../src/sessions/sessionNodes';
 import { FakeConnection, FakeFolders } from './fakes';
 
 const folder = { uri: 'file:///home/me/app', name: 'app' };
@@ -67,5 +67,19 @@ describe('the Sessions view', () => {
     connection.answer(Requests.sessions, () => ({ sessions: [], current_session_id: null }));
     assert.deepEqual(await nodes.children(), []);
     assert.equal(shown.progressRuns, 2, 'the retry shows progress too');
+  });
+});
+
+describe('Continue in Chat', () => {
+  it('continues a top-level session of its folder, never a worker, or the session of a transcript', () => {
+    assert.deepEqual(continuable({ kind: 'session', folder, session, current: false }), { workspace: folder.uri, sessionId: 'S1' });
+    const worker = { ...session, id: 'W1', is_worker: true } as Session;
+    assert.equal(continuable({ kind: 'session', folder, session: worker, current: false }), undefined);
+    assert.equal(continuable({ kind: 'folder', folder }), undefined);
+    assert.equal(continuable(undefined), undefined);
+    // a transcript's title bar: the session of its URI (its folder is the daemon's to say)
+    assert.deepEqual(continuable({ scheme: 'switchman', path: '/transcript/fix it.md', query: 'session=S9' }), { sessionId: 'S9' });
+    assert.equal(continuable({ scheme: 'switchman', path: '/why/Why this model.txt', query: 'turn=T1' }), undefined);
+    assert.equal(continuable({ scheme: 'file', path: '/transcript/a.md', query: 'session=S9' }), undefined);
   });
 });

@@ -635,6 +635,33 @@ function M.new_session(root)
   end)
 end
 
+--- Continue an older session of the workspace (`switchman/resumeSession`): it becomes the
+--- current session, and the chat is opened (or focused) showing its conversation; the next
+--- message continues it. Refused while this chat's turn runs.
+function M.resume(root, session_id)
+  local chat = M.get(root)
+  if chat and chat:still_running() then
+    return
+  end
+  local _, problem = client.ensure(root)
+  if problem then
+    return vim.notify(problem, vim.log.levels.ERROR)
+  end
+  local params = { workspace = workspace.uri(root), session_id = session_id }
+  client.request(root, protocol.request.resume_session, params, function(err, result)
+    if err then
+      return vim.notify(client.error_message(err), vim.log.levels.ERROR)
+    end
+    chat = M.get(root, true)
+    local drawn = not chat.fresh -- a fresh chat loads the current session (this one) as it opens
+    M.open(root)
+    if drawn then
+      chat.workers = nil -- the session left's delegations are not this one's
+      chat:reload(result.session.id)
+    end
+  end)
+end
+
 --- Open (or focus) the chat of a workspace root; a message given is sent at once.
 --- Rate the last answer of the workspace's chat (`switchman/feedback`): 'up' or 'down'.
 function M.feedback(root, rating)

@@ -215,7 +215,7 @@ return {
         turns = 1, cost_usd = '0.0019', estimated_usd = '0.0019', elapsed_seconds = 2, task = 't', error = 'cancelled_by_user',
         detail = 'the user stopped this worker' })
       H.eq('  ■ worker fast · haiku · cancelled · 1 turn · ~$0.0019 (estimated) · 2.0s — t — '
-        .. 'cancelled_by_user: the user stopped this worker',
+        .. 'stopped: the user stopped this worker',
         stopped, 'a worker stopped before the provider reported usage: its cost is an estimate, and says so')
       local stored = workers.stored(root, {
         messages = {
@@ -231,7 +231,7 @@ return {
           cost_usd = '0.0004', turns = 1 } } },
       })
       H.eq('  ✓ worker fast · haiku · completed · 1 turn · $0.0004 — one', stored.a[1])
-      H.eq('  ■ worker fast · not started · cancelled · 0 turns · $0.00 — two — cancelled_by_user', stored.b[1])
+      H.eq('  ■ worker fast · not started · cancelled · 0 turns · $0.00 — two — stopped', stored.b[1])
       H.eq(nil, stored.c, 'only delegate calls')
       local capped = workers.stored(root, {
         messages = { { role = 'assistant', content = {
@@ -404,7 +404,7 @@ return {
       stalls = 0
       local planner = running_worker('Tidy src/app.py', 'Tidying')
       vim.cmd('Switchman restart') -- the daemon is told to exit: it ends the worker, and says how
-      local exited = '— cancelled_by_user: Switchman stopped while this worker ran (the editor closed, reloaded or '
+      local exited = '— stopped: Switchman stopped while this worker ran (the editor closed, reloaded or '
         .. 'restarted it)'
       H.wait_text(transcript(), '■ worker fast · haiku · cancelled · 1 turn · ')
       local live = vim.tbl_filter(function(l)

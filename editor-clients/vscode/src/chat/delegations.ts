@@ -370,9 +370,14 @@ export function cardView(card: DelegationCard, now?: number): CardView {
   };
 }
 
-/** A delegation's error and why, as its card says them. */
+/**
+ * A delegation's error and why, as its card says them: `timeout: …`. A stop's code (`cancelled_by_user`,
+ * also when Switchman stopped with the window and the worker's planner) is said in words: it read as if
+ * the user had stopped it.
+ */
 function errorNote(error: string, detail: string | null): string {
-  return detail ? `${error}: ${detail}` : error;
+  const words = error === CANCELLED_BY_USER ? 'stopped' : error;
+  return detail ? `${words}: ${detail}` : words;
 }
 
 /**
@@ -384,7 +389,9 @@ export function transcriptEnd(card: DelegationCard): { label: string; text: stri
   if (card.status !== 'failed' && card.status !== 'cancelled') return null;
   if (card.error === DENIED) return null;
   const label = card.status === 'failed' ? 'Failed' : 'Stopped';
-  return { label, text: card.error ? errorNote(card.error, card.detail) : card.detail ?? DELEGATION_LABELS[card.status] };
+  // (a stop's label says it was stopped: its why is enough)
+  const why = card.status === 'cancelled' && card.detail ? card.detail : card.error ? errorNote(card.error, card.detail) : null;
+  return { label, text: why ?? card.detail ?? DELEGATION_LABELS[card.status] };
 }
 
 /** `waiting for a free worker: 2 of 2 running; 1 ahead of it` (as the daemon words it). */

@@ -412,7 +412,7 @@ async function stopOnACardStopsOnlyThatWorker(ui, chat, fake) {
   await until('the keyboard on the stopped card\'s toggle', () => card.locator('.delegation-toggle')
     .evaluate((toggle) => document.activeElement === toggle));
   await card.locator('.delegation-meta', { hasText: 'stopped' }).waitFor();
-  await card.locator('.delegation-note.error', { hasText: 'cancelled_by_user' }).waitFor();
+  await card.locator('.delegation-note.error', { hasText: 'stopped: ' }).waitFor();
   // Only the worker stopped: the planner's turn goes on and completes with its own answer.
   await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'I will count them myself' }).waitFor();
   await fake.release();

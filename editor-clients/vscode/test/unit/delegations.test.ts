@@ -112,7 +112,7 @@ describe('delegation cards', () => {
     state = reduce(state, event(update({ phase: 'ended', status: 'cancelled', error: 'cancelled_by_user',
       detail: 'the user stopped this worker' })));
     const view = cardView(cards(state)[0]);
-    assert.deepEqual([view.statusLabel, view.note, view.noteTone], ['stopped', 'cancelled_by_user: the user stopped this worker', 'error']);
+    assert.deepEqual([view.statusLabel, view.note, view.noteTone], ['stopped', 'stopped: the user stopped this worker', 'error']);
     assert.equal(cards(state)[0].open, true, 'stays open');
     assert.equal(toggleCard(cards(state)[0]).open, false);
   });
@@ -285,18 +285,18 @@ describe('delegation cards', () => {
     assert.equal(cardView({ ...denied, detail: 'the editor could not be asked' }).note, 'Denied: the editor could not be asked');
     assert.equal(cardView(queued).denied, false);
     assert.deepEqual([cardView(queued).title, cardView(queued).statusLabel, cardView(queued).note],
-      ['fast · not started', 'stopped', "cancelled_by_user: the planner's turn was cancelled before this worker started"]);
+      ['fast · not started', 'stopped', "stopped: the planner's turn was cancelled before this worker started"]);
     // The planner's turn was cancelled before the call had a result: the record still says why.
     const [unanswered] = storedDelegations(messages.slice(0, 1), [], 'cancelled', [
       never('toolu_no', 'cancelled', 'cancelled_by_user', "the planner's turn was cancelled before this worker started")]);
     assert.deepEqual([cardView(unanswered).statusLabel, cardView(unanswered).note],
-      ['stopped', "cancelled_by_user: the planner's turn was cancelled before this worker started"]);
+      ['stopped', "stopped: the planner's turn was cancelled before this worker started"]);
     // The turn stored its placeholder for the call it stopped waiting for: that is not how the
     // delegation ended (it showed "failed", with the note "Cancelled.").
     const placeholder: Message = { ...messages[1], content: [{ type: 'tool_result', tool_use_id: 'toolu_no', content: 'Cancelled.', is_error: true }] };
     const [stopped] = storedDelegations([messages[0], placeholder], [], 'cancelled', [
       never('toolu_no', 'cancelled', 'cancelled_by_user', 'the planner was stopped')]);
-    assert.deepEqual([cardView(stopped).statusLabel, cardView(stopped).note], ['stopped', 'cancelled_by_user: the planner was stopped']);
+    assert.deepEqual([cardView(stopped).statusLabel, cardView(stopped).note], ['stopped', 'stopped: the planner was stopped']);
     assert.equal(storedDelegations([messages[0], placeholder], [], 'cancelled')[0].status, 'cancelled', 'no record: the turn says');
   });
 
@@ -344,6 +344,16 @@ describe('delegation cards', () => {
     const record = { tool_use_id: 'toolu_1', worker_session_id: 'W1', tier: 'fast', task: 'Count', status: 'failed' as const,
       model: worker.model, error: 'interrupted', detail: null };
     assert.equal(recordedDelegation(record as never, [worker]).estimatedUsd, '0.00028');
+  });
+
+  it('a worker running when Switchman stopped with the window comes back stopped in words, not as the user\'s cancelled_by_user', () => {
+    const ran = 'Switchman stopped while this worker ran (the editor closed, reloaded or restarted it)';
+    const record = { tool_use_id: 'toolu_1', worker_session_id: 'W1', source: 'planner' as const, started_at: '', task: 'Count',
+      tier: 'fast', worker_tier: 'fast', tier_floor: null, floor_applied: false, model: 'anthropic:claude-haiku-4-5',
+      status: 'cancelled' as const, error: 'cancelled_by_user', detail: ran };
+    const card = recordedDelegation(record, []);
+    assert.deepEqual([cardView(card).meta.split(' · ')[0], cardView(card).note], ['stopped', `stopped: ${ran}`]);
+    assert.deepEqual(transcriptEnd(card), { label: 'Stopped', text: ran });
   });
 
   it('shows the tier the worker runs on, and that the tier floor capped the one asked for', () => {

@@ -91,8 +91,10 @@ function M.line(root, update)
     text = text .. ' — ' .. clip(present(update.detail) and update.detail or 'waiting for your approval to start', 80)
   elseif present(update.error) then
     -- the code names the failure mode (docs/delegation.md); the detail says what happened, as
-    -- VS Code's card does
-    local why = present(update.detail) and update.detail ~= '' and (update.error .. ': ' .. update.detail) or update.error
+    -- VS Code's card does. A stop's code is said in words: `cancelled_by_user` also ends a worker
+    -- Switchman stopped as it exited, and read as if the user had stopped it.
+    local code = update.error == 'cancelled_by_user' and 'stopped' or update.error
+    local why = present(update.detail) and update.detail ~= '' and (code .. ': ' .. update.detail) or code
     text = text .. ' — ' .. clip(why, 120)
   end
   return text
@@ -292,7 +294,7 @@ local EXITED = {
 --- The daemon went away: a delegation it was running, or that waited to start, will never end
 --- there, so its line stops saying `running` (or `queued`) and says how it ended, as the daemon's
 --- record does: a daemon this Neovim stopped (`:Switchman restart`) ended it itself, as stopped
---- (`■ worker … cancelled … — cancelled_by_user: Switchman stopped while this worker ran …`); one that
+--- (`■ worker … cancelled … — stopped: Switchman stopped while this worker ran …`); one that
 --- died did not (`✗ worker … failed … — interrupted`). `:Switchman workers` then offers no Stop for it.
 --- `info`: the client's `exit` event (`expected`: this Neovim stopped it).
 function M.daemon_stopped(chat, info)

@@ -19,7 +19,14 @@ from switchman.engine.errors import (
     UnknownTurn,
 )
 from switchman.engine.keys import key_present
-from switchman.engine.messages import ZERO_USD, AttachmentBlock, ImageBlock, Message
+from switchman.engine.messages import (
+    ZERO_USD,
+    ApprovalRecord,
+    AttachmentBlock,
+    ImageBlock,
+    Message,
+    ToolResultBlock,
+)
 from switchman.engine.profiles.listing import profile_list
 from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.decision import ProfileChoice, RouteDecided
@@ -223,13 +230,22 @@ class SessionQueries:
         info = self.manager.info(session_id)
         info.workers = store.workers(session_id)
         turns = store.turns(session_id)
+        delegations = [msgspec.structs.replace(d, approvals=self._questions(d.worker_session_id))
+                       for d in self.delegations(session_id, info.workers, turns)]
         return SessionDetail(info, [transcript_entry(m) for m in store.messages(session_id)],
                              turns, self.cost(session_id),
-                             envelope.decode(store.handoff(session_id)),
-                             self.delegations(session_id, info.workers, turns),
+                             envelope.decode(store.handoff(session_id)), delegations,
                              applies=[msgspec.convert({"turn_id": e["turn_id"],
                                                        "approval": e["approval"]}, AppliedCode)
                                       for e in store.events(session_id, "apply.answered")])
+
+    def _questions(self, session_id: str) -> list[ApprovalRecord]:
+        """The questions a session's tool calls asked and their answers, oldest first (none
+        for a delegation that never started a worker session)."""
+        if not session_id:
+            return []
+        return [b.approval for m in self.manager.store.messages(session_id) for b in m.content
+                if isinstance(b, ToolResultBlock) and b.approval is not None]
 
     def cost(self, session_id: str) -> CostBreakdown:
         """A session's spend by model, planner and workers."""

@@ -283,6 +283,10 @@ class DelegationRecord(msgspec.Struct, frozen=True, kw_only=True):
     ended_at: datetime | None = None
     """When it ended, for one whose worker started (null while it runs or waits, for one that
     never started, and when its end was never recorded: the daemon running it died)."""
+    approvals: list[ApprovalRecord] = msgspec.field(default_factory=list)
+    """The questions its worker asked the user (an edit, a command) and their answers, oldest
+    first, as the worker's transcript keeps them: a chat rebuilt from the planner's session
+    shows them in the planner's turn, as it did live."""
 
 
 class SessionDetail(msgspec.Struct, frozen=True):

@@ -498,6 +498,33 @@ async def test_a_delegation_that_may_write_is_approved_in_the_editor(
     assert answers["toolu_yes"]["approval"]["outcome"] == "allowed_once"
 
 
+async def test_a_workers_questions_come_with_its_planners_session(
+        vscode_editor: tuple[SwitchmanClient, ToolEditor], daemon: Daemon,
+        fake: FakeProvider) -> None:
+    """A rebuilt chat shows a worker's questions in its planner's turn, as the live one did:
+    the planner's session hands them over with the delegation (the worker's results keep them)."""
+    vscode, editor = vscode_editor
+    editor.answers += [{"decision": "allow_once"}, {"decision": "deny", "reason": "not now"}]
+    fake.script_tool_calls([delegate("toolu_w", task="bump the answer",
+                                     allowed_tools=["read_file", "edit_file"])], model=OPUS_API)
+    fake.script_tool_call("edit_file", {"path": "src/app.py", "old_text": "return 42",
+                                        "new_text": "return 43"}, id="toolu_e",
+                          model=HAIKU_API)
+    fake.script_text("left it", model=HAIKU_API)
+    fake.script_text("the worker was told no", model=OPUS_API)
+    result = await chat(vscode, daemon, "@opus bump it")
+    assert result["text"] == "the worker was told no"
+    start, edit = editor.approvals
+    assert edit["is_worker"]
+    detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
+    (record,) = detail["delegations"]
+    assert record["approvals"] == [{
+        "id": edit["id"], "title": "Edit src/app.py", "outcome": "denied", "reason": "not now",
+        "command": None, "cwd": None, "path": "src/app.py"}]
+    # the planner's own question (the delegation's start) stays with its call's result
+    assert tool_results(detail)["toolu_w"]["approval"]["id"] == start["id"]
+
+
 async def test_a_queued_delegation_asked_about_is_listed_so_and_never_started_once_killed(
         daemon: Daemon, fake: FakeProvider) -> None:
     """A call that waited for a slot and whose start is then asked about was listed by

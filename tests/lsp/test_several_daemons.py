@@ -363,6 +363,36 @@ async def test_another_windows_turn_and_model_reach_this_editor(
         await stop(first, second)
 
 
+async def test_resuming_an_older_session_reaches_the_other_window_and_a_running_turn_goes_on(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """``switchman/resumeSession`` in one window makes the older session current in the other
+    window too (``switchman/sessionChanged``); a turn running in the session left is neither
+    refused nor stopped: it ends in its own session."""
+    daemon.env["SWITCHMAN_SESSION_POLL_SECONDS"] = "0.05"
+    first = await start("visual-studio-code", daemon)
+    second = await start("neovim", daemon)
+    try:
+        fake.script_text("an old answer")
+        old = (await chat(first, daemon, "an old question"))["session_id"]
+        new = (await first.request(methods.NEW_SESSION, {"workspace": daemon.uri}))["session"]
+        await second.wait_for(methods.SESSION_CHANGED, lambda p: p["session_id"] == new["id"])
+        pending, running_in, _ = await stalled_turn(first, daemon, fake)
+        assert running_in == new["id"]
+        resumed = await first.request(methods.RESUME_SESSION, {"workspace": daemon.uri,
+                                                               "session_id": old})
+        assert resumed["session"]["id"] == old
+        await second.wait_for(methods.SESSION_CHANGED, lambda p: p["session_id"] == old)
+        await second.wait_for(methods.STATUS, lambda s: s["session_id"] == old)
+        fake.release_stalls()
+        finished = await pending
+        assert (finished["status"], finished["session_id"]) == ("completed", new["id"])
+        listing = await second.request(methods.SESSIONS, {"workspace": daemon.uri})
+        assert listing["current_session_id"] == old  # the turn's end did not make its own current
+    finally:
+        fake.release_stalls()
+        await stop(first, second)
+
+
 async def test_stopping_one_delegation_from_another_window_says_where_it_runs(
         daemon: Daemon, fake: FakeProvider) -> None:
     """A delegation's Stop (switchman/cancel with a tool_use_id) sent to the daemon of a

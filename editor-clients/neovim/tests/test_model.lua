@@ -227,6 +227,24 @@ return {
       vim.cmd('Switchman resume nope')
       wait_error("No session 'nope'")
       H.eq(older, chat().session_id, 'a refusal changes nothing')
+      -- from a transcript: that session, without a picker
+      local shown = H.stub_select(function(item)
+        return item.session.id == left
+      end)
+      vim.cmd('Switchman sessions')
+      H.wait_for('the transcript of the session left', function()
+        return vim.api.nvim_buf_get_name(0) == 'switchman://session/' .. left
+      end, nil, function()
+        return shown
+      end)
+      H.stub_select(function()
+        error('no picker from a transcript')
+      end)
+      vim.cmd('Switchman resume')
+      H.wait_for('the chat to show it', function()
+        return chat().session_id == left
+      end)
+      vim.cmd('tabclose')
     end,
   },
   {

@@ -100,9 +100,10 @@ function M.pick(root, include_workers, how)
 end
 
 --- Pick one of the workspace's sessions (top-level: a worker takes no messages) and continue
---- it in the chat; with `session_id`, continue that one.
+--- it in the chat; with `session_id`, or from a session's transcript buffer, continue that one.
 function M.resume(root, session_id)
   local chat = require('switchman.chat')
+  session_id = session_id or vim.api.nvim_buf_get_name(0):match('^switchman://session/(.+)$')
   if session_id then
     return chat.resume(root, session_id)
   end

@@ -385,16 +385,19 @@ export class ChatController implements Disposable {
   }
 
   /**
-   * Continue an older session of `workspace` (the Sessions view's "Continue in Chat"): the daemon makes it the
-   * folder's current session, and the chat shows that folder and the session's conversation, drawn as after a
-   * reload. False, and nothing asked, while an answer is being written; the daemon's refusal is thrown.
+   * Continue an older session (the Sessions view's "Continue in Chat" names its folder; a transcript's asks the daemon
+   * for it): the daemon makes it the folder's current session, and the chat shows that folder and the session's
+   * conversation, drawn as after a reload. False, and nothing asked, while an answer is being written; the daemon's
+   * refusal is thrown.
    */
-  async resume(workspace: string, sessionId: string): Promise<boolean> {
+  async resume(workspace: string | undefined, sessionId: string): Promise<boolean> {
     if (this.pending) return false;
+    workspace ??= (await this.connection.request<SessionDetail>(Requests.session, params.sessionParams(sessionId))).session.workspace;
+    const folder = this.folders.all().find((f) => sameWorkspace(f.uri, workspace))?.uri ?? workspace;
     const result = await this.connection.request<NewSessionResult>(Requests.resumeSession,
-      params.resumeSessionParams(workspace, sessionId));
-    this.sessions.set(workspace, result.session.id);
-    this.workspace = workspace;
+      params.resumeSessionParams(folder, sessionId));
+    this.sessions.set(folder, result.session.id);
+    this.workspace = folder;
     this.live = undefined; // the last exchange belongs to the session left
     await this.reload();
     return true;

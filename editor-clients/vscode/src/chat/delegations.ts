@@ -336,7 +336,7 @@ export function cardView(card: DelegationCard, now?: number): CardView {
     note = card.detail ?? 'waiting for your approval to start';
     noteTone = 'activity';
   } else if (card.error) {
-    note = card.detail ? `${card.error}: ${card.detail}` : card.error;
+    note = errorNote(card.error, card.detail);
     noteTone = 'error';
   }
   const capped = card.floorApplied && card.tier !== card.requestedTier;
@@ -368,6 +368,23 @@ export function cardView(card: DelegationCard, now?: number): CardView {
     canStop: ((card.status === 'running' && card.workerTurnId !== null) || waitsToStart(card.status)) && !card.stopping,
     toggleLabel: card.open ? 'Hide worker transcript' : 'Show worker transcript',
   };
+}
+
+/** A delegation's error and why, as its card says them. */
+function errorNote(error: string, detail: string | null): string {
+  return detail ? `${error}: ${detail}` : error;
+}
+
+/**
+ * How a worker that failed (or was stopped) ended, as the last line of its expanded transcript: the
+ * transcript stops at its last tool result, and the failure was only in the card's head. Null for one
+ * that did its task, still runs or waits, or was denied (nothing ran).
+ */
+export function transcriptEnd(card: DelegationCard): { label: string; text: string } | null {
+  if (card.status !== 'failed' && card.status !== 'cancelled') return null;
+  if (card.error === DENIED) return null;
+  const label = card.status === 'failed' ? 'Failed' : 'Stopped';
+  return { label, text: card.error ? errorNote(card.error, card.detail) : card.detail ?? DELEGATION_LABELS[card.status] };
 }
 
 /** `waiting for a free worker: 2 of 2 running; 1 ahead of it` (as the daemon words it). */

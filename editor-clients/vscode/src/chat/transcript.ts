@@ -7,9 +7,9 @@ import type {
   Attachment, ChatResult, ContentBlock, DelegationRecord, Message, SessionDetail, ToolActivity, Turn, TurnStatus, WorkerCost,
 } from '../protocol/types';
 import { attachedLine, withoutTokens } from './attachments';
-import { cardView, recordedDelegation, storedDelegations } from './delegations';
+import { cardView, DELEGATE_TOOL, recordedDelegation, storedDelegations } from './delegations';
 import type { Entry, TurnEntry } from './messages';
-import { recordedApprovalCard } from '../tools/approval';
+import { recordedApprovalCard, recordedWorkerCard } from '../tools/approval';
 
 /** One step of a stored session, in the order it happened. */
 type Step =
@@ -59,8 +59,9 @@ export function transcriptEntries(detail: SessionDetail, skip: ReadonlySet<strin
   return timeline(detail, skip).flatMap((step): Entry[] => {
     switch (step.kind) {
       case 'turn': return turnEntries(detail, step.turn);
-      case 'exchange': return [exchangeEntry(step.message), ...step.started.map(card)];
-      case 'unanswered': return [card(step.record)];
+      // (a question of the user's own worker is asked in no turn: it stays an entry of its own)
+      case 'exchange': return [exchangeEntry(step.message), ...step.started.flatMap((r) => [card(r), ...workerQuestions(r, r.tool_use_id)])];
+      case 'unanswered': return [card(step.record), ...workerQuestions(step.record, step.record.tool_use_id)];
     }
   });
 }
@@ -74,15 +75,29 @@ function turnEntries(detail: SessionDetail, turn: Turn): Entry[] {
     delegations: storedDelegations(messages, detail.cost.workers, turn.status, detail.delegations) });
   const applies = (detail.applies ?? []).filter((a) => a.turn_id === turn.id)
     .map((a): Entry => ({ kind: 'approval', id: a.approval.id, card: recordedApprovalCard(a.approval, turn.id, 'apply_code') }));
-  return [...entries, ...answeredQuestions(turn.id, messages), ...applies];
+  return [...entries, ...answeredQuestions(turn.id, messages, detail.delegations ?? []), ...applies];
 }
 
-/** The questions a turn's tool calls asked, answered, as the session kept them (the chat puts them in the turn). */
-function answeredQuestions(turnId: string, messages: Message[]): Entry[] {
+/**
+ * The questions a turn's tool calls asked, answered, as the session kept them (the chat puts them in the turn),
+ * each delegation's followed by its worker's, as the live chat had them.
+ */
+function answeredQuestions(turnId: string, messages: Message[], delegations: readonly DelegationRecord[]): Entry[] {
   const blocks = messages.flatMap((m) => m.content);
-  const calls = new Map(blocks.flatMap((b) => (b.type === 'tool_use' ? [[b.id, b] as const] : [])));
-  return blocks.flatMap((b): Entry[] => (b.type === 'tool_result' && b.approval ? [{ kind: 'approval', id: b.approval.id,
-    card: recordedApprovalCard(b.approval, turnId, calls.get(b.tool_use_id)?.name ?? 'tool', calls.get(b.tool_use_id)?.input) }] : []));
+  const results = new Map(blocks.flatMap((b) => (b.type === 'tool_result' ? [[b.tool_use_id, b] as const] : [])));
+  return blocks.flatMap((b): Entry[] => {
+    if (b.type !== 'tool_use') return [];
+    const approval = results.get(b.id)?.approval;
+    const own: Entry[] = approval ? [{ kind: 'approval', id: approval.id,
+      card: recordedApprovalCard(approval, turnId, b.name, b.input) }] : [];
+    const record = b.name === DELEGATE_TOOL ? delegations.find((d) => d.tool_use_id === b.id) : undefined;
+    return [...own, ...(record ? workerQuestions(record, turnId) : [])];
+  });
+}
+
+/** The questions a delegation's worker asked, answered (`turnId`: the chat's turn they go in, if any). */
+function workerQuestions(record: DelegationRecord, turnId: string): Entry[] {
+  return (record.approvals ?? []).map((a): Entry => ({ kind: 'approval', id: a.id, card: recordedWorkerCard(a, turnId) }));
 }
 
 /**

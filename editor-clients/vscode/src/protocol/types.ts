@@ -247,6 +247,8 @@ export interface DelegationRecord {
   queued_at?: string | null;
   /** When it ended, for one whose worker started (null while it runs or waits, or when its end was never recorded; absent from older daemons). */
   ended_at?: string | null;
+  /** The questions its worker asked (an edit, a command) and their answers, oldest first (absent from older daemons). */
+  approvals?: ApprovalRecord[];
 }
 
 /** What a planner (or the user, with `/delegate`) handed to a worker; only the fields the editor shows. */

@@ -8,7 +8,9 @@ import { Requests } from '../protocol/methods';
 import { explainParams, sessionParams } from '../protocol/params';
 import type { ExplainResult, SessionDetail } from '../protocol/types';
 
-export const DOCUMENT_SCHEME = 'switchman';
+import { DOCUMENT_SCHEME } from './sessionNodes';
+
+export { DOCUMENT_SCHEME };
 
 export class SwitchmanDocuments implements vscode.TextDocumentContentProvider {
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();

@@ -26,11 +26,21 @@ export type SessionNode =
   | { kind: 'queued'; delegation: DelegationParams }
   | MessageNode;
 
-/** The session "Continue in Chat" on `node` continues: a top-level session's (a worker takes no messages). */
-export function continuable(node: unknown): { workspace: string; sessionId: string } | undefined {
-  const picked = node as SessionNode | undefined;
-  if (picked?.kind !== 'session' || picked.session.is_worker) return undefined;
-  return { workspace: picked.folder.uri, sessionId: picked.session.id };
+/** The scheme of Switchman's read-only documents (transcripts, explanations). */
+export const DOCUMENT_SCHEME = 'switchman';
+
+/**
+ * The session "Continue in Chat" continues: on a node of the Sessions view, a top-level session's (a worker takes
+ * no messages); in a transcript's title bar, the session of its URI (`switchman:/transcript/…?session=<id>`),
+ * whose folder the daemon knows.
+ */
+export function continuable(target: unknown): { workspace?: string; sessionId: string } | undefined {
+  const picked = target as SessionNode | undefined;
+  if (picked?.kind === 'session') return picked.session.is_worker ? undefined : { workspace: picked.folder.uri, sessionId: picked.session.id };
+  const uri = target as { scheme?: unknown; path?: unknown; query?: unknown } | undefined;
+  if (uri?.scheme !== DOCUMENT_SCHEME || typeof uri.path !== 'string' || !uri.path.startsWith('/transcript/')) return undefined;
+  const sessionId = new URLSearchParams(typeof uri.query === 'string' ? uri.query : '').get('session');
+  return sessionId ? { sessionId } : undefined;
 }
 
 /** Runs a request with VS Code's progress bar on the view (the view looks empty while it is answered). */

@@ -86,6 +86,15 @@ export function recordedApprovalCard(record: ApprovalRecord, turnId: string, too
 }
 
 /**
+ * The card of a question a worker asked, rebuilt from its delegation's record: as the live card ended, with no
+ * "always" (an answer to a worker is never remembered) and a stop that cut it short said to be the worker's.
+ */
+export function recordedWorkerCard(record: ApprovalRecord, turnId: string): ApprovalCard {
+  const card = recordedApprovalCard(record, turnId, record.command ? 'run_command' : 'edit_file');
+  return { ...card, alwaysLabel: null, ...(card.stopped && !card.reason ? { reason: 'the worker was stopped' } : {}) };
+}
+
+/**
  * The daemon's one-line title ("Run `make test`") in pieces: the `code` spans shown as code, the
  * rest as text, never the backticks themselves. `plain` is the same line without them (for
  * notifications and screen readers).

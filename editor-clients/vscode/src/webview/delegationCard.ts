@@ -1,6 +1,6 @@
 /** The DOM of a delegation card, updated part by part (its content comes from the pure `cardView`). */
 
-import { cardView, ticks, waitsToStart, type CardView, type DelegationCard, type WorkerMessage } from '../chat/delegations';
+import { cardView, ticks, transcriptEnd, waitsToStart, type CardView, type DelegationCard, type WorkerMessage } from '../chat/delegations';
 import type { HandoffLine } from '../chat/handoff';
 import { el, renderMarkdown } from './render';
 import { containerPart, part, renderParts, setAttributes, type Part } from './parts';
@@ -57,7 +57,7 @@ function headPart(turnId: string, card: DelegationCard, view: CardView, actions:
 
 /** The worker's transcript: a message already shown stays as it is when the transcript is fetched again. */
 function transcriptPart(card: DelegationCard): Part {
-  return containerPart('transcript', [card.workerSessionId, card.transcript], 'div', (box) => {
+  return containerPart('transcript', [card.workerSessionId, card.transcript, transcriptEnd(card)], 'div', (box) => {
     setAttributes(box, { class: 'delegation-transcript' });
     renderParts(box, transcriptParts(card));
   });
@@ -70,11 +70,15 @@ function transcriptParts(card: DelegationCard): Part[] {
   if (!loaded || loaded.loading) return notice('Loading the worker’s transcript…');
   const error = loaded.error;
   if (error) return [part('error', error, () => el('div', { class: 'failure' }, [error]))];
-  if (loaded.messages.length === 0) return notice('Nothing recorded yet.');
+  const end = transcriptEnd(card);
+  // how the worker ended, after what it did: the failure was only in the card's head
+  const ending = end ? [part('end', end, () => el('div', { class: 'worker-message end failure', role: 'status' },
+    [el('div', { class: 'who' }, [end.label]), el('div', { class: 'body plain' }, [end.text])]))] : [];
+  if (loaded.messages.length === 0) return [...notice('Nothing recorded yet.'), ...ending];
   const handoff = loaded.handoff;
   const parts = handoff ? [part('handoff', handoff, () => handoffBlock(handoff))] : [];
   loaded.messages.forEach((message, i) => parts.push(part(`message:${i}`, message, () => workerMessage(message))));
-  return parts;
+  return [...parts, ...ending];
 }
 
 function workerMessage(message: WorkerMessage): HTMLElement {

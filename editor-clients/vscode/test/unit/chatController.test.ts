@@ -446,6 +446,16 @@ describe('ChatController', () => {
     assert.equal(connection.sent(Requests.chat).at(-1).session_id, 'S0');
   });
 
+  it("continues a transcript's session in its own folder, which the daemon names", async () => {
+    const { connection, controller, posted } = setup();
+    connection.answer(Requests.session, () => ({ session: { id: 'S0', workspace: WS }, turns: [], messages: [], cost: {} }));
+    connection.answer(Requests.resumeSession, () => ({ session: { id: 'S0' } }));
+    assert.equal(await controller.resume(undefined, 'S0'), true);
+    assert.deepEqual(connection.sent(Requests.resumeSession), [{ workspace: WS, session_id: 'S0' }]);
+    const reset = posted.filter((m) => m.type === 'reset').at(-1);
+    assert.equal(reset?.type === 'reset' && reset.sessionId, 'S0');
+  });
+
   it('does not continue another session while an answer is being written', async () => {
     const { connection, controller } = setup();
     const answer = deferred<ChatResult>();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyDelegation, cardView, recordedDelegation, storedDelegations, toggleCard, turnCostLabel, waitsToStart, workerTranscript, type DelegationCard } from '../../src/chat/delegations';
+import { applyDelegation, cardView, recordedDelegation, storedDelegations, toggleCard, transcriptEnd, turnCostLabel, waitsToStart, workerTranscript, type DelegationCard } from '../../src/chat/delegations';
 import { initialChatState, parseFromWebview, type ChatState, type ToWebview, type TurnEntry } from '../../src/chat/messages';
 import { allCards, markStopping, reduce, toggleDelegation } from '../../src/chat/reducer';
 import { transcriptEntries } from '../../src/chat/transcript';
@@ -242,6 +242,23 @@ describe('delegation cards', () => {
     const stopped = applyDelegation([], update({ phase: 'ended', status: 'cancelled', model: null, worker_session_id: '',
       worker_turn_id: null, error: 'cancelled_by_user', detail: 'cancelled while waiting for approval' }));
     assert.deepEqual([cardView(stopped[0]).title, cardView(stopped[0]).statusLabel], ['fast · not started', 'stopped']);
+  });
+
+  it('a failed worker\'s transcript ends with its failure, live and rebuilt; a worker that did its task or was denied, not', () => {
+    const failed = applyDelegation([], update({ phase: 'ended', status: 'failed', error: 'provider_error',
+      detail: 'anthropic answered 400: prompt is too long' }))[0];
+    assert.deepEqual(transcriptEnd(failed), { label: 'Failed', text: 'provider_error: anthropic answered 400: prompt is too long' });
+    const use: Message = { id: 'M2', session_id: 'S1', turn_id: 'T1', role: 'assistant', created_at: '', model: null,
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'delegate', input: { tier: 'fast', task: 'Count' } },
+        { type: 'tool_use', id: 'toolu_2', name: 'delegate', input: { tier: 'fast', task: 'Sum' } }] };
+    const results: Message = { ...use, id: 'M3', role: 'tool', content: [
+      { type: 'tool_result', tool_use_id: 'toolu_1', content: 'delegate failed: timeout\nwhat it did', is_error: true },
+      { type: 'tool_result', tool_use_id: 'toolu_2', content: '42', is_error: false }] };
+    const [rebuilt, done] = storedDelegations([use, results], [], 'completed');
+    assert.deepEqual(transcriptEnd(rebuilt), { label: 'Failed', text: 'timeout' });
+    assert.equal(transcriptEnd(done), null);
+    assert.equal(transcriptEnd(applyDelegation([], update({ phase: 'ended', status: 'failed', error: 'approval_denied',
+      detail: 'not now' }))[0]), null, 'denied: nothing ran, its card says so');
   });
 
   it('a planner\'s delegation that ended before its worker was routed comes back as it ended, its reason included', () => {

@@ -26,5 +26,7 @@ describe('package.json contributions', () => {
     const items = contributes.menus['view/item/context'].filter((m: { command: string }) => m.command === 'switchman.continueSession');
     assert.deepEqual(items.map((m: { group: string }) => m.group).sort(), ['inline', 'navigation@1']);
     for (const item of items) assert.equal(item.when, 'view == switchman.sessions && viewItem == switchman.session');
+    const title = contributes.menus['editor/title'].find((m: { command: string }) => m.command === 'switchman.continueSession');
+    assert.ok(new RegExp(title.when.split('=~ ')[1].slice(1, -1)).test('/transcript/fix it.md'), 'a transcript\'s title bar has it');
   });
 });

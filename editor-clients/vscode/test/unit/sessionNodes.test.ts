@@ -71,11 +71,15 @@ describe('the Sessions view', () => {
 });
 
 describe('Continue in Chat', () => {
-  it('continues a top-level session of its folder, never a worker', () => {
+  it('continues a top-level session of its folder, never a worker, or the session of a transcript', () => {
     assert.deepEqual(continuable({ kind: 'session', folder, session, current: false }), { workspace: folder.uri, sessionId: 'S1' });
     const worker = { ...session, id: 'W1', is_worker: true } as Session;
     assert.equal(continuable({ kind: 'session', folder, session: worker, current: false }), undefined);
     assert.equal(continuable({ kind: 'folder', folder }), undefined);
     assert.equal(continuable(undefined), undefined);
+    // a transcript's title bar: the session of its URI (its folder is the daemon's to say)
+    assert.deepEqual(continuable({ scheme: 'switchman', path: '/transcript/fix it.md', query: 'session=S9' }), { sessionId: 'S9' });
+    assert.equal(continuable({ scheme: 'switchman', path: '/why/Why this model.txt', query: 'turn=T1' }), undefined);
+    assert.equal(continuable({ scheme: 'file', path: '/transcript/a.md', query: 'session=S9' }), undefined);
   });
 });

@@ -110,6 +110,27 @@ describe('transcriptEntries', () => {
     assert.equal(byTurn.get('T1')?.length, 6);
   });
 
+  it('puts back the questions a planner\'s workers asked, answered, in the planner\'s turn after its own', () => {
+    const question = (id: string, outcome: ApprovalRecord['outcome'], extra: Partial<ApprovalRecord> = {}): ApprovalRecord =>
+      ({ id, title: 'Edit src/app.py', outcome, reason: null, command: null, cwd: null, path: 'src/app.py', ...extra });
+    const messages = [detail.messages[0],
+      { ...detail.messages[1], content: [{ type: 'tool_use' as const, id: 'toolu_d', name: 'delegate', input: { task: 'Bump' } }] },
+      { ...detail.messages[2], content: [{ type: 'tool_result' as const, tool_use_id: 'toolu_d', content: 'bumped', is_error: false,
+        approval: question('A1', 'allowed_once', { title: 'Delegate to a fast worker that may change files', path: null }) }] }];
+    const delegation = { tool_use_id: 'toolu_d', worker_session_id: 'W1', source: 'planner' as const, started_at: '', task: 'Bump',
+      tier: 'fast', worker_tier: 'fast', tier_floor: null, floor_applied: false, model: null, status: 'completed' as const,
+      error: null, detail: null, approvals: [question('A2', 'denied', { reason: 'not now' }),
+        question('A3', 'stopped', { title: 'Run `make`', command: 'make', cwd: '/w', path: null })] };
+    const entries = transcriptEntries({ ...detail, turns: [turn('T1', 1)], messages, delegations: [delegation] });
+    const cards = entries.flatMap((e) => (e.kind === 'approval' ? [e.card] : []));
+    assert.deepEqual(cards.map((c) => [c.id, c.turnId, c.kind, outcomeText(c), c.alwaysLabel === null]), [
+      ['A1', 'T1', 'delegation', 'Allowed once.', false],
+      ['A2', 'T1', 'edit', 'Denied: not now', true],
+      ['A3', 'T1', 'command', 'Not answered: the worker was stopped; nothing happened.', true],
+    ], 'as the live cards ended: the worker\'s own stop, no "always" for a worker');
+    assert.equal(approvalsInTurns(entries).byTurn.get('T1')?.length, 3, 'inside the planner\'s turn');
+  });
+
   it('shows the user\'s message as the daemon recorded it, as typed: the @alias once, /route override as sent', () => {
     const chain = (reason: string) => ({ decision: { type: 'route.decided', timestamp: '', session_id: 'S1',
       turn_id: 'T1', winner_index: 0, chosen_model: null, banners: [],

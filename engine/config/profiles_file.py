@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from switchman.engine.config import schema as s
+from switchman.engine.config.effort_support import check_effort_support
 from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.tier_order import check_tier_order
@@ -165,6 +166,12 @@ def check_profiles_doc(doc: YamlDocument, registry: ModelRegistry,
         check_tier_order(walker, registry, {
             tier: (model, ("profiles", name, "tiers", tier))
             for tier, model in profile.model_policy.tiers.items()})
+        policy = profile.model_policy
+        if policy.effort is not None:
+            check_effort_support(
+                walker, registry, ("profiles", name, "effort"), policy.effort,
+                [*([policy.model] if policy.model else []), *policy.tiers.values()],
+                "Its turns and workers on other models use it.")
         if user is not None:
             profile = _narrowed(walker, profile, user)
         profiles.append(profile)

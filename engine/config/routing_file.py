@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from switchman.engine.config import schema as s
+from switchman.engine.config.effort_support import check_effort_support
 from switchman.engine.config.policy import (
     DelegationSettings,
     DisagreementSettings,
@@ -211,15 +212,8 @@ def _check_effort(walker: Walker, registry: ModelRegistry, tiers: Tiers, path: P
             continue
         models = [*tiers.models(tier), *(m for ms in tiers.complexity.get(tier, {}).values()
                                          for m in ms)]
-        lacking = [m for m in dict.fromkeys(models)
-                   if (spec := registry.get(m)) is not None
-                   and not spec.capabilities.supports_reasoning_effort]
-        if lacking:
-            walker.report(walker.range_at(where), Code.EFFORT_UNSUPPORTED,
-                          f"Reasoning effort '{effort}' is ignored for {', '.join(lacking)}: "
-                          "no reasoning-effort setting (capabilities.supports_reasoning_effort "
-                          "in models.yaml). Workers on the other models of the tier use it.",
-                          Severity.WARNING, data={"models": lacking})
+        check_effort_support(walker, registry, where, effort, models,
+                             "Workers on the other models of the tier use it.")
 
 
 def _rules(

@@ -109,6 +109,8 @@ class PolicyChain:
             if slot.verdict is Verdict.CHOSE:
                 winner = len(chain) - 1
                 break
+        if winner is not None and request.delegate_tier is None:
+            chain[winner] = self._profile_effort(chain[winner], request.profile)
         if winner is not None and chain[winner].policy in _BEFORE_PATTERN:
             deferred = self._deferred(suggestion, chain[winner], request.context)
             if deferred is not None:
@@ -132,6 +134,15 @@ class PolicyChain:
         if surfaced is not None:
             banners.append(disagreement_banner(decision, surfaced))
         return decision if not banners else _with_banners(decision, banners)
+
+    def _profile_effort(self, winner: PolicyEvaluation,
+                        profile: ActiveProfile | None) -> PolicyEvaluation:
+        """``winner`` of a top-level turn, noting a profile's effort its model cannot take
+        (a worker's tier choice notes its own), so "why this model?" says it was dropped."""
+        effort = profile.profile.model_policy.effort if profile is not None else None
+        _, note = resolve_effort(self.registry.get(winner.candidate_model or ""), effort)
+        return winner if note is None else msgspec.structs.replace(
+            winner, reason=f"{winner.reason}; {note}")
 
     def _with_pattern_hits(self, request: RouteRequest) -> RouteRequest:
         """Match every rule's message pattern in one RE2 pass, up front."""

@@ -347,6 +347,26 @@ def test_route_with_a_profile_uses_its_default_model(config_dir: Path,
     assert "Known profiles: deep, default, quick, subagent" in result["error"]["message"]
 
 
+def test_a_profiles_effort_a_model_cannot_take_is_noted_in_the_chain(
+        config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A worker's chain noted an effort its model could not take; a top-level turn's dropped
+    the profile's effort without a word, whichever slot chose the model."""
+    (config_dir / "models.yaml").write_text(
+        "models:\n  ollama:qwen2.5-coder: {aliases: [qwen]}\n", "utf-8")
+    (config_dir / "profiles.yaml").write_text(
+        "profiles:\n  cheap: {model: qwen, effort: high}\n", "utf-8")
+    note = "reasoning effort high ignored: ollama:qwen2.5-coder has no reasoning-effort setting"
+    for message in ("hello", "@qwen hello"):
+        code, result = run_json(capsys, "route", message, "--assume-configured", "--profile",
+                                "cheap")
+        decision = result["decision"]
+        assert code == 0 and decision["chosen_model"] == "ollama:qwen2.5-coder"
+        assert decision["chain"][decision["winner_index"]]["reason"].endswith(f"; {note}")
+    code, result = run_json(capsys, "route", "@opus hello", "--assume-configured", "--profile",
+                            "cheap")  # Opus takes it: nothing to note
+    assert "reasoning effort" not in json.dumps(result["decision"]["chain"])
+
+
 def test_check_of_clean_files_says_ok(tmp_path: Path, config_dir: Path,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     path = config_dir / "models.yaml"

@@ -26,6 +26,7 @@ from switchman.engine.skills import Skill, SkillIndex
 from switchman.engine.tools.toolbox import TOOL_CLASSES
 from tests.conftest import span
 from tests.engine.test_config_completion_hover import hover_at, labels
+from tests.engine.test_tiers import with_models
 
 USER = """\
 default: reviewer
@@ -196,3 +197,22 @@ def test_a_description_is_one_line_wherever_profiles_are_listed() -> None:
     assert [line for line in listed if "root" in line] == [
         "  multi [workspace] — Reviews things * root [builtin] — every tool · approval: ask · "
         "model: your rules · approval: ask"]
+
+
+def test_effort_on_a_profile_model_without_the_setting_is_a_located_warning() -> None:
+    """A tier's ``effort`` on a model without the setting is an ``effort-unsupported``
+    warning in routing.yaml; a profile's went unremarked, though it is ignored the same way
+    for its turns (its ``model``) and its workers (its ``tiers``)."""
+    registry = with_models("models:\n  ollama:qwen2.5-coder:\n    aliases: [qwen]\n")
+    text = ("profiles:\n  cheap:\n    model: qwen\n    effort: high\n"
+            "  planner:\n    tier: deep\n    effort: low\n    tiers: {fast: qwen, deep: opus}\n"
+            "  fine:\n    model: opus\n    effort: high\n")
+    checked, problems = check_profiles_text(text, "/c/profiles.yaml", registry)
+    assert checked is not None  # warnings: the profiles still apply
+    assert [(p.code, p.severity, p.range.start.line) for p in problems] == [
+        (Code.EFFORT_UNSUPPORTED, Severity.WARNING, 3),
+        (Code.EFFORT_UNSUPPORTED, Severity.WARNING, 6)]
+    assert problems[0].message.startswith(
+        "Reasoning effort 'high' is ignored for ollama:qwen2.5-coder: no reasoning-effort "
+        "setting (capabilities.supports_reasoning_effort in models.yaml).")
+    assert problems[1].data == {"models": ["ollama:qwen2.5-coder"]}

@@ -8,6 +8,7 @@ import { DELEGATE_TOOL, ticks, turnCostLabel } from '../chat/delegations';
 import { actionableTurn, approvalsInTurns, rateable, withRetryButton } from '../chat/reducer';
 import type { ApprovalCard } from '../tools/approval';
 import { bannerView } from '../chat/banners';
+import { foldedMessage, foldLabel } from '../chat/longMessage';
 import { delegationCardPart, type CardActions } from './delegationCard';
 import { approvalCardElement, type ApprovalActions } from './approvalCard';
 import { containerPart, part, PartList, renderParts, setAttributes, type Part } from './parts';
@@ -69,7 +70,7 @@ export class TranscriptView {
   private build(entry: Exclude<Entry, TurnEntry | DelegationEntry>): HTMLElement {
     switch (entry.kind) {
       case 'user':
-        return el('div', { class: 'entry user' }, [el('div', { class: 'who' }, ['You']), el('div', { class: 'body plain' }, [entry.text])]);
+        return userMessage(entry.text);
       case 'command':
         return entry.failed
           ? el('div', { class: 'entry command error', role: 'alert' }, [el('pre', {}, [entry.text])])
@@ -301,6 +302,23 @@ function statusLine(turn: TurnEntry): string {
   const cost = turn.status !== 'running' ? turnCostLabel(turn.costUsd, turn.delegations, turn.estimatedUsd) : null;
   if (cost) parts.push(cost);
   return parts.join(' · ');
+}
+
+/** The user's message; a long one folded to its first lines, with a toggle to show all of it (and to fold it again). */
+function userMessage(text: string): HTMLElement {
+  const fold = foldedMessage(text);
+  const body = el('div', { class: 'body plain' }, [fold ? fold.head : text]);
+  if (!fold) return el('div', { class: 'entry user' }, [el('div', { class: 'who' }, ['You']), body]);
+  const toggle = el('button', { class: 'message-fold', 'aria-expanded': 'false' }, [foldLabel(fold, false)]);
+  toggle.addEventListener('click', () => {
+    const open = toggle.getAttribute('aria-expanded') !== 'true';
+    body.textContent = open ? text : fold.head;
+    body.classList.toggle('folded', !open);
+    toggle.setAttribute('aria-expanded', String(open));
+    toggle.textContent = foldLabel(fold, open);
+  });
+  body.classList.add('folded');
+  return el('div', { class: 'entry user' }, [el('div', { class: 'who' }, ['You']), body, toggle]);
 }
 
 export function el(tag: string, attributes: Record<string, string> = {}, children: (Node | string)[] = []): HTMLElement {

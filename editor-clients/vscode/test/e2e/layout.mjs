@@ -128,6 +128,29 @@ export async function theInputGrowsWithTheMessage(ui, chat, fake) {
   log('the input grew to a four-line message and went back once it was sent');
 }
 
+/**
+ * A long message (a pasted log) shows its first lines and "Show all (N lines)", which shows the rest and
+ * then folds it again: thousands of pasted lines filled the chat, the answer far below them.
+ */
+export async function aLongMessageIsFolded(ui, chat, fake) {
+  const pasted = Array.from({ length: 400 }, (_, i) => `log line ${i + 1}`).join('\n');
+  await fake.script([{ kind: 'text', chunks: ['Read the log.'] }]);
+  await chat.locator('#input').fill(pasted);
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'Read the log.' }).waitFor();
+  const message = chat.locator('.entry.user', { hasText: 'log line 1' }).last();
+  const toggle = message.locator('button.message-fold', { hasText: 'Show all (400 lines)' });
+  await toggle.waitFor();
+  const folded = await message.locator('.body').innerText();
+  if (!folded.includes('log line 10') || folded.includes('log line 11')) throw new Error(`folded, it shows ${JSON.stringify(folded.slice(0, 300))}`);
+  await ui.shot('chat-long-message-folded', message);
+  await toggle.click();
+  await message.locator('.body', { hasText: 'log line 400' }).waitFor();
+  await message.locator('button.message-fold[aria-expanded="true"]', { hasText: 'Show less' }).click();
+  await until('folded again', async () => !(await message.locator('.body').innerText()).includes('log line 400'));
+  log('a 400-line message showed 10 lines and Show all (400 lines), which showed the rest and folded it again');
+}
+
 /** In a narrow view the empty input shows its whole placeholder (its first line was cut off). */
 export async function theInputShowsItsWholePlaceholderWhenNarrow(ui, chat) {
   const wide = ui.page.viewportSize();

@@ -8,7 +8,7 @@ import { ratingsReachThePatternStore } from './feedback.mjs';
 import { anotherWindowsTurnShowsInThePanel } from './windows.mjs';
 import {
   aHoveredCardKeepsItsColours, aMessageSentWhileScrolledUpIsInView, aTableHeaderKeepsItsWords, theEndStaysInViewWhenThePanelIsMadeSmaller,
-  theInputGrowsWithTheMessage, theInputShowsItsWholePlaceholderWhenNarrow,
+  theInputGrowsWithTheMessage, aLongMessageIsFolded, theInputShowsItsWholePlaceholderWhenNarrow,
 } from './layout.mjs';
 import { daemonKilledMidAnswer, patternSuggestionIsOneClickAway, windowReloadedMidAnswer } from './resilience.mjs';
 
@@ -58,6 +58,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await theEndStaysInViewWhenThePanelIsMadeSmaller(ui, chat, fake);
     await aTableHeaderKeepsItsWords(ui, chat, fake);
     await theInputGrowsWithTheMessage(ui, chat, fake);
+    await aLongMessageIsFolded(ui, chat, fake);
     await theInputShowsItsWholePlaceholderWhenNarrow(ui, chat);
     await delegationShowsAsALiveCard(ui, chat, fake);
     await aHoveredCardKeepsItsColours(ui, chat);

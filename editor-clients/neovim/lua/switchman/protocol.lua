@@ -93,7 +93,7 @@ M.delta = {
 --- Slash commands the daemon answers itself (for completion in the chat input).
 M.slash_commands = {
   '/model', '/model -', '/model show', '/profile', '/profile clear', '/rules check', '/rules show', '/rules reload', '/cost',
-  '/route override', '/route ignore', '/patterns', '/trust', '/trust revoke', '/delegate', '/help',
+  '/route override', '/route ignore', '/route retry', '/patterns', '/trust', '/trust revoke', '/delegate', '/help',
 }
 
 return M

@@ -198,6 +198,27 @@ async def test_refused_by_editor_on_a_command_is_the_users_denial(
     assert deltas(client, result["turn_id"], "tool_result")[0]["tool"]["summary"] == "denied"
 
 
+@pytest.mark.parametrize("answer", [
+    {"decision": "deny", "reason": {"x": 1}},
+    {"decision": "deny", "reason": 5, "refused_by": ["editor"]},
+], ids=["an object", "a number"])
+async def test_a_deny_whose_reason_is_not_text_is_the_users_denial(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider,
+        answer: dict[str, Any]) -> None:
+    """A ``deny`` is the user's denial even when its ``reason`` is not text: the model was
+    told "The user could not be asked to approve this command (the editor's answer could not
+    be read)", as if nobody had answered. It is a denial with no reason, never an approval."""
+    client, editor = vscode
+    editor.answers.append(answer)
+    fake.script_tool_call("run_command", {"command": "touch ran.txt"})
+    fake.script_text("OK, I did not run it.")
+    result = await chat(client, project, "touch a file")
+    assert result["status"] == "completed"
+    assert not (project.workspace / "ran.txt").exists()
+    assert str(tool_result(fake)["content"]) == "The user denied this command; it did not happen."
+    assert deltas(client, result["turn_id"], "tool_result")[0]["tool"]["summary"] == "denied"
+
+
 async def test_a_lone_surrogate_in_the_editors_words_does_not_fail_the_turn(
         vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
     # JSON can carry "\ud800"; a deny reason or an applyEdit failureReason holding one used to

@@ -87,17 +87,32 @@ class EditorApprover:
             log.info("approval request refused by the editor: %s", exc)
             return ApprovalAnswer.unanswered("the editor cannot show approval requests")
         try:
-            answer = msgspec.convert(_plain(reply), EditorAnswer)
-            return ApprovalAnswer(answer.decision,
-                                  None if answer.reason is None else _storable(answer.reason),
-                                  by_editor=_refused_by_editor(answer, request))
+            answer = _editor_answer(_plain(reply))
         except msgspec.ValidationError:
             return ApprovalAnswer.unanswered("the editor's answer could not be read")
+        return ApprovalAnswer(answer.decision,
+                              None if answer.reason is None else _storable(answer.reason),
+                              by_editor=_refused_by_editor(answer, request))
 
     def _withdraw(self, request: ApprovalRequest) -> None:
         """Tell the editor the question is no longer open (so it can remove its card)."""
         self.server.protocol.notify(types.CANCEL_REQUEST,
                                     types.CancelParams(id=f"approve-{request.id}"))
+
+
+def _editor_answer(reply: Any) -> EditorAnswer:
+    """The editor's answer; raises ``msgspec.ValidationError`` when it cannot be read. A
+    ``deny`` is the user's denial whatever else it holds: a ``reason`` or ``refused_by`` that
+    is not text is left out (the model is told the user denied it, with no reason), rather
+    than the denial passing for an answer nobody gave."""
+    try:
+        return msgspec.convert(reply, EditorAnswer)
+    except msgspec.ValidationError:
+        if not isinstance(reply, dict) or reply.get("decision") != "deny":
+            raise
+        return EditorAnswer("deny", *(value if isinstance(value, str) else None
+                                      for value in (reply.get("reason"),
+                                                    reply.get("refused_by"))))
 
 
 def _refused_by_editor(answer: EditorAnswer, request: ApprovalRequest) -> bool:

@@ -317,6 +317,53 @@ return {
     end,
   },
   {
+    "pure: a rebuilt chat and a transcript show the questions a planner's worker asked, under its line",
+    function()
+      local render = require('switchman.render')
+      local asked = {
+        { id = 'a1', title = 'Edit `src/app.py`', command = vim.NIL, outcome = 'allowed_once', reason = vim.NIL },
+        { id = 'a2', title = 'Run `make test`', command = 'make test', outcome = 'denied', reason = 'not now' },
+        { id = 'a3', title = 'Run `rm x`', command = 'rm x', outcome = 'stopped', reason = vim.NIL },
+      }
+      local detail = {
+        session = { id = 's' },
+        turns = { { id = 't1', index = 1, model = 'anthropic:claude-sonnet-4-5', status = 'completed', cost_usd = '0' } },
+        messages = {
+          { role = 'user', turn_id = 't1', created_at = '2026-03-01T00:00:00Z', content = { { type = 'text', text = 'fix it' } } },
+          { role = 'assistant', turn_id = 't1', created_at = '2026-03-01T00:00:01Z', content = {
+            { type = 'tool_use', id = 'd', name = 'delegate', input = { tier = 'fast', task = 'fix app' } } } },
+          { role = 'user', turn_id = 't1', created_at = '2026-03-01T00:00:02Z', content = {
+            { type = 'tool_result', tool_use_id = 'd', content = 'done', is_error = false } } },
+        },
+        delegations = { { tool_use_id = 'd', source = 'planner', tier = 'fast', worker_tier = 'fast', model = vim.NIL,
+          status = 'completed', error = vim.NIL, detail = vim.NIL, approvals = asked } },
+      }
+      local want = {
+        '    ? Edit `src/app.py` — Allowed once. (asked by the worker)',
+        '    ? Run `make test` — Denied: not now (asked by the worker)',
+        '    ? Run `rm x` — Not answered: the worker was stopped; nothing happened. (asked by the worker)',
+      }
+      for name, lines in pairs({ history = render.history(root, detail, {}), transcript = render.transcript(root, detail) }) do
+        local texts = vim.tbl_map(function(l) return l[1] end, lines)
+        local at
+        for i, text in ipairs(texts) do
+          if text:find('worker fast', 1, true) then
+            at = i
+          end
+        end
+        H.check(at, name .. ': the worker line', texts)
+        H.eq(want, vim.list_slice(texts, at + 1, at + 3), name .. ': its questions follow it')
+      end
+      -- the user's own /delegate: its questions follow its line too
+      detail.messages = { { role = 'user', turn_id = vim.NIL, created_at = '2026-03-01T00:00:00Z',
+        content = { { type = 'text', text = '/delegate fast fix app' } } } }
+      detail.delegations[1].source = 'user'
+      detail.delegations[1].started_at = '2026-03-01T00:00:00.5Z'
+      local texts = vim.tbl_map(function(l) return l[1] end, render.history(root, detail, {}))
+      H.eq(want, vim.list_slice(texts, #texts - 2, #texts), 'after the /delegate line')
+    end,
+  },
+  {
     "a worker's transcript opened while it runs is drawn again when it ends (it showed it running for good)",
     function()
       running_worker('Name the module of src/app.py', 'Naming')

@@ -154,6 +154,19 @@ function M.approval(record, tool)
   return { ('    ? %s — %s'):format(title, approval_outcome(record, tool)), hl = 'SwitchmanNotice' }
 end
 
+--- The line of a question a planner's worker asked and its answer, from its delegation's record
+--- (`delegations[].approvals` of `switchman/session`): as `M.approval`, said to be the worker's,
+--- and a stop that cut it short is the worker's (an answer to a worker is never remembered).
+function M.worker_approval(record)
+  local tool = present(record.command) and 'run_command' or 'edit_file'
+  if record.outcome == 'stopped' and not present(record.reason) then
+    record = vim.tbl_extend('force', record, { reason = 'the worker was stopped' })
+  end
+  local line = M.approval(record, tool)
+  line[1] = line[1] .. ' (asked by the worker)'
+  return line
+end
+
 --- A notice shown in passing (retries and the like).
 function M.notice(text)
   return M.lines('> ' .. text, 'SwitchmanNotice')
@@ -251,7 +264,9 @@ local function message_lines(message, names, workers)
   local out = {}
   for _, block in ipairs(message.content or {}) do
     if block.type == 'tool_result' and workers[block.tool_use_id] then
-      table.insert(out, workers[block.tool_use_id]) -- the worker's line, as the chat showed it live
+      local worker = workers[block.tool_use_id]
+      table.insert(out, worker) -- the worker's line, as the chat showed it live
+      vim.list_extend(out, worker.questions or {})
     end
     if block.type == 'text' then
       vim.list_extend(out, M.lines(block.text))
@@ -262,6 +277,7 @@ local function message_lines(message, names, workers)
       local worker = workers[block.id]
       if worker and worker.unanswered then -- interrupted: there is no result to put it with
         table.insert(out, worker)
+        vim.list_extend(out, worker.questions or {})
       end
     elseif block.type == 'tool_result' then
       table.insert(out, M.tool_result({ name = names[block.tool_use_id], summary = output_summary(block),
@@ -294,11 +310,21 @@ end
 --- daemons stored it with its answer, when the worker ended): either way its worker started
 --- after the previous exchange and no later than the message that follows it.
 local function started_before(delegations, next)
-  local out, limit = {}, next and sortable_time(next.created_at)
+  local taken, limit = {}, next and sortable_time(next.created_at)
   for i = #delegations, 1, -1 do
     if not limit or sortable_time(delegations[i].started_at) <= limit then
-      table.insert(out, 1, table.remove(delegations, i).line)
+      table.insert(taken, 1, table.remove(delegations, i))
     end
+  end
+  return M.delegation_lines(taken)
+end
+
+--- The lines of the user's delegations (`stored_by_user`): each one's line, then its worker's questions.
+function M.delegation_lines(delegations)
+  local out = {}
+  for _, delegation in ipairs(delegations) do
+    table.insert(out, delegation.line)
+    vim.list_extend(out, delegation.questions or {})
   end
   return out
 end
@@ -417,9 +443,7 @@ function M.history(root, detail, kept)
     end
   end
   close()
-  for _, delegation in ipairs(by_user) do -- still running, or the daemon stopped before it answered
-    table.insert(out, delegation.line)
-  end
+  vim.list_extend(out, M.delegation_lines(by_user)) -- still running, or the daemon stopped before it answered
   kept_until(nil)
   return out
 end
@@ -511,9 +535,7 @@ function M.transcript(root, detail)
       vim.list_extend(out, started_before(by_user, messages[i + 1]))
     end
   end
-  for _, delegation in ipairs(by_user) do
-    table.insert(out, delegation.line)
-  end
+  vim.list_extend(out, M.delegation_lines(by_user))
   return out
 end
 

@@ -144,6 +144,17 @@ local function workers_by_call(detail)
   return out
 end
 
+--- The lines of the questions a delegation's worker asked and their answers, oldest first
+--- (`approvals` of its record; absent from older daemons), to go under its line.
+function M.questions(record)
+  local render = require('switchman.render')
+  local out = {}
+  for _, approval in ipairs(present(record.approvals) and record.approvals or {}) do
+    table.insert(out, render.worker_approval(approval))
+  end
+  return out
+end
+
 --- The worker lines of a stored session (`switchman/session`), by `delegate` tool-use id:
 --- each call's tier (after the tier floor, as recorded) and task with its worker's recorded
 --- model, turns and cost.
@@ -177,7 +188,8 @@ function M.stored(root, detail)
       detail = present(record.detail) and record.error ~= 'interrupted' and record.detail or nil,
     }
     -- `unanswered`: no result was stored (the daemon died first); the line goes under the call
-    out[id] = { M.line(root, update), hl = HIGHLIGHT[update.status], unanswered = results[id] == nil }
+    out[id] = { M.line(root, update), hl = HIGHLIGHT[update.status], unanswered = results[id] == nil,
+      questions = M.questions(record) }
   end
   return out
 end
@@ -194,7 +206,8 @@ function M.stored_by_user(root, detail)
         cost_usd = worker.cost_usd or '0', estimated_usd = worker.estimated_usd,
         elapsed_seconds = M.recorded_seconds(record) or vim.NIL,
       })
-      table.insert(out, { started_at = record.started_at, line = { M.line(root, update), hl = HIGHLIGHT[record.status] } })
+      table.insert(out, { started_at = record.started_at, line = { M.line(root, update), hl = HIGHLIGHT[record.status] },
+        questions = M.questions(record) })
     end
   end
   return out

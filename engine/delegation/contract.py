@@ -29,6 +29,8 @@ FORBIDDEN_FOR_WORKERS = frozenset({
 FailureMode = Literal["worker_error", "max_tokens_exceeded", "insufficient_context",
                       "output_schema_validation_failed", "no_model_available_for_tier",
                       "cancelled_by_user", "timeout", "invalid_arguments", "approval_denied"]
+INVALID_ARGUMENTS: FailureMode = "invalid_arguments"
+"""A ``delegate`` call refused for its arguments: recorded, never a delegation (no worker)."""
 
 
 class ArgumentProblem(ValueError):

@@ -34,6 +34,7 @@ from typing import Any
 
 import msgspec
 
+from switchman.engine.delegation.contract import INVALID_ARGUMENTS
 from switchman.engine.events import DelegateFailed, DelegateQueued, DelegateStarted
 from switchman.engine.sessions.records import DelegationRecord, DelegationStatus
 from switchman.engine.store.repository import INTERRUPTED_MESSAGE
@@ -100,10 +101,12 @@ def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]
             queued_at=wait.timestamp if wait is not None else None,
             ended_at=_ended_at(endings.get(event.tool_use_id)))
         asked.setdefault(event.tool_use_id, event.requested_at or event.timestamp)
-    # (a failure recorded before failures named their tier cannot be described: left out)
+    # (a failure recorded before failures named their tier cannot be described: left out;
+    # a call refused for its arguments was never a delegation: the planner's tool call shows it)
     for tool_use_id, payload in endings.items():
         if tool_use_id not in records and payload.get("type") == FAILED \
-                and payload.get("tier") is not None:
+                and payload.get("tier") is not None \
+                and payload.get("failure_mode") != INVALID_ARGUMENTS:
             records[tool_use_id], asked[tool_use_id] = _never_routed(payload,
                                                                      waits.get(tool_use_id))
     for tool_use_id, wait in waits.items():

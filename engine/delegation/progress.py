@@ -14,7 +14,10 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from switchman.engine.clock import Clock
+from switchman.engine.config.schema import TIER_NAMES
 from switchman.engine.delegation.contract import (
+    INVALID_ARGUMENTS,
+    MAX_TASK_CHARS,
     DelegateCall,
     DelegateResult,
     DelegateUsageSummary,
@@ -316,6 +319,22 @@ class WorkerProgress:
             profile=self.envelope.target.profile.name if self.envelope else None,
             handoff=self.envelope, source=self.source, routed_by=self.routed_by,
             **_tier_fields(self.choice)))
+
+
+def record_refusal(sessions: SessionManager, clock: Clock, planner: ToolContext,
+                   tool_use_id: str, arguments: dict[str, Any], detail: str) -> None:
+    """Record a ``delegate`` call refused for its arguments: its one event, ``delegate.failed``
+    with ``invalid_arguments`` and ``detail`` (what the planner was told to fix). No worker
+    session, no handoff, nothing charged; the tier and task are kept when they are readable."""
+    tier, task = arguments.get("tier"), arguments.get("task")
+    now = clock.now()
+    sessions.store.add_event(DelegateFailed(
+        timestamp=now, session_id=planner.session_id, tool_use_id=tool_use_id,
+        worker_session_id="", failure_mode=INVALID_ARGUMENTS, error=INVALID_ARGUMENTS,
+        usage_summary=DelegateUsageSummary(model=""), worker_total_cost_usd=ZERO_USD,
+        detail=detail, tier=tier if tier in TIER_NAMES else None,
+        task=task[:MAX_TASK_CHARS] if isinstance(task, str) else None, requested_at=now),
+        planner.turn_id)
 
 
 def _tier_fields(choice: TierChoice | None) -> dict[str, Any]:

@@ -51,7 +51,12 @@ from switchman.engine.delegation.contract import (
 )
 from switchman.engine.delegation.envelope import HandoffEnvelope, encode
 from switchman.engine.delegation.handoff import Handoff, prepare, worker_prompt
-from switchman.engine.delegation.progress import EXITED_DETAIL, DelegationSource, WorkerProgress
+from switchman.engine.delegation.progress import (
+    EXITED_DETAIL,
+    DelegationSource,
+    WorkerProgress,
+    record_refusal,
+)
 from switchman.engine.delegation.recording import handoff_envelope
 from switchman.engine.delegation.slots import WorkerSlots
 from switchman.engine.errors import NoModelAvailable
@@ -116,6 +121,8 @@ class Delegation:
             handoff = prepare(spec, planner.folder,
                               lambda: self.sessions.store.messages(planner.id))
         except ArgumentProblem as problem:
+            record_refusal(self.sessions, self.clock, context, call.id, call.arguments,
+                           str(problem))
             return _refused(str(problem))
         run = WorkerRun(self, planner, context, call.id, spec, handoff, planner_tools.names(),
                         profile)

@@ -201,6 +201,20 @@ async def test_a_bad_argument_is_an_error_result_the_planner_can_correct(
     answer = results(deleg, result.session_id)["tu_bad"]
     assert answer.is_error and problem in answer.content
     assert [r.model_id for r in adapter.requests] == [OPUS, OPUS]  # no worker started
+    # The refusal is recorded (it left no trace), once; it is no delegation of the session.
+    store = deleg.service.store
+    (refused,) = [e for e in store.events(result.session_id)
+                  if e["type"].startswith("delegate.")]
+    assert (refused["type"], refused["failure_mode"], refused["error"], refused["tool_use_id"],
+            refused["worker_session_id"]) == ("delegate.failed", "invalid_arguments",
+                                              "invalid_arguments", "tu_bad", "")
+    assert problem in refused["detail"] and Decimal(refused["usage_summary"]["cost_usd"]) == 0
+    assert refused["tier"] == ("fast" if arguments["tier"] == "fast" else None)
+    assert refused["task"] == arguments["task"]
+    assert store.db.execute("SELECT turn_id FROM events WHERE type = 'delegate.failed'"
+                            ).fetchone()[0] == result.turn_id  # under the planner's turn
+    assert deleg.service.session(result.session_id).delegations == []
+    assert deleg.recorder.delegations == []  # nothing shown as a delegation either
 
 
 async def test_a_planner_cannot_hand_a_secret_file_to_a_worker(

@@ -223,6 +223,10 @@ return {
       wait_idle()
       H.wait_text(chat().view.transcript, 'continued')
       H.eq(older, chat().session_id, 'the message went to the older session')
+      local ids = vim.fn.getcompletion('Switchman resume ', 'cmdline')
+      H.check(vim.tbl_contains(ids, older) and vim.tbl_contains(ids, left),
+        'the first <Tab> completes the session ids (it completed nothing)', ids)
+      H.eq({ older }, vim.fn.getcompletion('Switchman resume ' .. older:sub(1, 12), 'cmdline'), 'by what is typed')
       H.notifications = {}
       vim.cmd('Switchman resume nope')
       wait_error("No session 'nope'")

@@ -103,9 +103,10 @@ export function commandTable(t: CommandTargets): Record<string, Handler> {
         void vscode.window.showErrorMessage(`Switchman: could not continue the session: ${requestFailure(error).message}`);
       }
     },
-    'switchman.openSession': (sessionId: unknown, fileName: unknown) => {
+    'switchman.openSession': (sessionId: unknown, fileName: unknown, isWorker: unknown) => {
       if (typeof sessionId !== 'string') return;
-      return showDocument(SwitchmanDocuments.transcriptUri(sessionId, typeof fileName === 'string' ? fileName : 'session.md'));
+      return showDocument(SwitchmanDocuments.transcriptUri(sessionId, typeof fileName === 'string' ? fileName : 'session.md',
+        isWorker === true));
     },
   };
 }

@@ -104,6 +104,9 @@ M.list = {
     run = function(args)
       require('switchman.sessions').resume(root(), args[1])
     end,
+    complete = function()
+      return require('switchman.sessions').completions(root())
+    end,
   },
   {
     name = 'workers',

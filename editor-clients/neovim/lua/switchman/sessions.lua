@@ -99,6 +99,26 @@ function M.pick(root, include_workers, how)
   end)
 end
 
+--- The ids of the workspace's top-level sessions, newest first, for `:Switchman resume <Tab>`:
+--- asked of the daemon each time (a new session since the last <Tab> is there), waited for up to a
+--- second; none without a running daemon. (A command-line completion is plain text: no titles.)
+function M.completions(root)
+  local ids = {}
+  if not client.get(root) then
+    return ids
+  end
+  client.await(function(done)
+    local params = { workspace = workspace.uri(root), include_workers = false }
+    client.request(root, protocol.request.sessions, params, function(err, result)
+      for _, session in ipairs(not err and result and result.sessions or {}) do
+        table.insert(ids, session.id)
+      end
+      done()
+    end)
+  end)
+  return ids
+end
+
 --- Pick one of the workspace's sessions (top-level: a worker takes no messages) and continue
 --- it in the chat; with `session_id`, or from a session's transcript buffer, continue that one.
 function M.resume(root, session_id)

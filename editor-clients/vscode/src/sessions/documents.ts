@@ -18,9 +18,13 @@ export class SwitchmanDocuments implements vscode.TextDocumentContentProvider {
 
   constructor(private readonly connection: SwitchmanConnection) {}
 
-  /** `switchman:/transcript/<title>.md?session=<id>`. */
-  static transcriptUri(sessionId: string, fileName: string): vscode.Uri {
-    return vscode.Uri.from({ scheme: DOCUMENT_SCHEME, path: `/transcript/${fileName}`, query: new URLSearchParams({ session: sessionId }).toString() });
+  /**
+   * `switchman:/transcript/<title>.md?session=<id>`; a worker's is under `/transcript/worker/` (no Continue in Chat
+   * in its title bar: a worker takes no messages). A title has no slash (`transcriptFileName`).
+   */
+  static transcriptUri(sessionId: string, fileName: string, isWorker = false): vscode.Uri {
+    return vscode.Uri.from({ scheme: DOCUMENT_SCHEME, path: `/transcript/${isWorker ? 'worker/' : ''}${fileName}`,
+      query: new URLSearchParams({ session: sessionId }).toString() });
   }
 
   /** `switchman:/why/Why this model.txt?workspace=<uri>&turn=<id>`. */

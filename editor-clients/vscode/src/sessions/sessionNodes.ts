@@ -32,13 +32,13 @@ export const DOCUMENT_SCHEME = 'switchman';
 /**
  * The session "Continue in Chat" continues: on a node of the Sessions view, a top-level session's (a worker takes
  * no messages); in a transcript's title bar, the session of its URI (`switchman:/transcript/…?session=<id>`),
- * whose folder the daemon knows.
+ * whose folder the daemon knows, but not a worker's (`switchman:/transcript/worker/…`).
  */
 export function continuable(target: unknown): { workspace?: string; sessionId: string } | undefined {
   const picked = target as SessionNode | undefined;
   if (picked?.kind === 'session') return picked.session.is_worker ? undefined : { workspace: picked.folder.uri, sessionId: picked.session.id };
   const uri = target as { scheme?: unknown; path?: unknown; query?: unknown } | undefined;
-  if (uri?.scheme !== DOCUMENT_SCHEME || typeof uri.path !== 'string' || !uri.path.startsWith('/transcript/')) return undefined;
+  if (uri?.scheme !== DOCUMENT_SCHEME || typeof uri.path !== 'string' || !/^\/transcript\/[^/]+$/.test(uri.path)) return undefined;
   const sessionId = new URLSearchParams(typeof uri.query === 'string' ? uri.query : '').get('session');
   return sessionId ? { sessionId } : undefined;
 }

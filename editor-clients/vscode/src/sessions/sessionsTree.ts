@@ -98,7 +98,7 @@ export class SessionsTree implements vscode.TreeDataProvider<SessionNode>, Dispo
     item.iconPath = view.icon === 'error' ? MESSAGE_ICONS.failed : new vscode.ThemeIcon(view.icon);
     item.contextValue = node.session.is_worker ? 'switchman.worker' : 'switchman.session';
     item.command = { command: 'switchman.openSession', title: 'Open Transcript',
-      arguments: [node.session.id, transcriptFileName(node.session)] };
+      arguments: [node.session.id, transcriptFileName(node.session), node.session.is_worker] };
     return item;
   }
 

@@ -27,6 +27,8 @@ describe('package.json contributions', () => {
     assert.deepEqual(items.map((m: { group: string }) => m.group).sort(), ['inline', 'navigation@1']);
     for (const item of items) assert.equal(item.when, 'view == switchman.sessions && viewItem == switchman.session');
     const title = contributes.menus['editor/title'].find((m: { command: string }) => m.command === 'switchman.continueSession');
-    assert.ok(new RegExp(title.when.split('=~ ')[1].slice(1, -1)).test('/transcript/fix it.md'), 'a transcript\'s title bar has it');
+    const transcript = new RegExp(title.when.split('=~ ')[1].slice(1, -1));
+    assert.ok(transcript.test('/transcript/fix it.md'), 'a transcript\'s title bar has it');
+    assert.ok(!transcript.test('/transcript/worker/fix it.md'), 'a worker\'s has not (it only got the worker_session error)');
   });
 });

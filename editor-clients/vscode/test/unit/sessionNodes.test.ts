@@ -81,5 +81,7 @@ describe('Continue in Chat', () => {
     assert.deepEqual(continuable({ scheme: 'switchman', path: '/transcript/fix it.md', query: 'session=S9' }), { sessionId: 'S9' });
     assert.equal(continuable({ scheme: 'switchman', path: '/why/Why this model.txt', query: 'turn=T1' }), undefined);
     assert.equal(continuable({ scheme: 'file', path: '/transcript/a.md', query: 'session=S9' }), undefined);
+    assert.equal(continuable({ scheme: 'switchman', path: '/transcript/worker/fix it.md', query: 'session=W1' }), undefined,
+      'a worker\'s transcript: a worker takes no messages');
   });
 });

@@ -290,7 +290,7 @@ DELEGATE_SPEC = ToolSpec(DELEGATE, (
         "output_schema": {"type": "object", "description": "A JSON Schema the worker's final "
                           "answer must match (it then answers with JSON only)."},
         "allowed_tools": {"type": "array", "items": {"type": "string"}, "description":
-                          "The tools the worker may use (default: the ones you have)."},
+                          "The tools the worker may use, among yours (default: all of yours)."},
         "max_tokens": {"type": "integer", "minimum": 1, "description":
                        "A cap on the worker's output tokens."},
         "timeout_seconds": {"type": "number", "exclusiveMinimum": 0, "description":

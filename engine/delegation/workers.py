@@ -50,6 +50,7 @@ from switchman.engine.delegation.contract import (
     parse_context_request,
 )
 from switchman.engine.delegation.envelope import HandoffEnvelope, encode
+from switchman.engine.delegation.grant import check_worker_tools, worker_tools
 from switchman.engine.delegation.handoff import Handoff, prepare, worker_prompt
 from switchman.engine.delegation.progress import (
     EXITED_DETAIL,
@@ -61,7 +62,6 @@ from switchman.engine.delegation.recording import handoff_envelope
 from switchman.engine.delegation.slots import WorkerSlots
 from switchman.engine.errors import NoModelAvailable
 from switchman.engine.messages import ApprovalRecord
-from switchman.engine.profiles.apply import permitted
 from switchman.engine.profiles.profile import SUBAGENT_PROFILE, ActiveProfile, ProfileSet
 from switchman.engine.providers.base import ToolSpec
 from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
@@ -118,6 +118,8 @@ class Delegation:
             spec = parse_call(call.arguments)
             _check_tool_names(spec.allowed_tools, planner_tools.names())
             profile = self.worker_profile(str(planner.folder), spec.profile)
+            check_worker_tools(worker_tools(spec.allowed_tools, planner_tools.names(), profile),
+                               planner_tools.names(), profile)
             handoff = prepare(spec, planner.folder,
                               lambda: self.sessions.store.messages(planner.id))
         except ArgumentProblem as problem:
@@ -199,16 +201,8 @@ class WorkerRun:
         self.context = context
         self.call = call
         self.handoff = handoff
-        # Only tools the planner *named* count as dropped (spec 001 §5.6); by default the
-        # worker gets the planner's tools, less the ones no worker ever has.
-        named = call.allowed_tools is not None
-        wanted = call.allowed_tools if call.allowed_tools is not None else \
-            [n for n in planner_tools if n not in FORBIDDEN_FOR_WORKERS]
-        self.dropped = [n for n in wanted if n in FORBIDDEN_FOR_WORKERS] if named else []
-        # ∩ the planner's tools, and ∩ what the worker's profile permits
-        self.allowed = frozenset(n for n in wanted
-                                 if n in planner_tools and n not in FORBIDDEN_FOR_WORKERS
-                                 and permitted(profile.profile, n))
+        self.tools = worker_tools(call.allowed_tools, planner_tools, profile)
+        self.dropped, self.allowed = self.tools.dropped, self.tools.allowed
         self.requested: InsufficientContextRequest | None = None
         self.task: asyncio.Task[Any] | None = None
         """The planner's call running it (what a Stop cancels while its start is asked)."""
@@ -220,7 +214,7 @@ class WorkerRun:
         """The question its start asked the user and how it ended (kept with its result)."""
         self.progress = WorkerProgress(delegation.sessions, delegation.clock, context,
                                        tool_use_id, call, handoff, self.dropped,
-                                       len(wanted), source, focus)
+                                       len(self.tools.wanted), source, focus)
 
     async def run(self) -> ToolOutcome:
         """Run the worker to its end and turn how it ended into the planner's tool result."""
@@ -353,14 +347,15 @@ class WorkerRun:
             reason="user_delegate" if self.progress.source == "user" else "planner_delegate")
 
     def _tool_outcome(self, result: DelegateResult) -> ToolOutcome:
-        if result.success:
-            output = result.output if isinstance(result.output, str) \
-                else json.dumps(msgspec.to_builtins(result.output))
-            return ToolOutcome(output, summary=f"{self.call.tier} worker done",
-                               approval=self.approval)
-        detail = result.output if isinstance(result.output, str) \
+        """The planner's tool result: the worker's output (or the failure), then the tools it
+        named and the worker did not have, if any."""
+        output = result.output if isinstance(result.output, str) \
             else json.dumps(msgspec.to_builtins(result.output))
-        text = f"delegate failed: {result.error}" + (f"\n\n{detail}" if detail else "")
+        note = self.tools.note()
+        if result.success:
+            return ToolOutcome("\n\n".join(p for p in (output, note) if p),
+                               summary=f"{self.call.tier} worker done", approval=self.approval)
+        text = "\n\n".join(p for p in (f"delegate failed: {result.error}", output, note) if p)
         return ToolOutcome(text, is_error=True, summary=summary_of(result.error or "failed"),
                            approval=self.approval)
 

@@ -4,6 +4,9 @@ within the planner's, a planner's profile can withhold delegation, the envelope 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from switchman.engine.messages import ToolResultBlock
 from tests.sessions.conftest import Engine
@@ -110,3 +113,57 @@ async def test_a_new_session_keeps_the_current_ones_profile(deleg: Engine) -> No
     assert second.id != first.session_id and second.profile == "solo"
     chosen = service.status(deleg.workspace).profile
     assert chosen is not None and (chosen.name, chosen.resolved_from) == ("solo", "session")
+
+
+def tool_result(engine: Engine, session_id: str) -> ToolResultBlock:
+    [block] = [b for m in engine.service.store.messages(session_id) for b in m.content
+               if isinstance(b, ToolResultBlock)]
+    return block
+
+
+@pytest.mark.parametrize(("planner", "call", "withheld", "could"), [
+    ("planner", delegate("tu_x", allowed_tools=["run_command", "edit_file", "delegate"]),
+     "run_command (you do not have it); edit_file (you do not have it)", "grep, read_file"),
+    (None, delegate("tu_x", allowed_tools=["run_command"], profile="solo"),
+     "run_command (the worker's profile 'solo' does not permit it)", "grep, read_file"),
+], ids=["tools the planner lacks", "tools the worker's profile does not permit"])
+async def test_allowed_tools_that_leave_the_worker_none_of_them_are_refused(
+        deleg: Engine, adapter: ScriptedAdapter,  # noqa: F811
+        planner: str | None, call: tuple[str, str, dict[str, Any]], withheld: str,
+        could: str) -> None:
+    """Such a call started a worker with no tools (only ``_request_context``), and the
+    planner was not told: its worker then guessed, or gave up, on a task it could not do."""
+    write_profiles(deleg)
+    if planner is not None:
+        await deleg.service.set_profile(deleg.workspace, None, planner)
+    adapter.calls(call, model=OPUS)
+    adapter.text("I will do it myself", model=OPUS)
+    result = await deleg.service.chat(deleg.workspace, None, "@opus go")
+    block = tool_result(deleg, result.session_id)
+    assert block.is_error and block.content == (
+        "delegate refused: 'allowed_tools' leaves the worker none of the tools you named: "
+        f"{withheld}. The worker could have {could}; name those you mean, or leave "
+        "allowed_tools out to give it all of them. Nothing was started; correct the call and "
+        "try again.")
+    assert [r.model_id for r in adapter.requests] == [OPUS, OPUS]  # no worker started
+    assert deleg.recorder.delegations == []
+    (failed,) = deleg.service.store.events(kind="delegate.failed")
+    assert failed["failure_mode"] == "invalid_arguments" and withheld in failed["detail"]
+
+
+async def test_the_planner_is_told_which_named_tools_its_worker_did_not_have(
+        deleg: Engine, adapter: ScriptedAdapter) -> None:  # noqa: F811
+    write_profiles(deleg)
+    await deleg.service.set_profile(deleg.workspace, None, "planner")
+    adapter.calls(delegate("tu_r", allowed_tools=["read_file", "run_command", "memory_add"]),
+                  model=OPUS)
+    adapter.text("read it", model=HAIKU)
+    adapter.text("ok", model=OPUS)
+    result = await deleg.service.chat(deleg.workspace, None, "@opus go")
+    assert tool_names(adapter.requests[1]) == ["read_file", "_request_context"]
+    block = tool_result(deleg, result.session_id)
+    assert not block.is_error and block.content == (
+        "read it\n\n[The worker did not have these tools you named: run_command (you do not "
+        "have it); memory_add (workers cannot change memory or skills).]")
+    (started,) = deleg.service.store.events(kind="delegate.started")
+    assert (started["allowed_tool_count"], started["dropped_tools"]) == (3, ["memory_add"])

@@ -701,4 +701,46 @@ return {
       H.eq('Switchman: no tool is always allowed here; Switchman asks before every change and command.', notified[2])
     end,
   },
+  {
+    "a worker's question shows under its line in the chat, answered, live and when the chat is drawn again",
+    function()
+      vim.api.nvim_buf_set_lines(vim.fn.bufnr(file), 0, -1, false, { 'def f():', '    return 1' })
+      H.fake('POST', '/_fake/reset')
+      H.script({
+        { kind = 'tool_call', name = 'delegate', id = 'toolu_tools_asking_worker',
+          input = { tier = 'fast', task = 'Make f return 2', context = { mode = 'minimal' },
+                    allowed_tools = { 'read_file', 'edit_file' } } },
+        edit_step(), -- the worker's
+        { kind = 'text', chunks = { 'The user kept it.' } }, -- the worker's answer
+        { kind = 'text', chunks = { 'Left as it is.' } }, -- the planner's
+      })
+      vim.ui.select = function(items, opts, on_choice)
+        local want = opts.prompt:find('delegate', 1, true) and 'Allow once' or 'Deny'
+        for i, item in ipairs(items) do
+          if item == want then
+            return on_choice(item, i)
+          end
+        end
+      end
+      vim.ui.input = function(_, on_confirm)
+        on_confirm('keep it')
+      end
+      send('make f return 2, with a worker')
+      wait_idle()
+      local function worker_and_question()
+        local lines = H.lines(chat.view.transcript)
+        for i, line in ipairs(lines) do
+          if line:find(' worker fast · ', 1, true) and line:find('Make f return 2', 1, true) then
+            return { line:match('^  (%S+) worker'), lines[i + 1] }
+          end
+        end
+        return lines
+      end
+      local want = { '✓', '    ? Edit src/tools_target.py — Denied: keep it (asked by the worker)' }
+      H.eq(want, worker_and_question(), 'live: the question under the worker line (it was not in the chat)')
+      chat:reload(chat.session_id)
+      H.wait_text(chat.view.transcript, 'Left as it is.')
+      H.eq(want, worker_and_question(), 'the same, drawn from the session')
+    end,
+  },
 }

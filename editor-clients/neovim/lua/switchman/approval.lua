@@ -284,18 +284,29 @@ function M.handle(_, request, _, root)
   end
   pending[key] = nil
   close(tab)
+  -- a worker's question goes under its line in the chat, answered, as the chat drawn from the session has it
+  local function answered(result, outcome, reason)
+    if request.is_worker == true then
+      require('switchman.chat.workers').asked(root, request.session_id,
+        { title = request.title, command = request.command, outcome = outcome, reason = reason })
+    end
+    return result
+  end
   if answer == nil and state.withdrawn then
     local what = given(request.title) and request.title or request.tool
     vim.notify(('%s: %s'):format(what, state.withdrawn), vim.log.levels.INFO)
-    return { decision = 'deny', reason = 'withdrawn' }
+    return answered({ decision = 'deny', reason = 'withdrawn' }, 'stopped')
   end
   local stale = answer and answer.decision ~= 'deny' and M.stale(request)
   if stale then
     vim.notify('Switchman: not applied: ' .. stale, vim.log.levels.WARN)
     -- the user allowed it: the model must not be told they refused it
-    return { decision = 'deny', reason = stale, refused_by = 'editor' }
+    return answered({ decision = 'deny', reason = stale, refused_by = 'editor' }, 'not_applied', stale)
   end
-  return answer or { decision = 'deny', reason = 'no answer' }
+  if not answer then
+    return answered({ decision = 'deny', reason = 'no answer' }, 'timed_out')
+  end
+  return answered(answer, answer.decision == 'deny' and 'denied' or 'allowed_once', answer.reason)
 end
 
 return M

@@ -250,6 +250,23 @@ local function insert_line(chat, row, entry)
   chat.view:follow()
 end
 
+--- A question the worker of session `worker_session_id` asked was answered (`record`: its title,
+--- command, outcome and reason): its line goes under the worker's line in the chat, after the ones
+--- it asked before, as the chat drawn from the session shows it. Nothing for a worker not shown here.
+function M.asked(root, worker_session_id, record)
+  local chat = require('switchman.chat').get(root)
+  for _, known in pairs(chat and chat.workers or {}) do
+    if known.update.worker_session_id == worker_session_id then
+      local pos = vim.api.nvim_buf_get_extmark_by_id(chat.view.transcript, ns, known.mark, {})
+      if pos and pos[1] then
+        known.asked = (known.asked or 0) + 1
+        insert_line(chat, pos[1] + known.asked, require('switchman.render').worker_approval(record))
+      end
+      return
+    end
+  end
+end
+
 --- Show or update a delegation of the chat's running turn in its transcript.
 function M.show(chat, update)
   chat.workers = chat.workers or {}

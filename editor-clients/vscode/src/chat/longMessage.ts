@@ -1,29 +1,45 @@
 /**
  * A long message of the user's folded in the chat: a pasted log of thousands of lines was shown in
  * full, and the answer to it was far below. Folded, the message shows its first lines and a
- * "Show all (N lines)" toggle, as a delegation card shows the first lines of a long task.
+ * "Show all (N lines)" toggle, as a delegation card shows the first lines of a long task. Its
+ * `Attached: …` lines (at its end) stay in view; one very long line (no breaks) is folded too.
  */
 
 /** A message of more lines than this is folded. */
 export const FOLD_OVER_LINES = 30;
 /** How many of its lines a folded message shows. */
 export const FOLDED_LINES = 10;
+/** A message of more characters than this is folded, whatever its lines (one pasted line of 50,000). */
+export const FOLD_OVER_CHARS = 3000;
+/** How many of its characters a folded message shows at most. */
+export const FOLDED_CHARS = 1000;
 
 export interface FoldedMessage {
-  /** The first lines, shown while folded. */
+  /** What is shown while folded: the first lines (at most `FOLDED_CHARS`), `…`, then its `Attached: …` lines. */
   head: string;
-  /** All of its lines. */
+  /** All of its lines (its attachments' lines left out). */
   lines: number;
+  /** All of its characters (likewise). */
+  chars: number;
 }
+
+const ATTACHED = /^Attached: /;
 
 /** The folded form of `text`; undefined for a message short enough to show whole. */
 export function foldedMessage(text: string): FoldedMessage | undefined {
-  const lines = text.split('\n');
-  if (lines.length <= FOLD_OVER_LINES) return undefined;
-  return { head: lines.slice(0, FOLDED_LINES).join('\n'), lines: lines.length };
+  const all = text.split('\n');
+  let end = all.length;
+  while (end > 1 && ATTACHED.test(all[end - 1] ?? '')) end -= 1;
+  const lines = all.slice(0, end);
+  const body = lines.join('\n');
+  if (lines.length <= FOLD_OVER_LINES && body.length <= FOLD_OVER_CHARS) return undefined;
+  const first = lines.slice(0, FOLDED_LINES).join('\n');
+  const shown = first.length > FOLDED_CHARS ? first.slice(0, FOLDED_CHARS) : first;
+  return { head: [shown, '…', ...all.slice(end)].join('\n'), lines: lines.length, chars: body.length };
 }
 
-/** The toggle's label: what pressing it does. */
+/** The toggle's label: what pressing it does (a message of few but very long lines counts its characters). */
 export function foldLabel(fold: FoldedMessage, open: boolean): string {
-  return open ? 'Show less' : `Show all (${fold.lines} lines)`;
+  if (open) return 'Show less';
+  return fold.lines > FOLD_OVER_LINES ? `Show all (${fold.lines} lines)` : `Show all (${fold.chars.toLocaleString('en-US')} characters)`;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FOLD_OVER_LINES, foldedMessage, foldLabel } from '../../src/chat/longMessage';
+import { FOLD_OVER_CHARS, FOLD_OVER_LINES, FOLDED_CHARS, foldedMessage, foldLabel } from '../../src/chat/longMessage';
 
 describe('a long message of the user\'s', () => {
   it('is folded to its first lines, with a toggle naming how many it has; a short one is shown whole', () => {
@@ -8,10 +8,29 @@ describe('a long message of the user\'s', () => {
     const log = Array.from({ length: 8000 }, (_, i) => `line ${i + 1}`).join('\n');
     const fold = foldedMessage(log);
     assert.ok(fold);
-    assert.equal(fold.head, Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n'));
+    assert.equal(fold.head, [...Array.from({ length: 10 }, (_, i) => `line ${i + 1}`), '…'].join('\n'));
     assert.deepEqual([foldLabel(fold, false), foldLabel(fold, true)], ['Show all (8000 lines)', 'Show less']);
     const short = Array.from({ length: FOLD_OVER_LINES }, () => 'x').join('\n');
     assert.equal(foldedMessage(short), undefined, `${FOLD_OVER_LINES} lines: whole`);
     assert.ok(foldedMessage(`${short}\nx`), 'one more: folded');
+  });
+
+  it('keeps its Attached lines (at its end) in view while folded', () => {
+    const log = Array.from({ length: 400 }, (_, i) => `line ${i + 1}`).join('\n');
+    const fold = foldedMessage(`${log}\nAttached: src/app.py (lines 3–9)\nAttached: README.md`);
+    assert.ok(fold);
+    assert.deepEqual(fold.head.split('\n').slice(-3), ['…', 'Attached: src/app.py (lines 3–9)', 'Attached: README.md']);
+    assert.equal(foldLabel(fold, false), 'Show all (400 lines)', 'its attachments are no lines of it');
+    const few = Array.from({ length: FOLD_OVER_LINES }, () => 'x').join('\n');
+    assert.equal(foldedMessage(`${few}\nAttached: a.py\nAttached: b.py`), undefined, 'attachments do not make it long');
+  });
+
+  it('folds one very long line (no line breaks) by its characters', () => {
+    const line = 'x'.repeat(50_000);
+    const fold = foldedMessage(line);
+    assert.ok(fold, 'a 50,000-character line was shown whole');
+    assert.equal(fold.head, `${'x'.repeat(FOLDED_CHARS)}\n…`);
+    assert.equal(foldLabel(fold, false), 'Show all (50,000 characters)');
+    assert.equal(foldedMessage('y'.repeat(FOLD_OVER_CHARS)), undefined, `${FOLD_OVER_CHARS} characters: whole`);
   });
 });

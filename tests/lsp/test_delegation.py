@@ -621,7 +621,7 @@ async def test_allowed_tools_naming_no_tool_is_an_argument_to_correct(
 
 
 async def test_a_refused_delegate_call_is_recorded_and_says_which_tools_the_worker_lacks(
-        daemon: Daemon, fake: FakeProvider) -> None:
+        vscode: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
     """``allowed_tools`` naming only tools the worker's profile does not permit started a
     worker with no tools and the planner never learned why; a refused call left no
     ``delegate.*`` event. Now the call is refused, naming the tools, and recorded."""
@@ -634,12 +634,9 @@ async def test_a_refused_delegate_call_is_recorded_and_says_which_tools_the_work
                                      profile="reader")], model=OPUS_API)
     fake.script_text("read it", model=HAIKU_API)
     fake.script_text("done", model=OPUS_API)
-    async with running_server("visual-studio-code", daemon.env, workspaces=[daemon.workspace],
-                              listen=LISTEN) as client:
-        result = await chat(client, daemon, "@opus hand this off")
-        assert result["status"] == "completed"
-        detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
-        assert updates(client, "toolu_none") == []  # no worker, no card
+    result = await chat(vscode, daemon, "@opus hand this off")
+    detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
+    assert updates(vscode, "toolu_none") == []  # no worker, no card
     answers = tool_results(detail)
     assert answers["toolu_none"]["is_error"] and answers["toolu_none"]["content"].startswith(
         "delegate refused: 'allowed_tools' leaves the worker none of the tools you named: "

@@ -618,3 +618,39 @@ async def test_allowed_tools_naming_no_tool_is_an_argument_to_correct(
         "read it\n\n[The worker did not have these tools you named: delegate (workers cannot "
         "delegate).]")}
     assert [r.model for r in fake.requests] == [OPUS_API, HAIKU_API, OPUS_API]
+
+
+async def test_a_refused_delegate_call_is_recorded_and_says_which_tools_the_worker_lacks(
+        vscode: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """``allowed_tools`` naming only tools the worker's profile does not permit started a
+    worker with no tools and the planner never learned why; a refused call left no
+    ``delegate.*`` event. Now the call is refused, naming the tools, and recorded."""
+    daemon.write_routing("global_default: opus\n")
+    (daemon.config / "profiles.yaml").write_text(
+        "profiles:\n  reader:\n    tools: [read_file, grep]\n", "utf-8")
+    fake.script_tool_calls([delegate("toolu_none", allowed_tools=["edit_file"],
+                                     profile="reader"),
+                            delegate("toolu_some", allowed_tools=["read_file", "edit_file"],
+                                     profile="reader")], model=OPUS_API)
+    fake.script_text("read it", model=HAIKU_API)
+    fake.script_text("done", model=OPUS_API)
+    result = await chat(vscode, daemon, "@opus hand this off")
+    detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
+    assert updates(vscode, "toolu_none") == []  # no worker, no card
+    answers = tool_results(detail)
+    assert answers["toolu_none"]["is_error"] and answers["toolu_none"]["content"].startswith(
+        "delegate refused: 'allowed_tools' leaves the worker none of the tools you named: "
+        "edit_file (the worker's profile 'reader' does not permit it). The worker could have "
+        "grep, read_file;")
+    assert answers["toolu_some"]["content"] == (
+        "read it\n\n[The worker did not have these tools you named: edit_file (the worker's "
+        "profile 'reader' does not permit it).]")
+    assert [d["tool_use_id"] for d in detail["delegations"]] == ["toolu_some"]
+    with sqlite3.connect(daemon.data / "switchman.db") as db:
+        rows = db.execute("SELECT type, turn_id, payload FROM events WHERE type LIKE "
+                          "'delegate.%' ORDER BY id").fetchall()
+    refused = [(kind, turn, json.loads(p)) for kind, turn, p in rows
+               if json.loads(p)["tool_use_id"] == "toolu_none"]
+    assert [(kind, turn, p["failure_mode"], p["worker_session_id"], p["tier"])
+            for kind, turn, p in refused] == [
+        ("delegate.failed", result["turn_id"], "invalid_arguments", "", "fast")]

@@ -4,8 +4,8 @@ A worker gets the tools the planner named (by default: the planner's own), narro
 planner's tools, less those no worker ever has, and less those its profile does not permit.
 A named tool left out that way is *withheld*, with the reason, and the planner is told so
 with the delegation's result (it asked for something it did not get and can correct
-itself). The tools no worker gets are also recorded as ``dropped_tools``; the spec lets
-the call go on without them. A call whose named tools (other than those) are all withheld
+itself), except the tools no worker gets: the spec drops those silently, recording them as
+``dropped_tools``. A call whose named tools (other than those) are all withheld
 would start a worker with none of what it was asked to have: it is refused instead, as an
 argument for the planner to correct.
 """
@@ -40,10 +40,13 @@ class WorkerTools:
 
     def note(self) -> str:
         """For the planner, after the worker's result: the tools it named and the worker did
-        not have, and why; empty when it had them all."""
-        if not self.withheld:
+        not have, and why; empty when it had them all. The tools no worker has are left out
+        (spec 001 §5.6 drops them silently: the result is the worker's alone, and they are
+        recorded as ``dropped_tools``)."""
+        told = {n: why for n, why in self.withheld.items() if n not in FORBIDDEN_FOR_WORKERS}
+        if not told:
             return ""
-        listed = "; ".join(f"{name} ({why})" for name, why in self.withheld.items())
+        listed = "; ".join(f"{name} ({why})" for name, why in told.items())
         return f"[The worker did not have these tools you named: {listed}.]"
 
 

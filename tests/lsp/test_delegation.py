@@ -192,9 +192,7 @@ async def test_failure_modes_and_dropped_tools(vscode: SwitchmanClient, daemon: 
     assert slow.reached.is_set()
     detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
     answers = tool_results(detail)
-    assert answers["toolu_drop"]["content"] == (
-        "read only\n\n[The worker did not have these tools you named: delegate (workers "
-        "cannot delegate).]")
+    assert answers["toolu_drop"]["content"] == "read only"  # dropped silently (001 §5.6)
     assert [t["name"] for t in fake.requests[1].body["tools"]] == ["read_file",
                                                                     "_request_context"]
     expected = {
@@ -614,9 +612,7 @@ async def test_allowed_tools_naming_no_tool_is_an_argument_to_correct(
         "delegate refused: 'allowed_tools' names no tool called 'read_fle'; your tools are ")
     assert "read_file" in typo["content"] and "delegate," not in typo["content"]
     assert updates(vscode, "toolu_typo") == []  # no worker was started for it
-    assert answers["toolu_ok"] == {**answers["toolu_ok"], "is_error": False, "content": (
-        "read it\n\n[The worker did not have these tools you named: delegate (workers cannot "
-        "delegate).]")}
+    assert answers["toolu_ok"] == {**answers["toolu_ok"], "is_error": False, "content": "read it"}
     assert [r.model for r in fake.requests] == [OPUS_API, HAIKU_API, OPUS_API]
 
 

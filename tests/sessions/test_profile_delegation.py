@@ -162,8 +162,8 @@ async def test_the_planner_is_told_which_named_tools_its_worker_did_not_have(
     result = await deleg.service.chat(deleg.workspace, None, "@opus go")
     assert tool_names(adapter.requests[1]) == ["read_file", "_request_context"]
     block = tool_result(deleg, result.session_id)
-    assert not block.is_error and block.content == (
+    assert not block.is_error and block.content == (  # memory_add: dropped silently (§5.6)
         "read it\n\n[The worker did not have these tools you named: run_command (you do not "
-        "have it); memory_add (workers cannot change memory or skills).]")
+        "have it).]")
     (started,) = deleg.service.store.events(kind="delegate.started")
     assert (started["allowed_tool_count"], started["dropped_tools"]) == (3, ["memory_add"])

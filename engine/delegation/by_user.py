@@ -35,6 +35,7 @@ from switchman.engine.delegation.focus import (
     parse_command,
     unknown_target,
 )
+from switchman.engine.delegation.grant import worker_tools
 from switchman.engine.delegation.handoff import Handoff
 from switchman.engine.delegation.workers import Delegation, WorkerRun
 from switchman.engine.errors import DelegationDisabled, UnknownTier
@@ -145,7 +146,8 @@ class UserDelegation:
         call = DelegateCall(tier=tier, task=focus.task, profile=profile.name, context=ContextSpec(
             mode="explicit" if includes else "minimal", include=list(includes)))
         run = WorkerRun(self.delegation, live, context, delegation_id, call, _handoff(focus),
-                        tools, profile, source="user", focus=focus.focus)
+                        worker_tools(None, tools, profile), profile, source="user",
+                        focus=focus.focus)
         return await run.result()
 
     def _refuse(self, live: LiveSession, error: UnknownTier | DelegationDisabled) -> TurnResult:

@@ -50,7 +50,7 @@ from switchman.engine.delegation.contract import (
     parse_context_request,
 )
 from switchman.engine.delegation.envelope import HandoffEnvelope, encode
-from switchman.engine.delegation.grant import check_worker_tools, worker_tools
+from switchman.engine.delegation.grant import WorkerTools, check_worker_tools, worker_tools
 from switchman.engine.delegation.handoff import Handoff, prepare, worker_prompt
 from switchman.engine.delegation.progress import (
     EXITED_DETAIL,
@@ -118,16 +118,15 @@ class Delegation:
             spec = parse_call(call.arguments)
             _check_tool_names(spec.allowed_tools, planner_tools.names())
             profile = self.worker_profile(str(planner.folder), spec.profile)
-            check_worker_tools(worker_tools(spec.allowed_tools, planner_tools.names(), profile),
-                               planner_tools.names(), profile)
+            tools = worker_tools(spec.allowed_tools, planner_tools.names(), profile)
+            check_worker_tools(tools, planner_tools.names(), profile)
             handoff = prepare(spec, planner.folder,
                               lambda: self.sessions.store.messages(planner.id))
         except ArgumentProblem as problem:
             record_refusal(self.sessions, self.clock, context, call.id, call.arguments,
                            str(problem))
             return _refused(str(problem))
-        run = WorkerRun(self, planner, context, call.id, spec, handoff, planner_tools.names(),
-                        profile)
+        run = WorkerRun(self, planner, context, call.id, spec, handoff, tools, profile)
         key = (context.turn_id, call.id)
         ended = asyncio.Event()
         self._active[key] = (run, limit, ended)
@@ -193,7 +192,7 @@ class WorkerRun:
 
     def __init__(self, delegation: Delegation, planner: LiveSession, context: ToolContext,
                  tool_use_id: str, call: DelegateCall, handoff: Handoff,
-                 planner_tools: list[str], profile: ActiveProfile,
+                 tools: WorkerTools, profile: ActiveProfile,
                  source: DelegationSource = "planner", focus: str | None = None) -> None:
         self.delegation = delegation
         self.profile = profile
@@ -201,7 +200,7 @@ class WorkerRun:
         self.context = context
         self.call = call
         self.handoff = handoff
-        self.tools = worker_tools(call.allowed_tools, planner_tools, profile)
+        self.tools = tools
         self.dropped, self.allowed = self.tools.dropped, self.tools.allowed
         self.requested: InsufficientContextRequest | None = None
         self.task: asyncio.Task[Any] | None = None

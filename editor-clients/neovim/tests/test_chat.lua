@@ -331,7 +331,15 @@ return {
       H.wait_text(transcript(), 'begun')
       vim.cmd('Switchman restart')
       local stopped = '✗ Switchman stopped while this turn was running (the editor closed, reloaded or restarted it).'
-      H.wait_text(transcript(), stopped) -- it said "(cancelled)", as if you had pressed Stop
+      -- it said "(cancelled)", as if you had pressed Stop. The daemon's own answer says the restart
+      -- stopped it; when its exit reaches the editor first, the editor's line says the daemon stopped
+      local exited = '✗ The Switchman daemon stopped during this turn; sending again starts it.'
+      H.wait_for('the turn ended as stopped by the restart', function()
+        local text = H.text(transcript())
+        return text:find(stopped, 1, true) or text:find('begun\n' .. exited, 1, true)
+      end, nil, function()
+        return H.lines(transcript())
+      end)
       H.check(not H.text(transcript()):find('begun\n(cancelled)', 1, true), 'not as your Stop', H.lines(transcript()))
       H.eq({ 'this turn meets a restart' }, H.lines(chat.view.input), 'the message is back in the input, to send again')
       H.fake('POST', '/_fake/release')

@@ -71,6 +71,9 @@ class CapabilityScope(msgspec.Struct, frozen=True, kw_only=True):
     """Its tools: the planner's (or ``allowed_tools``) ∩ the worker profile's, sorted."""
     dropped_tools: list[str]
     """Tools the planner named that no worker gets."""
+    withheld_tools: dict[str, str] = {}
+    """Other tools the planner named that this worker does not get, with why (the planner
+    lacks them, the worker's profile forbids them); the planner is told these too."""
     approval: str
     """The worker profile's approval mode (``ask`` or ``read_only``)."""
     approval_required: bool

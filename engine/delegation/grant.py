@@ -38,12 +38,17 @@ class WorkerTools:
     withheld: dict[str, str] = field(default_factory=dict)
     """Every named tool the worker does not get, with why, in the order named."""
 
+    def told(self) -> dict[str, str]:
+        """The withheld tools the planner is told of (and the handoff records as
+        ``withheld_tools``): all but those no worker has, which go silently."""
+        return {n: why for n, why in self.withheld.items() if n not in FORBIDDEN_FOR_WORKERS}
+
     def note(self) -> str:
         """For the planner, after the worker's result: the tools it named and the worker did
         not have, and why; empty when it had them all. The tools no worker has are left out
         (spec 001 §5.6 drops them silently: the result is the worker's alone, and they are
         recorded as ``dropped_tools``)."""
-        told = {n: why for n, why in self.withheld.items() if n not in FORBIDDEN_FOR_WORKERS}
+        told = self.told()
         if not told:
             return ""
         listed = "; ".join(f"{name} ({why})" for name, why in told.items())

@@ -27,7 +27,8 @@ from switchman.engine.tools.registry import ToolContext
 
 def handoff_envelope(sessions: SessionManager, planner: LiveSession, context: ToolContext,
                      tool_use_id: str, call: DelegateCall, worker: ActiveProfile, *,
-                     tools: frozenset[str], dropped: list[str], approval_required: bool,
+                     tools: frozenset[str], dropped: list[str], withheld: dict[str, str],
+                     approval_required: bool,
                      timeout_seconds: float, max_concurrent_workers: int,
                      reason: HandoffReason = "planner_delegate") -> HandoffEnvelope:
     """The envelope for a worker about to start (its session id is set once it exists)."""
@@ -52,6 +53,7 @@ def handoff_envelope(sessions: SessionManager, planner: LiveSession, context: To
         input=HandoffInput(task=call.task, context=call.context,
                            output_schema=call.output_schema),
         capability_scope=CapabilityScope(tools=sorted(tools), dropped_tools=list(dropped),
+                                         withheld_tools=dict(withheld),
                                          approval=worker.profile.approval.value,
                                          approval_required=approval_required),
         model_policy=ModelPolicySnapshot(tier=call.tier, profile_model=policy.model,

@@ -339,6 +339,7 @@ class WorkerRun:
         return handoff_envelope(
             self.delegation.sessions, self.planner, self.context, self.progress.tool_use_id,
             self.call, self.profile, tools=self.allowed, dropped=self.dropped,
+            withheld=self.tools.told(),
             approval_required=approval_required,
             timeout_seconds=self.call.timeout_seconds or self.delegation.default_timeout(folder),
             max_concurrent_workers=self.delegation.config.effective(

@@ -167,3 +167,6 @@ async def test_the_planner_is_told_which_named_tools_its_worker_did_not_have(
         "have it).]")
     (started,) = deleg.service.store.events(kind="delegate.started")
     assert (started["allowed_tool_count"], started["dropped_tools"]) == (3, ["memory_add"])
+    # The handoff records what the planner was told, not only the silent drops.
+    assert started["handoff"]["capability_scope"]["withheld_tools"] == {
+        "run_command": "you do not have it"}

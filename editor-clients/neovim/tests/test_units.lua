@@ -434,4 +434,21 @@ return {
         H.lines(chat.view.transcript))
     end,
   },
+  {
+    "a worker's handoff names the tools the planner asked for and the worker did not get, with why",
+    function()
+      local lines = vim.tbl_map(function(l)
+        return l[1]
+      end, require('switchman.handoff').lines(ROOT, {
+        reason = 'planner_delegate', source = { model = OPUS, profile = { name = 'default', resolved_from = 'global' } },
+        target = { tier = 'fast', profile = { name = 'reader', resolved_from = 'session' } },
+        capability_scope = { tools = { 'read_file' }, dropped_tools = { 'memory_add' }, approval = 'read_only',
+          withheld_tools = { run_command = 'you do not have it', edit_file = "the worker's profile 'reader' does not permit it" } },
+        model_policy = { tiers = { fast = HAIKU } }, budget = { timeout_seconds = 600, max_tokens = vim.NIL } }))
+      H.eq('Dropped: memory_add', lines[#lines - 1])
+      H.eq("Withheld: edit_file (the worker's profile 'reader' does not permit it); run_command (you do not have it)",
+        lines[#lines])
+      H.eq('Tools:   read_file (read-only)', lines[4])
+    end,
+  },
 }

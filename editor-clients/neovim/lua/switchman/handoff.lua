@@ -59,6 +59,15 @@ function M.lines(root, envelope)
   if type(scope.dropped_tools) == 'table' and #scope.dropped_tools > 0 then
     table.insert(out, { 'Dropped: ' .. table.concat(scope.dropped_tools, ', '), hl = 'SwitchmanFooter' })
   end
+  if type(scope.withheld_tools) == 'table' and next(scope.withheld_tools) ~= nil then
+    local names = vim.tbl_keys(scope.withheld_tools)
+    table.sort(names)
+    local listed = {}
+    for _, name in ipairs(names) do
+      table.insert(listed, ('%s (%s)'):format(name, tostring(scope.withheld_tools[name])))
+    end
+    table.insert(out, { 'Withheld: ' .. table.concat(listed, '; '), hl = 'SwitchmanFooter' })
+  end
   return out
 end
 

@@ -37,6 +37,11 @@ export function handoffLines(envelope: HandoffEnvelope): HandoffLine[] {
       + `${formatUsd(envelope.budget.cost_today_usd)} today, before the handoff` },
   ];
   if (scope.dropped_tools.length > 0) lines.push({ label: 'Dropped', value: scope.dropped_tools.join(', ') });
+  // Named by the planner, not given (it lacks them, or the worker's profile forbids them).
+  const withheld = Object.entries(scope.withheld_tools ?? {});
+  if (withheld.length > 0) {
+    lines.push({ label: 'Withheld', value: withheld.map(([name, why]) => `${name} (${why})`).join('; ') });
+  }
   return lines;
 }
 

@@ -258,7 +258,11 @@ export interface HandoffEnvelope {
   intent: string;
   source: { session_id: string; model: string; profile: { name: string; resolved_from: string } };
   target: { session_id: string | null; tier: string; profile: { name: string; resolved_from: string } };
-  capability_scope: { tools: string[]; dropped_tools: string[]; approval: string; approval_required: boolean };
+  capability_scope: {
+    tools: string[]; dropped_tools: string[]; approval: string; approval_required: boolean;
+    /** Other tools the planner named that the worker did not get, with why (absent in older records). */
+    withheld_tools?: Record<string, string>;
+  };
   model_policy: { tier: string; profile_model: string | null; tiers: Record<string, string> };
   budget: { max_tokens: number | null; timeout_seconds: number; planner_session_cost_usd: Money; cost_today_usd: Money };
   input: { context: { mode: string; include?: unknown[] }; output_schema: unknown };

@@ -31,6 +31,10 @@ describe('handoff envelope in the worker view', () => {
     assert.equal(planner[0].value, 'planner on claude-opus-4-7, profile default (global default)');
     assert.equal(planner[2].value, 'grep, read_file · approved by you');
     assert.deepEqual(planner.at(-1), { label: 'Dropped', value: 'memory_add' });
+    const withheld = handoffLines({ ...envelope, capability_scope: { ...envelope.capability_scope,
+      withheld_tools: { run_command: 'you do not have it', edit_file: "the worker's profile 'reader' does not permit it" } } });
+    assert.deepEqual(withheld.at(-1), { label: 'Withheld',
+      value: "run_command (you do not have it); edit_file (the worker's profile 'reader' does not permit it)" });
   });
 
   it('a worker session with an envelope brings it into the transcript; older ones do not', () => {

@@ -127,11 +127,12 @@ class UnknownAlias(RoutingError):
 
     code = "unknown_alias"
 
-    def __init__(self, token: str, suggestions: list[str]) -> None:
+    def __init__(self, token: str, suggestions: list[str], note: str = "") -> None:
         self.token = token
         self.suggestions = suggestions
         self.hint = f" Did you mean {', '.join('@' + s for s in suggestions)}?" if suggestions \
             else ""
+        self.hint += f" {note}" if note else ""
         super().__init__(
             f"Unknown model alias '@{token}'. The message was not sent.{self.hint} "
             "Start the message with \\@ to send a literal @."
@@ -147,11 +148,11 @@ class UnknownModel(RoutingError):
 
     code = "unknown_model"
 
-    def __init__(self, name: str, suggestions: list[str]) -> None:
+    def __init__(self, name: str, suggestions: list[str], note: str = "") -> None:
         self.name = name
         self.suggestions = suggestions
         hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
-        super().__init__(f"Unknown model '{name}'.{hint}")
+        super().__init__(f"Unknown model '{name}'.{hint}" + (f" {note}" if note else ""))
 
 
 class EmptyMessage(RoutingError):

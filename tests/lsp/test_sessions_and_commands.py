@@ -113,7 +113,7 @@ async def test_command_keywords_are_read_in_any_case(client: SwitchmanClient, da
                             ("/rules Show", "Rules for "),
                             ("/rules RELOAD", "Reloaded: "),
                             ("/patterns STATS", "No turns remembered yet"),
-                            ("/trust REVOKE All", "'all' was not always allowed here"),
+                            ("/trust REVOKE All", "No tool was always allowed here"),
                             ("/route IGNORE", "There is no pattern suggestion")):
         result = await chat(client, daemon, message)
         assert result["kind"] == "command", message

@@ -108,14 +108,15 @@ class _StdoutProtocol(asyncio.Protocol):
 
     def pause_writing(self) -> None:
         self.paused = True
-        log.warning("the editor is not reading what Switchman sends; its requests are not "
-                    "read until it does")
+        # INFO: a large answer (a long transcript) pauses a reading editor for a moment too.
+        log.info("over a megabyte waits for the editor to read it; its requests are read "
+                 "again once it has")
         if self.requests is not None:
             self.requests.pause_reading()
 
     def resume_writing(self) -> None:
         self.paused = False
-        log.info("the editor reads again; reading its requests")
+        log.debug("the editor has read what waited; reading its requests")
         if self.requests is not None:
             self.requests.resume_reading()
 

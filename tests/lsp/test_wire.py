@@ -401,7 +401,7 @@ def test_a_client_that_stops_reading_stops_being_read(tmp_path: Path) -> None:
     sender = threading.Thread(target=send_all, daemon=True)
     sender.start()
     try:
-        daemon.wait_until(lambda: any("is not reading what Switchman sends" in line
+        daemon.wait_until(lambda: any("waits for the editor to read it" in line
                                       for line in daemon.logged))
         assert daemon.process.poll() is None
         daemon.start_reading()

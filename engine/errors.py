@@ -127,11 +127,12 @@ class UnknownAlias(RoutingError):
 
     code = "unknown_alias"
 
-    def __init__(self, token: str, suggestions: list[str]) -> None:
+    def __init__(self, token: str, suggestions: list[str], note: str = "") -> None:
         self.token = token
         self.suggestions = suggestions
         self.hint = f" Did you mean {', '.join('@' + s for s in suggestions)}?" if suggestions \
             else ""
+        self.hint += f" {note}" if note else ""
         super().__init__(
             f"Unknown model alias '@{token}'. The message was not sent.{self.hint} "
             "Start the message with \\@ to send a literal @."
@@ -147,11 +148,11 @@ class UnknownModel(RoutingError):
 
     code = "unknown_model"
 
-    def __init__(self, name: str, suggestions: list[str]) -> None:
+    def __init__(self, name: str, suggestions: list[str], note: str = "") -> None:
         self.name = name
         self.suggestions = suggestions
         hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
-        super().__init__(f"Unknown model '{name}'.{hint}")
+        super().__init__(f"Unknown model '{name}'.{hint}" + (f" {note}" if note else ""))
 
 
 class EmptyMessage(RoutingError):
@@ -341,10 +342,13 @@ class TurnInProgress(SessionError):
 
     code = "turn_in_progress"
 
-    def __init__(self, turn_id: str) -> None:
+    def __init__(self, turn_id: str, *, elsewhere: bool = False) -> None:
         self.turn_id = turn_id
-        super().__init__("A turn is already running in this session; wait for it to finish "
-                         "or cancel it.")
+        self.elsewhere = elsewhere
+        super().__init__("A turn started in another window (or editor) is still running in "
+                         "this session; wait for it to finish, or stop it there." if elsewhere
+                         else "A turn is already running in this session; wait for it to "
+                         "finish or cancel it.")
 
 
 class InvalidAttachment(SessionError):

@@ -11,9 +11,9 @@ from __future__ import annotations
 from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.clock import Clock
 from switchman.engine.config.registry import ModelRegistry
-from switchman.engine.config.store import ConfigStore
+from switchman.engine.config.store import IN_FORCE_FILE, ConfigStore
 from switchman.engine.config.walker import closest
-from switchman.engine.errors import UnknownModel
+from switchman.engine.errors import UnknownAlias, UnknownModel
 from switchman.engine.patterns import PatternStore
 from switchman.engine.routing.chain import PolicyChain, RouteRequest
 from switchman.engine.routing.decision import RouteDecided
@@ -49,15 +49,29 @@ class Router:
 
     def parse(self, message: str) -> tuple[str, Override | None]:
         """Split off a leading ``@alias``; raises for unknown aliases or empty messages."""
-        return parse_override(message, self.registry())
+        try:
+            return parse_override(message, self.registry())
+        except UnknownAlias as unknown:
+            if not (note := self._models_note()):
+                raise
+            raise UnknownAlias(unknown.token, unknown.suggestions, note) from None
 
     def resolve_model(self, name: str) -> str:
         """The model id for an id or alias; raises :class:`UnknownModel`."""
         registry = self.registry()
         model = registry.resolve(name)
         if model is None:
-            raise UnknownModel(name, closest(name, registry.names()))
+            raise UnknownModel(name, closest(name, registry.names()), self._models_note())
         return model
+
+    def _models_note(self) -> str:
+        """Why a model or alias may be unknown: models.yaml has errors, so the registry in
+        force is its last valid version (or the built-in one), without what the file adds."""
+        path = str(self.config.models_path)
+        if self.config.in_force().get(path, IN_FORCE_FILE) == IN_FORCE_FILE:
+            return ""
+        return (f"{path} has errors, so what it adds is not in use until it is fixed "
+                "(/rules check lists them).")
 
     def chain(self, folder: str | None) -> PolicyChain:
         """A policy chain over the configuration in force for ``folder``."""

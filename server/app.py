@@ -65,6 +65,8 @@ class SwitchmanServer(LanguageServer):
         (held by the configuration-editing feature, which never starts the engine)."""
         self.notifier = EditorNotifier(self)
         """The engine's session observer (the handlers hold its status notifications)."""
+        self.chats_answering: set[asyncio.Task[Any]] = set()
+        """The ``switchman/chat`` requests not answered yet (``shutdown`` waits for them)."""
 
     def notify_json(self, method: str, params: dict[str, Any], *, now: bool = False) -> None:
         """Send a notification with plain JSON params (:meth:`SwitchmanProtocol.notify_json`)."""
@@ -118,6 +120,22 @@ class SwitchmanServer(LanguageServer):
         could): the running turns end ``interrupted``, not cancelled as by the user's Stop."""
         if self._switchman is not None:
             self._switchman.cancel_all()
+
+    def answering_chat(self) -> None:
+        """Called by a ``switchman/chat`` handler: its request is in :attr:`chats_answering`
+        until answered (pygls sends the answer from a done callback added before this one)."""
+        task = asyncio.current_task()
+        if task is not None:
+            self.chats_answering.add(task)
+            task.add_done_callback(self.chats_answering.discard)
+
+    async def chats_answered(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` seconds) until every chat request is answered. An editor
+        sends ``exit`` once ``shutdown`` is answered and may see the daemon's exit before it has
+        read what came last (Neovim 0.7.2 then drops it): a turn the shutdown ended is answered
+        first, so the editor shows the daemon's ``interrupted`` line, not a crash."""
+        if self.chats_answering:
+            await asyncio.wait(set(self.chats_answering), timeout=timeout)
 
     def turns_running(self) -> bool:
         """Whether a chat turn is streaming (never starts the engine to find out)."""

@@ -159,7 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run(tcp=serve.parse_args(argv[1:]).tcp)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse would refuse them with the top level's usage, which lists none
+        args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     _check_arguments(args)
     from switchman.server import subcommands  # noqa: PLC0415
 

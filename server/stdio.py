@@ -6,12 +6,16 @@ both stall the loop: each hop waits for the GIL behind whatever thread holds
 it, and a write blocks outright while the editor is slow to read and the
 pipe is full. Here both ends are non-blocking pipe transports on the loop:
 messages are handled as their bytes arrive (:class:`FrameReader`) and writes
-are buffered by the transport.
+are buffered by the transport, up to a limit: an editor that stops reading what the
+daemon sends (hung, or a broken client) makes the daemon stop reading its requests
+until it reads again (:class:`_StdoutProtocol`), so the answers waiting for it cannot
+grow without bound.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import os
 import stat
@@ -28,6 +32,13 @@ if TYPE_CHECKING:
 
     from switchman.server.protocol import SwitchmanProtocol
 
+
+log = logging.getLogger(__name__)
+
+OUTPUT_HIGH_WATER = 1 << 20
+"""Bytes waiting for the editor to read at which the daemon stops reading its requests."""
+OUTPUT_LOW_WATER = 1 << 18
+"""Bytes still waiting at which it reads them again."""
 
 IDLE_SECONDS = 0.002
 """A frame written after this long without a write leaves at once (see :class:`PipeWriter`)."""
@@ -86,12 +97,35 @@ class PipeWriter:
 
 
 class _StdoutProtocol(asyncio.Protocol):
+    """Flow control for stdout: while more than :data:`OUTPUT_HIGH_WATER` bytes wait for the
+    editor to read them, stdin is not read, so a client that sends requests and never reads
+    the answers stops being served instead of filling the daemon's memory with them."""
+
     def __init__(self, closed: asyncio.Future[None]) -> None:
         self.closed = closed
+        self.requests: asyncio.ReadTransport | None = None  # stdin, once it is open
+        self.paused = False
+
+    def pause_writing(self) -> None:
+        self.paused = True
+        # INFO: a large answer (a long transcript) pauses a reading editor for a moment too.
+        log.info("over a megabyte waits for the editor to read it; its requests are read "
+                 "again once it has")
+        if self.requests is not None:
+            self.requests.pause_reading()
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        log.debug("the editor has read what waited; reading its requests")
+        if self.requests is not None:
+            self.requests.resume_reading()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.closed.done():
             self.closed.set_result(None)
+        if self.paused and self.requests is not None:  # so stdin's end is seen
+            self.paused = False
+            self.requests.resume_reading()
 
 
 class _StdinProtocol(asyncio.Protocol):
@@ -116,8 +150,9 @@ class _StdinProtocol(asyncio.Protocol):
 async def _serve(server: JsonRPCServer, closing: Callable[[], None]) -> None:
     loop = asyncio.get_running_loop()
     closed: asyncio.Future[None] = loop.create_future()
-    transport, _ = await loop.connect_write_pipe(lambda: _StdoutProtocol(closed),
-                                                 sys.stdout.buffer)
+    transport, output = await loop.connect_write_pipe(lambda: _StdoutProtocol(closed),
+                                                      sys.stdout.buffer)
+    transport.set_write_buffer_limits(high=OUTPUT_HIGH_WATER, low=OUTPUT_LOW_WATER)
     # pygls awaits close() and calls write() as it is: both shapes are handled at run time.
     writer = PipeWriter(transport, closed)
     server.protocol.set_writer(cast("AsyncWriter", writer))
@@ -126,6 +161,9 @@ async def _serve(server: JsonRPCServer, closing: Callable[[], None]) -> None:
     frames = FrameReader(cast("SwitchmanProtocol", server.protocol), stop)
     stdin, _ = await loop.connect_read_pipe(lambda: _StdinProtocol(frames, stop, ended),
                                             sys.stdin.buffer)
+    output.requests = stdin
+    if output.paused:
+        stdin.pause_reading()
     try:
         await ended
         closing()  # before asyncio.run cancels what is left

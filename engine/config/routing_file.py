@@ -224,15 +224,16 @@ def _rules(
     shadows = ShadowIndex()  # rules without problems, for shadowing checks
     names: dict[str, int] = {}
     for index, item in enumerate(raw):
+        # A rule dropped for its `use` (unknown model, wrong type, missing) keeps its name.
+        if isinstance(name := item.get("name"), str) and name:
+            if name in names and raw_paths:
+                walker.report(walker.range_at((*path, index, "name")), Code.DUPLICATE_RULE_NAME,
+                              f"Another rule above is already named '{name}'; rule names "
+                              "must be unique so traces can name them.")
+            names.setdefault(name, index)
         rule = _rule(walker, item, (*path, index), index, located=raw_paths)
         if rule is None:
             continue
-        if not rule.synthetic_name:
-            if rule.name in names and raw_paths:
-                walker.report(walker.range_at((*path, index, "name")), Code.DUPLICATE_RULE_NAME,
-                              f"Another rule above is already named '{rule.name}'; rule names "
-                              "must be unique so traces can name them.")
-            names.setdefault(rule.name, index)
         if raw_paths and not walker.tainted((*path, index)):
             _check_shadowing(walker, shadows, rule, (*path, index))
         rules.append(rule)

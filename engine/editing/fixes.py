@@ -10,11 +10,14 @@
 Every edit keeps the file's layout (block or flow style, indentation, quotes).
 That a fix works is checked when it is built, not hoped: with a
 :attr:`FixContext.recheck`, a fix is offered only if the edited text parses and
-has fewer problems like the one it fixes.
+has fewer problems like the one it fixes. Those checks stop once a request has spent
+:data:`FIX_SECONDS` on them (on a huge file each is a whole re-check), so a code action
+never holds the config worker, and every check queued behind it, for long.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 
 import msgspec
@@ -44,6 +47,8 @@ class FixContext(msgspec.Struct, frozen=True):
     """The tier mapping a partial ``tiers`` block is completed from."""
     recheck: Callable[[str], list[Problem]] | None = None
     """Every problem of an edited text, checked exactly as the document's own were."""
+    clock: Callable[[], float] = time.monotonic
+    """Seconds, for :data:`FIX_SECONDS`."""
 
 
 Fixer = Callable[[YamlDocument, Problem, FixContext], list[Fix]]
@@ -52,17 +57,24 @@ Fixer = Callable[[YamlDocument, Problem, FixContext], list[Fix]]
 MAX_FIXED_PROBLEMS = 20
 """Problems per request that get fixes: each fix is checked by re-checking the whole file."""
 
+FIX_SECONDS = 0.5
+"""Time a request spends checking fixes: no check starts after it (the first always runs).
+Problems are taken in the document's order, so at a cursor the fix there is checked."""
+
 
 def fixes(doc: YamlDocument, problems: list[Problem], rng: Range,
           context: FixContext) -> list[Fix]:
     """The fixes for the problems that touch ``rng`` (the first :data:`MAX_FIXED_PROBLEMS`)."""
     found: list[Fix] = []
     fixable = [p for p in problems if p.code in _FIXERS and _touches(p.range, rng)]
+    start, checked = context.clock(), False
     for problem in fixable[:MAX_FIXED_PROBLEMS]:
-        fixer = _FIXERS.get(problem.code)
-        if fixer is not None:
-            found += [fix for fix in fixer(doc, problem, context)
-                      if _works(doc.text, fix, problems, context)]
+        for fix in _FIXERS[problem.code](doc, problem, context):
+            if checked and context.clock() - start >= FIX_SECONDS:
+                return found
+            checked = context.recheck is not None
+            if _works(doc.text, fix, problems, context):
+                found.append(fix)
     return found
 
 

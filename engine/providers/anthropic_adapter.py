@@ -36,6 +36,7 @@ from switchman.engine.providers.errors import (
     cut_short,
     error_detail,
     retry_after_seconds,
+    shown_address,
     unreadable,
 )
 from switchman.engine.routing.tiers import thinking_budget
@@ -143,7 +144,8 @@ class AnthropicAdapter:
         if isinstance(exc, sdk.APITimeoutError) or _is_timeout(exc):
             return ProviderError(ErrorClass.TIMEOUT, detail, model=model)
         if isinstance(exc, sdk.APIConnectionError) or _is_transport(exc):
-            return ProviderError(ErrorClass.NETWORK, detail, model=model)
+            return ProviderError(ErrorClass.NETWORK, detail, model=model,
+                                 address=shown_address(self._client.base_url))
         if (failure := unreadable(exc, model)) is not None:
             return failure
         raise exc

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit, urlunsplit
+
 from switchman.engine.availability import ErrorClass
 from switchman.engine.errors import SwitchmanError
 
@@ -44,6 +46,7 @@ class ProviderError(SwitchmanError):
         model: str = "",
         status: int | None = None,
         retry_after: float | None = None,
+        address: str | None = None,
     ) -> None:
         self.error_class = error_class
         self.detail = detail
@@ -51,7 +54,10 @@ class ProviderError(SwitchmanError):
         self.status = status
         self.retry_after = retry_after
         status_text = f" ({status})" if status else ""
-        super().__init__(f"{model or 'provider'}: {_EXPLANATIONS[error_class]}{status_text}"
+        explanation = _EXPLANATIONS[error_class]
+        if address and error_class is ErrorClass.NETWORK:  # a mistyped base_url shows
+            explanation = f"could not reach the provider at {address} (network error)"
+        super().__init__(f"{model or 'provider'}: {explanation}{status_text}"
                          + (f": {detail}" if detail else "") + self._wait_note())
 
     def _wait_note(self) -> str:
@@ -65,6 +71,14 @@ class ProviderError(SwitchmanError):
     def retryable(self) -> bool:
         """Whether another attempt may succeed."""
         return self.error_class in _RETRYABLE
+
+
+def shown_address(url: object) -> str:
+    """A provider's endpoint as a message may name it: scheme, host, port and path, without
+    a user name, password, query or fragment (where a key could hide)."""
+    parts = urlsplit(str(url))
+    netloc = parts.netloc.rpartition("@")[2]  # as written, even a port no socket can have
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
 def cut_short(model: str) -> ProviderError:

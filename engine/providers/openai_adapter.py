@@ -39,6 +39,7 @@ from switchman.engine.providers.errors import (
     cut_short,
     error_detail,
     retry_after_seconds,
+    shown_address,
     unreadable,
 )
 
@@ -152,11 +153,13 @@ class OpenAIAdapter:
         if isinstance(exc, sdk.APITimeoutError):
             return ProviderError(ErrorClass.TIMEOUT, detail, model=model)
         if isinstance(exc, sdk.APIConnectionError):
-            return ProviderError(ErrorClass.NETWORK, detail, model=model)
+            return ProviderError(ErrorClass.NETWORK, detail, model=model,
+                                 address=shown_address(self._client.base_url))
         if isinstance(exc, sdk.APIError):  # an error object inside the stream
             return ProviderError(ErrorClass.SERVER, detail, model=model)
         if (cause := connection_failure(exc)) is not None:
-            return ProviderError(ErrorClass.NETWORK, redact(str(cause), [self._key]), model=model)
+            return ProviderError(ErrorClass.NETWORK, redact(str(cause), [self._key]), model=model,
+                                 address=shown_address(self._client.base_url))
         if (failure := unreadable(exc, model)) is not None:
             return failure
         raise exc

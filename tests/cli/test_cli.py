@@ -633,6 +633,26 @@ def test_route_refuses_arguments_it_would_silently_ignore(
     assert f"switchman route: error: {complaint}" in err
 
 
+@pytest.mark.parametrize(("arguments", "usage"), [
+    (["route", "hello", "--bogus"], "switchman route"),
+    (["rules", "check", "--bogus"], "switchman rules check"),
+    (["rules", "test", "a.test.yaml", "b.test.yaml"], "switchman rules test"),
+    (["patterns", "stats", "--verbose"], "switchman patterns stats"),
+    (["models", "extra"], "switchman models"),
+])
+def test_an_unknown_argument_is_refused_with_its_sub_commands_usage(
+        config_dir: Path, capsys: pytest.CaptureFixture[str], arguments: list[str],
+        usage: str) -> None:
+    """``switchman route hello --bogus`` printed the top level's usage (``switchman [-h]
+    [--version] COMMAND ...``) and ``switchman: error: …``, which lists no option of route."""
+    with pytest.raises(SystemExit) as exit_:
+        main(arguments)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: {usage} [-h]"), err
+    assert f"{usage}: error: unrecognized arguments: {arguments[-1]}" in err
+
+
 def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
     yield parser
     for action in parser._actions:  # argparse exposes sub-parsers only here

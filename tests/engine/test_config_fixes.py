@@ -175,3 +175,27 @@ def test_an_edit_past_the_last_line_applies_at_the_end_of_the_text() -> None:
     assert apply_edits("a: 1\nb: 2", [TextEdit(Range(past, past), "\nc: 3")]) == "a: 1\nb: 2\nc: 3"
     inside = Position(1, 99)  # past the end of a line: that line's end
     assert apply_edits("a: 1\nb: 2\n", [TextEdit(Range(inside, inside), "0")]) == "a: 1\nb: 20\n"
+
+
+def test_checking_fixes_stops_when_the_request_has_spent_its_time() -> None:
+    """On a huge file each fix's check is a whole re-check (half a second for 6,000 rules):
+    twenty of them kept a code action, and every check queued behind it, waiting ten
+    seconds. Fixes are checked until the request's time is spent; the first is always."""
+    text = "rules:\n" + "".join(f"  - name: r{i}\n    use: haiku\n" for i in range(40))
+    doc = parse_yaml(text, PATHS[ROUTING])
+    found = [p for p in problems_in(ROUTING, text) if p.code is Code.SHADOWED_RULE]
+    everything = Range(found[0].range.start, found[-1].range.end)
+    now = [0.0]
+    checks: list[str] = []
+
+    def slow_recheck(edited: str) -> list[Problem]:
+        checks.append(edited)
+        now[0] += 0.3  # each check takes 0.3 s of the (fake) clock
+        return problems_in(ROUTING, edited)
+
+    offered = fixes(doc, found, everything, FixContext(
+        ROUTING, GLOBAL_TIERS, slow_recheck, clock=lambda: now[0]))
+    assert len(checks) == 2  # 0.6 s: over FIX_SECONDS, so no third check starts
+    assert [f.problem for f in offered] == found[:2]
+    assert fixes(doc, found, everything, FixContext(
+        ROUTING, GLOBAL_TIERS, lambda edited: problems_in(ROUTING, edited)))[:2] == offered

@@ -147,6 +147,17 @@ def test_every_problem_is_reported_not_just_the_first() -> None:
             Code.UNKNOWN_PREDICATE} <= codes
 
 
+@pytest.mark.parametrize("first_use", ["nosuch", "[haiku]", ""])
+def test_a_duplicate_name_is_reported_when_the_first_rules_model_is_wrong(
+        first_use: str) -> None:
+    """A rule whose `use` is refused (unknown model, wrong type, missing) still holds its
+    name: the second rule of that name is reported too, with the first problem."""
+    use = f"    use: {first_use}\n" if first_use else ""
+    text = f"rules:\n  - name: same\n{use}  - name: same\n    use: opus\n"
+    found = problems(ROUTING, text)
+    assert only(found, Code.DUPLICATE_RULE_NAME).range == span(text, "same", 2)
+
+
 def test_columns_are_utf16_code_units_on_non_ascii_lines() -> None:
     # Each emoji is one code point but two UTF-16 code units.
     text = 'rules: [{name: "😀😀 café", use: opsu}]\n'

@@ -347,3 +347,25 @@ def test_a_cancel_sent_with_the_chat_request_still_ends_a_cancelled_turn(
     finally:
         fake.release_stalls()
         raw.close()
+
+
+async def test_an_alias_of_a_models_yaml_with_errors_says_the_file_is_not_in_use(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """A local model added to models.yaml with a mistake (a misspelt provider): its alias was
+    "Unknown model alias '@qwen'" and nothing more, though the file that defines it is not
+    in use until it is fixed; the message says so, as `/model qwen` does."""
+    models = daemon.config / "models.yaml"
+    models.write_text("models:\n  olama:qwen2.5-coder:7b:\n    aliases: [qwen]\n    tier: fast\n",
+                      "utf-8")
+    with pytest.raises(JsonRpcException) as caught:
+        await chat(client, daemon, "@qwen explain this")
+    assert error_data(caught.value)["code"] == "unknown_alias"
+    note = f"{models} has errors, so what it adds is not in use until it is fixed"
+    assert note in str(caught.value.message)
+    answered = await chat(client, daemon, "/model qwen")
+    assert note in str(answered.get("text", answered))
+    models.write_text("models: {}\n", "utf-8")  # fixed: the note goes
+    with pytest.raises(JsonRpcException) as caught:
+        await chat(client, daemon, "@qwen explain this")
+    assert "has errors" not in str(caught.value.message)
+    assert fake.requests == []

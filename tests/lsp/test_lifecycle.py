@@ -248,3 +248,33 @@ def test_exit_over_tcp_ends_the_daemon_without_a_traceback(tmp_path: Path, shutd
         if daemon.poll() is None:
             daemon.kill()
             daemon.wait()
+
+
+def test_a_turn_stopped_by_shutdown_is_answered_before_the_shutdown(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """An editor sends ``exit`` once ``shutdown`` is answered, and may see the daemon's exit
+    before reading what the daemon wrote last (Neovim 0.7.2 then drops it): the running chat's
+    ``interrupted`` answer came after the shutdown answer, and ``:Switchman restart`` mid-turn
+    then said "The Switchman daemon stopped during this turn" instead of the daemon's line."""
+    raw = RawDaemon(daemon.env, daemon.data / "stderr.log")
+    try:
+        assert "result" in raw.initialize(daemon.workspace)
+        stall = fake.script_stall("half", after_chunks=1)
+        chat_id = raw.new_id()
+        raw.send({"jsonrpc": "2.0", "id": chat_id, "method": methods.CHAT,
+                  "params": {"workspace": daemon.uri, "message": "tell me everything"}})
+        assert stall.wait_reached()
+        raw.wait_until(lambda: any(m.get("method") == methods.CHAT_DELTA for m in raw.received))
+        shutdown_id = raw.new_id()
+        raw.send({"jsonrpc": "2.0", "id": shutdown_id, "method": "shutdown", "params": None})
+        raw.response(shutdown_id)
+        answered = [m.get("id") for m in raw.responses()]
+        assert chat_id in answered, "the chat was not answered before the shutdown"
+        assert answered.index(chat_id) < answered.index(shutdown_id)
+        answer = raw.response(chat_id)["result"]
+        assert answer["error"] == {"code": "interrupted", "message": EXITED_MESSAGE}
+        raw.notify("exit", None)
+        assert raw.process.wait(TIMEOUT) == 0
+    finally:
+        fake.release_stalls()
+        raw.close()

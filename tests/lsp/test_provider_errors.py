@@ -67,7 +67,9 @@ async def test_an_unreachable_provider_reads_as_one_sentence_then_the_advice(
         result = await client.request(methods.CHAT, {"workspace": daemon.uri,
                                                      "message": "@gpt-5 hi"})
     message = result["error"]["message"]
-    assert message.startswith("openai:gpt-5: could not reach the provider (network error): ")
+    # The address is named: a mistyped base_url in models.yaml is seen at once.
+    assert message.startswith(f"openai:gpt-5: could not reach the provider at "
+                              f"http://127.0.0.1:{port}/v1 (network error): ")
     assert message.endswith(". Your message is saved; send it again to retry.")
     assert ".." not in message  # the SDK's "Connection error." ran into ". Your message"
 

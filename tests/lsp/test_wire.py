@@ -9,8 +9,10 @@ error or carries Python text, and that the daemon still serves. It runs
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,7 @@ from hypothesis import strategies as st
 
 from switchman.server import methods
 from switchman.server.frames import MAX_FRAME_BYTES, MAX_HEADER_LINE
-from tests.support.lsp import server_env
+from tests.support.lsp import TIMEOUT, server_env
 from tests.support.rawrpc import RawDaemon, frame
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32602, -32603
@@ -374,3 +376,40 @@ def test_a_chat_message_with_bytes_that_are_not_utf8_is_answered_invalid_text(
     assert "invalid character" in answer["error"]["message"]
     assert_clean(answer)
     assert_serving(raw)
+
+
+def test_a_client_that_stops_reading_stops_being_read(tmp_path: Path) -> None:
+    """An editor that sends requests and never reads the answers (hung, or broken) used to
+    have every answer buffered in the daemon, its memory growing with each request. Once
+    a megabyte waits, the daemon reads no more requests until the editor reads again; then
+    every request is answered."""
+    (tmp_path / "project").mkdir()
+    daemon = RawDaemon(server_env(tmp_path / "config", tmp_path / "data"),
+                       tmp_path / "stderr.log", reading=False)
+    workspace = (tmp_path / "project").as_uri()
+    count = 1200  # over 3 MB of answers
+    ids = [daemon.new_id() for _ in range(count + 1)]
+
+    def send_all() -> None:
+        with contextlib.suppress(OSError):  # the daemon ended: the assertions below say so
+            daemon.send({"jsonrpc": "2.0", "id": ids[0], "method": "initialize", "params": {
+                "processId": None, "rootUri": workspace, "capabilities": {}}})
+            for msg_id in ids[1:]:
+                daemon.send({"jsonrpc": "2.0", "id": msg_id, "method": methods.MODELS,
+                             "params": {"workspace": workspace}})
+
+    sender = threading.Thread(target=send_all, daemon=True)
+    sender.start()
+    try:
+        daemon.wait_until(lambda: any("waits for the editor to read it" in line
+                                      for line in daemon.logged))
+        assert daemon.process.poll() is None
+        daemon.start_reading()
+        assert "result" in daemon.response(ids[-1])
+        sender.join(TIMEOUT)
+        answered = {m["id"] for m in daemon.responses()}
+        assert answered == set(ids)
+        assert all("result" in m for m in daemon.responses())
+    finally:
+        daemon.close()
+    assert "Traceback" not in daemon.stderr()

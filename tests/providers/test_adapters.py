@@ -280,11 +280,17 @@ async def test_error_inside_the_stream(api: ApiKind, fake: FakeProvider) -> None
     assert caught.value.retryable
 
 
-async def test_connection_refused_is_a_network_error() -> None:
-    spec = ProviderSpec(name="p", api=ApiKind.OPENAI_COMPATIBLE, base_url="http://127.0.0.1:9/v1")
+@pytest.mark.parametrize("api", APIS)
+async def test_connection_refused_is_a_network_error_naming_the_address(api: ApiKind) -> None:
+    """A mistyped ``base_url`` in models.yaml: the message names the address that could not
+    be reached (it said only "Connection error"), without a password or query in the URL."""
+    spec = ProviderSpec(name="p", api=api, base_url="http://me:secret@127.0.0.1:9/v1?k=1")
     with pytest.raises(ProviderError) as caught:
         await collect(AdapterFactory({}).adapter(spec), request())
     assert caught.value.error_class is ErrorClass.NETWORK
+    assert str(caught.value).startswith(
+        "p:model-x: could not reach the provider at http://127.0.0.1:9/v1 (network error): ")
+    assert "secret" not in str(caught.value) and "k=1" not in str(caught.value)
 
 
 @pytest.mark.parametrize("api", APIS)

@@ -28,16 +28,28 @@ def frame(body: bytes) -> bytes:
 class RawDaemon:
     """``switchman serve`` as a subprocess, spoken to in raw frames."""
 
-    def __init__(self, env: dict[str, str], stderr_path: Path) -> None:
+    def __init__(self, env: dict[str, str], stderr_path: Path, *, reading: bool = True) -> None:
+        """``reading=False``: nothing the daemon sends is read until :meth:`start_reading`
+        (an editor that stopped reading)."""
         self._stderr = stderr_path.open("wb")
         self.stderr_path = stderr_path
         self.process = subprocess.Popen(SERVER_COMMAND, stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=self._stderr, env=env)
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         self.received: list[Any] = []
+        self.logged: list[str] = []  # the daemon's stderr lines, as they come
         self._changed = threading.Condition()
+        self._logger = threading.Thread(target=self._log, name="raw-rpc-stderr", daemon=True)
+        self._logger.start()
         self._next_id = 0
+        self._reading = threading.Event()
+        if reading:
+            self._reading.set()
         self._reader = threading.Thread(target=self._read, name="raw-rpc-reader", daemon=True)
         self._reader.start()
+
+    def start_reading(self) -> None:
+        """Read what the daemon sends, from now on (see ``reading``)."""
+        self._reading.set()
 
     # -- sending ------------------------------------------------------------------------
 
@@ -113,12 +125,26 @@ class RawDaemon:
             except (OSError, TimeoutError, subprocess.TimeoutExpired):
                 self.process.kill()
                 self.process.wait()
+        self._reading.set()
         self._reader.join(TIMEOUT)
+        self._logger.join(TIMEOUT)
         self._stderr.close()
+
+    def _log(self) -> None:
+        """Copy stderr to ``stderr_path`` line by line, keeping each line in ``logged``."""
+        stderr = self.process.stderr
+        assert stderr is not None
+        for line in stderr:
+            self._stderr.write(line)
+            self._stderr.flush()
+            with self._changed:
+                self.logged.append(line.decode("utf-8", errors="replace"))
+                self._changed.notify_all()
 
     def _read(self) -> None:
         stdout = self.process.stdout
         assert stdout is not None
+        self._reading.wait()
         while (message := _read_frame(stdout)) is not None:
             with self._changed:
                 self.received.append(message)

@@ -331,20 +331,32 @@ return {
       H.wait_text(transcript(), 'begun')
       vim.cmd('Switchman restart')
       local stopped = '✗ Switchman stopped while this turn was running (the editor closed, reloaded or restarted it).'
-      -- it said "(cancelled)", as if you had pressed Stop. The daemon's own answer says the restart
-      -- stopped it; when its exit reaches the editor first, the editor's line says the daemon stopped
-      local exited = '✗ The Switchman daemon stopped during this turn; sending again starts it.'
-      H.wait_for('the turn ended as stopped by the restart', function()
-        local text = H.text(transcript())
-        return text:find(stopped, 1, true) or text:find('begun\n' .. exited, 1, true)
-      end, nil, function()
-        return H.lines(transcript())
-      end)
+      -- it said "(cancelled)", as if you had pressed Stop; and when the daemon's exit reached the
+      -- editor before its answer, "The Switchman daemon stopped during this turn"
+      H.wait_text(transcript(), 'begun\n' .. stopped)
+      H.check(not H.text(transcript()):find('begun\n✗ The Switchman daemon stopped', 1, true), 'not as a crash',
+        H.lines(transcript()))
       H.check(not H.text(transcript()):find('begun\n(cancelled)', 1, true), 'not as your Stop', H.lines(transcript()))
       H.eq({ 'this turn meets a restart' }, H.lines(chat.view.input), 'the message is back in the input, to send again')
       H.fake('POST', '/_fake/release')
       chat = H.reopen_chat(chat)
       H.wait_text(transcript(), stopped)
+    end,
+  },
+  {
+    "a restart's exit seen before the turn's answer waits for that answer (it said the daemon stopped)",
+    function()
+      H.script({ { kind = 'text', chunks = { 'early words', 'never' }, fault = { kind = 'stall', after_chunks = 1 } } })
+      type_and_send('this turn is answered after the exit')
+      H.wait_text(transcript(), 'early words')
+      chat:daemon_stopped({ expected = true }) -- the exit of a daemon this Neovim stopped, read first
+      H.check(chat.turn ~= nil, 'the turn still waits for its answer', H.lines(transcript()))
+      vim.cmd('Switchman cancel') -- its answer comes after the exit
+      H.wait_text(transcript(), 'early words\n(cancelled)')
+      wait_idle()
+      H.check(not H.text(transcript()):find('early words\n(cancelled)\n✗', 1, true), 'the answer is the outcome',
+        H.lines(transcript()))
+      H.fake('POST', '/_fake/release')
     end,
   },
   {

@@ -27,6 +27,7 @@ def register(server: SwitchmanServer) -> None:
     @server.feature(methods.CHAT)
     async def chat(params: Any) -> Any:
         p = decode(params, ChatParams)
+        server.answering_chat()
         images = [ImageBlock(i.media_type, i.data) for i in p.images]
         with as_rpc_errors():
             result = await server.switchman.chat(p.workspace, p.session_id, p.message, images,

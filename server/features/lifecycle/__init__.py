@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+SHUTDOWN_WAIT_SECONDS = 2.0
+"""How long ``shutdown`` waits for the turns it ended to be answered (each saves what it has)."""
+
 
 def register(server: SwitchmanServer) -> None:
     """Remember what ``initialize`` announced, start the engine after it, stop it at the end."""
@@ -50,6 +53,7 @@ def register(server: SwitchmanServer) -> None:
         # Before pygls cancels the requests still running (a chat turn's among them, which
         # would end as the user's Stop): the editor is going away, so they end interrupted.
         server.editor_gone()
+        await server.chats_answered(SHUTDOWN_WAIT_SECONDS)  # their answers go out before this one
         if (engine := server.started_engine) is not None:  # none before ``initialized``
             await engine.stop_background()
 

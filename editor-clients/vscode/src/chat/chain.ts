@@ -1,6 +1,6 @@
 /** "Why this model?" as rows of a table: one per policy of the routing chain (pure). */
 
-import { shortModelName } from '../common/format';
+import { plural, shortModelName } from '../common/format';
 import type { ExplainResult, PolicyEvaluation } from '../protocol/types';
 
 export interface ChainRow {
@@ -46,7 +46,7 @@ export function policyName(evaluation: PolicyEvaluation): string {
 function alsoScored(evaluation: PolicyEvaluation): string {
   const others = evaluation.pattern_alternatives ?? [];
   if (evaluation.policy !== 'PATTERN_RECOMMENDATION' || others.length === 0) return '';
-  return `; also scored: ${others.map((o) => `${shortModelName(o.model)} ${o.score.toFixed(3)} (${o.sample_size} samples)`).join(' · ')}`;
+  return `; also scored: ${others.map((o) => `${shortModelName(o.model)} ${o.score.toFixed(3)} (${plural(o.sample_size, 'sample')})`).join(' · ')}`;
 }
 
 export function explanationView(result: ExplainResult): Explanation {

@@ -26,13 +26,13 @@ describe('the routing chain as a table', () => {
       step('PATTERN_RECOMMENDATION', 'chose', { candidate_model: 'anthropic:claude-haiku-4-5',
         reason: 'suggested anthropic:claude-haiku-4-5 (score 0.665, confidence 1.00, 5 samples)',
         pattern_alternatives: [{ model: 'anthropic:claude-opus-4-7', score: 0, sample_size: 5 },
-          { model: 'openai:gpt-5', score: 0.25, sample_size: 2 }] }),
+          { model: 'openai:gpt-5', score: 0.25, sample_size: 2 }, { model: 'openai:gpt-5-mini', score: 0.81, sample_size: 1 }] }),
       step('GLOBAL_DEFAULT', 'not_applicable', { pattern_alternatives: null })] } };
     const [slot4, global] = explanationView(learned).rows;
     // The badge's word for it (the daemon's summary "pattern recommendation", docs/routing.md's table).
     assert.equal(slot4.policy, 'Pattern recommendation');
     assert.equal(slot4.reason, 'suggested anthropic:claude-haiku-4-5 (score 0.665, confidence 1.00, 5 samples); '
-      + 'also scored: claude-opus-4-7 0.000 (5 samples) · gpt-5 0.250 (2 samples)');
+      + 'also scored: claude-opus-4-7 0.000 (5 samples) · gpt-5 0.250 (2 samples) · gpt-5-mini 0.810 (1 sample)');
     assert.equal(global.reason, 'GLOBAL_DEFAULT reason');
   });
 

@@ -298,18 +298,36 @@ function Chat:cancel()
   return true
 end
 
+--- How long a turn running when this Neovim stopped its daemon (`:Switchman restart`) waits for
+--- its answer: the daemon answers the turns it ends (`interrupted`) before it exits, but the
+--- editor may see the exit first.
+M.answer_wait_ms = 1000
+
 --- The daemon went away: a running turn will never be answered, nor its workers end. `info`: the
---- client's `exit` event.
+--- client's `exit` event. After a restart asked for here, the turn's own answer (read after the
+--- exit) is shown if it comes within `answer_wait_ms`.
 function Chat:daemon_stopped(info)
   require('switchman.chat.workers').daemon_stopped(self, info)
-  if self.turn then
-    local turn = self.turn
-    self.turn = nil
-    self:give_back(turn)
-    local lines = render.failure('The Switchman daemon stopped during this turn; sending again starts it.')
-    self.view:append(lines)
-    self:keep({ session_id = self.session_id, at = M.now(), entries = lines })
+  local turn = self.turn
+  if turn and type(info) == 'table' and info.expected then
+    vim.defer_fn(function()
+      self:turn_lost(turn)
+    end, M.answer_wait_ms)
+  elseif turn then
+    self:turn_lost(turn)
   end
+end
+
+--- The running `turn` will not be answered (its daemon stopped): its message goes back to the input.
+function Chat:turn_lost(turn)
+  if self.turn ~= turn then
+    return -- answered meanwhile
+  end
+  self.turn = nil
+  self:give_back(turn)
+  local lines = render.failure('The Switchman daemon stopped during this turn; sending again starts it.')
+  self.view:append(lines)
+  self:keep({ session_id = self.session_id, at = M.now(), entries = lines })
 end
 
 --- Start a new session in the workspace; `on_done(session)` after it is the current one.

@@ -28,6 +28,7 @@ from switchman.engine.messages import (
     Message,
     ToolResultBlock,
 )
+from switchman.engine.plain import to_plain
 from switchman.engine.profiles.listing import profile_list
 from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.decision import ProfileChoice, RouteDecided
@@ -289,7 +290,7 @@ def _config_banners(in_force: dict[str, str]) -> list[str]:
 def transcript_entry(message: Message) -> dict[str, Any]:
     """A message for transcripts: a user's text as typed (``@alias`` included), images with
     their type but not their data."""
-    entry = msgspec.to_builtins(message)
+    entry = to_plain(message)
     typed = entry.pop("typed")
     entry["content"] = [{"type": "image", "media_type": b.media_type}
                         if isinstance(b, ImageBlock) else msgspec.to_builtins(b)

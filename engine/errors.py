@@ -342,10 +342,13 @@ class TurnInProgress(SessionError):
 
     code = "turn_in_progress"
 
-    def __init__(self, turn_id: str) -> None:
+    def __init__(self, turn_id: str, *, elsewhere: bool = False) -> None:
         self.turn_id = turn_id
-        super().__init__("A turn is already running in this session; wait for it to finish "
-                         "or cancel it.")
+        self.elsewhere = elsewhere
+        super().__init__("A turn started in another window (or editor) is still running in "
+                         "this session; wait for it to finish, or stop it there." if elsewhere
+                         else "A turn is already running in this session; wait for it to "
+                         "finish or cancel it.")
 
 
 class InvalidAttachment(SessionError):

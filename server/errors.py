@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import msgspec
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 
 from switchman.engine.errors import (
@@ -29,6 +28,7 @@ from switchman.engine.errors import (
     UnknownWorkspace,
     WorkerSession,
 )
+from switchman.engine.plain import to_plain
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ def rpc_error(error: SwitchmanError) -> JsonRpcException:
         # Imported here: the routing modules are not needed to answer ``initialize``.
         from switchman.engine.routing.explain import render  # noqa: PLC0415
 
-        data.update(decision=msgspec.to_builtins(error.decision), text=render(error.decision))
+        data.update(decision=to_plain(error.decision), text=render(error.decision))
     elif isinstance(error, UnknownProfile):
         data.update(name=error.name, known=error.known)
     elif isinstance(error, TurnInProgress | TurnElsewhere):

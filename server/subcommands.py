@@ -44,6 +44,7 @@ from switchman.engine.keys import key_file_open, key_present, key_source, missin
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.report import format_stats
 from switchman.engine.learning.store import MAX_ROWS, LearnedPatternStore, WorkspaceStats
+from switchman.engine.plain import to_plain
 from switchman.engine.policytest import load_policy, load_test_file, run_cases
 from switchman.engine.profiles.apply import offers_tools
 from switchman.engine.profiles.profile import Profile
@@ -63,7 +64,8 @@ _ENCODER = msgspec.json.Encoder()
 
 
 def _print_json(value: Any) -> None:
-    sys.stdout.write(msgspec.json.format(_ENCODER.encode(value), indent=2).decode() + "\n")
+    encoded = _ENCODER.encode(to_plain(value))
+    sys.stdout.write(msgspec.json.format(encoded, indent=2).decode() + "\n")
 
 
 def _workspace(args: argparse.Namespace) -> Path:

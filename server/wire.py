@@ -6,7 +6,6 @@ from typing import Any
 
 import attrs
 import cattrs
-import msgspec
 from pygls.protocol import default_converter
 from pygls.protocol.json_rpc import (
     JsonRPCNotification,
@@ -14,10 +13,13 @@ from pygls.protocol.json_rpc import (
     JsonRPCResponseMessage,
 )
 
+from switchman.engine.plain import to_plain
+
 
 def to_wire(value: Any) -> Any:
-    """Any engine value (msgspec Structs, enums, Decimals, datetimes) as plain JSON data."""
-    return msgspec.to_builtins(value)
+    """Any engine value (msgspec Structs, enums, Decimals, datetimes) as plain JSON data, its
+    times to the millisecond as the protocol writes them (:func:`to_plain`)."""
+    return to_plain(value)
 
 
 def plain_params_converter() -> cattrs.Converter:

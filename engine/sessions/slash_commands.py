@@ -258,6 +258,8 @@ def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:
     args = _keywords(args)  # tool names are lower case too
     if args[:1] == ["revoke"] and len(args) == 2:
         revoked = trust.revoke(workspace, None if args[1] == "all" else args[1])
+        if not revoked and args[1] == "all":
+            return "No tool was always allowed here; nothing changed."
         if not revoked:
             trusted = trust.trusted(workspace)
             meant = near_misses(args[1], trusted) or [t for t in trusted if t.startswith(args[1])]

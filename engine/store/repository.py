@@ -279,8 +279,9 @@ class SessionStore:
             running = self.db.execute("SELECT id, owner FROM turns WHERE session_id = ? AND "
                                       "status = 'running'", (turn.session_id,)).fetchone()
             if running is not None:
-                if self.owners.alive(running["owner"]):
-                    raise TurnInProgress(running["id"])
+                if self.owners.alive(running["owner"]):  # another daemon's: another window
+                    raise TurnInProgress(running["id"],
+                                         elsewhere=running["owner"] != self.owners.id)
                 self._interrupt(running["owner"], turn.started_at, turn.session_id)
             turn.index = self.db.execute("SELECT COALESCE(MAX(idx), 0) + 1 FROM turns WHERE "
                                          "session_id = ?", (turn.session_id,)).fetchone()[0]

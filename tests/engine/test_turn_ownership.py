@@ -60,6 +60,11 @@ def test_a_live_daemons_running_turn_locks_the_session_for_the_others(
         start_turn(second, session)
     assert caught.value.turn_id == running.id
     assert statuses(second, session) == [(1, "running")]  # nothing half-written
+    # The other window's turn cannot be stopped from here: the message says where it runs
+    # (it said "wait for it to finish or cancel it", and this window has no Stop for it).
+    assert str(caught.value) == ("A turn started in another window (or editor) is still "
+                                 "running in this session; wait for it to finish, or stop it "
+                                 "there.")
 
 
 def test_a_dead_daemons_turn_is_interrupted_and_the_next_turn_numbered_after_it(

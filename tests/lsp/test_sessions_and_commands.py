@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 import subprocess
 import sys
@@ -112,7 +113,7 @@ async def test_command_keywords_are_read_in_any_case(client: SwitchmanClient, da
                             ("/rules Show", "Rules for "),
                             ("/rules RELOAD", "Reloaded: "),
                             ("/patterns STATS", "No turns remembered yet"),
-                            ("/trust REVOKE All", "'all' was not always allowed here"),
+                            ("/trust REVOKE All", "No tool was always allowed here"),
                             ("/route IGNORE", "There is no pattern suggestion")):
         result = await chat(client, daemon, message)
         assert result["kind"] == "command", message
@@ -206,6 +207,35 @@ async def test_sessions_explain_and_preview(client: SwitchmanClient, daemon: Dae
     assert command["command"] == "/model"
     assert len(fake.requests) == 1  # previews call no provider
     assert len(client.received[methods.ROUTE_DECIDED]) == 1  # and record no decision
+
+
+WIRE_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+"""How the protocol writes every time: ISO 8601 UTC to the millisecond, with ``Z``."""
+
+
+def wire_times(value: Any) -> list[str]:
+    """Every time (a field named ``…_at`` or ``timestamp``) anywhere in a message."""
+    if isinstance(value, list):
+        return [t for item in value for t in wire_times(item)]
+    if not isinstance(value, dict):
+        return []
+    return [t for key, item in value.items()
+            for t in ([item] if (key.endswith("_at") or key == "timestamp") and item is not None
+                      else wire_times(item))]
+
+
+async def test_every_time_on_the_wire_is_written_to_the_millisecond(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    fake.script_text("done")
+    first = await chat(client, daemon, "hello")
+    detail = await client.request(methods.SESSION, {"session_id": first["session_id"]})
+    explained = await client.request(methods.EXPLAIN, {"turn_id": first["turn_id"]})
+    listing = await client.request(methods.SESSIONS, {"workspace": daemon.uri})
+    routed = client.received[methods.ROUTE_DECIDED]
+    times = wire_times([detail, explained, listing, routed])
+    # the session (listed and fetched), its two messages, the turn, its decision three times
+    assert len(times) == 11
+    assert [t for t in times if not WIRE_TIME.fullmatch(t)] == []
 
 
 async def test_new_session_inherits_the_sticky_model(client: SwitchmanClient,

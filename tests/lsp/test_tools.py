@@ -247,7 +247,7 @@ async def test_no_answer_in_time_is_a_denial(project: Daemon, fake: FakeProvider
     assert result["status"] == "completed"
     # Nobody refused: the model must not tell the user they did.
     assert str(tool_result(fake)["content"]) == (
-        "The user could not be asked to approve this command (no answer within 1 seconds),"
+        "The user could not be asked to approve this command (no answer within 1 second),"
         " so it did not happen.")
     assert not (project.workspace / "ran").exists()
 
@@ -368,6 +368,8 @@ async def test_always_survives_a_restart_and_slash_trust_revokes_it(
         assert "Did you mean /trust revoke edit_file?" in cut["text"]
         answer = await chat(client, project, "/trust revoke all")
         assert answer["text"] == "Switchman will ask again before: edit_file."
+        again = await chat(client, project, "/trust revoke all")  # "all" is no tool's name
+        assert again["text"] == "No tool was always allowed here; nothing changed."
     assert json.loads((project.data / "trust.json").read_text()) == {}
 
 

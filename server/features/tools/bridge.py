@@ -79,7 +79,8 @@ class EditorApprover:
             reply = await asyncio.wait_for(pending, timeout)
         except TimeoutError:
             self._withdraw(request)
-            return ApprovalAnswer.unanswered(f"no answer within {timeout:g} seconds")
+            unit = "second" if timeout == 1 else "seconds"
+            return ApprovalAnswer.unanswered(f"no answer within {timeout:g} {unit}")
         except asyncio.CancelledError:  # the turn was cancelled while the card was shown
             self._withdraw(request)
             raise

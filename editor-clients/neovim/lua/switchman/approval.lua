@@ -157,6 +157,9 @@ local function loaded_buffer(uri)
   return nil
 end
 
+--- The end of `M.stale`'s reason, for the model: the user has nothing to read again.
+local MODEL_ADVICE = ' Read the file again to make the change.'
+
 --- Why an approved change is not applied after all: the file's buffer no longer has the text the
 --- daemon computed the change from (the user typed while the question waited; or the buffer is too
 --- large to be shared, so the daemon read the disk, which lacks its unsaved changes). The edit's positions would then point
@@ -175,8 +178,8 @@ function M.stale(request)
     return nil
   end
   return ('%s changed in the editor since this change was proposed (or has unsaved changes it was not made '
-    .. 'from): applied to that text it would have landed in the wrong place, so nothing was changed. Read the '
-    .. 'file again to make the change.'):format(given(request.path) and request.path or 'The file')
+    .. 'from): applied to that text it would have landed in the wrong place, so nothing was changed.'
+    .. MODEL_ADVICE):format(given(request.path) and request.path or 'The file')
 end
 
 --- The one-line question `vim.ui.select` shows.
@@ -299,7 +302,7 @@ function M.handle(_, request, _, root)
   end
   local stale = answer and answer.decision ~= 'deny' and M.stale(request)
   if stale then
-    vim.notify('Switchman: not applied: ' .. stale, vim.log.levels.WARN)
+    vim.notify('Switchman: not applied: ' .. stale:sub(1, #stale - #MODEL_ADVICE), vim.log.levels.WARN)
     -- the user allowed it: the model must not be told they refused it
     return answered({ decision = 'deny', reason = stale, refused_by = 'editor' }, 'not_applied', stale)
   end

@@ -8,6 +8,7 @@ import msgspec
 
 from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.config.problems import Severity
+from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.store import IN_FORCE_BUILTIN, IN_FORCE_FILE
 from switchman.engine.delegation import envelope, history
 from switchman.engine.errors import (
@@ -18,7 +19,7 @@ from switchman.engine.errors import (
     UnknownSession,
     UnknownTurn,
 )
-from switchman.engine.keys import key_present
+from switchman.engine.keys import key_present, missing_key_hint
 from switchman.engine.messages import (
     ZERO_USD,
     ApprovalRecord,
@@ -70,7 +71,8 @@ class SessionQueries:
         pending = live.sticky.pending if live else None
         problems, in_force = m.config.state(str(m.workspaces.folder(uri)))
         errors = sum(p.severity is Severity.ERROR for p in problems)
-        banners = self.availability.banners() + _config_banners(in_force)
+        banners = self.availability.banners() + _config_banners(in_force) \
+            + _no_key_banner(m.router.registry())
         sticky = live.sticky.active if live else None
         chosen = live.profile if live else None
         if live is not None and running is not None \
@@ -265,6 +267,18 @@ class SessionQueries:
         """The latest turn's decision in a session."""
         turn = self.manager.store.last_turn(session_id)
         return turn.decision if turn else None
+
+
+def _no_key_banner(registry: ModelRegistry) -> list[str]:
+    """A notice while no model can be called for want of a key (a first run, say): every
+    message will be refused, which the status bar otherwise shows only after one is sent."""
+    providers = [registry.providers[p] for p in dict.fromkeys(
+        model.provider for model in registry.models.values()) if p in registry.providers]
+    if not providers or any(key_present(p) for p in providers):
+        return []
+    hints = list(dict.fromkeys(missing_key_hint(p) for p in providers))
+    return [f"No provider has an API key, so every message will be refused: set "
+            f"{' or '.join(hints)} (see 'switchman models')."]
 
 
 def _config_banners(in_force: dict[str, str]) -> list[str]:

@@ -9,7 +9,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from switchman.server import methods
-from tests.lsp.conftest import Daemon, deltas, error_data
+from tests.lsp.conftest import LISTEN, Daemon, deltas, error_data
 from tests.support.fake_provider import FakeProvider, Usage
 from tests.support.lsp import CLIENTS, SwitchmanClient, running_server
 
@@ -32,6 +32,18 @@ async def test_status_is_sent_after_initialized(client: SwitchmanClient, daemon:
     assert status["turn_in_flight"] is False
     assert status["cost_today_usd"] == "0.000000"
     assert status["config_errors"] == 0
+    assert status["banners"] == []
+
+
+async def test_status_says_when_no_provider_has_a_key(daemon: Daemon) -> None:
+    """A first run with no API key: the status bar said `auto` as if all were well, and the
+    first message was refused. The status names the keys to set before anything is sent."""
+    env = {k: v for k, v in daemon.env.items() if not k.endswith("_API_KEY")}
+    async with running_server("visual-studio-code", env, [daemon.workspace], LISTEN) as client:
+        status = await client.wait_for(methods.STATUS, lambda s: s["workspace"] == daemon.uri)
+    assert status["banners"] == [
+        "No provider has an API key, so every message will be refused: set ANTHROPIC_API_KEY "
+        "or OPENAI_API_KEY (see 'switchman models')."]
 
 
 async def test_set_model_applies_and_routes_the_next_turn(

@@ -107,3 +107,45 @@ def redact(text: str, secrets: list[str]) -> str:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "[redacted]")
     return _TOKEN_LIKE.sub("[redacted]", text)
+
+
+class KeyMask:
+    """Masks a key in streamed text, also when it arrives split across pieces.
+
+    A provider, a proxy or a local server that echoes the key it was sent as answer
+    text must not carry it to the editor, the transcript or the database. Of each
+    piece, what could be the start of the key is held back until the next piece
+    (or :meth:`flush`) shows whether it is.
+    """
+
+    def __init__(self, secret: str | None) -> None:
+        self._secret = secret if secret and len(secret) >= 8 else ""
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        """What of the text so far can be shown, the key masked."""
+        if not self._secret:
+            return text
+        text = (self._held + text).replace(self._secret, "[redacted]")
+        keep = self._partial(text)
+        self._held = text[len(text) - keep:] if keep else ""
+        return text[:len(text) - keep]
+
+    def flush(self) -> str:
+        """The text held back: the stream ended, or something other than text follows."""
+        held, self._held = self._held, ""
+        return held
+
+    def mask(self, text: str) -> str:
+        """A whole text, the key masked."""
+        return text.replace(self._secret, "[redacted]") if self._secret else text
+
+    def _partial(self, text: str) -> int:
+        """The length of the longest end of ``text`` that begins the key."""
+        secret = self._secret
+        index = text.find(secret[0], max(0, len(text) - len(secret) + 1))
+        while index != -1:
+            if secret.startswith(text[index:]):
+                return len(text) - index
+            index = text.find(secret[0], index + 1)
+        return 0

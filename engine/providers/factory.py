@@ -25,10 +25,19 @@ import os
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 
+import msgspec
+
 from switchman.engine.config.registry import ApiKind, ProviderSpec
 from switchman.engine.gcpause import run_paused
-from switchman.engine.keys import read_key
-from switchman.engine.providers.base import ProviderAdapter, ProviderRequest, StreamEvent
+from switchman.engine.keys import KeyMask, read_key
+from switchman.engine.messages import TextBlock
+from switchman.engine.providers.base import (
+    Finished,
+    ProviderAdapter,
+    ProviderRequest,
+    StreamEvent,
+    TextDelta,
+)
 
 
 class AdapterFactory:
@@ -49,7 +58,8 @@ class AdapterFactory:
                      str(provider.timeout_seconds))
         adapter = self._cache.get(cache_key)
         if adapter is None:
-            adapter = self._cache[cache_key] = DeferredAdapter(lambda: self._create(provider, key))
+            adapter = self._cache[cache_key] = DeferredAdapter(lambda: self._create(provider, key),
+                                                               key)
         return adapter
 
     def prepare(self, provider: ProviderSpec) -> None:
@@ -71,10 +81,12 @@ class AdapterFactory:
 
 
 class DeferredAdapter:
-    """An adapter created (SDK import included) once, on a worker thread."""
+    """An adapter created (SDK import included) once, on a worker thread. Its answers never
+    hold ``key``: a provider that echoes it gets it masked (:class:`KeyMask`)."""
 
-    def __init__(self, create: Callable[[], ProviderAdapter]) -> None:
+    def __init__(self, create: Callable[[], ProviderAdapter], key: str | None = None) -> None:
         self._create = create
+        self._key = key
         self._created: concurrent.futures.Future[ProviderAdapter] | None = None
 
     def prepare(self) -> concurrent.futures.Future[ProviderAdapter]:
@@ -93,8 +105,29 @@ class DeferredAdapter:
             adapter = created.result()
         else:  # shielded: a cancelled turn must not cancel a creation other turns share
             adapter = await asyncio.shield(asyncio.wrap_future(created))
-        async for event in adapter.stream(request):
-            yield event
+        mask = KeyMask(self._key)
+        try:
+            async for event in adapter.stream(request):
+                if isinstance(event, TextDelta):
+                    if shown := mask.feed(event.text):
+                        yield TextDelta(shown)
+                    continue
+                if held := mask.flush():
+                    yield TextDelta(held)
+                yield _masked(event, mask) if isinstance(event, Finished) else event
+        except Exception:
+            # A stream cut short keeps its last text, which only looked like the key's start.
+            # (A cancelled turn keeps what was shown: at most that start is not.)
+            if held := mask.flush():
+                yield TextDelta(held)
+            raise
+
+
+def _masked(finished: Finished, mask: KeyMask) -> Finished:
+    """The answer as the editor and the transcript get it: the key masked in its text."""
+    return msgspec.structs.replace(finished, content=[
+        msgspec.structs.replace(b, text=mask.mask(b.text)) if isinstance(b, TextBlock) else b
+        for b in finished.content])
 
 
 def _fulfil(future: concurrent.futures.Future[ProviderAdapter],

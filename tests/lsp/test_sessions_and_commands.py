@@ -16,7 +16,7 @@ from pygls.exceptions import JsonRpcException
 
 from switchman.engine.sessions.slash_commands import patterns_usage
 from switchman.server import methods
-from tests.lsp.conftest import ANTHROPIC_KEY, LISTEN, OPENAI_KEY, Daemon, error_data
+from tests.lsp.conftest import ANTHROPIC_KEY, LISTEN, OPENAI_KEY, Daemon, deltas, error_data
 from tests.support.fake_provider import FakeProvider
 from tests.support.lsp import (
     CLIENTS,
@@ -363,14 +363,38 @@ async def test_api_keys_never_leave_the_daemon(client: SwitchmanClient, daemon: 
     await chat(client, daemon, "@gpt-5 hello")
     detail = await client.request(methods.SESSION, {"session_id": failed["session_id"]})
     listing = await client.request(methods.MODELS, {"workspace": daemon.uri})
-    seen = repr([failed, detail, listing, dict(client.received)])
+    assert_no_key(repr([failed, detail, listing, dict(client.received)]), daemon, capfd)
+    assert "[redacted]" in failed["error"]["message"]
+
+
+def assert_no_key(seen: str, daemon: Daemon, capfd: pytest.CaptureFixture[str]) -> None:
+    """Neither key is in ``seen`` (what the editor got), the logs or the database."""
     logs = capfd.readouterr()
     database = b"".join(p.read_bytes() for p in Path(daemon.data).glob("switchman.db*"))
     for key in (ANTHROPIC_KEY, OPENAI_KEY):
         assert key not in seen
         assert key not in logs.out + logs.err
         assert key.encode() not in database
-    assert "[redacted]" in failed["error"]["message"]
+
+
+async def test_a_key_a_provider_echoes_in_its_answer_is_masked(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """A provider (a proxy, a local server) that streams the key it was sent back as answer
+    text, split across deltas: the daemon masks it in the deltas, the result, the
+    transcript and the database, as it does in error messages."""
+    half = len(ANTHROPIC_KEY) // 2
+    fake.script_text("Your key: ", ANTHROPIC_KEY[:half], ANTHROPIC_KEY[half:], " and ",
+                     ANTHROPIC_KEY, ". Prefix only: sk-ant-")
+    result = await chat(client, daemon, "hello")
+    assert result["text"] == "Your key: [redacted] and [redacted]. Prefix only: sk-ant-"
+    streamed = "".join(d["text"] for d in deltas(client, result["turn_id"]))
+    assert streamed == result["text"]
+    fake.script_text("sk-openai-", OPENAI_KEY[len("sk-openai-"):])
+    other = await chat(client, daemon, "@gpt-5 hello")
+    assert other["text"] == "[redacted]"
+    detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
+    assert_no_key(repr([result, other, detail, dict(client.received)]), daemon, capfd)
 
 
 async def test_a_key_pasted_into_routing_yaml_is_never_repeated(

@@ -249,6 +249,19 @@ return {
         return chat().session_id == left
       end)
       vim.cmd('tabclose')
+      -- while the chat's turn runs it is refused at once: the picker asked which session, then refused
+      H.script({ { kind = 'text', chunks = { 'busy answering', 'never' }, fault = { kind = 'stall', after_chunks = 1 } } })
+      chat():send('@mini a turn that is still running')
+      H.wait_text(chat().view.transcript, 'busy answering')
+      local offered = H.stub_select(function()
+        return false
+      end)
+      H.notifications = {}
+      vim.cmd('Switchman resume')
+      H.check((last_notification() or ''):find('a turn is still running', 1, true), 'refused', H.notifications)
+      H.eq({}, offered, 'no session was offered')
+      H.fake('POST', '/_fake/release')
+      wait_idle()
     end,
   },
   {

@@ -264,6 +264,27 @@ return {
     end,
   },
   {
+    "a stored turn another window is still running says so, not a finished turn's cost of $0",
+    function()
+      -- the chat drawn again while another window's turn streamed ended it with
+      -- `  haiku · $0.000000 · 0 in / 0 out tokens`, as if it had finished costing nothing
+      local at = '2026-11-24T12:00:01Z'
+      local detail = {
+        messages = {
+          { id = 'm1', turn_id = 'T1', role = 'user', created_at = at, content = { { type = 'text', text = 'go' } } },
+          { id = 'm2', turn_id = 'T1', role = 'assistant', created_at = at, content = { { type = 'text', text = 'So far' } } },
+        },
+        turns = { { id = 'T1', model = SONNET, summary = 'global default', status = 'running', cost_usd = '0.000000',
+          usage = { input_tokens = 0, output_tokens = 0 } } },
+      }
+      local lines = vim.tbl_map(function(l)
+        return l[1]
+      end, render.history(ROOT, detail))
+      H.eq(' · still running (started in another window or editor)', lines[#lines]:match(' · .*$'),
+        table.concat(lines, '\n'))
+    end,
+  },
+  {
     'a no-model-available error shows the explanation the daemon rendered',
     function()
       local lines = render.rpc_error({ code = 1006, message = 'No model available for this message.',

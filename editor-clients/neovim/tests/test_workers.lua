@@ -123,6 +123,14 @@ return {
       H.eq(1, #worker_lines(), 'one line for the running worker', H.lines(transcript()))
       H.check(worker_lines()[1]:find('List the functions in src/app.py', 1, true), 'the line names the task',
         worker_lines())
+      -- its time goes on while the worker works silently (it stayed at its last update's, e.g. 0.3s)
+      local function seconds()
+        return tonumber(worker_lines()[1]:match(' · ([%d.]+)s — ')) or 0
+      end
+      local before = seconds()
+      H.wait_for('the running time to go on', function()
+        return seconds() >= before + 1
+      end, 5000, worker_lines)
       H.fake('POST', '/_fake/release')
       H.wait_text(transcript(), 'The worker found one function: main().')
       wait_idle()

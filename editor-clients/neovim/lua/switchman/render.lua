@@ -203,12 +203,15 @@ function M.outcome(root, result, turn_id)
   if present(result.model) then
     table.insert(facts, models.short_name(root, result.model))
   end
-  if present(result.cost_usd) then
+  if result.status == 'running' then
+    -- a stored turn still streaming: another window's (or editor's), drawn here before it ends
+    table.insert(facts, 'still running (started in another window or editor)')
+  elseif present(result.cost_usd) then
     -- the part Switchman estimated (a call stopped, failed or cut off before the provider
     -- reported its usage) is named, so an estimate is not taken for the provider's figure
     table.insert(facts, cost.line(result.cost_usd, result.estimated_usd))
   end
-  if present(result.usage) then
+  if present(result.usage) and result.status ~= 'running' then
     table.insert(facts, tokens(result.usage))
   end
   table.insert(out, { '  ' .. table.concat(facts, ' · '), hl = 'SwitchmanFooter' })

@@ -127,6 +127,10 @@ function M.resume(root, session_id)
   if session_id then
     return chat.resume(root, session_id)
   end
+  local open = chat.get(root)
+  if open and open:still_running() then -- said before the picker, not after a session is picked
+    return
+  end
   M.pick(root, false, {
     prompt = 'Continue which session?',
     on_choice = function(session)

@@ -267,32 +267,24 @@ function M.asked(root, worker_session_id, record)
   end
 end
 
---- Show or update a delegation of the chat's running turn in its transcript.
-function M.show(chat, update)
-  chat.workers = chat.workers or {}
-  update.received_at = update.received_at or vim.loop.now()
-  local known = chat.workers[update.tool_use_id]
-  local entry = { M.line(chat.root, update), hl = HIGHLIGHT[update.status] or 'SwitchmanTool' }
-  local model_name = present(update.model) and models.short_name(chat.root, update.model) or nil
-  local bufnr = chat.view.transcript
-  if not known then
-    local row = row_before_later_calls(chat, update)
-    if row then
-      insert_line(chat, row, entry)
-    else
-      chat.view:append({ entry })
-      row = vim.api.nvim_buf_line_count(bufnr) - 1
-    end
-    local mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { right_gravity = false })
-    chat.workers[update.tool_use_id] = { update = update, mark = mark, model_name = model_name }
-    return
+--- How long a delegation still running (or waiting to start) has run by now: the time of its last
+--- update counted on since it came (the daemon updates a worker's line only as it works).
+local function elapsed_now(update)
+  if not present(update.elapsed_seconds) or not update.received_at then
+    return update.elapsed_seconds
   end
-  known.update = update
-  known.model_name = update.model_name or model_name
+  return (tonumber(update.elapsed_seconds) or 0) + (vim.loop.now() - update.received_at) / 1000
+end
+
+--- Draw a shown delegation's line again, from `shown` (its last update, or that update with its
+--- time counted on).
+local function redraw(chat, known, shown)
+  local bufnr = chat.view.transcript
   local pos = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, known.mark, {})
   if not pos or not pos[1] then
     return -- the line was cleared (new session)
   end
+  local entry = { M.line(chat.root, shown), hl = HIGHLIGHT[shown.status] or 'SwitchmanTool' }
   local row = pos[1]
   local old = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
   local modifiable = vim.bo[bufnr].modifiable
@@ -305,13 +297,63 @@ function M.show(chat, update)
   vim.api.nvim_buf_add_highlight(bufnr, ns, entry.hl, row, 0, -1)
 end
 
---- How long a delegation still running (or waiting to start) has run by now: the time of its last
---- update counted on since it came (the daemon updates a worker's line only as it works).
-local function elapsed_now(update)
-  if not present(update.elapsed_seconds) or not update.received_at then
-    return update.elapsed_seconds
+local function live(update)
+  return update.status == 'running' or M.waits_to_start(update.status)
+end
+
+--- Once a second while a delegation of the chat runs or waits to start, its line's time goes on:
+--- the daemon updates the line only as the worker works, and a worker waiting for its model (or a
+--- delegation for a slot) showed the time of its last update, `0.3s`, for minutes.
+local function keep_time(chat)
+  if chat.worker_clock then
+    return
   end
-  return (tonumber(update.elapsed_seconds) or 0) + (vim.loop.now() - update.received_at) / 1000
+  local clock = vim.loop.new_timer()
+  chat.worker_clock = clock
+  clock:start(1000, 1000, vim.schedule_wrap(function()
+    if chat.worker_clock ~= clock then
+      return
+    end
+    local any = false
+    for _, known in pairs(chat.view:valid() and chat.workers or {}) do
+      if live(known.update) and present(known.update.elapsed_seconds) then
+        any = true
+        redraw(chat, known, vim.tbl_extend('force', known.update, { elapsed_seconds = elapsed_now(known.update) }))
+      end
+    end
+    if not any then
+      chat.worker_clock = nil
+      clock:stop()
+      clock:close()
+    end
+  end))
+end
+
+--- Show or update a delegation of the chat's running turn in its transcript.
+function M.show(chat, update)
+  chat.workers = chat.workers or {}
+  update.received_at = update.received_at or vim.loop.now()
+  if live(update) then
+    keep_time(chat)
+  end
+  local known = chat.workers[update.tool_use_id]
+  if known then
+    known.update = update
+    known.model_name = update.model_name or (present(update.model) and models.short_name(chat.root, update.model) or nil)
+    return redraw(chat, known, update)
+  end
+  local entry = { M.line(chat.root, update), hl = HIGHLIGHT[update.status] or 'SwitchmanTool' }
+  local bufnr = chat.view.transcript
+  local row = row_before_later_calls(chat, update)
+  if row then
+    insert_line(chat, row, entry)
+  else
+    chat.view:append({ entry })
+    row = vim.api.nvim_buf_line_count(bufnr) - 1
+  end
+  local mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { right_gravity = false })
+  chat.workers[update.tool_use_id] = { update = update, mark = mark,
+    model_name = present(update.model) and models.short_name(chat.root, update.model) or nil }
 end
 
 --- How the daemon records a delegation it ends as it exits (`:Switchman restart`), by its status then.

@@ -425,6 +425,16 @@ function M.error_message(err)
   return tostring(err)
 end
 
+--- Tell the user the daemon's error (or a problem starting it) as the plugin says everything,
+--- `Switchman: …`, so it is clear who says it (the daemon's own messages do not name it).
+function M.notify_error(err, level)
+  local message = M.error_message(err)
+  if not message:find('^Switchman') then
+    message = 'Switchman: ' .. message
+  end
+  vim.notify(message, level or vim.log.levels.ERROR)
+end
+
 --- Send `method` to the workspace's daemon; `on_done(err, result)` runs on the main loop.
 --- Returns the request id (for cancelling), or nil when the daemon could not be reached.
 function M.request(root, method, params, on_done)
@@ -482,6 +492,13 @@ function M.attach(bufnr)
     return nil
   end
   vim.api.nvim_buf_set_var(bufnr, 'switchman_root', root)
+  local encoding = vim.bo[bufnr].fileencoding:lower()
+  if encoding ~= '' and encoding ~= 'utf-8' and encoding ~= 'utf8' then
+    -- the daemon is sent the buffer (valid text, no diagnostic) but reads the file as UTF-8 only
+    vim.notify(('Switchman: %s is not UTF-8 (Neovim read it as %s): Switchman reads its configuration as UTF-8 '
+      .. 'only and cannot use this file. To write it as UTF-8: :set fileencoding=utf-8, then :write.'):format(
+      vim.fn.fnamemodify(name, ':t'), encoding), vim.log.levels.WARN)
+  end
   return client
 end
 

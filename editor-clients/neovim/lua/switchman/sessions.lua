@@ -34,7 +34,7 @@ end
 function M.open(root, session_id)
   client.request(root, protocol.request.session, { session_id = session_id }, function(err, detail)
     if err then
-      return vim.notify(client.error_message(err), vim.log.levels.ERROR)
+      return client.notify_error(err, vim.log.levels.ERROR)
     end
     ui.scratch('switchman://session/' .. session_id, render.transcript(root, detail),
       { root = root, filetype = 'switchman_transcript', split = 'tab split' })
@@ -77,7 +77,7 @@ function M.pick(root, include_workers, how)
   local params = { workspace = workspace.uri(root), include_workers = include_workers }
   client.request(root, protocol.request.sessions, params, function(err, result)
     if err then
-      return vim.notify(client.error_message(err), vim.log.levels.ERROR)
+      return client.notify_error(err, vim.log.levels.ERROR)
     end
     local items = M.flatten(result.sessions)
     if #items == 0 then

@@ -51,7 +51,7 @@ CONTEXT = s.Obj("The turn's state.", title="context", fields={
     "estimated_input_tokens": s.Field(s.Scalar("", "integer", minimum=0)),
     "files_touched": s.Field(_STRINGS),
     "cost_today_usd": s.Field(s.Scalar("", "number", minimum=0)),
-    "local_time": s.Field(s.Scalar("Local time, HH:MM.")),
+    "local_time": s.Field(s.Scalar("Local time, HH:MM.", format="time")),
     "has_tool_calls_in_history": s.Field(s.Scalar("", "boolean")),
     "skills_matching": s.Field(_STRINGS),
     "has_tool_definitions": s.Field(s.Scalar("", "boolean")),
@@ -287,8 +287,8 @@ def _resolve(registry: ModelRegistry, name: str | None) -> str | None:
 def _context(case: Mapping[str, Any], message: str) -> TurnContext:
     ctx = dict(case.get("context", {}))
     if "local_time" in ctx:
-        hh, _, mm = str(ctx["local_time"]).partition(":")
-        ctx["local_time"] = time(int(hh), int(mm or 0))
+        hh, _, mm = str(ctx["local_time"]).strip().partition(":")  # HH:MM (checked)
+        ctx["local_time"] = time(int(hh), int(mm))
     if "cost_today_usd" in ctx:
         ctx["cost_today_usd"] = Decimal(str(ctx["cost_today_usd"]))
     ctx.setdefault("has_tool_definitions", True)

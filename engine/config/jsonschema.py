@@ -28,9 +28,9 @@ FILE_NAMES = {FileKind.ROUTING: "routing.schema.json",
               FileKind.MODELS: "models.schema.json",
               FileKind.PROFILES: "profiles.schema.json",
               FileKind.WORKSPACE_PROFILES: "workspace-profiles.schema.json"}
-_PATTERNS = {"env-var": r"^[A-Za-z_][A-Za-z0-9_]*$", "url": r"^https?://",
-             "model-id": r"^[^:\s][^:]*:.*\S"}
 _TIME = r"^([01]?[0-9]|2[0-3]):[0-5][0-9]$"
+_PATTERNS = {"env-var": r"^[A-Za-z_][A-Za-z0-9_]*$", "url": r"^https?://",
+             "model-id": r"^[^:\s][^:]*:.*\S", "time": _TIME}
 _JSON_TYPES = {"string": "string", "integer": "integer", "number": "number",
                "boolean": "boolean"}
 

@@ -15,7 +15,7 @@ from switchman.engine.config.problems import Code, Severity
 
 ScalarType = Literal["string", "integer", "number", "boolean"]
 ScalarFormat = Literal["regex", "model", "provider", "env-var", "url", "path", "model-id",
-                       "skill"]
+                       "skill", "time"]
 
 TIER_NAMES = ("fast", "balanced", "deep")
 COMPLEXITY_LEVELS = ("trivial", "small", "medium", "large")

@@ -414,6 +414,9 @@ class Walker:
                              f"'{value}' is not an environment variable name.")
         elif fmt == "url" and (problem := url_problem(value)) is not None:
             return self._bad(node, Code.INVALID_VALUE, problem)
+        elif fmt == "time" and _HHMM.match(str(value).strip()) is None:
+            return self._bad(node, Code.INVALID_VALUE,
+                             f"'{shorten(node.text)}' is not a time of day; use 24-hour HH:MM.")
         return value
 
     def _model(self, node: YamlNode, name: str) -> Any:

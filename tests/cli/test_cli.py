@@ -59,6 +59,21 @@ def test_a_failing_case_exits_1_and_says_why(tmp_path: Path, capsys: pytest.Capt
     assert out.strip().endswith("0 passed, 1 failed")
 
 
+@pytest.mark.parametrize("given", ['"25:99"', '"noon"', '"7"', "-1"])
+def test_a_local_time_that_is_no_time_of_day_is_a_located_problem(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], config_dir: Path,
+        given: str) -> None:
+    """`context: {local_time: "25:99"}` ended `rules test` with a traceback (ValueError)."""
+    test_file = tmp_path / "t.test.yaml"
+    test_file.write_text("cases:\n  - name: late\n    message: hi\n"
+                         f"    context: {{local_time: {given}}}\n"
+                         "    expect: {model: sonnet}\n", "utf-8")
+    code, out = run(capsys, "rules", "test", str(test_file))
+    assert code == 2
+    assert f"{test_file}:4:27: error [invalid-value] '{given.strip(chr(34))}' is not a time " \
+        "of day; use 24-hour HH:MM." in out
+
+
 def test_an_empty_message_fails_a_policy_test_as_the_chat_refuses_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], config_dir: Path) -> None:
     """`message: ""` was routed to the global default, so `expect: {error: empty_message}`

@@ -179,7 +179,8 @@ local function on_exit(code, signal, client_id)
   end)
 end
 
-local function env()
+--- What the daemon's environment adds to Neovim's (`cmd_env`, `config_dir`), or nil.
+function M.daemon_env()
   local extra = vim.deepcopy(config.options.cmd_env or {})
   if config.options.config_dir then
     extra.SWITCHMAN_CONFIG_DIR = workspace.config_dir()
@@ -227,7 +228,7 @@ local function client_config(root)
   return {
     name = protocol.client_name,
     cmd = config.server_cmd(),
-    cmd_env = env(),
+    cmd_env = M.daemon_env(),
     root_dir = root,
     workspace_folders = { { uri = workspace.uri(root), name = root } },
     init_options = config.options.init_options,

@@ -19,6 +19,10 @@ function M.flatten(sessions, depth, out)
   return out
 end
 
+--- How a listed worker's delegation went, when it did not simply do its task (`delegation_status`;
+--- a stop's `cancelled` in words, as the worker line says it).
+local DELEGATION = { failed = 'failed · ', cancelled = 'stopped · ', running = 'running · ', queued = 'queued · ' }
+
 --- One line of the session picker.
 function M.describe(root, item, current_id)
   local s = item.session
@@ -26,8 +30,8 @@ function M.describe(root, item, current_id)
   local indent = string.rep('  ', item.depth) .. (item.depth > 0 and '↳ ' or '')
   local last = s.last_model ~= vim.NIL and models.short_name(root, s.last_model) or '-'
   local title = (s.title ~= vim.NIL and s.title ~= '') and s.title or 'Untitled'
-  return ('%s %s%s  %s  (%s · $%s · %s)'):format(marker, indent, render.date(s.updated_at), title,
-    render.turns(s.turn_count), s.cost_usd or '0', last)
+  return ('%s %s%s  %s  (%s%s · $%s · %s)'):format(marker, indent, render.date(s.updated_at), title,
+    DELEGATION[s.delegation_status] or '', render.turns(s.turn_count), s.cost_usd or '0', last)
 end
 
 --- Open the read-only transcript of a session.

@@ -419,6 +419,17 @@ return {
     end,
   },
   {
+    'a stored session that cost nothing says so under its cost heading (the heading stood alone)',
+    function()
+      local lines = vim.tbl_map(function(l)
+        return l[1]
+      end, render.transcript(ROOT, { session = { id = 'W', title = 'task', turn_count = 1, cost_usd = '0.000000' },
+        cost = { by_model = {}, workers = {} } }))
+      local at = H.check(vim.fn.index(lines, 'Cost by model:') + 1, 'the heading', lines)
+      H.eq('  nothing charged', lines[at + 1], table.concat(lines, '\n'))
+    end,
+  },
+  {
     'a stored session\'s cost names each worker by its task',
     function()
       local lines = {}

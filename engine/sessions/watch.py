@@ -34,6 +34,10 @@ class SharedSessionWatch:
         self.workspaces = workspaces
         self._version = store.data_version()
         self._marks: dict[str, Mark] = {}
+        self._noticed: dict[str, str | None] = {}
+        """Changes of other daemons found before one of this daemon's own writes, reported by
+        the next :meth:`changed` (workspace → its current session)."""
+        store.own_writes = self
 
     def remember(self, workspace: str) -> None:
         """The editor opened ``workspace`` or was told of its session as it is now: note how
@@ -47,10 +51,29 @@ class SharedSessionWatch:
         looks different since the last check or :meth:`remember`, when another connection
         has committed since the last check; [] otherwise (the common, one-pragma case)."""
         version = self.store.data_version()
-        if version == self._version:
-            return []
+        if version != self._version:
+            self._compare(version)
+        out, self._noticed = list(self._noticed.items()), {}
+        return out
+
+    def before_own_write(self) -> None:
+        """This daemon is about to change a session: what other daemons changed until now is
+        noted first, so that the marks can then take in this daemon's own change."""
+        version = self.store.data_version()
+        if version != self._version:
+            self._compare(version)
+
+    def after_own_write(self) -> None:
+        """This daemon changed a session (its editor saw it happen: a message, a turn, a
+        choice): the marks take it in, so that another daemon's commit elsewhere does not
+        make it look like that daemon's change. Unless another daemon committed in between
+        (then the next check compares against the marks as they were)."""
+        if self.store.data_version() == self._version:
+            for workspace in self._marks:
+                self._marks[workspace] = self._mark(workspace)
+
+    def _compare(self, version: int) -> None:
         self._version = version
-        out = []
         open_now = list(self.workspaces())
         for closed in self._marks.keys() - set(open_now):
             del self._marks[closed]
@@ -59,8 +82,7 @@ class SharedSessionWatch:
             before = self._marks.get(workspace)
             self._marks[workspace] = mark
             if before is not None and before != mark:
-                out.append((workspace, self.store.current_session(workspace)))
-        return out
+                self._noticed[workspace] = self.store.current_session(workspace)
 
     def _mark(self, workspace: str) -> Mark:
         session_id = self.store.current_session(workspace)

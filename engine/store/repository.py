@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import msgspec
 
@@ -75,6 +76,20 @@ _CHARGED_SO_FAR = ", ".join(
 died (the turn's own totals are only written when it ends)."""
 
 
+class OwnWrites(Protocol):
+    """Told around each of this connection's writes that changes how a session looks to the
+    other daemons (its messages, turns, choices, a workspace's current session): see
+    ``sessions/watch.py``, which must never report this daemon's own changes as another's."""
+
+    def before_own_write(self) -> None:
+        """A write is about to be made."""
+        ...
+
+    def after_own_write(self) -> None:
+        """It was made (and committed, unless a transaction around it is still open)."""
+        ...
+
+
 class SessionStore:
     """All durable state, on one SQLite connection used from the event loop."""
 
@@ -96,9 +111,28 @@ class SessionStore:
         """``data_version`` when :attr:`_known` was last found valid."""
         self._version_checked = False
         """Whether ``data_version`` was read in this pass of the event loop."""
+        self.own_writes: OwnWrites | None = None
+        """Told of this connection's writes to sessions (the watch for other daemons')."""
+        self._writing = 0
+        """How deep in such writes this connection is (one write may make others)."""
         self.pricing: Callable[[str], Any] = lambda model: None
         """A model's prices (None if unknown): what an interrupted turn's cut-off call is
         charged at (see :meth:`_charge_cut_off_call`)."""
+
+    @contextmanager
+    def _session_write(self) -> Iterator[None]:
+        """Around a write that changes how a session looks (:class:`OwnWrites`); the outer
+        one of nested writes alone is announced, and only once it succeeded."""
+        watch = None if self._writing else self.own_writes
+        if watch is not None:
+            watch.before_own_write()
+        self._writing += 1
+        try:
+            yield
+        finally:
+            self._writing -= 1
+        if watch is not None:
+            watch.after_own_write()
 
     # -- workspaces --------------------------------------------------------------------
 
@@ -148,9 +182,10 @@ class SessionStore:
 
     def set_current_session(self, workspace: str, session_id: str) -> None:
         """Make ``session_id`` the workspace's current session."""
-        self.db.execute("INSERT INTO workspaces (uri, current_session_id) VALUES (?, ?) "
-                        "ON CONFLICT (uri) DO UPDATE SET current_session_id = excluded."
-                        "current_session_id", (workspace, session_id))
+        with self._session_write():
+            self.db.execute("INSERT INTO workspaces (uri, current_session_id) VALUES (?, ?) "
+                            "ON CONFLICT (uri) DO UPDATE SET current_session_id = excluded."
+                            "current_session_id", (workspace, session_id))
         self._wrote(("current", workspace), session_id)
 
     # -- sessions ----------------------------------------------------------------------
@@ -159,11 +194,13 @@ class SessionStore:
                        sticky_model: str | None = None, parent_session_id: str | None = None,
                        parent_tool_use_id: str | None = None) -> None:
         """Record a new session."""
-        self.db.execute(
-            "INSERT INTO sessions (id, workspace, created_at, updated_at, sticky_model, "
-            "is_worker, parent_session_id, parent_tool_use_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (session_id, workspace, _ts(now), _ts(now), sticky_model,
-             int(parent_session_id is not None), parent_session_id, parent_tool_use_id))
+        with self._session_write():
+            self.db.execute(
+                "INSERT INTO sessions (id, workspace, created_at, updated_at, sticky_model, "
+                "is_worker, parent_session_id, parent_tool_use_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, workspace, _ts(now), _ts(now), sticky_model,
+                 int(parent_session_id is not None), parent_session_id, parent_tool_use_id))
         self._wrote(("choices", session_id), (0, sticky_model, None))
 
     def session(self, session_id: str) -> SessionInfo | None:
@@ -206,7 +243,9 @@ class SessionStore:
 
     def set_profile(self, session_id: str, profile: str | None) -> None:
         """Persist a session's own profile choice (None: follow the defaults)."""
-        self.db.execute("UPDATE sessions SET profile = ? WHERE id = ?", (profile, session_id))
+        with self._session_write():
+            self.db.execute("UPDATE sessions SET profile = ? WHERE id = ?",
+                            (profile, session_id))
         self._choice_changed(session_id, profile=profile)
 
     def set_handoff(self, session_id: str, envelope: str) -> None:
@@ -221,7 +260,9 @@ class SessionStore:
 
     def set_sticky(self, session_id: str, model: str | None) -> None:
         """Persist a session's sticky model."""
-        self.db.execute("UPDATE sessions SET sticky_model = ? WHERE id = ?", (model, session_id))
+        with self._session_write():
+            self.db.execute("UPDATE sessions SET sticky_model = ? WHERE id = ?",
+                            (model, session_id))
         self._choice_changed(session_id, sticky=model)
 
     def touch(self, session_id: str, now: datetime, title: str | None = None) -> None:
@@ -234,14 +275,15 @@ class SessionStore:
 
     def add_message(self, message: Message, touched: list[str] | None = None) -> None:
         """Store a message (durable once this returns)."""
-        self.db.execute(
-            "INSERT INTO messages (id, session_id, turn_id, role, created_at, model, content, "
-            "touched, typed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
-            "content = excluded.content, touched = excluded.touched",
-            (message.id, message.session_id, message.turn_id, message.role,
-             _ts(message.created_at), message.model,
-             _MESSAGE_ENCODER.encode(message.content).decode(), json.dumps(touched or []),
-             message.typed))
+        with self._session_write():
+            self.db.execute(
+                "INSERT INTO messages (id, session_id, turn_id, role, created_at, model, "
+                "content, touched, typed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) "
+                "DO UPDATE SET content = excluded.content, touched = excluded.touched",
+                (message.id, message.session_id, message.turn_id, message.role,
+                 _ts(message.created_at), message.model,
+                 _MESSAGE_ENCODER.encode(message.content).decode(), json.dumps(touched or []),
+                 message.typed))
 
     def messages(self, session_id: str) -> list[Message]:
         """The session's transcript, in order."""
@@ -274,7 +316,7 @@ class SessionStore:
         (a dead daemon's turn is marked interrupted instead), and numbers the turn
         after the last one recorded (``turn.index``).
         """
-        with self.db:
+        with self._session_write(), self.db:
             self.db.execute("BEGIN IMMEDIATE")  # the check and the insert see the same state
             running = self.db.execute("SELECT id, owner FROM turns WHERE session_id = ? AND "
                                       "status = 'running'", (turn.session_id,)).fetchone()
@@ -304,17 +346,18 @@ class SessionStore:
 
     def finish_turn(self, turn: TurnInfo) -> None:
         """Record how a turn ended."""
-        self.db.execute(
-            "UPDATE turns SET status = ?, ended_at = ?, input_tokens = ?, output_tokens = ?, "
-            "cache_read_tokens = ?, cache_write_tokens = ?, cost_micros = ?, "
-            "estimated_micros = ?, llm_calls = ?, tool_calls = ?, error_code = ?, "
-            "error_message = ? WHERE id = ?",
-            (turn.status, _ts(turn.ended_at) if turn.ended_at else None, turn.usage.input_tokens,
-             turn.usage.output_tokens, turn.usage.cache_read_tokens,
-             turn.usage.cache_write_tokens, to_micros(turn.cost_usd),
-             to_micros(turn.estimated_usd), turn.llm_calls,
-             turn.tool_calls, turn.error.code if turn.error else None,
-             turn.error.message if turn.error else None, turn.id))
+        with self._session_write():
+            self.db.execute(
+                "UPDATE turns SET status = ?, ended_at = ?, input_tokens = ?, output_tokens = ?, "
+                "cache_read_tokens = ?, cache_write_tokens = ?, cost_micros = ?, "
+                "estimated_micros = ?, llm_calls = ?, tool_calls = ?, error_code = ?, "
+                "error_message = ? WHERE id = ?",
+                (turn.status, _ts(turn.ended_at) if turn.ended_at else None,
+                 turn.usage.input_tokens, turn.usage.output_tokens, turn.usage.cache_read_tokens,
+                 turn.usage.cache_write_tokens, to_micros(turn.cost_usd),
+                 to_micros(turn.estimated_usd), turn.llm_calls,
+                 turn.tool_calls, turn.error.code if turn.error else None,
+                 turn.error.message if turn.error else None, turn.id))
 
     def turns(self, session_id: str) -> list[TurnInfo]:
         """The session's turns in order, each with its decision."""

@@ -7,13 +7,15 @@ from pathlib import Path
 from switchman.engine.ids import new_id
 from switchman.engine.messages import Message, TextBlock
 from switchman.engine.sessions.watch import SharedSessionWatch, session_poll_interval
+from switchman.engine.store.repository import SessionStore
 from tests.engine.test_turn_ownership import NOW, daemon, start_turn
 
 WORKSPACE = "file:///w"
 
 
-def test_only_another_connections_changes_to_an_open_workspaces_session_are_reported(
-        tmp_path: Path) -> None:
+def watched(tmp_path: Path) -> tuple[SessionStore, SessionStore, SharedSessionWatch]:
+    """This daemon's store, another daemon's on the same database, and this daemon's watch
+    of ``WORKSPACE`` (current session ``s1``; ``elsewhere`` is another folder's session)."""
     mine, _ = daemon(tmp_path)
     other, _ = daemon(tmp_path)
     mine.create_session("s1", WORKSPACE, NOW)
@@ -22,6 +24,12 @@ def test_only_another_connections_changes_to_an_open_workspaces_session_are_repo
     watch = SharedSessionWatch(mine, lambda: [WORKSPACE])
     watch.remember(WORKSPACE)  # the editor opened it
     assert watch.changed() == []
+    return mine, other, watch
+
+
+def test_only_another_connections_changes_to_an_open_workspaces_session_are_reported(
+        tmp_path: Path) -> None:
+    mine, other, watch = watched(tmp_path)
 
     # This daemon's own turn and model: its editor was told already.
     start_turn(mine, "s1")
@@ -54,6 +62,33 @@ def test_only_another_connections_changes_to_an_open_workspaces_session_are_repo
     other.create_session("s2", WORKSPACE, NOW)
     other.set_current_session(WORKSPACE, "s2")
     assert watch.changed() == [(WORKSPACE, "s2")]
+
+
+def said(store: SessionStore, session_id: str, text: str) -> None:
+    store.add_message(Message(id=new_id(), session_id=session_id, turn_id=None,
+                              role="assistant", content=[TextBlock(text)], created_at=NOW))
+
+
+def test_this_daemons_own_writes_are_not_reported_when_another_daemon_writes_elsewhere(
+        tmp_path: Path) -> None:
+    """A turn's answer is saved as it streams, with no status (and so no ``remember``) after
+    each save: another window's writes to another session must not make it look like that
+    window's change to the session this editor shows (sessionChanged back to its own window)."""
+    mine, other, watch = watched(tmp_path)
+    start_turn(mine, "s1")
+    said(mine, "s1", "the first words of this window's answer")
+    said(other, "elsewhere", "another window, another folder")
+    assert watch.changed() == []
+    mine.set_sticky("s1", "anthropic:claude-haiku-4-5")
+    said(other, "elsewhere", "more of it")
+    assert watch.changed() == []
+
+    # Another daemon's change made before one of this daemon's own is still reported, once.
+    other.set_sticky("s1", "anthropic:claude-opus-4-7")
+    said(mine, "s1", "more of this window's answer")
+    said(other, "elsewhere", "and more")
+    assert watch.changed() == [(WORKSPACE, "s1")]
+    assert watch.changed() == []
 
 
 def test_the_poll_interval_comes_from_the_environment() -> None:

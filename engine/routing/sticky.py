@@ -37,6 +37,9 @@ class StickyModel:
     def request(self, model: str | None) -> SwapOutcome:
         """Set (a model id) or clear (None) the sticky model, or queue it mid-turn."""
         if self.turn_in_flight:
+            if model == self.active:  # back to what is in force: nothing is left to change
+                self.pending = None
+                return SwapOutcome.UNCHANGED
             self.pending = PendingSwap(model)
             return SwapOutcome.QUEUED
         if model == self.active:

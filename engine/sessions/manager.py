@@ -335,6 +335,7 @@ class SessionManager:
         (``run /model -`` after /model)."""
         live = self.for_messages(workspace, session_id)
         target = self.router.resolve_model(model) if model is not None else None
+        dropped = live.sticky.pending is not None
         outcome = live.sticky.request(target)
         if self.learning is not None and target not in (None, live.last_model) \
                 and live.running is None:  # an immediate /model change judges the last turn
@@ -346,7 +347,7 @@ class SessionManager:
         return SwapResult(outcome=outcome.value, session_id=live.id,
                           sticky_model=live.sticky.active,
                           pending_swap=PendingSwapInfo(pending.model) if pending else None,
-                          message=_swap_message(outcome, target, pending, undo))
+                          message=_swap_message(outcome, target, pending, undo, dropped))
 
 
 MAX_IDLE_LOADED = 64
@@ -358,11 +359,16 @@ _FIXED_TOKENS = estimate_turn([system_prompt(Path("/" + "x" * 40), "provider:mod
                                json.dumps([t.input_schema for t in ALL_DEFINITIONS])])
 
 
-def _swap_message(outcome: SwapOutcome, model: str | None, pending: object, undo: str) -> str:
+def _swap_message(outcome: SwapOutcome, model: str | None, pending: object, undo: str,
+                  dropped: bool = False) -> str:
     if outcome is SwapOutcome.QUEUED:
         return pending_banner(pending)  # type: ignore[arg-type]
     if outcome is SwapOutcome.CLEARED:
         return "Sticky model cleared; routing follows your rules again."
+    if outcome is SwapOutcome.UNCHANGED and dropped:  # a queued change undone mid-turn
+        stays = f"the sticky model stays {model}" if model else \
+            "there is still no sticky model (routing follows your rules)"
+        return f"The change waiting for the running turn is dropped: {stays}."
     if outcome is SwapOutcome.UNCHANGED:
         return f"Sticky model unchanged ({model or 'none'})."
     return f"Sticky model set: {model}. Your rules are skipped until you {undo}."

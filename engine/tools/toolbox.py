@@ -149,15 +149,20 @@ class Toolbox:
         answer, record = await self._ask(
             name, f"{_VERBS[change.kind]} {change.path}", path=change.path, uri=change.uri,
             original=change.original, proposed=change.proposed, diff=change.diff())
-        return _answered(await self._apply(change, answer, name, arguments), record)
+        if answer.allowed and (
+                moved := await asyncio.to_thread(self._changed_since, change, name, arguments)):
+            if record is not None:  # the card says it was not applied, not "Allowed once."
+                record = msgspec.structs.replace(record, outcome="not_applied", reason=(
+                    f"{change.path} changed since this change was proposed (on disk or by "
+                    "another tool): applied to that text it would have landed in the wrong "
+                    "place, so nothing was changed."))
+            return _answered(ToolOutcome(moved, is_error=True, touched=[change.path],
+                                         summary=f"{change.path} changed meanwhile"), record)
+        return _answered(await self._apply(change, answer), record)
 
-    async def _apply(self, change: FileChange, answer: ApprovalAnswer, name: str,
-                     arguments: dict[str, Any]) -> ToolOutcome:
+    async def _apply(self, change: FileChange, answer: ApprovalAnswer) -> ToolOutcome:
         if not answer.allowed:
             return _denied(answer, f"{change.kind} of {change.path}")
-        if (moved := await asyncio.to_thread(self._changed_since, change, name, arguments)):
-            return ToolOutcome(moved, is_error=True, summary=f"{change.path} changed meanwhile",
-                               touched=[change.path])
         applied = await self.services.applier.apply(change)
         if not applied.applied:
             reason = f": {sentence(applied.reason)}" if applied.reason else "."

@@ -87,6 +87,19 @@ def test_swaps_during_a_turn_are_queued_and_last_write_wins() -> None:
     assert sticky.pending is None
 
 
+def test_a_queued_swap_back_to_the_model_in_force_drops_the_queued_one() -> None:
+    """A model picked mid-turn, then "Follow my routing rules" picked to undo it: nothing is
+    left to change (the status bar showed `sonnet → auto` and "Sticky model will be cleared"
+    of a session that had none)."""
+    sticky = StickyModel()
+    sticky.begin_turn()
+    assert sticky.request("opus") is SwapOutcome.QUEUED
+    assert sticky.request(None) is SwapOutcome.UNCHANGED
+    assert sticky.pending is None
+    sticky.end_turn()
+    assert sticky.active is None
+
+
 def test_queued_clear_applies_at_the_boundary() -> None:
     sticky = StickyModel("sonnet")
     sticky.begin_turn()

@@ -83,6 +83,26 @@ async def test_swaps_during_a_turn_are_queued_last_write_wins(
     assert (await chat(client, daemon, "next"))["model"] == HAIKU
 
 
+async def test_undoing_a_queued_swap_mid_turn_leaves_nothing_pending(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """Opus picked in the status bar while a turn runs, then "Follow my routing rules" to undo
+    it: the status bar showed `→ auto` and "Sticky model will be cleared" of a session that
+    had no sticky model, as if something would still change."""
+    stall = fake.script_stall("thinking", after_chunks=1)
+    running = asyncio.ensure_future(chat(client, daemon, "hello"))
+    assert await stall.wait_reached_async()
+    await client.request(methods.SET_MODEL, {"workspace": daemon.uri, "model": "opus"})
+    undone = await client.request(methods.SET_MODEL, {"workspace": daemon.uri, "model": None})
+    assert (undone["outcome"], undone["pending_swap"]) == ("unchanged", None)
+    assert undone["message"] == ("The change waiting for the running turn is dropped: there is "
+                                 "still no sticky model (routing follows your rules).")
+    await client.wait_for(methods.STATUS, lambda s: s["pending_swap"] is None
+                          and s["turn_in_flight"])
+    fake.release_stalls()
+    await running
+    assert (await chat(client, daemon, "next"))["model"] == SONNET
+
+
 async def test_models_lists_state_and_prices(client: SwitchmanClient, daemon: Daemon) -> None:
     listing = await client.request(methods.MODELS, {"workspace": daemon.uri})
     models = {m["id"]: m for m in listing["models"]}

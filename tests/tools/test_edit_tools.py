@@ -220,6 +220,13 @@ async def test_a_file_that_changed_while_its_change_was_approved_is_left_alone(
     assert outcome.is_error and "changed while this change waited for approval, so nothing " \
         "was changed" in outcome.content
     assert target.read_text() == meanwhile
+    # The question's record says the allowed change was not applied, and why: the card said
+    # "Allowed once." above a tool line saying it failed.
+    assert outcome.approval is not None and outcome.approval.outcome == "not_applied"
+    assert outcome.approval.reason == (f"{target.relative_to(project).as_posix()} changed since "
+                                       "this change was proposed (on disk or by another tool): "
+                                       "applied to that text it would have landed in the wrong "
+                                       "place, so nothing was changed.")
 
 
 async def test_a_change_to_a_file_nobody_touched_meanwhile_still_applies(

@@ -275,4 +275,35 @@ return {
       end, nil, skill_watch.watched)
     end,
   },
+  {
+    'a configuration file that is not UTF-8 is named with how to write it as UTF-8 (its buffer looked fine)',
+    function()
+      -- Neovim reads it as latin1, so the buffer the daemon is sent is valid and shows no problem, while
+      -- the daemon cannot read the file and keeps the last valid version; :write kept it latin1
+      local path = config_dir .. '/models.yaml'
+      local saved = vim.fn.readfile(path, 'b')
+      local file = assert(io.open(path, 'wb'))
+      file:write('# caf\233\n', table.concat(saved, '\n'), '\n')
+      file:close()
+      if vim.fn.bufnr(path) ~= -1 then -- read afresh: an open buffer keeps its encoding
+        vim.cmd('bwipeout! ' .. vim.fn.bufnr(path))
+      end
+      H.notifications = {}
+      vim.cmd('edit ' .. vim.fn.fnameescape(path))
+      local bufnr = vim.api.nvim_get_current_buf()
+      H.eq('latin1', vim.bo[bufnr].fileencoding, 'Neovim read it as latin1')
+      H.wait_for('a warning naming the file and the fix', function()
+        for _, n in ipairs(H.notifications) do
+          if n.level == vim.log.levels.WARN and n.message:find('models.yaml is not UTF-8', 1, true)
+            and n.message:find(':set fileencoding=utf-8', 1, true) then
+            return true
+          end
+        end
+      end, nil, function()
+        return H.notifications
+      end)
+      vim.cmd('bwipeout! ' .. bufnr)
+      vim.fn.writefile(saved, path, 'b')
+    end,
+  },
 }

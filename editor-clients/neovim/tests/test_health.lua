@@ -30,6 +30,20 @@ return {
       H.check(has_line(lines, 'OK:? Python 3%.%d+'), 'its Python', lines)
       H.check(has_line(lines, 'OK:? Neovim %d+%.%d+%.%d+: clients start with vim%.lsp%.start'), 'the LSP API',
         lines)
+      H.check(has_line(lines, 'OK:? API key set for anthropic, openai'), 'the keys the daemon will find', lines)
+    end,
+  },
+  {
+    "with no API key in the daemon's environment it WARNs that nothing can be sent, and how to set one",
+    function()
+      -- a first run said every check was OK, and the first message found no model to send to
+      local before = config.options.cmd_env
+      config.options.cmd_env = { ANTHROPIC_API_KEY = '', OPENAI_API_KEY = '' }
+      local lines, text = checkhealth()
+      config.options.cmd_env = before
+      H.check(has_line(lines, 'WARNING:? no API key is set, so no message can be sent: anthropic %(ANTHROPIC_API_KEY%), '
+        .. 'openai %(OPENAI_API_KEY%)'), 'the warning', lines)
+      H.check(text:find('api_key_file', 1, true), 'how to set one', lines)
     end,
   },
   {

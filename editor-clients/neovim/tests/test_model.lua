@@ -73,6 +73,8 @@ return {
     function()
       vim.cmd('Switchman model opsu')
       wait_error('opsu')
+      -- said as the plugin says everything, so it is clear who says it (it was "Unknown model 'opsu'. …")
+      H.check(last_notification():find("^Switchman: Unknown model 'opsu'"), 'named Switchman', H.notifications)
       wait_statusline('Switchman: opus [sticky]')
       -- a word after the model is not dropped: it was set to haiku, the rest ignored
       H.notifications = {}
@@ -229,7 +231,7 @@ return {
       H.eq({ older }, vim.fn.getcompletion('Switchman resume ' .. older:sub(1, 12), 'cmdline'), 'by what is typed')
       H.notifications = {}
       vim.cmd('Switchman resume nope')
-      wait_error("No session 'nope'")
+      wait_error("Switchman: No session 'nope'")
       H.eq(older, chat().session_id, 'a refusal changes nothing')
       -- from a transcript: that session, without a picker
       local shown = H.stub_select(function(item)

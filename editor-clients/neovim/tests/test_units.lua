@@ -303,6 +303,16 @@ return {
       end, flat))
       H.eq('  ↳ 2026-05-08 14:23  task b1  (1 turn · $0.01 · claude-haiku-4-5)', sessions.describe(ROOT, flat[2], 'a'):sub(3))
       H.check(sessions.describe(ROOT, flat[5], 'a'):find('^● '), 'the current session is marked')
+      -- a worker whose delegation failed or was stopped says so (it looked like one that did its task)
+      local function worker(status)
+        return { session = vim.tbl_extend('force', session('w'), { delegation_status = status }), depth = 1 }
+      end
+      H.eq('  ↳ 2026-05-08 14:23  task w  (failed · 1 turn · $0.01 · claude-haiku-4-5)',
+        sessions.describe(ROOT, worker('failed'), 'a'):sub(3))
+      H.check(sessions.describe(ROOT, worker('cancelled'), 'a'):find('(stopped · 1 turn', 1, true), 'stopped')
+      H.check(sessions.describe(ROOT, worker('running'), 'a'):find('(running · 1 turn', 1, true), 'running')
+      H.check(sessions.describe(ROOT, worker('completed'), 'a'):find('(1 turn', 1, true), 'done: as before')
+      H.check(sessions.describe(ROOT, worker(vim.NIL), 'a'):find('(1 turn', 1, true), 'not known: as before')
     end,
   },
   {
@@ -406,6 +416,17 @@ return {
       H.eq('allow_once', approval.handle(nil, request, nil, '/w').decision)
       H.eq({ 'Run in /w:', '', 'for f in *.py; do', '  black "$f"', 'done' }, shown, 'the whole command, while asked')
       H.eq(tabs, #vim.api.nvim_list_tabpages(), 'its tab closed with the answer')
+    end,
+  },
+  {
+    'a stored session that cost nothing says so under its cost heading (the heading stood alone)',
+    function()
+      local lines = vim.tbl_map(function(l)
+        return l[1]
+      end, render.transcript(ROOT, { session = { id = 'W', title = 'task', turn_count = 1, cost_usd = '0.000000' },
+        cost = { by_model = {}, workers = {} } }))
+      local at = H.check(vim.fn.index(lines, 'Cost by model:') + 1, 'the heading', lines)
+      H.eq('  nothing charged', lines[at + 1], table.concat(lines, '\n'))
     end,
   },
   {

@@ -21,7 +21,9 @@ import { codeAction } from './tools/codeBlocks';
 import { PROPOSAL_SCHEME, ProposalDocuments, VscodeApprovalHost } from './tools/approvalHost';
 import { ServerRequests } from './protocol/methods';
 import type { ApprovalRequest } from './protocol/types';
-import { activeEditor, createProfileItem, createStatusItem, launchHost, settingsReader, vscodeFolders, vscodePickerUi } from './vscodeHost';
+import {
+  activeEditor, createProfileItem, createStatusItem, launchHost, openLocation, settingsReader, vscodeFolders, vscodePickerUi,
+} from './vscodeHost';
 
 let client: SwitchmanClient | undefined;
 
@@ -42,6 +44,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const chat = new ChatController(client, vscodeFolders, statuses, () => readChatSettings(settings), {
     openSettings: () => void vscode.commands.executeCommand('workbench.action.openSettings', 'switchman.'),
     restartServer: () => void vscode.commands.executeCommand('switchman.restartServer'),
+    openLocation: (path, line, column) => void openLocation(path, line, column),
     activeEditor,
     codeAction: (action, text, turnId) => codeAction(connection, action, text, turnId),
     approvals,

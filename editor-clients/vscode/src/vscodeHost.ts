@@ -136,3 +136,13 @@ export const vscodePickerUi: PickerUi = {
   showStatus: (message) => void vscode.window.setStatusBarMessage(message, 5000),
   offer: async (message, action) => (await vscode.window.showInformationMessage(message, action)) === action,
 };
+
+/** Open a file at a place named in the chat (1-based line and column), e.g. a problem `/rules check` listed. */
+export async function openLocation(path: string, line: number, column: number): Promise<void> {
+  const at = new vscode.Position(line - 1, column - 1);
+  try {
+    await vscode.window.showTextDocument(vscode.Uri.file(path), { selection: new vscode.Range(at, at) });
+  } catch (error) {
+    void vscode.window.showErrorMessage(`Switchman: could not open ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -104,7 +104,7 @@ function M.apply(root, code, chat_buffers, turn_id, asked)
       bases[params.uri] = nil
     end
     if err then
-      return vim.notify('Switchman: ' .. client.error_message(err), vim.log.levels.WARN)
+      return client.notify_error(err, vim.log.levels.WARN)
     end
     if asked and type(result.approval) == 'table' then
       asked(result.approval)

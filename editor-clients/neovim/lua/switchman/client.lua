@@ -179,7 +179,8 @@ local function on_exit(code, signal, client_id)
   end)
 end
 
-local function env()
+--- What the daemon's environment adds to Neovim's (`cmd_env`, `config_dir`), or nil.
+function M.daemon_env()
   local extra = vim.deepcopy(config.options.cmd_env or {})
   if config.options.config_dir then
     extra.SWITCHMAN_CONFIG_DIR = workspace.config_dir()
@@ -227,7 +228,7 @@ local function client_config(root)
   return {
     name = protocol.client_name,
     cmd = config.server_cmd(),
-    cmd_env = env(),
+    cmd_env = M.daemon_env(),
     root_dir = root,
     workspace_folders = { { uri = workspace.uri(root), name = root } },
     init_options = config.options.init_options,
@@ -425,6 +426,16 @@ function M.error_message(err)
   return tostring(err)
 end
 
+--- Tell the user the daemon's error (or a problem starting it) as the plugin says everything,
+--- `Switchman: …`, so it is clear who says it (the daemon's own messages do not name it).
+function M.notify_error(err, level)
+  local message = M.error_message(err)
+  if not message:find('^Switchman') then
+    message = 'Switchman: ' .. message
+  end
+  vim.notify(message, level or vim.log.levels.ERROR)
+end
+
 --- Send `method` to the workspace's daemon; `on_done(err, result)` runs on the main loop.
 --- Returns the request id (for cancelling), or nil when the daemon could not be reached.
 function M.request(root, method, params, on_done)
@@ -482,6 +493,13 @@ function M.attach(bufnr)
     return nil
   end
   vim.api.nvim_buf_set_var(bufnr, 'switchman_root', root)
+  local encoding = vim.bo[bufnr].fileencoding:lower()
+  if encoding ~= '' and encoding ~= 'utf-8' and encoding ~= 'utf8' then
+    -- the daemon is sent the buffer (valid text, no diagnostic) but reads the file as UTF-8 only
+    vim.notify(('Switchman: %s is not UTF-8 (Neovim read it as %s): Switchman reads its configuration as UTF-8 '
+      .. 'only and cannot use this file. To write it as UTF-8: :set fileencoding=utf-8, then :write.'):format(
+      vim.fn.fnamemodify(name, ':t'), encoding), vim.log.levels.WARN)
+  end
   return client
 end
 

@@ -179,8 +179,8 @@ function M.server_cmd()
   return vim.deepcopy(o.cmd)
 end
 
---- The command that prints the daemon's version (the server command up to `serve`).
-function M.version_cmd()
+--- A `switchman` command line: the server command up to `serve`, then `args`.
+function M.cli_cmd(args)
   local cmd, out = M.server_cmd(), {}
   for _, part in ipairs(cmd) do
     if part == 'serve' then
@@ -188,8 +188,12 @@ function M.version_cmd()
     end
     table.insert(out, part)
   end
-  table.insert(out, '--version')
-  return out
+  return vim.list_extend(out, args)
+end
+
+--- The command that prints the daemon's version.
+function M.version_cmd()
+  return M.cli_cmd({ '--version' })
 end
 
 --- The global keymaps to set, as {name = lhs}.

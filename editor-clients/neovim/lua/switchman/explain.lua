@@ -8,7 +8,7 @@ local workspace = require('switchman.workspace')
 local M = {}
 
 local function fail(err)
-  vim.notify(client.error_message(err), vim.log.levels.ERROR)
+  client.notify_error(err, vim.log.levels.ERROR)
 end
 
 --- Show the full routing explanation of the last turn of the workspace's current session.

@@ -1,4 +1,4 @@
---- `:checkhealth switchman`: the daemon, its version, its Python, Neovim's LSP support.
+--- `:checkhealth switchman`: the daemon, its version, its Python, Neovim's LSP support, API keys.
 local config = require('switchman.config')
 
 local M = {}
@@ -153,12 +153,61 @@ local function check_setup()
   end
 end
 
+--- `cmd` run with the daemon's environment (`cmd_env`, `config_dir`), through `env`.
+local function as_daemon(cmd)
+  local extra = require('switchman.client').daemon_env()
+  if not extra then
+    return cmd
+  end
+  local out = { 'env' }
+  for name, value in pairs(extra) do
+    table.insert(out, name .. '=' .. tostring(value))
+  end
+  return vim.list_extend(out, cmd)
+end
+
+--- Which providers the daemon will find a key for (`switchman models --json`, in its environment):
+--- without any, every check above is OK and still no message can be sent.
+local function check_keys()
+  start('API keys')
+  local output, problem = run(as_daemon(config.cli_cmd({ 'models', '--json' })))
+  local okay, listed = pcall(vim.fn.json_decode, output or '')
+  if not output or not okay or type(listed) ~= 'table' then
+    return warn(('`switchman models --json` failed: %s'):format(problem or tostring(output)))
+  end
+  local with, without, seen = {}, {}, {}
+  for _, model in ipairs(listed) do
+    if type(model) == 'table' and type(model.provider) == 'string' and not seen[model.provider] then
+      seen[model.provider] = true
+      if model.configured == true then
+        table.insert(with, model.provider)
+      else
+        local key = type(model.missing_key) == 'string' and model.missing_key or model.key_source
+        table.insert(without, type(key) == 'string' and ('%s (%s)'):format(model.provider, key) or model.provider)
+      end
+    end
+  end
+  if #with > 0 then
+    ok('API key set for ' .. table.concat(with, ', '))
+  end
+  if #without > 0 and #with > 0 then
+    info('no API key for ' .. table.concat(without, ', ') .. ': its models are not used')
+  elseif #without > 0 then
+    warn('no API key is set, so no message can be sent: ' .. table.concat(without, ', '), {
+      'Set it in the environment Neovim is started from (your shell profile), or in setup({ cmd_env = … })',
+      'or keep each key in a file only you can read and name it with api_key_file in models.yaml',
+      '`switchman models` shows which providers have a key',
+    })
+  end
+end
+
 --- Entry point of `:checkhealth switchman`.
 function M.check()
   local executable = check_daemon()
   check_python(executable)
   check_neovim()
   check_setup()
+  check_keys()
 end
 
 return M

@@ -84,9 +84,9 @@ end
 
 local function report(err, result)
   if err then
-    vim.notify(client.error_message(err), vim.log.levels.ERROR)
+    client.notify_error(err, vim.log.levels.ERROR)
   elseif result and result.message then
-    vim.notify(message(result), vim.log.levels.INFO)
+    vim.notify('Switchman: ' .. message(result), vim.log.levels.INFO)
   end
 end
 

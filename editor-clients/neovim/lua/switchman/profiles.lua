@@ -75,7 +75,7 @@ function M.set(root, name)
   local params = { workspace = workspace.uri(root), profile = name or vim.NIL }
   client.request(root, protocol.request.set_profile, params, function(err, result)
     if err then
-      return vim.notify(client.error_message(err), vim.log.levels.ERROR)
+      return client.notify_error(err, vim.log.levels.ERROR)
     end
     vim.notify('Switchman: ' .. result.message, vim.log.levels.INFO)
   end)
@@ -85,7 +85,7 @@ end
 function M.pick(root)
   M.fetch(root, function(err, result)
     if err then
-      return vim.notify(client.error_message(err), vim.log.levels.ERROR)
+      return client.notify_error(err, vim.log.levels.ERROR)
     end
     local active = result.active or {}
     local items = vim.deepcopy(result.profiles or {})

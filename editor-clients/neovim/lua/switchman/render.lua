@@ -469,6 +469,9 @@ local function cost_lines(root, breakdown)
     table.insert(out, { ('  %-20s %3d turn%s  %-11s %d in / %d out tokens%s'):format(models.short_name(root, row.model),
       row.turns or 0, row.turns == 1 and ' ' or 's', amount, row.input_tokens or 0, row.output_tokens or 0, note) })
   end
+  if #(breakdown.by_model or {}) == 0 and #(breakdown.workers or {}) == 0 then
+    table.insert(out, { '  nothing charged', hl = 'SwitchmanFooter' }) -- a failed call, say: not a missing figure
+  end
   for _, worker in ipairs(breakdown.workers or {}) do
     local name = present(worker.title) and worker.title ~= '' and worker.title or worker.session_id
     local amount, note = row_cost(worker)

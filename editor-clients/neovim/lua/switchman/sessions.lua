@@ -19,6 +19,10 @@ function M.flatten(sessions, depth, out)
   return out
 end
 
+--- How a listed worker's delegation went, when it did not simply do its task (`delegation_status`;
+--- a stop's `cancelled` in words, as the worker line says it).
+local DELEGATION = { failed = 'failed · ', cancelled = 'stopped · ', running = 'running · ', queued = 'queued · ' }
+
 --- One line of the session picker.
 function M.describe(root, item, current_id)
   local s = item.session
@@ -26,15 +30,15 @@ function M.describe(root, item, current_id)
   local indent = string.rep('  ', item.depth) .. (item.depth > 0 and '↳ ' or '')
   local last = s.last_model ~= vim.NIL and models.short_name(root, s.last_model) or '-'
   local title = (s.title ~= vim.NIL and s.title ~= '') and s.title or 'Untitled'
-  return ('%s %s%s  %s  (%s · $%s · %s)'):format(marker, indent, render.date(s.updated_at), title,
-    render.turns(s.turn_count), s.cost_usd or '0', last)
+  return ('%s %s%s  %s  (%s%s · $%s · %s)'):format(marker, indent, render.date(s.updated_at), title,
+    DELEGATION[s.delegation_status] or '', render.turns(s.turn_count), s.cost_usd or '0', last)
 end
 
 --- Open the read-only transcript of a session.
 function M.open(root, session_id)
   client.request(root, protocol.request.session, { session_id = session_id }, function(err, detail)
     if err then
-      return vim.notify(client.error_message(err), vim.log.levels.ERROR)
+      return client.notify_error(err, vim.log.levels.ERROR)
     end
     ui.scratch('switchman://session/' .. session_id, render.transcript(root, detail),
       { root = root, filetype = 'switchman_transcript', split = 'tab split' })
@@ -77,7 +81,7 @@ function M.pick(root, include_workers, how)
   local params = { workspace = workspace.uri(root), include_workers = include_workers }
   client.request(root, protocol.request.sessions, params, function(err, result)
     if err then
-      return vim.notify(client.error_message(err), vim.log.levels.ERROR)
+      return client.notify_error(err, vim.log.levels.ERROR)
     end
     local items = M.flatten(result.sessions)
     if #items == 0 then

@@ -24,7 +24,7 @@ local function revoke(root, tool)
   local params = { workspace = workspace.uri(root), tool = tool }
   client.request(root, protocol.request.revoke_trust, params, function(err, result)
     if err then
-      return vim.notify('Switchman: ' .. client.error_message(err), vim.log.levels.WARN)
+      return client.notify_error(err, vim.log.levels.WARN)
     end
     local revoked = result and result.revoked or {}
     vim.notify(#revoked > 0 and ('Switchman will ask again before: %s'):format(table.concat(revoked, ', '))
@@ -36,7 +36,7 @@ end
 function M.pick(root)
   client.request(root, protocol.request.trust, { workspace = workspace.uri(root) }, function(err, result)
     if err then
-      return vim.notify('Switchman: ' .. client.error_message(err), vim.log.levels.WARN)
+      return client.notify_error(err, vim.log.levels.WARN)
     end
     local tools = {}
     for _, entry in ipairs(result and result.trusted or {}) do

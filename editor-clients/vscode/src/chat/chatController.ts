@@ -39,6 +39,8 @@ interface PendingTurn {
 export interface ChatControllerHooks {
   openSettings(): void;
   restartServer(): void;
+  /** Open a file at a place (1-based) named in a command's answer, e.g. `/rules check`'s problems. */
+  openLocation?(path: string, line: number, column: number): void;
   /** The active text editor, for `#file` / `#selection` and "Send Selection to Switchman". */
   activeEditor?(): EditorContext | undefined;
   /** Copy, insert or apply a code block of an answer (`turnId`: the answer's turn). */
@@ -152,6 +154,7 @@ export class ChatController implements Disposable {
         return this.hooks.approvals?.answer(message.id, message.reason
           ? { decision: message.decision, reason: message.reason } : { decision: message.decision });
       case 'approvalDiff': return this.hooks.approvals?.openDiff(message.id);
+      case 'openLocation': return this.hooks.openLocation?.(message.path, message.line, message.column);
       case 'toggleExplanation': return;
       case 'workerTranscript': return this.workerTranscript(message.turnId, message.toolUseId, message.workerSessionId);
       case 'stopWorker': return this.stopWorker(message.workerTurnId, message.turnId, message.toolUseId);

@@ -159,7 +159,9 @@ export type FromWebview =
   | { type: 'stopDelegation'; turnId: string; toolUseId: string }
   | { type: 'codeAction'; action: CodeAction; text: string; turnId?: string }
   | { type: 'approvalAnswer'; id: string; decision: ApprovalAnswer['decision']; reason?: string }
-  | { type: 'approvalDiff'; id: string };
+  | { type: 'approvalDiff'; id: string }
+  /** A file location in a command's answer (`/rules check`) was clicked: open the file there (1-based). */
+  | { type: 'openLocation'; path: string; line: number; column: number };
 
 /** What the buttons over a code block in an answer do. */
 export type CodeAction = 'copy' | 'insert' | 'apply';
@@ -185,7 +187,7 @@ export function initialChatState(): ChatState {
 const FROM_WEBVIEW_TYPES = new Set<FromWebview['type']>([
   'ready', 'send', 'retry', 'cancel', 'draft', 'explain', 'toggleExplanation', 'newChat', 'selectWorkspace',
   'openSettings', 'restartServer', 'workerTranscript', 'stopWorker', 'stopDelegation', 'feedback', 'codeAction', 'approvalAnswer',
-  'approvalDiff',
+  'approvalDiff', 'openLocation',
 ]);
 const DECISIONS = new Set(['allow_once', 'allow_always', 'deny']);
 
@@ -204,11 +206,18 @@ export function parseFromWebview(value: unknown): FromWebview | undefined {
     feedback: ['turnId'], codeAction: ['text'], approvalAnswer: ['id'], approvalDiff: ['id'],
   };
   if (message.type === 'approvalAnswer' && !DECISIONS.has(message.decision as string)) return undefined;
+  if (message.type === 'openLocation' && !(typeof message.path === 'string' && isAbsolutePath(message.path)
+    && [message.line, message.column].every((n) => Number.isInteger(n) && (n as number) >= 1))) return undefined;
   if (message.type === 'feedback' && message.rating !== 'up' && message.rating !== 'down' && message.rating !== 'none') return undefined;
   for (const required of needs[message.type as FromWebview['type']] ?? []) {
     if (typeof message[required] !== 'string') return undefined;
   }
   return message as unknown as FromWebview;
+}
+
+/** A POSIX or Windows absolute path: the only files a location in the chat may name. */
+function isAbsolutePath(path: string): boolean {
+  return /^(\/|[A-Za-z]:[\\/])/.test(path) && !path.includes('\n');
 }
 
 const TITLE_LENGTH = 60;

@@ -253,10 +253,12 @@ export class ApprovalCenter implements Disposable {
   /**
    * What the session kept of a question, from its call's result (a `tool_result` delta): one the turn's
    * Stop cut short ends as its rebuilt card does, "Not answered: the turn was stopped", not as a question
-   * nobody answered in time (the daemon withdrawing it does not say why).
+   * nobody answered in time (the daemon withdrawing it does not say why); an allowed change the daemon did not
+   * apply says "Not applied".
    */
   recorded(record: ApprovalRecord): void {
     if (record.outcome === 'stopped') this.stopped(record.id, record.reason);
+    if (record.outcome === 'not_applied') this.notApplied(record.id, record.reason);
   }
 
   /**
@@ -307,6 +309,17 @@ export class ApprovalCenter implements Disposable {
     if (!entry) return;
     if (entry.card.outcome === 'pending') this.settle(id, 'withdrawn');
     entry.card = { ...entry.card, outcome: 'withdrawn', stopped: true, reason, note: null };
+    this.changed.fire(entry.card);
+  }
+
+  /**
+   * An allowed change the daemon then did not apply (its file changed on disk or by another tool while it was
+   * asked): the card says "Not applied" and why, as its rebuilt card does, instead of "Allowed once.".
+   */
+  private notApplied(id: string, reason: string | null): void {
+    const entry = this.cards.get(id);
+    if (!entry || entry.card.outcome === 'pending' || entry.card.stale) return;
+    entry.card = { ...entry.card, outcome: 'denied', stale: true, reason, note: null };
     this.changed.fire(entry.card);
   }
 

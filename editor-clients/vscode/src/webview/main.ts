@@ -62,7 +62,7 @@ const view = new TranscriptView(transcript, (turnId) => {
   if (state.pending || !state.connected) return;
   vscode.postMessage({ type: 'retry', turnId });
   followTheEnd();
-});
+}, ({ path, line, column }) => vscode.postMessage({ type: 'openLocation', path, line, column }));
 
 /** The cards whose worker transcript was asked for and has not arrived yet. */
 const fetching = new Set<string>();

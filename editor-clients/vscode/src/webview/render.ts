@@ -14,6 +14,7 @@ import { approvalCardElement, type ApprovalActions } from './approvalCard';
 import { containerPart, part, PartList, renderParts, setAttributes, type Part } from './parts';
 import { markdown, MarkdownStream, renderBlocks } from './markdownStream';
 import { icon } from './icons';
+import { splitLocations, type FileLocation } from '../chat/locations';
 
 export function renderMarkdown(text: string): string {
   return markdown.render(text);
@@ -35,7 +36,9 @@ export class TranscriptView {
     /** Send a chat message as if typed (a banner's `/route override` button). */
     private readonly onCommand: (text: string) => void = () => undefined,
     /** A failed turn's Retry: send its message again. */
-    private readonly onRetry: (turnId: string) => void = () => undefined) {
+    private readonly onRetry: (turnId: string) => void = () => undefined,
+    /** A file location in a command's answer was clicked. */
+    private readonly onLocation: (location: FileLocation) => void = () => undefined) {
     this.entries = new PartList(container);
   }
 
@@ -74,7 +77,7 @@ export class TranscriptView {
       case 'command':
         return entry.failed
           ? el('div', { class: 'entry command error', role: 'alert' }, [el('pre', {}, [entry.text])])
-          : el('div', { class: 'entry command' }, [el('pre', {}, [entry.text])]);
+          : el('div', { class: 'entry command' }, [el('pre', {}, this.withLocations(entry.text))]);
       case 'error':
         return el('div', { class: 'entry error', role: 'alert' }, [
           el('div', { class: 'error-code' }, [entry.code]), el('div', { class: 'body plain' }, [entry.message])]);
@@ -157,6 +160,19 @@ export class TranscriptView {
     return containerPart('head', [badgeText, turn.explanationOpen, line], 'div', (head) => {
       setAttributes(head, { class: 'turn-head' });
       renderParts(head, [badge, part('status', line, () => el('span', { class: 'turn-status' }, [line]))]);
+    });
+  }
+
+  /** A command's answer with the file locations it names (`/rules check`'s problems) as links to them. */
+  private withLocations(text: string): (Node | string)[] {
+    return splitLocations(text).map((piece) => {
+      if (typeof piece === 'string') return piece;
+      const link = el('a', { class: 'location', href: '#', title: `Open ${piece.path} at line ${piece.line}` }, [piece.text]);
+      link.addEventListener('click', (event) => {
+        event.preventDefault();
+        this.onLocation(piece);
+      });
+      return link;
     });
   }
 

@@ -870,6 +870,26 @@ describe('ChatController approvals', () => {
     assert.equal(outcomeText(shown[shown.length - 1]), outcomeText(rebuilt), 'the chat shows it');
   });
 
+  it('ends an allowed change the daemon did not apply (its file changed meanwhile) as its rebuilt card does', async () => {
+    const { connection, center, posted } = approvalChat();
+    const asked = center.ask({ id: 'A2', workspace: WS, session_id: 'S1', turn_id: 'T9', tool: 'edit_file',
+      tool_class: 'write', title: 'Edit src/util.py', path: 'src/util.py' }, new AbortController().signal);
+    center.answer('A2', { decision: 'allow_once' });
+    assert.deepEqual(await asked, { decision: 'allow_once' });
+    const reason = 'src/util.py changed since this change was proposed (on disk or by another tool): applied to that '
+      + 'text it would have landed in the wrong place, so nothing was changed.';
+    const record: ApprovalRecord = { id: 'A2', title: 'Edit src/util.py', outcome: 'not_applied', reason, command: null,
+      cwd: null, path: 'src/util.py' };
+    connection.notify(Notifications.chatDelta, { session_id: 'S1', turn_id: 'T9', kind: 'tool_result',
+      tool: { id: 'c2', name: 'edit_file', status: 'error', summary: 'src/util.py changed meanwhile', approval: record } });
+    const live = center.all()[0];
+    const rebuilt = recordedApprovalCard(record, 'T9', 'edit_file');
+    assert.equal(outcomeText(live), `Not applied: ${reason}`); // it said "Allowed once."
+    assert.equal(outcomeText(live), outcomeText(rebuilt));
+    const shown = posted.flatMap((m) => (m.type === 'approval' ? [m.card] : []));
+    assert.equal(outcomeText(shown[shown.length - 1]), outcomeText(rebuilt), 'the chat shows it');
+  });
+
   it('ends a worker\'s question as stopped when the worker is stopped, withdrawn first or still open', async () => {
     const { connection, center, posted } = approvalChat();
     const withdraw = new AbortController();

@@ -292,7 +292,7 @@ function Chat:cancel()
   end
   client.request(self.root, protocol.request.cancel, { turn_id = turn.turn_id }, function(err)
     if err then
-      vim.notify(client.error_message(err), vim.log.levels.WARN)
+      client.notify_error(err, vim.log.levels.WARN)
     end
   end)
   return true
@@ -334,7 +334,7 @@ end
 function M.start_session(root, on_done)
   client.request(root, protocol.request.new_session, { workspace = workspace.uri(root) }, function(err, result)
     if err then
-      return vim.notify(client.error_message(err), vim.log.levels.ERROR)
+      return client.notify_error(err, vim.log.levels.ERROR)
     end
     on_done(result.session)
   end)
@@ -668,7 +668,7 @@ function M.resume(root, session_id)
   local params = { workspace = workspace.uri(root), session_id = session_id }
   client.request(root, protocol.request.resume_session, params, function(err, result)
     if err then
-      return vim.notify(client.error_message(err), vim.log.levels.ERROR)
+      return client.notify_error(err, vim.log.levels.ERROR)
     end
     chat = M.get(root, true)
     local drawn = not chat.fresh -- a fresh chat loads the current session (this one) as it opens
@@ -693,7 +693,7 @@ function M.feedback(root, rating)
   client.request(root, protocol.request.feedback, { turn_id = chat.last_turn_id, rating = rating },
     function(err)
       if err then
-        return vim.notify(client.error_message(err), vim.log.levels.WARN)
+        return client.notify_error(err, vim.log.levels.WARN)
       end
       vim.notify(('Switchman: noted %s for the last answer.'):format(rating == 'up' and '👍' or '👎'), vim.log.levels.INFO)
     end)

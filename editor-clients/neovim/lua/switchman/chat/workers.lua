@@ -421,7 +421,7 @@ function M.stop(root, update)
   end
   client.request(root, protocol.request.cancel, params, function(err, result)
     if err then
-      return vim.notify(client.error_message(err), vim.log.levels.WARN)
+      return client.notify_error(err, vim.log.levels.WARN)
     end
     if not result.cancelled then
       local message, level = M.not_stopped(result.status)
@@ -527,7 +527,7 @@ function M.pick(root)
   local params = { workspace = workspace.uri(root), include_workers = true }
   client.request(root, protocol.request.sessions, params, function(err, result)
     if err then
-      return vim.notify(client.error_message(err), vim.log.levels.ERROR)
+      return client.notify_error(err, vim.log.levels.ERROR)
     end
     local current = chat and chat.session_id or result.current_session_id
     if chat and chat.turn and chat.turn.session_id then

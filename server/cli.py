@@ -140,6 +140,14 @@ def _check_arguments(args: argparse.Namespace) -> None:
         parser.error(f"--workspace {workspace}: no such folder")
     if args.command != "route":
         return
+    try:
+        args.message.encode("utf-8")
+    except UnicodeEncodeError as error:  # bytes of another encoding, kept by Python as surrogates
+        code = ord(args.message[error.start])
+        what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+        where = f"after {args.message[:error.start][-20:]!r}" if error.start else "at its start"
+        parser.error(f"the message is not valid UTF-8 ({what} {where}); write it in UTF-8, as "
+                     f"the editors send it")
     if args.tokens is not None and args.tokens < 0:
         parser.error(f"--tokens {args.tokens}: must be 0 or more")
     if args.cost_today is not None and not args.cost_today >= 0:  # NaN too

@@ -668,6 +668,20 @@ def test_an_unknown_argument_is_refused_with_its_sub_commands_usage(
     assert f"{usage}: error: unrecognized arguments: {arguments[-1]}" in err
 
 
+def test_a_message_that_is_not_utf8_is_refused_naming_the_byte(
+        config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A message typed or pasted in another encoding (Latin-1 ``café``) reaches Python as a lone
+    surrogate: ``switchman route`` ended with a UnicodeEncodeError traceback."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["route", "caf\udce9 au lait", "--assume-configured"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: switchman route [-h]"), err
+    assert ("switchman route: error: the message is not valid UTF-8 (byte 0xe9 after 'caf'); "
+            "write it in UTF-8, as the editors send it") in err
+    assert "Traceback" not in err
+
+
 def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
     yield parser
     for action in parser._actions:  # argparse exposes sub-parsers only here

@@ -142,6 +142,33 @@ async def test_the_typed_text_of_a_message_with_tokens_is_shown_and_never_sent(
     assert sum(content.count("return 42") for content, _ in rows) == 1  # not copied into typed
 
 
+async def test_an_alias_with_only_attachments_sends_them_to_that_model(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """``@opus`` with a file attached (VS Code's ``@opus #file``, Neovim's ``:Switchman add``
+    then ``@opus``) is a message: the attachment is what is sent, to the alias's model, and
+    the session is titled by the file's path. An alias alone is still nothing to send, in
+    the chat and in a preview."""
+    app = daemon.workspace / "src" / "app.py"
+    attached = [{"kind": "file", "uri": app.as_uri()}]
+    async with running_server(CLIENTS[0], daemon.env, workspaces=[daemon.workspace]) as client:
+        preview = await client.request(methods.PREVIEW, {"workspace": daemon.uri,
+                                                         "message": "@opus",
+                                                         "attachments": attached})
+        assert (preview["model"], preview["error"]) == (OPUS, None)
+        fake.script_text("It returns 42.")
+        first = await chat(client, daemon, "@opus", attachments=attached)
+        detail = await client.request(methods.SESSION, {"session_id": first["session_id"]})
+        alone = await client.request(methods.PREVIEW, {"workspace": daemon.uri,
+                                                       "message": "@opus "})
+        with pytest.raises(JsonRpcException) as caught:
+            await chat(client, daemon, "@opus ")
+    assert (first["status"], first["model"]) == ("completed", OPUS)
+    assert "return 42" in json.dumps(fake.requests[0].body["messages"][0])
+    assert detail["session"]["title"] == "src/app.py"
+    assert alone["error"]["code"] == "empty_message"
+    assert error_data(caught.value)["code"] == "empty_message"
+
+
 async def test_a_blank_typed_text_is_ignored(daemon: Daemon, fake: FakeProvider) -> None:
     """A client that sends ``typed`` empty (or only spaces) beside a message has typed
     nothing else: the session shows and titles the message itself, not a blank line."""

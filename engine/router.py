@@ -48,7 +48,8 @@ class Router:
         return self.config.registry()
 
     def parse(self, message: str) -> tuple[str, Override | None]:
-        """Split off a leading ``@alias``; raises for unknown aliases or empty messages."""
+        """Split off a leading ``@alias``; raises for unknown aliases (an alias with nothing
+        after it is the caller's to refuse: it may carry attachments)."""
         try:
             return parse_override(message, self.registry())
         except UnknownAlias as unknown:

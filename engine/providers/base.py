@@ -46,6 +46,11 @@ class TextDelta(msgspec.Struct, frozen=True):
     text: str
 
 
+INVALID_ARGUMENTS = "_invalid_arguments"
+"""The one key of a :class:`ToolCall`'s ``input`` whose arguments were not a JSON object:
+their text as the model sent it (the tool answers with an error the model can correct)."""
+
+
 class ToolCall(msgspec.Struct, frozen=True):
     """A complete tool call requested by the model."""
 

@@ -24,6 +24,7 @@ from switchman.engine.messages import (
     Usage,
 )
 from switchman.engine.providers.base import (
+    INVALID_ARGUMENTS,
     Finished,
     ProviderRequest,
     StreamEvent,
@@ -58,9 +59,9 @@ class _PendingCall:
         try:
             parsed = json.loads(self.arguments or "{}")
         except json.JSONDecodeError:
-            parsed = {"_invalid_arguments": self.arguments}
+            parsed = {INVALID_ARGUMENTS: self.arguments}
         return ToolCall(self.id, self.name, parsed if isinstance(parsed, dict) else
-                        {"_invalid_arguments": self.arguments})
+                        {INVALID_ARGUMENTS: self.arguments})
 
 
 class OpenAIAdapter:

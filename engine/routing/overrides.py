@@ -14,7 +14,7 @@ import msgspec
 
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.walker import closest
-from switchman.engine.errors import EmptyMessage, UnknownAlias
+from switchman.engine.errors import UnknownAlias
 
 _OVERRIDE = re.compile(r"@([\w.:/+-]+)(?:\s+|\Z)")
 MAX_OFFERED = 5
@@ -52,8 +52,10 @@ def without_override(typed: str) -> str:
 def parse_override(message: str, registry: ModelRegistry) -> tuple[str, Override | None]:
     """Split ``message`` into the text to send and its override, if any.
 
-    Raises :class:`UnknownAlias` for an unknown name and :class:`EmptyMessage`
-    when nothing follows the token; in both cases no turn may start.
+    Raises :class:`UnknownAlias` for an unknown name (no turn may start). Nothing after the
+    token is ``""`` to send: whether that is a message depends on what it carries (an
+    ``@alias`` with a file or selection attached sends them), so the caller decides
+    (:class:`EmptyMessage` when it carries nothing).
     """
     if message.startswith("\\@"):
         return message[1:], None
@@ -66,7 +68,4 @@ def parse_override(message: str, registry: ModelRegistry) -> tuple[str, Override
     model = registry.resolve(token)
     if model is None:
         raise UnknownAlias(token, closest(token, list(registry.aliases)))
-    rest = message[match.end():]
-    if not rest.strip():
-        raise EmptyMessage(token)
-    return rest, Override(token, model)
+    return message[match.end():], Override(token, model)

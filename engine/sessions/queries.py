@@ -12,6 +12,7 @@ from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.store import IN_FORCE_BUILTIN, IN_FORCE_FILE
 from switchman.engine.delegation import envelope, history
 from switchman.engine.errors import (
+    EmptyMessage,
     NoModelAvailable,
     RoutingError,
     SwitchmanError,
@@ -161,6 +162,9 @@ class SessionQueries:
             return Preview(None, f"command {command}", message, None, None, None, command)
         try:
             text, override = m.router.parse(message)
+            if override is not None and not text.strip() and not has_images \
+                    and not attachments:  # as the message would be refused
+                raise EmptyMessage(override.token)
             context = m.turn_context(live, text, int(has_images), attachments)
             decision = m.router.chain(str(live.folder)).decide(RouteRequest(
                 context=context, turn_id="preview", session_id=live.id, override=override,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from switchman.engine.providers.base import ToolSpec
+from switchman.engine.providers.base import INVALID_ARGUMENTS, ToolSpec
 from switchman.engine.tools.arguments import ToolOutcome
 
 
@@ -121,7 +121,17 @@ class ToolRegistry:
                                    is_error=True, summary=f"not available: {why}")
             return ToolOutcome(f"Unknown tool '{call.name}'. {offered}", is_error=True,
                                summary="unknown tool")
+        if set(call.arguments) == {INVALID_ARGUMENTS}:
+            return _not_json(call.name, str(call.arguments[INVALID_ARGUMENTS]))
         return await entry.handler(call)
+
+
+def _not_json(name: str, sent: str) -> ToolOutcome:
+    """The answer to a call whose arguments did not parse as a JSON object."""
+    shown = sent if len(sent) <= 200 else sent[:200] + "…"
+    return ToolOutcome(f"The arguments of this {name} call are not a JSON object: '{shown}'. "
+                       "Send them again as one JSON object, as the tool's schema describes.",
+                       is_error=True, summary="arguments not JSON")
 
 
 def _set_handler(tools: ToolSet, name: str) -> Handler:

@@ -8,7 +8,7 @@ import pytest
 
 from switchman.engine.config.policy import PatternSettings
 from switchman.engine.config.registry import ModelRegistry
-from switchman.engine.errors import EmptyMessage, UnknownAlias
+from switchman.engine.errors import UnknownAlias
 from switchman.engine.patterns import (
     InMemoryPatternStore,
     PatternNeighbor,
@@ -56,9 +56,12 @@ def test_unknown_alias_is_an_error_with_suggestions(registry: ModelRegistry) -> 
     assert "@haikuu" in str(caught.value)
 
 
-def test_nothing_after_the_alias_is_an_error(registry: ModelRegistry) -> None:
-    with pytest.raises(EmptyMessage):
-        parse_override("@haiku   ", registry)
+def test_nothing_after_the_alias_is_left_to_the_caller(registry: ModelRegistry) -> None:
+    """The message may carry attachments, which are what it sends: the chat (and a
+    preview, the CLI, a policy test) refuses it as empty only when it carries nothing."""
+    text, override = parse_override("@haiku   ", registry)
+    assert (text.strip(), override.model if override else None) == (
+        "", "anthropic:claude-haiku-4-5")
 
 
 # -- sticky model ----------------------------------------------------------------------

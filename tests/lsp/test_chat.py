@@ -142,6 +142,33 @@ async def test_the_typed_text_of_a_message_with_tokens_is_shown_and_never_sent(
     assert sum(content.count("return 42") for content, _ in rows) == 1  # not copied into typed
 
 
+async def test_an_alias_with_only_attachments_sends_them_to_that_model(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """``@opus`` with a file attached (VS Code's ``@opus #file``, Neovim's ``:Switchman add``
+    then ``@opus``) is a message: the attachment is what is sent, to the alias's model, and
+    the session is titled by the file's path. An alias alone is still nothing to send, in
+    the chat and in a preview."""
+    app = daemon.workspace / "src" / "app.py"
+    attached = [{"kind": "file", "uri": app.as_uri()}]
+    async with running_server(CLIENTS[0], daemon.env, workspaces=[daemon.workspace]) as client:
+        preview = await client.request(methods.PREVIEW, {"workspace": daemon.uri,
+                                                         "message": "@opus",
+                                                         "attachments": attached})
+        assert (preview["model"], preview["error"]) == (OPUS, None)
+        fake.script_text("It returns 42.")
+        first = await chat(client, daemon, "@opus", attachments=attached)
+        detail = await client.request(methods.SESSION, {"session_id": first["session_id"]})
+        alone = await client.request(methods.PREVIEW, {"workspace": daemon.uri,
+                                                       "message": "@opus "})
+        with pytest.raises(JsonRpcException) as caught:
+            await chat(client, daemon, "@opus ")
+    assert (first["status"], first["model"]) == ("completed", OPUS)
+    assert "return 42" in json.dumps(fake.requests[0].body["messages"][0])
+    assert detail["session"]["title"] == "src/app.py"
+    assert alone["error"]["code"] == "empty_message"
+    assert error_data(caught.value)["code"] == "empty_message"
+
+
 async def test_a_blank_typed_text_is_ignored(daemon: Daemon, fake: FakeProvider) -> None:
     """A client that sends ``typed`` empty (or only spaces) beside a message has typed
     nothing else: the session shows and titles the message itself, not a blank line."""
@@ -236,6 +263,28 @@ async def test_images_reach_the_provider(client: SwitchmanClient, daemon: Daemon
                         images=[{"media_type": "image/png", "data": "iVBORw0KGgo="}])
     assert result["status"] == "completed"
     assert "iVBORw0KGgo=" in str(fake.requests[0].body["messages"])
+
+
+@pytest.mark.parametrize(("image", "says"), [
+    ({"media_type": "image/png", "data": "!!!not base64"}, "is not base64 data"),
+    ({"media_type": "image/png", "data": ""}, "is empty"),
+    ({"media_type": "text/html", "data": "iVBORw0KGgo="}, "'text/html' is not an image type"),
+])
+async def test_an_image_no_provider_can_read_is_refused_before_the_turn(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider,
+        image: dict[str, str], says: str) -> None:
+    """An image with data that is not base64 (or of a type no API takes) went to the
+    provider, whose 400 failed the turn, and stayed in the session's history: every later
+    message of the session carried it and failed the same way."""
+    with pytest.raises(JsonRpcException) as refused:
+        await chat(client, daemon, "what is this?", images=[image])
+    assert error_data(refused.value)["code"] == "invalid_attachment"
+    assert says in refused.value.message
+    assert fake.requests == []
+    fake.script_text("Hello.")
+    result = await chat(client, daemon, "hello")
+    assert result["status"] == "completed"
+    assert "image" not in str(fake.requests[0].body["messages"])
 
 
 async def test_cancel_by_turn_id_keeps_the_partial_text(client: SwitchmanClient, daemon: Daemon,

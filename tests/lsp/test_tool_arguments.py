@@ -8,7 +8,7 @@ import pytest
 
 from switchman.server import methods
 from tests.lsp.conftest import Daemon, deltas
-from tests.support.fake_provider import FakeProvider
+from tests.support.fake_provider import FakeProvider, ToolCall
 from tests.support.lsp import SwitchmanClient
 
 
@@ -29,3 +29,23 @@ async def test_a_malformed_argument_goes_back_to_the_model(
     returned = fake.requests[1].body["messages"][-1]["content"][0]
     assert returned["is_error"] is True
     assert expected in str(returned["content"])
+
+
+async def test_arguments_that_are_not_json_are_named_to_the_model(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """An OpenAI-style call whose arguments are cut-off JSON was answered "A 'path' argument
+    (text) is required.", which sends the model looking for the wrong mistake."""
+    fake.script_tool_calls([ToolCall("read_file", id="call_bad",
+                                     argument_chunks=('{"path": "src', '/app.py"'))],
+                           model="gpt-5")
+    fake.script_text("Let me fix that.", model="gpt-5")
+    result = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                 "message": "@gpt-5 read app.py"})
+    assert (result["status"], result["text"]) == ("completed", "Let me fix that.")
+    [shown] = deltas(client, result["turn_id"], "tool_result")
+    assert shown["tool"]["status"] == "error"
+    returned = fake.requests[1].body["messages"][-1]
+    assert returned["role"] == "tool"
+    assert returned["content"].startswith(
+        "The arguments of this read_file call are not a JSON object: "
+        "'{\"path\": \"src/app.py\"'.")

@@ -243,7 +243,7 @@ export function transcriptMarkdown(detail: SessionDetail): string {
     }
   }
   for (const step of timeline(detail, new Set())) {
-    if (step.kind === 'turn') lines.push('', ...turnMarkdown(step.turn, detail.messages));
+    if (step.kind === 'turn') lines.push('', ...turnMarkdown(step.turn, detail.messages, session.is_worker));
     else if (step.kind === 'exchange') lines.push('', ...exchangeMarkdown(step.message, step.started, cost.workers));
     else lines.push('', ...workerMarkdown(step.record, cost.workers));
   }
@@ -277,13 +277,15 @@ function workerMarkdown(record: DelegationRecord, workers: readonly WorkerCost[]
   return [`_Worker · ${view.title} · ${view.meta}_`];
 }
 
-function turnMarkdown(turn: Turn, all: Message[]): string[] {
+/** `worker`: a worker's session, whose messages from the "user" are the task its planner (or a /delegate) handed it. */
+function turnMarkdown(turn: Turn, all: Message[], worker = false): string[] {
   const messages = all.filter((m) => m.turn_id === turn.id);
   const lines = ['---', '', `## Turn ${turn.index} · ${turn.model ?? 'no model'} · ${formatCost(turn.cost_usd, turn.estimated_usd)} · ${turn.status}`];
   if (turn.summary) lines.push('', `_Why: ${turn.summary}_`);
   if (turn.usage) lines.push('', `${turn.usage.input_tokens} input / ${turn.usage.output_tokens} output tokens`);
   for (const message of messages) {
-    const who = message.role === 'user' ? 'You' : message.role === 'tool' ? 'Tool' : message.model ?? turn.model ?? 'Assistant';
+    const who = message.role === 'user' ? (worker ? 'Task' : 'You') : message.role === 'tool' ? 'Tool'
+      : message.model ?? turn.model ?? 'Assistant';
     const body = messageMarkdown(message.content);
     if (body) lines.push('', `**${who}:**`, '', body);
   }

@@ -37,5 +37,6 @@ function profileDetail(profile: ProfileInfo): string {
   const policy = profile.model_policy;
   const model = policy.model ?? (policy.tier ? `tier ${policy.tier}` : 'your routing rules');
   const approval = profile.approval === 'read_only' ? ' · read-only' : '';
-  return `model: ${model} · tools: ${profile.tools.join(', ') || 'none'}${approval}`;
+  const effort = policy.effort ? ` · effort ${policy.effort}` : '';
+  return `model: ${model}${effort} · tools: ${profile.tools.join(', ') || 'none'}${approval}`;
 }

@@ -387,7 +387,9 @@ export interface ProfileInfo {
   description: string;
   source: 'builtin' | 'user' | 'workspace';
   tools: string[];
-  model_policy: { model: string | null; tier: string | null; tiers?: Record<string, string> };
+  model_policy: { model: string | null; tier: string | null; tiers?: Record<string, string>;
+    /** Reasoning effort for its turns (`low`, `medium`, `high`), or null. */
+    effort?: string | null };
   approval?: 'ask' | 'read_only';
 }
 

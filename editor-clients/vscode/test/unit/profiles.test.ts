@@ -44,6 +44,10 @@ describe('agent profiles', () => {
     assert.equal(items[2].description, 'user · Reviews code without changing it');
     assert.equal(items[2].detail, 'model: anthropic:claude-haiku-4-5 · tools: grep, read_file · read-only');
     assert.equal(items[1].detail, 'model: your routing rules · tools: edit_file, read_file');
+    // A profile's reasoning effort is part of how it works (docs/profiles.md): the picker said nothing of it.
+    const architect = profilePickItems({ ...listing, profiles: [{ name: 'architect', description: 'Plans', source: 'user',
+      tools: ['read_file'], model_policy: { model: null, tier: 'deep', effort: 'high' }, approval: 'ask' }] });
+    assert.equal(architect[1].detail, 'model: tier deep · effort high · tools: read_file');
     const defaulted = profilePickItems({ ...listing, active: { name: 'default', resolved_from: 'workspace' } });
     assert.equal(defaulted[0].value, 'default', 'nothing to clear when the session chose none');
   });

@@ -242,6 +242,15 @@ describe('transcriptMarkdown', () => {
     assert.match(text, /## Turn 2 .* failed[\s\S]*server error \(500\)/);
     assert.match(text, /\| `anthropic:claude-haiku-4-5` \| 2 \| \$0\.0058 \| 20 \| 6 \|/);
     assert.ok(text.indexOf('Turn 1') < text.indexOf('Turn 2'));
+    assert.match(text, /\*\*You:\*\*\n\ncommit msg/);
+  });
+
+  it('names a worker\'s task as its task, not as something you wrote', () => {
+    // A worker's first message is the task its planner (or your /delegate) handed it; its card says "Task" too.
+    const worker = { ...detail, session: { ...session, is_worker: true, parent_session_id: 'S0', parent_tool_use_id: 'toolu_9' } };
+    const text = transcriptMarkdown(worker);
+    assert.match(text, /\*\*Task:\*\*\n\ncommit msg/);
+    assert.doesNotMatch(text, /\*\*You:\*\*/);
   });
 
   it("names the estimated part of a turn's cost, not the whole cost as estimated", () => {

@@ -63,7 +63,7 @@ from switchman.engine.providers.base import AdapterSource
 from switchman.engine.providers.factory import AdapterFactory
 from switchman.engine.router import Router
 from switchman.engine.sessions import slash_commands
-from switchman.engine.sessions.attachments import attachment_blocks
+from switchman.engine.sessions.attachments import attachment_blocks, check_images
 from switchman.engine.sessions.lifecycle import TurnLifecycle
 from switchman.engine.sessions.manager import SessionManager, SessionObserver
 from switchman.engine.sessions.queries import SessionQueries
@@ -244,6 +244,7 @@ class Switchman:
         check_text(typed or "", "typed")
         for image in images or []:
             check_text(image.media_type + image.data, "image")
+        check_images(images or [])
         for attachment in attachments or []:
             check_text(attachment.uri + (attachment.text or ""), "attachment")
         live = self.sessions.for_messages(workspace, session_id)

@@ -181,7 +181,10 @@ def rules_test(args: argparse.Namespace) -> int:
         raw, problems = load_test_file(path, under_test.registry)
     problems += under_test.problems if under_test else []
     if any(p.severity is Severity.ERROR for p in problems) or under_test is None:
-        _print_problems(sort_problems(problems), [path])
+        if args.json:  # as `rules check --json` prints them: still JSON for whoever reads it
+            _print_json(sort_problems(problems))
+        else:
+            _print_problems(sort_problems(problems), [path])
         return 2
     results = run_cases(under_test, raw["cases"], SystemClock())
     if args.json:

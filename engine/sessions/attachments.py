@@ -7,15 +7,19 @@ refused: the editor's text of one is no more use to a model than its bytes.
 Each attachment is kept as its own block of the user message, so the
 transcript shows it as an attachment, and it counts towards routing: its text
 in ``estimated_input_tokens`` and its path in ``files_touched``.
+
+Images are checked too (:func:`check_images`): one no provider can read would fail the
+turn at the provider and, kept in the session's history, every later turn with it.
 """
 
 from __future__ import annotations
 
+import binascii
 from pathlib import Path
 
 from switchman.engine.errors import InvalidAttachment, UnreadableFile
 from switchman.engine.files import read_head
-from switchman.engine.messages import AttachmentBlock, AttachmentRequest
+from switchman.engine.messages import AttachmentBlock, AttachmentRequest, ImageBlock
 from switchman.engine.tools.arguments import ToolRefused
 from switchman.engine.tools.changes import path_of
 from switchman.engine.tools.confinement import WorkspaceRoot
@@ -34,6 +38,29 @@ def attachment_blocks(folder: Path, requests: list[AttachmentRequest]) -> list[A
     if len(requests) > MAX_ATTACHMENTS:
         raise InvalidAttachment(f"At most {MAX_ATTACHMENTS} attachments can be sent at once.")
     return [_block(WorkspaceRoot(folder), r) for r in requests]
+
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+"""The image types both the Anthropic and the OpenAI APIs read."""
+
+
+def check_images(images: list[ImageBlock]) -> None:
+    """:class:`InvalidAttachment` for an image no provider can read: a type other than
+    :data:`IMAGE_TYPES`, or data that is not base64 (``data:`` URLs included)."""
+    for number, image in enumerate(images, 1):
+        which = f"Image {number}" if len(images) > 1 else "The image"
+        if image.media_type not in IMAGE_TYPES:
+            raise InvalidAttachment(
+                f"{which}: '{image.media_type[:40]}' is not an image type the models read "
+                f"({', '.join(IMAGE_TYPES)}); nothing was sent.")
+        if not image.data:
+            raise InvalidAttachment(f"{which} is empty; nothing was sent.")
+        try:
+            binascii.a2b_base64(image.data, strict_mode=True)
+        except (binascii.Error, ValueError):
+            raise InvalidAttachment(f"{which} is not base64 data (send the file's bytes "
+                                    "base64-encoded, without a data: prefix); nothing was "
+                                    "sent.") from None
 
 
 def _block(workspace: WorkspaceRoot, request: AttachmentRequest) -> AttachmentBlock:

@@ -194,7 +194,7 @@ class WorkspaceTools:
             else:
                 self._grep_buffer(where, buffer, regex, hits)
             rel = self.relative(where)
-            return ToolOutcome("\n".join(hits) or "(no matches)",
+            return ToolOutcome(("\n".join(hits) or "(no matches)") + _capped(hits),
                                summary=f"{counted(len(hits), 'match', 'matches')} in {rel}",
                                touched=[rel] if hits else [])
         glob = text_argument(args, "glob")
@@ -218,7 +218,7 @@ class WorkspaceTools:
                 touched.append(self.relative(path))
             if len(hits) >= MAX_GREP_MATCHES:
                 break
-        text = "\n".join(hits) or "(no matches)"
+        text = ("\n".join(hits) or "(no matches)") + _capped(hits)
         if too_large:
             text += (f"\n[not searched: {counted(len(too_large), 'file')} larger than "
                      f"{MAX_GREP_FILE_BYTES // (1024 * 1024)} MB ({_few(too_large)}); give one "
@@ -443,6 +443,15 @@ def _grep_lines(rel: str, lines: Iterable[str], regex: Any, hits: list[str]) -> 
             if len(hits) >= MAX_GREP_MATCHES:
                 break
     return matched
+
+
+def _capped(hits: list[str]) -> str:
+    """The note after a grep that stopped at :data:`MAX_GREP_MATCHES`: the model must not take
+    the matches shown for all there are."""
+    if len(hits) < MAX_GREP_MATCHES:
+        return ""
+    return (f"\n[stopped at the first {MAX_GREP_MATCHES} matches; there may be more: narrow the "
+            "pattern, the path or the glob to see the rest]")
 
 
 def _text_lines(text: str) -> list[str]:

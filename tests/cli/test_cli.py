@@ -111,6 +111,19 @@ def test_two_cases_with_one_name_are_refused_located(tmp_path: Path,
     assert "PASS" not in out
 
 
+def test_an_invalid_test_file_with_json_prints_its_problems_as_json(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], config_dir: Path) -> None:
+    """``rules test --json`` on a file with a YAML error printed the text report, which a CI
+    step reading the JSON could not parse; now the problems as ``rules check --json`` has
+    them."""
+    test_file = tmp_path / "t.test.yaml"
+    test_file.write_text('cases:\n  - name: x\n    message: "hi\n', "utf-8")
+    code, out = run_json(capsys, "rules", "test", str(test_file))
+    assert code == 2
+    assert [(p["file"], p["severity"], p["code"]) for p in out] == [
+        (str(test_file), "error", "yaml-syntax")]
+
+
 def test_a_model_an_expectation_names_must_exist(tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str],
                                                 config_dir: Path) -> None:

@@ -265,6 +265,28 @@ async def test_images_reach_the_provider(client: SwitchmanClient, daemon: Daemon
     assert "iVBORw0KGgo=" in str(fake.requests[0].body["messages"])
 
 
+@pytest.mark.parametrize(("image", "says"), [
+    ({"media_type": "image/png", "data": "!!!not base64"}, "is not base64 data"),
+    ({"media_type": "image/png", "data": ""}, "is empty"),
+    ({"media_type": "text/html", "data": "iVBORw0KGgo="}, "'text/html' is not an image type"),
+])
+async def test_an_image_no_provider_can_read_is_refused_before_the_turn(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider,
+        image: dict[str, str], says: str) -> None:
+    """An image with data that is not base64 (or of a type no API takes) went to the
+    provider, whose 400 failed the turn, and stayed in the session's history: every later
+    message of the session carried it and failed the same way."""
+    with pytest.raises(JsonRpcException) as refused:
+        await chat(client, daemon, "what is this?", images=[image])
+    assert error_data(refused.value)["code"] == "invalid_attachment"
+    assert says in refused.value.message
+    assert fake.requests == []
+    fake.script_text("Hello.")
+    result = await chat(client, daemon, "hello")
+    assert result["status"] == "completed"
+    assert "image" not in str(fake.requests[0].body["messages"])
+
+
 async def test_cancel_by_turn_id_keeps_the_partial_text(client: SwitchmanClient, daemon: Daemon,
                                                         fake: FakeProvider) -> None:
     stall = fake.script_stall("partial ", "never", after_chunks=1)

@@ -11,6 +11,7 @@ import pytest
 from switchman.engine.tools.secret_files import is_secret_file
 from switchman.engine.tools.workspace import (
     MAX_GREP_FILE_BYTES,
+    MAX_GREP_MATCHES,
     MAX_LIST_ENTRIES,
     MAX_READ_BYTES,
     MAX_READ_LINES,
@@ -95,6 +96,23 @@ async def test_list_files_is_capped(workspace: Path) -> None:
     outcome = await WorkspaceTools(workspace).run("list_files", {"path": "many"})
     assert outcome.content.endswith("[… more files not shown]")
     assert len(outcome.touched) == MAX_LIST_ENTRIES
+
+
+async def test_grep_says_when_it_stopped_at_its_match_cap(workspace: Path) -> None:
+    """A grep that stopped at its cap said nothing of it: the model took the first matches for
+    all of them. A folder's search and a named file's say so; one under the cap does not."""
+    many = workspace / "many"
+    many.mkdir()
+    (many / "a.txt").write_text("hit\n" * (MAX_GREP_MATCHES + 5))
+    tools = WorkspaceTools(workspace)
+    note = (f"[stopped at the first {MAX_GREP_MATCHES} matches; there may be more: narrow the "
+            "pattern, the path or the glob to see the rest]")
+    for path in ("many", "many/a.txt"):
+        outcome = await tools.run("grep", {"pattern": "hit", "path": path})
+        lines = outcome.content.splitlines()
+        assert lines[-1] == note and len(lines) == MAX_GREP_MATCHES + 1, path
+    (many / "a.txt").write_text("hit\n" * 3)
+    assert "stopped" not in (await tools.run("grep", {"pattern": "hit", "path": "many"})).content
 
 
 async def test_grep_uses_re2_and_skips_binaries(workspace: Path) -> None:

@@ -122,6 +122,33 @@ return {
     end,
   },
   {
+    'a turn that failed before answering anything has nothing to rate (a 👍 there was stored as a success)',
+    function()
+      H.fake('POST', '/_fake/reset')
+      H.script({ { kind = 'error', status = 400, message = 'bad request body' } })
+      vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.input)[1])
+      vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, { 'this fails at the provider' })
+      H.feed('<C-s>')
+      H.wait_text(chat.view.transcript, 'the provider rejected the request (400)', 20000)
+      H.wait_for('the turn to end', function()
+        return chat.turn == nil
+      end)
+      vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
+      H.notifications = {}
+      H.feed('g+')
+      wait_notification('the last turn ended before answering anything: there is nothing to rate')
+      for _, row in pairs(exported_rows()) do
+        H.check(row.evidence.feedback == vim.NIL or row.evidence.status ~= 'failed', 'no failed turn rated', row)
+      end
+      -- the failed message came back to the input, and the session keeps it for the next turn: start anew
+      vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, {})
+      H.feed('gn')
+      H.wait_for('a new session', function()
+        return not H.text(chat.view.transcript):find('this fails at the provider', 1, true)
+      end, 20000)
+    end,
+  },
+  {
     'a reloaded transcript rates its last answer, unless it ends with a command or worker reply',
     function()
       local last = chat_module.last_answered_turn

@@ -83,6 +83,8 @@ return {
       H.check(text:find('Install Switchman from a clone of its repository', 1, true), 'how to install it', lines)
       H.check(text:find('the daemon was not found (above), so neither is the Python it runs in', 1, true)
         and not text:find('it is not a Python script', 1, true), 'no guess at why its Python is unknown', lines)
+      H.check(text:find('so it cannot be asked which keys it would find', 1, true)
+        and not text:find('switchman models --json` failed', 1, true), 'no second error for the keys', lines)
       H.notifications = {}
       vim.cmd('Switchman chat')
       local n = H.notifications[1] or {}

@@ -168,8 +168,11 @@ end
 
 --- Which providers the daemon will find a key for (`switchman models --json`, in its environment):
 --- without any, every check above is OK and still no message can be sent.
-local function check_keys()
+local function check_keys(executable)
   start('API keys')
+  if not executable then
+    return info('the daemon was not found (above), so it cannot be asked which keys it would find')
+  end
   local output, problem = run(as_daemon(config.cli_cmd({ 'models', '--json' })))
   local okay, listed = pcall(vim.fn.json_decode, output or '')
   if not output or not okay or type(listed) ~= 'table' then
@@ -207,7 +210,7 @@ function M.check()
   check_python(executable)
   check_neovim()
   check_setup()
-  check_keys()
+  check_keys(executable)
 end
 
 return M

@@ -248,7 +248,7 @@ function Chat:show_outcome(turn, err, result)
   self.session_id = result.session_id
   if result.kind == 'command' then
     self.unidentified = true -- a command's stored messages (a /delegate's) have no turn id
-    self.last_turn_id = nil -- the last answer is a command's (or a worker's): g+ must not rate the one before
+    self.last_turn_id, self.unanswered = nil, nil -- the last answer is a command's (or a worker's): g+ must not rate the one before
     self:answer_heading(turn, nil, result.summary)
     -- a refused command (/modle, /delegate ultra, a usage error) is a failure like any other: ✗
     local lines = result.status == 'failed' and render.failure(result.text) or render.lines(result.text or '')
@@ -271,6 +271,12 @@ function Chat:show_outcome(turn, err, result)
     self.view:stream(text:sub(#turn.streamed + 1))
   end
   self.last_turn_id = result.turn_id
+  -- one that failed (or was stopped) before any text, tool call or worker has nothing to rate: a 👍
+  -- there taught the pattern store that the model did well on a turn it never answered
+  self.unanswered = result.status ~= 'completed' and vim.trim(text) == '' and not turn.acted
+  if self.unanswered then
+    self.last_turn_id = nil
+  end
   self.shown_turns = self.shown_turns or {}
   self.shown_turns[result.turn_id] = true
   self.view:append(render.outcome(self.root, result, result.turn_id))
@@ -347,7 +353,7 @@ function Chat:new_session()
   end
   M.start_session(self.root, function(session)
     self.session_id = session.id
-    self.last_turn_id = nil -- the old session's answers are no longer shown
+    self.last_turn_id, self.unanswered = nil, nil -- the old session's answers are no longer shown
     self.workers = nil -- their lines are gone with the transcript
     self.view:clear()
     local lines = { { 'New session ' .. session.id, hl = 'SwitchmanFooter' } }
@@ -410,7 +416,7 @@ end
 function Chat:show_session(session_id, detail)
   self.session_id = session_id
   self.early_history, self.unidentified = nil, nil -- all of it is drawn as stored
-  self.last_turn_id = M.last_answered_turn(detail)
+  self.last_turn_id, self.unanswered = M.last_answered_turn(detail), nil
   -- self.workers stays: no turn of this chat runs (its delegations sent their last update), and
   -- `:Switchman workers` still lists them
   self.view:clear()
@@ -687,6 +693,10 @@ function M.feedback(root, rating)
     return vim.notify('Switchman: feedback is "up" or "down".', vim.log.levels.ERROR)
   end
   local chat = chats[root]
+  if chat and not chat.last_turn_id and chat.unanswered then
+    return vim.notify('Switchman: the last turn ended before answering anything: there is nothing to rate.',
+      vim.log.levels.INFO)
+  end
   if not chat or not chat.last_turn_id then
     return vim.notify('Switchman: no answer to rate yet in this chat.', vim.log.levels.INFO)
   end

@@ -90,6 +90,9 @@ class ToolActivity(msgspec.Struct, frozen=True, omit_defaults=True):
     approval: ApprovalRecord | None = None
     """On a result: the question the call asked first and its answer, as the session keeps
     it (a chat shows the same line live and rebuilt)."""
+    output: str | None = None
+    """On a result the chat shows (a command's output): the result's text, as the model got
+    it and the session keeps it."""
 
 
 DeltaKind = Literal["text", "tool_call", "tool_result", "command_output", "notice"]

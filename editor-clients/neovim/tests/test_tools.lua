@@ -746,4 +746,35 @@ return {
       H.eq(want, worker_and_question(), 'the same, drawn from the session')
     end,
   },
+  {
+    "a command's output is shown under its tool line (its last lines), live and in the rebuilt chat",
+    function()
+      local printed = {}
+      for i = 1, 20 do
+        table.insert(printed, 'echo out ' .. i)
+      end
+      allowed_call_turn('build it', { name = 'run_command', id = 'toolu_shown_output',
+        input = { command = table.concat(printed, '; ') .. '; exit 3' } }, 'It failed.')
+      local function shown()
+        local lines = H.lines(chat.view.transcript)
+        for i, line in ipairs(lines) do
+          if line == '  ✗ run_command: exit 3' then
+            return vim.list_slice(lines, i + 1, i + 10)
+          end
+        end
+        return lines
+      end
+      local want = { '    ? Run `echo out 1; echo out 2; echo out 3; echo out 4; echo out 5; echo out 6; echo out 7; …` — Allowed once.',
+        '    │ … 13 earlier lines' }
+      for i = 13, 20 do
+        table.insert(want, '    │ out ' .. i)
+      end
+      local live = shown()
+      H.eq(want[2], live[2], 'live: how many lines came before', live)
+      H.eq(vim.list_slice(want, 2), vim.list_slice(live, 2, 10), 'live: the last lines', live)
+      chat:reload(chat.session_id)
+      H.wait_text(chat.view.transcript, 'It failed.')
+      H.eq(live, shown(), 'the same, drawn from the session')
+    end,
+  },
 }

@@ -409,3 +409,7 @@ class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
     """The typed handoff envelope, once the request passed validation and approval."""
     queue: QueuePlace | None = None
     """Its place in line while it waits for a free worker slot (``queued``), else null."""
+    approval: ApprovalRecord | None = None
+    """On the ``progress`` update of a worker's call that asked the user first: the question
+    and its answer as the worker's session keeps it (``not_applied`` when the daemon did not
+    apply an allowed change), so the live chat says what a rebuilt one will; else null."""

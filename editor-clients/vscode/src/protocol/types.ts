@@ -354,6 +354,8 @@ export interface DelegationParams {
   routed_by?: string | null;
   /** Its place in line while `queued` (null otherwise; absent from older daemons). */
   queue?: QueuePlace | null;
+  /** On the `progress` update of a worker's call that asked the user: the question and its answer as the worker's session keeps it. */
+  approval?: ApprovalRecord | null;
 }
 
 /** `switchman/sessionChanged`: another editor window's daemon changed the workspace's current session. */

@@ -262,7 +262,11 @@ class SessionQueries:
             raise UnknownSession(session_id)
         by_model = store.costs_by_model(session_id)
         planner = sum((c.cost_usd for c in by_model), ZERO_USD)
-        workers = store.worker_costs(session_id)
+        ran = {d.worker_session_id: d for d in self.delegations(
+            session_id, store.workers(session_id), store.turns(session_id))}
+        workers = [msgspec.structs.replace(w, status=d.status, error=d.error)
+                   if (d := ran.get(w.session_id)) is not None else w
+                   for w in store.worker_costs(session_id)]
         worker_total = sum((w.cost_usd for w in workers), ZERO_USD)
         return CostBreakdown(info.cost_usd, by_model, planner, worker_total, workers,
                              info.estimated_usd)

@@ -189,6 +189,11 @@ class WorkerCost(msgspec.Struct, frozen=True):
     """The worker's task as its session is titled (the first line of what it was handed)."""
     estimated_usd: Decimal = ZERO_USD
     """The part of ``cost_usd`` that is Switchman's estimate."""
+    status: DelegationStatus | None = None
+    """How its delegation went, as ``switchman/session``'s ``delegations`` say (null for a
+    worker's own workers, whose delegations its planner's session does not list)."""
+    error: str | None = None
+    """The delegation's error when it failed or was stopped (``worker_error``, ``timeout``)."""
 
 
 class CostBreakdown(msgspec.Struct, frozen=True):

@@ -167,7 +167,7 @@ def _dispatch(manager: SessionManager, queries: SessionQueries, live: LiveSessio
     if name in ("/cost", "/help") and args:  # no words to take: do not answer as if none came
         raise CommandUsage(f"Usage: {name}")
     if name == "/cost":
-        return _cost(queries.cost(live.id), manager.cost_today(), manager.estimated_today())
+        return cost_text(queries.cost(live.id), manager.cost_today(), manager.estimated_today())
     if name == "/route":
         return _route(manager, live, args)
     if name == "/trust":
@@ -280,22 +280,34 @@ def _trust(trust: TrustStore, workspace: str, args: list[str]) -> str:
             f"{problem}")
 
 
-def _cost(cost: CostBreakdown, today: Decimal, today_estimated: Decimal) -> str:
-    amount, note = _estimated(cost.total_usd, cost.estimated_usd)
+_ENDED = {"failed": "failed", "cancelled": "stopped", "running": "still running",
+          "queued": "waiting for a worker slot", "awaiting_approval": "waiting for approval"}
+"""How a worker's delegation went, on its /cost line (nothing said for a completed one)."""
+
+
+def cost_text(cost: CostBreakdown, today: Decimal, today_estimated: Decimal) -> str:
+    """The answer to /cost: every amount with as many decimals as the smallest needs."""
+    places = _places([cost.total_usd, cost.planner_usd, cost.workers_usd, today,
+                      *(c.cost_usd for c in cost.by_model), *(w.cost_usd for w in cost.workers),
+                      cost.estimated_usd, today_estimated])
+    amount, note = _estimated(cost.total_usd, cost.estimated_usd, places)
     lines = [f"This session: {amount}{note}"]
     for c in cost.by_model:
-        amount, note = _estimated(c.cost_usd, c.estimated_usd)
+        amount, note = _estimated(c.cost_usd, c.estimated_usd, places)
         lines.append(f"  {c.model}: {amount} ({counted(c.turns, 'turn')}, {c.input_tokens} in / "
                      f"{c.output_tokens} out tokens){note}")
     if cost.workers:
-        lines.append(f"  planner: {usd(cost.planner_usd)}")
-        lines.append(f"  workers: {usd(cost.workers_usd)} "
+        lines.append(f"  planner: {usd(cost.planner_usd, places)}")
+        lines.append(f"  workers: {usd(cost.workers_usd, places)} "
                      f"({counted(len(cost.workers), 'delegation')})")
         for w in cost.workers:
-            amount, note = _estimated(w.cost_usd, w.estimated_usd)
+            amount, note = _estimated(w.cost_usd, w.estimated_usd, places)
+            ended = _ENDED.get(w.status or "")
+            why = f" ({w.error.split(':', 1)[0]})" if ended and w.error else ""
             lines.append(f"    {w.title or w.parent_tool_use_id or w.session_id} → "
-                         f"{w.model or 'no model'}: {amount}, {counted(w.turns, 'turn')}{note}")
-    amount, note = _estimated(today, today_estimated)
+                         f"{w.model or 'no model'}: {amount}, {counted(w.turns, 'turn')}{note}"
+                         + (f" — {ended}{why}" if ended else ""))
+    amount, note = _estimated(today, today_estimated, places)
     lines.append(f"Today, all sessions: {amount}{note}")
     if cost.estimated_usd or today_estimated:
         lines.append("Estimated: calls stopped, failed or cut off before the provider reported "
@@ -303,20 +315,26 @@ def _cost(cost: CostBreakdown, today: Decimal, today_estimated: Decimal) -> str:
     return "\n".join(lines)
 
 
-def _estimated(total: Decimal, estimated: Decimal) -> tuple[str, str]:
+def _estimated(total: Decimal, estimated: Decimal, places: int) -> tuple[str, str]:
     """A cost and the note on the part of it that is Switchman's estimate, each said once:
     (``$x``, ``""``) when none is, (``$x``, `` (of which ~$y estimated)``) when part is,
     (``~$x``, `` (estimated)``) when all of it is."""
     if not estimated:
-        return usd(total), ""
+        return usd(total, places), ""
     if estimated >= total:
-        return f"~{usd(total)}", " (estimated)"
-    return usd(total), f" (of which ~{usd(estimated)} estimated)"
+        return f"~{usd(total, places)}", " (estimated)"
+    return usd(total, places), f" (of which ~{usd(estimated, places)} estimated)"
 
 
-def usd(amount: Decimal) -> str:
-    """Dollars with four decimals, or six for amounts under a cent (so they do not show as 0)."""
-    return f"${amount:.6f}" if 0 < amount < Decimal("0.01") else f"${amount:.4f}"
+def _places(amounts: list[Decimal]) -> int:
+    """Four decimals, or six when an amount is under a cent (so it does not show as 0)."""
+    return 6 if any(0 < a < Decimal("0.01") for a in amounts) else 4
+
+
+def usd(amount: Decimal, places: int = 4) -> str:
+    """Dollars with ``places`` decimals (six for an amount under a cent, so it does not show
+    as 0)."""
+    return f"${amount:.{max(places, _places([amount]))}f}"
 
 
 def pending_suggestion(manager: SessionManager, live: LiveSession) -> PolicyEvaluation | None:

@@ -19,7 +19,8 @@ from switchman.engine.learning import database
 from switchman.engine.messages import ToolResultBlock, Usage
 from switchman.engine.providers.base import ProviderRequest
 from switchman.engine.providers.errors import ProviderError
-from switchman.engine.sessions.records import DelegationUpdate
+from switchman.engine.sessions import slash_commands
+from switchman.engine.sessions.records import CostBreakdown, DelegationUpdate, WorkerCost
 from switchman.engine.store.ownership import DaemonLease
 from switchman.engine.tools.approval import ApprovalAnswer, ApprovalRequest
 from tests.sessions.conftest import Engine, scripted_engine
@@ -342,6 +343,29 @@ async def test_failure_modes(deleg: Engine, adapter: ScriptedAdapter) -> None:
     assert json.loads(results(deleg, sid)["tu_json"].content) == {"n": 3}
     max_request = next(r for r in adapter.requests if "task max" in r.messages[0].text())
     assert max_request.max_output_tokens == 5
+    # /cost says how each worker ended: a failed one looked finished
+    shown = {line.strip().split(" → ")[0]: line.strip() for line in
+             (await service.chat(deleg.workspace, sid, "/cost")).text.splitlines()}
+    assert shown["task err"] == (f"task err → {HAIKU}: ~$0.000482, 1 turn (estimated) — "
+                                 "failed (worker_error)")
+    assert shown["task json"] == f"task json → {HAIKU}: $0.000150, 1 turn"
+    assert shown["task schema"].endswith(" — failed (output_schema_validation_failed)")
+
+
+def test_cost_shows_a_zero_as_precisely_as_the_other_amounts() -> None:
+    """`$0.0000` stood beside `$0.000015`, as if it were rounded and the others not."""
+    workers = [WorkerCost("W1", "tu_1", HAIKU, Decimal("0.000015"), 1, "cheap"),
+               WorkerCost("W2", "tu_2", HAIKU, Decimal("0"), 0, "free")]
+    text = slash_commands.cost_text(CostBreakdown(
+        Decimal("0.000015"), [], Decimal("0"), Decimal("0.000015"), workers),
+        Decimal("1.5"), Decimal("0"))
+    assert text.splitlines() == [
+        "This session: $0.000015", "  planner: $0.000000",
+        "  workers: $0.000015 (2 delegations)", f"    cheap → {HAIKU}: $0.000015, 1 turn",
+        f"    free → {HAIKU}: $0.000000, 0 turns", "Today, all sessions: $1.500000"]
+    assert slash_commands.cost_text(CostBreakdown(
+        Decimal("0.25"), [], Decimal("0.25"), Decimal("0"), []), Decimal("0"), Decimal("0")) \
+        .splitlines() == ["This session: $0.2500", "Today, all sessions: $0.0000"]
 
 
 async def test_no_model_for_the_tier(deleg: Engine, adapter: ScriptedAdapter) -> None:

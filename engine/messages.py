@@ -64,6 +64,8 @@ class ToolResultBlock(msgspec.Struct, frozen=True, tag="tool_result", tag_field=
     """The one line the editors showed for the result live (``ToolOutcome.summary``), so a
     chat drawn from the session shows the same; None in results stored before it was kept.
     Never sent to a model."""
+    output_shown: bool = False
+    """The chat shows ``content`` under the call, live and rebuilt (a command's output)."""
 
 
 class AttachmentRequest(msgspec.Struct, frozen=True, kw_only=True):

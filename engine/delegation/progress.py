@@ -36,7 +36,7 @@ from switchman.engine.events import (
     DelegateStarted,
     SessionEnded,
 )
-from switchman.engine.messages import ZERO_USD, Usage
+from switchman.engine.messages import ZERO_USD, ApprovalRecord, Usage
 from switchman.engine.routing.decision import TierChoice
 from switchman.engine.sessions.manager import SessionManager
 from switchman.engine.sessions.records import (
@@ -193,8 +193,9 @@ class WorkerProgress:
             if delta.kind == "tool_result":
                 self.tool_calls += 1
                 self.activity = f"{delta.tool.name}: {delta.tool.summary or delta.tool.status}"
-            else:
-                self.activity = f"calling {delta.tool.name}"
+                self._send("progress", "running", approval=delta.tool.approval)
+                return
+            self.activity = f"calling {delta.tool.name}"
         elif delta.kind == "notice":
             self.activity = delta.text
         self._send("progress", "running")
@@ -298,7 +299,8 @@ class WorkerProgress:
         self._held = None
         self._send("progress", "running")
 
-    def _send(self, phase: str, status: DelegationStatus, error: str | None = None) -> None:
+    def _send(self, phase: str, status: DelegationStatus, error: str | None = None,
+              approval: ApprovalRecord | None = None) -> None:
         if self._held is not None:
             self._held.cancel()
             self._held = None
@@ -318,7 +320,7 @@ class WorkerProgress:
             dropped_tools=self.dropped,
             profile=self.envelope.target.profile.name if self.envelope else None,
             handoff=self.envelope, source=self.source, routed_by=self.routed_by,
-            **_tier_fields(self.choice)))
+            approval=approval, **_tier_fields(self.choice)))
 
 
 def record_refusal(sessions: SessionManager, clock: Clock, planner: ToolContext,

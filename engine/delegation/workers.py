@@ -256,7 +256,7 @@ class WorkerRun:
             parent_session_id=self.planner.id, parent_tool_use_id=self.progress.tool_use_id,
             tier=self.call.tier, system_prompt=self._prompt, allowed_tools=self.allowed,
             extra_tools=[ToolEntry(REQUEST_CONTEXT_SPEC, self._request_context,
-                                   ends_turn=True)],
+                                   ends_turn=True, internal=True)],
             sink=self.progress, max_output_tokens=self.call.max_tokens,
             requires_structured_output=self.call.output_schema is not None,
             profile=self.profile, reasoning_effort=self.profile.profile.model_policy.effort,

@@ -90,6 +90,9 @@ class ToolActivity(msgspec.Struct, frozen=True, omit_defaults=True):
     approval: ApprovalRecord | None = None
     """On a result: the question the call asked first and its answer, as the session keeps
     it (a chat shows the same line live and rebuilt)."""
+    output: str | None = None
+    """On a result the chat shows (a command's output): the result's text, as the model got
+    it and the session keeps it."""
 
 
 DeltaKind = Literal["text", "tool_call", "tool_result", "command_output", "notice"]
@@ -406,3 +409,7 @@ class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
     """The typed handoff envelope, once the request passed validation and approval."""
     queue: QueuePlace | None = None
     """Its place in line while it waits for a free worker slot (``queued``), else null."""
+    approval: ApprovalRecord | None = None
+    """On the ``progress`` update of a worker's call that asked the user first: the question
+    and its answer as the worker's session keeps it (``not_applied`` when the daemon did not
+    apply an allowed change), so the live chat says what a rebuilt one will; else null."""

@@ -415,7 +415,9 @@ class TurnRunner:
                                    tool=ToolActivity(call.id, call.name,
                                                      "error" if outcome.is_error else "done",
                                                      summary=outcome.summary,
-                                                     approval=outcome.approval)))
+                                                     approval=outcome.approval,
+                                                     output=outcome.content
+                                                     if outcome.output_shown else None)))
 
     def _record_results(self, setup: TurnSetup, progress: _Progress, calls: list[ToolUseBlock],
                         outcomes: dict[str, ToolOutcome]) -> None:
@@ -430,7 +432,8 @@ class TurnRunner:
             touched += outcome.touched
             results.append(ToolResultBlock(call.id, outcome.content, outcome.is_error,
                                            approval=outcome.approval,
-                                           summary=outcome.summary or None))
+                                           summary=outcome.summary or None,
+                                           output_shown=outcome.output_shown))
         message = Message(id=new_id(), session_id=setup.turn.session_id, turn_id=setup.turn.id,
                           role="tool", content=results, created_at=self.clock.now())
         self.store.add_message(message, touched)

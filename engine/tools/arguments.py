@@ -29,6 +29,9 @@ class ToolOutcome(msgspec.Struct, frozen=True):
     """Workspace-relative paths the call read, listed or changed (for routing)."""
     approval: ApprovalRecord | None = None
     """The question the user was asked before the call ran, and their answer."""
+    output_shown: bool = False
+    """The chat shows ``content`` under the call (a command's output: its user approved it
+    and wants to see what it printed)."""
 
 
 class QuestionStopped(asyncio.CancelledError):

@@ -50,13 +50,15 @@ class ToolEntry:
     ``concurrent`` tools run alongside the other calls of the same assistant
     message (``delegate``); the others run one after another, in order.
     ``ends_turn``: a successful call is the turn's last step (a worker's
-    ``_request_context``).
+    ``_request_context``). ``internal`` tools are offered but left out of the tools a
+    refused call lists (a worker's ``_request_context``: its prompt says when to call it).
     """
 
     spec: ToolSpec
     handler: Handler
     concurrent: bool = False
     ends_turn: bool = False
+    internal: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,8 @@ class ToolRegistry:
         """Run one call; a tool that is not offered is an error result the model can read."""
         entry = self._entries.get(call.name)
         if entry is None:
-            offered = f"Available tools: {', '.join(self._entries) or 'none'}."
+            listed = [n for n, e in self._entries.items() if not e.internal]
+            offered = f"Available tools: {', '.join(listed) or 'none'}."
             why = self._withheld.get(call.name)
             if why is not None:  # the user reads why on the call's line, not "unknown tool"
                 return ToolOutcome(f"'{call.name}' is not available here: {why}. {offered}",

@@ -156,7 +156,8 @@ class CommandRunner:
             await _stop_group(process, exited, reader)
             return ToolOutcome(f"Timed out after {timeout} s; the command and everything it "
                                f"started were stopped.\nOutput so far:\n{output.text()}",
-                               is_error=True, summary=f"timed out after {timeout} s")
+                               is_error=True, summary=f"timed out after {timeout} s",
+                               output_shown=True)
         except asyncio.CancelledError:
             await _stop_group(process, exited, reader)
             raise
@@ -167,7 +168,7 @@ class CommandRunner:
         status = process.returncode or 0
         lead = f"Exit status {status}." if status >= 0 else f"Killed by signal {-status}."
         return ToolOutcome(f"{lead}\n{output.text()}", is_error=status != 0,
-                           summary=f"exit {status}")
+                           summary=f"exit {status}", output_shown=True)
 
 
 class _ShellProtocol(asyncio.subprocess.SubprocessStreamProtocol):

@@ -456,6 +456,23 @@ async def test_a_command_is_stopped_when_the_daemon_is_killed(
     assert not (project.workspace / "late.txt").exists()
 
 
+async def test_a_commands_output_is_shown_live_and_rebuilt_and_a_denials_is_not(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
+    client, editor = vscode
+    editor.answers += [{"decision": "allow_once"}, {"decision": "deny"}]
+    fake.script_tool_call("run_command", {"command": "echo built; echo broke >&2; exit 3"})
+    fake.script_tool_call("run_command", {"command": "echo never"})
+    fake.script_text("It failed.")
+    result = await chat(client, project, "build it")
+    ran, denied = (d["tool"] for d in deltas(client, result["turn_id"], "tool_result"))
+    assert (ran["summary"], ran["output"]) == ("exit 3", "Exit status 3.\nbuilt\nbroke\n")
+    assert "output" not in denied
+    detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
+    results = [b for m in detail["messages"] for b in m["content"] if b["type"] == "tool_result"]
+    assert [(r["content"], r["output_shown"]) for r in results] == [
+        ("Exit status 3.\nbuilt\nbroke\n", True), (results[1]["content"], False)]
+
+
 async def test_a_command_timeout_kills_its_group(
         vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
     client, _ = vscode

@@ -277,6 +277,25 @@ async def test_workers_never_get_delegate_even_when_allowed(deleg: Engine,
     assert answer.content == "deep work"
 
 
+async def test_a_workers_refused_call_lists_its_tools_without_the_internal_one(
+        deleg: Engine, adapter: ScriptedAdapter) -> None:
+    """Found in VS Code: a worker's transcript read "Available tools: read_file,
+    _request_context" (the worker still has it: it ends its turn with a request)."""
+    adapter.calls(delegate("tu_w", tier="deep", task="task w", allowed_tools=["read_file"]),
+                  model=OPUS)
+    adapter.calls(("w1", "edit_file", {"path": "a.py", "old_text": "a", "new_text": "b"}),
+                  model=OPUS, match="task w")
+    adapter.text("could not", model=OPUS, match="task w")
+    adapter.text("ok", model=OPUS)
+    await deleg.service.chat(deleg.workspace, None, "@opus go")
+    worker = adapter.requests[2]
+    assert worker.messages[0].text() == "task w"
+    assert tool_names(worker) == ["read_file", "_request_context"]
+    refused = worker.messages[-1].content[0]
+    assert isinstance(refused, ToolResultBlock)
+    assert refused.content.endswith("Available tools: read_file."), refused.content
+
+
 def failure(engine: Engine, session_id: str, call_id: str) -> tuple[str, str]:
     answer = results(engine, session_id)[call_id]
     event = next(e for e in engine.service.store.events(kind="delegate.failed")

@@ -55,6 +55,49 @@ local function edit_step()
   }
 end
 
+local DISK_TARGET = root .. '/src/disk_target.py'
+
+local function disk_edit_step(id)
+  return { kind = 'tool_call', tool_calls = { { name = 'edit_file', id = id,
+    input = { path = 'src/disk_target.py', old_text = 'return 1', new_text = 'return 2' } } } }
+end
+
+--- A turn of `steps` then `reply` whose edit is allowed while git changes its file on disk (every
+--- question allowed; the edit's, not a delegation's, changes the file): the line after the one
+--- `is_line` finds starts with `want` live, and is the same in the chat drawn from the session.
+local function changed_on_disk_turn(message, steps, reply, is_line, want)
+  vim.fn.writefile({ 'def g():', '    return 1' }, DISK_TARGET)
+  H.fake('POST', '/_fake/reset')
+  H.script(vim.list_extend(vim.deepcopy(steps), { { kind = 'text', chunks = { reply } } }))
+  vim.ui.select = function(items, opts, on_choice)
+    if not opts.prompt:find('delegate', 1, true) then
+      vim.fn.writefile({ '# changed by git', 'def g():', '    return 1' }, DISK_TARGET)
+    end
+    for i, item in ipairs(items) do
+      if item == 'Allow once' then
+        return on_choice(item, i)
+      end
+    end
+  end
+  send(message)
+  wait_idle()
+  H.eq({ '# changed by git', 'def g():', '    return 1' }, vim.fn.readfile(DISK_TARGET), 'the daemon left it alone')
+  local function question()
+    local lines = H.lines(chat.view.transcript)
+    for i, line in ipairs(lines) do
+      if is_line(line) then
+        return lines[i + 1]
+      end
+    end
+    return lines
+  end
+  local live = question()
+  H.check(type(live) == 'string' and live:sub(1, #want) == want, 'live', live)
+  chat:reload(chat.session_id)
+  H.wait_text(chat.view.transcript, reply)
+  H.eq(live, question(), 'the same, drawn from the session')
+end
+
 return {
   {
     'an approved edit shows as a diff, then lands in the buffer, saved and undoable',
@@ -744,6 +787,60 @@ return {
       chat:reload(chat.session_id)
       H.wait_text(chat.view.transcript, 'Left as it is.')
       H.eq(want, worker_and_question(), 'the same, drawn from the session')
+    end,
+  },
+  {
+    "a command's output is shown under its tool line (its last lines), live and in the rebuilt chat",
+    function()
+      local printed = {}
+      for i = 1, 20 do
+        table.insert(printed, 'echo out ' .. i)
+      end
+      allowed_call_turn('build it', { name = 'run_command', id = 'toolu_shown_output',
+        input = { command = table.concat(printed, '; ') .. '; exit 3' } }, 'It failed.')
+      local function shown()
+        local lines = H.lines(chat.view.transcript)
+        for i, line in ipairs(lines) do
+          if line == '  ✗ run_command: exit 3' then
+            return vim.list_slice(lines, i + 1, i + 10)
+          end
+        end
+        return lines
+      end
+      local want = { '    ? Run `echo out 1; echo out 2; echo out 3; echo out 4; echo out 5; echo out 6; echo out 7; …` — Allowed once.',
+        '    │ … 13 earlier lines' }
+      for i = 13, 20 do
+        table.insert(want, '    │ out ' .. i)
+      end
+      local live = shown()
+      H.eq(want[2], live[2], 'live: how many lines came before', live)
+      H.eq(vim.list_slice(want, 2), vim.list_slice(live, 2, 10), 'live: the last lines', live)
+      chat:reload(chat.session_id)
+      H.wait_text(chat.view.transcript, 'It failed.')
+      H.eq(live, shown(), 'the same, drawn from the session')
+    end,
+  },
+  {
+    'an allowed edit of a file that changed on disk while asked says Not applied live, as the rebuilt chat does',
+    function()
+      changed_on_disk_turn('make g return 2', { disk_edit_step('toolu_disk_edit') }, 'It moved under me.',
+        function(line)
+          return line:find('^  ✗ edit_file: src/disk_target%.py')
+        end, '    ? Edit src/disk_target.py — Not applied: ')
+    end,
+  },
+  {
+    "a worker's allowed edit of a file that changed on disk while asked says Not applied live, as the rebuilt chat does",
+    function()
+      changed_on_disk_turn('make g return 2, with a worker', {
+        { kind = 'tool_call', name = 'delegate', id = 'toolu_disk_worker',
+          input = { tier = 'fast', task = 'Make g return 2', context = { mode = 'minimal' },
+                    allowed_tools = { 'read_file', 'edit_file' } } },
+        disk_edit_step('toolu_disk_worker_edit'),
+        { kind = 'text', chunks = { 'It moved.' } }, -- the worker's answer
+      }, 'The worker could not.', function(line)
+        return line:find(' worker fast · ', 1, true) and line:find('Make g return 2', 1, true)
+      end, '    ? Edit src/disk_target.py — Not applied: ')
     end,
   },
 }

@@ -51,7 +51,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   chatView = new ChatViewProvider(context.extensionUri, chat);
   const sessions = new SessionsTree(client, vscodeFolders, statuses, () => readShowWorkerSessions(settings));
-  const models = new ModelCommands(client, catalog, vscodePickerUi);
+  const models = new ModelCommands(client, catalog, vscodePickerUi, statuses);
   const statusBar = new StatusBar(vscodeFolders, statuses, client, catalog, createStatusItem);
   const profiles = new ProfileCommands(client, vscodePickerUi);
   const profileBar = new StatusBar(vscodeFolders, statuses, client, catalog, createProfileItem, profileStatusView);

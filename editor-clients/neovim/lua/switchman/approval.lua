@@ -291,7 +291,7 @@ function M.handle(_, request, _, root)
   local function answered(result, outcome, reason)
     if request.is_worker == true then
       require('switchman.chat.workers').asked(root, request.session_id,
-        { title = request.title, command = request.command, outcome = outcome, reason = reason })
+        { id = request.id, title = request.title, command = request.command, outcome = outcome, reason = reason })
     end
     return result
   end

@@ -129,6 +129,27 @@ function M.tool_result(tool)
   return { ('  %s %s: %s'):format(failed and '✗' or '✓', tool.name or 'tool', summary), hl = 'SwitchmanTool' }
 end
 
+--- How many of a command's last output lines the chat shows under its tool line.
+M.OUTPUT_LINES = 8
+
+--- What a command printed, under its tool line (a `tool_result` delta's `output`, a stored block's
+--- `content` with `output_shown`): its last lines, where a failure says why, and how many came before.
+function M.tool_output(text)
+  if type(text) ~= 'string' or text == '' then
+    return {}
+  end
+  local lines = split((text:gsub('\n$', '')))
+  local out = {}
+  local first = math.max(1, #lines - M.OUTPUT_LINES + 1)
+  if first > 1 then
+    table.insert(out, { ('    │ … %d earlier line%s'):format(first - 1, first == 2 and '' or 's'), hl = 'SwitchmanNotice' })
+  end
+  for i = first, #lines do
+    table.insert(out, { '    │ ' .. lines[i], hl = 'SwitchmanTool' })
+  end
+  return out
+end
+
 --- How a question asked before a tool call ended, as the session keeps it with the call's result
 --- (`tool_result.approval`), in the words VS Code's card uses.
 local function approval_outcome(record, tool)
@@ -287,6 +308,9 @@ local function message_lines(message, names, workers)
         is_error = block.is_error }))
       if present(block.approval) then
         table.insert(out, M.approval(block.approval, names[block.tool_use_id]))
+      end
+      if block.output_shown == true then
+        vim.list_extend(out, M.tool_output(block.content))
       end
     end
   end

@@ -565,6 +565,7 @@ export class ChatController implements Disposable {
   }
 
   private onDelegation(p: DelegationParams): void {
+    if (p.approval) this.hooks.approvals?.recorded?.(p.approval); // a worker's question, as its session keeps it
     if (p.phase === 'ended' && p.status === 'cancelled') this.hooks.approvals?.workerStopped?.(p.worker_session_id);
     const live = this.live;
     if (!live || !(p.turn_id === null ? this.ownUserDelegation(p, live) : live.turns.has(p.turn_id))) return;

@@ -43,3 +43,29 @@ export function foldLabel(fold: FoldedMessage, open: boolean): string {
   if (open) return 'Show less';
   return fold.lines > FOLD_OVER_LINES ? `Show all (${fold.lines} lines)` : `Show all (${fold.chars.toLocaleString('en-US')} characters)`;
 }
+
+/** A command's output of more lines than this is folded under its tool line. */
+export const OUTPUT_FOLD_OVER_LINES = 12;
+/** How many of its last lines a folded output shows (where a failure's message usually is). */
+export const OUTPUT_FOLDED_LINES = 8;
+
+export interface FoldedOutput {
+  /** What is shown while folded: `…`, then its last lines (at most `FOLDED_CHARS`). */
+  tail: string;
+  lines: number;
+  chars: number;
+}
+
+/** The folded form of a command's output (`run_command`'s card); undefined when short enough to show whole. */
+export function foldedOutput(text: string): FoldedOutput | undefined {
+  const lines = text.replace(/\n$/, '').split('\n');
+  if (lines.length <= OUTPUT_FOLD_OVER_LINES && text.length <= FOLD_OVER_CHARS) return undefined;
+  const last = lines.slice(-OUTPUT_FOLDED_LINES).join('\n');
+  return { tail: `…\n${last.length > FOLDED_CHARS ? last.slice(-FOLDED_CHARS) : last}`, lines: lines.length, chars: text.length };
+}
+
+/** A folded output's toggle label. */
+export function outputFoldLabel(fold: FoldedOutput, open: boolean): string {
+  if (open) return 'Show less';
+  return fold.lines > OUTPUT_FOLD_OVER_LINES ? `Show all (${fold.lines} lines)` : `Show all (${fold.chars.toLocaleString('en-US')} characters)`;
+}

@@ -207,13 +207,14 @@ function toolActivity(messages: Message[], status: TurnStatus): ToolActivity[] {
         tool.status = 'done';
         if (block.summary) tool.summary = block.summary;
         else delete tool.summary;
+        if (block.output_shown) tool.output = block.content;
       }
     } else if (block.type === 'tool_result' && block.is_error) {
       // Live, the line said why (`error: denied`); a reloaded chat says it too: the line kept with
       // the result, else (stored before it was kept) the result's first line.
       const tool = tools.get(block.tool_use_id);
       const why = block.summary || (block.content.trim() ? firstLine(block.content.trim()) : '');
-      if (tool) Object.assign(tool, { status: 'error', ...(why ? { summary: why } : {}) });
+      if (tool) Object.assign(tool, { status: 'error', ...(why ? { summary: why } : {}), ...(block.output_shown ? { output: block.content } : {}) });
     }
   }
   return [...tools.values()];

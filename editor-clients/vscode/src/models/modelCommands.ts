@@ -1,6 +1,6 @@
 /** Choosing and clearing the sticky model (status bar click, commands). */
 
-import type { Folder, SwitchmanConnection } from '../common/host';
+import type { Folder, StatusSource, SwitchmanConnection } from '../common/host';
 import { announce, pickChoice, type PickerUi } from '../common/picker';
 import { Requests } from '../protocol/methods';
 import { setModelParams } from '../protocol/params';
@@ -10,7 +10,9 @@ import { FOLLOW_RULES, modelPickItems, stickySetMessage } from './modelItems';
 
 export class ModelCommands {
   constructor(private readonly connection: SwitchmanConnection, private readonly catalog: ModelCatalog,
-    private readonly ui: PickerUi) {}
+    private readonly ui: PickerUi,
+    /** The folders' status: a change queued behind a running turn is named in the picker. */
+    private readonly statuses?: StatusSource) {}
 
   /** Show the models (configured / availability state) and set the chosen one as sticky. */
   async pick(folder: Folder): Promise<void> {
@@ -18,7 +20,7 @@ export class ModelCommands {
       title: `Switchman model for ${folder.name}`,
       placeholder: 'Pin a model for this workspace\'s chat, or follow your routing rules',
       matchOnDetail: true,
-    }, async () => modelPickItems(await this.catalog.fetch(folder.uri)));
+    }, async () => modelPickItems(await this.catalog.fetch(folder.uri), this.statuses?.get(folder.uri)?.pending_swap ?? null));
     if (choice) await this.set(folder, choice.value);
   }
 

@@ -2,7 +2,7 @@
 
 import { formatUsd } from '../common/format';
 import type { PickerEntry } from '../common/picker';
-import type { ModelInfo, ModelsResult } from '../protocol/types';
+import type { ModelInfo, ModelsResult, PendingSwap } from '../protocol/types';
 
 /** A model row (its value: the model id to pin, null to follow the routing rules) or a provider heading. */
 export type ModelPickItem = PickerEntry<string | null>;
@@ -13,15 +13,18 @@ const AVAILABILITY: Record<ModelInfo['availability'], string> = {
   unavailable: '$(error) unavailable right now',
 };
 
-export function modelPickItems(result: ModelsResult): ModelPickItem[] {
-  const items: ModelPickItem[] = [clearItem(result.sticky_model)];
+/** What a pending change's row says (`pending`: the swap queued behind a running turn, from the status). */
+const PENDING = 'pending: applies when the running turn ends';
+
+export function modelPickItems(result: ModelsResult, pending: PendingSwap | null = null): ModelPickItem[] {
+  const items: ModelPickItem[] = [clearItem(result.sticky_model, pending)];
   let provider = '';
   for (const model of result.models) {
     if (model.provider !== provider) {
       provider = model.provider;
       items.push({ kind: 'separator', label: provider });
     }
-    items.push(modelItem(model, result.sticky_model === model.id));
+    items.push(modelItem(model, result.sticky_model === model.id, pending?.model === model.id));
   }
   return items;
 }
@@ -38,23 +41,26 @@ export function stickySetMessage(model: string): string {
     + '(click Switchman in the status bar) or run /model - in the chat.';
 }
 
-function clearItem(sticky: string | null): ModelPickItem {
+function clearItem(sticky: string | null, pending: PendingSwap | null): ModelPickItem {
+  let description = sticky ? 'clear the sticky model' : 'current';
+  if (pending && pending.model === null) description = PENDING;
+  else if (pending && !sticky) description = 'current · choose it to drop the pending change';
   return {
     kind: 'choice',
     label: `$(circle-slash) ${FOLLOW_RULES}`,
-    description: sticky ? 'clear the sticky model' : 'current',
+    description,
     detail: 'Each message goes to the model your rules choose.',
     value: null,
     current: sticky === null,
   };
 }
 
-function modelItem(model: ModelInfo, current: boolean): ModelPickItem {
+function modelItem(model: ModelInfo, current: boolean, pending = false): ModelPickItem {
   const aliases = model.aliases.map((a) => `@${a}`).join(' ');
   return {
     kind: 'choice',
     label: `${current ? '$(pinned) ' : ''}${model.display_name}`,
-    description: [model.id, aliases, current ? 'sticky' : ''].filter(Boolean).join('  '),
+    description: [model.id, aliases, current ? 'sticky' : '', pending ? PENDING : ''].filter(Boolean).join('  '),
     detail: modelDetail(model),
     value: model.id,
     current,

@@ -93,7 +93,9 @@ export type ContentBlock =
   | { type: 'tool_use'; id: string; name: string; input: unknown }
   | { type: 'tool_result'; tool_use_id: string; content: string; is_error: boolean; approval?: ApprovalRecord | null;
       /** The line the chat showed for the result live; null in results stored before it was kept. */
-      summary?: string | null };
+      summary?: string | null;
+      /** The chat shows `content` under the call (a command that ran: its exit status and what it printed). */
+      output_shown?: boolean };
 
 /**
  * The question the user was asked before a tool call ran and their answer, as the session keeps it with the call's
@@ -289,6 +291,8 @@ export interface ToolActivity {
   summary?: string;
   /** On a result: the question the call asked first and how it ended, as the session keeps it. */
   approval?: ApprovalRecord;
+  /** On a result the chat shows under the call (a command that ran): its text, exit status line first. */
+  output?: string;
 }
 
 export interface ChatDeltaParams {
@@ -350,6 +354,8 @@ export interface DelegationParams {
   routed_by?: string | null;
   /** Its place in line while `queued` (null otherwise; absent from older daemons). */
   queue?: QueuePlace | null;
+  /** On the `progress` update of a worker's call that asked the user: the question and its answer as the worker's session keeps it. */
+  approval?: ApprovalRecord | null;
 }
 
 /** `switchman/sessionChanged`: another editor window's daemon changed the workspace's current session. */

@@ -8,7 +8,7 @@ import { DELEGATE_TOOL, ticks, turnCostLabel } from '../chat/delegations';
 import { actionableTurn, approvalsInTurns, rateable, withRetryButton } from '../chat/reducer';
 import type { ApprovalCard } from '../tools/approval';
 import { bannerView } from '../chat/banners';
-import { foldedMessage, foldLabel } from '../chat/longMessage';
+import { foldedMessage, foldedOutput, foldLabel, outputFoldLabel } from '../chat/longMessage';
 import { delegationCardPart, type CardActions } from './delegationCard';
 import { approvalCardElement, type ApprovalActions } from './approvalCard';
 import { containerPart, part, PartList, renderParts, setAttributes, type Part } from './parts';
@@ -104,6 +104,8 @@ export class TranscriptView {
       if (tool.name === DELEGATE_TOOL && cards.some((c) => c.toolUseId === tool.id)) continue;
       const line = `${tool.name} — ${tool.status}${tool.summary ? `: ${tool.summary}` : ''}`;
       parts.push(part(`tool:${tool.id}`, [line, tool.status], () => el('div', { class: `tool ${tool.status}` }, [icon('tools'), line])));
+      const output = tool.output;
+      if (output) parts.push(part(`output:${tool.id}`, output, () => toolOutput(output)));
     }
     const actions = this.cards;
     if (actions) for (const card of cards) parts.push(delegationCardPart(turn.id, card, actions, this.now));
@@ -335,6 +337,21 @@ function userMessage(text: string): HTMLElement {
   });
   body.classList.add('folded');
   return el('div', { class: 'entry user' }, [el('div', { class: 'who' }, ['You']), body, toggle]);
+}
+
+/** What a command printed, under its tool line; a long one folded to its last lines, with a toggle. */
+function toolOutput(text: string): HTMLElement {
+  const fold = foldedOutput(text);
+  const body = el('pre', { class: 'tool-output' }, [fold ? fold.tail : text]);
+  if (!fold) return el('div', { class: 'tool-output-block' }, [body]);
+  const toggle = el('button', { class: 'message-fold', 'aria-expanded': 'false' }, [outputFoldLabel(fold, false)]);
+  toggle.addEventListener('click', () => {
+    const open = toggle.getAttribute('aria-expanded') !== 'true';
+    body.textContent = open ? text : fold.tail;
+    toggle.setAttribute('aria-expanded', String(open));
+    toggle.textContent = outputFoldLabel(fold, open);
+  });
+  return el('div', { class: 'tool-output-block' }, [body, toggle]);
 }
 
 export function el(tag: string, attributes: Record<string, string> = {}, children: (Node | string)[] = []): HTMLElement {

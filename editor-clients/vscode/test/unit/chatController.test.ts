@@ -890,6 +890,22 @@ describe('ChatController approvals', () => {
     assert.equal(outcomeText(shown[shown.length - 1]), outcomeText(rebuilt), 'the chat shows it');
   });
 
+  it('ends a worker\'s allowed change the daemon did not apply as its rebuilt card does (from the delegation\'s progress)', async () => {
+    const { connection, center } = approvalChat();
+    const asked = center.ask({ id: 'A4', workspace: WS, session_id: 'W1', turn_id: 'WT1', tool: 'edit_file',
+      tool_class: 'write', title: 'Edit src/util.py', path: 'src/util.py', is_worker: true }, new AbortController().signal);
+    center.answer('A4', { decision: 'allow_once' });
+    assert.deepEqual(await asked, { decision: 'allow_once' });
+    const record: ApprovalRecord = { id: 'A4', title: 'Edit src/util.py', outcome: 'not_applied',
+      reason: 'src/util.py changed since this change was proposed', command: null, cwd: null, path: 'src/util.py' };
+    connection.notify(Notifications.delegation, { phase: 'progress', session_id: 'S1', turn_id: 'T1', tool_use_id: 'toolu_1',
+      worker_session_id: 'W1', worker_turn_id: 'WT1', tier: 'fast', model: 'anthropic:claude-haiku-4-5', task: 't',
+      status: 'running', turns: 1, llm_calls: 1, tool_calls: 1, input_tokens: 0, output_tokens: 0, cost_usd: '0',
+      elapsed_seconds: 1, activity: 'edit_file: src/util.py changed meanwhile', error: null, detail: null, dropped_tools: [],
+      approval: record });
+    assert.equal(outcomeText(center.all()[0]), outcomeText(recordedApprovalCard(record, 'T1', 'edit_file'))); // said "Allowed once."
+  });
+
   it('ends a worker\'s question as stopped when the worker is stopped, withdrawn first or still open', async () => {
     const { connection, center, posted } = approvalChat();
     const withdraw = new AbortController();

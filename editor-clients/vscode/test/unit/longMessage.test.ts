@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FOLD_OVER_CHARS, FOLD_OVER_LINES, FOLDED_CHARS, foldedMessage, foldLabel } from '../../src/chat/longMessage';
+import {
+  FOLD_OVER_CHARS, FOLD_OVER_LINES, FOLDED_CHARS, foldedMessage, foldedOutput, foldLabel, OUTPUT_FOLD_OVER_LINES, outputFoldLabel,
+} from '../../src/chat/longMessage';
 
 describe('a long message of the user\'s', () => {
   it('is folded to its first lines, with a toggle naming how many it has; a short one is shown whole', () => {
@@ -32,5 +34,19 @@ describe('a long message of the user\'s', () => {
     assert.equal(fold.head, `${'x'.repeat(FOLDED_CHARS)}\n…`);
     assert.equal(foldLabel(fold, false), 'Show all (50,000 characters)');
     assert.equal(foldedMessage('y'.repeat(FOLD_OVER_CHARS)), undefined, `${FOLD_OVER_CHARS} characters: whole`);
+  });
+});
+
+describe('a command\'s output under its tool line', () => {
+  it('is folded to its last lines (where a failure says why), with a toggle; a short one is shown whole', () => {
+    const log = ['Exit status 2.', ...Array.from({ length: 300 }, (_, i) => `line ${i + 1}`)].join('\n') + '\n';
+    const fold = foldedOutput(log);
+    assert.ok(fold);
+    assert.equal(fold.tail, ['…', ...Array.from({ length: 8 }, (_, i) => `line ${293 + i}`)].join('\n'));
+    assert.deepEqual([outputFoldLabel(fold, false), outputFoldLabel(fold, true)], ['Show all (301 lines)', 'Show less']);
+    const short = ['Exit status 0.', ...Array.from({ length: OUTPUT_FOLD_OVER_LINES - 1 }, () => 'x')].join('\n') + '\n';
+    assert.equal(foldedOutput(short), undefined, `${OUTPUT_FOLD_OVER_LINES} lines: whole`);
+    const wide = foldedOutput(`Exit status 0.\n${'x'.repeat(FOLD_OVER_CHARS)}`);
+    assert.ok(wide && wide.tail.length <= FOLDED_CHARS + 2 && outputFoldLabel(wide, false).endsWith('characters)'));
   });
 });

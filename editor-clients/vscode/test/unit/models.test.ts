@@ -35,6 +35,19 @@ describe('modelPickItems', () => {
     assert.ok(clear.kind === 'choice' && !clear.current && clear.description === 'clear the sticky model');
   });
 
+  it('names the change queued behind a running turn (the picker marked only what is in force)', () => {
+    const items = modelPickItems({ sticky_model: null, models }, { model: 'anthropic:claude-opus-4-7' });
+    const opus = items.find((i) => i.kind === 'choice' && i.value === 'anthropic:claude-opus-4-7');
+    assert.ok(opus && opus.kind === 'choice' && !opus.current);
+    assert.match(opus.description ?? '', /pending: applies when the running turn ends$/);
+    const clear = items[0];
+    assert.ok(clear.kind === 'choice' && clear.current);
+    assert.equal(clear.description, 'current · choose it to drop the pending change');
+    const clearing = modelPickItems({ sticky_model: 'anthropic:claude-haiku-4-5', models }, { model: null });
+    const first = clearing[0];
+    assert.ok(first.kind === 'choice' && first.description === 'pending: applies when the running turn ends');
+  });
+
   it('shows configured and availability state with prices', () => {
     assert.equal(modelDetail(models[0]), '$(check) available · tier deep · $5.00 in / $25.00 out per 1M tokens');
     assert.match(modelDetail(models[1]), /^\$\(warning\) degraded/);

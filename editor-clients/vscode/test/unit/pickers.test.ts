@@ -6,7 +6,7 @@ import { ModelCommands } from '../../src/models/modelCommands';
 import { ProfileCommands } from '../../src/profiles/profileCommands';
 import { Requests } from '../../src/protocol/methods';
 import type { ModelInfo, ProfilesResult } from '../../src/protocol/types';
-import { FakeConnection } from './fakes';
+import { FakeConnection, FakeStatuses, status } from './fakes';
 
 const folder = { uri: 'file:///home/me/app', name: 'app' };
 const opus: ModelInfo = { id: 'anthropic:claude-opus-4-7', display_name: 'Claude Opus 4.7', provider: 'anthropic',
@@ -57,6 +57,17 @@ describe('the model and profile pickers', () => {
     assert.deepEqual(connection.sent(Requests.setModel), [{ workspace: folder.uri, model: opus.id }]);
     await models.set(folder, null);
     assert.deepEqual(ui.messages, [`info: Switchman: model ${opus.id}`, 'status: Switchman: model null']);
+  });
+
+  it('names the change queued behind the running turn, from the folder\'s status', async () => {
+    const connection = new FakeConnection().answer(Requests.models, () => ({ sticky_model: null, models: [opus] }));
+    const statuses = new FakeStatuses();
+    statuses.push(status({ workspace: folder.uri, turn_in_flight: true, pending_swap: { model: opus.id } }));
+    const ui = new FakePickerUi(() => undefined);
+    await new ModelCommands(connection, new ModelCatalog(connection), ui, statuses).pick(folder);
+    const row = ui.shown[0].entries.find((e) => e.kind === 'choice' && e.value === opus.id);
+    assert.ok(row && row.kind === 'choice');
+    assert.match(row.description ?? '', /pending: applies when the running turn ends/);
   });
 
   it('says how to undo a model chosen in the picker in terms of the picker, not of /model alone, in full', async () => {

@@ -63,6 +63,23 @@ describe('transcriptEntries', () => {
     ), [['done', undefined], ['error', 'boom']], 'results stored before the line was kept');
   });
 
+  it('a command that ran shows its output as it did live; its refusal and other tools show none', () => {
+    const tools = transcriptEntries({ ...detail, turns: [turn('T1', 1)], messages: [
+      detail.messages[0], { ...detail.messages[1], content: [
+        { type: 'tool_use', id: 'toolu_1', name: 'run_command', input: { command: 'make' } },
+        { type: 'tool_use', id: 'toolu_2', name: 'run_command', input: { command: 'make' } },
+        { type: 'tool_use', id: 'toolu_3', name: 'run_command', input: { command: 'true' } },
+        { type: 'tool_use', id: 'toolu_4', name: 'read_file', input: { path: 'a.py' } }] },
+      { ...detail.messages[2], content: [
+        { type: 'tool_result', tool_use_id: 'toolu_1', content: 'Exit status 3.\nbroke\n', is_error: true, summary: 'exit 3', output_shown: true },
+        { type: 'tool_result', tool_use_id: 'toolu_2', content: 'The user denied this command.', is_error: true, summary: 'denied', output_shown: false },
+        { type: 'tool_result', tool_use_id: 'toolu_3', content: 'Exit status 0.\n', is_error: false, summary: 'exit 0', output_shown: true },
+        { type: 'tool_result', tool_use_id: 'toolu_4', content: 'line 1', is_error: false, summary: 'a.py: 1 line' }] },
+    ] } as SessionDetail).flatMap((e) => (e.kind === 'turn' ? e.tools : []));
+    assert.deepEqual(tools.map((t) => [t.summary, t.output]), [
+      ['exit 3', 'Exit status 3.\nbroke\n'], ['denied', undefined], ['exit 0', 'Exit status 0.\n'], ['a.py: 1 line', undefined]]);
+  });
+
   it('a tool call with no recorded result is running while its turn runs, and did not run as far as anyone knows once cut off', () => {
     const asked = (status: string) => transcriptEntries({ ...detail, turns: [turn('T1', 1, { status })],
       messages: [detail.messages[0], detail.messages[1]] }).flatMap((e) => (e.kind === 'turn' ? e.tools : []))

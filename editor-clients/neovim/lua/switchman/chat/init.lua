@@ -185,6 +185,7 @@ function Chat:delta(params)
     if type(tool.approval) == 'table' then -- the question it asked, as a rebuilt chat shows it
       table.insert(lines, render.approval(tool.approval, tool.name))
     end
+    vim.list_extend(lines, render.tool_output(tool.output)) -- what a command printed
     self.view:append(lines)
   elseif params.kind == protocol.delta.notice then
     local lines = render.notice(params.text or '')

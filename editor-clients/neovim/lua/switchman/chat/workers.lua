@@ -260,11 +260,37 @@ function M.asked(root, worker_session_id, record)
       local pos = vim.api.nvim_buf_get_extmark_by_id(chat.view.transcript, ns, known.mark, {})
       if pos and pos[1] then
         known.asked = (known.asked or 0) + 1
+        if record.id ~= nil then
+          known.questions = known.questions or {}
+          known.questions[record.id] = known.asked
+        end
         insert_line(chat, pos[1] + known.asked, require('switchman.render').worker_approval(record))
       end
       return
     end
   end
+end
+
+--- The daemon's record of a question the worker asked (a `progress` update's `approval`): its line
+--- says what the record says, as the chat drawn from the session will (an allowed edit of a file that
+--- changed on disk meanwhile is `Not applied`, not the `Allowed once.` the answer drew).
+local function recorded_question(chat, known, record)
+  local index = type(record) == 'table' and known.questions and known.questions[record.id]
+  local bufnr = chat.view.transcript
+  local pos = index and vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, known.mark, {})
+  if not pos or not pos[1] then
+    return
+  end
+  local row = pos[1] + index
+  local entry = require('switchman.render').worker_approval(record)
+  local old = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
+  if old == entry[1] then
+    return
+  end
+  local modifiable = vim.bo[bufnr].modifiable
+  vim.bo[bufnr].modifiable = true
+  vim.api.nvim_buf_set_text(bufnr, row, 0, row, #old, { entry[1] })
+  vim.bo[bufnr].modifiable = modifiable
 end
 
 --- How long a delegation still running (or waiting to start) has run by now: the time of its last
@@ -338,6 +364,7 @@ function M.show(chat, update)
   end
   local known = chat.workers[update.tool_use_id]
   if known then
+    recorded_question(chat, known, update.approval)
     known.update = update
     known.model_name = update.model_name or (present(update.model) and models.short_name(chat.root, update.model) or nil)
     return redraw(chat, known, update)

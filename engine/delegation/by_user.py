@@ -37,6 +37,7 @@ from switchman.engine.delegation.focus import (
 )
 from switchman.engine.delegation.grant import worker_tools
 from switchman.engine.delegation.handoff import Handoff
+from switchman.engine.delegation.progress import EXITED_DETAIL
 from switchman.engine.delegation.workers import Delegation, WorkerRun
 from switchman.engine.errors import DelegationDisabled, UnknownTier
 from switchman.engine.ids import new_id
@@ -96,7 +97,7 @@ class UserDelegation:
         tier, profile = self._target(live, command.target)
         self._keep_command(live, message, attachments, typed)
         result = await self._start(live, tier, profile, focus)
-        text = _result_text(result)
+        text = _result_text(result, exiting=self.delegation.lifecycle.runner.exiting)
         self._remember(live, text, result)
         # the worker's cost is in today's total now, and the session list has the exchange
         self.delegation.sessions.observer.status_changed(live.workspace)
@@ -187,8 +188,9 @@ def _label(block: AttachmentBlock) -> str:
     return f"{block.kind} {block.path}{lines}"
 
 
-def _result_text(result: DelegateResult) -> str:
-    """What the user reads: the worker's answer, or why there is none."""
+def _result_text(result: DelegateResult, *, exiting: bool = False) -> str:
+    """What the user reads: the worker's answer, or why there is none (``exiting``: the daemon
+    stopped it as it exited, which is not the user's Stop)."""
     output = result.output
     if result.success:
         return output if isinstance(output, str) else json.dumps(msgspec.to_builtins(output))
@@ -200,7 +202,9 @@ def _result_text(result: DelegateResult) -> str:
         missing = "\n".join(f"- {m.type} {m.ref}: {m.hint}" for m in output.missing)
         return f"The worker needs more to go on: {output.summary}\n{missing}"
     shown = output if isinstance(output, str) else ""
-    return f"The worker did not finish ({result.error})." + (f"\n\n{shown}" if shown else "")
+    why = f": {EXITED_DETAIL}." if exiting and result.error == "cancelled_by_user" \
+        else f" ({result.error})."
+    return f"The worker did not finish{why}" + (f"\n\n{shown}" if shown else "")
 
 
 def _code(result: DelegateResult) -> str:

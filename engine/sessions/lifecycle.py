@@ -336,6 +336,11 @@ class TurnLifecycle:
         if self.runner.exiting:
             return
         self.runner.exiting = True
-        for live in self.sessions.all_loaded():
-            if live.running is not None and not live.is_worker:  # workers go with planners
+        loaded = list(self.sessions.all_loaded())
+        planning = {live.id for live in loaded if live.running is not None and not live.is_worker}
+        for live in loaded:
+            # a planner's workers go with its turn; a worker the user started (/delegate) has
+            # none, and its command would be answered only once the process had ended
+            if live.running is not None and (live.worker is None
+                                             or live.worker.parent_session_id not in planning):
                 live.running.task.cancel()

@@ -3,6 +3,7 @@ and the HTTP fake provider (spec 003: the focused task, one question when ambigu
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ from switchman.engine.providers.base import UNANSWERED_DELEGATION
 from switchman.server import methods
 from tests.lsp.conftest import Daemon
 from tests.lsp.test_delegation import killed_mid_worker
+from tests.lsp.test_sessions_and_commands import start
 from tests.support.editor_tools import ToolEditor
 from tests.support.fake_provider import FakeProvider, Usage
 from tests.support.lsp import SwitchmanClient
@@ -229,3 +231,26 @@ def test_a_delegate_cancelled_while_asking_for_approval_is_answered_and_kept(
     raw.close()
     assert raw.process.returncode == 0
     assert "Traceback" not in raw.stderr()
+
+
+async def test_a_shutdown_while_the_users_worker_runs_answers_the_command_first(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """``:Switchman restart`` while a ``/delegate`` worker ran: the daemon ended only planners'
+    turns (a worker goes with its planner, and this one has none), so ``shutdown`` waited for a
+    command that never ended, and the editor saw the daemon exit mid-command."""
+    client = await start("neovim", daemon)
+    ToolEditor(client)  # allows the worker to start
+    stall = fake.script_stall("worker output ", "never", after_chunks=1, model=HAIKU_API)
+    pending = asyncio.ensure_future(chat(client, daemon, "/delegate fast tidy the parser"))
+    try:
+        assert await stall.wait_reached_async()
+        await client.wait_for(methods.DELEGATION, lambda u: u["phase"] == "started")
+        await client.shutdown_session()
+        assert pending.done(), "the command was not answered before the shutdown"
+        result = pending.result()
+        assert (result["kind"], result["status"]) == ("command", "failed")
+        assert "Switchman stopped while this worker ran" in result["text"]
+    finally:
+        pending.cancel()
+        fake.release_stalls()
+        await client.stop()

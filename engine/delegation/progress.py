@@ -147,6 +147,12 @@ class WorkerProgress:
             self.queue, self.detail = None, None
         self._started = now
 
+    def approved(self) -> None:
+        """It may start (its start approved, or no question asked): the worker's own wall time
+        (``elapsed_seconds``, the recorded ``wall_time_seconds``) begins now, not while the
+        user was asked."""
+        self._started = self.clock.monotonic()
+
     # -- the worker turn's sink ------------------------------------------------------
 
     def route_decided(self, notice: RouteNotice) -> None:

@@ -252,6 +252,7 @@ class WorkerRun:
         refusal = await self._approval()
         if refusal is not None:
             return refusal
+        self.progress.approved()  # its wall time starts here, not while its start was asked
         role = WorkerRole(
             parent_session_id=self.planner.id, parent_tool_use_id=self.progress.tool_use_id,
             tier=self.call.tier, system_prompt=self._prompt, allowed_tools=self.allowed,

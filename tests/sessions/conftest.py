@@ -11,6 +11,7 @@ from typing import TypeVar
 
 import pytest
 
+from switchman.engine.clock import Clock
 from switchman.engine.service import Switchman
 from switchman.engine.sessions.records import ChatDelta, DelegationUpdate, RouteNotice
 from tests.conftest import models_yaml
@@ -121,7 +122,7 @@ def approver() -> ScriptedApprover:
 
 
 def scripted_engine(tmp_path: Path, adapter: ScriptedAdapter, approver: ScriptedApprover | None,
-                    files: dict[str, str]) -> Engine:
+                    files: dict[str, str], clock: Clock | None = None) -> Engine:
     """An engine on the in-memory ``adapter`` whose user is ``approver`` (None: no editor
     attached), with ``files`` in its workspace. The caller closes ``service.store.db``."""
     for name in ("config", "data", "workspace"):
@@ -133,6 +134,6 @@ def scripted_engine(tmp_path: Path, adapter: ScriptedAdapter, approver: Scripted
     recorder = Recorder()
     service = Switchman(recorder, config_folder=tmp_path / "config",
                         data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
-                        adapters=adapter, approver=approver)
+                        adapters=adapter, approver=approver, clock=clock)
     workspace = service.open_workspace(str(tmp_path / "workspace"))
     return Engine(service, recorder, workspace, tmp_path / "workspace")

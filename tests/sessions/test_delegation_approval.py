@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from switchman.engine.clock import ManualClock
 from switchman.engine.tools.approval import ApprovalAnswer, ApprovalRequest
 from tests.sessions.conftest import Engine, scripted_engine
 from tests.sessions.test_delegation import HAIKU, OPUS, delegate, failure, results
@@ -48,6 +49,30 @@ async def test_a_worker_that_may_change_things_is_approved_once_before_it_starts
     assert (edit.tool, edit.is_worker) == ("edit_file", True)
     assert (deleg.folder / "app.py").read_text() == "x = 2\n"
     assert results(deleg, result.session_id)["tu_w"].content == "edited"
+
+
+async def test_a_workers_time_starts_when_it_starts_not_while_its_start_was_asked(
+        tmp_path: Path, adapter: ScriptedAdapter) -> None:
+    """Found in VS Code: a worker that ran 0.3 s showed 13.8 s, the time its approval took."""
+    clock = ManualClock()
+
+    class SlowUser(ScriptedApprover):
+        async def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
+            clock.advance(13.5 if request.tool == "delegate" else 0)
+            return await super().ask(request)
+
+    started = scripted_engine(tmp_path, adapter, SlowUser(), {"app.py": "x = 1\n"}, clock)
+    adapter.calls(delegate("tu_w", task="set x to 2"), model=OPUS)
+    adapter.text("nothing to do", model=HAIKU)
+    adapter.text("done", model=OPUS)
+    try:
+        await started.service.chat(started.workspace, None, "@opus set x")
+        updates = [(u.phase, u.elapsed_seconds) for u in started.recorder.delegations]
+        assert updates[0] == ("started", 0.0) and updates[-1] == ("ended", 0.0), updates
+        ended = started.service.store.events(kind="delegate.completed")[0]
+        assert ended["usage_summary"]["wall_time_seconds"] == 0.0
+    finally:
+        started.service.store.db.close()
 
 
 async def test_a_denied_delegation_fails_and_starts_no_worker(

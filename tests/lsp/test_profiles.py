@@ -309,7 +309,8 @@ async def test_a_profiled_worker_runs_with_its_profile_and_its_handoff_is_record
     assert envelope["input"]["context"] == {"mode": "explicit", "include": [
         {"type": "file", "path": "src/app.py"}]}
     assert envelope["capability_scope"] == {"tools": ["list_files", "read_file"],
-                                            "dropped_tools": [], "approval": "read_only",
+                                            "dropped_tools": [], "withheld_tools": {},
+                                            "approval": "read_only",
                                             "approval_required": False}
     assert envelope["model_policy"]["tiers"]["fast"] == "anthropic:claude-sonnet-4-6"
     assert envelope["model_policy"]["tier"] == "fast"

@@ -8,6 +8,7 @@
 
 import { costParts, formatCost, formatUsd, plural, shortModelName } from '../common/format';
 import { handoffLines, type HandoffLine } from './handoff';
+import { OUTPUT_FOLDED_LINES } from './longMessage';
 import type {
   DelegationParams, DelegationRecord, DelegationStatus, Message, QueuePlace, SessionDetail, TurnStatus, WorkerCost,
 } from '../protocol/types';
@@ -268,7 +269,8 @@ export function workerTranscript(detail: SessionDetail): WorkerTranscript {
       } else if (block.type === 'tool_use') {
         messages.push({ who: 'tool', text: `${block.name} ${clip(JSON.stringify(block.input), 160)}` });
       } else if (block.type === 'tool_result') {
-        messages.push({ who: 'tool', text: `${block.is_error ? '✗' : '✓'} ${firstLine(block.content)}` });
+        const shown = block.output_shown ? commandOutput(block.content) : firstLine(block.content);
+        messages.push({ who: 'tool', text: `${block.is_error ? '✗' : '✓'} ${shown}` });
       }
     }
   }
@@ -398,6 +400,17 @@ export function transcriptEnd(card: DelegationCard): { label: string; text: stri
 export function queueReason(queue: QueuePlace): string {
   const ahead = queue.position > 1 ? `; ${queue.position - 1} ahead of it` : '';
   return `waiting for a free worker: ${queue.running} of ${queue.limit} running${ahead}`;
+}
+
+/**
+ * A command's result in a worker's card (`output_shown`): its exit status line, then the last lines it printed, as the
+ * planner's chat folds them (that card has no room for a toggle).
+ */
+function commandOutput(content: string): string {
+  const [status = '', ...printed] = content.replace(/\n$/, '').split('\n');
+  const shown = printed.slice(-OUTPUT_FOLDED_LINES).map((line) => clip(line, 200));
+  const earlier = printed.length - shown.length;
+  return [clip(status, 200), ...(earlier > 0 ? [`… ${plural(earlier, 'earlier line')}`] : []), ...shown].join('\n');
 }
 
 function firstLine(text: string): string {

@@ -462,6 +462,28 @@ describe('delegation cards', () => {
     ]);
   });
 
+  it("a worker's command shows its exit status and last lines in the card transcript, as the planner's chat does", () => {
+    const printed = Array.from({ length: 20 }, (_, i) => `ok ${i + 1}`);
+    const result = (id: string, content: string, is_error: boolean, output_shown?: boolean) => ({
+      id, session_id: 'W1', turn_id: 'WT1', role: 'tool', created_at: '', model: null,
+      content: [{ type: 'tool_result', tool_use_id: id, content, is_error, ...(output_shown === undefined ? {} : { output_shown }) }] });
+    const detail = {
+      session: {} as SessionDetail['session'], turns: [], cost: {} as SessionDetail['cost'],
+      messages: [
+        result('t1', `Exit status 3.\n${printed.join('\n')}\nFAILED test_login\n`, true, true),
+        result('t2', 'Exit status 0.\nhello\n', false, true),
+        result('t3', 'Exit status 0.\n', false, true),
+        result('t4', 'def main()\n...', false),
+      ],
+    } as SessionDetail;
+    assert.deepEqual(workerTranscript(detail).messages.map((m) => m.text), [
+      ['✗ Exit status 3.', '… 13 earlier lines', 'ok 14', 'ok 15', 'ok 16', 'ok 17', 'ok 18', 'ok 19', 'ok 20', 'FAILED test_login'].join('\n'),
+      '✓ Exit status 0.\nhello',
+      '✓ Exit status 0.',
+      '✓ def main()',
+    ]);
+  });
+
   it('accepts only well-formed worker messages from the webview', () => {
     assert.deepEqual(parseFromWebview({ type: 'stopWorker', workerTurnId: 'WT1' }), { type: 'stopWorker', workerTurnId: 'WT1' });
     assert.equal(parseFromWebview({ type: 'stopWorker' }), undefined);

@@ -8,7 +8,7 @@
 
 import { costParts, formatCost, formatUsd, plural, shortModelName } from '../common/format';
 import { handoffLines, type HandoffLine } from './handoff';
-import { OUTPUT_FOLDED_LINES } from './longMessage';
+import { OUTPUT_FOLDED_LINES, terminalText } from './longMessage';
 import type {
   DelegationParams, DelegationRecord, DelegationStatus, Message, QueuePlace, SessionDetail, TurnStatus, WorkerCost,
 } from '../protocol/types';
@@ -407,7 +407,7 @@ export function queueReason(queue: QueuePlace): string {
  * planner's chat folds them (that card has no room for a toggle).
  */
 function commandOutput(content: string): string {
-  const [status = '', ...printed] = content.replace(/\n$/, '').split('\n');
+  const [status = '', ...printed] = terminalText(content).replace(/\n$/, '').split('\n');
   const shown = printed.slice(-OUTPUT_FOLDED_LINES).map((line) => clip(line, 200));
   const earlier = printed.length - shown.length;
   return [clip(status, 200), ...(earlier > 0 ? [`… ${plural(earlier, 'earlier line')}`] : []), ...shown].join('\n');

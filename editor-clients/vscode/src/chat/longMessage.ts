@@ -69,3 +69,20 @@ export function outputFoldLabel(fold: FoldedOutput, open: boolean): string {
   if (open) return 'Show less';
   return fold.lines > OUTPUT_FOLD_OVER_LINES ? `Show all (${fold.lines} lines)` : `Show all (${fold.chars.toLocaleString('en-US')} characters)`;
 }
+
+/** Escape sequences a command may print (colours, cursor moves, window titles): a terminal acts on them. */
+const ESCAPES = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])/g;
+/** Other control characters but tab and newline (a bell, a backspace). */
+const CONTROLS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g;
+
+/**
+ * A command's output as a terminal would show it: without its escape sequences (`\x1b[31m`, shown as a box and
+ * `[31m`) and other control characters, each line as its last carriage return left it (a progress counter's last
+ * value).
+ */
+export function terminalText(text: string): string {
+  return text.replace(ESCAPES, '').split('\n').map((line) => {
+    const kept = line.replace(/\r+$/, '');
+    return kept.slice(kept.lastIndexOf('\r') + 1).replace(CONTROLS, '');
+  }).join('\n');
+}

@@ -8,7 +8,7 @@ import { DELEGATE_TOOL, ticks, turnCostLabel } from '../chat/delegations';
 import { actionableTurn, approvalsInTurns, rateable, withRetryButton } from '../chat/reducer';
 import type { ApprovalCard } from '../tools/approval';
 import { bannerView } from '../chat/banners';
-import { foldedMessage, foldedOutput, foldLabel, outputFoldLabel } from '../chat/longMessage';
+import { foldedMessage, foldedOutput, foldLabel, outputFoldLabel, terminalText } from '../chat/longMessage';
 import { delegationCardPart, type CardActions } from './delegationCard';
 import { approvalCardElement, type ApprovalActions } from './approvalCard';
 import { containerPart, part, PartList, renderParts, setAttributes, type Part } from './parts';
@@ -340,7 +340,8 @@ function userMessage(text: string): HTMLElement {
 }
 
 /** What a command printed, under its tool line; a long one folded to its last lines, with a toggle. */
-function toolOutput(text: string): HTMLElement {
+function toolOutput(output: string): HTMLElement {
+  const text = terminalText(output);
   const fold = foldedOutput(text);
   const body = el('pre', { class: 'tool-output' }, [fold ? fold.tail : text]);
   if (!fold) return el('div', { class: 'tool-output-block' }, [body]);

@@ -471,7 +471,7 @@ describe('delegation cards', () => {
       session: {} as SessionDetail['session'], turns: [], cost: {} as SessionDetail['cost'],
       messages: [
         result('t1', `Exit status 3.\n${printed.join('\n')}\nFAILED test_login\n`, true, true),
-        result('t2', 'Exit status 0.\nhello\n', false, true),
+        result('t2', 'Exit status 0.\n\x1b[32mhello\x1b[0m\n', false, true),
         result('t3', 'Exit status 0.\n', false, true),
         result('t4', 'def main()\n...', false),
       ],

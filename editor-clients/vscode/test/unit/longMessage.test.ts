@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   FOLD_OVER_CHARS, FOLD_OVER_LINES, FOLDED_CHARS, foldedMessage, foldedOutput, foldLabel, OUTPUT_FOLD_OVER_LINES, outputFoldLabel,
+  terminalText,
 } from '../../src/chat/longMessage';
 
 describe('a long message of the user\'s', () => {
@@ -48,5 +49,12 @@ describe('a command\'s output under its tool line', () => {
     assert.equal(foldedOutput(short), undefined, `${OUTPUT_FOLD_OVER_LINES} lines: whole`);
     const wide = foldedOutput(`Exit status 0.\n${'x'.repeat(FOLD_OVER_CHARS)}`);
     assert.ok(wide && wide.tail.length <= FOLDED_CHARS + 2 && outputFoldLabel(wide, false).endsWith('characters)'));
+  });
+
+  it('reads as a terminal showed it: no colour codes or other escapes (a box and `[31m`), a carriage return\'s last value', () => {
+    assert.equal(terminalText('Exit status 1.\n\x1b[1;31mFAILED\x1b[0m test_login\n\x1b]0;title\x07done\x1b[2K\n'),
+      'Exit status 1.\nFAILED test_login\ndone\n');
+    assert.equal(terminalText('Exit status 0.\n 10%\r 50%\r100%\r\nok\r\n\tbell\x07 back\x08\n'), 'Exit status 0.\n100%\nok\n\tbell back\n');
+    assert.equal(terminalText('plain\ttext\n'), 'plain\ttext\n');
   });
 });

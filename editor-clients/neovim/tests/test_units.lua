@@ -106,6 +106,15 @@ return {
     end,
   },
   {
+    "a command's output reads as a terminal showed it: no escape sequences, a carriage return's last value",
+    function()
+      local shown = vim.tbl_map(function(line)
+        return line[1]
+      end, render.tool_output('Exit status 1.\n\27[1;31mFAILED\27[0m test_login\n\27]0;title\7 10%\r100%\r\nbell\7 tab\there\n'))
+      H.eq({ '    │ Exit status 1.', '    │ FAILED test_login', '    │ 100%', '    │ bell tab\there' }, shown)
+    end,
+  },
+  {
     'the code block under the cursor, for the yank mapping',
     function()
       local lines = { 'Try this:', '```python', 'def f():', '    return 2', '```', 'or', '```', 'x', '```' }

@@ -132,13 +132,22 @@ end
 --- How many of a command's last output lines the chat shows under its tool line.
 M.OUTPUT_LINES = 8
 
+--- A command's output line as a terminal showed it: without escape sequences (colours, titles) and
+--- other control characters (shown as `^[[31m`, `^M`), at its last carriage return's value.
+local function terminal_line(line)
+  line = line:gsub('\27%[[0-?]*[ -/]*[@-~]', ''):gsub('\27%][^\7\27]*\7', ''):gsub('\27%][^\7\27]*\27\\', '')
+    :gsub('\27[@-_]', ''):gsub('\r+$', '')
+  line = line:match('[^\r]*$')
+  return (line:gsub('[%z\1-\8\11\12\14-\31\127]', ''))
+end
+
 --- What a command printed, under its tool line (a `tool_result` delta's `output`, a stored block's
 --- `content` with `output_shown`): its last lines, where a failure says why, and how many came before.
 function M.tool_output(text)
   if type(text) ~= 'string' or text == '' then
     return {}
   end
-  local lines = split((text:gsub('\n$', '')))
+  local lines = vim.tbl_map(terminal_line, split((text:gsub('\n$', ''))))
   local out = {}
   local first = math.max(1, #lines - M.OUTPUT_LINES + 1)
   if first > 1 then

@@ -30,6 +30,15 @@ describe('chat.css: code blocks', () => {
   }
 });
 
+describe('chat.css: a command\'s output', () => {
+  it('wraps a line with no spaces (minified JSON, a long path) instead of scrolling sideways', () => {
+    // A 5,000-character line showed its first 150 characters and a horizontal scrollbar.
+    const declarations = rule('.tool-output');
+    assert.match(declarations, /white-space:\s*pre-wrap/);
+    assert.match(declarations, /overflow-wrap:\s*anywhere/);
+  });
+});
+
 describe('chat.css: delegation cards', () => {
   it('a folded card shows three lines of its task, an opened one all of it', () => {
     // A planner's task of many paragraphs filled the chat under a card folded to its title.

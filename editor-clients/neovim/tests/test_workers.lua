@@ -241,6 +241,16 @@ return {
       H.eq('  ✓ worker fast · haiku · completed · 1 turn · $0.0004 — one', stored.a[1])
       H.eq('  ■ worker fast · not started · cancelled · 0 turns · $0.00 — two — stopped', stored.b[1])
       H.eq(nil, stored.c, 'only delegate calls')
+      local refused = workers.stored(root, {
+        messages = {
+          { role = 'assistant', content = {
+            { type = 'tool_use', id = 'r', name = 'delegate', input = { tier = 'fast', task = 'three' } } } },
+          { role = 'tool', content = {
+            { type = 'tool_result', tool_use_id = 'r', is_error = true, content = "delegate refused: 'allowed_tools' "
+              .. "names no tool called 'read_fle'. Nothing was started; correct the call and try again." } } },
+        },
+      })
+      H.eq(nil, refused.r, 'a call refused for its arguments started no worker: no line (it read "— three — failed")')
       local capped = workers.stored(root, {
         messages = { { role = 'assistant', content = {
           { type = 'tool_use', id = 'd', name = 'delegate', input = { tier = 'deep', task = 'prove it' } } } },

@@ -157,9 +157,10 @@ end
 
 --- The worker lines of a stored session (`switchman/session`), by `delegate` tool-use id:
 --- each call's tier (after the tier floor, as recorded) and task with its worker's recorded
---- model, turns and cost.
+--- model, turns and cost. A call refused for its arguments (`delegate refused: …`) started no
+--- worker and has no record: it gets no line, as live (its tool line shows the refusal).
 function M.stored(root, detail)
-  local calls, results, out = {}, {}, {}
+  local calls, results, refused, out = {}, {}, {}, {}
   for _, message in ipairs(detail.messages or {}) do
     for _, block in ipairs(message.content or {}) do
       if block.type == 'tool_use' and block.name == 'delegate' then
@@ -168,12 +169,17 @@ function M.stored(root, detail)
         -- the planner was told `delegate failed: <error>`; a stopped worker is `cancelled_by_user`
         local failure = block.is_error == true and (tostring(block.content or ''):match('^delegate failed: ([%w_]+)') or 'failed')
         results[block.tool_use_id] = failure or false
+        refused[block.tool_use_id] = block.is_error == true
+          and tostring(block.content or ''):find('^delegate refused: ') ~= nil
       end
     end
   end
   local workers, recorded = workers_by_call(detail), records(detail)
   for id, input in pairs(calls) do
     local worker, record = workers[id] or {}, recorded[id] or {}
+    if refused[id] and not present(record.status) and not workers[id] then
+      goto next_call
+    end
     local failure = results[id]
     local status = (failure == nil or failure == 'cancelled_by_user') and 'cancelled' or failure and 'failed' or 'completed'
     if present(record.status) then -- how the session recorded it ended (`interrupted` when its daemon died)
@@ -190,6 +196,7 @@ function M.stored(root, detail)
     -- `unanswered`: no result was stored (the daemon died first); the line goes under the call
     out[id] = { M.line(root, update), hl = HIGHLIGHT[update.status], unanswered = results[id] == nil,
       questions = M.questions(record) }
+    ::next_call::
   end
   return out
 end

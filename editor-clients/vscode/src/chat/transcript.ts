@@ -8,6 +8,7 @@ import type {
 } from '../protocol/types';
 import { attachedLine, withoutTokens } from './attachments';
 import { cardView, DELEGATE_TOOL, recordedDelegation, storedDelegations } from './delegations';
+import { handoffLines } from './handoff';
 import type { Entry, TurnEntry } from './messages';
 import { recordedApprovalCard, recordedWorkerCard } from '../tools/approval';
 
@@ -232,6 +233,10 @@ export function transcriptMarkdown(detail: SessionDetail): string {
       + `(${plural(cost.workers.length, 'worker')})`);
   }
   if (session.sticky_model) lines.push('', `Sticky model: \`${session.sticky_model}\``);
+  // A worker's handoff, as its card's transcript heads it: who handed what over, with which tools.
+  if (detail.handoff) {
+    lines.push('', '## Handoff', '', ...handoffLines(detail.handoff).map((l) => `- **${l.label}:** ${l.value}`));
+  }
   const workerRows = workersByModel(cost.workers);
   if (cost.by_model.length > 0 || workerRows.length > 0) {
     lines.push('', '| model | turns | cost | input tokens | output tokens |', '|---|---:|---:|---:|---:|');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { workerTranscript } from '../../src/chat/delegations';
 import { handoffLines } from '../../src/chat/handoff';
+import { transcriptMarkdown } from '../../src/chat/transcript';
 import type { HandoffEnvelope, SessionDetail } from '../../src/protocol/types';
 
 const envelope: HandoffEnvelope = {
@@ -41,5 +42,17 @@ describe('handoff envelope in the worker view', () => {
     const detail = { session: {}, turns: [], cost: {}, messages: [], handoff: envelope } as unknown as SessionDetail;
     assert.equal(workerTranscript(detail).handoff?.[1].value, 'fast worker, profile reviewer (chosen)');
     assert.equal(workerTranscript({ ...detail, handoff: null }).handoff, undefined);
+  });
+
+  it("the Sessions view's transcript of a worker heads it with its handoff too (it had none)", () => {
+    const detail = {
+      session: { id: 'W1', title: 'explain this', is_worker: true, created_at: '2026-05-08T14:20:00.000Z', turn_count: 0 },
+      turns: [], messages: [], handoff: envelope,
+      cost: { total_usd: '0', estimated_usd: '0', planner_usd: '0', workers_usd: '0', by_model: [], workers: [] },
+    } as unknown as SessionDetail;
+    const text = transcriptMarkdown(detail);
+    assert.match(text, /\n## Handoff\n\n- \*\*From:\*\* you \(\/delegate\), profile default \(global default\)\n/);
+    assert.match(text, /\n- \*\*To:\*\* fast worker, profile reviewer \(chosen\)\n/);
+    assert.doesNotMatch(transcriptMarkdown({ ...detail, handoff: null }), /Handoff/);
   });
 });

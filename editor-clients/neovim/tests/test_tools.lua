@@ -46,6 +46,21 @@ local function allowed_call_turn(message, call, reply)
   wait_idle()
 end
 
+--- Open the read-only transcript of `session_id` (as `:Switchman sessions` does), wait for `last` in it;
+--- returns its lines and the index of the line `tool_line`.
+local function transcript_tool_line(session_id, last, tool_line)
+  require('switchman.sessions').open(root, session_id)
+  H.wait_for('the transcript of ' .. session_id, function()
+    return vim.api.nvim_buf_get_name(0) == 'switchman://session/' .. session_id
+  end)
+  local bufnr = vim.api.nvim_get_current_buf()
+  H.wait_text(bufnr, last)
+  local lines = H.lines(bufnr)
+  local at = vim.fn.index(lines, tool_line) + 1
+  H.check(at > 0, 'the tool line in the transcript', lines)
+  return lines, at
+end
+
 local function edit_step()
   return {
     kind = 'tool_call',
@@ -818,15 +833,7 @@ return {
       chat:reload(chat.session_id)
       H.wait_text(chat.view.transcript, 'It failed.')
       H.eq(live, shown(), 'the same, drawn from the session')
-      require('switchman.sessions').open(root, chat.session_id)
-      H.wait_for('the session transcript', function()
-        return vim.api.nvim_buf_get_name(0) == 'switchman://session/' .. chat.session_id
-      end)
-      local bufnr = vim.api.nvim_get_current_buf()
-      H.wait_text(bufnr, 'It failed.')
-      local lines = H.lines(bufnr)
-      local at = vim.fn.index(lines, '  ✗ run_command: exit 3') + 1
-      H.check(at > 0, 'the tool line in the transcript', lines)
+      local lines, at = transcript_tool_line(chat.session_id, 'It failed.', '  ✗ run_command: exit 3')
       H.eq(live, vim.list_slice(lines, at + 1, at + 10), 'the same in the read-only transcript')
       vim.cmd('tabclose')
     end,
@@ -860,15 +867,7 @@ return {
         end
       end
       H.check(known and known.update.worker_session_id, 'the worker', chat.workers)
-      require('switchman.chat.workers').open(root, known.update.worker_session_id)
-      H.wait_for('the worker transcript', function()
-        return vim.api.nvim_buf_get_name(0) == 'switchman://session/' .. known.update.worker_session_id
-      end)
-      local bufnr = vim.api.nvim_get_current_buf()
-      H.wait_text(bufnr, 'Printed them.')
-      local lines = H.lines(bufnr)
-      local at = vim.fn.index(lines, '  ✓ run_command: exit 0') + 1
-      H.check(at > 0, 'the tool line in the transcript', lines)
+      local lines, at = transcript_tool_line(known.update.worker_session_id, 'Printed them.', '  ✓ run_command: exit 0')
       local want = { '    │ … 5 earlier lines' } -- 'Exit status 0.' and lines 1 to 4
       for i = 5, 12 do
         table.insert(want, '    │ line ' .. i)

@@ -231,6 +231,22 @@ def test_preview_for_a_workspace_path_with_a_nul_byte_is_unknown_workspace(
         assert_clean(answer)
 
 
+@pytest.mark.parametrize(("method", "params"), [
+    ("$/cancelRequest", {"id": 1}), ("initialized", {}), ("$/setTrace", {"value": "off"}),
+    ("textDocument/didClose", {"textDocument": {"uri": "file:///tmp/x.yaml"}}),
+])
+def test_a_notification_sent_with_an_id_gets_invalid_request(
+        raw: RawDaemon, method: str, params: Any) -> None:
+    """A notification's method sent as a request (with an ``id``) is answered -32600 naming
+    the mistake; it used to fail in dispatch and be answered as an internal error."""
+    answer = raw.request(method, params)
+    assert answer["error"]["code"] == INVALID_REQUEST, answer
+    assert answer["error"]["message"] == (
+        f'Invalid request: {method} is a notification; send it without an "id".')
+    assert_serving(raw)
+    assert "Traceback" not in raw.stderr()
+
+
 @pytest.mark.parametrize("params", [{"id": [1, 2]}, {"id": {"a": 1}}, {"id": None}, {}, "x", None])
 def test_a_malformed_cancel_notification_is_dropped(raw: RawDaemon, params: Any) -> None:
     """Found by the fuzz test: an id pygls cannot look up used to raise in its dispatch."""

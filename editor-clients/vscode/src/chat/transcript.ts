@@ -9,6 +9,7 @@ import type {
 import { attachedLine, withoutTokens } from './attachments';
 import { cardView, DELEGATE_TOOL, recordedDelegation, storedDelegations } from './delegations';
 import { handoffLines } from './handoff';
+import { terminalText } from './longMessage';
 import type { Entry, TurnEntry } from './messages';
 import { recordedApprovalCard, recordedWorkerCard } from '../tools/approval';
 
@@ -306,9 +307,22 @@ function messageMarkdown(blocks: ContentBlock[]): string {
       case 'image': return `_[image: ${block.media_type}]_`;
       case 'attachment': return `_${attachedLine(block.path, block.start_line, block.end_line)}_`;
       case 'tool_use': return `\`${block.name}\` ${'`'}${JSON.stringify(block.input)}${'`'}`;
-      case 'tool_result': return `${block.is_error ? '⚠ ' : ''}\`result\`: ${firstLine(block.content)}`;
+      case 'tool_result': return `${block.is_error ? '⚠ ' : ''}\`result\`: ${block.output_shown ? outputMarkdown(block.content) : firstLine(block.content)}`;
     }
   }).filter(Boolean).join('\n\n');
+}
+
+/**
+ * A command's result the chat shows whole (`output_shown`): its exit status line, then what it printed in a code
+ * block, as a terminal showed it (escape sequences left out). A fence longer than any run of backticks in it keeps
+ * the output from closing it.
+ */
+function outputMarkdown(content: string): string {
+  const [status = '', ...printed] = terminalText(content).replace(/\n+$/, '').split('\n');
+  if (printed.length === 0) return status;
+  const body = printed.join('\n');
+  const fence = '`'.repeat(Math.max(3, ...[...body.matchAll(/`+/g)].map((m) => m[0].length + 1)));
+  return `${status}\n\n${fence}text\n${body}\n${fence}`;
 }
 
 function firstLine(text: string): string {

@@ -282,6 +282,26 @@ describe('transcriptMarkdown', () => {
     assert.match(all, /total ~\$0\.041 \(estimated: calls cut short before the provider reported usage\)/);
   });
 
+  it("shows what a command printed, as the chat does, not only its exit status line", () => {
+    const text = transcriptMarkdown({ ...detail, turns: [turn('T1', 1)], messages: [
+      detail.messages[0], { ...detail.messages[1], content: [
+        { type: 'tool_use', id: 'toolu_1', name: 'run_command', input: { command: 'make' } },
+        { type: 'tool_use', id: 'toolu_2', name: 'run_command', input: { command: 'rm -rf /' } },
+        { type: 'tool_use', id: 'toolu_3', name: 'run_command', input: { command: 'true' } }] },
+      { ...detail.messages[2], content: [
+        { type: 'tool_result', tool_use_id: 'toolu_1', is_error: true, summary: 'exit 3', output_shown: true,
+          content: 'Exit status 3.\n\x1b[31mFAILED\x1b[0m test_login\nsee ```x```\n' },
+        { type: 'tool_result', tool_use_id: 'toolu_2', content: 'The user denied this command.\nMore for the model.', is_error: true,
+          summary: 'denied', output_shown: false },
+        { type: 'tool_result', tool_use_id: 'toolu_3', content: 'Exit status 0.\n', is_error: false, summary: 'exit 0', output_shown: true }] },
+    ] } as SessionDetail);
+    // its output whole, as a terminal showed it (no colour codes), in a fence its own backticks cannot close
+    assert.match(text, /⚠ `result`: Exit status 3\.\n\n````text\nFAILED test_login\nsee ```x```\n````\n/);
+    assert.match(text, /⚠ `result`: The user denied this command\.\n/, 'a refusal is no output: its first line, as before');
+    assert.match(text, /`result`: Exit status 0\.(\n|$)/, 'nothing printed: no empty block');
+    assert.doesNotMatch(text, /Exit status 0\.\n\n```/);
+  });
+
   it('counts the workers in the cost table, by the model each ran on, so that its rows add up to the total', () => {
     const worker = (id: string, model: string | null, cost_usd: string, turns: number) =>
       ({ session_id: id, parent_tool_use_id: `toolu_${id}`, model, cost_usd, turns });

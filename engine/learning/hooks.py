@@ -17,6 +17,7 @@ def learn_from_turns(recorder: OutcomeRecorder, sessions: SessionManager,
                      lifecycle: TurnLifecycle) -> None:
     """Record every ended turn, and let slash commands reach the recorder."""
     sessions.learning = recorder
+    recorder.running = lifecycle.is_running  # a running planner's waiting flags are kept
     lifecycle.turn_ended.append(lambda ended: record_turn(recorder, sessions, ended))
 
 

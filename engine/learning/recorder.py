@@ -58,14 +58,20 @@ class FeedbackResult(msgspec.Struct, frozen=True):
 class OutcomeRecorder:
     """Turns session events into pattern-store rows and evidence."""
 
-    def __init__(self, store: LearnedPatternStore) -> None:
+    def __init__(self, store: LearnedPatternStore,
+                 running: Callable[[str], bool] = lambda turn_id: False) -> None:
         self.store = store
+        self.running = running
+        """Whether a turn is still in flight (:func:`.hooks.learn_from_turns` sets the
+        lifecycle's): the waiting flags of a planner turn still running are never dropped."""
         self._delegations: dict[str, tuple[int, list[bool]]] = {}
         """Workers' success flags by planner turn, until the planner's turn is recorded, each
-        with :attr:`_turns_ended` when its first flag arrived (oldest first). A planner turn
-        that has not ended while more than :data:`ENDED_TURNS_KEPT` turns did never will, as
-        far as this recorder can tell (it never started, or it ended before the worker and
-        left :attr:`_ended`): its flags are dropped then (they waited in memory for good)."""
+        with :attr:`_turns_ended` when its first flag arrived or it was last seen running
+        (oldest first). A planner turn that has not ended while more than
+        :data:`ENDED_TURNS_KEPT` turns did, and is not running, never will end here (it never
+        started, or it ended before the worker and left :attr:`_ended`): its flags are
+        dropped then (they waited in memory for good). One still running (a long planner
+        turn while other windows' or workers' turns end) waits another window."""
         self._turns_ended = 0
         """How many turns have ended so far."""
         self._ended: dict[str, None] = {}
@@ -105,12 +111,21 @@ class OutcomeRecorder:
         _, flags = self._delegations.pop(turn_id, (0, []))
         for success in flags:
             self.delegation_ended(turn_id, success)
-        while self._delegations and \
-                next(iter(self._delegations.values()))[0] < self._turns_ended - ENDED_TURNS_KEPT:
-            dropped = next(iter(self._delegations))
-            del self._delegations[dropped]
-            log.debug("dropped the worker flags of planner turn %s: more than %d turns "
-                      "ended, not it", dropped, ENDED_TURNS_KEPT)
+        self._drop_abandoned()
+
+    def _drop_abandoned(self) -> None:
+        """Drop the waiting flags of planner turns that have not ended while more than
+        :data:`ENDED_TURNS_KEPT` turns did and are not running; a running one's wait again."""
+        while self._delegations:
+            planner, (since, flags) = next(iter(self._delegations.items()))
+            if since >= self._turns_ended - ENDED_TURNS_KEPT:
+                return
+            del self._delegations[planner]
+            if self.running(planner):  # still on its way to its row: checked a window later
+                self._delegations[planner] = (self._turns_ended, flags)
+            else:
+                log.debug("dropped the worker flags of planner turn %s: more than %d turns "
+                          "ended, not it", planner, ENDED_TURNS_KEPT)
 
     def worker_done(self, planner_turn_id: str, success: bool) -> None:
         """A planner's delegation whose worker ran has ended, ``success`` or not (the result
@@ -119,8 +134,9 @@ class OutcomeRecorder:
         when its turn ends, so the flag waits until then; a worker that ends after it (its
         task cancelled again as the daemon exits, say) updates the row at once, as any late
         evidence does (it stayed waiting for good, and the planner never learned it). A flag
-        whose planner turn has not ended while more than :data:`ENDED_TURNS_KEPT` turns did is
-        dropped (a planner turn that never started, or that ended that long ago)."""
+        whose planner turn has not ended while more than :data:`ENDED_TURNS_KEPT` turns did, and
+        is not running, is dropped (a planner turn that never started, or that ended that long
+        ago)."""
         if planner_turn_id in self._ended:
             self.delegation_ended(planner_turn_id, success)
         else:

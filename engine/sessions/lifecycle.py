@@ -330,6 +330,11 @@ class TurnLifecycle:
         """Whether any session has a turn in flight."""
         return any(live.running is not None for live in self.sessions.all_loaded())
 
+    def is_running(self, turn_id: str) -> bool:
+        """Whether the turn ``turn_id`` is in flight in this daemon."""
+        return any(live.running is not None and live.running.turn_id == turn_id
+                   for live in self.sessions.all_loaded())
+
     def cancel_all(self) -> None:
         """Cancel every running turn as the daemon exits (each saves what it streamed and ends
         ``interrupted``, saying why). Once: the editor may say ``exit``, then close the pipe."""

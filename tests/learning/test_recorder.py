@@ -40,3 +40,29 @@ async def test_a_workers_flag_whose_planner_never_gets_a_row_is_not_kept_for_goo
     assert "never-started" in recorder._delegations  # still within the window
     end(recorder, "one-more")
     assert recorder._delegations == {}  # what waits in memory is bounded
+
+
+async def test_a_running_planners_flags_outlive_the_window() -> None:
+    """A planner turn that runs while more than ENDED_TURNS_KEPT other turns end (a long
+    planner turn; other windows' and its workers' turns ending meanwhile) kept its earlier
+    workers' flags in the window's count only: they were dropped as if the planner had been
+    abandoned, and its row learned only the workers that ended last. Only planner turns not
+    running are let go."""
+    same = array("d", [1.0] + [0.0] * (DIMENSIONS - 1))
+    store = LearnedPatternStore(database.connect(":memory:"), ManualClock(), background=False,
+                                fingerprinter=lambda ctx: same)
+    running = {"planner"}
+    recorder = OutcomeRecorder(store, running=running.__contains__)
+    recorder.worker_done("planner", success=True)
+    recorder.worker_done("gone", success=True)  # a planner turn that is not running
+    for i in range(2 * ENDED_TURNS_KEPT + 1):
+        end(recorder, f"other-{i}")
+    assert "gone" not in recorder._delegations  # the bound still holds for the rest
+    recorder.worker_done("planner", success=False)
+    running.clear()
+    end(recorder, "planner")
+    await recorder.written()
+    row = database.by_turn(store.connection, "planner")
+    assert row is not None and row.evidence.delegations == 2
+    assert row.evidence.delegations_failed == 1
+    assert recorder._delegations == {}

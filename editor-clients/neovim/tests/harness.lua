@@ -64,6 +64,30 @@ function H.wait_text(bufnr, needle, timeout)
   end)
 end
 
+--- Wait until `vim.notify` was given a message of `level` (a `vim.log.levels` value; nil: any level)
+--- containing each of the plain texts after it (since `H.notifications` was last emptied); return it
+--- (`{ message, level }`). The notifications are shown on timeout.
+function H.wait_notification(level, ...)
+  local needles = { ... }
+  local what = ('a notification%s with %s'):format(level and (' of level ' .. level) or '',
+    table.concat(vim.tbl_map(function(needle)
+      return ('%q'):format(needle)
+    end, needles), ' and '))
+  return H.wait_for(what, function()
+    for _, n in ipairs(H.notifications) do
+      local found = level == nil or n.level == level
+      for _, needle in ipairs(needles) do
+        found = found and type(n.message) == 'string' and n.message:find(needle, 1, true) ~= nil
+      end
+      if found then
+        return n
+      end
+    end
+  end, nil, function()
+    return H.notifications
+  end)
+end
+
 --- Type keys as the user would (mappings apply).
 function H.feed(keys)
   vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'mtx', false)

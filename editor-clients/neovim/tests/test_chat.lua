@@ -167,13 +167,7 @@ return {
       wait_idle()
       H.eq({ 'what is in it?' }, H.lines(chat.view.input), 'the message is back in the input')
       H.eq(nil, chat.attachments, 'the refused file is not attached again')
-      H.wait_for('a notice that it was taken off', function()
-        for _, n in ipairs(H.notifications) do
-          if n.message:find('taken off the message', 1, true) then
-            return true
-          end
-        end
-      end)
+      H.wait_notification(nil, 'taken off the message')
       vim.fn.delete(path)
       chat.view:give_back('')
     end,
@@ -306,15 +300,7 @@ return {
       H.wait_text(transcript(), '✗ The Switchman daemon stopped during this turn; sending again starts it.')
       H.check(chat.turn == nil, 'the chat is free again')
       H.eq({ 'this turn will not finish' }, H.lines(chat.view.input), 'the message is back in the input')
-      H.wait_for('an error notification', function()
-        for _, n in ipairs(H.notifications) do
-          if n.level == vim.log.levels.ERROR and n.message:find('Switchman: daemon for ', 1, true) then
-            return true
-          end
-        end
-      end, nil, function()
-        return H.notifications
-      end)
+      H.wait_notification(vim.log.levels.ERROR, 'Switchman: daemon for ')
       H.eq('', require('switchman').statusline(), 'no status without a daemon')
       H.fake('POST', '/_fake/release')
       vim.cmd('Switchman chat')

@@ -292,16 +292,7 @@ return {
       vim.cmd('edit ' .. vim.fn.fnameescape(path))
       local bufnr = vim.api.nvim_get_current_buf()
       H.eq('latin1', vim.bo[bufnr].fileencoding, 'Neovim read it as latin1')
-      H.wait_for('a warning naming the file and the fix', function()
-        for _, n in ipairs(H.notifications) do
-          if n.level == vim.log.levels.WARN and n.message:find('models.yaml is not UTF-8', 1, true)
-            and n.message:find(':set fileencoding=utf-8', 1, true) then
-            return true
-          end
-        end
-      end, nil, function()
-        return H.notifications
-      end)
+      H.wait_notification(vim.log.levels.WARN, 'models.yaml is not UTF-8', ':set fileencoding=utf-8')
       vim.cmd('bwipeout! ' .. bufnr)
       vim.fn.writefile(saved, path, 'b')
     end,

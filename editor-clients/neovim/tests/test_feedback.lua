@@ -20,18 +20,6 @@ local function send_and_wait(message)
   return H.check(chat.last_turn_id, 'the answer has a turn id')
 end
 
-local function wait_notification(needle)
-  return H.wait_for(('a notification with %q'):format(needle), function()
-    for _, n in ipairs(H.notifications) do
-      if n.message:find(needle, 1, true) then
-        return n
-      end
-    end
-  end, nil, function()
-    return H.notifications
-  end)
-end
-
 --- The pattern store's rows by turn id, as the `switchman patterns export` CLI prints them.
 local function exported_rows()
   local output = vim.fn.system({ vim.env.SWITCHMAN_TEST_SERVER, 'patterns', 'export' })
@@ -52,7 +40,7 @@ return {
       chat = H.check(chat_module.get(root), 'a chat for the workspace')
       vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
       H.feed('g+')
-      wait_notification('no answer to rate yet')
+      H.wait_notification(nil, 'no answer to rate yet')
     end,
   },
   {
@@ -62,7 +50,7 @@ return {
       vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
       H.notifications = {}
       H.feed('g+')
-      wait_notification('noted 👍 for the last answer')
+      H.wait_notification(nil, 'noted 👍 for the last answer')
     end,
   },
   {
@@ -74,7 +62,7 @@ return {
       vim.cmd('stopinsert')
       H.notifications = {}
       H.feed('g-')
-      wait_notification('noted 👎 for the last answer')
+      H.wait_notification(nil, 'noted 👎 for the last answer')
     end,
   },
   {
@@ -104,7 +92,7 @@ return {
       vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
       H.notifications = {}
       H.feed('g+')
-      wait_notification('no answer to rate yet')
+      H.wait_notification(nil, 'no answer to rate yet')
       H.eq(0.0, exported_rows()[rated.down].success, 'the 👎 turn before the command keeps its 👎')
     end,
   },
@@ -117,7 +105,7 @@ return {
       H.wait_text(chat.view.transcript, 'New session', 20000)
       H.notifications = {}
       H.feed('g-')
-      wait_notification('no answer to rate yet')
+      H.wait_notification(nil, 'no answer to rate yet')
       H.eq(0.7, exported_rows()[rated.again].success, 'the old session\'s answer stays unrated')
     end,
   },
@@ -136,7 +124,7 @@ return {
       vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
       H.notifications = {}
       H.feed('g+')
-      wait_notification('the last turn ended before answering anything: there is nothing to rate')
+      H.wait_notification(nil, 'the last turn ended before answering anything: there is nothing to rate')
       for _, row in pairs(exported_rows()) do
         H.check(row.evidence.feedback == vim.NIL or row.evidence.status ~= 'failed', 'no failed turn rated', row)
       end
@@ -179,7 +167,7 @@ return {
         vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
         H.notifications = {}
         H.feed('g+')
-        wait_notification('noted 👍 for the last answer')
+        H.wait_notification(nil, 'noted 👍 for the last answer')
       end
       send_and_wait('refactor the billing parser invoice code')
       local suggestion = {
@@ -220,7 +208,7 @@ return {
     function()
       H.notifications = {}
       vim.cmd('Switchman feedback maybe')
-      wait_notification('feedback is "up" or "down"')
+      H.wait_notification(nil, 'feedback is "up" or "down"')
     end,
   },
 }

@@ -46,6 +46,21 @@ local function allowed_call_turn(message, call, reply)
   wait_idle()
 end
 
+--- Open the read-only transcript of `session_id` (as `:Switchman sessions` does), wait for `last` in it;
+--- returns its lines and the index of the line `tool_line`.
+local function transcript_tool_line(session_id, last, tool_line)
+  require('switchman.sessions').open(root, session_id)
+  H.wait_for('the transcript of ' .. session_id, function()
+    return vim.api.nvim_buf_get_name(0) == 'switchman://session/' .. session_id
+  end)
+  local bufnr = vim.api.nvim_get_current_buf()
+  H.wait_text(bufnr, last)
+  local lines = H.lines(bufnr)
+  local at = vim.fn.index(lines, tool_line) + 1
+  H.check(at > 0, 'the tool line in the transcript', lines)
+  return lines, at
+end
+
 local function edit_step()
   return {
     kind = 'tool_call',
@@ -818,6 +833,47 @@ return {
       chat:reload(chat.session_id)
       H.wait_text(chat.view.transcript, 'It failed.')
       H.eq(live, shown(), 'the same, drawn from the session')
+      local lines, at = transcript_tool_line(chat.session_id, 'It failed.', '  ✗ run_command: exit 3')
+      H.eq(live, vim.list_slice(lines, at + 1, at + 10), 'the same in the read-only transcript')
+      vim.cmd('tabclose')
+    end,
+  },
+  {
+    "a worker's command output is shown under its tool line in the worker's read-only transcript",
+    function()
+      H.fake('POST', '/_fake/reset')
+      local printed = {}
+      for i = 1, 12 do
+        table.insert(printed, 'echo line ' .. i)
+      end
+      H.script({
+        { kind = 'tool_call', name = 'delegate', id = 'toolu_tools_command_worker',
+          input = { tier = 'fast', task = 'Print the lines', context = { mode = 'minimal' },
+                    allowed_tools = { 'run_command' } } },
+        { kind = 'tool_call', name = 'run_command', id = 'toolu_worker_prints',
+          input = { command = table.concat(printed, '; ') } }, -- the worker's
+        { kind = 'text', chunks = { 'Printed them.' } }, -- the worker's answer
+        { kind = 'text', chunks = { 'The worker printed them.' } }, -- the planner's
+      })
+      H.stub_select(function(_, label)
+        return label == 'Allow once'
+      end)
+      send('print the lines, with a worker')
+      wait_idle()
+      local known
+      for _, worker in pairs(chat.workers or {}) do
+        if worker.update.task and worker.update.task:find('Print the lines', 1, true) then
+          known = worker
+        end
+      end
+      H.check(known and known.update.worker_session_id, 'the worker', chat.workers)
+      local lines, at = transcript_tool_line(known.update.worker_session_id, 'Printed them.', '  ✓ run_command: exit 0')
+      local want = { '    │ … 5 earlier lines' } -- 'Exit status 0.' and lines 1 to 4
+      for i = 5, 12 do
+        table.insert(want, '    │ line ' .. i)
+      end
+      H.eq(want, vim.list_slice(lines, at + 2, at + 10), 'its last lines, after the question', lines)
+      vim.cmd('tabclose')
     end,
   },
   {

@@ -9,7 +9,7 @@ request id to answer:
 
 * a body that is not JSON (or too deeply nested to read): ``-32700``, id null;
 * a frame that is not a JSON-RPC message (no method, an id of the wrong type,
-  an array): ``-32600``;
+  an array, a notification's method with an id): ``-32600``;
 * a request whose params do not fit the method: ``-32602`` with a short
   message naming the method (pygls' :class:`JsonRpcInvalidParams`).
 
@@ -25,6 +25,7 @@ import json
 import logging
 from typing import Any
 
+import attrs
 import msgspec
 from lsprotocol import types
 from lsprotocol.types import EXIT
@@ -207,8 +208,9 @@ class SwitchmanProtocol(LanguageServerProtocol):
         method = data.get("method")
         if "method" in data and not isinstance(method, str):
             raise JsonRpcInvalidRequest('Invalid request: "method" must be a string.')
+        kind = self._message_type(data)
         try:
-            return self._converter.structure(data, self._message_type(data))
+            return self._converter.structure(data, kind)
         except Exception as exc:  # cattrs reports shape mistakes in several exception types
             log.warning("invalid params for %s: %s", _describe(data), _shorten(str(exc)))
             raise JsonRpcInvalidParams(
@@ -220,7 +222,12 @@ class SwitchmanProtocol(LanguageServerProtocol):
         if "id" not in data:
             return self.get_message_type(method or "") or JsonRPCNotification
         if method is not None:
-            return self.get_message_type(method) or JsonRPCRequestMessage
+            kind = self.get_message_type(method)
+            if kind is not None and "id" not in attrs.fields_dict(kind):
+                # a notification's type has no id to answer: it would fail in dispatch
+                raise JsonRpcInvalidRequest(
+                    f'Invalid request: {method} is a notification; send it without an "id".')
+            return kind or JsonRPCRequestMessage
         if "error" in data:
             return types.ResponseErrorMessage
         return self._result_types.pop(data["id"], None) or JsonRPCResponseMessage

@@ -109,6 +109,12 @@ export interface ApprovalRecord {
   command: string | null;
   cwd: string | null;
   path: string | null;
+  /** A file change's diff as its question showed it (capped by the daemon); absent or null in older records. */
+  diff?: string | null;
+  /** A delegation's: the tier its worker was to run on; absent or null in older records. */
+  tier?: string | null;
+  /** A delegation's: the write and execute tools its worker was to have; absent or null in older records. */
+  worker_tools?: string[] | null;
 }
 
 export interface Message {

@@ -148,6 +148,30 @@ describe('transcriptEntries', () => {
     assert.equal(approvalsInTurns(entries).byTurn.get('T1')?.length, 3, 'inside the planner\'s turn');
   });
 
+  it('rebuilds an edit\'s card with the diff its question showed, and a delegation\'s with its worker\'s tier and tools', () => {
+    const diff = '--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n';
+    const question = (id: string, outcome: ApprovalRecord['outcome'], extra: Partial<ApprovalRecord> = {}): ApprovalRecord =>
+      ({ id, title: 'Edit src/app.py', outcome, reason: null, command: null, cwd: null, path: 'src/app.py', ...extra });
+    const start = question('A1', 'allowed_once', { title: 'Delegate to a fast worker that may change files', path: null,
+      tier: 'fast', worker_tools: ['edit_file', 'run_command'] });
+    const messages = [detail.messages[0],
+      { ...detail.messages[1], content: [{ type: 'tool_use' as const, id: 'toolu_e', name: 'edit_file', input: {} },
+        { type: 'tool_use' as const, id: 'toolu_d', name: 'delegate', input: { task: 'Bump' } }] },
+      { ...detail.messages[2], content: [
+        { type: 'tool_result' as const, tool_use_id: 'toolu_e', content: 'done', is_error: false, approval: question('A0', 'allowed_once', { diff }) },
+        { type: 'tool_result' as const, tool_use_id: 'toolu_d', content: 'bumped', is_error: false, approval: start }] }];
+    const delegation = { tool_use_id: 'toolu_d', worker_session_id: 'W1', source: 'planner' as const, started_at: '', task: 'Bump',
+      tier: 'fast', worker_tier: 'fast', tier_floor: null, floor_applied: false, model: null, status: 'completed' as const,
+      error: null, detail: null, approvals: [question('A2', 'denied', { reason: 'not now', diff }), question('A3', 'allowed_once')] };
+    const cards = transcriptEntries({ ...detail, turns: [turn('T1', 1)], messages, delegations: [delegation] })
+      .flatMap((e) => (e.kind === 'approval' ? [e.card] : []));
+    const lines = ['--- a/src/app.py', '+++ b/src/app.py', '@@ -1 +1 @@', '-x = 1', '+x = 2'];
+    assert.deepEqual(cards.map((c) => [c.id, c.diff, c.canOpenDiff]), [['A0', lines, false], ['A1', [], false],
+      ['A2', lines, false], ['A3', [], false]], "the planner's and the worker's edit as they were asked; an older record: none");
+    assert.deepEqual([cards[1].task, cards[1].tier, cards[1].workerTools], ['Bump', 'fast', ['edit_file', 'run_command']],
+      'the "Worker on fast tier · may use …" line the live card had');
+  });
+
   it('shows the user\'s message as the daemon recorded it, as typed: the @alias once, /route override as sent', () => {
     const chain = (reason: string) => ({ decision: { type: 'route.decided', timestamp: '', session_id: 'S1',
       turn_id: 'T1', winner_index: 0, chosen_model: null, banners: [],

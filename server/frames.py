@@ -7,6 +7,13 @@ digits ends its loop with an exception. Here a frame is at most
 (its id cannot be known without reading it) and its body is dropped as it
 arrives, so the next frame is served as usual. A header line longer
 than :data:`MAX_HEADER_LINE` or a length that is not a number gets ``-32700``.
+
+A header block with no usable ``Content-Length`` (only ``Content-Type``, say) leaves
+its body's end unknown: the bytes after it are dropped up to the next frame's
+``Content-Length`` header, or up to the end of the JSON value they begin with when
+nothing follows yet (a client waiting for its answer). A request among them gets
+``-32600`` with its id; reading the body as header lines, as pygls does, ate the
+next frame's header and misread every frame after it.
 """
 
 from __future__ import annotations
@@ -36,6 +43,14 @@ MAX_HEADER_LINE = 64 * 1024
 
 _CONTENT_LENGTH = re.compile(rb"content-length\s*:\s*(\S*)\s*", re.IGNORECASE)
 _MAX_LENGTH_DIGITS = 12  # more would exceed any cap; also keeps int() far from its digit limit
+_NEXT_HEADER = re.compile(rb"content-length[ \t]*:", re.IGNORECASE)
+"""The next frame's header after an unframed body that is not JSON."""
+_JSON_START = re.compile(rb"\s*[\[{]")
+_NEXT_HEADER_AFTER_JSON = re.compile(rb"(?<![^}\]\n])content-length[ \t]*:", re.IGNORECASE)
+"""The next frame's header after an unframed JSON body: at a line's start or just after the
+end of a JSON value (a body ends with no newline), never inside one of its strings."""
+_UNFRAMED = "Invalid request: the frame's header has no Content-Length, so its end was " \
+    "not known; Switchman skipped it."
 
 
 class FrameReader:
@@ -60,6 +75,14 @@ class FrameReader:
         """Bytes of a refused body still to drop."""
         self._skipping_line = False
         """Dropping the rest of an over-long header line."""
+        self._header_lines = 0
+        """Lines of the header block being read."""
+        self._block_refused = False
+        """The header block being read was answered with an error already."""
+        self._unframed: bool | None = None
+        """Dropping a body whose header had no length (True: still to be reported)."""
+        self._scanned = 0
+        """How far the unframed bytes were searched for the next header."""
 
     def feed(self, data: bytes) -> None:
         """Take the next bytes of input; handle every frame they complete."""
@@ -83,6 +106,8 @@ class FrameReader:
             del buffer[: end + 1]
             self._skipping_line = False
             return True
+        if self._unframed is not None:
+            return self._skip_unframed()
         if self._body is not None:
             if len(buffer) < self._body:
                 return False
@@ -103,18 +128,25 @@ class FrameReader:
             buffer.clear()
             self._skipping_line = True  # the rest of the line is dropped as it arrives
             self._length = None  # and the header block starts again after it
+            self._header_lines, self._block_refused = 1, True
             _refuse(self._protocol, JsonRpcParseError(
                 f"Parse error: a header line is longer than {MAX_HEADER_LINE} bytes."))
             return True
         line = bytes(buffer[: end + 1])
         del buffer[: end + 1]
         if line.strip():
+            self._header_lines += 1
             match = _CONTENT_LENGTH.fullmatch(line)
             if match is not None:
                 self._length = _parse_length(match.group(1), self._protocol)
+                self._block_refused |= self._length is None
             return True
         length, self._length = self._length, None
-        if length is None:  # a header block without a length is skipped, as pygls does
+        lines, self._header_lines = self._header_lines, 0
+        refused, self._block_refused = self._block_refused, False
+        if length is None:
+            if lines:  # not a stray blank line between frames: a body may follow
+                self._unframed, self._scanned = not refused, 0
             return True
         if length > MAX_FRAME_BYTES:
             _refuse(self._protocol, JsonRpcInvalidRequest(
@@ -124,6 +156,47 @@ class FrameReader:
         else:
             self._body = length
         return True
+
+    def _skip_unframed(self) -> bool:
+        """Drop the body of a header block that had no length: up to the next frame's
+        header, or the whole input when it is one JSON value (nothing sent after it yet)."""
+        buffer = self._buffer
+        header = _NEXT_HEADER_AFTER_JSON if _JSON_START.match(buffer) else _NEXT_HEADER
+        found = header.search(buffer, max(0, self._scanned - len("content-length")))
+        if found is not None:
+            end = found.start()
+        elif bytes(buffer[-MAX_HEADER_LINE:]).rstrip()[-1:] in (b"}", b"]") \
+                and _json_value(bytes(buffer)) is not _NOT_JSON:
+            end = len(buffer)
+        else:
+            self._scanned = len(buffer)
+            if len(buffer) > MAX_FRAME_BYTES:  # keep a header's start that may be cut in two
+                del buffer[: -MAX_HEADER_LINE]
+                self._scanned = len(buffer)
+            return False
+        stray = bytes(buffer[:end])
+        del buffer[:end]
+        report, self._unframed = self._unframed, None
+        if report:
+            self._refuse_unframed(stray)
+        return True
+
+    def _refuse_unframed(self, body: bytes) -> None:
+        """Log a frame that had no length; answer it if it is a request (its id is known) or
+        unreadable (as a frame that is not JSON is), never a notification or a response."""
+        message = _json_value(body)
+        if isinstance(message, dict) and "method" in message:
+            log.warning("skipped a JSON-RPC %s whose header has no Content-Length",
+                        "request" if "id" in message else "notification")
+            msg_id = message.get("id")
+            if isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool):
+                self._protocol.send_error(msg_id, JsonRpcInvalidRequest(_UNFRAMED))
+        elif body.strip():
+            log.warning("skipped a JSON-RPC frame whose header has no Content-Length")
+            if not isinstance(message, dict):  # a response (from the editor) needs none
+                self._protocol.send_error(None, JsonRpcInvalidRequest(_UNFRAMED))
+        else:
+            log.warning("skipped a header block with no Content-Length and no body")
 
     def _handle(self, body: bytes) -> None:
         try:
@@ -145,6 +218,17 @@ def _loads(body: bytes) -> object:
         return json.loads(body)
     except UnicodeDecodeError:
         return json.loads(body.decode("utf-8", "surrogateescape"))
+
+
+_NOT_JSON = object()
+
+
+def _json_value(body: bytes) -> object:
+    """The JSON value ``body`` holds, or :data:`_NOT_JSON` if it holds none (or more)."""
+    try:
+        return _loads(body)
+    except UNREADABLE_FRAME_ERRORS:
+        return _NOT_JSON
 
 
 def _parse_length(digits: bytes, protocol: SwitchmanProtocol) -> int | None:

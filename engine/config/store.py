@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import stat
+import time
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -66,12 +67,44 @@ T = TypeVar("T")
 Checker = tuple[Callable[..., Checked], tuple[Any, ...]]
 """A module-level check function and its arguments after the text and the path (it is sent to
 the check process, so it cannot be a closure)."""
+Read = tuple[Checked, str | None]
+"""A file's check and the text it checked (None: the file could not be read)."""
+
+WHOLE_SECONDS = 1.0
+"""How long a file must have stayed as it is before a valid version of it becomes the "last
+good" one as soon as it is read: a file read moments after it changed may be a save caught
+half-way (truncated, then written), which :class:`_Fresh` holds until that is ruled out."""
 
 IN_FORCE_FILE = "file"
 IN_FORCE_LAST_GOOD = "last-known-good"
 IN_FORCE_BUILTIN = "built-in"
 log = logging.getLogger(__name__)
 _MISSING = object()
+
+
+@dataclass(frozen=True)
+class _Fresh(Generic[T]):
+    """A valid version in force that is not yet the last good one: its file had changed
+    moments before it was read, so it may be a save caught half-way (the empty file between
+    truncating and writing, or the valid first lines of a file still being written)."""
+
+    value: T
+    text: str
+    mtime_ns: int
+
+    def torn_by(self, signature: tuple[int, int] | None, text: str | None) -> bool:
+        """Whether the version that replaced this one (its ``signature`` and ``text``) shows it
+        was a save caught half-way: the new text goes on from this one's (a file is written
+        from its start) and came within :data:`WHOLE_SECONDS` of it."""
+        return signature is not None and text is not None and len(text) > len(self.text) \
+            and text.startswith(self.text) \
+            and signature[0] - self.mtime_ns < WHOLE_SECONDS * 1e9
+
+
+def _whole(signature: tuple[int, int] | None) -> bool:
+    """Whether a file whose signature is ``signature`` has stayed as it is long enough to be
+    no save caught half-way (its modification time is :data:`WHOLE_SECONDS` past)."""
+    return signature is not None and time.time_ns() - signature[0] >= WHOLE_SECONDS * 1e9
 
 
 @dataclass
@@ -86,8 +119,10 @@ class _Slot(Generic[T]):
     problems: list[Problem] = field(default_factory=list)
     in_force: str = IN_FORCE_BUILTIN
     loaded: bool = False
-    checking: asyncio.Future[Checked] | None = None
+    checking: asyncio.Future[Read] | None = None
     """The check running in the check process (background mode), if any."""
+    fresh: _Fresh[T] | None = None
+    """The version in force when it is valid but not yet :attr:`good` (see :class:`_Fresh`)."""
 
 
 def _first_check_running(slot: _Slot[Any]) -> bool:
@@ -99,15 +134,15 @@ def _first_check_running(slot: _Slot[Any]) -> bool:
         and not slot.problems
 
 
-def _check_file(path: Path, kind: FileKind, context: object, checker: Checker) -> Checked:
+def _check_file(path: Path, kind: FileKind, context: object, checker: Checker) -> Read:
     """Read and check one file (in the check process in background mode), re-using the
     latest check of the same text in the same context (the editor's, on a save)."""
     text, unreadable = read_config(path)
     if unreadable is not None:
-        return None, [unreadable]
+        return (None, [unreadable]), None
     check, extra = checker
     return LAST_CHECKS.check(kind, str(path), text or "", context,
-                             lambda: check(text or "", str(path), *extra))
+                             lambda: check(text or "", str(path), *extra)), text or ""
 
 
 def _check_models(text: str, path: str) -> Checked:
@@ -401,6 +436,8 @@ class ConfigStore:
         depends on besides the file; ``context`` what its check reads, for :data:`LAST_CHECKS`)."""
         signature = self._signature(slot.path)
         if slot.loaded and slot.signature == signature and slot.deps is deps:
+            if slot.fresh is not None and _whole(signature):  # it stayed: no save half-way
+                slot.good, slot.fresh = slot.fresh.value, None
             return slot.current
         if slot.checking is not None:
             return slot.current  # a check is running; its done callback looks again
@@ -425,7 +462,7 @@ class ConfigStore:
         except RuntimeError:  # not on the loop (start-up, the CLI): check right here
             return None
 
-    def _checked(self, slot: _Slot[Any], done: asyncio.Future[Checked]) -> None:
+    def _checked(self, slot: _Slot[Any], done: asyncio.Future[Read]) -> None:
         """A check finished in the check process: apply it on the loop and say so."""
         slot.checking = None
         if done.cancelled():  # the store was closed
@@ -439,22 +476,32 @@ class ConfigStore:
             self.on_change()
 
     @staticmethod
-    def _result(slot: _Slot[Any], done: asyncio.Future[Checked]) -> Checked:
+    def _result(slot: _Slot[Any], done: asyncio.Future[Read]) -> Read:
         """The check's result; a located problem if the check process died meanwhile."""
         try:
             return done.result()
         except BrokenProcessPool:
             log.error("the check process exited while checking %s", slot.path)
-            return None, [_stopped(slot.path)]
+            return (None, [_stopped(slot.path)]), None
 
-    def _apply(self, slot: _Slot[T], checked: Checked) -> T | None:
+    def _apply(self, slot: _Slot[T], read: Read) -> T | None:
         if self._answers is not None:  # a file's new value: everything is asked afresh
             self._answers.clear()
-        value, problems = checked
+        (value, problems), text = read
         slot.problems = [p for p in problems if p is not None]
+        fresh, slot.fresh = slot.fresh, None
+        if fresh is not None and (slot.signature is None or fresh.mtime_ns != slot.signature[0]) \
+                and not fresh.torn_by(slot.signature, text):
+            slot.good = fresh.value  # the version before this one was whole after all
         if value is not None:
-            slot.current = slot.good = cast("T", value)
+            slot.current = cast("T", value)
             slot.in_force = IN_FORCE_FILE
+            now = entry_signature(slot.path)  # the file may have changed while it was read
+            if text is not None and now is not None \
+                    and not (now == slot.signature and _whole(now)):
+                slot.fresh = _Fresh(slot.current, text, now[0])  # not yet the last good one
+            else:
+                slot.good = slot.current
             return slot.current
         slot.current = slot.good
         slot.in_force = IN_FORCE_LAST_GOOD if slot.good is not None else IN_FORCE_BUILTIN

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -208,3 +209,51 @@ async def test_in_the_daemon_a_changed_file_is_checked_in_the_check_process(
     assert checked_here == []
     assert len(changes) >= 3
     live.close()
+
+
+def saved(path: Path, text: str, mtime_ns: int) -> int:
+    """Write ``text`` with the modification time ``mtime_ns`` (a save's steps, in order)."""
+    path.write_text(text, "utf-8")
+    os.utime(path, ns=(mtime_ns, mtime_ns))
+    return mtime_ns
+
+
+@pytest.mark.parametrize("caught", ["global_default: opus\n", ""])
+def test_a_save_caught_half_way_never_becomes_the_last_good_version(
+        store: ConfigStore, config_dir: Path, caught: str) -> None:
+    """The configuration is read when the poll (or a turn) sees the file change, which may be
+    in the middle of a save: the empty file between truncating and writing, or the valid
+    first lines of a file still being written. That read became the "last good" version, so
+    the invalid file the save wrote fell back to it (an empty policy, a half of the file)
+    instead of the version saved before. A version read moments after its file changed is in
+    force but becomes the last good one only once it is known whole."""
+    routing = config_dir / "routing.yaml"
+    routing.parent.mkdir(parents=True, exist_ok=True)
+    now = time.time_ns()
+    saved(routing, "global_default: haiku\n", now - 3600 * 10**9)  # saved an hour ago
+    assert store.policy().global_default == "anthropic:claude-haiku-4-5"
+    broken = "global_default: opus\nrules: [broken\n"
+    at = saved(routing, caught, now)  # the save, caught half-way
+    store.policy()
+    saved(routing, broken, at + 1_000_000)  # ... and done a millisecond later
+    assert store.policy().global_default == "anthropic:claude-haiku-4-5"
+    assert store.in_force() == {str(routing): IN_FORCE_LAST_GOOD}
+
+
+def test_a_valid_save_right_before_an_invalid_one_stays_the_last_good_version(
+        store: ConfigStore, config_dir: Path) -> None:
+    """Saves in quick succession that are whole files (not one going on from the other), and
+    a version that stayed as it was, still make the latest valid save the last good one."""
+    routing = config_dir / "routing.yaml"
+    routing.parent.mkdir(parents=True, exist_ok=True)
+    now = time.time_ns()
+    saved(routing, "global_default: haiku\n", now - 3600 * 10**9)
+    store.policy()
+    at = saved(routing, "global_default: opus\n", now)
+    assert store.policy().global_default == "anthropic:claude-opus-4-7"
+    at = saved(routing, "global_default: [broken\n", at + 1_000_000)  # not its continuation
+    assert store.policy().global_default == "anthropic:claude-opus-4-7"
+    at = saved(routing, "global_default: sonnet\n", at + 1_000_000)
+    assert store.policy().global_default == "anthropic:claude-sonnet-4-6"
+    saved(routing, "global_default: sonnet\nrules: [broken\n", at + 2 * 10**9)  # 2 s later
+    assert store.policy().global_default == "anthropic:claude-sonnet-4-6"

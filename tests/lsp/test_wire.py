@@ -429,3 +429,44 @@ def test_a_client_that_stops_reading_stops_being_read(tmp_path: Path) -> None:
     finally:
         daemon.close()
     assert "Traceback" not in daemon.stderr()
+
+
+@pytest.mark.parametrize("shape", ["request", "notification", "garbage", "header only"])
+def test_a_frame_without_content_length_is_skipped_and_the_next_one_read(
+        raw: RawDaemon, shape: str) -> None:
+    """A header block with no ``Content-Length`` (only ``Content-Type``) used to be skipped
+    alone: its body was then read as header lines, which ate the next frame's header, and
+    every later frame was misread (requests never answered). The unframed body is dropped
+    up to the next frame's header; a request in it gets ``-32600`` with its id."""
+    msg_id = raw.new_id()
+    body = {"request": json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": methods.MODELS,
+                                   "params": {"workspace": uri(raw)}}).encode(),
+            "notification": json.dumps({"jsonrpc": "2.0", "method": "initialized",
+                                        "params": {}}).encode(),
+            "garbage": b"not json at all \x00\xff",
+            "header only": b""}[shape]
+    before, logged = len(raw.responses()), len(raw.logged)
+    raw.send_bytes(b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n" + body)
+    for _ in range(3):  # frames after it, each read and answered
+        assert_serving(raw)
+    refused = [m for m in raw.responses()[before:] if "error" in m]
+    if shape == "request":
+        assert [(m["id"], m["error"]["code"]) for m in refused] == [(msg_id, INVALID_REQUEST)]
+        assert "Content-Length" in refused[0]["error"]["message"]
+    elif shape == "garbage":
+        assert [(m["id"], m["error"]["code"]) for m in refused] == [(None, INVALID_REQUEST)]
+    else:
+        assert refused == []
+    raw.wait_until(lambda: any("no Content-Length" in line for line in raw.logged[logged:]))
+
+
+def test_a_request_without_content_length_alone_is_answered(raw: RawDaemon) -> None:
+    """A client that sends one unframed request and waits for its answer is answered (the
+    body is read up to the end of its JSON) rather than left waiting for a next frame."""
+    msg_id = raw.new_id()
+    body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": methods.MODELS,
+                       "params": {"workspace": uri(raw)}}).encode()
+    raw.send_bytes(b"Content-Type: application/vscode-jsonrpc\r\n\r\n" + body)
+    answer = raw.response(msg_id)
+    assert answer["error"]["code"] == INVALID_REQUEST
+    assert_serving(raw)

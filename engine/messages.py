@@ -50,6 +50,13 @@ class ApprovalRecord(msgspec.Struct, frozen=True, kw_only=True):
     command: str | None = None
     cwd: str | None = None
     path: str | None = None
+    diff: str | None = None
+    """For a file change: the unified diff the question showed, capped
+    (``MAX_RECORDED_DIFF_CHARS``); None for other questions and in records kept before it."""
+    tier: str | None = None
+    """For ``delegate``: the tier the worker was to run on, as the question said."""
+    worker_tools: list[str] | None = None
+    """For ``delegate``: the write and execute tools the worker was to have."""
 
 
 class ToolResultBlock(msgspec.Struct, frozen=True, tag="tool_result", tag_field="type"):

@@ -204,12 +204,19 @@ class SessionQueries:
             live = self.manager.loaded(info.id)
             if live is not None and live.sticky.pending is not None:
                 info.pending_swap = PendingSwapInfo(live.sticky.pending.model)
-            if info.workers:  # how each worker's delegation went (a failed one is listed so)
-                ran = {d.worker_session_id: d.status
-                       for d in self.delegations(info.id, info.workers, store.turns(info.id))}
-                for worker in info.workers:
-                    worker.delegation_status = ran.get(worker.id)
+            self._went(info)
         return SessionList(store.current_session(uri), sessions)
+
+    def _went(self, planner: SessionInfo) -> None:
+        """Set how each of ``planner``'s workers' delegations went (a failed one is listed
+        so), from its planner's record: a worker's own workers' from that worker's."""
+        if not planner.workers:
+            return
+        ran = {d.worker_session_id: d.status for d in self.delegations(
+            planner.id, planner.workers, self.manager.store.turns(planner.id))}
+        for worker in planner.workers:
+            worker.delegation_status = ran.get(worker.id)
+            self._went(worker)
 
     def delegations(self, session_id: str, workers: list[SessionInfo],
                     turns: list[TurnInfo]) -> list[DelegationRecord]:

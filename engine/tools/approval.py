@@ -129,6 +129,24 @@ class ApprovalAnswer(msgspec.Struct, frozen=True):
                 f" so {outcome}.")
 
 
+MAX_RECORDED_DIFF_CHARS = 16_000
+"""The most of an edit's diff a record keeps: the diff the question showed (itself at most
+``MAX_DIFF_LINES`` lines) when it is no longer than this, else its first whole lines up to it
+and a line saying how many were left out. A chat rebuilt from the session shows it as the
+question did, without one huge edit (a minified file's line) weighing on every load."""
+
+
+def recorded_diff(diff: str | None) -> str | None:
+    """``diff`` as a record keeps it (see :data:`MAX_RECORDED_DIFF_CHARS`); None for none."""
+    if not diff:
+        return None
+    if len(diff) <= MAX_RECORDED_DIFF_CHARS:
+        return diff
+    cut = diff.rfind("\n", 0, MAX_RECORDED_DIFF_CHARS) + 1
+    left = diff[cut:].splitlines()
+    return f"{diff[:cut]}[… {len(left)} more lines not kept]\n"
+
+
 def approval_record(request: ApprovalRequest, answer: ApprovalAnswer) -> ApprovalRecord:
     """What the transcript keeps of a question the user was asked and its answer."""
     outcome: ApprovalOutcome
@@ -138,16 +156,23 @@ def approval_record(request: ApprovalRequest, answer: ApprovalAnswer) -> Approva
         outcome = "denied" if answer.by_user else "unanswered"
     else:
         outcome = "allowed_always" if answer.decision == "allow_always" else "allowed_once"
-    return ApprovalRecord(id=request.id, title=request.title, outcome=outcome,
-                          reason=answer.short_reason, command=request.command, cwd=request.cwd,
-                          path=request.path)
+    return _record(request, outcome, answer.short_reason)
 
 
 def stopped_record(request: ApprovalRequest, reason: str | None = None) -> ApprovalRecord:
     """What the transcript keeps of a question a stop cut short (nobody answered): its turn's,
     or (``reason``) a delegation's own from its card."""
-    return ApprovalRecord(id=request.id, title=request.title, outcome="stopped", reason=reason,
-                          command=request.command, cwd=request.cwd, path=request.path)
+    return _record(request, "stopped", reason)
+
+
+def _record(request: ApprovalRequest, outcome: ApprovalOutcome,
+            reason: str | None) -> ApprovalRecord:
+    """What a rebuilt card shows of ``request``, as the question showed it (the diff capped;
+    not the file's text)."""
+    return ApprovalRecord(id=request.id, title=request.title, outcome=outcome, reason=reason,
+                          command=request.command, cwd=request.cwd, path=request.path,
+                          diff=recorded_diff(request.diff), tier=request.tier,
+                          worker_tools=request.worker_tools)
 
 
 class EditorAnswer(msgspec.Struct, frozen=True):

@@ -8,7 +8,13 @@ from typing import Any
 
 import pytest
 
-from switchman.engine.tools.approval import ApprovalAnswer, ApprovalRequest, ToolClass, TrustStore
+from switchman.engine.tools.approval import (
+    MAX_RECORDED_DIFF_CHARS,
+    ApprovalAnswer,
+    ApprovalRequest,
+    ToolClass,
+    TrustStore,
+)
 from switchman.engine.tools.toolbox import Toolbox
 from tests.tools.conftest import ScriptedApprover, make_toolbox
 
@@ -385,3 +391,29 @@ async def test_the_question_asked_and_its_answer_go_with_the_outcome(
     wide = (await tools.run("run_command", {"command": "echo " + "x" * 200})).approval
     assert wide is not None and wide.title == f"Run `echo {'x' * 75} …`"
     assert (await tools.run("read_file", {"path": "src/app.py"})).approval is None
+
+
+async def test_an_edits_record_keeps_the_diff_its_question_showed_within_a_bound(
+        project: Path, approver: ScriptedApprover, trust: TrustStore) -> None:
+    """A chat rebuilt from the session shows an edit's card with its diff, as the question
+    did; a huge diff is cut at a line (saying how many were left out), not kept whole."""
+    tools = make_toolbox(project, approver, trust)
+    approver.answers += [ApprovalAnswer("allow_once"), ApprovalAnswer("deny")]
+    record = (await tools.run("edit_file", {"path": "src/app.py", "old_text": "42",
+                                            "new_text": "43"})).approval
+    assert record is not None and record.diff == approver.asked[0].diff
+    assert record.diff is not None and "-    return 42\n+    return 43\n" in record.diff
+    assert (record.tier, record.worker_tools) == (None, None)
+    # a file of long lines: its diff (of at most 400 lines) is over the bound
+    line = "x = '" + "y" * 300 + "'\n"
+    big = (await tools.run("create_file", {"path": "big.py", "content": line * 200})).approval
+    shown = approver.asked[1].diff
+    assert big is not None and big.diff is not None and shown is not None
+    assert len(shown) > MAX_RECORDED_DIFF_CHARS >= len(big.diff) - 40
+    kept, marker = big.diff.rstrip("\n").rsplit("\n", 1)
+    assert shown.startswith(kept + "\n")
+    assert marker == f"[… {len(shown[len(kept) + 1:].splitlines())} more lines not kept]"
+    # nothing asked, nothing kept: a command's question has no diff
+    approver.answers.append(ApprovalAnswer("deny"))
+    ran = (await tools.run("run_command", {"command": "true"})).approval
+    assert ran is not None and ran.diff is None

@@ -40,6 +40,51 @@ local function code_of(d)
   return d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code)
 end
 
+local skill_watch = require('switchman.skill_watch')
+local mine, theirs = config_dir .. '/skills', project .. '/.switchman/skills'
+
+local function shell(command)
+  vim.fn.system({ 'sh', '-c', command })
+  H.eq(0, vim.v.shell_error, command)
+end
+
+--- Open the user's profiles.yaml with `command` (`edit`, `edit!`); returns its buffer once it is attached
+--- to the workspace's daemon (as when a workspace is open: the user's files go to a running daemon).
+local function open_profiles(command)
+  vim.cmd(command .. ' ' .. vim.fn.fnameescape(config_dir .. '/profiles.yaml'))
+  local profiles = vim.api.nvim_get_current_buf()
+  H.wait_for("profiles.yaml to attach to the workspace's daemon", function()
+    local attached = H.buf_clients(profiles)[1]
+    return attached and client.root_of(attached.id) == vim.fn.resolve(project)
+  end)
+  return profiles
+end
+
+--- Open the user's profiles.yaml (on the workspace's running daemon) as a profile listing
+--- `skills` (`a, b`); returns `wait_unknown(names, what)`, which waits until the skills it warns
+--- of are `names` (sorted, separated by spaces).
+local function edit_profile_naming(skills)
+  local profiles = open_profiles('edit!')
+  vim.api.nvim_buf_set_lines(profiles, 0, -1, false, { 'profiles:', '  reviewer:', '    skills: [' .. skills .. ']' })
+  local function unknown_skills()
+    local names = {}
+    for _, d in ipairs(diagnostics(profiles)) do
+      if code_of(d) == 'unknown-skill' then
+        table.insert(names, d.message:match("No skill named '([^']*)'"))
+      end
+    end
+    table.sort(names)
+    return table.concat(names, ' ')
+  end
+  return function(names, what)
+    H.wait_for(what, function()
+      return unknown_skills() == names
+    end, nil, function()
+      return { unknown = unknown_skills(), watched = skill_watch.watched() }
+    end)
+  end
+end
+
 local function workspace_clients()
   local names = {}
   for root in pairs(client.all()) do
@@ -171,12 +216,7 @@ return {
       -- skills folder (outside the workspace) has its buffers attached to no daemon (no didSave)
       client.stop(vim.fn.resolve(config_dir))
       vim.fn.mkdir(config_dir .. '/skills', 'p')
-      vim.cmd('edit ' .. vim.fn.fnameescape(config_dir .. '/profiles.yaml'))
-      local profiles = vim.api.nvim_get_current_buf()
-      H.wait_for("profiles.yaml to attach to the workspace's daemon", function()
-        local attached = H.buf_clients(profiles)[1]
-        return attached and client.root_of(attached.id) == vim.fn.resolve(project)
-      end)
+      local profiles = open_profiles('edit')
       vim.api.nvim_buf_set_lines(profiles, 0, -1, false, { 'profiles:', '  reviewer:', '    skills: [code_review]' })
       local function unknown_skills()
         return vim.tbl_filter(function(d)
@@ -225,40 +265,10 @@ return {
     'a skill file removed, renamed or added outside Neovim checks the open profiles.yaml again; the watch ends with the daemons',
     function()
       -- Neovim does not watch files for the daemon on Linux: the plugin's own watch (switchman.skill_watch)
-      local skill_watch = require('switchman.skill_watch')
-      local root = vim.fn.resolve(project)
-      local mine, theirs = config_dir .. '/skills', project .. '/.switchman/skills'
       write(mine .. '/review.md', { '---', 'name: code_review', 'description: Reviews', '---' })
       vim.fn.delete(theirs, 'rf')
-      vim.cmd('edit! ' .. vim.fn.fnameescape(config_dir .. '/profiles.yaml'))
-      local profiles = vim.api.nvim_get_current_buf()
-      H.wait_for("profiles.yaml to attach to the workspace's daemon", function()
-        local attached = H.buf_clients(profiles)[1]
-        return attached and client.root_of(attached.id) == root
-      end)
-      vim.api.nvim_buf_set_lines(profiles, 0, -1, false, { 'profiles:', '  reviewer:', '    skills: [code_review, db]' })
-      local function unknown_skills()
-        local names = {}
-        for _, d in ipairs(diagnostics(profiles)) do
-          if code_of(d) == 'unknown-skill' then
-            table.insert(names, d.message:match("No skill named '([^']*)'"))
-          end
-        end
-        table.sort(names)
-        return table.concat(names, ' ')
-      end
-      local function wait_unknown(names, what)
-        H.wait_for(what, function()
-          return unknown_skills() == names
-        end, nil, function()
-          return { unknown = unknown_skills(), watched = skill_watch.watched() }
-        end)
-      end
+      local wait_unknown = edit_profile_naming('code_review, db')
       wait_unknown('db', 'db is unknown')
-      local function shell(command)
-        vim.fn.system({ 'sh', '-c', command })
-        H.eq(0, vim.v.shell_error, command)
-      end
       -- a folder and its skill made outside Neovim (the folder did not exist: its parent is watched)
       shell('mkdir -p ' .. vim.fn.shellescape(theirs) .. " && printf '%s\\n' --- 'name: db' --- > "
         .. vim.fn.shellescape(theirs .. '/db.md'))
@@ -273,6 +283,21 @@ return {
       H.wait_for('the watch to end with the daemons', function()
         return #skill_watch.watched() == 0
       end, nil, skill_watch.watched)
+    end,
+  },
+  {
+    "a workspace's skills folder made outside Neovim where .switchman did not exist either checks profiles.yaml again",
+    function()
+      -- `mkdir -p .switchman/skills` and a skill at once (a checkout, say): only the workspace folder was
+      -- watched, and the new .switchman alone is no skill file to the daemon
+      vim.fn.delete(project .. '/.switchman', 'rf')
+      client.ensure(vim.fn.resolve(project)) -- as a chat there does
+      local wait_unknown = edit_profile_naming('db')
+      wait_unknown('db', 'db is unknown')
+      shell('mkdir -p ' .. vim.fn.shellescape(theirs) .. " && printf '%s\\n' --- 'name: db' --- > "
+        .. vim.fn.shellescape(theirs .. '/db.md'))
+      wait_unknown('', 'the warning cleared once the folders and the skill were made')
+      client.stop()
     end,
   },
   {

@@ -22,7 +22,7 @@ M.DELAY_MS = 50
 
 local roots = {} -- workspace root -> true, while its daemon runs
 local watching = {} -- folder -> { handle, ino }
-local filters = {} -- folder -> true (every entry) or { [name] = true } (the entries leading to a skills folder)
+local filters = {} -- folder -> true (every entry) or { [name] = skills folder } (the entries leading to one)
 local pending = {} -- path -> LSP FileChangeType
 local flushing = false
 
@@ -84,7 +84,7 @@ local function wanted()
     end
     if stat_dir(parent) and want[parent] ~= true then
       want[parent] = want[parent] or {}
-      want[parent][basename(child)] = true
+      want[parent][basename(child)] = folder
     end
   end
   return want
@@ -109,7 +109,9 @@ local function on_event(folder)
       if filter ~= true and not filter[name] then
         return
       end
-      path = folder .. SEP .. name
+      -- above a skills folder, the skills folder is reported: the daemon takes a change of `.switchman`
+      -- alone (made with its skills by `mkdir -p`, a checkout) for no skill's
+      path = filter == true and (folder .. SEP .. name) or filter[name]
       if filter == true and not skill_like(path, name) then
         return
       end

@@ -109,6 +109,12 @@ export interface ApprovalRecord {
   command: string | null;
   cwd: string | null;
   path: string | null;
+  /** A file change's diff as its question showed it (capped by the daemon); absent or null in older records. */
+  diff?: string | null;
+  /** A delegation's: the tier its worker was to run on; absent or null in older records. */
+  tier?: string | null;
+  /** A delegation's: the write and execute tools its worker was to have; absent or null in older records. */
+  worker_tools?: string[] | null;
 }
 
 export interface Message {
@@ -198,6 +204,12 @@ export interface WorkerCost {
   turns: number;
   /** The part of `cost_usd` that is Switchman's estimate (calls cut short before the provider reported usage). */
   estimated_usd?: Money;
+  /** The worker's task (the first line of what it was handed). */
+  title?: string;
+  /** How its delegation went, as `delegations` has it (null when the session has no record of it). */
+  status?: DelegationStatus | null;
+  /** The delegation's error when it failed or was stopped (`worker_error: …`, `timeout`). */
+  error?: string | null;
 }
 
 export interface SessionCost {

@@ -48,19 +48,24 @@ export function alwaysLabel(request: ApprovalRequest): string | null {
 /** The card for `request`, still waiting for an answer. */
 export function approvalCard(request: ApprovalRequest): ApprovalCard {
   const kind = request.tool === 'delegate' ? 'delegation' : request.command ? 'command' : 'edit';
-  const diff = (request.diff ?? '').split('\n');
-  if (diff[diff.length - 1] === '') diff.pop();
   let note: string | null = null;
   if (request.is_worker) note = 'Asked by a worker: an answer to a worker is never remembered, so it may ask again.';
   if (kind === 'edit' && request.proposed === null && request.original !== null) note = 'The file will be deleted.';
   return {
     id: request.id, turnId: request.turn_id, tool: request.tool, kind, title: request.title,
-    diff: kind === 'edit' ? diff : [],
+    diff: kind === 'edit' ? diffLines(request.diff) : [],
     canOpenDiff: kind === 'edit' && !!request.uri,
     command: request.command ?? null, cwd: request.cwd ?? null,
     task: request.task ?? null, tier: request.tier ?? null, workerTools: request.worker_tools ?? [],
     alwaysLabel: alwaysLabel(request), note, outcome: 'pending', reason: null,
   };
+}
+
+/** A unified diff's lines (none for no diff). */
+function diffLines(diff: string | null | undefined): string[] {
+  const lines = (diff ?? '').split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
 }
 
 const RECORDED_OUTCOMES: Record<ApprovalRecord['outcome'], ApprovalOutcome> = {
@@ -70,15 +75,18 @@ const RECORDED_OUTCOMES: Record<ApprovalRecord['outcome'], ApprovalOutcome> = {
 
 /**
  * The card of a question answered in an earlier window, rebuilt from what the session kept with the call's result
- * (read-only: answered; the diff is not kept, the call's line and the answer say what it was).
+ * (read-only: answered): an edit's diff (capped) and a delegation's tier and worker tools as the question showed them,
+ * none in records kept before they were (the call's line and the answer say what it was). The diff editor is not
+ * offered: the file's text is not kept.
  */
 export function recordedApprovalCard(record: ApprovalRecord, turnId: string, tool: string, input?: unknown): ApprovalCard {
   const kind = tool === 'delegate' ? 'delegation' : record.command ? 'command' : 'edit';
   const task = kind === 'delegation' && input && typeof (input as { task?: unknown }).task === 'string'
     ? (input as { task: string }).task : null; // the call's input, as the transcript keeps it
   return {
-    id: record.id, turnId, tool, kind, title: record.title, diff: [], canOpenDiff: false,
-    command: record.command, cwd: record.cwd, task, tier: null, workerTools: [],
+    id: record.id, turnId, tool, kind, title: record.title, diff: kind === 'edit' ? diffLines(record.diff) : [],
+    canOpenDiff: false, command: record.command, cwd: record.cwd, task,
+    tier: kind === 'delegation' ? record.tier ?? null : null, workerTools: record.worker_tools ?? [],
     alwaysLabel: `Always allow ${tool} in this workspace`, note: null, outcome: RECORDED_OUTCOMES[record.outcome],
     reason: record.reason, ...(record.outcome === 'not_applied' ? { stale: true } : {}),
     ...(record.outcome === 'stopped' ? { stopped: true } : {}),

@@ -30,7 +30,7 @@ function details(card: ApprovalCard, actions: ApprovalActions): HTMLElement[] {
       return [el('pre', { class: 'approval-command' }, [card.command ?? '']),
         el('div', { class: 'approval-cwd' }, [`in ${card.cwd ?? 'the workspace folder'}`])];
     case 'delegation':
-      // a card rebuilt from the session has the call's task but not the worker's tools: its title names the tier
+      // a card rebuilt from a record kept before the tier and tools were has none: its title names the tier
       return [
         el('div', { class: 'approval-task' }, [card.task ?? '']),
         ...(card.tier === null ? [] : [el('div', { class: 'approval-worker' },
@@ -38,7 +38,7 @@ function details(card: ApprovalCard, actions: ApprovalActions): HTMLElement[] {
       ];
     case 'edit': {
       const lines = card.diff.map((line) => el('span', { class: diffClass(line) }, [`${line}\n`]));
-      // a card rebuilt from the session (another window) has no diff: its title says what the change was
+      // a card rebuilt from a record kept before diffs were has none: its title says what the change was
       const parts: HTMLElement[] = lines.length > 0 ? [el('pre', { class: 'approval-diff' }, lines)] : [];
       if (card.canOpenDiff && card.outcome === 'pending') {
         const open = el('button', { class: 'approval-open-diff', title: 'Show the change in VS Code\'s diff editor' }, ['Open diff']);

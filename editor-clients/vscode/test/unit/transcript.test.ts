@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { transcriptEntries, transcriptMarkdown } from '../../src/chat/transcript';
 import { approvalsInTurns } from '../../src/chat/reducer';
-import type { ApprovalRecord, SessionDetail } from '../../src/protocol/types';
+import type { ApprovalRecord, SessionDetail, WorkerCost } from '../../src/protocol/types';
 import { outcomeText } from '../../src/tools/approval';
 import { QueuedDelegations, queuedItemView, relativeTime, sessionItemView, transcriptFileName } from '../../src/sessions/sessionItems';
 
@@ -146,6 +146,30 @@ describe('transcriptEntries', () => {
       ['A3', 'T1', 'command', 'Not answered: the worker was stopped; nothing happened.', true],
     ], 'as the live cards ended: the worker\'s own stop, no "always" for a worker');
     assert.equal(approvalsInTurns(entries).byTurn.get('T1')?.length, 3, 'inside the planner\'s turn');
+  });
+
+  it('rebuilds an edit\'s card with the diff its question showed, and a delegation\'s with its worker\'s tier and tools', () => {
+    const diff = '--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n';
+    const question = (id: string, outcome: ApprovalRecord['outcome'], extra: Partial<ApprovalRecord> = {}): ApprovalRecord =>
+      ({ id, title: 'Edit src/app.py', outcome, reason: null, command: null, cwd: null, path: 'src/app.py', ...extra });
+    const start = question('A1', 'allowed_once', { title: 'Delegate to a fast worker that may change files', path: null,
+      tier: 'fast', worker_tools: ['edit_file', 'run_command'] });
+    const messages = [detail.messages[0],
+      { ...detail.messages[1], content: [{ type: 'tool_use' as const, id: 'toolu_e', name: 'edit_file', input: {} },
+        { type: 'tool_use' as const, id: 'toolu_d', name: 'delegate', input: { task: 'Bump' } }] },
+      { ...detail.messages[2], content: [
+        { type: 'tool_result' as const, tool_use_id: 'toolu_e', content: 'done', is_error: false, approval: question('A0', 'allowed_once', { diff }) },
+        { type: 'tool_result' as const, tool_use_id: 'toolu_d', content: 'bumped', is_error: false, approval: start }] }];
+    const delegation = { tool_use_id: 'toolu_d', worker_session_id: 'W1', source: 'planner' as const, started_at: '', task: 'Bump',
+      tier: 'fast', worker_tier: 'fast', tier_floor: null, floor_applied: false, model: null, status: 'completed' as const,
+      error: null, detail: null, approvals: [question('A2', 'denied', { reason: 'not now', diff }), question('A3', 'allowed_once')] };
+    const cards = transcriptEntries({ ...detail, turns: [turn('T1', 1)], messages, delegations: [delegation] })
+      .flatMap((e) => (e.kind === 'approval' ? [e.card] : []));
+    const lines = ['--- a/src/app.py', '+++ b/src/app.py', '@@ -1 +1 @@', '-x = 1', '+x = 2'];
+    assert.deepEqual(cards.map((c) => [c.id, c.diff, c.canOpenDiff]), [['A0', lines, false], ['A1', [], false],
+      ['A2', lines, false], ['A3', [], false]], "the planner's and the worker's edit as they were asked; an older record: none");
+    assert.deepEqual([cards[1].task, cards[1].tier, cards[1].workerTools], ['Bump', 'fast', ['edit_file', 'run_command']],
+      'the "Worker on fast tier · may use …" line the live card had');
   });
 
   it('shows the user\'s message as the daemon recorded it, as typed: the @alias once, /route override as sent', () => {
@@ -318,6 +342,25 @@ describe('transcriptMarkdown', () => {
     assert.equal(sum.toFixed(4), '0.0158');
     assert.match(text, /total \$0\.016\b/);
   });
+
+  it('lists each worker with how its delegation ended, which the cost rows by model do not say', () => {
+    const worker = (id: string, title: string, status: WorkerCost['status'], error: string | null, estimated = '0') =>
+      ({ session_id: id, parent_tool_use_id: `toolu_${id}`, model: 'anthropic:claude-haiku-4-5', cost_usd: '0.0005', turns: 1,
+        estimated_usd: estimated, title, status, error });
+    const text = transcriptMarkdown({ ...detail, cost: { ...detail.cost, workers: [
+      worker('W1', 'Convert the date', 'completed', null),
+      worker('W2', 'Fix a | b', 'failed', 'worker_error: anthropic:claude-haiku-4-5: the provider rejected the request', '0.0005'),
+      worker('W3', 'Wait', 'cancelled', 'cancelled_by_user'), worker('W4', '', null, null)] } });
+    const table = text.slice(text.indexOf('## Workers')).split('\n').filter((line) => line.startsWith('| '));
+    assert.deepEqual(table, [
+      '| worker | model | turns | cost | ended |',
+      '| Convert the date | `anthropic:claude-haiku-4-5` | 1 | $0.0005 | done |',
+      '| Fix a \\| b | `anthropic:claude-haiku-4-5` | 1 | ~$0.0005 (estimated) | failed: worker_error |',
+      '| Wait | `anthropic:claude-haiku-4-5` | 1 | $0.0005 | stopped |',
+      '| toolu_W4 | `anthropic:claude-haiku-4-5` | 1 | $0.0005 | – |',
+    ]);
+    assert.doesNotMatch(transcriptMarkdown(detail), /## Workers/, 'no workers, no table');
+  });
 });
 
 describe('session items', () => {
@@ -343,6 +386,8 @@ describe('session items', () => {
       'running · claude-haiku-4-5 · $0.041 · 10 min ago');
     const done = sessionItemView({ ...worker, delegation_status: 'completed' }, false, now);
     assert.deepEqual([done.description, done.icon], ['claude-haiku-4-5 · $0.041 · 10 min ago', 'person']);
+    assert.match(done.tooltip, /^write a commit message\nDelegation done\n/, 'its tooltip says how it ended, done too');
+    assert.doesNotMatch(sessionItemView({ ...worker, delegation_status: null }, false, now).tooltip, /Delegation/);
     // a cost that is partly Switchman's estimate (a call stopped before the provider reported usage) says so
     const estimated = sessionItemView({ ...session, estimated_usd: '0.0019' }, true, new Date('2026-05-08T14:33:19Z'));
     assert.equal(estimated.description, 'current · claude-haiku-4-5 · $0.041 (~$0.0019 estimated) · 10 min ago');

@@ -52,7 +52,7 @@ from switchman.engine.events import (
     ProviderRecovered,
     ProviderUnavailable,
 )
-from switchman.engine.keys import key_fingerprint, key_present
+from switchman.engine.keys import key_fingerprint, key_present, read_key
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.hooks import learn_from_turns
 from switchman.engine.learning.recorder import FeedbackResult, OutcomeRecorder
@@ -171,7 +171,7 @@ class Switchman:
                                                   key_of=self._key_fingerprint))
         self.tool_services = ToolServices(
             ApprovalPolicy(self.trust, approver or DenyAll()), applier or DiskApplier(), environ,
-            self._key_variables, editor_texts)
+            self._key_variables, editor_texts, self._keys)
         self.lifecycle.tool_sources[0] = self._toolbox  # in place of the read-only tools
         self.delegation = Delegation(self.sessions, self.lifecycle, self.config, self.clock,
                                      self.tool_services.policy)
@@ -459,6 +459,11 @@ class Switchman:
         except sqlite3.Error:  # the edit is made or refused already: say that, keep no card
             log.warning("could not keep the Apply's answer with turn %s", request.turn_id,
                         exc_info=True)
+
+    def _keys(self) -> list[str]:
+        """The API keys configured providers have now (masked in what tools return)."""
+        return [key for p in self.router.registry().providers.values()
+                if (key := read_key(p, self._environ))]
 
     def _key_variables(self) -> list[str]:
         """The environment variables configured providers read API keys from."""

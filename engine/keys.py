@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from switchman.engine.config.registry import ProviderSpec
@@ -107,6 +107,16 @@ def redact(text: str, secrets: list[str]) -> str:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "[redacted]")
     return _TOKEN_LIKE.sub("[redacted]", text)
+
+
+def mask_keys(text: str, keys: Iterable[str]) -> str:
+    """``text`` with each of ``keys`` (the configured providers' keys, 8 characters or more)
+    replaced by ``[redacted]``; nothing else changes (unlike :func:`redact`, a hash or a long
+    identifier in a file stays as it is)."""
+    for key in keys:
+        if len(key) >= 8 and key in text:
+            text = text.replace(key, "[redacted]")
+    return text
 
 
 class KeyMask:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import sys
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -27,6 +25,7 @@ from switchman.server.protocol import (
 )
 from switchman.server.shared_text import shared_document
 from switchman.server.stdio import serve_stdio, stdin_is_pipe
+from switchman.server.tcp import serve_tcp
 from switchman.server.wire import plain_params_converter
 
 if TYPE_CHECKING:
@@ -142,40 +141,8 @@ class SwitchmanServer(LanguageServer):
         return self._switchman is not None and self._switchman.turns_running()
 
     def start_tcp(self, host: str, port: int) -> None:
-        """pygls' TCP server, for one editor at a time. pygls gave a second connection the
-        session of the first: the first editor's answers, notifications and approval
-        requests went to whoever connected last, who could answer them. Now a second
-        connection is closed at once while the first is open."""
-        from pygls.io_ import run_async  # noqa: PLC0415 - only the debugging transport
-
-        self._stop_event = stop_event = threading.Event()
-        connected = False
-
-        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            nonlocal connected
-            if connected:
-                log.warning("refused a second TCP connection: one editor at a time")
-                writer.close()
-                return
-            connected = True
-            self.protocol.set_writer(writer)
-            # pygls' ``exit`` closes the connection and calls sys.exit inside this task,
-            # which asyncio logs as an unhandled error: end the server as at a hang-up
-            # (run() gives LSP's exit code, as pygls would).
-            with contextlib.suppress(SystemExit):
-                await run_async(stop_event=stop_event, reader=reader, protocol=self.protocol,
-                                logger=log, error_handler=self.report_server_error)
-            self.shutdown()  # type: ignore[no-untyped-call]
-
-        async def serve() -> None:
-            self._server = await asyncio.start_server(connection, host, port)
-            listening = ", ".join(str(s.getsockname()) for s in self._server.sockets)
-            log.info("listening on %s", listening)
-            async with self._server:
-                await self._server.serve_forever()
-
-        with contextlib.suppress(asyncio.CancelledError):
-            asyncio.run(serve())
+        """Serve one editor at a time over TCP (see :mod:`switchman.server.tcp`)."""
+        serve_tcp(self, host, port, self.editor_gone)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Errors outside a request: logged here, never shown with their Python text.

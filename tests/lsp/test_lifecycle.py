@@ -9,6 +9,7 @@ import select
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from tests.lsp.conftest import Daemon
 from tests.lsp.test_sessions_and_commands import start
 from tests.support.fake_provider import FakeProvider
 from tests.support.lsp import CLIENTS, TIMEOUT, running_server, server_env
-from tests.support.rawrpc import RawDaemon, frame
+from tests.support.rawrpc import RawDaemon, frame, read_frame
 
 
 @pytest.mark.parametrize("editor", CLIENTS)
@@ -220,6 +221,53 @@ def test_over_tcp_a_second_connection_is_refused_while_the_first_is_open(tmp_pat
         second.close()
         assert daemon.wait(TIMEOUT) == 0
     finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+
+
+def test_over_tcp_a_client_that_stops_reading_stops_being_read(tmp_path: Path) -> None:
+    """As over stdio: an editor on `--tcp` that sends requests and never reads the answers
+    had every answer buffered in the daemon, its memory growing with each request. Once a
+    megabyte waits, the daemon reads no more of its requests until it reads again; then
+    every request is answered."""
+    daemon, port = tcp_daemon(tmp_path)
+    editor = initialized(port)
+    editor.settimeout(None)  # sendall blocks while the daemon does not read
+    stop = threading.Event()
+    sent: list[int] = []
+
+    def send_until_stopped() -> None:  # far more than the kernel's buffers hold, if need be
+        with contextlib.suppress(OSError):  # the daemon ended: the assertions below say so
+            for msg_id in range(2, 40_000):
+                if stop.is_set():
+                    return
+                editor.sendall(frame(json.dumps({
+                    "jsonrpc": "2.0", "id": msg_id, "method": methods.MODELS,
+                    "params": {"workspace": tmp_path.as_uri()}}).encode()))
+                sent.append(msg_id)
+
+    sender = threading.Thread(target=send_until_stopped, daemon=True)
+    sender.start()
+    try:
+        logged(daemon, b"waits for the editor to read it")
+        assert daemon.poll() is None
+        stop.set()
+        answers = editor.makefile("rb")
+        answered: set[int] = set()
+        while sender.is_alive() or answered != set(sent):
+            message = read_frame(answers)
+            assert message is not None, "the daemon closed the connection"
+            assert "result" in message or message["error"]["data"]["code"] == \
+                "unknown_workspace", message
+            answered.add(message["id"])
+        assert answered == set(sent)
+        editor.sendall(frame(b'{"jsonrpc": "2.0", "id": 1, "method": "shutdown"}'))
+        assert read_frame(answers) == {"jsonrpc": "2.0", "id": 1, "result": None}
+        editor.sendall(frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
+        assert daemon.wait(TIMEOUT) == 0
+    finally:
+        editor.close()
         if daemon.poll() is None:
             daemon.kill()
             daemon.wait()

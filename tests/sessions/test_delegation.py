@@ -352,6 +352,36 @@ async def test_failure_modes(deleg: Engine, adapter: ScriptedAdapter) -> None:
     assert shown["task schema"].endswith(" — failed (output_schema_validation_failed)")
 
 
+async def test_a_workers_own_workers_are_listed_with_how_they_went(
+        deleg: Engine, adapter: ScriptedAdapter) -> None:
+    """The Sessions view listed a worker's own workers (nested under it) with no status: only
+    its planner's session's record was read, which does not have their delegations. Workers
+    do not delegate today; the store nests them, so a session that has one is made here by
+    moving a delegation's record and worker under another worker."""
+    adapter.calls(delegate("tu_a", task="task a"), delegate("tu_b", task="task b"), model=OPUS)
+    adapter.text("done a", model=HAIKU, match="task a")
+    adapter.script(ScriptedReply(model=HAIKU, match="task b", error=ProviderError(
+        ErrorClass.BAD_REQUEST, "model refused", model=HAIKU)))
+    adapter.text("handled", model=OPUS)
+    result = await deleg.service.chat(deleg.workspace, None, "@opus two tasks")
+    workers = {w.parent_tool_use_id: w.id for w in deleg.service.store.workers(result.session_id)}
+    outer, inner = workers["tu_a"], workers["tu_b"]
+    db = deleg.service.store.db
+    with db:
+        db.execute("UPDATE sessions SET parent_session_id = ? WHERE id = ?", (outer, inner))
+        db.execute("UPDATE events SET session_id = ? WHERE type LIKE 'delegate.%' AND "
+                   "json_extract(payload, '$.tool_use_id') = 'tu_b'", (outer,))
+    (planner,) = deleg.service.session_list(deleg.workspace, include_workers=True).sessions
+    (worker,) = planner.workers
+    (nested,) = worker.workers
+    assert (worker.id, worker.delegation_status) == (outer, "completed")
+    assert (nested.id, nested.delegation_status) == (inner, "failed")  # was None
+    # the worker's own cost rows say how its workers went too
+    (row,) = deleg.service.queries.cost(outer).workers
+    assert (row.session_id, row.status, (row.error or "").split(":")[0]) == (inner, "failed",
+                                                                    "worker_error")
+
+
 def test_cost_shows_a_zero_as_precisely_as_the_other_amounts() -> None:
     """`$0.0000` stood beside `$0.000015`, as if it were rounded and the others not."""
     workers = [WorkerCost("W1", "tu_1", HAIKU, Decimal("0.000015"), 1, "cheap"),

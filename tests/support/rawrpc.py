@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from tests.support.lsp import SERVER_COMMAND, TIMEOUT
 
-__all__ = ["RawDaemon", "frame"]
+__all__ = ["RawDaemon", "frame", "read_frame"]
 
 
 def frame(body: bytes) -> bytes:
@@ -145,7 +145,7 @@ class RawDaemon:
         stdout = self.process.stdout
         assert stdout is not None
         self._reading.wait()
-        while (message := _read_frame(stdout)) is not None:
+        while (message := read_frame(stdout)) is not None:
             with self._changed:
                 self.received.append(message)
                 self._changed.notify_all()
@@ -153,7 +153,8 @@ class RawDaemon:
             self._changed.notify_all()
 
 
-def _read_frame(stream: IO[bytes]) -> Any | None:
+def read_frame(stream: IO[bytes]) -> Any | None:
+    """The next message read from ``stream``; None at its end."""
     length = None
     while line := stream.readline():
         if line == b"\r\n" and length is not None:

@@ -7,7 +7,7 @@ import type {
   Attachment, ChatResult, ContentBlock, DelegationRecord, Message, SessionDetail, ToolActivity, Turn, TurnStatus, WorkerCost,
 } from '../protocol/types';
 import { attachedLine, withoutTokens } from './attachments';
-import { cardView, DELEGATE_TOOL, recordedDelegation, storedDelegations } from './delegations';
+import { cardView, DELEGATE_TOOL, DELEGATION_LABELS, recordedDelegation, storedDelegations } from './delegations';
 import { handoffLines } from './handoff';
 import { terminalText } from './longMessage';
 import type { Entry, TurnEntry } from './messages';
@@ -249,6 +249,7 @@ export function transcriptMarkdown(detail: SessionDetail): string {
       lines.push(`| ${row.model === null ? 'no model' : `\`${row.model}\``} (workers) | ${row.turns} | ${formatUsd(String(row.costUsd))} | – | – |`);
     }
   }
+  if (cost.workers.length > 0) lines.push('', '## Workers', '', ...workersTable(cost.workers));
   for (const step of timeline(detail, new Set())) {
     if (step.kind === 'turn') lines.push('', ...turnMarkdown(step.turn, detail.messages, session.is_worker));
     else if (step.kind === 'exchange') lines.push('', ...exchangeMarkdown(step.message, step.started, cost.workers));
@@ -269,6 +270,26 @@ function workersByModel(workers: readonly WorkerCost[]): { model: string | null;
     rows.set(worker.model, { ...row, turns: row.turns + worker.turns, costUsd: row.costUsd + (Number(worker.cost_usd) || 0) });
   }
   return [...rows.values()].sort((a, b) => b.costUsd - a.costUsd);
+}
+
+/**
+ * Each worker the session delegated to, as `/cost` lists them: its task, model, turns and cost, and how its delegation
+ * ended (`failed: timeout`, `stopped`, `done`), which the cost table's rows by model do not say.
+ */
+function workersTable(workers: readonly WorkerCost[]): string[] {
+  const cell = (text: string) => text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
+  return ['| worker | model | turns | cost | ended |', '|---|---|---:|---:|---|', ...workers.map((w) => {
+    const task = cell(w.title ?? '') || w.parent_tool_use_id || w.session_id;
+    return `| ${task} | ${w.model === null ? 'no model' : `\`${w.model}\``} | ${w.turns} | ${formatCost(w.cost_usd, w.estimated_usd)} `
+      + `| ${cell(workerEnd(w))} |`;
+  })];
+}
+
+/** How a worker's delegation ended, in words: `failed: timeout` (the error's code), `stopped`, `done`; `–` unrecorded. */
+function workerEnd(worker: WorkerCost): string {
+  if (!worker.status) return '–';
+  const code = worker.error?.split(':', 1)[0];
+  return worker.status === 'failed' && code ? `failed: ${code}` : DELEGATION_LABELS[worker.status];
 }
 
 /** A `/delegate` command (with the workers it started) or the worker's answer to it. */

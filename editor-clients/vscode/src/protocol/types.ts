@@ -204,6 +204,12 @@ export interface WorkerCost {
   turns: number;
   /** The part of `cost_usd` that is Switchman's estimate (calls cut short before the provider reported usage). */
   estimated_usd?: Money;
+  /** The worker's task (the first line of what it was handed). */
+  title?: string;
+  /** How its delegation went, as `delegations` has it (null when the session has no record of it). */
+  status?: DelegationStatus | null;
+  /** The delegation's error when it failed or was stopped (`worker_error: …`, `timeout`). */
+  error?: string | null;
 }
 
 export interface SessionCost {

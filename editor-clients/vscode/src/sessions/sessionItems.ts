@@ -19,15 +19,15 @@ export function sessionItemView(session: Session, isCurrent: boolean, now: Date 
   const parts = [model, amount + note, relativeTime(session.updated_at, now)];
   if (isCurrent) parts.unshift('current');
   // a worker whose delegation did not end well (or has not ended) says so first: "done" goes without saying
-  const went = session.is_worker && session.delegation_status && session.delegation_status !== 'completed'
-    ? DELEGATION_LABELS[session.delegation_status] : null;
+  const ended = session.is_worker && session.delegation_status ? DELEGATION_LABELS[session.delegation_status] : null;
+  const went = session.delegation_status !== 'completed' ? ended : null;
   if (went) parts.unshift(went);
   return {
     label: session.title.trim() || (session.is_worker ? 'Worker session' : 'New chat'),
     description: parts.join(' · '),
     tooltip: [
       session.title || '(no messages yet)',
-      ...(went ? [`Delegation ${went}`] : []),
+      ...(ended ? [`Delegation ${ended}`] : []),
       `${plural(session.turn_count, 'turn')} · ${amount}${session.workers?.length ? ' including workers' : ''}${note}`,
       session.sticky_model ? `Sticky model: ${session.sticky_model}` : 'No sticky model',
       `Updated ${readableTime(session.updated_at)}`,

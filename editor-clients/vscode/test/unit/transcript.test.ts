@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { transcriptEntries, transcriptMarkdown } from '../../src/chat/transcript';
 import { approvalsInTurns } from '../../src/chat/reducer';
-import type { ApprovalRecord, SessionDetail } from '../../src/protocol/types';
+import type { ApprovalRecord, SessionDetail, WorkerCost } from '../../src/protocol/types';
 import { outcomeText } from '../../src/tools/approval';
 import { QueuedDelegations, queuedItemView, relativeTime, sessionItemView, transcriptFileName } from '../../src/sessions/sessionItems';
 
@@ -342,6 +342,25 @@ describe('transcriptMarkdown', () => {
     assert.equal(sum.toFixed(4), '0.0158');
     assert.match(text, /total \$0\.016\b/);
   });
+
+  it('lists each worker with how its delegation ended, which the cost rows by model do not say', () => {
+    const worker = (id: string, title: string, status: WorkerCost['status'], error: string | null, estimated = '0') =>
+      ({ session_id: id, parent_tool_use_id: `toolu_${id}`, model: 'anthropic:claude-haiku-4-5', cost_usd: '0.0005', turns: 1,
+        estimated_usd: estimated, title, status, error });
+    const text = transcriptMarkdown({ ...detail, cost: { ...detail.cost, workers: [
+      worker('W1', 'Convert the date', 'completed', null),
+      worker('W2', 'Fix a | b', 'failed', 'worker_error: anthropic:claude-haiku-4-5: the provider rejected the request', '0.0005'),
+      worker('W3', 'Wait', 'cancelled', 'cancelled_by_user'), worker('W4', '', null, null)] } });
+    const table = text.slice(text.indexOf('## Workers')).split('\n').filter((line) => line.startsWith('| '));
+    assert.deepEqual(table, [
+      '| worker | model | turns | cost | ended |',
+      '| Convert the date | `anthropic:claude-haiku-4-5` | 1 | $0.0005 | done |',
+      '| Fix a \\| b | `anthropic:claude-haiku-4-5` | 1 | ~$0.0005 (estimated) | failed: worker_error |',
+      '| Wait | `anthropic:claude-haiku-4-5` | 1 | $0.0005 | stopped |',
+      '| toolu_W4 | `anthropic:claude-haiku-4-5` | 1 | $0.0005 | – |',
+    ]);
+    assert.doesNotMatch(transcriptMarkdown(detail), /## Workers/, 'no workers, no table');
+  });
 });
 
 describe('session items', () => {
@@ -367,6 +386,8 @@ describe('session items', () => {
       'running · claude-haiku-4-5 · $0.041 · 10 min ago');
     const done = sessionItemView({ ...worker, delegation_status: 'completed' }, false, now);
     assert.deepEqual([done.description, done.icon], ['claude-haiku-4-5 · $0.041 · 10 min ago', 'person']);
+    assert.match(done.tooltip, /^write a commit message\nDelegation done\n/, 'its tooltip says how it ended, done too');
+    assert.doesNotMatch(sessionItemView({ ...worker, delegation_status: null }, false, now).tooltip, /Delegation/);
     // a cost that is partly Switchman's estimate (a call stopped before the provider reported usage) says so
     const estimated = sessionItemView({ ...session, estimated_usd: '0.0019' }, true, new Date('2026-05-08T14:33:19Z'));
     assert.equal(estimated.description, 'current · claude-haiku-4-5 · $0.041 (~$0.0019 estimated) · 10 min ago');

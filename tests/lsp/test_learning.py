@@ -376,3 +376,32 @@ async def test_a_daemon_starting_while_another_holds_the_patterns_write_lock_ans
         blocker.close()
     row = database.by_turn(database.connect(path), turn["turn_id"])
     assert row is not None
+
+
+@pytest.mark.parametrize("answered", [False, True])
+async def test_a_turn_that_failed_before_answering_cannot_be_rated(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider, answered: bool) -> None:
+    """Both editors hide 👍 / 👎 on a turn that failed before any text or tool call, but the
+    daemon took one (a raw client, a stale button): the pattern store learned that the model
+    did well on a turn it never answered. It is refused, ``nothing_to_rate``; a turn that
+    failed part-way through its answer is rated as before, and ``none`` is always taken."""
+    if answered:
+        fake.script_disconnect("half an answer", after_chunks=1)
+    else:
+        fake.script_error(400, "prompt is too long", error_type="invalid_request_error")
+    failed = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                 "message": "refactor the billing parser"})
+    assert failed["status"] == "failed" and bool(failed["text"]) is answered
+    if answered:
+        assert (await rate(client, failed["turn_id"], "up"))["success"] == 1.0
+    else:
+        for rating in ("up", "down"):
+            with pytest.raises(JsonRpcException) as caught:
+                await rate(client, failed["turn_id"], rating)
+            assert caught.value.code == 1017
+            assert error_data(caught.value) == {"code": "nothing_to_rate",
+                                                "turn_id": failed["turn_id"]}
+            assert "failed before it answered" in str(caught.value)
+        assert (await rate(client, failed["turn_id"], "none"))["rating"] == "none"
+    detail = await client.request(methods.SESSION, {"session_id": failed["session_id"]})
+    assert detail["ratings"] == ({failed["turn_id"]: "up"} if answered else {})

@@ -204,11 +204,25 @@ return {
     end,
   },
   {
-    ':Switchman feedback rejects anything but up or down',
+    ':Switchman feedback none takes back the rating of the last answer (a g+ by mistake)',
+    function()
+      rated.back = send_and_wait('rate this and take it back')
+      vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
+      H.notifications = {}
+      H.feed('g+')
+      H.wait_notification(nil, 'noted 👍 for the last answer')
+      H.eq(1, exported_rows()[rated.back].evidence.feedback, 'rated 👍')
+      vim.cmd('Switchman feedback none')
+      H.wait_notification(nil, 'took back the rating of the last answer')
+      H.eq(vim.NIL, exported_rows()[rated.back].evidence.feedback, 'no rating any more')
+    end,
+  },
+  {
+    ':Switchman feedback rejects anything but up, down or none',
     function()
       H.notifications = {}
       vim.cmd('Switchman feedback maybe')
-      H.wait_notification(nil, 'feedback is "up" or "down"')
+      H.wait_notification(vim.log.levels.ERROR, 'feedback is "up", "down" or "none"')
     end,
   },
 }

@@ -41,6 +41,7 @@ from switchman.engine.errors import (
     DataFolderUnusable,
     EmptyMessage,
     InvalidAttachment,
+    NothingToRate,
     check_text,
 )
 from switchman.engine.events import (
@@ -51,7 +52,7 @@ from switchman.engine.events import (
     ProviderRecovered,
     ProviderUnavailable,
 )
-from switchman.engine.keys import key_fingerprint, key_present
+from switchman.engine.keys import key_fingerprint, key_present, read_key
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.hooks import learn_from_turns
 from switchman.engine.learning.recorder import FeedbackResult, OutcomeRecorder
@@ -170,7 +171,7 @@ class Switchman:
                                                   key_of=self._key_fingerprint))
         self.tool_services = ToolServices(
             ApprovalPolicy(self.trust, approver or DenyAll()), applier or DiskApplier(), environ,
-            self._key_variables, editor_texts)
+            self._key_variables, editor_texts, self._keys)
         self.lifecycle.tool_sources[0] = self._toolbox  # in place of the read-only tools
         self.delegation = Delegation(self.sessions, self.lifecycle, self.config, self.clock,
                                      self.tool_services.policy)
@@ -459,13 +460,25 @@ class Switchman:
             log.warning("could not keep the Apply's answer with turn %s", request.turn_id,
                         exc_info=True)
 
+    def _keys(self) -> list[str]:
+        """The API keys configured providers have now (masked in what tools return)."""
+        return [key for p in self.router.registry().providers.values()
+                if (key := read_key(p, self._environ))]
+
     def _key_variables(self) -> list[str]:
         """The environment variables configured providers read API keys from."""
         return [p.api_key_env for p in self.router.registry().providers.values()
                 if p.api_key_env]
     async def feedback(self, turn_id: str, rating: str) -> FeedbackResult:
         """👍 (``up``) or 👎 (``down``) on a turn, or ``none`` to take it back, once committed
-        (after the turn's row); raises UnknownTurn if it was never recorded."""
+        (after the turn's row); raises UnknownTurn if it was never recorded, NothingToRate if
+        it ended before answering anything (it would teach that its model did well, or badly,
+        on a message it never answered: the editors offer no rating there)."""
+        if rating != "none":
+            turn = self.store.turn(turn_id)
+            if turn is not None and turn.status not in ("completed", "running") \
+                    and not self.store.answered(turn_id):
+                raise NothingToRate(turn_id, turn.status)
         return await self.learning.feedback(turn_id, rating)
 
     def _configured(self, provider: ProviderSpec) -> bool:

@@ -20,6 +20,7 @@ import msgspec
 
 from switchman.engine.errors import sentence
 from switchman.engine.ids import new_id
+from switchman.engine.keys import mask_keys
 from switchman.engine.messages import ApprovalRecord
 from switchman.engine.providers.base import ToolSpec
 from switchman.engine.skills import SkillIndex
@@ -73,6 +74,9 @@ class ToolServices:
     """The variables configured providers read keys from (removed from commands' env)."""
     editor_texts: EditorTexts = no_editor_texts
     """The editor's unsaved texts: the base of edits and what reads return (see edits.py)."""
+    provider_keys: Callable[[], Iterable[str]] = tuple
+    """The configured providers' API keys now, masked in every result (a command that prints
+    a file holding one, a read of it): they reach no model, chat or transcript."""
 
 
 class Toolbox:
@@ -102,7 +106,17 @@ class Toolbox:
         return [s for s in ALL_DEFINITIONS if not (worker and s.name in WORKER_EXCLUDED)]
 
     async def run(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        """Run one call; every failure or refusal is an error result, never an exception."""
+        """Run one call; every failure or refusal is an error result, never an exception. A
+        provider's key in the result is masked."""
+        outcome = await self._run(name, arguments)
+        keys = [k for k in self.services.provider_keys()
+                if k in outcome.content or k in outcome.summary]
+        if not keys:
+            return outcome
+        return msgspec.structs.replace(outcome, content=mask_keys(outcome.content, keys),
+                                       summary=mask_keys(outcome.summary, keys))
+
+    async def _run(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         if name not in TOOL_CLASSES or not any(s.name == name for s in self.definitions()):
             return ToolOutcome(f"Unknown tool '{name}'.", is_error=True, summary="unknown tool")
         try:

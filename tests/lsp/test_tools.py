@@ -507,6 +507,30 @@ async def test_provider_keys_never_reach_a_command(project: Daemon, fake: FakePr
     assert "SWITCHMAN_DATA_DIR=" in output  # the rest of the environment is there
 
 
+async def test_a_provider_key_in_what_a_tool_returns_is_masked(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
+    """A file that holds a provider's key (a script, a note) read by a command or read_file:
+    the key reaches neither the model (another provider's key would go to a third party),
+    nor the chat, nor the transcript."""
+    client, editor = vscode
+    editor.answers.append({"decision": "allow_once"})
+    (project.workspace / "deploy.sh").write_text(
+        f"export OPENAI_API_KEY={OPENAI_KEY}\nexport CLAUDE={ANTHROPIC_KEY}\n", "utf-8")
+    for tool, arguments in (("run_command", {"command": "cat deploy.sh"}),
+                            ("read_file", {"path": "deploy.sh"}), ("grep", {"pattern": "sk-"})):
+        fake.script_tool_call(tool, arguments)
+    fake.script_text("Read it.")
+    result = await chat(client, project, "show the deploy script")
+    assert result["status"] == "completed"
+    sent = [json.dumps(tool_result(fake, n)) for n in (1, 2, 3)]
+    shown = json.dumps(deltas(client, result["turn_id"], "tool_result"))
+    kept = json.dumps(await client.request(methods.SESSION, {"session_id": result["session_id"]}))
+    for text in (*sent, shown, kept):
+        assert ANTHROPIC_KEY not in text and OPENAI_KEY not in text
+    assert all("export OPENAI_API_KEY=[redacted]" in text for text in sent)
+    assert "export OPENAI_API_KEY=[redacted]" in shown
+
+
 @pytest.mark.parametrize("added_later", [False, True])
 async def test_a_workspace_opened_through_a_symlink_is_edited_under_its_name(
         project: Daemon, fake: FakeProvider, tmp_path: Path, added_later: bool) -> None:

@@ -251,6 +251,18 @@ class UnknownTurn(SessionError):
         super().__init__(message or f"No turn '{turn_id}'.")
 
 
+class NothingToRate(SessionError):
+    """A 👍 / 👎 on a turn that ended before it answered anything (no text, no tool call)."""
+
+    code = "nothing_to_rate"
+
+    def __init__(self, turn_id: str, status: str) -> None:
+        self.turn_id = turn_id
+        ended = "was stopped" if status in ("cancelled", "interrupted") else "failed"
+        super().__init__(f"Turn '{turn_id}' {ended} before it answered: there is nothing to "
+                         "rate.")
+
+
 class WorkerSession(SessionError):
     """A worker session was named where only a top-level session can be used."""
 

@@ -8,10 +8,12 @@ key *source* (an environment variable or a file), never a key.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from switchman.engine.config.registry import ProviderSpec
 from switchman.engine.errors import UnreadableFile
@@ -149,6 +151,22 @@ class KeyMask:
     def mask(self, text: str) -> str:
         """A whole text, the key masked."""
         return text.replace(self._secret, "[redacted]") if self._secret else text
+
+    def mask_in(self, value: Any) -> Any:
+        """Plain data (a tool call's input: dicts, lists, strings), the key masked in every
+        text of it, names included; ``value`` itself when the key is in none."""
+        if not self._secret or self._secret not in json.dumps(value, ensure_ascii=False):
+            return value
+        return self._mask_in(value)
+
+    def _mask_in(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.mask(value)
+        if isinstance(value, list):
+            return [self._mask_in(v) for v in value]
+        if isinstance(value, dict):
+            return {self._mask_in(k): self._mask_in(v) for k, v in value.items()}
+        return value
 
     def _partial(self, text: str) -> int:
         """The length of the longest end of ``text`` that begins the key."""

@@ -41,6 +41,7 @@ from switchman.engine.errors import (
     DataFolderUnusable,
     EmptyMessage,
     InvalidAttachment,
+    NothingToRate,
     check_text,
 )
 from switchman.engine.events import (
@@ -473,7 +474,14 @@ class Switchman:
                 if p.api_key_env]
     async def feedback(self, turn_id: str, rating: str) -> FeedbackResult:
         """👍 (``up``) or 👎 (``down``) on a turn, or ``none`` to take it back, once committed
-        (after the turn's row); raises UnknownTurn if it was never recorded."""
+        (after the turn's row); raises UnknownTurn if it was never recorded, NothingToRate if
+        it ended before answering anything (it would teach that its model did well, or badly,
+        on a message it never answered: the editors offer no rating there)."""
+        if rating != "none":
+            turn = self.store.turn(turn_id)
+            if turn is not None and turn.status not in ("completed", "running") \
+                    and not self.store.answered(turn_id):
+                raise NothingToRate(turn_id, turn.status)
         return await self.learning.feedback(turn_id, rating)
 
     def _configured(self, provider: ProviderSpec) -> bool:

@@ -16,6 +16,7 @@ from switchman.engine.errors import (
     InvalidAttachment,
     InvalidText,
     NoModelAvailable,
+    NothingToRate,
     SwitchmanError,
     TrustNotSaved,
     TurnElsewhere,
@@ -49,6 +50,7 @@ CODES: dict[type[SwitchmanError], int] = {
     TurnElsewhere: 1014,
     DataFolderUnusable: 1015,
     TrustNotSaved: 1016,
+    NothingToRate: 1017,
 }
 
 
@@ -70,7 +72,7 @@ def rpc_error(error: SwitchmanError) -> JsonRpcException:
         data.update(decision=to_plain(error.decision), text=render(error.decision))
     elif isinstance(error, UnknownProfile):
         data.update(name=error.name, known=error.known)
-    elif isinstance(error, TurnInProgress | TurnElsewhere):
+    elif isinstance(error, TurnInProgress | TurnElsewhere | NothingToRate):
         data.update(turn_id=error.turn_id)
     code = CODES.get(type(error), JsonRpcInternalError.CODE)
     return JsonRpcException(message=str(error), code=code, data=data)

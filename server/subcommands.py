@@ -16,7 +16,7 @@ import msgspec
 
 from switchman.engine.availability import Unavailability
 from switchman.engine.clock import SystemClock
-from switchman.engine.config.check import FileKind, check_doc, file_kind
+from switchman.engine.config.check import WORKSPACE_KINDS, FileKind, check_doc, file_kind
 from switchman.engine.config.jsonschema import schema_text
 from switchman.engine.config.paths import (
     data_dir,
@@ -105,7 +105,7 @@ def _default_targets(config: ConfigStore, workspace: Path) -> list[Path]:
 
 def _check_file(path: Path, config: ConfigStore, workspace: Path) -> list[Problem]:
     kind = file_kind(path) or FileKind.ROUTING
-    text, unreadable = read_config(path)
+    text, unreadable = read_config(path, workspace_file=kind in WORKSPACE_KINDS)
     if text is None:
         return [unreadable] if unreadable is not None else []
     registry = config.registry()

@@ -27,6 +27,10 @@ class FileKind(StrEnum):
     WORKSPACE_PROFILES = "workspace-profiles"
 
 
+WORKSPACE_KINDS = frozenset({FileKind.WORKSPACE, FileKind.WORKSPACE_PROFILES})
+"""The kinds of a workspace's own (untrusted) files, read only from inside the workspace."""
+
+
 def file_kind(path: str | Path) -> FileKind | None:
     """Guess a file's kind from its name and place; None if it is not a Switchman file."""
     p = Path(path)

@@ -44,6 +44,22 @@ def real_path(path: str | Path) -> Path:
         return Path(os.path.abspath(expanded))
 
 
+def outside_workspace(path: str | Path) -> Path | None:
+    """Where a workspace's ``<folder>/.switchman/<file>`` really is, when that is outside
+    ``<folder>``: the file, or its ``.switchman`` folder, is a symbolic link leading out of the
+    workspace (None when it stays inside, or leads nowhere). A repository's configuration is
+    untrusted: it must not make Switchman read the user's own files as its configuration."""
+    lexical = Path(path)
+    try:
+        root = Path(os.path.realpath(lexical.parent.parent))
+        real = Path(os.path.realpath(lexical))
+    except (OSError, ValueError):  # a NUL byte in the name: nothing is read anyway
+        return None
+    if real == root or root in real.parents:
+        return None
+    return real
+
+
 def workspace_routing_file(folder: str | Path) -> Path:
     """The routing file a workspace may carry."""
     return Path(folder) / WORKSPACE_DIR / "routing.yaml"

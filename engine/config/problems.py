@@ -75,6 +75,7 @@ class Code(StrEnum):
     INVALID_MODEL_ID = "invalid-model-id"
     TOO_COMPLEX = "too-complex"
     UNREADABLE_FILE = "unreadable-file"
+    OUTSIDE_WORKSPACE = "outside-workspace"
     CHECK_STOPPED = "check-stopped"
     NO_VISION_MODEL = "no-vision-model"
     MISSING_API_KEY = "missing-api-key"

@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
-from switchman.engine.config.check import FileKind, file_kind
+from switchman.engine.config.check import WORKSPACE_KINDS, FileKind, file_kind
 from switchman.engine.config.nodes import pairs_named, rule_lists
 from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.store import read_config
@@ -99,7 +99,8 @@ def unknown_skills_in_files(files: Iterable[str], config_directory: Path,
     found: list[Problem] = []
     for file in files:
         kind = file_kind(file)
-        text = read_config(Path(file))[0] if kind is not None else None
+        text = read_config(Path(file), workspace_file=kind in WORKSPACE_KINDS)[0] \
+            if kind is not None else None
         if kind is not None and text is not None:
             found += unknown_skills_of_file(Path(file), kind, parse_yaml(text, file),
                                             config_directory, workspace)

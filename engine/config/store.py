@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import stat
 import time
 from collections.abc import Callable
@@ -39,12 +40,14 @@ from switchman.engine.config.builtin import (
     builtin_registry,
     builtin_routing_values,
 )
-from switchman.engine.config.check import FileKind
+from switchman.engine.config.check import WORKSPACE_KINDS, FileKind
 from switchman.engine.config.checking import CHECKS, LAST_CHECKS, Checked, forget_checks
 from switchman.engine.config.models_file import check_models_text
 from switchman.engine.config.paths import (
     CONFIG_DIR_ENV,
+    WORKSPACE_DIR,
     config_dir,
+    outside_workspace,
     workspace_profiles_file,
     workspace_routing_file,
 )
@@ -137,7 +140,7 @@ def _first_check_running(slot: _Slot[Any]) -> bool:
 def _check_file(path: Path, kind: FileKind, context: object, checker: Checker) -> Read:
     """Read and check one file (in the check process in background mode), re-using the
     latest check of the same text in the same context (the editor's, on a save)."""
-    text, unreadable = read_config(path)
+    text, unreadable = read_config(path, workspace_file=kind in WORKSPACE_KINDS)
     if unreadable is not None:
         return (None, [unreadable]), None
     check, extra = checker
@@ -153,6 +156,19 @@ def _check_routing(text: str, path: str, registry: ModelRegistry) -> Checked:
     return check_routing_text(text, path, registry, builtin_routing_values(registry))
 
 
+def _outside(path: Path, target: Path) -> Problem:
+    """The problem of a workspace file that leads out of its workspace (``target``)."""
+    root, folder = os.path.realpath(path.parent.parent), os.path.realpath(path.parent)
+    what = "it is a symbolic link" if folder == root or folder.startswith(root + os.sep) \
+        else f"its {WORKSPACE_DIR} folder is a symbolic link"
+    return Problem(str(path), ZERO_RANGE, Severity.ERROR, Code.OUTSIDE_WORKSPACE,
+                   f"This file is not read: {what} leading out of the workspace, to {target}. "
+                   "A workspace's configuration is read only from inside the workspace (a "
+                   "repository's files must not make Switchman read yours), so your own "
+                   "configuration and the built-in defaults apply here. Put the file itself in "
+                   f"the workspace's {WORKSPACE_DIR} folder instead of a link.")
+
+
 def _stopped(path: Path) -> Problem:
     """The problem shown when the check process died checking ``path``."""
     return Problem(str(path), Range.at(0, 0, 0), Severity.ERROR, Code.CHECK_STOPPED,
@@ -160,12 +176,17 @@ def _stopped(path: Path) -> Problem:
                    "the last good version stays in force. Save the file again to re-check it.")
 
 
-def read_config(path: Path) -> tuple[str | None, Problem | None]:
+def read_config(path: Path, *,
+                workspace_file: bool = False) -> tuple[str | None, Problem | None]:
     """A configuration file's text, or the problem that kept it from being read.
 
     Only a regular UTF-8 file of at most :data:`files.MAX_CONFIG_BYTES` is read,
-    never blocking (see :mod:`switchman.engine.files`).
+    never blocking (see :mod:`switchman.engine.files`). A ``workspace_file``
+    (``<folder>/.switchman/…``, untrusted) is read only from inside its workspace
+    folder: one that is, or is inside, a symbolic link leading out is not read.
     """
+    if workspace_file and (target := outside_workspace(path)) is not None:
+        return None, _outside(path, target)
     try:
         return read_text(path), None
     except UnreadableFile as exc:
@@ -490,6 +511,8 @@ class ConfigStore:
         (value, problems), text = read
         slot.problems = [p for p in problems if p is not None]
         fresh, slot.fresh = slot.fresh, None
+        if any(p.code is Code.OUTSIDE_WORKSPACE for p in slot.problems):
+            fresh = slot.good = None  # not the workspace's own file: none of it is used
         if fresh is not None and (slot.signature is None or fresh.mtime_ns != slot.signature[0]) \
                 and not fresh.torn_by(slot.signature, text):
             slot.good = fresh.value  # the version before this one was whole after all

@@ -98,27 +98,44 @@ class PatternRow(msgspec.Struct, frozen=True, kw_only=True):
 def connect(path: Path | str, *, busy_seconds: float = 5.0) -> sqlite3.Connection:
     """Open (creating if needed) the pattern database; ``":memory:"`` for a throwaway one.
 
-    ``busy_seconds``: how long a statement waits for another connection's write lock."""
+    ``busy_seconds``: how long a statement waits for another connection's write lock. A
+    file already of :data:`SCHEMA_VERSION` is opened without writing to it, so without
+    waiting for that lock: the daemon opens it on the event loop as it starts, and another
+    daemon's commit (a ``switchman patterns forget`` of a big store) held the start up to the
+    busy timeout, then failed it ("database is locked"). Only a new file, or one of an older
+    Switchman, is set up, under the write lock."""
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     connection.row_factory = sqlite3.Row
+    connection.execute(f"PRAGMA busy_timeout={int(busy_seconds * 1000)}")
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
-    connection.execute(f"PRAGMA busy_timeout={int(busy_seconds * 1000)}")
-    connection.executescript(_SCHEMA)
-    columns = {raw[1] for raw in connection.execute("PRAGMA table_info(pattern_turns)")}
-    if "rescored" not in columns:  # a file of schema 2 or before
-        try:
+    if _version(connection) < SCHEMA_VERSION:
+        _set_up(connection)
+    return connection
+
+
+def _version(connection: sqlite3.Connection) -> int:
+    return int(connection.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _set_up(connection: sqlite3.Connection) -> None:
+    """Create the tables, or bring an older file's up to date, in one write transaction
+    (several daemons starting at once: one sets the file up, the others find it done)."""
+    with writing(connection):
+        if _version(connection) >= SCHEMA_VERSION:
+            return
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                connection.execute(statement)
+        columns = {raw[1] for raw in connection.execute("PRAGMA table_info(pattern_turns)")}
+        if "rescored" not in columns:  # a file of schema 2 or before
             connection.execute("ALTER TABLE pattern_turns"
                                " ADD COLUMN rescored INTEGER NOT NULL DEFAULT 0")
-        except sqlite3.OperationalError as error:  # another process added it meanwhile
-            if "duplicate column" not in str(error):
-                raise
-    connection.execute("CREATE INDEX IF NOT EXISTS pattern_turns_by_rescored"
-                       " ON pattern_turns (rescored) WHERE rescored > 0")
-    connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-    return connection
+        connection.execute("CREATE INDEX IF NOT EXISTS pattern_turns_by_rescored"
+                           " ON pattern_turns (rescored) WHERE rescored > 0")
+        connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
 
 def reader(path: str) -> sqlite3.Connection:

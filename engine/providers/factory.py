@@ -30,13 +30,14 @@ import msgspec
 from switchman.engine.config.registry import ApiKind, ProviderSpec
 from switchman.engine.gcpause import run_paused
 from switchman.engine.keys import KeyMask, read_key
-from switchman.engine.messages import TextBlock
+from switchman.engine.messages import TextBlock, ToolUseBlock
 from switchman.engine.providers.base import (
     Finished,
     ProviderAdapter,
     ProviderRequest,
     StreamEvent,
     TextDelta,
+    ToolCall,
 )
 
 
@@ -114,7 +115,7 @@ class DeferredAdapter:
                     continue
                 if held := mask.flush():
                     yield TextDelta(held)
-                yield _masked(event, mask) if isinstance(event, Finished) else event
+                yield _masked(event, mask) if isinstance(event, Finished | ToolCall) else event
         except Exception:
             # A stream cut short keeps its last text, which only looked like the key's start.
             # (A cancelled turn keeps what was shown: at most that start is not.)
@@ -123,11 +124,17 @@ class DeferredAdapter:
             raise
 
 
-def _masked(finished: Finished, mask: KeyMask) -> Finished:
-    """The answer as the editor and the transcript get it: the key masked in its text."""
-    return msgspec.structs.replace(finished, content=[
-        msgspec.structs.replace(b, text=mask.mask(b.text)) if isinstance(b, TextBlock) else b
-        for b in finished.content])
+def _masked(event: Finished | ToolCall, mask: KeyMask) -> Finished | ToolCall:
+    """The answer as the editor, the transcript and the tools get it: the key masked in its
+    text and in its tool calls' input (a command line, a file's content). The tool runs with
+    the input masked, as the user is shown it and approves it: what runs is what was seen."""
+    if isinstance(event, ToolCall):  # shown while the answer streams
+        return msgspec.structs.replace(event, input=mask.mask_in(event.input))
+    return msgspec.structs.replace(event, content=[
+        msgspec.structs.replace(b, text=mask.mask(b.text)) if isinstance(b, TextBlock)
+        else msgspec.structs.replace(b, input=mask.mask_in(b.input))
+        if isinstance(b, ToolUseBlock) else b
+        for b in event.content])
 
 
 def _fulfil(future: concurrent.futures.Future[ProviderAdapter],

@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 
 from switchman.engine.availability import AvailabilityTracker
-from switchman.engine.config.problems import Severity
+from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.store import IN_FORCE_BUILTIN, IN_FORCE_FILE
 from switchman.engine.delegation import envelope, history
@@ -72,7 +72,7 @@ class SessionQueries:
         pending = live.sticky.pending if live else None
         problems, in_force = m.config.state(str(m.workspaces.folder(uri)))
         errors = sum(p.severity is Severity.ERROR for p in problems)
-        banners = self.availability.banners() + _config_banners(in_force) \
+        banners = self.availability.banners() + _config_banners(in_force, problems) \
             + _no_key_banner(m.router.registry())
         sticky = live.sticky.active if live else None
         chosen = live.profile if live else None
@@ -296,8 +296,12 @@ def _no_key_banner(registry: ModelRegistry) -> list[str]:
             f"{' or '.join(hints)} (see 'switchman models')."]
 
 
-def _config_banners(in_force: dict[str, str]) -> list[str]:
-    return [f"{path} has errors; the built-in defaults are in use." if state == IN_FORCE_BUILTIN
+def _config_banners(in_force: dict[str, str], problems: list[Problem]) -> list[str]:
+    linked_out = {p.file for p in problems if p.code is Code.OUTSIDE_WORKSPACE}
+    return [f"{path} leads out of the workspace (a symbolic link) and is not read; your own "
+            "configuration and the built-in defaults apply." if path in linked_out
+            else f"{path} has errors; the built-in defaults are in use."
+            if state == IN_FORCE_BUILTIN
             else f"{path} has errors; its last valid version is in use."
             for path, state in in_force.items() if state != IN_FORCE_FILE]
 

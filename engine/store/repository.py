@@ -22,6 +22,7 @@ from switchman.engine.messages import (
     Block,
     Message,
     TextBlock,
+    ToolUseBlock,
     Usage,
     cost_of,
     transcript_key,
@@ -375,6 +376,14 @@ class SessionStore:
         row = self.db.execute("SELECT * FROM turns WHERE session_id = ? ORDER BY idx DESC "
                               "LIMIT 1", (session_id,)).fetchone()
         return self._turn(row) if row else None
+
+    def answered(self, turn_id: str) -> bool:
+        """Whether the turn's model answered anything: some text, or a tool call."""
+        rows = self.db.execute("SELECT content FROM messages WHERE turn_id = ? AND role = "
+                               "'assistant'", (turn_id,)).fetchall()
+        return any(isinstance(block, ToolUseBlock)
+                   or (isinstance(block, TextBlock) and block.text.strip())
+                   for row in rows for block in _BLOCKS.decode(row[0]))
 
     def data_version(self) -> int:
         """SQLite's ``data_version``: it changes when another connection (another daemon)

@@ -568,6 +568,21 @@ def test_check_reports_a_dot_switchman_folder_that_is_a_symlink_loop(
     assert f"inside {workspace / '.switchman'}, which is a symbolic link loop" in out
 
 
+def test_check_reports_a_dot_switchman_folder_leading_out_of_the_workspace(
+        tmp_path: Path, config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Its files were read and checked as the workspace's own (a located error now)."""
+    workspace, outside = tmp_path / "proj", tmp_path / "elsewhere"
+    workspace.mkdir()
+    outside.mkdir()
+    (outside / "routing.yaml").write_text("default: [broken\n", "utf-8")
+    (workspace / ".switchman").symlink_to(outside, target_is_directory=True)
+    code, out = run(capsys, "rules", "check", "--workspace", str(workspace))
+    assert code == 1
+    assert "[outside-workspace] This file is not read: its .switchman folder is a symbolic " \
+        f"link leading out of the workspace, to {outside / 'routing.yaml'}." in out
+    assert "yaml-syntax" not in out
+
+
 # -- the installed console script ----------------------------------------------------
 
 

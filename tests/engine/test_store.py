@@ -257,3 +257,66 @@ def test_a_valid_save_right_before_an_invalid_one_stays_the_last_good_version(
     assert store.policy().global_default == "anthropic:claude-sonnet-4-6"
     saved(routing, "global_default: sonnet\nrules: [broken\n", at + 2 * 10**9)  # 2 s later
     assert store.policy().global_default == "anthropic:claude-sonnet-4-6"
+
+
+@pytest.mark.parametrize("linked", ["file", ".switchman folder"])
+def test_a_workspace_file_leading_out_of_the_workspace_is_not_read(
+        tmp_path: Path, config_dir: Path, linked: str) -> None:
+    """A repository's ``.switchman/routing.yaml`` (or profiles.yaml) that is a symbolic link,
+    or sits in a ``.switchman`` folder that is one, leading out of the workspace, was read as
+    the workspace's policy: a cloned repository could make Switchman read the user's files
+    (and the editor show their lines in diagnostics). It is not read: a located error says
+    where it leads, and the user's own configuration and the built-in defaults apply."""
+    workspace, outside = tmp_path / "repo", tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "routing.yaml").write_text("default: opus\n", "utf-8")
+    (outside / "profiles.yaml").write_text("profiles:\n  theirs: {model: opus}\n", "utf-8")
+    (workspace / ".switchman").parent.mkdir(parents=True)
+    if linked == "file":
+        (workspace / ".switchman").mkdir()
+        for name in ("routing.yaml", "profiles.yaml"):
+            (workspace / ".switchman" / name).symlink_to(outside / name)
+    else:
+        (workspace / ".switchman").symlink_to(outside, target_is_directory=True)
+    store = ConfigStore(config_dir, clock=ManualClock())
+    folder = str(workspace)
+    assert store.workspace(folder) is None
+    assert store.effective(folder).workspace_default is None
+    assert store.profiles(folder).get("theirs") is None
+    problems, in_force = store.state(folder)
+    what = "it is" if linked == "file" else "its .switchman folder is"
+    assert [(p.file, p.code, p.severity) for p in problems] == [
+        (str(workspace / ".switchman" / name), "outside-workspace", "error")
+        for name in ("routing.yaml", "profiles.yaml")]
+    assert problems[0].message.startswith(
+        f"This file is not read: {what} a symbolic link leading out of the workspace, to "
+        f"{outside / 'routing.yaml'}.")
+    assert set(in_force.values()) == {IN_FORCE_BUILTIN}
+
+
+def test_a_workspace_file_linked_within_the_workspace_is_read(tmp_path: Path,
+                                                              config_dir: Path) -> None:
+    workspace = tmp_path / "repo"
+    (workspace / "config").mkdir(parents=True)
+    (workspace / "config" / "routing.yaml").write_text("default: opus\n", "utf-8")
+    (workspace / ".switchman").mkdir()
+    (workspace / ".switchman" / "routing.yaml").symlink_to(workspace / "config" / "routing.yaml")
+    store = ConfigStore(config_dir, clock=ManualClock())
+    assert store.effective(str(workspace)).workspace_default == "anthropic:claude-opus-4-7"
+    assert store.problems(str(workspace)) == []
+
+
+def test_a_valid_workspace_file_replaced_by_a_link_out_keeps_none_of_it(
+        tmp_path: Path, config_dir: Path) -> None:
+    workspace, outside = tmp_path / "repo", tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "routing.yaml").write_text("default: haiku\n", "utf-8")
+    routing = workspace / ".switchman" / "routing.yaml"
+    routing.parent.mkdir(parents=True)
+    write(routing, "default: opus\n")
+    store = ConfigStore(config_dir, clock=ManualClock())
+    assert store.effective(str(workspace)).workspace_default == "anthropic:claude-opus-4-7"
+    routing.unlink()
+    routing.symlink_to(outside / "routing.yaml")
+    assert store.effective(str(workspace)).workspace_default is None
+    assert store.in_force(str(workspace)) == {str(routing): IN_FORCE_BUILTIN}

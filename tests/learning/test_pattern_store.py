@@ -265,6 +265,29 @@ def test_a_file_of_schema_2_gains_the_rescoring_column_when_opened(tmp_path: Pat
     assert [n.success for n in other.neighbours(sql, 1)] == [1.0]
 
 
+def test_a_file_set_up_already_opens_while_another_daemon_holds_its_write_lock(
+        tmp_path: Path) -> None:
+    """The daemon opens patterns.db on the event loop as it starts. Opening ran the schema
+    script, whose inserts and version pragma take the write lock even when there is nothing to
+    do: while another daemon committed (a `switchman patterns forget` of a big store, say) the
+    start waited for the busy timeout (5 s for the loop's connection, 60 s for the writer's),
+    then failed with "database is locked". A file of this schema is opened without writing;
+    with no wait allowed at all it still opens and reads."""
+    path = tmp_path / database.FILE_NAME
+    database.connect(path).close()
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # the write lock, as another daemon's commit holds it
+    try:
+        opened = database.connect(path, busy_seconds=0)  # waiting would fail at once
+        assert database.forgets(opened) == 0
+        store = LearnedPatternStore(opened, ManualClock(), writer=database.connect(
+            path, busy_seconds=0))
+        assert store.feedback_of_session("s") == {}
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+
+
 PREVIOUS_RELEASE_SCHEMA = re.sub(  # ae9ef93's (schema 2), run by it at every start
     r"CREATE TABLE IF NOT EXISTS pattern_rescores.*?VALUES \(1, 0\);\n", "",
     database._SCHEMA.replace(",\n    rescored INTEGER NOT NULL DEFAULT 0", ""), flags=re.DOTALL)

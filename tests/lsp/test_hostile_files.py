@@ -78,3 +78,31 @@ async def test_a_config_folder_that_is_a_file_is_reported_by_the_daemon(tmp_path
             "so your models.yaml, routing.yaml and profiles.yaml cannot be read from it and "
             "the built-in defaults are in use: point SWITCHMAN_CONFIG_DIR at the folder that "
             f"holds them.\n1 error, 0 warnings in {wrong}")
+
+
+async def test_a_workspace_routing_file_leading_out_of_the_workspace_is_not_read(
+        tmp_path: Path) -> None:
+    """A cloned repository's .switchman/routing.yaml linked to a file outside it was read as
+    the workspace's policy (and checked, its lines shown in diagnostics). The daemon does not
+    read it; the status banner says why, and /rules check shows the located error."""
+    config, data, workspace, home = (tmp_path / n for n in ("config", "data", "repo", "home"))
+    for folder in (config, data, workspace / ".switchman", home):
+        folder.mkdir(parents=True)
+    (home / "notes.yaml").write_text("default: opus\n", "utf-8")
+    linked = workspace / ".switchman" / "routing.yaml"
+    linked.symlink_to(home / "notes.yaml")
+    env = server_env(config, data, {"ANTHROPIC_API_KEY": "sk-ant-test"})
+    async with running_server("visual-studio-code", env, workspaces=[workspace],
+                              listen=(methods.STATUS,)) as client:
+        status = await client.wait_for(methods.STATUS, lambda s: s["config_errors"] > 0)
+        assert status["banners"] == [
+            f"{linked} leads out of the workspace (a symbolic link) and is not read; your own "
+            "configuration and the built-in defaults apply."]
+        checked = await client.request(methods.CHAT, {"workspace": workspace.as_uri(),
+                                                      "message": "/rules check"})
+        assert f"{linked}:1:1: error [outside-workspace] This file is not read: it is a " \
+            f"symbolic link leading out of the workspace, to {home / 'notes.yaml'}." \
+            in checked["text"]
+        preview = await client.request(methods.PREVIEW, {"workspace": workspace.as_uri(),
+                                                         "message": "hello"})
+        assert preview["model"] != "anthropic:claude-opus-4-7"

@@ -349,3 +349,59 @@ async def test_a_worker_that_completed_with_a_failed_delegation_counts_as_failed
                            planner["turn_id"])
     assert row is not None
     assert (row.evidence.delegations, row.evidence.delegations_failed) == (1, 1)
+
+
+async def test_a_daemon_starting_while_another_holds_the_patterns_write_lock_answers(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """Another daemon on the data folder holds patterns.db's write lock (a long commit) as
+    this one starts: opening the store took that lock on the event loop, so the first request
+    waited 5 s and then failed ("database is locked"; the data folder said unusable). The
+    daemon starts and answers at once; a turn's row is written once the lock is released."""
+    daemon.write_routing(ROUTING)
+    path = daemon.data / database.FILE_NAME
+    database.connect(path).close()  # the store the other daemon made
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # the write lock, as another daemon's commit holds it
+    try:
+        async with running_server(CLIENTS[0], daemon.env, workspaces=[daemon.workspace],
+                                  listen=LISTEN) as client:
+            cost = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                       "message": "/cost"})
+            assert cost["status"] == "completed"
+            blocker.execute("ROLLBACK")
+            turn = await chat(client, daemon, fake, "write the release notes")
+    finally:
+        if blocker.in_transaction:
+            blocker.execute("ROLLBACK")
+        blocker.close()
+    row = database.by_turn(database.connect(path), turn["turn_id"])
+    assert row is not None
+
+
+@pytest.mark.parametrize("answered", [False, True])
+async def test_a_turn_that_failed_before_answering_cannot_be_rated(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider, answered: bool) -> None:
+    """Both editors hide 👍 / 👎 on a turn that failed before any text or tool call, but the
+    daemon took one (a raw client, a stale button): the pattern store learned that the model
+    did well on a turn it never answered. It is refused, ``nothing_to_rate``; a turn that
+    failed part-way through its answer is rated as before, and ``none`` is always taken."""
+    if answered:
+        fake.script_disconnect("half an answer", after_chunks=1)
+    else:
+        fake.script_error(400, "prompt is too long", error_type="invalid_request_error")
+    failed = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                 "message": "refactor the billing parser"})
+    assert failed["status"] == "failed" and bool(failed["text"]) is answered
+    if answered:
+        assert (await rate(client, failed["turn_id"], "up"))["success"] == 1.0
+    else:
+        for rating in ("up", "down"):
+            with pytest.raises(JsonRpcException) as caught:
+                await rate(client, failed["turn_id"], rating)
+            assert caught.value.code == 1017
+            assert error_data(caught.value) == {"code": "nothing_to_rate",
+                                                "turn_id": failed["turn_id"]}
+            assert "failed before it answered" in str(caught.value)
+        assert (await rate(client, failed["turn_id"], "none"))["rating"] == "none"
+    detail = await client.request(methods.SESSION, {"session_id": failed["session_id"]})
+    assert detail["ratings"] == ({failed["turn_id"]: "up"} if answered else {})

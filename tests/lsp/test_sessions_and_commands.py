@@ -17,7 +17,8 @@ from pygls.exceptions import JsonRpcException
 from switchman.engine.sessions.slash_commands import patterns_usage
 from switchman.server import methods
 from tests.lsp.conftest import ANTHROPIC_KEY, LISTEN, OPENAI_KEY, Daemon, deltas, error_data
-from tests.support.fake_provider import FakeProvider
+from tests.support.editor_tools import ToolEditor
+from tests.support.fake_provider import FakeProvider, ToolCall
 from tests.support.lsp import (
     CLIENTS,
     SERVER_COMMAND,
@@ -395,6 +396,48 @@ async def test_a_key_a_provider_echoes_in_its_answer_is_masked(
     assert other["text"] == "[redacted]"
     detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
     assert_no_key(repr([result, other, detail, dict(client.received)]), daemon, capfd)
+
+
+async def test_a_key_a_provider_echoes_in_a_tool_call_is_masked(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """A provider that echoes its key into a tool call's input (a command line, a file's
+    content): only answer text was masked, so the key reached the chat's tool line, the
+    approval question, the transcript and the database. The input is masked where it
+    arrives, so the tool also runs with what the user was shown and approved."""
+    editor = ToolEditor(client)
+    fake.script_tool_calls([
+        ToolCall("run_command", {"command": f"echo {ANTHROPIC_KEY} > key.txt"}, id="toolu_r"),
+        ToolCall("create_file", {"path": "notes.txt", "content": f"key={ANTHROPIC_KEY}\n"},
+                 id="toolu_w")])
+    fake.script_text("Done.")
+    result = await chat(client, daemon, "save my notes")
+    assert result["status"] == "completed"
+    asked = [a["title"] + " " + repr(a) for a in editor.approvals]
+    assert len(asked) == 2 and all("[redacted]" in a for a in asked)
+    calls = [d["tool"] for d in deltas(client, result["turn_id"], "tool_call")]
+    assert calls[0]["input"] == {"command": "echo [redacted] > key.txt"}
+    assert calls[1]["input"]["content"] == "key=[redacted]\n"
+    assert (daemon.workspace / "key.txt").read_text("utf-8") == "[redacted]\n"
+    assert editor.buffer(daemon.workspace / "notes.txt") == "key=[redacted]\n"
+    detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
+    assert "echo [redacted] > key.txt" in repr(detail)
+    assert_no_key(repr([result, detail, dict(client.received), editor.approvals,
+                        editor.edits]), daemon, capfd)
+
+
+async def test_a_key_the_user_types_stays_in_their_message_and_out_of_the_logs(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """The user's own text is kept as typed (docs/sessions.md): it is theirs, and the model
+    was sent it. It is never logged."""
+    fake.script_text("Noted.")
+    result = await chat(client, daemon, f"my other key is {OPENAI_KEY}, keep it")
+    detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
+    typed = next(m for m in detail["messages"] if m["role"] == "user")
+    assert typed["content"] == [{"type": "text", "text": f"my other key is {OPENAI_KEY}, keep it"}]
+    logs = capfd.readouterr()
+    assert OPENAI_KEY not in logs.out + logs.err
 
 
 async def test_a_key_pasted_into_routing_yaml_is_never_repeated(

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from switchman.engine.availability import ErrorClass
-from switchman.engine.keys import redact
+from switchman.engine.keys import KeyMask, redact
 from switchman.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from switchman.engine.providers.base import (
     UNANSWERED_DELEGATION,
@@ -62,6 +62,18 @@ def test_redaction_masks_known_and_key_shaped_secrets() -> None:
     assert "sk-proj-abcdefgh12345678" not in cleaned
     assert "my-secret-value" not in cleaned
     assert cleaned.startswith("Incorrect API key provided: [redacted]")
+
+
+def test_a_key_is_masked_everywhere_in_a_tool_calls_input() -> None:
+    key = "sk-test-0123456789"
+    given = {"command": f"echo {key}", "n": 3, "flag": True, "none": None,
+             "items": [{"deep": [key, "x"]}, 7], key: "a name too"}
+    masked = KeyMask(key).mask_in(given)
+    assert masked == {"command": "echo [redacted]", "n": 3, "flag": True, "none": None,
+                      "items": [{"deep": ["[redacted]", "x"]}, 7], "[redacted]": "a name too"}
+    clean = {"command": "ls", "items": ["é"]}
+    assert KeyMask(key).mask_in(clean) is clean  # nothing to mask: the same object
+    assert KeyMask(None).mask_in(given) is given
 
 
 def test_dangling_tool_calls_are_answered() -> None:

@@ -139,6 +139,9 @@ async def test_a_minimal_delegation_runs_a_worker_session(deleg: Engine,
     planner_row = rows[result.session_id]
     assert (planner_row.model, planner_row.is_worker) == (OPUS, False)
     assert (planner_row.evidence.delegations, planner_row.evidence.delegations_failed) == (1, 0)
+    # a planner's waiting flags are kept while its turn runs (the lifecycle's own check)
+    assert service.learning.running == service.lifecycle.is_running
+    assert not service.learning.running(planner_row.turn_id)  # it has ended
 
 
 async def test_explicit_context_references_files_and_inlines_the_rest(

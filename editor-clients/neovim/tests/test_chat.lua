@@ -358,4 +358,24 @@ return {
       vim.fn.delete(routing)
     end,
   },
+  {
+    'an answer with Windows line endings shows no ^M, live and in the chat drawn from the session',
+    function()
+      -- a model (or a proxy in front of it) that ends its lines with \r\n, one split between two chunks
+      H.script({ { kind = 'text', chunks = { 'Step one\r', '\nStep two\r\n```sh\r\nmake\r\n```\r\n', 'Done.' } } })
+      type_and_send('list the steps')
+      H.wait_text(transcript(), 'Done.')
+      wait_idle()
+      local function answer()
+        local lines = H.lines(transcript())
+        local at = vim.fn.index(lines, 'list the steps') + 1
+        return vim.list_slice(lines, at + 3, at + 8)
+      end
+      local want = { 'Step one', 'Step two', '```sh', 'make', '```', 'Done.' }
+      H.eq(want, answer(), 'live')
+      chat = H.reopen_chat(chat)
+      H.wait_text(transcript(), 'Done.')
+      H.eq(want, answer(), 'drawn from the session')
+    end,
+  },
 }

@@ -15,11 +15,11 @@ local function split(text)
   return vim.split(text or '', '\n', { plain = true })
 end
 
---- `{ text, hl }` lines from a multi-line string.
+--- `{ text, hl }` lines from a multi-line string (a `\r\n` ending is a line end, as the chat streams it).
 function M.lines(text, hl)
   local out = {}
   for _, line in ipairs(split(text)) do
-    table.insert(out, { line, hl = hl })
+    table.insert(out, { (line:gsub('\r$', '')), hl = hl })
   end
   return out
 end

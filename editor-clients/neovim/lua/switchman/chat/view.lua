@@ -99,9 +99,12 @@ function View:gap()
   end
 end
 
---- Append streamed answer text (it may contain newlines) to the current answer.
+--- Append streamed answer text (it may contain newlines) to the current answer. A line's `\r\n` ending
+--- (a model's, a proxy's) is a line end, its `\r` left out (it showed as `^M`), also split between chunks.
 function View:stream(text)
-  local pieces = vim.split(text, '\n', { plain = true })
+  local pieces = vim.tbl_map(function(piece)
+    return (piece:gsub('\r$', ''))
+  end, vim.split(text, '\n', { plain = true }))
   local last = vim.api.nvim_buf_line_count(self.transcript) - 1
   if self.open_line then
     pieces[1] = vim.api.nvim_buf_get_lines(self.transcript, last, last + 1, false)[1] .. pieces[1]

@@ -95,6 +95,9 @@ class WorkerProgress:
         self.turns = self.llm_calls = self.tool_calls = 0
         self.activity: str | None = None
         self.detail: str | None = None
+        self.approval: ApprovalRecord | None = None
+        """The question its start asked the user and the answer (recorded with its start or
+        its end, for a rebuilt chat: a user's ``/delegate`` has no tool result to keep it)."""
         self.mode: FailureMode = "worker_error"
         self.choice: TierChoice | None = None
         self.routed_by: str | None = None
@@ -181,7 +184,8 @@ class WorkerProgress:
             reasoning_effort=choice.reasoning_effort if choice else None,
             profile=self.envelope.target.profile.name if self.envelope else None,
             handoff=self.envelope, source=self.source, focus=self.focus,
-            requested_at=self.requested_at, queued_seconds=self.queued_seconds),
+            requested_at=self.requested_at, queued_seconds=self.queued_seconds,
+            approval=self.approval),
             self.planner_turn_id)
         self._send("started", "running")
 
@@ -284,7 +288,8 @@ class WorkerProgress:
                 error=result.error or "", usage_summary=summary,
                 worker_total_cost_usd=summary.cost_usd, detail=self.detail,
                 insufficient_context_request=request, source=self.source, tier=self.call.tier,
-                task=self.call.task, requested_at=self.requested_at), self.planner_turn_id)
+                task=self.call.task, requested_at=self.requested_at, approval=self.approval),
+                self.planner_turn_id)
         if self.worker_session_id:
             disposition = "completed" if result.success else \
                 "cancelled" if self.mode == "cancelled_by_user" else "failed"

@@ -322,11 +322,13 @@ class WorkerRun:
                 self.progress.detail = "the user stopped it before it started"
             else:
                 self.progress.detail = "cancelled while waiting for approval"
-            self.approval = stopped_record(request, self.progress.detail) if asked else None
+            self.approval = self.progress.approval = \
+                stopped_record(request, self.progress.detail) if asked else None
             return self.progress.failed("cancelled_by_user", "cancelled_by_user", "")
         finally:
             self.asking = False
-        self.approval = approval_record(request, answer) if asked else None
+        self.approval = self.progress.approval = \
+            approval_record(request, answer) if asked else None
         if answer.allowed:
             return None
         self.progress.detail = answer.short_reason or "the user denied it"

@@ -73,6 +73,20 @@ return {
     end,
   },
   {
+    'a configuration file with problems is an ERROR (or a WARNING) naming its line; a clean one is OK',
+    function()
+      -- it listed a broken routing.yaml as an info line among OKs, while no rule of it applied
+      local routing = vim.env.SWITCHMAN_CONFIG_DIR .. '/routing.yaml'
+      vim.fn.writefile({ 'rules:', '  - name: fast', '    use: nosuchmodel' }, routing)
+      local lines = checkhealth()
+      vim.fn.delete(routing)
+      H.check(has_line(lines, "ERROR:? %S*/routing%.yaml:3:10: Unknown model 'nosuchmodel'"), 'the error, at its line',
+        lines)
+      lines = checkhealth()
+      H.check(has_line(lines, 'OK:? the configuration files have no problems %(switchman rules check%)'), 'clean', lines)
+    end,
+  },
+  {
     'a missing daemon is an ERROR with what to do; :Switchman chat says so too',
     function()
       require('switchman.client').stop()

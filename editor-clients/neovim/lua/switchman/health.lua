@@ -1,4 +1,4 @@
---- `:checkhealth switchman`: the daemon, its version, its Python, Neovim's LSP support, API keys.
+--- `:checkhealth switchman`: the daemon, its version, its Python, Neovim's LSP support, the configuration files' problems, API keys.
 local config = require('switchman.config')
 
 local M = {}
@@ -166,6 +166,43 @@ local function as_daemon(cmd)
   return vim.list_extend(out, cmd)
 end
 
+--- The problems `switchman rules check` finds in the configuration files (the user's and each workspace's:
+--- the running daemons', else the current folder's), one line each: an error is an ERROR, a warning a
+--- WARNING; a broken routing.yaml was listed among OKs while none of its rules applied.
+local function check_files(executable)
+  if not executable then
+    return
+  end
+  local roots = vim.tbl_keys(require('switchman.client').all())
+  if #roots == 0 then
+    roots = { require('switchman.workspace').root_for_path(vim.fn.getcwd()) }
+  end
+  table.sort(roots)
+  local seen, problems = {}, 0
+  for _, root in ipairs(roots) do
+    local cmd = as_daemon(config.cli_cmd({ 'rules', 'check', '--json', '--workspace', root }))
+    local okay, output = pcall(vim.fn.system, cmd) -- it exits 1 when it finds an error
+    local decoded, found = pcall(vim.fn.json_decode, okay and output or '')
+    if not decoded or type(found) ~= 'table' then
+      warn(('`switchman rules check --json` failed: %s'):format(vim.trim(tostring(output))))
+      return
+    end
+    for _, problem in ipairs(found) do
+      local start_at = type(problem.range) == 'table' and problem.range.start or {}
+      local line = ('%s:%d:%d: %s'):format(vim.fn.fnamemodify(tostring(problem.file), ':~'), (start_at.line or 0) + 1,
+        (start_at.character or 0) + 1, tostring(problem.message))
+      local report = ({ error = report_error, warning = warn })[problem.severity]
+      if report and not seen[line] then
+        seen[line], problems = true, problems + 1
+        report(line, { ':Switchman rules check lists them; opening the file shows each at its place' })
+      end
+    end
+  end
+  if problems == 0 then
+    ok('the configuration files have no problems (switchman rules check)')
+  end
+end
+
 --- Which providers the daemon will find a key for (`switchman models --json`, in its environment):
 --- without any, every check above is OK and still no message can be sent.
 local function check_keys(executable)
@@ -210,6 +247,7 @@ function M.check()
   check_python(executable)
   check_neovim()
   check_setup()
+  check_files(executable)
   check_keys(executable)
 end
 

@@ -61,9 +61,9 @@ export function transcriptEntries(detail: SessionDetail, skip: ReadonlySet<strin
   return timeline(detail, skip).flatMap((step): Entry[] => {
     switch (step.kind) {
       case 'turn': return turnEntries(detail, step.turn);
-      // (a question of the user's own worker is asked in no turn: it stays an entry of its own)
-      case 'exchange': return [exchangeEntry(step.message), ...step.started.flatMap((r) => [card(r), ...workerQuestions(r, r.tool_use_id)])];
-      case 'unanswered': return [card(step.record), ...workerQuestions(step.record, step.record.tool_use_id)];
+      // (a question of the user's own worker is asked in no turn: it stays an entry of its own; so does its start's)
+      case 'exchange': return [exchangeEntry(step.message), ...step.started.flatMap((r) => userDelegation(r, card(r)))];
+      case 'unanswered': return userDelegation(step.record, card(step.record));
     }
   });
 }
@@ -95,6 +95,16 @@ function answeredQuestions(turnId: string, messages: Message[], delegations: rea
     const record = b.name === DELEGATE_TOOL ? delegations.find((d) => d.tool_use_id === b.id) : undefined;
     return [...own, ...(record ? workerQuestions(record, turnId) : [])];
   });
+}
+
+/**
+ * A user's own delegation (`/delegate`) as the live chat showed it: the question its start asked (a worker that may change
+ * things), its card, then its worker's questions.
+ */
+function userDelegation(record: DelegationRecord, card: Entry): Entry[] {
+  const start: Entry[] = record.approval ? [{ kind: 'approval', id: record.approval.id,
+    card: recordedApprovalCard(record.approval, record.tool_use_id, DELEGATE_TOOL, { task: record.task }) }] : [];
+  return [...start, card, ...workerQuestions(record, record.tool_use_id)];
 }
 
 /** The questions a delegation's worker asked, answered (`turnId`: the chat's turn they go in, if any). */

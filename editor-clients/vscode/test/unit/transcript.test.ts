@@ -241,6 +241,24 @@ describe('the user\'s own delegations in a reloaded chat', () => {
     assert.equal(entries[7].kind === 'delegation' && entries[7].card.status, 'running', 'not answered yet: the card alone, last');
   });
 
+  it('puts back the question its start asked, before its card, as it was asked live', () => {
+    const asked = (id: string, outcome: ApprovalRecord['outcome'], extra: Partial<ApprovalRecord> = {}): ApprovalRecord => ({
+      id, title: 'Delegate to a fast worker that may change files', outcome, reason: null, command: null, cwd: null, path: null,
+      tier: 'fast', worker_tools: ['edit_file'], ...extra });
+    const entries = transcriptEntries({ ...delegated, delegations: [
+      record('user_1', at(2), { approval: asked('A1', 'allowed_once'),
+        approvals: [{ ...asked('A2', 'allowed_once'), title: 'Edit src/app.py', path: 'src/app.py', tier: null, worker_tools: null }] }),
+      record('user_2', at(6), { status: 'running', task: 'still going', approval: asked('A3', 'allowed_once') }),
+      { ...record('toolu_9', at(1)), source: 'planner' as const, approval: asked('A4', 'allowed_once') }] });
+    assert.deepEqual(entries.map((e) => `${e.kind}:${e.id}`), ['user:M1', 'turn:T1', 'user:M3', 'approval:A1', 'delegation:user_1',
+      'approval:A2', 'command:M4', 'user:M5', 'command:M6', 'approval:A3', 'delegation:user_2'],
+    "a planner's start question comes with its call's result, not from its record");
+    const start = entries[3];
+    assert.ok(start.kind === 'approval');
+    assert.deepEqual([start.card.kind, start.card.task, start.card.tier, start.card.workerTools, outcomeText(start.card)],
+      ['delegation', 'explain this', 'fast', ['edit_file'], 'Allowed once.']);
+  });
+
   it('reads the newer order too: the command stored before its worker started, the answer after', () => {
     const stored: SessionDetail = {
       ...delegated,

@@ -197,8 +197,8 @@ return {
         'a cost that is all estimated says so once')
       local partly = render.outcome(ROOT, { status = 'cancelled', model = SONNET, cost_usd = '0.003',
         estimated_usd = '0.001902', usage = { input_tokens = 634, output_tokens = 0 } })
-      H.eq('  claude-sonnet-4-6 · $0.003 (~$0.001902 estimated) · 634 in / 0 out tokens', partly[#partly][1],
-        'a cost partly estimated names the estimated part')
+      H.eq('  claude-sonnet-4-6 · $0.003000 (~$0.001902 estimated) · 634 in / 0 out tokens', partly[#partly][1],
+        'a cost partly estimated names the estimated part, both with the same decimals')
       local reported = render.outcome(ROOT, { status = 'completed', model = SONNET, cost_usd = '0.0036',
         estimated_usd = '0.000000', usage = { input_tokens = 1, output_tokens = 1 } })
       H.eq('  claude-sonnet-4-6 · $0.0036 · 1 in / 1 out tokens', reported[#reported][1])
@@ -456,7 +456,7 @@ return {
         'one turn, not "1 turns"; the time as the session picker shows it, not 2026-05-08T14:20:00.464000Z')
       H.check(vim.tbl_contains(lines, '  ↳ worker W3  claude-haiku-4-5  ~$0.0019  (1 turn)  (estimated)'),
         'a cost all estimated says so once', table.concat(lines, '\n'))
-      H.check(vim.tbl_contains(lines, '  ↳ worker W4  claude-haiku-4-5  $0.003  (2 turns)  (~$0.0019 estimated)'),
+      H.check(vim.tbl_contains(lines, '  ↳ worker W4  claude-haiku-4-5  $0.0030  (2 turns)  (~$0.0019 estimated)'),
         'a cost partly estimated names the part', table.concat(lines, '\n'))
     end,
   },

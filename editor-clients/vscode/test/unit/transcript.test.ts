@@ -353,8 +353,8 @@ describe('transcriptMarkdown', () => {
     const rows = text.split('\n').filter((line) => /^\| (`|no model)/.test(line));
     assert.deepEqual(rows, [
       '| `anthropic:claude-haiku-4-5` | 2 | $0.0058 | 20 | 6 |',
-      '| `anthropic:claude-opus-4-7` (workers) | 2 | $0.006 | – | – |',
-      '| `anthropic:claude-sonnet-4-6` (workers) | 4 | $0.004 | – | – |',
+      '| `anthropic:claude-opus-4-7` (workers) | 2 | $0.0060 | – | – |', // the column's decimals
+      '| `anthropic:claude-sonnet-4-6` (workers) | 4 | $0.0040 | – | – |',
     ]);
     const sum = rows.reduce((total, row) => total + Number(row.split('|')[3].trim().slice(1)), 0);
     assert.equal(sum.toFixed(4), '0.0158');
@@ -408,7 +408,7 @@ describe('session items', () => {
     assert.doesNotMatch(sessionItemView({ ...worker, delegation_status: null }, false, now).tooltip, /Delegation/);
     // a cost that is partly Switchman's estimate (a call stopped before the provider reported usage) says so
     const estimated = sessionItemView({ ...session, estimated_usd: '0.0019' }, true, new Date('2026-05-08T14:33:19Z'));
-    assert.equal(estimated.description, 'current · claude-haiku-4-5 · $0.041 (~$0.0019 estimated) · 10 min ago');
+    assert.equal(estimated.description, 'current · claude-haiku-4-5 · $0.0412 (~$0.0019 estimated) · 10 min ago');
     assert.match(estimated.tooltip, /\(~\$0\.0019 estimated\)/);
     const all = sessionItemView({ ...session, estimated_usd: session.cost_usd }, false, new Date('2026-05-08T14:33:19Z'));
     assert.equal(all.description, 'claude-haiku-4-5 · ~$0.041 (estimated) · 10 min ago', 'all of it estimated: said once');

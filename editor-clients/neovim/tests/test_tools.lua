@@ -349,6 +349,11 @@ return {
       H.eq(vim.uri_from_fname(spaced), chat.attachments[1].uri, 'the whole name')
       chat.attachments = nil
       os.remove(spaced)
+      -- a folder is said to be one: it said "no such file" of a folder that is there
+      H.notifications = {}
+      vim.cmd('Switchman add src')
+      H.wait_notification(vim.log.levels.WARN, 'cannot attach "src": it is a folder; attach its files one at a time')
+      H.eq(nil, chat.attachments, 'nothing attached')
     end,
   },
   {

@@ -50,6 +50,30 @@ return {
     end,
   },
   {
+    'setup() refuses an empty cmd and a chat key given as a string, saying what it takes (they raised Lua errors later)',
+    function()
+      -- `cmd = {}` made :Switchman chat and :checkhealth raise E1174; `thumbs_up = 'g+'` made :Switchman chat
+      -- raise "bad argument #1 to 'pairs'"
+      local saved = vim.deepcopy(config.options)
+      local function refused(opts)
+        local ok, err = pcall(config.apply, opts)
+        H.check(not ok, 'refused', opts)
+        return tostring(err)
+      end
+      H.check(refused({ cmd = {} }):find('cmd: expected a list such as { "switchman", "serve" }', 1, true),
+        'an empty cmd', refused({ cmd = {} }))
+      H.check(refused({ cmd = { 42 } }):find('cmd: expected a list such as', 1, true), 'no command name')
+      local err = refused({ chat = { keymaps = { thumbs_up = 'g+' } } })
+      H.check(err:find('chat.keymaps.thumbs_up: expected false or keys by mode, such as { n = "g+" }', 1, true),
+        'a key without its mode', err)
+      H.check(refused({ chat = { keymaps = { send = { n = 5 } } } }):find('chat.keymaps.send: expected', 1, true),
+        'a key that is no string')
+      H.eq(saved, config.options, 'the options in force are kept')
+      config.apply({ chat = { keymaps = { thumbs_up = false, send = { n = { '<CR>' }, i = '<C-s>' } } } })
+      config.options = saved
+    end,
+  },
+  {
     'a huge buffer is attached cut one character past what the daemon keeps, never mid-character',
     function()
       local attach = require('switchman.attach')

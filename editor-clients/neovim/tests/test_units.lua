@@ -50,7 +50,7 @@ return {
     end,
   },
   {
-    'setup() refuses an empty cmd and a chat key given as a string, saying what it takes (they raised Lua errors later)',
+    'setup() refuses an empty cmd, a chat key given as a string and a chat size it cannot use, saying what it takes (they raised Lua errors later)',
     function()
       -- `cmd = {}` made :Switchman chat and :checkhealth raise E1174; `thumbs_up = 'g+'` made :Switchman chat
       -- raise "bad argument #1 to 'pairs'"
@@ -68,8 +68,21 @@ return {
         'a key without its mode', err)
       H.check(refused({ chat = { keymaps = { send = { n = 5 } } } }):find('chat.keymaps.send: expected', 1, true),
         'a key that is no string')
+      -- `size = 'wide'` and `size = 2.5` made :Switchman chat raise ("attempt to compare string with
+      -- number", "Number is not integral"); 0 or less opened a chat one column wide
+      for _, bad in ipairs({ 'wide', 2.5, 0, -3 }) do
+        H.check(refused({ chat = { size = bad } }):find('chat.size: expected a fraction of the editor', 1, true),
+          'chat.size ' .. tostring(bad))
+      end
+      for _, bad in ipairs({ 'x', 0, 2.5 }) do
+        H.check(refused({ chat = { input_height = bad } }):find('chat.input_height: expected a number of lines', 1, true),
+          'chat.input_height ' .. tostring(bad))
+      end
       H.eq(saved, config.options, 'the options in force are kept')
       config.apply({ chat = { keymaps = { thumbs_up = false, send = { n = { '<CR>' }, i = '<C-s>' } } } })
+      for _, good in ipairs({ 0.4, 1, 80 }) do
+        config.apply({ chat = { size = good, input_height = 6 } })
+      end
       config.options = saved
     end,
   },

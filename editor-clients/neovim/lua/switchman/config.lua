@@ -179,9 +179,22 @@ local function keys_by_mode(modes)
   return true
 end
 
---- The chat keys of `chat` (setup()'s), each checked (a string there raised a Lua error as the chat opened).
-local function validate_chat_keys(chat)
-  local keymaps = type(chat) == 'table' and chat.keymaps or nil
+--- Whether `value` is a whole number of at least 1 (or not given).
+local function count(value)
+  return value == nil or type(value) == 'number' and value >= 1 and value == math.floor(value)
+end
+
+--- The chat's sizes and keys of `chat` (setup()'s), each checked: a size it cannot use and a key given as
+--- a string raised Lua errors as the chat opened.
+local function validate_chat(chat)
+  chat = type(chat) == 'table' and chat or {}
+  vim.validate({
+    ['chat.size'] = { chat.size, function(value)
+      return count(value) or type(value) == 'number' and value > 0 and value <= 1
+    end, 'a fraction of the editor (such as 0.4) or a number of columns or lines (such as 80)' },
+    ['chat.input_height'] = { chat.input_height, count, 'a number of lines (such as 4)' },
+  })
+  local keymaps = chat.keymaps
   vim.validate({ ['chat.keymaps'] = { keymaps, 'table', true } })
   for name, modes in pairs(keymaps or {}) do
     local default = M.defaults.chat.keymaps[name]
@@ -207,7 +220,7 @@ function M.apply(opts)
     chat = { opts.chat, 'table', true },
     statusline = { opts.statusline, 'table', true },
   })
-  validate_chat_keys(opts.chat)
+  validate_chat(opts.chat)
   M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
   for _, list in ipairs({ 'cmd', 'root_markers' }) do
     if opts[list] then

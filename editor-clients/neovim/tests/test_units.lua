@@ -201,6 +201,11 @@ return {
     function()
       config.apply({ statusline = { prefix = '', sticky = '*' } })
       H.eq('claude-sonnet-4-6*', status.format(ROOT, record({ sticky_model = SONNET })))
+      -- a piece set to false (as `profile = false` is documented) is left out: `prefix = false` raised
+      -- "invalid value (boolean) at index 1 in table for 'concat'" at every redraw of the statusline
+      config.apply({ statusline = { prefix = false, sticky = false, busy = false, max_banner = 'x' } })
+      H.eq('claude-sonnet-4-6 ⚠ routing.yaml has errors', status.format(ROOT, record({ sticky_model = SONNET,
+        turn_in_flight = true, banners = { 'routing.yaml has errors' } })))
       config.apply({})
     end,
   },

@@ -197,6 +197,22 @@ return {
     end,
   },
   {
+    "a float.border Neovim does not know opens the float with the default border and says so (it raised E5108)",
+    function()
+      local ui = require('switchman.ui')
+      config.apply({ float = { border = 'fancy' } })
+      H.notifications = {}
+      local bufnr, win = ui.float({ 'Why this model?', 'because' }, { title = 'Why' })
+      H.eq({ 'Why this model?', 'because' }, H.lines(bufnr), 'the float shows its lines')
+      H.eq(win, vim.api.nvim_get_current_win(), 'and has the cursor')
+      vim.api.nvim_win_close(win, true)
+      H.eq(1, #H.notifications, 'one warning', H.notifications)
+      H.check(H.notifications[1].message:find("setup()'s float.border \"fancy\" is no border Neovim knows", 1, true),
+        'naming the option', H.notifications)
+      config.apply({})
+    end,
+  },
+  {
     'statusline pieces come from setup()',
     function()
       config.apply({ statusline = { prefix = '', sticky = '*' } })

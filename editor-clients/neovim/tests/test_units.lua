@@ -63,6 +63,10 @@ return {
       H.check(refused({ cmd = {} }):find('cmd: expected a list such as { "switchman", "serve" }', 1, true),
         'an empty cmd', refused({ cmd = {} }))
       H.check(refused({ cmd = { 42 } }):find('cmd: expected a list such as', 1, true), 'no command name')
+      -- `capabilities = 'x'` made :Switchman chat raise "attempt to index local 'caps'"; `keymaps = 'yes'`
+      -- mapped nothing without a word
+      H.check(refused({ capabilities = 'x' }):find('capabilities: expected table', 1, true), 'capabilities')
+      H.check(refused({ keymaps = 'yes' }):find('keymaps: expected ', 1, true), 'global keymaps')
       local err = refused({ chat = { keymaps = { thumbs_up = 'g+' } } })
       H.check(err:find('chat.keymaps.thumbs_up: expected false or keys by mode, such as { n = "g+" }', 1, true),
         'a key without its mode', err)

@@ -215,6 +215,8 @@ function M.apply(opts)
     config_dir = { opts.config_dir, 'string', true },
     root_markers = { opts.root_markers, 'table', true },
     on_attach = { opts.on_attach, 'function', true },
+    keymaps = { opts.keymaps, { 'boolean', 'table' }, true },
+    capabilities = { opts.capabilities, 'table', true },
     share_max_bytes = { opts.share_max_bytes, 'number', true },
     show_worker_sessions = { opts.show_worker_sessions, 'boolean', true },
     chat = { opts.chat, 'table', true },

@@ -168,6 +168,9 @@ class DelegateStarted(Event, frozen=True, kw_only=True, tag="delegate.started"):
     """When the delegation was asked for (before any wait for approval or a worker slot)."""
     queued_seconds: float = 0.0
     """How long it waited for a free worker slot (``delegate.queued``) before starting."""
+    approval: ApprovalRecord | None = None
+    """The question its start asked the user (its worker may change things) and the answer;
+    None when nothing was asked."""
 
 
 class DelegateQueued(Event, frozen=True, kw_only=True, tag="delegate.queued"):
@@ -235,6 +238,9 @@ class DelegateFailed(Event, frozen=True, kw_only=True, tag="delegate.failed"):
     before its worker was routed (no ``delegate.started``) is still described."""
     requested_at: datetime | None = None
     """When the delegation was asked for."""
+    approval: ApprovalRecord | None = None
+    """The question its start asked the user, when one was (denied, or stopped while it
+    waited for the answer, it ended here)."""
 
 
 Listener = Callable[[Event], None]

@@ -99,7 +99,8 @@ def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]
             floor_applied=event.floor_applied, model=event.resolved_model or None,
             routed_by=event.routed_by, status=status, error=error, detail=detail,
             queued_at=wait.timestamp if wait is not None else None,
-            ended_at=_ended_at(endings.get(event.tool_use_id)))
+            ended_at=_ended_at(endings.get(event.tool_use_id)),
+            approval=event.approval or (first.approval if first is not None else None))
         asked.setdefault(event.tool_use_id, event.requested_at or event.timestamp)
     # (a failure recorded before failures named their tier cannot be described: left out;
     # a call refused for its arguments was never a delegation: the planner's tool call shows it)
@@ -154,7 +155,7 @@ def _never_routed(payload: dict[str, Any],
         source=failed.source, started_at=failed.timestamp, task=failed.task or "",
         tier=failed.tier or "", worker_tier=None, tier_floor=None, floor_applied=False,
         model=None, status=status, error=error, detail=detail,
-        queued_at=wait.timestamp if wait is not None else None)
+        queued_at=wait.timestamp if wait is not None else None, approval=failed.approval)
     return record, failed.requested_at or failed.timestamp
 
 

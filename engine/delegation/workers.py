@@ -98,6 +98,10 @@ class Delegation:
         settings = self.config.effective(str(context.folder)).delegation
         model = self.config.registry().get(context.model)
         if context.is_worker or not settings.enabled or model is None or not model.can_delegate:
+            tools.withhold("delegate", "workers never delegate" if context.is_worker
+                           else "delegation is turned off in routing.yaml"
+                           if not settings.enabled
+                           else f"{context.model} may not delegate (its can_delegate is false)")
             return
         limit = WorkerSlots(settings.max_concurrent_workers)  # per planner turn
         profiles = self.config.profiles(str(context.folder))
@@ -322,11 +326,13 @@ class WorkerRun:
                 self.progress.detail = "the user stopped it before it started"
             else:
                 self.progress.detail = "cancelled while waiting for approval"
-            self.approval = stopped_record(request, self.progress.detail) if asked else None
+            self.approval = self.progress.approval = \
+                stopped_record(request, self.progress.detail) if asked else None
             return self.progress.failed("cancelled_by_user", "cancelled_by_user", "")
         finally:
             self.asking = False
-        self.approval = approval_record(request, answer) if asked else None
+        self.approval = self.progress.approval = \
+            approval_record(request, answer) if asked else None
         if answer.allowed:
             return None
         self.progress.detail = answer.short_reason or "the user denied it"

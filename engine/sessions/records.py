@@ -295,6 +295,11 @@ class DelegationRecord(msgspec.Struct, frozen=True, kw_only=True):
     """The questions its worker asked the user (an edit, a command) and their answers, oldest
     first, as the worker's transcript keeps them: a chat rebuilt from the planner's session
     shows them in the planner's turn, as it did live."""
+    approval: ApprovalRecord | None = None
+    """The question its start asked the user (its worker may change things) and the answer:
+    a user's ``/delegate`` has no tool result to keep it with (a planner's call keeps it in
+    its ``tool_result.approval`` too). None when nothing was asked, and in records kept before
+    it was."""
 
 
 class SessionDetail(msgspec.Struct, frozen=True):

@@ -68,6 +68,12 @@ async def test_delegating_a_selection_hands_it_to_a_worker(
     assert user.service.store.turns(result.session_id) == []
     assert [(m.role, m.text()) for m in user.service.store.messages(result.session_id)] == [
         ("user", "/delegate fast explain this"), ("assistant", "f returns 1.")]
+    # nor a tool result to keep the question of its start with: its record keeps it, so a
+    # rebuilt chat shows the card the live chat had
+    (record,) = user.service.session(result.session_id).delegations
+    assert record.approval is not None
+    assert (record.approval.id, record.approval.outcome, record.approval.tier,
+            record.approval.worker_tools) == (asked.id, "allowed_once", "fast", asked.worker_tools)
 
 
 async def test_a_selection_alone_is_the_task(user: Engine, adapter: ScriptedAdapter) -> None:
@@ -116,6 +122,10 @@ async def test_a_denied_delegation_starts_no_worker(
     assert result.error is not None and result.error.code == "approval_denied"
     assert adapter.requests == []
     assert user.service.session_list(user.workspace, True).sessions[0].workers == []
+    (record,) = user.service.session(result.session_id).delegations
+    assert (record.status, record.error) == ("failed", "approval_denied")
+    assert record.approval is not None and record.approval.outcome == "denied"
+    assert record.approval.id == approver.asked[0].id
 
 
 async def test_a_first_word_that_is_no_tier_starts_the_task(

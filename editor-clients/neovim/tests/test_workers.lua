@@ -225,6 +225,10 @@ return {
       H.eq('  ■ worker fast · haiku · cancelled · 1 turn · ~$0.0019 (estimated) · 2.0s — t — '
         .. 'stopped: the user stopped this worker',
         stopped, 'a worker stopped before the provider reported usage: its cost is an estimate, and says so')
+      local part = workers.line(root, { tier = 'fast', model = 'anthropic:claude-haiku-4-5', status = 'completed',
+        turns = 2, cost_usd = '0.0412', estimated_usd = '0.0019', elapsed_seconds = 2, task = 't' })
+      H.eq('  ✓ worker fast · haiku · completed · 2 turns · $0.0412 (~$0.0019 estimated) · 2.0s — t', part,
+        'the cost and its estimated part with the same decimals, as /cost shows them (it read $0.04 beside $0.0019)')
       local stored = workers.stored(root, {
         messages = {
           { role = 'assistant', content = {

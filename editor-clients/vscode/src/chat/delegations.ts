@@ -6,7 +6,7 @@
  * A card shows the tier the worker runs on: when the tier floor capped the tier asked for, both.
  */
 
-import { costParts, formatCost, formatUsd, plural, shortModelName } from '../common/format';
+import { costParts, formatCost, plural, shortModelName } from '../common/format';
 import { handoffLines, type HandoffLine } from './handoff';
 import { OUTPUT_FOLDED_LINES, terminalText } from './longMessage';
 import type {
@@ -433,7 +433,10 @@ export function turnCostLabel(costUsd: string | null, cards: readonly Delegation
   const workers = (cards ?? []).reduce((sum, card) => sum + (Number(card.costUsd) || 0), 0);
   const estimated = (Number(estimatedUsd) || 0)
     + (cards ?? []).reduce((sum, card) => sum + (Number(card.estimatedUsd) || 0), 0);
-  const { amount, note } = costParts(Number(costUsd) + workers, estimated);
-  if (workers === 0) return amount + note;
-  return `${amount} incl. workers ${formatUsd(String(workers))}${note}`;
+  if (workers === 0) {
+    const { amount, note } = costParts(costUsd, estimated);
+    return amount + note;
+  }
+  const { amount, note, others } = costParts(Number(costUsd) + workers, estimated, { alongside: [workers] });
+  return `${amount} incl. workers ${others[0]}${note}`;
 }

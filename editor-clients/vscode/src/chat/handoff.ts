@@ -1,6 +1,6 @@
 /** The handoff envelope of a worker (spec 004) as a few labelled lines for the worker's view (pure). */
 
-import { formatUsd, plural, shortModelName } from '../common/format';
+import { formatUsds, plural, shortModelName } from '../common/format';
 import type { HandoffEnvelope } from '../protocol/types';
 
 export interface HandoffLine {
@@ -33,8 +33,7 @@ export function handoffLines(envelope: HandoffEnvelope): HandoffLine[] {
     { label: 'Context', value: contextOf(envelope) },
     { label: 'Limits', value: limits.join(' · ') },
     // Not a limit: what had been spent when the task was handed over.
-    { label: 'Spent', value: `${formatUsd(envelope.budget.planner_session_cost_usd)} in the session, `
-      + `${formatUsd(envelope.budget.cost_today_usd)} today, before the handoff` },
+    { label: 'Spent', value: spent(envelope) },
   ];
   if (scope.dropped_tools.length > 0) lines.push({ label: 'Dropped', value: scope.dropped_tools.join(', ') });
   // Named by the planner, not given (it lacks them, or the worker's profile forbids them).
@@ -43,6 +42,12 @@ export function handoffLines(envelope: HandoffEnvelope): HandoffLine[] {
     lines.push({ label: 'Withheld', value: withheld.map(([name, why]) => `${name} (${why})`).join('; ') });
   }
   return lines;
+}
+
+/** `$0.01 in the session, $0.25 today, before the handoff`; both with the same decimals (`$0.00000` beside `$0.00004`). */
+function spent(envelope: HandoffEnvelope): string {
+  const [session, today] = formatUsds([envelope.budget.planner_session_cost_usd, envelope.budget.cost_today_usd]);
+  return `${session} in the session, ${today} today, before the handoff`;
 }
 
 function contextOf(envelope: HandoffEnvelope): string {

@@ -1,6 +1,6 @@
 /** A stored session (`switchman/session`) as chat entries and as a read-only Markdown transcript. */
 
-import { formatCost, formatUsd, plural, readableTime } from '../common/format';
+import { formatCost, formatUsds, plural, readableTime } from '../common/format';
 import { NOT_SENT } from '../protocol/errors';
 import { SlashCommands } from '../protocol/methods';
 import type {
@@ -61,9 +61,9 @@ export function transcriptEntries(detail: SessionDetail, skip: ReadonlySet<strin
   return timeline(detail, skip).flatMap((step): Entry[] => {
     switch (step.kind) {
       case 'turn': return turnEntries(detail, step.turn);
-      // (a question of the user's own worker is asked in no turn: it stays an entry of its own)
-      case 'exchange': return [exchangeEntry(step.message), ...step.started.flatMap((r) => [card(r), ...workerQuestions(r, r.tool_use_id)])];
-      case 'unanswered': return [card(step.record), ...workerQuestions(step.record, step.record.tool_use_id)];
+      // (a question of the user's own worker is asked in no turn: it stays an entry of its own; so does its start's)
+      case 'exchange': return [exchangeEntry(step.message), ...step.started.flatMap((r) => userDelegation(r, card(r)))];
+      case 'unanswered': return userDelegation(step.record, card(step.record));
     }
   });
 }
@@ -95,6 +95,16 @@ function answeredQuestions(turnId: string, messages: Message[], delegations: rea
     const record = b.name === DELEGATE_TOOL ? delegations.find((d) => d.tool_use_id === b.id) : undefined;
     return [...own, ...(record ? workerQuestions(record, turnId) : [])];
   });
+}
+
+/**
+ * A user's own delegation (`/delegate`) as the live chat showed it: the question its start asked (a worker that may change
+ * things), its card, then its worker's questions.
+ */
+function userDelegation(record: DelegationRecord, card: Entry): Entry[] {
+  const start: Entry[] = record.approval ? [{ kind: 'approval', id: record.approval.id,
+    card: recordedApprovalCard(record.approval, record.tool_use_id, DELEGATE_TOOL, { task: record.task }) }] : [];
+  return [...start, card, ...workerQuestions(record, record.tool_use_id)];
 }
 
 /** The questions a delegation's worker asked, answered (`turnId`: the chat's turn they go in, if any). */
@@ -230,8 +240,8 @@ export function transcriptMarkdown(detail: SessionDetail): string {
     + `${plural(session.turn_count, 'turn')} · total `
     + formatCost(cost.total_usd, cost.estimated_usd, { why: ': calls cut short before the provider reported usage' }));
   if (cost.workers.length > 0) {
-    lines.push('', `Planner ${formatUsd(cost.planner_usd)} · workers ${formatUsd(cost.workers_usd)} `
-      + `(${plural(cost.workers.length, 'worker')})`);
+    const [planner, workers] = formatUsds([cost.planner_usd, cost.workers_usd]);
+    lines.push('', `Planner ${planner} · workers ${workers} (${plural(cost.workers.length, 'worker')})`);
   }
   if (session.sticky_model) lines.push('', `Sticky model: \`${session.sticky_model}\``);
   // A worker's handoff, as its card's transcript heads it: who handed what over, with which tools.
@@ -241,13 +251,15 @@ export function transcriptMarkdown(detail: SessionDetail): string {
   const workerRows = workersByModel(cost.workers);
   if (cost.by_model.length > 0 || workerRows.length > 0) {
     lines.push('', '| model | turns | cost | input tokens | output tokens |', '|---|---:|---:|---:|---:|');
-    for (const row of cost.by_model) {
-      lines.push(`| \`${row.model}\` | ${row.turns} | ${formatUsd(row.cost_usd)} | ${row.input_tokens} | ${row.output_tokens} |`);
-    }
+    // one column: its amounts share their decimals
+    const costs = formatUsds([...cost.by_model.map((row) => row.cost_usd), ...workerRows.map((row) => row.costUsd)]);
+    cost.by_model.forEach((row, i) => {
+      lines.push(`| \`${row.model}\` | ${row.turns} | ${costs[i]} | ${row.input_tokens} | ${row.output_tokens} |`);
+    });
     // `cost.workers` has no token counts: the workers' rows leave them out.
-    for (const row of workerRows) {
-      lines.push(`| ${row.model === null ? 'no model' : `\`${row.model}\``} (workers) | ${row.turns} | ${formatUsd(String(row.costUsd))} | – | – |`);
-    }
+    workerRows.forEach((row, i) => {
+      lines.push(`| ${row.model === null ? 'no model' : `\`${row.model}\``} (workers) | ${row.turns} | ${costs[cost.by_model.length + i]} | – | – |`);
+    });
   }
   if (cost.workers.length > 0) lines.push('', '## Workers', '', ...workersTable(cost.workers));
   for (const step of timeline(detail, new Set())) {

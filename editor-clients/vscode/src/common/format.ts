@@ -12,30 +12,55 @@ export function formatUsd(value: string | null | undefined): string {
   return Math.abs(rounded) >= 0.1 ? `$${rounded.toFixed(2)}` : `$${rounded.toString()}`;
 }
 
+export type UsdValue = string | number | null | undefined;
+
+/**
+ * Amounts shown together (one line, one card), each with as many decimals as the one that needs
+ * most, as `/cost` shows its amounts: alone, `0` reads `$0.00` and `0.00004` reads `$0.00004`, and side
+ * by side that looked like two kinds of number (was the first rounded away?). Together they read
+ * `$0.00000` and `$0.00004`; `$0.01` and `$0.25` stay as they are.
+ */
+export function formatUsds(values: readonly UsdValue[]): string[] {
+  const alone = values.map((v) => formatUsd(v === null || v === undefined ? v : String(v)));
+  const places = Math.max(0, ...alone.map(decimalsOf));
+  return values.map((v, i) => {
+    const amount = Number(v ?? 0);
+    return Number.isFinite(amount) ? `$${amount.toFixed(places)}` : alone[i];
+  });
+}
+
+function decimalsOf(shown: string): number {
+  const dot = shown.indexOf('.');
+  return dot < 0 ? 0 : shown.length - dot - 1;
+}
+
 /**
  * A cost and the part of it Switchman estimated (calls cut short before the provider reported
  * usage), each said once: `amount` is `$0.041`, or `~$0.041` when all of it is estimated; `note`
  * follows it: ` (~$0.0019 estimated)` when part is, ` (estimated)` when all is, `` when none is.
  * `why` is added after the word estimated (`: calls cut short`); `ofWhich` words the partial note as
- * `/cost` does: ` (of which ~$0.0019 estimated)`.
+ * `/cost` does: ` (of which ~$0.0019 estimated)`. The amounts share their decimals ({@link formatUsds}),
+ * also with `alongside`, amounts shown with them (`others`, in their order).
  */
-export function costParts(totalUsd: string | number | null | undefined, estimatedUsd: string | number | null | undefined,
-  { why = '', ofWhich = false }: CostWording = {}): { amount: string; note: string } {
-  const total = formatUsd(String(totalUsd ?? 0));
+export function costParts(totalUsd: UsdValue, estimatedUsd: UsdValue,
+  { why = '', ofWhich = false, alongside = [] }: CostWording = {}): { amount: string; note: string; others: string[] } {
   const estimated = Number(estimatedUsd ?? 0) || 0;
-  if (estimated <= 0) return { amount: total, note: '' };
+  const [total, part, ...others] = formatUsds([totalUsd ?? 0, estimated > 0 ? estimated : 0, ...alongside]);
+  if (estimated <= 0) return { amount: total, note: '', others };
   // all of it: the estimate covers the whole cost (to the micro-dollar the daemon counts in)
-  if (estimated >= (Number(totalUsd ?? 0) || 0) - 1e-7) return { amount: `~${total}`, note: ` (estimated${why})` };
-  return { amount: total, note: ` (${ofWhich ? 'of which ' : ''}~${formatUsd(String(estimated))} estimated${why})` };
+  if (estimated >= (Number(totalUsd ?? 0) || 0) - 1e-7) return { amount: `~${total}`, note: ` (estimated${why})`, others };
+  return { amount: total, note: ` (${ofWhich ? 'of which ' : ''}~${part} estimated${why})`, others };
 }
 
 export interface CostWording {
   why?: string;
   ofWhich?: boolean;
+  /** Amounts shown beside the cost, formatted with the same decimals (`others`). */
+  alongside?: readonly UsdValue[];
 }
 
 /** {@link costParts} on one line: `$0.041 (~$0.0019 estimated)`, `~$0.0019 (estimated)`, `$0.041`. */
-export function formatCost(totalUsd: string | number | null | undefined, estimatedUsd: string | number | null | undefined,
+export function formatCost(totalUsd: UsdValue, estimatedUsd: UsdValue,
   wording: CostWording = {}): string {
   const { amount, note } = costParts(totalUsd, estimatedUsd, wording);
   return amount + note;

@@ -263,6 +263,11 @@ export interface DelegationRecord {
   ended_at?: string | null;
   /** The questions its worker asked (an edit, a command) and their answers, oldest first (absent from older daemons). */
   approvals?: ApprovalRecord[];
+  /**
+   * The question its start asked the user (its worker may change things) and the answer; null when nothing was asked,
+   * absent in older records. A planner's call keeps it with its `tool_result` too.
+   */
+  approval?: ApprovalRecord | null;
 }
 
 /** What a planner (or the user, with `/delegate`) handed to a worker; only the fields the editor shows. */

@@ -29,8 +29,10 @@ function cards(state: ChatState): DelegationCard[] {
 describe('delegation cards', () => {
   it('roll the workers\' cost up into their turn\'s, naming their share', () => {
     const worker = { costUsd: '0.002725' } as DelegationCard;
-    assert.equal(turnCostLabel('0.007575', [worker]), '$0.01 incl. workers $0.0027');
-    assert.equal(turnCostLabel('0.007575', [worker, { costUsd: '0' } as DelegationCard]), '$0.01 incl. workers $0.0027');
+    // both amounts with the same decimals (the total read `$0.01` beside `$0.0027`)
+    assert.equal(turnCostLabel('0.007575', [worker]), '$0.0103 incl. workers $0.0027');
+    assert.equal(turnCostLabel('0.007575', [worker, { costUsd: '0' } as DelegationCard]), '$0.0103 incl. workers $0.0027');
+    assert.equal(turnCostLabel('0', [{ costUsd: '0.00004' } as DelegationCard]), '$0.00004 incl. workers $0.00004');
     assert.equal(turnCostLabel('0.007575', []), '$0.0076');
     assert.equal(turnCostLabel('0.007575', undefined), '$0.0076');
     assert.equal(turnCostLabel(null, [worker]), null);
@@ -38,7 +40,7 @@ describe('delegation cards', () => {
     // once when all of the cost is estimated, naming the estimated part when only part is.
     assert.equal(turnCostLabel('0.001902', [], '0.001902'), '~$0.0019 (estimated)');
     assert.equal(turnCostLabel('0.007575', [{ ...worker, estimatedUsd: '0.0027' }], '0'),
-      '$0.01 incl. workers $0.0027 (~$0.0027 estimated)');
+      '$0.0103 incl. workers $0.0027 (~$0.0027 estimated)');
     assert.equal(turnCostLabel('0.004850', [{ ...worker, estimatedUsd: '0.002725' }], '0.004850'),
       '~$0.0076 incl. workers $0.0027 (estimated)');
     assert.equal(turnCostLabel('0.007575', [], '0'), '$0.0076');

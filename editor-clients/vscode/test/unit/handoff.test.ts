@@ -32,6 +32,10 @@ describe('handoff envelope in the worker view', () => {
     assert.equal(planner[0].value, 'planner on claude-opus-4-7, profile default (global default)');
     assert.equal(planner[2].value, 'grep, read_file · approved by you');
     assert.deepEqual(planner.at(-1), { label: 'Dropped', value: 'memory_add' });
+    // /delegate in a new session: nothing spent in it yet, a little today (it read `$0.00` beside `$0.00004`)
+    const fresh = handoffLines({ ...envelope, budget: { ...envelope.budget, planner_session_cost_usd: '0', cost_today_usd: '0.00004' } });
+    assert.deepEqual(fresh.find((l) => l.label === 'Spent'),
+      { label: 'Spent', value: '$0.00000 in the session, $0.00004 today, before the handoff' });
     const withheld = handoffLines({ ...envelope, capability_scope: { ...envelope.capability_scope,
       withheld_tools: { run_command: 'you do not have it', edit_file: "the worker's profile 'reader' does not permit it" } } });
     assert.deepEqual(withheld.at(-1), { label: 'Withheld',

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { chatHtml } from '../../src/chat/html';
 import { previewView } from '../../src/chat/preview';
-import { formatUsd, shortModelName } from '../../src/common/format';
+import { formatUsd, formatUsds, shortModelName } from '../../src/common/format';
 import { normalizeUri, sameWorkspace } from '../../src/common/host';
 import { requestFailure } from '../../src/protocol/errors';
 import { Notifications, Requests } from '../../src/protocol/methods';
@@ -82,6 +82,14 @@ describe('formatting', () => {
     assert.equal(formatUsd('0.62'), '$0.62');
     assert.equal(formatUsd('0.095'), '$0.095');
     assert.equal(formatUsd(null), '$0.00');
+  });
+
+  it('shows amounts side by side with the same decimals, as /cost does', () => {
+    // alone, a zero read `$0.00` beside `$0.00004`, as if the other amount had been rounded away
+    assert.deepEqual(formatUsds(['0', '0.00004']), ['$0.00000', '$0.00004']);
+    assert.deepEqual(formatUsds(['0.01', '0.25']), ['$0.01', '$0.25']);
+    assert.deepEqual(formatUsds([12.5, '0.0412', null]), ['$12.500', '$0.041', '$0.000']);
+    assert.deepEqual(formatUsds([]), []);
   });
 
   it('shortens model ids', () => {

@@ -241,6 +241,24 @@ describe('the user\'s own delegations in a reloaded chat', () => {
     assert.equal(entries[7].kind === 'delegation' && entries[7].card.status, 'running', 'not answered yet: the card alone, last');
   });
 
+  it('puts back the question its start asked, before its card, as it was asked live', () => {
+    const asked = (id: string, outcome: ApprovalRecord['outcome'], extra: Partial<ApprovalRecord> = {}): ApprovalRecord => ({
+      id, title: 'Delegate to a fast worker that may change files', outcome, reason: null, command: null, cwd: null, path: null,
+      tier: 'fast', worker_tools: ['edit_file'], ...extra });
+    const entries = transcriptEntries({ ...delegated, delegations: [
+      record('user_1', at(2), { approval: asked('A1', 'allowed_once'),
+        approvals: [{ ...asked('A2', 'allowed_once'), title: 'Edit src/app.py', path: 'src/app.py', tier: null, worker_tools: null }] }),
+      record('user_2', at(6), { status: 'running', task: 'still going', approval: asked('A3', 'allowed_once') }),
+      { ...record('toolu_9', at(1)), source: 'planner' as const, approval: asked('A4', 'allowed_once') }] });
+    assert.deepEqual(entries.map((e) => `${e.kind}:${e.id}`), ['user:M1', 'turn:T1', 'user:M3', 'approval:A1', 'delegation:user_1',
+      'approval:A2', 'command:M4', 'user:M5', 'command:M6', 'approval:A3', 'delegation:user_2'],
+    "a planner's start question comes with its call's result, not from its record");
+    const start = entries[3];
+    assert.ok(start.kind === 'approval');
+    assert.deepEqual([start.card.kind, start.card.task, start.card.tier, start.card.workerTools, outcomeText(start.card)],
+      ['delegation', 'explain this', 'fast', ['edit_file'], 'Allowed once.']);
+  });
+
   it('reads the newer order too: the command stored before its worker started, the answer after', () => {
     const stored: SessionDetail = {
       ...delegated,
@@ -335,8 +353,8 @@ describe('transcriptMarkdown', () => {
     const rows = text.split('\n').filter((line) => /^\| (`|no model)/.test(line));
     assert.deepEqual(rows, [
       '| `anthropic:claude-haiku-4-5` | 2 | $0.0058 | 20 | 6 |',
-      '| `anthropic:claude-opus-4-7` (workers) | 2 | $0.006 | – | – |',
-      '| `anthropic:claude-sonnet-4-6` (workers) | 4 | $0.004 | – | – |',
+      '| `anthropic:claude-opus-4-7` (workers) | 2 | $0.0060 | – | – |', // the column's decimals
+      '| `anthropic:claude-sonnet-4-6` (workers) | 4 | $0.0040 | – | – |',
     ]);
     const sum = rows.reduce((total, row) => total + Number(row.split('|')[3].trim().slice(1)), 0);
     assert.equal(sum.toFixed(4), '0.0158');
@@ -390,7 +408,7 @@ describe('session items', () => {
     assert.doesNotMatch(sessionItemView({ ...worker, delegation_status: null }, false, now).tooltip, /Delegation/);
     // a cost that is partly Switchman's estimate (a call stopped before the provider reported usage) says so
     const estimated = sessionItemView({ ...session, estimated_usd: '0.0019' }, true, new Date('2026-05-08T14:33:19Z'));
-    assert.equal(estimated.description, 'current · claude-haiku-4-5 · $0.041 (~$0.0019 estimated) · 10 min ago');
+    assert.equal(estimated.description, 'current · claude-haiku-4-5 · $0.0412 (~$0.0019 estimated) · 10 min ago');
     assert.match(estimated.tooltip, /\(~\$0\.0019 estimated\)/);
     const all = sessionItemView({ ...session, estimated_usd: session.cost_usd }, false, new Date('2026-05-08T14:33:19Z'));
     assert.equal(all.description, 'claude-haiku-4-5 · ~$0.041 (estimated) · 10 min ago', 'all of it estimated: said once');

@@ -13,6 +13,7 @@ from typing import Any
 
 from switchman.engine.availability import ErrorClass
 from switchman.engine.config.registry import ApiKind, ProviderSpec
+from switchman.engine.ids import new_id
 from switchman.engine.keys import redact
 from switchman.engine.messages import (
     Block,
@@ -60,7 +61,10 @@ class _PendingCall:
             parsed = json.loads(self.arguments or "{}")
         except json.JSONDecodeError:
             parsed = {INVALID_ARGUMENTS: self.arguments}
-        return ToolCall(self.id, self.name, parsed if isinstance(parsed, dict) else
+        # A server that sends no id (some OpenAI-compatible ones) gets one: the history
+        # pairs each result with its call by id, and Anthropic takes no empty id.
+        return ToolCall(self.id or f"call_{new_id()}", self.name,
+                        parsed if isinstance(parsed, dict) else
                         {INVALID_ARGUMENTS: self.arguments})
 
 

@@ -49,3 +49,31 @@ async def test_arguments_that_are_not_json_are_named_to_the_model(
     assert returned["content"].startswith(
         "The arguments of this read_file call are not a JSON object: "
         "'{\"path\": \"src/app.py\"'.")
+
+
+async def test_a_tool_call_without_an_id_gets_one_the_history_keeps(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """An OpenAI-compatible server that sends its tool calls without an id: the call and its
+    result were kept with the id "": two calls could not be told apart, and the history sent
+    to Anthropic (@sonnet later in the session) held ids its API does not take."""
+    (daemon.workspace / "src" / "app.py").write_text("print('hi')\n", "utf-8")
+    fake.script_tool_calls([ToolCall("read_file", {"path": "src/app.py"}, id=""),
+                            ToolCall("list_files", {"path": "src"}, id="")], model="gpt-5")
+    fake.script_text("Read it.", model="gpt-5")
+    fake.script_text("Still here.", model="claude-sonnet-4-6")
+    first = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                "message": "@gpt-5 read app.py"})
+    assert first["status"] == "completed"
+    called, answered = fake.requests[1].body["messages"][-3:-1], fake.requests[1].body[
+        "messages"][-2:]
+    ids = [c["id"] for c in called[0]["tool_calls"]]
+    assert all(ids) and len(set(ids)) == 2
+    assert [m["tool_call_id"] for m in answered] == ids
+    second = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                 "message": "@sonnet and now?"})
+    assert second["status"] == "completed"
+    history = fake.requests[2].body["messages"]
+    uses = [b["id"] for m in history for b in m["content"] if b.get("type") == "tool_use"]
+    results = [b["tool_use_id"] for m in history for b in m["content"]
+               if b.get("type") == "tool_result"]
+    assert uses == ids and results == ids

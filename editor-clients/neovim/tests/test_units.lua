@@ -409,6 +409,15 @@ return {
         'a worker\'s question offers no "always": nothing given to a worker is remembered')
       H.eq({ 'Delegate to a worker on the fast tier.', 'The worker may use: edit_file', '', 'Task:', 'fix it' },
         approval.delegation_lines({ tier = 'fast', worker_tools = { 'edit_file' }, task = 'fix it' }))
+      -- the tier floor lowered the planner's deep: the tier the worker runs on, said capped
+      local capped = { tool = 'delegate', tier = 'balanced', requested_tier = 'deep', worker_tools = { 'edit_file' },
+        task = 'fix it', command = vim.NIL }
+      H.eq('Delegate to a worker on the balanced tier (deep, capped by the tier floor).',
+        approval.delegation_lines(capped)[1])
+      H.eq('Switchman wants to delegate to a balanced worker (deep, capped by the tier floor) with edit_file: fix it',
+        approval.prompt(capped))
+      H.eq('Delegate to a worker on the fast tier.', approval.delegation_lines({ tier = 'fast', requested_tier = vim.NIL,
+        worker_tools = { 'edit_file' }, task = 'fix it' })[1], 'not capped: requested_tier is null')
       -- a command of several lines: its first in the question (which had the line breaks in it, and
       -- nothing showed the command whole), all of it in a tab while asked
       local script = 'for f in *.py; do\n  black "$f"\ndone'

@@ -100,7 +100,7 @@ from switchman.engine.tools.approval import (
 from switchman.engine.tools.buffers import EditorTexts, no_editor_texts
 from switchman.engine.tools.changes import DiskApplier, EditApplier
 from switchman.engine.tools.registry import ToolContext, ToolRegistry
-from switchman.engine.tools.toolbox import Toolbox, ToolServices
+from switchman.engine.tools.toolbox import WORKER_EXCLUDED, Toolbox, ToolServices
 from switchman.engine.turn_starts import TurnStarts
 
 log = logging.getLogger(__name__)
@@ -424,6 +424,9 @@ class Switchman:
         skills = visible_skills(self.sessions.profile(live).profile, live.skills) \
             if live is not None else None
         tools.add_set(Toolbox(context, self.tool_services, skills))
+        if context.is_worker:
+            for name in WORKER_EXCLUDED:
+                tools.withhold(name, "workers never change the workspace memory")
 
     def trust_list(self, workspace: str | None = None) -> TrustList:
         """The tools always allowed, in one workspace or in all of them."""

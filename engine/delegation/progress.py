@@ -38,6 +38,7 @@ from switchman.engine.events import (
 )
 from switchman.engine.messages import ZERO_USD, ApprovalRecord, Usage
 from switchman.engine.routing.decision import TierChoice
+from switchman.engine.routing.tiers import worker_effort
 from switchman.engine.sessions.manager import SessionManager
 from switchman.engine.sessions.records import (
     ChatDelta,
@@ -100,6 +101,8 @@ class WorkerProgress:
         its end, for a rebuilt chat: a user's ``/delegate`` has no tool result to keep it)."""
         self.mode: FailureMode = "worker_error"
         self.choice: TierChoice | None = None
+        self.effort: str | None = None
+        """The reasoning effort the worker's calls are sent with, once it is routed."""
         self.routed_by: str | None = None
         self.requested_at = clock.now()
         self.queue: QueuePlace | None = None
@@ -167,6 +170,10 @@ class WorkerProgress:
         # A rule matching the task (slot 3) chooses before the tier (slot 5): say so.
         self.routed_by = notice.summary if winner is not None and self.choice is None else None
         choice = self.choice
+        wanted = self.envelope.model_policy.reasoning_effort if self.envelope else None
+        self.effort = worker_effort(notice.decision,
+                                    self.sessions.config.registry().get(notice.model or ""),
+                                    wanted)
         self.sessions.store.add_event(DelegateStarted(
             timestamp=self.clock.now(), session_id=self.planner.session_id,
             tool_use_id=self.tool_use_id, worker_session_id=self.worker_session_id,
@@ -181,7 +188,7 @@ class WorkerProgress:
             routed_by=self.routed_by,
             complexity=choice.complexity if choice else None,
             complexity_source=choice.complexity_source if choice else None,
-            reasoning_effort=choice.reasoning_effort if choice else None,
+            reasoning_effort=self.effort,
             profile=self.envelope.target.profile.name if self.envelope else None,
             handoff=self.envelope, source=self.source, focus=self.focus,
             requested_at=self.requested_at, queued_seconds=self.queued_seconds,
@@ -331,7 +338,7 @@ class WorkerProgress:
             dropped_tools=self.dropped,
             profile=self.envelope.target.profile.name if self.envelope else None,
             handoff=self.envelope, source=self.source, routed_by=self.routed_by,
-            approval=approval, **_tier_fields(self.choice)))
+            approval=approval, **_tier_fields(self.choice, self.effort)))
 
 
 def record_refusal(sessions: SessionManager, clock: Clock, planner: ToolContext,
@@ -350,11 +357,12 @@ def record_refusal(sessions: SessionManager, clock: Clock, planner: ToolContext,
         planner.turn_id)
 
 
-def _tier_fields(choice: TierChoice | None) -> dict[str, Any]:
-    """How the worker's tier was chosen, for the editor (empty until it is routed)."""
+def _tier_fields(choice: TierChoice | None, effort: str | None) -> dict[str, Any]:
+    """How the worker's tier was chosen, for the editor (empty until it is routed), and the
+    reasoning effort its calls are sent with (also when no tier chose its model)."""
+    effort_field = {"reasoning_effort": effort} if effort is not None else {}
     if choice is None:
-        return {}
+        return effort_field
     return {"worker_tier": choice.tier, "tier_floor": choice.tier_floor,
             "floor_applied": choice.floor_applied, "complexity": choice.complexity,
-            "complexity_source": choice.complexity_source,
-            "reasoning_effort": choice.reasoning_effort}
+            "complexity_source": choice.complexity_source, "reasoning_effort": effort}

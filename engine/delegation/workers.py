@@ -98,6 +98,10 @@ class Delegation:
         settings = self.config.effective(str(context.folder)).delegation
         model = self.config.registry().get(context.model)
         if context.is_worker or not settings.enabled or model is None or not model.can_delegate:
+            tools.withhold("delegate", "workers never delegate" if context.is_worker
+                           else "delegation is turned off in routing.yaml"
+                           if not settings.enabled
+                           else f"{context.model} may not delegate (its can_delegate is false)")
             return
         limit = WorkerSlots(settings.max_concurrent_workers)  # per planner turn
         profiles = self.config.profiles(str(context.folder))

@@ -109,8 +109,9 @@ class PolicyChain:
             if slot.verdict is Verdict.CHOSE:
                 winner = len(chain) - 1
                 break
-        if winner is not None and request.delegate_tier is None:
-            chain[winner] = self._profile_effort(chain[winner], request.profile)
+        if winner is not None and chain[winner].tier_choice is None:
+            chain[winner] = self._profile_effort(chain[winner], request.profile,
+                                                 worker=request.delegate_tier is not None)
         if winner is not None and chain[winner].policy in _BEFORE_PATTERN:
             deferred = self._deferred(suggestion, chain[winner], request.context)
             if deferred is not None:
@@ -135,12 +136,15 @@ class PolicyChain:
             banners.append(disagreement_banner(decision, surfaced))
         return decision if not banners else _with_banners(decision, banners)
 
-    def _profile_effort(self, winner: PolicyEvaluation,
-                        profile: ActiveProfile | None) -> PolicyEvaluation:
-        """``winner`` of a top-level turn, noting a profile's effort its model cannot take
-        (a worker's tier choice notes its own), so "why this model?" says it was dropped."""
-        effort = profile.profile.model_policy.effort if profile is not None else None
-        _, note = resolve_effort(self.registry.get(winner.candidate_model or ""), effort)
+    def _profile_effort(self, winner: PolicyEvaluation, profile: ActiveProfile | None,
+                        *, worker: bool = False) -> PolicyEvaluation:
+        """``winner`` of a top-level turn, noting a profile's effort its model cannot take,
+        so "why this model?" says it was dropped; of a worker's turn that no tier candidate
+        won (its profile's model, a rule: a tier's candidate notes its own), also the
+        effort its calls are sent with."""
+        wanted = profile.profile.model_policy.effort if profile is not None else None
+        effort, note = resolve_effort(self.registry.get(winner.candidate_model or ""), wanted)
+        note = f"reasoning effort {effort}" if worker and effort else note
         return winner if note is None else msgspec.structs.replace(
             winner, reason=f"{winner.reason}; {note}")
 

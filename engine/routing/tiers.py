@@ -15,6 +15,7 @@ from decimal import Decimal
 from switchman.engine.config.policy import Tiers
 from switchman.engine.config.registry import ModelRegistry, ModelSpec
 from switchman.engine.config.schema import COMPLEXITY_LEVELS, EFFORT_LEVELS, TIER_NAMES
+from switchman.engine.routing.decision import RouteDecided
 
 GIVEN = "given"
 ESTIMATED = "estimated"
@@ -82,6 +83,16 @@ def _price(spec: ModelSpec | None) -> Decimal:
     if spec is None:
         return Decimal(0)
     return spec.pricing.input + spec.pricing.output
+
+
+def worker_effort(decision: RouteDecided, model: ModelSpec | None, wanted: str | None
+                  ) -> str | None:
+    """The reasoning effort a delegated worker's calls are sent with: the one its tier's
+    candidate settled on, else (its profile's own model, or a rule, chose the model) its
+    profile's, ``wanted``, if the model has the setting."""
+    winner = decision.winner
+    choice = winner.tier_choice if winner is not None else None
+    return choice.reasoning_effort if choice is not None else resolve_effort(model, wanted)[0]
 
 
 def resolve_effort(model: ModelSpec | None, wanted: str | None) -> tuple[str | None, str | None]:

@@ -39,7 +39,7 @@ from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.routing.explain import short_reason
 from switchman.engine.routing.overrides import Override, without_override
-from switchman.engine.routing.tiers import resolve_effort
+from switchman.engine.routing.tiers import resolve_effort, worker_effort
 from switchman.engine.sessions.attachments import inside_workspace
 from switchman.engine.sessions.live import LiveSession, RunningTurn, TurnSink
 from switchman.engine.sessions.manager import SessionManager, SessionObserver
@@ -100,13 +100,6 @@ class _EditorSink:
 
     def charged(self, usage: Usage, cost: Decimal, estimated: bool = False) -> None:
         """The editor reads costs from the turn's result and the status."""
-
-
-def _effort(decision: RouteDecided) -> str | None:
-    """The reasoning effort the routing decision settled on (delegated workers only)."""
-    winner = decision.winner
-    choice = winner.tier_choice if winner is not None else None
-    return choice.reasoning_effort if choice is not None else None
 
 
 class TurnLifecycle:
@@ -238,7 +231,9 @@ class TurnLifecycle:
                          banners=tuple(decision.banners), is_worker=live.is_worker,
                          parent_session_id=worker.parent_session_id if worker else None,
                          output_budget=worker.max_output_tokens if worker else None,
-                         reasoning_effort=_effort(decision) if worker else resolve_effort(
+                         reasoning_effort=worker_effort(decision, model,
+                                                        profile.profile.model_policy.effort)
+                         if worker else resolve_effort(
                              model, profile.profile.model_policy.effort)[0])
 
     def tools_for(self, live: LiveSession, turn_id: str, model: str,

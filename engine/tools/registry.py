@@ -105,6 +105,12 @@ class ToolRegistry:
         """The tool called ``name``, if offered."""
         return self._entries.get(name)
 
+    def withhold(self, name: str, why: str) -> None:
+        """Say why ``name``, a tool this turn is not offered, is not (for a model that calls
+        it anyway: a worker's ``delegate``, or one seen in the session's history)."""
+        if name not in self._entries:
+            self._withheld.setdefault(name, why)
+
     def keep(self, names: Iterable[str], why: str) -> None:
         """Offer only the tools named (in their current order); a call of one taken away is
         answered with ``why`` (``the profile 'reviewer' does not allow it``)."""

@@ -225,6 +225,37 @@ async def test_failure_modes_and_dropped_tools(vscode: SwitchmanClient, daemon: 
     assert max_request is not None
 
 
+async def test_a_tool_a_turn_may_never_have_is_answered_why_not_unknown(
+        vscode: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """A worker that calls delegate or a memory tool, and a model that may not delegate but
+    sees delegate calls in the session's history: each read "Unknown tool", and its chat line
+    "unknown tool", for a tool the docs name and the turn was denied for a reason."""
+    daemon.write_routing("global_default: opus\n")
+    fake.script_tool_calls([delegate("toolu_w")], model=OPUS_API)
+    fake.script_tool_calls([ToolCall("delegate", {"tier": "fast", "task": "t", "context": {
+        "mode": "minimal"}}, id="toolu_d"), ToolCall("memory_add", {"file": "memory", "text": "x"},
+                                                     id="toolu_m")], model=HAIKU_API)
+    fake.script_text("done", model=HAIKU_API)
+    fake.script_text("planned", model=OPUS_API)
+    planner = await chat(vscode, daemon, "@opus hand it over")
+    (ended,) = [u for u in updates(vscode, "toolu_w") if u["phase"] == "ended"]
+    worker = await vscode.request(methods.SESSION, {"session_id": ended["worker_session_id"]})
+    answers = tool_results(worker)
+    assert answers["toolu_d"]["content"].startswith(
+        "'delegate' is not available here: workers never delegate. Available tools: ")
+    assert answers["toolu_m"]["content"].startswith(
+        "'memory_add' is not available here: workers never change the workspace memory. ")
+    assert answers["toolu_d"]["summary"] == "not available: workers never delegate"
+    fake.script_tool_calls([delegate("toolu_h")], model=HAIKU_API)
+    fake.script_text("myself then", model=HAIKU_API)
+    result = await chat(vscode, daemon, "@haiku hand it over too")
+    assert result["session_id"] == planner["session_id"]
+    detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
+    assert tool_results(detail)["toolu_h"]["content"].startswith(
+        f"'delegate' is not available here: {HAIKU} may not delegate (its can_delegate is "
+        "false). Available tools: ")
+
+
 async def test_a_budget_spent_by_a_tool_calling_reply_makes_no_further_call(
         vscode: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
     daemon.write_routing("global_default: opus\n")

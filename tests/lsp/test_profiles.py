@@ -277,6 +277,36 @@ async def test_delegating_to_an_unknown_profile_fails_naming_the_registered_ones
     assert [r.model for r in fake.requests] == [OPUS_API, OPUS_API]
 
 
+@pytest.mark.parametrize("routed_by", ["profile model", "rule"])
+async def test_a_worker_not_routed_by_its_tier_still_gets_its_profiles_effort(
+        daemon: Daemon, fake: FakeProvider, routed_by: str) -> None:
+    """A worker whose profile names its own model, or whose task a rule matched: the
+    profile's effort was in its handoff and its started notice but never reached the
+    provider (only a tier's candidates carried it)."""
+    (daemon.config / "profiles.yaml").write_text(
+        "profiles:\n  finder:\n    description: Finds\n    effort: low\n"
+        + ("    model: sonnet\n" if routed_by == "profile model" else ""), "utf-8")
+    daemon.write_routing("rules:\n  - name: parsers\n    when: {message_matches: parser}\n"
+                         "    use: sonnet\n" if routed_by == "rule" else "global_default: opus\n")
+    async with running_server("visual-studio-code", daemon.env, workspaces=[daemon.workspace],
+                              listen=LISTEN) as client:
+        fake.script_tool_call("delegate", {"tier": "fast", "task": "find the parser",
+                                           "context": {"mode": "minimal"}, "profile": "finder",
+                                           "allowed_tools": ["read_file"]},
+                              id="toolu_f", model=OPUS_API)
+        fake.script_text("src/app.py", model=SONNET_API)
+        fake.script_text("Found.", model=OPUS_API)
+        result = await chat(client, daemon, "@opus where is it?")
+        assert result["text"] == "Found."
+        worker_call = next(r for r in fake.requests if r.model == SONNET_API)
+        assert worker_call.body["thinking"]["budget_tokens"] == THINKING_BUDGETS["low"]
+        ended = await client.wait_for(methods.DELEGATION, lambda u: u["phase"] == "ended")
+        assert ended["reasoning_effort"] == "low"
+        worker = await client.request(methods.SESSION, {"session_id": ended["worker_session_id"]})
+        winner = worker["turns"][0]["decision"]["chain"][-1]
+        assert winner["verdict"] == "chose" and winner["reason"].endswith("; reasoning effort low")
+
+
 async def test_a_profiled_worker_runs_with_its_profile_and_its_handoff_is_recorded(
         planner_editor: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
     fake.script_tool_call("delegate", {

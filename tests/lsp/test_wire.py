@@ -470,3 +470,17 @@ def test_a_request_without_content_length_alone_is_answered(raw: RawDaemon) -> N
     answer = raw.response(msg_id)
     assert answer["error"]["code"] == INVALID_REQUEST
     assert_serving(raw)
+
+
+def test_a_body_after_a_length_that_is_no_number_is_skipped(raw: RawDaemon) -> None:
+    """`Content-Length: abc` is answered -32700 once; its body, whose end is unknown, is
+    skipped up to the next frame (it was read as header lines, misreading the frames after)."""
+    msg_id = raw.new_id()
+    body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": methods.MODELS,
+                       "params": {"workspace": uri(raw)}}).encode()
+    before = len(raw.responses())
+    raw.send_bytes(b"Content-Length: abc\r\n\r\n" + body)
+    for _ in range(3):
+        assert_serving(raw)
+    refused = [m for m in raw.responses()[before:] if "error" in m]
+    assert [(m["id"], m["error"]["code"]) for m in refused] == [(None, PARSE_ERROR)]

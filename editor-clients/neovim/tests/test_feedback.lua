@@ -20,6 +20,14 @@ local function send_and_wait(message)
   return H.check(chat.last_turn_id, 'the answer has a turn id')
 end
 
+--- g+ in the transcript, and the daemon's answer that it noted the 👍.
+local function rate_up()
+  vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
+  H.notifications = {}
+  H.feed('g+')
+  H.wait_notification(nil, 'noted 👍 for the last answer')
+end
+
 --- The pattern store's rows by turn id, as the `switchman patterns export` CLI prints them.
 local function exported_rows()
   local output = vim.fn.system({ vim.env.SWITCHMAN_TEST_SERVER, 'patterns', 'export' })
@@ -47,10 +55,7 @@ return {
     'g+ in the transcript rates the last answer 👍 and the daemon says so',
     function()
       rated.up = send_and_wait('explain the login flow')
-      vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
-      H.notifications = {}
-      H.feed('g+')
-      H.wait_notification(nil, 'noted 👍 for the last answer')
+      rate_up()
     end,
   },
   {
@@ -164,10 +169,7 @@ return {
       routing:close()
       for i = 1, 3 do
         send_and_wait('@haiku refactor the billing parser step ' .. i)
-        vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.transcript)[1])
-        H.notifications = {}
-        H.feed('g+')
-        H.wait_notification(nil, 'noted 👍 for the last answer')
+        rate_up()
       end
       send_and_wait('refactor the billing parser invoice code')
       local suggestion = {
@@ -204,11 +206,22 @@ return {
     end,
   },
   {
-    ':Switchman feedback rejects anything but up or down',
+    ':Switchman feedback none takes back the rating of the last answer (a g+ by mistake)',
+    function()
+      rated.back = send_and_wait('rate this and take it back')
+      rate_up()
+      H.eq(1, exported_rows()[rated.back].evidence.feedback, 'rated 👍')
+      vim.cmd('Switchman feedback none')
+      H.wait_notification(nil, 'took back the rating of the last answer')
+      H.eq(vim.NIL, exported_rows()[rated.back].evidence.feedback, 'no rating any more')
+    end,
+  },
+  {
+    ':Switchman feedback rejects anything but up, down or none',
     function()
       H.notifications = {}
       vim.cmd('Switchman feedback maybe')
-      H.wait_notification(nil, 'feedback is "up" or "down"')
+      H.wait_notification(vim.log.levels.ERROR, 'feedback is "up", "down" or "none"')
     end,
   },
 }

@@ -279,7 +279,7 @@ return {
         { 'Switchman trust revoke edit_file', ':Switchman trust: "revoke edit_file" is not an argument it takes' },
         { 'Switchman why the model', ':Switchman why: "the model" is not' },
         { 'Switchman sessions worker', ':Switchman sessions: "worker" is not an option; nothing was done. Usage: :Switchman sessions [workers].' },
-        { 'Switchman feedback up twice', 'Usage: :Switchman feedback {up|down}.' },
+        { 'Switchman feedback up twice', 'Usage: :Switchman feedback {up|down|none}.' },
         { 'Switchman rules check show', 'Usage: :Switchman rules [check|show|reload].' },
         { 'Switchman rules all', 'unknown rules action "all"' },
         { 'Switchman Chat', 'unknown subcommand "Chat". Did you mean :Switchman chat?' },

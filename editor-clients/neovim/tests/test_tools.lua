@@ -61,6 +61,14 @@ local function transcript_tool_line(session_id, last, tool_line)
   return lines, at
 end
 
+--- Draw the chat anew from the stored session (what was shown live cleared first, so that what is
+--- read after is the session's) and wait for `last` in it.
+local function redraw_from_session(last)
+  chat.view:clear()
+  chat:reload(chat.session_id)
+  H.wait_text(chat.view.transcript, last)
+end
+
 local function edit_step()
   return {
     kind = 'tool_call',
@@ -108,8 +116,7 @@ local function changed_on_disk_turn(message, steps, reply, is_line, want)
   end
   local live = question()
   H.check(type(live) == 'string' and live:sub(1, #want) == want, 'live', live)
-  chat:reload(chat.session_id)
-  H.wait_text(chat.view.transcript, reply)
+  redraw_from_session(reply)
   H.eq(live, question(), 'the same, drawn from the session')
 end
 
@@ -349,6 +356,11 @@ return {
       H.eq(vim.uri_from_fname(spaced), chat.attachments[1].uri, 'the whole name')
       chat.attachments = nil
       os.remove(spaced)
+      -- a folder is said to be one: it said "no such file" of a folder that is there
+      H.notifications = {}
+      vim.cmd('Switchman add src')
+      H.wait_notification(vim.log.levels.WARN, 'cannot attach "src": it is a folder; attach its files one at a time')
+      H.eq(nil, chat.attachments, 'nothing attached')
     end,
   },
   {
@@ -799,8 +811,7 @@ return {
       end
       local want = { '✓', '    ? Edit src/tools_target.py — Denied: keep it (asked by the worker)' }
       H.eq(want, worker_and_question(), 'live: the question under the worker line (it was not in the chat)')
-      chat:reload(chat.session_id)
-      H.wait_text(chat.view.transcript, 'Left as it is.')
+      redraw_from_session('Left as it is.')
       H.eq(want, worker_and_question(), 'the same, drawn from the session')
     end,
   },
@@ -830,8 +841,7 @@ return {
       local live = shown()
       H.eq(want[2], live[2], 'live: how many lines came before', live)
       H.eq(vim.list_slice(want, 2), vim.list_slice(live, 2, 10), 'live: the last lines', live)
-      chat:reload(chat.session_id)
-      H.wait_text(chat.view.transcript, 'It failed.')
+      redraw_from_session('It failed.')
       H.eq(live, shown(), 'the same, drawn from the session')
       local lines, at = transcript_tool_line(chat.session_id, 'It failed.', '  ✗ run_command: exit 3')
       H.eq(live, vim.list_slice(lines, at + 1, at + 10), 'the same in the read-only transcript')

@@ -50,6 +50,47 @@ return {
     end,
   },
   {
+    'setup() refuses an empty cmd, a chat key given as a string and a chat size it cannot use, saying what it takes (they raised Lua errors later)',
+    function()
+      -- `cmd = {}` made :Switchman chat and :checkhealth raise E1174; `thumbs_up = 'g+'` made :Switchman chat
+      -- raise "bad argument #1 to 'pairs'"
+      local saved = vim.deepcopy(config.options)
+      local function refused(opts)
+        local ok, err = pcall(config.apply, opts)
+        H.check(not ok, 'refused', opts)
+        return tostring(err)
+      end
+      H.check(refused({ cmd = {} }):find('cmd: expected a list such as { "switchman", "serve" }', 1, true),
+        'an empty cmd', refused({ cmd = {} }))
+      H.check(refused({ cmd = { 42 } }):find('cmd: expected a list such as', 1, true), 'no command name')
+      -- `capabilities = 'x'` made :Switchman chat raise "attempt to index local 'caps'"; `keymaps = 'yes'`
+      -- mapped nothing without a word
+      H.check(refused({ capabilities = 'x' }):find('capabilities: expected table', 1, true), 'capabilities')
+      H.check(refused({ keymaps = 'yes' }):find('keymaps: expected ', 1, true), 'global keymaps')
+      local err = refused({ chat = { keymaps = { thumbs_up = 'g+' } } })
+      H.check(err:find('chat.keymaps.thumbs_up: expected false or keys by mode, such as { n = "g+" }', 1, true),
+        'a key without its mode', err)
+      H.check(refused({ chat = { keymaps = { send = { n = 5 } } } }):find('chat.keymaps.send: expected', 1, true),
+        'a key that is no string')
+      -- `size = 'wide'` and `size = 2.5` made :Switchman chat raise ("attempt to compare string with
+      -- number", "Number is not integral"); 0 or less opened a chat one column wide
+      for _, bad in ipairs({ 'wide', 2.5, 0, -3 }) do
+        H.check(refused({ chat = { size = bad } }):find('chat.size: expected a fraction of the editor', 1, true),
+          'chat.size ' .. tostring(bad))
+      end
+      for _, bad in ipairs({ 'x', 0, 2.5 }) do
+        H.check(refused({ chat = { input_height = bad } }):find('chat.input_height: expected a number of lines', 1, true),
+          'chat.input_height ' .. tostring(bad))
+      end
+      H.eq(saved, config.options, 'the options in force are kept')
+      config.apply({ chat = { keymaps = { thumbs_up = false, send = { n = { '<CR>' }, i = '<C-s>' } } } })
+      for _, good in ipairs({ 0.4, 1, 80 }) do
+        config.apply({ chat = { size = good, input_height = 6 } })
+      end
+      config.options = saved
+    end,
+  },
+  {
     'a huge buffer is attached cut one character past what the daemon keeps, never mid-character',
     function()
       local attach = require('switchman.attach')
@@ -160,10 +201,31 @@ return {
     end,
   },
   {
+    "a float.border Neovim does not know opens the float with the default border and says so (it raised E5108)",
+    function()
+      local ui = require('switchman.ui')
+      config.apply({ float = { border = 'fancy' } })
+      H.notifications = {}
+      local bufnr, win = ui.float({ 'Why this model?', 'because' }, { title = 'Why' })
+      H.eq({ 'Why this model?', 'because' }, H.lines(bufnr), 'the float shows its lines')
+      H.eq(win, vim.api.nvim_get_current_win(), 'and has the cursor')
+      vim.api.nvim_win_close(win, true)
+      H.eq(1, #H.notifications, 'one warning', H.notifications)
+      H.check(H.notifications[1].message:find("setup()'s float.border \"fancy\" is no border Neovim knows", 1, true),
+        'naming the option', H.notifications)
+      config.apply({})
+    end,
+  },
+  {
     'statusline pieces come from setup()',
     function()
       config.apply({ statusline = { prefix = '', sticky = '*' } })
       H.eq('claude-sonnet-4-6*', status.format(ROOT, record({ sticky_model = SONNET })))
+      -- a piece set to false (as `profile = false` is documented) is left out: `prefix = false` raised
+      -- "invalid value (boolean) at index 1 in table for 'concat'" at every redraw of the statusline
+      config.apply({ statusline = { prefix = false, sticky = false, busy = false, max_banner = 'x' } })
+      H.eq('claude-sonnet-4-6 ⚠ routing.yaml has errors', status.format(ROOT, record({ sticky_model = SONNET,
+        turn_in_flight = true, banners = { 'routing.yaml has errors' } })))
       config.apply({})
     end,
   },

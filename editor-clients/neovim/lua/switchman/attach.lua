@@ -168,6 +168,10 @@ function M.file(path)
   end
   local name = (path and path ~= '') and vim.fn.fnamemodify(vim.fn.expand(path), ':p')
     or vim.api.nvim_buf_get_name(current)
+  if name ~= '' and vim.fn.isdirectory(name) == 1 then
+    return vim.notify(('Switchman: cannot attach %q: it is a folder; attach its files one at a time.'):format(path or name),
+      vim.log.levels.WARN)
+  end
   if name == '' or vim.fn.filereadable(name) ~= 1 and vim.fn.bufloaded(name) ~= 1 then
     return vim.notify(('Switchman: cannot attach %q: no such file.'):format(path or name), vim.log.levels.WARN)
   end

@@ -72,13 +72,13 @@ M.list = {
   {
     name = 'feedback',
     max_args = 1,
-    usage = 'feedback {up|down}',
-    desc = 'Rate the last answer for the pattern store: up (good) or down (bad)',
+    usage = 'feedback {up|down|none}',
+    desc = 'Rate the last answer for the pattern store: up (good), down (bad) or none (take the rating back)',
     run = function(args)
       require('switchman.chat').feedback(root(), args[1])
     end,
     complete = function()
-      return { 'up', 'down' }
+      return { 'up', 'down', 'none' }
     end,
   },
   {

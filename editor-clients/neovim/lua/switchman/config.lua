@@ -145,22 +145,84 @@ local function warn_unknown(opts)
   end
 end
 
+--- Whether `list` is a list of strings, the first one not empty.
+local function strings(list)
+  if type(list) ~= 'table' or type(list[1]) ~= 'string' or list[1] == '' then
+    return false
+  end
+  for _, item in pairs(list) do
+    if type(item) ~= 'string' then
+      return false
+    end
+  end
+  return true
+end
+
+--- Whether `cmd` is a command line (or not given).
+local function command_line(cmd)
+  return cmd == nil or strings(cmd)
+end
+
+--- Whether a chat key option is false (unmapped) or keys by mode: `{ n = 'g+' }`, `{ n = { '<CR>', '<C-s>' } }`.
+local function keys_by_mode(modes)
+  if modes == false or modes == nil then
+    return true
+  end
+  if type(modes) ~= 'table' then
+    return false
+  end
+  for mode, keys in pairs(modes) do
+    if type(mode) ~= 'string' or not strings(type(keys) == 'table' and keys or { keys }) then
+      return false
+    end
+  end
+  return true
+end
+
+--- Whether `value` is a whole number of at least 1 (or not given).
+local function count(value)
+  return value == nil or type(value) == 'number' and value >= 1 and value == math.floor(value)
+end
+
+--- The chat's sizes and keys of `chat` (setup()'s), each checked: a size it cannot use and a key given as
+--- a string raised Lua errors as the chat opened.
+local function validate_chat(chat)
+  chat = type(chat) == 'table' and chat or {}
+  vim.validate({
+    ['chat.size'] = { chat.size, function(value)
+      return count(value) or type(value) == 'number' and value > 0 and value <= 1
+    end, 'a fraction of the editor (such as 0.4) or a number of columns or lines (such as 80)' },
+    ['chat.input_height'] = { chat.input_height, count, 'a number of lines (such as 4)' },
+  })
+  local keymaps = chat.keymaps
+  vim.validate({ ['chat.keymaps'] = { keymaps, 'table', true } })
+  for name, modes in pairs(keymaps or {}) do
+    local default = M.defaults.chat.keymaps[name]
+    local example = default and default.n and (type(default.n) == 'table' and default.n[1] or default.n) or 'g+'
+    vim.validate({ ['chat.keymaps.' .. tostring(name)] = { modes, keys_by_mode,
+      ('false or keys by mode, such as { n = "%s" }'):format(example) } })
+  end
+end
+
 --- Merge user options over the defaults (deep; lists are replaced, not merged).
 function M.apply(opts)
   opts = opts or {}
   warn_unknown(opts)
   vim.validate({
-    cmd = { opts.cmd, 'table', true },
+    cmd = { opts.cmd, command_line, 'a list such as { "switchman", "serve" } (the command, then its arguments)' },
     python = { opts.python, 'string', true },
     cmd_env = { opts.cmd_env, 'table', true },
     config_dir = { opts.config_dir, 'string', true },
     root_markers = { opts.root_markers, 'table', true },
     on_attach = { opts.on_attach, 'function', true },
+    keymaps = { opts.keymaps, { 'boolean', 'table' }, true },
+    capabilities = { opts.capabilities, 'table', true },
     share_max_bytes = { opts.share_max_bytes, 'number', true },
     show_worker_sessions = { opts.show_worker_sessions, 'boolean', true },
     chat = { opts.chat, 'table', true },
     statusline = { opts.statusline, 'table', true },
   })
+  validate_chat(opts.chat)
   M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
   for _, list in ipairs({ 'cmd', 'root_markers' }) do
     if opts[list] then

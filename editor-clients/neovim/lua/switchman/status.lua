@@ -67,9 +67,21 @@ function M.shown_profile(s)
   return p.name
 end
 
+--- The `statusline` options of setup(), a piece set to false (or to no text) as '' (`profile = false` is
+--- documented; `prefix = false` raised an error at every redraw of the statusline).
+local function pieces()
+  local o = {}
+  for key, value in pairs(config.options.statusline) do
+    o[key] = type(value) == 'string' and value or ''
+  end
+  o.profile = o.profile ~= '' and o.profile or nil
+  o.max_banner = tonumber(config.options.statusline.max_banner) or config.defaults.statusline.max_banner
+  return o
+end
+
 --- The statusline text for a status record.
 function M.format(root, s)
-  local o = config.options.statusline
+  local o = pieces()
   local name = s.sticky_model ~= vim.NIL and s.sticky_model or nil
   name = name or (s.active_model ~= vim.NIL and s.active_model or nil)
   local parts = { o.prefix, models.short_name(root, name) or o.no_model }

@@ -202,7 +202,13 @@ function M.float(entries, opts)
   if opts.title and vim.fn.has('nvim-0.9') == 1 then
     win_opts.title = ' ' .. opts.title .. ' '
   end
-  local win = vim.api.nvim_open_win(bufnr, true, win_opts)
+  local opened, win = pcall(vim.api.nvim_open_win, bufnr, true, win_opts)
+  if not opened then -- a border this Neovim does not know (setup()'s float.border)
+    vim.notify(("Switchman: setup()'s float.border %s is no border Neovim knows (:help nvim_open_win()); the "
+      .. 'default one is used.'):format(vim.inspect(win_opts.border)), vim.log.levels.WARN)
+    win_opts.border = config.defaults.float.border
+    win = vim.api.nvim_open_win(bufnr, true, win_opts)
+  end
   vim.wo[win].wrap = true
   close_with(bufnr, { 'q', '<Esc>' })
   return bufnr, win

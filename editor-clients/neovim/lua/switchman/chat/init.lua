@@ -688,10 +688,14 @@ function M.resume(root, session_id)
 end
 
 --- Open (or focus) the chat of a workspace root; a message given is sent at once.
---- Rate the last answer of the workspace's chat (`switchman/feedback`): 'up' or 'down'.
+local RATED = { up = 'noted 👍 for the last answer', down = 'noted 👎 for the last answer',
+  none = 'took back the rating of the last answer' }
+
+--- Rate the last answer of the workspace's chat (`switchman/feedback`): 'up', 'down', or 'none' (the
+--- rating given before taken back: a g+ pressed by mistake).
 function M.feedback(root, rating)
-  if rating ~= 'up' and rating ~= 'down' then
-    return vim.notify('Switchman: feedback is "up" or "down".', vim.log.levels.ERROR)
+  if not RATED[rating] then
+    return vim.notify('Switchman: feedback is "up", "down" or "none" (takes back the rating).', vim.log.levels.ERROR)
   end
   local chat = chats[root]
   if chat and not chat.last_turn_id and chat.unanswered then
@@ -706,7 +710,7 @@ function M.feedback(root, rating)
       if err then
         return client.notify_error(err, vim.log.levels.WARN)
       end
-      vim.notify(('Switchman: noted %s for the last answer.'):format(rating == 'up' and '👍' or '👎'), vim.log.levels.INFO)
+      vim.notify(('Switchman: %s.'):format(RATED[rating]), vim.log.levels.INFO)
     end)
 end
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from switchman.engine.config.builtin import builtin_models_values, builtin_routing_values
 from switchman.engine.config.models_file import check_models_doc
-from switchman.engine.config.paths import WORKSPACE_DIR, real_path
+from switchman.engine.config.paths import WORKSPACE_DIR, config_path
 from switchman.engine.config.problems import Problem, sort_problems
 from switchman.engine.config.profiles_file import check_profiles_doc
 from switchman.engine.config.registry import ModelRegistry
@@ -45,8 +45,9 @@ def file_kind(path: str | Path) -> FileKind | None:
 
 
 def workspace_folder_of(path: str | Path) -> str:
-    """The workspace folder a ``.switchman/routing.yaml`` belongs to."""
-    return str(real_path(path).parent.parent)
+    """The workspace folder a ``.switchman/routing.yaml`` belongs to: the one it was found in,
+    not the parent of wherever a linked ``.switchman`` folder leads (see :func:`config_path`)."""
+    return str(config_path(path).parent.parent)
 
 
 def check_text(kind: FileKind, text: str, path: str, registry: ModelRegistry,

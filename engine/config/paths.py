@@ -44,6 +44,27 @@ def real_path(path: str | Path) -> Path:
         return Path(os.path.abspath(expanded))
 
 
+def config_path(path: str | Path) -> Path:
+    """The path Switchman knows a configuration file by: absolute, with the symbolic links
+    of the folders above it resolved, but not the file itself nor, for a workspace's
+    ``<folder>/.switchman/<file>``, its ``.switchman`` folder.
+
+    Whether a file is one of Switchman's, which workspace it belongs to and whether it
+    leads out of that workspace are decided on this path: resolving all of it names a
+    link's target instead (a ``.switchman/routing.yaml`` linked to ``notes.yaml`` would be
+    no configuration file, one in a ``.switchman`` linked to ``<folder>/sub/.switchman``
+    would be ``<folder>/sub``'s). Resolving the folders above gives a workspace (and the
+    user's config folder) the one name the daemon knows it by, however it was opened.
+    """
+    expanded = Path(path).expanduser()
+    try:
+        lexical = Path(os.path.abspath(expanded))
+    except ValueError:  # a NUL byte in the name
+        return expanded
+    above = lexical.parent.parent if lexical.parent.name == WORKSPACE_DIR else lexical.parent
+    return real_path(above) / lexical.relative_to(above)
+
+
 def outside_workspace(path: str | Path) -> Path | None:
     """Where a workspace's ``<folder>/.switchman/<file>`` really is, when that is outside
     ``<folder>``: the file, or its ``.switchman`` folder, is a symbolic link leading out of the

@@ -156,6 +156,13 @@ def _check_routing(text: str, path: str, registry: ModelRegistry) -> Checked:
     return check_routing_text(text, path, registry, builtin_routing_values(registry))
 
 
+def outside_problem(path: Path) -> Problem | None:
+    """The ``outside-workspace`` error of a workspace's ``<folder>/.switchman/<file>`` that
+    leads out of ``<folder>`` (:func:`.paths.outside_workspace`); None when it stays inside."""
+    target = outside_workspace(path)
+    return _outside(path, target) if target is not None else None
+
+
 def _outside(path: Path, target: Path) -> Problem:
     """The problem of a workspace file that leads out of its workspace (``target``)."""
     root, folder = os.path.realpath(path.parent.parent), os.path.realpath(path.parent)
@@ -185,8 +192,8 @@ def read_config(path: Path, *,
     (``<folder>/.switchman/…``, untrusted) is read only from inside its workspace
     folder: one that is, or is inside, a symbolic link leading out is not read.
     """
-    if workspace_file and (target := outside_workspace(path)) is not None:
-        return None, _outside(path, target)
+    if workspace_file and (outside := outside_problem(path)) is not None:
+        return None, outside
     try:
         return read_text(path), None
     except UnreadableFile as exc:

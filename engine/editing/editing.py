@@ -19,16 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from switchman.engine.config.builtin import builtin_models_values, builtin_routing_values
-from switchman.engine.config.check import FileKind, check_doc, check_value
+from switchman.engine.config.check import WORKSPACE_KINDS, FileKind, check_doc, check_value
 from switchman.engine.config.checking import LAST_CHECKS
 from switchman.engine.config.models_file import check_models_doc
-from switchman.engine.config.paths import WORKSPACE_DIR, real_path
+from switchman.engine.config.paths import WORKSPACE_DIR, config_path, real_path
 from switchman.engine.config.policy import RoutingPolicy, Tiers
 from switchman.engine.config.problems import Problem, sort_problems
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.routing_file import check_routing_doc
 from switchman.engine.config.schema import TIER_NAMES
-from switchman.engine.config.store import ConfigStore
+from switchman.engine.config.store import ConfigStore, outside_problem
 from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
 from switchman.engine.editing.advice import advise
 from switchman.engine.editing.chunked import ChunkedParser
@@ -75,15 +75,26 @@ class ConfigDocuments:
     # -- which files ------------------------------------------------------------
 
     def kind_of(self, path: str | Path) -> FileKind | None:
-        """The kind of a file Switchman checks; None for every other file."""
-        resolved = real_path(path)
-        if resolved.parent == self.directory:
+        """The kind of a file Switchman checks; None for every other file. Decided on the
+        path the editor has (:func:`.paths.config_path`), not where a link leads: a
+        workspace's ``.switchman/routing.yaml`` linked elsewhere is still the workspace's."""
+        named = config_path(path)
+        if named.parent == self.directory:
             return {MODELS_FILE: FileKind.MODELS, ROUTING_FILE: FileKind.ROUTING,
-                    PROFILES_FILE: FileKind.PROFILES}.get(resolved.name)
-        if resolved.parent.name == WORKSPACE_DIR:
+                    PROFILES_FILE: FileKind.PROFILES}.get(named.name)
+        if named.parent.name == WORKSPACE_DIR:
             return {ROUTING_FILE: FileKind.WORKSPACE,
-                    PROFILES_FILE: FileKind.WORKSPACE_PROFILES}.get(resolved.name)
+                    PROFILES_FILE: FileKind.WORKSPACE_PROFILES}.get(named.name)
         return None
+
+    def linked_out(self, path: str | Path) -> Problem | None:
+        """The ``outside-workspace`` error of an open workspace file that leads out of its
+        workspace (the daemon does not read it); None for every other document."""
+        named = config_path(path)
+        entry = self._open.get(named)
+        if entry is None or entry.kind not in WORKSPACE_KINDS:
+            return None
+        return outside_problem(named)
 
     @property
     def models_path(self) -> Path:
@@ -94,7 +105,7 @@ class ConfigDocuments:
 
     def update(self, path: str | Path, text: str) -> list[Path]:
         """Record a document's new text (on open or change); return the documents to re-check."""
-        resolved = real_path(path)
+        resolved = config_path(path)
         kind = self.kind_of(resolved)
         if kind is None:
             return []
@@ -109,7 +120,7 @@ class ConfigDocuments:
 
     def close(self, path: str | Path) -> list[Path]:
         """Forget a closed document; return the open documents to re-check."""
-        resolved = real_path(path)
+        resolved = config_path(path)
         if self._open.pop(resolved, None) is None:
             return []
         if resolved == self.models_path:
@@ -118,11 +129,11 @@ class ConfigDocuments:
 
     def is_open(self, path: str | Path) -> bool:
         """Whether a checked document is open at ``path``."""
-        return real_path(path) in self._open
+        return config_path(path) in self._open
 
     def text(self, path: str | Path) -> str | None:
         """The latest text of an open document."""
-        entry = self._open.get(real_path(path))
+        entry = self._open.get(config_path(path))
         return entry.text if entry else None
 
     def _dependents(self, path: Path) -> list[Path]:
@@ -134,11 +145,16 @@ class ConfigDocuments:
 
     def check(self, path: str | Path) -> Analysis | None:
         """Check an open document's latest text (re-used while text and registry are unchanged)."""
-        resolved = real_path(path)
+        resolved = config_path(path)
         entry = self._open.get(resolved)
         if entry is None:
             return None
         registry = self.registry()
+        outside = self.linked_out(resolved)
+        if outside is not None:  # not the workspace's own file: none of its text is checked
+            entry.analysis = None
+            doc = entry.parser.parse(entry.text, str(resolved))
+            return Analysis(entry.text, doc, [outside], registry)
         last = entry.analysis
         if last is not None and last.text == entry.text and last.registry is registry:
             return last
@@ -152,7 +168,7 @@ class ConfigDocuments:
                     ) -> FixContext | None:
         """What quick fixes for an open document need, including how to check a fix's result
         (``also``: problems found apart from the document's check, such as unknown skills)."""
-        resolved = real_path(path)
+        resolved = config_path(path)
         entry = self._open.get(resolved)
         if entry is None:
             return None

@@ -11,6 +11,8 @@ import pytest
 
 from switchman.engine.clock import ManualClock
 from switchman.engine.config import store as store_module
+from switchman.engine.config.builtin import builtin_registry
+from switchman.engine.config.check import FileKind, check_value
 from switchman.engine.config.paths import config_dir as resolve_config_dir
 from switchman.engine.config.paths import find_workspace
 from switchman.engine.config.routing_file import check_routing_text
@@ -20,6 +22,8 @@ from switchman.engine.config.store import (
     IN_FORCE_LAST_GOOD,
     ConfigStore,
 )
+from switchman.engine.config.yamldoc import parse_yaml
+from switchman.engine.editing.editing import ConfigDocuments
 from switchman.engine.events import Event, EventBus, PolicyInvalid
 
 
@@ -320,3 +324,28 @@ def test_a_valid_workspace_file_replaced_by_a_link_out_keeps_none_of_it(
     routing.symlink_to(outside / "routing.yaml")
     assert store.effective(str(workspace)).workspace_default is None
     assert store.in_force(str(workspace)) == {str(routing): IN_FORCE_BUILTIN}
+
+
+def test_a_switchman_folder_linked_within_the_workspace_belongs_to_the_workspace(
+        tmp_path: Path, config_dir: Path) -> None:
+    """``.switchman`` linking to ``<workspace>/sub/.switchman``: checking the file named the
+    link target's parent (``sub``) as its workspace. The editor's check of the open file is
+    the one the store re-uses on a save, so the policy in force named ``sub`` too."""
+    workspace = tmp_path / "repo"
+    (workspace / "sub" / ".switchman").mkdir(parents=True)
+    (workspace / ".switchman").symlink_to(workspace / "sub" / ".switchman",
+                                          target_is_directory=True)
+    routing = workspace / ".switchman" / "routing.yaml"
+    text = "default: opus\n"
+    checked, _ = check_value(FileKind.WORKSPACE, parse_yaml(text, str(routing)),
+                             builtin_registry())
+    assert checked.path == str(workspace)
+    write(routing, text)
+    documents = ConfigDocuments(config_dir)
+    documents.update(routing, text)
+    assert documents.check(routing).problems == []  # type: ignore[union-attr]
+    store = ConfigStore(config_dir, clock=ManualClock())
+    policy = store.workspace(str(workspace))
+    assert policy is not None
+    assert policy.path == str(workspace)
+    assert store.effective(str(workspace)).workspace_default == "anthropic:claude-opus-4-7"

@@ -60,10 +60,12 @@ ENGINE_LOCATED = [
 CASES = [(k, t, c, n, o, None) for k, t, c, n, o in LOCATED] + EDITOR_ONLY
 
 
-# Only files read from disk can be unreadable; tests/cli and tests/lsp/test_hostile_files.py
-# cover it end to end. No text makes a check stop: tests/engine/test_check_process.py and
-# tests/server/test_code_actions_off_loop.py end the check process during a check.
-FILE_ONLY = {Code.UNREADABLE_FILE, Code.CHECK_STOPPED}
+# Only files read from disk can be unreadable, and only a file's place (a symbolic link) makes
+# it lead out of its workspace; tests/cli and tests/lsp/test_hostile_files.py cover both end to
+# end (the latter also in the editor). No text makes a check stop:
+# tests/engine/test_check_process.py and tests/server/test_code_actions_off_loop.py end the
+# check process during a check.
+FILE_ONLY = {Code.UNREADABLE_FILE, Code.OUTSIDE_WORKSPACE, Code.CHECK_STOPPED}
 POLICY_TEST_ONLY = {Code.DUPLICATE_CASE_NAME}
 """Codes of policy test files, which `switchman rules test` checks (the editor does not)."""
 
@@ -191,6 +193,20 @@ async def test_other_yaml_files_are_left_alone(editor_name: str, tmp_path: Path)
         editor.open(mine, "global_default: opsu\n")
         assert with_code(await editor.diagnostics(mine), "unknown-model")
         assert other not in editor.client.diagnostics
+
+
+async def test_a_routing_file_linked_from_a_dotfiles_folder_is_checked(tmp_path: Path) -> None:
+    """The user's routing.yaml a symbolic link to ``dotfiles/switchman-routing.yaml`` (the daemon
+    reads it through the link): the editor's path was resolved to the link's target, which is
+    no configuration file by its name and place, so the open file was never checked."""
+    dotfiles = tmp_path / "dotfiles" / "switchman-routing.yaml"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text("global_default: sonnet\n", "utf-8")
+    async with editing("visual-studio-code", tmp_path) as editor:
+        (editor.config / "routing.yaml").symlink_to(dotfiles)
+        mine = editor.uri("routing")
+        editor.open(mine, "global_default: opsu\n")
+        assert [d.code for d in await editor.diagnostics(mine)] == ["unknown-model"]
 
 
 async def test_quick_changes_are_checked_once_after_the_pause(tmp_path: Path) -> None:

@@ -13,8 +13,10 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 
 from switchman.server import methods
+from tests.support.editing import editing
 from tests.support.hostile_files import make_trap
 from tests.support.lsp import running_server, server_env
 
@@ -106,3 +108,60 @@ async def test_a_workspace_routing_file_leading_out_of_the_workspace_is_not_read
         preview = await client.request(methods.PREVIEW, {"workspace": workspace.as_uri(),
                                                          "message": "hello"})
         assert preview["model"] != "anthropic:claude-opus-4-7"
+
+
+def link_workspace_routing(workspace: Path, linked: str, target: Path) -> str:
+    """Make ``workspace``'s ``.switchman/routing.yaml`` lead to ``target``: a link to it
+    (``linked`` "file"), or in a ``.switchman`` folder linked to its folder; its URI."""
+    folder = workspace / ".switchman"
+    if linked == "file":
+        (folder / "routing.yaml").symlink_to(target)
+    else:
+        folder.rmdir()
+        folder.symlink_to(target.parent, target_is_directory=True)
+    return (folder / "routing.yaml").as_uri()
+
+
+@pytest.mark.parametrize("linked", ["file", ".switchman folder"])
+async def test_a_linked_out_workspace_file_open_in_the_editor_shows_the_located_error(
+        tmp_path: Path, linked: str) -> None:
+    """The editor's path (``<workspace>/.switchman/routing.yaml``) was resolved to the link's
+    target outside the workspace, which is no configuration file: the open file showed
+    nothing, not the outside-workspace error. It shows that error alone: its text is not
+    checked as the workspace's policy."""
+    outside = tmp_path / "home"
+    outside.mkdir()
+    target = outside / ("notes.yaml" if linked == "file" else "routing.yaml")
+    target.write_text("default: [broken\n", "utf-8")
+    async with editing("visual-studio-code", tmp_path) as editor:
+        uri = link_workspace_routing(editor.workspace, linked, target)
+        editor.open(uri, "default: [broken\n")
+        [problem] = await editor.diagnostics(uri)
+        assert problem.code == "outside-workspace"
+        assert problem.severity == types.DiagnosticSeverity.Error
+        assert problem.range == types.Range(types.Position(0, 0), types.Position(0, 0))
+        what = "it is a" if linked == "file" else "its .switchman folder is a"
+        assert problem.message.startswith(
+            f"This file is not read: {what} symbolic link leading out of the workspace, to "
+            f"{target}.")
+        editor.replace_all(uri, "rules:\n  - name: x\n    when: {skills_matching_message_"
+                                "includes: [nope]}\n    use: opsu\n")
+        assert [d.code for d in await editor.diagnostics(uri)] == ["outside-workspace"]
+
+
+@pytest.mark.parametrize("linked", ["file", ".switchman folder"])
+async def test_a_workspace_file_linked_within_the_workspace_is_checked_in_the_editor(
+        tmp_path: Path, linked: str) -> None:
+    """A ``.switchman/routing.yaml`` linked to ``config/switchman.yaml``, or in a
+    ``.switchman`` linked to ``config``, both inside the workspace: the daemon reads it as
+    the workspace's own, but the editor's path was resolved to the link's target, named
+    otherwise, and nothing was checked."""
+    async with editing("visual-studio-code", tmp_path) as editor:
+        target = editor.workspace / "config" / ("switchman.yaml" if linked == "file"
+                                                else "routing.yaml")
+        target.parent.mkdir()
+        target.write_text("", "utf-8")
+        uri = link_workspace_routing(editor.workspace, linked, target)
+        editor.open(uri, "rules:\n  - name: x\n    use: opsu\n")
+        [problem] = await editor.diagnostics(uri)
+        assert problem.code == "unknown-model"

@@ -94,8 +94,9 @@ def _skill_problems(directory: Path, path: Path, doc: YamlDocument,
                     folders: list[str]) -> list[Problem]:
     """``unknown-skill`` warnings, apart from the document's cached check: they change when a
     skill file does, not only with the text (:data:`_KNOWN_SKILLS` re-reads them then)."""
-    kind = documents(directory).kind_of(path)
-    if kind is None:
+    opened = documents(directory)
+    kind = opened.kind_of(path)
+    if kind is None or opened.linked_out(path) is not None:  # its text is not checked
         return []
     return unknown_skills(kind, doc, _KNOWN_SKILLS.names, directory,
                           naming_workspaces(path, kind, map(Path, folders)))

@@ -5,7 +5,9 @@ with each keystroke in any file. pygls applies the change to its copy of the
 text (``server.workspace``); nothing else may run for it. So a document's real
 path (symlinks followed, as the tools resolve paths) is found once, at
 ``didOpen``, and whether it can be one of Switchman's configuration files is
-decided from its name then: only those go on to configuration editing.
+decided from its name then (the name the editor has: a workspace's
+``.switchman/routing.yaml`` linked to ``notes.yaml`` is still its routing file,
+which may not be read): only those go on to configuration editing.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Protocol
 from pygls.uris import to_fs_path
 
 CONFIG_FILE_NAMES = frozenset({"routing.yaml", "models.yaml", "profiles.yaml"})
-"""The names Switchman's configuration files have (after symlinks are followed)."""
+"""The names Switchman's configuration files have (as the editor names them)."""
 
 
 class SharedText(Protocol):
@@ -41,9 +43,8 @@ class OpenDocuments:
         if path is None:  # untitled:, git:, … documents are no file of the workspace
             self._paths.pop(uri, None)
             return False
-        real = _real(path)
-        self._paths[uri] = real
-        if real.name in CONFIG_FILE_NAMES:
+        self._paths[uri] = _real(path)
+        if Path(path).name in CONFIG_FILE_NAMES:  # the editor's name, not a link target's
             self._config.add(uri)
             return True
         self._config.discard(uri)

@@ -123,7 +123,8 @@ class SwitchmanProtocol(LanguageServerProtocol):
         try:
             structured = self._structure(message)
         except JsonRpcException as error:
-            self._refuse(message, error)
+            if not self._fail_awaited(message):
+                self._refuse(message, error)
             return
         if structured.__class__ is types.CancelNotification \
                 and not _valid_id(structured.params.id):  # cattrs lets a list through
@@ -134,6 +135,20 @@ class SwitchmanProtocol(LanguageServerProtocol):
         except Exception:  # a bug in dispatch must not end the I/O loop
             log.exception("could not handle %s", _describe(message))
             self._refuse(message, JsonRpcInternalError(INTERNAL_ERROR_MESSAGE))
+
+    def _fail_awaited(self, message: Any) -> bool:
+        """An editor's answer of another shape than its request's (``null`` for
+        ``workspace/applyEdit``) fails that request: its caller gets an error, as for an error
+        answer, instead of waiting for an answer that was dropped. False when ``message`` is
+        not an answer the daemon awaits."""
+        if not isinstance(message, dict) or "method" in message \
+                or not _valid_id(message.get("id")) or message["id"] not in self._request_futures:
+            return False
+        log.warning("could not read the editor's answer to request %s", message["id"])
+        self._handle_response(message["id"], None, types.ResponseError(
+            code=JsonRpcInvalidParams.CODE,
+            message="the editor's answer could not be read (not the shape this request takes)"))
+        return True
 
     def _handle_response(self, msg_id: Any, result: Any | None = None,
                          error: types.ResponseError | None = None) -> None:

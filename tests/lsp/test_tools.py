@@ -120,6 +120,28 @@ async def test_an_edit_the_editor_refuses_is_reported_to_the_model(
         "error", "refused by the editor: the file is read-only")
 
 
+@pytest.mark.parametrize("answer", [None, ["applied"], "applied"])
+async def test_an_apply_edit_answer_that_cannot_be_read_is_a_refusal(
+        vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider,
+        answer: Any) -> None:
+    """An editor that answers workspace/applyEdit with a result of another shape (null, a
+    list): the answer was dropped as unreadable and the turn waited for it for good."""
+    vscode[1].raw_answer = answer
+    fake.script_tool_call("edit_file", EDIT)
+    fake.script_text("It could not be changed.")
+    returned = await asyncio.wait_for(tool_result_of(vscode[0], project, fake), TURN_TIMEOUT)
+    assert returned["is_error"] is True and "could not be read" in returned["content"]
+    assert returned["content"].startswith(
+        "The editor refused the change to src/app.py: the editor answered with an error (")
+
+
+async def tool_result_of(client: SwitchmanClient, project: Daemon, fake: FakeProvider
+                         ) -> dict[str, Any]:
+    """Make main return 43: the result of the edit the model asked for."""
+    assert (await chat(client, project, "make main return 43"))["status"] == "completed"
+    return tool_result(fake)
+
+
 async def test_an_edit_applied_but_not_saved_tells_the_model_so(
         vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider) -> None:
     # VS Code and Neovim save the edit; when they cannot, they still answer "applied" and say why

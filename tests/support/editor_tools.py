@@ -27,6 +27,10 @@ NEVER = None
 """An answer that is never given (the request waits until withdrawn)."""
 
 
+NO_RAW_ANSWER = object()
+"""``ToolEditor.raw_answer`` unset: applyEdit answers as an editor does."""
+
+
 class ToolEditor:
     """Answers approvals and applies edits for one :class:`SwitchmanClient`."""
 
@@ -41,6 +45,9 @@ class ToolEditor:
         """When set, applyEdit answers ``applied: false`` with this reason."""
         self.unsaved: str | None = None
         """When set, applyEdit answers ``applied: true`` with this ``failureReason`` (not saved)."""
+        self.raw_answer: Any = NO_RAW_ANSWER
+        """When set, applyEdit answers exactly this (a malformed answer: null, a list) and
+        changes nothing."""
         self.while_asked: Callable[[dict[str, Any]], None] | None = None
         """Run before each approval is answered (what the user does while the card is shown)."""
         self._never = asyncio.Event()
@@ -68,6 +75,8 @@ class ToolEditor:
         edit = self.client.protocol._converter.unstructure(params)["edit"]
         self.edits.append(edit)
         self.client.record(types.WORKSPACE_APPLY_EDIT, edit)
+        if self.raw_answer is not NO_RAW_ANSWER:
+            return self.raw_answer
         if self.refusal is not None:
             return {"applied": False, "failureReason": self.refusal}
         for uri, edits in (edit.get("changes") or {}).items():

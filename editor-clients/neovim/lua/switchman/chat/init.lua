@@ -687,7 +687,6 @@ function M.resume(root, session_id)
   end)
 end
 
---- Open (or focus) the chat of a workspace root; a message given is sent at once.
 local RATED = { up = 'noted 👍 for the last answer', down = 'noted 👎 for the last answer',
   none = 'took back the rating of the last answer' }
 
@@ -714,6 +713,7 @@ function M.feedback(root, rating)
     end)
 end
 
+--- Open (or focus) the chat of a workspace root; a message given is sent at once.
 function M.open(root, message)
   local _, problem = client.ensure(root)
   if problem then

@@ -301,6 +301,47 @@ return {
     end,
   },
   {
+    "a skill added outside Neovim to a folder your routing.yaml's workspaces: block names clears its warning",
+    function()
+      -- a rule of the block keyed on another repository (no daemon runs for it) may name that
+      -- repository's skills: its skills folder is watched too, found in routing.yaml as it is on disk
+      local billing = vim.fn.fnamemodify(project, ':h') .. '/billing'
+      vim.fn.mkdir(billing, 'p')
+      local routing = config_dir .. '/routing.yaml'
+      client.ensure(vim.fn.resolve(project))
+      H.check(not vim.tbl_contains(skill_watch.watched(), vim.fn.resolve(billing)), 'not watched before', skill_watch.watched())
+      -- written after the daemon started: routing.yaml is read again when it changes
+      write(routing, { 'workspaces:', '  "' .. billing .. '":', '    rules:', '      - name: ledger work',
+        '        when: {skills_matching_message_includes: [ledger]}', '        use: haiku' })
+      vim.cmd('edit! ' .. vim.fn.fnameescape(routing))
+      local bufnr = vim.api.nvim_get_current_buf()
+      local function warned()
+        for _, d in ipairs(diagnostics(bufnr)) do
+          if code_of(d) == 'unknown-skill' then
+            return true
+          end
+        end
+        return false
+      end
+      H.wait_for('the unknown-skill warning', warned, nil, function()
+        return diagnostics(bufnr)
+      end)
+      H.wait_for('its skills folder watched', function()
+        return vim.tbl_contains(skill_watch.watched(), vim.fn.resolve(billing))
+      end, nil, skill_watch.watched)
+      shell('mkdir -p ' .. vim.fn.shellescape(billing .. '/.switchman/skills') .. " && printf '%s\\n' --- 'name: ledger' "
+        .. "'description: Ledgers' --- > " .. vim.fn.shellescape(billing .. '/.switchman/skills/ledger.md'))
+      H.wait_for('the warning cleared', function()
+        return not warned()
+      end, nil, function()
+        return { diagnostics = diagnostics(bufnr), watched = skill_watch.watched() }
+      end)
+      vim.cmd('bwipeout!')
+      vim.fn.delete(routing)
+      client.stop()
+    end,
+  },
+  {
     'a configuration file that is not UTF-8 is named with how to write it as UTF-8 (its buffer looked fine)',
     function()
       -- Neovim reads it as latin1, so the buffer the daemon is sent is valid and shows no problem, while

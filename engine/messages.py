@@ -55,6 +55,9 @@ class ApprovalRecord(msgspec.Struct, frozen=True, kw_only=True):
     (``MAX_RECORDED_DIFF_CHARS``); None for other questions and in records kept before it."""
     tier: str | None = None
     """For ``delegate``: the tier the worker was to run on, as the question said."""
+    requested_tier: str | None = None
+    """For ``delegate``: the tier the planner asked for, when the tier floor lowered it to
+    ``tier``."""
     worker_tools: list[str] | None = None
     """For ``delegate``: the write and execute tools the worker was to have."""
 

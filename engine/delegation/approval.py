@@ -4,10 +4,13 @@ A worker that may write or execute — its tool set holds a tool classed
 *write* or *execute* — is approved by the user before it starts, through the
 same :class:`ApprovalPolicy` as any other tool: one ``switchman/approve``
 request for the tool ``delegate``, showing the tier, the task and the write
-and execute tools the worker will have. "Always" is remembered for
-``delegate`` in the workspace like any tool's trust. A read-only worker
-starts without asking. The worker's own calls still go through the policy
-one by one (with ``is_worker`` set, so their "always" is not remembered).
+and execute tools the worker will have. The tier is the one the worker will
+run on: when the tier floor lowers the one asked for (``deep`` from a balanced
+planner), the question names the lower tier and says it was capped
+(``requested_tier``). "Always" is remembered for ``delegate`` in the workspace
+like any tool's trust. A read-only worker starts without asking. The worker's
+own calls still go through the policy one by one (with ``is_worker`` set, so
+their "always" is not remembered).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Iterable
 
 from switchman.engine.delegation.contract import DELEGATE, DelegateCall
 from switchman.engine.ids import new_id
+from switchman.engine.routing.tiers import tier_rank
 from switchman.engine.tools.approval import ApprovalRequest, ToolClass
 from switchman.engine.tools.registry import ToolContext
 from switchman.engine.tools.toolbox import TOOL_CLASSES
@@ -26,9 +30,21 @@ def changing_tools(tools: Iterable[str]) -> list[str]:
     return sorted(n for n in tools if TOOL_CLASSES.get(n, ToolClass.READ) is not ToolClass.READ)
 
 
-def delegation_request(planner: ToolContext, call: DelegateCall,
-                       tools: Iterable[str]) -> ApprovalRequest | None:
-    """The approval request for starting a worker with ``tools``; None when it only reads."""
+def floored_tier(tier: str, floor: str | None) -> str:
+    """``tier`` capped at the tier floor ``floor`` (None: no floor), as the worker's routing
+    caps it."""
+    return floor if floor is not None and tier_rank(tier) > tier_rank(floor) else tier
+
+
+def floor_note(tier: str, floor: str | None) -> str:
+    """`` (deep, capped by the tier floor)`` when the floor lowers ``tier``; else nothing."""
+    return f" ({tier}, capped by the tier floor)" if floored_tier(tier, floor) != tier else ""
+
+
+def delegation_request(planner: ToolContext, call: DelegateCall, tools: Iterable[str],
+                       tier_floor: str | None = None) -> ApprovalRequest | None:
+    """The approval request for starting a worker with ``tools`` (on ``call.tier`` capped at
+    ``tier_floor``, the planner's tier when the floor is on); None when it only reads."""
     changing = changing_tools(tools)
     if not changing:
         return None
@@ -36,9 +52,10 @@ def delegation_request(planner: ToolContext, call: DelegateCall,
     writes = any(TOOL_CLASSES[n] is ToolClass.WRITE for n in changing)
     may = " and ".join(what for what, yes in (("change files", writes),
                                               ("run commands", executes)) if yes)
+    tier, capped = floored_tier(call.tier, tier_floor), floor_note(call.tier, tier_floor)
     return ApprovalRequest(
         id=new_id(), workspace=planner.workspace, session_id=planner.session_id,
         turn_id=planner.turn_id, tool=DELEGATE,
         tool_class=ToolClass.EXECUTE if executes else ToolClass.WRITE,
-        title=f"Delegate to a {call.tier} worker that may {may}", tier=call.tier,
-        task=call.task, worker_tools=changing)
+        title=f"Delegate to a {tier} worker{capped} that may {may}", tier=tier,
+        requested_tier=call.tier if capped else None, task=call.task, worker_tools=changing)

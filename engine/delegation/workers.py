@@ -34,7 +34,7 @@ import msgspec
 
 from switchman.engine.clock import Clock
 from switchman.engine.config.store import ConfigStore
-from switchman.engine.delegation.approval import delegation_request
+from switchman.engine.delegation.approval import delegation_request, floor_note, floored_tier
 from switchman.engine.delegation.contract import (
     FORBIDDEN_FOR_WORKERS,
     REQUEST_CONTEXT,
@@ -215,6 +215,8 @@ class WorkerRun:
         """Whether the user stopped it from its card while asked about."""
         self.approval: ApprovalRecord | None = None
         """The question its start asked the user and how it ended (kept with its result)."""
+        self.tier_floor: str | None = None
+        """The planner's tier when the tier floor is on (decided when it starts)."""
         self.progress = WorkerProgress(delegation.sessions, delegation.clock, context,
                                        tool_use_id, call, handoff, self.dropped,
                                        len(self.tools.wanted), source, focus)
@@ -252,7 +254,9 @@ class WorkerRun:
         return result
 
     async def _run(self) -> DelegateResult:
-        approval_required = delegation_request(self.context, self.call, self.allowed) is not None
+        self.tier_floor = self._tier_floor()  # before asking: the question names the capped tier
+        approval_required = delegation_request(self.context, self.call, self.allowed,
+                                               self.tier_floor) is not None
         refusal = await self._approval()
         if refusal is not None:
             return refusal
@@ -265,7 +269,7 @@ class WorkerRun:
             sink=self.progress, max_output_tokens=self.call.max_tokens,
             requires_structured_output=self.call.output_schema is not None,
             profile=self.profile, reasoning_effort=self.profile.profile.model_policy.effort,
-            **self._tier_inputs())
+            tier_floor=self.tier_floor, **self._complexity())
         envelope = self._envelope(approval_required)
         worker = self.delegation.sessions.new_worker(self.planner, role)
         self.progress.worker_session_id = worker.id
@@ -281,7 +285,7 @@ class WorkerRun:
         except NoModelAvailable as failure:
             return self.progress.failed(
                 "no_model_available_for_tier", f"no model available for tier "
-                f"{self.call.tier}: {failure}", "")
+                f"{self._tier_said()}: {failure}", "")
         finally:  # the worker takes no more turns: only its stored record stays
             self.delegation.sessions.release(worker.id)
         current = asyncio.current_task()
@@ -290,9 +294,9 @@ class WorkerRun:
                                        self.requested, seconds,
                                        exiting=self.delegation.lifecycle.runner.exiting)
 
-    def _tier_inputs(self) -> dict[str, str | None]:
-        """The complexity (the planner's, else estimated from the task and its context) and
-        the tier floor (the planner's tier, when the floor is on) the worker is routed with."""
+    def _complexity(self) -> dict[str, str | None]:
+        """The complexity (the planner's, else estimated from the task and its context) the
+        worker is routed with, and where it came from."""
         if self.call.complexity is not None:
             complexity, source = self.call.complexity, GIVEN
         else:
@@ -300,16 +304,28 @@ class WorkerRun:
                         for item in self.call.context.include)
             complexity = estimate_complexity(estimate_text(self.handoff.message), files)
             source = ESTIMATED
+        return {"complexity": complexity, "complexity_source": source}
+
+    def _tier_floor(self) -> str | None:
+        """The tier floor the worker is routed with: the planner's tier, when the floor is on."""
         config = self.delegation.config
         effective = config.effective(str(self.planner.folder))
         # The floor protects against a planner overspending; a user who names a tier chose it.
-        floor = model_tier(self.context.model, effective.tiers, config.registry()) \
+        return model_tier(self.context.model, effective.tiers, config.registry()) \
             if effective.delegation.tier_floor and self.progress.source == "planner" else None
-        return {"complexity": complexity, "complexity_source": source, "tier_floor": floor}
+
+    def _tier(self) -> str:
+        """The tier the worker runs on: the one asked for, capped at the tier floor."""
+        return floored_tier(self.call.tier, self.tier_floor)
+
+    def _tier_said(self) -> str:
+        """The worker's tier as its question names it: ``balanced (deep, capped by the tier
+        floor)`` when the floor lowered the planner's."""
+        return self._tier() + floor_note(self.call.tier, self.tier_floor)
 
     async def _approval(self) -> DelegateResult | None:
         """None when the worker may start (read-only, trusted or approved); else the failure."""
-        request = delegation_request(self.context, self.call, self.allowed)
+        request = delegation_request(self.context, self.call, self.allowed, self.tier_floor)
         if request is None:
             return None
         self.asking = True
@@ -361,7 +377,7 @@ class WorkerRun:
         note = self.tools.note()
         if result.success:
             return ToolOutcome("\n\n".join(p for p in (output, note) if p),
-                               summary=f"{self.call.tier} worker done", approval=self.approval)
+                               summary=f"{self._tier()} worker done", approval=self.approval)
         text = "\n\n".join(p for p in (f"delegate failed: {result.error}", output, note) if p)
         return ToolOutcome(text, is_error=True, summary=summary_of(result.error or "failed"),
                            approval=self.approval)

@@ -68,7 +68,10 @@ class ApprovalRequest(msgspec.Struct, frozen=True, kw_only=True):
     cwd: str | None = None
     is_worker: bool = False
     tier: str | None = None
-    """For ``delegate``: the tier the worker runs on."""
+    """For ``delegate``: the tier the worker runs on (after the tier floor)."""
+    requested_tier: str | None = None
+    """For ``delegate``: the tier the planner asked for, when the tier floor lowered it to
+    ``tier``; None when it did not."""
     task: str | None = None
     """For ``delegate``: the worker's instruction."""
     worker_tools: list[str] | None = None
@@ -172,6 +175,7 @@ def _record(request: ApprovalRequest, outcome: ApprovalOutcome,
     return ApprovalRecord(id=request.id, title=request.title, outcome=outcome, reason=reason,
                           command=request.command, cwd=request.cwd, path=request.path,
                           diff=recorded_diff(request.diff), tier=request.tier,
+                          requested_tier=request.requested_tier,
                           worker_tools=request.worker_tools)
 
 

@@ -352,3 +352,24 @@ async def test_an_open_files_unknown_skill_follows_the_skill_files_without_an_ed
             changes=[types.FileEvent(uri=(editor.config / "skills" / "design.md").as_uri(),
                                      type=types.FileChangeType.Deleted)]))
         await editor.next_diagnostics(uri, seen, unknown(1))
+
+
+async def test_a_skill_event_under_a_linked_config_folder_checks_the_open_files_again(
+        tmp_path: Path) -> None:
+    """``SWITCHMAN_CONFIG_DIR`` a symbolic link (to a dotfiles folder, say): the editor watches
+    the folder by that name and reports its skill files under it, but they were compared with
+    the folder's resolved path, so no event was a skill's and the warning stayed."""
+    linked = tmp_path / "linked-config"
+    linked.symlink_to(tmp_path / "config", target_is_directory=True)
+    async with editing("visual-studio-code", tmp_path,
+                       extra_env={"SWITCHMAN_CONFIG_DIR": str(linked)}) as editor:
+        uri = editor.uri("workspace-profiles")
+        editor.open(uri, "profiles:\n  reviewer:\n    skills: [design]\n")
+        assert len(with_code(await editor.diagnostics(uri), "unknown-skill")) == 1
+        seen = editor.published()
+        write_skill(linked / "skills", "design", "Architecture")
+        editor.client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=(linked / "skills" / "design.md").as_uri(),
+                                     type=types.FileChangeType.Created)]))
+        await editor.next_diagnostics(uri, seen,
+                                      lambda found: not with_code(found, "unknown-skill"))

@@ -527,7 +527,7 @@ async def test_a_delegation_that_may_write_is_approved_in_the_editor(
         "id": denied["id"], "title": title, "outcome": "denied", "reason": "not that one",
         "command": None, "cwd": None, "path": None, "diff": None,
         # what the question said of the worker (a rebuilt card shows its "Worker on …" line)
-        "tier": "fast", "worker_tools": ["edit_file"]}
+        "tier": "fast", "requested_tier": None, "worker_tools": ["edit_file"]}
     assert answers["toolu_yes"]["approval"]["outcome"] == "allowed_once"
 
 
@@ -554,7 +554,8 @@ async def test_a_workers_questions_come_with_its_planners_session(
     assert record["approvals"] == [{
         "id": edit["id"], "title": "Edit src/app.py", "outcome": "denied", "reason": "not now",
         "command": None, "cwd": None, "path": "src/app.py",
-        "diff": edit["diff"], "tier": None, "worker_tools": None}]  # the diff its card showed
+        "diff": edit["diff"], "tier": None, "requested_tier": None,
+        "worker_tools": None}]  # the diff its card showed
     # the planner's own question (the delegation's start) stays with its call's result
     assert tool_results(detail)["toolu_w"]["approval"]["id"] == start["id"]
 

@@ -13,6 +13,7 @@ import pytest
 from switchman.server import methods
 from tests.lsp.conftest import LISTEN, Daemon
 from tests.lsp.test_delegation import chat, delegate, tool_results, updates
+from tests.support.editor_tools import ToolEditor
 from tests.support.fake_provider import FakeProvider
 from tests.support.lsp import SwitchmanClient, running_server
 
@@ -90,6 +91,39 @@ async def test_a_balanced_planner_asking_for_deep_gets_balanced(
         "deep", "balanced", "balanced")
     assert event["floor_applied"] is True
     assert (event["resolved_model"], event["reasoning_effort"]) == (SONNET, "medium")
+
+
+async def test_the_approval_question_names_the_tier_the_floor_caps_to(
+        daemon_with_tiers: Daemon, fake: FakeProvider) -> None:
+    """The floor is decided before the user is asked: a balanced planner's deep worker that
+    may edit is asked about as a balanced one, as its chain routes it, not as deep."""
+    daemon = daemon_with_tiers
+    fake.script_tool_calls([delegate("toolu_deep", tier="deep", task="rename f to g",
+                                     allowed_tools=["read_file", "edit_file"])],
+                           model=SONNET_API)
+    fake.script_text("Renamed.", model=SONNET_API)
+    fake.script_text("Done.", model=SONNET_API)
+    async with running_server("visual-studio-code", daemon.env, workspaces=[daemon.workspace],
+                              listen=LISTEN) as client:
+        editor = ToolEditor(client)
+        result = await chat(client, daemon, "@sonnet rename f")
+        assert (result["status"], result["text"]) == ("completed", "Done.")
+        (asked,) = editor.approvals
+        title = "Delegate to a balanced worker (deep, capped by the tier floor) that may " \
+                "change files"
+        assert (asked["title"], asked["tier"]) == (title, "balanced")
+        assert asked["requested_tier"] == "deep"
+        started = updates(client, "toolu_deep")[-1]
+        assert (started["worker_tier"], started["floor_applied"]) == ("balanced", True)
+        detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
+        answer = tool_results(detail)["toolu_deep"]
+        assert answer["summary"] == "balanced worker done"
+        # the question's record says what the live question said (a rebuilt card shows it)
+        assert answer["approval"] | {"id": None} == {
+            "id": None, "title": title, "outcome": "allowed_once", "reason": None,
+            "command": None, "cwd": None, "path": None, "diff": None, "tier": "balanced",
+            "requested_tier": "deep", "worker_tools": ["edit_file"]}
+        assert detail["delegations"][0]["approval"] == answer["approval"]
 
 
 async def test_the_tiers_second_model_runs_when_the_first_has_no_key(

@@ -77,7 +77,7 @@ return {
     end,
   },
   {
-    "reopening the chat rebuilds the /delegate: the command, its worker's line and the answer",
+    "reopening the chat rebuilds the /delegate: the command, its question, its worker's line and the answer",
     function()
       vim.cmd('Switchman chat')
       vim.cmd('only')
@@ -89,6 +89,11 @@ return {
       local answer = text:find('## Switchman [/delegate]\nmain returns 42.', 1, true)
       H.check(command and line and answer and command < line and line < answer,
         'the command, then the worker line, then its answer', H.lines(chat.view.transcript))
+      -- the question its start asked, answered, right above the worker line (it was not drawn)
+      local question = text:find('\n/delegate fast explain this\n    %? Delegate to a fast worker that may [^\n]* — Allowed once%.\n'
+        .. '      worker on fast tier · may use [^\n]*edit_file[^\n]*\n  ✓ worker fast · haiku · completed')
+      H.check(question, "the /delegate's question, with the worker's tier and tools, above its worker line",
+        H.lines(chat.view.transcript))
     end,
   },
   {
@@ -106,6 +111,9 @@ return {
       local line = text:find('  ✓ worker fast · haiku · completed · 1 turn · $', 1, true)
       local answer = text:find('### Worker\nmain returns 42.', 1, true)
       H.check(heading and line and answer and heading < line and line < answer, 'command, worker line, answer',
+        H.lines(bufnr))
+      H.check(text:find('\n/delegate fast explain this\n    %? Delegate to a fast worker that may [^\n]* — Allowed once%.\n'
+        .. '      worker on fast tier · may use [^\n]*\n  ✓ worker fast · '), "its question above the worker line",
         H.lines(bufnr))
       vim.cmd('tabclose')
     end,

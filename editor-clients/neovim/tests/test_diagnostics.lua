@@ -301,6 +301,86 @@ return {
     end,
   },
   {
+    "a skill added outside Neovim to a folder your routing.yaml's workspaces: block names clears its warning",
+    function()
+      -- a rule of the block keyed on another repository (no daemon runs for it) may name that
+      -- repository's skills: its skills folder is watched too, found in routing.yaml as it is on disk
+      local billing = vim.fn.fnamemodify(project, ':h') .. '/billing'
+      vim.fn.mkdir(billing, 'p')
+      local routing = config_dir .. '/routing.yaml'
+      client.ensure(vim.fn.resolve(project))
+      H.check(not vim.tbl_contains(skill_watch.watched(), vim.fn.resolve(billing)), 'not watched before', skill_watch.watched())
+      -- written after the daemon started: routing.yaml is read again when it changes
+      write(routing, { 'workspaces:', '  "' .. billing .. '":', '    rules:', '      - name: ledger work',
+        '        when: {skills_matching_message_includes: [ledger]}', '        use: haiku' })
+      vim.cmd('edit! ' .. vim.fn.fnameescape(routing))
+      local bufnr = vim.api.nvim_get_current_buf()
+      local function warned()
+        for _, d in ipairs(diagnostics(bufnr)) do
+          if code_of(d) == 'unknown-skill' then
+            return true
+          end
+        end
+        return false
+      end
+      H.wait_for('the unknown-skill warning', warned, nil, function()
+        return diagnostics(bufnr)
+      end)
+      H.wait_for('its skills folder watched', function()
+        return vim.tbl_contains(skill_watch.watched(), vim.fn.resolve(billing))
+      end, nil, skill_watch.watched)
+      shell('mkdir -p ' .. vim.fn.shellescape(billing .. '/.switchman/skills') .. " && printf '%s\\n' --- 'name: ledger' "
+        .. "'description: Ledgers' --- > " .. vim.fn.shellescape(billing .. '/.switchman/skills/ledger.md'))
+      H.wait_for('the warning cleared', function()
+        return not warned()
+      end, nil, function()
+        return { diagnostics = diagnostics(bufnr), watched = skill_watch.watched() }
+      end)
+      vim.cmd('bwipeout!')
+      vim.fn.delete(routing)
+      client.stop()
+    end,
+  },
+  {
+    "a workspace's .switchman/routing.yaml linked out of it shows the outside-workspace error alone, in its workspace",
+    function()
+      -- the plugin resolved the buffer's name to the link's target (notes.yaml, outside the workspace): no
+      -- configuration file, so it was never sent to the daemon and showed nothing
+      local repo, notes = vim.env.HOME .. '/repo', vim.env.HOME .. '/notes.yaml'
+      write(notes, BROKEN)
+      vim.fn.mkdir(repo .. '/.switchman', 'p')
+      shell(('ln -s %s %s'):format(vim.fn.shellescape(notes), vim.fn.shellescape(repo .. '/.switchman/routing.yaml')))
+      vim.cmd('edit ' .. vim.fn.fnameescape(repo .. '/.switchman/routing.yaml'))
+      local bufnr = vim.api.nvim_get_current_buf()
+      local found = H.wait_for('the outside-workspace error', function()
+        local all = diagnostics(bufnr)
+        return #all == 1 and code_of(all[1]) == 'outside-workspace' and all[1]
+      end, nil, function()
+        return diagnostics(bufnr)
+      end)
+      H.eq({ 0, 0 }, { found.lnum, found.col }, 'at the first line')
+      H.check(found.message:find('leading out of the workspace, to ' .. vim.fn.resolve(notes), 1, true),
+        'says where it leads', found.message)
+      H.eq(vim.fn.resolve(repo), vim.b.switchman_root, 'the buffer belongs to the workspace it was opened in')
+    end,
+  },
+  {
+    "a workspace's .switchman/routing.yaml linked to a file inside the workspace is checked as the workspace's",
+    function()
+      -- named by the link's target (`config/switchman.yaml`), it was no configuration file: only shared
+      -- with the daemon as a workspace file, and never checked. (A linked `.switchman` folder cannot be told:
+      -- Neovim names the buffer by the folder's target itself.)
+      local repo = vim.env.HOME .. '/inside'
+      write(repo .. '/config/switchman.yaml', BROKEN)
+      vim.fn.mkdir(repo .. '/.switchman', 'p')
+      shell(('ln -s %s %s'):format(vim.fn.shellescape(repo .. '/config/switchman.yaml'),
+        vim.fn.shellescape(repo .. '/.switchman/routing.yaml')))
+      vim.cmd('edit ' .. vim.fn.fnameescape(repo .. '/.switchman/routing.yaml'))
+      wait_unknown_model(vim.api.nvim_get_current_buf())
+      H.eq(vim.fn.resolve(repo), vim.b.switchman_root, 'the buffer belongs to the workspace')
+    end,
+  },
+  {
     'a configuration file that is not UTF-8 is named with how to write it as UTF-8 (its buffer looked fine)',
     function()
       -- Neovim reads it as latin1, so the buffer the daemon is sent is valid and shows no problem, while

@@ -444,8 +444,10 @@ return {
       local asked = '    ? Apply the code block to src/tools_target.py (replacing the selection) — Allowed once.'
       H.wait_text(chat.view.transcript, asked)
       local text = H.text(chat.view.transcript)
-      H.check(text:find('    return 3\n```\n\n' .. vim.pesc(asked) .. '\n  sonnet · [^\n]*$'),
-        'above the footer of its turn', H.lines(chat.view.transcript))
+      H.check(text:find('    return 3\n```\n\n' .. vim.pesc(asked) .. '\n      │ %-%-%- a/src/tools_target%.py\n'
+        .. '      │ %+%+%+ b/src/tools_target%.py\n      │ @@ [^\n]*\n      │  def f%(%):\n      │ %-    return 1\n'
+        .. '      │ %+    return 3\n      │  # end\n  sonnet · [^\n]*$'),
+        'above the footer of its turn, with the diff it showed', H.lines(chat.view.transcript))
     end,
   },
   {
@@ -540,7 +542,7 @@ return {
         return found
       end
       local function applied(text)
-        return text:match('```\n\n(    %? Apply [^\n]*)\n  sonnet · ')
+        return text:match('```\n\n(    %? Apply .-)\n  sonnet · ') -- its line and its diff
       end
       local live = questions(H.text(chat.view.transcript))
       local live_apply = applied(H.text(chat.view.transcript))
@@ -560,10 +562,16 @@ return {
       shows('    ? Edit src/tools_target.py — Denied: one is the right answer\n', 'denied, with the reason')
       shows('    ? Create docs/new/guide.md — Allowed once.\n', 'a new file')
       shows('    ? Edit src/tools_target.py — Not applied: src/tools_target.py changed in the editor since', 'not applied, and why')
-      shows('```\n\n    ? Apply the code block to src/tools_target.py (replacing the selection) — Allowed once.\n  sonnet · ',
+      shows('```\n\n    ? Apply the code block to src/tools_target.py (replacing the selection) — Allowed once.\n'
+        .. '      │ --- a/src/tools_target.py\n',
         "ga's question, at the end of the turn whose code block it applied")
-      shows('  ✗ delegate: approval_denied\n    ? Delegate to a fast worker that may change files — Denied: not now\n',
-        "a delegation's start")
+      shows('  ✗ delegate: approval_denied\n    ? Delegate to a fast worker that may change files — Denied: not now\n'
+        .. '      worker on fast tier · may use edit_file\n', "a delegation's start, with the worker's tier and tools")
+      -- the first edit's diff under its question, as the question showed it (the live chat has it too)
+      H.check(text:find('\n    %? Edit src/tools_target%.py — Allowed once%.\n      │ %-%-%- a/src/tools_target%.py\n'
+        .. '      │ %+%+%+ b/src/tools_target%.py\n      │ @@ [^\n]*\n      │  def f%(%):\n'
+        .. '      │ %-    return 1\n      │ %+    return 2\n'), "the edit's diff under its question",
+        H.lines(chat.view.transcript))
       shows('  ✗ edit_file: stopped\n    ? Edit src/tools_target.py — Not answered: the turn was stopped; nothing happened.\n',
         'the question the stop cut short')
       local _, count = text:gsub('\n    %? ', '')

@@ -217,6 +217,21 @@ return {
     end,
   },
   {
+    "the skills watch reads the folders of routing.yaml's workspaces: block (quoted, ~, comments, nested keys)",
+    function()
+      local cfg = vim.fn.tempname()
+      vim.fn.mkdir(cfg, 'p')
+      vim.fn.writefile({ '# mine', 'default: sonnet', 'workspaces:', '  # the billing service', '  ~/code/billing:',
+        '    default: haiku', '    rules:', '      - name: x', '        when: {message_matches: "a: b"}', '',
+        "  '/srv/api':   # quoted", '    default: opus', '  "/srv/with space/":', '    rules: []',
+        '  relative/folder:', '    default: haiku', 'rules:', '  - name: not/a/block', '    use: haiku' }, cfg .. '/routing.yaml')
+      config.apply({ config_dir = cfg })
+      local home = vim.loop.os_homedir()
+      H.eq({ home .. '/code/billing', '/srv/api', '/srv/with space' }, require('switchman.skill_watch').block_folders())
+      config.apply({})
+    end,
+  },
+  {
     'statusline pieces come from setup()',
     function()
       config.apply({ statusline = { prefix = '', sticky = '*' } })
@@ -332,6 +347,83 @@ return {
       end, render.history(ROOT, detail))
       H.check(vim.tbl_contains(lines, '  ✗ delegate: cancelled_by_user'), table.concat(lines, '\n'))
       H.check(vim.tbl_contains(lines, '  ✓ read_file: 2 lines of output'), table.concat(lines, '\n'))
+    end,
+  },
+  {
+    "a stored question shows the diff and the worker's tier and tools it showed; an older record its line alone",
+    function()
+      -- a chat drawn from the session showed a question's line alone: not the edit's diff, the tier and tools
+      -- of a delegation, nor a /delegate's question, all of which the session keeps now
+      local at = '2026-11-24T12:00:01Z'
+      local diff = { '--- a/a.py', '+++ b/a.py', '@@ -1,20 +1,20 @@' }
+      for i = 1, 20 do
+        table.insert(diff, ('-x = %d'):format(i))
+      end
+      table.insert(diff, '[… 7 more lines not kept]')
+      local function asked(id, title, extra)
+        return vim.tbl_extend('force', { id = id, title = title, outcome = 'allowed_once', reason = vim.NIL,
+          command = vim.NIL, cwd = vim.NIL, path = 'a.py' }, extra or {})
+      end
+      local detail = {
+        messages = {
+          { id = 'm1', turn_id = 'T1', role = 'user', created_at = at, content = { { type = 'text', text = 'go' } } },
+          { id = 'm2', turn_id = 'T1', role = 'assistant', created_at = at, content = {
+            { type = 'tool_use', id = 'tu1', name = 'edit_file', input = {} },
+            { type = 'tool_use', id = 'tu2', name = 'edit_file', input = {} },
+            { type = 'tool_use', id = 'tu3', name = 'delegate', input = { tier = 'fast', task = 't' } } } },
+          { id = 'm3', turn_id = 'T1', role = 'tool', created_at = at, content = {
+            { type = 'tool_result', tool_use_id = 'tu1', content = 'ok', summary = 'edited a.py',
+              approval = asked('q1', 'Edit a.py', { diff = table.concat(diff, '\n') .. '\n' }) },
+            { type = 'tool_result', tool_use_id = 'tu2', content = 'ok', summary = 'edited b.py',
+              approval = asked('q2', 'Edit b.py') }, -- kept before diffs were
+            { type = 'tool_result', tool_use_id = 'tu3', content = 'done', summary = 'worker done',
+              approval = asked('q3', 'Delegate to a fast worker that may change files',
+                { path = vim.NIL, diff = vim.NIL, tier = 'fast', worker_tools = { 'edit_file', 'run_command' } }) } } },
+          { id = 'm4', turn_id = vim.NIL, role = 'user', created_at = '2026-11-24T12:00:02Z',
+            content = { { type = 'text', text = '/delegate fast fix it' } } },
+        },
+        turns = { { id = 'T1', model = SONNET, summary = 'global default', status = 'completed' } },
+        delegations = {
+          { tool_use_id = 'd1', source = 'user', status = 'completed', tier = 'fast', task = 'fix it',
+            started_at = '2026-11-24T12:00:02.5Z',
+            approval = asked('q4', 'Delegate to a fast worker that may change files',
+              { path = vim.NIL, tier = 'fast', worker_tools = {} }),
+            approvals = { asked('q5', 'Edit c.py', { diff = '--- a/c.py\n+++ b/c.py\n@@ -1 +1 @@\n-a\n+b\n' }) } },
+        },
+      }
+      local function texts(lines)
+        return vim.tbl_map(function(l)
+          return l[1]
+        end, lines)
+      end
+      local function after(lines, first, count)
+        for i, line in ipairs(lines) do
+          if line == first then
+            return vim.list_slice(lines, i + 1, i + count)
+          end
+        end
+        return lines
+      end
+      local want_diff = { '      │ --- a/a.py', '      │ +++ b/a.py', '      │ @@ -1,20 +1,20 @@' }
+      for i = 1, 13 do
+        table.insert(want_diff, ('      │ -x = %d'):format(i))
+      end
+      table.insert(want_diff, '      │ … 14 more lines of the diff') -- 7 not shown, 7 not kept
+      table.insert(want_diff, '  ✓ edit_file: edited b.py')
+      for _, lines in ipairs({ texts(render.history(ROOT, detail)), texts(render.transcript(ROOT, detail)) }) do
+        local all = table.concat(lines, '\n')
+        H.eq(want_diff, after(lines, '    ? Edit a.py — Allowed once.', 18), 'the diff, its first 16 lines', all)
+        H.check(after(lines, '    ? Edit b.py — Allowed once.', 1)[1]:find('^  ✓ worker fast'),
+          'an older record: its line alone (the next call\'s worker line follows)', all)
+        H.eq({ '      worker on fast tier · may use edit_file, run_command' },
+          after(lines, '    ? Delegate to a fast worker that may change files — Allowed once.', 1), "the worker's tier and tools", all)
+        local start = after(lines, '/delegate fast fix it', 3)
+        H.eq({ '    ? Delegate to a fast worker that may change files — Allowed once.',
+          '      worker on fast tier · may use no write tools' }, vim.list_slice(start, 1, 2), "the /delegate's question first", all)
+        H.check(start[3]:find('^  ✓ worker fast'), 'then its worker line', all)
+        H.eq({ '      │ --- a/c.py', '      │ +++ b/c.py', '      │ @@ -1 +1 @@', '      │ -a', '      │ +b' },
+          after(lines, '    ? Edit c.py — Allowed once. (asked by the worker)', 5), "a worker's question's diff", all)
+      end
     end,
   },
   {
@@ -471,6 +563,15 @@ return {
         'a worker\'s question offers no "always": nothing given to a worker is remembered')
       H.eq({ 'Delegate to a worker on the fast tier.', 'The worker may use: edit_file', '', 'Task:', 'fix it' },
         approval.delegation_lines({ tier = 'fast', worker_tools = { 'edit_file' }, task = 'fix it' }))
+      -- the tier floor lowered the planner's deep: the tier the worker runs on, said capped
+      local capped = { tool = 'delegate', tier = 'balanced', requested_tier = 'deep', worker_tools = { 'edit_file' },
+        task = 'fix it', command = vim.NIL }
+      H.eq('Delegate to a worker on the balanced tier (deep, capped by the tier floor).',
+        approval.delegation_lines(capped)[1])
+      H.eq('Switchman wants to delegate to a balanced worker (deep, capped by the tier floor) with edit_file: fix it',
+        approval.prompt(capped))
+      H.eq('Delegate to a worker on the fast tier.', approval.delegation_lines({ tier = 'fast', requested_tier = vim.NIL,
+        worker_tools = { 'edit_file' }, task = 'fix it' })[1], 'not capped: requested_tier is null')
       -- a command of several lines: its first in the question (which had the line breaks in it, and
       -- nothing showed the command whole), all of it in a tab while asked
       local script = 'for f in *.py; do\n  black "$f"\ndone'

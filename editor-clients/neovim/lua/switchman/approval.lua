@@ -102,11 +102,21 @@ local function given(value)
   return value ~= nil and value ~= vim.NIL
 end
 
+--- The tier a delegation's worker will run on, and a note naming the one the planner asked for
+--- when the tier floor lowered it (` (deep, capped by the tier floor)`; else '').
+function M.worker_tier(request)
+  local tier = given(request.tier) and request.tier or '?'
+  if given(request.requested_tier) and request.requested_tier ~= tier then
+    return tier, (' (%s, capped by the tier floor)'):format(request.requested_tier)
+  end
+  return tier, ''
+end
+
 --- A delegation's details: the tier, the write/execute tools the worker gets, and its whole task.
 function M.delegation_lines(request)
   local tools = given(request.worker_tools) and table.concat(request.worker_tools, ', ') or ''
   local lines = {
-    ('Delegate to a worker on the %s tier.'):format(given(request.tier) and request.tier or '?'),
+    ('Delegate to a worker on the %s tier%s.'):format(M.worker_tier(request)),
     'The worker may use: ' .. (tools ~= '' and tools or '(no write tools)'),
     '',
     'Task:',
@@ -193,8 +203,9 @@ function M.prompt(request)
   elseif request.tool == 'delegate' then
     local tools = given(request.worker_tools) and table.concat(request.worker_tools, ', ') or ''
     local task = vim.split(given(request.task) and request.task or '', '\n', { plain = true })[1]
-    text = ('Switchman wants to delegate to a %s worker with %s: %s'):format(
-      given(request.tier) and request.tier or '?', tools ~= '' and tools or 'no write tools', task)
+    local tier, capped = M.worker_tier(request)
+    text = ('Switchman wants to delegate to a %s worker%s with %s: %s'):format(
+      tier, capped, tools ~= '' and tools or 'no write tools', task)
   else
     text = ('Switchman: %s'):format(request.title)
   end

@@ -184,6 +184,59 @@ function M.approval(record, tool)
   return { ('    ? %s — %s'):format(title, approval_outcome(record, tool)), hl = 'SwitchmanNotice' }
 end
 
+--- How many of an edit's diff lines show under its question's line; the rest are counted.
+M.DIFF_LINES = 16
+
+local function diff_hl(line)
+  if line:match('^%+%+%+ ') or line:match('^%-%-%- ') or line:match('^@@') then
+    return 'SwitchmanTool'
+  end
+  return line:match('^%+') and 'SwitchmanDiffAdd' or line:match('^%-') and 'SwitchmanDiffDelete' or nil
+end
+
+--- What a question showed besides its title, as its record keeps it (`diff`, `tier`, `worker_tools`):
+--- an edit's unified diff, its first `M.DIFF_LINES` lines and how many more it had (those the record
+--- did not keep included), or a delegation's `      worker on fast tier · may use edit_file`.
+--- None for other questions and for records kept before these were.
+function M.approval_details(record, tool)
+  local out = {}
+  if tool == 'delegate' and present(record.tier) then
+    local tools = present(record.worker_tools) and table.concat(record.worker_tools, ', ') or ''
+    table.insert(out, { ('      worker on %s tier · may use %s'):format(record.tier,
+      tools ~= '' and tools or 'no write tools'), hl = 'SwitchmanFooter' })
+    return out
+  end
+  if not present(record.diff) or record.diff == '' then
+    return out
+  end
+  local lines = split((record.diff:gsub('\n$', '')))
+  local more = 0
+  local left = lines[#lines]:match('^%[… (%d+) more lines') -- the daemon's count of the lines it left out
+  if left then
+    more = tonumber(left)
+    table.remove(lines)
+  end
+  if #lines > M.DIFF_LINES then
+    more = more + #lines - M.DIFF_LINES
+    lines = vim.list_slice(lines, 1, M.DIFF_LINES)
+  end
+  for _, line in ipairs(lines) do
+    table.insert(out, { '      │ ' .. line:gsub('\r$', ''), hl = diff_hl(line) })
+  end
+  if more > 0 then
+    table.insert(out, { ('      │ … %d more line%s of the diff'):format(more, more == 1 and '' or 's'),
+      hl = 'SwitchmanNotice' })
+  end
+  return out
+end
+
+--- A question's line and what it showed (`M.approval`, then `M.approval_details`).
+function M.approval_lines(record, tool)
+  local out = { M.approval(record, tool) }
+  vim.list_extend(out, M.approval_details(record, tool))
+  return out
+end
+
 --- The line of a question a planner's worker asked and its answer, from its delegation's record
 --- (`delegations[].approvals` of `switchman/session`): as `M.approval`, said to be the worker's,
 --- and a stop that cut it short is the worker's (an answer to a worker is never remembered).
@@ -195,6 +248,13 @@ function M.worker_approval(record)
   local line = M.approval(record, tool)
   line[1] = line[1] .. ' (asked by the worker)'
   return line
+end
+
+--- `M.worker_approval`'s line and the diff its question showed (`M.approval_details`).
+function M.worker_approval_lines(record)
+  local out = { M.worker_approval(record) }
+  vim.list_extend(out, M.approval_details(record, present(record.command) and 'run_command' or 'edit_file'))
+  return out
 end
 
 --- A notice shown in passing (retries and the like).
@@ -316,7 +376,7 @@ local function message_lines(message, names, workers)
       table.insert(out, M.tool_result({ name = names[block.tool_use_id], summary = output_summary(block),
         is_error = block.is_error }))
       if present(block.approval) then
-        table.insert(out, M.approval(block.approval, names[block.tool_use_id]))
+        vim.list_extend(out, M.approval_lines(block.approval, names[block.tool_use_id]))
       end
       if block.output_shown == true then
         vim.list_extend(out, M.tool_output(block.content))
@@ -355,10 +415,14 @@ local function started_before(delegations, next)
   return M.delegation_lines(taken)
 end
 
---- The lines of the user's delegations (`stored_by_user`): each one's line, then its worker's questions.
+--- The lines of the user's delegations (`stored_by_user`): the question each one's start asked (its
+--- worker may change things), its line, then its worker's questions.
 function M.delegation_lines(delegations)
   local out = {}
   for _, delegation in ipairs(delegations) do
+    if present(delegation.approval) then
+      vim.list_extend(out, M.approval_lines(delegation.approval, 'delegate'))
+    end
     table.insert(out, delegation.line)
     vim.list_extend(out, delegation.questions or {})
   end
@@ -420,7 +484,7 @@ function M.history(root, detail, kept)
   local applied = {} -- the Apply questions of each turn's code blocks, by turn id
   for _, apply in ipairs(present(detail.applies) and detail.applies or {}) do
     applied[apply.turn_id] = applied[apply.turn_id] or {}
-    table.insert(applied[apply.turn_id], M.approval(apply.approval, 'apply_code'))
+    vim.list_extend(applied[apply.turn_id], M.approval_lines(apply.approval, 'apply_code'))
   end
   local open -- { turn, headed } of the turn being listed
   local function turn_notices(turn, which)

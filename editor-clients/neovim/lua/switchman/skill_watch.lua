@@ -4,8 +4,10 @@
 ---
 --- The daemon asks the editor to watch its files (dynamic `workspace/didChangeWatchedFiles`), which
 --- Neovim does not do on Linux (0.7, and 0.10+ only on macOS and Windows). So while a daemon runs, the
---- plugin watches with libuv (`fs_event`, inotify on Linux): the user's `<config>/skills/` and each
---- running daemon's workspace's `.switchman/skills/`, with their subfolders (up to `MAX_FOLDERS` each,
+--- plugin watches with libuv (`fs_event`, inotify on Linux): the user's `<config>/skills/`, each
+--- running daemon's workspace's `.switchman/skills/` and that of each folder the user's routing.yaml has a
+--- `workspaces:` block for (its rules may name that folder's skills; read again when routing.yaml
+--- changes), with their subfolders (up to `MAX_FOLDERS` each,
 --- since inotify does not watch below a folder), and the folder above each (its creation, removal or
 --- renaming). Events are gathered for `DELAY_MS` (a checkout changes many files at once), then each
 --- running daemon that Neovim does not watch files for is sent one `workspace/didChangeWatchedFiles`.
@@ -24,6 +26,7 @@ local roots = {} -- workspace root -> true, while its daemon runs
 local watching = {} -- folder -> { handle, ino }
 local filters = {} -- folder -> true (every entry) or { [name] = skills folder } (the entries leading to one)
 local pending = {} -- path -> LSP FileChangeType
+local ROUTING = '' -- the filter of the user's routing.yaml in the config folder (see `wanted`)
 local flushing = false
 
 local function stat_dir(path)
@@ -39,7 +42,40 @@ local function basename(path)
   return path:match('[^' .. vim.pesc(SEP) .. ']*$')
 end
 
---- The skills folders of the user and of the running daemons' workspaces.
+--- A key of a YAML block mapping as written on its line (`  "~/code/billing":` gives `~/code/billing`).
+local function yaml_key(line)
+  local key = line:match('^%s*"([^"]*)"%s*:') or line:match("^%s*'([^']*)'%s*:")
+  return key or line:match('^%s*([^#%s][^#]-)%s*:%s*$') or line:match('^%s*([^#%s][^#]-)%s*:%s+')
+end
+
+--- The folders the `workspaces:` block of the user's routing.yaml (as it is on disk) is keyed on, at most
+--- `MAX_FOLDERS`: a rule there may name such a folder's skills, whether a daemon runs for it or not.
+local function block_folders()
+  local file = io.open(workspace.config_dir() .. SEP .. 'routing.yaml', 'r')
+  if not file then
+    return {}
+  end
+  local found, inside, indent = {}, false, nil
+  for line in file:lines() do
+    if line:match('^%S') and not line:match('^#') then
+      inside, indent = line:match('^workspaces%s*:%s*$') ~= nil or line:match('^workspaces%s*:%s*#') ~= nil, nil
+    elseif inside and line:match('^%s+[^%s#]') then
+      local lead = #line:match('^%s*')
+      indent = indent or lead
+      local key = lead == indent and yaml_key(line)
+      local home = vim.loop.os_homedir() or ''
+      key = key and key:gsub('^~(' .. vim.pesc(SEP) .. ')', home .. '%1'):gsub('^~$', home)
+      if key and key:sub(1, 1) == SEP and #found < M.MAX_FOLDERS then
+        table.insert(found, (key:gsub(vim.pesc(SEP) .. '+$', '')))
+      end
+    end
+  end
+  file:close()
+  return found
+end
+
+--- The skills folders of the user, of the running daemons' workspaces and of the folders the user's
+--- routing.yaml has a `workspaces:` block for.
 local function skills_folders()
   if next(roots) == nil then
     return {}
@@ -47,6 +83,11 @@ local function skills_folders()
   local found = { workspace.config_dir() .. SEP .. 'skills' }
   for root in pairs(roots) do
     table.insert(found, root .. SEP .. '.switchman' .. SEP .. 'skills')
+  end
+  for _, folder in ipairs(block_folders()) do
+    if not roots[folder] then
+      table.insert(found, folder .. SEP .. '.switchman' .. SEP .. 'skills')
+    end
   end
   return found
 end
@@ -70,9 +111,14 @@ local function tree(folder, want)
   end
 end
 
---- What to watch now: folder -> true or the names of the entries to notice.
+--- What to watch now: folder -> true or the names of the entries to notice (`ROUTING`: the user's
+--- routing.yaml, whose `workspaces:` block says which other skills folders to watch).
 local function wanted()
   local want = {}
+  local config_dir = workspace.config_dir()
+  if next(roots) ~= nil and stat_dir(config_dir) then
+    want[config_dir] = { ['routing.yaml'] = ROUTING }
+  end
   for _, folder in ipairs(skills_folders()) do
     if stat_dir(folder) then
       tree(folder, want)
@@ -97,6 +143,13 @@ end
 
 local flush
 
+local function schedule_flush()
+  if not flushing then
+    flushing = true
+    vim.defer_fn(flush, M.DELAY_MS)
+  end
+end
+
 --- libuv's callback (a fast context: no Neovim API here).
 local function on_event(folder)
   return function(err, name, events)
@@ -109,6 +162,9 @@ local function on_event(folder)
       if filter ~= true and not filter[name] then
         return
       end
+      if filter ~= true and filter[name] == ROUTING then
+        return schedule_flush() -- the folders to watch are looked up again; no skill changed
+      end
       -- above a skills folder, the skills folder is reported: the daemon takes a change of `.switchman`
       -- alone (made with its skills by `mkdir -p`, a checkout) for no skill's
       path = filter == true and (folder .. SEP .. name) or filter[name]
@@ -118,10 +174,7 @@ local function on_event(folder)
     end
     local exists = uv.fs_stat(path) ~= nil
     pending[path] = not exists and 3 or (events and events.rename) and 1 or 2 -- Deleted, Created, Changed
-    if not flushing then
-      flushing = true
-      vim.defer_fn(flush, M.DELAY_MS)
-    end
+    schedule_flush()
   end
 end
 
@@ -192,6 +245,8 @@ function M.release(root)
   roots[root] = nil
   refresh()
 end
+
+M.block_folders = block_folders -- (tests)
 
 --- The folders watched now, sorted (`:checkhealth`, tests).
 function M.watched()

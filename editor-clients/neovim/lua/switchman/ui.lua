@@ -20,6 +20,8 @@ local HIGHLIGHTS = {
   SwitchmanError = 'ErrorMsg',
   SwitchmanFooter = 'Comment',
   SwitchmanPreview = 'Comment',
+  SwitchmanDiffAdd = 'DiffAdd',
+  SwitchmanDiffDelete = 'DiffDelete',
 }
 
 --- Link the plugin's highlight groups to standard ones (colorschemes may override them).

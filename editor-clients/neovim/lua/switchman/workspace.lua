@@ -54,13 +54,30 @@ function M.config_dir()
   return M.normalize(chosen)
 end
 
+--- `path` as the daemon names a configuration file: absolute, the folders above it with symlinks resolved,
+--- but not the file itself nor a workspace's `.switchman` folder. Which file it is, and whose, goes by the
+--- name it was opened by: a `.switchman/routing.yaml` linked to `~/notes.yaml` is still the workspace's (the
+--- daemon shows it leads out), and one in a `.switchman` linked to `sub/.switchman` is not `sub`'s.
+function M.config_path(path)
+  path = vim.fn.fnamemodify(vim.fn.expand(path), ':p')
+  if #path > 1 and path:sub(-1) == sep then
+    path = path:sub(1, -2)
+  end
+  local above, tail = dirname(path), basename(path)
+  if basename(above) == '.switchman' then
+    above, tail = dirname(above), join('.switchman', tail)
+  end
+  above = M.normalize(above)
+  return (above:sub(-1) == sep and above or above .. sep) .. tail
+end
+
 --- 'routing', 'models' or 'profiles' (the user's files), 'workspace' (a `.switchman/routing.yaml`),
 --- 'workspace-profiles' (a `.switchman/profiles.yaml`), or nil.
 function M.config_kind(path)
   if not path or path == '' then
     return nil
   end
-  path = M.normalize(path)
+  path = M.config_path(path)
   local name = basename(path)
   local user = { ['routing.yaml'] = 'routing', ['models.yaml'] = 'models', ['profiles.yaml'] = 'profiles' }
   if dirname(path) == M.config_dir() and user[name] then
@@ -96,11 +113,11 @@ end
 
 --- The workspace root for a file path (the folder above `.switchman` for a workspace file).
 function M.root_for_path(path)
-  path = M.normalize(path)
   local kind = M.config_kind(path)
   if kind == 'workspace' or kind == 'workspace-profiles' then
-    return dirname(dirname(path))
+    return dirname(dirname(M.config_path(path)))
   end
+  path = M.normalize(path)
   local dir = vim.fn.isdirectory(path) == 1 and path or dirname(path)
   return find_marked(dir) or M.normalize(vim.fn.getcwd())
 end

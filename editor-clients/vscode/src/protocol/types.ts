@@ -113,6 +113,8 @@ export interface ApprovalRecord {
   diff?: string | null;
   /** A delegation's: the tier its worker was to run on; absent or null in older records. */
   tier?: string | null;
+  /** A delegation's: the tier the planner asked for, when the tier floor lowered it to `tier`; else null or absent. */
+  requested_tier?: string | null;
   /** A delegation's: the write and execute tools its worker was to have; absent or null in older records. */
   worker_tools?: string[] | null;
 }
@@ -447,8 +449,10 @@ export interface ApprovalRequest {
   command?: string | null;
   cwd?: string | null;
   is_worker?: boolean;
-  /** For `delegate`: the worker's tier, its task, and the write/execute tools it will have. */
+  /** For `delegate`: the worker's tier (after the tier floor), its task, and the write/execute tools it will have. */
   tier?: string | null;
+  /** For `delegate`: the tier the planner asked for, when the tier floor lowered it to `tier`; else null. */
+  requested_tier?: string | null;
   task?: string | null;
   worker_tools?: string[] | null;
 }

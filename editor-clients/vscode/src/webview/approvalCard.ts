@@ -1,7 +1,7 @@
 /** The DOM of an approval card: what will happen, the three answers, then the outcome. */
 
 import type { ApprovalAnswer } from '../protocol/types';
-import { outcomeText, reasonKeyAnswer, titleParts, type ApprovalCard } from '../tools/approval';
+import { outcomeText, reasonKeyAnswer, titleParts, workerLine, type ApprovalCard } from '../tools/approval';
 import { el } from './render';
 import { icon } from './icons';
 
@@ -29,13 +29,14 @@ function details(card: ApprovalCard, actions: ApprovalActions): HTMLElement[] {
     case 'command':
       return [el('pre', { class: 'approval-command' }, [card.command ?? '']),
         el('div', { class: 'approval-cwd' }, [`in ${card.cwd ?? 'the workspace folder'}`])];
-    case 'delegation':
+    case 'delegation': {
       // a card rebuilt from a record kept before the tier and tools were has none: its title names the tier
+      const worker = workerLine(card);
       return [
         el('div', { class: 'approval-task' }, [card.task ?? '']),
-        ...(card.tier === null ? [] : [el('div', { class: 'approval-worker' },
-          [`Worker on ${card.tier} tier · may use ${card.workerTools.join(', ') || 'no write tools'}`])]),
+        ...(worker === null ? [] : [el('div', { class: 'approval-worker' }, [worker])]),
       ];
+    }
     case 'edit': {
       const lines = card.diff.map((line) => el('span', { class: diffClass(line) }, [`${line}\n`]));
       // a card rebuilt from a record kept before diffs were has none: its title says what the change was

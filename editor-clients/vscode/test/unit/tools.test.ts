@@ -7,7 +7,9 @@ import {
 import { parseFromWebview } from '../../src/chat/messages';
 import { applyCodeParams, chatParams, revokeTrustParams } from '../../src/protocol/params';
 import type { ApprovalRequest } from '../../src/protocol/types';
-import { answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, reasonKeyAnswer, titleParts, type ApprovalHost } from '../../src/tools/approval';
+import {
+  answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, reasonKeyAnswer, titleParts, workerLine, type ApprovalHost,
+} from '../../src/tools/approval';
 import { emptyTrustMessage, trustItems } from '../../src/tools/trust';
 import { approvalsInTurns } from '../../src/chat/reducer';
 import type { Entry } from '../../src/chat/messages';
@@ -97,6 +99,15 @@ describe('approval cards', () => {
     // No second "Allow" that would do exactly what "Allow once" does: a worker's answers are never kept.
     assert.equal(worker.alwaysLabel, null);
     assert.match(worker.note ?? '', /never remembered/);
+  });
+
+  it('name a delegation\'s worker tier as it will run, said capped when the tier floor lowered the planner\'s', () => {
+    assert.equal(workerLine(approvalCard(DELEGATE)), 'Worker on fast tier · may use edit_file, run_command');
+    const capped = approvalCard({ ...DELEGATE, title: 'Delegate to a balanced worker (deep, capped by the tier floor) that may '
+      + 'change files and run commands', tier: 'balanced', requested_tier: 'deep' });
+    assert.equal(workerLine(capped), 'Worker on balanced tier (deep, capped by the tier floor) · may use edit_file, run_command',
+      'the tier it runs on, as its chain says: not "deep", the one asked for');
+    assert.equal(workerLine(approvalCard(EDIT)), null);
   });
 
   it('say how the question ended', () => {

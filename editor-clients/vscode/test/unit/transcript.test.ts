@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { transcriptEntries, transcriptMarkdown } from '../../src/chat/transcript';
 import { approvalsInTurns } from '../../src/chat/reducer';
 import type { ApprovalRecord, SessionDetail, WorkerCost } from '../../src/protocol/types';
-import { outcomeText } from '../../src/tools/approval';
+import { outcomeText, workerLine } from '../../src/tools/approval';
 import { QueuedDelegations, queuedItemView, relativeTime, sessionItemView, transcriptFileName } from '../../src/sessions/sessionItems';
 
 const session = {
@@ -170,6 +170,20 @@ describe('transcriptEntries', () => {
       ['A2', lines, false], ['A3', [], false]], "the planner's and the worker's edit as they were asked; an older record: none");
     assert.deepEqual([cards[1].task, cards[1].tier, cards[1].workerTools], ['Bump', 'fast', ['edit_file', 'run_command']],
       'the "Worker on fast tier · may use …" line the live card had');
+  });
+
+  it('rebuilds a delegation\'s card whose tier the tier floor capped as the question said it', () => {
+    const start: ApprovalRecord = { id: 'A1', title: 'Delegate to a balanced worker (deep, capped by the tier floor) that may change files',
+      outcome: 'allowed_once', reason: null, command: null, cwd: null, path: null, tier: 'balanced', requested_tier: 'deep',
+      worker_tools: ['edit_file'] };
+    const messages = [detail.messages[0],
+      { ...detail.messages[1], content: [{ type: 'tool_use' as const, id: 'toolu_d', name: 'delegate', input: { task: 'Bump', tier: 'deep' } }] },
+      { ...detail.messages[2], content: [{ type: 'tool_result' as const, tool_use_id: 'toolu_d', content: 'bumped', is_error: false,
+        approval: start }] }];
+    const [card] = transcriptEntries({ ...detail, turns: [turn('T1', 1)], messages })
+      .flatMap((e) => (e.kind === 'approval' ? [e.card] : []));
+    assert.equal(workerLine(card), 'Worker on balanced tier (deep, capped by the tier floor) · may use edit_file',
+      'the tier the worker ran on, not the deep the planner asked for');
   });
 
   it('shows the user\'s message as the daemon recorded it, as typed: the @alias once, /route override as sent', () => {

@@ -183,7 +183,7 @@ function Chat:delta(params)
     local tool = type(params.tool) == 'table' and params.tool or {}
     local lines = { render.tool_result(tool) }
     if type(tool.approval) == 'table' then -- the question it asked, as a rebuilt chat shows it
-      table.insert(lines, render.approval(tool.approval, tool.name))
+      vim.list_extend(lines, render.approval_lines(tool.approval, tool.name))
     end
     vim.list_extend(lines, render.tool_output(tool.output)) -- what a command printed
     self.view:append(lines)
@@ -224,7 +224,7 @@ end
 function Chat:applied(turn_id, approval)
   local row = turn_id and self.view:valid() and require('switchman.ui').turn_end(self.view.transcript, turn_id)
   if row then
-    self.view:insert(row, { render.approval(approval, 'apply_code') })
+    self.view:insert(row, render.approval_lines(approval, 'apply_code'))
   end
 end
 

@@ -150,7 +150,7 @@ function M.questions(record)
   local render = require('switchman.render')
   local out = {}
   for _, approval in ipairs(present(record.approvals) and record.approvals or {}) do
-    table.insert(out, render.worker_approval(approval))
+    vim.list_extend(out, render.worker_approval_lines(approval))
   end
   return out
 end
@@ -214,7 +214,7 @@ function M.stored_by_user(root, detail)
         elapsed_seconds = M.recorded_seconds(record) or vim.NIL,
       })
       table.insert(out, { started_at = record.started_at, line = { M.line(root, update), hl = HIGHLIGHT[record.status] },
-        questions = M.questions(record) })
+        approval = record.approval, questions = M.questions(record) })
     end
   end
   return out

@@ -51,6 +51,11 @@ return {
       local text = H.text(chat.view.transcript)
       H.check(text:find('✓ worker fast · haiku · completed · 1 turn', 1, true), 'the worker line, completed',
         H.lines(chat.view.transcript))
+      -- its question, answered, right above the worker line, as the chat drawn from the session has it
+      H.check(text:find('\n    %? Delegate to a fast worker that may [^\n]* — Allowed once%.\n'
+        .. '      worker on fast tier · may use [^\n]*edit_file[^\n]*\n  ✓ worker fast · haiku · completed'),
+        "the /delegate's question, with the worker's tier and tools, above its worker line",
+        H.lines(chat.view.transcript))
       local body = requests()[1].body
       local first = body.messages[1].content[1].text
       H.check(first:find('explain this\n\nAttached selection src/app.py (lines 1-2):', 1, true), 'the task and selection',

@@ -28,6 +28,28 @@ return {
     end,
   },
   {
+    'the profile names are asked for as the chat opens: <Tab> completes them without waiting',
+    function()
+      local client, profiles = require('switchman.client'), require('switchman.profiles')
+      H.wait_for('the profile names (asked for as the chat opened)', function()
+        return profiles.cached(root)
+      end)
+      local await, fetch, waited, refreshed = client.await, profiles.fetch, 0, 0
+      client.await = function() -- a daemon slow to answer: completion got nothing while it waited
+        waited = waited + 1
+      end
+      profiles.fetch = function(...)
+        refreshed = refreshed + 1
+        return fetch(...)
+      end
+      local completions = vim.fn.getcompletion('Switchman profile ', 'cmdline')
+      client.await, profiles.fetch = await, fetch
+      H.check(vim.tbl_contains(completions, 'subagent'), 'the profiles complete from what was asked for', completions)
+      H.check(waited == 0, 'completion did not wait for the daemon', waited)
+      H.check(refreshed == 1, 'it asks again in the background (a profile file may have changed)', refreshed)
+    end,
+  },
+  {
     'the first <Tab> after :Switchman profile completes the profile names (they are asked for at once)',
     function()
       local completions = vim.fn.getcompletion('Switchman profile ', 'cmdline')

@@ -299,10 +299,14 @@ function M.handle(_, request, _, root)
   pending[key] = nil
   close(tab)
   -- a worker's question goes under its line in the chat, answered, as the chat drawn from the session has it
+  -- and a `/delegate`'s own question (its turn id is its delegation's id) above its worker's line
   local function answered(result, outcome, reason)
     if request.is_worker == true then
       require('switchman.chat.workers').asked(root, request.session_id,
         { id = request.id, title = request.title, command = request.command, outcome = outcome, reason = reason })
+    elseif request.tool == 'delegate' then
+      require('switchman.chat.workers').start_asked(root, request.turn_id, { id = request.id, title = request.title,
+        tier = request.tier, worker_tools = request.worker_tools, outcome = outcome, reason = reason })
     end
     return result
   end
@@ -320,7 +324,9 @@ function M.handle(_, request, _, root)
   if not answer then
     return answered({ decision = 'deny', reason = 'no answer' }, 'timed_out')
   end
-  return answered(answer, answer.decision == 'deny' and 'denied' or 'allowed_once', answer.reason)
+  local outcome = answer.decision == 'deny' and 'denied' or answer.decision == 'allow_always' and 'allowed_always'
+    or 'allowed_once'
+  return answered(answer, outcome, answer.reason)
 end
 
 return M

@@ -27,9 +27,26 @@ function M.fetch(root, on_done)
   end)
 end
 
---- The profile names last seen for `root` (asked for, and waited for up to a second, when unknown).
+--- Ask for the workspace's profile names in the background (the chat does as it opens, as it asks
+--- for the models), so that completion has them at once.
+function M.prefetch(root)
+  M.fetch(root, function() end)
+end
+
+--- The profile names last seen for `root` (nil until they were asked for).
+function M.cached(root)
+  return names[root]
+end
+
+--- The profile names last seen for `root`: from the cache (filled as the chat opened), asked for
+--- again in the background; asked for and waited for up to a second when none were seen yet.
 function M.completions(root)
-  if not names[root] and client.get(root) then
+  if not client.get(root) then
+    return names[root] or {}
+  end
+  if names[root] then
+    M.prefetch(root)
+  else
     client.await(function(done)
       M.fetch(root, done)
     end)

@@ -3,6 +3,7 @@
 local client = require('switchman.client')
 local config = require('switchman.config')
 local models = require('switchman.models')
+local profiles = require('switchman.profiles')
 local protocol = require('switchman.protocol')
 local render = require('switchman.render')
 local View = require('switchman.chat.view')
@@ -724,6 +725,7 @@ function M.open(root, message)
   if chat.fresh then
     chat.fresh = false
     models.fetch(root)
+    profiles.prefetch(root) -- `:Switchman profile <Tab>` completes from them at once
     if config.options.chat.load_history then
       chat:load_history()
     end

@@ -238,8 +238,9 @@ local function row_before_later_calls(chat, update)
   return row
 end
 
---- Insert a new delegation's line at `row`, moving the lines below it (and their marks) down.
-local function insert_line(chat, row, entry)
+--- Insert lines (`entries`: a new delegation's line, a question's) at `row`, moving the lines below
+--- them (and the delegations' marks) down.
+local function insert_lines(chat, row, entries)
   local bufnr = chat.view.transcript
   local below = {}
   for _, known in pairs(chat.workers) do
@@ -248,12 +249,12 @@ local function insert_line(chat, row, entry)
       table.insert(below, { known = known, row = pos[1] })
     end
   end
-  ui.put(bufnr, row, row, { entry })
+  ui.put(bufnr, row, row, entries)
   for _, moved in ipairs(below) do
     vim.api.nvim_buf_del_extmark(bufnr, ns, moved.known.mark)
-    moved.known.mark = vim.api.nvim_buf_set_extmark(bufnr, ns, moved.row + 1, 0, { right_gravity = false })
+    moved.known.mark = vim.api.nvim_buf_set_extmark(bufnr, ns, moved.row + #entries, 0, { right_gravity = false })
   end
-  chat.view.followed_row = chat.view.followed_row + 1
+  chat.view.followed_row = chat.view.followed_row + #entries
   chat.view:follow()
 end
 
@@ -271,10 +272,31 @@ function M.asked(root, worker_session_id, record)
           known.questions = known.questions or {}
           known.questions[record.id] = known.asked
         end
-        insert_line(chat, pos[1] + known.asked, require('switchman.render').worker_approval(record))
+        insert_lines(chat, pos[1] + known.asked, { require('switchman.render').worker_approval(record) })
       end
       return
     end
+  end
+end
+
+--- The answered start questions of `/delegate`s whose worker line is not shown yet, by delegation
+--- id (one that did not wait for a worker slot is shown once its worker starts, after the question).
+local start_questions = {}
+
+--- The question a `/delegate` asked before its worker started (the worker may change files) was
+--- answered (`record`: its title, tier, worker tools, outcome and reason): its lines go right above
+--- the worker's line, as the chat drawn from the session shows them (kept until that line shows).
+--- Nothing for a planner's delegation: its question shows under its `delegate` tool line.
+function M.start_asked(root, tool_use_id, record)
+  local chat = require('switchman.chat').get(root)
+  local known = chat and chat.workers and chat.workers[tool_use_id]
+  if not known then
+    start_questions[tool_use_id] = record
+    return
+  end
+  local pos = vim.api.nvim_buf_get_extmark_by_id(chat.view.transcript, ns, known.mark, {})
+  if known.update.source == 'user' and pos and pos[1] then
+    insert_lines(chat, pos[1], require('switchman.render').approval_lines(record, 'delegate'))
   end
 end
 
@@ -376,13 +398,20 @@ function M.show(chat, update)
     known.model_name = update.model_name or (present(update.model) and models.short_name(chat.root, update.model) or nil)
     return redraw(chat, known, update)
   end
-  local entry = { M.line(chat.root, update), hl = HIGHLIGHT[update.status] or 'SwitchmanTool' }
+  local entries = {}
+  local asked = start_questions[update.tool_use_id] -- a `/delegate`'s question, answered: above its line
+  start_questions[update.tool_use_id] = nil
+  if asked and update.source == 'user' then
+    entries = require('switchman.render').approval_lines(asked, 'delegate')
+  end
+  table.insert(entries, { M.line(chat.root, update), hl = HIGHLIGHT[update.status] or 'SwitchmanTool' })
   local bufnr = chat.view.transcript
   local row = row_before_later_calls(chat, update)
   if row then
-    insert_line(chat, row, entry)
+    insert_lines(chat, row, entries)
+    row = row + #entries - 1
   else
-    chat.view:append({ entry })
+    chat.view:append(entries)
     row = vim.api.nvim_buf_line_count(bufnr) - 1
   end
   local mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { right_gravity = false })

@@ -23,12 +23,13 @@ import asyncio
 import contextvars
 import json
 import logging
+from collections.abc import Generator
 from typing import Any
 
 import attrs
 import msgspec
 from lsprotocol import types
-from lsprotocol.types import EXIT
+from lsprotocol.types import EXIT, INITIALIZE
 from pygls.exceptions import (
     JsonRpcException,
     JsonRpcInternalError,
@@ -42,9 +43,10 @@ from pygls.protocol.json_rpc import (
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
 )
+from pygls.protocol.language_server import lsp_method
 from pygls.workspace import Workspace
 
-from switchman.server.shared_text import SharedWorkspace
+from switchman.server.shared_text import SharedWorkspace, shared_document
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +69,8 @@ class SwitchmanProtocol(LanguageServerProtocol):
     """
 
     closing = False
+    _initialized = False
+    """Whether ``initialize`` was dispatched (LSP sends it once; a second is refused)."""
     _shared: tuple[Workspace, SharedWorkspace] | None = None
 
     @property
@@ -79,6 +83,17 @@ class SwitchmanProtocol(LanguageServerProtocol):
         if shared is None or shared[0] is not made:
             shared = self._shared = (made, SharedWorkspace.like(made, TEXT_DOCUMENT_SYNC))
         return shared[1]
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+            self, params: types.DidChangeTextDocumentParams) -> Generator[Any, Any, None]:
+        """pygls' ``didChange``, but a change to a document the editor has not opened (or has
+        closed) is named in one warning and ignored: pygls logged a ``KeyError`` traceback."""
+        uri = params.text_document.uri
+        if shared_document(self.workspace, uri) is None:
+            log.warning("ignored a change to %s: the editor has not opened it", uri)
+            return
+        yield from super().lsp_text_document__did_change(params)
 
     def _send_data(self, data: Any) -> None:
         if not self.closing:
@@ -174,6 +189,14 @@ class SwitchmanProtocol(LanguageServerProtocol):
                 self.send_error(message.id, JsonRpcInvalidRequest(
                     "Invalid request: the server is shutting down (shutdown was requested)."))
             return
+        if method == INITIALIZE and "id" in data:
+            if self._initialized:  # pygls would make a new workspace, its documents lost
+                log.warning("refused a second initialize (id %r)", message.id)
+                self.send_error(message.id, JsonRpcInvalidRequest(
+                    "Invalid request: the server is already initialized (initialize is sent "
+                    "once)."))
+                return
+            self._initialized = True
         context = contextvars.copy_context()  # each handler runs in a context of its own
         if method is not None and "id" in data:
             context.run(self._handle_request, message.id, method, message.params)

@@ -120,12 +120,14 @@ async def test_an_edit_the_editor_refuses_is_reported_to_the_model(
         "error", "refused by the editor: the file is read-only")
 
 
-@pytest.mark.parametrize("answer", [None, ["applied"], "applied"])
+@pytest.mark.parametrize("answer", [None, ["applied"], "applied", {"applied": "false"},
+                                    {"applied": 1}, {"applied": "true"}])
 async def test_an_apply_edit_answer_that_cannot_be_read_is_a_refusal(
         vscode: tuple[SwitchmanClient, ToolEditor], project: Daemon, fake: FakeProvider,
         answer: Any) -> None:
     """An editor that answers workspace/applyEdit with a result of another shape (null, a
-    list): the answer was dropped as unreadable and the turn waited for it for good."""
+    list): the answer was dropped as unreadable and the turn waited for it for good. Only a
+    JSON ``true`` is "applied": the string ``"false"`` passed for applied (read as truthy)."""
     vscode[1].raw_answer = answer
     fake.script_tool_call("edit_file", EDIT)
     fake.script_text("It could not be changed.")

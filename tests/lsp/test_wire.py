@@ -207,6 +207,41 @@ def test_a_request_after_shutdown_is_answered_invalid_request(tmp_path: Path) ->
         daemon.close()
 
 
+def test_a_second_initialize_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    """LSP sends ``initialize`` once: a second was accepted, opened its folder and gave pygls
+    a new workspace (the documents the editor had opened were forgotten)."""
+    first, second = tmp_path / "project", tmp_path / "other"
+    first.mkdir()
+    second.mkdir()
+    daemon = RawDaemon(server_env(tmp_path / "config", tmp_path / "data"),
+                       tmp_path / "stderr.log")
+    try:
+        assert "result" in daemon.initialize(first)
+        again = daemon.initialize(second)
+        assert again["error"] == {"code": INVALID_REQUEST, "message": (
+            "Invalid request: the server is already initialized (initialize is sent once).")}
+        other = daemon.request(methods.SESSIONS, {"workspace": second.as_uri()})
+        assert other["error"]["data"]["code"] == "unknown_workspace"
+        kept = daemon.request(methods.SESSIONS, {"workspace": first.as_uri()})
+        assert kept.get("result") == {"current_session_id": None, "sessions": []}, kept
+    finally:
+        daemon.close()
+    assert "Traceback" not in daemon.stderr()
+
+
+def test_a_change_to_a_document_never_opened_is_a_warning(raw: RawDaemon) -> None:
+    """pygls logged an ERROR with a ``KeyError`` traceback for it."""
+    never = uri(raw) + "/never%20opened.py"
+    raw.notify("textDocument/didChange", {
+        "textDocument": {"uri": never, "version": 2},
+        "contentChanges": [{"text": "x = 1\n"}, {"text": "x = 2\n"}]})
+    assert_serving(raw)  # handled in order: the notification was read before this answer
+    warned = raw.wait_until(lambda: [line for line in raw.logged if never in line])
+    assert len(warned) == 1 and "WARNING" in warned[0], warned
+    assert "ignored a change to " + never in warned[0]
+    assert "KeyError" not in raw.stderr() and "Traceback" not in raw.stderr()
+
+
 @pytest.mark.parametrize("message", [
     [1, 2], "text", 42,
     {"jsonrpc": "1.0", "id": 900, "method": methods.MODELS},

@@ -808,19 +808,29 @@ return {
       end
       send('make f return 2, with a worker')
       wait_idle()
-      local function worker_and_question()
+      local function worker_and_question() -- the worker's mark, its question's line and the diff under it
         local lines = H.lines(chat.view.transcript)
         for i, line in ipairs(lines) do
           if line:find(' worker fast · ', 1, true) and line:find('Make f return 2', 1, true) then
-            return { line:match('^  (%S+) worker'), lines[i + 1] }
+            local out = { line:match('^  (%S+) worker'), lines[i + 1] }
+            for j = i + 2, #lines do
+              if not lines[j]:find('^      │ ') then
+                break
+              end
+              table.insert(out, lines[j])
+            end
+            return out
           end
         end
         return lines
       end
-      local want = { '✓', '    ? Edit src/tools_target.py — Denied: keep it (asked by the worker)' }
-      H.eq(want, worker_and_question(), 'live: the question under the worker line (it was not in the chat)')
+      local live = worker_and_question()
+      H.eq({ '✓', '    ? Edit src/tools_target.py — Denied: keep it (asked by the worker)' }, vim.list_slice(live, 1, 2),
+        'live: the question under the worker line (it was not in the chat)')
+      H.check(table.concat(live, '\n'):find('\n      │ %+[^\n]*return 2'), 'live: the diff the question showed, under its line',
+        live)
       redraw_from_session('Left as it is.')
-      H.eq(want, worker_and_question(), 'the same, drawn from the session')
+      H.eq(live, worker_and_question(), 'the same, drawn from the session')
     end,
   },
   {

@@ -303,7 +303,8 @@ function M.handle(_, request, _, root)
   local function answered(result, outcome, reason)
     if request.is_worker == true then
       require('switchman.chat.workers').asked(root, request.session_id,
-        { id = request.id, title = request.title, command = request.command, outcome = outcome, reason = reason })
+        { id = request.id, title = request.title, command = request.command, diff = request.diff, outcome = outcome,
+          reason = reason })
     elseif request.tool == 'delegate' then
       require('switchman.chat.workers').start_asked(root, request.turn_id, { id = request.id, title = request.title,
         tier = request.tier, worker_tools = request.worker_tools, outcome = outcome, reason = reason })

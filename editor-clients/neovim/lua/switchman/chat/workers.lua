@@ -259,20 +259,24 @@ local function insert_lines(chat, row, entries)
 end
 
 --- A question the worker of session `worker_session_id` asked was answered (`record`: its title,
---- command, outcome and reason): its line goes under the worker's line in the chat, after the ones
---- it asked before, as the chat drawn from the session shows it. Nothing for a worker not shown here.
+--- command, diff, outcome and reason): its line, and an edit's diff under it, go under the worker's
+--- line in the chat, after the ones it asked before, as the chat drawn from the session shows them.
+--- `known.asked` counts the lines under the worker's line; `known.questions` has each question's
+--- line (by its offset from the worker's line). Nothing for a worker not shown here.
 function M.asked(root, worker_session_id, record)
   local chat = require('switchman.chat').get(root)
   for _, known in pairs(chat and chat.workers or {}) do
     if known.update.worker_session_id == worker_session_id then
       local pos = vim.api.nvim_buf_get_extmark_by_id(chat.view.transcript, ns, known.mark, {})
       if pos and pos[1] then
-        known.asked = (known.asked or 0) + 1
+        local lines = require('switchman.render').worker_approval_lines(record)
+        local offset = (known.asked or 0) + 1
         if record.id ~= nil then
           known.questions = known.questions or {}
-          known.questions[record.id] = known.asked
+          known.questions[record.id] = offset
         end
-        insert_lines(chat, pos[1] + known.asked, { require('switchman.render').worker_approval(record) })
+        insert_lines(chat, pos[1] + offset, lines)
+        known.asked = offset - 1 + #lines
       end
       return
     end

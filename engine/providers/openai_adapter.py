@@ -68,6 +68,25 @@ class _PendingCall:
                         {INVALID_ARGUMENTS: self.arguments})
 
 
+def _call_key(part: Any, calls: dict[int, _PendingCall]) -> int:
+    """Which call a streamed tool-call chunk belongs to: its ``index``. Some compatible servers
+    send none: then a chunk with an id not seen yet starts a new call, one with a known id
+    continues that call, and one without an id continues the latest call (every chunk was
+    the first call's, so separate calls were run together)."""
+    index = getattr(part, "index", None)
+    if isinstance(index, int):
+        return index
+    if part.id:
+        known = next((key for key, call in calls.items() if call.id == part.id), None)
+        if known is not None:
+            return known
+        latest = next(reversed(calls), None)
+        if latest is None or calls[latest].id:  # an id-less header may have come first
+            return max(calls, default=-1) + 1
+        return latest
+    return next(reversed(calls), 0)
+
+
 class OpenAIAdapter:
     """Streams calls to one OpenAI or OpenAI-compatible endpoint."""
 
@@ -122,7 +141,7 @@ class OpenAIAdapter:
             text.append(delta.content)
             events.append(TextDelta(delta.content))
         for part in delta.tool_calls or ():
-            pending = calls.setdefault(part.index or 0, _PendingCall())
+            pending = calls.setdefault(_call_key(part, calls), _PendingCall())
             pending.id = part.id or pending.id
             if part.function is not None:
                 pending.name = part.function.name or pending.name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -77,3 +78,28 @@ async def test_a_tool_call_without_an_id_gets_one_the_history_keeps(
     results = [b["tool_use_id"] for m in history for b in m["content"]
                if b.get("type") == "tool_result"]
     assert uses == ids and results == ids
+
+
+async def test_tool_calls_streamed_without_an_index_are_told_apart_by_their_ids(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """An OpenAI-compatible server whose tool-call chunks have no ``index``: every chunk was
+    taken for the first call's, so two calls became one (the second's id and name, both
+    argument strings run together, which no tool could read)."""
+    (daemon.workspace / "src" / "app.py").write_text("print('hi')\n", "utf-8")
+    fake.script_tool_calls([ToolCall("read_file", {"path": "src/app.py"}, id="call_a",
+                                     indexed=False),
+                            ToolCall("list_files", {"path": "src"}, id="call_b",
+                                     indexed=False)], model="gpt-5")
+    fake.script_text("Read it.", model="gpt-5")
+    done = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                               "message": "@gpt-5 read app.py"})
+    assert done["status"] == "completed"
+    sent = fake.requests[1].body["messages"]
+    called = next(m for m in sent if m.get("tool_calls"))
+    answered = [m for m in sent if m["role"] == "tool"]
+    assert [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
+            for c in called["tool_calls"]] == [
+        ("call_a", "read_file", {"path": "src/app.py"}),
+        ("call_b", "list_files", {"path": "src"})]
+    assert [m["tool_call_id"] for m in answered] == ["call_a", "call_b"]
+    assert "print('hi')" in answered[0]["content"] and "app.py" in answered[1]["content"]

@@ -91,9 +91,12 @@ class _ChunkBuilder:
             "type": "function",
             "function": {"name": call.name, "arguments": ""},
         }
+        where = {"index": position} if call.indexed else {}
+        if not call.indexed:
+            del header["index"]
         frames = [Frame(self.delta({"tool_calls": [header]}))]
         for piece in argument_pieces(call):
-            part = {"index": position, "function": {"arguments": piece}}
+            part = {**where, "function": {"arguments": piece}}
             frames.append(Frame(self.delta({"tool_calls": [part]}), kind="content"))
         return frames
 

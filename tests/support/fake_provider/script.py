@@ -59,13 +59,16 @@ class ToolCall:
 
     ``argument_chunks`` optionally fixes how the JSON arguments are split into
     streamed deltas; their concatenation must be valid JSON. When omitted the
-    serialized ``input`` is split into up to three pieces.
+    serialized ``input`` is split into up to three pieces. ``indexed`` False streams the
+    call's chunks without ``index`` (OpenAI), as some compatible servers do: the header chunk
+    names the call by its id alone, the argument chunks by nothing.
     """
 
     name: str
     input: JSONDict = field(default_factory=dict)
     id: str | None = None
     argument_chunks: tuple[str, ...] | None = None
+    indexed: bool = True
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,8 @@ def rules_show(args: argparse.Namespace) -> int:
     folder = str(_workspace(args))
     policy = config.effective(folder)
     rows = [{"name": r.name, "synthetic_name": r.synthetic_name, "when": describe(r.when),
-             "use": r.use, "source": r.source, "line": r.line + 1} for r in policy.rules]
+             "use": r.use, "source": r.source,
+             "line": None if r.line is None else r.line + 1} for r in policy.rules]
     if args.json:
         _print_json({"workspace": folder, "rules": rows,
                      "workspace_default": policy.workspace_default,

@@ -83,8 +83,9 @@ class Rule:
     synthetic_name: bool = False
     source: str = ""
     """The file the rule came from."""
-    line: int = 0
-    """0-based line of the rule in its file."""
+    line: int | None = None
+    """0-based line of the rule in its file; None when it was not read from a file here (the
+    built-in policy's rules that a routing.yaml without ``rules`` keeps)."""
     message_patterns: tuple[str, ...] = ()
     """The RE2 patterns of ``when``'s ``message_matches`` and ``message_contains_any``
     conditions (matched in one pass per turn)."""

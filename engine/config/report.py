@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from switchman.engine.config.builtin import BUILTIN_ROUTING
 from switchman.engine.config.check import FileKind, file_kind
-from switchman.engine.config.policy import EffectivePolicy
+from switchman.engine.config.policy import EffectivePolicy, Rule
 from switchman.engine.config.problems import Problem, Severity
 from switchman.engine.config.store import IN_FORCE_FILE, IN_FORCE_LAST_GOOD
 from switchman.engine.routing.predicates import describe
@@ -75,12 +76,20 @@ def format_problems(problems: Sequence[Problem], files: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def _where(rule: Rule) -> str:
+    """Where a rule came from: ``file:line``, or ``built-in`` (the package's own policy, which
+    a user cannot edit; its rules kept by a routing.yaml without ``rules`` have no line)."""
+    if rule.source == BUILTIN_ROUTING or rule.line is None:
+        return "built-in"
+    return f"{rule.source}:{rule.line + 1}"
+
+
 def format_rules(folder: str, policy: EffectivePolicy) -> str:
     """The rules in evaluation order, then the defaults."""
     lines = [f"Rules for {folder} (first match whose model validates wins):"]
     for number, rule in enumerate(policy.rules, start=1):
         lines.append(f"  {number}. {rule.name}: {describe(rule.when)} -> {rule.use}   "
-                     f"({rule.source}:{rule.line + 1})")
+                     f"({_where(rule)})")
     if not policy.rules:
         lines.append("  (no rules)")
     lines.append(f"Workspace default: {policy.workspace_default or '-'}")

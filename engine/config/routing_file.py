@@ -255,7 +255,7 @@ def _rule(
         message_patterns=patterns,
         synthetic_name=not name,
         source=walker.doc.path if located else "<builtin routing.yaml>",
-        line=node.start[0] if node is not None else 0,
+        line=node.start[0] if node is not None else None,
     )
 
 

@@ -5,16 +5,32 @@ path lies under the workspace's real root, so neither ``../`` nor a symlink
 can lead a tool out. ``.git/`` internals are refused too: reading them can
 leak credentials (remote URLs), and writing them could plant hooks that run
 code the next time the user commits.
+
+A ``file://`` URI (the editor's name for a file, which a model may repeat) is taken as the
+path it names, and judged like any absolute path.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from switchman.engine.tools.arguments import ToolRefused
 
 PROTECTED_DIRS = frozenset({".git"})
+
+
+def _local(raw: str) -> str:
+    """``raw`` as a path: a ``file://`` URI is the path it names (percent-escapes decoded);
+    one on another host is refused. Anything else is as given."""
+    if raw[:7].lower() != "file://":
+        return raw
+    parts = urlsplit(raw)
+    if parts.netloc not in ("", "localhost"):
+        raise ToolRefused(f"'{raw}' is a file:// URI on another host; give a path in the "
+                          "workspace.")
+    return unquote(parts.path)
 
 
 def _protected(relative: Path) -> bool:
@@ -32,13 +48,13 @@ class WorkspaceRoot:
 
     def resolve(self, raw: str) -> Path:
         """The real path of ``raw`` (relative to the root) inside the workspace."""
-        return self._inside(raw, Path(os.path.realpath(self.root / raw)))
+        return self._inside(raw, Path(os.path.realpath(self.root / _local(raw))))
 
     def entry(self, raw: str) -> Path:
         """Where ``raw`` itself is: its folder's real path and its own name, not followed when
         it is a symlink (deleting a link removes the link, as ``rm`` does, not what it leads
         to). The same checks as :meth:`resolve`."""
-        lexical = self.root / raw
+        lexical = self.root / _local(raw)
         if lexical.name in ("", ".", ".."):
             return self.resolve(raw)
         return self._inside(raw, Path(os.path.realpath(lexical.parent)) / lexical.name)

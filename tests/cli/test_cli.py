@@ -429,6 +429,24 @@ def test_show_lists_rules_with_synthetic_names(tmp_path: Path, config_dir: Path,
     assert "1. rule_1: has_images true -> anthropic:claude-opus-4-7" in out
 
 
+@pytest.mark.parametrize("routing", [None, "global_default: sonnet\n"])
+def test_show_marks_built_in_rules_as_built_in(tmp_path: Path, config_dir: Path,
+                                               capsys: pytest.CaptureFixture[str],
+                                               routing: str | None) -> None:
+    """A routing.yaml without ``rules`` keeps the built-in ones: each was listed at
+    ``<builtin routing.yaml>:1``, a line nobody could find them at."""
+    if routing is not None:
+        (config_dir / "routing.yaml").write_text(routing, "utf-8")
+    code, out = run(capsys, "rules", "show", "--workspace", str(tmp_path))
+    listed = [line for line in out.splitlines() if line.startswith("  1. ")]
+    assert code == 0 and listed[0].startswith("  1. fast for commits: ")
+    assert listed[0].endswith("   (built-in)") and ":1)" not in out
+    code, shown = run_json(capsys, "rules", "show", "--workspace", str(tmp_path))
+    first = shown["rules"][0]
+    assert first["source"] == "<builtin routing.yaml>"
+    assert first["line"] == (None if routing else 19)  # a real line of the built-in file
+
+
 # -- route ---------------------------------------------------------------------------
 
 

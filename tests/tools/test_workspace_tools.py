@@ -51,6 +51,25 @@ async def test_paths_outside_the_workspace_are_refused(workspace: Path, path: st
     assert "top secret" not in outcome.content
 
 
+async def test_a_file_uri_in_the_workspace_is_read_as_its_path(workspace: Path) -> None:
+    """A model that names a file as the editor does (``file:///…``): the URI was taken for a
+    relative path (a folder ``file:`` in the workspace) and the error named ``'file:/…'``."""
+    (workspace / "src" / "my notes.txt").write_text("kept\n")
+    tools = WorkspaceTools(workspace)
+    for uri in ((workspace / "src" / "app.py").as_uri(),
+                (workspace / "src" / "my notes.txt").as_uri()):  # percent-escaped
+        outcome = await tools.run("read_file", {"path": uri})
+        assert not outcome.is_error, outcome.content
+    assert outcome.content == "kept" and outcome.touched == ["src/my notes.txt"]
+    outside = (workspace.parent / "secret.txt").as_uri()
+    refused = await tools.run("read_file", {"path": outside})
+    assert refused.is_error and "top secret" not in refused.content
+    assert refused.content.startswith(f"'{outside}' is outside the workspace")
+    other_host = await tools.run("read_file", {"path": "file://server/share/app.py"})
+    assert other_host.content == ("'file://server/share/app.py' is a file:// URI on another "
+                                  "host; give a path in the workspace.")
+
+
 async def test_symlinks_cannot_escape(workspace: Path) -> None:
     os.symlink(workspace.parent / "secret.txt", workspace / "link.txt")
     os.symlink(workspace.parent, workspace / "up")

@@ -135,4 +135,40 @@ return {
         H.lines(chat.view.transcript))
     end,
   },
+  {
+    "a /delegate stopped while its question waited says why as the daemon records it, whichever comes first",
+    function()
+      local workers = require('switchman.chat.workers')
+      local function question()
+        return { id = 'q', title = 'Delegate to a fast worker that may change files', tier = 'fast',
+          worker_tools = { 'edit_file' }, outcome = 'stopped' }
+      end
+      local function update(id, status)
+        local ended = status == 'cancelled'
+        return { tool_use_id = id, source = 'user', session_id = chat.session_id, tier = 'fast', task = 'tidy ' .. id,
+          status = status, turns = 0, cost_usd = '0', error = ended and 'cancelled_by_user' or vim.NIL,
+          detail = ended and 'cancelled while waiting for approval' or 'waiting for a free worker' }
+      end
+      local want = '    ? Delegate to a fast worker that may change files — Not answered: cancelled while waiting for approval; '
+        .. 'nothing happened.'
+      local function above(id)
+        local lines = H.lines(chat.view.transcript)
+        for i, line in ipairs(lines) do
+          if line:find('tidy ' .. id, 1, true) then
+            return { lines[i - 2], lines[i - 1] }
+          end
+        end
+        return lines
+      end
+      -- the question's answer (withdrawn) first, then the delegation's end
+      workers.start_asked(root, 'user_stop1', question())
+      workers.show(chat, update('user_stop1', 'cancelled'))
+      H.eq({ want, '      worker on fast tier · may use edit_file' }, above('user_stop1'), 'the end says why')
+      -- one shown while it waited for a worker slot, its question withdrawn, then its end
+      workers.show(chat, update('user_stop2', 'queued'))
+      workers.start_asked(root, 'user_stop2', question())
+      workers.show(chat, update('user_stop2', 'cancelled'))
+      H.eq({ want, '      worker on fast tier · may use edit_file' }, above('user_stop2'), 'said again as it ends')
+    end,
+  },
 }

@@ -287,6 +287,38 @@ end
 --- id (one that did not wait for a worker slot is shown once its worker starts, after the question).
 local start_questions = {}
 
+--- Set row `row` of the transcript to `text` (its marks stay where they are); false when it was so.
+local function set_line(bufnr, row, text)
+  local old = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
+  if old == text then
+    return false
+  end
+  local modifiable = vim.bo[bufnr].modifiable
+  vim.bo[bufnr].modifiable = true
+  vim.api.nvim_buf_set_text(bufnr, row, 0, row, #old, { text })
+  vim.bo[bufnr].modifiable = modifiable
+  return true
+end
+
+--- A `/delegate`'s question a stop cut short (withdrawn: no reason) says why as the daemon records
+--- it, from its delegation's end (`cancelled while waiting for approval`); true when it learnt that.
+local function stop_reason(record, update)
+  if record.outcome ~= 'stopped' or present(record.reason) or not present(update.detail)
+      or update.status == 'running' or M.waits_to_start(update.status) then
+    return false
+  end
+  record.reason = update.detail
+  return true
+end
+
+--- The lines of a `/delegate`'s answered question (`record`), to go right above its worker's line
+--- (`update`: its delegation now), and what `known.start_question` keeps of them.
+local function start_question_lines(record, update)
+  stop_reason(record, update)
+  local lines = require('switchman.render').approval_lines(record, 'delegate')
+  return lines, { record = record, count = #lines }
+end
+
 --- The question a `/delegate` asked before its worker started (the worker may change files) was
 --- answered (`record`: its title, tier, worker tools, outcome and reason): its lines go right above
 --- the worker's line, as the chat drawn from the session shows them (kept until that line shows).
@@ -300,7 +332,23 @@ function M.start_asked(root, tool_use_id, record)
   end
   local pos = vim.api.nvim_buf_get_extmark_by_id(chat.view.transcript, ns, known.mark, {})
   if known.update.source == 'user' and pos and pos[1] then
-    insert_lines(chat, pos[1], require('switchman.render').approval_lines(record, 'delegate'))
+    local lines
+    lines, known.start_question = start_question_lines(record, known.update)
+    insert_lines(chat, pos[1], lines)
+  end
+end
+
+--- A `/delegate` whose question was withdrawn (shown without a reason) ended: the question's line
+--- says why, as its end does.
+local function restate_start_question(chat, known, update)
+  local asked = known.start_question
+  if not asked or not stop_reason(asked.record, update) then
+    return
+  end
+  local pos = vim.api.nvim_buf_get_extmark_by_id(chat.view.transcript, ns, known.mark, {})
+  if pos and pos[1] then
+    set_line(chat.view.transcript, pos[1] - asked.count,
+      require('switchman.render').approval(asked.record, 'delegate')[1])
   end
 end
 
@@ -311,19 +359,9 @@ local function recorded_question(chat, known, record)
   local index = type(record) == 'table' and known.questions and known.questions[record.id]
   local bufnr = chat.view.transcript
   local pos = index and vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, known.mark, {})
-  if not pos or not pos[1] then
-    return
+  if pos and pos[1] then
+    set_line(bufnr, pos[1] + index, require('switchman.render').worker_approval(record)[1])
   end
-  local row = pos[1] + index
-  local entry = require('switchman.render').worker_approval(record)
-  local old = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
-  if old == entry[1] then
-    return
-  end
-  local modifiable = vim.bo[bufnr].modifiable
-  vim.bo[bufnr].modifiable = true
-  vim.api.nvim_buf_set_text(bufnr, row, 0, row, #old, { entry[1] })
-  vim.bo[bufnr].modifiable = modifiable
 end
 
 --- How long a delegation still running (or waiting to start) has run by now: the time of its last
@@ -398,15 +436,16 @@ function M.show(chat, update)
   local known = chat.workers[update.tool_use_id]
   if known then
     recorded_question(chat, known, update.approval)
+    restate_start_question(chat, known, update)
     known.update = update
     known.model_name = update.model_name or (present(update.model) and models.short_name(chat.root, update.model) or nil)
     return redraw(chat, known, update)
   end
-  local entries = {}
+  local entries, start_question = {}, nil
   local asked = start_questions[update.tool_use_id] -- a `/delegate`'s question, answered: above its line
   start_questions[update.tool_use_id] = nil
   if asked and update.source == 'user' then
-    entries = require('switchman.render').approval_lines(asked, 'delegate')
+    entries, start_question = start_question_lines(asked, update)
   end
   table.insert(entries, { M.line(chat.root, update), hl = HIGHLIGHT[update.status] or 'SwitchmanTool' })
   local bufnr = chat.view.transcript
@@ -419,7 +458,7 @@ function M.show(chat, update)
     row = vim.api.nvim_buf_line_count(bufnr) - 1
   end
   local mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { right_gravity = false })
-  chat.workers[update.tool_use_id] = { update = update, mark = mark,
+  chat.workers[update.tool_use_id] = { update = update, mark = mark, start_question = start_question,
     model_name = present(update.model) and models.short_name(chat.root, update.model) or nil }
 end
 

@@ -544,9 +544,12 @@ async function transcriptSurvivesAReload(ui) {
   await chat.locator('.entry.turn[data-status="completed"] .route-badge', { hasText: 'fast for commits' }).waitFor();
   await chat.locator('.entry.turn[data-status="cancelled"]').waitFor();
   // The worker the user started with "Delegate Selection" (no turn of its own) is rebuilt from the history too,
-  // between its command and its answer; the planner's capped worker still says so.
-  const delegated = chat.locator('.entry.user', { hasText: '/delegate fast explain this' })
-    .locator('xpath=following-sibling::*[1][contains(@class, "delegated")]');
+  // between its command and its answer, after the question its start asked (answered); the planner's capped
+  // worker still says so.
+  const typed = chat.locator('.entry.user', { hasText: '/delegate fast explain this' });
+  await typed.locator('xpath=following-sibling::*[1][contains(@class, "approval")]')
+    .filter({ hasText: 'Delegate to a fast worker' }).filter({ hasText: 'Allowed once' }).waitFor();
+  const delegated = typed.locator('xpath=following-sibling::*[2][contains(@class, "delegated")]');
   await delegated.locator('.delegation[data-status="completed"] .delegation-title', { hasText: 'Worker · fast · claude-haiku-4-5' }).waitFor();
   await delegated.locator('xpath=following-sibling::*[1][contains(@class, "command")]')
     .filter({ hasText: 'login() compares the user name' }).waitFor();

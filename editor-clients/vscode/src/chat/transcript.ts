@@ -1,6 +1,6 @@
 /** A stored session (`switchman/session`) as chat entries and as a read-only Markdown transcript. */
 
-import { formatCost, formatUsds, plural, readableTime } from '../common/format';
+import { costParts, formatCost, formatUsds, plural, readableTime } from '../common/format';
 import { NOT_SENT } from '../protocol/errors';
 import { SlashCommands } from '../protocol/methods';
 import type {
@@ -290,9 +290,12 @@ function workersByModel(workers: readonly WorkerCost[]): { model: string | null;
  */
 function workersTable(workers: readonly WorkerCost[]): string[] {
   const cell = (text: string) => text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
+  // one column: its amounts share their decimals ($0.000000 beside $0.000045, not $0.00)
+  const column = workers.map((w) => w.cost_usd);
   return ['| worker | model | turns | cost | ended |', '|---|---|---:|---:|---|', ...workers.map((w) => {
     const task = cell(w.title ?? '') || w.parent_tool_use_id || w.session_id;
-    return `| ${task} | ${w.model === null ? 'no model' : `\`${w.model}\``} | ${w.turns} | ${formatCost(w.cost_usd, w.estimated_usd)} `
+    const { amount, note } = costParts(w.cost_usd, w.estimated_usd, { alongside: column });
+    return `| ${task} | ${w.model === null ? 'no model' : `\`${w.model}\``} | ${w.turns} | ${amount}${note} `
       + `| ${cell(workerEnd(w))} |`;
   })];
 }

@@ -393,6 +393,17 @@ describe('transcriptMarkdown', () => {
     ]);
     assert.doesNotMatch(transcriptMarkdown(detail), /## Workers/, 'no workers, no table');
   });
+
+  it("gives the Workers table's cost column the same decimals, as the cost table above it has", () => {
+    const worker = (id: string, cost_usd: string, status: WorkerCost['status']) =>
+      ({ session_id: id, parent_tool_use_id: `toolu_${id}`, model: 'anthropic:claude-haiku-4-5', cost_usd, turns: 1,
+        estimated_usd: '0', title: `task ${id}`, status, error: status === 'failed' ? 'worker_error: rejected' : null });
+    const text = transcriptMarkdown({ ...detail, cost: { ...detail.cost, workers: [
+      worker('W1', '0.00004', 'completed'), worker('W2', '0.000045', 'completed'), worker('W3', '0', 'failed')] } });
+    const costs = text.slice(text.indexOf('## Workers')).split('\n').filter((line) => line.startsWith('| task'))
+      .map((line) => line.split('|')[4].trim());
+    assert.deepEqual(costs, ['$0.000040', '$0.000045', '$0.000000'], 'it read $0.00004, $0.000045 and $0.00');
+  });
 });
 
 describe('session items', () => {

@@ -49,11 +49,14 @@ class HandoffSource(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class HandoffTarget(msgspec.Struct, frozen=True, kw_only=True):
-    """The worker: its session (null until it exists), profile and tier."""
+    """The worker: its session (null until it exists), profile, the tier asked for and the
+    tier it runs on (``worker_tier``: lower when the tier floor capped it; None in records
+    kept before it was)."""
 
     session_id: str | None
     profile: HandoffProfile
     tier: str
+    worker_tier: str | None = None
 
 
 class HandoffInput(msgspec.Struct, frozen=True, kw_only=True):

@@ -27,11 +27,13 @@ from switchman.engine.tools.registry import ToolContext
 
 def handoff_envelope(sessions: SessionManager, planner: LiveSession, context: ToolContext,
                      tool_use_id: str, call: DelegateCall, worker: ActiveProfile, *,
+                     worker_tier: str,
                      tools: frozenset[str], dropped: list[str], withheld: dict[str, str],
                      approval_required: bool,
                      timeout_seconds: float, max_concurrent_workers: int,
                      reason: HandoffReason = "planner_delegate") -> HandoffEnvelope:
-    """The envelope for a worker about to start (its session id is set once it exists)."""
+    """The envelope for a worker about to start on ``worker_tier`` (``call.tier`` capped at
+    the tier floor); its session id is set once it exists."""
     source_profile = sessions.profile(planner)
     chain = sessions.router.chain(str(planner.folder))
     policy = worker.profile.model_policy
@@ -48,7 +50,7 @@ def handoff_envelope(sessions: SessionManager, planner: LiveSession, context: To
                              tool_use_id=tool_use_id, model=context.model,
                              profile=HandoffProfile(source_profile.name,
                                                     source_profile.resolved_from)),
-        target=HandoffTarget(session_id=None, tier=call.tier,
+        target=HandoffTarget(session_id=None, tier=call.tier, worker_tier=worker_tier,
                              profile=HandoffProfile(worker.name, worker.resolved_from)),
         input=HandoffInput(task=call.task, context=call.context,
                            output_schema=call.output_schema),

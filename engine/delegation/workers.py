@@ -361,8 +361,8 @@ class WorkerRun:
         folder = str(self.planner.folder)
         return handoff_envelope(
             self.delegation.sessions, self.planner, self.context, self.progress.tool_use_id,
-            self.call, self.profile, tools=self.allowed, dropped=self.dropped,
-            withheld=self.tools.told(),
+            self.call, self.profile, worker_tier=self._tier(), tools=self.allowed,
+            dropped=self.dropped, withheld=self.tools.told(),
             approval_required=approval_required,
             timeout_seconds=self.call.timeout_seconds or self.delegation.default_timeout(folder),
             max_concurrent_workers=self.delegation.config.effective(

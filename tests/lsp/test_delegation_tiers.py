@@ -115,6 +115,13 @@ async def test_the_approval_question_names_the_tier_the_floor_caps_to(
         assert asked["requested_tier"] == "deep"
         started = updates(client, "toolu_deep")[-1]
         assert (started["worker_tier"], started["floor_applied"]) == ("balanced", True)
+        # the handoff keeps the tier asked for and the one run on: the worker's Handoff
+        # reads "balanced worker (deep, capped by the tier floor)", live and rebuilt
+        target = started["handoff"]["target"]
+        assert (target["tier"], target["worker_tier"]) == ("deep", "balanced")
+        worker = await client.request(methods.SESSION,
+                                      {"session_id": started["worker_session_id"]})
+        assert worker["handoff"]["target"] == target
         detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
         answer = tool_results(detail)["toolu_deep"]
         assert answer["summary"] == "balanced worker done"

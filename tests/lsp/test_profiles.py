@@ -334,7 +334,7 @@ async def test_a_profiled_worker_runs_with_its_profile_and_its_handoff_is_record
                                   "turn_id": result["turn_id"], "tool_use_id": "toolu_s",
                                   "model": "anthropic:claude-opus-4-7",
                                   "profile": {"name": "default", "resolved_from": "global"}}
-    assert envelope["target"] == {"session_id": worker_id, "tier": "fast",
+    assert envelope["target"] == {"session_id": worker_id, "tier": "fast", "worker_tier": "fast",
                                   "profile": {"name": "scout", "resolved_from": "session"}}
     assert envelope["input"]["context"] == {"mode": "explicit", "include": [
         {"type": "file", "path": "src/app.py"}]}

@@ -665,4 +665,22 @@ return {
       H.eq('Tools:   read_file (read-only)', lines[4])
     end,
   },
+  {
+    'a worker the tier floor capped is handed over as the tier it runs on (it read "deep worker")',
+    function()
+      local function to(target)
+        target.profile = { name = 'reader', resolved_from = 'session' }
+        return require('switchman.handoff').lines(ROOT, {
+          reason = 'planner_delegate', source = { model = OPUS, profile = { name = 'default', resolved_from = 'global' } },
+          target = target, capability_scope = { tools = { 'read_file' }, approval = 'read_only' },
+          model_policy = { tiers = { fast = HAIKU } }, budget = { timeout_seconds = 600 } })[3][1]
+      end
+      H.eq('To:      balanced worker (deep, capped by the tier floor), profile reader (chosen)',
+        to({ tier = 'deep', worker_tier = 'balanced' }))
+      -- not capped, or a record from before `worker_tier`: as before
+      H.eq('To:      deep worker, profile reader (chosen)', to({ tier = 'deep', worker_tier = 'deep' }))
+      H.eq('To:      deep worker, profile reader (chosen)', to({ tier = 'deep', worker_tier = vim.NIL }))
+      H.eq('To:      deep worker, profile reader (chosen)', to({ tier = 'deep' }))
+    end,
+  },
 }

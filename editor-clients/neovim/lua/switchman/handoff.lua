@@ -30,6 +30,17 @@ local function tier_models(root, policy)
   return listed
 end
 
+--- The worker by the tier it runs on: `balanced worker (deep, capped by the tier floor)` when the floor
+--- lowered the one asked for; `deep worker` otherwise and in records from before `worker_tier`.
+local function worker(target)
+  local asked = target.tier or '?'
+  local runs = present(target.worker_tier) and target.worker_tier or asked
+  if runs == asked then
+    return runs .. ' worker'
+  end
+  return ('%s worker (%s, capped by the tier floor)'):format(runs, asked)
+end
+
 --- The lines (`{ text, hl = … }`) shown at the top of a worker's transcript.
 function M.lines(root, envelope)
   local source, target = envelope.source or {}, envelope.target or {}
@@ -51,7 +62,7 @@ function M.lines(root, envelope)
   local out = {
     { '## Handoff' },
     { 'From:    ' .. from, hl = 'SwitchmanFooter' },
-    { ('To:      %s worker, profile %s'):format(target.tier or '?', profile(target.profile)), hl = 'SwitchmanFooter' },
+    { ('To:      %s, profile %s'):format(worker(target), profile(target.profile)), hl = 'SwitchmanFooter' },
     { 'Tools:   ' .. (tools ~= '' and tools or 'none'), hl = 'SwitchmanFooter' },
     { 'Models:  ' .. tier_models(root, policy), hl = 'SwitchmanFooter' },
     { 'Limits:  ' .. limits, hl = 'SwitchmanFooter' },

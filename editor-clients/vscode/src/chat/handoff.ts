@@ -14,6 +14,13 @@ function profile(p: { name: string; resolved_from: string }): string {
   return `${p.name} (${FROM[p.resolved_from] ?? p.resolved_from})`;
 }
 
+/** The worker by the tier it runs on: `balanced worker (deep, capped by the tier floor)` when the floor lowered the
+ * one asked for; `deep worker` otherwise and in records from before `worker_tier`. */
+function worker(target: HandoffEnvelope['target']): string {
+  const runs = target.worker_tier ?? target.tier;
+  return runs === target.tier ? `${runs} worker` : `${runs} worker (${target.tier}, capped by the tier floor)`;
+}
+
 /** Who handed what to whom, with which tools, models and limits. */
 export function handoffLines(envelope: HandoffEnvelope): HandoffLine[] {
   const scope = envelope.capability_scope;
@@ -26,7 +33,7 @@ export function handoffLines(envelope: HandoffEnvelope): HandoffLine[] {
   if (envelope.budget.max_tokens !== null) limits.push(`max ${envelope.budget.max_tokens} output tokens`);
   const lines: HandoffLine[] = [
     { label: 'From', value: source },
-    { label: 'To', value: `${envelope.target.tier} worker, profile ${profile(envelope.target.profile)}` },
+    { label: 'To', value: `${worker(envelope.target)}, profile ${profile(envelope.target.profile)}` },
     { label: 'Tools', value: `${scope.tools.join(', ') || 'none'}${scope.approval === 'read_only' ? ' (read-only)' : ''}`
       + (scope.approval_required ? ' · approved by you' : '') },
     { label: 'Models', value: policy.profile_model ? `${shortModelName(policy.profile_model)} first; ${models}` : models },

@@ -278,7 +278,9 @@ export interface HandoffEnvelope {
   reason: 'planner_delegate' | 'user_delegate';
   intent: string;
   source: { session_id: string; model: string; profile: { name: string; resolved_from: string } };
-  target: { session_id: string | null; tier: string; profile: { name: string; resolved_from: string } };
+  /** `tier`: the tier asked for; `worker_tier`: the one the worker runs on (lower when the tier floor capped it;
+   * null or absent in older records). */
+  target: { session_id: string | null; tier: string; worker_tier?: string | null; profile: { name: string; resolved_from: string } };
   capability_scope: {
     tools: string[]; dropped_tools: string[]; approval: string; approval_required: boolean;
     /** Other tools the planner named that the worker did not get, with why (absent in older records). */

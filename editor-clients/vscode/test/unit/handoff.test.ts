@@ -48,6 +48,22 @@ describe('handoff envelope in the worker view', () => {
     assert.equal(workerTranscript({ ...detail, handoff: null }).handoff, undefined);
   });
 
+  it('a worker the tier floor capped is handed over as the tier it runs on (it read "deep worker")', () => {
+    const capped = { ...envelope, target: { ...envelope.target, tier: 'deep', worker_tier: 'balanced' } };
+    const to = 'balanced worker (deep, capped by the tier floor), profile reviewer (chosen)';
+    assert.equal(handoffLines(capped)[1].value, to);
+    const detail = { session: {}, turns: [], cost: {}, messages: [], handoff: capped } as unknown as SessionDetail;
+    assert.equal(workerTranscript(detail).handoff?.[1].value, to);
+    const sessions = { ...detail, session: { id: 'W1', title: 'x', is_worker: true, created_at: '2026-05-08T14:20:00.000Z',
+      turn_count: 0 }, cost: { total_usd: '0', estimated_usd: '0', planner_usd: '0', workers_usd: '0', by_model: [], workers: [] } };
+    assert.ok(transcriptMarkdown(sessions as unknown as SessionDetail).includes(`\n- **To:** ${to}\n`));
+    // not capped, or a record from before `worker_tier`: as before
+    const same = { ...envelope.target, worker_tier: 'fast' };
+    assert.equal(handoffLines({ ...envelope, target: same })[1].value, 'fast worker, profile reviewer (chosen)');
+    assert.equal(handoffLines({ ...envelope, target: { ...same, worker_tier: null } })[1].value,
+      'fast worker, profile reviewer (chosen)');
+  });
+
   it("the Sessions view's transcript of a worker heads it with its handoff too (it had none)", () => {
     const detail = {
       session: { id: 'W1', title: 'explain this', is_worker: true, created_at: '2026-05-08T14:20:00.000Z', turn_count: 0 },

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from switchman.engine.tools.arguments import ToolRefused
+from switchman.engine.tools.changes import path_of
 
 PROTECTED_DIRS = frozenset({".git"})
 
@@ -30,7 +31,7 @@ def _local(raw: str) -> str:
     if parts.netloc not in ("", "localhost"):
         raise ToolRefused(f"'{raw}' is a file:// URI on another host; give a path in the "
                           "workspace.")
-    return unquote(parts.path)
+    return str(path_of(raw))
 
 
 def _protected(relative: Path) -> bool:

@@ -122,24 +122,25 @@ def mask_keys(text: str, keys: Iterable[str]) -> str:
 
 
 class KeyMask:
-    """Masks a key in streamed text, also when it arrives split across pieces.
+    """Masks keys in streamed text, also when one arrives split across pieces.
 
-    A provider, a proxy or a local server that echoes the key it was sent as answer
-    text must not carry it to the editor, the transcript or the database. Of each
-    piece, what could be the start of the key is held back until the next piece
-    (or :meth:`flush`) shows whether it is.
+    A provider, a proxy or a local server that echoes a key as answer text (the one it was
+    sent, or another provider's it was shown in a file) must not carry it to the editor,
+    the transcript or the database. Of each piece, what could be the start of a key is held
+    back until the next piece (or :meth:`flush`) shows whether it is.
     """
 
-    def __init__(self, secret: str | None) -> None:
-        self._secret = secret if secret and len(secret) >= 8 else ""
+    def __init__(self, *secrets: str | None) -> None:
+        # Longest first: a key that is part of another is masked as part of the longer one.
+        self._secrets = sorted({s for s in secrets if s and len(s) >= 8}, key=len, reverse=True)
         self._held = ""
 
     def feed(self, text: str) -> str:
-        """What of the text so far can be shown, the key masked."""
-        if not self._secret:
+        """What of the text so far can be shown, the keys masked."""
+        if not self._secrets:
             return text
-        text = (self._held + text).replace(self._secret, "[redacted]")
-        keep = self._partial(text)
+        text = self.mask(self._held + text)
+        keep = max(self._partial(text, secret) for secret in self._secrets)
         self._held = text[len(text) - keep:] if keep else ""
         return text[:len(text) - keep]
 
@@ -149,13 +150,16 @@ class KeyMask:
         return held
 
     def mask(self, text: str) -> str:
-        """A whole text, the key masked."""
-        return text.replace(self._secret, "[redacted]") if self._secret else text
+        """A whole text, the keys masked."""
+        for secret in self._secrets:
+            text = text.replace(secret, "[redacted]")
+        return text
 
     def mask_in(self, value: Any) -> Any:
-        """Plain data (a tool call's input: dicts, lists, strings), the key masked in every
-        text of it, names included; ``value`` itself when the key is in none."""
-        if not self._secret or self._secret not in json.dumps(value, ensure_ascii=False):
+        """Plain data (a tool call's input: dicts, lists, strings), the keys masked in every
+        text of it, names included; ``value`` itself when no key is in it."""
+        dumped = json.dumps(value, ensure_ascii=False) if self._secrets else ""
+        if not any(secret in dumped for secret in self._secrets):
             return value
         return self._mask_in(value)
 
@@ -168,9 +172,9 @@ class KeyMask:
             return {self._mask_in(k): self._mask_in(v) for k, v in value.items()}
         return value
 
-    def _partial(self, text: str) -> int:
-        """The length of the longest end of ``text`` that begins the key."""
-        secret = self._secret
+    @staticmethod
+    def _partial(text: str, secret: str) -> int:
+        """The length of the longest end of ``text`` that begins ``secret``."""
         index = text.find(secret[0], max(0, len(text) - len(secret) + 1))
         while index != -1:
             if secret.startswith(text[index:]):

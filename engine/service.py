@@ -160,7 +160,7 @@ class Switchman:
         self.sessions = SessionManager(store=self.store, router=self.router, config=self.config,
                                        clock=self.clock, observer=observer, trust=self.trust,
                                        workspaces=self.workspaces)
-        factory = AdapterFactory(environ)
+        factory = AdapterFactory(environ, self._keys)
         self._adapters = factory if adapters is None else None
         """The SDK adapters, unless a test passed its own (:meth:`expect_turn`)."""
         # what a dead daemon's cut-off call is charged at when its turn is interrupted
@@ -464,7 +464,8 @@ class Switchman:
                         exc_info=True)
 
     def _keys(self) -> list[str]:
-        """The API keys configured providers have now (masked in what tools return)."""
+        """The API keys configured providers have now (masked in what tools return and in
+        what models answer)."""
         return [key for p in self.router.registry().providers.values()
                 if (key := read_key(p, self._environ))]
 

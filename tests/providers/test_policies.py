@@ -76,6 +76,19 @@ def test_a_key_is_masked_everywhere_in_a_tool_calls_input() -> None:
     assert KeyMask(None).mask_in(given) is given
 
 
+def test_every_key_is_masked_in_streamed_text_split_anywhere() -> None:
+    """Two keys that begin alike, each cut at every place across two pieces: neither shows,
+    and text that only began like one comes through."""
+    first, second = "sk-shared-11111111", "sk-shared-22222222"
+    for key in (first, second):
+        for cut in range(1, len(key)):
+            mask = KeyMask(first, None, second)
+            shown = mask.feed(f"a {key[:cut]}") + mask.feed(f"{key[cut:]} b sk-shared-")
+            assert shown + mask.flush() == "a [redacted] b sk-shared-"
+    assert KeyMask("sk-shared-1111", first).mask(f"{first} sk-shared-1111") == \
+        "[redacted] [redacted]"
+
+
 def test_dangling_tool_calls_are_answered() -> None:
     now = datetime.now(UTC)
     history = [

@@ -566,10 +566,12 @@ return {
       -- the tier floor lowered the planner's deep: the tier the worker runs on, said capped
       local capped = { tool = 'delegate', tier = 'balanced', requested_tier = 'deep', worker_tools = { 'edit_file' },
         task = 'fix it', command = vim.NIL }
-      H.eq('Delegate to a worker on the balanced tier (deep, capped by the tier floor).',
-        approval.delegation_lines(capped)[1])
+      H.eq('Delegate to a worker on the balanced tier.', approval.delegation_lines(capped)[1],
+        'the question shown with the tab says it was capped: the tab does not say it again')
       H.eq('Switchman wants to delegate to a balanced worker (deep, capped by the tier floor) with edit_file: fix it',
         approval.prompt(capped))
+      local shown = approval.prompt(capped) .. '\n' .. table.concat(approval.delegation_lines(capped), '\n')
+      H.eq(1, select(2, shown:gsub('capped by the tier floor', '')), 'said once by the question and its tab together')
       H.eq('Delegate to a worker on the fast tier.', approval.delegation_lines({ tier = 'fast', requested_tier = vim.NIL,
         worker_tools = { 'edit_file' }, task = 'fix it' })[1], 'not capped: requested_tier is null')
       -- a command of several lines: its first in the question (which had the line breaks in it, and

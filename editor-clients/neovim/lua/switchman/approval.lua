@@ -113,10 +113,11 @@ function M.worker_tier(request)
 end
 
 --- A delegation's details: the tier, the write/execute tools the worker gets, and its whole task.
+--- That the tier floor capped the tier is said once, by the question (`M.prompt`) shown with them.
 function M.delegation_lines(request)
   local tools = given(request.worker_tools) and table.concat(request.worker_tools, ', ') or ''
   local lines = {
-    ('Delegate to a worker on the %s tier%s.'):format(M.worker_tier(request)),
+    ('Delegate to a worker on the %s tier.'):format((M.worker_tier(request))),
     'The worker may use: ' .. (tools ~= '' and tools or '(no write tools)'),
     '',
     'Task:',

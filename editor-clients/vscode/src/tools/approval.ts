@@ -25,10 +25,8 @@ export interface ApprovalCard {
   command: string | null;
   cwd: string | null;
   task: string | null;
-  /** A delegation's: the tier its worker runs on (after the tier floor). */
+  /** A delegation's: the tier its worker runs on (after the tier floor; the title says when the floor capped it). */
   tier: string | null;
-  /** A delegation's: the tier the planner asked for, when the tier floor lowered it to `tier`. */
-  requestedTier: string | null;
   workerTools: string[];
   /**
    * The "always" button's label; null for a worker's question: the daemon remembers no answer to
@@ -59,8 +57,7 @@ export function approvalCard(request: ApprovalRequest): ApprovalCard {
     diff: kind === 'edit' ? diffLines(request.diff) : [],
     canOpenDiff: kind === 'edit' && !!request.uri,
     command: request.command ?? null, cwd: request.cwd ?? null,
-    task: request.task ?? null, tier: request.tier ?? null, requestedTier: request.requested_tier ?? null,
-    workerTools: request.worker_tools ?? [],
+    task: request.task ?? null, tier: request.tier ?? null, workerTools: request.worker_tools ?? [],
     alwaysLabel: alwaysLabel(request), note, outcome: 'pending', reason: null,
   };
 }
@@ -90,8 +87,7 @@ export function recordedApprovalCard(record: ApprovalRecord, turnId: string, too
   return {
     id: record.id, turnId, tool, kind, title: record.title, diff: kind === 'edit' ? diffLines(record.diff) : [],
     canOpenDiff: false, command: record.command, cwd: record.cwd, task,
-    tier: kind === 'delegation' ? record.tier ?? null : null,
-    requestedTier: kind === 'delegation' ? record.requested_tier ?? null : null, workerTools: record.worker_tools ?? [],
+    tier: kind === 'delegation' ? record.tier ?? null : null, workerTools: record.worker_tools ?? [],
     alwaysLabel: `Always allow ${tool} in this workspace`, note: null, outcome: RECORDED_OUTCOMES[record.outcome],
     reason: record.reason, ...(record.outcome === 'not_applied' ? { stale: true } : {}),
     ...(record.outcome === 'stopped' ? { stopped: true } : {}),
@@ -108,14 +104,13 @@ export function recordedWorkerCard(record: ApprovalRecord, turnId: string): Appr
 }
 
 /**
- * A delegation card's line under its task: the tier its worker runs on (said capped when the tier floor lowered the
- * planner's: "balanced tier (deep, capped by the tier floor)") and its write and execute tools; null when the card
- * has no tier (rebuilt from a record kept before it was: its title names the tier).
+ * A delegation card's line under its task: the tier its worker runs on and its write and execute tools; null when the
+ * card has no tier (rebuilt from a record kept before it was: its title names the tier). That the tier floor lowered the
+ * planner's tier is said once, by the title above it ("… balanced worker (deep, capped by the tier floor) …").
  */
 export function workerLine(card: ApprovalCard): string | null {
   if (card.tier === null) return null;
-  const capped = card.requestedTier && card.requestedTier !== card.tier ? ` (${card.requestedTier}, capped by the tier floor)` : '';
-  return `Worker on ${card.tier} tier${capped} · may use ${card.workerTools.join(', ') || 'no write tools'}`;
+  return `Worker on ${card.tier} tier · may use ${card.workerTools.join(', ') || 'no write tools'}`;
 }
 
 /**

@@ -182,8 +182,8 @@ describe('transcriptEntries', () => {
         approval: start }] }];
     const [card] = transcriptEntries({ ...detail, turns: [turn('T1', 1)], messages })
       .flatMap((e) => (e.kind === 'approval' ? [e.card] : []));
-    assert.equal(workerLine(card), 'Worker on balanced tier (deep, capped by the tier floor) · may use edit_file',
-      'the tier the worker ran on, not the deep the planner asked for');
+    assert.equal(workerLine(card), 'Worker on balanced tier · may use edit_file',
+      'the tier the worker ran on, not the deep the planner asked for (its title says once that the floor capped it)');
   });
 
   it('shows the user\'s message as the daemon recorded it, as typed: the @alias once, /route override as sent', () => {

@@ -375,12 +375,14 @@ class WorkerRun:
         output = result.output if isinstance(result.output, str) \
             else json.dumps(msgspec.to_builtins(result.output))
         note = self.tools.note()
+        # the question is stored once, with the delegation's start or end (history.py)
         if result.success:
             return ToolOutcome("\n\n".join(p for p in (output, note) if p),
-                               summary=f"{self._tier()} worker done", approval=self.approval)
+                               summary=f"{self._tier()} worker done", approval=self.approval,
+                               approval_stored=False)
         text = "\n\n".join(p for p in (f"delegate failed: {result.error}", output, note) if p)
         return ToolOutcome(text, is_error=True, summary=summary_of(result.error or "failed"),
-                           approval=self.approval)
+                           approval=self.approval, approval_stored=False)
 
     def _prompt(self, model: str, tools: list[str]) -> str:
         return worker_prompt(model, "Your task:\n" + self.call.task + "\n\n"

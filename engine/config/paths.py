@@ -44,6 +44,12 @@ def real_path(path: str | Path) -> Path:
         return Path(os.path.abspath(expanded))
 
 
+def same_folder(folder: str | Path, other: str | Path) -> bool:
+    """Whether two names lead to one folder: either may be a symbolic link to the other (the
+    user's config folder named ``~/.switchman`` and linked to a dotfiles folder, say)."""
+    return real_path(folder) == real_path(other)
+
+
 def config_path(path: str | Path) -> Path:
     """The path Switchman knows a configuration file by: absolute, with the symbolic links
     of the folders above it resolved, but not the file itself nor, for a workspace's

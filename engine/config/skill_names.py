@@ -98,7 +98,7 @@ def unknown_skills_in_files(files: Iterable[str], config_directory: Path,
     disk now (one that cannot be read has that problem already, from its own check)."""
     found: list[Problem] = []
     for file in files:
-        kind = file_kind(file)
+        kind = file_kind(file, config_directory)
         text = read_config(Path(file), workspace_file=kind in WORKSPACE_KINDS)[0] \
             if kind is not None else None
         if kind is not None and text is not None:

@@ -410,7 +410,8 @@ async def test_no_model_for_the_tier(deleg: Engine, adapter: ScriptedAdapter) ->
     result = await deleg.service.chat(deleg.workspace, None, "@opus go")
     mode, text = failure(deleg, result.session_id, "tu_none")
     assert mode == "no_model_available_for_tier"
-    assert text.startswith("delegate failed: no model available for tier fast")
+    assert text.startswith("delegate failed: no_model_available_for_tier\n\n"
+                           "no model available for tier fast: ")
     assert [r.model_id for r in adapter.requests] == [OPUS, OPUS]
 
 

@@ -212,7 +212,7 @@ return {
     end,
   },
   {
-    '<C-x><C-u> in the input completes @aliases and slash commands',
+    '<C-x><C-u> in the input completes @aliases, slash commands and profile names',
     function()
       vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.input)[1])
       H.feed('S@son<C-x><C-u><Esc>')
@@ -221,6 +221,11 @@ return {
       H.eq({ '/rules check' }, H.lines(chat.view.input))
       H.feed('S/model hai<C-x><C-u><Esc>')
       H.eq({ '/model haiku' }, H.lines(chat.view.input))
+      H.wait_for('the profile names', function()
+        return require('switchman.profiles').cached(root)
+      end)
+      H.feed('S/profile sub<C-x><C-u><Esc>')
+      H.eq({ '/profile subagent' }, H.lines(chat.view.input), 'the profile names (it completed none)')
       vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, { '' })
     end,
   },

@@ -38,7 +38,6 @@ from pygls.uris import to_fs_path
 
 from switchman.engine.config.check import FileKind
 from switchman.engine.config.checking import CHECKS, Work
-from switchman.engine.config.paths import config_path
 from switchman.engine.config.problems import Code
 from switchman.engine.editing.editing import ConfigDocuments
 from switchman.engine.errors import CheckStopped
@@ -98,7 +97,7 @@ class ConfigEditing:
         path = to_fs_path(uri)
         if path is None or self.documents.kind_of(path) is None:
             return None
-        return config_path(path)
+        return self.documents.named(path)
 
     def kind_of(self, uri: str) -> FileKind | None:
         """The configuration kind of the document at ``uri``, if Switchman checks it."""

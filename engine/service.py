@@ -52,7 +52,7 @@ from switchman.engine.events import (
     ProviderRecovered,
     ProviderUnavailable,
 )
-from switchman.engine.keys import key_fingerprint, key_present, read_key
+from switchman.engine.keys import KeyRing, key_fingerprint, key_present
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.hooks import learn_from_turns
 from switchman.engine.learning.recorder import FeedbackResult, OutcomeRecorder
@@ -135,9 +135,12 @@ class Switchman:
         applier: EditApplier | None = None,
         editor_texts: EditorTexts = no_editor_texts,
         turn_starts: TurnStarts | None = None,
+        keys: KeyRing | None = None,
     ) -> None:
         self.clock = clock or SystemClock()
         self._environ = environ
+        self._key_ring = keys or KeyRing(environ)
+        """The providers' keys, each key file read again only once it changed."""
         data = data_folder or data_dir(environ)
         self._database = data / DATABASE_NAME
         # the data folder first: when it cannot be written nothing else is started
@@ -160,7 +163,7 @@ class Switchman:
         self.sessions = SessionManager(store=self.store, router=self.router, config=self.config,
                                        clock=self.clock, observer=observer, trust=self.trust,
                                        workspaces=self.workspaces)
-        factory = AdapterFactory(environ, self._keys)
+        factory = AdapterFactory(environ, self._keys, self._key_ring.file_key)
         self._adapters = factory if adapters is None else None
         """The SDK adapters, unless a test passed its own (:meth:`expect_turn`)."""
         # what a dead daemon's cut-off call is charged at when its turn is interrupted
@@ -466,8 +469,7 @@ class Switchman:
     def _keys(self) -> list[str]:
         """The API keys configured providers have now (masked in what tools return and in
         what models answer)."""
-        return [key for p in self.router.registry().providers.values()
-                if (key := read_key(p, self._environ))]
+        return self._key_ring.keys(self.router.registry().providers.values())
 
     def _key_variables(self) -> list[str]:
         """The environment variables configured providers read API keys from."""
@@ -490,10 +492,10 @@ class Switchman:
         other than the one the provider refused ends that outage first: the user fixed it."""
         if self.availability.refused_key(provider.name) is not None:
             self.availability.key_now(provider.name, self._key_fingerprint(provider))
-        return key_present(provider, self._environ)
+        return key_present(provider, self._environ, self._key_ring.file_key)
 
     def _key_fingerprint(self, provider: ProviderSpec) -> str | None:
-        return key_fingerprint(provider, self._environ)
+        return key_fingerprint(provider, self._environ, self._key_ring.file_key)
 
     def expect_turn(self, model: str | None) -> None:
         """A turn on ``model`` is likely soon: create its provider's adapter (importing the
@@ -502,7 +504,7 @@ class Switchman:
         if model is None or self._adapters is None:
             return
         provider = self.router.registry().provider_of(model)
-        if provider is not None and key_present(provider, self._environ):
+        if provider is not None and key_present(provider, self._environ, self._key_ring.file_key):
             self._adapters.prepare(provider)
 
     def start_background(self) -> None:

@@ -283,9 +283,11 @@ class WorkerRun:
                 outcome = await self.delegation.lifecycle.run(worker, self.handoff.message, [],
                                                               None)
         except NoModelAvailable as failure:
-            return self.progress.failed(
-                "no_model_available_for_tier", f"no model available for tier "
-                f"{self._tier_said()}: {failure}", "")
+            # The error is the failure mode itself, as spec 000 §6.6's table has it (and as
+            # the editors read it); what was tried and why goes in the detail.
+            self.progress.detail = f"no model available for tier {self._tier_said()}: {failure}"
+            return self.progress.failed("no_model_available_for_tier",
+                                        "no_model_available_for_tier", "")
         finally:  # the worker takes no more turns: only its stored record stays
             self.delegation.sessions.release(worker.id)
         current = asyncio.current_task()
@@ -375,12 +377,18 @@ class WorkerRun:
         output = result.output if isinstance(result.output, str) \
             else json.dumps(msgspec.to_builtins(result.output))
         note = self.tools.note()
+        # the question is stored once, with the delegation's start or end (history.py)
         if result.success:
             return ToolOutcome("\n\n".join(p for p in (output, note) if p),
-                               summary=f"{self._tier()} worker done", approval=self.approval)
-        text = "\n\n".join(p for p in (f"delegate failed: {result.error}", output, note) if p)
+                               summary=f"{self._tier()} worker done", approval=self.approval,
+                               approval_stored=False)
+        # A tier without a usable model has no output: the planner is told why instead.
+        why = self.progress.detail if self.progress.mode == "no_model_available_for_tier" \
+            else None
+        text = "\n\n".join(p for p in (f"delegate failed: {result.error}", why, output, note)
+                           if p)
         return ToolOutcome(text, is_error=True, summary=summary_of(result.error or "failed"),
-                           approval=self.approval)
+                           approval=self.approval, approval_stored=False)
 
     def _prompt(self, model: str, tools: list[str]) -> str:
         return worker_prompt(model, "Your task:\n" + self.call.task + "\n\n"

@@ -24,6 +24,7 @@ import hashlib
 import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from pathlib import Path
 
 import msgspec
 
@@ -43,17 +44,20 @@ from switchman.engine.providers.base import (
 
 class AdapterFactory:
     """Hands out one adapter (and SDK client) per provider endpoint and key. ``masked`` gives
-    the keys every configured provider has now: none of them is let through in an answer."""
+    the keys every configured provider has now: none of them is let through in an answer;
+    ``read_file`` reads key files (see :class:`~switchman.engine.keys.KeyRing`)."""
 
     def __init__(self, environ: Mapping[str, str] = os.environ,
-                 masked: Callable[[], Iterable[str]] = tuple) -> None:
+                 masked: Callable[[], Iterable[str]] = tuple,
+                 read_file: Callable[[Path], str] | None = None) -> None:
         self._environ = environ
         self._masked = masked
+        self._read_file = read_file
         self._cache: dict[tuple[str, str, str, str, str], DeferredAdapter] = {}
 
     def adapter(self, provider: ProviderSpec) -> DeferredAdapter:
         """The adapter for ``provider`` with its current key."""
-        key = read_key(provider, self._environ)
+        key = read_key(provider, self._environ, self._read_file)
         # Only a digest of the key is kept, so the cache never holds a key twice.
         digest = hashlib.sha256((key or "").encode()).hexdigest()[:16]
         # Everything the adapter is made from: a models.yaml edit of the timeout applies to the

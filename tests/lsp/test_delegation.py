@@ -614,15 +614,21 @@ async def test_a_tier_with_no_usable_model_fails_the_delegation_only(
         detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
         answer = tool_results(detail)["toolu_none"]
         assert answer["is_error"], answer
+        # the error is the failure mode itself (spec 000 §6.6, protocol.md), as the editors
+        # read it; it used to be "no model available for tier fast: …", which no client (nor
+        # the /delegate command's error code) recognised. What was tried is the detail.
         assert answer["content"].startswith(
-            "delegate failed: no model available for tier fast")
+            "delegate failed: no_model_available_for_tier\n\n"
+            "no model available for tier fast: ")
         ended = [u for u in updates(client, "toolu_none") if u["phase"] == "ended"]
-        assert ended[-1]["status"] == "failed"
-        assert ended[-1]["error"].startswith("no model available for tier fast")
+        assert (ended[-1]["status"], ended[-1]["error"]) == (
+            "failed", "no_model_available_for_tier")
+        assert ended[-1]["detail"].startswith("no model available for tier fast: ")
         (stored,) = detail["delegations"]  # its worker session was made, but never routed
         assert (stored["tool_use_id"], stored["status"], stored["tier"], stored["model"]) == (
             "toolu_none", "failed", "fast", None)
-        assert stored["error"].startswith("no model available for tier fast")
+        assert stored["error"] == "no_model_available_for_tier"
+        assert stored["detail"] == ended[-1]["detail"]
         assert stored["worker_session_id"] == ended[-1]["worker_session_id"] != ""
     assert [r.model for r in fake.requests] == [OPUS_API, OPUS_API]
 

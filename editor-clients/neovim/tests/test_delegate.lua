@@ -171,4 +171,29 @@ return {
       H.eq({ want, '      worker on fast tier · may use edit_file' }, above('user_stop2'), 'said again as it ends')
     end,
   },
+  {
+    "a turn's worker lines share their decimals as their costs come (one showed $0.00 beside $0.00004)",
+    function()
+      local workers = require('switchman.chat.workers')
+      local function update(id, usd)
+        return { tool_use_id = id, turn_id = 'T_costs', session_id = chat.session_id, source = 'planner', tier = 'fast',
+          task = 'costs ' .. id, status = 'completed', turns = 1, cost_usd = usd, model = vim.NIL, error = vim.NIL }
+      end
+      local function line(id)
+        for _, text in ipairs(H.lines(chat.view.transcript)) do
+          if text:find('costs ' .. id, 1, true) then
+            return text
+          end
+        end
+      end
+      workers.show(chat, update('c1', '0'))
+      H.check(line('c1'):find(' · $0.00 — ', 1, true), 'alone: as before', line('c1'))
+      workers.show(chat, update('c2', '0.00004'))
+      H.check(line('c2'):find(' · $0.00004 — ', 1, true), 'the new line', line('c2'))
+      H.check(line('c1'):find(' · $0.00000 — ', 1, true), 'the line above takes its decimals', line('c1'))
+      workers.show(chat, update('c1', '0.0412'))
+      H.check(line('c1'):find(' · $0.04120 — ', 1, true), 'an update of the first', line('c1'))
+      H.check(line('c2'):find(' · $0.00004 — ', 1, true), 'the second keeps its value', line('c2'))
+    end,
+  },
 }

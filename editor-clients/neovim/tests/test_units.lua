@@ -458,6 +458,69 @@ return {
     end,
   },
   {
+    'costs shown together share their decimals, each keeping every digit it showed alone ($0.00 beside $0.00004)',
+    function()
+      local cost, workers = require('switchman.cost'), require('switchman.chat.workers')
+      H.eq({ '$0.00000', '$0.00004', '$0.04120' }, cost.usds({ '0', '0.00004', '0.0412' }, workers.usd))
+      H.eq({ '$0.25', '$0.01' }, cost.usds({ '0.25', '0.01' }, workers.usd), 'amounts in cents stay as they are')
+      H.eq({ '$0.010000', '$0.000045', '$0.000000' }, cost.usds({ '0.01', '0.000045', vim.NIL }),
+        "the daemon's exact figures, a missing one as zero")
+      H.eq({}, cost.usds({}))
+      H.eq('$0.04120 (~$0.00190 estimated)', cost.line('0.0412', '0.0019', { money = workers.usd, alongside = { '0.00004' } }),
+        'a cost and its estimated part take the decimals of the amounts beside them')
+      H.eq('$0.04', cost.line('0.0412', nil, { money = workers.usd }), 'alone, as before')
+      -- :Switchman sessions (workers): one list
+      local flat = sessions.flatten({ session('b', { vim.tbl_extend('force', session('b1'), { cost_usd = '0.000045' }) }) })
+      local costs = { '0.01', '0.000045' }
+      H.eq('2026-05-08 14:23  task b  (1 turn · $0.010000 · claude-haiku-4-5)', sessions.describe(ROOT, flat[1], 'a', costs):sub(3))
+      H.eq('  ↳ 2026-05-08 14:23  task b1  (1 turn · $0.000045 · claude-haiku-4-5)',
+        sessions.describe(ROOT, flat[2], 'a', costs):sub(3))
+      -- :Switchman workers: one list
+      local items = {
+        { session = { id = 'w1', turn_count = 1, cost_usd = '0', last_model = HAIKU, title = 'first' } },
+        { live = { tier = 'fast', model = HAIKU, status = 'completed', turns = 1, cost_usd = '0.00004', task = 'second' } },
+      }
+      costs = vim.tbl_map(workers.row_cost, items)
+      H.eq({ '0', '0.00004' }, costs)
+      H.eq('worker · claude-haiku-4-5 · 1 turn · $0.00000 — first', workers.describe(ROOT, items[1], costs))
+      H.eq('✓ worker fast · claude-haiku-4-5 · completed · 1 turn · $0.00004 — second', workers.describe(ROOT, items[2], costs))
+      -- the chat drawn from a session: a turn's worker lines are one list, another turn's another
+      local function worker(id, usd)
+        return { parent_tool_use_id = id, cost_usd = usd, turns = 1, model = HAIKU }
+      end
+      local function call(id, task)
+        return { type = 'tool_use', id = id, name = 'delegate', input = { tier = 'fast', task = task } }
+      end
+      local function result(id)
+        return { type = 'tool_result', tool_use_id = id, content = 'ok', is_error = false }
+      end
+      local stored = workers.stored(ROOT, {
+        messages = {
+          { role = 'assistant', turn_id = 'T1', content = { call('a', 'one'), call('b', 'two') } },
+          { role = 'tool', turn_id = 'T1', content = { result('a'), result('b') } },
+          { role = 'assistant', turn_id = 'T2', content = { call('c', 'three') } },
+          { role = 'tool', turn_id = 'T2', content = { result('c') } },
+        },
+        cost = { workers = { worker('a', '0.000000'), worker('b', '0.000040'), worker('c', '0.000000') } },
+      })
+      H.eq({
+        a = '  ✓ worker fast · claude-haiku-4-5 · completed · 1 turn · $0.00000 — one',
+        b = '  ✓ worker fast · claude-haiku-4-5 · completed · 1 turn · $0.00004 — two',
+        c = '  ✓ worker fast · claude-haiku-4-5 · completed · 1 turn · $0.00 — three',
+      }, vim.tbl_map(function(entry)
+        return entry[1]
+      end, stored))
+      local by_user = workers.stored_by_user(ROOT, {
+        delegations = { { tool_use_id = 'u1', source = 'user', tier = 'fast', task = 'x', status = 'completed' },
+          { tool_use_id = 'u2', source = 'user', tier = 'fast', task = 'y', status = 'completed' } },
+        cost = { workers = { worker('u1', '0.000000'), worker('u2', '0.000040') } },
+      })
+      H.eq({ '$0.00000', '$0.00004' }, vim.tbl_map(function(item)
+        return item.line[1]:match('%$[%d.]+')
+      end, by_user), 'your own /delegates too')
+    end,
+  },
+  {
     'sessions: workers are nested under their planner',
     function()
       local flat = sessions.flatten({ session('b', { session('b1'), session('b2', { session('b2a') }) }), session('a') })

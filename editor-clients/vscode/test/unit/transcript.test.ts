@@ -440,6 +440,17 @@ describe('session items', () => {
     assert.match(all.tooltip, / · ~\$0\.041 \(estimated\)/);
   });
 
+  it('give the costs of one level of the view the same decimals, each keeping its value', () => {
+    const now = new Date('2026-05-08T14:33:19Z');
+    const listed = [{ ...session, cost_usd: '0.000000' }, { ...session, id: 'S2', cost_usd: '0.000040' }];
+    const alongside = listed.map((s) => s.cost_usd);
+    assert.deepEqual(listed.map((s) => sessionItemView(s, false, now, alongside).description),
+      ['claude-haiku-4-5 · $0.00000 · 10 min ago', 'claude-haiku-4-5 · $0.00004 · 10 min ago'], 'it read $0.00 beside $0.00004');
+    assert.equal(sessionItemView(session, false, now, ['0.000040']).description, 'claude-haiku-4-5 · $0.04120 · 10 min ago',
+      '$0.041 keeps its digits');
+    assert.equal(sessionItemView(session, false, now).description, 'claude-haiku-4-5 · $0.041 · 10 min ago', 'alone: as before');
+  });
+
   it('list a planner\'s delegations waiting for a worker slot (then for approval) under it, until they start or end', () => {
     const waiting = (tool_use_id: string, position: number) => ({
       phase: 'queued' as const, session_id: 'S1', turn_id: 'T1', tool_use_id, worker_session_id: '', worker_turn_id: null,

@@ -377,16 +377,18 @@ class WorkerRun:
         output = result.output if isinstance(result.output, str) \
             else json.dumps(msgspec.to_builtins(result.output))
         note = self.tools.note()
+        # the question is stored once, with the delegation's start or end (history.py)
         if result.success:
             return ToolOutcome("\n\n".join(p for p in (output, note) if p),
-                               summary=f"{self._tier()} worker done", approval=self.approval)
+                               summary=f"{self._tier()} worker done", approval=self.approval,
+                               approval_stored=False)
         # A tier without a usable model has no output: the planner is told why instead.
         why = self.progress.detail if self.progress.mode == "no_model_available_for_tier" \
             else None
         text = "\n\n".join(p for p in (f"delegate failed: {result.error}", why, output, note)
                            if p)
         return ToolOutcome(text, is_error=True, summary=summary_of(result.error or "failed"),
-                           approval=self.approval)
+                           approval=self.approval, approval_stored=False)
 
     def _prompt(self, model: str, tools: list[str]) -> str:
         return worker_prompt(model, "Your task:\n" + self.call.task + "\n\n"

@@ -22,7 +22,13 @@ from switchman.engine.config.builtin import builtin_models_values, builtin_routi
 from switchman.engine.config.check import WORKSPACE_KINDS, FileKind, check_doc, check_value
 from switchman.engine.config.checking import LAST_CHECKS
 from switchman.engine.config.models_file import check_models_doc
-from switchman.engine.config.paths import WORKSPACE_DIR, config_path, real_path, same_folder
+from switchman.engine.config.paths import (
+    WORKSPACE_DIR,
+    config_path,
+    real_path,
+    same_folder,
+    through_workspace_link,
+)
 from switchman.engine.config.policy import RoutingPolicy, Tiers
 from switchman.engine.config.problems import Problem, sort_problems
 from switchman.engine.config.registry import ModelRegistry
@@ -78,10 +84,16 @@ class ConfigDocuments:
         """The path Switchman knows the file at ``path`` by (:func:`.paths.config_path`); a
         file of the user's config folder is named in :attr:`directory`, however the editor
         reached the folder: ``SWITCHMAN_CONFIG_DIR`` may be a symbolic link, or be called
-        ``.switchman``, and its files are still the user's, not a workspace's."""
+        ``.switchman``, and its files are still the user's, not a workspace's. A file named
+        by the target of a workspace's ``.switchman`` linked within the workspace is named
+        in that ``.switchman`` (:func:`.paths.through_workspace_link`)."""
         named = config_path(path)
         if named.parent != self.directory and same_folder(named.parent, self.directory):
             return self.directory / named.name
+        if named.parent.name != WORKSPACE_DIR and named.name in (ROUTING_FILE, PROFILES_FILE):
+            linked = through_workspace_link(named)  # Neovim names it by the link's target
+            if linked.parent.name == WORKSPACE_DIR:
+                return linked
         return named
 
     def kind_of(self, path: str | Path) -> FileKind | None:

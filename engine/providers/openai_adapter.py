@@ -146,7 +146,10 @@ class OpenAIAdapter:
                     finish = choice.finish_reason or finish
         except Exception as exc:
             raise self._classify(exc, request.model_id) from None
-        if finish is None and not text and not calls:
+        # OpenAI's own API ends every answer with a finish_reason: without one the stream was
+        # cut (a proxy that gave up), whatever arrived. Some OpenAI-compatible servers never
+        # send it, so for them only an empty stream is plainly unfinished.
+        if finish is None and (not self._compatible or (not text and not calls)):
             raise cut_short(request.model_id)
         finished_calls = [c.finish() for _, c in sorted(calls.items())]
         for call in finished_calls:

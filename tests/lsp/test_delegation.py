@@ -694,3 +694,36 @@ async def test_a_refused_delegate_call_is_recorded_and_says_which_tools_the_work
     assert [(kind, turn, p["failure_mode"], p["worker_session_id"], p["tier"])
             for kind, turn, p in refused] == [
         ("delegate.failed", result["turn_id"], "invalid_arguments", "", "fast")]
+
+
+async def test_an_output_schema_whose_ref_leads_nowhere_is_an_argument_to_correct(
+        vscode: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """A schema whose ``$ref`` cannot be resolved (a pointer to nothing, a remote schema,
+    which is never fetched) passed the schema check: the worker ran and was paid, then
+    checking its answer raised, and the planner's whole turn failed as an internal error.
+    It is refused before any worker starts, as any schema that is not a schema is."""
+    daemon.write_routing("global_default: opus\n")
+    nowhere = {"type": "object", "properties": {"n": {"$ref": "#/$defs/count"}}}
+    remote = {"$ref": "https://example.com/schemas/count.json"}
+    usable = {"$defs": {"count": {"type": "integer"}}, "type": "object",
+              "properties": {"n": {"$ref": "#/$defs/count"}}, "required": ["n"]}
+    fake.script_tool_calls([delegate("toolu_nowhere", output_schema=nowhere,
+                                     allowed_tools=["read_file"]),
+                            delegate("toolu_remote", output_schema=remote,
+                                     allowed_tools=["read_file"]),
+                            delegate("toolu_usable", output_schema=usable,
+                                     allowed_tools=["read_file"])], model=OPUS_API)
+    fake.script_text('{"n": 3}', model=HAIKU_API)
+    fake.script_text("done", model=OPUS_API)
+    result = await chat(vscode, daemon, "@opus hand this off")
+    assert result["status"] == "completed", result["error"]
+    detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
+    answers = tool_results(detail)
+    assert answers["toolu_nowhere"]["content"].startswith(
+        "delegate refused: 'output_schema' has a $ref that leads nowhere: '#/$defs/count'")
+    assert answers["toolu_remote"]["content"].startswith(
+        "delegate refused: 'output_schema' has a $ref that leads nowhere: "
+        "'https://example.com/schemas/count.json'")
+    assert answers["toolu_usable"]["content"] == '{"n": 3}'
+    assert [d["tool_use_id"] for d in detail["delegations"]] == ["toolu_usable"]
+    assert [r.model for r in fake.requests].count(HAIKU_API) == 1

@@ -368,8 +368,7 @@ return {
     "a workspace's .switchman/routing.yaml linked to a file inside the workspace is checked as the workspace's",
     function()
       -- named by the link's target (`config/switchman.yaml`), it was no configuration file: only shared
-      -- with the daemon as a workspace file, and never checked. (A linked `.switchman` folder cannot be told:
-      -- Neovim names the buffer by the folder's target itself.)
+      -- with the daemon as a workspace file, and never checked
       local repo = vim.env.HOME .. '/inside'
       write(repo .. '/config/switchman.yaml', BROKEN)
       vim.fn.mkdir(repo .. '/.switchman', 'p')
@@ -378,6 +377,50 @@ return {
       vim.cmd('edit ' .. vim.fn.fnameescape(repo .. '/.switchman/routing.yaml'))
       wait_unknown_model(vim.api.nvim_get_current_buf())
       H.eq(vim.fn.resolve(repo), vim.b.switchman_root, 'the buffer belongs to the workspace')
+    end,
+  },
+  {
+    "a workspace's .switchman linked to a folder inside the workspace: its routing.yaml is checked as the workspace's",
+    function()
+      -- Neovim names the buffer by the folder's target (`config/switchman/routing.yaml`): no configuration file
+      -- to the plugin nor to the daemon, so it was never checked
+      local repo = vim.env.HOME .. '/linked-folder'
+      write(repo .. '/config/switchman/routing.yaml', BROKEN)
+      shell(('ln -s %s %s'):format(vim.fn.shellescape(repo .. '/config/switchman'),
+        vim.fn.shellescape(repo .. '/.switchman')))
+      vim.cmd('edit ' .. vim.fn.fnameescape(repo .. '/.switchman/routing.yaml'))
+      wait_unknown_model(vim.api.nvim_get_current_buf())
+      H.eq(vim.fn.resolve(repo), vim.b.switchman_root, 'the buffer belongs to the workspace')
+      local attached = H.buf_clients(0)
+      H.eq(1, #attached, 'one daemon')
+      H.eq(vim.fn.resolve(repo), client.root_of(attached[1].id), "the workspace's")
+    end,
+  },
+  {
+    "a skill written in a workspace's .switchman linked within it, in Neovim or outside, checks profiles.yaml again",
+    function()
+      -- `.switchman` a link to `config/switchman` (inside the workspace): Neovim names the skill's buffer by the
+      -- link's target, `config/switchman/skills/db.md`, which was in no skills folder to the daemon when saved
+      client.stop()
+      vim.fn.delete(project .. '/.switchman', 'rf')
+      vim.fn.mkdir(project .. '/config/switchman/skills', 'p')
+      shell(('ln -s %s %s'):format(vim.fn.shellescape(project .. '/config/switchman'),
+        vim.fn.shellescape(project .. '/.switchman')))
+      client.ensure(vim.fn.resolve(project))
+      local wait_unknown = edit_profile_naming('db, review')
+      wait_unknown('db review', 'both are unknown')
+      vim.cmd('split ' .. vim.fn.fnameescape(theirs .. '/db.md'))
+      H.eq(vim.fn.resolve(project) .. '/config/switchman/skills/db.md', vim.api.nvim_buf_get_name(0),
+        "named by the link's target")
+      vim.api.nvim_buf_set_lines(0, 0, -1, false, { '---', 'name: db', 'description: Schemas', '---' })
+      vim.cmd('write')
+      wait_unknown('review', 'db is known once saved in Neovim')
+      vim.cmd('close')
+      shell("printf '%s\\n' --- 'name: review' --- > " .. vim.fn.shellescape(theirs .. '/review.md'))
+      wait_unknown('', 'review is known once written outside Neovim')
+      H.check(vim.tbl_contains(skill_watch.watched(), vim.fn.resolve(project) .. '/.switchman/skills'),
+        'the skills folder is watched by the name under the workspace', skill_watch.watched())
+      client.stop()
     end,
   },
   {

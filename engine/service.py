@@ -16,7 +16,7 @@ import contextlib
 import logging
 import os
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
@@ -189,6 +189,7 @@ class Switchman:
         self._watch: asyncio.Task[None] | None = None
         self._checkpoints: asyncio.Task[None] | None = None
         self._config_poll: asyncio.Task[None] | None = None
+        self._skills_poll: asyncio.Task[None] | None = None
 
     def _open_data(self, data: Path) -> tuple[SessionStore, LearnedPatternStore]:
         """The session store and the pattern store in ``data``; DataFolderUnusable (naming
@@ -536,14 +537,37 @@ class Switchman:
         self._config_poll = asyncio.get_running_loop().create_task(
             poll.run(poll_interval(self._environ)))
 
+    def watch_block_skills(self, on_change: Callable[[], None],
+                           wanted: Callable[[], bool]) -> None:
+        """Poll, while ``wanted()``, the skills folders a rule of a ``workspaces:`` block of the
+        user's routing.yaml (as in force) may name: the block's folder's and those of the
+        folders below it (:func:`.skill_names.blocks_skills`), which no editor watches (they
+        lie outside the open folders, and a block keyed on ``~`` covers too many to watch);
+        ``on_change`` after one changed. The walks run off the event loop."""
+        if self._skills_poll is not None:
+            return
+        # the check's modules: imported once a routing.yaml is open, not at the daemon's start
+        from switchman.engine.config.skill_names import blocks_skills  # noqa: PLC0415
+
+        def blocks() -> list[Path]:
+            return [Path(block.path) for block in self.config.policy().workspaces] \
+                if wanted() else []
+
+        # a block first seen: its skills may have changed before (the routing.yaml just read)
+        poll = ConfigPoll(blocks, on_change, look=blocks_skills, new_is_change=True)
+        self._skills_poll = asyncio.get_running_loop().create_task(
+            poll.run(poll_interval(self._environ)))
+
     async def stop_background(self) -> None:
         """Stop periodic work."""
-        for task in (self._ticker, self._config_poll, self._checkpoints, self._watch):
+        for task in (self._ticker, self._config_poll, self._skills_poll, self._checkpoints,
+                     self._watch):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-        self._ticker = self._config_poll = self._checkpoints = self._watch = None
+        self._ticker = self._config_poll = self._skills_poll = self._checkpoints = None
+        self._watch = None
         self.config.close()
         await self.learning.written()  # the rows of turns that have ended are on disk
 

@@ -395,3 +395,25 @@ async def test_a_skill_saved_in_a_linked_switchman_named_by_its_target_checks_ag
             text_document=doc((target / "skills" / "db.md").as_uri())))
         await editor.next_diagnostics(uri, seen, lambda found: not with_code(found,
                                                                              "unknown-skill"))
+
+
+@pytest.mark.parametrize("editor_name", CLIENTS)
+async def test_a_skill_added_below_a_workspaces_blocks_folder_clears_its_warning(
+        editor_name: str, tmp_path: Path) -> None:
+    """A block keyed on ``code`` (a folder of repositories, none open) may name the skills of
+    ``code/billing``: one added there cleared no warning until routing.yaml was edited again,
+    since no editor watches those folders. The daemon polls them while routing.yaml is open."""
+    code = tmp_path / "code"
+    (code / "billing" / ".switchman" / "skills").mkdir(parents=True)
+    text = (f"global_default: opus\nworkspaces:\n  {code}:\n    rules:\n      - when: "
+            "{skills_matching_message_includes: [ledger]}\n        use: haiku\n")
+    async with editing(editor_name, tmp_path,
+                       extra_env={"SWITCHMAN_CONFIG_POLL_SECONDS": "0.05"}) as editor:
+        (editor.config / "routing.yaml").write_text(text, "utf-8")  # the blocks in force
+        uri = editor.uri("routing")
+        editor.open(uri, text)
+        assert len(with_code(await editor.diagnostics(uri), "unknown-skill")) == 1
+        seen = editor.published()
+        write_skill(code / "billing" / ".switchman" / "skills", "ledger", "Ledgers")
+        await editor.next_diagnostics(uri, seen, lambda found: not with_code(found,
+                                                                             "unknown-skill"))

@@ -383,4 +383,33 @@ return {
       H.eq(want, answer(), 'drawn from the session')
     end,
   },
+  {
+    'a chat window in another tab page follows the answer: back there, it shows the end (it showed an earlier part)',
+    function()
+      local lines = {}
+      for i = 1, 60 do
+        lines[i] = ('line %d of a long answer that wraps in the narrow window of the chat'):format(i)
+      end
+      H.script({ { kind = 'text', chunks = { 'It starts.\n', table.concat(lines, '\n') }, fault = { kind = 'stall', after_chunks = 1 } } })
+      type_and_send('a long answer, please')
+      H.wait_text(transcript(), 'It starts.')
+      local win = vim.fn.win_findbuf(transcript())[1]
+      vim.cmd('redraw')
+      vim.cmd('tabnew') -- the user works elsewhere while it answers
+      H.fake('POST', '/_fake/release')
+      wait_idle()
+      local last, top = vim.api.nvim_buf_line_count(transcript()), vim.fn.getwininfo(win)[1].topline
+      H.eq(last, vim.api.nvim_win_get_cursor(win)[1], 'its cursor is at the end')
+      -- (a user's Neovim draws the window as it was when they come back; a headless one corrects it)
+      H.check(last - top < vim.api.nvim_win_get_height(win), 'its view followed: the end is in it',
+        { last = last, topline = top, height = vim.api.nvim_win_get_height(win) })
+      vim.cmd('tabprevious')
+      vim.cmd('redraw')
+      local info = vim.fn.getwininfo(win)[1]
+      H.check(info.topline <= last and last <= info.botline, 'back there, the end is in view', { last = last,
+        topline = info.topline, botline = info.botline })
+      vim.cmd('tabnext')
+      vim.cmd('tabclose')
+    end,
+  },
 }

@@ -1,8 +1,9 @@
 """API keys: whether one is present, and reading it at call time.
 
-A key is only ever held in memory for the duration of a provider call; it is
-never put into a record, event, log line or message. Configuration names a
-key *source* (an environment variable or a file), never a key.
+A key is only ever held in memory, by the provider's client and by the daemon's
+:class:`KeyRing` (what it masks); it is never put into a record, event, log
+line or message. Configuration names a key *source* (an environment variable or
+a file), never a key.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,28 +25,88 @@ MAX_KEY_FILE_BYTES = 64 * 1024
 _FINGERPRINT_SALT = os.urandom(16)
 
 
-def read_key(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) -> str | None:
-    """The provider's API key, or None when it needs one and none is set."""
+def read_key(provider: ProviderSpec, environ: Mapping[str, str] = os.environ,
+             read_file: Callable[[Path], str] | None = None) -> str | None:
+    """The provider's API key, or None when it needs one and none is set; ``read_file``
+    reads a key file (:func:`key_file_text` unless given)."""
     if provider.api_key_env:
         value = environ.get(provider.api_key_env, "").strip()
         if value:
             return value
     if provider.api_key_file:
-        try:
-            value = read_text(Path(provider.api_key_file).expanduser(), MAX_KEY_FILE_BYTES).strip()
-        except UnreadableFile:  # counts as no key; its content is never shown anywhere
-            value = ""
+        value = (read_file or key_file_text)(Path(provider.api_key_file).expanduser())
         if value:
             return value
     return None
 
 
-def key_fingerprint(provider: ProviderSpec, environ: Mapping[str, str] = os.environ
-                    ) -> str | None:
+def key_file_text(path: Path) -> str:
+    """The key a key file holds; "" when it cannot be read (its content is never shown)."""
+    try:
+        return read_text(path, MAX_KEY_FILE_BYTES).strip()
+    except UnreadableFile:
+        return ""
+
+
+RECENT_CHANGE_NS = 2_000_000_000
+"""A key file changed less than this long ago is not kept: it is read at each use."""
+
+
+class KeyRing:
+    """The keys configured providers have now, read for masking at every answer and tool
+    result, so several times a turn: a key file is read again only once it changed.
+
+    A file is known unchanged by its device, inode, size, modification and change times
+    (a rotated key is written in place or renamed over the file: one of them differs).
+    A write in the same clock tick as an earlier one can leave all of them as they were,
+    so a file changed within :data:`RECENT_CHANGE_NS` of being looked at is not kept (git
+    does the same with the files it calls "racy").
+    """
+
+    def __init__(self, environ: Mapping[str, str] = os.environ,
+                 read: Callable[[Path], str] = key_file_text,
+                 clock: Callable[[], int] = time.time_ns) -> None:
+        self._environ = environ
+        self._read = read
+        self._clock = clock
+        self._files: dict[Path, tuple[tuple[int, ...], str]] = {}
+
+    def key(self, provider: ProviderSpec) -> str | None:
+        """The provider's key now (as :func:`read_key`)."""
+        return read_key(provider, self._environ, self.file_key)
+
+    def keys(self, providers: Iterable[ProviderSpec]) -> list[str]:
+        """The keys of ``providers`` that have one; files of other providers are forgotten."""
+        providers = list(providers)
+        kept = {Path(p.api_key_file).expanduser() for p in providers if p.api_key_file}
+        self._files = {path: file for path, file in self._files.items() if path in kept}
+        return [key for p in providers if (key := self.key(p))]
+
+    def file_key(self, path: Path) -> str:
+        """The key the file at ``path`` holds now (as :func:`key_file_text`)."""
+        try:
+            st = path.stat()
+        except (OSError, ValueError):  # no file: no key
+            self._files.pop(path, None)
+            return ""
+        signature = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        kept = self._files.get(path)
+        if kept is not None and kept[0] == signature:
+            return kept[1]
+        value = self._read(path)
+        if self._clock() - max(st.st_mtime_ns, st.st_ctime_ns) >= RECENT_CHANGE_NS:
+            self._files[path] = (signature, value)
+        else:
+            self._files.pop(path, None)
+        return value
+
+
+def key_fingerprint(provider: ProviderSpec, environ: Mapping[str, str] = os.environ,
+                    read_file: Callable[[Path], str] | None = None) -> str | None:
     """A stand-in for the provider's key as it is now, to tell whether it changed since the
     provider refused one: a hash salted per process, held in memory only (never recorded);
     None when no key is set."""
-    key = read_key(provider, environ)
+    key = read_key(provider, environ, read_file)
     if key is None:
         return None
     return hashlib.blake2b(key.encode(), digest_size=16, key=_FINGERPRINT_SALT).hexdigest()
@@ -91,9 +153,10 @@ def missing_key_hint(provider: ProviderSpec, *, check_file: bool = False) -> str
     return " or ".join(sources) or "an API key"
 
 
-def key_present(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) -> bool:
+def key_present(provider: ProviderSpec, environ: Mapping[str, str] = os.environ,
+                read_file: Callable[[Path], str] | None = None) -> bool:
     """Whether calls to ``provider`` can be made: a key is set, or none is needed."""
-    return not provider.needs_key or read_key(provider, environ) is not None
+    return not provider.needs_key or read_key(provider, environ, read_file) is not None
 
 
 _TOKEN_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,}|[A-Za-z0-9_\-]{32,})\b")
@@ -122,24 +185,25 @@ def mask_keys(text: str, keys: Iterable[str]) -> str:
 
 
 class KeyMask:
-    """Masks a key in streamed text, also when it arrives split across pieces.
+    """Masks keys in streamed text, also when one arrives split across pieces.
 
-    A provider, a proxy or a local server that echoes the key it was sent as answer
-    text must not carry it to the editor, the transcript or the database. Of each
-    piece, what could be the start of the key is held back until the next piece
-    (or :meth:`flush`) shows whether it is.
+    A provider, a proxy or a local server that echoes a key as answer text (the one it was
+    sent, or another provider's it was shown in a file) must not carry it to the editor,
+    the transcript or the database. Of each piece, what could be the start of a key is held
+    back until the next piece (or :meth:`flush`) shows whether it is.
     """
 
-    def __init__(self, secret: str | None) -> None:
-        self._secret = secret if secret and len(secret) >= 8 else ""
+    def __init__(self, *secrets: str | None) -> None:
+        # Longest first: a key that is part of another is masked as part of the longer one.
+        self._secrets = sorted({s for s in secrets if s and len(s) >= 8}, key=len, reverse=True)
         self._held = ""
 
     def feed(self, text: str) -> str:
-        """What of the text so far can be shown, the key masked."""
-        if not self._secret:
+        """What of the text so far can be shown, the keys masked."""
+        if not self._secrets:
             return text
-        text = (self._held + text).replace(self._secret, "[redacted]")
-        keep = self._partial(text)
+        text = self.mask(self._held + text)
+        keep = max(self._partial(text, secret) for secret in self._secrets)
         self._held = text[len(text) - keep:] if keep else ""
         return text[:len(text) - keep]
 
@@ -149,13 +213,16 @@ class KeyMask:
         return held
 
     def mask(self, text: str) -> str:
-        """A whole text, the key masked."""
-        return text.replace(self._secret, "[redacted]") if self._secret else text
+        """A whole text, the keys masked."""
+        for secret in self._secrets:
+            text = text.replace(secret, "[redacted]")
+        return text
 
     def mask_in(self, value: Any) -> Any:
-        """Plain data (a tool call's input: dicts, lists, strings), the key masked in every
-        text of it, names included; ``value`` itself when the key is in none."""
-        if not self._secret or self._secret not in json.dumps(value, ensure_ascii=False):
+        """Plain data (a tool call's input: dicts, lists, strings), the keys masked in every
+        text of it, names included; ``value`` itself when no key is in it."""
+        dumped = json.dumps(value, ensure_ascii=False) if self._secrets else ""
+        if not any(secret in dumped for secret in self._secrets):
             return value
         return self._mask_in(value)
 
@@ -168,9 +235,9 @@ class KeyMask:
             return {self._mask_in(k): self._mask_in(v) for k, v in value.items()}
         return value
 
-    def _partial(self, text: str) -> int:
-        """The length of the longest end of ``text`` that begins the key."""
-        secret = self._secret
+    @staticmethod
+    def _partial(text: str, secret: str) -> int:
+        """The length of the longest end of ``text`` that begins ``secret``."""
         index = text.find(secret[0], max(0, len(text) - len(secret) + 1))
         while index != -1:
             if secret.startswith(text[index:]):

@@ -16,7 +16,7 @@ import contextlib
 import logging
 import os
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
@@ -52,7 +52,7 @@ from switchman.engine.events import (
     ProviderRecovered,
     ProviderUnavailable,
 )
-from switchman.engine.keys import key_fingerprint, key_present, read_key
+from switchman.engine.keys import KeyRing, key_fingerprint, key_present
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.hooks import learn_from_turns
 from switchman.engine.learning.recorder import FeedbackResult, OutcomeRecorder
@@ -135,9 +135,12 @@ class Switchman:
         applier: EditApplier | None = None,
         editor_texts: EditorTexts = no_editor_texts,
         turn_starts: TurnStarts | None = None,
+        keys: KeyRing | None = None,
     ) -> None:
         self.clock = clock or SystemClock()
         self._environ = environ
+        self._key_ring = keys or KeyRing(environ)
+        """The providers' keys, each key file read again only once it changed."""
         data = data_folder or data_dir(environ)
         self._database = data / DATABASE_NAME
         # the data folder first: when it cannot be written nothing else is started
@@ -160,7 +163,7 @@ class Switchman:
         self.sessions = SessionManager(store=self.store, router=self.router, config=self.config,
                                        clock=self.clock, observer=observer, trust=self.trust,
                                        workspaces=self.workspaces)
-        factory = AdapterFactory(environ)
+        factory = AdapterFactory(environ, self._keys, self._key_ring.file_key)
         self._adapters = factory if adapters is None else None
         """The SDK adapters, unless a test passed its own (:meth:`expect_turn`)."""
         # what a dead daemon's cut-off call is charged at when its turn is interrupted
@@ -186,6 +189,7 @@ class Switchman:
         self._watch: asyncio.Task[None] | None = None
         self._checkpoints: asyncio.Task[None] | None = None
         self._config_poll: asyncio.Task[None] | None = None
+        self._skills_poll: asyncio.Task[None] | None = None
 
     def _open_data(self, data: Path) -> tuple[SessionStore, LearnedPatternStore]:
         """The session store and the pattern store in ``data``; DataFolderUnusable (naming
@@ -464,9 +468,9 @@ class Switchman:
                         exc_info=True)
 
     def _keys(self) -> list[str]:
-        """The API keys configured providers have now (masked in what tools return)."""
-        return [key for p in self.router.registry().providers.values()
-                if (key := read_key(p, self._environ))]
+        """The API keys configured providers have now (masked in what tools return and in
+        what models answer)."""
+        return self._key_ring.keys(self.router.registry().providers.values())
 
     def _key_variables(self) -> list[str]:
         """The environment variables configured providers read API keys from."""
@@ -489,10 +493,10 @@ class Switchman:
         other than the one the provider refused ends that outage first: the user fixed it."""
         if self.availability.refused_key(provider.name) is not None:
             self.availability.key_now(provider.name, self._key_fingerprint(provider))
-        return key_present(provider, self._environ)
+        return key_present(provider, self._environ, self._key_ring.file_key)
 
     def _key_fingerprint(self, provider: ProviderSpec) -> str | None:
-        return key_fingerprint(provider, self._environ)
+        return key_fingerprint(provider, self._environ, self._key_ring.file_key)
 
     def expect_turn(self, model: str | None) -> None:
         """A turn on ``model`` is likely soon: create its provider's adapter (importing the
@@ -501,7 +505,7 @@ class Switchman:
         if model is None or self._adapters is None:
             return
         provider = self.router.registry().provider_of(model)
-        if provider is not None and key_present(provider, self._environ):
+        if provider is not None and key_present(provider, self._environ, self._key_ring.file_key):
             self._adapters.prepare(provider)
 
     def start_background(self) -> None:
@@ -533,14 +537,37 @@ class Switchman:
         self._config_poll = asyncio.get_running_loop().create_task(
             poll.run(poll_interval(self._environ)))
 
+    def watch_block_skills(self, on_change: Callable[[], None],
+                           wanted: Callable[[], bool]) -> None:
+        """Poll, while ``wanted()``, the skills folders a rule of a ``workspaces:`` block of the
+        user's routing.yaml (as in force) may name: the block's folder's and those of the
+        folders below it (:func:`.skill_names.blocks_skills`), which no editor watches (they
+        lie outside the open folders, and a block keyed on ``~`` covers too many to watch);
+        ``on_change`` after one changed. The walks run off the event loop."""
+        if self._skills_poll is not None:
+            return
+        # the check's modules: imported once a routing.yaml is open, not at the daemon's start
+        from switchman.engine.config.skill_names import blocks_skills  # noqa: PLC0415
+
+        def blocks() -> list[Path]:
+            return [Path(block.path) for block in self.config.policy().workspaces] \
+                if wanted() else []
+
+        # a block first seen: its skills may have changed before (the routing.yaml just read)
+        poll = ConfigPoll(blocks, on_change, look=blocks_skills, new_is_change=True)
+        self._skills_poll = asyncio.get_running_loop().create_task(
+            poll.run(poll_interval(self._environ)))
+
     async def stop_background(self) -> None:
         """Stop periodic work."""
-        for task in (self._ticker, self._config_poll, self._checkpoints, self._watch):
+        for task in (self._ticker, self._config_poll, self._skills_poll, self._checkpoints,
+                     self._watch):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-        self._ticker = self._config_poll = self._checkpoints = self._watch = None
+        self._ticker = self._config_poll = self._skills_poll = self._checkpoints = None
+        self._watch = None
         self.config.close()
         await self.learning.written()  # the rows of turns that have ended are on disk
 

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import msgspec
 
-from switchman.engine.config.paths import real_path
+from switchman.engine.config.paths import real_path, through_workspace_link
 from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.errors import UnreadableFile
 from switchman.engine.files import read_head
@@ -137,13 +137,21 @@ def in_skill_folder(path: Path, config_directory: Path) -> bool:
     """Whether ``path`` is a Markdown file (or a folder) in a skills folder, the user's
     ``<config folder>/skills`` or a workspace's ``.switchman/skills``: its change may add,
     change or remove a skill that a configuration file names. The config folder may be a
-    symbolic link, named either way (the editor reports a file under the name it watches)."""
+    symbolic link, named either way (the editor reports a file under the name it watches),
+    and so may a workspace's ``.switchman`` linked within the workspace (Neovim names a skill
+    saved there by the link's target)."""
     if path.suffix not in ("", ".md"):
         return False
+    if _in_workspace_skills(path) or path.is_relative_to(config_directory / "skills") \
+            or real_path(path).is_relative_to(real_path(config_directory / "skills")):
+        return True
+    return _in_workspace_skills(through_workspace_link(path))  # as Neovim names a saved skill
+
+
+def _in_workspace_skills(path: Path) -> bool:
+    """Whether ``path`` is named in a workspace's ``.switchman/skills``."""
     parts = path.parts
-    in_workspace = any(parts[i:i + 2] == (".switchman", "skills") for i in range(len(parts) - 1))
-    return in_workspace or path.is_relative_to(config_directory / "skills") \
-        or real_path(path).is_relative_to(real_path(config_directory / "skills"))
+    return any(parts[i:i + 2] == (".switchman", "skills") for i in range(len(parts) - 1))
 
 
 BELOW_DEPTH = 3

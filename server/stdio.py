@@ -96,6 +96,23 @@ class PipeWriter:
         await self._closed
 
 
+def hold_requests(requests: asyncio.ReadTransport | None, logger: logging.Logger) -> None:
+    """Stop reading the editor's requests (``requests``, once open): more than
+    :data:`OUTPUT_HIGH_WATER` bytes wait for it to read. Said in ``logger``, the server's."""
+    # INFO: a large answer (a long transcript) pauses a reading editor for a moment too.
+    logger.info("over a megabyte waits for the editor to read it; its requests are read "
+                "again once it has")
+    if requests is not None:
+        requests.pause_reading()
+
+
+def read_requests_again(requests: asyncio.ReadTransport | None, logger: logging.Logger) -> None:
+    """Read the editor's requests again: it has read what waited for it."""
+    logger.debug("the editor has read what waited; reading its requests")
+    if requests is not None and not requests.is_closing():
+        requests.resume_reading()
+
+
 class _StdoutProtocol(asyncio.Protocol):
     """Flow control for stdout: while more than :data:`OUTPUT_HIGH_WATER` bytes wait for the
     editor to read them, stdin is not read, so a client that sends requests and never reads
@@ -108,17 +125,11 @@ class _StdoutProtocol(asyncio.Protocol):
 
     def pause_writing(self) -> None:
         self.paused = True
-        # INFO: a large answer (a long transcript) pauses a reading editor for a moment too.
-        log.info("over a megabyte waits for the editor to read it; its requests are read "
-                 "again once it has")
-        if self.requests is not None:
-            self.requests.pause_reading()
+        hold_requests(self.requests, log)
 
     def resume_writing(self) -> None:
         self.paused = False
-        log.debug("the editor has read what waited; reading its requests")
-        if self.requests is not None:
-            self.requests.resume_reading()
+        read_requests_again(self.requests, log)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.closed.done():

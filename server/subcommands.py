@@ -97,30 +97,31 @@ def rules_check(args: argparse.Namespace) -> int:
 
 
 def _default_targets(config: ConfigStore, workspace: Path) -> list[Path]:
-    candidates = [config.models_path, config.routing_path, config.profiles_path,
-                  workspace_routing_file(workspace), workspace_profiles_file(workspace)]
+    candidates = [config.models_path, config.routing_path, config.profiles_path]
+    if not config.holds_config(workspace):  # its .switchman is your config folder
+        candidates += [workspace_routing_file(workspace), workspace_profiles_file(workspace)]
     # A broken link, or a path under a looping folder, is reported too.
     return [p for p in candidates if entry_signature(p) is not None]
 
 
 def _check_file(path: Path, config: ConfigStore, workspace: Path) -> list[Problem]:
-    kind = file_kind(path) or FileKind.ROUTING
+    kind = file_kind(path, config.directory) or FileKind.ROUTING
     text, unreadable = read_config(path, workspace_file=kind in WORKSPACE_KINDS)
     if text is None:
         return [unreadable] if unreadable is not None else []
     registry = config.registry()
     if kind is not FileKind.MODELS:
-        registry = _registry_beside(path, registry)
+        registry = _registry_beside(path, kind, registry)
     doc = parse_yaml(text, str(path))
     # a workspace's profiles are bounded by the user's own
     problems = check_doc(kind, doc, registry, config.user_profiles())
     return problems + unknown_skills_of_file(path, kind, doc, config.directory, workspace)
 
 
-def _registry_beside(path: Path, registry: ModelRegistry) -> ModelRegistry:
+def _registry_beside(path: Path, kind: FileKind, registry: ModelRegistry) -> ModelRegistry:
     """A routing file is checked against the models.yaml next to it, if there is one."""
     sibling = path.with_name("models.yaml")
-    if file_kind(path) is FileKind.ROUTING and sibling.exists():
+    if kind is FileKind.ROUTING and sibling.exists():
         return ConfigStore(path.parent).registry()
     return registry
 

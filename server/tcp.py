@@ -19,7 +19,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from switchman.server.frames import FrameReader
-from switchman.server.stdio import OUTPUT_HIGH_WATER, OUTPUT_LOW_WATER, PipeWriter
+from switchman.server.stdio import (
+    OUTPUT_HIGH_WATER,
+    OUTPUT_LOW_WATER,
+    PipeWriter,
+    hold_requests,
+    read_requests_again,
+)
 
 if TYPE_CHECKING:
     from pygls.io_ import AsyncWriter
@@ -61,16 +67,10 @@ class _Connection(asyncio.Protocol):
             self._frames.feed(data)
 
     def pause_writing(self) -> None:
-        # INFO: a large answer (a long transcript) pauses a reading editor for a moment too.
-        log.info("over a megabyte waits for the editor to read it; its requests are read "
-                 "again once it has")
-        if self._transport is not None:
-            self._transport.pause_reading()
+        hold_requests(self._transport, log)
 
     def resume_writing(self) -> None:
-        log.debug("the editor has read what waited; reading its requests")
-        if self._transport is not None and not self._transport.is_closing():
-            self._transport.resume_reading()
+        read_requests_again(self._transport, log)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._closed is None:  # a refused connection

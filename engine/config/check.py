@@ -8,7 +8,7 @@ from typing import Any
 
 from switchman.engine.config.builtin import builtin_models_values, builtin_routing_values
 from switchman.engine.config.models_file import check_models_doc
-from switchman.engine.config.paths import WORKSPACE_DIR, config_path
+from switchman.engine.config.paths import WORKSPACE_DIR, config_dir, config_path, same_folder
 from switchman.engine.config.problems import Problem, sort_problems
 from switchman.engine.config.profiles_file import check_profiles_doc
 from switchman.engine.config.registry import ModelRegistry
@@ -31,16 +31,21 @@ WORKSPACE_KINDS = frozenset({FileKind.WORKSPACE, FileKind.WORKSPACE_PROFILES})
 """The kinds of a workspace's own (untrusted) files, read only from inside the workspace."""
 
 
-def file_kind(path: str | Path) -> FileKind | None:
-    """Guess a file's kind from its name and place; None if it is not a Switchman file."""
+def file_kind(path: str | Path, config_directory: Path | None = None) -> FileKind | None:
+    """Guess a file's kind from its name and place; None if it is not a Switchman file.
+
+    A file in a ``.switchman`` folder is a workspace's, unless that folder is the user's
+    config folder ``config_directory`` (default: :func:`.paths.config_dir`), named so or
+    linked either way: ``SWITCHMAN_CONFIG_DIR=~/.switchman`` holds the user's own files."""
     p = Path(path)
     if p.name in ("models.yaml", "models.yml"):
         return FileKind.MODELS
+    workspace = p.parent.name == WORKSPACE_DIR and not same_folder(
+        p.parent, config_directory if config_directory is not None else config_dir())
     if p.name in ("routing.yaml", "routing.yml"):
-        return FileKind.WORKSPACE if p.parent.name == WORKSPACE_DIR else FileKind.ROUTING
+        return FileKind.WORKSPACE if workspace else FileKind.ROUTING
     if p.name in ("profiles.yaml", "profiles.yml"):
-        return FileKind.WORKSPACE_PROFILES if p.parent.name == WORKSPACE_DIR \
-            else FileKind.PROFILES
+        return FileKind.WORKSPACE_PROFILES if workspace else FileKind.PROFILES
     return None
 
 

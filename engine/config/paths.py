@@ -44,6 +44,12 @@ def real_path(path: str | Path) -> Path:
         return Path(os.path.abspath(expanded))
 
 
+def same_folder(folder: str | Path, other: str | Path) -> bool:
+    """Whether two names lead to one folder: either may be a symbolic link to the other (the
+    user's config folder named ``~/.switchman`` and linked to a dotfiles folder, say)."""
+    return real_path(folder) == real_path(other)
+
+
 def config_path(path: str | Path) -> Path:
     """The path Switchman knows a configuration file by: absolute, with the symbolic links
     of the folders above it resolved, but not the file itself nor, for a workspace's
@@ -63,6 +69,31 @@ def config_path(path: str | Path) -> Path:
         return expanded
     above = lexical.parent.parent if lexical.parent.name == WORKSPACE_DIR else lexical.parent
     return real_path(above) / lexical.relative_to(above)
+
+
+def through_workspace_link(path: str | Path) -> Path:
+    """``path`` named through a workspace's ``.switchman`` folder that is a symbolic link to a
+    folder inside the workspace holding ``path`` (``<folder>/config/switchman/routing.yaml`` is
+    ``<folder>/.switchman/routing.yaml`` when ``.switchman`` links to ``config/switchman``);
+    otherwise ``path`` absolute, with the folders above it resolved.
+
+    Neovim names a file in a linked folder by the link's target, which is no configuration
+    file by its name and place: this finds the name the file was opened by. The nearest folder
+    above with such a link wins. A link leading out of its workspace, or to the workspace
+    itself, is not followed back: that file is not the workspace's own.
+    """
+    try:
+        named = real_path(Path(path).parent) / Path(path).name
+    except ValueError:  # a NUL byte in the name
+        return Path(path)
+    for above in named.parents:
+        link = above / WORKSPACE_DIR
+        if not os.path.islink(link):
+            continue
+        target = real_path(link)
+        if target != above and target.is_relative_to(above) and named.is_relative_to(target):
+            return link / named.relative_to(target)
+    return named
 
 
 def outside_workspace(path: str | Path) -> Path | None:

@@ -22,7 +22,12 @@ from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.store import read_config
 from switchman.engine.config.walker import closest
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode, parse_yaml
-from switchman.engine.skills import SkillIndex, searched_folders, workspaces_below
+from switchman.engine.skills import (
+    SkillIndex,
+    folders_signature,
+    searched_folders,
+    workspaces_below,
+)
 
 CONDITION = "skills_matching_message_includes"
 MAX_LISTED = 10
@@ -92,13 +97,24 @@ def block_workspaces(block: str | None, workspaces: Sequence[Path]) -> tuple[Pat
     return (folder, *below, *(w for w in others if w not in below))
 
 
+def blocks_skills(blocks: Iterable[Path]) -> dict[Path, object]:
+    """For each ``workspaces:`` block folder of ``blocks``, what the skills its rules may name
+    are read from: :func:`.skills.folders_signature` of its ``.switchman/skills`` and those of
+    the folders below it (:func:`block_workspaces`), each walked only inside its workspace. A
+    skill added, changed or removed there, or a repository with skills cloned below (found by
+    the next walk), changes it. For the daemon's poll of the folders no editor watches."""
+    return {block: tuple(folders_signature([folder / ".switchman" / "skills"], workspace=folder)
+                         for folder in block_workspaces(str(block), ()) if folder.is_absolute())
+            for block in blocks}
+
+
 def unknown_skills_in_files(files: Iterable[str], config_directory: Path,
                             workspace: Path) -> list[Problem]:
     """:func:`unknown_skills_of_file` of each configuration file of ``files`` as it is on
     disk now (one that cannot be read has that problem already, from its own check)."""
     found: list[Problem] = []
     for file in files:
-        kind = file_kind(file)
+        kind = file_kind(file, config_directory)
         text = read_config(Path(file), workspace_file=kind in WORKSPACE_KINDS)[0] \
             if kind is not None else None
         if kind is not None and text is not None:

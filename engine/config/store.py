@@ -48,6 +48,7 @@ from switchman.engine.config.paths import (
     WORKSPACE_DIR,
     config_dir,
     outside_workspace,
+    same_folder,
     workspace_profiles_file,
     workspace_routing_file,
 )
@@ -126,6 +127,9 @@ class _Slot(Generic[T]):
     """The check running in the check process (background mode), if any."""
     fresh: _Fresh[T] | None = None
     """The version in force when it is valid but not yet :attr:`good` (see :class:`_Fresh`)."""
+    yours: bool = False
+    """A workspace's file that is the user's own (:meth:`ConfigStore.holds_config`): read as
+    the user's, and as no file of the workspace."""
 
 
 def _first_check_running(slot: _Slot[Any]) -> bool:
@@ -239,6 +243,13 @@ class ConfigStore:
         """While :attr:`_looks` holds: what the public methods answered from those signatures
         (the same until a check is applied; a turn's start asks about thirty times)."""
 
+    def holds_config(self, folder: str | Path) -> bool:
+        """Whether ``<folder>/.switchman`` is the user's config folder (``SWITCHMAN_CONFIG_DIR``
+        may be ``~/.switchman``, or a symbolic link either way): its files are the user's own,
+        so ``folder`` has none of its own (they would be read twice, the second time as a
+        workspace's, checked for keys a workspace may not set or taken for leading out)."""
+        return same_folder(Path(folder) / WORKSPACE_DIR, self.directory)
+
     @property
     def models_path(self) -> Path:
         """The user's models.yaml (it may not exist)."""
@@ -292,7 +303,8 @@ class ConfigStore:
             return user
         slot = self._workspace_profiles.get(folder)
         if slot is None:
-            slot = self._workspace_profiles[folder] = _Slot(workspace_profiles_file(folder))
+            slot = self._workspace_profiles[folder] = _Slot(workspace_profiles_file(folder),
+                                                            yours=self.holds_config(folder))
         registry = self.registry()
 
         checker: Checker = (check_profiles_text, (registry, user))
@@ -347,7 +359,8 @@ class ConfigStore:
         registry = self.registry()
         slot = self._workspaces.get(folder)
         if slot is None:
-            slot = self._workspaces[folder] = _Slot(workspace_routing_file(folder))
+            slot = self._workspaces[folder] = _Slot(workspace_routing_file(folder),
+                                                    yours=self.holds_config(folder))
 
         checker: Checker = (check_workspace_text, (registry, folder))
         return self._refresh(slot, checker, registry, FileKind.WORKSPACE, registry)
@@ -462,7 +475,7 @@ class ConfigStore:
                  context: object) -> T | None:
         """The slot's value, checking its file again if it changed (``deps`` is what its value
         depends on besides the file; ``context`` what its check reads, for :data:`LAST_CHECKS`)."""
-        signature = self._signature(slot.path)
+        signature = None if slot.yours else self._signature(slot.path)
         if slot.loaded and slot.signature == signature and slot.deps is deps:
             if slot.fresh is not None and _whole(signature):  # it stayed: no save half-way
                 slot.good, slot.fresh = slot.fresh.value, None

@@ -24,6 +24,7 @@ POLL_SECONDS_ENV = "SWITCHMAN_CONFIG_POLL_SECONDS"
 """Overrides the poll interval (tests use a short one)."""
 
 Signature = tuple[int, int] | None
+_UNSEEN = object()
 
 
 def poll_interval(environ: Mapping[str, str] = os.environ) -> float:
@@ -49,23 +50,31 @@ def signatures(paths: Iterable[Path]) -> dict[Path, Signature]:
 
 
 class ConfigPoll:
-    """Calls ``on_change`` after any of ``paths()`` was created, changed or deleted."""
+    """Calls ``on_change`` after any of ``paths()`` was created, changed or deleted (``look``
+    says how each path is now: :func:`signatures` of files by default)."""
 
-    def __init__(self, paths: Callable[[], Iterable[Path]], on_change: Callable[[], None]) -> None:
+    def __init__(self, paths: Callable[[], Iterable[Path]], on_change: Callable[[], None],
+                 look: Callable[[list[Path]], Mapping[Path, object]] = signatures,
+                 *, new_is_change: bool = False) -> None:
         self._paths = paths
         self._on_change = on_change
-        self._seen: dict[Path, Signature] | None = None
+        self._look = look
+        self._new_is_change = new_is_change
+        self._seen: Mapping[Path, object] | None = None
 
-    def observe(self, current: dict[Path, Signature]) -> bool:
+    def observe(self, current: Mapping[Path, object]) -> bool:
         """Compare with the previous observation; True (after calling ``on_change``) on a change.
 
         A path seen for the first time (a workspace opened since) is not a change: its
-        status is sent when the workspace opens.
+        status is sent when the workspace opens. With ``new_is_change`` it is one, the first
+        observation's too: what it was before is not known.
         """
         previous, self._seen = self._seen, current
-        if previous is None:
+        if previous is None and not self._new_is_change:
             return False
-        changed = any(previous.get(path, sig) != sig for path, sig in current.items())
+        before: Mapping[Path, object] = previous or {}
+        changed = any(before.get(path, _UNSEEN if self._new_is_change else sig) != sig
+                      for path, sig in current.items())
         if changed:
             self._on_change()
         return changed
@@ -74,5 +83,5 @@ class ConfigPoll:
         """Poll until cancelled; the paths are chosen on the loop, the ``stat`` calls off it."""
         while True:
             paths = list(self._paths())
-            self.observe(await asyncio.to_thread(signatures, paths))
+            self.observe(await asyncio.to_thread(self._look, paths))
             await asyncio.sleep(interval)

@@ -96,8 +96,8 @@ class UserDelegation:
             return self._answer(live, focus.question, None)
         tier, profile = self._target(live, command.target)
         self._keep_command(live, message, attachments, typed)
-        result = await self._start(live, tier, profile, focus)
-        text = _result_text(result, exiting=self.delegation.lifecycle.runner.exiting)
+        result, detail = await self._start(live, tier, profile, focus)
+        text = _result_text(result, detail, exiting=self.delegation.lifecycle.runner.exiting)
         self._remember(live, text, result)
         # the worker's cost is in today's total now, and the session list has the exchange
         self.delegation.sessions.observer.status_changed(live.workspace)
@@ -136,7 +136,8 @@ class UserDelegation:
         live.remember([answer])
 
     async def _start(self, live: LiveSession, tier: str, profile: ActiveProfile,
-                     focus: FocusedTask) -> DelegateResult:
+                     focus: FocusedTask) -> tuple[DelegateResult, str | None]:
+        """The worker's result, and the delegation's detail (what more there is to say)."""
         delegation_id = USER_DELEGATION_PREFIX + new_id()
         # The worker gets what a turn of this session would offer (less the planner-only tools).
         context = ToolContext(workspace=live.workspace, folder=live.folder, session_id=live.id,
@@ -149,7 +150,7 @@ class UserDelegation:
         run = WorkerRun(self.delegation, live, context, delegation_id, call, _handoff(focus),
                         worker_tools(None, tools, profile), profile, source="user",
                         focus=focus.focus)
-        return await run.result()
+        return await run.result(), run.progress.detail
 
     def _refuse(self, live: LiveSession, error: UnknownTier | DelegationDisabled) -> TurnResult:
         """A failed command: nothing was delegated (and nothing is kept in the session)."""
@@ -188,9 +189,11 @@ def _label(block: AttachmentBlock) -> str:
     return f"{block.kind} {block.path}{lines}"
 
 
-def _result_text(result: DelegateResult, *, exiting: bool = False) -> str:
+def _result_text(result: DelegateResult, detail: str | None = None, *,
+                 exiting: bool = False) -> str:
     """What the user reads: the worker's answer, or why there is none (``exiting``: the daemon
-    stopped it as it exited, which is not the user's Stop)."""
+    stopped it as it exited, which is not the user's Stop; ``detail``: the delegation's, said
+    when no worker could be routed, since its error is only the failure mode)."""
     output = result.output
     if result.success:
         return output if isinstance(output, str) else json.dumps(msgspec.to_builtins(output))
@@ -202,6 +205,8 @@ def _result_text(result: DelegateResult, *, exiting: bool = False) -> str:
         missing = "\n".join(f"- {m.type} {m.ref}: {m.hint}" for m in output.missing)
         return f"The worker needs more to go on: {output.summary}\n{missing}"
     shown = output if isinstance(output, str) else ""
+    if result.error == "no_model_available_for_tier" and detail:
+        shown = "\n\n".join(p for p in (detail, shown) if p)
     why = f": {EXITED_DETAIL}." if exiting and result.error == "cancelled_by_user" \
         else f" ({result.error})."
     return f"The worker did not finish{why}" + (f"\n\n{shown}" if shown else "")

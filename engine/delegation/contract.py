@@ -205,7 +205,55 @@ def _schema(raw: object) -> dict[str, Any] | None:
     except jsonschema.SchemaError as exc:
         raise ArgumentProblem(f"'output_schema' is not a valid JSON Schema: {exc.message}") \
             from None
+    _check_refs(raw)
     return raw
+
+
+_DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
+"""Keywords whose values are data, not schemas: a ``$ref`` key in them is no reference."""
+_SCHEMA_URI = "urn:switchman:output-schema"
+
+
+def _check_refs(schema: dict[str, Any]) -> None:
+    """Every ``$ref`` of ``schema`` must lead somewhere inside it: one that does not (a pointer
+    to nothing, a remote schema, which is never fetched) passed the schema check, and checking
+    the worker's answer then raised. Schemas that set their own ``$id`` inside are left to the
+    answer's check (:func:`validate_output`), where relative references change base."""
+    refs: list[str] = []
+    if not _collect_refs(schema, refs, root=True):
+        return
+    from referencing import Registry  # noqa: PLC0415 - comes with jsonschema; see _schema
+    from referencing.exceptions import Unresolvable  # noqa: PLC0415
+    from referencing.jsonschema import DRAFT202012, specification_with  # noqa: PLC0415
+
+    dialect = schema.get("$schema")
+    specification = specification_with(dialect, default=DRAFT202012) \
+        if isinstance(dialect, str) else DRAFT202012
+    resolver = Registry().with_resource(_SCHEMA_URI, specification.create_resource(schema)) \
+        .resolver(base_uri=_SCHEMA_URI)
+    for ref in refs:
+        try:
+            resolver.lookup(ref)
+        except Unresolvable:
+            raise ArgumentProblem(
+                f"'output_schema' has a $ref that leads nowhere: {ref!r}. References must "
+                "point inside the schema (put shared parts under $defs); remote schemas are "
+                "not fetched") from None
+
+
+def _collect_refs(node: object, refs: list[str], *, root: bool = False) -> bool:
+    """Add the ``$ref`` strings under ``node`` to ``refs``; False when a schema inside sets
+    its own ``$id`` (the references cannot then all be read from the root)."""
+    if isinstance(node, list):
+        return all(_collect_refs(item, refs) for item in node)
+    if not isinstance(node, dict):
+        return True
+    if not root and isinstance(node.get("$id"), str):
+        return False
+    if isinstance(node.get("$ref"), str):
+        refs.append(node["$ref"])
+    return all(_collect_refs(value, refs) for key, value in node.items()
+               if key not in _DATA_KEYWORDS)
 
 
 def _names(raw: object) -> list[str] | None:
@@ -243,9 +291,13 @@ def validate_output(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]
     except msgspec.DecodeError as exc:
         return None, f"the output is not JSON ({exc})"
     import jsonschema  # noqa: PLC0415 - see _schema
+    from referencing.exceptions import Unresolvable  # noqa: PLC0415
 
-    error = jsonschema.exceptions.best_match(
-        jsonschema.validators.validator_for(schema)(schema).iter_errors(value))
+    try:
+        error = jsonschema.exceptions.best_match(
+            jsonschema.validators.validator_for(schema)(schema).iter_errors(value))
+    except Unresolvable as exc:  # a $ref that leads nowhere (see _check_refs)
+        return None, f"the output_schema cannot be used: {exc}"
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         return None, f"at {where}: {error.message}"

@@ -22,7 +22,13 @@ from switchman.engine.config.builtin import builtin_models_values, builtin_routi
 from switchman.engine.config.check import WORKSPACE_KINDS, FileKind, check_doc, check_value
 from switchman.engine.config.checking import LAST_CHECKS
 from switchman.engine.config.models_file import check_models_doc
-from switchman.engine.config.paths import WORKSPACE_DIR, config_path, real_path
+from switchman.engine.config.paths import (
+    WORKSPACE_DIR,
+    config_path,
+    real_path,
+    same_folder,
+    through_workspace_link,
+)
 from switchman.engine.config.policy import RoutingPolicy, Tiers
 from switchman.engine.config.problems import Problem, sort_problems
 from switchman.engine.config.registry import ModelRegistry
@@ -74,11 +80,27 @@ class ConfigDocuments:
 
     # -- which files ------------------------------------------------------------
 
+    def named(self, path: str | Path) -> Path:
+        """The path Switchman knows the file at ``path`` by (:func:`.paths.config_path`); a
+        file of the user's config folder is named in :attr:`directory`, however the editor
+        reached the folder: ``SWITCHMAN_CONFIG_DIR`` may be a symbolic link, or be called
+        ``.switchman``, and its files are still the user's, not a workspace's. A file named
+        by the target of a workspace's ``.switchman`` linked within the workspace is named
+        in that ``.switchman`` (:func:`.paths.through_workspace_link`)."""
+        named = config_path(path)
+        if named.parent != self.directory and same_folder(named.parent, self.directory):
+            return self.directory / named.name
+        if named.parent.name != WORKSPACE_DIR and named.name in (ROUTING_FILE, PROFILES_FILE):
+            linked = through_workspace_link(named)  # Neovim names it by the link's target
+            if linked.parent.name == WORKSPACE_DIR:
+                return linked
+        return named
+
     def kind_of(self, path: str | Path) -> FileKind | None:
         """The kind of a file Switchman checks; None for every other file. Decided on the
-        path the editor has (:func:`.paths.config_path`), not where a link leads: a
-        workspace's ``.switchman/routing.yaml`` linked elsewhere is still the workspace's."""
-        named = config_path(path)
+        path the editor has (:meth:`named`), not where a link leads: a workspace's
+        ``.switchman/routing.yaml`` linked elsewhere is still the workspace's."""
+        named = self.named(path)
         if named.parent == self.directory:
             return {MODELS_FILE: FileKind.MODELS, ROUTING_FILE: FileKind.ROUTING,
                     PROFILES_FILE: FileKind.PROFILES}.get(named.name)
@@ -90,7 +112,7 @@ class ConfigDocuments:
     def linked_out(self, path: str | Path) -> Problem | None:
         """The ``outside-workspace`` error of an open workspace file that leads out of its
         workspace (the daemon does not read it); None for every other document."""
-        named = config_path(path)
+        named = self.named(path)
         entry = self._open.get(named)
         if entry is None or entry.kind not in WORKSPACE_KINDS:
             return None
@@ -105,7 +127,7 @@ class ConfigDocuments:
 
     def update(self, path: str | Path, text: str) -> list[Path]:
         """Record a document's new text (on open or change); return the documents to re-check."""
-        resolved = config_path(path)
+        resolved = self.named(path)
         kind = self.kind_of(resolved)
         if kind is None:
             return []
@@ -120,7 +142,7 @@ class ConfigDocuments:
 
     def close(self, path: str | Path) -> list[Path]:
         """Forget a closed document; return the open documents to re-check."""
-        resolved = config_path(path)
+        resolved = self.named(path)
         if self._open.pop(resolved, None) is None:
             return []
         if resolved == self.models_path:
@@ -129,11 +151,11 @@ class ConfigDocuments:
 
     def is_open(self, path: str | Path) -> bool:
         """Whether a checked document is open at ``path``."""
-        return config_path(path) in self._open
+        return self.named(path) in self._open
 
     def text(self, path: str | Path) -> str | None:
         """The latest text of an open document."""
-        entry = self._open.get(config_path(path))
+        entry = self._open.get(self.named(path))
         return entry.text if entry else None
 
     def _dependents(self, path: Path) -> list[Path]:
@@ -145,7 +167,7 @@ class ConfigDocuments:
 
     def check(self, path: str | Path) -> Analysis | None:
         """Check an open document's latest text (re-used while text and registry are unchanged)."""
-        resolved = config_path(path)
+        resolved = self.named(path)
         entry = self._open.get(resolved)
         if entry is None:
             return None
@@ -168,7 +190,7 @@ class ConfigDocuments:
                     ) -> FixContext | None:
         """What quick fixes for an open document need, including how to check a fix's result
         (``also``: problems found apart from the document's check, such as unknown skills)."""
-        resolved = config_path(path)
+        resolved = self.named(path)
         entry = self._open.get(resolved)
         if entry is None:
             return None

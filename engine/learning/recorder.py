@@ -44,6 +44,11 @@ planner's turn (:meth:`OutcomeRecorder.worker_done`) still reaches the planner's
 SETTLE_SECONDS = 2.0
 """How long a chat answer waits for its turn's pattern row (:meth:`OutcomeRecorder.settled`)."""
 
+HELD_SECONDS = 0.5
+"""How long what a new message says about the turn before it waits for the next write before
+it is written by itself (:meth:`OutcomeRecorder.message_sent`): well after the new turn's first
+token, and before a daemon killed during a longer turn could lose it."""
+
 
 class FeedbackResult(msgspec.Struct, frozen=True):
     """The answer to ``switchman/feedback``."""
@@ -85,6 +90,9 @@ class OutcomeRecorder:
         every later write hands them over first, in order."""
         self._last: Future[object] | None = None
         """The write handed to the writer last (the writes complete in order)."""
+        self.held_seconds = HELD_SECONDS
+        """How long held writes wait for another write before they are handed over alone."""
+        self._held_timer: asyncio.TimerHandle | None = None
 
     def turn_ended(self, context: TurnContext, *, turn_id: str, session_id: str, model: str,
                    status: str, cost_usd: Decimal, added: Iterable[Message] = (),
@@ -149,8 +157,14 @@ class OutcomeRecorder:
         Held until the next write (usually the new turn's own row, at its end), which
         hands it over first: handing it to the writer thread as the turn started woke the
         thread on the way to the first token (~0.15 ms of the start's CPU: the wake-up,
-        the interpreter lock handed to it and back)."""
+        the interpreter lock handed to it and back). A turn that runs longer than
+        :data:`HELD_SECONDS` has it written then, so a daemon killed during the turn does not
+        lose it (the message re-sent, say, that caps the score of the answer before)."""
         self._held.append((self.store.observe_message, (session_id, text, override_model)))
+        if self._held_timer is None:
+            with contextlib.suppress(RuntimeError):  # no running loop: the next write takes it
+                self._held_timer = asyncio.get_running_loop().call_later(
+                    self.held_seconds, self._hand_over_held)
 
     def model_changed(self, session_id: str) -> None:
         """``/model`` right after a turn counts against that turn's model."""
@@ -231,6 +245,9 @@ class OutcomeRecorder:
         self._submit(action, *args)
 
     def _hand_over_held(self) -> None:
+        if self._held_timer is not None:
+            self._held_timer.cancel()
+            self._held_timer = None
         held, self._held = self._held, []
         for action, args in held:
             self._submit(action, *args)

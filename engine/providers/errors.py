@@ -86,9 +86,10 @@ def cut_short(model: str) -> ProviderError:
     arrived is not a finished answer. Failed as a cut connection is, so the turn does not end
     "completed". Servers that speak the APIs differ in how they close a stream, so the
     adapters say it only where the answer is plainly unfinished: Anthropic's without
-    ``message_stop``, its stop reason or a closed content block; an OpenAI-compatible one with
-    no ``finish_reason`` and nothing at all before the end (some local servers never send
-    ``finish_reason``, and the SDK hides whether ``[DONE]`` came)."""
+    ``message_stop``, its stop reason or a closed content block; OpenAI's without
+    ``finish_reason``; an OpenAI-compatible one with no ``finish_reason`` and nothing at all
+    before the end (some local servers never send ``finish_reason``, and the SDK hides whether
+    ``[DONE]`` came)."""
     return ProviderError(ErrorClass.NETWORK, "the stream ended before the answer did",
                          model=model)
 

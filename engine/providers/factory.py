@@ -23,7 +23,8 @@ import concurrent.futures
 import hashlib
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from pathlib import Path
 
 import msgspec
 
@@ -42,15 +43,21 @@ from switchman.engine.providers.base import (
 
 
 class AdapterFactory:
-    """Hands out one adapter (and SDK client) per provider endpoint and key."""
+    """Hands out one adapter (and SDK client) per provider endpoint and key. ``masked`` gives
+    the keys every configured provider has now: none of them is let through in an answer;
+    ``read_file`` reads key files (see :class:`~switchman.engine.keys.KeyRing`)."""
 
-    def __init__(self, environ: Mapping[str, str] = os.environ) -> None:
+    def __init__(self, environ: Mapping[str, str] = os.environ,
+                 masked: Callable[[], Iterable[str]] = tuple,
+                 read_file: Callable[[Path], str] | None = None) -> None:
         self._environ = environ
+        self._masked = masked
+        self._read_file = read_file
         self._cache: dict[tuple[str, str, str, str, str], DeferredAdapter] = {}
 
     def adapter(self, provider: ProviderSpec) -> DeferredAdapter:
         """The adapter for ``provider`` with its current key."""
-        key = read_key(provider, self._environ)
+        key = read_key(provider, self._environ, self._read_file)
         # Only a digest of the key is kept, so the cache never holds a key twice.
         digest = hashlib.sha256((key or "").encode()).hexdigest()[:16]
         # Everything the adapter is made from: a models.yaml edit of the timeout applies to the
@@ -60,7 +67,7 @@ class AdapterFactory:
         adapter = self._cache.get(cache_key)
         if adapter is None:
             adapter = self._cache[cache_key] = DeferredAdapter(lambda: self._create(provider, key),
-                                                               key)
+                                                               key, self._masked)
         return adapter
 
     def prepare(self, provider: ProviderSpec) -> None:
@@ -83,11 +90,14 @@ class AdapterFactory:
 
 class DeferredAdapter:
     """An adapter created (SDK import included) once, on a worker thread. Its answers never
-    hold ``key``: a provider that echoes it gets it masked (:class:`KeyMask`)."""
+    hold ``key``, nor any key ``masked`` gives when a call starts (the other providers'): a
+    provider that echoes one gets it masked (:class:`KeyMask`)."""
 
-    def __init__(self, create: Callable[[], ProviderAdapter], key: str | None = None) -> None:
+    def __init__(self, create: Callable[[], ProviderAdapter], key: str | None = None,
+                 masked: Callable[[], Iterable[str]] = tuple) -> None:
         self._create = create
         self._key = key
+        self._masked = masked
         self._created: concurrent.futures.Future[ProviderAdapter] | None = None
 
     def prepare(self) -> concurrent.futures.Future[ProviderAdapter]:
@@ -106,7 +116,7 @@ class DeferredAdapter:
             adapter = created.result()
         else:  # shielded: a cancelled turn must not cancel a creation other turns share
             adapter = await asyncio.shield(asyncio.wrap_future(created))
-        mask = KeyMask(self._key)
+        mask = KeyMask(self._key, *self._masked())
         try:
             async for event in adapter.stream(request):
                 if isinstance(event, TextDelta):
@@ -125,7 +135,7 @@ class DeferredAdapter:
 
 
 def _masked(event: Finished | ToolCall, mask: KeyMask) -> Finished | ToolCall:
-    """The answer as the editor, the transcript and the tools get it: the key masked in its
+    """The answer as the editor, the transcript and the tools get it: the keys masked in its
     text and in its tool calls' input (a command line, a file's content). The tool runs with
     the input masked, as the user is shown it and approves it: what runs is what was seen."""
     if isinstance(event, ToolCall):  # shown while the answer streams

@@ -56,6 +56,14 @@ class _PendingCall:
         self.name = ""
         self.arguments = ""
 
+    def whole(self) -> bool:
+        """Whether the call is named and its arguments so far are complete JSON."""
+        try:
+            json.loads(self.arguments)
+        except json.JSONDecodeError:
+            return False
+        return bool(self.name)
+
     def finish(self) -> ToolCall:
         try:
             parsed = json.loads(self.arguments or "{}")
@@ -71,8 +79,9 @@ class _PendingCall:
 def _call_key(part: Any, calls: dict[int, _PendingCall]) -> int:
     """Which call a streamed tool-call chunk belongs to: its ``index``. Some compatible servers
     send none: then a chunk with an id not seen yet starts a new call, one with a known id
-    continues that call, and one without an id continues the latest call (every chunk was
-    the first call's, so separate calls were run together)."""
+    continues that call, and one without an id continues the latest call unless it starts
+    another (:func:`_starts_another`). Every chunk was the first call's before, so separate
+    calls were run together."""
     index = getattr(part, "index", None)
     if isinstance(index, int):
         return index
@@ -84,7 +93,23 @@ def _call_key(part: Any, calls: dict[int, _PendingCall]) -> int:
         if latest is None or calls[latest].id:  # an id-less header may have come first
             return max(calls, default=-1) + 1
         return latest
-    return next(reversed(calls), 0)
+    latest = next(reversed(calls), None)
+    if latest is None:
+        return 0
+    return max(calls) + 1 if _starts_another(part, calls[latest]) else latest
+
+
+def _starts_another(part: Any, latest: _PendingCall) -> bool:
+    """Whether a chunk with neither index nor id begins a call of its own: it names a
+    function while the latest call is whole (named, its arguments complete JSON), or names
+    another function than the latest, which has no arguments yet. Arguments alone, or the
+    latest's name repeated while its arguments are still arriving, continue the latest."""
+    name: str | None = part.function.name if part.function is not None else None
+    if not name or not latest.name:
+        return False
+    if not latest.arguments.strip():
+        return name != latest.name
+    return latest.whole()
 
 
 class OpenAIAdapter:
@@ -121,7 +146,10 @@ class OpenAIAdapter:
                     finish = choice.finish_reason or finish
         except Exception as exc:
             raise self._classify(exc, request.model_id) from None
-        if finish is None and not text and not calls:
+        # OpenAI's own API ends every answer with a finish_reason: without one the stream was
+        # cut (a proxy that gave up), whatever arrived. Some OpenAI-compatible servers never
+        # send it, so for them only an empty stream is plainly unfinished.
+        if finish is None and (not self._compatible or (not text and not calls)):
             raise cut_short(request.model_id)
         finished_calls = [c.finish() for _, c in sorted(calls.items())]
         for call in finished_calls:

@@ -246,7 +246,9 @@ class SessionQueries:
         turns = store.turns(session_id)
         delegations = [msgspec.structs.replace(d, approvals=self._questions(d.worker_session_id))
                        for d in self.delegations(session_id, info.workers, turns)]
-        return SessionDetail(info, [transcript_entry(m) for m in store.messages(session_id)],
+        messages = [transcript_entry(m) for m in store.messages(session_id)]
+        _put_back_start_questions(messages, delegations)
+        return SessionDetail(info, messages,
                              turns, self.cost(session_id),
                              envelope.decode(store.handoff(session_id)), delegations,
                              applies=[msgspec.convert({"turn_id": e["turn_id"],
@@ -304,6 +306,19 @@ def _config_banners(in_force: dict[str, str], problems: list[Problem]) -> list[s
             if state == IN_FORCE_BUILTIN
             else f"{path} has errors; its last valid version is in use."
             for path, state in in_force.items() if state != IN_FORCE_FILE]
+
+
+def _put_back_start_questions(messages: list[dict[str, Any]],
+                              delegations: list[DelegationRecord]) -> None:
+    """Give each planner's ``delegate`` result (``messages``: transcript entries) the question
+    its start asked, from its delegation's record: it is stored once, there, but readers find it
+    in the result as a tool's question (a result stored with its own copy keeps it)."""
+    asked = {d.tool_use_id: d.approval for d in delegations
+             if d.source == "planner" and d.approval is not None}
+    for block in (b for m in messages for b in m["content"] if b["type"] == "tool_result"):
+        question = asked.get(block["tool_use_id"])
+        if question is not None and block.get("approval") is None:
+            block["approval"] = msgspec.to_builtins(question)
 
 
 def transcript_entry(message: Message) -> dict[str, Any]:

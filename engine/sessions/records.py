@@ -297,8 +297,9 @@ class DelegationRecord(msgspec.Struct, frozen=True, kw_only=True):
     shows them in the planner's turn, as it did live."""
     approval: ApprovalRecord | None = None
     """The question its start asked the user (its worker may change things) and the answer:
-    a user's ``/delegate`` has no tool result to keep it with (a planner's call keeps it in
-    its ``tool_result.approval`` too). None when nothing was asked, and in records kept before
+    a user's ``/delegate`` has no tool result to keep it with. A planner's is stored here only
+    (with ``delegate.started`` or ``delegate.failed``); a session read puts it in its call's
+    ``tool_result.approval`` too. None when nothing was asked, and in records kept before
     it was."""
 
 

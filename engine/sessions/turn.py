@@ -431,7 +431,8 @@ class TurnRunner:
             progress.tool_calls += 1
             touched += outcome.touched
             results.append(ToolResultBlock(call.id, outcome.content, outcome.is_error,
-                                           approval=outcome.approval,
+                                           approval=outcome.approval
+                                           if outcome.approval_stored else None,
                                            summary=outcome.summary or None,
                                            output_shown=outcome.output_shown))
         message = Message(id=new_id(), session_id=setup.turn.session_id, turn_id=setup.turn.id,

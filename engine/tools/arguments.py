@@ -29,6 +29,10 @@ class ToolOutcome(msgspec.Struct, frozen=True):
     """Workspace-relative paths the call read, listed or changed (for routing)."""
     approval: ApprovalRecord | None = None
     """The question the user was asked before the call ran, and their answer."""
+    approval_stored: bool = True
+    """Whether the stored result keeps ``approval``. False when another record keeps it (a
+    planner's ``delegate``: its ``delegate.started`` or ``delegate.failed``), so it is stored
+    once; the chat is still shown it live, and a session read puts it back in the result."""
     output_shown: bool = False
     """The chat shows ``content`` under the call (a command's output: its user approved it
     and wants to see what it printed)."""

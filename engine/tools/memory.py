@@ -110,16 +110,21 @@ def _signature(path: str) -> _Signature:
 
 
 def _compose(folder: Path, budget_tokens: int) -> str:
+    """Both files within the budget: each gets at least an equal share of it (a long USER.md
+    used to take it all, and MEMORY.md was left out without a note), and what one does not
+    need goes to the other."""
     budget = budget_tokens * CHARS_PER_TOKEN
+    files = [(which, heading, text) for which, heading in (
+        ("user", "About the user (USER.md)"), ("memory", "Workspace memory (MEMORY.md)"))
+        if (text := _read(folder, memory_path(folder, which)))]
     parts: list[str] = []
-    for which, heading in (("user", "About the user (USER.md)"),
-                           ("memory", "Workspace memory (MEMORY.md)")):
-        text = _read(folder, memory_path(folder, which))
-        if not text or budget <= 0:
-            continue
-        if len(text) > budget:
-            text = text[:budget].rsplit("\n", 1)[0] + \
-                f"\n[… the rest of {MEMORY_FILES[which]} is left out to save space]"
+    for place, (which, heading, whole) in enumerate(files):
+        later = sum(len(other) for _, _, other in files[place + 1:])
+        share = max(budget // (len(files) - place), budget - later)
+        text = whole
+        if len(whole) > share:
+            note = f"\n[… the rest of {MEMORY_FILES[which]} is left out to save space]"
+            text = whole[:max(0, share - len(note))].rsplit("\n", 1)[0] + note
         budget -= len(text)
         parts.append(f"## {heading}\n{text}")
     return "\n\n".join(parts)

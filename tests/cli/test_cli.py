@@ -16,7 +16,13 @@ from typing import Any
 import pytest
 
 from switchman.server.cli import build_parser, main
-from tests.support.hostile_files import REASONS, TRAPS, make_trap
+from tests.support.hostile_files import (
+    CONFIG_FOLDER_NAMINGS,
+    REASONS,
+    TRAPS,
+    dot_switchman_config,
+    make_trap,
+)
 
 POLICY_DIR = Path(__file__).parent.parent / "policy"
 
@@ -599,6 +605,24 @@ def test_check_reports_a_dot_switchman_folder_leading_out_of_the_workspace(
     assert "[outside-workspace] This file is not read: its .switchman folder is a symbolic " \
         f"link leading out of the workspace, to {outside / 'routing.yaml'}." in out
     assert "yaml-syntax" not in out
+
+
+@pytest.mark.parametrize("named", CONFIG_FOLDER_NAMINGS)
+def test_check_reads_a_config_folder_called_dot_switchman_as_yours(
+        tmp_path: Path, config_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], named: str) -> None:
+    """``SWITCHMAN_CONFIG_DIR=~/.switchman`` (a folder, or a link to a dotfiles folder): its
+    routing.yaml was taken for the home workspace's, checked for a workspace's keys or refused
+    as leading out of it, and listed twice (as yours and as the workspace's)."""
+    home = tmp_path / "home"
+    mine = dot_switchman_config(home, config_dir, named, "global_default: opsu\n")
+    monkeypatch.setenv("SWITCHMAN_CONFIG_DIR", str(mine))
+    code, out = run(capsys, "rules", "check", "--workspace", str(home))
+    assert code == 1
+    assert out.splitlines() == [
+        f"{mine / 'routing.yaml'}:1:17: error [unknown-model] Unknown model 'opsu'. Did you "
+        "mean 'opus'? Models come from models.yaml (run 'switchman models' to list them).",
+        f"1 error, 0 warnings in {mine / 'routing.yaml'}"]
 
 
 # -- the installed console script ----------------------------------------------------

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from switchman.engine.config.skill_names import blocks_skills
 from switchman.engine.config.watch import ConfigPoll, poll_interval, signatures
 
 
@@ -31,6 +32,24 @@ def test_a_newly_watched_file_is_not_a_change(tmp_path: Path) -> None:
     poll = ConfigPoll(lambda: [first], lambda: pytest.fail("no change happened"))
     poll.observe(signatures([first]))
     assert not poll.observe(signatures([first, second]))
+
+
+def test_the_skills_of_a_blocks_folders_below_it_are_polled_new_ones_counting(
+        tmp_path: Path) -> None:
+    """The daemon's poll of a ``workspaces:`` block's skills (no editor watches them): a skill
+    added in a folder below the block's changes its look; a block first seen counts as a
+    change too (its skills may have changed before routing.yaml was read)."""
+    block, skills = tmp_path / "code", tmp_path / "code" / "billing" / ".switchman" / "skills"
+    skills.mkdir(parents=True)
+    calls: list[int] = []
+    poll = ConfigPoll(lambda: [block], lambda: calls.append(1), look=blocks_skills,
+                      new_is_change=True)
+    assert not poll.observe(blocks_skills([]))  # no block yet: nothing to tell
+    assert poll.observe(blocks_skills([block]))
+    assert not poll.observe(blocks_skills([block]))
+    (skills / "ledger.md").write_text("---\nname: ledger\n---\n", "utf-8")
+    assert poll.observe(blocks_skills([block]))
+    assert len(calls) == 2
 
 
 def test_unreadable_paths_have_no_signature(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from switchman.engine.config import store as store_module
 from switchman.engine.config.builtin import builtin_registry
 from switchman.engine.config.check import FileKind, check_value
 from switchman.engine.config.paths import config_dir as resolve_config_dir
-from switchman.engine.config.paths import find_workspace
+from switchman.engine.config.paths import find_workspace, through_workspace_link
 from switchman.engine.config.routing_file import check_routing_text
 from switchman.engine.config.store import (
     IN_FORCE_BUILTIN,
@@ -349,3 +349,28 @@ def test_a_switchman_folder_linked_within_the_workspace_belongs_to_the_workspace
     assert policy is not None
     assert policy.path == str(workspace)
     assert store.effective(str(workspace)).workspace_default == "anthropic:claude-opus-4-7"
+
+
+@pytest.mark.parametrize(("target", "mapped"), [
+    ("config/switchman", True),  # a folder inside the workspace: the workspace's own file
+    (".", False),  # the workspace itself: its routing.yaml is some other tool's
+    ("../elsewhere", False),  # out of the workspace: not found from where it leads
+])
+def test_a_file_named_by_a_linked_switchman_folders_target_is_the_workspaces(
+        tmp_path: Path, config_dir: Path, target: str, mapped: bool) -> None:
+    """Neovim names ``<repo>/.switchman/routing.yaml``, its ``.switchman`` linked to
+    ``config/switchman``, by the target: ``<repo>/config/switchman/routing.yaml``, which was no
+    configuration file. Named through the link, it is the workspace's (only a link to a folder
+    inside the workspace is followed back)."""
+    workspace = tmp_path / "repo"
+    workspace.mkdir()
+    real = (workspace / target).resolve()
+    real.mkdir(parents=True, exist_ok=True)
+    (workspace / ".switchman").symlink_to(workspace / target, target_is_directory=True)
+    named = real / "routing.yaml"
+    linked = workspace / ".switchman" / "routing.yaml"
+    assert through_workspace_link(named) == (linked if mapped else named)
+    documents = ConfigDocuments(config_dir)
+    assert documents.kind_of(named) == (FileKind.WORKSPACE if mapped else None)
+    assert through_workspace_link(real / "skills" / "db.md") == \
+        (linked.parent / "skills" / "db.md" if mapped else real / "skills" / "db.md")

@@ -53,6 +53,23 @@ async def test_a_turn_streams_and_resolves_with_its_outcome(
         "run_command", "memory_add", "memory_replace"}
 
 
+async def test_a_long_user_md_leaves_room_for_the_workspace_memory(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """USER.md and MEMORY.md share the memory budget: a USER.md longer than all of it used to
+    take it all, and MEMORY.md's facts about the project never reached the model, without a
+    note saying it was left out."""
+    folder = daemon.workspace / ".switchman"
+    folder.mkdir(exist_ok=True)
+    (folder / "USER.md").write_text("".join(f"- preference {i}\n" for i in range(3000)))
+    (folder / "MEMORY.md").write_text("- tests run with make check\n")
+    fake.script_text("Noted.")
+    await chat(client, daemon, "how do I run the tests?")
+    system = str(fake.requests[0].body["system"])
+    assert "## Workspace memory (MEMORY.md)\n- tests run with make check" in system
+    assert "- preference 0\n" in system
+    assert "[… the rest of USER.md is left out to save space]" in system
+
+
 async def test_override_and_unknown_alias(client: SwitchmanClient, daemon: Daemon,
                                           fake: FakeProvider) -> None:
     fake.script_text("short answer")

@@ -373,3 +373,47 @@ async def test_a_skill_event_under_a_linked_config_folder_checks_the_open_files_
                                      type=types.FileChangeType.Created)]))
         await editor.next_diagnostics(uri, seen,
                                       lambda found: not with_code(found, "unknown-skill"))
+
+
+async def test_a_skill_saved_in_a_linked_switchman_named_by_its_target_checks_again(
+        tmp_path: Path) -> None:
+    """The workspace's ``.switchman`` a link to ``config/switchman``, inside it: Neovim names a
+    buffer there by the link's target, so a skill saved in it came as
+    ``config/switchman/skills/db.md``, in no skills folder to the daemon, and the open files
+    were not checked again; the workspace's profiles.yaml, named so too, was never checked."""
+    async with editing("neovim", tmp_path) as editor:
+        (editor.workspace / ".switchman").rmdir()
+        target = editor.workspace / "config" / "switchman"
+        (target / "skills").mkdir(parents=True)
+        (editor.workspace / ".switchman").symlink_to(target, target_is_directory=True)
+        uri = (target / "profiles.yaml").as_uri()
+        editor.open(uri, "profiles:\n  reviewer:\n    skills: [db]\n")
+        assert len(with_code(await editor.diagnostics(uri), "unknown-skill")) == 1
+        seen = editor.published()
+        write_skill(target / "skills", "db", "Schemas")
+        editor.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=doc((target / "skills" / "db.md").as_uri())))
+        await editor.next_diagnostics(uri, seen, lambda found: not with_code(found,
+                                                                             "unknown-skill"))
+
+
+@pytest.mark.parametrize("editor_name", CLIENTS)
+async def test_a_skill_added_below_a_workspaces_blocks_folder_clears_its_warning(
+        editor_name: str, tmp_path: Path) -> None:
+    """A block keyed on ``code`` (a folder of repositories, none open) may name the skills of
+    ``code/billing``: one added there cleared no warning until routing.yaml was edited again,
+    since no editor watches those folders. The daemon polls them while routing.yaml is open."""
+    code = tmp_path / "code"
+    (code / "billing" / ".switchman" / "skills").mkdir(parents=True)
+    text = (f"global_default: opus\nworkspaces:\n  {code}:\n    rules:\n      - when: "
+            "{skills_matching_message_includes: [ledger]}\n        use: haiku\n")
+    async with editing(editor_name, tmp_path,
+                       extra_env={"SWITCHMAN_CONFIG_POLL_SECONDS": "0.05"}) as editor:
+        (editor.config / "routing.yaml").write_text(text, "utf-8")  # the blocks in force
+        uri = editor.uri("routing")
+        editor.open(uri, text)
+        assert len(with_code(await editor.diagnostics(uri), "unknown-skill")) == 1
+        seen = editor.published()
+        write_skill(code / "billing" / ".switchman" / "skills", "ledger", "Ledgers")
+        await editor.next_diagnostics(uri, seen, lambda found: not with_code(found,
+                                                                             "unknown-skill"))

@@ -527,7 +527,8 @@ async def test_a_delegation_that_may_write_is_approved_in_the_editor(
         "id": denied["id"], "title": title, "outcome": "denied", "reason": "not that one",
         "command": None, "cwd": None, "path": None, "diff": None,
         # what the question said of the worker (a rebuilt card shows its "Worker on …" line)
-        "tier": "fast", "requested_tier": None, "worker_tools": ["edit_file"]}
+        "tier": "fast", "requested_tier": None, "model": HAIKU, "routed_by": None,
+        "worker_tools": ["edit_file"]}
     assert answers["toolu_yes"]["approval"]["outcome"] == "allowed_once"
 
 
@@ -554,8 +555,8 @@ async def test_a_workers_questions_come_with_its_planners_session(
     assert record["approvals"] == [{
         "id": edit["id"], "title": "Edit src/app.py", "outcome": "denied", "reason": "not now",
         "command": None, "cwd": None, "path": "src/app.py",
-        "diff": edit["diff"], "tier": None, "requested_tier": None,
-        "worker_tools": None}]  # the diff its card showed
+        "diff": edit["diff"], "tier": None, "requested_tier": None, "model": None,
+        "routed_by": None, "worker_tools": None}]  # the diff its card showed
     # the planner's own question (the delegation's start) stays with its call's result
     assert tool_results(detail)["toolu_w"]["approval"]["id"] == start["id"]
 
@@ -614,16 +615,24 @@ async def test_a_tier_with_no_usable_model_fails_the_delegation_only(
         detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
         answer = tool_results(detail)["toolu_none"]
         assert answer["is_error"], answer
+        # the error is the failure mode itself (spec 000 §6.6, protocol.md), as the editors
+        # read it; it used to be "no model available for tier fast: …", which no client (nor
+        # the /delegate command's error code) recognised. What was tried is the detail.
         assert answer["content"].startswith(
-            "delegate failed: no model available for tier fast")
+            "delegate failed: no_model_available_for_tier\n\n"
+            "no model available for tier fast: ")
         ended = [u for u in updates(client, "toolu_none") if u["phase"] == "ended"]
-        assert ended[-1]["status"] == "failed"
-        assert ended[-1]["error"].startswith("no model available for tier fast")
-        (stored,) = detail["delegations"]  # its worker session was made, but never routed
+        assert (ended[-1]["status"], ended[-1]["error"]) == (
+            "failed", "no_model_available_for_tier")
+        assert ended[-1]["detail"].startswith("no model available for tier fast: ")
+        # routed before it would start: no worker session is made for it
+        (stored,) = detail["delegations"]
         assert (stored["tool_use_id"], stored["status"], stored["tier"], stored["model"]) == (
             "toolu_none", "failed", "fast", None)
-        assert stored["error"].startswith("no model available for tier fast")
-        assert stored["worker_session_id"] == ended[-1]["worker_session_id"] != ""
+        assert stored["error"] == "no_model_available_for_tier"
+        assert stored["detail"] == ended[-1]["detail"]
+        assert stored["worker_session_id"] == ended[-1]["worker_session_id"] == ""
+        assert detail["session"]["workers"] == []
     assert [r.model for r in fake.requests] == [OPUS_API, OPUS_API]
 
 
@@ -685,3 +694,36 @@ async def test_a_refused_delegate_call_is_recorded_and_says_which_tools_the_work
     assert [(kind, turn, p["failure_mode"], p["worker_session_id"], p["tier"])
             for kind, turn, p in refused] == [
         ("delegate.failed", result["turn_id"], "invalid_arguments", "", "fast")]
+
+
+async def test_an_output_schema_whose_ref_leads_nowhere_is_an_argument_to_correct(
+        vscode: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """A schema whose ``$ref`` cannot be resolved (a pointer to nothing, a remote schema,
+    which is never fetched) passed the schema check: the worker ran and was paid, then
+    checking its answer raised, and the planner's whole turn failed as an internal error.
+    It is refused before any worker starts, as any schema that is not a schema is."""
+    daemon.write_routing("global_default: opus\n")
+    nowhere = {"type": "object", "properties": {"n": {"$ref": "#/$defs/count"}}}
+    remote = {"$ref": "https://example.com/schemas/count.json"}
+    usable = {"$defs": {"count": {"type": "integer"}}, "type": "object",
+              "properties": {"n": {"$ref": "#/$defs/count"}}, "required": ["n"]}
+    fake.script_tool_calls([delegate("toolu_nowhere", output_schema=nowhere,
+                                     allowed_tools=["read_file"]),
+                            delegate("toolu_remote", output_schema=remote,
+                                     allowed_tools=["read_file"]),
+                            delegate("toolu_usable", output_schema=usable,
+                                     allowed_tools=["read_file"])], model=OPUS_API)
+    fake.script_text('{"n": 3}', model=HAIKU_API)
+    fake.script_text("done", model=OPUS_API)
+    result = await chat(vscode, daemon, "@opus hand this off")
+    assert result["status"] == "completed", result["error"]
+    detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
+    answers = tool_results(detail)
+    assert answers["toolu_nowhere"]["content"].startswith(
+        "delegate refused: 'output_schema' has a $ref that leads nowhere: '#/$defs/count'")
+    assert answers["toolu_remote"]["content"].startswith(
+        "delegate refused: 'output_schema' has a $ref that leads nowhere: "
+        "'https://example.com/schemas/count.json'")
+    assert answers["toolu_usable"]["content"] == '{"n": 3}'
+    assert [d["tool_use_id"] for d in detail["delegations"]] == ["toolu_usable"]
+    assert [r.model for r in fake.requests].count(HAIKU_API) == 1

@@ -16,8 +16,8 @@ import pytest
 from lsprotocol import types
 
 from switchman.server import methods
-from tests.support.editing import editing
-from tests.support.hostile_files import make_trap
+from tests.support.editing import Editor, editing
+from tests.support.hostile_files import CONFIG_FOLDER_NAMINGS, dot_switchman_config, make_trap
 from tests.support.lsp import running_server, server_env
 
 TRAPS = ["dev-zero", "dev-stdin", "fifo", "loop"]
@@ -165,3 +165,26 @@ async def test_a_workspace_file_linked_within_the_workspace_is_checked_in_the_ed
         editor.open(uri, "rules:\n  - name: x\n    use: opsu\n")
         [problem] = await editor.diagnostics(uri)
         assert problem.code == "unknown-model"
+
+
+@pytest.mark.parametrize("named", CONFIG_FOLDER_NAMINGS)
+async def test_a_config_folder_called_dot_switchman_is_yours_in_the_editor_and_the_daemon(
+        tmp_path: Path, named: str) -> None:
+    """``SWITCHMAN_CONFIG_DIR=~/.switchman`` (a folder, or a link to a dotfiles folder) with
+    the home folder open: the user's routing.yaml opened in the editor was taken for the home
+    workspace's (refused as leading out of it, or checked for a workspace's keys), and the
+    daemon read it a second time as that workspace's file, with the same errors."""
+    dotfiles, data, home = tmp_path / "dotfiles", tmp_path / "data", tmp_path / "home"
+    for folder in (dotfiles, data):
+        folder.mkdir()
+    mine = dot_switchman_config(home, dotfiles, named, "global_default: haiku\n")
+    env = server_env(mine, data, {"ANTHROPIC_API_KEY": "sk-ant-test",
+                                  "SWITCHMAN_DIAGNOSTICS_DELAY_MS": "0"})
+    async with running_server("visual-studio-code", env, workspaces=[home]) as client:
+        editor = Editor(client, mine, home)
+        uri = editor.uri("routing")
+        editor.open(uri, "global_default: opsu\n")
+        assert [d.code for d in await editor.diagnostics(uri)] == ["unknown-model"]
+        checked = await client.request(methods.CHAT, {"workspace": home.as_uri(),
+                                                      "message": "/rules check"})
+        assert checked["text"] == f"ok: {mine / 'routing.yaml'}"

@@ -398,6 +398,33 @@ async def test_a_key_a_provider_echoes_in_its_answer_is_masked(
     assert_no_key(repr([result, other, detail, dict(client.received)]), daemon, capfd)
 
 
+async def test_another_providers_key_in_an_answer_is_masked(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """A model that was shown another provider's key (a file it read, a log) and repeats it:
+    only the answering provider's own key was masked in answer text and tool calls, so
+    Anthropic's answer carried OpenAI's key to the chat, the transcript and the database."""
+    editor = ToolEditor(client)
+    half = len(OPENAI_KEY) // 2
+    fake.script_tool_calls([ToolCall("run_command", {"command": f"echo {OPENAI_KEY}"},
+                                     id="toolu_k")],
+                           text=("Their key is ", OPENAI_KEY[:half], OPENAI_KEY[half:], "."))
+    fake.script_text("Done.")
+    result = await chat(client, daemon, "hello")
+    assert result["status"] == "completed"
+    streamed = "".join(d["text"] for d in deltas(client, result["turn_id"]))
+    assert streamed == "Their key is [redacted].Done."
+    [call] = [d["tool"] for d in deltas(client, result["turn_id"], "tool_call")]
+    assert call["input"] == {"command": "echo [redacted]"}
+    fake.script_text("Yours: ", ANTHROPIC_KEY[:half], ANTHROPIC_KEY[half:], model="gpt-5")
+    other = await chat(client, daemon, "@gpt-5 hello")
+    assert other["text"] == "Yours: [redacted]"
+    detail = await client.request(methods.SESSION, {"session_id": result["session_id"]})
+    assert "Their key is [redacted]." in repr(detail)
+    assert_no_key(repr([result, other, detail, dict(client.received), editor.approvals]),
+                  daemon, capfd)
+
+
 async def test_a_key_a_provider_echoes_in_a_tool_call_is_masked(
         client: SwitchmanClient, daemon: Daemon, fake: FakeProvider,
         capfd: pytest.CaptureFixture[str]) -> None:

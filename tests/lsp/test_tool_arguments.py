@@ -80,16 +80,20 @@ async def test_a_tool_call_without_an_id_gets_one_the_history_keeps(
     assert uses == ids and results == ids
 
 
-async def test_tool_calls_streamed_without_an_index_are_told_apart_by_their_ids(
-        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+@pytest.mark.parametrize("ids", [("call_a", "call_b"), ("", "")])
+async def test_tool_calls_streamed_without_an_index_are_told_apart(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider,
+        ids: tuple[str, str]) -> None:
     """An OpenAI-compatible server whose tool-call chunks have no ``index``: every chunk was
-    taken for the first call's, so two calls became one (the second's id and name, both
-    argument strings run together, which no tool could read)."""
+    taken for the first call's, so two calls became one (the second's name, both argument
+    strings run together, which no tool could read). With ids, a new id starts another
+    call; with none either, a chunk naming a function once the latest call's arguments are
+    complete JSON does, and arguments alone continue the latest."""
     (daemon.workspace / "src" / "app.py").write_text("print('hi')\n", "utf-8")
-    fake.script_tool_calls([ToolCall("read_file", {"path": "src/app.py"}, id="call_a",
-                                     indexed=False),
-                            ToolCall("list_files", {"path": "src"}, id="call_b",
-                                     indexed=False)], model="gpt-5")
+    fake.script_tool_calls([
+        ToolCall("read_file", id=ids[0], indexed=False,
+                 argument_chunks=('{"path": ', '"src/app.py"', "}")),
+        ToolCall("list_files", {"path": "src"}, id=ids[1], indexed=False)], model="gpt-5")
     fake.script_text("Read it.", model="gpt-5")
     done = await client.request(methods.CHAT, {"workspace": daemon.uri,
                                                "message": "@gpt-5 read app.py"})
@@ -97,9 +101,14 @@ async def test_tool_calls_streamed_without_an_index_are_told_apart_by_their_ids(
     sent = fake.requests[1].body["messages"]
     called = next(m for m in sent if m.get("tool_calls"))
     answered = [m for m in sent if m["role"] == "tool"]
-    assert [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
-            for c in called["tool_calls"]] == [
-        ("call_a", "read_file", {"path": "src/app.py"}),
-        ("call_b", "list_files", {"path": "src"})]
-    assert [m["tool_call_id"] for m in answered] == ["call_a", "call_b"]
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"]))
+            for c in called["tool_calls"]] == [("read_file", {"path": "src/app.py"}),
+                                               ("list_files", {"path": "src"})]
+    sent_ids = [c["id"] for c in called["tool_calls"]]
+    assert all(sent_ids) and len(set(sent_ids)) == 2
+    if all(ids):  # the server's own, else one given each
+        assert sent_ids == list(ids)
+    assert [m["tool_call_id"] for m in answered] == sent_ids
     assert "print('hi')" in answered[0]["content"] and "app.py" in answered[1]["content"]
+    shown = [d["tool"]["name"] for d in deltas(client, done["turn_id"], "tool_call")]
+    assert shown == ["read_file", "list_files"]

@@ -9,12 +9,12 @@ from typing import Any
 
 from switchman.engine.providers.base import UNANSWERED_DELEGATION
 from switchman.server import methods
-from tests.lsp.conftest import Daemon
+from tests.lsp.conftest import LISTEN, Daemon
 from tests.lsp.test_delegation import killed_mid_worker
 from tests.lsp.test_sessions_and_commands import start
 from tests.support.editor_tools import ToolEditor
 from tests.support.fake_provider import FakeProvider, Usage
-from tests.support.lsp import SwitchmanClient
+from tests.support.lsp import SwitchmanClient, running_server
 from tests.support.rawrpc import RawDaemon
 
 HAIKU_API, OPUS_API = "claude-haiku-4-5", "claude-opus-4-7"
@@ -157,6 +157,27 @@ async def test_an_ambiguous_reference_gets_one_question(client: SwitchmanClient,
     assert len(fake.requests) == 1  # no worker ran
     assert methods.DELEGATION not in client.received or \
         client.received[methods.DELEGATION] == []
+
+
+async def test_a_tier_with_no_usable_model_fails_with_its_failure_mode(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """`/delegate` fails with the failure mode as its error code and says why no worker ran
+    (the code was "no model available for tier fast", the start of the explanation)."""
+    daemon.write_routing("tiers: {fast: gpt-5-mini, balanced: gpt-5, deep: gpt-5}\n")
+    env = {k: v for k, v in daemon.env.items() if k != "OPENAI_API_KEY"}
+    async with running_server("visual-studio-code", env, workspaces=[daemon.workspace],
+                              listen=LISTEN) as client:
+        ToolEditor(client)  # the worker may edit: its start is approved first
+        result = await chat(client, daemon, "/delegate fast tidy the parser")
+        assert (result["kind"], result["status"], result["error"]["code"]) == (
+            "command", "failed", "no_model_available_for_tier")
+        assert result["text"].startswith(
+            "The worker did not finish (no_model_available_for_tier).\n\n"
+            "no model available for tier fast: ")
+        assert "OPENAI_API_KEY" in result["text"]
+        (ended,) = [u for u in client.received[methods.DELEGATION] if u["phase"] == "ended"]
+        assert (ended["error"], ended["source"]) == ("no_model_available_for_tier", "user")
+    assert fake.requests == []
 
 
 async def test_a_mistyped_tier_is_refused_naming_the_tiers(client: SwitchmanClient,

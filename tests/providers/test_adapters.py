@@ -214,16 +214,18 @@ async def test_a_stream_ended_before_the_answer_is_a_network_error(
     """The body ends properly, but without the answer's end (a proxy that gave up): the
     text so far is not a finished answer, so the call fails as a cut connection does,
     instead of the turn ending "completed" on half an answer. Anthropic's stream says so by
-    its open content block; an OpenAI-compatible one only when nothing came at all."""
-    fake.script(Reply(text=("one", "two"), fault=CutShort(after_chunks=1 if api is
-                                                          ApiKind.ANTHROPIC else 0)))
+    its open content block, OpenAI's by the missing ``finish_reason`` (its API always ends
+    an answer with one: such a turn used to end "completed", charged nothing); an
+    OpenAI-compatible one only when nothing came at all."""
+    compatible = api is ApiKind.OPENAI_COMPATIBLE
+    fake.script(Reply(text=("one", "two"), fault=CutShort(after_chunks=0 if compatible else 1)))
     seen: list[str] = []
     with pytest.raises(ProviderError) as caught:
         await stream_texts(adapter_for(api, fake), request(), seen)
     assert caught.value.error_class is ErrorClass.NETWORK
     assert str(caught.value) == ("p:model-x: could not reach the provider (network error): "
                                  "the stream ended before the answer did")
-    assert seen == (["one"] if api is ApiKind.ANTHROPIC else [])
+    assert seen == ([] if compatible else ["one"])
 
 
 async def test_an_openai_compatible_stream_without_finish_reason_is_an_answer(
@@ -232,7 +234,7 @@ async def test_an_openai_compatible_stream_without_finish_reason_is_an_answer(
     ``[DONE]`` came), so text that ended without one is the answer, as it always was: failing
     it would fail every turn on such a server."""
     fake.script(Reply(text=("one", "two"), fault=CutShort(after_chunks=2)))
-    events = await collect(adapter_for(ApiKind.OPENAI, fake), request())
+    events = await collect(adapter_for(ApiKind.OPENAI_COMPATIBLE, fake), request())
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["one", "two"]
     assert isinstance(events[-1], Finished) and events[-1].stop_reason == "end_turn"
 

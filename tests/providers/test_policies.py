@@ -1,14 +1,17 @@
-"""Retry policy, key redaction and history normalisation."""
+"""Retry policy, key redaction, history normalisation and tool-call chunk pairing."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from switchman.engine.availability import ErrorClass
 from switchman.engine.keys import KeyMask, redact
 from switchman.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from switchman.engine.providers import openai_adapter
 from switchman.engine.providers.base import (
     UNANSWERED_DELEGATION,
     UNFINISHED_CALL,
@@ -76,6 +79,19 @@ def test_a_key_is_masked_everywhere_in_a_tool_calls_input() -> None:
     assert KeyMask(None).mask_in(given) is given
 
 
+def test_every_key_is_masked_in_streamed_text_split_anywhere() -> None:
+    """Two keys that begin alike, each cut at every place across two pieces: neither shows,
+    and text that only began like one comes through."""
+    first, second = "sk-shared-11111111", "sk-shared-22222222"
+    for key in (first, second):
+        for cut in range(1, len(key)):
+            mask = KeyMask(first, None, second)
+            shown = mask.feed(f"a {key[:cut]}") + mask.feed(f"{key[cut:]} b sk-shared-")
+            assert shown + mask.flush() == "a [redacted] b sk-shared-"
+    assert KeyMask("sk-shared-1111", first).mask(f"{first} sk-shared-1111") == \
+        "[redacted] [redacted]"
+
+
 def test_dangling_tool_calls_are_answered() -> None:
     now = datetime.now(UTC)
     history = [
@@ -120,3 +136,29 @@ def test_a_message_sent_again_after_its_turn_failed_is_sent_once() -> None:
                message("7", "/delegate x", "t5")]
     fixed = normalize_history(history)
     assert [m.id for m in fixed] == ["2", "3", "4", "5", "6", "6-unanswered", "7"]
+
+
+def test_tool_call_chunks_without_index_or_id_start_a_call_only_when_one_is_due() -> None:
+    """Chunks as compatible servers stream them with neither ``index`` nor ``id``."""
+    def chunk(name: str | None = None, arguments: str = "") -> Any:
+        return SimpleNamespace(index=None, id=None,
+                               function=SimpleNamespace(name=name, arguments=arguments))
+
+    def calls_of(*chunks: Any) -> list[tuple[str, str]]:
+        calls: dict[int, openai_adapter._PendingCall] = {}
+        for part in chunks:
+            pending = calls.setdefault(openai_adapter._call_key(part, calls),
+                                       openai_adapter._PendingCall())
+            pending.name = part.function.name or pending.name
+            pending.arguments += part.function.arguments
+        return [(c.name, c.arguments) for c in calls.values()]
+
+    # a header, then arguments, per call
+    assert calls_of(chunk("grep"), chunk(arguments='{"pattern": "x"}'), chunk("list_files"),
+                    chunk(arguments="{}")) == [("grep", '{"pattern": "x"}'), ("list_files", "{}")]
+    # the name repeated on every chunk while the arguments arrive: one call
+    assert calls_of(chunk("grep", '{"pat'), chunk("grep", 'tern": "x"}')) == [
+        ("grep", '{"pattern": "x"}')]
+    # a call without arguments, then another function's header
+    assert calls_of(chunk("list_files"), chunk("grep", '{"pattern": "x"}')) == [
+        ("list_files", ""), ("grep", '{"pattern": "x"}')]

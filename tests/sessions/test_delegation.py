@@ -10,13 +10,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from switchman.engine.availability import ErrorClass
 from switchman.engine.delegation import history, progress
 from switchman.engine.errors import WorkerSession
 from switchman.engine.learning import database
-from switchman.engine.messages import ToolResultBlock, Usage
+from switchman.engine.messages import ApprovalRecord, ToolResultBlock, Usage
 from switchman.engine.providers.base import ProviderRequest
 from switchman.engine.providers.errors import ProviderError
 from switchman.engine.sessions import slash_commands
@@ -409,7 +410,8 @@ async def test_no_model_for_the_tier(deleg: Engine, adapter: ScriptedAdapter) ->
     result = await deleg.service.chat(deleg.workspace, None, "@opus go")
     mode, text = failure(deleg, result.session_id, "tu_none")
     assert mode == "no_model_available_for_tier"
-    assert text.startswith("delegate failed: no model available for tier fast")
+    assert text.startswith("delegate failed: no_model_available_for_tier\n\n"
+                           "no model available for tier fast: ")
     assert [r.model_id for r in adapter.requests] == [OPUS, OPUS]
 
 
@@ -777,3 +779,45 @@ async def test_a_delegation_whose_end_a_gone_daemon_never_recorded_is_interrupte
     other.release()  # what the operating system does when that daemon dies
     assert listed() == [("tu_1", "failed", "interrupted", history.END_LOST_MESSAGE)]
     assert deleg.service.session(worker).turns[0].status == "completed"  # its turn is as it was
+
+
+async def test_a_planners_start_question_is_stored_once_and_read_back_in_its_result(
+        deleg: Engine, adapter: ScriptedAdapter, approver: ScriptedApprover) -> None:
+    """The question a planner's delegation asked before its worker started was stored twice:
+    in the delegate call's result and in delegate.started (delegate.failed when denied). It
+    is stored with the delegation's event alone; a session read still gives it in the call's
+    result (the chat rebuilt in either editor reads it there) and in delegations[].approval."""
+    approver.answers.append(ApprovalAnswer("deny", "not that one"))
+    tools = ["read_file", "edit_file"]
+    adapter.calls(delegate("tu_no", allowed_tools=tools), model=OPUS)
+    adapter.calls(delegate("tu_yes", allowed_tools=tools), model=OPUS)
+    adapter.text("done it", model=HAIKU)
+    adapter.text("finished", model=OPUS)
+    result = await deleg.service.chat(deleg.workspace, None, "@opus go")
+    assert result.text == "finished"
+    stored = results(deleg, result.session_id)
+    assert (stored["tu_no"].approval, stored["tu_yes"].approval) == (None, None)
+    (started,) = deleg.service.store.events(kind="delegate.started")
+    (failed,) = deleg.service.store.events(kind="delegate.failed")
+    assert (started["approval"]["outcome"], failed["approval"]["outcome"]) == (
+        "allowed_once", "denied")
+    detail = deleg.service.session(result.session_id)
+    read = {b["tool_use_id"]: b["approval"] for m in detail.messages for b in m["content"]
+            if b["type"] == "tool_result"}
+    asked = {d.tool_use_id: msgspec.to_builtins(d.approval) for d in detail.delegations}
+    assert read == asked
+    assert (read["tu_no"]["reason"], read["tu_yes"]["tier"]) == ("not that one", "fast")
+    # a session an older daemon kept has it in both places: read as before, each once
+    store = deleg.service.store
+    for message in store.messages(result.session_id):
+        if message.role == "tool":
+            store.add_message(msgspec.structs.replace(message, content=[
+                msgspec.structs.replace(b, approval=msgspec.convert(asked[b.tool_use_id],
+                                                                    ApprovalRecord))
+                if isinstance(b, ToolResultBlock) else b for b in message.content]))
+    assert results(deleg, result.session_id)["tu_yes"].approval is not None  # as it was kept
+    again = deleg.service.session(result.session_id)
+    assert [(b["tool_use_id"], b["approval"]) for m in again.messages for b in m["content"]
+            if b["type"] == "tool_result"] == [(k, asked[k]) for k in ("tu_no", "tu_yes")]
+    assert [msgspec.to_builtins(d.approval) for d in again.delegations] == [
+        asked["tu_no"], asked["tu_yes"]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from switchman.engine.routing.decision import ValidationFailure, Verdict
 from switchman.engine.service import Switchman
 from tests.conftest import models_yaml
 from tests.sessions.conftest import Recorder
-from tests.support.fake_provider import FakeProvider
+from tests.support.fake_provider import FakeProvider, Reply, Stall
 from tests.tools.conftest import ScriptedApprover
 
 HAIKU, SONNET = "anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-6"
@@ -133,6 +134,27 @@ async def test_the_answers_to_a_suggestion_are_found_by_their_turn(
         "'pattern.override_dismissed') ORDER BY id").fetchall()
     assert [tuple(r) for r in rows] == [("pattern.override_dismissed", first.turn_id),
                                         ("route.overridden", again.turn_id)]
+
+
+async def test_a_resent_message_is_judged_on_disk_while_its_turn_still_runs(
+        engine: tuple[Switchman, Recorder, str], fake: FakeProvider) -> None:
+    """What a new message says about the turn before it ("resent") waited in memory for the
+    next write, the new turn's own row at its end: a daemon killed during that turn lost it,
+    and the answer the user re-asked for kept its score. It is written while the turn runs
+    (after ``held_seconds``; 0 here), off the way to the first token."""
+    service, _, workspace = engine
+    service.learning.held_seconds = 0
+    fake.script_text("meh")
+    first = await service.chat(workspace, None, "/commit fix the auth bug")
+    stall = Stall(after_chunks=1)
+    fake.script(Reply(text=("still ", "thinking"), fault=stall))
+    again = asyncio.ensure_future(service.chat(workspace, None, "/commit fix the auth bug"))
+    assert await stall.wait_reached_async()
+    await service.learning.settled(None)  # the writes handed over so far (none held back)
+    (row,) = database.rows(service.patterns.connection)
+    assert (row.turn_id, row.evidence.next_action) == (first.turn_id, NextAction.RESENT)
+    fake.release_stalls()
+    assert (await again).status == "completed"
 
 
 async def test_a_resent_message_and_a_model_change_count_against_the_last_answer(

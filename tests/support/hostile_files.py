@@ -75,3 +75,21 @@ def within(seconds: float, call: Callable[[], T]) -> T:
         assert isinstance(value, BaseException)
         raise value
     return value  # type: ignore[return-value]
+
+
+CONFIG_FOLDER_NAMINGS = ("a folder", "a link leading out")
+"""How :func:`dot_switchman_config` makes the user's config folder ``<home>/.switchman``."""
+
+
+def dot_switchman_config(home: Path, elsewhere: Path, named: str, routing: str) -> Path:
+    """The user's config folder ``<home>/.switchman``: a folder, or a link to ``elsewhere``
+    (a dotfiles folder outside ``home``), as ``named`` says, with ``routing`` as its
+    routing.yaml; its path (what ``SWITCHMAN_CONFIG_DIR`` names)."""
+    home.mkdir(exist_ok=True)
+    folder = home / ".switchman"
+    if named == "a folder":
+        folder.mkdir()
+    else:
+        folder.symlink_to(elsewhere, target_is_directory=True)
+    (folder / "routing.yaml").write_text(routing, "utf-8")
+    return folder

@@ -212,7 +212,7 @@ return {
     end,
   },
   {
-    '<C-x><C-u> in the input completes @aliases and slash commands',
+    '<C-x><C-u> in the input completes @aliases, slash commands and profile names',
     function()
       vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.input)[1])
       H.feed('S@son<C-x><C-u><Esc>')
@@ -221,6 +221,11 @@ return {
       H.eq({ '/rules check' }, H.lines(chat.view.input))
       H.feed('S/model hai<C-x><C-u><Esc>')
       H.eq({ '/model haiku' }, H.lines(chat.view.input))
+      H.wait_for('the profile names', function()
+        return require('switchman.profiles').cached(root)
+      end)
+      H.feed('S/profile sub<C-x><C-u><Esc>')
+      H.eq({ '/profile subagent' }, H.lines(chat.view.input), 'the profile names (it completed none)')
       vim.api.nvim_buf_set_lines(chat.view.input, 0, -1, false, { '' })
     end,
   },
@@ -376,6 +381,35 @@ return {
       chat = H.reopen_chat(chat)
       H.wait_text(transcript(), 'Done.')
       H.eq(want, answer(), 'drawn from the session')
+    end,
+  },
+  {
+    'a chat window in another tab page follows the answer: back there, it shows the end (it showed an earlier part)',
+    function()
+      local lines = {}
+      for i = 1, 60 do
+        lines[i] = ('line %d of a long answer that wraps in the narrow window of the chat'):format(i)
+      end
+      H.script({ { kind = 'text', chunks = { 'It starts.\n', table.concat(lines, '\n') }, fault = { kind = 'stall', after_chunks = 1 } } })
+      type_and_send('a long answer, please')
+      H.wait_text(transcript(), 'It starts.')
+      local win = vim.fn.win_findbuf(transcript())[1]
+      vim.cmd('redraw')
+      vim.cmd('tabnew') -- the user works elsewhere while it answers
+      H.fake('POST', '/_fake/release')
+      wait_idle()
+      local last, top = vim.api.nvim_buf_line_count(transcript()), vim.fn.getwininfo(win)[1].topline
+      H.eq(last, vim.api.nvim_win_get_cursor(win)[1], 'its cursor is at the end')
+      -- (a user's Neovim draws the window as it was when they come back; a headless one corrects it)
+      H.check(last - top < vim.api.nvim_win_get_height(win), 'its view followed: the end is in it',
+        { last = last, topline = top, height = vim.api.nvim_win_get_height(win) })
+      vim.cmd('tabprevious')
+      vim.cmd('redraw')
+      local info = vim.fn.getwininfo(win)[1]
+      H.check(info.topline <= last and last <= info.botline, 'back there, the end is in view', { last = last,
+        topline = info.topline, botline = info.botline })
+      vim.cmd('tabnext')
+      vim.cmd('tabclose')
     end,
   },
 }

@@ -53,7 +53,7 @@ return {
         H.lines(chat.view.transcript))
       -- its question, answered, right above the worker line, as the chat drawn from the session has it
       H.check(text:find('\n    %? Delegate to a fast worker that may [^\n]* — Allowed once%.\n'
-        .. '      worker on fast tier · may use [^\n]*edit_file[^\n]*\n  ✓ worker fast · haiku · completed'),
+        .. '      worker on fast tier · haiku · may use [^\n]*edit_file[^\n]*\n  ✓ worker fast · haiku · completed'),
         "the /delegate's question, with the worker's tier and tools, above its worker line",
         H.lines(chat.view.transcript))
       local body = requests()[1].body
@@ -96,7 +96,7 @@ return {
         'the command, then the worker line, then its answer', H.lines(chat.view.transcript))
       -- the question its start asked, answered, right above the worker line (it was not drawn)
       local question = text:find('\n/delegate fast explain this\n    %? Delegate to a fast worker that may [^\n]* — Allowed once%.\n'
-        .. '      worker on fast tier · may use [^\n]*edit_file[^\n]*\n  ✓ worker fast · haiku · completed')
+        .. '      worker on fast tier · haiku · may use [^\n]*edit_file[^\n]*\n  ✓ worker fast · haiku · completed')
       H.check(question, "the /delegate's question, with the worker's tier and tools, above its worker line",
         H.lines(chat.view.transcript))
     end,
@@ -118,7 +118,7 @@ return {
       H.check(heading and line and answer and heading < line and line < answer, 'command, worker line, answer',
         H.lines(bufnr))
       H.check(text:find('\n/delegate fast explain this\n    %? Delegate to a fast worker that may [^\n]* — Allowed once%.\n'
-        .. '      worker on fast tier · may use [^\n]*\n  ✓ worker fast · '), "its question above the worker line",
+        .. '      worker on fast tier · haiku · may use [^\n]*\n  ✓ worker fast · '), "its question above the worker line",
         H.lines(bufnr))
       vim.cmd('tabclose')
     end,
@@ -169,6 +169,31 @@ return {
       workers.start_asked(root, 'user_stop2', question())
       workers.show(chat, update('user_stop2', 'cancelled'))
       H.eq({ want, '      worker on fast tier · may use edit_file' }, above('user_stop2'), 'said again as it ends')
+    end,
+  },
+  {
+    "a turn's worker lines share their decimals as their costs come (one showed $0.00 beside $0.00004)",
+    function()
+      local workers = require('switchman.chat.workers')
+      local function update(id, usd)
+        return { tool_use_id = id, turn_id = 'T_costs', session_id = chat.session_id, source = 'planner', tier = 'fast',
+          task = 'costs ' .. id, status = 'completed', turns = 1, cost_usd = usd, model = vim.NIL, error = vim.NIL }
+      end
+      local function line(id)
+        for _, text in ipairs(H.lines(chat.view.transcript)) do
+          if text:find('costs ' .. id, 1, true) then
+            return text
+          end
+        end
+      end
+      workers.show(chat, update('c1', '0'))
+      H.check(line('c1'):find(' · $0.00 — ', 1, true), 'alone: as before', line('c1'))
+      workers.show(chat, update('c2', '0.00004'))
+      H.check(line('c2'):find(' · $0.00004 — ', 1, true), 'the new line', line('c2'))
+      H.check(line('c1'):find(' · $0.00000 — ', 1, true), 'the line above takes its decimals', line('c1'))
+      workers.show(chat, update('c1', '0.0412'))
+      H.check(line('c1'):find(' · $0.04120 — ', 1, true), 'an update of the first', line('c1'))
+      H.check(line('c2'):find(' · $0.00004 — ', 1, true), 'the second keeps its value', line('c2'))
     end,
   },
 }

@@ -85,6 +85,34 @@ local function edit_profile_naming(skills)
   end
 end
 
+--- The user's routing.yaml with a `workspaces:` block keyed on `folder`, whose rule names the skill `ledger`.
+local function write_block_routing(folder)
+  write(config_dir .. '/routing.yaml', { 'workspaces:', '  "' .. folder .. '":', '    rules:', '      - name: ledger work',
+    '        when: {skills_matching_message_includes: [ledger]}', '        use: haiku' })
+end
+
+--- Open the user's routing.yaml; returns `wait_warned(expected, what)`, which waits until whether it has an
+--- unknown-skill warning is `expected`.
+local function routing_warnings()
+  vim.cmd('edit! ' .. vim.fn.fnameescape(config_dir .. '/routing.yaml'))
+  local bufnr = vim.api.nvim_get_current_buf()
+  local function warned()
+    for _, d in ipairs(diagnostics(bufnr)) do
+      if code_of(d) == 'unknown-skill' then
+        return true
+      end
+    end
+    return false
+  end
+  return function(expected, what)
+    H.wait_for(what, function()
+      return warned() == expected
+    end, nil, function()
+      return { diagnostics = diagnostics(bufnr), watched = skill_watch.watched() }
+    end)
+  end
+end
+
 local function workspace_clients()
   local names = {}
   for root in pairs(client.all()) do
@@ -307,37 +335,39 @@ return {
       -- repository's skills: its skills folder is watched too, found in routing.yaml as it is on disk
       local billing = vim.fn.fnamemodify(project, ':h') .. '/billing'
       vim.fn.mkdir(billing, 'p')
-      local routing = config_dir .. '/routing.yaml'
       client.ensure(vim.fn.resolve(project))
       H.check(not vim.tbl_contains(skill_watch.watched(), vim.fn.resolve(billing)), 'not watched before', skill_watch.watched())
       -- written after the daemon started: routing.yaml is read again when it changes
-      write(routing, { 'workspaces:', '  "' .. billing .. '":', '    rules:', '      - name: ledger work',
-        '        when: {skills_matching_message_includes: [ledger]}', '        use: haiku' })
-      vim.cmd('edit! ' .. vim.fn.fnameescape(routing))
-      local bufnr = vim.api.nvim_get_current_buf()
-      local function warned()
-        for _, d in ipairs(diagnostics(bufnr)) do
-          if code_of(d) == 'unknown-skill' then
-            return true
-          end
-        end
-        return false
-      end
-      H.wait_for('the unknown-skill warning', warned, nil, function()
-        return diagnostics(bufnr)
-      end)
+      write_block_routing(billing)
+      local wait_warned = routing_warnings()
+      wait_warned(true, 'the unknown-skill warning')
       H.wait_for('its skills folder watched', function()
         return vim.tbl_contains(skill_watch.watched(), vim.fn.resolve(billing))
       end, nil, skill_watch.watched)
       shell('mkdir -p ' .. vim.fn.shellescape(billing .. '/.switchman/skills') .. " && printf '%s\\n' --- 'name: ledger' "
         .. "'description: Ledgers' --- > " .. vim.fn.shellescape(billing .. '/.switchman/skills/ledger.md'))
-      H.wait_for('the warning cleared', function()
-        return not warned()
-      end, nil, function()
-        return { diagnostics = diagnostics(bufnr), watched = skill_watch.watched() }
-      end)
+      wait_warned(false, 'the warning cleared')
       vim.cmd('bwipeout!')
-      vim.fn.delete(routing)
+      vim.fn.delete(config_dir .. '/routing.yaml')
+      client.stop()
+    end,
+  },
+  {
+    "a skill added outside Neovim to a folder below the one a workspaces: block names clears its warning",
+    function()
+      -- a block keyed on a folder of repositories may name the skills of those below it (three levels down):
+      -- neither Neovim nor the plugin watches them, the daemon polls them while routing.yaml is open
+      local code = vim.fn.fnamemodify(project, ':h') .. '/code'
+      local skills = code .. '/ledgers/.switchman/skills'
+      vim.fn.mkdir(skills, 'p')
+      write_block_routing(code)
+      client.ensure(vim.fn.resolve(project))
+      local wait_warned = routing_warnings()
+      wait_warned(true, 'the unknown-skill warning')
+      shell("printf '%s\\n' --- 'name: ledger' 'description: Ledgers' --- > " .. vim.fn.shellescape(skills .. '/ledger.md'))
+      wait_warned(false, 'the warning cleared')
+      vim.cmd('bwipeout!')
+      vim.fn.delete(config_dir .. '/routing.yaml')
       client.stop()
     end,
   },
@@ -368,8 +398,7 @@ return {
     "a workspace's .switchman/routing.yaml linked to a file inside the workspace is checked as the workspace's",
     function()
       -- named by the link's target (`config/switchman.yaml`), it was no configuration file: only shared
-      -- with the daemon as a workspace file, and never checked. (A linked `.switchman` folder cannot be told:
-      -- Neovim names the buffer by the folder's target itself.)
+      -- with the daemon as a workspace file, and never checked
       local repo = vim.env.HOME .. '/inside'
       write(repo .. '/config/switchman.yaml', BROKEN)
       vim.fn.mkdir(repo .. '/.switchman', 'p')
@@ -378,6 +407,50 @@ return {
       vim.cmd('edit ' .. vim.fn.fnameescape(repo .. '/.switchman/routing.yaml'))
       wait_unknown_model(vim.api.nvim_get_current_buf())
       H.eq(vim.fn.resolve(repo), vim.b.switchman_root, 'the buffer belongs to the workspace')
+    end,
+  },
+  {
+    "a workspace's .switchman linked to a folder inside the workspace: its routing.yaml is checked as the workspace's",
+    function()
+      -- Neovim names the buffer by the folder's target (`config/switchman/routing.yaml`): no configuration file
+      -- to the plugin nor to the daemon, so it was never checked
+      local repo = vim.env.HOME .. '/linked-folder'
+      write(repo .. '/config/switchman/routing.yaml', BROKEN)
+      shell(('ln -s %s %s'):format(vim.fn.shellescape(repo .. '/config/switchman'),
+        vim.fn.shellescape(repo .. '/.switchman')))
+      vim.cmd('edit ' .. vim.fn.fnameescape(repo .. '/.switchman/routing.yaml'))
+      wait_unknown_model(vim.api.nvim_get_current_buf())
+      H.eq(vim.fn.resolve(repo), vim.b.switchman_root, 'the buffer belongs to the workspace')
+      local attached = H.buf_clients(0)
+      H.eq(1, #attached, 'one daemon')
+      H.eq(vim.fn.resolve(repo), client.root_of(attached[1].id), "the workspace's")
+    end,
+  },
+  {
+    "a skill written in a workspace's .switchman linked within it, in Neovim or outside, checks profiles.yaml again",
+    function()
+      -- `.switchman` a link to `config/switchman` (inside the workspace): Neovim names the skill's buffer by the
+      -- link's target, `config/switchman/skills/db.md`, which was in no skills folder to the daemon when saved
+      client.stop()
+      vim.fn.delete(project .. '/.switchman', 'rf')
+      vim.fn.mkdir(project .. '/config/switchman/skills', 'p')
+      shell(('ln -s %s %s'):format(vim.fn.shellescape(project .. '/config/switchman'),
+        vim.fn.shellescape(project .. '/.switchman')))
+      client.ensure(vim.fn.resolve(project))
+      local wait_unknown = edit_profile_naming('db, review')
+      wait_unknown('db review', 'both are unknown')
+      vim.cmd('split ' .. vim.fn.fnameescape(theirs .. '/db.md'))
+      H.eq(vim.fn.resolve(project) .. '/config/switchman/skills/db.md', vim.api.nvim_buf_get_name(0),
+        "named by the link's target")
+      vim.api.nvim_buf_set_lines(0, 0, -1, false, { '---', 'name: db', 'description: Schemas', '---' })
+      vim.cmd('write')
+      wait_unknown('review', 'db is known once saved in Neovim')
+      vim.cmd('close')
+      shell("printf '%s\\n' --- 'name: review' --- > " .. vim.fn.shellescape(theirs .. '/review.md'))
+      wait_unknown('', 'review is known once written outside Neovim')
+      H.check(vim.tbl_contains(skill_watch.watched(), vim.fn.resolve(project) .. '/.switchman/skills'),
+        'the skills folder is watched by the name under the workspace', skill_watch.watched())
+      client.stop()
     end,
   },
   {

@@ -20,6 +20,44 @@ end
 
 return {
   {
+    'the profile names are asked for as the daemon starts: <Tab> before the chat ever opened completes them at once',
+    function()
+      local client, profiles = require('switchman.client'), require('switchman.profiles')
+      vim.cmd('edit ' .. root .. '/src/app.py')
+      client.ensure(root) -- as opening one of the workspace's configuration files does: no chat yet
+      H.wait_for('the profile names (asked for as the daemon started)', function()
+        return profiles.cached(root)
+      end)
+      local await, waited = client.await, 0
+      client.await = function() -- a daemon slow to answer: completion waited up to a second
+        waited = waited + 1
+      end
+      local completions = vim.fn.getcompletion('Switchman profile ', 'cmdline')
+      client.await = await
+      H.check(vim.tbl_contains(completions, 'subagent'), 'the profiles complete', completions)
+      H.eq(0, waited, 'completion did not wait for the daemon')
+      H.eq(nil, require('switchman.chat').get(root), 'the chat never opened')
+    end,
+  },
+  {
+    'names not known yet: <Tab> answers at once with none and asks for them in the background',
+    function()
+      local client, profiles = require('switchman.client'), require('switchman.profiles')
+      profiles.forget(root)
+      local await, waited = client.await, 0
+      client.await = function()
+        waited = waited + 1
+      end
+      local completions = vim.fn.getcompletion('Switchman profile ', 'cmdline')
+      client.await = await
+      H.eq({}, completions, 'nothing known, nothing offered')
+      H.eq(0, waited, 'completion did not wait for the daemon (it blocked the editor up to a second)')
+      H.wait_for('the names, asked for in the background', function()
+        return profiles.cached(root)
+      end)
+    end,
+  },
+  {
     'the built-in default profile nobody chose is not shown',
     function()
       vim.cmd('edit ' .. root .. '/src/app.py')
@@ -105,6 +143,44 @@ return {
       vim.cmd('Switchman profile CLEAR')
       wait_statusline('Switchman: rules')
       H.check(last_notification():find('Session profile cleared', 1, true), 'the daemon says so', H.notifications)
+    end,
+  },
+  {
+    'a stopped daemon\'s profile names are not offered; a restarted one is asked for its own (another profiles.yaml)',
+    function()
+      local client, profiles = require('switchman.client'), require('switchman.profiles')
+      local folder = root .. '/.switchman'
+      vim.fn.mkdir(folder, 'p')
+      local function profiles_yaml(name)
+        vim.fn.writefile({ 'profiles:', '  ' .. name .. ':', '    description: a profile of the workspace' },
+          folder .. '/profiles.yaml')
+      end
+      local function cached_has(name)
+        return function()
+          return vim.tbl_contains(profiles.cached(root) or {}, name)
+        end
+      end
+      profiles_yaml('alpha')
+      profiles.prefetch(root)
+      H.wait_for('the workspace profile alpha', cached_has('alpha'), nil, function()
+        return profiles.cached(root)
+      end)
+      local stopped = client.stop(root)[root]
+      H.check(stopped, 'the daemon was running')
+      H.wait_for('the daemon to exit', function()
+        return client.call(stopped, 'is_stopped')
+      end)
+      local completions = vim.fn.getcompletion('Switchman profile ', 'cmdline')
+      H.check(not vim.tbl_contains(completions, 'alpha'), 'the stopped daemon\'s names are not offered', completions)
+      profiles_yaml('beta')
+      vim.cmd('Switchman restart')
+      H.wait_for('the new daemon\'s names, without a <Tab>', cached_has('beta'), nil, function()
+        return profiles.cached(root)
+      end)
+      completions = vim.fn.getcompletion('Switchman profile ', 'cmdline')
+      H.check(vim.tbl_contains(completions, 'beta') and not vim.tbl_contains(completions, 'alpha'),
+        'the first <Tab> offers the new names only', completions)
+      vim.fn.delete(folder, 'rf')
     end,
   },
 }

@@ -477,8 +477,9 @@ return {
       end
       send('rename f everywhere, with a worker')
       wait_idle()
-      H.eq('Switchman wants to delegate to a fast worker with edit_file: Rename f to g', prompt, 'the question')
-      H.eq({ 'Delegate to a worker on the fast tier.', 'The worker may use: edit_file', '', 'Task:', 'Rename f to g',
+      H.eq('Switchman wants to delegate to a fast worker on haiku with edit_file: Rename f to g', prompt,
+        'the question, with the model the worker would run on')
+      H.eq({ 'Delegate to a worker on the fast tier, running haiku.', 'The worker may use: edit_file', '', 'Task:', 'Rename f to g',
         'in every file' }, shown, 'the whole task in a tab while asking')
       H.check(vim.inspect(last_tool_result().content):find('not now', 1, true), 'the planner saw the reason',
         last_tool_result())
@@ -566,7 +567,7 @@ return {
         .. '      │ --- a/src/tools_target.py\n',
         "ga's question, at the end of the turn whose code block it applied")
       shows('  ✗ delegate: approval_denied\n    ? Delegate to a fast worker that may change files — Denied: not now\n'
-        .. '      worker on fast tier · may use edit_file\n', "a delegation's start, with the worker's tier and tools")
+        .. '      worker on fast tier · haiku · may use edit_file\n', "a delegation's start, with the worker's tier, model and tools")
       -- the first edit's diff under its question, as the question showed it (the live chat has it too)
       H.check(text:find('\n    %? Edit src/tools_target%.py — Allowed once%.\n      │ %-%-%- a/src/tools_target%.py\n'
         .. '      │ %+%+%+ b/src/tools_target%.py\n      │ @@ [^\n]*\n      │  def f%(%):\n'

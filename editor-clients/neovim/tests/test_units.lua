@@ -378,7 +378,8 @@ return {
               approval = asked('q2', 'Edit b.py') }, -- kept before diffs were
             { type = 'tool_result', tool_use_id = 'tu3', content = 'done', summary = 'worker done',
               approval = asked('q3', 'Delegate to a fast worker that may change files',
-                { path = vim.NIL, diff = vim.NIL, tier = 'fast', worker_tools = { 'edit_file', 'run_command' } }) } } },
+                { path = vim.NIL, diff = vim.NIL, tier = 'fast', model = 'anthropic:claude-haiku-4-5', routed_by = vim.NIL,
+                  worker_tools = { 'edit_file', 'run_command' } }) } } },
           { id = 'm4', turn_id = vim.NIL, role = 'user', created_at = '2026-11-24T12:00:02Z',
             content = { { type = 'text', text = '/delegate fast fix it' } } },
         },
@@ -415,8 +416,9 @@ return {
         H.eq(want_diff, after(lines, '    ? Edit a.py — Allowed once.', 18), 'the diff, its first 16 lines', all)
         H.check(after(lines, '    ? Edit b.py — Allowed once.', 1)[1]:find('^  ✓ worker fast'),
           'an older record: its line alone (the next call\'s worker line follows)', all)
-        H.eq({ '      worker on fast tier · may use edit_file, run_command' },
-          after(lines, '    ? Delegate to a fast worker that may change files — Allowed once.', 1), "the worker's tier and tools", all)
+        H.eq({ '      worker on fast tier · claude-haiku-4-5 · may use edit_file, run_command' },
+          after(lines, '    ? Delegate to a fast worker that may change files — Allowed once.', 1),
+          "the worker's tier, the model the question named and its tools", all)
         local start = after(lines, '/delegate fast fix it', 3)
         H.eq({ '    ? Delegate to a fast worker that may change files — Allowed once.',
           '      worker on fast tier · may use no write tools' }, vim.list_slice(start, 1, 2), "the /delegate's question first", all)
@@ -455,6 +457,69 @@ return {
       H.eq({ '✗ No model available for this message.', 'Chain:', '  [1] ...' }, vim.tbl_map(function(l)
         return l[1]
       end, lines))
+    end,
+  },
+  {
+    'costs shown together share their decimals, each keeping every digit it showed alone ($0.00 beside $0.00004)',
+    function()
+      local cost, workers = require('switchman.cost'), require('switchman.chat.workers')
+      H.eq({ '$0.00000', '$0.00004', '$0.04120' }, cost.usds({ '0', '0.00004', '0.0412' }, workers.usd))
+      H.eq({ '$0.25', '$0.01' }, cost.usds({ '0.25', '0.01' }, workers.usd), 'amounts in cents stay as they are')
+      H.eq({ '$0.010000', '$0.000045', '$0.000000' }, cost.usds({ '0.01', '0.000045', vim.NIL }),
+        "the daemon's exact figures, a missing one as zero")
+      H.eq({}, cost.usds({}))
+      H.eq('$0.04120 (~$0.00190 estimated)', cost.line('0.0412', '0.0019', { money = workers.usd, alongside = { '0.00004' } }),
+        'a cost and its estimated part take the decimals of the amounts beside them')
+      H.eq('$0.04', cost.line('0.0412', nil, { money = workers.usd }), 'alone, as before')
+      -- :Switchman sessions (workers): one list
+      local flat = sessions.flatten({ session('b', { vim.tbl_extend('force', session('b1'), { cost_usd = '0.000045' }) }) })
+      local costs = { '0.01', '0.000045' }
+      H.eq('2026-05-08 14:23  task b  (1 turn · $0.010000 · claude-haiku-4-5)', sessions.describe(ROOT, flat[1], 'a', costs):sub(3))
+      H.eq('  ↳ 2026-05-08 14:23  task b1  (1 turn · $0.000045 · claude-haiku-4-5)',
+        sessions.describe(ROOT, flat[2], 'a', costs):sub(3))
+      -- :Switchman workers: one list
+      local items = {
+        { session = { id = 'w1', turn_count = 1, cost_usd = '0', last_model = HAIKU, title = 'first' } },
+        { live = { tier = 'fast', model = HAIKU, status = 'completed', turns = 1, cost_usd = '0.00004', task = 'second' } },
+      }
+      costs = vim.tbl_map(workers.row_cost, items)
+      H.eq({ '0', '0.00004' }, costs)
+      H.eq('worker · claude-haiku-4-5 · 1 turn · $0.00000 — first', workers.describe(ROOT, items[1], costs))
+      H.eq('✓ worker fast · claude-haiku-4-5 · completed · 1 turn · $0.00004 — second', workers.describe(ROOT, items[2], costs))
+      -- the chat drawn from a session: a turn's worker lines are one list, another turn's another
+      local function worker(id, usd)
+        return { parent_tool_use_id = id, cost_usd = usd, turns = 1, model = HAIKU }
+      end
+      local function call(id, task)
+        return { type = 'tool_use', id = id, name = 'delegate', input = { tier = 'fast', task = task } }
+      end
+      local function result(id)
+        return { type = 'tool_result', tool_use_id = id, content = 'ok', is_error = false }
+      end
+      local stored = workers.stored(ROOT, {
+        messages = {
+          { role = 'assistant', turn_id = 'T1', content = { call('a', 'one'), call('b', 'two') } },
+          { role = 'tool', turn_id = 'T1', content = { result('a'), result('b') } },
+          { role = 'assistant', turn_id = 'T2', content = { call('c', 'three') } },
+          { role = 'tool', turn_id = 'T2', content = { result('c') } },
+        },
+        cost = { workers = { worker('a', '0.000000'), worker('b', '0.000040'), worker('c', '0.000000') } },
+      })
+      H.eq({
+        a = '  ✓ worker fast · claude-haiku-4-5 · completed · 1 turn · $0.00000 — one',
+        b = '  ✓ worker fast · claude-haiku-4-5 · completed · 1 turn · $0.00004 — two',
+        c = '  ✓ worker fast · claude-haiku-4-5 · completed · 1 turn · $0.00 — three',
+      }, vim.tbl_map(function(entry)
+        return entry[1]
+      end, stored))
+      local by_user = workers.stored_by_user(ROOT, {
+        delegations = { { tool_use_id = 'u1', source = 'user', tier = 'fast', task = 'x', status = 'completed' },
+          { tool_use_id = 'u2', source = 'user', tier = 'fast', task = 'y', status = 'completed' } },
+        cost = { workers = { worker('u1', '0.000000'), worker('u2', '0.000040') } },
+      })
+      H.eq({ '$0.00000', '$0.00004' }, vim.tbl_map(function(item)
+        return item.line[1]:match('%$[%d.]+')
+      end, by_user), 'your own /delegates too')
     end,
   },
   {
@@ -566,12 +631,23 @@ return {
       -- the tier floor lowered the planner's deep: the tier the worker runs on, said capped
       local capped = { tool = 'delegate', tier = 'balanced', requested_tier = 'deep', worker_tools = { 'edit_file' },
         task = 'fix it', command = vim.NIL }
-      H.eq('Delegate to a worker on the balanced tier (deep, capped by the tier floor).',
-        approval.delegation_lines(capped)[1])
+      H.eq('Delegate to a worker on the balanced tier.', approval.delegation_lines(capped)[1],
+        'the question shown with the tab says it was capped: the tab does not say it again')
       H.eq('Switchman wants to delegate to a balanced worker (deep, capped by the tier floor) with edit_file: fix it',
         approval.prompt(capped))
+      local shown = approval.prompt(capped) .. '\n' .. table.concat(approval.delegation_lines(capped), '\n')
+      H.eq(1, select(2, shown:gsub('capped by the tier floor', '')), 'said once by the question and its tab together')
       H.eq('Delegate to a worker on the fast tier.', approval.delegation_lines({ tier = 'fast', requested_tier = vim.NIL,
         worker_tools = { 'edit_file' }, task = 'fix it' })[1], 'not capped: requested_tier is null')
+      -- the model the worker will run on (routed before asking), and what chose it when its tier did not
+      local routed = vim.tbl_extend('force', capped, { model = 'anthropic:claude-sonnet-4-6', routed_by = vim.NIL })
+      H.eq('Switchman wants to delegate to a balanced worker (deep, capped by the tier floor) on claude-sonnet-4-6 with '
+        .. 'edit_file: fix it', approval.prompt(routed))
+      H.eq('Delegate to a worker on the balanced tier, running claude-sonnet-4-6.', approval.delegation_lines(routed)[1])
+      local ruled = { tool = 'delegate', tier = 'fast', model = 'anthropic:claude-opus-4-7', routed_by = 'rule: docs',
+        worker_tools = { 'edit_file' }, task = 'fix it', command = vim.NIL }
+      H.eq('Switchman wants to delegate to a fast worker on claude-opus-4-7 (rule: docs) with edit_file: fix it',
+        approval.prompt(ruled))
       -- a command of several lines: its first in the question (which had the line breaks in it, and
       -- nothing showed the command whole), all of it in a tab while asked
       local script = 'for f in *.py; do\n  black "$f"\ndone'

@@ -243,7 +243,8 @@ return {
           cost_usd = '0.0004', turns = 1 } } },
       })
       H.eq('  ✓ worker fast · haiku · completed · 1 turn · $0.0004 — one', stored.a[1])
-      H.eq('  ■ worker fast · not started · cancelled · 0 turns · $0.00 — two — stopped', stored.b[1])
+      H.eq('  ■ worker fast · not started · cancelled · 0 turns · $0.0000 — two — stopped', stored.b[1],
+        "the decimals of its turn's other worker line ($0.0004)")
       H.eq(nil, stored.c, 'only delegate calls')
       local refused = workers.stored(root, {
         messages = {
@@ -448,8 +449,14 @@ return {
       local summarised = vim.tbl_filter(function(label)
         return label:find('Summarise', 1, true) ~= nil
       end, listed_by('Switchman workers', 'the workers list with the live lines'))[1] or ''
+      -- (the list gives it the decimals of its other rows' costs: the same amount, maybe with more digits)
+      local listed_cost = summarised:match(' · 1 turn · (~%$[%d.]+ %(estimated%)) · ')
+      local places = #((stored_cost or ''):match('%.(%d+)') or '')
+      local function rounded(text)
+        return ('%.' .. places .. 'f'):format(tonumber((text or ''):match('%$([%d.]+)')) or -1)
+      end
       H.check(stored_cost and stored_cost:find('^~%$0%.0*[1-9]') and stored_cost:find('(estimated)', 1, true)
-        and summarised:find(' · 1 turn · ' .. stored_cost .. ' · ', 1, true),
+        and listed_cost and rounded(listed_cost) == rounded(stored_cost),
         'the cost recorded since, an estimate', { stored = line, listed = summarised })
       -- a Neovim that did not see them run (its chat has no live lines) lists how each ended
       chat.workers = nil

@@ -38,9 +38,8 @@ from pygls.uris import to_fs_path
 
 from switchman.engine.config.check import FileKind
 from switchman.engine.config.checking import CHECKS, Work
-from switchman.engine.config.paths import config_path
 from switchman.engine.config.problems import Code
-from switchman.engine.editing.editing import ConfigDocuments
+from switchman.engine.editing.editing import ROUTING_FILE, ConfigDocuments
 from switchman.engine.errors import CheckStopped
 from switchman.engine.skills import in_skill_folder
 from switchman.server.features.config_editing import checker
@@ -98,7 +97,7 @@ class ConfigEditing:
         path = to_fs_path(uri)
         if path is None or self.documents.kind_of(path) is None:
             return None
-        return config_path(path)
+        return self.documents.named(path)
 
     def kind_of(self, uri: str) -> FileKind | None:
         """The configuration kind of the document at ``uri``, if Switchman checks it."""
@@ -111,6 +110,9 @@ class ConfigEditing:
         if path is None:
             return
         self._uris[path] = uri
+        if path == self._routing_path:  # its workspaces: blocks' skills, which no editor watches
+            self.server.switchman.watch_block_skills(self._block_skills_changed,
+                                                     wanted=self._routing_open)
         text = self.server.workspace.get_text_document(uri).source
         if self._delay_seconds() == 0:
             # Sent on the loop's next pass, as a task would start: in the order the editor's
@@ -132,6 +134,19 @@ class ConfigEditing:
         self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         self._start(self._recheck(checker.close, path))
+
+    @property
+    def _routing_path(self) -> Path:
+        """The user's routing.yaml, named as the open documents are."""
+        return self.documents.directory / ROUTING_FILE
+
+    def _routing_open(self) -> bool:
+        return self._routing_path in self._uris
+
+    def _block_skills_changed(self) -> None:
+        """A skill of a ``workspaces:`` block's folders changed (the daemon's own poll): the
+        open routing.yaml's warnings about them may have changed."""
+        self._schedule([self._routing_path] if self._routing_open() else [])
 
     def skills_changed(self, paths: list[Path]) -> None:
         """Files changed on disk: when one is in a skills folder, check every open document

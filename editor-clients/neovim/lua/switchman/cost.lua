@@ -22,18 +22,54 @@ local function widened(shown, amount, places)
   return (shown:gsub('%d+%.?%d*', ('%.' .. places .. 'f'):format(n), 1))
 end
 
+--- An amount as it is written unless told otherwise: the daemon's exact figure (`$0.000045`).
+function M.money(amount)
+  return '$' .. tostring(amount)
+end
+
+local function amount_or_zero(v)
+  return (v ~= nil and v ~= vim.NIL) and v or '0'
+end
+
+--- The most decimals any of `amounts` has as `money` writes it alone.
+local function places_of(amounts, money)
+  local places = 0
+  for _, amount in ipairs(amounts) do
+    places = math.max(places, decimals(money(amount_or_zero(amount))))
+  end
+  return places
+end
+
+--- Amounts shown together (one list: a turn's worker lines, a picker's rows), each as `money` (default
+--- M.money) writes it alone, with as many decimals as the one that needs most, as VS Code's `formatUsds`
+--- and /cost show them: alone `0` reads `$0.00` and `0.00004` reads `$0.00004`, and side by side that
+--- looked like two kinds of number (was the first rounded away?); together they read `$0.00000` and
+--- `$0.00004`. Decimals are only added: each amount keeps every digit it showed alone. Nil and vim.NIL
+--- are `0`; `values` is a list.
+function M.usds(values, money)
+  money = money or M.money
+  local places = places_of(values, money)
+  local out = {}
+  for i, v in ipairs(values) do
+    local amount = amount_or_zero(v)
+    out[i] = widened(money(amount), amount, places)
+  end
+  return out
+end
+
 --- `amount` and `note` for a cost `total` of which `estimated` is an estimate:
 ---   none estimated: `$0.0412`, ``
 ---   part:           `$0.0412`, ` (~$0.0019 estimated)` (` (of which ~$0.0019 estimated)` with of_which)
 ---   all:            `~$0.0019`, ` (estimated)`
---- `money` shows an amount (default '$' .. amount); `why` follows the word estimated.
+--- `money` shows an amount (default M.money); `why` follows the word estimated; `alongside` are the
+--- amounts shown with this one (the other rows of its list): its amounts get their decimals too.
 function M.parts(total, estimated, opts)
   opts = opts or {}
-  local money = opts.money or function(amount)
-    return '$' .. tostring(amount)
-  end
+  local money = opts.money or M.money
   local why = opts.why or ''
-  local shown = money((total ~= nil and total ~= vim.NIL) and total or '0')
+  total = amount_or_zero(total)
+  local beside = places_of(opts.alongside or {}, money)
+  local shown = widened(money(total), total, beside)
   local part = number(estimated)
   if part <= 0 then
     return shown, ''
@@ -44,7 +80,7 @@ function M.parts(total, estimated, opts)
   end
   local part = money(estimated)
   local places = math.max(decimals(shown), decimals(part))
-  shown = widened(shown, (total ~= nil and total ~= vim.NIL) and total or '0', places)
+  shown = widened(shown, total, places)
   part = widened(part, estimated, places)
   return shown, (' (%s~%s estimated%s)'):format(opts.of_which and 'of which ' or '', part, why)
 end

@@ -9,6 +9,7 @@ local M = {}
 -- The modules that listen to the daemon's notifications must be loaded before it starts.
 require('switchman.status')
 require('switchman.chat')
+require('switchman.profiles') -- asks for the profile names as a daemon starts
 
 local function set_keymaps()
   local descriptions = require('switchman.commands').by_name

@@ -7,7 +7,8 @@ local workspace = require('switchman.workspace')
 
 local M = {}
 
-local names = {} -- root -> profile names of the last `switchman/profiles` answer (for completion)
+local asking = {} -- root -> true while its names are asked for as its daemon starts
+local names = {} -- root -> { client = id, list = names } of the last `switchman/profiles` answer (for completion)
 
 local FROM = { session = 'chosen for this session', workspace = "the workspace's default", global = 'the global default' }
 
@@ -15,43 +16,46 @@ local function present(v)
   return v ~= nil and v ~= vim.NIL
 end
 
---- Fetch the workspace's profiles; `on_done(err, result)`.
+--- Fetch the workspace's profiles; `on_done(err, result)`. The names are kept for completion, as
+--- the daemon that answered knows them.
 function M.fetch(root, on_done)
+  local asked -- the client asked (an answer of a daemon since stopped is not taken for its successor's)
   client.request(root, protocol.request.profiles, { workspace = workspace.uri(root) }, function(err, result)
-    if result and type(result.profiles) == 'table' then
-      names[root] = vim.tbl_map(function(p)
+    if result and type(result.profiles) == 'table' and asked then
+      names[root] = { client = asked.id, list = vim.tbl_map(function(p)
         return p.name
-      end, result.profiles)
+      end, result.profiles) }
     end
     on_done(err, result)
   end)
+  asked = client.get(root)
 end
 
---- Ask for the workspace's profile names in the background (the chat does as it opens, as it asks
---- for the models), so that completion has them at once.
+--- Ask for the workspace's profile names in the background (as its daemon starts, and as the chat
+--- opens), so that completion has them at once.
 function M.prefetch(root)
   M.fetch(root, function() end)
 end
 
---- The profile names last seen for `root` (nil until they were asked for).
+--- The profile names the workspace's running daemon gave (nil until it answered; nil once it
+--- stopped: a daemon started again may read another profiles.yaml).
 function M.cached(root)
-  return names[root]
+  local seen, running = names[root], client.get(root)
+  return seen and running and seen.client == running.id and seen.list or nil
 end
 
---- The profile names last seen for `root`: from the cache (filled as the chat opened), asked for
---- again in the background; asked for and waited for up to a second when none were seen yet.
+--- Forget the names a stopped daemon gave.
+function M.forget(root)
+  names[root] = nil
+end
+
+--- The profile names for completion, at once (it never waits for the daemon): those the running
+--- daemon gave, asked for again in the background (a profile file may have changed since).
 function M.completions(root)
-  if not client.get(root) then
-    return names[root] or {}
-  end
-  if names[root] then
+  if client.get(root) then
     M.prefetch(root)
-  else
-    client.await(function(done)
-      M.fetch(root, done)
-    end)
   end
-  return names[root] or {}
+  return M.cached(root) or {}
 end
 
 --- The longest description shown in the picker, as tasks and titles elsewhere (less in a narrow
@@ -122,5 +126,25 @@ function M.pick(root)
     end)
   end)
 end
+
+-- The daemon started (its first status) or came back: its profile names are asked for now, so the
+-- first `<Tab>` of `:Switchman profile` has them, before the chat ever opened.
+client.on(protocol.notification.status, function(root)
+  if root and not M.cached(root) and not asking[root] then
+    asking[root] = true
+    M.fetch(root, function()
+      asking[root] = nil
+    end)
+  end
+end)
+
+-- A daemon stopped: the names it gave are not offered (the next may read another profiles.yaml). Those of
+-- the root's next daemon (`:Switchman restart` starts it before the old one exits) stay.
+client.on('exit', function(root)
+  if root and not M.cached(root) then
+    asking[root] = nil
+    M.forget(root)
+  end
+end)
 
 return M

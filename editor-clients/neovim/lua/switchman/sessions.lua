@@ -1,6 +1,7 @@
 --- The workspace's sessions (`switchman/sessions`, workers nested under their planner) and
 --- read-only transcripts (`switchman/session`) with per-turn model and cost.
 local client = require('switchman.client')
+local cost = require('switchman.cost')
 local models = require('switchman.models')
 local protocol = require('switchman.protocol')
 local render = require('switchman.render')
@@ -23,15 +24,17 @@ end
 --- a stop's `cancelled` in words, as the worker line says it).
 local DELEGATION = { failed = 'failed · ', cancelled = 'stopped · ', running = 'running · ', queued = 'queued · ' }
 
---- One line of the session picker.
-function M.describe(root, item, current_id)
+--- One line of the session picker; `alongside`: the costs of the picker's other lines, whose decimals
+--- its cost shares (the daemon's exact figure, with as many decimals as the one that has most).
+function M.describe(root, item, current_id, alongside)
   local s = item.session
   local marker = s.id == current_id and '●' or ' '
   local indent = string.rep('  ', item.depth) .. (item.depth > 0 and '↳ ' or '')
   local last = s.last_model ~= vim.NIL and models.short_name(root, s.last_model) or '-'
   local title = (s.title ~= vim.NIL and s.title ~= '') and s.title or 'Untitled'
-  return ('%s %s%s  %s  (%s%s · $%s · %s)'):format(marker, indent, render.date(s.updated_at), title,
-    DELEGATION[s.delegation_status] or '', render.turns(s.turn_count), s.cost_usd or '0', last)
+  local usd = cost.usds(vim.list_extend({ s.cost_usd }, alongside or {}))[1]
+  return ('%s %s%s  %s  (%s%s · %s · %s)'):format(marker, indent, render.date(s.updated_at), title,
+    DELEGATION[s.delegation_status] or '', render.turns(s.turn_count), usd, last)
 end
 
 --- Open the read-only transcript of a session.
@@ -87,11 +90,14 @@ function M.pick(root, include_workers, how)
     if #items == 0 then
       return vim.notify('Switchman: no sessions in this workspace yet.', vim.log.levels.INFO)
     end
+    local costs = vim.tbl_map(function(item) -- one list: its costs share their decimals
+      return item.session.cost_usd
+    end, items)
     vim.ui.select(items, {
       prompt = how.prompt or 'Switchman sessions',
       kind = 'switchman.session',
       format_item = function(item)
-        return M.describe(root, item, result.current_session_id)
+        return M.describe(root, item, result.current_session_id, costs)
       end,
     }, function(choice)
       if choice then

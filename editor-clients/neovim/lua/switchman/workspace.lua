@@ -68,7 +68,33 @@ function M.config_path(path)
     above, tail = dirname(above), join('.switchman', tail)
   end
   above = M.normalize(above)
-  return (above:sub(-1) == sep and above or above .. sep) .. tail
+  local named = (above:sub(-1) == sep and above or above .. sep) .. tail
+  if basename(dirname(named)) ~= '.switchman' and (tail == 'routing.yaml' or tail == 'profiles.yaml') then
+    return M.through_workspace_link(named)
+  end
+  return named
+end
+
+--- `path` (its folders resolved) named through a workspace's `.switchman` that is a symbolic link to a folder
+--- inside that workspace holding `path`, else `path`: Neovim names a buffer opened as
+--- `<folder>/.switchman/routing.yaml` by the link's target (`<folder>/config/switchman/routing.yaml`), which is
+--- no configuration file by its name. The nearest folder above with such a link wins; a link leading out of its
+--- workspace, or to the workspace itself, is not followed back (as the daemon's `through_workspace_link`).
+function M.through_workspace_link(path)
+  local above = dirname(path)
+  while true do
+    local parent, prefix = dirname(above), above == sep and sep or above .. sep
+    local link = prefix .. '.switchman'
+    local found = uv.fs_lstat(link)
+    local target = found and found.type == 'link' and uv.fs_realpath(link)
+    if target and target:sub(1, #prefix) == prefix and path:sub(1, #target + 1) == target .. sep then
+      return link .. path:sub(#target + 1)
+    end
+    if parent == above then
+      return path
+    end
+    above = parent
+  end
 end
 
 --- 'routing', 'models' or 'profiles' (the user's files), 'workspace' (a `.switchman/routing.yaml`),

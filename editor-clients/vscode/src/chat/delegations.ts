@@ -6,7 +6,7 @@
  * A card shows the tier the worker runs on: when the tier floor capped the tier asked for, both.
  */
 
-import { costParts, formatCost, plural, shortModelName } from '../common/format';
+import { costParts, formatCost, plural, shortModelName, type UsdValue } from '../common/format';
 import { handoffLines, type HandoffLine } from './handoff';
 import { OUTPUT_FOLDED_LINES, terminalText } from './longMessage';
 import type {
@@ -308,15 +308,16 @@ export const DELEGATION_LABELS: Record<DelegationStatus, string> = {
 /**
  * What a card shows (the webview turns this into DOM). With `now` (ms since the epoch), a running
  * worker's time counts on from its last update: the daemon reports it only with the worker's output,
- * and a worker waiting on its model showed the same `0.3s` for minutes.
+ * and a worker waiting on its model showed the same `0.3s` for minutes. `alongside`: the costs of the cards shown
+ * with it (its turn's), whose decimals its cost shares (`$0.00000` beside `$0.00004`, not `$0.00`).
  */
-export function cardView(card: DelegationCard, now?: number): CardView {
+export function cardView(card: DelegationCard, now?: number, alongside: readonly UsdValue[] = []): CardView {
   // Denied by the user when asked to start it: nothing ran, so no turns, cost or time, and not "failed" in red
   // (the user's own answer, which the approval card beside it shows too).
   const denied = card.status === 'failed' && card.error === DENIED;
   const statusLabel = card.stopping ? 'stopping…' : denied ? 'denied' : DELEGATION_LABELS[card.status];
   const meta = [statusLabel];
-  if (!denied) meta.push(plural(card.turns, 'turn'), formatCost(card.costUsd, card.estimatedUsd));
+  if (!denied) meta.push(plural(card.turns, 'turn'), formatCost(card.costUsd, card.estimatedUsd, { alongside }));
   const elapsed = denied ? null : elapsedSeconds(card, now);
   if (elapsed !== null) meta.push(`${elapsed.toFixed(1)}s`);
   let note: string | null = null;

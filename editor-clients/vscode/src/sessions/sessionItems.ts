@@ -1,7 +1,7 @@
 /** How a session looks in the Sessions view (pure). */
 
 import { DELEGATION_LABELS, waitsToStart } from '../chat/delegations';
-import { costParts, plural, readableTime, shortModelName } from '../common/format';
+import { costParts, plural, readableTime, shortModelName, type UsdValue } from '../common/format';
 import type { DelegationParams, Session } from '../protocol/types';
 
 export interface SessionItemView {
@@ -12,10 +12,15 @@ export interface SessionItemView {
   hasChildren: boolean;
 }
 
-export function sessionItemView(session: Session, isCurrent: boolean, now: Date = new Date()): SessionItemView {
+/**
+ * `alongside`: the costs of the sessions listed with it (its level of the view), whose decimals its cost shares
+ * (as `formatUsds` gives them): `$0.00000` beside `$0.00004`, not `$0.00`.
+ */
+export function sessionItemView(session: Session, isCurrent: boolean, now: Date = new Date(),
+  alongside: readonly UsdValue[] = []): SessionItemView {
   const model = session.last_model ? shortModelName(session.last_model) : 'no turns yet';
   // an estimate (calls cut short before the provider reported usage) is not shown as the bill
-  const { amount, note } = costParts(session.cost_usd, session.estimated_usd);
+  const { amount, note } = costParts(session.cost_usd, session.estimated_usd, { alongside });
   const parts = [model, amount + note, relativeTime(session.updated_at, now)];
   if (isCurrent) parts.unshift('current');
   // a worker whose delegation did not end well (or has not ended) says so first: "done" goes without saying

@@ -4,6 +4,7 @@
  * line saying why there is nothing yet (the daemon starting, a request that failed).
  */
 
+import type { UsdValue } from '../common/format';
 import type { Folder, SwitchmanConnection, WorkspaceFolders } from '../common/host';
 import { requestFailure } from '../protocol/errors';
 import { Requests } from '../protocol/methods';
@@ -22,7 +23,8 @@ export interface MessageNode {
 
 export type SessionNode =
   | { kind: 'folder'; folder: Folder }
-  | { kind: 'session'; folder: Folder; session: Session; current: boolean }
+  /** `alongside`: the costs of the sessions listed with it (its level of the tree), whose decimals its cost shares. */
+  | { kind: 'session'; folder: Folder; session: Session; current: boolean; alongside?: readonly UsdValue[] }
   | { kind: 'queued'; delegation: DelegationParams }
   | MessageNode;
 
@@ -80,8 +82,10 @@ export class SessionNodes {
     }
     if (node.kind === 'folder') return this.sessionsOf(node.folder);
     if (node.kind === 'session') {
-      const workers: SessionNode[] = (node.session.workers ?? []).map((worker) => ({
-        kind: 'session', folder: node.folder, session: worker, current: false }));
+      const listed = node.session.workers ?? [];
+      const alongside = listed.map((worker) => worker.cost_usd);
+      const workers: SessionNode[] = listed.map((worker) => ({
+        kind: 'session', folder: node.folder, session: worker, current: false, alongside }));
       const waiting: SessionNode[] = this.showWorkers()
         ? this.queued.of(node.session.id).map((delegation) => ({ kind: 'queued', delegation })) : [];
       return [...workers, ...waiting];
@@ -95,8 +99,10 @@ export class SessionNodes {
       const first = !this.listed.has(folder.uri);
       const result = first ? await this.progress(ask) : await ask();
       this.listed.add(folder.uri);
+      // one list: its costs share their decimals ($0.00 beside $0.00004 read as two kinds of number)
+      const alongside = result.sessions.map((session) => session.cost_usd);
       return result.sessions.map((session) => ({
-        kind: 'session', folder, session, current: session.id === result.current_session_id }));
+        kind: 'session', folder, session, current: session.id === result.current_session_id, alongside }));
     } catch (error) {
       this.listed.delete(folder.uri);
       const { message } = requestFailure(error);

@@ -89,7 +89,7 @@ export class SessionsTree implements vscode.TreeDataProvider<SessionNode>, Dispo
       item.contextValue = 'switchman.queuedWorker';
       return item;
     }
-    const view = sessionItemView(node.session, node.current);
+    const view = sessionItemView(node.session, node.current, undefined, node.alongside);
     const waiting = this.showWorkers() && this.queued.of(node.session.id).length > 0;
     const item = new vscode.TreeItem(view.label, view.hasChildren || waiting
       ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);

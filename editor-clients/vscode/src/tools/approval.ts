@@ -8,6 +8,7 @@
 
 import type { ConnectionState, Disposable } from '../common/host';
 import { Emitter } from '../common/host';
+import { shortModelName } from '../common/format';
 import type { ApplyCodeResult, ApprovalAnswer, ApprovalRecord, ApprovalRequest } from '../protocol/types';
 
 export type ApprovalOutcome = 'pending' | 'allowed_once' | 'allowed_always' | 'denied' | 'withdrawn';
@@ -25,10 +26,12 @@ export interface ApprovalCard {
   command: string | null;
   cwd: string | null;
   task: string | null;
-  /** A delegation's: the tier its worker runs on (after the tier floor). */
+  /** A delegation's: the tier its worker runs on (after the tier floor; the title says when the floor capped it). */
   tier: string | null;
-  /** A delegation's: the tier the planner asked for, when the tier floor lowered it to `tier`. */
-  requestedTier: string | null;
+  /** A delegation's: the model its worker will run on (absent from older daemons and records). */
+  model: string | null;
+  /** A delegation's: what chose `model` when its tier did not (`rule: docs`). */
+  routedBy: string | null;
   workerTools: string[];
   /**
    * The "always" button's label; null for a worker's question: the daemon remembers no answer to
@@ -59,8 +62,8 @@ export function approvalCard(request: ApprovalRequest): ApprovalCard {
     diff: kind === 'edit' ? diffLines(request.diff) : [],
     canOpenDiff: kind === 'edit' && !!request.uri,
     command: request.command ?? null, cwd: request.cwd ?? null,
-    task: request.task ?? null, tier: request.tier ?? null, requestedTier: request.requested_tier ?? null,
-    workerTools: request.worker_tools ?? [],
+    task: request.task ?? null, tier: request.tier ?? null, model: request.model ?? null,
+    routedBy: request.routed_by ?? null, workerTools: request.worker_tools ?? [],
     alwaysLabel: alwaysLabel(request), note, outcome: 'pending', reason: null,
   };
 }
@@ -90,8 +93,8 @@ export function recordedApprovalCard(record: ApprovalRecord, turnId: string, too
   return {
     id: record.id, turnId, tool, kind, title: record.title, diff: kind === 'edit' ? diffLines(record.diff) : [],
     canOpenDiff: false, command: record.command, cwd: record.cwd, task,
-    tier: kind === 'delegation' ? record.tier ?? null : null,
-    requestedTier: kind === 'delegation' ? record.requested_tier ?? null : null, workerTools: record.worker_tools ?? [],
+    tier: kind === 'delegation' ? record.tier ?? null : null, model: kind === 'delegation' ? record.model ?? null : null,
+    routedBy: kind === 'delegation' ? record.routed_by ?? null : null, workerTools: record.worker_tools ?? [],
     alwaysLabel: `Always allow ${tool} in this workspace`, note: null, outcome: RECORDED_OUTCOMES[record.outcome],
     reason: record.reason, ...(record.outcome === 'not_applied' ? { stale: true } : {}),
     ...(record.outcome === 'stopped' ? { stopped: true } : {}),
@@ -108,14 +111,15 @@ export function recordedWorkerCard(record: ApprovalRecord, turnId: string): Appr
 }
 
 /**
- * A delegation card's line under its task: the tier its worker runs on (said capped when the tier floor lowered the
- * planner's: "balanced tier (deep, capped by the tier floor)") and its write and execute tools; null when the card
- * has no tier (rebuilt from a record kept before it was: its title names the tier).
+ * A delegation card's line under its task: the tier its worker runs on, the model it will run on (and what chose it
+ * when its tier did not: "claude-opus-4-7 (rule: docs)") and its write and execute tools; null when the card has no
+ * tier (rebuilt from a record kept before it was: its title names the tier). That the tier floor lowered the planner's
+ * tier is said once, by the title above it ("… balanced worker (deep, capped by the tier floor) …").
  */
 export function workerLine(card: ApprovalCard): string | null {
   if (card.tier === null) return null;
-  const capped = card.requestedTier && card.requestedTier !== card.tier ? ` (${card.requestedTier}, capped by the tier floor)` : '';
-  return `Worker on ${card.tier} tier${capped} · may use ${card.workerTools.join(', ') || 'no write tools'}`;
+  const model = card.model === null ? '' : ` · ${shortModelName(card.model)}${card.routedBy ? ` (${card.routedBy})` : ''}`;
+  return `Worker on ${card.tier} tier${model} · may use ${card.workerTools.join(', ') || 'no write tools'}`;
 }
 
 /**

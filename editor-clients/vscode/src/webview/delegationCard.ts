@@ -1,7 +1,8 @@
 /** The DOM of a delegation card, updated part by part (its content comes from the pure `cardView`). */
 
-import { cardView, ticks, transcriptEnd, waitsToStart, type CardView, type DelegationCard, type WorkerMessage } from '../chat/delegations';
+import { cardView, transcriptEnd, waitsToStart, type CardView, type DelegationCard, type WorkerMessage } from '../chat/delegations';
 import type { HandoffLine } from '../chat/handoff';
+import type { UsdValue } from '../common/format';
 import { el, renderMarkdown } from './render';
 import { containerPart, part, renderParts, setAttributes, type Part } from './parts';
 
@@ -14,11 +15,13 @@ export interface CardActions {
  * A card as a part of its turn (or of the user's delegation entry): updated in place while its worker
  * runs, so a selection, the focused toggle or a collapsed handoff inside it stays. The buttons' actions
  * use the card's id (the part's key) and, for Stop, its worker turn (part of the Stop button's signature).
- * A running worker's time counts on from `now` (only its meta line changes as it does).
+ * A running worker's time counts on from `now` (only its meta line changes as it does). `alongside`: the costs of
+ * the cards shown with it (its turn's), whose decimals its cost shares: a sibling's cost can change its meta line.
  */
-export function delegationCardPart(turnId: string, card: DelegationCard, actions: CardActions, now?: number): Part {
-  const view = cardView(card, now);
-  return containerPart(`card:${card.toolUseId}`, [card, ticks(card) ? view.meta : null], 'div', (element) => {
+export function delegationCardPart(turnId: string, card: DelegationCard, actions: CardActions, now?: number,
+  alongside: readonly UsdValue[] = []): Part {
+  const view = cardView(card, now, alongside);
+  return containerPart(`card:${card.toolUseId}`, [card, view.meta], 'div', (element) => {
     setAttributes(element, { class: `delegation ${view.denied ? 'denied' : card.status}${card.open ? ' open' : ''}`, 'data-tool-use': card.toolUseId, 'data-status': card.status,
       'data-worker': card.workerSessionId ?? '' });
     const parts = [headPart(turnId, card, view, actions), part('task', view.task, () => el('div', { class: 'delegation-task' }, [view.task]))];

@@ -108,7 +108,9 @@ export class TranscriptView {
       if (output) parts.push(part(`output:${tool.id}`, output, () => toolOutput(output)));
     }
     const actions = this.cards;
-    if (actions) for (const card of cards) parts.push(delegationCardPart(turn.id, card, actions, this.now));
+    // one turn's cards are one list: their costs share their decimals
+    const costs = cards.map((card) => card.costUsd);
+    if (actions) for (const card of cards) parts.push(delegationCardPart(turn.id, card, actions, this.now, costs));
     const approvalActions = this.approvals;
     if (approvalActions) {
       for (const card of approvals) parts.push(part(`approval:${card.id}`, card, () => approvalCardElement(card, approvalActions)));

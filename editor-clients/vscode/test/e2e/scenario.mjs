@@ -494,6 +494,8 @@ async function delegateSelectionFromTheEditorMenu(ui, chat, fake) {
   await input.press('Enter');
   const approval = chat.locator('.approval[data-tool="delegate"][data-outcome="pending"]');
   await approval.locator('.approval-title', { hasText: 'Delegate to a fast worker' }).waitFor();
+  // the model the worker will run on, routed before the question: what the user approves is what runs
+  await approval.locator('.approval-worker', { hasText: 'Worker on fast tier · claude-haiku-4-5 · may use' }).waitFor();
   await ui.shot('delegate-selection-approval', approval);
   await approval.locator('.approval-button.allow-once').click();
   await chat.locator('.approval[data-tool="delegate"][data-outcome="allowed_once"]').waitFor();
@@ -548,7 +550,8 @@ async function transcriptSurvivesAReload(ui) {
   // worker still says so.
   const typed = chat.locator('.entry.user', { hasText: '/delegate fast explain this' });
   await typed.locator('xpath=following-sibling::*[1][contains(@class, "approval")]')
-    .filter({ hasText: 'Delegate to a fast worker' }).filter({ hasText: 'Allowed once' }).waitFor();
+    .filter({ hasText: 'Delegate to a fast worker' }).filter({ hasText: 'Allowed once' })
+    .filter({ hasText: 'Worker on fast tier · claude-haiku-4-5' }).waitFor();
   const delegated = typed.locator('xpath=following-sibling::*[2][contains(@class, "delegated")]');
   await delegated.locator('.delegation[data-status="completed"] .delegation-title', { hasText: 'Worker · fast · claude-haiku-4-5' }).waitFor();
   await delegated.locator('xpath=following-sibling::*[1][contains(@class, "command")]')

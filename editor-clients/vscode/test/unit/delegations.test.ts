@@ -68,6 +68,17 @@ describe('delegation cards', () => {
       'a worker stopped before the provider reported usage: its cost is an estimate, and says so');
   });
 
+  it("a turn's cards give their costs the same decimals, each keeping its value", () => {
+    const [failed] = applyDelegation([], update({ phase: 'ended', status: 'failed', cost_usd: '0', elapsed_seconds: 0.2,
+      error: 'worker_error' }), []);
+    const [done] = applyDelegation([], update({ tool_use_id: 'toolu_2', phase: 'ended', status: 'completed', cost_usd: '0.00012',
+      elapsed_seconds: 4.9 }), []);
+    const costs = [failed.costUsd, done.costUsd];
+    assert.deepEqual([cardView(failed, undefined, costs).meta, cardView(done, undefined, costs).meta],
+      ['failed · 1 turn · $0.00000 · 0.2s', 'done · 1 turn · $0.00012 · 4.9s'], 'it read $0.00 beside $0.00012');
+    assert.equal(cardView(failed).meta, 'failed · 1 turn · $0.00 · 0.2s', 'alone: as before');
+  });
+
   it('a running worker\'s time counts on between the daemon\'s updates, and stops with the worker', () => {
     // The daemon reports the time with the worker's output only: one waiting on its model showed 0.3s for minutes.
     const [running] = applyDelegation([], update({ elapsed_seconds: 0.3 }), [], 1_000_000);

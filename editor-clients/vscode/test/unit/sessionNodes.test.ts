@@ -56,6 +56,19 @@ describe('the Sessions view', () => {
     assert.deepEqual(seenInProgress, [true, false, true]);
   });
 
+  it('gives each session the costs of its level of the view, whose decimals its cost shares', async () => {
+    const worker = (id: string, cost_usd: string) => ({ ...session, id, cost_usd, is_worker: true }) as Session;
+    const planner = { ...session, cost_usd: '0.000040', workers: [worker('W1', '0.000000'), worker('W2', '0.001000')] } as Session;
+    const connection = new FakeConnection().answer(Requests.sessions, () => ({
+      sessions: [planner, { ...session, id: 'S2', cost_usd: '0.010000' }], current_session_id: 'S1' }));
+    const { nodes } = view(connection);
+    const listed = await nodes.children();
+    assert.deepEqual(listed.map((n) => n.kind === 'session' && n.alongside), [['0.000040', '0.010000'], ['0.000040', '0.010000']]);
+    const workers = await nodes.children(listed[0]);
+    assert.deepEqual(workers.map((n) => n.kind === 'session' && n.alongside), [['0.000000', '0.001000'], ['0.000000', '0.001000']],
+      "a planner's workers are a list of their own");
+  });
+
   it('says a listing that failed, with the reason and a retry, and shows progress on the retry', async () => {
     const connection = new FakeConnection().answer(Requests.sessions, () => {
       throw Object.assign(new Error('Unknown workspace'), { data: { code: 'unknown_workspace' } });

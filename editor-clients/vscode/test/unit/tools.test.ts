@@ -101,13 +101,27 @@ describe('approval cards', () => {
     assert.match(worker.note ?? '', /never remembered/);
   });
 
-  it('name a delegation\'s worker tier as it will run, said capped when the tier floor lowered the planner\'s', () => {
+  it('name a delegation\'s worker tier as it will run, said capped once when the tier floor lowered the planner\'s', () => {
     assert.equal(workerLine(approvalCard(DELEGATE)), 'Worker on fast tier · may use edit_file, run_command');
     const capped = approvalCard({ ...DELEGATE, title: 'Delegate to a balanced worker (deep, capped by the tier floor) that may '
       + 'change files and run commands', tier: 'balanced', requested_tier: 'deep' });
-    assert.equal(workerLine(capped), 'Worker on balanced tier (deep, capped by the tier floor) · may use edit_file, run_command',
+    assert.equal(workerLine(capped), 'Worker on balanced tier · may use edit_file, run_command',
       'the tier it runs on, as its chain says: not "deep", the one asked for');
+    assert.equal(`${capped.title}\n${workerLine(capped)}`.split('capped by the tier floor').length - 1, 1,
+      'the card says the floor capped it once: its title says it, its worker line no longer repeats it');
     assert.equal(workerLine(approvalCard(EDIT)), null);
+  });
+
+  it('name the model a delegation\'s worker will run on, and what chose it when its tier did not', () => {
+    const routed = approvalCard({ ...DELEGATE, model: 'anthropic:claude-haiku-4-5', routed_by: null });
+    assert.equal(workerLine(routed), 'Worker on fast tier · claude-haiku-4-5 · may use edit_file, run_command',
+      'what will actually run, not only the tier');
+    const ruled = approvalCard({ ...DELEGATE, model: 'anthropic:claude-opus-4-7', routed_by: 'rule: docs' });
+    assert.equal(workerLine(ruled), 'Worker on fast tier · claude-opus-4-7 (rule: docs) · may use edit_file, run_command',
+      'a rule matching the task chose a model the fast tier does not have: said so');
+    const capped = approvalCard({ ...DELEGATE, title: 'Delegate to a balanced worker (deep, capped by the tier floor) that may '
+      + 'change files and run commands', tier: 'balanced', requested_tier: 'deep', model: 'anthropic:claude-sonnet-4-6' });
+    assert.equal(workerLine(capped), 'Worker on balanced tier · claude-sonnet-4-6 · may use edit_file, run_command');
   });
 
   it('say how the question ended', () => {

@@ -175,15 +175,15 @@ describe('transcriptEntries', () => {
   it('rebuilds a delegation\'s card whose tier the tier floor capped as the question said it', () => {
     const start: ApprovalRecord = { id: 'A1', title: 'Delegate to a balanced worker (deep, capped by the tier floor) that may change files',
       outcome: 'allowed_once', reason: null, command: null, cwd: null, path: null, tier: 'balanced', requested_tier: 'deep',
-      worker_tools: ['edit_file'] };
+      model: 'anthropic:claude-sonnet-4-6', routed_by: null, worker_tools: ['edit_file'] };
     const messages = [detail.messages[0],
       { ...detail.messages[1], content: [{ type: 'tool_use' as const, id: 'toolu_d', name: 'delegate', input: { task: 'Bump', tier: 'deep' } }] },
       { ...detail.messages[2], content: [{ type: 'tool_result' as const, tool_use_id: 'toolu_d', content: 'bumped', is_error: false,
         approval: start }] }];
     const [card] = transcriptEntries({ ...detail, turns: [turn('T1', 1)], messages })
       .flatMap((e) => (e.kind === 'approval' ? [e.card] : []));
-    assert.equal(workerLine(card), 'Worker on balanced tier (deep, capped by the tier floor) · may use edit_file',
-      'the tier the worker ran on, not the deep the planner asked for');
+    assert.equal(workerLine(card), 'Worker on balanced tier · claude-sonnet-4-6 · may use edit_file',
+      'the tier and model the worker ran on, not the deep the planner asked for (its title says once that the floor capped it)');
   });
 
   it('shows the user\'s message as the daemon recorded it, as typed: the @alias once, /route override as sent', () => {
@@ -438,6 +438,17 @@ describe('session items', () => {
     const all = sessionItemView({ ...session, estimated_usd: session.cost_usd }, false, new Date('2026-05-08T14:33:19Z'));
     assert.equal(all.description, 'claude-haiku-4-5 · ~$0.041 (estimated) · 10 min ago', 'all of it estimated: said once');
     assert.match(all.tooltip, / · ~\$0\.041 \(estimated\)/);
+  });
+
+  it('give the costs of one level of the view the same decimals, each keeping its value', () => {
+    const now = new Date('2026-05-08T14:33:19Z');
+    const listed = [{ ...session, cost_usd: '0.000000' }, { ...session, id: 'S2', cost_usd: '0.000040' }];
+    const alongside = listed.map((s) => s.cost_usd);
+    assert.deepEqual(listed.map((s) => sessionItemView(s, false, now, alongside).description),
+      ['claude-haiku-4-5 · $0.00000 · 10 min ago', 'claude-haiku-4-5 · $0.00004 · 10 min ago'], 'it read $0.00 beside $0.00004');
+    assert.equal(sessionItemView(session, false, now, ['0.000040']).description, 'claude-haiku-4-5 · $0.04120 · 10 min ago',
+      '$0.041 keeps its digits');
+    assert.equal(sessionItemView(session, false, now).description, 'claude-haiku-4-5 · $0.041 · 10 min ago', 'alone: as before');
   });
 
   it('list a planner\'s delegations waiting for a worker slot (then for approval) under it, until they start or end', () => {

@@ -609,6 +609,9 @@ local function completion_items(root, prefix)
   for _, model in ipairs(known) do
     add('/model ' .. ((model.aliases or {})[1] or model.id), model.id)
   end
+  for _, name in ipairs(profiles.cached(root) or {}) do -- asked for as the daemon started
+    add('/profile ' .. name, 'profile')
+  end
   return items
 end
 

@@ -47,13 +47,23 @@ function View:valid()
   return vim.api.nvim_buf_is_valid(self.transcript) and vim.api.nvim_buf_is_valid(self.input)
 end
 
---- Keep windows that show the end of the transcript at its end.
+--- Keep windows that show the end of the transcript at its end. One in another tab page (you work
+--- elsewhere while it answers) has its cursor set from inside it, so that what it shows follows too:
+--- set from outside, its cursor went to the end but the window went on showing the part it showed, also
+--- once you were back in its tab page.
 function View:follow()
   local last = vim.api.nvim_buf_line_count(self.transcript)
+  local tab = vim.api.nvim_get_current_tabpage()
   for _, win in ipairs(vim.fn.win_findbuf(self.transcript)) do
     local row = vim.api.nvim_win_get_cursor(win)[1]
     if win ~= vim.api.nvim_get_current_win() or row >= self.followed_row or row == last then
-      vim.api.nvim_win_set_cursor(win, { last, 0 })
+      if vim.api.nvim_win_get_tabpage(win) ~= tab then
+        vim.api.nvim_win_call(win, function()
+          vim.api.nvim_win_set_cursor(0, { last, 0 })
+        end)
+      else
+        vim.api.nvim_win_set_cursor(win, { last, 0 })
+      end
     end
   end
   self.followed_row = last

@@ -62,7 +62,8 @@ end
 --- while it waits for a worker slot
 --- `  … worker fast · waiting for a worker slot · queued · 0 turns · $0.00 · 0.4s — Rename foo — waiting for a free worker: 2 of 2 running`,
 --- then, when its worker may change things, `  … worker fast · waiting for approval · awaiting approval · …`.
-function M.line(root, update)
+--- `alongside`: the costs of the lines shown with it (its turn's), whose decimals its cost shares.
+function M.line(root, update, alongside)
   -- A worker that ended without a model never started (denied, stopped while it waited, no
   -- model for its tier): it is not still choosing one.
   local model = present(update.model_name) and update.model_name
@@ -77,7 +78,7 @@ function M.line(root, update)
     WORDS[update.status] or update.status,
     ('%d turn%s'):format(turns, turns == 1 and '' or 's'),
     -- the part Switchman estimated (calls cut short before the provider reported usage) is named
-    cost.line(update.cost_usd, update.estimated_usd, { money = M.usd }),
+    cost.line(update.cost_usd, update.estimated_usd, { money = M.usd, alongside = alongside }),
   }
   if present(update.elapsed_seconds) then
     table.insert(parts, ('%.1fs'):format(tonumber(update.elapsed_seconds) or 0))
@@ -160,11 +161,12 @@ end
 --- model, turns and cost. A call refused for its arguments (`delegate refused: …`) started no
 --- worker and has no record: it gets no line, as live (its tool line shows the refusal).
 function M.stored(root, detail)
-  local calls, results, refused, out = {}, {}, {}, {}
+  local calls, results, refused, turn_of, out = {}, {}, {}, {}, {}
   for _, message in ipairs(detail.messages or {}) do
     for _, block in ipairs(message.content or {}) do
       if block.type == 'tool_use' and block.name == 'delegate' then
         calls[block.id] = type(block.input) == 'table' and block.input or {}
+        turn_of[block.id] = present(message.turn_id) and message.turn_id or false
       elseif block.type == 'tool_result' then
         -- the planner was told `delegate failed: <error>`; a stopped worker is `cancelled_by_user`
         local failure = block.is_error == true and (tostring(block.content or ''):match('^delegate failed: ([%w_]+)') or 'failed')
@@ -174,7 +176,7 @@ function M.stored(root, detail)
       end
     end
   end
-  local workers, recorded = workers_by_call(detail), records(detail)
+  local workers, recorded, shown, costs = workers_by_call(detail), records(detail), {}, {}
   for id, input in pairs(calls) do
     local worker, record = workers[id] or {}, recorded[id] or {}
     if refused[id] and not present(record.status) and not workers[id] then
@@ -193,10 +195,15 @@ function M.stored(root, detail)
       -- still waiting, or why it ended (an interrupted one's detail is its turn's own failure)
       detail = present(record.detail) and record.error ~= 'interrupted' and record.detail or nil,
     }
-    -- `unanswered`: no result was stored (the daemon died first); the line goes under the call
-    out[id] = { M.line(root, update), hl = HIGHLIGHT[update.status], unanswered = results[id] == nil,
-      questions = M.questions(record) }
+    shown[id], update.turn_id = { update = update, record = record }, turn_of[id]
+    costs[turn_of[id]] = costs[turn_of[id]] or {}
+    table.insert(costs[turn_of[id]], update.cost_usd) -- a turn's worker lines share their decimals, as live
     ::next_call::
+  end
+  for id, item in pairs(shown) do
+    -- `unanswered`: no result was stored (the daemon died first); the line goes under the call
+    out[id] = { M.line(root, item.update, costs[item.update.turn_id]), hl = HIGHLIGHT[item.update.status],
+      unanswered = results[id] == nil, questions = M.questions(item.record) }
   end
   return out
 end
@@ -204,7 +211,7 @@ end
 --- The user's own delegations (`/delegate`) of a stored session, oldest first, each as
 --- `{ started_at, line }`: they have no tool call, so the session's records are all there is.
 function M.stored_by_user(root, detail)
-  local workers, out = workers_by_call(detail), {}
+  local workers, out, costs = workers_by_call(detail), {}, {}
   for _, record in ipairs(present(detail.delegations) and detail.delegations or {}) do
     if record.source == 'user' then
       local worker = workers[record.tool_use_id] or {}
@@ -213,9 +220,14 @@ function M.stored_by_user(root, detail)
         cost_usd = worker.cost_usd or '0', estimated_usd = worker.estimated_usd,
         elapsed_seconds = M.recorded_seconds(record) or vim.NIL,
       })
-      table.insert(out, { started_at = record.started_at, line = { M.line(root, update), hl = HIGHLIGHT[record.status] },
-        approval = record.approval, questions = M.questions(record) })
+      table.insert(costs, update.cost_usd)
+      table.insert(out, { started_at = record.started_at, update = update, approval = record.approval,
+        questions = M.questions(record) })
     end
+  end
+  for _, item in ipairs(out) do -- their lines share their decimals, as live (they belong to no turn)
+    item.line = { M.line(root, item.update, costs), hl = HIGHLIGHT[item.update.status] }
+    item.update = nil
   end
   return out
 end
@@ -373,17 +385,37 @@ local function elapsed_now(update)
   return (tonumber(update.elapsed_seconds) or 0) + (vim.loop.now() - update.received_at) / 1000
 end
 
+--- The turn a delegation belongs to (false for a `/delegate`'s: the user's own belong to none).
+local function turn_of(update)
+  return present(update.turn_id) and update.turn_id or false
+end
+
+--- The costs of the chat's delegations of `update`'s turn (with `update`'s own, once it is shown):
+--- its worker lines show them with the same decimals, as `:Switchman workers` and VS Code do.
+local function turn_costs(chat, update)
+  local out, turn = {}, turn_of(update)
+  for _, known in pairs(chat.workers or {}) do
+    if turn_of(known.update) == turn then
+      table.insert(out, known.update.cost_usd)
+    end
+  end
+  return out
+end
+
 --- Draw a shown delegation's line again, from `shown` (its last update, or that update with its
---- time counted on).
+--- time counted on); nothing when it reads as it did.
 local function redraw(chat, known, shown)
   local bufnr = chat.view.transcript
   local pos = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, known.mark, {})
   if not pos or not pos[1] then
     return -- the line was cleared (new session)
   end
-  local entry = { M.line(chat.root, shown), hl = HIGHLIGHT[shown.status] or 'SwitchmanTool' }
+  local entry = { M.line(chat.root, shown, turn_costs(chat, shown)), hl = HIGHLIGHT[shown.status] or 'SwitchmanTool' }
   local row = pos[1]
   local old = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
+  if old == entry[1] then
+    return
+  end
   local modifiable = vim.bo[bufnr].modifiable
   vim.bo[bufnr].modifiable = true
   -- set_text keeps the extmark (and any line the answer streams after it) where it is.
@@ -396,6 +428,23 @@ end
 
 local function live(update)
   return update.status == 'running' or M.waits_to_start(update.status)
+end
+
+--- A delegation's last update, with its time counted on while it runs or waits.
+local function now_shown(update)
+  if live(update) and present(update.elapsed_seconds) then
+    return vim.tbl_extend('force', update, { elapsed_seconds = elapsed_now(update) })
+  end
+  return update
+end
+
+--- Draw the other lines of `update`'s turn again: a cost that needs more decimals gives them to all.
+local function redraw_turn(chat, update)
+  for id, known in pairs(chat.workers) do
+    if id ~= update.tool_use_id and turn_of(known.update) == turn_of(update) then
+      redraw(chat, known, now_shown(known.update))
+    end
+  end
 end
 
 --- Once a second while a delegation of the chat runs or waits to start, its line's time goes on:
@@ -415,7 +464,7 @@ local function keep_time(chat)
     for _, known in pairs(chat.view:valid() and chat.workers or {}) do
       if live(known.update) and present(known.update.elapsed_seconds) then
         any = true
-        redraw(chat, known, vim.tbl_extend('force', known.update, { elapsed_seconds = elapsed_now(known.update) }))
+        redraw(chat, known, now_shown(known.update))
       end
     end
     if not any then
@@ -439,7 +488,8 @@ function M.show(chat, update)
     restate_start_question(chat, known, update)
     known.update = update
     known.model_name = update.model_name or (present(update.model) and models.short_name(chat.root, update.model) or nil)
-    return redraw(chat, known, update)
+    redraw(chat, known, update)
+    return redraw_turn(chat, update)
   end
   local entries, start_question = {}, nil
   local asked = start_questions[update.tool_use_id] -- a `/delegate`'s question, answered: above its line
@@ -447,7 +497,9 @@ function M.show(chat, update)
   if asked and update.source == 'user' then
     entries, start_question = start_question_lines(asked, update)
   end
-  table.insert(entries, { M.line(chat.root, update), hl = HIGHLIGHT[update.status] or 'SwitchmanTool' })
+  local costs = turn_costs(chat, update)
+  table.insert(costs, update.cost_usd)
+  table.insert(entries, { M.line(chat.root, update, costs), hl = HIGHLIGHT[update.status] or 'SwitchmanTool' })
   local bufnr = chat.view.transcript
   local row = row_before_later_calls(chat, update)
   if row then
@@ -460,6 +512,7 @@ function M.show(chat, update)
   local mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { right_gravity = false })
   chat.workers[update.tool_use_id] = { update = update, mark = mark, start_question = start_question,
     model_name = present(update.model) and models.short_name(chat.root, update.model) or nil }
+  redraw_turn(chat, update)
 end
 
 --- How the daemon records a delegation it ends as it exits (`:Switchman restart`), by its status then.
@@ -557,23 +610,39 @@ function M.not_stopped(status)
   return ('Switchman: the worker was not stopped (%s).'):format(tostring(status)), vim.log.levels.WARN
 end
 
---- One row of the workers list: a stored worker session, or a live delegation.
-function M.describe(root, item)
+--- What a row of the workers list shows of a live delegation (`item.live`), or nil for a stored one.
+local function live_row(item)
   local live = item.live
+  if not live then
+    return nil
+  end
+  -- one still running or waiting: its time now, not at its last update (seconds ago, maybe)
+  if (live.status == 'running' or M.waits_to_start(live.status)) and present(live.elapsed_seconds)
+      and live.received_at then
+    return vim.tbl_extend('force', live, { elapsed_seconds = elapsed_now(live) })
+  elseif item.session then
+    -- one that ended: its cost as recorded, which can have grown since its last update (the
+    -- call a killed daemon cut off is charged by the next one)
+    return vim.tbl_extend('force', live, {
+      cost_usd = item.session.cost_usd, estimated_usd = item.session.estimated_usd,
+      turns = item.session.turn_count or live.turns,
+    })
+  end
+  return live
+end
+
+--- The cost a row of the workers list shows.
+function M.row_cost(item)
+  local live = live_row(item)
+  return live and live.cost_usd or item.session.cost_usd
+end
+
+--- One row of the workers list: a stored worker session, or a live delegation. `alongside`: the costs
+--- of the list's rows (M.row_cost), whose decimals its cost shares.
+function M.describe(root, item, alongside)
+  local live = live_row(item)
   if live then
-    -- one still running or waiting: its time now, not at its last update (seconds ago, maybe)
-    if (live.status == 'running' or M.waits_to_start(live.status)) and present(live.elapsed_seconds)
-        and live.received_at then
-      live = vim.tbl_extend('force', live, { elapsed_seconds = elapsed_now(live) })
-    elseif item.session then
-      -- one that ended: its cost as recorded, which can have grown since its last update (the
-      -- call a killed daemon cut off is charged by the next one)
-      live = vim.tbl_extend('force', live, {
-        cost_usd = item.session.cost_usd, estimated_usd = item.session.estimated_usd,
-        turns = item.session.turn_count or live.turns,
-      })
-    end
-    return (M.line(root, live):gsub('^%s+', ''))
+    return (M.line(root, live, alongside):gsub('^%s+', ''))
   end
   local s = item.session
   local record = item.record
@@ -582,12 +651,13 @@ function M.describe(root, item)
       model = present(record.model) and record.model or s.last_model, turns = s.turn_count or 0,
       cost_usd = s.cost_usd, detail = present(record.detail) and record.error ~= 'interrupted' and record.detail or vim.NIL,
       elapsed_seconds = M.recorded_seconds(record) or vim.NIL,
-    })):gsub('^%s+', ''))
+    }), alongside):gsub('^%s+', ''))
   end
   local model = present(s.last_model) and models.short_name(root, s.last_model) or '-'
   local title = present(s.title) and s.title ~= '' and s.title or 'Worker session'
+  local usd = cost.usds(vim.list_extend({ s.cost_usd }, alongside or {}), M.usd)[1]
   return ('worker · %s · %d turn%s · %s — %s'):format(model, s.turn_count or 0, s.turn_count == 1 and '' or 's',
-    M.usd(s.cost_usd), clip(title, 60))
+    usd, clip(title, 60))
 end
 
 --- The workers of `session_id` from a `switchman/sessions` answer, merged with the live ones
@@ -644,11 +714,12 @@ function M.pick(root)
       return vim.notify('Switchman: this session has no workers yet.', vim.log.levels.INFO)
     end
     local function choose()
+      local costs = vim.tbl_map(M.row_cost, items) -- one list: its costs share their decimals
       vim.ui.select(items, {
         prompt = 'Switchman workers',
         kind = 'switchman.worker',
         format_item = function(item)
-          return M.describe(root, item)
+          return M.describe(root, item, costs)
         end,
       }, function(choice)
         if choice then

@@ -275,6 +275,11 @@ function M.handle(_, request, _, root)
   elseif request.tool_class == 'write' and given(request.path) then
     tab = M.show_diff(request)
   end
+  if tab then
+    -- drawn before the question is asked: a prompt (vim.ui.select's inputlist) waits without drawing,
+    -- so the screen went on showing the chat and the diff stayed hidden behind the question about it
+    vim.cmd('redraw')
+  end
   M.ask(request, function(result)
     answer = answer or result
     state.wake()

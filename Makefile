@@ -46,7 +46,8 @@ pytest: $(STAMP) system-deps
 	$(BIN)/python -m pytest -q
 
 # Every benchmark, each figure beside its reference measured in the same run (a few minutes;
-# the editing one installs yaml-language-server into bench/node_modules on first use).
+# nothing is downloaded: the editing one compares with yaml-language-server once it is
+# installed by `.venv/bin/python bench/bench_editing.py --install-yaml-ls`, and says so until).
 bench: $(STAMP)
 	$(BIN)/python bench/bench_routing.py
 	PYTHONPATH=. $(BIN)/python bench/bench_daemon.py

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+from bench_support import REPO, at_least, machine
 from lean_client import LeanClient
 from lsprotocol import types
 from pytest_lsp import client_capabilities
@@ -60,7 +61,7 @@ def fake_provider(folder: Path) -> Iterator[str]:
     """The fake provider in a separate process; yields its base URL."""
     port_file = folder / "port"
     process = subprocess.Popen([sys.executable, "-m", "tests.support.fake_provider", "--port",
-                                "0", "--port-file", str(port_file)],
+                                "0", "--port-file", str(port_file)], cwd=REPO,  # finds tests/
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
@@ -77,6 +78,10 @@ def fake_provider(folder: Path) -> Iterator[str]:
 BARE_PYGLS = ("from pygls.lsp.server import LanguageServer; "
               "LanguageServer('bare', '1').start_io()")
 IDLE_SECONDS = 3.0
+WARM_TURNS = 5
+"""Turns through the daemon before the timed ones (each in a new session)."""
+MEMORY_SESSIONS = 50
+"""Sessions (a turn each) after which the daemon's memory is measured."""
 
 
 def settle_client() -> None:
@@ -249,7 +254,7 @@ async def first_tokens(sdk: anthropic.AsyncAnthropic, client: SwitchmanClient,
             direct.append(await sdk_direct(sdk))
             same.append(await sdk_same_request(sdk, body, run))
             daemon.append(await through_daemon(client, workspace, run))
-            if run + 5 == 50:
+            if run + WARM_TURNS == MEMORY_SESSIONS:
                 memory = (rss_mb(pid), tree_rss_mb(pid))
     return direct, same, daemon, (cpu_seconds(pid) - cpu_before) / runs * 1e3, memory
 
@@ -294,6 +299,26 @@ def lean_row(same: list[float], leanly: list[float]) -> str:
             "ms | ≤ 1 ms / ≤ 3 ms |")
 
 
+def memory_rows(runs: int, initialize: float, idle: tuple[float, float],
+                after: tuple[float, float]) -> str:
+    """The table rows of the daemon's resident memory (MiB): at initialize, idle (the daemon,
+    with its children) and after ``MEMORY_SESSIONS`` sessions (the same), which a run of
+    fewer turns does not reach: said so, rather than printed as "nan MiB"."""
+    reached = runs + WARM_TURNS >= MEMORY_SESSIONS
+    unmeasured = f"not measured (--runs {MEMORY_SESSIONS - WARM_TURNS} or more)"
+    alone = f"{after[0]:.1f} MiB" if reached else unmeasured
+    tree = f"{after[1]:.1f} MiB" if reached else unmeasured
+    grown = f"{after[0] - initialize:+.1f} MiB" if reached else "—"
+    return (f"| resident memory, idle {IDLE_SECONDS:.0f} s after initialize, keys set | "
+            f"{idle[0]:.1f} MiB | at initialize: {initialize:.1f} MiB | "
+            f"{idle[0] - initialize:+.1f} MiB (the engine) | ≤ 60 MB |\n"
+            f"| resident memory after {MEMORY_SESSIONS} sessions (a turn each) | {alone} | at "
+            f"initialize: {initialize:.1f} MiB | {grown} | ≤ 120 MB |\n"
+            f"| the same with the daemon's child processes (config check process): idle / "
+            f"after {MEMORY_SESSIONS} sessions | {idle[1]:.1f} MiB / {tree} | the daemon alone: "
+            f"{idle[0]:.1f} MiB / {alone} | — | — |")
+
+
 async def main(runs: int, spawns: int) -> None:
     """Run the benchmarks and print a Markdown table."""
     with tempfile.TemporaryDirectory() as tmp, fake_provider(Path(tmp)) as base_url:
@@ -322,7 +347,7 @@ async def main(runs: int, spawns: int) -> None:
         await asyncio.sleep(IDLE_SECONDS)  # anything started in the background has run
         idle_rss, idle_tree = rss_mb(pid), tree_rss_mb(pid)
         sdk = anthropic.AsyncAnthropic(api_key="bench", base_url=base_url, max_retries=0)
-        for run in range(5):  # warm up both paths: SDK imports, connections, caches
+        for run in range(WARM_TURNS):  # warm up both paths: SDK imports, connections, caches
             await sdk_direct(sdk)
             await through_daemon(client, workspace, run)
         body = daemon_request(base_url)
@@ -344,7 +369,7 @@ async def main(runs: int, spawns: int) -> None:
     request_kb = len(json.dumps(body)) / 1024
     b50, _ = summary(bare)
     i50, _ = summary(ours)
-    print(f"python {sys.version.split()[0]}, load {os.getloadavg()[0]:.1f}\n")
+    print(f"{machine()}\n")
     print("| benchmark | figure | reference (same run) | result | goal |")
     print("|---|---|---|---|---|")
     print(f"| time to first delta through switchman serve ({runs} turns): p50 / p99 | "
@@ -356,24 +381,21 @@ async def main(runs: int, spawns: int) -> None:
           f"added (paired): {r50:.2f} / {r99:.2f} ms | ≤ 1 ms / ≤ 3 ms |")
     print(lean_row(lean_same, leanly))
     print(f"| the daemon's CPU per turn (a new session, the message, its answer), from /proc "
-          f"| {cpu_per_turn:.2f} ms | — | — | — |")
+          f"| {cpu_per_turn:.2f} ms | — (informational) | — | — |")
     print(f"| spawn → initialize result ({spawns} spawns): p50 | {i50:.0f} ms | bare pygls 2 "
           f"server: {b50:.0f} ms | {i50 / b50:.2f}x | ≤ 1.1x |")
     print(f"| first turn right after initialize: time to first delta | {first_turn * 1e3:.0f} ms"
           f" | warmed turns' p50: {s50:.2f} ms | {first_turn * 1e3 - s50:+.0f} ms | — |")
-    print(f"| resident memory, idle {IDLE_SECONDS:.0f} s after initialize, keys set | "
-          f"{idle_rss:.1f} MiB | at initialize: {initialize_rss:.1f} MiB | "
-          f"{idle_rss - initialize_rss:+.1f} MiB (the engine) | ≤ 60 MB |")
-    print(f"| resident memory after 50 sessions (a turn each) | {sessions_rss:.1f} MiB | — | — "
-          "| ≤ 120 MB |")
-    print(f"| the same with the daemon's child processes (config check process): idle / "
-          f"after 50 sessions | {idle_tree:.1f} / {sessions_tree:.1f} MiB | the daemon alone: "
-          f"{idle_rss:.1f} / {sessions_rss:.1f} MiB | — | — |")
+    print(memory_rows(runs, initialize_rss, (idle_rss, idle_tree),
+                      (sessions_rss, sessions_tree)))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=100)
-    parser.add_argument("--spawns", type=int, default=10)
+    parser.add_argument("--runs", type=at_least(1), default=100,
+                        help=f"timed turns (default 100; the memory after {MEMORY_SESSIONS} "
+                        f"sessions needs {MEMORY_SESSIONS - WARM_TURNS})")
+    parser.add_argument("--spawns", type=at_least(1), default=10,
+                        help="daemons and bare servers started (default 10)")
     arguments = parser.parse_args()
     asyncio.run(main(arguments.runs, arguments.spawns))

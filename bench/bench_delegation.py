@@ -23,12 +23,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 from collections.abc import AsyncIterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+
+from bench_support import at_least, machine
 
 from switchman.engine.providers.base import Finished, ProviderRequest, StreamEvent
 from switchman.engine.service import Switchman
@@ -45,6 +46,8 @@ REWRITE_TOKENS = 900
 """Tokens of each rewritten provider (written in both runs)."""
 PLANNER_CONTEXT = 6000
 """System prompt, tools, the auth module's overview and the user's request."""
+WARM_UP = 3
+"""Steps of each kind run before the timed ones (imports, caches)."""
 
 
 def make_workspace(root: Path) -> Path:
@@ -143,7 +146,7 @@ async def step_gaps(runs: int, tool: str) -> list[float]:
             await service.chat(workspace, None, f"@opus step {run}")
             gaps.append(adapter.request_times[first + 1] - adapter.finished_at[first])
         service.store.db.close()
-    return gaps[3:]  # the first runs warm caches and imports
+    return gaps[WARM_UP:]  # the first runs warm caches and imports
 
 
 def p50_p90(samples: list[float]) -> tuple[float, float]:
@@ -161,7 +164,7 @@ async def main(runs: int) -> None:
     delegate = await step_gaps(runs, "delegate")
     r50, r90 = p50_p90(reference)
     d50, d90 = p50_p90(delegate)
-    print(f"python {sys.version.split()[0]}\n")
+    print(f"{machine()}\n")
     print("| workload (spec 001 §12) | cost |")
     print("|---|---|")
     print(f"| planner on Opus alone | ${alone:.6f} |")
@@ -178,5 +181,6 @@ async def main(runs: int) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=60)
+    parser.add_argument("--runs", type=at_least(WARM_UP + 1), default=60,
+                        help=f"steps of each kind, the first {WARM_UP} not counted (default 60)")
     asyncio.run(main(parser.parse_args().runs))

@@ -1,9 +1,11 @@
 """Editing benchmark: didChange -> publishDiagnostics on a 3,000-line routing.yaml.
 
 Drives the real ``switchman serve`` over stdio (diagnostics delay set to 0 so
-the debounce is excluded) and, in the same run, yaml-language-server (npm,
-installed into bench/node_modules on first use) checking the same file
-against the JSON Schema Switchman ships. Both get the identical sequence of
+the debounce is excluded) and, in the same run, yaml-language-server checking
+the same file against the JSON Schema Switchman ships. The reference is an npm
+package, installed once into bench/node_modules with ``--install-yaml-ls`` (the
+one step that needs the network); without it, the run says so and prints
+Switchman's figures alone. Both get the identical sequence of
 incremental edits: typing and deleting a character inside a rule, and adding
 and removing a line above a rule. Each edit waits for its diagnostics before
 the next one, so the figures are latencies, not throughput.
@@ -17,13 +19,16 @@ opened, so the figures are steady-state typing latencies: the daemon imports
 provider SDKs in a background thread at start-up (about 100,000 objects), and
 edits made during that second compete with it for the GIL.
 
-Run: ``.venv/bin/python bench/bench_editing.py`` (``--edits N``, ``--no-yaml-ls``).
+Run: ``.venv/bin/python bench/bench_editing.py`` (``--edits N``, ``--no-yaml-ls``,
+``--yaml-ls FOLDER``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import math
 import os
 import random
 import re
@@ -38,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_routing import three_thousand_lines  # the same file as the re-validation bench
+from bench_support import at_least, between, machine
 from lean_client import LeanClient
 
 BENCH = Path(__file__).resolve().parent
@@ -144,12 +150,13 @@ async def run_switchman(folder: Path, text: str, script: list[Edit],
         await server.stop()
 
 
-async def run_yaml_ls(folder: Path, text: str, script: list[Edit],
+async def run_yaml_ls(installed: Path, folder: Path, text: str, script: list[Edit],
                       warmup: float) -> tuple[list[float], int]:
-    """yaml-language-server, validating against the shipped JSON Schema."""
+    """yaml-language-server (installed in ``installed``), validating against the shipped
+    JSON Schema."""
     settings = {"yaml": {"validate": True, "hover": True, "completion": True,
                          "format": {"enable": False}, "schemas": {}}}
-    server = await start(["node", str(YAML_LS / "bin" / "yaml-language-server"), "--stdio"],
+    server = await start(["node", str(installed / "bin" / "yaml-language-server"), "--stdio"],
                          dict(os.environ), settings)
     try:
         samples, initial = await measure(server, (folder / "routing.yaml").as_uri(), text,
@@ -159,16 +166,43 @@ async def run_yaml_ls(folder: Path, text: str, script: list[Edit],
     return [s - YAML_LS_DELAY_MS / 1000 for s in samples], initial
 
 
+def yaml_ls_missing(folder: Path) -> str | None:
+    """Why yaml-language-server in ``folder`` cannot be this run's reference (None: it can)."""
+    if shutil.which("node") is None:
+        return "node is not installed (yaml-language-server runs on Node.js)"
+    if not (folder / "bin" / "yaml-language-server").is_file():
+        return (f"yaml-language-server is not installed in {folder} "
+                "(`.venv/bin/python bench/bench_editing.py --install-yaml-ls` installs version "
+                f"{YAML_LS_VERSION} into bench/node_modules: npm, the one step that needs the "
+                "network)")
+    return None
+
+
 def install_yaml_ls() -> None:
-    """Install the pinned yaml-language-server into bench/node_modules (once)."""
-    if not YAML_LS.exists():
-        subprocess.run(["npm", "install", "--prefix", str(BENCH), "--no-save",
-                        "--no-package-lock", "--no-audit", "--no-fund",
-                        f"yaml-language-server@{YAML_LS_VERSION}"], check=True)
-    settings = (YAML_LS / "out" / "src" / "yamlSettings.js").read_text("utf-8")
-    found = re.search(r"validationDelayMs = (\d+)", settings)
+    """Install the pinned yaml-language-server into bench/node_modules (with npm)."""
+    if shutil.which("npm") is None:
+        raise SystemExit("npm is not installed: yaml-language-server is an npm package")
+    done = subprocess.run(["npm", "install", "--prefix", str(BENCH), "--no-save",
+                           "--no-package-lock", "--no-audit", "--no-fund",
+                           f"yaml-language-server@{YAML_LS_VERSION}"], check=False)
+    if done.returncode:
+        raise SystemExit(f"npm could not install yaml-language-server@{YAML_LS_VERSION} "
+                         f"(exit status {done.returncode}; it needs the network)")
+    print(f"installed yaml-language-server {YAML_LS_VERSION} into {YAML_LS}")
+
+
+def yaml_ls_version(folder: Path) -> str:
+    """The installed yaml-language-server's version; exits if its validation delay, which is
+    subtracted from its figures, is not the one this benchmark knows."""
+    settings = folder / "out" / "src" / "yamlSettings.js"
+    found = re.search(r"validationDelayMs = (\d+)",
+                      settings.read_text("utf-8") if settings.is_file() else "")
     if found is None or float(found.group(1)) != YAML_LS_DELAY_MS:
-        raise SystemExit("yaml-language-server's validation delay changed; update the bench")
+        raise SystemExit(f"{settings}: no validationDelayMs = {YAML_LS_DELAY_MS:.0f} (another "
+                         f"version of yaml-language-server?); this benchmark knows "
+                         f"{YAML_LS_VERSION}")
+    package = json.loads((folder / "package.json").read_text("utf-8"))
+    return str(package.get("version", "?"))
 
 
 def percentiles(samples: list[float]) -> tuple[float, float, float]:
@@ -181,27 +215,38 @@ def percentiles(samples: list[float]) -> tuple[float, float, float]:
 async def main() -> None:
     """Run both servers on the same edits and print a Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--edits", type=int, default=500, help="edits per server (even)")
+    parser.add_argument("--edits", type=at_least(2), default=500,
+                        help="edits per server (even; default 500)")
     parser.add_argument("--no-yaml-ls", action="store_true", help="skip yaml-language-server")
-    parser.add_argument("--warmup", type=float, default=WARMUP_SECONDS,
-                        help="seconds between a server's start and opening the file")
+    parser.add_argument("--yaml-ls", type=Path, default=YAML_LS, metavar="FOLDER",
+                        help="where yaml-language-server is installed (default: "
+                        "bench/node_modules/yaml-language-server)")
+    parser.add_argument("--install-yaml-ls", action="store_true",
+                        help=f"install yaml-language-server {YAML_LS_VERSION} into "
+                        "bench/node_modules with npm (needs the network), then exit")
+    parser.add_argument("--warmup", type=between(0, math.inf), default=WARMUP_SECONDS,
+                        help="seconds between a server's start and opening the file "
+                        f"(default {WARMUP_SECONDS:g})")
     args = parser.parse_args()
-    with_yaml_ls = not args.no_yaml_ls and shutil.which("node") and shutil.which("npm")
-    if with_yaml_ls:
+    if args.install_yaml_ls:
         install_yaml_ls()
+        return
+    # Nothing is downloaded here: without the reference, Switchman's figures are printed alone
+    missing = "--no-yaml-ls" if args.no_yaml_ls else yaml_ls_missing(args.yaml_ls)
+    version = yaml_ls_version(args.yaml_ls) if missing is None else ""
     text = three_thousand_lines(f"# yaml-language-server: $schema={SCHEMA.as_uri()}")
     script = edit_script(text, args.edits // 2)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         ours, problems = await run_switchman(Path(tmp) / "switchman", text, script, args.warmup)
         rows.append(("switchman serve (diagnostics delay 0)", ours, problems))
-        if with_yaml_ls:
+        if missing is None:
             Path(tmp, "yls").mkdir()
-            theirs, problems = await run_yaml_ls(Path(tmp) / "yls", text, script, args.warmup)
-            rows.append((f"yaml-language-server {YAML_LS_VERSION} (minus its 200 ms delay)",
+            theirs, problems = await run_yaml_ls(args.yaml_ls, Path(tmp) / "yls", text, script,
+                                                 args.warmup)
+            rows.append((f"yaml-language-server {version} (minus its 200 ms delay)",
                          theirs, problems))
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
-          f"{text.count(chr(10))}-line routing.yaml, {len(script)} edits")
+    print(f"{machine()}, {text.count(chr(10))}-line routing.yaml, {len(script)} edits")
     print("| server | edits | problems on open | p50 ms | p99 ms | max ms |")
     print("|---|---|---|---|---|---|")
     for name, samples, found in rows:
@@ -212,6 +257,9 @@ async def main() -> None:
         (ours50, ours99, _), (their50, their99, _) = percentiles(ours), percentiles(theirs)
         print(f"\nswitchman / yaml-language-server (same edits, same run): p50 "
               f"{ours50 / their50:.2f}x, p99 {ours99 / their99:.2f}x (goal ≤ 0.3x)")
+    else:
+        print(f"\nno reference in this run: {missing}.\nThe figures above are Switchman's "
+              "alone (informational; no ratio).")
 
 
 if __name__ == "__main__":

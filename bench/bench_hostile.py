@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable
 from functools import partial
 
+from bench_support import at_least, machine
+
 from switchman.engine.config.builtin import builtin_registry
 from switchman.engine.config.check import FileKind, check_doc
 from switchman.engine.config.problems import Position, Problem, Range
@@ -132,8 +134,10 @@ def measure(text: str, positions: int) -> dict[str, float]:
 def main() -> None:
     """Print each hostile text's figures and their ratios to a normal text of its size."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--positions", type=int, default=40)
+    parser.add_argument("--positions", type=at_least(1), default=40,
+                        help="cursor positions per text for completion and hover (default 40)")
     args = parser.parse_args()
+    print(machine())
     print(f"{'document':30} {'operation':16} {'hostile ms':>11} {'normal ms':>10} {'ratio':>7}")
     for name, text in hostile().items():
         reference = measure(normal(min(len(text), MAX_CONFIG_BYTES)), args.positions)

@@ -15,12 +15,13 @@ The fake provider runs in its own process and streams every reply as
    daemon adds.
 3. routing.yaml diagnostics while those twenty stream (edits start with the
    chats), against the same edits with no chat running.
-4. Typing in a code file the editor shares (a 1,000-line Python file, ``--typing-lines``; one
-   ``didChange`` per keystroke every ``--keystroke`` seconds): the p99 delta gap
-   of a stream while typing, against the same stream without typing,
-   alternating; and the daemon's time per keystroke (``--keystrokes`` changes
-   sent at once, then a request answered after them, less that request alone).
-   ``--typing-only`` runs this part alone (for A/B runs against another daemon).
+4. Only with ``--typing-only``, which runs this part alone (parts 1-3 are the default run;
+   the typing options apply to this part only): typing in a code file the editor shares (a
+   1,000-line Python file, ``--typing-lines``; one ``didChange`` per keystroke every
+   ``--keystroke`` seconds): the p99 delta gap of a stream while typing, against the same
+   stream without typing, alternating; and the daemon's time per keystroke
+   (``--keystrokes`` changes sent at once, then a request answered after them, less that
+   request alone).
 
 Every figure is taken by this process, which also keeps every notification of
 the run and the SDK's objects: before each timed part it collects its own
@@ -35,7 +36,6 @@ import asyncio
 import itertools
 import json
 import statistics
-import sys
 import tempfile
 import time
 import urllib.request
@@ -46,6 +46,7 @@ from typing import Any
 import anthropic
 from bench_daemon import fake_provider, settle_client, start_daemon
 from bench_routing import mixed_rule, routing_file, three_thousand_lines
+from bench_support import at_least, between, machine
 from lsprotocol import types
 
 from switchman.server import methods
@@ -53,6 +54,8 @@ from tests.support.lsp import SwitchmanClient, server_env
 
 FOLDERS = 5
 STREAMS = 20
+TYPING_MIN_LINES = 21
+"""Keystrokes land between the file's 10th line and its 10th from the end."""
 
 
 def script(base_url: str, replies: int, chunks: int, delay: float) -> None:
@@ -200,9 +203,10 @@ async def typing_during_stream(client: SwitchmanClient, deltas: Deltas, typist: 
 
 
 async def keystroke_cost(client: SwitchmanClient, typist: Typist, workspace: Path,
-                         count: int) -> float:
+                         count: int) -> tuple[float, float]:
     """Milliseconds of the daemon's time per keystroke: ``count`` sent at once, then a
-    request (answered after them, in order), less the same request alone."""
+    request (answered after them, in order), less the same request alone (the reference,
+    also returned, in milliseconds)."""
     params = {"workspace": workspace.as_uri()}
     start = time.perf_counter()
     await client.request(methods.TRUST, params)
@@ -211,7 +215,7 @@ async def keystroke_cost(client: SwitchmanClient, typist: Typist, workspace: Pat
     for _ in range(count):
         typist.key()
     await client.request(methods.TRUST, params)
-    return (time.perf_counter() - start - alone) / count * 1e3
+    return (time.perf_counter() - start - alone) / count * 1e3, alone * 1e3
 
 
 async def typing_only(chunks: int, delay: float, rounds: int, interval: float,
@@ -239,7 +243,7 @@ async def typing_only(chunks: int, delay: float, rounds: int, interval: float,
                                                    chunks, delay, rounds, interval)
         await client.shutdown_session()
         await client.stop()
-    print(f"python {sys.version.split()[0]}; streams of {chunks} deltas {delay * 1e3:.0f} ms "
+    print(f"{machine()}; streams of {chunks} deltas {delay * 1e3:.0f} ms "
           f"apart; a keystroke every {interval * 1e3:.0f} ms into a {lines:,}-line file "
           f"({len(code_file(lines).encode()) / 1024:,.0f} KB)\n")
     print("| benchmark | figure | reference (same run) | result |")
@@ -248,8 +252,9 @@ async def typing_only(chunks: int, delay: float, rounds: int, interval: float,
           f"(worst) | {statistics.median(typing):.1f} ({max(typing):.1f}) ms | no typing: "
           f"{statistics.median(quiet):.1f} ({max(quiet):.1f}) ms | "
           f"{statistics.median(typing) - statistics.median(quiet):+.1f} ms |")
-    print(f"| daemon time per keystroke ({keystrokes} at once), median of 5 | "
-          f"{statistics.median(costs):.3f} ms | | |")
+    print(f"| daemon time per keystroke ({keystrokes} at once, then a request), median of 5 | "
+          f"{statistics.median(c for c, _ in costs):.3f} ms | the request alone: "
+          f"{statistics.median(a for _, a in costs):.3f} ms | (subtracted from the figure) |")
 
 
 async def wait_for(check: Any, timeout: float = 30) -> None:
@@ -381,8 +386,7 @@ async def main(chunks: int, delay: float, count: int, saves: int) -> None:
         await client.shutdown_session()
         await client.stop()
 
-    print(f"python {sys.version.split()[0]}; streams of {chunks} deltas {delay * 1e3:.0f} ms "
-          "apart\n")
+    print(f"{machine()}; streams of {chunks} deltas {delay * 1e3:.0f} ms apart\n")
     print("| benchmark | figure | reference (same run) | result | goal |")
     print("|---|---|---|---|---|")
     print(f"| saving a 1,000-rule routing.yaml during a stream: largest delta gap, median of "
@@ -403,20 +407,28 @@ async def main(chunks: int, delay: float, count: int, saves: int) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--chunks", type=int, default=150)
-    parser.add_argument("--delay", type=float, default=0.012)
-    parser.add_argument("--edits", type=int, default=40)
-    parser.add_argument("--saves", type=int, default=5,
-                        help="streams with a save, alternating with as many without")
+    parser.add_argument("--chunks", type=at_least(2), default=150,
+                        help="deltas per streamed reply (default 150)")
+    parser.add_argument("--delay", type=between(0, 10), default=0.012,
+                        help="seconds between deltas (default 0.012)")
+    parser.add_argument("--edits", type=at_least(1), default=40,
+                        help="routing.yaml edits, idle and under load (default 40)")
+    parser.add_argument("--saves", type=at_least(1), default=5,
+                        help="streams with a save, alternating with as many without (default 5)")
     parser.add_argument("--typing-only", action="store_true",
-                        help="only part 4: typing in a shared code file")
-    parser.add_argument("--typing-rounds", type=int, default=5)
-    parser.add_argument("--keystroke", type=float, default=0.025,
-                        help="seconds between keystrokes while a stream runs")
-    parser.add_argument("--keystrokes", type=int, default=2000,
-                        help="keystrokes sent at once to time the daemon's work for each")
-    parser.add_argument("--typing-lines", type=int, default=1000,
-                        help="lines of the code file typed into")
+                        help="only part 4: typing in a shared code file (not run otherwise)")
+    parser.add_argument("--typing-rounds", type=at_least(1), default=5,
+                        help="with --typing-only: streams with typing, alternating with as "
+                        "many without (default 5)")
+    parser.add_argument("--keystroke", type=between(0, 10), default=0.025,
+                        help="with --typing-only: seconds between keystrokes while a stream "
+                        "runs (default 0.025)")
+    parser.add_argument("--keystrokes", type=at_least(1), default=2000,
+                        help="with --typing-only: keystrokes sent at once to time the "
+                        "daemon's work for each (default 2000)")
+    parser.add_argument("--typing-lines", type=at_least(TYPING_MIN_LINES), default=1000,
+                        help="with --typing-only: lines of the code file typed into "
+                        "(default 1000)")
     arguments = parser.parse_args()
     if arguments.typing_only:
         asyncio.run(typing_only(arguments.chunks, arguments.delay, arguments.typing_rounds,

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+from bench_support import at_least
 
 import switchman.engine.learning  # noqa: F401  (single-threaded BLAS before numpy loads)
 from switchman.engine.clock import SystemClock
@@ -46,7 +47,7 @@ from switchman.engine.config.store import ConfigStore
 from switchman.engine.learning import database, meaning
 from switchman.engine.learning.evaluator import Evidence, message_hash
 from switchman.engine.learning.fingerprint import DIMENSIONS, fingerprint
-from switchman.engine.learning.index import Codes, VectorIndex, encode
+from switchman.engine.learning.index import EXACT_LIMIT, Codes, VectorIndex, encode
 from switchman.engine.learning.store import INDEX_FOLDER, LearnedPatternStore
 from switchman.engine.patterns import PatternStore
 from switchman.engine.router import Router
@@ -54,6 +55,9 @@ from switchman.engine.routing.chain import RouteRequest
 from switchman.engine.routing.context import TurnContext
 
 WORKSPACE = "/bench/project"
+MIN_ROWS = EXACT_LIMIT + 1
+"""A store of EXACT_LIMIT rows or fewer is scanned whole and never indexed (reopening it
+would wait for an indexed answer forever), nor is a workspace of SMALL_ROWS given one."""
 _VOCABULARY = ("parser refactor test commit docs sql query index cache deploy migrate api route "
          "model token stream error retry auth login user session config yaml json schema "
          "lint type async thread lock file path build release bug fix feature review")
@@ -188,10 +192,15 @@ def router(folder: Path, patterns: PatternStore | None) -> Router:
 def main() -> None:
     """Fill, reopen, measure; print a Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=2000)
-    parser.add_argument("--text", choices=("varied", "narrow"), default="varied")
-    parser.add_argument("--recall-queries", type=int, default=300)
+    parser.add_argument("--rows", type=at_least(MIN_ROWS), default=100_000,
+                        help="learned turns in the store (default 100000)")
+    parser.add_argument("--queries", type=at_least(1), default=2000,
+                        help="messages timed per figure (default 2000)")
+    parser.add_argument("--text", choices=("varied", "narrow"), default="varied",
+                        help="the messages' words (default varied)")
+    parser.add_argument("--recall-queries", type=at_least(1), default=300,
+                        help="messages whose neighbours are checked by an exact scan "
+                        "(default 300)")
     args = parser.parse_args()
     message = VariedText() if args.text == "varied" else narrow_message
     with tempfile.TemporaryDirectory() as folder:

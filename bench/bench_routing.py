@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import statistics
 import tempfile
 import time
@@ -25,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import yaml
+from bench_support import at_least, machine
 
 from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.clock import SystemClock
@@ -182,7 +182,8 @@ def row(what: str, figure: str, reference: str, ratio: float, goal: str) -> str:
 def main() -> None:
     """Run every routing benchmark and print a Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--decisions", type=int, default=2000)
+    parser.add_argument("--decisions", type=at_least(1), default=2000,
+                        help="route decisions timed per figure (default 2000)")
     args = parser.parse_args()
     runs = args.decisions
     rows = []
@@ -219,8 +220,7 @@ def main() -> None:
     libyaml = percentiles(measure(lambda: yaml.load(text, Loader=yaml.CLoader), 20, 1))[0]
     rows.append(row(f"cold parse + validate, {text.count(chr(10)):,} lines: ms", f"{ours:.1f}",
                     f"PyYAML CLoader: {libyaml:.1f}", ours / libyaml, "≤ 2.5x"))
-    print(f"python {os.sys.version.split()[0]}, {os.cpu_count()} CPUs, "  # type: ignore[attr-defined]
-          f"load {os.getloadavg()[0]:.1f}\n")
+    print(f"{machine()}\n")
     print("| benchmark | figure | reference (same run) | ratio | goal |")
     print("|---|---|---|---|---|")
     print("\n".join(rows))

@@ -10,11 +10,14 @@ Run with ``.venv/bin/python bench/bench_session_watch.py``. Each figure is again
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+
+from bench_support import machine
 
 from switchman.engine.sessions.watch import SharedSessionWatch
 from switchman.engine.store.database import connect
@@ -37,6 +40,8 @@ def per_call_us(fn: Callable[[], object], calls: int) -> float:
 
 
 def main() -> None:
+    """Print the two figures and their reference."""
+    print(machine())
     with tempfile.TemporaryDirectory() as folder:
         data = Path(folder)
         mine = SessionStore(connect(data / "switchman.db"), DaemonLease(data))
@@ -66,4 +71,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__).parse_args()  # --help; no options
     main()

@@ -13,14 +13,14 @@ chat-sized and long messages, and what ending a turn costs (``record``).
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+
+from bench_support import at_least, machine
 
 from switchman.engine.clock import ManualClock
 from switchman.engine.config.policy import PatternSettings
@@ -70,7 +70,7 @@ def percentiles(action: Callable[[TurnContext], object],
 def main(queries: int) -> None:
     """Print a Markdown table."""
     settings = PatternSettings()
-    print(f"python {sys.version.split()[0]}, load {os.getloadavg()[0]:.1f}\n")
+    print(f"{machine()}\n")
     print("| message | rows | recommend, plain Python: p50 / p99 ms | numpy's index, same rows "
           "(reference) | ratio (p50) | fingerprint alone: p50 ms |")
     print("|---|---|---|---|---|---|")
@@ -87,18 +87,22 @@ def main(queries: int) -> None:
             print(f"| {label} | {rows} | {ours[0]:.3f} / {ours[1]:.3f} | {theirs[0]:.3f} / "
                   f"{theirs[1]:.3f} | {ours[0] / theirs[0]:.2f}x | {prints[0]:.3f} |")
     messages = corpus(1, SMALL_ROWS + 1, seed=9)
-    for small_rows, label in ((SMALL_ROWS, "plain Python"), (0, "numpy's index")):
+    recording = {}
+    for small_rows in (SMALL_ROWS, 0):
         store = filled(SMALL_ROWS - 1, messages, small_rows)
         started = time.perf_counter()
         store.record(TurnRecord(context=TurnContext(message=messages[-1],
                                                     workspace_path=WORKSPACE),
                                 turn_id="last", session_id="s", model=MODELS[0],
                                 status="completed"))
-        print(f"\nrecording the {SMALL_ROWS}th turn ({label}): "
-              f"{(time.perf_counter() - started) * 1e3:.2f} ms")
+        recording[small_rows] = (time.perf_counter() - started) * 1e3
+    plain_ms, numpy_ms = recording[SMALL_ROWS], recording[0]
+    print(f"\nrecording the {SMALL_ROWS}th turn: plain Python {plain_ms:.2f} ms, numpy's index "
+          f"(reference) {numpy_ms:.2f} ms, ratio {plain_ms / numpy_ms:.2f}x")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--queries", type=at_least(1), default=200,
+                        help="messages recommended for, per figure (default 200)")
     main(parser.parse_args().queries)

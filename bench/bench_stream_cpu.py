@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import anthropic
 from bench_daemon import fake_provider
 from bench_load import script
+from bench_support import at_least, machine
 
 from switchman.engine.config.registry import ApiKind, ProviderSpec
 from switchman.engine.providers.base import ProviderRequest
@@ -65,7 +65,7 @@ async def main(chunks: int, runs: int) -> None:
             helper.append(await through_helper(sdk, base_url, chunks) / chunks)
         await sdk.close()
     a, h = statistics.median(adapter) * 1e6, statistics.median(helper) * 1e6
-    print(f"python {sys.version.split()[0]}, anthropic {anthropic.__version__}; replies of "
+    print(f"{machine()}, anthropic {anthropic.__version__}; replies of "
           f"{chunks} text deltas, {runs} of each, alternating\n")
     print("| benchmark | figure | reference (same run) | ratio |")
     print("|---|---|---|---|")
@@ -75,7 +75,9 @@ async def main(chunks: int, runs: int) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--chunks", type=int, default=2000)
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--chunks", type=at_least(1), default=2000,
+                        help="text deltas per reply (default 2000)")
+    parser.add_argument("--runs", type=at_least(1), default=7,
+                        help="replies read each way, alternating (default 7)")
     arguments = parser.parse_args()
     asyncio.run(main(arguments.chunks, arguments.runs))

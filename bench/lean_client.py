@@ -158,3 +158,8 @@ class LeanClient:
             result = [self.settings.get(item.get("section", ""))
                       for item in message["params"]["items"]]
         self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+
+if __name__ == "__main__":
+    raise SystemExit("lean_client.py is the client bench_daemon.py and bench_editing.py drive "
+                     "servers with; it measures nothing itself (see docs/performance.md)")

@@ -30,6 +30,7 @@ import random
 from collections import defaultdict
 
 import numpy as np
+from bench_support import at_least, between
 from routing_quality import (
     Prompt,
     context,
@@ -103,8 +104,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line (the data options are routing_quality.py's)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     data_arguments(parser)
-    parser.add_argument("--neighbors", type=int, nargs="+", default=[10, 40, 100, 300])
-    parser.add_argument("--similarity-exponent", type=float, default=4.0)
+    parser.add_argument("--neighbors", type=at_least(1), nargs="+", default=[10, 40, 100, 300])
+    parser.add_argument("--similarity-exponent", type=between(0, 16), default=4.0)
     return parser.parse_args(argv)
 
 

@@ -41,6 +41,7 @@ import csv
 import hashlib
 import itertools
 import json
+import math
 import random
 import statistics
 import sys
@@ -50,6 +51,8 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+
+from bench_support import at_least, between
 
 import switchman.engine.learning  # noqa: F401  (single-threaded BLAS before numpy loads)
 from switchman.engine.clock import SystemClock
@@ -93,6 +96,8 @@ def read_prompts(data: Path, strong: str, weak: str, exclude: set[str]) -> list[
     if not data.exists():
         raise SystemExit(f"{data}: no such file or folder")
     files = sorted(data.rglob("*.csv")) if data.is_dir() else [data]
+    if not files:
+        raise SystemExit(f"{data}: a folder with no .csv file in it (or its subfolders)")
     prompts = []
     for path in files:
         # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark, which read as
@@ -335,27 +340,31 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     data_arguments(parser)
-    parser.add_argument("--strong-price", type=float, default=24.7, help="$ per million tokens")
-    parser.add_argument("--weak-price", type=float, default=0.24, help="$ per million tokens")
-    parser.add_argument("--orders", type=int, default=3, help="shuffled orders per point")
-    parser.add_argument("--explore", type=float, default=0.05,
+    # Each bound is the one routing.yaml's pattern settings or models.yaml's prices have: a
+    # value outside it would make the generated configuration invalid (ignored, unnoticed).
+    parser.add_argument("--strong-price", type=between(0, math.inf), default=24.7,
+                        help="$ per million tokens")
+    parser.add_argument("--weak-price", type=between(0, math.inf), default=0.24,
+                        help="$ per million tokens")
+    parser.add_argument("--orders", type=at_least(1), default=3, help="shuffled orders per point")
+    parser.add_argument("--explore", type=between(0, 1), default=0.05,
                         help="share of prompts a simulated user sends to the strong model")
-    parser.add_argument("--neighbors", type=int, default=40)
+    parser.add_argument("--neighbors", type=at_least(1), default=40)
     parser.add_argument("--neighborhood", choices=("nearest", "per_model"), default="per_model")
-    parser.add_argument("--similarity-exponent", type=float, default=4.0)
+    parser.add_argument("--similarity-exponent", type=between(0, 16), default=4.0)
     parser.add_argument("--feedback", choices=("chosen", "full"), default="chosen",
                         help="chosen: only the routed model's outcome is learned (the fair "
                         "evaluation); full: both models' (a diagnostic of neighbourhood "
                         "quality without the cost of exploring)")
-    parser.add_argument("--min-confidence", type=float, default=0.05)
-    parser.add_argument("--min-sample-size", type=int, default=2)
-    parser.add_argument("--cost-weights", type=float, nargs="+",
+    parser.add_argument("--min-confidence", type=between(0, 1), default=0.05)
+    parser.add_argument("--min-sample-size", type=at_least(1), default=2)
+    parser.add_argument("--cost-weights", type=between(0, 1), nargs="+",
                         default=[0.0, 0.02, 0.04, 0.05, 0.06, 0.08, 0.1, 0.15, 0.3])
-    parser.add_argument("--refine", type=int, default=2,
+    parser.add_argument("--refine", type=at_least(0), default=2,
                         help="cost_weights added, one at a time, halfway between the cheapest "
                         "point reaching 95%% of strong-only accuracy and the next one up")
-    parser.add_argument("--jobs", type=int, default=2, help="replays run in parallel")
-    parser.add_argument("--limit", type=int, help="only the first N prompts (quick runs)")
+    parser.add_argument("--jobs", type=at_least(1), default=2, help="replays run in parallel")
+    parser.add_argument("--limit", type=at_least(1), help="only the first N prompts (quick runs)")
     parser.add_argument("--plot", type=Path, help="write the curve as a PNG")
     return parser.parse_args(argv)
 

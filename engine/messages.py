@@ -58,6 +58,10 @@ class ApprovalRecord(msgspec.Struct, frozen=True, kw_only=True):
     requested_tier: str | None = None
     """For ``delegate``: the tier the planner asked for, when the tier floor lowered it to
     ``tier``."""
+    model: str | None = None
+    """For ``delegate``: the model the question said the worker would run on."""
+    routed_by: str | None = None
+    """For ``delegate``: what chose ``model`` when the tier did not (``rule: docs``)."""
     worker_tools: list[str] | None = None
     """For ``delegate``: the write and execute tools the worker was to have."""
 

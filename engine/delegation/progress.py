@@ -37,7 +37,8 @@ from switchman.engine.events import (
     SessionEnded,
 )
 from switchman.engine.messages import ZERO_USD, ApprovalRecord, Usage
-from switchman.engine.routing.decision import TierChoice
+from switchman.engine.routing.decision import RouteDecided, TierChoice
+from switchman.engine.routing.explain import short_reason
 from switchman.engine.routing.tiers import worker_effort
 from switchman.engine.sessions.manager import SessionManager
 from switchman.engine.sessions.records import (
@@ -167,8 +168,7 @@ class WorkerProgress:
         self.turns += 1
         winner = notice.decision.winner
         self.choice = winner.tier_choice if winner is not None else None
-        # A rule matching the task (slot 3) chooses before the tier (slot 5): say so.
-        self.routed_by = notice.summary if winner is not None and self.choice is None else None
+        self.routed_by = chosen_by(notice.decision)
         choice = self.choice
         wanted = self.envelope.model_policy.reasoning_effort if self.envelope else None
         self.effort = worker_effort(notice.decision,
@@ -355,6 +355,13 @@ def record_refusal(sessions: SessionManager, clock: Clock, planner: ToolContext,
         detail=detail, tier=tier if tier in TIER_NAMES else None,
         task=task[:MAX_TASK_CHARS] if isinstance(task, str) else None, requested_at=now),
         planner.turn_id)
+
+
+def chosen_by(decision: RouteDecided) -> str | None:
+    """What chose a worker's model when its tier did not: a rule matching the task (slot 3)
+    chooses before the tier (slot 5), so does a profile's own model (``rule: docs``)."""
+    winner = decision.winner
+    return short_reason(decision) if winner is not None and winner.tier_choice is None else None
 
 
 def _tier_fields(choice: TierChoice | None, effort: str | None) -> dict[str, Any]:

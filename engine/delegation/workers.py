@@ -56,6 +56,7 @@ from switchman.engine.delegation.progress import (
     EXITED_DETAIL,
     DelegationSource,
     WorkerProgress,
+    chosen_by,
     record_refusal,
 )
 from switchman.engine.delegation.recording import handoff_envelope
@@ -64,12 +65,18 @@ from switchman.engine.errors import NoModelAvailable
 from switchman.engine.messages import ApprovalRecord
 from switchman.engine.profiles.profile import SUBAGENT_PROFILE, ActiveProfile, ProfileSet
 from switchman.engine.providers.base import ToolSpec
+from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity, model_tier
 from switchman.engine.sessions.lifecycle import TurnLifecycle
 from switchman.engine.sessions.live import LiveSession, WorkerRole
 from switchman.engine.sessions.manager import SessionManager
 from switchman.engine.tokens import estimate_text
-from switchman.engine.tools.approval import ApprovalPolicy, approval_record, stopped_record
+from switchman.engine.tools.approval import (
+    ApprovalPolicy,
+    ApprovalRequest,
+    approval_record,
+    stopped_record,
+)
 from switchman.engine.tools.arguments import ToolOutcome, summary_of
 from switchman.engine.tools.registry import ToolCallRequest, ToolContext, ToolEntry, ToolRegistry
 from switchman.engine.tools.toolbox import TOOL_CLASSES
@@ -255,12 +262,6 @@ class WorkerRun:
 
     async def _run(self) -> DelegateResult:
         self.tier_floor = self._tier_floor()  # before asking: the question names the capped tier
-        approval_required = delegation_request(self.context, self.call, self.allowed,
-                                               self.tier_floor) is not None
-        refusal = await self._approval()
-        if refusal is not None:
-            return refusal
-        self.progress.approved()  # its wall time starts here, not while its start was asked
         role = WorkerRole(
             parent_session_id=self.planner.id, parent_tool_use_id=self.progress.tool_use_id,
             tier=self.call.tier, system_prompt=self._prompt, allowed_tools=self.allowed,
@@ -269,7 +270,13 @@ class WorkerRun:
             sink=self.progress, max_output_tokens=self.call.max_tokens,
             requires_structured_output=self.call.output_schema is not None,
             profile=self.profile, reasoning_effort=self.profile.profile.model_policy.effort,
-            tier_floor=self.tier_floor, **self._complexity())
+            tier_floor=self.tier_floor)
+        role.complexity, role.complexity_source = self._complexity()
+        approved = await self._approved(role)
+        if isinstance(approved, DelegateResult):
+            return approved
+        role.decision, approval_required = approved
+        self.progress.approved()  # its wall time starts here, not while its start was asked
         envelope = self._envelope(approval_required)
         worker = self.delegation.sessions.new_worker(self.planner, role)
         self.progress.worker_session_id = worker.id
@@ -283,11 +290,7 @@ class WorkerRun:
                 outcome = await self.delegation.lifecycle.run(worker, self.handoff.message, [],
                                                               None)
         except NoModelAvailable as failure:
-            # The error is the failure mode itself, as spec 000 §6.6's table has it (and as
-            # the editors read it); what was tried and why goes in the detail.
-            self.progress.detail = f"no model available for tier {self._tier_said()}: {failure}"
-            return self.progress.failed("no_model_available_for_tier",
-                                        "no_model_available_for_tier", "")
+            return self._no_model(failure)
         finally:  # the worker takes no more turns: only its stored record stays
             self.delegation.sessions.release(worker.id)
         current = asyncio.current_task()
@@ -296,7 +299,7 @@ class WorkerRun:
                                        self.requested, seconds,
                                        exiting=self.delegation.lifecycle.runner.exiting)
 
-    def _complexity(self) -> dict[str, str | None]:
+    def _complexity(self) -> tuple[str, str]:
         """The complexity (the planner's, else estimated from the task and its context) the
         worker is routed with, and where it came from."""
         if self.call.complexity is not None:
@@ -306,7 +309,7 @@ class WorkerRun:
                         for item in self.call.context.include)
             complexity = estimate_complexity(estimate_text(self.handoff.message), files)
             source = ESTIMATED
-        return {"complexity": complexity, "complexity_source": source}
+        return complexity, source
 
     def _tier_floor(self) -> str | None:
         """The tier floor the worker is routed with: the planner's tier, when the floor is on."""
@@ -325,11 +328,52 @@ class WorkerRun:
         floor)`` when the floor lowered the planner's."""
         return self._tier() + floor_note(self.call.tier, self.tier_floor)
 
-    async def _approval(self) -> DelegateResult | None:
-        """None when the worker may start (read-only, trusted or approved); else the failure."""
-        request = delegation_request(self.context, self.call, self.allowed, self.tier_floor)
-        if request is None:
-            return None
+    def _no_model(self, failure: NoModelAvailable) -> DelegateResult:
+        # The error is the failure mode itself, as spec 000 §6.6's table has it (and as the
+        # editors read it); what was tried and why goes in the detail.
+        self.progress.detail = f"no model available for tier {self._tier_said()}: {failure}"
+        return self.progress.failed("no_model_available_for_tier",
+                                    "no_model_available_for_tier", "")
+
+    async def _route(self, role: WorkerRole) -> RouteDecided | DelegateResult:
+        """The worker's routing as it would be now, with the files as saved (nothing recorded,
+        no provider called); the failure when no model can take it."""
+        await self.delegation.config.settle(str(self.planner.folder))
+        unsaved = self.delegation.sessions.unsaved_worker(self.planner, role)
+        try:
+            return self.delegation.lifecycle.preview(unsaved, self.handoff.message)
+        except NoModelAvailable as failure:
+            return self._no_model(failure)
+
+    async def _approved(self, role: WorkerRole) -> tuple[RouteDecided, bool] | DelegateResult:
+        """The routing the worker runs on and whether its start needed approval; else how it
+        ended unstarted (no model, denied, stopped). It is routed before the user is asked, so
+        the question names the model, and again once approved: when the model changed while
+        the question waited (routing.yaml, models.yaml, a provider's outage), the user is asked
+        again about the one that would run now. What runs is what the last question named."""
+        decision = await self._route(role)
+        if isinstance(decision, DelegateResult):
+            return decision
+        required = False
+        while (request := delegation_request(self.context, self.call, self.allowed,
+                                             self.tier_floor, decision.chosen_model,
+                                             chosen_by(decision))) is not None:
+            required = True
+            refusal = await self._approval(request)
+            if refusal is not None:
+                return refusal
+            if self.approval is None or self.approval.id != request.id:
+                break  # not asked (delegate is trusted): no question named a model
+            now = await self._route(role)
+            if isinstance(now, DelegateResult):
+                return now
+            asked, decision = decision, now
+            if now.chosen_model == asked.chosen_model:
+                break  # else routing changed while the question waited: ask about this one
+        return decision, required
+
+    async def _approval(self, request: ApprovalRequest) -> DelegateResult | None:
+        """None when the worker may start (trusted or approved); else the failure."""
         self.asking = True
         asked: list[bool] = []
 
@@ -349,8 +393,8 @@ class WorkerRun:
             return self.progress.failed("cancelled_by_user", "cancelled_by_user", "")
         finally:
             self.asking = False
-        self.approval = self.progress.approval = \
-            approval_record(request, answer) if asked else None
+        if asked:  # (a question asked again keeps the first's record when this one is trusted)
+            self.approval = self.progress.approval = approval_record(request, answer)
         if answer.allowed:
             return None
         self.progress.detail = answer.short_reason or "the user denied it"

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
+import msgspec
+
 from switchman.engine.errors import (
     NoModelAvailable,
     OverrideUnusable,
@@ -160,14 +162,13 @@ class TurnLifecycle:
             worker = live.worker
             profile = self.sessions.profile(live)
             context = self.sessions.turn_context(live, said.text, len(images), attachments)
-            decision = self.router.decide(RouteRequest(
-                context=context, turn_id=turn_id, session_id=live.id, override=override,
-                sticky_model=sticky, delegate_tier=worker.tier if worker else None,
-                complexity=worker.complexity if worker else None,
-                complexity_source=worker.complexity_source if worker else None,
-                tier_floor=worker.tier_floor if worker else None,
-                reasoning_effort=worker.reasoning_effort if worker else None,
-                profile=profile))
+            if worker is not None and worker.decision is not None:  # shown when it was asked
+                decided, worker.decision = worker.decision, None
+                decision = msgspec.structs.replace(decided, session_id=live.id, turn_id=turn_id,
+                                                   timestamp=self.clock.now())
+            else:
+                decision = self.router.decide(_route_request(live, context, profile, turn_id,
+                                                             override, sticky))
             if override is not None and override.required \
                     and decision.chosen_model != override.model:
                 reason = decision.chain[0].reason
@@ -181,6 +182,13 @@ class TurnLifecycle:
                 self.store.add_event(failure.decision)
             self._status(live)
             raise
+
+    def preview(self, live: LiveSession, text: str) -> RouteDecided:
+        """The decision a turn of ``live`` with ``text`` would get now, and nothing else:
+        nothing is recorded, no provider is called (a worker's, for the question its start
+        asks to name the model it will run on). Raises :class:`NoModelAvailable`."""
+        context = self.sessions.turn_context(live, text, 0)
+        return self.router.decide(_route_request(live, context, self.sessions.profile(live)))
 
     def _record_start(self, live: LiveSession, turn_id: str, said: _Said,
                       blocks: list[Block], decision: RouteDecided,
@@ -347,3 +355,18 @@ class TurnLifecycle:
             if live.running is not None and (live.worker is None
                                              or live.worker.parent_session_id not in planning):
                 live.running.task.cancel()
+
+
+def _route_request(live: LiveSession, context: TurnContext, profile: ActiveProfile,
+                   turn_id: str = "", override: Override | None = None,
+                   sticky: str | None = None) -> RouteRequest:
+    """What the chain is given to route a turn of ``live`` (a worker's with its role's tier,
+    complexity, floor and effort)."""
+    worker = live.worker
+    return RouteRequest(
+        context=context, turn_id=turn_id, session_id=live.id or None, override=override,
+        sticky_model=sticky, delegate_tier=worker.tier if worker else None,
+        complexity=worker.complexity if worker else None,
+        complexity_source=worker.complexity_source if worker else None,
+        tier_floor=worker.tier_floor if worker else None,
+        reasoning_effort=worker.reasoning_effort if worker else None, profile=profile)

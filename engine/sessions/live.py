@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from switchman.engine.messages import Message, Usage, transcript_key
 from switchman.engine.profiles.profile import ActiveProfile
+from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.routing.sticky import StickyModel
 from switchman.engine.sessions.records import ChatDelta, RouteNotice
 from switchman.engine.skills import SkillIndex
@@ -71,6 +72,9 @@ class WorkerRole:
     """Replaces the tier's reasoning effort (for example a profile's); None keeps it."""
     profile: ActiveProfile | None = None
     """The profile the planner delegated to (``subagent`` unless it named one)."""
+    decision: RouteDecided | None = None
+    """Its routing, decided before its start was asked about (the question names its model):
+    its turn runs on it rather than routing again. Used once."""
 
 
 @dataclass

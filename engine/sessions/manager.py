@@ -159,14 +159,21 @@ class SessionManager:
                 timestamp=now, session_id=session_id, workspace=planner.workspace,
                 is_worker=True, parent_session_id=role.parent_session_id,
                 parent_tool_use_id=role.parent_tool_use_id))
-        live = LiveSession(id=session_id, workspace=planner.workspace, folder=planner.folder,
-                           sticky=StickyModel(None), history=[], touched=[],
-                           skills=planner.skills, worker=role,
-                           profile=role.profile.name if role.profile else None)
+        live = self.unsaved_worker(planner, role, session_id)
         if role.profile is not None:
             self.store.set_profile(session_id, role.profile.name)
         self._keep(live)
         return live
+
+    @staticmethod
+    def unsaved_worker(planner: LiveSession, role: WorkerRole, session_id: str = "") -> LiveSession:
+        """A worker session of ``planner`` in memory only (nothing recorded, not kept): what
+        its turn would be routed as, before it is created (its start's question names the
+        model)."""
+        return LiveSession(id=session_id, workspace=planner.workspace, folder=planner.folder,
+                           sticky=StickyModel(None), history=[], touched=[],
+                           skills=planner.skills, worker=role,
+                           profile=role.profile.name if role.profile else None)
 
     def release(self, session_id: str) -> None:
         """Forget a session's in-memory state once nothing runs in it (a finished worker:

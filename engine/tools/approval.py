@@ -72,6 +72,12 @@ class ApprovalRequest(msgspec.Struct, frozen=True, kw_only=True):
     requested_tier: str | None = None
     """For ``delegate``: the tier the planner asked for, when the tier floor lowered it to
     ``tier``; None when it did not."""
+    model: str | None = None
+    """For ``delegate``: the model the worker will run on, routed before it is asked (no
+    provider called); None when no model could be named."""
+    routed_by: str | None = None
+    """For ``delegate``: what chose ``model`` when the tier did not (``rule: docs``, a
+    profile's own model); None when the tier did."""
     task: str | None = None
     """For ``delegate``: the worker's instruction."""
     worker_tools: list[str] | None = None
@@ -175,8 +181,8 @@ def _record(request: ApprovalRequest, outcome: ApprovalOutcome,
     return ApprovalRecord(id=request.id, title=request.title, outcome=outcome, reason=reason,
                           command=request.command, cwd=request.cwd, path=request.path,
                           diff=recorded_diff(request.diff), tier=request.tier,
-                          requested_tier=request.requested_tier,
-                          worker_tools=request.worker_tools)
+                          requested_tier=request.requested_tier, model=request.model,
+                          routed_by=request.routed_by, worker_tools=request.worker_tools)
 
 
 class EditorAnswer(msgspec.Struct, frozen=True):

@@ -186,3 +186,41 @@ def test_refinement_halves_the_step_after_the_cheapest_point_that_reaches_the_ta
     assert refine(sweep, 0.5, 2, evaluate_at) == sweep
     assert refine(sweep, 0.74, 0, evaluate_at) == sweep
     assert len(asked) == 3
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    # each was a traceback (no orders, no worker processes, a model dropped for its price)
+    (["--orders", "0"], "argument --orders: must be 1 or more, not 0"),
+    (["--jobs", "0"], "argument --jobs: must be 1 or more, not 0"),
+    (["--strong-price", "-1"], "argument --strong-price: must be 0 or more, not -1"),
+    # each ran with a routing.yaml the engine refused, or read every prompt (--limit 0)
+    (["--limit", "0"], "argument --limit: must be 1 or more, not 0"),
+    (["--explore", "2"], "argument --explore: must be from 0 to 1, not 2"),
+    (["--neighbors", "0"], "argument --neighbors: must be 1 or more, not 0"),
+    (["--cost-weights", "0", "1.5"], "argument --cost-weights: must be from 0 to 1, not 1.5"),
+    (["--similarity-exponent", "-1"], "argument --similarity-exponent: must be from 0 to 16"),
+    (["--min-sample-size", "0"], "argument --min-sample-size: must be 1 or more, not 0"),
+    (["--refine", "-1"], "argument --refine: must be 0 or more, not -1"),
+])
+def test_quality_replay_refuses_a_setting_it_cannot_use(
+        args: list[str], said: str, tmp_path: Path) -> None:
+    _write(tmp_path / "data")
+    done = _run(QUALITY, "--data", str(tmp_path / "data"), "--strong", STRONG, "--weak", WEAK,
+                *args)
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_both_scripts_name_a_folder_without_csv_files_and_bounds_refuse_no_neighbours(
+        tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    for script in (QUALITY, BOUNDS):
+        done = _run(script, "--data", str(tmp_path / "empty"), "--strong", STRONG,
+                    "--weak", WEAK)
+        assert done.returncode == 1
+        assert "empty: a folder with no .csv file in it (or its subfolders)" in done.stderr
+    _write(tmp_path / "data")
+    none = _run(BOUNDS, "--data", str(tmp_path / "data"), "--strong", STRONG, "--weak", WEAK,
+                "--neighbors", "10", "0")
+    assert none.returncode == 2  # K = 0 printed the share of a router that predicts nothing
+    assert "argument --neighbors: must be 1 or more, not 0" in none.stderr

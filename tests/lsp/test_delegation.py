@@ -527,7 +527,8 @@ async def test_a_delegation_that_may_write_is_approved_in_the_editor(
         "id": denied["id"], "title": title, "outcome": "denied", "reason": "not that one",
         "command": None, "cwd": None, "path": None, "diff": None,
         # what the question said of the worker (a rebuilt card shows its "Worker on …" line)
-        "tier": "fast", "requested_tier": None, "worker_tools": ["edit_file"]}
+        "tier": "fast", "requested_tier": None, "model": HAIKU, "routed_by": None,
+        "worker_tools": ["edit_file"]}
     assert answers["toolu_yes"]["approval"]["outcome"] == "allowed_once"
 
 
@@ -554,8 +555,8 @@ async def test_a_workers_questions_come_with_its_planners_session(
     assert record["approvals"] == [{
         "id": edit["id"], "title": "Edit src/app.py", "outcome": "denied", "reason": "not now",
         "command": None, "cwd": None, "path": "src/app.py",
-        "diff": edit["diff"], "tier": None, "requested_tier": None,
-        "worker_tools": None}]  # the diff its card showed
+        "diff": edit["diff"], "tier": None, "requested_tier": None, "model": None,
+        "routed_by": None, "worker_tools": None}]  # the diff its card showed
     # the planner's own question (the delegation's start) stays with its call's result
     assert tool_results(detail)["toolu_w"]["approval"]["id"] == start["id"]
 
@@ -624,12 +625,14 @@ async def test_a_tier_with_no_usable_model_fails_the_delegation_only(
         assert (ended[-1]["status"], ended[-1]["error"]) == (
             "failed", "no_model_available_for_tier")
         assert ended[-1]["detail"].startswith("no model available for tier fast: ")
-        (stored,) = detail["delegations"]  # its worker session was made, but never routed
+        # routed before it would start: no worker session is made for it
+        (stored,) = detail["delegations"]
         assert (stored["tool_use_id"], stored["status"], stored["tier"], stored["model"]) == (
             "toolu_none", "failed", "fast", None)
         assert stored["error"] == "no_model_available_for_tier"
         assert stored["detail"] == ended[-1]["detail"]
-        assert stored["worker_session_id"] == ended[-1]["worker_session_id"] != ""
+        assert stored["worker_session_id"] == ended[-1]["worker_session_id"] == ""
+        assert detail["session"]["workers"] == []
     assert [r.model for r in fake.requests] == [OPUS_API, OPUS_API]
 
 

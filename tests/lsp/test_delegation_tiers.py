@@ -113,6 +113,8 @@ async def test_the_approval_question_names_the_tier_the_floor_caps_to(
                 "change files"
         assert (asked["title"], asked["tier"]) == (title, "balanced")
         assert asked["requested_tier"] == "deep"
+        # routed before asking: the model the worker will run on (the tier chose it)
+        assert (asked["model"], asked["routed_by"]) == (SONNET, None)
         started = updates(client, "toolu_deep")[-1]
         assert (started["worker_tier"], started["floor_applied"]) == ("balanced", True)
         # the handoff keeps the tier asked for and the one run on: the worker's Handoff
@@ -129,7 +131,8 @@ async def test_the_approval_question_names_the_tier_the_floor_caps_to(
         assert answer["approval"] | {"id": None} == {
             "id": None, "title": title, "outcome": "allowed_once", "reason": None,
             "command": None, "cwd": None, "path": None, "diff": None, "tier": "balanced",
-            "requested_tier": "deep", "worker_tools": ["edit_file"]}
+            "requested_tier": "deep", "model": SONNET, "routed_by": None,
+            "worker_tools": ["edit_file"]}
         assert detail["delegations"][0]["approval"] == answer["approval"]
 
 

@@ -12,7 +12,7 @@ import pytest
 from switchman.engine.clock import ManualClock
 from switchman.engine.tools.approval import ApprovalAnswer, ApprovalRequest
 from tests.sessions.conftest import Engine, scripted_engine
-from tests.sessions.test_delegation import HAIKU, OPUS, delegate, failure, results
+from tests.sessions.test_delegation import HAIKU, OPUS, SONNET, delegate, failure, results
 from tests.support.scripted_adapter import ScriptedAdapter
 from tests.tools.conftest import ScriptedApprover
 
@@ -168,3 +168,75 @@ async def test_cancelling_the_planner_while_a_delegation_waits_for_approval_ends
     assert failure(started, result.session_id, "tu_w")[0] == "cancelled_by_user"
     assert [r.model_id for r in adapter.requests] == [OPUS]  # no worker, no further call
     started.service.store.db.close()
+
+
+async def test_the_question_names_the_model_a_rule_routes_the_worker_to(
+        deleg: Engine, adapter: ScriptedAdapter, approver: ScriptedApprover) -> None:
+    """The question said 'a fast worker' while a rule matching the task then ran the worker
+    on opus: the worker was routed only after the answer. It is routed first (no provider
+    called), the question names the model and what chose it, and that model runs."""
+    (deleg.folder.parent / "config" / "routing.yaml").write_text(
+        "global_default: opus\nrules:\n  - name: migrations\n"
+        "    when: {message_matches: '(?i)migration'}\n    use: sonnet\n")
+    adapter.calls(delegate("tu_w", task="write the migration"), model=OPUS)
+    adapter.text("written", model=SONNET)
+    adapter.text("done", model=OPUS)
+    result = await deleg.service.chat(deleg.workspace, None, "@opus add a migration")
+    (asked,) = approver.asked
+    assert (asked.tier, asked.model, asked.routed_by) == ("fast", SONNET, "rule: migrations")
+    assert [r.model_id for r in adapter.requests] == [OPUS, SONNET, OPUS]  # none to ask
+    stored = deleg.service.session(result.session_id).delegations[0]
+    assert (stored.model, stored.routed_by) == (SONNET, "rule: migrations")
+    assert stored.approval is not None
+    assert (stored.approval.model, stored.approval.routed_by) == (SONNET, "rule: migrations")
+    # a worker its tier routes: the tier's model, nothing else chose it
+    adapter.calls(delegate("tu_f", task="rename f to g"), model=OPUS)
+    adapter.text("renamed", model=HAIKU)
+    adapter.text("done again", model=OPUS)
+    await deleg.service.chat(deleg.workspace, result.session_id, "@opus rename f")
+    assert (approver.asked[1].model, approver.asked[1].routed_by) == (HAIKU, None)
+
+
+async def test_routing_changed_while_the_question_waited_is_asked_about_again(
+        deleg: Engine, adapter: ScriptedAdapter, approver: ScriptedApprover) -> None:
+    """The model the user approved is the one that runs: routing.yaml changed while the
+    question waited, so the worker would now run on another model; the user is asked again,
+    naming it, and the worker runs on what the last question named."""
+    routing = deleg.folder.parent / "config" / "routing.yaml"
+    tiers = "global_default: opus\ntiers: {fast: %s, balanced: sonnet, deep: opus}\n"
+    routing.write_text(tiers % "haiku")
+    asked: list[ApprovalRequest] = []
+
+    async def ask(request: ApprovalRequest) -> ApprovalAnswer:
+        asked.append(request)
+        if request.tool == "delegate" and len(asked) == 1:  # the user edits it meanwhile
+            routing.write_text(tiers % "sonnet")
+        return ApprovalAnswer("allow_once")
+
+    approver.ask = ask  # type: ignore[method-assign]
+    adapter.calls(delegate("tu_w", task="rename f to g"), model=OPUS)
+    adapter.text("renamed", model=SONNET)
+    adapter.text("done", model=OPUS)
+    result = await deleg.service.chat(deleg.workspace, None, "@opus rename f")
+    assert [(a.tool, a.model) for a in asked] == [("delegate", HAIKU), ("delegate", SONNET)]
+    assert [r.model_id for r in adapter.requests] == [OPUS, SONNET, OPUS]
+    (stored,) = deleg.service.session(result.session_id).delegations
+    assert stored.model == SONNET
+    assert stored.approval is not None
+    assert (stored.approval.id, stored.approval.model) == (asked[1].id, SONNET)
+
+
+async def test_the_question_names_the_model_a_worker_profile_runs_on(
+        deleg: Engine, adapter: ScriptedAdapter, approver: ScriptedApprover) -> None:
+    """A worker profile with its own model runs on it whatever the tier: the question that
+    said 'a fast worker' names that model too."""
+    (deleg.service.config.directory / "profiles.yaml").write_text(
+        "profiles:\n  editor:\n    model: sonnet\n", "utf-8")
+    adapter.calls(delegate("tu_w", task="rename f to g", profile="editor"), model=OPUS)
+    adapter.text("renamed", model=SONNET)
+    adapter.text("done", model=OPUS)
+    await deleg.service.chat(deleg.workspace, None, "@opus rename f")
+    (asked,) = approver.asked
+    assert (asked.tier, asked.model) == ("fast", SONNET)
+    assert asked.routed_by == "profile: editor"
+    assert [r.model_id for r in adapter.requests] == [OPUS, SONNET, OPUS]

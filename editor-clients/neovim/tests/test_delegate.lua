@@ -53,7 +53,7 @@ return {
         H.lines(chat.view.transcript))
       -- its question, answered, right above the worker line, as the chat drawn from the session has it
       H.check(text:find('\n    %? Delegate to a fast worker that may [^\n]* — Allowed once%.\n'
-        .. '      worker on fast tier · may use [^\n]*edit_file[^\n]*\n  ✓ worker fast · haiku · completed'),
+        .. '      worker on fast tier · haiku · may use [^\n]*edit_file[^\n]*\n  ✓ worker fast · haiku · completed'),
         "the /delegate's question, with the worker's tier and tools, above its worker line",
         H.lines(chat.view.transcript))
       local body = requests()[1].body
@@ -96,7 +96,7 @@ return {
         'the command, then the worker line, then its answer', H.lines(chat.view.transcript))
       -- the question its start asked, answered, right above the worker line (it was not drawn)
       local question = text:find('\n/delegate fast explain this\n    %? Delegate to a fast worker that may [^\n]* — Allowed once%.\n'
-        .. '      worker on fast tier · may use [^\n]*edit_file[^\n]*\n  ✓ worker fast · haiku · completed')
+        .. '      worker on fast tier · haiku · may use [^\n]*edit_file[^\n]*\n  ✓ worker fast · haiku · completed')
       H.check(question, "the /delegate's question, with the worker's tier and tools, above its worker line",
         H.lines(chat.view.transcript))
     end,
@@ -118,7 +118,7 @@ return {
       H.check(heading and line and answer and heading < line and line < answer, 'command, worker line, answer',
         H.lines(bufnr))
       H.check(text:find('\n/delegate fast explain this\n    %? Delegate to a fast worker that may [^\n]* — Allowed once%.\n'
-        .. '      worker on fast tier · may use [^\n]*\n  ✓ worker fast · '), "its question above the worker line",
+        .. '      worker on fast tier · haiku · may use [^\n]*\n  ✓ worker fast · '), "its question above the worker line",
         H.lines(bufnr))
       vim.cmd('tabclose')
     end,

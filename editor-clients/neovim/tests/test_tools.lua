@@ -69,6 +69,19 @@ local function redraw_from_session(last)
   H.wait_text(chat.view.transcript, last)
 end
 
+--- What the screen shows (its grid, as Neovim last drew it), one line per row.
+local function screen_text()
+  local rows = {}
+  for row = 1, vim.o.lines do
+    local cells = {}
+    for col = 1, vim.o.columns do
+      cells[col] = vim.fn.screenstring(row, col)
+    end
+    rows[row] = table.concat(cells)
+  end
+  return table.concat(rows, '\n')
+end
+
 local function edit_step()
   return {
     kind = 'tool_call',
@@ -130,7 +143,7 @@ return {
       chat = H.check(chat_module.get(root), 'a chat for the workspace')
       H.fake('POST', '/_fake/reset')
       H.script({ edit_step(), { kind = 'text', chunks = { 'Changed it.' } } })
-      local shown = nil
+      local shown, on_screen = nil, nil
       local seen = H.stub_select(function(_, label)
         if label == 'Allow once' then
           -- the diff tab is open while the question is asked
@@ -140,6 +153,7 @@ return {
             H.check(vim.wo[win].diff, 'both sides are in diff mode')
           end
           shown = names
+          on_screen = screen_text():find('def f():', 1, true) ~= nil
           return true
         end
       end)
@@ -148,6 +162,7 @@ return {
       H.eq({ 'Allow once', 'Always allow edit_file in this workspace', 'Deny' }, seen, 'the three answers')
       H.check(shown and #shown == 2 and shown[1]:find('/current/src/tools_target.py', 1, true)
         and shown[2]:find('/proposed/src/tools_target.py', 1, true), 'current and proposed side by side', shown)
+      H.check(on_screen, 'drawn before the question: the screen showed the chat, the diff hidden behind the prompt')
       local buf = vim.fn.bufnr(file)
       H.check(buf > 0, 'the file has a buffer')
       H.eq({ 'def f():', '    return 2' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'the edit is in the buffer')
@@ -477,8 +492,9 @@ return {
       end
       send('rename f everywhere, with a worker')
       wait_idle()
-      H.eq('Switchman wants to delegate to a fast worker with edit_file: Rename f to g', prompt, 'the question')
-      H.eq({ 'Delegate to a worker on the fast tier.', 'The worker may use: edit_file', '', 'Task:', 'Rename f to g',
+      H.eq('Switchman wants to delegate to a fast worker on haiku with edit_file: Rename f to g', prompt,
+        'the question, with the model the worker would run on')
+      H.eq({ 'Delegate to a worker on the fast tier, running haiku.', 'The worker may use: edit_file', '', 'Task:', 'Rename f to g',
         'in every file' }, shown, 'the whole task in a tab while asking')
       H.check(vim.inspect(last_tool_result().content):find('not now', 1, true), 'the planner saw the reason',
         last_tool_result())
@@ -566,7 +582,7 @@ return {
         .. '      │ --- a/src/tools_target.py\n',
         "ga's question, at the end of the turn whose code block it applied")
       shows('  ✗ delegate: approval_denied\n    ? Delegate to a fast worker that may change files — Denied: not now\n'
-        .. '      worker on fast tier · may use edit_file\n', "a delegation's start, with the worker's tier and tools")
+        .. '      worker on fast tier · haiku · may use edit_file\n', "a delegation's start, with the worker's tier, model and tools")
       -- the first edit's diff under its question, as the question showed it (the live chat has it too)
       H.check(text:find('\n    %? Edit src/tools_target%.py — Allowed once%.\n      │ %-%-%- a/src/tools_target%.py\n'
         .. '      │ %+%+%+ b/src/tools_target%.py\n      │ @@ [^\n]*\n      │  def f%(%):\n'

@@ -378,7 +378,8 @@ return {
               approval = asked('q2', 'Edit b.py') }, -- kept before diffs were
             { type = 'tool_result', tool_use_id = 'tu3', content = 'done', summary = 'worker done',
               approval = asked('q3', 'Delegate to a fast worker that may change files',
-                { path = vim.NIL, diff = vim.NIL, tier = 'fast', worker_tools = { 'edit_file', 'run_command' } }) } } },
+                { path = vim.NIL, diff = vim.NIL, tier = 'fast', model = 'anthropic:claude-haiku-4-5', routed_by = vim.NIL,
+                  worker_tools = { 'edit_file', 'run_command' } }) } } },
           { id = 'm4', turn_id = vim.NIL, role = 'user', created_at = '2026-11-24T12:00:02Z',
             content = { { type = 'text', text = '/delegate fast fix it' } } },
         },
@@ -415,8 +416,9 @@ return {
         H.eq(want_diff, after(lines, '    ? Edit a.py — Allowed once.', 18), 'the diff, its first 16 lines', all)
         H.check(after(lines, '    ? Edit b.py — Allowed once.', 1)[1]:find('^  ✓ worker fast'),
           'an older record: its line alone (the next call\'s worker line follows)', all)
-        H.eq({ '      worker on fast tier · may use edit_file, run_command' },
-          after(lines, '    ? Delegate to a fast worker that may change files — Allowed once.', 1), "the worker's tier and tools", all)
+        H.eq({ '      worker on fast tier · claude-haiku-4-5 · may use edit_file, run_command' },
+          after(lines, '    ? Delegate to a fast worker that may change files — Allowed once.', 1),
+          "the worker's tier, the model the question named and its tools", all)
         local start = after(lines, '/delegate fast fix it', 3)
         H.eq({ '    ? Delegate to a fast worker that may change files — Allowed once.',
           '      worker on fast tier · may use no write tools' }, vim.list_slice(start, 1, 2), "the /delegate's question first", all)
@@ -570,6 +572,19 @@ return {
       H.eq(nil, workspace.config_kind(project .. '/.switchman/models.yaml'))
       H.eq(workspace.normalize(project), workspace.root_for_path(project .. '/.switchman/routing.yaml'))
       H.eq(workspace.normalize(project), workspace.root_for_path(project .. '/src/deep/x.py'), 'found by marker')
+      -- a workspace's `.switchman` linked to a folder inside it: Neovim names its files by the link's target
+      local linked = base .. '/linked'
+      vim.fn.mkdir(linked .. '/config/switchman', 'p')
+      vim.loop.fs_symlink(linked .. '/config/switchman', linked .. '/.switchman')
+      H.eq('workspace', workspace.config_kind(linked .. '/config/switchman/routing.yaml'), 'named back through the link')
+      H.eq(workspace.normalize(linked), workspace.root_for_path(linked .. '/config/switchman/profiles.yaml'))
+      -- your config folder called `.switchman`, linked to a dotfiles folder inside the folder above it: yours
+      local home = base .. '/home'
+      vim.fn.mkdir(home .. '/dotfiles/switchman', 'p')
+      vim.loop.fs_symlink(home .. '/dotfiles/switchman', home .. '/.switchman')
+      config.apply({ config_dir = home .. '/.switchman' })
+      H.eq('routing', workspace.config_kind(home .. '/dotfiles/switchman/routing.yaml'), 'by the name Neovim gives it')
+      H.eq('routing', workspace.config_kind(home .. '/.switchman/routing.yaml'), 'by the name opened')
       config.apply({})
       vim.env.XDG_CONFIG_HOME = base .. '/xdg'
       local saved = vim.env.SWITCHMAN_CONFIG_DIR
@@ -637,6 +652,15 @@ return {
       H.eq(1, select(2, shown:gsub('capped by the tier floor', '')), 'said once by the question and its tab together')
       H.eq('Delegate to a worker on the fast tier.', approval.delegation_lines({ tier = 'fast', requested_tier = vim.NIL,
         worker_tools = { 'edit_file' }, task = 'fix it' })[1], 'not capped: requested_tier is null')
+      -- the model the worker will run on (routed before asking), and what chose it when its tier did not
+      local routed = vim.tbl_extend('force', capped, { model = 'anthropic:claude-sonnet-4-6', routed_by = vim.NIL })
+      H.eq('Switchman wants to delegate to a balanced worker (deep, capped by the tier floor) on claude-sonnet-4-6 with '
+        .. 'edit_file: fix it', approval.prompt(routed))
+      H.eq('Delegate to a worker on the balanced tier, running claude-sonnet-4-6.', approval.delegation_lines(routed)[1])
+      local ruled = { tool = 'delegate', tier = 'fast', model = 'anthropic:claude-opus-4-7', routed_by = 'rule: docs',
+        worker_tools = { 'edit_file' }, task = 'fix it', command = vim.NIL }
+      H.eq('Switchman wants to delegate to a fast worker on claude-opus-4-7 (rule: docs) with edit_file: fix it',
+        approval.prompt(ruled))
       -- a command of several lines: its first in the question (which had the line breaks in it, and
       -- nothing showed the command whole), all of it in a tab while asked
       local script = 'for f in *.py; do\n  black "$f"\ndone'

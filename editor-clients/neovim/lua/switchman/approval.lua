@@ -112,12 +112,23 @@ function M.worker_tier(request)
   return tier, ''
 end
 
---- A delegation's details: the tier, the write/execute tools the worker gets, and its whole task.
---- That the tier floor capped the tier is said once, by the question (`M.prompt`) shown with them.
+--- The model a delegation's worker will run on, without its provider, and what chose it when its tier
+--- did not (`claude-opus-4-7 (rule: docs)`); nil from a daemon (or a record) that did not name it.
+function M.worker_model(request)
+  if not given(request.model) then
+    return nil
+  end
+  local name = require('switchman.models').any_short_name(request.model)
+  return given(request.routed_by) and ('%s (%s)'):format(name, request.routed_by) or name
+end
+
+--- A delegation's details: the tier and model, the write/execute tools the worker gets, and its whole
+--- task. That the tier floor capped the tier is said once, by the question (`M.prompt`) shown with them.
 function M.delegation_lines(request)
   local tools = given(request.worker_tools) and table.concat(request.worker_tools, ', ') or ''
+  local model = M.worker_model(request)
   local lines = {
-    ('Delegate to a worker on the %s tier.'):format((M.worker_tier(request))),
+    ('Delegate to a worker on the %s tier%s.'):format((M.worker_tier(request)), model and (', running ' .. model) or ''),
     'The worker may use: ' .. (tools ~= '' and tools or '(no write tools)'),
     '',
     'Task:',
@@ -205,8 +216,9 @@ function M.prompt(request)
     local tools = given(request.worker_tools) and table.concat(request.worker_tools, ', ') or ''
     local task = vim.split(given(request.task) and request.task or '', '\n', { plain = true })[1]
     local tier, capped = M.worker_tier(request)
-    text = ('Switchman wants to delegate to a %s worker%s with %s: %s'):format(
-      tier, capped, tools ~= '' and tools or 'no write tools', task)
+    local model = M.worker_model(request)
+    text = ('Switchman wants to delegate to a %s worker%s%s with %s: %s'):format(
+      tier, capped, model and (' on ' .. model) or '', tools ~= '' and tools or 'no write tools', task)
   else
     text = ('Switchman: %s'):format(request.title)
   end
@@ -263,6 +275,11 @@ function M.handle(_, request, _, root)
   elseif request.tool_class == 'write' and given(request.path) then
     tab = M.show_diff(request)
   end
+  if tab then
+    -- drawn before the question is asked: a prompt (vim.ui.select's inputlist) waits without drawing,
+    -- so the screen went on showing the chat and the diff stayed hidden behind the question about it
+    vim.cmd('redraw')
+  end
   M.ask(request, function(result)
     answer = answer or result
     state.wake()
@@ -308,7 +325,8 @@ function M.handle(_, request, _, root)
           reason = reason })
     elseif request.tool == 'delegate' then
       require('switchman.chat.workers').start_asked(root, request.turn_id, { id = request.id, title = request.title,
-        tier = request.tier, worker_tools = request.worker_tools, outcome = outcome, reason = reason })
+        tier = request.tier, model = request.model, routed_by = request.routed_by, worker_tools = request.worker_tools,
+        outcome = outcome, reason = reason })
     end
     return result
   end

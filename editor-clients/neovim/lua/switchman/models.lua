@@ -43,6 +43,18 @@ function M.short_name(root, id)
   return (id:gsub('^[^:]+:', ''))
 end
 
+--- `M.short_name` where the workspace is not known (a question, a stored record): the alias any
+--- workspace's cached list gives the model (the models are the user's, alike in every workspace).
+function M.any_short_name(id)
+  for root in pairs(cache) do
+    local name = M.short_name(root, id)
+    if name ~= (id:gsub('^[^:]+:', '')) then
+      return name
+    end
+  end
+  return M.short_name(nil, id)
+end
+
 --- How a model reads in the picker: alias, id, tier and whether it can be used. `widths`
 --- ({ alias, id }) aligns the columns.
 function M.describe(model, sticky, widths)

@@ -194,15 +194,16 @@ local function diff_hl(line)
   return line:match('^%+') and 'SwitchmanDiffAdd' or line:match('^%-') and 'SwitchmanDiffDelete' or nil
 end
 
---- What a question showed besides its title, as its record keeps it (`diff`, `tier`, `worker_tools`):
+--- What a question showed besides its title, as its record keeps it (`diff`, `tier`, `model`, `worker_tools`):
 --- an edit's unified diff, its first `M.DIFF_LINES` lines and how many more it had (those the record
---- did not keep included), or a delegation's `      worker on fast tier · may use edit_file`.
---- None for other questions and for records kept before these were.
+--- did not keep included), or a delegation's `      worker on fast tier · claude-haiku-4-5 · may use edit_file`
+--- (no model in records kept before it was). None for other questions and for records kept before these were.
 function M.approval_details(record, tool)
   local out = {}
   if tool == 'delegate' and present(record.tier) then
     local tools = present(record.worker_tools) and table.concat(record.worker_tools, ', ') or ''
-    table.insert(out, { ('      worker on %s tier · may use %s'):format(record.tier,
+    local model = require('switchman.approval').worker_model(record)
+    table.insert(out, { ('      worker on %s tier%s · may use %s'):format(record.tier, model and (' · ' .. model) or '',
       tools ~= '' and tools or 'no write tools'), hl = 'SwitchmanFooter' })
     return out
   end

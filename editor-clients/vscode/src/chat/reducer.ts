@@ -20,6 +20,8 @@ export function reduce(state: ChatState, message: ToWebview): ChatState {
     case 'event':
       return applyEvent(state, message.event);
     case 'preview':
+      // the route preview of a draft Enter could not send comes after the hint saying so: the hint stays
+      if (state.preview?.tone === 'busy' && message.preview?.draft === state.preview.draft) return state;
       return { ...state, preview: message.preview };
     case 'explanation':
       return withOpenExplanation(updateTurn(state, message.turnId,

@@ -115,6 +115,10 @@ export interface ApprovalRecord {
   tier?: string | null;
   /** A delegation's: the tier the planner asked for, when the tier floor lowered it to `tier`; else null or absent. */
   requested_tier?: string | null;
+  /** A delegation's: the model the question said its worker would run on; absent or null in older records. */
+  model?: string | null;
+  /** A delegation's: what chose `model` when its tier did not (`rule: docs`); else null or absent. */
+  routed_by?: string | null;
   /** A delegation's: the write and execute tools its worker was to have; absent or null in older records. */
   worker_tools?: string[] | null;
 }
@@ -455,6 +459,10 @@ export interface ApprovalRequest {
   tier?: string | null;
   /** For `delegate`: the tier the planner asked for, when the tier floor lowered it to `tier`; else null. */
   requested_tier?: string | null;
+  /** For `delegate`: the model the worker will run on (routed before asking); null when none could be named. */
+  model?: string | null;
+  /** For `delegate`: what chose `model` when its tier did not (`rule: docs`, a profile's model); else null. */
+  routed_by?: string | null;
   task?: string | null;
   worker_tools?: string[] | null;
 }

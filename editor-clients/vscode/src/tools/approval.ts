@@ -8,6 +8,7 @@
 
 import type { ConnectionState, Disposable } from '../common/host';
 import { Emitter } from '../common/host';
+import { shortModelName } from '../common/format';
 import type { ApplyCodeResult, ApprovalAnswer, ApprovalRecord, ApprovalRequest } from '../protocol/types';
 
 export type ApprovalOutcome = 'pending' | 'allowed_once' | 'allowed_always' | 'denied' | 'withdrawn';
@@ -27,6 +28,10 @@ export interface ApprovalCard {
   task: string | null;
   /** A delegation's: the tier its worker runs on (after the tier floor; the title says when the floor capped it). */
   tier: string | null;
+  /** A delegation's: the model its worker will run on (absent from older daemons and records). */
+  model: string | null;
+  /** A delegation's: what chose `model` when its tier did not (`rule: docs`). */
+  routedBy: string | null;
   workerTools: string[];
   /**
    * The "always" button's label; null for a worker's question: the daemon remembers no answer to
@@ -57,7 +62,8 @@ export function approvalCard(request: ApprovalRequest): ApprovalCard {
     diff: kind === 'edit' ? diffLines(request.diff) : [],
     canOpenDiff: kind === 'edit' && !!request.uri,
     command: request.command ?? null, cwd: request.cwd ?? null,
-    task: request.task ?? null, tier: request.tier ?? null, workerTools: request.worker_tools ?? [],
+    task: request.task ?? null, tier: request.tier ?? null, model: request.model ?? null,
+    routedBy: request.routed_by ?? null, workerTools: request.worker_tools ?? [],
     alwaysLabel: alwaysLabel(request), note, outcome: 'pending', reason: null,
   };
 }
@@ -87,7 +93,8 @@ export function recordedApprovalCard(record: ApprovalRecord, turnId: string, too
   return {
     id: record.id, turnId, tool, kind, title: record.title, diff: kind === 'edit' ? diffLines(record.diff) : [],
     canOpenDiff: false, command: record.command, cwd: record.cwd, task,
-    tier: kind === 'delegation' ? record.tier ?? null : null, workerTools: record.worker_tools ?? [],
+    tier: kind === 'delegation' ? record.tier ?? null : null, model: kind === 'delegation' ? record.model ?? null : null,
+    routedBy: kind === 'delegation' ? record.routed_by ?? null : null, workerTools: record.worker_tools ?? [],
     alwaysLabel: `Always allow ${tool} in this workspace`, note: null, outcome: RECORDED_OUTCOMES[record.outcome],
     reason: record.reason, ...(record.outcome === 'not_applied' ? { stale: true } : {}),
     ...(record.outcome === 'stopped' ? { stopped: true } : {}),
@@ -104,13 +111,15 @@ export function recordedWorkerCard(record: ApprovalRecord, turnId: string): Appr
 }
 
 /**
- * A delegation card's line under its task: the tier its worker runs on and its write and execute tools; null when the
- * card has no tier (rebuilt from a record kept before it was: its title names the tier). That the tier floor lowered the
- * planner's tier is said once, by the title above it ("… balanced worker (deep, capped by the tier floor) …").
+ * A delegation card's line under its task: the tier its worker runs on, the model it will run on (and what chose it
+ * when its tier did not: "claude-opus-4-7 (rule: docs)") and its write and execute tools; null when the card has no
+ * tier (rebuilt from a record kept before it was: its title names the tier). That the tier floor lowered the planner's
+ * tier is said once, by the title above it ("… balanced worker (deep, capped by the tier floor) …").
  */
 export function workerLine(card: ApprovalCard): string | null {
   if (card.tier === null) return null;
-  return `Worker on ${card.tier} tier · may use ${card.workerTools.join(', ') || 'no write tools'}`;
+  const model = card.model === null ? '' : ` · ${shortModelName(card.model)}${card.routedBy ? ` (${card.routedBy})` : ''}`;
+  return `Worker on ${card.tier} tier${model} · may use ${card.workerTools.join(', ') || 'no write tools'}`;
 }
 
 /**

@@ -1,7 +1,7 @@
 // What a user does in VS Code with the extension, step by step, checked in the real UI.
 import { chromium } from 'playwright-core';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { inputHasKeyboard, log, until } from './support.mjs';
 import { toolSteps } from './tools.mjs';
 import { ratingsReachThePatternStore } from './feedback.mjs';
@@ -48,6 +48,7 @@ export async function runScenario({ url, workspace, fake, artifacts, chromium: e
     await statusBarShowsDaemon(ui);
     await brokenRoutingFileIsFlagged(ui);
     await savedFixTurnsTheStatusBack(ui, workspace);
+    await aSkillBelowABlocksFolderClearsItsWarning(ui, workspace, daemon.env.SWITCHMAN_CONFIG_DIR);
     const chat = await openChat(ui);
     await draftPreviewShowsRoute(ui, chat);
     await answerStreamsIntoThePanel(ui, chat, fake);
@@ -193,6 +194,39 @@ async function savedFixTurnsTheStatusBack(ui, workspace) {
   writeFileSync(file, broken);
   await ui.statusItem().locator('.codicon-warning').waitFor();
   log('status bar after saving the broken file again:', JSON.stringify(await ui.statusItem().innerText()));
+}
+
+/**
+ * A `workspaces:` block of your routing.yaml keyed on a folder of repositories (none open) may name the
+ * skills of those below it: a skill added there outside VS Code clears the block's unknown-skill warning.
+ * VS Code watches the open folder only; the daemon polls those skills while routing.yaml is open.
+ */
+async function aSkillBelowABlocksFolderClearsItsWarning(ui, workspace, configDir) {
+  const code = join(dirname(workspace), 'code');
+  const skills = join(code, 'ledgers/.switchman/skills');
+  mkdirSync(skills, { recursive: true });
+  const routing = join(configDir, 'routing.yaml');
+  writeFileSync(routing, `workspaces:\n  ${JSON.stringify(code)}:\n    rules:\n      - name: ledger work\n`
+    + '        when: {skills_matching_message_includes: [ledger]}\n        use: haiku\n');
+  try {
+    // outside the open folder: Quick Open takes its absolute path
+    await ui.page.keyboard.press('Control+P');
+    const input = ui.page.locator('.quick-input-widget input.input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(routing);
+    await ui.page.locator('.quick-input-list .monaco-list-row', { hasText: basename(configDir) }).first().click();
+    await ui.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    await ui.page.locator('.part.editor .view-line', { hasText: 'ledger work' }).first().waitFor();
+    const squiggle = ui.page.locator('.part.editor .monaco-editor .squiggly-warning').first();
+    await squiggle.waitFor();
+    log('unknown-skill warning in your routing.yaml, for a skill of', code);
+    writeFileSync(join(skills, 'ledger.md'), '---\nname: ledger\ndescription: Ledgers\n---\n');
+    await squiggle.waitFor({ state: 'detached' });
+    log('the warning cleared once', join(skills, 'ledger.md'), 'was written outside VS Code');
+    await ui.command('View: Close Editor');
+  } finally {
+    rmSync(routing, { force: true });
+  }
 }
 
 async function openChat(ui) {
@@ -494,6 +528,8 @@ async function delegateSelectionFromTheEditorMenu(ui, chat, fake) {
   await input.press('Enter');
   const approval = chat.locator('.approval[data-tool="delegate"][data-outcome="pending"]');
   await approval.locator('.approval-title', { hasText: 'Delegate to a fast worker' }).waitFor();
+  // the model the worker will run on, routed before the question: what the user approves is what runs
+  await approval.locator('.approval-worker', { hasText: 'Worker on fast tier · claude-haiku-4-5 · may use' }).waitFor();
   await ui.shot('delegate-selection-approval', approval);
   await approval.locator('.approval-button.allow-once').click();
   await chat.locator('.approval[data-tool="delegate"][data-outcome="allowed_once"]').waitFor();
@@ -548,7 +584,8 @@ async function transcriptSurvivesAReload(ui) {
   // worker still says so.
   const typed = chat.locator('.entry.user', { hasText: '/delegate fast explain this' });
   await typed.locator('xpath=following-sibling::*[1][contains(@class, "approval")]')
-    .filter({ hasText: 'Delegate to a fast worker' }).filter({ hasText: 'Allowed once' }).waitFor();
+    .filter({ hasText: 'Delegate to a fast worker' }).filter({ hasText: 'Allowed once' })
+    .filter({ hasText: 'Worker on fast tier · claude-haiku-4-5' }).waitFor();
   const delegated = typed.locator('xpath=following-sibling::*[2][contains(@class, "delegated")]');
   await delegated.locator('.delegation[data-status="completed"] .delegation-title', { hasText: 'Worker · fast · claude-haiku-4-5' }).waitFor();
   await delegated.locator('xpath=following-sibling::*[1][contains(@class, "command")]')

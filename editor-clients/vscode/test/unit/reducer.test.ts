@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { explanationMessage } from '../../src/chat/chain';
 import { initialChatState, parseFromWebview, sessionTitle, type ChatState, type Entry, type ToWebview, type TurnEntry } from '../../src/chat/messages';
+import { busyPreview } from '../../src/chat/preview';
 import { actionableTurn, rateable, ratingAsked, reduce, refusedDraft, toggleExplanation, unexplained, withRetryButton } from '../../src/chat/reducer';
 import type { ChatResult } from '../../src/protocol/types';
 
@@ -315,6 +316,15 @@ describe('chat reducer', () => {
     assert.ok(rateable({ ...failed, tools: [{ id: 'c1', name: 'edit_file', status: 'done', summary: 'edited a.py' }] }));
     assert.ok(rateable({ ...failed, rating: 'down' }), 'a rating given stays shown');
     assert.ok(rateable({ ...answered, text: '' }), 'completed with no text (tools only): rated as before');
+  });
+
+  it("keeps the 'Not sent' hint when the route preview of the same draft comes after it", () => {
+    // Enter right after typing: the draft's preview was asked for and answers after the hint (it replaced it)
+    const busy = { ...run(), preview: busyPreview('/cost') };
+    const late = reduce(busy, { type: 'preview', preview: { draft: '/cost', text: 'command /cost', tone: 'command', detail: null } });
+    assert.equal(late.preview?.tone, 'busy', 'Enter did nothing, and nothing said why');
+    const edited = reduce(busy, { type: 'preview', preview: { draft: '/cost now', text: 'command /cost', tone: 'command', detail: null } });
+    assert.equal(edited.preview?.draft, '/cost now', 'a draft typed since has its preview');
   });
 
   it('drops the preview when route preview is turned off', () => {

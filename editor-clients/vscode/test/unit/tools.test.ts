@@ -112,6 +112,18 @@ describe('approval cards', () => {
     assert.equal(workerLine(approvalCard(EDIT)), null);
   });
 
+  it('name the model a delegation\'s worker will run on, and what chose it when its tier did not', () => {
+    const routed = approvalCard({ ...DELEGATE, model: 'anthropic:claude-haiku-4-5', routed_by: null });
+    assert.equal(workerLine(routed), 'Worker on fast tier · claude-haiku-4-5 · may use edit_file, run_command',
+      'what will actually run, not only the tier');
+    const ruled = approvalCard({ ...DELEGATE, model: 'anthropic:claude-opus-4-7', routed_by: 'rule: docs' });
+    assert.equal(workerLine(ruled), 'Worker on fast tier · claude-opus-4-7 (rule: docs) · may use edit_file, run_command',
+      'a rule matching the task chose a model the fast tier does not have: said so');
+    const capped = approvalCard({ ...DELEGATE, title: 'Delegate to a balanced worker (deep, capped by the tier floor) that may '
+      + 'change files and run commands', tier: 'balanced', requested_tier: 'deep', model: 'anthropic:claude-sonnet-4-6' });
+    assert.equal(workerLine(capped), 'Worker on balanced tier · claude-sonnet-4-6 · may use edit_file, run_command');
+  });
+
   it('say how the question ended', () => {
     const card = approvalCard(COMMAND);
     assert.equal(outcomeText(answered(card, { decision: 'deny', reason: 'not now' })), 'Denied: not now');

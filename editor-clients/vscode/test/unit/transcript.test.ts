@@ -175,15 +175,15 @@ describe('transcriptEntries', () => {
   it('rebuilds a delegation\'s card whose tier the tier floor capped as the question said it', () => {
     const start: ApprovalRecord = { id: 'A1', title: 'Delegate to a balanced worker (deep, capped by the tier floor) that may change files',
       outcome: 'allowed_once', reason: null, command: null, cwd: null, path: null, tier: 'balanced', requested_tier: 'deep',
-      worker_tools: ['edit_file'] };
+      model: 'anthropic:claude-sonnet-4-6', routed_by: null, worker_tools: ['edit_file'] };
     const messages = [detail.messages[0],
       { ...detail.messages[1], content: [{ type: 'tool_use' as const, id: 'toolu_d', name: 'delegate', input: { task: 'Bump', tier: 'deep' } }] },
       { ...detail.messages[2], content: [{ type: 'tool_result' as const, tool_use_id: 'toolu_d', content: 'bumped', is_error: false,
         approval: start }] }];
     const [card] = transcriptEntries({ ...detail, turns: [turn('T1', 1)], messages })
       .flatMap((e) => (e.kind === 'approval' ? [e.card] : []));
-    assert.equal(workerLine(card), 'Worker on balanced tier · may use edit_file',
-      'the tier the worker ran on, not the deep the planner asked for (its title says once that the floor capped it)');
+    assert.equal(workerLine(card), 'Worker on balanced tier · claude-sonnet-4-6 · may use edit_file',
+      'the tier and model the worker ran on, not the deep the planner asked for (its title says once that the floor capped it)');
   });
 
   it('shows the user\'s message as the daemon recorded it, as typed: the @alias once, /route override as sent', () => {

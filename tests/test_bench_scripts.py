@@ -1,0 +1,112 @@
+"""The bench/ scripts as a new user runs them from a fresh clone: no benchmark is timed here.
+
+Each is run in a subprocess the way the docs say, but from outside the checkout and without
+``PYTHONPATH=.`` (which four of them needed, or they stopped on ``No module named 'tests'``
+before even printing their help), with arguments they cannot use (each was a traceback, or
+a silent wrong figure, before the arguments were checked), and bench_editing.py without
+its reference installed (it ran ``npm install``, and without a network stopped on a
+traceback a minute later).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+SCRIPTS = sorted(p.name for p in BENCH.glob("*.py")
+                 if p.name.startswith(("bench_", "routing_")) and p.name != "bench_support.py")
+
+
+def run(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python bench/SCRIPT args`` from ``cwd``, with no PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True,
+                          text=True, timeout=300, cwd=cwd, env=env, check=False)
+
+
+def test_every_script_is_listed() -> None:
+    assert len(SCRIPTS) == 12 and "bench_session_watch.py" in SCRIPTS
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help_without_pythonpath_from_another_folder(script: str, tmp_path: Path) -> None:
+    """bench_session_watch.py took no arguments at all: ``--help`` ran the benchmark."""
+    done = run(script, "--help", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"usage: {script}")
+    assert not list(tmp_path.iterdir())  # nothing was run, nothing written
+
+
+@pytest.mark.parametrize(("script", "args", "said"), [
+    ("bench_routing.py", ["--decisions", "0"], "argument --decisions: must be 1 or more, not 0"),
+    ("bench_daemon.py", ["--runs", "0"], "argument --runs: must be 1 or more, not 0"),
+    ("bench_daemon.py", ["--spawns", "-1"], "argument --spawns: must be 1 or more, not -1"),
+    # its first three steps of each kind are warm-up: --runs 3 timed nothing (a traceback)
+    ("bench_delegation.py", ["--runs", "3"], "argument --runs: must be 4 or more, not 3"),
+    ("bench_delegation.py", ["--runs", "many"], "argument --runs: invalid whole_number value"),
+    ("bench_editing.py", ["--edits", "1"], "argument --edits: must be 2 or more, not 1"),
+    ("bench_editing.py", ["--warmup", "-1"], "argument --warmup: must be 0 or more, not -1"),
+    ("bench_hostile.py", ["--positions", "0"], "argument --positions: must be 1 or more"),
+    ("bench_load.py", ["--chunks", "1"], "argument --chunks: must be 2 or more, not 1"),
+    ("bench_load.py", ["--delay", "nan"], "argument --delay: must be from 0 to 10, not nan"),
+    ("bench_load.py", ["--typing-only", "--typing-lines", "20"],
+     "argument --typing-lines: must be 21 or more, not 20"),
+    # a store this small is never indexed: the reopening part waited for it forever
+    ("bench_patterns.py", ["--rows", "1024"], "argument --rows: must be 1025 or more, not 1024"),
+    ("bench_small_store.py", ["--queries", "0"], "argument --queries: must be 1 or more"),
+    ("bench_stream_cpu.py", ["--runs", "0"], "argument --runs: must be 1 or more, not 0"),
+    ("bench_session_watch.py", ["--calls", "5"], "unrecognized arguments: --calls 5"),
+])
+def test_an_argument_the_script_cannot_use_is_refused_before_it_starts(
+        script: str, args: list[str], said: str, tmp_path: Path) -> None:
+    done = run(script, *args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert said in done.stderr and done.stderr.startswith("usage: "), done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("helper", ["lean_client.py", "bench_support.py"])
+def test_a_helper_run_directly_says_what_to_run_instead(helper: str, tmp_path: Path) -> None:
+    done = run(helper, cwd=tmp_path)
+    assert done.returncode == 1
+    assert "measures nothing" in done.stderr and "docs/performance.md" in done.stderr
+
+
+def test_editing_without_yaml_language_server_says_so_and_downloads_nothing(
+        tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    done = run("bench_editing.py", "--edits", "2", "--warmup", "0", "--yaml-ls", str(missing),
+               cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("| switchman serve (diagnostics delay 0) | 2 | ")
+               for line in lines)
+    assert not any(line.startswith("| yaml-language-server") for line in lines)
+    assert "switchman / yaml-language-server" not in done.stdout  # no ratio without it
+    assert (f"no reference in this run: yaml-language-server is not installed in {missing} "
+            "(`.venv/bin/python bench/bench_editing.py --install-yaml-ls` installs version "
+            "2.0.0 into bench/node_modules" in done.stdout)
+    assert "The figures above are Switchman's alone (informational; no ratio)." in done.stdout
+    assert not (tmp_path / "node_modules").exists() and not missing.exists()
+
+
+def test_daemon_memory_after_fifty_sessions_says_when_the_run_was_too_short() -> None:
+    """``bench_daemon.py --runs 5`` printed 'nan MiB' for the memory after 50 sessions."""
+    sys.path.insert(0, str(BENCH))
+    from bench_daemon import memory_rows  # noqa: PLC0415  (a script's module)
+
+    nan = float("nan")
+    short = memory_rows(44, 40.0, (50.0, 90.0), (nan, nan))
+    assert "nan" not in short
+    assert ("| resident memory after 50 sessions (a turn each) | not measured (--runs 45 or "
+            "more) | at initialize: 40.0 MiB | — | ≤ 120 MB |") in short
+    full = memory_rows(45, 40.0, (50.0, 90.0), (70.0, 110.0))
+    assert ("| resident memory after 50 sessions (a turn each) | 70.0 MiB | at initialize: "
+            "40.0 MiB | +30.0 MiB | ≤ 120 MB |") in full
+    assert "| 90.0 MiB / 110.0 MiB | the daemon alone: 50.0 MiB / 70.0 MiB |" in full

@@ -52,13 +52,17 @@ BASE = ("schema_version: 1\nglobal_default: sonnet\ntiers: {fast: haiku, balance
 
 
 def normal(size: int) -> str:
-    """A well-formed routing.yaml of about ``size`` characters."""
+    """A well-formed routing.yaml of about ``size`` characters, never over the size cap: a
+    reference past it would be refused by the check, completion and hover (which answer it at
+    once), and a hostile text at the cap divided by nothing."""
     rules = []
     length, i = len(BASE), 0
     while length < size:
         rule = (f"  - name: rule {i}\n    when:\n      any_of:\n"
                 f"        - message_matches: \"(?i)deploy-{i}\"\n"
                 f"        - file_extensions_in_context: [sql, py{i}]\n    use: haiku\n")
+        if length + len(rule) > MAX_CONFIG_BYTES:
+            break
         rules.append(rule)
         length += len(rule)
         i += 1

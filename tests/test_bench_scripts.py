@@ -125,3 +125,17 @@ def test_hostile_references_stay_within_the_size_cap() -> None:
         reference = normal(min(len(text), MAX_CONFIG_BYTES))
         assert len(reference.encode()) <= MAX_CONFIG_BYTES, name
         assert len(reference) > min(len(text), MAX_CONFIG_BYTES) - 200, name  # still its size
+
+
+def test_hostile_fixes_have_no_ratio_when_the_normal_text_had_nothing_to_fix() -> None:
+    """A normal routing.yaml has no problem, so its quick fixes did nothing: the hostile
+    texts' fixes read 454 or 721 times that nothing."""
+    sys.path.insert(0, str(BENCH))
+    from bench_hostile import measure, normal, row  # noqa: PLC0415  (a script's module)
+
+    _, fixable = measure(normal(3000), 1)
+    assert fixable == 0
+    assert row("6,000 shadowing rules", "fixes", 0.0045, 0.00001, fixable).endswith(" —")
+    assert row("6,000 shadowing rules", "fixes", 0.0045, 0.0015, 3).endswith(" 3.00")
+    assert row("mutated 3 KB file", "check", 0.0006, 0.0003, 0).split() == [
+        "mutated", "3", "KB", "file", "check", "0.6", "0.3", "2.00"]

@@ -581,6 +581,19 @@ return {
       H.eq(nil, workspace.config_kind(project .. '/.switchman/models.yaml'))
       H.eq(workspace.normalize(project), workspace.root_for_path(project .. '/.switchman/routing.yaml'))
       H.eq(workspace.normalize(project), workspace.root_for_path(project .. '/src/deep/x.py'), 'found by marker')
+      -- a workspace's `.switchman` linked to a folder inside it: Neovim names its files by the link's target
+      local linked = base .. '/linked'
+      vim.fn.mkdir(linked .. '/config/switchman', 'p')
+      vim.loop.fs_symlink(linked .. '/config/switchman', linked .. '/.switchman')
+      H.eq('workspace', workspace.config_kind(linked .. '/config/switchman/routing.yaml'), 'named back through the link')
+      H.eq(workspace.normalize(linked), workspace.root_for_path(linked .. '/config/switchman/profiles.yaml'))
+      -- your config folder called `.switchman`, linked to a dotfiles folder inside the folder above it: yours
+      local home = base .. '/home'
+      vim.fn.mkdir(home .. '/dotfiles/switchman', 'p')
+      vim.loop.fs_symlink(home .. '/dotfiles/switchman', home .. '/.switchman')
+      config.apply({ config_dir = home .. '/.switchman' })
+      H.eq('routing', workspace.config_kind(home .. '/dotfiles/switchman/routing.yaml'), 'by the name Neovim gives it')
+      H.eq('routing', workspace.config_kind(home .. '/.switchman/routing.yaml'), 'by the name opened')
       config.apply({})
       vim.env.XDG_CONFIG_HOME = base .. '/xdg'
       local saved = vim.env.SWITCHMAN_CONFIG_DIR

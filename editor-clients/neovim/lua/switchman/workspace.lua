@@ -106,7 +106,7 @@ function M.config_kind(path)
   path = M.config_path(path)
   local name = basename(path)
   local user = { ['routing.yaml'] = 'routing', ['models.yaml'] = 'models', ['profiles.yaml'] = 'profiles' }
-  if dirname(path) == M.config_dir() and user[name] then
+  if user[name] and M.normalize(dirname(path)) == M.config_dir() then -- however its folder is named or linked
     return user[name]
   end
   if basename(dirname(path)) == '.switchman' then

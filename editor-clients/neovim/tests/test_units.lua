@@ -700,6 +700,23 @@ return {
     end,
   },
   {
+    'a stored turn\'s heading names the part of its cost Switchman estimated, as the session\'s line does',
+    function()
+      local lines = vim.tbl_map(function(l)
+        return l[1]
+      end, render.transcript(ROOT, { session = { id = 'W', title = 'task', turn_count = 2, cost_usd = '0.000065',
+        estimated_usd = '0.000020' }, turns = {
+          { id = 'T1', index = 1, model = HAIKU, cost_usd = '0.000020', estimated_usd = '0.000020', status = 'cancelled' },
+          { id = 'T2', index = 2, model = HAIKU, cost_usd = '0.000045', estimated_usd = '0.000000', status = 'completed' } },
+        messages = { { role = 'user', turn_id = 'T1', content = { { type = 'text', text = 'count' } } },
+          { role = 'user', turn_id = 'T2', content = { { type = 'text', text = 'again' } } } } }))
+      H.check(vim.tbl_contains(lines, '## Turn 1 · claude-haiku-4-5 · ~$0.000020 (estimated) · cancelled'),
+        'a turn stopped before the provider reported usage (it read $0.000020, as if billed)', table.concat(lines, '\n'))
+      H.check(vim.tbl_contains(lines, '## Turn 2 · claude-haiku-4-5 · $0.000045 · completed'), 'a billed one as before',
+        table.concat(lines, '\n'))
+    end,
+  },
+  {
     'a stored session\'s cost names each worker by its task',
     function()
       local lines = {}

@@ -625,8 +625,9 @@ function M.transcript(root, detail)
     elseif turn and turn.id ~= current then
       current = turn.id
       table.insert(out, { '' })
-      table.insert(out, { ('## Turn %d · %s · $%s · %s'):format(turn.index or 0, models.short_name(root, turn.model) or '-',
-        turn.cost_usd or '0', turn.status or '?') })
+      -- its part Switchman estimated is said, as on the session's line: not shown as the provider's bill
+      table.insert(out, { ('## Turn %d · %s · %s · %s'):format(turn.index or 0, models.short_name(root, turn.model) or '-',
+        cost.line(turn.cost_usd, turn.estimated_usd), turn.status or '?') })
       table.insert(out, { 'Why: ' .. (present(turn.summary) and turn.summary or '-'), hl = 'SwitchmanFooter' })
       if present(turn.error) then
         vim.list_extend(out, M.failure(turn.error.message))

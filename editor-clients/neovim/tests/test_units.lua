@@ -477,6 +477,15 @@ return {
       H.eq('2026-05-08 14:23  task b  (1 turn · $0.010000 · claude-haiku-4-5)', sessions.describe(ROOT, flat[1], 'a', costs):sub(3))
       H.eq('  ↳ 2026-05-08 14:23  task b1  (1 turn · $0.000045 · claude-haiku-4-5)',
         sessions.describe(ROOT, flat[2], 'a', costs):sub(3))
+      -- a cost Switchman estimated (a worker stopped before the provider reported usage) says so
+      local stopped = { session = vim.tbl_extend('force', session('w'), { cost_usd = '0.000020', estimated_usd = '0.000020',
+        delegation_status = 'cancelled' }), depth = 1 }
+      H.eq('  ↳ 2026-05-08 14:23  task w  (stopped · 1 turn · ~$0.000020 (estimated) · claude-haiku-4-5)',
+        sessions.describe(ROOT, stopped, 'a', { '0.000020', '0.000045' }):sub(3), 'it read $0.000020, as if billed')
+      local part = { session = vim.tbl_extend('force', session('p'), { cost_usd = '0.041200', estimated_usd = '0.001900' }),
+        depth = 0 }
+      H.eq('2026-05-08 14:23  task p  (1 turn · $0.041200 (~$0.001900 estimated) · claude-haiku-4-5)',
+        sessions.describe(ROOT, part, 'a', { '0.041200' }):sub(3))
       -- :Switchman workers: one list
       local items = {
         { session = { id = 'w1', turn_count = 1, cost_usd = '0', last_model = HAIKU, title = 'first' } },

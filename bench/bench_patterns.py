@@ -242,10 +242,12 @@ def main() -> None:
           f"{mean_recall:.3f}, worst {worst_recall:.1f}")
     print("| measure | p50 ms | p99 ms |")
     print("|---|---|---|")
-    for name, (p50, p99) in [("fingerprint", fingerprints), ("k-NN query (K=10)", query),
-                             ("recommend (fingerprint + query + §5.5 scoring)", recommend),
+    for name, (p50, p99) in [("fingerprint (informational)", fingerprints),
+                             ("k-NN query (K=10) (informational)", query),
+                             ("recommend (fingerprint + query + §5.5 scoring) (informational)",
+                              recommend),
                              ("recommend, per-model neighbourhood (25 of each among 256, "
-                              "similarity^4)", recommend_per_model),
+                              "similarity^4) (informational)", recommend_per_model),
                              ("route decision with the store", decide),
                              ("route decision without a store (reference)", reference)]:
         print(f"| {name} | {p50:.3f} | {p99:.3f} |")

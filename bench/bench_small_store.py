@@ -72,7 +72,7 @@ def main(queries: int) -> None:
     settings = PatternSettings()
     print(f"{machine()}\n")
     print("| message | rows | recommend, plain Python: p50 / p99 ms | numpy's index, same rows "
-          "(reference) | ratio (p50) | fingerprint alone: p50 ms |")
+          "(reference) | ratio (p50) | fingerprint alone (informational): p50 ms |")
     print("|---|---|---|---|---|---|")
     for label, lines in (("a sentence (~80 chars)", 1), ("a long message (~2,600 chars)", 40)):
         messages = corpus(lines, SMALL_ROWS + queries, seed=lines)

@@ -110,3 +110,32 @@ def test_daemon_memory_after_fifty_sessions_says_when_the_run_was_too_short() ->
     assert ("| resident memory after 50 sessions (a turn each) | 70.0 MiB | at initialize: "
             "40.0 MiB | +30.0 MiB | ≤ 120 MB |") in full
     assert "| 90.0 MiB / 110.0 MiB | the daemon alone: 50.0 MiB / 70.0 MiB |" in full
+
+
+def test_hostile_references_stay_within_the_size_cap() -> None:
+    """The reference of the texts at or over the 256 KB cap was a normal file of 262,281
+    bytes: over the cap, so completion and hover answered it at once and the hostile text's
+    slowest request read 18,000 times a reference that had done nothing."""
+    sys.path.insert(0, str(BENCH))
+    from bench_hostile import hostile, normal  # noqa: PLC0415  (a script's module)
+
+    from switchman.engine.files import MAX_CONFIG_BYTES  # noqa: PLC0415
+
+    for name, text in hostile().items():
+        reference = normal(min(len(text), MAX_CONFIG_BYTES))
+        assert len(reference.encode()) <= MAX_CONFIG_BYTES, name
+        assert len(reference) > min(len(text), MAX_CONFIG_BYTES) - 200, name  # still its size
+
+
+def test_hostile_fixes_have_no_ratio_when_the_normal_text_had_nothing_to_fix() -> None:
+    """A normal routing.yaml has no problem, so its quick fixes did nothing: the hostile
+    texts' fixes read 454 or 721 times that nothing."""
+    sys.path.insert(0, str(BENCH))
+    from bench_hostile import measure, normal, row  # noqa: PLC0415  (a script's module)
+
+    _, fixable = measure(normal(3000), 1)
+    assert fixable == 0
+    assert row("6,000 shadowing rules", "fixes", 0.0045, 0.00001, fixable).endswith(" —")
+    assert row("6,000 shadowing rules", "fixes", 0.0045, 0.0015, 3).endswith(" 3.00")
+    assert row("mutated 3 KB file", "check", 0.0006, 0.0003, 0).split() == [
+        "mutated", "3", "KB", "file", "check", "0.6", "0.3", "2.00"]

@@ -17,8 +17,10 @@ Both files have the same shape::
 A workspace file comes with a cloned repository, so it is untrusted: it can
 never give a profile more tools or a looser approval mode than the user's
 own profile of that name (or, for a new name, the user's global default
-profile). Every attempt is reported where it is written, as an
-``untrusted-setting`` warning, and narrowed — never silently accepted.
+profile), and the profile its ``default:`` names gives the workspace's sessions
+no more than the user's global default profile (see ``ProfileSet.resolve``).
+Every attempt is reported where it is written, as an ``untrusted-setting``
+warning, and narrowed — never silently accepted.
 Providers, base URLs and key sources cannot be named at all.
 """
 
@@ -181,6 +183,8 @@ def check_profiles_doc(doc: YamlDocument, registry: ModelRegistry,
         walker.report(walker.range_at(("default",)), Code.UNKNOWN_PROFILE,
                       f"No profile is called '{shorten(str(default))}'. Known: "
                       f"{', '.join(sorted(known))}.", data={"known": sorted(known)})
+    elif default is not None and user is not None:
+        _bound_default(walker, str(default), profiles, user)
     if any(p.severity is Severity.ERROR for p in walker.problems):
         return None, walker.problems
     return ProfilesFile(tuple(profiles), default), walker.problems
@@ -234,6 +238,34 @@ def _narrowed(walker: Walker, profile: Profile, user: ProfileSet) -> Profile:
                       Severity.WARNING, data={"ceiling": ceiling.name})
         approval = ceiling.approval
     return replace(profile, tools=tools, approval=approval)
+
+
+def _bound_default(walker: Walker, name: str, profiles: list[Profile],
+                   user: ProfileSet) -> None:
+    """Report, at a workspace file's ``default:``, what the user's global default profile
+    takes away from the profile it names for the workspace's sessions (see
+    :meth:`ProfileSet.resolve`): a wider profile named there is narrowed, never widening."""
+    chosen = next((p for p in profiles if p.name == name), None) or user.get(name)
+    if chosen is None:
+        return
+    ceiling = user.resolve(None).profile
+    bounded = chosen.bounded_by(ceiling)
+    where = walker.range_at(("default",))
+    lost = [t for t in PROFILE_TOOLS if chosen.allows(t) and not bounded.allows(t)]
+    if lost:
+        them = "them" if len(lost) > 1 else "it"
+        walker.report(where, Code.UNTRUSTED_SETTING,
+                      f"A workspace default cannot add {', '.join(repr(t) for t in lost)}: your "
+                      f"default profile '{ceiling.name}' does not allow {them}, so this "
+                      f"workspace's sessions run '{name}' without {them} (choosing '{name}' "
+                      "yourself with /profile gives the profile all its tools).",
+                      Severity.WARNING, data={"ceiling": ceiling.name})
+    if bounded.approval is not chosen.approval:
+        walker.report(where, Code.UNTRUSTED_SETTING,
+                      f"A workspace default cannot loosen approval: your default profile "
+                      f"'{ceiling.name}' is {ceiling.approval.value}, so this workspace's "
+                      f"sessions run '{name}' {ceiling.approval.value} too.",
+                      Severity.WARNING, data={"ceiling": ceiling.name})
 
 
 def _listed(walker: Walker, name: str) -> list[str]:

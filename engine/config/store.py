@@ -312,7 +312,8 @@ class ConfigStore:
         known = self._profile_sets.get(folder)
         if known is None or known[0] is not user or known[1] is not value:
             merged = user if value is None else ProfileSet.of(
-                [user.profiles.values(), value.profiles], user.global_default, value.default)
+                [user.profiles.values(), value.profiles], user.global_default, value.default,
+                ceiling=user.resolve(None).profile)
             known = self._profile_sets[folder] = (user, value, merged)
         return known[2]
 

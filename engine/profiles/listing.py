@@ -27,6 +27,9 @@ def profile_list(profiles: ProfileSet, active: ActiveProfile) -> ProfileList:
 def profile_text(profiles: ProfileSet, active: ActiveProfile) -> str:
     """``/profile`` without an argument: the profiles, the active one marked."""
     lines = [f"Active profile: {active.name} (resolved from {active.resolved_from})", ""]
+    if active.profile.bound is not None:
+        lines[1:1] = [f"(with only the tools and approval of your default profile "
+                      f"'{active.profile.bound}': a workspace's default cannot widen it)"]
     for name in profiles.names():
         profile = profiles.profiles[name]
         mark = "*" if name == active.name else " "

@@ -12,7 +12,7 @@ profile of the same name (a workspace profile only ever narrowed, see
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Literal
 
@@ -78,10 +78,23 @@ class Profile:
     file: str | None = None
     line: int = 0
     """Where the profile is written (0-based line), for messages."""
+    bound: str | None = None
+    """The user's global default profile that narrowed this one as a workspace's default
+    (see :meth:`bounded_by`); None when nothing was taken away."""
 
     def allows(self, tool: str) -> bool:
         """Whether the profile lets its turns use ``tool`` (approval aside)."""
         return self.tools is None or tool in self.tools
+
+    def bounded_by(self, ceiling: Profile) -> Profile:
+        """This profile with no tool ``ceiling`` lacks and no looser approval mode (its
+        prompt, skills and model policy kept)."""
+        tools = self.tools if ceiling.tools is None else ceiling.tools if self.tools is None \
+            else self.tools & ceiling.tools
+        approval = self.approval.at_most(ceiling.approval)
+        if tools == self.tools and approval is self.approval:
+            return self
+        return replace(self, tools=tools, approval=approval, bound=ceiling.name)
 
 
 BUILTIN_PROFILES: tuple[Profile, ...] = (
@@ -112,16 +125,19 @@ class ProfileSet:
     profiles: Mapping[str, Profile] = field(default_factory=dict)
     global_default: str = DEFAULT_PROFILE
     workspace_default: str | None = None
+    ceiling: Profile | None = None
+    """The user's global default profile, which bounds the profile the workspace's default
+    gives a session (a workspace file is untrusted; see :meth:`resolve`)."""
 
     @classmethod
     def of(cls, layers: Iterable[Iterable[Profile]], global_default: str = DEFAULT_PROFILE,
-           workspace_default: str | None = None) -> ProfileSet:
+           workspace_default: str | None = None, ceiling: Profile | None = None) -> ProfileSet:
         """Profiles from ``layers`` in order; later layers replace earlier names."""
         merged: dict[str, Profile] = {}
         for layer in layers:
             for profile in layer:
                 merged[profile.name] = profile
-        return cls(merged, global_default, workspace_default)
+        return cls(merged, global_default, workspace_default, ceiling)
 
     def get(self, name: str) -> Profile | None:
         """The profile called ``name``."""
@@ -135,13 +151,19 @@ class ProfileSet:
         """The profile in force: the session's choice, else the workspace's, else the global.
 
         A name that no longer exists (its file changed) is skipped, so a session
-        never runs without a profile.
+        never runs without a profile. The workspace's default comes from an untrusted file:
+        the profile it names keeps its prompt and model policy but is bounded by the user's
+        global default (:attr:`ceiling`), so naming a wider profile there (the built-in
+        ``default``, say) widens nothing. A profile the session chose itself is the user's
+        choice and is not bounded.
         """
         for name, origin in ((session_override, "session"),
                              (self.workspace_default, "workspace"),
                              (self.global_default, "global")):
             found = self.profiles.get(name) if name else None
             if found is not None:
+                if origin == "workspace" and self.ceiling is not None:
+                    found = found.bounded_by(self.ceiling)
                 return ActiveProfile(found, origin)  # type: ignore[arg-type]
         return ActiveProfile(self.profiles.get(DEFAULT_PROFILE, BUILTIN_PROFILES[0]), "global")
 

@@ -258,7 +258,10 @@ class TurnLifecycle:
                 tools.add(entry)
         active = profile or self.sessions.profile(live)
         tools.keep(allowed_tools(active.profile, tools.names()),
-                   f"the profile '{active.profile.name}' does not allow it")
+                   f"the profile '{active.profile.name}' does not allow it"
+                   if active.profile.bound is None else
+                   f"the workspace's default profile '{active.profile.name}' gets only what "
+                   f"your default profile '{active.profile.bound}' allows")
         return tools
 
     def _sink(self, live: LiveSession) -> TurnSink:

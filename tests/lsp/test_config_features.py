@@ -215,6 +215,26 @@ async def test_profile_files_get_completion_hover_and_diagnostics(editor_name: s
             ("untrusted-setting", editor.range_of(uri, "base_url"))]
 
 
+@pytest.mark.parametrize("editor_name", CLIENTS)
+async def test_a_workspace_default_wider_than_yours_is_flagged_where_it_is_chosen(
+        editor_name: str, tmp_path: Path) -> None:
+    """`default: default` in a repository's profiles file ran its sessions with every tool
+    while the user's own default was read_only: the narrowing is shown on the default line."""
+    async with editing(editor_name, tmp_path) as editor:
+        (editor.config / "profiles.yaml").write_text(
+            "default: reviewer\nprofiles:\n  reviewer:\n    tools: [read_file, grep]\n"
+            "    approval: read_only\n", "utf-8")
+        uri = editor.uri("workspace-profiles")
+        text = "default: default\n"
+        editor.open(uri, text)
+        problems = await editor.diagnostics(uri)
+        flagged = [(p.code, p.severity, p.range) for p in problems]
+        at = editor.range_of(uri, "default", 2)
+        assert flagged == [("untrusted-setting", types.DiagnosticSeverity.Warning, at)] * 2
+        assert "cannot add 'list_files'" in problems[0].message
+        assert "cannot loosen approval" in problems[1].message
+
+
 def write_skill(folder: Path, name: str, description: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.md").write_text(

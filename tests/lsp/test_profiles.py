@@ -227,6 +227,36 @@ async def test_a_workspace_profile_cannot_widen_the_users(vscode: SwitchmanClien
     assert {t["name"] for t in last_request(fake).body["tools"]} == {"read_file"}
 
 
+async def test_a_workspace_default_naming_a_wider_profile_widens_nothing(
+        vscode: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """A cloned repository's `default: default` ran its sessions with the built-in default's
+    every tool (edit_file, run_command, ...) although the user's own default, reviewer, is
+    read_only with two tools: the workspace's default profile is bounded by the user's."""
+    folder = daemon.workspace / ".switchman"
+    folder.mkdir()
+    (folder / "profiles.yaml").write_text("default: default\n", "utf-8")
+    await vscode.wait_for(methods.STATUS, lambda s: s["profile"] == {
+        "name": "default", "resolved_from": "workspace"})
+    fake.script_text("Done.", model=SONNET_API)
+    first = await chat(vscode, daemon, "please fix the parser")
+    assert {t["name"] for t in last_request(fake).body["tools"]} == {"read_file", "grep"}
+    checked = await chat(vscode, daemon, "/rules check")
+    assert "profiles.yaml:1:" in checked["text"], checked["text"]
+    assert "A workspace default cannot add 'list_files'" in checked["text"]
+    assert "cannot loosen approval: your default profile 'reviewer' is read_only" in \
+        checked["text"]
+    listed = await chat(vscode, daemon, "/profile")
+    assert "Active profile: default (resolved from workspace)\n(with only the tools and " \
+        "approval of your default profile 'reviewer'" in listed["text"], listed["text"]
+    # the user's own choice of the same profile is theirs: every tool
+    await vscode.request(methods.SET_PROFILE, {"workspace": daemon.uri,
+                                               "session_id": first["session_id"],
+                                               "profile": "default"})
+    fake.script_text("Fixed.", model=SONNET_API)
+    await chat(vscode, daemon, "please fix the parser")
+    assert {"edit_file", "run_command"} <= {t["name"] for t in last_request(fake).body["tools"]}
+
+
 DELEGATION_PROFILES = """\
 profiles:
   scout:

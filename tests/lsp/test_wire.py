@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from switchman.server import methods
 from switchman.server.frames import MAX_FRAME_BYTES, MAX_HEADER_LINE
+from switchman.server.notifier import STATUS_COALESCE_SECONDS
 from tests.support.lsp import TIMEOUT, server_env
 from tests.support.rawrpc import RawDaemon, frame
 
@@ -519,3 +520,18 @@ def test_a_body_after_a_length_that_is_no_number_is_skipped(raw: RawDaemon) -> N
         assert_serving(raw)
     refused = [m for m in raw.responses()[before:] if "error" in m]
     assert [(m["id"], m["error"]["code"]) for m in refused] == [(None, PARSE_ERROR)]
+
+
+def test_protocol_md_says_what_a_coalesced_status_guarantees() -> None:
+    """protocol.md said `switchman/status` was sent "whenever anything changes", while the
+    daemon coalesces them (architecture.md): a client counting on every state (a queued
+    pending_swap, a short turn) missed ones never sent. It now says the latest state always
+    arrives, intermediate ones may not, and after what delay (the daemon's window)."""
+    text = (Path(__file__).parents[2] / "docs" / "protocol.md").read_text("utf-8")
+    section = text.split("### `switchman/status`", 1)[1].split("\n### ", 1)[0]
+    assert "whenever anything" not in section
+    window = f"{round(STATUS_COALESCE_SECONDS * 1000)} ms"
+    assert f"notification {window} later" in section
+    for promise in ("The latest state always arrives", "Intermediate states may be skipped",
+                    "pending_swap"):
+        assert promise in section

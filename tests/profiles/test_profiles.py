@@ -7,7 +7,7 @@ from pathlib import Path
 
 from switchman.engine.config.builtin import builtin_registry
 from switchman.engine.config.check import FileKind
-from switchman.engine.config.problems import Code, Severity
+from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.profiles_file import PROFILE_TOOLS, check_profiles_text
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.config.yamldoc import parse_yaml
@@ -90,6 +90,71 @@ def test_a_workspace_profile_is_narrowed_to_the_users_with_located_warnings() ->
     assert [p.range for p in warnings] == [span(text, "run_command"), span(text, "grep"),
                                            span(text, "ask"), span(text, "delete_file")]
     assert "your profile 'locked' is read_only" in warnings[2].message
+
+
+def workspace_set(text: str) -> tuple[ProfileSet, list[Problem]]:
+    """The profiles of a workspace whose .switchman/profiles.yaml is ``text``, merged as the
+    config store merges them, and the file's problems."""
+    user = user_set()
+    checked, problems = check_profiles_text(text, "/w/.switchman/profiles.yaml",
+                                            builtin_registry(), user)
+    assert checked is not None
+    return ProfileSet.of([user.profiles.values(), checked.profiles], user.global_default,
+                         checked.default, ceiling=user.resolve(None).profile), problems
+
+
+def test_a_workspace_default_naming_a_wider_profile_is_bounded_by_the_global_default() -> None:
+    """An audit found that `default: default` in a cloned repository's profiles file gave its
+    sessions the built-in default's every tool while the user's own default (here reviewer:
+    read_file, grep, edit_file) allowed three."""
+    text = "default: default\n"
+    profiles, problems = workspace_set(text)
+    active = profiles.resolve(None)
+    assert (active.name, active.resolved_from) == ("default", "workspace")
+    assert active.profile.tools == frozenset({"read_file", "grep", "edit_file"})
+    assert active.profile.approval is ApprovalMode.ASK and active.profile.bound == "reviewer"
+    # the user's own choice of the same profile is not bounded
+    chosen = profiles.resolve("default")
+    assert chosen.resolved_from == "session" and chosen.profile.tools is None
+    assert chosen.profile.bound is None
+    assert profiles.get("default") == BUILTIN_PROFILES[0]
+    [warning] = problems
+    assert (warning.code, warning.severity, warning.range) == (
+        Code.UNTRUSTED_SETTING, Severity.WARNING, span(text, "default", 2))
+    assert warning.message.startswith("A workspace default cannot add 'list_files', "
+                                      "'skill_load', 'create_file'")
+    assert "'run_command'" in warning.message and "'reviewer' does not allow them" in \
+        warning.message
+
+
+def test_a_workspace_default_cannot_loosen_a_read_only_global_default() -> None:
+    user = ProfileSet.of([BUILTIN_PROFILES, [Profile("ro", approval=ApprovalMode.READ_ONLY)]],
+                         "ro")
+    text = ("default: mine\n"
+            "profiles:\n"
+            "  mine:\n"
+            "    system_prompt: You write code.\n"
+            "    tier: deep\n")
+    checked, problems = check_profiles_text(text, "/w/.switchman/profiles.yaml",
+                                            builtin_registry(), user)
+    assert checked is not None
+    # a new name was already bounded by ro; the default line adds nothing to say
+    assert problems == []
+    text = "default: default\n"
+    checked, problems = check_profiles_text(text, "/w/.switchman/profiles.yaml",
+                                            builtin_registry(), user)
+    assert checked is not None
+    profiles = ProfileSet.of([user.profiles.values(), checked.profiles], "ro", "default",
+                             ceiling=user.resolve(None).profile)
+    active = profiles.resolve(None).profile
+    assert active.approval is ApprovalMode.READ_ONLY and active.tools is None
+    assert allowed_tools(active, PROFILE_TOOLS) == ["read_file", "list_files", "grep",
+                                                   "skill_load", "delegate"]
+    [warning] = problems
+    assert warning.range == span(text, "default", 2)
+    assert "cannot loosen approval: your default profile 'ro' is read_only" in warning.message
+    # a session whose chosen profile went away falls back to the bounded workspace default
+    assert profiles.resolve("gone").profile.approval is ApprovalMode.READ_ONLY
 
 
 def test_an_untrusted_key_in_a_profile_is_ignored_with_a_warning() -> None:

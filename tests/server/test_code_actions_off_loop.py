@@ -41,7 +41,9 @@ async def opened(tmp_path: Path, options: dict[str, Any] | None = None
     server = SimpleNamespace(workspace=workspace, client_capabilities=types.ClientCapabilities(),
                              initialization_options=options or {}, turns_running=lambda: False,
                              notify_json=lambda method, params, now=False: None,
-                             turn_starts=TurnStarts())
+                             turn_starts=TurnStarts(),
+                             switchman=SimpleNamespace(  # no workspaces: blocks to poll here
+                                 watch_block_skills=lambda on_change, wanted: None))
     editing = ConfigEditing(server, ConfigDocuments(tmp_path))  # type: ignore[arg-type]
     editing.updated(uri)  # remembers the document, in case a new check process needs it
     await editing.off_loop(checker.update, path, SHADOWED)

@@ -62,6 +62,23 @@ async def test_a_workers_tools_stay_within_its_planners(deleg: Engine,  # noqa: 
     assert result.status == "completed"
 
 
+async def test_a_worker_of_a_bounded_workspace_default_gets_no_more_than_it(
+        deleg: Engine, adapter: ScriptedAdapter) -> None:  # noqa: F811
+    """A repository's `default: default` runs its sessions bounded by the user's default
+    (planner here): its planner's worker delegated to the wider built-in `default` gets only
+    what the planner has, as any worker does."""
+    config: Path = deleg.service.config.directory
+    (config / "profiles.yaml").write_text("default: planner\n" + PROFILES, "utf-8")
+    (deleg.folder / ".switchman").mkdir(exist_ok=True)
+    (deleg.folder / ".switchman" / "profiles.yaml").write_text("default: default\n", "utf-8")
+    adapter.calls(delegate("tu_d", profile="default"), model=OPUS)
+    adapter.text("looked", model=HAIKU)
+    adapter.text("ok", model=OPUS)
+    await deleg.service.chat(deleg.workspace, None, "@opus go")
+    assert tool_names(adapter.requests[0]) == ["read_file", "grep", "delegate"]
+    assert tool_names(adapter.requests[1]) == ["read_file", "grep", "_request_context"]
+
+
 async def test_a_profile_without_delegate_never_offers_it(deleg: Engine,  # noqa: F811
                                                           adapter: ScriptedAdapter
                                                           ) -> None:

@@ -114,6 +114,29 @@ async def test_a_call_of_a_tool_the_profile_takes_away_says_so(
     assert (tmp_path / "workspace" / "notes.md").read_text() == "remember the milk\n"
 
 
+async def test_a_tool_a_workspace_default_cannot_have_says_whose_bound_it_is(
+        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path) -> None:
+    """A repository's `default: default` is bounded by the user's read-only default: a call
+    of a tool taken away names both profiles (the built-in default itself allows it)."""
+    (tmp_path / "config" / "profiles.yaml").write_text(
+        "default: reviewer\nprofiles:\n  reviewer:\n    tools: [read_file, grep]\n"
+        "    approval: read_only\n", "utf-8")
+    (tmp_path / "workspace" / ".switchman").mkdir(exist_ok=True)
+    (tmp_path / "workspace" / ".switchman" / "profiles.yaml").write_text(
+        "default: default\n", "utf-8")
+    adapter.calls(("t1", "edit_file", {"path": "notes.md", "old_text": "milk",
+                                       "new_text": "tea"}))
+    adapter.text("I may not.")
+    (workspace,) = list(service.workspaces)
+    await service.chat(workspace, None, "@sonnet change milk to tea")
+    assert [t.name for t in adapter.requests[0].tools] == ["read_file", "grep"]
+    [result] = adapter.requests[1].messages[-1].content
+    assert getattr(result, "summary", "") == (
+        "not available: the workspace's default profile 'default' gets only what your "
+        "default profile 'reviewer' allows")
+    assert (tmp_path / "workspace" / "notes.md").read_text() == "remember the milk\n"
+
+
 async def test_a_long_first_line_makes_a_title_cut_at_a_word_with_a_mark(
         service: Switchman, adapter: ScriptedAdapter) -> None:
     """Found in Neovim's session picker: the title was the first 60 characters, cut mid-word

@@ -279,6 +279,19 @@ return {
       local reported = render.outcome(ROOT, { status = 'completed', model = SONNET, cost_usd = '0.0036',
         estimated_usd = '0.000000', usage = { input_tokens = 1, output_tokens = 1 } })
       H.eq('  claude-sonnet-4-6 · $0.0036 · 1 in / 1 out tokens', reported[#reported][1])
+      local workers = { { cost_usd = '0.0027', estimated_usd = '0' }, { cost_usd = '0.0001', estimated_usd = '0.0001' } }
+      local planner = render.outcome(ROOT, { status = 'completed', model = SONNET, cost_usd = '0.0036',
+        estimated_usd = '0', usage = { input_tokens = 1, output_tokens = 1 } }, 'T1', workers)
+      H.eq('  claude-sonnet-4-6 · $0.0064 incl. workers $0.0028 (~$0.0001 estimated) · 1 in / 1 out tokens',
+        planner[#planner][1], "a turn's cost includes its workers', as VS Code's badge (it showed the planner's own)")
+      local guessed = render.outcome(ROOT, { status = 'cancelled', model = SONNET, cost_usd = '0.0036',
+        estimated_usd = '0.0036', usage = { input_tokens = 1, output_tokens = 0 } }, 'T1',
+        { { cost_usd = '0.00004', estimated_usd = '0.00004' } })
+      H.eq('  claude-sonnet-4-6 · ~$0.00364 incl. workers $0.00004 (estimated) · 1 in / 0 out tokens',
+        guessed[#guessed][1], 'all of it estimated: still marked as an estimate')
+      local idle = render.outcome(ROOT, { status = 'completed', model = SONNET, cost_usd = '0.0036',
+        usage = { input_tokens = 1, output_tokens = 1 } }, 'T1', { { cost_usd = '0', estimated_usd = '0' } })
+      H.eq('  claude-sonnet-4-6 · $0.0036 · 1 in / 1 out tokens', idle[#idle][1], 'workers that cost nothing')
     end,
   },
   {
@@ -477,6 +490,15 @@ return {
       H.eq('2026-05-08 14:23  task b  (1 turn · $0.010000 · claude-haiku-4-5)', sessions.describe(ROOT, flat[1], 'a', costs):sub(3))
       H.eq('  ↳ 2026-05-08 14:23  task b1  (1 turn · $0.000045 · claude-haiku-4-5)',
         sessions.describe(ROOT, flat[2], 'a', costs):sub(3))
+      -- a cost Switchman estimated (a worker stopped before the provider reported usage) says so
+      local stopped = { session = vim.tbl_extend('force', session('w'), { cost_usd = '0.000020', estimated_usd = '0.000020',
+        delegation_status = 'cancelled' }), depth = 1 }
+      H.eq('  ↳ 2026-05-08 14:23  task w  (stopped · 1 turn · ~$0.000020 (estimated) · claude-haiku-4-5)',
+        sessions.describe(ROOT, stopped, 'a', { '0.000020', '0.000045' }):sub(3), 'it read $0.000020, as if billed')
+      local part = { session = vim.tbl_extend('force', session('p'), { cost_usd = '0.041200', estimated_usd = '0.001900' }),
+        depth = 0 }
+      H.eq('2026-05-08 14:23  task p  (1 turn · $0.041200 (~$0.001900 estimated) · claude-haiku-4-5)',
+        sessions.describe(ROOT, part, 'a', { '0.041200' }):sub(3))
       -- :Switchman workers: one list
       local items = {
         { session = { id = 'w1', turn_count = 1, cost_usd = '0', last_model = HAIKU, title = 'first' } },
@@ -688,6 +710,23 @@ return {
         cost = { by_model = {}, workers = {} } }))
       local at = H.check(vim.fn.index(lines, 'Cost by model:') + 1, 'the heading', lines)
       H.eq('  nothing charged', lines[at + 1], table.concat(lines, '\n'))
+    end,
+  },
+  {
+    'a stored turn\'s heading names the part of its cost Switchman estimated, as the session\'s line does',
+    function()
+      local lines = vim.tbl_map(function(l)
+        return l[1]
+      end, render.transcript(ROOT, { session = { id = 'W', title = 'task', turn_count = 2, cost_usd = '0.000065',
+        estimated_usd = '0.000020' }, turns = {
+          { id = 'T1', index = 1, model = HAIKU, cost_usd = '0.000020', estimated_usd = '0.000020', status = 'cancelled' },
+          { id = 'T2', index = 2, model = HAIKU, cost_usd = '0.000045', estimated_usd = '0.000000', status = 'completed' } },
+        messages = { { role = 'user', turn_id = 'T1', content = { { type = 'text', text = 'count' } } },
+          { role = 'user', turn_id = 'T2', content = { { type = 'text', text = 'again' } } } } }))
+      H.check(vim.tbl_contains(lines, '## Turn 1 · claude-haiku-4-5 · ~$0.000020 (estimated) · cancelled'),
+        'a turn stopped before the provider reported usage (it read $0.000020, as if billed)', table.concat(lines, '\n'))
+      H.check(vim.tbl_contains(lines, '## Turn 2 · claude-haiku-4-5 · $0.000045 · completed'), 'a billed one as before',
+        table.concat(lines, '\n'))
     end,
   },
   {

@@ -32,7 +32,9 @@ function M.describe(root, item, current_id, alongside)
   local indent = string.rep('  ', item.depth) .. (item.depth > 0 and '↳ ' or '')
   local last = s.last_model ~= vim.NIL and models.short_name(root, s.last_model) or '-'
   local title = (s.title ~= vim.NIL and s.title ~= '') and s.title or 'Untitled'
-  local usd = cost.usds(vim.list_extend({ s.cost_usd }, alongside or {}))[1]
+  -- the part Switchman estimated (calls cut short before the provider reported usage) is said, as VS Code's
+  -- Sessions view and :Switchman workers say it: not shown as the provider's bill
+  local usd = cost.line(s.cost_usd, s.estimated_usd, { alongside = alongside })
   return ('%s %s%s  %s  (%s%s · %s · %s)'):format(marker, indent, render.date(s.updated_at), title,
     DELEGATION[s.delegation_status] or '', render.turns(s.turn_count), usd, last)
 end

@@ -93,9 +93,26 @@ return {
       local completions = vim.fn.getcompletion('Switchman profile ', 'cmdline')
       H.check(vim.tbl_contains(completions, 'subagent') and vim.tbl_contains(completions, 'default'),
         'the profiles, though none was asked for before (it completed nothing)', completions)
-      require('switchman.models').forget(root) -- as after a change of models.yaml
+    end,
+  },
+  {
+    'models not known yet: :Switchman model <Tab> answers at once and asks for them in the background',
+    function()
+      local client, models = require('switchman.client'), require('switchman.models')
+      models.forget(root) -- as after a change of models.yaml
+      local await, waited = client.await, 0
+      client.await = function() -- a daemon slow to answer: completion blocked the editor up to a second
+        waited = waited + 1
+      end
+      local completions = vim.fn.getcompletion('Switchman model ', 'cmdline')
+      client.await = await
+      H.eq(0, waited, 'completion did not wait for the daemon')
+      H.eq({ '-' }, completions, 'what is known: clearing the sticky model')
+      H.wait_for('the models, asked for in the background', function()
+        return models.cached(root)
+      end)
       completions = vim.fn.getcompletion('Switchman model ', 'cmdline')
-      H.check(vim.tbl_contains(completions, 'haiku'), 'the models too (it completed only "-")', completions)
+      H.check(vim.tbl_contains(completions, 'haiku'), 'the next <Tab> completes the models', completions)
     end,
   },
   {

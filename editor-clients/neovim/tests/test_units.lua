@@ -279,6 +279,19 @@ return {
       local reported = render.outcome(ROOT, { status = 'completed', model = SONNET, cost_usd = '0.0036',
         estimated_usd = '0.000000', usage = { input_tokens = 1, output_tokens = 1 } })
       H.eq('  claude-sonnet-4-6 · $0.0036 · 1 in / 1 out tokens', reported[#reported][1])
+      local workers = { { cost_usd = '0.0027', estimated_usd = '0' }, { cost_usd = '0.0001', estimated_usd = '0.0001' } }
+      local planner = render.outcome(ROOT, { status = 'completed', model = SONNET, cost_usd = '0.0036',
+        estimated_usd = '0', usage = { input_tokens = 1, output_tokens = 1 } }, 'T1', workers)
+      H.eq('  claude-sonnet-4-6 · $0.0064 incl. workers $0.0028 (~$0.0001 estimated) · 1 in / 1 out tokens',
+        planner[#planner][1], "a turn's cost includes its workers', as VS Code's badge (it showed the planner's own)")
+      local guessed = render.outcome(ROOT, { status = 'cancelled', model = SONNET, cost_usd = '0.0036',
+        estimated_usd = '0.0036', usage = { input_tokens = 1, output_tokens = 0 } }, 'T1',
+        { { cost_usd = '0.00004', estimated_usd = '0.00004' } })
+      H.eq('  claude-sonnet-4-6 · ~$0.00364 incl. workers $0.00004 (estimated) · 1 in / 0 out tokens',
+        guessed[#guessed][1], 'all of it estimated: still marked as an estimate')
+      local idle = render.outcome(ROOT, { status = 'completed', model = SONNET, cost_usd = '0.0036',
+        usage = { input_tokens = 1, output_tokens = 1 } }, 'T1', { { cost_usd = '0', estimated_usd = '0' } })
+      H.eq('  claude-sonnet-4-6 · $0.0036 · 1 in / 1 out tokens', idle[#idle][1], 'workers that cost nothing')
     end,
   },
   {

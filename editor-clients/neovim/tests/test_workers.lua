@@ -142,6 +142,23 @@ return {
       local at_worker = text:find(' worker fast · ', 1, true)
       H.check(at_worker < text:find('The worker found one function', 1, true), 'the worker line is inside the answer',
         H.lines(transcript()))
+      -- the answer's footer counts the worker in, as VS Code's badge does (it showed the planner's own cost)
+      local share = lines[1]:match(' · %$([%d.]+) · ')
+      local function footer()
+        return vim.tbl_filter(function(line)
+          return line:match('^  sonnet · .* out tokens$') ~= nil
+        end, H.lines(transcript()))[1]
+      end
+      local total, named = (footer() or ''):match('· %$([%d.]+) incl%. workers %$([%d.]+) · ')
+      H.check(total and tonumber(named) == tonumber(share) and tonumber(total) > tonumber(share),
+        "the footer's cost includes the worker's, naming its share", { footer(), lines[1] })
+      local live = footer()
+      chat:reload() -- drawn again from the session, as after a restart
+      H.wait_for('the chat drawn from the session', function()
+        return footer() == live
+      end, nil, function()
+        return { live, H.lines(transcript()) }
+      end)
     end,
   },
   {

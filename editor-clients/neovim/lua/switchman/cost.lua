@@ -91,4 +91,35 @@ function M.line(total, estimated, opts)
   return amount .. note
 end
 
+--- The sum of `amounts` as the daemon writes an amount (it counts in micro-dollars): `0.0056`, not
+--- `0.005600000000000001`.
+local function sum(amounts)
+  local micros = 0
+  for _, amount in ipairs(amounts) do
+    micros = micros + math.floor(number(amount) * 1e6 + 0.5)
+  end
+  local written = ('%.6f'):format(micros / 1e6):gsub('0+$', ''):gsub('%.$', '')
+  return written
+end
+
+--- A finished turn's cost as its footer shows it: its own calls plus its `workers`' (the delegations
+--- of that turn, each `{ cost_usd, estimated_usd }`; rolled up, as the session's totals are), naming
+--- the workers' share, as VS Code's badge reads: `$0.0127 incl. workers $0.0027`. The part estimated,
+--- the turn's and its workers', is named once: `$0.0127 incl. workers $0.0027 (~$0.0019 estimated)`,
+--- `~$0.0127 incl. workers $0.0027 (estimated)`. Workers that cost nothing: M.line of its own.
+function M.turn(own, estimated, workers)
+  local shares, estimates = {}, { estimated }
+  for _, worker in ipairs(workers or {}) do
+    table.insert(shares, worker.cost_usd)
+    table.insert(estimates, worker.estimated_usd)
+  end
+  local share = sum(shares)
+  if number(share) <= 0 then
+    return M.line(own, estimated)
+  end
+  local total = sum({ own, share })
+  local amount, note = M.parts(total, sum(estimates), { alongside = { share } })
+  return ('%s incl. workers %s%s'):format(amount, widened(M.money(share), share, decimals(amount)), note)
+end
+
 return M

@@ -7,6 +7,7 @@ local workspace = require('switchman.workspace')
 local M = {}
 
 local cache = {} -- root -> last `switchman/models` result
+local asking = {} -- root -> true while completion's background request for the list is out
 
 --- Fetch the models of a workspace; `on_done(err, result)`.
 function M.fetch(root, on_done)
@@ -28,6 +29,7 @@ end
 --- Forget what was cached (the daemon restarted, or the configuration changed).
 function M.forget(root)
   cache[root] = nil
+  asking[root] = nil -- a request to a daemon that stopped may never be answered
 end
 
 --- A short display name: the model's first alias, else its id without the provider.
@@ -142,20 +144,19 @@ function M.pick(root)
   end)
 end
 
---- Model ids and aliases for command-line completion (from the cache; fetched in the background).
+--- Model ids and aliases for command-line completion, at once (it never waits for the daemon): `-`
+--- and the cached list; when none is cached yet, it is asked for in the background, for the next
+--- `<Tab>` (completion waited up to a second for it, the editor blocked).
 function M.completions(root)
   local names = { '-' }
   local result = cache[root]
-  if not result and client.get(root) then
-    client.await(function(done)
-      M.fetch(root, done)
+  if not result and client.get(root) and not asking[root] then
+    asking[root] = true
+    M.fetch(root, function()
+      asking[root] = nil
     end)
-    result = cache[root]
   end
-  if not result then
-    return names
-  end
-  for _, model in ipairs(result.models or {}) do
+  for _, model in ipairs((result or {}).models or {}) do
     vim.list_extend(names, model.aliases or {})
     table.insert(names, model.id)
   end

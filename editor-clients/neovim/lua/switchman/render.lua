@@ -282,7 +282,9 @@ function M.interrupted(result)
     or (result.status == 'cancelled' and present(result.error) and result.error.code == 'interrupted')
 end
 
-function M.outcome(root, result, turn_id)
+--- `workers`: the turn's delegations (`{ cost_usd, estimated_usd }` each), whose cost the footer's
+--- includes, as VS Code's does (`$0.0127 incl. workers $0.0027`).
+function M.outcome(root, result, turn_id, workers)
   local out = {}
   if result.status == 'failed' or M.interrupted(result) then
     local err = present(result.error) and result.error or {}
@@ -300,7 +302,7 @@ function M.outcome(root, result, turn_id)
   elseif present(result.cost_usd) then
     -- the part Switchman estimated (a call stopped, failed or cut off before the provider
     -- reported its usage) is named, so an estimate is not taken for the provider's figure
-    table.insert(facts, cost.line(result.cost_usd, result.estimated_usd))
+    table.insert(facts, cost.turn(result.cost_usd, result.estimated_usd, workers))
   end
   if present(result.usage) and result.status ~= 'running' then
     table.insert(facts, tokens(result.usage))
@@ -480,6 +482,7 @@ function M.history(root, detail, kept)
   local out, names, turns = {}, tool_names(detail.messages or {}), turns_by_id(detail.turns)
   local workers = require('switchman.chat.workers').stored(root, detail)
   local by_user = require('switchman.chat.workers').stored_by_user(root, detail)
+  local turn_workers = require('switchman.chat.workers').stored_by_turn(detail)
   local messages = detail.messages or {}
   local notices, outside = kept_lines(kept, messages)
   local applied = {} -- the Apply questions of each turn's code blocks, by turn id
@@ -505,7 +508,7 @@ function M.history(root, detail, kept)
     if open then
       vim.list_extend(out, turn_notices(open.turn, 'late'))
       vim.list_extend(out, applied[open.turn.id] or {})
-      vim.list_extend(out, M.outcome(root, open.turn, open.turn.id))
+      vim.list_extend(out, M.outcome(root, open.turn, open.turn.id, turn_workers[open.turn.id]))
     end
     open = nil
   end

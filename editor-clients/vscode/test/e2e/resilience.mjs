@@ -55,12 +55,24 @@ export async function patternSuggestionIsOneClickAway(ui, chat, fake, configDir)
   }
 }
 
-/** The pids of this window's daemon (the scenario's own second-window daemon excluded). */
+/** A process's parent pid (0 once it is gone). */
+function parentOf(pid) {
+  return Number(spawnSync('ps', ['-o', 'ppid=', '-p', String(pid)], { encoding: 'utf8' }).stdout.trim()) || 0;
+}
+
+/**
+ * The pids of this window's daemon: started by the extension host of this run's code-server (a
+ * descendant of this process, not its child: the scenario's own second-window daemon is excluded).
+ * Another end-to-end run on the machine, using the same `switchman`, has daemons of its own: counted,
+ * they made "expected one daemon" fail, and one of them could have been the one killed.
+ */
 function extensionDaemons(switchman) {
   const found = spawnSync('pgrep', ['-f', `${switchman} serve`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean);
   return found.map(Number).filter((pid) => {
-    const parent = spawnSync('ps', ['-o', 'ppid=', '-p', String(pid)], { encoding: 'utf8' }).stdout.trim();
-    return Number(parent) !== process.pid;
+    const parent = parentOf(pid);
+    if (parent === process.pid) return false;
+    for (let ancestor = parent; ancestor > 1; ancestor = parentOf(ancestor)) if (ancestor === process.pid) return true;
+    return false;
   });
 }
 

@@ -213,7 +213,8 @@ async function writeDelegationShowsItsTaskAndTools(ui, chat, fake) {
   await send(chat, 'rename login, with a worker');
   const card = chat.locator('.approval[data-tool="delegate"][data-outcome="pending"]');
   await card.locator('.approval-task', { hasText: 'Rename login to sign_in in src/login.py' }).waitFor();
-  await card.locator('.approval-worker', { hasText: 'fast tier' }).filter({ hasText: 'edit_file' }).waitFor();
+  // the model the worker will run on is named too, routed before the question (what is approved is what runs)
+  await card.locator('.approval-worker', { hasText: 'Worker on fast tier · claude-haiku-4-5 · may use edit_file' }).waitFor();
   await ui.shot('chat-approval-delegation', card);
   await card.locator('.approval-button.deny').click();
   await chat.locator('.approval[data-tool="delegate"][data-outcome="denied"]').waitFor();

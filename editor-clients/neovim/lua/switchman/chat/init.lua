@@ -281,7 +281,9 @@ function Chat:show_outcome(turn, err, result)
   end
   self.shown_turns = self.shown_turns or {}
   self.shown_turns[result.turn_id] = true
-  self.view:append(render.outcome(self.root, result, result.turn_id))
+  -- its cost includes its workers' (`incl. workers`), as VS Code's badge and the session's totals do
+  local workers = require('switchman.chat.workers').of_turn(self, result.turn_id)
+  self.view:append(render.outcome(self.root, result, result.turn_id, workers))
   if result.status == 'failed' or render.interrupted(result) then
     self:give_back(turn) -- "Your message is saved; send it again to retry": it is ready to send
   end

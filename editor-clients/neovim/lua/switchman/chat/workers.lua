@@ -145,6 +145,27 @@ local function workers_by_call(detail)
   return out
 end
 
+--- The workers of a stored session's turns (`cost.workers` rows: `cost_usd`, `estimated_usd`), by turn
+--- id: a turn's footer includes their cost, as it did live.
+function M.stored_by_turn(detail)
+  local turn_of, out = {}, {}
+  for _, message in ipairs(detail.messages or {}) do
+    for _, block in ipairs(present(message.turn_id) and message.content or {}) do
+      if block.type == 'tool_use' and block.name == 'delegate' then
+        turn_of[block.id] = message.turn_id
+      end
+    end
+  end
+  for id, worker in pairs(workers_by_call(detail)) do
+    local turn = turn_of[id]
+    if turn then
+      out[turn] = out[turn] or {}
+      table.insert(out[turn], worker)
+    end
+  end
+  return out
+end
+
 --- The lines of the questions a delegation's worker asked and their answers, oldest first
 --- (`approvals` of its record; absent from older daemons), to go under its line.
 function M.questions(record)
@@ -388,6 +409,18 @@ end
 --- The turn a delegation belongs to (false for a `/delegate`'s: the user's own belong to none).
 local function turn_of(update)
   return present(update.turn_id) and update.turn_id or false
+end
+
+--- The delegations of the chat's turn `turn_id` as their last updates have them (`cost_usd`,
+--- `estimated_usd`): its footer includes their cost.
+function M.of_turn(chat, turn_id)
+  local out = {}
+  for _, known in pairs(chat.workers or {}) do
+    if turn_id and turn_of(known.update) == turn_id then
+      table.insert(out, known.update)
+    end
+  end
+  return out
 end
 
 --- The costs of the chat's delegations of `update`'s turn (with `update`'s own, once it is shown):

@@ -312,13 +312,17 @@ def _put_back_start_questions(messages: list[dict[str, Any]],
                               delegations: list[DelegationRecord]) -> None:
     """Give each planner's ``delegate`` result (``messages``: transcript entries) the question
     its start asked, from its delegation's record: it is stored once, there, but readers find it
-    in the result as a tool's question (a result stored with its own copy keeps it)."""
-    asked = {d.tool_use_id: d.approval for d in delegations
-             if d.source == "planner" and d.approval is not None}
+    in the result as a tool's question (a result stored with its own copy keeps it); and the
+    questions it superseded (``superseded_approvals``: asked again, the model having changed)."""
+    planned = {d.tool_use_id: d for d in delegations if d.source == "planner"}
     for block in (b for m in messages for b in m["content"] if b["type"] == "tool_result"):
-        question = asked.get(block["tool_use_id"])
-        if question is not None and block.get("approval") is None:
-            block["approval"] = msgspec.to_builtins(question)
+        record = planned.get(block["tool_use_id"])
+        if record is None:
+            continue
+        if record.approval is not None and block.get("approval") is None:
+            block["approval"] = msgspec.to_builtins(record.approval)
+        if record.superseded_approvals:
+            block["superseded_approvals"] = msgspec.to_builtins(record.superseded_approvals)
 
 
 def transcript_entry(message: Message) -> dict[str, Any]:

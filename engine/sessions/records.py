@@ -90,6 +90,9 @@ class ToolActivity(msgspec.Struct, frozen=True, omit_defaults=True):
     approval: ApprovalRecord | None = None
     """On a result: the question the call asked first and its answer, as the session keeps
     it (a chat shows the same line live and rebuilt)."""
+    superseded_approvals: list[ApprovalRecord] | None = None
+    """On a ``delegate`` result: the questions asked before ``approval`` and superseded by it
+    (asked again, the worker's model having changed), oldest first, as a session read has them."""
     output: str | None = None
     """On a result the chat shows (a command's output): the result's text, as the model got
     it and the session keeps it."""
@@ -301,6 +304,11 @@ class DelegationRecord(msgspec.Struct, frozen=True, kw_only=True):
     (with ``delegate.started`` or ``delegate.failed``); a session read puts it in its call's
     ``tool_result.approval`` too. None when nothing was asked, and in records kept before
     it was."""
+    superseded_approvals: list[ApprovalRecord] = msgspec.field(default_factory=list)
+    """The questions about its start asked before ``approval``, oldest first: each was
+    answered, then the worker's model changed while it waited and the user was asked again
+    (its ``superseded`` says so). A session read puts a planner's in its call's
+    ``tool_result.superseded_approvals`` too. Empty when it was asked once."""
 
 
 class SessionDetail(msgspec.Struct, frozen=True):

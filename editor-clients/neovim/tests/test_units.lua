@@ -7,6 +7,23 @@ local status = require('switchman.status')
 local workspace = require('switchman.workspace')
 
 local ROOT = '/nowhere'
+
+--- The texts of rendered lines.
+local function texts(lines)
+  return vim.tbl_map(function(l)
+    return l[1]
+  end, lines)
+end
+
+--- The `count` lines after the line `first` of `lines` (all of them when there is none).
+local function after(lines, first, count)
+  for i, line in ipairs(lines) do
+    if line == first then
+      return vim.list_slice(lines, i + 1, i + count)
+    end
+  end
+  return lines
+end
 local HAIKU, SONNET, OPUS = 'anthropic:claude-haiku-4-5', 'anthropic:claude-sonnet-4-6', 'anthropic:claude-opus-4-7'
 
 local function record(fields)
@@ -405,19 +422,6 @@ return {
             approvals = { asked('q5', 'Edit c.py', { diff = '--- a/c.py\n+++ b/c.py\n@@ -1 +1 @@\n-a\n+b\n' }) } },
         },
       }
-      local function texts(lines)
-        return vim.tbl_map(function(l)
-          return l[1]
-        end, lines)
-      end
-      local function after(lines, first, count)
-        for i, line in ipairs(lines) do
-          if line == first then
-            return vim.list_slice(lines, i + 1, i + count)
-          end
-        end
-        return lines
-      end
       local want_diff = { '      │ --- a/a.py', '      │ +++ b/a.py', '      │ @@ -1,20 +1,20 @@' }
       for i = 1, 13 do
         table.insert(want_diff, ('      │ -x = %d'):format(i))
@@ -439,6 +443,53 @@ return {
         H.eq({ '      │ --- a/c.py', '      │ +++ b/c.py', '      │ @@ -1 +1 @@', '      │ -a', '      │ +b' },
           after(lines, '    ? Edit c.py — Allowed once. (asked by the worker)', 5), "a worker's question's diff", all)
       end
+    end,
+  },
+  {
+    "a delegation's start question asked again (its model changed) shows both, the first said to be superseded",
+    function()
+      local at = '2026-11-24T12:00:01Z'
+      local why = 'the model changed from anthropic:claude-haiku-4-5 to anthropic:claude-sonnet-4-6 while the question waited'
+      local function asked(id, model, superseded)
+        return { id = id, title = 'Delegate to a fast worker that may change files', outcome = 'allowed_once',
+          reason = vim.NIL, command = vim.NIL, cwd = vim.NIL, path = vim.NIL, diff = vim.NIL, tier = 'fast', model = model,
+          routed_by = vim.NIL, worker_tools = { 'edit_file' }, superseded = superseded or vim.NIL }
+      end
+      local first = asked('q1', 'anthropic:claude-haiku-4-5', why)
+      local last = asked('q2', 'anthropic:claude-sonnet-4-6')
+      local detail = {
+        messages = {
+          { id = 'm1', turn_id = 'T1', role = 'user', created_at = at, content = { { type = 'text', text = 'go' } } },
+          { id = 'm2', turn_id = 'T1', role = 'assistant', created_at = at, content = {
+            { type = 'tool_use', id = 'tu1', name = 'delegate', input = { tier = 'fast', task = 't' } } } },
+          { id = 'm3', turn_id = 'T1', role = 'tool', created_at = at, content = {
+            { type = 'tool_result', tool_use_id = 'tu1', content = 'done', summary = 'fast worker done', approval = last,
+              superseded_approvals = { first } } } },
+          { id = 'm4', turn_id = vim.NIL, role = 'user', created_at = '2026-11-24T12:00:02Z',
+            content = { { type = 'text', text = '/delegate fast fix it' } } },
+        },
+        turns = { { id = 'T1', model = SONNET, summary = 'global default', status = 'completed' } },
+        delegations = {
+          { tool_use_id = 'd1', source = 'user', status = 'completed', tier = 'fast', task = 'fix it',
+            started_at = '2026-11-24T12:00:02.5Z', approval = asked('q4', 'anthropic:claude-sonnet-4-6'),
+            superseded_approvals = { asked('q3', 'anthropic:claude-haiku-4-5', why) } },
+        },
+      }
+      local want = {
+        '    ? Delegate to a fast worker that may change files — Allowed once. Superseded, asked again: ' .. why .. '.',
+        '      worker on fast tier · claude-haiku-4-5 · may use edit_file',
+        '    ? Delegate to a fast worker that may change files — Allowed once.',
+        '      worker on fast tier · claude-sonnet-4-6 · may use edit_file',
+      }
+      for name, lines in pairs({ history = texts(render.history(ROOT, detail)), transcript = texts(render.transcript(ROOT,
+        detail)) }) do
+        local all = table.concat(lines, '\n')
+        H.eq(want, after(lines, '  ✓ delegate: fast worker done', 4), name .. ": the planner's call, both questions", all)
+        H.eq(want, after(lines, '/delegate fast fix it', 4), name .. ": a /delegate's, both questions above its line", all)
+      end
+      -- the chat live: the call's result brings both, as rebuilt
+      H.eq(want, texts(render.start_questions({ approval = last, superseded_approvals = { first } })), 'live')
+      H.eq({ want[3], want[4] }, texts(render.start_questions({ approval = last })), 'asked once (an older daemon too)')
     end,
   },
   {

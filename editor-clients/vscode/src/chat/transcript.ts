@@ -91,9 +91,11 @@ function answeredQuestions(turnId: string, messages: Message[], delegations: rea
   const results = new Map(blocks.flatMap((b) => (b.type === 'tool_result' ? [[b.tool_use_id, b] as const] : [])));
   return blocks.flatMap((b): Entry[] => {
     if (b.type !== 'tool_use') return [];
-    const approval = results.get(b.id)?.approval;
-    const own: Entry[] = approval ? [{ kind: 'approval', id: approval.id,
-      card: recordedApprovalCard(approval, turnId, b.name, b.input) }] : [];
+    const result = results.get(b.id);
+    // a delegation's question asked again (its worker's model changed while it waited): the earlier ones first
+    const asked = [...(result?.superseded_approvals ?? []), ...(result?.approval ? [result.approval] : [])];
+    const own = asked.map((approval): Entry => ({ kind: 'approval', id: approval.id,
+      card: recordedApprovalCard(approval, turnId, b.name, b.input) }));
     const record = b.name === DELEGATE_TOOL ? delegations.find((d) => d.tool_use_id === b.id) : undefined;
     return [...own, ...(record ? workerQuestions(record, turnId) : [])];
   });
@@ -104,8 +106,9 @@ function answeredQuestions(turnId: string, messages: Message[], delegations: rea
  * things), its card, then its worker's questions.
  */
 function userDelegation(record: DelegationRecord, card: Entry): Entry[] {
-  const start: Entry[] = record.approval ? [{ kind: 'approval', id: record.approval.id,
-    card: recordedApprovalCard(record.approval, record.tool_use_id, DELEGATE_TOOL, { task: record.task }) }] : [];
+  const asked = [...(record.superseded_approvals ?? []), ...(record.approval ? [record.approval] : [])];
+  const start = asked.map((approval): Entry => ({ kind: 'approval', id: approval.id,
+    card: recordedApprovalCard(approval, record.tool_use_id, DELEGATE_TOOL, { task: record.task }) }));
   return [...start, card, ...workerQuestions(record, record.tool_use_id)];
 }
 

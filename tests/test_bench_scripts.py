@@ -57,6 +57,14 @@ def test_help_without_pythonpath_from_another_folder(script: str, tmp_path: Path
     ("bench_load.py", ["--delay", "nan"], "argument --delay: must be from 0 to 10, not nan"),
     ("bench_load.py", ["--typing-only", "--typing-lines", "20"],
      "argument --typing-lines: must be 21 or more, not 20"),
+    # the typing options were ignored without --typing-only, and --edits/--saves with it
+    ("bench_load.py", ["--typing-rounds", "1", "--keystrokes", "10"],
+     "--typing-rounds, --keystrokes: only with --typing-only (part 4, run alone)"),
+    ("bench_load.py", ["--keystroke", "0.1"], "--keystroke: only with --typing-only"),
+    ("bench_load.py", ["--typing-lines", "30"], "--typing-lines: only with --typing-only"),
+    ("bench_load.py", ["--typing-only", "--edits", "2"],
+     "--edits: not with --typing-only (parts 1-3 are not run with it)"),
+    ("bench_load.py", ["--saves", "1", "--typing-only"], "--saves: not with --typing-only"),
     # a store this small is never indexed: the reopening part waited for it forever
     ("bench_patterns.py", ["--rows", "1024"], "argument --rows: must be 1025 or more, not 1024"),
     ("bench_small_store.py", ["--queries", "0"], "argument --queries: must be 1 or more"),

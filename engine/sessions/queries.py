@@ -30,9 +30,9 @@ from switchman.engine.messages import (
     ToolResultBlock,
 )
 from switchman.engine.plain import to_plain
-from switchman.engine.profiles.listing import profile_list
+from switchman.engine.profiles.listing import profile_in_force, profile_list
 from switchman.engine.routing.chain import RouteRequest
-from switchman.engine.routing.decision import ProfileChoice, RouteDecided
+from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.routing.explain import render, short_reason
 from switchman.engine.sessions import slash_commands
 from switchman.engine.sessions.manager import SessionManager
@@ -86,8 +86,8 @@ class SessionQueries:
             _, stored_sticky, chosen = stored
             if pending is None:  # else this window's own swap, applied when the turn ends
                 sticky = stored_sticky
-        active = m.profile_with(live, chosen) if live else \
-            m.config.profiles(str(m.workspaces.folder(uri))).resolve(None)
+        profiles = m.config.profiles(str(m.workspaces.folder(uri)))
+        active = m.profile_with(live, chosen) if live else profiles.resolve(None)
         if chosen is not None and active.resolved_from != "session":
             banners.append(f"Profile '{chosen}' chosen for this session no longer exists; "
                            f"using {active.name} (the {active.resolved_from} default).")
@@ -99,7 +99,7 @@ class SessionQueries:
             turn_in_flight=running is not None, banners=banners,
             cost_today_usd=m.cost_today(), estimated_today_usd=m.estimated_today(),
             config_errors=errors,
-            profile=ProfileChoice(active.name, active.resolved_from))
+            profile=profile_in_force(active, profiles))
 
     def profiles(self, workspace: str, session_id: str | None) -> ProfileList:
         """Every profile usable in the workspace, and the session's active one."""

@@ -616,6 +616,7 @@ function M.transcript(root, detail)
   local names, turns = tool_names(detail.messages or {}), turns_by_id(detail.turns)
   local workers = require('switchman.chat.workers').stored(root, detail)
   local by_user = require('switchman.chat.workers').stored_by_user(root, detail)
+  local turn_workers = require('switchman.chat.workers').stored_by_turn(detail)
   local current
   local messages = detail.messages or {}
   for i, message in ipairs(messages) do
@@ -628,9 +629,10 @@ function M.transcript(root, detail)
     elseif turn and turn.id ~= current then
       current = turn.id
       table.insert(out, { '' })
+      -- its cost includes its workers' (`incl. workers`), as its answer's footer and VS Code's badge do, and
       -- its part Switchman estimated is said, as on the session's line: not shown as the provider's bill
       table.insert(out, { ('## Turn %d · %s · %s · %s'):format(turn.index or 0, models.short_name(root, turn.model) or '-',
-        cost.line(turn.cost_usd, turn.estimated_usd), turn.status or '?') })
+        cost.turn(turn.cost_usd, turn.estimated_usd, turn_workers[turn.id]), turn.status or '?') })
       table.insert(out, { 'Why: ' .. (present(turn.summary) and turn.summary or '-'), hl = 'SwitchmanFooter' })
       if present(turn.error) then
         vim.list_extend(out, M.failure(turn.error.message))

@@ -338,6 +338,21 @@ describe('transcriptMarkdown', () => {
     assert.match(all, /total ~\$0\.041 \(estimated: calls cut short before the provider reported usage\)/);
   });
 
+  it("heads a turn with its cost and its workers', as the chat's badge for it does, estimates named", () => {
+    const worker = (id: string, cost_usd: string, estimated_usd: string) =>
+      ({ session_id: id, parent_tool_use_id: `toolu_${id}`, model: 'anthropic:claude-haiku-4-5', cost_usd, turns: 1,
+        estimated_usd, title: `task ${id}`, status: 'completed' as const, error: null });
+    const delegate = (id: string) => ({ type: 'tool_use' as const, id: `toolu_${id}`, name: 'delegate', input: { tier: 'fast', task: `task ${id}` } });
+    const planned = (workers: WorkerCost[]) => transcriptMarkdown({ ...detail, turns: [turn('T1', 1, { estimated_usd: '0' })],
+      messages: [detail.messages[0], { ...detail.messages[1], content: [delegate('W1'), delegate('W2')] }],
+      cost: { ...detail.cost, workers } } as SessionDetail);
+    // it read $0.0029, the planner's own calls only
+    assert.match(planned([worker('W1', '0.0027', '0'), worker('W2', '0.0001', '0.0001')]),
+      /## Turn 1 · anthropic:claude-haiku-4-5 · \$0\.0057 incl\. workers \$0\.0028 \(~\$0\.0001 estimated\) · completed/);
+    assert.match(planned([worker('W1', '0', '0'), worker('W2', '0', '0')]), /## Turn 1 · anthropic:claude-haiku-4-5 · \$0\.0029 · completed/,
+      'workers that cost nothing');
+  });
+
   it("shows what a command printed, as the chat does, not only its exit status line", () => {
     const text = transcriptMarkdown({ ...detail, turns: [turn('T1', 1)], messages: [
       detail.messages[0], { ...detail.messages[1], content: [

@@ -53,9 +53,10 @@ from switchman.engine.editing.fixes import FixContext, fixes
 from switchman.engine.editing.hover import hover
 from switchman.engine.editing.outline import outline
 from switchman.engine.files import MAX_CONFIG_BYTES
+from switchman.engine.keys import KeyRing
 
 REGISTRY = builtin_registry()
-ENVIRON = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}
+ENVIRON = KeyRing({"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"})
 KIND = FileKind.ROUTING
 PATH = "/c/routing.yaml"
 TIERS = {"fast": "anthropic:claude-haiku-4-5", "balanced": "anthropic:claude-sonnet-4-6",

@@ -21,16 +21,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import hashlib
-import os
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable, Iterable
 
 import msgspec
 
 from switchman.engine.config.registry import ApiKind, ProviderSpec
 from switchman.engine.gcpause import run_paused
-from switchman.engine.keys import KeyMask, read_key
+from switchman.engine.keys import KeyMask, KeyRing
 from switchman.engine.messages import TextBlock, ToolUseBlock
 from switchman.engine.providers.base import (
     Finished,
@@ -43,21 +41,19 @@ from switchman.engine.providers.base import (
 
 
 class AdapterFactory:
-    """Hands out one adapter (and SDK client) per provider endpoint and key. ``masked`` gives
-    the keys every configured provider has now: none of them is let through in an answer;
-    ``read_file`` reads key files (see :class:`~switchman.engine.keys.KeyRing`)."""
+    """Hands out one adapter (and SDK client) per provider endpoint and key, the key read by
+    ``keys`` (the daemon's :class:`~switchman.engine.keys.KeyRing`). ``masked`` gives the
+    keys masked in answers: every configured provider's now, and those read before them."""
 
-    def __init__(self, environ: Mapping[str, str] = os.environ,
-                 masked: Callable[[], Iterable[str]] = tuple,
-                 read_file: Callable[[Path], str] | None = None) -> None:
-        self._environ = environ
+    def __init__(self, keys: KeyRing | None = None,
+                 masked: Callable[[], Iterable[str]] = tuple) -> None:
+        self._keys = keys or KeyRing()
         self._masked = masked
-        self._read_file = read_file
         self._cache: dict[tuple[str, str, str, str, str], DeferredAdapter] = {}
 
     def adapter(self, provider: ProviderSpec) -> DeferredAdapter:
         """The adapter for ``provider`` with its current key."""
-        key = read_key(provider, self._environ, self._read_file)
+        key = self._keys.key(provider)
         # Only a digest of the key is kept, so the cache never holds a key twice.
         digest = hashlib.sha256((key or "").encode()).hexdigest()[:16]
         # Everything the adapter is made from: a models.yaml edit of the timeout applies to the

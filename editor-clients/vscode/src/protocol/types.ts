@@ -425,6 +425,14 @@ export type ProfileSource = 'session' | 'workspace' | 'global';
 export interface ActiveProfile {
   name: string;
   resolved_from: ProfileSource;
+  /** The user's global default profile that bounds this workspace default (absent when it is not bounded, and from older daemons). */
+  bounded_by?: string;
+  /** With `bounded_by`: the tools the session is left, sorted. */
+  tools?: string[];
+  /** With `bounded_by`: the approval mode in force. */
+  approval?: 'ask' | 'read_only';
+  /** With `bounded_by`: the tools the profile has on its own but the bound takes away, sorted. */
+  tools_left_out?: string[];
 }
 
 export interface ProfileInfo {
@@ -436,6 +444,10 @@ export interface ProfileInfo {
     /** Reasoning effort for its turns (`low`, `medium`, `high`), or null. */
     effort?: string | null };
   approval?: 'ask' | 'read_only';
+  /** The profile in force as a workspace default bounded by this profile of the user's (`tools`, `approval`: what it is left); absent otherwise. */
+  bounded_by?: string;
+  /** With `bounded_by`: the tools the bound takes away, sorted. */
+  tools_left_out?: string[];
 }
 
 /** `switchman/profiles` result. */

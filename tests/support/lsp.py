@@ -9,6 +9,7 @@ and never sleep.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from collections import defaultdict
@@ -34,12 +35,22 @@ TIMEOUT = 60.0  # a bound for failures, not a wait: the shared test machine is o
 
 
 class SwitchmanClient(LanguageClient):
-    """A test client that records every notification it receives."""
+    """A test client that records every notification it receives, and the wire."""
 
     def __init__(self) -> None:
         super().__init__(converter_factory=plain_params_converter)
         self.received: dict[str, list[Any]] = defaultdict(list)
+        self.wire: list[str] = []
+        """Every message the server sent, as its JSON text (responses and errors too)."""
         self._changed = asyncio.Condition()
+        structure = self.protocol.structure_message
+
+        def recorded(data: dict[str, Any]) -> Any:  # called for each object read, inner first
+            if "jsonrpc" in data:
+                self.wire.append(json.dumps(data, ensure_ascii=False))
+            return structure(data)
+
+        self.protocol.structure_message = recorded  # type: ignore[method-assign]
         self.initialize_result: types.InitializeResult | None = None
         register_lsp_features(self, {**DEFAULT_CLIENT_FEATURES,
                                      types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _on_diagnostics,

@@ -496,7 +496,8 @@ async def test_no_key_reaches_the_editor_the_logs_or_the_database_across_a_rotat
         f"ANTHROPIC_API_KEY={E2E_OLD_KEY}\nOPENAI_API_KEY={E2E_OPENAI_KEY}\n", "utf-8")
     env = {k: v for k, v in daemon.env.items() if not k.endswith("_API_KEY")}
     env["E2E_OPENAI_KEY"] = E2E_OPENAI_KEY
-    async with running_server("visual-studio-code", env, [daemon.workspace], LISTEN) as client:
+    async with running_server("visual-studio-code", env, [daemon.workspace], LISTEN,
+                              wire=True) as client:
         editor = ToolEditor(client)
         fake.script_tool_calls(
             [ToolCall("run_command", {"command": f"echo {E2E_OLD_KEY}; cat keys.txt"},

@@ -217,21 +217,6 @@ return {
     end,
   },
   {
-    "the skills watch reads the folders of routing.yaml's workspaces: block (quoted, ~, comments, nested keys)",
-    function()
-      local cfg = vim.fn.tempname()
-      vim.fn.mkdir(cfg, 'p')
-      vim.fn.writefile({ '# mine', 'default: sonnet', 'workspaces:', '  # the billing service', '  ~/code/billing:',
-        '    default: haiku', '    rules:', '      - name: x', '        when: {message_matches: "a: b"}', '',
-        "  '/srv/api':   # quoted", '    default: opus', '  "/srv/with space/":', '    rules: []',
-        '  relative/folder:', '    default: haiku', 'rules:', '  - name: not/a/block', '    use: haiku' }, cfg .. '/routing.yaml')
-      config.apply({ config_dir = cfg })
-      local home = vim.loop.os_homedir()
-      H.eq({ home .. '/code/billing', '/srv/api', '/srv/with space' }, require('switchman.skill_watch').block_folders())
-      config.apply({})
-    end,
-  },
-  {
     'statusline pieces come from setup()',
     function()
       config.apply({ statusline = { prefix = '', sticky = '*' } })

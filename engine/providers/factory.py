@@ -38,6 +38,7 @@ from switchman.engine.providers.base import (
     TextDelta,
     ToolCall,
 )
+from switchman.engine.providers.errors import ProviderError
 
 
 class AdapterFactory:
@@ -122,11 +123,13 @@ class DeferredAdapter:
                 if held := mask.flush():
                     yield TextDelta(held)
                 yield _masked(event, mask) if isinstance(event, Finished | ToolCall) else event
-        except Exception:
+        except Exception as error:
             # A stream cut short keeps its last text, which only looked like the key's start.
             # (A cancelled turn keeps what was shown: at most that start is not.)
             if held := mask.flush():
                 yield TextDelta(held)
+            if isinstance(error, ProviderError):
+                _mask_error(error, mask)
             raise
 
 
@@ -141,6 +144,14 @@ def _masked(event: Finished | ToolCall, mask: KeyMask) -> Finished | ToolCall:
         else msgspec.structs.replace(b, input=mask.mask_in(b.input))
         if isinstance(b, ToolUseBlock) else b
         for b in event.content])
+
+
+def _mask_error(error: ProviderError, mask: KeyMask) -> None:
+    """``error`` with the keys masked in its message: the adapter masks its own key and
+    anything key-shaped, but a provider (a gateway, a proxy) may quote another provider's key
+    or a rotated one, which reached the chat, the transcript and the log as it was."""
+    error.detail = mask.mask(error.detail)
+    error.args = tuple(mask.mask(a) if isinstance(a, str) else a for a in error.args)
 
 
 def _fulfil(future: concurrent.futures.Future[ProviderAdapter],

@@ -368,6 +368,19 @@ async def test_a_created_adapter_is_called_without_a_pass_of_the_event_loop() ->
     assert [e async for e in events] == []
 
 
+async def test_a_key_a_provider_error_quotes_is_masked(fake: FakeProvider) -> None:
+    """The adapter masks its own key and key-shaped text in an error; a gateway quoting
+    another provider's key, or a rotated one, that looks like no key sent it on as it was."""
+    other = "gw-quoted-key-0042"
+    deferred = DeferredAdapter(lambda: adapter_for(ApiKind.ANTHROPIC, fake), KEY,
+                               lambda: [other])
+    fake.script_error(400, f"the gateway refused {other} and {KEY}")
+    with pytest.raises(ProviderError) as caught:
+        await collect(deferred, request())
+    assert other not in str(caught.value) and other not in caught.value.detail
+    assert "the gateway refused [redacted] and [redacted]" in str(caught.value)
+
+
 async def test_what_creating_an_adapter_leaves_alive_is_frozen_for_the_collector(
         fake: FakeProvider) -> None:
     """An SDK import leaves many long-lived objects; full collections must not rescan them."""

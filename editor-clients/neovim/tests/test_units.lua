@@ -234,6 +234,49 @@ return {
     end,
   },
   {
+    "a read-only buffer cannot be undone to empty: g- and :earlier left a transcript or float blank",
+    function()
+      local ui = require('switchman.ui')
+      local scratch = ui.scratch('switchman://test/undo', { '# A transcript', 'its text' })
+      vim.cmd('silent! normal! g-')
+      vim.cmd('silent! earlier 1f')
+      H.eq({ '# A transcript', 'its text' }, H.lines(scratch), 'the scratch buffer keeps its text')
+      ui.fill(scratch, { 'filled again' })
+      vim.cmd('silent! normal! g-')
+      H.eq({ 'filled again' }, H.lines(scratch), 'refilled, it is not undone to the first text')
+      vim.cmd('bwipeout! ' .. scratch)
+      local float, win = ui.float({ 'Why this model?', 'because' }, { title = 'Why' })
+      vim.cmd('silent! normal! g-')
+      H.eq({ 'Why this model?', 'because' }, H.lines(float), 'the float keeps its text')
+      vim.api.nvim_win_close(win, true)
+      local transcript = require('switchman.chat.view').new('/tmp/undo-root').transcript
+      ui.put(transcript, 0, -1, { '## You', 'hello' })
+      vim.api.nvim_buf_call(transcript, function()
+        vim.cmd('silent! normal! g-')
+      end)
+      H.eq({ '## You', 'hello' }, H.lines(transcript), 'the chat transcript keeps its text')
+    end,
+  },
+  {
+    "a window opened from the chat's windows has the user's options, not the chat's (no numbers, no signs)",
+    function()
+      vim.o.number, vim.o.signcolumn = true, 'yes'
+      local view = require('switchman.chat.view').new('/tmp/options-root')
+      local input_win = view:show()
+      H.eq(false, vim.wo[input_win].number, 'the chat has no numbers')
+      H.eq('no', vim.wo[input_win].signcolumn, 'nor signs')
+      for _, from in ipairs({ input_win, vim.fn.win_findbuf(view.transcript)[1] }) do
+        vim.api.nvim_set_current_win(from)
+        vim.cmd('tabnew')
+        H.eq({ true, 'yes', true }, { vim.wo.number, vim.wo.signcolumn, vim.wo.foldenable },
+          'a file opened from the chat shows numbers, signs and folds')
+        vim.cmd('tabclose')
+      end
+      view:hide()
+      vim.o.number, vim.o.signcolumn = false, 'auto'
+    end,
+  },
+  {
     'statusline pieces come from setup()',
     function()
       config.apply({ statusline = { prefix = '', sticky = '*' } })

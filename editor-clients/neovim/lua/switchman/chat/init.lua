@@ -420,7 +420,10 @@ end
 function Chat:show_session(session_id, detail)
   self.session_id = session_id
   self.early_history, self.unidentified = nil, nil -- all of it is drawn as stored
-  self.last_turn_id, self.unanswered = M.last_answered_turn(detail), nil
+  local last, running = M.last_answered_turn(detail)
+  -- another window's answer still streaming has nothing to rate yet: g+ says so (the daemon
+  -- refused it as an unknown turn); that window's end of it redraws this chat again
+  self.last_turn_id, self.unanswered = last, running and 'running' or nil
   -- self.workers stays: no turn of this chat runs (its delegations sent their last update), and
   -- `:Switchman workers` still lists them
   self.view:clear()
@@ -465,12 +468,18 @@ function Chat:session_changed(params)
 end
 
 --- The turn whose answer ends a session's transcript (what g+ / g- rate after a reload), or
---- nil when it ends with a command's or a worker's reply, or has no answer.
+--- nil when it ends with a command's or a worker's reply, or has no answer; nil and true when
+--- that answer's turn still runs (another window's, drawn before it ended).
 function M.last_answered_turn(detail)
   local messages = detail.messages or {}
   local last = messages[#messages]
   if not last or last.role == 'user' or last.turn_id == nil or last.turn_id == vim.NIL then
     return nil
+  end
+  for _, turn in ipairs(detail.turns or {}) do
+    if turn.id == last.turn_id and turn.status == 'running' then
+      return nil, true
+    end
   end
   return last.turn_id
 end
@@ -703,6 +712,10 @@ function M.feedback(root, rating)
     return vim.notify('Switchman: feedback is "up", "down" or "none" (takes back the rating).', vim.log.levels.ERROR)
   end
   local chat = chats[root]
+  if chat and not chat.last_turn_id and chat.unanswered == 'running' then
+    return vim.notify('Switchman: the last answer is still being written in another window (or editor): rate it '
+      .. 'once it has ended.', vim.log.levels.INFO)
+  end
   if chat and not chat.last_turn_id and chat.unanswered then
     return vim.notify('Switchman: the last turn ended before answering anything: there is nothing to rate.',
       vim.log.levels.INFO)

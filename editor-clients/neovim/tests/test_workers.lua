@@ -8,6 +8,7 @@ local workspace = require('switchman.workspace')
 
 local root = workspace.normalize(vim.env.SWITCHMAN_TEST_WORKSPACE)
 local chat
+local first_footer -- the first test's answer footer: `{ total, workers }` costs
 
 local function transcript()
   return chat.view.transcript
@@ -159,6 +160,7 @@ return {
       end, nil, function()
         return { live, H.lines(transcript()) }
       end)
+      first_footer = { total = total, workers = named }
     end,
   },
   {
@@ -189,6 +191,12 @@ return {
       local call, line = text:find('⚙ delegate', 1, true), text:find('✓ worker fast', 1, true)
       local result = text:find('✓ delegate:', 1, true)
       H.check(call and result and call < line and line < result, 'between the call and its result', H.lines(bufnr))
+      -- the turn's heading has its answer's total, the worker's included and named (it had the planner's own cost)
+      local heading = vim.tbl_filter(function(l)
+        return l:match('^## Turn 1 · ') ~= nil
+      end, H.lines(bufnr))[1]
+      H.eq(('## Turn 1 · sonnet · $%s incl. workers $%s · completed'):format(first_footer.total,
+        first_footer.workers), heading, "the turn heading has the footer's total, workers included")
       vim.cmd('tabclose')
     end,
   },

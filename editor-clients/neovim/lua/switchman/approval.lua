@@ -4,6 +4,8 @@
 --- shown in the prompt. `vim.ui.select` offers the three answers; "Deny" then asks for an optional
 --- reason (the model sees it). Neovim answers server requests synchronously, so the handler waits
 --- (processing events, so the UI works) until the user has chosen.
+local ui = require('switchman.ui')
+
 local M = {}
 
 M.choices = {
@@ -40,6 +42,7 @@ end
 
 local function scratch(lines, name, filetype)
   local buf = vim.api.nvim_create_buf(false, true)
+  ui.no_undo(buf)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].bufhidden = 'wipe'
   vim.bo[buf].modifiable = false

@@ -563,7 +563,12 @@ export class ChatController implements Disposable {
   }
 
   private onDelta(p: ChatDeltaParams): void {
-    if (p.kind === 'tool_result' && p.tool?.approval) this.hooks.approvals?.recorded?.(p.tool.approval);
+    if (p.kind === 'tool_result') {
+      // a delegation's questions asked before its last one end as their rebuilt cards do: superseded, and why
+      for (const record of [...(p.tool?.superseded_approvals ?? []), ...(p.tool?.approval ? [p.tool.approval] : [])]) {
+        this.hooks.approvals?.recorded?.(record);
+      }
+    }
     if (p.turn_id ? this.live?.turns.has(p.turn_id) : this.pending?.sessionId === p.session_id) {
       this.emit({ type: 'delta', params: p });
     }

@@ -917,6 +917,32 @@ describe('ChatController approvals', () => {
     assert.equal(outcomeText(shown[shown.length - 1]), outcomeText(rebuilt), 'the chat shows it');
   });
 
+  it('marks a delegation\'s question asked again (the model changed) as superseded, as its rebuilt card does', async () => {
+    const { connection, center, posted } = approvalChat();
+    const question = (id: string, model: string) => ({ id, workspace: WS, session_id: 'S1', turn_id: 'T9', tool: 'delegate',
+      tool_class: 'write' as const, title: 'Delegate to a fast worker that may change files', tier: 'fast', model,
+      worker_tools: ['edit_file'] });
+    for (const [id, model] of [['A5', 'anthropic:claude-haiku-4-5'], ['A6', 'anthropic:claude-sonnet-4-6']]) {
+      const asked = center.ask(question(id, model), new AbortController().signal);
+      center.answer(id, { decision: 'allow_once' });
+      assert.deepEqual(await asked, { decision: 'allow_once' });
+    }
+    const why = 'the model changed from anthropic:claude-haiku-4-5 to anthropic:claude-sonnet-4-6 while the question waited';
+    const record = (id: string, model: string, superseded: string | null = null): ApprovalRecord => ({ id,
+      title: 'Delegate to a fast worker that may change files', outcome: 'allowed_once', reason: null, command: null, cwd: null,
+      path: null, tier: 'fast', model, worker_tools: ['edit_file'], superseded });
+    const first = record('A5', 'anthropic:claude-haiku-4-5', why);
+    connection.notify(Notifications.chatDelta, { session_id: 'S1', turn_id: 'T9', kind: 'tool_result', tool: { id: 'toolu_1',
+      name: 'delegate', status: 'done', summary: 'fast worker done', approval: record('A6', 'anthropic:claude-sonnet-4-6'),
+      superseded_approvals: [first] } });
+    const [live, last] = center.all();
+    assert.equal(outcomeText(live), `Allowed once. Superseded, asked again: ${why}.`); // it said "Allowed once."
+    assert.equal(outcomeText(live), outcomeText(recordedApprovalCard(first, 'T9', 'delegate')));
+    assert.equal(outcomeText(last), 'Allowed once.');
+    const shown = posted.flatMap((m) => (m.type === 'approval' ? [m.card] : []));
+    assert.equal(outcomeText(shown[shown.length - 1]), outcomeText(live), 'the chat shows it');
+  });
+
   it('ends a worker\'s allowed change the daemon did not apply as its rebuilt card does (from the delegation\'s progress)', async () => {
     const { connection, center } = approvalChat();
     const asked = center.ask({ id: 'A4', workspace: WS, session_id: 'W1', turn_id: 'WT1', tool: 'edit_file',

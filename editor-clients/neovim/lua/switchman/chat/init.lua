@@ -183,7 +183,9 @@ function Chat:delta(params)
   elseif params.kind == protocol.delta.tool_result then
     local tool = type(params.tool) == 'table' and params.tool or {}
     local lines = { render.tool_result(tool) }
-    if type(tool.approval) == 'table' then -- the question it asked, as a rebuilt chat shows it
+    if tool.name == 'delegate' then -- its question, and those it superseded (asked again), as rebuilt
+      vim.list_extend(lines, render.start_questions(tool))
+    elseif type(tool.approval) == 'table' then -- the question it asked, as a rebuilt chat shows it
       vim.list_extend(lines, render.approval_lines(tool.approval, tool.name))
     end
     vim.list_extend(lines, render.tool_output(tool.output)) -- what a command printed

@@ -243,7 +243,7 @@ function M.stored_by_user(root, detail)
       })
       table.insert(costs, update.cost_usd)
       table.insert(out, { started_at = record.started_at, update = update, approval = record.approval,
-        questions = M.questions(record) })
+        superseded_approvals = record.superseded_approvals, questions = M.questions(record) })
     end
   end
   for _, item in ipairs(out) do -- their lines share their decimals, as live (they belong to no turn)
@@ -317,7 +317,8 @@ function M.asked(root, worker_session_id, record)
 end
 
 --- The answered start questions of `/delegate`s whose worker line is not shown yet, by delegation
---- id (one that did not wait for a worker slot is shown once its worker starts, after the question).
+--- id, oldest first (one that did not wait for a worker slot is shown once its worker starts, after
+--- the question; asked again when its worker's model changed meanwhile, after both).
 local start_questions = {}
 
 --- Set row `row` of the transcript to `text` (its marks stay where they are); false when it was so.
@@ -360,7 +361,8 @@ function M.start_asked(root, tool_use_id, record)
   local chat = require('switchman.chat').get(root)
   local known = chat and chat.workers and chat.workers[tool_use_id]
   if not known then
-    start_questions[tool_use_id] = record
+    start_questions[tool_use_id] = start_questions[tool_use_id] or {}
+    table.insert(start_questions[tool_use_id], record)
     return
   end
   local pos = vim.api.nvim_buf_get_extmark_by_id(chat.view.transcript, ns, known.mark, {})
@@ -525,10 +527,14 @@ function M.show(chat, update)
     return redraw_turn(chat, update)
   end
   local entries, start_question = {}, nil
-  local asked = start_questions[update.tool_use_id] -- a `/delegate`'s question, answered: above its line
+  local asked = start_questions[update.tool_use_id] -- a `/delegate`'s questions, answered: above its line
   start_questions[update.tool_use_id] = nil
   if asked and update.source == 'user' then
-    entries, start_question = start_question_lines(asked, update)
+    for _, record in ipairs(asked) do -- (the last one's, right above the line, is kept: it may be restated)
+      local lines
+      lines, start_question = start_question_lines(record, update)
+      vim.list_extend(entries, lines)
+    end
   end
   local costs = turn_costs(chat, update)
   table.insert(costs, update.cost_usd)

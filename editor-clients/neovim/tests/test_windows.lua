@@ -301,7 +301,7 @@ return {
     end,
   },
   {
-    "g+ on the other window's answer still being written says so, and rates it once it has ended",
+    "g+ and cancel on the other window's answer still being written say so; g+ rates it once it has ended",
     function()
       H.script({ { kind = 'text', chunks = { 'written over ', 'there' }, fault = { kind = 'stall', after_chunks = 1 } } })
       local done
@@ -316,6 +316,9 @@ return {
       H.notifications = {}
       vim.cmd('Switchman feedback up') -- the daemon refused it: no such ended turn
       H.wait_notification(vim.log.levels.INFO, 'the last answer is still being written in another window')
+      vim.cmd('Switchman cancel') -- it said "no turn is running"
+      H.wait_notification(nil, 'This turn is running in another editor window', 'stop it from that window')
+      H.check(done == nil, 'the other window\'s turn goes on')
       H.fake('POST', '/_fake/release')
       H.wait_for("the other window's turn to end", function()
         return done ~= nil

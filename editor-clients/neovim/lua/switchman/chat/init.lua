@@ -294,6 +294,17 @@ end
 --- Cancel the running turn (`switchman/cancel`, or `$/cancelRequest` before it has an id).
 function Chat:cancel()
   local turn = self.turn
+  if not turn and self.running_elsewhere then
+    -- another window's turn, shown here: its daemon alone stops it, and this one says so (or, its
+    -- daemon having died, marks it ended and the chat is drawn again)
+    client.request(self.root, protocol.request.cancel, { turn_id = self.running_elsewhere }, function(err)
+      if err then
+        return client.notify_error(err, vim.log.levels.INFO)
+      end
+      vim.notify('Switchman: no turn is running.', vim.log.levels.INFO)
+    end)
+    return false
+  end
   if not turn then
     vim.notify('Switchman: no turn is running.', vim.log.levels.INFO)
     return false
@@ -360,6 +371,7 @@ function Chat:new_session()
   M.start_session(self.root, function(session)
     self.session_id = session.id
     self.last_turn_id, self.unanswered = nil, nil -- the old session's answers are no longer shown
+    self.running_elsewhere = nil
     self.workers = nil -- their lines are gone with the transcript
     self.view:clear()
     local lines = { { 'New session ' .. session.id, hl = 'SwitchmanFooter' } }
@@ -426,6 +438,12 @@ function Chat:show_session(session_id, detail)
   -- another window's answer still streaming has nothing to rate yet: g+ says so (the daemon
   -- refused it as an unknown turn); that window's end of it redraws this chat again
   self.last_turn_id, self.unanswered = last, running and 'running' or nil
+  self.running_elsewhere = nil -- no turn of this chat runs while it is drawn from the session
+  for _, turn in ipairs(detail.turns or {}) do
+    if turn.status == 'running' then
+      self.running_elsewhere = turn.id
+    end
+  end
   -- self.workers stays: no turn of this chat runs (its delegations sent their last update), and
   -- `:Switchman workers` still lists them
   self.view:clear()

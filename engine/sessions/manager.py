@@ -351,6 +351,9 @@ class SessionManager:
             self.learning.model_changed(live.id)
         if outcome is not SwapOutcome.QUEUED:
             self.store.set_sticky(live.id, live.sticky.active)
+        else:
+            stored = self.store.choices(live.id)
+            live.swap_queued_over = stored[1] if stored is not None else live.sticky.active
         pending = live.sticky.pending
         self.observer.status_changed(live.workspace)
         return SwapResult(outcome=outcome.value, session_id=live.id,

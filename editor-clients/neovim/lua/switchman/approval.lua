@@ -247,7 +247,7 @@ function M.ask(request, done, live)
   for _, choice in ipairs(choices) do
     table.insert(labels, choice.label:format(request.tool))
   end
-  vim.ui.select(labels, { prompt = M.prompt(request) }, function(_, index)
+  local ok, failure = pcall(vim.ui.select, labels, { prompt = M.prompt(request) }, function(_, index)
     local choice = index and choices[index]
     if not choice then
       return done({ decision = 'deny', reason = 'the user dismissed the question' })
@@ -259,6 +259,16 @@ function M.ask(request, done, live)
       done({ decision = 'deny', reason = (reason and reason ~= '') and reason or nil })
     end)
   end)
+  if not ok then
+    -- the default prompt (inputlist) ends with the error of a message shown while it waits (another
+    -- plugin's, a daemon's exit notice): nothing was chosen. Shown as the message it was (an echo, not
+    -- an error, which would end the next prompt too), and the question is asked again while it stands.
+    local message = tostring(failure):gsub('^Vim:', '')
+    vim.api.nvim_echo({ { message, 'ErrorMsg' } }, true, {})
+    if not live or live() then
+      return M.ask(request, done, live)
+    end
+  end
 end
 
 --- The `switchman/approve` request handler (`root`: the workspace of the daemon asking).

@@ -483,7 +483,12 @@ export class ChatController implements Disposable {
     }
     // The exchange to replay is the one of now, not of when the transcript was asked for: a message
     // sent meanwhile (the panel had just opened) would be wiped by the reset and never drawn again.
-    const live = this.live?.replaysIn(folder.uri) ? this.live : undefined;
+    let live = this.live?.replaysIn(folder.uri) ? this.live : undefined;
+    if (live && !this.pending && detail && live.supersededIn(detail)) {
+      // Another window's turns came after this window's last exchange: replayed after the
+      // transcript, it showed above them. The transcript has it, in its place.
+      this.live = live = undefined;
+    }
     if (live && this.pending && sessionId === null) sessionId = this.pending.sessionId;
     const stored = detail ? transcriptEntries(detail, live?.shownIds()) : [];
     if (detail) this.rememberRetry(detail, stored, folder.uri);

@@ -468,6 +468,33 @@ describe('ChatController', () => {
     await sending;
   });
 
+  it("shows another window's turns after this window's last exchange, in the session's order", async () => {
+    // This window sent T1 and it ended; the other window then sent T2 in the shared session. The
+    // redraw put T2 above T1: the last exchange of this window was replayed after the transcript.
+    const { connection, controller, posted } = setup();
+    connection.answer(Requests.session, () => ({ session: {}, turns: [], messages: [], cost: {} }));
+    await controller.handle({ type: 'ready' });
+    const answer = deferred<ChatResult>();
+    connection.answer(Requests.chat, () => answer.promise);
+    const sending = controller.send('hello');
+    await until(() => connection.sent(Requests.chat).length === 1);
+    connection.notify(Notifications.routeDecided, route);
+    answer.resolve(result);
+    await sending;
+    const message = (id: string, turn: string, role: string, text: string) => ({ id, session_id: 'S1', turn_id: turn, role,
+      created_at: '', model: null, content: [{ type: 'text', text }] });
+    const turn = (id: string, index: number) => ({ ...result, id, index, status: 'completed', decision: null }) as never;
+    connection.answer(Requests.session, () => ({ session: {}, turns: [turn('T1', 1), turn('T2', 2)], cost: {},
+      messages: [message('M1', 'T1', 'user', 'hello'), message('M2', 'T1', 'assistant', 'Hello'),
+        message('M3', 'T2', 'user', 'sent over there'), message('M4', 'T2', 'assistant', 'answered over there')] }));
+    const before = posted.filter((m) => m.type === 'reset').length;
+    connection.notify(Notifications.sessionChanged, { workspace: WS, session_id: 'S1' });
+    await until(() => posted.filter((m) => m.type === 'reset').length === before + 1);
+    const { state } = replayInWebview(posted);
+    assert.deepEqual(state.entries.map((e) => (e.kind === 'user' ? e.text : e.kind === 'turn' ? e.id : e.kind)),
+      ['hello', 'T1', 'sent over there', 'T2']);
+  });
+
   it('follows the current session when it changes elsewhere', async () => {
     const { connection, controller, statuses, posted } = setup();
     connection.answer(Requests.session, () => ({ session: {}, turns: [], messages: [], cost: {} }));

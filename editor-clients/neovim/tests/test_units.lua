@@ -164,6 +164,29 @@ return {
     end,
   },
   {
+    "a bounded workspace default's picker entry fits the editor's width too: its tools cut with … (status lists them all)",
+    function()
+      local profiles = require('switchman.profiles')
+      local columns = vim.o.columns
+      local bounded = { name = 'default', source = 'builtin', bounded_by = 'reviewer', model_policy = {},
+        description = 'The general coding assistant.',
+        tools = { 'delegate', 'edit_file', 'grep', 'list_files', 'read_file' } }
+      vim.o.columns = 200
+      H.eq("● default      [builtin]  The general coding assistant. · model: your rules · "
+        .. "bounded by your default 'reviewer' (tools: delegate, edit_file, grep, list_files, read_file)",
+        profiles.describe(bounded, 'default'), 'whole where it fits')
+      vim.o.columns = 160
+      local entry = profiles.describe(bounded, 'default')
+      H.check(vim.fn.strdisplaywidth(entry) <= 160 - 5, 'one line of 160 columns', entry)
+      H.check(entry:find("· bounded by your default 'reviewer' (tools: delegate, ", 1, true)
+        and entry:sub(-#'…)') == '…)', 'the bound said, its tools cut', entry)
+      vim.o.columns = 120
+      H.check(profiles.describe(bounded, 'default'):find("(tools: delegate, edit_f…)", 1, true),
+        'narrower, never cut shorter than that', profiles.describe(bounded, 'default'))
+      vim.o.columns = columns
+    end,
+  },
+  {
     "a command's output reads as a terminal showed it: no escape sequences, a carriage return's last value",
     function()
       local shown = vim.tbl_map(function(line)

@@ -62,6 +62,9 @@ end
 --- editor, so that the entry fits on one line; never less than DESCRIPTION_MIN).
 local DESCRIPTION_MAX, DESCRIPTION_MIN = 60, 20
 
+--- The shortest a bounded profile's tools are cut to in the picker (`tools: delegate, edit_fi…`).
+local TOOLS_MIN = 24
+
 --- A workspace default bounded by the user's global default profile (`bounded_by`), in words; nil
 --- when it is not bounded (or the daemon is older).
 function M.bound(profile)
@@ -85,10 +88,20 @@ function M.describe(profile, active)
     or 'your rules'
   local approval = profile.approval == 'read_only' and ' · read-only' or ''
   local bound = M.bound(profile)
-  bound = bound and (' · %s (%s)'):format(bound, tools_left(profile)) or ''
   local head = ('%s %-12s [%s]  '):format(profile.name == active and '●' or ' ', profile.name, profile.source or '?')
-  local tail = ('model: %s%s%s'):format(model, approval, bound)
-  if not present(profile.description) or vim.trim(profile.description) == '' then
+  local described = present(profile.description) and vim.trim(profile.description) ~= ''
+  local function tail_with(tools)
+    return ('model: %s%s%s'):format(model, approval, bound and (' · %s (%s)'):format(bound, tools) or '')
+  end
+  local tail = tail_with(bound and tools_left(profile))
+  if bound then
+    -- the tools it is left take what the editor's width leaves after the rest of the entry (its
+    -- description at its shortest, the picker's `12: `), cut with … (never below TOOLS_MIN): a
+    -- long list wrapped the entry past the edge. :Switchman status lists them all
+    local rest = vim.fn.strdisplaywidth(head .. tail_with('')) + 5 + (described and (DESCRIPTION_MIN + 3) or 0)
+    tail = tail_with(ui.clip(tools_left(profile), math.max(TOOLS_MIN, vim.o.columns - rest)))
+  end
+  if not described then
     return head .. tail
   end
   -- what is left of the editor's width after the rest of the entry, its ' · ' and the picker's `12: `

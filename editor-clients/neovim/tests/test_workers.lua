@@ -239,7 +239,7 @@ return {
         tier = 'fast', model = 'anthropic:claude-haiku-4-5', status = 'running', turns = 1, cost_usd = '0.00042',
         elapsed_seconds = 1.24, task = 'Rename\nfoo', activity = 'calling read_file',
       })
-      H.eq('  ⟳ worker fast · haiku · running · 1 turn · $0.0004 · 1.2s — Rename foo — calling read_file', line)
+      H.eq('  ⟳ worker fast · haiku · running · 1 turn · $0.00042 · 1.2s — Rename foo — calling read_file', line)
       local failed = workers.line(root, { tier = 'deep', model = vim.NIL, status = 'failed', turns = 0,
         cost_usd = '0', elapsed_seconds = 0, task = 't', activity = vim.NIL, error = 'no_model_available_for_tier' })
       H.eq('  ✗ worker deep · not started · failed · 0 turns · $0.00 · 0.0s — t — no_model_available_for_tier',
@@ -310,7 +310,12 @@ return {
         denied.e[1], 'why it ended, as the record says it')
       H.eq('$0.000015', workers.usd('0.000015'), 'a tiny cost is not shown as $0.0000')
       H.eq('$0.00004', workers.usd('0.00004'))
-      H.eq('$0.0004', workers.usd('0.00042'))
+      -- two significant digits below a cent, as VS Code's card and the answer's footer (`incl. workers
+      -- $0.00012`) show it: four decimals read the same worker as `$0.0001`
+      H.eq('$0.00042', workers.usd('0.00042'))
+      H.eq('$0.00012', workers.usd('0.00012'))
+      H.eq('$0.0064', workers.usd('0.0064'))
+      H.eq('$0.0010', workers.usd('0.001'), 'four decimals at least below a cent')
       H.eq('$0.00', workers.usd('0'))
       local waiting = workers.line(root, { tier = 'fast', model = vim.NIL, status = 'queued', turns = 0, cost_usd = '0',
         elapsed_seconds = 0.4, task = 'tidy', activity = vim.NIL, error = vim.NIL,

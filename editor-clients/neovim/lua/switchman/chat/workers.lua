@@ -35,11 +35,12 @@ end
 
 local clip = ui.clip
 
---- `$0.0123` (four decimals below a cent, two above); below $0.0001 two significant digits,
---- `$0.000015`, so that a cost is never shown as `$0.0000`.
+--- `$0.0123` (four decimals below a cent, two above); below $0.001 two significant digits,
+--- `$0.00012`, `$0.000015`, as VS Code's card and the answer's footer (`incl. workers $0.00012`)
+--- show them: a cost is never shown as `$0.0000`, nor the same worker as `$0.0001` there.
 function M.usd(amount)
   local n = tonumber(amount) or 0
-  if n > 0 and n < 0.0001 then
+  if n > 0 and n < 0.001 then
     local digits = 1 - math.floor(math.log10 and math.log10(n) or math.log(n, 10))
     return ('$' .. ('%.' .. digits .. 'f'):format(n):gsub('0+$', ''))
   end
@@ -58,7 +59,7 @@ function M.tier(update)
 end
 
 --- The one line a delegation shows, e.g.
---- `  ⟳ worker fast · haiku · running · 1 turn · $0.0004 · 1.2s — Rename foo — calling read_file`, or
+--- `  ⟳ worker fast · haiku · running · 1 turn · $0.00042 · 1.2s — Rename foo — calling read_file`, or
 --- while it waits for a worker slot
 --- `  … worker fast · waiting for a worker slot · queued · 0 turns · $0.00 · 0.4s — Rename foo — waiting for a free worker: 2 of 2 running`,
 --- then, when its worker may change things, `  … worker fast · waiting for approval · awaiting approval · …`.

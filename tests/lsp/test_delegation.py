@@ -559,6 +559,9 @@ async def test_a_question_asked_again_keeps_the_first_marked_superseded(
     first, second = editor.approvals
     sonnet = "anthropic:claude-sonnet-4-6"
     assert (first["model"], second["model"]) == (HAIKU, sonnet)
+    # the question asked again says why as it is shown (the first's note came with the result only)
+    why = f"the model changed from {HAIKU} to {sonnet} while the question waited"
+    assert (first["asked_again"], second["asked_again"]) == (None, why)
     detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
     (record,) = detail["delegations"]
     assert (record["model"], record["approval"]["id"], record["approval"]["superseded"]) == (

@@ -762,6 +762,13 @@ return {
         worker_tools = { 'edit_file' }, task = 'fix it', command = vim.NIL }
       H.eq('Switchman wants to delegate to a fast worker on claude-opus-4-7 (rule: docs) with edit_file: fix it',
         approval.prompt(ruled))
+      -- asked again (the model changed while the first question waited): the question says why as it is shown
+      local why = 'the model changed from anthropic:claude-haiku-4-5 to anthropic:claude-sonnet-4-6 while the question waited'
+      local again = vim.tbl_extend('force', routed, { asked_again = why })
+      H.eq(approval.prompt(routed) .. ' (asked again: ' .. why .. ')', approval.prompt(again))
+      H.eq('Asked again: ' .. why .. '.', approval.delegation_lines(again)[2], 'and its tab, under the worker line')
+      H.eq(approval.delegation_lines(routed), approval.delegation_lines(vim.tbl_extend('force', routed,
+        { asked_again = vim.NIL })), 'asked once: as before')
       -- a command of several lines: its first in the question (which had the line breaks in it, and
       -- nothing showed the command whole), all of it in a tab while asked
       local script = 'for f in *.py; do\n  black "$f"\ndone'

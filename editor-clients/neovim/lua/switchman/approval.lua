@@ -132,10 +132,11 @@ function M.delegation_lines(request)
   local model = M.worker_model(request)
   local lines = {
     ('Delegate to a worker on the %s tier%s.'):format((M.worker_tier(request)), model and (', running ' .. model) or ''),
-    'The worker may use: ' .. (tools ~= '' and tools or '(no write tools)'),
-    '',
-    'Task:',
   }
+  if given(request.asked_again) then -- the earlier question is marked superseded only with the call's result
+    table.insert(lines, ('Asked again: %s.'):format(request.asked_again))
+  end
+  vim.list_extend(lines, { 'The worker may use: ' .. (tools ~= '' and tools or '(no write tools)'), '', 'Task:' })
   vim.list_extend(lines, split(given(request.task) and request.task or ''))
   return lines
 end
@@ -222,6 +223,9 @@ function M.prompt(request)
     local model = M.worker_model(request)
     text = ('Switchman wants to delegate to a %s worker%s%s with %s: %s'):format(
       tier, capped, model and (' on ' .. model) or '', tools ~= '' and tools or 'no write tools', task)
+    if given(request.asked_again) then
+      text = ('%s (asked again: %s)'):format(text, request.asked_again)
+    end
   else
     text = ('Switchman: %s'):format(request.title)
   end

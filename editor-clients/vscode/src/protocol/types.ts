@@ -491,6 +491,11 @@ export interface ApprovalRequest {
   routed_by?: string | null;
   task?: string | null;
   worker_tools?: string[] | null;
+  /**
+   * For `delegate`: why the user is asked again after answering (`the model changed from … to … while the question
+   * waited`); null the first time, absent from older daemons.
+   */
+  asked_again?: string | null;
 }
 
 /** The answer to `switchman/approve`. */

@@ -58,6 +58,8 @@ export function approvalCard(request: ApprovalRequest): ApprovalCard {
   const kind = request.tool === 'delegate' ? 'delegation' : request.command ? 'command' : 'edit';
   let note: string | null = null;
   if (request.is_worker) note = 'Asked by a worker: an answer to a worker is never remembered, so it may ask again.';
+  // the earlier card is marked superseded only with the call's result: this one says why it is here meanwhile
+  if (request.asked_again) note = `Asked again: ${request.asked_again}.`;
   if (kind === 'edit' && request.proposed === null && request.original !== null) note = 'The file will be deleted.';
   return {
     id: request.id, turnId: request.turn_id, tool: request.tool, kind, title: request.title,

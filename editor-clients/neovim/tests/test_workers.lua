@@ -281,6 +281,14 @@ return {
         },
       })
       H.eq(nil, refused.r, 'a call refused for its arguments started no worker: no line (it read "— three — failed")')
+      local elsewhere = workers.stored(root, {
+        turns = { { id = 'T', index = 1, status = 'running' } },
+        messages = { { role = 'assistant', turn_id = 'T', content = {
+          { type = 'tool_use', id = 'w', name = 'delegate', input = { tier = 'fast', task = 'rename it' } } } } },
+      })
+      H.eq('  … worker fast · waiting to start · in another window · 0 turns · $0.00 — rename it', elsewhere.w[1],
+        'a call of a turn still running (another window asks its approval, or starts its worker): it read '
+          .. '"not started · cancelled"')
       local capped = workers.stored(root, {
         messages = { { role = 'assistant', content = {
           { type = 'tool_use', id = 'd', name = 'delegate', input = { tier = 'deep', task = 'prove it' } } } },

@@ -15,13 +15,13 @@ local M = {}
 --- Where each worker's line is: an extmark per delegation, in its own namespace.
 local ns = vim.api.nvim_create_namespace('switchman_workers')
 
-local ICONS = { queued = '…', awaiting_approval = '…', running = '⟳', completed = '✓', failed = '✗', cancelled = '■' }
+local ICONS = { queued = '…', awaiting_approval = '…', elsewhere = '…', running = '⟳', completed = '✓', failed = '✗', cancelled = '■' }
 local HIGHLIGHT = {
-  queued = 'SwitchmanNotice', awaiting_approval = 'SwitchmanNotice', running = 'SwitchmanTool',
+  queued = 'SwitchmanNotice', awaiting_approval = 'SwitchmanNotice', elsewhere = 'SwitchmanNotice', running = 'SwitchmanTool',
   completed = 'SwitchmanTool', failed = 'SwitchmanError', cancelled = 'SwitchmanNotice',
 }
 --- A status in words, where its name is not one.
-local WORDS = { awaiting_approval = 'awaiting approval' }
+local WORDS = { awaiting_approval = 'awaiting approval', elsewhere = 'in another window' }
 
 --- Whether a delegation waits to start: for a free worker slot (`queued`), then, when its worker
 --- may change things, for the user's approval (`awaiting_approval`). It has no worker turn yet.
@@ -71,6 +71,7 @@ function M.line(root, update, alongside)
     or present(update.model) and models.short_name(root, update.model)
     or update.status == 'queued' and 'waiting for a worker slot'
     or update.status == 'awaiting_approval' and 'waiting for approval'
+    or update.status == 'elsewhere' and 'waiting to start'
     or update.status == 'running' and 'choosing a model' or 'not started'
   local turns = tonumber(update.turns) or 0
   local parts = {
@@ -199,6 +200,10 @@ function M.stored(root, detail)
     end
   end
   local workers, recorded, shown, costs = workers_by_call(detail), records(detail), {}, {}
+  local running = {} -- turns still running: another window's, drawn here before they ended
+  for _, turn in ipairs(present(detail.turns) and detail.turns or {}) do
+    running[turn.id] = turn.status == 'running' or nil
+  end
   for id, input in pairs(calls) do
     local worker, record = workers[id] or {}, recorded[id] or {}
     if refused[id] and not present(record.status) and not workers[id] then
@@ -206,6 +211,9 @@ function M.stored(root, detail)
     end
     local failure = results[id]
     local status = (failure == nil or failure == 'cancelled_by_user') and 'cancelled' or failure and 'failed' or 'completed'
+    if failure == nil and running[turn_of[id]] and not workers[id] then
+      status = 'elsewhere' -- its window asks for its approval, or starts its worker: nothing is recorded yet
+    end
     if present(record.status) then -- how the session recorded it ended (`interrupted` when its daemon died)
       status, failure = record.status, present(record.error) and record.error or nil
     end

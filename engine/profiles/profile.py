@@ -24,6 +24,13 @@ SUBAGENT_PROFILE = "subagent"
 ProfileSource = Literal["builtin", "user", "workspace"]
 ResolvedFrom = Literal["session", "workspace", "global"]
 
+ORIGIN_WORDS: dict[ResolvedFrom, str] = {
+    "session": "chosen for this session",
+    "workspace": "the workspace's default",
+    "global": "the global default",
+}
+"""Where the profile in force was chosen, in the words the editors use for it."""
+
 
 class ApprovalMode(StrEnum):
     """How a profile's file changes and commands are approved."""

@@ -24,7 +24,7 @@ from switchman.engine.learning.recorder import OutcomeRecorder
 from switchman.engine.messages import AttachmentBlock
 from switchman.engine.profiles.apply import offers_tools
 from switchman.engine.profiles.listing import profile_in_force
-from switchman.engine.profiles.profile import ORIGIN_WORDS, ActiveProfile
+from switchman.engine.profiles.profile import ActiveProfile, origin_words
 from switchman.engine.router import Router
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.sticky import StickyModel, SwapOutcome, pending_banner
@@ -276,9 +276,7 @@ class SessionManager:
         active = self.profile(live)
         choice = profile_in_force(active, profiles)
         # where it was chosen in the editors' words (`the workspace's default`), and its bound
-        bound = active.profile.bound
-        origin = ORIGIN_WORDS[active.resolved_from] + (
-            "" if bound is None else f", bounded by your default '{bound}'")
+        origin = origin_words(active.resolved_from, active.profile.bound)
         self.observer.status_changed(live.workspace)
         if before == name:
             return ProfileSwitch("unchanged", live.id, choice,

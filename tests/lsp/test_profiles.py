@@ -82,7 +82,7 @@ async def test_session_beats_workspace_beats_global(vscode: SwitchmanClient, dae
     assert {t["name"] for t in request.body["tools"]} == {"read_file", "grep"}
     explained = await vscode.request(methods.EXPLAIN, {"workspace": daemon.uri})
     assert explained["decision"]["profile"] == {"name": "reviewer", "resolved_from": "global"}
-    assert "Profile: reviewer (resolved from global)" in explained["text"]
+    assert "Profile: reviewer (the global default)" in explained["text"]
     assert 'profile "reviewer" (from global): default model' in explained["text"]
     # the badge and "Chose:" name the profile: there is no workspace default to point at
     assert first["summary"] == explained["summary"] == "profile: reviewer"
@@ -254,6 +254,12 @@ async def test_a_workspace_default_naming_a_wider_profile_widens_nothing(
     assert "A workspace default cannot add 'list_files'" in checked["text"]
     assert "cannot loosen approval: your default profile 'reviewer' is read_only" in \
         checked["text"]
+    # "why this model?" says the turn ran bounded, as the status and pickers do
+    explained = await vscode.request(methods.EXPLAIN, {"workspace": daemon.uri})
+    assert explained["decision"]["profile"] == {"name": "default", "resolved_from": "workspace",
+                                                "bounded_by": "reviewer"}
+    assert ("Profile: default (the workspace's default, bounded by your default 'reviewer')"
+            in explained["text"]), explained["text"]
     listed = await chat(vscode, daemon, "/profile")
     assert "Active profile: default (the workspace's default)\n(with only the tools and " \
         "approval of your default profile 'reviewer'" in listed["text"], listed["text"]

@@ -373,9 +373,15 @@ class WorkerRun:
             asked, decision = decision, now
             if now.chosen_model == asked.chosen_model:
                 break  # else routing changed while the question waited: ask about this one
-            self.asked_again = (f"the model changed from {asked.chosen_model} to "
-                                f"{now.chosen_model} while the question waited")
+            self.asked_again = self._model_changed(asked, now)
         return decision, required
+
+    def _model_changed(self, asked: RouteDecided, now: RouteDecided) -> str:
+        """Why the worker's start is asked about again, its models named as the editors
+        name them (``the model changed from haiku to sonnet while the question waited``)."""
+        registry = self.delegation.config.registry()
+        before, after = (registry.short_name(d.chosen_model or "") for d in (asked, now))
+        return f"the model changed from {before} to {after} while the question waited"
 
     async def _approval(self, request: ApprovalRequest) -> DelegateResult | None:
         """None when the worker may start (trusted or approved); else the failure."""

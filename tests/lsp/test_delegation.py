@@ -560,7 +560,8 @@ async def test_a_question_asked_again_keeps_the_first_marked_superseded(
     sonnet = "anthropic:claude-sonnet-4-6"
     assert (first["model"], second["model"]) == (HAIKU, sonnet)
     # the question asked again says why as it is shown (the first's note came with the result only)
-    why = f"the model changed from {HAIKU} to {sonnet} while the question waited"
+    # in the models' short names, as the editors show them (the full ids: the questions' models)
+    why = "the model changed from haiku to sonnet while the question waited"
     assert (first["asked_again"], second["asked_again"]) == (None, why)
     detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
     (record,) = detail["delegations"]
@@ -571,7 +572,7 @@ async def test_a_question_asked_again_keeps_the_first_marked_superseded(
         "id": first["id"], "title": title, "outcome": "allowed_once", "reason": None,
         "command": None, "cwd": None, "path": None, "diff": None, "tier": "fast",
         "requested_tier": None, "model": HAIKU, "routed_by": None, "worker_tools": ["edit_file"],
-        "superseded": f"the model changed from {HAIKU} to {sonnet} while the question waited"}]
+        "superseded": why}]
     # the planner's call reads both where it reads its question: the earlier one first
     answer = tool_results(detail)["toolu_w"]
     assert answer["approval"] == record["approval"]

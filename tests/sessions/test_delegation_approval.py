@@ -238,7 +238,8 @@ async def test_routing_changed_while_the_question_waited_is_asked_about_again(
     (earlier,) = stored.superseded_approvals
     assert (earlier.id, earlier.model, earlier.outcome, earlier.superseded) == (
         asked[0].id, HAIKU, "allowed_once",
-        f"the model changed from {HAIKU} to {SONNET} while the question waited")
+        "the model changed from haiku to sonnet while the question waited")  # as the editors
+    # name models (their first alias); the full ids are the two questions' models
     assert stored.approval.superseded is None
 
 

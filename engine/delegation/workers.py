@@ -366,7 +366,11 @@ class WorkerRun:
             if refusal is not None:
                 return refusal
             if self.approval is None or self.approval.id != request.id:
-                break  # not asked (delegate is trusted): no question named a model
+                if self.approval is not None and self.asked_again is not None:
+                    # an "always" answer asks no more: its question keeps that the model changed
+                    self.approval = self.progress.approval = msgspec.structs.replace(
+                        self.approval, model_changed=self.asked_again)
+                break  # not asked (delegate is trusted): no question named this model
             now = await self._route(role)
             if isinstance(now, DelegateResult):
                 return now

@@ -978,6 +978,28 @@ describe('ChatController approvals', () => {
     assert.equal(outcomeText(shown[shown.length - 1]), outcomeText(live), 'the chat shows it');
   });
 
+  it('says an "always" answer\'s worker ran on another model, the model having changed while its card waited', async () => {
+    // nothing was asked again (always allowed): the only card named haiku while the worker ran on sonnet
+    const { connection, center, posted } = approvalChat();
+    const asked = center.ask({ id: 'A7', workspace: WS, session_id: 'S1', turn_id: 'T9', tool: 'delegate', tool_class: 'write',
+      title: 'Delegate to a fast worker that may change files', tier: 'fast', model: 'anthropic:claude-haiku-4-5',
+      worker_tools: ['edit_file'] }, new AbortController().signal);
+    center.answer('A7', { decision: 'allow_always' });
+    await asked;
+    const why = 'the model changed from haiku to sonnet while the question waited';
+    const record: ApprovalRecord = { id: 'A7', title: 'Delegate to a fast worker that may change files',
+      outcome: 'allowed_always', reason: null, command: null, cwd: null, path: null, tier: 'fast',
+      model: 'anthropic:claude-haiku-4-5', worker_tools: ['edit_file'], superseded: null, model_changed: why };
+    connection.notify(Notifications.chatDelta, { session_id: 'S1', turn_id: 'T9', kind: 'tool_result', tool: { id: 'toolu_1',
+      name: 'delegate', status: 'done', summary: 'fast worker done', approval: record } });
+    const live = center.all()[0];
+    const rebuilt = recordedApprovalCard(record, 'T9', 'delegate');
+    assert.equal(outcomeText(live), `Allowed; delegate is always allowed here now. Not asked again: ${why}.`);
+    assert.equal(outcomeText(live), outcomeText(rebuilt));
+    const shown = posted.flatMap((m) => (m.type === 'approval' ? [m.card] : []));
+    assert.equal(outcomeText(shown[shown.length - 1]), outcomeText(live), 'the chat shows it');
+  });
+
   it('ends a worker\'s allowed change the daemon did not apply as its rebuilt card does (from the delegation\'s progress)', async () => {
     const { connection, center } = approvalChat();
     const asked = center.ask({ id: 'A4', workspace: WS, session_id: 'W1', turn_id: 'WT1', tool: 'edit_file',

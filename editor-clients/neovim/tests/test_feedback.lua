@@ -3,6 +3,9 @@
 local H = require('harness')
 local chat_module = require('switchman.chat')
 local workspace = require('switchman.workspace')
+local client = require('switchman.client')
+local render = require('switchman.render')
+local ui = require('switchman.ui')
 
 local root = workspace.normalize(vim.env.SWITCHMAN_TEST_WORKSPACE)
 local chat
@@ -26,6 +29,23 @@ local function rate_up()
   H.notifications = {}
   H.feed('g+')
   H.wait_notification(nil, 'noted 👍 for the last answer')
+end
+
+--- Wait until the footer of `turn_id`'s answer in the chat ends with `rating` ('up', 'down'; nil: no rating).
+local function wait_footer(turn_id, rating)
+  local function footer()
+    local row = ui.turn_footer(chat.view.transcript, turn_id)
+    return row and H.lines(chat.view.transcript)[row + 1]
+  end
+  H.wait_for(('the footer of %s to show %s'):format(turn_id, rating or 'no rating'), function()
+    local line = footer()
+    if not line or line:find('👍', 1, true) and rating ~= 'up' or line:find('👎', 1, true) and rating ~= 'down' then
+      return false
+    end
+    return rating == nil or vim.endswith(line, ' · ' .. (rating == 'up' and '👍' or '👎'))
+  end, nil, function()
+    return { footer = footer(), lines = H.lines(chat.view.transcript) }
+  end)
 end
 
 --- The pattern store's rows by turn id, as the `switchman patterns export` CLI prints them.
@@ -55,7 +75,9 @@ return {
     'g+ in the transcript rates the last answer 👍 and the daemon says so',
     function()
       rated.up = send_and_wait('explain the login flow')
+      wait_footer(rated.up, nil)
       rate_up()
+      wait_footer(rated.up, 'up')
     end,
   },
   {
@@ -68,6 +90,8 @@ return {
       H.notifications = {}
       H.feed('g-')
       H.wait_notification(nil, 'noted 👎 for the last answer')
+      wait_footer(rated.down, 'down')
+      wait_footer(rated.up, 'up')
     end,
   },
   {
@@ -82,6 +106,36 @@ return {
       H.eq(0.0, down.success, 'a 👎 turn scores 0.0')
       H.check(up.message_hash and not vim.inspect(rows):find('login flow', 1, true),
         'only hashes, never the message text', up)
+    end,
+  },
+  {
+    'redrawn from the session (another window changed a rating), the footers and the transcript show the daemon\'s',
+    function()
+      -- another window's daemon rates through the same database; this one stands in for it, then the
+      -- switchman/sessionChanged it would get is handled as the chat handles it
+      local err = client.request_sync(root, 'switchman/feedback', { turn_id = rated.up, rating = 'down' })
+      H.eq(nil, err, 'the daemon took the 👎')
+      chat:session_changed({ session_id = chat.session_id })
+      wait_footer(rated.up, 'down')
+      wait_footer(rated.down, 'down')
+      local _, detail = client.request_sync(root, 'switchman/session', { session_id = chat.session_id })
+      local headings = vim.tbl_filter(function(line)
+        return line:find('^## Turn')
+      end, vim.tbl_map(function(entry)
+        return entry[1]
+      end, render.transcript(root, detail)))
+      H.eq(2, #headings, 'two turns', headings)
+      H.check(vim.endswith(headings[1], ' · 👎') and vim.endswith(headings[2], ' · 👎'), 'both headings say 👎', headings)
+      client.request_sync(root, 'switchman/feedback', { turn_id = rated.up, rating = 'none' })
+      _, detail = client.request_sync(root, 'switchman/session', { session_id = chat.session_id })
+      local first = render.transcript(root, detail)
+      for _, entry in ipairs(first) do
+        if entry[1]:find('^## Turn 1 ') then
+          H.check(not entry[1]:find('👍', 1, true) and not entry[1]:find('👎', 1, true), 'unrated: no mark', entry)
+        end
+      end
+      chat:session_changed({ session_id = chat.session_id })
+      wait_footer(rated.up, nil)
     end,
   },
   {
@@ -211,8 +265,10 @@ return {
       rated.back = send_and_wait('rate this and take it back')
       rate_up()
       H.eq(1, exported_rows()[rated.back].evidence.feedback, 'rated 👍')
+      wait_footer(rated.back, 'up')
       vim.cmd('Switchman feedback none')
       H.wait_notification(nil, 'took back the rating of the last answer')
+      wait_footer(rated.back, nil)
       H.eq(vim.NIL, exported_rows()[rated.back].evidence.feedback, 'no rating any more')
     end,
   },

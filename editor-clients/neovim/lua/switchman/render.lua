@@ -303,9 +303,40 @@ function M.interrupted(result)
     or (result.status == 'cancelled' and present(result.error) and result.error.code == 'interrupted')
 end
 
+--- The user's 👍/👎 on a turn, as its footer and its transcript heading end with it.
+M.RATING = { up = '👍', down = '👎' }
+
+--- `line` (a footer, a transcript's turn heading) without the rating it ends with.
+function M.unrated(line)
+  for _, mark in pairs(M.RATING) do
+    if vim.endswith(line, ' · ' .. mark) then
+      return line:sub(1, #line - #(' · ' .. mark))
+    elseif vim.endswith(line, mark) and not line:sub(1, #line - #mark):find('%S') then
+      return line:sub(1, #line - #mark)
+    end
+  end
+  return line
+end
+
+--- `line` ending with `rating` ('up', 'down'; nil or anything else: unrated, `line` as it is).
+function M.rated(line, rating)
+  local mark = M.RATING[rating]
+  if not mark then
+    return line
+  end
+  return line .. (line:find('%S') and ' · ' or '') .. mark
+end
+
+--- A session's rating of turn `turn_id` (`ratings` of `switchman/session`), or nil.
+function M.rating_of(detail, turn_id)
+  local ratings = type(detail.ratings) == 'table' and detail.ratings or {}
+  return turn_id and ratings[turn_id] or nil
+end
+
 --- `workers`: the turn's delegations (`{ cost_usd, estimated_usd }` each), whose cost the footer's
---- includes, as VS Code's does (`$0.0127 incl. workers $0.0027`).
-function M.outcome(root, result, turn_id, workers)
+--- includes, as VS Code's does (`$0.0127 incl. workers $0.0027`). `rating`: the user's 👍/👎 on it
+--- ('up', 'down' or nil), said last.
+function M.outcome(root, result, turn_id, workers, rating)
   local out = {}
   if result.status == 'failed' or M.interrupted(result) then
     local err = present(result.error) and result.error or {}
@@ -328,7 +359,7 @@ function M.outcome(root, result, turn_id, workers)
   if present(result.usage) and result.status ~= 'running' then
     table.insert(facts, tokens(result.usage))
   end
-  table.insert(out, { '  ' .. table.concat(facts, ' · '), hl = 'SwitchmanFooter' })
+  table.insert(out, { M.rated('  ' .. table.concat(facts, ' · '), rating), hl = 'SwitchmanFooter', footer = turn_id })
   out[1].turn_end = turn_id
   return out
 end
@@ -529,7 +560,8 @@ function M.history(root, detail, kept)
     if open then
       vim.list_extend(out, turn_notices(open.turn, 'late'))
       vim.list_extend(out, applied[open.turn.id] or {})
-      vim.list_extend(out, M.outcome(root, open.turn, open.turn.id, turn_workers[open.turn.id]))
+      vim.list_extend(out, M.outcome(root, open.turn, open.turn.id, turn_workers[open.turn.id],
+        M.rating_of(detail, open.turn.id)))
     end
     open = nil
   end
@@ -652,8 +684,8 @@ function M.transcript(root, detail)
       table.insert(out, { '' })
       -- its cost includes its workers' (`incl. workers`), as its answer's footer and VS Code's badge do, and
       -- its part Switchman estimated is said, as on the session's line: not shown as the provider's bill
-      table.insert(out, { ('## Turn %d · %s · %s · %s'):format(turn.index or 0, models.short_name(root, turn.model) or '-',
-        cost.turn(turn.cost_usd, turn.estimated_usd, turn_workers[turn.id]), turn.status or '?') })
+      table.insert(out, { M.rated(('## Turn %d · %s · %s · %s'):format(turn.index or 0, models.short_name(root, turn.model) or '-',
+        cost.turn(turn.cost_usd, turn.estimated_usd, turn_workers[turn.id]), turn.status or '?'), M.rating_of(detail, turn.id)) })
       table.insert(out, { 'Why: ' .. (present(turn.summary) and turn.summary or '-'), hl = 'SwitchmanFooter' })
       if present(turn.error) then
         vim.list_extend(out, M.failure(turn.error.message))

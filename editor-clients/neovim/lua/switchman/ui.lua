@@ -64,11 +64,36 @@ end
 M.ends_ns = vim.api.nvim_create_namespace('switchman_turn_ends')
 local end_marks = {} -- bufnr -> { turn id -> mark id }
 
+--- The row (0-based) of the mark of `turn_id` in `marks` (bufnr -> { turn id -> mark id }) of namespace `ns`.
+local function marked_row(marks, ns, bufnr, turn_id)
+  local id = (marks[bufnr] or {})[turn_id]
+  local mark = id and vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, id, {}) or {}
+  return mark[1]
+end
+
 --- The row (0-based) of the outcome of turn `turn_id`'s answer in `bufnr`, or nil when not shown.
 function M.turn_end(bufnr, turn_id)
-  local id = (end_marks[bufnr] or {})[turn_id]
-  local mark = id and vim.api.nvim_buf_get_extmark_by_id(bufnr, M.ends_ns, id, {}) or {}
-  return mark[1]
+  return marked_row(end_marks, M.ends_ns, bufnr, turn_id)
+end
+
+--- Marks on a turn's footer line (its model, cost and tokens: an entry with `footer = <id>`), so that
+--- its 👍/👎 is shown there once given.
+M.footers_ns = vim.api.nvim_create_namespace('switchman_turn_footers')
+local footer_marks = {} -- bufnr -> { turn id -> mark id }
+
+--- The row (0-based) of the footer of turn `turn_id`'s answer in `bufnr`, or nil when not shown.
+function M.turn_footer(bufnr, turn_id)
+  return marked_row(footer_marks, M.footers_ns, bufnr, turn_id)
+end
+
+--- Replace the text of row `row` (0-based) of `bufnr` from byte `col` to its end, keeping its marks
+--- and highlights.
+function M.set_tail(bufnr, row, col, text)
+  local line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
+  local modifiable = vim.bo[bufnr].modifiable
+  vim.bo[bufnr].modifiable = true
+  vim.api.nvim_buf_set_text(bufnr, row, col, row, #line, { text })
+  vim.bo[bufnr].modifiable = modifiable
 end
 
 function M.put(bufnr, first, last, entries)
@@ -91,6 +116,10 @@ function M.put(bufnr, first, last, entries)
       if type(entry.turn_end) == 'string' then
         end_marks[bufnr] = end_marks[bufnr] or {}
         end_marks[bufnr][entry.turn_end] = vim.api.nvim_buf_set_extmark(bufnr, M.ends_ns, row + i - 1, 0, {})
+      end
+      if type(entry.footer) == 'string' then
+        footer_marks[bufnr] = footer_marks[bufnr] or {}
+        footer_marks[bufnr][entry.footer] = vim.api.nvim_buf_set_extmark(bufnr, M.footers_ns, row + i - 1, 0, {})
       end
     end
   end

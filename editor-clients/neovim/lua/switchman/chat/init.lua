@@ -426,8 +426,27 @@ function Chat:merge_history()
   local earlier = vim.tbl_filter(function(message)
     return message.turn_id == nil or message.turn_id == vim.NIL or not shown[message.turn_id]
   end, detail.messages or {})
-  self.view:prepend(render.history(self.root, vim.tbl_extend('force', detail, { messages = earlier })))
+  self.view:prepend(render.history(self.root, vim.tbl_extend('force', self:with_ratings(detail), { messages = earlier })))
   self.reload_after_turn = self.reload_after_turn or self.turn ~= nil
+end
+
+--- The daemon took `rating` ('up', 'down', 'none') of turn `turn_id`: its footer says so at once (this
+--- daemon does not announce its own change back as another window's).
+function Chat:rated(turn_id, rating)
+  self.ratings = self.ratings or {}
+  self.ratings[turn_id] = render.RATING[rating] and rating or nil
+  if self.view:valid() then
+    self.view:show_rating(turn_id, rating)
+  end
+end
+
+--- `detail` with the ratings to draw: the session's as the daemon has them now (another window's
+--- included), or, from a daemon that sends none, the ones given in this chat.
+function Chat:with_ratings(detail)
+  if type(detail.ratings) == 'table' then
+    return detail
+  end
+  return vim.tbl_extend('force', detail, { ratings = self.ratings or {} })
 end
 
 --- Draw a session's stored transcript in place of what the chat shows.
@@ -448,7 +467,7 @@ function Chat:show_session(session_id, detail)
   -- `:Switchman workers` still lists them
   self.view:clear()
   -- with what this chat showed that is not stored, each in its place
-  self.view:append(render.history(self.root, detail, self:kept_of(session_id)))
+  self.view:append(render.history(self.root, self:with_ratings(detail), self:kept_of(session_id)))
 end
 
 --- Fetch the chat's session (or `session_id`) and draw it as the daemon stored it: what another
@@ -743,11 +762,13 @@ function M.feedback(root, rating)
   if not chat or not chat.last_turn_id then
     return vim.notify('Switchman: no answer to rate yet in this chat.', vim.log.levels.INFO)
   end
-  client.request(root, protocol.request.feedback, { turn_id = chat.last_turn_id, rating = rating },
+  local turn_id = chat.last_turn_id
+  client.request(root, protocol.request.feedback, { turn_id = turn_id, rating = rating },
     function(err)
       if err then
         return client.notify_error(err, vim.log.levels.WARN)
       end
+      chat:rated(turn_id, rating)
       vim.notify(('Switchman: %s.'):format(RATED[rating]), vim.log.levels.INFO)
     end)
 end

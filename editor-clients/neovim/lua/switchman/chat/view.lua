@@ -103,6 +103,17 @@ function View:insert(row, entries)
   end
 end
 
+--- Show `rating` ('up', 'down', or nil: none) at the end of turn `turn_id`'s footer, if it is shown.
+function View:show_rating(turn_id, rating)
+  local row = ui.turn_footer(self.transcript, turn_id)
+  if not row then
+    return
+  end
+  local line = vim.api.nvim_buf_get_lines(self.transcript, row, row + 1, false)[1] or ''
+  local base = require('switchman.render').unrated(line)
+  ui.set_tail(self.transcript, row, #base, require('switchman.render').rated(base, rating):sub(#base + 1))
+end
+
 --- Add a blank line unless the transcript is empty (between messages).
 function View:gap()
   if not self.empty then
@@ -132,6 +143,7 @@ function View:clear()
   vim.api.nvim_buf_clear_namespace(self.transcript, ui.ns, 0, -1)
   vim.api.nvim_buf_clear_namespace(self.transcript, ui.turns_ns, 0, -1)
   vim.api.nvim_buf_clear_namespace(self.transcript, ui.ends_ns, 0, -1)
+  vim.api.nvim_buf_clear_namespace(self.transcript, ui.footers_ns, 0, -1)
   ui.put(self.transcript, 0, -1, { '' })
   self.empty, self.open_line = true, false
 end

@@ -20,6 +20,14 @@ the same run: the row of the same size alone reads several times for 6,000
 one-line rules against 551 of six lines. Absolute figures are printed too: the
 aim is that no single check or request on any of these texts takes a second.
 
+Quick fixes get a ratio only when the reference's request did the same work
+(:func:`same_fix_work`): it had problems to fix and verified as many fixes, each
+a whole recheck of the edited text and nearly all of the time. Otherwise the row
+shows "—" and the hostile text's time is informational: a normal text of the same
+size has no problem, and the 6,000 rules' request verifies no fix (its first 20
+problems are shadowed flow-style rules, which no fix moves) while their
+same-rule-count reference verifies one per unnamed rule until the time limit.
+
 Run: ``.venv/bin/python bench/bench_hostile.py`` (``--positions N``).
 """
 
@@ -30,6 +38,7 @@ import random
 import time
 from collections.abc import Callable
 from functools import partial
+from typing import NamedTuple
 
 from bench_support import at_least, machine
 
@@ -44,9 +53,10 @@ from switchman.engine.editing.fixes import FixContext, fixes
 from switchman.engine.editing.hover import hover
 from switchman.engine.editing.outline import outline
 from switchman.engine.files import MAX_CONFIG_BYTES
+from switchman.engine.keys import KeyRing
 
 REGISTRY = builtin_registry()
-ENVIRON = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}
+ENVIRON = KeyRing({"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"})
 KIND = FileKind.ROUTING
 PATH = "/c/routing.yaml"
 TIERS = {"fast": "anthropic:claude-haiku-4-5", "balanced": "anthropic:claude-sonnet-4-6",
@@ -96,6 +106,11 @@ def rule_count(text: str) -> int:
     return next((len(value.items) for key, value in pairs if key.text == "rules"), 0)
 
 
+def shadowing_rules(count: int) -> str:
+    """``count`` rules that match every turn, each shadowed by the first (flow style)."""
+    return "global_default: opus\nrules:\n" + "- {use: opus}\n" * count
+
+
 def mutated(seed: int = 7) -> str:
     """A 3 KB routing.yaml after 40 random single-token edits."""
     rnd = random.Random(seed)
@@ -119,7 +134,7 @@ def hostile() -> dict[str, str]:
         "flow nesting 63 deep": "rules: " + "[" * 63 + "]" * 63 + "\n",
         "alias fan-out": "a: &a [" + ", ".join(["x"] * 100) + "]\nb: &b [" +
                          ", ".join(["*a"] * 100) + "]\nrules: [*b, *b, *b]\n",
-        "6,000 shadowing rules": "global_default: opus\nrules:\n" + "- {use: opus}\n" * 6000,
+        "6,000 shadowing rules": shadowing_rules(6000),
         "10 MB file": "k: 1\n" * (2 * 1024 * 1024),
         "U+2028 instead of newlines": normal(3000).replace("\n", "\u2028"),
     }
@@ -149,10 +164,25 @@ def timed(operation: Callable[[], object], repeat: int = 3) -> float:
     return best
 
 
-def measure(text: str, positions: int) -> tuple[dict[str, float], int]:
-    """Seconds for each operation on ``text``, and how many problems the fixes were asked
-    about."""
+class FixWork(NamedTuple):
+    """What one quick-fix request on a text did."""
+
+    problems: int
+    """Problems the request was asked about (every problem of the text)."""
+    verified: int
+    """Fixes it verified, each by a whole recheck of the edited text."""
+
+
+def same_fix_work(hostile: FixWork, reference: FixWork) -> bool:
+    """Whether the two requests' times can be divided: the reference had something to fix,
+    and both verified as many fixes (a recheck each, nearly all of the time)."""
+    return reference.problems > 0 and hostile.verified == reference.verified
+
+
+def measure(text: str, positions: int) -> tuple[dict[str, float], FixWork]:
+    """Seconds for each operation on ``text``, and what its quick-fix request did."""
     doc = ChunkedParser().parse(text, PATH)
+    verified = 0
     problems = check_doc(KIND, doc, REGISTRY) + advise(KIND, doc, REGISTRY, ENVIRON)
 
     def check() -> None:
@@ -161,6 +191,8 @@ def measure(text: str, positions: int) -> tuple[dict[str, float], int]:
         advise(KIND, fresh, REGISTRY, ENVIRON)
 
     def recheck(edited: str) -> list[Problem]:
+        nonlocal verified
+        verified += 1
         again = ChunkedParser().parse(edited, PATH)
         return check_doc(KIND, again, REGISTRY) + advise(KIND, again, REGISTRY, ENVIRON)
 
@@ -172,18 +204,29 @@ def measure(text: str, positions: int) -> tuple[dict[str, float], int]:
                   for p in spots)
     everything = Range(Position(0, 0), Position(len(lines), 0))
     context = FixContext(KIND, TIERS, recheck)
-    return {"check": timed(check), "outline": timed(lambda: outline(KIND, doc)),
-            "slowest request": request,
-            "fixes": timed(lambda: fixes(doc, problems, everything, context), 1)}, len(problems)
+    figures = {"check": timed(check), "outline": timed(lambda: outline(KIND, doc)),
+               "slowest request": request,
+               "fixes": timed(lambda: fixes(doc, problems, everything, context), 1)}
+    return figures, FixWork(len(problems), verified)
 
 
-def row(name: str, operation: str, seconds: float, base: float, fixable: int) -> str:
+def row(name: str, operation: str, seconds: float, base: float, same_work: bool) -> str:
     """One line of the table: a hostile text's time for ``operation``, the normal text's
-    (``base``, seconds; ``fixable``: its problems) and the ratio, or "—" when the normal
-    text did nothing to compare with (quick fixes on a text with no problem)."""
-    nothing = base <= 0 or (operation == "fixes" and not fixable)
+    (``base``, seconds) and the ratio, or "—" when the normal text did nothing to compare
+    with (quick fixes whose work was not the hostile text's: ``same_work`` false)."""
+    nothing = base <= 0 or (operation == "fixes" and not same_work)
     ratio = "—" if nothing else f"{seconds / base:.2f}"
     return f"{name:30} {operation:16} {seconds * 1000:11.1f} {base * 1000:10.1f} {ratio:>7}"
+
+
+def table(name: str, text: str, positions: int) -> list[str]:
+    """The table's lines for one hostile text: every operation against each reference (the
+    references measured first)."""
+    measured = [(label, *measure(normal_text, positions))
+                for label, normal_text in references(name, text)]
+    figures, work = measure(text, positions)
+    return [row(label, operation, seconds, reference[operation], same_fix_work(work, done))
+            for label, reference, done in measured for operation, seconds in figures.items()]
 
 
 def main() -> None:
@@ -195,14 +238,10 @@ def main() -> None:
     print(machine())
     print(f"{'document':30} {'operation':16} {'hostile ms':>11} {'normal ms':>10} {'ratio':>7}")
     for name, text in hostile().items():
-        measured = [(label, *measure(normal_text, args.positions))
-                    for label, normal_text in references(name, text)]
-        figures, _ = measure(text, args.positions)
-        for label, reference, fixable in measured:
-            for operation, seconds in figures.items():
-                print(row(label, operation, seconds, reference[operation], fixable))
-    print("\n— : the normal text of that size has no problem to fix, so the time of the "
-          "hostile text's fixes has no reference (informational)")
+        print("\n".join(table(name, text, args.positions)))
+    print("\n— : the normal text's quick fixes did not do the hostile text's work (it had no "
+          "problem to fix, or they verified another number of fixes, each a whole recheck), "
+          "so the time of the hostile text's fixes has no reference (informational)")
     print("same rule count: the hostile text above against a normal file of as many (short) "
           "rules, since the check and the outline go rule by rule; for a text of many "
           "one-line rules this is the ratio that says whether a rule costs more")

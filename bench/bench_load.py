@@ -15,13 +15,16 @@ The fake provider runs in its own process and streams every reply as
    daemon adds.
 3. routing.yaml diagnostics while those twenty stream (edits start with the
    chats), against the same edits with no chat running.
-4. Only with ``--typing-only``, which runs this part alone (parts 1-3 are the default run;
-   the typing options apply to this part only): typing in a code file the editor shares (a
-   1,000-line Python file, ``--typing-lines``; one ``didChange`` per keystroke every
-   ``--keystroke`` seconds): the p99 delta gap of a stream while typing, against the same
-   stream without typing, alternating; and the daemon's time per keystroke
-   (``--keystrokes`` changes sent at once, then a request answered after them, less that
-   request alone).
+4. Only with ``--typing-only``, which runs this part alone (parts 1-3 are the default run):
+   typing in a code file the editor shares (a 1,000-line Python file, ``--typing-lines``;
+   one ``didChange`` per keystroke every ``--keystroke`` seconds): the p99 delta gap of a
+   stream while typing, against the same stream without typing, alternating; and the
+   daemon's time per keystroke (``--keystrokes`` changes sent at once, then a request
+   answered after them, less that request alone).
+
+An option of a part that is not run is refused with the usage message, not ignored: part
+4's (``--typing-rounds``, ``--keystroke``, ``--keystrokes``, ``--typing-lines``) without
+``--typing-only``, parts 1-3's (``--edits``, ``--saves``) with it.
 
 Every figure is taken by this process, which also keeps every notification of
 the run and the SDK's objects: before each timed part it collects its own
@@ -405,34 +408,61 @@ async def main(chunks: int, delay: float, count: int, saves: int) -> None:
           f"{statistics.median(unloaded) * 1e3:.1f} ms)")
 
 
-if __name__ == "__main__":
+TYPING_OPTIONS = {"typing_rounds": 5, "keystroke": 0.025, "keystrokes": 2000,
+                  "typing_lines": 1000}
+"""Part 4's options and their defaults: only with ``--typing-only``."""
+LOAD_OPTIONS = {"edits": 40, "saves": 5}
+"""Parts 1-3's own options and their defaults: never with ``--typing-only``."""
+
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line; an option of the part that is not run is refused, not ignored."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--chunks", type=at_least(2), default=150,
                         help="deltas per streamed reply (default 150)")
     parser.add_argument("--delay", type=between(0, 10), default=0.012,
                         help="seconds between deltas (default 0.012)")
-    parser.add_argument("--edits", type=at_least(1), default=40,
-                        help="routing.yaml edits, idle and under load (default 40)")
-    parser.add_argument("--saves", type=at_least(1), default=5,
-                        help="streams with a save, alternating with as many without (default 5)")
+    parser.add_argument("--edits", type=at_least(1),
+                        help="routing.yaml edits, idle and under load (default 40; not with "
+                        "--typing-only)")
+    parser.add_argument("--saves", type=at_least(1),
+                        help="streams with a save, alternating with as many without (default "
+                        "5; not with --typing-only)")
     parser.add_argument("--typing-only", action="store_true",
-                        help="only part 4: typing in a shared code file (not run otherwise)")
-    parser.add_argument("--typing-rounds", type=at_least(1), default=5,
+                        help="only part 4: typing in a shared code file (not run otherwise); "
+                        "the four options below are refused without it")
+    parser.add_argument("--typing-rounds", type=at_least(1),
                         help="with --typing-only: streams with typing, alternating with as "
                         "many without (default 5)")
-    parser.add_argument("--keystroke", type=between(0, 10), default=0.025,
+    parser.add_argument("--keystroke", type=between(0, 10),
                         help="with --typing-only: seconds between keystrokes while a stream "
                         "runs (default 0.025)")
-    parser.add_argument("--keystrokes", type=at_least(1), default=2000,
+    parser.add_argument("--keystrokes", type=at_least(1),
                         help="with --typing-only: keystrokes sent at once to time the "
                         "daemon's work for each (default 2000)")
-    parser.add_argument("--typing-lines", type=at_least(TYPING_MIN_LINES), default=1000,
+    parser.add_argument("--typing-lines", type=at_least(TYPING_MIN_LINES),
                         help="with --typing-only: lines of the code file typed into "
                         "(default 1000)")
-    arguments = parser.parse_args()
-    if arguments.typing_only:
-        asyncio.run(typing_only(arguments.chunks, arguments.delay, arguments.typing_rounds,
-                                arguments.keystroke, arguments.keystrokes,
-                                arguments.typing_lines))
+    args = parser.parse_args(argv)
+    unused = LOAD_OPTIONS if args.typing_only else TYPING_OPTIONS
+    given = ", ".join("--" + name.replace("_", "-") for name in unused
+                      if getattr(args, name) is not None)
+    if given:
+        parser.error(f"{given}: not with --typing-only (parts 1-3 are not run with it)"
+                     if args.typing_only else
+                     f"{given}: only with --typing-only (part 4, run alone)")
+    for name, default in (TYPING_OPTIONS | LOAD_OPTIONS).items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+    return args
+
+
+if __name__ == "__main__":
+    options = arguments()
+    if options.typing_only:
+        asyncio.run(typing_only(options.chunks, options.delay, options.typing_rounds,
+                                options.keystroke, options.keystrokes,
+                                options.typing_lines))
     else:
-        asyncio.run(main(arguments.chunks, arguments.delay, arguments.edits, arguments.saves))
+        asyncio.run(main(options.chunks, options.delay, options.edits,
+                         options.saves))

@@ -23,6 +23,7 @@ from bench_load import script
 from bench_support import at_least, machine
 
 from switchman.engine.config.registry import ApiKind, ProviderSpec
+from switchman.engine.keys import KeyRing
 from switchman.engine.providers.base import ProviderRequest
 from switchman.engine.providers.factory import AdapterFactory
 from tests.providers.test_adapters import user
@@ -32,7 +33,7 @@ async def through_adapter(base_url: str, chunks: int) -> float:
     """CPU seconds to read one reply of ``chunks`` deltas through the adapter."""
     spec = ProviderSpec(name="anthropic", api=ApiKind.ANTHROPIC, api_key_env="K",
                         base_url=base_url, timeout_seconds=30)
-    adapter = AdapterFactory({"K": "bench"}).adapter(spec)
+    adapter = AdapterFactory(KeyRing({"K": "bench"})).adapter(spec)
     request = ProviderRequest(model_id="anthropic:m", api_model="m", messages=[user("hi")])
     script(base_url, 1, chunks, 0)
     start = time.process_time()

@@ -47,7 +47,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,13 +105,12 @@ def read_prompts(data: Path, strong: str, weak: str, exclude: set[str]) -> list[
         with path.open(newline="", encoding="utf-8-sig") as handle:
             reader = csv.DictReader(handle)
             try:  # each row with the line it ends on (a quoted prompt may span lines)
+                check_header(path, reader.fieldnames, ("prompt", strong, weak))
                 rows = [(row, reader.line_num) for row in reader]
             except UnicodeDecodeError as error:
                 raise SystemExit(f"{path}: not UTF-8 text ({error.reason} at byte "
                                  f"{error.start})") from None
         for row, line in rows:
-            if "prompt" not in row:
-                raise SystemExit(f"{path}: no column 'prompt' (columns: {', '.join(row)})")
             if row["prompt"] in exclude:
                 continue
             prompts.append(Prompt(row["prompt"], _bool(row, strong, path, line),
@@ -119,9 +118,23 @@ def read_prompts(data: Path, strong: str, weak: str, exclude: set[str]) -> list[
     return prompts
 
 
+def check_header(path: Path, header: Sequence[str] | None, columns: Sequence[str]) -> None:
+    """Exits naming ``path`` unless its first line names every one of ``columns``: an empty
+    file, a blank first line or a first row of data would otherwise read as no prompts."""
+    expected = ("expected a header line naming the columns "
+                f"{', '.join(map(repr, columns[:-1]))} and {columns[-1]!r}")
+    if header is None:
+        raise SystemExit(f"{path}: the file is empty ({expected})")
+    if not any(name.strip() for name in header):
+        raise SystemExit(f"{path}: the first line is blank, not a header ({expected})")
+    missing = [repr(name) for name in columns if name not in header]
+    if missing:
+        names = ", ".join(missing[:-1]) + " or " + missing[-1] if len(missing) > 1 else missing[0]
+        raise SystemExit(f"{path}: no column {names} in the first line ({', '.join(header)}); "
+                         f"{expected}")
+
+
 def _bool(row: dict[str, str], column: str, path: Path, line: int) -> bool:
-    if column not in row:
-        raise SystemExit(f"{path}: no column {column!r} (columns: {', '.join(row)})")
     if row[column] is None:  # a row shorter than the header
         raise SystemExit(f"{path}:{line}: {column} has no value (the row has fewer fields "
                          "than the header)")

@@ -171,6 +171,10 @@ class DelegateStarted(Event, frozen=True, kw_only=True, tag="delegate.started"):
     approval: ApprovalRecord | None = None
     """The question its start asked the user (its worker may change things) and the answer;
     None when nothing was asked."""
+    superseded_approvals: list[ApprovalRecord] = msgspec.field(default_factory=list)
+    """The questions about its start asked before ``approval``, oldest first, each answered
+    and then asked again because the worker's model changed while it waited (``superseded``
+    says so); empty when it was asked once, and in records kept before they were kept."""
 
 
 class DelegateQueued(Event, frozen=True, kw_only=True, tag="delegate.queued"):
@@ -241,6 +245,9 @@ class DelegateFailed(Event, frozen=True, kw_only=True, tag="delegate.failed"):
     approval: ApprovalRecord | None = None
     """The question its start asked the user, when one was (denied, or stopped while it
     waited for the answer, it ended here)."""
+    superseded_approvals: list[ApprovalRecord] = msgspec.field(default_factory=list)
+    """The questions asked before ``approval`` and superseded by it (as ``delegate.started``
+    has them)."""
 
 
 Listener = Callable[[Event], None]

@@ -53,14 +53,19 @@ RECENT_CHANGE_NS = 2_000_000_000
 
 
 class KeyRing:
-    """The keys configured providers have now, read for masking at every answer and tool
-    result, so several times a turn: a key file is read again only once it changed.
+    """The daemon's one reader of API keys: whether each provider has one, where it comes
+    from, and the keys masked at every answer, tool result and provider error.
 
-    A file is known unchanged by its device, inode, size, modification and change times
-    (a rotated key is written in place or renamed over the file: one of them differs).
-    A write in the same clock tick as an earlier one can leave all of them as they were,
-    so a file changed within :data:`RECENT_CHANGE_NS` of being looked at is not kept (git
-    does the same with the files it calls "racy").
+    Keys are read for masking several times a turn, so a key file is read again only once
+    it changed. A file is known unchanged by its device, inode, size, modification and
+    change times (a rotated key is written in place or renamed over the file: one of them
+    differs). A write in the same clock tick as an earlier one can leave all of them as they
+    were, so a file changed within :data:`RECENT_CHANGE_NS` of being looked at is not kept
+    (git does the same with the files it calls "racy").
+
+    Every key value read since the ring was made is remembered, in memory only, and stays
+    in :meth:`masked` after the key is rotated or its provider removed: a model still holds
+    the old key in its earlier context, and a file or a command's output may print it.
     """
 
     def __init__(self, environ: Mapping[str, str] = os.environ,
@@ -70,17 +75,63 @@ class KeyRing:
         self._read = read
         self._clock = clock
         self._files: dict[Path, tuple[tuple[int, ...], str]] = {}
+        self._seen: dict[str, None] = {}
+        """Every key read so far, in the order first read (a set that keeps its order)."""
 
     def key(self, provider: ProviderSpec) -> str | None:
         """The provider's key now (as :func:`read_key`)."""
-        return read_key(provider, self._environ, self.file_key)
+        key = read_key(provider, self._environ, self.file_key)
+        if key is not None and key not in self._seen:
+            self._seen[key] = None
+        return key
+
+    def present(self, provider: ProviderSpec) -> bool:
+        """Whether calls to ``provider`` can be made: a key is set, or none is needed."""
+        return not provider.needs_key or self.key(provider) is not None
 
     def keys(self, providers: Iterable[ProviderSpec]) -> list[str]:
-        """The keys of ``providers`` that have one; files of other providers are forgotten."""
+        """The keys of ``providers`` that have one now; files of other providers are
+        forgotten."""
         providers = list(providers)
         kept = {Path(p.api_key_file).expanduser() for p in providers if p.api_key_file}
         self._files = {path: file for path, file in self._files.items() if path in kept}
         return [key for p in providers if (key := self.key(p))]
+
+    def masked(self, providers: Iterable[ProviderSpec]) -> list[str]:
+        """What is masked: the keys of ``providers`` now and every key read before them (a
+        rotated key, a removed provider's), for as long as the daemon runs."""
+        self.keys(providers)
+        return list(self._seen)
+
+    def fingerprint(self, provider: ProviderSpec) -> str | None:
+        """A stand-in for the provider's key as it is now, to tell whether it changed since
+        the provider refused one: a hash salted per process, held in memory only (never
+        recorded); None when no key is set."""
+        key = self.key(provider)
+        if key is None:
+            return None
+        return hashlib.blake2b(key.encode(), digest_size=16, key=_FINGERPRINT_SALT).hexdigest()
+
+    def source(self, provider: ProviderSpec) -> str | None:
+        """Where ``provider``'s key really comes from — the environment variable or the key
+        file :func:`read_key` takes it from — never the key; with no key set, where one is
+        looked for first; None when the provider names no source."""
+        if provider.api_key_env and self._environ.get(provider.api_key_env, "").strip():
+            return provider.api_key_env
+        if provider.api_key_file and self.key(provider):  # the variable is unset or empty
+            return provider.api_key_file
+        return provider.api_key_env or provider.api_key_file
+
+    def file_open(self, provider: ProviderSpec) -> bool:
+        """Whether the key :meth:`key` takes comes from a key file that other users of this
+        machine can read (group or others have any permission on it; POSIX only)."""
+        if os.name != "posix" or not provider.api_key_file \
+                or self.source(provider) != provider.api_key_file:
+            return False
+        try:
+            return Path(provider.api_key_file).expanduser().stat().st_mode & 0o077 != 0
+        except OSError:
+            return False
 
     def file_key(self, path: Path) -> str:
         """The key the file at ``path`` holds now (as :func:`key_file_text`)."""
@@ -101,40 +152,6 @@ class KeyRing:
         return value
 
 
-def key_fingerprint(provider: ProviderSpec, environ: Mapping[str, str] = os.environ,
-                    read_file: Callable[[Path], str] | None = None) -> str | None:
-    """A stand-in for the provider's key as it is now, to tell whether it changed since the
-    provider refused one: a hash salted per process, held in memory only (never recorded);
-    None when no key is set."""
-    key = read_key(provider, environ, read_file)
-    if key is None:
-        return None
-    return hashlib.blake2b(key.encode(), digest_size=16, key=_FINGERPRINT_SALT).hexdigest()
-
-
-def key_file_open(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) -> bool:
-    """Whether the key :func:`read_key` takes comes from a key file that other users of this
-    machine can read (group or others have any permission on it; POSIX only)."""
-    if os.name != "posix" or not provider.api_key_file \
-            or key_source(provider, environ) != provider.api_key_file:
-        return False
-    try:
-        return Path(provider.api_key_file).expanduser().stat().st_mode & 0o077 != 0
-    except OSError:
-        return False
-
-
-def key_source(provider: ProviderSpec, environ: Mapping[str, str] = os.environ) -> str | None:
-    """Where ``provider``'s key really comes from — the environment variable or the key file
-    :func:`read_key` takes it from — never the key; with no key set, where one is looked
-    for first; None when the provider names no source."""
-    if provider.api_key_env and environ.get(provider.api_key_env, "").strip():
-        return provider.api_key_env
-    if provider.api_key_file and read_key(provider, environ):  # the variable is unset or empty
-        return provider.api_key_file
-    return provider.api_key_env or provider.api_key_file
-
-
 def missing_key_hint(provider: ProviderSpec, *, check_file: bool = False) -> str:
     """Where a key is looked for, for a message saying none is set: the variable and the key
     file both (the file is where a user who wrote ``api_key_file`` looks); with
@@ -151,12 +168,6 @@ def missing_key_hint(provider: ProviderSpec, *, check_file: bool = False) -> str
                 why = f", which {problem.reason}"
         sources.append(f"the key file {provider.api_key_file}{why}")
     return " or ".join(sources) or "an API key"
-
-
-def key_present(provider: ProviderSpec, environ: Mapping[str, str] = os.environ,
-                read_file: Callable[[Path], str] | None = None) -> bool:
-    """Whether calls to ``provider`` can be made: a key is set, or none is needed."""
-    return not provider.needs_key or read_key(provider, environ, read_file) is not None
 
 
 _TOKEN_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,}|[A-Za-z0-9_\-]{32,})\b")

@@ -64,6 +64,10 @@ class ApprovalRecord(msgspec.Struct, frozen=True, kw_only=True):
     """For ``delegate``: what chose ``model`` when the tier did not (``rule: docs``)."""
     worker_tools: list[str] | None = None
     """For ``delegate``: the write and execute tools the worker was to have."""
+    superseded: str | None = None
+    """For ``delegate``: why this answer did not start the worker although it allowed it: the
+    model changed while the question waited, and the user was asked again (``the model changed
+    from … to …``). None for the question whose answer counted."""
 
 
 class ToolResultBlock(msgspec.Struct, frozen=True, tag="tool_result", tag_field="type"):

@@ -52,7 +52,7 @@ from switchman.engine.events import (
     ProviderRecovered,
     ProviderUnavailable,
 )
-from switchman.engine.keys import KeyRing, key_fingerprint, key_present
+from switchman.engine.keys import KeyRing
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.hooks import learn_from_turns
 from switchman.engine.learning.recorder import FeedbackResult, OutcomeRecorder
@@ -163,7 +163,7 @@ class Switchman:
         self.sessions = SessionManager(store=self.store, router=self.router, config=self.config,
                                        clock=self.clock, observer=observer, trust=self.trust,
                                        workspaces=self.workspaces)
-        factory = AdapterFactory(environ, self._keys, self._key_ring.file_key)
+        factory = AdapterFactory(self._key_ring, self._keys)
         self._adapters = factory if adapters is None else None
         """The SDK adapters, unless a test passed its own (:meth:`expect_turn`)."""
         # what a dead daemon's cut-off call is charged at when its turn is interrupted
@@ -179,7 +179,7 @@ class Switchman:
         self.delegation = Delegation(self.sessions, self.lifecycle, self.config, self.clock,
                                      self.tool_services.policy)
         self.user_delegation = UserDelegation(self.delegation)
-        self.queries = SessionQueries(self.sessions, self.availability)
+        self.queries = SessionQueries(self.sessions, self.availability, self._key_ring)
         learn_from_turns(self.learning, self.sessions, self.lifecycle)
         self.interrupt_orphans()
         self.bus.subscribe(self._on_event)
@@ -468,9 +468,9 @@ class Switchman:
                         exc_info=True)
 
     def _keys(self) -> list[str]:
-        """The API keys configured providers have now (masked in what tools return and in
-        what models answer)."""
-        return self._key_ring.keys(self.router.registry().providers.values())
+        """The API keys masked in what tools return and in what models answer: those the
+        configured providers have now, and every one read before (a rotated key)."""
+        return self._key_ring.masked(self.router.registry().providers.values())
 
     def _key_variables(self) -> list[str]:
         """The environment variables configured providers read API keys from."""
@@ -493,10 +493,10 @@ class Switchman:
         other than the one the provider refused ends that outage first: the user fixed it."""
         if self.availability.refused_key(provider.name) is not None:
             self.availability.key_now(provider.name, self._key_fingerprint(provider))
-        return key_present(provider, self._environ, self._key_ring.file_key)
+        return self._key_ring.present(provider)
 
     def _key_fingerprint(self, provider: ProviderSpec) -> str | None:
-        return key_fingerprint(provider, self._environ, self._key_ring.file_key)
+        return self._key_ring.fingerprint(provider)
 
     def expect_turn(self, model: str | None) -> None:
         """A turn on ``model`` is likely soon: create its provider's adapter (importing the
@@ -505,7 +505,7 @@ class Switchman:
         if model is None or self._adapters is None:
             return
         provider = self.router.registry().provider_of(model)
-        if provider is not None and key_present(provider, self._environ, self._key_ring.file_key):
+        if provider is not None and self._key_ring.present(provider):
             self._adapters.prepare(provider)
 
     def start_background(self) -> None:

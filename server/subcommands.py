@@ -40,7 +40,7 @@ from switchman.engine.errors import (
     UnknownProfile,
 )
 from switchman.engine.files import entry_signature
-from switchman.engine.keys import key_file_open, key_present, key_source, missing_key_hint
+from switchman.engine.keys import KeyRing, missing_key_hint
 from switchman.engine.learning import database as patterns_db
 from switchman.engine.learning.report import format_stats
 from switchman.engine.learning.store import MAX_ROWS, LearnedPatternStore, WorkspaceStats
@@ -330,7 +330,7 @@ def _dry_run_hint(args: argparse.Namespace, decision: RouteDecided) -> str:
 def _configured(args: argparse.Namespace) -> Any:
     if args.assume_configured:
         return lambda provider: True
-    return lambda provider: key_present(provider, os.environ)
+    return KeyRing().present
 
 
 def _unknown_unavailable(names: list[str], registry: ModelRegistry) -> str | None:
@@ -413,13 +413,14 @@ def models(args: argparse.Namespace) -> int:
     _note_config_errors(config, str(find_workspace(Path.cwd())), sys.stderr, "this list",
                         only=config.models_path)
     rows: list[dict[str, Any]] = []
+    keys = KeyRing()  # what the daemon reads; it says where each key comes from, never the key
     for model in registry.models.values():
         provider: ProviderSpec = registry.providers[model.provider]
-        configured = key_present(provider)
+        configured = keys.present(provider)
         rows.append({"id": model.id, "aliases": list(model.aliases), "tier": model.tier,
                      "provider": model.provider, "configured": configured,
-                     "key_source": key_source(provider),
-                     "key_file_open": key_file_open(provider),
+                     "key_source": keys.source(provider),
+                     "key_file_open": keys.file_open(provider),
                      "missing_key": None if configured else missing_key_hint(provider,
                                                                               check_file=True),
                      "capabilities": model.capabilities, "pricing": model.pricing})

@@ -57,6 +57,14 @@ def test_help_without_pythonpath_from_another_folder(script: str, tmp_path: Path
     ("bench_load.py", ["--delay", "nan"], "argument --delay: must be from 0 to 10, not nan"),
     ("bench_load.py", ["--typing-only", "--typing-lines", "20"],
      "argument --typing-lines: must be 21 or more, not 20"),
+    # the typing options were ignored without --typing-only, and --edits/--saves with it
+    ("bench_load.py", ["--typing-rounds", "1", "--keystrokes", "10"],
+     "--typing-rounds, --keystrokes: only with --typing-only (part 4, run alone)"),
+    ("bench_load.py", ["--keystroke", "0.1"], "--keystroke: only with --typing-only"),
+    ("bench_load.py", ["--typing-lines", "30"], "--typing-lines: only with --typing-only"),
+    ("bench_load.py", ["--typing-only", "--edits", "2"],
+     "--edits: not with --typing-only (parts 1-3 are not run with it)"),
+    ("bench_load.py", ["--saves", "1", "--typing-only"], "--saves: not with --typing-only"),
     # a store this small is never indexed: the reopening part waited for it forever
     ("bench_patterns.py", ["--rows", "1024"], "argument --rows: must be 1025 or more, not 1024"),
     ("bench_small_store.py", ["--queries", "0"], "argument --queries: must be 1 or more"),
@@ -133,12 +141,36 @@ def test_hostile_fixes_have_no_ratio_when_the_normal_text_had_nothing_to_fix() -
     sys.path.insert(0, str(BENCH))
     from bench_hostile import measure, normal, row  # noqa: PLC0415  (a script's module)
 
-    _, fixable = measure(normal(3000), 1)
-    assert fixable == 0
-    assert row("6,000 shadowing rules", "fixes", 0.0045, 0.00001, fixable).endswith(" —")
-    assert row("6,000 shadowing rules", "fixes", 0.0045, 0.0015, 3).endswith(" 3.00")
-    assert row("mutated 3 KB file", "check", 0.0006, 0.0003, 0).split() == [
+    _, work = measure(normal(3000), 1)
+    assert work.problems == work.verified == 0
+    assert row("6,000 shadowing rules", "fixes", 0.0045, 0.00001, False).endswith(" —")
+    assert row("6,000 shadowing rules", "fixes", 0.0045, 0.0015, True).endswith(" 3.00")
+    assert row("mutated 3 KB file", "check", 0.0006, 0.0003, False).split() == [
         "mutated", "3", "KB", "file", "check", "0.6", "0.3", "2.00"]
+
+
+def test_hostile_fixes_have_no_ratio_when_the_reference_verified_other_fixes() -> None:
+    """The shadowing rules' fix request verifies no fix (their first 20 problems are
+    flow-style rules shadowed by the first, which no fix moves); their same-rule-count
+    reference verifies a name for each unnamed rule, a whole recheck each. The row divided
+    the one by the other (6 ms by 3.6 s for 6,000 rules): here the same texts of 30 rules."""
+    sys.path.insert(0, str(BENCH))
+    import bench_hostile as bench  # noqa: PLC0415  (a script's module)
+
+    text = bench.shadowing_rules(30)
+    assert bench.hostile()["6,000 shadowing rules"] == bench.shadowing_rules(6000)
+    _, hostile = bench.measure(text, 1)
+    _, (_, same_rules) = bench.references("6,000 shadowing rules", text)
+    _, reference = bench.measure(same_rules, 1)
+    assert hostile.problems > 20 and hostile.verified == 0
+    assert reference.problems == 30 and reference.verified > 0
+    assert not bench.same_fix_work(hostile, reference)
+    assert bench.same_fix_work(hostile, bench.FixWork(30, 0))  # the same work: a ratio
+    assert not bench.same_fix_work(hostile, bench.FixWork(0, 0))  # nothing to fix: none
+    lines = bench.table("6,000 shadowing rules", text, 1)
+    assert [line.split()[-4] for line in lines] == ["check", "outline", "request", "fixes"] * 2
+    assert [line.split()[-1] == "—" for line in lines] == [False, False, False, True] * 2
+    assert lines[4].startswith("  same rule count (30) ")
 
 
 def test_hostile_shadowing_rules_are_also_divided_by_a_normal_file_of_as_many_rules() -> None:

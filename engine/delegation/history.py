@@ -100,7 +100,9 @@ def delegation_records(started: list[dict[str, Any]], ended: list[dict[str, Any]
             routed_by=event.routed_by, status=status, error=error, detail=detail,
             queued_at=wait.timestamp if wait is not None else None,
             ended_at=_ended_at(endings.get(event.tool_use_id)),
-            approval=event.approval or (first.approval if first is not None else None))
+            approval=event.approval or (first.approval if first is not None else None),
+            superseded_approvals=event.superseded_approvals or (
+                first.superseded_approvals if first is not None else []))
         asked.setdefault(event.tool_use_id, event.requested_at or event.timestamp)
     # (a failure recorded before failures named their tier cannot be described: left out;
     # a call refused for its arguments was never a delegation: the planner's tool call shows it)
@@ -155,7 +157,8 @@ def _never_routed(payload: dict[str, Any],
         source=failed.source, started_at=failed.timestamp, task=failed.task or "",
         tier=failed.tier or "", worker_tier=None, tier_floor=None, floor_applied=False,
         model=None, status=status, error=error, detail=detail,
-        queued_at=wait.timestamp if wait is not None else None, approval=failed.approval)
+        queued_at=wait.timestamp if wait is not None else None, approval=failed.approval,
+        superseded_approvals=failed.superseded_approvals)
     return record, failed.requested_at or failed.timestamp
 
 

@@ -100,6 +100,9 @@ class WorkerProgress:
         self.approval: ApprovalRecord | None = None
         """The question its start asked the user and the answer (recorded with its start or
         its end, for a rebuilt chat: a user's ``/delegate`` has no tool result to keep it)."""
+        self.superseded_approvals: list[ApprovalRecord] = []
+        """The questions about its start asked before :attr:`approval`, answered and then
+        asked again because the worker's model changed while they waited (recorded with it)."""
         self.mode: FailureMode = "worker_error"
         self.choice: TierChoice | None = None
         self.effort: str | None = None
@@ -192,7 +195,7 @@ class WorkerProgress:
             profile=self.envelope.target.profile.name if self.envelope else None,
             handoff=self.envelope, source=self.source, focus=self.focus,
             requested_at=self.requested_at, queued_seconds=self.queued_seconds,
-            approval=self.approval),
+            approval=self.approval, superseded_approvals=self.superseded_approvals),
             self.planner_turn_id)
         self._send("started", "running")
 
@@ -295,7 +298,8 @@ class WorkerProgress:
                 error=result.error or "", usage_summary=summary,
                 worker_total_cost_usd=summary.cost_usd, detail=self.detail,
                 insufficient_context_request=request, source=self.source, tier=self.call.tier,
-                task=self.call.task, requested_at=self.requested_at, approval=self.approval),
+                task=self.call.task, requested_at=self.requested_at, approval=self.approval,
+                superseded_approvals=self.superseded_approvals),
                 self.planner_turn_id)
         if self.worker_session_id:
             disposition = "completed" if result.success else \

@@ -224,6 +224,9 @@ class WorkerRun:
         """The question its start asked the user and how it ended (kept with its result)."""
         self.tier_floor: str | None = None
         """The planner's tier when the tier floor is on (decided when it starts)."""
+        self.asked_again: str | None = None
+        """Why its start is asked about again, once routing changed while the question waited
+        (kept with the earlier question, which the new one supersedes)."""
         self.progress = WorkerProgress(delegation.sessions, delegation.clock, context,
                                        tool_use_id, call, handoff, self.dropped,
                                        len(self.tools.wanted), source, focus)
@@ -357,7 +360,7 @@ class WorkerRun:
         required = False
         while (request := delegation_request(self.context, self.call, self.allowed,
                                              self.tier_floor, decision.chosen_model,
-                                             chosen_by(decision))) is not None:
+                                             chosen_by(decision), self.asked_again)) is not None:
             required = True
             refusal = await self._approval(request)
             if refusal is not None:
@@ -370,6 +373,8 @@ class WorkerRun:
             asked, decision = decision, now
             if now.chosen_model == asked.chosen_model:
                 break  # else routing changed while the question waited: ask about this one
+            self.asked_again = (f"the model changed from {asked.chosen_model} to "
+                                f"{now.chosen_model} while the question waited")
         return decision, required
 
     async def _approval(self, request: ApprovalRequest) -> DelegateResult | None:
@@ -379,6 +384,10 @@ class WorkerRun:
 
         def asking() -> None:
             asked.append(True)
+            if self.approval is not None and self.asked_again is not None:
+                # the answer before is kept, marked as superseded by this question and why
+                self.progress.superseded_approvals.append(msgspec.structs.replace(
+                    self.approval, superseded=self.asked_again))
             self.progress.awaiting_approval()
         try:
             answer = await self.delegation.policy.decide(request, asking)
@@ -425,14 +434,16 @@ class WorkerRun:
         if result.success:
             return ToolOutcome("\n\n".join(p for p in (output, note) if p),
                                summary=f"{self._tier()} worker done", approval=self.approval,
-                               approval_stored=False)
+                               approval_stored=False,
+                               superseded_approvals=self.progress.superseded_approvals)
         # A tier without a usable model has no output: the planner is told why instead.
         why = self.progress.detail if self.progress.mode == "no_model_available_for_tier" \
             else None
         text = "\n\n".join(p for p in (f"delegate failed: {result.error}", why, output, note)
                            if p)
         return ToolOutcome(text, is_error=True, summary=summary_of(result.error or "failed"),
-                           approval=self.approval, approval_stored=False)
+                           approval=self.approval, approval_stored=False,
+                           superseded_approvals=self.progress.superseded_approvals)
 
     def _prompt(self, model: str, tools: list[str]) -> str:
         return worker_prompt(model, "Your task:\n" + self.call.task + "\n\n"

@@ -15,14 +15,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 from switchman.engine.config.check import FileKind
 from switchman.engine.config.nodes import distinct, is_true, pairs_named, rule_lists, scalar_text
 from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode
-from switchman.engine.keys import key_present, missing_key_hint
+from switchman.engine.keys import KeyRing, missing_key_hint
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ .-]*\Z")
 
@@ -31,27 +31,27 @@ class _Context:
     """What every rule is checked against, computed once per document."""
 
     def __init__(self, doc: YamlDocument, registry: ModelRegistry,
-                 environ: Mapping[str, str]) -> None:
+                 keys: KeyRing) -> None:
         self.doc = doc
         self.registry = registry
-        self.environ = environ
+        self.keys = keys
         self.costs_known = any(not m.pricing.is_free for m in registry.models.values())
-        self._keys: dict[str, bool] = {}
+        self._key_set: dict[str, bool] = {}
 
     def key_set(self, provider: str) -> bool:
         """Whether calls to ``provider`` can be made (cached per document)."""
-        if provider not in self._keys:
+        if provider not in self._key_set:
             spec = self.registry.providers.get(provider)
-            self._keys[provider] = spec is None or key_present(spec, self.environ)
-        return self._keys[provider]
+            self._key_set[provider] = spec is None or self.keys.present(spec)
+        return self._key_set[provider]
 
 
 def advise(kind: FileKind, doc: YamlDocument, registry: ModelRegistry,
-           environ: Mapping[str, str]) -> list[Problem]:
+           keys: KeyRing) -> list[Problem]:
     """Advice for every rule of a routing or workspace file (nothing for models.yaml)."""
     if doc.problems or doc.root is None:
         return []
-    context = _Context(doc, registry, environ)
+    context = _Context(doc, registry, keys)
     problems: list[Problem] = []
     for _, rules in rule_lists(kind, doc.root):
         names = {n for item in rules.items if (n := _name(item))}

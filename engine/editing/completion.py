@@ -9,7 +9,7 @@ true/false).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from enum import StrEnum
 
 import msgspec
@@ -24,6 +24,7 @@ from switchman.engine.config.text import from_utf16, position_at, snippet_to_pla
 from switchman.engine.editing.cursor import Cursor, locate
 from switchman.engine.editing.hover import describe_model
 from switchman.engine.files import MAX_CONFIG_BYTES
+from switchman.engine.keys import KeyRing
 from switchman.engine.skills import Skill
 
 
@@ -58,7 +59,7 @@ class Candidate(msgspec.Struct, frozen=True):
 
 
 def complete(kind: FileKind, text: str, position: Position, registry: ModelRegistry,
-             environ: Mapping[str, str], folders: Sequence[str] = (), *,
+             keys: KeyRing, folders: Sequence[str] = (), *,
              values_only: bool = False,
              skills: Callable[[str | None], Iterable[Skill]] = lambda block: ()
              ) -> list[Candidate]:
@@ -81,7 +82,7 @@ def complete(kind: FileKind, text: str, position: Position, registry: ModelRegis
         return []
     rng = Range(position_at(lines, cursor.line, cursor.start),
                 position_at(lines, cursor.line, cursor.end))
-    offers = _Offers(registry, environ, rng, lambda: skills(block_of(cursor.path)))
+    offers = _Offers(registry, keys, rng, lambda: skills(block_of(cursor.path)))
     if cursor.role == "value" and cursor.key is not None:
         return offers.values(spec_at(kind, (*cursor.path, cursor.key)))
     if values_only:
@@ -101,10 +102,10 @@ def complete(kind: FileKind, text: str, position: Position, registry: ModelRegis
 class _Offers:
     """Builds candidates that replace one range."""
 
-    def __init__(self, registry: ModelRegistry, environ: Mapping[str, str], rng: Range,
+    def __init__(self, registry: ModelRegistry, keys: KeyRing, rng: Range,
                  skills: Callable[[], Iterable[Skill]] = tuple) -> None:
         self.registry = registry
-        self.environ = environ
+        self.key_ring = keys
         self.range = rng
         self.skills = skills
 
@@ -153,11 +154,11 @@ class _Offers:
         found = []
         for alias, model_id in self.registry.aliases.items():
             found.append(Candidate(alias, CandidateKind.ALIAS, f"alias of {model_id}",
-                                   describe_model(self.registry, alias, self.environ),
+                                   describe_model(self.registry, alias, self.key_ring),
                                    _escape(alias), self.range, f"0{alias}"))
         for model_id, model in self.registry.models.items():
             found.append(Candidate(model_id, CandidateKind.MODEL, model.display_name,
-                                   describe_model(self.registry, model_id, self.environ),
+                                   describe_model(self.registry, model_id, self.key_ring),
                                    _escape(model_id), self.range, f"1{model_id}"))
         return found
 

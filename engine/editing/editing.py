@@ -39,6 +39,7 @@ from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
 from switchman.engine.editing.advice import advise
 from switchman.engine.editing.chunked import ChunkedParser
 from switchman.engine.editing.fixes import FixContext
+from switchman.engine.keys import KeyRing
 
 MODELS_FILE = "models.yaml"
 ROUTING_FILE = "routing.yaml"
@@ -72,7 +73,8 @@ class ConfigDocuments:
 
     def __init__(self, directory: Path, environ: Mapping[str, str] = os.environ) -> None:
         self.directory = real_path(directory)
-        self.environ = environ
+        self.keys = KeyRing(environ)
+        """Whether each provider has a key (advice, hover): read as the daemon reads them."""
         self._store = ConfigStore(self.directory)
         self._open: dict[Path, _Open] = {}
         self._models: tuple[str, ModelRegistry | None] | None = None
@@ -205,7 +207,7 @@ class ConfigDocuments:
     def _problems(self, kind: FileKind, doc: YamlDocument,
                   registry: ModelRegistry) -> list[Problem]:
         problems = check_doc(kind, doc, registry, self._store.user_profiles()) \
-            + advise(kind, doc, registry, self.environ)
+            + advise(kind, doc, registry, self.keys)
         return sort_problems(problems)
 
     def _checked(self, kind: FileKind, doc: YamlDocument, text: str,
@@ -221,7 +223,7 @@ class ConfigDocuments:
             context = (registry, profiles)
         _, problems = LAST_CHECKS.check(kind, doc.path, text, context,
                                         lambda: check_value(kind, doc, registry, profiles))
-        return sort_problems(problems + advise(kind, doc, registry, self.environ))
+        return sort_problems(problems + advise(kind, doc, registry, self.keys))
 
     def registry(self) -> ModelRegistry:
         """The model registry routing files are checked against (see the module docstring)."""

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from decimal import Decimal
 
 import msgspec
@@ -24,7 +23,7 @@ from switchman.engine.config.text import from_utf16, position_at, snippet_to_pla
 from switchman.engine.config.yamldoc import YamlDocument
 from switchman.engine.editing.cursor import Cursor, locate
 from switchman.engine.files import MAX_CONFIG_BYTES
-from switchman.engine.keys import key_present, key_source, missing_key_hint
+from switchman.engine.keys import KeyRing, missing_key_hint
 from switchman.engine.routing.decision import Policy
 
 _CHECKED = ("Checked for every turn when it is routed, before any model is called "
@@ -44,7 +43,7 @@ class Hover(msgspec.Struct, frozen=True):
 
 
 def hover(kind: FileKind, doc: YamlDocument, position: Position, registry: ModelRegistry,
-          environ: Mapping[str, str]) -> Hover | None:
+          keys: KeyRing) -> Hover | None:
     """The hover for ``position`` (UTF-16) in the checked document ``doc``."""
     if len(doc.text) > MAX_CONFIG_BYTES:  # refused by every check; scanning it would stall
         return None
@@ -60,7 +59,7 @@ def hover(kind: FileKind, doc: YamlDocument, position: Position, registry: Model
         cursor = locate(lines, position.line, column + 1)
     if cursor is None or not cursor.word:
         return None
-    text = _text_for(kind, doc, cursor, registry, environ)
+    text = _text_for(kind, doc, cursor, registry, keys)
     if text is None:
         return None
     return Hover(text, Range(position_at(lines, cursor.line, cursor.start),
@@ -68,12 +67,12 @@ def hover(kind: FileKind, doc: YamlDocument, position: Position, registry: Model
 
 
 def _text_for(kind: FileKind, doc: YamlDocument, cursor: Cursor, registry: ModelRegistry,
-              environ: Mapping[str, str]) -> str | None:
+              keys: KeyRing) -> str | None:
     if cursor.role == "key":
         holder = spec_at(kind, cursor.path)
         if (isinstance(holder, s.MapOf) and holder.key.format == "model-id") or \
                 (isinstance(holder, s.Scalar) and holder.format == "model"):  # `- haiku` item
-            return describe_model(registry, cursor.word, environ)
+            return describe_model(registry, cursor.word, keys)
         declared = field_at(kind, cursor.path, cursor.word)
         return _key_text(cursor.word, declared) if declared else None
     if cursor.role == "item":  # a list item, e.g. one model of a tier's list
@@ -87,7 +86,7 @@ def _text_for(kind: FileKind, doc: YamlDocument, cursor: Cursor, registry: Model
     if isinstance(spec, s.ListOf):  # an item, or the one bare value of a single_ok list
         spec = resolved(spec.item)
     if isinstance(spec, s.Scalar) and spec.format == "model":
-        return describe_model(registry, cursor.word, environ)
+        return describe_model(registry, cursor.word, keys)
     return None
 
 
@@ -100,7 +99,7 @@ def _key_text(key: str, declared: s.Field) -> str:
             f"**Reads:** {declared.reads}\n\n**When:** {_CHECKED}{shape}")
 
 
-def describe_model(registry: ModelRegistry, name: str, environ: Mapping[str, str]) -> str:
+def describe_model(registry: ModelRegistry, name: str, keys: KeyRing) -> str:
     """Markdown about a model id or alias: provider, key, capabilities, window, price."""
     model_id = registry.resolve(name)
     model = registry.get(model_id) if model_id else None
@@ -112,7 +111,7 @@ def describe_model(registry: ModelRegistry, name: str, environ: Mapping[str, str
         lines.append(f"`{name.strip()}` is an alias of `{model.id}`.")
     if provider is not None:
         lines.append(f"- Provider: {provider.name} ({provider.api.value} API); "
-                     f"{_key_status(provider, environ)}")
+                     f"{_key_status(provider, keys)}")
     about = [f"aliases: {', '.join(model.aliases)}" if model.aliases else "no aliases",
              f"tier: {model.tier}" if model.tier else "no tier",
              "can delegate" if model.can_delegate else "does not delegate"]
@@ -126,12 +125,12 @@ def describe_model(registry: ModelRegistry, name: str, environ: Mapping[str, str
     return "\n".join(lines)
 
 
-def _key_status(provider: ProviderSpec, environ: Mapping[str, str]) -> str:
+def _key_status(provider: ProviderSpec, keys: KeyRing) -> str:
     if not provider.needs_key:
         return "needs no API key"
-    where = key_source(provider, environ)  # the file when the key really comes from it
+    where = keys.source(provider)  # the file when the key really comes from it
     source = f"`{where}`" if where == provider.api_key_env else f"key file `{where}`"
-    if key_present(provider, environ):
+    if keys.present(provider):
         return f"API key from {source} is set"
     hint = missing_key_hint(provider, check_file=True)  # the file too, and why it gave none
     if provider.api_key_env:

@@ -21,16 +21,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import hashlib
-import os
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable, Iterable
 
 import msgspec
 
 from switchman.engine.config.registry import ApiKind, ProviderSpec
 from switchman.engine.gcpause import run_paused
-from switchman.engine.keys import KeyMask, read_key
+from switchman.engine.keys import KeyMask, KeyRing
 from switchman.engine.messages import TextBlock, ToolUseBlock
 from switchman.engine.providers.base import (
     Finished,
@@ -40,24 +38,23 @@ from switchman.engine.providers.base import (
     TextDelta,
     ToolCall,
 )
+from switchman.engine.providers.errors import ProviderError
 
 
 class AdapterFactory:
-    """Hands out one adapter (and SDK client) per provider endpoint and key. ``masked`` gives
-    the keys every configured provider has now: none of them is let through in an answer;
-    ``read_file`` reads key files (see :class:`~switchman.engine.keys.KeyRing`)."""
+    """Hands out one adapter (and SDK client) per provider endpoint and key, the key read by
+    ``keys`` (the daemon's :class:`~switchman.engine.keys.KeyRing`). ``masked`` gives the
+    keys masked in answers: every configured provider's now, and those read before them."""
 
-    def __init__(self, environ: Mapping[str, str] = os.environ,
-                 masked: Callable[[], Iterable[str]] = tuple,
-                 read_file: Callable[[Path], str] | None = None) -> None:
-        self._environ = environ
+    def __init__(self, keys: KeyRing | None = None,
+                 masked: Callable[[], Iterable[str]] = tuple) -> None:
+        self._keys = keys or KeyRing()
         self._masked = masked
-        self._read_file = read_file
         self._cache: dict[tuple[str, str, str, str, str], DeferredAdapter] = {}
 
     def adapter(self, provider: ProviderSpec) -> DeferredAdapter:
         """The adapter for ``provider`` with its current key."""
-        key = read_key(provider, self._environ, self._read_file)
+        key = self._keys.key(provider)
         # Only a digest of the key is kept, so the cache never holds a key twice.
         digest = hashlib.sha256((key or "").encode()).hexdigest()[:16]
         # Everything the adapter is made from: a models.yaml edit of the timeout applies to the
@@ -126,11 +123,13 @@ class DeferredAdapter:
                 if held := mask.flush():
                     yield TextDelta(held)
                 yield _masked(event, mask) if isinstance(event, Finished | ToolCall) else event
-        except Exception:
+        except Exception as error:
             # A stream cut short keeps its last text, which only looked like the key's start.
             # (A cancelled turn keeps what was shown: at most that start is not.)
             if held := mask.flush():
                 yield TextDelta(held)
+            if isinstance(error, ProviderError):
+                _mask_error(error, mask)
             raise
 
 
@@ -145,6 +144,14 @@ def _masked(event: Finished | ToolCall, mask: KeyMask) -> Finished | ToolCall:
         else msgspec.structs.replace(b, input=mask.mask_in(b.input))
         if isinstance(b, ToolUseBlock) else b
         for b in event.content])
+
+
+def _mask_error(error: ProviderError, mask: KeyMask) -> None:
+    """``error`` with the keys masked in its message: the adapter masks its own key and
+    anything key-shaped, but a provider (a gateway, a proxy) may quote another provider's key
+    or a rotated one, which reached the chat, the transcript and the log as it was."""
+    error.detail = mask.mask(error.detail)
+    error.args = tuple(mask.mask(a) if isinstance(a, str) else a for a in error.args)
 
 
 def _fulfil(future: concurrent.futures.Future[ProviderAdapter],

@@ -276,6 +276,12 @@ class TurnLifecycle:
             live.touched += outcome.touched
         live.running = None
         applied_before = live.sticky.active
+        stored = self.store.choices(live.id) if live.sticky.pending is not None else None
+        if stored is not None and stored[1] != live.swap_queued_over:
+            # another window set the sticky model after this window's swap was queued: the
+            # last request wins (applying the queued one undid the other window's)
+            live.sticky.pending = None
+            live.sticky.active = applied_before = stored[1]
         live.sticky.end_turn()
         if live.sticky.active != applied_before:
             self.store.set_sticky(live.id, live.sticky.active)

@@ -101,6 +101,9 @@ class LiveSession:
     worker: WorkerRole | None = None
     profile: str | None = None
     """The session's own profile choice (None: the workspace's or the global default)."""
+    swap_queued_over: str | None = None
+    """The stored sticky model when this daemon's pending swap was queued: stored otherwise
+    when the turn ends, another window set it since, and that later request wins."""
 
     @property
     def is_worker(self) -> bool:

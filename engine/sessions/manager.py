@@ -23,10 +23,10 @@ from switchman.engine.ids import new_id
 from switchman.engine.learning.recorder import OutcomeRecorder
 from switchman.engine.messages import AttachmentBlock
 from switchman.engine.profiles.apply import offers_tools
+from switchman.engine.profiles.listing import profile_in_force
 from switchman.engine.profiles.profile import ActiveProfile
 from switchman.engine.router import Router
 from switchman.engine.routing.context import TurnContext
-from switchman.engine.routing.decision import ProfileChoice
 from switchman.engine.routing.sticky import StickyModel, SwapOutcome, pending_banner
 from switchman.engine.sessions.attachments import inside_workspace
 from switchman.engine.sessions.live import LiveSession, WorkerRole
@@ -274,16 +274,18 @@ class SessionManager:
         if before != name:
             self.store.set_profile(live.id, name)
         active = self.profile(live)
-        choice = ProfileChoice(active.name, active.resolved_from)
+        choice = profile_in_force(active, profiles)
+        bound = "" if active.profile.bound is None else \
+            f", bounded by your default '{active.profile.bound}'"
         self.observer.status_changed(live.workspace)
         if before == name:
             return ProfileSwitch("unchanged", live.id, choice,
                                  f"Profile unchanged: {active.name} (from "
-                                 f"{active.resolved_from}).")
+                                 f"{active.resolved_from}{bound}).")
         if name is None:
             return ProfileSwitch("cleared", live.id, choice,
                                  f"Session profile cleared; using {active.name} (the "
-                                 f"{active.resolved_from} default).")
+                                 f"{active.resolved_from} default{bound}).")
         return ProfileSwitch("applied", live.id, choice,
                              f"Profile set: {active.name}. It applies from the next turn.")
 
@@ -349,6 +351,9 @@ class SessionManager:
             self.learning.model_changed(live.id)
         if outcome is not SwapOutcome.QUEUED:
             self.store.set_sticky(live.id, live.sticky.active)
+        else:
+            stored = self.store.choices(live.id)
+            live.swap_queued_over = stored[1] if stored is not None else live.sticky.active
         pending = live.sticky.pending
         self.observer.status_changed(live.workspace)
         return SwapResult(outcome=outcome.value, session_id=live.id,

@@ -20,7 +20,7 @@ from switchman.engine.errors import (
     UnknownSession,
     UnknownTurn,
 )
-from switchman.engine.keys import key_present, missing_key_hint
+from switchman.engine.keys import KeyRing, missing_key_hint
 from switchman.engine.messages import (
     ZERO_USD,
     ApprovalRecord,
@@ -30,9 +30,9 @@ from switchman.engine.messages import (
     ToolResultBlock,
 )
 from switchman.engine.plain import to_plain
-from switchman.engine.profiles.listing import profile_list
+from switchman.engine.profiles.listing import profile_in_force, profile_list
 from switchman.engine.routing.chain import RouteRequest
-from switchman.engine.routing.decision import ProfileChoice, RouteDecided
+from switchman.engine.routing.decision import RouteDecided
 from switchman.engine.routing.explain import render, short_reason
 from switchman.engine.sessions import slash_commands
 from switchman.engine.sessions.manager import SessionManager
@@ -58,9 +58,12 @@ from switchman.engine.sessions.records import (
 class SessionQueries:
     """Queries over the session manager's state and the store."""
 
-    def __init__(self, manager: SessionManager, availability: AvailabilityTracker) -> None:
+    def __init__(self, manager: SessionManager, availability: AvailabilityTracker,
+                 keys: KeyRing) -> None:
         self.manager = manager
         self.availability = availability
+        self.keys = keys
+        """The daemon's key reader (whether a provider has a key; never the key itself)."""
 
     def status(self, workspace: str) -> StatusSnapshot:
         """What the workspace's status bar shows now."""
@@ -73,7 +76,7 @@ class SessionQueries:
         problems, in_force = m.config.state(str(m.workspaces.folder(uri)))
         errors = sum(p.severity is Severity.ERROR for p in problems)
         banners = self.availability.banners() + _config_banners(in_force, problems) \
-            + _no_key_banner(m.router.registry())
+            + _no_key_banner(m.router.registry(), self.keys)
         sticky = live.sticky.active if live else None
         chosen = live.profile if live else None
         if live is not None and running is not None \
@@ -83,8 +86,8 @@ class SessionQueries:
             _, stored_sticky, chosen = stored
             if pending is None:  # else this window's own swap, applied when the turn ends
                 sticky = stored_sticky
-        active = m.profile_with(live, chosen) if live else \
-            m.config.profiles(str(m.workspaces.folder(uri))).resolve(None)
+        profiles = m.config.profiles(str(m.workspaces.folder(uri)))
+        active = m.profile_with(live, chosen) if live else profiles.resolve(None)
         if chosen is not None and active.resolved_from != "session":
             banners.append(f"Profile '{chosen}' chosen for this session no longer exists; "
                            f"using {active.name} (the {active.resolved_from} default).")
@@ -96,7 +99,7 @@ class SessionQueries:
             turn_in_flight=running is not None, banners=banners,
             cost_today_usd=m.cost_today(), estimated_today_usd=m.estimated_today(),
             config_errors=errors,
-            profile=ProfileChoice(active.name, active.resolved_from))
+            profile=profile_in_force(active, profiles))
 
     def profiles(self, workspace: str, session_id: str | None) -> ProfileList:
         """Every profile usable in the workspace, and the session's active one."""
@@ -115,7 +118,7 @@ class SessionQueries:
             models.append(ModelInfo(
                 id=model.id, display_name=model.display_name, provider=model.provider,
                 aliases=list(model.aliases), tier=model.tier, can_delegate=model.can_delegate,
-                configured=key_present(provider),
+                configured=self.keys.present(provider),
                 availability=self._availability(model.provider, model.id),
                 capabilities=model.capabilities, pricing=model.pricing))
         return ModelList(live.sticky.active, models)
@@ -286,12 +289,12 @@ class SessionQueries:
         return turn.decision if turn else None
 
 
-def _no_key_banner(registry: ModelRegistry) -> list[str]:
+def _no_key_banner(registry: ModelRegistry, keys: KeyRing) -> list[str]:
     """A notice while no model can be called for want of a key (a first run, say): every
     message will be refused, which the status bar otherwise shows only after one is sent."""
     providers = [registry.providers[p] for p in dict.fromkeys(
         model.provider for model in registry.models.values()) if p in registry.providers]
-    if not providers or any(key_present(p) for p in providers):
+    if not providers or any(keys.present(p) for p in providers):
         return []
     hints = list(dict.fromkeys(missing_key_hint(p) for p in providers))
     return [f"No provider has an API key, so every message will be refused: set "
@@ -312,13 +315,17 @@ def _put_back_start_questions(messages: list[dict[str, Any]],
                               delegations: list[DelegationRecord]) -> None:
     """Give each planner's ``delegate`` result (``messages``: transcript entries) the question
     its start asked, from its delegation's record: it is stored once, there, but readers find it
-    in the result as a tool's question (a result stored with its own copy keeps it)."""
-    asked = {d.tool_use_id: d.approval for d in delegations
-             if d.source == "planner" and d.approval is not None}
+    in the result as a tool's question (a result stored with its own copy keeps it); and the
+    questions it superseded (``superseded_approvals``: asked again, the model having changed)."""
+    planned = {d.tool_use_id: d for d in delegations if d.source == "planner"}
     for block in (b for m in messages for b in m["content"] if b["type"] == "tool_result"):
-        question = asked.get(block["tool_use_id"])
-        if question is not None and block.get("approval") is None:
-            block["approval"] = msgspec.to_builtins(question)
+        record = planned.get(block["tool_use_id"])
+        if record is None:
+            continue
+        if record.approval is not None and block.get("approval") is None:
+            block["approval"] = msgspec.to_builtins(record.approval)
+        if record.superseded_approvals:
+            block["superseded_approvals"] = msgspec.to_builtins(record.superseded_approvals)
 
 
 def transcript_entry(message: Message) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import msgspec
 from switchman.engine.delegation.envelope import HandoffEnvelope
 from switchman.engine.messages import ZERO_USD, ApprovalRecord, Usage
 from switchman.engine.profiles.profile import ModelPolicy
-from switchman.engine.routing.decision import ProfileChoice, RouteDecided
+from switchman.engine.routing.decision import RouteDecided
 
 TurnStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
 DelegationStatus = Literal["queued", "awaiting_approval", "running", "completed", "failed",
@@ -90,6 +90,9 @@ class ToolActivity(msgspec.Struct, frozen=True, omit_defaults=True):
     approval: ApprovalRecord | None = None
     """On a result: the question the call asked first and its answer, as the session keeps
     it (a chat shows the same line live and rebuilt)."""
+    superseded_approvals: list[ApprovalRecord] | None = None
+    """On a ``delegate`` result: the questions asked before ``approval`` and superseded by it
+    (asked again, the worker's model having changed), oldest first, as a session read has them."""
     output: str | None = None
     """On a result the chat shows (a command's output): the result's text, as the model got
     it and the session keeps it."""
@@ -160,7 +163,7 @@ class StatusSnapshot(msgspec.Struct, frozen=True):
     banners: list[str]
     cost_today_usd: Decimal
     config_errors: int
-    profile: ProfileChoice | None = None
+    profile: ProfileInForce | None = None
     estimated_today_usd: Decimal = ZERO_USD
     """The part of ``cost_today_usd`` that is Switchman's estimate (calls cut short)."""
 
@@ -301,6 +304,11 @@ class DelegationRecord(msgspec.Struct, frozen=True, kw_only=True):
     (with ``delegate.started`` or ``delegate.failed``); a session read puts it in its call's
     ``tool_result.approval`` too. None when nothing was asked, and in records kept before
     it was."""
+    superseded_approvals: list[ApprovalRecord] = msgspec.field(default_factory=list)
+    """The questions about its start asked before ``approval``, oldest first: each was
+    answered, then the worker's model changed while it waited and the user was asked again
+    (its ``superseded`` says so). A session read puts a planner's in its call's
+    ``tool_result.superseded_approvals`` too. Empty when it was asked once."""
 
 
 class SessionDetail(msgspec.Struct, frozen=True):
@@ -327,7 +335,7 @@ class AppliedCode(msgspec.Struct, frozen=True):
     approval: ApprovalRecord
 
 
-class ProfileInfo(msgspec.Struct, frozen=True):
+class ProfileInfo(msgspec.Struct, frozen=True, omit_defaults=True):
     """A profile as the profile picker shows it."""
 
     name: str
@@ -338,13 +346,33 @@ class ProfileInfo(msgspec.Struct, frozen=True):
     model_policy: ModelPolicy
     approval: str
     skills: list[str] | None
+    bounded_by: str | None = None
+    """The user's global default profile that bounds this one as the workspace's default in
+    force (``tools`` and ``approval`` are then what it is left); absent when not bounded."""
+    tools_left_out: list[str] = []
+    """The tools the profile would have but its bound takes away, sorted (with ``bounded_by``)."""
+
+
+class ProfileInForce(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The profile a session runs with and where it was chosen (``session``, ``workspace``
+    or ``global``); when the workspace's default is bounded by the user's global default,
+    also by which profile and what the session is left (absent otherwise)."""
+
+    name: str
+    resolved_from: str
+    bounded_by: str | None = None
+    tools: list[str] | None = None
+    """With ``bounded_by``: the tools the session's turns may use, sorted."""
+    approval: str | None = None
+    """With ``bounded_by``: the approval mode in force."""
+    tools_left_out: list[str] = []
 
 
 class ProfileList(msgspec.Struct, frozen=True):
     """The answer to ``switchman/profiles``."""
 
     profiles: list[ProfileInfo]
-    active: ProfileChoice
+    active: ProfileInForce
 
 
 class ProfileSwitch(msgspec.Struct, frozen=True):
@@ -352,7 +380,7 @@ class ProfileSwitch(msgspec.Struct, frozen=True):
 
     outcome: Literal["applied", "cleared", "unchanged"]
     session_id: str
-    profile: ProfileChoice
+    profile: ProfileInForce
     message: str
 
 

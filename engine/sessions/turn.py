@@ -411,13 +411,11 @@ class TurnRunner:
         return outcome
 
     def _result_delta(self, setup: TurnSetup, call: ToolUseBlock, outcome: ToolOutcome) -> None:
-        setup.sink.delta(ChatDelta(setup.turn.session_id, setup.turn.id, "tool_result",
-                                   tool=ToolActivity(call.id, call.name,
-                                                     "error" if outcome.is_error else "done",
-                                                     summary=outcome.summary,
-                                                     approval=outcome.approval,
-                                                     output=outcome.content
-                                                     if outcome.output_shown else None)))
+        tool = ToolActivity(call.id, call.name, "error" if outcome.is_error else "done",
+                            summary=outcome.summary, approval=outcome.approval,
+                            superseded_approvals=outcome.superseded_approvals or None,
+                            output=outcome.content if outcome.output_shown else None)
+        setup.sink.delta(ChatDelta(setup.turn.session_id, setup.turn.id, "tool_result", tool=tool))
 
     def _record_results(self, setup: TurnSetup, progress: _Progress, calls: list[ToolUseBlock],
                         outcomes: dict[str, ToolOutcome]) -> None:

@@ -53,6 +53,12 @@ class SharedSessionWatch:
         version = self.store.data_version()
         if version != self._version:
             self._compare(version)
+        ended = self.store.take_ended_for_the_dead()
+        if ended:  # a dead daemon's turn this daemon marked interrupted: its editor showed it
+            for workspace in self.workspaces():  # running, and no other daemon commits to say so
+                session_id = self.store.current_session(workspace)
+                if session_id in ended:
+                    self._noticed[workspace] = session_id
         out, self._noticed = list(self._noticed.items()), {}
         return out
 

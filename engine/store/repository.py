@@ -119,6 +119,9 @@ class SessionStore:
         self.pricing: Callable[[str], Any] = lambda model: None
         """A model's prices (None if unknown): what an interrupted turn's cut-off call is
         charged at (see :meth:`_charge_cut_off_call`)."""
+        self.ended_for_the_dead: set[str] = set()
+        """Sessions whose dead daemon's turns this connection marked interrupted since
+        :meth:`take_ended_for_the_dead`: another window's doing that no editor saw happen."""
 
     @contextmanager
     def _session_write(self) -> Iterator[None]:
@@ -454,12 +457,19 @@ class SessionStore:
                 "SELECT id, session_id, model FROM turns WHERE status = 'running' AND owner IS ? "
                 "AND (? IS NULL OR session_id = ?)", (owner, session_id, session_id)).fetchall():
             self._charge_cut_off_call(row["session_id"], row["id"], row["model"], now)
+            if owner != self.owners.id:
+                self.ended_for_the_dead.add(row["session_id"])
         cursor = self.db.execute(
             "UPDATE turns SET status = 'interrupted', ended_at = ?, error_code = 'interrupted', "
             f"error_message = ?, {_CHARGED_SO_FAR} WHERE status = 'running' AND owner IS ? AND "
             "(? IS NULL OR session_id = ?)",
             (_ts(now), INTERRUPTED_MESSAGE, owner, session_id, session_id))
         return cursor.rowcount
+
+    def take_ended_for_the_dead(self) -> set[str]:
+        """The sessions of :attr:`ended_for_the_dead`, forgotten as they are returned."""
+        taken, self.ended_for_the_dead = self.ended_for_the_dead, set()
+        return taken
 
     def _charge_cut_off_call(self, session_id: str, turn_id: str, model: str,
                              now: datetime) -> None:

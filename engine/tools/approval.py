@@ -82,6 +82,9 @@ class ApprovalRequest(msgspec.Struct, frozen=True, kw_only=True):
     """For ``delegate``: the worker's instruction."""
     worker_tools: list[str] | None = None
     """For ``delegate``: the write and execute tools the worker will have."""
+    asked_again: str | None = None
+    """For ``delegate``: why the user is asked again after answering (``the model changed from
+    X to Y while the question waited``); None the first time."""
 
 
 MAX_REASON_CHARS = 1000

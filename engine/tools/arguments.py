@@ -33,6 +33,9 @@ class ToolOutcome(msgspec.Struct, frozen=True):
     """Whether the stored result keeps ``approval``. False when another record keeps it (a
     planner's ``delegate``: its ``delegate.started`` or ``delegate.failed``), so it is stored
     once; the chat is still shown it live, and a session read puts it back in the result."""
+    superseded_approvals: list[ApprovalRecord] = []
+    """A ``delegate``'s questions asked before ``approval`` and superseded by it (the worker's
+    model changed while they waited), oldest first: shown live with it, never stored here."""
     output_shown: bool = False
     """The chat shows ``content`` under the call (a command's output: its user approved it
     and wants to see what it printed)."""

@@ -866,6 +866,37 @@ def test_models_warns_when_the_key_file_can_be_read_by_others(
     assert {r["id"]: r for r in rows}["anthropic:claude-haiku-4-5"]["key_file_open"] is False
 
 
+def test_models_reads_each_key_file_once_and_never_prints_the_key(
+        config_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`switchman models` read the keys itself, past the daemon's key ring: each key file
+    three times for each of its provider's models (whether set, where from, who can read
+    it). It now asks the ring, which reads a file again only once it changed."""
+    from switchman.engine import files, keys  # noqa: PLC0415
+
+    key = "sk-ant-not-a-real-key-0123456789"
+    key_file = tmp_path / "anthropic.key"
+    key_file.write_text(f"{key}\n")
+    key_file.chmod(0o600)
+    (config_dir / "models.yaml").write_text(
+        f"providers:\n  anthropic: {{api_key_env: null, api_key_file: '{key_file}'}}\n")
+    reads: list[Path] = []
+    read_text = files.read_text
+
+    def counted(path: Path, limit: int) -> str:
+        reads.append(path)
+        return read_text(path, limit)
+
+    monkeypatch.setattr(keys, "read_text", counted)
+    monkeypatch.setattr(keys, "RECENT_CHANGE_NS", 0)  # the file just written is kept
+    code, out = run(capsys, "models")
+    assert code == 0 and reads == [key_file]
+    code, rows = run_json(capsys, "models")
+    anthropic = [r for r in rows if r["provider"] == "anthropic"]
+    assert len(anthropic) > 1 and all(r["configured"] for r in anthropic)
+    assert key[:12] not in out + json.dumps(rows)
+
+
 HINT = ("To see what Switchman would choose once a key is set, run this again with "
         "--assume-configured (it then treats every provider as having a key).")
 

@@ -19,9 +19,10 @@ from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.editing.completion import Candidate, complete
 from switchman.engine.editing.cursor import locate
 from switchman.engine.editing.hover import Hover, hover
+from switchman.engine.keys import KeyRing
 
 ROUTING, WORKSPACE, MODELS = FileKind.ROUTING, FileKind.WORKSPACE, FileKind.MODELS
-ENV = {"ANTHROPIC_API_KEY": "set"}
+ENV = KeyRing({"ANTHROPIC_API_KEY": "set"})
 
 
 def at_cursor(marked: str) -> tuple[str, Position]:
@@ -179,12 +180,13 @@ def test_hover_on_a_model_alias_gives_provider_capabilities_price_and_key(
         builtin.providers["anthropic"], api_key_file=str(key_file))}
     source, position = at_cursor("rules:\n  - use: op¦us\n")
     from_file = hover(ROUTING, parse_yaml(source, "routing.yaml"), position,
-                      ModelRegistry(providers, builtin.models.values()), {})
+                      ModelRegistry(providers, builtin.models.values()), KeyRing({}))
     assert from_file is not None
     assert f"API key from key file `{key_file}` is set" in from_file.markdown
+    assert "sk-ant-01234" not in from_file.markdown  # where it comes from, never the key
     key_file.unlink()  # no key: the hover names the file too, and why it gave none
     missing = hover(ROUTING, parse_yaml(source, "routing.yaml"), position,
-                    ModelRegistry(providers, builtin.models.values()), {})
+                    ModelRegistry(providers, builtin.models.values()), KeyRing({}))
     assert missing is not None
     assert (f"**no API key**: set `ANTHROPIC_API_KEY` or the key file {key_file}, which does "
             "not exist") in missing.markdown

@@ -11,11 +11,12 @@ from switchman.engine.config.text import TextEdit, apply_edits
 from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.editing.advice import advise
 from switchman.engine.editing.fixes import Fix, FixContext, fixes
+from switchman.engine.keys import KeyRing
 
 ROUTING, WORKSPACE = FileKind.ROUTING, FileKind.WORKSPACE
 GLOBAL_TIERS = {"fast": "anthropic:claude-haiku-4-5", "balanced": "anthropic:claude-sonnet-4-6",
                 "deep": "anthropic:claude-opus-4-7"}
-ENV = {"ANTHROPIC_API_KEY": "set", "OPENAI_API_KEY": "set"}
+ENV = KeyRing({"ANTHROPIC_API_KEY": "set", "OPENAI_API_KEY": "set"})
 PATHS = {ROUTING: "routing.yaml", WORKSPACE: "/ws/.switchman/routing.yaml"}
 
 

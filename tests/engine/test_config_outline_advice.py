@@ -20,6 +20,7 @@ from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.editing.advice import advise
 from switchman.engine.editing.editing import ConfigDocuments
 from switchman.engine.editing.outline import Symbol, SymbolKind, outline
+from switchman.engine.keys import KeyRing
 from switchman.engine.skills import KnownSkills, workspaces_below
 from tests.conftest import range_from_str, span
 
@@ -83,8 +84,8 @@ def test_no_outline_for_broken_yaml() -> None:
 
 def advice(text: str, environ: dict[str, str] | None = None) -> list[Problem]:
     return advise(FileKind.ROUTING, parse_yaml(text, "routing.yaml"), builtin_registry(),
-                  environ if environ is not None else {"ANTHROPIC_API_KEY": "x",
-                                                       "OPENAI_API_KEY": "y"})
+                  KeyRing(environ if environ is not None else {"ANTHROPIC_API_KEY": "x",
+                                                               "OPENAI_API_KEY": "y"}))
 
 
 def test_rules_whose_provider_has_no_key_are_flagged_at_their_model() -> None:
@@ -102,7 +103,7 @@ def test_a_missing_key_names_the_key_file_too() -> None:
         builtin.providers["anthropic"], api_key_file="~/.config/switchman/anthropic.key")}
     text = "rules:\n  - name: a\n    use: haiku\n"
     [problem] = advise(FileKind.ROUTING, parse_yaml(text, "routing.yaml"),
-                       ModelRegistry(providers, builtin.models.values()), {})
+                       ModelRegistry(providers, builtin.models.values()), KeyRing({}))
     assert "set ANTHROPIC_API_KEY or the key file ~/.config/switchman/anthropic.key where" in \
         problem.message
     assert "Until then anthropic:claude-haiku-4-5 is rejected (not_configured)" in problem.message
@@ -118,7 +119,7 @@ def test_image_rules_need_a_vision_model_only_when_images_are_certain() -> None:
             "  - name: b\n    when: {any_of: [{has_images: true}, {message_matches: x}]}\n"
             "    use: haiku\n")
     found = advise(FileKind.ROUTING, parse_yaml(text, "routing.yaml"), registry,
-                   {"ANTHROPIC_API_KEY": "x"})
+                   KeyRing({"ANTHROPIC_API_KEY": "x"}))
     assert [(p.code, p.range) for p in found] == [(Code.NO_VISION_MODEL, span(text, "haiku"))]
 
 
@@ -128,7 +129,7 @@ def test_budget_rules_without_any_prices_are_flagged() -> None:
         "models: {p:m: {}}\n", "models.yaml", None)
     assert registry is not None
     text = "rules:\n  - name: a\n    when: {not: {cost_today_exceeds_usd: 2}}\n    use: p:m\n"
-    [problem] = advise(FileKind.ROUTING, parse_yaml(text, "routing.yaml"), registry, {})
+    [problem] = advise(FileKind.ROUTING, parse_yaml(text, "routing.yaml"), registry, KeyRing({}))
     assert problem.code is Code.NO_COST_TRACKING
     assert problem.range == span(text, "cost_today_exceeds_usd")
 

@@ -22,6 +22,7 @@ from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.editing.completion import complete
 from switchman.engine.editing.hover import hover
 from switchman.engine.files import MAX_CONFIG_BYTES
+from switchman.engine.keys import KeyRing
 from tests.support.generators import LINE_ENDINGS, ODD_CHARACTERS, config_documents
 from tests.support.hostile import (
     REGISTRY,
@@ -187,5 +188,5 @@ def test_editor_requests_on_a_text_over_the_cap_answer_at_once() -> None:
     text = "k: 1\n" * (2 * MAX_CONFIG_BYTES // 5)  # 512 KB: scanning it line by line took seconds
     doc = parse_yaml(text, "routing.yaml")
     middle = Position(text.count("\n") // 2, 1)
-    assert complete(ROUTING, text, middle, REGISTRY, {}) == []
-    assert hover(ROUTING, doc, middle, REGISTRY, {}) is None
+    assert complete(ROUTING, text, middle, REGISTRY, KeyRing({})) == []
+    assert hover(ROUTING, doc, middle, REGISTRY, KeyRing({})) is None

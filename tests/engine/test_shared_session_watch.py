@@ -91,6 +91,31 @@ def test_this_daemons_own_writes_are_not_reported_when_another_daemon_writes_els
     assert watch.changed() == []
 
 
+def test_a_dead_daemons_turn_this_daemon_ends_is_reported_to_its_editor(tmp_path: Path) -> None:
+    """The other window's turn showed here as running; its daemon was killed, and this daemon
+    marked the turn interrupted (its sweep every 30 s, or its own next turn in the session).
+    That is no change this editor made: it is told, or its chat shows "still running" for good
+    (no other daemon commits to make the watch look again)."""
+    mine, _ = daemon(tmp_path)
+    mine.create_session("s1", WORKSPACE, NOW)
+    mine.set_current_session(WORKSPACE, "s1")
+    watch = SharedSessionWatch(mine, lambda: [WORKSPACE])
+    watch.remember(WORKSPACE)
+    for ends_it in ("the sweep", "this daemon's next turn"):
+        other, other_lease = daemon(tmp_path)
+        start_turn(other, "s1")
+        assert watch.changed() == [(WORKSPACE, "s1")]  # drawn here, running
+        watch.remember(WORKSPACE)
+        other_lease.release()  # kill -9
+        if ends_it == "the sweep":
+            assert mine.interrupt_orphans(NOW) == 1
+        else:
+            start_turn(mine, "s1")
+            watch.remember(WORKSPACE)  # the status this daemon sends for its own turn
+        assert watch.changed() == [(WORKSPACE, "s1")], ends_it
+        assert watch.changed() == []
+
+
 def test_the_poll_interval_comes_from_the_environment() -> None:
     assert session_poll_interval({}) == 1.0
     assert session_poll_interval({"SWITCHMAN_SESSION_POLL_SECONDS": "0.05"}) == 0.05

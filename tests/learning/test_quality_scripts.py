@@ -224,3 +224,38 @@ def test_both_scripts_name_a_folder_without_csv_files_and_bounds_refuse_no_neigh
                 "--neighbors", "10", "0")
     assert none.returncode == 2  # K = 0 printed the share of a router that predicts nothing
     assert "argument --neighbors: must be 1 or more, not 0" in none.stderr
+
+
+def test_both_scripts_name_an_empty_file_and_a_file_without_a_header_line(
+        tmp_path: Path) -> None:
+    """A 0-byte file, or one whose first line is blank or a row of data, said only
+    "no prompts" (or, for a blank first line, was a traceback): the file is named now, with
+    what is wrong with it and the header line that was expected."""
+    expected = f"expected a header line naming the columns 'prompt', {STRONG!r} and {WEAK!r}"
+    for name, body, said in (
+            ("zero", "", "zero.csv: the file is empty"),
+            ("blank", "\nhello,True,False\n", "blank.csv: the first line is blank"),
+            ("headless", "hello,True,False\n",
+             f"headless.csv: no column 'prompt', {STRONG!r} or {WEAK!r} in the first line "
+             "(hello, True, False)"),
+            ("other", f"question,{STRONG},{WEAK}\n",
+             f"other.csv: no column 'prompt' in the first line (question, {STRONG}, {WEAK})")):
+        (tmp_path / f"{name}.csv").write_text(body, "utf-8")
+        for script in (QUALITY, BOUNDS):
+            done = _run(script, "--data", str(tmp_path / f"{name}.csv"), "--strong", STRONG,
+                        "--weak", WEAK)
+            assert done.returncode == 1, done.stderr
+            assert said in done.stderr and expected in done.stderr, done.stderr
+            assert "Traceback" not in done.stderr and "no prompts" not in done.stderr
+    # in a folder, the empty file is named as well, not passed over
+    folder = tmp_path / "data"
+    _write(folder)
+    (folder / "zero.csv").write_text("", "utf-8")
+    done = _run(QUALITY, "--data", str(folder), "--strong", STRONG, "--weak", WEAK)
+    assert done.returncode == 1 and "zero.csv: the file is empty" in done.stderr, done.stderr
+    # a header and no rows is still "no prompts", now saying which file had none
+    (folder / "zero.csv").unlink()
+    only = tmp_path / "only.csv"
+    only.write_text(f"prompt,{STRONG},{WEAK}\n", "utf-8")
+    done = _run(QUALITY, "--data", str(only), "--strong", STRONG, "--weak", WEAK)
+    assert done.returncode == 1 and "only.csv: no prompts" in done.stderr, done.stderr

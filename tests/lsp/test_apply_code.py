@@ -47,7 +47,8 @@ async def test_apply_replaces_the_selection_after_approval(
                           "outcome": "allowed_once", "reason": None, "command": None,
                           "cwd": None, "path": "src/app.py", "diff": request["diff"],
                           "tier": None, "requested_tier": None,
-                          "model": None, "routed_by": None, "worker_tools": None}}
+                          "model": None, "routed_by": None, "worker_tools": None,
+                          "superseded": None}}
     assert (request["tool"], request["tool_class"], request["turn_id"]) == (
         "apply_code", "write", "t1")
     assert request["title"] == "Apply the code block to src/app.py (replacing the selection)"
@@ -114,12 +115,14 @@ async def test_the_session_keeps_each_applys_question_in_its_turn(
             "id": editor.approvals[0]["id"], "title": title, "outcome": "denied",
             "reason": "wrong file", "command": None, "cwd": None, "path": "src/app.py",
             "diff": editor.approvals[0]["diff"], "tier": None, "requested_tier": None,
-            "model": None, "routed_by": None, "worker_tools": None}},
+            "model": None, "routed_by": None, "worker_tools": None,
+            "superseded": None}},
         {"turn_id": turn["turn_id"], "approval": {
             "id": editor.approvals[1]["id"], "title": title, "outcome": "allowed_once",
             "reason": None, "command": None, "cwd": None, "path": "src/app.py",
             "diff": editor.approvals[1]["diff"], "tier": None, "requested_tier": None,
-            "model": None, "routed_by": None, "worker_tools": None}}]
+            "model": None, "routed_by": None, "worker_tools": None,
+            "superseded": None}}]
 
 
 async def test_an_apply_made_is_answered_as_made_when_its_card_cannot_be_kept(

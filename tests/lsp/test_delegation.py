@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from switchman.server import methods
-from tests.lsp.conftest import LISTEN, Daemon
+from tests.lsp.conftest import LISTEN, Daemon, deltas
 from tests.lsp.test_sessions_and_commands import start
 from tests.support.editor_tools import NEVER, ToolEditor
 from tests.support.fake_provider import FakeProvider, Reply, Stall, ToolCall, Usage
@@ -528,8 +528,58 @@ async def test_a_delegation_that_may_write_is_approved_in_the_editor(
         "command": None, "cwd": None, "path": None, "diff": None,
         # what the question said of the worker (a rebuilt card shows its "Worker on …" line)
         "tier": "fast", "requested_tier": None, "model": HAIKU, "routed_by": None,
-        "worker_tools": ["edit_file"]}
+        "worker_tools": ["edit_file"], "superseded": None}
     assert answers["toolu_yes"]["approval"]["outcome"] == "allowed_once"
+    # asked once: nothing superseded
+    assert "superseded_approvals" not in answers["toolu_yes"]
+    assert detail["delegations"][1]["superseded_approvals"] == []
+
+
+async def test_a_question_asked_again_keeps_the_first_marked_superseded(
+        vscode_editor: tuple[SwitchmanClient, ToolEditor], daemon: Daemon,
+        fake: FakeProvider) -> None:
+    """routing.yaml changed while a delegation's question waited, so the user was asked again
+    about the new model. Both questions were shown live; the session kept only the second, so a
+    reopened chat lost the first. It keeps both: the first marked as superseded, and why."""
+    vscode, editor = vscode_editor
+    tiers = "global_default: opus\ntiers: {fast: %s, balanced: sonnet, deep: opus}\n"
+    daemon.write_routing(tiers % "haiku")
+
+    def save_routing_yaml(_request: dict[str, Any]) -> None:
+        if len(editor.approvals) == 1:  # the user edits it while the first card is shown
+            daemon.write_routing(tiers % "sonnet")
+
+    editor.while_asked = save_routing_yaml
+    fake.script_tool_calls([delegate("toolu_w", task="rename f to g",
+                                     allowed_tools=["read_file", "edit_file"])], model=OPUS_API)
+    fake.script_text("renamed", model="claude-sonnet-4-6")
+    fake.script_text("done", model=OPUS_API)
+    result = await chat(vscode, daemon, "@opus rename f")
+    assert (result["status"], result["text"]) == ("completed", "done")
+    first, second = editor.approvals
+    sonnet = "anthropic:claude-sonnet-4-6"
+    assert (first["model"], second["model"]) == (HAIKU, sonnet)
+    # the question asked again says why as it is shown (the first's note came with the result only)
+    why = f"the model changed from {HAIKU} to {sonnet} while the question waited"
+    assert (first["asked_again"], second["asked_again"]) == (None, why)
+    detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
+    (record,) = detail["delegations"]
+    assert (record["model"], record["approval"]["id"], record["approval"]["superseded"]) == (
+        sonnet, second["id"], None)
+    title = "Delegate to a fast worker that may change files"
+    assert record["superseded_approvals"] == [{
+        "id": first["id"], "title": title, "outcome": "allowed_once", "reason": None,
+        "command": None, "cwd": None, "path": None, "diff": None, "tier": "fast",
+        "requested_tier": None, "model": HAIKU, "routed_by": None, "worker_tools": ["edit_file"],
+        "superseded": f"the model changed from {HAIKU} to {sonnet} while the question waited"}]
+    # the planner's call reads both where it reads its question: the earlier one first
+    answer = tool_results(detail)["toolu_w"]
+    assert answer["approval"] == record["approval"]
+    assert answer["superseded_approvals"] == record["superseded_approvals"]
+    # and the chat was shown the same with the call's result, live
+    (live,) = [d["tool"] for d in deltas(vscode, result["turn_id"], "tool_result")]
+    assert (live["approval"], live["superseded_approvals"]) == (
+        record["approval"], record["superseded_approvals"])
 
 
 async def test_a_workers_questions_come_with_its_planners_session(
@@ -556,7 +606,7 @@ async def test_a_workers_questions_come_with_its_planners_session(
         "id": edit["id"], "title": "Edit src/app.py", "outcome": "denied", "reason": "not now",
         "command": None, "cwd": None, "path": "src/app.py",
         "diff": edit["diff"], "tier": None, "requested_tier": None, "model": None,
-        "routed_by": None, "worker_tools": None}]  # the diff its card showed
+        "routed_by": None, "worker_tools": None, "superseded": None}]  # the diff its card showed
     # the planner's own question (the delegation's start) stays with its call's result
     assert tool_results(detail)["toolu_w"]["approval"]["id"] == start["id"]
 

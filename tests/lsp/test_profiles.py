@@ -93,7 +93,11 @@ async def test_session_beats_workspace_beats_global(vscode: SwitchmanClient, dae
     (folder / "profiles.yaml").write_text(WORKSPACE_PROFILES, "utf-8")
     status = await vscode.wait_for(methods.STATUS, lambda s: s["profile"]["resolved_from"]
                                    == "workspace")
-    assert status["profile"] == {"name": "architect", "resolved_from": "workspace"}
+    # bounded by the user's default, reviewer: what the session is left is named
+    architect = {"name": "architect", "resolved_from": "workspace", "bounded_by": "reviewer",
+                 "tools": ["grep", "read_file"], "approval": "read_only",
+                 "tools_left_out": status["profile"]["tools_left_out"]}
+    assert status["profile"] == architect and "edit_file" in architect["tools_left_out"]
     fake.script_text("Here is a plan.", model=OPUS_API)
     second = await chat(vscode, daemon, "please look over the parser")
     assert second["model"] == "anthropic:claude-opus-4-7"  # tier deep
@@ -125,7 +129,7 @@ async def test_session_beats_workspace_beats_global(vscode: SwitchmanClient, dae
     cleared = await vscode.request(methods.SET_PROFILE, {"workspace": daemon.uri,
                                                         "profile": None})
     assert cleared["outcome"] == "cleared"
-    assert cleared["profile"] == {"name": "architect", "resolved_from": "workspace"}
+    assert cleared["profile"] == architect
     again = await vscode.request(methods.SET_PROFILE, {"workspace": daemon.uri,
                                                       "profile": None})
     assert again["outcome"] == "unchanged"
@@ -235,8 +239,8 @@ async def test_a_workspace_default_naming_a_wider_profile_widens_nothing(
     folder = daemon.workspace / ".switchman"
     folder.mkdir()
     (folder / "profiles.yaml").write_text("default: default\n", "utf-8")
-    await vscode.wait_for(methods.STATUS, lambda s: s["profile"] == {
-        "name": "default", "resolved_from": "workspace"})
+    await vscode.wait_for(methods.STATUS, lambda s: s["profile"]["name"] == "default"
+                          and s["profile"]["resolved_from"] == "workspace")
     fake.script_text("Done.", model=SONNET_API)
     first = await chat(vscode, daemon, "please fix the parser")
     assert {t["name"] for t in last_request(fake).body["tools"]} == {"read_file", "grep"}
@@ -255,6 +259,44 @@ async def test_a_workspace_default_naming_a_wider_profile_widens_nothing(
     fake.script_text("Fixed.", model=SONNET_API)
     await chat(vscode, daemon, "please fix the parser")
     assert {"edit_file", "run_command"} <= {t["name"] for t in last_request(fake).body["tools"]}
+
+
+async def test_the_picker_and_status_show_what_a_bounded_workspace_default_is_left(
+        vscode: SwitchmanClient, daemon: Daemon) -> None:
+    """`switchman/profiles` listed a workspace's `default: default` with every tool and the
+    status named it alone, while its sessions ran with the two read-only tools of the
+    user's default, reviewer: both now give what it is left and what bounds it."""
+    folder = daemon.workspace / ".switchman"
+    folder.mkdir()
+    (folder / "profiles.yaml").write_text("default: default\n", "utf-8")
+    left_out = ["create_file", "delegate", "delete_file", "edit_file", "list_files",
+                "memory_add", "memory_replace", "run_command", "skill_load"]
+    bounded = {"name": "default", "resolved_from": "workspace", "bounded_by": "reviewer",
+               "tools": ["grep", "read_file"], "approval": "read_only",
+               "tools_left_out": left_out}
+    status = await vscode.wait_for(methods.STATUS,
+                                   lambda s: s["profile"]["resolved_from"] == "workspace")
+    assert status["profile"] == bounded
+    listing = await profiles(vscode, daemon)
+    assert listing["active"] == bounded
+    by_name = {p["name"]: p for p in listing["profiles"]}
+    assert (by_name["default"]["tools"], by_name["default"]["approval"]) == \
+        (["grep", "read_file"], "read_only")
+    assert (by_name["default"]["bounded_by"], by_name["default"]["tools_left_out"]) == \
+        ("reviewer", left_out)
+    assert "bounded_by" not in by_name["architect"]  # only the profile in force is bounded
+    # chosen in the session, the same profile is the user's own choice: every tool, unbounded
+    chosen = await vscode.request(methods.SET_PROFILE, {"workspace": daemon.uri,
+                                                       "profile": "default"})
+    assert chosen["profile"] == {"name": "default", "resolved_from": "session"}
+    await vscode.wait_for(methods.STATUS, lambda s: s["profile"] == chosen["profile"])
+    listing = await profiles(vscode, daemon)
+    entry = next(p for p in listing["profiles"] if p["name"] == "default")
+    assert "bounded_by" not in entry and "run_command" in entry["tools"]
+    cleared = await vscode.request(methods.SET_PROFILE, {"workspace": daemon.uri,
+                                                        "profile": None})
+    assert cleared["profile"] == bounded
+    assert "bounded by your default 'reviewer'" in cleared["message"], cleared["message"]
 
 
 DELEGATION_PROFILES = """\

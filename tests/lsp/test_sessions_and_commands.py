@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import sqlite3
 import subprocess
@@ -465,6 +466,90 @@ async def test_a_key_the_user_types_stays_in_their_message_and_out_of_the_logs(
     assert typed["content"] == [{"type": "text", "text": f"my other key is {OPENAI_KEY}, keep it"}]
     logs = capfd.readouterr()
     assert OPENAI_KEY not in logs.out + logs.err
+
+
+E2E_OLD_KEY = "anth-e2e-old-5b7c9d1e3f"
+E2E_NEW_KEY = "anth-e2e-new-8a6b4c2d0e"
+E2E_OPENAI_KEY = "opai-e2e-key-1f2e3d4c5b"
+"""Keys that look like no key (short, no ``sk-``): only the daemon's knowing them masks them."""
+
+
+async def test_no_key_reaches_the_editor_the_logs_or_the_database_across_a_rotation(
+        daemon: Daemon, fake: FakeProvider, tmp_path: Path,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """Keys echoed everywhere a provider or a tool can put them — answer text, a tool call's
+    input, a command's output, a file read, a 401 quoting the key, another provider's error
+    quoting it — before and after the key file is rotated: neither key, nor its first 12
+    characters, is in any message the daemon sent, its log, or any file of its data folder.
+    After the rotation only the new key was masked."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    key_file = keys / "anthropic.key"
+    key_file.write_text(E2E_OLD_KEY, "utf-8")
+    (daemon.config / "models.yaml").write_text(
+        f"providers:\n  anthropic: {{base_url: '{fake.anthropic_base_url}', "
+        f"api_key_env: null, api_key_file: '{key_file}'}}\n"
+        f"  openai: {{base_url: '{fake.openai_base_url}', api_key_env: E2E_OPENAI_KEY}}\n",
+        "utf-8")
+    (daemon.config / "routing.yaml").write_text("global_default: sonnet\n", "utf-8")
+    (daemon.workspace / "keys.txt").write_text(
+        f"ANTHROPIC_API_KEY={E2E_OLD_KEY}\nOPENAI_API_KEY={E2E_OPENAI_KEY}\n", "utf-8")
+    env = {k: v for k, v in daemon.env.items() if not k.endswith("_API_KEY")}
+    env["E2E_OPENAI_KEY"] = E2E_OPENAI_KEY
+    async with running_server("visual-studio-code", env, [daemon.workspace], LISTEN,
+                              wire=True) as client:
+        editor = ToolEditor(client)
+        fake.script_tool_calls(
+            [ToolCall("run_command", {"command": f"echo {E2E_OLD_KEY}; cat keys.txt"},
+                      id="toolu_c"),
+             ToolCall("read_file", {"path": "keys.txt"}, id="toolu_r")],
+            text=("Your key is ", E2E_OLD_KEY[:9], E2E_OLD_KEY[9:], "."))
+        fake.script_text("And the other one: ", E2E_OPENAI_KEY, ".")
+        first = await chat(client, daemon, "@sonnet show me my keys")
+        assert first["status"] == "completed"
+        assert first["text"] == "Your key is [redacted].And the other one: [redacted]."
+        fake.script_error(401, f"invalid x-api-key: {E2E_OLD_KEY}")
+        refused = await chat(client, daemon, "@sonnet again")
+        assert "the API key was refused" in refused["error"]["message"]
+        rotated = keys / "rotated.key"
+        rotated.write_text(E2E_NEW_KEY, "utf-8")
+        os.replace(rotated, key_file)
+        fake.script_tool_calls(
+            [ToolCall("grep", {"pattern": E2E_OLD_KEY}, id="toolu_g"),
+             ToolCall("read_file", {"path": "keys.txt"}, id="toolu_k")],
+            text=("It was ", E2E_OLD_KEY, " and is ", E2E_NEW_KEY, "."))
+        fake.script_text("Still ", E2E_OLD_KEY[:5], E2E_OLD_KEY[5:], ".")
+        rotated_turn = await chat(client, daemon, "@sonnet what was it?")
+        assert rotated_turn["status"] == "completed"
+        assert rotated_turn["text"] == "It was [redacted] and is [redacted].Still [redacted]."
+        assert fake.requests[-1].headers["authorization"] == f"Bearer {E2E_NEW_KEY}"
+        fake.script_error(400, f"the gateway refused the key {E2E_OLD_KEY}", model="gpt-5")
+        failed = await chat(client, daemon, "@gpt-5 hello")
+        assert "[redacted]" in failed["error"]["message"]
+        routing = daemon.config / "routing.yaml"
+        client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+            routing.as_uri(), "yaml", 1, routing.read_text("utf-8"))))
+        hovered = await client.text_document_hover_async(types.HoverParams(
+            types.TextDocumentIdentifier(routing.as_uri()), types.Position(0, 18)))
+        assert hovered is not None and isinstance(hovered.contents, types.MarkupContent)
+        assert f"API key from key file `{key_file}` is set" in hovered.contents.value
+        listed = await client.request(methods.MODELS, {"workspace": daemon.uri})
+        assert all(m["configured"] for m in listed["models"])
+        sessions = await client.request(methods.SESSIONS, {"workspace": daemon.uri})
+        for session in sessions["sessions"]:
+            await client.request(methods.SESSION, {"session_id": session["id"]})
+        sent = [r.body for r in fake.requests]
+    logs = capfd.readouterr()
+    stored = b"".join(p.read_bytes() for p in Path(daemon.data).rglob("*") if p.is_file())
+    wire = "\n".join(client.wire)
+    assert "[redacted]" in wire and len(client.wire) > 20
+    for key in (E2E_OLD_KEY, E2E_NEW_KEY, E2E_OPENAI_KEY):
+        for part in (key, key[:12]):
+            assert part not in wire
+            assert part not in repr(editor.approvals)
+            assert part not in logs.out + logs.err
+            assert part.encode() not in stored
+    assert E2E_OLD_KEY not in repr(sent[-3:])  # what the model was sent after the rotation
 
 
 async def test_a_key_pasted_into_routing_yaml_is_never_repeated(

@@ -215,6 +215,39 @@ async def test_a_sticky_model_or_profile_set_in_one_window_applies_in_the_other(
         await stop(first, second)
 
 
+async def test_the_last_sticky_model_request_wins_across_windows(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """A /model queued in the window whose turn runs, then another set in the other window:
+    the other window's, the later one, is in force after the turn (the queued swap was
+    applied as the turn ended and undid it). Queued after the other window's, it wins."""
+    first = await start("visual-studio-code", daemon)
+    second = await start("neovim", daemon)
+    try:
+        fake.script_text("one")
+        session_id = (await chat(first, daemon, "hello"))["session_id"]
+
+        async def during_a_turn_of_the_first(*requests: tuple[SwitchmanClient, str]) -> None:
+            pending, _, _ = await stalled_turn(first, daemon, fake, session_id)
+            for client, model in requests:
+                await client.request(methods.SET_MODEL, {"workspace": daemon.uri,
+                                                         "session_id": session_id,
+                                                         "model": model})
+            fake.release_stalls()
+            assert (await pending)["status"] == "completed"
+
+        async def next_model() -> str:
+            fake.script_text("next")
+            return str((await chat(second, daemon, "next", session_id))["model"])
+
+        await during_a_turn_of_the_first((first, "opus"), (second, "haiku"))
+        assert await next_model() == "anthropic:claude-haiku-4-5"
+        await during_a_turn_of_the_first((second, "sonnet"), (first, "opus"))
+        assert await next_model() == "anthropic:claude-opus-4-7"
+    finally:
+        fake.release_stalls()
+        await stop(first, second)
+
+
 async def test_an_interrupted_turn_keeps_what_its_calls_were_charged(
         daemon: Daemon, fake: FakeProvider) -> None:
     """A turn whose first call finished (charged to the ledger) and whose second call was

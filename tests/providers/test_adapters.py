@@ -17,6 +17,7 @@ from pydantic._internal import _generics as pydantic_generics
 
 from switchman.engine.availability import ErrorClass
 from switchman.engine.config.registry import ApiKind, ProviderSpec
+from switchman.engine.keys import KeyRing
 from switchman.engine.messages import (
     AttachmentBlock,
     ImageBlock,
@@ -52,7 +53,7 @@ def adapter_for(api: ApiKind, fake: FakeProvider) -> ProviderAdapter:
     base = fake.anthropic_base_url if api is ApiKind.ANTHROPIC else fake.openai_base_url
     spec = ProviderSpec(name="p", api=api, api_key_env="TEST_KEY", base_url=base,
                         timeout_seconds=10)
-    return AdapterFactory({"TEST_KEY": KEY}).adapter(spec)
+    return AdapterFactory(KeyRing({"TEST_KEY": KEY})).adapter(spec)
 
 
 def user(text: str, *blocks: object) -> Message:
@@ -288,7 +289,7 @@ async def test_connection_refused_is_a_network_error_naming_the_address(api: Api
     be reached (it said only "Connection error"), without a password or query in the URL."""
     spec = ProviderSpec(name="p", api=api, base_url="http://me:secret@127.0.0.1:9/v1?k=1")
     with pytest.raises(ProviderError) as caught:
-        await collect(AdapterFactory({}).adapter(spec), request())
+        await collect(AdapterFactory(KeyRing({})).adapter(spec), request())
     assert caught.value.error_class is ErrorClass.NETWORK
     assert str(caught.value).startswith(
         "p:model-x: could not reach the provider at http://127.0.0.1:9/v1 (network error): ")
@@ -299,14 +300,14 @@ async def test_connection_refused_is_a_network_error_naming_the_address(api: Api
 async def test_a_port_no_socket_can_have_is_a_network_error(api: ApiKind) -> None:
     spec = ProviderSpec(name="p", api=api, base_url="http://127.0.0.1:99999/v1")
     with pytest.raises(ProviderError) as caught:  # not an ExceptionGroup from the transport
-        await collect(AdapterFactory({}).adapter(spec), request())
+        await collect(AdapterFactory(KeyRing({})).adapter(spec), request())
     assert caught.value.error_class is ErrorClass.NETWORK
 
 
 def test_adapters_are_cached_per_key() -> None:
     spec = ProviderSpec(name="p", api=ApiKind.OPENAI, api_key_env="K")
     environ = {"K": "one"}
-    factory = AdapterFactory(environ)
+    factory = AdapterFactory(KeyRing(environ))
     first = factory.adapter(spec)
     assert factory.adapter(spec) is first
     environ["K"] = "two"
@@ -322,8 +323,9 @@ def test_sdks_are_not_imported_until_a_provider_is_used() -> None:
 def test_making_an_adapter_imports_no_sdk_and_blocks_nothing() -> None:
     code = ("import sys\n"
             "from switchman.engine.config.registry import ApiKind, ProviderSpec\n"
+            "from switchman.engine.keys import KeyRing\n"
             "from switchman.engine.providers.factory import AdapterFactory\n"
-            "factory = AdapterFactory({'K': 'k'})\n"
+            "factory = AdapterFactory(KeyRing({'K': 'k'}))\n"
             "for api in (ApiKind.ANTHROPIC, ApiKind.OPENAI):\n"
             "    factory.adapter(ProviderSpec(name=api.value, api=api, api_key_env='K'))\n"
             "assert 'anthropic' not in sys.modules and 'openai' not in sys.modules\n")
@@ -364,6 +366,19 @@ async def test_a_created_adapter_is_called_without_a_pass_of_the_event_loop() ->
     await anext(events)
     assert order[0] == "adapter called", order
     assert [e async for e in events] == []
+
+
+async def test_a_key_a_provider_error_quotes_is_masked(fake: FakeProvider) -> None:
+    """The adapter masks its own key and key-shaped text in an error; a gateway quoting
+    another provider's key, or a rotated one, that looks like no key sent it on as it was."""
+    other = "gw-quoted-key-0042"
+    deferred = DeferredAdapter(lambda: adapter_for(ApiKind.ANTHROPIC, fake), KEY,
+                               lambda: [other])
+    fake.script_error(400, f"the gateway refused {other} and {KEY}")
+    with pytest.raises(ProviderError) as caught:
+        await collect(deferred, request())
+    assert other not in str(caught.value) and other not in caught.value.detail
+    assert "the gateway refused [redacted] and [redacted]" in str(caught.value)
 
 
 async def test_what_creating_an_adapter_leaves_alive_is_frozen_for_the_collector(
@@ -430,7 +445,7 @@ async def test_a_changed_timeout_applies_to_the_next_call(api: ApiKind, fake: Fa
     base = fake.anthropic_base_url if api is ApiKind.ANTHROPIC else fake.openai_base_url
     slow = ProviderSpec(name="p", api=api, api_key_env="TEST_KEY", base_url=base,
                         timeout_seconds=60)
-    factory = AdapterFactory({"TEST_KEY": KEY})
+    factory = AdapterFactory(KeyRing({"TEST_KEY": KEY}))
     fake.script_text("first")
     await collect(factory.adapter(slow), request())
     quick = msgspec.structs.replace(slow, timeout_seconds=0.5)

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from switchman.engine.clock import ManualClock
-from switchman.engine.tools.approval import ApprovalAnswer, ApprovalRequest
+from switchman.engine.sessions.records import DelegationRecord
+from switchman.engine.tools.approval import ApprovalAnswer, ApprovalRequest, Decision
 from tests.sessions.conftest import Engine, scripted_engine
 from tests.sessions.test_delegation import HAIKU, OPUS, SONNET, delegate, failure, results
 from tests.support.scripted_adapter import ScriptedAdapter
@@ -197,11 +198,11 @@ async def test_the_question_names_the_model_a_rule_routes_the_worker_to(
     assert (approver.asked[1].model, approver.asked[1].routed_by) == (HAIKU, None)
 
 
-async def test_routing_changed_while_the_question_waited_is_asked_about_again(
-        deleg: Engine, adapter: ScriptedAdapter, approver: ScriptedApprover) -> None:
-    """The model the user approved is the one that runs: routing.yaml changed while the
-    question waited, so the worker would now run on another model; the user is asked again,
-    naming it, and the worker runs on what the last question named."""
+async def fast_tier_changed_while_asked(deleg: Engine, adapter: ScriptedAdapter,
+                                        approver: ScriptedApprover, decision: Decision
+                                        ) -> tuple[list[ApprovalRequest], DelegationRecord]:
+    """A delegation whose first question the user answers with ``decision`` after saving a
+    routing.yaml whose fast tier is sonnet (it was haiku): the questions asked and its record."""
     routing = deleg.folder.parent / "config" / "routing.yaml"
     tiers = "global_default: opus\ntiers: {fast: %s, balanced: sonnet, deep: opus}\n"
     routing.write_text(tiers % "haiku")
@@ -211,19 +212,45 @@ async def test_routing_changed_while_the_question_waited_is_asked_about_again(
         asked.append(request)
         if request.tool == "delegate" and len(asked) == 1:  # the user edits it meanwhile
             routing.write_text(tiers % "sonnet")
-        return ApprovalAnswer("allow_once")
+        return ApprovalAnswer(decision)
 
     approver.ask = ask  # type: ignore[method-assign]
     adapter.calls(delegate("tu_w", task="rename f to g"), model=OPUS)
     adapter.text("renamed", model=SONNET)
     adapter.text("done", model=OPUS)
     result = await deleg.service.chat(deleg.workspace, None, "@opus rename f")
+    (stored,) = deleg.service.session(result.session_id).delegations
+    return asked, stored
+
+
+async def test_routing_changed_while_the_question_waited_is_asked_about_again(
+        deleg: Engine, adapter: ScriptedAdapter, approver: ScriptedApprover) -> None:
+    """The model the user approved is the one that runs: routing.yaml changed while the
+    question waited, so the worker would now run on another model; the user is asked again,
+    naming it, and the worker runs on what the last question named."""
+    asked, stored = await fast_tier_changed_while_asked(deleg, adapter, approver, "allow_once")
     assert [(a.tool, a.model) for a in asked] == [("delegate", HAIKU), ("delegate", SONNET)]
     assert [r.model_id for r in adapter.requests] == [OPUS, SONNET, OPUS]
-    (stored,) = deleg.service.session(result.session_id).delegations
     assert stored.model == SONNET
     assert stored.approval is not None
     assert (stored.approval.id, stored.approval.model) == (asked[1].id, SONNET)
+    # the first question is kept too, said to be superseded and why
+    (earlier,) = stored.superseded_approvals
+    assert (earlier.id, earlier.model, earlier.outcome, earlier.superseded) == (
+        asked[0].id, HAIKU, "allowed_once",
+        f"the model changed from {HAIKU} to {SONNET} while the question waited")
+    assert stored.approval.superseded is None
+
+
+async def test_an_always_answer_is_not_asked_again_nor_marked_superseded(
+        deleg: Engine, adapter: ScriptedAdapter, approver: ScriptedApprover) -> None:
+    """"Always allow" asks no more: routing that changed while its question waited asks
+    nothing again, so its question is the delegation's only one, not a superseded one."""
+    asked, stored = await fast_tier_changed_while_asked(deleg, adapter, approver,
+                                                        "allow_always")
+    assert [a.model for a in asked] == [HAIKU]
+    assert stored.approval is not None and stored.approval.outcome == "allowed_always"
+    assert (stored.approval.superseded, stored.superseded_approvals) == (None, [])
 
 
 async def test_the_question_names_the_model_a_worker_profile_runs_on(

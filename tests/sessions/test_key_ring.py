@@ -30,6 +30,19 @@ def counting(reads: list[Path]) -> Callable[[Path], str]:
     return read
 
 
+def keyed_by_file(tmp_path: Path, fake: FakeProvider) -> Path:
+    """Config, data and workspace folders in ``tmp_path``, Anthropic sent to ``fake`` with
+    its key (:data:`OLD_KEY`) in a file; the key file."""
+    for name in ("config", "data", "workspace"):
+        (tmp_path / name).mkdir()
+    key_file = tmp_path / "anthropic.key"
+    key_file.write_text(OLD_KEY)
+    (tmp_path / "config" / "models.yaml").write_text(
+        f"providers:\n  anthropic: {{base_url: '{fake.anthropic_base_url}', "
+        f"api_key_env: null, api_key_file: '{key_file}'}}\n")
+    return key_file
+
+
 def later() -> int:
     """A clock for which every file was written long ago (none is too recent to be kept)."""
     return time.time_ns() + 10 * RECENT_CHANGE_NS
@@ -79,13 +92,7 @@ async def test_a_turn_of_many_tool_calls_reads_the_key_file_once(
         raise AssertionError(f"{path} read past the daemon's key ring")
 
     monkeypatch.setattr(keys, "key_file_text", elsewhere)  # routing, the adapter: the ring
-    for name in ("config", "data", "workspace"):
-        (tmp_path / name).mkdir()
-    key_file = tmp_path / "anthropic.key"
-    key_file.write_text(OLD_KEY)
-    (tmp_path / "config" / "models.yaml").write_text(
-        f"providers:\n  anthropic: {{base_url: '{fake.anthropic_base_url}', "
-        f"api_key_env: null, api_key_file: '{key_file}'}}\n")
+    key_file = keyed_by_file(tmp_path, fake)
     (tmp_path / "workspace" / "key.txt").write_text(f"{OLD_KEY} {NEW_KEY}\n")
     reads: list[Path] = []
     service = Switchman(Recorder(), config_folder=tmp_path / "config",
@@ -113,5 +120,94 @@ async def test_a_turn_of_many_tool_calls_reads_the_key_file_once(
         assert fake.requests[-1].headers["authorization"] == f"Bearer {NEW_KEY}"
         [result] = fake.requests[-1].body["messages"][-1]["content"]
         assert NEW_KEY not in result["content"] and "[redacted]" in result["content"]
+    finally:
+        service.store.db.close()
+
+
+def test_every_key_read_stays_masked_after_it_changed(tmp_path: Path) -> None:
+    key_file = tmp_path / "anthropic.key"
+    key_file.write_text(OLD_KEY)
+    provider = ProviderSpec("anthropic", ApiKind.ANTHROPIC, api_key_file=str(key_file))
+    other = ProviderSpec("openai", ApiKind.OPENAI, api_key_env="OPENAI_API_KEY")
+    environ = {"OPENAI_API_KEY": "sk-openai-before-rotation"}
+    ring = KeyRing(environ, key_file_text, later)
+    assert ring.masked([provider, other]) == [OLD_KEY, "sk-openai-before-rotation"]
+    key_file.write_text(NEW_KEY)
+    environ["OPENAI_API_KEY"] = "sk-openai-after-rotation"
+    assert ring.keys([provider, other]) == [NEW_KEY, "sk-openai-after-rotation"]
+    assert set(ring.masked([provider])) == {OLD_KEY, NEW_KEY, "sk-openai-before-rotation",
+                                            "sk-openai-after-rotation"}
+
+
+async def test_a_rotated_key_stays_masked(tmp_path: Path, fake: FakeProvider) -> None:
+    """A key rotated mid-session is still in the model's earlier context, in files and in
+    commands' output: only the new key was masked, so the old one a model repeated, or a
+    tool printed, reached the chat, the transcript, the database and the next request."""
+    key_file = keyed_by_file(tmp_path, fake)
+    (tmp_path / "workspace" / "old.txt").write_text(f"ANTHROPIC_API_KEY={OLD_KEY}\n")
+    recorder = Recorder()
+    service = Switchman(recorder, config_folder=tmp_path / "config",
+                        data_folder=tmp_path / "data", environ={},
+                        approver=ScriptedApprover(), keys=KeyRing({}, key_file_text, later))
+    workspace = service.open_workspace(str(tmp_path / "workspace"))
+    try:
+        fake.script_text("Hello.")
+        assert (await service.chat(workspace, None, "@sonnet hi")).status == "completed"
+        rotated = tmp_path / "new.key"
+        rotated.write_text(NEW_KEY)
+        os.replace(rotated, key_file)
+        half = len(OLD_KEY) // 2
+        fake.script_tool_calls(
+            [ToolCall("grep", {"pattern": OLD_KEY}, id="toolu_g"),
+             ToolCall("read_file", {"path": "old.txt"}, id="toolu_r")],
+            text=("The old key was ", OLD_KEY[:half], OLD_KEY[half:], "."))
+        fake.script_text("It is ", OLD_KEY, " still.")
+        second = await service.chat(workspace, None, "@sonnet what was my key?")
+        assert second.status == "completed"
+        assert fake.requests[-1].headers["authorization"] == f"Bearer {NEW_KEY}"
+        assert second.text == "The old key was [redacted].It is [redacted] still."
+        [_, read] = fake.requests[-1].body["messages"][-1]["content"]
+        assert "[redacted]" in read["content"]
+        seen = repr([second, recorder.deltas, fake.requests[-1].body,
+                     service.session(second.session_id)])
+        database = b"".join(p.read_bytes() for p in (tmp_path / "data").glob("switchman.db*"))
+        for key in (OLD_KEY, NEW_KEY):
+            assert key not in seen and key.encode() not in database
+    finally:
+        service.store.db.close()
+
+
+def test_the_model_list_and_status_ask_the_daemons_key_ring(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model list (``configured``) and the status bar's "no provider has an API key"
+    notice read keys themselves, from the process's environment and the key files: a
+    daemon given another environment (tests, embedders) listed its models as keyless, and
+    each listing read every key file again, once per model."""
+    def elsewhere(path: Path) -> str:
+        raise AssertionError(f"{path} read past the daemon's key ring")
+
+    monkeypatch.setattr(keys, "key_file_text", elsewhere)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for name in ("config", "data", "workspace"):
+        (tmp_path / name).mkdir()
+    key_file = tmp_path / "openai.key"
+    key_file.write_text(NEW_KEY)
+    (tmp_path / "config" / "models.yaml").write_text(
+        f"providers:\n  openai: {{api_key_env: null, api_key_file: '{key_file}'}}\n")
+    reads: list[Path] = []
+    service = Switchman(Recorder(), config_folder=tmp_path / "config",
+                        data_folder=tmp_path / "data",
+                        environ={"ANTHROPIC_API_KEY": OLD_KEY},
+                        keys=KeyRing({"ANTHROPIC_API_KEY": OLD_KEY}, counting(reads), later))
+    workspace = service.open_workspace(str(tmp_path / "workspace"))
+    try:
+        listed = service.models(workspace).models
+        assert {m.provider for m in listed if m.configured} == {"anthropic", "openai"}
+        assert service.models(workspace).models == listed
+        assert reads == [key_file]
+        assert OLD_KEY not in repr(listed) and NEW_KEY not in repr(listed)
+        status = service.status(workspace)
+        assert not any("API key" in banner for banner in status.banners)
     finally:
         service.store.db.close()

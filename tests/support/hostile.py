@@ -28,9 +28,10 @@ from switchman.engine.editing.completion import complete
 from switchman.engine.editing.fixes import FixContext, fixes
 from switchman.engine.editing.hover import hover
 from switchman.engine.editing.outline import Symbol, outline
+from switchman.engine.keys import KeyRing
 
 REGISTRY = builtin_registry()
-ENVIRON = {"ANTHROPIC_API_KEY": "k"}
+ENVIRON = KeyRing({"ANTHROPIC_API_KEY": "k"})
 PATHS = {FileKind.ROUTING: "/c/routing.yaml", FileKind.MODELS: "/c/models.yaml",
          FileKind.WORKSPACE: "/w/.switchman/routing.yaml",
          FileKind.PROFILES: "/c/profiles.yaml",

@@ -9,6 +9,7 @@ and never sleep.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from collections import defaultdict
@@ -34,12 +35,24 @@ TIMEOUT = 60.0  # a bound for failures, not a wait: the shared test machine is o
 
 
 class SwitchmanClient(LanguageClient):
-    """A test client that records every notification it receives."""
+    """A test client that records every notification it receives, and the wire."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, wire: bool = False) -> None:
         super().__init__(converter_factory=plain_params_converter)
         self.received: dict[str, list[Any]] = defaultdict(list)
+        self.wire: list[str] = []
+        """With ``wire``, every message the server sent, as its JSON text (responses and
+        errors too); off by default, as it costs the client time (benchmarks use it)."""
         self._changed = asyncio.Condition()
+        if wire:
+            structure = self.protocol.structure_message
+
+            def recorded(data: dict[str, Any]) -> Any:  # called for each object, inner first
+                if "jsonrpc" in data:
+                    self.wire.append(json.dumps(data, ensure_ascii=False))
+                return structure(data)
+
+            self.protocol.structure_message = recorded  # type: ignore[method-assign]
         self.initialize_result: types.InitializeResult | None = None
         register_lsp_features(self, {**DEFAULT_CLIENT_FEATURES,
                                      types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _on_diagnostics,
@@ -121,12 +134,14 @@ async def running_server(
     workspaces: list[Path] | None = None,
     listen: tuple[str, ...] = (),
     initialization_options: Any = None,
+    wire: bool = False,
 ) -> AsyncIterator[SwitchmanClient]:
     """Start ``switchman serve``, initialise it as ``capabilities``' editor, and stop it after.
 
-    ``capabilities`` names an editor known to pytest-lsp, or gives its capabilities.
+    ``capabilities`` names an editor known to pytest-lsp, or gives its capabilities; with
+    ``wire``, the client keeps every message the server sends (:attr:`SwitchmanClient.wire`).
     """
-    client = SwitchmanClient()
+    client = SwitchmanClient(wire=wire)
     client.listen(*listen)
     await client.start_io(*SERVER_COMMAND, env=env)
     folders = [types.WorkspaceFolder(uri=w.as_uri(), name=w.name) for w in workspaces or []]

@@ -200,4 +200,42 @@ return {
       vim.fn.delete(folder, 'rf')
     end,
   },
+  {
+    'a workspace default bounded by your default profile is marked: statusline, :Switchman status, the picker',
+    function()
+      -- `default: default` in the repository, your own default a read-only reviewer: the session
+      -- has two tools, where the statusline named `default` alone and the picker showed no bound
+      local user_file = vim.env.SWITCHMAN_CONFIG_DIR .. '/profiles.yaml'
+      vim.fn.writefile({ 'default: reviewer', 'profiles:', '  reviewer:', '    tools: [read_file, grep]',
+        '    approval: read_only' }, user_file)
+      local folder = root .. '/.switchman'
+      vim.fn.mkdir(folder, 'p')
+      vim.fn.writefile({ 'default: default' }, folder .. '/profiles.yaml')
+      vim.cmd('Switchman restart')
+      wait_statusline('Switchman: rules · default (bounded)')
+      local lines = require('switchman.status').describe(root)
+      H.eq("Profile:        default (the workspace's default, bounded by your default 'reviewer')", lines[5],
+        ':Switchman status names the bound')
+      H.check(lines[6]:find('tools: grep, read_file · read-only; left out: create_file, delegate,', 1, true),
+        'and what the session is left and loses', lines)
+      local labels = H.stub_select(function(item)
+        return type(item) == 'table' and item.name == 'default'
+      end)
+      vim.cmd('Switchman profile')
+      -- chosen in the session, the same profile is your own choice: not bounded
+      wait_statusline('Switchman: rules · default')
+      H.check(labels[1]:find('● default', 1, true)
+        and labels[1]:find("read-only · bounded by your default 'reviewer' (tools: grep, read_file)", 1, true),
+        'the picker shows the tools and approval it is left, and the bound', labels)
+      H.check(labels[2]:find('reviewer', 1, true) and not labels[2]:find('bounded', 1, true),
+        'the other profiles are shown as they are', labels)
+      vim.cmd('Switchman profile -')
+      wait_statusline('Switchman: rules · default (bounded)')
+      H.wait_for('the daemon says it is bounded again', function()
+        return (last_notification() or ''):find("bounded by your default 'reviewer'", 1, true) ~= nil
+      end, nil, H.notifications)
+      vim.fn.delete(folder, 'rf')
+      vim.fn.delete(user_file)
+    end,
+  },
 }

@@ -201,6 +201,37 @@ return {
     end,
   },
   {
+    'an error shown while the question waits ends the prompt with it: the question is asked again',
+    function()
+      -- vim.ui.select's default prompt (inputlist) ends with an error when an error message is shown
+      -- while it waits (another plugin's, or a daemon's exit notice): the handler failed with it,
+      -- LSP reported SERVER_REQUEST_HANDLER_ERROR and the diff tab stayed open
+      H.fake('POST', '/_fake/reset')
+      H.script({ edit_step(), { kind = 'text', chunks = { 'Left it again.' } } })
+      local asked = 0
+      vim.ui.select = function(items, _, on_choice)
+        asked = asked + 1
+        if asked == 1 then
+          error('Vim:E5108: Error executing lua: another plugin failed', 0)
+        end
+        for i, label in ipairs(items) do
+          if label == 'Deny' then
+            return on_choice(label, i)
+          end
+        end
+      end
+      vim.ui.input = function(_, on_confirm)
+        on_confirm('not this time')
+      end
+      send('make f return 3')
+      wait_idle()
+      H.eq(2, asked, 'the question was asked again')
+      local result = last_tool_result()
+      H.check(vim.inspect(result.content):find('not this time', 1, true), 'the answer reached the model', result)
+      H.eq(1, #vim.api.nvim_list_tabpages(), 'the diff tab was closed')
+    end,
+  },
+  {
     'an approved new file in folders that do not exist yet is created with them, holding exactly its text',
     function()
       allowed_call_turn('write a guide', { name = 'create_file', id = 'toolu_create',
@@ -565,7 +596,7 @@ return {
       chat = H.reopen_chat(chat) -- the code window stays
       H.wait_text(chat.view.transcript, 'Not delegated.')
       local text = H.text(chat.view.transcript)
-      H.eq(7, #live, 'a line live under each tool call that asked', H.lines(chat.view.transcript))
+      H.eq(8, #live, 'a line live under each tool call that asked', H.lines(chat.view.transcript))
       H.eq(questions(text), live, 'the same lines as the rebuilt chat')
       H.check(live_apply, "ga's line live", H.lines(chat.view.transcript))
       H.eq(applied(text), live_apply, "ga's line as the rebuilt chat shows it")
@@ -591,7 +622,7 @@ return {
       shows('  ✗ edit_file: stopped\n    ? Edit src/tools_target.py — Not answered: the turn was stopped; nothing happened.\n',
         'the question the stop cut short')
       local _, count = text:gsub('\n    %? ', '')
-      H.eq(8, count, 'one line a question (the delete too), none for the reads', H.lines(chat.view.transcript))
+      H.eq(9, count, 'one line a question (the delete too), none for the reads', H.lines(chat.view.transcript))
     end,
   },
   {

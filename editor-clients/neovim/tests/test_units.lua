@@ -7,6 +7,23 @@ local status = require('switchman.status')
 local workspace = require('switchman.workspace')
 
 local ROOT = '/nowhere'
+
+--- The texts of rendered lines.
+local function texts(lines)
+  return vim.tbl_map(function(l)
+    return l[1]
+  end, lines)
+end
+
+--- The `count` lines after the line `first` of `lines` (all of them when there is none).
+local function after(lines, first, count)
+  for i, line in ipairs(lines) do
+    if line == first then
+      return vim.list_slice(lines, i + 1, i + count)
+    end
+  end
+  return lines
+end
 local HAIKU, SONNET, OPUS = 'anthropic:claude-haiku-4-5', 'anthropic:claude-sonnet-4-6', 'anthropic:claude-opus-4-7'
 
 local function record(fields)
@@ -147,6 +164,29 @@ return {
     end,
   },
   {
+    "a bounded workspace default's picker entry fits the editor's width too: its tools cut with … (status lists them all)",
+    function()
+      local profiles = require('switchman.profiles')
+      local columns = vim.o.columns
+      local bounded = { name = 'default', source = 'builtin', bounded_by = 'reviewer', model_policy = {},
+        description = 'The general coding assistant.',
+        tools = { 'delegate', 'edit_file', 'grep', 'list_files', 'read_file' } }
+      vim.o.columns = 200
+      H.eq("● default      [builtin]  The general coding assistant. · model: your rules · "
+        .. "bounded by your default 'reviewer' (tools: delegate, edit_file, grep, list_files, read_file)",
+        profiles.describe(bounded, 'default'), 'whole where it fits')
+      vim.o.columns = 160
+      local entry = profiles.describe(bounded, 'default')
+      H.check(vim.fn.strdisplaywidth(entry) <= 160 - 5, 'one line of 160 columns', entry)
+      H.check(entry:find("· bounded by your default 'reviewer' (tools: delegate, ", 1, true)
+        and entry:sub(-#'…)') == '…)', 'the bound said, its tools cut', entry)
+      vim.o.columns = 120
+      H.check(profiles.describe(bounded, 'default'):find("(tools: delegate, edit_f…)", 1, true),
+        'narrower, never cut shorter than that', profiles.describe(bounded, 'default'))
+      vim.o.columns = columns
+    end,
+  },
+  {
     "a command's output reads as a terminal showed it: no escape sequences, a carriage return's last value",
     function()
       local shown = vim.tbl_map(function(line)
@@ -217,18 +257,46 @@ return {
     end,
   },
   {
-    "the skills watch reads the folders of routing.yaml's workspaces: block (quoted, ~, comments, nested keys)",
+    "a read-only buffer cannot be undone to empty: g- and :earlier left a transcript or float blank",
     function()
-      local cfg = vim.fn.tempname()
-      vim.fn.mkdir(cfg, 'p')
-      vim.fn.writefile({ '# mine', 'default: sonnet', 'workspaces:', '  # the billing service', '  ~/code/billing:',
-        '    default: haiku', '    rules:', '      - name: x', '        when: {message_matches: "a: b"}', '',
-        "  '/srv/api':   # quoted", '    default: opus', '  "/srv/with space/":', '    rules: []',
-        '  relative/folder:', '    default: haiku', 'rules:', '  - name: not/a/block', '    use: haiku' }, cfg .. '/routing.yaml')
-      config.apply({ config_dir = cfg })
-      local home = vim.loop.os_homedir()
-      H.eq({ home .. '/code/billing', '/srv/api', '/srv/with space' }, require('switchman.skill_watch').block_folders())
-      config.apply({})
+      local ui = require('switchman.ui')
+      local scratch = ui.scratch('switchman://test/undo', { '# A transcript', 'its text' })
+      vim.cmd('silent! normal! g-')
+      vim.cmd('silent! earlier 1f')
+      H.eq({ '# A transcript', 'its text' }, H.lines(scratch), 'the scratch buffer keeps its text')
+      ui.fill(scratch, { 'filled again' })
+      vim.cmd('silent! normal! g-')
+      H.eq({ 'filled again' }, H.lines(scratch), 'refilled, it is not undone to the first text')
+      vim.cmd('bwipeout! ' .. scratch)
+      local float, win = ui.float({ 'Why this model?', 'because' }, { title = 'Why' })
+      vim.cmd('silent! normal! g-')
+      H.eq({ 'Why this model?', 'because' }, H.lines(float), 'the float keeps its text')
+      vim.api.nvim_win_close(win, true)
+      local transcript = require('switchman.chat.view').new('/tmp/undo-root').transcript
+      ui.put(transcript, 0, -1, { '## You', 'hello' })
+      vim.api.nvim_buf_call(transcript, function()
+        vim.cmd('silent! normal! g-')
+      end)
+      H.eq({ '## You', 'hello' }, H.lines(transcript), 'the chat transcript keeps its text')
+    end,
+  },
+  {
+    "a window opened from the chat's windows has the user's options, not the chat's (no numbers, no signs)",
+    function()
+      vim.o.number, vim.o.signcolumn = true, 'yes'
+      local view = require('switchman.chat.view').new('/tmp/options-root')
+      local input_win = view:show()
+      H.eq(false, vim.wo[input_win].number, 'the chat has no numbers')
+      H.eq('no', vim.wo[input_win].signcolumn, 'nor signs')
+      for _, from in ipairs({ input_win, vim.fn.win_findbuf(view.transcript)[1] }) do
+        vim.api.nvim_set_current_win(from)
+        vim.cmd('tabnew')
+        H.eq({ true, 'yes', true }, { vim.wo.number, vim.wo.signcolumn, vim.wo.foldenable },
+          'a file opened from the chat shows numbers, signs and folds')
+        vim.cmd('tabclose')
+      end
+      view:hide()
+      vim.o.number, vim.o.signcolumn = false, 'auto'
     end,
   },
   {
@@ -405,19 +473,6 @@ return {
             approvals = { asked('q5', 'Edit c.py', { diff = '--- a/c.py\n+++ b/c.py\n@@ -1 +1 @@\n-a\n+b\n' }) } },
         },
       }
-      local function texts(lines)
-        return vim.tbl_map(function(l)
-          return l[1]
-        end, lines)
-      end
-      local function after(lines, first, count)
-        for i, line in ipairs(lines) do
-          if line == first then
-            return vim.list_slice(lines, i + 1, i + count)
-          end
-        end
-        return lines
-      end
       local want_diff = { '      │ --- a/a.py', '      │ +++ b/a.py', '      │ @@ -1,20 +1,20 @@' }
       for i = 1, 13 do
         table.insert(want_diff, ('      │ -x = %d'):format(i))
@@ -439,6 +494,53 @@ return {
         H.eq({ '      │ --- a/c.py', '      │ +++ b/c.py', '      │ @@ -1 +1 @@', '      │ -a', '      │ +b' },
           after(lines, '    ? Edit c.py — Allowed once. (asked by the worker)', 5), "a worker's question's diff", all)
       end
+    end,
+  },
+  {
+    "a delegation's start question asked again (its model changed) shows both, the first said to be superseded",
+    function()
+      local at = '2026-11-24T12:00:01Z'
+      local why = 'the model changed from anthropic:claude-haiku-4-5 to anthropic:claude-sonnet-4-6 while the question waited'
+      local function asked(id, model, superseded)
+        return { id = id, title = 'Delegate to a fast worker that may change files', outcome = 'allowed_once',
+          reason = vim.NIL, command = vim.NIL, cwd = vim.NIL, path = vim.NIL, diff = vim.NIL, tier = 'fast', model = model,
+          routed_by = vim.NIL, worker_tools = { 'edit_file' }, superseded = superseded or vim.NIL }
+      end
+      local first = asked('q1', 'anthropic:claude-haiku-4-5', why)
+      local last = asked('q2', 'anthropic:claude-sonnet-4-6')
+      local detail = {
+        messages = {
+          { id = 'm1', turn_id = 'T1', role = 'user', created_at = at, content = { { type = 'text', text = 'go' } } },
+          { id = 'm2', turn_id = 'T1', role = 'assistant', created_at = at, content = {
+            { type = 'tool_use', id = 'tu1', name = 'delegate', input = { tier = 'fast', task = 't' } } } },
+          { id = 'm3', turn_id = 'T1', role = 'tool', created_at = at, content = {
+            { type = 'tool_result', tool_use_id = 'tu1', content = 'done', summary = 'fast worker done', approval = last,
+              superseded_approvals = { first } } } },
+          { id = 'm4', turn_id = vim.NIL, role = 'user', created_at = '2026-11-24T12:00:02Z',
+            content = { { type = 'text', text = '/delegate fast fix it' } } },
+        },
+        turns = { { id = 'T1', model = SONNET, summary = 'global default', status = 'completed' } },
+        delegations = {
+          { tool_use_id = 'd1', source = 'user', status = 'completed', tier = 'fast', task = 'fix it',
+            started_at = '2026-11-24T12:00:02.5Z', approval = asked('q4', 'anthropic:claude-sonnet-4-6'),
+            superseded_approvals = { asked('q3', 'anthropic:claude-haiku-4-5', why) } },
+        },
+      }
+      local want = {
+        '    ? Delegate to a fast worker that may change files — Allowed once. Superseded, asked again: ' .. why .. '.',
+        '      worker on fast tier · claude-haiku-4-5 · may use edit_file',
+        '    ? Delegate to a fast worker that may change files — Allowed once.',
+        '      worker on fast tier · claude-sonnet-4-6 · may use edit_file',
+      }
+      for name, lines in pairs({ history = texts(render.history(ROOT, detail)), transcript = texts(render.transcript(ROOT,
+        detail)) }) do
+        local all = table.concat(lines, '\n')
+        H.eq(want, after(lines, '  ✓ delegate: fast worker done', 4), name .. ": the planner's call, both questions", all)
+        H.eq(want, after(lines, '/delegate fast fix it', 4), name .. ": a /delegate's, both questions above its line", all)
+      end
+      -- the chat live: the call's result brings both, as rebuilt
+      H.eq(want, texts(render.start_questions({ approval = last, superseded_approvals = { first } })), 'live')
+      H.eq({ want[3], want[4] }, texts(render.start_questions({ approval = last })), 'asked once (an older daemon too)')
     end,
   },
   {
@@ -683,6 +785,13 @@ return {
         worker_tools = { 'edit_file' }, task = 'fix it', command = vim.NIL }
       H.eq('Switchman wants to delegate to a fast worker on claude-opus-4-7 (rule: docs) with edit_file: fix it',
         approval.prompt(ruled))
+      -- asked again (the model changed while the first question waited): the question says why as it is shown
+      local why = 'the model changed from anthropic:claude-haiku-4-5 to anthropic:claude-sonnet-4-6 while the question waited'
+      local again = vim.tbl_extend('force', routed, { asked_again = why })
+      H.eq(approval.prompt(routed) .. ' (asked again: ' .. why .. ')', approval.prompt(again))
+      H.eq('Asked again: ' .. why .. '.', approval.delegation_lines(again)[2], 'and its tab, under the worker line')
+      H.eq(approval.delegation_lines(routed), approval.delegation_lines(vim.tbl_extend('force', routed,
+        { asked_again = vim.NIL })), 'asked once: as before')
       -- a command of several lines: its first in the question (which had the line breaks in it, and
       -- nothing showed the command whole), all of it in a tab while asked
       local script = 'for f in *.py; do\n  black "$f"\ndone'

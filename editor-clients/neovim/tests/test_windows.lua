@@ -301,6 +301,38 @@ return {
     end,
   },
   {
+    "g+ and cancel on the other window's answer still being written say so; g+ rates it once it has ended",
+    function()
+      H.script({ { kind = 'text', chunks = { 'written over ', 'there' }, fault = { kind = 'stall', after_chunks = 1 } } })
+      local done
+      client.call(other, 'request', 'switchman/chat', { workspace = workspace.uri(root), message = 'a slow one over there' },
+        function(err, result)
+          done = { err = err, result = result }
+        end)
+      H.wait_for("the other window's answer, still running, in this chat", function()
+        local text = transcript_text()
+        return text:find('written over', 1, true) and text:find('still running (started in another window', 1, true)
+      end, nil, transcript_text)
+      H.notifications = {}
+      vim.cmd('Switchman feedback up') -- the daemon refused it: no such ended turn
+      H.wait_notification(vim.log.levels.INFO, 'the last answer is still being written in another window')
+      vim.cmd('Switchman cancel') -- it said "no turn is running"
+      H.wait_notification(nil, 'This turn is running in another editor window', 'stop it from that window')
+      H.check(done == nil, 'the other window\'s turn goes on')
+      H.fake('POST', '/_fake/release')
+      H.wait_for("the other window's turn to end", function()
+        return done ~= nil
+      end)
+      H.check(done.err == nil, 'the chat failed', done.err)
+      H.wait_for('the ended answer drawn here', function()
+        return chat().last_turn_id == done.result.turn_id
+      end, nil, transcript_text)
+      H.notifications = {}
+      vim.cmd('Switchman feedback up')
+      H.wait_notification(nil, 'noted 👍 for the last answer')
+    end,
+  },
+  {
     'a change from the other window during a turn here redraws the chat once the turn ended',
     function()
       H.script({ { kind = 'text', chunks = { 'slow ', 'answer' }, fault = { kind = 'stall', after_chunks = 1 } } })

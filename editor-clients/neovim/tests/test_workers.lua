@@ -8,6 +8,7 @@ local workspace = require('switchman.workspace')
 
 local root = workspace.normalize(vim.env.SWITCHMAN_TEST_WORKSPACE)
 local chat
+local first_footer -- the first test's answer footer: `{ total, workers }` costs
 
 local function transcript()
   return chat.view.transcript
@@ -159,6 +160,7 @@ return {
       end, nil, function()
         return { live, H.lines(transcript()) }
       end)
+      first_footer = { total = total, workers = named }
     end,
   },
   {
@@ -189,6 +191,12 @@ return {
       local call, line = text:find('⚙ delegate', 1, true), text:find('✓ worker fast', 1, true)
       local result = text:find('✓ delegate:', 1, true)
       H.check(call and result and call < line and line < result, 'between the call and its result', H.lines(bufnr))
+      -- the turn's heading has its answer's total, the worker's included and named (it had the planner's own cost)
+      local heading = vim.tbl_filter(function(l)
+        return l:match('^## Turn 1 · ') ~= nil
+      end, H.lines(bufnr))[1]
+      H.eq(('## Turn 1 · sonnet · $%s incl. workers $%s · completed'):format(first_footer.total,
+        first_footer.workers), heading, "the turn heading has the footer's total, workers included")
       vim.cmd('tabclose')
     end,
   },
@@ -231,7 +239,7 @@ return {
         tier = 'fast', model = 'anthropic:claude-haiku-4-5', status = 'running', turns = 1, cost_usd = '0.00042',
         elapsed_seconds = 1.24, task = 'Rename\nfoo', activity = 'calling read_file',
       })
-      H.eq('  ⟳ worker fast · haiku · running · 1 turn · $0.0004 · 1.2s — Rename foo — calling read_file', line)
+      H.eq('  ⟳ worker fast · haiku · running · 1 turn · $0.00042 · 1.2s — Rename foo — calling read_file', line)
       local failed = workers.line(root, { tier = 'deep', model = vim.NIL, status = 'failed', turns = 0,
         cost_usd = '0', elapsed_seconds = 0, task = 't', activity = vim.NIL, error = 'no_model_available_for_tier' })
       H.eq('  ✗ worker deep · not started · failed · 0 turns · $0.00 · 0.0s — t — no_model_available_for_tier',
@@ -273,6 +281,14 @@ return {
         },
       })
       H.eq(nil, refused.r, 'a call refused for its arguments started no worker: no line (it read "— three — failed")')
+      local elsewhere = workers.stored(root, {
+        turns = { { id = 'T', index = 1, status = 'running' } },
+        messages = { { role = 'assistant', turn_id = 'T', content = {
+          { type = 'tool_use', id = 'w', name = 'delegate', input = { tier = 'fast', task = 'rename it' } } } } },
+      })
+      H.eq('  … worker fast · waiting to start · in another window · 0 turns · $0.00 — rename it', elsewhere.w[1],
+        'a call of a turn still running (another window asks its approval, or starts its worker): it read '
+          .. '"not started · cancelled"')
       local capped = workers.stored(root, {
         messages = { { role = 'assistant', content = {
           { type = 'tool_use', id = 'd', name = 'delegate', input = { tier = 'deep', task = 'prove it' } } } },
@@ -294,7 +310,12 @@ return {
         denied.e[1], 'why it ended, as the record says it')
       H.eq('$0.000015', workers.usd('0.000015'), 'a tiny cost is not shown as $0.0000')
       H.eq('$0.00004', workers.usd('0.00004'))
-      H.eq('$0.0004', workers.usd('0.00042'))
+      -- two significant digits below a cent, as VS Code's card and the answer's footer (`incl. workers
+      -- $0.00012`) show it: four decimals read the same worker as `$0.0001`
+      H.eq('$0.00042', workers.usd('0.00042'))
+      H.eq('$0.00012', workers.usd('0.00012'))
+      H.eq('$0.0064', workers.usd('0.0064'))
+      H.eq('$0.0010', workers.usd('0.001'), 'four decimals at least below a cent')
       H.eq('$0.00', workers.usd('0'))
       local waiting = workers.line(root, { tier = 'fast', model = vim.NIL, status = 'queued', turns = 0, cost_usd = '0',
         elapsed_seconds = 0.4, task = 'tidy', activity = vim.NIL, error = vim.NIL,

@@ -109,7 +109,7 @@ def completion(directory: Path, path: Path, kind: FileKind, text: str,
     opened = documents(directory)
     positions = _positions(text, encoding)
     candidates = complete(kind, text, positions.engine_position(position), opened.registry(),
-                          opened.environ, folders, values_only=after_space,
+                          opened.keys, folders, values_only=after_space,
                           skills=lambda block: _skills(directory, path, kind, folders, block))
     return [lsp_completion(c, positions, snippets, markdown) for c in candidates]
 
@@ -131,7 +131,7 @@ def hover_at(directory: Path, path: Path, kind: FileKind, position: types.Positi
         return None
     positions = _positions(analysis.text, encoding)
     found = hover(kind, analysis.doc, positions.engine_position(position), analysis.registry,
-                  opened.environ)
+                  opened.keys)
     return lsp_hover(found, positions, markdown) if found else None
 
 

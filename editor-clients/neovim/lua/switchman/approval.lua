@@ -4,6 +4,8 @@
 --- shown in the prompt. `vim.ui.select` offers the three answers; "Deny" then asks for an optional
 --- reason (the model sees it). Neovim answers server requests synchronously, so the handler waits
 --- (processing events, so the UI works) until the user has chosen.
+local ui = require('switchman.ui')
+
 local M = {}
 
 M.choices = {
@@ -40,6 +42,7 @@ end
 
 local function scratch(lines, name, filetype)
   local buf = vim.api.nvim_create_buf(false, true)
+  ui.no_undo(buf)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].bufhidden = 'wipe'
   vim.bo[buf].modifiable = false
@@ -129,10 +132,11 @@ function M.delegation_lines(request)
   local model = M.worker_model(request)
   local lines = {
     ('Delegate to a worker on the %s tier%s.'):format((M.worker_tier(request)), model and (', running ' .. model) or ''),
-    'The worker may use: ' .. (tools ~= '' and tools or '(no write tools)'),
-    '',
-    'Task:',
   }
+  if given(request.asked_again) then -- the earlier question is marked superseded only with the call's result
+    table.insert(lines, ('Asked again: %s.'):format(request.asked_again))
+  end
+  vim.list_extend(lines, { 'The worker may use: ' .. (tools ~= '' and tools or '(no write tools)'), '', 'Task:' })
   vim.list_extend(lines, split(given(request.task) and request.task or ''))
   return lines
 end
@@ -219,6 +223,9 @@ function M.prompt(request)
     local model = M.worker_model(request)
     text = ('Switchman wants to delegate to a %s worker%s%s with %s: %s'):format(
       tier, capped, model and (' on ' .. model) or '', tools ~= '' and tools or 'no write tools', task)
+    if given(request.asked_again) then
+      text = ('%s (asked again: %s)'):format(text, request.asked_again)
+    end
   else
     text = ('Switchman: %s'):format(request.title)
   end
@@ -244,7 +251,7 @@ function M.ask(request, done, live)
   for _, choice in ipairs(choices) do
     table.insert(labels, choice.label:format(request.tool))
   end
-  vim.ui.select(labels, { prompt = M.prompt(request) }, function(_, index)
+  local ok, failure = pcall(vim.ui.select, labels, { prompt = M.prompt(request) }, function(_, index)
     local choice = index and choices[index]
     if not choice then
       return done({ decision = 'deny', reason = 'the user dismissed the question' })
@@ -256,6 +263,16 @@ function M.ask(request, done, live)
       done({ decision = 'deny', reason = (reason and reason ~= '') and reason or nil })
     end)
   end)
+  if not ok then
+    -- the default prompt (inputlist) ends with the error of a message shown while it waits (another
+    -- plugin's, a daemon's exit notice): nothing was chosen. Shown as the message it was (an echo, not
+    -- an error, which would end the next prompt too), and the question is asked again while it stands.
+    local message = tostring(failure):gsub('^Vim:', '')
+    vim.api.nvim_echo({ { message, 'ErrorMsg' } }, true, {})
+    if not live or live() then
+      return M.ask(request, done, live)
+    end
+  end
 end
 
 --- The `switchman/approve` request handler (`root`: the workspace of the daemon asking).

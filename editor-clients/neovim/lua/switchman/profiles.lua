@@ -62,16 +62,46 @@ end
 --- editor, so that the entry fits on one line; never less than DESCRIPTION_MIN).
 local DESCRIPTION_MAX, DESCRIPTION_MIN = 60, 20
 
+--- The shortest a bounded profile's tools are cut to in the picker (`tools: delegate, edit_fi…`).
+local TOOLS_MIN = 24
+
+--- A workspace default bounded by the user's global default profile (`bounded_by`), in words; nil
+--- when it is not bounded (or the daemon is older).
+function M.bound(profile)
+  if type(profile) == 'table' and present(profile.bounded_by) then
+    return ("bounded by your default '%s'"):format(profile.bounded_by)
+  end
+end
+
+--- The tools a bounded profile is left, in words (`tools: grep, read_file`).
+local function tools_left(profile)
+  local tools = type(profile.tools) == 'table' and profile.tools or {}
+  return 'tools: ' .. (#tools > 0 and table.concat(tools, ', ') or 'none')
+end
+
 --- How a profile reads in the picker: `● reviewer  [user]  Reviews code … · model: haiku · read-only`.
---- A long description is cut with `…`, as VS Code's picker cuts it.
+--- A long description is cut with `…`, as VS Code's picker cuts it. A bounded workspace default
+--- (its tools and approval being what it is left) ends `· bounded by your default 'reviewer' (tools: …)`.
 function M.describe(profile, active)
   local policy = type(profile.model_policy) == 'table' and profile.model_policy or {}
   local model = present(policy.model) and policy.model or (present(policy.tier) and ('tier ' .. policy.tier))
     or 'your rules'
   local approval = profile.approval == 'read_only' and ' · read-only' or ''
+  local bound = M.bound(profile)
   local head = ('%s %-12s [%s]  '):format(profile.name == active and '●' or ' ', profile.name, profile.source or '?')
-  local tail = ('model: %s%s'):format(model, approval)
-  if not present(profile.description) or vim.trim(profile.description) == '' then
+  local described = present(profile.description) and vim.trim(profile.description) ~= ''
+  local function tail_with(tools)
+    return ('model: %s%s%s'):format(model, approval, bound and (' · %s (%s)'):format(bound, tools) or '')
+  end
+  local tail = tail_with(bound and tools_left(profile))
+  if bound then
+    -- the tools it is left take what the editor's width leaves after the rest of the entry (its
+    -- description at its shortest, the picker's `12: `), cut with … (never below TOOLS_MIN): a
+    -- long list wrapped the entry past the edge. :Switchman status lists them all
+    local rest = vim.fn.strdisplaywidth(head .. tail_with('')) + 5 + (described and (DESCRIPTION_MIN + 3) or 0)
+    tail = tail_with(ui.clip(tools_left(profile), math.max(TOOLS_MIN, vim.o.columns - rest)))
+  end
+  if not described then
     return head .. tail
   end
   -- what is left of the editor's width after the rest of the entry, its ' · ' and the picker's `12: `
@@ -80,9 +110,22 @@ function M.describe(profile, active)
   return head .. about .. ' · ' .. tail
 end
 
---- Where the profile in force was chosen, in words.
+--- Where the profile in force was chosen, in words, and what bounds it.
 function M.origin(active)
-  return ('%s (%s)'):format(active.name, FROM[active.resolved_from] or tostring(active.resolved_from))
+  local bound = M.bound(active)
+  return ('%s (%s%s)'):format(active.name, FROM[active.resolved_from] or tostring(active.resolved_from),
+    bound and (', ' .. bound) or '')
+end
+
+--- What a bounded profile in force is left and loses, for `:Switchman status` (nil when not bounded):
+--- `tools: grep, read_file · read-only; left out: edit_file, run_command`.
+function M.left(active)
+  if not M.bound(active) then
+    return nil
+  end
+  local out = type(active.tools_left_out) == 'table' and active.tools_left_out or {}
+  return tools_left(active) .. (active.approval == 'read_only' and ' · read-only' or '')
+    .. (#out > 0 and ('; left out: ' .. table.concat(out, ', ')) or '')
 end
 
 --- Whether `word` given as the profile's name means "clear the choice": `-`, or `clear` in any case

@@ -178,10 +178,28 @@ local function approval_outcome(record, tool)
 end
 
 --- The line of a question a stored tool call asked and its answer (rebuilt chats, transcripts):
---- `    ? Edit src/app.py — Denied: use a constant`.
+--- `    ? Edit src/app.py — Denied: use a constant`. A delegation's question whose answer did not count, its
+--- worker's model having changed while it waited, says so and why (`superseded`), as VS Code's card does.
 function M.approval(record, tool)
   local title = present(record.title) and record.title or (tool or 'tool')
-  return { ('    ? %s — %s'):format(title, approval_outcome(record, tool)), hl = 'SwitchmanNotice' }
+  local outcome = approval_outcome(record, tool)
+  if present(record.superseded) then
+    outcome = ('%s Superseded, asked again: %s.'):format(outcome, record.superseded)
+  end
+  return { ('    ? %s — %s'):format(title, outcome), hl = 'SwitchmanNotice' }
+end
+
+--- The lines of a delegation's start questions (`record`'s `superseded_approvals`, then its `approval`), in the
+--- order they were asked: a question asked again after the worker's model changed keeps the earlier ones.
+function M.start_questions(record)
+  local out = {}
+  for _, earlier in ipairs(present(record.superseded_approvals) and record.superseded_approvals or {}) do
+    vim.list_extend(out, M.approval_lines(earlier, 'delegate'))
+  end
+  if present(record.approval) then
+    vim.list_extend(out, M.approval_lines(record.approval, 'delegate'))
+  end
+  return out
 end
 
 --- How many of an edit's diff lines show under its question's line; the rest are counted.
@@ -378,7 +396,9 @@ local function message_lines(message, names, workers)
     elseif block.type == 'tool_result' then
       table.insert(out, M.tool_result({ name = names[block.tool_use_id], summary = output_summary(block),
         is_error = block.is_error }))
-      if present(block.approval) then
+      if names[block.tool_use_id] == 'delegate' then -- its question, and any it asked before (superseded)
+        vim.list_extend(out, M.start_questions(block))
+      elseif present(block.approval) then
         vim.list_extend(out, M.approval_lines(block.approval, names[block.tool_use_id]))
       end
       if block.output_shown == true then
@@ -423,9 +443,7 @@ end
 function M.delegation_lines(delegations)
   local out = {}
   for _, delegation in ipairs(delegations) do
-    if present(delegation.approval) then
-      vim.list_extend(out, M.approval_lines(delegation.approval, 'delegate'))
-    end
+    vim.list_extend(out, M.start_questions(delegation))
     table.insert(out, delegation.line)
     vim.list_extend(out, delegation.questions or {})
   end
@@ -616,6 +634,7 @@ function M.transcript(root, detail)
   local names, turns = tool_names(detail.messages or {}), turns_by_id(detail.turns)
   local workers = require('switchman.chat.workers').stored(root, detail)
   local by_user = require('switchman.chat.workers').stored_by_user(root, detail)
+  local turn_workers = require('switchman.chat.workers').stored_by_turn(detail)
   local current
   local messages = detail.messages or {}
   for i, message in ipairs(messages) do
@@ -628,9 +647,10 @@ function M.transcript(root, detail)
     elseif turn and turn.id ~= current then
       current = turn.id
       table.insert(out, { '' })
+      -- its cost includes its workers' (`incl. workers`), as its answer's footer and VS Code's badge do, and
       -- its part Switchman estimated is said, as on the session's line: not shown as the provider's bill
       table.insert(out, { ('## Turn %d · %s · %s · %s'):format(turn.index or 0, models.short_name(root, turn.model) or '-',
-        cost.line(turn.cost_usd, turn.estimated_usd), turn.status or '?') })
+        cost.turn(turn.cost_usd, turn.estimated_usd, turn_workers[turn.id]), turn.status or '?') })
       table.insert(out, { 'Why: ' .. (present(turn.summary) and turn.summary or '-'), hl = 'SwitchmanFooter' })
       if present(turn.error) then
         vim.list_extend(out, M.failure(turn.error.message))

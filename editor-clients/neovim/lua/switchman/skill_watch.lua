@@ -4,14 +4,16 @@
 ---
 --- The daemon asks the editor to watch its files (dynamic `workspace/didChangeWatchedFiles`), which
 --- Neovim does not do on Linux (0.7, and 0.10+ only on macOS and Windows). So while a daemon runs, the
---- plugin watches with libuv (`fs_event`, inotify on Linux): the user's `<config>/skills/`, each
---- running daemon's workspace's `.switchman/skills/` and that of each folder the user's routing.yaml has a
---- `workspaces:` block for (its rules may name that folder's skills; read again when routing.yaml
---- changes), with their subfolders (up to `MAX_FOLDERS` each,
+--- plugin watches with libuv (`fs_event`, inotify on Linux): the user's `<config>/skills/` and each
+--- running daemon's workspace's `.switchman/skills/`, with their subfolders (up to `MAX_FOLDERS` each,
 --- since inotify does not watch below a folder), and the folder above each (its creation, removal or
 --- renaming). Events are gathered for `DELAY_MS` (a checkout changes many files at once), then each
 --- running daemon that Neovim does not watch files for is sent one `workspace/didChangeWatchedFiles`.
 --- The watches end with the last daemon.
+---
+--- The skills of the folders a `workspaces:` block of the user's routing.yaml is keyed on (and of the
+--- folders below them) are not watched here: the daemon polls them itself while routing.yaml is open,
+--- for every editor (docs/architecture.md), so a watch here had each change checked twice.
 local workspace = require('switchman.workspace')
 
 local uv = vim.uv or vim.loop
@@ -26,7 +28,6 @@ local roots = {} -- workspace root -> true, while its daemon runs
 local watching = {} -- folder -> { handle, ino }
 local filters = {} -- folder -> true (every entry) or { [name] = skills folder } (the entries leading to one)
 local pending = {} -- path -> LSP FileChangeType
-local ROUTING = '' -- the filter of the user's routing.yaml in the config folder (see `wanted`)
 local flushing = false
 
 local function stat_dir(path)
@@ -42,40 +43,7 @@ local function basename(path)
   return path:match('[^' .. vim.pesc(SEP) .. ']*$')
 end
 
---- A key of a YAML block mapping as written on its line (`  "~/code/billing":` gives `~/code/billing`).
-local function yaml_key(line)
-  local key = line:match('^%s*"([^"]*)"%s*:') or line:match("^%s*'([^']*)'%s*:")
-  return key or line:match('^%s*([^#%s][^#]-)%s*:%s*$') or line:match('^%s*([^#%s][^#]-)%s*:%s+')
-end
-
---- The folders the `workspaces:` block of the user's routing.yaml (as it is on disk) is keyed on, at most
---- `MAX_FOLDERS`: a rule there may name such a folder's skills, whether a daemon runs for it or not.
-local function block_folders()
-  local file = io.open(workspace.config_dir() .. SEP .. 'routing.yaml', 'r')
-  if not file then
-    return {}
-  end
-  local found, inside, indent = {}, false, nil
-  for line in file:lines() do
-    if line:match('^%S') and not line:match('^#') then
-      inside, indent = line:match('^workspaces%s*:%s*$') ~= nil or line:match('^workspaces%s*:%s*#') ~= nil, nil
-    elseif inside and line:match('^%s+[^%s#]') then
-      local lead = #line:match('^%s*')
-      indent = indent or lead
-      local key = lead == indent and yaml_key(line)
-      local home = vim.loop.os_homedir() or ''
-      key = key and key:gsub('^~(' .. vim.pesc(SEP) .. ')', home .. '%1'):gsub('^~$', home)
-      if key and key:sub(1, 1) == SEP and #found < M.MAX_FOLDERS then
-        table.insert(found, (key:gsub(vim.pesc(SEP) .. '+$', '')))
-      end
-    end
-  end
-  file:close()
-  return found
-end
-
---- The skills folders of the user, of the running daemons' workspaces and of the folders the user's
---- routing.yaml has a `workspaces:` block for.
+--- The skills folders of the user and of the running daemons' workspaces.
 local function skills_folders()
   if next(roots) == nil then
     return {}
@@ -83,11 +51,6 @@ local function skills_folders()
   local found = { workspace.config_dir() .. SEP .. 'skills' }
   for root in pairs(roots) do
     table.insert(found, root .. SEP .. '.switchman' .. SEP .. 'skills')
-  end
-  for _, folder in ipairs(block_folders()) do
-    if not roots[folder] then
-      table.insert(found, folder .. SEP .. '.switchman' .. SEP .. 'skills')
-    end
   end
   return found
 end
@@ -111,14 +74,9 @@ local function tree(folder, want)
   end
 end
 
---- What to watch now: folder -> true or the names of the entries to notice (`ROUTING`: the user's
---- routing.yaml, whose `workspaces:` block says which other skills folders to watch).
+--- What to watch now: folder -> true or the names of the entries to notice.
 local function wanted()
   local want = {}
-  local config_dir = workspace.config_dir()
-  if next(roots) ~= nil and stat_dir(config_dir) then
-    want[config_dir] = { ['routing.yaml'] = ROUTING }
-  end
   for _, folder in ipairs(skills_folders()) do
     if stat_dir(folder) then
       tree(folder, want)
@@ -161,9 +119,6 @@ local function on_event(folder)
     if not err and name then
       if filter ~= true and not filter[name] then
         return
-      end
-      if filter ~= true and filter[name] == ROUTING then
-        return schedule_flush() -- the folders to watch are looked up again; no skill changed
       end
       -- above a skills folder, the skills folder is reported: the daemon takes a change of `.switchman`
       -- alone (made with its skills by `mkdir -p`, a checkout) for no skill's
@@ -245,8 +200,6 @@ function M.release(root)
   roots[root] = nil
   refresh()
 end
-
-M.block_folders = block_folders -- (tests)
 
 --- The folders watched now, sorted (`:checkhealth`, tests).
 function M.watched()

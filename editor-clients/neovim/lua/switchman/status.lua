@@ -86,7 +86,9 @@ function M.format(root, s)
   name = name or (s.active_model ~= vim.NIL and s.active_model or nil)
   local parts = { o.prefix, models.short_name(root, name) or o.no_model }
   if o.profile and M.shown_profile(s) then
-    table.insert(parts, o.profile:format(s.profile.name))
+    -- a workspace default bounded by the user's default profile is marked: it has fewer tools than its own
+    local bounded = present(s.profile.bounded_by) and ' (bounded)' or ''
+    table.insert(parts, o.profile:format(s.profile.name .. bounded))
   end
   if s.sticky_model and s.sticky_model ~= vim.NIL then
     table.insert(parts, o.sticky)
@@ -167,6 +169,10 @@ function M.describe(root)
     'Cost today:     ' .. M.cost_today(s),
     'Config errors:  ' .. show(s.config_errors),
   }
+  local left = type(s.profile) == 'table' and require('switchman.profiles').left(s.profile)
+  if left then -- a bounded workspace default: what it is left, under its line
+    table.insert(lines, 6, '                ' .. left)
+  end
   for _, banner in ipairs(type(s.banners) == 'table' and s.banners or {}) do
     table.insert(lines, '⚠ ' .. banner)
   end

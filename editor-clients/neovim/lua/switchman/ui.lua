@@ -115,6 +115,12 @@ function M.find_buffer(name)
   return nil
 end
 
+--- Keep no undo history in `bufnr`, a buffer Switchman writes and the user only reads: `g-` and
+--- `:earlier` (which do not check 'modifiable') undid its text to the empty buffer it started as.
+function M.no_undo(bufnr)
+  vim.bo[bufnr].undolevels = -1
+end
+
 --- A named scratch buffer (reused if it exists): not a file, kept when hidden, no swap file.
 function M.scratch_buffer(name, filetype)
   local bufnr = M.find_buffer(name)
@@ -144,6 +150,7 @@ end
 
 --- Replace the text of the read-only scratch buffer `bufnr` with `entries`.
 function M.fill(bufnr, entries)
+  M.no_undo(bufnr)
   vim.api.nvim_buf_clear_namespace(bufnr, M.ns, 0, -1)
   vim.bo[bufnr].modifiable = true
   M.put(bufnr, 0, -1, entries)
@@ -177,6 +184,7 @@ function M.float(entries, opts)
   local bufnr = vim.api.nvim_create_buf(false, true)
   vim.bo[bufnr].bufhidden = 'wipe'
   vim.bo[bufnr].filetype = opts.filetype or 'markdown'
+  M.no_undo(bufnr)
   M.put(bufnr, 0, -1, entries)
   vim.bo[bufnr].modifiable = false
   local width, widths = 20, {}

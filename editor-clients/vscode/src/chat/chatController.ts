@@ -483,7 +483,12 @@ export class ChatController implements Disposable {
     }
     // The exchange to replay is the one of now, not of when the transcript was asked for: a message
     // sent meanwhile (the panel had just opened) would be wiped by the reset and never drawn again.
-    const live = this.live?.replaysIn(folder.uri) ? this.live : undefined;
+    let live = this.live?.replaysIn(folder.uri) ? this.live : undefined;
+    if (live && !this.pending && detail && live.supersededIn(detail)) {
+      // Another window's turns came after this window's last exchange: replayed after the
+      // transcript, it showed above them. The transcript has it, in its place.
+      this.live = live = undefined;
+    }
     if (live && this.pending && sessionId === null) sessionId = this.pending.sessionId;
     const stored = detail ? transcriptEntries(detail, live?.shownIds()) : [];
     if (detail) this.rememberRetry(detail, stored, folder.uri);
@@ -558,7 +563,12 @@ export class ChatController implements Disposable {
   }
 
   private onDelta(p: ChatDeltaParams): void {
-    if (p.kind === 'tool_result' && p.tool?.approval) this.hooks.approvals?.recorded?.(p.tool.approval);
+    if (p.kind === 'tool_result') {
+      // a delegation's questions asked before its last one end as their rebuilt cards do: superseded, and why
+      for (const record of [...(p.tool?.superseded_approvals ?? []), ...(p.tool?.approval ? [p.tool.approval] : [])]) {
+        this.hooks.approvals?.recorded?.(record);
+      }
+    }
     if (p.turn_id ? this.live?.turns.has(p.turn_id) : this.pending?.sessionId === p.session_id) {
       this.emit({ type: 'delta', params: p });
     }

@@ -4,7 +4,7 @@
  */
 
 import { sameWorkspace } from '../common/host';
-import type { DelegationParams } from '../protocol/types';
+import type { DelegationParams, SessionDetail } from '../protocol/types';
 import type { ChatEvent } from './messages';
 import { keptInHistory } from './transcript';
 
@@ -38,6 +38,17 @@ export class LiveExchange {
   replaysIn(workspace: string): boolean {
     return sameWorkspace(this.workspace, workspace)
       && !this.events.some((e) => e.type === 'result' && keptInHistory(e.result));
+  }
+
+  /**
+   * Whether the session holds a turn after this exchange's own: another window's, sent in the
+   * shared session once this one had ended. Replayed after the transcript, it would show above it.
+   */
+  supersededIn(detail: SessionDetail): boolean {
+    const own = detail.turns.filter((t) => this.turns.has(t.id)).map((t) => t.index);
+    if (own.length === 0) return false;
+    const last = Math.max(...own);
+    return detail.turns.some((t) => t.index > last && !this.turns.has(t.id));
   }
 
   /** The turns and the user's delegations the replay shows: the transcript before it leaves them out. */

@@ -7,7 +7,9 @@ import type {
   Attachment, ChatResult, ContentBlock, DelegationRecord, Message, SessionDetail, ToolActivity, Turn, TurnStatus, WorkerCost,
 } from '../protocol/types';
 import { attachedLine, withoutTokens } from './attachments';
-import { cardView, DELEGATE_TOOL, DELEGATION_LABELS, recordedDelegation, storedDelegations } from './delegations';
+import {
+  cardView, DELEGATE_TOOL, DELEGATION_LABELS, recordedDelegation, storedDelegations, turnCostLabel,
+} from './delegations';
 import { handoffLines } from './handoff';
 import { terminalText } from './longMessage';
 import type { Entry, TurnEntry } from './messages';
@@ -89,9 +91,11 @@ function answeredQuestions(turnId: string, messages: Message[], delegations: rea
   const results = new Map(blocks.flatMap((b) => (b.type === 'tool_result' ? [[b.tool_use_id, b] as const] : [])));
   return blocks.flatMap((b): Entry[] => {
     if (b.type !== 'tool_use') return [];
-    const approval = results.get(b.id)?.approval;
-    const own: Entry[] = approval ? [{ kind: 'approval', id: approval.id,
-      card: recordedApprovalCard(approval, turnId, b.name, b.input) }] : [];
+    const result = results.get(b.id);
+    // a delegation's question asked again (its worker's model changed while it waited): the earlier ones first
+    const asked = [...(result?.superseded_approvals ?? []), ...(result?.approval ? [result.approval] : [])];
+    const own = asked.map((approval): Entry => ({ kind: 'approval', id: approval.id,
+      card: recordedApprovalCard(approval, turnId, b.name, b.input) }));
     const record = b.name === DELEGATE_TOOL ? delegations.find((d) => d.tool_use_id === b.id) : undefined;
     return [...own, ...(record ? workerQuestions(record, turnId) : [])];
   });
@@ -102,8 +106,9 @@ function answeredQuestions(turnId: string, messages: Message[], delegations: rea
  * things), its card, then its worker's questions.
  */
 function userDelegation(record: DelegationRecord, card: Entry): Entry[] {
-  const start: Entry[] = record.approval ? [{ kind: 'approval', id: record.approval.id,
-    card: recordedApprovalCard(record.approval, record.tool_use_id, DELEGATE_TOOL, { task: record.task }) }] : [];
+  const asked = [...(record.superseded_approvals ?? []), ...(record.approval ? [record.approval] : [])];
+  const start = asked.map((approval): Entry => ({ kind: 'approval', id: approval.id,
+    card: recordedApprovalCard(approval, record.tool_use_id, DELEGATE_TOOL, { task: record.task }) }));
   return [...start, card, ...workerQuestions(record, record.tool_use_id)];
 }
 
@@ -263,7 +268,7 @@ export function transcriptMarkdown(detail: SessionDetail): string {
   }
   if (cost.workers.length > 0) lines.push('', '## Workers', '', ...workersTable(cost.workers));
   for (const step of timeline(detail, new Set())) {
-    if (step.kind === 'turn') lines.push('', ...turnMarkdown(step.turn, detail.messages, session.is_worker));
+    if (step.kind === 'turn') lines.push('', ...turnMarkdown(step.turn, detail, session.is_worker));
     else if (step.kind === 'exchange') lines.push('', ...exchangeMarkdown(step.message, step.started, cost.workers));
     else lines.push('', ...workerMarkdown(step.record, cost.workers));
   }
@@ -320,10 +325,15 @@ function workerMarkdown(record: DelegationRecord, workers: readonly WorkerCost[]
   return [`_Worker · ${view.title} · ${view.meta}_`];
 }
 
-/** `worker`: a worker's session, whose messages from the "user" are the task its planner (or a /delegate) handed it. */
-function turnMarkdown(turn: Turn, all: Message[], worker = false): string[] {
-  const messages = all.filter((m) => m.turn_id === turn.id);
-  const lines = ['---', '', `## Turn ${turn.index} · ${turn.model ?? 'no model'} · ${formatCost(turn.cost_usd, turn.estimated_usd)} · ${turn.status}`];
+/**
+ * `worker`: a worker's session, whose messages from the "user" are the task its planner (or a /delegate) handed it.
+ * The heading's cost includes the turn's workers' (`incl. workers`), as the chat's badge for the turn does.
+ */
+function turnMarkdown(turn: Turn, detail: SessionDetail, worker = false): string[] {
+  const messages = detail.messages.filter((m) => m.turn_id === turn.id);
+  const cards = storedDelegations(messages, detail.cost?.workers ?? [], turn.status, detail.delegations);
+  const cost = turnCostLabel(turn.cost_usd, cards, turn.estimated_usd) ?? formatCost(turn.cost_usd, turn.estimated_usd);
+  const lines = ['---', '', `## Turn ${turn.index} · ${turn.model ?? 'no model'} · ${cost} · ${turn.status}`];
   if (turn.summary) lines.push('', `_Why: ${turn.summary}_`);
   if (turn.usage) lines.push('', `${turn.usage.input_tokens} input / ${turn.usage.output_tokens} output tokens`);
   for (const message of messages) {

@@ -12,9 +12,15 @@ const FROM: Record<ProfileSource, string> = {
   global: 'the global default',
 };
 
-/** How the profile in force came to be, in words (`reviewer — chosen for this session`). */
+/** How the profile in force came to be, in words (`reviewer — chosen for this session`), and what bounds it. */
 export function profileOrigin(active: ActiveProfile): string {
-  return `${active.name} — ${FROM[active.resolved_from] ?? active.resolved_from}`;
+  const bound = active.bounded_by ? `, ${boundedBy(active.bounded_by)}` : '';
+  return `${active.name} — ${FROM[active.resolved_from] ?? active.resolved_from}${bound}`;
+}
+
+/** A workspace default bounded by the user's global default profile, in words. */
+export function boundedBy(name: string): string {
+  return `bounded by your default '${name}'`;
 }
 
 export function profilePickItems(result: ProfilesResult): ProfilePickItem[] {
@@ -38,5 +44,7 @@ function profileDetail(profile: ProfileInfo): string {
   const model = policy.model ?? (policy.tier ? `tier ${policy.tier}` : 'your routing rules');
   const approval = profile.approval === 'read_only' ? ' · read-only' : '';
   const effort = policy.effort ? ` · effort ${policy.effort}` : '';
-  return `model: ${model}${effort} · tools: ${profile.tools.join(', ') || 'none'}${approval}`;
+  // a bounded workspace default: its tools and approval are what it is left, the bound first (a long line is cut)
+  const bound = profile.bounded_by ? `$(shield) ${boundedBy(profile.bounded_by)} · ` : '';
+  return `${bound}model: ${model}${effort} · tools: ${profile.tools.join(', ') || 'none'}${approval}`;
 }

@@ -95,7 +95,9 @@ export type ContentBlock =
       /** The line the chat showed for the result live; null in results stored before it was kept. */
       summary?: string | null;
       /** The chat shows `content` under the call (a command that ran: its exit status and what it printed). */
-      output_shown?: boolean };
+      output_shown?: boolean;
+      /** A delegation's questions asked before `approval` and superseded by it, oldest first (absent: asked once). */
+      superseded_approvals?: ApprovalRecord[] };
 
 /**
  * The question the user was asked before a tool call ran and their answer, as the session keeps it with the call's
@@ -121,6 +123,11 @@ export interface ApprovalRecord {
   routed_by?: string | null;
   /** A delegation's: the write and execute tools its worker was to have; absent or null in older records. */
   worker_tools?: string[] | null;
+  /**
+   * A delegation's question answered and then asked again, its worker's model having changed while it waited: why
+   * (`the model changed from … to … while the question waited`); null or absent for the question whose answer counted.
+   */
+  superseded?: string | null;
 }
 
 export interface Message {
@@ -274,6 +281,11 @@ export interface DelegationRecord {
    * absent in older records. A planner's call keeps it with its `tool_result` too.
    */
   approval?: ApprovalRecord | null;
+  /**
+   * The questions about its start asked before `approval`, oldest first: each answered, then asked again because the
+   * worker's model changed while it waited (`superseded` says so). Empty or absent when it was asked once.
+   */
+  superseded_approvals?: ApprovalRecord[];
 }
 
 /** What a planner (or the user, with `/delegate`) handed to a worker; only the fields the editor shows. */
@@ -316,6 +328,8 @@ export interface ToolActivity {
   summary?: string;
   /** On a result: the question the call asked first and how it ended, as the session keeps it. */
   approval?: ApprovalRecord;
+  /** On a `delegate` result: its questions asked before `approval` and superseded by it (asked again), oldest first. */
+  superseded_approvals?: ApprovalRecord[];
   /** On a result the chat shows under the call (a command that ran): its text, exit status line first. */
   output?: string;
 }
@@ -411,6 +425,14 @@ export type ProfileSource = 'session' | 'workspace' | 'global';
 export interface ActiveProfile {
   name: string;
   resolved_from: ProfileSource;
+  /** The user's global default profile that bounds this workspace default (absent when it is not bounded, and from older daemons). */
+  bounded_by?: string;
+  /** With `bounded_by`: the tools the session is left, sorted. */
+  tools?: string[];
+  /** With `bounded_by`: the approval mode in force. */
+  approval?: 'ask' | 'read_only';
+  /** With `bounded_by`: the tools the profile has on its own but the bound takes away, sorted. */
+  tools_left_out?: string[];
 }
 
 export interface ProfileInfo {
@@ -422,6 +444,10 @@ export interface ProfileInfo {
     /** Reasoning effort for its turns (`low`, `medium`, `high`), or null. */
     effort?: string | null };
   approval?: 'ask' | 'read_only';
+  /** The profile in force as a workspace default bounded by this profile of the user's (`tools`, `approval`: what it is left); absent otherwise. */
+  bounded_by?: string;
+  /** With `bounded_by`: the tools the bound takes away, sorted. */
+  tools_left_out?: string[];
 }
 
 /** `switchman/profiles` result. */
@@ -465,6 +491,11 @@ export interface ApprovalRequest {
   routed_by?: string | null;
   task?: string | null;
   worker_tools?: string[] | null;
+  /**
+   * For `delegate`: why the user is asked again after answering (`the model changed from … to … while the question
+   * waited`); null the first time, absent from older daemons.
+   */
+  asked_again?: string | null;
 }
 
 /** The answer to `switchman/approve`. */

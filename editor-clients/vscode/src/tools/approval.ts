@@ -45,6 +45,8 @@ export interface ApprovalCard {
   stale?: boolean;
   /** Withdrawn because its turn was stopped (known from the session's record: a rebuilt chat). */
   stopped?: boolean;
+  /** A delegation's question answered, then asked again about another model: why (a rebuilt chat). */
+  superseded?: string;
 }
 
 export function alwaysLabel(request: ApprovalRequest): string | null {
@@ -56,6 +58,8 @@ export function approvalCard(request: ApprovalRequest): ApprovalCard {
   const kind = request.tool === 'delegate' ? 'delegation' : request.command ? 'command' : 'edit';
   let note: string | null = null;
   if (request.is_worker) note = 'Asked by a worker: an answer to a worker is never remembered, so it may ask again.';
+  // the earlier card is marked superseded only with the call's result: this one says why it is here meanwhile
+  if (request.asked_again) note = `Asked again: ${request.asked_again}.`;
   if (kind === 'edit' && request.proposed === null && request.original !== null) note = 'The file will be deleted.';
   return {
     id: request.id, turnId: request.turn_id, tool: request.tool, kind, title: request.title,
@@ -98,6 +102,7 @@ export function recordedApprovalCard(record: ApprovalRecord, turnId: string, too
     alwaysLabel: `Always allow ${tool} in this workspace`, note: null, outcome: RECORDED_OUTCOMES[record.outcome],
     reason: record.reason, ...(record.outcome === 'not_applied' ? { stale: true } : {}),
     ...(record.outcome === 'stopped' ? { stopped: true } : {}),
+    ...(record.superseded ? { superseded: record.superseded } : {}),
   };
 }
 
@@ -162,6 +167,12 @@ const MODEL_ADVICE = /\s*Read the file again\b[^.]*\.\s*$/;
 
 /** One line saying how a question ended, for the card. */
 export function outcomeText(card: ApprovalCard): string {
+  const outcome = answerText(card);
+  // its answer did not start the worker: the question was asked again, about the model that would run
+  return card.superseded ? `${outcome} Superseded, asked again: ${card.superseded}.` : outcome;
+}
+
+function answerText(card: ApprovalCard): string {
   switch (card.outcome) {
     case 'pending': return 'Waiting for your answer…';
     case 'allowed_once': return 'Allowed once.';
@@ -287,6 +298,7 @@ export class ApprovalCenter implements Disposable {
   recorded(record: ApprovalRecord): void {
     if (record.outcome === 'stopped') this.stopped(record.id, record.reason);
     if (record.outcome === 'not_applied') this.notApplied(record.id, record.reason);
+    if (record.superseded) this.superseded(record.id, record.superseded);
   }
 
   /**
@@ -329,6 +341,14 @@ export class ApprovalCenter implements Disposable {
     if (reply) entry.resolve(answer === 'withdrawn' ? { decision: 'deny' } : answer);
     this.changed.fire(entry.card);
     if (entry.card.canOpenDiff) void this.host.closeDiff(entry.request);
+  }
+
+  /** A delegation's question answered, then asked again about another model: its card says so and why. */
+  private superseded(id: string, why: string): void {
+    const entry = this.cards.get(id);
+    if (!entry || entry.card.outcome === 'pending' || entry.card.superseded === why) return;
+    entry.card = { ...entry.card, superseded: why };
+    this.changed.fire(entry.card);
   }
 
   /** The question `id` cut short by a stop: withdrawn (when still open), its card saying why. */

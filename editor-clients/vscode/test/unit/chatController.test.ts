@@ -468,6 +468,33 @@ describe('ChatController', () => {
     await sending;
   });
 
+  it("shows another window's turns after this window's last exchange, in the session's order", async () => {
+    // This window sent T1 and it ended; the other window then sent T2 in the shared session. The
+    // redraw put T2 above T1: the last exchange of this window was replayed after the transcript.
+    const { connection, controller, posted } = setup();
+    connection.answer(Requests.session, () => ({ session: {}, turns: [], messages: [], cost: {} }));
+    await controller.handle({ type: 'ready' });
+    const answer = deferred<ChatResult>();
+    connection.answer(Requests.chat, () => answer.promise);
+    const sending = controller.send('hello');
+    await until(() => connection.sent(Requests.chat).length === 1);
+    connection.notify(Notifications.routeDecided, route);
+    answer.resolve(result);
+    await sending;
+    const message = (id: string, turn: string, role: string, text: string) => ({ id, session_id: 'S1', turn_id: turn, role,
+      created_at: '', model: null, content: [{ type: 'text', text }] });
+    const turn = (id: string, index: number) => ({ ...result, id, index, status: 'completed', decision: null }) as never;
+    connection.answer(Requests.session, () => ({ session: {}, turns: [turn('T1', 1), turn('T2', 2)], cost: {},
+      messages: [message('M1', 'T1', 'user', 'hello'), message('M2', 'T1', 'assistant', 'Hello'),
+        message('M3', 'T2', 'user', 'sent over there'), message('M4', 'T2', 'assistant', 'answered over there')] }));
+    const before = posted.filter((m) => m.type === 'reset').length;
+    connection.notify(Notifications.sessionChanged, { workspace: WS, session_id: 'S1' });
+    await until(() => posted.filter((m) => m.type === 'reset').length === before + 1);
+    const { state } = replayInWebview(posted);
+    assert.deepEqual(state.entries.map((e) => (e.kind === 'user' ? e.text : e.kind === 'turn' ? e.id : e.kind)),
+      ['hello', 'T1', 'sent over there', 'T2']);
+  });
+
   it('follows the current session when it changes elsewhere', async () => {
     const { connection, controller, statuses, posted } = setup();
     connection.answer(Requests.session, () => ({ session: {}, turns: [], messages: [], cost: {} }));
@@ -888,6 +915,32 @@ describe('ChatController approvals', () => {
     assert.equal(outcomeText(live), outcomeText(rebuilt));
     const shown = posted.flatMap((m) => (m.type === 'approval' ? [m.card] : []));
     assert.equal(outcomeText(shown[shown.length - 1]), outcomeText(rebuilt), 'the chat shows it');
+  });
+
+  it('marks a delegation\'s question asked again (the model changed) as superseded, as its rebuilt card does', async () => {
+    const { connection, center, posted } = approvalChat();
+    const question = (id: string, model: string) => ({ id, workspace: WS, session_id: 'S1', turn_id: 'T9', tool: 'delegate',
+      tool_class: 'write' as const, title: 'Delegate to a fast worker that may change files', tier: 'fast', model,
+      worker_tools: ['edit_file'] });
+    for (const [id, model] of [['A5', 'anthropic:claude-haiku-4-5'], ['A6', 'anthropic:claude-sonnet-4-6']]) {
+      const asked = center.ask(question(id, model), new AbortController().signal);
+      center.answer(id, { decision: 'allow_once' });
+      assert.deepEqual(await asked, { decision: 'allow_once' });
+    }
+    const why = 'the model changed from anthropic:claude-haiku-4-5 to anthropic:claude-sonnet-4-6 while the question waited';
+    const record = (id: string, model: string, superseded: string | null = null): ApprovalRecord => ({ id,
+      title: 'Delegate to a fast worker that may change files', outcome: 'allowed_once', reason: null, command: null, cwd: null,
+      path: null, tier: 'fast', model, worker_tools: ['edit_file'], superseded });
+    const first = record('A5', 'anthropic:claude-haiku-4-5', why);
+    connection.notify(Notifications.chatDelta, { session_id: 'S1', turn_id: 'T9', kind: 'tool_result', tool: { id: 'toolu_1',
+      name: 'delegate', status: 'done', summary: 'fast worker done', approval: record('A6', 'anthropic:claude-sonnet-4-6'),
+      superseded_approvals: [first] } });
+    const [live, last] = center.all();
+    assert.equal(outcomeText(live), `Allowed once. Superseded, asked again: ${why}.`); // it said "Allowed once."
+    assert.equal(outcomeText(live), outcomeText(recordedApprovalCard(first, 'T9', 'delegate')));
+    assert.equal(outcomeText(last), 'Allowed once.');
+    const shown = posted.flatMap((m) => (m.type === 'approval' ? [m.card] : []));
+    assert.equal(outcomeText(shown[shown.length - 1]), outcomeText(live), 'the chat shows it');
   });
 
   it('ends a worker\'s allowed change the daemon did not apply as its rebuilt card does (from the delegation\'s progress)', async () => {

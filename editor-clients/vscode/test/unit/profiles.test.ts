@@ -51,4 +51,28 @@ describe('agent profiles', () => {
     const defaulted = profilePickItems({ ...listing, active: { name: 'default', resolved_from: 'workspace' } });
     assert.equal(defaulted[0].value, 'default', 'nothing to clear when the session chose none');
   });
+
+  it('a workspace default bounded by your default shows what it is left, in the picker and the status item', () => {
+    // `default: default` in a repository, your own default a read-only reviewer: the picker listed
+    // every tool and the status item named `default` alone, while the session had two read-only tools.
+    const bound = { bounded_by: 'reviewer', tools: ['grep', 'read_file'], approval: 'read_only' as const,
+      tools_left_out: ['edit_file', 'run_command'] };
+    const active = { name: 'default', resolved_from: 'workspace' as const, ...bound };
+    const items = profilePickItems({
+      profiles: [{ ...listing.profiles[0], ...bound }, listing.profiles[1]],
+      active,
+    });
+    assert.equal(items[0].label, '$(check) default');
+    assert.equal(items[0].detail,
+      "$(shield) bounded by your default 'reviewer' · model: your routing rules · tools: grep, read_file · read-only");
+    assert.equal(items[1].detail, 'model: anthropic:claude-haiku-4-5 · tools: grep, read_file · read-only');
+    const view = profileStatusView(status({ profile: active }), single);
+    assert.equal(view.text, '$(shield) default');
+    assert.match(view.tooltip, /default — the workspace's default, bounded by your default 'reviewer'/);
+    assert.match(view.tooltip, /Tools: grep, read_file · read-only {2}\nLeft out: edit_file, run_command/);
+    assert.match(view.accessibilityLabel, /: default, bounded by your default 'reviewer'$/);
+    // the same profile chosen in the session is not bounded: no mark
+    const chosen = profileStatusView(status({ profile: { name: 'default', resolved_from: 'session' } }), single);
+    assert.deepEqual([chosen.text, /bounded/.test(chosen.tooltip)], ['$(person-filled) default', false]);
+  });
 });

@@ -101,6 +101,13 @@ describe('approval cards', () => {
     assert.match(worker.note ?? '', /never remembered/);
   });
 
+  it('say why a delegation\'s question is asked again as it is shown (its model changed while the first waited)', () => {
+    const why = 'the model changed from anthropic:claude-haiku-4-5 to anthropic:claude-sonnet-4-6 while the question waited';
+    assert.equal(approvalCard({ ...DELEGATE, asked_again: why }).note, `Asked again: ${why}.`);
+    assert.equal(approvalCard({ ...DELEGATE, asked_again: null }).note, null, 'asked once: no note');
+    assert.equal(approvalCard(DELEGATE).note, null, 'nor from an older daemon');
+  });
+
   it('name a delegation\'s worker tier as it will run, said capped once when the tier floor lowered the planner\'s', () => {
     assert.equal(workerLine(approvalCard(DELEGATE)), 'Worker on fast tier · may use edit_file, run_command');
     const capped = approvalCard({ ...DELEGATE, title: 'Delegate to a balanced worker (deep, capped by the tier floor) that may '

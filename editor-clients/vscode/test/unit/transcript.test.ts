@@ -273,6 +273,32 @@ describe('the user\'s own delegations in a reloaded chat', () => {
       ['delegation', 'explain this', 'fast', ['edit_file'], 'Allowed once.']);
   });
 
+  it('puts back a start question asked again after the model changed, the first marked as superseded', () => {
+    const asked = (id: string, model: string, superseded: string | null = null): ApprovalRecord => ({
+      id, title: 'Delegate to a fast worker that may change files', outcome: 'allowed_once', reason: null, command: null,
+      cwd: null, path: null, tier: 'fast', model, worker_tools: ['edit_file'], superseded });
+    const why = 'the model changed from anthropic:claude-haiku-4-5 to anthropic:claude-sonnet-4-6 while the question waited';
+    // the user's /delegate: from its record; a planner's call: from its result, as its question is
+    const planner = { ...detail.messages[1], id: 'M2', turn_id: 'T1', content: [
+      { type: 'tool_use' as const, id: 'toolu_9', name: 'delegate', input: { tier: 'fast', task: 'rename f' } }] };
+    const result = { ...detail.messages[2], id: 'M2b', turn_id: 'T1', content: [{ type: 'tool_result' as const,
+      tool_use_id: 'toolu_9', content: 'renamed', is_error: false, approval: asked('P2', 'anthropic:claude-sonnet-4-6'),
+      superseded_approvals: [asked('P1', 'anthropic:claude-haiku-4-5', why)] }] };
+    const entries = transcriptEntries({ ...delegated, messages: [delegated.messages[0], planner, result,
+      ...delegated.messages.slice(2, 4)], delegations: [
+      record('user_1', at(2), { approval: asked('A2', 'anthropic:claude-sonnet-4-6'),
+        superseded_approvals: [asked('A1', 'anthropic:claude-haiku-4-5', why)] }),
+      { ...record('toolu_9', at(1)), source: 'planner' as const }] });
+    assert.deepEqual(entries.map((e) => `${e.kind}:${e.id}`), ['user:M1', 'turn:T1', 'approval:P1', 'approval:P2',
+      'user:M3', 'approval:A1', 'approval:A2', 'delegation:user_1', 'command:M4'], 'both questions, as they were asked');
+    const cards = entries.flatMap((e) => (e.kind === 'approval' ? [e.card] : []));
+    assert.deepEqual(cards.map((c) => [c.model, outcomeText(c)]), [
+      ['anthropic:claude-haiku-4-5', `Allowed once. Superseded, asked again: ${why}.`],
+      ['anthropic:claude-sonnet-4-6', 'Allowed once.'],
+      ['anthropic:claude-haiku-4-5', `Allowed once. Superseded, asked again: ${why}.`],
+      ['anthropic:claude-sonnet-4-6', 'Allowed once.']]);
+  });
+
   it('reads the newer order too: the command stored before its worker started, the answer after', () => {
     const stored: SessionDetail = {
       ...delegated,
@@ -336,6 +362,21 @@ describe('transcriptMarkdown', () => {
       cost: { ...detail.cost, estimated_usd: detail.cost.total_usd } });
     assert.match(all, /## Turn 1 · anthropic:claude-haiku-4-5 · ~\$0\.0029 \(estimated\) · completed/);
     assert.match(all, /total ~\$0\.041 \(estimated: calls cut short before the provider reported usage\)/);
+  });
+
+  it("heads a turn with its cost and its workers', as the chat's badge for it does, estimates named", () => {
+    const worker = (id: string, cost_usd: string, estimated_usd: string) =>
+      ({ session_id: id, parent_tool_use_id: `toolu_${id}`, model: 'anthropic:claude-haiku-4-5', cost_usd, turns: 1,
+        estimated_usd, title: `task ${id}`, status: 'completed' as const, error: null });
+    const delegate = (id: string) => ({ type: 'tool_use' as const, id: `toolu_${id}`, name: 'delegate', input: { tier: 'fast', task: `task ${id}` } });
+    const planned = (workers: WorkerCost[]) => transcriptMarkdown({ ...detail, turns: [turn('T1', 1, { estimated_usd: '0' })],
+      messages: [detail.messages[0], { ...detail.messages[1], content: [delegate('W1'), delegate('W2')] }],
+      cost: { ...detail.cost, workers } } as SessionDetail);
+    // it read $0.0029, the planner's own calls only
+    assert.match(planned([worker('W1', '0.0027', '0'), worker('W2', '0.0001', '0.0001')]),
+      /## Turn 1 · anthropic:claude-haiku-4-5 · \$0\.0057 incl\. workers \$0\.0028 \(~\$0\.0001 estimated\) · completed/);
+    assert.match(planned([worker('W1', '0', '0'), worker('W2', '0', '0')]), /## Turn 1 · anthropic:claude-haiku-4-5 · \$0\.0029 · completed/,
+      'workers that cost nothing');
   });
 
   it("shows what a command printed, as the chat does, not only its exit status line", () => {

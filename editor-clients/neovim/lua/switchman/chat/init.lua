@@ -183,7 +183,9 @@ function Chat:delta(params)
   elseif params.kind == protocol.delta.tool_result then
     local tool = type(params.tool) == 'table' and params.tool or {}
     local lines = { render.tool_result(tool) }
-    if type(tool.approval) == 'table' then -- the question it asked, as a rebuilt chat shows it
+    if tool.name == 'delegate' then -- its question, and those it superseded (asked again), as rebuilt
+      vim.list_extend(lines, render.start_questions(tool))
+    elseif type(tool.approval) == 'table' then -- the question it asked, as a rebuilt chat shows it
       vim.list_extend(lines, render.approval_lines(tool.approval, tool.name))
     end
     vim.list_extend(lines, render.tool_output(tool.output)) -- what a command printed
@@ -292,6 +294,17 @@ end
 --- Cancel the running turn (`switchman/cancel`, or `$/cancelRequest` before it has an id).
 function Chat:cancel()
   local turn = self.turn
+  if not turn and self.running_elsewhere then
+    -- another window's turn, shown here: its daemon alone stops it, and this one says so (or, its
+    -- daemon having died, marks it ended and the chat is drawn again)
+    client.request(self.root, protocol.request.cancel, { turn_id = self.running_elsewhere }, function(err)
+      if err then
+        return client.notify_error(err, vim.log.levels.INFO)
+      end
+      vim.notify('Switchman: no turn is running.', vim.log.levels.INFO)
+    end)
+    return false
+  end
   if not turn then
     vim.notify('Switchman: no turn is running.', vim.log.levels.INFO)
     return false
@@ -358,6 +371,7 @@ function Chat:new_session()
   M.start_session(self.root, function(session)
     self.session_id = session.id
     self.last_turn_id, self.unanswered = nil, nil -- the old session's answers are no longer shown
+    self.running_elsewhere = nil
     self.workers = nil -- their lines are gone with the transcript
     self.view:clear()
     local lines = { { 'New session ' .. session.id, hl = 'SwitchmanFooter' } }
@@ -420,7 +434,16 @@ end
 function Chat:show_session(session_id, detail)
   self.session_id = session_id
   self.early_history, self.unidentified = nil, nil -- all of it is drawn as stored
-  self.last_turn_id, self.unanswered = M.last_answered_turn(detail), nil
+  local last, running = M.last_answered_turn(detail)
+  -- another window's answer still streaming has nothing to rate yet: g+ says so (the daemon
+  -- refused it as an unknown turn); that window's end of it redraws this chat again
+  self.last_turn_id, self.unanswered = last, running and 'running' or nil
+  self.running_elsewhere = nil -- no turn of this chat runs while it is drawn from the session
+  for _, turn in ipairs(detail.turns or {}) do
+    if turn.status == 'running' then
+      self.running_elsewhere = turn.id
+    end
+  end
   -- self.workers stays: no turn of this chat runs (its delegations sent their last update), and
   -- `:Switchman workers` still lists them
   self.view:clear()
@@ -465,12 +488,18 @@ function Chat:session_changed(params)
 end
 
 --- The turn whose answer ends a session's transcript (what g+ / g- rate after a reload), or
---- nil when it ends with a command's or a worker's reply, or has no answer.
+--- nil when it ends with a command's or a worker's reply, or has no answer; nil and true when
+--- that answer's turn still runs (another window's, drawn before it ended).
 function M.last_answered_turn(detail)
   local messages = detail.messages or {}
   local last = messages[#messages]
   if not last or last.role == 'user' or last.turn_id == nil or last.turn_id == vim.NIL then
     return nil
+  end
+  for _, turn in ipairs(detail.turns or {}) do
+    if turn.id == last.turn_id and turn.status == 'running' then
+      return nil, true
+    end
   end
   return last.turn_id
 end
@@ -703,6 +732,10 @@ function M.feedback(root, rating)
     return vim.notify('Switchman: feedback is "up", "down" or "none" (takes back the rating).', vim.log.levels.ERROR)
   end
   local chat = chats[root]
+  if chat and not chat.last_turn_id and chat.unanswered == 'running' then
+    return vim.notify('Switchman: the last answer is still being written in another window (or editor): rate it '
+      .. 'once it has ended.', vim.log.levels.INFO)
+  end
   if chat and not chat.last_turn_id and chat.unanswered then
     return vim.notify('Switchman: the last turn ended before answering anything: there is nothing to rate.',
       vim.log.levels.INFO)

@@ -37,6 +37,7 @@ function View.new(root)
   self.transcript = buffer(unique_name('chat', root), 'switchman_chat', root)
   self.input = buffer(unique_name('input', root), 'switchman_input', root)
   vim.bo[self.transcript].modifiable = false
+  ui.no_undo(self.transcript)
   self.empty = true
   self:show_preview(nil)
   return self
@@ -250,13 +251,18 @@ local function size(value, total)
   return value <= 1 and math.floor(total * value) or value
 end
 
+--- The chat's look, set for its window only (`:setlocal`): set as `vim.wo` sets them (`:set`), they
+--- were also the window's values for the next file it showed, so a `:tabnew` or a split opened from
+--- the chat had no line numbers, signs nor folds.
 local function window_options(win)
-  vim.wo[win].wrap = true
-  vim.wo[win].linebreak = true
-  vim.wo[win].number = false
-  vim.wo[win].relativenumber = false
-  vim.wo[win].signcolumn = 'no'
-  vim.wo[win].foldenable = false
+  vim.api.nvim_win_call(win, function()
+    vim.opt_local.wrap = true
+    vim.opt_local.linebreak = true
+    vim.opt_local.number = false
+    vim.opt_local.relativenumber = false
+    vim.opt_local.signcolumn = 'no'
+    vim.opt_local.foldenable = false
+  end)
 end
 
 --- Open the chat's windows in this tab (or focus them); the cursor ends in the input.
@@ -283,7 +289,9 @@ function View:show()
     vim.api.nvim_win_set_buf(input_win, self.input)
     vim.api.nvim_win_set_height(input_win, o.input_height)
     window_options(input_win)
-    vim.wo[input_win].winfixheight = true
+    vim.api.nvim_win_call(input_win, function()
+      vim.opt_local.winfixheight = true
+    end)
   end
   vim.api.nvim_set_current_win(input_win)
   self:show_preview(self.preview) -- wrapped to this window's width

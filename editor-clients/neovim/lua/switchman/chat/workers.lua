@@ -15,13 +15,13 @@ local M = {}
 --- Where each worker's line is: an extmark per delegation, in its own namespace.
 local ns = vim.api.nvim_create_namespace('switchman_workers')
 
-local ICONS = { queued = '…', awaiting_approval = '…', running = '⟳', completed = '✓', failed = '✗', cancelled = '■' }
+local ICONS = { queued = '…', awaiting_approval = '…', elsewhere = '…', running = '⟳', completed = '✓', failed = '✗', cancelled = '■' }
 local HIGHLIGHT = {
-  queued = 'SwitchmanNotice', awaiting_approval = 'SwitchmanNotice', running = 'SwitchmanTool',
+  queued = 'SwitchmanNotice', awaiting_approval = 'SwitchmanNotice', elsewhere = 'SwitchmanNotice', running = 'SwitchmanTool',
   completed = 'SwitchmanTool', failed = 'SwitchmanError', cancelled = 'SwitchmanNotice',
 }
 --- A status in words, where its name is not one.
-local WORDS = { awaiting_approval = 'awaiting approval' }
+local WORDS = { awaiting_approval = 'awaiting approval', elsewhere = 'in another window' }
 
 --- Whether a delegation waits to start: for a free worker slot (`queued`), then, when its worker
 --- may change things, for the user's approval (`awaiting_approval`). It has no worker turn yet.
@@ -35,11 +35,12 @@ end
 
 local clip = ui.clip
 
---- `$0.0123` (four decimals below a cent, two above); below $0.0001 two significant digits,
---- `$0.000015`, so that a cost is never shown as `$0.0000`.
+--- `$0.0123` (four decimals below a cent, two above); below $0.001 two significant digits,
+--- `$0.00012`, `$0.000015`, as VS Code's card and the answer's footer (`incl. workers $0.00012`)
+--- show them: a cost is never shown as `$0.0000`, nor the same worker as `$0.0001` there.
 function M.usd(amount)
   local n = tonumber(amount) or 0
-  if n > 0 and n < 0.0001 then
+  if n > 0 and n < 0.001 then
     local digits = 1 - math.floor(math.log10 and math.log10(n) or math.log(n, 10))
     return ('$' .. ('%.' .. digits .. 'f'):format(n):gsub('0+$', ''))
   end
@@ -58,7 +59,7 @@ function M.tier(update)
 end
 
 --- The one line a delegation shows, e.g.
---- `  ⟳ worker fast · haiku · running · 1 turn · $0.0004 · 1.2s — Rename foo — calling read_file`, or
+--- `  ⟳ worker fast · haiku · running · 1 turn · $0.00042 · 1.2s — Rename foo — calling read_file`, or
 --- while it waits for a worker slot
 --- `  … worker fast · waiting for a worker slot · queued · 0 turns · $0.00 · 0.4s — Rename foo — waiting for a free worker: 2 of 2 running`,
 --- then, when its worker may change things, `  … worker fast · waiting for approval · awaiting approval · …`.
@@ -70,6 +71,7 @@ function M.line(root, update, alongside)
     or present(update.model) and models.short_name(root, update.model)
     or update.status == 'queued' and 'waiting for a worker slot'
     or update.status == 'awaiting_approval' and 'waiting for approval'
+    or update.status == 'elsewhere' and 'waiting to start'
     or update.status == 'running' and 'choosing a model' or 'not started'
   local turns = tonumber(update.turns) or 0
   local parts = {
@@ -198,6 +200,10 @@ function M.stored(root, detail)
     end
   end
   local workers, recorded, shown, costs = workers_by_call(detail), records(detail), {}, {}
+  local running = {} -- turns still running: another window's, drawn here before they ended
+  for _, turn in ipairs(present(detail.turns) and detail.turns or {}) do
+    running[turn.id] = turn.status == 'running' or nil
+  end
   for id, input in pairs(calls) do
     local worker, record = workers[id] or {}, recorded[id] or {}
     if refused[id] and not present(record.status) and not workers[id] then
@@ -205,6 +211,9 @@ function M.stored(root, detail)
     end
     local failure = results[id]
     local status = (failure == nil or failure == 'cancelled_by_user') and 'cancelled' or failure and 'failed' or 'completed'
+    if failure == nil and running[turn_of[id]] and not workers[id] then
+      status = 'elsewhere' -- its window asks for its approval, or starts its worker: nothing is recorded yet
+    end
     if present(record.status) then -- how the session recorded it ended (`interrupted` when its daemon died)
       status, failure = record.status, present(record.error) and record.error or nil
     end
@@ -243,7 +252,7 @@ function M.stored_by_user(root, detail)
       })
       table.insert(costs, update.cost_usd)
       table.insert(out, { started_at = record.started_at, update = update, approval = record.approval,
-        questions = M.questions(record) })
+        superseded_approvals = record.superseded_approvals, questions = M.questions(record) })
     end
   end
   for _, item in ipairs(out) do -- their lines share their decimals, as live (they belong to no turn)
@@ -317,7 +326,8 @@ function M.asked(root, worker_session_id, record)
 end
 
 --- The answered start questions of `/delegate`s whose worker line is not shown yet, by delegation
---- id (one that did not wait for a worker slot is shown once its worker starts, after the question).
+--- id, oldest first (one that did not wait for a worker slot is shown once its worker starts, after
+--- the question; asked again when its worker's model changed meanwhile, after both).
 local start_questions = {}
 
 --- Set row `row` of the transcript to `text` (its marks stay where they are); false when it was so.
@@ -360,7 +370,8 @@ function M.start_asked(root, tool_use_id, record)
   local chat = require('switchman.chat').get(root)
   local known = chat and chat.workers and chat.workers[tool_use_id]
   if not known then
-    start_questions[tool_use_id] = record
+    start_questions[tool_use_id] = start_questions[tool_use_id] or {}
+    table.insert(start_questions[tool_use_id], record)
     return
   end
   local pos = vim.api.nvim_buf_get_extmark_by_id(chat.view.transcript, ns, known.mark, {})
@@ -525,10 +536,14 @@ function M.show(chat, update)
     return redraw_turn(chat, update)
   end
   local entries, start_question = {}, nil
-  local asked = start_questions[update.tool_use_id] -- a `/delegate`'s question, answered: above its line
+  local asked = start_questions[update.tool_use_id] -- a `/delegate`'s questions, answered: above its line
   start_questions[update.tool_use_id] = nil
   if asked and update.source == 'user' then
-    entries, start_question = start_question_lines(asked, update)
+    for _, record in ipairs(asked) do -- (the last one's, right above the line, is kept: it may be restated)
+      local lines
+      lines, start_question = start_question_lines(record, update)
+      vim.list_extend(entries, lines)
+    end
   end
   local costs = turn_costs(chat, update)
   table.insert(costs, update.cost_usd)

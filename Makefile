@@ -43,7 +43,7 @@ typecheck: $(STAMP)
 	MYPYPATH=.typecheck $(BIN)/mypy tests bench
 
 # Two pytest-xdist workers (about twice as fast on CI's 2 cores); the editor end-to-end tests stay
-# one after another on one of them (their xdist_group, tests/editors/__init__.py).
+# one after another on one of them (the loadgroup scheduler in tests/conftest.py).
 # `make pytest PYTEST_WORKERS=0` runs everything in one process, as before.
 PYTEST_WORKERS ?= 2
 pytest: $(STAMP) system-deps

@@ -22,10 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import models_yaml
-from tests.editors import ONE_AT_A_TIME
 from tests.support.fake_provider import FakeProvider
-
-pytestmark = ONE_AT_A_TIME
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editor-clients" / "neovim"

@@ -18,10 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.editors import ONE_AT_A_TIME
-
-pytestmark = ONE_AT_A_TIME
-
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "editor-clients" / "vscode"
 SETUP = EXTENSION / "scripts" / "setup-e2e.sh"

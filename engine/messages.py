@@ -68,6 +68,11 @@ class ApprovalRecord(msgspec.Struct, frozen=True, kw_only=True):
     """For ``delegate``: why this answer did not start the worker although it allowed it: the
     model changed while the question waited, and the user was asked again (``the model changed
     from … to …``). None for the question whose answer counted."""
+    model_changed: str | None = None
+    """For ``delegate``: the answer counted, but the model changed while the question waited
+    and nothing was asked again (an "always" answer asks no more): why, ``the model changed from
+    haiku to sonnet while the question waited``; the worker ran on the second, the delegation's
+    ``model``. None otherwise."""
 
 
 class ToolResultBlock(msgspec.Struct, frozen=True, tag="tool_result", tag_field="type"):

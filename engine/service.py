@@ -82,7 +82,7 @@ from switchman.engine.sessions.records import (
     TurnResult,
 )
 from switchman.engine.sessions.turn import TurnRunner
-from switchman.engine.sessions.watch import SharedSessionWatch, session_poll_interval
+from switchman.engine.sessions.watch import Ratings, SharedSessionWatch, session_poll_interval
 from switchman.engine.sessions.workspaces import WorkspaceRegistry, named_folder_uri
 from switchman.engine.store.database import checkpoint_every, connect
 from switchman.engine.store.ownership import DaemonLease
@@ -183,7 +183,9 @@ class Switchman:
         learn_from_turns(self.learning, self.sessions, self.lifecycle)
         self.interrupt_orphans()
         self.bus.subscribe(self._on_event)
-        self.shared_sessions = SharedSessionWatch(self.store, lambda: self.workspaces)
+        self.shared_sessions = SharedSessionWatch(
+            self.store, lambda: self.workspaces,
+            Ratings(self.patterns.rescore_count, self.patterns.feedback_of_session))
         """What other daemons (other editor windows) change in this editor's sessions."""
         self._ticker: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
@@ -481,12 +483,21 @@ class Switchman:
         (after the turn's row); raises UnknownTurn if it was never recorded, NothingToRate if
         it ended before answering anything (it would teach that its model did well, or badly,
         on a message it never answered: the editors offer no rating there)."""
-        if rating != "none":
-            turn = self.store.turn(turn_id)
-            if turn is not None and turn.status not in ("completed", "running") \
-                    and not self.store.answered(turn_id):
-                raise NothingToRate(turn_id, turn.status)
-        return await self.learning.feedback(turn_id, rating)
+        turn = self.store.turn(turn_id)
+        if rating != "none" and turn is not None \
+                and turn.status not in ("completed", "running") \
+                and not self.store.answered(turn_id):
+            raise NothingToRate(turn_id, turn.status)
+        # Other windows on the session are told of it (their daemons' watch); this one's
+        # editor shows it already, so it is not announced back.
+        self.shared_sessions.rating(turn_id)
+        value: int | None = None
+        try:
+            result = await self.learning.feedback(turn_id, rating)
+            value = 1 if rating == "up" else -1 if rating == "down" else 0
+            return result
+        finally:
+            self.shared_sessions.rated(turn_id, turn.session_id if turn else None, value)
 
     def _configured(self, provider: ProviderSpec) -> bool:
         """Whether calls to ``provider`` can be made (a key is set, or none is needed). A key

@@ -104,6 +104,14 @@ class ModelRegistry:
         """The model with this exact id."""
         return self.models.get(model_id)
 
+    def short_name(self, model_id: str) -> str:
+        """The name the editors show for a model: its first alias, else the part of its id
+        after ``provider:`` (``haiku``, ``claude-haiku-4-5``)."""
+        model = self.models.get(model_id)
+        if model is not None and model.aliases:
+            return model.aliases[0]
+        return model_id.partition(":")[2] or model_id
+
     def provider_of(self, model_id: str) -> ProviderSpec | None:
         """The provider serving ``model_id``."""
         model = self.models.get(model_id)

@@ -366,16 +366,26 @@ class WorkerRun:
             if refusal is not None:
                 return refusal
             if self.approval is None or self.approval.id != request.id:
-                break  # not asked (delegate is trusted): no question named a model
+                if self.approval is not None and self.asked_again is not None:
+                    # an "always" answer asks no more: its question keeps that the model changed
+                    self.approval = self.progress.approval = msgspec.structs.replace(
+                        self.approval, model_changed=self.asked_again)
+                break  # not asked (delegate is trusted): no question named this model
             now = await self._route(role)
             if isinstance(now, DelegateResult):
                 return now
             asked, decision = decision, now
             if now.chosen_model == asked.chosen_model:
                 break  # else routing changed while the question waited: ask about this one
-            self.asked_again = (f"the model changed from {asked.chosen_model} to "
-                                f"{now.chosen_model} while the question waited")
+            self.asked_again = self._model_changed(asked, now)
         return decision, required
+
+    def _model_changed(self, asked: RouteDecided, now: RouteDecided) -> str:
+        """Why the worker's start is asked about again, its models named as the editors
+        name them (``the model changed from haiku to sonnet while the question waited``)."""
+        registry = self.delegation.config.registry()
+        before, after = (registry.short_name(d.chosen_model or "") for d in (asked, now))
+        return f"the model changed from {before} to {after} while the question waited"
 
     async def _approval(self, request: ApprovalRequest) -> DelegateResult | None:
         """None when the worker may start (trusted or approved); else the failure."""

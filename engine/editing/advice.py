@@ -65,8 +65,7 @@ def suggest_name(rule: YamlNode, taken: set[str], registry: ModelRegistry) -> st
     """A readable, unused name for an unnamed rule, e.g. ``haiku for message_matches``."""
     model = scalar_text(rule, "use") or "model"
     resolved = registry.resolve(model)
-    spec = registry.get(resolved) if resolved else None
-    short = (spec.aliases[0] if spec and spec.aliases else model.partition(":")[2] or model)
+    short = registry.short_name(resolved) if resolved else model.partition(":")[2] or model
     when = rule.get("when")
     first = when.pairs[0][0].text if when is not None and when.kind == "mapping" and when.pairs \
         else "every turn"

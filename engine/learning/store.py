@@ -334,6 +334,12 @@ class LearnedPatternStore(LoadedWorkspaces):
             self._update(row, feedback=None if value == 0 else 1 if value > 0 else -1)
             return True
 
+    def rescore_count(self) -> int:
+        """How many times rows were re-scored, by any daemon: it moves with every 👍/👎 given,
+        changed or taken back (and with other late evidence). One row read."""
+        with self._lock:
+            return db.rescores(self.connection)
+
     def feedback_of_session(self, session_id: str) -> dict[str, int]:
         """The 👍 (+1) / 👎 (-1) given to a session's turns, by turn id (rows retention dropped
         have none)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from switchman.engine.config.profiles_file import PROFILE_TOOLS
 from switchman.engine.profiles.apply import allowed_tools
-from switchman.engine.profiles.profile import ActiveProfile, Profile, ProfileSet
+from switchman.engine.profiles.profile import ActiveProfile, Profile, ProfileSet, origin_words
 from switchman.engine.sessions.records import ProfileInfo, ProfileInForce, ProfileList
 
 
@@ -54,7 +54,7 @@ def profile_list(profiles: ProfileSet, active: ActiveProfile) -> ProfileList:
 
 def profile_text(profiles: ProfileSet, active: ActiveProfile) -> str:
     """``/profile`` without an argument: the profiles, the active one marked."""
-    lines = [f"Active profile: {active.name} (resolved from {active.resolved_from})", ""]
+    lines = [f"Active profile: {active.name} ({origin_words(active.resolved_from)})", ""]
     if active.profile.bound is not None:
         lines[1:1] = [f"(with only the tools and approval of your default profile "
                       f"'{active.profile.bound}': a workspace's default cannot widen it)"]

@@ -24,6 +24,20 @@ SUBAGENT_PROFILE = "subagent"
 ProfileSource = Literal["builtin", "user", "workspace"]
 ResolvedFrom = Literal["session", "workspace", "global"]
 
+ORIGIN_WORDS: dict[str, str] = {
+    "session": "chosen for this session",
+    "workspace": "the workspace's default",
+    "global": "the global default",
+}
+"""Where the profile in force was chosen, in the words the editors use for it."""
+
+
+def origin_words(resolved_from: str, bounded_by: str | None = None) -> str:
+    """Where a profile in force was chosen, in words, and the profile that bounds it:
+    ``the workspace's default, bounded by your default 'reviewer'``."""
+    words = ORIGIN_WORDS.get(resolved_from, f"from {resolved_from}")
+    return words if bounded_by is None else f"{words}, bounded by your default '{bounded_by}'"
+
 
 class ApprovalMode(StrEnum):
     """How a profile's file changes and commands are approved."""

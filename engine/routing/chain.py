@@ -126,7 +126,8 @@ class PolicyChain:
             elapsed_ms=round((self.clock.monotonic() - started) * 1000, 3),
             workspace=request.context.workspace_path,
             profile=None if request.profile is None else ProfileChoice(
-                request.profile.name, request.profile.resolved_from),
+                request.profile.name, request.profile.resolved_from,
+                request.profile.profile.bound),
         )
         if winner is None:
             raise NoModelAvailable(decision, no_model_message(decision, self.validator))

@@ -98,12 +98,15 @@ class PolicyEvaluation(msgspec.Struct, frozen=True, kw_only=True):
     """Set for DELEGATE_REQUEST candidates."""
 
 
-class ProfileChoice(msgspec.Struct, frozen=True):
+class ProfileChoice(msgspec.Struct, frozen=True, omit_defaults=True):
     """The agent profile a turn ran with, and where it was chosen: ``session``
     (``/profile``, or the planner for a worker), ``workspace`` or ``global``."""
 
     name: str
     resolved_from: str
+    bounded_by: str | None = None
+    """A workspace's default bounded by the user's global default profile: that profile's
+    name (absent otherwise, and in records kept before it)."""
 
 
 class RouteDecided(Event, frozen=True, kw_only=True, tag="route.decided"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from switchman.engine.availability import model_banner, provider_banner
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.keys import missing_key_hint
+from switchman.engine.profiles.profile import origin_words
 from switchman.engine.routing.decision import (
     Policy,
     PolicyEvaluation,
@@ -90,8 +91,9 @@ def render(decision: RouteDecided) -> str:
     else:
         lines.append(f"Chose: {decision.chosen_model} ({chosen_label(winner)})")
     if decision.profile is not None:
-        lines.append(f"Profile: {decision.profile.name} (resolved from "
-                     f"{decision.profile.resolved_from})")
+        profile = decision.profile
+        lines.append(f"Profile: {profile.name} "
+                     f"({origin_words(profile.resolved_from, profile.bounded_by)})")
     lines += ["", "Chain:"]
     for number, evaluation in enumerate(decision.chain, start=1):
         lines.extend(_chain_lines(number, evaluation))

@@ -24,7 +24,7 @@ from switchman.engine.learning.recorder import OutcomeRecorder
 from switchman.engine.messages import AttachmentBlock
 from switchman.engine.profiles.apply import offers_tools
 from switchman.engine.profiles.listing import profile_in_force
-from switchman.engine.profiles.profile import ActiveProfile
+from switchman.engine.profiles.profile import ActiveProfile, origin_words
 from switchman.engine.router import Router
 from switchman.engine.routing.context import TurnContext
 from switchman.engine.routing.sticky import StickyModel, SwapOutcome, pending_banner
@@ -275,17 +275,15 @@ class SessionManager:
             self.store.set_profile(live.id, name)
         active = self.profile(live)
         choice = profile_in_force(active, profiles)
-        bound = "" if active.profile.bound is None else \
-            f", bounded by your default '{active.profile.bound}'"
+        # where it was chosen in the editors' words (`the workspace's default`), and its bound
+        origin = origin_words(active.resolved_from, active.profile.bound)
         self.observer.status_changed(live.workspace)
         if before == name:
             return ProfileSwitch("unchanged", live.id, choice,
-                                 f"Profile unchanged: {active.name} (from "
-                                 f"{active.resolved_from}{bound}).")
+                                 f"Profile unchanged: {active.name} ({origin}).")
         if name is None:
             return ProfileSwitch("cleared", live.id, choice,
-                                 f"Session profile cleared; using {active.name} (the "
-                                 f"{active.resolved_from} default{bound}).")
+                                 f"Session profile cleared; using {active.name} ({origin}).")
         return ProfileSwitch("applied", live.id, choice,
                              f"Profile set: {active.name}. It applies from the next turn.")
 

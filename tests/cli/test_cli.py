@@ -374,7 +374,7 @@ def test_route_with_a_profile_uses_its_default_model(config_dir: Path,
     assert code == 0 and result["decision"]["chosen_model"] == "anthropic:claude-haiku-4-5"
     assert result["decision"]["profile"] == {"name": "quick", "resolved_from": "session"}
     code, out = run(capsys, "route", "hello", "--assume-configured", "--profile", "deep")
-    assert "Profile: deep (resolved from session)" in out
+    assert "Profile: deep (chosen for this session)" in out
     assert 'profile "deep" (from session): default tier deep' in out
     code, result = run_json(capsys, "route", "hello", "--profile", "qiuck")
     assert code == 1 and result["error"]["code"] == "unknown_profile"

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from switchman.engine.clock import ManualClock
 from switchman.engine.ids import new_id
+from switchman.engine.learning import database as learning_db
+from switchman.engine.learning.store import LearnedPatternStore, TurnRecord
 from switchman.engine.messages import Message, TextBlock
-from switchman.engine.sessions.watch import SharedSessionWatch, session_poll_interval
+from switchman.engine.routing.context import TurnContext
+from switchman.engine.sessions.watch import Ratings, SharedSessionWatch, session_poll_interval
 from switchman.engine.store.repository import SessionStore
 from tests.engine.test_turn_ownership import NOW, daemon, start_turn
 
@@ -121,3 +125,43 @@ def test_the_poll_interval_comes_from_the_environment() -> None:
     assert session_poll_interval({"SWITCHMAN_SESSION_POLL_SECONDS": "0.05"}) == 0.05
     assert session_poll_interval({"SWITCHMAN_SESSION_POLL_SECONDS": "soon"}) == 1.0
     assert session_poll_interval({"SWITCHMAN_SESSION_POLL_SECONDS": "0"}) == 1.0
+
+
+def test_a_rating_another_daemon_gives_is_reported_and_this_daemons_own_is_not(
+        tmp_path: Path) -> None:
+    """The ratings live in the pattern store, not in the sessions database: a 👍/👎 given,
+    changed or taken back in another window made no session change, and this editor showed
+    the old rating until it was redrawn for something else. Its own ratings it shows already."""
+    mine, _ = daemon(tmp_path)
+    mine.create_session("s1", WORKSPACE, NOW)
+    mine.set_current_session(WORKSPACE, "s1")
+    path = tmp_path / learning_db.FILE_NAME
+    my_patterns, other_patterns = (LearnedPatternStore(learning_db.connect(path), ManualClock(),
+                                                       background=False) for _ in range(2))
+    for turn in ("t1", "t2"):
+        my_patterns.record(TurnRecord(context=TurnContext(message="hi", workspace_path="/w"),
+                                      turn_id=turn, session_id="s1", model="m",
+                                      status="completed"))
+    watch = SharedSessionWatch(mine, lambda: [WORKSPACE],
+                               Ratings(my_patterns.rescore_count, my_patterns.feedback_of_session))
+    watch.remember(WORKSPACE)
+    assert watch.changed() == []
+
+    for value in (1, -1, 0):  # given, changed, taken back in the other window
+        other_patterns.feedback("t1", value)
+        assert watch.changed() == [(WORKSPACE, "s1")], value
+        assert watch.changed() == []
+
+    # This daemon's own, while it is written and after: its editor shows it already.
+    watch.rating("t2")
+    assert watch.changed() == []
+    my_patterns.feedback("t2", 1)
+    assert watch.changed() == []
+    watch.rated("t2", "s1", 1)
+    assert watch.changed() == []
+    # ... unless the other window rated the same turn meanwhile, after it.
+    watch.rating("t2")
+    my_patterns.feedback("t2", -1)
+    other_patterns.feedback("t2", 1)
+    watch.rated("t2", "s1", -1)
+    assert watch.changed() == [(WORKSPACE, "s1")]

@@ -48,7 +48,7 @@ async def test_apply_replaces_the_selection_after_approval(
                           "cwd": None, "path": "src/app.py", "diff": request["diff"],
                           "tier": None, "requested_tier": None,
                           "model": None, "routed_by": None, "worker_tools": None,
-                          "superseded": None}}
+                          "superseded": None, "model_changed": None}}
     assert (request["tool"], request["tool_class"], request["turn_id"]) == (
         "apply_code", "write", "t1")
     assert request["title"] == "Apply the code block to src/app.py (replacing the selection)"
@@ -116,13 +116,13 @@ async def test_the_session_keeps_each_applys_question_in_its_turn(
             "reason": "wrong file", "command": None, "cwd": None, "path": "src/app.py",
             "diff": editor.approvals[0]["diff"], "tier": None, "requested_tier": None,
             "model": None, "routed_by": None, "worker_tools": None,
-            "superseded": None}},
+            "superseded": None, "model_changed": None}},
         {"turn_id": turn["turn_id"], "approval": {
             "id": editor.approvals[1]["id"], "title": title, "outcome": "allowed_once",
             "reason": None, "command": None, "cwd": None, "path": "src/app.py",
             "diff": editor.approvals[1]["diff"], "tier": None, "requested_tier": None,
             "model": None, "routed_by": None, "worker_tools": None,
-            "superseded": None}}]
+            "superseded": None, "model_changed": None}}]
 
 
 async def test_an_apply_made_is_answered_as_made_when_its_card_cannot_be_kept(

@@ -528,7 +528,7 @@ async def test_a_delegation_that_may_write_is_approved_in_the_editor(
         "command": None, "cwd": None, "path": None, "diff": None,
         # what the question said of the worker (a rebuilt card shows its "Worker on …" line)
         "tier": "fast", "requested_tier": None, "model": HAIKU, "routed_by": None,
-        "worker_tools": ["edit_file"], "superseded": None}
+        "worker_tools": ["edit_file"], "superseded": None, "model_changed": None}
     assert answers["toolu_yes"]["approval"]["outcome"] == "allowed_once"
     # asked once: nothing superseded
     assert "superseded_approvals" not in answers["toolu_yes"]
@@ -560,7 +560,8 @@ async def test_a_question_asked_again_keeps_the_first_marked_superseded(
     sonnet = "anthropic:claude-sonnet-4-6"
     assert (first["model"], second["model"]) == (HAIKU, sonnet)
     # the question asked again says why as it is shown (the first's note came with the result only)
-    why = f"the model changed from {HAIKU} to {sonnet} while the question waited"
+    # in the models' short names, as the editors show them (the full ids: the questions' models)
+    why = "the model changed from haiku to sonnet while the question waited"
     assert (first["asked_again"], second["asked_again"]) == (None, why)
     detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
     (record,) = detail["delegations"]
@@ -571,7 +572,7 @@ async def test_a_question_asked_again_keeps_the_first_marked_superseded(
         "id": first["id"], "title": title, "outcome": "allowed_once", "reason": None,
         "command": None, "cwd": None, "path": None, "diff": None, "tier": "fast",
         "requested_tier": None, "model": HAIKU, "routed_by": None, "worker_tools": ["edit_file"],
-        "superseded": f"the model changed from {HAIKU} to {sonnet} while the question waited"}]
+        "superseded": why, "model_changed": None}]
     # the planner's call reads both where it reads its question: the earlier one first
     answer = tool_results(detail)["toolu_w"]
     assert answer["approval"] == record["approval"]
@@ -580,6 +581,35 @@ async def test_a_question_asked_again_keeps_the_first_marked_superseded(
     (live,) = [d["tool"] for d in deltas(vscode, result["turn_id"], "tool_result")]
     assert (live["approval"], live["superseded_approvals"]) == (
         record["approval"], record["superseded_approvals"])
+
+
+async def test_an_always_answer_says_the_worker_ran_on_another_model(
+        vscode_editor: tuple[SwitchmanClient, ToolEditor], daemon: Daemon,
+        fake: FakeProvider) -> None:
+    """"Always allow" asks no more: routing.yaml changed while the question (naming haiku)
+    waited, the worker ran on sonnet, and the only question recorded named haiku with nothing
+    saying otherwise. Its record says the model changed; the worker's updates name sonnet."""
+    vscode, editor = vscode_editor
+    tiers = "global_default: opus\ntiers: {fast: %s, balanced: sonnet, deep: opus}\n"
+    daemon.write_routing(tiers % "haiku")
+    editor.default = {"decision": "allow_always"}
+    editor.while_asked = lambda _request: daemon.write_routing(tiers % "sonnet")
+    fake.script_tool_calls([delegate("toolu_w", task="rename f to g",
+                                     allowed_tools=["read_file", "edit_file"])], model=OPUS_API)
+    fake.script_text("renamed", model="claude-sonnet-4-6")
+    fake.script_text("done", model=OPUS_API)
+    result = await chat(vscode, daemon, "@opus rename f")
+    (asked,) = editor.approvals
+    assert asked["model"] == HAIKU
+    why = "the model changed from haiku to sonnet while the question waited"
+    detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
+    (record,) = detail["delegations"]
+    assert (record["model"], record["approval"]["model"]) == ("anthropic:claude-sonnet-4-6", HAIKU)
+    assert (record["approval"]["model_changed"], record["superseded_approvals"]) == (why, [])
+    (live,) = [d["tool"] for d in deltas(vscode, result["turn_id"], "tool_result")]
+    assert live["approval"] == tool_results(detail)["toolu_w"]["approval"] == record["approval"]
+    assert {u["model"] for u in updates(vscode, "toolu_w") if u.get("model")} == {
+        "anthropic:claude-sonnet-4-6"}
 
 
 async def test_a_workers_questions_come_with_its_planners_session(
@@ -606,7 +636,8 @@ async def test_a_workers_questions_come_with_its_planners_session(
         "id": edit["id"], "title": "Edit src/app.py", "outcome": "denied", "reason": "not now",
         "command": None, "cwd": None, "path": "src/app.py",
         "diff": edit["diff"], "tier": None, "requested_tier": None, "model": None,
-        "routed_by": None, "worker_tools": None, "superseded": None}]  # the diff its card showed
+        # the diff its card showed
+        "routed_by": None, "worker_tools": None, "superseded": None, "model_changed": None}]
     # the planner's own question (the delegation's start) stays with its call's result
     assert tool_results(detail)["toolu_w"]["approval"]["id"] == start["id"]
 

@@ -132,7 +132,7 @@ async def test_the_approval_question_names_the_tier_the_floor_caps_to(
             "id": None, "title": title, "outcome": "allowed_once", "reason": None,
             "command": None, "cwd": None, "path": None, "diff": None, "tier": "balanced",
             "requested_tier": "deep", "model": SONNET, "routed_by": None,
-            "worker_tools": ["edit_file"], "superseded": None}
+            "worker_tools": ["edit_file"], "superseded": None, "model_changed": None}
         assert detail["delegations"][0]["approval"] == answer["approval"]
 
 

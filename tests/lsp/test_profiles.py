@@ -82,7 +82,7 @@ async def test_session_beats_workspace_beats_global(vscode: SwitchmanClient, dae
     assert {t["name"] for t in request.body["tools"]} == {"read_file", "grep"}
     explained = await vscode.request(methods.EXPLAIN, {"workspace": daemon.uri})
     assert explained["decision"]["profile"] == {"name": "reviewer", "resolved_from": "global"}
-    assert "Profile: reviewer (resolved from global)" in explained["text"]
+    assert "Profile: reviewer (the global default)" in explained["text"]
     assert 'profile "reviewer" (from global): default model' in explained["text"]
     # the badge and "Chose:" name the profile: there is no workspace default to point at
     assert first["summary"] == explained["summary"] == "profile: reviewer"
@@ -130,6 +130,8 @@ async def test_session_beats_workspace_beats_global(vscode: SwitchmanClient, dae
                                                         "profile": None})
     assert cleared["outcome"] == "cleared"
     assert cleared["profile"] == architect
+    assert cleared["message"] == ("Session profile cleared; using architect (the workspace's "
+                                  "default, bounded by your default 'reviewer').")
     again = await vscode.request(methods.SET_PROFILE, {"workspace": daemon.uri,
                                                       "profile": None})
     assert again["outcome"] == "unchanged"
@@ -164,12 +166,15 @@ async def test_profile_slash_command_lists_switches_and_clears(vscode: Switchman
                                                                daemon: Daemon) -> None:
     listed = await chat(vscode, daemon, "/profile")
     assert listed["kind"] == "command"
-    assert "Active profile: reviewer (resolved from global)" in listed["text"]
+    # where it was chosen, in the words the editors use
+    assert "Active profile: reviewer (the global default)" in listed["text"]
     assert "architect [user]" in listed["text"] and "subagent [builtin]" in listed["text"]
     switched = await chat(vscode, daemon, "/profile architect")
     assert switched["text"].startswith("Profile set: architect")
     await vscode.wait_for(methods.STATUS, lambda s: s["profile"] == {
         "name": "architect", "resolved_from": "session"})
+    again = await chat(vscode, daemon, "/profile architect")
+    assert again["text"] == "Profile unchanged: architect (chosen for this session)."
     unknown = await chat(vscode, daemon, "/profile nobody")
     assert unknown["status"] == "failed" and unknown["error"]["code"] == "unknown_profile"
     cleared = await chat(vscode, daemon, "/profile clear")
@@ -249,8 +254,14 @@ async def test_a_workspace_default_naming_a_wider_profile_widens_nothing(
     assert "A workspace default cannot add 'list_files'" in checked["text"]
     assert "cannot loosen approval: your default profile 'reviewer' is read_only" in \
         checked["text"]
+    # "why this model?" says the turn ran bounded, as the status and pickers do
+    explained = await vscode.request(methods.EXPLAIN, {"workspace": daemon.uri})
+    assert explained["decision"]["profile"] == {"name": "default", "resolved_from": "workspace",
+                                                "bounded_by": "reviewer"}
+    assert ("Profile: default (the workspace's default, bounded by your default 'reviewer')"
+            in explained["text"]), explained["text"]
     listed = await chat(vscode, daemon, "/profile")
-    assert "Active profile: default (resolved from workspace)\n(with only the tools and " \
+    assert "Active profile: default (the workspace's default)\n(with only the tools and " \
         "approval of your default profile 'reviewer'" in listed["text"], listed["text"]
     # the user's own choice of the same profile is theirs: every tool
     await vscode.request(methods.SET_PROFILE, {"workspace": daemon.uri,

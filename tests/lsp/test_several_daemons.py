@@ -44,6 +44,13 @@ async def turns(client: SwitchmanClient, session_id: str) -> list[tuple[int, str
     return [(t["index"], t["status"]) for t in detail["turns"]]
 
 
+async def two_windows(daemon: Daemon) -> tuple[SwitchmanClient, SwitchmanClient]:
+    """Two editor windows on the workspace (VS Code's, Neovim's), each with its own daemon,
+    which look for the other's changes every 0.05 s."""
+    daemon.env["SWITCHMAN_SESSION_POLL_SECONDS"] = "0.05"
+    return await start("visual-studio-code", daemon), await start("neovim", daemon)
+
+
 async def stop(*clients: SwitchmanClient) -> None:
     for client in clients:
         await client.shutdown_session()
@@ -393,6 +400,39 @@ async def test_another_windows_turn_and_model_reach_this_editor(
                              and s["profile"] == chosen["profile"])
     finally:
         fake.release_stalls()
+        await stop(first, second)
+
+
+async def test_a_rating_given_in_one_window_reaches_the_other(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """A 👍/👎 given, changed or taken back in one window is announced to the other
+    (``switchman/sessionChanged``), whose editor then fetches the session with it in its
+    ``ratings``; it is not announced back to the window that gave it. (The ratings live in
+    the pattern store, not in the sessions database: nothing was announced, and the other
+    window showed the old rating until it was redrawn for something else.) That it is not
+    announced back is checked step by step in tests/engine/test_shared_session_watch.py."""
+    first, second = await two_windows(daemon)
+    try:
+        fake.script_text("an answer to rate")
+        result = await chat(first, daemon, "hello from window one")
+        shared, turn_id = result["session_id"], result["turn_id"]
+
+        def announced(client: SwitchmanClient) -> int:
+            return len(client.received[methods.SESSION_CHANGED])
+
+        # The window that ran the turn rates first: the other window may be told of the turn
+        # more than once (while it ran, once it ended), all before it is told of the rating.
+        for rater, other, rating in ((first, second, "up"), (second, first, "down"),
+                                     (first, second, "none")):
+            seen, own = announced(other), announced(rater)
+            await rater.request(methods.FEEDBACK, {"turn_id": turn_id, "rating": rating})
+            await other.wait_until(lambda: announced(other) > seen)  # noqa: B023
+            assert other.received[methods.SESSION_CHANGED][-1] == {
+                "workspace": daemon.uri, "session_id": shared}, rating
+            ratings = (await other.request(methods.SESSION, {"session_id": shared}))["ratings"]
+            assert ratings == ({} if rating == "none" else {turn_id: rating})
+            assert announced(rater) == own, f"{rating}: announced back to the window that gave it"
+    finally:
         await stop(first, second)
 
 

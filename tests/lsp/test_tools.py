@@ -201,7 +201,7 @@ async def test_a_denial_says_who_refused_and_why(
         "reason": answer["reason"], "command": None, "cwd": None, "path": "src/app.py",
         "diff": editor.approvals[0]["diff"], "tier": None, "requested_tier": None,
         "model": None, "routed_by": None, "worker_tools": None,
-        "superseded": None}
+        "superseded": None, "model_changed": None}
 
 
 @pytest.mark.parametrize("reason", [None, "stale"])
@@ -299,7 +299,7 @@ async def test_a_question_cut_short_by_stopping_the_turn_is_kept_as_stopped(
         "command": "touch ran", "cwd": str(project.workspace), "path": None, "diff": None,
         "tier": None, "requested_tier": None,
         "model": None, "routed_by": None, "worker_tools": None,
-        "superseded": None}
+        "superseded": None, "model_changed": None}
     # the chat shows it live too: the call's result delta carries the same record
     done = deltas(client, result["turn_id"], "tool_result")
     assert [(d["tool"]["id"], d["tool"]["status"], d["tool"]["summary"]) for d in done] == [

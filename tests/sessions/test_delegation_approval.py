@@ -238,19 +238,26 @@ async def test_routing_changed_while_the_question_waited_is_asked_about_again(
     (earlier,) = stored.superseded_approvals
     assert (earlier.id, earlier.model, earlier.outcome, earlier.superseded) == (
         asked[0].id, HAIKU, "allowed_once",
-        f"the model changed from {HAIKU} to {SONNET} while the question waited")
-    assert stored.approval.superseded is None
+        "the model changed from haiku to sonnet while the question waited")  # as the editors
+    # name models (their first alias); the full ids are the two questions' models
+    assert (stored.approval.superseded, stored.approval.model_changed) == (None, None)
 
 
 async def test_an_always_answer_is_not_asked_again_nor_marked_superseded(
         deleg: Engine, adapter: ScriptedAdapter, approver: ScriptedApprover) -> None:
     """"Always allow" asks no more: routing that changed while its question waited asks
-    nothing again, so its question is the delegation's only one, not a superseded one."""
+    nothing again, so its question is the delegation's only one, not a superseded one. The
+    worker runs on the new model, and its question says the model changed after it: it named
+    the old one only."""
     asked, stored = await fast_tier_changed_while_asked(deleg, adapter, approver,
                                                         "allow_always")
     assert [a.model for a in asked] == [HAIKU]
     assert stored.approval is not None and stored.approval.outcome == "allowed_always"
     assert (stored.approval.superseded, stored.superseded_approvals) == (None, [])
+    assert [r.model_id for r in adapter.requests] == [OPUS, SONNET, OPUS]
+    assert (stored.model, stored.approval.model) == (SONNET, HAIKU)
+    assert stored.approval.model_changed == \
+        "the model changed from haiku to sonnet while the question waited"
 
 
 async def test_the_question_names_the_model_a_worker_profile_runs_on(

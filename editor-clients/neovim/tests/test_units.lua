@@ -541,6 +541,13 @@ return {
       -- the chat live: the call's result brings both, as rebuilt
       H.eq(want, texts(render.start_questions({ approval = last, superseded_approvals = { first } })), 'live')
       H.eq({ want[3], want[4] }, texts(render.start_questions({ approval = last })), 'asked once (an older daemon too)')
+      -- an "always" answer asks no more: its question named haiku, the worker ran on sonnet, and it says so
+      local changed = 'the model changed from haiku to sonnet while the question waited'
+      local always = vim.tbl_extend('force', asked('q5', 'anthropic:claude-haiku-4-5'),
+        { outcome = 'allowed_always', model_changed = changed })
+      H.eq('    ? Delegate to a fast worker that may change files — Allowed; delegate is always allowed here now. '
+        .. 'Not asked again: ' .. changed .. '.', render.approval(always, 'delegate')[1],
+        'an always answer, the model changed after it')
     end,
   },
   {

@@ -179,12 +179,15 @@ end
 
 --- The line of a question a stored tool call asked and its answer (rebuilt chats, transcripts):
 --- `    ? Edit src/app.py — Denied: use a constant`. A delegation's question whose answer did not count, its
---- worker's model having changed while it waited, says so and why (`superseded`), as VS Code's card does.
+--- worker's model having changed while it waited, says so and why (`superseded`), as VS Code's card does; one whose
+--- answer counted all the same (an "always": nothing asked again), that its worker ran on the new model (`model_changed`).
 function M.approval(record, tool)
   local title = present(record.title) and record.title or (tool or 'tool')
   local outcome = approval_outcome(record, tool)
   if present(record.superseded) then
     outcome = ('%s Superseded, asked again: %s.'):format(outcome, record.superseded)
+  elseif present(record.model_changed) then
+    outcome = ('%s Not asked again: %s.'):format(outcome, record.model_changed)
   end
   return { ('    ? %s — %s'):format(title, outcome), hl = 'SwitchmanNotice' }
 end

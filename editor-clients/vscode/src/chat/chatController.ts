@@ -497,7 +497,7 @@ export class ChatController implements Disposable {
     const sessionTitle = detail?.session.title || null;
     this.postToView({ type: 'reset', folders, workspace: folder.uri, sessionId, sessionTitle, entries });
     for (const event of live?.events ?? []) this.postToView({ type: 'event', event });
-    this.replayAfterReset(entries, live?.turns);
+    this.replayAfterReset(entries, live?.turns, detail?.ratings);
   }
 
   /**
@@ -513,12 +513,25 @@ export class ChatController implements Disposable {
     if (sent) this.retries.set(last.id, sent);
   }
 
-  /** After a reset: the open questions; the answered ones and the ratings given here of the turns shown. */
-  private replayAfterReset(entries: { kind: string; id: string }[], liveTurns?: Set<string>): void {
+  /**
+   * After a reset: the open questions; the answered ones and the ratings of the turns shown. The session's
+   * `ratings` (`stored`) are the ratings as they are now, another window's included (it may have changed one
+   * given here): the turns replayed live get theirs, and the ones given here are not shown over them. An older
+   * daemon sends none: then the ratings given in this window are shown again.
+   */
+  private replayAfterReset(entries: { kind: string; id: string }[], liveTurns?: Set<string>,
+    stored?: Record<string, 'up' | 'down'>): void {
     const shown = new Set(entries.filter((e) => e.kind === 'turn').map((e) => e.id));
     const visible = (turnId: string) => shown.has(turnId) || liveTurns?.has(turnId) === true;
     for (const card of this.hooks.approvals?.all() ?? []) {
       if (card.outcome === 'pending' || visible(card.turnId)) this.postToView({ type: 'approval', card });
+    }
+    if (stored) {
+      for (const turnId of liveTurns ?? []) {
+        const rating = stored[turnId];
+        if (rating) this.postToView({ type: 'rated', turnId, rating });
+      }
+      return;
     }
     for (const [turnId, rating] of this.ratings) if (visible(turnId)) this.postToView({ type: 'rated', turnId, rating });
   }

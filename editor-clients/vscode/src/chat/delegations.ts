@@ -71,6 +71,11 @@ export interface DelegationCard {
   stopping: boolean;
   /** Why its Stop did not stop it (another window's daemon runs it...), until it ends. */
   stopRefused?: string;
+  /**
+   * Drawn from the session while another window's turn runs: that window asks for its approval, or starts its
+   * worker (nothing is recorded of it yet). It waits to start there, not "choosing a model".
+   */
+  elsewhere?: true;
 }
 
 /**
@@ -178,6 +183,9 @@ export function storedDelegations(messages: readonly Message[], workers: readonl
       // recorded its end, though its planner's turn was cancelled), as Neovim and `/delegate` cards say.
       status: !result && record && (waitsToStart(record.status) && turnStatus === 'running' || isEnded(record.status))
         ? record.status : storedStatus(result, turnStatus, failure),
+      // Nothing of it stored yet in a turn still running: the window running that turn asks for its approval or
+      // starts its worker (as Neovim's line says: `waiting to start · in another window`).
+      ...(!result && !worker && !record && turnStatus === 'running' ? { elsewhere: true as const } : {}),
       turns: worker?.turns ?? 0,
       costUsd: worker?.cost_usd ?? '0',
       ...(worker?.estimated_usd !== undefined ? { estimatedUsd: worker.estimated_usd } : {}),
@@ -315,7 +323,9 @@ export function cardView(card: DelegationCard, now?: number, alongside: readonly
   // Denied by the user when asked to start it: nothing ran, so no turns, cost or time, and not "failed" in red
   // (the user's own answer, which the approval card beside it shows too).
   const denied = card.status === 'failed' && card.error === DENIED;
-  const statusLabel = card.stopping ? 'stopping…' : denied ? 'denied' : DELEGATION_LABELS[card.status];
+  const elsewhere = card.elsewhere && card.status === 'running';
+  const statusLabel = card.stopping ? 'stopping…' : denied ? 'denied' : elsewhere ? 'in another window'
+    : DELEGATION_LABELS[card.status];
   const meta = [statusLabel];
   if (!denied) meta.push(plural(card.turns, 'turn'), formatCost(card.costUsd, card.estimatedUsd, { alongside }));
   const elapsed = denied ? null : elapsedSeconds(card, now);
@@ -346,7 +356,7 @@ export function cardView(card: DelegationCard, now?: number, alongside: readonly
   const tier = capped ? `${card.tier} (capped from ${card.requestedTier})` : card.tier;
   // A worker that ended without a model never started (denied, stopped while it waited, no model
   // for its tier): it is not still choosing one.
-  const model = card.model ? shortModelName(card.model)
+  const model = card.model ? shortModelName(card.model) : elsewhere ? 'waiting to start'
     : card.status === 'running' ? 'choosing a model' : card.status === 'queued' ? 'waiting for a worker slot'
       : card.status === 'awaiting_approval' ? 'waiting for approval'
       : card.status === 'completed' ? null : 'not started';

@@ -13,7 +13,7 @@ import {
 import { handoffLines } from './handoff';
 import { terminalText } from './longMessage';
 import type { Entry, TurnEntry } from './messages';
-import { recordedApprovalCard, recordedWorkerCard } from '../tools/approval';
+import { outcomeText, recordedApprovalCard, recordedWorkerCard, type ApprovalCard } from '../tools/approval';
 
 /** One step of a stored session, in the order it happened. */
 type Step =
@@ -82,23 +82,40 @@ function turnEntries(detail: SessionDetail, turn: Turn): Entry[] {
   return [...entries, ...answeredQuestions(turn.id, messages, detail.delegations ?? []), ...applies];
 }
 
+/** A question a stored call asked and how it was answered; `byWorker`: asked by the call's worker (a delegation's). */
+interface Asked { card: ApprovalCard; byWorker: boolean }
+
 /**
  * The questions a turn's tool calls asked, answered, as the session kept them (the chat puts them in the turn),
  * each delegation's followed by its worker's, as the live chat had them.
  */
 function answeredQuestions(turnId: string, messages: Message[], delegations: readonly DelegationRecord[]): Entry[] {
+  return [...questionsByCall(turnId, messages, delegations).values()].flat().map(approvalEntry);
+}
+
+/**
+ * The questions each of a turn's tool calls asked (by call id, in the calls' order): a delegation's asked again
+ * (its worker's model changed while it waited) the earlier ones first, then its worker's questions.
+ */
+function questionsByCall(turnId: string, messages: Message[], delegations: readonly DelegationRecord[])
+  : Map<string, Asked[]> {
   const blocks = messages.flatMap((m) => m.content);
   const results = new Map(blocks.flatMap((b) => (b.type === 'tool_result' ? [[b.tool_use_id, b] as const] : [])));
-  return blocks.flatMap((b): Entry[] => {
-    if (b.type !== 'tool_use') return [];
+  const out = new Map<string, Asked[]>();
+  for (const b of blocks) {
+    if (b.type !== 'tool_use') continue;
     const result = results.get(b.id);
-    // a delegation's question asked again (its worker's model changed while it waited): the earlier ones first
     const asked = [...(result?.superseded_approvals ?? []), ...(result?.approval ? [result.approval] : [])];
-    const own = asked.map((approval): Entry => ({ kind: 'approval', id: approval.id,
-      card: recordedApprovalCard(approval, turnId, b.name, b.input) }));
+    const own = asked.map((approval): Asked => ({ card: recordedApprovalCard(approval, turnId, b.name, b.input), byWorker: false }));
     const record = b.name === DELEGATE_TOOL ? delegations.find((d) => d.tool_use_id === b.id) : undefined;
-    return [...own, ...(record ? workerQuestions(record, turnId) : [])];
-  });
+    const questions = [...own, ...(record ? workerQuestions(record, turnId) : [])];
+    if (questions.length > 0) out.set(b.id, questions);
+  }
+  return out;
+}
+
+function approvalEntry({ card }: Asked): Entry {
+  return { kind: 'approval', id: card.id, card };
 }
 
 /**
@@ -106,15 +123,21 @@ function answeredQuestions(turnId: string, messages: Message[], delegations: rea
  * things), its card, then its worker's questions.
  */
 function userDelegation(record: DelegationRecord, card: Entry): Entry[] {
+  const { start, worker } = userDelegationQuestions(record);
+  return [...start.map(approvalEntry), card, ...worker.map(approvalEntry)];
+}
+
+/** A user's delegation's questions: those its start asked (a worker that may change things), then its worker's. */
+function userDelegationQuestions(record: DelegationRecord): { start: Asked[]; worker: Asked[] } {
   const asked = [...(record.superseded_approvals ?? []), ...(record.approval ? [record.approval] : [])];
-  const start = asked.map((approval): Entry => ({ kind: 'approval', id: approval.id,
-    card: recordedApprovalCard(approval, record.tool_use_id, DELEGATE_TOOL, { task: record.task }) }));
-  return [...start, card, ...workerQuestions(record, record.tool_use_id)];
+  const start = asked.map((approval): Asked => ({
+    card: recordedApprovalCard(approval, record.tool_use_id, DELEGATE_TOOL, { task: record.task }), byWorker: false }));
+  return { start, worker: workerQuestions(record, record.tool_use_id) };
 }
 
 /** The questions a delegation's worker asked, answered (`turnId`: the chat's turn they go in, if any). */
-function workerQuestions(record: DelegationRecord, turnId: string): Entry[] {
-  return (record.approvals ?? []).map((a): Entry => ({ kind: 'approval', id: a.id, card: recordedWorkerCard(a, turnId) }));
+function workerQuestions(record: DelegationRecord, turnId: string): Asked[] {
+  return (record.approvals ?? []).map((a): Asked => ({ card: recordedWorkerCard(a, turnId), byWorker: true }));
 }
 
 /**
@@ -322,7 +345,17 @@ function exchangeMarkdown(message: Message, started: DelegationRecord[], workers
 /** One line for a user's worker: its tier (capped or not), model, cost and how it ended. */
 function workerMarkdown(record: DelegationRecord, workers: readonly WorkerCost[]): string[] {
   const view = cardView(recordedDelegation(record, workers));
-  return [`_Worker · ${view.title} · ${view.meta}_`];
+  const { start, worker } = userDelegationQuestions(record);
+  return [...start.flatMap((q) => [questionMarkdown(q), '']), `_Worker · ${view.title} · ${view.meta}_`,
+    ...worker.flatMap((q) => ['', questionMarkdown(q)])];
+}
+
+/**
+ * A question a stored call asked and its answer, in the words of its card and of Neovim's transcript:
+ * `? Edit src/app.py — Denied: use a constant`, `… (asked by the worker)`, `… Superseded, asked again: …`.
+ */
+function questionMarkdown({ card, byWorker }: Asked): string {
+  return `? ${card.title || card.tool} — ${outcomeText(card)}${byWorker ? ' (asked by the worker)' : ''}`;
 }
 
 /**
@@ -336,24 +369,30 @@ function turnMarkdown(turn: Turn, detail: SessionDetail, worker = false): string
   const lines = ['---', '', `## Turn ${turn.index} · ${turn.model ?? 'no model'} · ${cost} · ${turn.status}`];
   if (turn.summary) lines.push('', `_Why: ${turn.summary}_`);
   if (turn.usage) lines.push('', `${turn.usage.input_tokens} input / ${turn.usage.output_tokens} output tokens`);
+  // each call's questions under its result (an Apply's, a click on a code block, after the turn's messages)
+  const questions = questionsByCall(turn.id, messages, detail.delegations ?? []);
   for (const message of messages) {
     const who = message.role === 'user' ? (worker ? 'Task' : 'You') : message.role === 'tool' ? 'Tool'
       : message.model ?? turn.model ?? 'Assistant';
-    const body = messageMarkdown(message.content);
+    const body = messageMarkdown(message.content, questions);
     if (body) lines.push('', `**${who}:**`, '', body);
+  }
+  for (const apply of (detail.applies ?? []).filter((a) => a.turn_id === turn.id)) {
+    lines.push('', questionMarkdown({ card: recordedApprovalCard(apply.approval, turn.id, 'apply_code'), byWorker: false }));
   }
   if (turn.error) lines.push('', `> **${turn.status}:** ${turn.error.message}`);
   return lines;
 }
 
-function messageMarkdown(blocks: ContentBlock[]): string {
+function messageMarkdown(blocks: ContentBlock[], questions: ReadonlyMap<string, Asked[]> = new Map()): string {
   return blocks.map((block) => {
     switch (block.type) {
       case 'text': return block.text;
       case 'image': return `_[image: ${block.media_type}]_`;
       case 'attachment': return `_${attachedLine(block.path, block.start_line, block.end_line)}_`;
       case 'tool_use': return `\`${block.name}\` ${'`'}${JSON.stringify(block.input)}${'`'}`;
-      case 'tool_result': return `${block.is_error ? '⚠ ' : ''}\`result\`: ${block.output_shown ? outputMarkdown(block.content) : firstLine(block.content)}`;
+      case 'tool_result': return [`${block.is_error ? '⚠ ' : ''}\`result\`: ${block.output_shown ? outputMarkdown(block.content) : firstLine(block.content)}`,
+        ...(questions.get(block.tool_use_id) ?? []).map(questionMarkdown)].join('\n\n');
     }
   }).filter(Boolean).join('\n\n');
 }

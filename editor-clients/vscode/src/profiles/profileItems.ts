@@ -12,6 +12,9 @@ const FROM: Record<ProfileSource, string> = {
   global: 'the global default',
 };
 
+/** A bounded profile's description in the picker (its detail names the bound, its tools and approval). */
+const BOUNDED = 'bounded: the tools and approval your default leaves it';
+
 /** How the profile in force came to be, in words (`reviewer — chosen for this session`), and what bounds it. */
 export function profileOrigin(active: ActiveProfile): string {
   const bound = active.bounded_by ? `, ${boundedBy(active.bounded_by)}` : '';
@@ -27,7 +30,8 @@ export function profilePickItems(result: ProfilesResult): ProfilePickItem[] {
   const items = result.profiles.map((p): ProfilePickItem => ({
     kind: 'choice',
     label: `${p.name === result.active.name ? '$(check) ' : ''}${p.name}`,
-    description: [p.source, p.description].filter((s) => s).join(' · '),
+    // bounded, its own description ("every tool, …") would contradict the bound the detail shows
+    description: [p.source, p.bounded_by ? BOUNDED : p.description].filter((s) => s).join(' · '),
     detail: profileDetail(p),
     value: p.name,
     current: p.name === result.active.name,

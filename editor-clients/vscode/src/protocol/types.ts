@@ -128,6 +128,12 @@ export interface ApprovalRecord {
    * (`the model changed from … to … while the question waited`); null or absent for the question whose answer counted.
    */
   superseded?: string | null;
+  /**
+   * A delegation's question whose answer counted although its worker's model changed while it waited, nothing being
+   * asked again (an "always" answer): why (`the model changed from … to … while the question waited`); the worker ran
+   * on the second. Null or absent otherwise.
+   */
+  model_changed?: string | null;
 }
 
 export interface Message {

@@ -47,6 +47,8 @@ export interface ApprovalCard {
   stopped?: boolean;
   /** A delegation's question answered, then asked again about another model: why (a rebuilt chat). */
   superseded?: string;
+  /** A delegation's question allowed always, its worker's model then changed, nothing asked again: why. */
+  modelChanged?: string;
 }
 
 export function alwaysLabel(request: ApprovalRequest): string | null {
@@ -103,6 +105,7 @@ export function recordedApprovalCard(record: ApprovalRecord, turnId: string, too
     reason: record.reason, ...(record.outcome === 'not_applied' ? { stale: true } : {}),
     ...(record.outcome === 'stopped' ? { stopped: true } : {}),
     ...(record.superseded ? { superseded: record.superseded } : {}),
+    ...(record.model_changed ? { modelChanged: record.model_changed } : {}),
   };
 }
 
@@ -169,7 +172,9 @@ const MODEL_ADVICE = /\s*Read the file again\b[^.]*\.\s*$/;
 export function outcomeText(card: ApprovalCard): string {
   const outcome = answerText(card);
   // its answer did not start the worker: the question was asked again, about the model that would run
-  return card.superseded ? `${outcome} Superseded, asked again: ${card.superseded}.` : outcome;
+  if (card.superseded) return `${outcome} Superseded, asked again: ${card.superseded}.`;
+  // its answer started the worker on another model than it named: nothing was asked again ("always")
+  return card.modelChanged ? `${outcome} Not asked again: ${card.modelChanged}.` : outcome;
 }
 
 function answerText(card: ApprovalCard): string {
@@ -298,7 +303,8 @@ export class ApprovalCenter implements Disposable {
   recorded(record: ApprovalRecord): void {
     if (record.outcome === 'stopped') this.stopped(record.id, record.reason);
     if (record.outcome === 'not_applied') this.notApplied(record.id, record.reason);
-    if (record.superseded) this.superseded(record.id, record.superseded);
+    if (record.superseded) this.annotate(record.id, { superseded: record.superseded });
+    if (record.model_changed) this.annotate(record.id, { modelChanged: record.model_changed });
   }
 
   /**
@@ -343,11 +349,15 @@ export class ApprovalCenter implements Disposable {
     if (entry.card.canOpenDiff) void this.host.closeDiff(entry.request);
   }
 
-  /** A delegation's question answered, then asked again about another model: its card says so and why. */
-  private superseded(id: string, why: string): void {
+  /**
+   * A delegation's question answered, then asked again about another model (`superseded`), or its worker run on
+   * another model with nothing asked again (`modelChanged`): its card says so and why.
+   */
+  private annotate(id: string, note: Pick<ApprovalCard, 'superseded' | 'modelChanged'>): void {
     const entry = this.cards.get(id);
-    if (!entry || entry.card.outcome === 'pending' || entry.card.superseded === why) return;
-    entry.card = { ...entry.card, superseded: why };
+    if (!entry || entry.card.outcome === 'pending') return;
+    if (entry.card.superseded === note.superseded && entry.card.modelChanged === note.modelChanged) return;
+    entry.card = { ...entry.card, ...note };
     this.changed.fire(entry.card);
   }
 

@@ -130,6 +130,41 @@ describe('ChatController', () => {
     assert.deepEqual(posted.slice(reset + 1).filter((m) => m.type === 'rated'), [{ type: 'rated', turnId: 'T1', rating: 'down' }]);
   });
 
+  it("shows a rating given or changed in another window once the chat is redrawn for it, this window's last answer too", async () => {
+    const { connection, controller, posted } = setup();
+    const answer = deferred<ChatResult>();
+    connection.answer(Requests.chat, () => answer.promise);
+    const sending = controller.send('hello'); // T1: this window's last exchange, replayed live after a redraw
+    await until(() => connection.sent(Requests.chat).length === 1);
+    connection.notify(Notifications.routeDecided, route);
+    answer.resolve(result);
+    await sending;
+    connection.answer(Requests.feedback, (p) => ({ turn_id: p.turn_id, rating: p.rating, success: 1 }));
+    await controller.handle({ type: 'feedback', turnId: 'T0', rating: 'up' });
+    const message = (id: string, turn: string, role: 'user' | 'assistant') => ({ id, session_id: 'S1', turn_id: turn, role,
+      created_at: '', model: null, content: [{ type: 'text' as const, text: id }] });
+    const detail = (ratings: Record<string, 'up' | 'down'>): SessionDetail => ({ session: {} as never,
+      turns: [{ id: 'T0', index: 1, status: 'completed' } as never, { id: 'T1', index: 2, status: 'completed' } as never],
+      messages: [message('M1', 'T0', 'user'), message('M2', 'T0', 'assistant'), message('M3', 'T1', 'user'),
+        message('M4', 'T1', 'assistant')], cost: { workers: [] } as never, ratings });
+    const ratings = () => {
+      const turns = replayInWebview(posted).state.entries.flatMap((e) => (e.kind === 'turn' ? [[e.id, e.rating ?? null]] : []));
+      return Object.fromEntries(turns);
+    };
+    // The other window took back this window's 👍 on T0 and gave 👎 to T1.
+    connection.answer(Requests.session, () => detail({ T1: 'down' }));
+    const resets = () => posted.filter((m) => m.type === 'reset').length;
+    const before = resets();
+    connection.notify(Notifications.sessionChanged, { workspace: WS, session_id: 'S1' });
+    await until(() => resets() === before + 1);
+    assert.deepEqual(ratings(), { T0: null, T1: 'down' },
+      "this window's own 👍 was shown again over the session's, and the other window's on the live answer not at all");
+    // An older daemon sends no ratings: the ones given here are shown again, as before.
+    connection.answer(Requests.session, () => ({ ...detail({}), ratings: undefined }));
+    await controller.handle({ type: 'ready' });
+    assert.deepEqual(ratings(), { T0: 'up', T1: null });
+  });
+
   it('tells a delegation card its Stop was refused (another window runs it, or it was starting), not an ended one', async () => {
     const { connection, posted, controller } = setup();
     const refusals = () => posted.filter((m) => m.type === 'stopRefused');
@@ -939,6 +974,28 @@ describe('ChatController approvals', () => {
     assert.equal(outcomeText(live), `Allowed once. Superseded, asked again: ${why}.`); // it said "Allowed once."
     assert.equal(outcomeText(live), outcomeText(recordedApprovalCard(first, 'T9', 'delegate')));
     assert.equal(outcomeText(last), 'Allowed once.');
+    const shown = posted.flatMap((m) => (m.type === 'approval' ? [m.card] : []));
+    assert.equal(outcomeText(shown[shown.length - 1]), outcomeText(live), 'the chat shows it');
+  });
+
+  it('says an "always" answer\'s worker ran on another model, the model having changed while its card waited', async () => {
+    // nothing was asked again (always allowed): the only card named haiku while the worker ran on sonnet
+    const { connection, center, posted } = approvalChat();
+    const asked = center.ask({ id: 'A7', workspace: WS, session_id: 'S1', turn_id: 'T9', tool: 'delegate', tool_class: 'write',
+      title: 'Delegate to a fast worker that may change files', tier: 'fast', model: 'anthropic:claude-haiku-4-5',
+      worker_tools: ['edit_file'] }, new AbortController().signal);
+    center.answer('A7', { decision: 'allow_always' });
+    await asked;
+    const why = 'the model changed from haiku to sonnet while the question waited';
+    const record: ApprovalRecord = { id: 'A7', title: 'Delegate to a fast worker that may change files',
+      outcome: 'allowed_always', reason: null, command: null, cwd: null, path: null, tier: 'fast',
+      model: 'anthropic:claude-haiku-4-5', worker_tools: ['edit_file'], superseded: null, model_changed: why };
+    connection.notify(Notifications.chatDelta, { session_id: 'S1', turn_id: 'T9', kind: 'tool_result', tool: { id: 'toolu_1',
+      name: 'delegate', status: 'done', summary: 'fast worker done', approval: record } });
+    const live = center.all()[0];
+    const rebuilt = recordedApprovalCard(record, 'T9', 'delegate');
+    assert.equal(outcomeText(live), `Allowed; delegate is always allowed here now. Not asked again: ${why}.`);
+    assert.equal(outcomeText(live), outcomeText(rebuilt));
     const shown = posted.flatMap((m) => (m.type === 'approval' ? [m.card] : []));
     assert.equal(outcomeText(shown[shown.length - 1]), outcomeText(live), 'the chat shows it');
   });

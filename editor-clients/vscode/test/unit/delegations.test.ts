@@ -224,6 +224,22 @@ describe('delegation cards', () => {
       ['awaiting_approval', 'awaiting approval', 'waiting for your approval to start', true]);
   });
 
+  it("another window's delegation not started yet (its approval asked there) waits to start in another window", () => {
+    const messages: Message[] = [{ id: 'M1', session_id: 'S1', turn_id: 'T1', role: 'assistant', created_at: '', model: null,
+      content: [{ type: 'tool_use', id: 'toolu_w', name: 'delegate', input: { tier: 'fast', task: 'rename it' } }] }];
+    // No result, no worker, no record yet, in a turn still running: that window asks or starts it (Neovim says the same).
+    const [waiting] = storedDelegations(messages, [], 'running');
+    const view = cardView(waiting);
+    assert.deepEqual([view.title, view.statusLabel, view.meta, view.canStop],
+      ['fast · waiting to start', 'in another window', 'in another window · 0 turns · $0.00', false],
+      'it read "fast · choosing a model" · "running"');
+    // Once its worker started (the worker's cost row), it runs.
+    const worker = { session_id: 'W1', parent_tool_use_id: 'toolu_w', title: 'rename it', model: 'anthropic:claude-haiku-4-5',
+      turns: 0, cost_usd: '0' };
+    const [started] = storedDelegations(messages, [worker], 'running');
+    assert.deepEqual([started.status, cardView(started).statusLabel], ['running', 'running']);
+  });
+
   it('a card the user expanded is still expanded when the panel is reopened, its transcript fetched again', () => {
     let state = toggleDelegation(run(routed, event(update())), 'T1', 'toolu_1');
     state = reduce(state, { type: 'workerTranscript', turnId: 'T1', toolUseId: 'toolu_1',

@@ -66,6 +66,9 @@ describe('agent profiles', () => {
     assert.equal(items[0].detail,
       "$(shield) bounded by your default 'reviewer' · model: your routing rules · tools: grep, read_file · read-only");
     assert.equal(items[1].detail, 'model: anthropic:claude-haiku-4-5 · tools: grep, read_file · read-only');
+    // its own description ("every tool, your routing rules") would contradict the bound under it
+    assert.equal(items[0].description, 'builtin · bounded: the tools and approval your default leaves it');
+    assert.equal(items[1].description, 'user · Reviews code without changing it', 'an unbounded one keeps its own');
     const view = profileStatusView(status({ profile: active }), single);
     assert.equal(view.text, '$(shield) default');
     assert.match(view.tooltip, /default — the workspace's default, bounded by your default 'reviewer'/);

@@ -329,6 +329,43 @@ describe('the user\'s own delegations in a reloaded chat', () => {
 });
 
 describe('transcriptMarkdown', () => {
+  it("shows each question a turn's calls asked, answered, under its call's result, as Neovim's transcript does", () => {
+    const q = (id: string, title: string, outcome: ApprovalRecord['outcome'], extra: Partial<ApprovalRecord> = {}): ApprovalRecord =>
+      ({ id, title, outcome, reason: null, command: null, cwd: null, path: null, ...extra });
+    const start = 'Delegate to a fast worker that may change files';
+    const messages = [detail.messages[0],
+      { ...detail.messages[1], content: [{ type: 'tool_use' as const, id: 'toolu_e', name: 'edit_file', input: {} },
+        { type: 'tool_use' as const, id: 'toolu_d', name: 'delegate', input: { tier: 'fast', task: 'Bump' } }] },
+      { ...detail.messages[2], content: [
+        { type: 'tool_result' as const, tool_use_id: 'toolu_e', content: 'no', is_error: true,
+          approval: q('A1', 'Edit src/app.py', 'denied', { reason: 'use a constant' }) },
+        { type: 'tool_result' as const, tool_use_id: 'toolu_d', content: 'bumped', is_error: false,
+          superseded_approvals: [q('A2', start, 'allowed_once', { superseded: 'the model changed from a to b while the question waited' })],
+          approval: q('A3', start, 'allowed_once') }] }];
+    const delegation = { tool_use_id: 'toolu_d', worker_session_id: 'W1', source: 'planner' as const, started_at: '', task: 'Bump',
+      tier: 'fast', worker_tier: 'fast', tier_floor: null, floor_applied: false, model: null, status: 'completed' as const,
+      error: null, detail: null, approvals: [q('A4', 'Run `make`', 'allowed_once', { command: 'make', cwd: '/w' })] };
+    const text = transcriptMarkdown({ ...detail, turns: [turn('T1', 1)], messages, delegations: [delegation],
+      applies: [{ turn_id: 'T1', approval: q('A5', 'Apply the code block to src/app.py', 'allowed_once', { path: 'src/app.py' }) }] });
+    const lines = [
+      '⚠ `result`: no', '? Edit src/app.py — Denied: use a constant',
+      '`result`: bumped', `? ${start} — Allowed once. Superseded, asked again: the model changed from a to b while the question waited.`,
+      `? ${start} — Allowed once.`, '? Run `make` — Allowed once. (asked by the worker)',
+      '? Apply the code block to src/app.py — Allowed once.'];
+    let at = 0;
+    for (const line of lines) {
+      const found = text.indexOf(`\n${line}\n`, at);
+      assert.ok(found >= at, `${line} (in order), in:\n${text}`);
+      at = found;
+    }
+    // a user's own delegation: its start's question before its line, its worker's after
+    const own = transcriptMarkdown({ ...detail, turns: [], messages: [
+      { ...detail.messages[0], turn_id: null, content: [{ type: 'text', text: '/delegate fast Bump' }] }],
+    delegations: [{ ...delegation, tool_use_id: 'user_1', source: 'user' as const, started_at: '2026-05-08T14:20:00Z',
+      approval: q('A6', start, 'allowed_once') }] });
+    assert.match(own, /\? Delegate to a fast worker that may change files — Allowed once\.\n\n_Worker · fast · [^\n]*_\n\n\? Run `make` — Allowed once\. \(asked by the worker\)\n/);
+  });
+
   it('lists every turn with its model, cost and reason', () => {
     const text = transcriptMarkdown(detail);
     assert.match(text, /^# write a commit message/);

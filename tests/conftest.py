@@ -6,11 +6,36 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from xdist.remote import Producer
+from xdist.scheduler import LoadGroupScheduling
 
 from switchman.engine.config.builtin import builtin_registry
 from switchman.engine.config.problems import Position, Range
 from switchman.engine.config.registry import ModelRegistry
 from tests.support.fake_provider import FakeProvider
+
+EDITORS = "tests/editors/"
+"""The editor end-to-end tests: `make pytest` runs them one after another on one worker."""
+
+
+class EditorsTogether(LoadGroupScheduling):  # type: ignore[misc]  # xdist is untyped
+    """``--dist loadgroup``, with every test under ``tests/editors/`` in one group.
+
+    An editor run drives several processes (Neovim or code-server and Chromium, the daemon,
+    the fake provider) and waits on what they show; two at once on CI's two cores would
+    compete for them, and the VS Code tests share one setup of ``editor-clients/vscode``
+    (npm ci, code-server, the .vsix) that must not run twice at once. The group is chosen
+    here by path: pytest-xdist's ``xdist_group`` mark renames a test's node id, which
+    pytest 9.2 no longer lets it do, so the mark alone groups nothing."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return "editors" if nodeid.startswith(EDITORS) else super()._split_scope(nodeid)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> EditorsTogether | None:
+    """The scheduler of ``--dist loadgroup`` (what `make pytest` asks for)."""
+    return EditorsTogether(config, log) if config.getvalue("dist") == "loadgroup" else None
 
 
 @pytest.fixture

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import subprocess
+import tomllib
 from pathlib import Path
+
+from tests.conftest import EditorsTogether
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "system-deps.sh"
 
@@ -29,3 +32,21 @@ def test_the_makefile_test_target_runs_it_first() -> None:
     assert "bash scripts/system-deps.sh" in makefile
     ci = (SCRIPT.parents[1] / ".ci" / "run").read_text("utf-8")
     assert "apt-get" not in ci  # one list of packages, in the script
+
+
+
+def test_the_editor_tests_run_one_at_a_time_beside_the_rest() -> None:
+    """`make pytest` runs two pytest-xdist workers with ``--dist loadgroup``, whose scheduler
+    (tests/conftest.py) keeps every editor test in one group: on one worker, one at a time."""
+    makefile = (SCRIPT.parents[1] / "Makefile").read_text("utf-8")
+    assert "-m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup" in makefile
+    project = tomllib.loads((SCRIPT.parents[1] / "pyproject.toml").read_text("utf-8"))
+    dev = project["project"]["optional-dependencies"]["dev"]
+    assert any(d.startswith("pytest-xdist") for d in dev)
+    split = EditorsTogether._split_scope
+    scheduler = object.__new__(EditorsTogether)
+    assert {split(scheduler, "tests/editors/test_neovim.py::test_chat[debian]"),
+            split(scheduler, "tests/editors/test_neovim.py::test_chat[pypi]"),
+            split(scheduler, "tests/editors/test_vscode.py::test_unit_tests_pass")} == {"editors"}
+    assert split(scheduler, "tests/lsp/test_chat.py::test_a[neovim]") == \
+        "tests/lsp/test_chat.py::test_a[neovim]"

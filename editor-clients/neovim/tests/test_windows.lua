@@ -288,7 +288,13 @@ return {
         return text:find('sent from the other window', 1, true) and text:find('answered in the other window', 1, true)
           and text:find('an earlier message', 1, true)
       end, nil, transcript_text)
-      H.eq(result.turn_id, chat().last_turn_id, 'g+ rates the last answer shown')
+      -- its text can be drawn while that turn still runs there (nothing to rate yet); the
+      -- other window's end of it redraws this chat with the turn to rate
+      H.wait_for('g+ to rate the last answer shown', function()
+        return chat().last_turn_id == result.turn_id
+      end, nil, function()
+        return { expected = result.turn_id, last_turn_id = chat().last_turn_id }
+      end)
     end,
   },
   {

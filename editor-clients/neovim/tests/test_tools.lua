@@ -105,15 +105,15 @@ local function changed_on_disk_turn(message, steps, reply, is_line, want)
   vim.fn.writefile({ 'def g():', '    return 1' }, DISK_TARGET)
   H.fake('POST', '/_fake/reset')
   H.script(vim.list_extend(vim.deepcopy(steps), { { kind = 'text', chunks = { reply } } }))
+  H.stub_select(function(item)
+    return item == 'Allow once'
+  end)
+  local allow = vim.ui.select
   vim.ui.select = function(items, opts, on_choice)
     if not opts.prompt:find('delegate', 1, true) then
       vim.fn.writefile({ '# changed by git', 'def g():', '    return 1' }, DISK_TARGET)
     end
-    for i, item in ipairs(items) do
-      if item == 'Allow once' then
-        return on_choice(item, i)
-      end
-    end
+    return allow(items, opts, on_choice)
   end
   send(message)
   wait_idle()
@@ -209,16 +209,16 @@ return {
       H.fake('POST', '/_fake/reset')
       H.script({ edit_step(), { kind = 'text', chunks = { 'Left it again.' } } })
       local asked = 0
-      vim.ui.select = function(items, _, on_choice)
+      H.stub_select(function(item)
+        return item == 'Deny'
+      end)
+      local deny = vim.ui.select
+      vim.ui.select = function(items, opts, on_choice)
         asked = asked + 1
         if asked == 1 then
           error('Vim:E5108: Error executing lua: another plugin failed', 0)
         end
-        for i, label in ipairs(items) do
-          if label == 'Deny' then
-            return on_choice(label, i)
-          end
-        end
+        return deny(items, opts, on_choice)
       end
       vim.ui.input = function(_, on_confirm)
         on_confirm('not this time')

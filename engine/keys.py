@@ -63,7 +63,8 @@ class KeyRing:
 
     Every key value read since the ring was made is remembered, in memory only, and stays
     in :meth:`masked` after the key is rotated or its provider removed: a model still holds
-    the old key in its earlier context, and a file or a command's output may print it.
+    the old key in its earlier context, and a file or a command's output may print it. (Not
+    a key file's content read half-written: see :meth:`masked`.)
     """
 
     def __init__(self, environ: Mapping[str, str] = os.environ,
@@ -97,8 +98,18 @@ class KeyRing:
 
     def masked(self, providers: Iterable[ProviderSpec]) -> list[str]:
         """What is masked: the keys of ``providers`` now and every key read before them (a
-        rotated key, a removed provider's), for as long as the daemon runs."""
+        rotated key, a removed provider's), for as long as the daemon runs.
+
+        A value that begins another one read is left out: it is a key file read while it was
+        being written (truncated, then written), and masking it on its own would mask what
+        it holds wherever it shows — ``sk-ant-api03-``, say, in code a model writes. What of
+        it is secret is masked as a piece of the whole key (:mod:`~switchman.engine.keymask`).
+        """
         self.keys(providers)
+        seen = list(self._seen)
+        for value in seen:
+            if any(other != value and other.startswith(value) for other in seen):
+                del self._seen[value]
         return list(self._seen)
 
     def fingerprint(self, provider: ProviderSpec) -> str | None:

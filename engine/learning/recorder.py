@@ -229,11 +229,13 @@ class OutcomeRecorder:
         taught the store is on disk, so the row of a turn whose answer the editor has
         survives a ``kill -9`` as its transcript does; a ``patterns.db`` another process
         keeps locked longer delays the answer no more than that (the write goes on). A
-        message that wrote nothing (``/cost``) does not wait for earlier writes."""
+        message that wrote nothing (``/cost``) does not wait for earlier writes. A write that
+        failed (a full disk, a file the user may not write) is logged (:func:`_logged`), and
+        the answer goes out as usual: the turn itself ran."""
         last = self._last
         if last is None or last is since:
             return
-        with contextlib.suppress(TimeoutError):
+        with contextlib.suppress(Exception):  # TimeoutError, or the write's own failure
             await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(last)), bound)
 
     async def _written(self, action: Callable[[], T]) -> T:

@@ -183,8 +183,11 @@ function Chat:delta(params)
   elseif params.kind == protocol.delta.tool_result then
     local tool = type(params.tool) == 'table' and params.tool or {}
     local lines = { render.tool_result(tool) }
-    if tool.name == 'delegate' then -- its question, and those it superseded (asked again), as rebuilt
-      vim.list_extend(lines, render.start_questions(tool))
+    if tool.name == 'delegate' then -- its question, and those it superseded (asked again), as rebuilt:
+      local asked = render.start_questions(tool) -- above its worker's line, asked before it started
+      if #asked > 0 and not require('switchman.chat.workers').start_answered(self, tool.id, asked) then
+        vim.list_extend(lines, asked)
+      end
     elseif type(tool.approval) == 'table' then -- the question it asked, as a rebuilt chat shows it
       vim.list_extend(lines, render.approval_lines(tool.approval, tool.name))
     end

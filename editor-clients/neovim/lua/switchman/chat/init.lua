@@ -772,6 +772,9 @@ function M.feedback(root, rating)
         return client.notify_error(err, vim.log.levels.WARN)
       end
       chat:rated(turn_id, rating)
+      if present(chat.session_id) then -- its transcript, if open, ends the turn's heading with it
+        require('switchman.sessions').refresh(root, chat.session_id)
+      end
       vim.notify(('Switchman: %s.'):format(RATED[rating]), vim.log.levels.INFO)
     end)
 end
@@ -808,6 +811,9 @@ client.on(protocol.notification.route_decided, function(root, params)
 end)
 
 client.on(protocol.notification.session_changed, function(root, params)
+  if present(params.session_id) then -- its transcript, if open (a rating changed there, a message sent)
+    require('switchman.sessions').refresh(root, params.session_id)
+  end
   local chat = chats[root]
   if chat and chat.view:valid() then
     chat:session_changed(params)

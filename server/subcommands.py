@@ -531,11 +531,16 @@ def patterns_stats(args: argparse.Namespace) -> int:
 def patterns_forget(args: argparse.Namespace) -> int:
     """Delete remembered turns, of one workspace or all."""
     try:
-        store, _ = _patterns()
+        store, path = _patterns()
     except _PatternsUnreadable as error:
         return _unreadable(error)
     workspace = str(Path(args.workspace).expanduser().resolve()) if args.workspace else None
-    count = store.forget(workspace) if store is not None else 0
+    try:
+        count = store.forget(workspace) if store is not None else 0
+    except sqlite3.Error as error:  # another user's file, a full disk, a lock held too long
+        print(f"switchman patterns: {path} cannot be written ({error}); nothing was forgotten",
+              file=sys.stderr)
+        return 1
     print(f"Forgot {counted(count, 'turn')}{f' of {workspace}' if workspace else ''}.")
     if workspace and not count:
         print(_nothing_remembered(workspace, store.stats() if store is not None else []),

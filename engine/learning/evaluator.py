@@ -9,7 +9,8 @@ can change without losing what was observed.
 Rubric (documented for users in docs/routing.md):
 
 * how the turn ended: completed 0.7, cancelled 0.3, failed 0.0;
-* each tool call that returned an error: -0.1 (at most -0.3);
+* each tool call that returned an error: -0.1 (at most -0.3), except a ``delegate`` call
+  whose worker ran and failed, which counts as a failed delegation (below) only;
 * the user's next action: moving on to a different message +0.1, keeping the
   model after a suggestion (``/route ignore``) +0.2; re-sending the same
   message, re-sending it to another model with ``@alias``, ``/route override`` or changing the

@@ -354,10 +354,14 @@ class SessionManager:
             live.swap_queued_over = stored[1] if stored is not None else live.sticky.active
         pending = live.sticky.pending
         self.observer.status_changed(live.workspace)
+        message = _swap_message(outcome, target, pending, undo, dropped)
+        if outcome in (SwapOutcome.APPLIED, SwapOutcome.CLEARED) \
+                and self.store.session_running_elsewhere(live.id):
+            message = _waiting_message(target, undo)
         return SwapResult(outcome=outcome.value, session_id=live.id,
                           sticky_model=live.sticky.active,
                           pending_swap=PendingSwapInfo(pending.model) if pending else None,
-                          message=_swap_message(outcome, target, pending, undo, dropped))
+                          message=message)
 
 
 MAX_IDLE_LOADED = 64
@@ -367,6 +371,17 @@ MAX_IDLE_LOADED = 64
 _FIXED_TOKENS = estimate_turn([system_prompt(Path("/" + "x" * 40), "provider:model-name",
                                              ALL_DEFINITIONS),
                                json.dumps([t.input_schema for t in ALL_DEFINITIONS])])
+
+
+def _waiting_message(model: str | None, undo: str) -> str:
+    """The answer to a change stored at once while another window's turn runs in the session:
+    that turn routed already, so the change applies from the next turn on (as one queued
+    behind this window's own turn; the last request of either window wins)."""
+    waits = "Applies to next turn: the turn running in another window keeps its model."
+    if model is None:
+        return f"Sticky model will be cleared. {waits}"
+    return f"Model swap pending: {model}. {waits} Your rules are skipped from then until you " \
+        f"{undo}."
 
 
 def _swap_message(outcome: SwapOutcome, model: str | None, pending: object, undo: str,

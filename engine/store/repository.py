@@ -433,6 +433,12 @@ class SessionStore:
         return row is not None and row["owner"] != self.owners.id \
             and self.owners.alive(row["owner"])
 
+    def session_running_elsewhere(self, session_id: str) -> bool:
+        """Whether a turn of ``session_id`` runs in another daemon that is still alive."""
+        return any(row["owner"] != self.owners.id and self.owners.alive(row["owner"])
+                   for row in self.db.execute("SELECT owner FROM turns WHERE session_id = ? "
+                                              "AND status = 'running'", (session_id,)))
+
     def owner_gone(self, turn_id: str) -> bool:
         """Whether the daemon that ran ``turn_id`` (running or ended) is no longer alive: never
         this daemon, nor another live one sharing the database."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -282,3 +283,24 @@ def test_an_export_that_cannot_be_written_fails_in_one_line(
             preexec_fn=None if stdout else (lambda: os.close(1)))
     assert (done.returncode, done.stderr) == (
         1, f"switchman patterns: could not write the output: {why}\n")
+
+
+@pytest.mark.parametrize("workspace", [[], ["--workspace", "a"]])
+def test_a_forget_that_cannot_write_is_one_clear_line(
+        data_dir: Path, capsys: pytest.CaptureFixture[str], workspace: list[str]) -> None:
+    """``patterns forget`` on a patterns.db it may not write (another user's file, a full
+    disk, another process holding its write lock past the wait) ended in a traceback
+    (``sqlite3.OperationalError: attempt to write a readonly database``)."""
+    path = data_dir / database.FILE_NAME
+    disk = sqlite3.connect(path, isolation_level=None)
+    disk.execute("CREATE TRIGGER readonly BEFORE DELETE ON pattern_turns"
+                 " BEGIN SELECT RAISE(ABORT, 'attempt to write a readonly database'); END")
+    disk.close()
+    where = [workspace[0], str(data_dir / workspace[1])] if workspace else []
+    assert main(["patterns", "forget", *where]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert captured.err == (f"switchman patterns: {path} cannot be written (attempt to write a"
+                            " readonly database); nothing was forgotten\n")
+    assert main(["patterns", "stats", "--json"]) == 0
+    assert sum(s["turns"] for s in json.loads(capsys.readouterr().out)) == 3

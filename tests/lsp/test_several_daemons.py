@@ -255,6 +255,36 @@ async def test_the_last_sticky_model_request_wins_across_windows(
         await stop(first, second)
 
 
+async def test_a_sticky_model_set_while_another_windows_turn_runs_says_it_waits(
+        daemon: Daemon, fake: FakeProvider) -> None:
+    """/model in one window while the other window's turn runs in the session: the change
+    waits for that turn (which keeps its model) but was answered "Sticky model set", as if
+    the running turn had taken it. Once no turn runs, it is set at once as before."""
+    first = await start("visual-studio-code", daemon)
+    second = await start("neovim", daemon)
+    try:
+        fake.script_text("one")
+        session_id = (await chat(first, daemon, "hello"))["session_id"]
+        pending, _, _ = await stalled_turn(first, daemon, fake, session_id)
+        assert (await chat(second, daemon, "/model haiku", session_id))["text"] == (
+            "Model swap pending: anthropic:claude-haiku-4-5. Applies to next turn: the turn "
+            "running in another window keeps its model. Your rules are skipped from then until "
+            "you run /model -.")
+        cleared = await second.request(methods.SET_MODEL, {"workspace": daemon.uri,
+                                                           "session_id": session_id,
+                                                           "model": None})
+        assert (cleared["outcome"], cleared["message"]) == ("cleared", (
+            "Sticky model will be cleared. Applies to next turn: the turn running in another "
+            "window keeps its model."))
+        fake.release_stalls()
+        assert (await pending)["model"] == "anthropic:claude-sonnet-4-6"
+        assert (await chat(second, daemon, "/model haiku", session_id))["text"].startswith(
+            "Sticky model set: anthropic:claude-haiku-4-5. ")
+    finally:
+        fake.release_stalls()
+        await stop(first, second)
+
+
 async def test_an_interrupted_turn_keeps_what_its_calls_were_charged(
         daemon: Daemon, fake: FakeProvider) -> None:
     """A turn whose first call finished (charged to the ledger) and whose second call was

@@ -32,8 +32,8 @@ function H.eq(expected, actual, message)
     actual)
 end
 
---- Wait until `fn()` returns something truthy (at most `timeout` ms); return it. `seen()` is
---- shown on timeout.
+--- Wait until `fn()` returns something truthy (at most `timeout` ms); return it. `seen()` (or
+--- `seen`, a table) is shown on timeout.
 function H.wait_for(what, fn, timeout, seen)
   local result
   local ok = vim.wait(timeout or H.TIMEOUT, function()
@@ -42,7 +42,7 @@ function H.wait_for(what, fn, timeout, seen)
   end, 20)
   if not ok then
     error(('timed out after %d ms waiting for %s%s'):format(timeout or H.TIMEOUT, what,
-      seen and ('\n  seen: ' .. vim.inspect(seen())) or ''), 2)
+      seen and ('\n  seen: ' .. vim.inspect(type(seen) == 'function' and seen() or seen)) or ''), 2)
   end
   return result
 end
@@ -136,12 +136,18 @@ function H.script(steps)
 end
 
 --- Replace vim.ui.select with one that picks the first item `pick(item, label)` accepts.
+--- Returns the labels of the last question (the same table, refilled at each question) and
+--- the list of every question's labels, in the order asked.
 function H.stub_select(pick)
-  local seen = {}
+  local seen, asked = {}, {}
   vim.ui.select = function(items, opts, on_choice)
+    for i = #seen, 1, -1 do
+      seen[i] = nil
+    end
     for _, item in ipairs(items) do
       table.insert(seen, opts.format_item and opts.format_item(item) or tostring(item))
     end
+    table.insert(asked, vim.deepcopy(seen))
     for i, item in ipairs(items) do
       if pick(item, seen[i]) then
         return on_choice(item, i)
@@ -149,7 +155,7 @@ function H.stub_select(pick)
     end
     on_choice(nil, nil)
   end
-  return seen
+  return seen, asked
 end
 
 --- Type `message` into `chat`'s input and send it (<C-s>).

@@ -751,6 +751,23 @@ return {
     end,
   },
   {
+    "the test harness's H.stub_select reads each question's own labels (the second read the first's)",
+    function()
+      local seen, asked = H.stub_select(function(_, label)
+        return label == 'Deny' or label == 'Back'
+      end)
+      local chosen = {}
+      local function choose(item)
+        table.insert(chosen, item or 'nothing')
+      end
+      vim.ui.select({ 'Allow once', 'Deny' }, {}, choose)
+      vim.ui.select({ 'Open transcript', 'Stop this worker', 'Back' }, {}, choose)
+      H.eq({ 'Deny', 'Back' }, chosen, 'each question picked by its own labels')
+      H.eq({ 'Open transcript', 'Stop this worker', 'Back' }, seen, 'the last question')
+      H.eq({ { 'Allow once', 'Deny' }, { 'Open transcript', 'Stop this worker', 'Back' } }, asked, 'every question')
+    end,
+  },
+  {
     'the approval question names the command, or the delegation with its tools',
     function()
       local approval = require('switchman.approval')

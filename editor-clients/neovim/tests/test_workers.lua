@@ -46,13 +46,13 @@ local function script_delegation(task, worker_chunks, final, tier)
 end
 
 --- Run `:Switchman workers`, pick the worker whose label has `word`, then `action` on it;
---- returns what the pickers were shown.
+--- returns what the pickers were shown: each one's labels, the workers list first.
 local function pick_worker(word, action)
-  local seen = H.stub_select(function(item, label)
+  local _, asked = H.stub_select(function(item, label)
     return (type(item) == 'table' and label:find(word, 1, true)) or item == action
   end)
   vim.cmd('Switchman workers')
-  return seen
+  return asked
 end
 
 --- Run `command` with a picker that picks nothing; returns the labels it was shown, once shown.
@@ -174,7 +174,8 @@ return {
       H.wait_text(bufnr, 'found main()')
       H.check(H.text(bufnr):find('List the functions in src/app.py', 1, true), "the worker's prompt is there",
         H.lines(bufnr))
-      H.check(seen[1]:find('✓ worker fast · haiku · completed', 1, true), 'the list shows the worker live state', seen)
+      H.check(seen[1][1]:find('✓ worker fast · haiku · completed', 1, true), 'the list shows the worker live state',
+        seen)
       vim.cmd('close')
     end,
   },

@@ -742,12 +742,27 @@ function M.items(sessions, session_id, live)
   return items
 end
 
+--- Whether a row of the workers list has a worker session (a transcript to open): a stored one, or a
+--- live delegation whose worker was started. One waiting to start has none yet, and one that ended
+--- before it started (stopped while queued, approval denied, no model for its tier) never will.
+local function has_session(item)
+  if item.session then
+    return true
+  end
+  local id = item.live and item.live.worker_session_id
+  return present(id) and id ~= ''
+end
+
 local function act(root, item)
   local status = item.live and item.live.status
-  -- one waiting to start has no worker session (no transcript) yet
-  local actions = M.waits_to_start(status) and {} or { 'Open transcript' }
+  local actions = has_session(item) and { 'Open transcript' } or {}
   if status == 'running' or M.waits_to_start(status) then
     table.insert(actions, 'Stop this worker')
+  end
+  if #actions == 0 then
+    local why = present(item.live.error) and (': ' .. item.live.error) or ''
+    return vim.notify(('Switchman: this delegation never started a worker (%s%s), so it has no transcript.')
+      :format(item.live.status, why), vim.log.levels.INFO)
   end
   vim.ui.select(actions, { prompt = 'Worker', kind = 'switchman.worker_action' }, function(choice)
     if choice == 'Open transcript' then

@@ -355,6 +355,26 @@ export function approvalsInTurns(entries: Entry[]): { shown: Entry[]; byTurn: Ma
   return { shown, byTurn };
 }
 
+/** One of a turn's delegation cards or question cards, in the order the turn shows them. */
+export type TurnCard = { kind: 'delegation'; card: DelegationCard } | { kind: 'approval'; card: ApprovalCard };
+
+/**
+ * A turn's delegation cards and the questions shown in it, in order: the question a delegation's start asked (its
+ * worker may change things; asked again, each one) right above its card, as it was asked before its worker started
+ * (it stood under every card, below the worker's and its end); the others (a tool call's, a worker's, one whose
+ * delegation has no card yet: still asked, or from a daemon that does not name it) after the cards, as before.
+ */
+export function turnCards(cards: readonly DelegationCard[], approvals: readonly ApprovalCard[]): TurnCard[] {
+  const placed = new Set(cards.map((c) => c.toolUseId));
+  const startOf = (a: ApprovalCard) => (a.kind === 'delegation' && a.toolUseId && placed.has(a.toolUseId) ? a.toolUseId : null);
+  return [
+    ...cards.flatMap((card): TurnCard[] => [
+      ...approvals.filter((a) => startOf(a) === card.toolUseId).map((a): TurnCard => ({ kind: 'approval', card: a })),
+      { kind: 'delegation', card }]),
+    ...approvals.filter((a) => startOf(a) === null).map((a): TurnCard => ({ kind: 'approval', card: a })),
+  ];
+}
+
 /** A new question goes at the end of the chat; an answered one keeps its place and shows its outcome. */
 function upsertApproval(state: ChatState, card: ApprovalCard): ChatState {
   const known = state.entries.some((e) => e.kind === 'approval' && e.id === card.id);

@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = [  # the loading constants and types moved to .loaded_workspaces, still named here
     "INDEX_FOLDER", "MAX_ROWS", "RECENT_FINGERPRINTS", "SYNC_LOAD_ROWS", "LearnedPatternStore",
-    "LoadedWorkspace", "Neighbour", "TurnRecord", "WorkspaceStats",
+    "LoadedWorkspace", "Neighbour", "TurnRecord", "WorkspaceStats", "protocol_time",
 ]
 
 RECENT_FINGERPRINTS = 16
@@ -418,7 +418,7 @@ class LearnedPatternStore(LoadedWorkspaces):
         for row in db.rows(self.connection, workspace):
             yield {"workspace": row.workspace, "turn_id": row.turn_id,
                    "session_id": row.session_id, "model": row.model,
-                   "recorded_at": _time_text(row.recorded_at),
+                   "recorded_at": protocol_time(row.recorded_at),
                    "cost_usd": str(usd_of_float(row.cost_usd)),
                    "success": row.success, "samples": row.samples,
                    "is_worker": row.is_worker, "message_hash": row.message_hash,
@@ -461,7 +461,7 @@ def _key(ctx: TurnContext) -> str:
     return ctx.workspace_path or ""
 
 
-def _time_text(stored: str) -> str:
+def protocol_time(stored: str) -> str:
     """A row's time as the protocol writes times; what cannot be read, as stored."""
     moment = db.recorded_time(stored)
     return stored if moment is None else utc_text(moment)

@@ -215,9 +215,30 @@ def _loads(body: bytes) -> object:
     message holding one is ``invalid_text``; a shared buffer's text has them replaced), where
     an undecodable frame could only be answered without an id, leaving the editor waiting."""
     try:
-        return json.loads(body)
+        return _json(body)
     except UnicodeDecodeError:
-        return json.loads(body.decode("utf-8", "surrogateescape"))
+        return _json(body.decode("utf-8", "surrogateescape"))
+
+
+def _json(text: bytes | str) -> object:
+    """``json.loads``, except that an integer longer than Python's ``int()`` reads (4,300
+    digits) is read as a float, infinite, as JavaScript's ``JSON.parse`` reads it: the
+    frame keeps its id and is answered (an id or a field that must be an integer is then
+    refused as such), where ``json.loads`` raised a bare ``ValueError`` and the request was
+    never answered. Tried only once the plain reading failed, so it costs nothing else."""
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise
+    except ValueError:
+        return json.loads(text, parse_int=_integer)
+
+
+def _integer(digits: str) -> int | float:
+    try:
+        return int(digits)
+    except ValueError:
+        return float(digits)
 
 
 _NOT_JSON = object()

@@ -42,7 +42,7 @@ from switchman.engine.errors import (
 from switchman.engine.files import entry_signature
 from switchman.engine.keys import KeyRing, missing_key_hint
 from switchman.engine.learning import database as patterns_db
-from switchman.engine.learning.report import format_stats
+from switchman.engine.learning.report import format_stats, stats_data
 from switchman.engine.learning.store import MAX_ROWS, LearnedPatternStore, WorkspaceStats
 from switchman.engine.plain import to_plain
 from switchman.engine.policytest import load_policy, load_test_file, run_cases
@@ -522,7 +522,7 @@ def patterns_stats(args: argparse.Namespace) -> int:
         return _unreadable(error)
     stats = store.stats() if store is not None else []
     if args.json:
-        _print_json(stats)
+        _print_json(stats_data(stats))
     else:
         print(format_stats(stats, str(path)))
     return 0
@@ -531,11 +531,16 @@ def patterns_stats(args: argparse.Namespace) -> int:
 def patterns_forget(args: argparse.Namespace) -> int:
     """Delete remembered turns, of one workspace or all."""
     try:
-        store, _ = _patterns()
+        store, path = _patterns()
     except _PatternsUnreadable as error:
         return _unreadable(error)
     workspace = str(Path(args.workspace).expanduser().resolve()) if args.workspace else None
-    count = store.forget(workspace) if store is not None else 0
+    try:
+        count = store.forget(workspace) if store is not None else 0
+    except sqlite3.Error as error:  # another user's file, a full disk, a lock held too long
+        print(f"switchman patterns: {path} cannot be written ({error}); nothing was forgotten",
+              file=sys.stderr)
+        return 1
     print(f"Forgot {counted(count, 'turn')}{f' of {workspace}' if workspace else ''}.")
     if workspace and not count:
         print(_nothing_remembered(workspace, store.stats() if store is not None else []),

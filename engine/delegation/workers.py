@@ -260,7 +260,8 @@ class WorkerRun:
         self.progress.ended(result)
         learning, planner_turn = self.delegation.sessions.learning, self.progress.planner_turn_id
         if learning is not None and planner_turn is not None and self.progress.worker_session_id:
-            learning.worker_done(planner_turn, result.success)  # only workers that ran count
+            learning.worker_done(planner_turn, result.success,  # only workers that ran count
+                                 self.progress.tool_use_id)
         return result
 
     async def _run(self) -> DelegateResult:
@@ -360,7 +361,8 @@ class WorkerRun:
         required = False
         while (request := delegation_request(self.context, self.call, self.allowed,
                                              self.tier_floor, decision.chosen_model,
-                                             chosen_by(decision), self.asked_again)) is not None:
+                                             chosen_by(decision), self.asked_again,
+                                             self.progress.tool_use_id)) is not None:
             required = True
             refusal = await self._approval(request)
             if refusal is not None:

@@ -69,8 +69,9 @@ class OutcomeRecorder:
         self.running = running
         """Whether a turn is still in flight (:func:`.hooks.learn_from_turns` sets the
         lifecycle's): the waiting flags of a planner turn still running are never dropped."""
-        self._delegations: dict[str, tuple[int, list[bool]]] = {}
-        """Workers' success flags by planner turn, until the planner's turn is recorded, each
+        self._delegations: dict[str, tuple[int, list[tuple[bool, str | None]]]] = {}
+        """Workers' success flags (each with its ``delegate`` call's id) by planner turn,
+        until the planner's turn is recorded, each
         with :attr:`_turns_ended` when its first flag arrived or it was last seen running
         (oldest first). A planner turn that has not ended while more than
         :data:`ENDED_TURNS_KEPT` turns did, and is not running, never will end here (it never
@@ -96,18 +97,24 @@ class OutcomeRecorder:
 
     def turn_ended(self, context: TurnContext, *, turn_id: str, session_id: str, model: str,
                    status: str, cost_usd: Decimal, added: Iterable[Message] = (),
-                   is_worker: bool = False, planner_turn_id: str | None = None) -> None:
-        """Record a turn that ended (top-level and worker alike).
+                   is_worker: bool = False, planner_turn_id: str | None = None,
+                   attached: tuple[str, ...] = ()) -> None:
+        """Record a turn that ended (top-level and worker alike); ``attached``: what its message
+        attached (:func:`.evaluator.attached_keys`).
 
         A worker usually ends before its planner's turn does, so how its delegation ended
-        (:meth:`worker_done`) waits here until the planner's row exists."""
-        errors = sum(1 for m in added for b in m.content
-                     if isinstance(b, ToolResultBlock) and b.is_error)
+        (:meth:`worker_done`) waits here until the planner's row exists. A failed worker's
+        ``delegate failed`` result is not also a tool error: it counts once, as a failed
+        delegation (a ``delegate`` call refused before any worker ran is one)."""
+        _, flags = self._delegations.pop(turn_id, (0, []))
+        failed_workers = {call for success, call in flags if not success}
+        errors = sum(1 for m in added for b in m.content if isinstance(b, ToolResultBlock)
+                     and b.is_error and b.tool_use_id not in failed_workers)
         try:
             row = self.store.row_of(TurnRecord(
                 context=context, turn_id=turn_id, session_id=session_id, model=model,
                 status=status, cost_usd=float(cost_usd), tool_errors=errors,
-                is_worker=is_worker, planner_turn_id=planner_turn_id))
+                is_worker=is_worker, planner_turn_id=planner_turn_id, attached=attached))
         except Exception:  # learning is best effort: the turn itself has ended fine
             log.exception("could not record a pattern outcome")
         else:
@@ -116,8 +123,7 @@ class OutcomeRecorder:
         if len(self._ended) > ENDED_TURNS_KEPT:
             del self._ended[next(iter(self._ended))]
         self._turns_ended += 1
-        _, flags = self._delegations.pop(turn_id, (0, []))
-        for success in flags:
+        for success, _ in flags:
             self.delegation_ended(turn_id, success)
         self._drop_abandoned()
 
@@ -135,7 +141,8 @@ class OutcomeRecorder:
                 log.debug("dropped the worker flags of planner turn %s: more than %d turns "
                           "ended, not it", planner, ENDED_TURNS_KEPT)
 
-    def worker_done(self, planner_turn_id: str, success: bool) -> None:
+    def worker_done(self, planner_turn_id: str, success: bool,
+                    tool_use_id: str | None = None) -> None:
         """A planner's delegation whose worker ran has ended, ``success`` or not (the result
         the planner got: a worker whose turn completed with an answer that failed the
         output schema, or that hit its max_tokens, failed). The planner's row is written
@@ -144,15 +151,18 @@ class OutcomeRecorder:
         evidence does (it stayed waiting for good, and the planner never learned it). A flag
         whose planner turn has not ended while more than :data:`ENDED_TURNS_KEPT` turns did, and
         is not running, is dropped (a planner turn that never started, or that ended that long
-        ago)."""
+        ago). ``tool_use_id``: the planner's ``delegate`` call, whose error result a failed
+        worker's flag stands for."""
         if planner_turn_id in self._ended:
             self.delegation_ended(planner_turn_id, success)
         else:
             self._delegations.setdefault(planner_turn_id, (self._turns_ended, []))[1] \
-                .append(success)
+                .append((success, tool_use_id))
 
-    def message_sent(self, session_id: str, text: str, override_model: str | None) -> None:
-        """A new message in a session: evidence about the session's previous turn.
+    def message_sent(self, session_id: str, text: str, override_model: str | None,
+                     attached: tuple[str, ...] = ()) -> None:
+        """A new message in a session (``attached``: what it attached,
+        :func:`.evaluator.attached_keys`): evidence about the session's previous turn.
 
         Held until the next write (usually the new turn's own row, at its end), which
         hands it over first: handing it to the writer thread as the turn started woke the
@@ -160,7 +170,8 @@ class OutcomeRecorder:
         the interpreter lock handed to it and back). A turn that runs longer than
         :data:`HELD_SECONDS` has it written then, so a daemon killed during the turn does not
         lose it (the message re-sent, say, that caps the score of the answer before)."""
-        self._held.append((self.store.observe_message, (session_id, text, override_model)))
+        self._held.append((self.store.observe_message,
+                           (session_id, text, override_model, attached)))
         if self._held_timer is None:
             with contextlib.suppress(RuntimeError):  # no running loop: the next write takes it
                 self._held_timer = asyncio.get_running_loop().call_later(
@@ -229,11 +240,13 @@ class OutcomeRecorder:
         taught the store is on disk, so the row of a turn whose answer the editor has
         survives a ``kill -9`` as its transcript does; a ``patterns.db`` another process
         keeps locked longer delays the answer no more than that (the write goes on). A
-        message that wrote nothing (``/cost``) does not wait for earlier writes."""
+        message that wrote nothing (``/cost``) does not wait for earlier writes. A write that
+        failed (a full disk, a file the user may not write) is logged (:func:`_logged`), and
+        the answer goes out as usual: the turn itself ran."""
         last = self._last
         if last is None or last is since:
             return
-        with contextlib.suppress(TimeoutError):
+        with contextlib.suppress(Exception):  # TimeoutError, or the write's own failure
             await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(last)), bound)
 
     async def _written(self, action: Callable[[], T]) -> T:

@@ -62,12 +62,14 @@ class _PendingCall:
             json.loads(self.arguments)
         except json.JSONDecodeError:
             return False
+        except ValueError:  # whole, but a number in it is too long to read (see finish)
+            pass
         return bool(self.name)
 
     def finish(self) -> ToolCall:
         try:
             parsed = json.loads(self.arguments or "{}")
-        except json.JSONDecodeError:
+        except ValueError:  # not JSON, or an integer over Python's 4,300-digit limit
             parsed = {INVALID_ARGUMENTS: self.arguments}
         # A server that sends no id (some OpenAI-compatible ones) gets one: the history
         # pairs each result with its call by id, and Anthropic takes no empty id.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -282,3 +283,40 @@ def test_an_export_that_cannot_be_written_fails_in_one_line(
             preexec_fn=None if stdout else (lambda: os.close(1)))
     assert (done.returncode, done.stderr) == (
         1, f"switchman patterns: could not write the output: {why}\n")
+
+
+@pytest.mark.parametrize("workspace", [[], ["--workspace", "a"]])
+def test_a_forget_that_cannot_write_is_one_clear_line(
+        data_dir: Path, capsys: pytest.CaptureFixture[str], workspace: list[str]) -> None:
+    """``patterns forget`` on a patterns.db it may not write (another user's file, a full
+    disk, another process holding its write lock past the wait) ended in a traceback
+    (``sqlite3.OperationalError: attempt to write a readonly database``)."""
+    path = data_dir / database.FILE_NAME
+    disk = sqlite3.connect(path, isolation_level=None)
+    disk.execute("CREATE TRIGGER readonly BEFORE DELETE ON pattern_turns"
+                 " BEGIN SELECT RAISE(ABORT, 'attempt to write a readonly database'); END")
+    disk.close()
+    where = [workspace[0], str(data_dir / workspace[1])] if workspace else []
+    assert main(["patterns", "forget", *where]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert captured.err == (f"switchman patterns: {path} cannot be written (attempt to write a"
+                            " readonly database); nothing was forgotten\n")
+    assert main(["patterns", "stats", "--json"]) == 0
+    assert sum(s["turns"] for s in json.loads(capsys.readouterr().out)) == 3
+
+
+def test_stats_as_json_writes_times_as_export_does_and_names_each_figure(
+        data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``patterns stats --json`` gave the times as stored (``…14:00:00+00:00``, with
+    microseconds when there were), where ``export`` and the protocol write
+    ``…14:00:00.000Z``, and each model's figures as a bare pair ``[2, 0.7]``."""
+    assert main(["patterns", "stats", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)[0]
+    assert first == {"workspace": str(data_dir / "a"), "turns": 2,
+                     "by_model": {"deep": {"turns": 1, "mean_success": 0.7},
+                                  "fast": {"turns": 1, "mean_success": 0.7}},
+                     "oldest": "2026-05-08T14:00:00.000Z", "newest": "2026-05-08T14:00:00.000Z",
+                     "centre_turns": 2}
+    assert main(["patterns", "export"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[0])["recorded_at"] == first["oldest"]

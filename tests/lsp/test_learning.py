@@ -405,3 +405,25 @@ async def test_a_turn_that_failed_before_answering_cannot_be_rated(
         assert (await rate(client, failed["turn_id"], "none"))["rating"] == "none"
     detail = await client.request(methods.SESSION, {"session_id": failed["session_id"]})
     assert detail["ratings"] == ({failed["turn_id"]: "up"} if answered else {})
+
+
+async def test_a_turn_whose_row_cannot_be_written_is_still_answered(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """Learning is best effort, but a patterns.db write that failed (a full disk, a file the
+    user may not write) answered the chat message with ``internal_error`` ("nothing was
+    changed") although the turn had run, been charged and kept in the transcript, and the
+    editor lost its answer; a ``/model`` (``switchman/setModel``) was answered the same way
+    though the model had changed. They are answered as usual; the failure is logged."""
+    await chat(client, daemon, fake, "write the release notes")  # patterns.db exists now
+    disk = sqlite3.connect(daemon.data / database.FILE_NAME, isolation_level=None)
+    for table in ("pattern_turns", "pattern_rescores"):  # every write fails, as on a full disk
+        for action in ("INSERT", "UPDATE"):
+            disk.execute(f"CREATE TRIGGER full_{table}_{action} BEFORE {action} ON {table}"
+                         " BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END")
+    disk.close()
+    turn = await chat(client, daemon, fake, "refactor the billing parser module")
+    assert (turn["status"], turn["text"]) == ("completed", "an answer")
+    swap = await client.request(methods.SET_MODEL, {"workspace": daemon.uri, "model": "sonnet"})
+    assert swap["sticky_model"] == SONNET
+    again = await chat(client, daemon, fake, "refactor the billing parser module")
+    assert (again["status"], again["model"]) == ("completed", SONNET)

@@ -52,6 +52,24 @@ async def test_arguments_that_are_not_json_are_named_to_the_model(
         "'{\"path\": \"src/app.py\"'.")
 
 
+async def test_arguments_with_a_number_too_long_for_python_are_named_to_the_model(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """An integer of more than 4,300 digits in an OpenAI-style call's arguments: reading them
+    raised a bare ValueError (Python's digit limit), and the turn failed as a Switchman bug."""
+    arguments = '{"path": "src/app.py", "start_line": ' + "9" * 5000 + "}"
+    fake.script_tool_calls([ToolCall("read_file", id="call_long",
+                                     argument_chunks=(arguments[:30], arguments[30:]))],
+                           model="gpt-5")
+    fake.script_text("Let me fix that.", model="gpt-5")
+    result = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                 "message": "@gpt-5 read app.py"})
+    assert (result["status"], result["text"]) == ("completed", "Let me fix that.")
+    assert deltas(client, result["turn_id"], "tool_result")[0]["tool"]["status"] == "error"
+    returned = fake.requests[1].body["messages"][-1]
+    assert returned["content"].startswith(
+        "The arguments of this read_file call are not a JSON object")
+
+
 async def test_a_tool_call_without_an_id_gets_one_the_history_keeps(
         client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
     """An OpenAI-compatible server that sends its tool calls without an id: the call and its

@@ -124,6 +124,41 @@ def test_a_frame_that_is_not_json_gets_a_parse_error(raw: RawDaemon, body: bytes
     assert_serving(raw)
 
 
+LONG_NUMBER = b"9" * 5000
+"""More digits than Python's ``int()`` reads (4,300): ``json.loads`` raised a bare
+``ValueError`` the frame reader did not expect, so the request was never answered."""
+
+
+@pytest.mark.parametrize(("method", "params", "code"), [
+    ("textDocument/hover", b'{"textDocument": {"uri": "file:///x/routing.yaml"}, '
+                           b'"position": {"line": %s, "character": 0}}', INVALID_PARAMS),
+    (methods.MODELS, b'{"workspace": 7, "n": %s}', INVALID_PARAMS),
+])
+def test_a_number_too_long_for_python_is_still_answered(
+        raw: RawDaemon, method: str, params: bytes, code: int) -> None:
+    """Read as JavaScript's JSON.parse reads it (a float), so the request keeps its id; and
+    the frame sent with it in the same write is served at once."""
+    msg_id, next_id = raw.new_id(), raw.new_id()
+    body = b'{"jsonrpc": "2.0", "id": %d, "method": "%s", "params": %s}' % (
+        msg_id, method.encode(), params % LONG_NUMBER)
+    after = json.dumps({"jsonrpc": "2.0", "id": next_id, "method": methods.MODELS,
+                        "params": {"workspace": uri(raw)}}).encode()
+    raw.send_bytes(frame(body) + frame(after))
+    answer = raw.response(msg_id)
+    assert answer["error"]["code"] == code
+    assert_clean(answer)
+    assert "result" in raw.response(next_id)
+
+
+def test_an_id_too_long_for_python_gets_invalid_request(raw: RawDaemon) -> None:
+    before = len(raw.responses())
+    raw.send_bytes(frame(b'{"jsonrpc": "2.0", "id": %s, "method": "%s", "params": {}}'
+                         % (LONG_NUMBER, methods.MODELS.encode())))
+    answer = raw.wait_until(lambda: [r for r in raw.responses()[before:] if r["id"] is None])[0]
+    assert answer["error"]["code"] == INVALID_REQUEST
+    assert_serving(raw)
+
+
 def test_a_frame_over_the_size_cap_is_refused_and_skipped(raw: RawDaemon) -> None:
     """Its body is read and dropped in pieces, never held; the next frame is served."""
     before = len(raw.responses())

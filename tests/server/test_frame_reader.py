@@ -74,6 +74,18 @@ def test_an_unreadable_body_and_a_block_without_a_length_do_not_stop_the_frames(
                            ("message", {"jsonrpc": "2.0", "method": "ok"})]
 
 
+def test_a_number_too_long_for_int_is_read_as_a_float_and_the_next_frame_handled() -> None:
+    reader, seen = _reader()
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "m", "params": {"n": %s, "m": -%s, "k": 3}}' \
+        % (b"9" * 5000, b"9" * 5000)
+    reader.feed(b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+                + _frame({"jsonrpc": "2.0", "method": "ok"}))
+    assert seen.events == [
+        ("message", {"jsonrpc": "2.0", "id": 1, "method": "m",
+                     "params": {"n": float("inf"), "m": float("-inf"), "k": 3}}),
+        ("message", {"jsonrpc": "2.0", "method": "ok"})]
+
+
 def test_an_over_long_header_line_is_refused_and_dropped_as_it_arrives() -> None:
     reader, seen = _reader()
     reader.feed(b"X-Padding: " + b"x" * (MAX_HEADER_LINE + 10))

@@ -356,6 +356,29 @@ async def test_failure_modes(deleg: Engine, adapter: ScriptedAdapter) -> None:
     assert shown["task schema"].endswith(" — failed (output_schema_validation_failed)")
 
 
+async def test_a_failed_worker_lowers_its_planners_score_once(
+        deleg: Engine, adapter: ScriptedAdapter) -> None:
+    """A worker that failed lowered its planner's score twice: as a failed delegation (-0.3 x
+    the share failed) and again as a tool call that returned an error (-0.1), the planner's
+    ``delegate failed`` result. It counts once, as a failed delegation; a ``delegate`` call
+    refused before any worker ran (a bad argument: the planner's own slip) is a tool error."""
+    adapter.calls(delegate("tu_ok", task="task ok"), delegate("tu_err", task="task err"),
+                  delegate("tu_bad", tier="enormous"), model=OPUS)
+    adapter.text("fine", model=HAIKU, match="task ok")
+    adapter.script(ScriptedReply(model=HAIKU, match="task err", error=ProviderError(
+        ErrorClass.BAD_REQUEST, "model refused", model=HAIKU)))
+    adapter.text("one worked", model=OPUS)
+    result = await deleg.service.chat(deleg.workspace, None, "@opus go")
+    assert failure(deleg, result.session_id, "tu_err")[0] == "worker_error"
+    assert results(deleg, result.session_id)["tu_bad"].is_error
+    await deleg.service.learning.written()
+    row = database.by_turn(deleg.service.patterns.connection, result.turn_id or "")
+    assert row is not None
+    assert (row.evidence.delegations, row.evidence.delegations_failed) == (2, 1)
+    assert row.evidence.tool_errors == 1  # tu_bad only
+    assert row.success == pytest.approx(0.7 - 0.1 - 0.3 / 2)
+
+
 async def test_a_workers_own_workers_are_listed_with_how_they_went(
         deleg: Engine, adapter: ScriptedAdapter) -> None:
     """The Sessions view listed a worker's own workers (nested under it) with no status: only

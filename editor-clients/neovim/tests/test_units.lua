@@ -482,11 +482,15 @@ return {
       for _, lines in ipairs({ texts(render.history(ROOT, detail)), texts(render.transcript(ROOT, detail)) }) do
         local all = table.concat(lines, '\n')
         H.eq(want_diff, after(lines, '    ? Edit a.py — Allowed once.', 18), 'the diff, its first 16 lines', all)
-        H.check(after(lines, '    ? Edit b.py — Allowed once.', 1)[1]:find('^  ✓ worker fast'),
-          'an older record: its line alone (the next call\'s worker line follows)', all)
-        H.eq({ '      worker on fast tier · claude-haiku-4-5 · may use edit_file, run_command' },
-          after(lines, '    ? Delegate to a fast worker that may change files — Allowed once.', 1),
+        H.eq({ '    ? Delegate to a fast worker that may change files — Allowed once.' },
+          after(lines, '    ? Edit b.py — Allowed once.', 1),
+          'an older record: its line alone (the next call\'s start question follows)', all)
+        local delegated = after(lines, '    ? Delegate to a fast worker that may change files — Allowed once.', 3)
+        H.eq('      worker on fast tier · claude-haiku-4-5 · may use edit_file, run_command', delegated[1],
           "the worker's tier, the model the question named and its tools", all)
+        -- asked before its worker started: above the worker's line, then the call's result
+        H.check(delegated[2]:find('^  ✓ worker fast'), "then the planner's worker line", all)
+        H.eq('  ✓ delegate: worker done', delegated[3], "then the call's result", all)
         local start = after(lines, '/delegate fast fix it', 3)
         H.eq({ '    ? Delegate to a fast worker that may change files — Allowed once.',
           '      worker on fast tier · may use no write tools' }, vim.list_slice(start, 1, 2), "the /delegate's question first", all)
@@ -535,7 +539,11 @@ return {
       for name, lines in pairs({ history = texts(render.history(ROOT, detail)), transcript = texts(render.transcript(ROOT,
         detail)) }) do
         local all = table.concat(lines, '\n')
-        H.eq(want, after(lines, '  ✓ delegate: fast worker done', 4), name .. ": the planner's call, both questions", all)
+        local worker = 0 -- the planner's worker line: its questions were asked before it started, above it
+        for i, line in ipairs(lines) do
+          worker = (worker == 0 and line:find('^  ✓ worker fast .* — t$')) and i or worker
+        end
+        H.eq(want, vim.list_slice(lines, worker - 4, worker - 1), name .. ": the planner's call, both questions", all)
         H.eq(want, after(lines, '/delegate fast fix it', 4), name .. ": a /delegate's, both questions above its line", all)
       end
       -- the chat live: the call's result brings both, as rebuilt

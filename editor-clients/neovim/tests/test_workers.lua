@@ -569,6 +569,16 @@ return {
       wait_idle()
       H.check(H.text(transcript()):find('✓ worker fast · haiku · completed', 1, true), 'the first worker ran',
         { lines = H.lines(transcript()), seen = seen })
+      -- the one stopped before it started has no worker session, so no transcript to open: the
+      -- list says so rather than offering one that fails ("No session 'toolu_second'")
+      H.notifications = {}
+      seen = pick_worker('Lint', 'Open transcript')
+      H.wait_notification(vim.log.levels.INFO, 'never started a worker', 'no transcript')
+      H.check(not vim.tbl_contains(seen, 'Open transcript'), 'no transcript offered for a worker that never ran',
+        { seen = seen, notifications = H.notifications })
+      H.check(vim.tbl_isempty(vim.tbl_filter(function(n)
+        return n.message:find('No session', 1, true) ~= nil
+      end, H.notifications)), 'no failed request for a session that does not exist', H.notifications)
       vim.fn.delete(routing)
     end,
   },

@@ -365,7 +365,7 @@ end
 --- The question a `/delegate` asked before its worker started (the worker may change files) was
 --- answered (`record`: its title, tier, worker tools, outcome and reason): its lines go right above
 --- the worker's line, as the chat drawn from the session shows them (kept until that line shows).
---- Nothing for a planner's delegation: its question shows under its `delegate` tool line.
+--- Nothing for a planner's delegation: its questions come with its call's result (`M.start_answered`).
 function M.start_asked(root, tool_use_id, record)
   local chat = require('switchman.chat').get(root)
   local known = chat and chat.workers and chat.workers[tool_use_id]
@@ -380,6 +380,20 @@ function M.start_asked(root, tool_use_id, record)
     lines, known.start_question = start_question_lines(record, known.update)
     insert_lines(chat, pos[1], lines)
   end
+end
+
+--- A planner's `delegate` call ended (its `tool_result`): the questions its start asked (`lines`,
+--- answered; the earlier ones superseded when asked again) go right above its worker's line, where
+--- the chat drawn from the session has them: they were asked before the worker started. False when
+--- the chat shows no line for it (the caller puts them under the call's result line).
+function M.start_answered(chat, tool_use_id, lines)
+  local known = chat.workers and chat.workers[tool_use_id]
+  local pos = known and chat.view:valid() and vim.api.nvim_buf_get_extmark_by_id(chat.view.transcript, ns, known.mark, {})
+  if not (pos and pos[1]) then
+    return false
+  end
+  insert_lines(chat, pos[1], lines)
+  return true
 end
 
 --- A `/delegate` whose question was withdrawn (shown without a reason) ended: the question's line
@@ -728,12 +742,27 @@ function M.items(sessions, session_id, live)
   return items
 end
 
+--- Whether a row of the workers list has a worker session (a transcript to open): a stored one, or a
+--- live delegation whose worker was started. One waiting to start has none yet, and one that ended
+--- before it started (stopped while queued, approval denied, no model for its tier) never will.
+local function has_session(item)
+  if item.session then
+    return true
+  end
+  local id = item.live and item.live.worker_session_id
+  return present(id) and id ~= ''
+end
+
 local function act(root, item)
   local status = item.live and item.live.status
-  -- one waiting to start has no worker session (no transcript) yet
-  local actions = M.waits_to_start(status) and {} or { 'Open transcript' }
+  local actions = has_session(item) and { 'Open transcript' } or {}
   if status == 'running' or M.waits_to_start(status) then
     table.insert(actions, 'Stop this worker')
+  end
+  if #actions == 0 then
+    local why = present(item.live.error) and (': ' .. item.live.error) or ''
+    return vim.notify(('Switchman: this delegation never started a worker (%s%s), so it has no transcript.')
+      :format(item.live.status, why), vim.log.levels.INFO)
   end
   vim.ui.select(actions, { prompt = 'Worker', kind = 'switchman.worker_action' }, function(choice)
     if choice == 'Open transcript' then

@@ -93,9 +93,11 @@ class Point:
 
 def read_prompts(data: Path, strong: str, weak: str, exclude: set[str]) -> list[Prompt]:
     """Every row of the CSV file(s) at ``data``; other columns are ignored."""
+    csv.field_size_limit(sys.maxsize)  # a prompt may be a long document (the default: 128 KiB)
     if not data.exists():
         raise SystemExit(f"{data}: no such file or folder")
-    files = sorted(data.rglob("*.csv")) if data.is_dir() else [data]
+    # a folder whose name ends in .csv is not a file of prompts
+    files = sorted(p for p in data.rglob("*.csv") if p.is_file()) if data.is_dir() else [data]
     if not files:
         raise SystemExit(f"{data}: a folder with no .csv file in it (or its subfolders)")
     prompts = []
@@ -132,6 +134,10 @@ def check_header(path: Path, header: Sequence[str] | None, columns: Sequence[str
         names = ", ".join(missing[:-1]) + " or " + missing[-1] if len(missing) > 1 else missing[0]
         raise SystemExit(f"{path}: no column {names} in the first line ({', '.join(header)}); "
                          f"{expected}")
+    twice = [repr(name) for name in dict.fromkeys(columns) if header.count(name) > 1]
+    if twice:  # which of them holds the answers? csv would take the last without a word
+        raise SystemExit(f"{path}: the first line names {', '.join(twice)} more than once "
+                         f"({', '.join(header)})")
 
 
 def _bool(row: dict[str, str], column: str, path: Path, line: int) -> bool:

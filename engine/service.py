@@ -54,6 +54,7 @@ from switchman.engine.events import (
 )
 from switchman.engine.keys import KeyRing
 from switchman.engine.learning import database as patterns_db
+from switchman.engine.learning.evaluator import attached_keys
 from switchman.engine.learning.hooks import learn_from_turns
 from switchman.engine.learning.recorder import FeedbackResult, OutcomeRecorder
 from switchman.engine.learning.store import LearnedPatternStore
@@ -277,7 +278,8 @@ class Switchman:
             if attachments else []
         if not text.strip() and not images and not attached:
             raise EmptyMessage(override.token if override else "")  # "" reads as an empty message
-        self.learning.message_sent(live.id, text, override.model if override else None)
+        self.learning.message_sent(live.id, text, override.model if override else None,
+                                   attached_keys([*(images or []), *attached]))
         return await self._learned(mark, (await self.lifecycle.run(
             live, text, images or [], override, attached, cancelled=cancelled,
             typed=message if typed is None else typed)).result)

@@ -42,7 +42,7 @@ from switchman.engine.errors import (
 from switchman.engine.files import entry_signature
 from switchman.engine.keys import KeyRing, missing_key_hint
 from switchman.engine.learning import database as patterns_db
-from switchman.engine.learning.report import format_stats
+from switchman.engine.learning.report import format_stats, stats_data
 from switchman.engine.learning.store import MAX_ROWS, LearnedPatternStore, WorkspaceStats
 from switchman.engine.plain import to_plain
 from switchman.engine.policytest import load_policy, load_test_file, run_cases
@@ -522,7 +522,7 @@ def patterns_stats(args: argparse.Namespace) -> int:
         return _unreadable(error)
     stats = store.stats() if store is not None else []
     if args.json:
-        _print_json(stats)
+        _print_json(stats_data(stats))
     else:
         print(format_stats(stats, str(path)))
     return 0

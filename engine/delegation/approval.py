@@ -43,12 +43,12 @@ def floor_note(tier: str, floor: str | None) -> str:
 
 def delegation_request(planner: ToolContext, call: DelegateCall, tools: Iterable[str],
                        tier_floor: str | None = None, model: str | None = None,
-                       routed_by: str | None = None,
-                       asked_again: str | None = None) -> ApprovalRequest | None:
+                       routed_by: str | None = None, asked_again: str | None = None,
+                       tool_use_id: str | None = None) -> ApprovalRequest | None:
     """The approval request for starting a worker with ``tools`` (on ``call.tier`` capped at
     ``tier_floor``, the planner's tier when the floor is on, and on ``model``, chosen by
     ``routed_by`` when its tier did not choose it; ``asked_again``: why an answered question
-    is asked again); None when it only reads."""
+    is asked again; ``tool_use_id``: the delegation's id); None when it only reads."""
     changing = changing_tools(tools)
     if not changing:
         return None
@@ -63,4 +63,4 @@ def delegation_request(planner: ToolContext, call: DelegateCall, tools: Iterable
         tool_class=ToolClass.EXECUTE if executes else ToolClass.WRITE,
         title=f"Delegate to a {tier} worker{capped} that may {may}", tier=tier,
         requested_tier=call.tier if capped else None, model=model, routed_by=routed_by,
-        task=call.task, worker_tools=changing, asked_again=asked_again)
+        task=call.task, worker_tools=changing, asked_again=asked_again, tool_use_id=tool_use_id)

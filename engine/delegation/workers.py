@@ -361,7 +361,8 @@ class WorkerRun:
         required = False
         while (request := delegation_request(self.context, self.call, self.allowed,
                                              self.tier_floor, decision.chosen_model,
-                                             chosen_by(decision), self.asked_again)) is not None:
+                                             chosen_by(decision), self.asked_again,
+                                             self.progress.tool_use_id)) is not None:
             required = True
             refusal = await self._approval(request)
             if refusal is not None:

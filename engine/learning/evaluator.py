@@ -25,8 +25,11 @@ from __future__ import annotations
 import enum
 import hashlib
 import re
+from collections.abc import Iterable, Sequence
 
 import msgspec
+
+from switchman.engine.messages import AttachmentBlock, Block, ImageBlock
 
 BASE_SCORE = {"completed": 0.7, "cancelled": 0.3}
 TOOL_ERROR_PENALTY = 0.1
@@ -100,7 +103,28 @@ def next_action(previous_hash: str, previous_model: str, message_hash: str,
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 
 
-def message_hash(text: str) -> str:
-    """A short digest of a message, equal for the same words in the same order."""
+def message_hash(text: str, attached: Sequence[str] = ()) -> str:
+    """A short digest of a message, equal for the same words in the same order with the
+    same attachments (``attached``: :func:`attached_keys`); without any, of the words alone."""
     normalised = " ".join(_WORDS.findall(text.lower()))
+    for key in sorted(attached):
+        normalised += "\0" + key
     return hashlib.blake2b(normalised.encode(), digest_size=12).hexdigest()
+
+
+def attached_keys(blocks: Iterable[Block]) -> tuple[str, ...]:
+    """What a message attached, for :func:`message_hash`: each file or selection (its path,
+    lines and a digest of its text) and image (a digest of its data). "Explain this" about
+    another selection is another request, not the same one re-sent."""
+    keys = []
+    for block in blocks:
+        if isinstance(block, AttachmentBlock):
+            keys.append(f"{block.kind}:{block.path}:{block.start_line}-{block.end_line}:"
+                        f"{_digest(block.text)}")
+        elif isinstance(block, ImageBlock):
+            keys.append(f"image:{_digest(block.data)}")
+    return tuple(keys)
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()

@@ -8,6 +8,7 @@ them, and the fingerprint routing computed is reused rather than computed again.
 
 from __future__ import annotations
 
+from switchman.engine.learning.evaluator import attached_keys
 from switchman.engine.learning.recorder import OutcomeRecorder
 from switchman.engine.sessions.lifecycle import TurnEnded, TurnLifecycle
 from switchman.engine.sessions.manager import SessionManager
@@ -25,9 +26,9 @@ def record_turn(recorder: OutcomeRecorder, sessions: SessionManager, ended: Turn
     """Turn one ended turn into a pattern row (a worker's also counts for its planner)."""
     live, outcome = ended.session, ended.outcome
     result = outcome.result
-    started = any(m.turn_id == result.turn_id and m.role == "user"
-                  for m in reversed(live.history))
-    if result.turn_id is None or result.model is None or not started:
+    asked = next((m for m in reversed(live.history)
+                  if m.turn_id == result.turn_id and m.role == "user"), None)
+    if result.turn_id is None or result.model is None or asked is None:
         return
     planner = None
     if live.worker is not None:
@@ -35,4 +36,5 @@ def record_turn(recorder: OutcomeRecorder, sessions: SessionManager, ended: Turn
         planner = parent.running.turn_id if parent and parent.running else None
     recorder.turn_ended(ended.context, turn_id=result.turn_id, session_id=live.id,
                         model=result.model, status=result.status, cost_usd=result.cost_usd,
-                        added=outcome.added, is_worker=live.is_worker, planner_turn_id=planner)
+                        added=outcome.added, is_worker=live.is_worker, planner_turn_id=planner,
+                        attached=attached_keys(asked.content))

@@ -97,8 +97,10 @@ class OutcomeRecorder:
 
     def turn_ended(self, context: TurnContext, *, turn_id: str, session_id: str, model: str,
                    status: str, cost_usd: Decimal, added: Iterable[Message] = (),
-                   is_worker: bool = False, planner_turn_id: str | None = None) -> None:
-        """Record a turn that ended (top-level and worker alike).
+                   is_worker: bool = False, planner_turn_id: str | None = None,
+                   attached: tuple[str, ...] = ()) -> None:
+        """Record a turn that ended (top-level and worker alike); ``attached``: what its message
+        attached (:func:`.evaluator.attached_keys`).
 
         A worker usually ends before its planner's turn does, so how its delegation ended
         (:meth:`worker_done`) waits here until the planner's row exists. A failed worker's
@@ -112,7 +114,7 @@ class OutcomeRecorder:
             row = self.store.row_of(TurnRecord(
                 context=context, turn_id=turn_id, session_id=session_id, model=model,
                 status=status, cost_usd=float(cost_usd), tool_errors=errors,
-                is_worker=is_worker, planner_turn_id=planner_turn_id))
+                is_worker=is_worker, planner_turn_id=planner_turn_id, attached=attached))
         except Exception:  # learning is best effort: the turn itself has ended fine
             log.exception("could not record a pattern outcome")
         else:
@@ -157,8 +159,10 @@ class OutcomeRecorder:
             self._delegations.setdefault(planner_turn_id, (self._turns_ended, []))[1] \
                 .append((success, tool_use_id))
 
-    def message_sent(self, session_id: str, text: str, override_model: str | None) -> None:
-        """A new message in a session: evidence about the session's previous turn.
+    def message_sent(self, session_id: str, text: str, override_model: str | None,
+                     attached: tuple[str, ...] = ()) -> None:
+        """A new message in a session (``attached``: what it attached,
+        :func:`.evaluator.attached_keys`): evidence about the session's previous turn.
 
         Held until the next write (usually the new turn's own row, at its end), which
         hands it over first: handing it to the writer thread as the turn started woke the
@@ -166,7 +170,8 @@ class OutcomeRecorder:
         the interpreter lock handed to it and back). A turn that runs longer than
         :data:`HELD_SECONDS` has it written then, so a daemon killed during the turn does not
         lose it (the message re-sent, say, that caps the score of the answer before)."""
-        self._held.append((self.store.observe_message, (session_id, text, override_model)))
+        self._held.append((self.store.observe_message,
+                           (session_id, text, override_model, attached)))
         if self._held_timer is None:
             with contextlib.suppress(RuntimeError):  # no running loop: the next write takes it
                 self._held_timer = asyncio.get_running_loop().call_later(

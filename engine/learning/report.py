@@ -1,10 +1,11 @@
-"""Plain-text views of the pattern store for the CLI and the ``/patterns`` command."""
+"""Views of the pattern store for the CLI and the ``/patterns`` command: plain text, and the
+JSON of ``switchman patterns stats --json``."""
 
 from __future__ import annotations
 
 from switchman.engine.learning.database import recorded_time
 from switchman.engine.learning.meaning import CENTRE_TURNS
-from switchman.engine.learning.store import WorkspaceStats
+from switchman.engine.learning.store import WorkspaceStats, protocol_time
 from switchman.engine.wording import counted
 
 
@@ -21,6 +22,20 @@ def format_stats(stats: list[WorkspaceStats], data_file: str) -> str:
             lines.append(f"  {model}: {counted(turns, 'turn')}, mean success {success:.2f}")
         lines.append(_centre_line(space.centre_turns))
     return "\n".join(lines)
+
+
+def stats_data(stats: list[WorkspaceStats]) -> list[dict[str, object]]:
+    """The statistics as ``patterns stats --json`` prints them: times as the protocol writes
+    them (``…T14:23:11.532Z``, as ``patterns export`` does), each model's figures named."""
+    return [{"workspace": space.workspace, "turns": space.turns,
+             "by_model": {model: {"turns": turns, "mean_success": success}
+                          for model, (turns, success) in space.by_model.items()},
+             "oldest": _time(space.oldest), "newest": _time(space.newest),
+             "centre_turns": space.centre_turns} for space in stats]
+
+
+def _time(stored: str | None) -> str | None:
+    return None if stored is None else protocol_time(stored)
 
 
 def _when(stored: str | None) -> str:

@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = [  # the loading constants and types moved to .loaded_workspaces, still named here
     "INDEX_FOLDER", "MAX_ROWS", "RECENT_FINGERPRINTS", "SYNC_LOAD_ROWS", "LearnedPatternStore",
-    "LoadedWorkspace", "Neighbour", "TurnRecord", "WorkspaceStats",
+    "LoadedWorkspace", "Neighbour", "TurnRecord", "WorkspaceStats", "protocol_time",
 ]
 
 RECENT_FINGERPRINTS = 16
@@ -84,6 +84,9 @@ class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):
     tool_errors: int = 0
     is_worker: bool = False
     planner_turn_id: str | None = None
+    attached: tuple[str, ...] = ()
+    """What the turn's message attached (:func:`.evaluator.attached_keys`), part of its
+    message hash."""
 
 
 class Neighbour(msgspec.Struct, frozen=True):
@@ -240,9 +243,9 @@ class LearnedPatternStore(LoadedWorkspaces):
         return db.PatternRow(
             workspace=_key(turn.context), turn_id=turn.turn_id, session_id=turn.session_id,
             model=turn.model, recorded_at=self.clock.now().isoformat(), cost_usd=turn.cost_usd,
-            message_hash=message_hash(turn.context.message), codes=codes, scale=scale,
-            evidence=evidence, success=success_score(evidence), is_worker=turn.is_worker,
-            planner_turn_id=turn.planner_turn_id, mean=mean)
+            message_hash=message_hash(turn.context.message, turn.attached), codes=codes,
+            scale=scale, evidence=evidence, success=success_score(evidence),
+            is_worker=turn.is_worker, planner_turn_id=turn.planner_turn_id, mean=mean)
 
     def store_row(self, row: db.PatternRow) -> None:
         """Write a turn's row (:meth:`row_of`) and add it to its workspace's index; the write
@@ -297,14 +300,16 @@ class LearnedPatternStore(LoadedWorkspaces):
                                                               workspace)
             return centre
 
-    def observe_message(self, session_id: str, text: str, rerouted_to: str | None) -> None:
-        """A new message in a session: what it says about the session's previous turn."""
+    def observe_message(self, session_id: str, text: str, rerouted_to: str | None,
+                        attached: tuple[str, ...] = ()) -> None:
+        """A new message in a session (with what it attached: :func:`.evaluator.attached_keys`):
+        what it says about the session's previous turn."""
         with self._changing, db.writing(self.writer):
             previous = db.last_of_session(self.writer, session_id)
             if previous is None or previous.evidence.next_action is not None:
                 return
-            action = next_action(previous.message_hash, previous.model, message_hash(text),
-                                 rerouted_to)
+            action = next_action(previous.message_hash, previous.model,
+                                 message_hash(text, attached), rerouted_to)
             self._update(previous, next_action=action)
 
     def model_changed(self, session_id: str) -> None:
@@ -413,7 +418,7 @@ class LearnedPatternStore(LoadedWorkspaces):
         for row in db.rows(self.connection, workspace):
             yield {"workspace": row.workspace, "turn_id": row.turn_id,
                    "session_id": row.session_id, "model": row.model,
-                   "recorded_at": _time_text(row.recorded_at),
+                   "recorded_at": protocol_time(row.recorded_at),
                    "cost_usd": str(usd_of_float(row.cost_usd)),
                    "success": row.success, "samples": row.samples,
                    "is_worker": row.is_worker, "message_hash": row.message_hash,
@@ -456,7 +461,7 @@ def _key(ctx: TurnContext) -> str:
     return ctx.workspace_path or ""
 
 
-def _time_text(stored: str) -> str:
+def protocol_time(stored: str) -> str:
     """A row's time as the protocol writes times; what cannot be read, as stored."""
     moment = db.recorded_time(stored)
     return stored if moment is None else utc_text(moment)

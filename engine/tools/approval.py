@@ -85,6 +85,10 @@ class ApprovalRequest(msgspec.Struct, frozen=True, kw_only=True):
     asked_again: str | None = None
     """For ``delegate``: why the user is asked again after answering (``the model changed from
     X to Y while the question waited``); None the first time."""
+    tool_use_id: str | None = None
+    """For ``delegate``: the delegation's id (the planner's call's, a ``/delegate``'s own), as
+    its ``switchman/delegation`` notifications have it, so the editor can show the question
+    above its worker's card; None for other tools."""
 
 
 MAX_REASON_CHARS = 1000

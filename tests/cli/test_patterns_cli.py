@@ -304,3 +304,19 @@ def test_a_forget_that_cannot_write_is_one_clear_line(
                             " readonly database); nothing was forgotten\n")
     assert main(["patterns", "stats", "--json"]) == 0
     assert sum(s["turns"] for s in json.loads(capsys.readouterr().out)) == 3
+
+
+def test_stats_as_json_writes_times_as_export_does_and_names_each_figure(
+        data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``patterns stats --json`` gave the times as stored (``…14:00:00+00:00``, with
+    microseconds when there were), where ``export`` and the protocol write
+    ``…14:00:00.000Z``, and each model's figures as a bare pair ``[2, 0.7]``."""
+    assert main(["patterns", "stats", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)[0]
+    assert first == {"workspace": str(data_dir / "a"), "turns": 2,
+                     "by_model": {"deep": {"turns": 1, "mean_success": 0.7},
+                                  "fast": {"turns": 1, "mean_success": 0.7}},
+                     "oldest": "2026-05-08T14:00:00.000Z", "newest": "2026-05-08T14:00:00.000Z",
+                     "centre_turns": 2}
+    assert main(["patterns", "export"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[0])["recorded_at"] == first["oldest"]

@@ -259,3 +259,24 @@ def test_both_scripts_name_an_empty_file_and_a_file_without_a_header_line(
     only.write_text(f"prompt,{STRONG},{WEAK}\n", "utf-8")
     done = _run(QUALITY, "--data", str(only), "--strong", STRONG, "--weak", WEAK)
     assert done.returncode == 1 and "only.csv: no prompts" in done.stderr, done.stderr
+
+
+def test_quality_replay_reads_a_long_prompt_and_passes_over_a_folder_named_csv(
+        tmp_path: Path) -> None:
+    """A prompt over 131,072 characters (a long document, a code file) ended the replay in a
+    traceback (``_csv.Error: field larger than field limit``), and so did a folder whose name
+    ends in .csv among the data (``IsADirectoryError``)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "old.csv").mkdir()  # a folder, not a file of prompts
+    (data / "long.csv").write_text(f"prompt,{STRONG},{WEAK}\n\"{'word ' * 40_000}\",True,False\n"
+                                   "short one,True,True\n", "utf-8")
+    done = _run(QUALITY, "--data", str(data), "--strong", STRONG, "--weak", WEAK,
+                "--orders", "1", "--jobs", "1", "--cost-weights", "0.0", "--refine", "0")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["prompts"] == 2
+    twice = tmp_path / "twice.csv"  # the strong column twice: csv took the last silently
+    twice.write_text(f"prompt,{STRONG},{WEAK},{STRONG}\nhello,True,False,False\n", "utf-8")
+    refused = _run(QUALITY, "--data", str(twice), "--strong", STRONG, "--weak", WEAK)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert f"twice.csv: the first line names {STRONG!r} more than once" in refused.stderr

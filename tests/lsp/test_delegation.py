@@ -503,6 +503,8 @@ async def test_a_delegation_that_may_write_is_approved_in_the_editor(
     assert denied["title"] == "Delegate to a fast worker that may change files"
     assert (denied["session_id"], denied["turn_id"]) == (result["session_id"], result["turn_id"])
     assert allowed["task"] == "rewrite main"
+    # each question names its delegation, so the editor shows it above that worker's card
+    assert (denied["tool_use_id"], allowed["tool_use_id"]) == ("toolu_no", "toolu_yes")
     assert [r.model for r in fake.requests] == [OPUS_API, OPUS_API, HAIKU_API, OPUS_API]
     detail = await vscode.request(methods.SESSION, {"session_id": result["session_id"]})
     answers = tool_results(detail)

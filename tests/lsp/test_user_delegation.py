@@ -47,6 +47,7 @@ async def test_delegate_a_selection(client: SwitchmanClient, daemon: Daemon,
         "delegate", "fast", "explain this")
     seen = client.received[methods.DELEGATION]
     assert seen[0]["phase"] == "started" and seen[-1]["status"] == "completed"
+    assert approval["tool_use_id"] == seen[0]["tool_use_id"]  # its delegation's own id
     assert {(u["source"], u["turn_id"], u["session_id"]) for u in seen} == {
         ("user", None, result["session_id"])}
     assert seen[-1]["handoff"]["reason"] == "user_delegate"

@@ -10,7 +10,7 @@ import pytest
 from switchman.engine.availability import MODEL_FAILURE_THRESHOLD, ErrorClass
 from switchman.engine.learning import database
 from switchman.engine.learning.evaluator import NextAction
-from switchman.engine.messages import AttachmentRequest
+from switchman.engine.messages import AttachmentRequest, ImageBlock
 from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
 from switchman.engine.routing.decision import ValidationFailure, Verdict
 from switchman.engine.service import Switchman
@@ -155,6 +155,32 @@ async def test_a_resent_message_is_judged_on_disk_while_its_turn_still_runs(
     assert (row.turn_id, row.evidence.next_action) == (first.turn_id, NextAction.RESENT)
     fake.release_stalls()
     assert (await again).status == "completed"
+
+
+async def test_the_same_words_about_another_attachment_are_a_new_request(
+        engine: tuple[Switchman, Recorder, str], fake: FakeProvider, tmp_path: Path) -> None:
+    """"explain this" about one selection, then "explain this" about another, counted as the
+    same message re-sent: the first answer's score was capped at 0.1, as if the user had
+    re-asked it, though they had moved on. What a message attached (files, selections,
+    images) is part of it; the same words with the same attachment again still count."""
+    service, _, workspace = engine
+    lines = {1: "def a():", 4: "def b():"}
+
+    def selection(line: int) -> list[AttachmentRequest]:
+        return [AttachmentRequest(uri=(tmp_path / "workspace" / "app.py").as_uri(),
+                                  kind="selection", text=lines[line], start_line=line,
+                                  end_line=line)]
+
+    image = ImageBlock("image/png", "iVBORw0KGgo=")
+    for attached in (selection(1), selection(4), selection(4), []):
+        fake.script_text("an answer")
+        await service.chat(workspace, None, "explain this", attachments=attached)
+    fake.script_text("an answer")
+    await service.chat(workspace, None, "explain this", images=[image])
+    await service.learning.written()
+    actions = [r.evidence.next_action for r in database.rows(service.patterns.connection)]
+    assert actions == [NextAction.MOVED_ON, NextAction.RESENT, NextAction.MOVED_ON,
+                       NextAction.MOVED_ON, None]
 
 
 async def test_a_resent_message_and_a_model_change_count_against_the_last_answer(

@@ -139,6 +139,50 @@ return {
     end,
   },
   {
+    'a :Switchman sessions transcript already open shows a rating changed here (g+) or in another window',
+    function()
+      local session_id = chat.session_id
+      require('switchman.sessions').open(root, session_id)
+      local bufnr
+      local function headings()
+        bufnr = bufnr or ui.find_buffer('switchman://session/' .. session_id)
+        return bufnr and vim.tbl_filter(function(line)
+          return line:find('^## Turn')
+        end, H.lines(bufnr)) or {}
+      end
+      --- Wait until the transcript's heading of turn `n` ends with `mark` (nil: no rating).
+      local function wait_heading(n, mark)
+        H.wait_for(('turn %d heading %s'):format(n, mark or 'unrated'), function()
+          local line = headings()[n]
+          if not line then
+            return false
+          end
+          if mark then
+            return vim.endswith(line, ' · ' .. mark)
+          end
+          return not line:find('👍', 1, true) and not line:find('👎', 1, true)
+        end, nil, headings)
+      end
+      wait_heading(1, nil)
+      wait_heading(2, '👎')
+      local transcript_tab = vim.api.nvim_get_current_tabpage()
+      rate_up() -- this window: the last answer (turn 2) 👎 -> 👍
+      wait_heading(2, '👍')
+      -- another window's daemon rates turn 1 through the same database; this daemon announces it
+      -- (switchman/sessionChanged), as delivered to the LSP client here
+      H.eq(nil, client.request_sync(root, 'switchman/feedback', { turn_id = rated.up, rating = 'down' }), 'the daemon took the 👎')
+      local lsp = client.get(root)
+      lsp.handlers['switchman/sessionChanged'](nil, { workspace = vim.uri_from_fname(root), session_id = session_id },
+        { client_id = lsp.id, method = 'switchman/sessionChanged' })
+      wait_heading(1, '👎')
+      H.eq(2, #headings(), 'the same two turns', headings())
+      vim.cmd('tabclose ' .. vim.api.nvim_tabpage_get_number(transcript_tab))
+      -- the ratings as they were, for the tests below
+      client.request_sync(root, 'switchman/feedback', { turn_id = rated.down, rating = 'down' })
+      client.request_sync(root, 'switchman/feedback', { turn_id = rated.up, rating = 'none' })
+    end,
+  },
+  {
     'after a command\'s reply (/cost) g+ rates nothing: the last answer is not a model turn',
     function()
       vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.view.input)[1])

@@ -593,6 +593,10 @@ return {
       end
       local live = questions(H.text(chat.view.transcript))
       local live_apply = applied(H.text(chat.view.transcript))
+      -- a delegation's start question, asked before its worker would start: above the worker's line live too
+      H.check(H.text(chat.view.transcript):find('\n    %? Delegate to a fast worker that may change files — Denied: not now\n'
+        .. '      worker on fast tier · haiku · may use edit_file\n  ✗ worker fast · [^\n]*\n  ✗ delegate: approval_denied\n'),
+        "live: the delegation's question above its worker's line", H.lines(chat.view.transcript))
       chat = H.reopen_chat(chat) -- the code window stays
       H.wait_text(chat.view.transcript, 'Not delegated.')
       local text = H.text(chat.view.transcript)
@@ -612,8 +616,12 @@ return {
       shows('```\n\n    ? Apply the code block to src/tools_target.py (replacing the selection) — Allowed once.\n'
         .. '      │ --- a/src/tools_target.py\n',
         "ga's question, at the end of the turn whose code block it applied")
-      shows('  ✗ delegate: approval_denied\n    ? Delegate to a fast worker that may change files — Denied: not now\n'
-        .. '      worker on fast tier · haiku · may use edit_file\n', "a delegation's start, with the worker's tier, model and tools")
+      -- asked before its worker would have started: above the worker's line, then the call's result
+      shows('    ? Delegate to a fast worker that may change files — Denied: not now\n'
+        .. '      worker on fast tier · haiku · may use edit_file\n  ✗ worker fast · ',
+        "a delegation's start, with the worker's tier, model and tools, above its worker's line")
+      H.check(text:find('\n  ✗ worker fast · [^\n]*\n  ✗ delegate: approval_denied\n'), "then the call's result",
+        H.lines(chat.view.transcript))
       -- the first edit's diff under its question, as the question showed it (the live chat has it too)
       H.check(text:find('\n    %? Edit src/tools_target%.py — Allowed once%.\n      │ %-%-%- a/src/tools_target%.py\n'
         .. '      │ %+%+%+ b/src/tools_target%.py\n      │ @@ [^\n]*\n      │  def f%(%):\n'

@@ -300,6 +300,62 @@ return {
     end,
   },
   {
+    "the chat wraps a line beside a number, not inside it ('breakat' without . and ,), leaving your 'breakat' to your windows",
+    function()
+      local ui = require('switchman.ui')
+      local default = vim.o.breakat -- ' ^I!@*-+;:,./?'
+      local chat_value = (default:gsub('[.,]', ''))
+      -- Neovim sends no OptionSet during startup, where these tests run: sent here as it sends it after
+      local function option_set(name)
+        vim.api.nvim_exec_autocmds('OptionSet', { pattern = name, modeline = false })
+      end
+      H.check(default:find('.', 1, true), "Neovim's default breaks after a .", default)
+      vim.cmd('only')
+      local code_win = vim.api.nvim_get_current_win()
+      vim.wo[code_win].linebreak, vim.wo[code_win].wrap = true, true -- your window wraps at 'breakat'
+      local view = require('switchman.chat.view').new('/tmp/breakat-root')
+      local input_win = view:show()
+      local transcript_win = vim.fn.win_findbuf(view.transcript)[1]
+      local width = vim.api.nvim_win_get_width(transcript_win)
+      -- a worker line's duration straddling the window's edge: `7.` fits on the first row, `5s` does not
+      local line = ('x'):rep(width - 5) .. ' · 7.5s — a task'
+      ui.put(view.transcript, 0, -1, { line })
+      local seven = line:find('7.5s', 1, true)
+      local function rows()
+        vim.cmd('redraw')
+        local at = vim.fn.screenpos(transcript_win, 1, seven)
+        local to = vim.fn.screenpos(transcript_win, 1, seven + 3)
+        return { at.row, to.row }
+      end
+      local shown = rows()
+      H.check(shown[1] > 0 and shown[1] == shown[2], '7.5s on one row of the chat', { shown = shown, width = width })
+      H.eq(chat_value, vim.o.breakat, 'in the chat: without . and ,')
+      vim.api.nvim_set_current_win(code_win)
+      H.eq(default, vim.o.breakat, 'in your window that wraps at it: yours')
+      vim.cmd('setlocal nolinebreak')
+      option_set('linebreak')
+      H.eq(chat_value, vim.o.breakat, 'no other window reads it: the chat keeps numbers whole')
+      shown = rows()
+      H.check(shown[1] == shown[2], '7.5s on one row while the cursor is elsewhere', shown)
+      vim.cmd('setlocal linebreak')
+      option_set('linebreak')
+      H.eq(default, vim.o.breakat, 'a window that reads it again: yours')
+      vim.api.nvim_set_current_win(input_win)
+      vim.cmd([[set breakat=\ -]]) -- set in the chat: yours from now on
+      option_set('breakat')
+      H.eq(' -', vim.o.breakat, 'a value set in the chat is in force')
+      vim.api.nvim_set_current_win(code_win)
+      H.eq(' -', vim.o.breakat, 'and is yours outside it')
+      vim.api.nvim_set_current_win(input_win)
+      vim.o.breakat = default -- from Lua (no OptionSet in every Neovim): seen as yours at the next window change
+      vim.api.nvim_set_current_win(transcript_win)
+      H.eq(chat_value, vim.o.breakat, 'yours again, less . and , in the chat')
+      view:hide()
+      H.eq(default, vim.o.breakat, 'the chat closed: yours')
+      vim.wo[code_win].linebreak = false
+    end,
+  },
+  {
     'statusline pieces come from setup()',
     function()
       config.apply({ statusline = { prefix = '', sticky = '*' } })
@@ -482,11 +538,15 @@ return {
       for _, lines in ipairs({ texts(render.history(ROOT, detail)), texts(render.transcript(ROOT, detail)) }) do
         local all = table.concat(lines, '\n')
         H.eq(want_diff, after(lines, '    ? Edit a.py — Allowed once.', 18), 'the diff, its first 16 lines', all)
-        H.check(after(lines, '    ? Edit b.py — Allowed once.', 1)[1]:find('^  ✓ worker fast'),
-          'an older record: its line alone (the next call\'s worker line follows)', all)
-        H.eq({ '      worker on fast tier · claude-haiku-4-5 · may use edit_file, run_command' },
-          after(lines, '    ? Delegate to a fast worker that may change files — Allowed once.', 1),
+        H.eq({ '    ? Delegate to a fast worker that may change files — Allowed once.' },
+          after(lines, '    ? Edit b.py — Allowed once.', 1),
+          'an older record: its line alone (the next call\'s start question follows)', all)
+        local delegated = after(lines, '    ? Delegate to a fast worker that may change files — Allowed once.', 3)
+        H.eq('      worker on fast tier · claude-haiku-4-5 · may use edit_file, run_command', delegated[1],
           "the worker's tier, the model the question named and its tools", all)
+        -- asked before its worker started: above the worker's line, then the call's result
+        H.check(delegated[2]:find('^  ✓ worker fast'), "then the planner's worker line", all)
+        H.eq('  ✓ delegate: worker done', delegated[3], "then the call's result", all)
         local start = after(lines, '/delegate fast fix it', 3)
         H.eq({ '    ? Delegate to a fast worker that may change files — Allowed once.',
           '      worker on fast tier · may use no write tools' }, vim.list_slice(start, 1, 2), "the /delegate's question first", all)
@@ -535,7 +595,11 @@ return {
       for name, lines in pairs({ history = texts(render.history(ROOT, detail)), transcript = texts(render.transcript(ROOT,
         detail)) }) do
         local all = table.concat(lines, '\n')
-        H.eq(want, after(lines, '  ✓ delegate: fast worker done', 4), name .. ": the planner's call, both questions", all)
+        local worker = 0 -- the planner's worker line: its questions were asked before it started, above it
+        for i, line in ipairs(lines) do
+          worker = (worker == 0 and line:find('^  ✓ worker fast .* — t$')) and i or worker
+        end
+        H.eq(want, vim.list_slice(lines, worker - 4, worker - 1), name .. ": the planner's call, both questions", all)
         H.eq(want, after(lines, '/delegate fast fix it', 4), name .. ": a /delegate's, both questions above its line", all)
       end
       -- the chat live: the call's result brings both, as rebuilt

@@ -411,8 +411,11 @@ end
 local function message_lines(message, names, workers)
   local out = {}
   for _, block in ipairs(message.content or {}) do
-    if block.type == 'tool_result' and workers[block.tool_use_id] then
-      local worker = workers[block.tool_use_id]
+    local worker = block.type == 'tool_result' and workers[block.tool_use_id]
+    if worker then
+      if names[block.tool_use_id] == 'delegate' then -- the question its start asked came before its worker
+        vim.list_extend(out, M.start_questions(block))
+      end
       table.insert(out, worker) -- the worker's line, as the chat showed it live
       vim.list_extend(out, worker.questions or {})
     end
@@ -430,8 +433,10 @@ local function message_lines(message, names, workers)
     elseif block.type == 'tool_result' then
       table.insert(out, M.tool_result({ name = names[block.tool_use_id], summary = output_summary(block),
         is_error = block.is_error }))
-      if names[block.tool_use_id] == 'delegate' then -- its question, and any it asked before (superseded)
-        vim.list_extend(out, M.start_questions(block))
+      if names[block.tool_use_id] == 'delegate' then -- its question, and any it asked before (superseded),
+        if not worker then -- above its worker's line; without one (an older record), under the result
+          vim.list_extend(out, M.start_questions(block))
+        end
       elseif present(block.approval) then
         vim.list_extend(out, M.approval_lines(block.approval, names[block.tool_use_id]))
       end

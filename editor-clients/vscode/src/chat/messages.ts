@@ -27,8 +27,12 @@ export interface TurnEntry {
   model: string | null;
   summary: string | null;
   banners: string[];
-  /** Markdown, as streamed. */
+  /** Markdown, as streamed; the text of each model call after a tool call starts a paragraph of its own. */
   text: string;
+  /** The text deltas as the daemon sent them, back to back (`text` without the paragraph breaks added). */
+  streamed?: string;
+  /** A tool call came after some text: the next text delta starts a new paragraph. */
+  textBreak?: boolean;
   status: TurnStatus;
   error: ErrorInfo | null;
   costUsd: string | null;

@@ -218,15 +218,23 @@ function delta(state: ChatState, params: ChatDeltaParams): ChatState {
   if (!params.turn_id) return state; // command output arrives again in the chat result
   return updateTurn(state, params.turn_id, (turn) => {
     switch (params.kind) {
-      case 'text':
-        return { ...turn, text: turn.text + (params.text ?? '') };
+      case 'text': {
+        // The daemon streams each model call's text right after the last: a call that follows a
+        // tool call starts a new paragraph, as the chat rebuilt from the stored messages shows it.
+        const piece = params.text ?? '';
+        const gap = turn.textBreak && piece ? '\n\n' : '';
+        return { ...turn, text: turn.text + gap + piece, streamed: (turn.streamed ?? turn.text) + piece,
+          textBreak: turn.textBreak && !piece };
+      }
       case 'notice':
         return turn.text
           ? { ...turn, lateNotices: [...(turn.lateNotices ?? []), params.text ?? ''] }
           : { ...turn, notices: [...turn.notices, params.text ?? ''] };
       case 'tool_call':
-      case 'tool_result':
-        return params.tool ? { ...turn, tools: upsertTool(turn.tools, params.tool) } : turn;
+      case 'tool_result': {
+        const textBreak = turn.textBreak || (params.kind === 'tool_call' && turn.text.trim() !== '');
+        return params.tool ? { ...turn, tools: upsertTool(turn.tools, params.tool), textBreak } : turn;
+      }
       default:
         return turn;
     }
@@ -237,6 +245,17 @@ function upsertTool(tools: TurnEntry['tools'], tool: NonNullable<ChatDeltaParams
   const index = tools.findIndex((t) => t.id === tool.id);
   if (index < 0) return [...tools, tool];
   return tools.map((t, i) => (i === index ? { ...t, ...tool, input: tool.input ?? t.input } : t));
+}
+
+/**
+ * A finished turn's text: the result's (the daemon's deltas back to back), with the paragraph breaks
+ * the live turn put between its model calls' texts kept; a result that is not what was streamed
+ * (plus what had not arrived yet) is shown as it is.
+ */
+function answerText(turn: TurnEntry, text: string): string {
+  const streamed = turn.streamed ?? turn.text;
+  if (turn.text === streamed || !text.startsWith(streamed)) return text;
+  return turn.text + text.slice(streamed.length);
 }
 
 function result(state: ChatState, localId: string, outcome: ChatResult): ChatState {
@@ -253,7 +272,7 @@ function result(state: ChatState, localId: string, outcome: ChatResult): ChatSta
   // `interrupted` error the session keeps: shown as that, not as the user's Stop.
   const status = outcome.status === 'cancelled' && outcome.error?.code === 'interrupted' ? 'interrupted' : outcome.status;
   const finished = (turn: TurnEntry): TurnEntry => ({
-    ...turn, status, text: outcome.text, error: outcome.error, costUsd: outcome.cost_usd,
+    ...turn, status, text: answerText(turn, outcome.text), error: outcome.error, costUsd: outcome.cost_usd,
     tools: outcome.status === 'completed' ? turn.tools : unfinishedTools(turn.tools),
     estimatedUsd: outcome.estimated_usd ?? null,
     model: outcome.model ?? turn.model, summary: outcome.summary ?? turn.summary,
@@ -334,6 +353,26 @@ export function approvalsInTurns(entries: Entry[]): { shown: Entry[]; byTurn: Ma
     return false;
   });
   return { shown, byTurn };
+}
+
+/** One of a turn's delegation cards or question cards, in the order the turn shows them. */
+export type TurnCard = { kind: 'delegation'; card: DelegationCard } | { kind: 'approval'; card: ApprovalCard };
+
+/**
+ * A turn's delegation cards and the questions shown in it, in order: the question a delegation's start asked (its
+ * worker may change things; asked again, each one) right above its card, as it was asked before its worker started
+ * (it stood under every card, below the worker's and its end); the others (a tool call's, a worker's, one whose
+ * delegation has no card yet: still asked, or from a daemon that does not name it) after the cards, as before.
+ */
+export function turnCards(cards: readonly DelegationCard[], approvals: readonly ApprovalCard[]): TurnCard[] {
+  const placed = new Set(cards.map((c) => c.toolUseId));
+  const startOf = (a: ApprovalCard) => (a.kind === 'delegation' && a.toolUseId && placed.has(a.toolUseId) ? a.toolUseId : null);
+  return [
+    ...cards.flatMap((card): TurnCard[] => [
+      ...approvals.filter((a) => startOf(a) === card.toolUseId).map((a): TurnCard => ({ kind: 'approval', card: a })),
+      { kind: 'delegation', card }]),
+    ...approvals.filter((a) => startOf(a) === null).map((a): TurnCard => ({ kind: 'approval', card: a })),
+  ];
 }
 
 /** A new question goes at the end of the chat; an answered one keeps its place and shows its outcome. */

@@ -106,7 +106,8 @@ function questionsByCall(turnId: string, messages: Message[], delegations: reado
     if (b.type !== 'tool_use') continue;
     const result = results.get(b.id);
     const asked = [...(result?.superseded_approvals ?? []), ...(result?.approval ? [result.approval] : [])];
-    const own = asked.map((approval): Asked => ({ card: recordedApprovalCard(approval, turnId, b.name, b.input), byWorker: false }));
+    const own = asked.map((approval): Asked => ({ card: { ...recordedApprovalCard(approval, turnId, b.name, b.input),
+      ...(b.name === DELEGATE_TOOL ? { toolUseId: b.id } : {}) }, byWorker: false }));
     const record = b.name === DELEGATE_TOOL ? delegations.find((d) => d.tool_use_id === b.id) : undefined;
     const questions = [...own, ...(record ? workerQuestions(record, turnId) : [])];
     if (questions.length > 0) out.set(b.id, questions);

@@ -502,6 +502,11 @@ export interface ApprovalRequest {
    * waited`); null the first time, absent from older daemons.
    */
   asked_again?: string | null;
+  /**
+   * For `delegate`: the delegation's id (the planner's call's, a `/delegate`'s own), as its `switchman/delegation`
+   * notifications have it: the card goes right above that delegation's card. Absent from older daemons.
+   */
+  tool_use_id?: string | null;
 }
 
 /** The answer to `switchman/approve`. */

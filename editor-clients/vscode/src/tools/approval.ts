@@ -49,6 +49,8 @@ export interface ApprovalCard {
   superseded?: string;
   /** A delegation's question allowed always, its worker's model then changed, nothing asked again: why. */
   modelChanged?: string;
+  /** A delegation's question: its delegation's id (its card's `toolUseId`), shown right above that card. */
+  toolUseId?: string;
 }
 
 export function alwaysLabel(request: ApprovalRequest): string | null {
@@ -71,6 +73,7 @@ export function approvalCard(request: ApprovalRequest): ApprovalCard {
     task: request.task ?? null, tier: request.tier ?? null, model: request.model ?? null,
     routedBy: request.routed_by ?? null, workerTools: request.worker_tools ?? [],
     alwaysLabel: alwaysLabel(request), note, outcome: 'pending', reason: null,
+    ...(kind === 'delegation' && request.tool_use_id ? { toolUseId: request.tool_use_id } : {}),
   };
 }
 

@@ -5,7 +5,7 @@ import type { Explanation } from '../chat/chain';
 import type { CodeAction, DelegationEntry, Entry, TurnEntry } from '../chat/messages';
 import type { RatingChange } from '../protocol/params';
 import { DELEGATE_TOOL, ticks, turnCostLabel } from '../chat/delegations';
-import { actionableTurn, approvalsInTurns, rateable, withRetryButton } from '../chat/reducer';
+import { actionableTurn, approvalsInTurns, rateable, turnCards, withRetryButton } from '../chat/reducer';
 import type { ApprovalCard } from '../tools/approval';
 import { bannerView } from '../chat/banners';
 import { foldedMessage, foldedOutput, foldLabel, outputFoldLabel, terminalText } from '../chat/longMessage';
@@ -110,10 +110,13 @@ export class TranscriptView {
     const actions = this.cards;
     // one turn's cards are one list: their costs share their decimals
     const costs = cards.map((card) => card.costUsd);
-    if (actions) for (const card of cards) parts.push(delegationCardPart(turn.id, card, actions, this.now, costs));
     const approvalActions = this.approvals;
-    if (approvalActions) {
-      for (const card of approvals) parts.push(part(`approval:${card.id}`, card, () => approvalCardElement(card, approvalActions)));
+    for (const shown of turnCards(cards, approvals)) { // a delegation's start question above its card
+      if (shown.kind === 'delegation' && actions) parts.push(delegationCardPart(turn.id, shown.card, actions, this.now, costs));
+      if (shown.kind === 'approval' && approvalActions) {
+        const card = shown.card;
+        parts.push(part(`approval:${card.id}`, card, () => approvalCardElement(card, approvalActions)));
+      }
     }
     turn.notices.forEach((notice, i) => parts.push(part(`notice:${i}`, notice, () => el('div', { class: 'notice' }, [notice]))));
     parts.push(containerPart('body', [turn.text, turn.status === 'running'], 'div', (body) => {

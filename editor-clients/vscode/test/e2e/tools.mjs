@@ -219,6 +219,9 @@ async function writeDelegationShowsItsTaskAndTools(ui, chat, fake) {
   await card.locator('.approval-button.deny').click();
   await chat.locator('.approval[data-tool="delegate"][data-outcome="denied"]').waitFor();
   await chat.locator('.entry.turn[data-status="completed"]', { hasText: 'leave the name as it is' }).waitFor();
+  // asked before its worker would start: the question stays right above its delegation's card (it was drawn under it)
+  await chat.locator('.approval[data-tool="delegate"][data-outcome="denied"] + .delegation[data-tool-use="toolu_e2e_write_worker"]')
+    .waitFor();
   log('a write-capable delegation asked first, showing its task, tier and tools; denied, no worker ran');
 }
 

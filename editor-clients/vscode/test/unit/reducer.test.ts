@@ -192,6 +192,28 @@ describe('chat reducer', () => {
     assert.deepEqual(turn(state).lateNotices, ['The answer reached the model\'s output limit and was cut off here.']);
   });
 
+  it('separates the text written after a tool call from the text before it, live and once the turn ends', () => {
+    // Each model call of a turn writes its own paragraph ("Reading the file." → read_file → "It
+    // says hi."); the daemon streams them back to back and its result joins them with nothing
+    // between, so the answer read "Reading the file.It says hi." (a reloaded chat, drawn from the
+    // stored messages, has a paragraph break there).
+    const delta = (params: object): ToWebview => ({ type: 'event', event: { type: 'delta', params: { session_id: 'S1', turn_id: 'T1', ...params } as never } });
+    const call = (id: string) => delta({ kind: 'tool_call', tool: { id, name: 'read_file', input: { path: 'a.txt' }, status: 'running' } });
+    const sent: ToWebview = { type: 'event', event: { type: 'userSent', localId: 'L1', text: 'read' } };
+    const live = run(sent, { type: 'event', event: { type: 'routeDecided', params: route } },
+      call('toolu_0'), text('Reading '), text('the file.'), call('toolu_1'), text('It says '), text('hi.'), call('toolu_2'), call('toolu_3'),
+      text('Done.'));
+    assert.equal(turn(live).text, 'Reading the file.\n\nIt says hi.\n\nDone.');
+    const end = (t: string): ToWebview => ({ type: 'event', event: { type: 'result', localId: 'L1', result: { ...finished, text: t } } });
+    assert.equal(turn(reduce(live, end('Reading the file.It says hi.Done.'))).text, 'Reading the file.\n\nIt says hi.\n\nDone.');
+    // text the deltas had not brought yet is added; a result that is another text altogether wins
+    assert.equal(turn(reduce(live, end('Reading the file.It says hi.Done. More.'))).text, 'Reading the file.\n\nIt says hi.\n\nDone. More.');
+    assert.equal(turn(reduce(live, end('Something else.'))).text, 'Something else.');
+    // a turn streamed with no tool call between its texts is shown as the daemon sent it
+    assert.equal(turn(run(sent, { type: 'event', event: { type: 'routeDecided', params: route } }, text('Hello '), text('**there**'),
+      end('Hello **there**'))).text, 'Hello **there**');
+  });
+
   it('creates the turn from the result when no routeDecided was seen', () => {
     const state = run({ type: 'event', event: { type: 'result', localId: 'L9', result: finished } });
     assert.equal(turn(state).text, 'Hello **there**');

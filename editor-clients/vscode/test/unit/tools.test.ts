@@ -11,7 +11,7 @@ import {
   answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, reasonKeyAnswer, titleParts, workerLine, type ApprovalHost,
 } from '../../src/tools/approval';
 import { emptyTrustMessage, trustItems } from '../../src/tools/trust';
-import { approvalsInTurns } from '../../src/chat/reducer';
+import { approvalsInTurns, turnCards } from '../../src/chat/reducer';
 import type { Entry } from '../../src/chat/messages';
 import type { DelegationCard } from '../../src/chat/delegations';
 import { applyBases, toSave, unsavedEditRefusal, unsavedNote, withApplyBase } from '../../src/tools/unsavedEdits';
@@ -65,6 +65,21 @@ describe('approval cards', () => {
     const { shown, byTurn } = approvalsInTurns([planner, worker, other]);
     assert.deepEqual(shown.map((e) => e.id), ['T2', 'A9'], 'a worker of no turn of this chat (a /delegate) stays on its own');
     assert.deepEqual(byTurn.get('T2')?.map((c) => c.id), ['A8']);
+  });
+
+  it("a delegation's start question shows right above its card (asked before its worker started), others after the cards", () => {
+    const first = { toolUseId: 'toolu_1', workerTurnId: 'W1' } as DelegationCard;
+    const second = { toolUseId: 'toolu_2', workerTurnId: 'W2' } as DelegationCard;
+    const start = (id: string, toolUseId: string) => approvalCard({ ...DELEGATE, id, tool_use_id: toolUseId });
+    const worker = approvalCard({ ...EDIT, id: 'A8', turn_id: 'W1', is_worker: true });
+    // asked about toolu_2 twice (its model changed while it waited), toolu_3's still asked: it has no card yet
+    const approvals = [start('S1', 'toolu_1'), worker, start('S2a', 'toolu_2'), start('S2b', 'toolu_2'), start('S3', 'toolu_3'),
+      approvalCard(EDIT)];
+    const order = turnCards([first, second], approvals).map((c) => (c.kind === 'delegation' ? c.card.toolUseId : c.card.id));
+    assert.deepEqual(order, ['S1', 'toolu_1', 'S2a', 'S2b', 'toolu_2', 'A8', 'S3', 'A1']);
+    // a daemon that does not name the delegation: after the cards, as before
+    assert.deepEqual(turnCards([first], [approvalCard(DELEGATE)]).map((c) => c.kind), ['delegation', 'approval']);
+    assert.equal(approvalCard({ ...EDIT, tool_use_id: 'toolu_9' }).toolUseId, undefined, "only a delegation's question");
   });
 
   it('deny on Enter in the reason field only once a reason is typed (Shift+Tab from the chat lands there)', () => {

@@ -146,6 +146,8 @@ describe('transcriptEntries', () => {
       ['A3', 'T1', 'command', 'Not answered: the worker was stopped; nothing happened.', true],
     ], 'as the live cards ended: the worker\'s own stop, no "always" for a worker');
     assert.equal(approvalsInTurns(entries).byTurn.get('T1')?.length, 3, 'inside the planner\'s turn');
+    assert.deepEqual(cards.map((c) => c.toolUseId), ['toolu_d', undefined, undefined],
+      "the start's question names its delegation: it shows above that card");
   });
 
   it('rebuilds an edit\'s card with the diff its question showed, and a delegation\'s with its worker\'s tier and tools', () => {

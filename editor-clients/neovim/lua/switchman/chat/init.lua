@@ -183,8 +183,11 @@ function Chat:delta(params)
   elseif params.kind == protocol.delta.tool_result then
     local tool = type(params.tool) == 'table' and params.tool or {}
     local lines = { render.tool_result(tool) }
-    if tool.name == 'delegate' then -- its question, and those it superseded (asked again), as rebuilt
-      vim.list_extend(lines, render.start_questions(tool))
+    if tool.name == 'delegate' then -- its question, and those it superseded (asked again), as rebuilt:
+      local asked = render.start_questions(tool) -- above its worker's line, asked before it started
+      if #asked > 0 and not require('switchman.chat.workers').start_answered(self, tool.id, asked) then
+        vim.list_extend(lines, asked)
+      end
     elseif type(tool.approval) == 'table' then -- the question it asked, as a rebuilt chat shows it
       vim.list_extend(lines, render.approval_lines(tool.approval, tool.name))
     end
@@ -769,6 +772,9 @@ function M.feedback(root, rating)
         return client.notify_error(err, vim.log.levels.WARN)
       end
       chat:rated(turn_id, rating)
+      if present(chat.session_id) then -- its transcript, if open, ends the turn's heading with it
+        require('switchman.sessions').refresh(root, chat.session_id)
+      end
       vim.notify(('Switchman: %s.'):format(RATED[rating]), vim.log.levels.INFO)
     end)
 end
@@ -805,6 +811,9 @@ client.on(protocol.notification.route_decided, function(root, params)
 end)
 
 client.on(protocol.notification.session_changed, function(root, params)
+  if present(params.session_id) then -- its transcript, if open (a rating changed there, a message sent)
+    require('switchman.sessions').refresh(root, params.session_id)
+  end
   local chat = chats[root]
   if chat and chat.view:valid() then
     chat:session_changed(params)

@@ -365,7 +365,7 @@ end
 --- The question a `/delegate` asked before its worker started (the worker may change files) was
 --- answered (`record`: its title, tier, worker tools, outcome and reason): its lines go right above
 --- the worker's line, as the chat drawn from the session shows them (kept until that line shows).
---- Nothing for a planner's delegation: its question shows under its `delegate` tool line.
+--- Nothing for a planner's delegation: its questions come with its call's result (`M.start_answered`).
 function M.start_asked(root, tool_use_id, record)
   local chat = require('switchman.chat').get(root)
   local known = chat and chat.workers and chat.workers[tool_use_id]
@@ -380,6 +380,20 @@ function M.start_asked(root, tool_use_id, record)
     lines, known.start_question = start_question_lines(record, known.update)
     insert_lines(chat, pos[1], lines)
   end
+end
+
+--- A planner's `delegate` call ended (its `tool_result`): the questions its start asked (`lines`,
+--- answered; the earlier ones superseded when asked again) go right above its worker's line, where
+--- the chat drawn from the session has them: they were asked before the worker started. False when
+--- the chat shows no line for it (the caller puts them under the call's result line).
+function M.start_answered(chat, tool_use_id, lines)
+  local known = chat.workers and chat.workers[tool_use_id]
+  local pos = known and chat.view:valid() and vim.api.nvim_buf_get_extmark_by_id(chat.view.transcript, ns, known.mark, {})
+  if not (pos and pos[1]) then
+    return false
+  end
+  insert_lines(chat, pos[1], lines)
+  return true
 end
 
 --- A `/delegate` whose question was withdrawn (shown without a reason) ended: the question's line

@@ -9,13 +9,11 @@ a file), never a key.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from switchman.engine.config.registry import ProviderSpec
 from switchman.engine.errors import UnreadableFile
@@ -65,7 +63,8 @@ class KeyRing:
 
     Every key value read since the ring was made is remembered, in memory only, and stays
     in :meth:`masked` after the key is rotated or its provider removed: a model still holds
-    the old key in its earlier context, and a file or a command's output may print it.
+    the old key in its earlier context, and a file or a command's output may print it. (Not
+    a key file's content read half-written: see :meth:`masked`.)
     """
 
     def __init__(self, environ: Mapping[str, str] = os.environ,
@@ -99,8 +98,18 @@ class KeyRing:
 
     def masked(self, providers: Iterable[ProviderSpec]) -> list[str]:
         """What is masked: the keys of ``providers`` now and every key read before them (a
-        rotated key, a removed provider's), for as long as the daemon runs."""
+        rotated key, a removed provider's), for as long as the daemon runs.
+
+        A value that begins another one read is left out: it is a key file read while it was
+        being written (truncated, then written), and masking it on its own would mask what
+        it holds wherever it shows — ``sk-ant-api03-``, say, in code a model writes. What of
+        it is secret is masked as a piece of the whole key (:mod:`~switchman.engine.keymask`).
+        """
         self.keys(providers)
+        seen = list(self._seen)
+        for value in seen:
+            if any(other != value and other.startswith(value) for other in seen):
+                del self._seen[value]
         return list(self._seen)
 
     def fingerprint(self, provider: ProviderSpec) -> str | None:
@@ -183,75 +192,3 @@ def redact(text: str, secrets: list[str]) -> str:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "[redacted]")
     return _TOKEN_LIKE.sub("[redacted]", text)
-
-
-def mask_keys(text: str, keys: Iterable[str]) -> str:
-    """``text`` with each of ``keys`` (the configured providers' keys, 8 characters or more)
-    replaced by ``[redacted]``; nothing else changes (unlike :func:`redact`, a hash or a long
-    identifier in a file stays as it is)."""
-    for key in keys:
-        if len(key) >= 8 and key in text:
-            text = text.replace(key, "[redacted]")
-    return text
-
-
-class KeyMask:
-    """Masks keys in streamed text, also when one arrives split across pieces.
-
-    A provider, a proxy or a local server that echoes a key as answer text (the one it was
-    sent, or another provider's it was shown in a file) must not carry it to the editor,
-    the transcript or the database. Of each piece, what could be the start of a key is held
-    back until the next piece (or :meth:`flush`) shows whether it is.
-    """
-
-    def __init__(self, *secrets: str | None) -> None:
-        # Longest first: a key that is part of another is masked as part of the longer one.
-        self._secrets = sorted({s for s in secrets if s and len(s) >= 8}, key=len, reverse=True)
-        self._held = ""
-
-    def feed(self, text: str) -> str:
-        """What of the text so far can be shown, the keys masked."""
-        if not self._secrets:
-            return text
-        text = self.mask(self._held + text)
-        keep = max(self._partial(text, secret) for secret in self._secrets)
-        self._held = text[len(text) - keep:] if keep else ""
-        return text[:len(text) - keep]
-
-    def flush(self) -> str:
-        """The text held back: the stream ended, or something other than text follows."""
-        held, self._held = self._held, ""
-        return held
-
-    def mask(self, text: str) -> str:
-        """A whole text, the keys masked."""
-        for secret in self._secrets:
-            text = text.replace(secret, "[redacted]")
-        return text
-
-    def mask_in(self, value: Any) -> Any:
-        """Plain data (a tool call's input: dicts, lists, strings), the keys masked in every
-        text of it, names included; ``value`` itself when no key is in it."""
-        dumped = json.dumps(value, ensure_ascii=False) if self._secrets else ""
-        if not any(secret in dumped for secret in self._secrets):
-            return value
-        return self._mask_in(value)
-
-    def _mask_in(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self.mask(value)
-        if isinstance(value, list):
-            return [self._mask_in(v) for v in value]
-        if isinstance(value, dict):
-            return {self._mask_in(k): self._mask_in(v) for k, v in value.items()}
-        return value
-
-    @staticmethod
-    def _partial(text: str, secret: str) -> int:
-        """The length of the longest end of ``text`` that begins ``secret``."""
-        index = text.find(secret[0], max(0, len(text) - len(secret) + 1))
-        while index != -1:
-            if secret.startswith(text[index:]):
-                return len(text) - index
-            index = text.find(secret[0], index + 1)
-        return 0

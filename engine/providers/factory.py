@@ -28,7 +28,8 @@ import msgspec
 
 from switchman.engine.config.registry import ApiKind, ProviderSpec
 from switchman.engine.gcpause import run_paused
-from switchman.engine.keys import KeyMask, KeyRing
+from switchman.engine.keymask import KeyMask
+from switchman.engine.keys import KeyRing
 from switchman.engine.messages import TextBlock, ToolUseBlock
 from switchman.engine.providers.base import (
     Finished,
@@ -87,8 +88,8 @@ class AdapterFactory:
 
 class DeferredAdapter:
     """An adapter created (SDK import included) once, on a worker thread. Its answers never
-    hold ``key``, nor any key ``masked`` gives when a call starts (the other providers'): a
-    provider that echoes one gets it masked (:class:`KeyMask`)."""
+    hold ``key``, nor any key ``masked`` gives when a call starts (the other providers'), nor
+    a piece of one: a provider that echoes one gets it masked (:class:`KeyMask`)."""
 
     def __init__(self, create: Callable[[], ProviderAdapter], key: str | None = None,
                  masked: Callable[[], Iterable[str]] = tuple) -> None:

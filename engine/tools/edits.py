@@ -132,6 +132,9 @@ class FileEdits:
         if count > 1:
             raise ToolRefused(f"'old_text' occurs {count} times in {rel}; include more "
                               "surrounding lines so it matches exactly once.")
+        if new == old:  # the user would be asked to approve an empty diff
+            raise ToolRefused(f"'new_text' is the same as 'old_text': the edit would change "
+                              f"nothing in {rel}.")
         start = original.index(old)
         proposed = original[:start] + new + original[start + len(old):]
         return FileChange("edit", rel, file_uri(path), original, proposed,
@@ -149,9 +152,23 @@ class FileEdits:
                 raise ToolRefused(f"'{rel}' already exists; use edit_file to change it, or "
                                   "set overwrite to replace it.")
             original = self.current_text(path)
+            if original == content:
+                raise ToolRefused(f"{rel} already holds exactly this content: nothing would "
+                                  "change.")
             return FileChange("edit", rel, file_uri(path), original, content,
                               [replacement(original, 0, len(original), content)])
+        self._refuse_file_as_folder(path, rel)
         return FileChange("create", rel, file_uri(path), None, content)
+
+    def _refuse_file_as_folder(self, path: Path, rel: str) -> None:
+        """A new file whose folder would have to be made where a file is cannot be created:
+        refused before the user is asked (the editor would only refuse it afterwards)."""
+        for folder in path.parents:
+            if folder == self.workspace.root or not folder.is_relative_to(self.workspace.root):
+                return
+            if folder.exists() and not folder.is_dir():
+                raise ToolRefused(f"'{self.workspace.relative(folder)}' is a file, not a "
+                                  f"folder: {rel} cannot be created.")
 
     def _delete(self, args: dict[str, Any]) -> FileChange:
         raw = path_argument(args)

@@ -20,7 +20,7 @@ import msgspec
 
 from switchman.engine.errors import sentence
 from switchman.engine.ids import new_id
-from switchman.engine.keys import mask_keys
+from switchman.engine.keymask import KeyMask
 from switchman.engine.messages import ApprovalRecord
 from switchman.engine.providers.base import ToolSpec
 from switchman.engine.skills import SkillIndex
@@ -107,14 +107,13 @@ class Toolbox:
 
     async def run(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         """Run one call; every failure or refusal is an error result, never an exception. A
-        provider's key in the result is masked."""
+        provider's key in the result, or a piece of one, is masked (:class:`KeyMask`)."""
         outcome = await self._run(name, arguments)
-        keys = [k for k in self.services.provider_keys()
-                if k in outcome.content or k in outcome.summary]
-        if not keys:
+        mask = KeyMask(*self.services.provider_keys())
+        content, summary = mask.mask(outcome.content), mask.mask(outcome.summary)
+        if content is outcome.content and summary is outcome.summary:
             return outcome
-        return msgspec.structs.replace(outcome, content=mask_keys(outcome.content, keys),
-                                       summary=mask_keys(outcome.summary, keys))
+        return msgspec.structs.replace(outcome, content=content, summary=summary)
 
     async def _run(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         if name not in TOOL_CLASSES or not any(s.name == name for s in self.definitions()):

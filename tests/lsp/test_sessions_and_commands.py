@@ -472,6 +472,10 @@ E2E_OLD_KEY = "anth-e2e-old-5b7c9d1e3f"
 E2E_NEW_KEY = "anth-e2e-new-8a6b4c2d0e"
 E2E_OPENAI_KEY = "opai-e2e-key-1f2e3d4c5b"
 """Keys that look like no key (short, no ``sk-``): only the daemon's knowing them masks them."""
+E2E_OLD_START = E2E_OLD_KEY[:20]
+"""A model's echo of the key's start (its public ``anth-e2e-old-`` and 7 characters more)."""
+E2E_OPENAI_SHOWN = f"{E2E_OPENAI_KEY[:8]}****{E2E_OPENAI_KEY[-4:]}"
+"""The key as OpenAI quotes it in a 401: its start, stars, its last 4 characters."""
 
 
 async def test_no_key_reaches_the_editor_the_logs_or_the_database_across_a_rotation(
@@ -479,9 +483,10 @@ async def test_no_key_reaches_the_editor_the_logs_or_the_database_across_a_rotat
         capfd: pytest.CaptureFixture[str]) -> None:
     """Keys echoed everywhere a provider or a tool can put them — answer text, a tool call's
     input, a command's output, a file read, a 401 quoting the key, another provider's error
-    quoting it — before and after the key file is rotated: neither key, nor its first 12
-    characters, is in any message the daemon sent, its log, or any file of its data folder.
-    After the rotation only the new key was masked."""
+    quoting it — before and after the key file is rotated, whole, by their first 20
+    characters, or as OpenAI's 401 quotes one (``opai-e2e****4c5b``): none of it, nor a key's
+    first 12 characters, is in any message the daemon sent, its log, or any file of its data
+    folder. After the rotation only the new key was masked."""
     keys = tmp_path / "keys"
     keys.mkdir()
     key_file = keys / "anthropic.key"
@@ -493,21 +498,25 @@ async def test_no_key_reaches_the_editor_the_logs_or_the_database_across_a_rotat
         "utf-8")
     (daemon.config / "routing.yaml").write_text("global_default: sonnet\n", "utf-8")
     (daemon.workspace / "keys.txt").write_text(
-        f"ANTHROPIC_API_KEY={E2E_OLD_KEY}\nOPENAI_API_KEY={E2E_OPENAI_KEY}\n", "utf-8")
+        f"ANTHROPIC_API_KEY={E2E_OLD_KEY}\nOPENAI_API_KEY={E2E_OPENAI_KEY}\n"
+        f"# starts {E2E_OLD_START}…, shown as {E2E_OPENAI_SHOWN}\n", "utf-8")
     env = {k: v for k, v in daemon.env.items() if not k.endswith("_API_KEY")}
     env["E2E_OPENAI_KEY"] = E2E_OPENAI_KEY
     async with running_server("visual-studio-code", env, [daemon.workspace], LISTEN,
                               wire=True) as client:
         editor = ToolEditor(client)
         fake.script_tool_calls(
-            [ToolCall("run_command", {"command": f"echo {E2E_OLD_KEY}; cat keys.txt"},
-                      id="toolu_c"),
+            [ToolCall("run_command", {"command": f"echo {E2E_OLD_KEY} {E2E_OLD_START}; "
+                                                 "cat keys.txt"}, id="toolu_c"),
              ToolCall("read_file", {"path": "keys.txt"}, id="toolu_r")],
             text=("Your key is ", E2E_OLD_KEY[:9], E2E_OLD_KEY[9:], "."))
-        fake.script_text("And the other one: ", E2E_OPENAI_KEY, ".")
+        fake.script_text("And the other one: ", E2E_OPENAI_KEY, ". It starts ",
+                         E2E_OLD_START[:11], E2E_OLD_START[11:], ", shown as ",
+                         E2E_OPENAI_SHOWN[:10], E2E_OPENAI_SHOWN[10:], ".")
         first = await chat(client, daemon, "@sonnet show me my keys")
         assert first["status"] == "completed"
-        assert first["text"] == "Your key is [redacted].And the other one: [redacted]."
+        assert first["text"] == "Your key is [redacted].And the other one: [redacted]. It " \
+            "starts [redacted], shown as [redacted]."
         fake.script_error(401, f"invalid x-api-key: {E2E_OLD_KEY}")
         refused = await chat(client, daemon, "@sonnet again")
         assert "the API key was refused" in refused["error"]["message"]
@@ -526,6 +535,11 @@ async def test_no_key_reaches_the_editor_the_logs_or_the_database_across_a_rotat
         fake.script_error(400, f"the gateway refused the key {E2E_OLD_KEY}", model="gpt-5")
         failed = await chat(client, daemon, "@gpt-5 hello")
         assert "[redacted]" in failed["error"]["message"]
+        fake.script_error(401, f"Incorrect API key provided: {E2E_OPENAI_SHOWN}. You can find "
+                          "your API key at https://platform.openai.com/account/api-keys.",
+                          model="gpt-5")
+        shortened = await chat(client, daemon, "@gpt-5 once more")
+        assert "the API key was refused" in shortened["error"]["message"]
         routing = daemon.config / "routing.yaml"
         client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
             routing.as_uri(), "yaml", 1, routing.read_text("utf-8"))))
@@ -544,12 +558,13 @@ async def test_no_key_reaches_the_editor_the_logs_or_the_database_across_a_rotat
     wire = "\n".join(client.wire)
     assert "[redacted]" in wire and len(client.wire) > 20
     for key in (E2E_OLD_KEY, E2E_NEW_KEY, E2E_OPENAI_KEY):
-        for part in (key, key[:12]):
+        for part in (key, key[:12], key[:20], f"*{key[-4:]}"):
             assert part not in wire
             assert part not in repr(editor.approvals)
             assert part not in logs.out + logs.err
             assert part.encode() not in stored
-    assert E2E_OLD_KEY not in repr(sent[-3:])  # what the model was sent after the rotation
+    assert E2E_OLD_KEY not in repr(sent[-4:])  # what the model was sent after the rotation
+    assert E2E_OLD_START not in repr(sent) and E2E_OPENAI_SHOWN not in repr(sent)
 
 
 async def test_a_key_pasted_into_routing_yaml_is_never_repeated(

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from switchman.engine.availability import ErrorClass
-from switchman.engine.keys import KeyMask, redact
+from switchman.engine.keymask import KeyMask
+from switchman.engine.keys import redact
 from switchman.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from switchman.engine.providers import openai_adapter
 from switchman.engine.providers.base import (

@@ -12,6 +12,7 @@ import pytest
 
 from switchman.engine import keys
 from switchman.engine.config.registry import ApiKind, ProviderSpec
+from switchman.engine.keymask import KeyMask
 from switchman.engine.keys import RECENT_CHANGE_NS, KeyRing, key_file_text
 from switchman.engine.service import Switchman
 from tests.sessions.conftest import Recorder
@@ -137,6 +138,24 @@ def test_every_key_read_stays_masked_after_it_changed(tmp_path: Path) -> None:
     assert ring.keys([provider, other]) == [NEW_KEY, "sk-openai-after-rotation"]
     assert set(ring.masked([provider])) == {OLD_KEY, NEW_KEY, "sk-openai-before-rotation",
                                             "sk-openai-after-rotation"}
+
+
+def test_a_key_file_read_half_written_adds_no_key_of_its_own(tmp_path: Path) -> None:
+    """A key file saved while a turn runs can be read between its truncation and the end of
+    the write: that half (here only the public ``sk-ant-api03-`` every Anthropic key starts
+    with) was remembered as a key, and masked as one for as long as the daemon ran, in every
+    answer and in the code a model writes. A value that begins a key read later is that
+    key half-written: only the key is masked."""
+    key_file = tmp_path / "anthropic.key"
+    key = "sk-ant-api03-Sx8Qw2Lm5Nc7Vb1Zr4Tk9Hd3Jf6Gy0Pa"
+    provider = ProviderSpec("anthropic", ApiKind.ANTHROPIC, api_key_file=str(key_file))
+    ring = KeyRing({}, key_file_text, time.time_ns)
+    for written in ("", key[:13], key[:24], key, key[:13], key):
+        key_file.write_text(written)
+        ring.masked([provider])
+    assert ring.masked([provider]) == [key]
+    assert KeyMask(*ring.masked([provider])).mask(
+        'if key.startswith("sk-ant-api03-"): ...') == 'if key.startswith("sk-ant-api03-"): ...'
 
 
 async def test_a_rotated_key_stays_masked(tmp_path: Path, fake: FakeProvider) -> None:

@@ -46,6 +46,27 @@ async def test_edit_file_explains_a_snippet_it_cannot_use(
     assert approver.asked == []  # nothing to approve
 
 
+@pytest.mark.parametrize(("tool", "args", "expected"), [
+    # the user was asked to approve an empty diff, and the model told "Edited src/app.py"
+    ("edit_file", {"path": "src/app.py", "old_text": "return 42", "new_text": "return 42"},
+     "'new_text' is the same as 'old_text': the edit would change nothing in src/app.py"),
+    ("create_file", {"path": "src/app.py", "content": "def main():\n    return 42\n",
+                     "overwrite": True},
+     "src/app.py already holds exactly this content: nothing would change"),
+    # asked first, then refused by the editor (it cannot make a folder where a file is)
+    ("create_file", {"path": "src/app.py/new.txt", "content": "x"},
+     "'src/app.py' is a file, not a folder: src/app.py/new.txt cannot be created"),
+])
+async def test_a_change_that_cannot_happen_is_refused_before_asking(
+        toolbox: Toolbox, project: Path, approver: ScriptedApprover, tool: str,
+        args: dict[str, Any], expected: str) -> None:
+    outcome = await toolbox.run(tool, args)
+    assert outcome.is_error
+    assert expected in outcome.content
+    assert approver.asked == []
+    assert (project / "src" / "app.py").read_text() == "def main():\n    return 42\n"
+
+
 async def test_an_ambiguous_snippet_is_refused(toolbox: Toolbox, project: Path) -> None:
     (project / "twice.txt").write_text("a\na\n")
     outcome = await toolbox.run("edit_file", {"path": "twice.txt", "old_text": "a",

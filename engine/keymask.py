@@ -59,7 +59,9 @@ class KeyMask:
         keys = {s for s in secrets if s and len(s) >= MIN_KEY}
         # Longest first: a key that is part of another is masked as part of the longer one.
         self._secrets = sorted(keys, key=len, reverse=True)
-        self._joined = "\0" + "\0".join(self._secrets)  # "\0" + a start of one: a key's
+        # A text begins a key when "\0" + it is in _joined, and is in one when it is in _long
+        # (the keys long enough to have pieces).
+        self._joined = "\0" + "\0".join(self._secrets)
         self._firsts = {key[0] for key in self._secrets}
         self._long = "\0".join(key for key in self._secrets if len(key) >= MIN_PIECE)
         self._grams: dict[str, list[tuple[str, int]]] = {}

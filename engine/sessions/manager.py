@@ -342,7 +342,7 @@ class SessionManager:
         (``run /model -`` after /model)."""
         live = self.for_messages(workspace, session_id)
         target = self.router.resolve_model(model) if model is not None else None
-        dropped = live.sticky.pending is not None
+        dropped, before = live.sticky.pending is not None, live.sticky.active
         outcome = live.sticky.request(target)
         if self.learning is not None and target not in (None, live.last_model) \
                 and live.running is None:  # an immediate /model change judges the last turn
@@ -354,14 +354,17 @@ class SessionManager:
             live.swap_queued_over = stored[1] if stored is not None else live.sticky.active
         pending = live.sticky.pending
         self.observer.status_changed(live.workspace)
-        message = _swap_message(outcome, target, pending, undo, dropped)
         if outcome in (SwapOutcome.APPLIED, SwapOutcome.CLEARED) \
                 and self.store.session_running_elsewhere(live.id):
-            message = _waiting_message(target, undo)
+            # Stored at once, but the turn another window runs routed already: to the user it
+            # is queued behind that turn, and the editors say so as for one of their own.
+            return SwapResult(outcome=SwapOutcome.QUEUED.value, session_id=live.id,
+                              sticky_model=before, pending_swap=PendingSwapInfo(target),
+                              message=_waiting_message(target, undo))
         return SwapResult(outcome=outcome.value, session_id=live.id,
                           sticky_model=live.sticky.active,
                           pending_swap=PendingSwapInfo(pending.model) if pending else None,
-                          message=message)
+                          message=_swap_message(outcome, target, pending, undo, dropped))
 
 
 MAX_IDLE_LOADED = 64

@@ -258,8 +258,10 @@ async def test_the_last_sticky_model_request_wins_across_windows(
 async def test_a_sticky_model_set_while_another_windows_turn_runs_says_it_waits(
         daemon: Daemon, fake: FakeProvider) -> None:
     """/model in one window while the other window's turn runs in the session: the change
-    waits for that turn (which keeps its model) but was answered "Sticky model set", as if
-    the running turn had taken it. Once no turn runs, it is set at once as before."""
+    waits for that turn (which keeps its model) but was answered "Sticky model set" and
+    ``applied``, as if the running turn had taken it (the editors' pickers say "set" for
+    ``applied``). It is ``queued``, as behind a turn of this window. Once no turn runs, it
+    is set at once as before."""
     first = await start("visual-studio-code", daemon)
     second = await start("neovim", daemon)
     try:
@@ -270,12 +272,17 @@ async def test_a_sticky_model_set_while_another_windows_turn_runs_says_it_waits(
             "Model swap pending: anthropic:claude-haiku-4-5. Applies to next turn: the turn "
             "running in another window keeps its model. Your rules are skipped from then until "
             "you run /model -.")
+        picked = await second.request(methods.SET_MODEL, {"workspace": daemon.uri,
+                                                          "session_id": session_id,
+                                                          "model": "opus"})
+        assert (picked["outcome"], picked["sticky_model"], picked["pending_swap"]) == (
+            "queued", "anthropic:claude-haiku-4-5", {"model": "anthropic:claude-opus-4-7"})
         cleared = await second.request(methods.SET_MODEL, {"workspace": daemon.uri,
                                                            "session_id": session_id,
                                                            "model": None})
-        assert (cleared["outcome"], cleared["message"]) == ("cleared", (
-            "Sticky model will be cleared. Applies to next turn: the turn running in another "
-            "window keeps its model."))
+        assert (cleared["outcome"], cleared["pending_swap"], cleared["message"]) == (
+            "queued", {"model": None}, "Sticky model will be cleared. Applies to next turn: "
+            "the turn running in another window keeps its model.")
         fake.release_stalls()
         assert (await pending)["model"] == "anthropic:claude-sonnet-4-6"
         assert (await chat(second, daemon, "/model haiku", session_id))["text"].startswith(

@@ -899,6 +899,29 @@ return {
     end,
   },
   {
+    'the approval question shows what a command hides from the eye: a carriage return, escapes, bidi controls, blank lines',
+    function()
+      local approval = require('switchman.approval')
+      -- printed as they are, `\r` sent the prompt's cursor back to its start, so
+      -- `touch x #\rls -la` read as `ls -la …`, and an escape sequence could clear the line
+      H.eq('Switchman wants to run `touch x #^Mls -la` in /w',
+        approval.prompt({ tool = 'run_command', command = 'touch x #\rls -la', cwd = '/w' }))
+      H.eq('Switchman wants to run `echo ^[[2Jok` in /w',
+        approval.prompt({ tool = 'run_command', command = 'echo \27[2Jok', cwd = '/w' }))
+      H.eq('Switchman wants to run `ls<202e> ;x<202c>` in /w',
+        approval.prompt({ tool = 'run_command', command = 'ls\226\128\174 ;x\226\128\172', cwd = '/w' }))
+      H.eq('Switchman wants to delegate to a fast worker with edit_file: fix it^Mtidy up', approval.prompt({
+        tool = 'delegate', tier = 'fast', worker_tools = { 'edit_file' }, task = 'fix it\rtidy up', command = vim.NIL }))
+      -- forty empty lines pushed the rest of a command below the tab's last row, out of sight while
+      -- the question (a prompt that cannot be scrolled past) waited
+      local hidden = 'echo checking' .. string.rep('\n', 40) .. 'touch x'
+      H.eq({ 'Run in /w:', '', 'echo checking', '[39 empty lines]', 'touch x' },
+        approval.command_lines({ command = hidden, cwd = '/w' }))
+      H.eq({ 'Run in /w:', '', 'a', '', '', 'b' }, approval.command_lines({ command = 'a\n\n\nb', cwd = '/w' }),
+        'two empty lines are shown as they are')
+    end,
+  },
+  {
     'a stored session that cost nothing says so under its cost heading (the heading stood alone)',
     function()
       local lines = vim.tbl_map(function(l)

@@ -243,7 +243,7 @@ def _narrowed(walker: Walker, profile: Profile, user: ProfileSet) -> Profile:
     tools = profile.tools if "tools" in written else ceiling.tools
     if ceiling.tools is not None and tools is not None:
         for index, tool in enumerate(_listed(walker, profile.name)):
-            if tool not in ceiling.tools:
+            if tool in PROFILE_TOOLS and tool not in ceiling.tools:  # no tool: an error already
                 walker.report(walker.range_at(("profiles", profile.name, "tools", index)),
                               Code.UNTRUSTED_SETTING,
                               f"A workspace profile cannot add '{tool}': your profile "

@@ -98,6 +98,18 @@ def test_a_workspace_profile_is_narrowed_to_the_users_with_located_warnings() ->
     assert "your profile 'locked' is read_only" in warnings[2].message
 
 
+def test_a_tool_that_does_not_exist_is_one_error_not_also_a_widening() -> None:
+    """A workspace profile naming an unknown tool got the invalid-value error and, on the same
+    word, a warning that it "cannot add 'nope_tool'" as if the tool were real."""
+    text = "profiles:\n  reviewer:\n    tools: [read_file, nope_tool, run_command]\n"
+    checked, problems = check_profiles_text(text, "/w/.switchman/profiles.yaml",
+                                            builtin_registry(), user_set())
+    assert checked is None
+    assert [(p.code, p.range) for p in problems] == [
+        (Code.INVALID_VALUE, span(text, "nope_tool")),
+        (Code.UNTRUSTED_SETTING, span(text, "run_command"))]
+
+
 def workspace_set(text: str) -> tuple[ProfileSet, list[Problem]]:
     """The profiles of a workspace whose .switchman/profiles.yaml is ``text``, merged as the
     config store merges them, and the file's problems."""

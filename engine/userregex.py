@@ -14,8 +14,16 @@ from typing import Any, Protocol
 
 import re2
 
+MAX_PATTERN_MEMORY = 256 << 10
+"""RE2's memory budget for one pattern (its default is 8 MiB). Within the default a
+counted repetition of a Unicode class is valid and huge: ``\\pL{200}`` is a program of
+239,204 instructions that took 0.16 s to compile and fits in no routing set, so a
+repository's file of thirty such rules stalled the daemon's first turn for 40 s. Within
+this budget a pattern has at most about 15,000 instructions (a few milliseconds to
+compile); what people write for rules has tens to a few hundred."""
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False
+_OPTIONS.max_mem = MAX_PATTERN_MEMORY
 _MIN_SET_MEMORY = 8 << 20  # RE2's default budget
 _SET_MEMORY_PER_PATTERN = 16 << 10
 """A budget, not an allocation: 5,000 rule-sized patterns use about 25 MiB."""
@@ -29,6 +37,11 @@ class CompiledRegex(Protocol):
         """A match object if the pattern occurs anywhere in ``text``, else None."""
         ...
 
+    @property
+    def programsize(self) -> int:
+        """How many instructions RE2 compiled the pattern to (what it costs to build)."""
+        ...
+
 
 class RegexError(ValueError):
     """The pattern is invalid or uses syntax RE2 does not support."""
@@ -40,6 +53,9 @@ _HINTS = {
     "invalid perl operator: (?!": "negative lookahead (?!...) is not supported",
     "invalid perl operator: (?<": "lookbehind (?<=...) / (?<!...) is not supported",
 }
+_TOO_LARGE = ("pattern too large", "it compiles to more than Switchman allows for one pattern, "
+              "as a counted repetition of a Unicode class such as \\pL{100} does: repeat "
+              "less, or use + or *")
 
 
 @lru_cache(maxsize=4096)
@@ -55,7 +71,7 @@ def _explain(exc: Exception) -> str:
     raw = exc.args[0] if exc.args else str(exc)
     reason = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
     hint = "backreferences such as \\1 are not supported" if _BACKREFERENCE.match(reason) else None
-    for prefix, text in _HINTS.items():
+    for prefix, text in (*_HINTS.items(), _TOO_LARGE):
         if reason.startswith(prefix):
             hint = text
     return f"{reason} ({hint}; patterns run on RE2, which never backtracks)" if hint else reason

@@ -50,6 +50,24 @@ from switchman.engine.profiles.profile import (
 PROFILE_TOOLS = ("read_file", "list_files", "grep", "skill_load", "edit_file", "create_file",
                  "delete_file", "memory_add", "memory_replace", "run_command", "delegate")
 """Every tool a profile may name (a test keeps this equal to the tools that exist)."""
+_READS = "Reads only: never asks."
+_WRITES = "It asks you first, showing the change (unless you always allow it here)."
+TOOL_DESCRIPTIONS = {
+    "read_file": f"Reads a text file of the workspace, or some of its lines. {_READS}",
+    "list_files": f"Lists the files under a folder of the workspace. {_READS}",
+    "grep": f"Searches the workspace's files for a regular expression. {_READS}",
+    "skill_load": f"Loads the full text of one of the listed skills. {_READS}",
+    "edit_file": f"Replaces one exact snippet of a workspace file. {_WRITES}",
+    "create_file": f"Creates a file in the workspace (or overwrites one). {_WRITES}",
+    "delete_file": f"Deletes one file of the workspace. {_WRITES}",
+    "memory_add": f"Adds an entry to the workspace's MEMORY.md or USER.md. {_WRITES}",
+    "memory_replace": f"Changes or removes an entry of MEMORY.md or USER.md. {_WRITES}",
+    "run_command": "Runs a shell command in the workspace folder. It asks you first, showing "
+                   "the command line (unless you always allow it here).",
+    "delegate": "Hands a sub-task to a worker on another model (a worker never delegates). "
+                "It asks you first when the worker may change files or run commands.",
+}
+"""What each tool does and when it asks, shown on hover and in completion."""
 _MODEL_AND_TIER = (
     "A profile's default is either a model or a tier, not both: with 'model: {model}' the "
     "'tier: {tier}' would be ignored for its turns. Remove one of them (to change the models "
@@ -73,7 +91,8 @@ _PROFILE_FIELDS: Mapping[str, s.Field] = {
                                       text_only=True)),
     "tools": s.Field(s.ListOf("The tools the profile may use; leave it out for every tool. "
                               "Tools that change files or run commands still ask first.",
-                              item=s.Scalar("A tool name.", enum=PROFILE_TOOLS)),
+                              item=s.Scalar("A tool name.", enum=PROFILE_TOOLS,
+                                            choices=tuple(TOOL_DESCRIPTIONS.items()))),
                      snippet="[read_file, list_files, grep]"),
     "skills": s.Field(s.ListOf("The skills listed to the profile's model (by name); leave it "
                                "out for every skill.",
@@ -91,7 +110,11 @@ _PROFILE_FIELDS: Mapping[str, s.Field] = {
                                enum=s.EFFORT_LEVELS)),
     "approval": s.Field(s.Scalar("ask (default): file changes and commands ask first. "
                                  "read_only: no tool that changes files or runs commands.",
-                                 enum=tuple(m.value for m in ApprovalMode))),
+                                 enum=tuple(m.value for m in ApprovalMode),
+                                 choices=(("ask", "The default: file changes and commands ask "
+                                                  "you first."),
+                                          ("read_only", "The profile gets no tool that changes "
+                                                        "files or runs commands at all.")))),
 }
 
 _UNTRUSTED = {key: s.SpecialKey(Code.UNTRUSTED_SETTING, Severity.WARNING,
@@ -220,7 +243,7 @@ def _narrowed(walker: Walker, profile: Profile, user: ProfileSet) -> Profile:
     tools = profile.tools if "tools" in written else ceiling.tools
     if ceiling.tools is not None and tools is not None:
         for index, tool in enumerate(_listed(walker, profile.name)):
-            if tool not in ceiling.tools:
+            if tool in PROFILE_TOOLS and tool not in ceiling.tools:  # no tool: an error already
                 walker.report(walker.range_at(("profiles", profile.name, "tools", index)),
                               Code.UNTRUSTED_SETTING,
                               f"A workspace profile cannot add '{tool}': your profile "

@@ -43,6 +43,8 @@ class Scalar(Spec):
     text_only: bool = False
     """For ``string``: a number or ``true``/``false`` is refused rather than read as its
     text (prose such as a prompt is never a number; quoting it says one was meant)."""
+    choices: tuple[tuple[str, str], ...] = ()
+    """What some values of ``enum`` mean, for hover and completion (value, text)."""
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,13 @@ Path = tuple[str | int, ...]
 ModelResolver = Callable[[str], str | None]
 
 NODE_BUDGET = 200_000
+REGEX_INSTRUCTIONS_PER_NODE = 2
+"""A regular expression costs the node budget one node per this many instructions of its
+RE2 program (compiling takes about a microsecond per instruction, as walking a node does):
+a file's patterns together are bounded like its nodes, so a file of many large ones is
+refused after a fraction of a second instead of compiling each for seconds in all."""
+REFUSED_REGEX_NODES = 4_000
+"""What a pattern RE2 refuses costs: finding it too large took up to 6 ms."""
 MAX_PROBLEMS = 1000
 """Problems shown per file; a hostile file can have one per line, and each costs time."""
 MAX_SUGGESTIONS = 100
@@ -392,13 +399,30 @@ class Walker:
             return self._check_format(node, spec, path, value)
         return value
 
+    def _spend_on_regex(self, node: YamlNode, nodes: int) -> bool:
+        """Charge a pattern to the node budget; False (and a problem here) once it runs out."""
+        if self._budget < 0:
+            return False
+        self._budget -= nodes
+        if self._budget >= 0:
+            return True
+        self._budget = -2  # reported here, not again by the next walk (see walk)
+        self._bad(node, Code.TOO_COMPLEX, "The regular expressions of this file are too large "
+                  "together to check and match quickly; the patterns from here on are not "
+                  "compiled. Use fewer or simpler patterns (message_contains_any for plain "
+                  "words).")
+        return False
+
     def _check_format(self, node: YamlNode, spec: s.Scalar, path: Path, value: Any) -> Any:
         fmt = spec.format
         if fmt == "regex":
             try:
-                compile_regex(value)
+                compiled = compile_regex(value)
             except RegexError as exc:
+                self._spend_on_regex(node, REFUSED_REGEX_NODES)
                 return self._bad(node, Code.INVALID_REGEX, f"Invalid regular expression: {exc}.")
+            if not self._spend_on_regex(node, compiled.programsize // REGEX_INSTRUCTIONS_PER_NODE):
+                return INVALID
         elif fmt == "model" and self.resolve_model is not None:
             return self._model(node, value)
         elif fmt in _KEY_SOURCE and looks_like_a_key(value):

@@ -144,7 +144,9 @@ class _Offers:
             return [self._value(name, f"{p.api.value} API", "") for name, p in
                     self.registry.providers.items()]
         if spec.enum:
-            return [self._value(choice, spec.description, "") for choice in spec.enum]
+            meaning = dict(spec.choices)
+            return [self._value(choice, spec.description, meaning.get(choice, ""))
+                    for choice in spec.enum]
         if spec.type == "boolean":
             return [self._value(choice, spec.description, "") for choice in ("true", "false")]
         return []

@@ -4,7 +4,8 @@
 * any other key: its description;
 * a model id or alias: provider, capabilities, context window, price and
   whether the provider's key is set;
-* a rule's name: which slot of the routing chain it feeds, and in what order.
+* a rule's name: which slot of the routing chain it feeds, and in what order;
+* one of a setting's choices (a profile's tool, a tier, an approval mode): what it means.
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ def _text_for(kind: FileKind, doc: YamlDocument, cursor: Cursor, registry: Model
         if (isinstance(holder, s.MapOf) and holder.key.format == "model-id") or \
                 (isinstance(holder, s.Scalar) and holder.format == "model"):  # `- haiku` item
             return describe_model(registry, cursor.word, keys)
+        if isinstance(holder, s.Scalar) and cursor.word in holder.enum:  # `- edit_file` item
+            return _choice_text(cursor.word, holder)
         declared = field_at(kind, cursor.path, cursor.word)
         return _key_text(cursor.word, declared) if declared else None
     if cursor.role == "item":  # a list item, e.g. one model of a tier's list
@@ -87,7 +90,13 @@ def _text_for(kind: FileKind, doc: YamlDocument, cursor: Cursor, registry: Model
         spec = resolved(spec.item)
     if isinstance(spec, s.Scalar) and spec.format == "model":
         return describe_model(registry, cursor.word, keys)
+    if isinstance(spec, s.Scalar) and cursor.word in spec.enum:  # a tool, a tier, a mode …
+        return _choice_text(cursor.word, spec)
     return None
+
+
+def _choice_text(word: str, spec: s.Scalar) -> str:
+    return f"**{word}**\n\n{dict(spec.choices).get(word, spec.description)}"
 
 
 def _key_text(key: str, declared: s.Field) -> str:

@@ -113,18 +113,15 @@ def message_hash(text: str, attached: Sequence[str] = ()) -> str:
 
 
 def attached_keys(blocks: Iterable[Block]) -> tuple[str, ...]:
-    """What a message attached, for :func:`message_hash`: each file or selection (its path,
-    lines and a digest of its text) and image (a digest of its data). "Explain this" about
-    another selection is another request, not the same one re-sent."""
+    """What a message attached, for :func:`message_hash`: each file or selection (its path and
+    lines, not its text: the same request about a file the answer edited is still the same
+    request) and image (a digest of its data). "Explain this" about another selection is
+    another request, not the same one re-sent."""
     keys = []
     for block in blocks:
         if isinstance(block, AttachmentBlock):
-            keys.append(f"{block.kind}:{block.path}:{block.start_line}-{block.end_line}:"
-                        f"{_digest(block.text)}")
+            keys.append(f"{block.kind}:{block.path}:{block.start_line}-{block.end_line}")
         elif isinstance(block, ImageBlock):
-            keys.append(f"image:{_digest(block.data)}")
+            digest = hashlib.blake2b(block.data.encode(), digest_size=12).hexdigest()
+            keys.append(f"image:{digest}")
     return tuple(keys)
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()

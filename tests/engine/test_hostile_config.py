@@ -147,6 +147,41 @@ def test_only_the_first_problems_are_shown() -> None:
     assert found[-1].range.start.line == MAX_PROBLEMS
 
 
+# -- regular expressions that are valid but costly ----------------------------------------
+
+
+def _rules(patterns: list[str]) -> str:
+    return "rules:\n" + "".join(f'  - name: r{i}\n    when: {{message_matches: "{p}"}}\n'
+                                 f"    use: haiku\n" for i, p in enumerate(patterns))
+
+
+def test_a_pattern_too_large_for_its_budget_is_an_invalid_regex() -> None:
+    r"""``\pL{200}`` is valid RE2, but its program (239,204 instructions) took 0.16 s to
+    compile each time a file was checked, and a routing set of such patterns could not be
+    built: a repository's file of thirty of them stalled the daemon's first turn for 40 s."""
+    [problem] = problems(FileKind.WORKSPACE, _rules([r"\\pL{200}"]))
+    assert problem.code is Code.INVALID_REGEX
+    assert "too large" in problem.message and "repetition" in problem.message
+    assert problem.range.start == Position(2, 28)
+
+
+def test_patterns_too_large_together_are_too_complex_where_they_run_over() -> None:
+    """Each fits its own budget; together they are more than a file may ask RE2 to build, so
+    the file is refused (its last valid version stays) at the pattern that ran over, and the
+    patterns after it are not compiled at all."""
+    text = _rules([rf"(\\pL|\\pN|\\pP){{10}}x{i}" for i in range(300)])
+    found = problems(FileKind.WORKSPACE, text)
+    assert [p.code for p in found] == [Code.TOO_COMPLEX]
+    assert "patterns" in found[0].message
+    assert 2 < found[0].range.start.line < 3 * 300
+
+
+def test_many_ordinary_patterns_stay_within_the_budget() -> None:
+    text = _rules([rf"(?i)(deploy|migrat|refactor)-{i}[a-z]+\\b" for i in range(2300)])
+    assert len(text.encode()) < MAX_CONFIG_BYTES
+    assert [p for p in problems(FileKind.WORKSPACE, text) if p.severity is Severity.ERROR] == []
+
+
 # -- the corpus and the generators --------------------------------------------------------
 
 

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from switchman.engine.config.builtin import builtin_registry
 from switchman.engine.config.check import FileKind
 from switchman.engine.config.problems import Code, Problem, Severity
-from switchman.engine.config.profiles_file import PROFILE_TOOLS, check_profiles_text
+from switchman.engine.config.profiles_file import (
+    PROFILE_TOOLS,
+    TOOL_DESCRIPTIONS,
+    check_profiles_text,
+)
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.delegation.contract import DELEGATE
@@ -25,7 +31,7 @@ from switchman.engine.profiles.profile import (
 from switchman.engine.skills import Skill, SkillIndex
 from switchman.engine.tools.toolbox import TOOL_CLASSES
 from tests.conftest import span
-from tests.engine.test_config_completion_hover import hover_at, labels
+from tests.engine.test_config_completion_hover import candidates, hover_at, labels
 from tests.engine.test_tiers import with_models
 
 USER = """\
@@ -90,6 +96,18 @@ def test_a_workspace_profile_is_narrowed_to_the_users_with_located_warnings() ->
     assert [p.range for p in warnings] == [span(text, "run_command"), span(text, "grep"),
                                            span(text, "ask"), span(text, "delete_file")]
     assert "your profile 'locked' is read_only" in warnings[2].message
+
+
+def test_a_tool_that_does_not_exist_is_one_error_not_also_a_widening() -> None:
+    """A workspace profile naming an unknown tool got the invalid-value error and, on the same
+    word, a warning that it "cannot add 'nope_tool'" as if the tool were real."""
+    text = "profiles:\n  reviewer:\n    tools: [read_file, nope_tool, run_command]\n"
+    checked, problems = check_profiles_text(text, "/w/.switchman/profiles.yaml",
+                                            builtin_registry(), user_set())
+    assert checked is None
+    assert [(p.code, p.range) for p in problems] == [
+        (Code.INVALID_VALUE, span(text, "nope_tool")),
+        (Code.UNTRUSTED_SETTING, span(text, "run_command"))]
 
 
 def workspace_set(text: str) -> tuple[ProfileSet, list[Problem]]:
@@ -234,6 +252,30 @@ def test_completion_and_hover_in_profile_files() -> None:
     assert "haiku" in labels(FileKind.WORKSPACE_PROFILES, "profiles:\n  r:\n    model: ¦\n")
     shown = hover_at(kind, "profiles:\n  r:\n    appr¦oval: ask\n")
     assert shown is not None and "read_only" in shown.markdown
+
+
+@pytest.mark.parametrize("kind", [FileKind.PROFILES, FileKind.WORKSPACE_PROFILES])
+@pytest.mark.parametrize(("marked", "word", "says"), [
+    ("profiles:\n  r:\n    tools: [read_file, run_co¦mmand]\n", "run_command", "asks you first"),
+    ("profiles:\n  r:\n    tools:\n      - edit¦_file\n", "edit_file", "asks you first"),
+    ("profiles:\n  r:\n    tools: [¦grep]\n", "grep", "never asks"),
+    ("profiles:\n  r:\n    approval: read_o¦nly\n", "read_only", "no tool that changes files"),
+    ("profiles:\n  r:\n    tier: de¦ep\n", "deep", "default tier"),
+])
+def test_hover_on_a_tool_name_or_a_choice_says_what_it_means(
+        kind: FileKind, marked: str, word: str, says: str) -> None:
+    """docs/profiles.md promises hover for every tool name; a tool (or approval mode) named in
+    a profile showed nothing on hover."""
+    shown = hover_at(kind, marked)
+    assert shown is not None, marked
+    assert shown.markdown.startswith(f"**{word}**") and says in shown.markdown
+
+
+def test_every_tool_a_profile_may_name_is_described() -> None:
+    [run] = [c for c in candidates(FileKind.PROFILES, "profiles:\n  r:\n    tools: [run_¦]\n")
+             if c.label == "run_command"]
+    assert "asks you first" in run.documentation
+    assert set(TOOL_DESCRIPTIONS) == set(PROFILE_TOOLS)
 
 
 def test_the_outline_lists_each_profile() -> None:

@@ -177,10 +177,16 @@ async def test_the_same_words_about_another_attachment_are_a_new_request(
         await service.chat(workspace, None, "explain this", attachments=attached)
     fake.script_text("an answer")
     await service.chat(workspace, None, "explain this", images=[image])
+    # the whole file, sent again after the answer changed it: the same request again
+    whole = (tmp_path / "workspace" / "app.py").as_uri()
+    for text in ("def a():\n    pass\n", "def a():\n    return 1\n"):
+        fake.script_text("an answer")
+        await service.chat(workspace, None, "fix the failing test",
+                           attachments=[AttachmentRequest(uri=whole, text=text)])
     await service.learning.written()
     actions = [r.evidence.next_action for r in database.rows(service.patterns.connection)]
     assert actions == [NextAction.MOVED_ON, NextAction.RESENT, NextAction.MOVED_ON,
-                       NextAction.MOVED_ON, None]
+                       NextAction.MOVED_ON, NextAction.MOVED_ON, NextAction.RESENT, None]
 
 
 async def test_a_resent_message_and_a_model_change_count_against_the_last_answer(

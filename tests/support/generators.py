@@ -51,7 +51,7 @@ numbers = st.one_of(
 words = st.sampled_from(["maybe", "yes", "No", "ON", "off", "true", "False", "y", "n", "~",
                          "null", "", "opus", "haiku", "anthropic:claude-opus-4-7", "gpt-5",
                          "09:00", "24:00", "22:00", "(a", "(?i)x", "\\", "http://x", "https://",
-                         "FOO_KEY", "1FOO", "~/key", "/abs"])
+                         "FOO_KEY", "1FOO", "~/key", "/abs", r"\pL{200}", r"(\pL|\pN|\pP){10}x"])
 scalar_texts = st.builds(
     "{}{}{}".format, st.sampled_from(TAGS),
     st.one_of(numbers, words, st.text(max_size=8)),

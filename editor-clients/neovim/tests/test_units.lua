@@ -300,6 +300,62 @@ return {
     end,
   },
   {
+    "the chat wraps a line beside a number, not inside it ('breakat' without . and ,), leaving your 'breakat' to your windows",
+    function()
+      local ui = require('switchman.ui')
+      local default = vim.o.breakat -- ' ^I!@*-+;:,./?'
+      local chat_value = (default:gsub('[.,]', ''))
+      -- Neovim sends no OptionSet during startup, where these tests run: sent here as it sends it after
+      local function option_set(name)
+        vim.api.nvim_exec_autocmds('OptionSet', { pattern = name, modeline = false })
+      end
+      H.check(default:find('.', 1, true), "Neovim's default breaks after a .", default)
+      vim.cmd('only')
+      local code_win = vim.api.nvim_get_current_win()
+      vim.wo[code_win].linebreak, vim.wo[code_win].wrap = true, true -- your window wraps at 'breakat'
+      local view = require('switchman.chat.view').new('/tmp/breakat-root')
+      local input_win = view:show()
+      local transcript_win = vim.fn.win_findbuf(view.transcript)[1]
+      local width = vim.api.nvim_win_get_width(transcript_win)
+      -- a worker line's duration straddling the window's edge: `7.` fits on the first row, `5s` does not
+      local line = ('x'):rep(width - 5) .. ' · 7.5s — a task'
+      ui.put(view.transcript, 0, -1, { line })
+      local seven = line:find('7.5s', 1, true)
+      local function rows()
+        vim.cmd('redraw')
+        local at = vim.fn.screenpos(transcript_win, 1, seven)
+        local to = vim.fn.screenpos(transcript_win, 1, seven + 3)
+        return { at.row, to.row }
+      end
+      local shown = rows()
+      H.check(shown[1] > 0 and shown[1] == shown[2], '7.5s on one row of the chat', { shown = shown, width = width })
+      H.eq(chat_value, vim.o.breakat, 'in the chat: without . and ,')
+      vim.api.nvim_set_current_win(code_win)
+      H.eq(default, vim.o.breakat, 'in your window that wraps at it: yours')
+      vim.cmd('setlocal nolinebreak')
+      option_set('linebreak')
+      H.eq(chat_value, vim.o.breakat, 'no other window reads it: the chat keeps numbers whole')
+      shown = rows()
+      H.check(shown[1] == shown[2], '7.5s on one row while the cursor is elsewhere', shown)
+      vim.cmd('setlocal linebreak')
+      option_set('linebreak')
+      H.eq(default, vim.o.breakat, 'a window that reads it again: yours')
+      vim.api.nvim_set_current_win(input_win)
+      vim.cmd([[set breakat=\ -]]) -- set in the chat: yours from now on
+      option_set('breakat')
+      H.eq(' -', vim.o.breakat, 'a value set in the chat is in force')
+      vim.api.nvim_set_current_win(code_win)
+      H.eq(' -', vim.o.breakat, 'and is yours outside it')
+      vim.api.nvim_set_current_win(input_win)
+      vim.o.breakat = default -- from Lua (no OptionSet in every Neovim): seen as yours at the next window change
+      vim.api.nvim_set_current_win(transcript_win)
+      H.eq(chat_value, vim.o.breakat, 'yours again, less . and , in the chat')
+      view:hide()
+      H.eq(default, vim.o.breakat, 'the chat closed: yours')
+      vim.wo[code_win].linebreak = false
+    end,
+  },
+  {
     'statusline pieces come from setup()',
     function()
       config.apply({ statusline = { prefix = '', sticky = '*' } })
@@ -840,6 +896,29 @@ return {
       H.eq('allow_once', approval.handle(nil, request, nil, '/w').decision)
       H.eq({ 'Run in /w:', '', 'for f in *.py; do', '  black "$f"', 'done' }, shown, 'the whole command, while asked')
       H.eq(tabs, #vim.api.nvim_list_tabpages(), 'its tab closed with the answer')
+    end,
+  },
+  {
+    'the approval question shows what a command hides from the eye: a carriage return, escapes, bidi controls, blank lines',
+    function()
+      local approval = require('switchman.approval')
+      -- printed as they are, `\r` sent the prompt's cursor back to its start, so
+      -- `touch x #\rls -la` read as `ls -la …`, and an escape sequence could clear the line
+      H.eq('Switchman wants to run `touch x #^Mls -la` in /w',
+        approval.prompt({ tool = 'run_command', command = 'touch x #\rls -la', cwd = '/w' }))
+      H.eq('Switchman wants to run `echo ^[[2Jok` in /w',
+        approval.prompt({ tool = 'run_command', command = 'echo \27[2Jok', cwd = '/w' }))
+      H.eq('Switchman wants to run `ls<202e> ;x<202c>` in /w',
+        approval.prompt({ tool = 'run_command', command = 'ls\226\128\174 ;x\226\128\172', cwd = '/w' }))
+      H.eq('Switchman wants to delegate to a fast worker with edit_file: fix it^Mtidy up', approval.prompt({
+        tool = 'delegate', tier = 'fast', worker_tools = { 'edit_file' }, task = 'fix it\rtidy up', command = vim.NIL }))
+      -- forty empty lines pushed the rest of a command below the tab's last row, out of sight while
+      -- the question (a prompt that cannot be scrolled past) waited
+      local hidden = 'echo checking' .. string.rep('\n', 40) .. 'touch x'
+      H.eq({ 'Run in /w:', '', 'echo checking', '[39 empty lines]', 'touch x' },
+        approval.command_lines({ command = hidden, cwd = '/w' }))
+      H.eq({ 'Run in /w:', '', 'a', '', '', 'b' }, approval.command_lines({ command = 'a\n\n\nb', cwd = '/w' }),
+        'two empty lines are shown as they are')
     end,
   },
   {

@@ -141,10 +141,34 @@ function M.delegation_lines(request)
   return lines
 end
 
---- The lines of a command of several lines, shown whole while it is asked about.
+--- Runs of more empty lines than this in a command are shown as one line saying how many.
+local MAX_EMPTY_LINES = 2
+
+--- The lines of a command of several lines, shown whole while it is asked about. A run of empty
+--- lines is one line saying how many: forty of them pushed the rest of the command out of the tab,
+--- where it could not be scrolled to while the question waited.
 function M.command_lines(request)
   local lines = { ('Run in %s:'):format(request.cwd), '' }
-  vim.list_extend(lines, split(request.command))
+  local empty = 0
+  local function flush()
+    if empty > MAX_EMPTY_LINES then
+      table.insert(lines, ('[%d empty lines]'):format(empty))
+    else
+      for _ = 1, empty do
+        table.insert(lines, '')
+      end
+    end
+    empty = 0
+  end
+  for _, line in ipairs(split(request.command)) do
+    if vim.trim(line) == '' then
+      empty = empty + 1
+    else
+      flush()
+      table.insert(lines, line)
+    end
+  end
+  flush()
   return lines
 end
 
@@ -208,8 +232,8 @@ function M.stale(request)
     .. MODEL_ADVICE):format(given(request.path) and request.path or 'The file')
 end
 
---- The one-line question `vim.ui.select` shows.
-function M.prompt(request)
+--- The question, as the model's text gave it.
+local function question(request)
   local text
   if several_lines(request.command) then -- its first line: the whole command is in the tab
     text = ('Switchman wants to run `%s …` in %s (the whole command is in the new tab)'):format(
@@ -233,6 +257,13 @@ function M.prompt(request)
     text = text .. ' (asked by a worker: an answer to a worker is not remembered, so it may ask again)'
   end
   return text
+end
+
+--- The one-line question `vim.ui.select` shows, its control characters made visible (`^M`,
+--- `^[`, `<202e>`): printed as they are, a carriage return in a command sent the prompt's cursor
+--- back to its start, so `touch x #\rls -la` read as `ls -la`.
+function M.prompt(request)
+  return vim.fn.strtrans(question(request))
 end
 
 --- The answers offered for `request`: a worker's question has no "always" (the daemon remembers

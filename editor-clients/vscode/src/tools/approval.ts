@@ -133,6 +133,45 @@ export function workerLine(card: ApprovalCard): string | null {
   return `Worker on ${card.tier} tier${model} · may use ${card.workerTools.join(', ') || 'no write tools'}`;
 }
 
+/** Runs of more empty lines than this in a command are shown as one line saying how many. */
+const MAX_EMPTY_LINES = 2;
+
+/**
+ * `text` with what would hide part of it from the eye made visible: control characters other than
+ * line breaks and tabs as their Unicode pictures (`␍`, `␛`), and bidirectional-text controls by
+ * name (`⟨U+202E⟩`), which would show the rest of the line backwards.
+ */
+export function visibleControls(text: string): string {
+  return text
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => String.fromCharCode(c === '\u007f' ? 0x2421 : 0x2400 + c.charCodeAt(0)))
+    .replace(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+      (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`);
+}
+
+/**
+ * A command as its approval card shows it: its control characters visible (a `\r` drawn as nothing
+ * joined `touch x #` to `ls -la`), and a run of more than two empty lines as one line saying how
+ * many, so the end of a command is not pushed out of the card's box.
+ */
+export function shownCommand(command: string): string {
+  const out: string[] = [];
+  let empty = 0;
+  const flush = (): void => {
+    if (empty > MAX_EMPTY_LINES) out.push(`[${empty} empty lines]`);
+    else for (let i = 0; i < empty; i++) out.push('');
+    empty = 0;
+  };
+  for (const line of visibleControls(command).split('\n')) {
+    if (line.trim() === '') empty++;
+    else {
+      flush();
+      out.push(line);
+    }
+  }
+  flush();
+  return out.join('\n');
+}
+
 /**
  * The daemon's one-line title ("Run `make test`") in pieces: the `code` spans shown as code, the
  * rest as text, never the backticks themselves. `plain` is the same line without them (for

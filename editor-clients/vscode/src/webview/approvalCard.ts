@@ -1,7 +1,9 @@
 /** The DOM of an approval card: what will happen, the three answers, then the outcome. */
 
 import type { ApprovalAnswer } from '../protocol/types';
-import { outcomeText, reasonKeyAnswer, titleParts, workerLine, type ApprovalCard } from '../tools/approval';
+import {
+  outcomeText, reasonKeyAnswer, shownCommand, titleParts, visibleControls, workerLine, type ApprovalCard,
+} from '../tools/approval';
 import { el } from './render';
 import { icon } from './icons';
 
@@ -11,7 +13,7 @@ export interface ApprovalActions {
 }
 
 export function approvalCardElement(card: ApprovalCard, actions: ApprovalActions): HTMLElement {
-  const title = titleParts(card.title);
+  const title = titleParts(visibleControls(card.title));
   const children: (Node | string)[] = [
     el('div', { class: 'approval-head' }, [el('span', { class: 'approval-icon', 'aria-hidden': 'true' }, [icon('shield')]),
       el('span', { class: 'approval-title' }, title.parts.map((p) => (p.code ? el('code', {}, [p.text]) : p.text)))]),
@@ -27,7 +29,7 @@ export function approvalCardElement(card: ApprovalCard, actions: ApprovalActions
 function details(card: ApprovalCard, actions: ApprovalActions): HTMLElement[] {
   switch (card.kind) {
     case 'command':
-      return [el('pre', { class: 'approval-command' }, [card.command ?? '']),
+      return [el('pre', { class: 'approval-command' }, [shownCommand(card.command ?? '')]),
         el('div', { class: 'approval-cwd' }, [`in ${card.cwd ?? 'the workspace folder'}`])];
     case 'delegation': {
       // a card rebuilt from a record kept before the tier and tools were has none: its title names the tier

@@ -8,7 +8,8 @@ import { parseFromWebview } from '../../src/chat/messages';
 import { applyCodeParams, chatParams, revokeTrustParams } from '../../src/protocol/params';
 import type { ApprovalRequest } from '../../src/protocol/types';
 import {
-  answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, reasonKeyAnswer, titleParts, workerLine, type ApprovalHost,
+  answered, applyOutcome, ApprovalCenter, approvalCard, outcomeText, reasonKeyAnswer, shownCommand, titleParts, workerLine,
+  type ApprovalHost,
 } from '../../src/tools/approval';
 import { emptyTrustMessage, trustItems } from '../../src/tools/trust';
 import { approvalsInTurns, turnCards } from '../../src/chat/reducer';
@@ -91,6 +92,20 @@ describe('approval cards', () => {
     assert.equal(reasonKeyAnswer(key('Enter', { isComposing: true }), 'keep'), undefined, 'an IME composing');
     assert.equal(reasonKeyAnswer(key('Enter', { shiftKey: true }), 'keep'), undefined);
     assert.equal(reasonKeyAnswer(key('a'), 'keep'), undefined);
+  });
+
+  it('shows what a command would hide from the eye: control characters, bidi controls, runs of empty lines', () => {
+    // A `\r` drawn as nothing joined `touch x #` and `ls -la`; a right-to-left override showed the
+    // rest of the line backwards (`ls‮; touch x` read `ls x hcuot ;`); forty empty lines put the
+    // end of a command below the card's box, seen only by scrolling inside it.
+    assert.equal(shownCommand('touch x #\rls -la'), 'touch x #␍ls -la');
+    assert.equal(shownCommand('echo \u001b[2Jok\u0007'), 'echo ␛[2Jok␇');
+    assert.equal(shownCommand('ls\u202e; touch x\u202c'), 'ls⟨U+202E⟩; touch x⟨U+202C⟩');
+    assert.equal(shownCommand('a\u2066b\u2069\u200fc'), 'a⟨U+2066⟩b⟨U+2069⟩⟨U+200F⟩c');
+    assert.equal(shownCommand(`echo checking${'\n'.repeat(41)}touch x`), 'echo checking\n[40 empty lines]\ntouch x');
+    assert.equal(shownCommand('a\n\n\nb'), 'a\n\n\nb', 'two empty lines are shown as they are');
+    assert.equal(shownCommand('for f in *.py; do\n\tblack "$f"\ndone'), 'for f in *.py; do\n\tblack "$f"\ndone', 'tabs and line breaks stay');
+    assert.equal(shownCommand('echo héllo 😀 — ok'), 'echo héllo 😀 — ok');
   });
 
   it('shows the daemon\'s title with its `code` as code, never the backticks', () => {

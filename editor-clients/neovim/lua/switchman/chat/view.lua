@@ -306,6 +306,7 @@ function View:show()
     end)
   end
   vim.api.nvim_set_current_win(input_win)
+  require('switchman.chat.breakat').watch() -- numbers kept whole where lines wrap ('breakat' is global only)
   self:show_preview(self.preview) -- wrapped to this window's width
   self.followed_row = vim.api.nvim_buf_line_count(self.transcript)
   vim.api.nvim_win_set_cursor(transcript_win, { self.followed_row, 0 })

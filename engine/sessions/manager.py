@@ -342,7 +342,7 @@ class SessionManager:
         (``run /model -`` after /model)."""
         live = self.for_messages(workspace, session_id)
         target = self.router.resolve_model(model) if model is not None else None
-        dropped, before = live.sticky.pending is not None, live.sticky.active
+        dropped = live.sticky.pending is not None
         outcome = live.sticky.request(target)
         if self.learning is not None and target not in (None, live.last_model) \
                 and live.running is None:  # an immediate /model change judges the last turn
@@ -359,7 +359,8 @@ class SessionManager:
             # Stored at once, but the turn another window runs routed already: to the user it
             # is queued behind that turn, and the editors say so as for one of their own.
             return SwapResult(outcome=SwapOutcome.QUEUED.value, session_id=live.id,
-                              sticky_model=before, pending_swap=PendingSwapInfo(target),
+                              sticky_model=live.sticky.active,
+                              pending_swap=PendingSwapInfo(target),
                               message=_waiting_message(target, undo))
         return SwapResult(outcome=outcome.value, session_id=live.id,
                           sticky_model=live.sticky.active,

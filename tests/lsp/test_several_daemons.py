@@ -276,7 +276,7 @@ async def test_a_sticky_model_set_while_another_windows_turn_runs_says_it_waits(
                                                           "session_id": session_id,
                                                           "model": "opus"})
         assert (picked["outcome"], picked["sticky_model"], picked["pending_swap"]) == (
-            "queued", "anthropic:claude-haiku-4-5", {"model": "anthropic:claude-opus-4-7"})
+            "queued", "anthropic:claude-opus-4-7", {"model": "anthropic:claude-opus-4-7"})
         cleared = await second.request(methods.SET_MODEL, {"workspace": daemon.uri,
                                                            "session_id": session_id,
                                                            "model": None})

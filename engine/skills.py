@@ -83,15 +83,52 @@ def keywords(text: str) -> frozenset[str]:
 
 def score(skill: Skill, message: str) -> float:
     """How well ``message`` matches ``skill`` (see the module docstring)."""
-    phrase = re.sub(r"[_\-\s]+", " ", skill.name.lower()).strip()
-    flat = re.sub(r"[_\-\s]+", " ", message.lower())
-    if phrase and re.search(rf"(?<![a-z0-9]){re.escape(phrase)}(?![a-z0-9])", flat):
-        return 1.0
-    wanted = keywords(skill.description)
-    if not wanted:
-        return 0.0
-    found = len(wanted & keywords(message))
-    return min(1.0, found / min(len(wanted), MAX_KEYWORDS))
+    return _Matcher(skill).score(_Message(message))
+
+
+_SEPARATORS = re.compile(r"[_\-\s]+")
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+class _Message:
+    """A message as every skill is scored against it: read once, however many skills."""
+
+    def __init__(self, text: str) -> None:
+        self.flat = _SEPARATORS.sub(" ", text.lower())
+        self.tokens = frozenset(_TOKEN.findall(self.flat))
+        self.keywords = keywords(text)
+
+
+class _Matcher:
+    """One skill's name as a phrase and its description's keywords, worked out once."""
+
+    def __init__(self, skill: Skill) -> None:
+        self.phrase = _SEPARATORS.sub(" ", skill.name.lower()).strip()
+        first = _TOKEN.match(self.phrase)
+        self.first = first.group() if first else None  # None: the name starts with no word
+        self.pattern = re.compile(re.escape(self.phrase) + "(?![a-z0-9])")
+        self.wanted = keywords(skill.description)
+
+    def score(self, message: _Message) -> float:
+        if self._named(message):
+            return 1.0
+        if not self.wanted:
+            return 0.0
+        return min(1.0, len(self.wanted & message.keywords) / min(len(self.wanted), MAX_KEYWORDS))
+
+    def _named(self, message: _Message) -> bool:
+        """Whether the name occurs as a phrase: not inside a word at either end. A name that
+        starts with a word can only occur where the message has that word (a set lookup, so
+        most skills never search the message); each search is a literal one."""
+        if not self.phrase or (self.first is not None and self.first not in message.tokens):
+            return False
+        flat, at = message.flat, 0
+        while (found := self.pattern.search(flat, at)) is not None:
+            start = found.start()
+            if start == 0 or _TOKEN.match(flat[start - 1]) is None:
+                return True
+            at = start + 1
+        return False
 
 
 def read_front_matter(path: Path) -> Skill | None:
@@ -239,6 +276,8 @@ class SkillIndex:
         self.skills: dict[str, Skill] = {}
         for skill in skills:
             self.skills.setdefault(skill.name, skill)
+        self._matchers: dict[str, _Matcher] | None = None
+        """Each skill's phrase and keywords, worked out at the first message scored."""
 
     @classmethod
     def build(cls, folders: Iterable[Path], workspace: Path | None = None) -> SkillIndex:
@@ -281,8 +320,12 @@ class SkillIndex:
         return cls(found)
 
     def scores(self, message: str) -> dict[str, float]:
-        """Every skill's score for ``message``."""
-        return {name: score(skill, message) for name, skill in self.skills.items()}
+        """Every skill's score for ``message``: the message is read once, not once per skill
+        (a repository's 5,000 skills made every turn rescan it 10,000 times)."""
+        if self._matchers is None:
+            self._matchers = {name: _Matcher(skill) for name, skill in self.skills.items()}
+        read = _Message(message)
+        return {name: matcher.score(read) for name, matcher in self._matchers.items()}
 
     def matching(self, message: str) -> frozenset[str]:
         """Names of the skills that match ``message``."""

@@ -30,7 +30,7 @@ import os
 import re
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import msgspec
@@ -239,6 +239,31 @@ def workspaces_below(folder: Path) -> tuple[Path, ...]:
     return _below[folder][1]
 
 
+MAX_SKILL_FILES = 500
+"""Skill files read per folder, the first ones in path order: every turn stats them, and the
+first turn after one changes reads each one's front matter; a repository's 5,000 skill files
+held that turn for over a second (the index then lists none past this anyway)."""
+
+
+def skill_files(folder: Path, *, quiet: bool = False) -> Iterator[str]:
+    """The Markdown files under ``folder`` (folders and files by name, not through symbolic
+    links to folders), at most :data:`MAX_SKILL_FILES` of them; more are logged unless
+    ``quiet``."""
+    count = 0
+    for current, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            if not name.endswith(".md"):
+                continue
+            if count == MAX_SKILL_FILES:
+                if not quiet:
+                    log.warning("skills past the first %d in %s are not indexed",
+                                MAX_SKILL_FILES, folder)
+                return
+            count += 1
+            yield os.path.join(current, name)
+
+
 def folders_signature(folders: Iterable[Path],
                       workspace: Path | None = None) -> tuple[tuple[str, int, int], ...]:
     """What an index of ``folders`` is built from: each Markdown file's path, modification
@@ -257,13 +282,9 @@ def folders_signature(folders: Iterable[Path],
             found.append((str(folder), -2, -2))
             continue
         try:
-            for current, dirs, files in os.walk(folder):
-                dirs.sort()
-                for name in sorted(files):
-                    if name.endswith(".md"):
-                        path = os.path.join(current, name)
-                        stat = os.stat(path)
-                        found.append((path, stat.st_mtime_ns, stat.st_size))
+            for path in skill_files(folder, quiet=True):
+                stat = os.stat(path)
+                found.append((path, stat.st_mtime_ns, stat.st_size))
         except OSError:  # a file removed meanwhile, one that cannot be read: read again
             found.append((str(folder), -1, -1))
     return tuple(found)
@@ -295,7 +316,7 @@ class SkillIndex:
             root = WorkspaceRoot(workspace) if workspace is not None and \
                 folder.is_relative_to(workspace) else None  # None: the user's own folder
             if folder.is_dir() and (root is None or root.contains(folder)):
-                for path in sorted(folder.rglob("*.md")):
+                for path in map(Path, sorted(skill_files(folder))):
                     if root is not None and not root.contains(path):
                         log.warning("skill skipped: %s leads out of the workspace", path)
                         continue

@@ -13,7 +13,7 @@ from switchman.engine.config.store import ConfigStore, read_config
 from switchman.engine.editing.editing import ConfigDocuments
 from switchman.engine.errors import UnreadableFile
 from switchman.engine.files import MAX_CONFIG_BYTES, read_head, read_text
-from switchman.engine.skills import SkillIndex, folders_signature
+from switchman.engine.skills import MAX_SKILL_FILES, SkillIndex, folders_signature
 from tests.support.hostile_files import REASONS, TRAPS, make_trap, within
 
 
@@ -90,6 +90,17 @@ def test_a_trapped_skill_file_is_skipped_and_the_others_are_indexed(tmp_path: Pa
     make_trap(tmp_path / "bad.md", trap)
     index = within(2, lambda: SkillIndex.build([tmp_path]))
     assert set(index.skills) == {"sql_tuning"}
+
+
+def test_a_folder_of_thousands_of_skills_is_read_only_up_to_the_cap(tmp_path: Path) -> None:
+    """A repository's 5,000 skill files were all statted every turn and all read on the
+    first one (over a second on the daemon's event loop)."""
+    for i in range(MAX_SKILL_FILES + 30):
+        (tmp_path / f"s{i:05}.md").write_text(f"---\nname: s{i}\ndescription: d\n---\n")
+    assert len(folders_signature([tmp_path])) == MAX_SKILL_FILES
+    index = SkillIndex.build([tmp_path])
+    assert len(index.skills) == MAX_SKILL_FILES and "s0" in index.skills
+    assert f"s{MAX_SKILL_FILES}" not in index.skills
 
 
 def test_a_config_document_under_a_symlink_loop_is_handled_not_raised(tmp_path: Path) -> None:

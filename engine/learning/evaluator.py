@@ -87,20 +87,37 @@ def success_score(evidence: Evidence) -> float:
 
 
 def next_action(previous_hash: str, previous_model: str, message_hash: str,
-                rerouted_to: str | None) -> NextAction:
+                rerouted_to: str | None, *, continuation: bool = False) -> NextAction:
     """Classify a new message against the turn before it in the same session.
 
     The same message again counts against the previous answer, whether re-sent
-    as it was or with ``@alias`` naming another model (``rerouted_to``).
+    as it was or with ``@alias`` naming another model (``rerouted_to``), unless it
+    is a ``continuation`` (:func:`is_continuation`: "continue" after an answer that
+    stopped, "yes" to a second question) sent to the same model: that is moving on.
     """
-    if message_hash != previous_hash:
+    rerouted = rerouted_to is not None and rerouted_to != previous_model
+    if message_hash != previous_hash or (continuation and not rerouted):
         return NextAction.MOVED_ON
-    if rerouted_to is not None and rerouted_to != previous_model:
-        return NextAction.REROUTED
-    return NextAction.RESENT
+    return NextAction.REROUTED if rerouted else NextAction.RESENT
 
 
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
+
+CONTINUATION_WORDS = frozenset((
+    "continue", "go", "on", "ahead", "keep", "going", "proceed", "next", "more",
+    "yes", "yeah", "yep", "y", "ok", "okay", "k", "sure", "please", "thanks", "thank",
+    "you", "and", "then"))
+"""Words of a reply that only says "go on" or "yes"."""
+CONTINUATION_MAX_WORDS = 5
+
+
+def is_continuation(text: str) -> bool:
+    """Whether a message only tells the model to go on or says yes ("continue",
+    "yes please", "ok, go ahead"): sent twice in a row, it answers two different
+    answers, so the second is not the first re-sent. A short request ("fix it")
+    is not: sent again, it is asked again."""
+    words = _WORDS.findall(text.lower())
+    return 0 < len(words) <= CONTINUATION_MAX_WORDS and CONTINUATION_WORDS.issuperset(words)
 
 
 def message_hash(text: str, attached: Sequence[str] = ()) -> str:

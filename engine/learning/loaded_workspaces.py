@@ -18,9 +18,11 @@ once instead of scanning every row while it trains again.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import sqlite3
 import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -56,6 +58,19 @@ class _Loading:
     scores: dict[str, float] = field(default_factory=dict)
     """Success scores changed during the load, by turn id."""
     done: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
+class _LastId:
+    """The database id of the last row a load has read."""
+
+    id: int
+
+    def passing(self, rows: Iterable[db.PatternRow]) -> Iterator[db.PatternRow]:
+        """``rows``, remembering each one's id as it goes by."""
+        for row in rows:
+            self.id = row.id
+            yield row
 
 
 class LoadedWorkspaces:
@@ -168,15 +183,24 @@ class LoadedWorkspaces:
         its 15 MiB)."""
         version = db.data_version(self.connection) if connection is self.connection else -1
         rescores = db.rescores(connection)  # before the rows: a change between is read again
-        rows = list(db.rows(connection, key))
+        rows = db.rows(connection, key)
+        first = list(itertools.islice(rows, self.small_rows + 1))
+        read = _LastId(first[-1].id if first else 0)
+        space: LoadedWorkspace
+        if len(first) <= self.small_rows:
+            space = SmallWorkspace.loaded(first)
+        else:
+            from switchman.engine.learning.workspace_index import (  # noqa: PLC0415
+                WorkspaceIndex,
+            )
+            # The rest are streamed into the index, never held as a list (at 100,000 rows
+            # that list was about 150 MB beside the index being built).
+            space = WorkspaceIndex.loaded(read.passing(itertools.chain(first, rows)),
+                                          self.background, self.max_rows,
+                                          self._saved_index(key))
         with self._lock:
-            self._read_up_to[key] = (rows[-1].id if rows else 0, version, rescores)
-        if len(rows) <= self.small_rows:
-            return SmallWorkspace.loaded(rows)
-        from switchman.engine.learning.workspace_index import WorkspaceIndex  # noqa: PLC0415
-
-        return WorkspaceIndex.loaded(rows, self.background, self.max_rows,
-                                     self._saved_index(key))
+            self._read_up_to[key] = (read.id, version, rescores)
+        return space
 
     def _saved_index(self, key: str) -> Path | None:
         """Where the workspace's trained index is saved (None for an in-memory database)."""

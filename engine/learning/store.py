@@ -32,6 +32,7 @@ from switchman.engine.learning import meaning
 from switchman.engine.learning.evaluator import (
     Evidence,
     NextAction,
+    is_continuation,
     message_hash,
     next_action,
     success_score,
@@ -309,7 +310,8 @@ class LearnedPatternStore(LoadedWorkspaces):
             if previous is None or previous.evidence.next_action is not None:
                 return
             action = next_action(previous.message_hash, previous.model,
-                                 message_hash(text, attached), rerouted_to)
+                                 message_hash(text, attached), rerouted_to,
+                                 continuation=not attached and is_continuation(text))
             self._update(previous, next_action=action)
 
     def model_changed(self, session_id: str) -> None:

@@ -9,6 +9,7 @@ from switchman.engine.learning import index as index_module
 from switchman.engine.learning.evaluator import (
     Evidence,
     NextAction,
+    is_continuation,
     message_hash,
     next_action,
     success_score,
@@ -132,6 +133,12 @@ def test_next_action_classification() -> None:
     assert next_action(same, "m1", same, "m2") is NextAction.REROUTED
     assert next_action(same, "m1", same, "m1") is NextAction.RESENT
     assert next_action(same, "m1", message_hash("now the docs"), "m2") is NextAction.MOVED_ON
+    go_on = message_hash("continue")
+    assert next_action(go_on, "m1", go_on, None, continuation=True) is NextAction.MOVED_ON
+    assert next_action(go_on, "m1", go_on, "m2", continuation=True) is NextAction.REROUTED
+    assert [is_continuation(t) for t in ("continue", "OK, go ahead.", "yes please", "fix it",
+                                         "", "yes yes yes yes yes yes")] == [
+        True, True, True, False, False, False]
 
 
 def test_sketch_shortlist_keeps_recall_on_real_fingerprints(

@@ -3,6 +3,7 @@ trains again; a saved file that does not fit its rows is ignored."""
 
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -134,3 +135,32 @@ def test_a_state_of_another_width_or_version_is_not_read(tmp_path: Path) -> None
     changed["version"] = np.array([index_state.VERSION + 1, DIMENSIONS, 1500])
     np.savez(saved.open("wb"), **changed)
     assert index_state.read(saved, DIMENSIONS) is None
+
+
+def test_checking_the_saved_rows_costs_no_copy_of_the_store(tmp_path: Path) -> None:
+    """Opening a store with a saved index, and each training, checksum every row's codes.
+    That took an int64 copy of all the codes, eight times their size (450 MB at 100,000
+    rows, at every opening and every training); the sum is now taken as it goes. The
+    memory is numpy's, which it reports to tracemalloc: no clock is involved."""
+    rows = 20_000
+    codes = np.random.default_rng(8).integers(-127, 128, (rows, DIMENSIONS), dtype=np.int8)
+    scales, keys = np.ones(rows, np.float32), np.arange(rows, dtype=np.int64)
+    expected = codes.astype(np.int64).sum(axis=1)  # what saved files hold: not changed
+    tracemalloc.start()
+    try:
+        assert (index_state.checksum(codes) == expected).all()
+        assert tracemalloc.get_traced_memory()[1] < codes.nbytes // 8
+        trained = VectorIndex(DIMENSIONS)
+        states: list[index_state.IndexState] = []
+        trained.on_trained = states.append
+        trained.load(codes, scales, keys)
+        tracemalloc.reset_peak()
+        held = tracemalloc.get_traced_memory()[0]  # the first index, the saved state
+        reopened = VectorIndex(DIMENSIONS)
+        reopened.load(codes, scales, keys, states[0])
+        assert reopened.trainings == 0
+        # The reopened index's own arrays (codes, sketches, cells) and the saved state's
+        # gathered sketches: about 2.5 times the codes; the int64 copy made it 9.7.
+        assert tracemalloc.get_traced_memory()[1] - held < 4 * codes.nbytes
+    finally:
+        tracemalloc.stop()

@@ -144,6 +144,26 @@ def test_rows_survive_reopening_and_keep_no_message_text(tmp_path: Path) -> None
     assert b"README" not in raw and b"optimise" not in raw
 
 
+def test_go_on_twice_is_moving_on_not_asking_again() -> None:
+    """"continue" (or "yes") sent after an answer that was itself asked for with
+    "continue" answers a new answer: the one before is not counted as re-sent (capped at
+    0.1), as a short request sent again is ("fix it"). To another model with ``@alias``
+    it still counts against the answer."""
+    store = open_store()
+    for turn, (text, rerouted) in enumerate((
+            ("write the parser", None), ("continue", None), ("Continue.", None),
+            ("continue", "deep"), ("yes please", None), ("Yes, please!", None),
+            ("fix it", None), ("fix it", None))):
+        if turn:
+            store.observe_message("s", text, rerouted_to=rerouted)
+        record(store, f"t{turn}", text, rerouted or "fast", session="s")
+    actions = [row.evidence.next_action for row in (
+        database.by_turn(store.connection, f"t{turn}") for turn in range(7)) if row]
+    assert actions == [NextAction.MOVED_ON, NextAction.MOVED_ON, NextAction.REROUTED,
+                       NextAction.MOVED_ON, NextAction.MOVED_ON, NextAction.MOVED_ON,
+                       NextAction.RESENT]
+
+
 def test_next_message_scores_the_previous_turn() -> None:
     store = open_store()
     record(store, "t1", "explain this stack trace", "fast", session="s")

@@ -264,12 +264,20 @@ class NothingToRate(SessionError):
 
 
 class WorkerSession(SessionError):
-    """A worker session was named where only a top-level session can be used."""
+    """A worker session (or, with ``turn_id``, its turn) was named where only a top-level
+    session's can be used."""
 
     code = "worker_session"
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, turn_id: str | None = None) -> None:
         self.session_id = session_id
+        self.turn_id = turn_id
+        if turn_id is not None:  # a 👍 / 👎: the user never read this answer as theirs
+            super().__init__(f"Turn '{turn_id}' is a worker's: its answer went to its planner, "
+                             "not to you, so it takes no rating. Rate the planner's answer; "
+                             "whether the worker succeeded already counts in the planner's "
+                             "score, and the worker's turn is scored from how it ran.")
+            return
         super().__init__(f"Session '{session_id}' is a worker: it ran one task delegated by its "
                          "planner and cannot take messages. Open its planner's session to "
                          "continue.")

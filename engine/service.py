@@ -42,6 +42,7 @@ from switchman.engine.errors import (
     EmptyMessage,
     InvalidAttachment,
     NothingToRate,
+    WorkerSession,
     check_text,
 )
 from switchman.engine.events import (
@@ -484,8 +485,11 @@ class Switchman:
         """👍 (``up``) or 👎 (``down``) on a turn, or ``none`` to take it back, once committed
         (after the turn's row); raises UnknownTurn if it was never recorded, NothingToRate if
         it ended before answering anything (it would teach that its model did well, or badly,
-        on a message it never answered: the editors offer no rating there)."""
+        on a message it never answered: the editors offer no rating there), WorkerSession if a
+        worker ran it (its answer went to the planner; its row keeps the rubric's score)."""
         turn = self.store.turn(turn_id)
+        if rating != "none" and turn is not None and self.store.is_worker(turn.session_id):
+            raise WorkerSession(turn.session_id, turn_id)
         if rating != "none" and turn is not None \
                 and turn.status not in ("completed", "running") \
                 and not self.store.answered(turn_id):

@@ -72,7 +72,8 @@ def rpc_error(error: SwitchmanError) -> JsonRpcException:
         data.update(decision=to_plain(error.decision), text=render(error.decision))
     elif isinstance(error, UnknownProfile):
         data.update(name=error.name, known=error.known)
-    elif isinstance(error, TurnInProgress | TurnElsewhere | NothingToRate):
+    elif isinstance(error, TurnInProgress | TurnElsewhere | NothingToRate) or (
+            isinstance(error, WorkerSession) and error.turn_id is not None):
         data.update(turn_id=error.turn_id)
     code = CODES.get(type(error), JsonRpcInternalError.CODE)
     return JsonRpcException(message=str(error), code=code, data=data)

@@ -14,7 +14,8 @@ from pygls.exceptions import JsonRpcException
 from switchman.engine.learning import database
 from switchman.server import methods
 from tests.lsp.conftest import LISTEN, Daemon, error_data
-from tests.support.fake_provider import FakeProvider
+from tests.support.editor_tools import ToolEditor
+from tests.support.fake_provider import FakeProvider, ToolCall
 from tests.support.lsp import (
     CLIENTS,
     SERVER_COMMAND,
@@ -427,3 +428,36 @@ async def test_a_turn_whose_row_cannot_be_written_is_still_answered(
     assert swap["sticky_model"] == SONNET
     again = await chat(client, daemon, fake, "refactor the billing parser module")
     assert (again["status"], again["model"]) == ("completed", SONNET)
+
+
+async def test_a_workers_turn_cannot_be_rated(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """A worker's answer goes to its planner, not to the user, and the editors offer no 👍 / 👎
+    on it; the daemon took one all the same (``success`` 1.0, set whatever else happened). It
+    is refused, ``worker_session``, naming what to rate instead; ``none`` is still taken."""
+    ToolEditor(client)
+    fake.script_tool_calls([ToolCall("delegate", {
+        "tier": "fast", "task": "count the lines of src/app.py", "context": {"mode": "minimal"},
+        "allowed_tools": ["read_file"]}, id="toolu_w")], model="claude-opus-4-7")
+    fake.script_text("It has 2 lines.", model="claude-haiku-4-5")
+    fake.script_text("The worker counted 2 lines.", model="claude-opus-4-7")
+    planner = await client.request(methods.CHAT, {"workspace": daemon.uri,
+                                                  "message": "@opus how long is app.py?"})
+    assert planner["status"] == "completed"
+    detail = await client.request(methods.SESSION, {"session_id": planner["session_id"]})
+    (delegation,) = detail["delegations"]
+    worker = await client.request(methods.SESSION,
+                                  {"session_id": delegation["worker_session_id"]})
+    worker_turn = worker["turns"][0]["id"]
+    for rating in ("up", "down"):
+        with pytest.raises(JsonRpcException) as caught:
+            await rate(client, worker_turn, rating)
+        assert caught.value.code == 1010
+        assert error_data(caught.value) == {"code": "worker_session", "turn_id": worker_turn}
+        assert str(caught.value).startswith(
+            f"Turn '{worker_turn}' is a worker's: its answer went to its planner, not to you")
+    assert (await rate(client, worker_turn, "none"))["rating"] == "none"
+    assert (await rate(client, planner["turn_id"], "up"))["success"] == 1.0  # the planner's is
+    worker = await client.request(methods.SESSION,
+                                  {"session_id": delegation["worker_session_id"]})
+    assert worker["ratings"] == {}

@@ -926,6 +926,58 @@ return {
     end,
   },
   {
+    'a delegation\'s task and an edit\'s diff are shown as a command is: runs of empty lines folded, long lines wrapped, controls drawn',
+    function()
+      local approval = require('switchman.approval')
+      local function screen()
+        vim.cmd('redraw')
+        local rows = {}
+        for row = 1, vim.o.lines do
+          local text = ''
+          for col = 1, vim.o.columns do
+            text = text .. vim.fn.screenstring(row, col)
+          end
+          table.insert(rows, text)
+        end
+        return table.concat(rows, '\n')
+      end
+      local function asked(request)
+        local seen
+        vim.ui.select = function(items, _, on_choice)
+          seen = { screen = screen(), wins = {} }
+          for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+            table.insert(seen.wins, { lines = H.lines(vim.api.nvim_win_get_buf(win)), wrap = vim.wo[win].wrap })
+          end
+          on_choice(items[#items], #items) -- Deny
+        end
+        vim.ui.input = function(_, on_input)
+          on_input('')
+        end
+        H.eq('deny', approval.handle(nil, request, nil, '/w').decision)
+        return seen
+      end
+      -- a task of forty empty lines then more: the tab showed its first line only
+      local task = 'tidy the README' .. string.rep('\n', 41) .. 'then rm -rf ~ \226\128\174 quietly'
+      local delegation = asked({ id = 'd1', turn_id = 'pol-t1', tool = 'delegate', tool_class = 'delegate', tier = 'fast',
+        worker_tools = { 'run_command' }, task = task, command = vim.NIL, title = 'Delegate' })
+      H.eq({ 'Task:', 'tidy the README', '[40 empty lines]', 'then rm -rf ~ \226\128\174 quietly' },
+        vim.list_slice(delegation.wins[1].lines, 4), 'the task in the tab')
+      H.check(delegation.screen:find('then rm -rf ~ <202e> quietly', 1, true), 'the override drawn by name',
+        delegation.screen)
+      -- an edit whose new text hides a line below forty empty ones, and another far to the right
+      local original = 'a = 1\n'
+      local proposed = 'a = 1' .. string.rep(' ', 200) .. 'import os\n' .. string.rep('\n', 40) .. 'os.remove("x")\n'
+      vim.o.columns = 80
+      local edit = asked({ id = 'e1', tool = 'edit_file', tool_class = 'write', path = 'src/app.py',
+        uri = 'file:///w/src/app.py', original = original, proposed = proposed, title = 'Edit src/app.py' })
+      H.eq({ 'a = 1' .. string.rep(' ', 200) .. 'import os', '[40 empty lines]', 'os.remove("x")' }, edit.wins[2].lines,
+        'the proposed side')
+      H.eq({ true, true }, { edit.wins[1].wrap, edit.wins[2].wrap }, 'both sides wrap: the end of a long line is seen')
+      H.check(edit.screen:find('os.remove', 1, true) and edit.screen:find('import os', 1, true), 'all of it on screen',
+        edit.screen)
+    end,
+  },
+  {
     'a stored session that cost nothing says so under its cost heading (the heading stood alone)',
     function()
       local lines = vim.tbl_map(function(l)

@@ -78,20 +78,63 @@ function M.filetype(path)
   return (ok and type(found) == 'string') and found or ''
 end
 
---- Open the change as a diff in a new tab; returns the tab to close afterwards.
+--- Runs of more empty lines than this in what a question shows are shown as one line saying how many.
+local MAX_EMPTY_LINES = 2
+
+--- The lines of `text` as an approval question's tab shows them: a run of empty (or blank) lines is one
+--- line saying how many, `[39 empty lines]`. Forty of them pushed the rest of a command, a task or a
+--- change out of the tab, where it could not be scrolled to while the question waited. (Neovim draws
+--- control characters in a buffer itself: `^M`, `^[`, `<202e>`.)
+function M.shown_lines(text)
+  local lines, empty = {}, 0
+  local function flush()
+    if empty > MAX_EMPTY_LINES then
+      table.insert(lines, ('[%d empty lines]'):format(empty))
+    else
+      for _ = 1, empty do
+        table.insert(lines, '')
+      end
+    end
+    empty = 0
+  end
+  for _, line in ipairs(split(text)) do
+    if vim.trim(line) == '' then
+      empty = empty + 1
+    else
+      flush()
+      table.insert(lines, line)
+    end
+  end
+  flush()
+  return lines
+end
+
+--- Show `lines` (buffer `name`) in the current window, wrapped: a long line's end is on screen, not
+--- past the window's right edge (a diff window does not wrap by default).
+local function show_in_window(lines, name, filetype)
+  local buf = scratch(lines, name, filetype)
+  vim.api.nvim_win_set_buf(0, buf)
+  vim.wo.wrap = true
+  return buf
+end
+
+--- Open the change as a diff in a new tab; returns the tab to close afterwards. Each side's runs of
+--- empty lines are folded (`M.shown_lines`) alike, so unchanged runs still line up.
 function M.show_diff(request)
   local filetype = M.filetype(request.path)
   vim.cmd('tabnew')
   local tab = vim.api.nvim_get_current_tabpage()
   local empty = vim.api.nvim_get_current_buf()
-  local left = scratch(split(request.original), ('switchman://%s/current/%s'):format(request.id, request.path), filetype)
-  vim.api.nvim_win_set_buf(0, left)
+  show_in_window(M.shown_lines(request.original), ('switchman://%s/current/%s'):format(request.id, request.path),
+    filetype)
   pcall(vim.api.nvim_buf_delete, empty, { force = true })
   vim.cmd('diffthis')
+  vim.wo.wrap = true
   vim.cmd('rightbelow vsplit')
-  local right = scratch(split(request.proposed), ('switchman://%s/proposed/%s'):format(request.id, request.path), filetype)
-  vim.api.nvim_win_set_buf(0, right)
+  show_in_window(M.shown_lines(request.proposed), ('switchman://%s/proposed/%s'):format(request.id, request.path),
+    filetype)
   vim.cmd('diffthis')
+  vim.wo.wrap = true
   return tab
 end
 
@@ -137,38 +180,14 @@ function M.delegation_lines(request)
     table.insert(lines, ('Asked again: %s.'):format(request.asked_again))
   end
   vim.list_extend(lines, { 'The worker may use: ' .. (tools ~= '' and tools or '(no write tools)'), '', 'Task:' })
-  vim.list_extend(lines, split(given(request.task) and request.task or ''))
+  vim.list_extend(lines, M.shown_lines(given(request.task) and request.task or ''))
   return lines
 end
 
---- Runs of more empty lines than this in a command are shown as one line saying how many.
-local MAX_EMPTY_LINES = 2
-
---- The lines of a command of several lines, shown whole while it is asked about. A run of empty
---- lines is one line saying how many: forty of them pushed the rest of the command out of the tab,
---- where it could not be scrolled to while the question waited.
+--- The lines of a command of several lines, shown whole while it is asked about (`M.shown_lines`).
 function M.command_lines(request)
   local lines = { ('Run in %s:'):format(request.cwd), '' }
-  local empty = 0
-  local function flush()
-    if empty > MAX_EMPTY_LINES then
-      table.insert(lines, ('[%d empty lines]'):format(empty))
-    else
-      for _ = 1, empty do
-        table.insert(lines, '')
-      end
-    end
-    empty = 0
-  end
-  for _, line in ipairs(split(request.command)) do
-    if vim.trim(line) == '' then
-      empty = empty + 1
-    else
-      flush()
-      table.insert(lines, line)
-    end
-  end
-  flush()
+  vim.list_extend(lines, M.shown_lines(request.command))
   return lines
 end
 
@@ -177,8 +196,7 @@ local function show_lines(lines, name)
   vim.cmd('tabnew')
   local tab = vim.api.nvim_get_current_tabpage()
   local empty = vim.api.nvim_get_current_buf()
-  local buf = scratch(lines, name)
-  vim.api.nvim_win_set_buf(0, buf)
+  show_in_window(lines, name)
   pcall(vim.api.nvim_buf_delete, empty, { force = true })
   return tab
 end

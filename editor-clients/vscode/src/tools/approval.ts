@@ -133,51 +133,70 @@ export function workerLine(card: ApprovalCard): string | null {
   return `Worker on ${card.tier} tier${model} · may use ${card.workerTools.join(', ') || 'no write tools'}`;
 }
 
-/** Runs of more empty lines than this in a command are shown as one line saying how many. */
+/** Runs of more empty lines than this in what a card shows are shown as one line saying how many. */
 const MAX_EMPTY_LINES = 2;
 
 /**
  * `text` with what would hide part of it from the eye made visible: control characters other than
- * line breaks and tabs as their Unicode pictures (`␍`, `␛`), and bidirectional-text controls by
- * name (`⟨U+202E⟩`), which would show the rest of the line backwards.
+ * line breaks and tabs as their Unicode pictures (`␍`, `␛`), and bidirectional-text controls, C1
+ * controls and the Unicode line and paragraph separators by name (`⟨U+202E⟩`): an override showed
+ * the rest of the line backwards.
  */
 export function visibleControls(text: string): string {
   return text
     .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => String.fromCharCode(c === '\u007f' ? 0x2421 : 0x2400 + c.charCodeAt(0)))
-    .replace(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    .replace(/[\u0080-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g,
       (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`);
 }
 
 /**
- * A command as its approval card shows it: its control characters visible (a `\r` drawn as nothing
- * joined `touch x #` to `ls -la`), and a run of more than two empty lines as one line saying how
- * many, so the end of a command is not pushed out of the card's box.
+ * `lines` with each run of more than two empty lines as one line saying how many (`[40 empty lines]`), so
+ * what follows is not pushed out of the card's box. `diff`: the lines are a unified diff's, and a run is
+ * of lines with the same mark (`+`, `-`, ` `) and nothing else, shown with that mark (`+[40 empty lines]`).
  */
-export function shownCommand(command: string): string {
+function foldEmptyRuns(lines: readonly string[], diff = false): string[] {
   const out: string[] = [];
-  let empty = 0;
+  let run: string[] = [];
+  const mark = (line: string): string => (diff ? line.slice(0, 1) : '');
   const flush = (): void => {
-    if (empty > MAX_EMPTY_LINES) out.push(`[${empty} empty lines]`);
-    else for (let i = 0; i < empty; i++) out.push('');
-    empty = 0;
+    if (run.length > MAX_EMPTY_LINES) out.push(`${mark(run[0]!)}[${run.length} empty lines]`);
+    else out.push(...run);
+    run = [];
   };
-  for (const line of visibleControls(command).split('\n')) {
-    if (line.trim() === '') empty++;
-    else {
-      flush();
-      out.push(line);
-    }
+  for (const line of lines) {
+    const empty = diff ? /^[-+ ]\s*$/.test(line) : line.trim() === '';
+    if (!empty || (run.length > 0 && mark(run[0]!) !== mark(line))) flush();
+    if (empty) run.push(line);
+    else out.push(line);
   }
   flush();
-  return out.join('\n');
+  return out;
+}
+
+/**
+ * A command or a delegation's task as its approval card shows it: its control characters visible (a `\r`
+ * drawn as nothing joined `touch x #` to `ls -la`), and a run of more than two empty lines as one line
+ * saying how many, so its end is not pushed out of the card's box.
+ */
+export function shownText(text: string): string {
+  return foldEmptyRuns(visibleControls(text).split('\n')).join('\n');
+}
+
+/**
+ * An edit's diff lines as its approval card shows them, as {@link shownText} shows a command. A line's
+ * `\r` before its line break is its line end (a file with Windows line ends), not shown.
+ */
+export function shownDiff(lines: readonly string[]): string[] {
+  return foldEmptyRuns(lines.map((line) => visibleControls(line.replace(/\r$/, ''))), true);
 }
 
 /**
  * The daemon's one-line title ("Run `make test`") in pieces: the `code` spans shown as code, the
  * rest as text, never the backticks themselves. `plain` is the same line without them (for
- * notifications and screen readers).
+ * notifications and screen readers). Its control characters are shown ({@link visibleControls}), wherever it is.
  */
-export function titleParts(title: string): { parts: { text: string; code: boolean }[]; plain: string } {
+export function titleParts(raw: string): { parts: { text: string; code: boolean }[]; plain: string } {
+  const title = visibleControls(raw);
   const pieces = title.split('`');
   // An odd backtick (no closing one) is text, as Markdown would show it.
   if (pieces.length % 2 === 0) return { parts: [{ text: title, code: false }], plain: title };

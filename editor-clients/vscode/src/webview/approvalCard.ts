@@ -2,7 +2,7 @@
 
 import type { ApprovalAnswer } from '../protocol/types';
 import {
-  outcomeText, reasonKeyAnswer, shownCommand, titleParts, visibleControls, workerLine, type ApprovalCard,
+  outcomeText, reasonKeyAnswer, shownDiff, shownText, titleParts, workerLine, type ApprovalCard,
 } from '../tools/approval';
 import { el } from './render';
 import { icon } from './icons';
@@ -13,7 +13,7 @@ export interface ApprovalActions {
 }
 
 export function approvalCardElement(card: ApprovalCard, actions: ApprovalActions): HTMLElement {
-  const title = titleParts(visibleControls(card.title));
+  const title = titleParts(card.title);
   const children: (Node | string)[] = [
     el('div', { class: 'approval-head' }, [el('span', { class: 'approval-icon', 'aria-hidden': 'true' }, [icon('shield')]),
       el('span', { class: 'approval-title' }, title.parts.map((p) => (p.code ? el('code', {}, [p.text]) : p.text)))]),
@@ -29,18 +29,18 @@ export function approvalCardElement(card: ApprovalCard, actions: ApprovalActions
 function details(card: ApprovalCard, actions: ApprovalActions): HTMLElement[] {
   switch (card.kind) {
     case 'command':
-      return [el('pre', { class: 'approval-command' }, [shownCommand(card.command ?? '')]),
+      return [el('pre', { class: 'approval-command' }, [shownText(card.command ?? '')]),
         el('div', { class: 'approval-cwd' }, [`in ${card.cwd ?? 'the workspace folder'}`])];
     case 'delegation': {
       // a card rebuilt from a record kept before the tier and tools were has none: its title names the tier
       const worker = workerLine(card);
       return [
-        el('div', { class: 'approval-task' }, [card.task ?? '']),
+        el('div', { class: 'approval-task' }, [shownText(card.task ?? '')]),
         ...(worker === null ? [] : [el('div', { class: 'approval-worker' }, [worker])]),
       ];
     }
     case 'edit': {
-      const lines = card.diff.map((line) => el('span', { class: diffClass(line) }, [`${line}\n`]));
+      const lines = shownDiff(card.diff).map((line) => el('span', { class: diffClass(line) }, [`${line}\n`]));
       // a card rebuilt from a record kept before diffs were has none: its title says what the change was
       const parts: HTMLElement[] = lines.length > 0 ? [el('pre', { class: 'approval-diff' }, lines)] : [];
       if (card.canOpenDiff && card.outcome === 'pending') {

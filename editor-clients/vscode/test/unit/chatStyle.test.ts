@@ -39,6 +39,15 @@ describe('chat.css: a command\'s output', () => {
   });
 });
 
+describe('chat.css: approval cards', () => {
+  it('wrap a command\'s, a diff\'s and a task\'s long lines: scrolled sideways, their end was out of sight', () => {
+    for (const selector of ['.approval-command, .approval-diff', '.approval-task']) {
+      assert.match(rule(selector), /white-space:\s*pre-wrap/, selector);
+      assert.match(rule(selector), /overflow-wrap:\s*anywhere/, selector);
+    }
+  });
+});
+
 describe('chat.css: delegation cards', () => {
   it('a folded card shows three lines of its task, an opened one all of it', () => {
     // A planner's task of many paragraphs filled the chat under a card folded to its title.

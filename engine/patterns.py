@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from typing import Protocol
 
 import msgspec
@@ -90,11 +90,13 @@ class PatternStore(Protocol):
     """Anything that can recommend a model from past turns."""
 
     def recommend(
-        self, ctx: TurnContext, settings: PatternSettings
+        self, ctx: TurnContext, settings: PatternSettings, known: Container[str] | None = None
     ) -> PatternRecommendation | Unavailable | None:
         """The recommendation for ``ctx``, None without similar turns, :class:`TooFewSamples`
         when the workspace has fewer than ``min_sample_size``, or :class:`PatternsLoading`
-        while the workspace's turns are read in the background."""
+        while the workspace's turns are read in the background. With ``known`` (the
+        registry's model ids), only those models are scored: the turns of a model removed
+        from models.yaml stay stored but no longer count (see :func:`neighbourhood`)."""
         ...
 
 
@@ -148,19 +150,26 @@ def pool_size(settings: PatternSettings) -> int:
     return settings.neighbors
 
 
-def neighbourhood(models: Sequence[str], settings: PatternSettings) -> list[int]:
-    """Which of the fetched turns (their models, nearest first) are scored."""
+def neighbourhood(models: Sequence[str], settings: PatternSettings,
+                  known: Container[str] | None = None) -> list[int]:
+    """Which of the fetched turns (their models, nearest first) are scored. With ``known``,
+    a turn whose model is not in it (removed from models.yaml, or renamed) is left out: the
+    other models among the K nearest decide, as if it were not there (its row is kept, and
+    counts again if the model comes back). One set lookup per fetched turn: still O(K)."""
     if settings.neighborhood == "per_model":
-        return per_model_nearest(models, settings.neighbors)
-    return list(range(min(len(models), settings.neighbors)))
+        return per_model_nearest(models, settings.neighbors, known)
+    nearest = range(min(len(models), settings.neighbors))
+    return list(nearest) if known is None else [i for i in nearest if models[i] in known]
 
 
-def per_model_nearest(models: Sequence[str], k: int) -> list[int]:
-    """Indices of the first ``k`` of each model in ``models`` (ordered nearest first)."""
+def per_model_nearest(models: Sequence[str], k: int,
+                      known: Container[str] | None = None) -> list[int]:
+    """Indices of the first ``k`` of each model in ``models`` (ordered nearest first), of
+    the models in ``known`` only when given."""
     taken: dict[str, int] = defaultdict(int)
     chosen = []
     for i, model in enumerate(models):
-        if taken[model] < k:
+        if taken[model] < k and (known is None or model in known):
             taken[model] += 1
             chosen.append(i)
     return chosen
@@ -199,14 +208,15 @@ class InMemoryPatternStore:
         self._rows.append(_Remembered(fingerprint(message), outcome))
 
     def recommend(
-        self, ctx: TurnContext, settings: PatternSettings
+        self, ctx: TurnContext, settings: PatternSettings, known: Container[str] | None = None
     ) -> PatternRecommendation | None:
-        """Score the most similar past turns (``settings`` says how many and how)."""
+        """Score the most similar past turns (``settings`` says how many and how) of the
+        models in ``known``."""
         words = fingerprint(ctx.message)
         scored = [(_jaccard(words, row.words), row.outcome) for row in self._rows]
         nearest = sorted((s for s in scored if s[0] > 0), key=lambda s: -s[0])
         nearest = nearest[: pool_size(settings)]
-        chosen = neighbourhood([n.primary_model for _, n in nearest], settings)
+        chosen = neighbourhood([n.primary_model for _, n in nearest], settings, known)
         return score_neighbors(
             [msgspec.structs.replace(nearest[i][1], similarity=nearest[i][0]) for i in chosen],
             settings.cost_weight, settings.similarity_exponent)
@@ -219,9 +229,9 @@ class FixedPatternStore:
         self.recommendation = recommendation
 
     def recommend(
-        self, ctx: TurnContext, settings: PatternSettings
+        self, ctx: TurnContext, settings: PatternSettings, known: Container[str] | None = None
     ) -> PatternRecommendation | None:
-        """The fixed recommendation."""
+        """The fixed recommendation (whatever its model: policy tests check rejections)."""
         return self.recommendation
 
 

@@ -357,13 +357,35 @@ DELEGATE_SPEC = ToolSpec(DELEGATE, (
     "required": ["tier", "task", "context"]})
 
 
+LISTED_PROFILES_CHARS = 4_000
+"""How much of the delegate tool's definition lists profiles: it is sent with every call of a
+planner, and a repository's profiles.yaml of 1,000 profiles made it 192 KB (48,000 tokens)."""
+PROFILE_ABOUT_CHARS = 160
+"""A listed profile's description is cut to this."""
+
+
 def delegate_spec(profiles: list[tuple[str, str]]) -> ToolSpec:
     """:data:`DELEGATE_SPEC` naming the profiles a worker may run with (name, description),
-    so the planner can choose one."""
-    listed = "; ".join(f"{name}: {about}" if about else name for name, about in profiles)
+    so the planner can choose one: in the order given (the user's and the built-in ones
+    first), within :data:`LISTED_PROFILES_CHARS`. When some do not fit, the rest are only
+    counted and the names are not an ``enum``: any registered one is still accepted."""
+    parts: list[str] = []
+    used = 0
+    for name, about in profiles:
+        short = about if len(about) <= PROFILE_ABOUT_CHARS else \
+            about[:PROFILE_ABOUT_CHARS - 1].rstrip() + "…"
+        part = f"{name}: {short}" if short else name
+        if used + len(part) > LISTED_PROFILES_CHARS:
+            break
+        parts.append(part)
+        used += len(part) + 2
+    listed = "; ".join(parts)
+    if len(parts) < len(profiles):
+        listed += f"; and {len(profiles) - len(parts)} more profiles, not listed here"
     properties = dict(DELEGATE_SPEC.input_schema["properties"])
     properties["profile"] = {
-        "enum": [name for name, _ in profiles],
+        **({"enum": [name for name, _ in profiles]} if len(parts) == len(profiles) else
+           {"type": "string"}),
         "description": f"{properties['profile']['description']} Profiles: {listed}."}
     return ToolSpec(DELEGATE_SPEC.name, DELEGATE_SPEC.description,
                     {**DELEGATE_SPEC.input_schema, "properties": properties})

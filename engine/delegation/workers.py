@@ -114,8 +114,8 @@ class Delegation:
         profiles = self.config.profiles(str(context.folder))
         known, spec = self._spec
         if known is not profiles or spec is None:  # the same profiles (files unchanged) keep it
-            spec = delegate_spec([(n, profiles.profiles[n].description)
-                                  for n in profiles.names()])
+            spec = delegate_spec([(n, profiles.profiles[n].description) for n in sorted(
+                profiles.names(), key=lambda n: profiles.profiles[n].source == "workspace")])
             self._spec = (profiles, spec)
         tools.add(ToolEntry(spec, partial(self._delegate, context, tools, limit),
                             concurrent=True))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Container, Hashable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
@@ -135,13 +135,15 @@ class LearnedPatternStore(LoadedWorkspaces):
 
     # -- slot 4 ------------------------------------------------------------------------
 
-    def recommend(self, ctx: TurnContext,
-                  settings: PatternSettings) -> PatternRecommendation | Unavailable | None:
+    def recommend(self, ctx: TurnContext, settings: PatternSettings,
+                  known: Container[str] | None = None
+                  ) -> PatternRecommendation | Unavailable | None:
         """Score the past turns of the workspace most similar to ``ctx`` (§5.5, with the
         workspace's neighbourhood and similarity settings); :class:`PatternsLoading` while
         its rows are still being read, :class:`TooFewSamples` (without fingerprinting the
         turn: it is fingerprinted when recorded, after its request has left) while all of
-        them together could not pass ``min_sample_size``."""
+        them together could not pass ``min_sample_size``. Only the models in ``known`` (the
+        registry's) are scored when given: a removed model's rows are kept, not counted."""
         self._notice_forgets()
         self._notice_others(_key(ctx))
         with self._lock:
@@ -153,7 +155,7 @@ class LearnedPatternStore(LoadedWorkspaces):
                 samples = sum(max(s, 1) for s in space.samples)
                 if samples < wanted:
                     return TooFewSamples(samples, wanted)
-        found = self._nearest(ctx, settings.neighbors, settings, PatternNeighbor)
+        found = self._nearest(ctx, settings.neighbors, settings, PatternNeighbor, known)
         return score_neighbors(found, settings.cost_weight, settings.similarity_exponent)
 
     def _notice_forgets(self) -> None:
@@ -208,7 +210,8 @@ class LearnedPatternStore(LoadedWorkspaces):
         return self._nearest(ctx, k, settings, Neighbour)
 
     def _nearest(self, ctx: TurnContext, k: int, settings: PatternSettings | None,
-                 make: Callable[[str, float, int, float, float], N]) -> list[N]:
+                 make: Callable[[str, float, int, float, float], N],
+                 known: Container[str] | None = None) -> list[N]:
         """:meth:`neighbours`, each made by ``make`` (model, success, samples, cost,
         similarity): routing scores :class:`PatternNeighbor` objects."""
         with self._lock:
@@ -223,7 +226,7 @@ class LearnedPatternStore(LoadedWorkspaces):
                 return []  # outgrown meanwhile: being read again
             picked, similarity = space.nearest(vector, pool_size(wanted))
             found = []
-            for i in neighbourhood([space.models[p] for p in picked], wanted):
+            for i in neighbourhood([space.models[p] for p in picked], wanted, known):
                 p = picked[i]
                 found.append(make(space.models[p], space.success[p], space.samples[p],
                                   space.cost[p], round(similarity[i], 4)))

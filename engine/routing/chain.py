@@ -225,7 +225,7 @@ class PolicyChain:
     def _recommendation(self, ctx: TurnContext) -> Suggestion:
         if self.patterns is None:
             return None
-        return self.patterns.recommend(ctx, self.policy.pattern)
+        return self.patterns.recommend(ctx, self.policy.pattern, self.registry.models)
 
     def _pattern(self, rec: Suggestion, ctx: TurnContext) -> PolicyEvaluation:
         policy = Policy.PATTERN_RECOMMENDATION

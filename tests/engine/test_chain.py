@@ -16,7 +16,12 @@ from switchman.engine.config.registry import Capabilities, ModelRegistry, ModelS
 from switchman.engine.config.routing_file import check_routing_text
 from switchman.engine.config.store import ConfigStore
 from switchman.engine.errors import NoModelAvailable
-from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
+from switchman.engine.patterns import (
+    FixedPatternStore,
+    InMemoryPatternStore,
+    PatternRecommendation,
+    PatternStore,
+)
 from switchman.engine.router import Router
 from switchman.engine.routing.chain import PolicyChain, RouteRequest
 from switchman.engine.routing.context import TurnContext
@@ -66,6 +71,8 @@ class Harness:
         self.configured = {"anthropic", "openai", "ollama"}
         self.patterns: PatternRecommendation | None = None
         self.pattern_settings = PatternSettings()
+        self.store: PatternStore | None = None
+        """A pattern store of its own, in place of a fixed :attr:`patterns`."""
 
     def decide(self, message: str, *, workspace: str | None = "/code/app",
                sticky: str | None = None, tier: str | None = None,
@@ -76,7 +83,7 @@ class Harness:
         validator = CandidateValidator(self.registry, lambda p: p.name in self.configured,
                                        self.tracker.check)
         chain = PolicyChain(self.registry, effective, validator, self.clock,
-                            FixedPatternStore(self.patterns))
+                            self.store or FixedPatternStore(self.patterns))
         context = TurnContext(message=text, workspace_path=workspace, **ctx)  # type: ignore[arg-type]
         return chain.decide(RouteRequest(context=context, turn_id="t1", session_id="s1",
                                          override=override, sticky_model=sticky,
@@ -331,6 +338,23 @@ def test_pattern_recommendation_when_no_rule_matches(h: Harness) -> None:
     assert decision.winner is not None
     assert decision.winner.policy is Policy.PATTERN_RECOMMENDATION
     assert decision.winner.confidence == 0.78
+
+
+def test_slot_4_scores_only_the_models_in_the_registry(h: Harness) -> None:
+    """A model removed from models.yaml (or renamed) did best on similar turns: slot 4 no
+    longer suggests it (to be rejected as unknown_model, turn after turn), the models still
+    known among the neighbours decide, and "why this model?" does not list it."""
+    store = InMemoryPatternStore()
+    for i in range(6):
+        store.add(f"refactor the parser module {i}", "anthropic:claude-retired-1", 1.0, 0.01)
+        store.add(f"refactor the parser module {i}", SONNET, 0.6, 0.01)
+    h.store = store
+    decision = h.decide("refactor the parser module", workspace=None)
+    assert decision.winner is not None
+    assert (decision.winner.policy, decision.chosen_model) == (
+        Policy.PATTERN_RECOMMENDATION, SONNET)
+    assert decision.winner.pattern_alternatives == []
+    assert "retired" not in render(decision)
 
 
 def test_pattern_below_the_gates_is_not_applicable(h: Harness) -> None:

@@ -375,3 +375,31 @@ def test_two_daemons_changing_one_row_at_once_both_count(tmp_path: Path) -> None
     row = database.by_turn(database.connect(path), "planner")
     assert row is not None
     assert (row.evidence.delegations, row.evidence.delegations_failed) == (2, 1)
+
+
+def test_a_model_the_registry_no_longer_knows_is_not_scored_but_its_rows_are_kept() -> None:
+    """'deep' was removed from models.yaml: slot 4 stops suggesting it (it would be rejected
+    as unknown_model, turn after turn) and 'fast' decides among the neighbours; when 'deep'
+    comes back, so does what was learned about it."""
+    store = open_store()
+    teach(store)
+    sql = TurnContext(message="optimise my SQL join query", workspace_path=WS)
+    without = suggest_known(store, sql, {"fast", "other"})
+    assert without is not None and without.model == "fast"
+    assert without.alternatives == []  # "why this model?" does not list 'deep'
+    assert without.sample_size == 3  # of the 6 nearest, the 3 known
+    docs = TurnContext(message="write README docs", workspace_path=WS)
+    assert suggest_known(store, docs, {"other"}) is None  # no neighbour of a known model
+    per_model = msgspec.structs.replace(SETTINGS, neighborhood="per_model", neighbors=3)
+    again = suggest_known(store, sql, {"fast"}, per_model)
+    assert again is not None and again.model == "fast" and again.alternatives == []
+    back = suggest_known(store, sql, {"fast", "deep"})
+    assert back is not None and back.model == "deep"
+    assert [o.model for o in back.alternatives] == ["fast"]
+
+
+def suggest_known(store: LearnedPatternStore, ctx: TurnContext, known: set[str],
+                  settings: PatternSettings = SETTINGS) -> PatternRecommendation | None:
+    rec = store.recommend(ctx, settings, known)
+    assert not isinstance(rec, PatternsLoading | TooFewSamples)
+    return rec

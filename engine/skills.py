@@ -106,7 +106,7 @@ class _Matcher:
         self.phrase = _SEPARATORS.sub(" ", skill.name.lower()).strip()
         first = _TOKEN.match(self.phrase)
         self.first = first.group() if first else None  # None: the name starts with no word
-        self.pattern = re.compile(re.escape(self.phrase) + "(?![a-z0-9])")
+        self.pattern: re.Pattern[str] | None = None  # compiled when first searched for
         self.wanted = keywords(skill.description)
 
     def score(self, message: _Message) -> float:
@@ -122,6 +122,8 @@ class _Matcher:
         most skills never search the message); each search is a literal one."""
         if not self.phrase or (self.first is not None and self.first not in message.tokens):
             return False
+        if self.pattern is None:
+            self.pattern = re.compile(re.escape(self.phrase) + "(?![a-z0-9])")
         flat, at = message.flat, 0
         while (found := self.pattern.search(flat, at)) is not None:
             start = found.start()

@@ -46,6 +46,12 @@ class CompiledRegex(Protocol):
 class RegexError(ValueError):
     """The pattern is invalid or uses syntax RE2 does not support."""
 
+    @property
+    def too_large(self) -> bool:
+        """Refused for its size (RE2 compiled it up to the budget first: milliseconds, where a
+        syntax error is found at once)."""
+        return str(self).startswith(_TOO_LARGE[0])
+
 
 _BACKREFERENCE = re.compile(r"invalid escape sequence: \\[1-9]")
 _HINTS = {

@@ -33,7 +33,7 @@ RE2 program (compiling takes about a microsecond per instruction, as walking a n
 a file's patterns together are bounded like its nodes, so a file of many large ones is
 refused after a fraction of a second instead of compiling each for seconds in all."""
 REFUSED_REGEX_NODES = 4_000
-"""What a pattern RE2 refuses costs: finding it too large took up to 6 ms."""
+"""What a pattern RE2 refuses as too large costs: finding that out took up to 6 ms."""
 MAX_PROBLEMS = 1000
 """Problems shown per file; a hostile file can have one per line, and each costs time."""
 MAX_SUGGESTIONS = 100
@@ -419,7 +419,7 @@ class Walker:
             try:
                 compiled = compile_regex(value)
             except RegexError as exc:
-                self._spend_on_regex(node, REFUSED_REGEX_NODES)
+                self._spend_on_regex(node, REFUSED_REGEX_NODES if exc.too_large else 1)
                 return self._bad(node, Code.INVALID_REGEX, f"Invalid regular expression: {exc}.")
             if not self._spend_on_regex(node, compiled.programsize // REGEX_INSTRUCTIONS_PER_NODE):
                 return INVALID

@@ -64,6 +64,9 @@ class ApplyCodeResult(msgspec.Struct, frozen=True):
     approval: ApprovalRecord | None = None
     """The question the user was asked and the answer, as the turn keeps it (null when
     nothing was asked): an editor shows it in its chat at once."""
+    unchanged: bool = False
+    """The code is already what it would replace: nothing was asked nor changed (``applied``
+    false, ``decision`` "deny", ``reason`` saying so)."""
 
 
 def proposed_change(request: ApplyCodeRequest, folder: Path) -> FileChange:
@@ -97,6 +100,9 @@ async def apply_code(policy: ApprovalPolicy, applier: EditApplier, request: Appl
     """Ask (unless ``apply_code`` is trusted here), then apply through the editor. ``keep``
     is given the question and its answer when the user was asked one."""
     change = proposed_change(request, folder)
+    if change.proposed == change.original:  # the user would be asked to approve an empty diff
+        return ApplyCodeResult(False, "deny", change.path, f"{change.path} already has this "
+                               "code: there is nothing to change.", unchanged=True)
     what = "the selection" if request.span is not None else "the whole file"
     question = ApprovalRequest(
         id=new_id(), workspace=request.workspace, session_id=request.session_id,

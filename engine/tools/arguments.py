@@ -104,10 +104,16 @@ def whole_number_argument(args: dict[str, Any], name: str) -> int | None:
         number = value
     elif isinstance(value, float) and value.is_integer():
         number = int(value)
-    elif isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value) < 12:
-        number = int(value.strip())
-    if number is None or abs(number) > MAX_WHOLE_NUMBER:
+    elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        text = value.strip()  # digits past the limit's are not converted: too large anyway
+        far = -MAX_WHOLE_NUMBER - 1 if text.startswith("-") else MAX_WHOLE_NUMBER + 1
+        number = int(text) if len(text.lstrip("-").lstrip("0")) < 12 else far
+    if number is None:
         raise ToolRefused(f"'{name}' must be a whole number, not {value!r:.40}.")
+    if abs(number) > MAX_WHOLE_NUMBER:  # whole, but beyond any line, count or timeout
+        size, limit = ("large", f"at most {MAX_WHOLE_NUMBER:,}") if number > 0 else \
+            ("small", f"at least -{MAX_WHOLE_NUMBER:,}")
+        raise ToolRefused(f"'{name}' is too {size}: it can be {limit}, not {value!r:.40}.")
     return number
 
 

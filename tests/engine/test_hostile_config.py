@@ -176,6 +176,13 @@ def test_patterns_too_large_together_are_too_complex_where_they_run_over() -> No
     assert 2 < found[0].range.start.line < 3 * 300
 
 
+def test_many_patterns_with_syntax_errors_are_each_reported_not_too_complex() -> None:
+    """Only a pattern refused for its size costs much to find out; one with a syntax error
+    (a backreference here) is found at once and charged as one node."""
+    found = problems(FileKind.WORKSPACE, _rules([rf"(a)\\1x{i}" for i in range(120)]))
+    assert [p.code for p in found] == [Code.INVALID_REGEX] * 120
+
+
 def test_many_ordinary_patterns_stay_within_the_budget() -> None:
     text = _rules([rf"(?i)(deploy|migrat|refactor)-{i}[a-z]+\\b" for i in range(2300)])
     assert len(text.encode()) < MAX_CONFIG_BYTES

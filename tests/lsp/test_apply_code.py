@@ -41,7 +41,8 @@ async def test_apply_replaces_the_selection_after_approval(
     span = {"start": {"line": 2, "character": 11}, "end": {"line": 2, "character": 13}}
     result = await apply(client, daemon, code="43", range=span, turn_id="t1")
     request = editor.approvals[0]
-    assert result == {"applied": True, "decision": "allow_once", "path": "src/app.py",
+    assert result == {"applied": True, "unchanged": False, "decision": "allow_once",
+                      "path": "src/app.py",
                       "reason": None, "approval": {  # a chat shows it at once (Neovim's)
                           "id": request["id"], "title": request["title"],
                           "outcome": "allowed_once", "reason": None, "command": None,
@@ -82,13 +83,31 @@ async def test_apply_without_a_range_replaces_the_whole_file(
     assert editor.buffer(daemon.workspace / "src" / "app.py") == "print('hi')\n"
 
 
+@pytest.mark.parametrize("params", [
+    {"code": SOURCE},
+    {"code": "42", "range": {"start": {"line": 2, "character": 11},
+                             "end": {"line": 2, "character": 13}}},
+])
+async def test_a_code_block_already_in_the_file_is_not_asked_about(
+        vscode: tuple[SwitchmanClient, ToolEditor], daemon: Daemon,
+        params: dict[str, Any]) -> None:
+    """The user was asked to approve an empty diff, and the answer said it was applied."""
+    client, editor = vscode
+    result = await apply(client, daemon, turn_id="t1", **params)
+    assert result == {"applied": False, "unchanged": True, "decision": "deny",
+                      "path": "src/app.py", "approval": None,
+                      "reason": "src/app.py already has this code: there is nothing to change."}
+    assert (editor.approvals, editor.edits) == ([], [])
+
+
 async def test_a_denied_apply_changes_nothing_and_says_why(
         vscode: tuple[SwitchmanClient, ToolEditor], daemon: Daemon) -> None:
     client, editor = vscode
     editor.answers.append({"decision": "deny", "reason": "wrong file"})
     result = await apply(client, daemon, code="x = 1\n")
     assert result.pop("approval")["outcome"] == "denied"
-    assert result == {"applied": False, "decision": "deny", "path": "src/app.py",
+    assert result == {"applied": False, "unchanged": False, "decision": "deny",
+                      "path": "src/app.py",
                       "reason": "wrong file"}
     assert editor.edits == []
 
@@ -166,7 +185,8 @@ async def test_applied_but_not_saved_comes_back_with_the_editors_reason(
     editor.unsaved = "The change is in the editor but was not saved: src/app.py (read-only)."
     result = await apply(client, daemon, code="x = 1\n")
     assert result.pop("approval")["outcome"] == "allowed_once"
-    assert result == {"applied": True, "decision": "allow_once", "path": "src/app.py",
+    assert result == {"applied": True, "unchanged": False, "decision": "allow_once",
+                      "path": "src/app.py",
                       "reason": "The change is in the editor but was not saved: src/app.py "
                                 "(read-only)."}
 
@@ -178,7 +198,8 @@ async def test_the_editors_refusal_comes_back(
     result = await apply(client, daemon, code="x = 1\n")
     assert (result.pop("approval")["outcome"], result["reason"]) == (  # as the turn keeps it
         "not_applied", "the file is read-only")
-    assert result == {"applied": False, "decision": "allow_once", "path": "src/app.py",
+    assert result == {"applied": False, "unchanged": False, "decision": "allow_once",
+                      "path": "src/app.py",
                       "reason": "the file is read-only"}
 
 

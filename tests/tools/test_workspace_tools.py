@@ -186,7 +186,19 @@ async def test_a_huge_file_is_read_only_up_to_the_cap(workspace: Path) -> None:
     ("grep", {"pattern": "x", "path": "\u0000"}, "NUL"),
     ("list_files", {"glob": ["*.py"]}, "'glob' must be text"),
     ("grep", {"pattern": 5}, "'pattern' must be text"),
-    ("read_file", {"path": "src/app.py", "start_line": 10 ** 30}, "'start_line' must be a whole"),
+    ("read_file", {"path": "src/app.py", "start_line": 10 ** 30},
+     "'start_line' is too large: it can be at most 1,000,000,000, not 1000000000000000000000"),
+    ("read_file", {"path": "src/app.py", "end_line": 10 ** 12},
+     "'end_line' is too large: it can be at most 1,000,000,000, not 1000000000000."),
+    ("read_file", {"path": "src/app.py", "end_line": "99999999999999"},
+     "'end_line' is too large: it can be at most 1,000,000,000, not '99999999999999'."),
+    ("read_file", {"path": "src/app.py", "start_line": -(10 ** 12)},
+     "'start_line' is too small: it can be at least -1,000,000,000, not -1000000000000."),
+    ("read_file", {"path": "src/app.py", "end_line": 1e300}, "'end_line' is too large"),
+    ("read_file", {"path": "src/app.py", "start_line": "-" + "9" * 50},
+     "'start_line' is too small"),
+    ("read_file", {"path": "src/app.py", "start_line": "0000000000009"}, "start_line 9 is past"),
+    ("read_file", {"path": "src/app.py", "end_line": "12a"}, "'end_line' must be a whole"),
 ])
 async def test_malformed_arguments_are_error_results(
         workspace: Path, name: str, arguments: dict[str, object], expected: str) -> None:

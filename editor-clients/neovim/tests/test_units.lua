@@ -811,6 +811,10 @@ return {
       H.eq({ 'Switchman: applied to a.py, but: not saved (read-only)', vim.log.levels.WARN },
         { apply.outcome({ applied = true, decision = 'allow_once', path = 'a.py', reason = 'not saved (read-only)' }) },
         'applied, but the buffer could not be written')
+      H.eq({ 'Switchman: a.py already has this code: there is nothing to change.', vim.log.levels.INFO },
+        { apply.outcome({ applied = false, unchanged = true, decision = 'deny', path = 'a.py',
+          reason = 'a.py already has this code: there is nothing to change.' }) },
+        'the file already had the code: nothing was asked, and it is not called a denial')
       vim.api.nvim_buf_delete(buf, { force = true })
     end,
   },

@@ -70,6 +70,9 @@ end
 --- What became of an Apply, as a message and its level. `unsaved`: the buffer it went to is still
 --- modified (it had unsaved changes of the user's, so it was not written for them).
 function M.outcome(result, unsaved)
+  if result.unchanged == true then -- nothing was asked: the file already had the code
+    return 'Switchman: ' .. tostring(result.reason), vim.log.levels.INFO
+  end
   if result.applied and result.reason and result.reason ~= vim.NIL then
     return ('Switchman: applied to %s, but: %s'):format(result.path, result.reason), vim.log.levels.WARN
   end

@@ -538,6 +538,8 @@ export interface ApplyCodeResult {
   reason: string | null;
   /** The question asked and its answer, as the turn keeps it; null when nothing was asked. */
   approval?: ApprovalRecord | null;
+  /** The file already had the code: nothing was asked nor changed (`applied` false, `reason` says so). */
+  unchanged?: boolean;
 }
 
 /** An attachment of `switchman/chat`. */

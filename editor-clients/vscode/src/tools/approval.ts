@@ -233,8 +233,12 @@ function answerText(card: ApprovalCard): string {
   }
 }
 
-/** Apply's outcome as a message (the card showed the question; this says what became of it). */
-export function applyOutcome(result: ApplyCodeResult): { text: string; warn: boolean } {
+/**
+ * Apply's outcome as a message (the card showed the question; this says what became of it). `notice`:
+ * no card was shown (the file already had the code), so the message is a notification, not the status bar's.
+ */
+export function applyOutcome(result: ApplyCodeResult): { text: string; warn: boolean; notice?: boolean } {
+  if (result.unchanged) return { text: `Switchman: ${result.reason ?? `${result.path} already has this code.`}`, warn: false, notice: true };
   if (result.applied && result.reason) return { text: `Switchman: applied to ${result.path}, but: ${result.reason}`, warn: true };
   if (result.applied) return { text: `Switchman: applied to ${result.path} and saved (undo takes it back)`, warn: false };
   if (result.decision === 'deny') return { text: `Switchman: not applied to ${result.path}${result.reason ? ` (${result.reason})` : ''}`, warn: false };

@@ -48,6 +48,7 @@ export async function codeAction(connection: SwitchmanConnection, action: CodeAc
       applyCodeParams({ workspace: folder.uri.toString(), uri, text, code, range, turnId })));
     const outcome = applyOutcome(result);
     if (outcome.warn) void vscode.window.showWarningMessage(outcome.text);
+    else if (outcome.notice) void vscode.window.showInformationMessage(outcome.text);
     else vscode.window.setStatusBarMessage(outcome.text, 5000);
   } catch (error) {
     void vscode.window.showWarningMessage(`Switchman: ${requestFailure(error).message}`);

@@ -264,6 +264,10 @@ describe('apply and trust', () => {
     assert.deepEqual(applyOutcome({ applied: false, decision: 'deny', path: 'a.py', reason: 'no' }),
       { text: 'Switchman: not applied to a.py (no)', warn: false });
     assert.equal(applyOutcome({ applied: false, decision: 'allow_once', path: 'a.py', reason: 'read-only' }).warn, true);
+    assert.deepEqual(applyOutcome({ applied: false, unchanged: true, decision: 'deny', path: 'a.py',
+      reason: 'a.py already has this code: there is nothing to change.' }),
+    { text: 'Switchman: a.py already has this code: there is nothing to change.', warn: false, notice: true },
+    'the file already had the code: nothing was asked, and it is not called a denial');
   });
 
   it('list always-allowed tools per folder, open folders first', () => {

@@ -903,6 +903,31 @@ return {
     end,
   },
   {
+    'an approval asked while you work in a tab page before others goes back to that tab page when answered',
+    function()
+      local approval = require('switchman.approval')
+      vim.cmd('tabnew') -- a second tab page of yours, right of the first
+      vim.cmd('tabprevious')
+      local at = vim.api.nvim_get_current_tabpage()
+      local orig = vim.ui.select
+      vim.ui.select = function(items, _, on_choice)
+        on_choice(items[1], 1)
+      end
+      local requests = {
+        { id = 'tab1', tool = 'run_command', tool_class = 'execute', command = 'a\nb', cwd = '/w', title = 'Run' },
+        { id = 'tab2', tool = 'edit_file', tool_class = 'write', path = 'src/x.py', original = 'a\n', proposed = 'b\n',
+          title = 'Edit src/x.py' },
+      }
+      for _, request in ipairs(requests) do
+        H.eq('allow_once', approval.handle(nil, request, nil, '/w').decision)
+        -- closing the question's tab page went to the one right of it, another of yours
+        H.eq(at, vim.api.nvim_get_current_tabpage(), 'back in the tab page you were in: ' .. request.id)
+      end
+      vim.ui.select = orig
+      vim.cmd('tabonly')
+    end,
+  },
+  {
     'the approval question shows what a command hides from the eye: a carriage return, escapes, bidi controls, blank lines',
     function()
       local approval = require('switchman.approval')

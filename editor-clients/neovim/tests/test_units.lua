@@ -341,7 +341,22 @@ return {
       option_set('linebreak')
       H.eq(default, vim.o.breakat, 'a window that reads it again: yours')
       vim.api.nvim_set_current_win(input_win)
-      vim.cmd([[set breakat=\ -]]) -- set in the chat: yours from now on
+      vim.cmd('set breakat+=#') -- added to in the chat: added to yours, which keeps its . and ,
+      option_set('breakat')
+      H.eq(chat_value .. '#', vim.o.breakat, 'in the chat: the chat\'s value and #')
+      vim.api.nvim_set_current_win(code_win)
+      H.eq(default .. '#', vim.o.breakat, 'yours with # (it was left without . and , for good)')
+      vim.api.nvim_set_current_win(input_win)
+      vim.cmd('set breakat-=#')
+      option_set('breakat')
+      vim.cmd('set breakat^=#')
+      option_set('breakat')
+      vim.cmd('set breakat-=?')
+      option_set('breakat')
+      vim.api.nvim_set_current_win(code_win)
+      H.eq('#' .. default:gsub('%?', ''), vim.o.breakat, 'taken out, added at the start: yours too')
+      vim.api.nvim_set_current_win(input_win)
+      vim.cmd([[set breakat=\ -]]) -- set whole in the chat: yours from now on
       option_set('breakat')
       H.eq(' -', vim.o.breakat, 'a value set in the chat is in force')
       vim.api.nvim_set_current_win(code_win)

@@ -116,6 +116,20 @@ class TrustNotSaved(SwitchmanError):
                          "allowed stays as it was. Fix or delete that file.")
 
 
+class PatternsNotSaved(SwitchmanError):
+    """A 👍 / 👎 (or taking one back) could not be written to the pattern store, patterns.db
+    (a full disk, a file the user may not write, its write lock held too long): nothing was
+    rated."""
+
+    code = "patterns_not_saved"
+
+    def __init__(self, turn_id: str, path: str, reason: str) -> None:
+        self.turn_id = turn_id
+        super().__init__(f"Switchman could not save this rating in its pattern store {path} "
+                         f"({reason}), so the turn's rating stays as it was. Free space on "
+                         "that disk or make the file writable, then rate the answer again.")
+
+
 class RoutingError(SwitchmanError):
     """A turn could not be routed; no turn starts."""
 

@@ -179,7 +179,11 @@ def missing_key_hint(provider: ProviderSpec, *, check_file: bool = False) -> str
     return " or ".join(sources) or "an API key"
 
 
-_TOKEN_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,}|[A-Za-z0-9_\-]{32,})\b")
+_TOKEN_LIKE = re.compile(r"\b(?:sk-[A-Za-z0-9_\-]{6,}|[A-Za-z0-9_\-]{32,})"
+                         r"(?:(?:[*•…]+|\.{3,})[A-Za-z0-9]{1,4}\b|\b)")
+"""A key-shaped word, with the shortened form's stars and last characters after it
+(``sk-test-01****cdef``): masked up to the stars, it left the key's last characters shown and
+no shortened form for :mod:`~switchman.engine.keymask` to find."""
 
 
 def redact(text: str, secrets: list[str]) -> str:

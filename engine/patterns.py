@@ -82,7 +82,21 @@ class TooFewSamples(msgspec.Struct, frozen=True):
                 f"{self.min_sample_size})")
 
 
-Unavailable = PatternsLoading | TooFewSamples
+class OnlyUnknownModels(msgspec.Struct, frozen=True):
+    """Every similar past turn was answered by a model the registry no longer knows (removed
+    from models.yaml, or renamed): their rows are kept, but there is nothing to score."""
+
+    models: list[str]
+    turns: int
+
+    @property
+    def reason(self) -> str:
+        """Slot 4's reason in the chain."""
+        return (f"the {self.turns} most similar past turns were answered only by models no "
+                f"longer in the registry ({', '.join(self.models)}): kept, not scored")
+
+
+Unavailable = PatternsLoading | TooFewSamples | OnlyUnknownModels
 """Why the store has no recommendation to give before it looks for similar turns."""
 
 

@@ -17,6 +17,7 @@ from switchman.engine.errors import (
     InvalidText,
     NoModelAvailable,
     NothingToRate,
+    PatternsNotSaved,
     SwitchmanError,
     TrustNotSaved,
     TurnElsewhere,
@@ -51,6 +52,7 @@ CODES: dict[type[SwitchmanError], int] = {
     DataFolderUnusable: 1015,
     TrustNotSaved: 1016,
     NothingToRate: 1017,
+    PatternsNotSaved: 1018,
 }
 
 
@@ -72,7 +74,7 @@ def rpc_error(error: SwitchmanError) -> JsonRpcException:
         data.update(decision=to_plain(error.decision), text=render(error.decision))
     elif isinstance(error, UnknownProfile):
         data.update(name=error.name, known=error.known)
-    elif isinstance(error, TurnInProgress | TurnElsewhere | NothingToRate) or (
+    elif isinstance(error, TurnInProgress | TurnElsewhere | NothingToRate | PatternsNotSaved) or (
             isinstance(error, WorkerSession) and error.turn_id is not None):
         data.update(turn_id=error.turn_id)
     code = CODES.get(type(error), JsonRpcInternalError.CODE)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from decimal import Decimal
@@ -26,7 +27,7 @@ from typing import Literal, TypeVar
 
 import msgspec
 
-from switchman.engine.errors import UnknownTurn
+from switchman.engine.errors import PatternsNotSaved, UnknownTurn
 from switchman.engine.learning import database
 from switchman.engine.learning.evaluator import NextAction
 from switchman.engine.learning.report import format_stats
@@ -193,10 +194,15 @@ class OutcomeRecorder:
     async def feedback(self, turn_id: str, rating: str) -> FeedbackResult:
         """Explicit 👍 (``up``) or 👎 (``down``) on a recorded turn, or ``none`` to take one
         back, answered once it is committed (after every write asked for before it); raises
-        UnknownTurn."""
+        UnknownTurn, or PatternsNotSaved (naming patterns.db and why) when the write failed."""
         def rate() -> FeedbackResult:
             value = 1 if rating == "up" else -1 if rating == "down" else 0
-            if not self.store.feedback(turn_id, value):
+            try:
+                rated = self.store.feedback(turn_id, value)
+            except sqlite3.Error as error:  # a full disk, a file the user may not write
+                raise PatternsNotSaved(turn_id, database.file_of(self.store.writer),
+                                       str(error)) from error
+            if not rated:
                 raise UnknownTurn(turn_id, f"Turn '{turn_id}' cannot be rated: there is no such "
                                            "turn, it has not ended yet, or the pattern store "
                                            "no longer keeps it (switchman patterns forget).")

@@ -48,6 +48,7 @@ from switchman.engine.learning.meaning import Centre
 from switchman.engine.learning.small_workspace import SMALL_ROWS, SmallWorkspace, encode
 from switchman.engine.messages import usd_of_float
 from switchman.engine.patterns import (
+    OnlyUnknownModels,
     PatternNeighbor,
     PatternRecommendation,
     PatternsLoading,
@@ -155,7 +156,11 @@ class LearnedPatternStore(LoadedWorkspaces):
                 samples = sum(max(s, 1) for s in space.samples)
                 if samples < wanted:
                     return TooFewSamples(samples, wanted)
-        found = self._nearest(ctx, settings.neighbors, settings, PatternNeighbor, known)
+        passed_over: list[str] = []
+        found = self._nearest(ctx, settings.neighbors, settings, PatternNeighbor, known,
+                              passed_over)
+        if passed_over:
+            return OnlyUnknownModels(sorted(set(passed_over)), len(passed_over))
         return score_neighbors(found, settings.cost_weight, settings.similarity_exponent)
 
     def _notice_forgets(self) -> None:
@@ -211,7 +216,8 @@ class LearnedPatternStore(LoadedWorkspaces):
 
     def _nearest(self, ctx: TurnContext, k: int, settings: PatternSettings | None,
                  make: Callable[[str, float, int, float, float], N],
-                 known: Container[str] | None = None) -> list[N]:
+                 known: Container[str] | None = None,
+                 passed_over: list[str] | None = None) -> list[N]:
         """:meth:`neighbours`, each made by ``make`` (model, success, samples, cost,
         similarity): routing scores :class:`PatternNeighbor` objects."""
         with self._lock:
@@ -225,8 +231,12 @@ class LearnedPatternStore(LoadedWorkspaces):
             if space is None or not len(space.index):
                 return []  # outgrown meanwhile: being read again
             picked, similarity = space.nearest(vector, pool_size(wanted))
+            models = [space.models[p] for p in picked]
+            chosen = neighbourhood(models, wanted, known)
+            if not chosen and passed_over is not None:  # all of them of unknown models
+                passed_over += models[: wanted.neighbors]
             found = []
-            for i in neighbourhood([space.models[p] for p in picked], wanted, known):
+            for i in chosen:
                 p = picked[i]
                 found.append(make(space.models[p], space.success[p], space.samples[p],
                                   space.cost[p], round(similarity[i], 4)))

@@ -344,8 +344,13 @@ class SessionManager:
         target = self.router.resolve_model(model) if model is not None else None
         dropped = live.sticky.pending is not None
         outcome = live.sticky.request(target)
+        # A turn of the session runs in another window (another daemon): the change waits for
+        # it, as behind a turn of this window's own.
+        elsewhere = live.running is None and self.store.session_running_elsewhere(live.id)
         if self.learning is not None and target not in (None, live.last_model) \
-                and live.running is None:  # an immediate /model change judges the last turn
+                and live.running is None and not elsewhere:
+            # Only an immediate /model change judges the last answer; one made while a turn
+            # runs (here or elsewhere) comes after a new message: the user moved on already.
             self.learning.model_changed(live.id)
         if outcome is not SwapOutcome.QUEUED:
             self.store.set_sticky(live.id, live.sticky.active)
@@ -354,8 +359,7 @@ class SessionManager:
             live.swap_queued_over = stored[1] if stored is not None else live.sticky.active
         pending = live.sticky.pending
         self.observer.status_changed(live.workspace)
-        if outcome in (SwapOutcome.APPLIED, SwapOutcome.CLEARED) \
-                and self.store.session_running_elsewhere(live.id):
+        if outcome in (SwapOutcome.APPLIED, SwapOutcome.CLEARED) and elsewhere:
             # Stored at once, but the turn another window runs routed already: to the user it
             # is queued behind that turn, and the editors say so as for one of their own.
             return SwapResult(outcome=SwapOutcome.QUEUED.value, session_id=live.id,

@@ -35,6 +35,7 @@ from switchman.engine.routing.decision import (
 from switchman.engine.routing.explain import render, short_reason
 from switchman.engine.routing.overrides import parse_override
 from switchman.engine.routing.validation import CandidateValidator
+from tests.learning.test_pattern_store import WS, open_store, record
 
 OPUS, SONNET, HAIKU = ("anthropic:claude-opus-4-7", "anthropic:claude-sonnet-4-6",
                        "anthropic:claude-haiku-4-5")
@@ -355,6 +356,14 @@ def test_slot_4_scores_only_the_models_in_the_registry(h: Harness) -> None:
         Policy.PATTERN_RECOMMENDATION, SONNET)
     assert decision.winner.pattern_alternatives == []
     assert "retired" not in render(decision)
+    learned = open_store()  # what the daemon uses: it also says why it has nothing to score
+    for i in range(6):
+        record(learned, f"t{i}", f"refactor the parser module {i}", "anthropic:claude-retired-1")
+    h.store = learned
+    pattern = h.decide("refactor the parser module", workspace=WS).chain[3]
+    assert (pattern.verdict, pattern.reason) == (Verdict.NOT_APPLICABLE, (
+        "the 6 most similar past turns were answered only by models no longer in the registry "
+        "(anthropic:claude-retired-1): kept, not scored"))
 
 
 def test_pattern_below_the_gates_is_not_applicable(h: Harness) -> None:

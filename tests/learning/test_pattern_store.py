@@ -17,7 +17,12 @@ from switchman.engine.learning import database
 from switchman.engine.learning.evaluator import NextAction
 from switchman.engine.learning.fingerprint import Vector, fingerprint
 from switchman.engine.learning.store import LearnedPatternStore, TurnRecord
-from switchman.engine.patterns import PatternRecommendation, PatternsLoading, TooFewSamples
+from switchman.engine.patterns import (
+    OnlyUnknownModels,
+    PatternRecommendation,
+    PatternsLoading,
+    TooFewSamples,
+)
 from switchman.engine.routing.context import TurnContext
 
 WS = "/work/project"
@@ -37,12 +42,12 @@ def record(store: LearnedPatternStore, turn: str, message: str, model: str, *,
                             status=status, cost_usd=cost))
 
 
-def suggest(store: LearnedPatternStore, ctx: TurnContext,
-            settings: PatternSettings = SETTINGS) -> PatternRecommendation | None:
+def suggest(store: LearnedPatternStore, ctx: TurnContext, settings: PatternSettings = SETTINGS,
+            known: set[str] | None = None) -> PatternRecommendation | None:
     """The store's recommendation (these stores are small: read at once, never loading; and
-    large enough for their settings)."""
-    rec = store.recommend(ctx, settings)
-    assert not isinstance(rec, PatternsLoading | TooFewSamples)
+    large enough for their settings), scoring only the models in ``known`` if given."""
+    rec = store.recommend(ctx, settings, known)
+    assert not isinstance(rec, PatternsLoading | TooFewSamples | OnlyUnknownModels)
     return rec
 
 
@@ -384,22 +389,16 @@ def test_a_model_the_registry_no_longer_knows_is_not_scored_but_its_rows_are_kep
     store = open_store()
     teach(store)
     sql = TurnContext(message="optimise my SQL join query", workspace_path=WS)
-    without = suggest_known(store, sql, {"fast", "other"})
+    without = suggest(store, sql, known={"fast", "other"})
     assert without is not None and without.model == "fast"
     assert without.alternatives == []  # "why this model?" does not list 'deep'
     assert without.sample_size == 3  # of the 6 nearest, the 3 known
     docs = TurnContext(message="write README docs", workspace_path=WS)
-    assert suggest_known(store, docs, {"other"}) is None  # no neighbour of a known model
+    assert store.recommend(docs, SETTINGS, {"other"}) == OnlyUnknownModels(["fast"], 6)
     per_model = msgspec.structs.replace(SETTINGS, neighborhood="per_model", neighbors=3)
-    again = suggest_known(store, sql, {"fast"}, per_model)
+    again = suggest(store, sql, per_model, {"fast"})
     assert again is not None and again.model == "fast" and again.alternatives == []
-    back = suggest_known(store, sql, {"fast", "deep"})
+    back = suggest(store, sql, known={"fast", "deep"})
     assert back is not None and back.model == "deep"
     assert [o.model for o in back.alternatives] == ["fast"]
 
-
-def suggest_known(store: LearnedPatternStore, ctx: TurnContext, known: set[str],
-                  settings: PatternSettings = SETTINGS) -> PatternRecommendation | None:
-    rec = store.recommend(ctx, settings, known)
-    assert not isinstance(rec, PatternsLoading | TooFewSamples)
-    return rec

@@ -42,6 +42,25 @@ async def rate(client: SwitchmanClient, turn_id: str, rating: str) -> Any:
     return await client.request(methods.FEEDBACK, {"turn_id": turn_id, "rating": rating})
 
 
+async def refused_rating(client: SwitchmanClient, turn_id: str, rating: str,
+                         code: int) -> JsonRpcException:
+    """The error a rating is refused with (its JSON-RPC ``code`` checked)."""
+    with pytest.raises(JsonRpcException) as caught:
+        await rate(client, turn_id, rating)
+    assert caught.value.code == code
+    return caught.value
+
+
+def fill_disk(path: Path) -> None:
+    """Make every write to the pattern database ``path`` fail, as on a full disk."""
+    disk = sqlite3.connect(path, isolation_level=None)
+    for table in ("pattern_turns", "pattern_rescores"):
+        for action in ("INSERT", "UPDATE"):
+            disk.execute(f"CREATE TRIGGER full_{table}_{action} BEFORE {action} ON {table}"
+                         " BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END")
+    disk.close()
+
+
 def decision_of(client: SwitchmanClient, turn_id: str) -> dict[str, Any]:
     notice = next(n for n in client.received[methods.ROUTE_DECIDED] if n["turn_id"] == turn_id)
     decision: dict[str, Any] = notice["decision"]
@@ -397,12 +416,10 @@ async def test_a_turn_that_failed_before_answering_cannot_be_rated(
         assert (await rate(client, failed["turn_id"], "up"))["success"] == 1.0
     else:
         for rating in ("up", "down"):
-            with pytest.raises(JsonRpcException) as caught:
-                await rate(client, failed["turn_id"], rating)
-            assert caught.value.code == 1017
-            assert error_data(caught.value) == {"code": "nothing_to_rate",
-                                                "turn_id": failed["turn_id"]}
-            assert "failed before it answered" in str(caught.value)
+            refused = await refused_rating(client, failed["turn_id"], rating, 1017)
+            assert error_data(refused) == {"code": "nothing_to_rate",
+                                           "turn_id": failed["turn_id"]}
+            assert "failed before it answered" in str(refused)
         assert (await rate(client, failed["turn_id"], "none"))["rating"] == "none"
     detail = await client.request(methods.SESSION, {"session_id": failed["session_id"]})
     assert detail["ratings"] == ({failed["turn_id"]: "up"} if answered else {})
@@ -416,12 +433,7 @@ async def test_a_turn_whose_row_cannot_be_written_is_still_answered(
     editor lost its answer; a ``/model`` (``switchman/setModel``) was answered the same way
     though the model had changed. They are answered as usual; the failure is logged."""
     await chat(client, daemon, fake, "write the release notes")  # patterns.db exists now
-    disk = sqlite3.connect(daemon.data / database.FILE_NAME, isolation_level=None)
-    for table in ("pattern_turns", "pattern_rescores"):  # every write fails, as on a full disk
-        for action in ("INSERT", "UPDATE"):
-            disk.execute(f"CREATE TRIGGER full_{table}_{action} BEFORE {action} ON {table}"
-                         " BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END")
-    disk.close()
+    fill_disk(daemon.data / database.FILE_NAME)
     turn = await chat(client, daemon, fake, "refactor the billing parser module")
     assert (turn["status"], turn["text"]) == ("completed", "an answer")
     swap = await client.request(methods.SET_MODEL, {"workspace": daemon.uri, "model": "sonnet"})
@@ -461,3 +473,20 @@ async def test_a_workers_turn_cannot_be_rated(
     worker = await client.request(methods.SESSION,
                                   {"session_id": delegation["worker_session_id"]})
     assert worker["ratings"] == {}
+
+
+async def test_a_rating_that_cannot_be_written_names_the_pattern_store(
+        client: SwitchmanClient, daemon: Daemon, fake: FakeProvider) -> None:
+    """A 👍 whose write to patterns.db failed (a full disk, a read-only file) was answered
+    with the generic ``internal_error``: it says what could not be written, and where."""
+    turn = await chat(client, daemon, fake, "write the release notes")
+    path = daemon.data / database.FILE_NAME
+    fill_disk(path)
+    for rating in ("up", "none"):
+        refused = await refused_rating(client, turn["turn_id"], rating, 1018)
+        assert error_data(refused) == {"code": "patterns_not_saved", "turn_id": turn["turn_id"]}
+        message = str(refused)
+        assert str(path) in message and "database or disk is full" in message
+        assert "pattern store" in message and "internal error" not in message
+    detail = await client.request(methods.SESSION, {"session_id": turn["session_id"]})
+    assert detail["ratings"] == {}  # nothing was rated

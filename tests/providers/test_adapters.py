@@ -381,6 +381,21 @@ async def test_a_key_a_provider_error_quotes_is_masked(fake: FakeProvider) -> No
     assert "the gateway refused [redacted] and [redacted]" in str(caught.value)
 
 
+@pytest.mark.parametrize("api", APIS)
+async def test_a_401_quoting_the_key_shortened_masks_all_of_it(api: ApiKind,
+                                                               fake: FakeProvider) -> None:
+    """A 401 quoting the key as providers shorten it (its start, stars, its last 4): the
+    key-shaped start was masked alone, which left ``[redacted]****cdef`` and the key's last
+    characters, no longer the shortened form the key mask knows."""
+    deferred = DeferredAdapter(lambda: adapter_for(api, fake), KEY, list)
+    fake.script_error(401, f"Incorrect API key provided: {KEY[:10]}****{KEY[-4:]}. You can "
+                      "find your API key at https://example.com/keys.")
+    with pytest.raises(ProviderError) as caught:
+        await collect(deferred, request())
+    assert KEY[-4:] not in str(caught.value) and KEY[-4:] not in caught.value.detail
+    assert "Incorrect API key provided: [redacted]. You can find" in str(caught.value)
+
+
 async def test_what_creating_an_adapter_leaves_alive_is_frozen_for_the_collector(
         fake: FakeProvider) -> None:
     """An SDK import leaves many long-lived objects; full collections must not rescan them."""

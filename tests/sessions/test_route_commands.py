@@ -14,6 +14,7 @@ from switchman.engine.messages import AttachmentRequest, ImageBlock
 from switchman.engine.patterns import FixedPatternStore, PatternRecommendation
 from switchman.engine.routing.decision import ValidationFailure, Verdict
 from switchman.engine.service import Switchman
+from switchman.engine.sessions.records import TurnResult
 from tests.conftest import models_yaml
 from tests.sessions.conftest import Recorder
 from tests.support.fake_provider import FakeProvider, Reply, Stall
@@ -136,6 +137,19 @@ async def test_the_answers_to_a_suggestion_are_found_by_their_turn(
                                         ("route.overridden", again.turn_id)]
 
 
+async def answered_then_stalled(service: Switchman, fake: FakeProvider, workspace: str,
+                                message: str) -> tuple[TurnResult, asyncio.Future[TurnResult]]:
+    """A turn answered ("/commit fix the auth bug"), then ``message`` sent: its turn, still
+    running, stalls after its first chunk."""
+    fake.script_text("meh")
+    first = await service.chat(workspace, None, "/commit fix the auth bug")
+    stall = Stall(after_chunks=1)
+    fake.script(Reply(text=("still ", "thinking"), fault=stall))
+    running = asyncio.ensure_future(service.chat(workspace, None, message))
+    assert await stall.wait_reached_async()
+    return first, running
+
+
 async def test_a_resent_message_is_judged_on_disk_while_its_turn_still_runs(
         engine: tuple[Switchman, Recorder, str], fake: FakeProvider) -> None:
     """What a new message says about the turn before it ("resent") waited in memory for the
@@ -144,12 +158,8 @@ async def test_a_resent_message_is_judged_on_disk_while_its_turn_still_runs(
     (after ``held_seconds``; 0 here), off the way to the first token."""
     service, _, workspace = engine
     service.learning.held_seconds = 0
-    fake.script_text("meh")
-    first = await service.chat(workspace, None, "/commit fix the auth bug")
-    stall = Stall(after_chunks=1)
-    fake.script(Reply(text=("still ", "thinking"), fault=stall))
-    again = asyncio.ensure_future(service.chat(workspace, None, "/commit fix the auth bug"))
-    assert await stall.wait_reached_async()
+    first, again = await answered_then_stalled(service, fake, workspace,
+                                               "/commit fix the auth bug")
     await service.learning.settled(None)  # the writes handed over so far (none held back)
     (row,) = database.rows(service.patterns.connection)
     assert (row.turn_id, row.evidence.next_action) == (first.turn_id, NextAction.RESENT)
@@ -201,6 +211,31 @@ async def test_a_resent_message_and_a_model_change_count_against_the_last_answer
     assert first.evidence.next_action is NextAction.RESENT
     assert second.evidence.next_action is NextAction.MODEL_CHANGED
     assert first.success == second.success == pytest.approx(0.1)
+
+
+async def test_a_model_change_queued_behind_another_windows_turn_judges_no_answer(
+        tmp_path: Path, fake: FakeProvider) -> None:
+    """/model while a turn of the session runs is queued and judges nothing: the user already
+    moved on with that turn's message. A window's own running turn was treated so, but a change
+    made in another window (another daemon on the data folder) counted as "model changed"
+    against the turn before, and the held "moved on" of the running turn's message then
+    found it judged (both windows' daemons are in this process: ``held_seconds`` holds the
+    first one's verdict back, as its half second does when the /model comes quickly)."""
+    window, shown, workspace = suggesting(tmp_path, fake, SONNET)
+    window.learning.held_seconds = 3600  # written with the running turn's row, at its end
+    other = Switchman(Recorder(), config_folder=tmp_path / "config",
+                      data_folder=tmp_path / "data", environ={"ANTHROPIC_API_KEY": "k"},
+                      approver=ScriptedApprover())
+    other.open_workspace(str(tmp_path / "workspace"))
+    first, running = await answered_then_stalled(window, fake, workspace, "/commit add the tests")
+    await shown.until(lambda: len(shown.notices) == 2)  # its start is on disk
+    swap = await other.set_model(workspace, first.session_id, "sonnet")
+    assert swap.outcome == "queued"
+    fake.release_stalls()
+    assert (await running).status == "completed"
+    await window.learning.written()
+    (row, _) = database.rows(window.patterns.connection)
+    assert (row.turn_id, row.evidence.next_action) == (first.turn_id, NextAction.MOVED_ON)
 
 
 async def test_without_a_suggestion_there_is_nothing_to_override(

@@ -341,7 +341,22 @@ return {
       option_set('linebreak')
       H.eq(default, vim.o.breakat, 'a window that reads it again: yours')
       vim.api.nvim_set_current_win(input_win)
-      vim.cmd([[set breakat=\ -]]) -- set in the chat: yours from now on
+      vim.cmd('set breakat+=#') -- added to in the chat: added to yours, which keeps its . and ,
+      option_set('breakat')
+      H.eq(chat_value .. '#', vim.o.breakat, 'in the chat: the chat\'s value and #')
+      vim.api.nvim_set_current_win(code_win)
+      H.eq(default .. '#', vim.o.breakat, 'yours with # (it was left without . and , for good)')
+      vim.api.nvim_set_current_win(input_win)
+      vim.cmd('set breakat-=#')
+      option_set('breakat')
+      vim.cmd('set breakat^=#')
+      option_set('breakat')
+      vim.cmd('set breakat-=?')
+      option_set('breakat')
+      vim.api.nvim_set_current_win(code_win)
+      H.eq('#' .. default:gsub('%?', ''), vim.o.breakat, 'taken out, added at the start: yours too')
+      vim.api.nvim_set_current_win(input_win)
+      vim.cmd([[set breakat=\ -]]) -- set whole in the chat: yours from now on
       option_set('breakat')
       H.eq(' -', vim.o.breakat, 'a value set in the chat is in force')
       vim.api.nvim_set_current_win(code_win)
@@ -900,6 +915,31 @@ return {
       H.eq('allow_once', approval.handle(nil, request, nil, '/w').decision)
       H.eq({ 'Run in /w:', '', 'for f in *.py; do', '  black "$f"', 'done' }, shown, 'the whole command, while asked')
       H.eq(tabs, #vim.api.nvim_list_tabpages(), 'its tab closed with the answer')
+    end,
+  },
+  {
+    'an approval asked while you work in a tab page before others goes back to that tab page when answered',
+    function()
+      local approval = require('switchman.approval')
+      vim.cmd('tabnew') -- a second tab page of yours, right of the first
+      vim.cmd('tabprevious')
+      local at = vim.api.nvim_get_current_tabpage()
+      local orig = vim.ui.select
+      vim.ui.select = function(items, _, on_choice)
+        on_choice(items[1], 1)
+      end
+      local requests = {
+        { id = 'tab1', tool = 'run_command', tool_class = 'execute', command = 'a\nb', cwd = '/w', title = 'Run' },
+        { id = 'tab2', tool = 'edit_file', tool_class = 'write', path = 'src/x.py', original = 'a\n', proposed = 'b\n',
+          title = 'Edit src/x.py' },
+      }
+      for _, request in ipairs(requests) do
+        H.eq('allow_once', approval.handle(nil, request, nil, '/w').decision)
+        -- closing the question's tab page went to the one right of it, another of yours
+        H.eq(at, vim.api.nvim_get_current_tabpage(), 'back in the tab page you were in: ' .. request.id)
+      end
+      vim.ui.select = orig
+      vim.cmd('tabonly')
     end,
   },
   {

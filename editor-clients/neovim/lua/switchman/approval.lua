@@ -138,9 +138,15 @@ function M.show_diff(request)
   return tab
 end
 
-local function close(tab)
+--- Close the question's tab page; from it, back to `from`, the one you were in as it was asked
+--- (`:tabclose` goes to the tab page on its right, another of yours, or wherever 'tabclose' says).
+local function close(tab, from)
   if tab and vim.api.nvim_tabpage_is_valid(tab) and #vim.api.nvim_list_tabpages() > 1 then
+    local was_current = tab == vim.api.nvim_get_current_tabpage()
     vim.cmd('tabclose ' .. vim.api.nvim_tabpage_get_number(tab))
+    if was_current and vim.api.nvim_tabpage_is_valid(from) then
+      vim.api.nvim_set_current_tabpage(from)
+    end
   end
 end
 
@@ -333,7 +339,7 @@ function M.handle(_, request, _, root)
   local function settled()
     return answer ~= nil or state.withdrawn ~= nil
   end
-  local tab = nil
+  local tab, from = nil, vim.api.nvim_get_current_tabpage()
   if request.tool == 'delegate' then
     tab = M.show_delegation(request)
   elseif several_lines(request.command) then
@@ -381,7 +387,7 @@ function M.handle(_, request, _, root)
     vim.wait(M.wait_ms, settled, 50)
   end
   pending[key] = nil
-  close(tab)
+  close(tab, from)
   -- a worker's question goes under its line in the chat, answered, as the chat drawn from the session has it
   -- and a `/delegate`'s own question (its turn id is its delegation's id) above its worker's line
   local function answered(result, outcome, reason)

@@ -20,6 +20,32 @@ function M.chat_value(value)
   return (value:gsub('[' .. vim.pesc(M.KEPT_WHOLE) .. ']', ''))
 end
 
+--- Your value after the chat's `old` was changed to `new` while it was in force: a change that adds
+--- characters or takes a run of them out (`:set breakat+=#`, `^=#`, `-=?`) is made to yours, which
+--- keeps its `.` and `,` (taking `new` whole dropped them from yours for good); a value set whole
+--- (`:set breakat=\ -`) is yours as it is.
+function M.yours_after(yours, old, new)
+  if new == old then
+    return yours
+  end
+  local function without(value, chars)
+    return (value:gsub('[' .. vim.pesc(chars) .. ']', ''))
+  end
+  if #new > #old and new:sub(1, #old) == old then -- added at the end
+    return yours .. without(new:sub(#old + 1), yours)
+  end
+  if #new > #old and new:sub(#new - #old + 1) == old then -- added at the start
+    return without(new:sub(1, #new - #old), yours) .. yours
+  end
+  for first = 1, #old do -- one run taken out
+    local last = first + #old - #new - 1
+    if last >= first and old:sub(1, first - 1) .. old:sub(last + 1) == new then
+      return without(yours, old:sub(first, last))
+    end
+  end
+  return new
+end
+
 local function is_chat(win)
   local filetype = vim.bo[vim.api.nvim_win_get_buf(win)].filetype
   return filetype == 'switchman_chat' or filetype == 'switchman_input'
@@ -49,7 +75,8 @@ end
 --- Put the value that should be in force now.
 function M.update()
   if yours ~= nil and vim.o.breakat ~= ours then -- set meanwhile without an OptionSet (from Lua): yours
-    yours, ours = vim.o.breakat, M.chat_value(vim.o.breakat)
+    yours = M.yours_after(yours, ours, vim.o.breakat)
+    ours = M.chat_value(yours)
   end
   if wanted() then
     if yours == nil then
@@ -68,7 +95,7 @@ local function set_by_you()
   if setting or yours == nil then
     return
   end
-  yours = vim.o.breakat
+  yours = M.yours_after(yours, ours, vim.o.breakat)
   ours = M.chat_value(yours)
   M.update()
 end

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from switchman.engine.wording import unknown_name
+
 if TYPE_CHECKING:
     from switchman.engine.routing.decision import RouteDecided
 
@@ -305,7 +307,8 @@ class UnknownProfile(SessionError):
     def __init__(self, name: str, known: list[str]) -> None:
         self.name = name
         self.known = known
-        super().__init__(f"No profile is called '{name}'. Known profiles: {', '.join(known)}.")
+        super().__init__(unknown_name(f"No profile is called '{name}'.", name, known,
+                                      "Known profiles:") + ".")
 
 
 class CommandUsage(SessionError):

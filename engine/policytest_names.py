@@ -14,9 +14,10 @@ from typing import Any
 
 from switchman.engine.config.problems import Code
 from switchman.engine.config.registry import ModelRegistry
-from switchman.engine.config.walker import Path, Walker, closest
+from switchman.engine.config.walker import Path, Walker
 from switchman.engine.errors import EmptyMessage, UnknownAlias
 from switchman.engine.routing.overrides import parse_override
+from switchman.engine.wording import closest
 
 
 def check_case_names(walker: Walker, where: Path, case: Mapping[str, Any],

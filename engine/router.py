@@ -12,7 +12,6 @@ from switchman.engine.availability import AvailabilityTracker
 from switchman.engine.clock import Clock
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.store import IN_FORCE_FILE, ConfigStore
-from switchman.engine.config.walker import closest
 from switchman.engine.errors import UnknownAlias, UnknownModel
 from switchman.engine.patterns import PatternStore
 from switchman.engine.routing.chain import PolicyChain, RouteRequest
@@ -23,6 +22,7 @@ from switchman.engine.routing.validation import (
     CandidateValidator,
     ConfiguredCheck,
 )
+from switchman.engine.wording import closest
 
 
 class Router:

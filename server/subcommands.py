@@ -29,7 +29,6 @@ from switchman.engine.config.registry import ModelRegistry, ProviderSpec
 from switchman.engine.config.report import format_ignored, format_problems, format_rules
 from switchman.engine.config.skill_names import unknown_skills_of_file
 from switchman.engine.config.store import ConfigStore, read_config
-from switchman.engine.config.walker import closest
 from switchman.engine.config.yamldoc import parse_yaml
 from switchman.engine.errors import (
     EmptyMessage,
@@ -58,7 +57,7 @@ from switchman.engine.routing.tiers import ESTIMATED, GIVEN, estimate_complexity
 from switchman.engine.skills import SkillIndex, skill_folders
 from switchman.engine.tokens import estimate_text
 from switchman.engine.tools.toolbox import TOOLBOX_NAMES
-from switchman.engine.wording import counted
+from switchman.engine.wording import closest, counted
 
 _ENCODER = msgspec.json.Encoder()
 

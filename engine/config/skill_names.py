@@ -20,7 +20,6 @@ from switchman.engine.config.check import WORKSPACE_KINDS, FileKind, file_kind
 from switchman.engine.config.nodes import pairs_named, rule_lists
 from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.store import read_config
-from switchman.engine.config.walker import closest
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode, parse_yaml
 from switchman.engine.skills import (
     SkillIndex,
@@ -28,10 +27,9 @@ from switchman.engine.skills import (
     searched_folders,
     workspaces_below,
 )
+from switchman.engine.wording import closest, names_listed
 
 CONDITION = "skills_matching_message_includes"
-MAX_LISTED = 10
-"""Known names listed in one message (the closest are suggested first)."""
 MAX_FOLDERS_NAMED = 5
 """Folders searched named in one message (then how many more)."""
 
@@ -135,10 +133,8 @@ def _unknown(doc: YamlDocument, node: YamlNode, names: list[str], folders: Seque
         known = " No skills were found there (a skill is a Markdown file with 'name' and " \
                 "'description' in its front matter)."
     else:
-        listed = [*suggestions, *(n for n in names if n not in suggestions)][:MAX_LISTED]
-        more = f" and {len(names) - len(listed)} more" if len(names) > len(listed) else ""
         hint = f" Did you mean '{suggestions[0]}'?" if suggestions else ""
-        known = f"{hint} Known skills: {', '.join(listed)}{more}."
+        known = f"{hint} Known skills: {names_listed(names, suggestions)}."
     return doc.problem(doc.range_of(node), Code.UNKNOWN_SKILL,
                        f"No skill named '{node.text}' in {where}, so {purpose}.{known}",
                        Severity.WARNING, data={"suggestions": suggestions})

@@ -9,7 +9,6 @@ semantic checks can locate their own problems.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -22,6 +21,7 @@ from switchman.engine.config.scalars import MAX_NUMBER_CHARS, yaml_bool, yaml_fl
 from switchman.engine.config.urls import url_problem
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode
 from switchman.engine.userregex import RegexError, compile_regex
+from switchman.engine.wording import closest
 
 Path = tuple[str | int, ...]
 ModelResolver = Callable[[str], str | None]
@@ -57,11 +57,6 @@ class _Invalid:
 
 
 INVALID: Any = _Invalid()
-
-
-def closest(word: str, candidates: Sequence[str], n: int = 3) -> list[str]:
-    """The candidates that look most like ``word`` (for 'did you mean' hints)."""
-    return difflib.get_close_matches(word, list(candidates), n=n, cutoff=0.5)
 
 
 class Walker:

@@ -80,6 +80,7 @@ from switchman.engine.tools.approval import (
 from switchman.engine.tools.arguments import ToolOutcome, summary_of
 from switchman.engine.tools.registry import ToolCallRequest, ToolContext, ToolEntry, ToolRegistry
 from switchman.engine.tools.toolbox import TOOL_CLASSES
+from switchman.engine.wording import unknown_name
 
 
 class Delegation:
@@ -189,8 +190,8 @@ class Delegation:
         profiles = self.config.profiles(folder)
         found = profiles.get(name or SUBAGENT_PROFILE)
         if found is None:
-            raise ArgumentProblem(f"unknown profile '{name}'; the registered profiles are "
-                                  f"{', '.join(profiles.names())}")
+            raise ArgumentProblem(unknown_name(f"unknown profile '{name}'.", str(name),
+                                               profiles.names(), "The registered profiles are"))
         return ActiveProfile(found, "session")
 
     def default_timeout(self, folder: str) -> float:

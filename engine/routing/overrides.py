@@ -13,8 +13,8 @@ import re
 import msgspec
 
 from switchman.engine.config.registry import ModelRegistry
-from switchman.engine.config.walker import closest
 from switchman.engine.errors import UnknownAlias
+from switchman.engine.wording import closest
 
 _OVERRIDE = re.compile(r"@([\w.:/+-]+)(?:\s+|\Z)")
 MAX_OFFERED = 5

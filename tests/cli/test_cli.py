@@ -378,7 +378,8 @@ def test_route_with_a_profile_uses_its_default_model(config_dir: Path,
     assert 'profile "deep" (from session): default tier deep' in out
     code, result = run_json(capsys, "route", "hello", "--profile", "qiuck")
     assert code == 1 and result["error"]["code"] == "unknown_profile"
-    assert "Known profiles: deep, default, quick, subagent" in result["error"]["message"]
+    assert "Did you mean 'quick'? Known profiles: quick, deep, default, subagent." in \
+        result["error"]["message"]
 
 
 def test_a_profiles_effort_a_model_cannot_take_is_noted_in_the_chain(

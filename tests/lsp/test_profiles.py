@@ -351,8 +351,8 @@ async def test_delegating_to_an_unknown_profile_fails_naming_the_registered_ones
     detail = await planner_editor.request(methods.SESSION, {"session_id": result["session_id"]})
     refused = tool_results(detail)["toolu_p"]
     assert refused["is_error"] is True
-    assert "unknown profile 'scuot'; the registered profiles are default, scout, subagent" in \
-        refused["content"]
+    assert "unknown profile 'scuot'. Did you mean 'scout'? The registered profiles are scout, " \
+        "default, subagent." in refused["content"]
     listing = await planner_editor.request(methods.SESSIONS, {"workspace": daemon.uri,
                                                               "include_workers": True})
     assert listing["sessions"][0]["workers"] == []  # no worker was started

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from switchman.engine.errors import UnknownProfile
 from switchman.engine.messages import ToolResultBlock
 from tests.sessions.conftest import Engine
 from tests.sessions.test_delegation import (
@@ -99,10 +100,32 @@ async def test_an_unknown_worker_profile_starts_nothing(deleg: Engine,  # noqa: 
     [block] = [b for m in deleg.service.store.messages(result.session_id) for b in m.content
                if isinstance(b, ToolResultBlock)]
     assert block.is_error
-    assert "unknown profile 'ghost'; the registered profiles are default, planner, runner, " \
-        "solo, subagent" in block.content
+    assert "unknown profile 'ghost'. The registered profiles are default, planner, runner, " \
+        "solo, subagent." in block.content
     assert deleg.recorder.delegations == []
     assert [r.model_id for r in adapter.requests] == [OPUS, OPUS]
+
+
+async def test_an_unknown_profile_among_a_thousand_lists_the_closest_then_a_count(
+        deleg: Engine, adapter: ScriptedAdapter) -> None:  # noqa: F811
+    names = [f"profile_number_{i:04d}_with_a_rather_long_descriptive_name" for i in range(1000)]
+    (deleg.service.config.directory / "profiles.yaml").write_text(
+        "profiles:\n" + "".join(f"  {n}: {{tools: [read_file]}}\n" for n in names), "utf-8")
+    adapter.calls(delegate("tu_x", profile="profile_number_0042_with_a_rather_long_descriptiv"),
+                  model=OPUS)
+    adapter.text("fine", model=OPUS)
+    result = await deleg.service.chat(deleg.workspace, None, "@opus go")
+    [block] = [b for m in deleg.service.store.messages(result.session_id) for b in m.content
+               if isinstance(b, ToolResultBlock)]
+    assert block.is_error and len(block.content) < 1000
+    assert "Did you mean 'profile_number_0042_with_a_rather_long_descriptive_name'?" \
+        in block.content
+    assert "The registered profiles are profile_number_0042_" in block.content
+    assert "and 992 more. Nothing was started" in block.content  # 1,002 with the built-ins
+    with pytest.raises(UnknownProfile) as refused:
+        await deleg.service.set_profile(deleg.workspace, None, "profile_number_0007")
+    assert len(str(refused.value)) < 1000 and str(refused.value).endswith("and 992 more.")
+    assert len(refused.value.known) == 1002  # the error's data still names every one
 
 
 async def test_a_session_whose_profile_was_removed_says_so_and_uses_the_default(

@@ -94,8 +94,10 @@ def path_argument(args: dict[str, Any], name: str = "path", *,
     return value.strip()
 
 
-def whole_number_argument(args: dict[str, Any], name: str) -> int | None:
-    """An optional whole-number argument (digits in text are accepted too)."""
+def whole_number_argument(args: dict[str, Any], name: str, *,
+                          maximum: int = MAX_WHOLE_NUMBER) -> int | None:
+    """An optional whole-number argument (digits in text are accepted too), refused as too
+    large above ``maximum`` (the message names it) or below -``MAX_WHOLE_NUMBER``."""
     value = args.get(name)
     if value is None:
         return None
@@ -110,8 +112,8 @@ def whole_number_argument(args: dict[str, Any], name: str) -> int | None:
         number = int(text) if len(text.lstrip("-").lstrip("0")) < 12 else far
     if number is None:
         raise ToolRefused(f"'{name}' must be a whole number, not {value!r:.40}.")
-    if abs(number) > MAX_WHOLE_NUMBER:  # whole, but beyond any line, count or timeout
-        size, limit = ("large", f"at most {MAX_WHOLE_NUMBER:,}") if number > 0 else \
+    if number > maximum or number < -MAX_WHOLE_NUMBER:  # whole, but beyond any line or count
+        size, limit = ("large", f"at most {maximum:,}") if number > 0 else \
             ("small", f"at least -{MAX_WHOLE_NUMBER:,}")
         raise ToolRefused(f"'{name}' is too {size}: it can be {limit}, not {value!r:.40}.")
     return number

@@ -66,7 +66,7 @@ def command_arguments(args: dict[str, Any]) -> tuple[str, int]:
         raise ToolRefused("'command' is empty.")
     if "\0" in command:
         raise ToolRefused("'command' contains a NUL character.")
-    timeout = whole_number_argument(args, "timeout_seconds")
+    timeout = whole_number_argument(args, "timeout_seconds", maximum=MAX_TIMEOUT_SECONDS)
     timeout = DEFAULT_TIMEOUT_SECONDS if timeout is None else timeout
     if not 1 <= timeout <= MAX_TIMEOUT_SECONDS:
         raise ToolRefused(f"'timeout_seconds' must be between 1 and {MAX_TIMEOUT_SECONDS}.")

@@ -106,6 +106,10 @@ async def test_a_denied_command_does_not_run(project: Path, approver: ScriptedAp
     ({"command": ["ls"]}, "'command' must be text"),
     ({"command": "ls", "timeout_seconds": "soon"}, "'timeout_seconds' must be a whole number"),
     ({"command": "ls", "timeout_seconds": 0}, "between 1 and"),
+    # whole, but too large: its own limit is named, not the one of any whole number
+    ({"command": "ls", "timeout_seconds": 10 ** 12},
+     "'timeout_seconds' is too large: it can be at most 1,800, not 1000000000000."),
+    ({"command": "ls", "timeout_seconds": 1801}, "it can be at most 1,800, not 1801."),
 ])
 async def test_bad_command_arguments(toolbox: Toolbox, approver: ScriptedApprover,
                                      arguments: dict[str, object], expected: str) -> None:

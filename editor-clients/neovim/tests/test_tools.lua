@@ -682,6 +682,29 @@ return {
       end
       H.check(H.text(chat.view.transcript):find('Both done.', 1, true), 'the turn finished', H.lines(chat.view.transcript))
       H.eq(1, #vim.api.nvim_list_tabpages(), 'both tabs were closed')
+      -- each delegation's start question right above its own worker's line, live as rebuilt (live, the
+      -- second question went above the first worker's line: both questions, then both workers)
+      local function order()
+        local out, lines = {}, H.lines(chat.view.transcript)
+        local from = 1
+        for i, line in ipairs(lines) do
+          from = line == 'delegate both tasks' and i or from
+        end
+        for _, line in ipairs(vim.list_slice(lines, from)) do
+          local task = line:match('^  ✓ worker .* — (%a+) task$')
+          if line:find('^    %? Delegate to a fast worker') then
+            table.insert(out, 'question')
+          elseif task then
+            table.insert(out, task)
+          end
+        end
+        return out
+      end
+      local want = { 'question', 'first', 'question', 'second' }
+      H.eq(want, order(), 'live', H.lines(chat.view.transcript))
+      chat = H.reopen_chat(chat)
+      H.wait_text(chat.view.transcript, 'Both done.')
+      H.eq(want, order(), 'rebuilt from the session', H.lines(chat.view.transcript))
     end,
   },
   {

@@ -272,8 +272,9 @@ local function row_before_later_calls(chat, update)
   for id, known in pairs(chat.workers) do
     if own and order[id] and order[id] > own and known.update.turn_id == update.turn_id then
       local pos = vim.api.nvim_buf_get_extmark_by_id(chat.view.transcript, ns, known.mark, {})
-      if pos and pos[1] and (row == nil or pos[1] < row) then
-        row = pos[1]
+      local first = pos and pos[1] and pos[1] - (known.above or 0) -- its start questions are above it
+      if first and (row == nil or first < row) then
+        row = first
       end
     end
   end
@@ -379,6 +380,7 @@ function M.start_asked(root, tool_use_id, record)
     local lines
     lines, known.start_question = start_question_lines(record, known.update)
     insert_lines(chat, pos[1], lines)
+    known.above = (known.above or 0) + #lines
   end
 end
 
@@ -393,6 +395,7 @@ function M.start_answered(chat, tool_use_id, lines)
     return false
   end
   insert_lines(chat, pos[1], lines)
+  known.above = (known.above or 0) + #lines
   return true
 end
 
@@ -573,7 +576,7 @@ function M.show(chat, update)
   end
   local mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { right_gravity = false })
   chat.workers[update.tool_use_id] = { update = update, mark = mark, start_question = start_question,
-    model_name = present(update.model) and models.short_name(chat.root, update.model) or nil }
+    above = #entries - 1, model_name = present(update.model) and models.short_name(chat.root, update.model) or nil }
   redraw_turn(chat, update)
 end
 

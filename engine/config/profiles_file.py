@@ -260,7 +260,10 @@ def _narrowed(walker: Walker, profile: Profile, user: ProfileSet) -> Profile:
                       f"'{ceiling.name}' is {ceiling.approval.value}, so this one is too.",
                       Severity.WARNING, data={"ceiling": ceiling.name})
         approval = ceiling.approval
-    return replace(profile, tools=tools, approval=approval)
+    if tools == profile.tools and approval is profile.approval:
+        return profile
+    return replace(profile, tools=tools, approval=approval, as_written=profile,
+                   narrowed_by=ceiling.name, narrowed_by_default=user.get(profile.name) is None)
 
 
 def _bound_default(walker: Walker, name: str, profiles: list[Profile],

@@ -96,6 +96,18 @@ class Profile:
     """The user's global default profile that narrowed this one as a workspace's default
     (see :meth:`bounded_by`); None when nothing was taken away."""
 
+    as_written: Profile | None = None
+    """A workspace profile as its file wrote it, when your profile bounded it there
+    (:attr:`narrowed_by`) or as the workspace's default (:attr:`bound`) and something was
+    taken away; None otherwise. A tool it permits that this one does not was taken by a
+    bound, not refused by the profile itself."""
+    narrowed_by: str | None = None
+    """Your profile that bounded this workspace profile when its file was read (the
+    same-named one, else your global default), when it took something away."""
+    narrowed_by_default: bool = False
+    """Whether :attr:`narrowed_by` is your global default (no profile of yours has this
+    profile's name)."""
+
     def allows(self, tool: str) -> bool:
         """Whether the profile lets its turns use ``tool`` (approval aside)."""
         return self.tools is None or tool in self.tools
@@ -108,7 +120,17 @@ class Profile:
         approval = self.approval.at_most(ceiling.approval)
         if tools == self.tools and approval is self.approval:
             return self
-        return replace(self, tools=tools, approval=approval, bound=ceiling.name)
+        return replace(self, tools=tools, approval=approval, bound=ceiling.name,
+                       as_written=self.as_written or self)
+
+    def bound_words(self) -> str:
+        """Why a tool :attr:`as_written` permits is not this profile's (for a refusal)."""
+        if self.narrowed_by is not None:
+            whose = "your default" if self.narrowed_by_default else "your profile"
+            return (f"the workspace's profile '{self.name}' is bounded by {whose} "
+                    f"'{self.narrowed_by}', which does not allow it")
+        return (f"the workspace's default profile '{self.name}' gets only what your default "
+                f"profile '{self.bound}' allows")
 
 
 BUILTIN_PROFILES: tuple[Profile, ...] = (

@@ -257,11 +257,12 @@ class TurnLifecycle:
             for entry in live.worker.extra_tools:
                 tools.add(entry)
         active = profile or self.sessions.profile(live)
-        tools.keep(allowed_tools(active.profile, tools.names()),
-                   f"the profile '{active.profile.name}' does not allow it"
-                   if active.profile.bound is None else
-                   f"the workspace's default profile '{active.profile.name}' gets only what "
-                   f"your default profile '{active.profile.bound}' allows")
+        written = active.profile.as_written or active.profile
+        tools.keep(allowed_tools(written, tools.names()),
+                   f"the profile '{active.profile.name}' does not allow it")
+        if written is not active.profile:  # what your profile took away from a workspace's
+            tools.keep(allowed_tools(active.profile, tools.names()),
+                       active.profile.bound_words())
         return tools
 
     def _sink(self, live: LiveSession) -> TurnSink:

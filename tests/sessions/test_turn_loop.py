@@ -137,6 +137,37 @@ async def test_a_tool_a_workspace_default_cannot_have_says_whose_bound_it_is(
     assert (tmp_path / "workspace" / "notes.md").read_text() == "remember the milk\n"
 
 
+async def test_a_tool_a_workspace_profile_lists_but_your_profile_bounds_says_so(
+        service: Switchman, adapter: ScriptedAdapter, tmp_path: Path) -> None:
+    """Found in the audit: a repository's `yolo` listing run_command, bounded by the user's
+    default, refused it with "the profile 'yolo' does not allow it" though yolo lists it.
+    A tool the workspace's profile does not list itself is still its own refusal, and a
+    same-named profile of yours bounds it by name."""
+    (tmp_path / "config" / "profiles.yaml").write_text(
+        "default: careful\nprofiles:\n  careful:\n    tools: [read_file, grep, edit_file]\n"
+        "  reviewer:\n    tools: [read_file]\n", "utf-8")
+    (tmp_path / "workspace" / ".switchman").mkdir(exist_ok=True)
+    (tmp_path / "workspace" / ".switchman" / "profiles.yaml").write_text(
+        "default: yolo\nprofiles:\n  yolo:\n    tools: [read_file, edit_file, run_command]\n"
+        "  reviewer:\n    tools: [read_file, grep]\n", "utf-8")
+    adapter.calls(("t1", "run_command", {"command": "ls"}), ("t2", "grep", {"pattern": "x"}))
+    adapter.text("I may not.")
+    (workspace,) = list(service.workspaces)
+    await service.chat(workspace, None, "@sonnet list the files")
+    assert [t.name for t in adapter.requests[0].tools] == ["read_file", "edit_file"]
+    assert [getattr(r, "summary", "") for r in adapter.requests[1].messages[-1].content] == [
+        "not available: the workspace's profile 'yolo' is bounded by your default 'careful', "
+        "which does not allow it",
+        "not available: the profile 'yolo' does not allow it"]
+    await service.set_profile(workspace, None, "reviewer")
+    adapter.calls(("t3", "grep", {"pattern": "x"}))
+    adapter.text("I may not.")
+    await service.chat(workspace, None, "@sonnet grep")
+    assert [getattr(r, "summary", "") for r in adapter.requests[3].messages[-1].content] == [
+        "not available: the workspace's profile 'reviewer' is bounded by your profile "
+        "'reviewer', which does not allow it"]
+
+
 async def test_a_long_first_line_makes_a_title_cut_at_a_word_with_a_mark(
         service: Switchman, adapter: ScriptedAdapter) -> None:
     """Found in Neovim's session picker: the title was the first 60 characters, cut mid-word

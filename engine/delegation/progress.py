@@ -114,6 +114,8 @@ class WorkerProgress:
         self.queued_seconds = 0.0
         self._started = clock.monotonic()
         self._queued_at: float | None = None
+        self._ran = False
+        """Whether its worker may start (approved, or asked nothing): it has a run time."""
         self._sent = 0.0
         self._text = ""
         self._held: asyncio.TimerHandle | None = None
@@ -161,7 +163,7 @@ class WorkerProgress:
         """It may start (its start approved, or no question asked): the worker's own wall time
         (``elapsed_seconds``, the recorded ``wall_time_seconds``) begins now, not while the
         user was asked."""
-        self._started = self.clock.monotonic()
+        self._started, self._ran = self.clock.monotonic(), True
 
     # -- the worker turn's sink ------------------------------------------------------
 
@@ -274,7 +276,9 @@ class WorkerProgress:
             model=self.model or "", turn_count=self.turns, input_tokens=self.usage.input_tokens,
             output_tokens=self.usage.output_tokens, cost_usd=self.cost,
             estimated_usd=self.estimated_cost,
-            wall_time_seconds=round(self.clock.monotonic() - self._started, 3),
+            # one that never started a worker ran for no time (its wait is not a run)
+            wall_time_seconds=round(self.clock.monotonic() - self._started, 3)
+            if self._ran else 0.0,
             tool_call_count=self.tool_calls)
         return DelegateResult(success=success, output=output,  # type: ignore[arg-type]
                               error=error, usage_summary=summary,
@@ -335,7 +339,9 @@ class WorkerProgress:
             turns=self.turns, llm_calls=self.llm_calls, tool_calls=self.tool_calls,
             input_tokens=self.usage.input_tokens, output_tokens=self.usage.output_tokens,
             cost_usd=self.cost, estimated_usd=self.estimated_cost,
-            elapsed_seconds=round(self._sent - self._started, 3),
+            # its wait while it waits, its worker's run once started, none if it never started
+            elapsed_seconds=round(self._sent - self._started, 3)
+            if self._ran or not self._ended else None,
             activity=self.activity, error=error,
             detail=self.detail if error or status in ("queued", "awaiting_approval") else None,
             queue=self.queue,

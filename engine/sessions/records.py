@@ -423,7 +423,10 @@ class DelegationUpdate(msgspec.Struct, frozen=True, kw_only=True):
     input_tokens: int
     output_tokens: int
     cost_usd: Decimal
-    elapsed_seconds: float
+    elapsed_seconds: float | None
+    """While it waits (queued, awaiting approval): how long it has waited; once its start was
+    approved (or needed no approval): its worker's run time, from then; None once it ended
+    without ever starting a worker (denied, stopped while it waited, no model)."""
     activity: str | None
     error: str | None
     detail: str | None

@@ -518,6 +518,10 @@ async def test_a_delegation_that_may_write_is_approved_in_the_editor(
              if u["phase"] == "ended"}
     assert (ended["toolu_no"]["error"], ended["toolu_no"]["worker_session_id"]) == (
         "approval_denied", "")
+    # a worker's time is its run, from its start: the denied one never ran, so it has none
+    # (it was how long its question waited, read as a run time: "· 5.5s")
+    assert ended["toolu_no"]["elapsed_seconds"] is None
+    assert isinstance(ended["toolu_yes"]["elapsed_seconds"], float)
     assert [(r["tool_use_id"], r["status"], r["error"], r["source"], r["task"])
             for r in detail["delegations"]] == [
         ("toolu_no", "failed", "approval_denied", "planner", "rewrite main"),

@@ -242,8 +242,8 @@ return {
       })
       H.eq('  ⟳ worker fast · haiku · running · 1 turn · $0.00042 · 1.2s — Rename foo — calling read_file', line)
       local failed = workers.line(root, { tier = 'deep', model = vim.NIL, status = 'failed', turns = 0,
-        cost_usd = '0', elapsed_seconds = 0, task = 't', activity = vim.NIL, error = 'no_model_available_for_tier' })
-      H.eq('  ✗ worker deep · not started · failed · 0 turns · $0.00 · 0.0s — t — no_model_available_for_tier',
+        cost_usd = '0', elapsed_seconds = vim.NIL, task = 't', activity = vim.NIL, error = 'no_model_available_for_tier' })
+      H.eq('  ✗ worker deep · not started · failed · 0 turns · $0.00 — t — no_model_available_for_tier',
         failed)
       local stopped = workers.line(root, { tier = 'fast', model = 'anthropic:claude-haiku-4-5', status = 'cancelled',
         turns = 1, cost_usd = '0.0019', estimated_usd = '0.0019', elapsed_seconds = 2, task = 't', error = 'cancelled_by_user',
@@ -367,6 +367,8 @@ return {
       H.eq('  ✓ worker fast · not started · completed · 0 turns · $0.00 · 2.4s — count', ended.d[1])
       H.eq(nil, workers.recorded_seconds({ started_at = '2026-02-28T23:59:59Z', ended_at = vim.NIL }),
         'no end recorded (its daemon died): no time')
+      H.eq(nil, workers.recorded_seconds({ worker_session_id = '', started_at = '2026-02-28T23:59:59Z',
+        ended_at = '2026-02-28T23:59:59Z' }), 'no worker started (denied, stopped while it waited): no run time')
       local running = { tier = 'fast', model = 'anthropic:claude-haiku-4-5', status = 'running', turns = 1,
         cost_usd = '0', elapsed_seconds = 1.0, task = 't', received_at = vim.loop.now() - 5000 }
       H.check(workers.describe(root, { live = running }):find(' · 6.0s — t', 1, true),

@@ -225,6 +225,8 @@ function recordedTier(record: DelegationRecord): Pick<DelegationCard, 'tier' | '
 
 /** How long a recorded delegation's worker ran: known once the session dated its end (null: not known). */
 function recordedSeconds(record: DelegationRecord): number | null {
+  // a worker's time is its run: one that never started a worker (no worker session) has none
+  if (record.worker_session_id === '') return null;
   const ms = record.ended_at ? Date.parse(record.ended_at) - Date.parse(record.started_at) : NaN;
   return Number.isFinite(ms) && ms >= 0 ? ms / 1000 : null;
 }

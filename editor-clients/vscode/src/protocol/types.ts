@@ -382,7 +382,8 @@ export interface DelegationParams {
   cost_usd: Money;
   /** The part of `cost_usd` that is Switchman's estimate (calls cut short before the provider reported usage). */
   estimated_usd?: Money;
-  elapsed_seconds: number;
+  /** Its wait while it waits; once started, its worker's run time (from its start); null once it ended never started. */
+  elapsed_seconds: number | null;
   activity: string | null;
   error: string | null;
   detail: string | null;

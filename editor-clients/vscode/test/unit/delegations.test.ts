@@ -424,6 +424,9 @@ describe('delegation cards', () => {
     // no end recorded (the daemon died; or an older daemon): no time rather than a wrong one
     const [unknown] = storedDelegations(messages, [], 'completed', [{ ...record, ended_at: null }]);
     assert.equal(cardView(unknown).meta, 'done · 0 turns · $0.00');
+    // one that never started a worker (stopped while it waited) ran for no time: none is shown
+    const stopped = { ...record, worker_session_id: '', status: 'cancelled' as const, error: 'cancelled_by_user' };
+    assert.equal(cardView(recordedDelegation(stopped, [])).meta, 'stopped · 0 turns · $0.00');
   });
 
   it('a delegation whose end a gone daemon never recorded says failed — interrupted, though its planner\'s turn was cancelled', () => {

@@ -123,6 +123,9 @@ end
 
 --- How long a recorded delegation's worker ran: known once the session dated its end (`ended_at`).
 function M.recorded_seconds(record)
+  if record.worker_session_id == '' then
+    return nil -- a worker's time is its run: one that never started a worker has none
+  end
   local from = present(record.started_at) and epoch(record.started_at)
   local to = present(record.ended_at) and epoch(record.ended_at)
   return from and to and to >= from and to - from or nil

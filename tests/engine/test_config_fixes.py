@@ -88,6 +88,25 @@ def test_an_unnamed_rule_gets_a_name(text: str, expected: str) -> None:
     assert fixed == expected
 
 
+TIERS = "tiers:\n  fast: haiku\n  deep: opus\n"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (TIERS + "  balanced: [sonnet, sonnet]\n", TIERS + "  balanced: [sonnet]\n"),
+    (TIERS + "  balanced: [sonnet, haiku, 'anthropic:claude-sonnet-4-6']\n",
+     TIERS + "  balanced: [sonnet, haiku]\n"),
+    (TIERS + "  balanced:\n    - sonnet\n    - sonnet  # again\n    - haiku\n",
+     TIERS + "  balanced:\n    - sonnet\n    - haiku\n"),
+    (TIERS + "  balanced:\n    - sonnet\n    - sonnet", TIERS + "  balanced:\n    - sonnet"),
+    (TIERS + "  balanced: sonnet\n  complexity: {deep: {large: [opus, opus]}}\n",
+     TIERS + "  balanced: sonnet\n  complexity: {deep: {large: [opus]}}\n"),
+])
+def test_a_repeated_model_in_a_tier_list_is_removed(text: str, expected: str) -> None:
+    fix, fixed = apply_first(ROUTING, text, Code.DUPLICATE_MODEL)
+    assert fixed == expected
+    assert fix.preferred and fix.title.startswith("Remove the repeated ")
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("rules:\n  - name: a\n    when:\n    use: opus\n",
      "rules:\n  - name: a\n    when: {}\n    use: opus\n"),

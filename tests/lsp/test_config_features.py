@@ -137,6 +137,8 @@ FIXES = [
      "    when: {has_images: true}\n    use: sonnet\n", "shadowed-rule"),
     ("workspace", "rules:\n  - name: all\n    when:   # none yet\n    use: opus\n",
      "empty-when"),
+    ("workspace", "tiers:\n  fast: haiku\n  balanced:\n    - sonnet\n    - 'sonnet'\n"
+     "  deep: opus\n", "duplicate-model"),
 ]
 
 

@@ -107,6 +107,19 @@ def test_a_repeated_model_in_a_tier_list_is_removed(text: str, expected: str) ->
     assert fix.preferred and fix.title.startswith("Remove the repeated ")
 
 
+@pytest.mark.parametrize(("use", "name"), [
+    ("sonet", "sonnet for message_matches"),  # the unknown-model fix's first suggestion
+    ("anthropic:claude-sonet-4-6", "sonnet for message_matches"),
+    ("zzzzzz", "rule for message_matches"),  # nothing close: no model in the name
+])
+def test_an_unnamed_rules_name_never_repeats_a_misspelled_model(use: str, name: str) -> None:
+    """Found in the audit: the fix named the rule 'sonet for message_matches'."""
+    text = f"rules:\n  - when: {{message_matches: x}}\n    use: {use}\n"
+    [fix] = fixes_for(ROUTING, text, Code.UNNAMED_RULE)
+    assert fix.title == f"Name this rule '{name}'"
+    assert apply_edits(text, fix.edits).startswith(f"rules:\n  - name: {name}\n")
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("rules:\n  - name: a\n    when:\n    use: opus\n",
      "rules:\n  - name: a\n    when: {}\n    use: opus\n"),

@@ -6,7 +6,8 @@
 * ``shadowed-rule``: move the rule above the one that shadows it;
 * ``empty-when``: write ``when: {}``, matching every turn on purpose;
 * ``unknown-skill``: replace the name with one of the closest known skills;
-* ``duplicate-model``: remove the repeat from the tier's list.
+* ``duplicate-model``: remove the repeat from the tier's list;
+* ``unknown-profile``: replace a ``default:`` profile name with one of the closest known ones.
 
 Every edit keeps the file's layout (block or flow style, indentation, quotes).
 That a fix works is checked when it is built, not hoped: with a
@@ -105,7 +106,7 @@ def _before(a: Position, b: Position) -> bool:
     return (a.line, a.character) < (b.line, b.character)
 
 
-# -- unknown-model, unknown-skill -------------------------------------------------------
+# -- unknown-model, unknown-skill, unknown-profile -------------------------------------
 
 
 def _replace_name(doc: YamlDocument, problem: Problem, context: FixContext) -> list[Fix]:
@@ -313,4 +314,5 @@ _FIXERS: dict[Code, Fixer] = {
     Code.SHADOWED_RULE: _move_above,
     Code.EMPTY_WHEN: _match_every_turn,
     Code.DUPLICATE_MODEL: _remove_repeat,
+    Code.UNKNOWN_PROFILE: _replace_name,
 }

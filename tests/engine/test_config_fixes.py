@@ -17,7 +17,8 @@ ROUTING, WORKSPACE = FileKind.ROUTING, FileKind.WORKSPACE
 GLOBAL_TIERS = {"fast": "anthropic:claude-haiku-4-5", "balanced": "anthropic:claude-sonnet-4-6",
                 "deep": "anthropic:claude-opus-4-7"}
 ENV = KeyRing({"ANTHROPIC_API_KEY": "set", "OPENAI_API_KEY": "set"})
-PATHS = {ROUTING: "routing.yaml", WORKSPACE: "/ws/.switchman/routing.yaml"}
+PATHS = {ROUTING: "routing.yaml", WORKSPACE: "/ws/.switchman/routing.yaml",
+         FileKind.PROFILES: "profiles.yaml"}
 
 
 def problems_in(kind: FileKind, text: str) -> list[Problem]:
@@ -105,6 +106,19 @@ def test_a_repeated_model_in_a_tier_list_is_removed(text: str, expected: str) ->
     fix, fixed = apply_first(ROUTING, text, Code.DUPLICATE_MODEL)
     assert fixed == expected
     assert fix.preferred and fix.title.startswith("Remove the repeated ")
+
+
+def test_an_unknown_default_profile_names_the_closest_few_and_is_replaced() -> None:
+    """A repository's thousand profiles made `default: ghost`'s message list every one."""
+    profiles = "".join(f"  profile_{i:04d}: {{tools: [read_file]}}\n" for i in range(1000))
+    text = f"default: profile_0402x\nprofiles:\n{profiles}"
+    [problem] = [p for p in problems_in(FileKind.PROFILES, text)
+                 if p.code is Code.UNKNOWN_PROFILE]
+    assert len(problem.message) < 400 and problem.message.endswith(" and 992 more.")
+    assert "Did you mean 'profile_0402'? Known: profile_0402, " in problem.message
+    assert len(str(problem.data)) < 200
+    fix, fixed = apply_first(FileKind.PROFILES, text, Code.UNKNOWN_PROFILE)
+    assert fix.preferred and fixed.startswith("default: profile_0402\n")
 
 
 @pytest.mark.parametrize(("use", "name"), [

@@ -139,6 +139,8 @@ FIXES = [
      "empty-when"),
     ("workspace", "tiers:\n  fast: haiku\n  balanced:\n    - sonnet\n    - 'sonnet'\n"
      "  deep: opus\n", "duplicate-model"),
+    ("profiles", "default: reviewr\nprofiles:\n  reviewer: {tools: [read_file]}\n",
+     "unknown-profile"),
 ]
 
 

@@ -68,6 +68,7 @@ class Code(StrEnum):
     OUT_OF_RANGE = "out-of-range"
     INVALID_TIME_WINDOW = "invalid-time-window"
     DUPLICATE_ALIAS = "duplicate-alias"
+    DUPLICATE_MODEL = "duplicate-model"
     UNTRUSTED_SETTING = "untrusted-setting"
     SHADOWED_RULE = "shadowed-rule"
     EMPTY_COMBINATOR = "empty-combinator"

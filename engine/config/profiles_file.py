@@ -46,6 +46,7 @@ from switchman.engine.profiles.profile import (
     ProfileSet,
     ProfileSource,
 )
+from switchman.engine.wording import closest, unknown_name
 
 PROFILE_TOOLS = ("read_file", "list_files", "grep", "skill_load", "edit_file", "create_file",
                  "delete_file", "memory_add", "memory_replace", "run_command", "delegate")
@@ -203,9 +204,11 @@ def check_profiles_doc(doc: YamlDocument, registry: ModelRegistry,
     default = raw.get("default")
     known = {p.name for p in (*BUILTIN_PROFILES, *profiles)} | set(user.names() if user else ())
     if default is not None and default not in known:
+        names = sorted(known)
         walker.report(walker.range_at(("default",)), Code.UNKNOWN_PROFILE,
-                      f"No profile is called '{shorten(str(default))}'. Known: "
-                      f"{', '.join(sorted(known))}.", data={"known": sorted(known)})
+                      unknown_name(f"No profile is called '{shorten(str(default))}'.",
+                                   str(default), names, "Known:") + ".",
+                      data={"suggestions": closest(str(default), names)})
     elif default is not None and user is not None:
         _bound_default(walker, str(default), profiles, user)
     if any(p.severity is Severity.ERROR for p in walker.problems):

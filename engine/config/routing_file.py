@@ -161,6 +161,7 @@ def _tiers(walker: Walker, registry: ModelRegistry, raw: Mapping[str, Any] | Non
            path: Path) -> Tiers | None:
     if not raw:
         return None
+    _check_repeats(walker, registry, raw, path)
     # A tier written but invalid is already reported where it is; only absent ones are missing.
     missing = [t for t in s.TIER_NAMES if t not in raw and walker.node_at((*path, t)) is None]
     if any(t not in raw for t in s.TIER_NAMES) and not missing:
@@ -179,6 +180,39 @@ def _tiers(walker: Walker, registry: ModelRegistry, raw: Mapping[str, Any] | Non
     _check_effort(walker, registry, tiers, path)
     _check_order(walker, registry, tiers, path)
     return tiers
+
+
+def _check_repeats(walker: Walker, registry: ModelRegistry, raw: Mapping[str, Any],
+                   path: Path) -> None:
+    """``duplicate-model`` at each model a tier's list (or one of its complexity levels'
+    lists) names again, by its id or an alias: a model that cannot run a worker the first
+    time cannot the second, so the repeat is no fallback (a slip for another model)."""
+    lists = [((*path, tier), f"the {tier} tier's list") for tier in s.TIER_NAMES]
+    complexity = raw.get("complexity")
+    if isinstance(complexity, Mapping):
+        lists += [((*path, "complexity", tier, level), f"the {tier} tier's {level} list")
+                  for tier, levels in complexity.items() if isinstance(levels, Mapping)
+                  for level in levels]
+    for where, what in lists:
+        node = walker.node_at(where)
+        if node is None or node.kind != "sequence":
+            continue
+        seen: dict[str, str] = {}
+        for index, item in enumerate(node.items):
+            if item.kind != "scalar" or not item.text:
+                continue
+            model = registry.resolve(item.text) or item.text
+            if model not in seen:
+                seen[model] = item.text
+                continue
+            first = seen[model]
+            same = "" if first == item.text else f" (as '{first}')"
+            walker.report(walker.range_at((*where, index)), Code.DUPLICATE_MODEL,
+                          f"'{item.text}' is already in {what}{same}: if it cannot run a "
+                          "worker the first time (no key, an outage, too weak for the task), "
+                          "it cannot the second, so the repeat adds no fallback. Remove it, "
+                          "or name the model you meant.", Severity.WARNING,
+                          data={"first": first})
 
 
 def _check_order(walker: Walker, registry: ModelRegistry, tiers: Tiers, path: Path) -> None:

@@ -23,6 +23,7 @@ from switchman.engine.config.problems import Code, Problem, Severity
 from switchman.engine.config.registry import ModelRegistry
 from switchman.engine.config.yamldoc import YamlDocument, YamlNode
 from switchman.engine.keys import KeyRing, missing_key_hint
+from switchman.engine.wording import closest
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ .-]*\Z")
 
@@ -62,10 +63,15 @@ def advise(kind: FileKind, doc: YamlDocument, registry: ModelRegistry,
 
 
 def suggest_name(rule: YamlNode, taken: set[str], registry: ModelRegistry) -> str:
-    """A readable, unused name for an unnamed rule, e.g. ``haiku for message_matches``."""
-    model = scalar_text(rule, "use") or "model"
-    resolved = registry.resolve(model)
-    short = registry.short_name(resolved) if resolved else model.partition(":")[2] or model
+    """A readable, unused name for an unnamed rule, e.g. ``haiku for message_matches``. An
+    unknown model is named as the ``unknown-model`` fix would correct it (its closest known
+    name), else left out (``rule for message_matches``): a misspelling is never kept."""
+    written = scalar_text(rule, "use")
+    model = written if written is None or registry.resolve(written) is not None \
+        else next(iter(closest(written, registry.names())), None)
+    resolved = registry.resolve(model) if model is not None else None
+    short = registry.short_name(resolved) if resolved else "model" if written is None \
+        else "rule"
     when = rule.get("when")
     first = when.pairs[0][0].text if when is not None and when.kind == "mapping" and when.pairs \
         else "every turn"

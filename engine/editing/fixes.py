@@ -5,7 +5,9 @@
 * ``unnamed-rule``: give the rule a name;
 * ``shadowed-rule``: move the rule above the one that shadows it;
 * ``empty-when``: write ``when: {}``, matching every turn on purpose;
-* ``unknown-skill``: replace the name with one of the closest known skills.
+* ``unknown-skill``: replace the name with one of the closest known skills;
+* ``duplicate-model``: remove the repeat from the tier's list;
+* ``unknown-profile``: replace a ``default:`` profile name with one of the closest known ones.
 
 Every edit keeps the file's layout (block or flow style, indentation, quotes).
 That a fix works is checked when it is built, not hoped: with a
@@ -104,7 +106,7 @@ def _before(a: Position, b: Position) -> bool:
     return (a.line, a.character) < (b.line, b.character)
 
 
-# -- unknown-model, unknown-skill -------------------------------------------------------
+# -- unknown-model, unknown-skill, unknown-profile -------------------------------------
 
 
 def _replace_name(doc: YamlDocument, problem: Problem, context: FixContext) -> list[Fix]:
@@ -190,6 +192,48 @@ def _append_block(doc: YamlDocument, mapping: YamlNode, pairs: list[tuple[str, s
     return TextEdit(Range(at, at), text)
 
 
+# -- duplicate-model -------------------------------------------------------------------
+
+
+def _remove_repeat(doc: YamlDocument, problem: Problem, context: FixContext) -> list[Fix]:
+    """The repeated model out of its tier's list: ``, sonnet`` from a flow list, the item's
+    line (and a comment on it) from a block list."""
+    found = next(((items, i) for items in _tier_lists(doc) for i, item in enumerate(items)
+                  if i > 0 and doc.range_of(item) == problem.range), None)
+    if found is None:
+        return []
+    items, index = found
+    item = items[index]
+    line, col = item.start
+    title = f"Remove the repeated '{item.text}'"
+    if item.flow or doc.lines[line][:col].strip() != "-":  # [sonnet, sonnet]
+        edit = TextEdit(Range(doc.range_of(items[index - 1]).end, problem.range.end), "")
+        return [Fix(title, problem, [edit], preferred=True)]
+    if item.end[0] != line:
+        return []
+    if line + 1 < len(doc.lines):
+        edit = TextEdit(Range(Position(line, 0), Position(line + 1, 0)), "")
+    else:  # the last line of a file without a final newline: take the break before it
+        edit = TextEdit(Range(doc.position(line - 1, len(doc.lines[line - 1])),
+                              doc.position(line, len(doc.lines[line]))), "")
+    return [Fix(title, problem, [edit], preferred=True)]
+
+
+def _tier_lists(doc: YamlDocument) -> list[list[YamlNode]]:
+    """The items of every tier's list, and of every complexity level's, in ``tiers`` blocks."""
+    found = []
+    for _, tiers in _tiers_blocks(doc.root):
+        if tiers.kind != "mapping":
+            continue
+        lists = [v for k, v in tiers.pairs if k.text in TIER_NAMES]
+        complexity = tiers.get("complexity")
+        if complexity is not None and complexity.kind == "mapping":
+            lists += [v for _, levels in complexity.pairs if levels.kind == "mapping"
+                      for _, v in levels.pairs]
+        found += [list(v.items) for v in lists if v.kind == "sequence"]
+    return found
+
+
 # -- unnamed-rule ----------------------------------------------------------------------
 
 
@@ -269,4 +313,6 @@ _FIXERS: dict[Code, Fixer] = {
     Code.UNNAMED_RULE: _add_name,
     Code.SHADOWED_RULE: _move_above,
     Code.EMPTY_WHEN: _match_every_turn,
+    Code.DUPLICATE_MODEL: _remove_repeat,
+    Code.UNKNOWN_PROFILE: _replace_name,
 }

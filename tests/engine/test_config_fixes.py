@@ -17,7 +17,8 @@ ROUTING, WORKSPACE = FileKind.ROUTING, FileKind.WORKSPACE
 GLOBAL_TIERS = {"fast": "anthropic:claude-haiku-4-5", "balanced": "anthropic:claude-sonnet-4-6",
                 "deep": "anthropic:claude-opus-4-7"}
 ENV = KeyRing({"ANTHROPIC_API_KEY": "set", "OPENAI_API_KEY": "set"})
-PATHS = {ROUTING: "routing.yaml", WORKSPACE: "/ws/.switchman/routing.yaml"}
+PATHS = {ROUTING: "routing.yaml", WORKSPACE: "/ws/.switchman/routing.yaml",
+         FileKind.PROFILES: "profiles.yaml"}
 
 
 def problems_in(kind: FileKind, text: str) -> list[Problem]:
@@ -86,6 +87,51 @@ def test_a_partial_tiers_block_is_filled_from_the_global_mapping(kind: FileKind,
 def test_an_unnamed_rule_gets_a_name(text: str, expected: str) -> None:
     _, fixed = apply_first(ROUTING, text, Code.UNNAMED_RULE)
     assert fixed == expected
+
+
+TIERS = "tiers:\n  fast: haiku\n  deep: opus\n"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (TIERS + "  balanced: [sonnet, sonnet]\n", TIERS + "  balanced: [sonnet]\n"),
+    (TIERS + "  balanced: [sonnet, haiku, 'anthropic:claude-sonnet-4-6']\n",
+     TIERS + "  balanced: [sonnet, haiku]\n"),
+    (TIERS + "  balanced:\n    - sonnet\n    - sonnet  # again\n    - haiku\n",
+     TIERS + "  balanced:\n    - sonnet\n    - haiku\n"),
+    (TIERS + "  balanced:\n    - sonnet\n    - sonnet", TIERS + "  balanced:\n    - sonnet"),
+    (TIERS + "  balanced: sonnet\n  complexity: {deep: {large: [opus, opus]}}\n",
+     TIERS + "  balanced: sonnet\n  complexity: {deep: {large: [opus]}}\n"),
+])
+def test_a_repeated_model_in_a_tier_list_is_removed(text: str, expected: str) -> None:
+    fix, fixed = apply_first(ROUTING, text, Code.DUPLICATE_MODEL)
+    assert fixed == expected
+    assert fix.preferred and fix.title.startswith("Remove the repeated ")
+
+
+def test_an_unknown_default_profile_names_the_closest_few_and_is_replaced() -> None:
+    """A repository's thousand profiles made `default: ghost`'s message list every one."""
+    profiles = "".join(f"  profile_{i:04d}: {{tools: [read_file]}}\n" for i in range(1000))
+    text = f"default: profile_0402x\nprofiles:\n{profiles}"
+    [problem] = [p for p in problems_in(FileKind.PROFILES, text)
+                 if p.code is Code.UNKNOWN_PROFILE]
+    assert len(problem.message) < 400 and problem.message.endswith(" and 992 more.")
+    assert "Did you mean 'profile_0402'? Known: profile_0402, " in problem.message
+    assert len(str(problem.data)) < 200
+    fix, fixed = apply_first(FileKind.PROFILES, text, Code.UNKNOWN_PROFILE)
+    assert fix.preferred and fixed.startswith("default: profile_0402\n")
+
+
+@pytest.mark.parametrize(("use", "name"), [
+    ("sonet", "sonnet for message_matches"),  # the unknown-model fix's first suggestion
+    ("anthropic:claude-sonet-4-6", "sonnet for message_matches"),
+    ("zzzzzz", "rule for message_matches"),  # nothing close: no model in the name
+])
+def test_an_unnamed_rules_name_never_repeats_a_misspelled_model(use: str, name: str) -> None:
+    """Found in the audit: the fix named the rule 'sonet for message_matches'."""
+    text = f"rules:\n  - when: {{message_matches: x}}\n    use: {use}\n"
+    [fix] = fixes_for(ROUTING, text, Code.UNNAMED_RULE)
+    assert fix.title == f"Name this rule '{name}'"
+    assert apply_edits(text, fix.edits).startswith(f"rules:\n  - name: {name}\n")
 
 
 @pytest.mark.parametrize(("text", "expected"), [

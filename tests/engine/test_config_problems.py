@@ -49,6 +49,8 @@ LOCATED = [
      Code.INVALID_REGEX, "'(?=x)'", 1),
     (ROUTING, "rules:\n  - name: same\n    use: opus\n  - name: same\n"
      "    when: {has_images: true}\n    use: haiku\n", Code.DUPLICATE_RULE_NAME, "same", 2),
+    (ROUTING, "tiers:\n  fast: haiku\n  balanced: [sonnet, sonnet]\n  deep: opus\n",
+     Code.DUPLICATE_MODEL, "sonnet", 2),
     (ROUTING, "tiers:\n  fast: haiku\n  balanced: sonnet\n", Code.PARTIAL_TIERS, "tiers", 1),
     (ROUTING, "workspaces:\n  /code/x:\n    tiers: {fast: haiku}\n", Code.PARTIAL_TIERS,
      "tiers", 1),

@@ -137,6 +137,10 @@ FIXES = [
      "    when: {has_images: true}\n    use: sonnet\n", "shadowed-rule"),
     ("workspace", "rules:\n  - name: all\n    when:   # none yet\n    use: opus\n",
      "empty-when"),
+    ("workspace", "tiers:\n  fast: haiku\n  balanced:\n    - sonnet\n    - 'sonnet'\n"
+     "  deep: opus\n", "duplicate-model"),
+    ("profiles", "default: reviewr\nprofiles:\n  reviewer: {tools: [read_file]}\n",
+     "unknown-profile"),
 ]
 
 

@@ -80,8 +80,11 @@ TITLE_COMMAND_CHARS = 80
 def command_title(command: str) -> str:
     """The one-line title of the question before ``command`` runs: ``Run `make test```, a
     command of several lines or a long one cut to its first line's start and ``…`` (the
-    whole command goes with the question, and the editors show it in full)."""
-    lines = command.strip().splitlines()
+    whole command goes with the question, and the editors show it in full). Only a line
+    break ends its first line: a carriage return or another of Python's line boundaries
+    (``\v``, ``\u2028``) is part of it, shown by the editors as in the question (``^M``,
+    ``␍``); cut there, ``touch x #\rls -la`` read as ``touch x # …``."""
+    lines = command.strip().split("\n")
     first = lines[0].rstrip() if lines else ""
     if len(lines) > 1 or len(first) > TITLE_COMMAND_CHARS:
         first = first[:TITLE_COMMAND_CHARS].rstrip() + " …"

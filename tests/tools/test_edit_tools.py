@@ -411,6 +411,12 @@ async def test_the_question_asked_and_its_answer_go_with_the_outcome(
     approver.answers.append(ApprovalAnswer("deny"))
     wide = (await tools.run("run_command", {"command": "echo " + "x" * 200})).approval
     assert wide is not None and wide.title == f"Run `echo {'x' * 75} …`"
+    # only a line break ends the title's line: a carriage return (or another of Python's line
+    # boundaries) is part of the line, which the editors show as the question does (^M, ␍);
+    # cut there, `touch x #\rls -la` read as a command of several lines, `touch x # …`
+    approver.answers.append(ApprovalAnswer("deny"))
+    hidden = (await tools.run("run_command", {"command": "touch x #\rls -la\x0b\u2028y"})).approval
+    assert hidden is not None and hidden.title == "Run `touch x #\rls -la\x0b\u2028y`"
     assert (await tools.run("read_file", {"path": "src/app.py"})).approval is None
 
 

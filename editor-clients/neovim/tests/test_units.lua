@@ -956,6 +956,10 @@ return {
         approval.prompt({ tool = 'run_command', command = 'ls\226\128\174 ;x\226\128\172', cwd = '/w' }))
       H.eq('Switchman wants to delegate to a fast worker with edit_file: fix it^Mtidy up', approval.prompt({
         tool = 'delegate', tier = 'fast', worker_tools = { 'edit_file' }, task = 'fix it\rtidy up', command = vim.NIL }))
+      -- the answered question's line in the chat shows its title's control characters as the question did
+      -- (the daemon's title keeps a `\r`: only a line break ends its line)
+      H.eq('    ? Run `touch x #^Mls -la<202e>` — Denied.', require('switchman.render').approval(
+        { title = 'Run `touch x #\rls -la\226\128\174`', outcome = 'denied' }, 'run_command')[1])
       -- forty empty lines pushed the rest of a command below the tab's last row, out of sight while
       -- the question (a prompt that cannot be scrolled past) waited
       local hidden = 'echo checking' .. string.rep('\n', 40) .. 'touch x'

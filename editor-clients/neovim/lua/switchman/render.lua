@@ -182,7 +182,8 @@ end
 --- worker's model having changed while it waited, says so and why (`superseded`), as VS Code's card does; one whose
 --- answer counted all the same (an "always": nothing asked again), that its worker ran on the new model (`model_changed`).
 function M.approval(record, tool)
-  local title = present(record.title) and record.title or (tool or 'tool')
+  -- its control characters made visible (`^M`, `<202e>`), as the question showed them
+  local title = vim.fn.strtrans(present(record.title) and record.title or (tool or 'tool'))
   local outcome = approval_outcome(record, tool)
   if present(record.superseded) then
     outcome = ('%s Superseded, asked again: %s.'):format(outcome, record.superseded)

@@ -594,7 +594,9 @@ return {
       local live = questions(H.text(chat.view.transcript))
       local live_apply = applied(H.text(chat.view.transcript))
       -- a delegation's start question, asked before its worker would start: above the worker's line live too
-      H.check(H.text(chat.view.transcript):find('\n    %? Delegate to a fast worker that may change files — Denied: not now\n'
+      -- (it names its task, as VS Code's card does)
+      H.check(H.text(chat.view.transcript):find('\n    %? Delegate to a fast worker that may change files: '
+        .. 'Rename f to g in every file — Denied: not now\n'
         .. '      worker on fast tier · haiku · may use edit_file\n  ✗ worker fast · [^\n]*\n  ✗ delegate: approval_denied\n'),
         "live: the delegation's question above its worker's line", H.lines(chat.view.transcript))
       chat = H.reopen_chat(chat) -- the code window stays
@@ -617,7 +619,7 @@ return {
         .. '      │ --- a/src/tools_target.py\n',
         "ga's question, at the end of the turn whose code block it applied")
       -- asked before its worker would have started: above the worker's line, then the call's result
-      shows('    ? Delegate to a fast worker that may change files — Denied: not now\n'
+      shows('    ? Delegate to a fast worker that may change files: Rename f to g in every file — Denied: not now\n'
         .. '      worker on fast tier · haiku · may use edit_file\n  ✗ worker fast · ',
         "a delegation's start, with the worker's tier, model and tools, above its worker's line")
       H.check(text:find('\n  ✗ worker fast · [^\n]*\n  ✗ delegate: approval_denied\n'), "then the call's result",

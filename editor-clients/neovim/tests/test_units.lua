@@ -553,17 +553,18 @@ return {
       for _, lines in ipairs({ texts(render.history(ROOT, detail)), texts(render.transcript(ROOT, detail)) }) do
         local all = table.concat(lines, '\n')
         H.eq(want_diff, after(lines, '    ? Edit a.py — Allowed once.', 18), 'the diff, its first 16 lines', all)
-        H.eq({ '    ? Delegate to a fast worker that may change files — Allowed once.' },
+        -- (a delegation's start question names its task, the call's)
+        H.eq({ '    ? Delegate to a fast worker that may change files: t — Allowed once.' },
           after(lines, '    ? Edit b.py — Allowed once.', 1),
           'an older record: its line alone (the next call\'s start question follows)', all)
-        local delegated = after(lines, '    ? Delegate to a fast worker that may change files — Allowed once.', 3)
+        local delegated = after(lines, '    ? Delegate to a fast worker that may change files: t — Allowed once.', 3)
         H.eq('      worker on fast tier · claude-haiku-4-5 · may use edit_file, run_command', delegated[1],
           "the worker's tier, the model the question named and its tools", all)
         -- asked before its worker started: above the worker's line, then the call's result
         H.check(delegated[2]:find('^  ✓ worker fast'), "then the planner's worker line", all)
         H.eq('  ✓ delegate: worker done', delegated[3], "then the call's result", all)
         local start = after(lines, '/delegate fast fix it', 3)
-        H.eq({ '    ? Delegate to a fast worker that may change files — Allowed once.',
+        H.eq({ '    ? Delegate to a fast worker that may change files: fix it — Allowed once.',
           '      worker on fast tier · may use no write tools' }, vim.list_slice(start, 1, 2), "the /delegate's question first", all)
         H.check(start[3]:find('^  ✓ worker fast'), 'then its worker line', all)
         H.eq({ '      │ --- a/c.py', '      │ +++ b/c.py', '      │ @@ -1 +1 @@', '      │ -a', '      │ +b' },
@@ -587,7 +588,7 @@ return {
         messages = {
           { id = 'm1', turn_id = 'T1', role = 'user', created_at = at, content = { { type = 'text', text = 'go' } } },
           { id = 'm2', turn_id = 'T1', role = 'assistant', created_at = at, content = {
-            { type = 'tool_use', id = 'tu1', name = 'delegate', input = { tier = 'fast', task = 't' } } } },
+            { type = 'tool_use', id = 'tu1', name = 'delegate', input = { tier = 'fast', task = 'fix it' } } } },
           { id = 'm3', turn_id = 'T1', role = 'tool', created_at = at, content = {
             { type = 'tool_result', tool_use_id = 'tu1', content = 'done', summary = 'fast worker done', approval = last,
               superseded_approvals = { first } } } },
@@ -602,9 +603,10 @@ return {
         },
       }
       local want = {
-        '    ? Delegate to a fast worker that may change files — Allowed once. Superseded, asked again: ' .. why .. '.',
+        '    ? Delegate to a fast worker that may change files: fix it — Allowed once. Superseded, asked again: '
+          .. why .. '.',
         '      worker on fast tier · claude-haiku-4-5 · may use edit_file',
-        '    ? Delegate to a fast worker that may change files — Allowed once.',
+        '    ? Delegate to a fast worker that may change files: fix it — Allowed once.',
         '      worker on fast tier · claude-sonnet-4-6 · may use edit_file',
       }
       for name, lines in pairs({ history = texts(render.history(ROOT, detail)), transcript = texts(render.transcript(ROOT,
@@ -612,14 +614,15 @@ return {
         local all = table.concat(lines, '\n')
         local worker = 0 -- the planner's worker line: its questions were asked before it started, above it
         for i, line in ipairs(lines) do
-          worker = (worker == 0 and line:find('^  ✓ worker fast .* — t$')) and i or worker
+          worker = (worker == 0 and line:find('^  ✓ worker fast .* — fix it$')) and i or worker
         end
         H.eq(want, vim.list_slice(lines, worker - 4, worker - 1), name .. ": the planner's call, both questions", all)
         H.eq(want, after(lines, '/delegate fast fix it', 4), name .. ": a /delegate's, both questions above its line", all)
       end
       -- the chat live: the call's result brings both, as rebuilt
-      H.eq(want, texts(render.start_questions({ approval = last, superseded_approvals = { first } })), 'live')
-      H.eq({ want[3], want[4] }, texts(render.start_questions({ approval = last })), 'asked once (an older daemon too)')
+      H.eq(want, texts(render.start_questions({ approval = last, superseded_approvals = { first } }, 'fix it')), 'live')
+      H.eq({ want[3], want[4] }, texts(render.start_questions({ approval = last }, 'fix it')),
+        'asked once (an older daemon too)')
       -- an "always" answer asks no more: its question named haiku, the worker ran on sonnet, and it says so
       local changed = 'the model changed from haiku to sonnet while the question waited'
       local always = vim.tbl_extend('force', asked('q5', 'anthropic:claude-haiku-4-5'),
@@ -627,6 +630,17 @@ return {
       H.eq('    ? Delegate to a fast worker that may change files — Allowed; delegate is always allowed here now. '
         .. 'Not asked again: ' .. changed .. '.', render.approval(always, 'delegate')[1],
         'an always answer, the model changed after it')
+      -- the line names the delegation's task (VS Code's card shows it): on one line, its control characters
+      -- shown as the question showed them, cut to fit
+      local named = render.approval(
+        { title = 'Delegate to a fast worker that may change files', outcome = 'allowed_once' }, 'delegate',
+        'fix the\r login\n\nbug\226\128\174 ' .. ('x'):rep(80))
+      H.eq('    ? Delegate to a fast worker that may change files: fix the^M login bug<202e> '
+        .. ('x'):rep(33) .. '… — Allowed once.', named[1]) -- 59 characters and …
+      local title = 'Delegate to a fast worker that may change files'
+      H.eq('    ? Delegate to a fast worker that may change files: count lines — Denied.',
+        render.approval({ title = title, outcome = 'denied', task = 'count lines' }, 'delegate')[1],
+        'a /delegate\'s question answered live keeps its task')
     end,
   },
   {

@@ -398,7 +398,7 @@ function M.handle(_, request, _, root)
     elseif request.tool == 'delegate' then
       require('switchman.chat.workers').start_asked(root, request.turn_id, { id = request.id, title = request.title,
         tier = request.tier, model = request.model, routed_by = request.routed_by, worker_tools = request.worker_tools,
-        outcome = outcome, reason = reason })
+        task = request.task, outcome = outcome, reason = reason })
     end
     return result
   end

@@ -177,13 +177,27 @@ local function approval_outcome(record, tool)
   return 'No answer in time (or the daemon stopped): denied, nothing happened.'
 end
 
+--- How many characters of a delegation's task its start question's line shows.
+M.TASK_CHARS = 60
+
+--- A delegation's task on one line, as its start question's line names it: its line breaks and
+--- runs of spaces as one space, its control characters made visible as the question showed them
+--- (`^M`, `<202e>`: a carriage return is not a space), cut to `M.TASK_CHARS` characters with `…`.
+function M.task_line(task)
+  return require('switchman.ui').clip(vim.fn.strtrans((task:gsub('[ \t\n]+', ' '))), M.TASK_CHARS)
+end
+
 --- The line of a question a stored tool call asked and its answer (rebuilt chats, transcripts):
 --- `    ? Edit src/app.py — Denied: use a constant`. A delegation's question whose answer did not count, its
 --- worker's model having changed while it waited, says so and why (`superseded`), as VS Code's card does; one whose
 --- answer counted all the same (an "always": nothing asked again), that its worker ran on the new model (`model_changed`).
-function M.approval(record, tool)
+function M.approval(record, tool, task)
   -- its control characters made visible (`^M`, `<202e>`), as the question showed them
   local title = vim.fn.strtrans(present(record.title) and record.title or (tool or 'tool'))
+  task = task or present(record.task) and record.task or nil
+  if tool == 'delegate' and type(task) == 'string' and task ~= '' then -- which delegation it asked about
+    title = title .. ': ' .. M.task_line(task)
+  end
   local outcome = approval_outcome(record, tool)
   if present(record.superseded) then
     outcome = ('%s Superseded, asked again: %s.'):format(outcome, record.superseded)
@@ -195,13 +209,15 @@ end
 
 --- The lines of a delegation's start questions (`record`'s `superseded_approvals`, then its `approval`), in the
 --- order they were asked: a question asked again after the worker's model changed keeps the earlier ones.
-function M.start_questions(record)
+--- Each names the delegation's `task` (else `record.task`, a `delegations` record's).
+function M.start_questions(record, task)
   local out = {}
+  task = task or present(record.task) and record.task or nil
   for _, earlier in ipairs(present(record.superseded_approvals) and record.superseded_approvals or {}) do
-    vim.list_extend(out, M.approval_lines(earlier, 'delegate'))
+    vim.list_extend(out, M.approval_lines(earlier, 'delegate', task))
   end
   if present(record.approval) then
-    vim.list_extend(out, M.approval_lines(record.approval, 'delegate'))
+    vim.list_extend(out, M.approval_lines(record.approval, 'delegate', task))
   end
   return out
 end
@@ -254,8 +270,8 @@ function M.approval_details(record, tool)
 end
 
 --- A question's line and what it showed (`M.approval`, then `M.approval_details`).
-function M.approval_lines(record, tool)
-  local out = { M.approval(record, tool) }
+function M.approval_lines(record, tool, task)
+  local out = { M.approval(record, tool, task) }
   vim.list_extend(out, M.approval_details(record, tool))
   return out
 end
@@ -377,16 +393,19 @@ end
 
 -- Stored transcripts ---------------------------------------------------------------
 
+--- The stored calls' tool names by id, and the tasks of their `delegate` calls.
 local function tool_names(messages)
-  local names = {}
+  local names, tasks = {}, {}
   for _, message in ipairs(messages) do
     for _, block in ipairs(message.content or {}) do
       if block.type == 'tool_use' then
         names[block.id] = block.name
+        local input = type(block.input) == 'table' and block.input or {}
+        tasks[block.id] = type(input.task) == 'string' and input.task or nil
       end
     end
   end
-  return names
+  return names, tasks
 end
 
 --- A stored tool result in one line: the summary the chat showed live, kept with it; for a
@@ -409,13 +428,13 @@ local function output_summary(block)
   return ((word and vim.fn.strchars(word) >= 80) and word:gsub('[ ,;:]+$', '') or head) .. '…'
 end
 
-local function message_lines(message, names, workers)
+local function message_lines(message, names, workers, tasks)
   local out = {}
   for _, block in ipairs(message.content or {}) do
     local worker = block.type == 'tool_result' and workers[block.tool_use_id]
     if worker then
       if names[block.tool_use_id] == 'delegate' then -- the question its start asked came before its worker
-        vim.list_extend(out, M.start_questions(block))
+        vim.list_extend(out, M.start_questions(block, tasks[block.tool_use_id]))
       end
       table.insert(out, worker) -- the worker's line, as the chat showed it live
       vim.list_extend(out, worker.questions or {})
@@ -436,7 +455,7 @@ local function message_lines(message, names, workers)
         is_error = block.is_error }))
       if names[block.tool_use_id] == 'delegate' then -- its question, and any it asked before (superseded),
         if not worker then -- above its worker's line; without one (an older record), under the result
-          vim.list_extend(out, M.start_questions(block))
+          vim.list_extend(out, M.start_questions(block, tasks[block.tool_use_id]))
         end
       elseif present(block.approval) then
         vim.list_extend(out, M.approval_lines(block.approval, names[block.tool_use_id]))
@@ -537,7 +556,8 @@ end
 --- that the daemon does not store (`Chat:keep`), put back in its place: a turn's notices in
 --- that turn, anything else between the stored messages that came before and after it.
 function M.history(root, detail, kept)
-  local out, names, turns = {}, tool_names(detail.messages or {}), turns_by_id(detail.turns)
+  local names, tasks = tool_names(detail.messages or {})
+  local out, turns = {}, turns_by_id(detail.turns)
   local workers = require('switchman.chat.workers').stored(root, detail)
   local by_user = require('switchman.chat.workers').stored_by_user(root, detail)
   local turn_workers = require('switchman.chat.workers').stored_by_turn(detail)
@@ -600,7 +620,7 @@ function M.history(root, detail, kept)
     elseif message.role ~= 'user' then
       heading()
     end
-    vim.list_extend(out, message_lines(message, names, workers))
+    vim.list_extend(out, message_lines(message, names, workers, tasks))
     if exchange and message.role == 'user' then
       vim.list_extend(out, started_before(by_user, messages[i + 1]))
     end
@@ -672,7 +692,8 @@ function M.transcript(root, detail)
   end
   table.insert(out, { '' })
   vim.list_extend(out, cost_lines(root, detail.cost))
-  local names, turns = tool_names(detail.messages or {}), turns_by_id(detail.turns)
+  local names, tasks = tool_names(detail.messages or {})
+  local turns = turns_by_id(detail.turns)
   local workers = require('switchman.chat.workers').stored(root, detail)
   local by_user = require('switchman.chat.workers').stored_by_user(root, detail)
   local turn_workers = require('switchman.chat.workers').stored_by_turn(detail)
@@ -699,7 +720,7 @@ function M.transcript(root, detail)
     end
     local label = exchange and message.role == 'assistant' and 'Worker' or ROLE_LABEL[message.role] or message.role
     table.insert(out, { '### ' .. label, hl = 'SwitchmanUser' })
-    vim.list_extend(out, message_lines(message, names, workers))
+    vim.list_extend(out, message_lines(message, names, workers, tasks))
     if exchange and message.role == 'user' then
       vim.list_extend(out, started_before(by_user, messages[i + 1]))
     end

@@ -179,12 +179,16 @@ function Chat:delta(params)
     self.call_order.count = self.call_order.count + 1
     if type(params.tool) == 'table' and type(params.tool.id) == 'string' then
       self.call_order.by_id[params.tool.id] = self.call_order.count
+      local input = type(params.tool.input) == 'table' and params.tool.input or {}
+      self.call_order.tasks = self.call_order.tasks or {} -- a delegation's, for its start question's line
+      self.call_order.tasks[params.tool.id] = type(input.task) == 'string' and input.task or nil
     end
   elseif params.kind == protocol.delta.tool_result then
     local tool = type(params.tool) == 'table' and params.tool or {}
     local lines = { render.tool_result(tool) }
     if tool.name == 'delegate' then -- its question, and those it superseded (asked again), as rebuilt:
-      local asked = render.start_questions(tool) -- above its worker's line, asked before it started
+      local tasks = self.call_order and self.call_order.tasks or {}
+      local asked = render.start_questions(tool, tasks[tool.id]) -- above its worker's line, asked before it started
       if #asked > 0 and not require('switchman.chat.workers').start_answered(self, tool.id, asked) then
         vim.list_extend(lines, asked)
       end

@@ -254,7 +254,8 @@ function M.stored_by_user(root, detail)
         elapsed_seconds = M.recorded_seconds(record) or vim.NIL,
       })
       table.insert(costs, update.cost_usd)
-      table.insert(out, { started_at = record.started_at, update = update, approval = record.approval,
+      table.insert(out, { started_at = record.started_at, task = record.task, update = update,
+        approval = record.approval,
         superseded_approvals = record.superseded_approvals, questions = M.questions(record) })
     end
   end

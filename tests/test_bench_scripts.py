@@ -31,7 +31,7 @@ def run(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_every_script_is_listed() -> None:
-    assert len(SCRIPTS) == 12 and "bench_session_watch.py" in SCRIPTS
+    assert len(SCRIPTS) == 13 and {"bench_session_watch.py", "bench_key_mask.py"} <= set(SCRIPTS)
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

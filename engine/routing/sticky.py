@@ -63,9 +63,8 @@ class StickyModel:
             self.active, self.pending = self.pending.model, None
 
 
-def pending_banner(pending: PendingSwap, name: str | None = None) -> str:
-    """Status text for a queued swap; ``name`` is how to name its model (its short name, as
-    the editors name models), else its id."""
+def pending_banner(pending: PendingSwap) -> str:
+    """Status text for a queued swap."""
     if pending.model is None:
         return "Sticky model will be cleared. Applies to next turn."
-    return f"Model swap pending: {name or pending.model}. Applies to next turn."
+    return f"Model swap pending: {pending.model}. Applies to next turn."

@@ -359,19 +359,17 @@ class SessionManager:
             live.swap_queued_over = stored[1] if stored is not None else live.sticky.active
         pending = live.sticky.pending
         self.observer.status_changed(live.workspace)
-        # a change that waits names the model as the editors do (its short name)
-        short = self.router.registry().short_name(target) if target is not None else None
         if outcome in (SwapOutcome.APPLIED, SwapOutcome.CLEARED) and elsewhere:
             # Stored at once, but the turn another window runs routed already: to the user it
             # is queued behind that turn, and the editors say so as for one of their own.
             return SwapResult(outcome=SwapOutcome.QUEUED.value, session_id=live.id,
                               sticky_model=live.sticky.active,
                               pending_swap=PendingSwapInfo(target),
-                              message=_waiting_message(short, undo))
+                              message=_waiting_message(target, undo))
         return SwapResult(outcome=outcome.value, session_id=live.id,
                           sticky_model=live.sticky.active,
                           pending_swap=PendingSwapInfo(pending.model) if pending else None,
-                          message=_swap_message(outcome, target, pending, undo, dropped, short))
+                          message=_swap_message(outcome, target, pending, undo, dropped))
 
 
 MAX_IDLE_LOADED = 64
@@ -395,9 +393,9 @@ def _waiting_message(model: str | None, undo: str) -> str:
 
 
 def _swap_message(outcome: SwapOutcome, model: str | None, pending: object, undo: str,
-                  dropped: bool = False, short: str | None = None) -> str:
+                  dropped: bool = False) -> str:
     if outcome is SwapOutcome.QUEUED:
-        return pending_banner(pending, short)  # type: ignore[arg-type]
+        return pending_banner(pending)  # type: ignore[arg-type]
     if outcome is SwapOutcome.CLEARED:
         return "Sticky model cleared; routing follows your rules again."
     if outcome is SwapOutcome.UNCHANGED and dropped:  # a queued change undone mid-turn

@@ -72,8 +72,8 @@ async def test_swaps_during_a_turn_are_queued_last_write_wins(
     second = await client.request(methods.SET_MODEL, {"workspace": daemon.uri, "model": "haiku"})
     assert (first["outcome"], second["outcome"]) == ("queued", "queued")
     assert second["pending_swap"] == {"model": HAIKU}
-    # named as the editors name models elsewhere (short name), the full id in pending_swap
-    assert second["message"] == "Model swap pending: haiku. Applies to next turn."
+    # the routing spec's banner word for word: the model by its full id
+    assert second["message"] == f"Model swap pending: {HAIKU}. Applies to next turn."
     await client.wait_for(methods.STATUS, lambda s: s["pending_swap"] == {"model": HAIKU}
                           and s["turn_in_flight"])
     fake.release_stalls()

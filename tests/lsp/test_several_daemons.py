@@ -269,7 +269,7 @@ async def test_a_sticky_model_set_while_another_windows_turn_runs_says_it_waits(
         session_id = (await chat(first, daemon, "hello"))["session_id"]
         pending, _, _ = await stalled_turn(first, daemon, fake, session_id)
         assert (await chat(second, daemon, "/model haiku", session_id))["text"] == (
-            "Model swap pending: haiku. Applies to next turn: the turn "
+            "Model swap pending: anthropic:claude-haiku-4-5. Applies to next turn: the turn "
             "running in another window keeps its model. Your rules are skipped from then until "
             "you run /model -.")
         picked = await second.request(methods.SET_MODEL, {"workspace": daemon.uri,

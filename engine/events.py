@@ -17,7 +17,7 @@ import msgspec
 from switchman.engine.config.problems import Problem
 from switchman.engine.delegation.contract import DelegateUsageSummary, InsufficientContextRequest
 from switchman.engine.delegation.envelope import HandoffEnvelope
-from switchman.engine.messages import ApprovalRecord, Usage
+from switchman.engine.messages import ZERO_USD, ApprovalRecord, Usage
 
 
 class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -93,12 +93,25 @@ class SessionEnded(Event, frozen=True, kw_only=True, tag="session.ended"):
     is_worker: bool = True
 
 
+class CallUsage(Usage, frozen=True):
+    """An LLM call's tokens and their price: ``llm.call_completed``'s ``usage``, where spec
+    001 §8 reads a call's cost (``usage.cost_usd``)."""
+
+    cost_usd: Decimal = ZERO_USD
+
+    @classmethod
+    def priced(cls, usage: Usage, cost: Decimal) -> CallUsage:
+        return cls(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
+                   usage.cache_write_tokens, cost)
+
+
 class LlmCallCompleted(Event, frozen=True, kw_only=True, tag="llm.call_completed"):
-    """One LLM call and what it cost (also for calls cut off by a cancel or an interruption)."""
+    """One LLM call and what it cost (also for calls cut off by a cancel or an interruption).
+    The cost is both ``cost_usd`` and ``usage.cost_usd`` (the delegation spec's name)."""
 
     turn_id: str
     model: str
-    usage: Usage
+    usage: CallUsage
     cost_usd: Decimal
     is_worker: bool = False
     parent_session_id: str | None = None

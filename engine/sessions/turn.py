@@ -46,7 +46,7 @@ from switchman.engine.availability import AvailabilityTracker, ErrorClass
 from switchman.engine.clock import Clock
 from switchman.engine.config.registry import ProviderSpec
 from switchman.engine.errors import sentence
-from switchman.engine.events import LlmCallCompleted, LlmCallRefused, LlmCallStarted
+from switchman.engine.events import CallUsage, LlmCallCompleted, LlmCallRefused, LlmCallStarted
 from switchman.engine.ids import new_id
 from switchman.engine.messages import (
     ZERO_USD,
@@ -355,7 +355,7 @@ class TurnRunner:
                             estimated=estimated)
         self.store.add_event(LlmCallCompleted(
             timestamp=now, session_id=turn.session_id, turn_id=turn.id, model=setup.model.id,
-            usage=usage, cost_usd=cost, is_worker=setup.is_worker,
+            usage=CallUsage.priced(usage, cost), cost_usd=cost, is_worker=setup.is_worker,
             parent_session_id=setup.parent_session_id, estimated=estimated), turn.id)
         setup.sink.charged(usage, cost, estimated)
 

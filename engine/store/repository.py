@@ -15,7 +15,7 @@ import msgspec
 
 from switchman.engine.clock import utc_text
 from switchman.engine.errors import TurnInProgress
-from switchman.engine.events import Event, LlmCallCompleted
+from switchman.engine.events import CallUsage, Event, LlmCallCompleted
 from switchman.engine.messages import (
     USD_PLACES,
     ZERO_USD,
@@ -519,8 +519,9 @@ class SessionStore:
                                  "id = ?", (session_id,)).fetchone()
         self.add_cost(now, session_id, turn_id, model, usage, cost, estimated=True)
         self.add_event(LlmCallCompleted(
-            timestamp=now, session_id=session_id, turn_id=turn_id, model=model, usage=usage,
-            cost_usd=cost, is_worker=bool(worker and worker["is_worker"]),
+            timestamp=now, session_id=session_id, turn_id=turn_id, model=model,
+            usage=CallUsage.priced(usage, cost), cost_usd=cost,
+            is_worker=bool(worker and worker["is_worker"]),
             parent_session_id=worker["parent_session_id"] if worker else None,
             estimated=True), turn_id)
 

@@ -115,6 +115,9 @@ async def test_a_minimal_delegation_runs_a_worker_session(deleg: Engine,
         worker_events
     calls = service.store.events(kind="llm.call_completed")
     assert [c["is_worker"] for c in calls] == [False, True, False]
+    # spec 001 §8: a call's cost is read as llm.call_completed.usage.cost_usd
+    assert [c["usage"]["cost_usd"] for c in calls] == [c["cost_usd"] for c in calls]
+    assert calls[1]["usage"]["cost_usd"] == completed["worker_total_cost_usd"] == "0.000500"
     # cost: the planner's turn is its own; the session totals include the worker
     planner_own = Decimal("0.007500") + Decimal("0.007250")  # opus: 1000/100, 1200/50
     assert result.cost_usd == planner_own

@@ -176,7 +176,7 @@ class PolicyChain:
                                   "tier or above could be used")
             return
         yield self._pattern(suggestion, ctx)
-        yield _na(Policy.DELEGATE_REQUEST, "not a delegated worker turn")
+        yield _na(Policy.DELEGATE_REQUEST, "not in delegation re-entry")
         yield from self._profile_model(request, ctx, Policy.WORKSPACE_DEFAULT)
         yield self._default(Policy.WORKSPACE_DEFAULT, self.policy.workspace_default, ctx,
                             "no workspace default configured")

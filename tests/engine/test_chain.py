@@ -129,6 +129,7 @@ def test_no_rule_falls_to_workspace_default_then_global(h: Harness) -> None:
     assert decision.chosen_model == HAIKU
     assert [e.policy for e in decision.chain] == list(Policy)
     assert decision.chain[4].verdict is Verdict.NOT_APPLICABLE  # slot 5 outside delegation
+    assert decision.chain[4].reason == "not in delegation re-entry"  # spec 001 §7, word for word
 
 
 def test_capability_rejection_is_recorded_and_chain_continues(registry: ModelRegistry) -> None:

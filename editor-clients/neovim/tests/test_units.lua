@@ -984,6 +984,57 @@ return {
     end,
   },
   {
+    "a message that quotes the model's text shows its control characters as the question did: withdrawn, not applied",
+    function()
+      local approval = require('switchman.approval')
+      local function notified(request, pick)
+        H.notifications = {}
+        vim.ui.select = function(items, _, on_choice)
+          if pick then
+            return on_choice(items[1], 1)
+          end
+          approval.withdraw_root('/withdrawn-root', 'Switchman no longer needs this answer.')
+        end
+        approval.handle(nil, request, nil, '/withdrawn-root')
+        return vim.tbl_map(function(n)
+          return n.message
+        end, H.notifications)
+      end
+      -- a withdrawn question's title: printed as it was, `\r` sent the message line's cursor back to its
+      -- start, so `touch x #\rls -la` read as `ls -la`
+      H.eq({ 'Run `touch x #^Mls -la<202e>`: Switchman no longer needs this answer.' }, notified({ id = 'w1',
+        tool = 'run_command', tool_class = 'execute', command = 'touch x #\rls -la\226\128\174', cwd = '/w',
+        title = 'Run `touch x #\rls -la\226\128\174`' }))
+      -- an allowed edit not applied (the buffer changed meanwhile) names the tool call's path
+      local path = vim.fn.tempname() .. '-a\rb\226\128\174.py'
+      vim.cmd('edit ' .. vim.fn.fnameescape(path))
+      vim.api.nvim_buf_set_lines(0, 0, -1, false, { 'typed meanwhile' })
+      local messages = notified({ id = 'w2', tool = 'edit_file', tool_class = 'write', uri = vim.uri_from_fname(path),
+        path = 'a\rb\226\128\174.py', original = 'x\n', proposed = 'y\n', title = 'Edit a.py' }, true)
+      vim.cmd('bwipeout!')
+      H.check(#messages == 1 and messages[1]:find('^Switchman: not applied: a^Mb<202e>%.py changed in the editor'),
+        'the path as the question showed it', messages)
+      -- a delegation that never started a worker: its error can quote the planner's tool call
+      H.eq('Switchman: this delegation never started a worker (failed: no tier "x^My<202e>"), so it has no transcript.',
+        require('switchman.chat.workers').never_started({ status = 'failed', error = 'no tier "x\ry\226\128\174"' }))
+      -- yanking a code block names the fence's language, the model's text
+      local render = require('switchman.render')
+      H.eq('Switchman: yanked 1 line(s) of py^Mthon<202e>', render.yanked({ lines = { 'x' }, lang = 'py\rthon\226\128\174' }))
+      H.eq('Switchman: yanked 2 line(s) of code', render.yanked({ lines = { 'x', 'y' }, lang = '' }))
+      -- the pickers' lines (inputlist prints them): a worker's task, a session's title
+      local workers = require('switchman.chat.workers')
+      local task = 'fix it\rrm -rf ~\226\128\174'
+      H.check(workers.describe(ROOT, { live = { tier = 'fast', model = HAIKU, status = 'completed', turns = 1,
+        cost_usd = '0', task = task } }, { '0' }):find('rm -rf ~<202e>', 1, true), 'the live worker\'s task',
+        workers.describe(ROOT, { live = { tier = 'fast', status = 'completed', task = task } }, { '0' }))
+      H.check(workers.describe(ROOT, { session = { id = 'w1', turn_count = 1, cost_usd = '0', last_model = HAIKU,
+        title = task } }, { '0' }):find('rm -rf ~<202e>', 1, true), "a stored worker's title")
+      H.check(require('switchman.sessions').describe(ROOT, { session = { id = 's', title = task, turn_count = 1,
+        cost_usd = '0', last_model = HAIKU, updated_at = '2026-05-08T14:23:00Z' }, depth = 0 }, 'a', { '0' })
+        :find('fix it^Mrm -rf ~<202e>', 1, true), "a session's title")
+    end,
+  },
+  {
     'a delegation\'s task and an edit\'s diff are shown as a command is: runs of empty lines folded, long lines wrapped, controls drawn',
     function()
       local approval = require('switchman.approval')

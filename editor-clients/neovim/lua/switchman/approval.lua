@@ -403,13 +403,17 @@ function M.handle(_, request, _, root)
     return result
   end
   if answer == nil and state.withdrawn then
-    local what = given(request.title) and request.title or request.tool
+    -- the title's control characters made visible (`^M`, `<202e>`) as the question showed them: printed
+    -- as they were, a carriage return in a command's title redrew the message line over its start
+    local what = vim.fn.strtrans(given(request.title) and request.title or request.tool)
     vim.notify(('%s: %s'):format(what, state.withdrawn), vim.log.levels.INFO)
     return answered({ decision = 'deny', reason = 'withdrawn' }, 'stopped')
   end
   local stale = answer and answer.decision ~= 'deny' and M.stale(request)
   if stale then
-    vim.notify('Switchman: not applied: ' .. stale:sub(1, #stale - #MODEL_ADVICE), vim.log.levels.WARN)
+    -- the path from the tool call shown as the question showed it (control characters visible)
+    local shown = vim.fn.strtrans('Switchman: not applied: ' .. stale:sub(1, #stale - #MODEL_ADVICE))
+    vim.notify(shown, vim.log.levels.WARN)
     -- the user allowed it: the model must not be told they refused it
     return answered({ decision = 'deny', reason = stale, refused_by = 'editor' }, 'not_applied', stale)
   end

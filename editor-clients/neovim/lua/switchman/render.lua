@@ -177,6 +177,13 @@ local function approval_outcome(record, tool)
   return 'No answer in time (or the daemon stopped): denied, nothing happened.'
 end
 
+--- What yanking `block` (M.code_block_at) says. Its fence's language is the model's text: its control
+--- characters made visible (`^M`, `<202e>`), as a question shows them.
+function M.yanked(block)
+  return ('Switchman: yanked %d line(s) of %s'):format(#block.lines, block.lang ~= '' and vim.fn.strtrans(block.lang)
+    or 'code')
+end
+
 --- How many characters of a delegation's task its start question's line shows.
 M.TASK_CHARS = 60
 

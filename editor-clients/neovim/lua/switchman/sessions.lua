@@ -31,7 +31,9 @@ function M.describe(root, item, current_id, alongside)
   local marker = s.id == current_id and '●' or ' '
   local indent = string.rep('  ', item.depth) .. (item.depth > 0 and '↳ ' or '')
   local last = s.last_model ~= vim.NIL and models.short_name(root, s.last_model) or '-'
-  local title = (s.title ~= vim.NIL and s.title ~= '') and s.title or 'Untitled'
+  -- the picker prints it (inputlist): a title's control characters made visible (^M, <202e>), as a
+  -- question shows them (a worker's title is its task, the model's text)
+  local title = (s.title ~= vim.NIL and s.title ~= '') and vim.fn.strtrans(s.title) or 'Untitled'
   -- the part Switchman estimated (calls cut short before the provider reported usage) is said, as VS Code's
   -- Sessions view and :Switchman workers say it: not shown as the provider's bill
   local usd = cost.line(s.cost_usd, s.estimated_usd, { alongside = alongside })

@@ -602,8 +602,7 @@ local ACTIONS = {
       return vim.notify('Switchman: the cursor is not in a code block.', vim.log.levels.INFO)
     end
     vim.fn.setreg(vim.v.register, block.text, 'l')
-    vim.notify(('Switchman: yanked %d line(s) of %s'):format(#block.lines, block.lang ~= '' and block.lang or 'code'),
-      vim.log.levels.INFO)
+    vim.notify(render.yanked(block), vim.log.levels.INFO)
   end },
   apply_block = { transcript = true, fn = function(chat)
     local row = vim.api.nvim_win_get_cursor(0)[1]

@@ -708,7 +708,7 @@ end
 
 --- One row of the workers list: a stored worker session, or a live delegation. `alongside`: the costs
 --- of the list's rows (M.row_cost), whose decimals its cost shares.
-function M.describe(root, item, alongside)
+local function describe(root, item, alongside)
   local live = live_row(item)
   if live then
     return (M.line(root, live, alongside):gsub('^%s+', ''))
@@ -727,6 +727,12 @@ function M.describe(root, item, alongside)
   local usd = cost.usds(vim.list_extend({ s.cost_usd }, alongside or {}), M.usd)[1]
   return ('worker · %s · %d turn%s · %s — %s'):format(model, s.turn_count or 0, s.turn_count == 1 and '' or 's',
     usd, clip(title, 60))
+end
+
+--- One row of the workers list as the picker prints it (inputlist): the control characters of its task
+--- and title made visible (`^M`, `<202e>`), as the question showed them.
+function M.describe(root, item, alongside)
+  return vim.fn.strtrans(describe(root, item, alongside))
 end
 
 --- The workers of `session_id` from a `switchman/sessions` answer, merged with the live ones
@@ -760,6 +766,13 @@ local function has_session(item)
   return present(id) and id ~= ''
 end
 
+--- What a delegation that never started a worker says when picked. Its error can quote the planner's
+--- tool call: its control characters made visible (`^M`, `<202e>`), as the question showed them.
+function M.never_started(live)
+  local why = present(live.error) and (': ' .. vim.fn.strtrans(live.error)) or ''
+  return ('Switchman: this delegation never started a worker (%s%s), so it has no transcript.'):format(live.status, why)
+end
+
 local function act(root, item)
   local status = item.live and item.live.status
   local actions = has_session(item) and { 'Open transcript' } or {}
@@ -767,9 +780,7 @@ local function act(root, item)
     table.insert(actions, 'Stop this worker')
   end
   if #actions == 0 then
-    local why = present(item.live.error) and (': ' .. item.live.error) or ''
-    return vim.notify(('Switchman: this delegation never started a worker (%s%s), so it has no transcript.')
-      :format(item.live.status, why), vim.log.levels.INFO)
+    return vim.notify(M.never_started(item.live), vim.log.levels.INFO)
   end
   vim.ui.select(actions, { prompt = 'Worker', kind = 'switchman.worker_action' }, function(choice)
     if choice == 'Open transcript' then

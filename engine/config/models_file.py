@@ -21,6 +21,9 @@ from switchman.engine.config.yamldoc import YamlDocument, parse_yaml
 
 Raw = dict[str, Any]
 
+DELEGATING_TIERS = ("balanced", "deep")
+"""Tiers whose models may delegate when their entry does not say (``can_delegate``)."""
+
 
 def check_models_text(
     text: str, path: str, builtin: Mapping[str, Any] | None
@@ -125,7 +128,9 @@ def _model(
         display_name=raw.get("display_name") or model_id,
         aliases=tuple(raw.get("aliases", ())),
         tier=raw.get("tier"),
-        can_delegate=bool(raw.get("can_delegate", False)),
+        # Left out, a balanced or deep model may delegate and a fast or untiered one may not
+        # (spec 001 §3), as the built-in entries say outright.
+        can_delegate=bool(raw.get("can_delegate", raw.get("tier") in DELEGATING_TIERS)),
         capabilities=Capabilities(**raw.get("capabilities", {})),
         pricing=Pricing(**{k: Decimal(str(v)) for k, v in raw.get("pricing", {}).items()}),
     )

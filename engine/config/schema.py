@@ -518,7 +518,8 @@ MODEL = Obj(
                                 "models.", item=Scalar(), single_ok=True)),
         "tier": Field(Scalar("The delegation tier this model belongs to.", enum=TIER_NAMES)),
         "can_delegate": Field(Scalar("Whether this model may hand sub-tasks to cheaper models "
-                                     "with delegate().", "boolean")),
+                                     "with delegate(). Default: true for a balanced or deep "
+                                     "model, false otherwise.", "boolean")),
         "capabilities": Field(CAPABILITIES),
         "pricing": Field(PRICING),
     },

@@ -334,3 +334,29 @@ def test_why_this_model_explains_the_floor_and_the_candidates() -> None:
     assert "tier balanced (capped from deep by the tier floor: the planner is balanced)" in text
     assert "no override for complexity small (estimated) → candidate 1 of 2: " \
            f"{SONNET}" in text
+
+
+def test_a_model_that_does_not_say_may_delegate_by_its_tier() -> None:
+    """Spec 001 §3: ``can_delegate`` left out is true for a balanced or deep model and false
+    for a fast or untiered one; it was false for every model that left it out, so a local
+    planner declared ``tier: deep`` never got the delegate tool."""
+    merged = with_models("""
+providers:
+  ollama: {api: openai_compatible, base_url: 'http://127.0.0.1:11434/v1'}
+models:
+  ollama:deep-one: {tier: deep}
+  ollama:balanced-one: {tier: balanced}
+  ollama:fast-one: {tier: fast}
+  ollama:untiered: {}
+  ollama:said-no: {tier: deep, can_delegate: false}
+  anthropic:claude-sonnet-4-6: {tier: fast}
+""")
+    def may(model_id: str) -> bool:
+        spec = merged.get(model_id)
+        assert spec is not None
+        return spec.can_delegate
+
+    assert [may(f"ollama:{name}") for name in (
+        "deep-one", "balanced-one", "fast-one", "untiered", "said-no")] == [
+        True, True, False, False, False]
+    assert may(SONNET)  # the built-in entry says it outright; a tier changed keeps it

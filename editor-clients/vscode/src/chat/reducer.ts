@@ -15,7 +15,7 @@ export function reduce(state: ChatState, message: ToWebview): ChatState {
     case 'reset':
       return { ...state, folders: message.folders, workspace: message.workspace, sessionId: message.sessionId,
         sessionTitle: message.sessionTitle, pending: null, preview: null,
-        entries: withExchanges(message.entries.map((e) => reopenExplanation(reopen(e, state.openCards), state)),
+        entries: withExchanges(message.entries.map((e) => keepRatingError(reopenExplanation(reopen(e, state.openCards), state), state)),
           state.commandExchanges, message.sessionId) };
     case 'event':
       return applyEvent(state, message.event);
@@ -150,6 +150,18 @@ export function toggleExplanation(state: ChatState, turnId: string): ChatState {
 function withOpenExplanation(state: ChatState, turnId: string, open: boolean): ChatState {
   const others = state.openExplanations.filter((id) => id !== turnId);
   return { ...state, openExplanations: open ? [...others, turnId] : others };
+}
+
+/**
+ * A turn rebuilt (the daemon announced a change: another window's rating, `switchman patterns
+ * forget`) with the refusal of a rating shown at it before: the rebuild would wipe it the moment
+ * after it was shown, since the change that made the daemon refuse is what it announces. Cleared,
+ * as before, when the turn is rated again.
+ */
+function keepRatingError<E extends Entry>(entry: E, before: ChatState): E {
+  if (entry.kind !== 'turn') return entry;
+  const refused = findTurn(before.entries, entry.id)?.ratingError;
+  return refused ? { ...entry, ratingError: refused } : entry;
 }
 
 /**

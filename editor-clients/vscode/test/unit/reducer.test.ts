@@ -316,6 +316,12 @@ describe('chat reducer', () => {
     const retried = ratingAsked(refused, 'T1');
     assert.equal(turn(retried).ratingError, undefined);
     assert.equal(turn(reduce(retried, refusal('still not'))).ratingError?.message, 'still not');
+    // The daemon announces what made it refuse (the turn forgotten by `switchman patterns forget`):
+    // the chat rebuilt from the session the moment after keeps the refusal at its turn.
+    const rebuilt = reduce(refused, { type: 'reset', folders: [], workspace: 'file:///w', sessionId: 'S1',
+      sessionTitle: null, entries: [{ ...turn(done) }] });
+    assert.deepEqual(turn(rebuilt).ratingError, { code: 'unknown_turn', message: 'cannot be rated' });
+    assert.equal(turn(ratingAsked(rebuilt, 'T1')).ratingError, undefined);
     const taken = reduce(reduce(refused, refusal('still not')), { type: 'rated', turnId: 'T1', rating: 'up' });
     assert.deepEqual([turn(taken).rating, turn(taken).ratingError], ['up', undefined]);
     // Pressed again, the button takes the rating back: the turn is unrated (nothing pressed).

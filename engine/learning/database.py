@@ -116,16 +116,6 @@ def connect(path: Path | str, *, busy_seconds: float = 5.0) -> sqlite3.Connectio
     return connection
 
 
-def file_of(connection: sqlite3.Connection) -> str:
-    """The file ``connection`` opened (``FILE_NAME`` for a database in memory), to name it in
-    a message."""
-    try:
-        row = connection.execute("PRAGMA database_list").fetchone()
-    except sqlite3.Error:
-        return FILE_NAME
-    return str(row[2]) if row is not None and row[2] else FILE_NAME
-
-
 def _version(connection: sqlite3.Connection) -> int:
     return int(connection.execute("PRAGMA user_version").fetchone()[0])
 

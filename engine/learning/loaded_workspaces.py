@@ -104,6 +104,11 @@ class LoadedWorkspaces:
         self._changing = threading.Lock()
         """Held by one change to rows at a time (read, decide, write); never taken by slot 4."""
 
+    @property
+    def database_file(self) -> str:
+        """The database's file, to name it in a message (``patterns.db`` for one in memory)."""
+        return self._database or db.FILE_NAME
+
     def index_of(self, workspace: str) -> VectorIndex:
         """numpy's k-NN index of a workspace with more than ``small_rows`` rows, waiting for
         it if it is loading (diagnostics, tests, benchmarks: never the event loop)."""

@@ -200,7 +200,7 @@ class OutcomeRecorder:
             try:
                 rated = self.store.feedback(turn_id, value)
             except sqlite3.Error as error:  # a full disk, a file the user may not write
-                raise PatternsNotSaved(turn_id, database.file_of(self.store.writer),
+                raise PatternsNotSaved(turn_id, self.store.database_file,
                                        str(error)) from error
             if not rated:
                 raise UnknownTurn(turn_id, f"Turn '{turn_id}' cannot be rated: there is no such "
